@@ -1,0 +1,589 @@
+//! YCSB's `CoreWorkload`: properties in, operations out.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rand::SeedableRng;
+
+use crate::generator::{
+    AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian, Sequential, SkewedLatest, Uniform,
+    WorkerRng, Zipfian,
+};
+use crate::keys::{InsertOrder, KeyBuilder};
+use crate::operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
+use crate::values::{deterministic_value, push_random_value};
+use crate::{Properties, WorkloadError};
+
+/// Every property CoreWorkload reads (YCSB's names), plus our `deleteproportion`.
+pub const CORE_PROPERTIES: &[&str] = &[
+    "workload",
+    "recordcount",
+    "operationcount",
+    "table",
+    "fieldcount",
+    "fieldnameprefix",
+    "fieldlength",
+    "minfieldlength",
+    "fieldlengthdistribution",
+    "readallfields",
+    "readallfieldsbyname",
+    "writeallfields",
+    "dataintegrity",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "deleteproportion",
+    "requestdistribution",
+    "minscanlength",
+    "maxscanlength",
+    "scanlengthdistribution",
+    "insertstart",
+    "insertcount",
+    "zeropadding",
+    "insertorder",
+    "hotspotdatafraction",
+    "hotspotopnfraction",
+    "exponential.percentile",
+    "exponential.frac",
+    "core_workload_insertion_retry_limit",
+    "core_workload_insertion_retry_interval",
+];
+
+#[derive(Debug, Clone)]
+enum FieldLength {
+    Constant(usize),
+    Uniform(Uniform),
+    Zipfian(Zipfian),
+}
+
+impl FieldLength {
+    fn next(&mut self, rng: &mut WorkerRng) -> usize {
+        match self {
+            FieldLength::Constant(n) => *n,
+            FieldLength::Uniform(u) => u.next(rng) as usize,
+            FieldLength::Zipfian(z) => z.next(rng) as usize,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum KeyChooser {
+    Uniform(Uniform),
+    Zipfian(ScrambledZipfian),
+    Latest(SkewedLatest),
+    Hotspot(Hotspot),
+    Sequential(Sequential),
+    Exponential(Exponential),
+}
+
+#[derive(Debug, Clone)]
+enum ScanLength {
+    Uniform(Uniform),
+    Zipfian(Zipfian),
+}
+
+/// A parsed, validated CoreWorkload. Cheap to share; [`CoreWorkload::generator`] makes one per worker.
+#[derive(Debug, Clone)]
+pub struct CoreWorkload {
+    pub table: String,
+    pub field_names: Arc<[String]>,
+    pub keys: KeyBuilder,
+    pub record_count: u64,
+    pub insert_start: u64,
+    pub insert_count: u64,
+    /// `operationcount` as set in the properties (YCSB's default 0 means "no limit").
+    pub operation_count: u64,
+    pub read_all_fields: bool,
+    pub write_all_fields: bool,
+    pub data_integrity: bool,
+    pub insertion_retry_limit: u32,
+    pub insertion_retry_interval_s: u64,
+    /// Operation kinds with a positive proportion, in YCSB's order.
+    pub mix: Vec<(OpKind, f64)>,
+    op_chooser: Discrete<OpKind>,
+    field_length: FieldLength,
+    key_chooser: KeyChooser,
+    scan_length: ScanLength,
+    field_chooser: Uniform,
+    /// Key numbers of inserts during the run phase, shared by all workers.
+    insert_sequence: Arc<AcknowledgedCounter>,
+}
+
+impl CoreWorkload {
+    pub fn from_properties(p: &Properties) -> Result<Self, WorkloadError> {
+        let table = p.str_or("table", "usertable").to_string();
+        if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(WorkloadError::invalid("table", &table, "expected letters, digits and '_'"));
+        }
+        let field_count = p.u64_or("fieldcount", 10)?;
+        if field_count == 0 || field_count > 1000 {
+            return Err(WorkloadError::invalid("fieldcount", p.str_or("fieldcount", ""), "expected 1 to 1000"));
+        }
+        let prefix = p.str_or("fieldnameprefix", "field");
+        if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(WorkloadError::invalid("fieldnameprefix", prefix, "expected letters, digits and '_'"));
+        }
+        let field_names: Arc<[String]> = (0..field_count).map(|i| format!("{prefix}{i}")).collect();
+
+        let field_len = p.u64_or("fieldlength", 100)?;
+        let min_field_len = p.u64_or("minfieldlength", 1)?;
+        if field_len == 0 {
+            return Err(WorkloadError::invalid("fieldlength", "0", "expected at least 1"));
+        }
+        if min_field_len > field_len {
+            return Err(WorkloadError::invalid(
+                "minfieldlength",
+                &min_field_len.to_string(),
+                format!("must not exceed fieldlength ({field_len})"),
+            ));
+        }
+        let field_length = match p.choice_or("fieldlengthdistribution", "constant", &["constant", "uniform", "zipfian"])? {
+            "constant" => FieldLength::Constant(field_len as usize),
+            "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
+            _ => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
+        };
+
+        // YCSB: recordcount 0 (its default) means Integer.MAX_VALUE.
+        let mut record_count = p.u64_or("recordcount", 0)?;
+        if record_count == 0 {
+            record_count = i32::MAX as u64;
+        }
+        let insert_start = p.u64_or("insertstart", 0)?;
+        if insert_start >= record_count {
+            return Err(WorkloadError::invalid(
+                "insertstart",
+                &insert_start.to_string(),
+                format!("must be below recordcount ({record_count})"),
+            ));
+        }
+        let insert_count = p.u64_or("insertcount", record_count - insert_start)?;
+        if insert_count == 0 || insert_start + insert_count > record_count {
+            return Err(WorkloadError::invalid(
+                "insertcount",
+                &insert_count.to_string(),
+                format!("insertstart + insertcount must be between 1 and recordcount ({record_count})"),
+            ));
+        }
+        let operation_count = p.u64_or("operationcount", 0)?;
+
+        let read_all_fields = p.bool_or("readallfields", true)?;
+        let write_all_fields = p.bool_or("writeallfields", false)?;
+        let data_integrity = p.bool_or("dataintegrity", false)?;
+        if data_integrity && !matches!(field_length, FieldLength::Constant(_)) {
+            return Err(WorkloadError::invalid(
+                "fieldlengthdistribution",
+                p.str_or("fieldlengthdistribution", ""),
+                "dataintegrity=true needs constant field lengths",
+            ));
+        }
+
+        let mut mix = Vec::new();
+        for (key, kind, default) in [
+            ("readproportion", OpKind::Read, 0.95),
+            ("updateproportion", OpKind::Update, 0.05),
+            ("insertproportion", OpKind::Insert, 0.0),
+            ("scanproportion", OpKind::Scan, 0.0),
+            ("readmodifywriteproportion", OpKind::ReadModifyWrite, 0.0),
+            ("deleteproportion", OpKind::Delete, 0.0),
+        ] {
+            let share = p.proportion_or(key, default)?;
+            if share > 0.0 {
+                mix.push((kind, share));
+            }
+        }
+        if mix.is_empty() {
+            return Err(WorkloadError::invalid(
+                "readproportion",
+                p.str_or("readproportion", "0.95"),
+                "all operation proportions are zero (read, update, insert, scan, readmodifywrite, delete)",
+            ));
+        }
+        let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
+
+        let zero_padding = p.u64_or("zeropadding", 1)?;
+        if zero_padding > 64 {
+            return Err(WorkloadError::invalid("zeropadding", &zero_padding.to_string(), "expected at most 64"));
+        }
+        let order = match p.choice_or("insertorder", "hashed", &["hashed", "ordered"])? {
+            "hashed" => InsertOrder::Hashed,
+            _ => InsertOrder::Ordered,
+        };
+        let keys = KeyBuilder { order, zero_padding: zero_padding as usize, prefix: "user".to_string() };
+
+        let insert_sequence = Arc::new(AcknowledgedCounter::new(record_count));
+        let first = insert_start;
+        let last = insert_start + insert_count - 1;
+        let key_chooser = match p.choice_or(
+            "requestdistribution",
+            "uniform",
+            &["uniform", "zipfian", "latest", "hotspot", "sequential", "exponential"],
+        )? {
+            "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
+            "zipfian" => {
+                // YCSB leaves room for keys inserted during the run: twice the expected inserts.
+                let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(first, first + insert_count + expected_new_keys))
+            }
+            "latest" => KeyChooser::Latest(SkewedLatest::new(&insert_sequence)),
+            "hotspot" => {
+                let data = p.proportion_or("hotspotdatafraction", 0.2)?;
+                let opn = p.proportion_or("hotspotopnfraction", 0.8)?;
+                KeyChooser::Hotspot(Hotspot::new(first, last, data, opn))
+            }
+            "sequential" => KeyChooser::Sequential(Sequential::new(first, last)),
+            _ => {
+                let percentile = p.f64_or("exponential.percentile", 95.0)?;
+                if !(percentile > 0.0 && percentile < 100.0) {
+                    return Err(WorkloadError::invalid(
+                        "exponential.percentile",
+                        &percentile.to_string(),
+                        "expected a number between 0 and 100 (exclusive)",
+                    ));
+                }
+                let frac = p.f64_or("exponential.frac", 0.8571428571)?;
+                if frac <= 0.0 {
+                    return Err(WorkloadError::invalid("exponential.frac", &frac.to_string(), "expected a positive number"));
+                }
+                KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
+            }
+        };
+
+        let min_scan = p.u64_or("minscanlength", 1)?;
+        let max_scan = p.u64_or("maxscanlength", 1000)?;
+        if min_scan == 0 || min_scan > max_scan {
+            return Err(WorkloadError::invalid(
+                "minscanlength",
+                &min_scan.to_string(),
+                format!("expected 1 to maxscanlength ({max_scan})"),
+            ));
+        }
+        let scan_length = match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
+            "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
+            _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
+        };
+
+        let insertion_retry_limit = p.u64_or("core_workload_insertion_retry_limit", 0)?.min(u32::MAX as u64) as u32;
+        let insertion_retry_interval_s = p.u64_or("core_workload_insertion_retry_interval", 3)?;
+
+        Ok(CoreWorkload {
+            table,
+            field_chooser: Uniform::new(0, field_count - 1),
+            field_names,
+            keys,
+            record_count,
+            insert_start,
+            insert_count,
+            operation_count,
+            read_all_fields,
+            write_all_fields,
+            data_integrity,
+            insertion_retry_limit,
+            insertion_retry_interval_s,
+            op_chooser: Discrete::new(&mix),
+            mix,
+            field_length,
+            key_chooser,
+            scan_length,
+            insert_sequence,
+        })
+    }
+
+    /// The generator of one worker; `seed` makes its stream reproducible.
+    pub fn generator(&self, seed: u64) -> OperationGenerator {
+        OperationGenerator {
+            rng: WorkerRng::seed_from_u64(seed),
+            workload: self.clone(),
+            key_chooser: self.key_chooser.clone(),
+            field_length: self.field_length.clone(),
+            scan_length: self.scan_length.clone(),
+        }
+    }
+
+    /// The key numbers of the load phase, shared by the load workers.
+    pub fn load_keys(&self) -> LoadKeys {
+        LoadKeys { next: AtomicU64::new(self.insert_start), end: self.insert_start + self.insert_count }
+    }
+
+    /// Mean key length in bytes over the loaded key space (exact for up to 10,000 keys, sampled above).
+    pub fn mean_key_bytes(&self) -> f64 {
+        let n = self.insert_count.min(10_000);
+        let step = (self.insert_count / n).max(1);
+        let total: usize = (0..n).map(|i| self.keys.key_len(self.insert_start + i * step)).sum();
+        total as f64 / n as f64
+    }
+
+    /// Mean bytes of field values in one record (all fields).
+    pub fn mean_record_bytes(&self) -> f64 {
+        let per_field = match &self.field_length {
+            FieldLength::Constant(n) => *n as f64,
+            FieldLength::Uniform(_) | FieldLength::Zipfian(_) => {
+                let mut fl = self.field_length.clone();
+                let mut rng = WorkerRng::seed_from_u64(0);
+                (0..10_000).map(|_| fl.next(&mut rng) as f64).sum::<f64>() / 10_000.0
+            }
+        };
+        per_field * self.field_names.len() as f64
+    }
+}
+
+/// Key numbers of the load phase handed out in batches to the workers that ask.
+#[derive(Debug)]
+pub struct LoadKeys {
+    next: AtomicU64,
+    end: u64,
+}
+
+impl LoadKeys {
+    /// Up to `n` key numbers not yet given to any worker.
+    pub fn next_batch(&self, n: u64) -> Option<Range<u64>> {
+        let start = self.next.fetch_add(n, Ordering::Relaxed);
+        (start < self.end).then(|| start..(start + n).min(self.end))
+    }
+}
+
+/// One worker's stream of operations.
+#[derive(Debug)]
+pub struct OperationGenerator {
+    rng: WorkerRng,
+    workload: CoreWorkload,
+    key_chooser: KeyChooser,
+    field_length: FieldLength,
+    scan_length: ScanLength,
+}
+
+impl OperationGenerator {
+    pub fn workload(&self) -> &CoreWorkload {
+        &self.workload
+    }
+
+    /// Fills `op` with the next operation of the run phase.
+    pub fn next_operation(&mut self, op: &mut Operation) {
+        let kind = self.workload.op_chooser.next(&mut self.rng);
+        op.kind = kind;
+        match kind {
+            OpKind::Insert => {
+                op.keynum = self.workload.insert_sequence.next_value();
+                self.workload.keys.write_key(op.keynum, &mut op.key);
+                self.fill_values(op, true);
+            }
+            _ => {
+                op.keynum = self.next_keynum();
+                self.workload.keys.write_key(op.keynum, &mut op.key);
+                match kind {
+                    OpKind::Read => op.read_fields = self.read_fields(),
+                    OpKind::Update => self.fill_values(op, self.workload.write_all_fields),
+                    OpKind::Scan => {
+                        op.read_fields = self.read_fields();
+                        op.scan_count = match &mut self.scan_length {
+                            ScanLength::Uniform(u) => u.next(&mut self.rng) as usize,
+                            ScanLength::Zipfian(z) => z.next(&mut self.rng) as usize,
+                        };
+                    }
+                    OpKind::ReadModifyWrite => {
+                        op.read_fields = self.read_fields();
+                        self.fill_values(op, self.workload.write_all_fields);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Fills `op` with the insert of record `keynum` (load phase).
+    pub fn load_operation(&mut self, keynum: u64, op: &mut Operation) {
+        op.kind = OpKind::Insert;
+        op.keynum = keynum;
+        self.workload.keys.write_key(keynum, &mut op.key);
+        self.fill_values(op, true);
+    }
+
+    /// Must follow every run-phase insert, whatever its outcome, so "latest" and the key range move on.
+    pub fn acknowledge_insert(&self, keynum: u64) {
+        self.workload.insert_sequence.acknowledge(keynum);
+    }
+
+    /// With `dataintegrity`, checks values read for `key` against what any write would have stored.
+    pub fn verify(&self, key: &str, fields: &Fields) -> Result<(), OpError> {
+        if !self.workload.data_integrity {
+            return Ok(());
+        }
+        let len = match self.field_length {
+            FieldLength::Constant(n) => n,
+            _ => unreachable!("validated at parse time: dataintegrity needs constant lengths"),
+        };
+        for (idx, value) in fields {
+            let name = &self.workload.field_names[*idx];
+            if *value != deterministic_value(key, name, len) {
+                return Err(OpError::new(FailureClass::Unexpected, format!("{key}.{name} differs from the value written")));
+            }
+        }
+        Ok(())
+    }
+
+    fn next_keynum(&mut self) -> u64 {
+        let seq = &self.workload.insert_sequence;
+        // Bounded retries: with a consistent configuration a key is found in a few draws.
+        for _ in 0..1000 {
+            let last = seq.last_value();
+            let k = match &mut self.key_chooser {
+                KeyChooser::Exponential(e) => {
+                    let back = e.next(&mut self.rng);
+                    if back > last {
+                        continue;
+                    }
+                    return last - back;
+                }
+                KeyChooser::Uniform(u) => u.next(&mut self.rng),
+                KeyChooser::Zipfian(z) => z.next(&mut self.rng),
+                KeyChooser::Latest(l) => l.next(&mut self.rng, seq),
+                KeyChooser::Hotspot(h) => h.next(&mut self.rng),
+                KeyChooser::Sequential(s) => s.next(),
+            };
+            if k <= last {
+                return k;
+            }
+        }
+        seq.last_value()
+    }
+
+    fn read_fields(&mut self) -> FieldSet {
+        if self.workload.read_all_fields {
+            FieldSet::All
+        } else {
+            FieldSet::One(self.field_chooser_next())
+        }
+    }
+
+    fn field_chooser_next(&mut self) -> usize {
+        self.workload.field_chooser.next(&mut self.rng) as usize
+    }
+
+    /// Values for all fields or one random field, reusing `op.values`' strings.
+    fn fill_values(&mut self, op: &mut Operation, all: bool) {
+        let n = if all { self.workload.field_names.len() } else { 1 };
+        op.values.truncate(n);
+        while op.values.len() < n {
+            op.values.push((0, String::new()));
+        }
+        for i in 0..n {
+            let idx = if all { i } else { self.field_chooser_next() };
+            let len = self.field_length.next(&mut self.rng);
+            let (field, value) = &mut op.values[i];
+            *field = idx;
+            value.clear();
+            if self.workload.data_integrity {
+                value.push_str(&deterministic_value(&op.key, &self.workload.field_names[idx], len));
+            } else {
+                push_random_value(&mut self.rng, len, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builtin::builtin_workload;
+
+    fn workload(extra: &[(&str, &str)]) -> CoreWorkload {
+        let mut p = Properties::new();
+        p.load_str(&builtin_workload("a").unwrap().1, "a").unwrap();
+        for (k, v) in extra {
+            p.set(k, v, "-p");
+        }
+        CoreWorkload::from_properties(&p).unwrap()
+    }
+
+    #[test]
+    fn mix_follows_proportions() {
+        let w = workload(&[("readproportion", "0.25"), ("updateproportion", "0.25"), ("deleteproportion", "0.5")]);
+        let mut g = w.generator(1);
+        let mut op = Operation::default();
+        let mut counts = std::collections::HashMap::new();
+        for _ in 0..40_000 {
+            g.next_operation(&mut op);
+            *counts.entry(op.kind).or_insert(0u32) += 1;
+        }
+        let share = |k| counts.get(&k).copied().unwrap_or(0) as f64 / 40_000.0;
+        assert!((share(OpKind::Read) - 0.25).abs() < 0.02);
+        assert!((share(OpKind::Delete) - 0.5).abs() < 0.02);
+    }
+
+    #[test]
+    fn updates_write_one_field_or_all() {
+        let w = workload(&[("readproportion", "0"), ("updateproportion", "1")]);
+        let mut op = Operation::default();
+        w.generator(2).next_operation(&mut op);
+        assert_eq!(op.values.len(), 1);
+        assert_eq!(op.values[0].1.len(), 100);
+        let w = workload(&[("readproportion", "0"), ("updateproportion", "1"), ("writeallfields", "true")]);
+        w.generator(2).next_operation(&mut op);
+        assert_eq!(op.values.len(), 10);
+        assert!(op.values.iter().enumerate().all(|(i, (f, v))| *f == i && v.len() == 100));
+    }
+
+    #[test]
+    fn same_seed_same_stream() {
+        let w = workload(&[]);
+        let (mut g1, mut g2) = (w.generator(42), w.generator(42));
+        let (mut a, mut b) = (Operation::default(), Operation::default());
+        for _ in 0..1000 {
+            g1.next_operation(&mut a);
+            g2.next_operation(&mut b);
+            assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn keys_stay_within_loaded_range() {
+        for dist in ["uniform", "zipfian", "hotspot", "sequential", "exponential", "latest"] {
+            let w = workload(&[("requestdistribution", dist), ("recordcount", "500")]);
+            let mut g = w.generator(3);
+            let mut op = Operation::default();
+            for _ in 0..5000 {
+                g.next_operation(&mut op);
+                assert!(op.keynum < 500, "{dist} chose {}", op.keynum);
+                assert_eq!(op.key, w.keys.key(op.keynum));
+            }
+        }
+    }
+
+    #[test]
+    fn data_integrity_values_verify_and_tampering_is_detected() {
+        let w = workload(&[("dataintegrity", "true"), ("readproportion", "0"), ("updateproportion", "1"), ("writeallfields", "true")]);
+        let mut g = w.generator(4);
+        let mut op = Operation::default();
+        g.next_operation(&mut op);
+        assert!(g.verify(&op.key, &op.values).is_ok());
+        op.values[3].1.replace_range(0..1, "#");
+        assert_eq!(g.verify(&op.key, &op.values).unwrap_err().class, FailureClass::Unexpected);
+    }
+
+    #[test]
+    fn bad_values_name_the_property() {
+        let mut p = Properties::new();
+        p.set("readproportion", "0", "-p");
+        p.set("updateproportion", "0", "-p");
+        let e = CoreWorkload::from_properties(&p).unwrap_err().to_string();
+        assert!(e.contains("all operation proportions are zero"), "{e}");
+        for (k, v) in [("requestdistribution", "zipf"), ("readproportion", "-0.1"), ("fieldcount", "x"), ("insertorder", "random")] {
+            let mut p = Properties::new();
+            p.set(k, v, "-p");
+            let e = CoreWorkload::from_properties(&p).unwrap_err().to_string();
+            assert!(e.contains(k) && e.contains(v), "{e}");
+        }
+    }
+
+    #[test]
+    fn load_keys_are_handed_out_once() {
+        let w = workload(&[("recordcount", "10")]);
+        let lk = w.load_keys();
+        assert_eq!(lk.next_batch(4), Some(0..4));
+        assert_eq!(lk.next_batch(4), Some(4..8));
+        assert_eq!(lk.next_batch(4), Some(8..10));
+        assert_eq!(lk.next_batch(4), None);
+    }
+}

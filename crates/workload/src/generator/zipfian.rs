@@ -1,0 +1,101 @@
+use rand::Rng;
+
+/// YCSB's default zipfian constant.
+pub const ZIPFIAN_CONSTANT: f64 = 0.99;
+
+/// YCSB's `ZipfianGenerator` (Gray et al., "Quickly Generating Billion-Record Synthetic Databases"):
+/// item `min` is the most popular, then `min + 1`, and so on.
+#[derive(Debug, Clone)]
+pub struct Zipfian {
+    items: u64,
+    base: u64,
+    theta: f64,
+    zeta2theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+    count_for_zeta: u64,
+}
+
+/// zeta(n) summed from `start` items to `n` items on top of `initial`, as YCSB's incremental `zeta`.
+pub fn zeta_range(start: u64, n: u64, theta: f64, initial: f64) -> f64 {
+    let mut sum = initial;
+    for i in start..n {
+        sum += 1.0 / ((i + 1) as f64).powf(theta);
+    }
+    sum
+}
+
+impl Zipfian {
+    /// Items `min..=max` with the default constant; computes zeta(n) (O(n), done once and cloned to workers).
+    pub fn new(min: u64, max: u64) -> Self {
+        Self::with_constant(min, max, ZIPFIAN_CONSTANT)
+    }
+
+    pub fn with_constant(min: u64, max: u64, theta: f64) -> Self {
+        let items = max - min + 1;
+        Self::with_zetan(min, max, theta, zeta_range(0, items, theta, 0.0))
+    }
+
+    /// With a precomputed zeta(n), as `ScrambledZipfianGenerator` does for its 10^10 items.
+    pub fn with_zetan(min: u64, max: u64, theta: f64, zetan: f64) -> Self {
+        let items = max - min + 1;
+        let zeta2theta = zeta_range(0, 2, theta, 0.0);
+        let alpha = 1.0 / (1.0 - theta);
+        let eta = (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2theta / zetan);
+        Zipfian { items, base: min, theta, zeta2theta, alpha, zetan, eta, count_for_zeta: items }
+    }
+
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    pub fn next<R: Rng>(&mut self, rng: &mut R) -> u64 {
+        self.next_with_count(rng, self.items)
+    }
+
+    /// A value in `base..base + itemcount`; the item count may grow (as for "latest"), and zeta is then
+    /// extended incrementally exactly as YCSB does (including its use of the original item count in eta).
+    pub fn next_with_count<R: Rng>(&mut self, rng: &mut R, itemcount: u64) -> u64 {
+        if itemcount > self.count_for_zeta {
+            self.zetan = zeta_range(self.count_for_zeta, itemcount, self.theta, self.zetan);
+            self.count_for_zeta = itemcount;
+            self.eta = (1.0 - (2.0 / self.items as f64).powf(1.0 - self.theta)) / (1.0 - self.zeta2theta / self.zetan);
+        }
+        let u: f64 = rng.random();
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return self.base;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return self.base + 1;
+        }
+        self.base + (itemcount as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn stays_in_range_and_is_skewed_to_the_first_items() {
+        let mut rng = crate::generator::WorkerRng::seed_from_u64(1);
+        let mut z = Zipfian::new(10, 1009);
+        let mut counts = vec![0u32; 1000];
+        let n = 200_000;
+        for _ in 0..n {
+            let v = z.next(&mut rng);
+            assert!((10..=1009).contains(&v));
+            counts[(v - 10) as usize] += 1;
+        }
+        // Expected share of item 0 is 1/zeta(1000, 0.99) ~ 0.13; item 0 beats item 1 beats item 10.
+        let share0 = counts[0] as f64 / n as f64;
+        assert!((0.11..0.15).contains(&share0), "share of most popular item {share0}");
+        assert!(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[500]);
+        // The top 10% of items take the bulk of the requests.
+        let top: u32 = counts[..100].iter().sum();
+        assert!(top as f64 / n as f64 > 0.6);
+    }
+}

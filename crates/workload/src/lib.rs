@@ -1,0 +1,18 @@
+//! The workload model: YCSB CoreWorkload-compatible properties, generators, keys and values.
+//!
+//! Everything here is pure and deterministic: properties go in, a stream of operations comes out.
+//! No I/O (except reading property files) and no clocks; execution owns time.
+
+pub mod builtin;
+pub mod core_workload;
+pub mod error;
+pub mod generator;
+pub mod keys;
+pub mod operation;
+pub mod properties;
+pub mod values;
+
+pub use core_workload::{CoreWorkload, OperationGenerator, LoadKeys};
+pub use error::WorkloadError;
+pub use operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
+pub use properties::Properties;

@@ -1,0 +1,166 @@
+//! The vocabulary shared by workload, execution, bindings and measurement:
+//! operation kinds, field selections, values and failure classes.
+
+/// What an operation does. Names are YCSB's measurement names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum OpKind {
+    Read,
+    Update,
+    Insert,
+    Scan,
+    ReadModifyWrite,
+    Delete,
+    /// Several inserts in one call (load phase, bindings that batch).
+    BatchInsert,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 7] = [
+        OpKind::Read,
+        OpKind::Update,
+        OpKind::Insert,
+        OpKind::Scan,
+        OpKind::ReadModifyWrite,
+        OpKind::Delete,
+        OpKind::BatchInsert,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "READ",
+            OpKind::Update => "UPDATE",
+            OpKind::Insert => "INSERT",
+            OpKind::Scan => "SCAN",
+            OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            OpKind::Delete => "DELETE",
+            OpKind::BatchInsert => "BATCH-INSERT",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Why an operation failed. Bindings map their driver's errors onto these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureClass {
+    /// No answer in time (per-operation timeout, driver or server timeout).
+    Timeout,
+    /// The record does not exist.
+    NotFound,
+    /// The database refused for lack of replicas, nodes or connections.
+    Unavailable,
+    /// Lost a race: duplicate key, write conflict, lock or transaction abort.
+    Conflict,
+    /// The database answered, but not what was written (data integrity check).
+    Unexpected,
+    /// Anything else.
+    Other,
+}
+
+impl FailureClass {
+    pub const ALL: [FailureClass; 6] = [
+        FailureClass::Timeout,
+        FailureClass::NotFound,
+        FailureClass::Unavailable,
+        FailureClass::Conflict,
+        FailureClass::Unexpected,
+        FailureClass::Other,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// The name used in results (JSON keys).
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureClass::Timeout => "timeout",
+            FailureClass::NotFound => "not_found",
+            FailureClass::Unavailable => "unavailable",
+            FailureClass::Conflict => "conflict",
+            FailureClass::Unexpected => "unexpected",
+            FailureClass::Other => "other",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<FailureClass> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// YCSB's `Status` name, for its text format (`Return=NOT_FOUND`).
+    pub fn ycsb_status(self) -> &'static str {
+        match self {
+            FailureClass::Timeout => "TIMEOUT",
+            FailureClass::NotFound => "NOT_FOUND",
+            FailureClass::Unavailable => "SERVICE_UNAVAILABLE",
+            FailureClass::Conflict => "CONFLICT",
+            FailureClass::Unexpected => "UNEXPECTED_STATE",
+            FailureClass::Other => "ERROR",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A failed operation: its class and the driver's message (kept for the error summary).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError {
+    pub class: FailureClass,
+    pub message: String,
+}
+
+impl OpError {
+    pub fn new(class: FailureClass, message: impl Into<String>) -> Self {
+        OpError { class, message: message.into() }
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.class.name(), self.message)
+    }
+}
+
+/// Which fields a read or scan returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldSet {
+    All,
+    /// One field, by index into the workload's field names.
+    One(usize),
+}
+
+/// Field values by field index. Values are plain ASCII (see [`crate::values`]).
+pub type Fields = Vec<(usize, String)>;
+
+/// One operation, reused by a worker from one operation to the next to avoid allocations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Operation {
+    pub kind: OpKind,
+    pub keynum: u64,
+    pub key: String,
+    /// Fields to read (read, scan, read-modify-write).
+    pub read_fields: FieldSet,
+    /// Values to write (update, insert, read-modify-write).
+    pub values: Fields,
+    /// Records to scan.
+    pub scan_count: usize,
+}
+
+impl Default for Operation {
+    fn default() -> Self {
+        Operation {
+            kind: OpKind::Read,
+            keynum: 0,
+            key: String::with_capacity(32),
+            read_fields: FieldSet::All,
+            values: Vec::new(),
+            scan_count: 0,
+        }
+    }
+}

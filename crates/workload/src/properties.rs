@@ -1,0 +1,166 @@
+//! YCSB-style properties: Java property files (`-P`) and `key=value` overrides (`-p`).
+//!
+//! Later sources override earlier ones. Each value remembers where it came from so errors can name it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::WorkloadError;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    pub value: String,
+    /// Where the value was set: a file path, `-p`, or a built-in workload name.
+    pub origin: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Properties {
+    entries: BTreeMap<String, Property>,
+}
+
+impl Properties {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn set(&mut self, key: &str, value: &str, origin: &str) {
+        self.entries.insert(
+            key.trim().to_string(),
+            Property { value: value.trim().to_string(), origin: origin.to_string() },
+        );
+    }
+
+    /// Parses Java properties text (comments, `=`, `:` or whitespace separators, line continuations).
+    pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), WorkloadError> {
+        let parsed = java_properties::read(text.as_bytes())
+            .map_err(|e| WorkloadError::UnreadableFile { path: origin.into(), reason: e.to_string() })?;
+        // Sorted so that the effect does not depend on hash order; keys are unique within a file.
+        let mut keys: Vec<_> = parsed.into_iter().collect();
+        keys.sort();
+        for (k, v) in keys {
+            self.set(&k, &v, origin);
+        }
+        Ok(())
+    }
+
+    pub fn load_file(&mut self, path: &Path) -> Result<(), WorkloadError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| WorkloadError::UnreadableFile { path: path.to_path_buf(), reason: e.to_string() })?;
+        self.load_str(&text, &path.display().to_string())
+    }
+
+    /// Parses one `-p key=value` override.
+    pub fn set_override(&mut self, assignment: &str) -> Result<(), WorkloadError> {
+        match assignment.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                self.set(k, v, "-p");
+                Ok(())
+            }
+            _ => Err(WorkloadError::invalid("-p", assignment, "expected KEY=VALUE")),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(|p| p.value.as_str())
+    }
+
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.entries.get(key).map(|p| p.origin.as_str())
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, p)| (k.as_str(), p.value.as_str()))
+    }
+
+    pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+        self.get(key).unwrap_or(default)
+    }
+
+    pub fn u64_or(&self, key: &str, default: u64) -> Result<u64, WorkloadError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v
+                .parse::<u64>()
+                .map_err(|_| WorkloadError::invalid(key, v, "expected a non-negative integer")),
+        }
+    }
+
+    pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<f64>() {
+                Ok(x) if x.is_finite() => Ok(x),
+                _ => Err(WorkloadError::invalid(key, v, "expected a number")),
+            },
+        }
+    }
+
+    /// A proportion: a number between 0 and 1.
+    pub fn proportion_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
+        let x = self.f64_or(key, default)?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err(WorkloadError::invalid(key, self.get(key).unwrap_or(""), "expected a proportion between 0 and 1"));
+        }
+        Ok(x)
+    }
+
+    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, WorkloadError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => match v.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" | "1" => Ok(true),
+                "false" | "no" | "off" | "0" => Ok(false),
+                _ => Err(WorkloadError::invalid(key, v, "expected true or false")),
+            },
+        }
+    }
+
+    /// One of a fixed set of words (case-insensitive).
+    pub fn choice_or<'a>(&self, key: &str, default: &'a str, choices: &[&'a str]) -> Result<&'a str, WorkloadError> {
+        let v = self.str_or(key, default);
+        choices
+            .iter()
+            .find(|c| c.eq_ignore_ascii_case(v))
+            .copied()
+            .ok_or_else(|| WorkloadError::invalid(key, v, format!("expected one of {}", choices.join(", "))))
+    }
+
+    /// Keys that none of the given predicates recognise.
+    pub fn unknown_keys<'a>(&'a self, is_known: &dyn Fn(&str) -> bool) -> Vec<&'a str> {
+        self.entries.keys().map(String::as_str).filter(|k| !is_known(k)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_sources_override_and_keep_origin() {
+        let mut p = Properties::new();
+        p.load_str("# comment\nrecordcount=10\nfieldcount : 3\nreadproportion 0.5\n", "a.properties").unwrap();
+        p.set_override("recordcount=20").unwrap();
+        assert_eq!(p.get("recordcount"), Some("20"));
+        assert_eq!(p.origin("recordcount"), Some("-p"));
+        assert_eq!(p.get("fieldcount"), Some("3"));
+        assert_eq!(p.get("readproportion"), Some("0.5"));
+        assert_eq!(p.origin("fieldcount"), Some("a.properties"));
+    }
+
+    #[test]
+    fn typed_getters_name_the_bad_value() {
+        let mut p = Properties::new();
+        p.set("recordcount", "ten", "-p");
+        p.set("readproportion", "1.5", "-p");
+        let e = p.u64_or("recordcount", 0).unwrap_err().to_string();
+        assert!(e.contains("recordcount") && e.contains("ten"), "{e}");
+        let e = p.proportion_or("readproportion", 0.0).unwrap_err().to_string();
+        assert!(e.contains("readproportion") && e.contains("1.5"), "{e}");
+        assert!(p.set_override("novalue").is_err());
+    }
+}

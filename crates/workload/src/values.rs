@@ -1,0 +1,84 @@
+//! Field values: printable ASCII that no database or text format needs to escape,
+//! so every record of a workload has the same size on the wire.
+
+use rand::RngCore;
+
+/// 64 characters: letters, digits, '-' and '_'. One random byte gives one character (6 bits).
+pub const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Appends `len` random characters to `out`.
+pub fn push_random_value<R: RngCore>(rng: &mut R, len: usize, out: &mut String) {
+    let mut remaining = len;
+    out.reserve(len);
+    while remaining > 0 {
+        let mut bits = rng.next_u64();
+        let take = remaining.min(10); // 10 x 6 bits from one 64-bit draw
+        for _ in 0..take {
+            out.push(ALPHABET[(bits & 63) as usize] as char);
+            bits >>= 6;
+        }
+        remaining -= take;
+    }
+}
+
+/// The value that `dataintegrity=true` stores in `field` of `key`: a pure function of both,
+/// so any read can be verified without remembering what was written.
+pub fn deterministic_value(key: &str, field: &str, len: usize) -> String {
+    let mut out = String::with_capacity(len);
+    let mut state = crate::keys::FNV_OFFSET_BASIS_64;
+    for b in key.bytes().chain(std::iter::once(b':')).chain(field.bytes()) {
+        state ^= b as u64;
+        state = state.wrapping_mul(crate::keys::FNV_PRIME_64);
+    }
+    let mut remaining = len;
+    while remaining > 0 {
+        let mut bits = splitmix64(&mut state);
+        let take = remaining.min(10);
+        for _ in 0..take {
+            out.push(ALPHABET[(bits & 63) as usize] as char);
+            bits >>= 6;
+        }
+        remaining -= take;
+    }
+    out
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// True when `s` contains only characters of [`ALPHABET`].
+pub fn is_plain(s: &str) -> bool {
+    s.bytes().all(|b| ALPHABET.contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn random_values_have_exact_length_and_plain_characters() {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        for len in [0, 1, 9, 10, 11, 100, 1000] {
+            let mut s = String::new();
+            push_random_value(&mut rng, len, &mut s);
+            assert_eq!(s.len(), len);
+            assert!(is_plain(&s));
+        }
+    }
+
+    #[test]
+    fn deterministic_values_depend_on_key_and_field_only() {
+        let a = deterministic_value("user1", "field0", 100);
+        assert_eq!(a, deterministic_value("user1", "field0", 100));
+        assert_ne!(a, deterministic_value("user1", "field1", 100));
+        assert_ne!(a, deterministic_value("user2", "field0", 100));
+        assert_eq!(a.len(), 100);
+        assert!(is_plain(&a));
+    }
+}
