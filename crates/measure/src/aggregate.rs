@@ -1,0 +1,299 @@
+//! The aggregator: merges workers' interval batches into totals and an interval series.
+//! Runs on the coordinating thread, off the hot path.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use scalebench_workload::{FailureClass, OpKind};
+
+use crate::histogram::{add_into, encode_histogram, new_histogram, LatencyHistogram};
+use crate::recorder::{IntervalBatch, OpHistograms};
+use crate::result::{
+    DataSizes, ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, ScheduleSummary, Totals,
+};
+
+#[derive(Debug, Clone)]
+struct OpTotals {
+    ok: LatencyHistogram,
+    intended: Option<LatencyHistogram>,
+    failed: LatencyHistogram,
+    failed_by_class: [u64; FailureClass::COUNT],
+}
+
+impl OpTotals {
+    fn from_first(h: &OpHistograms) -> Self {
+        OpTotals {
+            ok: new_histogram(),
+            intended: h.intended.as_ref().map(|_| new_histogram()),
+            failed: new_histogram(),
+            failed_by_class: [0; FailureClass::COUNT],
+        }
+    }
+
+    fn add(&mut self, h: &OpHistograms) {
+        add_into(&mut self.ok, &h.ok);
+        if let (Some(into), Some(from)) = (&mut self.intended, &h.intended) {
+            add_into(into, from);
+        }
+        add_into(&mut self.failed, &h.failed);
+        for (a, b) in self.failed_by_class.iter_mut().zip(h.failed_by_class) {
+            *a += b;
+        }
+    }
+
+    fn failed_total(&self) -> u64 {
+        self.failed_by_class.iter().sum()
+    }
+}
+
+/// What the progress display shows.
+#[derive(Debug, Clone, Default)]
+pub struct LiveStatus {
+    pub ok: u64,
+    pub failed: u64,
+    pub warmup_ops: u64,
+    /// Successful operations per second over the last complete interval.
+    pub current_ops_s: f64,
+    /// p99 of the last complete interval, all operations, µs.
+    pub current_p99_us: f64,
+}
+
+/// Facts about the phase that execution knows and measurement does not.
+#[derive(Debug, Clone)]
+pub struct PhaseMeta {
+    pub phase: String,
+    pub measurement_start_unix_ms: u64,
+    pub duration: Duration,
+    pub ended_by: String,
+    pub data: DataSizes,
+}
+
+pub struct Aggregator {
+    interval: Duration,
+    open_loop: bool,
+    totals: BTreeMap<OpKind, OpTotals>,
+    series: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
+    errors: BTreeMap<FailureClass, ErrorSummary>,
+    start_delay: Option<LatencyHistogram>,
+    late: u64,
+    issued: [u64; OpKind::COUNT],
+    records: u64,
+    warmup_ops: u64,
+    newest_index: u64,
+}
+
+const MAX_ERROR_SAMPLES: usize = 10;
+
+impl Aggregator {
+    pub fn new(interval: Duration, open_loop: bool) -> Self {
+        Aggregator {
+            interval,
+            open_loop,
+            totals: BTreeMap::new(),
+            series: BTreeMap::new(),
+            errors: BTreeMap::new(),
+            start_delay: open_loop.then(new_histogram),
+            late: 0,
+            issued: [0; OpKind::COUNT],
+            records: 0,
+            warmup_ops: 0,
+            newest_index: 0,
+        }
+    }
+
+    pub fn add(&mut self, batch: IntervalBatch) {
+        self.newest_index = self.newest_index.max(batch.index);
+        let slot = self.series.entry(batch.index).or_default();
+        for (kind, h) in &batch.ops {
+            self.totals.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
+            slot.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
+            for class in FailureClass::ALL {
+                let n = h.failed_by_class[class.index()];
+                if n > 0 {
+                    self.errors.entry(class).or_default().count += n;
+                }
+            }
+        }
+        for e in batch.new_errors {
+            let summary = self.errors.entry(e.class).or_default();
+            if summary.samples.len() < MAX_ERROR_SAMPLES && !summary.samples.contains(&e.message) {
+                summary.samples.push(e.message);
+            }
+        }
+        if let (Some(into), Some(from)) = (&mut self.start_delay, &batch.start_delay) {
+            add_into(into, from);
+        }
+        self.late += batch.late;
+        if let Some(issued) = batch.issued {
+            for (a, b) in self.issued.iter_mut().zip(issued) {
+                *a += b;
+            }
+        }
+        self.records += batch.records;
+        self.warmup_ops += batch.warmup_ops;
+    }
+
+    pub fn live(&self) -> LiveStatus {
+        let ok = self.totals.values().map(|t| t.ok.len()).sum();
+        let failed = self.totals.values().map(OpTotals::failed_total).sum();
+        let mut status = LiveStatus { ok, failed, warmup_ops: self.warmup_ops, ..Default::default() };
+        // The newest interval may still be filling; the one before it is complete.
+        if let Some(last) = self.newest_index.checked_sub(1).and_then(|i| self.series.get(&i)) {
+            let mut all = new_histogram();
+            for t in last.values() {
+                add_into(&mut all, &t.ok);
+            }
+            status.current_ops_s = all.len() as f64 / self.interval.as_secs_f64();
+            status.current_p99_us = all.value_at_quantile(0.99) as f64 / 1000.0;
+        }
+        status
+    }
+
+    pub fn finish(self, meta: PhaseMeta) -> PhaseResult {
+        let secs = meta.duration.as_secs_f64().max(f64::MIN_POSITIVE);
+        let mut operations = BTreeMap::new();
+        let mut totals = Totals { records: self.records, ..Default::default() };
+        for kind in OpKind::ALL {
+            let issued = self.issued[kind.index()];
+            let t = self.totals.get(&kind);
+            if issued == 0 && t.is_none() {
+                continue;
+            }
+            let ok = t.map_or(0, |t| t.ok.len());
+            let failed: BTreeMap<String, u64> = t
+                .map(|t| {
+                    FailureClass::ALL
+                        .iter()
+                        .filter(|c| t.failed_by_class[c.index()] > 0)
+                        .map(|c| (c.name().to_string(), t.failed_by_class[c.index()]))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let failed_n: u64 = failed.values().sum();
+            totals.issued += issued;
+            totals.ok += ok;
+            totals.failed += failed_n;
+            totals.in_flight_at_stop += issued.saturating_sub(ok + failed_n);
+            operations.insert(
+                kind.name().to_string(),
+                OpResult {
+                    issued,
+                    ok,
+                    failed,
+                    throughput_ops_s: ok as f64 / secs,
+                    latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
+                    intended_latency: t.and_then(|t| t.intended.as_ref()).and_then(LatencySummary::from_histogram),
+                    failed_latency: t.and_then(|t| LatencySummary::from_histogram(&t.failed)),
+                },
+            );
+        }
+        // Read-modify-write also counts inside READ/UPDATE in YCSB; here it is its own operation and counted once.
+        totals.throughput_ops_s = totals.ok as f64 / secs;
+
+        let interval_s = self.interval.as_secs_f64();
+        let last_index = (meta.duration.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+        let intervals = self
+            .series
+            .iter()
+            .filter(|(i, _)| **i <= last_index)
+            .map(|(index, ops)| {
+                // The last interval may be partial: rates use the time it actually covered.
+                let start = *index as f64 * interval_s;
+                let covered = (meta.duration.as_secs_f64() - start).clamp(f64::MIN_POSITIVE, interval_s);
+                IntervalResult {
+                    start_s: start,
+                    operations: ops
+                        .iter()
+                        .map(|(kind, t)| (kind.name().to_string(), interval_op(t, covered)))
+                        .collect(),
+                }
+            })
+            .collect();
+
+        PhaseResult {
+            phase: meta.phase,
+            open_loop: self.open_loop,
+            measurement_start_unix_ms: meta.measurement_start_unix_ms,
+            duration_s: meta.duration.as_secs_f64(),
+            interval_s,
+            ended_by: meta.ended_by,
+            clients: 1,
+            totals,
+            operations,
+            errors: self.errors.into_iter().map(|(c, s)| (c.name().to_string(), s)).collect(),
+            schedule: self.start_delay.as_ref().map(|h| ScheduleSummary {
+                late_operations: self.late,
+                late_threshold_us: 1000.0,
+                start_delay: LatencySummary::from_histogram(h),
+            }),
+            data: meta.data,
+            warmup_operations: self.warmup_ops,
+            intervals,
+        }
+    }
+}
+
+fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
+    let q = |h: &LatencyHistogram, p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+    let has_ok = !t.ok.is_empty();
+    IntervalOp {
+        ok: t.ok.len(),
+        failed: t.failed_total(),
+        ops_s: t.ok.len() as f64 / covered_s,
+        p50_us: q(&t.ok, 0.5),
+        p90_us: q(&t.ok, 0.9),
+        p99_us: q(&t.ok, 0.99),
+        p99_9_us: q(&t.ok, 0.999),
+        max_us: t.ok.max() as f64 / 1000.0,
+        histogram: has_ok.then(|| encode_histogram(&t.ok)),
+        intended_p99_us: t.intended.as_ref().filter(|h| !h.is_empty()).map(|h| q(h, 0.99)),
+        intended_histogram: t.intended.as_ref().filter(|h| !h.is_empty()).map(encode_histogram),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Recorder;
+    use scalebench_workload::OpError;
+    use std::time::Instant;
+
+    #[test]
+    fn every_operation_is_accounted_and_failures_stay_out_of_success_latency() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t0 = Instant::now();
+        let mut r = Recorder::new(0, t0, Duration::from_secs(1), false, tx);
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        for i in 0..10 {
+            r.issue(OpKind::Read);
+            r.record(OpKind::Read, ms(i), ms(i), ms(i + 1), Ok(()));
+        }
+        let err = OpError::new(FailureClass::Timeout, "deadline");
+        r.issue(OpKind::Read);
+        r.record(OpKind::Read, ms(1500), ms(1500), ms(1900), Err(&err));
+        r.issue(OpKind::Update); // still in flight at the end
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), false);
+        for b in rx.try_iter() {
+            agg.add(b);
+        }
+        let res = agg.finish(PhaseMeta {
+            phase: "run".into(),
+            measurement_start_unix_ms: 0,
+            duration: Duration::from_secs(2),
+            ended_by: "duration".into(),
+            data: DataSizes::default(),
+        });
+        let read = &res.operations["READ"];
+        assert_eq!((read.issued, read.ok, read.failed["timeout"]), (11, 10, 1));
+        assert_eq!(read.latency.as_ref().unwrap().max_us.round(), 1000.0);
+        assert!(read.failed_latency.as_ref().unwrap().min_us >= 399_000.0);
+        assert_eq!(res.totals.in_flight_at_stop, 1);
+        assert_eq!(res.totals.issued, res.totals.ok + res.totals.failed + res.totals.in_flight_at_stop);
+        assert_eq!(res.totals.throughput_ops_s, 5.0);
+        assert_eq!(res.errors["timeout"].samples, vec!["deadline".to_string()]);
+        assert_eq!(res.intervals.len(), 2);
+        assert_eq!(res.intervals[0].operations["READ"].ok, 10);
+        assert_eq!(res.intervals[1].operations["READ"].failed, 1);
+    }
+}

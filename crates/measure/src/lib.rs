@@ -1,0 +1,19 @@
+//! Measurement and results.
+//!
+//! Workers record into their own [`Recorder`] (no locks, no shared memory on the hot path) and ship
+//! one [`IntervalBatch`] per interval to the [`Aggregator`], which keeps totals and the interval series
+//! and produces a [`PhaseResult`]. Results are plain data with a documented schema (docs/result-schema.md);
+//! the YCSB text format, HDR logs and merging all read that data.
+
+pub mod aggregate;
+pub mod histogram;
+pub mod hdrlog;
+pub mod merge;
+pub mod recorder;
+pub mod result;
+pub mod ycsb_text;
+
+pub use aggregate::{Aggregator, LiveStatus};
+pub use histogram::{decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
+pub use recorder::{IntervalBatch, Recorder};
+pub use result::{LatencySummary, OpResult, PhaseResult, RunResult};

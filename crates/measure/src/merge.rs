@@ -1,0 +1,178 @@
+//! Combining results of clients that ran together: counts and throughputs add, histograms merge,
+//! percentiles are recomputed from the merged histograms (never averaged).
+
+use std::collections::BTreeMap;
+
+use crate::histogram::{add_into, decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
+use crate::result::{
+    ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult, ScheduleSummary,
+};
+
+/// Merges results of concurrent clients. Phases are matched by name (`load`, `run`).
+pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunResult, String> {
+    let first = results.first().ok_or("nothing to merge")?;
+    let mut merged = first.clone();
+    merged.merged_from = sources.to_vec();
+    merged.interrupted = results.iter().any(|r| r.interrupted);
+    merged.parameters.threads = results.iter().map(|r| r.parameters.threads).sum();
+    merged.parameters.target_ops_s = results
+        .iter()
+        .map(|r| r.parameters.target_ops_s)
+        .try_fold(0.0, |acc, t| t.map(|t| acc + t));
+    merged.phases.clear();
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        for p in &r.phases {
+            if !names.contains(&p.phase.as_str()) {
+                names.push(&p.phase);
+            }
+        }
+    }
+    for name in names {
+        let phases: Vec<&PhaseResult> = results.iter().flat_map(|r| r.phases.iter().filter(|p| p.phase == name)).collect();
+        merged.phases.push(merge_phases(&phases)?);
+    }
+    Ok(merged)
+}
+
+pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
+    let first = *phases.first().ok_or("nothing to merge")?;
+    if let Some(p) = phases.iter().find(|p| (p.interval_s - first.interval_s).abs() > 1e-9) {
+        return Err(format!("cannot merge intervals of {} s with intervals of {} s", first.interval_s, p.interval_s));
+    }
+    let start_ms = phases.iter().map(|p| p.measurement_start_unix_ms).min().unwrap_or(0);
+    let mut out = first.clone();
+    out.measurement_start_unix_ms = start_ms;
+    out.duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    out.clients = phases.iter().map(|p| p.clients).sum();
+    out.open_loop = phases.iter().any(|p| p.open_loop);
+    out.warmup_operations = phases.iter().map(|p| p.warmup_operations).sum();
+    if phases.iter().any(|p| p.ended_by == "interrupted") {
+        out.ended_by = "interrupted".into();
+    }
+
+    // Totals: counts and throughputs add (each client's throughput over its own window).
+    let t = &mut out.totals;
+    t.issued = phases.iter().map(|p| p.totals.issued).sum();
+    t.ok = phases.iter().map(|p| p.totals.ok).sum();
+    t.failed = phases.iter().map(|p| p.totals.failed).sum();
+    t.in_flight_at_stop = phases.iter().map(|p| p.totals.in_flight_at_stop).sum();
+    t.throughput_ops_s = phases.iter().map(|p| p.totals.throughput_ops_s).sum();
+    t.records = phases.iter().map(|p| p.totals.records).sum();
+
+    out.operations = BTreeMap::new();
+    let op_names: std::collections::BTreeSet<&String> = phases.iter().flat_map(|p| p.operations.keys()).collect();
+    for name in op_names {
+        let ops: Vec<&OpResult> = phases.iter().filter_map(|p| p.operations.get(name)).collect();
+        let mut failed = BTreeMap::new();
+        for o in &ops {
+            for (c, n) in &o.failed {
+                *failed.entry(c.clone()).or_insert(0) += n;
+            }
+        }
+        out.operations.insert(
+            name.clone(),
+            OpResult {
+                issued: ops.iter().map(|o| o.issued).sum(),
+                ok: ops.iter().map(|o| o.ok).sum(),
+                failed,
+                throughput_ops_s: ops.iter().map(|o| o.throughput_ops_s).sum(),
+                latency: merge_summaries(ops.iter().map(|o| o.latency.as_ref()))?,
+                intended_latency: merge_summaries(ops.iter().map(|o| o.intended_latency.as_ref()))?,
+                failed_latency: merge_summaries(ops.iter().map(|o| o.failed_latency.as_ref()))?,
+            },
+        );
+    }
+
+    out.errors = BTreeMap::new();
+    for p in phases {
+        for (class, e) in &p.errors {
+            let into: &mut ErrorSummary = out.errors.entry(class.clone()).or_default();
+            into.count += e.count;
+            for s in &e.samples {
+                if into.samples.len() < 10 && !into.samples.contains(s) {
+                    into.samples.push(s.clone());
+                }
+            }
+        }
+    }
+
+    let schedules: Vec<&ScheduleSummary> = phases.iter().filter_map(|p| p.schedule.as_ref()).collect();
+    out.schedule = match schedules.first() {
+        None => None,
+        Some(s) => Some(ScheduleSummary {
+            late_operations: schedules.iter().map(|s| s.late_operations).sum(),
+            late_threshold_us: s.late_threshold_us,
+            start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
+        }),
+    };
+
+    out.intervals = merge_intervals(phases, start_ms)?;
+    Ok(out)
+}
+
+fn merge_summaries<'a>(items: impl Iterator<Item = Option<&'a LatencySummary>>) -> Result<Option<LatencySummary>, String> {
+    let mut h: Option<LatencyHistogram> = None;
+    for s in items.flatten() {
+        add_into(h.get_or_insert_with(new_histogram), &s.decode()?);
+    }
+    Ok(h.as_ref().and_then(LatencySummary::from_histogram))
+}
+
+/// Aligns interval series on wall-clock time (clients started within the same interval share it).
+fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<IntervalResult>, String> {
+    struct Acc {
+        ok: u64,
+        failed: u64,
+        ops_s: f64,
+        hist: Option<LatencyHistogram>,
+        intended: Option<LatencyHistogram>,
+    }
+    let interval_s = phases[0].interval_s;
+    let mut slots: BTreeMap<u64, BTreeMap<String, Acc>> = BTreeMap::new();
+    for p in phases {
+        let offset = ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64;
+        for iv in &p.intervals {
+            let index = (iv.start_s / interval_s).round() as u64 + offset;
+            let slot = slots.entry(index).or_default();
+            for (op, o) in &iv.operations {
+                let acc = slot.entry(op.clone()).or_insert(Acc { ok: 0, failed: 0, ops_s: 0.0, hist: None, intended: None });
+                acc.ok += o.ok;
+                acc.failed += o.failed;
+                acc.ops_s += o.ops_s;
+                if let Some(e) = &o.histogram {
+                    add_into(acc.hist.get_or_insert_with(new_histogram), &decode_histogram(e)?);
+                }
+                if let Some(e) = &o.intended_histogram {
+                    add_into(acc.intended.get_or_insert_with(new_histogram), &decode_histogram(e)?);
+                }
+            }
+        }
+    }
+    Ok(slots
+        .into_iter()
+        .map(|(index, ops)| IntervalResult {
+            start_s: index as f64 * interval_s,
+            operations: ops
+                .into_iter()
+                .map(|(op, a)| {
+                    let q = |h: &Option<LatencyHistogram>, p: f64| h.as_ref().map_or(0.0, |h| h.value_at_quantile(p) as f64 / 1000.0);
+                    let o = IntervalOp {
+                        ok: a.ok,
+                        failed: a.failed,
+                        ops_s: a.ops_s,
+                        p50_us: q(&a.hist, 0.5),
+                        p90_us: q(&a.hist, 0.9),
+                        p99_us: q(&a.hist, 0.99),
+                        p99_9_us: q(&a.hist, 0.999),
+                        max_us: a.hist.as_ref().map_or(0.0, |h| h.max() as f64 / 1000.0),
+                        histogram: a.hist.as_ref().map(encode_histogram),
+                        intended_p99_us: a.intended.as_ref().map(|h| h.value_at_quantile(0.99) as f64 / 1000.0),
+                        intended_histogram: a.intended.as_ref().map(encode_histogram),
+                    };
+                    (op, o)
+                })
+                .collect(),
+        })
+        .collect())
+}

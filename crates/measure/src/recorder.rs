@@ -1,0 +1,203 @@
+//! The per-worker recorder: owned by one worker thread, never shared, never locked.
+//!
+//! It does not read clocks: execution hands it the instants it measured.
+
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+use scalebench_workload::{FailureClass, OpError, OpKind};
+
+use crate::histogram::{new_histogram, LatencyHistogram};
+
+/// What one operation kind did in one interval on one worker.
+#[derive(Debug, Clone)]
+pub struct OpHistograms {
+    /// Service time of successful operations, ns.
+    pub ok: LatencyHistogram,
+    /// Intended-start latency of successful operations (open loop), ns.
+    pub intended: Option<LatencyHistogram>,
+    /// Service time of failed operations, all classes, ns.
+    pub failed: LatencyHistogram,
+    pub failed_by_class: [u64; FailureClass::COUNT],
+}
+
+impl OpHistograms {
+    fn new(open_loop: bool) -> Self {
+        OpHistograms {
+            ok: new_histogram(),
+            intended: open_loop.then(new_histogram),
+            failed: new_histogram(),
+            failed_by_class: [0; FailureClass::COUNT],
+        }
+    }
+}
+
+/// One worker's measurements for one interval, sent to the aggregator when the interval is over.
+#[derive(Debug, Clone)]
+pub struct IntervalBatch {
+    pub worker: usize,
+    /// Interval number counted from the measurement start.
+    pub index: u64,
+    pub ops: Vec<(OpKind, OpHistograms)>,
+    /// Start delays of open-loop operations, ns.
+    pub start_delay: Option<LatencyHistogram>,
+    pub late: u64,
+    /// Failures seen for the first time by this worker (class, message).
+    pub new_errors: Vec<OpError>,
+    /// Operations started in the window, by kind. Only in the worker's final batch.
+    pub issued: Option<[u64; OpKind::COUNT]>,
+    /// Records written by batch and single inserts (load accounting); only in the final batch.
+    pub records: u64,
+    pub warmup_ops: u64,
+}
+
+pub struct Recorder {
+    worker: usize,
+    t0: Instant,
+    interval: Duration,
+    open_loop: bool,
+    late_threshold: Duration,
+    index: u64,
+    ops: [Option<OpHistograms>; OpKind::COUNT],
+    start_delay: Option<LatencyHistogram>,
+    late: u64,
+    issued: [u64; OpKind::COUNT],
+    records: u64,
+    warmup_ops: u64,
+    new_errors: Vec<OpError>,
+    /// Distinct messages already reported by this worker, capped to bound memory.
+    seen_errors: Vec<(FailureClass, String)>,
+    sink: Sender<IntervalBatch>,
+}
+
+const MAX_ERROR_SAMPLES: usize = 10;
+
+impl Recorder {
+    /// `t0` is the global measurement start; intervals are counted from it.
+    pub fn new(worker: usize, t0: Instant, interval: Duration, open_loop: bool, sink: Sender<IntervalBatch>) -> Self {
+        Recorder {
+            worker,
+            t0,
+            interval,
+            open_loop,
+            late_threshold: Duration::from_millis(1),
+            index: 0,
+            ops: Default::default(),
+            start_delay: open_loop.then(new_histogram),
+            late: 0,
+            issued: [0; OpKind::COUNT],
+            records: 0,
+            warmup_ops: 0,
+            new_errors: Vec::new(),
+            seen_errors: Vec::new(),
+            sink,
+        }
+    }
+
+    pub fn measurement_start(&self) -> Instant {
+        self.t0
+    }
+
+    /// An operation of `kind` starts inside the measurement window.
+    #[inline]
+    pub fn issue(&mut self, kind: OpKind) {
+        self.issued[kind.index()] += 1;
+    }
+
+    /// An operation started during warm-up has completed (counted, not measured).
+    #[inline]
+    pub fn warmup_done(&mut self) {
+        self.warmup_ops += 1;
+    }
+
+    /// Records written (load accounting).
+    #[inline]
+    pub fn add_records(&mut self, n: u64) {
+        self.records += n;
+    }
+
+    /// Records a completed operation. `intended` equals `start` in closed loop.
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, intended: Instant, start: Instant, end: Instant, result: Result<(), &OpError>) {
+        self.advance_to(end);
+        let open_loop = self.open_loop;
+        let h = self.ops[kind.index()].get_or_insert_with(|| OpHistograms::new(open_loop));
+        let service = end.saturating_duration_since(start).as_nanos() as u64;
+        match result {
+            Ok(()) => {
+                h.ok.record(service).expect("auto-resizing histogram");
+                if let Some(i) = &mut h.intended {
+                    i.record(end.saturating_duration_since(intended).as_nanos() as u64).expect("auto-resizing histogram");
+                }
+            }
+            Err(e) => {
+                h.failed.record(service).expect("auto-resizing histogram");
+                h.failed_by_class[e.class.index()] += 1;
+                self.note_error(e);
+            }
+        }
+    }
+
+    /// Open loop: how late an operation started relative to its intended start.
+    #[inline]
+    pub fn record_start_delay(&mut self, intended: Instant, start: Instant) {
+        let delay = start.saturating_duration_since(intended);
+        if delay > self.late_threshold {
+            self.late += 1;
+        }
+        if let Some(h) = &mut self.start_delay {
+            h.record(delay.as_nanos() as u64).expect("auto-resizing histogram");
+        }
+    }
+
+    /// Ships the current interval if `now` lies past it (called on timer ticks, so idle workers report too).
+    pub fn tick(&mut self, now: Instant) {
+        self.advance_to(now);
+    }
+
+    /// Ships everything measured, with the final counters.
+    pub fn finish(mut self) {
+        let batch = self.take_batch(true);
+        let _ = self.sink.send(batch);
+    }
+
+    fn note_error(&mut self, e: &OpError) {
+        if self.seen_errors.len() < MAX_ERROR_SAMPLES * FailureClass::COUNT
+            && !self.seen_errors.iter().any(|(c, m)| *c == e.class && *m == e.message)
+        {
+            self.seen_errors.push((e.class, e.message.clone()));
+            self.new_errors.push(e.clone());
+        }
+    }
+
+    #[inline]
+    fn advance_to(&mut self, now: Instant) {
+        let index = (now.saturating_duration_since(self.t0).as_nanos() / self.interval.as_nanos()) as u64;
+        if index > self.index {
+            let batch = self.take_batch(false);
+            // A closed channel means the aggregator is gone (run aborted): nothing left to report to.
+            let _ = self.sink.send(batch);
+            self.index = index;
+        }
+    }
+
+    fn take_batch(&mut self, last: bool) -> IntervalBatch {
+        let ops = self
+            .ops
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, h)| h.take().map(|h| (OpKind::ALL[i], h)))
+            .collect();
+        IntervalBatch {
+            worker: self.worker,
+            index: self.index,
+            ops,
+            start_delay: self.start_delay.as_mut().map(|h| std::mem::replace(h, new_histogram())),
+            late: std::mem::take(&mut self.late),
+            new_errors: std::mem::take(&mut self.new_errors),
+            issued: last.then_some(self.issued),
+            records: if last { self.records } else { 0 },
+            warmup_ops: std::mem::take(&mut self.warmup_ops),
+        }
+    }
+}

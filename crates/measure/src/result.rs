@@ -1,0 +1,267 @@
+//! The result schema (documented in docs/result-schema.md). Latencies are in microseconds;
+//! embedded histograms are HdrHistogram compressed encodings of nanosecond values.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::histogram::{encode_histogram, LatencyHistogram};
+
+pub const SCHEMA: &str = "scalebench.result.v1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub schema: String,
+    pub tool: ToolInfo,
+    pub host: HostInfo,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// The command line, passwords redacted.
+    pub command: Vec<String>,
+    pub parameters: Parameters,
+    pub interrupted: bool,
+    pub phases: Vec<PhaseResult>,
+    /// For merged results: the files merged, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+    pub git_commit: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub os: String,
+    pub arch: String,
+    pub cpus: usize,
+    pub memory_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Parameters {
+    /// Built-in workload letter or property file path.
+    pub workload: String,
+    /// Database URL, password redacted.
+    pub db: String,
+    pub binding: String,
+    pub threads: usize,
+    pub concurrency: usize,
+    /// Offered rate in operations per second (open loop); absent for closed loop.
+    pub target_ops_s: Option<f64>,
+    /// `constant` or `poisson` (open loop only).
+    pub arrival: Option<String>,
+    pub duration_s: Option<f64>,
+    pub warmup_s: f64,
+    pub operation_count: Option<u64>,
+    pub seed: u64,
+    pub interval_s: f64,
+    pub op_timeout_s: Option<f64>,
+    /// All effective workload and binding properties (secrets redacted).
+    pub properties: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PhaseResult {
+    /// `load` or `run`.
+    pub phase: String,
+    pub open_loop: bool,
+    /// Wall-clock time of the start of the measurement window, ms since the Unix epoch.
+    pub measurement_start_unix_ms: u64,
+    /// Length of the measurement window in seconds (from the global start instant to the stop instant).
+    pub duration_s: f64,
+    pub interval_s: f64,
+    /// `duration`, `operations`, `completed` (load), or `interrupted`.
+    pub ended_by: String,
+    /// How many client processes this result combines (1 unless merged).
+    pub clients: u32,
+    pub totals: Totals,
+    /// By YCSB operation name (READ, UPDATE, INSERT, SCAN, READ-MODIFY-WRITE, DELETE, BATCH-INSERT).
+    pub operations: BTreeMap<String, OpResult>,
+    /// Failures by class (timeout, not_found, unavailable, conflict, unexpected, other).
+    pub errors: BTreeMap<String, ErrorSummary>,
+    /// Open loop: how late operations started relative to their schedule.
+    pub schedule: Option<ScheduleSummary>,
+    pub data: DataSizes,
+    /// Operations completed during warm-up (not measured).
+    pub warmup_operations: u64,
+    pub intervals: Vec<IntervalResult>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Totals {
+    /// Operations started inside the measurement window.
+    pub issued: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Issued operations that had not completed when the run was stopped (grace period over).
+    pub in_flight_at_stop: u64,
+    /// Successful operations per second of the measurement window.
+    pub throughput_ops_s: f64,
+    /// Records written by the load phase (a batch insert counts its records).
+    #[serde(default)]
+    pub records: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct OpResult {
+    pub issued: u64,
+    pub ok: u64,
+    /// By failure class.
+    pub failed: BTreeMap<String, u64>,
+    /// Successful operations per second of the measurement window.
+    pub throughput_ops_s: f64,
+    /// Service time of successful operations (from actual start to end).
+    pub latency: Option<LatencySummary>,
+    /// Open loop: time from the intended start to the end, corrected for coordinated omission.
+    pub intended_latency: Option<LatencySummary>,
+    /// Service time of failed operations, all classes.
+    pub failed_latency: Option<LatencySummary>,
+}
+
+impl OpResult {
+    pub fn failed_total(&self) -> u64 {
+        self.failed.values().sum()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub stdev_us: f64,
+    pub min_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub p99_99_us: f64,
+    /// The full histogram (nanoseconds), HdrHistogram V2 compressed encoding, base64.
+    pub histogram: String,
+}
+
+impl LatencySummary {
+    pub fn from_histogram(h: &LatencyHistogram) -> Option<Self> {
+        if h.is_empty() {
+            return None;
+        }
+        let us = |ns: u64| ns as f64 / 1000.0;
+        Some(LatencySummary {
+            count: h.len(),
+            mean_us: h.mean() / 1000.0,
+            stdev_us: h.stdev() / 1000.0,
+            min_us: us(h.min()),
+            max_us: us(h.max()),
+            p50_us: us(h.value_at_quantile(0.50)),
+            p90_us: us(h.value_at_quantile(0.90)),
+            p95_us: us(h.value_at_quantile(0.95)),
+            p99_us: us(h.value_at_quantile(0.99)),
+            p99_9_us: us(h.value_at_quantile(0.999)),
+            p99_99_us: us(h.value_at_quantile(0.9999)),
+            histogram: encode_histogram(h),
+        })
+    }
+
+    pub fn decode(&self) -> Result<LatencyHistogram, String> {
+        crate::histogram::decode_histogram(&self.histogram)
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ErrorSummary {
+    pub count: u64,
+    /// Up to 10 distinct driver messages, first seen first.
+    pub samples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScheduleSummary {
+    /// Operations that started later than `late_threshold_us` after their intended start.
+    pub late_operations: u64,
+    pub late_threshold_us: f64,
+    /// Distribution of start delays (actual start - intended start).
+    pub start_delay: Option<LatencySummary>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DataSizes {
+    pub mean_key_bytes: f64,
+    /// Bytes of field values in one record.
+    pub mean_record_bytes: f64,
+    pub field_count: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IntervalResult {
+    /// Seconds from the start of the measurement window to the start of this interval.
+    pub start_s: f64,
+    pub operations: BTreeMap<String, IntervalOp>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalOp {
+    pub ok: u64,
+    pub failed: u64,
+    pub ops_s: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p99_9_us: f64,
+    pub max_us: f64,
+    /// Service-time histogram of successful operations completed in the interval.
+    pub histogram: Option<String>,
+    /// Open loop: p99 from the intended start, and its histogram.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_p99_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intended_histogram: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    #[error("cannot read result file '{path}': {reason}")]
+    Read { path: String, reason: String },
+    #[error("cannot write result file '{path}': {reason}")]
+    Write { path: String, reason: String },
+}
+
+impl RunResult {
+    pub fn read(path: &Path) -> Result<RunResult, ResultError> {
+        let err = |reason: String| ResultError::Read { path: path.display().to_string(), reason };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        let r: RunResult = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
+        if r.schema != SCHEMA {
+            return Err(err(format!("unsupported schema '{}', expected '{SCHEMA}'", r.schema)));
+        }
+        Ok(r)
+    }
+
+    /// Writes atomically: a temporary file in the same directory, renamed over the target, so a
+    /// reader (or a crash) never sees half a result.
+    pub fn write_atomically(&self, path: &Path) -> Result<(), ResultError> {
+        let err = |reason: String| ResultError::Write { path: path.display().to_string(), reason };
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
+        serde_json::to_writer_pretty(&mut tmp, self).map_err(|e| err(e.to_string()))?;
+        use std::io::Write;
+        tmp.write_all(b"\n").map_err(|e| err(e.to_string()))?;
+        tmp.as_file().sync_all().map_err(|e| err(e.to_string()))?;
+        tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+        Ok(())
+    }
+
+    /// The phase that summaries show: the run phase if there is one, else the last.
+    pub fn main_phase(&self) -> Option<&PhaseResult> {
+        self.phases.iter().rev().find(|p| p.phase == "run").or(self.phases.last())
+    }
+}
