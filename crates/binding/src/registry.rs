@@ -1,0 +1,70 @@
+//! The binding registry: which URL scheme opens which binding, and what options each takes.
+//! Adding a database: one module, one [`BindingInfo`] in [`bindings`], one arm in [`open`].
+
+use crate::{BindingConfig, BindingError, BindingFactory};
+
+/// A binding option, settable as `-p <binding>.<name>=value` or in a property file.
+#[derive(Debug, Clone, Copy)]
+pub struct OptionInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub help: &'static str,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct BindingInfo {
+    pub name: &'static str,
+    pub schemes: &'static [&'static str],
+    pub summary: &'static str,
+    pub url_example: &'static str,
+    pub options: &'static [OptionInfo],
+}
+
+/// The bindings compiled into this build.
+pub fn bindings() -> Vec<BindingInfo> {
+    let mut all = vec![crate::null::INFO];
+    #[cfg(feature = "sqlite")]
+    all.push(crate::sqlite::INFO);
+    all
+}
+
+pub fn find(name: &str) -> Option<BindingInfo> {
+    bindings().into_iter().find(|b| b.name == name)
+}
+
+pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
+    bindings().into_iter().find(|b| b.schemes.contains(&scheme))
+}
+
+/// Receives the opened factory with its concrete type, so execution is compiled per binding
+/// (static dispatch on the hot path).
+pub trait FactoryVisitor {
+    type Output;
+    fn visit<F: BindingFactory>(self, factory: F) -> Self::Output;
+}
+
+/// Opens the binding named by the URL's scheme and hands it to `visitor`.
+pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::Output, BindingError> {
+    let scheme = config.url.scheme().to_string();
+    let info = for_scheme(&scheme).ok_or_else(|| {
+        let known: Vec<String> = bindings().iter().flat_map(|b| b.schemes.iter().map(|s| format!("{s}://"))).collect();
+        BindingError::Config(format!(
+            "no binding for URL scheme '{scheme}://' in this build (available: {})",
+            known.join(", ")
+        ))
+    })?;
+    for key in config.options.keys() {
+        if !info.options.iter().any(|o| o.name == key) {
+            return Err(BindingError::Config(format!(
+                "unknown option '{}.{key}' (see `scalebench bindings {}`)",
+                info.name, info.name
+            )));
+        }
+    }
+    match info.name {
+        "null" => Ok(visitor.visit(crate::null::NullFactory::open(&config)?)),
+        #[cfg(feature = "sqlite")]
+        "sqlite" => Ok(visitor.visit(crate::sqlite::SqliteFactory::open(&config)?)),
+        other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
+    }
+}

@@ -1,0 +1,300 @@
+//! `sqlite:///path/file.db`: the embedded default (rusqlite, SQLite bundled).
+//!
+//! Schema as YCSB's JDBC binding: table `usertable`, primary key `YCSB_KEY`, columns `FIELD0..FIELDn`.
+//! SQLite is synchronous and in-process: each operation runs to completion on the worker's thread, so
+//! parallelism comes from `--threads` (one connection each), not from `--concurrency`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "sqlite",
+    schemes: &["sqlite"],
+    summary: "embedded SQLite (bundled); the default database, in a temporary file unless --db is given",
+    url_example: "sqlite:///path/to/file.db",
+    options: &[
+        OptionInfo { name: "journal_mode", default: "WAL", help: "PRAGMA journal_mode: WAL, DELETE, TRUNCATE, PERSIST, MEMORY or OFF" },
+        OptionInfo { name: "synchronous", default: "NORMAL", help: "PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA (durability of each commit)" },
+        OptionInfo { name: "busy_timeout_ms", default: "10000", help: "how long a writer waits for another connection's lock before failing as timeout" },
+        OptionInfo { name: "cache_size_kib", default: "16384", help: "page cache per connection in KiB (PRAGMA cache_size)" },
+    ],
+};
+
+pub struct SqliteFactory {
+    path: PathBuf,
+    table: String,
+    columns: Vec<String>,
+    journal_mode: String,
+    synchronous: String,
+    busy_timeout: Duration,
+    cache_size_kib: u64,
+}
+
+impl SqliteFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let path = path_of(config)?;
+        let factory = SqliteFactory {
+            table: config.schema.table.clone(),
+            columns: config.schema.field_names.iter().map(|f| f.to_ascii_uppercase()).collect(),
+            journal_mode: config.choice("sqlite", "journal_mode", "WAL", &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"])?,
+            synchronous: config.choice("sqlite", "synchronous", "NORMAL", &["OFF", "NORMAL", "FULL", "EXTRA"])?,
+            busy_timeout: Duration::from_millis(config.u64_option("sqlite", "busy_timeout_ms", 10_000)?),
+            cache_size_kib: config.u64_option("sqlite", "cache_size_kib", 16_384)?,
+            path,
+        };
+        let conn = factory.connection()?;
+        if config.create_schema {
+            let cols: Vec<String> = factory.columns.iter().map(|c| format!("{c} TEXT")).collect();
+            conn.execute_batch(&format!(
+                "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}) WITHOUT ROWID;",
+                factory.table,
+                cols.join(", ")
+            ))
+            .map_err(|e| BindingError::Schema(format!("cannot create table '{}' in '{}': {e}", factory.table, factory.path.display())))?;
+        }
+        factory.check_table(&conn)?;
+        Ok(factory)
+    }
+
+    fn connection(&self) -> Result<Connection, BindingError> {
+        let conn = Connection::open(&self.path).map_err(|e| BindingError::Connect {
+            url: format!("sqlite://{}", self.path.display()),
+            reason: e.to_string(),
+        })?;
+        conn.busy_timeout(self.busy_timeout).map_err(other)?;
+        // journal_mode returns a row; the others do not.
+        let _: String = conn
+            .query_row(&format!("PRAGMA journal_mode={}", self.journal_mode), [], |r| r.get(0))
+            .map_err(other)?;
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous={}; PRAGMA cache_size=-{};",
+            self.synchronous, self.cache_size_kib
+        ))
+        .map_err(other)?;
+        conn.set_prepared_statement_cache_capacity(self.columns.len() * 2 + 16);
+        Ok(conn)
+    }
+
+    fn check_table(&self, conn: &Connection) -> Result<(), BindingError> {
+        let sql: Option<String> = conn
+            .query_row("SELECT sql FROM sqlite_master WHERE type='table' AND name=?1 COLLATE NOCASE", [&self.table], |r| r.get(0))
+            .optional()
+            .map_err(other)?;
+        let Some(_) = sql else {
+            return Err(BindingError::Schema(format!(
+                "table '{}' does not exist in '{}': run the load phase first (scalebench load, or run --load)",
+                self.table,
+                self.path.display()
+            )));
+        };
+        let mut stmt = conn.prepare(&format!("PRAGMA table_info({})", self.table)).map_err(other)?;
+        let existing: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(other)?
+            .collect::<Result<_, _>>()
+            .map_err(other)?;
+        if let Some(missing) = self.columns.iter().find(|c| !existing.iter().any(|e| e.eq_ignore_ascii_case(c))) {
+            return Err(BindingError::Schema(format!(
+                "table '{}' in '{}' has no column {missing}: it was created for another fieldcount or fieldnameprefix",
+                self.table,
+                self.path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn path_of(config: &BindingConfig) -> Result<PathBuf, BindingError> {
+    let u = config.url.url();
+    let path = match u.host_str() {
+        Some(host) if !host.is_empty() => format!("{host}{}", u.path()),
+        _ => u.path().to_string(),
+    };
+    if path.is_empty() || path == "/" {
+        return Err(BindingError::Config(format!(
+            "invalid database URL '{}': expected sqlite:///absolute/path.db or sqlite://relative/path.db",
+            config.url.redacted()
+        )));
+    }
+    Ok(PathBuf::from(path))
+}
+
+fn other(e: rusqlite::Error) -> BindingError {
+    BindingError::Other(e.to_string())
+}
+
+fn classify(e: rusqlite::Error) -> OpError {
+    let class = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => FailureClass::Timeout,
+        Some(ErrorCode::ConstraintViolation) => FailureClass::Conflict,
+        Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly) | Some(ErrorCode::DiskFull) => FailureClass::Unavailable,
+        _ => FailureClass::Other,
+    };
+    OpError::new(class, e.to_string())
+}
+
+impl BindingFactory for SqliteFactory {
+    type Binding = SqliteBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<SqliteBinding, BindingError> {
+        let conn = self.connection()?;
+        let t = &self.table;
+        let all = self.columns.join(", ");
+        let placeholders = vec!["?"; self.columns.len()].join(", ");
+        Ok(SqliteBinding {
+            read_all: format!("SELECT {all} FROM {t} WHERE YCSB_KEY = ?1"),
+            read_one: self.columns.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
+            scan_all: format!("SELECT YCSB_KEY, {all} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
+            scan_one: self
+                .columns
+                .iter()
+                .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"))
+                .collect(),
+            update_one: self.columns.iter().map(|c| format!("UPDATE {t} SET {c} = ?1 WHERE YCSB_KEY = ?2")).collect(),
+            insert: format!("INSERT INTO {t} (YCSB_KEY, {all}) VALUES (?, {placeholders})"),
+            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
+            table: t.clone(),
+            columns: self.columns.clone(),
+            conn,
+        })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct SqliteBinding {
+    conn: Connection,
+    table: String,
+    columns: Vec<String>,
+    read_all: String,
+    read_one: Vec<String>,
+    scan_all: String,
+    scan_one: Vec<String>,
+    update_one: Vec<String>,
+    insert: String,
+    delete: String,
+}
+
+impl SqliteBinding {
+    fn insert_row(&self, key: &str, values: &Fields) -> Result<(), OpError> {
+        if values.len() == self.columns.len() && values.iter().enumerate().all(|(i, (f, _))| *f == i) {
+            let mut stmt = self.conn.prepare_cached(&self.insert).map_err(classify)?;
+            let params = std::iter::once(key).chain(values.iter().map(|(_, v)| v.as_str()));
+            stmt.execute(params_from_iter(params)).map_err(classify)?;
+        } else {
+            // A partial record: name the columns given.
+            let cols: Vec<&str> = values.iter().map(|(f, _)| self.columns[*f].as_str()).collect();
+            let sql = format!(
+                "INSERT INTO {} (YCSB_KEY, {}) VALUES (?{})",
+                self.table,
+                cols.join(", "),
+                ", ?".repeat(cols.len())
+            );
+            let params = std::iter::once(key).chain(values.iter().map(|(_, v)| v.as_str()));
+            self.conn.execute(&sql, params_from_iter(params)).map_err(classify)?;
+        }
+        Ok(())
+    }
+}
+
+impl Binding for SqliteBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let (sql, first) = match fields {
+            FieldSet::All => (&self.read_all, None),
+            FieldSet::One(i) => (&self.read_one[i], Some(i)),
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(classify)?;
+        let n = stmt.column_count();
+        let found = stmt
+            .query_row([key], |row| {
+                for c in 0..n {
+                    let v: Option<String> = row.get(c)?;
+                    out.push((first.unwrap_or(c), v.unwrap_or_default()));
+                }
+                Ok(())
+            })
+            .optional()
+            .map_err(classify)?;
+        found.ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let (sql, first) = match fields {
+            FieldSet::All => (&self.scan_all, None),
+            FieldSet::One(i) => (&self.scan_one[i], Some(i)),
+        };
+        let mut stmt = self.conn.prepare_cached(sql).map_err(classify)?;
+        let n = stmt.column_count();
+        let mut rows = stmt.query(rusqlite::params![start_key, count as i64]).map_err(classify)?;
+        while let Some(row) = rows.next().map_err(classify)? {
+            let key: String = row.get(0).map_err(classify)?;
+            let mut fields = Vec::with_capacity(n - 1);
+            for c in 1..n {
+                let v: Option<String> = row.get(c).map_err(classify)?;
+                fields.push((first.unwrap_or(c - 1), v.unwrap_or_default()));
+            }
+            out.push((key, fields));
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let changed = if let [(f, v)] = values.as_slice() {
+            let mut stmt = self.conn.prepare_cached(&self.update_one[*f]).map_err(classify)?;
+            stmt.execute([v.as_str(), key]).map_err(classify)?
+        } else {
+            let sets: Vec<String> = values.iter().map(|(f, _)| format!("{} = ?", self.columns[*f])).collect();
+            let sql = format!("UPDATE {} SET {} WHERE YCSB_KEY = ?", self.table, sets.join(", "));
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(classify)?;
+            let params = values.iter().map(|(_, v)| v.as_str()).chain(std::iter::once(key));
+            stmt.execute(params_from_iter(params)).map_err(classify)?
+        };
+        if changed == 0 {
+            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+        }
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.insert_row(key, values)
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        // One transaction per batch: one fsync instead of one per record.
+        self.conn.execute_batch("BEGIN").map_err(classify)?;
+        for r in records {
+            if let Err(e) = self.insert_row(&r.key, &r.values) {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+        self.conn.execute_batch("COMMIT").map_err(|e| {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            classify(e)
+        })
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let mut stmt = self.conn.prepare_cached(&self.delete).map_err(classify)?;
+        match stmt.execute([key]).map_err(classify)? {
+            0 => Err(OpError::new(FailureClass::NotFound, format!("no record {key}"))),
+            _ => Ok(()),
+        }
+    }
+}
