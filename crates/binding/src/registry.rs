@@ -22,6 +22,7 @@ pub struct BindingInfo {
 
 /// The bindings compiled into this build.
 pub fn bindings() -> Vec<BindingInfo> {
+    #[allow(unused_mut)] // mutated only when optional bindings are compiled in
     let mut all = vec![crate::null::INFO];
     #[cfg(feature = "sqlite")]
     all.push(crate::sqlite::INFO);

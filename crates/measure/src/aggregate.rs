@@ -78,6 +78,7 @@ pub struct Aggregator {
     late: u64,
     issued: [u64; OpKind::COUNT],
     records: u64,
+    retries: u64,
     warmup_ops: u64,
     newest_index: u64,
 }
@@ -96,6 +97,7 @@ impl Aggregator {
             late: 0,
             issued: [0; OpKind::COUNT],
             records: 0,
+            retries: 0,
             warmup_ops: 0,
             newest_index: 0,
         }
@@ -130,6 +132,7 @@ impl Aggregator {
             }
         }
         self.records += batch.records;
+        self.retries += batch.retries;
         self.warmup_ops += batch.warmup_ops;
     }
 
@@ -152,7 +155,7 @@ impl Aggregator {
     pub fn finish(self, meta: PhaseMeta) -> PhaseResult {
         let secs = meta.duration.as_secs_f64().max(f64::MIN_POSITIVE);
         let mut operations = BTreeMap::new();
-        let mut totals = Totals { records: self.records, ..Default::default() };
+        let mut totals = Totals { records: self.records, retries: self.retries, ..Default::default() };
         for kind in OpKind::ALL {
             let issued = self.issued[kind.index()];
             let t = self.totals.get(&kind);

@@ -59,6 +59,7 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     t.in_flight_at_stop = phases.iter().map(|p| p.totals.in_flight_at_stop).sum();
     t.throughput_ops_s = phases.iter().map(|p| p.totals.throughput_ops_s).sum();
     t.records = phases.iter().map(|p| p.totals.records).sum();
+    t.retries = phases.iter().map(|p| p.totals.retries).sum();
 
     out.operations = BTreeMap::new();
     let op_names: std::collections::BTreeSet<&String> = phases.iter().flat_map(|p| p.operations.keys()).collect();

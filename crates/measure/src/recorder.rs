@@ -48,6 +48,8 @@ pub struct IntervalBatch {
     pub issued: Option<[u64; OpKind::COUNT]>,
     /// Records written by batch and single inserts (load accounting); only in the final batch.
     pub records: u64,
+    /// Load phase: failed inserts retried (only in the final batch).
+    pub retries: u64,
     pub warmup_ops: u64,
 }
 
@@ -63,6 +65,7 @@ pub struct Recorder {
     late: u64,
     issued: [u64; OpKind::COUNT],
     records: u64,
+    retries: u64,
     warmup_ops: u64,
     new_errors: Vec<OpError>,
     /// Distinct messages already reported by this worker, capped to bound memory.
@@ -87,6 +90,7 @@ impl Recorder {
             late: 0,
             issued: [0; OpKind::COUNT],
             records: 0,
+            retries: 0,
             warmup_ops: 0,
             new_errors: Vec::new(),
             seen_errors: Vec::new(),
@@ -114,6 +118,12 @@ impl Recorder {
     #[inline]
     pub fn add_records(&mut self, n: u64) {
         self.records += n;
+    }
+
+    /// A failed insert is retried (load phase).
+    #[inline]
+    pub fn add_retry(&mut self) {
+        self.retries += 1;
     }
 
     /// Records a completed operation. `intended` equals `start` in closed loop.
@@ -197,6 +207,7 @@ impl Recorder {
             new_errors: std::mem::take(&mut self.new_errors),
             issued: last.then_some(self.issued),
             records: if last { self.records } else { 0 },
+            retries: if last { self.retries } else { 0 },
             warmup_ops: std::mem::take(&mut self.warmup_ops),
         }
     }

@@ -106,6 +106,9 @@ pub struct Totals {
     /// Records written by the load phase (a batch insert counts its records).
     #[serde(default)]
     pub records: u64,
+    /// Load phase: failed inserts that were retried (`core_workload_insertion_retry_limit`).
+    #[serde(default)]
+    pub retries: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -1,0 +1,18 @@
+//! Execution owns time: the schedule (closed or open loop), warm-up, the measurement window,
+//! termination and concurrency. It hands each operation to a binding and its timing to measurement.
+//!
+//! Model: `threads` OS threads, each with its own single-threaded tokio runtime, each running
+//! `concurrency` slots. A slot behaves like one YCSB client thread: one operation at a time, its own
+//! binding instance (connection) and its own generator.
+
+mod perform;
+pub mod plan;
+pub mod progress;
+mod runner;
+mod schedule;
+pub mod stop;
+
+pub use plan::{Arrival, Phase, RunPlan};
+pub use progress::{Progress, ProgressState};
+pub use runner::{execute, ExecError, PhaseOutcome};
+pub use stop::StopSignal;

@@ -1,0 +1,48 @@
+//! One operation: the binding calls it takes, and data-integrity checks of what came back.
+
+use scalebench_binding::Binding;
+use scalebench_workload::{FailureClass, Fields, OpError, OpKind, Operation, OperationGenerator};
+
+/// Reusable buffers for what reads and scans return.
+#[derive(Default)]
+pub(crate) struct Buffers {
+    fields: Fields,
+    rows: Vec<(String, Fields)>,
+}
+
+pub(crate) async fn perform<B: Binding>(
+    b: &mut B,
+    op: &Operation,
+    bufs: &mut Buffers,
+    verify: Option<&OperationGenerator>,
+) -> Result<(), OpError> {
+    match op.kind {
+        OpKind::Read => {
+            b.read(&op.key, op.read_fields, &mut bufs.fields).await?;
+            check(verify, &op.key, &bufs.fields)
+        }
+        OpKind::Update => b.update(&op.key, &op.values).await,
+        OpKind::Insert => b.insert(&op.key, &op.values).await,
+        OpKind::Scan => {
+            b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows).await?;
+            for (key, fields) in &bufs.rows {
+                check(verify, key, fields)?;
+            }
+            Ok(())
+        }
+        OpKind::ReadModifyWrite => {
+            b.read(&op.key, op.read_fields, &mut bufs.fields).await?;
+            check(verify, &op.key, &bufs.fields)?;
+            b.update(&op.key, &op.values).await
+        }
+        OpKind::Delete => b.delete(&op.key).await,
+        OpKind::BatchInsert => Err(OpError::new(FailureClass::Other, "batch insert is a load-phase operation")),
+    }
+}
+
+fn check(verify: Option<&OperationGenerator>, key: &str, fields: &Fields) -> Result<(), OpError> {
+    match verify {
+        Some(g) => g.verify(key, fields),
+        None => Ok(()),
+    }
+}

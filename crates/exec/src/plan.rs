@@ -1,0 +1,102 @@
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Load,
+    Run,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Load => "load",
+            Phase::Run => "run",
+        }
+    }
+}
+
+/// How intended start times are spaced in an open-loop run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival {
+    /// Evenly spaced, staggered across slots.
+    Constant,
+    /// Exponentially distributed gaps (a Poisson process per slot).
+    Poisson,
+}
+
+/// Everything execution needs to know about one phase.
+#[derive(Debug, Clone)]
+pub struct RunPlan {
+    pub phase: Phase,
+    pub threads: usize,
+    /// In-flight operations per thread.
+    pub concurrency: usize,
+    /// Total offered rate (ops/s) for an open-loop run; `None` for closed loop.
+    pub target_ops_s: Option<f64>,
+    pub arrival: Arrival,
+    /// Measured run length; `None` to stop by operation count only.
+    pub duration: Option<Duration>,
+    pub warmup: Duration,
+    /// Measured operations (run) or records (load are taken from the workload); `None` for no limit.
+    pub operation_count: Option<u64>,
+    pub interval: Duration,
+    /// Per-operation timeout; `None` leaves operations unbounded until the end-of-run grace.
+    pub op_timeout: Option<Duration>,
+    /// How long in-flight operations may finish after the stop before they are abandoned.
+    pub grace: Duration,
+    pub seed: u64,
+    /// Records per insert call in the load phase (when the binding batches).
+    pub batch_size: usize,
+    /// Load phase: retries of a failed insert, and the pause between them.
+    pub insert_retries: u32,
+    pub insert_retry_interval: Duration,
+}
+
+impl RunPlan {
+    pub fn slots(&self) -> usize {
+        self.threads * self.concurrency
+    }
+
+    /// How many measured operations slot `slot` performs: counts differ by at most one.
+    pub fn slot_quota(&self, slot: usize) -> Option<u64> {
+        self.operation_count.map(|total| {
+            let n = self.slots() as u64;
+            total / n + u64::from((slot as u64) < total % n)
+        })
+    }
+}
+
+impl Default for RunPlan {
+    fn default() -> Self {
+        RunPlan {
+            phase: Phase::Run,
+            threads: 1,
+            concurrency: 1,
+            target_ops_s: None,
+            arrival: Arrival::Constant,
+            duration: Some(Duration::from_secs(30)),
+            warmup: Duration::ZERO,
+            operation_count: None,
+            interval: Duration::from_secs(1),
+            op_timeout: None,
+            grace: Duration::from_secs(10),
+            seed: 0,
+            batch_size: 1,
+            insert_retries: 0,
+            insert_retry_interval: Duration::from_secs(3),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotas_differ_by_at_most_one_and_add_up() {
+        let plan = RunPlan { threads: 3, concurrency: 4, operation_count: Some(1003), ..Default::default() };
+        let q: Vec<u64> = (0..12).map(|s| plan.slot_quota(s).unwrap()).collect();
+        assert_eq!(q.iter().sum::<u64>(), 1003);
+        assert!(q.iter().max().unwrap() - q.iter().min().unwrap() <= 1);
+    }
+}

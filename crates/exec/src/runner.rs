@@ -1,0 +1,482 @@
+//! The coordinator and the worker threads.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures::future::join_all;
+use scalebench_binding::{Binding, BindingError, BindingFactory};
+use scalebench_measure::aggregate::PhaseMeta;
+use scalebench_measure::result::DataSizes;
+use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
+use scalebench_workload::{CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator};
+
+use crate::perform::{perform, Buffers};
+use crate::plan::{Phase, RunPlan};
+use crate::progress::{Progress, ProgressState};
+use crate::schedule::{wait_until, Schedule};
+use crate::StopSignal;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error(transparent)]
+    Binding(#[from] BindingError),
+    #[error("invalid plan: {0}")]
+    Plan(String),
+    #[error("worker thread failed: {0}")]
+    Worker(String),
+}
+
+/// A measured phase, with the instants that bound its measurement window.
+#[derive(Debug)]
+pub struct PhaseOutcome {
+    pub result: PhaseResult,
+    pub measurement_start: Instant,
+    pub measurement_end: Instant,
+}
+
+/// The instants every worker shares: one global start, one measurement start.
+#[derive(Debug, Clone, Copy)]
+struct Timeline {
+    start: Instant,
+    t0: Instant,
+    /// End of the measured window for duration-based runs.
+    deadline: Option<Instant>,
+}
+
+struct Shared<F> {
+    factory: F,
+    workload: CoreWorkload,
+    plan: RunPlan,
+    stop: StopSignal,
+    verify: bool,
+    load_keys: LoadKeys,
+    timeline: OnceLock<Timeline>,
+    abort: AtomicBool,
+    barrier: Barrier,
+    /// Latest completion of a measured operation, ns after `timeline.start`.
+    last_end_ns: AtomicU64,
+}
+
+/// Runs one phase against the binding `factory` makes, on `plan.threads` threads, and returns its result.
+/// Blocks until the phase is over. Operation failures are counted, never returned; an error here means
+/// the phase could not run (connection or schema failure, bad plan).
+pub fn execute<F: BindingFactory>(
+    factory: F,
+    workload: &CoreWorkload,
+    plan: &RunPlan,
+    stop: &StopSignal,
+    progress: &mut dyn Progress,
+) -> Result<PhaseOutcome, ExecError> {
+    if plan.threads == 0 || plan.concurrency == 0 {
+        return Err(ExecError::Plan("threads and concurrency must be at least 1".into()));
+    }
+    if let Some(t) = plan.target_ops_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(ExecError::Plan(format!("target rate must be positive, got {t}")));
+        }
+    }
+    let verify = workload.data_integrity && factory.stores_data();
+    let shared = Arc::new(Shared {
+        factory,
+        workload: workload.clone(),
+        plan: plan.clone(),
+        stop: stop.clone(),
+        verify,
+        load_keys: workload.load_keys(),
+        timeline: OnceLock::new(),
+        abort: AtomicBool::new(false),
+        barrier: Barrier::new(plan.threads + 1),
+        last_end_ns: AtomicU64::new(0),
+    });
+    let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
+    let mut handles = Vec::with_capacity(plan.threads);
+    for t in 0..plan.threads {
+        let shared = Arc::clone(&shared);
+        let batch_tx = batch_tx.clone();
+        let ready_tx = ready_tx.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("scalebench-worker-{t}"))
+            .spawn(move || worker_thread(shared, t, batch_tx, ready_tx))
+            .map_err(|e| ExecError::Worker(e.to_string()))?;
+        handles.push(handle);
+    }
+    drop(batch_tx);
+    drop(ready_tx);
+
+    // All connections first; nobody starts until everybody is ready.
+    let mut first_error = None;
+    for _ in 0..plan.threads {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(BindingError::Other("a worker thread ended before connecting".into()));
+            }
+        }
+    }
+    if first_error.is_some() || stop.is_requested() {
+        shared.abort.store(true, Ordering::SeqCst);
+        shared.barrier.wait();
+        join_workers(handles)?;
+        return Err(first_error
+            .map(ExecError::Binding)
+            .unwrap_or_else(|| ExecError::Worker("stopped before the phase began".into())));
+    }
+    // A few milliseconds for the workers to wake before the common start.
+    let start = Instant::now() + Duration::from_millis(5);
+    let warmup = if plan.phase == Phase::Run { plan.warmup } else { Duration::ZERO };
+    let t0 = start + warmup;
+    let timeline = Timeline { start, t0, deadline: plan.duration.map(|d| t0 + d) };
+    let unix_ms_at_t0 = unix_ms_at(t0);
+    shared.timeline.set(timeline).expect("timeline is set once");
+    shared.barrier.wait();
+
+    let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
+    let mut aggregator = Aggregator::new(plan.interval, open_loop);
+    collect(&batch_rx, &mut aggregator, &handles, &shared, timeline, progress);
+    join_workers(handles)?;
+    for batch in batch_rx.try_iter() {
+        aggregator.add(batch);
+    }
+    progress.finish();
+
+    let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
+    let (end, ended_by) = match (stop.requested_at(), timeline.deadline) {
+        (Some(at), deadline) if deadline.is_none_or(|d| at < d) => (at.max(t0), "interrupted"),
+        (_, Some(deadline)) if last_end >= deadline || plan.operation_count.is_none() => (deadline, "duration"),
+        _ => (
+            last_end.max(t0),
+            if plan.phase == Phase::Load { "completed" } else { "operations" },
+        ),
+    };
+    let meta = PhaseMeta {
+        phase: plan.phase.name().to_string(),
+        measurement_start_unix_ms: unix_ms_at_t0,
+        duration: end - t0,
+        ended_by: ended_by.to_string(),
+        data: DataSizes {
+            mean_key_bytes: workload.mean_key_bytes(),
+            mean_record_bytes: workload.mean_record_bytes(),
+            field_count: workload.field_names.len(),
+        },
+    };
+    Ok(PhaseOutcome { result: aggregator.finish(meta), measurement_start: t0, measurement_end: end })
+}
+
+fn unix_ms_at(t: Instant) -> u64 {
+    let now_i = Instant::now();
+    let now_s = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let at = if t >= now_i { now_s + (t - now_i) } else { now_s.saturating_sub(now_i - t) };
+    at.as_millis() as u64
+}
+
+/// Merges batches as they arrive and reports progress until every worker is done.
+fn collect<F>(
+    rx: &Receiver<IntervalBatch>,
+    aggregator: &mut Aggregator,
+    handles: &[std::thread::JoinHandle<()>],
+    shared: &Shared<F>,
+    timeline: Timeline,
+    progress: &mut dyn Progress,
+) {
+    let report_every = shared.plan.interval.min(Duration::from_secs(1));
+    let mut next_report = timeline.start + report_every;
+    let expected_ops = match shared.plan.phase {
+        Phase::Run => shared.plan.operation_count,
+        Phase::Load => Some(shared.workload.insert_count),
+    };
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(batch) => aggregator.add(batch),
+            Err(RecvTimeoutError::Disconnected) => break,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let now = Instant::now();
+        if now >= next_report {
+            next_report += report_every;
+            progress.update(&ProgressState {
+                phase: shared.plan.phase.name(),
+                elapsed: now.saturating_duration_since(timeline.start),
+                warmup: timeline.t0 - timeline.start,
+                duration: shared.plan.duration,
+                expected_ops,
+                live: aggregator.live(),
+            });
+        }
+        if handles.iter().all(|h| h.is_finished()) {
+            break;
+        }
+    }
+}
+
+fn join_workers(handles: Vec<std::thread::JoinHandle<()>>) -> Result<(), ExecError> {
+    for h in handles {
+        h.join().map_err(|p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            ExecError::Worker(msg)
+        })?;
+    }
+    Ok(())
+}
+
+fn worker_thread<F: BindingFactory>(
+    shared: Arc<Shared<F>>,
+    thread: usize,
+    batch_tx: Sender<IntervalBatch>,
+    ready_tx: Sender<Result<(), BindingError>>,
+) {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready_tx.send(Err(BindingError::Other(format!("cannot start a runtime: {e}"))));
+            shared.barrier.wait();
+            return;
+        }
+    };
+    runtime.block_on(async move {
+        let plan = &shared.plan;
+        let mut bindings = Vec::with_capacity(plan.concurrency);
+        let mut failed = None;
+        for s in 0..plan.concurrency {
+            match shared.factory.connect(thread * plan.concurrency + s).await {
+                Ok(b) => bindings.push(b),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let _ = ready_tx.send(failed.map_or(Ok(()), Err));
+        shared.barrier.wait();
+        if shared.abort.load(Ordering::SeqCst) {
+            for b in &mut bindings {
+                let _ = b.cleanup().await;
+            }
+            return;
+        }
+        let timeline = *shared.timeline.get().expect("set before the barrier opens");
+        let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
+        let recorder = RefCell::new(Recorder::new(thread, timeline.t0, plan.interval, open_loop, batch_tx));
+        let done = std::cell::Cell::new(false);
+
+        let slots = bindings.into_iter().enumerate().map(|(s, b)| {
+            let slot = thread * plan.concurrency + s;
+            let generator = shared.workload.generator(mix_seed(plan.seed, slot as u64));
+            let shared = &shared;
+            let recorder = &recorder;
+            async move {
+                match plan.phase {
+                    Phase::Run => run_slot(b, generator, slot, shared, timeline, recorder).await,
+                    Phase::Load => load_slot(b, generator, shared, timeline, recorder).await,
+                }
+            }
+        });
+        let all_slots = async {
+            let bindings = join_all(slots).await;
+            done.set(true);
+            bindings
+        };
+        // Interval ticks, so batches flow even when no operation completes (a stalled database).
+        let ticker = async {
+            while !done.get() {
+                tokio::time::sleep(plan.interval.min(Duration::from_millis(250))).await;
+                recorder.borrow_mut().tick(Instant::now());
+            }
+        };
+        let hard_stop = hard_stop(&shared, timeline);
+        let finished = tokio::select! {
+            (bindings, ()) = async { tokio::join!(all_slots, ticker) } => Some(bindings),
+            () = hard_stop => None,
+        };
+        if let Some(bindings) = finished {
+            for mut b in bindings {
+                let _ = b.cleanup().await;
+            }
+        }
+        recorder.into_inner().finish();
+    });
+}
+
+/// Resolves when in-flight operations have had their grace period after the end of the window.
+async fn hard_stop<F>(shared: &Shared<F>, timeline: Timeline) {
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let end = match (shared.stop.requested_at(), timeline.deadline) {
+            (Some(at), Some(d)) => Some(at.min(d)),
+            (Some(at), None) => Some(at),
+            (None, d) => d,
+        };
+        if let Some(end) = end {
+            if Instant::now() >= end + shared.plan.grace {
+                return;
+            }
+        }
+    }
+}
+
+fn mix_seed(seed: u64, slot: u64) -> u64 {
+    // splitmix64 of (seed, slot): independent streams per slot, reproducible per seed.
+    let mut z = seed ^ slot.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn note_end<F>(shared: &Shared<F>, timeline: Timeline, end: Instant) {
+    let ns = end.saturating_duration_since(timeline.start).as_nanos() as u64;
+    shared.last_end_ns.fetch_max(ns, Ordering::Relaxed);
+}
+
+async fn run_slot<F: BindingFactory>(
+    mut binding: F::Binding,
+    mut generator: OperationGenerator,
+    slot: usize,
+    shared: &Shared<F>,
+    timeline: Timeline,
+    recorder: &RefCell<Recorder>,
+) -> F::Binding {
+    let plan = &shared.plan;
+    let mut quota = plan.slot_quota(slot);
+    let mut schedule = plan.target_ops_s.map(|rate| {
+        Schedule::new(timeline.start, rate / plan.slots() as f64, plan.arrival, slot, plan.slots(), mix_seed(plan.seed, !(slot as u64)))
+    });
+    let mut op = Operation::default();
+    let mut bufs = Buffers::default();
+    let verify = shared.verify;
+    wait_until(timeline.start, &shared.stop).await;
+    loop {
+        if shared.stop.is_requested() || quota == Some(0) {
+            break;
+        }
+        let intended = match &mut schedule {
+            Some(s) => {
+                let t = s.next();
+                if timeline.deadline.is_some_and(|d| t >= d) || !wait_until(t, &shared.stop).await {
+                    break;
+                }
+                t
+            }
+            // Closed loop: the operation is generated first so the start instant is also the instant
+            // checked against the deadline.
+            None => {
+                generator.next_operation(&mut op);
+                let now = Instant::now();
+                if timeline.deadline.is_some_and(|d| now >= d) {
+                    if op.kind == OpKind::Insert {
+                        generator.acknowledge_insert(op.keynum);
+                    }
+                    break;
+                }
+                now
+            }
+        };
+        let measured = intended >= timeline.t0;
+        if schedule.is_some() {
+            generator.next_operation(&mut op);
+        }
+        if measured {
+            recorder.borrow_mut().issue(op.kind);
+            if let Some(q) = &mut quota {
+                *q -= 1;
+            }
+        }
+        let start = if schedule.is_some() { Instant::now() } else { intended };
+        let result = {
+            let check = verify.then_some(&generator);
+            with_timeout(plan.op_timeout, perform(&mut binding, &op, &mut bufs, check)).await
+        };
+        let end = Instant::now();
+        if op.kind == OpKind::Insert {
+            generator.acknowledge_insert(op.keynum);
+        }
+        let mut rec = recorder.borrow_mut();
+        if measured {
+            rec.record(op.kind, intended, start, end, result.as_ref().map(|_| ()));
+            if schedule.is_some() {
+                rec.record_start_delay(intended, start);
+            }
+            drop(rec);
+            note_end(shared, timeline, end);
+        } else {
+            rec.warmup_done();
+        }
+    }
+    binding
+}
+
+async fn load_slot<F: BindingFactory>(
+    mut binding: F::Binding,
+    mut generator: OperationGenerator,
+    shared: &Shared<F>,
+    timeline: Timeline,
+    recorder: &RefCell<Recorder>,
+) -> F::Binding {
+    let plan = &shared.plan;
+    let batch_size = if shared.factory.batches_inserts() { plan.batch_size.max(1) } else { 1 };
+    let mut batch: Vec<Operation> = Vec::new();
+    wait_until(timeline.start, &shared.stop).await;
+    loop {
+        if shared.stop.is_requested() || timeline.deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else { break };
+        let n = (keys.end - keys.start) as usize;
+        batch.resize_with(n, Operation::default);
+        for (op, keynum) in batch.iter_mut().zip(keys) {
+            generator.load_operation(keynum, op);
+        }
+        let kind = if batch_size > 1 { OpKind::BatchInsert } else { OpKind::Insert };
+        recorder.borrow_mut().issue(kind);
+        let mut attempt = 0;
+        loop {
+            let start = Instant::now();
+            let result = with_timeout(plan.op_timeout, async {
+                if batch_size > 1 {
+                    binding.insert_batch(&batch).await
+                } else {
+                    binding.insert(&batch[0].key, &batch[0].values).await
+                }
+            })
+            .await;
+            let end = Instant::now();
+            // YCSB semantics: a retried insert is measured once, with its final outcome.
+            if result.is_err() && attempt < plan.insert_retries && !shared.stop.is_requested() {
+                attempt += 1;
+                recorder.borrow_mut().add_retry();
+                tokio::time::sleep(plan.insert_retry_interval).await;
+                continue;
+            }
+            let mut rec = recorder.borrow_mut();
+            rec.record(kind, start, start, end, result.as_ref().map(|_| ()));
+            if result.is_ok() {
+                rec.add_records(n as u64);
+            }
+            drop(rec);
+            note_end(shared, timeline, end);
+            break;
+        }
+    }
+    binding
+}
+
+async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<T, OpError>>,
+) -> Result<T, OpError> {
+    match timeout {
+        None => fut.await,
+        Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
+            Err(OpError::new(FailureClass::Timeout, format!("no answer within the operation timeout of {d:?}")))
+        }),
+    }
+}

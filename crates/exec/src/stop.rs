@@ -1,0 +1,47 @@
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A request to stop early (Ctrl-C), and when it was made. Cheap to check on the hot path.
+#[derive(Debug, Clone)]
+pub struct StopSignal {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    requested: AtomicBool,
+    epoch: Instant,
+    at_nanos: AtomicU64,
+}
+
+impl Default for StopSignal {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StopSignal {
+    pub fn new() -> Self {
+        StopSignal { inner: Arc::new(Inner { requested: AtomicBool::new(false), epoch: Instant::now(), at_nanos: AtomicU64::new(0) }) }
+    }
+
+    /// Requests a stop; the first request's time is kept.
+    pub fn request(&self) {
+        let at = self.inner.epoch.elapsed().as_nanos() as u64;
+        if !self.inner.requested.swap(true, Ordering::SeqCst) {
+            self.inner.at_nanos.store(at, Ordering::SeqCst);
+        }
+    }
+
+    #[inline]
+    pub fn is_requested(&self) -> bool {
+        self.inner.requested.load(Ordering::Relaxed)
+    }
+
+    /// When the stop was requested.
+    pub fn requested_at(&self) -> Option<Instant> {
+        self.is_requested()
+            .then(|| self.inner.epoch + Duration::from_nanos(self.inner.at_nanos.load(Ordering::SeqCst)))
+    }
+}
