@@ -58,6 +58,8 @@ struct Shared<F> {
     barrier: Barrier,
     /// Latest completion of a measured operation, ns after `timeline.start`.
     last_end_ns: AtomicU64,
+    /// Slots that stopped because their work was done (quota or load keys exhausted).
+    slots_done: AtomicU64,
 }
 
 /// Runs one phase against the binding `factory` makes, on `plan.threads` threads, and returns its result.
@@ -90,6 +92,7 @@ pub fn execute<F: BindingFactory>(
         abort: AtomicBool::new(false),
         barrier: Barrier::new(plan.threads + 1),
         last_end_ns: AtomicU64::new(0),
+        slots_done: AtomicU64::new(0),
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -147,13 +150,11 @@ pub fn execute<F: BindingFactory>(
     progress.finish();
 
     let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
+    let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
     let (end, ended_by) = match (stop.requested_at(), timeline.deadline) {
-        (Some(at), deadline) if deadline.is_none_or(|d| at < d) => (at.max(t0), "interrupted"),
-        (_, Some(deadline)) if last_end >= deadline || plan.operation_count.is_none() => (deadline, "duration"),
-        _ => (
-            last_end.max(t0),
-            if plan.phase == Phase::Load { "completed" } else { "operations" },
-        ),
+        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (at.max(t0), "interrupted"),
+        (_, Some(deadline)) if !all_work_done => (deadline, "duration"),
+        _ => (last_end.max(t0), if plan.phase == Phase::Load { "completed" } else { "operations" }),
     };
     let meta = PhaseMeta {
         phase: plan.phase.name().to_string(),
@@ -355,7 +356,11 @@ async fn run_slot<F: BindingFactory>(
     let verify = shared.verify;
     wait_until(timeline.start, &shared.stop).await;
     loop {
-        if shared.stop.is_requested() || quota == Some(0) {
+        if quota == Some(0) {
+            shared.slots_done.fetch_add(1, Ordering::SeqCst);
+            break;
+        }
+        if shared.stop.is_requested() {
             break;
         }
         let intended = match &mut schedule {
@@ -429,7 +434,10 @@ async fn load_slot<F: BindingFactory>(
         if shared.stop.is_requested() || timeline.deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else { break };
+        let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else {
+            shared.slots_done.fetch_add(1, Ordering::SeqCst);
+            break;
+        };
         let n = (keys.end - keys.start) as usize;
         batch.resize_with(n, Operation::default);
         for (op, keynum) in batch.iter_mut().zip(keys) {

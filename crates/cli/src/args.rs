@@ -1,0 +1,171 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "scalebench",
+    version,
+    about = "A YCSB-compatible database benchmark whose numbers are true",
+    long_about = "A YCSB-compatible database benchmark whose numbers are true: coordinated-omission-corrected \
+                  latencies, warm-up excluded, exact run duration, failures kept out of success figures, \
+                  results of several clients merged by histogram.\n\n\
+                  Without --db, runs against a temporary SQLite database and loads it first.",
+    after_help = "Exit codes: 0 success, 1 the benchmark could not run, 2 bad input, 130 interrupted (results kept)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The load phase: insert the workload's records.
+    Load(PhaseArgs),
+    /// The transaction phase: run the workload's operation mix.
+    Run(RunArgs),
+    /// Combine results of clients that ran together (throughputs add, histograms merge).
+    Merge(MergeArgs),
+    /// List bindings, or show one binding's options.
+    Bindings {
+        /// A binding name (e.g. sqlite) to show its URL form and options.
+        name: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// Perform the load phase first (automatic with the default temporary database).
+    #[arg(long)]
+    pub load: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PhaseArgs {
+    /// YCSB core workload a..f, or a property file.
+    #[arg(value_name = "WORKLOAD", default_value = "a")]
+    pub workload: String,
+
+    /// Database URL; the scheme picks the binding: null://, sqlite:///path/file.db
+    /// (default: a temporary SQLite file).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+
+    /// YCSB property file, applied after the workload (repeatable, in order).
+    #[arg(short = 'P', value_name = "FILE")]
+    pub property_files: Vec<PathBuf>,
+
+    /// Property override KEY=VALUE, applied after all files (repeatable).
+    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    pub properties: Vec<String>,
+
+    /// OS threads (default: property threadcount, else 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub threads: Option<u32>,
+
+    /// In-flight operations per thread; each behaves as one YCSB client thread.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: u32,
+
+    /// Open loop at this total rate in operations per second (default: property target; 0 = closed loop).
+    #[arg(long, value_name = "OPS", value_parser = parse_rate)]
+    pub target: Option<f64>,
+
+    /// Spacing of open-loop arrivals.
+    #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
+    pub arrival: ArrivalArg,
+
+    /// Measured duration, e.g. 30s, 5m (default 30s for run unless operationcount is set).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+
+    /// Warm-up before measuring: the real mix on the same connections, not recorded.
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    pub warmup: Duration,
+
+    /// Stop after this many measured operations (same as -p operationcount=N).
+    #[arg(long, value_name = "N")]
+    pub operations: Option<u64>,
+
+    /// Seed for all generators (default: random, recorded in the result).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Write the result JSON here (atomically).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Write HdrHistogram interval logs (one per operation) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub hdr_log: Option<PathBuf>,
+
+    /// Summary on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Length of the intervals of the time series.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+
+    /// Per-operation timeout; a timeout is a failure (default: none, operations end with the run's grace).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub op_timeout: Option<Duration>,
+
+    /// How long in-flight operations may finish after the run ends.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub grace: Duration,
+
+    /// Records per insert call in the load phase (default: property batchsize, else 100 where the binding batches).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub batch_size: Option<u32>,
+
+    /// Status line period when standard error is not a terminal.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub status_interval: Duration,
+
+    /// No progress display.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Result files of clients that ran together.
+    #[arg(required = true, num_args = 1.., value_name = "RESULT.json")]
+    pub files: Vec<PathBuf>,
+    /// The merged result file.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Summary on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Ycsb,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalArg {
+    Constant,
+    Poisson,
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+}
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err("expected a non-negative number of operations per second".into()),
+    }
+}

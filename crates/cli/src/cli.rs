@@ -1,0 +1,100 @@
+//! Entry point: parse, dispatch, print the one-line error, choose the exit code.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+use scalebench_binding::registry;
+use scalebench_exec::Phase;
+use scalebench_measure::merge::merge_results;
+use scalebench_measure::RunResult;
+
+use crate::args::{Cli, Command, MergeArgs};
+use crate::error::CliError;
+use crate::phase::{print_summary, run_command};
+
+pub fn main(argv: Vec<OsString>) -> ExitCode {
+    let cli = match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS }
+                }
+                _ => {
+                    // One line naming the bad value, instead of clap's multi-line usage block.
+                    let text = e.render().to_string();
+                    let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+                    eprintln!("error: {first}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    let outcome = match cli.command {
+        Command::Load(args) => run_command(&args, &[Phase::Load], &argv),
+        Command::Run(run) => {
+            let phases: &[Phase] = if run.load { &[Phase::Load, Phase::Run] } else { &[Phase::Run] };
+            run_command(&run.phase, phases, &argv)
+        }
+        Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
+        Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+fn merge(args: &MergeArgs) -> Result<(), CliError> {
+    let results = args
+        .files
+        .iter()
+        .map(|f| RunResult::read(f).map_err(|e| CliError::Usage(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    let merged = merge_results(&results, &sources).map_err(CliError::Usage)?;
+    merged.write_atomically(&args.output).map_err(|e| CliError::Failed(e.to_string()))?;
+    let percentiles = merged
+        .parameters
+        .properties
+        .get("hdrhistogram.percentiles")
+        .and_then(|p| scalebench_measure::ycsb_text::parse_percentiles(p).ok())
+        .unwrap_or_else(|| vec![95.0, 99.0]);
+    print_summary(&merged, args.format, &percentiles)
+}
+
+fn bindings(name: Option<&str>) -> Result<(), CliError> {
+    let mut out = String::new();
+    match name {
+        None => {
+            out.push_str("Bindings in this build (show options with `scalebench bindings NAME`):\n");
+            for b in registry::bindings() {
+                out.push_str(&format!("  {:<10} {:<28} {}\n", b.name, b.url_example, b.summary));
+            }
+        }
+        Some(n) => {
+            let b = registry::find(n).ok_or_else(|| {
+                let names: Vec<&str> = registry::bindings().iter().map(|b| b.name).collect();
+                CliError::Usage(format!("unknown binding '{n}' (available: {})", names.join(", ")))
+            })?;
+            out.push_str(&format!("{}: {}\nURL: {}\n", b.name, b.summary, b.url_example));
+            if b.options.is_empty() {
+                out.push_str("No options.\n");
+            } else {
+                out.push_str(&format!("Options (-p {}.NAME=VALUE or in a property file):\n", b.name));
+                for o in b.options {
+                    out.push_str(&format!("  {:<18} default {:<8} {}\n", o.name, o.default, o.help));
+                }
+            }
+        }
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    Ok(())
+}

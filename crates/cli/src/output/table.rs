@@ -1,0 +1,97 @@
+//! The summary table printed at the end of a phase.
+
+use std::fmt::Write;
+
+use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult};
+use scalebench_workload::OpKind;
+
+pub fn render(result: &RunResult) -> String {
+    let mut out = String::new();
+    for phase in &result.phases {
+        render_phase(&mut out, result, phase);
+    }
+    out
+}
+
+fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
+    let p = &result.parameters;
+    let mode = if phase.open_loop {
+        format!("open loop at {} ops/s ({})", p.target_ops_s.unwrap_or(0.0), p.arrival.as_deref().unwrap_or("constant"))
+    } else {
+        "closed loop".to_string()
+    };
+    let _ = writeln!(
+        out,
+        "\n{} phase: {:.3} s measured (ended by {}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
+        phase.phase, phase.duration_s, phase.ended_by, p.threads, p.concurrency, p.workload, p.db
+    );
+    if phase.clients > 1 {
+        let _ = writeln!(out, "merged from {} clients", phase.clients);
+    }
+    let header = format!(
+        "{:<18} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "operation", "count", "ops/s", "mean(us)", "p50(us)", "p90(us)", "p99(us)", "p99.9(us)", "max(us)", "errors"
+    );
+    let _ = writeln!(out, "{header}");
+    let ordered = OpKind::ALL.iter().filter_map(|k| phase.operations.get(k.name()).map(|o| (k.name(), o)));
+    for (name, op) in ordered.clone() {
+        row(out, name, op.ok, op.throughput_ops_s, op.latency.as_ref(), op.failed_total());
+    }
+    let t = &phase.totals;
+    let _ = writeln!(
+        out,
+        "{:<18} {:>10} {:>12.1} {:>65} {:>8}",
+        "TOTAL", t.ok, t.throughput_ops_s, "", t.failed
+    );
+    if phase.open_loop {
+        let _ = writeln!(out, "latency from intended start (corrected for coordinated omission):");
+        for (name, op) in ordered {
+            row(out, &format!("Intended-{name}"), op.ok, op.throughput_ops_s, op.intended_latency.as_ref(), op.failed_total());
+        }
+        if let Some(s) = &phase.schedule {
+            let _ = writeln!(
+                out,
+                "late starts (> {} us behind schedule): {}; start delay p99 {} us",
+                s.late_threshold_us,
+                s.late_operations,
+                s.start_delay.as_ref().map_or(0.0, |d| d.p99_us)
+            );
+        }
+    }
+    if t.in_flight_at_stop > 0 {
+        let _ = writeln!(out, "still in flight when the run stopped (not counted as ok or failed): {}", t.in_flight_at_stop);
+    }
+    if t.records > 0 {
+        let _ = writeln!(out, "records written: {} ({:.1} records/s)", t.records, t.records as f64 / phase.duration_s.max(1e-9));
+    }
+    if t.retries > 0 {
+        let _ = writeln!(out, "insert retries: {}", t.retries);
+    }
+    for (class, e) in &phase.errors {
+        let sample = e.samples.first().map(|s| format!(" (e.g. {s})")).unwrap_or_default();
+        let _ = writeln!(out, "errors {class}: {}{sample}", e.count);
+    }
+    if phase.warmup_operations > 0 {
+        let _ = writeln!(out, "warm-up operations (not measured): {}", phase.warmup_operations);
+    }
+    let _ = writeln!(
+        out,
+        "mean key {:.1} bytes, record {:.1} bytes in {} fields",
+        phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
+    );
+}
+
+fn row(out: &mut String, name: &str, count: u64, ops_s: f64, l: Option<&LatencySummary>, errors: u64) {
+    match l {
+        Some(l) => {
+            let _ = writeln!(
+                out,
+                "{:<18} {:>10} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8}",
+                name, count, ops_s, l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us, errors
+            );
+        }
+        None => {
+            let _ = writeln!(out, "{:<18} {:>10} {:>12.1} {:>65} {:>8}", name, count, ops_s, "-", errors);
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The `load` and `run` commands.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
+use scalebench_binding::config::is_secret_key;
+use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_measure::result::{Parameters, RunResult, SCHEMA};
+use scalebench_measure::{hdrlog, ycsb_text};
+use scalebench_workload::CoreWorkload;
+
+use crate::args::{Format, PhaseArgs};
+use crate::environment::{host_info, redacted_command, tool_info};
+use crate::error::CliError;
+use crate::output::progress::Display;
+use crate::output::table;
+use crate::settings::Settings;
+
+/// The stop signal of the phase in progress; Ctrl-C requests it, a second Ctrl-C exits at once.
+static CURRENT_STOP: Mutex<Option<StopSignal>> = Mutex::new(None);
+
+fn install_interrupt_handler() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            let guard = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
+            match guard.as_ref() {
+                Some(stop) if !stop.is_requested() => {
+                    stop.request();
+                    eprintln!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C again to abort)");
+                }
+                _ => std::process::exit(130),
+            }
+        });
+    });
+}
+
+pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Result<ExitCode, CliError> {
+    let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
+    for w in &settings.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut phases = phases.to_vec();
+    if settings.uses_default_db() && !phases.contains(&Phase::Load) {
+        eprintln!(
+            "note: no --db given: using a temporary SQLite database ({}), which starts empty; loading {} records first",
+            settings.db.redacted(),
+            settings.workload.insert_count
+        );
+        phases.insert(0, Phase::Load);
+    }
+    if settings.workload.data_integrity && settings.binding.name == "null" {
+        eprintln!("warning: dataintegrity=true has no effect with the null binding: it keeps no data to verify");
+    }
+
+    install_interrupt_handler();
+    let stop = StopSignal::new();
+    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut results = Vec::new();
+    let mut interrupted = false;
+    for phase in phases {
+        let mut display = Display::new(args.quiet, args.status_interval);
+        let outcome = registry::open(
+            settings.binding_config(phase == Phase::Load),
+            PhaseRunner { workload: &settings.workload, settings: &settings, phase, stop: &stop, progress: &mut display },
+        )??;
+        interrupted = outcome.result.ended_by == "interrupted";
+        results.push(outcome.result);
+        if interrupted {
+            break;
+        }
+    }
+    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = None;
+
+    let result = RunResult {
+        schema: SCHEMA.into(),
+        tool: tool_info(),
+        host: host_info(),
+        started_at,
+        command: redacted_command(argv),
+        parameters: parameters(&settings),
+        interrupted,
+        phases: results,
+        merged_from: Vec::new(),
+    };
+    if let Some(dir) = &args.hdr_log {
+        for phase in &result.phases {
+            hdrlog::write_interval_logs(phase, dir).map_err(CliError::Failed)?;
+        }
+    }
+    if let Some(path) = &args.output {
+        result.write_atomically(path).map_err(|e| CliError::Failed(e.to_string()))?;
+    }
+    print_summary(&result, args.format, &settings.percentiles)?;
+    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+pub fn print_summary(result: &RunResult, format: Format, percentiles: &[f64]) -> Result<(), CliError> {
+    let text = match format {
+        Format::Table => table::render(result),
+        Format::Json => serde_json::to_string_pretty(result).map_err(|e| CliError::Failed(e.to_string()))? + "\n",
+        Format::Ycsb => result.phases.iter().map(|p| ycsb_text::render(p, percentiles)).collect::<Vec<_>>().join(""),
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (e.g. `| head`) is not an error of the benchmark.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(())
+}
+
+fn parameters(s: &Settings) -> Parameters {
+    Parameters {
+        workload: s.workload_name.clone(),
+        db: s.db.redacted(),
+        binding: s.binding.name.into(),
+        threads: s.threads,
+        concurrency: s.concurrency,
+        target_ops_s: s.target,
+        arrival: s.target.map(|_| format!("{:?}", s.arrival).to_lowercase()),
+        duration_s: s.run_duration.map(|d| d.as_secs_f64()),
+        warmup_s: s.warmup.as_secs_f64(),
+        operation_count: s.operation_count,
+        seed: s.seed,
+        interval_s: s.interval.as_secs_f64(),
+        op_timeout_s: s.op_timeout.map(|d| d.as_secs_f64()),
+        properties: s
+            .props
+            .iter()
+            .map(|(k, v)| (k.to_string(), if is_secret_key(k) { "***".to_string() } else { v.to_string() }))
+            .collect(),
+    }
+}
+
+struct PhaseRunner<'a> {
+    workload: &'a CoreWorkload,
+    settings: &'a Settings,
+    phase: Phase,
+    stop: &'a StopSignal,
+    progress: &'a mut dyn Progress,
+}
+
+impl FactoryVisitor for PhaseRunner<'_> {
+    type Output = Result<PhaseOutcome, CliError>;
+
+    fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
+        let plan = self.settings.plan(self.phase);
+        Ok(execute(factory, self.workload, &plan, self.stop, self.progress)?)
+    }
+}

@@ -1,0 +1,252 @@
+//! From command-line arguments and YCSB properties to a workload, a database and a run plan.
+//!
+//! Precedence, as in YCSB: the built-in workload or WORKLOAD file, then each `-P` file in order, then
+//! all `-p` overrides; dedicated flags (--threads, --target, --duration, --operations) win over the
+//! properties they correspond to (threadcount, target, maxexecutiontime, operationcount).
+
+use std::path::Path;
+use std::time::Duration;
+
+use scalebench_binding::{registry, BindingConfig, BindingInfo, DbUrl, Schema};
+use scalebench_exec::{Arrival, Phase, RunPlan};
+use scalebench_measure::ycsb_text::parse_percentiles;
+use scalebench_workload::builtin::builtin_workload;
+use scalebench_workload::core_workload::CORE_PROPERTIES;
+use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
+
+use crate::args::{ArrivalArg, PhaseArgs};
+use crate::error::CliError;
+
+/// YCSB client properties this tool reads.
+const CLIENT_PROPERTIES: &[&str] = &["threadcount", "target", "maxexecutiontime", "hdrhistogram.percentiles", "batchsize"];
+
+/// YCSB client properties that have no effect here, and what to use instead.
+const IGNORED_PROPERTIES: &[(&str, &str)] = &[
+    ("db", "the binding is chosen by --db URL"),
+    ("exporter", "use --format and --output"),
+    ("exportfile", "use --output"),
+    ("measurementtype", "latencies are always HdrHistograms"),
+    ("measurement.interval", "open-loop runs always report both service time and intended-start latency"),
+    ("measurement.trackjvm", "not a JVM"),
+    ("status.interval", "use --status-interval"),
+    ("dotransactions", "use the load or run command"),
+    ("hdrhistogram.fileoutput", "use --hdr-log"),
+    ("hdrhistogram.output.path", "use --hdr-log"),
+    ("histogram.buckets", "latencies are always HdrHistograms"),
+    ("timeseries.granularity", "use --interval"),
+];
+
+const BUILTIN_ORIGIN: &str = "built-in workload";
+
+pub struct Settings {
+    pub workload_name: String,
+    pub props: Properties,
+    pub workload: CoreWorkload,
+    pub db: DbUrl,
+    /// The temporary directory of the default database; removed when dropped.
+    pub temp_db_dir: Option<tempfile::TempDir>,
+    pub binding: BindingInfo,
+    pub threads: usize,
+    pub concurrency: usize,
+    pub target: Option<f64>,
+    pub arrival: Arrival,
+    /// Measured duration of the run phase.
+    pub run_duration: Option<Duration>,
+    /// Cap on the load phase, only when given explicitly.
+    pub load_duration: Option<Duration>,
+    pub warmup: Duration,
+    pub operation_count: Option<u64>,
+    pub seed: u64,
+    pub interval: Duration,
+    pub op_timeout: Option<Duration>,
+    pub grace: Duration,
+    pub batch_size: usize,
+    pub percentiles: Vec<f64>,
+    pub warnings: Vec<String>,
+}
+
+impl Settings {
+    pub fn resolve(args: &PhaseArgs, phase: Phase) -> Result<Settings, CliError> {
+        let mut props = Properties::new();
+        let workload_name = load_workload(&mut props, &args.workload)?;
+        for file in &args.property_files {
+            props.load_file(file)?;
+        }
+        for assignment in &args.properties {
+            props.set_override(assignment)?;
+        }
+        if let Some(n) = args.operations {
+            props.set("operationcount", &n.to_string(), "--operations");
+        }
+        let workload = CoreWorkload::from_properties(&props)?;
+
+        let (db, temp_db_dir) = match &args.db {
+            Some(url) => (DbUrl::parse(url)?, None),
+            None => {
+                let dir = tempfile::Builder::new()
+                    .prefix("scalebench-")
+                    .tempdir()
+                    .map_err(|e| CliError::Failed(format!("cannot create a temporary directory: {e}")))?;
+                let url = DbUrl::parse(&format!("sqlite://{}/scalebench.db", dir.path().display()))?;
+                (url, Some(dir))
+            }
+        };
+        let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
+            let known: Vec<String> = registry::bindings().iter().flat_map(|b| b.schemes.iter().map(|s| format!("{s}://"))).collect();
+            CliError::Usage(format!(
+                "no binding for URL scheme '{}://' in '{}' (available: {})",
+                db.scheme(),
+                db.redacted(),
+                known.join(", ")
+            ))
+        })?;
+
+        let mut warnings = Vec::new();
+        for key in props.unknown_keys(&|k| CORE_PROPERTIES.contains(&k) || CLIENT_PROPERTIES.contains(&k)) {
+            let origin = props.origin(key).unwrap_or("?");
+            if let Some((_, instead)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {
+                warnings.push(format!("property '{key}' (from {origin}) has no effect here: {instead}"));
+            } else if let Some((prefix, _)) = key.split_once('.') {
+                if prefix == binding.name {
+                    continue; // validated by the binding registry
+                }
+                if registry::find(prefix).is_some() {
+                    warnings.push(format!("property '{key}' (from {origin}) is for binding {prefix}, not {}: ignored", binding.name));
+                } else {
+                    warnings.push(format!("unknown property '{key}' (from {origin}) is ignored"));
+                }
+            } else {
+                warnings.push(format!("unknown property '{key}' (from {origin}) is ignored"));
+            }
+        }
+
+        let threads = match args.threads {
+            Some(t) => t as usize,
+            None => match props.u64_or("threadcount", 1)? {
+                0 => return Err(WorkloadError::invalid("threadcount", "0", "expected at least 1").into()),
+                n => n as usize,
+            },
+        };
+        let target = match args.target {
+            Some(t) => t,
+            None => props.f64_or("target", 0.0)?,
+        };
+        if target < 0.0 {
+            return Err(WorkloadError::invalid("target", &target.to_string(), "expected a non-negative rate").into());
+        }
+        let explicit_count = props.get("operationcount").is_some() && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
+        let operation_count = match phase {
+            Phase::Run if explicit_count && workload.operation_count > 0 => Some(workload.operation_count),
+            _ => None,
+        };
+        let explicit_duration = match args.duration {
+            Some(d) if d.is_zero() => {
+                return Err(CliError::Usage("invalid value '0s' for '--duration': expected a positive duration".into()))
+            }
+            Some(d) => Some(d),
+            None => match props.u64_or("maxexecutiontime", 0)? {
+                0 => None,
+                s => Some(Duration::from_secs(s)),
+            },
+        };
+        // The run phase stops after 30 s unless told otherwise; the load phase when all records are in.
+        let run_duration = match explicit_duration {
+            None if operation_count.is_none() => Some(Duration::from_secs(30)),
+            d => d,
+        };
+        if args.interval.is_zero() {
+            return Err(CliError::Usage("invalid value '0s' for '--interval': expected a positive duration".into()));
+        }
+        let batch_size = match args.batch_size {
+            Some(b) => b as usize,
+            None => props.u64_or("batchsize", 1)?.max(1) as usize,
+        };
+        let percentiles_text = props.str_or("hdrhistogram.percentiles", "95,99");
+        let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
+            CliError::Usage(format!(
+                "invalid value '{bad}' for property 'hdrhistogram.percentiles': expected numbers in (0, 100] separated by commas"
+            ))
+        })?;
+        let seed = args.seed.unwrap_or_else(random_seed);
+
+        Ok(Settings {
+            workload_name,
+            workload,
+            db,
+            temp_db_dir,
+            binding,
+            threads,
+            concurrency: args.concurrency as usize,
+            target: (target > 0.0).then_some(target),
+            arrival: match args.arrival {
+                ArrivalArg::Constant => Arrival::Constant,
+                ArrivalArg::Poisson => Arrival::Poisson,
+            },
+            run_duration,
+            // Only the load command itself is capped by --duration; a load before a run is not.
+            load_duration: if phase == Phase::Load { explicit_duration } else { None },
+            warmup: args.warmup,
+            operation_count,
+            seed,
+            interval: args.interval,
+            op_timeout: args.op_timeout,
+            grace: args.grace,
+            batch_size,
+            percentiles,
+            warnings,
+            props,
+        })
+    }
+
+    pub fn plan(&self, phase: Phase) -> RunPlan {
+        RunPlan {
+            phase,
+            threads: self.threads,
+            concurrency: self.concurrency,
+            target_ops_s: self.target,
+            arrival: self.arrival,
+            duration: if phase == Phase::Run { self.run_duration } else { self.load_duration },
+            warmup: self.warmup,
+            operation_count: self.operation_count,
+            interval: self.interval,
+            op_timeout: self.op_timeout,
+            grace: self.grace,
+            seed: self.seed,
+            batch_size: self.batch_size,
+            insert_retries: self.workload.insertion_retry_limit,
+            insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
+        }
+    }
+
+    pub fn binding_config(&self, create_schema: bool) -> BindingConfig {
+        BindingConfig {
+            url: self.db.clone(),
+            options: BindingConfig::options_from(&self.props, self.binding.name),
+            schema: Schema { table: self.workload.table.clone(), field_names: self.workload.field_names.clone() },
+            create_schema,
+        }
+    }
+
+    pub fn uses_default_db(&self) -> bool {
+        self.temp_db_dir.is_some()
+    }
+}
+
+/// Loads the built-in workload or the WORKLOAD file; returns the name to record.
+fn load_workload(props: &mut Properties, name: &str) -> Result<String, CliError> {
+    if let Some((id, text)) = builtin_workload(name) {
+        props.load_str(&text, BUILTIN_ORIGIN)?;
+        return Ok(id.to_string());
+    }
+    let path = Path::new(name);
+    if path.exists() || name.contains('/') || name.contains('.') {
+        props.load_file(path)?;
+        return Ok(name.to_string());
+    }
+    Err(WorkloadError::UnknownWorkload(name.to_string()).into())
+}
+
+fn random_seed() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    nanos ^ (std::process::id() as u64).rotate_left(32)
+}
