@@ -177,3 +177,87 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aggregate::PhaseMeta;
+    use crate::result::DataSizes;
+    use crate::{Aggregator, Recorder};
+    use scalebench_workload::{FailureClass, OpError, OpKind};
+    use std::time::{Duration, Instant};
+
+    /// Feeds operation `i` for every `i` that `take` accepts; latencies spread over three orders of magnitude.
+    fn phase(t0: Instant, take: impl Fn(u64) -> bool) -> PhaseResult {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Recorder::new(0, t0, Duration::from_secs(1), true, tx);
+        let err = OpError::new(FailureClass::Conflict, "lost race");
+        // A worker records operations as they complete, so in order of end time.
+        let mut ops: Vec<(u64, Instant, Instant, Instant)> = (0..20_000u64)
+            .filter(|i| take(*i))
+            .map(|i| {
+                let intended = t0 + Duration::from_micros(i * 150);
+                let start = intended + Duration::from_micros(i % 7);
+                (i, intended, start, start + Duration::from_micros(10 + (i * 7919) % 50_000))
+            })
+            .collect();
+        ops.sort_by_key(|o| o.3);
+        for (i, intended, start, end) in ops {
+            let kind = if i % 3 == 0 { OpKind::Update } else { OpKind::Read };
+            r.issue(kind);
+            r.record(kind, intended, start, end, if i % 97 == 0 { Err(&err) } else { Ok(()) });
+        }
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), true);
+        rx.try_iter().for_each(|b| agg.add(b));
+        agg.finish(PhaseMeta {
+            phase: "run".into(),
+            measurement_start_unix_ms: 1_700_000_000_000,
+            duration: Duration::from_secs(3),
+            ended_by: "duration".into(),
+            data: DataSizes::default(),
+        })
+    }
+
+    #[test]
+    fn merging_two_halves_gives_the_whole() {
+        let t0 = Instant::now();
+        let whole = phase(t0, |_| true);
+        let even = phase(t0, |i| i % 2 == 0);
+        let odd = phase(t0, |i| i % 2 == 1);
+        let merged = merge_phases(&[&even, &odd]).unwrap();
+        assert_eq!(merged.clients, 2);
+        assert_eq!(merged.totals.ok, whole.totals.ok);
+        assert_eq!(merged.totals.failed, whole.totals.failed);
+        assert_eq!(merged.totals.issued, whole.totals.issued);
+        assert!((merged.totals.throughput_ops_s - whole.totals.throughput_ops_s).abs() < 1e-6);
+        for (name, w) in &whole.operations {
+            let m = &merged.operations[name];
+            assert_eq!(m.ok, w.ok, "{name}");
+            assert_eq!(m.failed, w.failed, "{name}");
+            // Percentiles come from the merged histogram, so they equal the whole's exactly.
+            let (ml, wl) = (m.latency.as_ref().unwrap(), w.latency.as_ref().unwrap());
+            assert_eq!((ml.p50_us, ml.p99_us, ml.p99_9_us, ml.max_us, ml.count), (wl.p50_us, wl.p99_us, wl.p99_9_us, wl.max_us, wl.count));
+            assert_eq!(ml.decode().unwrap(), wl.decode().unwrap());
+            let (mi, wi) = (m.intended_latency.as_ref().unwrap(), w.intended_latency.as_ref().unwrap());
+            assert_eq!((mi.p99_us, mi.count), (wi.p99_us, wi.count));
+        }
+        assert_eq!(merged.errors["conflict"].count, whole.errors["conflict"].count);
+        assert_eq!(merged.intervals.len(), whole.intervals.len());
+        for (m, w) in merged.intervals.iter().zip(&whole.intervals) {
+            for (op, wo) in &w.operations {
+                let mo = &m.operations[op];
+                assert_eq!((mo.ok, mo.failed, mo.p99_us), (wo.ok, wo.failed, wo.p99_us), "interval {} {op}", w.start_s);
+            }
+        }
+    }
+
+    #[test]
+    fn different_intervals_cannot_be_merged() {
+        let t0 = Instant::now();
+        let a = phase(t0, |i| i < 10);
+        let mut b = a.clone();
+        b.interval_s = 2.0;
+        assert!(merge_phases(&[&a, &b]).unwrap_err().contains("intervals"));
+    }
+}
