@@ -44,12 +44,8 @@ pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Res
         eprintln!("warning: {w}");
     }
     let mut phases = phases.to_vec();
-    if settings.uses_default_db() && !phases.contains(&Phase::Load) {
-        eprintln!(
-            "note: no --db given: using a temporary SQLite database ({}), which starts empty; loading {} records first",
-            settings.db.redacted(),
-            settings.workload.insert_count
-        );
+    let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
+    if auto_load {
         phases.insert(0, Phase::Load);
     }
     if settings.workload.data_integrity && settings.binding.name == "null" {
@@ -67,7 +63,20 @@ pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Res
         let mut display = Display::new(args.quiet, args.status_interval);
         let outcome = registry::open(
             settings.binding_config(phase == Phase::Load),
-            PhaseRunner { workload: &settings.workload, settings: &settings, phase, stop: &stop, progress: &mut display },
+            PhaseRunner {
+                workload: &settings.workload,
+                settings: &settings,
+                phase,
+                note: (auto_load && phase == Phase::Load).then(|| {
+                    format!(
+                        "note: no --db given: using a temporary SQLite database ({}), which starts empty; loading {} records first",
+                        settings.db.redacted(),
+                        settings.workload.insert_count
+                    )
+                }),
+                stop: &stop,
+                progress: &mut display,
+            },
         )??;
         interrupted = outcome.result.ended_by == "interrupted";
         results.push(outcome.result);
@@ -140,6 +149,8 @@ struct PhaseRunner<'a> {
     workload: &'a CoreWorkload,
     settings: &'a Settings,
     phase: Phase,
+    /// Printed once the binding has accepted its configuration, just before the phase starts.
+    note: Option<String>,
     stop: &'a StopSignal,
     progress: &'a mut dyn Progress,
 }
@@ -149,6 +160,9 @@ impl FactoryVisitor for PhaseRunner<'_> {
 
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
         let plan = self.settings.plan(self.phase);
+        if let Some(note) = &self.note {
+            eprintln!("{note}");
+        }
         Ok(execute(factory, self.workload, &plan, self.stop, self.progress)?)
     }
 }
