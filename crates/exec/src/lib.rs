@@ -5,6 +5,7 @@
 //! `concurrency` slots. A slot behaves like one YCSB client thread: one operation at a time, its own
 //! binding instance (connection) and its own generator.
 
+mod clock;
 mod perform;
 pub mod plan;
 pub mod progress;

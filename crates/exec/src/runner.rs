@@ -16,6 +16,7 @@ use scalebench_workload::{CoreWorkload, FailureClass, LoadKeys, OpError, OpKind,
 use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan};
 use crate::progress::{Progress, ProgressState};
+use crate::clock::Clock;
 use crate::schedule::{wait_until, Schedule};
 use crate::StopSignal;
 
@@ -37,13 +38,21 @@ pub struct PhaseOutcome {
     pub measurement_end: Instant,
 }
 
-/// The instants every worker shares: one global start, one measurement start.
+/// The instants every worker shares: one global start, one measurement start; on the hot path the
+/// same moments as nanoseconds since `start`.
 #[derive(Debug, Clone, Copy)]
 struct Timeline {
     start: Instant,
     t0: Instant,
-    /// End of the measured window for duration-based runs.
-    deadline: Option<Instant>,
+    t0_ns: u64,
+    /// End of the measured window for duration-based runs, ns since `start`.
+    deadline_ns: Option<u64>,
+}
+
+impl Timeline {
+    fn deadline(&self) -> Option<Instant> {
+        self.deadline_ns.map(|ns| self.start + Duration::from_nanos(ns))
+    }
 }
 
 struct Shared<F> {
@@ -135,7 +144,8 @@ pub fn execute<F: BindingFactory>(
     let start = Instant::now() + Duration::from_millis(5);
     let warmup = if plan.phase == Phase::Run { plan.warmup } else { Duration::ZERO };
     let t0 = start + warmup;
-    let timeline = Timeline { start, t0, deadline: plan.duration.map(|d| t0 + d) };
+    let t0_ns = warmup.as_nanos() as u64;
+    let timeline = Timeline { start, t0, t0_ns, deadline_ns: plan.duration.map(|d| t0_ns + d.as_nanos() as u64) };
     let unix_ms_at_t0 = unix_ms_at(t0);
     shared.timeline.set(timeline).expect("timeline is set once");
     shared.barrier.wait();
@@ -151,7 +161,7 @@ pub fn execute<F: BindingFactory>(
 
     let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
     let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
-    let (end, ended_by) = match (stop.requested_at(), timeline.deadline) {
+    let (end, ended_by) = match (stop.requested_at(), timeline.deadline()) {
         (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (at.max(t0), "interrupted"),
         (_, Some(deadline)) if !all_work_done => (deadline, "duration"),
         _ => (last_end.max(t0), if plan.phase == Phase::Load { "completed" } else { "operations" }),
@@ -267,18 +277,18 @@ fn worker_thread<F: BindingFactory>(
         }
         let timeline = *shared.timeline.get().expect("set before the barrier opens");
         let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
-        let recorder = RefCell::new(Recorder::new(thread, timeline.t0, plan.interval, open_loop, batch_tx));
+        let clock = Clock::anchored(timeline.start);
+        let recorder = RefCell::new(Recorder::new(thread, timeline.t0_ns, plan.interval, open_loop, batch_tx));
         let done = std::cell::Cell::new(false);
 
         let slots = bindings.into_iter().enumerate().map(|(s, b)| {
             let slot = thread * plan.concurrency + s;
             let generator = shared.workload.generator(mix_seed(plan.seed, slot as u64));
-            let shared = &shared;
-            let recorder = &recorder;
+            let ctx = SlotContext { shared: &shared, timeline, clock: &clock, recorder: &recorder };
             async move {
                 match plan.phase {
-                    Phase::Run => run_slot(b, generator, slot, shared, timeline, recorder).await,
-                    Phase::Load => load_slot(b, generator, shared, timeline, recorder).await,
+                    Phase::Run => run_slot(b, generator, slot, ctx).await,
+                    Phase::Load => load_slot(b, generator, ctx).await,
                 }
             }
         });
@@ -291,7 +301,7 @@ fn worker_thread<F: BindingFactory>(
         let ticker = async {
             while !done.get() {
                 tokio::time::sleep(plan.interval.min(Duration::from_millis(250))).await;
-                recorder.borrow_mut().tick(Instant::now());
+                recorder.borrow_mut().tick(clock.now_ns());
             }
         };
         let hard_stop = hard_stop(&shared, timeline);
@@ -312,7 +322,7 @@ fn worker_thread<F: BindingFactory>(
 async fn hard_stop<F>(shared: &Shared<F>, timeline: Timeline) {
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let end = match (shared.stop.requested_at(), timeline.deadline) {
+        let end = match (shared.stop.requested_at(), timeline.deadline()) {
             (Some(at), Some(d)) => Some(at.min(d)),
             (Some(at), None) => Some(at),
             (None, d) => d,
@@ -333,28 +343,49 @@ fn mix_seed(seed: u64, slot: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn note_end<F>(shared: &Shared<F>, timeline: Timeline, end: Instant) {
-    let ns = end.saturating_duration_since(timeline.start).as_nanos() as u64;
-    shared.last_end_ns.fetch_max(ns, Ordering::Relaxed);
+/// What every slot of a worker thread shares.
+struct SlotContext<'a, F> {
+    shared: &'a Shared<F>,
+    timeline: Timeline,
+    clock: &'a Clock,
+    recorder: &'a RefCell<Recorder>,
+}
+
+impl<F> Clone for SlotContext<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F> Copy for SlotContext<'_, F> {}
+
+impl<F> SlotContext<'_, F> {
+    fn publish_last_end(&self, end_ns: u64) {
+        self.shared.last_end_ns.fetch_max(end_ns, Ordering::Relaxed);
+    }
+
+    fn past_deadline(&self, now_ns: u64) -> bool {
+        self.timeline.deadline_ns.is_some_and(|d| now_ns >= d)
+    }
 }
 
 async fn run_slot<F: BindingFactory>(
     mut binding: F::Binding,
     mut generator: OperationGenerator,
     slot: usize,
-    shared: &Shared<F>,
-    timeline: Timeline,
-    recorder: &RefCell<Recorder>,
+    ctx: SlotContext<'_, F>,
 ) -> F::Binding {
+    let SlotContext { shared, timeline, clock, recorder } = ctx;
     let plan = &shared.plan;
     let mut quota = plan.slot_quota(slot);
-    let mut schedule = plan.target_ops_s.map(|rate| {
-        Schedule::new(timeline.start, rate / plan.slots() as f64, plan.arrival, slot, plan.slots(), mix_seed(plan.seed, !(slot as u64)))
-    });
+    let mut schedule = plan
+        .target_ops_s
+        .map(|rate| Schedule::new(rate / plan.slots() as f64, plan.arrival, slot, plan.slots(), mix_seed(plan.seed, !(slot as u64))));
     let mut op = Operation::default();
     let mut bufs = Buffers::default();
     let verify = shared.verify;
-    wait_until(timeline.start, &shared.stop).await;
+    // Kept per slot and published once: a shared atomic per operation would bounce between cores.
+    let mut last_end = 0;
+    wait_until(clock, 0, &shared.stop).await;
     loop {
         if quota == Some(0) {
             shared.slots_done.fetch_add(1, Ordering::SeqCst);
@@ -366,17 +397,18 @@ async fn run_slot<F: BindingFactory>(
         let intended = match &mut schedule {
             Some(s) => {
                 let t = s.next();
-                if timeline.deadline.is_some_and(|d| t >= d) || !wait_until(t, &shared.stop).await {
+                if ctx.past_deadline(t) || !wait_until(clock, t, &shared.stop).await {
                     break;
                 }
+                generator.next_operation(&mut op);
                 t
             }
             // Closed loop: the operation is generated first so the start instant is also the instant
             // checked against the deadline.
             None => {
                 generator.next_operation(&mut op);
-                let now = Instant::now();
-                if timeline.deadline.is_some_and(|d| now >= d) {
+                let now = clock.now_ns();
+                if ctx.past_deadline(now) {
                     if op.kind == OpKind::Insert {
                         generator.acknowledge_insert(op.keynum);
                     }
@@ -385,22 +417,19 @@ async fn run_slot<F: BindingFactory>(
                 now
             }
         };
-        let measured = intended >= timeline.t0;
-        if schedule.is_some() {
-            generator.next_operation(&mut op);
-        }
+        let measured = intended >= timeline.t0_ns;
         if measured {
             recorder.borrow_mut().issue(op.kind);
             if let Some(q) = &mut quota {
                 *q -= 1;
             }
         }
-        let start = if schedule.is_some() { Instant::now() } else { intended };
+        let start = if schedule.is_some() { clock.now_ns() } else { intended };
         let result = {
             let check = verify.then_some(&generator);
             with_timeout(plan.op_timeout, perform(&mut binding, &op, &mut bufs, check)).await
         };
-        let end = Instant::now();
+        let end = clock.now_ns();
         if op.kind == OpKind::Insert {
             generator.acknowledge_insert(op.keynum);
         }
@@ -410,28 +439,28 @@ async fn run_slot<F: BindingFactory>(
             if schedule.is_some() {
                 rec.record_start_delay(intended, start);
             }
-            drop(rec);
-            note_end(shared, timeline, end);
+            last_end = end;
         } else {
             rec.warmup_done();
         }
     }
+    ctx.publish_last_end(last_end);
     binding
 }
 
 async fn load_slot<F: BindingFactory>(
     mut binding: F::Binding,
     mut generator: OperationGenerator,
-    shared: &Shared<F>,
-    timeline: Timeline,
-    recorder: &RefCell<Recorder>,
+    ctx: SlotContext<'_, F>,
 ) -> F::Binding {
+    let SlotContext { shared, clock, recorder, .. } = ctx;
     let plan = &shared.plan;
     let batch_size = if shared.factory.batches_inserts() { plan.batch_size.max(1) } else { 1 };
     let mut batch: Vec<Operation> = Vec::new();
-    wait_until(timeline.start, &shared.stop).await;
+    let mut last_end = 0;
+    wait_until(clock, 0, &shared.stop).await;
     loop {
-        if shared.stop.is_requested() || timeline.deadline.is_some_and(|d| Instant::now() >= d) {
+        if shared.stop.is_requested() || ctx.past_deadline(clock.now_ns()) {
             break;
         }
         let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else {
@@ -447,7 +476,7 @@ async fn load_slot<F: BindingFactory>(
         recorder.borrow_mut().issue(kind);
         let mut attempt = 0;
         loop {
-            let start = Instant::now();
+            let start = clock.now_ns();
             let result = with_timeout(plan.op_timeout, async {
                 if batch_size > 1 {
                     binding.insert_batch(&batch).await
@@ -456,7 +485,7 @@ async fn load_slot<F: BindingFactory>(
                 }
             })
             .await;
-            let end = Instant::now();
+            let end = clock.now_ns();
             // YCSB semantics: a retried insert is measured once, with its final outcome.
             if result.is_err() && attempt < plan.insert_retries && !shared.stop.is_requested() {
                 attempt += 1;
@@ -469,11 +498,11 @@ async fn load_slot<F: BindingFactory>(
             if result.is_ok() {
                 rec.add_records(n as u64);
             }
-            drop(rec);
-            note_end(shared, timeline, end);
+            last_end = end;
             break;
         }
     }
+    ctx.publish_last_end(last_end);
     binding
 }
 

@@ -1,76 +1,74 @@
 //! Open-loop schedules: intended start times independent of how fast the database answers,
 //! and the waiting that keeps to them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
 
+use crate::clock::Clock;
 use crate::plan::Arrival;
 use crate::StopSignal;
 
-/// One slot's intended start times.
+/// One slot's intended start times, in ns on the run's clock.
 pub(crate) struct Schedule {
-    next: Instant,
-    gap_s: f64,
+    /// Kept as f64 so rounding does not accumulate into drift.
+    next_ns: f64,
+    gap_ns: f64,
     arrival: Arrival,
     rng: rand::rngs::SmallRng,
 }
 
 impl Schedule {
     /// `rate` per second for this slot; slot `index` of `slots` is offset so slots interleave evenly.
-    pub(crate) fn new(start: Instant, rate: f64, arrival: Arrival, index: usize, slots: usize, seed: u64) -> Self {
-        let gap_s = 1.0 / rate;
-        let offset = match arrival {
-            Arrival::Constant => gap_s * index as f64 / slots as f64,
-            Arrival::Poisson => 0.0,
-        };
+    pub(crate) fn new(rate: f64, arrival: Arrival, index: usize, slots: usize, seed: u64) -> Self {
+        let gap_ns = 1e9 / rate;
         let mut s = Schedule {
-            next: start + Duration::from_secs_f64(offset),
-            gap_s,
+            next_ns: 0.0,
+            gap_ns,
             arrival,
             rng: rand::rngs::SmallRng::seed_from_u64(seed ^ 0x5CED_u64.rotate_left(17)),
         };
-        if arrival == Arrival::Poisson {
-            s.next = start + s.draw_gap();
-        }
+        s.next_ns = match arrival {
+            Arrival::Constant => gap_ns * index as f64 / slots as f64,
+            Arrival::Poisson => s.draw_gap(),
+        };
         s
     }
 
-    fn draw_gap(&mut self) -> Duration {
+    fn draw_gap(&mut self) -> f64 {
         match self.arrival {
-            Arrival::Constant => Duration::from_secs_f64(self.gap_s),
+            Arrival::Constant => self.gap_ns,
             Arrival::Poisson => {
                 let u: f64 = self.rng.random();
-                Duration::from_secs_f64(-(1.0 - u).ln() * self.gap_s)
+                -(1.0 - u).ln() * self.gap_ns
             }
         }
     }
 
     /// The next intended start; the schedule never waits for the previous operation.
-    pub(crate) fn next(&mut self) -> Instant {
-        let t = self.next;
-        let gap = self.draw_gap();
-        self.next += gap;
+    pub(crate) fn next(&mut self) -> u64 {
+        let t = self.next_ns as u64;
+        self.next_ns += self.draw_gap();
         t
     }
 }
 
-/// Waits until `t` precisely: coarse timer sleeps while far away (tokio's timer has 1 ms resolution),
+/// Waits until `t_ns` precisely: coarse timer sleeps while far away (tokio's timer has 1 ms resolution),
 /// then yielding and finally spinning. Returns early (false) if a stop is requested.
-pub(crate) async fn wait_until(t: Instant, stop: &StopSignal) -> bool {
+pub(crate) async fn wait_until(clock: &Clock, t_ns: u64, stop: &StopSignal) -> bool {
     loop {
-        let now = Instant::now();
-        if now >= t {
+        let now = clock.now_ns();
+        if now >= t_ns {
             return true;
         }
         if stop.is_requested() {
             return false;
         }
-        let remaining = t - now;
-        if remaining > Duration::from_millis(2) {
-            let nap = (remaining - Duration::from_millis(1)).min(Duration::from_millis(100));
-            tokio::time::sleep(nap).await;
-        } else if remaining > Duration::from_micros(20) {
+        let remaining = t_ns - now;
+        if remaining > 2_000_000 {
+            let nap = (remaining - 1_000_000).min(100_000_000);
+            tokio::time::sleep(Duration::from_nanos(nap)).await;
+        } else if remaining > 20_000 {
             tokio::task::yield_now().await;
         } else {
             std::hint::spin_loop();

@@ -185,20 +185,21 @@ mod tests {
     use crate::result::DataSizes;
     use crate::{Aggregator, Recorder};
     use scalebench_workload::{FailureClass, OpError, OpKind};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     /// Feeds operation `i` for every `i` that `take` accepts; latencies spread over three orders of magnitude.
-    fn phase(t0: Instant, take: impl Fn(u64) -> bool) -> PhaseResult {
+    fn phase(take: impl Fn(u64) -> bool) -> PhaseResult {
         let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Recorder::new(0, t0, Duration::from_secs(1), true, tx);
+        let mut r = Recorder::new(0, 0, Duration::from_secs(1), true, tx);
         let err = OpError::new(FailureClass::Conflict, "lost race");
         // A worker records operations as they complete, so in order of end time.
-        let mut ops: Vec<(u64, Instant, Instant, Instant)> = (0..20_000u64)
+        let us = 1000u64;
+        let mut ops: Vec<(u64, u64, u64, u64)> = (0..20_000u64)
             .filter(|i| take(*i))
             .map(|i| {
-                let intended = t0 + Duration::from_micros(i * 150);
-                let start = intended + Duration::from_micros(i % 7);
-                (i, intended, start, start + Duration::from_micros(10 + (i * 7919) % 50_000))
+                let intended = i * 150 * us;
+                let start = intended + (i % 7) * us;
+                (i, intended, start, start + (10 + (i * 7919) % 50_000) * us)
             })
             .collect();
         ops.sort_by_key(|o| o.3);
@@ -221,10 +222,9 @@ mod tests {
 
     #[test]
     fn merging_two_halves_gives_the_whole() {
-        let t0 = Instant::now();
-        let whole = phase(t0, |_| true);
-        let even = phase(t0, |i| i % 2 == 0);
-        let odd = phase(t0, |i| i % 2 == 1);
+        let whole = phase(|_| true);
+        let even = phase(|i| i % 2 == 0);
+        let odd = phase(|i| i % 2 == 1);
         let merged = merge_phases(&[&even, &odd]).unwrap();
         assert_eq!(merged.clients, 2);
         assert_eq!(merged.totals.ok, whole.totals.ok);
@@ -254,8 +254,7 @@ mod tests {
 
     #[test]
     fn different_intervals_cannot_be_merged() {
-        let t0 = Instant::now();
-        let a = phase(t0, |i| i < 10);
+        let a = phase(|i| i < 10);
         let mut b = a.clone();
         b.interval_s = 2.0;
         assert!(merge_phases(&[&a, &b]).unwrap_err().contains("intervals"));

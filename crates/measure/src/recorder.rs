@@ -1,9 +1,10 @@
 //! The per-worker recorder: owned by one worker thread, never shared, never locked.
 //!
-//! It does not read clocks: execution hands it the instants it measured.
+//! It does not read clocks: execution hands it the times it measured, as nanoseconds since a common
+//! origin (execution's clock), with the measurement start `t0_ns` on the same scale.
 
 use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use scalebench_workload::{FailureClass, OpError, OpKind};
 
@@ -55,8 +56,10 @@ pub struct IntervalBatch {
 
 pub struct Recorder {
     worker: usize,
-    t0: Instant,
-    interval: Duration,
+    t0_ns: u64,
+    interval_ns: u64,
+    /// End of the current interval (ns), so the hot path compares instead of dividing.
+    next_boundary_ns: u64,
     open_loop: bool,
     late_threshold: Duration,
     index: u64,
@@ -76,12 +79,14 @@ pub struct Recorder {
 const MAX_ERROR_SAMPLES: usize = 10;
 
 impl Recorder {
-    /// `t0` is the global measurement start; intervals are counted from it.
-    pub fn new(worker: usize, t0: Instant, interval: Duration, open_loop: bool, sink: Sender<IntervalBatch>) -> Self {
+    /// `t0_ns` is the global measurement start; intervals are counted from it.
+    pub fn new(worker: usize, t0_ns: u64, interval: Duration, open_loop: bool, sink: Sender<IntervalBatch>) -> Self {
+        let interval_ns = (interval.as_nanos() as u64).max(1);
         Recorder {
             worker,
-            t0,
-            interval,
+            t0_ns,
+            interval_ns,
+            next_boundary_ns: t0_ns + interval_ns,
             open_loop,
             late_threshold: Duration::from_millis(1),
             index: 0,
@@ -96,10 +101,6 @@ impl Recorder {
             seen_errors: Vec::new(),
             sink,
         }
-    }
-
-    pub fn measurement_start(&self) -> Instant {
-        self.t0
     }
 
     /// An operation of `kind` starts inside the measurement window.
@@ -128,16 +129,16 @@ impl Recorder {
 
     /// Records a completed operation. `intended` equals `start` in closed loop.
     #[inline]
-    pub fn record(&mut self, kind: OpKind, intended: Instant, start: Instant, end: Instant, result: Result<(), &OpError>) {
-        self.advance_to(end);
+    pub fn record(&mut self, kind: OpKind, intended_ns: u64, start_ns: u64, end_ns: u64, result: Result<(), &OpError>) {
+        self.advance_to(end_ns);
         let open_loop = self.open_loop;
         let h = self.ops[kind.index()].get_or_insert_with(|| OpHistograms::new(open_loop));
-        let service = end.saturating_duration_since(start).as_nanos() as u64;
+        let service = end_ns.saturating_sub(start_ns);
         match result {
             Ok(()) => {
                 h.ok.record(service).expect("auto-resizing histogram");
                 if let Some(i) = &mut h.intended {
-                    i.record(end.saturating_duration_since(intended).as_nanos() as u64).expect("auto-resizing histogram");
+                    i.record(end_ns.saturating_sub(intended_ns)).expect("auto-resizing histogram");
                 }
             }
             Err(e) => {
@@ -150,19 +151,19 @@ impl Recorder {
 
     /// Open loop: how late an operation started relative to its intended start.
     #[inline]
-    pub fn record_start_delay(&mut self, intended: Instant, start: Instant) {
-        let delay = start.saturating_duration_since(intended);
-        if delay > self.late_threshold {
+    pub fn record_start_delay(&mut self, intended_ns: u64, start_ns: u64) {
+        let delay = start_ns.saturating_sub(intended_ns);
+        if delay > self.late_threshold.as_nanos() as u64 {
             self.late += 1;
         }
         if let Some(h) = &mut self.start_delay {
-            h.record(delay.as_nanos() as u64).expect("auto-resizing histogram");
+            h.record(delay).expect("auto-resizing histogram");
         }
     }
 
     /// Ships the current interval if `now` lies past it (called on timer ticks, so idle workers report too).
-    pub fn tick(&mut self, now: Instant) {
-        self.advance_to(now);
+    pub fn tick(&mut self, now_ns: u64) {
+        self.advance_to(now_ns);
     }
 
     /// Ships everything measured, with the final counters.
@@ -181,14 +182,16 @@ impl Recorder {
     }
 
     #[inline]
-    fn advance_to(&mut self, now: Instant) {
-        let index = (now.saturating_duration_since(self.t0).as_nanos() / self.interval.as_nanos()) as u64;
-        if index > self.index {
-            let batch = self.take_batch(false);
-            // A closed channel means the aggregator is gone (run aborted): nothing left to report to.
-            let _ = self.sink.send(batch);
-            self.index = index;
+    fn advance_to(&mut self, now_ns: u64) {
+        if now_ns < self.next_boundary_ns {
+            return;
         }
+        let index = (now_ns - self.t0_ns) / self.interval_ns;
+        let batch = self.take_batch(false);
+        // A closed channel means the aggregator is gone (run aborted): nothing left to report to.
+        let _ = self.sink.send(batch);
+        self.index = index;
+        self.next_boundary_ns = self.t0_ns + (index + 1) * self.interval_ns;
     }
 
     fn take_batch(&mut self, last: bool) -> IntervalBatch {

@@ -12,7 +12,7 @@ use crate::generator::{
 };
 use crate::keys::{InsertOrder, KeyBuilder};
 use crate::operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
-use crate::values::{deterministic_value, push_random_value};
+use crate::values::{deterministic_value, ValuePool};
 use crate::{Properties, WorkloadError};
 
 /// Every property CoreWorkload reads (YCSB's names), plus our `deleteproportion`.
@@ -110,6 +110,8 @@ pub struct CoreWorkload {
     field_chooser: Uniform,
     /// Key numbers of inserts during the run phase, shared by all workers.
     insert_sequence: Arc<AcknowledgedCounter>,
+    /// Random characters values are cut from (fixed content; offsets come from each worker's seed).
+    value_pool: Arc<std::sync::OnceLock<ValuePool>>,
 }
 
 impl CoreWorkload {
@@ -288,12 +290,15 @@ impl CoreWorkload {
             key_chooser,
             scan_length,
             insert_sequence,
+            value_pool: Arc::new(std::sync::OnceLock::new()),
         })
     }
 
     /// The generator of one worker; `seed` makes its stream reproducible.
     pub fn generator(&self, seed: u64) -> OperationGenerator {
+        let pool = self.value_pool.get_or_init(|| ValuePool::new(0)).clone();
         OperationGenerator {
+            pool,
             rng: WorkerRng::seed_from_u64(seed),
             workload: self.clone(),
             key_chooser: self.key_chooser.clone(),
@@ -348,6 +353,7 @@ impl LoadKeys {
 #[derive(Debug)]
 pub struct OperationGenerator {
     rng: WorkerRng,
+    pool: ValuePool,
     workload: CoreWorkload,
     key_chooser: KeyChooser,
     field_length: FieldLength,
@@ -477,7 +483,7 @@ impl OperationGenerator {
             if self.workload.data_integrity {
                 value.push_str(&deterministic_value(&op.key, &self.workload.field_names[idx], len));
             } else {
-                push_random_value(&mut self.rng, len, value);
+                self.pool.push_value(&mut self.rng, len, value);
             }
         }
     }

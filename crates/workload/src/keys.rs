@@ -36,17 +36,18 @@ pub struct KeyBuilder {
 impl KeyBuilder {
     /// Writes the key of `keynum` into `out` (cleared first), avoiding an allocation per operation.
     pub fn write_key(&self, keynum: u64, out: &mut String) {
-        use std::fmt::Write;
         out.clear();
         let n = match self.order {
             InsertOrder::Hashed => fnvhash64(keynum as i64),
             InsertOrder::Ordered => keynum as i64,
         };
+        let mut buf = itoa::Buffer::new();
+        let digits = buf.format(n);
         out.push_str(&self.prefix);
-        for _ in decimal_len(n)..self.zero_padding {
+        for _ in digits.len()..self.zero_padding {
             out.push('0');
         }
-        let _ = write!(out, "{n}");
+        out.push_str(digits);
     }
 
     pub fn key(&self, keynum: u64) -> String {
@@ -61,18 +62,6 @@ impl KeyBuilder {
         self.write_key(keynum, &mut s);
         s.len()
     }
-}
-
-/// Characters of `n` in decimal, sign included (as Java's `Long.toString(n).length()`).
-fn decimal_len(n: i64) -> usize {
-    let sign = usize::from(n < 0);
-    let mut m = n.unsigned_abs();
-    let mut len = 1;
-    while m >= 10 {
-        m /= 10;
-        len += 1;
-    }
-    len + sign
 }
 
 #[cfg(test)]

@@ -8,16 +8,50 @@ pub const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrst
 
 /// Appends `len` random characters to `out`.
 pub fn push_random_value<R: RngCore>(rng: &mut R, len: usize, out: &mut String) {
+    let mut chunk = [0u8; 8];
     let mut remaining = len;
     out.reserve(len);
     while remaining > 0 {
-        let mut bits = rng.next_u64();
-        let take = remaining.min(10); // 10 x 6 bits from one 64-bit draw
-        for _ in 0..take {
-            out.push(ALPHABET[(bits & 63) as usize] as char);
-            bits >>= 6;
+        let bits = rng.next_u64().to_le_bytes();
+        let take = remaining.min(8);
+        for (c, b) in chunk.iter_mut().zip(bits).take(take) {
+            *c = ALPHABET[(b & 63) as usize];
         }
+        out.push_str(std::str::from_utf8(&chunk[..take]).expect("ASCII alphabet"));
         remaining -= take;
+    }
+}
+
+/// A block of random characters that values are cut from at random offsets, as LevelDB's db_bench does:
+/// values stay random (incompressible, different from one operation to the next) while costing a copy
+/// instead of a random draw per character. Generated once from the seed, shared read-only.
+#[derive(Debug, Clone)]
+pub struct ValuePool {
+    text: std::sync::Arc<str>,
+}
+
+impl ValuePool {
+    pub const SIZE: usize = 1 << 20;
+
+    pub fn new(seed: u64) -> Self {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x7A1E_5EED);
+        let mut text = String::with_capacity(Self::SIZE);
+        push_random_value(&mut rng, Self::SIZE, &mut text);
+        ValuePool { text: text.into() }
+    }
+
+    /// Appends `len` characters taken from a random place in the pool.
+    #[inline]
+    pub fn push_value<R: RngCore>(&self, rng: &mut R, len: usize, out: &mut String) {
+        let mut remaining = len;
+        out.reserve(len);
+        while remaining > 0 {
+            let take = remaining.min(Self::SIZE / 2);
+            let offset = (rng.next_u64() % (Self::SIZE - take + 1) as u64) as usize;
+            out.push_str(&self.text[offset..offset + take]);
+            remaining -= take;
+        }
     }
 }
 
@@ -70,6 +104,28 @@ mod tests {
             assert_eq!(s.len(), len);
             assert!(is_plain(&s));
         }
+    }
+
+    #[test]
+    fn pooled_values_have_exact_length_plain_characters_and_vary() {
+        let pool = ValuePool::new(1);
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+        let mut seen = std::collections::HashSet::new();
+        for len in [1usize, 100, 1000, ValuePool::SIZE + 17] {
+            let mut s = String::new();
+            pool.push_value(&mut rng, len, &mut s);
+            assert_eq!(s.len(), len);
+            assert!(is_plain(&s));
+            seen.insert(s);
+        }
+        let values: std::collections::HashSet<String> = (0..1000)
+            .map(|_| {
+                let mut s = String::new();
+                pool.push_value(&mut rng, 100, &mut s);
+                s
+            })
+            .collect();
+        assert!(values.len() > 990, "values repeat: {} distinct of 1000", values.len());
     }
 
     #[test]
