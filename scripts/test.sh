@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh Debian machine: installs what the tests need, starts it,
+# runs every test, stops what it started. Called by .ci/run; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\n== %s\n' "$*"; }
+
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "error: cargo not found: install the stable Rust toolchain with rustup (https://rustup.rs)" >&2
+  exit 1
+fi
+
+log "toolchain"
+cargo --version
+rustc --version
+
+# System packages the build and tests need (a C compiler for the bundled SQLite).
+need=()
+command -v cc >/dev/null 2>&1 || need+=(build-essential)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+fi
+
+log "build and test (workspace, all bindings)"
+# Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.
+cargo test --workspace --locked -j 2 -- --test-threads 2
