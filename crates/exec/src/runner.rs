@@ -151,7 +151,7 @@ pub fn execute<F: BindingFactory>(
     shared.barrier.wait();
 
     let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
-    let mut aggregator = Aggregator::new(plan.interval, open_loop);
+    let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads);
     collect(&batch_rx, &mut aggregator, &handles, &shared, timeline, progress);
     join_workers(handles)?;
     for batch in batch_rx.try_iter() {

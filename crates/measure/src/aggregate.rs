@@ -68,11 +68,18 @@ pub struct PhaseMeta {
     pub data: DataSizes,
 }
 
+/// Merges workers' batches. Totals keep full histograms; an interval keeps full histograms only until
+/// every worker has moved past it, then it is frozen into its summary and compressed histograms, so
+/// memory stays flat however long the run.
 pub struct Aggregator {
     interval: Duration,
     open_loop: bool,
     totals: BTreeMap<OpKind, OpTotals>,
-    series: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
+    /// Intervals some worker may still report into.
+    pending: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
+    frozen: Vec<(u64, BTreeMap<OpKind, IntervalOp>)>,
+    /// Per worker: every interval below this index is complete.
+    passed: Vec<u64>,
     errors: BTreeMap<FailureClass, ErrorSummary>,
     start_delay: Option<LatencyHistogram>,
     late: u64,
@@ -80,18 +87,22 @@ pub struct Aggregator {
     records: u64,
     retries: u64,
     warmup_ops: u64,
-    newest_index: u64,
+    /// Rate and p99 (all operations) of the newest frozen interval, for the live display.
+    latest: (f64, f64),
 }
 
 const MAX_ERROR_SAMPLES: usize = 10;
 
 impl Aggregator {
-    pub fn new(interval: Duration, open_loop: bool) -> Self {
+    /// `workers`: how many recorders report (one per worker thread).
+    pub fn new(interval: Duration, open_loop: bool, workers: usize) -> Self {
         Aggregator {
             interval,
             open_loop,
             totals: BTreeMap::new(),
-            series: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            frozen: Vec::new(),
+            passed: vec![0; workers.max(1)],
             errors: BTreeMap::new(),
             start_delay: open_loop.then(new_histogram),
             late: 0,
@@ -99,13 +110,12 @@ impl Aggregator {
             records: 0,
             retries: 0,
             warmup_ops: 0,
-            newest_index: 0,
+            latest: (0.0, 0.0),
         }
     }
 
     pub fn add(&mut self, batch: IntervalBatch) {
-        self.newest_index = self.newest_index.max(batch.index);
-        let slot = self.series.entry(batch.index).or_default();
+        let slot = self.pending.entry(batch.index).or_default();
         for (kind, h) in &batch.ops {
             self.totals.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
             slot.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
@@ -134,25 +144,46 @@ impl Aggregator {
         self.records += batch.records;
         self.retries += batch.retries;
         self.warmup_ops += batch.warmup_ops;
+
+        // A worker ships interval i when it has moved past it; its final batch closes everything.
+        if let Some(p) = self.passed.get_mut(batch.worker) {
+            *p = if batch.issued.is_some() { u64::MAX } else { (*p).max(batch.index + 1) };
+        }
+        let complete_below = self.passed.iter().copied().min().unwrap_or(0);
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() >= complete_below {
+                break;
+            }
+            let (index, ops) = entry.remove_entry();
+            self.freeze(index, ops);
+        }
+    }
+
+    fn freeze(&mut self, index: u64, ops: BTreeMap<OpKind, OpTotals>) {
+        let secs = self.interval.as_secs_f64();
+        let mut all = new_histogram();
+        for t in ops.values() {
+            add_into(&mut all, &t.ok);
+        }
+        self.latest = (all.len() as f64 / secs, all.value_at_quantile(0.99) as f64 / 1000.0);
+        let frozen = ops.iter().map(|(k, t)| (*k, interval_op(t, secs))).collect();
+        self.frozen.push((index, frozen));
     }
 
     pub fn live(&self) -> LiveStatus {
-        let ok = self.totals.values().map(|t| t.ok.len()).sum();
-        let failed = self.totals.values().map(OpTotals::failed_total).sum();
-        let mut status = LiveStatus { ok, failed, warmup_ops: self.warmup_ops, ..Default::default() };
-        // The newest interval may still be filling; the one before it is complete.
-        if let Some(last) = self.newest_index.checked_sub(1).and_then(|i| self.series.get(&i)) {
-            let mut all = new_histogram();
-            for t in last.values() {
-                add_into(&mut all, &t.ok);
-            }
-            status.current_ops_s = all.len() as f64 / self.interval.as_secs_f64();
-            status.current_p99_us = all.value_at_quantile(0.99) as f64 / 1000.0;
+        LiveStatus {
+            ok: self.totals.values().map(|t| t.ok.len()).sum(),
+            failed: self.totals.values().map(OpTotals::failed_total).sum(),
+            warmup_ops: self.warmup_ops,
+            current_ops_s: self.latest.0,
+            current_p99_us: self.latest.1,
         }
-        status
     }
 
-    pub fn finish(self, meta: PhaseMeta) -> PhaseResult {
+    pub fn finish(mut self, meta: PhaseMeta) -> PhaseResult {
+        for (index, ops) in std::mem::take(&mut self.pending) {
+            self.freeze(index, ops);
+        }
         let secs = meta.duration.as_secs_f64().max(f64::MIN_POSITIVE);
         let mut operations = BTreeMap::new();
         let mut totals = Totals { records: self.records, retries: self.retries, ..Default::default() };
@@ -190,26 +221,23 @@ impl Aggregator {
                 },
             );
         }
-        // Read-modify-write also counts inside READ/UPDATE in YCSB; here it is its own operation and counted once.
         totals.throughput_ops_s = totals.ok as f64 / secs;
 
         let interval_s = self.interval.as_secs_f64();
         let last_index = (meta.duration.as_nanos() / self.interval.as_nanos().max(1)) as u64;
+        self.frozen.sort_by_key(|(i, _)| *i);
         let intervals = self
-            .series
-            .iter()
-            .filter(|(i, _)| **i <= last_index)
-            .map(|(index, ops)| {
+            .frozen
+            .into_iter()
+            .filter(|(i, _)| *i <= last_index)
+            .map(|(index, mut ops)| {
                 // The last interval may be partial: rates use the time it actually covered.
-                let start = *index as f64 * interval_s;
+                let start = index as f64 * interval_s;
                 let covered = (meta.duration.as_secs_f64() - start).clamp(f64::MIN_POSITIVE, interval_s);
-                IntervalResult {
-                    start_s: start,
-                    operations: ops
-                        .iter()
-                        .map(|(kind, t)| (kind.name().to_string(), interval_op(t, covered)))
-                        .collect(),
+                for o in ops.values_mut() {
+                    o.ops_s = o.ok as f64 / covered;
                 }
+                IntervalResult { start_s: start, operations: ops.into_iter().map(|(k, o)| (k.name().to_string(), o)).collect() }
             })
             .collect();
 
@@ -274,7 +302,7 @@ mod tests {
         r.record(OpKind::Read, ms(1500), ms(1500), ms(1900), Err(&err));
         r.issue(OpKind::Update); // still in flight at the end
         r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), false);
+        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
         for b in rx.try_iter() {
             agg.add(b);
         }

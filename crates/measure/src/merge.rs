@@ -209,7 +209,7 @@ mod tests {
             r.record(kind, intended, start, end, if i % 97 == 0 { Err(&err) } else { Ok(()) });
         }
         r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), true);
+        let mut agg = Aggregator::new(Duration::from_secs(1), true, 1);
         rx.try_iter().for_each(|b| agg.add(b));
         agg.finish(PhaseMeta {
             phase: "run".into(),
