@@ -18,16 +18,22 @@ log "toolchain"
 cargo --version
 rustc --version
 
-# System packages the build and tests need (a C compiler for the bundled SQLite).
+# System packages the build and the tests need: a C compiler (bundled SQLite) and the database servers
+# the binding tests start on loopback ports (each test binary starts its own, from a temporary data
+# directory under target/, and they die with it).
 need=()
-command -v cc >/dev/null 2>&1 || need+=(build-essential)
-command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+have() { command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]; }
+have cc || need+=(build-essential)
+have pkg-config || need+=(pkg-config)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
+  # Debian's postinst scripts try to start the services; this machine may have no init system.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
+rm -rf target/tmp/test-servers
 
 log "build and test (workspace, all bindings)"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.

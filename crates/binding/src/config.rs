@@ -84,6 +84,8 @@ pub struct BindingConfig {
     pub schema: Schema,
     /// Create the table if missing (load phase of embedded databases, `--create-schema`).
     pub create_schema: bool,
+    /// Drop the table first (`--drop-schema`).
+    pub drop_schema: bool,
 }
 
 impl BindingConfig {

@@ -7,7 +7,10 @@
 pub mod config;
 pub mod conformance;
 pub mod null;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 pub mod registry;
+pub mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 

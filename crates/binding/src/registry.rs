@@ -26,6 +26,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     let mut all = vec![crate::null::INFO];
     #[cfg(feature = "sqlite")]
     all.push(crate::sqlite::INFO);
+    #[cfg(feature = "postgres")]
+    all.push(crate::postgres::INFO);
     all
 }
 
@@ -66,6 +68,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "null" => Ok(visitor.visit(crate::null::NullFactory::open(&config)?)),
         #[cfg(feature = "sqlite")]
         "sqlite" => Ok(visitor.visit(crate::sqlite::SqliteFactory::open(&config)?)),
+        #[cfg(feature = "postgres")]
+        "postgres" => Ok(visitor.visit(crate::postgres::PostgresFactory::open(&config)?)),
         other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
     }
 }

@@ -128,6 +128,14 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub status_interval: Duration,
 
+    /// Create the table if it does not exist (before the first phase).
+    #[arg(long)]
+    pub create_schema: bool,
+
+    /// Drop the table before the first phase (with --create-schema: start from an empty table).
+    #[arg(long)]
+    pub drop_schema: bool,
+
     /// No progress display.
     #[arg(long, short = 'q')]
     pub quiet: bool,

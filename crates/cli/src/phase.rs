@@ -59,10 +59,15 @@ pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Res
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
     let mut interrupted = false;
+    let phases_first = phases[0];
     for phase in phases {
         let mut display = Display::new(args.quiet, args.status_interval);
         let outcome = registry::open(
-            settings.binding_config(phase == Phase::Load),
+            // The embedded default creates its table when loading; servers need --create-schema.
+            settings.binding_config(
+                args.create_schema || (phase == Phase::Load && settings.binding.name == "sqlite"),
+                args.drop_schema && phase == phases_first,
+            ),
             PhaseRunner {
                 workload: &settings.workload,
                 settings: &settings,

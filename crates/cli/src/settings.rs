@@ -218,12 +218,13 @@ impl Settings {
         }
     }
 
-    pub fn binding_config(&self, create_schema: bool) -> BindingConfig {
+    pub fn binding_config(&self, create_schema: bool, drop_schema: bool) -> BindingConfig {
         BindingConfig {
             url: self.db.clone(),
             options: BindingConfig::options_from(&self.props, self.binding.name),
             schema: Schema { table: self.workload.table.clone(), field_names: self.workload.field_names.clone() },
             create_schema,
+            drop_schema,
         }
     }
 

@@ -256,6 +256,7 @@ fn load_then_verified_run_on_sqlite() {
         options: Default::default(),
         schema: Schema { table: w.table.clone(), field_names: w.field_names.clone() },
         create_schema: create,
+        drop_schema: false,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {

@@ -49,6 +49,10 @@ impl SqliteFactory {
             path,
         };
         let conn = factory.connection()?;
+        if config.drop_schema {
+            conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", factory.table))
+                .map_err(|e| BindingError::Schema(format!("cannot drop table '{}' in '{}': {e}", factory.table, factory.path.display())))?;
+        }
         if config.create_schema {
             let cols: Vec<String> = factory.columns.iter().map(|c| format!("{c} TEXT")).collect();
             conn.execute_batch(&format!(

@@ -1,0 +1,452 @@
+//! `postgres://user:password@host:port/database`: PostgreSQL through tokio-postgres.
+//!
+//! Schema as YCSB's JDBC binding. Knobs: prepared statements on or off, batched load as multi-row
+//! INSERT or COPY, `synchronous_commit` per session. Each slot has its own connection (YCSB's model);
+//! a lost connection is re-established by the next operation, whose latency includes the reconnect.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use futures::SinkExt;
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::sql::{literal, Placeholder, Statements};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "postgres",
+    schemes: &["postgres", "postgresql"],
+    summary: "PostgreSQL (tokio-postgres); YCSB JDBC schema",
+    url_example: "postgres://user:password@127.0.0.1:5432/ycsb",
+    options: &[
+        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values" },
+        OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): multirow (one INSERT of many rows) or copy (COPY FROM STDIN)" },
+        OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session: on, off, local, remote_write, remote_apply, or server (leave the server's setting)" },
+        OptionInfo { name: "connect_timeout_ms", default: "10000", help: "time allowed to (re)connect" },
+    ],
+};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BatchMode {
+    MultiRow,
+    Copy,
+}
+
+/// What every connection of one binding configuration shares.
+pub struct PostgresFactory {
+    shared: std::sync::Arc<Shared>,
+}
+
+struct Shared {
+    config: tokio_postgres::Config,
+    url: String,
+    statements: Statements,
+    prepared: bool,
+    batch_mode: BatchMode,
+    synchronous_commit: Option<String>,
+}
+
+fn bool_option(config: &BindingConfig, name: &str, default: &str) -> Result<bool, BindingError> {
+    Ok(config.choice("postgres", name, default, &["true", "false"])? == "true")
+}
+
+impl PostgresFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let mut pg: tokio_postgres::Config = config
+            .url
+            .url()
+            .as_str()
+            .parse()
+            .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
+        pg.connect_timeout(Duration::from_millis(config.u64_option("postgres", "connect_timeout_ms", 10_000)?));
+        pg.application_name("scalebench");
+        let sync = config.choice("postgres", "synchronous_commit", "server", &["server", "on", "off", "local", "remote_write", "remote_apply"])?;
+        let shared = Shared {
+            statements: Statements::new(&config.schema.table, &config.schema.field_names, Placeholder::Dollar),
+            prepared: bool_option(config, "prepared", "true")?,
+            batch_mode: match config.choice("postgres", "batch_mode", "multirow", &["multirow", "copy"])?.as_str() {
+                "copy" => BatchMode::Copy,
+                _ => BatchMode::MultiRow,
+            },
+            synchronous_commit: (sync != "server").then_some(sync),
+            config: pg,
+            url,
+        };
+        let factory = PostgresFactory { shared: std::sync::Arc::new(shared) };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(factory.shared.prepare_schema(config.drop_schema, config.create_schema))?;
+        Ok(factory)
+    }
+}
+
+impl Shared {
+    async fn client(&self) -> Result<Client, BindingError> {
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
+            .await
+            .map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })?;
+        tokio::spawn(async move {
+            // Ends when the client is dropped or the server goes away; operations then report it.
+            let _ = connection.await;
+        });
+        if let Some(s) = &self.synchronous_commit {
+            client
+                .batch_execute(&format!("SET synchronous_commit = {s}"))
+                .await
+                .map_err(|e| BindingError::Other(format!("SET synchronous_commit = {s}: {e}")))?;
+        }
+        Ok(client)
+    }
+
+    async fn prepare_schema(&self, drop: bool, create: bool) -> Result<(), BindingError> {
+        let client = self.client().await?;
+        let st = &self.statements;
+        let schema_err = |what: &str, e: tokio_postgres::Error| BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url));
+        if drop {
+            client.batch_execute(&st.drop_table()).await.map_err(|e| schema_err("cannot drop", e))?;
+        }
+        if create {
+            client.batch_execute(&st.create_table("TEXT", "")).await.map_err(|e| schema_err("cannot create", e))?;
+        }
+        let exists = client
+            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&st.table])
+            .await
+            .map_err(|e| schema_err("cannot look up", e))?
+            .get::<_, bool>(0);
+        if !exists {
+            return Err(BindingError::Schema(format!(
+                "table '{}' does not exist on {}: create it with --create-schema (e.g. scalebench load --create-schema)",
+                st.table, self.url
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl BindingFactory for PostgresFactory {
+    type Binding = PostgresBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<PostgresBinding, BindingError> {
+        let client = self.shared.client().await?;
+        let mut b = PostgresBinding { shared: self.shared.clone(), client, prepared: None, batch_statements: HashMap::new() };
+        if self.shared.prepared {
+            b.prepare().await.map_err(|e| BindingError::Other(format!("cannot prepare statements: {}", e.message)))?;
+        }
+        Ok(b)
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+struct Prepared {
+    read_all: Statement,
+    read_one: Vec<Statement>,
+    scan_all: Statement,
+    scan_one: Vec<Statement>,
+    update_one: Vec<Statement>,
+    update_all: Statement,
+    insert: Statement,
+    delete: Statement,
+}
+
+pub struct PostgresBinding {
+    shared: std::sync::Arc<Shared>,
+    client: Client,
+    prepared: Option<Prepared>,
+    batch_statements: HashMap<usize, Statement>,
+}
+
+fn classify(e: tokio_postgres::Error) -> OpError {
+    let class = match e.code() {
+        Some(c) if *c == SqlState::UNIQUE_VIOLATION || *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::LOCK_NOT_AVAILABLE => {
+            FailureClass::Conflict
+        }
+        Some(c) if *c == SqlState::QUERY_CANCELED => FailureClass::Timeout,
+        Some(c)
+            if *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+                || *c == SqlState::TOO_MANY_CONNECTIONS
+                || *c == SqlState::READ_ONLY_SQL_TRANSACTION =>
+        {
+            FailureClass::Unavailable
+        }
+        Some(c) if *c == SqlState::UNDEFINED_TABLE => FailureClass::Other,
+        Some(_) => FailureClass::Other,
+        None if e.is_closed() => FailureClass::Unavailable,
+        None => {
+            let io = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+            match io.map(|io| io.kind()) {
+                Some(std::io::ErrorKind::TimedOut) => FailureClass::Timeout,
+                Some(_) => FailureClass::Unavailable,
+                None => FailureClass::Other,
+            }
+        }
+    };
+    OpError::new(class, e.to_string())
+}
+
+fn not_found(key: &str) -> OpError {
+    OpError::new(FailureClass::NotFound, format!("no record {key}"))
+}
+
+impl PostgresBinding {
+    fn factory(&self) -> &Shared {
+        &self.shared
+    }
+
+    async fn prepare(&mut self) -> Result<(), OpError> {
+        let st = self.factory().statements.clone();
+        let c = &self.client;
+        let one = |v: &Vec<String>| {
+            let v = v.clone();
+            async move {
+                let mut out = Vec::with_capacity(v.len());
+                for s in &v {
+                    out.push(c.prepare(s).await.map_err(classify)?);
+                }
+                Ok::<_, OpError>(out)
+            }
+        };
+        let read_one = one(&st.read_one).await?;
+        let scan_one = one(&st.scan_one).await?;
+        let update_one = one(&st.update_one).await?;
+        self.prepared = Some(Prepared {
+            read_all: c.prepare(&st.read_all).await.map_err(classify)?,
+            read_one,
+            scan_all: c.prepare(&st.scan_all).await.map_err(classify)?,
+            scan_one,
+            update_one,
+            update_all: c.prepare(&st.update_all).await.map_err(classify)?,
+            insert: c.prepare(&st.insert).await.map_err(classify)?,
+            delete: c.prepare(&st.delete).await.map_err(classify)?,
+        });
+        self.batch_statements.clear();
+        Ok(())
+    }
+
+    /// Reconnects if the connection was lost; the time it takes is part of the operation's latency.
+    async fn ensure_connected(&mut self) -> Result<(), OpError> {
+        if !self.client.is_closed() {
+            return Ok(());
+        }
+        let client = self.factory().client().await.map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+        self.client = client;
+        if self.factory().prepared {
+            self.prepare().await?;
+        }
+        Ok(())
+    }
+
+    /// Runs a statement without parameters (prepared=false) and returns its rows as text.
+    async fn simple(&self, sql: &str) -> Result<(Vec<Vec<Option<String>>>, u64), OpError> {
+        let mut rows = Vec::new();
+        let mut affected = 0;
+        for m in self.client.simple_query(sql).await.map_err(classify)? {
+            match m {
+                SimpleQueryMessage::Row(r) => rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect()),
+                SimpleQueryMessage::CommandComplete(n) => affected = n,
+                _ => {}
+            }
+        }
+        Ok((rows, affected))
+    }
+
+    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+        match fields {
+            FieldSet::All => (0..self.factory().statements.columns.len()).collect(),
+            FieldSet::One(i) => vec![i],
+        }
+    }
+}
+
+impl Binding for PostgresBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        out.clear();
+        let cols = self.columns_of(fields);
+        if let Some(p) = &self.prepared {
+            let stmt = match fields {
+                FieldSet::All => &p.read_all,
+                FieldSet::One(i) => &p.read_one[i],
+            };
+            let row = self.client.query_opt(stmt, &[&key]).await.map_err(classify)?.ok_or_else(|| not_found(key))?;
+            for (i, c) in cols.into_iter().enumerate() {
+                out.push((c, row.get::<_, Option<String>>(i).unwrap_or_default()));
+            }
+        } else {
+            let st = &self.factory().statements;
+            let sql = match fields {
+                FieldSet::All => &st.read_all,
+                FieldSet::One(i) => &st.read_one[i],
+            }
+            .replace("$1", &literal(key));
+            let (rows, _) = self.simple(&sql).await?;
+            let row = rows.into_iter().next().ok_or_else(|| not_found(key))?;
+            out.extend(cols.into_iter().zip(row).map(|(c, v)| (c, v.unwrap_or_default())));
+        }
+        Ok(())
+    }
+
+    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        out.clear();
+        let cols = self.columns_of(fields);
+        if let Some(p) = &self.prepared {
+            let stmt = match fields {
+                FieldSet::All => &p.scan_all,
+                FieldSet::One(i) => &p.scan_one[i],
+            };
+            let limit = count as i64;
+            for row in self.client.query(stmt, &[&start_key, &limit]).await.map_err(classify)? {
+                let key: String = row.get(0);
+                let values = cols.iter().enumerate().map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default())).collect();
+                out.push((key, values));
+            }
+        } else {
+            let st = &self.factory().statements;
+            let sql = match fields {
+                FieldSet::All => &st.scan_all,
+                FieldSet::One(i) => &st.scan_one[i],
+            }
+            .replace("$1", &literal(start_key))
+            .replace("$2", &count.to_string());
+            let (rows, _) = self.simple(&sql).await?;
+            for mut row in rows {
+                let key = row.remove(0).unwrap_or_default();
+                out.push((key, cols.iter().copied().zip(row.into_iter().map(Option::unwrap_or_default)).collect()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        let n = self.factory().statements.columns.len();
+        let all_in_order = values.len() == n && values.iter().enumerate().all(|(i, (f, _))| *f == i);
+        let changed = match (&self.prepared, values.as_slice()) {
+            (Some(p), [(f, v)]) => self.client.execute(&p.update_one[*f], &[v, &key]).await.map_err(classify)?,
+            (Some(p), _) if all_in_order => {
+                let mut params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|(_, v)| v as &(dyn ToSql + Sync)).collect();
+                params.push(&key);
+                self.client.execute(&p.update_all, &params).await.map_err(classify)?
+            }
+            _ => {
+                let st = &self.factory().statements;
+                let sets: Vec<String> = values.iter().map(|(f, v)| format!("{} = {}", st.columns[*f], literal(v))).collect();
+                let sql = format!("UPDATE {} SET {} WHERE YCSB_KEY = {}", st.table, sets.join(", "), literal(key));
+                self.simple(&sql).await?.1
+            }
+        };
+        if changed == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        if let Some(p) = &self.prepared {
+            let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(values.len() + 1);
+            params.push(&key);
+            let full = full_row(values, self.factory().statements.columns.len());
+            params.extend(full.iter().map(|v| v as &(dyn ToSql + Sync)));
+            self.client.execute(&p.insert, &params).await.map_err(classify)?;
+        } else {
+            let sql = insert_literal(&self.factory().statements, std::iter::once((key, values)));
+            self.simple(&sql).await?;
+        }
+        Ok(())
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        let n = self.factory().statements.columns.len();
+        match (self.factory().batch_mode, self.prepared.is_some()) {
+            (BatchMode::Copy, _) => {
+                let st = &self.factory().statements;
+                let sql = format!("COPY {} (YCSB_KEY, {}) FROM STDIN", st.table, st.columns.join(", "));
+                let sink = self.client.copy_in::<_, bytes::Bytes>(&sql).await.map_err(classify)?;
+                let mut text = String::with_capacity(records.len() * (n * 100 + 32));
+                for r in records {
+                    text.push_str(&copy_escape(&r.key));
+                    for v in full_row(&r.values, n) {
+                        text.push('\t');
+                        text.push_str(&copy_escape(&v));
+                    }
+                    text.push('\n');
+                }
+                futures::pin_mut!(sink);
+                sink.send(bytes::Bytes::from(text)).await.map_err(classify)?;
+                sink.finish().await.map_err(classify)?;
+            }
+            (BatchMode::MultiRow, true) => {
+                if !self.batch_statements.contains_key(&records.len()) {
+                    let sql = self.factory().statements.multi_row_insert(records.len());
+                    let stmt = self.client.prepare(&sql).await.map_err(classify)?;
+                    self.batch_statements.insert(records.len(), stmt);
+                }
+                let rows: Vec<Vec<String>> = records.iter().map(|r| full_row(&r.values, n)).collect();
+                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(records.len() * (n + 1));
+                for (r, row) in records.iter().zip(&rows) {
+                    params.push(&r.key);
+                    params.extend(row.iter().map(|v| v as &(dyn ToSql + Sync)));
+                }
+                let stmt = &self.batch_statements[&records.len()];
+                self.client.execute(stmt, &params).await.map_err(classify)?;
+            }
+            (BatchMode::MultiRow, false) => {
+                let sql = insert_literal(&self.factory().statements, records.iter().map(|r| (r.key.as_str(), &r.values)));
+                self.simple(&sql).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        let changed = match &self.prepared {
+            Some(p) => self.client.execute(&p.delete, &[&key]).await.map_err(classify)?,
+            None => {
+                let sql = self.factory().statements.delete.replace("$1", &literal(key));
+                self.simple(&sql).await?.1
+            }
+        };
+        if changed == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+}
+
+/// All `n` field values in column order (missing fields as empty strings, as YCSB's JDBC binding writes NULL-free rows).
+fn full_row(values: &Fields, n: usize) -> Vec<String> {
+    let mut row = vec![String::new(); n];
+    for (f, v) in values {
+        row[*f] = v.clone();
+    }
+    row
+}
+
+fn insert_literal<'a>(st: &Statements, rows: impl Iterator<Item = (&'a str, &'a Fields)>) -> String {
+    let n = st.columns.len();
+    let values: Vec<String> = rows
+        .map(|(k, v)| {
+            let cols: Vec<String> = std::iter::once(literal(k)).chain(full_row(v, n).iter().map(|s| literal(s))).collect();
+            format!("({})", cols.join(", "))
+        })
+        .collect();
+    format!("INSERT INTO {} (YCSB_KEY, {}) VALUES {}", st.table, st.columns.join(", "), values.join(", "))
+}
+
+fn copy_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n")
+}

@@ -1,0 +1,52 @@
+//! etcd from the Debian package `etcd-server`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::process::{free_port, DeployError, ManagedProcess};
+use crate::server_dir;
+
+pub struct EtcdServer {
+    pub port: u16,
+    pub peer_port: u16,
+    pub process: ManagedProcess,
+}
+
+fn healthy(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500)) else { return false };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut buf = String::new();
+    let _ = s.read_to_string(&mut buf);
+    buf.contains("\"health\":\"true\"") || buf.contains("\"health\": \"true\"")
+}
+
+impl EtcdServer {
+    /// A one-member cluster on free ports.
+    pub fn start(base: &Path, die_with_parent: bool) -> Result<Self, DeployError> {
+        let port = free_port()?;
+        let peer_port = free_port()?;
+        let dir = server_dir(base, "etcd", port)?;
+        let client = format!("http://127.0.0.1:{port}");
+        let peer = format!("http://127.0.0.1:{peer_port}");
+        let mut cmd = Command::new("etcd");
+        cmd.args(["--name", "node1", "--data-dir"])
+            .arg(dir.join("data"))
+            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
+            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
+            .args(["--initial-cluster", &format!("node1={peer}"), "--initial-cluster-state", "new"])
+            .args(["--quota-backend-bytes", "4294967296"]);
+        let mut process = ManagedProcess::spawn("etcd", &dir, cmd, die_with_parent)?;
+        process.wait_ready(Duration::from_secs(30), || healthy(port))?;
+        Ok(EtcdServer { port, peer_port, process })
+    }
+
+    pub fn url(&self) -> String {
+        format!("etcd://127.0.0.1:{}", self.port)
+    }
+}

@@ -1,0 +1,23 @@
+//! Deployments: database servers started by scalebench on this machine, each from its own data
+//! directory, listening on loopback only, with its log kept beside its data.
+//!
+//! Every server is a [`ManagedProcess`]: it can be waited for, paused (SIGSTOP), resumed, killed
+//! or stopped gracefully, and is stopped when dropped.
+
+pub mod etcd;
+pub mod mariadb;
+pub mod postgres;
+pub mod process;
+pub mod redis;
+
+pub use process::{free_port, wait_until, DeployError, ManagedProcess};
+
+/// Where a server keeps its data and log: under `base` (created), named `<kind>-<port>`.
+pub fn server_dir(base: &std::path::Path, kind: &str, port: u16) -> Result<std::path::PathBuf, DeployError> {
+    let dir = base.join(format!("{kind}-{port}"));
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+    Ok(dir)
+}

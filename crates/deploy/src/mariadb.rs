@@ -1,0 +1,77 @@
+//! MariaDB from the Debian packages (`mariadb-install-db`, `mariadbd`).
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use crate::process::{free_port, port_open, run, DeployError, ManagedProcess};
+use crate::server_dir;
+
+pub const USER: &str = "bench";
+pub const PASSWORD: &str = "bench-secret";
+pub const DATABASE: &str = "ycsb";
+
+pub struct MariadbServer {
+    pub port: u16,
+    pub process: ManagedProcess,
+    socket: std::path::PathBuf,
+}
+
+impl MariadbServer {
+    /// A server on a free port with user `bench` (password) and database `ycsb`; `settings` are extra
+    /// `--name=value` server options.
+    pub fn start(base: &Path, settings: &[(&str, &str)], die_with_parent: bool) -> Result<Self, DeployError> {
+        let port = free_port()?;
+        let dir = server_dir(base, "mariadb", port)?;
+        let data = dir.join("data");
+        let socket = dir.join("mysqld.sock");
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        let mut install = Command::new("mariadb-install-db");
+        install.arg("--no-defaults").arg(format!("--datadir={}", data.display())).arg("--skip-test-db");
+        if root {
+            install.arg("--user=root");
+        }
+        run(&mut install, "mariadb-install-db")?;
+        let mut cmd = Command::new("mariadbd");
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("--port={port}"))
+            .arg(format!("--pid-file={}", dir.join("mariadbd.pid").display()))
+            .args(["--bind-address=127.0.0.1", "--skip-name-resolve", "--innodb-buffer-pool-size=128M", "--max-connections=500"]);
+        if root {
+            cmd.arg("--user=root");
+        }
+        for (k, v) in settings {
+            cmd.arg(format!("--{k}={v}"));
+        }
+        let mut process = ManagedProcess::spawn("mariadbd", &dir, cmd, die_with_parent)?;
+        let sock = socket.clone();
+        process.wait_ready(Duration::from_secs(60), || {
+            port_open(port)
+                && Command::new("mariadb-admin")
+                    .arg(format!("--socket={}", sock.display()))
+                    .args(["-uroot", "ping"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+        })?;
+        let sql = format!(
+            "CREATE DATABASE {DATABASE}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO '{USER}'@'%';"
+        );
+        run(
+            Command::new("mariadb").arg(format!("--socket={}", socket.display())).args(["-uroot", "-e", &sql]),
+            "mariadb (create user and database)",
+        )?;
+        Ok(MariadbServer { port, process, socket })
+    }
+
+    pub fn url(&self) -> String {
+        format!("mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}", self.port)
+    }
+
+    /// Runs SQL as root over the server's socket.
+    pub fn sql(&self, sql: &str) -> Result<String, DeployError> {
+        run(Command::new("mariadb").arg(format!("--socket={}", self.socket.display())).args(["-uroot", "-N", "-e", sql]), "mariadb")
+    }
+}

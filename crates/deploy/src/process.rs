@@ -1,0 +1,241 @@
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeployError {
+    #[error("{what}: {reason}")]
+    Io { what: String, reason: String },
+    #[error("cannot start {program}: {reason}")]
+    Spawn { program: String, reason: String },
+    #[error("{server} did not become ready within {seconds} s (log: {log})")]
+    NotReady { server: String, seconds: u64, log: String },
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl DeployError {
+    pub fn io(path: &Path, e: std::io::Error) -> Self {
+        DeployError::Io { what: path.display().to_string(), reason: e.to_string() }
+    }
+}
+
+/// A free TCP port on 127.0.0.1 (the kernel's choice; released immediately for the server to take).
+pub fn free_port() -> Result<u16, DeployError> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| DeployError::Failed(format!("no free port: {e}")))?;
+    Ok(l.local_addr().map_err(|e| DeployError::Failed(e.to_string()))?.port())
+}
+
+/// Polls `ready` every 100 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+pub fn port_open(port: u16) -> bool {
+    TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)).is_ok()
+}
+
+/// A server process scalebench started: its log is `<dir>/server.log`.
+#[derive(Debug)]
+pub struct ManagedProcess {
+    pub name: String,
+    pub dir: PathBuf,
+    child: Child,
+    stopped: bool,
+}
+
+impl ManagedProcess {
+    /// Starts `cmd` with its output appended to `<dir>/server.log`. With `die_with_parent`, the server
+    /// is killed if the thread that started it ends (tests); a CLI-managed cluster outlives its command.
+    pub fn spawn(name: &str, dir: &Path, mut cmd: Command, die_with_parent: bool) -> Result<Self, DeployError> {
+        let log_path = dir.join("server.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .map_err(|e| DeployError::io(&log_path, e))?;
+        let err = log.try_clone().map_err(|e| DeployError::io(&log_path, e))?;
+        cmd.stdin(Stdio::null()).stdout(log).stderr(err);
+        // Its own process group, so signals reach every process of the server (PostgreSQL's backends,
+        // for instance) and a Ctrl-C at the terminal does not.
+        cmd.process_group(0);
+        if die_with_parent {
+            // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    Ok(())
+                });
+            }
+        }
+        let program = format!("{:?}", cmd.get_program());
+        let child = cmd.spawn().map_err(|e| DeployError::Spawn { program, reason: e.to_string() })?;
+        Ok(ManagedProcess { name: name.to_string(), dir: dir.to_path_buf(), child, stopped: false })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("server.log")
+    }
+
+    /// The last lines of the log, for error messages.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits for `ready`, failing early if the process exits.
+    pub fn wait_ready(&mut self, timeout: Duration, mut ready: impl FnMut() -> bool) -> Result<(), DeployError> {
+        let mut exited = false;
+        let ok = wait_until(timeout, || {
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                exited = true;
+                return true;
+            }
+            ready()
+        });
+        if ok && !exited {
+            return Ok(());
+        }
+        Err(DeployError::NotReady {
+            server: format!("{}{}", self.name, if exited { " (exited)" } else { "" }),
+            seconds: timeout.as_secs(),
+            log: format!("{}\n{}", self.log_path().display(), self.log_tail(20)),
+        })
+    }
+
+    /// Signals every process of the server: its process group and all its descendants (PostgreSQL's
+    /// backends, for instance, lead process groups of their own).
+    fn signal(&self, sig: libc::c_int) {
+        let root = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on our own child's process group and on processes descending from it.
+        unsafe {
+            libc::kill(-root, sig);
+            for pid in descendants(root) {
+                libc::kill(pid, sig);
+            }
+        }
+    }
+
+    /// SIGSTOP to every process of the server: it stops answering, connections stay open.
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    /// SIGKILL without waiting: a crash, from any thread (the process is reaped by `kill` or `drop`).
+    pub fn crash(&self) {
+        self.signal(libc::SIGKILL);
+    }
+
+    /// SIGKILL, as a crash, and reap.
+    pub fn kill(&mut self) {
+        self.signal(libc::SIGKILL);
+        let _ = self.child.wait();
+        self.stopped = true;
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`.
+    pub fn stop(&mut self, grace: Duration) {
+        if self.stopped {
+            return;
+        }
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGTERM);
+        let exited = wait_until(grace, || !matches!(self.child.try_wait(), Ok(None)));
+        if !exited {
+            self.signal(libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        self.stopped = true;
+    }
+}
+
+impl Drop for ManagedProcess {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(10));
+    }
+}
+
+/// All processes below `root` in the process tree, from /proc.
+fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+    let mut parent_of = Vec::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for e in entries.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+            // The command name (field 2) may contain spaces: fields after the last ')' are fixed.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
+            if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse::<libc::pid_t>().ok()) {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut found = vec![root];
+    let mut i = 0;
+    while i < found.len() {
+        let p = found[i];
+        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Runs a command to completion, failing with its output.
+pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
+    let out = cmd.output().map_err(|e| DeployError::Spawn { program: what.into(), reason: e.to_string() })?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if !out.status.success() {
+        return Err(DeployError::Failed(format!("{what} failed ({}): {}", out.status, text.trim())));
+    }
+    Ok(text)
+}
+
+/// uid and gid of a system user (e.g. `postgres`), for servers that refuse to run as root.
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: getpwnam returns a pointer to static storage or null; read immediately.
+    unsafe {
+        let pw = libc::getpwnam(c.as_ptr());
+        if pw.is_null() {
+            None
+        } else {
+            Some(((*pw).pw_uid, (*pw).pw_gid))
+        }
+    }
+}
+
+/// Gives `path` and everything below it to `uid:gid`.
+pub fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<(), DeployError> {
+    std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| DeployError::io(path, e))?;
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).map_err(|e| DeployError::io(path, e))? {
+            let entry = entry.map_err(|e| DeployError::io(path, e))?;
+            chown_tree(&entry.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! Servers for the tests, and running phases against them.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use scalebench_binding::{registry, BindingConfig, BindingFactory, DbUrl, FactoryVisitor, Schema};
+use scalebench_exec::progress::NoProgress;
+use scalebench_exec::{execute, Phase, PhaseOutcome, RunPlan, StopSignal};
+use scalebench_workload::{CoreWorkload, Properties};
+
+/// Where test servers keep data and logs (kept after the run for inspection).
+pub fn servers_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Starts a server on a thread that lives as long as the test process, so the server (started with
+/// "die with parent") outlives the test that asked first and ends with the process.
+pub fn keep<T: Send + Sync + 'static>(start: impl FnOnce() -> T + Send + 'static) -> &'static T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let server: &'static T = Box::leak(Box::new(start()));
+        tx.send(server).unwrap();
+        loop {
+            std::thread::park();
+        }
+    });
+    rx.recv().expect("server start panicked")
+}
+
+pub fn workload(props: &[(&str, &str)]) -> CoreWorkload {
+    let mut p = Properties::new();
+    p.load_str(&scalebench_workload::builtin::builtin_workload("a").unwrap().1, "a").unwrap();
+    for (k, v) in props {
+        p.set(k, v, "-p");
+    }
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
+pub fn config(url: &str, w: &CoreWorkload, options: &[(&str, &str)], create: bool, drop: bool) -> BindingConfig {
+    BindingConfig {
+        url: DbUrl::parse(url).unwrap(),
+        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        schema: Schema { table: w.table.clone(), field_names: w.field_names.clone() },
+        create_schema: create,
+        drop_schema: drop,
+    }
+}
+
+struct Run<'a> {
+    workload: &'a CoreWorkload,
+    plan: RunPlan,
+    stop: StopSignal,
+}
+
+impl FactoryVisitor for Run<'_> {
+    type Output = PhaseOutcome;
+    fn visit<F: BindingFactory>(self, f: F) -> PhaseOutcome {
+        execute(f, self.workload, &self.plan, &self.stop, &mut NoProgress).expect("phase runs")
+    }
+}
+
+/// Runs one phase through the binding registry, as the CLI does.
+pub fn phase(config: BindingConfig, w: &CoreWorkload, plan: RunPlan) -> PhaseOutcome {
+    phase_with_stop(config, w, plan, StopSignal::new())
+}
+
+pub fn phase_with_stop(config: BindingConfig, w: &CoreWorkload, plan: RunPlan, stop: StopSignal) -> PhaseOutcome {
+    registry::open(config, Run { workload: w, plan, stop }).expect("binding opens")
+}
+
+pub fn load_plan(threads: usize, batch: usize) -> RunPlan {
+    RunPlan { phase: Phase::Load, threads, concurrency: 2, duration: None, batch_size: batch, ..Default::default() }
+}
+
+pub fn run_plan(seconds: f64) -> RunPlan {
+    RunPlan { threads: 2, concurrency: 4, duration: Some(Duration::from_secs_f64(seconds)), ..Default::default() }
+}
+
+pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+}
+
+/// Asserts a run's accounting: every issued operation is ok, failed or in flight, and per-op counts add up.
+pub fn assert_accounted(r: &scalebench_measure::PhaseResult) {
+    let t = &r.totals;
+    assert_eq!(t.issued, t.ok + t.failed + t.in_flight_at_stop, "accounting: {t:?}");
+    let ok: u64 = r.operations.values().map(|o| o.ok).sum();
+    let failed: u64 = r.operations.values().map(|o| o.failed_total()).sum();
+    assert_eq!((ok, failed), (t.ok, t.failed));
+}
