@@ -17,6 +17,7 @@ use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan};
 use crate::progress::{Progress, ProgressState};
 use crate::clock::Clock;
+use crate::pacer::Pacer;
 use crate::schedule::{wait_until, Schedule};
 use crate::StopSignal;
 
@@ -280,11 +281,12 @@ fn worker_thread<F: BindingFactory>(
         let clock = Clock::anchored(timeline.start);
         let recorder = RefCell::new(Recorder::new(thread, timeline.t0_ns, plan.interval, open_loop, batch_tx));
         let done = std::cell::Cell::new(false);
+        let pacer = Pacer::new(&clock);
 
         let slots = bindings.into_iter().enumerate().map(|(s, b)| {
             let slot = thread * plan.concurrency + s;
             let generator = shared.workload.generator(mix_seed(plan.seed, slot as u64));
-            let ctx = SlotContext { shared: &shared, timeline, clock: &clock, recorder: &recorder };
+            let ctx = SlotContext { shared: &shared, timeline, clock: &clock, pacer: &pacer, recorder: &recorder };
             async move {
                 match plan.phase {
                     Phase::Run => run_slot(b, generator, slot, ctx).await,
@@ -305,8 +307,9 @@ fn worker_thread<F: BindingFactory>(
             }
         };
         let hard_stop = hard_stop(&shared, timeline);
+        let pacing = pacer.drive(&shared.stop, &done);
         let finished = tokio::select! {
-            (bindings, ()) = async { tokio::join!(all_slots, ticker) } => Some(bindings),
+            (bindings, (), ()) = async { tokio::join!(all_slots, ticker, pacing) } => Some(bindings),
             () = hard_stop => None,
         };
         if let Some(bindings) = finished {
@@ -348,6 +351,7 @@ struct SlotContext<'a, F> {
     shared: &'a Shared<F>,
     timeline: Timeline,
     clock: &'a Clock,
+    pacer: &'a Pacer<'a>,
     recorder: &'a RefCell<Recorder>,
 }
 
@@ -374,7 +378,7 @@ async fn run_slot<F: BindingFactory>(
     slot: usize,
     ctx: SlotContext<'_, F>,
 ) -> F::Binding {
-    let SlotContext { shared, timeline, clock, recorder } = ctx;
+    let SlotContext { shared, timeline, clock, pacer, recorder } = ctx;
     let plan = &shared.plan;
     let mut quota = plan.slot_quota(slot);
     let mut schedule = plan
@@ -397,7 +401,14 @@ async fn run_slot<F: BindingFactory>(
         let intended = match &mut schedule {
             Some(s) => {
                 let t = s.next();
-                if ctx.past_deadline(t) || !wait_until(clock, t, &shared.stop).await {
+                if ctx.past_deadline(t) {
+                    break;
+                }
+                // A few microseconds are cheaper to spin here than to hand to the pacer.
+                while clock.now_ns() < t && t - clock.now_ns() < 5_000 {
+                    std::hint::spin_loop();
+                }
+                if !pacer.until(t).await {
                     break;
                 }
                 generator.next_operation(&mut op);

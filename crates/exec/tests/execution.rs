@@ -137,9 +137,12 @@ fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
     // decided to start, hence the small allowance); warm-up operations are executed but not measured.
     let late = starts.iter().filter(|t| **t >= out.measurement_end + Duration::from_millis(5)).count();
     assert_eq!(late, 0, "operations started after the deadline");
-    // At most one operation per slot straddles the start of the window.
-    let measured = starts.iter().filter(|t| **t >= out.measurement_start).count() as u64;
-    assert!(measured >= r.totals.issued && measured <= r.totals.issued + 2, "{measured} vs {}", r.totals.issued);
+    // Operations that started well inside the window were measured, those well before it were not
+    // (the runner's clock and the binding's may disagree by microseconds at the boundary).
+    let margin = Duration::from_millis(2);
+    let surely_in = starts.iter().filter(|t| **t >= out.measurement_start + margin).count() as u64;
+    let maybe_in = starts.iter().filter(|t| **t + margin >= out.measurement_start).count() as u64;
+    assert!(surely_in <= r.totals.issued && r.totals.issued <= maybe_in, "{surely_in} <= {} <= {maybe_in}", r.totals.issued);
     assert_eq!(r.totals.ok + r.warmup_operations, starts.len() as u64);
     assert_eq!(r.totals.throughput_ops_s, r.totals.ok as f64 / 0.8);
 }
