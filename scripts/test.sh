@@ -26,6 +26,8 @@ have() { command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]; }
 have cc || need+=(build-essential)
 have pkg-config || need+=(pkg-config)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)
+have redis-server || need+=(redis-server)
+have redis-cli || need+=(redis-tools)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

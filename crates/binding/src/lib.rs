@@ -9,6 +9,8 @@ pub mod conformance;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
 pub mod registry;
 pub mod sql;
 #[cfg(feature = "sqlite")]

@@ -28,6 +28,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::sqlite::INFO);
     #[cfg(feature = "postgres")]
     all.push(crate::postgres::INFO);
+    #[cfg(feature = "redis")]
+    all.push(crate::redis::INFO);
     all
 }
 
@@ -70,6 +72,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "sqlite" => Ok(visitor.visit(crate::sqlite::SqliteFactory::open(&config)?)),
         #[cfg(feature = "postgres")]
         "postgres" => Ok(visitor.visit(crate::postgres::PostgresFactory::open(&config)?)),
+        #[cfg(feature = "redis")]
+        "redis" => Ok(visitor.visit(crate::redis::RedisFactory::open(&config)?)),
         other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
     }
 }

@@ -1,0 +1,384 @@
+//! `redis://[:password@]host:port[/db]` and `redis+cluster://host:port[?seeds=host:port,...]`: Redis
+//! through the redis crate (multiplexed connection; cluster-aware client routing keys by slot).
+//!
+//! Data model as YCSB's Redis binding: one hash per record (field -> value). Scans use a sorted set
+//! `_indices` of all keys; YCSB scores members by Java's hashCode of the key, which returns records in
+//! hash order, so here every member has score 0 and ZRANGEBYLEX returns them in key order.
+
+use std::time::Duration;
+
+use redis::aio::MultiplexedConnection;
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKind};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "redis",
+    schemes: &["redis", "redis+cluster"],
+    summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
+    url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000",
+    options: &[
+        OptionInfo { name: "wait_replicas", default: "0", help: "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout" },
+        OptionInfo { name: "wait_timeout_ms", default: "100", help: "the WAIT timeout" },
+        OptionInfo { name: "scan_index", default: "true", help: "maintain the sorted set of keys that scans need (one more write per insert and delete)" },
+        OptionInfo { name: "pipeline_load", default: "true", help: "send a load batch (--batch-size) as one pipeline" },
+        OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)" },
+    ],
+};
+
+const INDEX_KEY: &str = "_indices";
+
+#[derive(Clone)]
+enum Target {
+    Single(redis::Client, redis::AsyncConnectionConfig),
+    Cluster(redis::cluster::ClusterClient),
+}
+
+impl Target {
+    async fn connect(&self) -> Result<Conn, RedisError> {
+        Ok(match self {
+            Target::Single(c, cfg) => Conn::Single(c.get_multiplexed_async_connection_with_config(cfg).await?),
+            Target::Cluster(c) => Conn::Cluster(c.get_async_connection().await?),
+        })
+    }
+}
+
+pub struct RedisFactory {
+    target: Target,
+    url: String,
+    fields: Vec<String>,
+    wait_replicas: u64,
+    wait_timeout_ms: u64,
+    scan_index: bool,
+    pipeline_load: bool,
+}
+
+impl RedisFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let bad = |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
+        let u = config.url.url();
+        // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
+        let response_timeout = match config.u64_option("redis", "response_timeout_ms", 0)? {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        };
+        let connect_timeout = Duration::from_secs(10);
+        let target = if u.scheme() == "redis+cluster" {
+            let mut seeds = vec![seed_url(u, u.host_str().unwrap_or("127.0.0.1"), u.port().unwrap_or(6379))];
+            if let Some((_, list)) = u.query_pairs().find(|(k, _)| k == "seeds") {
+                for s in list.split(',').filter(|s| !s.is_empty()) {
+                    let (h, p) = s.rsplit_once(':').unwrap_or((s, "6379"));
+                    let port = p.parse().map_err(|_| BindingError::Config(format!("invalid seed '{s}' in '{url}'")))?;
+                    seeds.push(seed_url(u, h, port));
+                }
+            }
+            let builder = redis::cluster::ClusterClient::builder(seeds)
+                .connection_timeout(connect_timeout)
+                .response_timeout(response_timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
+            Target::Cluster(builder.build().map_err(bad)?)
+        } else {
+            let cfg = redis::AsyncConnectionConfig::new()
+                .set_response_timeout(response_timeout)
+                .set_connection_timeout(Some(connect_timeout));
+            Target::Single(redis::Client::open(u.as_str()).map_err(bad)?, cfg)
+        };
+        let factory = RedisFactory {
+            target,
+            url,
+            fields: config.schema.field_names.to_vec(),
+            wait_replicas: config.u64_option("redis", "wait_replicas", 0)?,
+            wait_timeout_ms: config.u64_option("redis", "wait_timeout_ms", 100)?,
+            scan_index: config.choice("redis", "scan_index", "true", &["true", "false"])? == "true",
+            pipeline_load: config.choice("redis", "pipeline_load", "true", &["true", "false"])? == "true",
+        };
+        // Fail now, with the URL, rather than in every worker.
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(async {
+            let mut c = factory.connection().await?;
+            let pong: Result<String, _> = c.query(&redis::cmd("PING")).await;
+            pong.map_err(|e| BindingError::Connect { url: factory.url.clone(), reason: e.to_string() })?;
+            if config.drop_schema {
+                // Redis has no table: dropping the schema means removing this workload's data.
+                let _: Result<(), _> = c.query(&redis::cmd("FLUSHALL")).await;
+            }
+            Ok::<_, BindingError>(())
+        })?;
+        Ok(factory)
+    }
+
+    async fn connection(&self) -> Result<Conn, BindingError> {
+        self.target.connect().await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+    }
+}
+
+fn seed_url(u: &url::Url, host: &str, port: u16) -> String {
+    match u.password() {
+        Some(p) => format!("redis://{}:{}@{host}:{port}", u.username(), p),
+        None => format!("redis://{host}:{port}"),
+    }
+}
+
+enum Conn {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
+impl Conn {
+    async fn query<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, RedisError> {
+        match self {
+            Conn::Single(c) => cmd.query_async(c).await,
+            Conn::Cluster(c) => cmd.query_async(c).await,
+        }
+    }
+
+    async fn pipe<T: FromRedisValue>(&mut self, p: &Pipeline) -> Result<T, RedisError> {
+        match self {
+            Conn::Single(c) => p.query_async(c).await,
+            Conn::Cluster(c) => p.query_async(c).await,
+        }
+    }
+
+    fn is_cluster(&self) -> bool {
+        matches!(self, Conn::Cluster(_))
+    }
+}
+
+impl BindingFactory for RedisFactory {
+    type Binding = RedisBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<RedisBinding, BindingError> {
+        Ok(RedisBinding {
+            conn: Some(self.connection().await?),
+            target: self.target.clone(),
+            url: self.url.clone(),
+            fields: self.fields.clone(),
+            wait_replicas: self.wait_replicas,
+            wait_timeout_ms: self.wait_timeout_ms,
+            scan_index: self.scan_index,
+            pipeline_load: self.pipeline_load,
+        })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct RedisBinding {
+    /// `None` after the connection broke; the next operation reconnects (its latency includes that).
+    conn: Option<Conn>,
+    target: Target,
+    url: String,
+    fields: Vec<String>,
+    wait_replicas: u64,
+    wait_timeout_ms: u64,
+    scan_index: bool,
+    pipeline_load: bool,
+}
+
+fn classify(e: RedisError) -> OpError {
+    let class = if e.is_timeout() {
+        FailureClass::Timeout
+    } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_unrecoverable_error() {
+        FailureClass::Unavailable
+    } else {
+        match e.kind() {
+            ErrorKind::Server(
+                ServerErrorKind::ClusterDown
+                | ServerErrorKind::MasterDown
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::BusyLoading
+                | ServerErrorKind::ReadOnly,
+            )
+            | ErrorKind::ClusterConnectionNotFound
+            | ErrorKind::Io => FailureClass::Unavailable,
+            ErrorKind::Server(ServerErrorKind::ExecAbort) => FailureClass::Conflict,
+            _ => FailureClass::Other,
+        }
+    };
+    OpError::new(class, e.to_string())
+}
+
+impl RedisBinding {
+    async fn conn(&mut self) -> Result<&mut Conn, OpError> {
+        if self.conn.is_none() {
+            let conn = self.target.connect().await;
+            let conn = conn.map_err(|e| OpError::new(FailureClass::Unavailable, format!("cannot reconnect to {}: {e}", self.url)))?;
+            self.conn = Some(conn);
+        }
+        Ok(self.conn.as_mut().expect("just connected"))
+    }
+
+    /// Runs a command; a broken connection is dropped so the next operation reconnects.
+    async fn run<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, OpError> {
+        let r = self.conn().await?.query(cmd).await;
+        self.check(r)
+    }
+
+    async fn run_pipe<T: FromRedisValue>(&mut self, p: &Pipeline) -> Result<T, OpError> {
+        let r = self.conn().await?.pipe(p).await;
+        self.check(r)
+    }
+
+    fn check<T>(&mut self, r: Result<T, RedisError>) -> Result<T, OpError> {
+        r.map_err(|e| {
+            if e.is_io_error() || e.is_connection_dropped() {
+                self.conn = None;
+            }
+            classify(e)
+        })
+    }
+
+    /// `WAIT n timeout` after a write, when configured.
+    async fn wait_for_replicas(&mut self) -> Result<(), OpError> {
+        if self.wait_replicas == 0 {
+            return Ok(());
+        }
+        let acked: u64 = self.run(redis::cmd("WAIT").arg(self.wait_replicas).arg(self.wait_timeout_ms)).await?;
+        if acked < self.wait_replicas {
+            return Err(OpError::new(
+                FailureClass::Timeout,
+                format!("WAIT: {acked} of {} replicas acknowledged within {} ms", self.wait_replicas, self.wait_timeout_ms),
+            ));
+        }
+        Ok(())
+    }
+
+    fn hset(&self, key: &str, values: &Fields) -> Cmd {
+        let mut c = redis::cmd("HSET");
+        c.arg(key);
+        for (f, v) in values {
+            c.arg(&self.fields[*f]).arg(v);
+        }
+        c
+    }
+
+    fn index_add(key: &str) -> Cmd {
+        let mut c = redis::cmd("ZADD");
+        c.arg(INDEX_KEY).arg(0).arg(key);
+        c
+    }
+
+    fn fill(&self, fields: FieldSet, values: Vec<Option<String>>, out: &mut Fields) -> bool {
+        let idx: Vec<usize> = match fields {
+            FieldSet::All => (0..self.fields.len()).collect(),
+            FieldSet::One(i) => vec![i],
+        };
+        let mut any = false;
+        for (i, v) in idx.into_iter().zip(values) {
+            if let Some(v) = v {
+                out.push((i, v));
+                any = true;
+            }
+        }
+        any
+    }
+
+    fn hmget(&self, key: &str, fields: FieldSet) -> Cmd {
+        let mut c = redis::cmd("HMGET");
+        c.arg(key);
+        match fields {
+            FieldSet::All => {
+                for f in &self.fields {
+                    c.arg(f);
+                }
+            }
+            FieldSet::One(i) => {
+                c.arg(&self.fields[i]);
+            }
+        }
+        c
+    }
+}
+
+impl Binding for RedisBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let values: Vec<Option<String>> = self.run(&self.hmget(key, fields)).await?;
+        if !self.fill(fields, values, out) {
+            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+        }
+        Ok(())
+    }
+
+    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+        out.clear();
+        if !self.scan_index {
+            return Err(OpError::new(FailureClass::Other, "scans need redis.scan_index=true"));
+        }
+        let keys: Vec<String> = self
+            .run(redis::cmd("ZRANGEBYLEX").arg(INDEX_KEY).arg(format!("[{start_key}")).arg("+").arg("LIMIT").arg(0).arg(count))
+            .await?;
+        let cluster = self.conn().await?.is_cluster();
+        let rows: Vec<Vec<Option<String>>> = if cluster {
+            // Keys live on different nodes: one command each.
+            let mut rows = Vec::with_capacity(keys.len());
+            for k in &keys {
+                rows.push(self.run(&self.hmget(k, fields)).await?);
+            }
+            rows
+        } else {
+            let mut p = redis::pipe();
+            for k in &keys {
+                p.add_command(self.hmget(k, fields));
+            }
+            self.run_pipe(&p).await?
+        };
+        for (k, values) in keys.into_iter().zip(rows) {
+            let mut f = Fields::new();
+            // A key deleted between the index lookup and the read is skipped, as YCSB does.
+            if self.fill(fields, values, &mut f) {
+                out.push((k, f));
+            }
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        // As YCSB: HSET overwrites the fields (and would create a missing record).
+        let _: i64 = self.run(&self.hset(key, values)).await?;
+        self.wait_for_replicas().await
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let _: i64 = self.run(&self.hset(key, values)).await?;
+        if self.scan_index {
+            let _: i64 = self.run(&Self::index_add(key)).await?;
+        }
+        self.wait_for_replicas().await
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        let cluster = self.conn().await?.is_cluster();
+        if !self.pipeline_load || cluster {
+            for r in records {
+                self.insert(&r.key, &r.values).await?;
+            }
+            return Ok(());
+        }
+        let mut p = redis::pipe();
+        for r in records {
+            p.add_command(self.hset(&r.key, &r.values)).ignore();
+            if self.scan_index {
+                p.add_command(Self::index_add(&r.key)).ignore();
+            }
+        }
+        let _: () = self.run_pipe(&p).await?;
+        self.wait_for_replicas().await
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let removed: i64 = self.run(redis::cmd("DEL").arg(key)).await?;
+        if self.scan_index {
+            let _: i64 = self.run(redis::cmd("ZREM").arg(INDEX_KEY).arg(key)).await?;
+        }
+        if removed == 0 {
+            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+        }
+        self.wait_for_replicas().await
+    }
+}
