@@ -28,6 +28,7 @@ have pkg-config || need+=(pkg-config)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)
 have redis-server || need+=(redis-server)
 have redis-cli || need+=(redis-tools)
+have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -11,6 +11,8 @@ pub mod null;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 pub mod registry;
 pub mod sql;
 #[cfg(feature = "sqlite")]

@@ -30,6 +30,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::postgres::INFO);
     #[cfg(feature = "redis")]
     all.push(crate::redis::INFO);
+    #[cfg(feature = "mysql")]
+    all.push(crate::mysql::INFO);
     all
 }
 
@@ -74,6 +76,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "postgres" => Ok(visitor.visit(crate::postgres::PostgresFactory::open(&config)?)),
         #[cfg(feature = "redis")]
         "redis" => Ok(visitor.visit(crate::redis::RedisFactory::open(&config)?)),
+        #[cfg(feature = "mysql")]
+        "mysql" => Ok(visitor.visit(crate::mysql::MysqlFactory::open(&config)?)),
         other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
     }
 }

@@ -1,0 +1,291 @@
+//! `mysql://user:password@host:port/database`: MySQL and MariaDB through mysql_async.
+//!
+//! Schema as YCSB's JDBC binding. Knobs: prepared statements (binary protocol) or text statements,
+//! batched load as one multi-row INSERT. Each slot has its own connection; a lost connection is
+//! re-established by the next operation, whose latency includes the reconnect.
+
+use mysql_async::prelude::Queryable;
+use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::sql::{literal, Placeholder, Statements};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "mysql",
+    schemes: &["mysql", "mariadb"],
+    summary: "MySQL / MariaDB (mysql_async); YCSB JDBC schema, InnoDB",
+    url_example: "mysql://user:password@127.0.0.1:3306/ycsb",
+    options: &[
+        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values" },
+        OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema" },
+    ],
+};
+
+pub struct MysqlFactory {
+    shared: std::sync::Arc<Shared>,
+}
+
+struct Shared {
+    opts: Opts,
+    url: String,
+    statements: Statements,
+    prepared: bool,
+}
+
+impl MysqlFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let mut u = config.url.url().clone();
+        if u.scheme() == "mariadb" {
+            let _ = u.set_scheme("mysql");
+        }
+        let base = Opts::from_url(u.as_str()).map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
+        // Report rows matched, not rows changed, so an update that writes the same value is not "not found".
+        let opts: Opts = OptsBuilder::from_opts(base).client_found_rows(true).into();
+        let engine = config.option("engine", "InnoDB").to_string();
+        if !engine.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
+        }
+        let shared = Shared {
+            statements: Statements::new(&config.schema.table, &config.schema.field_names, Placeholder::Question),
+            prepared: config.choice("mysql", "prepared", "true", &["true", "false"])? == "true",
+            opts,
+            url,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(shared.prepare_schema(config.drop_schema, config.create_schema, &engine))?;
+        Ok(MysqlFactory { shared: std::sync::Arc::new(shared) })
+    }
+}
+
+impl Shared {
+    async fn conn(&self) -> Result<Conn, BindingError> {
+        Conn::new(self.opts.clone()).await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+    }
+
+    async fn prepare_schema(&self, drop: bool, create: bool, engine: &str) -> Result<(), BindingError> {
+        let mut c = self.conn().await?;
+        let st = &self.statements;
+        let err = |what: &str, e: mysql_async::Error| BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url));
+        if drop {
+            c.query_drop(st.drop_table()).await.map_err(|e| err("cannot drop", e))?;
+        }
+        if create {
+            c.query_drop(st.create_table("TEXT", &format!(" ENGINE={engine}"))).await.map_err(|e| err("cannot create", e))?;
+        }
+        let n: Option<u64> = c
+            .exec_first("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", (st.table.clone(),))
+            .await
+            .map_err(|e| err("cannot look up", e))?;
+        if n.unwrap_or(0) == 0 {
+            return Err(BindingError::Schema(format!(
+                "table '{}' does not exist on {}: create it with --create-schema (e.g. scalebench load --create-schema)",
+                st.table, self.url
+            )));
+        }
+        let _ = c.disconnect().await;
+        Ok(())
+    }
+}
+
+impl BindingFactory for MysqlFactory {
+    type Binding = MysqlBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<MysqlBinding, BindingError> {
+        Ok(MysqlBinding { conn: Some(self.shared.conn().await?), shared: self.shared.clone() })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct MysqlBinding {
+    /// `None` after the connection broke; the next operation reconnects.
+    conn: Option<Conn>,
+    shared: std::sync::Arc<Shared>,
+}
+
+fn classify(e: mysql_async::Error) -> OpError {
+    let class = match &e {
+        mysql_async::Error::Server(s) => match s.code {
+            1062 | 1213 | 1205 | 1180 | 1181 => FailureClass::Conflict,
+            1040 | 1053 | 1290 | 1836 | 1927 => FailureClass::Unavailable,
+            3024 | 1969 => FailureClass::Timeout,
+            _ => FailureClass::Other,
+        },
+        mysql_async::Error::Io(_) => FailureClass::Unavailable,
+        mysql_async::Error::Driver(d) if d.to_string().contains("closed") => FailureClass::Unavailable,
+        _ => FailureClass::Other,
+    };
+    OpError::new(class, e.to_string())
+}
+
+fn broken(e: &mysql_async::Error) -> bool {
+    matches!(e, mysql_async::Error::Io(_)) || matches!(e, mysql_async::Error::Driver(_))
+}
+
+fn not_found(key: &str) -> OpError {
+    OpError::new(FailureClass::NotFound, format!("no record {key}"))
+}
+
+impl MysqlBinding {
+    async fn conn(&mut self) -> Result<&mut Conn, OpError> {
+        if self.conn.is_none() {
+            let c = self.shared.conn().await.map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+            self.conn = Some(c);
+        }
+        Ok(self.conn.as_mut().expect("just connected"))
+    }
+
+    fn check<T>(&mut self, r: Result<T, mysql_async::Error>) -> Result<T, OpError> {
+        r.map_err(|e| {
+            if broken(&e) {
+                self.conn = None;
+            }
+            classify(e)
+        })
+    }
+
+    /// Rows of a statement: prepared (binary protocol) or as text with the parameters inlined.
+    async fn rows(&mut self, sql: &str, params: Vec<Value>) -> Result<Vec<Row>, OpError> {
+        let prepared = self.shared.prepared;
+        let text = (!prepared).then(|| inline(sql, &params));
+        let c = self.conn().await?;
+        let r = match text {
+            None => c.exec(sql, Params::Positional(params)).await,
+            Some(t) => c.query(t).await,
+        };
+        self.check(r)
+    }
+
+    /// Runs a statement and returns the rows it matched.
+    async fn execute(&mut self, sql: &str, params: Vec<Value>) -> Result<u64, OpError> {
+        let prepared = self.shared.prepared;
+        let text = (!prepared).then(|| inline(sql, &params));
+        let c = self.conn().await?;
+        let r = match text {
+            None => c.exec_drop(sql, Params::Positional(params)).await,
+            Some(t) => c.query_drop(t).await,
+        };
+        let affected = c.affected_rows();
+        self.check(r)?;
+        Ok(affected)
+    }
+
+    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+        match fields {
+            FieldSet::All => (0..self.shared.statements.columns.len()).collect(),
+            FieldSet::One(i) => vec![i],
+        }
+    }
+}
+
+/// Replaces each `?` by the next parameter as a literal (values are plain ASCII, quotes doubled anyway).
+fn inline(sql: &str, params: &[Value]) -> String {
+    let mut out = String::with_capacity(sql.len() + params.len() * 16);
+    let mut it = params.iter();
+    for ch in sql.chars() {
+        if ch == '?' {
+            match it.next() {
+                Some(Value::Bytes(b)) => out.push_str(&literal(&String::from_utf8_lossy(b))),
+                Some(Value::Int(i)) => out.push_str(&i.to_string()),
+                Some(Value::UInt(i)) => out.push_str(&i.to_string()),
+                Some(v) => out.push_str(&v.as_sql(false)),
+                None => out.push('?'),
+            }
+        } else {
+            out.push(ch);
+        }
+    }
+    out
+}
+
+fn text(s: &str) -> Value {
+    Value::Bytes(s.as_bytes().to_vec())
+}
+
+fn full_row(values: &Fields, n: usize) -> Vec<Value> {
+    let mut row = vec![text(""); n];
+    for (f, v) in values {
+        row[*f] = text(v);
+    }
+    row
+}
+
+impl Binding for MysqlBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let sql = match fields {
+            FieldSet::All => self.shared.statements.read_all.clone(),
+            FieldSet::One(i) => self.shared.statements.read_one[i].clone(),
+        };
+        let mut rows = self.rows(&sql, vec![text(key)]).await?;
+        let row = rows.pop().ok_or_else(|| not_found(key))?;
+        for (i, c) in self.columns_of(fields).into_iter().enumerate() {
+            out.push((c, row.get::<Option<String>, _>(i).flatten().unwrap_or_default()));
+        }
+        Ok(())
+    }
+
+    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+        out.clear();
+        let sql = match fields {
+            FieldSet::All => self.shared.statements.scan_all.clone(),
+            FieldSet::One(i) => self.shared.statements.scan_one[i].clone(),
+        };
+        let cols = self.columns_of(fields);
+        for row in self.rows(&sql, vec![text(start_key), Value::UInt(count as u64)]).await? {
+            let key: String = row.get::<Option<String>, _>(0).flatten().unwrap_or_default();
+            let values = cols.iter().enumerate().map(|(i, c)| (*c, row.get::<Option<String>, _>(i + 1).flatten().unwrap_or_default())).collect();
+            out.push((key, values));
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let st = &self.shared.statements;
+        let sql = match values.as_slice() {
+            [(f, _)] => st.update_one[*f].clone(),
+            _ => st.update_fields(&values.iter().map(|(f, _)| *f).collect::<Vec<_>>()),
+        };
+        let params = values.iter().map(|(_, v)| text(v)).chain(std::iter::once(text(key))).collect();
+        if self.execute(&sql, params).await? == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let n = self.shared.statements.columns.len();
+        let sql = self.shared.statements.insert.clone();
+        let params = std::iter::once(text(key)).chain(full_row(values, n)).collect();
+        self.execute(&sql, params).await?;
+        Ok(())
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        let n = self.shared.statements.columns.len();
+        let sql = self.shared.statements.multi_row_insert(records.len());
+        let params = records.iter().flat_map(|r| std::iter::once(text(&r.key)).chain(full_row(&r.values, n))).collect();
+        self.execute(&sql, params).await?;
+        Ok(())
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let sql = self.shared.statements.delete.clone();
+        if self.execute(&sql, vec![text(key)]).await? == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BindingError> {
+        if let Some(c) = self.conn.take() {
+            let _ = c.disconnect().await;
+        }
+        Ok(())
+    }
+}
