@@ -29,6 +29,8 @@ ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql postg
 have redis-server || need+=(redis-server)
 have redis-cli || need+=(redis-tools)
 have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
+have etcd || need+=(etcd-server)
+have protoc || need+=(protobuf-compiler)   # etcd-client generates its gRPC code at build time
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -13,6 +13,8 @@ pub mod postgres;
 pub mod redis;
 #[cfg(feature = "mysql")]
 pub mod mysql;
+#[cfg(feature = "etcd")]
+pub mod etcd;
 pub mod registry;
 pub mod sql;
 #[cfg(feature = "sqlite")]

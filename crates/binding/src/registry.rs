@@ -32,6 +32,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::redis::INFO);
     #[cfg(feature = "mysql")]
     all.push(crate::mysql::INFO);
+    #[cfg(feature = "etcd")]
+    all.push(crate::etcd::INFO);
     all
 }
 
@@ -78,6 +80,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "redis" => Ok(visitor.visit(crate::redis::RedisFactory::open(&config)?)),
         #[cfg(feature = "mysql")]
         "mysql" => Ok(visitor.visit(crate::mysql::MysqlFactory::open(&config)?)),
+        #[cfg(feature = "etcd")]
+        "etcd" => Ok(visitor.visit(crate::etcd::EtcdFactory::open(&config)?)),
         other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
     }
 }

@@ -1,0 +1,227 @@
+//! `etcd://host:port[,host:port...]`: etcd v3 through etcd-client (gRPC).
+//!
+//! One key per record, `/<table>/<key>`, whose value is the record's fields as a JSON object. etcd has no
+//! partial update: an update reads the record and writes it back in a transaction guarded by the
+//! record's revision (a lost race fails as conflict). Scans are range reads in key order.
+
+use std::collections::BTreeMap;
+
+use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "etcd",
+    schemes: &["etcd"],
+    summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
+    url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379",
+    options: &[
+        OptionInfo { name: "read_consistency", default: "linearizable", help: "linearizable (through the leader, with a quorum) or serializable (any member's local state)" },
+        OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)" },
+    ],
+};
+
+pub struct EtcdFactory {
+    endpoints: Vec<String>,
+    url: String,
+    prefix: String,
+    fields: Vec<String>,
+    serializable: bool,
+    max_txn_ops: usize,
+}
+
+impl EtcdFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let u = config.url.url();
+        // etcd://h1:p1,h2:p2 parses as one host "h1:p1,h2"; take the authority text apart ourselves.
+        let authority = u.as_str().trim_start_matches("etcd://").split(['/', '?']).next().unwrap_or("");
+        let endpoints: Vec<String> = authority
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|hp| format!("http://{}", if hp.contains(':') { hp.to_string() } else { format!("{hp}:2379") }))
+            .collect();
+        if endpoints.is_empty() {
+            return Err(BindingError::Config(format!("invalid database URL '{url}': expected etcd://host:port")));
+        }
+        let factory = EtcdFactory {
+            endpoints,
+            url,
+            prefix: format!("/{}/", config.schema.table),
+            fields: config.schema.field_names.to_vec(),
+            serializable: config.choice("etcd", "read_consistency", "linearizable", &["linearizable", "serializable"])? == "serializable",
+            max_txn_ops: config.u64_option("etcd", "max_txn_ops", 128)?.max(1) as usize,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(async {
+            let mut c = factory.client().await?;
+            if config.drop_schema {
+                c.delete(factory.prefix.clone(), Some(etcd_client::DeleteOptions::new().with_prefix()))
+                    .await
+                    .map_err(|e| BindingError::Schema(format!("cannot delete {}* on {}: {e}", factory.prefix, factory.url)))?;
+            }
+            c.status().await.map_err(|e| BindingError::Connect { url: factory.url.clone(), reason: e.to_string() })?;
+            Ok::<_, BindingError>(())
+        })?;
+        Ok(factory)
+    }
+
+    async fn client(&self) -> Result<Client, BindingError> {
+        let opts = etcd_client::ConnectOptions::new().with_connect_timeout(std::time::Duration::from_secs(10));
+        Client::connect(&self.endpoints, Some(opts)).await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+    }
+}
+
+impl BindingFactory for EtcdFactory {
+    type Binding = EtcdBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<EtcdBinding, BindingError> {
+        Ok(EtcdBinding {
+            client: self.client().await?,
+            prefix: self.prefix.clone(),
+            fields: self.fields.clone(),
+            serializable: self.serializable,
+            max_txn_ops: self.max_txn_ops,
+        })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct EtcdBinding {
+    client: Client,
+    prefix: String,
+    fields: Vec<String>,
+    serializable: bool,
+    max_txn_ops: usize,
+}
+
+fn classify(e: etcd_client::Error) -> OpError {
+    use etcd_client::Error as E;
+    let class = match &e {
+        E::GRpcStatus(s) => match s.code() {
+            tonic::Code::DeadlineExceeded => FailureClass::Timeout,
+            tonic::Code::Unavailable | tonic::Code::ResourceExhausted | tonic::Code::Aborted => FailureClass::Unavailable,
+            tonic::Code::NotFound => FailureClass::NotFound,
+            tonic::Code::FailedPrecondition => FailureClass::Conflict,
+            _ => FailureClass::Other,
+        },
+        E::TransportError(_) | E::IoError(_) => FailureClass::Unavailable,
+        _ => FailureClass::Other,
+    };
+    OpError::new(class, e.to_string())
+}
+
+type Record = BTreeMap<String, String>;
+
+impl EtcdBinding {
+    fn key(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    fn get_options(&self) -> GetOptions {
+        let o = GetOptions::new();
+        if self.serializable {
+            o.with_serializable()
+        } else {
+            o
+        }
+    }
+
+    fn encode(&self, values: &Fields) -> String {
+        let record: Record = values.iter().map(|(f, v)| (self.fields[*f].clone(), v.clone())).collect();
+        serde_json::to_string(&record).expect("strings serialise")
+    }
+
+    fn decode(&self, key: &str, bytes: &[u8], fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        let record: Record = serde_json::from_slice(bytes)
+            .map_err(|e| OpError::new(FailureClass::Unexpected, format!("{key}: stored value is not a record: {e}")))?;
+        match fields {
+            FieldSet::All => {
+                for (i, name) in self.fields.iter().enumerate() {
+                    if let Some(v) = record.get(name) {
+                        out.push((i, v.clone()));
+                    }
+                }
+            }
+            FieldSet::One(i) => {
+                if let Some(v) = record.get(&self.fields[i]) {
+                    out.push((i, v.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Binding for EtcdBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let opts = self.get_options();
+        let resp = self.client.get(self.key(key), Some(opts)).await.map_err(classify)?;
+        let kv = resp.kvs().first().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        self.decode(key, kv.value(), fields, out)
+    }
+
+    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+        out.clear();
+        // Range [prefix+start, end of prefix): '/' + 1 is '0'.
+        let end = format!("{}0", self.prefix.trim_end_matches('/'));
+        let opts = self.get_options().with_range(end).with_limit(count as i64);
+        let resp = self.client.get(self.key(start_key), Some(opts)).await.map_err(classify)?;
+        for kv in resp.kvs() {
+            let k = String::from_utf8_lossy(kv.key());
+            let k = k.strip_prefix(&self.prefix).unwrap_or(&k).to_string();
+            let mut f = Fields::new();
+            self.decode(&k, kv.value(), fields, &mut f)?;
+            out.push((k, f));
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let full = self.key(key);
+        let resp = self.client.get(full.clone(), None).await.map_err(classify)?;
+        let kv = resp.kvs().first().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        let mut record: Record = serde_json::from_slice(kv.value())
+            .map_err(|e| OpError::new(FailureClass::Unexpected, format!("{key}: stored value is not a record: {e}")))?;
+        for (f, v) in values {
+            record.insert(self.fields[*f].clone(), v.clone());
+        }
+        let value = serde_json::to_string(&record).expect("strings serialise");
+        let txn = Txn::new()
+            .when([Compare::mod_revision(full.clone(), CompareOp::Equal, kv.mod_revision())])
+            .and_then([TxnOp::put(full, value, None)]);
+        let r = self.client.txn(txn).await.map_err(classify)?;
+        if !r.succeeded() {
+            return Err(OpError::new(FailureClass::Conflict, format!("{key} changed during the update")));
+        }
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let value = self.encode(values);
+        self.client.put(self.key(key), value, None).await.map_err(classify)?;
+        Ok(())
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        for chunk in records.chunks(self.max_txn_ops) {
+            let ops: Vec<TxnOp> = chunk.iter().map(|r| TxnOp::put(self.key(&r.key), self.encode(&r.values), None)).collect();
+            self.client.txn(Txn::new().and_then(ops)).await.map_err(classify)?;
+        }
+        Ok(())
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let resp = self.client.delete(self.key(key), None).await.map_err(classify)?;
+        if resp.deleted() == 0 {
+            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+        }
+        Ok(())
+    }
+}
