@@ -31,6 +31,8 @@ have redis-cli || need+=(redis-tools)
 have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
 have etcd || need+=(etcd-server)
 have protoc || need+=(protobuf-compiler)   # etcd-client generates its gRPC code at build time
+have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
+have mvn || need+=(maven)                      # resolves cassandra-all from Maven Central
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -39,6 +41,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
 rm -rf target/tmp/test-servers
+
+log "resolving Apache Cassandra 5.0 from Maven Central"
+bash scripts/cassandra-classpath.sh >/dev/null
 
 log "build and test (workspace, all bindings)"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.

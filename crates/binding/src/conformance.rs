@@ -9,6 +9,8 @@ use crate::{Binding, BindingFactory};
 pub struct Expectations {
     pub update_missing_is_not_found: bool,
     pub delete_missing_is_not_found: bool,
+    /// False for hash-partitioned stores (Cassandra), whose scans follow token order from the start key.
+    pub scan_in_key_order: bool,
 }
 
 fn values(n: usize, tag: &str) -> Fields {
@@ -71,8 +73,12 @@ pub async fn check_crud<F: BindingFactory>(factory: &F, prefix: &str, fields: us
     b.scan(&key("s2"), 3, FieldSet::All, &mut rows).await.map_err(|e| format!("scan: {e}"))?;
     let keys: Vec<&str> = rows.iter().map(|(k, _)| k.as_str()).collect();
     let want = [key("s2"), key("s3"), key("s4")];
-    if keys != want.iter().map(String::as_str).collect::<Vec<_>>() {
-        return Err(format!("scan from s2 for 3 returned keys {keys:?}, expected {want:?}"));
+    if expect.scan_in_key_order {
+        if keys != want.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(format!("scan from s2 for 3 returned keys {keys:?}, expected {want:?}"));
+        }
+    } else if keys.len() != 3 || keys[0] != key("s2") {
+        return Err(format!("scan from s2 for 3 returned keys {keys:?}: expected 3 records starting at s2"));
     }
     let mut first = rows[0].1.clone();
     first.sort();
@@ -80,7 +86,7 @@ pub async fn check_crud<F: BindingFactory>(factory: &F, prefix: &str, fields: us
         return Err(format!("scan returned fields {first:?} for s2"));
     }
     b.scan(&key("s4"), 10, FieldSet::One(1), &mut rows).await.map_err(|e| format!("scan one field: {e}"))?;
-    if rows.len() < 2 || rows[0].0 != key("s4") || rows[0].1 != vec![(1, "s4-value-of-field-1".to_string())] {
+    if rows.is_empty() || rows[0].0 != key("s4") || rows[0].1 != vec![(1, "s4-value-of-field-1".to_string())] {
         return Err(format!("scan of field 1 from s4 returned {rows:?}"));
     }
 

@@ -15,6 +15,8 @@ pub mod redis;
 pub mod mysql;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "cassandra")]
+pub mod cassandra;
 pub mod registry;
 pub mod sql;
 #[cfg(feature = "sqlite")]

@@ -34,6 +34,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::mysql::INFO);
     #[cfg(feature = "etcd")]
     all.push(crate::etcd::INFO);
+    #[cfg(feature = "cassandra")]
+    all.push(crate::cassandra::INFO);
     all
 }
 
@@ -82,6 +84,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "mysql" => Ok(visitor.visit(crate::mysql::MysqlFactory::open(&config)?)),
         #[cfg(feature = "etcd")]
         "etcd" => Ok(visitor.visit(crate::etcd::EtcdFactory::open(&config)?)),
+        #[cfg(feature = "cassandra")]
+        "cassandra" => Ok(visitor.visit(crate::cassandra::CassandraFactory::open(&config)?)),
         other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
     }
 }

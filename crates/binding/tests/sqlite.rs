@@ -25,7 +25,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 fn crud_semantics() {
     let dir = tempfile::tempdir().unwrap();
     let factory = SqliteFactory::open(&config(&dir.path().join("t.db"), true, &[])).unwrap();
-    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true };
+    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
     block_on(check_crud(&factory, "user", 4, expect)).unwrap();
 }
 
@@ -34,7 +34,7 @@ fn durability_options_apply_and_bad_values_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.db");
     let factory = SqliteFactory::open(&config(&path, true, &[("journal_mode", "delete"), ("synchronous", "full")])).unwrap();
-    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true };
+    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
     block_on(check_crud(&factory, "user", 4, expect)).unwrap();
     // DELETE journal mode leaves no WAL file behind; the default WAL mode creates one.
     assert!(!dir.path().join("t.db-wal").exists());

@@ -4,6 +4,7 @@
 //! Every server is a [`ManagedProcess`]: it can be waited for, paused (SIGSTOP), resumed, killed
 //! or stopped gracefully, and is stopped when dropped.
 
+pub mod cassandra;
 pub mod etcd;
 pub mod mariadb;
 pub mod postgres;

@@ -14,7 +14,7 @@ fn server() -> &'static EtcdServer {
     SERVER.get_or_init(|| keep(|| EtcdServer::start(&servers_dir(), true).expect("etcd starts")))
 }
 
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true };
+const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
 
 #[test]
 fn crud_semantics_linearizable_and_serializable() {

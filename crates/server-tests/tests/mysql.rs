@@ -14,7 +14,7 @@ fn server() -> &'static MariadbServer {
     SERVER.get_or_init(|| keep(|| MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts")))
 }
 
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true };
+const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
 
 #[test]
 fn crud_semantics_prepared_and_text() {

@@ -20,7 +20,7 @@ fn cluster() -> &'static RedisCluster {
 }
 
 // HSET creates a missing record, as in YCSB's Redis binding: an update cannot report "not found".
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: false, delete_missing_is_not_found: true };
+const EXPECT: Expectations = Expectations { update_missing_is_not_found: false, delete_missing_is_not_found: true, scan_in_key_order: true };
 
 #[test]
 fn crud_semantics_standalone_and_cluster() {

@@ -1,0 +1,471 @@
+//! `cassandra://host:port[,host:port]/keyspace`: Apache Cassandra (and ScyllaDB) through the scylla
+//! driver, CQL native protocol, token-aware routing.
+//!
+//! Schema as YCSB's CQL binding: `usertable (y_id varchar PRIMARY KEY, field0 varchar, ...)`. Scans are
+//! YCSB's token-range reads (`token(y_id) >= token(?)`): records come in token order, not key order.
+//! Updates and deletes are upserts and tombstones: Cassandra cannot report a missing record for them.
+//! One session per worker thread, shared by its slots (the driver multiplexes requests).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::statement::batch::{Batch, BatchType};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::unprepared::Statement;
+use scylla::statement::{Consistency, SerialConsistency};
+use scylla::value::{CqlValue, Row};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "cassandra",
+    schemes: &["cassandra"],
+    summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
+    url_example: "cassandra://127.0.0.1:9042/ycsb",
+    options: &[
+        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace created by --create-schema" },
+        OptionInfo { name: "replication_strategy", default: "SimpleStrategy", help: "SimpleStrategy or NetworkTopologyStrategy (datacenter1)" },
+        OptionInfo { name: "read_consistency", default: "ONE", help: "consistency of reads: ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE" },
+        OptionInfo { name: "scan_consistency", default: "ONE", help: "consistency of scans" },
+        OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates" },
+        OptionInfo { name: "delete_consistency", default: "ONE", help: "consistency of deletes" },
+        OptionInfo { name: "serial_consistency", default: "SERIAL", help: "SERIAL or LOCAL_SERIAL (lightweight transactions, with insert_if_not_exists)" },
+        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text" },
+        OptionInfo { name: "insert_if_not_exists", default: "false", help: "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)" },
+        OptionInfo { name: "load_mode", default: "batch", help: "load batches (--batch-size) as one UNLOGGED BATCH, or as concurrent single inserts (concurrent)" },
+        OptionInfo { name: "compaction", default: "SizeTieredCompactionStrategy", help: "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)" },
+        OptionInfo { name: "compression", default: "LZ4Compressor", help: "SSTable compression class, or none" },
+        OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key" },
+    ],
+};
+
+const CONSISTENCIES: &[&str] = &["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"];
+
+fn consistency(name: &str) -> Consistency {
+    match name {
+        "ANY" => Consistency::Any,
+        "TWO" => Consistency::Two,
+        "THREE" => Consistency::Three,
+        "QUORUM" => Consistency::Quorum,
+        "ALL" => Consistency::All,
+        "LOCAL_QUORUM" => Consistency::LocalQuorum,
+        "EACH_QUORUM" => Consistency::EachQuorum,
+        "LOCAL_ONE" => Consistency::LocalOne,
+        _ => Consistency::One,
+    }
+}
+
+struct Settings {
+    nodes: Vec<String>,
+    url: String,
+    keyspace: String,
+    table: String,
+    columns: Vec<String>,
+    read: Consistency,
+    scan: Consistency,
+    write: Consistency,
+    delete: Consistency,
+    serial: SerialConsistency,
+    prepared: bool,
+    if_not_exists: bool,
+    concurrent_load: bool,
+    token_aware: bool,
+    /// Distinguishes factories in the per-thread session cache.
+    id: u64,
+}
+
+pub struct CassandraFactory {
+    settings: Arc<Settings>,
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+impl CassandraFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let text = config.url.url().as_str().trim_start_matches("cassandra://");
+        let (authority, rest) = text.split_once('/').unwrap_or((text, ""));
+        let keyspace = rest.split('?').next().unwrap_or("").to_string();
+        let nodes: Vec<String> = authority
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(|hp| if hp.contains(':') { hp.to_string() } else { format!("{hp}:9042") })
+            .collect();
+        if nodes.is_empty() || keyspace.is_empty() || !keyspace.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(BindingError::Config(format!("invalid database URL '{url}': expected cassandra://host:port/keyspace")));
+        }
+        let c = |name: &str| -> Result<Consistency, BindingError> { Ok(consistency(&config.choice("cassandra", name, "ONE", CONSISTENCIES)?)) };
+        let rf = config.u64_option("cassandra", "replication_factor", 1)?;
+        let strategy = config.choice("cassandra", "replication_strategy", "SimpleStrategy", &["SimpleStrategy", "NetworkTopologyStrategy"])?;
+        let compaction = config.option("compaction", "SizeTieredCompactionStrategy").to_string();
+        let compression = config.option("compression", "LZ4Compressor").to_string();
+        for (name, v) in [("compaction", &compaction), ("compression", &compression)] {
+            if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
+                return Err(BindingError::Config(format!("invalid value '{v}' for property 'cassandra.{name}': expected a class name")));
+            }
+        }
+        let settings = Settings {
+            url: url.clone(),
+            keyspace,
+            table: config.schema.table.clone(),
+            columns: config.schema.field_names.to_vec(),
+            read: c("read_consistency")?,
+            scan: c("scan_consistency")?,
+            write: c("write_consistency")?,
+            delete: c("delete_consistency")?,
+            serial: match config.choice("cassandra", "serial_consistency", "SERIAL", &["SERIAL", "LOCAL_SERIAL"])?.as_str() {
+                "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
+                _ => SerialConsistency::Serial,
+            },
+            prepared: config.choice("cassandra", "prepared", "true", &["true", "false"])? == "true",
+            if_not_exists: config.choice("cassandra", "insert_if_not_exists", "false", &["true", "false"])? == "true",
+            concurrent_load: config.choice("cassandra", "load_mode", "batch", &["batch", "concurrent"])? == "concurrent",
+            token_aware: config.choice("cassandra", "token_aware", "true", &["true", "false"])? == "true",
+            nodes,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(async {
+            let session = connect(&settings, false).await?;
+            let ks = &settings.keyspace;
+            let t = format!("{ks}.{}", settings.table);
+            let schema_err = |what: &str, e: &dyn std::fmt::Display| BindingError::Schema(format!("{what} on {url}: {e}"));
+            if config.drop_schema {
+                session.query_unpaged(format!("DROP TABLE IF EXISTS {t}"), &[]).await.map_err(|e| schema_err("cannot drop table", &e))?;
+            }
+            if config.create_schema {
+                let replication = match strategy.as_str() {
+                    "NetworkTopologyStrategy" => format!("{{'class': 'NetworkTopologyStrategy', 'datacenter1': {rf}}}"),
+                    _ => format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"),
+                };
+                session
+                    .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"), &[])
+                    .await
+                    .map_err(|e| schema_err("cannot create keyspace", &e))?;
+                let cols: Vec<String> = settings.columns.iter().map(|c| format!("{c} varchar")).collect();
+                let compression = if compression == "none" {
+                    "{'enabled': 'false'}".to_string()
+                } else {
+                    format!("{{'class': '{compression}'}}")
+                };
+                session
+                    .query_unpaged(
+                        format!(
+                            "CREATE TABLE IF NOT EXISTS {t} (y_id varchar PRIMARY KEY, {}) WITH compaction = {{'class': '{compaction}'}} AND compression = {compression}",
+                            cols.join(", ")
+                        ),
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| schema_err("cannot create table", &e))?;
+                session.await_schema_agreement().await.map_err(|e| schema_err("no schema agreement", &e))?;
+            }
+            let exists = session
+                .query_unpaged(
+                    "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+                    (settings.keyspace.as_str(), settings.table.as_str()),
+                )
+                .await
+                .map_err(|e| schema_err("cannot look up the table", &e))?
+                .into_rows_result()
+                .map(|r| r.rows_num() > 0)
+                .unwrap_or(false);
+            if !exists {
+                return Err(BindingError::Schema(format!(
+                    "table '{t}' does not exist on {url}: create it with --create-schema (e.g. scalebench load --create-schema)"
+                )));
+            }
+            Ok(())
+        })?;
+        Ok(CassandraFactory { settings: Arc::new(settings) })
+    }
+}
+
+async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingError> {
+    let policy = scylla::policies::load_balancing::DefaultPolicy::builder().token_aware(s.token_aware).build();
+    let profile = scylla::client::execution_profile::ExecutionProfile::builder()
+        .load_balancing_policy(policy)
+        // No driver timeout: the run's --op-timeout decides, so latency is never capped.
+        .request_timeout(None)
+        .build();
+    let mut b = SessionBuilder::new().known_nodes(&s.nodes).default_execution_profile_handle(profile.into_handle());
+    if use_keyspace {
+        b = b.use_keyspace(&s.keyspace, false);
+    }
+    b.build().await.map_err(|e| BindingError::Connect { url: s.url.clone(), reason: e.to_string() })
+}
+
+/// Statements prepared once per session.
+struct Prepared {
+    read_all: PreparedStatement,
+    read_one: Vec<PreparedStatement>,
+    scan_all: PreparedStatement,
+    scan_one: Vec<PreparedStatement>,
+    update_one: Vec<PreparedStatement>,
+    insert: PreparedStatement,
+    delete: PreparedStatement,
+}
+
+struct ThreadSession {
+    session: Session,
+    prepared: Option<Prepared>,
+}
+
+thread_local! {
+    static SESSIONS: RefCell<HashMap<u64, Rc<ThreadSession>>> = RefCell::new(HashMap::new());
+}
+
+impl Settings {
+    fn select(&self, fields: FieldSet) -> String {
+        match fields {
+            FieldSet::All => self.columns.join(", "),
+            FieldSet::One(i) => self.columns[i].clone(),
+        }
+    }
+
+    fn read_cql(&self, fields: FieldSet) -> String {
+        format!("SELECT {} FROM {} WHERE y_id = ?", self.select(fields), self.table)
+    }
+
+    fn scan_cql(&self, fields: FieldSet) -> String {
+        format!("SELECT y_id, {} FROM {} WHERE token(y_id) >= token(?) LIMIT ?", self.select(fields), self.table)
+    }
+
+    fn update_cql(&self, fields: &[usize]) -> String {
+        let sets: Vec<String> = fields.iter().map(|f| format!("{} = ?", self.columns[*f])).collect();
+        format!("UPDATE {} SET {} WHERE y_id = ?", self.table, sets.join(", "))
+    }
+
+    fn insert_cql(&self) -> String {
+        let marks = vec!["?"; self.columns.len() + 1].join(", ");
+        let lwt = if self.if_not_exists { " IF NOT EXISTS" } else { "" };
+        format!("INSERT INTO {} (y_id, {}) VALUES ({marks}){lwt}", self.table, self.columns.join(", "))
+    }
+
+    fn delete_cql(&self) -> String {
+        format!("DELETE FROM {} WHERE y_id = ?", self.table)
+    }
+
+    async fn prepare(&self, session: &Session) -> Result<Prepared, BindingError> {
+        let p = |cql: String, c: Consistency| async move {
+            let mut st = session.prepare(cql.as_str()).await.map_err(|e| BindingError::Other(format!("cannot prepare {cql}: {e}")))?;
+            st.set_consistency(c);
+            st.set_serial_consistency(Some(self.serial));
+            Ok::<_, BindingError>(st)
+        };
+        let n = self.columns.len();
+        let mut read_one = Vec::with_capacity(n);
+        let mut scan_one = Vec::with_capacity(n);
+        let mut update_one = Vec::with_capacity(n);
+        for i in 0..n {
+            read_one.push(p(self.read_cql(FieldSet::One(i)), self.read).await?);
+            scan_one.push(p(self.scan_cql(FieldSet::One(i)), self.scan).await?);
+            update_one.push(p(self.update_cql(&[i]), self.write).await?);
+        }
+        Ok(Prepared {
+            read_all: p(self.read_cql(FieldSet::All), self.read).await?,
+            read_one,
+            scan_all: p(self.scan_cql(FieldSet::All), self.scan).await?,
+            scan_one,
+            update_one,
+            insert: p(self.insert_cql(), self.write).await?,
+            delete: p(self.delete_cql(), self.delete).await?,
+        })
+    }
+}
+
+impl BindingFactory for CassandraFactory {
+    type Binding = CassandraBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
+        let s = &self.settings;
+        let cached = SESSIONS.with(|m| m.borrow().get(&s.id).cloned());
+        let session = match cached {
+            Some(ts) => ts,
+            None => {
+                let session = connect(s, true).await?;
+                let prepared = if s.prepared { Some(s.prepare(&session).await?) } else { None };
+                let ts = Rc::new(ThreadSession { session, prepared });
+                SESSIONS.with(|m| m.borrow_mut().insert(s.id, ts.clone()));
+                ts
+            }
+        };
+        Ok(CassandraBinding { session, settings: s.clone() })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct CassandraBinding {
+    session: Rc<ThreadSession>,
+    settings: Arc<Settings>,
+}
+
+fn classify(e: impl std::fmt::Display) -> OpError {
+    // The driver's error types nest deeply and change between releases; its messages name the server's
+    // error codes (Unavailable, ReadTimeout, ...) reliably.
+    let text = e.to_string();
+    let t = text.to_ascii_lowercase();
+    let class = if t.contains("unavailable")
+        || t.contains("not enough nodes")
+        || t.contains("not enough replicas")
+        || t.contains("cannot achieve consistency")
+        || t.contains("overloaded")
+        || t.contains("bootstrapping")
+    {
+        FailureClass::Unavailable
+    } else if t.contains("timeout") || t.contains("timed out") {
+        FailureClass::Timeout
+    } else if t.contains("connection") || t.contains("broken pipe") || t.contains("no connections") || t.contains("refused") {
+        FailureClass::Unavailable
+    } else {
+        FailureClass::Other
+    };
+    OpError::new(class, text)
+}
+
+fn text_of(v: Option<CqlValue>) -> String {
+    match v {
+        Some(CqlValue::Text(s)) | Some(CqlValue::Ascii(s)) => s,
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+impl CassandraBinding {
+    fn statement(&self, cql: String, c: Consistency) -> Statement {
+        let mut st = Statement::new(cql);
+        st.set_consistency(c);
+        st.set_serial_consistency(Some(self.settings.serial));
+        st
+    }
+
+    async fn rows(&self, prepared: Option<&PreparedStatement>, cql: impl FnOnce() -> String, c: Consistency, values: impl scylla::serialize::row::SerializeRow) -> Result<Vec<Row>, OpError> {
+        let session = &self.session.session;
+        let result = match prepared {
+            Some(p) => session.execute_unpaged(p, values).await.map_err(classify)?,
+            None => session.query_unpaged(self.statement(cql(), c), values).await.map_err(classify)?,
+        };
+        match result.into_rows_result() {
+            Ok(rows) => rows.rows::<Row>().map_err(classify)?.collect::<Result<Vec<_>, _>>().map_err(classify),
+            Err(_) => Ok(Vec::new()),
+        }
+    }
+
+    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+        match fields {
+            FieldSet::All => (0..self.settings.columns.len()).collect(),
+            FieldSet::One(i) => vec![i],
+        }
+    }
+
+    fn insert_values<'a>(&self, key: &'a str, values: &'a Fields) -> Vec<&'a str> {
+        let mut row = vec![""; self.settings.columns.len() + 1];
+        row[0] = key;
+        for (f, v) in values {
+            row[f + 1] = v.as_str();
+        }
+        row
+    }
+
+    /// An insert; with IF NOT EXISTS, a row that is already there is a conflict.
+    async fn insert_one(&self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let row = self.insert_values(key, values);
+        let p = self.session.prepared.as_ref().map(|p| &p.insert);
+        let rows = self.rows(p, || self.settings.insert_cql(), self.settings.write, row).await?;
+        if self.settings.if_not_exists {
+            let applied = rows.first().and_then(|r| r.columns.first().cloned().flatten());
+            if !matches!(applied, Some(CqlValue::Boolean(true))) {
+                return Err(OpError::new(FailureClass::Conflict, format!("{key} exists (IF NOT EXISTS not applied)")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Binding for CassandraBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let p = self.session.prepared.as_ref().map(|p| match fields {
+            FieldSet::All => &p.read_all,
+            FieldSet::One(i) => &p.read_one[i],
+        });
+        let rows = self.rows(p, || self.settings.read_cql(fields), self.settings.read, (key,)).await?;
+        let row = rows.into_iter().next().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        out.extend(self.columns_of(fields).into_iter().zip(row.columns.into_iter().map(text_of)));
+        Ok(())
+    }
+
+    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+        out.clear();
+        let p = self.session.prepared.as_ref().map(|p| match fields {
+            FieldSet::All => &p.scan_all,
+            FieldSet::One(i) => &p.scan_one[i],
+        });
+        let limit = count as i32;
+        let rows = self.rows(p, || self.settings.scan_cql(fields), self.settings.scan, (start_key, limit)).await?;
+        let cols = self.columns_of(fields);
+        for row in rows {
+            let mut it = row.columns.into_iter();
+            let key = text_of(it.next().flatten());
+            out.push((key, cols.iter().copied().zip(it.map(text_of)).collect()));
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let mut params: Vec<&str> = values.iter().map(|(_, v)| v.as_str()).collect();
+        params.push(key);
+        let p = match (self.session.prepared.as_ref(), values.as_slice()) {
+            (Some(p), [(f, _)]) => Some(&p.update_one[*f]),
+            _ => None,
+        };
+        let fields: Vec<usize> = values.iter().map(|(f, _)| *f).collect();
+        self.rows(p, || self.settings.update_cql(&fields), self.settings.write, params).await?;
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.insert_one(key, values).await
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        if self.settings.concurrent_load || self.settings.if_not_exists {
+            // Lightweight transactions cannot share a batch across partitions.
+            let results = futures::future::join_all(records.iter().map(|r| self.insert_one(&r.key, &r.values))).await;
+            return results.into_iter().collect();
+        }
+        let mut batch = Batch::new(BatchType::Unlogged);
+        batch.set_consistency(self.settings.write);
+        let rows: Vec<Vec<&str>> = records.iter().map(|r| self.insert_values(&r.key, &r.values)).collect();
+        match self.session.prepared.as_ref() {
+            Some(p) => {
+                for _ in records {
+                    batch.append_statement(p.insert.clone());
+                }
+            }
+            None => {
+                for _ in records {
+                    batch.append_statement(Statement::new(self.settings.insert_cql()));
+                }
+            }
+        }
+        self.session.session.batch(&batch, rows).await.map_err(classify)?;
+        Ok(())
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let p = self.session.prepared.as_ref().map(|p| &p.delete);
+        self.rows(p, || self.settings.delete_cql(), self.settings.delete, (key,)).await?;
+        Ok(())
+    }
+}
