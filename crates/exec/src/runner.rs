@@ -405,7 +405,11 @@ async fn run_slot<F: BindingFactory>(
                     break;
                 }
                 // A few microseconds are cheaper to spin here than to hand to the pacer.
-                while clock.now_ns() < t && t - clock.now_ns() < 5_000 {
+                loop {
+                    let now = clock.now_ns();
+                    if now >= t || t - now >= 5_000 {
+                        break;
+                    }
                     std::hint::spin_loop();
                 }
                 if !pacer.until(t).await {
