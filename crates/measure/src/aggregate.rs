@@ -16,7 +16,7 @@ use crate::result::{
 struct OpTotals {
     ok: LatencyHistogram,
     intended: Option<LatencyHistogram>,
-    failed: LatencyHistogram,
+    failed: [Option<LatencyHistogram>; FailureClass::COUNT],
     failed_by_class: [u64; FailureClass::COUNT],
 }
 
@@ -25,7 +25,7 @@ impl OpTotals {
         OpTotals {
             ok: new_histogram(),
             intended: h.intended.as_ref().map(|_| new_histogram()),
-            failed: new_histogram(),
+            failed: Default::default(),
             failed_by_class: [0; FailureClass::COUNT],
         }
     }
@@ -35,7 +35,11 @@ impl OpTotals {
         if let (Some(into), Some(from)) = (&mut self.intended, &h.intended) {
             add_into(into, from);
         }
-        add_into(&mut self.failed, &h.failed);
+        for (into, from) in self.failed.iter_mut().zip(&h.failed) {
+            if let Some(from) = from {
+                add_into(into.get_or_insert_with(new_histogram), from);
+            }
+        }
         for (a, b) in self.failed_by_class.iter_mut().zip(h.failed_by_class) {
             *a += b;
         }
@@ -43,6 +47,25 @@ impl OpTotals {
 
     fn failed_total(&self) -> u64 {
         self.failed_by_class.iter().sum()
+    }
+
+    /// Failed-operation latency over all classes.
+    fn failed_all(&self) -> LatencyHistogram {
+        let mut all = new_histogram();
+        for h in self.failed.iter().flatten() {
+            add_into(&mut all, h);
+        }
+        all
+    }
+
+    fn failed_by_class_summaries(&self) -> BTreeMap<String, LatencySummary> {
+        FailureClass::ALL
+            .iter()
+            .filter_map(|c| {
+                let h = self.failed[c.index()].as_ref()?;
+                Some((c.name().to_string(), LatencySummary::from_histogram(h)?))
+            })
+            .collect()
     }
 }
 
@@ -217,7 +240,8 @@ impl Aggregator {
                     throughput_ops_s: ok as f64 / secs,
                     latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
                     intended_latency: t.and_then(|t| t.intended.as_ref()).and_then(LatencySummary::from_histogram),
-                    failed_latency: t.and_then(|t| LatencySummary::from_histogram(&t.failed)),
+                    failed_latency: t.and_then(|t| LatencySummary::from_histogram(&t.failed_all())),
+                    failed_latency_by_class: t.map(OpTotals::failed_by_class_summaries).unwrap_or_default(),
                 },
             );
         }
@@ -317,6 +341,8 @@ mod tests {
         assert_eq!((read.issued, read.ok, read.failed["timeout"]), (11, 10, 1));
         assert_eq!(read.latency.as_ref().unwrap().max_us.round(), 1000.0);
         assert!(read.failed_latency.as_ref().unwrap().min_us >= 399_000.0);
+        assert_eq!(read.failed_latency_by_class["timeout"].count, 1);
+        assert!(!read.failed_latency_by_class.contains_key("not_found"));
         assert_eq!(res.totals.in_flight_at_stop, 1);
         assert_eq!(res.totals.issued, res.totals.ok + res.totals.failed + res.totals.in_flight_at_stop);
         assert_eq!(res.totals.throughput_ops_s, 5.0);

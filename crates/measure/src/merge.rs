@@ -81,6 +81,16 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
                 latency: merge_summaries(ops.iter().map(|o| o.latency.as_ref()))?,
                 intended_latency: merge_summaries(ops.iter().map(|o| o.intended_latency.as_ref()))?,
                 failed_latency: merge_summaries(ops.iter().map(|o| o.failed_latency.as_ref()))?,
+                failed_latency_by_class: {
+                    let classes: std::collections::BTreeSet<&String> = ops.iter().flat_map(|o| o.failed_latency_by_class.keys()).collect();
+                    let mut by_class = BTreeMap::new();
+                    for c in classes {
+                        if let Some(s) = merge_summaries(ops.iter().map(|o| o.failed_latency_by_class.get(c)))? {
+                            by_class.insert(c.clone(), s);
+                        }
+                    }
+                    by_class
+                },
             },
         );
     }

@@ -17,8 +17,8 @@ pub struct OpHistograms {
     pub ok: LatencyHistogram,
     /// Intended-start latency of successful operations (open loop), ns.
     pub intended: Option<LatencyHistogram>,
-    /// Service time of failed operations, all classes, ns.
-    pub failed: LatencyHistogram,
+    /// Service time of failed operations, per failure class (made on first failure), ns.
+    pub failed: [Option<LatencyHistogram>; FailureClass::COUNT],
     pub failed_by_class: [u64; FailureClass::COUNT],
 }
 
@@ -27,7 +27,7 @@ impl OpHistograms {
         OpHistograms {
             ok: new_histogram(),
             intended: open_loop.then(new_histogram),
-            failed: new_histogram(),
+            failed: Default::default(),
             failed_by_class: [0; FailureClass::COUNT],
         }
     }
@@ -142,7 +142,7 @@ impl Recorder {
                 }
             }
             Err(e) => {
-                h.failed.record(service).expect("auto-resizing histogram");
+                h.failed[e.class.index()].get_or_insert_with(new_histogram).record(service).expect("auto-resizing histogram");
                 h.failed_by_class[e.class.index()] += 1;
                 self.note_error(e);
             }

@@ -125,6 +125,9 @@ pub struct OpResult {
     pub intended_latency: Option<LatencySummary>,
     /// Service time of failed operations, all classes.
     pub failed_latency: Option<LatencySummary>,
+    /// Service time of failed operations, by failure class.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_latency_by_class: BTreeMap<String, LatencySummary>,
 }
 
 impl OpResult {
