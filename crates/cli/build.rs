@@ -14,7 +14,11 @@ fn main() {
         .output()
         .ok()
         .is_some_and(|o| o.status.success() && !o.stdout.is_empty());
-    let suffix = if dirty && commit != "unknown" { "-dirty" } else { "" };
+    let suffix = if dirty && commit != "unknown" {
+        "-dirty"
+    } else {
+        ""
+    };
     println!("cargo:rustc-env=SCALEBENCH_GIT_COMMIT={commit}{suffix}");
     // Relative to this crate: the workspace's .git.
     for f in ["../../.git/HEAD", "../../.git/index"] {

@@ -17,7 +17,10 @@ pub struct DbUrl {
 impl DbUrl {
     pub fn parse(text: &str) -> Result<Self, BindingError> {
         let url = url::Url::parse(text).map_err(|e| {
-            BindingError::Config(format!("invalid database URL '{}': {e}", redact_unparsed(text)))
+            BindingError::Config(format!(
+                "invalid database URL '{}': {e}",
+                redact_unparsed(text)
+            ))
         })?;
         Ok(DbUrl { url })
     }
@@ -41,7 +44,14 @@ impl DbUrl {
             .query_pairs()
             .map(|(k, v)| {
                 let secret = is_secret_key(&k);
-                (k.into_owned(), if secret { "***".to_string() } else { v.into_owned() })
+                (
+                    k.into_owned(),
+                    if secret {
+                        "***".to_string()
+                    } else {
+                        v.into_owned()
+                    },
+                )
             })
             .collect();
         if !pairs.is_empty() {
@@ -62,7 +72,12 @@ fn redact_unparsed(text: &str) -> String {
     if let (Some(scheme_end), Some(at)) = (text.find("://"), text.rfind('@')) {
         let auth = &text[scheme_end + 3..at];
         if let Some(colon) = auth.find(':') {
-            return format!("{}{}:***{}", &text[..scheme_end + 3], &auth[..colon], &text[at..]);
+            return format!(
+                "{}{}:***{}",
+                &text[..scheme_end + 3],
+                &auth[..colon],
+                &text[at..]
+            );
         }
     }
     text.to_string()
@@ -94,16 +109,28 @@ impl BindingConfig {
         let prefix = format!("{name}.");
         props
             .iter()
-            .filter_map(|(k, v)| k.strip_prefix(&prefix).map(|o| (o.to_string(), v.to_string())))
+            .filter_map(|(k, v)| {
+                k.strip_prefix(&prefix)
+                    .map(|o| (o.to_string(), v.to_string()))
+            })
             .collect()
     }
 
     pub fn option<'a>(&'a self, name: &str, default: &'a str) -> &'a str {
-        self.options.get(name).map(String::as_str).unwrap_or(default)
+        self.options
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or(default)
     }
 
     /// An option restricted to a set of words (case-insensitive); the error names binding, option and value.
-    pub fn choice(&self, binding: &str, name: &str, default: &str, choices: &[&str]) -> Result<String, BindingError> {
+    pub fn choice(
+        &self,
+        binding: &str,
+        name: &str,
+        default: &str,
+        choices: &[&str],
+    ) -> Result<String, BindingError> {
         let v = self.option(name, default);
         choices
             .iter()
@@ -133,11 +160,18 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted() {
-        let u = DbUrl::parse("postgres://bench:s3cret@127.0.0.1:5432/db?password=x&sslmode=disable").unwrap();
+        let u =
+            DbUrl::parse("postgres://bench:s3cret@127.0.0.1:5432/db?password=x&sslmode=disable")
+                .unwrap();
         let r = u.redacted();
         assert!(!r.contains("s3cret") && !r.contains("password=x"), "{r}");
-        assert!(r.contains("bench:***@") && r.contains("sslmode=disable"), "{r}");
-        let e = DbUrl::parse("postgres://bench:s3cret@[bad").unwrap_err().to_string();
+        assert!(
+            r.contains("bench:***@") && r.contains("sslmode=disable"),
+            "{r}"
+        );
+        let e = DbUrl::parse("postgres://bench:s3cret@[bad")
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("s3cret"), "{e}");
     }
 }

@@ -4,19 +4,19 @@
 //! [`FailureClass`]). It knows nothing about time, schedules or statistics. Adding a database means adding
 //! one module (behind a cargo feature) and one entry in [`registry`].
 
+#[cfg(feature = "cassandra")]
+pub mod cassandra;
 pub mod config;
 pub mod conformance;
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(feature = "mysql")]
+pub mod mysql;
 pub mod null;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
-#[cfg(feature = "mysql")]
-pub mod mysql;
-#[cfg(feature = "etcd")]
-pub mod etcd;
-#[cfg(feature = "cassandra")]
-pub mod cassandra;
 pub mod registry;
 pub mod sql;
 #[cfg(feature = "sqlite")]

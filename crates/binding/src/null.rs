@@ -40,11 +40,22 @@ impl BindingFactory for NullFactory {
 pub struct NullBinding;
 
 impl Binding for NullBinding {
-    async fn read(&mut self, _key: &str, _fields: FieldSet, _out: &mut Fields) -> Result<(), OpError> {
+    async fn read(
+        &mut self,
+        _key: &str,
+        _fields: FieldSet,
+        _out: &mut Fields,
+    ) -> Result<(), OpError> {
         Ok(())
     }
 
-    async fn scan(&mut self, _: &str, _: usize, _: FieldSet, _: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        _: &str,
+        _: usize,
+        _: FieldSet,
+        _: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         Ok(())
     }
 

@@ -55,10 +55,16 @@ pub trait FactoryVisitor {
 }
 
 /// Opens the binding named by the URL's scheme and hands it to `visitor`.
-pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::Output, BindingError> {
+pub fn open<V: FactoryVisitor>(
+    config: BindingConfig,
+    visitor: V,
+) -> Result<V::Output, BindingError> {
     let scheme = config.url.scheme().to_string();
     let info = for_scheme(&scheme).ok_or_else(|| {
-        let known: Vec<String> = bindings().iter().flat_map(|b| b.schemes.iter().map(|s| format!("{s}://"))).collect();
+        let known: Vec<String> = bindings()
+            .iter()
+            .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
+            .collect();
         BindingError::Config(format!(
             "no binding for URL scheme '{scheme}://' in this build (available: {})",
             known.join(", ")
@@ -86,6 +92,8 @@ pub fn open<V: FactoryVisitor>(config: BindingConfig, visitor: V) -> Result<V::O
         "etcd" => Ok(visitor.visit(crate::etcd::EtcdFactory::open(&config)?)),
         #[cfg(feature = "cassandra")]
         "cassandra" => Ok(visitor.visit(crate::cassandra::CassandraFactory::open(&config)?)),
-        other => Err(BindingError::Config(format!("binding '{other}' is registered but cannot be opened"))),
+        other => Err(BindingError::Config(format!(
+            "binding '{other}' is registered but cannot be opened"
+        ))),
     }
 }

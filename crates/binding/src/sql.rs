@@ -68,21 +68,40 @@ impl Statements {
         Self::multi_row_insert_text(&self.table, &self.columns, self.placeholder, rows)
     }
 
-    fn multi_row_insert_text(table: &str, columns: &[String], placeholder: Placeholder, rows: usize) -> String {
+    fn multi_row_insert_text(
+        table: &str,
+        columns: &[String],
+        placeholder: Placeholder,
+        rows: usize,
+    ) -> String {
         let per_row = columns.len() + 1;
         let values: Vec<String> = (0..rows)
             .map(|r| {
-                let ps: Vec<String> = (0..per_row).map(|i| placeholder.nth(r * per_row + i + 1)).collect();
+                let ps: Vec<String> = (0..per_row)
+                    .map(|i| placeholder.nth(r * per_row + i + 1))
+                    .collect();
                 format!("({})", ps.join(", "))
             })
             .collect();
-        format!("INSERT INTO {table} (YCSB_KEY, {}) VALUES {}", columns.join(", "), values.join(", "))
+        format!(
+            "INSERT INTO {table} (YCSB_KEY, {}) VALUES {}",
+            columns.join(", "),
+            values.join(", ")
+        )
     }
 
     /// `CREATE TABLE` with `YCSB_KEY VARCHAR(255) PRIMARY KEY` and one `value_type` column per field.
     pub fn create_table(&self, value_type: &str, suffix: &str) -> String {
-        let cols: Vec<String> = self.columns.iter().map(|c| format!("{c} {value_type}")).collect();
-        format!("CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}){suffix}", self.table, cols.join(", "))
+        let cols: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| format!("{c} {value_type}"))
+            .collect();
+        format!(
+            "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}){suffix}",
+            self.table,
+            cols.join(", ")
+        )
     }
 
     pub fn drop_table(&self) -> String {
@@ -91,9 +110,17 @@ impl Statements {
 
     /// An UPDATE of the given field indices, in order, key last.
     pub fn update_fields(&self, fields: &[usize]) -> String {
-        let sets: Vec<String> =
-            fields.iter().enumerate().map(|(i, f)| format!("{} = {}", self.columns[*f], self.placeholder.nth(i + 1))).collect();
-        format!("UPDATE {} SET {} WHERE YCSB_KEY = {}", self.table, sets.join(", "), self.placeholder.nth(fields.len() + 1))
+        let sets: Vec<String> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{} = {}", self.columns[*f], self.placeholder.nth(i + 1)))
+            .collect();
+        format!(
+            "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+            self.table,
+            sets.join(", "),
+            self.placeholder.nth(fields.len() + 1)
+        )
     }
 }
 
@@ -110,10 +137,19 @@ mod tests {
     fn statements_use_the_dialects_placeholders() {
         let f: Vec<String> = vec!["field0".into(), "field1".into()];
         let pg = Statements::new("usertable", &f, Placeholder::Dollar);
-        assert_eq!(pg.update_all, "UPDATE usertable SET FIELD0 = $1, FIELD1 = $2 WHERE YCSB_KEY = $3");
-        assert_eq!(pg.multi_row_insert(2), "INSERT INTO usertable (YCSB_KEY, FIELD0, FIELD1) VALUES ($1, $2, $3), ($4, $5, $6)");
+        assert_eq!(
+            pg.update_all,
+            "UPDATE usertable SET FIELD0 = $1, FIELD1 = $2 WHERE YCSB_KEY = $3"
+        );
+        assert_eq!(
+            pg.multi_row_insert(2),
+            "INSERT INTO usertable (YCSB_KEY, FIELD0, FIELD1) VALUES ($1, $2, $3), ($4, $5, $6)"
+        );
         let my = Statements::new("usertable", &f, Placeholder::Question);
-        assert_eq!(my.read_one[1], "SELECT FIELD1 FROM usertable WHERE YCSB_KEY = ?");
+        assert_eq!(
+            my.read_one[1],
+            "SELECT FIELD1 FROM usertable WHERE YCSB_KEY = ?"
+        );
         assert_eq!(literal("it's"), "'it''s'");
     }
 }

@@ -10,22 +10,35 @@ use scalebench_binding::{BindingConfig, BindingError, DbUrl, Schema};
 fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> BindingConfig {
     BindingConfig {
         url: DbUrl::parse(&format!("sqlite://{}", path.display())).unwrap(),
-        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        schema: Schema { table: "usertable".into(), field_names: Arc::from((0..4).map(|i| format!("field{i}")).collect::<Vec<_>>()) },
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        schema: Schema {
+            table: "usertable".into(),
+            field_names: Arc::from((0..4).map(|i| format!("field{i}")).collect::<Vec<_>>()),
+        },
         create_schema: create,
         drop_schema: false,
     }
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 #[test]
 fn crud_semantics() {
     let dir = tempfile::tempdir().unwrap();
     let factory = SqliteFactory::open(&config(&dir.path().join("t.db"), true, &[])).unwrap();
-    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
+    let expect = Expectations {
+        update_missing_is_not_found: true,
+        delete_missing_is_not_found: true,
+        scan_in_key_order: true,
+    };
     block_on(check_crud(&factory, "user", 4, expect)).unwrap();
 }
 
@@ -33,19 +46,38 @@ fn crud_semantics() {
 fn durability_options_apply_and_bad_values_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.db");
-    let factory = SqliteFactory::open(&config(&path, true, &[("journal_mode", "delete"), ("synchronous", "full")])).unwrap();
-    let expect = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
+    let factory = SqliteFactory::open(&config(
+        &path,
+        true,
+        &[("journal_mode", "delete"), ("synchronous", "full")],
+    ))
+    .unwrap();
+    let expect = Expectations {
+        update_missing_is_not_found: true,
+        delete_missing_is_not_found: true,
+        scan_in_key_order: true,
+    };
     block_on(check_crud(&factory, "user", 4, expect)).unwrap();
     // DELETE journal mode leaves no WAL file behind; the default WAL mode creates one.
     assert!(!dir.path().join("t.db-wal").exists());
-    let e = SqliteFactory::open(&config(&path, true, &[("synchronous", "sometimes")])).err().unwrap();
+    let e = SqliteFactory::open(&config(&path, true, &[("synchronous", "sometimes")]))
+        .err()
+        .unwrap();
     assert!(matches!(e, BindingError::Config(_)));
-    assert!(e.to_string().contains("sqlite.synchronous") && e.to_string().contains("sometimes"), "{e}");
+    assert!(
+        e.to_string().contains("sqlite.synchronous") && e.to_string().contains("sometimes"),
+        "{e}"
+    );
 }
 
 #[test]
 fn missing_table_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let e = SqliteFactory::open(&config(&dir.path().join("empty.db"), false, &[])).err().unwrap();
-    assert!(e.to_string().contains("table 'usertable' does not exist"), "{e}");
+    let e = SqliteFactory::open(&config(&dir.path().join("empty.db"), false, &[]))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string().contains("table 'usertable' does not exist"),
+        "{e}"
+    );
 }

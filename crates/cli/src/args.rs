@@ -168,7 +168,8 @@ pub enum ArrivalArg {
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {

@@ -20,14 +20,24 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             return match e.kind() {
-                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
                     let _ = e.print();
-                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS }
+                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                        ExitCode::from(2)
+                    } else {
+                        ExitCode::SUCCESS
+                    }
                 }
                 _ => {
                     // One line naming the bad value, instead of clap's multi-line usage block.
                     let text = e.render().to_string();
-                    let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+                    let first = text
+                        .lines()
+                        .next()
+                        .unwrap_or("invalid arguments")
+                        .trim_start_matches("error: ");
                     eprintln!("error: {first}");
                     ExitCode::from(2)
                 }
@@ -37,7 +47,11 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     let outcome = match cli.command {
         Command::Load(args) => run_command(&args, &[Phase::Load], &argv),
         Command::Run(run) => {
-            let phases: &[Phase] = if run.load { &[Phase::Load, Phase::Run] } else { &[Phase::Run] };
+            let phases: &[Phase] = if run.load {
+                &[Phase::Load, Phase::Run]
+            } else {
+                &[Phase::Run]
+            };
             run_command(&run.phase, phases, &argv)
         }
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
@@ -60,7 +74,9 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     let merged = merge_results(&results, &sources).map_err(CliError::Usage)?;
-    merged.write_atomically(&args.output).map_err(|e| CliError::Failed(e.to_string()))?;
+    merged
+        .write_atomically(&args.output)
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let percentiles = merged
         .parameters
         .properties
@@ -74,23 +90,40 @@ fn bindings(name: Option<&str>) -> Result<(), CliError> {
     let mut out = String::new();
     match name {
         None => {
-            out.push_str("Bindings in this build (show options with `scalebench bindings NAME`):\n");
+            out.push_str(
+                "Bindings in this build (show options with `scalebench bindings NAME`):\n",
+            );
             for b in registry::bindings() {
-                out.push_str(&format!("  {:<10} {:<28} {}\n", b.name, b.url_example, b.summary));
+                out.push_str(&format!(
+                    "  {:<10} {:<28} {}\n",
+                    b.name, b.url_example, b.summary
+                ));
             }
         }
         Some(n) => {
             let b = registry::find(n).ok_or_else(|| {
                 let names: Vec<&str> = registry::bindings().iter().map(|b| b.name).collect();
-                CliError::Usage(format!("unknown binding '{n}' (available: {})", names.join(", ")))
+                CliError::Usage(format!(
+                    "unknown binding '{n}' (available: {})",
+                    names.join(", ")
+                ))
             })?;
-            out.push_str(&format!("{}: {}\nURL: {}\n", b.name, b.summary, b.url_example));
+            out.push_str(&format!(
+                "{}: {}\nURL: {}\n",
+                b.name, b.summary, b.url_example
+            ));
             if b.options.is_empty() {
                 out.push_str("No options.\n");
             } else {
-                out.push_str(&format!("Options (-p {}.NAME=VALUE or in a property file):\n", b.name));
+                out.push_str(&format!(
+                    "Options (-p {}.NAME=VALUE or in a property file):\n",
+                    b.name
+                ));
                 for o in b.options {
-                    out.push_str(&format!("  {:<18} default {:<8} {}\n", o.name, o.default, o.help));
+                    out.push_str(&format!(
+                        "  {:<18} default {:<8} {}\n",
+                        o.name, o.default, o.help
+                    ));
                 }
             }
         }

@@ -5,8 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_binding::config::is_secret_key;
+use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
 use scalebench_measure::result::{Parameters, RunResult, SCHEMA};
 use scalebench_measure::{hdrlog, ycsb_text};
@@ -38,7 +38,11 @@ fn install_interrupt_handler() {
     });
 }
 
-pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Result<ExitCode, CliError> {
+pub fn run_command(
+    args: &PhaseArgs,
+    phases: &[Phase],
+    argv: &[OsString],
+) -> Result<ExitCode, CliError> {
     let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         eprintln!("warning: {w}");
@@ -108,17 +112,35 @@ pub fn run_command(args: &PhaseArgs, phases: &[Phase], argv: &[OsString]) -> Res
         }
     }
     if let Some(path) = &args.output {
-        result.write_atomically(path).map_err(|e| CliError::Failed(e.to_string()))?;
+        result
+            .write_atomically(path)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
     }
     print_summary(&result, args.format, &settings.percentiles)?;
-    Ok(if interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    Ok(if interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
-pub fn print_summary(result: &RunResult, format: Format, percentiles: &[f64]) -> Result<(), CliError> {
+pub fn print_summary(
+    result: &RunResult,
+    format: Format,
+    percentiles: &[f64],
+) -> Result<(), CliError> {
     let text = match format {
         Format::Table => table::render(result),
-        Format::Json => serde_json::to_string_pretty(result).map_err(|e| CliError::Failed(e.to_string()))? + "\n",
-        Format::Ycsb => result.phases.iter().map(|p| ycsb_text::render(p, percentiles)).collect::<Vec<_>>().join(""),
+        Format::Json => {
+            serde_json::to_string_pretty(result).map_err(|e| CliError::Failed(e.to_string()))?
+                + "\n"
+        }
+        Format::Ycsb => result
+            .phases
+            .iter()
+            .map(|p| ycsb_text::render(p, percentiles))
+            .collect::<Vec<_>>()
+            .join(""),
     };
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error of the benchmark.
@@ -145,7 +167,16 @@ fn parameters(s: &Settings) -> Parameters {
         properties: s
             .props
             .iter()
-            .map(|(k, v)| (k.to_string(), if is_secret_key(k) { "***".to_string() } else { v.to_string() }))
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    if is_secret_key(k) {
+                        "***".to_string()
+                    } else {
+                        v.to_string()
+                    },
+                )
+            })
             .collect(),
     }
 }
@@ -168,6 +199,12 @@ impl FactoryVisitor for PhaseRunner<'_> {
         if let Some(note) = &self.note {
             eprintln!("{note}");
         }
-        Ok(execute(factory, self.workload, &plan, self.stop, self.progress)?)
+        Ok(execute(
+            factory,
+            self.workload,
+            &plan,
+            self.stop,
+            self.progress,
+        )?)
     }
 }

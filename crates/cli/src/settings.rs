@@ -18,7 +18,13 @@ use crate::args::{ArrivalArg, PhaseArgs};
 use crate::error::CliError;
 
 /// YCSB client properties this tool reads.
-const CLIENT_PROPERTIES: &[&str] = &["threadcount", "target", "maxexecutiontime", "hdrhistogram.percentiles", "batchsize"];
+const CLIENT_PROPERTIES: &[&str] = &[
+    "threadcount",
+    "target",
+    "maxexecutiontime",
+    "hdrhistogram.percentiles",
+    "batchsize",
+];
 
 /// YCSB client properties that have no effect here, and what to use instead.
 const IGNORED_PROPERTIES: &[(&str, &str)] = &[
@@ -26,7 +32,10 @@ const IGNORED_PROPERTIES: &[(&str, &str)] = &[
     ("exporter", "use --format and --output"),
     ("exportfile", "use --output"),
     ("measurementtype", "latencies are always HdrHistograms"),
-    ("measurement.interval", "open-loop runs always report both service time and intended-start latency"),
+    (
+        "measurement.interval",
+        "open-loop runs always report both service time and intended-start latency",
+    ),
     ("measurement.trackjvm", "not a JVM"),
     ("status.interval", "use --status-interval"),
     ("dotransactions", "use the load or run command"),
@@ -86,13 +95,19 @@ impl Settings {
                 let dir = tempfile::Builder::new()
                     .prefix("scalebench-")
                     .tempdir()
-                    .map_err(|e| CliError::Failed(format!("cannot create a temporary directory: {e}")))?;
-                let url = DbUrl::parse(&format!("sqlite://{}/scalebench.db", dir.path().display()))?;
+                    .map_err(|e| {
+                        CliError::Failed(format!("cannot create a temporary directory: {e}"))
+                    })?;
+                let url =
+                    DbUrl::parse(&format!("sqlite://{}/scalebench.db", dir.path().display()))?;
                 (url, Some(dir))
             }
         };
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
-            let known: Vec<String> = registry::bindings().iter().flat_map(|b| b.schemes.iter().map(|s| format!("{s}://"))).collect();
+            let known: Vec<String> = registry::bindings()
+                .iter()
+                .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
+                .collect();
             CliError::Usage(format!(
                 "no binding for URL scheme '{}://' in '{}' (available: {})",
                 db.scheme(),
@@ -102,28 +117,43 @@ impl Settings {
         })?;
 
         let mut warnings = Vec::new();
-        for key in props.unknown_keys(&|k| CORE_PROPERTIES.contains(&k) || CLIENT_PROPERTIES.contains(&k)) {
+        for key in
+            props.unknown_keys(&|k| CORE_PROPERTIES.contains(&k) || CLIENT_PROPERTIES.contains(&k))
+        {
             let origin = props.origin(key).unwrap_or("?");
             if let Some((_, instead)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {
-                warnings.push(format!("property '{key}' (from {origin}) has no effect here: {instead}"));
+                warnings.push(format!(
+                    "property '{key}' (from {origin}) has no effect here: {instead}"
+                ));
             } else if let Some((prefix, _)) = key.split_once('.') {
                 if prefix == binding.name {
                     continue; // validated by the binding registry
                 }
                 if registry::find(prefix).is_some() {
-                    warnings.push(format!("property '{key}' (from {origin}) is for binding {prefix}, not {}: ignored", binding.name));
+                    warnings.push(format!(
+                        "property '{key}' (from {origin}) is for binding {prefix}, not {}: ignored",
+                        binding.name
+                    ));
                 } else {
-                    warnings.push(format!("unknown property '{key}' (from {origin}) is ignored"));
+                    warnings.push(format!(
+                        "unknown property '{key}' (from {origin}) is ignored"
+                    ));
                 }
             } else {
-                warnings.push(format!("unknown property '{key}' (from {origin}) is ignored"));
+                warnings.push(format!(
+                    "unknown property '{key}' (from {origin}) is ignored"
+                ));
             }
         }
 
         let threads = match args.threads {
             Some(t) => t as usize,
             None => match props.u64_or("threadcount", 1)? {
-                0 => return Err(WorkloadError::invalid("threadcount", "0", "expected at least 1").into()),
+                0 => {
+                    return Err(
+                        WorkloadError::invalid("threadcount", "0", "expected at least 1").into(),
+                    )
+                }
                 n => n as usize,
             },
         };
@@ -132,16 +162,26 @@ impl Settings {
             None => props.f64_or("target", 0.0)?,
         };
         if target < 0.0 {
-            return Err(WorkloadError::invalid("target", &target.to_string(), "expected a non-negative rate").into());
+            return Err(WorkloadError::invalid(
+                "target",
+                &target.to_string(),
+                "expected a non-negative rate",
+            )
+            .into());
         }
-        let explicit_count = props.get("operationcount").is_some() && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
+        let explicit_count = props.get("operationcount").is_some()
+            && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
         let operation_count = match phase {
-            Phase::Run if explicit_count && workload.operation_count > 0 => Some(workload.operation_count),
+            Phase::Run if explicit_count && workload.operation_count > 0 => {
+                Some(workload.operation_count)
+            }
             _ => None,
         };
         let explicit_duration = match args.duration {
             Some(d) if d.is_zero() => {
-                return Err(CliError::Usage("invalid value '0s' for '--duration': expected a positive duration".into()))
+                return Err(CliError::Usage(
+                    "invalid value '0s' for '--duration': expected a positive duration".into(),
+                ))
             }
             Some(d) => Some(d),
             None => match props.u64_or("maxexecutiontime", 0)? {
@@ -155,7 +195,9 @@ impl Settings {
             d => d,
         };
         if args.interval.is_zero() {
-            return Err(CliError::Usage("invalid value '0s' for '--interval': expected a positive duration".into()));
+            return Err(CliError::Usage(
+                "invalid value '0s' for '--interval': expected a positive duration".into(),
+            ));
         }
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
@@ -184,7 +226,11 @@ impl Settings {
             },
             run_duration,
             // Only the load command itself is capped by --duration; a load before a run is not.
-            load_duration: if phase == Phase::Load { explicit_duration } else { None },
+            load_duration: if phase == Phase::Load {
+                explicit_duration
+            } else {
+                None
+            },
             warmup: args.warmup,
             operation_count,
             seed,
@@ -205,7 +251,11 @@ impl Settings {
             concurrency: self.concurrency,
             target_ops_s: self.target,
             arrival: self.arrival,
-            duration: if phase == Phase::Run { self.run_duration } else { self.load_duration },
+            duration: if phase == Phase::Run {
+                self.run_duration
+            } else {
+                self.load_duration
+            },
             warmup: self.warmup,
             operation_count: self.operation_count,
             interval: self.interval,
@@ -222,7 +272,10 @@ impl Settings {
         BindingConfig {
             url: self.db.clone(),
             options: BindingConfig::options_from(&self.props, self.binding.name),
-            schema: Schema { table: self.workload.table.clone(), field_names: self.workload.field_names.clone() },
+            schema: Schema {
+                table: self.workload.table.clone(),
+                field_names: self.workload.field_names.clone(),
+            },
             create_schema,
             drop_schema,
         }
@@ -248,6 +301,9 @@ fn load_workload(props: &mut Properties, name: &str) -> Result<String, CliError>
 }
 
 fn random_seed() -> u64 {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos() as u64;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos() as u64;
     nanos ^ (std::process::id() as u64).rotate_left(32)
 }

@@ -5,7 +5,11 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 fn scalebench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scalebench")).args(args).stdin(Stdio::null()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -20,9 +24,21 @@ fn stderr(o: &Output) -> String {
 fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let o = scalebench(&["run", "--duration", "1s", "--threads", "2", "--output", out.to_str().unwrap()]);
+    let o = scalebench(&[
+        "run",
+        "--duration",
+        "1s",
+        "--threads",
+        "2",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("loading 1000 records first"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("loading 1000 records first"),
+        "{}",
+        stderr(&o)
+    );
     let table = String::from_utf8_lossy(&o.stdout);
     for word in ["READ", "UPDATE", "p99(us)", "p99.9(us)", "ops/s", "errors"] {
         assert!(table.contains(word), "summary lacks {word}:\n{table}");
@@ -37,10 +53,19 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     assert_eq!(run["duration_s"], 1.0);
     assert_eq!(run["totals"]["failed"], 0);
     let ok = run["totals"]["ok"].as_u64().unwrap();
-    let per_op: u64 = ["READ", "UPDATE"].iter().map(|k| run["operations"][k]["ok"].as_u64().unwrap()).sum();
+    let per_op: u64 = ["READ", "UPDATE"]
+        .iter()
+        .map(|k| run["operations"][k]["ok"].as_u64().unwrap())
+        .sum();
     assert!(ok > 0);
     assert_eq!(ok, per_op);
-    assert!(run["operations"]["READ"]["latency"]["histogram"].as_str().unwrap().len() > 10);
+    assert!(
+        run["operations"]["READ"]["latency"]["histogram"]
+            .as_str()
+            .unwrap()
+            .len()
+            > 10
+    );
     assert!(run["data"]["mean_key_bytes"].as_f64().unwrap() > 4.0);
     assert_eq!(run["data"]["mean_record_bytes"], 1000.0);
     assert!(r["tool"]["git_commit"].as_str().is_some());
@@ -54,8 +79,21 @@ fn load_then_run_on_a_named_database_with_ycsb_output_and_hdr_logs() {
     assert!(o.status.success(), "{}", stderr(&o));
     let logs = dir.path().join("hdr");
     let o = scalebench(&[
-        "run", "b", "--db", &db, "-p", "recordcount=500", "--operations", "2000", "--target", "4000",
-        "--format", "ycsb", "--hdr-log", logs.to_str().unwrap(), "-q",
+        "run",
+        "b",
+        "--db",
+        &db,
+        "-p",
+        "recordcount=500",
+        "--operations",
+        "2000",
+        "--target",
+        "4000",
+        "--format",
+        "ycsb",
+        "--hdr-log",
+        logs.to_str().unwrap(),
+        "-q",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
@@ -69,14 +107,30 @@ fn load_then_run_on_a_named_database_with_ycsb_output_and_hdr_logs() {
         "[READ], Return=OK, ",
         "[Intended-READ], 99thPercentileLatency(us), ",
     ] {
-        assert!(text.lines().any(|l| l.starts_with(line)), "no line starting {line:?} in:\n{text}");
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "no line starting {line:?} in:\n{text}"
+        );
     }
-    let reads: u64 = text.lines().find_map(|l| l.strip_prefix("[READ], Operations, ")).unwrap().parse().unwrap();
-    let updates: u64 = text.lines().find_map(|l| l.strip_prefix("[UPDATE], Operations, ")).unwrap().parse().unwrap();
+    let reads: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("[READ], Operations, "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let updates: u64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("[UPDATE], Operations, "))
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(reads + updates, 2000);
     let log = std::fs::read_to_string(logs.join("run-READ.hlog")).unwrap();
     assert!(log.contains("#[StartTime: "), "{log}");
-    assert!(log.lines().filter(|l| l.starts_with("Tag=READ,")).count() >= 1, "{log}");
+    assert!(
+        log.lines().filter(|l| l.starts_with("Tag=READ,")).count() >= 1,
+        "{log}"
+    );
     assert!(logs.join("run-Intended-READ.hlog").exists());
 }
 
@@ -91,15 +145,27 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--duration", "soon"], "'soon'"),
         (vec!["run", "zz"], "'zz'"),
-        (vec!["run", "-p", "readproportion=0", "-p", "updateproportion=0"], "readproportion"),
+        (
+            vec!["run", "-p", "readproportion=0", "-p", "updateproportion=0"],
+            "readproportion",
+        ),
         (vec!["run", "-p", "readproportion=-1"], "'-1'"),
         (vec!["run", "-p", "requestdistribution=zipf"], "'zipf'"),
-        (vec!["run", "-P", "/nonexistent/file.properties"], "/nonexistent/file.properties"),
+        (
+            vec!["run", "-P", "/nonexistent/file.properties"],
+            "/nonexistent/file.properties",
+        ),
         (vec!["run", "-P", props.to_str().unwrap()], "'long'"),
         (vec!["run", "--db", "foo://x"], "foo://"),
         (vec!["run", "--db", "not a url"], "not a url"),
-        (vec!["run", "-p", "sqlite.synchronous=sometimes"], "'sometimes'"),
-        (vec!["run", "-p", "sqlite.nosuchoption=1"], "sqlite.nosuchoption"),
+        (
+            vec!["run", "-p", "sqlite.synchronous=sometimes"],
+            "'sometimes'",
+        ),
+        (
+            vec!["run", "-p", "sqlite.nosuchoption=1"],
+            "sqlite.nosuchoption",
+        ),
         (vec!["run", "--duration", "0s"], "'0s'"),
         (vec!["bindings", "nosuch"], "'nosuch'"),
     ];
@@ -112,8 +178,15 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         let r = scalebench(&full);
         let err = stderr(&r);
         assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?} printed more than one line:\n{err}");
-        assert!(err.contains(needle), "{args:?}: error does not name {needle}: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?} printed more than one line:\n{err}"
+        );
+        assert!(
+            err.contains(needle),
+            "{args:?}: error does not name {needle}: {err}"
+        );
         assert!(!out.exists(), "{args:?} left a result file");
     }
 }
@@ -123,35 +196,86 @@ fn a_missing_table_is_a_clear_runtime_error_without_result_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let db = format!("sqlite://{}/empty.db", dir.path().display());
-    let r = scalebench(&["run", "--db", &db, "--duration", "1s", "--output", out.to_str().unwrap()]);
+    let r = scalebench(&[
+        "run",
+        "--db",
+        &db,
+        "--duration",
+        "1s",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
-    assert!(stderr(&r).contains("table 'usertable' does not exist"), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("table 'usertable' does not exist"),
+        "{}",
+        stderr(&r)
+    );
     assert!(!out.exists());
 }
 
 #[test]
 fn unknown_properties_are_warned_about() {
-    let r = scalebench(&["run", "--db", "null://", "--duration", "100ms", "-p", "recordcont=10", "-p", "exporter=x", "-q"]);
+    let r = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--duration",
+        "100ms",
+        "-p",
+        "recordcont=10",
+        "-p",
+        "exporter=x",
+        "-q",
+    ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let err = stderr(&r);
-    assert!(err.contains("warning: unknown property 'recordcont'"), "{err}");
-    assert!(err.contains("property 'exporter'") && err.contains("no effect"), "{err}");
+    assert!(
+        err.contains("warning: unknown property 'recordcont'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("property 'exporter'") && err.contains("no effect"),
+        "{err}"
+    );
 }
 
 #[test]
 fn merged_clients_add_up() {
     let dir = tempfile::tempdir().unwrap();
-    let (a, b, m) = (dir.path().join("a.json"), dir.path().join("b.json"), dir.path().join("m.json"));
+    let (a, b, m) = (
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+        dir.path().join("m.json"),
+    );
     let run = |out: &Path| {
         let out = out.to_str().unwrap().to_string();
         std::thread::spawn(move || {
-            scalebench(&["run", "c", "--db", "null://", "--operations", "50000", "--output", &out, "-q"])
+            scalebench(&[
+                "run",
+                "c",
+                "--db",
+                "null://",
+                "--operations",
+                "50000",
+                "--output",
+                &out,
+                "-q",
+            ])
         })
     };
     let (ha, hb) = (run(&a), run(&b));
     assert!(ha.join().unwrap().status.success());
     assert!(hb.join().unwrap().status.success());
-    let r = scalebench(&["merge", a.to_str().unwrap(), b.to_str().unwrap(), "-o", m.to_str().unwrap(), "--format", "json"]);
+    let r = scalebench(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        m.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let (ja, jb, jm) = (json(&a), json(&b), json(&m));
     let run_of = |j: &serde_json::Value| j["phases"][0].clone();
@@ -169,13 +293,25 @@ fn interrupt_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["run", "--db", "null://", "--duration", "60s", "--output", out.to_str().unwrap(), "-q"])
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--duration",
+            "60s",
+            "--output",
+            out.to_str().unwrap(),
+            "-q",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
-    let killed = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
@@ -194,5 +330,8 @@ fn bindings_are_listed_with_their_options() {
     assert!(text.contains("sqlite") && text.contains("null"), "{text}");
     let r = scalebench(&["bindings", "sqlite"]);
     let text = String::from_utf8_lossy(&r.stdout);
-    assert!(text.contains("journal_mode") && text.contains("synchronous"), "{text}");
+    assert!(
+        text.contains("journal_mode") && text.contains("synchronous"),
+        "{text}"
+    );
 }

@@ -83,9 +83,14 @@ const JVM_FLAGS: &[&str] = &[
 /// The classpath file written by scripts/cassandra-classpath.sh (resolving it if needed).
 pub fn classpath(repo_root: &Path) -> Result<String, DeployError> {
     let script = repo_root.join("scripts/cassandra-classpath.sh");
-    let out = run(Command::new("bash").arg(&script), "scripts/cassandra-classpath.sh")?;
+    let out = run(
+        Command::new("bash").arg(&script),
+        "scripts/cassandra-classpath.sh",
+    )?;
     let file = out.lines().last().unwrap_or("").trim().to_string();
-    std::fs::read_to_string(&file).map(|s| s.trim().to_string()).map_err(|e| DeployError::io(Path::new(&file), e))
+    std::fs::read_to_string(&file)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| DeployError::io(Path::new(&file), e))
 }
 
 impl CassandraNode {
@@ -114,26 +119,42 @@ impl CassandraNode {
         std::fs::write(&logback, LOGBACK).map_err(|e| DeployError::io(&logback, e))?;
 
         let mut cmd = Command::new("java");
-        cmd.arg(format!("-Xms{}m", opts.heap_mb)).arg(format!("-Xmx{}m", opts.heap_mb)).arg("-Xss512k");
+        cmd.arg(format!("-Xms{}m", opts.heap_mb))
+            .arg(format!("-Xmx{}m", opts.heap_mb))
+            .arg("-Xss512k");
         cmd.args(JVM_FLAGS);
         cmd.arg(format!("-Dcassandra.config=file://{}", conf.display()))
             .arg(format!("-Dcassandra.storagedir={}", dir.display()))
             .arg(format!("-Dcassandra.logdir={}", dir.display()))
             .arg(format!("-Dcassandra.jmx.local.port={jmx_port}"))
-            .arg(format!("-Dlogback.configurationFile=file://{}", logback.display()))
+            .arg(format!(
+                "-Dlogback.configurationFile=file://{}",
+                logback.display()
+            ))
             .arg("-cp")
             .arg(classpath)
             .arg("org.apache.cassandra.service.CassandraDaemon");
-        let mut process = ManagedProcess::spawn(&format!("cassandra {address}"), &dir, cmd, die_with_parent)?;
-        let addr: std::net::SocketAddr = format!("{address}:{native_port}").parse().expect("valid address");
+        let mut process =
+            ManagedProcess::spawn(&format!("cassandra {address}"), &dir, cmd, die_with_parent)?;
+        let addr: std::net::SocketAddr = format!("{address}:{native_port}")
+            .parse()
+            .expect("valid address");
         process.wait_ready(Duration::from_secs(180), || {
             std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
         })?;
-        Ok(CassandraNode { address, native_port, jmx_port, process })
+        Ok(CassandraNode {
+            address,
+            native_port,
+            jmx_port,
+            process,
+        })
     }
 
     pub fn url(&self, keyspace: &str) -> String {
-        format!("cassandra://{}:{}/{keyspace}", self.address, self.native_port)
+        format!(
+            "cassandra://{}:{}/{keyspace}",
+            self.address, self.native_port
+        )
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -141,7 +162,13 @@ impl CassandraNode {
     }
 }
 
-fn node_yaml(dir: &Path, address: &str, storage_port: u16, native_port: u16, o: &CassandraOptions) -> String {
+fn node_yaml(
+    dir: &Path,
+    address: &str,
+    storage_port: u16,
+    native_port: u16,
+    o: &CassandraOptions,
+) -> String {
     let d = dir.display();
     let mut y = format!(
         "cluster_name: '{}'\n\
@@ -156,7 +183,10 @@ fn node_yaml(dir: &Path, address: &str, storage_port: u16, native_port: u16, o: 
         o.cluster_name, o.num_tokens, o.commitlog_sync
     );
     if o.commitlog_sync == "periodic" {
-        y.push_str(&format!("commitlog_sync_period: {}ms\n", o.commitlog_sync_period_ms));
+        y.push_str(&format!(
+            "commitlog_sync_period: {}ms\n",
+            o.commitlog_sync_period_ms
+        ));
     } else {
         y.push_str("commitlog_sync_group_window: 2ms\n");
     }

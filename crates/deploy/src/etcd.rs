@@ -16,9 +16,15 @@ pub struct EtcdServer {
 }
 
 fn healthy(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500)) else { return false };
+    let Ok(mut s) =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500))
+    else {
+        return false;
+    };
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
         return false;
     }
     let mut buf = String::new();
@@ -37,13 +43,32 @@ impl EtcdServer {
         let mut cmd = Command::new("etcd");
         cmd.args(["--name", "node1", "--data-dir"])
             .arg(dir.join("data"))
-            .args(["--listen-client-urls", &client, "--advertise-client-urls", &client])
-            .args(["--listen-peer-urls", &peer, "--initial-advertise-peer-urls", &peer])
-            .args(["--initial-cluster", &format!("node1={peer}"), "--initial-cluster-state", "new"])
+            .args([
+                "--listen-client-urls",
+                &client,
+                "--advertise-client-urls",
+                &client,
+            ])
+            .args([
+                "--listen-peer-urls",
+                &peer,
+                "--initial-advertise-peer-urls",
+                &peer,
+            ])
+            .args([
+                "--initial-cluster",
+                &format!("node1={peer}"),
+                "--initial-cluster-state",
+                "new",
+            ])
             .args(["--quota-backend-bytes", "4294967296"]);
         let mut process = ManagedProcess::spawn("etcd", &dir, cmd, die_with_parent)?;
         process.wait_ready(Duration::from_secs(30), || healthy(port))?;
-        Ok(EtcdServer { port, peer_port, process })
+        Ok(EtcdServer {
+            port,
+            peer_port,
+            process,
+        })
     }
 
     pub fn url(&self) -> String {

@@ -14,7 +14,11 @@ pub mod redis;
 pub use process::{free_port, wait_until, DeployError, ManagedProcess};
 
 /// Where a server keeps its data and log: under `base` (created), named `<kind>-<port>`.
-pub fn server_dir(base: &std::path::Path, kind: &str, port: u16) -> Result<std::path::PathBuf, DeployError> {
+pub fn server_dir(
+    base: &std::path::Path,
+    kind: &str,
+    port: u16,
+) -> Result<std::path::PathBuf, DeployError> {
     let dir = base.join(format!("{kind}-{port}"));
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;

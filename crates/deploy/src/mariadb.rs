@@ -20,7 +20,11 @@ pub struct MariadbServer {
 impl MariadbServer {
     /// A server on a free port with user `bench` (password) and database `ycsb`; `settings` are extra
     /// `--name=value` server options.
-    pub fn start(base: &Path, settings: &[(&str, &str)], die_with_parent: bool) -> Result<Self, DeployError> {
+    pub fn start(
+        base: &Path,
+        settings: &[(&str, &str)],
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         let port = free_port()?;
         let dir = server_dir(base, "mariadb", port)?;
         let data = dir.join("data");
@@ -28,7 +32,10 @@ impl MariadbServer {
         // SAFETY: geteuid has no preconditions.
         let root = unsafe { libc::geteuid() } == 0;
         let mut install = Command::new("mariadb-install-db");
-        install.arg("--no-defaults").arg(format!("--datadir={}", data.display())).arg("--skip-test-db");
+        install
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg("--skip-test-db");
         if root {
             install.arg("--user=root");
         }
@@ -39,7 +46,12 @@ impl MariadbServer {
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--port={port}"))
             .arg(format!("--pid-file={}", dir.join("mariadbd.pid").display()))
-            .args(["--bind-address=127.0.0.1", "--skip-name-resolve", "--innodb-buffer-pool-size=128M", "--max-connections=500"]);
+            .args([
+                "--bind-address=127.0.0.1",
+                "--skip-name-resolve",
+                "--innodb-buffer-pool-size=128M",
+                "--max-connections=500",
+            ]);
         if root {
             cmd.arg("--user=root");
         }
@@ -60,18 +72,32 @@ impl MariadbServer {
             "CREATE DATABASE {DATABASE}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO '{USER}'@'%';"
         );
         run(
-            Command::new("mariadb").arg(format!("--socket={}", socket.display())).args(["-uroot", "-e", &sql]),
+            Command::new("mariadb")
+                .arg(format!("--socket={}", socket.display()))
+                .args(["-uroot", "-e", &sql]),
             "mariadb (create user and database)",
         )?;
-        Ok(MariadbServer { port, process, socket })
+        Ok(MariadbServer {
+            port,
+            process,
+            socket,
+        })
     }
 
     pub fn url(&self) -> String {
-        format!("mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}", self.port)
+        format!(
+            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
+            self.port
+        )
     }
 
     /// Runs SQL as root over the server's socket.
     pub fn sql(&self, sql: &str) -> Result<String, DeployError> {
-        run(Command::new("mariadb").arg(format!("--socket={}", self.socket.display())).args(["-uroot", "-N", "-e", sql]), "mariadb")
+        run(
+            Command::new("mariadb")
+                .arg(format!("--socket={}", self.socket.display()))
+                .args(["-uroot", "-N", "-e", sql]),
+            "mariadb",
+        )
     }
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::{chown_tree, free_port, port_open, run, user_ids, DeployError, ManagedProcess};
+use crate::process::{
+    chown_tree, free_port, port_open, run, user_ids, DeployError, ManagedProcess,
+};
 use crate::server_dir;
 
 pub const USER: &str = "bench";
@@ -21,18 +23,29 @@ pub struct PostgresServer {
 /// The newest installed PostgreSQL's bin directory.
 pub fn bin_dir() -> Result<PathBuf, DeployError> {
     let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|e| DeployError::Failed(format!("PostgreSQL is not installed (/usr/lib/postgresql: {e})")))?
+        .map_err(|e| {
+            DeployError::Failed(format!(
+                "PostgreSQL is not installed (/usr/lib/postgresql: {e})"
+            ))
+        })?
         .filter_map(|e| e.ok())
         .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
         .collect();
     versions.sort();
-    versions.pop().map(|(_, p)| p).ok_or_else(|| DeployError::Failed("no PostgreSQL version in /usr/lib/postgresql".into()))
+    versions
+        .pop()
+        .map(|(_, p)| p)
+        .ok_or_else(|| DeployError::Failed("no PostgreSQL version in /usr/lib/postgresql".into()))
 }
 
 impl PostgresServer {
     /// A server on a free port with user `bench` (password) and database `ycsb`; `settings` are
     /// `-c name=value` server settings.
-    pub fn start(base: &Path, settings: &[(&str, &str)], die_with_parent: bool) -> Result<Self, DeployError> {
+    pub fn start(
+        base: &Path,
+        settings: &[(&str, &str)],
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         let bin = bin_dir()?;
         let port = free_port()?;
         let dir = server_dir(base, "postgres", port)?;
@@ -47,17 +60,37 @@ impl PostgresServer {
         };
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
-            let (uid, gid) = user_ids("postgres").ok_or_else(|| DeployError::Failed("no 'postgres' user to run PostgreSQL as".into()))?;
+            let (uid, gid) = user_ids("postgres").ok_or_else(|| {
+                DeployError::Failed("no 'postgres' user to run PostgreSQL as".into())
+            })?;
             chown_tree(&dir, uid, gid)?;
         }
         let mut initdb = Command::new(bin.join("initdb"));
-        initdb.arg("-D").arg(&data).args(["-U", "postgres", "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync"]);
+        initdb.arg("-D").arg(&data).args([
+            "-U",
+            "postgres",
+            "--auth-local=trust",
+            "--auth-host=scram-sha-256",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        ]);
         as_postgres(&mut initdb);
         run(&mut initdb, "initdb")?;
 
         let mut cmd = Command::new(bin.join("postgres"));
-        cmd.arg("-D").arg(&data).args(["-p", &port.to_string(), "-k"]).arg(&dir);
-        cmd.args(["-c", "listen_addresses=127.0.0.1", "-c", "shared_buffers=128MB", "-c", "max_connections=300"]);
+        cmd.arg("-D")
+            .arg(&data)
+            .args(["-p", &port.to_string(), "-k"])
+            .arg(&dir);
+        cmd.args([
+            "-c",
+            "listen_addresses=127.0.0.1",
+            "-c",
+            "shared_buffers=128MB",
+            "-c",
+            "max_connections=300",
+        ]);
         for (k, v) in settings {
             cmd.arg("-c").arg(format!("{k}={v}"));
         }
@@ -72,14 +105,32 @@ impl PostgresServer {
                     .is_ok_and(|o| o.status.success())
         })?;
         let mut psql = Command::new(bin.join("psql"));
-        psql.arg("-h").arg(&dir).args(["-p", &port.to_string(), "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q"]);
-        psql.args(["-c", &format!("CREATE USER {USER} SUPERUSER PASSWORD '{PASSWORD}'"), "-c", &format!("CREATE DATABASE {DATABASE} OWNER {USER}")]);
+        psql.arg("-h").arg(&dir).args([
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+            "-d",
+            "postgres",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-q",
+        ]);
+        psql.args([
+            "-c",
+            &format!("CREATE USER {USER} SUPERUSER PASSWORD '{PASSWORD}'"),
+            "-c",
+            &format!("CREATE DATABASE {DATABASE} OWNER {USER}"),
+        ]);
         as_postgres(&mut psql);
         run(&mut psql, "psql (create user and database)")?;
         Ok(PostgresServer { port, process })
     }
 
     pub fn url(&self) -> String {
-        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}", self.port)
+        format!(
+            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
+            self.port
+        )
     }
 }

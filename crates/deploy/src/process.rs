@@ -11,21 +11,31 @@ pub enum DeployError {
     #[error("cannot start {program}: {reason}")]
     Spawn { program: String, reason: String },
     #[error("{server} did not become ready within {seconds} s (log: {log})")]
-    NotReady { server: String, seconds: u64, log: String },
+    NotReady {
+        server: String,
+        seconds: u64,
+        log: String,
+    },
     #[error("{0}")]
     Failed(String),
 }
 
 impl DeployError {
     pub fn io(path: &Path, e: std::io::Error) -> Self {
-        DeployError::Io { what: path.display().to_string(), reason: e.to_string() }
+        DeployError::Io {
+            what: path.display().to_string(),
+            reason: e.to_string(),
+        }
     }
 }
 
 /// A free TCP port on 127.0.0.1 (the kernel's choice; released immediately for the server to take).
 pub fn free_port() -> Result<u16, DeployError> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| DeployError::Failed(format!("no free port: {e}")))?;
-    Ok(l.local_addr().map_err(|e| DeployError::Failed(e.to_string()))?.port())
+    let l = TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| DeployError::Failed(format!("no free port: {e}")))?;
+    Ok(l.local_addr()
+        .map_err(|e| DeployError::Failed(e.to_string()))?
+        .port())
 }
 
 /// Polls `ready` every 100 ms until it holds or `timeout` passes.
@@ -58,7 +68,12 @@ pub struct ManagedProcess {
 impl ManagedProcess {
     /// Starts `cmd` with its output appended to `<dir>/server.log`. With `die_with_parent`, the server
     /// is killed if the thread that started it ends (tests); a CLI-managed cluster outlives its command.
-    pub fn spawn(name: &str, dir: &Path, mut cmd: Command, die_with_parent: bool) -> Result<Self, DeployError> {
+    pub fn spawn(
+        name: &str,
+        dir: &Path,
+        mut cmd: Command,
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         let log_path = dir.join("server.log");
         let log = std::fs::OpenOptions::new()
             .create(true)
@@ -80,8 +95,16 @@ impl ManagedProcess {
             }
         }
         let program = format!("{:?}", cmd.get_program());
-        let child = cmd.spawn().map_err(|e| DeployError::Spawn { program, reason: e.to_string() })?;
-        Ok(ManagedProcess { name: name.to_string(), dir: dir.to_path_buf(), child, stopped: false })
+        let child = cmd.spawn().map_err(|e| DeployError::Spawn {
+            program,
+            reason: e.to_string(),
+        })?;
+        Ok(ManagedProcess {
+            name: name.to_string(),
+            dir: dir.to_path_buf(),
+            child,
+            stopped: false,
+        })
     }
 
     pub fn pid(&self) -> u32 {
@@ -104,7 +127,11 @@ impl ManagedProcess {
     }
 
     /// Waits for `ready`, failing early if the process exits.
-    pub fn wait_ready(&mut self, timeout: Duration, mut ready: impl FnMut() -> bool) -> Result<(), DeployError> {
+    pub fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<(), DeployError> {
         let mut exited = false;
         let ok = wait_until(timeout, || {
             if !matches!(self.child.try_wait(), Ok(None)) {
@@ -184,11 +211,25 @@ fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
     let mut parent_of = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for e in entries.flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<libc::pid_t>().ok()) else { continue };
-            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+            let Some(pid) = e
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<libc::pid_t>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
             // The command name (field 2) may contain spaces: fields after the last ')' are fixed.
-            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else { continue };
-            if let Some(ppid) = rest.split_whitespace().nth(1).and_then(|p| p.parse::<libc::pid_t>().ok()) {
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            if let Some(ppid) = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<libc::pid_t>().ok())
+            {
                 parent_of.push((pid, ppid));
             }
         }
@@ -206,10 +247,21 @@ fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
 
 /// Runs a command to completion, failing with its output.
 pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
-    let out = cmd.output().map_err(|e| DeployError::Spawn { program: what.into(), reason: e.to_string() })?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let out = cmd.output().map_err(|e| DeployError::Spawn {
+        program: what.into(),
+        reason: e.to_string(),
+    })?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     if !out.status.success() {
-        return Err(DeployError::Failed(format!("{what} failed ({}): {}", out.status, text.trim())));
+        return Err(DeployError::Failed(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            text.trim()
+        )));
     }
     Ok(text)
 }

@@ -16,7 +16,9 @@ pub struct RedisServer {
 
 /// Sends one inline command and returns the reply's first line.
 pub fn command(port: u16, cmd: &str) -> Option<String> {
-    let mut s = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500)).ok()?;
+    let mut s =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500))
+            .ok()?;
     s.set_read_timeout(Some(Duration::from_millis(1000))).ok()?;
     s.write_all(format!("{cmd}\r\n").as_bytes()).ok()?;
     let mut buf = vec![0u8; 65536];
@@ -26,22 +28,39 @@ pub fn command(port: u16, cmd: &str) -> Option<String> {
 
 impl RedisServer {
     /// A server on a free port; `config` are extra `--name value` settings (e.g. appendonly yes).
-    pub fn start(base: &Path, config: &[(&str, &str)], cluster: bool, die_with_parent: bool) -> Result<Self, DeployError> {
+    pub fn start(
+        base: &Path,
+        config: &[(&str, &str)],
+        cluster: bool,
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         let port = free_port()?;
         let dir = server_dir(base, "redis", port)?;
         let mut cmd = Command::new("redis-server");
         cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
             .arg(&dir)
-            .args(["--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"]);
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "no",
+                "--daemonize",
+                "no",
+            ]);
         if cluster {
-            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"]).arg(dir.join("nodes.conf"));
+            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"])
+                .arg(dir.join("nodes.conf"));
             cmd.args(["--cluster-node-timeout", "5000"]);
         }
         for (k, v) in config {
             cmd.arg(format!("--{k}")).arg(v);
         }
         let mut process = ManagedProcess::spawn("redis-server", &dir, cmd, die_with_parent)?;
-        process.wait_ready(Duration::from_secs(20), || command(port, "PING").is_some_and(|r| r.starts_with("+PONG")))?;
+        process.wait_ready(Duration::from_secs(20), || {
+            command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
+        })?;
         Ok(RedisServer { port, process })
     }
 
@@ -58,7 +77,9 @@ pub struct RedisCluster {
 impl RedisCluster {
     pub fn start(base: &Path, masters: usize, die_with_parent: bool) -> Result<Self, DeployError> {
         if masters < 3 {
-            return Err(DeployError::Failed("a Redis Cluster needs at least 3 masters".into()));
+            return Err(DeployError::Failed(
+                "a Redis Cluster needs at least 3 masters".into(),
+            ));
         }
         let nodes = (0..masters)
             .map(|_| RedisServer::start(base, &[], true, die_with_parent))
@@ -72,7 +93,9 @@ impl RedisCluster {
         run(&mut cmd, "redis-cli --cluster create")?;
         let first = nodes[0].port;
         let ok = wait_until(Duration::from_secs(30), || {
-            nodes.iter().all(|n| command(n.port, "CLUSTER INFO").is_some_and(|r| r.contains("cluster_state:ok")))
+            nodes.iter().all(|n| {
+                command(n.port, "CLUSTER INFO").is_some_and(|r| r.contains("cluster_state:ok"))
+            })
         });
         if !ok {
             return Err(DeployError::NotReady {

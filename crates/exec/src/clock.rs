@@ -18,8 +18,16 @@ impl Clock {
         let clock = quanta::Clock::new();
         let raw0 = clock.raw();
         let now = Instant::now();
-        let offset_ns = if now >= start { (now - start).as_nanos() as i64 } else { -((start - now).as_nanos() as i64) };
-        Clock { clock, raw0, offset_ns }
+        let offset_ns = if now >= start {
+            (now - start).as_nanos() as i64
+        } else {
+            -((start - now).as_nanos() as i64)
+        };
+        Clock {
+            clock,
+            raw0,
+            offset_ns,
+        }
     }
 
     #[inline]
@@ -27,5 +35,4 @@ impl Clock {
         let elapsed = self.clock.delta_as_nanos(self.raw0, self.clock.raw()) as i64;
         (self.offset_ns + elapsed).max(0) as u64
     }
-
 }

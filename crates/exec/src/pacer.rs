@@ -44,7 +44,11 @@ impl<'a> Pacer<'a> {
 
     /// Resolves at `t_ns` (true), or early when a stop is requested (false).
     pub(crate) fn until(&self, t_ns: u64) -> Wait<'_, 'a> {
-        Wait { pacer: self, t_ns, id: None }
+        Wait {
+            pacer: self,
+            t_ns,
+            id: None,
+        }
     }
 
     /// Runs until `finished` holds: wakes slots whose deadline has passed.
@@ -64,7 +68,10 @@ impl<'a> Pacer<'a> {
                 Some(t) if t - now <= 2_000_000 => tokio::task::yield_now().await,
                 // Far away or nothing registered: nap, but no longer than until a new registration
                 // could need us (slots register then wake the driver).
-                Some(t) => self.nap(Duration::from_nanos((t - now - 1_000_000).min(50_000_000))).await,
+                Some(t) => {
+                    self.nap(Duration::from_nanos((t - now - 1_000_000).min(50_000_000)))
+                        .await
+                }
                 None => self.nap(Duration::from_millis(50)).await,
             }
         }

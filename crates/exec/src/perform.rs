@@ -24,7 +24,8 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::Update => b.update(&op.key, &op.values).await,
         OpKind::Insert => b.insert(&op.key, &op.values).await,
         OpKind::Scan => {
-            b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows).await?;
+            b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows)
+                .await?;
             for (key, fields) in &bufs.rows {
                 check(verify, key, fields)?;
             }
@@ -36,7 +37,10 @@ pub(crate) async fn perform<B: Binding>(
             b.update(&op.key, &op.values).await
         }
         OpKind::Delete => b.delete(&op.key).await,
-        OpKind::BatchInsert => Err(OpError::new(FailureClass::Other, "batch insert is a load-phase operation")),
+        OpKind::BatchInsert => Err(OpError::new(
+            FailureClass::Other,
+            "batch insert is a load-phase operation",
+        )),
     }
 }
 

@@ -94,7 +94,12 @@ mod tests {
 
     #[test]
     fn quotas_differ_by_at_most_one_and_add_up() {
-        let plan = RunPlan { threads: 3, concurrency: 4, operation_count: Some(1003), ..Default::default() };
+        let plan = RunPlan {
+            threads: 3,
+            concurrency: 4,
+            operation_count: Some(1003),
+            ..Default::default()
+        };
         let q: Vec<u64> = (0..12).map(|s| plan.slot_quota(s).unwrap()).collect();
         assert_eq!(q.iter().sum::<u64>(), 1003);
         assert!(q.iter().max().unwrap() - q.iter().min().unwrap() <= 1);

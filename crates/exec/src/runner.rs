@@ -11,13 +11,15 @@ use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_measure::aggregate::PhaseMeta;
 use scalebench_measure::result::DataSizes;
 use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
-use scalebench_workload::{CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator};
+use scalebench_workload::{
+    CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
+};
 
+use crate::clock::Clock;
+use crate::pacer::Pacer;
 use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan};
 use crate::progress::{Progress, ProgressState};
-use crate::clock::Clock;
-use crate::pacer::Pacer;
 use crate::schedule::{wait_until, Schedule};
 use crate::StopSignal;
 
@@ -52,7 +54,8 @@ struct Timeline {
 
 impl Timeline {
     fn deadline(&self) -> Option<Instant> {
-        self.deadline_ns.map(|ns| self.start + Duration::from_nanos(ns))
+        self.deadline_ns
+            .map(|ns| self.start + Duration::from_nanos(ns))
     }
 }
 
@@ -83,11 +86,15 @@ pub fn execute<F: BindingFactory>(
     progress: &mut dyn Progress,
 ) -> Result<PhaseOutcome, ExecError> {
     if plan.threads == 0 || plan.concurrency == 0 {
-        return Err(ExecError::Plan("threads and concurrency must be at least 1".into()));
+        return Err(ExecError::Plan(
+            "threads and concurrency must be at least 1".into(),
+        ));
     }
     if let Some(t) = plan.target_ops_s {
         if !(t.is_finite() && t > 0.0) {
-            return Err(ExecError::Plan(format!("target rate must be positive, got {t}")));
+            return Err(ExecError::Plan(format!(
+                "target rate must be positive, got {t}"
+            )));
         }
     }
     let verify = workload.data_integrity && factory.stores_data();
@@ -129,7 +136,9 @@ pub fn execute<F: BindingFactory>(
                 first_error.get_or_insert(e);
             }
             Err(_) => {
-                first_error.get_or_insert(BindingError::Other("a worker thread ended before connecting".into()));
+                first_error.get_or_insert(BindingError::Other(
+                    "a worker thread ended before connecting".into(),
+                ));
             }
         }
     }
@@ -143,17 +152,33 @@ pub fn execute<F: BindingFactory>(
     }
     // A few milliseconds for the workers to wake before the common start.
     let start = Instant::now() + Duration::from_millis(5);
-    let warmup = if plan.phase == Phase::Run { plan.warmup } else { Duration::ZERO };
+    let warmup = if plan.phase == Phase::Run {
+        plan.warmup
+    } else {
+        Duration::ZERO
+    };
     let t0 = start + warmup;
     let t0_ns = warmup.as_nanos() as u64;
-    let timeline = Timeline { start, t0, t0_ns, deadline_ns: plan.duration.map(|d| t0_ns + d.as_nanos() as u64) };
+    let timeline = Timeline {
+        start,
+        t0,
+        t0_ns,
+        deadline_ns: plan.duration.map(|d| t0_ns + d.as_nanos() as u64),
+    };
     let unix_ms_at_t0 = unix_ms_at(t0);
     shared.timeline.set(timeline).expect("timeline is set once");
     shared.barrier.wait();
 
     let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads);
-    collect(&batch_rx, &mut aggregator, &handles, &shared, timeline, progress);
+    collect(
+        &batch_rx,
+        &mut aggregator,
+        &handles,
+        &shared,
+        timeline,
+        progress,
+    );
     join_workers(handles)?;
     for batch in batch_rx.try_iter() {
         aggregator.add(batch);
@@ -163,9 +188,18 @@ pub fn execute<F: BindingFactory>(
     let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
     let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
     let (end, ended_by) = match (stop.requested_at(), timeline.deadline()) {
-        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (at.max(t0), "interrupted"),
+        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => {
+            (at.max(t0), "interrupted")
+        }
         (_, Some(deadline)) if !all_work_done => (deadline, "duration"),
-        _ => (last_end.max(t0), if plan.phase == Phase::Load { "completed" } else { "operations" }),
+        _ => (
+            last_end.max(t0),
+            if plan.phase == Phase::Load {
+                "completed"
+            } else {
+                "operations"
+            },
+        ),
     };
     let meta = PhaseMeta {
         phase: plan.phase.name().to_string(),
@@ -178,13 +212,23 @@ pub fn execute<F: BindingFactory>(
             field_count: workload.field_names.len(),
         },
     };
-    Ok(PhaseOutcome { result: aggregator.finish(meta), measurement_start: t0, measurement_end: end })
+    Ok(PhaseOutcome {
+        result: aggregator.finish(meta),
+        measurement_start: t0,
+        measurement_end: end,
+    })
 }
 
 fn unix_ms_at(t: Instant) -> u64 {
     let now_i = Instant::now();
-    let now_s = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    let at = if t >= now_i { now_s + (t - now_i) } else { now_s.saturating_sub(now_i - t) };
+    let now_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let at = if t >= now_i {
+        now_s + (t - now_i)
+    } else {
+        now_s.saturating_sub(now_i - t)
+    };
     at.as_millis() as u64
 }
 
@@ -247,10 +291,15 @@ fn worker_thread<F: BindingFactory>(
     batch_tx: Sender<IntervalBatch>,
     ready_tx: Sender<Result<(), BindingError>>,
 ) {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready_tx.send(Err(BindingError::Other(format!("cannot start a runtime: {e}"))));
+            let _ = ready_tx.send(Err(BindingError::Other(format!(
+                "cannot start a runtime: {e}"
+            ))));
             shared.barrier.wait();
             return;
         }
@@ -378,12 +427,24 @@ async fn run_slot<F: BindingFactory>(
     slot: usize,
     ctx: SlotContext<'_, F>,
 ) -> F::Binding {
-    let SlotContext { shared, timeline, clock, pacer, recorder } = ctx;
+    let SlotContext {
+        shared,
+        timeline,
+        clock,
+        pacer,
+        recorder,
+    } = ctx;
     let plan = &shared.plan;
     let mut quota = plan.slot_quota(slot);
-    let mut schedule = plan
-        .target_ops_s
-        .map(|rate| Schedule::new(rate / plan.slots() as f64, plan.arrival, slot, plan.slots(), mix_seed(plan.seed, !(slot as u64))));
+    let mut schedule = plan.target_ops_s.map(|rate| {
+        Schedule::new(
+            rate / plan.slots() as f64,
+            plan.arrival,
+            slot,
+            plan.slots(),
+            mix_seed(plan.seed, !(slot as u64)),
+        )
+    });
     let mut op = Operation::default();
     let mut bufs = Buffers::default();
     let verify = shared.verify;
@@ -439,10 +500,18 @@ async fn run_slot<F: BindingFactory>(
                 *q -= 1;
             }
         }
-        let start = if schedule.is_some() { clock.now_ns() } else { intended };
+        let start = if schedule.is_some() {
+            clock.now_ns()
+        } else {
+            intended
+        };
         let result = {
             let check = verify.then_some(&generator);
-            with_timeout(plan.op_timeout, perform(&mut binding, &op, &mut bufs, check)).await
+            with_timeout(
+                plan.op_timeout,
+                perform(&mut binding, &op, &mut bufs, check),
+            )
+            .await
         };
         let end = clock.now_ns();
         if op.kind == OpKind::Insert {
@@ -468,9 +537,18 @@ async fn load_slot<F: BindingFactory>(
     mut generator: OperationGenerator,
     ctx: SlotContext<'_, F>,
 ) -> F::Binding {
-    let SlotContext { shared, clock, recorder, .. } = ctx;
+    let SlotContext {
+        shared,
+        clock,
+        recorder,
+        ..
+    } = ctx;
     let plan = &shared.plan;
-    let batch_size = if shared.factory.batches_inserts() { plan.batch_size.max(1) } else { 1 };
+    let batch_size = if shared.factory.batches_inserts() {
+        plan.batch_size.max(1)
+    } else {
+        1
+    };
     let mut batch: Vec<Operation> = Vec::new();
     let mut last_end = 0;
     wait_until(clock, 0, &shared.stop).await;
@@ -487,7 +565,11 @@ async fn load_slot<F: BindingFactory>(
         for (op, keynum) in batch.iter_mut().zip(keys) {
             generator.load_operation(keynum, op);
         }
-        let kind = if batch_size > 1 { OpKind::BatchInsert } else { OpKind::Insert };
+        let kind = if batch_size > 1 {
+            OpKind::BatchInsert
+        } else {
+            OpKind::Insert
+        };
         recorder.borrow_mut().issue(kind);
         let mut attempt = 0;
         loop {
@@ -528,7 +610,10 @@ async fn with_timeout<T>(
     match timeout {
         None => fut.await,
         Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
-            Err(OpError::new(FailureClass::Timeout, format!("no answer within the operation timeout of {d:?}")))
+            Err(OpError::new(
+                FailureClass::Timeout,
+                format!("no answer within the operation timeout of {d:?}"),
+            ))
         }),
     }
 }

@@ -23,7 +23,13 @@ impl Default for StopSignal {
 
 impl StopSignal {
     pub fn new() -> Self {
-        StopSignal { inner: Arc::new(Inner { requested: AtomicBool::new(false), epoch: Instant::now(), at_nanos: AtomicU64::new(0) }) }
+        StopSignal {
+            inner: Arc::new(Inner {
+                requested: AtomicBool::new(false),
+                epoch: Instant::now(),
+                at_nanos: AtomicU64::new(0),
+            }),
+        }
     }
 
     /// Requests a stop; the first request's time is kept.
@@ -41,7 +47,8 @@ impl StopSignal {
 
     /// When the stop was requested.
     pub fn requested_at(&self) -> Option<Instant> {
-        self.is_requested()
-            .then(|| self.inner.epoch + Duration::from_nanos(self.inner.at_nanos.load(Ordering::SeqCst)))
+        self.is_requested().then(|| {
+            self.inner.epoch + Duration::from_nanos(self.inner.at_nanos.load(Ordering::SeqCst))
+        })
     }
 }

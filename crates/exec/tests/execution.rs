@@ -39,7 +39,11 @@ struct ScriptBinding {
 impl BindingFactory for ScriptFactory {
     type Binding = ScriptBinding;
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {
-        Ok(ScriptBinding { script: self.0.clone(), worker, calls: 0 })
+        Ok(ScriptBinding {
+            script: self.0.clone(),
+            worker,
+            calls: 0,
+        })
     }
 }
 
@@ -60,7 +64,9 @@ impl ScriptBinding {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         }
         match s.fail_every {
-            Some(n) if self.calls % n == 0 => Err(OpError::new(FailureClass::NotFound, "scripted miss")),
+            Some(n) if self.calls % n == 0 => {
+                Err(OpError::new(FailureClass::NotFound, "scripted miss"))
+            }
             _ => Ok(()),
         }
     }
@@ -70,7 +76,13 @@ impl Binding for ScriptBinding {
     async fn read(&mut self, _: &str, _: FieldSet, _: &mut Fields) -> Result<(), OpError> {
         self.call().await
     }
-    async fn scan(&mut self, _: &str, _: usize, _: FieldSet, _: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        _: &str,
+        _: usize,
+        _: FieldSet,
+        _: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         self.call().await
     }
     async fn update(&mut self, _: &str, _: &Fields) -> Result<(), OpError> {
@@ -85,35 +97,72 @@ impl Binding for ScriptBinding {
 }
 
 fn script(workers: usize, f: impl FnOnce(&mut Script)) -> Arc<Script> {
-    let mut s = Script { per_worker: (0..workers).map(|_| AtomicU64::new(0)).collect(), ..Default::default() };
+    let mut s = Script {
+        per_worker: (0..workers).map(|_| AtomicU64::new(0)).collect(),
+        ..Default::default()
+    };
     f(&mut s);
     Arc::new(s)
 }
 
 fn workload_a() -> CoreWorkload {
     let mut p = Properties::new();
-    p.load_str(&scalebench_workload::builtin::builtin_workload("a").unwrap().1, "a").unwrap();
+    p.load_str(
+        &scalebench_workload::builtin::builtin_workload("a")
+            .unwrap()
+            .1,
+        "a",
+    )
+    .unwrap();
     CoreWorkload::from_properties(&p).unwrap()
 }
 
 #[test]
 fn every_operation_is_accounted_under_concurrency_and_counts_split_evenly() {
     let s = script(8, |_| {});
-    let plan = RunPlan { threads: 2, concurrency: 4, duration: None, operation_count: Some(10_003), ..Default::default() };
-    let out = execute(ScriptFactory(s.clone()), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
+    let plan = RunPlan {
+        threads: 2,
+        concurrency: 4,
+        duration: None,
+        operation_count: Some(10_003),
+        ..Default::default()
+    };
+    let out = execute(
+        ScriptFactory(s.clone()),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
     let r = &out.result;
     assert_eq!(r.totals.ok, 10_003);
-    assert_eq!(r.totals.issued, r.totals.ok + r.totals.failed + r.totals.in_flight_at_stop);
+    assert_eq!(
+        r.totals.issued,
+        r.totals.ok + r.totals.failed + r.totals.in_flight_at_stop
+    );
     assert_eq!(r.totals.in_flight_at_stop, 0);
     assert_eq!(r.ended_by, "operations");
-    let per: Vec<u64> = s.per_worker.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    let per: Vec<u64> = s
+        .per_worker
+        .iter()
+        .map(|c| c.load(Ordering::Relaxed))
+        .collect();
     assert_eq!(per.iter().sum::<u64>(), 10_003);
-    assert!(per.iter().max().unwrap() - per.iter().min().unwrap() <= 1, "{per:?}");
+    assert!(
+        per.iter().max().unwrap() - per.iter().min().unwrap() <= 1,
+        "{per:?}"
+    );
     let (read, update) = (&r.operations["READ"], &r.operations["UPDATE"]);
     assert_eq!(read.ok + update.ok, 10_003);
     assert_eq!(read.latency.as_ref().unwrap().count, read.ok);
     // The interval series adds up to the totals.
-    let series: u64 = r.intervals.iter().flat_map(|i| i.operations.values()).map(|o| o.ok).sum();
+    let series: u64 = r
+        .intervals
+        .iter()
+        .flat_map(|i| i.operations.values())
+        .map(|o| o.ok)
+        .sum();
     assert_eq!(series, 10_003);
 }
 
@@ -127,7 +176,14 @@ fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
         warmup: Duration::from_millis(300),
         ..Default::default()
     };
-    let out = execute(ScriptFactory(s.clone()), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
+    let out = execute(
+        ScriptFactory(s.clone()),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
     let r = &out.result;
     assert_eq!(r.duration_s, 0.8);
     assert_eq!(r.ended_by, "duration");
@@ -135,21 +191,36 @@ fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
     let starts = s.starts.lock().unwrap();
     // No operation starts after the window closes (the binding reads its clock a little after the runner
     // decided to start, hence the small allowance); warm-up operations are executed but not measured.
-    let late = starts.iter().filter(|t| **t >= out.measurement_end + Duration::from_millis(5)).count();
+    let late = starts
+        .iter()
+        .filter(|t| **t >= out.measurement_end + Duration::from_millis(5))
+        .count();
     assert_eq!(late, 0, "operations started after the deadline");
     // Operations that started well inside the window were measured, those well before it were not
     // (the runner's clock and the binding's may disagree by microseconds at the boundary).
     let margin = Duration::from_millis(2);
-    let surely_in = starts.iter().filter(|t| **t >= out.measurement_start + margin).count() as u64;
-    let maybe_in = starts.iter().filter(|t| **t + margin >= out.measurement_start).count() as u64;
-    assert!(surely_in <= r.totals.issued && r.totals.issued <= maybe_in, "{surely_in} <= {} <= {maybe_in}", r.totals.issued);
+    let surely_in = starts
+        .iter()
+        .filter(|t| **t >= out.measurement_start + margin)
+        .count() as u64;
+    let maybe_in = starts
+        .iter()
+        .filter(|t| **t + margin >= out.measurement_start)
+        .count() as u64;
+    assert!(
+        surely_in <= r.totals.issued && r.totals.issued <= maybe_in,
+        "{surely_in} <= {} <= {maybe_in}",
+        r.totals.issued
+    );
     assert_eq!(r.totals.ok + r.warmup_operations, starts.len() as u64);
     assert_eq!(r.totals.throughput_ops_s, r.totals.ok as f64 / 0.8);
 }
 
 #[test]
 fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
-    let s = script(1, |s| s.stall = Some((Duration::from_millis(500), Duration::from_secs(1))));
+    let s = script(1, |s| {
+        s.stall = Some((Duration::from_millis(500), Duration::from_secs(1)))
+    });
     let plan = RunPlan {
         threads: 1,
         concurrency: 1,
@@ -157,7 +228,14 @@ fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
         duration: Some(Duration::from_millis(2500)),
         ..Default::default()
     };
-    let out = execute(ScriptFactory(s), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
+    let out = execute(
+        ScriptFactory(s),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
     let r = &out.result;
     assert!(r.open_loop);
     let mut service_p99 = 0f64;
@@ -171,26 +249,61 @@ fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
     }
     // One operation stalled for 1 s while about 1000 more were due: their intended-start latencies range
     // up to 1 s, so the corrected p99 lies in the hundreds of ms; the service-time p99 does not see it.
-    assert!(service_max >= 1_000_000.0, "the stalled operation took {service_max} us");
-    assert!(intended_p99 >= 300_000.0, "corrected p99 {intended_p99} us misses the stall");
-    assert!(service_p99 < 50_000.0, "service-time p99 {service_p99} us should not show the stall");
+    assert!(
+        service_max >= 1_000_000.0,
+        "the stalled operation took {service_max} us"
+    );
+    assert!(
+        intended_p99 >= 300_000.0,
+        "corrected p99 {intended_p99} us misses the stall"
+    );
+    assert!(
+        service_p99 < 50_000.0,
+        "service-time p99 {service_p99} us should not show the stall"
+    );
     let sched = r.schedule.as_ref().unwrap();
-    assert!(sched.late_operations > 500, "late operations: {}", sched.late_operations);
+    assert!(
+        sched.late_operations > 500,
+        "late operations: {}",
+        sched.late_operations
+    );
 }
 
 #[test]
 fn failures_are_counted_by_class_and_kept_out_of_success_figures() {
     let s = script(1, |s| s.fail_every = Some(10));
-    let plan = RunPlan { duration: None, operation_count: Some(1000), ..Default::default() };
-    let out = execute(ScriptFactory(s), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
+    let plan = RunPlan {
+        duration: None,
+        operation_count: Some(1000),
+        ..Default::default()
+    };
+    let out = execute(
+        ScriptFactory(s),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
     let r = &out.result;
     assert_eq!(r.totals.failed, 100);
     assert_eq!(r.totals.ok, 900);
     assert_eq!(r.errors["not_found"].count, 100);
-    assert_eq!(r.errors["not_found"].samples, vec!["scripted miss".to_string()]);
-    let ok_latencies: u64 = r.operations.values().map(|o| o.latency.as_ref().map_or(0, |l| l.count)).sum();
+    assert_eq!(
+        r.errors["not_found"].samples,
+        vec!["scripted miss".to_string()]
+    );
+    let ok_latencies: u64 = r
+        .operations
+        .values()
+        .map(|o| o.latency.as_ref().map_or(0, |l| l.count))
+        .sum();
     assert_eq!(ok_latencies, 900);
-    let failed: u64 = r.operations.values().map(|o| o.failed.get("not_found").copied().unwrap_or(0)).sum();
+    let failed: u64 = r
+        .operations
+        .values()
+        .map(|o| o.failed.get("not_found").copied().unwrap_or(0))
+        .sum();
     assert_eq!(failed, 100);
 }
 
@@ -204,22 +317,44 @@ fn a_hung_operation_is_abandoned_after_the_grace_and_reported_in_flight() {
         ..Default::default()
     };
     let begun = Instant::now();
-    let out = execute(ScriptFactory(s), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
-    assert!(begun.elapsed() < Duration::from_secs(30), "the run waited for the hung operation");
+    let out = execute(
+        ScriptFactory(s),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(
+        begun.elapsed() < Duration::from_secs(30),
+        "the run waited for the hung operation"
+    );
     assert_eq!(out.result.totals.in_flight_at_stop, 1);
-    assert_eq!(out.result.totals.issued, out.result.totals.ok + out.result.totals.in_flight_at_stop);
+    assert_eq!(
+        out.result.totals.issued,
+        out.result.totals.ok + out.result.totals.in_flight_at_stop
+    );
 }
 
 #[test]
 fn per_operation_timeout_is_a_failure_class() {
-    let s = script(1, |s| s.stall = Some((Duration::ZERO, Duration::from_secs(2))));
+    let s = script(1, |s| {
+        s.stall = Some((Duration::ZERO, Duration::from_secs(2)))
+    });
     let plan = RunPlan {
         duration: None,
         operation_count: Some(20),
         op_timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
-    let out = execute(ScriptFactory(s), &workload_a(), &plan, &StopSignal::new(), &mut NoProgress).unwrap();
+    let out = execute(
+        ScriptFactory(s),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
     assert_eq!(out.result.errors["timeout"].count, 1);
     assert_eq!(out.result.totals.ok, 19);
 }
@@ -235,8 +370,18 @@ fn a_stop_request_ends_the_run_early_and_keeps_what_was_measured() {
             stop.request();
         })
     };
-    let plan = RunPlan { duration: Some(Duration::from_secs(60)), ..Default::default() };
-    let out = execute(ScriptFactory(s), &workload_a(), &plan, &stop, &mut NoProgress).unwrap();
+    let plan = RunPlan {
+        duration: Some(Duration::from_secs(60)),
+        ..Default::default()
+    };
+    let out = execute(
+        ScriptFactory(s),
+        &workload_a(),
+        &plan,
+        &stop,
+        &mut NoProgress,
+    )
+    .unwrap();
     stopper.join().unwrap();
     assert_eq!(out.result.ended_by, "interrupted");
     assert!(out.result.duration_s < 10.0);
@@ -249,7 +394,13 @@ fn load_then_verified_run_on_sqlite() {
     use scalebench_binding::{registry, BindingConfig, DbUrl, FactoryVisitor, Schema};
     let dir = tempfile::tempdir().unwrap();
     let mut p = Properties::new();
-    p.load_str(&scalebench_workload::builtin::builtin_workload("a").unwrap().1, "a").unwrap();
+    p.load_str(
+        &scalebench_workload::builtin::builtin_workload("a")
+            .unwrap()
+            .1,
+        "a",
+    )
+    .unwrap();
     p.set("recordcount", "2000", "-p");
     p.set("dataintegrity", "true", "-p");
     p.set("writeallfields", "true", "-p");
@@ -257,7 +408,10 @@ fn load_then_verified_run_on_sqlite() {
     let config = |create| BindingConfig {
         url: DbUrl::parse(&format!("sqlite://{}/t.db", dir.path().display())).unwrap(),
         options: Default::default(),
-        schema: Schema { table: w.table.clone(), field_names: w.field_names.clone() },
+        schema: Schema {
+            table: w.table.clone(),
+            field_names: w.field_names.clone(),
+        },
         create_schema: create,
         drop_schema: false,
     };
@@ -268,12 +422,23 @@ fn load_then_verified_run_on_sqlite() {
             execute(f, self.0, &self.1, &StopSignal::new(), &mut NoProgress).unwrap()
         }
     }
-    let load = RunPlan { phase: Phase::Load, threads: 2, duration: None, batch_size: 64, ..Default::default() };
+    let load = RunPlan {
+        phase: Phase::Load,
+        threads: 2,
+        duration: None,
+        batch_size: 64,
+        ..Default::default()
+    };
     let loaded = registry::open(config(true), Run(&w, load)).unwrap().result;
     assert_eq!(loaded.totals.records, 2000);
     assert_eq!(loaded.totals.failed, 0);
     assert_eq!(loaded.ended_by, "completed");
-    let run = RunPlan { threads: 2, duration: None, operation_count: Some(3000), ..Default::default() };
+    let run = RunPlan {
+        threads: 2,
+        duration: None,
+        operation_count: Some(3000),
+        ..Default::default()
+    };
     let ran = registry::open(config(false), Run(&w, run)).unwrap().result;
     assert_eq!(ran.totals.ok, 3000, "errors: {:?}", ran.errors);
 }

@@ -9,7 +9,8 @@ use scalebench_workload::{FailureClass, OpKind};
 use crate::histogram::{add_into, encode_histogram, new_histogram, LatencyHistogram};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
-    DataSizes, ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, ScheduleSummary, Totals,
+    DataSizes, ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult,
+    ScheduleSummary, Totals,
 };
 
 #[derive(Debug, Clone)]
@@ -140,8 +141,13 @@ impl Aggregator {
     pub fn add(&mut self, batch: IntervalBatch) {
         let slot = self.pending.entry(batch.index).or_default();
         for (kind, h) in &batch.ops {
-            self.totals.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
-            slot.entry(*kind).or_insert_with(|| OpTotals::from_first(h)).add(h);
+            self.totals
+                .entry(*kind)
+                .or_insert_with(|| OpTotals::from_first(h))
+                .add(h);
+            slot.entry(*kind)
+                .or_insert_with(|| OpTotals::from_first(h))
+                .add(h);
             for class in FailureClass::ALL {
                 let n = h.failed_by_class[class.index()];
                 if n > 0 {
@@ -170,7 +176,11 @@ impl Aggregator {
 
         // A worker ships interval i when it has moved past it; its final batch closes everything.
         if let Some(p) = self.passed.get_mut(batch.worker) {
-            *p = if batch.issued.is_some() { u64::MAX } else { (*p).max(batch.index + 1) };
+            *p = if batch.issued.is_some() {
+                u64::MAX
+            } else {
+                (*p).max(batch.index + 1)
+            };
         }
         let complete_below = self.passed.iter().copied().min().unwrap_or(0);
         while let Some(entry) = self.pending.first_entry() {
@@ -188,8 +198,14 @@ impl Aggregator {
         for t in ops.values() {
             add_into(&mut all, &t.ok);
         }
-        self.latest = (all.len() as f64 / secs, all.value_at_quantile(0.99) as f64 / 1000.0);
-        let frozen = ops.iter().map(|(k, t)| (*k, interval_op(t, secs))).collect();
+        self.latest = (
+            all.len() as f64 / secs,
+            all.value_at_quantile(0.99) as f64 / 1000.0,
+        );
+        let frozen = ops
+            .iter()
+            .map(|(k, t)| (*k, interval_op(t, secs)))
+            .collect();
         self.frozen.push((index, frozen));
     }
 
@@ -209,7 +225,11 @@ impl Aggregator {
         }
         let secs = meta.duration.as_secs_f64().max(f64::MIN_POSITIVE);
         let mut operations = BTreeMap::new();
-        let mut totals = Totals { records: self.records, retries: self.retries, ..Default::default() };
+        let mut totals = Totals {
+            records: self.records,
+            retries: self.retries,
+            ..Default::default()
+        };
         for kind in OpKind::ALL {
             let issued = self.issued[kind.index()];
             let t = self.totals.get(&kind);
@@ -239,9 +259,13 @@ impl Aggregator {
                     failed,
                     throughput_ops_s: ok as f64 / secs,
                     latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
-                    intended_latency: t.and_then(|t| t.intended.as_ref()).and_then(LatencySummary::from_histogram),
+                    intended_latency: t
+                        .and_then(|t| t.intended.as_ref())
+                        .and_then(LatencySummary::from_histogram),
                     failed_latency: t.and_then(|t| LatencySummary::from_histogram(&t.failed_all())),
-                    failed_latency_by_class: t.map(OpTotals::failed_by_class_summaries).unwrap_or_default(),
+                    failed_latency_by_class: t
+                        .map(OpTotals::failed_by_class_summaries)
+                        .unwrap_or_default(),
                 },
             );
         }
@@ -257,11 +281,18 @@ impl Aggregator {
             .map(|(index, mut ops)| {
                 // The last interval may be partial: rates use the time it actually covered.
                 let start = index as f64 * interval_s;
-                let covered = (meta.duration.as_secs_f64() - start).clamp(f64::MIN_POSITIVE, interval_s);
+                let covered =
+                    (meta.duration.as_secs_f64() - start).clamp(f64::MIN_POSITIVE, interval_s);
                 for o in ops.values_mut() {
                     o.ops_s = o.ok as f64 / covered;
                 }
-                IntervalResult { start_s: start, operations: ops.into_iter().map(|(k, o)| (k.name().to_string(), o)).collect() }
+                IntervalResult {
+                    start_s: start,
+                    operations: ops
+                        .into_iter()
+                        .map(|(k, o)| (k.name().to_string(), o))
+                        .collect(),
+                }
             })
             .collect();
 
@@ -275,7 +306,11 @@ impl Aggregator {
             clients: 1,
             totals,
             operations,
-            errors: self.errors.into_iter().map(|(c, s)| (c.name().to_string(), s)).collect(),
+            errors: self
+                .errors
+                .into_iter()
+                .map(|(c, s)| (c.name().to_string(), s))
+                .collect(),
             schedule: self.start_delay.as_ref().map(|h| ScheduleSummary {
                 late_operations: self.late,
                 late_threshold_us: 1000.0,
@@ -301,8 +336,16 @@ fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
         p99_9_us: q(&t.ok, 0.999),
         max_us: t.ok.max() as f64 / 1000.0,
         histogram: has_ok.then(|| encode_histogram(&t.ok)),
-        intended_p99_us: t.intended.as_ref().filter(|h| !h.is_empty()).map(|h| q(h, 0.99)),
-        intended_histogram: t.intended.as_ref().filter(|h| !h.is_empty()).map(encode_histogram),
+        intended_p99_us: t
+            .intended
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| q(h, 0.99)),
+        intended_histogram: t
+            .intended
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(encode_histogram),
     }
 }
 
@@ -344,7 +387,10 @@ mod tests {
         assert_eq!(read.failed_latency_by_class["timeout"].count, 1);
         assert!(!read.failed_latency_by_class.contains_key("not_found"));
         assert_eq!(res.totals.in_flight_at_stop, 1);
-        assert_eq!(res.totals.issued, res.totals.ok + res.totals.failed + res.totals.in_flight_at_stop);
+        assert_eq!(
+            res.totals.issued,
+            res.totals.ok + res.totals.failed + res.totals.in_flight_at_stop
+        );
         assert_eq!(res.totals.throughput_ops_s, 5.0);
         assert_eq!(res.errors["timeout"].samples, vec!["deadline".to_string()]);
         assert_eq!(res.intervals.len(), 2);

@@ -13,7 +13,8 @@ use crate::result::PhaseResult;
 /// Writes `<dir>/<phase>-<OP>.hlog` (service time) and `<dir>/<phase>-Intended-<OP>.hlog` (open loop).
 /// Values are nanoseconds. Returns the files written.
 pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBuf>, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create HDR log directory '{}': {e}", dir.display()))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create HDR log directory '{}': {e}", dir.display()))?;
     let start = UNIX_EPOCH + Duration::from_millis(phase.measurement_start_unix_ms);
     let mut written = Vec::new();
     for (op, _) in &phase.operations {
@@ -23,14 +24,22 @@ pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBu
                 .iter()
                 .filter_map(|iv| {
                     let o = iv.operations.get(op)?;
-                    let h = if intended { o.intended_histogram.as_ref() } else { o.histogram.as_ref() };
+                    let h = if intended {
+                        o.intended_histogram.as_ref()
+                    } else {
+                        o.histogram.as_ref()
+                    };
                     h.map(|h| (iv.start_s, h))
                 })
                 .collect();
             if entries.is_empty() {
                 continue;
             }
-            let name = if intended { format!("{}-Intended-{op}.hlog", phase.phase) } else { format!("{}-{op}.hlog", phase.phase) };
+            let name = if intended {
+                format!("{}-Intended-{op}.hlog", phase.phase)
+            } else {
+                format!("{}-{op}.hlog", phase.phase)
+            };
             let path = dir.join(name);
             write_log(&path, start, phase.interval_s, &entries, op)
                 .map_err(|e| format!("cannot write HDR log '{}': {e}", path.display()))?;
@@ -40,7 +49,13 @@ pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBu
     Ok(written)
 }
 
-fn write_log(path: &Path, start: SystemTime, interval_s: f64, entries: &[(f64, &String)], op: &str) -> Result<(), String> {
+fn write_log(
+    path: &Path,
+    start: SystemTime,
+    interval_s: f64,
+    entries: &[(f64, &String)],
+    op: &str,
+) -> Result<(), String> {
     let mut file = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| e.to_string())?);
     let mut serializer = V2DeflateSerializer::new();
     let mut writer = IntervalLogWriterBuilder::new()
@@ -54,7 +69,12 @@ fn write_log(path: &Path, start: SystemTime, interval_s: f64, entries: &[(f64, &
     for (start_s, encoded) in entries {
         let h = decode_histogram(encoded)?;
         writer
-            .write_histogram(&h, Duration::from_secs_f64(*start_s), Duration::from_secs_f64(interval_s), Some(tag))
+            .write_histogram(
+                &h,
+                Duration::from_secs_f64(*start_s),
+                Duration::from_secs_f64(interval_s),
+                Some(tag),
+            )
             .map_err(|e| format!("{e:?}"))?;
     }
     drop(writer);

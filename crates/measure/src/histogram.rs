@@ -14,7 +14,9 @@ pub fn new_histogram() -> LatencyHistogram {
 /// HdrHistogram's compressed encoding (V2 + deflate, as Java's `encodeIntoCompressedByteBuffer`), base64.
 pub fn encode_histogram(h: &LatencyHistogram) -> String {
     let mut buf = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut buf).expect("serializing to memory cannot fail");
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .expect("serializing to memory cannot fail");
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
@@ -31,7 +33,8 @@ pub fn decode_histogram(encoded: &str) -> Result<LatencyHistogram, String> {
 
 /// Adds `from` into `into`; both auto-resize, so this cannot fail on range.
 pub fn add_into(into: &mut LatencyHistogram, from: &LatencyHistogram) {
-    into.add(from).expect("auto-resizing histograms accept any value");
+    into.add(from)
+        .expect("auto-resizing histograms accept any value");
 }
 
 #[cfg(test)]

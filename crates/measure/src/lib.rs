@@ -6,8 +6,8 @@
 //! the YCSB text format, HDR logs and merging all read that data.
 
 pub mod aggregate;
-pub mod histogram;
 pub mod hdrlog;
+pub mod histogram;
 pub mod merge;
 pub mod recorder;
 pub mod result;

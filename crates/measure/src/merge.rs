@@ -3,9 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::histogram::{add_into, decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
+use crate::histogram::{
+    add_into, decode_histogram, encode_histogram, new_histogram, LatencyHistogram,
+};
 use crate::result::{
-    ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult, ScheduleSummary,
+    ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult,
+    ScheduleSummary,
 };
 
 /// Merges results of concurrent clients. Phases are matched by name (`load`, `run`).
@@ -29,7 +32,10 @@ pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunRes
         }
     }
     for name in names {
-        let phases: Vec<&PhaseResult> = results.iter().flat_map(|r| r.phases.iter().filter(|p| p.phase == name)).collect();
+        let phases: Vec<&PhaseResult> = results
+            .iter()
+            .flat_map(|r| r.phases.iter().filter(|p| p.phase == name))
+            .collect();
         merged.phases.push(merge_phases(&phases)?);
     }
     Ok(merged)
@@ -37,10 +43,20 @@ pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunRes
 
 pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     let first = *phases.first().ok_or("nothing to merge")?;
-    if let Some(p) = phases.iter().find(|p| (p.interval_s - first.interval_s).abs() > 1e-9) {
-        return Err(format!("cannot merge intervals of {} s with intervals of {} s", first.interval_s, p.interval_s));
+    if let Some(p) = phases
+        .iter()
+        .find(|p| (p.interval_s - first.interval_s).abs() > 1e-9)
+    {
+        return Err(format!(
+            "cannot merge intervals of {} s with intervals of {} s",
+            first.interval_s, p.interval_s
+        ));
     }
-    let start_ms = phases.iter().map(|p| p.measurement_start_unix_ms).min().unwrap_or(0);
+    let start_ms = phases
+        .iter()
+        .map(|p| p.measurement_start_unix_ms)
+        .min()
+        .unwrap_or(0);
     let mut out = first.clone();
     out.measurement_start_unix_ms = start_ms;
     out.duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
@@ -62,9 +78,13 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     t.retries = phases.iter().map(|p| p.totals.retries).sum();
 
     out.operations = BTreeMap::new();
-    let op_names: std::collections::BTreeSet<&String> = phases.iter().flat_map(|p| p.operations.keys()).collect();
+    let op_names: std::collections::BTreeSet<&String> =
+        phases.iter().flat_map(|p| p.operations.keys()).collect();
     for name in op_names {
-        let ops: Vec<&OpResult> = phases.iter().filter_map(|p| p.operations.get(name)).collect();
+        let ops: Vec<&OpResult> = phases
+            .iter()
+            .filter_map(|p| p.operations.get(name))
+            .collect();
         let mut failed = BTreeMap::new();
         for o in &ops {
             for (c, n) in &o.failed {
@@ -82,10 +102,15 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
                 intended_latency: merge_summaries(ops.iter().map(|o| o.intended_latency.as_ref()))?,
                 failed_latency: merge_summaries(ops.iter().map(|o| o.failed_latency.as_ref()))?,
                 failed_latency_by_class: {
-                    let classes: std::collections::BTreeSet<&String> = ops.iter().flat_map(|o| o.failed_latency_by_class.keys()).collect();
+                    let classes: std::collections::BTreeSet<&String> = ops
+                        .iter()
+                        .flat_map(|o| o.failed_latency_by_class.keys())
+                        .collect();
                     let mut by_class = BTreeMap::new();
                     for c in classes {
-                        if let Some(s) = merge_summaries(ops.iter().map(|o| o.failed_latency_by_class.get(c)))? {
+                        if let Some(s) =
+                            merge_summaries(ops.iter().map(|o| o.failed_latency_by_class.get(c)))?
+                        {
                             by_class.insert(c.clone(), s);
                         }
                     }
@@ -108,7 +133,8 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
         }
     }
 
-    let schedules: Vec<&ScheduleSummary> = phases.iter().filter_map(|p| p.schedule.as_ref()).collect();
+    let schedules: Vec<&ScheduleSummary> =
+        phases.iter().filter_map(|p| p.schedule.as_ref()).collect();
     out.schedule = match schedules.first() {
         None => None,
         Some(s) => Some(ScheduleSummary {
@@ -122,7 +148,9 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     Ok(out)
 }
 
-fn merge_summaries<'a>(items: impl Iterator<Item = Option<&'a LatencySummary>>) -> Result<Option<LatencySummary>, String> {
+fn merge_summaries<'a>(
+    items: impl Iterator<Item = Option<&'a LatencySummary>>,
+) -> Result<Option<LatencySummary>, String> {
     let mut h: Option<LatencyHistogram> = None;
     for s in items.flatten() {
         add_into(h.get_or_insert_with(new_histogram), &s.decode()?);
@@ -142,20 +170,33 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
     let interval_s = phases[0].interval_s;
     let mut slots: BTreeMap<u64, BTreeMap<String, Acc>> = BTreeMap::new();
     for p in phases {
-        let offset = ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64;
+        let offset =
+            ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64;
         for iv in &p.intervals {
             let index = (iv.start_s / interval_s).round() as u64 + offset;
             let slot = slots.entry(index).or_default();
             for (op, o) in &iv.operations {
-                let acc = slot.entry(op.clone()).or_insert(Acc { ok: 0, failed: 0, ops_s: 0.0, hist: None, intended: None });
+                let acc = slot.entry(op.clone()).or_insert(Acc {
+                    ok: 0,
+                    failed: 0,
+                    ops_s: 0.0,
+                    hist: None,
+                    intended: None,
+                });
                 acc.ok += o.ok;
                 acc.failed += o.failed;
                 acc.ops_s += o.ops_s;
                 if let Some(e) = &o.histogram {
-                    add_into(acc.hist.get_or_insert_with(new_histogram), &decode_histogram(e)?);
+                    add_into(
+                        acc.hist.get_or_insert_with(new_histogram),
+                        &decode_histogram(e)?,
+                    );
                 }
                 if let Some(e) = &o.intended_histogram {
-                    add_into(acc.intended.get_or_insert_with(new_histogram), &decode_histogram(e)?);
+                    add_into(
+                        acc.intended.get_or_insert_with(new_histogram),
+                        &decode_histogram(e)?,
+                    );
                 }
             }
         }
@@ -167,7 +208,10 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
             operations: ops
                 .into_iter()
                 .map(|(op, a)| {
-                    let q = |h: &Option<LatencyHistogram>, p: f64| h.as_ref().map_or(0.0, |h| h.value_at_quantile(p) as f64 / 1000.0);
+                    let q = |h: &Option<LatencyHistogram>, p: f64| {
+                        h.as_ref()
+                            .map_or(0.0, |h| h.value_at_quantile(p) as f64 / 1000.0)
+                    };
                     let o = IntervalOp {
                         ok: a.ok,
                         failed: a.failed,
@@ -178,7 +222,10 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
                         p99_9_us: q(&a.hist, 0.999),
                         max_us: a.hist.as_ref().map_or(0.0, |h| h.max() as f64 / 1000.0),
                         histogram: a.hist.as_ref().map(encode_histogram),
-                        intended_p99_us: a.intended.as_ref().map(|h| h.value_at_quantile(0.99) as f64 / 1000.0),
+                        intended_p99_us: a
+                            .intended
+                            .as_ref()
+                            .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0),
                         intended_histogram: a.intended.as_ref().map(encode_histogram),
                     };
                     (op, o)
@@ -214,9 +261,19 @@ mod tests {
             .collect();
         ops.sort_by_key(|o| o.3);
         for (i, intended, start, end) in ops {
-            let kind = if i % 3 == 0 { OpKind::Update } else { OpKind::Read };
+            let kind = if i % 3 == 0 {
+                OpKind::Update
+            } else {
+                OpKind::Read
+            };
             r.issue(kind);
-            r.record(kind, intended, start, end, if i % 97 == 0 { Err(&err) } else { Ok(()) });
+            r.record(
+                kind,
+                intended,
+                start,
+                end,
+                if i % 97 == 0 { Err(&err) } else { Ok(()) },
+            );
         }
         r.finish();
         let mut agg = Aggregator::new(Duration::from_secs(1), true, 1);
@@ -247,17 +304,31 @@ mod tests {
             assert_eq!(m.failed, w.failed, "{name}");
             // Percentiles come from the merged histogram, so they equal the whole's exactly.
             let (ml, wl) = (m.latency.as_ref().unwrap(), w.latency.as_ref().unwrap());
-            assert_eq!((ml.p50_us, ml.p99_us, ml.p99_9_us, ml.max_us, ml.count), (wl.p50_us, wl.p99_us, wl.p99_9_us, wl.max_us, wl.count));
+            assert_eq!(
+                (ml.p50_us, ml.p99_us, ml.p99_9_us, ml.max_us, ml.count),
+                (wl.p50_us, wl.p99_us, wl.p99_9_us, wl.max_us, wl.count)
+            );
             assert_eq!(ml.decode().unwrap(), wl.decode().unwrap());
-            let (mi, wi) = (m.intended_latency.as_ref().unwrap(), w.intended_latency.as_ref().unwrap());
+            let (mi, wi) = (
+                m.intended_latency.as_ref().unwrap(),
+                w.intended_latency.as_ref().unwrap(),
+            );
             assert_eq!((mi.p99_us, mi.count), (wi.p99_us, wi.count));
         }
-        assert_eq!(merged.errors["conflict"].count, whole.errors["conflict"].count);
+        assert_eq!(
+            merged.errors["conflict"].count,
+            whole.errors["conflict"].count
+        );
         assert_eq!(merged.intervals.len(), whole.intervals.len());
         for (m, w) in merged.intervals.iter().zip(&whole.intervals) {
             for (op, wo) in &w.operations {
                 let mo = &m.operations[op];
-                assert_eq!((mo.ok, mo.failed, mo.p99_us), (wo.ok, wo.failed, wo.p99_us), "interval {} {op}", w.start_s);
+                assert_eq!(
+                    (mo.ok, mo.failed, mo.p99_us),
+                    (wo.ok, wo.failed, wo.p99_us),
+                    "interval {} {op}",
+                    w.start_s
+                );
             }
         }
     }

@@ -80,7 +80,13 @@ const MAX_ERROR_SAMPLES: usize = 10;
 
 impl Recorder {
     /// `t0_ns` is the global measurement start; intervals are counted from it.
-    pub fn new(worker: usize, t0_ns: u64, interval: Duration, open_loop: bool, sink: Sender<IntervalBatch>) -> Self {
+    pub fn new(
+        worker: usize,
+        t0_ns: u64,
+        interval: Duration,
+        open_loop: bool,
+        sink: Sender<IntervalBatch>,
+    ) -> Self {
         let interval_ns = (interval.as_nanos() as u64).max(1);
         Recorder {
             worker,
@@ -129,7 +135,14 @@ impl Recorder {
 
     /// Records a completed operation. `intended` equals `start` in closed loop.
     #[inline]
-    pub fn record(&mut self, kind: OpKind, intended_ns: u64, start_ns: u64, end_ns: u64, result: Result<(), &OpError>) {
+    pub fn record(
+        &mut self,
+        kind: OpKind,
+        intended_ns: u64,
+        start_ns: u64,
+        end_ns: u64,
+        result: Result<(), &OpError>,
+    ) {
         self.advance_to(end_ns);
         let open_loop = self.open_loop;
         let h = self.ops[kind.index()].get_or_insert_with(|| OpHistograms::new(open_loop));
@@ -138,11 +151,15 @@ impl Recorder {
             Ok(()) => {
                 h.ok.record(service).expect("auto-resizing histogram");
                 if let Some(i) = &mut h.intended {
-                    i.record(end_ns.saturating_sub(intended_ns)).expect("auto-resizing histogram");
+                    i.record(end_ns.saturating_sub(intended_ns))
+                        .expect("auto-resizing histogram");
                 }
             }
             Err(e) => {
-                h.failed[e.class.index()].get_or_insert_with(new_histogram).record(service).expect("auto-resizing histogram");
+                h.failed[e.class.index()]
+                    .get_or_insert_with(new_histogram)
+                    .record(service)
+                    .expect("auto-resizing histogram");
                 h.failed_by_class[e.class.index()] += 1;
                 self.note_error(e);
             }
@@ -174,7 +191,10 @@ impl Recorder {
 
     fn note_error(&mut self, e: &OpError) {
         if self.seen_errors.len() < MAX_ERROR_SAMPLES * FailureClass::COUNT
-            && !self.seen_errors.iter().any(|(c, m)| *c == e.class && *m == e.message)
+            && !self
+                .seen_errors
+                .iter()
+                .any(|(c, m)| *c == e.class && *m == e.message)
         {
             self.seen_errors.push((e.class, e.message.clone()));
             self.new_errors.push(e.clone());
@@ -205,7 +225,10 @@ impl Recorder {
             worker: self.worker,
             index: self.index,
             ops,
-            start_delay: self.start_delay.as_mut().map(|h| std::mem::replace(h, new_histogram())),
+            start_delay: self
+                .start_delay
+                .as_mut()
+                .map(|h| std::mem::replace(h, new_histogram())),
             late: std::mem::take(&mut self.late),
             new_errors: std::mem::take(&mut self.new_errors),
             issued: last.then_some(self.issued),

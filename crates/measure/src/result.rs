@@ -240,11 +240,17 @@ pub enum ResultError {
 
 impl RunResult {
     pub fn read(path: &Path) -> Result<RunResult, ResultError> {
-        let err = |reason: String| ResultError::Read { path: path.display().to_string(), reason };
+        let err = |reason: String| ResultError::Read {
+            path: path.display().to_string(),
+            reason,
+        };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
         let r: RunResult = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
         if r.schema != SCHEMA {
-            return Err(err(format!("unsupported schema '{}', expected '{SCHEMA}'", r.schema)));
+            return Err(err(format!(
+                "unsupported schema '{}', expected '{SCHEMA}'",
+                r.schema
+            )));
         }
         Ok(r)
     }
@@ -252,7 +258,10 @@ impl RunResult {
     /// Writes atomically: a temporary file in the same directory, renamed over the target, so a
     /// reader (or a crash) never sees half a result.
     pub fn write_atomically(&self, path: &Path) -> Result<(), ResultError> {
-        let err = |reason: String| ResultError::Write { path: path.display().to_string(), reason };
+        let err = |reason: String| ResultError::Write {
+            path: path.display().to_string(),
+            reason,
+        };
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -268,6 +277,10 @@ impl RunResult {
 
     /// The phase that summaries show: the run phase if there is one, else the last.
     pub fn main_phase(&self) -> Option<&PhaseResult> {
-        self.phases.iter().rev().find(|p| p.phase == "run").or(self.phases.last())
+        self.phases
+            .iter()
+            .rev()
+            .find(|p| p.phase == "run")
+            .or(self.phases.last())
     }
 }

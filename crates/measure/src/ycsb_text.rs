@@ -14,10 +14,20 @@ pub fn render(phase: &PhaseResult, percentiles: &[f64]) -> String {
     let mut line = |metric: &str, name: &str, value: String| {
         out.push_str(&format!("[{metric}], {name}, {value}\n"));
     };
-    line("OVERALL", "RunTime(ms)", ((phase.duration_s * 1000.0) as u64).to_string());
-    line("OVERALL", "Throughput(ops/sec)", java_double(phase.totals.throughput_ops_s));
+    line(
+        "OVERALL",
+        "RunTime(ms)",
+        ((phase.duration_s * 1000.0) as u64).to_string(),
+    );
+    line(
+        "OVERALL",
+        "Throughput(ops/sec)",
+        java_double(phase.totals.throughput_ops_s),
+    );
 
-    let ordered = OpKind::ALL.iter().filter_map(|k| phase.operations.get(k.name()).map(|r| (k.name(), r)));
+    let ordered = OpKind::ALL
+        .iter()
+        .filter_map(|k| phase.operations.get(k.name()).map(|r| (k.name(), r)));
     for (name, op) in ordered.clone() {
         block(&mut line, name, op.latency.as_ref(), percentiles);
         if op.ok > 0 || op.failed.is_empty() {
@@ -25,22 +35,41 @@ pub fn render(phase: &PhaseResult, percentiles: &[f64]) -> String {
         }
         for class in FailureClass::ALL {
             if let Some(n) = op.failed.get(class.name()) {
-                line(name, &format!("Return={}", class.ycsb_status()), n.to_string());
+                line(
+                    name,
+                    &format!("Return={}", class.ycsb_status()),
+                    n.to_string(),
+                );
             }
         }
         if op.failed_latency.is_some() {
-            block(&mut line, &format!("{name}-FAILED"), op.failed_latency.as_ref(), percentiles);
+            block(
+                &mut line,
+                &format!("{name}-FAILED"),
+                op.failed_latency.as_ref(),
+                percentiles,
+            );
         }
     }
     if phase.open_loop {
         for (name, op) in ordered {
-            block(&mut line, &format!("Intended-{name}"), op.intended_latency.as_ref(), percentiles);
+            block(
+                &mut line,
+                &format!("Intended-{name}"),
+                op.intended_latency.as_ref(),
+                percentiles,
+            );
         }
     }
     out
 }
 
-fn block(line: &mut impl FnMut(&str, &str, String), name: &str, summary: Option<&LatencySummary>, percentiles: &[f64]) {
+fn block(
+    line: &mut impl FnMut(&str, &str, String),
+    name: &str,
+    summary: Option<&LatencySummary>,
+    percentiles: &[f64],
+) {
     let hist: Option<LatencyHistogram> = summary.and_then(|s| s.decode().ok());
     match hist {
         Some(h) if !h.is_empty() => {
@@ -50,7 +79,11 @@ fn block(line: &mut impl FnMut(&str, &str, String), name: &str, summary: Option<
             line(name, "MinLatency(us)", us(h.min()).to_string());
             line(name, "MaxLatency(us)", us(h.max()).to_string());
             for p in percentiles {
-                line(name, &format!("{}PercentileLatency(us)", ordinal(*p)), us(h.value_at_quantile(p / 100.0)).to_string());
+                line(
+                    name,
+                    &format!("{}PercentileLatency(us)", ordinal(*p)),
+                    us(h.value_at_quantile(p / 100.0)).to_string(),
+                );
             }
         }
         _ => {
@@ -60,7 +93,11 @@ fn block(line: &mut impl FnMut(&str, &str, String), name: &str, summary: Option<
             line(name, "MinLatency(us)", i64::MAX.to_string());
             line(name, "MaxLatency(us)", "0".into());
             for p in percentiles {
-                line(name, &format!("{}PercentileLatency(us)", ordinal(*p)), "0".into());
+                line(
+                    name,
+                    &format!("{}PercentileLatency(us)", ordinal(*p)),
+                    "0".into(),
+                );
             }
         }
     }
@@ -89,7 +126,11 @@ pub fn java_double(x: f64) -> String {
         return "NaN".into();
     }
     if x.is_infinite() {
-        return if x > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if x > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     let a = x.abs();
     if a == 0.0 || (1e-3..1e7).contains(&a) {
@@ -103,7 +144,11 @@ pub fn java_double(x: f64) -> String {
         // Rust's {:e} is "1.234e7" or "1e7"; Java writes "1.234E7" and "1.0E7".
         let s = format!("{x:e}");
         let (mantissa, exp) = s.split_once('e').expect("exponent form");
-        let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+        let mantissa = if mantissa.contains('.') {
+            mantissa.to_string()
+        } else {
+            format!("{mantissa}.0")
+        };
         format!("{mantissa}E{exp}")
     }
 }

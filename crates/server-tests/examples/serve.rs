@@ -7,24 +7,28 @@ use std::path::PathBuf;
 
 fn main() {
     let kind = std::env::args().nth(1).unwrap_or_default();
-    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("serve");
+    let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/serve");
     std::fs::create_dir_all(&base).expect("server directory");
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let (url, pid, _keep): (String, u32, Box<dyn std::any::Any>) = match kind.as_str() {
         "postgres" => {
-            let s = scalebench_deploy::postgres::PostgresServer::start(&base, &[], false).expect("postgres starts");
+            let s = scalebench_deploy::postgres::PostgresServer::start(&base, &[], false)
+                .expect("postgres starts");
             (s.url(), s.process.pid(), Box::new(s))
         }
         "mariadb" => {
-            let s = scalebench_deploy::mariadb::MariadbServer::start(&base, &[], false).expect("mariadb starts");
+            let s = scalebench_deploy::mariadb::MariadbServer::start(&base, &[], false)
+                .expect("mariadb starts");
             (s.url(), s.process.pid(), Box::new(s))
         }
         "redis" => {
-            let s = scalebench_deploy::redis::RedisServer::start(&base, &[], false, false).expect("redis starts");
+            let s = scalebench_deploy::redis::RedisServer::start(&base, &[], false, false)
+                .expect("redis starts");
             (s.url(), s.process.pid(), Box::new(s))
         }
         "redis-cluster" => {
-            let c = scalebench_deploy::redis::RedisCluster::start(&base, 3, false).expect("cluster starts");
+            let c = scalebench_deploy::redis::RedisCluster::start(&base, 3, false)
+                .expect("cluster starts");
             (c.url(), c.nodes[0].process.pid(), Box::new(c))
         }
         "etcd" => {
@@ -33,9 +37,15 @@ fn main() {
         }
         "cassandra" => {
             let cp = scalebench_deploy::cassandra::classpath(&root).expect("classpath");
-            let (st, nat) = (scalebench_deploy::free_port().unwrap(), scalebench_deploy::free_port().unwrap());
+            let (st, nat) = (
+                scalebench_deploy::free_port().unwrap(),
+                scalebench_deploy::free_port().unwrap(),
+            );
             let opts = scalebench_deploy::cassandra::CassandraOptions::default();
-            let n = scalebench_deploy::cassandra::CassandraNode::start(&base, &cp, 1, st, nat, &opts, false).expect("cassandra starts");
+            let n = scalebench_deploy::cassandra::CassandraNode::start(
+                &base, &cp, 1, st, nat, &opts, false,
+            )
+            .expect("cassandra starts");
             (n.url("ycsb"), n.process.pid(), Box::new(n))
         }
         other => {

@@ -19,7 +19,16 @@ fn node() -> &'static CassandraNode {
             let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
             let cp = classpath(&root).expect("Cassandra's classpath resolves");
             let (storage, native) = (free_port().unwrap(), free_port().unwrap());
-            CassandraNode::start(&servers_dir(), &cp, 1, storage, native, &CassandraOptions::default(), true).expect("Cassandra starts")
+            CassandraNode::start(
+                &servers_dir(),
+                &cp,
+                1,
+                storage,
+                native,
+                &CassandraOptions::default(),
+                true,
+            )
+            .expect("Cassandra starts")
         })
     })
 }
@@ -33,26 +42,66 @@ fn turn() -> std::sync::MutexGuard<'static, ()> {
 
 // Upserts and tombstones: Cassandra cannot report a missing record on update or delete; scans follow
 // token order.
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: false, delete_missing_is_not_found: false, scan_in_key_order: false };
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: false,
+    delete_missing_is_not_found: false,
+    scan_in_key_order: false,
+};
 
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
     let _t = turn();
     for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);
-        let f = CassandraFactory::open(&config(&node().url("ycsb"), &w, &[("prepared", prepared)], true, true)).unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT)).unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+        let f = CassandraFactory::open(&config(
+            &node().url("ycsb"),
+            &w,
+            &[("prepared", prepared)],
+            true,
+            true,
+        ))
+        .unwrap();
+        block_on(check_crud(&f, "user", 4, EXPECT))
+            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
     }
 }
 
 #[test]
 fn load_10000_records_then_workload_a_without_errors() {
     let _t = turn();
-    for (table, opts) in [("e2e_batch", vec![]), ("e2e_concurrent", vec![("load_mode", "concurrent"), ("compaction", "LeveledCompactionStrategy")])] {
-        let w = workload(&[("table", table), ("recordcount", "10000"), ("dataintegrity", "true")]);
-        let loaded = phase(config(&node().url("ycsb"), &w, &opts, true, true), &w, load_plan(2, 50)).result;
-        assert_eq!((loaded.totals.records, loaded.totals.failed), (10_000, 0), "{table}: {:?}", loaded.errors);
-        let ran = phase(config(&node().url("ycsb"), &w, &opts, false, false), &w, run_plan(3.0)).result;
+    for (table, opts) in [
+        ("e2e_batch", vec![]),
+        (
+            "e2e_concurrent",
+            vec![
+                ("load_mode", "concurrent"),
+                ("compaction", "LeveledCompactionStrategy"),
+            ],
+        ),
+    ] {
+        let w = workload(&[
+            ("table", table),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+        ]);
+        let loaded = phase(
+            config(&node().url("ycsb"), &w, &opts, true, true),
+            &w,
+            load_plan(2, 50),
+        )
+        .result;
+        assert_eq!(
+            (loaded.totals.records, loaded.totals.failed),
+            (10_000, 0),
+            "{table}: {:?}",
+            loaded.errors
+        );
+        let ran = phase(
+            config(&node().url("ycsb"), &w, &opts, false, false),
+            &w,
+            run_plan(3.0),
+        )
+        .result;
         assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
         assert!(ran.totals.ok > 100);
         assert_accounted(&ran);
@@ -62,26 +111,74 @@ fn load_10000_records_then_workload_a_without_errors() {
 #[test]
 fn consistency_all_with_more_replicas_than_nodes_is_unavailable() {
     let _t = turn();
-    let w = workload(&[("table", "rf2"), ("fieldcount", "2"), ("recordcount", "100")]);
+    let w = workload(&[
+        ("table", "rf2"),
+        ("fieldcount", "2"),
+        ("recordcount", "100"),
+    ]);
     // Keyspace with RF 2 on a one-node ring: ONE succeeds, ALL cannot.
     let url = node().url("ycsb_rf2");
-    let ok = phase(config(&url, &w, &[("replication_factor", "2")], true, true), &w, load_plan(1, 1)).result;
-    assert_eq!((ok.totals.records, ok.totals.failed), (100, 0), "{:?}", ok.errors);
+    let ok = phase(
+        config(&url, &w, &[("replication_factor", "2")], true, true),
+        &w,
+        load_plan(1, 1),
+    )
+    .result;
+    assert_eq!(
+        (ok.totals.records, ok.totals.failed),
+        (100, 0),
+        "{:?}",
+        ok.errors
+    );
     let mut plan = run_plan(1.0);
     plan.threads = 1;
     plan.concurrency = 1;
-    let all = phase(config(&url, &w, &[("read_consistency", "ALL"), ("write_consistency", "ALL")], false, false), &w, plan).result;
+    let all = phase(
+        config(
+            &url,
+            &w,
+            &[("read_consistency", "ALL"), ("write_consistency", "ALL")],
+            false,
+            false,
+        ),
+        &w,
+        plan,
+    )
+    .result;
     assert_eq!(all.totals.ok, 0);
-    assert!(all.errors.get("unavailable").is_some_and(|e| e.count > 0), "errors: {:?}", all.errors);
-    let bad = CassandraFactory::open(&config(&url, &w, &[("read_consistency", "MOST")], false, false)).err().unwrap();
-    assert!(bad.to_string().contains("cassandra.read_consistency") && bad.to_string().contains("'MOST'"), "{bad}");
+    assert!(
+        all.errors.get("unavailable").is_some_and(|e| e.count > 0),
+        "errors: {:?}",
+        all.errors
+    );
+    let bad = CassandraFactory::open(&config(
+        &url,
+        &w,
+        &[("read_consistency", "MOST")],
+        false,
+        false,
+    ))
+    .err()
+    .unwrap();
+    assert!(
+        bad.to_string().contains("cassandra.read_consistency")
+            && bad.to_string().contains("'MOST'"),
+        "{bad}"
+    );
 }
 
 #[test]
 fn insert_if_not_exists_reports_a_second_insert_as_conflict() {
     let _t = turn();
     let w = workload(&[("table", "lwt"), ("fieldcount", "2")]);
-    let f = CassandraFactory::open(&config(&node().url("ycsb"), &w, &[("insert_if_not_exists", "true")], true, true)).unwrap();
+    let f = CassandraFactory::open(&config(
+        &node().url("ycsb"),
+        &w,
+        &[("insert_if_not_exists", "true")],
+        true,
+        true,
+    ))
+    .unwrap();
     block_on(async {
         use scalebench_binding::{Binding, BindingFactory};
         let mut b = f.connect(0).await.unwrap();
@@ -98,17 +195,19 @@ fn a_paused_node_stalls_the_run_without_failures() {
     let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
     let url = node().url("ycsb");
     phase(config(&url, &w, &[], true, true), &w, load_plan(1, 50));
-    let paused = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            node().process.pause();
-            std::thread::sleep(Duration::from_millis(1500));
-            node().process.resume();
-        });
-        phase(config(&url, &w, &[], false, false), &w, run_plan(4.0)).result
-    });
-    let max = paused.operations.values().filter_map(|o| o.latency.as_ref()).map(|l| l.max_us).fold(0.0, f64::max);
-    assert!(max >= 1_000_000.0, "the pause does not show: max latency {max} us");
+    let paused = run_with_pause(
+        &node().process,
+        config(&url, &w, &[], false, false),
+        &w,
+        run_plan(4.0),
+        Duration::from_millis(1000),
+        Duration::from_millis(1500),
+    );
+    let max = max_latency_us(&paused);
+    assert!(
+        max >= 1_000_000.0,
+        "the pause does not show: max latency {max} us"
+    );
     // Requests in flight during the pause may time out on the server side (5 s); none is lost.
     let other = paused.totals.failed - paused.errors.get("timeout").map_or(0, |e| e.count);
     assert_eq!(other, 0, "{:?}", paused.errors);

@@ -11,39 +11,97 @@ use support::*;
 
 fn server() -> &'static MariadbServer {
     static SERVER: std::sync::OnceLock<&'static MariadbServer> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| keep(|| MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts")))
+    SERVER.get_or_init(|| {
+        keep(|| MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts"))
+    })
 }
 
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: true,
+    delete_missing_is_not_found: true,
+    scan_in_key_order: true,
+};
 
 #[test]
 fn crud_semantics_prepared_and_text() {
     for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);
-        let f = MysqlFactory::open(&config(&server().url(), &w, &[("prepared", prepared)], true, true)).unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT)).unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+        let f = MysqlFactory::open(&config(
+            &server().url(),
+            &w,
+            &[("prepared", prepared)],
+            true,
+            true,
+        ))
+        .unwrap();
+        block_on(check_crud(&f, "user", 4, EXPECT))
+            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
     }
 }
 
 #[test]
 fn missing_table_and_bad_options_are_clear_errors() {
     let w = workload(&[("table", "no_such_table")]);
-    let e = MysqlFactory::open(&config(&server().url(), &w, &[], false, false)).err().unwrap().to_string();
-    assert!(e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"), "{e}");
-    assert!(!e.contains(scalebench_deploy::mariadb::PASSWORD), "password leaked: {e}");
-    let e = MysqlFactory::open(&config(&server().url(), &w, &[("prepared", "maybe")], true, false)).err().unwrap();
-    assert!(e.to_string().contains("mysql.prepared") && e.to_string().contains("'maybe'"), "{e}");
+    let e = MysqlFactory::open(&config(&server().url(), &w, &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
+        "{e}"
+    );
+    assert!(
+        !e.contains(scalebench_deploy::mariadb::PASSWORD),
+        "password leaked: {e}"
+    );
+    let e = MysqlFactory::open(&config(
+        &server().url(),
+        &w,
+        &[("prepared", "maybe")],
+        true,
+        false,
+    ))
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("mysql.prepared") && e.to_string().contains("'maybe'"),
+        "{e}"
+    );
 }
 
 #[test]
 fn load_10000_records_then_workload_a_without_errors() {
-    for (table, options, batch) in [("e2e_batched", vec![], 100), ("e2e_text", vec![("prepared", "false")], 1)] {
-        let w = workload(&[("table", table), ("recordcount", "10000"), ("dataintegrity", "true")]);
-        let loaded = phase(config(&server().url(), &w, &options, true, true), &w, load_plan(2, batch)).result;
-        assert_eq!((loaded.totals.records, loaded.totals.failed), (10_000, 0), "{table}: {:?}", loaded.errors);
-        let rows = server().sql(&format!("SELECT COUNT(*) FROM ycsb.{table}")).unwrap();
+    for (table, options, batch) in [
+        ("e2e_batched", vec![], 100),
+        ("e2e_text", vec![("prepared", "false")], 1),
+    ] {
+        let w = workload(&[
+            ("table", table),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+        ]);
+        let loaded = phase(
+            config(&server().url(), &w, &options, true, true),
+            &w,
+            load_plan(2, batch),
+        )
+        .result;
+        assert_eq!(
+            (loaded.totals.records, loaded.totals.failed),
+            (10_000, 0),
+            "{table}: {:?}",
+            loaded.errors
+        );
+        let rows = server()
+            .sql(&format!("SELECT COUNT(*) FROM ycsb.{table}"))
+            .unwrap();
         assert_eq!(rows.trim(), "10000");
-        let ran = phase(config(&server().url(), &w, &options, false, false), &w, run_plan(2.0)).result;
+        let ran = phase(
+            config(&server().url(), &w, &options, false, false),
+            &w,
+            run_plan(2.0),
+        )
+        .result;
         assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
         assert!(ran.totals.ok > 100);
         assert_accounted(&ran);
@@ -54,29 +112,42 @@ fn load_10000_records_then_workload_a_without_errors() {
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts");
     let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(config(&own.url(), &w, &[], true, true), &w, load_plan(1, 100));
-    let paused = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            own.process.pause();
-            std::thread::sleep(Duration::from_millis(1500));
-            own.process.resume();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(3.5)).result
-    });
+    phase(
+        config(&own.url(), &w, &[], true, true),
+        &w,
+        load_plan(1, 100),
+    );
+    let paused = run_with_pause(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(3.5),
+        Duration::from_millis(1000),
+        Duration::from_millis(1500),
+    );
     assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = paused.operations.values().filter_map(|o| o.latency.as_ref()).map(|l| l.max_us).fold(0.0, f64::max);
-    assert!(max >= 1_000_000.0, "the pause does not show: max latency {max} us");
+    let max = max_latency_us(&paused);
+    assert!(
+        max >= 1_000_000.0,
+        "the pause does not show: max latency {max} us"
+    );
     assert_accounted(&paused);
 
-    let killed = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            own.process.crash();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(2.5)).result
-    });
+    let killed = run_with_crash(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(2.5),
+        Duration::from_millis(1000),
+    );
     assert!(killed.totals.ok > 0);
-    assert!(killed.errors.get("unavailable").is_some_and(|e| e.count > 0), "errors: {:?}", killed.errors);
+    assert!(
+        killed
+            .errors
+            .get("unavailable")
+            .is_some_and(|e| e.count > 0),
+        "errors: {:?}",
+        killed.errors
+    );
     assert_accounted(&killed);
 }

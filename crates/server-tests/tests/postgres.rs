@@ -11,35 +11,74 @@ use support::*;
 
 fn server() -> &'static PostgresServer {
     static SERVER: std::sync::OnceLock<&'static PostgresServer> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| keep(|| PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts")))
+    SERVER.get_or_init(|| {
+        keep(|| PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts"))
+    })
 }
 
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: true, delete_missing_is_not_found: true, scan_in_key_order: true };
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: true,
+    delete_missing_is_not_found: true,
+    scan_in_key_order: true,
+};
 
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
     for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);
-        let f = PostgresFactory::open(&config(&server().url(), &w, &[("prepared", prepared)], true, true)).unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT)).unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+        let f = PostgresFactory::open(&config(
+            &server().url(),
+            &w,
+            &[("prepared", prepared)],
+            true,
+            true,
+        ))
+        .unwrap();
+        block_on(check_crud(&f, "user", 4, EXPECT))
+            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
     }
 }
 
 #[test]
 fn missing_table_is_a_clear_error_and_bad_options_are_named() {
     let w = workload(&[("table", "no_such_table")]);
-    let e = PostgresFactory::open(&config(&server().url(), &w, &[], false, false)).err().unwrap().to_string();
-    assert!(e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"), "{e}");
-    assert!(!e.contains(scalebench_deploy::postgres::PASSWORD), "password leaked: {e}");
-    let e = PostgresFactory::open(&config(&server().url(), &w, &[("batch_mode", "carrier-pigeon")], true, false)).err().unwrap();
-    assert!(e.to_string().contains("postgres.batch_mode") && e.to_string().contains("carrier-pigeon"), "{e}");
+    let e = PostgresFactory::open(&config(&server().url(), &w, &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
+        "{e}"
+    );
+    assert!(
+        !e.contains(scalebench_deploy::postgres::PASSWORD),
+        "password leaked: {e}"
+    );
+    let e = PostgresFactory::open(&config(
+        &server().url(),
+        &w,
+        &[("batch_mode", "carrier-pigeon")],
+        true,
+        false,
+    ))
+    .err()
+    .unwrap();
+    assert!(
+        e.to_string().contains("postgres.batch_mode") && e.to_string().contains("carrier-pigeon"),
+        "{e}"
+    );
 }
 
 #[test]
 fn wrong_password_fails_to_connect_without_printing_it() {
     let w = workload(&[]);
-    let url = server().url().replace(scalebench_deploy::postgres::PASSWORD, "wrong-secret-123");
-    let e = PostgresFactory::open(&config(&url, &w, &[], true, false)).err().unwrap().to_string();
+    let url = server()
+        .url()
+        .replace(scalebench_deploy::postgres::PASSWORD, "wrong-secret-123");
+    let e = PostgresFactory::open(&config(&url, &w, &[], true, false))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("cannot connect"), "{e}");
     assert!(!e.contains("wrong-secret-123"), "password leaked: {e}");
 }
@@ -51,15 +90,40 @@ fn load_10000_records_then_workload_a_without_errors_in_every_batch_mode() {
         ("e2e_multirow", vec![("batch_mode", "multirow")], 50),
         ("e2e_single_text", vec![("prepared", "false")], 1),
     ] {
-        let w = workload(&[("table", table), ("recordcount", "10000"), ("dataintegrity", "true")]);
-        let loaded = phase(config(&server().url(), &w, &options, true, true), &w, load_plan(2, batch)).result;
-        assert_eq!(loaded.totals.records, 10_000, "{table}: {:?}", loaded.errors);
+        let w = workload(&[
+            ("table", table),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+        ]);
+        let loaded = phase(
+            config(&server().url(), &w, &options, true, true),
+            &w,
+            load_plan(2, batch),
+        )
+        .result;
+        assert_eq!(
+            loaded.totals.records, 10_000,
+            "{table}: {:?}",
+            loaded.errors
+        );
         assert_eq!(loaded.totals.failed, 0);
-        let ran = phase(config(&server().url(), &w, &options, false, false), &w, run_plan(2.0)).result;
+        let ran = phase(
+            config(&server().url(), &w, &options, false, false),
+            &w,
+            run_plan(2.0),
+        )
+        .result;
         assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
-        assert!(ran.totals.ok > 100, "{table}: only {} operations", ran.totals.ok);
+        assert!(
+            ran.totals.ok > 100,
+            "{table}: only {} operations",
+            ran.totals.ok
+        );
         assert_accounted(&ran);
-        assert_eq!(ran.operations.keys().collect::<Vec<_>>(), ["READ", "UPDATE"]);
+        assert_eq!(
+            ran.operations.keys().collect::<Vec<_>>(),
+            ["READ", "UPDATE"]
+        );
     }
 }
 
@@ -67,9 +131,22 @@ fn load_10000_records_then_workload_a_without_errors_in_every_batch_mode() {
 fn synchronous_commit_is_set_per_session() {
     let w = workload(&[("table", "sync_commit"), ("recordcount", "1000")]);
     let opts = [("synchronous_commit", "off")];
-    let loaded = phase(config(&server().url(), &w, &opts, true, true), &w, load_plan(1, 1)).result;
+    let loaded = phase(
+        config(&server().url(), &w, &opts, true, true),
+        &w,
+        load_plan(1, 1),
+    )
+    .result;
     assert_eq!((loaded.totals.records, loaded.totals.failed), (1000, 0));
-    let e = PostgresFactory::open(&config(&server().url(), &w, &[("synchronous_commit", "sometimes")], false, false)).err().unwrap();
+    let e = PostgresFactory::open(&config(
+        &server().url(),
+        &w,
+        &[("synchronous_commit", "sometimes")],
+        false,
+        false,
+    ))
+    .err()
+    .unwrap();
     assert!(e.to_string().contains("'sometimes'"));
 }
 
@@ -77,32 +154,45 @@ fn synchronous_commit_is_set_per_session() {
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts");
     let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(config(&own.url(), &w, &[], true, true), &w, load_plan(2, 100));
+    phase(
+        config(&own.url(), &w, &[], true, true),
+        &w,
+        load_plan(2, 100),
+    );
 
     // Paused for 1.5 s in the middle of a 4 s run: no failures, and the stall shows in the max latency.
-    let paused = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1500));
-            own.process.pause();
-            std::thread::sleep(Duration::from_millis(1500));
-            own.process.resume();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(4.0)).result
-    });
+    let paused = run_with_pause(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(4.0),
+        Duration::from_millis(1500),
+        Duration::from_millis(1500),
+    );
     assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = paused.operations.values().filter_map(|o| o.latency.as_ref()).map(|l| l.max_us).fold(0.0, f64::max);
-    assert!(max >= 1_000_000.0, "the pause does not show: max latency {max} us");
+    let max = max_latency_us(&paused);
+    assert!(
+        max >= 1_000_000.0,
+        "the pause does not show: max latency {max} us"
+    );
     assert_accounted(&paused);
 
     // Killed after 1 s of a 3 s run: the run completes, the failures are 'unavailable'.
-    let killed = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            own.process.crash();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(3.0)).result
-    });
+    let killed = run_with_crash(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(3.0),
+        Duration::from_millis(1000),
+    );
     assert!(killed.totals.ok > 0);
-    assert!(killed.errors.get("unavailable").is_some_and(|e| e.count > 0), "errors: {:?}", killed.errors);
+    assert!(
+        killed
+            .errors
+            .get("unavailable")
+            .is_some_and(|e| e.count > 0),
+        "errors: {:?}",
+        killed.errors
+    );
     assert_accounted(&killed);
 }

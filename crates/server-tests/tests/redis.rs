@@ -11,21 +11,32 @@ use support::*;
 
 fn standalone() -> &'static RedisServer {
     static S: std::sync::OnceLock<&'static RedisServer> = std::sync::OnceLock::new();
-    S.get_or_init(|| keep(|| RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts")))
+    S.get_or_init(|| {
+        keep(|| RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts"))
+    })
 }
 
 fn cluster() -> &'static RedisCluster {
     static C: std::sync::OnceLock<&'static RedisCluster> = std::sync::OnceLock::new();
-    C.get_or_init(|| keep(|| RedisCluster::start(&servers_dir(), 3, true).expect("redis cluster starts")))
+    C.get_or_init(|| {
+        keep(|| RedisCluster::start(&servers_dir(), 3, true).expect("redis cluster starts"))
+    })
 }
 
 // HSET creates a missing record, as in YCSB's Redis binding: an update cannot report "not found".
-const EXPECT: Expectations = Expectations { update_missing_is_not_found: false, delete_missing_is_not_found: true, scan_in_key_order: true };
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: false,
+    delete_missing_is_not_found: true,
+    scan_in_key_order: true,
+};
 
 #[test]
 fn crud_semantics_standalone_and_cluster() {
     let w = workload(&[("fieldcount", "4")]);
-    for (url, prefix) in [(standalone().url(), "crud-s-"), (cluster().url(), "crud-c-")] {
+    for (url, prefix) in [
+        (standalone().url(), "crud-s-"),
+        (cluster().url(), "crud-c-"),
+    ] {
         let f = RedisFactory::open(&config(&url, &w, &[], false, false)).unwrap();
         block_on(check_crud(&f, prefix, 4, EXPECT)).unwrap_or_else(|e| panic!("{url}: {e}"));
     }
@@ -34,9 +45,19 @@ fn crud_semantics_standalone_and_cluster() {
 #[test]
 fn load_10000_records_then_workload_a_without_errors_standalone_and_cluster() {
     for (url, table) in [(standalone().url(), "e2e_s"), (cluster().url(), "e2e_c")] {
-        let w = workload(&[("table", table), ("recordcount", "10000"), ("dataintegrity", "true"), ("insertorder", "hashed")]);
+        let w = workload(&[
+            ("table", table),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+            ("insertorder", "hashed"),
+        ]);
         let loaded = phase(config(&url, &w, &[], false, false), &w, load_plan(2, 100)).result;
-        assert_eq!((loaded.totals.records, loaded.totals.failed), (10_000, 0), "{url}: {:?}", loaded.errors);
+        assert_eq!(
+            (loaded.totals.records, loaded.totals.failed),
+            (10_000, 0),
+            "{url}: {:?}",
+            loaded.errors
+        );
         let ran = phase(config(&url, &w, &[], false, false), &w, run_plan(2.0)).result;
         assert_eq!(ran.totals.failed, 0, "{url}: {:?}", ran.errors);
         assert!(ran.totals.ok > 100);
@@ -48,7 +69,11 @@ fn load_10000_records_then_workload_a_without_errors_standalone_and_cluster() {
 fn cluster_routes_keys_to_all_masters() {
     let c = cluster();
     let w = workload(&[("table", "spread"), ("recordcount", "3000")]);
-    phase(config(&c.url(), &w, &[], false, false), &w, load_plan(1, 50));
+    phase(
+        config(&c.url(), &w, &[], false, false),
+        &w,
+        load_plan(1, 50),
+    );
     for node in &c.nodes {
         let info = scalebench_deploy::redis::command(node.port, "DBSIZE").unwrap();
         let keys: u64 = info.trim().trim_start_matches(':').parse().unwrap();
@@ -71,36 +96,52 @@ fn wait_without_replicas_times_out_as_configured() {
     let (r, took) = result;
     let e = r.unwrap_err();
     assert_eq!(e.class, scalebench_workload::FailureClass::Timeout, "{e}");
-    assert!(took >= Duration::from_millis(50), "WAIT returned after {took:?}");
+    assert!(
+        took >= Duration::from_millis(50),
+        "WAIT returned after {took:?}"
+    );
 }
 
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
     let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(config(&own.url(), &w, &[], false, false), &w, load_plan(1, 100));
-    let paused = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            own.process.pause();
-            std::thread::sleep(Duration::from_millis(1500));
-            own.process.resume();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(3.5)).result
-    });
+    phase(
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        load_plan(1, 100),
+    );
+    let paused = run_with_pause(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(3.5),
+        Duration::from_millis(1000),
+        Duration::from_millis(1500),
+    );
     assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = paused.operations.values().filter_map(|o| o.latency.as_ref()).map(|l| l.max_us).fold(0.0, f64::max);
-    assert!(max >= 1_000_000.0, "the pause does not show: max latency {max} us");
+    let max = max_latency_us(&paused);
+    assert!(
+        max >= 1_000_000.0,
+        "the pause does not show: max latency {max} us"
+    );
     assert_accounted(&paused);
 
-    let killed = std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(Duration::from_millis(1000));
-            own.process.crash();
-        });
-        phase(config(&own.url(), &w, &[], false, false), &w, run_plan(2.5)).result
-    });
+    let killed = run_with_crash(
+        &own.process,
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        run_plan(2.5),
+        Duration::from_millis(1000),
+    );
     assert!(killed.totals.ok > 0);
-    assert!(killed.errors.get("unavailable").is_some_and(|e| e.count > 0), "errors: {:?}", killed.errors);
+    assert!(
+        killed
+            .errors
+            .get("unavailable")
+            .is_some_and(|e| e.count > 0),
+        "errors: {:?}",
+        killed.errors
+    );
     assert_accounted(&killed);
 }

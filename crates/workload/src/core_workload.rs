@@ -7,8 +7,8 @@ use std::sync::Arc;
 use rand::SeedableRng;
 
 use crate::generator::{
-    AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian, Sequential, SkewedLatest, Uniform,
-    WorkerRng, Zipfian,
+    AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian, Sequential,
+    SkewedLatest, Uniform, WorkerRng, Zipfian,
 };
 use crate::keys::{InsertOrder, KeyBuilder};
 use crate::operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
@@ -118,22 +118,42 @@ impl CoreWorkload {
     pub fn from_properties(p: &Properties) -> Result<Self, WorkloadError> {
         let table = p.str_or("table", "usertable").to_string();
         if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(WorkloadError::invalid("table", &table, "expected letters, digits and '_'"));
+            return Err(WorkloadError::invalid(
+                "table",
+                &table,
+                "expected letters, digits and '_'",
+            ));
         }
         let field_count = p.u64_or("fieldcount", 10)?;
         if field_count == 0 || field_count > 1000 {
-            return Err(WorkloadError::invalid("fieldcount", p.str_or("fieldcount", ""), "expected 1 to 1000"));
+            return Err(WorkloadError::invalid(
+                "fieldcount",
+                p.str_or("fieldcount", ""),
+                "expected 1 to 1000",
+            ));
         }
         let prefix = p.str_or("fieldnameprefix", "field");
-        if prefix.is_empty() || !prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(WorkloadError::invalid("fieldnameprefix", prefix, "expected letters, digits and '_'"));
+        if prefix.is_empty()
+            || !prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(WorkloadError::invalid(
+                "fieldnameprefix",
+                prefix,
+                "expected letters, digits and '_'",
+            ));
         }
         let field_names: Arc<[String]> = (0..field_count).map(|i| format!("{prefix}{i}")).collect();
 
         let field_len = p.u64_or("fieldlength", 100)?;
         let min_field_len = p.u64_or("minfieldlength", 1)?;
         if field_len == 0 {
-            return Err(WorkloadError::invalid("fieldlength", "0", "expected at least 1"));
+            return Err(WorkloadError::invalid(
+                "fieldlength",
+                "0",
+                "expected at least 1",
+            ));
         }
         if min_field_len > field_len {
             return Err(WorkloadError::invalid(
@@ -142,7 +162,11 @@ impl CoreWorkload {
                 format!("must not exceed fieldlength ({field_len})"),
             ));
         }
-        let field_length = match p.choice_or("fieldlengthdistribution", "constant", &["constant", "uniform", "zipfian"])? {
+        let field_length = match p.choice_or(
+            "fieldlengthdistribution",
+            "constant",
+            &["constant", "uniform", "zipfian"],
+        )? {
             "constant" => FieldLength::Constant(field_len as usize),
             "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
             _ => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
@@ -166,7 +190,9 @@ impl CoreWorkload {
             return Err(WorkloadError::invalid(
                 "insertcount",
                 &insert_count.to_string(),
-                format!("insertstart + insertcount must be between 1 and recordcount ({record_count})"),
+                format!(
+                    "insertstart + insertcount must be between 1 and recordcount ({record_count})"
+                ),
             ));
         }
         let operation_count = p.u64_or("operationcount", 0)?;
@@ -207,13 +233,21 @@ impl CoreWorkload {
 
         let zero_padding = p.u64_or("zeropadding", 1)?;
         if zero_padding > 64 {
-            return Err(WorkloadError::invalid("zeropadding", &zero_padding.to_string(), "expected at most 64"));
+            return Err(WorkloadError::invalid(
+                "zeropadding",
+                &zero_padding.to_string(),
+                "expected at most 64",
+            ));
         }
         let order = match p.choice_or("insertorder", "hashed", &["hashed", "ordered"])? {
             "hashed" => InsertOrder::Hashed,
             _ => InsertOrder::Ordered,
         };
-        let keys = KeyBuilder { order, zero_padding: zero_padding as usize, prefix: "user".to_string() };
+        let keys = KeyBuilder {
+            order,
+            zero_padding: zero_padding as usize,
+            prefix: "user".to_string(),
+        };
 
         let insert_sequence = Arc::new(AcknowledgedCounter::new(record_count));
         let first = insert_start;
@@ -221,13 +255,23 @@ impl CoreWorkload {
         let key_chooser = match p.choice_or(
             "requestdistribution",
             "uniform",
-            &["uniform", "zipfian", "latest", "hotspot", "sequential", "exponential"],
+            &[
+                "uniform",
+                "zipfian",
+                "latest",
+                "hotspot",
+                "sequential",
+                "exponential",
+            ],
         )? {
             "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
             "zipfian" => {
                 // YCSB leaves room for keys inserted during the run: twice the expected inserts.
                 let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(first, first + insert_count + expected_new_keys))
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    first,
+                    first + insert_count + expected_new_keys,
+                ))
             }
             "latest" => KeyChooser::Latest(SkewedLatest::new(&insert_sequence)),
             "hotspot" => {
@@ -247,7 +291,11 @@ impl CoreWorkload {
                 }
                 let frac = p.f64_or("exponential.frac", 0.8571428571)?;
                 if frac <= 0.0 {
-                    return Err(WorkloadError::invalid("exponential.frac", &frac.to_string(), "expected a positive number"));
+                    return Err(WorkloadError::invalid(
+                        "exponential.frac",
+                        &frac.to_string(),
+                        "expected a positive number",
+                    ));
                 }
                 KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
             }
@@ -262,12 +310,15 @@ impl CoreWorkload {
                 format!("expected 1 to maxscanlength ({max_scan})"),
             ));
         }
-        let scan_length = match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
-            "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
-            _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
-        };
+        let scan_length =
+            match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
+                "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
+                _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
+            };
 
-        let insertion_retry_limit = p.u64_or("core_workload_insertion_retry_limit", 0)?.min(u32::MAX as u64) as u32;
+        let insertion_retry_limit = p
+            .u64_or("core_workload_insertion_retry_limit", 0)?
+            .min(u32::MAX as u64) as u32;
         let insertion_retry_interval_s = p.u64_or("core_workload_insertion_retry_interval", 3)?;
 
         Ok(CoreWorkload {
@@ -309,14 +360,19 @@ impl CoreWorkload {
 
     /// The key numbers of the load phase, shared by the load workers.
     pub fn load_keys(&self) -> LoadKeys {
-        LoadKeys { next: AtomicU64::new(self.insert_start), end: self.insert_start + self.insert_count }
+        LoadKeys {
+            next: AtomicU64::new(self.insert_start),
+            end: self.insert_start + self.insert_count,
+        }
     }
 
     /// Mean key length in bytes over the loaded key space (exact for up to 10,000 keys, sampled above).
     pub fn mean_key_bytes(&self) -> f64 {
         let n = self.insert_count.min(10_000);
         let step = (self.insert_count / n).max(1);
-        let total: usize = (0..n).map(|i| self.keys.key_len(self.insert_start + i * step)).sum();
+        let total: usize = (0..n)
+            .map(|i| self.keys.key_len(self.insert_start + i * step))
+            .sum();
         total as f64 / n as f64
     }
 
@@ -423,7 +479,10 @@ impl OperationGenerator {
         for (idx, value) in fields {
             let name = &self.workload.field_names[*idx];
             if *value != deterministic_value(key, name, len) {
-                return Err(OpError::new(FailureClass::Unexpected, format!("{key}.{name} differs from the value written")));
+                return Err(OpError::new(
+                    FailureClass::Unexpected,
+                    format!("{key}.{name} differs from the value written"),
+                ));
             }
         }
         Ok(())
@@ -469,7 +528,11 @@ impl OperationGenerator {
 
     /// Values for all fields or one random field, reusing `op.values`' strings.
     fn fill_values(&mut self, op: &mut Operation, all: bool) {
-        let n = if all { self.workload.field_names.len() } else { 1 };
+        let n = if all {
+            self.workload.field_names.len()
+        } else {
+            1
+        };
         op.values.truncate(n);
         while op.values.len() < n {
             op.values.push((0, String::new()));
@@ -481,7 +544,11 @@ impl OperationGenerator {
             *field = idx;
             value.clear();
             if self.workload.data_integrity {
-                value.push_str(&deterministic_value(&op.key, &self.workload.field_names[idx], len));
+                value.push_str(&deterministic_value(
+                    &op.key,
+                    &self.workload.field_names[idx],
+                    len,
+                ));
             } else {
                 self.pool.push_value(&mut self.rng, len, value);
             }
@@ -505,7 +572,11 @@ mod tests {
 
     #[test]
     fn mix_follows_proportions() {
-        let w = workload(&[("readproportion", "0.25"), ("updateproportion", "0.25"), ("deleteproportion", "0.5")]);
+        let w = workload(&[
+            ("readproportion", "0.25"),
+            ("updateproportion", "0.25"),
+            ("deleteproportion", "0.5"),
+        ]);
         let mut g = w.generator(1);
         let mut op = Operation::default();
         let mut counts = std::collections::HashMap::new();
@@ -525,10 +596,18 @@ mod tests {
         w.generator(2).next_operation(&mut op);
         assert_eq!(op.values.len(), 1);
         assert_eq!(op.values[0].1.len(), 100);
-        let w = workload(&[("readproportion", "0"), ("updateproportion", "1"), ("writeallfields", "true")]);
+        let w = workload(&[
+            ("readproportion", "0"),
+            ("updateproportion", "1"),
+            ("writeallfields", "true"),
+        ]);
         w.generator(2).next_operation(&mut op);
         assert_eq!(op.values.len(), 10);
-        assert!(op.values.iter().enumerate().all(|(i, (f, v))| *f == i && v.len() == 100));
+        assert!(op
+            .values
+            .iter()
+            .enumerate()
+            .all(|(i, (f, v))| *f == i && v.len() == 100));
     }
 
     #[test]
@@ -545,7 +624,14 @@ mod tests {
 
     #[test]
     fn keys_stay_within_loaded_range() {
-        for dist in ["uniform", "zipfian", "hotspot", "sequential", "exponential", "latest"] {
+        for dist in [
+            "uniform",
+            "zipfian",
+            "hotspot",
+            "sequential",
+            "exponential",
+            "latest",
+        ] {
             let w = workload(&[("requestdistribution", dist), ("recordcount", "500")]);
             let mut g = w.generator(3);
             let mut op = Operation::default();
@@ -559,13 +645,21 @@ mod tests {
 
     #[test]
     fn data_integrity_values_verify_and_tampering_is_detected() {
-        let w = workload(&[("dataintegrity", "true"), ("readproportion", "0"), ("updateproportion", "1"), ("writeallfields", "true")]);
+        let w = workload(&[
+            ("dataintegrity", "true"),
+            ("readproportion", "0"),
+            ("updateproportion", "1"),
+            ("writeallfields", "true"),
+        ]);
         let mut g = w.generator(4);
         let mut op = Operation::default();
         g.next_operation(&mut op);
         assert!(g.verify(&op.key, &op.values).is_ok());
         op.values[3].1.replace_range(0..1, "#");
-        assert_eq!(g.verify(&op.key, &op.values).unwrap_err().class, FailureClass::Unexpected);
+        assert_eq!(
+            g.verify(&op.key, &op.values).unwrap_err().class,
+            FailureClass::Unexpected
+        );
     }
 
     #[test]
@@ -575,7 +669,12 @@ mod tests {
         p.set("updateproportion", "0", "-p");
         let e = CoreWorkload::from_properties(&p).unwrap_err().to_string();
         assert!(e.contains("all operation proportions are zero"), "{e}");
-        for (k, v) in [("requestdistribution", "zipf"), ("readproportion", "-0.1"), ("fieldcount", "x"), ("insertorder", "random")] {
+        for (k, v) in [
+            ("requestdistribution", "zipf"),
+            ("readproportion", "-0.1"),
+            ("fieldcount", "x"),
+            ("insertorder", "random"),
+        ] {
             let mut p = Properties::new();
             p.set(k, v, "-p");
             let e = CoreWorkload::from_properties(&p).unwrap_err().to_string();

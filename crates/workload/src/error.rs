@@ -4,7 +4,11 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error("invalid value '{value}' for property '{key}': {reason}")]
-    InvalidProperty { key: String, value: String, reason: String },
+    InvalidProperty {
+        key: String,
+        value: String,
+        reason: String,
+    },
     #[error("cannot read property file '{path}': {reason}")]
     UnreadableFile { path: PathBuf, reason: String },
     #[error("unknown workload '{0}': expected one of a, b, c, d, e, f or a property file")]
@@ -15,6 +19,10 @@ pub enum WorkloadError {
 
 impl WorkloadError {
     pub fn invalid(key: &str, value: &str, reason: impl Into<String>) -> Self {
-        WorkloadError::InvalidProperty { key: key.to_string(), value: value.to_string(), reason: reason.into() }
+        WorkloadError::InvalidProperty {
+            key: key.to_string(),
+            value: value.to_string(),
+            reason: reason.into(),
+        }
     }
 }

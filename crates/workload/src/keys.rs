@@ -78,10 +78,17 @@ mod tests {
 
     #[test]
     fn ordered_keys_are_zero_padded() {
-        let kb = KeyBuilder { order: InsertOrder::Ordered, zero_padding: 5, prefix: "user".into() };
+        let kb = KeyBuilder {
+            order: InsertOrder::Ordered,
+            zero_padding: 5,
+            prefix: "user".into(),
+        };
         assert_eq!(kb.key(42), "user00042");
         assert_eq!(kb.key(123456), "user123456");
-        let kb1 = KeyBuilder { zero_padding: 1, ..kb };
+        let kb1 = KeyBuilder {
+            zero_padding: 1,
+            ..kb
+        };
         assert_eq!(kb1.key(0), "user0");
     }
 }

@@ -12,7 +12,7 @@ pub mod operation;
 pub mod properties;
 pub mod values;
 
-pub use core_workload::{CoreWorkload, OperationGenerator, LoadKeys};
+pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};
 pub use error::WorkloadError;
 pub use operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
 pub use properties::Properties;

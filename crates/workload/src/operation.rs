@@ -117,7 +117,10 @@ pub struct OpError {
 
 impl OpError {
     pub fn new(class: FailureClass, message: impl Into<String>) -> Self {
-        OpError { class, message: message.into() }
+        OpError {
+            class,
+            message: message.into(),
+        }
     }
 }
 

@@ -27,14 +27,20 @@ impl Properties {
     pub fn set(&mut self, key: &str, value: &str, origin: &str) {
         self.entries.insert(
             key.trim().to_string(),
-            Property { value: value.trim().to_string(), origin: origin.to_string() },
+            Property {
+                value: value.trim().to_string(),
+                origin: origin.to_string(),
+            },
         );
     }
 
     /// Parses Java properties text (comments, `=`, `:` or whitespace separators, line continuations).
     pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), WorkloadError> {
-        let parsed = java_properties::read(text.as_bytes())
-            .map_err(|e| WorkloadError::UnreadableFile { path: origin.into(), reason: e.to_string() })?;
+        let parsed =
+            java_properties::read(text.as_bytes()).map_err(|e| WorkloadError::UnreadableFile {
+                path: origin.into(),
+                reason: e.to_string(),
+            })?;
         // Sorted so that the effect does not depend on hash order; keys are unique within a file.
         let mut keys: Vec<_> = parsed.into_iter().collect();
         keys.sort();
@@ -45,8 +51,10 @@ impl Properties {
     }
 
     pub fn load_file(&mut self, path: &Path) -> Result<(), WorkloadError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| WorkloadError::UnreadableFile { path: path.to_path_buf(), reason: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::UnreadableFile {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         self.load_str(&text, &path.display().to_string())
     }
 
@@ -57,7 +65,11 @@ impl Properties {
                 self.set(k, v, "-p");
                 Ok(())
             }
-            _ => Err(WorkloadError::invalid("-p", assignment, "expected KEY=VALUE")),
+            _ => Err(WorkloadError::invalid(
+                "-p",
+                assignment,
+                "expected KEY=VALUE",
+            )),
         }
     }
 
@@ -74,7 +86,9 @@ impl Properties {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries.iter().map(|(k, p)| (k.as_str(), p.value.as_str()))
+        self.entries
+            .iter()
+            .map(|(k, p)| (k.as_str(), p.value.as_str()))
     }
 
     pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
@@ -104,7 +118,11 @@ impl Properties {
     pub fn proportion_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
         let x = self.f64_or(key, default)?;
         if !(0.0..=1.0).contains(&x) {
-            return Err(WorkloadError::invalid(key, self.get(key).unwrap_or(""), "expected a proportion between 0 and 1"));
+            return Err(WorkloadError::invalid(
+                key,
+                self.get(key).unwrap_or(""),
+                "expected a proportion between 0 and 1",
+            ));
         }
         Ok(x)
     }
@@ -121,18 +139,29 @@ impl Properties {
     }
 
     /// One of a fixed set of words (case-insensitive).
-    pub fn choice_or<'a>(&self, key: &str, default: &'a str, choices: &[&'a str]) -> Result<&'a str, WorkloadError> {
+    pub fn choice_or<'a>(
+        &self,
+        key: &str,
+        default: &'a str,
+        choices: &[&'a str],
+    ) -> Result<&'a str, WorkloadError> {
         let v = self.str_or(key, default);
         choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(v))
             .copied()
-            .ok_or_else(|| WorkloadError::invalid(key, v, format!("expected one of {}", choices.join(", "))))
+            .ok_or_else(|| {
+                WorkloadError::invalid(key, v, format!("expected one of {}", choices.join(", ")))
+            })
     }
 
     /// Keys that none of the given predicates recognise.
     pub fn unknown_keys<'a>(&'a self, is_known: &dyn Fn(&str) -> bool) -> Vec<&'a str> {
-        self.entries.keys().map(String::as_str).filter(|k| !is_known(k)).collect()
+        self.entries
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !is_known(k))
+            .collect()
     }
 }
 
@@ -143,7 +172,11 @@ mod tests {
     #[test]
     fn later_sources_override_and_keep_origin() {
         let mut p = Properties::new();
-        p.load_str("# comment\nrecordcount=10\nfieldcount : 3\nreadproportion 0.5\n", "a.properties").unwrap();
+        p.load_str(
+            "# comment\nrecordcount=10\nfieldcount : 3\nreadproportion 0.5\n",
+            "a.properties",
+        )
+        .unwrap();
         p.set_override("recordcount=20").unwrap();
         assert_eq!(p.get("recordcount"), Some("20"));
         assert_eq!(p.origin("recordcount"), Some("-p"));
@@ -159,7 +192,10 @@ mod tests {
         p.set("readproportion", "1.5", "-p");
         let e = p.u64_or("recordcount", 0).unwrap_err().to_string();
         assert!(e.contains("recordcount") && e.contains("ten"), "{e}");
-        let e = p.proportion_or("readproportion", 0.0).unwrap_err().to_string();
+        let e = p
+            .proportion_or("readproportion", 0.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("readproportion") && e.contains("1.5"), "{e}");
         assert!(p.set_override("novalue").is_err());
     }

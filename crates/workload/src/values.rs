@@ -60,7 +60,11 @@ impl ValuePool {
 pub fn deterministic_value(key: &str, field: &str, len: usize) -> String {
     let mut out = String::with_capacity(len);
     let mut state = crate::keys::FNV_OFFSET_BASIS_64;
-    for b in key.bytes().chain(std::iter::once(b':')).chain(field.bytes()) {
+    for b in key
+        .bytes()
+        .chain(std::iter::once(b':'))
+        .chain(field.bytes())
+    {
         state ^= b as u64;
         state = state.wrapping_mul(crate::keys::FNV_PRIME_64);
     }
@@ -125,7 +129,11 @@ mod tests {
                 s
             })
             .collect();
-        assert!(values.len() > 990, "values repeat: {} distinct of 1000", values.len());
+        assert!(
+            values.len() > 990,
+            "values repeat: {} distinct of 1000",
+            values.len()
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
 use scylla::statement::batch::{Batch, BatchType};
@@ -19,7 +20,6 @@ use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlValue, Row};
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::registry::{BindingInfo, OptionInfo};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
@@ -46,7 +46,17 @@ pub const INFO: BindingInfo = BindingInfo {
     ],
 };
 
-const CONSISTENCIES: &[&str] = &["ANY", "ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_QUORUM", "EACH_QUORUM", "LOCAL_ONE"];
+const CONSISTENCIES: &[&str] = &[
+    "ANY",
+    "ONE",
+    "TWO",
+    "THREE",
+    "QUORUM",
+    "ALL",
+    "LOCAL_QUORUM",
+    "EACH_QUORUM",
+    "LOCAL_ONE",
+];
 
 fn consistency(name: &str) -> Consistency {
     match name {
@@ -96,19 +106,48 @@ impl CassandraFactory {
         let nodes: Vec<String> = authority
             .split(',')
             .filter(|s| !s.is_empty())
-            .map(|hp| if hp.contains(':') { hp.to_string() } else { format!("{hp}:9042") })
+            .map(|hp| {
+                if hp.contains(':') {
+                    hp.to_string()
+                } else {
+                    format!("{hp}:9042")
+                }
+            })
             .collect();
-        if nodes.is_empty() || keyspace.is_empty() || !keyspace.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(BindingError::Config(format!("invalid database URL '{url}': expected cassandra://host:port/keyspace")));
+        if nodes.is_empty()
+            || keyspace.is_empty()
+            || !keyspace
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err(BindingError::Config(format!(
+                "invalid database URL '{url}': expected cassandra://host:port/keyspace"
+            )));
         }
-        let c = |name: &str| -> Result<Consistency, BindingError> { Ok(consistency(&config.choice("cassandra", name, "ONE", CONSISTENCIES)?)) };
+        let c = |name: &str| -> Result<Consistency, BindingError> {
+            Ok(consistency(&config.choice(
+                "cassandra",
+                name,
+                "ONE",
+                CONSISTENCIES,
+            )?))
+        };
         let rf = config.u64_option("cassandra", "replication_factor", 1)?;
-        let strategy = config.choice("cassandra", "replication_strategy", "SimpleStrategy", &["SimpleStrategy", "NetworkTopologyStrategy"])?;
-        let compaction = config.option("compaction", "SizeTieredCompactionStrategy").to_string();
+        let strategy = config.choice(
+            "cassandra",
+            "replication_strategy",
+            "SimpleStrategy",
+            &["SimpleStrategy", "NetworkTopologyStrategy"],
+        )?;
+        let compaction = config
+            .option("compaction", "SizeTieredCompactionStrategy")
+            .to_string();
         let compression = config.option("compression", "LZ4Compressor").to_string();
         for (name, v) in [("compaction", &compaction), ("compression", &compression)] {
             if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
-                return Err(BindingError::Config(format!("invalid value '{v}' for property 'cassandra.{name}': expected a class name")));
+                return Err(BindingError::Config(format!(
+                    "invalid value '{v}' for property 'cassandra.{name}': expected a class name"
+                )));
             }
         }
         let settings = Settings {
@@ -120,18 +159,40 @@ impl CassandraFactory {
             scan: c("scan_consistency")?,
             write: c("write_consistency")?,
             delete: c("delete_consistency")?,
-            serial: match config.choice("cassandra", "serial_consistency", "SERIAL", &["SERIAL", "LOCAL_SERIAL"])?.as_str() {
+            serial: match config
+                .choice(
+                    "cassandra",
+                    "serial_consistency",
+                    "SERIAL",
+                    &["SERIAL", "LOCAL_SERIAL"],
+                )?
+                .as_str()
+            {
                 "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
                 _ => SerialConsistency::Serial,
             },
             prepared: config.choice("cassandra", "prepared", "true", &["true", "false"])? == "true",
-            if_not_exists: config.choice("cassandra", "insert_if_not_exists", "false", &["true", "false"])? == "true",
-            concurrent_load: config.choice("cassandra", "load_mode", "batch", &["batch", "concurrent"])? == "concurrent",
-            token_aware: config.choice("cassandra", "token_aware", "true", &["true", "false"])? == "true",
+            if_not_exists: config.choice(
+                "cassandra",
+                "insert_if_not_exists",
+                "false",
+                &["true", "false"],
+            )? == "true",
+            concurrent_load: config.choice(
+                "cassandra",
+                "load_mode",
+                "batch",
+                &["batch", "concurrent"],
+            )? == "concurrent",
+            token_aware: config.choice("cassandra", "token_aware", "true", &["true", "false"])?
+                == "true",
             nodes,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(async {
             let session = connect(&settings, false).await?;
             let ks = &settings.keyspace;
@@ -184,22 +245,31 @@ impl CassandraFactory {
             }
             Ok(())
         })?;
-        Ok(CassandraFactory { settings: Arc::new(settings) })
+        Ok(CassandraFactory {
+            settings: Arc::new(settings),
+        })
     }
 }
 
 async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingError> {
-    let policy = scylla::policies::load_balancing::DefaultPolicy::builder().token_aware(s.token_aware).build();
+    let policy = scylla::policies::load_balancing::DefaultPolicy::builder()
+        .token_aware(s.token_aware)
+        .build();
     let profile = scylla::client::execution_profile::ExecutionProfile::builder()
         .load_balancing_policy(policy)
         // No driver timeout: the run's --op-timeout decides, so latency is never capped.
         .request_timeout(None)
         .build();
-    let mut b = SessionBuilder::new().known_nodes(&s.nodes).default_execution_profile_handle(profile.into_handle());
+    let mut b = SessionBuilder::new()
+        .known_nodes(&s.nodes)
+        .default_execution_profile_handle(profile.into_handle());
     if use_keyspace {
         b = b.use_keyspace(&s.keyspace, false);
     }
-    b.build().await.map_err(|e| BindingError::Connect { url: s.url.clone(), reason: e.to_string() })
+    b.build().await.map_err(|e| BindingError::Connect {
+        url: s.url.clone(),
+        reason: e.to_string(),
+    })
 }
 
 /// Statements prepared once per session.
@@ -231,22 +301,45 @@ impl Settings {
     }
 
     fn read_cql(&self, fields: FieldSet) -> String {
-        format!("SELECT {} FROM {} WHERE y_id = ?", self.select(fields), self.table)
+        format!(
+            "SELECT {} FROM {} WHERE y_id = ?",
+            self.select(fields),
+            self.table
+        )
     }
 
     fn scan_cql(&self, fields: FieldSet) -> String {
-        format!("SELECT y_id, {} FROM {} WHERE token(y_id) >= token(?) LIMIT ?", self.select(fields), self.table)
+        format!(
+            "SELECT y_id, {} FROM {} WHERE token(y_id) >= token(?) LIMIT ?",
+            self.select(fields),
+            self.table
+        )
     }
 
     fn update_cql(&self, fields: &[usize]) -> String {
-        let sets: Vec<String> = fields.iter().map(|f| format!("{} = ?", self.columns[*f])).collect();
-        format!("UPDATE {} SET {} WHERE y_id = ?", self.table, sets.join(", "))
+        let sets: Vec<String> = fields
+            .iter()
+            .map(|f| format!("{} = ?", self.columns[*f]))
+            .collect();
+        format!(
+            "UPDATE {} SET {} WHERE y_id = ?",
+            self.table,
+            sets.join(", ")
+        )
     }
 
     fn insert_cql(&self) -> String {
         let marks = vec!["?"; self.columns.len() + 1].join(", ");
-        let lwt = if self.if_not_exists { " IF NOT EXISTS" } else { "" };
-        format!("INSERT INTO {} (y_id, {}) VALUES ({marks}){lwt}", self.table, self.columns.join(", "))
+        let lwt = if self.if_not_exists {
+            " IF NOT EXISTS"
+        } else {
+            ""
+        };
+        format!(
+            "INSERT INTO {} (y_id, {}) VALUES ({marks}){lwt}",
+            self.table,
+            self.columns.join(", ")
+        )
     }
 
     fn delete_cql(&self) -> String {
@@ -255,7 +348,10 @@ impl Settings {
 
     async fn prepare(&self, session: &Session) -> Result<Prepared, BindingError> {
         let p = |cql: String, c: Consistency| async move {
-            let mut st = session.prepare(cql.as_str()).await.map_err(|e| BindingError::Other(format!("cannot prepare {cql}: {e}")))?;
+            let mut st = session
+                .prepare(cql.as_str())
+                .await
+                .map_err(|e| BindingError::Other(format!("cannot prepare {cql}: {e}")))?;
             st.set_consistency(c);
             st.set_serial_consistency(Some(self.serial));
             Ok::<_, BindingError>(st)
@@ -291,13 +387,20 @@ impl BindingFactory for CassandraFactory {
             Some(ts) => ts,
             None => {
                 let session = connect(s, true).await?;
-                let prepared = if s.prepared { Some(s.prepare(&session).await?) } else { None };
+                let prepared = if s.prepared {
+                    Some(s.prepare(&session).await?)
+                } else {
+                    None
+                };
                 let ts = Rc::new(ThreadSession { session, prepared });
                 SESSIONS.with(|m| m.borrow_mut().insert(s.id, ts.clone()));
                 ts
             }
         };
-        Ok(CassandraBinding { session, settings: s.clone() })
+        Ok(CassandraBinding {
+            session,
+            settings: s.clone(),
+        })
     }
 
     fn batches_inserts(&self) -> bool {
@@ -325,7 +428,11 @@ fn classify(e: impl std::fmt::Display) -> OpError {
         FailureClass::Unavailable
     } else if t.contains("timeout") || t.contains("timed out") {
         FailureClass::Timeout
-    } else if t.contains("connection") || t.contains("broken pipe") || t.contains("no connections") || t.contains("refused") {
+    } else if t.contains("connection")
+        || t.contains("broken pipe")
+        || t.contains("no connections")
+        || t.contains("refused")
+    {
         FailureClass::Unavailable
     } else {
         FailureClass::Other
@@ -349,14 +456,27 @@ impl CassandraBinding {
         st
     }
 
-    async fn rows(&self, prepared: Option<&PreparedStatement>, cql: impl FnOnce() -> String, c: Consistency, values: impl scylla::serialize::row::SerializeRow) -> Result<Vec<Row>, OpError> {
+    async fn rows(
+        &self,
+        prepared: Option<&PreparedStatement>,
+        cql: impl FnOnce() -> String,
+        c: Consistency,
+        values: impl scylla::serialize::row::SerializeRow,
+    ) -> Result<Vec<Row>, OpError> {
         let session = &self.session.session;
         let result = match prepared {
             Some(p) => session.execute_unpaged(p, values).await.map_err(classify)?,
-            None => session.query_unpaged(self.statement(cql(), c), values).await.map_err(classify)?,
+            None => session
+                .query_unpaged(self.statement(cql(), c), values)
+                .await
+                .map_err(classify)?,
         };
         match result.into_rows_result() {
-            Ok(rows) => rows.rows::<Row>().map_err(classify)?.collect::<Result<Vec<_>, _>>().map_err(classify),
+            Ok(rows) => rows
+                .rows::<Row>()
+                .map_err(classify)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(classify),
             Err(_) => Ok(Vec::new()),
         }
     }
@@ -381,11 +501,18 @@ impl CassandraBinding {
     async fn insert_one(&self, key: &str, values: &Fields) -> Result<(), OpError> {
         let row = self.insert_values(key, values);
         let p = self.session.prepared.as_ref().map(|p| &p.insert);
-        let rows = self.rows(p, || self.settings.insert_cql(), self.settings.write, row).await?;
+        let rows = self
+            .rows(p, || self.settings.insert_cql(), self.settings.write, row)
+            .await?;
         if self.settings.if_not_exists {
-            let applied = rows.first().and_then(|r| r.columns.first().cloned().flatten());
+            let applied = rows
+                .first()
+                .and_then(|r| r.columns.first().cloned().flatten());
             if !matches!(applied, Some(CqlValue::Boolean(true))) {
-                return Err(OpError::new(FailureClass::Conflict, format!("{key} exists (IF NOT EXISTS not applied)")));
+                return Err(OpError::new(
+                    FailureClass::Conflict,
+                    format!("{key} exists (IF NOT EXISTS not applied)"),
+                ));
             }
         }
         Ok(())
@@ -399,20 +526,47 @@ impl Binding for CassandraBinding {
             FieldSet::All => &p.read_all,
             FieldSet::One(i) => &p.read_one[i],
         });
-        let rows = self.rows(p, || self.settings.read_cql(fields), self.settings.read, (key,)).await?;
-        let row = rows.into_iter().next().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
-        out.extend(self.columns_of(fields).into_iter().zip(row.columns.into_iter().map(text_of)));
+        let rows = self
+            .rows(
+                p,
+                || self.settings.read_cql(fields),
+                self.settings.read,
+                (key,),
+            )
+            .await?;
+        let row = rows
+            .into_iter()
+            .next()
+            .ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        out.extend(
+            self.columns_of(fields)
+                .into_iter()
+                .zip(row.columns.into_iter().map(text_of)),
+        );
         Ok(())
     }
 
-    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         out.clear();
         let p = self.session.prepared.as_ref().map(|p| match fields {
             FieldSet::All => &p.scan_all,
             FieldSet::One(i) => &p.scan_one[i],
         });
         let limit = count as i32;
-        let rows = self.rows(p, || self.settings.scan_cql(fields), self.settings.scan, (start_key, limit)).await?;
+        let rows = self
+            .rows(
+                p,
+                || self.settings.scan_cql(fields),
+                self.settings.scan,
+                (start_key, limit),
+            )
+            .await?;
         let cols = self.columns_of(fields);
         for row in rows {
             let mut it = row.columns.into_iter();
@@ -430,7 +584,13 @@ impl Binding for CassandraBinding {
             _ => None,
         };
         let fields: Vec<usize> = values.iter().map(|(f, _)| *f).collect();
-        self.rows(p, || self.settings.update_cql(&fields), self.settings.write, params).await?;
+        self.rows(
+            p,
+            || self.settings.update_cql(&fields),
+            self.settings.write,
+            params,
+        )
+        .await?;
         Ok(())
     }
 
@@ -441,12 +601,18 @@ impl Binding for CassandraBinding {
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
         if self.settings.concurrent_load || self.settings.if_not_exists {
             // Lightweight transactions cannot share a batch across partitions.
-            let results = futures::future::join_all(records.iter().map(|r| self.insert_one(&r.key, &r.values))).await;
+            let results = futures::future::join_all(
+                records.iter().map(|r| self.insert_one(&r.key, &r.values)),
+            )
+            .await;
             return results.into_iter().collect();
         }
         let mut batch = Batch::new(BatchType::Unlogged);
         batch.set_consistency(self.settings.write);
-        let rows: Vec<Vec<&str>> = records.iter().map(|r| self.insert_values(&r.key, &r.values)).collect();
+        let rows: Vec<Vec<&str>> = records
+            .iter()
+            .map(|r| self.insert_values(&r.key, &r.values))
+            .collect();
         match self.session.prepared.as_ref() {
             Some(p) => {
                 for _ in records {
@@ -459,13 +625,23 @@ impl Binding for CassandraBinding {
                 }
             }
         }
-        self.session.session.batch(&batch, rows).await.map_err(classify)?;
+        self.session
+            .session
+            .batch(&batch, rows)
+            .await
+            .map_err(classify)?;
         Ok(())
     }
 
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         let p = self.session.prepared.as_ref().map(|p| &p.delete);
-        self.rows(p, || self.settings.delete_cql(), self.settings.delete, (key,)).await?;
+        self.rows(
+            p,
+            || self.settings.delete_cql(),
+            self.settings.delete,
+            (key,),
+        )
+        .await?;
         Ok(())
     }
 }

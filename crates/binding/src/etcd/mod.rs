@@ -37,40 +37,81 @@ impl EtcdFactory {
         let url = config.url.redacted();
         let u = config.url.url();
         // etcd://h1:p1,h2:p2 parses as one host "h1:p1,h2"; take the authority text apart ourselves.
-        let authority = u.as_str().trim_start_matches("etcd://").split(['/', '?']).next().unwrap_or("");
+        let authority = u
+            .as_str()
+            .trim_start_matches("etcd://")
+            .split(['/', '?'])
+            .next()
+            .unwrap_or("");
         let endpoints: Vec<String> = authority
             .split(',')
             .filter(|s| !s.is_empty())
-            .map(|hp| format!("http://{}", if hp.contains(':') { hp.to_string() } else { format!("{hp}:2379") }))
+            .map(|hp| {
+                format!(
+                    "http://{}",
+                    if hp.contains(':') {
+                        hp.to_string()
+                    } else {
+                        format!("{hp}:2379")
+                    }
+                )
+            })
             .collect();
         if endpoints.is_empty() {
-            return Err(BindingError::Config(format!("invalid database URL '{url}': expected etcd://host:port")));
+            return Err(BindingError::Config(format!(
+                "invalid database URL '{url}': expected etcd://host:port"
+            )));
         }
         let factory = EtcdFactory {
             endpoints,
             url,
             prefix: format!("/{}/", config.schema.table),
             fields: config.schema.field_names.to_vec(),
-            serializable: config.choice("etcd", "read_consistency", "linearizable", &["linearizable", "serializable"])? == "serializable",
+            serializable: config.choice(
+                "etcd",
+                "read_consistency",
+                "linearizable",
+                &["linearizable", "serializable"],
+            )? == "serializable",
             max_txn_ops: config.u64_option("etcd", "max_txn_ops", 128)?.max(1) as usize,
         };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(async {
             let mut c = factory.client().await?;
             if config.drop_schema {
-                c.delete(factory.prefix.clone(), Some(etcd_client::DeleteOptions::new().with_prefix()))
-                    .await
-                    .map_err(|e| BindingError::Schema(format!("cannot delete {}* on {}: {e}", factory.prefix, factory.url)))?;
+                c.delete(
+                    factory.prefix.clone(),
+                    Some(etcd_client::DeleteOptions::new().with_prefix()),
+                )
+                .await
+                .map_err(|e| {
+                    BindingError::Schema(format!(
+                        "cannot delete {}* on {}: {e}",
+                        factory.prefix, factory.url
+                    ))
+                })?;
             }
-            c.status().await.map_err(|e| BindingError::Connect { url: factory.url.clone(), reason: e.to_string() })?;
+            c.status().await.map_err(|e| BindingError::Connect {
+                url: factory.url.clone(),
+                reason: e.to_string(),
+            })?;
             Ok::<_, BindingError>(())
         })?;
         Ok(factory)
     }
 
     async fn client(&self) -> Result<Client, BindingError> {
-        let opts = etcd_client::ConnectOptions::new().with_connect_timeout(std::time::Duration::from_secs(10));
-        Client::connect(&self.endpoints, Some(opts)).await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+        let opts = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(std::time::Duration::from_secs(10));
+        Client::connect(&self.endpoints, Some(opts))
+            .await
+            .map_err(|e| BindingError::Connect {
+                url: self.url.clone(),
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -105,7 +146,9 @@ fn classify(e: etcd_client::Error) -> OpError {
     let class = match &e {
         E::GRpcStatus(s) => match s.code() {
             tonic::Code::DeadlineExceeded => FailureClass::Timeout,
-            tonic::Code::Unavailable | tonic::Code::ResourceExhausted | tonic::Code::Aborted => FailureClass::Unavailable,
+            tonic::Code::Unavailable | tonic::Code::ResourceExhausted | tonic::Code::Aborted => {
+                FailureClass::Unavailable
+            }
             tonic::Code::NotFound => FailureClass::NotFound,
             tonic::Code::FailedPrecondition => FailureClass::Conflict,
             _ => FailureClass::Other,
@@ -133,13 +176,26 @@ impl EtcdBinding {
     }
 
     fn encode(&self, values: &Fields) -> String {
-        let record: Record = values.iter().map(|(f, v)| (self.fields[*f].clone(), v.clone())).collect();
+        let record: Record = values
+            .iter()
+            .map(|(f, v)| (self.fields[*f].clone(), v.clone()))
+            .collect();
         serde_json::to_string(&record).expect("strings serialise")
     }
 
-    fn decode(&self, key: &str, bytes: &[u8], fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
-        let record: Record = serde_json::from_slice(bytes)
-            .map_err(|e| OpError::new(FailureClass::Unexpected, format!("{key}: stored value is not a record: {e}")))?;
+    fn decode(
+        &self,
+        key: &str,
+        bytes: &[u8],
+        fields: FieldSet,
+        out: &mut Fields,
+    ) -> Result<(), OpError> {
+        let record: Record = serde_json::from_slice(bytes).map_err(|e| {
+            OpError::new(
+                FailureClass::Unexpected,
+                format!("{key}: stored value is not a record: {e}"),
+            )
+        })?;
         match fields {
             FieldSet::All => {
                 for (i, name) in self.fields.iter().enumerate() {
@@ -162,17 +218,34 @@ impl Binding for EtcdBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         let opts = self.get_options();
-        let resp = self.client.get(self.key(key), Some(opts)).await.map_err(classify)?;
-        let kv = resp.kvs().first().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        let resp = self
+            .client
+            .get(self.key(key), Some(opts))
+            .await
+            .map_err(classify)?;
+        let kv = resp
+            .kvs()
+            .first()
+            .ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
         self.decode(key, kv.value(), fields, out)
     }
 
-    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         out.clear();
         // Range [prefix+start, end of prefix): '/' + 1 is '0'.
         let end = format!("{}0", self.prefix.trim_end_matches('/'));
         let opts = self.get_options().with_range(end).with_limit(count as i64);
-        let resp = self.client.get(self.key(start_key), Some(opts)).await.map_err(classify)?;
+        let resp = self
+            .client
+            .get(self.key(start_key), Some(opts))
+            .await
+            .map_err(classify)?;
         for kv in resp.kvs() {
             let k = String::from_utf8_lossy(kv.key());
             let k = k.strip_prefix(&self.prefix).unwrap_or(&k).to_string();
@@ -185,42 +258,76 @@ impl Binding for EtcdBinding {
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let full = self.key(key);
-        let resp = self.client.get(full.clone(), None).await.map_err(classify)?;
-        let kv = resp.kvs().first().ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
-        let mut record: Record = serde_json::from_slice(kv.value())
-            .map_err(|e| OpError::new(FailureClass::Unexpected, format!("{key}: stored value is not a record: {e}")))?;
+        let resp = self
+            .client
+            .get(full.clone(), None)
+            .await
+            .map_err(classify)?;
+        let kv = resp
+            .kvs()
+            .first()
+            .ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
+        let mut record: Record = serde_json::from_slice(kv.value()).map_err(|e| {
+            OpError::new(
+                FailureClass::Unexpected,
+                format!("{key}: stored value is not a record: {e}"),
+            )
+        })?;
         for (f, v) in values {
             record.insert(self.fields[*f].clone(), v.clone());
         }
         let value = serde_json::to_string(&record).expect("strings serialise");
         let txn = Txn::new()
-            .when([Compare::mod_revision(full.clone(), CompareOp::Equal, kv.mod_revision())])
+            .when([Compare::mod_revision(
+                full.clone(),
+                CompareOp::Equal,
+                kv.mod_revision(),
+            )])
             .and_then([TxnOp::put(full, value, None)]);
         let r = self.client.txn(txn).await.map_err(classify)?;
         if !r.succeeded() {
-            return Err(OpError::new(FailureClass::Conflict, format!("{key} changed during the update")));
+            return Err(OpError::new(
+                FailureClass::Conflict,
+                format!("{key} changed during the update"),
+            ));
         }
         Ok(())
     }
 
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let value = self.encode(values);
-        self.client.put(self.key(key), value, None).await.map_err(classify)?;
+        self.client
+            .put(self.key(key), value, None)
+            .await
+            .map_err(classify)?;
         Ok(())
     }
 
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
         for chunk in records.chunks(self.max_txn_ops) {
-            let ops: Vec<TxnOp> = chunk.iter().map(|r| TxnOp::put(self.key(&r.key), self.encode(&r.values), None)).collect();
-            self.client.txn(Txn::new().and_then(ops)).await.map_err(classify)?;
+            let ops: Vec<TxnOp> = chunk
+                .iter()
+                .map(|r| TxnOp::put(self.key(&r.key), self.encode(&r.values), None))
+                .collect();
+            self.client
+                .txn(Txn::new().and_then(ops))
+                .await
+                .map_err(classify)?;
         }
         Ok(())
     }
 
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
-        let resp = self.client.delete(self.key(key), None).await.map_err(classify)?;
+        let resp = self
+            .client
+            .delete(self.key(key), None)
+            .await
+            .map_err(classify)?;
         if resp.deleted() == 0 {
-            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
         }
         Ok(())
     }

@@ -41,7 +41,8 @@ impl MysqlFactory {
         if u.scheme() == "mariadb" {
             let _ = u.set_scheme("mysql");
         }
-        let base = Opts::from_url(u.as_str()).map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
+        let base = Opts::from_url(u.as_str())
+            .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
         // Report rows matched, not rows changed, so an update that writes the same value is not "not found".
         let opts: Opts = OptsBuilder::from_opts(base).client_found_rows(true).into();
         let engine = config.option("engine", "InnoDB").to_string();
@@ -49,31 +50,60 @@ impl MysqlFactory {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
         }
         let shared = Shared {
-            statements: Statements::new(&config.schema.table, &config.schema.field_names, Placeholder::Question),
+            statements: Statements::new(
+                &config.schema.table,
+                &config.schema.field_names,
+                Placeholder::Question,
+            ),
             prepared: config.choice("mysql", "prepared", "true", &["true", "false"])? == "true",
             opts,
             url,
         };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(shared.prepare_schema(config.drop_schema, config.create_schema, &engine))?;
-        Ok(MysqlFactory { shared: std::sync::Arc::new(shared) })
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(shared.prepare_schema(
+            config.drop_schema,
+            config.create_schema,
+            &engine,
+        ))?;
+        Ok(MysqlFactory {
+            shared: std::sync::Arc::new(shared),
+        })
     }
 }
 
 impl Shared {
     async fn conn(&self) -> Result<Conn, BindingError> {
-        Conn::new(self.opts.clone()).await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+        Conn::new(self.opts.clone())
+            .await
+            .map_err(|e| BindingError::Connect {
+                url: self.url.clone(),
+                reason: e.to_string(),
+            })
     }
 
-    async fn prepare_schema(&self, drop: bool, create: bool, engine: &str) -> Result<(), BindingError> {
+    async fn prepare_schema(
+        &self,
+        drop: bool,
+        create: bool,
+        engine: &str,
+    ) -> Result<(), BindingError> {
         let mut c = self.conn().await?;
         let st = &self.statements;
-        let err = |what: &str, e: mysql_async::Error| BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url));
+        let err = |what: &str, e: mysql_async::Error| {
+            BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url))
+        };
         if drop {
-            c.query_drop(st.drop_table()).await.map_err(|e| err("cannot drop", e))?;
+            c.query_drop(st.drop_table())
+                .await
+                .map_err(|e| err("cannot drop", e))?;
         }
         if create {
-            c.query_drop(st.create_table("TEXT", &format!(" ENGINE={engine}"))).await.map_err(|e| err("cannot create", e))?;
+            c.query_drop(st.create_table("TEXT", &format!(" ENGINE={engine}")))
+                .await
+                .map_err(|e| err("cannot create", e))?;
         }
         let n: Option<u64> = c
             .exec_first("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", (st.table.clone(),))
@@ -94,7 +124,10 @@ impl BindingFactory for MysqlFactory {
     type Binding = MysqlBinding;
 
     async fn connect(&self, _worker: usize) -> Result<MysqlBinding, BindingError> {
-        Ok(MysqlBinding { conn: Some(self.shared.conn().await?), shared: self.shared.clone() })
+        Ok(MysqlBinding {
+            conn: Some(self.shared.conn().await?),
+            shared: self.shared.clone(),
+        })
     }
 
     fn batches_inserts(&self) -> bool {
@@ -117,7 +150,9 @@ fn classify(e: mysql_async::Error) -> OpError {
             _ => FailureClass::Other,
         },
         mysql_async::Error::Io(_) => FailureClass::Unavailable,
-        mysql_async::Error::Driver(d) if d.to_string().contains("closed") => FailureClass::Unavailable,
+        mysql_async::Error::Driver(d) if d.to_string().contains("closed") => {
+            FailureClass::Unavailable
+        }
         _ => FailureClass::Other,
     };
     OpError::new(class, e.to_string())
@@ -134,7 +169,11 @@ fn not_found(key: &str) -> OpError {
 impl MysqlBinding {
     async fn conn(&mut self) -> Result<&mut Conn, OpError> {
         if self.conn.is_none() {
-            let c = self.shared.conn().await.map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+            let c = self
+                .shared
+                .conn()
+                .await
+                .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
             self.conn = Some(c);
         }
         Ok(self.conn.as_mut().expect("just connected"))
@@ -225,21 +264,49 @@ impl Binding for MysqlBinding {
         let mut rows = self.rows(&sql, vec![text(key)]).await?;
         let row = rows.pop().ok_or_else(|| not_found(key))?;
         for (i, c) in self.columns_of(fields).into_iter().enumerate() {
-            out.push((c, row.get::<Option<String>, _>(i).flatten().unwrap_or_default()));
+            out.push((
+                c,
+                row.get::<Option<String>, _>(i)
+                    .flatten()
+                    .unwrap_or_default(),
+            ));
         }
         Ok(())
     }
 
-    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         out.clear();
         let sql = match fields {
             FieldSet::All => self.shared.statements.scan_all.clone(),
             FieldSet::One(i) => self.shared.statements.scan_one[i].clone(),
         };
         let cols = self.columns_of(fields);
-        for row in self.rows(&sql, vec![text(start_key), Value::UInt(count as u64)]).await? {
-            let key: String = row.get::<Option<String>, _>(0).flatten().unwrap_or_default();
-            let values = cols.iter().enumerate().map(|(i, c)| (*c, row.get::<Option<String>, _>(i + 1).flatten().unwrap_or_default())).collect();
+        for row in self
+            .rows(&sql, vec![text(start_key), Value::UInt(count as u64)])
+            .await?
+        {
+            let key: String = row
+                .get::<Option<String>, _>(0)
+                .flatten()
+                .unwrap_or_default();
+            let values = cols
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    (
+                        *c,
+                        row.get::<Option<String>, _>(i + 1)
+                            .flatten()
+                            .unwrap_or_default(),
+                    )
+                })
+                .collect();
             out.push((key, values));
         }
         Ok(())
@@ -251,7 +318,11 @@ impl Binding for MysqlBinding {
             [(f, _)] => st.update_one[*f].clone(),
             _ => st.update_fields(&values.iter().map(|(f, _)| *f).collect::<Vec<_>>()),
         };
-        let params = values.iter().map(|(_, v)| text(v)).chain(std::iter::once(text(key))).collect();
+        let params = values
+            .iter()
+            .map(|(_, v)| text(v))
+            .chain(std::iter::once(text(key)))
+            .collect();
         if self.execute(&sql, params).await? == 0 {
             return Err(not_found(key));
         }
@@ -261,7 +332,9 @@ impl Binding for MysqlBinding {
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let n = self.shared.statements.columns.len();
         let sql = self.shared.statements.insert.clone();
-        let params = std::iter::once(text(key)).chain(full_row(values, n)).collect();
+        let params = std::iter::once(text(key))
+            .chain(full_row(values, n))
+            .collect();
         self.execute(&sql, params).await?;
         Ok(())
     }
@@ -269,7 +342,10 @@ impl Binding for MysqlBinding {
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
         let n = self.shared.statements.columns.len();
         let sql = self.shared.statements.multi_row_insert(records.len());
-        let params = records.iter().flat_map(|r| std::iter::once(text(&r.key)).chain(full_row(&r.values, n))).collect();
+        let params = records
+            .iter()
+            .flat_map(|r| std::iter::once(text(&r.key)).chain(full_row(&r.values, n)))
+            .collect();
         self.execute(&sql, params).await?;
         Ok(())
     }

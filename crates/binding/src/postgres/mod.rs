@@ -63,13 +63,36 @@ impl PostgresFactory {
             .as_str()
             .parse()
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
-        pg.connect_timeout(Duration::from_millis(config.u64_option("postgres", "connect_timeout_ms", 10_000)?));
+        pg.connect_timeout(Duration::from_millis(config.u64_option(
+            "postgres",
+            "connect_timeout_ms",
+            10_000,
+        )?));
         pg.application_name("scalebench");
-        let sync = config.choice("postgres", "synchronous_commit", "server", &["server", "on", "off", "local", "remote_write", "remote_apply"])?;
+        let sync = config.choice(
+            "postgres",
+            "synchronous_commit",
+            "server",
+            &[
+                "server",
+                "on",
+                "off",
+                "local",
+                "remote_write",
+                "remote_apply",
+            ],
+        )?;
         let shared = Shared {
-            statements: Statements::new(&config.schema.table, &config.schema.field_names, Placeholder::Dollar),
+            statements: Statements::new(
+                &config.schema.table,
+                &config.schema.field_names,
+                Placeholder::Dollar,
+            ),
             prepared: bool_option(config, "prepared", "true")?,
-            batch_mode: match config.choice("postgres", "batch_mode", "multirow", &["multirow", "copy"])?.as_str() {
+            batch_mode: match config
+                .choice("postgres", "batch_mode", "multirow", &["multirow", "copy"])?
+                .as_str()
+            {
                 "copy" => BatchMode::Copy,
                 _ => BatchMode::MultiRow,
             },
@@ -77,20 +100,32 @@ impl PostgresFactory {
             config: pg,
             url,
         };
-        let factory = PostgresFactory { shared: std::sync::Arc::new(shared) };
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(factory.shared.prepare_schema(config.drop_schema, config.create_schema))?;
+        let factory = PostgresFactory {
+            shared: std::sync::Arc::new(shared),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(
+            factory
+                .shared
+                .prepare_schema(config.drop_schema, config.create_schema),
+        )?;
         Ok(factory)
     }
 }
 
 impl Shared {
     async fn client(&self) -> Result<Client, BindingError> {
-        let (client, connection) = self
-            .config
-            .connect(NoTls)
-            .await
-            .map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })?;
+        let (client, connection) =
+            self.config
+                .connect(NoTls)
+                .await
+                .map_err(|e| BindingError::Connect {
+                    url: self.url.clone(),
+                    reason: e.to_string(),
+                })?;
         tokio::spawn(async move {
             // Ends when the client is dropped or the server goes away; operations then report it.
             let _ = connection.await;
@@ -107,12 +142,20 @@ impl Shared {
     async fn prepare_schema(&self, drop: bool, create: bool) -> Result<(), BindingError> {
         let client = self.client().await?;
         let st = &self.statements;
-        let schema_err = |what: &str, e: tokio_postgres::Error| BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url));
+        let schema_err = |what: &str, e: tokio_postgres::Error| {
+            BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url))
+        };
         if drop {
-            client.batch_execute(&st.drop_table()).await.map_err(|e| schema_err("cannot drop", e))?;
+            client
+                .batch_execute(&st.drop_table())
+                .await
+                .map_err(|e| schema_err("cannot drop", e))?;
         }
         if create {
-            client.batch_execute(&st.create_table("TEXT", "")).await.map_err(|e| schema_err("cannot create", e))?;
+            client
+                .batch_execute(&st.create_table("TEXT", ""))
+                .await
+                .map_err(|e| schema_err("cannot create", e))?;
         }
         let exists = client
             .query_one("SELECT to_regclass($1) IS NOT NULL", &[&st.table])
@@ -134,9 +177,16 @@ impl BindingFactory for PostgresFactory {
 
     async fn connect(&self, _worker: usize) -> Result<PostgresBinding, BindingError> {
         let client = self.shared.client().await?;
-        let mut b = PostgresBinding { shared: self.shared.clone(), client, prepared: None, batch_statements: HashMap::new() };
+        let mut b = PostgresBinding {
+            shared: self.shared.clone(),
+            client,
+            prepared: None,
+            batch_statements: HashMap::new(),
+        };
         if self.shared.prepared {
-            b.prepare().await.map_err(|e| BindingError::Other(format!("cannot prepare statements: {}", e.message)))?;
+            b.prepare().await.map_err(|e| {
+                BindingError::Other(format!("cannot prepare statements: {}", e.message))
+            })?;
         }
         Ok(b)
     }
@@ -166,7 +216,12 @@ pub struct PostgresBinding {
 
 fn classify(e: tokio_postgres::Error) -> OpError {
     let class = match e.code() {
-        Some(c) if *c == SqlState::UNIQUE_VIOLATION || *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::LOCK_NOT_AVAILABLE => {
+        Some(c)
+            if *c == SqlState::UNIQUE_VIOLATION
+                || *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED
+                || *c == SqlState::LOCK_NOT_AVAILABLE =>
+        {
             FailureClass::Conflict
         }
         Some(c) if *c == SqlState::QUERY_CANCELED => FailureClass::Timeout,
@@ -238,7 +293,11 @@ impl PostgresBinding {
         if !self.client.is_closed() {
             return Ok(());
         }
-        let client = self.factory().client().await.map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+        let client = self
+            .factory()
+            .client()
+            .await
+            .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
         self.client = client;
         if self.factory().prepared {
             self.prepare().await?;
@@ -252,7 +311,9 @@ impl PostgresBinding {
         let mut affected = 0;
         for m in self.client.simple_query(sql).await.map_err(classify)? {
             match m {
-                SimpleQueryMessage::Row(r) => rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect()),
+                SimpleQueryMessage::Row(r) => {
+                    rows.push((0..r.len()).map(|i| r.get(i).map(str::to_string)).collect())
+                }
                 SimpleQueryMessage::CommandComplete(n) => affected = n,
                 _ => {}
             }
@@ -278,7 +339,12 @@ impl Binding for PostgresBinding {
                 FieldSet::All => &p.read_all,
                 FieldSet::One(i) => &p.read_one[i],
             };
-            let row = self.client.query_opt(stmt, &[&key]).await.map_err(classify)?.ok_or_else(|| not_found(key))?;
+            let row = self
+                .client
+                .query_opt(stmt, &[&key])
+                .await
+                .map_err(classify)?
+                .ok_or_else(|| not_found(key))?;
             for (i, c) in cols.into_iter().enumerate() {
                 out.push((c, row.get::<_, Option<String>>(i).unwrap_or_default()));
             }
@@ -291,12 +357,22 @@ impl Binding for PostgresBinding {
             .replace("$1", &literal(key));
             let (rows, _) = self.simple(&sql).await?;
             let row = rows.into_iter().next().ok_or_else(|| not_found(key))?;
-            out.extend(cols.into_iter().zip(row).map(|(c, v)| (c, v.unwrap_or_default())));
+            out.extend(
+                cols.into_iter()
+                    .zip(row)
+                    .map(|(c, v)| (c, v.unwrap_or_default())),
+            );
         }
         Ok(())
     }
 
-    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         self.ensure_connected().await?;
         out.clear();
         let cols = self.columns_of(fields);
@@ -306,9 +382,18 @@ impl Binding for PostgresBinding {
                 FieldSet::One(i) => &p.scan_one[i],
             };
             let limit = count as i64;
-            for row in self.client.query(stmt, &[&start_key, &limit]).await.map_err(classify)? {
+            for row in self
+                .client
+                .query(stmt, &[&start_key, &limit])
+                .await
+                .map_err(classify)?
+            {
                 let key: String = row.get(0);
-                let values = cols.iter().enumerate().map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default())).collect();
+                let values = cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default()))
+                    .collect();
                 out.push((key, values));
             }
         } else {
@@ -322,7 +407,13 @@ impl Binding for PostgresBinding {
             let (rows, _) = self.simple(&sql).await?;
             for mut row in rows {
                 let key = row.remove(0).unwrap_or_default();
-                out.push((key, cols.iter().copied().zip(row.into_iter().map(Option::unwrap_or_default)).collect()));
+                out.push((
+                    key,
+                    cols.iter()
+                        .copied()
+                        .zip(row.into_iter().map(Option::unwrap_or_default))
+                        .collect(),
+                ));
             }
         }
         Ok(())
@@ -331,18 +422,37 @@ impl Binding for PostgresBinding {
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         self.ensure_connected().await?;
         let n = self.factory().statements.columns.len();
-        let all_in_order = values.len() == n && values.iter().enumerate().all(|(i, (f, _))| *f == i);
+        let all_in_order =
+            values.len() == n && values.iter().enumerate().all(|(i, (f, _))| *f == i);
         let changed = match (&self.prepared, values.as_slice()) {
-            (Some(p), [(f, v)]) => self.client.execute(&p.update_one[*f], &[v, &key]).await.map_err(classify)?,
+            (Some(p), [(f, v)]) => self
+                .client
+                .execute(&p.update_one[*f], &[v, &key])
+                .await
+                .map_err(classify)?,
             (Some(p), _) if all_in_order => {
-                let mut params: Vec<&(dyn ToSql + Sync)> = values.iter().map(|(_, v)| v as &(dyn ToSql + Sync)).collect();
+                let mut params: Vec<&(dyn ToSql + Sync)> = values
+                    .iter()
+                    .map(|(_, v)| v as &(dyn ToSql + Sync))
+                    .collect();
                 params.push(&key);
-                self.client.execute(&p.update_all, &params).await.map_err(classify)?
+                self.client
+                    .execute(&p.update_all, &params)
+                    .await
+                    .map_err(classify)?
             }
             _ => {
                 let st = &self.factory().statements;
-                let sets: Vec<String> = values.iter().map(|(f, v)| format!("{} = {}", st.columns[*f], literal(v))).collect();
-                let sql = format!("UPDATE {} SET {} WHERE YCSB_KEY = {}", st.table, sets.join(", "), literal(key));
+                let sets: Vec<String> = values
+                    .iter()
+                    .map(|(f, v)| format!("{} = {}", st.columns[*f], literal(v)))
+                    .collect();
+                let sql = format!(
+                    "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+                    st.table,
+                    sets.join(", "),
+                    literal(key)
+                );
                 self.simple(&sql).await?.1
             }
         };
@@ -359,7 +469,10 @@ impl Binding for PostgresBinding {
             params.push(&key);
             let full = full_row(values, self.factory().statements.columns.len());
             params.extend(full.iter().map(|v| v as &(dyn ToSql + Sync)));
-            self.client.execute(&p.insert, &params).await.map_err(classify)?;
+            self.client
+                .execute(&p.insert, &params)
+                .await
+                .map_err(classify)?;
         } else {
             let sql = insert_literal(&self.factory().statements, std::iter::once((key, values)));
             self.simple(&sql).await?;
@@ -373,8 +486,16 @@ impl Binding for PostgresBinding {
         match (self.factory().batch_mode, self.prepared.is_some()) {
             (BatchMode::Copy, _) => {
                 let st = &self.factory().statements;
-                let sql = format!("COPY {} (YCSB_KEY, {}) FROM STDIN", st.table, st.columns.join(", "));
-                let sink = self.client.copy_in::<_, bytes::Bytes>(&sql).await.map_err(classify)?;
+                let sql = format!(
+                    "COPY {} (YCSB_KEY, {}) FROM STDIN",
+                    st.table,
+                    st.columns.join(", ")
+                );
+                let sink = self
+                    .client
+                    .copy_in::<_, bytes::Bytes>(&sql)
+                    .await
+                    .map_err(classify)?;
                 let mut text = String::with_capacity(records.len() * (n * 100 + 32));
                 for r in records {
                     text.push_str(&copy_escape(&r.key));
@@ -385,7 +506,9 @@ impl Binding for PostgresBinding {
                     text.push('\n');
                 }
                 futures::pin_mut!(sink);
-                sink.send(bytes::Bytes::from(text)).await.map_err(classify)?;
+                sink.send(bytes::Bytes::from(text))
+                    .await
+                    .map_err(classify)?;
                 sink.finish().await.map_err(classify)?;
             }
             (BatchMode::MultiRow, true) => {
@@ -394,8 +517,10 @@ impl Binding for PostgresBinding {
                     let stmt = self.client.prepare(&sql).await.map_err(classify)?;
                     self.batch_statements.insert(records.len(), stmt);
                 }
-                let rows: Vec<Vec<String>> = records.iter().map(|r| full_row(&r.values, n)).collect();
-                let mut params: Vec<&(dyn ToSql + Sync)> = Vec::with_capacity(records.len() * (n + 1));
+                let rows: Vec<Vec<String>> =
+                    records.iter().map(|r| full_row(&r.values, n)).collect();
+                let mut params: Vec<&(dyn ToSql + Sync)> =
+                    Vec::with_capacity(records.len() * (n + 1));
                 for (r, row) in records.iter().zip(&rows) {
                     params.push(&r.key);
                     params.extend(row.iter().map(|v| v as &(dyn ToSql + Sync)));
@@ -404,7 +529,10 @@ impl Binding for PostgresBinding {
                 self.client.execute(stmt, &params).await.map_err(classify)?;
             }
             (BatchMode::MultiRow, false) => {
-                let sql = insert_literal(&self.factory().statements, records.iter().map(|r| (r.key.as_str(), &r.values)));
+                let sql = insert_literal(
+                    &self.factory().statements,
+                    records.iter().map(|r| (r.key.as_str(), &r.values)),
+                );
                 self.simple(&sql).await?;
             }
         }
@@ -414,9 +542,17 @@ impl Binding for PostgresBinding {
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         self.ensure_connected().await?;
         let changed = match &self.prepared {
-            Some(p) => self.client.execute(&p.delete, &[&key]).await.map_err(classify)?,
+            Some(p) => self
+                .client
+                .execute(&p.delete, &[&key])
+                .await
+                .map_err(classify)?,
             None => {
-                let sql = self.factory().statements.delete.replace("$1", &literal(key));
+                let sql = self
+                    .factory()
+                    .statements
+                    .delete
+                    .replace("$1", &literal(key));
                 self.simple(&sql).await?.1
             }
         };
@@ -436,17 +572,29 @@ fn full_row(values: &Fields, n: usize) -> Vec<String> {
     row
 }
 
-fn insert_literal<'a>(st: &Statements, rows: impl Iterator<Item = (&'a str, &'a Fields)>) -> String {
+fn insert_literal<'a>(
+    st: &Statements,
+    rows: impl Iterator<Item = (&'a str, &'a Fields)>,
+) -> String {
     let n = st.columns.len();
     let values: Vec<String> = rows
         .map(|(k, v)| {
-            let cols: Vec<String> = std::iter::once(literal(k)).chain(full_row(v, n).iter().map(|s| literal(s))).collect();
+            let cols: Vec<String> = std::iter::once(literal(k))
+                .chain(full_row(v, n).iter().map(|s| literal(s)))
+                .collect();
             format!("({})", cols.join(", "))
         })
         .collect();
-    format!("INSERT INTO {} (YCSB_KEY, {}) VALUES {}", st.table, st.columns.join(", "), values.join(", "))
+    format!(
+        "INSERT INTO {} (YCSB_KEY, {}) VALUES {}",
+        st.table,
+        st.columns.join(", "),
+        values.join(", ")
+    )
 }
 
 fn copy_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('\t', "\\t").replace('\n', "\\n")
+    s.replace('\\', "\\\\")
+        .replace('\t', "\\t")
+        .replace('\n', "\\n")
 }

@@ -40,7 +40,9 @@ enum Target {
 impl Target {
     async fn connect(&self) -> Result<Conn, RedisError> {
         Ok(match self {
-            Target::Single(c, cfg) => Conn::Single(c.get_multiplexed_async_connection_with_config(cfg).await?),
+            Target::Single(c, cfg) => {
+                Conn::Single(c.get_multiplexed_async_connection_with_config(cfg).await?)
+            }
             Target::Cluster(c) => Conn::Cluster(c.get_async_connection().await?),
         })
     }
@@ -59,7 +61,8 @@ pub struct RedisFactory {
 impl RedisFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
-        let bad = |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
+        let bad =
+            |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
         let u = config.url.url();
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
         let response_timeout = match config.u64_option("redis", "response_timeout_ms", 0)? {
@@ -68,11 +71,17 @@ impl RedisFactory {
         };
         let connect_timeout = Duration::from_secs(10);
         let target = if u.scheme() == "redis+cluster" {
-            let mut seeds = vec![seed_url(u, u.host_str().unwrap_or("127.0.0.1"), u.port().unwrap_or(6379))];
+            let mut seeds = vec![seed_url(
+                u,
+                u.host_str().unwrap_or("127.0.0.1"),
+                u.port().unwrap_or(6379),
+            )];
             if let Some((_, list)) = u.query_pairs().find(|(k, _)| k == "seeds") {
                 for s in list.split(',').filter(|s| !s.is_empty()) {
                     let (h, p) = s.rsplit_once(':').unwrap_or((s, "6379"));
-                    let port = p.parse().map_err(|_| BindingError::Config(format!("invalid seed '{s}' in '{url}'")))?;
+                    let port = p.parse().map_err(|_| {
+                        BindingError::Config(format!("invalid seed '{s}' in '{url}'"))
+                    })?;
                     seeds.push(seed_url(u, h, port));
                 }
             }
@@ -93,14 +102,21 @@ impl RedisFactory {
             wait_replicas: config.u64_option("redis", "wait_replicas", 0)?,
             wait_timeout_ms: config.u64_option("redis", "wait_timeout_ms", 100)?,
             scan_index: config.choice("redis", "scan_index", "true", &["true", "false"])? == "true",
-            pipeline_load: config.choice("redis", "pipeline_load", "true", &["true", "false"])? == "true",
+            pipeline_load: config.choice("redis", "pipeline_load", "true", &["true", "false"])?
+                == "true",
         };
         // Fail now, with the URL, rather than in every worker.
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| BindingError::Other(e.to_string()))?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(async {
             let mut c = factory.connection().await?;
             let pong: Result<String, _> = c.query(&redis::cmd("PING")).await;
-            pong.map_err(|e| BindingError::Connect { url: factory.url.clone(), reason: e.to_string() })?;
+            pong.map_err(|e| BindingError::Connect {
+                url: factory.url.clone(),
+                reason: e.to_string(),
+            })?;
             if config.drop_schema {
                 // Redis has no table: dropping the schema means removing this workload's data.
                 let _: Result<(), _> = c.query(&redis::cmd("FLUSHALL")).await;
@@ -111,7 +127,13 @@ impl RedisFactory {
     }
 
     async fn connection(&self) -> Result<Conn, BindingError> {
-        self.target.connect().await.map_err(|e| BindingError::Connect { url: self.url.clone(), reason: e.to_string() })
+        self.target
+            .connect()
+            .await
+            .map_err(|e| BindingError::Connect {
+                url: self.url.clone(),
+                reason: e.to_string(),
+            })
     }
 }
 
@@ -183,7 +205,11 @@ pub struct RedisBinding {
 fn classify(e: RedisError) -> OpError {
     let class = if e.is_timeout() {
         FailureClass::Timeout
-    } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_unrecoverable_error() {
+    } else if e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_unrecoverable_error()
+    {
         FailureClass::Unavailable
     } else {
         match e.kind() {
@@ -207,7 +233,12 @@ impl RedisBinding {
     async fn conn(&mut self) -> Result<&mut Conn, OpError> {
         if self.conn.is_none() {
             let conn = self.target.connect().await;
-            let conn = conn.map_err(|e| OpError::new(FailureClass::Unavailable, format!("cannot reconnect to {}: {e}", self.url)))?;
+            let conn = conn.map_err(|e| {
+                OpError::new(
+                    FailureClass::Unavailable,
+                    format!("cannot reconnect to {}: {e}", self.url),
+                )
+            })?;
             self.conn = Some(conn);
         }
         Ok(self.conn.as_mut().expect("just connected"))
@@ -238,11 +269,20 @@ impl RedisBinding {
         if self.wait_replicas == 0 {
             return Ok(());
         }
-        let acked: u64 = self.run(redis::cmd("WAIT").arg(self.wait_replicas).arg(self.wait_timeout_ms)).await?;
+        let acked: u64 = self
+            .run(
+                redis::cmd("WAIT")
+                    .arg(self.wait_replicas)
+                    .arg(self.wait_timeout_ms),
+            )
+            .await?;
         if acked < self.wait_replicas {
             return Err(OpError::new(
                 FailureClass::Timeout,
-                format!("WAIT: {acked} of {} replicas acknowledged within {} ms", self.wait_replicas, self.wait_timeout_ms),
+                format!(
+                    "WAIT: {acked} of {} replicas acknowledged within {} ms",
+                    self.wait_replicas, self.wait_timeout_ms
+                ),
             ));
         }
         Ok(())
@@ -300,18 +340,38 @@ impl Binding for RedisBinding {
         out.clear();
         let values: Vec<Option<String>> = self.run(&self.hmget(key, fields)).await?;
         if !self.fill(fields, values, out) {
-            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
         }
         Ok(())
     }
 
-    async fn scan(&mut self, start_key: &str, count: usize, fields: FieldSet, out: &mut Vec<(String, Fields)>) -> Result<(), OpError> {
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
         out.clear();
         if !self.scan_index {
-            return Err(OpError::new(FailureClass::Other, "scans need redis.scan_index=true"));
+            return Err(OpError::new(
+                FailureClass::Other,
+                "scans need redis.scan_index=true",
+            ));
         }
         let keys: Vec<String> = self
-            .run(redis::cmd("ZRANGEBYLEX").arg(INDEX_KEY).arg(format!("[{start_key}")).arg("+").arg("LIMIT").arg(0).arg(count))
+            .run(
+                redis::cmd("ZRANGEBYLEX")
+                    .arg(INDEX_KEY)
+                    .arg(format!("[{start_key}"))
+                    .arg("+")
+                    .arg("LIMIT")
+                    .arg(0)
+                    .arg(count),
+            )
             .await?;
         let cluster = self.conn().await?.is_cluster();
         let rows: Vec<Vec<Option<String>>> = if cluster {
@@ -377,7 +437,10 @@ impl Binding for RedisBinding {
             let _: i64 = self.run(redis::cmd("ZREM").arg(INDEX_KEY).arg(key)).await?;
         }
         if removed == 0 {
-            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
         }
         self.wait_for_replicas().await
     }

@@ -16,13 +16,30 @@ use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 pub const INFO: BindingInfo = BindingInfo {
     name: "sqlite",
     schemes: &["sqlite"],
-    summary: "embedded SQLite (bundled); the default database, in a temporary file unless --db is given",
+    summary:
+        "embedded SQLite (bundled); the default database, in a temporary file unless --db is given",
     url_example: "sqlite:///path/to/file.db",
     options: &[
-        OptionInfo { name: "journal_mode", default: "WAL", help: "PRAGMA journal_mode: WAL, DELETE, TRUNCATE, PERSIST, MEMORY or OFF" },
-        OptionInfo { name: "synchronous", default: "NORMAL", help: "PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA (durability of each commit)" },
-        OptionInfo { name: "busy_timeout_ms", default: "10000", help: "how long a writer waits for another connection's lock before failing as timeout" },
-        OptionInfo { name: "cache_size_kib", default: "16384", help: "page cache per connection in KiB (PRAGMA cache_size)" },
+        OptionInfo {
+            name: "journal_mode",
+            default: "WAL",
+            help: "PRAGMA journal_mode: WAL, DELETE, TRUNCATE, PERSIST, MEMORY or OFF",
+        },
+        OptionInfo {
+            name: "synchronous",
+            default: "NORMAL",
+            help: "PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA (durability of each commit)",
+        },
+        OptionInfo {
+            name: "busy_timeout_ms",
+            default: "10000",
+            help: "how long a writer waits for another connection's lock before failing as timeout",
+        },
+        OptionInfo {
+            name: "cache_size_kib",
+            default: "16384",
+            help: "page cache per connection in KiB (PRAGMA cache_size)",
+        },
     ],
 };
 
@@ -41,20 +58,49 @@ impl SqliteFactory {
         let path = path_of(config)?;
         let factory = SqliteFactory {
             table: config.schema.table.clone(),
-            columns: config.schema.field_names.iter().map(|f| f.to_ascii_uppercase()).collect(),
-            journal_mode: config.choice("sqlite", "journal_mode", "WAL", &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"])?,
-            synchronous: config.choice("sqlite", "synchronous", "NORMAL", &["OFF", "NORMAL", "FULL", "EXTRA"])?,
-            busy_timeout: Duration::from_millis(config.u64_option("sqlite", "busy_timeout_ms", 10_000)?),
+            columns: config
+                .schema
+                .field_names
+                .iter()
+                .map(|f| f.to_ascii_uppercase())
+                .collect(),
+            journal_mode: config.choice(
+                "sqlite",
+                "journal_mode",
+                "WAL",
+                &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"],
+            )?,
+            synchronous: config.choice(
+                "sqlite",
+                "synchronous",
+                "NORMAL",
+                &["OFF", "NORMAL", "FULL", "EXTRA"],
+            )?,
+            busy_timeout: Duration::from_millis(config.u64_option(
+                "sqlite",
+                "busy_timeout_ms",
+                10_000,
+            )?),
             cache_size_kib: config.u64_option("sqlite", "cache_size_kib", 16_384)?,
             path,
         };
         let conn = factory.connection()?;
         if config.drop_schema {
             conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", factory.table))
-                .map_err(|e| BindingError::Schema(format!("cannot drop table '{}' in '{}': {e}", factory.table, factory.path.display())))?;
+                .map_err(|e| {
+                    BindingError::Schema(format!(
+                        "cannot drop table '{}' in '{}': {e}",
+                        factory.table,
+                        factory.path.display()
+                    ))
+                })?;
         }
         if config.create_schema {
-            let cols: Vec<String> = factory.columns.iter().map(|c| format!("{c} TEXT")).collect();
+            let cols: Vec<String> = factory
+                .columns
+                .iter()
+                .map(|c| format!("{c} TEXT"))
+                .collect();
             conn.execute_batch(&format!(
                 "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}) WITHOUT ROWID;",
                 factory.table,
@@ -74,7 +120,11 @@ impl SqliteFactory {
         conn.busy_timeout(self.busy_timeout).map_err(other)?;
         // journal_mode returns a row; the others do not.
         let _: String = conn
-            .query_row(&format!("PRAGMA journal_mode={}", self.journal_mode), [], |r| r.get(0))
+            .query_row(
+                &format!("PRAGMA journal_mode={}", self.journal_mode),
+                [],
+                |r| r.get(0),
+            )
             .map_err(other)?;
         conn.execute_batch(&format!(
             "PRAGMA synchronous={}; PRAGMA cache_size=-{};",
@@ -87,7 +137,11 @@ impl SqliteFactory {
 
     fn check_table(&self, conn: &Connection) -> Result<(), BindingError> {
         let sql: Option<String> = conn
-            .query_row("SELECT sql FROM sqlite_master WHERE type='table' AND name=?1 COLLATE NOCASE", [&self.table], |r| r.get(0))
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE type='table' AND name=?1 COLLATE NOCASE",
+                [&self.table],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(other)?;
         let Some(_) = sql else {
@@ -97,13 +151,19 @@ impl SqliteFactory {
                 self.path.display()
             )));
         };
-        let mut stmt = conn.prepare(&format!("PRAGMA table_info({})", self.table)).map_err(other)?;
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({})", self.table))
+            .map_err(other)?;
         let existing: Vec<String> = stmt
             .query_map([], |r| r.get::<_, String>(1))
             .map_err(other)?
             .collect::<Result<_, _>>()
             .map_err(other)?;
-        if let Some(missing) = self.columns.iter().find(|c| !existing.iter().any(|e| e.eq_ignore_ascii_case(c))) {
+        if let Some(missing) = self
+            .columns
+            .iter()
+            .find(|c| !existing.iter().any(|e| e.eq_ignore_ascii_case(c)))
+        {
             return Err(BindingError::Schema(format!(
                 "table '{}' in '{}' has no column {missing}: it was created for another fieldcount or fieldnameprefix",
                 self.table,
@@ -137,7 +197,9 @@ fn classify(e: rusqlite::Error) -> OpError {
     let class = match e.sqlite_error_code() {
         Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => FailureClass::Timeout,
         Some(ErrorCode::ConstraintViolation) => FailureClass::Conflict,
-        Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly) | Some(ErrorCode::DiskFull) => FailureClass::Unavailable,
+        Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly) | Some(ErrorCode::DiskFull) => {
+            FailureClass::Unavailable
+        }
         _ => FailureClass::Other,
     };
     OpError::new(class, e.to_string())
@@ -189,13 +251,18 @@ pub struct SqliteBinding {
 
 impl SqliteBinding {
     fn insert_row(&self, key: &str, values: &Fields) -> Result<(), OpError> {
-        if values.len() == self.columns.len() && values.iter().enumerate().all(|(i, (f, _))| *f == i) {
+        if values.len() == self.columns.len()
+            && values.iter().enumerate().all(|(i, (f, _))| *f == i)
+        {
             let mut stmt = self.conn.prepare_cached(&self.insert).map_err(classify)?;
             let params = std::iter::once(key).chain(values.iter().map(|(_, v)| v.as_str()));
             stmt.execute(params_from_iter(params)).map_err(classify)?;
         } else {
             // A partial record: name the columns given.
-            let cols: Vec<&str> = values.iter().map(|(f, _)| self.columns[*f].as_str()).collect();
+            let cols: Vec<&str> = values
+                .iter()
+                .map(|(f, _)| self.columns[*f].as_str())
+                .collect();
             let sql = format!(
                 "INSERT INTO {} (YCSB_KEY, {}) VALUES (?{})",
                 self.table,
@@ -203,7 +270,9 @@ impl SqliteBinding {
                 ", ?".repeat(cols.len())
             );
             let params = std::iter::once(key).chain(values.iter().map(|(_, v)| v.as_str()));
-            self.conn.execute(&sql, params_from_iter(params)).map_err(classify)?;
+            self.conn
+                .execute(&sql, params_from_iter(params))
+                .map_err(classify)?;
         }
         Ok(())
     }
@@ -245,7 +314,9 @@ impl Binding for SqliteBinding {
         };
         let mut stmt = self.conn.prepare_cached(sql).map_err(classify)?;
         let n = stmt.column_count();
-        let mut rows = stmt.query(rusqlite::params![start_key, count as i64]).map_err(classify)?;
+        let mut rows = stmt
+            .query(rusqlite::params![start_key, count as i64])
+            .map_err(classify)?;
         while let Some(row) = rows.next().map_err(classify)? {
             let key: String = row.get(0).map_err(classify)?;
             let mut fields = Vec::with_capacity(n - 1);
@@ -260,17 +331,33 @@ impl Binding for SqliteBinding {
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let changed = if let [(f, v)] = values.as_slice() {
-            let mut stmt = self.conn.prepare_cached(&self.update_one[*f]).map_err(classify)?;
+            let mut stmt = self
+                .conn
+                .prepare_cached(&self.update_one[*f])
+                .map_err(classify)?;
             stmt.execute([v.as_str(), key]).map_err(classify)?
         } else {
-            let sets: Vec<String> = values.iter().map(|(f, _)| format!("{} = ?", self.columns[*f])).collect();
-            let sql = format!("UPDATE {} SET {} WHERE YCSB_KEY = ?", self.table, sets.join(", "));
+            let sets: Vec<String> = values
+                .iter()
+                .map(|(f, _)| format!("{} = ?", self.columns[*f]))
+                .collect();
+            let sql = format!(
+                "UPDATE {} SET {} WHERE YCSB_KEY = ?",
+                self.table,
+                sets.join(", ")
+            );
             let mut stmt = self.conn.prepare_cached(&sql).map_err(classify)?;
-            let params = values.iter().map(|(_, v)| v.as_str()).chain(std::iter::once(key));
+            let params = values
+                .iter()
+                .map(|(_, v)| v.as_str())
+                .chain(std::iter::once(key));
             stmt.execute(params_from_iter(params)).map_err(classify)?
         };
         if changed == 0 {
-            return Err(OpError::new(FailureClass::NotFound, format!("no record {key}")));
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
         }
         Ok(())
     }
@@ -297,7 +384,10 @@ impl Binding for SqliteBinding {
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         let mut stmt = self.conn.prepare_cached(&self.delete).map_err(classify)?;
         match stmt.execute([key]).map_err(classify)? {
-            0 => Err(OpError::new(FailureClass::NotFound, format!("no record {key}"))),
+            0 => Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            )),
             _ => Ok(()),
         }
     }

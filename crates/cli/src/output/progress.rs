@@ -19,7 +19,8 @@ impl Display {
         if quiet {
             Display::Silent
         } else if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(4));
+            let bar =
+                ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr_with_hz(4));
             bar.set_style(
                 ProgressStyle::with_template("{prefix:>6} [{bar:30.cyan/blue}] {msg}")
                     .expect("valid template")
@@ -27,7 +28,10 @@ impl Display {
             );
             Display::Bar(bar)
         } else {
-            Display::Lines { every: status_interval, next: Instant::now() + status_interval }
+            Display::Lines {
+                every: status_interval,
+                next: Instant::now() + status_interval,
+            }
         }
     }
 }
@@ -36,7 +40,11 @@ fn message(s: &ProgressState) -> String {
     let elapsed = s.elapsed.saturating_sub(s.warmup);
     let time = match (s.in_warmup(), s.duration) {
         (true, _) => format!("warm-up {}s / {}s", s.elapsed.as_secs(), s.warmup.as_secs()),
-        (false, Some(d)) => format!("{}s elapsed, {}s remaining", elapsed.as_secs(), d.saturating_sub(elapsed).as_secs()),
+        (false, Some(d)) => format!(
+            "{}s elapsed, {}s remaining",
+            elapsed.as_secs(),
+            d.saturating_sub(elapsed).as_secs()
+        ),
         (false, None) => format!("{}s elapsed", elapsed.as_secs()),
     };
     format!(
@@ -55,7 +63,11 @@ impl Progress for Display {
                     (false, None, Some(n)) if n > 0 => s.live.ok as f64 / n as f64,
                     _ => 0.0,
                 };
-                bar.set_prefix(if s.in_warmup() { "warmup".to_string() } else { s.phase.to_string() });
+                bar.set_prefix(if s.in_warmup() {
+                    "warmup".to_string()
+                } else {
+                    s.phase.to_string()
+                });
                 bar.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
                 bar.set_message(message(s));
             }

@@ -16,7 +16,11 @@ pub fn render(result: &RunResult) -> String {
 fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     let p = &result.parameters;
     let mode = if phase.open_loop {
-        format!("open loop at {} ops/s ({})", p.target_ops_s.unwrap_or(0.0), p.arrival.as_deref().unwrap_or("constant"))
+        format!(
+            "open loop at {} ops/s ({})",
+            p.target_ops_s.unwrap_or(0.0),
+            p.arrival.as_deref().unwrap_or("constant")
+        )
     } else {
         "closed loop".to_string()
     };
@@ -30,12 +34,30 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     }
     let header = format!(
         "{:<18} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "operation", "count", "ops/s", "mean(us)", "p50(us)", "p90(us)", "p99(us)", "p99.9(us)", "max(us)", "errors"
+        "operation",
+        "count",
+        "ops/s",
+        "mean(us)",
+        "p50(us)",
+        "p90(us)",
+        "p99(us)",
+        "p99.9(us)",
+        "max(us)",
+        "errors"
     );
     let _ = writeln!(out, "{header}");
-    let ordered = OpKind::ALL.iter().filter_map(|k| phase.operations.get(k.name()).map(|o| (k.name(), o)));
+    let ordered = OpKind::ALL
+        .iter()
+        .filter_map(|k| phase.operations.get(k.name()).map(|o| (k.name(), o)));
     for (name, op) in ordered.clone() {
-        row(out, name, op.ok, op.throughput_ops_s, op.latency.as_ref(), op.failed_total());
+        row(
+            out,
+            name,
+            op.ok,
+            op.throughput_ops_s,
+            op.latency.as_ref(),
+            op.failed_total(),
+        );
     }
     let t = &phase.totals;
     let _ = writeln!(
@@ -44,9 +66,19 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "TOTAL", t.ok, t.throughput_ops_s, "", t.failed
     );
     if phase.open_loop {
-        let _ = writeln!(out, "latency from intended start (corrected for coordinated omission):");
+        let _ = writeln!(
+            out,
+            "latency from intended start (corrected for coordinated omission):"
+        );
         for (name, op) in ordered {
-            row(out, &format!("Intended-{name}"), op.ok, op.throughput_ops_s, op.intended_latency.as_ref(), op.failed_total());
+            row(
+                out,
+                &format!("Intended-{name}"),
+                op.ok,
+                op.throughput_ops_s,
+                op.intended_latency.as_ref(),
+                op.failed_total(),
+            );
         }
         if let Some(s) = &phase.schedule {
             let _ = writeln!(
@@ -59,20 +91,37 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         }
     }
     if t.in_flight_at_stop > 0 {
-        let _ = writeln!(out, "still in flight when the run stopped (not counted as ok or failed): {}", t.in_flight_at_stop);
+        let _ = writeln!(
+            out,
+            "still in flight when the run stopped (not counted as ok or failed): {}",
+            t.in_flight_at_stop
+        );
     }
     if t.records > 0 {
-        let _ = writeln!(out, "records written: {} ({:.1} records/s)", t.records, t.records as f64 / phase.duration_s.max(1e-9));
+        let _ = writeln!(
+            out,
+            "records written: {} ({:.1} records/s)",
+            t.records,
+            t.records as f64 / phase.duration_s.max(1e-9)
+        );
     }
     if t.retries > 0 {
         let _ = writeln!(out, "insert retries: {}", t.retries);
     }
     for (class, e) in &phase.errors {
-        let sample = e.samples.first().map(|s| format!(" (e.g. {s})")).unwrap_or_default();
+        let sample = e
+            .samples
+            .first()
+            .map(|s| format!(" (e.g. {s})"))
+            .unwrap_or_default();
         let _ = writeln!(out, "errors {class}: {}{sample}", e.count);
     }
     if phase.warmup_operations > 0 {
-        let _ = writeln!(out, "warm-up operations (not measured): {}", phase.warmup_operations);
+        let _ = writeln!(
+            out,
+            "warm-up operations (not measured): {}",
+            phase.warmup_operations
+        );
     }
     let _ = writeln!(
         out,
@@ -81,7 +130,14 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     );
 }
 
-fn row(out: &mut String, name: &str, count: u64, ops_s: f64, l: Option<&LatencySummary>, errors: u64) {
+fn row(
+    out: &mut String,
+    name: &str,
+    count: u64,
+    ops_s: f64,
+    l: Option<&LatencySummary>,
+    errors: u64,
+) {
     match l {
         Some(l) => {
             let _ = writeln!(
@@ -91,7 +147,11 @@ fn row(out: &mut String, name: &str, count: u64, ops_s: f64, l: Option<&LatencyS
             );
         }
         None => {
-            let _ = writeln!(out, "{:<18} {:>10} {:>12.1} {:>65} {:>8}", name, count, ops_s, "-", errors);
+            let _ = writeln!(
+                out,
+                "{:<18} {:>10} {:>12.1} {:>65} {:>8}",
+                name, count, ops_s, "-", errors
+            );
         }
     }
 }

@@ -33,18 +33,36 @@ pub fn keep<T: Send + Sync + 'static>(start: impl FnOnce() -> T + Send + 'static
 
 pub fn workload(props: &[(&str, &str)]) -> CoreWorkload {
     let mut p = Properties::new();
-    p.load_str(&scalebench_workload::builtin::builtin_workload("a").unwrap().1, "a").unwrap();
+    p.load_str(
+        &scalebench_workload::builtin::builtin_workload("a")
+            .unwrap()
+            .1,
+        "a",
+    )
+    .unwrap();
     for (k, v) in props {
         p.set(k, v, "-p");
     }
     CoreWorkload::from_properties(&p).unwrap()
 }
 
-pub fn config(url: &str, w: &CoreWorkload, options: &[(&str, &str)], create: bool, drop: bool) -> BindingConfig {
+pub fn config(
+    url: &str,
+    w: &CoreWorkload,
+    options: &[(&str, &str)],
+    create: bool,
+    drop: bool,
+) -> BindingConfig {
     BindingConfig {
         url: DbUrl::parse(url).unwrap(),
-        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        schema: Schema { table: w.table.clone(), field_names: w.field_names.clone() },
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        schema: Schema {
+            table: w.table.clone(),
+            field_names: w.field_names.clone(),
+        },
         create_schema: create,
         drop_schema: drop,
     }
@@ -68,27 +86,114 @@ pub fn phase(config: BindingConfig, w: &CoreWorkload, plan: RunPlan) -> PhaseOut
     phase_with_stop(config, w, plan, StopSignal::new())
 }
 
-pub fn phase_with_stop(config: BindingConfig, w: &CoreWorkload, plan: RunPlan, stop: StopSignal) -> PhaseOutcome {
-    registry::open(config, Run { workload: w, plan, stop }).expect("binding opens")
+pub fn phase_with_stop(
+    config: BindingConfig,
+    w: &CoreWorkload,
+    plan: RunPlan,
+    stop: StopSignal,
+) -> PhaseOutcome {
+    registry::open(
+        config,
+        Run {
+            workload: w,
+            plan,
+            stop,
+        },
+    )
+    .expect("binding opens")
 }
 
 pub fn load_plan(threads: usize, batch: usize) -> RunPlan {
-    RunPlan { phase: Phase::Load, threads, concurrency: 2, duration: None, batch_size: batch, ..Default::default() }
+    RunPlan {
+        phase: Phase::Load,
+        threads,
+        concurrency: 2,
+        duration: None,
+        batch_size: batch,
+        ..Default::default()
+    }
 }
 
 pub fn run_plan(seconds: f64) -> RunPlan {
-    RunPlan { threads: 2, concurrency: 4, duration: Some(Duration::from_secs_f64(seconds)), ..Default::default() }
+    RunPlan {
+        threads: 2,
+        concurrency: 4,
+        duration: Some(Duration::from_secs_f64(seconds)),
+        ..Default::default()
+    }
 }
 
 pub fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(f)
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
 }
 
 /// Asserts a run's accounting: every issued operation is ok, failed or in flight, and per-op counts add up.
 pub fn assert_accounted(r: &scalebench_measure::PhaseResult) {
     let t = &r.totals;
-    assert_eq!(t.issued, t.ok + t.failed + t.in_flight_at_stop, "accounting: {t:?}");
+    assert_eq!(
+        t.issued,
+        t.ok + t.failed + t.in_flight_at_stop,
+        "accounting: {t:?}"
+    );
     let ok: u64 = r.operations.values().map(|o| o.ok).sum();
     let failed: u64 = r.operations.values().map(|o| o.failed_total()).sum();
     assert_eq!((ok, failed), (t.ok, t.failed));
+}
+
+/// Runs `plan` while `server` is paused (SIGSTOP) for `pause` after `after`, then resumed.
+pub fn run_with_pause(
+    server: &scalebench_deploy::ManagedProcess,
+    config: BindingConfig,
+    w: &CoreWorkload,
+    plan: RunPlan,
+    after: Duration,
+    pause: Duration,
+) -> scalebench_measure::PhaseResult {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(after);
+            server.pause();
+            std::thread::sleep(pause);
+            server.resume();
+        });
+        phase(config, w, plan).result
+    })
+}
+
+/// Runs `plan` while `server` is killed (SIGKILL) after `after`.
+pub fn run_with_crash(
+    server: &scalebench_deploy::ManagedProcess,
+    config: BindingConfig,
+    w: &CoreWorkload,
+    plan: RunPlan,
+    after: Duration,
+) -> scalebench_measure::PhaseResult {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(after);
+            server.crash();
+        });
+        phase(config, w, plan).result
+    })
+}
+
+/// The largest service time of any successful operation, µs.
+pub fn max_latency_us(r: &scalebench_measure::PhaseResult) -> f64 {
+    r.operations
+        .values()
+        .filter_map(|o| o.latency.as_ref())
+        .map(|l| l.max_us)
+        .fold(0.0, f64::max)
+}
+
+/// Failures of the classes that mean "the server was gone".
+pub fn down_failures(r: &scalebench_measure::PhaseResult) -> u64 {
+    ["unavailable", "timeout"]
+        .iter()
+        .map(|c| r.errors.get(*c).map_or(0, |e| e.count))
+        .sum()
 }

@@ -11,7 +11,11 @@ impl<T: Copy> Discrete<T> {
     /// Zero weights are dropped; the caller guarantees a positive total.
     pub fn new(weighted: &[(T, f64)]) -> Self {
         let sum: f64 = weighted.iter().map(|(_, w)| w).sum();
-        let choices = weighted.iter().filter(|(_, w)| *w > 0.0).map(|&(v, w)| (v, w / sum)).collect();
+        let choices = weighted
+            .iter()
+            .filter(|(_, w)| *w > 0.0)
+            .map(|&(v, w)| (v, w / sum))
+            .collect();
         Discrete { choices }
     }
 

@@ -8,7 +8,9 @@ pub struct Exponential {
 
 impl Exponential {
     pub fn new(percentile: f64, range: f64) -> Self {
-        Exponential { gamma: -(1.0 - percentile / 100.0).ln() / range }
+        Exponential {
+            gamma: -(1.0 - percentile / 100.0).ln() / range,
+        }
     }
 
     pub fn next<R: Rng>(&self, rng: &mut R) -> u64 {

@@ -17,7 +17,12 @@ impl Hotspot {
     pub fn new(lower: u64, upper: u64, hot_set_fraction: f64, hot_opn_fraction: f64) -> Self {
         let interval = upper - lower + 1;
         let hot_interval = (interval as f64 * hot_set_fraction) as u64;
-        Hotspot { lower, hot_interval, cold_interval: interval - hot_interval, hot_opn_fraction }
+        Hotspot {
+            lower,
+            hot_interval,
+            cold_interval: interval - hot_interval,
+            hot_opn_fraction,
+        }
     }
 
     pub fn next<R: Rng>(&self, rng: &mut R) -> u64 {

@@ -55,8 +55,16 @@ mod tests {
         // 10^10 zipfian items onto 1000 keys flattens the curve, as in YCSB), the hottest key about
         // 1/zeta(10^10) = 3.8% (0.1% if uniform).
         let top: u32 = sorted[..100].iter().sum();
-        assert!(sorted[0] as f64 / n as f64 > 0.03, "hottest key share {}", sorted[0] as f64 / n as f64);
-        assert!(top as f64 / n as f64 > 0.25, "top-10% share {}", top as f64 / n as f64);
+        assert!(
+            sorted[0] as f64 / n as f64 > 0.03,
+            "hottest key share {}",
+            sorted[0] as f64 / n as f64
+        );
+        assert!(
+            top as f64 / n as f64 > 0.25,
+            "top-10% share {}",
+            top as f64 / n as f64
+        );
         // Scattered: the hottest key is not simply key 0 and hot keys are not all in the first tenth.
         let hot_in_first_tenth = (0..100).filter(|&i| counts[i] >= sorted[99]).count();
         assert!(hot_in_first_tenth < 50);

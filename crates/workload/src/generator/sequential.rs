@@ -12,7 +12,11 @@ pub struct Sequential {
 impl Sequential {
     /// Values `start..=end`.
     pub fn new(start: u64, end: u64) -> Self {
-        Sequential { start, interval: end - start + 1, counter: Arc::new(AtomicU64::new(0)) }
+        Sequential {
+            start,
+            interval: end - start + 1,
+            counter: Arc::new(AtomicU64::new(0)),
+        }
     }
 
     pub fn next(&self) -> u64 {

@@ -13,7 +13,9 @@ impl SkewedLatest {
     pub fn new(basis: &AcknowledgedCounter) -> Self {
         // YCSB: new ZipfianGenerator(basis.lastValue()), i.e. items 0..lastValue-1.
         let last = basis.last_value().max(1);
-        SkewedLatest { zipfian: Zipfian::new(0, last - 1) }
+        SkewedLatest {
+            zipfian: Zipfian::new(0, last - 1),
+        }
     }
 
     pub fn next<R: Rng>(&mut self, rng: &mut R, basis: &AcknowledgedCounter) -> u64 {
@@ -34,7 +36,10 @@ mod tests {
         let mut g = SkewedLatest::new(&basis);
         let n = 50_000;
         let newest_tenth = (0..n).filter(|_| g.next(&mut rng, &basis) >= 900).count();
-        assert!(newest_tenth as f64 / n as f64 > 0.6, "share of newest 10%: {newest_tenth}");
+        assert!(
+            newest_tenth as f64 / n as f64 > 0.6,
+            "share of newest 10%: {newest_tenth}"
+        );
         // After 100 more inserts are acknowledged, the new keys become the most requested.
         for _ in 0..100 {
             let k = basis.next_value();
@@ -50,6 +55,9 @@ mod tests {
             })
             .count();
         assert!(max_seen <= 1099);
-        assert!(fresh as f64 / n as f64 > 0.5, "share of keys inserted during the run: {fresh}");
+        assert!(
+            fresh as f64 / n as f64 > 0.5,
+            "share of keys inserted during the run: {fresh}"
+        );
     }
 }

@@ -33,6 +33,9 @@ mod tests {
             counts[(v - 100) as usize] += 1;
         }
         // Each value expects 1000; a fair generator stays well within +-20%.
-        assert!(counts.iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (800..1200).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

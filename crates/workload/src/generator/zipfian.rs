@@ -48,7 +48,18 @@ impl Zipfian {
         let zeta2theta = zeta_range(0, 2, theta, 0.0);
         let alpha = 1.0 / (1.0 - theta);
         let eta = (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2theta / zetan);
-        Zipfian { items, base: min, theta, zeta2theta, alpha, zetan, eta, second_item_bound: 1.0 + 0.5f64.powf(theta), alpha_int: integral(alpha), count_for_zeta: items }
+        Zipfian {
+            items,
+            base: min,
+            theta,
+            zeta2theta,
+            alpha,
+            zetan,
+            eta,
+            second_item_bound: 1.0 + 0.5f64.powf(theta),
+            alpha_int: integral(alpha),
+            count_for_zeta: items,
+        }
     }
 
     pub fn items(&self) -> u64 {
@@ -65,7 +76,8 @@ impl Zipfian {
         if itemcount > self.count_for_zeta {
             self.zetan = zeta_range(self.count_for_zeta, itemcount, self.theta, self.zetan);
             self.count_for_zeta = itemcount;
-            self.eta = (1.0 - (2.0 / self.items as f64).powf(1.0 - self.theta)) / (1.0 - self.zeta2theta / self.zetan);
+            self.eta = (1.0 - (2.0 / self.items as f64).powf(1.0 - self.theta))
+                / (1.0 - self.zeta2theta / self.zetan);
         }
         let u: f64 = rng.random();
         let uz = u * self.zetan;
@@ -120,7 +132,10 @@ mod tests {
         }
         // Expected share of item 0 is 1/zeta(1000, 0.99) ~ 0.13; item 0 beats item 1 beats item 10.
         let share0 = counts[0] as f64 / n as f64;
-        assert!((0.11..0.15).contains(&share0), "share of most popular item {share0}");
+        assert!(
+            (0.11..0.15).contains(&share0),
+            "share of most popular item {share0}"
+        );
         assert!(counts[0] > counts[1] && counts[1] > counts[10] && counts[10] > counts[500]);
         // The top 10% of items take the bulk of the requests.
         let top: u32 = counts[..100].iter().sum();
