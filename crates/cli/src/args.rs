@@ -51,8 +51,9 @@ pub struct PhaseArgs {
     #[arg(value_name = "WORKLOAD", default_value = "a")]
     pub workload: String,
 
-    /// Database URL; the scheme picks the binding: null://, sqlite:///path/file.db
-    /// (default: a temporary SQLite file).
+    /// Database URL; the scheme picks the binding: sqlite:///path/file.db, postgres://, mysql://,
+    /// redis://, redis+cluster://, etcd://, cassandra://host:port/keyspace, null:// (default: a
+    /// temporary SQLite file). See `scalebench bindings`.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
