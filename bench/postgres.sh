@@ -9,9 +9,9 @@ secs=${2:-20}
 cargo build --release -q
 cargo build --release -q -p scalebench-server-tests --example serve
 pgbin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
-exec 3< <(sleep 100000)
-coproc SERVE { target/release/examples/serve postgres <&3; }
-read -r url pid <&"${SERVE[0]}"
+. bench/lib.sh
+start_server postgres
+url=$URL pid=$PID
 taskset -p -c 0 "$pid" >/dev/null   # backends forked later inherit the core
 sb=(taskset -c 1 target/release/scalebench)
 echo "== pgbench -S -c $clients -j 1 -M prepared, ${secs} s (scale 1: 100,000 rows)"

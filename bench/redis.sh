@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 conns=${1:-50}
 cargo build --release -q
 cargo build --release -q -p scalebench-server-tests --example serve
-exec 3< <(sleep 100000)   # keeps the server's stdin open until this script ends
-coproc SERVE { target/release/examples/serve redis <&3; }
-read -r url pid <&"${SERVE[0]}"
+. bench/lib.sh
+start_server redis
+url=$URL pid=$PID
 taskset -p -c 0 "$pid" >/dev/null
 port=${url##*:}
 value=$(head -c 100 /dev/zero | tr '\0' 'x')
