@@ -145,3 +145,14 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     );
     assert_accounted(&killed);
 }
+
+#[test]
+fn drop_schema_empties_the_database() {
+    let own = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
+    let w = workload(&[("recordcount", "100")]);
+    phase(config(&own.url(), &w, &[], false, false), &w, load_plan(1, 10));
+    let size = |port| scalebench_deploy::redis::command(port, "DBSIZE").unwrap();
+    assert_eq!(size(own.port).trim(), ":101"); // 100 records and the scan index
+    RedisFactory::open(&config(&own.url(), &w, &[], false, true)).unwrap();
+    assert_eq!(size(own.port).trim(), ":0");
+}

@@ -138,6 +138,16 @@ pub enum FieldSet {
     One(usize),
 }
 
+impl FieldSet {
+    /// The field indices this selection covers, of `field_count` fields.
+    pub fn indices(self, field_count: usize) -> Vec<usize> {
+        match self {
+            FieldSet::All => (0..field_count).collect(),
+            FieldSet::One(i) => vec![i],
+        }
+    }
+}
+
 /// Field values by field index. Values are plain ASCII (see [`crate::values`]).
 pub type Fields = Vec<(usize, String)>;
 

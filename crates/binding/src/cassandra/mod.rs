@@ -482,10 +482,7 @@ impl CassandraBinding {
     }
 
     fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
-        match fields {
-            FieldSet::All => (0..self.settings.columns.len()).collect(),
-            FieldSet::One(i) => vec![i],
-        }
+        fields.indices(self.settings.columns.len())
     }
 
     fn insert_values<'a>(&self, key: &'a str, values: &'a Fields) -> Vec<&'a str> {

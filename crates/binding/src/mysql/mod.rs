@@ -215,10 +215,7 @@ impl MysqlBinding {
     }
 
     fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
-        match fields {
-            FieldSet::All => (0..self.shared.statements.columns.len()).collect(),
-            FieldSet::One(i) => vec![i],
-        }
+        fields.indices(self.shared.statements.columns.len())
     }
 }
 

@@ -322,10 +322,7 @@ impl PostgresBinding {
     }
 
     fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
-        match fields {
-            FieldSet::All => (0..self.factory().statements.columns.len()).collect(),
-            FieldSet::One(i) => vec![i],
-        }
+        fields.indices(self.factory().statements.columns.len())
     }
 }
 

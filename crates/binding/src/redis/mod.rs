@@ -118,8 +118,12 @@ impl RedisFactory {
                 reason: e.to_string(),
             })?;
             if config.drop_schema {
-                // Redis has no table: dropping the schema means removing this workload's data.
-                let _: Result<(), _> = c.query(&redis::cmd("FLUSHALL")).await;
+                // Redis has no table: dropping the schema empties the database (FLUSHDB; every master
+                // of a cluster).
+                let flushed: Result<(), _> = c.query(&redis::cmd("FLUSHDB")).await;
+                flushed.map_err(|e| {
+                    BindingError::Schema(format!("cannot empty {}: {e}", factory.url))
+                })?;
             }
             Ok::<_, BindingError>(())
         })?;
@@ -304,10 +308,7 @@ impl RedisBinding {
     }
 
     fn fill(&self, fields: FieldSet, values: Vec<Option<String>>, out: &mut Fields) -> bool {
-        let idx: Vec<usize> = match fields {
-            FieldSet::All => (0..self.fields.len()).collect(),
-            FieldSet::One(i) => vec![i],
-        };
+        let idx = fields.indices(self.fields.len());
         let mut any = false;
         for (i, v) in idx.into_iter().zip(values) {
             if let Some(v) = v {
