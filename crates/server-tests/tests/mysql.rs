@@ -2,7 +2,6 @@
 
 mod support;
 
-use std::time::Duration;
 
 use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::mysql::MysqlFactory;
@@ -111,43 +110,15 @@ fn load_10000_records_then_workload_a_without_errors() {
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts");
-    let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(
-        config(&own.url(), &w, &[], true, true),
-        &w,
-        load_plan(1, 100),
-    );
-    let paused = run_with_pause(
+    check_pause_then_crash(
         &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(3.5),
-        Duration::from_millis(1000),
-        Duration::from_millis(1500),
+        &own.url(),
+        Faults {
+            create: true,
+            drop: true,
+            tolerated: &[],
+            crash_classes: &["unavailable"],
+            op_timeout: None,
+        },
     );
-    assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = max_latency_us(&paused);
-    assert!(
-        max >= 1_000_000.0,
-        "the pause does not show: max latency {max} us"
-    );
-    assert_accounted(&paused);
-
-    let killed = run_with_crash(
-        &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(2.5),
-        Duration::from_millis(1000),
-    );
-    assert!(killed.totals.ok > 0);
-    assert!(
-        killed
-            .errors
-            .get("unavailable")
-            .is_some_and(|e| e.count > 0),
-        "errors: {:?}",
-        killed.errors
-    );
-    assert_accounted(&killed);
 }

@@ -2,7 +2,6 @@
 
 mod support;
 
-use std::time::Duration;
 
 use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::postgres::PostgresFactory;
@@ -153,46 +152,15 @@ fn synchronous_commit_is_set_per_session() {
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts");
-    let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(
-        config(&own.url(), &w, &[], true, true),
-        &w,
-        load_plan(2, 100),
-    );
-
-    // Paused for 1.5 s in the middle of a 4 s run: no failures, and the stall shows in the max latency.
-    let paused = run_with_pause(
+    check_pause_then_crash(
         &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(4.0),
-        Duration::from_millis(1500),
-        Duration::from_millis(1500),
+        &own.url(),
+        Faults {
+            create: true,
+            drop: true,
+            tolerated: &[],
+            crash_classes: &["unavailable"],
+            op_timeout: None,
+        },
     );
-    assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = max_latency_us(&paused);
-    assert!(
-        max >= 1_000_000.0,
-        "the pause does not show: max latency {max} us"
-    );
-    assert_accounted(&paused);
-
-    // Killed after 1 s of a 3 s run: the run completes, the failures are 'unavailable'.
-    let killed = run_with_crash(
-        &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(3.0),
-        Duration::from_millis(1000),
-    );
-    assert!(killed.totals.ok > 0);
-    assert!(
-        killed
-            .errors
-            .get("unavailable")
-            .is_some_and(|e| e.count > 0),
-        "errors: {:?}",
-        killed.errors
-    );
-    assert_accounted(&killed);
 }

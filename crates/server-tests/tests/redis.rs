@@ -105,52 +105,28 @@ fn wait_without_replicas_times_out_as_configured() {
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
-    let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
-    phase(
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        load_plan(1, 100),
-    );
-    let paused = run_with_pause(
+    check_pause_then_crash(
         &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(3.5),
-        Duration::from_millis(1000),
-        Duration::from_millis(1500),
+        &own.url(),
+        Faults {
+            create: false,
+            drop: false,
+            tolerated: &[],
+            crash_classes: &["unavailable"],
+            op_timeout: None,
+        },
     );
-    assert_eq!(paused.totals.failed, 0, "{:?}", paused.errors);
-    let max = max_latency_us(&paused);
-    assert!(
-        max >= 1_000_000.0,
-        "the pause does not show: max latency {max} us"
-    );
-    assert_accounted(&paused);
-
-    let killed = run_with_crash(
-        &own.process,
-        config(&own.url(), &w, &[], false, false),
-        &w,
-        run_plan(2.5),
-        Duration::from_millis(1000),
-    );
-    assert!(killed.totals.ok > 0);
-    assert!(
-        killed
-            .errors
-            .get("unavailable")
-            .is_some_and(|e| e.count > 0),
-        "errors: {:?}",
-        killed.errors
-    );
-    assert_accounted(&killed);
 }
 
 #[test]
 fn drop_schema_empties_the_database() {
     let own = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
     let w = workload(&[("recordcount", "100")]);
-    phase(config(&own.url(), &w, &[], false, false), &w, load_plan(1, 10));
+    phase(
+        config(&own.url(), &w, &[], false, false),
+        &w,
+        load_plan(1, 10),
+    );
     let size = |port| scalebench_deploy::redis::command(port, "DBSIZE").unwrap();
     assert_eq!(size(own.port).trim(), ":101"); // 100 records and the scan index
     RedisFactory::open(&config(&own.url(), &w, &[], false, true)).unwrap();

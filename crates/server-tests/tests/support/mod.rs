@@ -197,3 +197,68 @@ pub fn down_failures(r: &scalebench_measure::PhaseResult) -> u64 {
         .map(|c| r.errors.get(*c).map_or(0, |e| e.count))
         .sum()
 }
+
+/// How one binding's fault test differs from the others.
+pub struct Faults<'a> {
+    /// Schema flags for the load (servers with tables need --create-schema).
+    pub create: bool,
+    pub drop: bool,
+    /// Failure classes that may occur while paused without being errors (etcd's lost revision races).
+    pub tolerated: &'a [&'a str],
+    /// Classes that count the crash (at least one failure of these must appear).
+    pub crash_classes: &'a [&'a str],
+    pub op_timeout: Option<Duration>,
+}
+
+/// Loads 2,000 records into `server`, then: paused with SIGSTOP for 1.5 s in a 3.5 s run, no failures
+/// and the stall shows in the maximum latency; killed with SIGKILL after 1 s of a 2.5 s run, the run
+/// completes and the failures fall in `crash_classes`. Every operation is accounted in both.
+pub fn check_pause_then_crash(server: &scalebench_deploy::ManagedProcess, url: &str, f: Faults) {
+    let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
+    let loaded = phase(
+        config(url, &w, &[], f.create, f.drop),
+        &w,
+        load_plan(1, 100),
+    )
+    .result;
+    assert_eq!(loaded.totals.records, 2000, "{:?}", loaded.errors);
+
+    let paused = run_with_pause(
+        server,
+        config(url, &w, &[], false, false),
+        &w,
+        run_plan(3.5),
+        Duration::from_millis(1000),
+        Duration::from_millis(1500),
+    );
+    let tolerated: u64 = f
+        .tolerated
+        .iter()
+        .map(|c| paused.errors.get(*c).map_or(0, |e| e.count))
+        .sum();
+    assert_eq!(paused.totals.failed - tolerated, 0, "{:?}", paused.errors);
+    let max = max_latency_us(&paused);
+    assert!(
+        max >= 1_000_000.0,
+        "the pause does not show: max latency {max} us"
+    );
+    assert_accounted(&paused);
+
+    let mut plan = run_plan(2.5);
+    plan.op_timeout = f.op_timeout;
+    let killed = run_with_crash(
+        server,
+        config(url, &w, &[], false, false),
+        &w,
+        plan,
+        Duration::from_millis(1000),
+    );
+    assert!(killed.totals.ok > 0);
+    let down: u64 = f
+        .crash_classes
+        .iter()
+        .map(|c| killed.errors.get(*c).map_or(0, |e| e.count))
+        .sum();
+    assert!(down > 0, "errors: {:?}", killed.errors);
+    assert_accounted(&killed);
+}
