@@ -49,12 +49,24 @@ impl PostgresServer {
         let bin = bin_dir()?;
         let port = free_port()?;
         let dir = server_dir(base, "postgres", port)?;
-        let data = dir.join("data");
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        // As root the server runs as `postgres`, which may not traverse `base` (a 0700 temporary
+        // directory, say): then data and socket live under the system temp directory instead.
+        let data = if root {
+            std::env::temp_dir().join(format!("scalebench-postgres-{port}"))
+        } else {
+            dir.join("data")
+        };
+        let sockets = if root { data.clone() } else { dir.clone() };
+        if root && data.exists() {
+            std::fs::remove_dir_all(&data).map_err(|e| crate::DeployError::io(&data, e))?;
+        }
         let as_postgres = |cmd: &mut Command| {
             // SAFETY: geteuid has no preconditions.
             if unsafe { libc::geteuid() } == 0 {
                 if let Some((uid, gid)) = user_ids("postgres") {
-                    cmd.uid(uid).gid(gid);
+                    cmd.uid(uid).gid(gid).current_dir(std::env::temp_dir());
                 }
             }
         };
@@ -63,7 +75,8 @@ impl PostgresServer {
             let (uid, gid) = user_ids("postgres").ok_or_else(|| {
                 DeployError::Failed("no 'postgres' user to run PostgreSQL as".into())
             })?;
-            chown_tree(&dir, uid, gid)?;
+            std::fs::create_dir_all(&data).map_err(|e| crate::DeployError::io(&data, e))?;
+            chown_tree(&data, uid, gid)?;
         }
         let mut initdb = Command::new(bin.join("initdb"));
         initdb.arg("-D").arg(&data).args([
@@ -82,7 +95,7 @@ impl PostgresServer {
         cmd.arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-k"])
-            .arg(&dir);
+            .arg(&sockets);
         cmd.args([
             "-c",
             "listen_addresses=127.0.0.1",
@@ -105,7 +118,7 @@ impl PostgresServer {
                     .is_ok_and(|o| o.status.success())
         })?;
         let mut psql = Command::new(bin.join("psql"));
-        psql.arg("-h").arg(&dir).args([
+        psql.arg("-h").arg(&sockets).args([
             "-p",
             &port.to_string(),
             "-U",

@@ -2,7 +2,6 @@
 
 mod support;
 
-
 use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::mysql::MysqlFactory;
 use scalebench_deploy::mariadb::MariadbServer;

@@ -2,7 +2,6 @@
 
 mod support;
 
-
 use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::postgres::PostgresFactory;
 use scalebench_deploy::postgres::PostgresServer;
