@@ -12,17 +12,60 @@ use crate::BindingError;
 #[derive(Debug, Clone)]
 pub struct DbUrl {
     url: url::Url,
+    /// `scheme://h1:p1,h2:p2,h3:p3/...`: the hosts after the first (`url` holds the first).
+    more_hosts: Vec<String>,
 }
 
 impl DbUrl {
     pub fn parse(text: &str) -> Result<Self, BindingError> {
-        let url = url::Url::parse(text).map_err(|e| {
+        let bad = |e: &dyn std::fmt::Display| {
             BindingError::Config(format!(
                 "invalid database URL '{}': {e}",
                 redact_unparsed(text)
             ))
-        })?;
-        Ok(DbUrl { url })
+        };
+        // A list of hosts is not a URL authority: parse the first host, keep the others aside.
+        let (first, more_hosts) = match text.split_once("://") {
+            Some((scheme, rest)) => {
+                let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+                let (authority, tail) = rest.split_at(end);
+                let at = authority.rfind('@').map_or(0, |i| i + 1);
+                let mut hosts = authority[at..].split(',');
+                let head = hosts.next().unwrap_or("");
+                let more: Vec<String> = hosts.map(str::to_string).collect();
+                if more.iter().any(|h| h.is_empty()) {
+                    return Err(bad(&"empty host in the host list"));
+                }
+                (format!("{scheme}://{}{head}{tail}", &authority[..at]), more)
+            }
+            None => (text.to_string(), Vec::new()),
+        };
+        let url = url::Url::parse(&first).map_err(|e| bad(&e))?;
+        for h in &more_hosts {
+            url::Url::parse(&format!("{}://{h}", url.scheme())).map_err(|e| bad(&e))?;
+        }
+        Ok(DbUrl { url, more_hosts })
+    }
+
+    /// Every `host:port` of the URL (several for `scheme://h1:p1,h2:p2/...`); `default_port` where
+    /// a host gives none.
+    pub fn hosts(&self, default_port: u16) -> Vec<String> {
+        let first = format!(
+            "{}:{}",
+            self.url.host_str().unwrap_or(""),
+            self.url.port().unwrap_or(default_port)
+        );
+        std::iter::once(first)
+            .chain(self.more_hosts.iter().map(|h| {
+                if h.rsplit_once(':')
+                    .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+                {
+                    h.clone()
+                } else {
+                    format!("{h}:{default_port}")
+                }
+            }))
+            .collect()
     }
 
     pub fn scheme(&self) -> &str {
@@ -57,7 +100,38 @@ impl DbUrl {
         if !pairs.is_empty() {
             u.query_pairs_mut().clear().extend_pairs(pairs);
         }
-        u.to_string()
+        let mut text = u.to_string();
+        if !self.more_hosts.is_empty() {
+            // Put the other hosts back after the first one's port (or host).
+            let at = text.find("://").map_or(0, |i| i + 3);
+            let rest = &text[at..];
+            let end = at + rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            text.insert_str(end, &format!(",{}", self.more_hosts.join(",")));
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn host_lists_parse_and_redact() {
+        let u = DbUrl::parse("etcd://127.0.0.1:2379,127.0.0.1:2380,h3/x").unwrap();
+        assert_eq!(
+            u.hosts(2379),
+            vec!["127.0.0.1:2379", "127.0.0.1:2380", "h3:2379"]
+        );
+        assert_eq!(u.redacted(), "etcd://127.0.0.1:2379,127.0.0.1:2380,h3/x");
+        let p = DbUrl::parse("postgres://u:pw@a:1,b:2/db").unwrap();
+        assert_eq!(p.redacted(), "postgres://u:***@a:1,b:2/db");
+        assert_eq!(
+            DbUrl::parse("redis://h:6379").unwrap().hosts(1),
+            vec!["h:6379"]
+        );
+        assert!(DbUrl::parse("etcd://a:1,,b:2").is_err());
+        assert!(DbUrl::parse("etcd://a:1,b:notaport").is_err());
     }
 }
 

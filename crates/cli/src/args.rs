@@ -29,10 +29,105 @@ pub enum Command {
     Run(RunArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
     Merge(MergeArgs),
+    /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
+    /// space, snapshot and restore.
+    Cluster(ClusterArgs),
     /// List bindings, or show one binding's options.
     Bindings {
         /// A binding name (e.g. sqlite) to show its URL form and options.
         name: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    #[command(subcommand)]
+    pub action: ClusterAction,
+}
+
+/// The deployment file and where its cluster lives.
+#[derive(Debug, Args, Clone)]
+pub struct ClusterTarget {
+    /// Deployment file (TOML), e.g. deployments/cassandra-3.toml.
+    #[arg(value_name = "DEPLOYMENT")]
+    pub deployment: PathBuf,
+    /// Directory holding the clusters' state, data and logs (one subdirectory per deployment name).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SCALEBENCH_CLUSTERS_DIR",
+        default_value = "scalebench-clusters"
+    )]
+    pub clusters_dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterAction {
+    /// Start the deployment's nodes and wait until the cluster is ready.
+    Up(ClusterTarget),
+    /// Stop every node (data and logs stay).
+    Down(ClusterTarget),
+    /// Nodes, processes, and what is not ready or busy.
+    Status {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a node (Redis: a master and its replicas, slots rebalanced; Cassandra: bootstrap;
+    /// PostgreSQL: a replica; etcd: a member; Galera: a node).
+    AddNode(ClusterTarget),
+    /// Remove a node gracefully (Cassandra decommission, Redis slots moved away first, etcd member
+    /// remove); default: the last one added.
+    RemoveNode {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// Node id as `status` shows it (node3, ...).
+        #[arg(long, value_name = "ID")]
+        node: Option<String>,
+    },
+    /// Stop one node without telling the cluster (a failure), SIGTERM or, with --crash, SIGKILL.
+    StopNode {
+        #[command(flatten)]
+        target: ClusterTarget,
+        #[arg(long, value_name = "ID")]
+        node: String,
+        #[arg(long)]
+        crash: bool,
+    },
+    /// Start a stopped node again from its data.
+    StartNode {
+        #[command(flatten)]
+        target: ClusterTarget,
+        #[arg(long, value_name = "ID")]
+        node: String,
+    },
+    /// Wait until ready and idle (no compaction, stream, slot migration or replication lag).
+    Wait(ClusterTarget),
+    /// Flush and compact (Cassandra flush+compact, PostgreSQL VACUUM+CHECKPOINT, etcd compact+defrag).
+    Compact(ClusterTarget),
+    /// Bytes on disk per node and in total, by part (data, index, log, ...).
+    Space {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// Records stored, for bytes per record.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        records: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop the cluster, copy every node's data under NAME, start it again.
+    Snapshot {
+        #[command(flatten)]
+        target: ClusterTarget,
+        name: String,
+    },
+    /// Stop the cluster, put back the data of snapshot NAME, start it again.
+    Restore {
+        #[command(flatten)]
+        target: ClusterTarget,
+        name: String,
     },
 }
 
@@ -140,6 +235,25 @@ pub struct PhaseArgs {
     /// No progress display.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Run against the cluster of this deployment file (started with `scalebench cluster up`): its URL
+    /// and binding options are the defaults; waits until it is idle before a run, compacts after a load,
+    /// and records its space on disk in the result.
+    #[arg(long, value_name = "FILE")]
+    pub deployment: Option<PathBuf>,
+
+    /// Where the deployment's cluster lives (as for `scalebench cluster`).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SCALEBENCH_CLUSTERS_DIR",
+        default_value = "scalebench-clusters"
+    )]
+    pub clusters_dir: PathBuf,
+
+    /// With --deployment: skip the flush/compaction after a load.
+    #[arg(long)]
+    pub no_compact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -55,6 +55,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(&run.phase, phases, &argv)
         }
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
+        Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     match outcome {

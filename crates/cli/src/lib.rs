@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod cli;
+pub mod cluster;
 pub mod environment;
 pub mod error;
 pub mod output;

@@ -7,9 +7,11 @@ use std::sync::Mutex;
 
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
+use scalebench_deploy::Cluster;
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
-use scalebench_measure::result::{Parameters, RunResult, SCHEMA};
+use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
 use scalebench_measure::{hdrlog, ycsb_text};
+use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
 
 use crate::args::{Format, PhaseArgs};
@@ -65,6 +67,9 @@ pub fn run_command(
     let mut interrupted = false;
     let phases_first = phases[0];
     for phase in phases {
+        if let Some(c) = &settings.cluster {
+            before_phase(c, phase, args.quiet)?;
+        }
         let mut display = Display::new(args.quiet, args.status_interval);
         let outcome = registry::open(
             // The embedded default creates its table when loading; servers need --create-schema.
@@ -88,7 +93,11 @@ pub fn run_command(
             },
         )??;
         interrupted = outcome.result.ended_by == "interrupted";
-        results.push(outcome.result);
+        let mut result = outcome.result;
+        if let (Some(c), false) = (&settings.cluster, interrupted) {
+            result.space = Some(after_phase(c, phase, &result, &settings, args)?);
+        }
+        results.push(result);
         if interrupted {
             break;
         }
@@ -105,6 +114,12 @@ pub fn run_command(
         interrupted,
         phases: results,
         merged_from: Vec::new(),
+        deployment: settings.cluster.as_ref().map(|c| DeploymentInfo {
+            name: c.name().to_string(),
+            database: c.state.deployment.database.name().to_string(),
+            nodes: c.state.nodes.len(),
+            file: c.state.deployment_file.display().to_string(),
+        }),
     };
     if let Some(dir) = &args.hdr_log {
         for phase in &result.phases {
@@ -122,6 +137,49 @@ pub fn run_command(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).
+fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), CliError> {
+    if phase == Phase::Load {
+        c.wait_ready()?;
+    } else {
+        if !quiet {
+            eprintln!("waiting until cluster {} is idle", c.name());
+        }
+        c.wait_idle()?;
+    }
+    Ok(())
+}
+
+/// After a load: flush and compact, wait for quiet; then (after any phase) the space on disk.
+fn after_phase(
+    c: &Cluster,
+    phase: Phase,
+    result: &PhaseResult,
+    settings: &Settings,
+    args: &PhaseArgs,
+) -> Result<Space, CliError> {
+    let records = if phase == Phase::Load {
+        if !args.no_compact {
+            for done in c.compact()? {
+                if !args.quiet {
+                    eprintln!("compact: {done}");
+                }
+            }
+        }
+        c.wait_idle()?;
+        result.totals.records
+    } else {
+        let inserted = result.operations.get("INSERT").map_or(0, |o| o.ok);
+        settings.workload.record_count + inserted
+    };
+    let taken = if phase == Phase::Load {
+        "after load"
+    } else {
+        "after run"
+    };
+    Ok(c.space(taken, records))
 }
 
 pub fn print_summary(

@@ -72,6 +72,8 @@ pub struct Settings {
     pub batch_size: usize,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
+    /// `--deployment`: the cluster the phases go to.
+    pub cluster: Option<scalebench_deploy::Cluster>,
 }
 
 impl Settings {
@@ -89,9 +91,17 @@ impl Settings {
         }
         let workload = CoreWorkload::from_properties(&props)?;
 
-        let (db, temp_db_dir) = match &args.db {
-            Some(url) => (DbUrl::parse(url)?, None),
-            None => {
+        let cluster = match &args.deployment {
+            Some(file) => Some(crate::cluster::open(&crate::args::ClusterTarget {
+                deployment: file.clone(),
+                clusters_dir: args.clusters_dir.clone(),
+            })?),
+            None => None,
+        };
+        let (db, temp_db_dir) = match (&args.db, &cluster) {
+            (Some(url), _) => (DbUrl::parse(url)?, None),
+            (None, Some(c)) => (DbUrl::parse(&c.url())?, None),
+            (None, None) => {
                 let dir = tempfile::Builder::new()
                     .prefix("scalebench-")
                     .tempdir()
@@ -116,6 +126,15 @@ impl Settings {
             ))
         })?;
 
+        // The deployment's binding options come first; -P and -p override them.
+        if let Some(c) = &cluster {
+            for (k, v) in c.binding_options() {
+                let key = format!("{}.{k}", binding.name);
+                if !props.contains(&key) {
+                    props.set(&key, &v, "deployment");
+                }
+            }
+        }
         let mut warnings = Vec::new();
         for key in
             props.unknown_keys(&|k| CORE_PROPERTIES.contains(&k) || CLIENT_PROPERTIES.contains(&k))
@@ -216,6 +235,7 @@ impl Settings {
             workload,
             db,
             temp_db_dir,
+            cluster,
             binding,
             threads,
             concurrency: args.concurrency as usize,

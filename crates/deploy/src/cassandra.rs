@@ -75,8 +75,10 @@ const JVM_FLAGS: &[&str] = &[
     "-Dio.netty.allocator.useCacheForAllThreads=true",
     "-Dio.netty.allocator.maxOrder=11",
     "-Dcassandra-foreground=yes",
-    // A lone node or a small local ring need not wait for gossip to settle.
+    // A lone node or a small local ring need not wait for gossip to settle, and a joining node
+    // need not wait 30 s for ring information on loopback.
     "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+    "-Dcassandra.ring_delay_ms=5000",
     "-Dcassandra.superuser_setup_delay_ms=0",
 ];
 
@@ -91,6 +93,79 @@ pub fn classpath(repo_root: &Path) -> Result<String, DeployError> {
     std::fs::read_to_string(&file)
         .map(|s| s.trim().to_string())
         .map_err(|e| DeployError::io(Path::new(&file), e))
+}
+
+/// The ports of a node: storage and native are the ring's, JMX the node's own.
+#[derive(Debug, Clone, Copy)]
+pub struct NodePorts {
+    pub storage: u16,
+    pub native: u16,
+    pub jmx: u16,
+}
+
+/// Writes the node's cassandra.yaml and logback.xml into `dir` and returns the JVM command. A node
+/// with `auto_bootstrap` streams its share of the data from the ring before it serves.
+pub fn node_command(
+    dir: &Path,
+    classpath: &str,
+    address: &str,
+    ports: NodePorts,
+    opts: &CassandraOptions,
+    auto_bootstrap: bool,
+) -> Result<Command, DeployError> {
+    let mut yaml = node_yaml(dir, address, ports.storage, ports.native, opts);
+    yaml.push_str(&format!("auto_bootstrap: {auto_bootstrap}\n"));
+    let conf = dir.join("cassandra.yaml");
+    std::fs::write(&conf, yaml).map_err(|e| DeployError::io(&conf, e))?;
+    let logback = dir.join("logback.xml");
+    std::fs::write(&logback, LOGBACK).map_err(|e| DeployError::io(&logback, e))?;
+
+    let mut cmd = Command::new("java");
+    cmd.arg(format!("-Xms{}m", opts.heap_mb))
+        .arg(format!("-Xmx{}m", opts.heap_mb))
+        .arg("-Xss512k");
+    cmd.args(JVM_FLAGS);
+    cmd.arg(format!("-Dcassandra.config=file://{}", conf.display()))
+        .arg(format!("-Dcassandra.storagedir={}", dir.display()))
+        .arg(format!("-Dcassandra.logdir={}", dir.display()))
+        .arg(format!("-Dcassandra.jmx.local.port={}", ports.jmx))
+        .arg(format!(
+            "-Dlogback.configurationFile=file://{}",
+            logback.display()
+        ))
+        .arg("-cp")
+        .arg(classpath)
+        .arg("org.apache.cassandra.service.CassandraDaemon");
+    Ok(cmd)
+}
+
+/// Runs `nodetool` (a short JVM on the same classpath) against a node's JMX port.
+pub fn nodetool(classpath: &str, jmx_port: u16, args: &[&str]) -> Result<String, DeployError> {
+    // Without a configuration, logback prints the tool's DEBUG lines.
+    let quiet = std::env::temp_dir().join("scalebench-nodetool-logback.xml");
+    if !quiet.exists() {
+        std::fs::write(&quiet, TOOL_LOGBACK).map_err(|e| DeployError::io(&quiet, e))?;
+    }
+    run(
+        Command::new("java")
+            // The module openings Cassandra's classes need on JDK 17, as for the server.
+            .args(JVM_FLAGS.iter().filter(|f| f.starts_with("--add-")))
+            .args([
+                "-Xmx128m",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                &format!("-Dlogback.configurationFile=file://{}", quiet.display()),
+                "-cp",
+                classpath,
+                "org.apache.cassandra.tools.NodeTool",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &jmx_port.to_string(),
+            ])
+            .args(args),
+        &format!("nodetool {}", args.join(" ")),
+    )
 }
 
 impl CassandraNode {
@@ -112,28 +187,12 @@ impl CassandraNode {
             std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
         }
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-        let yaml = node_yaml(&dir, &address, storage_port, native_port, opts);
-        let conf = dir.join("cassandra.yaml");
-        std::fs::write(&conf, yaml).map_err(|e| DeployError::io(&conf, e))?;
-        let logback = dir.join("logback.xml");
-        std::fs::write(&logback, LOGBACK).map_err(|e| DeployError::io(&logback, e))?;
-
-        let mut cmd = Command::new("java");
-        cmd.arg(format!("-Xms{}m", opts.heap_mb))
-            .arg(format!("-Xmx{}m", opts.heap_mb))
-            .arg("-Xss512k");
-        cmd.args(JVM_FLAGS);
-        cmd.arg(format!("-Dcassandra.config=file://{}", conf.display()))
-            .arg(format!("-Dcassandra.storagedir={}", dir.display()))
-            .arg(format!("-Dcassandra.logdir={}", dir.display()))
-            .arg(format!("-Dcassandra.jmx.local.port={jmx_port}"))
-            .arg(format!(
-                "-Dlogback.configurationFile=file://{}",
-                logback.display()
-            ))
-            .arg("-cp")
-            .arg(classpath)
-            .arg("org.apache.cassandra.service.CassandraDaemon");
+        let ports = NodePorts {
+            storage: storage_port,
+            native: native_port,
+            jmx: jmx_port,
+        };
+        let cmd = node_command(&dir, classpath, &address, ports, opts, false)?;
         let mut process =
             ManagedProcess::spawn(&format!("cassandra {address}"), &dir, cmd, die_with_parent)?;
         let addr: std::net::SocketAddr = format!("{address}:{native_port}")
@@ -215,6 +274,15 @@ fn node_yaml(
     }
     y
 }
+
+const TOOL_LOGBACK: &str = r#"<configuration>
+  <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%-5level %msg%n</pattern></encoder>
+  </appender>
+  <root level="WARN"><appender-ref ref="STDERR" /></root>
+</configuration>
+"#;
 
 const LOGBACK: &str = r#"<configuration>
   <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">

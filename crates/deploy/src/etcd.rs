@@ -15,7 +15,8 @@ pub struct EtcdServer {
     pub process: ManagedProcess,
 }
 
-fn healthy(port: u16) -> bool {
+/// `GET /health` answers healthy.
+pub fn healthy(port: u16) -> bool {
     let Ok(mut s) =
         TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500))
     else {
@@ -32,36 +33,63 @@ fn healthy(port: u16) -> bool {
     buf.contains("\"health\":\"true\"") || buf.contains("\"health\": \"true\"")
 }
 
+/// An etcd member named `name` on 127.0.0.1, joining `initial_cluster` (`name=peer-url,...`) as a
+/// `new` or `existing` cluster; `settings` are extra flags without `--`.
+pub fn member_command<K: AsRef<str>, V: AsRef<str>>(
+    data: &Path,
+    name: &str,
+    port: u16,
+    peer_port: u16,
+    initial_cluster: &str,
+    state: &str,
+    settings: &[(K, V)],
+) -> Command {
+    let client = format!("http://127.0.0.1:{port}");
+    let peer = format!("http://127.0.0.1:{peer_port}");
+    let mut cmd = Command::new("etcd");
+    cmd.args(["--name", name, "--data-dir"])
+        .arg(data)
+        .args([
+            "--listen-client-urls",
+            &client,
+            "--advertise-client-urls",
+            &client,
+        ])
+        .args([
+            "--listen-peer-urls",
+            &peer,
+            "--initial-advertise-peer-urls",
+            &peer,
+        ])
+        .args([
+            "--initial-cluster",
+            initial_cluster,
+            "--initial-cluster-state",
+            state,
+        ])
+        .args(["--quota-backend-bytes", "4294967296"]);
+    for (k, v) in settings {
+        cmd.arg(format!("--{}={}", k.as_ref(), v.as_ref()));
+    }
+    cmd
+}
+
 impl EtcdServer {
     /// A one-member cluster on free ports.
     pub fn start(base: &Path, die_with_parent: bool) -> Result<Self, DeployError> {
         let port = free_port()?;
         let peer_port = free_port()?;
         let dir = server_dir(base, "etcd", port)?;
-        let client = format!("http://127.0.0.1:{port}");
         let peer = format!("http://127.0.0.1:{peer_port}");
-        let mut cmd = Command::new("etcd");
-        cmd.args(["--name", "node1", "--data-dir"])
-            .arg(dir.join("data"))
-            .args([
-                "--listen-client-urls",
-                &client,
-                "--advertise-client-urls",
-                &client,
-            ])
-            .args([
-                "--listen-peer-urls",
-                &peer,
-                "--initial-advertise-peer-urls",
-                &peer,
-            ])
-            .args([
-                "--initial-cluster",
-                &format!("node1={peer}"),
-                "--initial-cluster-state",
-                "new",
-            ])
-            .args(["--quota-backend-bytes", "4294967296"]);
+        let cmd = member_command(
+            &dir.join("data"),
+            "node1",
+            port,
+            peer_port,
+            &format!("node1={peer}"),
+            "new",
+            &[] as &[(String, String)],
+        );
         let mut process = ManagedProcess::spawn("etcd", &dir, cmd, die_with_parent)?;
         process.wait_ready(Duration::from_secs(30), || healthy(port))?;
         Ok(EtcdServer {

@@ -5,13 +5,18 @@
 //! or stopped gracefully, and is stopped when dropped.
 
 pub mod cassandra;
+pub mod cluster;
 pub mod etcd;
 pub mod mariadb;
 pub mod postgres;
 pub mod process;
 pub mod redis;
+pub mod space;
+pub mod spec;
 
-pub use process::{free_port, wait_until, DeployError, ManagedProcess};
+pub use cluster::{Cluster, ClusterStatus};
+pub use process::{free_port, wait_until, DeployError, ManagedProcess, ProcessRef};
+pub use spec::{Database, Deployment};
 
 /// Where a server keeps its data and log: under `base` (created), named `<kind>-<port>`.
 pub fn server_dir(

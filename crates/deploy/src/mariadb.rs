@@ -29,17 +29,8 @@ impl MariadbServer {
         let dir = server_dir(base, "mariadb", port)?;
         let data = dir.join("data");
         let socket = dir.join("mysqld.sock");
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        let mut install = Command::new("mariadb-install-db");
-        install
-            .arg("--no-defaults")
-            .arg(format!("--datadir={}", data.display()))
-            .arg("--skip-test-db");
-        if root {
-            install.arg("--user=root");
-        }
-        run(&mut install, "mariadb-install-db")?;
+        let root = crate::cluster::running_as_root();
+        install_db(&data)?;
         let mut cmd = Command::new("mariadbd");
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
@@ -60,23 +51,8 @@ impl MariadbServer {
         }
         let mut process = ManagedProcess::spawn("mariadbd", &dir, cmd, die_with_parent)?;
         let sock = socket.clone();
-        process.wait_ready(Duration::from_secs(60), || {
-            port_open(port)
-                && Command::new("mariadb-admin")
-                    .arg(format!("--socket={}", sock.display()))
-                    .args(["-uroot", "ping"])
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-        })?;
-        let sql = format!(
-            "CREATE DATABASE {DATABASE}; CREATE USER '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO '{USER}'@'%';"
-        );
-        run(
-            Command::new("mariadb")
-                .arg(format!("--socket={}", socket.display()))
-                .args(["-uroot", "-e", &sql]),
-            "mariadb (create user and database)",
-        )?;
+        process.wait_ready(Duration::from_secs(60), || port_open(port) && ping(&sock))?;
+        sql(&socket, &create_user_and_database_sql())?;
         Ok(MariadbServer {
             port,
             process,
@@ -92,12 +68,46 @@ impl MariadbServer {
     }
 
     /// Runs SQL as root over the server's socket.
-    pub fn sql(&self, sql: &str) -> Result<String, DeployError> {
-        run(
-            Command::new("mariadb")
-                .arg(format!("--socket={}", self.socket.display()))
-                .args(["-uroot", "-N", "-e", sql]),
-            "mariadb",
-        )
+    pub fn sql(&self, text: &str) -> Result<String, DeployError> {
+        sql(&self.socket, text)
     }
+}
+
+/// A fresh data directory (system tables, no test database).
+pub fn install_db(data: &Path) -> Result<(), DeployError> {
+    let mut install = Command::new("mariadb-install-db");
+    install
+        .arg("--no-defaults")
+        .arg(format!("--datadir={}", data.display()))
+        .arg("--skip-test-db");
+    if crate::cluster::running_as_root() {
+        install.arg("--user=root");
+    }
+    run(&mut install, "mariadb-install-db").map(|_| ())
+}
+
+/// `mariadb-admin ping` over the socket succeeds.
+pub fn ping(socket: &Path) -> bool {
+    Command::new("mariadb-admin")
+        .arg(format!("--socket={}", socket.display()))
+        .args(["-uroot", "ping"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// SQL as root over a server's socket; tab-separated rows without headers.
+pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
+    run(
+        Command::new("mariadb")
+            .arg(format!("--socket={}", socket.display()))
+            .args(["-uroot", "-N", "-B", "-e", text]),
+        "mariadb",
+    )
+}
+
+/// The benchmark's user (with password) and database.
+pub fn create_user_and_database_sql() -> String {
+    format!(
+        "CREATE DATABASE IF NOT EXISTS {DATABASE}; CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO '{USER}'@'%';"
+    )
 }

@@ -38,6 +38,142 @@ pub fn bin_dir() -> Result<PathBuf, DeployError> {
         .ok_or_else(|| DeployError::Failed("no PostgreSQL version in /usr/lib/postgresql".into()))
 }
 
+/// Runs `cmd` as the `postgres` user when we are root (PostgreSQL refuses to run as root).
+pub fn as_postgres(cmd: &mut Command) {
+    if crate::cluster::running_as_root() {
+        if let Some((uid, gid)) = user_ids("postgres") {
+            cmd.uid(uid).gid(gid).current_dir(std::env::temp_dir());
+        }
+    }
+}
+
+/// Where a server's data (and socket) go: `preferred` unless we are root, in which case the server
+/// runs as `postgres`, which may not traverse the preferred path (a 0700 temporary directory, say):
+/// then under the system temp directory.
+pub fn data_location(preferred: &Path, port: u16) -> PathBuf {
+    if crate::cluster::running_as_root() {
+        std::env::temp_dir().join(format!("scalebench-postgres-{port}"))
+    } else {
+        preferred.to_path_buf()
+    }
+}
+
+/// Creates an empty directory owned by whoever runs the server.
+pub fn fresh_data_dir(data: &Path) -> Result<(), DeployError> {
+    if data.exists() {
+        std::fs::remove_dir_all(data).map_err(|e| DeployError::io(data, e))?;
+    }
+    std::fs::create_dir_all(data).map_err(|e| DeployError::io(data, e))?;
+    // PostgreSQL refuses a data directory others can read.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700))
+        .map_err(|e| DeployError::io(data, e))?;
+    if crate::cluster::running_as_root() {
+        let (uid, gid) = user_ids("postgres")
+            .ok_or_else(|| DeployError::Failed("no 'postgres' user to run PostgreSQL as".into()))?;
+        chown_tree(data, uid, gid)?;
+    }
+    Ok(())
+}
+
+pub fn initdb(bin: &Path, data: &Path) -> Result<(), DeployError> {
+    fresh_data_dir(data)?;
+    let mut initdb = Command::new(bin.join("initdb"));
+    initdb.arg("-D").arg(data).args([
+        "-U",
+        "postgres",
+        "--auth-local=trust",
+        "--auth-host=scram-sha-256",
+        "-E",
+        "UTF8",
+        "--no-sync",
+    ]);
+    as_postgres(&mut initdb);
+    run(&mut initdb, "initdb").map(|_| ())
+}
+
+/// `postgres` on 127.0.0.1:`port`, its socket in `data`.
+pub fn server_command<K: AsRef<str>, V: AsRef<str>>(
+    bin: &Path,
+    data: &Path,
+    port: u16,
+    settings: &[(K, V)],
+) -> Command {
+    let mut cmd = Command::new(bin.join("postgres"));
+    cmd.arg("-D")
+        .arg(data)
+        .args(["-p", &port.to_string(), "-k"])
+        .arg(data);
+    cmd.args([
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "shared_buffers=128MB",
+        "-c",
+        "max_connections=300",
+    ]);
+    for (k, v) in settings {
+        cmd.arg("-c").arg(format!("{}={}", k.as_ref(), v.as_ref()));
+    }
+    as_postgres(&mut cmd);
+    cmd
+}
+
+pub fn is_ready(bin: &Path, port: u16) -> bool {
+    port_open(port)
+        && Command::new(bin.join("pg_isready"))
+            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .output()
+            .is_ok_and(|o| o.status.success())
+}
+
+/// SQL as the superuser over the server's socket; returns unaligned, tuples-only output.
+pub fn psql(
+    bin: &Path,
+    data: &Path,
+    port: u16,
+    db: &str,
+    sql: &str,
+) -> Result<String, DeployError> {
+    let mut psql = Command::new(bin.join("psql"));
+    psql.arg("-h").arg(data).args([
+        "-p",
+        &port.to_string(),
+        "-U",
+        "postgres",
+        "-d",
+        db,
+        "-v",
+        "ON_ERROR_STOP=1",
+        "-q",
+        "-A",
+        "-t",
+        "-c",
+        sql,
+    ]);
+    as_postgres(&mut psql);
+    run(&mut psql, "psql")
+}
+
+/// The benchmark's user (with password) and database.
+pub fn create_user_and_database(bin: &Path, data: &Path, port: u16) -> Result<(), DeployError> {
+    psql(
+        bin,
+        data,
+        port,
+        "postgres",
+        &format!("CREATE USER {USER} SUPERUSER PASSWORD '{PASSWORD}'"),
+    )?;
+    psql(
+        bin,
+        data,
+        port,
+        "postgres",
+        &format!("CREATE DATABASE {DATABASE} OWNER {USER}"),
+    )
+    .map(|_| ())
+}
+
 impl PostgresServer {
     /// A server on a free port with user `bench` (password) and database `ycsb`; `settings` are
     /// `-c name=value` server settings.
@@ -49,94 +185,12 @@ impl PostgresServer {
         let bin = bin_dir()?;
         let port = free_port()?;
         let dir = server_dir(base, "postgres", port)?;
-        // SAFETY: geteuid has no preconditions.
-        let root = unsafe { libc::geteuid() } == 0;
-        // As root the server runs as `postgres`, which may not traverse `base` (a 0700 temporary
-        // directory, say): then data and socket live under the system temp directory instead.
-        let data = if root {
-            std::env::temp_dir().join(format!("scalebench-postgres-{port}"))
-        } else {
-            dir.join("data")
-        };
-        let sockets = if root { data.clone() } else { dir.clone() };
-        if root && data.exists() {
-            std::fs::remove_dir_all(&data).map_err(|e| crate::DeployError::io(&data, e))?;
-        }
-        let as_postgres = |cmd: &mut Command| {
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
-                if let Some((uid, gid)) = user_ids("postgres") {
-                    cmd.uid(uid).gid(gid).current_dir(std::env::temp_dir());
-                }
-            }
-        };
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } == 0 {
-            let (uid, gid) = user_ids("postgres").ok_or_else(|| {
-                DeployError::Failed("no 'postgres' user to run PostgreSQL as".into())
-            })?;
-            std::fs::create_dir_all(&data).map_err(|e| crate::DeployError::io(&data, e))?;
-            chown_tree(&data, uid, gid)?;
-        }
-        let mut initdb = Command::new(bin.join("initdb"));
-        initdb.arg("-D").arg(&data).args([
-            "-U",
-            "postgres",
-            "--auth-local=trust",
-            "--auth-host=scram-sha-256",
-            "-E",
-            "UTF8",
-            "--no-sync",
-        ]);
-        as_postgres(&mut initdb);
-        run(&mut initdb, "initdb")?;
-
-        let mut cmd = Command::new(bin.join("postgres"));
-        cmd.arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-k"])
-            .arg(&sockets);
-        cmd.args([
-            "-c",
-            "listen_addresses=127.0.0.1",
-            "-c",
-            "shared_buffers=128MB",
-            "-c",
-            "max_connections=300",
-        ]);
-        for (k, v) in settings {
-            cmd.arg("-c").arg(format!("{k}={v}"));
-        }
-        as_postgres(&mut cmd);
+        let data = data_location(&dir.join("data"), port);
+        initdb(&bin, &data)?;
+        let cmd = server_command(&bin, &data, port, settings);
         let mut process = ManagedProcess::spawn("postgres", &dir, cmd, die_with_parent)?;
-        let isready = bin.join("pg_isready");
-        process.wait_ready(Duration::from_secs(60), || {
-            port_open(port)
-                && Command::new(&isready)
-                    .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-                    .output()
-                    .is_ok_and(|o| o.status.success())
-        })?;
-        let mut psql = Command::new(bin.join("psql"));
-        psql.arg("-h").arg(&sockets).args([
-            "-p",
-            &port.to_string(),
-            "-U",
-            "postgres",
-            "-d",
-            "postgres",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-q",
-        ]);
-        psql.args([
-            "-c",
-            &format!("CREATE USER {USER} SUPERUSER PASSWORD '{PASSWORD}'"),
-            "-c",
-            &format!("CREATE DATABASE {DATABASE} OWNER {USER}"),
-        ]);
-        as_postgres(&mut psql);
-        run(&mut psql, "psql (create user and database)")?;
+        process.wait_ready(Duration::from_secs(60), || is_ready(&bin, port))?;
+        create_user_and_database(&bin, &data, port)?;
         Ok(PostgresServer { port, process })
     }
 

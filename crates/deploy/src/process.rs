@@ -16,6 +16,10 @@ pub enum DeployError {
         seconds: u64,
         log: String,
     },
+    #[error("{file}: {reason}")]
+    BadSpec { file: String, reason: String },
+    #[error("cluster not idle after {seconds} s: {busy}")]
+    NotIdle { seconds: u64, busy: String },
     #[error("{0}")]
     Failed(String),
 }
@@ -111,6 +115,16 @@ impl ManagedProcess {
         self.child.id()
     }
 
+    /// Lets the server outlive this handle (and this program): a cluster started by `scalebench
+    /// cluster up` is stopped later, by another command, through the returned reference.
+    pub fn detach(mut self) -> ProcessRef {
+        self.stopped = true;
+        ProcessRef::of(self.child.id()).unwrap_or(ProcessRef {
+            pid: self.child.id(),
+            start_ticks: 0,
+        })
+    }
+
     pub fn log_path(&self) -> PathBuf {
         self.dir.join("server.log")
     }
@@ -150,17 +164,8 @@ impl ManagedProcess {
         })
     }
 
-    /// Signals every process of the server: its process group and all its descendants (PostgreSQL's
-    /// backends, for instance, lead process groups of their own).
     fn signal(&self, sig: libc::c_int) {
-        let root = self.child.id() as libc::pid_t;
-        // SAFETY: kill(2) on our own child's process group and on processes descending from it.
-        unsafe {
-            libc::kill(-root, sig);
-            for pid in descendants(root) {
-                libc::kill(pid, sig);
-            }
-        }
+        signal_tree(self.child.id() as libc::pid_t, sig);
     }
 
     /// SIGSTOP to every process of the server: it stops answering, connections stay open.
@@ -204,6 +209,85 @@ impl Drop for ManagedProcess {
     fn drop(&mut self) {
         self.stop(Duration::from_secs(10));
     }
+}
+
+/// Signals every process of a server: its process group and all its descendants (PostgreSQL's
+/// backends, for instance, lead process groups of their own).
+fn signal_tree(root: libc::pid_t, sig: libc::c_int) {
+    // SAFETY: kill(2) on a server's process group and on processes descending from it.
+    unsafe {
+        libc::kill(-root, sig);
+        for pid in descendants(root) {
+            libc::kill(pid, sig);
+        }
+    }
+}
+
+/// A server process known by pid and start time (so a reused pid is never mistaken for it): what a
+/// cluster's state file keeps between commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProcessRef {
+    pub pid: u32,
+    /// Field 22 of /proc/<pid>/stat: clock ticks after boot when the process started.
+    pub start_ticks: u64,
+}
+
+impl ProcessRef {
+    /// The running process `pid`, if any.
+    pub fn of(pid: u32) -> Option<ProcessRef> {
+        let (state, start_ticks) = proc_stat(pid)?;
+        (state != 'Z').then_some(ProcessRef { pid, start_ticks })
+    }
+
+    /// Still the same process, and not a zombie (reaped here if it is our child).
+    pub fn is_running(&self) -> bool {
+        // SAFETY: waitpid with WNOHANG on a pid; fails harmlessly if it is not our child.
+        unsafe {
+            let mut status = 0;
+            libc::waitpid(self.pid as libc::pid_t, &mut status, libc::WNOHANG);
+        }
+        matches!(proc_stat(self.pid), Some((state, t)) if state != 'Z' && (self.start_ticks == 0 || t == self.start_ticks))
+    }
+
+    fn signal(&self, sig: libc::c_int) {
+        if self.is_running() {
+            signal_tree(self.pid as libc::pid_t, sig);
+        }
+    }
+
+    pub fn pause(&self) {
+        self.signal(libc::SIGSTOP);
+    }
+
+    pub fn resume(&self) {
+        self.signal(libc::SIGCONT);
+    }
+
+    /// SIGKILL: a crash.
+    pub fn kill(&self) {
+        self.signal(libc::SIGKILL);
+        wait_until(Duration::from_secs(10), || !self.is_running());
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; returns once the process is gone.
+    pub fn stop(&self, grace: Duration) {
+        self.signal(libc::SIGCONT);
+        self.signal(libc::SIGTERM);
+        if !wait_until(grace, || !self.is_running()) {
+            self.kill();
+        }
+    }
+}
+
+/// State letter and start time of a process, from /proc/<pid>/stat.
+fn proc_stat(pid: u32) -> Option<(char, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); start time is field 22.
+    let state = fields.first()?.chars().next()?;
+    let start = fields.get(19)?.parse().ok()?;
+    Some((state, start))
 }
 
 /// All processes below `root` in the process tree, from /proc.

@@ -36,27 +36,7 @@ impl RedisServer {
     ) -> Result<Self, DeployError> {
         let port = free_port()?;
         let dir = server_dir(base, "redis", port)?;
-        let mut cmd = Command::new("redis-server");
-        cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
-            .arg(&dir)
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--protected-mode",
-                "no",
-                "--daemonize",
-                "no",
-            ]);
-        if cluster {
-            cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"])
-                .arg(dir.join("nodes.conf"));
-            cmd.args(["--cluster-node-timeout", "5000"]);
-        }
-        for (k, v) in config {
-            cmd.arg(format!("--{k}")).arg(v);
-        }
+        let cmd = server_command(&dir, port, cluster, config);
         let mut process = ManagedProcess::spawn("redis-server", &dir, cmd, die_with_parent)?;
         process.wait_ready(Duration::from_secs(20), || {
             command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
@@ -67,6 +47,37 @@ impl RedisServer {
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)
     }
+}
+
+/// `redis-server` on `port` with its files in `dir`, persistence off unless `config` turns it on.
+pub fn server_command<K: AsRef<str>, V: AsRef<str>>(
+    dir: &Path,
+    port: u16,
+    cluster: bool,
+    config: &[(K, V)],
+) -> Command {
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
+        .arg(dir)
+        .args([
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--protected-mode",
+            "no",
+            "--daemonize",
+            "no",
+        ]);
+    if cluster {
+        cmd.args(["--cluster-enabled", "yes", "--cluster-config-file"])
+            .arg(dir.join("nodes.conf"));
+        cmd.args(["--cluster-node-timeout", "5000"]);
+    }
+    for (k, v) in config {
+        cmd.arg(format!("--{}", k.as_ref())).arg(v.as_ref());
+    }
+    cmd
 }
 
 /// A Redis Cluster of `masters` masters (no replicas), slots spread evenly.

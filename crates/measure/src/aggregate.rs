@@ -319,6 +319,7 @@ impl Aggregator {
             data: meta.data,
             warmup_operations: self.warmup_ops,
             intervals,
+            space: None,
         }
     }
 }

@@ -17,7 +17,7 @@ pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBu
         .map_err(|e| format!("cannot create HDR log directory '{}': {e}", dir.display()))?;
     let start = UNIX_EPOCH + Duration::from_millis(phase.measurement_start_unix_ms);
     let mut written = Vec::new();
-    for (op, _) in &phase.operations {
+    for op in phase.operations.keys() {
         for intended in [false, true] {
             let entries: Vec<(f64, &String)> = phase
                 .intervals

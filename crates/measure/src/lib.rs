@@ -16,4 +16,6 @@ pub mod ycsb_text;
 pub use aggregate::{Aggregator, LiveStatus};
 pub use histogram::{decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
 pub use recorder::{IntervalBatch, Recorder};
-pub use result::{LatencySummary, OpResult, PhaseResult, RunResult};
+pub use result::{
+    DeploymentInfo, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,
+};

@@ -25,6 +25,66 @@ pub struct RunResult {
     /// For merged results: the files merged, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The local or external cluster the run went to (`--deployment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentInfo>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DeploymentInfo {
+    pub name: String,
+    pub database: String,
+    /// Nodes serving when the phase started.
+    pub nodes: usize,
+    /// The deployment file.
+    pub file: String,
+}
+
+/// Bytes on disk of a deployment, as `du` counts them (allocated blocks, hard links once).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Space {
+    /// `after load` or `after run`.
+    pub taken: String,
+    pub total_bytes: u64,
+    /// Total by kind over all nodes (see `NodeSpace::parts`).
+    pub parts: BTreeMap<String, u64>,
+    /// Records the database holds (load: records loaded; run: plus successful inserts).
+    pub records: u64,
+    /// `total_bytes / records`, when there are records.
+    pub bytes_per_record: Option<f64>,
+    pub nodes: Vec<NodeSpace>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct NodeSpace {
+    pub node: String,
+    /// The data directory measured.
+    pub dir: String,
+    pub bytes: u64,
+    /// Disjoint parts that add up to `bytes`: `data`, `index`, `log` (commit log, WAL, AOF),
+    /// `system` (the database's own tables), `other`, as far as the database's files tell.
+    pub parts: BTreeMap<String, u64>,
+}
+
+impl Space {
+    /// Sums the nodes' figures.
+    pub fn from_nodes(taken: &str, nodes: Vec<NodeSpace>, records: u64) -> Space {
+        let mut parts = BTreeMap::new();
+        for n in &nodes {
+            for (k, v) in &n.parts {
+                *parts.entry(k.clone()).or_insert(0) += v;
+            }
+        }
+        let total_bytes = nodes.iter().map(|n| n.bytes).sum();
+        Space {
+            taken: taken.to_string(),
+            total_bytes,
+            parts,
+            records,
+            bytes_per_record: (records > 0).then(|| total_bytes as f64 / records as f64),
+            nodes,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -91,6 +151,9 @@ pub struct PhaseResult {
     /// Operations completed during warm-up (not measured).
     pub warmup_operations: u64,
     pub intervals: Vec<IntervalResult>,
+    /// Space on disk of the deployment after this phase (with `--deployment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<Space>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

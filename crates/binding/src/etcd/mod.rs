@@ -35,27 +35,12 @@ pub struct EtcdFactory {
 impl EtcdFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
-        let u = config.url.url();
-        // etcd://h1:p1,h2:p2 parses as one host "h1:p1,h2"; take the authority text apart ourselves.
-        let authority = u
-            .as_str()
-            .trim_start_matches("etcd://")
-            .split(['/', '?'])
-            .next()
-            .unwrap_or("");
-        let endpoints: Vec<String> = authority
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|hp| {
-                format!(
-                    "http://{}",
-                    if hp.contains(':') {
-                        hp.to_string()
-                    } else {
-                        format!("{hp}:2379")
-                    }
-                )
-            })
+        let endpoints: Vec<String> = config
+            .url
+            .hosts(2379)
+            .into_iter()
+            .filter(|h| !h.starts_with(':'))
+            .map(|hp| format!("http://{hp}"))
             .collect();
         if endpoints.is_empty() {
             return Err(BindingError::Config(format!(

@@ -27,6 +27,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): multirow (one INSERT of many rows) or copy (COPY FROM STDIN)" },
         OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session: on, off, local, remote_write, remote_apply, or server (leave the server's setting)" },
         OptionInfo { name: "connect_timeout_ms", default: "10000", help: "time allowed to (re)connect" },
+        OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server" },
     ],
 };
 
@@ -48,6 +49,8 @@ struct Shared {
     prepared: bool,
     batch_mode: BatchMode,
     synchronous_commit: Option<String>,
+    /// Read replicas (`read_hosts`): same user and database as the URL, another host and port.
+    read_hosts: Vec<tokio_postgres::Config>,
 }
 
 fn bool_option(config: &BindingConfig, name: &str, default: &str) -> Result<bool, BindingError> {
@@ -82,7 +85,34 @@ impl PostgresFactory {
                 "remote_apply",
             ],
         )?;
+        let mut read_hosts = Vec::new();
+        for host in config
+            .option("read_hosts", "")
+            .split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+        {
+            let bad = || {
+                BindingError::Config(format!(
+                    "invalid value '{host}' in option 'postgres.read_hosts': expected host:port"
+                ))
+            };
+            let (h, port) = host.rsplit_once(':').ok_or_else(bad)?;
+            let port: u16 = port.parse().map_err(|_| bad())?;
+            let mut u = config.url.url().clone();
+            u.set_host(Some(h)).map_err(|_| bad())?;
+            u.set_port(Some(port)).map_err(|_| bad())?;
+            let mut c: tokio_postgres::Config = u.as_str().parse().map_err(|_| bad())?;
+            c.connect_timeout(
+                pg.get_connect_timeout()
+                    .copied()
+                    .unwrap_or(Duration::from_secs(10)),
+            );
+            c.application_name("scalebench");
+            read_hosts.push(c);
+        }
         let shared = Shared {
+            read_hosts,
             statements: Statements::new(
                 &config.schema.table,
                 &config.schema.field_names,
@@ -118,8 +148,12 @@ impl PostgresFactory {
 
 impl Shared {
     async fn client(&self) -> Result<Client, BindingError> {
+        self.client_at(&self.config).await
+    }
+
+    async fn client_at(&self, config: &tokio_postgres::Config) -> Result<Client, BindingError> {
         let (client, connection) =
-            self.config
+            config
                 .connect(NoTls)
                 .await
                 .map_err(|e| BindingError::Connect {
@@ -172,21 +206,38 @@ impl Shared {
     }
 }
 
-impl BindingFactory for PostgresFactory {
-    type Binding = PostgresBinding;
-
-    async fn connect(&self, _worker: usize) -> Result<PostgresBinding, BindingError> {
-        let client = self.shared.client().await?;
+impl PostgresFactory {
+    async fn connect_to(
+        &self,
+        target: &tokio_postgres::Config,
+    ) -> Result<PostgresBinding, BindingError> {
+        let client = self.shared.client_at(target).await?;
         let mut b = PostgresBinding {
             shared: self.shared.clone(),
+            target: target.clone(),
             client,
             prepared: None,
             batch_statements: HashMap::new(),
+            reader: None,
         };
         if self.shared.prepared {
             b.prepare().await.map_err(|e| {
                 BindingError::Other(format!("cannot prepare statements: {}", e.message))
             })?;
+        }
+        Ok(b)
+    }
+}
+
+impl BindingFactory for PostgresFactory {
+    type Binding = PostgresBinding;
+
+    async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
+        let mut b = self.connect_to(&self.shared.config).await?;
+        let replicas = &self.shared.read_hosts;
+        if !replicas.is_empty() {
+            let reader = self.connect_to(&replicas[worker % replicas.len()]).await?;
+            b.reader = Some(Box::new(reader));
         }
         Ok(b)
     }
@@ -209,7 +260,11 @@ struct Prepared {
 
 pub struct PostgresBinding {
     shared: std::sync::Arc<Shared>,
+    /// The server this connection goes to (reconnects go there too).
+    target: tokio_postgres::Config,
     client: Client,
+    /// With `read_hosts`: the connection to this worker's replica, which serves reads and scans.
+    reader: Option<Box<PostgresBinding>>,
     prepared: Option<Prepared>,
     batch_statements: HashMap<usize, Statement>,
 }
@@ -295,7 +350,7 @@ impl PostgresBinding {
         }
         let client = self
             .factory()
-            .client()
+            .client_at(&self.target)
             .await
             .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
         self.client = client;
@@ -328,6 +383,9 @@ impl PostgresBinding {
 
 impl Binding for PostgresBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        if let Some(replica) = &mut self.reader {
+            return Box::pin(replica.read(key, fields, out)).await;
+        }
         self.ensure_connected().await?;
         out.clear();
         let cols = self.columns_of(fields);
@@ -370,6 +428,9 @@ impl Binding for PostgresBinding {
         fields: FieldSet,
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
+        if let Some(replica) = &mut self.reader {
+            return Box::pin(replica.scan(start_key, count, fields, out)).await;
+        }
         self.ensure_connected().await?;
         out.clear();
         let cols = self.columns_of(fields);

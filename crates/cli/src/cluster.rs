@@ -1,0 +1,195 @@
+//! The `cluster` command, and the deployment a `load` or `run` goes to.
+
+use std::process::ExitCode;
+
+use scalebench_deploy::{Cluster, DeployError, Deployment};
+use scalebench_measure::Space;
+
+use crate::args::{ClusterAction, ClusterTarget};
+use crate::error::CliError;
+
+impl From<DeployError> for CliError {
+    fn from(e: DeployError) -> Self {
+        match e {
+            DeployError::BadSpec { .. } => CliError::Usage(e.to_string()),
+            other => CliError::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Reads the deployment file (exit 2 when it is bad).
+pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, CliError> {
+    Ok(Deployment::from_file(&target.deployment)?)
+}
+
+/// The running cluster of a deployment file.
+pub fn open(target: &ClusterTarget) -> Result<Cluster, CliError> {
+    let d = read_deployment(target)?;
+    Ok(Cluster::open(&Cluster::dir_for(&target.clusters_dir, &d))?)
+}
+
+pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
+    match action {
+        ClusterAction::Up(t) => {
+            let d = read_deployment(t)?;
+            eprintln!(
+                "starting {} ({} x {}) in {}",
+                d.name,
+                d.nodes,
+                d.database.name(),
+                Cluster::dir_for(&t.clusters_dir, &d).display()
+            );
+            let c = Cluster::up(d, &t.deployment, &t.clusters_dir, false)?;
+            print_status(&c, false)?;
+        }
+        ClusterAction::Down(t) => {
+            let mut c = open(t)?;
+            c.down();
+            eprintln!(
+                "cluster {} stopped; data and logs kept in {}",
+                c.name(),
+                c.state.dir.display()
+            );
+        }
+        ClusterAction::Status { target, json } => {
+            let c = open(target)?;
+            print_status(&c, *json)?;
+        }
+        ClusterAction::AddNode(t) => {
+            let mut c = open(t)?;
+            let id = c.add_node()?;
+            eprintln!("added {id}");
+            print_status(&c, false)?;
+        }
+        ClusterAction::RemoveNode { target, node } => {
+            let mut c = open(target)?;
+            let id = c.remove_node(node.as_deref())?;
+            eprintln!("removed {id}");
+            print_status(&c, false)?;
+        }
+        ClusterAction::StopNode {
+            target,
+            node,
+            crash,
+        } => {
+            let mut c = open(target)?;
+            c.stop_node(node, *crash)?;
+            eprintln!("{} {node}", if *crash { "killed" } else { "stopped" });
+        }
+        ClusterAction::StartNode { target, node } => {
+            let mut c = open(target)?;
+            c.start_node(node)?;
+            eprintln!("started {node}");
+        }
+        ClusterAction::Wait(t) => {
+            let c = open(t)?;
+            c.wait_idle()?;
+            eprintln!("cluster {} is ready and idle", c.name());
+        }
+        ClusterAction::Compact(t) => {
+            let c = open(t)?;
+            for line in c.compact()? {
+                println!("{line}");
+            }
+        }
+        ClusterAction::Space {
+            target,
+            records,
+            json,
+        } => {
+            let c = open(target)?;
+            let space = c.space("now", *records);
+            if *json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&space)
+                        .map_err(|e| CliError::Failed(e.to_string()))?
+                );
+            } else {
+                print!("{}", space_table(&space));
+            }
+        }
+        ClusterAction::Snapshot { target, name } => {
+            let mut c = open(target)?;
+            c.snapshot(name)?;
+            eprintln!("snapshot {name} of {} taken", c.name());
+        }
+        ClusterAction::Restore { target, name } => {
+            let mut c = open(target)?;
+            c.restore(name)?;
+            eprintln!("{} restored from snapshot {name}", c.name());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_status(c: &Cluster, json: bool) -> Result<(), CliError> {
+    let mut s = c.status();
+    // Passwords never reach the output.
+    s.url = scalebench_binding::DbUrl::parse(&s.url)
+        .map(|u| u.redacted())
+        .unwrap_or_else(|_| "(unparsable URL)".into());
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&s).map_err(|e| CliError::Failed(e.to_string()))?
+        );
+        return Ok(());
+    }
+    println!("cluster {} ({}), URL {}", s.name, s.database, s.url);
+    println!(
+        "{:<8} {:<8} {:<22} {:>8}  state",
+        "node", "role", "endpoint", "pid"
+    );
+    for n in &s.nodes {
+        println!(
+            "{:<8} {:<8} {:<22} {:>8}  {}",
+            n.id,
+            n.role,
+            n.endpoint,
+            n.pid.map_or("-".into(), |p| p.to_string()),
+            if n.running { "running" } else { "stopped" }
+        );
+    }
+    if !s.not_ready.is_empty() {
+        println!("not ready: {}", s.not_ready.join("; "));
+    } else if !s.busy.is_empty() {
+        println!("busy: {}", s.busy.join("; "));
+    } else {
+        println!("ready and idle");
+    }
+    Ok(())
+}
+
+pub fn space_table(space: &Space) -> String {
+    let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
+    let mut out = String::new();
+    let kinds: Vec<&String> = space.parts.keys().collect();
+    out.push_str(&format!("{:<8} {:>10}", "node", "total MB"));
+    for k in &kinds {
+        out.push_str(&format!(" {:>10}", format!("{k} MB")));
+    }
+    out.push('\n');
+    for n in &space.nodes {
+        out.push_str(&format!("{:<8} {:>10}", n.node, mb(n.bytes)));
+        for k in &kinds {
+            out.push_str(&format!(
+                " {:>10}",
+                mb(n.parts.get(*k).copied().unwrap_or(0))
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("{:<8} {:>10}", "all", mb(space.total_bytes)));
+    for k in &kinds {
+        out.push_str(&format!(" {:>10}", mb(space.parts[*k])));
+    }
+    out.push('\n');
+    if let Some(b) = space.bytes_per_record {
+        out.push_str(&format!(
+            "{b:.1} bytes per record ({} records)\n",
+            space.records
+        ));
+    }
+    out
+}

@@ -1,0 +1,378 @@
+//! Apache Cassandra: a ring of N nodes on 127.0.0.1..N sharing the storage and native ports; nodes
+//! join by bootstrap (streaming their ranges) and leave by decommission.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::{ClusterState, Engine, NodeState};
+use crate::cassandra::{node_command, nodetool, CassandraOptions, NodePorts};
+use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::space::Classifier;
+
+pub struct Cassandra;
+
+/// The keyspace the binding URL names.
+const KEYSPACE: &str = "ycsb";
+
+fn options(c: &ClusterState) -> CassandraOptions {
+    let s = &c.deployment.cassandra;
+    CassandraOptions {
+        cluster_name: c.deployment.name.clone(),
+        num_tokens: s.num_tokens,
+        heap_mb: s.heap_mb,
+        commitlog_sync: s.commitlog_sync.clone(),
+        commitlog_sync_period_ms: s.commitlog_sync_period_ms,
+        extra_yaml: c
+            .deployment
+            .server_settings()
+            .into_iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect(),
+    }
+}
+
+/// Cassandra's classpath: the deployment's file, `$SCALEBENCH_CASSANDRA_CLASSPATH`, or the one
+/// `scripts/cassandra-classpath.sh` of a scalebench checkout around the deployment file (or the
+/// current directory) resolves from Maven Central.
+fn classpath_file(c: &ClusterState) -> Result<PathBuf, DeployError> {
+    let base = c
+        .deployment_file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    if let Some(f) = &c.deployment.cassandra.classpath_file {
+        return Ok(base.join(f));
+    }
+    if let Ok(f) = std::env::var("SCALEBENCH_CASSANDRA_CLASSPATH") {
+        return Ok(PathBuf::from(f));
+    }
+    let cwd = std::env::current_dir().unwrap_or_default();
+    for start in [base.as_path(), cwd.as_path()] {
+        for dir in start.ancestors() {
+            let script = dir.join("scripts/cassandra-classpath.sh");
+            if script.is_file() {
+                let out = run(
+                    std::process::Command::new("bash").arg(&script),
+                    "scripts/cassandra-classpath.sh",
+                )?;
+                return Ok(PathBuf::from(out.lines().last().unwrap_or("").trim()));
+            }
+        }
+    }
+    Err(DeployError::Failed(
+        "Cassandra's classpath is unknown: set cassandra.classpath_file in the deployment or \
+         SCALEBENCH_CASSANDRA_CLASSPATH (a file listing cassandra-all 5.0 and its jars)"
+            .into(),
+    ))
+}
+
+fn classpath(c: &ClusterState) -> Result<String, DeployError> {
+    let file = c
+        .facts
+        .get("classpath_file")
+        .ok_or_else(|| DeployError::Failed("cluster state lacks the classpath".into()))?;
+    std::fs::read_to_string(file)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| DeployError::io(Path::new(file), e))
+}
+
+fn native_open(n: &NodeState) -> bool {
+    let addr: std::net::SocketAddr = format!("{}:{}", n.host, n.port)
+        .parse()
+        .expect("loopback address");
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+}
+
+impl Cassandra {
+    fn ports(&self, c: &ClusterState, n: &NodeState) -> NodePorts {
+        NodePorts {
+            storage: c.shared_ports["storage"],
+            native: c.shared_ports["native"],
+            jmx: n.ports["jmx"],
+        }
+    }
+
+    /// Starts the JVM; waits for CQL unless `wait` is false (nodes of a new ring start together).
+    fn spawn(
+        &self,
+        c: &ClusterState,
+        node: &NodeState,
+        bootstrap: bool,
+        wait: bool,
+    ) -> Result<ProcessRef, DeployError> {
+        let cmd = node_command(
+            &node.dir,
+            &classpath(c)?,
+            &node.host,
+            self.ports(c, node),
+            &options(c),
+            bootstrap,
+        )?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        if wait {
+            let seconds = c.deployment.ready_timeout_s;
+            p.wait_ready(Duration::from_secs(seconds), || native_open(node))?;
+        }
+        Ok(p.detach())
+    }
+
+    fn new_cassandra_node(&self, c: &mut ClusterState) -> Result<NodeState, DeployError> {
+        // Node N lives on 127.0.0.N for as long as it exists; a new node takes the next free address.
+        let used: Vec<u8> = c
+            .nodes
+            .iter()
+            .filter_map(|n| n.host.rsplit('.').next()?.parse().ok())
+            .collect();
+        let index = (1..=254u8)
+            .find(|i| !used.contains(i))
+            .ok_or_else(|| DeployError::Failed("no free 127.0.0.x address".into()))?;
+        let native = c.shared_ports["native"];
+        let mut node = c.new_node("node", &format!("127.0.0.{index}"), native)?;
+        node.ports.insert("jmx".into(), free_port()?);
+        if index == 1 {
+            node.role = "seed".into();
+        }
+        Ok(node)
+    }
+
+    fn any_jmx(&self, c: &ClusterState) -> Result<u16, DeployError> {
+        c.running()
+            .find(|n| native_open(n))
+            .map(|n| n.ports["jmx"])
+            .ok_or_else(|| DeployError::Failed("no Cassandra node is serving".into()))
+    }
+
+    /// `nodetool status`: (address, state) pairs such as ("127.0.0.2", "UN").
+    fn ring(&self, c: &ClusterState) -> Result<Vec<(String, String)>, DeployError> {
+        let out = nodetool(&classpath(c)?, self.any_jmx(c)?, &["status"])?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let state = *f.first()?;
+                (state.len() == 2 && "UD".contains(&state[..1]) && f.len() > 2)
+                    .then(|| (f[1].to_string(), state.to_string()))
+            })
+            .collect())
+    }
+}
+
+/// Pending compactions and streams of one node.
+fn node_busy(cp: &str, n: &NodeState) -> Vec<String> {
+    let mut busy = Vec::new();
+    let jmx = n.ports["jmx"];
+    match nodetool(cp, jmx, &["compactionstats"]) {
+        Ok(out) => {
+            // "pending tasks: 0" (4.x) or "pending tasks    0" (5.0).
+            let pending = out
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("pending tasks"))
+                .map(|v| v.trim_start_matches(':').trim().to_string())
+                .unwrap_or_else(|| "?".into());
+            if pending != "0" {
+                busy.push(format!("{}: {pending} compactions pending", n.id));
+            }
+        }
+        Err(e) => busy.push(e.to_string()),
+    }
+    match nodetool(cp, jmx, &["netstats"]) {
+        Ok(out) => {
+            if !out.contains("Not sending any streams") {
+                busy.push(format!("{}: streaming data", n.id));
+            }
+            if let Some(mode) = out.lines().find_map(|l| l.strip_prefix("Mode: ")) {
+                if mode.trim() != "NORMAL" {
+                    busy.push(format!("{} is in mode {}", n.id, mode.trim()));
+                }
+            }
+        }
+        Err(e) => busy.push(e.to_string()),
+    }
+    busy
+}
+
+impl Engine for Cassandra {
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        let file = classpath_file(c)?;
+        c.facts
+            .insert("classpath_file".into(), file.display().to_string());
+        c.shared_ports.insert("storage".into(), free_port()?);
+        c.shared_ports.insert("native".into(), free_port()?);
+        // The seed first; then the others together (a new ring's nodes need not bootstrap).
+        let mut seed = self.new_cassandra_node(c)?;
+        seed.process = Some(self.spawn(c, &seed, false, true)?);
+        c.nodes.push(seed);
+        let mut joining = Vec::new();
+        for _ in 1..c.deployment.nodes {
+            let mut n = self.new_cassandra_node(c)?;
+            n.process = Some(self.spawn(c, &n, false, false)?);
+            c.nodes.push(n.clone());
+            joining.push(n);
+        }
+        let seconds = c.deployment.ready_timeout_s;
+        for n in &joining {
+            if !super::poll(Duration::from_secs(seconds), || {
+                native_open(n) || !n.is_running()
+            }) || !n.is_running()
+            {
+                return Err(DeployError::NotReady {
+                    server: format!("cassandra {}", n.id),
+                    seconds,
+                    log: n.log_tail(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        self.spawn(c, node, false, true)
+    }
+
+    fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        let mut node = self.new_cassandra_node(c)?;
+        // Serves CQL only once bootstrap has streamed its ranges.
+        node.process = Some(self.spawn(c, &node, true, true)?);
+        let id = node.id.clone();
+        c.nodes.push(node);
+        Ok(id)
+    }
+
+    fn removable(&self, c: &ClusterState) -> Option<String> {
+        c.nodes
+            .iter()
+            .rev()
+            .find(|n| n.role != "seed" && n.process.is_some())
+            .map(|n| n.id.clone())
+    }
+
+    fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError> {
+        let node = c.node(id)?.clone();
+        if node.role == "seed" {
+            return Err(DeployError::Failed(format!(
+                "{id} is the seed (127.0.0.1) that new nodes contact; remove another node"
+            )));
+        }
+        // Streams the node's ranges to the nodes that take them over, then leaves the ring.
+        nodetool(&classpath(c)?, node.ports["jmx"], &["decommission"])?;
+        if let Some(p) = node.process {
+            p.stop(Duration::from_secs(60));
+        }
+        c.nodes.retain(|n| n.id != id);
+        Ok(())
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        let mut missing: Vec<String> = c
+            .running()
+            .filter(|n| !native_open(n))
+            .map(|n| format!("{} ({}) not serving CQL", n.id, n.host))
+            .collect();
+        if !missing.is_empty() {
+            return missing;
+        }
+        match self.ring(c) {
+            Ok(ring) => {
+                for n in c.running() {
+                    match ring.iter().find(|(a, _)| *a == n.host) {
+                        Some((_, s)) if s == "UN" => {}
+                        Some((_, s)) => missing.push(format!("{} is {s} in the ring", n.id)),
+                        None => missing.push(format!("{} is not in the ring", n.id)),
+                    }
+                }
+            }
+            Err(e) => missing.push(e.to_string()),
+        }
+        missing
+    }
+
+    fn busy(&self, c: &ClusterState) -> Vec<String> {
+        let mut busy = Vec::new();
+        let cp = match classpath(c) {
+            Ok(cp) => cp,
+            Err(e) => return vec![e.to_string()],
+        };
+        match self.ring(c) {
+            // A node stopped on purpose (a failure under test) is down, not busy.
+            Ok(ring) => busy.extend(
+                ring.iter()
+                    .filter(|(a, s)| s != "UN" && c.running().any(|n| n.host == *a))
+                    .map(|(a, s)| format!("{a} is {s}")),
+            ),
+            Err(e) => busy.push(e.to_string()),
+        }
+        // One JVM per probe: run the nodes' probes side by side.
+        let per_node: Vec<Vec<String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = c
+                .running()
+                .map(|n| scope.spawn(|| node_busy(&cp, n)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        busy.extend(per_node.into_iter().flatten());
+        busy
+    }
+
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let cp = classpath(c)?;
+        let mut done = Vec::new();
+        for n in c.running() {
+            nodetool(&cp, n.ports["jmx"], &["flush"])?;
+            nodetool(&cp, n.ports["jmx"], &["compact"])?;
+            done.push(format!("{}: flush, compact", n.id));
+        }
+        Ok(done)
+    }
+
+    fn before_stop(&self, c: &ClusterState, node: &NodeState) {
+        // Memtables to SSTables, so a restart replays no commit log.
+        if let Ok(cp) = classpath(c) {
+            let _ = nodetool(&cp, node.ports["jmx"], &["drain"]);
+        }
+    }
+
+    fn classify(&self) -> Classifier {
+        |p: &Path| {
+            let mut parts = p.components().map(|c| c.as_os_str().to_string_lossy());
+            match parts.next().as_deref() {
+                Some("commitlog") => "log",
+                Some("hints") => "hints",
+                Some("data") => {
+                    let keyspace = parts.next().unwrap_or_default();
+                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                    if keyspace.starts_with("system") {
+                        "system"
+                    } else if [
+                        "-Index.db",
+                        "-Summary.db",
+                        "-Filter.db",
+                        "-Partitions.db",
+                        "-Rows.db",
+                    ]
+                    .iter()
+                    .any(|s| name.ends_with(s))
+                    {
+                        "index"
+                    } else {
+                        "data"
+                    }
+                }
+                _ => "other",
+            }
+        }
+    }
+
+    fn url(&self, c: &ClusterState) -> String {
+        let host = c
+            .running()
+            .next()
+            .map_or("127.0.0.1".to_string(), |n| n.host.clone());
+        format!(
+            "cassandra://{host}:{}/{KEYSPACE}",
+            c.shared_ports.get("native").copied().unwrap_or(9042)
+        )
+    }
+}

@@ -1,0 +1,171 @@
+//! External clusters: scalebench starts nothing; it knows the endpoints and runs the deployment's shell
+//! hooks to add or remove nodes and to ask whether the cluster is ready and idle.
+//!
+//! Hooks run with `sh -c` from the deployment file's directory and get `SCALEBENCH_URL`,
+//! `SCALEBENCH_NODES` (comma-separated endpoints), `SCALEBENCH_CLUSTER_DIR` and, for remove-node,
+//! `SCALEBENCH_NODE`. `add_node` may print the new node's `host:port` on its last line.
+
+use std::collections::BTreeMap;
+use std::process::Command;
+
+use super::{ClusterState, Engine, NodeState};
+use crate::process::{DeployError, ProcessRef};
+use crate::space::{all_data, Classifier};
+use crate::spec::ExternalHooks;
+
+pub struct External;
+
+/// Runs hook `name` if the deployment has it: Ok(None) without one, Ok(Some(stdout)) on exit 0.
+pub(super) fn run_hook(
+    c: &ClusterState,
+    name: &str,
+    select: impl Fn(&ExternalHooks) -> Option<&str>,
+    env: &[(&str, &str)],
+) -> Result<Option<String>, DeployError> {
+    let Some(script) = select(&c.deployment.external.hooks) else {
+        return Ok(None);
+    };
+    let nodes: Vec<String> = c.nodes.iter().map(NodeState::endpoint).collect();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c").arg(script);
+    if let Some(dir) = c.deployment_file.parent() {
+        cmd.current_dir(dir);
+    }
+    cmd.env("SCALEBENCH_URL", &c.deployment.external.url)
+        .env("SCALEBENCH_NODES", nodes.join(","))
+        .env("SCALEBENCH_CLUSTER_DIR", &c.dir);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| DeployError::Failed(format!("{name} hook: {e}")))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    if out.status.success() {
+        Ok(Some(stdout))
+    } else {
+        let said = format!("{}{}", stdout, String::from_utf8_lossy(&out.stderr));
+        Err(DeployError::Failed(format!(
+            "{name} hook failed ({}): {}",
+            out.status,
+            said.trim().lines().next().unwrap_or("no output")
+        )))
+    }
+}
+
+fn endpoint_parts(e: &str) -> (String, u16) {
+    match e.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(0)),
+        None => (e.to_string(), 0),
+    }
+}
+
+impl External {
+    fn add_record(&self, c: &mut ClusterState, endpoint: &str) -> Result<String, DeployError> {
+        let (host, port) = endpoint_parts(endpoint);
+        // Node records of an external cluster are bookkeeping only: no directory of ours.
+        c.next_node += 1;
+        let id = format!("node{}", c.next_node);
+        c.nodes.push(NodeState {
+            id: id.clone(),
+            role: "external".into(),
+            host,
+            port,
+            ports: BTreeMap::new(),
+            dir: c.dir.clone(),
+            data_dir: c.dir.clone(),
+            process: None,
+            facts: BTreeMap::new(),
+        });
+        Ok(id)
+    }
+}
+
+impl Engine for External {
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        run_hook(c, "up", |h| h.up.as_deref(), &[])?;
+        for e in c.deployment.external.endpoints.clone() {
+            self.add_record(c, &e)?;
+        }
+        Ok(())
+    }
+
+    fn start(&self, _c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        Err(DeployError::Failed(format!(
+            "{} belongs to an external cluster: start it with its own tools",
+            node.id
+        )))
+    }
+
+    fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        let out = run_hook(c, "add_node", |h| h.add_node.as_deref(), &[])?.ok_or_else(|| {
+            DeployError::Failed("the deployment has no external.hooks.add_node".into())
+        })?;
+        let endpoint = out.lines().last().unwrap_or("").trim().to_string();
+        self.add_record(c, &endpoint)
+    }
+
+    fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError> {
+        let endpoint = c.node(id)?.endpoint();
+        run_hook(
+            c,
+            "remove_node",
+            |h| h.remove_node.as_deref(),
+            &[("SCALEBENCH_NODE", &endpoint)],
+        )?
+        .ok_or_else(|| {
+            DeployError::Failed("the deployment has no external.hooks.remove_node".into())
+        })?;
+        c.nodes.retain(|n| n.id != id);
+        Ok(())
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        match run_hook(c, "is_ready", |h| h.is_ready.as_deref(), &[]) {
+            Ok(Some(_)) => Vec::new(),
+            Err(e) => vec![e.to_string()],
+            // Without a hook: every endpoint accepts TCP connections.
+            Ok(None) => c
+                .nodes
+                .iter()
+                .filter(|n| {
+                    use std::net::ToSocketAddrs;
+                    !n.endpoint().to_socket_addrs().is_ok_and(|mut a| {
+                        a.any(|a| {
+                            std::net::TcpStream::connect_timeout(
+                                &a,
+                                std::time::Duration::from_secs(2),
+                            )
+                            .is_ok()
+                        })
+                    })
+                })
+                .map(|n| format!("{} ({}) refuses connections", n.id, n.endpoint()))
+                .collect(),
+        }
+    }
+
+    fn busy(&self, c: &ClusterState) -> Vec<String> {
+        match run_hook(c, "is_idle", |h| h.is_idle.as_deref(), &[]) {
+            Ok(_) => Vec::new(),
+            Err(e) => vec![e.to_string()],
+        }
+    }
+
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        Ok(
+            match run_hook(c, "compact", |h| h.compact.as_deref(), &[])? {
+                Some(_) => vec!["compact hook ran".into()],
+                None => vec!["no compact hook".into()],
+            },
+        )
+    }
+
+    fn classify(&self) -> Classifier {
+        all_data
+    }
+
+    fn url(&self, c: &ClusterState) -> String {
+        c.deployment.external.url.clone()
+    }
+}

@@ -1,0 +1,664 @@
+//! Local clusters driven by a deployment file: up, down, status, add and remove nodes, wait until
+//! ready and idle, compact, snapshot and restore, space on disk.
+//!
+//! A cluster lives in its own directory (`<clusters dir>/<name>`): `cluster.json` records the
+//! deployment, every node's ports, directories and process, so later commands (another `scalebench`
+//! invocation) find and drive it. Each node has a directory of its own with its data and
+//! `server.log`. Servers listen on loopback only: Cassandra node N on 127.0.0.N, the others on
+//! 127.0.0.1 with ports of their own.
+
+mod cassandra;
+mod etcd;
+mod external;
+mod galera;
+mod postgres;
+mod redis;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::process::{run, ProcessRef};
+use crate::space::{self, Classifier};
+use crate::spec::{Database, Deployment};
+use crate::DeployError;
+use scalebench_measure::Space;
+
+/// One node as the state file records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeState {
+    /// `node1`, `node2`, ... in order of creation (never reused).
+    pub id: String,
+    /// `seed`, `node`, `master`, `replica`, `primary`, `member`, `external`.
+    pub role: String,
+    pub host: String,
+    /// The client port.
+    pub port: u16,
+    /// Other ports (peer, JMX, Galera replication, ...).
+    #[serde(default)]
+    pub ports: BTreeMap<String, u16>,
+    /// Holds the node's files and `server.log`.
+    pub dir: PathBuf,
+    /// What the space figures measure.
+    pub data_dir: PathBuf,
+    /// None while the node is stopped.
+    pub process: Option<ProcessRef>,
+    /// Engine facts (a Redis node's id, the master a replica follows, ...).
+    #[serde(default)]
+    pub facts: BTreeMap<String, String>,
+}
+
+impl NodeState {
+    pub fn endpoint(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.process.is_some_and(|p| p.is_running())
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterState {
+    pub deployment: Deployment,
+    /// The deployment file `up` was given (absolute).
+    pub deployment_file: PathBuf,
+    pub dir: PathBuf,
+    pub nodes: Vec<NodeState>,
+    /// Ports every node shares (Cassandra's storage and native ports).
+    #[serde(default)]
+    pub shared_ports: BTreeMap<String, u16>,
+    /// Number of the next node created.
+    pub next_node: usize,
+    /// Engine facts about the whole cluster (Cassandra's classpath file, ...).
+    #[serde(default)]
+    pub facts: BTreeMap<String, String>,
+}
+
+impl ClusterState {
+    fn node(&self, id: &str) -> Result<&NodeState, DeployError> {
+        self.nodes.iter().find(|n| n.id == id).ok_or_else(|| {
+            DeployError::Failed(format!(
+                "no node {id:?} in cluster {} (nodes: {})",
+                self.deployment.name,
+                self.nodes
+                    .iter()
+                    .map(|n| n.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+
+    /// A new node record with the next id and its (fresh) directory.
+    fn new_node(&mut self, role: &str, host: &str, port: u16) -> Result<NodeState, DeployError> {
+        self.next_node += 1;
+        let id = format!("node{}", self.next_node);
+        let dir = self.dir.join(&id);
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        Ok(NodeState {
+            id,
+            role: role.into(),
+            host: host.into(),
+            port,
+            ports: BTreeMap::new(),
+            data_dir: dir.clone(),
+            dir,
+            process: None,
+            facts: BTreeMap::new(),
+        })
+    }
+
+    fn running(&self) -> impl Iterator<Item = &NodeState> {
+        self.nodes.iter().filter(|n| n.process.is_some())
+    }
+}
+
+/// What each database does differently. One implementation per file in this folder.
+trait Engine {
+    /// Starts the initial nodes and forms the cluster.
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError>;
+    /// Starts an existing node again from its data (after `stop` or for a restore).
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError>;
+    /// Adds a node under load and moves data to it; returns its id.
+    fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError>;
+    /// Removes a node gracefully: its data moves away first, then it stops and leaves the state.
+    fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError>;
+    /// The node that `remove-node` without a name removes.
+    fn removable(&self, c: &ClusterState) -> Option<String> {
+        c.nodes.last().map(|n| n.id.clone())
+    }
+    /// What is not up and serving yet (empty: ready).
+    fn not_ready(&self, c: &ClusterState) -> Vec<String>;
+    /// What is still busy: compactions, streams, slot migrations, replication lag (empty: idle).
+    fn busy(&self, c: &ClusterState) -> Vec<String>;
+    /// Flush and compact after a load; returns what was done.
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
+    /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
+    fn before_stop(&self, _c: &ClusterState, _node: &NodeState) {}
+    fn classify(&self) -> Classifier;
+    fn url(&self, c: &ClusterState) -> String;
+    fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+fn engine(db: Database) -> Box<dyn Engine> {
+    match db {
+        Database::Cassandra => Box::new(cassandra::Cassandra),
+        Database::RedisCluster => Box::new(redis::RedisCluster),
+        Database::Postgres => Box::new(postgres::Postgres),
+        Database::Galera => Box::new(galera::Galera),
+        Database::Etcd => Box::new(etcd::Etcd),
+        Database::External => Box::new(external::External),
+    }
+}
+
+/// How a node looks to `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeStatus {
+    pub id: String,
+    pub role: String,
+    pub endpoint: String,
+    pub pid: Option<u32>,
+    pub running: bool,
+    pub dir: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterStatus {
+    pub name: String,
+    pub database: String,
+    pub url: String,
+    pub nodes: Vec<NodeStatus>,
+    /// Empty when every node is up and serving.
+    pub not_ready: Vec<String>,
+    /// Empty when idle (only probed when ready).
+    pub busy: Vec<String>,
+}
+
+/// A cluster on this machine (or, for `external`, a description of one elsewhere).
+pub struct Cluster {
+    pub state: ClusterState,
+    engine: Box<dyn Engine>,
+    /// Tests: stop every node when the handle is dropped. The CLI's clusters outlive the command.
+    stop_on_drop: bool,
+}
+
+const STATE_FILE: &str = "cluster.json";
+
+impl Cluster {
+    /// The cluster directory of a deployment: `<clusters_dir>/<name>`.
+    pub fn dir_for(clusters_dir: &Path, deployment: &Deployment) -> PathBuf {
+        clusters_dir.join(&deployment.name)
+    }
+
+    /// Starts the deployment's nodes and waits until the cluster is ready.
+    pub fn up(
+        deployment: Deployment,
+        deployment_file: &Path,
+        clusters_dir: &Path,
+        stop_on_drop: bool,
+    ) -> Result<Cluster, DeployError> {
+        let dir = Self::dir_for(clusters_dir, &deployment);
+        if dir.join(STATE_FILE).exists() {
+            if let Ok(existing) = Cluster::open(&dir) {
+                if existing.state.nodes.iter().any(|n| n.is_running()) {
+                    return Err(DeployError::Failed(format!(
+                        "cluster {} is already up ({}); `cluster down` it first",
+                        deployment.name,
+                        dir.display()
+                    )));
+                }
+            }
+        }
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        let dir = std::fs::canonicalize(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        let engine = engine(deployment.database);
+        let mut cluster = Cluster {
+            state: ClusterState {
+                deployment_file: std::fs::canonicalize(deployment_file)
+                    .unwrap_or_else(|_| deployment_file.to_path_buf()),
+                deployment,
+                dir,
+                nodes: Vec::new(),
+                shared_ports: BTreeMap::new(),
+                next_node: 0,
+                facts: BTreeMap::new(),
+            },
+            engine,
+            stop_on_drop,
+        };
+        let started = cluster.engine.up(&mut cluster.state);
+        // Whatever started is recorded, so `down` can stop it even if forming the cluster failed.
+        cluster.save()?;
+        if let Err(e) = started {
+            cluster.down();
+            return Err(e);
+        }
+        cluster.wait_ready()?;
+        Ok(cluster)
+    }
+
+    /// A cluster `up` started earlier, from its directory.
+    pub fn open(dir: &Path) -> Result<Cluster, DeployError> {
+        let file = dir.join(STATE_FILE);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            DeployError::Failed(format!(
+                "no cluster in {} ({e}); start it with `scalebench cluster up`",
+                dir.display()
+            ))
+        })?;
+        let state: ClusterState = serde_json::from_str(&text)
+            .map_err(|e| DeployError::Failed(format!("{}: {e}", file.display())))?;
+        Ok(Cluster {
+            engine: engine(state.deployment.database),
+            state,
+            stop_on_drop: false,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.state.deployment.name
+    }
+
+    /// Records the state (atomically: a crash never leaves half a file).
+    pub fn save(&self) -> Result<(), DeployError> {
+        let file = self.state.dir.join(STATE_FILE);
+        let tmp = self.state.dir.join(format!(".{STATE_FILE}.tmp"));
+        let text = serde_json::to_string_pretty(&self.state)
+            .map_err(|e| DeployError::Failed(e.to_string()))?;
+        std::fs::write(&tmp, text).map_err(|e| DeployError::io(&tmp, e))?;
+        std::fs::rename(&tmp, &file).map_err(|e| DeployError::io(&file, e))
+    }
+
+    /// Stops every node gracefully (the data stays for inspection).
+    pub fn down(&mut self) {
+        if self.state.deployment.database == Database::External {
+            external::run_hook(&self.state, "down", |h| h.down.as_deref(), &[]).ok();
+            return;
+        }
+        // Reverse order: Galera's first node stops last and may bootstrap the cluster again.
+        for node in self.state.nodes.iter_mut().rev() {
+            if let Some(p) = node.process.take() {
+                p.stop(Duration::from_secs(60));
+            }
+        }
+        let _ = self.save();
+    }
+
+    pub fn url(&self) -> String {
+        self.engine.url(&self.state)
+    }
+
+    /// Binding options of the deployment file, then the engine's (e.g. PostgreSQL's read replicas).
+    pub fn binding_options(&self) -> BTreeMap<String, String> {
+        let mut o = self.state.deployment.binding_options();
+        o.extend(self.engine.binding_options(&self.state));
+        o
+    }
+
+    /// Binding URL of each node (for clients that pin themselves to one node, e.g. Galera writes).
+    pub fn node_urls(&self) -> Vec<String> {
+        let url = self.url();
+        let first = self.state.nodes.first().map(|n| n.endpoint());
+        self.state
+            .nodes
+            .iter()
+            .map(|n| match &first {
+                Some(f) => url.replacen(f, &n.endpoint(), 1),
+                None => url.clone(),
+            })
+            .collect()
+    }
+
+    pub fn status(&self) -> ClusterStatus {
+        let not_ready = self.engine.not_ready(&self.state);
+        let busy = if not_ready.is_empty() {
+            self.engine.busy(&self.state)
+        } else {
+            Vec::new()
+        };
+        ClusterStatus {
+            name: self.name().to_string(),
+            database: self.state.deployment.database.name().to_string(),
+            url: self.url(),
+            nodes: self
+                .state
+                .nodes
+                .iter()
+                .map(|n| NodeStatus {
+                    id: n.id.clone(),
+                    role: n.role.clone(),
+                    endpoint: n.endpoint(),
+                    pid: n.process.map(|p| p.pid),
+                    running: n.is_running(),
+                    dir: n.dir.display().to_string(),
+                })
+                .collect(),
+            not_ready,
+            busy,
+        }
+    }
+
+    /// Waits until every node is up and serving; the error names what was not.
+    pub fn wait_ready(&self) -> Result<(), DeployError> {
+        let seconds = self.state.deployment.ready_timeout_s;
+        if self.state.deployment.database != Database::External {
+            let stopped: Vec<&str> = self
+                .state
+                .nodes
+                .iter()
+                .filter(|n| n.process.is_none())
+                .map(|n| n.id.as_str())
+                .collect();
+            if !stopped.is_empty() && stopped.len() == self.state.nodes.len() {
+                return Err(DeployError::Failed(format!(
+                    "cluster {} is down: start it with `scalebench cluster up`",
+                    self.name()
+                )));
+            }
+        }
+        let mut last = Vec::new();
+        let mut died = false;
+        let ok = poll(Duration::from_secs(seconds), || {
+            // A server that exited will not become ready: fail now, with its log.
+            died = self
+                .state
+                .nodes
+                .iter()
+                .any(|n| n.process.is_some() && !n.is_running());
+            last = self.engine.not_ready(&self.state);
+            died || last.is_empty()
+        });
+        if ok && !died {
+            return Ok(());
+        }
+        let dead: Vec<String> = self
+            .state
+            .nodes
+            .iter()
+            .filter(|n| n.process.is_some() && !n.is_running())
+            .map(|n| format!("{} exited; its log ends:\n{}", n.id, n.log_tail()))
+            .collect();
+        Err(DeployError::NotReady {
+            server: format!("cluster {}", self.name()),
+            seconds,
+            log: last.into_iter().chain(dead).collect::<Vec<_>>().join("; "),
+        })
+    }
+
+    /// Waits until ready and then idle; the error names what stayed busy.
+    pub fn wait_idle(&self) -> Result<(), DeployError> {
+        self.wait_ready()?;
+        let seconds = self.state.deployment.idle_timeout_s;
+        let mut last = Vec::new();
+        // Idle twice in a row: a compaction or migration may start right after a quiet probe.
+        let mut quiet = 0;
+        let ok = poll(Duration::from_secs(seconds), || {
+            last = self.engine.busy(&self.state);
+            quiet = if last.is_empty() { quiet + 1 } else { 0 };
+            quiet >= 2
+        });
+        if ok {
+            Ok(())
+        } else {
+            Err(DeployError::NotIdle {
+                seconds,
+                busy: last.join("; "),
+            })
+        }
+    }
+
+    /// Adds a node and waits until the cluster (with it) is ready.
+    pub fn add_node(&mut self) -> Result<String, DeployError> {
+        let id = self.engine.add_node(&mut self.state);
+        self.save()?;
+        let id = id?;
+        self.wait_ready()?;
+        Ok(id)
+    }
+
+    /// Removes `id` (or the engine's choice) gracefully.
+    pub fn remove_node(&mut self, id: Option<&str>) -> Result<String, DeployError> {
+        let id = match id {
+            Some(id) => {
+                self.state.node(id)?;
+                id.to_string()
+            }
+            None => self.engine.removable(&self.state).ok_or_else(|| {
+                DeployError::Failed(format!("cluster {} has no node to remove", self.name()))
+            })?,
+        };
+        let r = self.engine.remove_node(&mut self.state, &id);
+        self.save()?;
+        r?;
+        self.wait_ready()?;
+        Ok(id)
+    }
+
+    /// Stops one node without telling the cluster (SIGKILL when `crash`, else SIGTERM); it stays in the
+    /// state, stopped, and `start_node` brings it back.
+    pub fn stop_node(&mut self, id: &str, crash: bool) -> Result<(), DeployError> {
+        self.state.node(id)?;
+        let node = self.state.nodes.iter_mut().find(|n| n.id == id).unwrap();
+        if let Some(p) = node.process.take() {
+            if crash {
+                p.kill();
+            } else {
+                p.stop(Duration::from_secs(60));
+            }
+        }
+        self.save()
+    }
+
+    pub fn start_node(&mut self, id: &str) -> Result<(), DeployError> {
+        let node = self.state.node(id)?.clone();
+        if node.is_running() {
+            return Ok(());
+        }
+        let p = self.engine.start(&self.state, &node)?;
+        self.state
+            .nodes
+            .iter_mut()
+            .find(|n| n.id == id)
+            .unwrap()
+            .process = Some(p);
+        self.save()
+    }
+
+    pub fn compact(&self) -> Result<Vec<String>, DeployError> {
+        self.engine.compact(&self.state)
+    }
+
+    /// Bytes on disk per node and in total (stopped nodes included: their data is still there).
+    pub fn space(&self, taken: &str, records: u64) -> Space {
+        let classify = self.engine.classify();
+        let nodes = match self.state.deployment.database {
+            Database::External => self
+                .state
+                .deployment
+                .external
+                .data_dirs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| {
+                    space::measure(&format!("dir{}", i + 1), &self.resolve(d), classify, &[])
+                })
+                .collect(),
+            _ => self
+                .state
+                .nodes
+                .iter()
+                .map(|n| space::measure(&n.id, &n.data_dir, classify, &["server.log"]))
+                .collect(),
+        };
+        Space::from_nodes(taken, nodes, records)
+    }
+
+    /// A path of the deployment file, relative to that file's directory.
+    fn resolve(&self, p: &Path) -> PathBuf {
+        match self.state.deployment_file.parent() {
+            Some(base) if p.is_relative() => base.join(p),
+            _ => p.to_path_buf(),
+        }
+    }
+
+    fn snapshot_dir(&self, name: &str) -> Result<PathBuf, DeployError> {
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+        {
+            return Err(DeployError::Failed(format!(
+                "snapshot name {name:?}: use letters, digits, '-' and '_'"
+            )));
+        }
+        Ok(self.state.dir.join("snapshots").join(name))
+    }
+
+    /// Copies every node's data while the cluster is stopped, then starts it again.
+    pub fn snapshot(&mut self, name: &str) -> Result<(), DeployError> {
+        self.local_only("snapshot")?;
+        let target = self.snapshot_dir(name)?;
+        self.stop_for_copy();
+        let copied = (|| {
+            if target.exists() {
+                std::fs::remove_dir_all(&target).map_err(|e| DeployError::io(&target, e))?;
+            }
+            std::fs::create_dir_all(&target).map_err(|e| DeployError::io(&target, e))?;
+            for n in &self.state.nodes {
+                copy_tree(&n.data_dir, &target.join(&n.id))?;
+            }
+            Ok(())
+        })();
+        let started = self.start_all();
+        copied.and(started)
+    }
+
+    /// Puts every node's data back as the snapshot has it and starts the cluster again.
+    pub fn restore(&mut self, name: &str) -> Result<(), DeployError> {
+        self.local_only("restore")?;
+        let source = self.snapshot_dir(name)?;
+        if !source.is_dir() {
+            return Err(DeployError::Failed(format!(
+                "cluster {} has no snapshot {name:?}",
+                self.name()
+            )));
+        }
+        for n in &self.state.nodes {
+            if !source.join(&n.id).is_dir() {
+                return Err(DeployError::Failed(format!(
+                    "snapshot {name:?} has no copy of {} (taken with other nodes)",
+                    n.id
+                )));
+            }
+        }
+        self.stop_for_copy();
+        for n in &self.state.nodes {
+            let keep_log = n.data_dir.join("server.log");
+            let log = std::fs::read(&keep_log).ok();
+            std::fs::remove_dir_all(&n.data_dir).map_err(|e| DeployError::io(&n.data_dir, e))?;
+            copy_tree(&source.join(&n.id), &n.data_dir)?;
+            if let Some(log) = log {
+                let _ = std::fs::write(&keep_log, log);
+            }
+        }
+        self.start_all()
+    }
+
+    fn local_only(&self, what: &str) -> Result<(), DeployError> {
+        if self.state.deployment.database == Database::External {
+            return Err(DeployError::Failed(format!(
+                "{what} works on clusters scalebench started; reset an external cluster with its own tools"
+            )));
+        }
+        Ok(())
+    }
+
+    fn stop_for_copy(&mut self) {
+        for i in (0..self.state.nodes.len()).rev() {
+            let node = self.state.nodes[i].clone();
+            if node.is_running() {
+                self.engine.before_stop(&self.state, &node);
+            }
+            if let Some(p) = self.state.nodes[i].process.take() {
+                p.stop(Duration::from_secs(120));
+            }
+        }
+        let _ = self.save();
+    }
+
+    fn start_all(&mut self) -> Result<(), DeployError> {
+        for i in 0..self.state.nodes.len() {
+            let node = self.state.nodes[i].clone();
+            let p = self.engine.start(&self.state, &node)?;
+            self.state.nodes[i].process = Some(p);
+            self.save()?;
+        }
+        self.wait_ready()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if self.stop_on_drop {
+            self.down();
+        }
+    }
+}
+
+/// Polls `done` every 500 ms (probes run external tools) until it holds or `timeout` passes.
+fn poll(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// `cp -a` (reflinks where the file system has them), without the server's log.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), DeployError> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| DeployError::io(parent, e))?;
+    }
+    run(
+        std::process::Command::new("cp")
+            .args(["-a", "--reflink=auto"])
+            .arg(from)
+            .arg(to),
+        "cp (snapshot copy)",
+    )?;
+    let _ = std::fs::remove_file(to.join("server.log"));
+    Ok(())
+}
+
+/// Root runs servers as their own user where they refuse root (PostgreSQL).
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Whether this program runs as root (servers that refuse root then run as their own user).
+pub fn running_as_root() -> bool {
+    is_root()
+}

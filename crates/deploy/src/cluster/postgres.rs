@@ -1,0 +1,258 @@
+//! PostgreSQL: a primary with N streaming replicas (pg_basebackup), asynchronous or synchronous.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use super::{ClusterState, Engine, NodeState};
+use crate::postgres::{
+    as_postgres, bin_dir, create_user_and_database, data_location, fresh_data_dir, initdb,
+    is_ready, psql, server_command, DATABASE, PASSWORD, USER,
+};
+use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::space::Classifier;
+
+pub struct Postgres;
+
+impl Postgres {
+    fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        let bin = bin_dir()?;
+        let cmd = server_command(
+            &bin,
+            &node.data_dir,
+            node.port,
+            &c.deployment.server_settings(),
+        );
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let port = node.port;
+        p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
+        Ok(p.detach())
+    }
+
+    fn primary<'a>(&self, c: &'a ClusterState) -> Result<&'a NodeState, DeployError> {
+        c.nodes
+            .iter()
+            .find(|n| n.role == "primary")
+            .ok_or_else(|| DeployError::Failed("the cluster has no primary".into()))
+    }
+
+    fn sql(&self, node: &NodeState, db: &str, sql: &str) -> Result<String, DeployError> {
+        psql(&bin_dir()?, &node.data_dir, node.port, db, sql)
+    }
+
+    fn add_replica(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        let primary = self.primary(c)?.clone();
+        let port = free_port()?;
+        let mut node = c.new_node("replica", "127.0.0.1", port)?;
+        node.data_dir = data_location(&node.dir.join("data"), port);
+        fresh_data_dir(&node.data_dir)?;
+        let bin = bin_dir()?;
+        // A copy of the primary that starts as a standby (-R) streaming the WAL it needs (-X stream).
+        let mut backup = std::process::Command::new(bin.join("pg_basebackup"));
+        backup
+            .arg("-h")
+            .arg(&primary.data_dir)
+            .args(["-p", &primary.port.to_string(), "-U", "postgres", "-D"])
+            .arg(&node.data_dir)
+            .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]);
+        as_postgres(&mut backup);
+        run(&mut backup, "pg_basebackup")?;
+        // The replica names itself, so pg_stat_replication tells the replicas apart.
+        let conninfo = format!(
+            "\nprimary_conninfo = 'host={} port={} user=postgres application_name={}'\n",
+            primary.data_dir.display(),
+            primary.port,
+            node.id
+        );
+        let auto = node.data_dir.join("postgresql.auto.conf");
+        let mut text = std::fs::read_to_string(&auto).map_err(|e| DeployError::io(&auto, e))?;
+        text.push_str(&conninfo);
+        std::fs::write(&auto, text).map_err(|e| DeployError::io(&auto, e))?;
+        node.process = Some(self.spawn(c, &node)?);
+        let id = node.id.clone();
+        c.nodes.push(node);
+        Ok(id)
+    }
+}
+
+impl Engine for Postgres {
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        let bin = bin_dir()?;
+        let port = free_port()?;
+        let mut primary = c.new_node("primary", "127.0.0.1", port)?;
+        primary.data_dir = data_location(&primary.dir.join("data"), port);
+        initdb(&bin, &primary.data_dir)?;
+        primary.process = Some(self.spawn(c, &primary)?);
+        c.nodes.push(primary.clone());
+        create_user_and_database(&bin, &primary.data_dir, port)?;
+        for _ in 0..c.deployment.postgres_replicas() {
+            self.add_replica(c)?;
+        }
+        if let Some(level) = &c.deployment.postgres.synchronous_commit {
+            // Set only now: with synchronous standbys named before any is attached, the setup's own
+            // writes would wait forever.
+            self.sql(
+                &primary,
+                "postgres",
+                "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (*)'",
+            )?;
+            self.sql(
+                &primary,
+                "postgres",
+                &format!("ALTER SYSTEM SET synchronous_commit = '{level}'"),
+            )?;
+            self.sql(&primary, "postgres", "SELECT pg_reload_conf()")?;
+        }
+        Ok(())
+    }
+
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        self.spawn(c, node)
+    }
+
+    fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        self.add_replica(c)
+    }
+
+    fn removable(&self, c: &ClusterState) -> Option<String> {
+        c.nodes
+            .iter()
+            .rev()
+            .find(|n| n.role == "replica")
+            .map(|n| n.id.clone())
+    }
+
+    fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError> {
+        let node = c.node(id)?.clone();
+        if node.role == "primary" {
+            return Err(DeployError::Failed(format!(
+                "{id} is the primary: scalebench removes replicas only (no failover)"
+            )));
+        }
+        let replicas = c.nodes.iter().filter(|n| n.role == "replica").count();
+        if replicas == 1 && c.deployment.postgres.synchronous_commit.is_some() {
+            return Err(DeployError::Failed(format!(
+                "{id} is the last synchronous replica: without it every commit would wait"
+            )));
+        }
+        if let Some(p) = node.process {
+            p.stop(Duration::from_secs(60));
+        }
+        if !node.data_dir.starts_with(&c.dir) {
+            let _ = std::fs::remove_dir_all(&node.data_dir);
+        }
+        c.nodes.retain(|n| n.id != id);
+        Ok(())
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        let Ok(bin) = bin_dir() else {
+            return vec!["PostgreSQL is not installed".into()];
+        };
+        let mut missing: Vec<String> = c
+            .running()
+            .filter(|n| !is_ready(&bin, n.port))
+            .map(|n| format!("{} ({}) not accepting connections", n.id, n.role))
+            .collect();
+        if missing.is_empty() {
+            let expected: Vec<&str> = c
+                .nodes
+                .iter()
+                .filter(|n| n.role == "replica" && n.process.is_some())
+                .map(|n| n.id.as_str())
+                .collect();
+            if let Ok(primary) = self.primary(c) {
+                let streaming = self
+                    .sql(
+                        primary,
+                        "postgres",
+                        "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'",
+                    )
+                    .unwrap_or_default();
+                let streaming: Vec<&str> = streaming.lines().map(str::trim).collect();
+                for r in expected {
+                    if !streaming.contains(&r) {
+                        missing.push(format!("replica {r} not streaming"));
+                    }
+                }
+            }
+        }
+        missing
+    }
+
+    fn busy(&self, c: &ClusterState) -> Vec<String> {
+        let Ok(primary) = self.primary(c) else {
+            return vec!["no primary".into()];
+        };
+        let mut busy = Vec::new();
+        match self.sql(
+            primary,
+            "postgres",
+            "SELECT application_name || ' ' || COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1) \
+             FROM pg_stat_replication",
+        ) {
+            Ok(out) => {
+                for l in out.lines() {
+                    if let Some((name, lag)) = l.trim().rsplit_once(' ') {
+                        if lag != "0" {
+                            busy.push(format!("replica {name}: {lag} bytes of WAL not replayed"));
+                        }
+                    }
+                }
+            }
+            Err(e) => busy.push(e.to_string()),
+        }
+        for n in c.running() {
+            if let Ok(out) = self.sql(
+                n,
+                "postgres",
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+            ) {
+                if out.trim() != "0" {
+                    busy.push(format!("{}: autovacuum running", n.id));
+                }
+            }
+        }
+        busy
+    }
+
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let primary = self.primary(c)?;
+        self.sql(primary, DATABASE, "VACUUM ANALYZE")?;
+        let mut done = vec![format!("{}: VACUUM ANALYZE", primary.id)];
+        for n in c.running() {
+            self.sql(n, "postgres", "CHECKPOINT")?;
+            done.push(format!("{}: CHECKPOINT", n.id));
+        }
+        Ok(done)
+    }
+
+    fn classify(&self) -> Classifier {
+        |p: &Path| {
+            if p.starts_with("pg_wal") {
+                "log"
+            } else {
+                "data"
+            }
+        }
+    }
+
+    fn url(&self, c: &ClusterState) -> String {
+        let port = self.primary(c).map_or(0, |p| p.port);
+        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}")
+    }
+
+    fn binding_options(&self, c: &ClusterState) -> BTreeMap<String, String> {
+        let mut o = BTreeMap::new();
+        if c.deployment.postgres.reads_to_replicas {
+            let hosts: Vec<String> = c
+                .nodes
+                .iter()
+                .filter(|n| n.role == "replica")
+                .map(NodeState::endpoint)
+                .collect();
+            o.insert("read_hosts".into(), hosts.join(","));
+        }
+        o
+    }
+}

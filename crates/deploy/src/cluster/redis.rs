@@ -1,0 +1,373 @@
+//! Redis Cluster: N masters with optional replicas each, formed and resharded with `redis-cli --cluster`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use super::{ClusterState, Engine, NodeState};
+use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::redis::{command, server_command};
+use crate::space::Classifier;
+
+pub struct RedisCluster;
+
+fn settings(c: &ClusterState) -> Vec<(String, String)> {
+    let r = &c.deployment.redis;
+    let mut s = vec![
+        (
+            "appendonly".to_string(),
+            if r.appendonly { "yes" } else { "no" }.to_string(),
+        ),
+        ("appendfsync".to_string(), r.appendfsync.clone()),
+    ];
+    s.extend(c.deployment.server_settings());
+    s
+}
+
+fn redis_cli(port: u16) -> Command {
+    let mut cmd = Command::new("redis-cli");
+    cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
+    cmd
+}
+
+fn cluster_tool(args: &[&str], what: &str) -> Result<String, DeployError> {
+    run(Command::new("redis-cli").arg("--cluster").args(args), what)
+}
+
+/// `CLUSTER NODES` of a node: (node id, port, flags, master id, has slots).
+fn cluster_nodes(port: u16) -> Vec<(String, u16, String, String, bool)> {
+    let Ok(out) = run(redis_cli(port).args(["CLUSTER", "NODES"]), "CLUSTER NODES") else {
+        return Vec::new();
+    };
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let port = f.get(1)?.split(['@', ':']).nth(1)?.parse().ok()?;
+            Some((
+                f[0].to_string(),
+                port,
+                f.get(2)?.to_string(),
+                f.get(3)?.to_string(),
+                f.len() > 8,
+            ))
+        })
+        .collect()
+}
+
+impl RedisCluster {
+    fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        let cmd = server_command(&node.dir, node.port, true, &settings(c));
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let port = node.port;
+        p.wait_ready(Duration::from_secs(30), || {
+            command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
+        })?;
+        Ok(p.detach())
+    }
+
+    fn new_server(&self, c: &mut ClusterState, role: &str) -> Result<usize, DeployError> {
+        let mut node = c.new_node(role, "127.0.0.1", free_port()?)?;
+        node.process = Some(self.spawn(c, &node)?);
+        c.nodes.push(node);
+        Ok(c.nodes.len() - 1)
+    }
+
+    /// Records each node's cluster id and role as the cluster reports them.
+    fn learn_roles(&self, c: &mut ClusterState) {
+        let Some(seed) = c.running().next().map(|n| n.port) else {
+            return;
+        };
+        let known = cluster_nodes(seed);
+        for n in &mut c.nodes {
+            if let Some((id, _, flags, master, _)) = known.iter().find(|k| k.1 == n.port) {
+                n.facts.insert("cluster_id".into(), id.clone());
+                if flags.contains("slave") {
+                    n.role = "replica".into();
+                    n.facts.insert("master_id".into(), master.clone());
+                } else {
+                    n.role = "master".into();
+                    n.facts.remove("master_id");
+                }
+            }
+        }
+    }
+
+    fn seed(&self, c: &ClusterState, except: Option<&str>) -> Result<u16, DeployError> {
+        c.running()
+            .find(|n| n.role == "master" && Some(n.id.as_str()) != except)
+            .map(|n| n.port)
+            .ok_or_else(|| DeployError::Failed("no running Redis master".into()))
+    }
+
+    /// Waits until every node agrees on the configuration (`--cluster check` clean), which
+    /// `add-node` and `rebalance` need.
+    fn wait_agreement(&self, c: &ClusterState, seed: u16) -> Result<(), DeployError> {
+        let mut last = Vec::new();
+        if super::poll(Duration::from_secs(60), || {
+            last = check(seed);
+            last.is_empty()
+        }) {
+            Ok(())
+        } else {
+            Err(DeployError::Failed(format!(
+                "Redis Cluster {} does not settle: {}",
+                c.deployment.name,
+                last.join("; ")
+            )))
+        }
+    }
+}
+
+/// Problems `redis-cli --cluster check` reports (open slots, disagreement, uncovered slots).
+fn check(seed: u16) -> Vec<String> {
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "check", &format!("127.0.0.1:{seed}")])
+        .output();
+    match out {
+        Ok(o) => {
+            let text = String::from_utf8_lossy(&o.stdout).to_string();
+            let problems: Vec<String> = text
+                .lines()
+                .filter(|l| l.contains("[ERR]") || l.contains("[WARNING]"))
+                .map(|l| l.trim().to_string())
+                .collect();
+            if problems.is_empty() && !o.status.success() {
+                vec![format!("redis-cli --cluster check failed: {}", text.trim())]
+            } else {
+                problems
+            }
+        }
+        Err(e) => vec![format!("redis-cli: {e}")],
+    }
+}
+
+fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
+    let out = run(redis_cli(port).args(["INFO", section]), "INFO").ok()?;
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .map(|v| v.trim().to_string())
+}
+
+impl Engine for RedisCluster {
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        let replicas = c.deployment.redis.replicas;
+        let total = c.deployment.nodes * (1 + replicas);
+        for _ in 0..total {
+            self.new_server(c, "master")?;
+        }
+        let mut args: Vec<String> = vec!["create".into()];
+        args.extend(c.nodes.iter().map(|n| n.endpoint()));
+        args.extend([
+            "--cluster-replicas".into(),
+            replicas.to_string(),
+            "--cluster-yes".into(),
+        ]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cluster_tool(&args, "redis-cli --cluster create")?;
+        self.learn_roles(c);
+        Ok(())
+    }
+
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        self.spawn(c, node)
+    }
+
+    fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        let seed = self.seed(c, None)?;
+        let seed_addr = format!("127.0.0.1:{seed}");
+        self.wait_agreement(c, seed)?;
+        let i = self.new_server(c, "master")?;
+        let new = c.nodes[i].endpoint();
+        cluster_tool(
+            &["add-node", &new, &seed_addr],
+            "redis-cli --cluster add-node",
+        )?;
+        self.wait_agreement(c, seed)?;
+        self.learn_roles(c);
+        let master_id = c.nodes[i]
+            .facts
+            .get("cluster_id")
+            .cloned()
+            .unwrap_or_default();
+        for _ in 0..c.deployment.redis.replicas {
+            let r = self.new_server(c, "replica")?;
+            let addr = c.nodes[r].endpoint();
+            cluster_tool(
+                &[
+                    "add-node",
+                    &addr,
+                    &seed_addr,
+                    "--cluster-slave",
+                    "--cluster-master-id",
+                    &master_id,
+                ],
+                "redis-cli --cluster add-node (replica)",
+            )?;
+            self.wait_agreement(c, seed)?;
+        }
+        // Moves slots (with their keys, MIGRATE) so that masters hold equal shares; clients follow
+        // the ASK and MOVED redirections meanwhile.
+        cluster_tool(
+            &["rebalance", &seed_addr, "--cluster-use-empty-masters"],
+            "redis-cli --cluster rebalance",
+        )?;
+        self.learn_roles(c);
+        Ok(c.nodes[i].id.clone())
+    }
+
+    fn removable(&self, c: &ClusterState) -> Option<String> {
+        c.nodes
+            .iter()
+            .rev()
+            .find(|n| n.role == "master" && n.process.is_some())
+            .map(|n| n.id.clone())
+    }
+
+    fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError> {
+        self.learn_roles(c);
+        let node = c.node(id)?.clone();
+        let cluster_id = node.facts.get("cluster_id").cloned().unwrap_or_default();
+        let seed = self.seed(c, Some(id))?;
+        let seed_addr = format!("127.0.0.1:{seed}");
+        self.wait_agreement(c, seed)?;
+        let mut leaving = vec![node.clone()];
+        if node.role == "master" {
+            let masters = c
+                .nodes
+                .iter()
+                .filter(|n| n.role == "master" && n.process.is_some())
+                .count();
+            if masters <= 3 {
+                return Err(DeployError::Failed(format!(
+                    "cannot remove {id}: a Redis Cluster keeps at least 3 masters"
+                )));
+            }
+            // Weight 0 drains the node: every slot it holds moves to the others.
+            cluster_tool(
+                &[
+                    "rebalance",
+                    &seed_addr,
+                    "--cluster-weight",
+                    &format!("{cluster_id}=0"),
+                ],
+                "redis-cli --cluster rebalance (drain)",
+            )?;
+            self.wait_agreement(c, seed)?;
+            // Its replicas go with it.
+            leaving.extend(
+                c.nodes
+                    .iter()
+                    .filter(|n| n.facts.get("master_id") == Some(&cluster_id))
+                    .cloned(),
+            );
+        }
+        for n in leaving.iter().rev() {
+            let nid = n.facts.get("cluster_id").cloned().unwrap_or_default();
+            cluster_tool(
+                &["del-node", &seed_addr, &nid],
+                "redis-cli --cluster del-node",
+            )?;
+            if let Some(p) = n.process {
+                p.stop(Duration::from_secs(30));
+            }
+            c.nodes.retain(|x| x.id != n.id);
+        }
+        Ok(())
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        let running = c.running().count();
+        let mut missing = Vec::new();
+        for n in c.running() {
+            match command(n.port, "CLUSTER INFO") {
+                None => missing.push(format!("{} does not answer", n.id)),
+                Some(info) => {
+                    if !info.contains("cluster_state:ok") {
+                        missing.push(format!("{}: cluster_state not ok", n.id));
+                    }
+                    let known = info
+                        .lines()
+                        .find_map(|l| l.strip_prefix("cluster_known_nodes:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok());
+                    if known != Some(running) {
+                        missing.push(format!(
+                            "{} knows {} of {running} nodes",
+                            n.id,
+                            known.map_or("?".into(), |k| k.to_string())
+                        ));
+                    }
+                }
+            }
+        }
+        missing
+    }
+
+    fn busy(&self, c: &ClusterState) -> Vec<String> {
+        let Ok(seed) = self.seed(c, None) else {
+            return vec!["no running master".into()];
+        };
+        let mut busy = check(seed);
+        for n in c.running().filter(|n| n.role == "replica") {
+            if info_field(n.port, "replication", "master_link_status").as_deref() != Some("up") {
+                busy.push(format!("replica {}: link to master not up", n.id));
+            }
+            if info_field(n.port, "replication", "master_sync_in_progress").as_deref() != Some("0")
+            {
+                busy.push(format!("replica {}: initial sync in progress", n.id));
+            }
+        }
+        for n in c.running() {
+            if info_field(n.port, "persistence", "aof_rewrite_in_progress").as_deref() == Some("1")
+                || info_field(n.port, "persistence", "rdb_bgsave_in_progress").as_deref()
+                    == Some("1")
+            {
+                busy.push(format!("{}: writing its persistence files", n.id));
+            }
+        }
+        busy
+    }
+
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        if !c.deployment.redis.appendonly {
+            return Ok(vec![
+                "Redis without appendonly keeps no log to compact".into()
+            ]);
+        }
+        let mut done = Vec::new();
+        for n in c.running() {
+            run(redis_cli(n.port).arg("BGREWRITEAOF"), "BGREWRITEAOF")?;
+            done.push(format!("{}: BGREWRITEAOF", n.id));
+        }
+        Ok(done)
+    }
+
+    fn before_stop(&self, _c: &ClusterState, node: &NodeState) {
+        // Without save points a stopping server keeps nothing: write the RDB now.
+        let _ = run(redis_cli(node.port).arg("SAVE"), "SAVE");
+    }
+
+    fn classify(&self) -> Classifier {
+        |p: &Path| {
+            let name = p.to_string_lossy();
+            if p.starts_with("appendonlydir") || name.ends_with(".aof") {
+                "log"
+            } else if name.ends_with(".rdb") {
+                "data"
+            } else {
+                "other"
+            }
+        }
+    }
+
+    fn url(&self, c: &ClusterState) -> String {
+        let port = self
+            .seed(c, None)
+            .unwrap_or_else(|_| c.nodes.first().map_or(0, |n| n.port));
+        format!("redis+cluster://127.0.0.1:{port}")
+    }
+
+    fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}

@@ -1,0 +1,339 @@
+//! Deployment files (TOML): which database, how many nodes, and the server settings to override.
+//!
+//! ```toml
+//! name = "cassandra-3"
+//! database = "cassandra"   # cassandra, redis-cluster, postgres, galera, etcd, external
+//! nodes = 3
+//!
+//! [cassandra]              # knobs of the database's own section
+//! num_tokens = 16
+//! commitlog_sync = "periodic"
+//!
+//! [server]                 # server configuration overrides, in the database's own names
+//! compaction_throughput = "64MiB/s"
+//!
+//! [binding]                # options for the binding (as -p <binding>.<option>=<value>)
+//! replication_factor = "3"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::DeployError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Database {
+    Cassandra,
+    RedisCluster,
+    Postgres,
+    Galera,
+    Etcd,
+    External,
+}
+
+impl Database {
+    pub fn name(self) -> &'static str {
+        match self {
+            Database::Cassandra => "cassandra",
+            Database::RedisCluster => "redis-cluster",
+            Database::Postgres => "postgres",
+            Database::Galera => "galera",
+            Database::Etcd => "etcd",
+            Database::External => "external",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deployment {
+    /// Names the cluster's directory; letters, digits, `-`, `_` and `.`.
+    pub name: String,
+    pub database: Database,
+    /// Nodes started by `up`: Cassandra nodes, Redis masters, PostgreSQL replicas come on top of the
+    /// primary (see `postgres.replicas`), Galera nodes, etcd members.
+    #[serde(default = "one")]
+    pub nodes: usize,
+    /// Seconds to wait for all nodes to be up and serving.
+    #[serde(default = "ready_timeout")]
+    pub ready_timeout_s: u64,
+    /// Seconds to wait for the cluster to be idle (no compaction, stream, migration or lag).
+    #[serde(default = "idle_timeout")]
+    pub idle_timeout_s: u64,
+    /// Server configuration overrides in the database's own names (cassandra.yaml keys, redis.conf
+    /// directives, postgresql.conf settings, mariadbd options, etcd flags without `--`).
+    #[serde(default)]
+    pub server: BTreeMap<String, toml::Value>,
+    /// Binding options the runs against this deployment get (overridden by `-p`).
+    #[serde(default)]
+    pub binding: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub cassandra: CassandraSection,
+    #[serde(default)]
+    pub redis: RedisSection,
+    #[serde(default)]
+    pub postgres: PostgresSection,
+    #[serde(default)]
+    pub external: ExternalSection,
+}
+
+fn one() -> usize {
+    1
+}
+fn ready_timeout() -> u64 {
+    300
+}
+fn idle_timeout() -> u64 {
+    600
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CassandraSection {
+    pub num_tokens: u32,
+    pub heap_mb: u32,
+    /// `periodic` or `batch`.
+    pub commitlog_sync: String,
+    pub commitlog_sync_period_ms: u32,
+    /// A file holding Cassandra's classpath (default: `$SCALEBENCH_CASSANDRA_CLASSPATH`, else resolved by
+    /// `scripts/cassandra-classpath.sh` of the scalebench checkout around the deployment file).
+    pub classpath_file: Option<PathBuf>,
+}
+
+impl Default for CassandraSection {
+    fn default() -> Self {
+        CassandraSection {
+            num_tokens: 16,
+            heap_mb: 512,
+            commitlog_sync: "periodic".into(),
+            commitlog_sync_period_ms: 10_000,
+            classpath_file: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedisSection {
+    /// Replicas per master.
+    pub replicas: usize,
+    pub appendonly: bool,
+    /// `always`, `everysec` or `no`.
+    pub appendfsync: String,
+}
+
+impl Default for RedisSection {
+    fn default() -> Self {
+        RedisSection {
+            replicas: 0,
+            appendonly: false,
+            appendfsync: "everysec".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PostgresSection {
+    /// Streaming replicas of the primary (`nodes` must be 1 + replicas, or left at 1).
+    pub replicas: usize,
+    /// Synchronous replication: the primary's `synchronous_commit` once replicas are attached:
+    /// `off` (asynchronous), `on` (flushed on a replica), `remote_apply` (visible on a replica).
+    pub synchronous_commit: Option<String>,
+    /// Send reads and scans to the replicas (the binding's `read_hosts`).
+    pub reads_to_replicas: bool,
+}
+
+/// A cluster scalebench does not start: endpoints and shell hooks.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalSection {
+    /// The binding URL.
+    pub url: String,
+    /// Host:port of each node, for status and hooks (`$SCALEBENCH_NODES`).
+    pub endpoints: Vec<String>,
+    /// Shell commands (`sh -c`), run from the deployment file's directory. Exit 0 = yes/success.
+    pub hooks: ExternalHooks,
+    /// Directories whose size is the space on disk (when the data is reachable from here).
+    pub data_dirs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExternalHooks {
+    pub up: Option<String>,
+    pub down: Option<String>,
+    pub add_node: Option<String>,
+    /// Gets the node to remove in `$SCALEBENCH_NODE` (empty: the hook's choice).
+    pub remove_node: Option<String>,
+    pub is_ready: Option<String>,
+    /// Exit 0 when idle; its output names what is busy otherwise.
+    pub is_idle: Option<String>,
+    pub compact: Option<String>,
+}
+
+impl Deployment {
+    /// Reads and checks a deployment file; errors name the file and the bad value.
+    pub fn from_file(path: &Path) -> Result<Deployment, DeployError> {
+        let text = std::fs::read_to_string(path).map_err(|e| DeployError::BadSpec {
+            file: path.display().to_string(),
+            reason: e.to_string(),
+        })?;
+        Self::from_toml(&text).map_err(|reason| DeployError::BadSpec {
+            file: path.display().to_string(),
+            reason,
+        })
+    }
+
+    pub fn from_toml(text: &str) -> Result<Deployment, String> {
+        let d: Deployment = toml::from_str(text).map_err(|e| {
+            // toml's message spans several lines (with a caret drawing); keep its first.
+            e.message()
+                .lines()
+                .next()
+                .unwrap_or("invalid TOML")
+                .to_string()
+        })?;
+        d.check()?;
+        Ok(d)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.name.is_empty()
+            || !self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            || self.name.starts_with('.')
+        {
+            return Err(format!(
+                "name {:?}: use letters, digits, '-', '_' and '.'",
+                self.name
+            ));
+        }
+        let min = match self.database {
+            Database::RedisCluster => 3,
+            _ => 1,
+        };
+        if self.nodes < min || self.nodes > 64 {
+            return Err(format!(
+                "nodes = {}: {} needs {min} to 64",
+                self.nodes,
+                self.database.name()
+            ));
+        }
+        if self.database == Database::Cassandra && self.nodes > 254 {
+            return Err(format!("nodes = {}: at most 254", self.nodes));
+        }
+        let c = &self.cassandra;
+        if !["periodic", "batch"].contains(&c.commitlog_sync.as_str()) {
+            return Err(format!(
+                "cassandra.commitlog_sync = {:?}: use periodic or batch",
+                c.commitlog_sync
+            ));
+        }
+        if !["always", "everysec", "no"].contains(&self.redis.appendfsync.as_str()) {
+            return Err(format!(
+                "redis.appendfsync = {:?}: use always, everysec or no",
+                self.redis.appendfsync
+            ));
+        }
+        if let Some(s) = &self.postgres.synchronous_commit {
+            if !["off", "local", "on", "remote_write", "remote_apply"].contains(&s.as_str()) {
+                return Err(format!(
+                    "postgres.synchronous_commit = {s:?}: use off, local, remote_write, on or remote_apply"
+                ));
+            }
+        }
+        if self.database == Database::Postgres {
+            let p = &self.postgres;
+            if self.nodes != 1 && self.nodes != p.replicas + 1 {
+                return Err(format!(
+                    "nodes = {} with postgres.replicas = {}: nodes counts the primary and its replicas",
+                    self.nodes, p.replicas
+                ));
+            }
+            if p.reads_to_replicas && p.replicas == 0 {
+                return Err("postgres.reads_to_replicas needs postgres.replicas >= 1".into());
+            }
+        }
+        if self.database == Database::External && self.external.url.is_empty() {
+            return Err("external.url: an external deployment names its binding URL".into());
+        }
+        for (k, v) in self.server.iter().chain(&self.binding) {
+            if matches!(v, toml::Value::Array(_) | toml::Value::Table(_)) {
+                return Err(format!("{k}: give a string, number or boolean"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Postgres: replicas from either `nodes` or `postgres.replicas`.
+    pub fn postgres_replicas(&self) -> usize {
+        self.postgres.replicas.max(self.nodes.saturating_sub(1))
+    }
+
+    /// Server overrides as strings.
+    pub fn server_settings(&self) -> Vec<(String, String)> {
+        self.server
+            .iter()
+            .map(|(k, v)| (k.clone(), value_text(v)))
+            .collect()
+    }
+
+    pub fn binding_options(&self) -> BTreeMap<String, String> {
+        self.binding
+            .iter()
+            .map(|(k, v)| (k.clone(), value_text(v)))
+            .collect()
+    }
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_deployment_with_defaults() {
+        let d = Deployment::from_toml(
+            "name = \"c3\"\ndatabase = \"cassandra\"\nnodes = 3\n[binding]\nreplication_factor = 3\n[server]\nconcurrent_reads = 16\n",
+        )
+        .unwrap();
+        assert_eq!(d.database, Database::Cassandra);
+        assert_eq!(d.nodes, 3);
+        assert_eq!(d.cassandra.commitlog_sync, "periodic");
+        assert_eq!(d.binding_options()["replication_factor"], "3");
+        assert_eq!(
+            d.server_settings(),
+            vec![("concurrent_reads".to_string(), "16".to_string())]
+        );
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let err = |t: &str| Deployment::from_toml(t).unwrap_err();
+        assert!(err("name = \"x\"\ndatabase = \"mongo\"").contains("mongo"));
+        assert!(err("name = \"x\"\ndatabase = \"etcd\"\nnodez = 3").contains("nodez"));
+        assert!(err("name = \"x\"\ndatabase = \"redis-cluster\"\nnodes = 2").contains("nodes = 2"));
+        assert!(err("name = \"../x\"\ndatabase = \"etcd\"").contains("../x"));
+        assert!(err(
+            "name = \"x\"\ndatabase = \"cassandra\"\n[cassandra]\ncommitlog_sync = \"sometimes\""
+        )
+        .contains("sometimes"));
+        assert!(err("name = \"x\"\ndatabase = \"external\"").contains("external.url"));
+        assert!(
+            err("name = \"x\"\ndatabase = \"postgres\"\nnodes = 3\n[postgres]\nreplicas = 1")
+                .contains("nodes = 3")
+        );
+    }
+}
