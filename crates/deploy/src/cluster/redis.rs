@@ -119,6 +119,22 @@ impl RedisCluster {
     }
 }
 
+/// Runs a `redis-cli --cluster` command that needs nodes in agreement; gossip may still be settling
+/// a configuration epoch, so "don't agree" is waited out (up to 60 s) and retried.
+fn settled_tool(seed: u16, args: &[&str], what: &str) -> Result<String, DeployError> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        match cluster_tool(args, what) {
+            Err(DeployError::Failed(m))
+                if m.contains("agree") && std::time::Instant::now() < deadline =>
+            {
+                super::poll(Duration::from_secs(10), || check(seed).is_empty());
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Problems `redis-cli --cluster check` reports (open slots, disagreement, uncovered slots).
 fn check(seed: u16) -> Vec<String> {
     let out = Command::new("redis-cli")
@@ -165,6 +181,18 @@ impl Engine for RedisCluster {
         ]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         cluster_tool(&args, "redis-cli --cluster create")?;
+        // Roles are known everywhere once the nodes agree on the configuration.
+        let seed = c.nodes[0].port;
+        self.wait_agreement(c, seed)?;
+        // A replica shows as one once its CLUSTER REPLICATE has gone round.
+        let expected = c.deployment.nodes * replicas;
+        super::poll(Duration::from_secs(60), || {
+            cluster_nodes(seed)
+                .iter()
+                .filter(|n| n.2.contains("slave"))
+                .count()
+                == expected
+        });
         self.learn_roles(c);
         Ok(())
     }
@@ -179,11 +207,24 @@ impl Engine for RedisCluster {
         self.wait_agreement(c, seed)?;
         let i = self.new_server(c, "master")?;
         let new = c.nodes[i].endpoint();
-        cluster_tool(
+        settled_tool(
+            seed,
             &["add-node", &new, &seed_addr],
             "redis-cli --cluster add-node",
         )?;
         self.wait_agreement(c, seed)?;
+        // A node that has just joined answers CLUSTERDOWN (and fails MIGRATE) until it has learnt
+        // the slot map: wait until every node reports the cluster ok and knows every other.
+        let mut waiting = Vec::new();
+        if !super::poll(Duration::from_secs(60), || {
+            waiting = self.not_ready(c);
+            waiting.is_empty()
+        }) {
+            return Err(DeployError::Failed(format!(
+                "the new node did not join: {}",
+                waiting.join("; ")
+            )));
+        }
         self.learn_roles(c);
         let master_id = c.nodes[i]
             .facts
@@ -193,7 +234,8 @@ impl Engine for RedisCluster {
         for _ in 0..c.deployment.redis.replicas {
             let r = self.new_server(c, "replica")?;
             let addr = c.nodes[r].endpoint();
-            cluster_tool(
+            settled_tool(
+                seed,
                 &[
                     "add-node",
                     &addr,
@@ -208,7 +250,8 @@ impl Engine for RedisCluster {
         }
         // Moves slots (with their keys, MIGRATE) so that masters hold equal shares; clients follow
         // the ASK and MOVED redirections meanwhile.
-        cluster_tool(
+        settled_tool(
+            seed,
             &["rebalance", &seed_addr, "--cluster-use-empty-masters"],
             "redis-cli --cluster rebalance",
         )?;
@@ -244,7 +287,8 @@ impl Engine for RedisCluster {
                 )));
             }
             // Weight 0 drains the node: every slot it holds moves to the others.
-            cluster_tool(
+            settled_tool(
+                seed,
                 &[
                     "rebalance",
                     &seed_addr,
@@ -264,7 +308,8 @@ impl Engine for RedisCluster {
         }
         for n in leaving.iter().rev() {
             let nid = n.facts.get("cluster_id").cloned().unwrap_or_default();
-            cluster_tool(
+            settled_tool(
+                seed,
                 &["del-node", &seed_addr, &nid],
                 "redis-cli --cluster del-node",
             )?;

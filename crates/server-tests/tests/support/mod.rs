@@ -262,3 +262,90 @@ pub fn check_pause_then_crash(server: &scalebench_deploy::ManagedProcess, url: &
     assert!(down > 0, "errors: {:?}", killed.errors);
     assert_accounted(&killed);
 }
+
+/// Starts the cluster a deployment (TOML text) describes, under the test servers' directory; it is
+/// stopped when the handle drops.
+pub fn cluster(toml: &str) -> scalebench_deploy::Cluster {
+    let d = scalebench_deploy::Deployment::from_toml(toml).expect("valid deployment");
+    let base = servers_dir().join("clusters");
+    std::fs::create_dir_all(&base).unwrap();
+    let file = base.join(format!("{}.toml", d.name));
+    std::fs::write(&file, toml).unwrap();
+    scalebench_deploy::Cluster::up(d, &file, &base, true).expect("cluster comes up")
+}
+
+/// The binding configuration for a cluster: its URL and binding options, plus `extra`.
+pub fn cluster_config(
+    c: &scalebench_deploy::Cluster,
+    w: &CoreWorkload,
+    extra: &[(&str, &str)],
+    create: bool,
+) -> BindingConfig {
+    let mut cfg = config(&c.url(), w, extra, create, create);
+    for (k, v) in c.binding_options() {
+        cfg.options.entry(k).or_insert(v);
+    }
+    cfg
+}
+
+/// Bytes `du` counts under `dir` (allocated blocks), leaving out the server's log.
+pub fn du_bytes(dir: &std::path::Path) -> u64 {
+    let out = std::process::Command::new("du")
+        .args(["-s", "-B1", "--exclude=server.log"])
+        .arg(dir)
+        .output()
+        .expect("du runs");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("du prints a number")
+}
+
+/// Space figures of a stopped cluster equal `du` of each node's data directory.
+pub fn assert_space_matches_du(c: &scalebench_deploy::Cluster, records: u64) {
+    let space = c.space("test", records);
+    assert_eq!(space.nodes.len(), c.state.nodes.len());
+    for (n, s) in c.state.nodes.iter().zip(&space.nodes) {
+        assert_eq!(s.node, n.id);
+        assert_eq!(s.bytes, du_bytes(&n.data_dir), "{} ({})", n.id, s.dir);
+        assert_eq!(s.bytes, s.parts.values().sum::<u64>());
+    }
+    assert_eq!(
+        space.total_bytes,
+        space.nodes.iter().map(|n| n.bytes).sum::<u64>()
+    );
+    assert!(space.bytes_per_record.unwrap() > 0.0);
+}
+
+/// Reads every key in `keys` through a fresh connection; returns the keys that are missing.
+pub fn missing_keys(
+    cfg: BindingConfig,
+    w: &CoreWorkload,
+    keys: std::ops::Range<u64>,
+) -> Vec<String> {
+    use scalebench_binding::{Binding, BindingFactory};
+    use scalebench_workload::{FieldSet, Fields};
+    struct Check<'a> {
+        w: &'a CoreWorkload,
+        keys: std::ops::Range<u64>,
+    }
+    impl FactoryVisitor for Check<'_> {
+        type Output = Vec<String>;
+        fn visit<F: BindingFactory>(self, f: F) -> Vec<String> {
+            block_on(async {
+                let mut b = f.connect(0).await.expect("connects");
+                let mut missing = Vec::new();
+                let mut out = Fields::new();
+                for k in self.keys {
+                    let key = self.w.keys.key(k);
+                    if b.read(&key, FieldSet::All, &mut out).await.is_err() {
+                        missing.push(key);
+                    }
+                }
+                missing
+            })
+        }
+    }
+    registry::open(cfg, Check { w, keys }).expect("binding opens")
+}

@@ -1,0 +1,110 @@
+//! Redis Cluster deployments: a master joins under load with its slots moved and no write lost; a
+//! master leaves with its slots drained; replicas, the append-only file, compaction, snapshots.
+
+mod support;
+
+use std::time::Duration;
+
+use support::*;
+
+#[test]
+fn a_fourth_master_takes_slots_under_load_without_losing_writes() {
+    let mut c = cluster(
+        "name = \"redis-grow\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 60\n",
+    );
+    assert_eq!(c.state.nodes.len(), 3);
+    assert!(c.state.nodes.iter().all(|n| n.role == "master"));
+    let w = workload(&[
+        ("recordcount", "3000"),
+        ("readproportion", "0.5"),
+        ("updateproportion", "0"),
+        ("insertproportion", "0.5"),
+    ]);
+    let loaded = phase(cluster_config(&c, &w, &[], false), &w, load_plan(2, 1)).result;
+    assert_eq!(loaded.totals.records, 3000);
+    c.wait_idle().unwrap();
+
+    // Inserts and reads run while node 4 joins and the rebalance migrates slots to it.
+    let cfg = cluster_config(&c, &w, &[], false);
+    let (run, added) = std::thread::scope(|s| {
+        let run = s.spawn(|| phase(cfg, &w, run_plan(8.0)).result);
+        std::thread::sleep(Duration::from_secs(1));
+        let added = c.add_node();
+        (run.join().unwrap(), added)
+    });
+    let added = added.expect("node joins");
+    assert_eq!(added, "node4");
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    assert_accounted(&run);
+    let inserted = run.operations["INSERT"].issued;
+    assert!(inserted > 100, "only {inserted} inserts");
+
+    // Every key written, loaded or inserted during the migration, reads back.
+    let all = 3000 + inserted;
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..all);
+    assert!(
+        missing.is_empty(),
+        "{} of {all} keys lost: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+
+    // The new master holds slots and keys.
+    let port = c.state.nodes[3].port;
+    let dbsize = scalebench_deploy::redis::command(port, "DBSIZE").unwrap();
+    let keys: u64 = dbsize.trim_start_matches(':').trim().parse().unwrap();
+    assert!(keys > all / 8, "node4 holds {keys} of {all} keys");
+    c.wait_idle().unwrap();
+
+    // Removing it drains its slots to the others first: still nothing lost.
+    assert_eq!(c.remove_node(None).unwrap(), "node4");
+    assert_eq!(c.state.nodes.len(), 3);
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..all);
+    assert!(
+        missing.is_empty(),
+        "{} keys lost by the removal",
+        missing.len()
+    );
+    assert!(
+        c.remove_node(Some("node1")).is_err(),
+        "a cluster keeps 3 masters"
+    );
+}
+
+#[test]
+fn replicas_with_an_append_only_file_survive_a_snapshot_and_restore() {
+    let mut c = cluster(
+        "name = \"redis-aof\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 60\n\
+         [redis]\nreplicas = 1\nappendonly = true\nappendfsync = \"always\"\n",
+    );
+    assert_eq!(c.state.nodes.len(), 6);
+    let replicas = c.state.nodes.iter().filter(|n| n.role == "replica").count();
+    assert_eq!(replicas, 3);
+    let w = workload(&[("recordcount", "1000")]);
+    phase(cluster_config(&c, &w, &[], false), &w, load_plan(1, 1));
+    c.wait_idle().unwrap();
+    assert!(!c.compact().unwrap().is_empty());
+    c.wait_idle().unwrap();
+
+    let space = c.space("after load", 1000);
+    assert!(space.parts["log"] > 1000 * 1000, "AOF: {:?}", space.parts);
+
+    c.snapshot("loaded").unwrap();
+    // Lose some records, then get them back from the snapshot.
+    let seed = c.state.nodes[0].port;
+    let out = std::process::Command::new("redis-cli")
+        .args(["-c", "-p", &seed.to_string(), "DEL", &w.keys.key(0)])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains('1'));
+    assert_eq!(
+        missing_keys(cluster_config(&c, &w, &[], false), &w, 0..1000).len(),
+        1
+    );
+    c.restore("loaded").unwrap();
+    c.wait_idle().unwrap();
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..1000);
+    assert!(missing.is_empty(), "{missing:?}");
+    c.down();
+    assert_space_matches_du(&c, 1000);
+}
