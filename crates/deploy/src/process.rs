@@ -271,8 +271,13 @@ impl ProcessRef {
 
     /// SIGTERM, then SIGKILL after `grace`; returns once the process is gone.
     pub fn stop(&self, grace: Duration) {
+        self.stop_with(libc::SIGTERM, grace);
+    }
+
+    /// `signal` (the server's own "shut down now and cleanly"), then SIGKILL after `grace`.
+    pub fn stop_with(&self, signal: libc::c_int, grace: Duration) {
         self.signal(libc::SIGCONT);
-        self.signal(libc::SIGTERM);
+        self.signal(signal);
         if !wait_until(grace, || !self.is_running()) {
             self.kill();
         }

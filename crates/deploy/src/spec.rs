@@ -138,7 +138,7 @@ impl Default for RedisSection {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PostgresSection {
-    /// Streaming replicas of the primary (`nodes` must be 1 + replicas, or left at 1).
+    /// Streaming replicas of the primary (or give `nodes` = 1 + replicas).
     pub replicas: usize,
     /// Synchronous replication: the primary's `synchronous_commit` once replicas are attached:
     /// `off` (asynchronous), `on` (flushed on a replica), `remote_apply` (visible on a replica).
@@ -250,13 +250,13 @@ impl Deployment {
         }
         if self.database == Database::Postgres {
             let p = &self.postgres;
-            if self.nodes != 1 && self.nodes != p.replicas + 1 {
+            if p.replicas > 0 && self.nodes != 1 && self.nodes != p.replicas + 1 {
                 return Err(format!(
                     "nodes = {} with postgres.replicas = {}: nodes counts the primary and its replicas",
                     self.nodes, p.replicas
                 ));
             }
-            if p.reads_to_replicas && p.replicas == 0 {
+            if p.reads_to_replicas && self.postgres_replicas() == 0 {
                 return Err("postgres.reads_to_replicas needs postgres.replicas >= 1".into());
             }
         }

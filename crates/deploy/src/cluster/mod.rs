@@ -148,6 +148,10 @@ trait Engine {
     /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
     fn before_stop(&self, _c: &ClusterState, _node: &NodeState) {}
     fn classify(&self) -> Classifier;
+    /// The signal that shuts a node down cleanly without waiting for its clients.
+    fn stop_signal(&self) -> libc::c_int {
+        libc::SIGTERM
+    }
     fn url(&self, c: &ClusterState) -> String;
     fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
         BTreeMap::new()
@@ -293,9 +297,10 @@ impl Cluster {
             return;
         }
         // Reverse order: Galera's first node stops last and may bootstrap the cluster again.
+        let signal = self.engine.stop_signal();
         for node in self.state.nodes.iter_mut().rev() {
             if let Some(p) = node.process.take() {
-                p.stop(Duration::from_secs(60));
+                p.stop_with(signal, Duration::from_secs(60));
             }
         }
         let _ = self.save();
@@ -460,7 +465,7 @@ impl Cluster {
             if crash {
                 p.kill();
             } else {
-                p.stop(Duration::from_secs(60));
+                p.stop_with(self.engine.stop_signal(), Duration::from_secs(60));
             }
         }
         self.save()
@@ -597,7 +602,7 @@ impl Cluster {
                 self.engine.before_stop(&self.state, &node);
             }
             if let Some(p) = self.state.nodes[i].process.take() {
-                p.stop(Duration::from_secs(120));
+                p.stop_with(self.engine.stop_signal(), Duration::from_secs(120));
             }
         }
         let _ = self.save();

@@ -136,7 +136,7 @@ impl Engine for Postgres {
             )));
         }
         if let Some(p) = node.process {
-            p.stop(Duration::from_secs(60));
+            p.stop_with(libc::SIGINT, Duration::from_secs(60));
         }
         if !node.data_dir.starts_with(&c.dir) {
             let _ = std::fs::remove_dir_all(&node.data_dir);
@@ -225,6 +225,11 @@ impl Engine for Postgres {
             done.push(format!("{}: CHECKPOINT", n.id));
         }
         Ok(done)
+    }
+
+    /// SIGTERM is PostgreSQL's "smart" shutdown, which waits for every client to leave.
+    fn stop_signal(&self) -> libc::c_int {
+        libc::SIGINT
     }
 
     fn classify(&self) -> Classifier {

@@ -1,0 +1,125 @@
+//! PostgreSQL deployments: a primary with a synchronous replica that serves the reads; replicas added
+//! and removed; VACUUM/CHECKPOINT after load; snapshot and restore; space against du.
+
+mod support;
+
+use scalebench_deploy::postgres::{bin_dir, psql};
+use scalebench_deploy::Cluster;
+use support::*;
+
+fn sql(c: &Cluster, node: usize, text: &str) -> String {
+    let n = &c.state.nodes[node];
+    psql(&bin_dir().unwrap(), &n.data_dir, n.port, "ycsb", text)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn replica_transactions(c: &Cluster) -> u64 {
+    sql(
+        c,
+        1,
+        "SELECT xact_commit FROM pg_stat_database WHERE datname = 'ycsb'",
+    )
+    .parse()
+    .unwrap()
+}
+
+#[test]
+fn a_synchronous_replica_serves_the_reads() {
+    let mut c = cluster(
+        "name = \"pg-sync\"\ndatabase = \"postgres\"\nnodes = 2\nidle_timeout_s = 60\n\
+         [postgres]\nreplicas = 1\nsynchronous_commit = \"remote_apply\"\nreads_to_replicas = true\n",
+    );
+    let roles: Vec<&str> = c.state.nodes.iter().map(|n| n.role.as_str()).collect();
+    assert_eq!(roles, ["primary", "replica"]);
+    assert_eq!(sql(&c, 1, "SELECT pg_is_in_recovery()"), "t");
+    assert_eq!(
+        sql(&c, 0, "SELECT sync_state FROM pg_stat_replication"),
+        "quorum",
+        "the replica is a synchronous standby (ANY 1)"
+    );
+    let replica = c.state.nodes[1].endpoint();
+    assert_eq!(c.binding_options()["read_hosts"], replica);
+
+    let w = workload(&[("recordcount", "2000"), ("dataintegrity", "true")]);
+    let loaded = phase(cluster_config(&c, &w, &[], true), &w, load_plan(2, 50)).result;
+    assert_eq!(loaded.totals.records, 2000);
+    // remote_apply: every acknowledged row is already visible on the replica.
+    assert_eq!(sql(&c, 1, "SELECT count(*) FROM usertable"), "2000");
+    assert!(!c.compact().unwrap().is_empty());
+    c.wait_idle().unwrap();
+
+    let before = replica_transactions(&c);
+    let w = workload(&[
+        ("recordcount", "2000"),
+        ("dataintegrity", "true"),
+        ("readproportion", "1"),
+        ("updateproportion", "0"),
+    ]);
+    let run = phase(cluster_config(&c, &w, &[], false), &w, run_plan(2.0)).result;
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    let reads = run.operations["READ"].ok;
+    assert!(reads > 100);
+    let served = replica_transactions(&c) - before;
+    assert!(
+        served >= reads,
+        "the replica served {served} transactions for {reads} reads"
+    );
+
+    // Writes still go to the primary; with dataintegrity the replica's reads check every value.
+    let mixed = phase(
+        cluster_config(
+            &c,
+            &workload(&[("recordcount", "2000"), ("dataintegrity", "true")]),
+            &[],
+            false,
+        ),
+        &workload(&[("recordcount", "2000"), ("dataintegrity", "true")]),
+        run_plan(2.0),
+    )
+    .result;
+    assert_eq!(mixed.totals.failed, 0, "{:?}", mixed.errors);
+    assert!(mixed.operations["UPDATE"].ok > 0);
+
+    // The last synchronous replica cannot go; a second one can come and go.
+    assert!(c.remove_node(Some("node2")).is_err());
+    let added = c.add_node().unwrap();
+    assert_eq!(c.state.nodes.len(), 3);
+    assert_eq!(sql(&c, 2, "SELECT count(*) FROM usertable"), "2000");
+    c.wait_idle().unwrap();
+    assert_eq!(c.remove_node(None).unwrap(), added);
+    assert!(c.remove_node(Some("node1")).is_err(), "the primary stays");
+}
+
+#[test]
+fn snapshot_restores_the_loaded_data_and_space_matches_du() {
+    let mut c = cluster(
+        "name = \"pg-async\"\ndatabase = \"postgres\"\nnodes = 2\nidle_timeout_s = 60\n\
+         [server]\nwork_mem = \"8MB\"\n",
+    );
+    assert_eq!(
+        sql(&c, 1, "SHOW work_mem"),
+        "8MB",
+        "server settings reach the replicas too"
+    );
+    let w = workload(&[("recordcount", "3000")]);
+    phase(cluster_config(&c, &w, &[], true), &w, load_plan(1, 100));
+    c.compact().unwrap();
+    c.wait_idle().unwrap();
+    let space = c.space("after load", 3000);
+    assert!(space.parts["log"] > 0 && space.parts["data"] > 3000 * 1000);
+    // Two copies (primary and replica) of ~3 MB of records, plus each cluster's catalogs and WAL.
+    assert!(space.total_bytes > 2 * 3000 * 1000);
+
+    c.snapshot("loaded").unwrap();
+    sql(&c, 0, "DELETE FROM usertable");
+    c.wait_idle().unwrap();
+    assert_eq!(sql(&c, 1, "SELECT count(*) FROM usertable"), "0");
+    c.restore("loaded").unwrap();
+    c.wait_idle().unwrap();
+    assert_eq!(sql(&c, 0, "SELECT count(*) FROM usertable"), "3000");
+    assert_eq!(sql(&c, 1, "SELECT count(*) FROM usertable"), "3000");
+    c.down();
+    assert_space_matches_du(&c, 3000);
+}
