@@ -271,6 +271,12 @@ pub fn cluster(toml: &str) -> scalebench_deploy::Cluster {
     std::fs::create_dir_all(&base).unwrap();
     let file = base.join(format!("{}.toml", d.name));
     std::fs::write(&file, toml).unwrap();
+    // A test killed earlier may have left its cluster running.
+    if let Ok(mut old) =
+        scalebench_deploy::Cluster::open(&scalebench_deploy::Cluster::dir_for(&base, &d))
+    {
+        old.down();
+    }
     scalebench_deploy::Cluster::up(d, &file, &base, true).expect("cluster comes up")
 }
 

@@ -1,0 +1,73 @@
+//! etcd deployments: three members, one added and one removed under the same data; compaction;
+//! space against du.
+
+mod support;
+
+use support::*;
+
+#[test]
+fn members_join_and_leave_and_the_data_stays() {
+    let mut c = cluster("name = \"etcd-3\"\ndatabase = \"etcd\"\nnodes = 3\nidle_timeout_s = 60\n");
+    assert_eq!(c.state.nodes.len(), 3);
+    let w = workload(&[("recordcount", "1000"), ("dataintegrity", "true")]);
+    let loaded = phase(cluster_config(&c, &w, &[], false), &w, load_plan(1, 50)).result;
+    assert_eq!(loaded.totals.records, 1000);
+
+    let added = c.add_node().unwrap();
+    assert_eq!(added, "node4");
+    c.wait_idle().unwrap();
+    let members = std::process::Command::new("etcdctl")
+        .arg(format!("--endpoints={}", c.state.nodes[0].endpoint()))
+        .args(["member", "list"])
+        .output()
+        .unwrap();
+    let members = String::from_utf8_lossy(&members.stdout).to_string();
+    assert_eq!(members.lines().count(), 4, "{members}");
+    assert!(members.contains("node4"));
+
+    // The first member leaves; the URL now names the other three.
+    c.remove_node(Some("node1")).unwrap();
+    assert_eq!(c.state.nodes.len(), 3);
+    assert!(!c
+        .url()
+        .contains(&format!(":{}", loaded_port(&members, "node1"))));
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..1000);
+    assert!(missing.is_empty(), "{} keys lost", missing.len());
+    // Reads through the new member only.
+    let mut only_new = cluster_config(&c, &w, &[], false);
+    only_new.url = scalebench_binding::DbUrl::parse(&format!(
+        "etcd://{}",
+        c.state.nodes.last().unwrap().endpoint()
+    ))
+    .unwrap();
+    // One operation at a time: concurrent updates of one key are conflicts by design (revision guard).
+    let mut plan = run_plan(1.5);
+    plan.threads = 1;
+    plan.concurrency = 1;
+    let run = phase(only_new, &w, plan).result;
+    assert!(run.totals.ok > 50);
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+
+    let done = c.compact().unwrap();
+    assert!(done.iter().any(|d| d.contains("compacted")), "{done:?}");
+    c.wait_idle().unwrap();
+    c.down();
+    assert_space_matches_du(&c, 1000);
+    let space = c.space("after load", 1000);
+    assert!(
+        space.parts["log"] > 0 && space.parts["data"] > 1000 * 1000,
+        "{:?}",
+        space.parts
+    );
+}
+
+/// The client port of member `name` in `etcdctl member list` output.
+fn loaded_port(members: &str, name: &str) -> String {
+    members
+        .lines()
+        .find(|l| l.contains(&format!(", {name},")))
+        .and_then(|l| l.rsplit(", ").nth(1))
+        .and_then(|u| u.rsplit(':').next())
+        .unwrap_or("none")
+        .to_string()
+}

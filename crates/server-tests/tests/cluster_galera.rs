@@ -1,0 +1,66 @@
+//! MariaDB Galera deployments: three multi-master nodes that each accept writes, seen by all;
+//! a node joins by state transfer and leaves; space against du.
+
+mod support;
+
+use scalebench_deploy::mariadb::sql;
+use support::*;
+
+#[test]
+fn every_node_accepts_writes_and_every_node_sees_them() {
+    let mut c = cluster(
+        "name = \"galera-3\"\ndatabase = \"galera\"\nnodes = 3\nidle_timeout_s = 120\n\
+         [server]\ninnodb_flush_log_at_trx_commit = 2\n",
+    );
+    let urls = c.node_urls();
+    assert_eq!(urls.len(), 3);
+    // Node i inserts keys [i*500, i*500+500).
+    for (i, url) in urls.iter().enumerate() {
+        let start = (i * 500).to_string();
+        let w = workload(&[
+            ("recordcount", "1500"),
+            ("insertstart", &start),
+            ("insertcount", "500"),
+            ("dataintegrity", "true"),
+        ]);
+        // The table, created through node 1, replicates to the others.
+        let create = i == 0;
+        let loaded = phase(config(url, &w, &[], create, create), &w, load_plan(2, 1)).result;
+        assert_eq!(
+            loaded.totals.records,
+            500,
+            "node {}: {:?}",
+            i + 1,
+            loaded.errors
+        );
+    }
+    c.wait_idle().unwrap();
+    let w = workload(&[("recordcount", "1500"), ("dataintegrity", "true")]);
+    for url in &urls {
+        let missing = missing_keys(config(url, &w, &[], false, false), &w, 0..1500);
+        assert!(
+            missing.is_empty(),
+            "{} keys missing on {url}",
+            missing.len()
+        );
+    }
+    let socket = c.state.nodes[2].dir.join("mysqld.sock");
+    let flush = sql(&socket, "SELECT @@innodb_flush_log_at_trx_commit").unwrap();
+    assert_eq!(flush.trim(), "2", "server settings reach every node");
+
+    // A fourth node gets the data by state transfer, then leaves.
+    let added = c.add_node().unwrap();
+    let size = sql(&socket, "SHOW STATUS LIKE 'wsrep_cluster_size'").unwrap();
+    assert!(size.trim().ends_with('4'), "{size}");
+    let last = c.node_urls().pop().unwrap();
+    assert!(missing_keys(config(&last, &w, &[], false, false), &w, 0..1500).is_empty());
+    c.remove_node(Some(&added)).unwrap();
+    let size = sql(&socket, "SHOW STATUS LIKE 'wsrep_cluster_size'").unwrap();
+    assert!(size.trim().ends_with('3'), "{size}");
+
+    c.down();
+    assert_space_matches_du(&c, 1500);
+    let space = c.space("after load", 1500);
+    assert!(space.parts["data"] > 3 * 1500 * 1000, "{:?}", space.parts);
+    assert!(space.parts["log"] > 0 && space.parts["replication"] > 0);
+}
