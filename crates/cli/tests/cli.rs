@@ -141,6 +141,12 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let o = out.to_str().unwrap();
     let props = dir.path().join("bad.properties");
     std::fs::write(&props, "fieldlength=long\n").unwrap();
+    let deployment = dir.path().join("bad.toml");
+    std::fs::write(&deployment, "name = \"x\"\ndatabase = \"mongo\"\n").unwrap();
+    let deployment = deployment.to_str().unwrap();
+    let typo = dir.path().join("typo.toml");
+    std::fs::write(&typo, "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n").unwrap();
+    let typo = typo.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--duration", "soon"], "'soon'"),
@@ -168,11 +174,18 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "--duration", "0s"], "'0s'"),
         (vec!["bindings", "nosuch"], "'nosuch'"),
+        (vec!["run", "--deployment", deployment], "mongo"),
+        (vec!["cluster", "up", deployment], "mongo"),
+        (vec!["cluster", "status", typo], "nodez"),
+        (
+            vec!["cluster", "up", "/nonexistent/d.toml"],
+            "/nonexistent/d.toml",
+        ),
     ];
     for (args, needle) in cases {
         let mut full = args.clone();
         full.extend(["--output", o]);
-        if args[0] == "bindings" {
+        if args[0] == "bindings" || args[0] == "cluster" {
             full = args.clone();
         }
         let r = scalebench(&full);

@@ -43,7 +43,12 @@ pub fn free_port() -> Result<u16, DeployError> {
 }
 
 /// Polls `ready` every 100 ms until it holds or `timeout` passes.
-pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
+pub fn wait_until(timeout: Duration, ready: impl FnMut() -> bool) -> bool {
+    poll_every(Duration::from_millis(100), timeout, ready)
+}
+
+/// Polls `ready` every `interval` until it holds or `timeout` passes.
+pub fn poll_every(interval: Duration, timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
         if ready() {
@@ -52,7 +57,7 @@ pub fn wait_until(timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
         if Instant::now() >= deadline {
             return false;
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(interval);
     }
 }
 

@@ -128,6 +128,25 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "mean key {:.1} bytes, record {:.1} bytes in {} fields",
         phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
     );
+    if let Some(space) = &phase.space {
+        let parts: Vec<String> = space
+            .parts
+            .iter()
+            .map(|(k, v)| format!("{k} {:.1} MB", *v as f64 / 1e6))
+            .collect();
+        let _ = writeln!(
+            out,
+            "space on disk {}: {:.1} MB on {} node(s) ({}){}",
+            space.taken,
+            space.total_bytes as f64 / 1e6,
+            space.nodes.len(),
+            parts.join(", "),
+            space
+                .bytes_per_record
+                .map(|b| format!(", {b:.0} bytes per record"))
+                .unwrap_or_default()
+        );
+    }
 }
 
 fn row(

@@ -16,7 +16,7 @@ mod redis;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -628,17 +628,8 @@ impl Drop for Cluster {
 }
 
 /// Polls `done` every 500 ms (probes run external tools) until it holds or `timeout` passes.
-fn poll(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if done() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
+fn poll(timeout: Duration, done: impl FnMut() -> bool) -> bool {
+    crate::process::poll_every(Duration::from_millis(500), timeout, done)
 }
 
 /// `cp -a` (reflinks where the file system has them), without the server's log.

@@ -1,0 +1,101 @@
+//! External deployments: scalebench starts nothing and drives the cluster through its shell hooks.
+//! The hooks here are real scripts that keep their "cluster" in files.
+
+use std::time::Duration;
+
+use scalebench_deploy::{Cluster, DeployError, Deployment};
+
+fn external(
+    dir: &std::path::Path,
+    hooks: &str,
+    endpoints: &str,
+) -> (Deployment, std::path::PathBuf) {
+    let toml = format!(
+        "name = \"ext\"\ndatabase = \"external\"\nready_timeout_s = 2\nidle_timeout_s = 2\n\
+         [external]\nurl = \"redis://127.0.0.1:1\"\nendpoints = [{endpoints}]\ndata_dirs = [\"data\"]\n\
+         [external.hooks]\n{hooks}"
+    );
+    let file = dir.join("ext.toml");
+    std::fs::write(&file, &toml).unwrap();
+    (Deployment::from_toml(&toml).unwrap(), file)
+}
+
+#[test]
+fn hooks_add_and_remove_nodes_and_tell_ready_and_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    std::fs::write(dir.path().join("data/table"), vec![7u8; 40_000]).unwrap();
+    let hooks = "up = \"touch up\"\n\
+                 is_ready = \"test -f up\"\n\
+                 is_idle = \"if [ -f busy ]; then echo \\\"$(cat busy)\\\"; exit 1; fi\"\n\
+                 add_node = \"echo added >> log; echo 10.0.0.9:7000\"\n\
+                 remove_node = \"echo \\\"removed $SCALEBENCH_NODE of $SCALEBENCH_NODES\\\" >> log\"\n\
+                 compact = \"echo compact >> log\"\n\
+                 down = \"rm up\"\n";
+    let (d, file) = external(dir.path(), hooks, "\"10.0.0.1:7000\", \"10.0.0.2:7000\"");
+    let clusters = dir.path().join("clusters");
+    let mut c = Cluster::up(d, &file, &clusters, false).unwrap();
+    assert!(
+        dir.path().join("up").exists(),
+        "the up hook ran in the file's directory"
+    );
+    assert_eq!(c.url(), "redis://127.0.0.1:1");
+    assert_eq!(c.state.nodes.len(), 2);
+    c.wait_idle().unwrap();
+
+    // Busy: the hook's output names what is busy, and the wait ends with it after the timeout.
+    std::fs::write(dir.path().join("busy"), "streams to node 2").unwrap();
+    let err = c.wait_idle().unwrap_err();
+    assert!(matches!(err, DeployError::NotIdle { .. }));
+    assert!(err.to_string().contains("streams to node 2"), "{err}");
+    std::fs::remove_file(dir.path().join("busy")).unwrap();
+
+    let id = c.add_node().unwrap();
+    assert_eq!(c.state.nodes.last().unwrap().endpoint(), "10.0.0.9:7000");
+    // State survives between commands.
+    let mut again = Cluster::open(&c.state.dir).unwrap();
+    assert_eq!(again.state.nodes.len(), 3);
+    again.remove_node(Some("node1")).unwrap();
+    assert_eq!(
+        again.compact().unwrap(),
+        vec!["compact hook ran".to_string()]
+    );
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    assert_eq!(
+        log,
+        "added\nremoved 10.0.0.1:7000 of 10.0.0.1:7000,10.0.0.2:7000,10.0.0.9:7000\ncompact\n"
+    );
+    assert_eq!(id, "node3");
+    let space = again.space("now", 10);
+    assert!(space.total_bytes >= 40_000);
+    assert!(
+        again.snapshot("s").is_err(),
+        "snapshots are for local clusters"
+    );
+    again.down();
+    assert!(!dir.path().join("up").exists(), "the down hook ran");
+}
+
+#[test]
+fn without_hooks_ready_means_every_endpoint_accepts_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let open = listener.local_addr().unwrap().port();
+    let closed = scalebench_deploy::free_port().unwrap();
+    let (d, file) = external(dir.path(), "", &format!("\"127.0.0.1:{open}\""));
+    let c = Cluster::up(d, &file, &dir.path().join("c"), false).unwrap();
+    assert!(c.status().not_ready.is_empty());
+
+    let (d, file) = external(
+        dir.path(),
+        "",
+        &format!("\"127.0.0.1:{open}\", \"127.0.0.1:{closed}\""),
+    );
+    let started = std::time::Instant::now();
+    let err = match Cluster::up(d, &file, &dir.path().join("c2"), false) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("a closed endpoint is not ready"),
+    };
+    assert!(err.contains(&format!("127.0.0.1:{closed}")), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
