@@ -1,0 +1,250 @@
+//! The "bounded by" verdict: which resource of which process (or of the host) saturated during a run.
+//! The first study derived it by hand from per-machine /proc series; a result bounded by the client
+//! is only a lower bound of what the database can do.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ResourceSeries;
+
+/// A resource counts as saturated at 90% of its capacity, on average over the window.
+pub const SATURATED: f64 = 0.9;
+/// Swapping above this many pages per second means memory is the limit.
+pub const SWAPPING_PAGES_S: f64 = 50.0;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `cpu`, `disk`, `memory` or `none`.
+    pub resource: String,
+    /// The saturated process (a watched target's name), when one is.
+    pub process: Option<String>,
+    /// Human-readable: "cpu of client", "disk vda", "none found".
+    pub bounded_by: String,
+    /// The client saturated: the throughput is a lower bound of the database's.
+    pub client_bound: bool,
+    /// The figures behind the verdict.
+    pub evidence: String,
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
+}
+
+/// The verdict over the samples whose interval ends in `window` (seconds of the series; all when
+/// `None`). `client` names the target that is the load generator.
+pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>) -> Verdict {
+    let samples: Vec<_> = series
+        .samples
+        .iter()
+        .filter(|s| window.is_none_or(|(a, b)| s.t_s > a && s.t_s <= b + 1e-9))
+        .collect();
+    let none = |evidence: String| Verdict {
+        resource: "none".into(),
+        process: None,
+        bounded_by: "none found".into(),
+        client_bound: false,
+        evidence,
+    };
+    if samples.is_empty() {
+        return none("no samples".into());
+    }
+    let swapping = mean(samples.iter().map(|s| s.host.swap_in_s + s.host.swap_out_s));
+    if swapping > SWAPPING_PAGES_S {
+        return Verdict {
+            resource: "memory".into(),
+            process: None,
+            bounded_by: "memory (swapping)".into(),
+            client_bound: false,
+            evidence: format!("{swapping:.0} pages/s swapped"),
+        };
+    }
+    let disk = mean(samples.iter().map(|s| s.host.disk_busy));
+    if disk >= SATURATED {
+        let name = samples
+            .last()
+            .map_or(String::new(), |s| s.host.busiest_disk.clone());
+        return Verdict {
+            resource: "disk".into(),
+            process: None,
+            bounded_by: format!("disk {name}"),
+            client_bound: false,
+            evidence: format!("busy {:.0}% of the time", disk * 100.0),
+        };
+    }
+    // Per process: CPU against what it can use (its parallelism, at most the host's cores).
+    let cores = series.cores.max(1) as f64;
+    let mut loads: Vec<(String, f64, f64)> = series
+        .targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let used = mean(
+                samples
+                    .iter()
+                    .filter_map(|s| s.processes.get(i))
+                    .map(|p| p.cpu_cores),
+            );
+            let threads = samples
+                .iter()
+                .filter_map(|s| s.processes.get(i))
+                .map(|p| p.threads)
+                .max()
+                .unwrap_or(1)
+                .max(1) as f64;
+            let usable = t.parallelism.map_or(threads, f64::from).min(cores);
+            (t.name.clone(), used, usable)
+        })
+        .collect();
+    let saturated: Vec<&(String, f64, f64)> = loads
+        .iter()
+        .filter(|(_, used, usable)| *used >= SATURATED * usable)
+        .collect();
+    let pick = saturated.iter().find(|(n, _, _)| n == client).or_else(|| {
+        saturated
+            .iter()
+            .max_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+    });
+    if let Some((name, used, usable)) = pick {
+        return Verdict {
+            resource: "cpu".into(),
+            process: Some(name.clone()),
+            bounded_by: format!("cpu of {name}"),
+            client_bound: name == client,
+            evidence: format!("{used:.2} of {usable:.0} usable cores"),
+        };
+    }
+    let busy = mean(
+        samples
+            .iter()
+            .map(|s| 1.0 - s.host.cpu_idle - s.host.cpu_iowait),
+    );
+    loads.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if busy >= SATURATED {
+        let top = loads.first().map(|l| l.0.clone());
+        return Verdict {
+            resource: "cpu".into(),
+            bounded_by: format!(
+                "host cpu (largest share: {})",
+                top.as_deref().unwrap_or("unwatched processes")
+            ),
+            client_bound: top.as_deref() == Some(client),
+            process: top,
+            evidence: format!(
+                "host cpu {:.0}% busy; {}",
+                busy * 100.0,
+                loads
+                    .iter()
+                    .map(|(n, u, _)| format!("{n} {u:.2} cores"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+    }
+    none(format!(
+        "host cpu {:.0}% busy, busiest disk {:.0}%, {}",
+        busy * 100.0,
+        disk * 100.0,
+        loads
+            .iter()
+            .map(|(n, u, _)| format!("{n} {u:.2} cores"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{HostSample, ProcessSample, Sample, Target};
+
+    fn series(procs: &[(&str, f64, u64)], idle: f64, disk: f64) -> ResourceSeries {
+        ResourceSeries {
+            cores: 2,
+            targets: procs
+                .iter()
+                .map(|(n, _, _)| Target {
+                    name: n.to_string(),
+                    pid: 1,
+                    parallelism: None,
+                })
+                .collect(),
+            samples: (1..=5)
+                .map(|i| Sample {
+                    t_s: i as f64,
+                    host: HostSample {
+                        cpu_idle: idle,
+                        disk_busy: disk,
+                        busiest_disk: "vda".into(),
+                        ..Default::default()
+                    },
+                    processes: procs
+                        .iter()
+                        .map(|(n, cpu, threads)| ProcessSample {
+                            name: n.to_string(),
+                            cpu_cores: *cpu,
+                            threads: *threads,
+                            alive: true,
+                            ..Default::default()
+                        })
+                        .collect(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_single_threaded_server_at_one_core_is_the_bound() {
+        let v = verdict(
+            &series(&[("client", 0.4, 2), ("redis", 0.97, 1)], 0.3, 0.0),
+            "client",
+            None,
+        );
+        assert_eq!(v.bounded_by, "cpu of redis");
+        assert!(!v.client_bound);
+    }
+
+    #[test]
+    fn a_saturated_client_makes_a_lower_bound() {
+        let v = verdict(
+            &series(&[("client", 1.95, 2), ("node1", 1.9, 60)], 0.0, 0.0),
+            "client",
+            None,
+        );
+        assert_eq!(v.process.as_deref(), Some("client"));
+        assert!(v.client_bound);
+    }
+
+    #[test]
+    fn disk_then_host_cpu_then_none() {
+        assert_eq!(
+            verdict(&series(&[("client", 0.1, 1)], 0.5, 0.95), "client", None).bounded_by,
+            "disk vda"
+        );
+        let host = verdict(
+            &series(&[("client", 0.5, 4), ("node1", 1.2, 40)], 0.05, 0.0),
+            "client",
+            None,
+        );
+        assert_eq!(host.bounded_by, "host cpu (largest share: node1)");
+        let idle = verdict(&series(&[("client", 0.2, 4)], 0.8, 0.1), "client", None);
+        assert_eq!(
+            (idle.resource.as_str(), idle.bounded_by.as_str()),
+            ("none", "none found")
+        );
+        // Outside the window nothing counts.
+        assert_eq!(
+            verdict(
+                &series(&[("client", 1.0, 1)], 0.0, 0.0),
+                "client",
+                Some((10.0, 20.0))
+            )
+            .evidence,
+            "no samples"
+        );
+    }
+}
