@@ -254,6 +254,11 @@ pub struct PhaseArgs {
     /// With --deployment: skip the flush/compaction after a load.
     #[arg(long)]
     pub no_compact: bool,
+
+    /// Do not sample resources (host, client and deployment nodes from /proc, once a second) nor
+    /// derive the "bounded by" verdict.
+    #[arg(long)]
+    pub no_monitor: bool,
 }
 
 #[derive(Debug, Args)]

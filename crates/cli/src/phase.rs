@@ -70,6 +70,7 @@ pub fn run_command(
         if let Some(c) = &settings.cluster {
             before_phase(c, phase, args.quiet)?;
         }
+        let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
         let outcome = registry::open(
             // The embedded default creates its table when loading; servers need --create-schema.
@@ -94,6 +95,18 @@ pub fn run_command(
         )??;
         interrupted = outcome.result.ended_by == "interrupted";
         let mut result = outcome.result;
+        if let Some(m) = monitor {
+            let series = m.finish();
+            // The verdict covers the measurement window only (not warm-up, not the grace period).
+            let from = result.measurement_start_unix_ms as f64 / 1000.0
+                - series.start_unix_ms as f64 / 1000.0;
+            result.bounded_by = Some(scalebench_monitor::verdict(
+                &series,
+                "client",
+                Some((from, from + result.duration_s)),
+            ));
+            result.resources = Some(series);
+        }
         if let (Some(c), false) = (&settings.cluster, interrupted) {
             result.space = Some(after_phase(c, phase, &result, &settings, args)?);
         }
@@ -137,6 +150,25 @@ pub fn run_command(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Watches this process (the client, with its worker threads) and every node of the deployment.
+fn start_monitor(settings: &Settings) -> scalebench_monitor::Monitor {
+    let mut targets = vec![scalebench_monitor::Target {
+        name: "client".into(),
+        pid: std::process::id(),
+        parallelism: Some(settings.threads as u32),
+    }];
+    if let Some(c) = &settings.cluster {
+        targets.extend(c.state.nodes.iter().filter_map(|n| {
+            Some(scalebench_monitor::Target {
+                name: n.id.clone(),
+                pid: n.process?.pid,
+                parallelism: None,
+            })
+        }));
+    }
+    scalebench_monitor::Monitor::start(targets, std::time::Duration::from_secs(1))
 }
 
 /// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).

@@ -69,6 +69,14 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     assert!(run["data"]["mean_key_bytes"].as_f64().unwrap() > 4.0);
     assert_eq!(run["data"]["mean_record_bytes"], 1000.0);
     assert!(r["tool"]["git_commit"].as_str().is_some());
+    // Resources of the client were sampled, and a verdict given for the window.
+    let samples = run["resources"]["samples"].as_array().unwrap();
+    assert!(!samples.is_empty());
+    assert_eq!(run["resources"]["targets"][0]["name"], "client");
+    assert_eq!(run["resources"]["targets"][0]["parallelism"], 2);
+    assert!(samples[0]["processes"][0]["rss_bytes"].as_u64().unwrap() > 1_000_000);
+    assert!(run["bounded_by"]["resource"].as_str().is_some());
+    assert!(table.contains("bounded by: "), "{table}");
 }
 
 #[test]

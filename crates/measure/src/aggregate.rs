@@ -320,6 +320,8 @@ impl Aggregator {
             warmup_operations: self.warmup_ops,
             intervals,
             space: None,
+            resources: None,
+            bounded_by: None,
         }
     }
 }

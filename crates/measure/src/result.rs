@@ -154,6 +154,12 @@ pub struct PhaseResult {
     /// Space on disk of the deployment after this phase (with `--deployment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<Space>,
+    /// Host and process resources sampled during the phase (client and deployment nodes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<scalebench_monitor::ResourceSeries>,
+    /// Which resource saturated during the measurement window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bounded_by: Option<scalebench_monitor::Verdict>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -128,6 +128,19 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "mean key {:.1} bytes, record {:.1} bytes in {} fields",
         phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
     );
+    if let Some(v) = &phase.bounded_by {
+        let _ = writeln!(
+            out,
+            "bounded by: {}{} ({})",
+            v.bounded_by,
+            if v.client_bound {
+                ", so the throughput is a lower bound of the database's"
+            } else {
+                ""
+            },
+            v.evidence
+        );
+    }
     if let Some(space) = &phase.space {
         let parts: Vec<String> = space
             .parts
