@@ -32,10 +32,89 @@ pub enum Command {
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
     /// space, snapshot and restore.
     Cluster(ClusterArgs),
+    /// Run an experiment matrix (databases x configurations x workloads x sweeps x repetitions) into
+    /// the results database; run again to resume.
+    Experiment(ExperimentArgs),
+    /// Query the results database: list experiments, show per-cell statistics, export.
+    Results {
+        #[command(subcommand)]
+        action: ResultsAction,
+    },
     /// List bindings, or show one binding's options.
     Bindings {
         /// A binding name (e.g. sqlite) to show its URL form and options.
         name: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ExperimentArgs {
+    /// Experiment file (TOML), e.g. examples/wegert-configurations.toml.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The results database (SQLite); runs already recorded there are skipped (resume).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SCALEBENCH_RESULTS",
+        default_value = "scalebench-results.db"
+    )]
+    pub results: PathBuf,
+    /// Print the runs the experiment would do, and do nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where the experiment's clusters live.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SCALEBENCH_CLUSTERS_DIR",
+        default_value = "scalebench-clusters"
+    )]
+    pub clusters_dir: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResultsAction {
+    /// Experiments in the results database, with their runs.
+    List {
+        #[arg(
+            long,
+            value_name = "FILE",
+            env = "SCALEBENCH_RESULTS",
+            default_value = "scalebench-results.db"
+        )]
+        results: PathBuf,
+    },
+    /// Per cell: throughput mean, 95% confidence interval and standard deviation over repetitions,
+    /// p99 from the merged histograms, bounded-by notes.
+    Show {
+        name: String,
+        #[arg(
+            long,
+            value_name = "FILE",
+            env = "SCALEBENCH_RESULTS",
+            default_value = "scalebench-results.db"
+        )]
+        results: PathBuf,
+        /// Leave out the first K repetitions (default: the experiment's discard_first).
+        #[arg(long, value_name = "K")]
+        discard_first: Option<u32>,
+    },
+    /// Every run (CSV) or runs and cell statistics (JSON) on standard output.
+    Export {
+        name: String,
+        #[arg(
+            long,
+            value_name = "FILE",
+            env = "SCALEBENCH_RESULTS",
+            default_value = "scalebench-results.db"
+        )]
+        results: PathBuf,
+        /// CSV of the runs instead of JSON.
+        #[arg(long)]
+        csv: bool,
+        #[arg(long, value_name = "K")]
+        discard_first: Option<u32>,
     },
 }
 

@@ -7,6 +7,7 @@ use scalebench_measure::Space;
 
 use crate::args::{ClusterAction, ClusterTarget};
 use crate::error::CliError;
+use crate::output::emit;
 
 impl From<DeployError> for CliError {
     fn from(e: DeployError) -> Self {
@@ -88,9 +89,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         }
         ClusterAction::Compact(t) => {
             let c = open(t)?;
-            for line in c.compact()? {
-                println!("{line}");
-            }
+            emit(&(c.compact()?.join("\n") + "\n"));
         }
         ClusterAction::Space {
             target,
@@ -100,13 +99,13 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             let c = open(target)?;
             let space = c.space("now", *records);
             if *json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&space)
+                emit(
+                    &(serde_json::to_string_pretty(&space)
                         .map_err(|e| CliError::Failed(e.to_string()))?
+                        + "\n"),
                 );
             } else {
-                print!("{}", space_table(&space));
+                emit(&space_table(&space));
             }
         }
         ClusterAction::Snapshot { target, name } => {
@@ -130,34 +129,35 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), CliError> {
         .map(|u| u.redacted())
         .unwrap_or_else(|_| "(unparsable URL)".into());
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&s).map_err(|e| CliError::Failed(e.to_string()))?
+        emit(
+            &(serde_json::to_string_pretty(&s).map_err(|e| CliError::Failed(e.to_string()))?
+                + "\n"),
         );
         return Ok(());
     }
-    println!("cluster {} ({}), URL {}", s.name, s.database, s.url);
-    println!(
-        "{:<8} {:<8} {:<22} {:>8}  state",
+    let mut out = format!("cluster {} ({}), URL {}\n", s.name, s.database, s.url);
+    out.push_str(&format!(
+        "{:<8} {:<8} {:<22} {:>8}  state\n",
         "node", "role", "endpoint", "pid"
-    );
+    ));
     for n in &s.nodes {
-        println!(
-            "{:<8} {:<8} {:<22} {:>8}  {}",
+        out.push_str(&format!(
+            "{:<8} {:<8} {:<22} {:>8}  {}\n",
             n.id,
             n.role,
             n.endpoint,
             n.pid.map_or("-".into(), |p| p.to_string()),
             if n.running { "running" } else { "stopped" }
-        );
+        ));
     }
     if !s.not_ready.is_empty() {
-        println!("not ready: {}", s.not_ready.join("; "));
+        out.push_str(&format!("not ready: {}\n", s.not_ready.join("; ")));
     } else if !s.busy.is_empty() {
-        println!("busy: {}", s.busy.join("; "));
+        out.push_str(&format!("busy: {}\n", s.busy.join("; ")));
     } else {
-        println!("ready and idle");
+        out.push_str("ready and idle\n");
     }
+    emit(&out);
     Ok(())
 }
 

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod cluster;
 pub mod environment;
 pub mod error;
+pub mod experiment;
 pub mod output;
 pub mod phase;
 pub mod settings;

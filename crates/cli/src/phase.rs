@@ -45,6 +45,32 @@ pub fn run_command(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, CliError> {
+    let (result, percentiles) = execute_phases(args, phases, argv)?;
+    if let Some(dir) = &args.hdr_log {
+        for phase in &result.phases {
+            hdrlog::write_interval_logs(phase, dir).map_err(CliError::Failed)?;
+        }
+    }
+    if let Some(path) = &args.output {
+        result
+            .write_atomically(path)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
+    }
+    print_summary(&result, args.format, &percentiles)?;
+    Ok(if result.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
+/// nothing. Returns the percentiles the summary should show.
+pub fn execute_phases(
+    args: &PhaseArgs,
+    phases: &[Phase],
+    argv: &[OsString],
+) -> Result<(RunResult, Vec<f64>), CliError> {
     let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         eprintln!("warning: {w}");
@@ -134,22 +160,7 @@ pub fn run_command(
             file: c.state.deployment_file.display().to_string(),
         }),
     };
-    if let Some(dir) = &args.hdr_log {
-        for phase in &result.phases {
-            hdrlog::write_interval_logs(phase, dir).map_err(CliError::Failed)?;
-        }
-    }
-    if let Some(path) = &args.output {
-        result
-            .write_atomically(path)
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-    }
-    print_summary(&result, args.format, &settings.percentiles)?;
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok((result, settings.percentiles.clone()))
 }
 
 /// Watches this process (the client, with its worker threads) and every node of the deployment.

@@ -199,3 +199,164 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     );
     assert!(text.contains("down"), "{text}");
 }
+
+/// An experiment over two real databases (SQLite and PostgreSQL) x two configurations x two thread
+/// counts x 3 repetitions: killed halfway, then resumed to the end; every run recorded once, and the
+/// statistics agree with the recorded throughputs.
+#[test]
+fn an_experiment_runs_into_the_results_file_and_resumes_after_a_kill() {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "two-dbs"
+repetitions = 3
+discard_first = 1
+[procedure]
+load = "once"
+duration = "300ms"
+[[database]]
+name = "sqlite"
+db = "sqlite://{}/bench.db"
+[[database]]
+name = "pg"
+db = "{}"
+[[configuration]]
+name = "durable"
+properties = {{ "sqlite.synchronous" = "full", "postgres.synchronous_commit" = "on" }}
+[[configuration]]
+name = "fast"
+properties = {{ "sqlite.synchronous" = "off", "postgres.synchronous_commit" = "off" }}
+[[workload]]
+name = "a"
+workload = "a"
+properties = {{ recordcount = 500 }}
+[sweep]
+threads = [1, 2]
+"#,
+            dir.path().display(),
+            server.url()
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let exp = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        c.arg("experiment")
+            .arg(&file)
+            .arg("--results")
+            .arg(&results)
+            .args(extra)
+            .stdin(Stdio::null());
+        c
+    };
+    let plan = exp(&["--dry-run"]).output().unwrap();
+    let plan = String::from_utf8_lossy(&plan.stdout).to_string();
+    assert!(
+        plan.starts_with("experiment two-dbs: 24 runs (8 cells x 3 repetitions)"),
+        "{plan}"
+    );
+    assert!(!results.exists(), "a dry run records nothing");
+
+    let count = |status: &str| -> u64 {
+        let Ok(db) = rusqlite::Connection::open(&results) else {
+            return 0;
+        };
+        db.query_row(
+            "SELECT count(*) FROM runs WHERE status = ?1",
+            [status],
+            |r| r.get(0),
+        )
+        .unwrap_or(0)
+    };
+    let mut child = exp(&[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while count("ok") < 5 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = count("ok");
+    assert!((5..24).contains(&before), "{before} runs before the kill");
+
+    let resumed = exp(&[]).output().unwrap();
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(err.contains(&format!("{before} already recorded")), "{err}");
+    assert_eq!(count("ok"), 24);
+    assert_eq!(count("failed") + count("interrupted"), 0);
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let distinct: u64 = db
+        .query_row(
+            "SELECT count(DISTINCT cell || '#' || repetition) FROM runs",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(distinct, 24);
+    let resources: u64 = db
+        .query_row(
+            "SELECT count(*) FROM run_resources WHERE target = 'client'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(resources > 0);
+
+    // The summary of a cell is the mean of repetitions 2 and 3 (the first is discarded).
+    let cell = "pg/fast/a/threads=2";
+    let t: Vec<f64> = {
+        let mut st = db
+            .prepare("SELECT throughput_ops_s FROM runs WHERE cell = ?1 AND repetition > 1 ORDER BY repetition")
+            .unwrap();
+        st.query_map([cell], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(t.len(), 2);
+    let export = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["results", "export", "two-dbs", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let c = json["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cell"] == cell)
+        .unwrap();
+    assert_eq!(c["n"], 2);
+    let mean = (t[0] + t[1]) / 2.0;
+    assert!((c["throughput_mean"].as_f64().unwrap() - mean).abs() < 1e-6);
+    let sd = (t[0] - t[1]).abs() / 2f64.sqrt();
+    assert!((c["throughput_sd"].as_f64().unwrap() - sd).abs() < 1e-6);
+    // t(0.975, 1) = 12.706: the interval of two repetitions is wide.
+    assert!(
+        (c["throughput_ci95"].as_f64().unwrap() - 12.7062 * sd / 2f64.sqrt()).abs()
+            < 1e-2 * sd.max(1.0)
+    );
+    let csv = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["results", "export", "two-dbs", "--csv", "--results"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&csv.stdout).lines().count(), 25);
+    // No password in the results file.
+    let all: String = db
+        .query_row("SELECT group_concat(result, '') FROM runs", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(!all.contains(PASSWORD));
+}

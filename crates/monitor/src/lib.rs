@@ -121,7 +121,10 @@ struct ProcState {
     write: u64,
 }
 
-fn read_targets(targets: &[Target]) -> (procfs::HostCounters, Vec<Option<(ProcState, u64, u64)>>) {
+/// A watched process tree's counters, resident bytes and threads; None once it is gone.
+type TreeReading = Option<(ProcState, u64, u64)>;
+
+fn read_targets(targets: &[Target]) -> (procfs::HostCounters, Vec<TreeReading>) {
     let host = procfs::host();
     let all = procfs::processes();
     let procs = targets
@@ -167,12 +170,17 @@ fn sample_until(targets: Vec<Target>, interval: Duration, stop: &AtomicBool) -> 
         samples: Vec::new(),
     };
     let mut next = start + interval;
-    while !stop.load(Ordering::Relaxed) {
-        // Sleep in short steps so `finish` returns promptly.
+    loop {
+        // Sleep in short steps so `finish` returns promptly; on stop, one last (shorter) interval is
+        // sampled, so a phase shorter than the interval still has a sample.
+        let stopping = stop.load(Ordering::Relaxed);
         let now = Instant::now();
-        if now < next {
+        if !stopping && now < next {
             std::thread::sleep((next - now).min(Duration::from_millis(50)));
             continue;
+        }
+        if stopping && now.duration_since(prev_t) < Duration::from_millis(100) {
+            break;
         }
         next += interval;
         let t = Instant::now();
@@ -244,6 +252,9 @@ fn sample_until(targets: Vec<Target>, interval: Duration, stop: &AtomicBool) -> 
         prev_host = host;
         prev_procs = procs;
         prev_t = t;
+        if stopping {
+            break;
+        }
     }
     series
 }

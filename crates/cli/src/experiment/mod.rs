@@ -1,0 +1,546 @@
+//! `scalebench experiment FILE.toml`: runs a matrix unattended, each run recorded in the results
+//! database; `scalebench results`: lists, summarises and exports what is recorded.
+
+pub mod spec;
+pub mod stats;
+pub mod store;
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use scalebench_deploy::{Cluster, Deployment};
+use scalebench_exec::Phase;
+use scalebench_measure::RunResult;
+
+use crate::args::{Cli, Command, ExperimentArgs, ResultsAction};
+use crate::error::CliError;
+use crate::output::emit;
+use crate::phase::execute_phases;
+use spec::{value_text, Experiment, PlannedRun, RUN_OPTIONS};
+use store::{now, Store};
+
+/// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
+#[derive(Default)]
+struct RunnerState {
+    /// The deployment file (derived for the configuration) whose cluster is up.
+    deployed: Option<PathBuf>,
+    /// Clusters this experiment started (stopped at the end).
+    started: Vec<PathBuf>,
+    /// The data key of what is loaded (procedure once/restore).
+    loaded: Option<String>,
+    drop_caches_warned: bool,
+}
+
+pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
+    let exp = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
+    let base = args
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    // Every deployment file must read before anything starts.
+    for d in &exp.databases {
+        if let Some(f) = &d.deployment {
+            Deployment::from_file(&base.join(f))?;
+        }
+    }
+    let plan = exp.plan();
+    if args.dry_run {
+        print_plan(&exp, &plan);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut store = Store::open(&args.results).map_err(CliError::Failed)?;
+    let spec_json = serde_json::to_string(&exp).unwrap_or_default();
+    let id = store
+        .experiment(&exp.name, &args.file.display().to_string(), &spec_json)
+        .map_err(CliError::Failed)?;
+    let mut state = RunnerState::default();
+    let total = plan.len();
+    let mut interrupted = false;
+    let (mut done, mut failed, mut skipped) = (0, 0, 0);
+    for (i, run) in plan.iter().enumerate() {
+        if store.done(id, run) {
+            skipped += 1;
+            continue;
+        }
+        eprintln!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
+        let started_at = now();
+        let outcome = one_run(&exp, &base, run, &mut state, &args.clusters_dir);
+        match &outcome {
+            Ok(r) => {
+                store
+                    .record(id, run, &started_at, Ok(r))
+                    .map_err(CliError::Failed)?;
+                if r.interrupted {
+                    interrupted = true;
+                    break;
+                }
+                done += 1;
+            }
+            Err(e) => {
+                eprintln!("  failed: {e}");
+                store
+                    .record(id, run, &started_at, Err(&e.to_string()))
+                    .map_err(CliError::Failed)?;
+                failed += 1;
+            }
+        }
+    }
+    for dir in &state.started {
+        if let Ok(mut c) = Cluster::open(dir) {
+            c.down();
+        }
+    }
+    eprintln!(
+        "experiment {}: {done} runs done, {failed} failed, {skipped} already recorded (results in {})",
+        exp.name,
+        args.results.display()
+    );
+    if interrupted {
+        eprintln!("interrupted: run the same command again to resume");
+        return Ok(ExitCode::from(130));
+    }
+    emit(&show(&store, &exp.name, exp.discard_first)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
+    let mut out = format!(
+        "experiment {}: {} runs ({} cells x {} repetitions), load {}, warm-up {}, duration {}\n",
+        exp.name,
+        plan.len(),
+        plan.len() / exp.repetitions as usize,
+        exp.repetitions,
+        exp.procedure.load,
+        exp.procedure.warmup,
+        exp.procedure.duration
+    );
+    let mut loaded: Option<&str> = None;
+    for (i, r) in plan.iter().enumerate() {
+        let load = match exp.procedure.load.as_str() {
+            "each-run" => "load",
+            _ if loaded != Some(r.data_key.as_str()) => "load",
+            "restore" => "restore",
+            _ => "",
+        };
+        loaded = Some(&r.data_key);
+        out.push_str(&format!(
+            "{:>5}  {:<60} #{:<3} {load}\n",
+            i + 1,
+            r.cell,
+            r.repetition
+        ));
+    }
+    emit(&out);
+}
+
+/// The deployment file a run uses: the database's, with the configuration's server settings merged
+/// (written beside the clusters when there are any).
+fn deployment_for(
+    exp: &Experiment,
+    base: &Path,
+    run: &PlannedRun,
+    clusters_dir: &Path,
+) -> Result<Option<PathBuf>, CliError> {
+    let db = exp
+        .databases
+        .iter()
+        .find(|d| d.name == run.database)
+        .expect("planned");
+    let Some(file) = &db.deployment else {
+        return Ok(None);
+    };
+    let file = base.join(file);
+    let config = exp
+        .configurations
+        .iter()
+        .find(|c| c.name == run.configuration)
+        .expect("planned");
+    if config.server.is_empty() {
+        return Ok(Some(file));
+    }
+    let mut d = Deployment::from_file(&file)?;
+    d.server.extend(config.server.clone());
+    let derived = clusters_dir
+        .join("deployments")
+        .join(format!("{}-{}.toml", d.name, config.name));
+    std::fs::create_dir_all(derived.parent().unwrap())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
+    let text = toml::to_string(&d).map_err(|e| CliError::Failed(e.to_string()))?;
+    std::fs::write(&derived, text).map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok(Some(derived))
+}
+
+/// Brings up the cluster of `file` unless it is already the one running.
+fn ensure_cluster(
+    file: &Path,
+    state: &mut RunnerState,
+    clusters_dir: &Path,
+) -> Result<(), CliError> {
+    if state.deployed.as_deref() == Some(file) {
+        return Ok(());
+    }
+    let d = Deployment::from_file(file)?;
+    let dir = Cluster::dir_for(clusters_dir, &d);
+    // Another configuration's cluster of the same name goes first.
+    if let Ok(mut old) = Cluster::open(&dir) {
+        let same = std::fs::canonicalize(file).ok() == Some(old.state.deployment_file.clone());
+        if same && old.state.nodes.iter().all(|n| n.is_running()) {
+            state.deployed = Some(file.to_path_buf());
+            return Ok(());
+        }
+        old.down();
+    }
+    eprintln!("  deploying {} from {}", d.name, file.display());
+    Cluster::up(d, file, clusters_dir, false)?;
+    if !state.started.contains(&dir) {
+        state.started.push(dir);
+    }
+    state.deployed = Some(file.to_path_buf());
+    state.loaded = None;
+    Ok(())
+}
+
+fn props(map: &BTreeMap<String, toml::Value>) -> impl Iterator<Item = String> + '_ {
+    map.iter().map(|(k, v)| format!("{k}={}", value_text(v)))
+}
+
+/// Arguments of a load or run command for `run` (everything but the phase word).
+fn phase_argv(
+    exp: &Experiment,
+    base: &Path,
+    run: &PlannedRun,
+    deployment: Option<&Path>,
+    clusters_dir: &Path,
+    phase: Phase,
+) -> Vec<String> {
+    let w = exp
+        .workloads
+        .iter()
+        .find(|w| w.name == run.workload)
+        .expect("planned");
+    let c = exp
+        .configurations
+        .iter()
+        .find(|c| c.name == run.configuration)
+        .expect("planned");
+    let db = exp
+        .databases
+        .iter()
+        .find(|d| d.name == run.database)
+        .expect("planned");
+    let workload = if w.workload.len() == 1 {
+        w.workload.clone()
+    } else {
+        base.join(&w.workload).display().to_string()
+    };
+    let mut a = vec![
+        "scalebench".to_string(),
+        phase.name().to_string(),
+        workload,
+        "-q".into(),
+    ];
+    match (deployment, &db.db) {
+        (Some(f), _) => a.extend([
+            "--deployment".into(),
+            f.display().to_string(),
+            "--clusters-dir".into(),
+            clusters_dir.display().to_string(),
+        ]),
+        (None, Some(url)) => a.extend(["--db".into(), url.clone()]),
+        (None, None) => {}
+    }
+    for p in props(&w.properties).chain(props(&c.properties)) {
+        a.extend(["-p".into(), p]);
+    }
+    for (k, v) in &run.params {
+        if RUN_OPTIONS.contains(&k.as_str()) {
+            // An offered rate throttles the measured run, not the load.
+            if k == "target" && phase == Phase::Load {
+                continue;
+            }
+            a.extend([format!("--{k}"), v.clone()]);
+        } else {
+            a.extend(["-p".into(), format!("{k}={v}")]);
+        }
+    }
+    a.extend(exp.procedure.args.iter().cloned());
+    if phase == Phase::Run {
+        a.extend([
+            "--warmup".into(),
+            exp.procedure.warmup.clone(),
+            "--duration".into(),
+            exp.procedure.duration.clone(),
+        ]);
+    } else {
+        a.extend(["--create-schema".into(), "--drop-schema".into()]);
+        if !exp.procedure.compact {
+            a.push("--no-compact".into());
+        }
+    }
+    a
+}
+
+fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
+    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        CliError::Usage(
+            e.render()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or("invalid run options")
+                .to_string(),
+        )
+    })?;
+    let (args, phase) = match &cli.command {
+        Command::Load(a) => (a, Phase::Load),
+        Command::Run(r) => (&r.phase, Phase::Run),
+        _ => unreachable!("experiment runs are load or run commands"),
+    };
+    execute_phases(args, &[phase], &argv).map(|(r, _)| r)
+}
+
+fn one_run(
+    exp: &Experiment,
+    base: &Path,
+    run: &PlannedRun,
+    state: &mut RunnerState,
+    clusters_dir: &Path,
+) -> Result<RunResult, CliError> {
+    let deployment = deployment_for(exp, base, run, clusters_dir)?;
+    if let Some(f) = &deployment {
+        ensure_cluster(f, state, clusters_dir)?;
+    }
+    let mode = exp.procedure.load.as_str();
+    let mut load = None;
+    if mode == "each-run" || state.loaded.as_deref() != Some(run.data_key.as_str()) {
+        let argv = phase_argv(
+            exp,
+            base,
+            run,
+            deployment.as_deref(),
+            clusters_dir,
+            Phase::Load,
+        );
+        let loaded = execute(argv)?;
+        if loaded.interrupted {
+            return Ok(loaded);
+        }
+        if mode == "restore" {
+            let f = deployment.as_deref().expect("restore needs a deployment");
+            let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
+            c.snapshot("experiment")?;
+        }
+        state.loaded = Some(run.data_key.clone());
+        load = loaded.phases.into_iter().next();
+    } else if mode == "restore" {
+        let f = deployment.as_deref().expect("restore needs a deployment");
+        let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
+        c.restore("experiment")?;
+    }
+    if exp.procedure.drop_caches {
+        let dropped = std::process::Command::new("sync").status().is_ok()
+            && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
+        if !dropped && !state.drop_caches_warned {
+            eprintln!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
+            state.drop_caches_warned = true;
+        }
+    }
+    let argv = phase_argv(
+        exp,
+        base,
+        run,
+        deployment.as_deref(),
+        clusters_dir,
+        Phase::Run,
+    );
+    let mut result = execute(argv)?;
+    // The record keeps the load that preceded the run (if any) before the measured phase.
+    if let Some(l) = load {
+        result.phases.insert(0, l);
+    }
+    Ok(result)
+}
+
+/// The per-cell summary of an experiment, as a table.
+pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, CliError> {
+    let cells = cells(store, name, discard_first)?;
+    let mut out = format!(
+        "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} notes\n",
+        "cell", "n", "ops/s mean", "±95% CI", "sd", "p99 (us) per operation"
+    );
+    for c in &cells {
+        let (mean, ci, sd, n) =
+            c.throughput
+                .as_ref()
+                .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
+                    (
+                        format!("{:.1}", s.mean),
+                        s.ci95.map_or("-".into(), |c| format!("{c:.1}")),
+                        format!("{:.1}", s.sd),
+                        s.n,
+                    )
+                });
+        let p99: Vec<String> = c
+            .latency
+            .iter()
+            .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
+            .collect();
+        let mut notes = Vec::new();
+        if c.client_bound > 0 {
+            notes.push(format!("client-bound in {} (lower bound)", c.client_bound));
+        }
+        if c.failed_runs > 0 {
+            notes.push(format!("{} failed runs", c.failed_runs));
+        }
+        if let Some(b) = &c.bytes_per_record {
+            notes.push(format!("{:.0} bytes/record", b.mean));
+        }
+        out.push_str(&format!(
+            "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} {}\n",
+            c.cell,
+            n,
+            mean,
+            ci,
+            sd,
+            p99.join(", "),
+            notes.join("; ")
+        ));
+    }
+    Ok(out)
+}
+
+fn cells(store: &Store, name: &str, discard_first: u32) -> Result<Vec<stats::CellStats>, CliError> {
+    if !store.has_experiment(name) {
+        return Err(CliError::Usage(format!(
+            "no experiment '{name}' in the results file"
+        )));
+    }
+    let runs = store.runs(name, true).map_err(CliError::Failed)?;
+    let mut order: Vec<String> = Vec::new();
+    let mut by_cell: BTreeMap<String, (Vec<(u32, RunResult)>, usize)> = BTreeMap::new();
+    for r in runs {
+        if !order.contains(&r.cell) {
+            order.push(r.cell.clone());
+        }
+        let entry = by_cell.entry(r.cell.clone()).or_default();
+        match (r.status.as_str(), &r.result) {
+            ("ok", Some(json)) => {
+                if let Ok(result) = serde_json::from_str::<RunResult>(json) {
+                    entry.0.push((r.repetition, result));
+                }
+            }
+            ("failed", _) => entry.1 += 1,
+            _ => {}
+        }
+    }
+    Ok(order
+        .iter()
+        .map(|c| {
+            let (runs, failed) = &by_cell[c];
+            stats::cell_stats(c, runs, *failed, discard_first)
+        })
+        .collect())
+}
+
+/// How many repetitions the experiment's own file leaves out (its stored spec).
+fn discard_first_of(store: &Store, name: &str) -> u32 {
+    store
+        .spec(name)
+        .and_then(|json| serde_json::from_str::<Experiment>(&json).ok())
+        .map_or(0, |e| e.discard_first)
+}
+
+pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
+    match action {
+        ResultsAction::List { results } => {
+            let store = Store::open(results).map_err(CliError::Failed)?;
+            let mut out = format!(
+                "{:<40} {:>6} {:>7} {:>12}\n",
+                "experiment", "ok", "failed", "interrupted"
+            );
+            for (name, ok, failed, interrupted) in store.experiments().map_err(CliError::Failed)? {
+                out.push_str(&format!(
+                    "{name:<40} {ok:>6} {failed:>7} {interrupted:>12}\n"
+                ));
+            }
+            emit(&out);
+        }
+        ResultsAction::Show {
+            results,
+            name,
+            discard_first,
+        } => {
+            let store = Store::open(results).map_err(CliError::Failed)?;
+            let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
+            emit(&show(&store, name, discard)?);
+        }
+        ResultsAction::Export {
+            results,
+            name,
+            csv,
+            discard_first,
+        } => {
+            let store = Store::open(results).map_err(CliError::Failed)?;
+            let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
+            let cells = cells(&store, name, discard)?;
+            let runs = store.runs(name, false).map_err(CliError::Failed)?;
+            if *csv {
+                let mut out = String::from(
+                    "cell,repetition,status,throughput_ops_s,bounded_by,client_bound,bytes_per_record,error\n",
+                );
+                for r in runs {
+                    out.push_str(&format!(
+                        "{},{},{},{},{},{},{},{}\n",
+                        csv_field(&r.cell),
+                        r.repetition,
+                        r.status,
+                        r.throughput_ops_s
+                            .map_or(String::new(), |t| format!("{t:.3}")),
+                        csv_field(r.bounded_by.as_deref().unwrap_or("")),
+                        r.client_bound,
+                        r.bytes_per_record
+                            .map_or(String::new(), |b| format!("{b:.1}")),
+                        csv_field(r.error.as_deref().unwrap_or(""))
+                    ));
+                }
+                emit(&out);
+            } else {
+                let json = serde_json::json!({
+                    "experiment": name,
+                    "runs": runs.iter().map(|r| serde_json::json!({
+                        "cell": r.cell, "repetition": r.repetition, "status": r.status,
+                        "throughput_ops_s": r.throughput_ops_s, "bounded_by": r.bounded_by,
+                        "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
+                        "error": r.error,
+                    })).collect::<Vec<_>>(),
+                    "cells": cells.iter().map(|c| serde_json::json!({
+                        "cell": c.cell,
+                        "n": c.throughput.as_ref().map(|s| s.n),
+                        "throughput_mean": c.throughput.as_ref().map(|s| s.mean),
+                        "throughput_sd": c.throughput.as_ref().map(|s| s.sd),
+                        "throughput_ci95": c.throughput.as_ref().and_then(|s| s.ci95),
+                        "latency_us": c.latency.iter().map(|(op, (p50, p99, p999))| (op.clone(), serde_json::json!({"p50": p50, "p99": p99, "p99_9": p999}))).collect::<BTreeMap<_, _>>(),
+                        "bytes_per_record": c.bytes_per_record.as_ref().map(|s| s.mean),
+                        "client_bound_runs": c.client_bound,
+                        "failed_runs": c.failed_runs,
+                    })).collect::<Vec<_>>(),
+                });
+                emit(&(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

@@ -1,0 +1,349 @@
+//! Experiment files (TOML): databases x configurations x workloads x parameter sweeps x repetitions,
+//! and the procedure around every run. [`Experiment::plan`] expands them into runs.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Experiment {
+    pub name: String,
+    #[serde(default = "one")]
+    pub repetitions: u32,
+    /// Repetitions left out of the statistics (the first ones, e.g. 3 of 13 as Lourenco did).
+    #[serde(default)]
+    pub discard_first: u32,
+    #[serde(default)]
+    pub procedure: Procedure,
+    #[serde(rename = "database")]
+    pub databases: Vec<DatabaseSpec>,
+    #[serde(rename = "configuration", default)]
+    pub configurations: Vec<Configuration>,
+    #[serde(rename = "workload")]
+    pub workloads: Vec<WorkloadSpec>,
+    /// Parameter -> values. `threads`, `concurrency` and `target` are the run's options; every other
+    /// key is a workload or binding property (`recordcount`, `cassandra.read_consistency`, ...).
+    #[serde(default)]
+    pub sweep: BTreeMap<String, Vec<toml::Value>>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Procedure {
+    /// `each-run` (drop, create and load before every run), `once` (load when the data changes:
+    /// database, configuration, workload or a property other than threads/concurrency/target), or
+    /// `restore` (as `once`, then a snapshot; restored before every run; deployments only).
+    pub load: String,
+    /// Flush/compact after a load (deployments).
+    pub compact: bool,
+    /// Drop the page cache before each run (needs root; otherwise a warning).
+    pub drop_caches: bool,
+    pub warmup: String,
+    pub duration: String,
+    /// Extra load/run options passed as they are (e.g. ["--batch-size", "100"]).
+    pub args: Vec<String>,
+}
+
+impl Default for Procedure {
+    fn default() -> Self {
+        Procedure {
+            load: "each-run".into(),
+            compact: true,
+            drop_caches: false,
+            warmup: "0s".into(),
+            duration: "10s".into(),
+            args: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSpec {
+    pub name: String,
+    /// A database URL, or...
+    pub db: Option<String>,
+    /// ... a deployment file (relative to the experiment file), started when needed.
+    pub deployment: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Configuration {
+    pub name: String,
+    /// Workload and binding properties.
+    #[serde(default)]
+    pub properties: BTreeMap<String, toml::Value>,
+    /// Server settings merged into the deployment's `[server]` (the cluster is redeployed).
+    #[serde(default)]
+    pub server: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub name: String,
+    /// Built-in workload (a..f) or a property file (relative to the experiment file).
+    pub workload: String,
+    #[serde(default)]
+    pub properties: BTreeMap<String, toml::Value>,
+}
+
+/// One measured run of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedRun {
+    /// Identifies the cell: database, configuration, workload and swept values.
+    pub cell: String,
+    pub repetition: u32,
+    pub database: String,
+    pub configuration: String,
+    pub workload: String,
+    /// Swept parameter -> value, in sweep order.
+    pub params: BTreeMap<String, String>,
+    /// Identifies the data the run needs: runs with the same key share a load.
+    pub data_key: String,
+}
+
+pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target"];
+
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Experiment {
+    pub fn from_file(path: &Path) -> Result<Experiment, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn from_toml(text: &str) -> Result<Experiment, String> {
+        let mut e: Experiment = toml::from_str(text).map_err(|e| {
+            e.message()
+                .lines()
+                .next()
+                .unwrap_or("invalid TOML")
+                .to_string()
+        })?;
+        if e.configurations.is_empty() {
+            e.configurations.push(Configuration {
+                name: "default".into(),
+                ..Default::default()
+            });
+        }
+        e.check()?;
+        Ok(e)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let word = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+        };
+        if !word(&self.name) {
+            return Err(format!(
+                "name {:?}: use letters, digits, '-', '_' and '.'",
+                self.name
+            ));
+        }
+        if self.repetitions == 0 || self.discard_first >= self.repetitions {
+            return Err(format!(
+                "repetitions = {}, discard_first = {}: at least one repetition must count",
+                self.repetitions, self.discard_first
+            ));
+        }
+        if !["each-run", "once", "restore"].contains(&self.procedure.load.as_str()) {
+            return Err(format!(
+                "procedure.load = {:?}: use each-run, once or restore",
+                self.procedure.load
+            ));
+        }
+        for d in [&self.procedure.warmup, &self.procedure.duration] {
+            humantime::parse_duration(d)
+                .map_err(|_| format!("invalid duration {d:?} in [procedure]"))?;
+        }
+        if self.databases.is_empty() || self.workloads.is_empty() {
+            return Err(
+                "an experiment needs at least one [[database]] and one [[workload]]".into(),
+            );
+        }
+        for d in &self.databases {
+            if d.db.is_some() == d.deployment.is_some() {
+                return Err(format!(
+                    "database {:?}: give either db (a URL) or deployment (a file)",
+                    d.name
+                ));
+            }
+            if self.procedure.load == "restore" && d.deployment.is_none() {
+                return Err(format!(
+                    "database {:?}: procedure.load = \"restore\" needs a deployment (snapshots)",
+                    d.name
+                ));
+            }
+        }
+        let names = |v: Vec<&str>, what: &str| -> Result<(), String> {
+            for (i, n) in v.iter().enumerate() {
+                if !word(n) {
+                    return Err(format!(
+                        "{what} name {n:?}: use letters, digits, '-', '_' and '.'"
+                    ));
+                }
+                if v[..i].contains(n) {
+                    return Err(format!("{what} name {n:?} appears twice"));
+                }
+            }
+            Ok(())
+        };
+        names(
+            self.databases.iter().map(|d| d.name.as_str()).collect(),
+            "database",
+        )?;
+        names(
+            self.configurations
+                .iter()
+                .map(|d| d.name.as_str())
+                .collect(),
+            "configuration",
+        )?;
+        names(
+            self.workloads.iter().map(|d| d.name.as_str()).collect(),
+            "workload",
+        )?;
+        for (k, values) in &self.sweep {
+            if values.is_empty() {
+                return Err(format!("sweep.{k}: give at least one value"));
+            }
+            if RUN_OPTIONS.contains(&k.as_str()) {
+                for v in values {
+                    let ok = match v {
+                        toml::Value::Integer(i) => *i >= 0,
+                        toml::Value::Float(f) => *f >= 0.0,
+                        _ => false,
+                    };
+                    if !ok {
+                        return Err(format!("sweep.{k}: {v} is not a number"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every run, in execution order: for each database, configuration, workload and combination of
+    /// swept values (first key slowest), the repetitions.
+    pub fn plan(&self) -> Vec<PlannedRun> {
+        let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+        for (k, values) in &self.sweep {
+            combos = combos
+                .into_iter()
+                .flat_map(|c| {
+                    values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.insert(k.clone(), value_text(v));
+                        c
+                    })
+                })
+                .collect();
+        }
+        let mut runs = Vec::new();
+        for d in &self.databases {
+            for c in &self.configurations {
+                for w in &self.workloads {
+                    for params in &combos {
+                        let swept: Vec<String> =
+                            params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        let data: Vec<String> = params
+                            .iter()
+                            .filter(|(k, _)| !RUN_OPTIONS.contains(&k.as_str()))
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect();
+                        let cell = format!(
+                            "{}/{}/{}{}{}",
+                            d.name,
+                            c.name,
+                            w.name,
+                            if swept.is_empty() { "" } else { "/" },
+                            swept.join(",")
+                        );
+                        let data_key =
+                            format!("{}/{}/{}/{}", d.name, c.name, w.name, data.join(","));
+                        for repetition in 1..=self.repetitions {
+                            runs.push(PlannedRun {
+                                cell: cell.clone(),
+                                repetition,
+                                database: d.name.clone(),
+                                configuration: c.name.clone(),
+                                workload: w.name.clone(),
+                                params: params.clone(),
+                                data_key: data_key.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        runs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"
+name = "t"
+repetitions = 3
+discard_first = 1
+[[database]]
+name = "lite"
+db = "sqlite:///tmp/x.db"
+[[database]]
+name = "pg"
+deployment = "pg.toml"
+[[configuration]]
+name = "off"
+properties = { "sqlite.synchronous" = "off" }
+[[configuration]]
+name = "full"
+[[workload]]
+name = "a"
+workload = "a"
+[sweep]
+threads = [1, 2]
+recordcount = [100]
+"#;
+
+    #[test]
+    fn the_plan_is_the_product_with_repetitions() {
+        let e = Experiment::from_toml(SPEC).unwrap();
+        let plan = e.plan();
+        assert_eq!(plan.len(), 2 * 2 * 2 * 3);
+        assert_eq!(plan[0].cell, "lite/off/a/recordcount=100,threads=1");
+        assert_eq!(plan[0].repetition, 1);
+        assert_eq!(plan[2].repetition, 3);
+        assert_eq!(plan[3].cell, "lite/off/a/recordcount=100,threads=2");
+        // Thread counts share the data; configurations do not.
+        assert_eq!(plan[0].data_key, plan[3].data_key);
+        assert_ne!(plan[0].data_key, plan[6].data_key);
+    }
+
+    #[test]
+    fn bad_experiments_are_named() {
+        let bad =
+            |from: &str, to: &str| Experiment::from_toml(&SPEC.replace(from, to)).unwrap_err();
+        assert!(bad("discard_first = 1", "discard_first = 3").contains("discard_first"));
+        assert!(bad("threads = [1, 2]", "threads = [\"many\"]").contains("many"));
+        assert!(bad("name = \"pg\"", "name = \"lite\"").contains("twice"));
+        assert!(bad("deployment = \"pg.toml\"", "").contains("either db"));
+        assert!(bad("repetitions = 3", "repetitions = 3\nrepetition = 2").contains("repetition"));
+    }
+}

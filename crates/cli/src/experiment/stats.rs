@@ -1,0 +1,139 @@
+//! Statistics per cell over its repetitions: mean, standard deviation and the 95% confidence
+//! interval of the mean (Student's t, n - 1 degrees of freedom), after discarding the first k; and
+//! latency percentiles from the repetitions' histograms merged (never averaged).
+
+use std::collections::BTreeMap;
+
+use scalebench_measure::{decode_histogram, new_histogram, RunResult};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n - 1); 0 for a single value.
+    pub sd: f64,
+    /// Half-width of the 95% confidence interval of the mean; None for a single value.
+    pub ci95: Option<f64>,
+    pub min: f64,
+    pub max: f64,
+}
+
+pub fn summarize(values: &[f64]) -> Option<Summary> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let sd = if n > 1 {
+        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let ci95 = (n > 1).then(|| {
+        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .expect("degrees of freedom > 0")
+            .inverse_cdf(0.975);
+        t * sd / (n as f64).sqrt()
+    });
+    Some(Summary {
+        n,
+        mean,
+        sd,
+        ci95,
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    })
+}
+
+/// A cell's figures over its counted repetitions.
+#[derive(Debug, Clone)]
+pub struct CellStats {
+    pub cell: String,
+    pub throughput: Option<Summary>,
+    /// Per operation of the measured phase: (p50, p99, p99.9) in µs from the merged histograms.
+    pub latency: BTreeMap<String, (f64, f64, f64)>,
+    pub bytes_per_record: Option<Summary>,
+    /// Repetitions whose verdict found the client saturated (their throughput is a lower bound).
+    pub client_bound: usize,
+    pub failed_runs: usize,
+}
+
+/// `runs`: (repetition, result) of one cell's successful runs; the first `discard_first`
+/// repetitions are left out.
+pub fn cell_stats(
+    cell: &str,
+    runs: &[(u32, RunResult)],
+    failed_runs: usize,
+    discard_first: u32,
+) -> CellStats {
+    let counted: Vec<&RunResult> = runs
+        .iter()
+        .filter(|(rep, _)| *rep > discard_first)
+        .map(|(_, r)| r)
+        .collect();
+    let measured: Vec<_> = counted.iter().filter_map(|r| r.phases.last()).collect();
+    let throughput = summarize(
+        &measured
+            .iter()
+            .map(|p| p.totals.throughput_ops_s)
+            .collect::<Vec<_>>(),
+    );
+    let mut merged: BTreeMap<String, scalebench_measure::LatencyHistogram> = BTreeMap::new();
+    for p in &measured {
+        for (op, o) in &p.operations {
+            if let Some(h) = o
+                .latency
+                .as_ref()
+                .and_then(|l| decode_histogram(&l.histogram).ok())
+            {
+                let _ = merged
+                    .entry(op.clone())
+                    .or_insert_with(new_histogram)
+                    .add(&h);
+            }
+        }
+    }
+    let us =
+        |h: &scalebench_measure::LatencyHistogram, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    CellStats {
+        cell: cell.to_string(),
+        throughput,
+        latency: merged
+            .iter()
+            .map(|(op, h)| (op.clone(), (us(h, 0.5), us(h, 0.99), us(h, 0.999))))
+            .collect(),
+        bytes_per_record: summarize(
+            &measured
+                .iter()
+                .filter_map(|p| p.space.as_ref().and_then(|s| s.bytes_per_record))
+                .collect::<Vec<_>>(),
+        ),
+        client_bound: measured
+            .iter()
+            .filter(|p| p.bounded_by.as_ref().is_some_and(|v| v.client_bound))
+            .count(),
+        failed_runs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_hand_computed_values() {
+        // mean 5, sample variance ((-3)^2 + (-1)^2 + 1^2 + 3^2) / 3 = 20/3, sd 2.5820;
+        // t(0.975, 3) = 3.18245, ci = 3.18245 * 2.5820 / 2 = 4.1085.
+        let s = summarize(&[2.0, 4.0, 6.0, 8.0]).unwrap();
+        assert_eq!((s.n, s.mean, s.min, s.max), (4, 5.0, 2.0, 8.0));
+        assert!((s.sd - 2.581_989).abs() < 1e-5, "{}", s.sd);
+        assert!((s.ci95.unwrap() - 4.108_5).abs() < 1e-3, "{:?}", s.ci95);
+        // Two values: t(0.975, 1) = 12.7062; sd = 0.7071; ci = 12.7062 * 0.7071 / 1.4142 = 6.3531.
+        let two = summarize(&[10.0, 11.0]).unwrap();
+        assert!((two.ci95.unwrap() - 6.353_1).abs() < 1e-3);
+        let one = summarize(&[3.0]).unwrap();
+        assert_eq!((one.sd, one.ci95), (0.0, None));
+        assert!(summarize(&[]).is_none());
+    }
+}

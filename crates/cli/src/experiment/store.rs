@@ -1,0 +1,351 @@
+//! The results database (SQLite): every run of every experiment, with its parameters, environment,
+//! summaries, interval series, resource series, space and verdict. Each run is written in one
+//! transaction, so an interrupted experiment never leaves half a record.
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use scalebench_measure::RunResult;
+
+use super::spec::PlannedRun;
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS experiments (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    file TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    cell TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    database TEXT NOT NULL,
+    configuration TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    params TEXT NOT NULL,
+    status TEXT NOT NULL,          -- ok, failed, interrupted
+    error TEXT,
+    started_at TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    tool_version TEXT,
+    git_commit TEXT,
+    host TEXT,
+    duration_s REAL,
+    throughput_ops_s REAL,
+    ok INTEGER,
+    failed INTEGER,
+    bounded_by TEXT,
+    client_bound INTEGER,
+    space_bytes INTEGER,
+    bytes_per_record REAL,
+    result TEXT,                   -- the whole result JSON (scalebench.result.v1)
+    UNIQUE (experiment_id, cell, repetition)
+);
+CREATE TABLE IF NOT EXISTS run_operations (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    phase TEXT NOT NULL,
+    operation TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    throughput_ops_s REAL NOT NULL,
+    mean_us REAL, p50_us REAL, p95_us REAL, p99_us REAL, p99_9_us REAL, max_us REAL,
+    histogram TEXT
+);
+CREATE TABLE IF NOT EXISTS run_intervals (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    phase TEXT NOT NULL,
+    start_s REAL NOT NULL,
+    operation TEXT NOT NULL,
+    ok INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    ops_s REAL NOT NULL,
+    p50_us REAL, p99_us REAL, max_us REAL
+);
+CREATE TABLE IF NOT EXISTS run_resources (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    phase TEXT NOT NULL,
+    t_s REAL NOT NULL,
+    target TEXT NOT NULL,          -- host, client, node1, ...
+    cpu_cores REAL,                -- host: busy share of all cores x cores
+    rss_bytes INTEGER,
+    read_s REAL,
+    write_s REAL
+);
+";
+
+pub struct Store {
+    conn: Connection,
+}
+
+/// A stored run, as `results list` and the statistics read it.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    pub cell: String,
+    pub repetition: u32,
+    pub status: String,
+    pub error: Option<String>,
+    pub throughput_ops_s: Option<f64>,
+    pub bounded_by: Option<String>,
+    pub client_bound: bool,
+    pub bytes_per_record: Option<f64>,
+    pub result: Option<String>,
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store, String> {
+        let conn = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
+            .and_then(|_| conn.execute_batch(SCHEMA))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Store { conn })
+    }
+
+    /// The experiment's id, created on first use (the spec is refreshed).
+    pub fn experiment(&self, name: &str, file: &str, spec: &str) -> Result<i64, String> {
+        self.conn
+            .execute(
+                "INSERT INTO experiments (name, file, spec, created_at) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(name) DO UPDATE SET file = excluded.file, spec = excluded.spec",
+                params![name, file, spec, now()],
+            )
+            .map_err(|e| e.to_string())?;
+        self.conn
+            .query_row("SELECT id FROM experiments WHERE name = ?1", [name], |r| {
+                r.get(0)
+            })
+            .map_err(|e| e.to_string())
+    }
+
+    /// Whether a run of the plan is already stored as done (resume skips it).
+    pub fn done(&self, experiment: i64, run: &PlannedRun) -> bool {
+        self.conn
+            .query_row(
+                "SELECT status FROM runs WHERE experiment_id = ?1 AND cell = ?2 AND repetition = ?3",
+                params![experiment, run.cell, run.repetition],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()
+            .ok()
+            .flatten()
+            .is_some_and(|s| s == "ok" || s == "failed")
+    }
+
+    /// Stores one run (replacing an earlier attempt of it) in a single transaction.
+    pub fn record(
+        &mut self,
+        experiment: i64,
+        run: &PlannedRun,
+        started_at: &str,
+        outcome: Result<&RunResult, &str>,
+    ) -> Result<(), String> {
+        let tx = self.conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute(
+            "DELETE FROM runs WHERE experiment_id = ?1 AND cell = ?2 AND repetition = ?3",
+            params![experiment, run.cell, run.repetition],
+        )
+        .map_err(|e| e.to_string())?;
+        let params_json = serde_json::to_string(&run.params).unwrap_or_default();
+        let (status, error) = match outcome {
+            Ok(r) if r.interrupted => ("interrupted", None),
+            Ok(_) => ("ok", None),
+            Err(e) => ("failed", Some(e.to_string())),
+        };
+        let measured = outcome.ok().and_then(|r| r.phases.last());
+        let result_json = outcome
+            .ok()
+            .map(|r| serde_json::to_string(r).unwrap_or_default());
+        tx.execute(
+            "INSERT INTO runs (experiment_id, cell, repetition, database, configuration, workload,
+                params, status, error, started_at, finished_at, tool_version, git_commit, host,
+                duration_s, throughput_ops_s, ok, failed, bounded_by, client_bound, space_bytes,
+                bytes_per_record, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                ?19, ?20, ?21, ?22, ?23)",
+            params![
+                experiment,
+                run.cell,
+                run.repetition,
+                run.database,
+                run.configuration,
+                run.workload,
+                params_json,
+                status,
+                error,
+                started_at,
+                now(),
+                outcome.ok().map(|r| r.tool.version.clone()),
+                outcome.ok().map(|r| r.tool.git_commit.clone()),
+                outcome.ok().map(|r| r.host.hostname.clone()),
+                measured.map(|p| p.duration_s),
+                measured.map(|p| p.totals.throughput_ops_s),
+                measured.map(|p| p.totals.ok as i64),
+                measured.map(|p| p.totals.failed as i64),
+                measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.bounded_by.clone()),
+                measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.client_bound),
+                measured.and_then(|p| p.space.as_ref()).map(|s| s.total_bytes as i64),
+                measured.and_then(|p| p.space.as_ref()).and_then(|s| s.bytes_per_record),
+                result_json,
+            ],
+        )
+        .map_err(|e| e.to_string())?;
+        let id = tx.last_insert_rowid();
+        if let Ok(r) = outcome {
+            for p in &r.phases {
+                for (name, o) in &p.operations {
+                    let l = o.latency.as_ref();
+                    tx.execute(
+                        "INSERT INTO run_operations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        params![
+                            id,
+                            p.phase,
+                            name,
+                            o.ok as i64,
+                            o.failed_total() as i64,
+                            o.throughput_ops_s,
+                            l.map(|l| l.mean_us),
+                            l.map(|l| l.p50_us),
+                            l.map(|l| l.p95_us),
+                            l.map(|l| l.p99_us),
+                            l.map(|l| l.p99_9_us),
+                            l.map(|l| l.max_us),
+                            l.map(|l| l.histogram.clone()),
+                        ],
+                    )
+                    .map_err(|e| e.to_string())?;
+                }
+                for i in &p.intervals {
+                    for (name, o) in &i.operations {
+                        tx.execute(
+                            "INSERT INTO run_intervals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                            params![
+                                id, p.phase, i.start_s, name, o.ok as i64, o.failed as i64,
+                                o.ops_s, o.p50_us, o.p99_us, o.max_us
+                            ],
+                        )
+                        .map_err(|e| e.to_string())?;
+                    }
+                }
+                if let Some(res) = &p.resources {
+                    for s in &res.samples {
+                        let busy = (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64;
+                        tx.execute(
+                            "INSERT INTO run_resources VALUES (?1, ?2, ?3, 'host', ?4, ?5, ?6, ?7)",
+                            params![
+                                id,
+                                p.phase,
+                                s.t_s,
+                                busy,
+                                s.host.mem_used_bytes as i64,
+                                s.host.disk_read_s,
+                                s.host.disk_write_s
+                            ],
+                        )
+                        .map_err(|e| e.to_string())?;
+                        for ps in &s.processes {
+                            tx.execute(
+                                "INSERT INTO run_resources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                params![
+                                    id,
+                                    p.phase,
+                                    s.t_s,
+                                    ps.name,
+                                    ps.cpu_cores,
+                                    ps.rss_bytes as i64,
+                                    ps.read_s,
+                                    ps.write_s
+                                ],
+                            )
+                            .map_err(|e| e.to_string())?;
+                        }
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(|e| e.to_string())
+    }
+
+    /// Experiment names with their run counts (ok, failed, interrupted).
+    pub fn experiments(&self) -> Result<Vec<(String, u64, u64, u64)>, String> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT e.name,
+                    COALESCE(SUM(r.status = 'ok'), 0), COALESCE(SUM(r.status = 'failed'), 0),
+                    COALESCE(SUM(r.status = 'interrupted'), 0)
+                 FROM experiments e LEFT JOIN runs r ON r.experiment_id = e.id
+                 GROUP BY e.id ORDER BY e.id",
+            )
+            .map_err(|e| e.to_string())?;
+        let rows = st
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)? as u64,
+                    r.get::<_, i64>(2)? as u64,
+                    r.get::<_, i64>(3)? as u64,
+                ))
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+    }
+
+    /// The runs of an experiment in plan order (cell, repetition).
+    pub fn runs(&self, experiment: &str, with_result: bool) -> Result<Vec<StoredRun>, String> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT r.cell, r.repetition, r.status, r.error, r.throughput_ops_s, r.bounded_by,
+                        r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END
+                 FROM runs r JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.name = ?1 ORDER BY r.id",
+            )
+            .map_err(|e| e.to_string())?;
+        let rows = st
+            .query_map(params![experiment, with_result], |r| {
+                Ok(StoredRun {
+                    cell: r.get(0)?,
+                    repetition: r.get::<_, i64>(1)? as u32,
+                    status: r.get(2)?,
+                    error: r.get(3)?,
+                    throughput_ops_s: r.get(4)?,
+                    bounded_by: r.get(5)?,
+                    client_bound: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
+                    bytes_per_record: r.get(7)?,
+                    result: r.get(8)?,
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+    }
+
+    /// The experiment file as recorded (JSON).
+    pub fn spec(&self, name: &str) -> Option<String> {
+        self.conn
+            .query_row(
+                "SELECT spec FROM experiments WHERE name = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()
+            .ok()
+            .flatten()
+    }
+
+    pub fn has_experiment(&self, name: &str) -> bool {
+        self.conn
+            .query_row("SELECT 1 FROM experiments WHERE name = ?1", [name], |_| {
+                Ok(())
+            })
+            .optional()
+            .ok()
+            .flatten()
+            .is_some()
+    }
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
