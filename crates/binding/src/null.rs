@@ -1,8 +1,13 @@
 //! `null://`: a binding that does no I/O and succeeds at once. It measures the tool's own cost.
+//! With `capacity_ops_s`, it behaves as a server of exactly that capacity (one queue, each operation
+//! served in 1/capacity s), which is how the saturation search is tested against a known knee.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use scalebench_workload::{FieldSet, Fields, OpError, Operation};
 
-use crate::registry::BindingInfo;
+use crate::registry::{BindingInfo, OptionInfo};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -10,14 +15,31 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["null"],
     summary: "does nothing and succeeds at once; measures scalebench's own overhead",
     url_example: "null://",
-    options: &[],
+    options: &[OptionInfo {
+        name: "capacity_ops_s",
+        default: "0",
+        help: "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
+    }],
 };
 
-pub struct NullFactory;
+/// The simulated server: when it is next free.
+type Queue = Arc<Mutex<Instant>>;
+
+pub struct NullFactory {
+    server: Option<(Queue, Duration)>,
+}
 
 impl NullFactory {
-    pub fn open(_config: &BindingConfig) -> Result<Self, BindingError> {
-        Ok(NullFactory)
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let capacity = config.u64_option("null", "capacity_ops_s", 0)?;
+        Ok(NullFactory {
+            server: (capacity > 0).then(|| {
+                (
+                    Arc::new(Mutex::new(Instant::now())),
+                    Duration::from_secs_f64(1.0 / capacity as f64),
+                )
+            }),
+        })
     }
 }
 
@@ -25,7 +47,9 @@ impl BindingFactory for NullFactory {
     type Binding = NullBinding;
 
     async fn connect(&self, _worker: usize) -> Result<NullBinding, BindingError> {
-        Ok(NullBinding)
+        Ok(NullBinding {
+            server: self.server.clone(),
+        })
     }
 
     fn stores_data(&self) -> bool {
@@ -37,7 +61,24 @@ impl BindingFactory for NullFactory {
     }
 }
 
-pub struct NullBinding;
+pub struct NullBinding {
+    server: Option<(Queue, Duration)>,
+}
+
+impl NullBinding {
+    /// With a simulated capacity: waits for the operation's turn in the queue and its service time.
+    async fn serve(&self) {
+        if let Some((queue, service)) = &self.server {
+            let done = {
+                let mut free = queue.lock().unwrap_or_else(|e| e.into_inner());
+                let start = (*free).max(Instant::now());
+                *free = start + *service;
+                *free
+            };
+            tokio::time::sleep_until(done.into()).await;
+        }
+    }
+}
 
 impl Binding for NullBinding {
     async fn read(
@@ -46,6 +87,7 @@ impl Binding for NullBinding {
         _fields: FieldSet,
         _out: &mut Fields,
     ) -> Result<(), OpError> {
+        self.serve().await;
         Ok(())
     }
 
@@ -56,14 +98,17 @@ impl Binding for NullBinding {
         _: FieldSet,
         _: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
+        self.serve().await;
         Ok(())
     }
 
     async fn update(&mut self, _key: &str, _values: &Fields) -> Result<(), OpError> {
+        self.serve().await;
         Ok(())
     }
 
     async fn insert(&mut self, _key: &str, _values: &Fields) -> Result<(), OpError> {
+        self.serve().await;
         Ok(())
     }
 

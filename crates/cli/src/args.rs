@@ -35,6 +35,10 @@ pub enum Command {
     /// Run an experiment matrix (databases x configurations x workloads x sweeps x repetitions) into
     /// the results database; run again to resume.
     Experiment(ExperimentArgs),
+    /// Find the maximum sustainable throughput: step the offered rate up (open loop) until throughput
+    /// stops rising or a latency objective breaks; or, with --threads-search, Wegert's thread
+    /// calibration (closed loop).
+    Saturate(SaturateArgs),
     /// Query the results database: list experiments, show per-cell statistics, export.
     Results {
         #[command(subcommand)]
@@ -71,6 +75,28 @@ pub struct ExperimentArgs {
         default_value = "scalebench-clusters"
     )]
     pub clusters_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct SaturateArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// Offered rate of the first step (ops/s).
+    #[arg(long, value_name = "OPS", default_value_t = 1000.0)]
+    pub start_rate: f64,
+    /// Each step offers this many times the previous one.
+    #[arg(long, value_name = "X", default_value_t = 1.5)]
+    pub factor: f64,
+    /// At most this many steps.
+    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub max_steps: u32,
+    /// Latency objective: a step whose p99 (from the intended start) exceeds this breaks it.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub p99: Option<Duration>,
+    /// Instead of rates: thread counts 1, 2, 4, ... (closed loop) up to --max-steps doublings, keeping
+    /// the largest count where doubling still raised throughput more than latency.
+    #[arg(long)]
+    pub threads_search: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,9 +245,10 @@ pub struct RunArgs {
     pub load: bool,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub struct PhaseArgs {
-    /// YCSB core workload a..f, or a property file.
+    /// YCSB core workload a..f, a single-operation workload (INSERT, UPDATE, SELECT, R, U, I, M), or a
+    /// property file.
     #[arg(value_name = "WORKLOAD", default_value = "a")]
     pub workload: String,
 

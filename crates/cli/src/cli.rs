@@ -57,6 +57,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
         Command::Experiment(e) => crate::experiment::experiment_command(&e),
+        Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),
         Command::Results { action } => crate::experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
     };

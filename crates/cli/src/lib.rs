@@ -9,4 +9,5 @@ pub mod error;
 pub mod experiment;
 pub mod output;
 pub mod phase;
+pub mod saturate;
 pub mod settings;

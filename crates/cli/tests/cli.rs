@@ -356,3 +356,55 @@ fn bindings_are_listed_with_their_options() {
         "{text}"
     );
 }
+
+/// Against a simulated server of known capacity (2,000 ops/s), the rate search stops at the step that
+/// cannot keep up and names the step before it as the knee.
+#[test]
+fn saturation_search_finds_the_knee_of_a_known_capacity() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.json");
+    let o = scalebench(&[
+        "saturate",
+        "--db",
+        "null://",
+        "-p",
+        "null.capacity_ops_s=2000",
+        "--concurrency",
+        "50",
+        "--start-rate",
+        "600",
+        "--factor",
+        "1.5",
+        "--duration",
+        "2s",
+        "--no-monitor",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&out);
+    let steps = s["steps"].as_array().unwrap();
+    let knee = &steps[s["knee"].as_u64().unwrap() as usize];
+    let offered = knee["offered"].as_f64().unwrap();
+    // 600, 900, 1350, 2025, 3037: the knee is at most the step just above the capacity (a step
+    // holds when 95% of its offered rate completes), and what it sustained never exceeds the capacity.
+    assert!(
+        (900.0..=2025.0).contains(&offered),
+        "knee at {offered}: {s}"
+    );
+    assert!(knee["achieved_ops_s"].as_f64().unwrap() < 2050.0, "{s}");
+    let last = steps.last().unwrap();
+    let achieved = last["achieved_ops_s"].as_f64().unwrap();
+    assert!(
+        achieved < 2100.0,
+        "completed {achieved} ops/s beyond the capacity"
+    );
+    assert!(
+        s["stopped_by"].as_str().unwrap().contains("cannot keep up"),
+        "{s}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("<- knee"));
+
+    let bad = scalebench(&["saturate", "--db", "null://", "--factor", "1"]);
+    assert_eq!(bad.status.code(), Some(2));
+}

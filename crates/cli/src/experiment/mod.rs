@@ -232,7 +232,7 @@ fn phase_argv(
         .iter()
         .find(|d| d.name == run.database)
         .expect("planned");
-    let workload = if w.workload.len() == 1 {
+    let workload = if scalebench_workload::builtin::builtin_workload(&w.workload).is_some() {
         w.workload.clone()
     } else {
         base.join(&w.workload).display().to_string()

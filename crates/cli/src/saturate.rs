@@ -1,0 +1,294 @@
+//! `scalebench saturate`: the maximum sustainable throughput of one configuration.
+//!
+//! Rate search (open loop): offer `start_rate`, then `factor` times more at each step, until a step
+//! cannot keep up (completions in the window below 95% of the offered rate), throughput stops
+//! rising (less than 2% over the previous step), or the p99 from the intended start breaks the
+//! objective. The knee is the last step that held. Throughput here counts operations *completed
+//! inside the measurement window* (from the interval series): an overloaded open-loop run finishes
+//! its backlog in the grace period, and those late completions must not count as sustained.
+//!
+//! Thread search (closed loop, Wegert's calibration): 1, 2, 4, ... threads; the answer is the largest
+//! count where doubling still raised throughput by a larger factor than mean latency.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use scalebench_exec::Phase;
+use scalebench_measure::PhaseResult;
+use serde::Serialize;
+
+use crate::args::SaturateArgs;
+use crate::error::CliError;
+use crate::output::emit;
+use crate::phase::execute_phases;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// Offered ops/s (rate search) or threads (thread search).
+    pub offered: f64,
+    /// Operations completed per second inside the measurement window.
+    pub achieved_ops_s: f64,
+    /// p99 in µs: from the intended start (open loop) or service time (closed loop).
+    pub p99_us: f64,
+    pub mean_us: f64,
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Search {
+    pub kind: String,
+    pub steps: Vec<Step>,
+    /// Index of the knee in `steps`.
+    pub knee: Option<usize>,
+    /// The rule that ended the search.
+    pub stopped_by: String,
+}
+
+/// Completions per second in the intervals that lie inside the window.
+pub fn achieved(p: &PhaseResult) -> f64 {
+    let inside: Vec<_> = p
+        .intervals
+        .iter()
+        .filter(|i| i.start_s + p.interval_s <= p.duration_s + 1e-6)
+        .collect();
+    if inside.is_empty() {
+        return p.totals.throughput_ops_s;
+    }
+    let ok: u64 = inside
+        .iter()
+        .flat_map(|i| i.operations.values())
+        .map(|o| o.ok)
+        .sum();
+    ok as f64 / (inside.len() as f64 * p.interval_s)
+}
+
+fn step_of(offered: f64, p: &PhaseResult) -> Step {
+    let lat = |intended: bool| {
+        p.operations
+            .values()
+            .filter_map(|o| {
+                if intended {
+                    o.intended_latency.as_ref()
+                } else {
+                    o.latency.as_ref()
+                }
+            })
+            .map(|l| (l.p99_us, l.mean_us))
+            .fold((0.0f64, 0.0f64), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+    };
+    let (p99_us, mean_us) = if p.open_loop { lat(true) } else { lat(false) };
+    Step {
+        offered,
+        achieved_ops_s: achieved(p),
+        p99_us,
+        mean_us,
+        failed: p.totals.failed,
+    }
+}
+
+/// Decides after each step whether to go on; returns (knee, rule) once it stops.
+pub fn rate_rule(steps: &[Step], p99_limit_us: Option<f64>) -> Option<(Option<usize>, String)> {
+    let i = steps.len() - 1;
+    let s = &steps[i];
+    let prev = i.checked_sub(1);
+    if let Some(limit) = p99_limit_us {
+        if s.p99_us > limit {
+            return Some((
+                prev,
+                format!(
+                    "p99 {:.0} us above the objective {limit:.0} us at {:.0} ops/s",
+                    s.p99_us, s.offered
+                ),
+            ));
+        }
+    }
+    if s.achieved_ops_s < 0.95 * s.offered {
+        return Some((
+            prev,
+            format!(
+                "cannot keep up: {:.0} ops/s completed of {:.0} offered",
+                s.achieved_ops_s, s.offered
+            ),
+        ));
+    }
+    if let Some(p) = prev {
+        if s.achieved_ops_s < steps[p].achieved_ops_s * 1.02 {
+            return Some((Some(p), "throughput stopped rising (< 2% more)".into()));
+        }
+    }
+    None
+}
+
+/// Wegert: go on while doubling threads multiplies throughput by more than it multiplies latency.
+pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
+    let i = steps.len() - 1;
+    let p = i.checked_sub(1)?;
+    let tp = steps[i].achieved_ops_s / steps[p].achieved_ops_s.max(1e-9);
+    let lat = steps[i].mean_us / steps[p].mean_us.max(1e-9);
+    (tp <= lat).then(|| {
+        (
+            Some(p),
+            format!(
+                "doubling to {} threads: throughput x{tp:.2}, latency x{lat:.2}",
+                steps[i].offered
+            ),
+        )
+    })
+}
+
+pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
+    if args.factor <= 1.0 || args.start_rate <= 0.0 {
+        return Err(CliError::Usage(format!(
+            "invalid search: --factor {} must exceed 1 and --start-rate {} be positive",
+            args.factor, args.start_rate
+        )));
+    }
+    let mut steps = Vec::new();
+    let mut end = None;
+    for n in 0..args.max_steps {
+        let mut phase = args.phase.clone();
+        phase.output = None;
+        phase.quiet = true;
+        let offered = if args.threads_search {
+            let t = 1u32 << n;
+            phase.threads = Some(t);
+            phase.target = Some(0.0);
+            t as f64
+        } else {
+            let r = args.start_rate * args.factor.powi(n as i32);
+            phase.target = Some(r);
+            r
+        };
+        let (result, _) = execute_phases(&phase, &[Phase::Run], argv)?;
+        let measured = result.phases.last().expect("a run phase");
+        let step = step_of(offered, measured);
+        eprintln!(
+            "step {}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us",
+            n + 1,
+            if args.threads_search {
+                "threads"
+            } else {
+                "offered"
+            },
+            offered,
+            step.achieved_ops_s,
+            step.p99_us
+        );
+        steps.push(step);
+        if result.interrupted {
+            end = Some((steps.len().checked_sub(2), "interrupted".to_string()));
+            break;
+        }
+        end = if args.threads_search {
+            thread_rule(&steps)
+        } else {
+            rate_rule(&steps, args.p99.map(|d| d.as_secs_f64() * 1e6))
+        };
+        if end.is_some() {
+            break;
+        }
+    }
+    let (knee, stopped_by) = end.unwrap_or((
+        steps.len().checked_sub(1),
+        format!("{} steps done", steps.len()),
+    ));
+    let search = Search {
+        kind: if args.threads_search {
+            "threads"
+        } else {
+            "rate"
+        }
+        .into(),
+        steps,
+        knee,
+        stopped_by,
+    };
+    if let Some(path) = &args.phase.output {
+        let text =
+            serde_json::to_string_pretty(&search).map_err(|e| CliError::Failed(e.to_string()))?;
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, path))
+            .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    }
+    emit(&render(&search));
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn render(s: &Search) -> String {
+    let unit = if s.kind == "threads" {
+        "threads"
+    } else {
+        "offered ops/s"
+    };
+    let mut out = format!(
+        "{:>14} {:>14} {:>12} {:>12} {:>8}\n",
+        unit, "achieved ops/s", "p99 (us)", "mean (us)", "failed"
+    );
+    for (i, st) in s.steps.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>14.0} {:>14.1} {:>12.0} {:>12.0} {:>8}{}\n",
+            st.offered,
+            st.achieved_ops_s,
+            st.p99_us,
+            st.mean_us,
+            st.failed,
+            if Some(i) == s.knee { "  <- knee" } else { "" }
+        ));
+    }
+    match s.knee {
+        Some(k) => out.push_str(&format!(
+            "knee: {:.0} {unit}, {:.1} ops/s sustained; stopped: {}\n",
+            s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
+        )),
+        None => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(offered: f64, achieved: f64, p99: f64, mean: f64) -> Step {
+        Step {
+            offered,
+            achieved_ops_s: achieved,
+            p99_us: p99,
+            mean_us: mean,
+            failed: 0,
+        }
+    }
+
+    #[test]
+    fn rate_rules() {
+        let mut s = vec![step(100.0, 100.0, 500.0, 100.0)];
+        assert!(rate_rule(&s, Some(1000.0)).is_none());
+        s.push(step(150.0, 149.0, 600.0, 100.0));
+        assert!(rate_rule(&s, Some(1000.0)).is_none());
+        s.push(step(225.0, 180.0, 700.0, 100.0));
+        let (knee, rule) = rate_rule(&s, Some(1000.0)).unwrap();
+        assert_eq!(knee, Some(1));
+        assert!(rule.contains("cannot keep up"), "{rule}");
+        let slo = vec![
+            step(100.0, 100.0, 500.0, 1.0),
+            step(150.0, 150.0, 5000.0, 1.0),
+        ];
+        assert!(rate_rule(&slo, Some(1000.0))
+            .unwrap()
+            .1
+            .contains("objective"));
+    }
+
+    #[test]
+    fn wegert_thread_rule() {
+        // 1 -> 2 threads: x1.9 throughput, x1.05 latency: go on; 2 -> 4: x1.1 throughput, x1.8 latency: stop at 2.
+        let mut s = vec![
+            step(1.0, 1000.0, 0.0, 1000.0),
+            step(2.0, 1900.0, 0.0, 1050.0),
+        ];
+        assert!(thread_rule(&s).is_none());
+        s.push(step(4.0, 2090.0, 0.0, 1890.0));
+        assert_eq!(thread_rule(&s).unwrap().0, Some(1));
+    }
+}
