@@ -408,3 +408,31 @@ fn saturation_search_finds_the_knee_of_a_known_capacity() {
     let bad = scalebench(&["saturate", "--db", "null://", "--factor", "1"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Every example experiment (one per study) reads and plans; a bad one is exit 2 naming the value.
+#[test]
+fn example_experiments_plan() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut n = 0;
+    for e in std::fs::read_dir(&examples).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "toml") {
+            let o = scalebench(&["experiment", path.to_str().unwrap(), "--dry-run"]);
+            assert!(o.status.success(), "{}: {}", path.display(), stderr(&o));
+            assert!(String::from_utf8_lossy(&o.stdout).starts_with("experiment "));
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "{n} examples");
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\n[procedure]\nload = \"sometimes\"\n[[database]]\nname = \"d\"\ndb = \"null://\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n",
+    )
+    .unwrap();
+    let o = scalebench(&["experiment", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("sometimes"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1);
+}

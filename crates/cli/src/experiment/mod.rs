@@ -109,11 +109,12 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
 
 fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
     let mut out = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), load {}, warm-up {}, duration {}\n",
+        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, warm-up {}, duration {}\n",
         exp.name,
         plan.len(),
         plan.len() / exp.repetitions as usize,
         exp.repetitions,
+        exp.procedure.measure,
         exp.procedure.load,
         exp.procedure.warmup,
         exp.procedure.duration
@@ -121,6 +122,7 @@ fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
     let mut loaded: Option<&str> = None;
     for (i, r) in plan.iter().enumerate() {
         let load = match exp.procedure.load.as_str() {
+            _ if exp.procedure.measure == "load" => "measured load",
             "each-run" => "load",
             _ if loaded != Some(r.data_key.as_str()) => "load",
             "restore" => "restore",
@@ -154,11 +156,13 @@ fn deployment_for(
         return Ok(None);
     };
     let file = base.join(file);
-    let config = exp
+    let Some(config) = exp
         .configurations
         .iter()
         .find(|c| c.name == run.configuration)
-        .expect("planned");
+    else {
+        return Ok(Some(file)); // the implicit default configuration
+    };
     if config.server.is_empty() {
         return Ok(Some(file));
     }
@@ -222,11 +226,12 @@ fn phase_argv(
         .iter()
         .find(|w| w.name == run.workload)
         .expect("planned");
-    let c = exp
+    let no_properties = BTreeMap::new();
+    let config_props = exp
         .configurations
         .iter()
         .find(|c| c.name == run.configuration)
-        .expect("planned");
+        .map_or(&no_properties, |c| &c.properties);
     let db = exp
         .databases
         .iter()
@@ -253,7 +258,7 @@ fn phase_argv(
         (None, Some(url)) => a.extend(["--db".into(), url.clone()]),
         (None, None) => {}
     }
-    for p in props(&w.properties).chain(props(&c.properties)) {
+    for p in props(&w.properties).chain(props(config_props)) {
         a.extend(["-p".into(), p]);
     }
     for (k, v) in &run.params {
@@ -315,6 +320,18 @@ fn one_run(
     if let Some(f) = &deployment {
         ensure_cluster(f, state, clusters_dir)?;
     }
+    if exp.procedure.measure == "load" {
+        // The load is what is measured: a fresh one every run.
+        let argv = phase_argv(
+            exp,
+            base,
+            run,
+            deployment.as_deref(),
+            clusters_dir,
+            Phase::Load,
+        );
+        return execute(argv);
+    }
     let mode = exp.procedure.load.as_str();
     let mut load = None;
     if mode == "each-run" || state.loaded.as_deref() != Some(run.data_key.as_str()) {
@@ -371,7 +388,7 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Cli
     let cells = cells(store, name, discard_first)?;
     let mut out = format!(
         "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} notes\n",
-        "cell", "n", "ops/s mean", "±95% CI", "sd", "p99 (us) per operation"
+        "cell", "n", "rate mean", "±95% CI", "sd", "p99 (us) per operation"
     );
     for c in &cells {
         let (mean, ci, sd, n) =

@@ -48,6 +48,9 @@ pub struct Procedure {
     pub duration: String,
     /// Extra load/run options passed as they are (e.g. ["--batch-size", "100"]).
     pub args: Vec<String>,
+    /// `run` (a load as the procedure says, then the measured run) or `load` (each run is a fresh
+    /// load, measured: throughput = records / wall time, as Lourenco measured).
+    pub measure: String,
 }
 
 impl Default for Procedure {
@@ -59,6 +62,7 @@ impl Default for Procedure {
             warmup: "0s".into(),
             duration: "10s".into(),
             args: Vec::new(),
+            measure: "run".into(),
         }
     }
 }
@@ -83,6 +87,10 @@ pub struct Configuration {
     /// Server settings merged into the deployment's `[server]` (the cluster is redeployed).
     #[serde(default)]
     pub server: BTreeMap<String, toml::Value>,
+    /// The databases this configuration is for (default: all). A database no configuration is for
+    /// runs once, as configuration `default`.
+    #[serde(default)]
+    pub databases: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -160,6 +168,22 @@ impl Experiment {
                 "repetitions = {}, discard_first = {}: at least one repetition must count",
                 self.repetitions, self.discard_first
             ));
+        }
+        if !["run", "load"].contains(&self.procedure.measure.as_str()) {
+            return Err(format!(
+                "procedure.measure = {:?}: use run or load",
+                self.procedure.measure
+            ));
+        }
+        for c in &self.configurations {
+            for d in &c.databases {
+                if !self.databases.iter().any(|x| &x.name == d) {
+                    return Err(format!(
+                        "configuration {:?} is for database {d:?}, which the experiment does not have",
+                        c.name
+                    ));
+                }
+            }
         }
         if !["each-run", "once", "restore"].contains(&self.procedure.load.as_str()) {
             return Err(format!(
@@ -255,8 +279,20 @@ impl Experiment {
                 .collect();
         }
         let mut runs = Vec::new();
+        let default = Configuration {
+            name: "default".into(),
+            ..Default::default()
+        };
         for d in &self.databases {
-            for c in &self.configurations {
+            let mut configs: Vec<&Configuration> = self
+                .configurations
+                .iter()
+                .filter(|c| c.databases.is_empty() || c.databases.contains(&d.name))
+                .collect();
+            if configs.is_empty() {
+                configs.push(&default);
+            }
+            for c in configs {
                 for w in &self.workloads {
                     for params in &combos {
                         let swept: Vec<String> =
@@ -334,6 +370,29 @@ recordcount = [100]
         // Thread counts share the data; configurations do not.
         assert_eq!(plan[0].data_key, plan[3].data_key);
         assert_ne!(plan[0].data_key, plan[6].data_key);
+    }
+
+    #[test]
+    fn configurations_for_some_databases_only() {
+        let e = Experiment::from_toml(
+            &SPEC.replace("name = \"full\"", "name = \"full\"\ndatabases = [\"pg\"]"),
+        )
+        .unwrap();
+        let cells: std::collections::BTreeSet<String> =
+            e.plan().into_iter().map(|r| r.cell).collect();
+        // lite: off only; pg: off and full.
+        assert_eq!(cells.len(), 3 * 2);
+        assert!(!cells.iter().any(|c| c.starts_with("lite/full")));
+        let only_pg = Experiment::from_toml(
+            &SPEC
+                .replace("name = \"off\"", "name = \"off\"\ndatabases = [\"pg\"]")
+                .replace("name = \"full\"", "name = \"full\"\ndatabases = [\"pg\"]"),
+        )
+        .unwrap();
+        assert!(only_pg
+            .plan()
+            .iter()
+            .any(|r| r.cell.starts_with("lite/default/")));
     }
 
     #[test]

@@ -46,6 +46,16 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
     })
 }
 
+/// The rate a run is judged by: operations per second, or for a measured load records per second
+/// (a batch insert carries many records).
+pub fn measured_rate(p: &scalebench_measure::PhaseResult) -> f64 {
+    if p.phase == "load" && p.totals.records > 0 {
+        p.totals.records as f64 / p.duration_s.max(1e-9)
+    } else {
+        p.totals.throughput_ops_s
+    }
+}
+
 /// A cell's figures over its counted repetitions.
 #[derive(Debug, Clone)]
 pub struct CellStats {
@@ -76,7 +86,7 @@ pub fn cell_stats(
     let throughput = summarize(
         &measured
             .iter()
-            .map(|p| p.totals.throughput_ops_s)
+            .map(|p| measured_rate(p))
             .collect::<Vec<_>>(),
     );
     let mut merged: BTreeMap<String, scalebench_measure::LatencyHistogram> = BTreeMap::new();

@@ -34,7 +34,7 @@ CREATE TABLE IF NOT EXISTS runs (
     git_commit TEXT,
     host TEXT,
     duration_s REAL,
-    throughput_ops_s REAL,
+    throughput_ops_s REAL,         -- records/s when the measured phase is a load
     ok INTEGER,
     failed INTEGER,
     bounded_by TEXT,
@@ -180,7 +180,7 @@ impl Store {
                 outcome.ok().map(|r| r.tool.git_commit.clone()),
                 outcome.ok().map(|r| r.host.hostname.clone()),
                 measured.map(|p| p.duration_s),
-                measured.map(|p| p.totals.throughput_ops_s),
+                measured.map(super::stats::measured_rate),
                 measured.map(|p| p.totals.ok as i64),
                 measured.map(|p| p.totals.failed as i64),
                 measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.bounded_by.clone()),
