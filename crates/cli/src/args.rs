@@ -39,6 +39,9 @@ pub enum Command {
     /// stops rising or a latency objective breaks; or, with --threads-search, Wegert's thread
     /// calibration (closed loop).
     Saturate(SaturateArgs),
+    /// Sample this host's resources and named processes from /proc (run it on each server of an
+    /// external cluster) until the duration passes or Ctrl-C; write the series as JSON.
+    Monitor(MonitorArgs),
     /// Query the results database: list experiments, show per-cell statistics, export.
     Results {
         #[command(subcommand)]
@@ -75,6 +78,34 @@ pub struct ExperimentArgs {
         default_value = "scalebench-clusters"
     )]
     pub clusters_dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// A process to watch with its descendants, as NAME=PID (repeatable).
+    #[arg(long = "process", value_name = "NAME=PID", value_parser = parse_process)]
+    pub processes: Vec<(String, u32)>,
+    /// Stop after this long (default: at Ctrl-C).
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    pub duration: Option<Duration>,
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    pub interval: Duration,
+    /// The series (JSON), written atomically.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+}
+
+fn parse_process(s: &str) -> Result<(String, u32), String> {
+    let (name, pid) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected NAME=PID"))?;
+    let pid: u32 = pid
+        .parse()
+        .map_err(|_| format!("'{s}': PID '{pid}' is not a number"))?;
+    if name.is_empty() {
+        return Err(format!("'{s}': the name is empty"));
+    }
+    Ok((name.to_string(), pid))
 }
 
 #[derive(Debug, Args)]

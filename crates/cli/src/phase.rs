@@ -163,6 +163,55 @@ pub fn execute_phases(
     Ok((result, settings.percentiles.clone()))
 }
 
+/// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
+pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliError> {
+    if args.interval.is_zero() {
+        return Err(CliError::Usage(
+            "invalid value '0s' for '--interval': expected a positive duration".into(),
+        ));
+    }
+    for (name, pid) in &args.processes {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(CliError::Usage(format!(
+                "no process {pid} (for '{name}') on this host"
+            )));
+        }
+    }
+    install_interrupt_handler();
+    let stop = StopSignal::new();
+    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+    let targets = args
+        .processes
+        .iter()
+        .map(|(name, pid)| scalebench_monitor::Target {
+            name: name.clone(),
+            pid: *pid,
+            parallelism: None,
+        })
+        .collect();
+    let monitor = scalebench_monitor::Monitor::start(targets, args.interval);
+    let started = std::time::Instant::now();
+    while !stop.is_requested() && args.duration.is_none_or(|d| started.elapsed() < d) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let series = monitor.finish();
+    let text =
+        serde_json::to_string_pretty(&series).map_err(|e| CliError::Failed(e.to_string()))?;
+    let tmp = args.output.with_extension("tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, &args.output))
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.output.display())))?;
+    let v = scalebench_monitor::verdict(&series, "client", None);
+    eprintln!(
+        "{} samples written to {}; bounded by: {} ({})",
+        series.samples.len(),
+        args.output.display(),
+        v.bounded_by,
+        v.evidence
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Watches this process (the client, with its worker threads) and every node of the deployment.
 fn start_monitor(settings: &Settings) -> scalebench_monitor::Monitor {
     let mut targets = vec![scalebench_monitor::Target {

@@ -444,3 +444,33 @@ fn example_experiments_plan() {
     assert!(stderr(&o).contains("sometimes"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1);
 }
+
+/// `scalebench monitor` samples named processes for a while and writes the series; bad input is exit 2.
+#[test]
+fn monitor_writes_a_series_of_named_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let me = format!("self={}", std::process::id());
+    let o = scalebench(&[
+        "monitor",
+        "--process",
+        &me,
+        "--duration",
+        "1500ms",
+        "--interval",
+        "500ms",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&out);
+    assert_eq!(s["targets"][0]["name"], "self");
+    let samples = s["samples"].as_array().unwrap();
+    assert!(samples.len() >= 2, "{s}");
+    assert!(samples[0]["processes"][0]["alive"].as_bool().unwrap());
+    assert!(samples[0]["processes"][0]["rss_bytes"].as_u64().unwrap() > 0);
+    for bad in ["self=notapid", "=1", "ghost=4000000"] {
+        let o = scalebench(&["monitor", "--process", bad, "-o", out.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+    }
+}

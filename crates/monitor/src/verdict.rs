@@ -124,7 +124,12 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
     );
     loads.sort_by(|a, b| b.1.total_cmp(&a.1));
     if busy >= SATURATED {
-        let top = loads.first().map(|l| l.0.clone());
+        // Name the largest watched consumer only if it holds a real share of the busy cores;
+        // otherwise the host is busy with processes nobody watched.
+        let top = loads
+            .first()
+            .filter(|l| l.1 >= 0.25 * busy * cores)
+            .map(|l| l.0.clone());
         return Verdict {
             resource: "cpu".into(),
             bounded_by: format!(
@@ -231,6 +236,13 @@ mod tests {
             None,
         );
         assert_eq!(host.bounded_by, "host cpu (largest share: node1)");
+        // A busy host whose watched processes are nearly idle: someone else is using it.
+        let other = verdict(&series(&[("client", 0.05, 4)], 0.02, 0.0), "client", None);
+        assert_eq!(
+            other.bounded_by,
+            "host cpu (largest share: unwatched processes)"
+        );
+        assert!(!other.client_bound);
         let idle = verdict(&series(&[("client", 0.2, 4)], 0.8, 0.1), "client", None);
         assert_eq!(
             (idle.resource.as_str(), idle.bounded_by.as_str()),
