@@ -54,6 +54,19 @@ pub enum Command {
     },
 }
 
+/// Where local clusters live: one subdirectory per deployment name (state, data, logs).
+#[derive(Debug, Args, Clone)]
+pub struct ClustersDir {
+    /// Directory holding the clusters' state, data and logs (one subdirectory per deployment name).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SCALEBENCH_CLUSTERS_DIR",
+        default_value = "scalebench-clusters"
+    )]
+    pub clusters_dir: PathBuf,
+}
+
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
     /// Experiment file (TOML), e.g. examples/wegert-configurations.toml.
@@ -70,14 +83,8 @@ pub struct ExperimentArgs {
     /// Print the runs the experiment would do, and do nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Where the experiment's clusters live.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SCALEBENCH_CLUSTERS_DIR",
-        default_value = "scalebench-clusters"
-    )]
-    pub clusters_dir: PathBuf,
+    #[command(flatten)]
+    pub clusters: ClustersDir,
 }
 
 #[derive(Debug, Args)]
@@ -187,14 +194,8 @@ pub struct ClusterTarget {
     /// Deployment file (TOML), e.g. deployments/cassandra-3.toml.
     #[arg(value_name = "DEPLOYMENT")]
     pub deployment: PathBuf,
-    /// Directory holding the clusters' state, data and logs (one subdirectory per deployment name).
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SCALEBENCH_CLUSTERS_DIR",
-        default_value = "scalebench-clusters"
-    )]
-    pub clusters_dir: PathBuf,
+    #[command(flatten)]
+    pub clusters: ClustersDir,
 }
 
 #[derive(Debug, Subcommand)]
@@ -379,14 +380,8 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "FILE")]
     pub deployment: Option<PathBuf>,
 
-    /// Where the deployment's cluster lives (as for `scalebench cluster`).
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SCALEBENCH_CLUSTERS_DIR",
-        default_value = "scalebench-clusters"
-    )]
-    pub clusters_dir: PathBuf,
+    #[command(flatten)]
+    pub clusters: ClustersDir,
 
     /// With --deployment: skip the flush/compaction after a load.
     #[arg(long)]

@@ -26,7 +26,10 @@ pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, CliError> {
 /// The running cluster of a deployment file.
 pub fn open(target: &ClusterTarget) -> Result<Cluster, CliError> {
     let d = read_deployment(target)?;
-    Ok(Cluster::open(&Cluster::dir_for(&target.clusters_dir, &d))?)
+    Ok(Cluster::open(&Cluster::dir_for(
+        &target.clusters.clusters_dir,
+        &d,
+    ))?)
 }
 
 pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
@@ -38,9 +41,9 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
                 d.name,
                 d.nodes,
                 d.database.name(),
-                Cluster::dir_for(&t.clusters_dir, &d).display()
+                Cluster::dir_for(&t.clusters.clusters_dir, &d).display()
             );
-            let c = Cluster::up(d, &t.deployment, &t.clusters_dir, false)?;
+            let c = Cluster::up(d, &t.deployment, &t.clusters.clusters_dir, false)?;
             print_status(&c, false)?;
         }
         ClusterAction::Down(t) => {

@@ -94,7 +94,7 @@ impl Settings {
         let cluster = match &args.deployment {
             Some(file) => Some(crate::cluster::open(&crate::args::ClusterTarget {
                 deployment: file.clone(),
-                clusters_dir: args.clusters_dir.clone(),
+                clusters: args.clusters.clone(),
             })?),
             None => None,
         };

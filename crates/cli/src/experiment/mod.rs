@@ -68,7 +68,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         }
         eprintln!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
         let started_at = now();
-        let outcome = one_run(&exp, &base, run, &mut state, &args.clusters_dir);
+        let outcome = one_run(&exp, &base, run, &mut state, &args.clusters.clusters_dir);
         match &outcome {
             Ok(r) => {
                 store
@@ -320,30 +320,15 @@ fn one_run(
     if let Some(f) = &deployment {
         ensure_cluster(f, state, clusters_dir)?;
     }
+    let argv_for = |phase| phase_argv(exp, base, run, deployment.as_deref(), clusters_dir, phase);
     if exp.procedure.measure == "load" {
         // The load is what is measured: a fresh one every run.
-        let argv = phase_argv(
-            exp,
-            base,
-            run,
-            deployment.as_deref(),
-            clusters_dir,
-            Phase::Load,
-        );
-        return execute(argv);
+        return execute(argv_for(Phase::Load));
     }
     let mode = exp.procedure.load.as_str();
     let mut load = None;
     if mode == "each-run" || state.loaded.as_deref() != Some(run.data_key.as_str()) {
-        let argv = phase_argv(
-            exp,
-            base,
-            run,
-            deployment.as_deref(),
-            clusters_dir,
-            Phase::Load,
-        );
-        let loaded = execute(argv)?;
+        let loaded = execute(argv_for(Phase::Load))?;
         if loaded.interrupted {
             return Ok(loaded);
         }
@@ -367,15 +352,7 @@ fn one_run(
             state.drop_caches_warned = true;
         }
     }
-    let argv = phase_argv(
-        exp,
-        base,
-        run,
-        deployment.as_deref(),
-        clusters_dir,
-        Phase::Run,
-    );
-    let mut result = execute(argv)?;
+    let mut result = execute(argv_for(Phase::Run))?;
     // The record keeps the load that preceded the run (if any) before the measured phase.
     if let Some(l) = load {
         result.phases.insert(0, l);
