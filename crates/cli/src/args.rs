@@ -137,29 +137,32 @@ pub struct SaturateArgs {
     pub threads_search: bool,
 }
 
+/// The results database of experiments.
+#[derive(Debug, Args, Clone)]
+pub struct ResultsFile {
+    /// The results database (SQLite).
+    #[arg(
+        long,
+        value_name = "FILE",
+        env = "SCALEBENCH_RESULTS",
+        default_value = "scalebench-results.db"
+    )]
+    pub results: PathBuf,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum ResultsAction {
     /// Experiments in the results database, with their runs.
     List {
-        #[arg(
-            long,
-            value_name = "FILE",
-            env = "SCALEBENCH_RESULTS",
-            default_value = "scalebench-results.db"
-        )]
-        results: PathBuf,
+        #[command(flatten)]
+        results: ResultsFile,
     },
     /// Per cell: throughput mean, 95% confidence interval and standard deviation over repetitions,
     /// p99 from the merged histograms, bounded-by notes.
     Show {
         name: String,
-        #[arg(
-            long,
-            value_name = "FILE",
-            env = "SCALEBENCH_RESULTS",
-            default_value = "scalebench-results.db"
-        )]
-        results: PathBuf,
+        #[command(flatten)]
+        results: ResultsFile,
         /// Leave out the first K repetitions (default: the experiment's discard_first).
         #[arg(long, value_name = "K")]
         discard_first: Option<u32>,
@@ -167,13 +170,8 @@ pub enum ResultsAction {
     /// Every run (CSV) or runs and cell statistics (JSON) on standard output.
     Export {
         name: String,
-        #[arg(
-            long,
-            value_name = "FILE",
-            env = "SCALEBENCH_RESULTS",
-            default_value = "scalebench-results.db"
-        )]
-        results: PathBuf,
+        #[command(flatten)]
+        results: ResultsFile,
         /// CSV of the runs instead of JSON.
         #[arg(long)]
         csv: bool,

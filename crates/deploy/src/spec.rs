@@ -228,25 +228,22 @@ impl Deployment {
         if self.database == Database::Cassandra && self.nodes > 254 {
             return Err(format!("nodes = {}: at most 254", self.nodes));
         }
-        let c = &self.cassandra;
-        if !["periodic", "batch"].contains(&c.commitlog_sync.as_str()) {
-            return Err(format!(
-                "cassandra.commitlog_sync = {:?}: use periodic or batch",
-                c.commitlog_sync
-            ));
-        }
-        if !["always", "everysec", "no"].contains(&self.redis.appendfsync.as_str()) {
-            return Err(format!(
-                "redis.appendfsync = {:?}: use always, everysec or no",
-                self.redis.appendfsync
-            ));
-        }
+        one_of(
+            "cassandra.commitlog_sync",
+            &self.cassandra.commitlog_sync,
+            &["periodic", "batch"],
+        )?;
+        one_of(
+            "redis.appendfsync",
+            &self.redis.appendfsync,
+            &["always", "everysec", "no"],
+        )?;
         if let Some(s) = &self.postgres.synchronous_commit {
-            if !["off", "local", "on", "remote_write", "remote_apply"].contains(&s.as_str()) {
-                return Err(format!(
-                    "postgres.synchronous_commit = {s:?}: use off, local, remote_write, on or remote_apply"
-                ));
-            }
+            one_of(
+                "postgres.synchronous_commit",
+                s,
+                &["off", "local", "remote_write", "on", "remote_apply"],
+            )?;
         }
         if self.database == Database::Postgres {
             let p = &self.postgres;
@@ -290,6 +287,18 @@ impl Deployment {
             .map(|(k, v)| (k.clone(), value_text(v)))
             .collect()
     }
+}
+
+/// `value` is one of `choices`; the error names the key, the value and the choices.
+fn one_of(key: &str, value: &str, choices: &[&str]) -> Result<(), String> {
+    if choices.contains(&value) {
+        return Ok(());
+    }
+    let (last, rest) = choices.split_last().expect("choices");
+    Err(format!(
+        "{key} = {value:?}: use {} or {last}",
+        rest.join(", ")
+    ))
 }
 
 fn value_text(v: &toml::Value) -> String {

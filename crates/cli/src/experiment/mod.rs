@@ -452,7 +452,7 @@ fn discard_first_of(store: &Store, name: &str) -> u32 {
 pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
     match action {
         ResultsAction::List { results } => {
-            let store = Store::open(results).map_err(CliError::Failed)?;
+            let store = Store::open(&results.results).map_err(CliError::Failed)?;
             let mut out = format!(
                 "{:<40} {:>6} {:>7} {:>12}\n",
                 "experiment", "ok", "failed", "interrupted"
@@ -469,7 +469,7 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
             name,
             discard_first,
         } => {
-            let store = Store::open(results).map_err(CliError::Failed)?;
+            let store = Store::open(&results.results).map_err(CliError::Failed)?;
             let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
             emit(&show(&store, name, discard)?);
         }
@@ -479,7 +479,7 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
             csv,
             discard_first,
         } => {
-            let store = Store::open(results).map_err(CliError::Failed)?;
+            let store = Store::open(&results.results).map_err(CliError::Failed)?;
             let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
             let cells = cells(&store, name, discard)?;
             let runs = store.runs(name, false).map_err(CliError::Failed)?;

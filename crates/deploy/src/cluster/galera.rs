@@ -3,7 +3,6 @@
 //! Each node has a `my.cnf` of its own (the SST scripts read the node's settings from it), its own
 //! ports for clients, group communication (gmcast), IST and SST, all on 127.0.0.1.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -241,9 +240,5 @@ impl Engine for Galera {
     fn url(&self, c: &ClusterState) -> String {
         let port = c.nodes.first().map_or(0, |n| n.port);
         format!("mysql://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}")
-    }
-
-    fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
-        BTreeMap::new()
     }
 }

@@ -1,6 +1,5 @@
 //! Redis Cluster: N masters with optional replicas each, formed and resharded with `redis-cli --cluster`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -410,9 +409,5 @@ impl Engine for RedisCluster {
             .seed(c, None)
             .unwrap_or_else(|_| c.nodes.first().map_or(0, |n| n.port));
         format!("redis+cluster://127.0.0.1:{port}")
-    }
-
-    fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
-        BTreeMap::new()
     }
 }
