@@ -97,9 +97,18 @@ pub struct MonitorArgs {
     pub duration: Option<Duration>,
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
     pub interval: Duration,
-    /// The series (JSON), written atomically.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: PathBuf,
+    /// The series (JSON), written atomically at the end.
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        required_unless_present = "stream"
+    )]
+    pub output: Option<PathBuf>,
+    /// Print the series on standard output as it is sampled: a header line, then one JSON line per
+    /// sample (what a deployment's `[external.monitors]` command runs on each database host).
+    #[arg(long)]
+    pub stream: bool,
 }
 
 fn parse_process(s: &str) -> Result<(String, u32), String> {

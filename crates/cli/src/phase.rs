@@ -96,6 +96,10 @@ pub fn execute_phases(
         if let Some(c) = &settings.cluster {
             before_phase(c, phase, args.quiet)?;
         }
+        let remote_monitors = match (&settings.cluster, args.no_monitor) {
+            (Some(c), false) => start_remote_monitors(c)?,
+            _ => Vec::new(),
+        };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
         let outcome = registry::open(
@@ -123,14 +127,34 @@ pub fn execute_phases(
         let mut result = outcome.result;
         if let Some(m) = monitor {
             let series = m.finish();
+            result.remote_resources = remote_monitors
+                .into_iter()
+                .map(scalebench_monitor::RemoteMonitor::finish)
+                .collect();
             // The verdict covers the measurement window only (not warm-up, not the grace period).
-            let from = result.measurement_start_unix_ms as f64 / 1000.0
-                - series.start_unix_ms as f64 / 1000.0;
-            result.bounded_by = Some(scalebench_monitor::verdict(
-                &series,
-                "client",
-                Some((from, from + result.duration_s)),
-            ));
+            let window = |s: &scalebench_monitor::ResourceSeries| {
+                let from = result.measurement_start_unix_ms as f64 / 1000.0
+                    - s.start_unix_ms as f64 / 1000.0;
+                Some((from, from + result.duration_s))
+            };
+            let local = scalebench_monitor::verdict(&series, "client", window(&series));
+            let remotes: Vec<(String, scalebench_monitor::Verdict)> = result
+                .remote_resources
+                .iter()
+                .filter_map(|r| {
+                    let s = r.series.as_ref()?;
+                    Some((
+                        r.host.clone(),
+                        scalebench_monitor::verdict(s, "client", window(s)),
+                    ))
+                })
+                .collect();
+            for r in &result.remote_resources {
+                if let Some(e) = &r.error {
+                    eprintln!("warning: no resource series from {}: {e}", r.host);
+                }
+            }
+            result.bounded_by = Some(scalebench_monitor::combined_verdict(local, &remotes));
             result.resources = Some(series);
         }
         if let (Some(c), false) = (&settings.cluster, interrupted) {
@@ -189,27 +213,75 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliE
             parallelism: None,
         })
         .collect();
-    let monitor = scalebench_monitor::Monitor::start(targets, args.interval);
+    // A closed stream (the collecting side hung up) ends the command like Ctrl-C.
+    let hung_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sink: Option<scalebench_monitor::SampleSink> = args.stream.then(|| {
+        let hung_up = hung_up.clone();
+        let mut header_sent = false;
+        Box::new(
+            move |series: &scalebench_monitor::ResourceSeries,
+                  sample: &scalebench_monitor::Sample| {
+                let mut out = std::io::stdout().lock();
+                let mut text = String::new();
+                if !std::mem::replace(&mut header_sent, true) {
+                    text = scalebench_monitor::stream::header_line(series) + "\n";
+                }
+                text += &(scalebench_monitor::stream::sample_line(sample) + "\n");
+                let ok = out
+                    .write_all(text.as_bytes())
+                    .and_then(|_| out.flush())
+                    .is_ok();
+                if !ok {
+                    hung_up.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                ok
+            },
+        ) as scalebench_monitor::SampleSink
+    });
+    let monitor = scalebench_monitor::Monitor::start_with(targets, args.interval, sink);
     let started = std::time::Instant::now();
-    while !stop.is_requested() && args.duration.is_none_or(|d| started.elapsed() < d) {
+    while !stop.is_requested()
+        && !hung_up.load(std::sync::atomic::Ordering::Relaxed)
+        && args.duration.is_none_or(|d| started.elapsed() < d)
+    {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let series = monitor.finish();
+    let Some(output) = &args.output else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let text =
         serde_json::to_string_pretty(&series).map_err(|e| CliError::Failed(e.to_string()))?;
-    let tmp = args.output.with_extension("tmp");
+    let tmp = output.with_extension("tmp");
     std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, &args.output))
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.output.display())))?;
+        .and_then(|_| std::fs::rename(&tmp, output))
+        .map_err(|e| CliError::Failed(format!("{}: {e}", output.display())))?;
     let v = scalebench_monitor::verdict(&series, "client", None);
     eprintln!(
         "{} samples written to {}; bounded by: {} ({})",
         series.samples.len(),
-        args.output.display(),
+        output.display(),
         v.bounded_by,
         v.evidence
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts the deployment's `[external.monitors]` commands (one per database host), from the
+/// deployment file's directory.
+fn start_remote_monitors(c: &Cluster) -> Result<Vec<scalebench_monitor::RemoteMonitor>, CliError> {
+    let dir = c.state.deployment_file.parent();
+    c.state
+        .deployment
+        .external
+        .monitors
+        .iter()
+        .map(|(host, command)| {
+            scalebench_monitor::RemoteMonitor::spawn(host, command, dir).map_err(|e| {
+                CliError::Failed(format!("cannot start the monitor command of {host}: {e}"))
+            })
+        })
+        .collect()
 }
 
 /// Watches this process (the client, with its worker threads) and every node of the deployment.

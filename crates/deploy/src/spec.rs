@@ -159,6 +159,9 @@ pub struct ExternalSection {
     pub hooks: ExternalHooks,
     /// Directories whose size is the space on disk (when the data is reachable from here).
     pub data_dirs: Vec<PathBuf>,
+    /// Host name -> a command that runs `scalebench monitor --stream` there (e.g. through ssh). It
+    /// runs during every load and run; its series is kept with the result.
+    pub monitors: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -157,7 +157,10 @@ pub struct PhaseResult {
     /// Host and process resources sampled during the phase (client and deployment nodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<scalebench_monitor::ResourceSeries>,
-    /// Which resource saturated during the measurement window.
+    /// Series of other hosts (an external deployment's `[external.monitors]`), on their own clocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_resources: Vec<scalebench_monitor::RemoteResources>,
+    /// Which resource saturated during the measurement window (of all series, local and remote).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounded_by: Option<scalebench_monitor::Verdict>,
 }

@@ -4,6 +4,7 @@
 //! [`verdict`] tells which resource of which process or host saturated: the "bounded by" verdict.
 
 mod procfs;
+pub mod stream;
 pub mod verdict;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,7 +13,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-pub use verdict::{verdict, Verdict};
+pub use stream::{RemoteMonitor, RemoteResources};
+pub use verdict::{combined_verdict, verdict, Verdict};
 
 /// A process to watch, named for the verdict (`client`, `node1`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,13 +87,25 @@ pub struct Monitor {
     handle: Option<std::thread::JoinHandle<ResourceSeries>>,
 }
 
+/// Called with the series so far and each new sample; returning false stops the monitor.
+pub type SampleSink = Box<dyn FnMut(&ResourceSeries, &Sample) -> bool + Send>;
+
 impl Monitor {
     pub fn start(targets: Vec<Target>, interval: Duration) -> Monitor {
+        Self::start_with(targets, interval, None)
+    }
+
+    /// Also hands every sample to `sink` as it is taken (`scalebench monitor --stream`).
+    pub fn start_with(
+        targets: Vec<Target>,
+        interval: Duration,
+        sink: Option<SampleSink>,
+    ) -> Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = std::thread::Builder::new()
             .name("scalebench-monitor".into())
-            .spawn(move || sample_until(targets, interval, &flag))
+            .spawn(move || sample_until(targets, interval, &flag, sink))
             .expect("monitor thread starts");
         Monitor {
             stop,
@@ -152,7 +166,12 @@ fn read_targets(targets: &[Target]) -> (procfs::HostCounters, Vec<TreeReading>) 
     (host, procs)
 }
 
-fn sample_until(targets: Vec<Target>, interval: Duration, stop: &AtomicBool) -> ResourceSeries {
+fn sample_until(
+    targets: Vec<Target>,
+    interval: Duration,
+    stop: &AtomicBool,
+    mut sink: Option<SampleSink>,
+) -> ResourceSeries {
     let hz = procfs::ticks_per_second();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let start = Instant::now();
@@ -244,15 +263,21 @@ fn sample_until(targets: Vec<Target>, interval: Duration, stop: &AtomicBool) -> 
                 },
             })
             .collect();
-        series.samples.push(Sample {
+        let sample = Sample {
             t_s: t.duration_since(start).as_secs_f64(),
             host: hs,
             processes: ps,
-        });
+        };
+        if let Some(sink) = &mut sink {
+            if !sink(&series, &sample) {
+                stop.store(true, Ordering::Relaxed);
+            }
+        }
+        series.samples.push(sample);
         prev_host = host;
         prev_procs = procs;
         prev_t = t;
-        if stopping {
+        if stopping || stop.load(Ordering::Relaxed) {
             break;
         }
     }

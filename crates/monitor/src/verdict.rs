@@ -161,6 +161,34 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
     ))
 }
 
+/// The run's verdict from the local one (client and local nodes) and those of other hosts' series:
+/// a saturated client comes first (the result is a lower bound), then anything saturated locally,
+/// then the first host whose series shows a saturated resource.
+pub fn combined_verdict(local: Verdict, remotes: &[(String, Verdict)]) -> Verdict {
+    if local.resource != "none" {
+        return local;
+    }
+    match remotes.iter().find(|(_, v)| v.resource != "none") {
+        Some((host, v)) => Verdict {
+            resource: v.resource.clone(),
+            process: Some(match &v.process {
+                Some(p) => format!("{host}/{p}"),
+                None => host.clone(),
+            }),
+            bounded_by: format!("{} on {host}", v.bounded_by),
+            client_bound: false,
+            evidence: v.evidence.clone(),
+        },
+        None => {
+            let mut v = local;
+            for (host, r) in remotes {
+                v.evidence.push_str(&format!("; {host}: {}", r.evidence));
+            }
+            v
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +286,21 @@ mod tests {
             .evidence,
             "no samples"
         );
+    }
+
+    #[test]
+    fn another_hosts_saturation_counts_unless_the_client_saturated() {
+        let local = verdict(&series(&[("client", 0.2, 4)], 0.8, 0.1), "client", None);
+        let db = verdict(&series(&[("cassandra", 1.95, 60)], 0.02, 0.0), "x", None);
+        let v = combined_verdict(local.clone(), &[("db1".into(), db.clone())]);
+        assert_eq!(v.bounded_by, "cpu of cassandra on db1");
+        assert_eq!(v.process.as_deref(), Some("db1/cassandra"));
+        assert!(!v.client_bound);
+        let client = verdict(&series(&[("client", 1.95, 2)], 0.0, 0.0), "client", None);
+        assert!(combined_verdict(client, &[("db1".into(), db)]).client_bound);
+        let idle = verdict(&series(&[("cassandra", 0.1, 60)], 0.9, 0.0), "x", None);
+        let v = combined_verdict(local, &[("db1".into(), idle)]);
+        assert_eq!(v.resource, "none");
+        assert!(v.evidence.contains("db1: host cpu"), "{}", v.evidence);
     }
 }

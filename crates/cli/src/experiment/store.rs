@@ -229,37 +229,11 @@ impl Store {
                     }
                 }
                 if let Some(res) = &p.resources {
-                    for s in &res.samples {
-                        let busy = (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64;
-                        tx.execute(
-                            "INSERT INTO run_resources VALUES (?1, ?2, ?3, 'host', ?4, ?5, ?6, ?7)",
-                            params![
-                                id,
-                                p.phase,
-                                s.t_s,
-                                busy,
-                                s.host.mem_used_bytes as i64,
-                                s.host.disk_read_s,
-                                s.host.disk_write_s
-                            ],
-                        )
-                        .map_err(|e| e.to_string())?;
-                        for ps in &s.processes {
-                            tx.execute(
-                                "INSERT INTO run_resources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                                params![
-                                    id,
-                                    p.phase,
-                                    s.t_s,
-                                    ps.name,
-                                    ps.cpu_cores,
-                                    ps.rss_bytes as i64,
-                                    ps.read_s,
-                                    ps.write_s
-                                ],
-                            )
-                            .map_err(|e| e.to_string())?;
-                        }
+                    insert_resources(&tx, id, &p.phase, "", res)?;
+                }
+                for remote in &p.remote_resources {
+                    if let Some(res) = &remote.series {
+                        insert_resources(&tx, id, &p.phase, &format!("{}/", remote.host), res)?;
                     }
                 }
             }
@@ -348,4 +322,46 @@ impl Store {
 
 pub fn now() -> String {
     humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// One row per sample for the host and one per watched process; `prefix` names another host's rows
+/// (`db1/host`, `db1/cassandra`).
+fn insert_resources(
+    tx: &rusqlite::Transaction,
+    run: i64,
+    phase: &str,
+    prefix: &str,
+    res: &scalebench_monitor::ResourceSeries,
+) -> Result<(), String> {
+    let insert = |t_s: f64, target: String, cpu: f64, rss: u64, read: f64, write: f64| {
+        tx.execute(
+            "INSERT INTO run_resources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![run, phase, t_s, target, cpu, rss as i64, read, write],
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    for s in &res.samples {
+        let busy = (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64;
+        let h = &s.host;
+        insert(
+            s.t_s,
+            format!("{prefix}host"),
+            busy,
+            h.mem_used_bytes,
+            h.disk_read_s,
+            h.disk_write_s,
+        )?;
+        for ps in &s.processes {
+            insert(
+                s.t_s,
+                format!("{prefix}{}", ps.name),
+                ps.cpu_cores,
+                ps.rss_bytes,
+                ps.read_s,
+                ps.write_s,
+            )?;
+        }
+    }
+    Ok(())
 }
