@@ -365,6 +365,11 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub batch_size: Option<u32>,
 
+    /// Run in back-to-back request sets of N operations (closed loop): each set is timed, and the
+    /// next starts when all of its operations have completed (Dory's method; see `documents`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_set: Option<u64>,
+
     /// Status line period when standard error is not a terminal.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub status_interval: Duration,

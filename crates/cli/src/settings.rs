@@ -70,6 +70,7 @@ pub struct Settings {
     pub op_timeout: Option<Duration>,
     pub grace: Duration,
     pub batch_size: usize,
+    pub request_set: Option<u64>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
     /// `--deployment`: the cluster the phases go to.
@@ -222,6 +223,11 @@ impl Settings {
             Some(b) => b as usize,
             None => props.u64_or("batchsize", 1)?.max(1) as usize,
         };
+        if let (Some(n), true) = (args.request_set, target > 0.0) {
+            return Err(CliError::Usage(format!(
+                "invalid value '{n}' for '--request-set': request sets run in a closed loop, without --target"
+            )));
+        }
         let percentiles_text = props.str_or("hdrhistogram.percentiles", "95,99");
         let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
             CliError::Usage(format!(
@@ -258,6 +264,7 @@ impl Settings {
             op_timeout: args.op_timeout,
             grace: args.grace,
             batch_size,
+            request_set: args.request_set,
             percentiles,
             warnings,
             props,
@@ -283,6 +290,7 @@ impl Settings {
             grace: self.grace,
             seed: self.seed,
             batch_size: self.batch_size,
+            request_set: self.request_set,
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
         }

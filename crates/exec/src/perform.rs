@@ -34,7 +34,12 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::ReadModifyWrite => {
             b.read(&op.key, op.read_fields, &mut bufs.fields).await?;
             check(verify, &op.key, &bufs.fields)?;
-            b.update(&op.key, &op.values).await
+            if op.append {
+                appended(op, &mut bufs.fields);
+                b.update(&op.key, &bufs.fields).await
+            } else {
+                b.update(&op.key, &op.values).await
+            }
         }
         OpKind::Delete => b.delete(&op.key).await,
         OpKind::BatchInsert => Err(OpError::new(
@@ -42,6 +47,22 @@ pub(crate) async fn perform<B: Binding>(
             "batch insert is a load-phase operation",
         )),
     }
+}
+
+/// Turns the fields just read into the fields to write back: each written field's new text appended
+/// to what was read (a field that was not read is written with the new text alone).
+fn appended(op: &Operation, read: &mut Fields) {
+    let mut out: Fields = Vec::with_capacity(op.values.len());
+    for (idx, extra) in &op.values {
+        let mut value = read
+            .iter_mut()
+            .find(|(i, _)| i == idx)
+            .map(|(_, v)| std::mem::take(v))
+            .unwrap_or_default();
+        value.push_str(extra);
+        out.push((*idx, value));
+    }
+    *read = out;
 }
 
 fn check(verify: Option<&OperationGenerator>, key: &str, fields: &Fields) -> Result<(), OpError> {

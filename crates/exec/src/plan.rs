@@ -50,6 +50,9 @@ pub struct RunPlan {
     /// Load phase: retries of a failed insert, and the pause between them.
     pub insert_retries: u32,
     pub insert_retry_interval: Duration,
+    /// Run phase, closed loop: operations in back-to-back sets of this many, each set timed and the
+    /// next one started only when it has completed (Dory's request sets).
+    pub request_set: Option<u64>,
 }
 
 impl RunPlan {
@@ -84,6 +87,7 @@ impl Default for RunPlan {
             batch_size: 1,
             insert_retries: 0,
             insert_retry_interval: Duration::from_secs(3),
+            request_set: None,
         }
     }
 }

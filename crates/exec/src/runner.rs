@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::future::join_all;
 use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_measure::aggregate::PhaseMeta;
-use scalebench_measure::result::DataSizes;
+use scalebench_measure::result::{DataSizes, RequestSet, RequestSets};
 use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
 use scalebench_workload::{
     CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
@@ -73,6 +73,80 @@ struct Shared<F> {
     last_end_ns: AtomicU64,
     /// Slots that stopped because their work was done (quota or load keys exhausted).
     slots_done: AtomicU64,
+    sets: Option<SetClock>,
+}
+
+/// Request sets: measured operations are numbered as they start; operation i belongs to set
+/// i / size and may start only once every operation of the sets before has completed.
+struct SetClock {
+    size: u64,
+    claimed: AtomicU64,
+    completed: AtomicU64,
+    /// Start of the set in progress, ns after `timeline.start` (0: the measurement start).
+    opened_ns: AtomicU64,
+    /// Failures by set (rare, so a lock is cheap).
+    failed: std::sync::Mutex<std::collections::BTreeMap<u64, u64>>,
+    done: std::sync::Mutex<Vec<RequestSet>>,
+    opened: tokio::sync::Notify,
+}
+
+impl SetClock {
+    /// Waits until set `set` may start; false if the run ends first.
+    async fn wait_open<F>(&self, set: u64, ctx: &SlotContext<'_, F>) -> bool {
+        let needed = set * self.size;
+        loop {
+            let opened = self.opened.notified();
+            tokio::pin!(opened);
+            opened.as_mut().enable();
+            if self.completed.load(Ordering::SeqCst) >= needed {
+                return true;
+            }
+            if ctx.shared.stop.is_requested() || ctx.past_deadline(ctx.clock.now_ns()) {
+                return false;
+            }
+            // Woken by the set's last completion; the timeout re-checks stop and deadline.
+            let _ = tokio::time::timeout(Duration::from_millis(50), opened).await;
+        }
+    }
+
+    /// Counts a completed operation of set `set`; the last one closes the set and opens the next.
+    fn complete(&self, set: u64, end_ns: u64, ok: bool, t0_ns: u64) {
+        if !ok {
+            *self
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(set)
+                .or_default() += 1;
+        }
+        let done = self.completed.fetch_add(1, Ordering::SeqCst) + 1;
+        if done == (set + 1) * self.size {
+            let start = self.opened_ns.load(Ordering::SeqCst).max(t0_ns);
+            let failed = self
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&set)
+                .unwrap_or(0);
+            self.done
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(RequestSet {
+                    index: set,
+                    start_s: (start - t0_ns) as f64 / 1e9,
+                    duration_s: end_ns.saturating_sub(start) as f64 / 1e9,
+                    failed,
+                });
+            self.opened_ns.store(end_ns, Ordering::SeqCst);
+            self.opened.notify_waiters();
+        }
+    }
+
+    fn finish(&self) -> RequestSets {
+        let completed = self.completed.load(Ordering::SeqCst);
+        let sets = std::mem::take(&mut *self.done.lock().unwrap_or_else(|e| e.into_inner()));
+        RequestSets::new(self.size, sets, completed % self.size)
+    }
 }
 
 /// Runs one phase against the binding `factory` makes, on `plan.threads` threads, and returns its result.
@@ -97,6 +171,31 @@ pub fn execute<F: BindingFactory>(
             )));
         }
     }
+    match plan.request_set {
+        Some(0) => {
+            return Err(ExecError::Plan(
+                "a request set needs at least 1 operation".into(),
+            ))
+        }
+        Some(_) if plan.target_ops_s.is_some() => {
+            return Err(ExecError::Plan(
+                "request sets run in a closed loop: a target rate does not apply".into(),
+            ))
+        }
+        _ => {}
+    }
+    let sets = match (plan.phase, plan.request_set) {
+        (Phase::Run, Some(size)) => Some(SetClock {
+            size,
+            claimed: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            opened_ns: AtomicU64::new(0),
+            failed: Default::default(),
+            done: Default::default(),
+            opened: tokio::sync::Notify::new(),
+        }),
+        _ => None,
+    };
     let verify = workload.data_integrity && factory.stores_data();
     let shared = Arc::new(Shared {
         factory,
@@ -110,6 +209,7 @@ pub fn execute<F: BindingFactory>(
         barrier: Barrier::new(plan.threads + 1),
         last_end_ns: AtomicU64::new(0),
         slots_done: AtomicU64::new(0),
+        sets,
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -212,8 +312,10 @@ pub fn execute<F: BindingFactory>(
             field_count: workload.field_names.len(),
         },
     };
+    let mut result = aggregator.finish(meta);
+    result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     Ok(PhaseOutcome {
-        result: aggregator.finish(meta),
+        result,
         measurement_start: t0,
         measurement_end: end,
     })
@@ -435,7 +537,12 @@ async fn run_slot<F: BindingFactory>(
         recorder,
     } = ctx;
     let plan = &shared.plan;
-    let mut quota = plan.slot_quota(slot);
+    // With request sets the operation count is shared: operations are numbered as they start.
+    let mut quota = if shared.sets.is_some() {
+        None
+    } else {
+        plan.slot_quota(slot)
+    };
     let mut schedule = plan.target_ops_s.map(|rate| {
         Schedule::new(
             rate / plan.slots() as f64,
@@ -450,6 +557,8 @@ async fn run_slot<F: BindingFactory>(
     let verify = shared.verify;
     // Kept per slot and published once: a shared atomic per operation would bounce between cores.
     let mut last_end = 0;
+    // The request set of the operation in progress.
+    let mut set: Option<u64> = None;
     wait_until(clock, 0, &shared.stop).await;
     loop {
         if quota == Some(0) {
@@ -482,6 +591,19 @@ async fn run_slot<F: BindingFactory>(
             // Closed loop: the operation is generated first so the start instant is also the instant
             // checked against the deadline.
             None => {
+                if let Some(sets) = &shared.sets {
+                    if clock.now_ns() >= timeline.t0_ns {
+                        let i = sets.claimed.fetch_add(1, Ordering::SeqCst);
+                        if plan.operation_count.is_some_and(|n| i >= n) {
+                            shared.slots_done.fetch_add(1, Ordering::SeqCst);
+                            break;
+                        }
+                        set = Some(i / sets.size);
+                        if !sets.wait_open(i / sets.size, &ctx).await {
+                            break;
+                        }
+                    }
+                }
                 generator.next_operation(&mut op);
                 let now = clock.now_ns();
                 if ctx.past_deadline(now) {
@@ -516,6 +638,9 @@ async fn run_slot<F: BindingFactory>(
         let end = clock.now_ns();
         if op.kind == OpKind::Insert {
             generator.acknowledge_insert(op.keynum);
+        }
+        if let (Some(sets), Some(k)) = (&shared.sets, set.take()) {
+            sets.complete(k, end, result.is_ok(), timeline.t0_ns);
         }
         let mut rec = recorder.borrow_mut();
         if measured {

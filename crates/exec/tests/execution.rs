@@ -389,30 +389,21 @@ fn a_stop_request_ends_the_run_early_and_keeps_what_was_measured() {
     assert_eq!(out.result.totals.in_flight_at_stop, 0);
 }
 
-#[test]
-fn load_then_verified_run_on_sqlite() {
+/// Runs one phase of `w` against the SQLite database in `dir`.
+fn on_sqlite(
+    dir: &std::path::Path,
+    w: &CoreWorkload,
+    plan: RunPlan,
+) -> scalebench_measure::PhaseResult {
     use scalebench_binding::{registry, BindingConfig, DbUrl, FactoryVisitor, Schema};
-    let dir = tempfile::tempdir().unwrap();
-    let mut p = Properties::new();
-    p.load_str(
-        &scalebench_workload::builtin::builtin_workload("a")
-            .unwrap()
-            .1,
-        "a",
-    )
-    .unwrap();
-    p.set("recordcount", "2000", "-p");
-    p.set("dataintegrity", "true", "-p");
-    p.set("writeallfields", "true", "-p");
-    let w = CoreWorkload::from_properties(&p).unwrap();
-    let config = |create| BindingConfig {
-        url: DbUrl::parse(&format!("sqlite://{}/t.db", dir.path().display())).unwrap(),
+    let config = BindingConfig {
+        url: DbUrl::parse(&format!("sqlite://{}/t.db", dir.display())).unwrap(),
         options: Default::default(),
         schema: Schema {
             table: w.table.clone(),
             field_names: w.field_names.clone(),
         },
-        create_schema: create,
+        create_schema: plan.phase == Phase::Load,
         drop_schema: false,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
@@ -422,14 +413,46 @@ fn load_then_verified_run_on_sqlite() {
             execute(f, self.0, &self.1, &StopSignal::new(), &mut NoProgress).unwrap()
         }
     }
-    let load = RunPlan {
+    registry::open(config, Run(w, plan)).unwrap().result
+}
+
+fn builtin(name: &str, overrides: &[(&str, &str)]) -> CoreWorkload {
+    let mut p = Properties::new();
+    p.load_str(
+        &scalebench_workload::builtin::builtin_workload(name)
+            .unwrap()
+            .1,
+        name,
+    )
+    .unwrap();
+    for (k, v) in overrides {
+        p.set(k, v, "-p");
+    }
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
+fn load_plan() -> RunPlan {
+    RunPlan {
         phase: Phase::Load,
         threads: 2,
         duration: None,
         batch_size: 64,
         ..Default::default()
-    };
-    let loaded = registry::open(config(true), Run(&w, load)).unwrap().result;
+    }
+}
+
+#[test]
+fn load_then_verified_run_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = builtin(
+        "a",
+        &[
+            ("recordcount", "2000"),
+            ("dataintegrity", "true"),
+            ("writeallfields", "true"),
+        ],
+    );
+    let loaded = on_sqlite(dir.path(), &w, load_plan());
     assert_eq!(loaded.totals.records, 2000);
     assert_eq!(loaded.totals.failed, 0);
     assert_eq!(loaded.ended_by, "completed");
@@ -439,6 +462,101 @@ fn load_then_verified_run_on_sqlite() {
         operation_count: Some(3000),
         ..Default::default()
     };
-    let ran = registry::open(config(false), Run(&w, run)).unwrap().result;
+    let ran = on_sqlite(dir.path(), &w, run);
     assert_eq!(ran.totals.ok, 3000, "errors: {:?}", ran.errors);
+}
+
+/// Documents grow by exactly the appended text of every successful read-modify-write.
+#[test]
+fn documents_grow_by_their_appends_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = builtin("documents", &[("recordcount", "200")]);
+    let total_bytes = || -> i64 {
+        let c = rusqlite::Connection::open(dir.path().join("t.db")).unwrap();
+        c.query_row("SELECT SUM(LENGTH(FIELD0)) FROM usertable", [], |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    assert_eq!(on_sqlite(dir.path(), &w, load_plan()).totals.records, 200);
+    let before = total_bytes();
+    let run = RunPlan {
+        threads: 2,
+        duration: None,
+        operation_count: Some(1000),
+        request_set: Some(100),
+        ..Default::default()
+    };
+    let ran = on_sqlite(dir.path(), &w, run);
+    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+    let appends = ran.operations["READ-MODIFY-WRITE"].ok as i64;
+    assert!(appends > 100, "{appends}");
+    assert_eq!(total_bytes(), before + 300 * appends);
+    assert_eq!(ran.request_sets.unwrap().sets.len(), 10);
+}
+
+#[test]
+fn request_sets_are_back_to_back_and_no_operation_starts_before_its_set() {
+    let s = script(6, |s| s.fail_every = Some(7));
+    let plan = RunPlan {
+        threads: 3,
+        concurrency: 2,
+        duration: None,
+        operation_count: Some(1000),
+        request_set: Some(100),
+        ..Default::default()
+    };
+    let out = execute(
+        ScriptFactory(s.clone()),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let r = &out.result;
+    assert_eq!(r.totals.ok + r.totals.failed, 1000);
+    let sets = r.request_sets.as_ref().unwrap();
+    assert_eq!((sets.sets.len(), sets.unfinished_ops), (10, 0));
+    assert!(r.totals.failed > 0);
+    assert_eq!(
+        sets.sets.iter().map(|s| s.failed).sum::<u64>(),
+        r.totals.failed
+    );
+    for (k, w) in sets.sets.windows(2).enumerate() {
+        assert_eq!(w[0].index, k as u64);
+        assert!((w[1].start_s - (w[0].start_s + w[0].duration_s)).abs() < 1e-6);
+    }
+    // Every operation of sets 0..=k started before set k ended, and none of a later set did.
+    let starts = s.starts.lock().unwrap().clone();
+    let t0 = out.measurement_start;
+    for set in &sets.sets {
+        let end = t0 + Duration::from_secs_f64(set.start_s + set.duration_s);
+        let before = |at: Instant| starts.iter().filter(|s| **s <= at).count() as u64;
+        let tolerance = Duration::from_micros(2);
+        assert!(before(end + tolerance) >= (set.index + 1) * 100);
+        assert!(
+            before(end - tolerance) <= (set.index + 1) * 100,
+            "set {}",
+            set.index
+        );
+    }
+}
+
+#[test]
+fn request_sets_reject_a_target_rate() {
+    let plan = RunPlan {
+        target_ops_s: Some(100.0),
+        request_set: Some(10),
+        ..Default::default()
+    };
+    let err = execute(
+        ScriptFactory(script(1, |_| {})),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("closed loop"), "{err}");
 }

@@ -321,6 +321,7 @@ impl Aggregator {
             intervals,
             space: None,
             resources: None,
+            request_sets: None,
             remote_resources: Vec::new(),
             bounded_by: None,
         }

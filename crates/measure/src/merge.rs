@@ -63,6 +63,8 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     out.clients = phases.iter().map(|p| p.clients).sum();
     out.open_loop = phases.iter().any(|p| p.open_loop);
     out.warmup_operations = phases.iter().map(|p| p.warmup_operations).sum();
+    // Each client timed its own sets; sets of different clients do not add up to sets.
+    out.request_sets = None;
     if phases.iter().any(|p| p.ended_by == "interrupted") {
         out.ended_by = "interrupted".into();
     }

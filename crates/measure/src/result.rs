@@ -157,6 +157,9 @@ pub struct PhaseResult {
     /// Host and process resources sampled during the phase (client and deployment nodes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<scalebench_monitor::ResourceSeries>,
+    /// `--request-set R`: the run as back-to-back sets of R operations, each timed (Dory's method).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_sets: Option<RequestSets>,
     /// Series of other hosts (an external deployment's `[external.monitors]`), on their own clocks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remote_resources: Vec<scalebench_monitor::RemoteResources>,
@@ -266,6 +269,106 @@ pub struct ScheduleSummary {
     pub late_threshold_us: f64,
     /// Distribution of start delays (actual start - intended start).
     pub start_delay: Option<LatencySummary>,
+}
+
+/// Request sets of one run: each set of `size` operations starts when the previous one has completed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RequestSets {
+    pub size: u64,
+    /// Completed sets in order.
+    pub sets: Vec<RequestSet>,
+    pub mean_s: f64,
+    /// Sample standard deviation of the set times (0 for fewer than two sets).
+    pub sd_s: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+    /// Median absolute difference between consecutive set times: the yardstick of stability in
+    /// Dory's method (0 for fewer than two sets).
+    pub median_step_s: f64,
+    /// Operations of a last set the end of the run cut short (not in `sets`).
+    pub unfinished_ops: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RequestSet {
+    pub index: u64,
+    /// Seconds after the measurement start.
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub failed: u64,
+}
+
+impl RequestSets {
+    pub fn new(size: u64, mut sets: Vec<RequestSet>, unfinished_ops: u64) -> RequestSets {
+        sets.sort_by_key(|s| s.index);
+        let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
+        let n = times.len() as f64;
+        let mean_s = if times.is_empty() {
+            0.0
+        } else {
+            times.iter().sum::<f64>() / n
+        };
+        let sd_s = if times.len() < 2 {
+            0.0
+        } else {
+            (times.iter().map(|t| (t - mean_s).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        };
+        let mut steps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+        steps.sort_by(f64::total_cmp);
+        let median_step_s = match steps.len() {
+            0 => 0.0,
+            k if k % 2 == 1 => steps[k / 2],
+            k => (steps[k / 2 - 1] + steps[k / 2]) / 2.0,
+        };
+        RequestSets {
+            size,
+            mean_s,
+            sd_s,
+            min_s: if times.is_empty() {
+                0.0
+            } else {
+                times.iter().copied().fold(f64::INFINITY, f64::min)
+            },
+            max_s: times.iter().copied().fold(0.0, f64::max),
+            median_step_s,
+            unfinished_ops,
+            sets,
+        }
+    }
+}
+
+#[cfg(test)]
+mod request_set_tests {
+    use super::*;
+
+    #[test]
+    fn set_statistics_match_hand_computed_values() {
+        let sets = [3.0, 1.0, 2.0, 6.0]
+            .iter()
+            .enumerate()
+            .map(|(i, d)| RequestSet {
+                index: i as u64,
+                start_s: i as f64,
+                duration_s: *d,
+                failed: 0,
+            })
+            .rev()
+            .collect();
+        let r = RequestSets::new(10, sets, 4);
+        assert_eq!(r.sets[0].duration_s, 3.0, "sorted by index");
+        assert_eq!(r.mean_s, 3.0);
+        // Deviations 0, -2, -1, 3: squares sum to 14, over n - 1 = 3.
+        assert!((r.sd_s - (14.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!((r.min_s, r.max_s), (1.0, 6.0));
+        // Steps |1-3| = 2, |2-1| = 1, |6-2| = 4: median 2.
+        assert_eq!(r.median_step_s, 2.0);
+        assert_eq!(r.unfinished_ops, 4);
+        let empty = RequestSets::new(10, Vec::new(), 0);
+        assert_eq!(
+            (empty.mean_s, empty.min_s, empty.median_step_s),
+            (0.0, 0.0, 0.0)
+        );
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

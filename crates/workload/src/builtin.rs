@@ -9,6 +9,9 @@ pub fn builtin_workload(name: &str) -> Option<(&'static str, String)> {
     if let Some(single) = single_operation(name) {
         return Some(single);
     }
+    if name.eq_ignore_ascii_case("documents") {
+        return Some(("documents", format!("{COMMON}{DOCUMENTS}")));
+    }
     let (id, body) = match letter {
         "a" => ("a", "readproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n"),
         "b" => ("b", "readproportion=0.95\nupdateproportion=0.05\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n"),
@@ -41,8 +44,29 @@ fn single_operation(name: &str) -> Option<(&'static str, String)> {
     Some((id, format!("{COMMON}{none}{mix}{dist}")))
 }
 
-pub const BUILTIN_NAMES: [&str; 13] = [
-    "a", "b", "c", "d", "e", "f", "INSERT", "UPDATE", "SELECT", "R", "U", "I", "M",
+/// Dory's load: one document per record, sizes heavy-tailed like encyclopedia articles (log-normal,
+/// median 3 KB, 1 in 100 above ~30 KB, at most 100 KB); each operation reads a random document and
+/// with probability 20% appends to it and writes it back. Request sets: `run --request-set R`.
+const DOCUMENTS: &str = "readproportion=0.8\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\n\
+readmodifywriteproportion=0.2\nreadmodifywritemode=append\nappendlength=300\nwriteallfields=true\n\
+requestdistribution=uniform\nfieldcount=1\nfieldlengthdistribution=lognormal\nfieldlengthmedian=3000\n\
+fieldlengthsigma=1\nminfieldlength=100\nfieldlength=100000\n";
+
+pub const BUILTIN_NAMES: [&str; 14] = [
+    "a",
+    "b",
+    "c",
+    "d",
+    "e",
+    "f",
+    "INSERT",
+    "UPDATE",
+    "SELECT",
+    "R",
+    "U",
+    "I",
+    "M",
+    "documents",
 ];
 
 #[cfg(test)]
@@ -70,5 +94,41 @@ mod tests {
         assert!(
             select.contains("requestdistribution=uniform") && select.contains("fieldlength=100")
         );
+    }
+
+    #[test]
+    fn documents_have_heavy_tailed_sizes_and_grow_by_appends() {
+        let (_, text) = builtin_workload("documents").unwrap();
+        let mut p = Properties::new();
+        p.load_str(&text, "documents").unwrap();
+        let w = CoreWorkload::from_properties(&p).unwrap();
+        let mut g = w.generator(5);
+        let mut op = crate::Operation::default();
+        let mut sizes: Vec<usize> = (0..20_000)
+            .map(|k| {
+                g.load_operation(k, &mut op);
+                assert_eq!(op.values.len(), 1);
+                op.values[0].1.len()
+            })
+            .collect();
+        sizes.sort_unstable();
+        let q = |f: f64| sizes[(f * (sizes.len() - 1) as f64) as usize];
+        // Log-normal with median 3000 and sigma 1: the 99th percentile is e^2.33 (about 10x) the median.
+        assert!((2800..3200).contains(&q(0.5)), "median {}", q(0.5));
+        assert!(q(0.99) > 8 * q(0.5), "p99 {} median {}", q(0.99), q(0.5));
+        assert!(sizes[0] >= 100 && *sizes.last().unwrap() <= 100_000);
+        let (mut appends, n) = (0, 10_000);
+        for _ in 0..n {
+            g.next_operation(&mut op);
+            match op.kind {
+                crate::OpKind::ReadModifyWrite => {
+                    assert!(op.append);
+                    assert_eq!(op.values[0].1.len(), 300);
+                    appends += 1;
+                }
+                kind => assert_eq!((kind, op.append), (crate::OpKind::Read, false)),
+            }
+        }
+        assert!((appends as f64 / n as f64 - 0.2).abs() < 0.02, "{appends}");
     }
 }

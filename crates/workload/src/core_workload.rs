@@ -26,6 +26,8 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "fieldlength",
     "minfieldlength",
     "fieldlengthdistribution",
+    "fieldlengthmedian",
+    "fieldlengthsigma",
     "readallfields",
     "readallfieldsbyname",
     "writeallfields",
@@ -35,6 +37,8 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "insertproportion",
     "scanproportion",
     "readmodifywriteproportion",
+    "readmodifywritemode",
+    "appendlength",
     "deleteproportion",
     "requestdistribution",
     "minscanlength",
@@ -57,6 +61,12 @@ enum FieldLength {
     Constant(usize),
     Uniform(Uniform),
     Zipfian(Zipfian),
+    /// Heavy-tailed sizes (documents, articles), clamped to `[min, max]`.
+    LogNormal {
+        dist: rand_distr::LogNormal<f64>,
+        min: usize,
+        max: usize,
+    },
 }
 
 impl FieldLength {
@@ -65,6 +75,10 @@ impl FieldLength {
             FieldLength::Constant(n) => *n,
             FieldLength::Uniform(u) => u.next(rng) as usize,
             FieldLength::Zipfian(z) => z.next(rng) as usize,
+            FieldLength::LogNormal { dist, min, max } => {
+                use rand_distr::Distribution;
+                (dist.sample(rng).round() as usize).clamp(*min, *max)
+            }
         }
     }
 }
@@ -101,6 +115,9 @@ pub struct CoreWorkload {
     pub data_integrity: bool,
     pub insertion_retry_limit: u32,
     pub insertion_retry_interval_s: u64,
+    /// `readmodifywritemode=append`: a read-modify-write appends this many characters to each field
+    /// it read and writes the fields back (documents that grow).
+    pub append_length: Option<usize>,
     /// Operation kinds with a positive proportion, in YCSB's order.
     pub mix: Vec<(OpKind, f64)>,
     op_chooser: Discrete<OpKind>,
@@ -165,11 +182,34 @@ impl CoreWorkload {
         let field_length = match p.choice_or(
             "fieldlengthdistribution",
             "constant",
-            &["constant", "uniform", "zipfian"],
+            &["constant", "uniform", "zipfian", "lognormal"],
         )? {
             "constant" => FieldLength::Constant(field_len as usize),
             "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
-            _ => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
+            "zipfian" => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
+            _ => {
+                let median = p.f64_or("fieldlengthmedian", (field_len as f64 / 10.0).max(1.0))?;
+                if !(median >= 1.0 && median <= field_len as f64) {
+                    return Err(WorkloadError::invalid(
+                        "fieldlengthmedian",
+                        &median.to_string(),
+                        format!("expected 1 to fieldlength ({field_len})"),
+                    ));
+                }
+                let sigma = p.f64_or("fieldlengthsigma", 1.0)?;
+                let dist = rand_distr::LogNormal::new(median.ln(), sigma).map_err(|_| {
+                    WorkloadError::invalid(
+                        "fieldlengthsigma",
+                        &sigma.to_string(),
+                        "expected a non-negative number",
+                    )
+                })?;
+                FieldLength::LogNormal {
+                    dist,
+                    min: min_field_len as usize,
+                    max: field_len as usize,
+                }
+            }
         };
 
         // YCSB: recordcount 0 (its default) means Integer.MAX_VALUE.
@@ -230,6 +270,27 @@ impl CoreWorkload {
             ));
         }
         let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
+        let append = match p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? {
+            "replace" => None,
+            _ => {
+                let n = p.u64_or("appendlength", 100)?;
+                if n == 0 {
+                    return Err(WorkloadError::invalid(
+                        "appendlength",
+                        "0",
+                        "expected at least 1",
+                    ));
+                }
+                if data_integrity {
+                    return Err(WorkloadError::invalid(
+                        "readmodifywritemode",
+                        "append",
+                        "dataintegrity=true needs values that are a function of key and field",
+                    ));
+                }
+                Some(n as usize)
+            }
+        };
 
         let zero_padding = p.u64_or("zeropadding", 1)?;
         if zero_padding > 64 {
@@ -335,6 +396,7 @@ impl CoreWorkload {
             data_integrity,
             insertion_retry_limit,
             insertion_retry_interval_s,
+            append_length: append,
             op_chooser: Discrete::new(&mix),
             mix,
             field_length,
@@ -380,7 +442,7 @@ impl CoreWorkload {
     pub fn mean_record_bytes(&self) -> f64 {
         let per_field = match &self.field_length {
             FieldLength::Constant(n) => *n as f64,
-            FieldLength::Uniform(_) | FieldLength::Zipfian(_) => {
+            FieldLength::Uniform(_) | FieldLength::Zipfian(_) | FieldLength::LogNormal { .. } => {
                 let mut fl = self.field_length.clone();
                 let mut rng = WorkerRng::seed_from_u64(0);
                 (0..10_000).map(|_| fl.next(&mut rng) as f64).sum::<f64>() / 10_000.0
@@ -425,6 +487,7 @@ impl OperationGenerator {
     pub fn next_operation(&mut self, op: &mut Operation) {
         let kind = self.workload.op_chooser.next(&mut self.rng);
         op.kind = kind;
+        op.append = false;
         match kind {
             OpKind::Insert => {
                 op.keynum = self.workload.insert_sequence.next_value();
@@ -447,6 +510,7 @@ impl OperationGenerator {
                     OpKind::ReadModifyWrite => {
                         op.read_fields = self.read_fields();
                         self.fill_values(op, self.workload.write_all_fields);
+                        op.append = self.workload.append_length.is_some();
                     }
                     _ => {}
                 }
@@ -457,6 +521,7 @@ impl OperationGenerator {
     /// Fills `op` with the insert of record `keynum` (load phase).
     pub fn load_operation(&mut self, keynum: u64, op: &mut Operation) {
         op.kind = OpKind::Insert;
+        op.append = false;
         op.keynum = keynum;
         self.workload.keys.write_key(keynum, &mut op.key);
         self.fill_values(op, true);
@@ -539,7 +604,10 @@ impl OperationGenerator {
         }
         for i in 0..n {
             let idx = if all { i } else { self.field_chooser_next() };
-            let len = self.field_length.next(&mut self.rng);
+            let len = match (op.kind, self.workload.append_length) {
+                (OpKind::ReadModifyWrite, Some(n)) => n,
+                _ => self.field_length.next(&mut self.rng),
+            };
             let (field, value) = &mut op.values[i];
             *field = idx;
             value.clear();

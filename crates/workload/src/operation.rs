@@ -163,6 +163,8 @@ pub struct Operation {
     pub values: Fields,
     /// Records to scan.
     pub scan_count: usize,
+    /// Read-modify-write only: `values` are appended to what was read, not written instead of it.
+    pub append: bool,
 }
 
 impl Default for Operation {
@@ -174,6 +176,7 @@ impl Default for Operation {
             read_fields: FieldSet::All,
             values: Vec::new(),
             scan_count: 0,
+            append: false,
         }
     }
 }

@@ -128,6 +128,24 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "mean key {:.1} bytes, record {:.1} bytes in {} fields",
         phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
     );
+    if let Some(r) = &phase.request_sets {
+        let _ = writeln!(
+            out,
+            "request sets of {}: {} timed, mean {:.3} s, sd {:.3} s, min {:.3} s, max {:.3} s, median step {:.3} s{}",
+            r.size,
+            r.sets.len(),
+            r.mean_s,
+            r.sd_s,
+            r.min_s,
+            r.max_s,
+            r.median_step_s,
+            if r.unfinished_ops > 0 {
+                format!(" ({} operations of an unfinished last set)", r.unfinished_ops)
+            } else {
+                String::new()
+            }
+        );
+    }
     if let Some(v) = &phase.bounded_by {
         let _ = writeln!(
             out,
