@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use scalebench_workload::Properties;
+use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
 use crate::BindingError;
 
@@ -162,6 +162,36 @@ fn redact_unparsed(text: &str) -> String {
 pub struct Schema {
     pub table: String,
     pub field_names: Arc<[String]>,
+    /// One per field. Bindings with typed schemas (SQL, Cassandra) create columns of these types;
+    /// schemaless stores keep the values' text.
+    pub field_types: Arc<[FieldType]>,
+}
+
+impl Schema {
+    pub fn of(w: &CoreWorkload) -> Schema {
+        Schema {
+            table: w.table.clone(),
+            field_names: w.field_names.clone(),
+            field_types: w.field_types.clone(),
+        }
+    }
+
+    /// Text fields of any length.
+    pub fn text(table: &str, field_names: Arc<[String]>) -> Schema {
+        Schema {
+            table: table.to_string(),
+            field_types: field_names
+                .iter()
+                .map(|_| FieldType::Text { max_len: None })
+                .collect(),
+            field_names,
+        }
+    }
+
+    /// True when some field is not text.
+    pub fn is_typed(&self) -> bool {
+        self.field_types.iter().any(|t| !t.is_text())
+    }
 }
 
 /// Everything a binding factory is opened with.

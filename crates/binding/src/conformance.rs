@@ -175,3 +175,57 @@ fn expect_class(
         Ok(()) => Err(format!("{what} succeeded, expected {}", class.name())),
     }
 }
+
+/// Inserts one measurement record (`recordtype=measurement`, a typed schema) and reads it back: every
+/// value must come back equal to what was written, as its type compares (numbers by value, timestamps
+/// whatever number of zero fraction digits the database prints). `workload` is a measurement workload
+/// whose schema the factory was opened with.
+pub async fn check_measurement_roundtrip<F: BindingFactory>(
+    factory: &F,
+    workload: &scalebench_workload::CoreWorkload,
+    keynum: u64,
+) -> Result<(), String> {
+    let mut b = factory
+        .connect(0)
+        .await
+        .map_err(|e| format!("connect: {e}"))?;
+    let mut op = Operation::default();
+    workload.generator(keynum).load_operation(keynum, &mut op);
+    b.insert(&op.key, &op.values)
+        .await
+        .map_err(|e| format!("insert {}: {e}", op.key))?;
+    let mut out = Fields::new();
+    b.read(&op.key, FieldSet::All, &mut out)
+        .await
+        .map_err(|e| format!("read {}: {e}", op.key))?;
+    for ((idx, written), (ridx, read)) in op.values.iter().zip(&out) {
+        let name = &workload.field_names[*idx];
+        let same = idx == ridx
+            && match workload.field_types[*idx] {
+                scalebench_workload::FieldType::Text { .. } => written == read,
+                scalebench_workload::FieldType::Int | scalebench_workload::FieldType::Double => {
+                    written.parse::<f64>().ok() == read.parse::<f64>().ok()
+                        && read.parse::<f64>().is_ok()
+                }
+                scalebench_workload::FieldType::Timestamp => {
+                    without_zero_fraction(written) == without_zero_fraction(read)
+                }
+            };
+        if !same {
+            return Err(format!("{name}: wrote '{written}', read '{read}'"));
+        }
+    }
+    if out.len() != op.values.len() {
+        return Err(format!("read {} fields of {}", out.len(), op.values.len()));
+    }
+    b.cleanup().await.map_err(|e| e.to_string())
+}
+
+/// `2026-01-01 00:00:03.000` and `2026-01-01 00:00:03` are the same instant.
+fn without_zero_fraction(t: &str) -> &str {
+    match t.split_once('.') {
+        Some((whole, frac)) if frac.bytes().all(|c| c == b'0') => whole,
+        Some(_) => t.trim_end_matches('0'),
+        None => t,
+    }
+}

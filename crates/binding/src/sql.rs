@@ -1,19 +1,61 @@
-//! SQL text shared by the relational bindings: YCSB's JDBC schema (`usertable`, `YCSB_KEY`, `FIELD0..`).
+//! SQL text shared by the relational bindings: YCSB's JDBC schema (`usertable`, `YCSB_KEY`, `FIELD0..`),
+//! with typed columns where the workload's fields are typed (measurement records).
 
-/// How a dialect writes the n-th (1-based) parameter.
-#[derive(Debug, Clone, Copy)]
-pub enum Placeholder {
-    /// `$1, $2, ...` (PostgreSQL)
-    Dollar,
-    /// `?` (MySQL, SQLite)
-    Question,
+use scalebench_workload::FieldType;
+
+/// What differs between the SQL databases: parameters, column types, reading a column as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Postgres,
+    MySql,
+    Sqlite,
 }
 
-impl Placeholder {
+impl Dialect {
+    /// The n-th (1-based) parameter: `$n` (PostgreSQL) or `?`.
     fn nth(self, n: usize) -> String {
         match self {
-            Placeholder::Dollar => format!("${n}"),
-            Placeholder::Question => "?".into(),
+            Dialect::Postgres => format!("${n}"),
+            Dialect::MySql | Dialect::Sqlite => "?".into(),
+        }
+    }
+
+    /// The n-th parameter, for a column of type `t`. Values are sent as text: PostgreSQL is told to
+    /// convert it (`$n::text::integer`); MySQL and SQLite convert text on their own.
+    fn param(self, n: usize, t: FieldType) -> String {
+        match (self, t) {
+            (Dialect::Postgres, t) if !t.is_text() => {
+                format!("${n}::text::{}", self.column_type(t))
+            }
+            _ => self.nth(n),
+        }
+    }
+
+    /// A column read back as text.
+    pub fn select(self, column: &str, t: FieldType) -> String {
+        match (self, t) {
+            (_, FieldType::Text { .. }) => column.to_string(),
+            (Dialect::Postgres, _) => format!("{column}::text"),
+            (Dialect::MySql, _) => format!("CAST({column} AS CHAR)"),
+            (Dialect::Sqlite, _) => format!("CAST({column} AS TEXT)"),
+        }
+    }
+
+    pub fn column_type(self, t: FieldType) -> &'static str {
+        match (self, t) {
+            // MySQL's TEXT holds 65,535 bytes; values that may grow need MEDIUMTEXT (16 MB).
+            (Dialect::MySql, FieldType::Text { max_len }) if max_len.is_none_or(|n| n > 65_535) => {
+                "MEDIUMTEXT"
+            }
+            (_, FieldType::Text { .. }) => "TEXT",
+            (_, FieldType::Int) => "INTEGER",
+            (Dialect::Postgres, FieldType::Double) => "DOUBLE PRECISION",
+            (Dialect::MySql, FieldType::Double) => "DOUBLE",
+            (Dialect::Sqlite, FieldType::Double) => "REAL",
+            (Dialect::Postgres, FieldType::Timestamp) => "TIMESTAMP(3)",
+            (Dialect::MySql, FieldType::Timestamp) => "DATETIME(3)",
+            // SQLite has no date type: the text is kept (its documented convention for dates).
+            (Dialect::Sqlite, FieldType::Timestamp) => "TIMESTAMP",
         }
     }
 }
@@ -23,7 +65,8 @@ impl Placeholder {
 pub struct Statements {
     pub table: String,
     pub columns: Vec<String>,
-    pub placeholder: Placeholder,
+    pub types: Vec<FieldType>,
+    pub dialect: Dialect,
     pub read_all: String,
     pub read_one: Vec<String>,
     pub scan_all: String,
@@ -36,66 +79,79 @@ pub struct Statements {
 
 impl Statements {
     /// `columns` are the workload's field names; they become upper-case column names (`field0` -> `FIELD0`).
-    pub fn new(table: &str, field_names: &[String], placeholder: Placeholder) -> Self {
-        let columns: Vec<String> = field_names.iter().map(|f| f.to_ascii_uppercase()).collect();
-        let p = |n| placeholder.nth(n);
-        let all = columns.join(", ");
+    pub fn new(table: &str, schema: &crate::Schema, dialect: Dialect) -> Self {
+        let columns: Vec<String> = schema
+            .field_names
+            .iter()
+            .map(|f| f.to_ascii_uppercase())
+            .collect();
+        let types: Vec<FieldType> = schema.field_types.to_vec();
+        let p = |n| dialect.nth(n);
+        let sel: Vec<String> = columns
+            .iter()
+            .zip(&types)
+            .map(|(c, t)| dialect.select(c, *t))
+            .collect();
+        let all = sel.join(", ");
         let t = table;
-        Statements {
+        let mut st = Statements {
             read_all: format!("SELECT {all} FROM {t} WHERE YCSB_KEY = {}", p(1)),
-            read_one: columns.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = {}", p(1))).collect(),
+            read_one: sel.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = {}", p(1))).collect(),
             scan_all: format!("SELECT YCSB_KEY, {all} FROM {t} WHERE YCSB_KEY >= {} ORDER BY YCSB_KEY LIMIT {}", p(1), p(2)),
-            scan_one: columns
+            scan_one: sel
                 .iter()
                 .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= {} ORDER BY YCSB_KEY LIMIT {}", p(1), p(2)))
                 .collect(),
-            update_one: columns.iter().map(|c| format!("UPDATE {t} SET {c} = {} WHERE YCSB_KEY = {}", p(1), p(2))).collect(),
-            update_all: format!(
-                "UPDATE {t} SET {} WHERE YCSB_KEY = {}",
-                columns.iter().enumerate().map(|(i, c)| format!("{c} = {}", p(i + 1))).collect::<Vec<_>>().join(", "),
-                p(columns.len() + 1)
-            ),
-            insert: Self::multi_row_insert_text(t, &columns, placeholder, 1),
+            update_one: Vec::new(),
+            update_all: String::new(),
+            insert: String::new(),
             delete: format!("DELETE FROM {t} WHERE YCSB_KEY = {}", p(1)),
             table: t.to_string(),
             columns,
-            placeholder,
-        }
+            types,
+            dialect,
+        };
+        st.update_one = (0..st.columns.len())
+            .map(|f| st.update_fields(&[f]))
+            .collect();
+        st.update_all = st.update_fields(&(0..st.columns.len()).collect::<Vec<_>>());
+        st.insert = st.multi_row_insert(1);
+        st
     }
 
     /// `INSERT INTO t (YCSB_KEY, FIELD0, ...) VALUES (...), (...)` for `rows` rows.
     pub fn multi_row_insert(&self, rows: usize) -> String {
-        Self::multi_row_insert_text(&self.table, &self.columns, self.placeholder, rows)
-    }
-
-    fn multi_row_insert_text(
-        table: &str,
-        columns: &[String],
-        placeholder: Placeholder,
-        rows: usize,
-    ) -> String {
-        let per_row = columns.len() + 1;
+        let per_row = self.columns.len() + 1;
         let values: Vec<String> = (0..rows)
             .map(|r| {
-                let ps: Vec<String> = (0..per_row)
-                    .map(|i| placeholder.nth(r * per_row + i + 1))
+                let first = r * per_row + 1;
+                let ps: Vec<String> = std::iter::once(self.dialect.nth(first))
+                    .chain(
+                        self.types
+                            .iter()
+                            .enumerate()
+                            .map(|(i, t)| self.dialect.param(first + 1 + i, *t)),
+                    )
                     .collect();
                 format!("({})", ps.join(", "))
             })
             .collect();
         format!(
-            "INSERT INTO {table} (YCSB_KEY, {}) VALUES {}",
-            columns.join(", "),
+            "INSERT INTO {} (YCSB_KEY, {}) VALUES {}",
+            self.table,
+            self.columns.join(", "),
             values.join(", ")
         )
     }
 
-    /// `CREATE TABLE` with `YCSB_KEY VARCHAR(255) PRIMARY KEY` and one `value_type` column per field.
-    pub fn create_table(&self, value_type: &str, suffix: &str) -> String {
+    /// `CREATE TABLE` with `YCSB_KEY VARCHAR(255) PRIMARY KEY` and one column per field, of the
+    /// dialect's type for the field's type.
+    pub fn create_table(&self, suffix: &str) -> String {
         let cols: Vec<String> = self
             .columns
             .iter()
-            .map(|c| format!("{c} {value_type}"))
+            .zip(&self.types)
+            .map(|(c, t)| format!("{c} {}", self.dialect.column_type(*t)))
             .collect();
         format!(
             "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}){suffix}",
@@ -113,13 +169,19 @@ impl Statements {
         let sets: Vec<String> = fields
             .iter()
             .enumerate()
-            .map(|(i, f)| format!("{} = {}", self.columns[*f], self.placeholder.nth(i + 1)))
+            .map(|(i, f)| {
+                format!(
+                    "{} = {}",
+                    self.columns[*f],
+                    self.dialect.param(i + 1, self.types[*f])
+                )
+            })
             .collect();
         format!(
             "UPDATE {} SET {} WHERE YCSB_KEY = {}",
             self.table,
             sets.join(", "),
-            self.placeholder.nth(fields.len() + 1)
+            self.dialect.nth(fields.len() + 1)
         )
     }
 }
@@ -132,11 +194,25 @@ pub fn literal(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
+
+    fn schema(types: &[FieldType]) -> crate::Schema {
+        crate::Schema {
+            table: "usertable".into(),
+            field_names: Arc::from(
+                (0..types.len())
+                    .map(|i| format!("field{i}"))
+                    .collect::<Vec<_>>(),
+            ),
+            field_types: Arc::from(types),
+        }
+    }
 
     #[test]
     fn statements_use_the_dialects_placeholders() {
-        let f: Vec<String> = vec!["field0".into(), "field1".into()];
-        let pg = Statements::new("usertable", &f, Placeholder::Dollar);
+        let text = FieldType::Text { max_len: Some(100) };
+        let f = schema(&[text, text]);
+        let pg = Statements::new("usertable", &f, Dialect::Postgres);
         assert_eq!(
             pg.update_all,
             "UPDATE usertable SET FIELD0 = $1, FIELD1 = $2 WHERE YCSB_KEY = $3"
@@ -145,11 +221,45 @@ mod tests {
             pg.multi_row_insert(2),
             "INSERT INTO usertable (YCSB_KEY, FIELD0, FIELD1) VALUES ($1, $2, $3), ($4, $5, $6)"
         );
-        let my = Statements::new("usertable", &f, Placeholder::Question);
+        let my = Statements::new("usertable", &f, Dialect::MySql);
         assert_eq!(
             my.read_one[1],
             "SELECT FIELD1 FROM usertable WHERE YCSB_KEY = ?"
         );
         assert_eq!(literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn typed_columns_are_created_bound_and_read_as_text() {
+        let f = schema(&[
+            FieldType::Int,
+            FieldType::Timestamp,
+            FieldType::Text { max_len: None },
+        ]);
+        let pg = Statements::new("t", &f, Dialect::Postgres);
+        assert_eq!(
+            pg.create_table(""),
+            "CREATE TABLE IF NOT EXISTS t (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 INTEGER, FIELD1 TIMESTAMP(3), FIELD2 TEXT)"
+        );
+        assert_eq!(
+            pg.insert,
+            "INSERT INTO t (YCSB_KEY, FIELD0, FIELD1, FIELD2) VALUES ($1, $2::text::INTEGER, $3::text::TIMESTAMP(3), $4)"
+        );
+        assert_eq!(
+            pg.update_one[0],
+            "UPDATE t SET FIELD0 = $1::text::INTEGER WHERE YCSB_KEY = $2"
+        );
+        assert_eq!(
+            pg.read_all,
+            "SELECT FIELD0::text, FIELD1::text, FIELD2 FROM t WHERE YCSB_KEY = $1"
+        );
+        let my = Statements::new("t", &f, Dialect::MySql);
+        assert!(my
+            .create_table("")
+            .ends_with("FIELD1 DATETIME(3), FIELD2 MEDIUMTEXT)"));
+        assert_eq!(
+            my.read_one[0],
+            "SELECT CAST(FIELD0 AS CHAR) FROM t WHERE YCSB_KEY = ?"
+        );
     }
 }

@@ -14,10 +14,10 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        schema: Schema {
-            table: "usertable".into(),
-            field_names: Arc::from((0..4).map(|i| format!("field{i}")).collect::<Vec<_>>()),
-        },
+        schema: Schema::text(
+            "usertable",
+            Arc::from((0..4).map(|i| format!("field{i}")).collect::<Vec<_>>()),
+        ),
         create_schema: create,
         drop_schema: false,
     }

@@ -300,10 +300,7 @@ impl Settings {
         BindingConfig {
             url: self.db.clone(),
             options: BindingConfig::options_from(&self.props, self.binding.name),
-            schema: Schema {
-                table: self.workload.table.clone(),
-                field_names: self.workload.field_names.clone(),
-            },
+            schema: Schema::of(&self.workload),
             create_schema,
             drop_schema,
         }

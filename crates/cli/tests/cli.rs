@@ -1,24 +1,11 @@
 //! The `scalebench` binary end to end: on SQLite and null, bad input, merge, interruption.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn scalebench(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 #[test]
 fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
@@ -473,74 +460,4 @@ fn monitor_writes_a_series_of_named_processes() {
         let o = scalebench(&["monitor", "--process", bad, "-o", out.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
     }
-}
-
-/// An external deployment's monitor command (here `scalebench monitor --stream` on this host, as
-/// ssh would run it on a database host) is collected with the result and counts in the verdict.
-#[test]
-fn series_of_other_hosts_are_collected_and_name_the_bound() {
-    let dir = tempfile::tempdir().unwrap();
-    // A stand-in for the database server on the other host: a process burning a core.
-    let burner = Command::new("sh")
-        .args(["-c", "(while :; do :; done) >/dev/null 2>&1 & echo $!"])
-        .output()
-        .unwrap();
-    let burner: u32 = String::from_utf8_lossy(&burner.stdout)
-        .trim()
-        .parse()
-        .unwrap();
-    let file = dir.path().join("ext.toml");
-    std::fs::write(
-        &file,
-        format!(
-            "name = \"ext-monitored\"\ndatabase = \"external\"\n[external]\nurl = \"sqlite://{}/ext.db\"\n\
-             [external.monitors]\ndbhost = \"'{}' monitor --stream --interval 250ms --process server={burner}\"\n",
-            dir.path().display(),
-            env!("CARGO_BIN_EXE_scalebench")
-        ),
-    )
-    .unwrap();
-    let clusters = dir.path().join("clusters");
-    let (file_s, clusters_s) = (file.to_str().unwrap(), clusters.to_str().unwrap());
-    let up = scalebench(&["cluster", "up", file_s, "--clusters-dir", clusters_s]);
-    assert!(up.status.success(), "{}", stderr(&up));
-    let out = dir.path().join("r.json");
-    let o = scalebench(&[
-        "run",
-        "--deployment",
-        file_s,
-        "--clusters-dir",
-        clusters_s,
-        "--create-schema",
-        "--duration",
-        "3s",
-        "--target",
-        "100",
-        "-p",
-        "recordcount=100",
-        "--output",
-        out.to_str().unwrap(),
-    ]);
-    // SAFETY: kill(2) on the burner this test started.
-    unsafe { libc::kill(burner as i32, libc::SIGKILL) };
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r = json(&out);
-    let phase = r["phases"].as_array().unwrap().last().unwrap().clone();
-    let remote = &phase["remote_resources"][0];
-    assert_eq!(remote["host"], "dbhost", "{phase}");
-    let samples = remote["series"]["samples"].as_array().unwrap();
-    assert!(samples.len() >= 8, "{} samples", samples.len());
-    let busiest = samples
-        .iter()
-        .map(|s| s["processes"][0]["cpu_cores"].as_f64().unwrap())
-        .fold(0.0, f64::max);
-    assert!(
-        busiest > 0.5,
-        "the server's cpu on the other host: {busiest}"
-    );
-    assert_eq!(
-        phase["bounded_by"]["bounded_by"], "cpu of server on dbhost",
-        "{}",
-        phase["bounded_by"]
-    );
 }

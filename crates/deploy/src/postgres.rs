@@ -18,6 +18,8 @@ pub const DATABASE: &str = "ycsb";
 pub struct PostgresServer {
     pub port: u16,
     pub process: ManagedProcess,
+    bin: PathBuf,
+    data: PathBuf,
 }
 
 /// The newest installed PostgreSQL's bin directory.
@@ -191,7 +193,17 @@ impl PostgresServer {
         let mut process = ManagedProcess::spawn("postgres", &dir, cmd, die_with_parent)?;
         process.wait_ready(Duration::from_secs(60), || is_ready(&bin, port))?;
         create_user_and_database(&bin, &data, port)?;
-        Ok(PostgresServer { port, process })
+        Ok(PostgresServer {
+            port,
+            process,
+            bin,
+            data,
+        })
+    }
+
+    /// SQL as the superuser in the benchmark's database; unaligned, tuples-only output.
+    pub fn sql(&self, text: &str) -> Result<String, DeployError> {
+        psql(&self.bin, &self.data, self.port, DATABASE, text)
     }
 
     pub fn url(&self) -> String {

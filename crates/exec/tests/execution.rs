@@ -399,10 +399,7 @@ fn on_sqlite(
     let config = BindingConfig {
         url: DbUrl::parse(&format!("sqlite://{}/t.db", dir.display())).unwrap(),
         options: Default::default(),
-        schema: Schema {
-            table: w.table.clone(),
-            field_names: w.field_names.clone(),
-        },
+        schema: Schema::of(w),
         create_schema: plan.phase == Phase::Load,
         drop_schema: false,
     };

@@ -213,3 +213,51 @@ fn a_paused_node_stalls_the_run_without_failures() {
     assert_eq!(other, 0, "{:?}", paused.errors);
     assert_accounted(&paused);
 }
+
+/// Lourenco's measurement records: typed columns (int, timestamp, double), values read back equal,
+/// a batched load complete.
+#[test]
+fn measurement_records_are_stored_typed() {
+    let _t = turn();
+    let w = builtin(
+        "timeseries",
+        &[("table", "measurements"), ("recordcount", "2000")],
+    );
+    for prepared in ["true", "false"] {
+        let c = config(
+            &node().url("ycsb"),
+            &w,
+            &[("prepared", prepared)],
+            true,
+            prepared == "true",
+        );
+        let f = CassandraFactory::open(&c).unwrap();
+        block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 11))
+            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+    }
+    // The same table seen as YCSB's text schema: text bound to its int columns is refused, which
+    // only a typed column does.
+    let text = workload(&[("table", "measurements"), ("fieldcount", "8")]);
+    let mut c = config(&node().url("ycsb"), &text, &[], false, false);
+    c.schema = scalebench_binding::Schema::text("measurements", w.field_names.clone());
+    let f = CassandraFactory::open(&c).unwrap();
+    let refused = block_on(async {
+        use scalebench_binding::{Binding, BindingFactory};
+        let mut b = f.connect(0).await.unwrap();
+        b.insert("some-id", &vec![(0, "not-an-int".to_string())])
+            .await
+    });
+    assert!(refused.is_err(), "a text value went into an int column");
+    let r = phase(
+        config(&node().url("ycsb"), &w, &[], true, true),
+        &w,
+        load_plan(2, 100),
+    )
+    .result;
+    assert_eq!(
+        (r.totals.records, r.totals.failed),
+        (2000, 0),
+        "{:?}",
+        r.errors
+    );
+}

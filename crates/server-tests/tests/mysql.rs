@@ -121,3 +121,37 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
         },
     );
 }
+
+/// Lourenco's measurement records: typed columns, values read back equal, a batched load complete.
+#[test]
+fn measurement_records_are_stored_typed() {
+    let w = builtin(
+        "timeseries",
+        &[("table", "measurements"), ("recordcount", "2000")],
+    );
+    for prepared in ["true", "false"] {
+        let c = config(&server().url(), &w, &[("prepared", prepared)], true, true);
+        let f = scalebench_binding::mysql::MysqlFactory::open(&c).unwrap();
+        block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 7))
+            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+    }
+    let types = server()
+        .sql("SELECT GROUP_CONCAT(DATA_TYPE ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_NAME = 'measurements'")
+        .unwrap();
+    assert_eq!(
+        types.trim(),
+        "varchar,int,int,int,datetime,text,int,double,datetime"
+    );
+    let r = phase(
+        config(&server().url(), &w, &[], true, true),
+        &w,
+        load_plan(2, 100),
+    )
+    .result;
+    assert_eq!(
+        (r.totals.records, r.totals.failed),
+        (2000, 0),
+        "{:?}",
+        r.errors
+    );
+}

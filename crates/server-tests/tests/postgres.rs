@@ -163,3 +163,34 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
         },
     );
 }
+
+/// Lourenco's measurement records: typed columns, values read back equal, a batched load complete.
+#[test]
+fn measurement_records_are_stored_typed() {
+    let w = builtin(
+        "timeseries",
+        &[("table", "measurements"), ("recordcount", "2000")],
+    );
+    let f = PostgresFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 1_000_000))
+        .unwrap();
+    let types = server()
+        .sql("SELECT string_agg(data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'measurements'")
+        .unwrap();
+    assert_eq!(
+        types.trim(),
+        "character varying,integer,integer,integer,timestamp without time zone,text,integer,double precision,timestamp without time zone"
+    );
+    for mode in ["multirow", "copy"] {
+        let c = config(&server().url(), &w, &[("batch_mode", mode)], true, true);
+        let r = phase(c, &w, load_plan(2, 100)).result;
+        assert_eq!(
+            (r.totals.records, r.totals.failed),
+            (2000, 0),
+            "{mode}: {:?}",
+            r.errors
+        );
+        let n = server().sql("SELECT count(*) FROM measurements").unwrap();
+        assert_eq!(n.trim(), "2000", "{mode}");
+    }
+}

@@ -12,6 +12,9 @@ pub fn builtin_workload(name: &str) -> Option<(&'static str, String)> {
     if name.eq_ignore_ascii_case("documents") {
         return Some(("documents", format!("{COMMON}{DOCUMENTS}")));
     }
+    if name.eq_ignore_ascii_case("timeseries") {
+        return Some(("timeseries", format!("{COMMON}{TIMESERIES}")));
+    }
     let (id, body) = match letter {
         "a" => ("a", "readproportion=0.5\nupdateproportion=0.5\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n"),
         "b" => ("b", "readproportion=0.95\nupdateproportion=0.05\nscanproportion=0\ninsertproportion=0\nrequestdistribution=zipfian\n"),
@@ -52,7 +55,19 @@ readmodifywriteproportion=0.2\nreadmodifywritemode=append\nappendlength=300\nwri
 requestdistribution=uniform\nfieldcount=1\nfieldlengthdistribution=lognormal\nfieldlengthmedian=3000\n\
 fieldlengthsigma=1\nminfieldlength=100\nfieldlength=100000\n";
 
-pub const BUILTIN_NAMES: [&str; 14] = [
+/// Lourenco's write-heavy load: measurement records (9 typed fields, 126 bytes) written in batches of
+/// 100 by concurrent sources (`--threads`); the load phase is the measurement (records/s, space).
+const TIMESERIES: &str = "recordtype=measurement
+batchsize=100
+readproportion=0
+updateproportion=0
+\
+scanproportion=0
+insertproportion=1
+requestdistribution=uniform
+";
+
+pub const BUILTIN_NAMES: [&str; 15] = [
     "a",
     "b",
     "c",
@@ -67,6 +82,7 @@ pub const BUILTIN_NAMES: [&str; 14] = [
     "I",
     "M",
     "documents",
+    "timeseries",
 ];
 
 #[cfg(test)]
@@ -130,5 +146,25 @@ mod tests {
             }
         }
         assert!((appends as f64 / n as f64 - 0.2).abs() < 0.02, "{appends}");
+    }
+
+    #[test]
+    fn timeseries_writes_measurement_records_keyed_by_uuid() {
+        let (_, text) = builtin_workload("timeseries").unwrap();
+        let mut p = Properties::new();
+        p.load_str(&text, "timeseries").unwrap();
+        let w = CoreWorkload::from_properties(&p).unwrap();
+        assert_eq!(w.field_names.len(), 8);
+        assert_eq!(w.mean_key_bytes() + w.mean_record_bytes(), 126.0);
+        assert!(!w.field_types[0].is_text());
+        let mut op = crate::Operation::default();
+        let mut g = w.generator(1);
+        g.next_operation(&mut op);
+        assert_eq!(op.kind, crate::OpKind::Insert);
+        assert_eq!((op.key.len(), op.values.len()), (36, 8));
+        g.load_operation(3, &mut op);
+        assert_eq!(op.values[3].1, "2026-01-01 00:00:03.000");
+        p.set("dataintegrity", "true", "-p");
+        assert!(CoreWorkload::from_properties(&p).is_err());
     }
 }

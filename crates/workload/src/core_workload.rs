@@ -11,7 +11,7 @@ use crate::generator::{
     SkewedLatest, Uniform, WorkerRng, Zipfian,
 };
 use crate::keys::{InsertOrder, KeyBuilder};
-use crate::operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
+use crate::operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKind, Operation};
 use crate::values::{deterministic_value, ValuePool};
 use crate::{Properties, WorkloadError};
 
@@ -22,6 +22,7 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "operationcount",
     "table",
     "fieldcount",
+    "recordtype",
     "fieldnameprefix",
     "fieldlength",
     "minfieldlength",
@@ -104,6 +105,10 @@ enum ScanLength {
 pub struct CoreWorkload {
     pub table: String,
     pub field_names: Arc<[String]>,
+    /// The type of each field, for bindings with typed schemas.
+    pub field_types: Arc<[FieldType]>,
+    /// `recordtype=measurement`: Lourenco's typed record instead of YCSB's text fields.
+    pub measurement: bool,
     pub keys: KeyBuilder,
     pub record_count: u64,
     pub insert_start: u64,
@@ -161,7 +166,16 @@ impl CoreWorkload {
                 "expected letters, digits and '_'",
             ));
         }
-        let field_names: Arc<[String]> = (0..field_count).map(|i| format!("{prefix}{i}")).collect();
+        let measurement =
+            p.choice_or("recordtype", "ycsb", &["ycsb", "measurement"])? == "measurement";
+        let field_names: Arc<[String]> = if measurement {
+            crate::measurement::FIELDS
+                .iter()
+                .map(|(n, _)| n.to_string())
+                .collect()
+        } else {
+            (0..field_count).map(|i| format!("{prefix}{i}")).collect()
+        };
 
         let field_len = p.u64_or("fieldlength", 100)?;
         let min_field_len = p.u64_or("minfieldlength", 1)?;
@@ -240,6 +254,13 @@ impl CoreWorkload {
         let read_all_fields = p.bool_or("readallfields", true)?;
         let write_all_fields = p.bool_or("writeallfields", false)?;
         let data_integrity = p.bool_or("dataintegrity", false)?;
+        if data_integrity && measurement {
+            return Err(WorkloadError::invalid(
+                "dataintegrity",
+                "true",
+                "measurement records hold typed values that databases print their own way",
+            ));
+        }
         if data_integrity && !matches!(field_length, FieldLength::Constant(_)) {
             return Err(WorkloadError::invalid(
                 "fieldlengthdistribution",
@@ -305,7 +326,11 @@ impl CoreWorkload {
             _ => InsertOrder::Ordered,
         };
         let keys = KeyBuilder {
-            order,
+            order: if measurement {
+                InsertOrder::Uuid
+            } else {
+                order
+            },
             zero_padding: zero_padding as usize,
             prefix: "user".to_string(),
         };
@@ -382,7 +407,18 @@ impl CoreWorkload {
             .min(u32::MAX as u64) as u32;
         let insertion_retry_interval_s = p.u64_or("core_workload_insertion_retry_interval", 3)?;
 
+        let field_types: Arc<[FieldType]> = if measurement {
+            crate::measurement::FIELDS.iter().map(|(_, t)| *t).collect()
+        } else {
+            let max_len = append.is_none().then_some(field_len as usize);
+            field_names
+                .iter()
+                .map(|_| FieldType::Text { max_len })
+                .collect()
+        };
         Ok(CoreWorkload {
+            measurement,
+            field_types,
             table,
             field_chooser: Uniform::new(0, field_count - 1),
             field_names,
@@ -438,8 +474,11 @@ impl CoreWorkload {
         total as f64 / n as f64
     }
 
-    /// Mean bytes of field values in one record (all fields).
+    /// Mean bytes of field values in one record (all fields; typed fields in binary form).
     pub fn mean_record_bytes(&self) -> f64 {
+        if self.measurement {
+            return crate::measurement::record_bytes() as f64;
+        }
         let per_field = match &self.field_length {
             FieldLength::Constant(n) => *n as f64,
             FieldLength::Uniform(_) | FieldLength::Zipfian(_) | FieldLength::LogNormal { .. } => {
@@ -611,7 +650,9 @@ impl OperationGenerator {
             let (field, value) = &mut op.values[i];
             *field = idx;
             value.clear();
-            if self.workload.data_integrity {
+            if self.workload.measurement {
+                crate::measurement::write_value(idx, op.keynum, &mut self.rng, &self.pool, value);
+            } else if self.workload.data_integrity {
                 value.push_str(&deterministic_value(
                     &op.key,
                     &self.workload.field_names[idx],

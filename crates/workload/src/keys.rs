@@ -24,6 +24,8 @@ pub enum InsertOrder {
     Hashed,
     /// `user` + the key number: inserts in key order.
     Ordered,
+    /// A UUID derived from the key number, no prefix (measurement records' ids).
+    Uuid,
 }
 
 #[derive(Debug, Clone)]
@@ -40,6 +42,7 @@ impl KeyBuilder {
         let n = match self.order {
             InsertOrder::Hashed => fnvhash64(keynum as i64),
             InsertOrder::Ordered => keynum as i64,
+            InsertOrder::Uuid => return crate::measurement::write_uuid(keynum, out),
         };
         let mut buf = itoa::Buffer::new();
         let digits = buf.format(n);

@@ -8,11 +8,12 @@ pub mod core_workload;
 pub mod error;
 pub mod generator;
 pub mod keys;
+pub mod measurement;
 pub mod operation;
 pub mod properties;
 pub mod values;
 
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};
 pub use error::WorkloadError;
-pub use operation::{FailureClass, FieldSet, Fields, OpError, OpKind, Operation};
+pub use operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKind, Operation};
 pub use properties::Properties;

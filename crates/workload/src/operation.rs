@@ -148,6 +148,35 @@ impl FieldSet {
     }
 }
 
+/// The type a binding with a typed schema gives a field. Values are always passed as text (ints and
+/// doubles in decimal, timestamps as `YYYY-MM-DD HH:MM:SS.mmm` UTC); schemaless stores keep the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Text of at most `max_len` characters; `None` when values can grow (appends).
+    Text { max_len: Option<usize> },
+    /// 32-bit integer.
+    Int,
+    /// 64-bit floating point.
+    Double,
+    /// Millisecond timestamp.
+    Timestamp,
+}
+
+impl FieldType {
+    /// Bytes in binary form; text counts `text_len` characters.
+    pub fn binary_bytes(self, text_len: usize) -> usize {
+        match self {
+            FieldType::Text { .. } => text_len,
+            FieldType::Int => 4,
+            FieldType::Double | FieldType::Timestamp => 8,
+        }
+    }
+
+    pub fn is_text(self) -> bool {
+        matches!(self, FieldType::Text { .. })
+    }
+}
+
 /// Field values by field index. Values are plain ASCII (see [`crate::values`]).
 pub type Fields = Vec<(usize, String)>;
 

@@ -12,14 +12,17 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, FieldType, Fields, OpError, Operation};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
+use scylla::serialize::row::{RowSerializationContext, SerializeRow};
+use scylla::serialize::writers::RowWriter;
+use scylla::serialize::SerializationError;
 use scylla::statement::batch::{Batch, BatchType};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
-use scylla::value::{CqlValue, Row};
+use scylla::value::{CqlTimestamp, CqlValue, Row};
 
 use crate::registry::{BindingInfo, OptionInfo};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
@@ -78,6 +81,9 @@ struct Settings {
     keyspace: String,
     table: String,
     columns: Vec<String>,
+    /// The fields' types: a typed table (measurement records) binds typed values.
+    types: Vec<FieldType>,
+    typed: bool,
     read: Consistency,
     scan: Consistency,
     write: Consistency,
@@ -155,6 +161,8 @@ impl CassandraFactory {
             keyspace,
             table: config.schema.table.clone(),
             columns: config.schema.field_names.to_vec(),
+            types: config.schema.field_types.to_vec(),
+            typed: config.schema.is_typed(),
             read: c("read_consistency")?,
             scan: c("scan_consistency")?,
             write: c("write_consistency")?,
@@ -210,7 +218,12 @@ impl CassandraFactory {
                     .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"), &[])
                     .await
                     .map_err(|e| schema_err("cannot create keyspace", &e))?;
-                let cols: Vec<String> = settings.columns.iter().map(|c| format!("{c} varchar")).collect();
+                let cols: Vec<String> = settings
+                    .columns
+                    .iter()
+                    .zip(&settings.types)
+                    .map(|(c, t)| format!("{c} {}", cql_type(*t)))
+                    .collect();
                 let compression = if compression == "none" {
                     "{'enabled': 'false'}".to_string()
                 } else {
@@ -443,8 +456,67 @@ fn classify(e: impl std::fmt::Display) -> OpError {
 fn text_of(v: Option<CqlValue>) -> String {
     match v {
         Some(CqlValue::Text(s)) | Some(CqlValue::Ascii(s)) => s,
+        Some(CqlValue::Int(i)) => i.to_string(),
+        Some(CqlValue::Double(d)) => d.to_string(),
+        Some(CqlValue::Timestamp(CqlTimestamp(ms))) => chrono::DateTime::from_timestamp_millis(ms)
+            .map_or_else(|| ms.to_string(), |t| t.format(TIMESTAMP_TEXT).to_string()),
         Some(other) => format!("{other:?}"),
         None => String::new(),
+    }
+}
+
+/// How the workload writes timestamps (UTC).
+const TIMESTAMP_TEXT: &str = "%Y-%m-%d %H:%M:%S%.3f";
+
+fn cql_type(t: FieldType) -> &'static str {
+    match t {
+        FieldType::Text { .. } => "varchar",
+        FieldType::Int => "int",
+        FieldType::Double => "double",
+        FieldType::Timestamp => "timestamp",
+    }
+}
+
+/// A field's text as the CQL value of its type.
+fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
+    let bad =
+        |what: &str| OpError::new(FailureClass::Other, format!("value '{text}' is not {what}"));
+    Ok(match t {
+        FieldType::Text { .. } => CqlValue::Text(text.to_string()),
+        FieldType::Int => CqlValue::Int(text.parse().map_err(|_| bad("an int"))?),
+        FieldType::Double => CqlValue::Double(text.parse().map_err(|_| bad("a double"))?),
+        FieldType::Timestamp => CqlValue::Timestamp(CqlTimestamp(
+            chrono::NaiveDateTime::parse_from_str(text, TIMESTAMP_TEXT)
+                .map_err(|_| bad("a timestamp (YYYY-MM-DD HH:MM:SS.mmm)"))?
+                .and_utc()
+                .timestamp_millis(),
+        )),
+    })
+}
+
+/// Bound values: text as borrowed strings (YCSB's schema, no copies), or typed values.
+enum Values<'a> {
+    Text(Vec<&'a str>),
+    Typed(Vec<Option<CqlValue>>),
+}
+
+impl SerializeRow for Values<'_> {
+    fn serialize(
+        &self,
+        ctx: &RowSerializationContext<'_>,
+        writer: &mut RowWriter,
+    ) -> Result<(), SerializationError> {
+        match self {
+            Values::Text(v) => v.serialize(ctx, writer),
+            Values::Typed(v) => v.serialize(ctx, writer),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Values::Text(v) => v.is_empty(),
+            Values::Typed(v) => v.is_empty(),
+        }
     }
 }
 
@@ -485,18 +557,27 @@ impl CassandraBinding {
         fields.indices(self.settings.columns.len())
     }
 
-    fn insert_values<'a>(&self, key: &'a str, values: &'a Fields) -> Vec<&'a str> {
+    /// The key, then every column (a field not given is empty text, or null when typed).
+    fn insert_values<'a>(&self, key: &'a str, values: &'a Fields) -> Result<Values<'a>, OpError> {
+        if self.settings.typed {
+            let mut row = vec![None; self.settings.columns.len() + 1];
+            row[0] = Some(CqlValue::Text(key.to_string()));
+            for (f, v) in values {
+                row[f + 1] = Some(typed_value(self.settings.types[*f], v)?);
+            }
+            return Ok(Values::Typed(row));
+        }
         let mut row = vec![""; self.settings.columns.len() + 1];
         row[0] = key;
         for (f, v) in values {
             row[f + 1] = v.as_str();
         }
-        row
+        Ok(Values::Text(row))
     }
 
     /// An insert; with IF NOT EXISTS, a row that is already there is a conflict.
     async fn insert_one(&self, key: &str, values: &Fields) -> Result<(), OpError> {
-        let row = self.insert_values(key, values);
+        let row = self.insert_values(key, values)?;
         let p = self.session.prepared.as_ref().map(|p| &p.insert);
         let rows = self
             .rows(p, || self.settings.insert_cql(), self.settings.write, row)
@@ -574,8 +655,18 @@ impl Binding for CassandraBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
-        let mut params: Vec<&str> = values.iter().map(|(_, v)| v.as_str()).collect();
-        params.push(key);
+        let params = if self.settings.typed {
+            let mut typed = values
+                .iter()
+                .map(|(f, v)| typed_value(self.settings.types[*f], v).map(Some))
+                .collect::<Result<Vec<_>, _>>()?;
+            typed.push(Some(CqlValue::Text(key.to_string())));
+            Values::Typed(typed)
+        } else {
+            let mut params: Vec<&str> = values.iter().map(|(_, v)| v.as_str()).collect();
+            params.push(key);
+            Values::Text(params)
+        };
         let p = match (self.session.prepared.as_ref(), values.as_slice()) {
             (Some(p), [(f, _)]) => Some(&p.update_one[*f]),
             _ => None,
@@ -606,10 +697,10 @@ impl Binding for CassandraBinding {
         }
         let mut batch = Batch::new(BatchType::Unlogged);
         batch.set_consistency(self.settings.write);
-        let rows: Vec<Vec<&str>> = records
+        let rows = records
             .iter()
             .map(|r| self.insert_values(&r.key, &r.values))
-            .collect();
+            .collect::<Result<Vec<_>, _>>()?;
         match self.session.prepared.as_ref() {
             Some(p) => {
                 for _ in records {

@@ -9,7 +9,7 @@ use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::registry::{BindingInfo, OptionInfo};
-use crate::sql::{literal, Placeholder, Statements};
+use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -50,11 +50,7 @@ impl MysqlFactory {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
         }
         let shared = Shared {
-            statements: Statements::new(
-                &config.schema.table,
-                &config.schema.field_names,
-                Placeholder::Question,
-            ),
+            statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
             prepared: config.choice("mysql", "prepared", "true", &["true", "false"])? == "true",
             opts,
             url,
@@ -101,7 +97,7 @@ impl Shared {
                 .map_err(|e| err("cannot drop", e))?;
         }
         if create {
-            c.query_drop(st.create_table("TEXT", &format!(" ENGINE={engine}")))
+            c.query_drop(st.create_table(&format!(" ENGINE={engine}")))
                 .await
                 .map_err(|e| err("cannot create", e))?;
         }

@@ -14,7 +14,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use crate::registry::{BindingInfo, OptionInfo};
-use crate::sql::{literal, Placeholder, Statements};
+use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -113,11 +113,7 @@ impl PostgresFactory {
         }
         let shared = Shared {
             read_hosts,
-            statements: Statements::new(
-                &config.schema.table,
-                &config.schema.field_names,
-                Placeholder::Dollar,
-            ),
+            statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
             prepared: bool_option(config, "prepared", "true")?,
             batch_mode: match config
                 .choice("postgres", "batch_mode", "multirow", &["multirow", "copy"])?
@@ -187,7 +183,7 @@ impl Shared {
         }
         if create {
             client
-                .batch_execute(&st.create_table("TEXT", ""))
+                .batch_execute(&st.create_table(""))
                 .await
                 .map_err(|e| schema_err("cannot create", e))?;
         }

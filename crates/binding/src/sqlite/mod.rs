@@ -11,6 +11,7 @@ use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::registry::{BindingInfo, OptionInfo};
+use crate::sql::Dialect;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -47,6 +48,9 @@ pub struct SqliteFactory {
     path: PathBuf,
     table: String,
     columns: Vec<String>,
+    /// Each column as read back: typed columns cast to text.
+    selects: Vec<String>,
+    types: Vec<scalebench_workload::FieldType>,
     journal_mode: String,
     synchronous: String,
     busy_timeout: Duration,
@@ -56,14 +60,22 @@ pub struct SqliteFactory {
 impl SqliteFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let path = path_of(config)?;
+        let columns: Vec<String> = config
+            .schema
+            .field_names
+            .iter()
+            .map(|f| f.to_ascii_uppercase())
+            .collect();
+        let types = config.schema.field_types.to_vec();
         let factory = SqliteFactory {
             table: config.schema.table.clone(),
-            columns: config
-                .schema
-                .field_names
+            selects: columns
                 .iter()
-                .map(|f| f.to_ascii_uppercase())
+                .zip(&types)
+                .map(|(c, t)| Dialect::Sqlite.select(c, *t))
                 .collect(),
+            columns,
+            types,
             journal_mode: config.choice(
                 "sqlite",
                 "journal_mode",
@@ -99,7 +111,8 @@ impl SqliteFactory {
             let cols: Vec<String> = factory
                 .columns
                 .iter()
-                .map(|c| format!("{c} TEXT"))
+                .zip(&factory.types)
+                .map(|(c, t)| format!("{c} {}", Dialect::Sqlite.column_type(*t)))
                 .collect();
             conn.execute_batch(&format!(
                 "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}) WITHOUT ROWID;",
@@ -212,13 +225,14 @@ impl BindingFactory for SqliteFactory {
         let conn = self.connection()?;
         let t = &self.table;
         let all = self.columns.join(", ");
+        let selected = self.selects.join(", ");
         let placeholders = vec!["?"; self.columns.len()].join(", ");
         Ok(SqliteBinding {
-            read_all: format!("SELECT {all} FROM {t} WHERE YCSB_KEY = ?1"),
-            read_one: self.columns.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
-            scan_all: format!("SELECT YCSB_KEY, {all} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
+            read_all: format!("SELECT {selected} FROM {t} WHERE YCSB_KEY = ?1"),
+            read_one: self.selects.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
+            scan_all: format!("SELECT YCSB_KEY, {selected} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
             scan_one: self
-                .columns
+                .selects
                 .iter()
                 .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"))
                 .collect(),

@@ -108,16 +108,22 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
+    let timing = if exp.procedure.measure == "load" {
+        "until every record is written".to_string()
+    } else {
+        format!(
+            "warm-up {}, duration {}",
+            exp.procedure.warmup, exp.procedure.duration
+        )
+    };
     let mut out = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, warm-up {}, duration {}\n",
+        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}\n",
         exp.name,
         plan.len(),
         plan.len() / exp.repetitions as usize,
         exp.repetitions,
         exp.procedure.measure,
         exp.procedure.load,
-        exp.procedure.warmup,
-        exp.procedure.duration
     );
     let mut loaded: Option<&str> = None;
     for (i, r) in plan.iter().enumerate() {

@@ -32,12 +32,17 @@ pub fn keep<T: Send + Sync + 'static>(start: impl FnOnce() -> T + Send + 'static
 }
 
 pub fn workload(props: &[(&str, &str)]) -> CoreWorkload {
+    builtin("a", props)
+}
+
+/// Built-in workload `name` with property overrides.
+pub fn builtin(name: &str, props: &[(&str, &str)]) -> CoreWorkload {
     let mut p = Properties::new();
     p.load_str(
-        &scalebench_workload::builtin::builtin_workload("a")
+        &scalebench_workload::builtin::builtin_workload(name)
             .unwrap()
             .1,
-        "a",
+        name,
     )
     .unwrap();
     for (k, v) in props {
@@ -59,10 +64,7 @@ pub fn config(
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        schema: Schema {
-            table: w.table.clone(),
-            field_names: w.field_names.clone(),
-        },
+        schema: Schema::of(w),
         create_schema: create,
         drop_schema: drop,
     }
