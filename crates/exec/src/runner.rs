@@ -521,6 +521,15 @@ impl<F> SlotContext<'_, F> {
     fn past_deadline(&self, now_ns: u64) -> bool {
         self.timeline.deadline_ns.is_some_and(|d| now_ns >= d)
     }
+
+    /// True when `end_ns` falls after the end of the measurement window (its duration, or an
+    /// earlier stop request).
+    fn after_window(&self, end_ns: u64) -> bool {
+        self.timeline.deadline_ns.is_some_and(|d| end_ns > d)
+            || self.shared.stop.requested_at().is_some_and(|at| {
+                end_ns > at.saturating_duration_since(self.timeline.start).as_nanos() as u64
+            })
+    }
 }
 
 async fn run_slot<F: BindingFactory>(
@@ -645,6 +654,9 @@ async fn run_slot<F: BindingFactory>(
         let mut rec = recorder.borrow_mut();
         if measured {
             rec.record(op.kind, intended, start, end, result.as_ref().map(|_| ()));
+            if result.is_ok() && ctx.after_window(end) {
+                rec.ok_after_window(op.kind);
+            }
             if schedule.is_some() {
                 rec.record_start_delay(intended, start);
             }

@@ -34,10 +34,13 @@ impl StopSignal {
 
     /// Requests a stop; the first request's time is kept.
     pub fn request(&self) {
-        let at = self.inner.epoch.elapsed().as_nanos() as u64;
-        if !self.inner.requested.swap(true, Ordering::SeqCst) {
-            self.inner.at_nanos.store(at, Ordering::SeqCst);
-        }
+        // The time first, then the flag: whoever sees the flag sees the time (0 means "not yet").
+        let at = (self.inner.epoch.elapsed().as_nanos() as u64).max(1);
+        let _ = self
+            .inner
+            .at_nanos
+            .compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
+        self.inner.requested.store(true, Ordering::SeqCst);
     }
 
     #[inline]

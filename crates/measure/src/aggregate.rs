@@ -108,6 +108,7 @@ pub struct Aggregator {
     start_delay: Option<LatencyHistogram>,
     late: u64,
     issued: [u64; OpKind::COUNT],
+    ok_after_window: [u64; OpKind::COUNT],
     records: u64,
     retries: u64,
     warmup_ops: u64,
@@ -131,6 +132,7 @@ impl Aggregator {
             start_delay: open_loop.then(new_histogram),
             late: 0,
             issued: [0; OpKind::COUNT],
+            ok_after_window: [0; OpKind::COUNT],
             records: 0,
             retries: 0,
             warmup_ops: 0,
@@ -165,6 +167,9 @@ impl Aggregator {
             add_into(into, from);
         }
         self.late += batch.late;
+        for (a, b) in self.ok_after_window.iter_mut().zip(batch.ok_after_window) {
+            *a += b;
+        }
         if let Some(issued) = batch.issued {
             for (a, b) in self.issued.iter_mut().zip(issued) {
                 *a += b;
@@ -247,6 +252,8 @@ impl Aggregator {
                 })
                 .unwrap_or_default();
             let failed_n: u64 = failed.values().sum();
+            let after = self.ok_after_window[kind.index()].min(ok);
+            totals.ok_after_window += after;
             totals.issued += issued;
             totals.ok += ok;
             totals.failed += failed_n;
@@ -257,7 +264,7 @@ impl Aggregator {
                     issued,
                     ok,
                     failed,
-                    throughput_ops_s: ok as f64 / secs,
+                    throughput_ops_s: (ok - after) as f64 / secs,
                     latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
                     intended_latency: t
                         .and_then(|t| t.intended.as_ref())
@@ -269,7 +276,7 @@ impl Aggregator {
                 },
             );
         }
-        totals.throughput_ops_s = totals.ok as f64 / secs;
+        totals.throughput_ops_s = (totals.ok - totals.ok_after_window) as f64 / secs;
 
         let interval_s = self.interval.as_secs_f64();
         let last_index = (meta.duration.as_nanos() / self.interval.as_nanos().max(1)) as u64;
@@ -277,7 +284,10 @@ impl Aggregator {
         let intervals = self
             .frozen
             .into_iter()
-            .filter(|(i, _)| *i <= last_index)
+            // Intervals that begin at or after the window's end hold completions of the grace period.
+            .filter(|(i, _)| {
+                *i <= last_index && (*i as f64 * interval_s) < meta.duration.as_secs_f64()
+            })
             .map(|(index, mut ops)| {
                 // The last interval may be partial: rates use the time it actually covered.
                 let start = index as f64 * interval_s;

@@ -73,6 +73,7 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     let t = &mut out.totals;
     t.issued = phases.iter().map(|p| p.totals.issued).sum();
     t.ok = phases.iter().map(|p| p.totals.ok).sum();
+    t.ok_after_window = phases.iter().map(|p| p.totals.ok_after_window).sum();
     t.failed = phases.iter().map(|p| p.totals.failed).sum();
     t.in_flight_at_stop = phases.iter().map(|p| p.totals.in_flight_at_stop).sum();
     t.throughput_ops_s = phases.iter().map(|p| p.totals.throughput_ops_s).sum();

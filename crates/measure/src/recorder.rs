@@ -47,6 +47,9 @@ pub struct IntervalBatch {
     pub new_errors: Vec<OpError>,
     /// Operations started in the window, by kind. Only in the worker's final batch.
     pub issued: Option<[u64; OpKind::COUNT]>,
+    /// Successful operations that completed after the end of the window (during the grace period),
+    /// by kind. Only in the worker's final batch.
+    pub ok_after_window: [u64; OpKind::COUNT],
     /// Records written by batch and single inserts (load accounting); only in the final batch.
     pub records: u64,
     /// Load phase: failed inserts retried (only in the final batch).
@@ -67,6 +70,7 @@ pub struct Recorder {
     start_delay: Option<LatencyHistogram>,
     late: u64,
     issued: [u64; OpKind::COUNT],
+    ok_after_window: [u64; OpKind::COUNT],
     records: u64,
     retries: u64,
     warmup_ops: u64,
@@ -100,6 +104,7 @@ impl Recorder {
             start_delay: open_loop.then(new_histogram),
             late: 0,
             issued: [0; OpKind::COUNT],
+            ok_after_window: [0; OpKind::COUNT],
             records: 0,
             retries: 0,
             warmup_ops: 0,
@@ -113,6 +118,13 @@ impl Recorder {
     #[inline]
     pub fn issue(&mut self, kind: OpKind) {
         self.issued[kind.index()] += 1;
+    }
+
+    /// A measured operation of `kind` succeeded after the end of the window: it counts in latencies
+    /// and `ok`, but not in the window's throughput.
+    #[inline]
+    pub fn ok_after_window(&mut self, kind: OpKind) {
+        self.ok_after_window[kind.index()] += 1;
     }
 
     /// An operation started during warm-up has completed (counted, not measured).
@@ -232,6 +244,11 @@ impl Recorder {
             late: std::mem::take(&mut self.late),
             new_errors: std::mem::take(&mut self.new_errors),
             issued: last.then_some(self.issued),
+            ok_after_window: if last {
+                self.ok_after_window
+            } else {
+                [0; OpKind::COUNT]
+            },
             records: if last { self.records } else { 0 },
             retries: if last { self.retries } else { 0 },
             warmup_ops: std::mem::take(&mut self.warmup_ops),

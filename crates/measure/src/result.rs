@@ -176,8 +176,12 @@ pub struct Totals {
     pub failed: u64,
     /// Issued operations that had not completed when the run was stopped (grace period over).
     pub in_flight_at_stop: u64,
-    /// Successful operations per second of the measurement window.
+    /// Successful operations completed inside the measurement window, per second of it.
     pub throughput_ops_s: f64,
+    /// Of `ok`: operations issued in the window that completed after its end (during the grace
+    /// period). Their latencies count; the window's throughput does not.
+    #[serde(default)]
+    pub ok_after_window: u64,
     /// Records written by the load phase (a batch insert counts its records).
     #[serde(default)]
     pub records: u64,
