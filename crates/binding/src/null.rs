@@ -31,6 +31,12 @@ pub struct NullFactory {
 
 impl NullFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        if let Some(q) = config.url.url().query().filter(|q| !q.is_empty()) {
+            return Err(BindingError::Config(format!(
+                "invalid database URL '{}': the null binding takes no URL parameters ('{q}'); give options as -p null.<option>=<value>",
+                config.url.redacted()
+            )));
+        }
         let capacity = config.u64_option("null", "capacity_ops_s", 0)?;
         Ok(NullFactory {
             server: (capacity > 0).then(|| {

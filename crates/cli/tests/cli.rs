@@ -168,6 +168,25 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "sqlite.nosuchoption",
         ),
         (vec!["run", "--duration", "0s"], "'0s'"),
+        (
+            vec!["run", "--db", "null://?null.capacity_ops_s=5"],
+            "null.capacity_ops_s=5",
+        ),
+        (
+            vec!["run", "--request-set", "10", "--target", "100"],
+            "'10'",
+        ),
+        (
+            vec![
+                "run",
+                "-p",
+                "fieldlengthdistribution=lognormal",
+                "-p",
+                "fieldlengthmedian=0",
+            ],
+            "fieldlengthmedian",
+        ),
+        (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
         (vec!["bindings", "nosuch"], "'nosuch'"),
         (vec!["run", "--deployment", deployment], "mongo"),
         (vec!["cluster", "up", deployment], "mongo"),
