@@ -1,0 +1,341 @@
+//! Elasticity, after Dory et al. (2011): stability of a request-set timeline and the scores of one
+//! scaling transition. Pure functions over numbers; the `scalebench elastic` command drives the
+//! cluster and the load and hands the timeline here.
+//!
+//! The study left some choices open; ours (documented in docs/elasticity.md):
+//! - a set's point on the timeline is its midpoint, its value its duration;
+//! - the stability threshold is the baseline's median step (median |d_k - d_k-1|), at least 0.5% of
+//!   the baseline's mean set time (identical sets would otherwise never count as stable again);
+//! - Rt, the mean response time of one request, is Av x T / R (Little's law: T requests in flight
+//!   in a closed loop, R per set);
+//! - B integrates the band of plus/minus one rolling standard deviation (over the stability window of
+//!   X sets) around the curve: the integral of 2 sigma(t) from the scale command to stability.
+
+pub mod numeric;
+
+use serde::{Deserialize, Serialize};
+
+use numeric::{integrate, Spline};
+
+/// One timed request set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SetPoint {
+    /// Seconds after the measurement start.
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub failed: u64,
+}
+
+impl SetPoint {
+    pub fn mid_s(&self) -> f64 {
+        self.start_s + self.duration_s / 2.0
+    }
+
+    pub fn end_s(&self) -> f64 {
+        self.start_s + self.duration_s
+    }
+}
+
+pub fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// Sample standard deviation (0 for fewer than two values).
+pub fn sd(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(v);
+    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The median absolute difference between consecutive set times.
+pub fn median_step(durations: &[f64]) -> f64 {
+    median(durations.windows(2).map(|w| (w[1] - w[0]).abs()).collect())
+}
+
+/// The stability threshold of a baseline: its median step, at least 0.5% of its mean set time.
+pub fn threshold(baseline: &[f64]) -> f64 {
+    median_step(baseline).max(0.005 * mean(baseline))
+}
+
+/// The first index k >= `from` + `x` at which the `x` set times ending at k each differ from their
+/// predecessor by less than `threshold` (all of them after `from`): the set that makes the timeline
+/// stable. `None` if no such run exists yet.
+pub fn stable_at(durations: &[f64], from: usize, x: usize, threshold: f64) -> Option<usize> {
+    let x = x.max(1);
+    let mut run = 0;
+    for k in (from + 1)..durations.len() {
+        if (durations[k] - durations[k - 1]).abs() < threshold {
+            run += 1;
+            if run >= x {
+                return Some(k);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    None
+}
+
+/// What happened during one scaling transition, in seconds after the measurement start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Events {
+    /// The scale command was issued (Dory's "bootstrap").
+    pub scale_issued_s: f64,
+    /// The command returned: the node joined (or left) and the cluster answered ready.
+    pub scale_done_s: Option<f64>,
+    /// The database's own tools first reported no data in motion.
+    pub transfers_done_s: Option<f64>,
+    /// No data in motion and the load criterion held (the end of the set that completed it).
+    pub stable_s: Option<f64>,
+}
+
+/// The scores of one transition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Scores {
+    /// Mean request-set time before the scale command (Av1) and after stability (Av2), seconds.
+    pub av_before_s: f64,
+    pub av_after_s: Option<f64>,
+    /// Mean response time of one request before (Rt1) and after (Rt2): Av x threads / set size.
+    pub rt_before_s: f64,
+    pub rt_after_s: Option<f64>,
+    /// The stability threshold used (the baseline's median step, see the crate docs).
+    pub threshold_s: f64,
+    /// Stabilisation time = data-transfer time + additional time.
+    pub stabilisation_s: Option<f64>,
+    pub data_transfer_s: Option<f64>,
+    pub additional_s: Option<f64>,
+    /// A: area of request-set time above the ideal ramp from (scale command, Av1) to (stable, Av2).
+    pub area_above_ramp: Option<f64>,
+    /// B: area of the +/- one standard deviation band over the same interval.
+    pub sd_band_area: Option<f64>,
+    /// (A + B) / ((Rt1 + Rt2)(Av1 + Av2)); 0 is perfectly elastic.
+    pub elasticity: Option<f64>,
+    /// (Av2 - Av1) / Av1: negative when the bigger cluster serves the same load faster.
+    pub scalability: Option<f64>,
+    /// Restricted elasticity: failed requests from the scale command to stability, their share,
+    /// and the time from the command to the end of the last set with a failure (0 without failures).
+    pub failed_in_transition: u64,
+    pub failed_share: f64,
+    pub full_availability_s: Option<f64>,
+}
+
+/// Scores one transition from the whole timeline of its run. `x` is the stability window (sets).
+pub fn score(
+    sets: &[SetPoint],
+    set_size: u64,
+    threads: u64,
+    events: &Events,
+    x: usize,
+) -> Scores {
+    let t_e = events.scale_issued_s;
+    let durations = |f: &dyn Fn(&SetPoint) -> bool| -> Vec<f64> {
+        sets.iter().filter(|s| f(s)).map(|s| s.duration_s).collect()
+    };
+    let before = durations(&|s| s.end_s() <= t_e);
+    let av1 = mean(&before);
+    let per_request = threads as f64 / set_size.max(1) as f64;
+    let mut scores = Scores {
+        av_before_s: av1,
+        rt_before_s: av1 * per_request,
+        threshold_s: threshold(&before),
+        ..Default::default()
+    };
+    let transition_end = events.stable_s.unwrap_or(f64::INFINITY);
+    let in_transition: Vec<&SetPoint> = sets
+        .iter()
+        .filter(|s| s.end_s() > t_e && s.start_s < transition_end)
+        .collect();
+    scores.failed_in_transition = in_transition.iter().map(|s| s.failed).sum();
+    let ops = in_transition.len() as u64 * set_size;
+    scores.failed_share = if ops == 0 {
+        0.0
+    } else {
+        scores.failed_in_transition as f64 / ops as f64
+    };
+    scores.full_availability_s = Some(
+        in_transition
+            .iter()
+            .filter(|s| s.failed > 0)
+            .map(|s| s.end_s() - t_e)
+            .fold(0.0, f64::max),
+    );
+    scores.data_transfer_s = events.transfers_done_s.map(|t| t - t_e);
+    let Some(t_s) = events.stable_s else {
+        return scores;
+    };
+    scores.stabilisation_s = Some(t_s - t_e);
+    scores.additional_s = events.transfers_done_s.map(|t| t_s - t);
+    let after = durations(&|s| s.start_s >= t_s);
+    if after.is_empty() || before.is_empty() {
+        return scores;
+    }
+    let av2 = mean(&after);
+    scores.av_after_s = Some(av2);
+    scores.rt_after_s = Some(av2 * per_request);
+    scores.scalability = Some((av2 - av1) / av1);
+
+    let mids: Vec<f64> = sets.iter().map(SetPoint::mid_s).collect();
+    let all: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
+    let Some(curve) = Spline::natural(&mids, &all) else {
+        return scores;
+    };
+    let ramp = |t: f64| av1 + (av2 - av1) * (t - t_e) / (t_s - t_e).max(f64::MIN_POSITIVE);
+    let tolerance = 1e-9 * (t_s - t_e).max(1.0) * av1.max(1e-6);
+    let a = integrate(&|t| (curve.eval(t) - ramp(t)).max(0.0), t_e, t_s, tolerance);
+    // Rolling standard deviation over the last x sets, at each set's midpoint.
+    let w = x.max(2);
+    let (sd_x, sd_y): (Vec<f64>, Vec<f64>) = (w - 1..sets.len())
+        .map(|k| (mids[k], sd(&all[k + 1 - w..=k])))
+        .unzip();
+    let b = match Spline::natural(&sd_x, &sd_y) {
+        Some(band) => integrate(&|t| 2.0 * band.eval(t).max(0.0), t_e, t_s, tolerance),
+        None => 0.0,
+    };
+    scores.area_above_ramp = Some(a);
+    scores.sd_band_area = Some(b);
+    let denominator = (scores.rt_before_s + av2 * per_request) * (av1 + av2);
+    scores.elasticity = (denominator > 0.0).then(|| (a + b) / denominator);
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Back-to-back sets with the given durations, starting at 0.
+    fn timeline(durations: &[f64]) -> Vec<SetPoint> {
+        let mut t = 0.0;
+        durations
+            .iter()
+            .map(|d| {
+                let s = SetPoint {
+                    start_s: t,
+                    duration_s: *d,
+                    failed: 0,
+                };
+                t += d;
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stability_needs_x_small_steps_in_a_row() {
+        let d = [1.0, 1.02, 0.98, 1.0, 3.0, 2.0, 1.5, 1.1, 1.0, 1.01, 0.99, 1.0, 1.02];
+        assert!((median_step(&d[..4]) - 0.02).abs() < 1e-12);
+        // After index 4 (the disturbance): steps 1.0, 0.5, 0.4, 0.1, 0.01, 0.02, 0.01, 0.02.
+        assert_eq!(stable_at(&d, 4, 3, 0.05), Some(11));
+        assert_eq!(stable_at(&d, 4, 5, 0.05), None);
+        assert_eq!(stable_at(&d, 4, 4, 0.05), Some(12));
+        // The floor: identical baseline sets still give a usable threshold.
+        assert!((threshold(&[2.0, 2.0, 2.0]) - 0.01).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_perfectly_elastic_transition_scores_zero() {
+        // Constant set times throughout: no area above the ramp, no deviation band.
+        let sets = timeline(&[1.0; 40]);
+        let events = Events {
+            scale_issued_s: 10.0,
+            scale_done_s: Some(12.0),
+            transfers_done_s: Some(15.0),
+            stable_s: Some(20.0),
+        };
+        let s = score(&sets, 100, 4, &events, 5);
+        assert_eq!(s.av_before_s, 1.0);
+        assert_eq!(s.av_after_s, Some(1.0));
+        assert!((s.rt_before_s - 0.04).abs() < 1e-12);
+        assert!(s.area_above_ramp.unwrap().abs() < 1e-9);
+        assert!(s.sd_band_area.unwrap().abs() < 1e-9);
+        assert!(s.elasticity.unwrap().abs() < 1e-9);
+        assert_eq!(s.scalability, Some(0.0));
+        assert_eq!(
+            (s.stabilisation_s, s.data_transfer_s, s.additional_s),
+            (Some(10.0), Some(5.0), Some(5.0))
+        );
+    }
+
+    #[test]
+    fn areas_match_a_known_bump() {
+        // Sets of 0.1 s, one bump of 0.2 s extra during [10, 11): the curve follows it closely;
+        // A is about 0.2 x 1 s plus the spline's overshoot, the band covers the bump's deviation.
+        let mut d = vec![0.1; 200];
+        for v in d.iter_mut().skip(100).take(10) {
+            *v = 0.3;
+        }
+        let sets = timeline(&d);
+        let t_e = sets[95].start_s;
+        let t_s = sets[130].start_s;
+        let events = Events {
+            scale_issued_s: t_e,
+            stable_s: Some(t_s),
+            ..Default::default()
+        };
+        let s = score(&sets, 10, 1, &events, 5);
+        let a = s.area_above_ramp.unwrap();
+        // The bump spans 10 sets of 0.3 s: 3 s of time at 0.2 s above the ramp (Av1 = Av2 = 0.1).
+        assert!((a - 0.6).abs() < 0.06, "A = {a}");
+        assert!(s.sd_band_area.unwrap() > 0.0);
+        let e = (a + s.sd_band_area.unwrap()) / ((0.01 + 0.01) * (0.1 + 0.1));
+        assert!((s.elasticity.unwrap() - e).abs() < 1e-9);
+        // The ramp: with Av2 twice Av1 and the curve on the ramp, A is nearly 0 (what remains is the
+        // half-set offset of midpoints and the spline's overshoot at the corners: under a tenth of
+        // the bump's area above).
+        let ramped: Vec<f64> = (0..100)
+            .map(|k| if k < 40 { 0.1 } else if k < 60 { 0.1 + 0.005 * (k - 39) as f64 } else { 0.2 })
+            .collect();
+        let sets = timeline(&ramped);
+        let events = Events {
+            scale_issued_s: sets[40].start_s,
+            stable_s: Some(sets[60].start_s),
+            ..Default::default()
+        };
+        let s = score(&sets, 10, 1, &events, 5);
+        assert!(s.area_above_ramp.unwrap() < 0.05, "{:?}", s.area_above_ramp);
+        assert!((s.scalability.unwrap() - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn failures_in_the_transition_give_restricted_elasticity() {
+        let mut sets = timeline(&[1.0; 30]);
+        sets[12].failed = 5;
+        sets[14].failed = 15;
+        let events = Events {
+            scale_issued_s: 10.0,
+            stable_s: Some(20.0),
+            ..Default::default()
+        };
+        let s = score(&sets, 100, 2, &events, 5);
+        assert_eq!(s.failed_in_transition, 20);
+        assert!((s.failed_share - 20.0 / 1000.0).abs() < 1e-12);
+        assert_eq!(s.full_availability_s, Some(5.0));
+        // Not stable: no areas, but the failures and the transfer time still count.
+        let open = Events {
+            scale_issued_s: 10.0,
+            transfers_done_s: Some(13.0),
+            ..Default::default()
+        };
+        let s = score(&sets, 100, 2, &open, 5);
+        assert_eq!((s.elasticity, s.data_transfer_s), (None, Some(3.0)));
+        assert_eq!(s.failed_in_transition, 20);
+    }
+}
