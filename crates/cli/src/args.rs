@@ -39,6 +39,10 @@ pub enum Command {
     /// stops rising or a latency objective breaks; or, with --threads-search, Wegert's thread
     /// calibration (closed loop).
     Saturate(SaturateArgs),
+    /// Elasticity: under a constant load (Dory's request sets, or an open loop at --target), change
+    /// the cluster's size (add, double, remove, crash), follow it until it is stable again, and
+    /// score the transition.
+    Elastic(ElasticArgs),
     /// Sample this host's resources and named processes from /proc (run it on each server of an
     /// external cluster) until the duration passes or Ctrl-C; write the series as JSON.
     Monitor(MonitorArgs),
@@ -144,6 +148,61 @@ pub struct SaturateArgs {
     /// the largest count where doubling still raised throughput more than latency.
     #[arg(long)]
     pub threads_search: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ElasticArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    /// What to do to the cluster under load: add:K (add K nodes), double (add as many as there are),
+    /// remove:K (graceful decommission), crash:K (SIGKILL, the nodes stay in the ring).
+    #[arg(long, value_name = "ACTION", default_value = "add:1", value_parser = parse_action)]
+    pub action: ScaleAction,
+    /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub baseline: Duration,
+    /// Load measured after stability (Av2, Rt2).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub after: Duration,
+    /// Stable: this many sets in a row each differ from their predecessor by less than the
+    /// baseline's median step, and the database reports no data in motion.
+    #[arg(long, value_name = "X", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub stable_sets: u32,
+    /// Give up waiting for stability after this long (the scores that need it are then absent).
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub stable_timeout: Duration,
+    /// Repeat the transition this many times, doubling records and threads each time (with
+    /// `double`: Dory's 6 -> 12 -> 24 -> 48 nodes, scaled down).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=6))]
+    pub steps: u32,
+    /// The data is loaded already (the first step does not load).
+    #[arg(long)]
+    pub no_load: bool,
+}
+
+/// A change of the cluster's size under load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleAction {
+    Add(u32),
+    Double,
+    Remove(u32),
+    Crash(u32),
+}
+
+fn parse_action(s: &str) -> Result<ScaleAction, String> {
+    let bad = || format!("'{s}': expected add:K, double, remove:K or crash:K");
+    if s == "double" {
+        return Ok(ScaleAction::Double);
+    }
+    let (verb, k) = s.split_once(':').ok_or_else(bad)?;
+    let k: u32 = k.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
+    match verb {
+        "add" => Ok(ScaleAction::Add(k)),
+        "remove" => Ok(ScaleAction::Remove(k)),
+        "crash" => Ok(ScaleAction::Crash(k)),
+        _ => Err(bad()),
+    }
 }
 
 /// The results database of experiments.
@@ -369,6 +428,10 @@ pub struct PhaseArgs {
     /// next starts when all of its operations have completed (Dory's method; see `documents`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub request_set: Option<u64>,
+
+    /// Not an option: where `scalebench elastic` watches the timeline while the run goes on.
+    #[arg(skip)]
+    pub timeline_log: Option<scalebench_exec::TimelineLog>,
 
     /// Status line period when standard error is not a terminal.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]

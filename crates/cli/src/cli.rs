@@ -58,6 +58,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
         Command::Experiment(e) => crate::experiment::experiment_command(&e),
         Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),
+        Command::Elastic(e) => crate::elastic::elastic_command(&e, &argv),
         Command::Monitor(m) => crate::phase::monitor_command(&m),
         Command::Results { action } => crate::experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),

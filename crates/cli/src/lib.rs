@@ -4,6 +4,7 @@
 pub mod args;
 pub mod cli;
 pub mod cluster;
+pub mod elastic;
 pub mod environment;
 pub mod error;
 pub mod experiment;

@@ -40,6 +40,22 @@ fn install_interrupt_handler() {
     });
 }
 
+/// Ends the phase in progress as planned: its window closes now and it ends "finished" (not
+/// "interrupted"). False when no phase is running.
+pub fn finish_current_phase() -> bool {
+    match CURRENT_STOP
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+    {
+        Some(stop) => {
+            stop.finish();
+            true
+        }
+        None => false,
+    }
+}
+
 pub fn run_command(
     args: &PhaseArgs,
     phases: &[Phase],

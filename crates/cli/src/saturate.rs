@@ -3,9 +3,9 @@
 //! Rate search (open loop): offer `start_rate`, then `factor` times more at each step, until a step
 //! cannot keep up (completions in the window below 95% of the offered rate), throughput stops
 //! rising (less than 2% over the previous step), or the p99 from the intended start breaks the
-//! objective. The knee is the last step that held. Throughput here counts operations *completed
-//! inside the measurement window* (from the interval series): an overloaded open-loop run finishes
-//! its backlog in the grace period, and those late completions must not count as sustained.
+//! objective. The knee is the last step that held. Throughput counts operations *completed inside
+//! the measurement window*: an overloaded open-loop run finishes its backlog in the grace period,
+//! and those late completions (`ok_after_window`) do not count as sustained.
 //!
 //! Thread search (closed loop, Wegert's calibration): 1, 2, 4, ... threads; the answer is the largest
 //! count where doubling still raised throughput by a larger factor than mean latency.

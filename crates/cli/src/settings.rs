@@ -71,6 +71,7 @@ pub struct Settings {
     pub grace: Duration,
     pub batch_size: usize,
     pub request_set: Option<u64>,
+    pub timeline_log: Option<scalebench_exec::TimelineLog>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
     /// `--deployment`: the cluster the phases go to.
@@ -265,6 +266,7 @@ impl Settings {
             grace: args.grace,
             batch_size,
             request_set: args.request_set,
+            timeline_log: args.timeline_log.clone(),
             percentiles,
             warnings,
             props,
@@ -291,6 +293,7 @@ impl Settings {
             seed: self.seed,
             batch_size: self.batch_size,
             request_set: self.request_set,
+            timeline_log: self.timeline_log.clone(),
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
         }

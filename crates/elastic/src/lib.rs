@@ -139,13 +139,7 @@ pub struct Scores {
 }
 
 /// Scores one transition from the whole timeline of its run. `x` is the stability window (sets).
-pub fn score(
-    sets: &[SetPoint],
-    set_size: u64,
-    threads: u64,
-    events: &Events,
-    x: usize,
-) -> Scores {
+pub fn score(sets: &[SetPoint], set_size: u64, threads: u64, events: &Events, x: usize) -> Scores {
     let t_e = events.scale_issued_s;
     let durations = |f: &dyn Fn(&SetPoint) -> bool| -> Vec<f64> {
         sets.iter().filter(|s| f(s)).map(|s| s.duration_s).collect()
@@ -217,6 +211,116 @@ pub fn score(
     scores
 }
 
+/// One interval of an open-loop run (`--target`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct IntervalPoint {
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub ok: u64,
+    pub failed: u64,
+    /// p99 from the intended start, microseconds.
+    pub p99_us: f64,
+}
+
+impl IntervalPoint {
+    pub fn throughput(&self) -> f64 {
+        self.ok as f64 / self.duration_s.max(f64::MIN_POSITIVE)
+    }
+}
+
+/// The scores of one transition under a constant-rate open loop.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OpenLoopScores {
+    pub threshold_ops_s: f64,
+    pub stabilisation_s: Option<f64>,
+    pub data_transfer_s: Option<f64>,
+    pub additional_s: Option<f64>,
+    pub throughput_before_ops_s: f64,
+    pub throughput_after_ops_s: Option<f64>,
+    /// Operations the transition cost: the integral of (baseline - interval throughput), where
+    /// positive, from the scale command to stability.
+    pub throughput_lost_ops: Option<f64>,
+    pub p99_before_us: f64,
+    pub p99_transition_max_us: f64,
+    pub p99_after_us: Option<f64>,
+    pub failed_in_transition: u64,
+    pub failed_share: f64,
+    pub full_availability_s: Option<f64>,
+}
+
+/// Scores one open-loop transition from its intervals.
+pub fn score_open_loop(points: &[IntervalPoint], events: &Events) -> OpenLoopScores {
+    let t_e = events.scale_issued_s;
+    let end = events.stable_s.unwrap_or(f64::INFINITY);
+    let before: Vec<&IntervalPoint> = points
+        .iter()
+        .filter(|p| p.start_s + p.duration_s <= t_e)
+        .collect();
+    let during: Vec<&IntervalPoint> = points
+        .iter()
+        .filter(|p| p.start_s + p.duration_s > t_e && p.start_s < end)
+        .collect();
+    let after: Vec<&IntervalPoint> = points.iter().filter(|p| p.start_s >= end).collect();
+    let tp = |v: &[&IntervalPoint]| mean(&v.iter().map(|p| p.throughput()).collect::<Vec<_>>());
+    let p99 = |v: &[&IntervalPoint]| mean(&v.iter().map(|p| p.p99_us).collect::<Vec<_>>());
+    let base_tp = tp(&before);
+    let failed: u64 = during.iter().map(|p| p.failed).sum();
+    let ops: u64 = during.iter().map(|p| p.ok + p.failed).sum();
+    let mut s = OpenLoopScores {
+        threshold_ops_s: threshold(&before.iter().map(|p| p.throughput()).collect::<Vec<_>>()),
+        throughput_before_ops_s: base_tp,
+        p99_before_us: p99(&before),
+        p99_transition_max_us: during.iter().map(|p| p.p99_us).fold(0.0, f64::max),
+        failed_in_transition: failed,
+        failed_share: if ops == 0 {
+            0.0
+        } else {
+            failed as f64 / ops as f64
+        },
+        full_availability_s: Some(
+            during
+                .iter()
+                .filter(|p| p.failed > 0)
+                .map(|p| p.start_s + p.duration_s - t_e)
+                .fold(0.0, f64::max),
+        ),
+        data_transfer_s: events.transfers_done_s.map(|t| t - t_e),
+        ..Default::default()
+    };
+    let Some(t_s) = events.stable_s else {
+        return s;
+    };
+    s.stabilisation_s = Some(t_s - t_e);
+    s.additional_s = events.transfers_done_s.map(|t| t_s - t);
+    if !after.is_empty() {
+        s.throughput_after_ops_s = Some(tp(&after));
+        s.p99_after_us = Some(p99(&after));
+    }
+    let mids: Vec<f64> = points
+        .iter()
+        .map(|p| p.start_s + p.duration_s / 2.0)
+        .collect();
+    let values: Vec<f64> = points.iter().map(IntervalPoint::throughput).collect();
+    if let Some(curve) = Spline::natural(&mids, &values) {
+        let tolerance = 1e-9 * base_tp.max(1.0) * (t_s - t_e).max(1.0);
+        s.throughput_lost_ops = Some(integrate(
+            &|t| (base_tp - curve.eval(t)).max(0.0),
+            t_e,
+            t_s,
+            tolerance,
+        ));
+    }
+    s
+}
+
+/// The scores of a step: of request sets, or of an open loop.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StepScores {
+    RequestSets(Scores),
+    OpenLoop(OpenLoopScores),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,7 +344,9 @@ mod tests {
 
     #[test]
     fn stability_needs_x_small_steps_in_a_row() {
-        let d = [1.0, 1.02, 0.98, 1.0, 3.0, 2.0, 1.5, 1.1, 1.0, 1.01, 0.99, 1.0, 1.02];
+        let d = [
+            1.0, 1.02, 0.98, 1.0, 3.0, 2.0, 1.5, 1.1, 1.0, 1.01, 0.99, 1.0, 1.02,
+        ];
         assert!((median_step(&d[..4]) - 0.02).abs() < 1e-12);
         // After index 4 (the disturbance): steps 1.0, 0.5, 0.4, 0.1, 0.01, 0.02, 0.01, 0.02.
         assert_eq!(stable_at(&d, 4, 3, 0.05), Some(11));
@@ -301,7 +407,15 @@ mod tests {
         // half-set offset of midpoints and the spline's overshoot at the corners: under a tenth of
         // the bump's area above).
         let ramped: Vec<f64> = (0..100)
-            .map(|k| if k < 40 { 0.1 } else if k < 60 { 0.1 + 0.005 * (k - 39) as f64 } else { 0.2 })
+            .map(|k| {
+                if k < 40 {
+                    0.1
+                } else if k < 60 {
+                    0.1 + 0.005 * (k - 39) as f64
+                } else {
+                    0.2
+                }
+            })
             .collect();
         let sets = timeline(&ramped);
         let events = Events {
@@ -337,5 +451,40 @@ mod tests {
         let s = score(&sets, 100, 2, &open, 5);
         assert_eq!((s.elasticity, s.data_transfer_s), (None, Some(3.0)));
         assert_eq!(s.failed_in_transition, 20);
+    }
+
+    #[test]
+    fn an_open_loop_dip_costs_its_missing_operations() {
+        // 1000 ops/s, a dip to 500 ops/s for 4 intervals from t = 20 s, back at 1000.
+        let points: Vec<IntervalPoint> = (0..60)
+            .map(|i| IntervalPoint {
+                start_s: i as f64,
+                duration_s: 1.0,
+                ok: if (20..24).contains(&i) { 500 } else { 1000 },
+                failed: u64::from(i == 21) * 10,
+                p99_us: if (20..24).contains(&i) {
+                    9000.0
+                } else {
+                    1000.0
+                },
+            })
+            .collect();
+        let events = Events {
+            scale_issued_s: 19.0,
+            transfers_done_s: Some(24.0),
+            stable_s: Some(30.0),
+            ..Default::default()
+        };
+        let s = score_open_loop(&points, &events);
+        assert_eq!(s.throughput_before_ops_s, 1000.0);
+        assert_eq!(s.throughput_after_ops_s, Some(1000.0));
+        // About 4 s x 500 ops/s missing; the spline rounds the dip's corners.
+        let lost = s.throughput_lost_ops.unwrap();
+        assert!((lost - 2000.0).abs() < 250.0, "{lost}");
+        assert_eq!(s.p99_transition_max_us, 9000.0);
+        assert_eq!((s.p99_before_us, s.p99_after_us), (1000.0, Some(1000.0)));
+        assert_eq!(s.failed_in_transition, 10);
+        assert_eq!(s.full_availability_s, Some(3.0));
+        assert_eq!((s.stabilisation_s, s.additional_s), (Some(11.0), Some(6.0)));
     }
 }

@@ -16,5 +16,5 @@ pub mod stop;
 
 pub use plan::{Arrival, Phase, RunPlan};
 pub use progress::{Progress, ProgressState};
-pub use runner::{execute, ExecError, PhaseOutcome};
+pub use runner::{execute, ExecError, PhaseOutcome, TimelineLog, TimelinePoint};
 pub use stop::StopSignal;

@@ -53,6 +53,8 @@ pub struct RunPlan {
     /// Run phase, closed loop: operations in back-to-back sets of this many, each set timed and the
     /// next one started only when it has completed (Dory's request sets).
     pub request_set: Option<u64>,
+    /// Where the timeline (request sets, or else intervals) is published while the run goes on.
+    pub timeline_log: Option<crate::runner::TimelineLog>,
 }
 
 impl RunPlan {
@@ -88,6 +90,7 @@ impl Default for RunPlan {
             insert_retries: 0,
             insert_retry_interval: Duration::from_secs(3),
             request_set: None,
+            timeline_log: None,
         }
     }
 }

@@ -88,6 +88,60 @@ struct SetClock {
     failed: std::sync::Mutex<std::collections::BTreeMap<u64, u64>>,
     done: std::sync::Mutex<Vec<RequestSet>>,
     opened: tokio::sync::Notify,
+    /// Sets as they close, for a controller watching the run (`scalebench elastic`).
+    log: Option<TimelineLog>,
+}
+
+/// A point of a running phase's timeline: a request set (with `--request-set`) or an interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimelinePoint {
+    /// Seconds after the measurement start.
+    pub start_s: f64,
+    pub duration_s: f64,
+    pub ok: u64,
+    pub failed: u64,
+    /// Intervals: p99 of successful operations (from the intended start in an open loop), us.
+    pub p99_us: f64,
+}
+
+/// The timeline of a phase as it runs (request sets as they close, or else intervals), for a
+/// controller watching the run (`scalebench elastic`).
+#[derive(Debug, Clone, Default)]
+pub struct TimelineLog {
+    inner: Arc<std::sync::Mutex<(Option<Instant>, Vec<TimelinePoint>)>>,
+}
+
+impl TimelineLog {
+    pub fn new() -> TimelineLog {
+        TimelineLog::default()
+    }
+
+    /// The points so far.
+    pub fn points(&self) -> Vec<TimelinePoint> {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .clone()
+    }
+
+    /// The measurement start, once the run has begun: points are placed in seconds after it.
+    pub fn measurement_start(&self) -> Option<Instant> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    fn begin(&self, t0: Instant) {
+        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *g = (Some(t0), Vec::new());
+    }
+
+    fn push(&self, point: TimelinePoint) {
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .1
+            .push(point);
+    }
 }
 
 impl SetClock {
@@ -128,15 +182,25 @@ impl SetClock {
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&set)
                 .unwrap_or(0);
+            let closed = RequestSet {
+                index: set,
+                start_s: (start - t0_ns) as f64 / 1e9,
+                duration_s: end_ns.saturating_sub(start) as f64 / 1e9,
+                failed,
+            };
+            if let Some(log) = &self.log {
+                log.push(TimelinePoint {
+                    start_s: closed.start_s,
+                    duration_s: closed.duration_s,
+                    ok: self.size - closed.failed.min(self.size),
+                    failed: closed.failed,
+                    p99_us: 0.0,
+                });
+            }
             self.done
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push(RequestSet {
-                    index: set,
-                    start_s: (start - t0_ns) as f64 / 1e9,
-                    duration_s: end_ns.saturating_sub(start) as f64 / 1e9,
-                    failed,
-                });
+                .push(closed);
             self.opened_ns.store(end_ns, Ordering::SeqCst);
             self.opened.notify_waiters();
         }
@@ -193,6 +257,7 @@ pub fn execute<F: BindingFactory>(
             failed: Default::default(),
             done: Default::default(),
             opened: tokio::sync::Notify::new(),
+            log: plan.timeline_log.clone(),
         }),
         _ => None,
     };
@@ -266,6 +331,9 @@ pub fn execute<F: BindingFactory>(
         deadline_ns: plan.duration.map(|d| t0_ns + d.as_nanos() as u64),
     };
     let unix_ms_at_t0 = unix_ms_at(t0);
+    if let Some(log) = &plan.timeline_log {
+        log.begin(t0);
+    }
     shared.timeline.set(timeline).expect("timeline is set once");
     shared.barrier.wait();
 
@@ -288,9 +356,14 @@ pub fn execute<F: BindingFactory>(
     let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
     let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
     let (end, ended_by) = match (stop.requested_at(), timeline.deadline()) {
-        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => {
-            (at.max(t0), "interrupted")
-        }
+        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (
+            at.max(t0),
+            if stop.is_finish() {
+                "finished"
+            } else {
+                "interrupted"
+            },
+        ),
         (_, Some(deadline)) if !all_work_done => (deadline, "duration"),
         _ => (
             last_end.max(t0),
@@ -349,11 +422,31 @@ fn collect<F>(
         Phase::Run => shared.plan.operation_count,
         Phase::Load => Some(shared.workload.insert_count),
     };
+    // Without request sets, a watcher's timeline is the intervals, published as they close.
+    let interval_log = shared
+        .plan
+        .timeline_log
+        .as_ref()
+        .filter(|_| shared.plan.request_set.is_none());
+    let mut published = 0;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(batch) => aggregator.add(batch),
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(log) = interval_log {
+            let secs = shared.plan.interval.as_secs_f64();
+            for c in &aggregator.closed_intervals()[published..] {
+                log.push(TimelinePoint {
+                    start_s: c.index as f64 * secs,
+                    duration_s: secs,
+                    ok: c.ok,
+                    failed: c.failed,
+                    p99_us: c.p99_us,
+                });
+            }
+            published = aggregator.closed_intervals().len();
         }
         let now = Instant::now();
         if now >= next_report {

@@ -11,6 +11,8 @@ pub struct StopSignal {
 #[derive(Debug)]
 struct Inner {
     requested: AtomicBool,
+    /// The stop ends the window as planned (a controller decided), not an interruption.
+    finish: AtomicBool,
     epoch: Instant,
     at_nanos: AtomicU64,
 }
@@ -26,6 +28,7 @@ impl StopSignal {
         StopSignal {
             inner: Arc::new(Inner {
                 requested: AtomicBool::new(false),
+                finish: AtomicBool::new(false),
                 epoch: Instant::now(),
                 at_nanos: AtomicU64::new(0),
             }),
@@ -41,6 +44,18 @@ impl StopSignal {
             .at_nanos
             .compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
         self.inner.requested.store(true, Ordering::SeqCst);
+    }
+
+    /// Ends the measurement window now, as planned: the phase ends "finished", not "interrupted".
+    pub fn finish(&self) {
+        if !self.is_requested() {
+            self.inner.finish.store(true, Ordering::SeqCst);
+        }
+        self.request();
+    }
+
+    pub fn is_finish(&self) -> bool {
+        self.inner.finish.load(Ordering::SeqCst)
     }
 
     #[inline]

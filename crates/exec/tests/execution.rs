@@ -619,3 +619,66 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
     let per_op: f64 = r.operations.values().map(|o| o.throughput_ops_s).sum();
     assert!((per_op - t.throughput_ops_s).abs() < 1e-6);
 }
+
+/// A watcher of an open-loop run sees its intervals as they close (the elasticity benchmark's
+/// timeline when there are no request sets); with request sets it sees the sets.
+#[test]
+fn the_timeline_log_publishes_intervals_or_sets_while_the_run_goes_on() {
+    let log = scalebench_exec::TimelineLog::new();
+    let plan = RunPlan {
+        target_ops_s: Some(500.0),
+        duration: Some(Duration::from_millis(2500)),
+        interval: Duration::from_millis(500),
+        timeline_log: Some(log.clone()),
+        ..Default::default()
+    };
+    let watcher = log.clone();
+    let seen_during = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        watcher.points().len()
+    });
+    let out = execute(
+        ScriptFactory(script(1, |_| {})),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    assert!(
+        seen_during.join().unwrap() >= 1,
+        "no interval while running"
+    );
+    let points = log.points();
+    assert!(points.len() >= 5, "{points:?}");
+    for (i, p) in points.iter().take(5).enumerate() {
+        assert!((p.start_s - i as f64 * 0.5).abs() < 1e-9, "{points:?}");
+        assert_eq!(p.duration_s, 0.5);
+    }
+    let in_window: u64 = points.iter().take(5).map(|p| p.ok).sum();
+    assert_eq!(
+        in_window,
+        out.result.totals.ok - out.result.totals.ok_after_window
+    );
+    assert!(log.measurement_start().is_some());
+
+    let log = scalebench_exec::TimelineLog::new();
+    let plan = RunPlan {
+        duration: None,
+        operation_count: Some(300),
+        request_set: Some(100),
+        timeline_log: Some(log.clone()),
+        ..Default::default()
+    };
+    execute(
+        ScriptFactory(script(1, |_| {})),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+    .unwrap();
+    let points = log.points();
+    assert_eq!(points.len(), 3, "{points:?}");
+    assert!(points.iter().all(|p| p.ok == 100 && p.p99_us == 0.0));
+}

@@ -102,6 +102,8 @@ pub struct Aggregator {
     /// Intervals some worker may still report into.
     pending: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
     frozen: Vec<(u64, BTreeMap<OpKind, IntervalOp>)>,
+    /// Each closed interval over all operations, in the order they closed (for live watchers).
+    closed: Vec<ClosedInterval>,
     /// Per worker: every interval below this index is complete.
     passed: Vec<u64>,
     errors: BTreeMap<FailureClass, ErrorSummary>,
@@ -127,6 +129,7 @@ impl Aggregator {
             totals: BTreeMap::new(),
             pending: BTreeMap::new(),
             frozen: Vec::new(),
+            closed: Vec::new(),
             passed: vec![0; workers.max(1)],
             errors: BTreeMap::new(),
             start_delay: open_loop.then(new_histogram),
@@ -207,11 +210,30 @@ impl Aggregator {
             all.len() as f64 / secs,
             all.value_at_quantile(0.99) as f64 / 1000.0,
         );
+        // From the intended start in an open loop (coordinated omission corrected).
+        let mut intended = new_histogram();
+        for t in ops.values() {
+            if let Some(h) = &t.intended {
+                add_into(&mut intended, h);
+            }
+        }
+        let p99 = if intended.is_empty() { &all } else { &intended };
+        self.closed.push(ClosedInterval {
+            index,
+            ok: all.len(),
+            failed: ops.values().map(OpTotals::failed_total).sum(),
+            p99_us: p99.value_at_quantile(0.99) as f64 / 1000.0,
+        });
         let frozen = ops
             .iter()
             .map(|(k, t)| (*k, interval_op(t, secs)))
             .collect();
         self.frozen.push((index, frozen));
+    }
+
+    /// Intervals closed so far, all operations together, in the order they closed.
+    pub fn closed_intervals(&self) -> &[ClosedInterval] {
+        &self.closed
     }
 
     pub fn live(&self) -> LiveStatus {
@@ -336,6 +358,17 @@ impl Aggregator {
             bounded_by: None,
         }
     }
+}
+
+/// One closed interval of a running phase, all operations together.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClosedInterval {
+    /// Interval number from the measurement start.
+    pub index: u64,
+    pub ok: u64,
+    pub failed: u64,
+    /// p99 of successful operations, from the intended start in an open loop, microseconds.
+    pub p99_us: f64,
 }
 
 fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {

@@ -429,6 +429,12 @@ impl Cluster {
         }
     }
 
+    /// What is in motion right now (streams, slot migration, replication lag, ...), by one probe of
+    /// the database's own tools; empty when idle.
+    pub fn busy_now(&self) -> Vec<String> {
+        self.engine.busy(&self.state)
+    }
+
     /// Adds a node and waits until the cluster (with it) is ready.
     pub fn add_node(&mut self) -> Result<String, DeployError> {
         let id = self.engine.add_node(&mut self.state);

@@ -1,0 +1,196 @@
+//! `scalebench elastic` end to end on real local clusters: a Redis Cluster grows from 3 to 4 masters
+//! and a Cassandra ring from 2 to 3 nodes under Dory's request-set load; every event and score is
+//! recorded and no record is lost. One cluster at a time (2 cores).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+mod common;
+use common::*;
+
+static TURN: Mutex<()> = Mutex::new(());
+
+/// A cluster brought up from `toml` in `dir`; brought down (all its nodes, added ones too) on drop.
+struct Up {
+    file: PathBuf,
+    clusters: PathBuf,
+}
+
+impl Up {
+    fn new(dir: &Path, toml: &str) -> Up {
+        let file = dir.join("deployment.toml");
+        std::fs::write(&file, toml).unwrap();
+        let up = Up {
+            file,
+            clusters: dir.join("clusters"),
+        };
+        let o = scalebench(&["cluster", "up", up.file(), "--clusters-dir", up.clusters()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        up
+    }
+
+    fn file(&self) -> &str {
+        self.file.to_str().unwrap()
+    }
+
+    fn clusters(&self) -> &str {
+        self.clusters.to_str().unwrap()
+    }
+}
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        scalebench(&[
+            "cluster",
+            "down",
+            self.file(),
+            "--clusters-dir",
+            self.clusters(),
+        ]);
+    }
+}
+
+/// Runs the elastic benchmark and checks what every transition must show; returns the step.
+fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = dir.join("elastic.json");
+    let mut args = vec![
+        "elastic",
+        "documents",
+        "--deployment",
+        up.file(),
+        "--clusters-dir",
+        up.clusters(),
+        "--action",
+        "add:1",
+        "--stable-timeout",
+        "5m",
+        "--after",
+        "3s",
+        "--warmup",
+        "2s",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = scalebench(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let step = r["steps"][0].clone();
+    assert_eq!(step["changed_nodes"].as_array().unwrap().len(), 1, "{step}");
+    let e = &step["events"];
+    let t = |k: &str| e[k].as_f64().unwrap_or_else(|| panic!("no {k}: {e}"));
+    assert!(t("scale_issued_s") < t("scale_done_s"), "{e}");
+    assert!(t("scale_done_s") <= t("transfers_done_s"), "{e}");
+    assert!(t("transfers_done_s") <= t("stable_s"), "{e}");
+    let s = &step["scores"];
+    let elasticity = s["elasticity"].as_f64().unwrap_or_else(|| panic!("{s}"));
+    assert!(elasticity.is_finite() && elasticity >= 0.0, "{s}");
+    assert!(s["av_before_s"].as_f64().unwrap() > 0.0 && s["av_after_s"].as_f64().unwrap() > 0.0);
+    let stab = s["stabilisation_s"].as_f64().unwrap();
+    let parts = s["data_transfer_s"].as_f64().unwrap() + s["additional_s"].as_f64().unwrap();
+    assert!((stab - parts).abs() < 1e-6, "{s}");
+    assert_eq!(s["failed_in_transition"], 0, "{s}");
+    let run = &step["run"]["phases"][0];
+    assert_eq!(run["ended_by"], "finished");
+    assert_eq!(run["totals"]["failed"], 0, "{}", run["errors"]);
+    // Every set of the timeline is in the result, back to back.
+    let sets = run["request_sets"]["sets"].as_array().unwrap();
+    assert!(sets.len() > 11, "{} sets", sets.len());
+    step
+}
+
+/// Every loaded document reads back (read each key once, in order).
+fn nothing_lost(up: &Up, dir: &Path, records: u64) {
+    let out = dir.join("check.json");
+    let o = scalebench(&[
+        "run",
+        "documents",
+        "--deployment",
+        up.file(),
+        "--clusters-dir",
+        up.clusters(),
+        "-p",
+        &format!("recordcount={records}"),
+        "-p",
+        "readproportion=1",
+        "-p",
+        "readmodifywriteproportion=0",
+        "-p",
+        "requestdistribution=sequential",
+        "--operations",
+        &records.to_string(),
+        "--threads",
+        "1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = &json(&out)["phases"][0]["totals"];
+    assert_eq!(
+        (t["ok"].as_u64(), t["failed"].as_u64()),
+        (Some(records), Some(0)),
+        "{t}"
+    );
+}
+
+#[test]
+fn redis_cluster_grows_from_3_to_4_masters_under_request_sets() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let up = Up::new(
+        dir.path(),
+        "name = \"elastic-redis\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
+    );
+    let step = elastic(
+        &up,
+        dir.path(),
+        &[
+            "--request-set",
+            "100",
+            "--threads",
+            "3",
+            "-p",
+            "recordcount=2000",
+            "--baseline",
+            "5s",
+        ],
+    );
+    assert_eq!(
+        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
+        (Some(3), Some(4))
+    );
+    assert_eq!(step["changed_nodes"][0], "node4");
+    nothing_lost(&up, dir.path(), 2000);
+}
+
+#[test]
+fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let up = Up::new(
+        dir.path(),
+        "name = \"elastic-cassandra\"\ndatabase = \"cassandra\"\nnodes = 2\nready_timeout_s = 400\n\
+         idle_timeout_s = 300\n[cassandra]\nheap_mb = 512\nnum_tokens = 8\n\
+         [binding]\nreplication_factor = 2\nread_consistency = \"ONE\"\nwrite_consistency = \"ALL\"\n",
+    );
+    let step = elastic(
+        &up,
+        dir.path(),
+        &[
+            "--request-set",
+            "50",
+            "--threads",
+            "2",
+            "-p",
+            "recordcount=1000",
+            "--baseline",
+            "8s",
+            "--create-schema",
+        ],
+    );
+    assert_eq!(
+        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
+        (Some(2), Some(3))
+    );
+    nothing_lost(&up, dir.path(), 1000);
+}
