@@ -18,7 +18,7 @@ impl Spline {
     /// `None` with fewer than two points or x values not strictly increasing.
     pub fn natural(xs: &[f64], ys: &[f64]) -> Option<Spline> {
         let n = xs.len();
-        if n < 2 || ys.len() != n || xs.windows(2).any(|w| !(w[1] > w[0])) {
+        if n < 2 || ys.len() != n || xs.windows(2).any(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater)) {
             return None;
         }
         let mut m = vec![0.0; n];
@@ -68,7 +68,8 @@ impl Spline {
 
 /// The integral of `f` over `[a, b]` by adaptive Simpson quadrature to about `tolerance`.
 pub fn integrate(f: &dyn Fn(f64) -> f64, a: f64, b: f64, tolerance: f64) -> f64 {
-    if !(b > a) {
+    // Also 0 for NaN bounds.
+    if b.partial_cmp(&a) != Some(std::cmp::Ordering::Greater) {
         return 0.0;
     }
     let (fa, fb, fm) = (f(a), f(b), f((a + b) / 2.0));
