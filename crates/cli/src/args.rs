@@ -190,7 +190,7 @@ pub enum ScaleAction {
     Crash(u32),
 }
 
-fn parse_action(s: &str) -> Result<ScaleAction, String> {
+pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
     let bad = || format!("'{s}': expected add:K, double, remove:K or crash:K");
     if s == "double" {
         return Ok(ScaleAction::Double);

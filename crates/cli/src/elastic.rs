@@ -38,6 +38,8 @@ pub struct ElasticResult {
     pub target_ops_s: Option<f64>,
     /// Sets in a row that must be stable (X).
     pub stable_sets: u32,
+    /// Ctrl-C ended it: the steps are those measured until then.
+    pub interrupted: bool,
     pub steps: Vec<ElasticStep>,
 }
 
@@ -62,6 +64,19 @@ pub struct ElasticStep {
 }
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
+    let out = run_elastic(args, argv)?;
+    if let Some(path) = &args.phase.output {
+        write_atomically(path, &out)?;
+    }
+    Ok(if out.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
+pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResult, CliError> {
     let Some(deployment) = args.phase.deployment.clone() else {
         return Err(CliError::Usage(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
@@ -87,11 +102,11 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         set_size,
         target_ops_s: base.target,
         stable_sets: args.stable_sets,
+        interrupted: false,
         steps: Vec::new(),
     };
     let mut records = base.workload.record_count;
     let mut threads = base.threads as u64;
-    let mut interrupted = false;
     for step in 0..args.steps {
         if step > 0 {
             // Twice the data and twice the load on the (grown) cluster.
@@ -109,7 +124,7 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
             );
             let (r, _) = execute_phases(&load, &[Phase::Load], argv)?;
             if r.interrupted {
-                interrupted = true;
+                out.interrupted = true;
                 break;
             }
         }
@@ -140,7 +155,7 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
                 &events,
             )),
         };
-        interrupted = result.interrupted;
+        out.interrupted = result.interrupted;
         let s = ElasticStep {
             step: step + 1,
             action: args.action,
@@ -156,18 +171,11 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         };
         print_step(&s);
         out.steps.push(s);
-        if interrupted {
+        if out.interrupted {
             break;
         }
     }
-    if let Some(path) = &args.phase.output {
-        write_atomically(path, &out)?;
-    }
-    Ok(if interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(out)
 }
 
 /// The load or run options of one step: its threads and records; a run lasts until ended.

@@ -194,3 +194,65 @@ fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
     );
     nothing_lost(&up, dir.path(), 1000);
 }
+
+/// An experiment whose runs are elastic transitions: each repetition deploys the cluster afresh,
+/// and the events and scores are recorded beside the run.
+#[test]
+fn an_elastic_experiment_records_every_transition() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = dir.path().join("redis.toml");
+    std::fs::write(
+        &deployment,
+        "name = \"elastic-exp-redis\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        "name = \"elastic-exp\"\nrepetitions = 2\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+         args = [\"--request-set\", \"100\"]\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"4s\"\n\
+         after = \"2s\"\nstable_timeout = \"3m\"\n[[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\n\
+         [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = { recordcount = 1000 }\n\
+         [sweep]\nthreads = [3]\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let clusters = dir.path().join("clusters");
+    let o = scalebench(&[
+        "experiment",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--clusters-dir",
+        clusters.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let rows: Vec<(i64, i64, Option<f64>, Option<f64>)> = db
+        .prepare("SELECT nodes_before, nodes_after, stabilisation_s, elasticity FROM run_elastic")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (before, after, stabilisation, elasticity) in rows {
+        // Every repetition starts from the deployment's 3 nodes.
+        assert_eq!((before, after), (3, 4));
+        assert!(stabilisation.unwrap() > 0.0);
+        assert!(elasticity.unwrap().is_finite());
+    }
+    let show = scalebench(&[
+        "results",
+        "show",
+        "elastic-exp",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.contains("stabilisation") && text.contains("elasticity"),
+        "{text}"
+    );
+}

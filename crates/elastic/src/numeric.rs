@@ -18,7 +18,12 @@ impl Spline {
     /// `None` with fewer than two points or x values not strictly increasing.
     pub fn natural(xs: &[f64], ys: &[f64]) -> Option<Spline> {
         let n = xs.len();
-        if n < 2 || ys.len() != n || xs.windows(2).any(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater)) {
+        if n < 2
+            || ys.len() != n
+            || xs
+                .windows(2)
+                .any(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater))
+        {
             return None;
         }
         let mut m = vec![0.0; n];

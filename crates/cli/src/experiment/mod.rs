@@ -20,7 +20,7 @@ use crate::error::CliError;
 use crate::output::emit;
 use crate::phase::execute_phases;
 use spec::{value_text, Experiment, PlannedRun, RUN_OPTIONS};
-use store::{now, Store};
+use store::{now, ElasticRecord, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
 #[derive(Default)]
@@ -70,9 +70,9 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         let started_at = now();
         let outcome = one_run(&exp, &base, run, &mut state, &args.clusters.clusters_dir);
         match &outcome {
-            Ok(r) => {
+            Ok((r, elastic)) => {
                 store
-                    .record(id, run, &started_at, Ok(r))
+                    .record(id, run, &started_at, Ok(r), elastic.as_ref())
                     .map_err(CliError::Failed)?;
                 if r.interrupted {
                     interrupted = true;
@@ -83,7 +83,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             Err(e) => {
                 eprintln!("  failed: {e}");
                 store
-                    .record(id, run, &started_at, Err(&e.to_string()))
+                    .record(id, run, &started_at, Err(&e.to_string()), None)
                     .map_err(CliError::Failed)?;
                 failed += 1;
             }
@@ -108,8 +108,14 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
+    let e = &exp.procedure.elastic;
     let timing = if exp.procedure.measure == "load" {
         "until every record is written".to_string()
+    } else if exp.procedure.measure == "elastic" {
+        format!(
+            "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
+            exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
+        )
     } else {
         format!(
             "warm-up {}, duration {}",
@@ -295,9 +301,9 @@ fn phase_argv(
     a
 }
 
-fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
-    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+/// Parses a command line built by the runner; a bad option is the experiment file's error.
+fn parse(argv: &[OsString]) -> Result<Cli, CliError> {
+    Cli::try_parse_from(argv).map_err(|e| {
         CliError::Usage(
             e.render()
                 .to_string()
@@ -306,7 +312,12 @@ fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
                 .unwrap_or("invalid run options")
                 .to_string(),
         )
-    })?;
+    })
+}
+
+fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
+    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
+    let cli = parse(&argv)?;
     let (args, phase) = match &cli.command {
         Command::Load(a) => (a, Phase::Load),
         Command::Run(r) => (&r.phase, Phase::Run),
@@ -321,22 +332,38 @@ fn one_run(
     run: &PlannedRun,
     state: &mut RunnerState,
     clusters_dir: &Path,
-) -> Result<RunResult, CliError> {
+) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
         ensure_cluster(f, state, clusters_dir)?;
     }
     let argv_for = |phase| phase_argv(exp, base, run, deployment.as_deref(), clusters_dir, phase);
-    if exp.procedure.measure == "load" {
+    match exp.procedure.measure.as_str() {
         // The load is what is measured: a fresh one every run.
-        return execute(argv_for(Phase::Load));
+        "load" => return execute(argv_for(Phase::Load)).map(|r| (r, None)),
+        "elastic" => {
+            let f = deployment
+                .as_deref()
+                .expect("checked: elastic needs deployments");
+            let outcome = elastic_run(exp, argv_for(Phase::Run));
+            // The cluster has changed size: the next run starts from a fresh deployment.
+            if let Ok(mut c) =
+                Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))
+            {
+                c.down();
+            }
+            state.deployed = None;
+            state.loaded = None;
+            return outcome;
+        }
+        _ => {}
     }
     let mode = exp.procedure.load.as_str();
     let mut load = None;
     if mode == "each-run" || state.loaded.as_deref() != Some(run.data_key.as_str()) {
         let loaded = execute(argv_for(Phase::Load))?;
         if loaded.interrupted {
-            return Ok(loaded);
+            return Ok((loaded, None));
         }
         if mode == "restore" {
             let f = deployment.as_deref().expect("restore needs a deployment");
@@ -363,7 +390,52 @@ fn one_run(
     if let Some(l) = load {
         result.phases.insert(0, l);
     }
-    Ok(result)
+    Ok((result, None))
+}
+
+/// One `scalebench elastic` transition with the run's options: its run under load is the record,
+/// its events and scores go beside it.
+fn elastic_run(
+    exp: &Experiment,
+    mut argv: Vec<String>,
+) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
+    argv[1] = "elastic".into();
+    let e = &exp.procedure.elastic;
+    argv.extend([
+        "--create-schema".to_string(),
+        "--action".into(),
+        e.action.clone(),
+        "--baseline".into(),
+        e.baseline.clone(),
+        "--after".into(),
+        e.after.clone(),
+        "--stable-sets".into(),
+        e.stable_sets.to_string(),
+        "--stable-timeout".into(),
+        e.stable_timeout.clone(),
+    ]);
+    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
+    let Command::Elastic(args) = parse(&argv)?.command else {
+        unreachable!("built as an elastic command")
+    };
+    let out = crate::elastic::run_elastic(&args, &argv)?;
+    let Some(step) = out.steps.into_iter().next() else {
+        return Err(CliError::Failed("interrupted during the load".into()));
+    };
+    let (stabilisation_s, elasticity) = match &step.scores {
+        scalebench_elastic::StepScores::RequestSets(s) => (s.stabilisation_s, s.elasticity),
+        scalebench_elastic::StepScores::OpenLoop(s) => (s.stabilisation_s, None),
+    };
+    let record = ElasticRecord {
+        action: e.action.clone(),
+        nodes_before: step.nodes_before,
+        nodes_after: step.nodes_after,
+        stabilisation_s,
+        elasticity,
+        events: serde_json::to_string(&step.events).unwrap_or_default(),
+        scores: serde_json::to_string(&step.scores).unwrap_or_default(),
+    };
+    Ok((step.run, Some(record)))
 }
 
 /// The per-cell summary of an experiment, as a table.
@@ -399,6 +471,21 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Cli
         }
         if let Some(b) = &c.bytes_per_record {
             notes.push(format!("{:.0} bytes/record", b.mean));
+        }
+        if let Some((stabilisation, elasticity, unstable)) =
+            store.elastic_means(name, &c.cell, discard_first)
+        {
+            let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1}{unit}"));
+            notes.push(format!(
+                "stabilisation {}, elasticity {}{}",
+                f(stabilisation, " s"),
+                f(elasticity, ""),
+                if unstable > 0 {
+                    format!(" ({unstable} never stable)")
+                } else {
+                    String::new()
+                }
+            ));
         }
         out.push_str(&format!(
             "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} {}\n",

@@ -48,9 +48,34 @@ pub struct Procedure {
     pub duration: String,
     /// Extra load/run options passed as they are (e.g. ["--batch-size", "100"]).
     pub args: Vec<String>,
-    /// `run` (a load as the procedure says, then the measured run) or `load` (each run is a fresh
-    /// load, measured: throughput = records / wall time, as Lourenco measured).
+    /// `run` (a load as the procedure says, then the measured run), `load` (each run is a fresh
+    /// load, measured: throughput = records / wall time, as Lourenco measured) or `elastic` (each run
+    /// is `scalebench elastic` on a freshly deployed cluster, see `[procedure.elastic]`).
     pub measure: String,
+    /// With `measure = "elastic"`: the scaling transition (as `scalebench elastic`'s options).
+    pub elastic: ElasticProcedure,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ElasticProcedure {
+    pub action: String,
+    pub baseline: String,
+    pub after: String,
+    pub stable_sets: u32,
+    pub stable_timeout: String,
+}
+
+impl Default for ElasticProcedure {
+    fn default() -> Self {
+        ElasticProcedure {
+            action: "add:1".into(),
+            baseline: "30s".into(),
+            after: "30s".into(),
+            stable_sets: 5,
+            stable_timeout: "10m".into(),
+        }
+    }
 }
 
 impl Default for Procedure {
@@ -63,6 +88,7 @@ impl Default for Procedure {
             duration: "10s".into(),
             args: Vec::new(),
             measure: "run".into(),
+            elastic: ElasticProcedure::default(),
         }
     }
 }
@@ -169,11 +195,31 @@ impl Experiment {
                 self.repetitions, self.discard_first
             ));
         }
-        if !["run", "load"].contains(&self.procedure.measure.as_str()) {
+        if !["run", "load", "elastic"].contains(&self.procedure.measure.as_str()) {
             return Err(format!(
-                "procedure.measure = {:?}: use run or load",
+                "procedure.measure = {:?}: use run, load or elastic",
                 self.procedure.measure
             ));
+        }
+        if self.procedure.measure == "elastic" {
+            if let Some(d) = self.databases.iter().find(|d| d.deployment.is_none()) {
+                return Err(format!(
+                    "database {:?} has no deployment: measure = \"elastic\" scales a cluster",
+                    d.name
+                ));
+            }
+            let e = &self.procedure.elastic;
+            crate::args::parse_action(&e.action)
+                .map_err(|m| format!("procedure.elastic.action = {m}"))?;
+            for (k, v) in [
+                ("baseline", &e.baseline),
+                ("after", &e.after),
+                ("stable_timeout", &e.stable_timeout),
+            ] {
+                humantime::parse_duration(v).map_err(|_| {
+                    format!("procedure.elastic.{k} = {v:?}: expected a duration such as 30s")
+                })?;
+            }
         }
         for c in &self.configurations {
             for d in &c.databases {

@@ -64,6 +64,16 @@ CREATE TABLE IF NOT EXISTS run_intervals (
     ops_s REAL NOT NULL,
     p50_us REAL, p99_us REAL, max_us REAL
 );
+CREATE TABLE IF NOT EXISTS run_elastic (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    action TEXT NOT NULL,
+    nodes_before INTEGER NOT NULL,
+    nodes_after INTEGER NOT NULL,
+    stabilisation_s REAL,          -- NULL: not stable within the timeout
+    elasticity REAL,
+    events TEXT NOT NULL,          -- JSON: scale_issued_s, scale_done_s, transfers_done_s, stable_s
+    scores TEXT NOT NULL           -- JSON: every score of the transition
+);
 CREATE TABLE IF NOT EXISTS run_resources (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     phase TEXT NOT NULL,
@@ -140,6 +150,7 @@ impl Store {
         run: &PlannedRun,
         started_at: &str,
         outcome: Result<&RunResult, &str>,
+        elastic: Option<&ElasticRecord>,
     ) -> Result<(), String> {
         let tx = self.conn.transaction().map_err(|e| e.to_string())?;
         tx.execute(
@@ -192,6 +203,22 @@ impl Store {
         )
         .map_err(|e| e.to_string())?;
         let id = tx.last_insert_rowid();
+        if let Some(e) = elastic {
+            tx.execute(
+                "INSERT INTO run_elastic VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    id,
+                    e.action,
+                    e.nodes_before as i64,
+                    e.nodes_after as i64,
+                    e.stabilisation_s,
+                    e.elasticity,
+                    e.events,
+                    e.scores
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        }
         if let Ok(r) = outcome {
             for p in &r.phases {
                 for (name, o) in &p.operations {
@@ -308,6 +335,36 @@ impl Store {
             .flatten()
     }
 
+    /// Means over the counted repetitions of a cell's elastic runs: (stabilisation s, elasticity,
+    /// runs that never stabilised); `None` when the cell has none.
+    pub fn elastic_means(
+        &self,
+        experiment: &str,
+        cell: &str,
+        discard_first: u32,
+    ) -> Option<(Option<f64>, Option<f64>, u64)> {
+        self.conn
+            .query_row(
+                "SELECT AVG(x.stabilisation_s), AVG(x.elasticity),
+                        SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END), COUNT(*)
+                 FROM run_elastic x JOIN runs r ON r.id = x.run_id
+                 JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'",
+                params![experiment, cell, discard_first],
+                |r| {
+                    Ok((
+                        r.get::<_, Option<f64>>(0)?,
+                        r.get::<_, Option<f64>>(1)?,
+                        r.get::<_, i64>(2)?,
+                        r.get::<_, i64>(3)?,
+                    ))
+                },
+            )
+            .ok()
+            .filter(|(_, _, _, n)| *n > 0)
+            .map(|(s, e, unstable, _)| (s, e, unstable as u64))
+    }
+
     pub fn has_experiment(&self, name: &str) -> bool {
         self.conn
             .query_row("SELECT 1 FROM experiments WHERE name = ?1", [name], |_| {
@@ -318,6 +375,19 @@ impl Store {
             .flatten()
             .is_some()
     }
+}
+
+/// What an elastic run adds to its record.
+#[derive(Debug, Clone)]
+pub struct ElasticRecord {
+    pub action: String,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub stabilisation_s: Option<f64>,
+    pub elasticity: Option<f64>,
+    /// JSON texts.
+    pub events: String,
+    pub scores: String,
 }
 
 pub fn now() -> String {
