@@ -168,7 +168,16 @@ pub struct ElasticArgs {
     /// baseline's median step, and the database reports no data in motion.
     #[arg(long, value_name = "X", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub stable_sets: u32,
-    /// Give up waiting for stability after this long (the scores that need it are then absent).
+    /// The load criterion's threshold: median-step (the baseline's median step between consecutive
+    /// points, Dory's rule) or relative:PCT (PCT percent of the baseline's mean).
+    #[arg(long, value_name = "RULE", default_value = "median-step", value_parser = parse_criterion)]
+    pub criterion: Criterion,
+    /// Data in motion: db (ask the database's own tools, or the external cluster's is_idle hook) or
+    /// none (the load criterion alone).
+    #[arg(long, value_enum, default_value_t = Probe::Db)]
+    pub probe: Probe,
+    /// Give up waiting for stability (of the baseline, and after the action) after this long; the
+    /// scores that need it are then absent.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub stable_timeout: Duration,
     /// Repeat the transition this many times, doubling records and threads each time (with
@@ -178,6 +187,31 @@ pub struct ElasticArgs {
     /// The data is loaded already (the first step does not load).
     #[arg(long)]
     pub no_load: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Criterion {
+    MedianStep,
+    Relative(f64),
+}
+
+fn parse_criterion(s: &str) -> Result<Criterion, String> {
+    if s == "median-step" {
+        return Ok(Criterion::MedianStep);
+    }
+    s.strip_prefix("relative:")
+        .and_then(|p| p.parse::<f64>().ok())
+        .filter(|p| *p > 0.0 && *p < 100.0)
+        .map(Criterion::Relative)
+        .ok_or_else(|| format!("'{s}': expected median-step or relative:PCT (0 < PCT < 100)"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Probe {
+    Db,
+    None,
 }
 
 /// A change of the cluster's size under load.

@@ -18,7 +18,7 @@ use scalebench_measure::PhaseResult;
 use scalebench_measure::RunResult;
 use serde::Serialize;
 
-use crate::args::{ClusterTarget, ElasticArgs, PhaseArgs, ScaleAction};
+use crate::args::{ClusterTarget, Criterion, ElasticArgs, PhaseArgs, Probe, ScaleAction};
 use crate::error::CliError;
 use crate::phase::{execute_phases, finish_current_phase};
 use crate::settings::Settings;
@@ -58,6 +58,9 @@ pub struct ElasticStep {
     /// Why the transition has no stability time, when it has none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_stable: Option<String>,
+    /// When the baseline did not settle before the action.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_note: Option<String>,
     pub scores: StepScores,
     /// The run under load, with its request-set timeline (`phases[0].request_sets`).
     pub run: RunResult,
@@ -139,7 +142,12 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
         let (result, _) = runner
             .join()
             .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
-        let (events, changed, not_stable) = controlled?;
+        let Controlled {
+            events,
+            changed,
+            not_stable,
+            baseline_note,
+        } = controlled?;
         let in_flight = threads * args.phase.concurrency as u64;
         let phase = result.phases.first();
         let scores = match (set_size, phase) {
@@ -166,6 +174,7 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             changed_nodes: changed,
             events,
             not_stable,
+            baseline_note,
             scores,
             run: result,
         };
@@ -215,10 +224,15 @@ fn running_nodes(c: &Cluster) -> usize {
         .count()
 }
 
-type Controlled = (Events, Vec<String>, Option<String>);
+/// What the controller saw: the events, the nodes it changed, why the cluster never became stable
+/// (if it did not) and whether the baseline settled.
+struct Controlled {
+    events: Events,
+    changed: Vec<String>,
+    not_stable: Option<String>,
+    baseline_note: Option<String>,
+}
 
-/// Baseline, scale, follow until stable, measure after. Returns the events, the nodes changed and
-/// why there is no stability time (if there is none).
 /// The value a point contributes to the load criterion: a request set's time, or an interval's
 /// throughput.
 fn value(p: &TimelinePoint, sets: bool) -> f64 {
@@ -229,6 +243,7 @@ fn value(p: &TimelinePoint, sets: bool) -> f64 {
     }
 }
 
+/// Baseline (until stable), scale, follow until stable, measure after.
 fn control(
     args: &ElasticArgs,
     cluster: &mut Cluster,
@@ -249,17 +264,42 @@ fn control(
     };
     let now_s = || t0.elapsed().as_secs_f64();
     let values = || -> Vec<f64> { log.points().iter().map(|p| value(p, sets)).collect() };
-    // Baseline: its duration, and enough sets for a median step and a stability window.
-    while now_s() < args.baseline.as_secs_f64() || log.points().len() < 2 * x + 1 {
+    let threshold_of = |baseline: &[f64]| match args.criterion {
+        Criterion::MedianStep => scalebench_elastic::threshold(baseline),
+        Criterion::Relative(pct) => pct / 100.0 * scalebench_elastic::mean(baseline),
+    };
+    // The last x steps of `v` each below `threshold`.
+    let holds = |v: &[f64], threshold: f64| {
+        v.len() > x
+            && v[v.len() - x - 1..]
+                .windows(2)
+                .all(|w| (w[1] - w[0]).abs() < threshold)
+    };
+    // Baseline: its duration, enough points for a median step and a stability window, and stable
+    // by its own threshold (or, past --stable-timeout, as it is, with a note).
+    let mut baseline_note = None;
+    let baseline_deadline = Instant::now() + args.baseline + args.stable_timeout;
+    loop {
         if ended() {
             return Err(CliError::Failed(
                 "the load ended during the baseline".into(),
             ));
         }
+        let v = values();
+        if now_s() >= args.baseline.as_secs_f64() && v.len() > 2 * x {
+            if holds(&v, threshold_of(&v)) {
+                break;
+            }
+            if Instant::now() >= baseline_deadline {
+                baseline_note =
+                    Some("the baseline was not stable within --stable-timeout".to_string());
+                break;
+            }
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     let baseline = values();
-    let threshold = scalebench_elastic::threshold(&baseline);
+    let threshold = threshold_of(&baseline);
     eprintln!(
         "baseline: {} {}, mean {:.3}, median step {:.4}; {:?} at {:.1} s",
         baseline.len(),
@@ -300,12 +340,11 @@ fn control(
             ));
             break;
         }
-        if events.transfers_done_s.is_none() {
-            let busy = cluster.busy_now();
-            if busy.is_empty() {
-                events.transfers_done_s = Some(now_s());
-                eprintln!("no data in motion at {:.1} s", now_s());
-            }
+        if events.transfers_done_s.is_none()
+            && (args.probe == Probe::None || cluster.busy_now().is_empty())
+        {
+            events.transfers_done_s = Some(now_s());
+            eprintln!("no data in motion at {:.1} s", now_s());
         }
         if let Some(done) = events.transfers_done_s {
             // The load criterion over the last X points, all of them after the scale command.
@@ -315,12 +354,7 @@ fn control(
                 .filter(|p| p.start_s >= events.scale_issued_s)
                 .map(|p| value(p, sets))
                 .collect();
-            let n = after.len();
-            let holds = n > x
-                && after[n - x - 1..]
-                    .windows(2)
-                    .all(|w| (w[1] - w[0]).abs() < threshold);
-            if holds {
+            if holds(&after, threshold) {
                 let last_end = points.last().map_or(0.0, |p| p.start_s + p.duration_s);
                 events.stable_s = Some(last_end.max(done));
                 eprintln!("stable at {:.1} s", last_end.max(done));
@@ -338,7 +372,12 @@ fn control(
             std::thread::sleep(Duration::from_millis(100));
         }
     }
-    Ok((events, changed, not_stable))
+    Ok(Controlled {
+        events,
+        changed,
+        not_stable,
+        baseline_note,
+    })
 }
 
 fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, CliError> {
