@@ -29,6 +29,10 @@ pub enum Command {
     Run(RunArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
     Merge(MergeArgs),
+    /// Compare two runs per operation: throughput, p50 and p99, each with a significance test on the
+    /// interval series that accounts for autocorrelation. Exit code 1 with --fail-above when B
+    /// regressed beyond it.
+    Compare(CompareArgs),
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
     /// space, snapshot and restore.
     Cluster(ClusterArgs),
@@ -500,6 +504,49 @@ pub struct PhaseArgs {
     /// derive the "bounded by" verdict.
     #[arg(long)]
     pub no_monitor: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline result (JSON).
+    #[arg(value_name = "A.json")]
+    pub a: PathBuf,
+    /// The result judged against it.
+    #[arg(value_name = "B.json")]
+    pub b: PathBuf,
+    /// Significance level of the tests.
+    #[arg(long, value_name = "P", default_value_t = 0.05, value_parser = parse_alpha)]
+    pub alpha: f64,
+    /// Differences smaller than this share of A's value (percent) never count as significant.
+    #[arg(long, value_name = "PCT", default_value_t = 1.0, value_parser = parse_percent)]
+    pub min_change: f64,
+    /// Exit with code 1 when a metric of B is significantly worse than A's by more than PCT percent.
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub fail_above: Option<f64>,
+    /// Table or JSON on standard output.
+    #[arg(long, value_enum, default_value_t = CompareFormat::Table)]
+    pub format: CompareFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Json,
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| format!("'{s}': expected a probability between 0 and 1 (exclusive)"))
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    s.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| format!("'{s}': expected a percentage such as 5 or 5%"))
 }
 
 #[derive(Debug, Args)]

@@ -55,6 +55,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(&run.phase, phases, &argv)
         }
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
+        Command::Compare(args) => crate::report::compare_command(&args),
         Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
         Command::Experiment(e) => crate::experiment::experiment_command(&e),
         Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),

@@ -10,5 +10,6 @@ pub mod error;
 pub mod experiment;
 pub mod output;
 pub mod phase;
+pub mod report;
 pub mod saturate;
 pub mod settings;
