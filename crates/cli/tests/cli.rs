@@ -204,7 +204,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     for (args, needle) in cases {
         let mut full = args.clone();
         full.extend(["--output", o]);
-        if args[0] == "bindings" || args[0] == "cluster" {
+        if ["bindings", "cluster", "compare"].contains(&args[0]) {
             full = args.clone();
         }
         let r = scalebench(&full);
