@@ -37,6 +37,7 @@ have socat || need+=(socat)                    # ... streams it
 have protoc || need+=(protobuf-compiler)   # etcd-client generates its gRPC code at build time
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
 have mvn || need+=(maven)                      # resolves cassandra-all from Maven Central
+have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

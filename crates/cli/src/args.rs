@@ -33,6 +33,9 @@ pub enum Command {
     /// interval series that accounts for autocorrelation. Exit code 1 with --fail-above when B
     /// regressed beyond it.
     Compare(CompareArgs),
+    /// A self-contained HTML report (SVG charts, no network needed) of a result, an elastic result or
+    /// an experiment in a results file; every chart's data as CSV.
+    Report(ReportArgs),
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
     /// space, snapshot and restore.
     Cluster(ClusterArgs),
@@ -504,6 +507,22 @@ pub struct PhaseArgs {
     /// derive the "bounded by" verdict.
     #[arg(long)]
     pub no_monitor: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A result (load/run/merge), an elastic result, or a results file (SQLite) of experiments.
+    #[arg(value_name = "RESULT.json|results.db")]
+    pub input: PathBuf,
+    /// With a results file: the experiment (default: the only one, else an error naming them).
+    #[arg(long, value_name = "NAME")]
+    pub experiment: Option<String>,
+    /// The report (HTML), written atomically.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Also write each chart's data as DIR/<chart>.csv.
+    #[arg(long, value_name = "DIR")]
+    pub csv_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -56,6 +56,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         }
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => crate::report::compare_command(&args),
+        Command::Report(args) => crate::report::report_command(&args),
         Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
         Command::Experiment(e) => crate::experiment::experiment_command(&e),
         Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),

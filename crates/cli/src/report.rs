@@ -1,12 +1,17 @@
 //! `scalebench compare` and `scalebench report`: the reporting crate's output on the command line.
 
+use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use scalebench_measure::RunResult;
 use scalebench_report::compare::{compare, measured_phase};
+use scalebench_report::html::{bars, run_sections, slug, table, Page, RunExtras, Section};
+use scalebench_report::svg::{Chart, Kind, Scale, Series};
 
-use crate::args::{CompareArgs, CompareFormat};
+use crate::args::{CompareArgs, CompareFormat, ReportArgs};
 use crate::error::CliError;
+use crate::experiment::store::Store;
+use crate::experiment::{cells, discard_first_of};
 use crate::output::emit;
 
 fn read(path: &std::path::Path) -> Result<RunResult, CliError> {
@@ -79,4 +84,452 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
         }
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// `scalebench report`: a result, an elastic result or an experiment as one HTML page.
+pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
+    let mut head = [0u8; 16];
+    let is_sqlite = std::fs::File::open(&args.input)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok()
+        && head.starts_with(b"SQLite format 3");
+    let page = if is_sqlite {
+        experiment_page(args)?
+    } else {
+        let text = std::fs::read_to_string(&args.input)
+            .map_err(|e| CliError::Usage(format!("{}: {e}", args.input.display())))?;
+        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            CliError::Usage(format!("{}: not a result file ({e})", args.input.display()))
+        })?;
+        if json["schema"] == crate::elastic::SCHEMA {
+            elastic_page(&json, &args.input)?
+        } else {
+            let r = read(&args.input)?;
+            Page {
+                title: format!("scalebench run: {}", args.input.display()),
+                sections: run_sections(&r, "run", &RunExtras::default()),
+            }
+        }
+    };
+    if let Some(dir) = &args.csv_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
+        for c in page.charts().filter(|c| !c.is_empty()) {
+            let f = dir.join(format!("{}.csv", c.id));
+            std::fs::write(&f, c.csv())
+                .map_err(|e| CliError::Failed(format!("{}: {e}", f.display())))?;
+        }
+    }
+    let tmp = args.output.with_extension("tmp");
+    std::fs::write(&tmp, page.html())
+        .and_then(|_| std::fs::rename(&tmp, &args.output))
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.output.display())))?;
+    eprintln!(
+        "report written to {} ({} charts)",
+        args.output.display(),
+        page.charts().filter(|c| !c.is_empty()).count()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
+type Markers = (Vec<(f64, String)>, Vec<(f64, f64, String)>);
+
+fn event_markers(events: &serde_json::Value) -> Markers {
+    let t = |k: &str| events[k].as_f64();
+    let mut markers = Vec::new();
+    for (k, label) in [
+        ("scale_issued_s", "scale command"),
+        ("scale_done_s", "node joined/left"),
+        ("transfers_done_s", "transfers done"),
+        ("stable_s", "stable"),
+    ] {
+        if let Some(v) = t(k) {
+            markers.push((v, label.to_string()));
+        }
+    }
+    let bands = match (t("scale_issued_s"), t("stable_s")) {
+        (Some(a), Some(b)) => vec![(a, b, "transition".to_string())],
+        _ => Vec::new(),
+    };
+    (markers, bands)
+}
+
+fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Page, CliError> {
+    let mut page = Page {
+        title: format!("scalebench elastic: {}", input.display()),
+        sections: Vec::new(),
+    };
+    for step in json["steps"].as_array().into_iter().flatten() {
+        let run: RunResult = serde_json::from_value(step["run"].clone())
+            .map_err(|e| CliError::Usage(format!("{}: {e}", input.display())))?;
+        let (markers, bands) = event_markers(&step["events"]);
+        let mut figures = vec![
+            ("step".to_string(), step["step"].to_string()),
+            ("action".into(), step["action"].to_string()),
+            (
+                "nodes".into(),
+                format!("{} -> {}", step["nodes_before"], step["nodes_after"]),
+            ),
+        ];
+        if let Some(n) = step["not_stable"].as_str() {
+            figures.push(("not stable".into(), n.to_string()));
+        }
+        for (k, v) in step["scores"].as_object().into_iter().flatten() {
+            let text = match v.as_f64() {
+                Some(x) if x.fract() != 0.0 => format!("{x:.6}").trim_end_matches('0').to_string(),
+                _ => v.to_string(),
+            };
+            figures.push((k.clone(), text));
+        }
+        let extras = RunExtras {
+            markers,
+            bands,
+            figures,
+        };
+        let id = format!("step{}", step["step"]);
+        page.sections.extend(run_sections(&run, &id, &extras));
+    }
+    Ok(page)
+}
+
+/// Cell names are `database/configuration/workload[/k=v,k=v]`: the swept parameters.
+fn cell_params(cell: &str) -> (String, BTreeMap<String, String>) {
+    let parts: Vec<&str> = cell.splitn(4, '/').collect();
+    let base = parts[..parts.len().min(3)].join("/");
+    let params = parts
+        .get(3)
+        .map(|p| {
+            p.split(',')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    (base, params)
+}
+
+fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
+    let store = Store::open(&args.input).map_err(CliError::Usage)?;
+    let names: Vec<String> = store
+        .experiments()
+        .map_err(CliError::Failed)?
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    let name = match (&args.experiment, names.as_slice()) {
+        (Some(n), _) => n.clone(),
+        (None, [only]) => only.clone(),
+        (None, _) => {
+            return Err(CliError::Usage(format!(
+                "{} holds {} experiments ({}): choose one with --experiment",
+                args.input.display(),
+                names.len(),
+                names.join(", ")
+            )))
+        }
+    };
+    let discard = discard_first_of(&store, &name);
+    let cells = cells(&store, &name, discard)?;
+    let runs = store.runs(&name, true).map_err(CliError::Failed)?;
+    let results: Vec<(String, u32, RunResult)> = runs
+        .iter()
+        .filter(|r| r.status == "ok")
+        .filter_map(|r| {
+            let json = r.result.as_ref()?;
+            Some((
+                r.cell.clone(),
+                r.repetition,
+                serde_json::from_str(json).ok()?,
+            ))
+        })
+        .collect();
+    let mut page = Page {
+        title: format!("scalebench experiment: {name}"),
+        sections: Vec::new(),
+    };
+    // Summary: the `results show` table, and bars with confidence intervals.
+    let summary: Vec<Vec<String>> = cells
+        .iter()
+        .map(|c| {
+            let t = c.throughput.as_ref();
+            vec![
+                c.cell.clone(),
+                t.map_or(0, |t| t.n).to_string(),
+                t.map_or("-".into(), |t| format!("{:.1}", t.mean)),
+                t.and_then(|t| t.ci95)
+                    .map_or("-".into(), |c| format!("{c:.1}")),
+                c.latency
+                    .iter()
+                    .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                c.bytes_per_record
+                    .as_ref()
+                    .map_or("-".into(), |b| format!("{:.0}", b.mean)),
+                format!("{} client-bound, {} failed", c.client_bound, c.failed_runs),
+            ]
+        })
+        .collect();
+    let rates: Vec<(String, f64, f64)> = cells
+        .iter()
+        .filter_map(|c| {
+            let t = c.throughput.as_ref()?;
+            Some((c.cell.clone(), t.mean, t.ci95.unwrap_or(0.0)))
+        })
+        .collect();
+    let mut summary_section = Section {
+        heading: "Cells".into(),
+        html: format!(
+            "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
+            if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
+            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "notes"], &summary)
+        ),
+        charts: vec![bars("cells-throughput", "Throughput per cell (mean, 95% CI)", "operations/s", &rates)],
+    };
+    let space: Vec<(String, f64, f64)> = cells
+        .iter()
+        .filter_map(|c| {
+            let b = c.bytes_per_record.as_ref()?;
+            Some((c.cell.clone(), b.mean, b.ci95.unwrap_or(0.0)))
+        })
+        .collect();
+    if !space.is_empty() {
+        summary_section.charts.push(bars(
+            "cells-space",
+            "Space per record (mean, 95% CI)",
+            "bytes per record",
+            &space,
+        ));
+    }
+    page.sections.push(summary_section);
+
+    // Scaling: throughput against threads, and against cluster size, one line per remaining setup.
+    let mut by_threads: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for c in &cells {
+        let Some(t) = &c.throughput else { continue };
+        let (base, params) = cell_params(&c.cell);
+        let rest: Vec<String> = params
+            .iter()
+            .filter(|(k, _)| k.as_str() != "threads")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if let Some(th) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) {
+            by_threads
+                .entry(format!("{base} {}", rest.join(",")).trim().to_string())
+                .or_default()
+                .push((th, t.mean));
+        }
+        let cell_runs: Vec<&RunResult> = results
+            .iter()
+            .filter(|r| r.0 == c.cell)
+            .map(|r| &r.2)
+            .collect();
+        if let Some(nodes) = cell_runs
+            .first()
+            .and_then(|r| r.deployment.as_ref())
+            .map(|d| d.nodes)
+        {
+            let workload = base.rsplit('/').next().unwrap_or("").to_string();
+            by_nodes
+                .entry(workload)
+                .or_default()
+                .push((nodes as f64, t.mean));
+        }
+        // The first study's read-against-write view: read and write throughput of each cell.
+        let mean_of = |ops: &[&str]| -> f64 {
+            let v: Vec<f64> = cell_runs
+                .iter()
+                .filter_map(|r| r.phases.last())
+                .map(|p| {
+                    ops.iter()
+                        .filter_map(|o| p.operations.get(*o))
+                        .map(|o| o.throughput_ops_s)
+                        .sum::<f64>()
+                })
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        let (reads, writes) = (
+            mean_of(&["READ", "SCAN"]),
+            mean_of(&["UPDATE", "INSERT", "READ-MODIFY-WRITE", "BATCH-INSERT"]),
+        );
+        if reads > 0.0 && writes > 0.0 {
+            let db = base.split('/').next().unwrap_or("").to_string();
+            scatter.entry(db).or_default().push((writes, reads));
+        }
+    }
+    let mut scaling = Section {
+        heading: "Scaling".into(),
+        html: String::new(),
+        charts: Vec::new(),
+    };
+    let lines =
+        |id: &str, title: &str, x: &str, data: BTreeMap<String, Vec<(f64, f64)>>, knee: bool| {
+            let mut c = Chart::new(id, title, x, "operations/s");
+            for (name, mut points) in data {
+                if points.len() < 2 {
+                    continue;
+                }
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                // The knee: the last point before throughput stops rising by at least 5%.
+                let label = if knee {
+                    let k = points
+                        .windows(2)
+                        .position(|w| w[1].1 < w[0].1 * 1.05)
+                        .map_or(points.len() - 1, |i| i);
+                    format!("knee at {}: {name}", points[k].0)
+                } else {
+                    name
+                };
+                c.series.push(Series {
+                    name: label,
+                    points,
+                    errors: Vec::new(),
+                });
+            }
+            c
+        };
+    scaling.charts.push(lines(
+        "threads-throughput",
+        "Throughput against threads",
+        "threads",
+        by_threads,
+        true,
+    ));
+    scaling.charts.push(lines(
+        "nodes-throughput",
+        "Throughput against cluster size",
+        "nodes",
+        by_nodes,
+        false,
+    ));
+    let mut rw = Chart::new(
+        "read-write",
+        "Read against write throughput per cell (log-log)",
+        "write operations/s",
+        "read operations/s",
+    );
+    rw.kind = Kind::Points;
+    rw.x_scale = Scale::Log10;
+    rw.y_scale = Scale::Log10;
+    rw.series = scatter
+        .into_iter()
+        .map(|(name, points)| Series {
+            name,
+            points,
+            errors: Vec::new(),
+        })
+        .collect();
+    scaling.charts.push(rw);
+    if scaling.charts.iter().any(|c| !c.is_empty()) {
+        page.sections.push(scaling);
+    }
+
+    // Resources and verdicts: the verdicts of every run, the series of each cell's first run.
+    let verdicts: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                format!("{} #{}", r.cell, r.repetition),
+                r.status.clone(),
+                r.bounded_by.clone().unwrap_or_else(|| "-".into()),
+                if r.client_bound {
+                    "lower bound".into()
+                } else {
+                    String::new()
+                },
+            ]
+        })
+        .collect();
+    let mut resources = Section {
+        heading: "Resources and \"bounded by\"".into(),
+        html: table(&["run", "status", "bounded by", ""], &verdicts),
+        charts: Vec::new(),
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (cell, rep, r) in &results {
+        if !seen.insert(cell.clone()) || seen.len() > 12 {
+            continue;
+        }
+        if let Some(p) = r.phases.last() {
+            let id = format!("res-{}-{rep}", slug(cell));
+            let section = run_sections(
+                &RunResult {
+                    phases: vec![p.clone()],
+                    ..r.clone()
+                },
+                &id,
+                &RunExtras::default(),
+            );
+            resources.charts.extend(
+                section
+                    .into_iter()
+                    .flat_map(|s| s.charts)
+                    .filter(|c| c.id.ends_with("-cpu"))
+                    .map(|mut c| {
+                        c.title = format!("{cell} #{rep}: CPU (cores busy)");
+                        c
+                    }),
+            );
+        }
+    }
+    page.sections.push(resources);
+
+    // Elastic runs: the timelines with their transition and the scores.
+    let elastic = store.elastic_runs(&name).map_err(CliError::Failed)?;
+    if !elastic.is_empty() {
+        let rows: Vec<Vec<String>> = elastic
+            .iter()
+            .map(|e| {
+                vec![
+                    format!("{} #{}", e.cell, e.repetition),
+                    e.action.clone(),
+                    format!("{} -> {}", e.nodes_before, e.nodes_after),
+                    e.stabilisation_s
+                        .map_or("not stable".into(), |s| format!("{s:.1}")),
+                    e.elasticity.map_or("-".into(), |v| format!("{v:.1}")),
+                ]
+            })
+            .collect();
+        let mut section = Section {
+            heading: "Elasticity".into(),
+            html: table(
+                &["run", "action", "nodes", "stabilisation s", "elasticity"],
+                &rows,
+            ),
+            charts: Vec::new(),
+        };
+        for e in &elastic {
+            let Some((_, _, r)) = results
+                .iter()
+                .find(|(c, rep, _)| *c == e.cell && *rep == e.repetition)
+            else {
+                continue;
+            };
+            let events: serde_json::Value = serde_json::from_str(&e.events).unwrap_or_default();
+            let (markers, bands) = event_markers(&events);
+            let id = format!("elastic-{}-{}", slug(&e.cell), e.repetition);
+            let extras = RunExtras {
+                markers,
+                bands,
+                figures: Vec::new(),
+            };
+            let charts = run_sections(r, &id, &extras)
+                .into_iter()
+                .flat_map(|s| s.charts);
+            section.charts.extend(
+                charts
+                    .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
+                    .map(|mut c| {
+                        c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
+                        c
+                    }),
+            );
+        }
+        page.sections.push(section);
+    }
+    Ok(page)
 }

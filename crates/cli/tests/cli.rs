@@ -188,7 +188,10 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
         (vec!["elastic", "--request-set", "10"], "--deployment"),
-        (vec!["compare", "/nonexistent/a.json", "/nonexistent/b.json"], "/nonexistent/a.json"),
+        (
+            vec!["compare", "/nonexistent/a.json", "/nonexistent/b.json"],
+            "/nonexistent/a.json",
+        ),
         (vec!["compare", "a.json", "b.json", "--alpha", "2"], "'2'"),
         (vec!["elastic", "--action", "grow:2"], "'grow:2'"),
         (vec!["elastic", "--criterion", "relative:0"], "'relative:0'"),

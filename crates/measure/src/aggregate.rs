@@ -377,6 +377,11 @@ fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
     IntervalOp {
         ok: t.ok.len(),
         failed: t.failed_total(),
+        failed_by_class: FailureClass::ALL
+            .iter()
+            .filter(|c| t.failed_by_class[c.index()] > 0)
+            .map(|c| (c.name().to_string(), t.failed_by_class[c.index()]))
+            .collect(),
         ops_s: t.ok.len() as f64 / covered_s,
         p50_us: q(&t.ok, 0.5),
         p90_us: q(&t.ok, 0.9),

@@ -166,6 +166,7 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
     struct Acc {
         ok: u64,
         failed: u64,
+        failed_by_class: BTreeMap<String, u64>,
         ops_s: f64,
         hist: Option<LatencyHistogram>,
         intended: Option<LatencyHistogram>,
@@ -182,12 +183,16 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
                 let acc = slot.entry(op.clone()).or_insert(Acc {
                     ok: 0,
                     failed: 0,
+                    failed_by_class: BTreeMap::new(),
                     ops_s: 0.0,
                     hist: None,
                     intended: None,
                 });
                 acc.ok += o.ok;
                 acc.failed += o.failed;
+                for (class, n) in &o.failed_by_class {
+                    *acc.failed_by_class.entry(class.clone()).or_default() += n;
+                }
                 acc.ops_s += o.ops_s;
                 if let Some(e) = &o.histogram {
                     add_into(
@@ -218,6 +223,7 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
                     let o = IntervalOp {
                         ok: a.ok,
                         failed: a.failed,
+                        failed_by_class: a.failed_by_class,
                         ops_s: a.ops_s,
                         p50_us: q(&a.hist, 0.5),
                         p90_us: q(&a.hist, 0.9),

@@ -394,6 +394,9 @@ pub struct IntervalResult {
 pub struct IntervalOp {
     pub ok: u64,
     pub failed: u64,
+    /// Failures by class (timeout, not_found, ...), when there were any.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed_by_class: BTreeMap<String, u64>,
     pub ops_s: f64,
     pub p50_us: f64,
     pub p90_us: f64,

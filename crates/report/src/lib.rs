@@ -3,3 +3,5 @@
 //! every chart as CSV.
 
 pub mod compare;
+pub mod html;
+pub mod svg;

@@ -501,7 +501,11 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Cli
     Ok(out)
 }
 
-fn cells(store: &Store, name: &str, discard_first: u32) -> Result<Vec<stats::CellStats>, CliError> {
+pub fn cells(
+    store: &Store,
+    name: &str,
+    discard_first: u32,
+) -> Result<Vec<stats::CellStats>, CliError> {
     if !store.has_experiment(name) {
         return Err(CliError::Usage(format!(
             "no experiment '{name}' in the results file"
@@ -535,7 +539,7 @@ fn cells(store: &Store, name: &str, discard_first: u32) -> Result<Vec<stats::Cel
 }
 
 /// How many repetitions the experiment's own file leaves out (its stored spec).
-fn discard_first_of(store: &Store, name: &str) -> u32 {
+pub fn discard_first_of(store: &Store, name: &str) -> u32 {
     store
         .spec(name)
         .and_then(|json| serde_json::from_str::<Experiment>(&json).ok())

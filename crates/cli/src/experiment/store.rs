@@ -365,6 +365,35 @@ impl Store {
             .map(|(s, e, unstable, _)| (s, e, unstable as u64))
     }
 
+    /// The elastic transitions of an experiment, in run order.
+    pub fn elastic_runs(&self, experiment: &str) -> Result<Vec<ElasticRow>, String> {
+        let mut st = self
+            .conn
+            .prepare(
+                "SELECT r.cell, r.repetition, x.action, x.nodes_before, x.nodes_after,
+                        x.stabilisation_s, x.elasticity, x.events
+                 FROM run_elastic x JOIN runs r ON r.id = x.run_id
+                 JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.name = ?1 ORDER BY r.id",
+            )
+            .map_err(|e| e.to_string())?;
+        let rows = st
+            .query_map([experiment], |r| {
+                Ok(ElasticRow {
+                    cell: r.get(0)?,
+                    repetition: r.get::<_, i64>(1)? as u32,
+                    action: r.get(2)?,
+                    nodes_before: r.get(3)?,
+                    nodes_after: r.get(4)?,
+                    stabilisation_s: r.get(5)?,
+                    elasticity: r.get(6)?,
+                    events: r.get(7)?,
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
+    }
+
     pub fn has_experiment(&self, name: &str) -> bool {
         self.conn
             .query_row("SELECT 1 FROM experiments WHERE name = ?1", [name], |_| {
@@ -375,6 +404,20 @@ impl Store {
             .flatten()
             .is_some()
     }
+}
+
+/// A stored elastic transition.
+#[derive(Debug, Clone)]
+pub struct ElasticRow {
+    pub cell: String,
+    pub repetition: u32,
+    pub action: String,
+    pub nodes_before: i64,
+    pub nodes_after: i64,
+    pub stabilisation_s: Option<f64>,
+    pub elasticity: Option<f64>,
+    /// JSON.
+    pub events: String,
 }
 
 /// What an elastic run adds to its record.

@@ -1,0 +1,470 @@
+//! Self-contained HTML pages: tables and SVG charts, inline CSS, no script; each chart's data as a CSV
+//! link (a data: URL) and, on request, as files.
+
+use std::fmt::Write;
+
+use base64::Engine;
+use scalebench_measure::{PhaseResult, RunResult};
+
+use crate::svg::{esc, Chart, Kind, Scale, Series};
+
+/// A page: sections of text, tables and charts.
+#[derive(Debug, Clone, Default)]
+pub struct Page {
+    pub title: String,
+    pub sections: Vec<Section>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    pub heading: String,
+    /// HTML placed before the charts (tables, notes), already escaped.
+    pub html: String,
+    pub charts: Vec<Chart>,
+}
+
+impl Page {
+    /// The charts of the page, for CSV files.
+    pub fn charts(&self) -> impl Iterator<Item = &Chart> {
+        self.sections.iter().flat_map(|s| s.charts.iter())
+    }
+
+    pub fn html(&self) -> String {
+        let mut out = format!(
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>\n",
+            esc(&self.title),
+            esc(&self.title)
+        );
+        for s in &self.sections {
+            let _ = writeln!(out, "<section><h2>{}</h2>\n{}", esc(&s.heading), s.html);
+            for c in s.charts.iter().filter(|c| !c.is_empty()) {
+                let csv = base64::engine::general_purpose::STANDARD.encode(c.csv());
+                let _ = writeln!(
+                    out,
+                    "<figure>{}<figcaption><a download=\"{}.csv\" href=\"data:text/csv;base64,{csv}\">data (CSV)</a></figcaption></figure>",
+                    c.svg(),
+                    esc(&c.id)
+                );
+            }
+            out.push_str("</section>\n");
+        }
+        out.push_str("</body></html>\n");
+        out
+    }
+}
+
+const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\
+h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\
+table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}figure{margin:12px 0}figcaption{font-size:12px}\
+svg .t{font-size:14px;font-weight:bold}svg .s{font-size:11px}p.note{font-size:13px}";
+
+/// An HTML table; cells are escaped. The first column is left-aligned.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut t = String::from("<table><tr>");
+    for (i, h) in header.iter().enumerate() {
+        let _ = write!(
+            t,
+            "<th{}>{}</th>",
+            if i == 0 { " class=\"l\"" } else { "" },
+            esc(h)
+        );
+    }
+    t.push_str("</tr>");
+    for r in rows {
+        t.push_str("<tr>");
+        for (i, c) in r.iter().enumerate() {
+            let _ = write!(
+                t,
+                "<td{}>{}</td>",
+                if i == 0 { " class=\"l\"" } else { "" },
+                esc(c)
+            );
+        }
+        t.push_str("</tr>");
+    }
+    t.push_str("</table>");
+    t
+}
+
+/// What a run's page shows besides the result: marked events, shaded ranges, extra figures.
+#[derive(Debug, Clone, Default)]
+pub struct RunExtras {
+    pub markers: Vec<(f64, String)>,
+    pub bands: Vec<(f64, f64, String)>,
+    /// Rows of name and value shown first (e.g. elasticity scores).
+    pub figures: Vec<(String, String)>,
+}
+
+fn f1(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// The sections of one run: parameters and environment, then per phase its tables and charts.
+pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section> {
+    let p = &r.parameters;
+    let mut params = vec![
+        vec!["command".to_string(), r.command.join(" ")],
+        vec!["started".into(), r.started_at.clone()],
+        vec!["workload".into(), p.workload.clone()],
+        vec!["database".into(), format!("{} ({})", p.db, p.binding)],
+        vec![
+            "threads x in flight".into(),
+            format!("{} x {}", p.threads, p.concurrency),
+        ],
+        vec![
+            "load".into(),
+            p.target_ops_s.map_or("closed loop".into(), |t| {
+                format!(
+                    "open loop at {t} ops/s ({})",
+                    p.arrival.clone().unwrap_or_default()
+                )
+            }),
+        ],
+        vec!["warm-up".into(), format!("{} s", p.warmup_s)],
+        vec![
+            "tool".into(),
+            format!("{} {} ({})", r.tool.name, r.tool.version, r.tool.git_commit),
+        ],
+        vec![
+            "host".into(),
+            format!(
+                "{} ({} {}, {} cpus, {:.1} GiB)",
+                r.host.hostname,
+                r.host.os,
+                r.host.arch,
+                r.host.cpus,
+                r.host.memory_bytes as f64 / (1u64 << 30) as f64
+            ),
+        ],
+    ];
+    if let Some(d) = &r.deployment {
+        params.push(vec![
+            "deployment".into(),
+            format!("{} ({}, {} nodes, {})", d.name, d.database, d.nodes, d.file),
+        ]);
+    }
+    if r.interrupted {
+        params.push(vec!["interrupted".into(), "yes: Ctrl-C ended it".into()]);
+    }
+    let props: Vec<Vec<String>> = p
+        .properties
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
+    let mut first = Section {
+        heading: "Run".into(),
+        html: String::new(),
+        charts: Vec::new(),
+    };
+    if !extras.figures.is_empty() {
+        let rows: Vec<Vec<String>> = extras
+            .figures
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        first.html.push_str(&table(&["figure", "value"], &rows));
+    }
+    first
+        .html
+        .push_str(&table(&["parameter", "value"], &params));
+    first.html.push_str(&format!(
+        "<details><summary>properties</summary>{}</details>",
+        table(&["property", "value"], &props)
+    ));
+    let mut sections = vec![first];
+    for (i, phase) in r.phases.iter().enumerate() {
+        let warmup = if phase.phase == "run" {
+            p.warmup_s
+        } else {
+            0.0
+        };
+        sections.push(phase_section(
+            phase,
+            &format!("{id}-{}{i}", phase.phase),
+            warmup,
+            extras,
+        ));
+    }
+    sections
+}
+
+fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) -> Section {
+    let mut html = format!(
+        "<p class=\"note\">{:.3} s measured, ended by {}{}; {} ok, {} failed ({} completed after the window).</p>",
+        ph.duration_s,
+        esc(&ph.ended_by),
+        if ph.open_loop { ", open loop" } else { ", closed loop" },
+        ph.totals.ok,
+        ph.totals.failed,
+        ph.totals.ok_after_window
+    );
+    let rows: Vec<Vec<String>> = ph
+        .operations
+        .iter()
+        .map(|(name, o)| {
+            let l = o.latency.as_ref();
+            let g = |f: fn(&scalebench_measure::LatencySummary) -> f64| {
+                l.map_or("-".into(), |l| f1(f(l)))
+            };
+            vec![
+                name.clone(),
+                o.ok.to_string(),
+                f1(o.throughput_ops_s),
+                g(|l| l.mean_us),
+                g(|l| l.p50_us),
+                g(|l| l.p99_us),
+                g(|l| l.p99_9_us),
+                g(|l| l.max_us),
+                o.intended_latency
+                    .as_ref()
+                    .map_or("-".into(), |l| f1(l.p99_us)),
+                o.failed.values().sum::<u64>().to_string(),
+            ]
+        })
+        .collect();
+    html.push_str(&table(
+        &[
+            "operation",
+            "ok",
+            "ops/s",
+            "mean us",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "max us",
+            "p99 from intended start us",
+            "failed",
+        ],
+        &rows,
+    ));
+    if !ph.errors.is_empty() {
+        let rows: Vec<Vec<String>> = ph
+            .errors
+            .iter()
+            .map(|(c, e)| vec![c.clone(), e.count.to_string(), e.samples.join(" | ")])
+            .collect();
+        html.push_str(&table(&["failure class", "count", "messages"], &rows));
+    }
+    if let Some(v) = &ph.bounded_by {
+        html.push_str(&format!(
+            "<p class=\"note\">Bounded by: <b>{}</b>{} ({})</p>",
+            esc(&v.bounded_by),
+            if v.client_bound {
+                " — the client: the throughput is a lower bound"
+            } else {
+                ""
+            },
+            esc(&v.evidence)
+        ));
+    }
+    if let Some(s) = &ph.space {
+        html.push_str(&format!(
+            "<p class=\"note\">Space on disk {}: {:.1} MB on {} node(s){}</p>",
+            esc(&s.taken),
+            s.total_bytes as f64 / 1e6,
+            s.nodes.len(),
+            s.bytes_per_record
+                .map_or(String::new(), |b| format!(", {b:.0} bytes per record"))
+        ));
+    }
+    let decorate = |mut c: Chart| {
+        if warmup_s > 0.0 {
+            c.bands
+                .push((-warmup_s, 0.0, "warm-up (not measured)".into()));
+        }
+        c.bands.extend(extras.bands.iter().cloned());
+        c.markers.extend(extras.markers.iter().cloned());
+        c
+    };
+    let mut charts = Vec::new();
+    let ops: Vec<&String> = ph.operations.keys().collect();
+    let series =
+        |op: &str, f: &dyn Fn(&scalebench_measure::result::IntervalOp) -> Option<f64>| Series {
+            name: op.to_string(),
+            points: ph
+                .intervals
+                .iter()
+                .filter_map(|i| i.operations.get(op).and_then(f).map(|v| (i.start_s, v)))
+                .collect(),
+            errors: Vec::new(),
+        };
+    let mut tp = Chart::new(
+        &format!("{id}-throughput"),
+        "Throughput over time",
+        "seconds after the measurement start",
+        "operations/s",
+    );
+    tp.series = ops
+        .iter()
+        .map(|op| series(op, &|o| Some(o.ops_s)))
+        .collect();
+    charts.push(decorate(tp));
+    for op in &ops {
+        let mut lat = Chart::new(
+            &format!("{id}-latency-{}", slug(op)),
+            &format!("{op} latency percentiles over time"),
+            "seconds after the measurement start",
+            "microseconds (log)",
+        );
+        lat.y_scale = Scale::Log10;
+        let pick = |name: &str, f: fn(&scalebench_measure::result::IntervalOp) -> Option<f64>| {
+            let mut s = series(op, &|o| if o.ok > 0 { f(o) } else { None });
+            s.name = name.into();
+            s
+        };
+        lat.series = vec![
+            pick("p50", |o| Some(o.p50_us)),
+            pick("p99", |o| Some(o.p99_us)),
+            pick("p99.9", |o| Some(o.p99_9_us)),
+            pick("p99 from intended start", |o| o.intended_p99_us),
+        ];
+        lat.series.retain(|s| !s.points.is_empty());
+        charts.push(decorate(lat));
+    }
+    if ph.totals.failed > 0 {
+        // By failure class, over all operations.
+        let mut err = Chart::new(
+            &format!("{id}-errors"),
+            "Errors by class over time",
+            "seconds after the measurement start",
+            "failed per interval",
+        );
+        let classes: std::collections::BTreeSet<&String> = ph
+            .intervals
+            .iter()
+            .flat_map(|i| i.operations.values().flat_map(|o| o.failed_by_class.keys()))
+            .collect();
+        err.series = classes
+            .into_iter()
+            .map(|class| Series {
+                name: class.clone(),
+                points: ph
+                    .intervals
+                    .iter()
+                    .map(|i| {
+                        let n: u64 = i
+                            .operations
+                            .values()
+                            .filter_map(|o| o.failed_by_class.get(class))
+                            .sum();
+                        (i.start_s, n as f64)
+                    })
+                    .collect(),
+                errors: Vec::new(),
+            })
+            .collect();
+        charts.push(decorate(err));
+    }
+    let mut dist = Chart::new(
+        &format!("{id}-percentiles"),
+        "Latency by percentile (HDR)",
+        "percentile",
+        "microseconds (log)",
+    );
+    dist.x_scale = Scale::Percentile;
+    dist.y_scale = Scale::Log10;
+    for (op, o) in &ph.operations {
+        if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
+            let points = (0..=24)
+                .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+                .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
+                .map(|q| (q, h.value_at_quantile(q) as f64 / 1000.0))
+                .collect();
+            dist.series.push(Series {
+                name: op.clone(),
+                points,
+                errors: Vec::new(),
+            });
+        }
+    }
+    charts.push(dist);
+    if let Some(rs) = &ph.request_sets {
+        let mut sets = Chart::new(
+            &format!("{id}-request-sets"),
+            &format!("Request sets of {} operations", rs.size),
+            "seconds after the measurement start",
+            "set time (s)",
+        );
+        sets.series.push(Series {
+            name: "set time".into(),
+            points: rs
+                .sets
+                .iter()
+                .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
+                .collect(),
+            errors: Vec::new(),
+        });
+        charts.push(decorate(sets));
+    }
+    if let Some(res) = &ph.resources {
+        let offset = (ph.measurement_start_unix_ms as f64 - res.start_unix_ms as f64) / 1000.0;
+        let mut cpu = Chart::new(
+            &format!("{id}-cpu"),
+            "CPU (cores busy)",
+            "seconds after the measurement start",
+            "cores",
+        );
+        cpu.series.push(Series {
+            name: "host".into(),
+            points: res
+                .samples
+                .iter()
+                .map(|s| {
+                    (
+                        s.t_s - offset,
+                        (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64,
+                    )
+                })
+                .collect(),
+            errors: Vec::new(),
+        });
+        for (k, t) in res.targets.iter().enumerate() {
+            cpu.series.push(Series {
+                name: t.name.clone(),
+                points: res
+                    .samples
+                    .iter()
+                    .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
+                    .collect(),
+                errors: Vec::new(),
+            });
+        }
+        charts.push(decorate(cpu));
+    }
+    Section {
+        heading: format!("Phase: {}", ph.phase),
+        html,
+        charts,
+    }
+}
+
+/// A name fit for an element id.
+pub fn slug(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// A bar chart of one value per category with 95% confidence intervals.
+pub fn bars(id: &str, title: &str, y_label: &str, rows: &[(String, f64, f64)]) -> Chart {
+    let mut c = Chart::new(id, title, "cell", y_label);
+    c.kind = Kind::Bars;
+    c.categories = rows.iter().map(|r| r.0.clone()).collect();
+    c.series.push(Series {
+        name: y_label.into(),
+        points: rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i as f64, r.1))
+            .collect(),
+        errors: rows.iter().map(|r| r.2).collect(),
+    });
+    c
+}
