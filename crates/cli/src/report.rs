@@ -305,7 +305,8 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     page.sections.push(summary_section);
 
     // Scaling: throughput against threads, and against cluster size, one line per remaining setup.
-    let mut by_threads: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    // (threads, throughput, median latency over the operations) per setup.
+    let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
     let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for c in &cells {
@@ -317,10 +318,12 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         if let Some(th) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) {
+            let p50s: Vec<f64> = c.latency.values().map(|l| l.0).collect();
+            let latency = p50s.iter().sum::<f64>() / p50s.len().max(1) as f64;
             by_threads
                 .entry(format!("{base} {}", rest.join(",")).trim().to_string())
                 .or_default()
-                .push((th, t.mean));
+                .push((th, t.mean, latency));
         }
         let cell_runs: Vec<&RunResult> = results
             .iter()
@@ -367,44 +370,54 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
         charts: Vec::new(),
     };
     let lines =
-        |id: &str, title: &str, x: &str, data: BTreeMap<String, Vec<(f64, f64)>>, knee: bool| {
-            let mut c = Chart::new(id, title, x, "operations/s");
+        |id: &str, title: &str, x: &str, y: &str, data: BTreeMap<String, Vec<(f64, f64)>>| {
+            let mut c = Chart::new(id, title, x, y);
             for (name, mut points) in data {
-                if points.len() < 2 {
-                    continue;
+                if points.len() >= 2 {
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    c.series.push(Series {
+                        name,
+                        points,
+                        errors: Vec::new(),
+                    });
                 }
-                points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                // The knee: the last point before throughput stops rising by at least 5%.
-                let label = if knee {
-                    let k = points
-                        .windows(2)
-                        .position(|w| w[1].1 < w[0].1 * 1.05)
-                        .map_or(points.len() - 1, |i| i);
-                    format!("knee at {}: {name}", points[k].0)
-                } else {
-                    name
-                };
-                c.series.push(Series {
-                    name: label,
-                    points,
-                    errors: Vec::new(),
-                });
             }
             c
         };
+    // The latency knee (Wegert's rule): the last thread count from which the next step still raised
+    // throughput by a larger factor than median latency.
+    let mut throughput_by_threads = BTreeMap::new();
+    let mut latency_by_threads = BTreeMap::new();
+    for (name, mut points) in by_threads {
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let knee = points
+            .windows(2)
+            .position(|w| w[1].1 / w[0].1.max(1e-9) <= w[1].2 / w[0].2.max(1e-9))
+            .map_or(points.len() - 1, |i| i);
+        let label = format!("knee at {}: {name}", points[knee].0);
+        latency_by_threads.insert(label.clone(), points.iter().map(|p| (p.0, p.2)).collect());
+        throughput_by_threads.insert(label, points.iter().map(|p| (p.0, p.1)).collect());
+    }
     scaling.charts.push(lines(
         "threads-throughput",
         "Throughput against threads",
         "threads",
-        by_threads,
-        true,
+        "operations/s",
+        throughput_by_threads,
+    ));
+    scaling.charts.push(lines(
+        "threads-latency",
+        "Median latency against threads",
+        "threads",
+        "p50 microseconds",
+        latency_by_threads,
     ));
     scaling.charts.push(lines(
         "nodes-throughput",
         "Throughput against cluster size",
         "nodes",
+        "operations/s",
         by_nodes,
-        false,
     ));
     let mut rw = Chart::new(
         "read-write",

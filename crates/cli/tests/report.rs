@@ -197,7 +197,12 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
     assert!(o.status.success(), "{}", stderr(&o));
     let html = report(dir.path(), &results, &[]);
     let text = std::fs::read_to_string(&html).unwrap();
-    for id in ["cells-throughput", "threads-throughput", "read-write"] {
+    for id in [
+        "cells-throughput",
+        "threads-throughput",
+        "threads-latency",
+        "read-write",
+    ] {
         assert!(text.contains(&format!("id=\"{id}\"")), "no chart {id}");
     }
     assert!(text.contains("knee at"));
