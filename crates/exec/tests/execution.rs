@@ -423,18 +423,7 @@ fn on_sqlite(
 }
 
 fn builtin(name: &str, overrides: &[(&str, &str)]) -> CoreWorkload {
-    let mut p = Properties::new();
-    p.load_str(
-        &scalebench_workload::builtin::builtin_workload(name)
-            .unwrap()
-            .1,
-        name,
-    )
-    .unwrap();
-    for (k, v) in overrides {
-        p.set(k, v, "-p");
-    }
-    CoreWorkload::from_properties(&p).unwrap()
+    scalebench_workload::builtin::builtin_with(name, overrides).unwrap()
 }
 
 fn load_plan() -> RunPlan {

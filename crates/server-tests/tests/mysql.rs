@@ -142,16 +142,5 @@ fn measurement_records_are_stored_typed() {
         types.trim(),
         "varchar,int,int,int,datetime,text,int,double,datetime"
     );
-    let r = phase(
-        config(&server().url(), &w, &[], true, true),
-        &w,
-        load_plan(2, 100),
-    )
-    .result;
-    assert_eq!(
-        (r.totals.records, r.totals.failed),
-        (2000, 0),
-        "{:?}",
-        r.errors
-    );
+    assert_loads_all(config(&server().url(), &w, &[], true, true), &w);
 }

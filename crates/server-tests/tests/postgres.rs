@@ -183,13 +183,7 @@ fn measurement_records_are_stored_typed() {
     );
     for mode in ["multirow", "copy"] {
         let c = config(&server().url(), &w, &[("batch_mode", mode)], true, true);
-        let r = phase(c, &w, load_plan(2, 100)).result;
-        assert_eq!(
-            (r.totals.records, r.totals.failed),
-            (2000, 0),
-            "{mode}: {:?}",
-            r.errors
-        );
+        assert_loads_all(c, &w);
         let n = server().sql("SELECT count(*) FROM measurements").unwrap();
         assert_eq!(n.trim(), "2000", "{mode}");
     }

@@ -67,6 +67,22 @@ insertproportion=1
 requestdistribution=uniform
 ";
 
+/// Built-in workload `name` with property overrides applied (as `-p` would), parsed.
+pub fn builtin_with(
+    name: &str,
+    overrides: &[(&str, &str)],
+) -> Result<crate::CoreWorkload, crate::WorkloadError> {
+    let (_, text) = builtin_workload(name).ok_or_else(|| {
+        crate::WorkloadError::invalid("workload", name, "not a built-in workload")
+    })?;
+    let mut p = crate::Properties::new();
+    p.load_str(&text, name)?;
+    for (k, v) in overrides {
+        p.set(k, v, "-p");
+    }
+    crate::CoreWorkload::from_properties(&p)
+}
+
 pub const BUILTIN_NAMES: [&str; 15] = [
     "a",
     "b",

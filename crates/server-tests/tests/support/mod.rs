@@ -37,18 +37,18 @@ pub fn workload(props: &[(&str, &str)]) -> CoreWorkload {
 
 /// Built-in workload `name` with property overrides.
 pub fn builtin(name: &str, props: &[(&str, &str)]) -> CoreWorkload {
-    let mut p = Properties::new();
-    p.load_str(
-        &scalebench_workload::builtin::builtin_workload(name)
-            .unwrap()
-            .1,
-        name,
-    )
-    .unwrap();
-    for (k, v) in props {
-        p.set(k, v, "-p");
-    }
-    CoreWorkload::from_properties(&p).unwrap()
+    scalebench_workload::builtin::builtin_with(name, props).unwrap()
+}
+
+/// Loads `w`'s records in batches of 100 on two threads and asserts every one was written.
+pub fn assert_loads_all(config: BindingConfig, w: &CoreWorkload) {
+    let r = phase(config, w, load_plan(2, 100)).result;
+    assert_eq!(
+        (r.totals.records, r.totals.failed),
+        (w.insert_count, 0),
+        "{:?}",
+        r.errors
+    );
 }
 
 pub fn config(
