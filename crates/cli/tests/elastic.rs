@@ -1,6 +1,6 @@
 //! `scalebench elastic` end to end on real local clusters: a Redis Cluster grows from 3 to 4 masters
-//! and a Cassandra ring from 2 to 3 nodes under Dory's request-set load; every event and score is
-//! recorded and no record is lost. One cluster at a time (2 cores).
+//! under Dory's request sets and shrinks back under an open loop; a Cassandra ring grows from 2 to 3
+//! nodes; every event and score is recorded and no record is lost. One cluster at a time (2 cores).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -136,7 +136,7 @@ fn nothing_lost(up: &Up, dir: &Path, records: u64) {
 }
 
 #[test]
-fn redis_cluster_grows_from_3_to_4_masters_under_request_sets() {
+fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let up = Up::new(
@@ -162,6 +162,59 @@ fn redis_cluster_grows_from_3_to_4_masters_under_request_sets() {
         (Some(3), Some(4))
     );
     assert_eq!(step["changed_nodes"][0], "node4");
+    nothing_lost(&up, dir.path(), 2000);
+
+    // Back to 3 masters under an open loop: node4's slots drain to the others while the offered rate
+    // holds; the scores are the open loop's.
+    let out = dir.path().join("shrink.json");
+    let o = scalebench(&[
+        "elastic",
+        "documents",
+        "--deployment",
+        up.file(),
+        "--clusters-dir",
+        up.clusters(),
+        "--no-load",
+        "-p",
+        "recordcount=2000",
+        "--target",
+        "1000",
+        "--threads",
+        "2",
+        "--concurrency",
+        "4",
+        "--action",
+        "remove:1",
+        "--baseline",
+        "5s",
+        "--after",
+        "3s",
+        "--stable-sets",
+        "3",
+        "--criterion",
+        "relative:10",
+        "--stable-timeout",
+        "3m",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    assert_eq!(r["target_ops_s"], 1000.0);
+    let step = &r["steps"][0];
+    assert_eq!(
+        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
+        (Some(4), Some(3))
+    );
+    let s = &step["scores"];
+    let before = s["throughput_before_ops_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!((900.0..1100.0).contains(&before), "{s}");
+    assert!(s["throughput_lost_ops"].as_f64().unwrap() >= 0.0, "{s}");
+    assert!(s["p99_transition_max_us"].as_f64().unwrap() > 0.0, "{s}");
+    assert!(step["events"]["stable_s"].as_f64().is_some(), "{step}");
+    assert_eq!(step["run"]["phases"][0]["totals"]["failed"], 0);
     nothing_lost(&up, dir.path(), 2000);
 }
 
