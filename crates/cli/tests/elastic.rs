@@ -101,6 +101,12 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     step
 }
 
+/// Nodes before and after a step.
+fn nodes(step: &serde_json::Value) -> (u64, u64) {
+    let n = |k: &str| step[k].as_u64().unwrap_or_else(|| panic!("no {k}: {step}"));
+    (n("nodes_before"), n("nodes_after"))
+}
+
 /// Every loaded document reads back (read each key once, in order).
 fn nothing_lost(up: &Up, dir: &Path, records: u64) {
     let out = dir.join("check.json");
@@ -157,10 +163,7 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
             "5s",
         ],
     );
-    assert_eq!(
-        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
-        (Some(3), Some(4))
-    );
+    assert_eq!(nodes(&step), (3, 4));
     assert_eq!(step["changed_nodes"][0], "node4");
     nothing_lost(&up, dir.path(), 2000);
 
@@ -202,10 +205,7 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     let r = json(&out);
     assert_eq!(r["target_ops_s"], 1000.0);
     let step = &r["steps"][0];
-    assert_eq!(
-        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
-        (Some(4), Some(3))
-    );
+    assert_eq!(nodes(step), (4, 3));
     let s = &step["scores"];
     let before = s["throughput_before_ops_s"]
         .as_f64()
@@ -243,10 +243,7 @@ fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
             "--create-schema",
         ],
     );
-    assert_eq!(
-        (step["nodes_before"].as_u64(), step["nodes_after"].as_u64()),
-        (Some(2), Some(3))
-    );
+    assert_eq!(nodes(&step), (2, 3));
     nothing_lost(&up, dir.path(), 1000);
 }
 

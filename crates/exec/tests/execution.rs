@@ -110,6 +110,20 @@ fn script(workers: usize, f: impl FnOnce(&mut Script)) -> Arc<Script> {
     Arc::new(s)
 }
 
+/// Runs `plan` of workload a against the scripted binding.
+fn run_script(
+    s: Arc<Script>,
+    plan: &RunPlan,
+) -> Result<scalebench_exec::PhaseOutcome, scalebench_exec::ExecError> {
+    execute(
+        ScriptFactory(s),
+        &workload_a(),
+        plan,
+        &StopSignal::new(),
+        &mut NoProgress,
+    )
+}
+
 fn workload_a() -> CoreWorkload {
     let mut p = Properties::new();
     p.load_str(
@@ -132,14 +146,7 @@ fn every_operation_is_accounted_under_concurrency_and_counts_split_evenly() {
         operation_count: Some(10_003),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s.clone()),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s.clone(), &plan).unwrap();
     let r = &out.result;
     assert_eq!(r.totals.ok, 10_003);
     assert_eq!(
@@ -181,14 +188,7 @@ fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
         warmup: Duration::from_millis(300),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s.clone()),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s.clone(), &plan).unwrap();
     let r = &out.result;
     assert_eq!(r.duration_s, 0.8);
     assert_eq!(r.ended_by, "duration");
@@ -237,14 +237,7 @@ fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
         duration: Some(Duration::from_millis(2500)),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s, &plan).unwrap();
     let r = &out.result;
     assert!(r.open_loop);
     let mut service_p99 = 0f64;
@@ -286,14 +279,7 @@ fn failures_are_counted_by_class_and_kept_out_of_success_figures() {
         operation_count: Some(1000),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s, &plan).unwrap();
     let r = &out.result;
     assert_eq!(r.totals.failed, 100);
     assert_eq!(r.totals.ok, 900);
@@ -326,14 +312,7 @@ fn a_hung_operation_is_abandoned_after_the_grace_and_reported_in_flight() {
         ..Default::default()
     };
     let begun = Instant::now();
-    let out = execute(
-        ScriptFactory(s),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s, &plan).unwrap();
     assert!(
         begun.elapsed() < Duration::from_secs(30),
         "the run waited for the hung operation"
@@ -356,14 +335,7 @@ fn per_operation_timeout_is_a_failure_class() {
         op_timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s, &plan).unwrap();
     assert_eq!(out.result.errors["timeout"].count, 1);
     assert_eq!(out.result.totals.ok, 19);
 }
@@ -506,14 +478,7 @@ fn request_sets_are_back_to_back_and_no_operation_starts_before_its_set() {
         request_set: Some(100),
         ..Default::default()
     };
-    let out = execute(
-        ScriptFactory(s.clone()),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(s.clone(), &plan).unwrap();
     let r = &out.result;
     assert_eq!(r.totals.ok + r.totals.failed, 1000);
     let sets = r.request_sets.as_ref().unwrap();
@@ -552,14 +517,7 @@ fn request_sets_reject_a_target_rate() {
         request_set: Some(10),
         ..Default::default()
     };
-    let err = execute(
-        ScriptFactory(script(1, |_| {})),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap_err();
+    let err = run_script(script(1, |_| {}), &plan).unwrap_err();
     assert!(err.to_string().contains("closed loop"), "{err}");
 }
 
@@ -626,14 +584,7 @@ fn the_timeline_log_publishes_intervals_or_sets_while_the_run_goes_on() {
         std::thread::sleep(Duration::from_millis(1500));
         watcher.points().len()
     });
-    let out = execute(
-        ScriptFactory(script(1, |_| {})),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    let out = run_script(script(1, |_| {}), &plan).unwrap();
     assert!(
         seen_during.join().unwrap() >= 1,
         "no interval while running"
@@ -659,14 +610,7 @@ fn the_timeline_log_publishes_intervals_or_sets_while_the_run_goes_on() {
         timeline_log: Some(log.clone()),
         ..Default::default()
     };
-    execute(
-        ScriptFactory(script(1, |_| {})),
-        &workload_a(),
-        &plan,
-        &StopSignal::new(),
-        &mut NoProgress,
-    )
-    .unwrap();
+    run_script(script(1, |_| {}), &plan).unwrap();
     let points = log.points();
     assert_eq!(points.len(), 3, "{points:?}");
     assert!(points.iter().all(|p| p.ok == 100 && p.p99_us == 0.0));
