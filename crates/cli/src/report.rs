@@ -31,7 +31,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
         }
         CompareFormat::Table => {
             let mut t = format!(
-                "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9}  verdict\n",
+                "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
                 args.a.display(),
                 args.b.display(),
                 "operation",
@@ -39,7 +39,8 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
                 "A",
                 "B",
                 "change",
-                "p"
+                "p",
+                "p (Holm)"
             );
             for m in &c.metrics {
                 let verdict = match (m.significant, m.regression) {
@@ -48,13 +49,14 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
                     _ => "no significant difference",
                 };
                 t.push_str(&format!(
-                    "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4}  {verdict}\n",
+                    "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
                     m.operation,
                     m.metric,
                     m.a,
                     m.b,
                     m.change * 100.0,
-                    m.p_value
+                    m.p_value,
+                    m.p_adjusted
                 ));
             }
             for op in &c.unmatched {
@@ -72,11 +74,11 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
             } else {
                 for m in bad {
                     eprintln!(
-                        "regression: {} {} {:+.1}% (p = {:.4}), beyond {pct}%",
+                        "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
                         m.operation,
                         m.metric,
                         m.change * 100.0,
-                        m.p_value
+                        m.p_adjusted
                     );
                 }
                 Ok(ExitCode::from(1))

@@ -76,6 +76,26 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     args.extend_from_slice(extra);
     let o = scalebench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Its report marks the events and shades the transition on the timelines.
+    let html = dir.join("elastic.html");
+    let rep = scalebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for needle in [
+        "scale command",
+        "transfers done",
+        "stable",
+        "transition",
+        "-request-sets\"",
+        "elasticity",
+    ] {
+        assert!(page.contains(needle), "the elastic report lacks {needle}");
+    }
     let r = json(&out);
     let step = r["steps"][0].clone();
     assert_eq!(step["changed_nodes"].as_array().unwrap().len(), 1, "{step}");

@@ -4,9 +4,12 @@
 //! Interval samples of one run are not independent (a slow second tends to follow a slow second), so a
 //! plain t-test over them overstates confidence. Each series' effective sample size is taken from its
 //! lag-1 autocorrelation r as n (1 - r) / (1 + r) (the AR(1) variance inflation; negative r is treated
-//! as 0), and Welch's t-test runs on those effective sizes. A difference counts as significant when
-//! p < alpha and it is at least `min_change` of the baseline: smaller differences are below what a
-//! benchmark on a shared machine can claim, however many samples agree on them.
+//! as 0), and Welch's t-test runs on those effective sizes. Several metrics are tested at once, so the
+//! p-values are adjusted by Holm's step-down method (the family-wise error rate stays at alpha: with
+//! six independent tests at 0.05, one false alarm would otherwise come every fourth comparison of
+//! identical runs). A difference counts as significant when its adjusted p < alpha and it is at least
+//! `min_change` of the baseline: smaller differences are below what a benchmark on a shared machine
+//! can claim, however many samples agree on them.
 
 use scalebench_measure::{PhaseResult, RunResult};
 use serde::Serialize;
@@ -74,6 +77,22 @@ pub fn welch_p(a: &SeriesStats, b: &SeriesStats) -> f64 {
     }
 }
 
+/// Holm's step-down adjustment: the i-th smallest of m p-values is multiplied by (m - i), made
+/// monotone, and capped at 1. Rejecting where the adjusted p < alpha keeps the family-wise error
+/// rate at alpha.
+pub fn holm(p: &[f64]) -> Vec<f64> {
+    let m = p.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|a, b| p[*a].total_cmp(&p[*b]));
+    let mut out = vec![0.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
 /// What higher values of a metric mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -93,7 +112,10 @@ pub struct MetricComparison {
     pub b: f64,
     /// (b - a) / a.
     pub change: f64,
+    /// Welch's test on this metric alone.
     pub p_value: f64,
+    /// Holm-adjusted over all metrics of the comparison: what `significant` is decided on.
+    pub p_adjusted: f64,
     pub significant: bool,
     /// Significant and worse than A.
     pub regression: bool,
@@ -169,11 +191,6 @@ pub fn compare(a: &PhaseResult, b: &PhaseResult, alpha: f64, min_change: f64) ->
             let sb = series_stats(&interval_series(b, op, metric));
             let p_value = welch_p(&sa, &sb);
             let change = if va == 0.0 { 0.0 } else { (vb - va) / va };
-            let significant = p_value < alpha && change.abs() >= min_change;
-            let worse = match better {
-                Better::Higher => vb < va,
-                Better::Lower => vb > va,
-            };
             metrics.push(MetricComparison {
                 operation: op.clone(),
                 metric: metric.into(),
@@ -182,12 +199,23 @@ pub fn compare(a: &PhaseResult, b: &PhaseResult, alpha: f64, min_change: f64) ->
                 b: vb,
                 change,
                 p_value,
-                significant,
-                regression: significant && worse,
+                p_adjusted: p_value,
+                significant: false,
+                regression: false,
                 a_series: sa,
                 b_series: sb,
             });
         }
+    }
+    let adjusted = holm(&metrics.iter().map(|m| m.p_value).collect::<Vec<_>>());
+    for (m, p) in metrics.iter_mut().zip(adjusted) {
+        m.p_adjusted = p;
+        m.significant = p < alpha && m.change.abs() >= min_change;
+        let worse = match m.better {
+            Better::Higher => m.b < m.a,
+            Better::Lower => m.b > m.a,
+        };
+        m.regression = m.significant && worse;
     }
     Comparison {
         alpha,
@@ -214,6 +242,18 @@ mod tests {
         let d = series_stats(&drift);
         assert!(d.r1 > 0.9, "{}", d.r1);
         assert!(d.n_eff < 10.0, "{}", d.n_eff);
+    }
+
+    #[test]
+    fn holm_adjusts_step_down() {
+        // Sorted 0.01, 0.02, 0.04 of m = 3: x3, x2, x1 -> 0.03, 0.04, 0.04 (monotone).
+        let adj = holm(&[0.04, 0.01, 0.02]);
+        let expect = [0.04, 0.03, 0.04];
+        for (a, e) in adj.iter().zip(expect) {
+            assert!((a - e).abs() < 1e-12, "{adj:?}");
+        }
+        // 0.5 x 2 = 1.0 first; 0.9 x 1 stays at the running maximum.
+        assert_eq!(holm(&[0.9, 0.5]), vec![1.0, 1.0]);
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! `scalebench compare` on real runs. Alone in its test binary: the runs it compares should not
+//! compete with other tests for the CPU.
+
+mod common;
+use common::*;
+
+/// `compare` on runs against a simulated server of known capacity: a planted 20% slowdown is a
+/// significant regression (exit code 1 with --fail-above), two runs of the same configuration are not
+/// significantly different.
+#[test]
+fn compare_detects_a_planted_slowdown_and_not_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, capacity: u32| {
+        let out = dir.path().join(name);
+        let o = scalebench(&[
+            "run",
+            "--db",
+            "null://",
+            "-p",
+            &format!("null.capacity_ops_s={capacity}"),
+            "--threads",
+            "2",
+            "--concurrency",
+            "4",
+            "--duration",
+            "5s",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.to_str().unwrap().to_string()
+    };
+    let (a, a2, slow) = (
+        run("a.json", 2000),
+        run("a2.json", 2000),
+        run("slow.json", 1600),
+    );
+    let c = |b: &str| scalebench(&["compare", &a, b, "--fail-above", "10", "--format", "json"]);
+    let same = c(&a2);
+    assert_eq!(same.status.code(), Some(0), "{}", stderr(&same));
+    let v: serde_json::Value = serde_json::from_slice(&same.stdout).unwrap();
+    let metrics = v["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), 6, "READ and UPDATE x throughput, p50, p99");
+    assert!(metrics.iter().all(|m| m["significant"] == false), "{v}");
+
+    let worse = c(&slow);
+    assert_eq!(worse.status.code(), Some(1), "{}", stderr(&worse));
+    let v: serde_json::Value = serde_json::from_slice(&worse.stdout).unwrap();
+    for m in v["metrics"].as_array().unwrap() {
+        if m["metric"] == "throughput_ops_s" {
+            assert_eq!(m["regression"], true, "{m}");
+            let change = m["change"].as_f64().unwrap();
+            assert!((-0.25..-0.15).contains(&change), "{m}");
+        }
+    }
+    assert!(stderr(&worse).contains("regression: READ throughput_ops_s"));
+    // Without --fail-above the comparison informs and succeeds.
+    assert_eq!(scalebench(&["compare", &a, &slow]).status.code(), Some(0));
+}
