@@ -69,7 +69,7 @@ pub struct ElasticStep {
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
     let out = run_elastic(args, argv)?;
     if let Some(path) = &args.phase.output {
-        write_atomically(path, &out)?;
+        crate::output::write_json(path, &out)?;
     }
     Ok(if out.interrupted {
         ExitCode::from(130)
@@ -263,7 +263,14 @@ fn control(
         std::thread::sleep(Duration::from_millis(100));
     };
     let now_s = || t0.elapsed().as_secs_f64();
-    let values = || -> Vec<f64> { log.points().iter().map(|p| value(p, sets)).collect() };
+    // The timeline so far, copied from the log as it grows, and each point's value.
+    let mut points: Vec<TimelinePoint> = Vec::new();
+    let mut values: Vec<f64> = Vec::new();
+    let pull = |points: &mut Vec<TimelinePoint>, values: &mut Vec<f64>| {
+        let new = log.points_since(points.len());
+        values.extend(new.iter().map(|p| value(p, sets)));
+        points.extend(new);
+    };
     let threshold_of = |baseline: &[f64]| match args.criterion {
         Criterion::MedianStep => scalebench_elastic::threshold(baseline),
         Criterion::Relative(pct) => pct / 100.0 * scalebench_elastic::mean(baseline),
@@ -285,9 +292,9 @@ fn control(
                 "the load ended during the baseline".into(),
             ));
         }
-        let v = values();
-        if now_s() >= args.baseline.as_secs_f64() && v.len() > 2 * x {
-            if holds(&v, threshold_of(&v)) {
+        pull(&mut points, &mut values);
+        if now_s() >= args.baseline.as_secs_f64() && values.len() > 2 * x {
+            if holds(&values, threshold_of(&values)) {
                 break;
             }
             if Instant::now() >= baseline_deadline {
@@ -298,7 +305,8 @@ fn control(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    let baseline = values();
+    pull(&mut points, &mut values);
+    let baseline = values.clone();
     let threshold = threshold_of(&baseline);
     eprintln!(
         "baseline: {} {}, mean {:.3}, median step {:.4}; {:?} at {:.1} s",
@@ -348,13 +356,9 @@ fn control(
         }
         if let Some(done) = events.transfers_done_s {
             // The load criterion over the last X points, all of them after the scale command.
-            let points = log.points();
-            let after: Vec<f64> = points
-                .iter()
-                .filter(|p| p.start_s >= events.scale_issued_s)
-                .map(|p| value(p, sets))
-                .collect();
-            if holds(&after, threshold) {
+            pull(&mut points, &mut values);
+            let first_after = points.partition_point(|p| p.start_s < events.scale_issued_s);
+            if holds(&values[first_after..], threshold) {
                 let last_end = points.last().map_or(0.0, |p| p.start_s + p.duration_s);
                 events.stable_s = Some(last_end.max(done));
                 eprintln!("stable at {:.1} s", last_end.max(done));
@@ -367,8 +371,9 @@ fn control(
     if let Some(stable) = events.stable_s {
         while !ended()
             && (now_s() < stable + args.after.as_secs_f64()
-                || log.points().iter().filter(|p| p.start_s >= stable).count() < x)
+                || points.len() - points.partition_point(|p| p.start_s < stable) < x)
         {
+            pull(&mut points, &mut values);
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -526,12 +531,4 @@ fn print_step(s: &ElasticStep) {
             );
         }
     }
-}
-
-fn write_atomically(path: &std::path::Path, out: &ElasticResult) -> Result<(), CliError> {
-    let text = serde_json::to_string_pretty(out).map_err(|e| CliError::Failed(e.to_string()))?;
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))
 }

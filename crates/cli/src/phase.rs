@@ -266,12 +266,7 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliE
     let Some(output) = &args.output else {
         return Ok(ExitCode::SUCCESS);
     };
-    let text =
-        serde_json::to_string_pretty(&series).map_err(|e| CliError::Failed(e.to_string()))?;
-    let tmp = output.with_extension("tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, output))
-        .map_err(|e| CliError::Failed(format!("{}: {e}", output.display())))?;
+    crate::output::write_json(output, &series)?;
     let v = scalebench_monitor::verdict(&series, "client", None);
     eprintln!(
         "{} samples written to {}; bounded by: {} ({})",

@@ -122,10 +122,7 @@ pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::Failed(format!("{}: {e}", f.display())))?;
         }
     }
-    let tmp = args.output.with_extension("tmp");
-    std::fs::write(&tmp, page.html())
-        .and_then(|_| std::fs::rename(&tmp, &args.output))
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.output.display())))?;
+    crate::output::write_atomically(&args.output, &page.html())?;
     eprintln!(
         "report written to {} ({} charts)",
         args.output.display(),

@@ -187,12 +187,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         stopped_by,
     };
     if let Some(path) = &args.phase.output {
-        let text =
-            serde_json::to_string_pretty(&search).map_err(|e| CliError::Failed(e.to_string()))?;
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, path))
-            .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+        crate::output::write_json(path, &search)?;
     }
     emit(&render(&search));
     Ok(ExitCode::SUCCESS)

@@ -118,11 +118,15 @@ impl TimelineLog {
 
     /// The points so far.
     pub fn points(&self) -> Vec<TimelinePoint> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .1
-            .clone()
+        self.points_since(0)
+    }
+
+    /// The points after the first `from`: a watcher copies only what is new, and holds the lock the
+    /// run's set closer also takes for as short as that.
+    pub fn points_since(&self, from: usize) -> Vec<TimelinePoint> {
+        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        g.1.get(from..)
+            .map_or_else(Vec::new, <[TimelinePoint]>::to_vec)
     }
 
     /// The measurement start, once the run has begun: points are placed in seconds after it.
