@@ -141,6 +141,13 @@ pub fn execute_phases(
         )??;
         interrupted = outcome.result.ended_by == "interrupted";
         let mut result = outcome.result;
+        if phase == Phase::Run && runs_inserts(&settings.workload) {
+            let keys = settings.workload.transaction_insert_keys();
+            result.insert_keys = Some(scalebench_measure::result::KeyRange {
+                start: keys.start,
+                end: keys.end,
+            });
+        }
         if let Some(m) = monitor {
             let series = m.finish();
             result.remote_resources = remote_monitors
@@ -172,6 +179,9 @@ pub fn execute_phases(
             }
             result.bounded_by = Some(scalebench_monitor::combined_verdict(local, &remotes));
             result.resources = Some(series);
+        }
+        if let Some(line) = failure_warning(&result) {
+            eprintln!("{line}");
         }
         if let (Some(c), false) = (&settings.cluster, interrupted) {
             result.space = Some(after_phase(c, phase, &result, &settings, args)?);
@@ -346,8 +356,9 @@ fn after_phase(
         c.wait_idle()?;
         result.totals.records
     } else {
+        // Earlier runs' inserts lie below transactioninsertstart.
         let inserted = result.operations.get("INSERT").map_or(0, |o| o.ok);
-        settings.workload.record_count + inserted
+        settings.workload.transaction_insert_start + inserted
     };
     let taken = if phase == Phase::Load {
         "after load"
@@ -424,6 +435,46 @@ struct PhaseRunner<'a> {
     progress: &'a mut dyn Progress,
 }
 
+/// A loud line for a phase whose operations failed in large numbers: its figures describe failures.
+pub fn failure_warning(p: &PhaseResult) -> Option<String> {
+    let share = p.totals.failed_share();
+    (share > scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE).then(|| {
+        let classes: Vec<String> = p
+            .errors
+            .iter()
+            .map(|(c, e)| format!("{c} {}", e.count))
+            .collect();
+        format!(
+            "WARNING: {:.1}% of the {} phase's operations failed ({} of {}: {}); its throughput and latencies count only the operations that succeeded",
+            share * 100.0,
+            p.phase,
+            p.totals.failed,
+            p.totals.ok + p.totals.failed,
+            classes.join(", ")
+        )
+    })
+}
+
+fn runs_inserts(w: &CoreWorkload) -> bool {
+    w.mix
+        .iter()
+        .any(|(k, _)| *k == scalebench_workload::OpKind::Insert)
+}
+
+/// A run's inserts must go to keys no earlier run of the same data wrote; if the first key of the
+/// range exists, they would conflict (SQL) or silently overwrite (Cassandra, Redis).
+fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
+    let first = w.transaction_insert_start;
+    let key = w.keys.key(first);
+    if scalebench_exec::probe::key_exists(factory, &key, std::time::Duration::from_secs(5))
+        == Some(true)
+    {
+        eprintln!(
+            "warning: record {key} (key number {first}, where this run's inserts start) already exists: an earlier run inserted there, so these inserts will conflict or overwrite; set -p transactioninsertstart=N past the keys earlier runs inserted (each result's insert_keys.end)"
+        );
+    }
+}
+
 impl FactoryVisitor for PhaseRunner<'_> {
     type Output = Result<PhaseOutcome, CliError>;
 
@@ -431,6 +482,9 @@ impl FactoryVisitor for PhaseRunner<'_> {
         let plan = self.settings.plan(self.phase);
         if let Some(note) = &self.note {
             eprintln!("{note}");
+        }
+        if self.phase == Phase::Run && runs_inserts(self.workload) && factory.stores_data() {
+            warn_if_insert_range_used(&factory, self.workload);
         }
         Ok(execute(
             factory,

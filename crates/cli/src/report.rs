@@ -266,7 +266,17 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
                 c.bytes_per_record
                     .as_ref()
                     .map_or("-".into(), |b| format!("{:.0}", b.mean)),
-                format!("{} client-bound, {} failed", c.client_bound, c.failed_runs),
+                format!("{} of {}", c.operations_failed, c.operations_ok + c.operations_failed),
+                {
+                    let mut notes = format!("{} client-bound, {} failed", c.client_bound, c.failed_runs);
+                    if c.flagged_runs > 0 {
+                        notes += &format!(
+                            ", FAILURES: {} runs over the failed-operations threshold (not in the figures)",
+                            c.flagged_runs
+                        );
+                    }
+                    notes
+                },
             ]
         })
         .collect();
@@ -282,7 +292,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
         html: format!(
             "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
             if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
-            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "notes"], &summary)
+            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "failed operations", "notes"], &summary)
         ),
         charts: vec![bars("cells-throughput", "Throughput per cell (mean, 95% CI)", "operations/s", &rates)],
     };

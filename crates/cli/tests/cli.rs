@@ -488,3 +488,98 @@ fn monitor_writes_a_series_of_named_processes() {
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
     }
 }
+
+/// A run whose operations fail in large numbers is flagged in every summary (status `failures`),
+/// with its failed operations counted, and kept out of the cell's figures; a healthy run is `ok`.
+#[test]
+fn runs_with_many_failed_operations_are_flagged_not_listed_as_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("flag.toml");
+    // The simulated server serves 20 operations/s; with 4 waiting, each waits ~200 ms and times
+    // out at 5 ms: nearly every operation fails.
+    std::fs::write(
+        &file,
+        r#"name = "flag"
+[procedure]
+duration = "1s"
+args = ["--op-timeout", "5ms", "--concurrency", "4", "--no-monitor"]
+[[database]]
+name = "null"
+db = "null://"
+[[configuration]]
+name = "healthy"
+[[configuration]]
+name = "overloaded"
+properties = { "null.capacity_ops_s" = 20 }
+[[workload]]
+name = "c"
+workload = "c"
+properties = { recordcount = 10 }
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("r.db");
+    let r = results.to_str().unwrap();
+    let o = scalebench(&["experiment", file.to_str().unwrap(), "--results", r]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("WARNING: ") && stderr(&o).contains("operations failed"),
+        "{}",
+        stderr(&o)
+    );
+    let shown = String::from_utf8_lossy(&o.stdout).to_string();
+    let overloaded = shown
+        .lines()
+        .find(|l| l.starts_with("null/overloaded"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(overloaded.contains("FAILURES: 1 runs"), "{shown}");
+    let healthy = shown
+        .lines()
+        .find(|l| l.starts_with("null/healthy"))
+        .unwrap();
+    assert!(!healthy.contains("FAILURES"), "{shown}");
+
+    let list = scalebench(&["results", "list", "--results", r]);
+    let line = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .find(|l| l.starts_with("flag"))
+        .unwrap()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    // experiment, ok, failures, failed, interrupted
+    assert_eq!(line[1..], ["1", "1", "0", "0"], "{line:?}");
+
+    let csv = scalebench(&["results", "export", "flag", "--csv", "--results", r]);
+    let csv = String::from_utf8_lossy(&csv.stdout).to_string();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let row = |cell: &str| rows.iter().find(|r| r[0].starts_with(cell)).unwrap();
+    assert_eq!(row("null/overloaded")[col("status")], "failures");
+    assert!(
+        row("null/overloaded")[col("failed")]
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+    assert_eq!(row("null/healthy")[col("status")], "ok");
+    assert_eq!(row("null/healthy")[col("failed")], "0");
+
+    let export = scalebench(&["results", "export", "flag", "--results", r]);
+    let v: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let cell = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cell"].as_str().unwrap().starts_with("null/overloaded"))
+        .unwrap();
+    assert_eq!(cell["flagged_runs"], 1);
+    assert!(cell["operations_failed"].as_u64().unwrap() > 0);
+    // Kept out of the figures: no counted run, no mean.
+    assert_eq!(cell["n"], serde_json::Value::Null);
+}

@@ -360,3 +360,112 @@ threads = [1, 2]
         .unwrap();
     assert!(!all.contains(PASSWORD));
 }
+
+/// Inserts on kept data (Dijkshoorn's INSERT cells with `load = "once"`): 3 repetitions x 2 thread
+/// counts on PostgreSQL insert into six disjoint key ranges, so no insert conflicts and the table
+/// holds the loaded records plus every insert. A single `run` on used keys is warned about, and
+/// `transactioninsertstart` moves its inserts past them.
+#[test]
+fn inserts_of_repeated_runs_on_kept_data_never_reuse_a_key() {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("inserts.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "inserts"
+repetitions = 3
+[procedure]
+load = "once"
+duration = "1s"
+args = ["--no-monitor"]
+[[database]]
+name = "pg"
+db = "{}"
+[[workload]]
+name = "INSERT"
+workload = "INSERT"
+properties = {{ recordcount = 300 }}
+[sweep]
+threads = [1, 2]
+"#,
+            server.url()
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("experiment")
+        .arg(&file)
+        .arg("--results")
+        .arg(&results)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let (runs, ok_runs, inserted, failed): (u64, u64, u64, u64) = db
+        .query_row(
+            "SELECT count(*), sum(status = 'ok'), sum(ok), sum(failed) FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!((runs, ok_runs, failed), (6, 6, 0));
+    assert!(inserted > 6 * 20, "{inserted} inserts");
+    let rows: u64 = server
+        .sql("SELECT count(*) FROM usertable")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(rows, 300 + inserted);
+
+    // A single run on the same data: its default range (from recordcount) was used above.
+    let url = server.url();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "INSERT",
+            "--db",
+            &url,
+            "-p",
+            "recordcount=300",
+            "--operations",
+            "50",
+            "--no-monitor",
+            "-q",
+        ];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let reused = run(&[]);
+    let err = String::from_utf8_lossy(&reused.stderr);
+    assert!(
+        err.contains("already exists") && err.contains("transactioninsertstart"),
+        "{err}"
+    );
+    assert!(
+        err.contains("WARNING: ") && err.contains("conflict"),
+        "{err}"
+    );
+    let start = format!("transactioninsertstart={}", 300 + inserted + 1000);
+    let fresh = run(&["-p", &start, "--format", "json"]);
+    let err = String::from_utf8_lossy(&fresh.stderr);
+    assert!(
+        fresh.status.success() && !err.contains("already exists"),
+        "{err}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&fresh.stdout).unwrap();
+    let phase = &v["phases"][0];
+    assert_eq!(phase["totals"]["failed"], 0, "{err}");
+    assert_eq!(phase["insert_keys"]["start"], 300 + inserted + 1000);
+    assert_eq!(phase["insert_keys"]["end"], 300 + inserted + 1000 + 50);
+}

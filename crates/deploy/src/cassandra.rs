@@ -13,11 +13,30 @@ pub struct CassandraOptions {
     pub cluster_name: String,
     pub num_tokens: u32,
     pub heap_mb: u32,
-    /// `periodic` or `batch`.
+    /// `periodic`, `batch`, `group` or `off` (see [`CommitLog`]).
     pub commitlog_sync: String,
     pub commitlog_sync_period_ms: u32,
-    /// Extra cassandra.yaml lines.
-    pub extra_yaml: Vec<String>,
+    /// `group`: how long writes wait to share one sync (Cassandra 4+'s form of a batch window).
+    pub commitlog_sync_group_window_ms: u32,
+    /// cassandra.yaml settings (top-level key, value) that replace the generated ones of the same
+    /// key, or are added.
+    pub overrides: Vec<(String, String)>,
+}
+
+/// The commit log modes Wegert compared (studies.md, section 2: periodic, batch with a 50 ms
+/// window, off), in Cassandra 5's terms.
+pub mod commit_log {
+    /// Acknowledge writes at once, sync every period (Cassandra's default; Wegert's baseline).
+    pub const PERIODIC: &str = "periodic";
+    /// Sync before acknowledging each write (Cassandra 4+ no longer waits for a window here).
+    pub const BATCH: &str = "batch";
+    /// Sync before acknowledging, writes of one window sharing a sync: Cassandra 4+'s form of
+    /// the 2.x batch mode with `commitlog_sync_batch_window_in_ms` that Wegert measured.
+    pub const GROUP: &str = "group";
+    /// No commit log for the benchmark's writes: the keyspace's `durable_writes = false` (the
+    /// server keeps the periodic mode for its own keyspaces).
+    pub const OFF: &str = "off";
+    pub const ALL: [&str; 4] = [PERIODIC, BATCH, GROUP, OFF];
 }
 
 impl Default for CassandraOptions {
@@ -28,7 +47,8 @@ impl Default for CassandraOptions {
             heap_mb: 768,
             commitlog_sync: "periodic".into(),
             commitlog_sync_period_ms: 10_000,
-            extra_yaml: Vec::new(),
+            commitlog_sync_group_window_ms: 50,
+            overrides: Vec::new(),
         }
     }
 }
@@ -229,50 +249,81 @@ fn node_yaml(
     o: &CassandraOptions,
 ) -> String {
     let d = dir.display();
-    let mut y = format!(
-        "cluster_name: '{}'\n\
-         num_tokens: {}\n\
-         partitioner: org.apache.cassandra.dht.Murmur3Partitioner\n\
-         data_file_directories:\n  - {d}/data\n\
-         commitlog_directory: {d}/commitlog\n\
-         saved_caches_directory: {d}/saved_caches\n\
-         hints_directory: {d}/hints\n\
-         cdc_raw_directory: {d}/cdc_raw\n\
-         commitlog_sync: {}\n",
-        o.cluster_name, o.num_tokens, o.commitlog_sync
+    let mut settings: Vec<(String, String)> = Vec::new();
+    let mut set = |k: &str, v: String| settings.push((k.to_string(), v));
+    set("cluster_name", format!("'{}'", o.cluster_name));
+    set("num_tokens", o.num_tokens.to_string());
+    set(
+        "partitioner",
+        "org.apache.cassandra.dht.Murmur3Partitioner".into(),
     );
-    if o.commitlog_sync == "periodic" {
-        y.push_str(&format!(
-            "commitlog_sync_period: {}ms\n",
-            o.commitlog_sync_period_ms
-        ));
-    } else {
-        y.push_str("commitlog_sync_group_window: 2ms\n");
+    set("data_file_directories", format!("\n  - {d}/data"));
+    set("commitlog_directory", format!("{d}/commitlog"));
+    set("saved_caches_directory", format!("{d}/saved_caches"));
+    set("hints_directory", format!("{d}/hints"));
+    set("cdc_raw_directory", format!("{d}/cdc_raw"));
+    match o.commitlog_sync.as_str() {
+        commit_log::BATCH => set("commitlog_sync", "batch".into()),
+        commit_log::GROUP => {
+            set("commitlog_sync", "group".into());
+            set(
+                "commitlog_sync_group_window",
+                format!("{}ms", o.commitlog_sync_group_window_ms),
+            );
+        }
+        // `off` is the keyspace's durable_writes; the server's own keyspaces keep periodic.
+        _ => {
+            set("commitlog_sync", "periodic".into());
+            set(
+                "commitlog_sync_period",
+                format!("{}ms", o.commitlog_sync_period_ms),
+            );
+        }
     }
-    y.push_str(&format!(
-        "seed_provider:\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"127.0.0.1:{storage_port}\"\n\
-         listen_address: {address}\n\
-         rpc_address: {address}\n\
-         storage_port: {storage_port}\n\
-         native_transport_port: {native_port}\n\
-         start_native_transport: true\n\
-         endpoint_snitch: SimpleSnitch\n\
-         concurrent_reads: 8\n\
-         concurrent_writes: 8\n\
-         concurrent_counter_writes: 8\n\
-         memtable_heap_space: 128MiB\n\
-         memtable_offheap_space: 128MiB\n\
-         key_cache_size: 16MiB\n\
-         batch_size_warn_threshold: 64KiB\n\
-         batch_size_fail_threshold: 1MiB\n\
-         read_request_timeout: 5000ms\n\
-         write_request_timeout: 5000ms\n"
-    ));
-    for line in &o.extra_yaml {
-        y.push_str(line);
-        y.push('\n');
+    // A dropped table stays on disk as a snapshot by default: measured loads that reset by dropping
+    // would grow in bytes per record with each repetition.
+    set("auto_snapshot", "false".into());
+    set(
+        "seed_provider",
+        format!("\n  - class_name: org.apache.cassandra.locator.SimpleSeedProvider\n    parameters:\n      - seeds: \"127.0.0.1:{storage_port}\""),
+    );
+    set("listen_address", address.to_string());
+    set("rpc_address", address.to_string());
+    set("storage_port", storage_port.to_string());
+    set("native_transport_port", native_port.to_string());
+    for (k, v) in [
+        ("start_native_transport", "true"),
+        ("endpoint_snitch", "SimpleSnitch"),
+        ("concurrent_reads", "8"),
+        ("concurrent_writes", "8"),
+        ("concurrent_counter_writes", "8"),
+        ("memtable_heap_space", "128MiB"),
+        ("memtable_offheap_space", "128MiB"),
+        ("key_cache_size", "16MiB"),
+        ("batch_size_warn_threshold", "64KiB"),
+        ("batch_size_fail_threshold", "1MiB"),
+        ("read_request_timeout", "5000ms"),
+        ("write_request_timeout", "5000ms"),
+    ] {
+        set(k, v.into());
     }
-    y
+    // An override replaces the generated setting of the same key: YAML keeps one value per key.
+    for (k, v) in &o.overrides {
+        match settings.iter_mut().find(|(key, _)| key == k) {
+            Some(slot) => slot.1 = v.clone(),
+            None => settings.push((k.clone(), v.clone())),
+        }
+    }
+    settings
+        .iter()
+        .map(|(k, v)| {
+            if v.starts_with('\n') {
+                format!("{k}:{v}\n")
+            } else {
+                format!("{k}: {v}\n")
+            }
+        })
+        .collect()
 }
 
 const TOOL_LOGBACK: &str = r#"<configuration>
@@ -291,3 +342,61 @@ const LOGBACK: &str = r#"<configuration>
   <root level="INFO"><appender-ref ref="STDOUT" /></root>
 </configuration>
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(mode: &str, overrides: &[(&str, &str)]) -> String {
+        let o = CassandraOptions {
+            commitlog_sync: mode.into(),
+            overrides: overrides
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        };
+        node_yaml(Path::new("/n"), "127.0.0.2", 7000, 9042, &o)
+    }
+
+    fn values<'a>(y: &'a str, key: &str) -> Vec<&'a str> {
+        y.lines()
+            .filter_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+            .collect()
+    }
+
+    #[test]
+    fn each_commit_log_mode_writes_its_settings() {
+        let periodic = yaml("periodic", &[]);
+        assert_eq!(values(&periodic, "commitlog_sync"), ["periodic"]);
+        assert_eq!(values(&periodic, "commitlog_sync_period"), ["10000ms"]);
+        let group = yaml("group", &[]);
+        assert_eq!(values(&group, "commitlog_sync"), ["group"]);
+        assert_eq!(values(&group, "commitlog_sync_group_window"), ["50ms"]);
+        assert!(values(&group, "commitlog_sync_period").is_empty());
+        let batch = yaml("batch", &[]);
+        assert_eq!(values(&batch, "commitlog_sync"), ["batch"]);
+        assert!(values(&batch, "commitlog_sync_period").is_empty());
+        // Off is the keyspace's durable_writes; the server keeps periodic for its own keyspaces.
+        assert_eq!(values(&yaml("off", &[]), "commitlog_sync"), ["periodic"]);
+        assert_eq!(values(&periodic, "auto_snapshot"), ["false"]);
+    }
+
+    #[test]
+    fn a_server_override_replaces_the_generated_key() {
+        let y = yaml(
+            "periodic",
+            &[
+                ("concurrent_reads", "32"),
+                ("auto_snapshot", "true"),
+                ("compaction_throughput", "64MiB/s"),
+            ],
+        );
+        assert_eq!(values(&y, "concurrent_reads"), ["32"]);
+        assert_eq!(values(&y, "auto_snapshot"), ["true"]);
+        assert_eq!(values(&y, "compaction_throughput"), ["64MiB/s"]);
+        // Block values keep their shape.
+        assert!(y.contains("data_file_directories:\n  - /n/data\n"), "{y}");
+        assert!(y.contains("seed_provider:\n  - class_name"), "{y}");
+    }
+}

@@ -95,9 +95,12 @@ fn idle_timeout() -> u64 {
 pub struct CassandraSection {
     pub num_tokens: u32,
     pub heap_mb: u32,
-    /// `periodic` or `batch`.
+    /// `periodic` (sync every `commitlog_sync_period_ms`), `batch` (sync before each write is
+    /// acknowledged), `group` (writes of `commitlog_sync_group_window_ms` share a sync) or `off`
+    /// (the benchmark keyspace's `durable_writes = false`).
     pub commitlog_sync: String,
     pub commitlog_sync_period_ms: u32,
+    pub commitlog_sync_group_window_ms: u32,
     /// A file holding Cassandra's classpath (default: `$SCALEBENCH_CASSANDRA_CLASSPATH`, else resolved by
     /// `scripts/cassandra-classpath.sh` of the scalebench checkout around the deployment file).
     pub classpath_file: Option<PathBuf>,
@@ -110,6 +113,7 @@ impl Default for CassandraSection {
             heap_mb: 512,
             commitlog_sync: "periodic".into(),
             commitlog_sync_period_ms: 10_000,
+            commitlog_sync_group_window_ms: 50,
             classpath_file: None,
         }
     }
@@ -234,8 +238,19 @@ impl Deployment {
         one_of(
             "cassandra.commitlog_sync",
             &self.cassandra.commitlog_sync,
-            &["periodic", "batch"],
+            &crate::cassandra::commit_log::ALL,
         )?;
+        if self.database == Database::Cassandra
+            && self.cassandra.commitlog_sync == crate::cassandra::commit_log::OFF
+            && self
+                .binding_options()
+                .get("durable_writes")
+                .is_some_and(|v| v != "false")
+        {
+            return Err(
+                "cassandra.commitlog_sync = \"off\" is the keyspace's durable_writes = false: remove binding.durable_writes".into(),
+            );
+        }
         one_of(
             "redis.appendfsync",
             &self.redis.appendfsync,

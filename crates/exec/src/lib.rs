@@ -9,6 +9,7 @@ mod clock;
 mod pacer;
 mod perform;
 pub mod plan;
+pub mod probe;
 pub mod progress;
 mod runner;
 mod schedule;

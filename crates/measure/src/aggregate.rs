@@ -356,6 +356,7 @@ impl Aggregator {
             request_sets: None,
             remote_resources: Vec::new(),
             bounded_by: None,
+            insert_keys: None,
         }
     }
 }

@@ -65,6 +65,11 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     out.warmup_operations = phases.iter().map(|p| p.warmup_operations).sum();
     // Each client timed its own sets; sets of different clients do not add up to sets.
     out.request_sets = None;
+    let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
+    out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {
+        start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
+        end: ranges.iter().map(|r| r.end).max().unwrap_or(0),
+    });
     if phases.iter().any(|p| p.ended_by == "interrupted") {
         out.ended_by = "interrupted".into();
     }

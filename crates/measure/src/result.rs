@@ -166,7 +166,22 @@ pub struct PhaseResult {
     /// Which resource saturated during the measurement window (of all series, local and remote).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounded_by: Option<scalebench_monitor::Verdict>,
+    /// Run phase: the key numbers its inserts took (warm-up and failed inserts included). A later
+    /// run of the same data sets `transactioninsertstart` to `end` so it never reuses them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insert_keys: Option<KeyRange>,
 }
+
+/// Key numbers `start..end` (end exclusive).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct KeyRange {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Above this share of failed operations a run is flagged: its figures describe a failing
+/// database, not the configuration (experiments can set their own, `procedure.max_failed_share`).
+pub const DEFAULT_MAX_FAILED_SHARE: f64 = 0.01;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Totals {
@@ -212,6 +227,18 @@ pub struct OpResult {
 impl OpResult {
     pub fn failed_total(&self) -> u64 {
         self.failed.values().sum()
+    }
+}
+
+impl Totals {
+    /// Failed operations as a share of all completed ones (0 when none completed).
+    pub fn failed_share(&self) -> f64 {
+        let done = self.ok + self.failed;
+        if done == 0 {
+            0.0
+        } else {
+            self.failed as f64 / done as f64
+        }
     }
 }
 

@@ -1,10 +1,76 @@
 //! A Cassandra ring of three nodes with replication factor 3: QUORUM reads and writes succeed, and go
 //! on succeeding with one node down; a fourth node bootstraps and is decommissioned; flush and
-//! compaction; space against du.
+//! compaction; space against du. The keyspace follows the replication asked (RF 1 then 3); each
+//! commit log mode is what the node reports; dropped tables leave no snapshot behind.
 
 mod support;
 
 use support::*;
+
+/// Rows of a CQL query on the cluster's first node, each column as text.
+fn cql(c: &scalebench_deploy::Cluster, query: &str) -> Vec<Vec<String>> {
+    use scylla::value::CqlValue;
+    let node = c.state.nodes[0].endpoint();
+    block_on(async {
+        let session = scylla::client::session_builder::SessionBuilder::new()
+            .known_node(&node)
+            .build()
+            .await
+            .expect("connects");
+        let rows = session
+            .query_unpaged(query, &[])
+            .await
+            .expect("query runs")
+            .into_rows_result()
+            .expect("rows");
+        rows.rows::<scylla::value::Row>()
+            .expect("typed rows")
+            .map(|r| {
+                r.expect("row")
+                    .columns
+                    .into_iter()
+                    .map(|v| match v {
+                        Some(CqlValue::Text(t)) | Some(CqlValue::Ascii(t)) => t,
+                        Some(CqlValue::Boolean(b)) => b.to_string(),
+                        Some(CqlValue::Map(m)) => format!("{m:?}"),
+                        Some(other) => format!("{other:?}"),
+                        None => String::new(),
+                    })
+                    .collect()
+            })
+            .collect()
+    })
+}
+
+/// The benchmark keyspace's replication map (as text) and durable_writes.
+fn keyspace(c: &scalebench_deploy::Cluster) -> (String, String) {
+    let rows = cql(
+        c,
+        "SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = 'ycsb'",
+    );
+    (rows[0][0].clone(), rows[0][1].clone())
+}
+
+/// A server setting as the node reports it (Cassandra 4+'s settings virtual table).
+fn setting(c: &scalebench_deploy::Cluster, name: &str) -> String {
+    cql(
+        c,
+        &format!("SELECT value FROM system_views.settings WHERE name = '{name}'"),
+    )[0][0]
+        .clone()
+}
+
+/// Why a binding configuration does not open.
+fn open_error(cfg: scalebench_binding::BindingConfig) -> String {
+    struct Open;
+    impl scalebench_binding::FactoryVisitor for Open {
+        type Output = ();
+        fn visit<F: scalebench_binding::BindingFactory>(self, _: F) {}
+    }
+    scalebench_binding::registry::open(cfg, Open)
+        .expect_err("the binding refuses")
+        .to_string()
+}
 
 #[test]
 fn a_quorum_workload_survives_one_node_of_three_down() {
@@ -16,7 +82,30 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     let hosts: Vec<&str> = c.state.nodes.iter().map(|n| n.host.as_str()).collect();
     assert_eq!(hosts, ["127.0.0.1", "127.0.0.2", "127.0.0.3"]);
     let w = workload(&[("recordcount", "2000"), ("dataintegrity", "true")]);
+    // Wegert's RF series: a load asking RF 1, then one asking RF 3 on the same ring; the keyspace
+    // follows (it is ALTERed, the table being dropped), and a run asking another RF than the
+    // keyspace has is refused rather than measuring the wrong one.
+    let rf1 = phase(
+        cluster_config(&c, &w, &[("replication_factor", "1")], true),
+        &w,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(rf1.totals.records, 2000, "{:?}", rf1.errors);
+    assert!(keyspace(&c).0.contains("\"1\""), "{:?}", keyspace(&c));
+    let refused = open_error(cluster_config(&c, &w, &[], false));
+    assert!(
+        refused.contains("replication") && refused.contains("--drop-schema"),
+        "{refused}"
+    );
     let loaded = phase(cluster_config(&c, &w, &[], true), &w, load_plan(2, 1)).result;
+    let (replication, durable) = keyspace(&c);
+    assert!(
+        replication.contains("\"3\"") && replication.contains("SimpleStrategy"),
+        "{replication}"
+    );
+    assert_eq!(durable, "true");
+    assert_eq!(setting(&c, "commitlog_sync"), "periodic");
     assert_eq!(loaded.totals.records, 2000, "{:?}", loaded.errors);
     let done = c.compact().unwrap();
     assert_eq!(done.len(), 3, "{done:?}");
@@ -65,4 +154,56 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
 
     c.down();
     assert_space_matches_du(&c, 2000);
+}
+
+/// Wegert's commit log modes (periodic is the ring's above): each node reports the mode it was
+/// started in; `off` is the keyspace's durable_writes. A `[server]` setting replaces the generated
+/// one. Two identical measured loads that reset by dropping the table take the same space: no
+/// snapshot of the dropped table stays behind.
+#[test]
+fn each_commit_log_mode_is_what_the_node_runs_and_dropped_tables_leave_nothing() {
+    for (mode, reported) in [("batch", "batch"), ("group", "group"), ("off", "periodic")] {
+        let mut c = cluster(&format!(
+            "name = \"cassandra-log-{mode}\"\ndatabase = \"cassandra\"\nnodes = 1\nready_timeout_s = 300\n\
+             [cassandra]\nheap_mb = 512\nnum_tokens = 4\ncommitlog_sync = \"{mode}\"\n\
+             commitlog_sync_group_window_ms = 20\n[server]\nconcurrent_reads = 12\n"
+        ));
+        assert_eq!(setting(&c, "commitlog_sync"), reported, "{mode}");
+        assert_eq!(setting(&c, "concurrent_reads"), "12");
+        if mode == "group" {
+            assert_eq!(setting(&c, "commitlog_sync_group_window"), "20ms");
+        }
+        if mode != "off" {
+            c.down();
+            continue;
+        }
+        let w = workload(&[("recordcount", "3000")]);
+        let measured_load = |c: &mut scalebench_deploy::Cluster| {
+            let r = phase(cluster_config(c, &w, &[], true), &w, load_plan(2, 50)).result;
+            assert_eq!(r.totals.records, 3000, "{:?}", r.errors);
+            c.compact().unwrap();
+            c.wait_idle().unwrap();
+            c.space("after load", 3000)
+        };
+        let first = measured_load(&mut c);
+        assert_eq!(
+            keyspace(&c).1,
+            "false",
+            "commit log off: durable_writes = false"
+        );
+        let second = measured_load(&mut c);
+        let data = |s: &scalebench_measure::Space| s.nodes[0].parts["data"] as f64;
+        let (a, b) = (
+            first.bytes_per_record.unwrap(),
+            second.bytes_per_record.unwrap(),
+        );
+        assert!((b / a - 1.0).abs() < 0.10, "bytes per record {a} then {b}");
+        assert!(
+            (data(&second) / data(&first) - 1.0).abs() < 0.10,
+            "table data {} then {} bytes",
+            data(&first),
+            data(&second)
+        );
+        c.down();
+    }
 }

@@ -28,19 +28,25 @@ pub fn builtin_workload(name: &str) -> Option<(&'static str, String)> {
 }
 
 /// One operation type per run. Dijkshoorn's INSERT, UPDATE and SELECT: records of 10 x 100-byte
-/// fields, uniform keys. Wegert's R, U, I and M (read, update, insert, and the 50/50 read/update mix),
-/// with YCSB's zipfian requests; his updates write one field (`writeallfields=false`, YCSB's default).
+/// fields, uniform keys. Wegert's R, U, I and M as his table 5 defines them (studies.md, section 2):
+/// 100% reads, 100% updates, 100% inserts, and M = 50% reads, 25% updates, 25% inserts, all with
+/// uniform key choice (so that small data sets are not served from memory); his updates write one
+/// field (`writeallfields=false`, YCSB's default).
 fn single_operation(name: &str) -> Option<(&'static str, String)> {
-    let uniform = "requestdistribution=uniform\nfieldcount=10\nfieldlength=100\n";
-    let zipfian = "requestdistribution=zipfian\n";
+    let dijkshoorn = "requestdistribution=uniform\nfieldcount=10\nfieldlength=100\n";
+    let wegert = "requestdistribution=uniform\n";
     let (id, mix, dist) = match name.to_ascii_lowercase().as_str() {
-        "insert" => ("INSERT", "insertproportion=1\n", uniform),
-        "update" => ("UPDATE", "updateproportion=1\n", uniform),
-        "select" => ("SELECT", "readproportion=1\n", uniform),
-        "r" => ("R", "readproportion=1\n", zipfian),
-        "u" => ("U", "updateproportion=1\n", zipfian),
-        "i" => ("I", "insertproportion=1\n", zipfian),
-        "m" => ("M", "readproportion=0.5\nupdateproportion=0.5\n", zipfian),
+        "insert" => ("INSERT", "insertproportion=1\n", dijkshoorn),
+        "update" => ("UPDATE", "updateproportion=1\n", dijkshoorn),
+        "select" => ("SELECT", "readproportion=1\n", dijkshoorn),
+        "r" => ("R", "readproportion=1\n", wegert),
+        "u" => ("U", "updateproportion=1\n", wegert),
+        "i" => ("I", "insertproportion=1\n", wegert),
+        "m" => (
+            "M",
+            "readproportion=0.5\nupdateproportion=0.25\ninsertproportion=0.25\n",
+            wegert,
+        ),
         _ => return None,
     };
     let none = "readproportion=0\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\n";
@@ -112,7 +118,7 @@ mod tests {
             ("INSERT", "insertproportion"),
             ("select", "readproportion"),
             ("U", "updateproportion"),
-            ("m", "updateproportion"),
+            ("m", "readproportion"),
         ] {
             let (_, text) = builtin_workload(name).unwrap();
             let mut p = Properties::new();
@@ -126,6 +132,45 @@ mod tests {
         assert!(
             select.contains("requestdistribution=uniform") && select.contains("fieldlength=100")
         );
+    }
+
+    /// Wegert's table 5: M is 50% reads, 25% updates, 25% inserts; R, U, I and M all choose keys
+    /// uniformly.
+    #[test]
+    fn wegert_workloads_are_his_table_5() {
+        // Uniform over 1000 records: no key is chosen much more often than 1 in 1000 (zipfian's
+        // most popular key would take several percent).
+        for name in ["R", "U", "M"] {
+            let w = builtin_with(name, &[]).unwrap();
+            let mut g = w.generator(3);
+            let mut op = crate::Operation::default();
+            let mut hits = std::collections::HashMap::new();
+            for _ in 0..50_000 {
+                g.next_operation(&mut op);
+                if op.kind != crate::OpKind::Insert {
+                    *hits.entry(op.key.clone()).or_insert(0u32) += 1;
+                }
+            }
+            let total: u32 = hits.values().sum();
+            let top = *hits.values().max().unwrap();
+            assert!(
+                (top as f64) < total as f64 * 0.003,
+                "{name}: the most chosen key took {top} of {total}"
+            );
+        }
+        let m = builtin_with("M", &[]).unwrap();
+        let mut g = m.generator(9);
+        let mut op = crate::Operation::default();
+        let mut counts = std::collections::BTreeMap::new();
+        let n = 40_000;
+        for _ in 0..n {
+            g.next_operation(&mut op);
+            *counts.entry(format!("{:?}", op.kind)).or_insert(0u32) += 1;
+        }
+        let share = |k: &str| counts.get(k).copied().unwrap_or(0) as f64 / n as f64;
+        assert!((share("Read") - 0.5).abs() < 0.01, "{counts:?}");
+        assert!((share("Update") - 0.25).abs() < 0.01, "{counts:?}");
+        assert!((share("Insert") - 0.25).abs() < 0.01, "{counts:?}");
     }
 
     #[test]

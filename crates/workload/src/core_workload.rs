@@ -47,6 +47,7 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "scanlengthdistribution",
     "insertstart",
     "insertcount",
+    "transactioninsertstart",
     "zeropadding",
     "insertorder",
     "hotspotdatafraction",
@@ -113,6 +114,9 @@ pub struct CoreWorkload {
     pub record_count: u64,
     pub insert_start: u64,
     pub insert_count: u64,
+    /// Key number of the run phase's first insert (`transactioninsertstart`, default `recordcount`
+    /// as in YCSB). A later run of the same data must start past the keys earlier runs inserted.
+    pub transaction_insert_start: u64,
     /// `operationcount` as set in the properties (YCSB's default 0 means "no limit").
     pub operation_count: u64,
     pub read_all_fields: bool,
@@ -250,6 +254,18 @@ impl CoreWorkload {
             ));
         }
         let operation_count = p.u64_or("operationcount", 0)?;
+        // YCSB always inserts from recordcount in the run phase, so a second run of the same data
+        // inserts keys the first one wrote; this moves the run's inserts past them.
+        let transaction_insert_start = p.u64_or("transactioninsertstart", record_count)?;
+        if transaction_insert_start < record_count || transaction_insert_start > i64::MAX as u64 {
+            return Err(WorkloadError::invalid(
+                "transactioninsertstart",
+                &transaction_insert_start.to_string(),
+                format!(
+                    "must be at least recordcount ({record_count}): lower keys are the loaded records"
+                ),
+            ));
+        }
 
         let read_all_fields = p.bool_or("readallfields", true)?;
         let write_all_fields = p.bool_or("writeallfields", false)?;
@@ -335,7 +351,7 @@ impl CoreWorkload {
             prefix: "user".to_string(),
         };
 
-        let insert_sequence = Arc::new(AcknowledgedCounter::new(record_count));
+        let insert_sequence = Arc::new(AcknowledgedCounter::new(transaction_insert_start));
         let first = insert_start;
         let last = insert_start + insert_count - 1;
         let key_chooser = match p.choice_or(
@@ -426,6 +442,7 @@ impl CoreWorkload {
             record_count,
             insert_start,
             insert_count,
+            transaction_insert_start,
             operation_count,
             read_all_fields,
             write_all_fields,
@@ -454,6 +471,12 @@ impl CoreWorkload {
             field_length: self.field_length.clone(),
             scan_length: self.scan_length.clone(),
         }
+    }
+
+    /// The key numbers the run phase's inserts have taken so far (warm-up included, failed inserts
+    /// too): the next run of the same data starts at the end of this range.
+    pub fn transaction_insert_keys(&self) -> Range<u64> {
+        self.transaction_insert_start..self.insert_sequence.issued()
     }
 
     /// The key numbers of the load phase, shared by the load workers.
@@ -677,6 +700,44 @@ mod tests {
             p.set(k, v, "-p");
         }
         CoreWorkload::from_properties(&p).unwrap()
+    }
+
+    #[test]
+    fn run_phase_inserts_start_at_transactioninsertstart_and_report_their_range() {
+        let fresh = workload(&[
+            ("insertproportion", "1"),
+            ("readproportion", "0"),
+            ("updateproportion", "0"),
+        ]);
+        let mut g = fresh.generator(1);
+        let mut op = Operation::default();
+        g.next_operation(&mut op);
+        // YCSB's default: the first run-phase insert is record number recordcount.
+        assert_eq!(op.keynum, 1000);
+        let later = workload(&[
+            ("insertproportion", "1"),
+            ("readproportion", "0"),
+            ("updateproportion", "0"),
+            ("transactioninsertstart", "1500"),
+        ]);
+        let mut g = later.generator(1);
+        let taken: Vec<u64> = (0..3)
+            .map(|_| {
+                g.next_operation(&mut op);
+                g.acknowledge_insert(op.keynum);
+                op.keynum
+            })
+            .collect();
+        assert_eq!(taken, vec![1500, 1501, 1502]);
+        assert_eq!(later.transaction_insert_keys(), 1500..1503);
+        let mut p = Properties::new();
+        p.load_str(&builtin_workload("a").unwrap().1, "a").unwrap();
+        p.set("transactioninsertstart", "999", "-p");
+        let e = CoreWorkload::from_properties(&p).unwrap_err().to_string();
+        assert!(
+            e.contains("transactioninsertstart") && e.contains("999"),
+            "{e}"
+        );
     }
 
     #[test]

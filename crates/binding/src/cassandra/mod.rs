@@ -33,8 +33,9 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
     url_example: "cassandra://127.0.0.1:9042/ycsb",
     options: &[
-        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace created by --create-schema" },
+        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace; --create-schema creates or ALTERs the keyspace to match (with --drop-schema), a run refuses a keyspace that differs" },
         OptionInfo { name: "replication_strategy", default: "SimpleStrategy", help: "SimpleStrategy or NetworkTopologyStrategy (datacenter1)" },
+        OptionInfo { name: "durable_writes", default: "true", help: "false: the keyspace's writes skip the commit log (Wegert's commit log \"off\"; a deployment's commitlog_sync = \"off\" sets it)" },
         OptionInfo { name: "read_consistency", default: "ONE", help: "consistency of reads: ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE" },
         OptionInfo { name: "scan_consistency", default: "ONE", help: "consistency of scans" },
         OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates" },
@@ -145,6 +146,13 @@ impl CassandraFactory {
             "SimpleStrategy",
             &["SimpleStrategy", "NetworkTopologyStrategy"],
         )?;
+        let durable_writes =
+            config.choice("cassandra", "durable_writes", "true", &["true", "false"])? == "true";
+        let wanted = Replication {
+            strategy: strategy.clone(),
+            factor: rf,
+            durable_writes,
+        };
         let compaction = config
             .option("compaction", "SizeTieredCompactionStrategy")
             .to_string();
@@ -209,15 +217,28 @@ impl CassandraFactory {
             if config.drop_schema {
                 session.query_unpaged(format!("DROP TABLE IF EXISTS {t}"), &[]).await.map_err(|e| schema_err("cannot drop table", &e))?;
             }
+            let current = Replication::of_keyspace(&session, ks)
+                .await
+                .map_err(|e| schema_err("cannot look up the keyspace", &e))?;
             if config.create_schema {
-                let replication = match strategy.as_str() {
-                    "NetworkTopologyStrategy" => format!("{{'class': 'NetworkTopologyStrategy', 'datacenter1': {rf}}}"),
-                    _ => format!("{{'class': 'SimpleStrategy', 'replication_factor': {rf}}}"),
-                };
-                session
-                    .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = {replication}"), &[])
-                    .await
-                    .map_err(|e| schema_err("cannot create keyspace", &e))?;
+                match &current {
+                    None => {
+                        session
+                            .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH {}", wanted.cql()), &[])
+                            .await
+                            .map_err(|e| schema_err("cannot create keyspace", &e))?;
+                    }
+                    // The table was dropped: no data needs a repair for the new replication.
+                    Some(have) if *have != wanted && config.drop_schema => {
+                        eprintln!("note: keyspace {ks} had {have}; altered to {wanted} (ALTER KEYSPACE)");
+                        session
+                            .query_unpaged(format!("ALTER KEYSPACE {ks} WITH {}", wanted.cql()), &[])
+                            .await
+                            .map_err(|e| schema_err("cannot alter keyspace", &e))?;
+                    }
+                    Some(have) if *have != wanted => return Err(replication_mismatch(ks, have, &wanted, &url)),
+                    Some(_) => {}
+                }
                 let cols: Vec<String> = settings
                     .columns
                     .iter()
@@ -256,12 +277,108 @@ impl CassandraFactory {
                     "table '{t}' does not exist on {url}: create it with --create-schema (e.g. scalebench load --create-schema)"
                 )));
             }
+            // A run measures the replication it was asked for, never a keyspace left by an earlier
+            // configuration (options given explicitly only: an external keyspace is taken as it is).
+            if !config.create_schema && config.options.keys().any(|k| REPLICATION_OPTIONS.contains(&k.as_str())) {
+                if let Some(have) = &current {
+                    if *have != wanted {
+                        return Err(replication_mismatch(ks, have, &wanted, &url));
+                    }
+                }
+            }
             Ok(())
         })?;
         Ok(CassandraFactory {
             settings: Arc::new(settings),
         })
     }
+}
+
+/// The options that set the keyspace's replication.
+const REPLICATION_OPTIONS: [&str; 3] = [
+    "replication_factor",
+    "replication_strategy",
+    "durable_writes",
+];
+
+/// A keyspace's replication as the options ask for it and as `system_schema.keyspaces` holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Replication {
+    /// `SimpleStrategy` or `NetworkTopologyStrategy` (replicas in `datacenter1`).
+    strategy: String,
+    factor: u64,
+    durable_writes: bool,
+}
+
+impl Replication {
+    fn cql(&self) -> String {
+        let (class, key) = match self.strategy.as_str() {
+            "NetworkTopologyStrategy" => ("NetworkTopologyStrategy", "datacenter1"),
+            _ => ("SimpleStrategy", "replication_factor"),
+        };
+        format!(
+            "replication = {{'class': '{class}', '{key}': {}}} AND durable_writes = {}",
+            self.factor, self.durable_writes
+        )
+    }
+
+    /// The keyspace's replication, `None` when it does not exist. A strategy other than the two
+    /// (or more than one datacenter) reads as factor 0, so it never matches what was asked.
+    async fn of_keyspace(
+        session: &Session,
+        keyspace: &str,
+    ) -> Result<Option<Replication>, Box<dyn std::error::Error + Send + Sync>> {
+        let rows = session
+            .query_unpaged(
+                "SELECT replication, durable_writes FROM system_schema.keyspaces WHERE keyspace_name = ?",
+                (keyspace,),
+            )
+            .await?
+            .into_rows_result()?;
+        let Some(row) = rows
+            .rows::<(std::collections::HashMap<String, String>, bool)>()?
+            .next()
+            .transpose()?
+        else {
+            return Ok(None);
+        };
+        let (map, durable_writes) = row;
+        let class = map.get("class").map(String::as_str).unwrap_or("");
+        let strategy = class.rsplit('.').next().unwrap_or(class).to_string();
+        let factor = match strategy.as_str() {
+            "SimpleStrategy" => map.get("replication_factor"),
+            "NetworkTopologyStrategy" if map.len() == 2 => map.get("datacenter1"),
+            _ => None,
+        }
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+        Ok(Some(Replication {
+            strategy,
+            factor,
+            durable_writes,
+        }))
+    }
+}
+
+impl std::fmt::Display for Replication {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} with {} replicas, durable_writes = {}",
+            self.strategy, self.factor, self.durable_writes
+        )
+    }
+}
+
+fn replication_mismatch(
+    ks: &str,
+    have: &Replication,
+    wanted: &Replication,
+    url: &str,
+) -> BindingError {
+    BindingError::Schema(format!(
+        "keyspace {ks} on {url} has {have}, but {wanted} was asked: load again with --create-schema --drop-schema (which ALTERs the keyspace), or set cassandra.replication_factor, replication_strategy and durable_writes to what it has"
+    ))
 }
 
 async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingError> {

@@ -31,6 +31,9 @@ struct RunnerState {
     started: Vec<PathBuf>,
     /// The data key of what is loaded (procedure once/restore).
     loaded: Option<String>,
+    /// Where the next run's inserts start: past every key earlier runs on the loaded data inserted
+    /// (None: right after the loaded records, YCSB's default).
+    next_insert: Option<u64>,
     drop_caches_warned: bool,
 }
 
@@ -41,10 +44,18 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    // Every deployment file must read before anything starts.
+    // Every deployment file, and every configuration's change of it, must read before anything
+    // starts.
     for d in &exp.databases {
         if let Some(f) = &d.deployment {
-            Deployment::from_file(&base.join(f))?;
+            let deployment = Deployment::from_file(&base.join(f))?;
+            for c in exp
+                .configurations
+                .iter()
+                .filter(|c| c.databases.is_empty() || c.databases.contains(&d.name))
+            {
+                Experiment::derived_deployment(&deployment, c).map_err(CliError::Usage)?;
+            }
         }
     }
     let plan = exp.plan();
@@ -72,7 +83,14 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         match &outcome {
             Ok((r, elastic)) => {
                 store
-                    .record(id, run, &started_at, Ok(r), elastic.as_ref())
+                    .record(
+                        id,
+                        run,
+                        &started_at,
+                        Ok(r),
+                        elastic.as_ref(),
+                        exp.procedure.max_failed_share,
+                    )
                     .map_err(CliError::Failed)?;
                 if r.interrupted {
                     interrupted = true;
@@ -83,7 +101,14 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             Err(e) => {
                 eprintln!("  failed: {e}");
                 store
-                    .record(id, run, &started_at, Err(&e.to_string()), None)
+                    .record(
+                        id,
+                        run,
+                        &started_at,
+                        Err(&e.to_string()),
+                        None,
+                        exp.procedure.max_failed_share,
+                    )
                     .map_err(CliError::Failed)?;
                 failed += 1;
             }
@@ -175,11 +200,11 @@ fn deployment_for(
     else {
         return Ok(Some(file)); // the implicit default configuration
     };
-    if config.server.is_empty() {
+    if config.server.is_empty() && config.deployment.is_empty() {
         return Ok(Some(file));
     }
-    let mut d = Deployment::from_file(&file)?;
-    d.server.extend(config.server.clone());
+    let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, config)
+        .map_err(CliError::Usage)?;
     let derived = clusters_dir
         .join("deployments")
         .join(format!("{}-{}.toml", d.name, config.name));
@@ -371,11 +396,14 @@ fn one_run(
             c.snapshot("experiment")?;
         }
         state.loaded = Some(run.data_key.clone());
+        state.next_insert = None;
         load = loaded.phases.into_iter().next();
     } else if mode == "restore" {
         let f = deployment.as_deref().expect("restore needs a deployment");
         let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
         c.restore("experiment")?;
+        // The snapshot predates every run's inserts.
+        state.next_insert = None;
     }
     if exp.procedure.drop_caches {
         let dropped = std::process::Command::new("sync").status().is_ok()
@@ -385,7 +413,20 @@ fn one_run(
             state.drop_caches_warned = true;
         }
     }
-    let mut result = execute(argv_for(Phase::Run))?;
+    let mut argv = argv_for(Phase::Run);
+    if let Some(start) = state.next_insert {
+        // The data is kept between runs (load = "once"): each run inserts into keys of its own.
+        argv.extend(["-p".into(), format!("transactioninsertstart={start}")]);
+    }
+    let run_result = execute(argv);
+    if run_result.is_err() {
+        // How far a failed run's inserts got is unknown: load afresh before the next run.
+        state.loaded = None;
+    }
+    let mut result = run_result?;
+    if let Some(keys) = result.phases.last().and_then(|p| p.insert_keys) {
+        state.next_insert = Some(keys.end);
+    }
     // The record keeps the load that preceded the run (if any) before the measured phase.
     if let Some(l) = load {
         result.phases.insert(0, l);
@@ -442,8 +483,8 @@ fn elastic_run(
 pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, CliError> {
     let cells = cells(store, name, discard_first)?;
     let mut out = format!(
-        "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} notes\n",
-        "cell", "n", "rate mean", "±95% CI", "sd", "p99 (us) per operation"
+        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} notes\n",
+        "cell", "n", "rate mean", "±95% CI", "sd", "failed ops", "p99 (us) per operation"
     );
     for c in &cells {
         let (mean, ci, sd, n) =
@@ -469,6 +510,12 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Cli
         if c.failed_runs > 0 {
             notes.push(format!("{} failed runs", c.failed_runs));
         }
+        if c.flagged_runs > 0 {
+            notes.push(format!(
+                "FAILURES: {} runs with failed operations above the threshold (not in the figures)",
+                c.flagged_runs
+            ));
+        }
         if let Some(b) = &c.bytes_per_record {
             notes.push(format!("{:.0} bytes/record", b.mean));
         }
@@ -488,12 +535,13 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Cli
             ));
         }
         out.push_str(&format!(
-            "{:<50} {:>3} {:>12} {:>10} {:>10}  {:<28} {}\n",
+            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} {}\n",
             c.cell,
             n,
             mean,
             ci,
             sd,
+            c.operations_failed,
             p99.join(", "),
             notes.join("; ")
         ));
@@ -513,29 +561,41 @@ pub fn cells(
     }
     let runs = store.runs(name, true).map_err(CliError::Failed)?;
     let mut order: Vec<String> = Vec::new();
-    let mut by_cell: BTreeMap<String, (Vec<(u32, RunResult)>, usize)> = BTreeMap::new();
+    let mut by_cell: BTreeMap<String, CellRuns> = BTreeMap::new();
     for r in runs {
         if !order.contains(&r.cell) {
             order.push(r.cell.clone());
         }
         let entry = by_cell.entry(r.cell.clone()).or_default();
-        match (r.status.as_str(), &r.result) {
-            ("ok", Some(json)) => {
-                if let Ok(result) = serde_json::from_str::<RunResult>(json) {
-                    entry.0.push((r.repetition, result));
-                }
-            }
-            ("failed", _) => entry.1 += 1,
+        let parsed = || {
+            r.result
+                .as_deref()
+                .and_then(|json| serde_json::from_str::<RunResult>(json).ok())
+                .map(|result| (r.repetition, result))
+        };
+        match r.status.as_str() {
+            "ok" => entry.ok.extend(parsed()),
+            "failures" => entry.flagged.extend(parsed()),
+            "failed" => entry.failed += 1,
             _ => {}
         }
     }
     Ok(order
         .iter()
         .map(|c| {
-            let (runs, failed) = &by_cell[c];
-            stats::cell_stats(c, runs, *failed, discard_first)
+            let runs = &by_cell[c];
+            stats::cell_stats(c, &runs.ok, &runs.flagged, runs.failed, discard_first)
         })
         .collect())
+}
+
+/// A cell's stored runs by outcome.
+#[derive(Default)]
+struct CellRuns {
+    ok: Vec<(u32, RunResult)>,
+    /// Ran, but with failed operations above the threshold.
+    flagged: Vec<(u32, RunResult)>,
+    failed: usize,
 }
 
 /// How many repetitions the experiment's own file leaves out (its stored spec).
@@ -551,12 +611,14 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
         ResultsAction::List { results } => {
             let store = Store::open(&results.results).map_err(CliError::Failed)?;
             let mut out = format!(
-                "{:<40} {:>6} {:>7} {:>12}\n",
-                "experiment", "ok", "failed", "interrupted"
+                "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
+                "experiment", "ok", "failures", "failed", "interrupted"
             );
-            for (name, ok, failed, interrupted) in store.experiments().map_err(CliError::Failed)? {
+            for (name, [ok, failures, failed, interrupted]) in
+                store.experiments().map_err(CliError::Failed)?
+            {
                 out.push_str(&format!(
-                    "{name:<40} {ok:>6} {failed:>7} {interrupted:>12}\n"
+                    "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
                 ));
             }
             emit(&out);
@@ -582,16 +644,19 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
             let runs = store.runs(name, false).map_err(CliError::Failed)?;
             if *csv {
                 let mut out = String::from(
-                    "cell,repetition,status,throughput_ops_s,bounded_by,client_bound,bytes_per_record,error\n",
+                    "cell,repetition,status,throughput_ops_s,ok,failed,bounded_by,client_bound,bytes_per_record,error\n",
                 );
+                let count = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
                 for r in runs {
                     out.push_str(&format!(
-                        "{},{},{},{},{},{},{},{}\n",
+                        "{},{},{},{},{},{},{},{},{},{}\n",
                         csv_field(&r.cell),
                         r.repetition,
                         r.status,
                         r.throughput_ops_s
                             .map_or(String::new(), |t| format!("{t:.3}")),
+                        count(r.ok),
+                        count(r.failed),
                         csv_field(r.bounded_by.as_deref().unwrap_or("")),
                         r.client_bound,
                         r.bytes_per_record
@@ -605,7 +670,8 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
                     "experiment": name,
                     "runs": runs.iter().map(|r| serde_json::json!({
                         "cell": r.cell, "repetition": r.repetition, "status": r.status,
-                        "throughput_ops_s": r.throughput_ops_s, "bounded_by": r.bounded_by,
+                        "throughput_ops_s": r.throughput_ops_s, "ok": r.ok, "failed": r.failed,
+                        "bounded_by": r.bounded_by,
                         "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
                         "error": r.error,
                     })).collect::<Vec<_>>(),
@@ -619,6 +685,9 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
                         "bytes_per_record": c.bytes_per_record.as_ref().map(|s| s.mean),
                         "client_bound_runs": c.client_bound,
                         "failed_runs": c.failed_runs,
+                        "flagged_runs": c.flagged_runs,
+                        "operations_ok": c.operations_ok,
+                        "operations_failed": c.operations_failed,
                     })).collect::<Vec<_>>(),
                 });
                 emit(&(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"));

@@ -54,6 +54,9 @@ pub struct Procedure {
     pub measure: String,
     /// With `measure = "elastic"`: the scaling transition (as `scalebench elastic`'s options).
     pub elastic: ElasticProcedure,
+    /// A run whose share of failed operations is above this is recorded as `failures`, kept out of
+    /// the cell's statistics and named in every summary (default 0.01: 1%).
+    pub max_failed_share: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -89,6 +92,7 @@ impl Default for Procedure {
             args: Vec::new(),
             measure: "run".into(),
             elastic: ElasticProcedure::default(),
+            max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
         }
     }
 }
@@ -113,6 +117,10 @@ pub struct Configuration {
     /// Server settings merged into the deployment's `[server]` (the cluster is redeployed).
     #[serde(default)]
     pub server: BTreeMap<String, toml::Value>,
+    /// Settings merged into the deployment file's own keys and sections (the cluster is
+    /// redeployed), e.g. `{ cassandra = { commitlog_sync = "group" } }`.
+    #[serde(default)]
+    pub deployment: toml::Table,
     /// The databases this configuration is for (default: all). A database no configuration is for
     /// runs once, as configuration `default`.
     #[serde(default)]
@@ -154,6 +162,21 @@ pub fn value_text(v: &toml::Value) -> String {
 }
 
 impl Experiment {
+    /// The deployment a configuration runs against: `d` with the configuration's `[server]`
+    /// settings and deployment keys merged in, checked as a deployment file is.
+    pub fn derived_deployment(
+        d: &scalebench_deploy::Deployment,
+        config: &Configuration,
+    ) -> Result<scalebench_deploy::Deployment, String> {
+        let mut d = d.clone();
+        d.server.extend(config.server.clone());
+        let mut table = toml::Table::try_from(&d).map_err(|e| e.to_string())?;
+        merge_tables(&mut table, &config.deployment);
+        let text = toml::to_string(&table).map_err(|e| e.to_string())?;
+        scalebench_deploy::Deployment::from_toml(&text)
+            .map_err(|e| format!("configuration {:?}: {e}", config.name))
+    }
+
     pub fn from_file(path: &Path) -> Result<Experiment, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
@@ -235,6 +258,12 @@ impl Experiment {
             return Err(format!(
                 "procedure.load = {:?}: use each-run, once or restore",
                 self.procedure.load
+            ));
+        }
+        let share = self.procedure.max_failed_share;
+        if !(0.0..=1.0).contains(&share) {
+            return Err(format!(
+                "procedure.max_failed_share = {share}: expected a share between 0 and 1"
             ));
         }
         for d in [&self.procedure.warmup, &self.procedure.duration] {
@@ -377,6 +406,18 @@ impl Experiment {
     }
 }
 
+/// Merges `from` into `into`: tables key by key, other values replaced.
+fn merge_tables(into: &mut toml::Table, from: &toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_tables(a, b),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,6 +480,32 @@ recordcount = [100]
             .plan()
             .iter()
             .any(|r| r.cell.starts_with("lite/default/")));
+    }
+
+    #[test]
+    fn a_configuration_changes_the_deployment_it_runs_against() {
+        let d = scalebench_deploy::Deployment::from_toml(
+            "name = \"c\"\ndatabase = \"cassandra\"\nnodes = 3\n[cassandra]\nheap_mb = 400\n",
+        )
+        .unwrap();
+        let config: Configuration = toml::from_str(
+            "name = \"group\"\nserver = { concurrent_reads = 12 }\ndeployment = { nodes = 1, cassandra = { commitlog_sync = \"group\" } }",
+        )
+        .unwrap();
+        let derived = Experiment::derived_deployment(&d, &config).unwrap();
+        assert_eq!(derived.nodes, 1);
+        assert_eq!(derived.cassandra.commitlog_sync, "group");
+        assert_eq!(derived.cassandra.heap_mb, 400, "other keys stay");
+        assert_eq!(
+            derived.server_settings(),
+            [("concurrent_reads".into(), "12".into())]
+        );
+        let bad: Configuration = toml::from_str(
+            "name = \"x\"\ndeployment = { cassandra = { commitlog_sync = \"never\" } }",
+        )
+        .unwrap();
+        let e = Experiment::derived_deployment(&d, &bad).unwrap_err();
+        assert!(e.contains("\"x\"") && e.contains("never"), "{e}");
     }
 
     #[test]

@@ -66,22 +66,42 @@ pub struct CellStats {
     pub bytes_per_record: Option<Summary>,
     /// Repetitions whose verdict found the client saturated (their throughput is a lower bound).
     pub client_bound: usize,
+    /// Runs that could not run (an error, no result).
     pub failed_runs: usize,
+    /// Runs that ran but whose failed operations exceeded `procedure.max_failed_share`: counted
+    /// here and in the operations below, kept out of the throughput and latency figures.
+    pub flagged_runs: usize,
+    /// Measured operations of the counted repetitions (flagged runs included): succeeded, failed.
+    pub operations_ok: u64,
+    pub operations_failed: u64,
 }
 
-/// `runs`: (repetition, result) of one cell's successful runs; the first `discard_first`
-/// repetitions are left out.
+fn counted_runs(runs: &[(u32, RunResult)], discard_first: u32) -> Vec<&RunResult> {
+    runs.iter()
+        .filter(|(rep, _)| *rep > discard_first)
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// `runs`: (repetition, result) of one cell's successful runs, `flagged` those over the failure
+/// threshold; the first `discard_first` repetitions are left out.
 pub fn cell_stats(
     cell: &str,
     runs: &[(u32, RunResult)],
+    flagged: &[(u32, RunResult)],
     failed_runs: usize,
     discard_first: u32,
 ) -> CellStats {
-    let counted: Vec<&RunResult> = runs
-        .iter()
-        .filter(|(rep, _)| *rep > discard_first)
-        .map(|(_, r)| r)
-        .collect();
+    let counted = counted_runs(runs, discard_first);
+    let flagged = counted_runs(flagged, discard_first);
+    let all_measured = || {
+        counted
+            .iter()
+            .chain(flagged.iter())
+            .filter_map(|r| r.phases.last())
+    };
+    let operations_ok = all_measured().map(|p| p.totals.ok).sum();
+    let operations_failed = all_measured().map(|p| p.totals.failed).sum();
     let measured: Vec<_> = counted.iter().filter_map(|r| r.phases.last()).collect();
     let throughput = summarize(
         &measured
@@ -124,6 +144,9 @@ pub fn cell_stats(
             .filter(|p| p.bounded_by.as_ref().is_some_and(|v| v.client_bound))
             .count(),
         failed_runs,
+        flagged_runs: flagged.len(),
+        operations_ok,
+        operations_failed,
     }
 }
 

@@ -26,7 +26,7 @@ CREATE TABLE IF NOT EXISTS runs (
     configuration TEXT NOT NULL,
     workload TEXT NOT NULL,
     params TEXT NOT NULL,
-    status TEXT NOT NULL,          -- ok, failed, interrupted
+    status TEXT NOT NULL,          -- ok, failures (ran; failed operations above the threshold), failed, interrupted
     error TEXT,
     started_at TEXT NOT NULL,
     finished_at TEXT NOT NULL,
@@ -98,6 +98,9 @@ pub struct StoredRun {
     pub status: String,
     pub error: Option<String>,
     pub throughput_ops_s: Option<f64>,
+    /// Operations of the measured phase that succeeded and that failed.
+    pub ok: Option<u64>,
+    pub failed: Option<u64>,
     pub bounded_by: Option<String>,
     pub client_bound: bool,
     pub bytes_per_record: Option<f64>,
@@ -140,7 +143,7 @@ impl Store {
             .optional()
             .ok()
             .flatten()
-            .is_some_and(|s| s == "ok" || s == "failed")
+            .is_some_and(|s| s == "ok" || s == "failures" || s == "failed")
     }
 
     /// Stores one run (replacing an earlier attempt of it) in a single transaction.
@@ -151,6 +154,7 @@ impl Store {
         started_at: &str,
         outcome: Result<&RunResult, &str>,
         elastic: Option<&ElasticRecord>,
+        max_failed_share: f64,
     ) -> Result<(), String> {
         let tx = self.conn.transaction().map_err(|e| e.to_string())?;
         tx.execute(
@@ -159,12 +163,24 @@ impl Store {
         )
         .map_err(|e| e.to_string())?;
         let params_json = serde_json::to_string(&run.params).unwrap_or_default();
+        let measured = outcome.ok().and_then(|r| r.phases.last());
         let (status, error) = match outcome {
             Ok(r) if r.interrupted => ("interrupted", None),
-            Ok(_) => ("ok", None),
+            Ok(_) => match measured.map(|p| &p.totals) {
+                Some(t) if t.failed_share() > max_failed_share => (
+                    "failures",
+                    Some(format!(
+                        "{} of {} operations failed ({:.1}%, above procedure.max_failed_share = {})",
+                        t.failed,
+                        t.ok + t.failed,
+                        t.failed_share() * 100.0,
+                        max_failed_share
+                    )),
+                ),
+                _ => ("ok", None),
+            },
             Err(e) => ("failed", Some(e.to_string())),
         };
-        let measured = outcome.ok().and_then(|r| r.phases.last());
         let result_json = outcome
             .ok()
             .map(|r| serde_json::to_string(r).unwrap_or_default());
@@ -268,26 +284,23 @@ impl Store {
         tx.commit().map_err(|e| e.to_string())
     }
 
-    /// Experiment names with their run counts (ok, failed, interrupted).
-    pub fn experiments(&self) -> Result<Vec<(String, u64, u64, u64)>, String> {
+    /// Experiment names with their run counts (ok, with failures above the threshold, failed,
+    /// interrupted).
+    pub fn experiments(&self) -> Result<Vec<(String, [u64; 4])>, String> {
         let mut st = self
             .conn
             .prepare(
                 "SELECT e.name,
-                    COALESCE(SUM(r.status = 'ok'), 0), COALESCE(SUM(r.status = 'failed'), 0),
-                    COALESCE(SUM(r.status = 'interrupted'), 0)
+                    COALESCE(SUM(r.status = 'ok'), 0), COALESCE(SUM(r.status = 'failures'), 0),
+                    COALESCE(SUM(r.status = 'failed'), 0), COALESCE(SUM(r.status = 'interrupted'), 0)
                  FROM experiments e LEFT JOIN runs r ON r.experiment_id = e.id
                  GROUP BY e.id ORDER BY e.id",
             )
             .map_err(|e| e.to_string())?;
         let rows = st
             .query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)? as u64,
-                    r.get::<_, i64>(2)? as u64,
-                    r.get::<_, i64>(3)? as u64,
-                ))
+                let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+                Ok((r.get::<_, String>(0)?, [n(1)?, n(2)?, n(3)?, n(4)?]))
             })
             .map_err(|e| e.to_string())?;
         rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
@@ -299,7 +312,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.cell, r.repetition, r.status, r.error, r.throughput_ops_s, r.bounded_by,
-                        r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END
+                        r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END,
+                        r.ok, r.failed
                  FROM runs r JOIN experiments e ON e.id = r.experiment_id
                  WHERE e.name = ?1 ORDER BY r.id",
             )
@@ -316,6 +330,8 @@ impl Store {
                     client_bound: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
                     bytes_per_record: r.get(7)?,
                     result: r.get(8)?,
+                    ok: r.get::<_, Option<i64>>(9)?.map(|v| v as u64),
+                    failed: r.get::<_, Option<i64>>(10)?.map(|v| v as u64),
                 })
             })
             .map_err(|e| e.to_string())?;

@@ -90,6 +90,9 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
+    if let Some(line) = crate::phase::failure_warning(phase) {
+        let _ = writeln!(out, "{line}");
+    }
     if t.in_flight_at_stop > 0 {
         let _ = writeln!(
             out,

@@ -22,12 +22,8 @@ fn options(c: &ClusterState) -> CassandraOptions {
         heap_mb: s.heap_mb,
         commitlog_sync: s.commitlog_sync.clone(),
         commitlog_sync_period_ms: s.commitlog_sync_period_ms,
-        extra_yaml: c
-            .deployment
-            .server_settings()
-            .into_iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect(),
+        commitlog_sync_group_window_ms: s.commitlog_sync_group_window_ms,
+        overrides: c.deployment.server_settings(),
     }
 }
 
@@ -363,6 +359,15 @@ impl Engine for Cassandra {
                 _ => "other",
             }
         }
+    }
+
+    fn binding_options(&self, c: &ClusterState) -> std::collections::BTreeMap<String, String> {
+        let mut o = std::collections::BTreeMap::new();
+        // Commit log "off" is a property of the benchmark's keyspace, not of the server.
+        if c.deployment.cassandra.commitlog_sync == crate::cassandra::commit_log::OFF {
+            o.insert("durable_writes".into(), "false".into());
+        }
+        o
     }
 
     fn url(&self, c: &ClusterState) -> String {

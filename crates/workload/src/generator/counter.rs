@@ -27,6 +27,11 @@ impl AcknowledgedCounter {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// The next key number that would be handed out: every number below it was taken.
+    pub fn issued(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
+    }
+
     /// The highest acknowledged key number (YCSB's `lastValue`).
     pub fn last_value(&self) -> u64 {
         self.limit.load(Ordering::Acquire)
