@@ -318,6 +318,8 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
     let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    // One-operation cells (Dijkshoorn's design) by what they share but the workload: op -> rate.
+    let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
     for c in &cells {
         let Some(t) = &c.throughput else { continue };
         let (base, params) = cell_params(&c.cell);
@@ -368,9 +370,35 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
             mean_of(&["READ", "SCAN"]),
             mean_of(&["UPDATE", "INSERT", "READ-MODIFY-WRITE", "BATCH-INSERT"]),
         );
+        let db = base.split('/').next().unwrap_or("").to_string();
         if reads > 0.0 && writes > 0.0 {
-            let db = base.split('/').next().unwrap_or("").to_string();
-            scatter.entry(db).or_default().push((writes, reads));
+            scatter
+                .entry(format!("{db} (mixed cells)"))
+                .or_default()
+                .push((writes, reads));
+        }
+        if let [op] = c.latency.keys().collect::<Vec<_>>().as_slice() {
+            let config = base.split('/').nth(1).unwrap_or("");
+            let swept: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            single_ops
+                .entry((db, format!("{config}/{}", swept.join(","))))
+                .or_default()
+                .insert(op.to_string(), t.mean);
+        }
+    }
+    // Dijkshoorn's chart of record (studies.md, section 1): one point per configuration, its
+    // SELECT throughput against its INSERT and against its UPDATE throughput, beside the diagonal.
+    for ((db, _), ops) in &single_ops {
+        let Some(read) = ops.get("READ") else {
+            continue;
+        };
+        for write in ["INSERT", "UPDATE"] {
+            if let Some(w) = ops.get(write) {
+                scatter
+                    .entry(format!("{db}: SELECT against {write}"))
+                    .or_default()
+                    .push((*w, *read));
+            }
         }
     }
     let mut scaling = Section {
@@ -435,6 +463,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
         "read operations/s",
     );
     rw.kind = Kind::Points;
+    rw.diagonal = true;
     rw.x_scale = Scale::Log10;
     rw.y_scale = Scale::Log10;
     rw.series = scatter

@@ -182,7 +182,11 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         format!(
             "name = \"report-exp\"\nrepetitions = 2\n[procedure]\nload = \"once\"\nduration = \"1s\"\n\
              [[database]]\nname = \"sqlite\"\ndb = \"sqlite://{}/b.db\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n\
-             properties = {{ recordcount = 500 }}\n[sweep]\nthreads = [1, 2]\n",
+             properties = {{ recordcount = 500 }}\n\
+             [[workload]]\nname = \"SELECT\"\nworkload = \"SELECT\"\nproperties = {{ recordcount = 500 }}\n\
+             [[workload]]\nname = \"INSERT\"\nworkload = \"INSERT\"\nproperties = {{ recordcount = 500 }}\n\
+             [[workload]]\nname = \"UPDATE\"\nworkload = \"UPDATE\"\nproperties = {{ recordcount = 500 }}\n\
+             [sweep]\nthreads = [1, 2]\n",
             dir.path().display()
         ),
     )
@@ -195,7 +199,12 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         results.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let html = report(dir.path(), &results, &[]);
+    let csv_dir = dir.path().join("csv");
+    let html = report(
+        dir.path(),
+        &results,
+        &["--csv-dir", csv_dir.to_str().unwrap()],
+    );
     let text = std::fs::read_to_string(&html).unwrap();
     for id in [
         "cells-throughput",
@@ -206,5 +215,16 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         assert!(text.contains(&format!("id=\"{id}\"")), "no chart {id}");
     }
     assert!(text.contains("knee at"));
+    // Dijkshoorn's scatter pairs the one-operation cells of a configuration, beside the diagonal.
+    let scatter = std::fs::read_to_string(csv_dir.join("read-write.csv")).unwrap();
+    for series in [
+        "sqlite: SELECT against INSERT",
+        "sqlite: SELECT against UPDATE",
+    ] {
+        // One point per thread count (the configuration's swept values).
+        let points = scatter.lines().filter(|l| l.starts_with(series)).count();
+        assert_eq!(points, 2, "{series}: {scatter}");
+    }
+    assert!(text.contains("class=\"diagonal\""));
     assert_all_charts_render(dir.path(), &html, 4);
 }

@@ -41,6 +41,35 @@ pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunRes
     Ok(merged)
 }
 
+/// The verdict of clients that ran together: any saturated client makes the whole a lower bound,
+/// so a client-bound verdict comes first, then any saturated resource, each naming its client.
+fn merged_verdict(phases: &[&PhaseResult]) -> Option<scalebench_monitor::Verdict> {
+    let verdicts: Vec<(usize, &scalebench_monitor::Verdict)> = phases
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.bounded_by.as_ref().map(|v| (i + 1, v)))
+        .collect();
+    if verdicts.len() < 2 {
+        return verdicts.first().map(|(_, v)| (*v).clone());
+    }
+    let (k, pick) = verdicts
+        .iter()
+        .find(|(_, v)| v.client_bound)
+        .or_else(|| verdicts.iter().find(|(_, v)| v.resource != "none"))
+        .unwrap_or(&verdicts[0]);
+    let mut v = (*pick).clone();
+    if v.resource != "none" {
+        v.bounded_by = format!("{} (client {k} of {})", v.bounded_by, phases.len());
+    }
+    let others: Vec<String> = verdicts
+        .iter()
+        .filter(|(i, _)| i != k)
+        .map(|(i, o)| format!("client {i}: {}", o.bounded_by))
+        .collect();
+    v.evidence = format!("client {k}: {}; {}", v.evidence, others.join("; "));
+    Some(v)
+}
+
 pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     let first = *phases.first().ok_or("nothing to merge")?;
     if let Some(p) = phases
@@ -65,6 +94,7 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     out.warmup_operations = phases.iter().map(|p| p.warmup_operations).sum();
     // Each client timed its own sets; sets of different clients do not add up to sets.
     out.request_sets = None;
+    out.bounded_by = merged_verdict(phases);
     let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
     out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {
         start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
@@ -345,6 +375,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Dijkshoorn's threat: one saturated client makes the merged result a lower bound, whichever
+    /// client it was; the verdict names it and keeps the others' in its evidence.
+    #[test]
+    fn a_saturated_second_client_bounds_the_merged_result() {
+        let verdict = |resource: &str, client_bound: bool| scalebench_monitor::Verdict {
+            resource: resource.into(),
+            process: client_bound.then(|| "client".to_string()),
+            bounded_by: if resource == "none" {
+                "none found".into()
+            } else {
+                format!("{resource} of client")
+            },
+            client_bound,
+            evidence: format!("{resource} figures"),
+        };
+        let mut a = phase(|i| i % 2 == 0);
+        let mut b = phase(|i| i % 2 == 1);
+        a.bounded_by = Some(verdict("none", false));
+        b.bounded_by = Some(verdict("cpu", true));
+        let merged = merge_phases(&[&a, &b]).unwrap().bounded_by.unwrap();
+        assert!(merged.client_bound);
+        assert_eq!(merged.bounded_by, "cpu of client (client 2 of 2)");
+        assert!(
+            merged.evidence.contains("client 1: none found"),
+            "{}",
+            merged.evidence
+        );
+        // Nothing saturated anywhere: none, with both clients' evidence.
+        b.bounded_by = Some(verdict("none", false));
+        let calm = merge_phases(&[&a, &b]).unwrap().bounded_by.unwrap();
+        assert_eq!((calm.resource.as_str(), calm.client_bound), ("none", false));
+        assert!(calm.evidence.contains("client 2"), "{}", calm.evidence);
     }
 
     #[test]

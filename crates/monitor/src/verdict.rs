@@ -10,10 +10,14 @@ use crate::ResourceSeries;
 pub const SATURATED: f64 = 0.9;
 /// Swapping above this many pages per second means memory is the limit.
 pub const SWAPPING_PAGES_S: f64 = 50.0;
+/// CPUs waiting for I/O at least this share of all CPU time (and longer than they work) means the
+/// run waited on storage: Dijkshoorn's main bound for the relational databases (studies.md,
+/// section 1: "CPU, IO-wait, ..."). The study names the rule, not a number: this one is ours.
+pub const IOWAIT_BOUND: f64 = 0.25;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `cpu`, `disk`, `memory` or `none`.
+    /// `cpu`, `disk`, `iowait`, `memory` or `none`.
     pub resource: String,
     /// The saturated process (a watched target's name), when one is.
     pub process: Option<String>,
@@ -73,6 +77,25 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
             bounded_by: format!("disk {name}"),
             client_bound: false,
             evidence: format!("busy {:.0}% of the time", disk * 100.0),
+        };
+    }
+    let iowait = mean(samples.iter().map(|s| s.host.cpu_iowait));
+    let working = mean(
+        samples
+            .iter()
+            .map(|s| 1.0 - s.host.cpu_idle - s.host.cpu_iowait),
+    );
+    if iowait >= IOWAIT_BOUND && iowait > working {
+        return Verdict {
+            resource: "iowait".into(),
+            process: None,
+            bounded_by: "io-wait (the cpus mostly waited for storage)".into(),
+            client_bound: false,
+            evidence: format!(
+                "cpus waited for I/O {:.0}% of the time, worked {:.0}%",
+                iowait * 100.0,
+                working * 100.0
+            ),
         };
     }
     // Per process: CPU against what it can use (its parallelism, at most the host's cores).
@@ -228,6 +251,23 @@ mod tests {
                 .collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn cpus_mostly_waiting_for_storage_are_an_iowait_bound() {
+        let mut s = series(&[("client", 0.2, 2), ("postgres", 0.3, 8)], 0.2, 0.5);
+        for sample in &mut s.samples {
+            sample.host.cpu_iowait = 0.6;
+        }
+        let v = verdict(&s, "client", None);
+        assert_eq!(v.resource, "iowait", "{v:?}");
+        assert!(!v.client_bound);
+        // The same waiting beside cpus that work more is not the bound.
+        for sample in &mut s.samples {
+            sample.host.cpu_iowait = 0.3;
+            sample.host.cpu_idle = 0.0;
+        }
+        assert_ne!(verdict(&s, "client", None).resource, "iowait");
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub struct Chart {
     pub bands: Vec<(f64, f64, String)>,
     /// Vertical markers with a label (events).
     pub markers: Vec<(f64, String)>,
+    /// Draw the diagonal y = x (dashed), both axes spanning the same range.
+    pub diagonal: bool,
 }
 
 impl Chart {
@@ -82,6 +84,7 @@ impl Chart {
             categories: Vec::new(),
             bands: Vec::new(),
             markers: Vec::new(),
+            diagonal: false,
         }
     }
 
@@ -141,6 +144,10 @@ impl Chart {
         }
         if x0 > x1 {
             (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        if self.diagonal {
+            (x0, x1) = (x0.min(y0), x1.max(y1));
+            (y0, y1) = (x0, x1);
         }
         if self.kind == Kind::Bars {
             x0 = -0.5;
@@ -229,6 +236,16 @@ impl Chart {
             TOP + ph / 2.0,
             esc(&self.y_label)
         );
+        if self.diagonal {
+            let _ = write!(
+                s,
+                r##"<line class="diagonal" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="5,4"/>"##,
+                px(x0),
+                py(x0),
+                px(x1),
+                py(x1)
+            );
+        }
         // Data.
         let n = self.series.len().max(1) as f64;
         for (k, ser) in self.series.iter().enumerate() {
