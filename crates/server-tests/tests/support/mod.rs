@@ -8,7 +8,7 @@ use std::time::Duration;
 use scalebench_binding::{registry, BindingConfig, BindingFactory, DbUrl, FactoryVisitor, Schema};
 use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Phase, PhaseOutcome, RunPlan, StopSignal};
-use scalebench_workload::{CoreWorkload, Properties};
+use scalebench_workload::CoreWorkload;
 
 /// Where test servers keep data and logs (kept after the run for inspection).
 pub fn servers_dir() -> PathBuf {
