@@ -142,11 +142,7 @@ pub fn execute_phases(
         interrupted = outcome.result.ended_by == "interrupted";
         let mut result = outcome.result;
         if phase == Phase::Run && runs_inserts(&settings.workload) {
-            let keys = settings.workload.transaction_insert_keys();
-            result.insert_keys = Some(scalebench_measure::result::KeyRange {
-                start: keys.start,
-                end: keys.end,
-            });
+            result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
         if let Some(m) = monitor {
             let series = m.finish();
@@ -435,24 +431,9 @@ struct PhaseRunner<'a> {
     progress: &'a mut dyn Progress,
 }
 
-/// A loud line for a phase whose operations failed in large numbers: its figures describe failures.
+/// The single run's failure warning (experiments set their own threshold).
 pub fn failure_warning(p: &PhaseResult) -> Option<String> {
-    let share = p.totals.failed_share();
-    (share > scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE).then(|| {
-        let classes: Vec<String> = p
-            .errors
-            .iter()
-            .map(|(c, e)| format!("{c} {}", e.count))
-            .collect();
-        format!(
-            "WARNING: {:.1}% of the {} phase's operations failed ({} of {}: {}); its throughput and latencies count only the operations that succeeded",
-            share * 100.0,
-            p.phase,
-            p.totals.failed,
-            p.totals.ok + p.totals.failed,
-            classes.join(", ")
-        )
-    })
+    p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
 }
 
 fn runs_inserts(w: &CoreWorkload) -> bool {

@@ -179,6 +179,40 @@ pub struct KeyRange {
     pub end: u64,
 }
 
+impl From<std::ops::Range<u64>> for KeyRange {
+    fn from(r: std::ops::Range<u64>) -> Self {
+        KeyRange {
+            start: r.start,
+            end: r.end,
+        }
+    }
+}
+
+impl PhaseResult {
+    /// A loud line when more than `max_share` of the phase's operations failed: its figures then
+    /// describe failures, not the database's capacity.
+    pub fn failure_warning(&self, max_share: f64) -> Option<String> {
+        let t = &self.totals;
+        let share = t.failed_share();
+        (share > max_share).then(|| {
+            let classes: Vec<String> = self
+                .errors
+                .iter()
+                .map(|(c, e)| format!("{c} {}", e.count))
+                .collect();
+            format!(
+                "WARNING: {:.1}% of the {} phase's operations failed ({} of {}: {}; above {}%); its throughput and latencies count only the operations that succeeded",
+                share * 100.0,
+                self.phase,
+                t.failed,
+                t.ok + t.failed,
+                classes.join(", "),
+                max_share * 100.0
+            )
+        })
+    }
+}
+
 /// Above this share of failed operations a run is flagged: its figures describe a failing
 /// database, not the configuration (experiments can set their own, `procedure.max_failed_share`).
 pub const DEFAULT_MAX_FAILED_SHARE: f64 = 0.01;

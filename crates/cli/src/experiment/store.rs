@@ -166,18 +166,9 @@ impl Store {
         let measured = outcome.ok().and_then(|r| r.phases.last());
         let (status, error) = match outcome {
             Ok(r) if r.interrupted => ("interrupted", None),
-            Ok(_) => match measured.map(|p| &p.totals) {
-                Some(t) if t.failed_share() > max_failed_share => (
-                    "failures",
-                    Some(format!(
-                        "{} of {} operations failed ({:.1}%, above procedure.max_failed_share = {})",
-                        t.failed,
-                        t.ok + t.failed,
-                        t.failed_share() * 100.0,
-                        max_failed_share
-                    )),
-                ),
-                _ => ("ok", None),
+            Ok(_) => match measured.and_then(|p| p.failure_warning(max_failed_share)) {
+                Some(warning) => ("failures", Some(warning)),
+                None => ("ok", None),
             },
             Err(e) => ("failed", Some(e.to_string())),
         };
