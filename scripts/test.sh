@@ -52,4 +52,4 @@ bash scripts/cassandra-classpath.sh >/dev/null
 
 log "build and test (workspace, all bindings)"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.
-cargo test --workspace --locked --no-fail-fast -j 2 -- --test-threads 2
+cargo test --workspace --locked --features scalebench/etcd --no-fail-fast -j 2 -- --test-threads 2

@@ -47,6 +47,21 @@ pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
     bindings().into_iter().find(|b| b.schemes.contains(&scheme))
 }
 
+/// Why no binding of this build takes URL scheme `scheme`, with what it could do instead.
+pub fn no_binding(scheme: &str) -> String {
+    if scheme == "etcd" {
+        return "the etcd binding is not in this build: build with `cargo build --release --features etcd` (needs protoc, Debian protobuf-compiler)".into();
+    }
+    let known: Vec<String> = bindings()
+        .iter()
+        .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
+        .collect();
+    format!(
+        "no binding for URL scheme '{scheme}://' in this build (available: {})",
+        known.join(", ")
+    )
+}
+
 /// Receives the opened factory with its concrete type, so execution is compiled per binding
 /// (static dispatch on the hot path).
 pub trait FactoryVisitor {
@@ -60,16 +75,7 @@ pub fn open<V: FactoryVisitor>(
     visitor: V,
 ) -> Result<V::Output, BindingError> {
     let scheme = config.url.scheme().to_string();
-    let info = for_scheme(&scheme).ok_or_else(|| {
-        let known: Vec<String> = bindings()
-            .iter()
-            .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
-            .collect();
-        BindingError::Config(format!(
-            "no binding for URL scheme '{scheme}://' in this build (available: {})",
-            known.join(", ")
-        ))
-    })?;
+    let info = for_scheme(&scheme).ok_or_else(|| BindingError::Config(no_binding(&scheme)))?;
     for key in config.options.keys() {
         if !info.options.iter().any(|o| o.name == key) {
             return Err(BindingError::Config(format!(

@@ -116,15 +116,10 @@ impl Settings {
             }
         };
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
-            let known: Vec<String> = registry::bindings()
-                .iter()
-                .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
-                .collect();
             CliError::Usage(format!(
-                "no binding for URL scheme '{}://' in '{}' (available: {})",
-                db.scheme(),
-                db.redacted(),
-                known.join(", ")
+                "{} ('{}')",
+                registry::no_binding(db.scheme()),
+                db.redacted()
             ))
         })?;
 
