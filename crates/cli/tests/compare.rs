@@ -24,6 +24,10 @@ fn compare_detects_a_planted_slowdown_and_not_noise() {
             "4",
             "--duration",
             "5s",
+            // 20 intervals per run: five 1-s points left a planted 20% slowdown short of
+            // significance once in a while on a busy machine.
+            "--interval",
+            "250ms",
             "-q",
             "-o",
             out.to_str().unwrap(),
