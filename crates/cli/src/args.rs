@@ -187,13 +187,21 @@ pub struct ElasticArgs {
     /// scores that need it are then absent.
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub stable_timeout: Duration,
-    /// Repeat the transition this many times, doubling records and threads each time (with
-    /// `double`: Dory's 6 -> 12 -> 24 -> 48 nodes, scaled down).
+    /// Repeat the transition this many times, doubling records, threads and the set size each time
+    /// (with `double`: Dory's 6 -> 12 -> 24 -> 48 nodes, scaled down, and the final size measured too).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=6))]
     pub steps: u32,
     /// The data is loaded already (the first step does not load).
     #[arg(long)]
     pub no_load: bool,
+    /// Runs of each request set that make one point of the timeline, its mean time and standard
+    /// deviation (Dory ran each set 10 times).
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub set_repeats: u32,
+    /// No load during the transition: time until the cluster is fully available (ready, no data in
+    /// motion), Dory's restricted elasticity as measured for Riak.
+    #[arg(long, conflicts_with_all = ["request_set", "target"])]
+    pub unloaded: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]

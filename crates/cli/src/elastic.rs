@@ -4,15 +4,19 @@
 //! at `--target` whose timeline is its intervals), measure a baseline, change the cluster's size under
 //! the load, follow the cluster until the database reports no data in motion and the timeline is
 //! stable again, keep measuring for `--after`, then end the run and score the transition
-//! (`scalebench-elastic`). With `--steps N`, records and threads double at each step (and with
-//! `double`, the cluster too).
+//! (`scalebench-elastic`). With `--steps N`, records, threads and the set size double at each step
+//! (and with `double`, the cluster too, and a last stable state is measured at the final size: Dory's
+//! scalability compares those stable states). `--unloaded` times the transition with no load.
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use scalebench_deploy::Cluster;
-use scalebench_elastic::{score, score_open_loop, Events, IntervalPoint, SetPoint, StepScores};
+use scalebench_elastic::{
+    repeated, score, score_open_loop, sizes_table, Events, IntervalPoint, SetPoint, SizeRow,
+    StepScores, UnloadedScores,
+};
 use scalebench_exec::{Phase, TimelineLog, TimelinePoint};
 use scalebench_measure::PhaseResult;
 use scalebench_measure::RunResult;
@@ -30,9 +34,14 @@ pub struct ElasticResult {
     pub schema: String,
     pub command: Vec<String>,
     pub deployment: String,
-    /// Operations per request set (R), with request sets.
+    /// Operations per request set (R) of the first step, with request sets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub set_size: Option<u64>,
+    /// Runs of each request set that make one point of the timeline (Dory: 10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_repeats: Option<u32>,
+    /// No load during the transitions (restricted elasticity, as Dory measured Riak).
+    pub unloaded: bool,
     /// The offered rate, with an open loop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_ops_s: Option<f64>,
@@ -41,6 +50,12 @@ pub struct ElasticResult {
     /// Ctrl-C ended it: the steps are those measured until then.
     pub interrupted: bool,
     pub steps: Vec<ElasticStep>,
+    /// Dory's performance table, with request sets: the stable state before each step's action and,
+    /// with `double`, the final size's; scalability between rows where everything doubled.
+    pub sizes: Vec<SizeRow>,
+    /// The run that measured the final size's stable state (with `double`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closing_run: Option<RunResult>,
 }
 
 #[derive(Debug, Serialize)]
@@ -50,6 +65,9 @@ pub struct ElasticStep {
     /// Requests in flight: threads x concurrency (T).
     pub in_flight: u64,
     pub records: u64,
+    /// Operations per request set (R) in this step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_size: Option<u64>,
     pub nodes_before: usize,
     pub nodes_after: usize,
     /// Nodes added, removed or crashed.
@@ -62,8 +80,9 @@ pub struct ElasticStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_note: Option<String>,
     pub scores: StepScores,
-    /// The run under load, with its request-set timeline (`phases[0].request_sets`).
-    pub run: RunResult,
+    /// The run under load, with its request-set timeline (`phases[0].request_sets`); none unloaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunResult>,
 }
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
@@ -86,13 +105,19 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
         ));
     };
     let base = Settings::resolve(&args.phase, Phase::Run)?;
-    let set_size = args.phase.request_set;
-    if set_size.is_none() && base.target.is_none() {
+    let first_set_size = args.phase.request_set;
+    if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
         return Err(CliError::Usage(
-            "scalebench elastic needs a constant load: --request-set R (Dory's timed request sets) or --target OPS (an open loop)".into(),
+            "scalebench elastic needs a constant load: --request-set R (Dory's timed request sets), --target OPS (an open loop) or --unloaded (none)".into(),
         ));
     }
-    let x = args.stable_sets as usize;
+    let load = if args.unloaded {
+        Load::None
+    } else if first_set_size.is_some() {
+        Load::Sets(args.set_repeats as usize)
+    } else {
+        Load::Intervals
+    };
     let target = ClusterTarget {
         deployment: deployment.clone(),
         clusters: args.phase.clusters.clone(),
@@ -102,62 +127,84 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
         schema: SCHEMA.into(),
         command: crate::environment::redacted_command(argv),
         deployment: deployment.display().to_string(),
-        set_size,
-        target_ops_s: base.target,
+        set_size: first_set_size.filter(|_| !args.unloaded),
+        set_repeats: matches!(load, Load::Sets(_)).then_some(args.set_repeats),
+        unloaded: args.unloaded,
+        target_ops_s: base.target.filter(|_| !args.unloaded),
         stable_sets: args.stable_sets,
         interrupted: false,
         steps: Vec::new(),
+        sizes: Vec::new(),
+        closing_run: None,
     };
-    let mut records = base.workload.record_count;
-    let mut threads = base.threads as u64;
+    let mut sizes = Vec::new();
     for step in 0..args.steps {
-        if step > 0 {
-            // Twice the data and twice the load on the (grown) cluster.
-            threads *= 2;
-        }
-        let loaded_before = if step == 0 { 0 } else { records };
-        if step > 0 {
-            records *= 2;
-        }
-        if !(args.no_load && step == 0) {
-            let load = phase_args(&args.phase, threads, records, loaded_before, None);
-            eprintln!(
-                "step {}: loading records {loaded_before}..{records}",
-                step + 1
-            );
-            let (r, _) = execute_phases(&load, &[Phase::Load], argv)?;
-            if r.interrupted {
+        // Dory's 2N step: twice the data, the threads and the set size on the (grown) cluster.
+        let scale = Scale::of_step(&base, first_set_size, step);
+        let loaded_already = args.no_load && step == 0;
+        if !loaded_already {
+            let completed = load_records(args, &scale, argv)?;
+            if !completed {
                 out.interrupted = true;
                 break;
             }
         }
-        let log = TimelineLog::new();
-        let run = phase_args(&args.phase, threads, records, 0, Some(log.clone()));
-        let run_argv = argv.to_vec();
-        let runner = std::thread::spawn(move || execute_phases(&run, &[Phase::Run], &run_argv));
         let nodes_before = running_nodes(&cluster);
-        let controlled = control(args, &mut cluster, &log, set_size.is_some(), &runner);
-        // Whatever happened, the run ends now (or has ended) and its result is kept.
-        finish_current_phase();
-        let (result, _) = runner
-            .join()
-            .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
+        let in_flight = scale.threads * args.phase.concurrency as u64;
+        if let Load::None = load {
+            let (events, changed, not_stable, scores) = transition_unloaded(args, &mut cluster)?;
+            let s = ElasticStep {
+                step: step + 1,
+                action: args.action,
+                in_flight: 0,
+                records: scale.records,
+                set_size: None,
+                nodes_before,
+                nodes_after: running_nodes(&cluster),
+                changed_nodes: changed,
+                events,
+                not_stable,
+                baseline_note: None,
+                scores: StepScores::Unloaded(scores),
+                run: None,
+            };
+            print_step(&s);
+            out.steps.push(s);
+            continue;
+        }
+        let (result, controlled) =
+            run_under_control(args, &mut cluster, &scale, load, Some(args.action), argv)?;
         let Controlled {
             events,
             changed,
             not_stable,
             baseline_note,
-        } = controlled?;
-        let in_flight = threads * args.phase.concurrency as u64;
+        } = controlled;
+        let events = events.expect("a transition has events");
         let phase = result.phases.first();
-        let scores = match (set_size, phase) {
-            (Some(size), _) => StepScores::RequestSets(score(
-                &phase.map(set_points).unwrap_or_default(),
-                size,
-                in_flight,
-                &events,
-                x,
-            )),
+        let scores = match (scale.set_size, phase) {
+            (Some(size), _) => {
+                let sets = phase.map(set_points).unwrap_or_default();
+                let before: Vec<f64> = sets
+                    .iter()
+                    .filter(|s| s.end_s() <= events.scale_issued_s)
+                    .map(|s| s.duration_s)
+                    .collect();
+                sizes.push(SizeRow::new(
+                    nodes_before,
+                    scale.records,
+                    in_flight,
+                    size,
+                    &before,
+                ));
+                StepScores::RequestSets(score(
+                    &repeated(&sets, args.set_repeats as usize),
+                    size,
+                    in_flight,
+                    &events,
+                    args.stable_sets as usize,
+                ))
+            }
             (None, p) => StepScores::OpenLoop(score_open_loop(
                 &p.map(interval_points).unwrap_or_default(),
                 &events,
@@ -168,7 +215,8 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             step: step + 1,
             action: args.action,
             in_flight,
-            records,
+            records: scale.records,
+            set_size: scale.set_size,
             nodes_before,
             nodes_after: running_nodes(&cluster),
             changed_nodes: changed,
@@ -176,7 +224,7 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             not_stable,
             baseline_note,
             scores,
-            run: result,
+            run: Some(result),
         };
         print_step(&s);
         out.steps.push(s);
@@ -184,24 +232,155 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             break;
         }
     }
+    // Dory's last size: after the last doubling, its own doubled load until stable.
+    let all_steps = out.steps.len() == args.steps as usize && !out.interrupted;
+    if let (true, ScaleAction::Double, Load::Sets(_)) = (all_steps, args.action, load) {
+        let scale = Scale::of_step(&base, first_set_size, args.steps);
+        eprintln!(
+            "final size: {} nodes with {} records, {} threads, sets of {}",
+            running_nodes(&cluster),
+            scale.records,
+            scale.threads,
+            scale.set_size.unwrap_or(0)
+        );
+        if load_records(args, &scale, argv)? {
+            let (result, controlled) =
+                run_under_control(args, &mut cluster, &scale, load, None, argv)?;
+            let sets = result.phases.first().map(set_points).unwrap_or_default();
+            let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
+            sizes.push(SizeRow::new(
+                running_nodes(&cluster),
+                scale.records,
+                scale.threads * args.phase.concurrency as u64,
+                scale.set_size.unwrap_or(0),
+                &times,
+            ));
+            if let Some(note) = controlled.baseline_note {
+                eprintln!("final size: {note}");
+            }
+            out.interrupted = result.interrupted;
+            out.closing_run = Some(result);
+        } else {
+            out.interrupted = true;
+        }
+    }
+    out.sizes = sizes_table(sizes);
+    print_sizes(&out.sizes);
     Ok(out)
 }
 
-/// The load or run options of one step: its threads and records; a run lasts until ended.
-fn phase_args(
-    base: &PhaseArgs,
+/// What loads the cluster during a step: request sets (points of K runs), an open loop's intervals,
+/// or nothing.
+#[derive(Debug, Clone, Copy)]
+enum Load {
+    Sets(usize),
+    Intervals,
+    None,
+}
+
+/// The size of one step's data and load: the first step's, doubled per step.
+struct Scale {
     threads: u64,
+    /// The records the step runs on, and those already loaded before it.
     records: u64,
-    insert_start: u64,
-    log: Option<TimelineLog>,
-) -> PhaseArgs {
+    loaded_before: u64,
+    set_size: Option<u64>,
+}
+
+impl Scale {
+    fn of_step(base: &Settings, set_size: Option<u64>, step: u32) -> Scale {
+        let f = 1u64 << step;
+        let records = base.workload.record_count * f;
+        Scale {
+            threads: base.threads as u64 * f,
+            records,
+            loaded_before: if step == 0 { 0 } else { records / 2 },
+            set_size: set_size.map(|r| r * f),
+        }
+    }
+}
+
+/// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
+fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<bool, CliError> {
+    let load = phase_args(&args.phase, scale, None);
+    eprintln!("loading records {}..{}", scale.loaded_before, scale.records);
+    let (r, _) = execute_phases(&load, &[Phase::Load], argv)?;
+    Ok(!r.interrupted)
+}
+
+/// Runs the step's load on its own thread while the controller measures the baseline and (with an
+/// action) scales and follows the cluster; the run ends when the controller is done.
+fn run_under_control(
+    args: &ElasticArgs,
+    cluster: &mut Cluster,
+    scale: &Scale,
+    load: Load,
+    action: Option<ScaleAction>,
+    argv: &[OsString],
+) -> Result<(RunResult, Controlled), CliError> {
+    let log = TimelineLog::new();
+    let mut run = phase_args(&args.phase, scale, Some(log.clone()));
+    run.request_set = scale.set_size;
+    let run_argv = argv.to_vec();
+    let runner = std::thread::spawn(move || execute_phases(&run, &[Phase::Run], &run_argv));
+    let controlled = control(args, cluster, &log, load, action, &runner);
+    // Whatever happened, the run ends now (or has ended) and its result is kept.
+    finish_current_phase();
+    let (result, _) = runner
+        .join()
+        .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
+    Ok((result, controlled?))
+}
+
+/// Restricted elasticity with no load: scale, then wait until the cluster is ready with no data in
+/// motion (full availability).
+fn transition_unloaded(
+    args: &ElasticArgs,
+    cluster: &mut Cluster,
+) -> Result<(Events, Vec<String>, Option<String>, UnloadedScores), CliError> {
+    let t0 = Instant::now();
+    let now_s = || t0.elapsed().as_secs_f64();
+    let changed = scale(cluster, args.action)?;
+    let mut events = Events {
+        scale_issued_s: 0.0,
+        scale_done_s: Some(now_s()),
+        ..Default::default()
+    };
+    let give_up = Instant::now() + args.stable_timeout;
+    let mut not_stable = None;
+    while args.probe == Probe::Db && !cluster.busy_now().is_empty() {
+        if Instant::now() >= give_up {
+            not_stable = Some(format!(
+                "data still in motion after --stable-timeout {}",
+                humantime::format_duration(args.stable_timeout)
+            ));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    if not_stable.is_none() {
+        events.transfers_done_s = Some(now_s());
+        events.stable_s = events.transfers_done_s;
+    }
+    let scores = UnloadedScores {
+        full_availability_s: events.stable_s,
+        ready_s: events.scale_done_s,
+    };
+    Ok((events, changed, not_stable, scores))
+}
+
+/// The load or run options of one step: its threads and records; a run lasts until ended.
+fn phase_args(base: &PhaseArgs, scale: &Scale, log: Option<TimelineLog>) -> PhaseArgs {
     let mut a = base.clone();
-    a.threads = Some(threads as u32);
-    a.properties.push(format!("recordcount={records}"));
-    if insert_start > 0 {
-        a.properties.push(format!("insertstart={insert_start}"));
+    a.threads = Some(scale.threads as u32);
+    a.properties.push(format!("recordcount={}", scale.records));
+    if scale.loaded_before > 0 {
         a.properties
-            .push(format!("insertcount={}", records - insert_start));
+            .push(format!("insertstart={}", scale.loaded_before));
+        a.properties.push(format!(
+            "insertcount={}",
+            scale.records - scale.loaded_before
+        ));
         a.drop_schema = false;
     }
     if log.is_some() {
@@ -220,35 +399,62 @@ fn running_nodes(c: &Cluster) -> usize {
     c.state
         .nodes
         .iter()
-        .filter(|n| n.process.is_none() || n.is_running())
+        // An external cluster's nodes are bookkeeping (no process of ours); a crashed or stopped
+        // local node has no process any more.
+        .filter(|n| n.role == "external" || n.is_running())
         .count()
 }
 
-/// What the controller saw: the events, the nodes it changed, why the cluster never became stable
-/// (if it did not) and whether the baseline settled.
+/// What the controller saw: the events (with an action), the nodes it changed, why the cluster
+/// never became stable (if it did not) and whether the baseline settled.
 struct Controlled {
-    events: Events,
+    events: Option<Events>,
     changed: Vec<String>,
     not_stable: Option<String>,
     baseline_note: Option<String>,
 }
 
-/// The value a point contributes to the load criterion: a request set's time, or an interval's
-/// throughput.
-fn value(p: &TimelinePoint, sets: bool) -> f64 {
-    if sets {
-        p.duration_s
-    } else {
-        p.ok as f64 / p.duration_s.max(f64::MIN_POSITIVE)
+/// One point of the load criterion's timeline: K runs of a request set and their mean time, or an
+/// interval and its throughput; and whether any of its requests failed.
+#[derive(Debug, Clone, Copy)]
+struct CriterionPoint {
+    start_s: f64,
+    value: f64,
+    failed: bool,
+}
+
+/// The criterion points of a timeline. A group of sets still running is not a point yet.
+fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint> {
+    match load {
+        Load::Sets(k) => points
+            .chunks_exact(k.max(1))
+            .map(|c| {
+                let times: Vec<f64> = c.iter().map(|p| p.duration_s).collect();
+                CriterionPoint {
+                    start_s: c[0].start_s,
+                    value: scalebench_elastic::mean(&times),
+                    failed: c.iter().any(|p| p.failed > 0),
+                }
+            })
+            .collect(),
+        _ => points
+            .iter()
+            .map(|p| CriterionPoint {
+                start_s: p.start_s,
+                value: p.ok as f64 / p.duration_s.max(f64::MIN_POSITIVE),
+                failed: p.failed > 0,
+            })
+            .collect(),
     }
 }
 
-/// Baseline (until stable), scale, follow until stable, measure after.
+/// Baseline (until stable), then with an action: scale, follow until stable, measure after.
 fn control(
     args: &ElasticArgs,
     cluster: &mut Cluster,
     log: &TimelineLog,
-    sets: bool,
+    load: Load,
+    action: Option<ScaleAction>,
     runner: &std::thread::JoinHandle<Result<(RunResult, Vec<f64>), CliError>>,
 ) -> Result<Controlled, CliError> {
     let x = args.stable_sets as usize;
@@ -263,24 +469,26 @@ fn control(
         std::thread::sleep(Duration::from_millis(100));
     };
     let now_s = || t0.elapsed().as_secs_f64();
-    // The timeline so far, copied from the log as it grows, and each point's value.
-    let mut points: Vec<TimelinePoint> = Vec::new();
-    let mut values: Vec<f64> = Vec::new();
-    let pull = |points: &mut Vec<TimelinePoint>, values: &mut Vec<f64>| {
-        let new = log.points_since(points.len());
-        values.extend(new.iter().map(|p| value(p, sets)));
-        points.extend(new);
+    // The timeline so far, copied from the log as it grows, and its criterion points.
+    let mut raw: Vec<TimelinePoint> = Vec::new();
+    // The criterion points so far, and when the last set or interval ended.
+    let mut pull = || {
+        raw.extend(log.points_since(raw.len()));
+        let last_end = raw.last().map_or(0.0, |p| p.start_s + p.duration_s);
+        (criterion_points(&raw, load), last_end)
     };
+    let values = |p: &[CriterionPoint]| p.iter().map(|p| p.value).collect::<Vec<f64>>();
     let threshold_of = |baseline: &[f64]| match args.criterion {
         Criterion::MedianStep => scalebench_elastic::threshold(baseline),
         Criterion::Relative(pct) => pct / 100.0 * scalebench_elastic::mean(baseline),
     };
-    // The last x steps of `v` each below `threshold`.
-    let holds = |v: &[f64], threshold: f64| {
-        v.len() > x
-            && v[v.len() - x - 1..]
+    // The last x steps each below `threshold`, and no request of those points failed: a cluster
+    // that fails requests fast is not stable again, it is unavailable.
+    let holds = |p: &[CriterionPoint], threshold: f64| {
+        p.len() > x
+            && p[p.len() - x - 1..]
                 .windows(2)
-                .all(|w| (w[1] - w[0]).abs() < threshold)
+                .all(|w| (w[1].value - w[0].value).abs() < threshold && !w[1].failed)
     };
     // Baseline: its duration, enough points for a median step and a stability window, and stable
     // by its own threshold (or, past --stable-timeout, as it is, with a note).
@@ -292,9 +500,9 @@ fn control(
                 "the load ended during the baseline".into(),
             ));
         }
-        pull(&mut points, &mut values);
-        if now_s() >= args.baseline.as_secs_f64() && values.len() > 2 * x {
-            if holds(&values, threshold_of(&values)) {
+        let p = pull().0;
+        if now_s() >= args.baseline.as_secs_f64() && p.len() > 2 * x {
+            if holds(&p, threshold_of(&values(&p))) {
                 break;
             }
             if Instant::now() >= baseline_deadline {
@@ -305,31 +513,35 @@ fn control(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    pull(&mut points, &mut values);
-    let baseline = values.clone();
+    let baseline = values(&pull().0);
     let threshold = threshold_of(&baseline);
     eprintln!(
-        "baseline: {} {}, mean {:.3}, median step {:.4}; {:?} at {:.1} s",
+        "baseline: {} {}, mean {:.3}, median step {:.4} at {:.1} s",
         baseline.len(),
-        if sets {
-            "request sets (s)"
-        } else {
-            "intervals (ops/s)"
+        match load {
+            Load::Sets(k) => format!("points of {k} request sets (s)"),
+            _ => "intervals (ops/s)".into(),
         },
         scalebench_elastic::mean(&baseline),
         scalebench_elastic::median_step(&baseline),
-        args.action,
         now_s()
     );
+    let Some(action) = action else {
+        return Ok(Controlled {
+            events: None,
+            changed: Vec::new(),
+            not_stable: None,
+            baseline_note,
+        });
+    };
     let mut events = Events {
         scale_issued_s: now_s(),
         ..Default::default()
     };
-    let changed = scale(cluster, args.action)?;
+    let changed = scale(cluster, action)?;
     events.scale_done_s = Some(now_s());
     eprintln!(
-        "{:?} done at {:.1} s ({})",
-        args.action,
+        "{action:?} done at {:.1} s ({})",
         now_s(),
         changed.join(", ")
     );
@@ -356,10 +568,9 @@ fn control(
         }
         if let Some(done) = events.transfers_done_s {
             // The load criterion over the last X points, all of them after the scale command.
-            pull(&mut points, &mut values);
+            let (points, last_end) = pull();
             let first_after = points.partition_point(|p| p.start_s < events.scale_issued_s);
-            if holds(&values[first_after..], threshold) {
-                let last_end = points.last().map_or(0.0, |p| p.start_s + p.duration_s);
+            if holds(&points[first_after..], threshold) {
                 events.stable_s = Some(last_end.max(done));
                 eprintln!("stable at {:.1} s", last_end.max(done));
                 break;
@@ -367,18 +578,19 @@ fn control(
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-    // After: the load goes on for --after (and at least X sets) to measure Av2 and Rt2.
+    // After: the load goes on for --after (and at least X points) to measure Av2 and Rt2.
     if let Some(stable) = events.stable_s {
-        while !ended()
-            && (now_s() < stable + args.after.as_secs_f64()
-                || points.len() - points.partition_point(|p| p.start_s < stable) < x)
-        {
-            pull(&mut points, &mut values);
+        loop {
+            let (points, _) = pull();
+            let after = points.len() - points.partition_point(|p| p.start_s < stable);
+            if ended() || (now_s() >= stable + args.after.as_secs_f64() && after >= x) {
+                break;
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
     Ok(Controlled {
-        events,
+        events: Some(events),
         changed,
         not_stable,
         baseline_note,
@@ -500,16 +712,21 @@ fn print_step(s: &ElasticStep) {
                 sc.rt_after_s.map_or("-".into(), |v| format!("{v:.6}")),
             );
             println!(
-                "  elasticity {} (A {}, B {}), scalability {}, failed in transition {} ({:.3}%), full availability after {} s",
+                "  elasticity {} (A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
                 f(sc.elasticity),
                 f(sc.area_above_ramp),
                 f(sc.sd_band_area),
-                f(sc.scalability),
+                f(sc.change_in_transition),
                 sc.failed_in_transition,
                 sc.failed_share * 100.0,
                 f(sc.full_availability_s)
             );
         }
+        StepScores::Unloaded(sc) => println!(
+            "  no load: ready after {} s, full availability (no data in motion) after {} s",
+            f(sc.ready_s),
+            f(sc.full_availability_s)
+        ),
         StepScores::OpenLoop(sc) => {
             println!(
                 "  stabilisation {} s = data transfer {} s + additional {} s; throughput {:.0} -> {} ops/s, {} operations lost",
@@ -530,5 +747,26 @@ fn print_step(s: &ElasticStep) {
                 f(sc.full_availability_s)
             );
         }
+    }
+}
+
+/// Dory's performance table: one row per stable state.
+fn print_sizes(rows: &[SizeRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    println!("nodes  records  in flight  set size  sets  mean s    sd s      scalability");
+    for r in rows {
+        println!(
+            "{:<6} {:<8} {:<10} {:<9} {:<5} {:<9.4} {:<9.4} {}",
+            r.nodes,
+            r.records,
+            r.in_flight,
+            r.set_size,
+            r.sets,
+            r.mean_s,
+            r.sd_s,
+            r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
+        );
     }
 }

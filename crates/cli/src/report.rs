@@ -10,6 +10,8 @@ use scalebench_report::svg::{Chart, Kind, Scale, Series};
 
 use crate::args::{CompareArgs, CompareFormat, ReportArgs};
 use crate::error::CliError;
+use crate::experiment::spec::CLUSTER_SIZE;
+use crate::experiment::stats::{recommend, Summary};
 use crate::experiment::store::Store;
 use crate::experiment::{cells, discard_first_of};
 use crate::output::emit;
@@ -159,9 +161,43 @@ fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Pag
         title: format!("scalebench elastic: {}", input.display()),
         sections: Vec::new(),
     };
+    if let Some(rows) = json["sizes"].as_array().filter(|r| !r.is_empty()) {
+        let cell = |r: &serde_json::Value, k: &str| match r[k].as_f64() {
+            Some(v) if v.fract() != 0.0 => format!("{v:.4}"),
+            Some(_) => r[k].to_string(),
+            None => "-".into(),
+        };
+        let rows: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| {
+                [
+                    "nodes",
+                    "records",
+                    "in_flight",
+                    "set_size",
+                    "sets",
+                    "mean_s",
+                    "sd_s",
+                    "scalability",
+                ]
+                .iter()
+                .map(|k| cell(r, k))
+                .collect()
+            })
+            .collect();
+        page.sections.push(Section {
+            heading: "Performance per cluster size (Dory)".into(),
+            html: format!(
+                "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
+                table(
+                    &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
+                    &rows
+                )
+            ),
+            charts: Vec::new(),
+        });
+    }
     for step in json["steps"].as_array().into_iter().flatten() {
-        let run: RunResult = serde_json::from_value(step["run"].clone())
-            .map_err(|e| CliError::Usage(format!("{}: {e}", input.display())))?;
         let (markers, bands) = event_markers(&step["events"]);
         let mut figures = vec![
             ("step".to_string(), step["step"].to_string()),
@@ -187,6 +223,22 @@ fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Pag
             figures,
         };
         let id = format!("step{}", step["step"]);
+        if step["run"].is_null() {
+            // Unloaded: the transition's figures alone.
+            let rows: Vec<Vec<String>> = extras
+                .figures
+                .iter()
+                .map(|(k, v)| vec![k.clone(), v.clone()])
+                .collect();
+            page.sections.push(Section {
+                heading: format!("step {} (no load)", step["step"]),
+                html: table(&["figure", "value"], &rows),
+                charts: Vec::new(),
+            });
+            continue;
+        }
+        let run: RunResult = serde_json::from_value(step["run"].clone())
+            .map_err(|e| CliError::Usage(format!("{}: {e}", input.display())))?;
         page.sections.extend(run_sections(&run, &id, &extras));
     }
     Ok(page)
@@ -317,6 +369,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     // (threads, throughput, median latency over the operations) per setup.
     let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
     let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut recommendation: BTreeMap<Vec<String>, Vec<(String, Summary)>> = BTreeMap::new();
     let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     // One-operation cells (Dijkshoorn's design) by what they share but the workload: op -> rate.
     let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
@@ -346,11 +399,28 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
             .and_then(|r| r.deployment.as_ref())
             .map(|d| d.nodes)
         {
-            let workload = base.rsplit('/').next().unwrap_or("").to_string();
+            // One line per database x configuration x workload x other parameters (data size,
+            // threads): only the cluster size varies along it.
+            let others: Vec<String> = params
+                .iter()
+                .filter(|(k, _)| k.as_str() != CLUSTER_SIZE)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
             by_nodes
-                .entry(workload)
+                .entry(format!("{base} {}", others.join(",")).trim().to_string())
                 .or_default()
                 .push((nodes as f64, t.mean));
+            // Swaminathan's recommendation: the databases compared per workload and parameters.
+            let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
+            let mut point: Vec<String> = vec![workload.to_string()];
+            point.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
+            if !params.contains_key(CLUSTER_SIZE) {
+                point.push(format!("{CLUSTER_SIZE}={nodes}"));
+            }
+            recommendation
+                .entry(point)
+                .or_default()
+                .push((setup.trim_end_matches("/default").to_string(), t.clone()));
         }
         // The first study's read-against-write view: read and write throughput of each cell.
         let mean_of = |ops: &[&str]| -> f64 {
@@ -456,6 +526,28 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
         "operations/s",
         by_nodes,
     ));
+    if recommendation.values().any(|c| c.len() > 1) {
+        let rows: Vec<Vec<String>> = recommendation
+            .iter()
+            .map(|(point, candidates)| {
+                vec![
+                    point.join(" "),
+                    recommend(candidates).unwrap_or_default(),
+                    candidates
+                        .iter()
+                        .map(|(name, t)| {
+                            format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ]
+            })
+            .collect();
+        scaling.html.push_str(&format!(
+            "<h3>Recommendation</h3><p class=\"note\">Per workload, parameters and cluster size: the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap (Swaminathan's recommendation table).</p>{}",
+            table(&["workload and parameters", "best", "throughput (mean ± 95% CI)"], &rows)
+        ));
+    }
     let mut rw = Chart::new(
         "read-write",
         "Read against write throughput per cell (log-log)",

@@ -469,3 +469,135 @@ threads = [1, 2]
     assert_eq!(phase["insert_keys"]["start"], 300 + inserted + 1000);
     assert_eq!(phase["insert_keys"]["end"], 300 + inserted + 1000 + 50);
 }
+
+/// Swaminathan's scaling analysis: `nodes` in the sweep redeploys the cluster at each size with
+/// everything else equal; the report draws one throughput-against-size line per database x
+/// configuration x workload x parameters, and recommends the best (or a tie) at each point.
+#[cfg(feature = "etcd")]
+#[test]
+fn cluster_size_is_a_sweep_axis_with_one_line_per_setup_and_a_recommendation() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("etcd.toml"),
+        "name = \"sweep-etcd\"\ndatabase = \"etcd\"\nnodes = 1\nidle_timeout_s = 60\n",
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "sizes"
+repetitions = 2
+[procedure]
+load = "once"
+warmup = "200ms"
+duration = "1s"
+[[database]]
+name = "etcd"
+deployment = "etcd.toml"
+[[configuration]]
+name = "linearizable"
+[[configuration]]
+name = "serializable"
+deployment = { binding = { read_consistency = "serializable" } }
+[[workload]]
+name = "c"
+workload = "c"
+properties = { recordcount = 200 }
+[sweep]
+nodes = [1, 3]
+threads = [2]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let clusters = dir.path().join("clusters");
+    let run = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&[
+        "experiment".as_ref(),
+        file.as_os_str(),
+        "--results".as_ref(),
+        results.as_os_str(),
+        "--clusters-dir".as_ref(),
+        clusters.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every run ran on a cluster of its cell's size.
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let rows: Vec<(String, String, String)> = db
+        .prepare("SELECT cell, status, result FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 8);
+    for (cell, status, result) in &rows {
+        assert_eq!(status, "ok", "{cell}");
+        let r: serde_json::Value = serde_json::from_str(result).unwrap();
+        let nodes = r["deployment"]["nodes"].as_u64().unwrap();
+        assert!(
+            cell.contains(&format!("nodes={nodes},")),
+            "{cell}: {nodes} nodes"
+        );
+        // The size is the deployment's, not a workload property.
+        assert!(
+            !r["command"].to_string().contains("nodes="),
+            "{}",
+            r["command"]
+        );
+    }
+    let html = dir.path().join("report.html");
+    let csv = dir.path().join("csv");
+    let o = run(&[
+        "report".as_ref(),
+        results.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+        "--csv-dir".as_ref(),
+        csv.as_os_str(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Throughput against cluster size: a line per configuration, each with both sizes.
+    let chart = std::fs::read_to_string(csv.join("nodes-throughput.csv")).unwrap();
+    for setup in [
+        "etcd/linearizable/c threads=2",
+        "etcd/serializable/c threads=2",
+    ] {
+        let sizes: Vec<&str> = chart
+            .lines()
+            .filter(|l| l.contains(setup))
+            .filter_map(|l| l.split(',').nth(1))
+            .collect();
+        assert_eq!(sizes.len(), 2, "{setup} in\n{chart}");
+    }
+    // The recommendation: one row per workload x parameters x size, naming a database or a tie.
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Recommendation"));
+    for point in [
+        "c nodes=1 threads=2</td><td>",
+        "c nodes=3 threads=2</td><td>",
+    ] {
+        let best = page
+            .split(point)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no row {point}"));
+        assert!(
+            best.starts_with("etcd/") || best.starts_with("tie: etcd/"),
+            "{point}"
+        );
+    }
+    let _ = run(&[
+        "cluster".as_ref(),
+        "down".as_ref(),
+        dir.path().join("etcd.toml").as_os_str(),
+        "--clusters-dir".as_ref(),
+        clusters.as_os_str(),
+    ]);
+}

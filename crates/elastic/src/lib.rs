@@ -3,13 +3,19 @@
 //! cluster and the load and hands the timeline here.
 //!
 //! The study left some choices open; ours (documented in docs/elasticity.md):
-//! - a set's point on the timeline is its midpoint, its value its duration;
+//! - each request set is run K times back to back (Dory ran each 10 times for its mean and standard
+//!   deviation): a point of the timeline is those K runs, placed at their midpoint, its value their
+//!   mean time;
 //! - the stability threshold is the baseline's median step (median |d_k - d_k-1|), at least 0.5% of
 //!   the baseline's mean set time (identical sets would otherwise never count as stable again);
 //! - Rt, the mean response time of one request, is Av x T / R (Little's law: T requests in flight
 //!   in a closed loop, R per set);
-//! - B integrates the band of plus/minus one rolling standard deviation (over the stability window of
-//!   X sets) around the curve: the integral of 2 sigma(t) from the scale command to stability.
+//! - B integrates the band of plus/minus one standard deviation around the curve: the integral of
+//!   2 sigma(t) from the scale command to stability, sigma being each point's standard deviation over
+//!   its K runs (with K = 1, a rolling standard deviation over the stability window of X points);
+//! - scalability is Dory's (Avg_2N - Avg_N) / Avg_N between the stable states of consecutive cluster
+//!   sizes, each with its own doubled data, threads and set size ([`sizes_table`]); the change of the
+//!   mean set time inside one transition is reported apart, as the study says it is not scalability.
 
 pub mod numeric;
 
@@ -34,6 +40,41 @@ impl SetPoint {
     pub fn end_s(&self) -> f64 {
         self.start_s + self.duration_s
     }
+}
+
+/// A request set run K times back to back: one point of Dory's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RepeatedSet {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Mean and standard deviation of the K runs' times.
+    pub mean_s: f64,
+    pub sd_s: f64,
+    pub failed: u64,
+    pub runs: usize,
+}
+
+impl RepeatedSet {
+    pub fn mid_s(&self) -> f64 {
+        (self.start_s + self.end_s) / 2.0
+    }
+}
+
+/// Consecutive sets in groups of `k` (a last, incomplete group is left out: it is still running).
+pub fn repeated(sets: &[SetPoint], k: usize) -> Vec<RepeatedSet> {
+    sets.chunks_exact(k.max(1))
+        .map(|c| {
+            let times: Vec<f64> = c.iter().map(|s| s.duration_s).collect();
+            RepeatedSet {
+                start_s: c[0].start_s,
+                end_s: c[c.len() - 1].end_s(),
+                mean_s: mean(&times),
+                sd_s: sd(&times),
+                failed: c.iter().map(|s| s.failed).sum(),
+                runs: c.len(),
+            }
+        })
+        .collect()
 }
 
 pub fn mean(v: &[f64]) -> f64 {
@@ -129,8 +170,9 @@ pub struct Scores {
     pub sd_band_area: Option<f64>,
     /// (A + B) / ((Rt1 + Rt2)(Av1 + Av2)); 0 is perfectly elastic.
     pub elasticity: Option<f64>,
-    /// (Av2 - Av1) / Av1: negative when the bigger cluster serves the same load faster.
-    pub scalability: Option<f64>,
+    /// (Av2 - Av1) / Av1 inside this transition: the same load on the changed cluster. Not Dory's
+    /// scalability, which compares stable states of doubled load ([`sizes_table`]).
+    pub change_in_transition: Option<f64>,
     /// Restricted elasticity: failed requests from the scale command to stability, their share,
     /// and the time from the command to the end of the last set with a failure (0 without failures).
     pub failed_in_transition: u64,
@@ -138,13 +180,20 @@ pub struct Scores {
     pub full_availability_s: Option<f64>,
 }
 
-/// Scores one transition from the whole timeline of its run. `x` is the stability window (sets).
-pub fn score(sets: &[SetPoint], set_size: u64, threads: u64, events: &Events, x: usize) -> Scores {
+/// Scores one transition from the whole timeline of its run (points of K runs of a set, see
+/// [`repeated`]). `x` is the stability window (points).
+pub fn score(
+    sets: &[RepeatedSet],
+    set_size: u64,
+    threads: u64,
+    events: &Events,
+    x: usize,
+) -> Scores {
     let t_e = events.scale_issued_s;
-    let durations = |f: &dyn Fn(&SetPoint) -> bool| -> Vec<f64> {
-        sets.iter().filter(|s| f(s)).map(|s| s.duration_s).collect()
+    let durations = |f: &dyn Fn(&RepeatedSet) -> bool| -> Vec<f64> {
+        sets.iter().filter(|s| f(s)).map(|s| s.mean_s).collect()
     };
-    let before = durations(&|s| s.end_s() <= t_e);
+    let before = durations(&|s| s.end_s <= t_e);
     let av1 = mean(&before);
     let per_request = threads as f64 / set_size.max(1) as f64;
     let mut scores = Scores {
@@ -154,12 +203,12 @@ pub fn score(sets: &[SetPoint], set_size: u64, threads: u64, events: &Events, x:
         ..Default::default()
     };
     let transition_end = events.stable_s.unwrap_or(f64::INFINITY);
-    let in_transition: Vec<&SetPoint> = sets
+    let in_transition: Vec<&RepeatedSet> = sets
         .iter()
-        .filter(|s| s.end_s() > t_e && s.start_s < transition_end)
+        .filter(|s| s.end_s > t_e && s.start_s < transition_end)
         .collect();
     scores.failed_in_transition = in_transition.iter().map(|s| s.failed).sum();
-    let ops = in_transition.len() as u64 * set_size;
+    let ops = in_transition.iter().map(|s| s.runs as u64).sum::<u64>() * set_size;
     scores.failed_share = if ops == 0 {
         0.0
     } else {
@@ -169,7 +218,7 @@ pub fn score(sets: &[SetPoint], set_size: u64, threads: u64, events: &Events, x:
         in_transition
             .iter()
             .filter(|s| s.failed > 0)
-            .map(|s| s.end_s() - t_e)
+            .map(|s| s.end_s - t_e)
             .fold(0.0, f64::max),
     );
     scores.data_transfer_s = events.transfers_done_s.map(|t| t - t_e);
@@ -185,21 +234,26 @@ pub fn score(sets: &[SetPoint], set_size: u64, threads: u64, events: &Events, x:
     let av2 = mean(&after);
     scores.av_after_s = Some(av2);
     scores.rt_after_s = Some(av2 * per_request);
-    scores.scalability = Some((av2 - av1) / av1);
+    scores.change_in_transition = Some((av2 - av1) / av1);
 
-    let mids: Vec<f64> = sets.iter().map(SetPoint::mid_s).collect();
-    let all: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
+    let mids: Vec<f64> = sets.iter().map(RepeatedSet::mid_s).collect();
+    let all: Vec<f64> = sets.iter().map(|s| s.mean_s).collect();
     let Some(curve) = Spline::natural(&mids, &all) else {
         return scores;
     };
     let ramp = |t: f64| av1 + (av2 - av1) * (t - t_e) / (t_s - t_e).max(f64::MIN_POSITIVE);
     let tolerance = 1e-9 * (t_s - t_e).max(1.0) * av1.max(1e-6);
     let a = integrate(&|t| (curve.eval(t) - ramp(t)).max(0.0), t_e, t_s, tolerance);
-    // Rolling standard deviation over the last x sets, at each set's midpoint.
-    let w = x.max(2);
-    let (sd_x, sd_y): (Vec<f64>, Vec<f64>) = (w - 1..sets.len())
-        .map(|k| (mids[k], sd(&all[k + 1 - w..=k])))
-        .unzip();
+    // Each point's own deviation over its K runs; with single runs, a rolling standard deviation
+    // over the last x points.
+    let (sd_x, sd_y): (Vec<f64>, Vec<f64>) = if sets.iter().all(|s| s.runs >= 2) {
+        sets.iter().map(|s| (s.mid_s(), s.sd_s)).unzip()
+    } else {
+        let w = x.max(2);
+        (w - 1..sets.len())
+            .map(|k| (mids[k], sd(&all[k + 1 - w..=k])))
+            .unzip()
+    };
     let b = match Spline::natural(&sd_x, &sd_y) {
         Some(band) => integrate(&|t| 2.0 * band.eval(t).max(0.0), t_e, t_s, tolerance),
         None => 0.0,
@@ -313,12 +367,75 @@ pub fn score_open_loop(points: &[IntervalPoint], events: &Events) -> OpenLoopSco
     s
 }
 
+/// One stable state of the cluster: Dory's performance table has a row per cluster size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeRow {
+    pub nodes: usize,
+    pub records: u64,
+    /// Requests in flight (T) and operations per set (R).
+    pub in_flight: u64,
+    pub set_size: u64,
+    /// Request sets measured in the stable state, and the mean and standard deviation of their times.
+    pub sets: usize,
+    pub mean_s: f64,
+    pub sd_s: f64,
+    /// (Avg_2N - Avg_N) / Avg_N against the previous row, when this row has twice its nodes, records,
+    /// threads and set size (Dory's scalability; 0 is perfect, negative is better than linear).
+    pub scalability: Option<f64>,
+}
+
+impl SizeRow {
+    /// The row of a stable state from the times of its request sets.
+    pub fn new(
+        nodes: usize,
+        records: u64,
+        in_flight: u64,
+        set_size: u64,
+        times: &[f64],
+    ) -> SizeRow {
+        SizeRow {
+            nodes,
+            records,
+            in_flight,
+            set_size,
+            sets: times.len(),
+            mean_s: mean(times),
+            sd_s: sd(times),
+            scalability: None,
+        }
+    }
+}
+
+/// Fills in each row's scalability against the row before it, where everything doubled.
+pub fn sizes_table(mut rows: Vec<SizeRow>) -> Vec<SizeRow> {
+    for k in 1..rows.len() {
+        let (n, r) = (&rows[k - 1], &rows[k]);
+        let doubled = r.nodes == 2 * n.nodes
+            && r.records == 2 * n.records
+            && r.in_flight == 2 * n.in_flight
+            && r.set_size == 2 * n.set_size;
+        let scalability = (doubled && n.mean_s > 0.0).then(|| (r.mean_s - n.mean_s) / n.mean_s);
+        rows[k].scalability = scalability;
+    }
+    rows
+}
+
+/// Restricted elasticity without load (Dory measured Riak so): the time from the scale command
+/// until the cluster answers ready with no data in motion.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnloadedScores {
+    pub full_availability_s: Option<f64>,
+    /// Until the command returned (the node joined or left, the cluster answered ready).
+    pub ready_s: Option<f64>,
+}
+
 /// The scores of a step: of request sets, or of an open loop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum StepScores {
     RequestSets(Scores),
     OpenLoop(OpenLoopScores),
+    Unloaded(UnloadedScores),
 }
 
 #[cfg(test)]
@@ -326,7 +443,7 @@ mod tests {
     use super::*;
 
     /// Back-to-back sets with the given durations, starting at 0.
-    fn timeline(durations: &[f64]) -> Vec<SetPoint> {
+    fn sets(durations: &[f64]) -> Vec<SetPoint> {
         let mut t = 0.0;
         durations
             .iter()
@@ -340,6 +457,11 @@ mod tests {
                 s
             })
             .collect()
+    }
+
+    /// The same, each set run once.
+    fn timeline(durations: &[f64]) -> Vec<RepeatedSet> {
+        repeated(&sets(durations), 1)
     }
 
     #[test]
@@ -373,7 +495,7 @@ mod tests {
         assert!(s.area_above_ramp.unwrap().abs() < 1e-9);
         assert!(s.sd_band_area.unwrap().abs() < 1e-9);
         assert!(s.elasticity.unwrap().abs() < 1e-9);
-        assert_eq!(s.scalability, Some(0.0));
+        assert_eq!(s.change_in_transition, Some(0.0));
         assert_eq!(
             (s.stabilisation_s, s.data_transfer_s, s.additional_s),
             (Some(10.0), Some(5.0), Some(5.0))
@@ -425,14 +547,15 @@ mod tests {
         };
         let s = score(&sets, 10, 1, &events, 5);
         assert!(s.area_above_ramp.unwrap() < 0.05, "{:?}", s.area_above_ramp);
-        assert!((s.scalability.unwrap() - 1.0).abs() < 1e-9);
+        assert!((s.change_in_transition.unwrap() - 1.0).abs() < 1e-9);
     }
 
     #[test]
     fn failures_in_the_transition_give_restricted_elasticity() {
-        let mut sets = timeline(&[1.0; 30]);
-        sets[12].failed = 5;
-        sets[14].failed = 15;
+        let mut raw = sets(&[1.0; 30]);
+        raw[12].failed = 5;
+        raw[14].failed = 15;
+        let sets = repeated(&raw, 1);
         let events = Events {
             scale_issued_s: 10.0,
             stable_s: Some(20.0),
@@ -451,6 +574,46 @@ mod tests {
         let s = score(&sets, 100, 2, &open, 5);
         assert_eq!((s.elasticity, s.data_transfer_s), (None, Some(3.0)));
         assert_eq!(s.failed_in_transition, 20);
+    }
+
+    #[test]
+    fn repeated_sets_are_points_with_their_own_deviation() {
+        // 30 sets run 3 times each: 1.0, 1.2, 0.8 -> mean 1.0, sd 0.2; the last incomplete group
+        // (one set) is left out.
+        let mut d: Vec<f64> = [1.0, 1.2, 0.8].repeat(30);
+        d.push(5.0);
+        let mut raw = sets(&d);
+        raw[4].failed = 2;
+        let points = repeated(&raw, 3);
+        assert_eq!(points.len(), 30);
+        assert!((points[0].mean_s - 1.0).abs() < 1e-12);
+        assert!((points[0].sd_s - 0.2).abs() < 1e-12);
+        assert_eq!((points[1].failed, points[1].runs), (2, 3));
+        assert!((points[1].start_s - 3.0).abs() < 1e-12 && (points[1].end_s - 6.0).abs() < 1e-12);
+        // B is the band of each point's own deviation: 2 x 0.2 over the transition's 30 s.
+        let events = Events {
+            scale_issued_s: 30.0,
+            stable_s: Some(60.0),
+            ..Default::default()
+        };
+        let s = score(&points, 10, 1, &events, 5);
+        assert!((s.sd_band_area.unwrap() - 0.4 * 30.0).abs() < 1e-6, "{s:?}");
+        assert!(s.area_above_ramp.unwrap().abs() < 1e-6);
+    }
+
+    #[test]
+    fn scalability_compares_stable_states_of_doubled_load() {
+        // 2 nodes with R = 100; 4 nodes with twice everything and sets 10% slower; then a row that
+        // did not double the set size has no scalability.
+        let rows = sizes_table(vec![
+            SizeRow::new(2, 1000, 4, 100, &[1.0, 1.0]),
+            SizeRow::new(4, 2000, 8, 200, &[1.1, 1.1]),
+            SizeRow::new(8, 4000, 16, 200, &[1.0, 1.0]),
+        ]);
+        assert_eq!(rows[0].scalability, None);
+        assert!((rows[1].scalability.unwrap() - 0.1).abs() < 1e-9);
+        assert_eq!(rows[2].scalability, None);
+        assert!((rows[1].mean_s - 1.1).abs() < 1e-12 && rows[1].sd_s.abs() < 1e-12);
     }
 
     #[test]

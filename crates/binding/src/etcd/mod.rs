@@ -136,6 +136,13 @@ fn classify(e: etcd_client::Error) -> OpError {
             }
             tonic::Code::NotFound => FailureClass::NotFound,
             tonic::Code::FailedPrecondition => FailureClass::Conflict,
+            // A connection reset by a server that died mid-request arrives as Unknown.
+            tonic::Code::Unknown
+                if std::error::Error::source(s)
+                    .is_some_and(|c| c.is::<tonic::transport::Error>()) =>
+            {
+                FailureClass::Unavailable
+            }
             _ => FailureClass::Other,
         },
         E::TransportError(_) | E::IoError(_) => FailureClass::Unavailable,

@@ -19,7 +19,7 @@ use crate::args::{Cli, Command, ExperimentArgs, ResultsAction};
 use crate::error::CliError;
 use crate::output::emit;
 use crate::phase::execute_phases;
-use spec::{value_text, Experiment, PlannedRun, RUN_OPTIONS};
+use spec::{value_text, Configuration, Experiment, PlannedRun, CLUSTER_SIZE, RUN_OPTIONS};
 use store::{now, ElasticRecord, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
@@ -193,21 +193,34 @@ fn deployment_for(
         return Ok(None);
     };
     let file = base.join(file);
-    let Some(config) = exp
+    let mut config = exp
         .configurations
         .iter()
         .find(|c| c.name == run.configuration)
-    else {
-        return Ok(Some(file)); // the implicit default configuration
-    };
+        .cloned()
+        .unwrap_or_else(|| Configuration {
+            name: "default".into(), // the implicit default configuration
+            ..Default::default()
+        });
+    // A swept cluster size is one more deployment key.
+    let size = run.params.get(CLUSTER_SIZE);
+    if let Some(n) = size {
+        let n: i64 = n.parse().expect("checked: a node count");
+        config
+            .deployment
+            .insert(CLUSTER_SIZE.into(), toml::Value::Integer(n));
+    }
     if config.server.is_empty() && config.deployment.is_empty() {
         return Ok(Some(file));
     }
-    let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, config)
+    let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
         .map_err(CliError::Usage)?;
-    let derived = clusters_dir
-        .join("deployments")
-        .join(format!("{}-{}.toml", d.name, config.name));
+    let derived = clusters_dir.join("deployments").join(format!(
+        "{}-{}{}.toml",
+        d.name,
+        config.name,
+        size.map_or(String::new(), |n| format!("-{n}-nodes"))
+    ));
     std::fs::create_dir_all(derived.parent().unwrap())
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let text = toml::to_string(&d).map_err(|e| CliError::Failed(e.to_string()))?;
@@ -299,6 +312,9 @@ fn phase_argv(
         a.extend(["-p".into(), p]);
     }
     for (k, v) in &run.params {
+        if k == CLUSTER_SIZE {
+            continue; // the deployment's, see deployment_for
+        }
         if RUN_OPTIONS.contains(&k.as_str()) {
             // An offered rate throttles the measured run, not the load.
             if k == "target" && phase == Phase::Load {
@@ -466,6 +482,13 @@ fn elastic_run(
     let (stabilisation_s, elasticity) = match &step.scores {
         scalebench_elastic::StepScores::RequestSets(s) => (s.stabilisation_s, s.elasticity),
         scalebench_elastic::StepScores::OpenLoop(s) => (s.stabilisation_s, None),
+        scalebench_elastic::StepScores::Unloaded(s) => (s.full_availability_s, None),
+    };
+    let Some(run) = step.run else {
+        return Err(CliError::Usage(
+            "an experiment's runs are measured under load: leave --unloaded to scalebench elastic"
+                .into(),
+        ));
     };
     let record = ElasticRecord {
         action: e.action.clone(),
@@ -476,7 +499,7 @@ fn elastic_run(
         events: serde_json::to_string(&step.events).unwrap_or_default(),
         scores: serde_json::to_string(&step.scores).unwrap_or_default(),
     };
-    Ok((step.run, Some(record)))
+    Ok((run, Some(record)))
 }
 
 /// The per-cell summary of an experiment, as a table.

@@ -154,6 +154,10 @@ pub struct PlannedRun {
 
 pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target"];
 
+/// The sweep key that redeploys each database's cluster at every size (Swaminathan's scaling
+/// analysis: cluster size as an axis, everything else held equal).
+pub const CLUSTER_SIZE: &str = "nodes";
+
 pub fn value_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
@@ -317,6 +321,22 @@ impl Experiment {
             self.workloads.iter().map(|d| d.name.as_str()).collect(),
             "workload",
         )?;
+        if let Some(sizes) = self.sweep.get(CLUSTER_SIZE) {
+            if let Some(v) = sizes
+                .iter()
+                .find(|v| !matches!(v, toml::Value::Integer(n) if *n >= 1))
+            {
+                return Err(format!(
+                    "sweep.{CLUSTER_SIZE}: {v} is not a node count (1 or more)"
+                ));
+            }
+            if let Some(d) = self.databases.iter().find(|d| d.deployment.is_none()) {
+                return Err(format!(
+                    "database {:?} has no deployment: sweep.{CLUSTER_SIZE} redeploys each database at every size",
+                    d.name
+                ));
+            }
+        }
         for (k, values) in &self.sweep {
             if values.is_empty() {
                 return Err(format!("sweep.{k}: give at least one value"));
@@ -517,5 +537,12 @@ recordcount = [100]
         assert!(bad("name = \"pg\"", "name = \"lite\"").contains("twice"));
         assert!(bad("deployment = \"pg.toml\"", "").contains("either db"));
         assert!(bad("repetitions = 3", "repetitions = 3\nrepetition = 2").contains("repetition"));
+        // A cluster-size sweep needs node counts, and a deployment for every database.
+        assert!(bad("recordcount = [100]", "nodes = [0]").contains("node count"));
+        let no_cluster = bad("recordcount = [100]", "nodes = [1, 3]");
+        assert!(
+            no_cluster.contains("\"lite\"") && no_cluster.contains("deployment"),
+            "{no_cluster}"
+        );
     }
 }

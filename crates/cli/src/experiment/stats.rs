@@ -150,9 +150,49 @@ pub fn cell_stats(
     }
 }
 
+/// Swaminathan's recommendation for one workload x data size x cluster size: the candidate with the
+/// highest mean throughput, or a tie of every candidate whose 95% confidence interval overlaps the
+/// best one's (a single run has no interval: it ties with anything within its own value).
+pub fn recommend(candidates: &[(String, Summary)]) -> Option<String> {
+    let best = candidates
+        .iter()
+        .max_by(|a, b| a.1.mean.total_cmp(&b.1.mean))?;
+    let interval = |s: &Summary| {
+        let h = s.ci95.unwrap_or(0.0);
+        (s.mean - h, s.mean + h)
+    };
+    let (low, _) = interval(&best.1);
+    let mut tied: Vec<&str> = candidates
+        .iter()
+        .filter(|c| c.0 != best.0 && interval(&c.1).1 >= low)
+        .map(|c| c.0.as_str())
+        .collect();
+    if tied.is_empty() {
+        return Some(best.0.clone());
+    }
+    tied.insert(0, &best.0);
+    Some(format!("tie: {}", tied.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_best_database_or_a_tie_where_intervals_overlap() {
+        let c = |name: &str, v: &[f64]| (name.to_string(), summarize(v).unwrap());
+        // Far apart: the best alone.
+        let clear = [c("a", &[100.0, 102.0, 98.0]), c("b", &[50.0, 51.0, 49.0])];
+        assert_eq!(recommend(&clear).as_deref(), Some("a"));
+        // Overlapping intervals: a tie, best first; a third far below stays out.
+        let close = [
+            c("a", &[100.0, 110.0, 90.0]),
+            c("b", &[98.0, 108.0, 88.0]),
+            c("c", &[10.0, 11.0, 9.0]),
+        ];
+        assert_eq!(recommend(&close).as_deref(), Some("tie: a, b"));
+        assert_eq!(recommend(&[]), None);
+    }
 
     #[test]
     fn matches_hand_computed_values() {
