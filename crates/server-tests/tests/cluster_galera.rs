@@ -1,5 +1,5 @@
 //! MariaDB Galera deployments: three multi-master nodes that each accept writes, seen by all;
-//! a node joins by state transfer and leaves; space against du.
+//! clients spread over every master; a node joins by state transfer and leaves; space against du.
 
 mod support;
 
@@ -43,6 +43,37 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
             "{} keys missing on {url}",
             missing.len()
         );
+    }
+    // The cluster's URL names every master, and the slots of one run spread over all of them.
+    let url = c.url();
+    for n in &c.state.nodes {
+        assert!(url.contains(&n.endpoint()), "{url} lacks {}", n.endpoint());
+    }
+    let selects = |c: &scalebench_deploy::Cluster| -> Vec<u64> {
+        c.state
+            .nodes
+            .iter()
+            .map(|n| {
+                let out = sql(
+                    &n.dir.join("mysqld.sock"),
+                    "SHOW GLOBAL STATUS LIKE 'Com_select'",
+                );
+                let out = out.unwrap();
+                out.split_whitespace().last().unwrap().parse().unwrap()
+            })
+            .collect()
+    };
+    let before = selects(&c);
+    let reads = builtin("c", &[("recordcount", "1500")]);
+    let r = phase(
+        cluster_config(&c, &reads, &[], false),
+        &reads,
+        run_plan(1.0),
+    )
+    .result;
+    assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
+    for (node, (b, a)) in before.iter().zip(selects(&c)).enumerate() {
+        assert!(a > b + 20, "node {} served {} reads", node + 1, a - b);
     }
     let socket = c.state.nodes[2].dir.join("mysqld.sock");
     let flush = sql(&socket, "SELECT @@innodb_flush_log_at_trx_commit").unwrap();

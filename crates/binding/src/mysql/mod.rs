@@ -3,6 +3,10 @@
 //! Schema as YCSB's JDBC binding. Knobs: prepared statements (binary protocol) or text statements,
 //! batched load as one multi-row INSERT. Each slot has its own connection; a lost connection is
 //! re-established by the next operation, whose latency includes the reconnect.
+//!
+//! `mysql://user:password@h1:p1,h2:p2,h3:p3/database` names several servers (the masters of a Galera
+//! cluster): slot k connects to host k mod N, so the load spreads over every master, and stays with
+//! it (a host that goes away fails its slots' operations as unavailable rather than moving them).
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
@@ -16,7 +20,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "mysql",
     schemes: &["mysql", "mariadb"],
     summary: "MySQL / MariaDB (mysql_async); YCSB JDBC schema, InnoDB",
-    url_example: "mysql://user:password@127.0.0.1:3306/ycsb",
+    url_example: "mysql://user:password@127.0.0.1:3306/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: &[
         OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values" },
         OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema" },
@@ -28,7 +32,8 @@ pub struct MysqlFactory {
 }
 
 struct Shared {
-    opts: Opts,
+    /// One per host of the URL; the schema is prepared through the first.
+    opts: Vec<Opts>,
     url: String,
     statements: Statements,
     prepared: bool,
@@ -43,8 +48,21 @@ impl MysqlFactory {
         }
         let base = Opts::from_url(u.as_str())
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
-        // Report rows matched, not rows changed, so an update that writes the same value is not "not found".
-        let opts: Opts = OptsBuilder::from_opts(base).client_found_rows(true).into();
+        let opts: Vec<Opts> = config
+            .url
+            .hosts(3306)
+            .iter()
+            .map(|h| {
+                let (host, port) = h.rsplit_once(':').expect("host:port");
+                // Report rows matched, not rows changed, so an update that writes the same value
+                // is not "not found".
+                OptsBuilder::from_opts(base.clone())
+                    .ip_or_hostname(host.trim_matches(['[', ']']))
+                    .tcp_port(port.parse().expect("a port, checked by DbUrl"))
+                    .client_found_rows(true)
+                    .into()
+            })
+            .collect();
         let engine = config.option("engine", "InnoDB").to_string();
         if !engine.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
@@ -71,8 +89,9 @@ impl MysqlFactory {
 }
 
 impl Shared {
-    async fn conn(&self) -> Result<Conn, BindingError> {
-        Conn::new(self.opts.clone())
+    /// A connection to the host of `slot` (slot mod the number of hosts).
+    async fn conn(&self, slot: usize) -> Result<Conn, BindingError> {
+        Conn::new(self.opts[slot % self.opts.len()].clone())
             .await
             .map_err(|e| BindingError::Connect {
                 url: self.url.clone(),
@@ -86,7 +105,7 @@ impl Shared {
         create: bool,
         engine: &str,
     ) -> Result<(), BindingError> {
-        let mut c = self.conn().await?;
+        let mut c = self.conn(0).await?;
         let st = &self.statements;
         let err = |what: &str, e: mysql_async::Error| {
             BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url))
@@ -119,9 +138,10 @@ impl Shared {
 impl BindingFactory for MysqlFactory {
     type Binding = MysqlBinding;
 
-    async fn connect(&self, _worker: usize) -> Result<MysqlBinding, BindingError> {
+    async fn connect(&self, worker: usize) -> Result<MysqlBinding, BindingError> {
         Ok(MysqlBinding {
-            conn: Some(self.shared.conn().await?),
+            conn: Some(self.shared.conn(worker).await?),
+            slot: worker,
             shared: self.shared.clone(),
         })
     }
@@ -134,6 +154,8 @@ impl BindingFactory for MysqlFactory {
 pub struct MysqlBinding {
     /// `None` after the connection broke; the next operation reconnects.
     conn: Option<Conn>,
+    /// Chooses the host (see the module docs).
+    slot: usize,
     shared: std::sync::Arc<Shared>,
 }
 
@@ -167,7 +189,7 @@ impl MysqlBinding {
         if self.conn.is_none() {
             let c = self
                 .shared
-                .conn()
+                .conn(self.slot)
                 .await
                 .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
             self.conn = Some(c);

@@ -237,8 +237,9 @@ impl Engine for Galera {
         }
     }
 
+    /// Every running node: Galera is multi-master, so clients spread over all of them.
     fn url(&self, c: &ClusterState) -> String {
-        let port = c.nodes.first().map_or(0, |n| n.port);
-        format!("mysql://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}")
+        let hosts: Vec<String> = c.running().map(NodeState::endpoint).collect();
+        format!("mysql://{USER}:{PASSWORD}@{}/{DATABASE}", hosts.join(","))
     }
 }

@@ -320,14 +320,10 @@ impl Cluster {
     /// Binding URL of each node (for clients that pin themselves to one node, e.g. Galera writes).
     pub fn node_urls(&self) -> Vec<String> {
         let url = self.url();
-        let first = self.state.nodes.first().map(|n| n.endpoint());
         self.state
             .nodes
             .iter()
-            .map(|n| match &first {
-                Some(f) => url.replacen(f, &n.endpoint(), 1),
-                None => url.clone(),
-            })
+            .map(|n| with_host(&url, &n.endpoint()))
             .collect()
     }
 
@@ -661,6 +657,16 @@ fn is_root() -> bool {
 }
 
 /// Whether this program runs as root (servers that refuse root then run as their own user).
+/// `url` with its host (or list of hosts) replaced by `endpoint`.
+fn with_host(url: &str, endpoint: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let at = rest[..end].rfind('@').map_or(0, |i| i + 1);
+    format!("{scheme}://{}{endpoint}{}", &rest[..at], &rest[end..])
+}
+
 pub fn running_as_root() -> bool {
     is_root()
 }
