@@ -120,6 +120,17 @@ pub struct MonitorArgs {
     /// sample (what a deployment's `[external.monitors]` command runs on each database host).
     #[arg(long)]
     pub stream: bool,
+    /// Capacity of this host's network links in Mbit/s, for the network verdict (default: the sum
+    /// of the physical interfaces' reported speeds; a virtual NIC often reports none).
+    #[arg(long, value_name = "MBIT", value_parser = parse_link_mbit)]
+    pub link_mbit: Option<f64>,
+}
+
+fn parse_link_mbit(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|m| m.is_finite() && *m > 0.0)
+        .ok_or_else(|| format!("'{s}': expected a link speed in Mbit/s, such as 1000"))
 }
 
 fn parse_process(s: &str) -> Result<(String, u32), String> {

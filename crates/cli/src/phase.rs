@@ -260,7 +260,8 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliE
             },
         ) as scalebench_monitor::SampleSink
     });
-    let monitor = scalebench_monitor::Monitor::start_with(targets, args.interval, sink);
+    let link = args.link_mbit.map(|m| m * 1e6 / 8.0);
+    let monitor = scalebench_monitor::Monitor::start_with(targets, args.interval, sink, link);
     let started = std::time::Instant::now();
     while !stop.is_requested()
         && !hung_up.load(std::sync::atomic::Ordering::Relaxed)

@@ -25,7 +25,7 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
         &file,
         format!(
             "name = \"ext-monitored\"\ndatabase = \"external\"\n[external]\nurl = \"sqlite://{}/ext.db\"\n\
-             [external.monitors]\ndbhost = \"'{}' monitor --stream --interval 250ms --process server={burner}\"\n",
+             [external.monitors]\ndbhost = \"'{}' monitor --stream --interval 250ms --link-mbit 1000 --process server={burner}\"\n",
             dir.path().display(),
             env!("CARGO_BIN_EXE_scalebench")
         ),
@@ -61,6 +61,8 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
     assert_eq!(remote["host"], "dbhost", "{phase}");
     let samples = remote["series"]["samples"].as_array().unwrap();
     assert!(samples.len() >= 8, "{} samples", samples.len());
+    // The host's link capacity comes with the stream's header, for the network verdict.
+    assert_eq!(remote["series"]["link_bytes_s"], 125e6);
     let busiest = samples
         .iter()
         .map(|s| s["processes"][0]["cpu_cores"].as_f64().unwrap())
@@ -69,6 +71,33 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
         busiest > 0.5,
         "the server's cpu on the other host: {busiest}"
     );
+    // Its report charts each KPI with one line per machine.
+    let html = dir.path().join("r.html");
+    let csv = dir.path().join("csv");
+    let rep = scalebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+        "--csv-dir",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    for kpi in ["cpu", "iowait", "net", "disk", "mem"] {
+        let chart = std::fs::read_dir(&csv)
+            .unwrap()
+            .flatten()
+            .find(|f| {
+                f.file_name()
+                    .to_string_lossy()
+                    .ends_with(&format!("-{kpi}-hosts.csv"))
+            })
+            .unwrap_or_else(|| panic!("no {kpi} chart per machine"));
+        let text = std::fs::read_to_string(chart.path()).unwrap();
+        for machine in ["this host", "dbhost"] {
+            assert!(text.contains(machine), "{kpi}: no line for {machine}");
+        }
+    }
     // The verdict weighs the other host's series: it names the server when the server held a core
     // through the window and nothing saturated here first (this host's own saturation comes first,
     // by design); when the server got less than that, its figures are still part of the evidence.

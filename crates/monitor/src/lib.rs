@@ -77,6 +77,11 @@ pub struct ResourceSeries {
     pub interval_s: f64,
     pub cores: usize,
     pub mem_total_bytes: u64,
+    /// Capacity of the host's network links, bytes per second in each direction: the sum over its
+    /// physical interfaces that are up and report a speed, or given (`scalebench monitor
+    /// --link-mbit`); absent when unknown (a virtual NIC often reports none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_bytes_s: Option<f64>,
     pub targets: Vec<Target>,
     pub samples: Vec<Sample>,
 }
@@ -92,20 +97,23 @@ pub type SampleSink = Box<dyn FnMut(&ResourceSeries, &Sample) -> bool + Send>;
 
 impl Monitor {
     pub fn start(targets: Vec<Target>, interval: Duration) -> Monitor {
-        Self::start_with(targets, interval, None)
+        Self::start_with(targets, interval, None, None)
     }
 
-    /// Also hands every sample to `sink` as it is taken (`scalebench monitor --stream`).
+    /// Also hands every sample to `sink` as it is taken (`scalebench monitor --stream`); `link_bytes_s`
+    /// replaces the links' detected capacity.
     pub fn start_with(
         targets: Vec<Target>,
         interval: Duration,
         sink: Option<SampleSink>,
+        link_bytes_s: Option<f64>,
     ) -> Monitor {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let link = link_bytes_s.or_else(procfs::link_capacity_bytes_s);
         let handle = std::thread::Builder::new()
             .name("scalebench-monitor".into())
-            .spawn(move || sample_until(targets, interval, &flag, sink))
+            .spawn(move || sample_until(targets, interval, link, &flag, sink))
             .expect("monitor thread starts");
         Monitor {
             stop,
@@ -169,6 +177,7 @@ fn read_targets(targets: &[Target]) -> (procfs::HostCounters, Vec<TreeReading>) 
 fn sample_until(
     targets: Vec<Target>,
     interval: Duration,
+    link_bytes_s: Option<f64>,
     stop: &AtomicBool,
     mut sink: Option<SampleSink>,
 ) -> ResourceSeries {
@@ -185,6 +194,7 @@ fn sample_until(
         interval_s: interval.as_secs_f64(),
         cores,
         mem_total_bytes: prev_host.mem_total,
+        link_bytes_s,
         targets: targets.clone(),
         samples: Vec::new(),
     };

@@ -201,3 +201,23 @@ pub fn tree(all: &HashMap<u32, ProcCounters>, root: u32) -> Vec<u32> {
     found.retain(|p| all.contains_key(p));
     found
 }
+
+/// The summed speed of the physical network interfaces that are up, in bytes per second; None when
+/// none reports one (virtual NICs often say -1).
+pub fn link_capacity_bytes_s() -> Option<f64> {
+    let mut total_mbit = 0u64;
+    for entry in std::fs::read_dir("/sys/class/net").ok()?.flatten() {
+        let dir = entry.path();
+        let up = read(&dir.join("operstate").display().to_string()).trim() == "up";
+        if !up || !dir.join("device").exists() {
+            continue;
+        }
+        if let Ok(mbit) = read(&dir.join("speed").display().to_string())
+            .trim()
+            .parse::<u64>()
+        {
+            total_mbit += mbit;
+        }
+    }
+    (total_mbit > 0).then(|| total_mbit as f64 * 1e6 / 8.0)
+}

@@ -165,6 +165,7 @@ mod tests {
             interval_s: 1.0,
             cores: 4,
             mem_total_bytes: 8 << 30,
+            link_bytes_s: Some(1.25e9),
             targets: vec![Target {
                 name: "db".into(),
                 pid: 7,

@@ -17,7 +17,7 @@ pub const IOWAIT_BOUND: f64 = 0.25;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `cpu`, `disk`, `iowait`, `memory` or `none`.
+    /// `cpu`, `disk`, `iowait`, `network`, `memory` or `none`.
     pub resource: String,
     /// The saturated process (a watched target's name), when one is.
     pub process: Option<String>,
@@ -97,6 +97,27 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
                 working * 100.0
             ),
         };
+    }
+    // The network: either direction of the host's links near their capacity (Dijkshoorn's
+    // "network" bound, studies.md section 1), when the capacity is known.
+    if let Some(link) = series.link_bytes_s.filter(|l| *l > 0.0) {
+        let rx = mean(samples.iter().map(|s| s.host.net_rx_s));
+        let tx = mean(samples.iter().map(|s| s.host.net_tx_s));
+        if rx.max(tx) >= SATURATED * link {
+            let mbit = |b: f64| b * 8.0 / 1e6;
+            return Verdict {
+                resource: "network".into(),
+                process: None,
+                bounded_by: format!("network ({:.0} Mbit/s of links)", mbit(link)),
+                client_bound: false,
+                evidence: format!(
+                    "received {:.0} Mbit/s, sent {:.0} Mbit/s of {:.0} Mbit/s",
+                    mbit(rx),
+                    mbit(tx),
+                    mbit(link)
+                ),
+            };
+        }
     }
     // Per process: CPU against what it can use (its parallelism, at most the host's cores).
     let cores = series.cores.max(1) as f64;
@@ -268,6 +289,30 @@ mod tests {
             sample.host.cpu_idle = 0.0;
         }
         assert_ne!(verdict(&s, "client", None).resource, "iowait");
+    }
+
+    #[test]
+    fn links_near_their_capacity_are_a_network_bound() {
+        // 1 Gbit/s of links, 940 Mbit/s sent: the network, ahead of a busy host cpu.
+        let mut s = series(&[("client", 0.5, 4), ("node1", 1.0, 40)], 0.05, 0.0);
+        s.link_bytes_s = Some(125e6);
+        for sample in &mut s.samples {
+            sample.host.net_tx_s = 117.5e6;
+            sample.host.net_rx_s = 3e6;
+        }
+        let v = verdict(&s, "client", None);
+        assert_eq!(v.resource, "network", "{v:?}");
+        assert_eq!(v.bounded_by, "network (1000 Mbit/s of links)");
+        // Half the capacity is not the bound; an unknown capacity never is.
+        for sample in &mut s.samples {
+            sample.host.net_tx_s = 60e6;
+        }
+        assert_ne!(verdict(&s, "client", None).resource, "network");
+        s.link_bytes_s = None;
+        for sample in &mut s.samples {
+            sample.host.net_tx_s = 117.5e6;
+        }
+        assert_ne!(verdict(&s, "client", None).resource, "network");
     }
 
     #[test]

@@ -432,11 +432,80 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         }
         charts.push(decorate(cpu));
     }
+    if !ph.remote_resources.is_empty() {
+        charts.extend(machine_charts(ph, id).into_iter().map(decorate));
+    }
     Section {
         heading: format!("Phase: {}", ph.phase),
         html,
         charts,
     }
+}
+
+/// With series from other hosts: one chart per KPI (CPU, I/O wait, network, disk, memory), one line
+/// per machine (this one, then each monitored host), on the measurement's clock.
+fn machine_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
+    use scalebench_monitor::{HostSample, ResourceSeries};
+    let mut machines: Vec<(String, &ResourceSeries)> = Vec::new();
+    if let Some(local) = &ph.resources {
+        machines.push(("this host".into(), local));
+    }
+    for r in &ph.remote_resources {
+        if let Some(s) = &r.series {
+            machines.push((r.host.clone(), s));
+        }
+    }
+    type Kpi = fn(&HostSample, &ResourceSeries) -> f64;
+    let kpis: [(&str, &str, &str, Kpi); 5] = [
+        ("cpu-hosts", "CPU busy per machine", "cores", |h, s| {
+            (1.0 - h.cpu_idle - h.cpu_iowait) * s.cores as f64
+        }),
+        (
+            "iowait-hosts",
+            "I/O wait per machine",
+            "% of cpu time",
+            |h, _| h.cpu_iowait * 100.0,
+        ),
+        (
+            "net-hosts",
+            "Network per machine (received + sent)",
+            "Mbit/s",
+            |h, _| (h.net_rx_s + h.net_tx_s) * 8.0 / 1e6,
+        ),
+        (
+            "disk-hosts",
+            "Busiest disk per machine",
+            "% busy",
+            |h, _| h.disk_busy * 100.0,
+        ),
+        ("mem-hosts", "Memory used per machine", "GiB", |h, _| {
+            h.mem_used_bytes as f64 / (1u64 << 30) as f64
+        }),
+    ];
+    kpis.iter()
+        .map(|(key, title, unit, kpi)| {
+            let mut c = Chart::new(
+                &format!("{id}-{key}"),
+                title,
+                "seconds after the measurement start",
+                unit,
+            );
+            for (name, series) in &machines {
+                let offset =
+                    (ph.measurement_start_unix_ms as f64 - series.start_unix_ms as f64) / 1000.0;
+                c.series.push(Series {
+                    name: name.clone(),
+                    points: series
+                        .samples
+                        .iter()
+                        .map(|x| (x.t_s - offset, kpi(&x.host, series)))
+                        .collect(),
+                    errors: Vec::new(),
+                });
+            }
+            c
+        })
+        .collect()
 }
 
 /// A name fit for an element id.
