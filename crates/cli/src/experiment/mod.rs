@@ -202,6 +202,8 @@ fn deployment_for(
             name: "default".into(), // the implicit default configuration
             ..Default::default()
         });
+    // Configurations that only set properties run on the same cluster.
+    let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
     // A swept cluster size is one more deployment key.
     let size = run.params.get(CLUSTER_SIZE);
     if let Some(n) = size {
@@ -216,9 +218,13 @@ fn deployment_for(
     let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
         .map_err(CliError::Usage)?;
     let derived = clusters_dir.join("deployments").join(format!(
-        "{}-{}{}.toml",
+        "{}{}{}.toml",
         d.name,
-        config.name,
+        if own_deployment {
+            format!("-{}", config.name)
+        } else {
+            String::new()
+        },
         size.map_or(String::new(), |n| format!("-{n}-nodes"))
     ));
     std::fs::create_dir_all(derived.parent().unwrap())

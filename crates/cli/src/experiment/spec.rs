@@ -358,7 +358,8 @@ impl Experiment {
     }
 
     /// Every run, in execution order: for each database, configuration, workload and combination of
-    /// swept values (first key slowest), the repetitions.
+    /// swept values (first key slowest), the repetitions. A swept cluster size is the slowest of all
+    /// within a database: each size is deployed once.
     pub fn plan(&self) -> Vec<PlannedRun> {
         let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
         for (k, values) in &self.sweep {
@@ -421,6 +422,17 @@ impl Experiment {
                     }
                 }
             }
+        }
+        if self.sweep.contains_key(CLUSTER_SIZE) {
+            // A stable sort: within a database and size, the order above.
+            let database =
+                |r: &PlannedRun| self.databases.iter().position(|d| d.name == r.database);
+            let size = |r: &PlannedRun| {
+                r.params
+                    .get(CLUSTER_SIZE)
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
+            runs.sort_by_key(|r| (database(r), size(r)));
         }
         runs
     }
@@ -526,6 +538,31 @@ recordcount = [100]
         .unwrap();
         let e = Experiment::derived_deployment(&d, &bad).unwrap_err();
         assert!(e.contains("\"x\"") && e.contains("never"), "{e}");
+    }
+
+    #[test]
+    fn each_cluster_size_is_deployed_once() {
+        let e = Experiment::from_toml(
+            &SPEC
+                .replace("db = \"sqlite:///tmp/x.db\"", "deployment = \"lite.toml\"")
+                .replace("recordcount = [100]", "nodes = [3, 1]"),
+        )
+        .unwrap();
+        let sizes: Vec<(String, String)> = e
+            .plan()
+            .iter()
+            .map(|r| (r.database.clone(), r.params[CLUSTER_SIZE].clone()))
+            .collect();
+        let mut changes = sizes.windows(2).filter(|w| w[0] != w[1]).count();
+        changes += 1;
+        // Two databases x two sizes: four deployments, in order of size.
+        assert_eq!(changes, 4, "{sizes:?}");
+        assert_eq!(sizes[0], ("lite".into(), "1".into()));
+        assert_eq!(
+            sizes.len(),
+            2 * 2 * 2 * 2 * 3,
+            "databases x configurations x sizes x threads x repetitions"
+        );
     }
 
     #[test]
