@@ -50,7 +50,13 @@ struct Shared {
     batch_mode: BatchMode,
     synchronous_commit: Option<String>,
     /// Read replicas (`read_hosts`): same user and database as the URL, another host and port.
-    read_hosts: Vec<tokio_postgres::Config>,
+    read_hosts: Vec<Replica>,
+}
+
+struct Replica {
+    /// `host:port` as given, for messages.
+    address: String,
+    config: tokio_postgres::Config,
 }
 
 fn bool_option(config: &BindingConfig, name: &str, default: &str) -> Result<bool, BindingError> {
@@ -109,7 +115,10 @@ impl PostgresFactory {
                     .unwrap_or(Duration::from_secs(10)),
             );
             c.application_name("scalebench");
-            read_hosts.push(c);
+            read_hosts.push(Replica {
+                address: host.to_string(),
+                config: c,
+            });
         }
         let shared = Shared {
             read_hosts,
@@ -173,7 +182,12 @@ impl Shared {
         let client = self.client().await?;
         let st = &self.statements;
         let schema_err = |what: &str, e: tokio_postgres::Error| {
-            BindingError::Schema(format!("{what} table '{}' on {}: {e}", st.table, self.url))
+            BindingError::Schema(format!(
+                "{what} table '{}' on {}: {}",
+                st.table,
+                self.url,
+                describe(&e)
+            ))
         };
         if drop {
             client
@@ -197,6 +211,41 @@ impl Shared {
                 "table '{}' does not exist on {}: create it with --create-schema (e.g. scalebench load --create-schema)",
                 st.table, self.url
             )));
+        }
+        self.await_table_on_replicas().await
+    }
+
+    /// Replicas are asynchronous: a table just created on the primary reaches them a moment later, and
+    /// preparing statements there before it does fails. Bounded wait, then a clear error.
+    async fn await_table_on_replicas(&self) -> Result<(), BindingError> {
+        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+        let table = &self.statements.table;
+        for replica in &self.read_hosts {
+            let where_ = &replica.address;
+            let client = self.client_at(&replica.config).await?;
+            let deadline = std::time::Instant::now() + PATIENCE;
+            loop {
+                let exists = client
+                    .query_one("SELECT to_regclass($1) IS NOT NULL", &[table])
+                    .await
+                    .map_err(|e| {
+                        BindingError::Schema(format!(
+                            "cannot look up table '{table}' on replica {where_}: {}",
+                            describe(&e)
+                        ))
+                    })?
+                    .get::<_, bool>(0);
+                if exists {
+                    break;
+                }
+                if std::time::Instant::now() >= deadline {
+                    return Err(BindingError::Schema(format!(
+                        "table '{table}' has not reached replica {where_} after {}s: is replication running?",
+                        PATIENCE.as_secs()
+                    )));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
         }
         Ok(())
     }
@@ -232,7 +281,9 @@ impl BindingFactory for PostgresFactory {
         let mut b = self.connect_to(&self.shared.config).await?;
         let replicas = &self.shared.read_hosts;
         if !replicas.is_empty() {
-            let reader = self.connect_to(&replicas[worker % replicas.len()]).await?;
+            let reader = self
+                .connect_to(&replicas[worker % replicas.len()].config)
+                .await?;
             b.reader = Some(Box::new(reader));
         }
         Ok(b)
@@ -297,7 +348,15 @@ fn classify(e: tokio_postgres::Error) -> OpError {
             }
         }
     };
-    OpError::new(class, e.to_string())
+    OpError::new(class, describe(&e))
+}
+
+/// The server's own message ("relation ... does not exist") rather than the driver's bare "db error".
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.to_string(),
+        None => e.to_string(),
+    }
 }
 
 fn not_found(key: &str) -> OpError {
