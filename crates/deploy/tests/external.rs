@@ -99,3 +99,39 @@ fn without_hooks_ready_means_every_endpoint_accepts_connections() {
     assert!(err.contains(&format!("127.0.0.1:{closed}")), "{err}");
     assert!(started.elapsed() < Duration::from_secs(30));
 }
+
+/// `up` replaces only a directory it created itself, with nothing running from it: a directory of the
+/// same name that holds other files, or a cluster whose state cannot be read, is left as it is.
+#[test]
+fn up_never_removes_a_directory_it_did_not_create() {
+    let dir = tempfile::tempdir().unwrap();
+    let (d, file) = external(dir.path(), "", "\"10.0.0.1:7000\"");
+    let clusters = dir.path().join("clusters");
+    let precious = clusters.join("ext/important.txt");
+    std::fs::create_dir_all(precious.parent().unwrap()).unwrap();
+    std::fs::write(&precious, "precious").unwrap();
+    let Err(err) = Cluster::up(d.clone(), &file, &clusters, false) else {
+        panic!("up took a directory it did not create")
+    };
+    assert!(
+        err.to_string()
+            .contains("not a scalebench cluster directory"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "precious");
+    std::fs::remove_file(&precious).unwrap();
+
+    // An empty directory is taken; a cluster it made is replaced by the next `up`.
+    let c = Cluster::up(d.clone(), &file, &clusters, false).unwrap();
+    let state = c.state.dir.join("cluster.json");
+    drop(c);
+    Cluster::up(d.clone(), &file, &clusters, false).unwrap();
+
+    // A corrupt state file may hide running servers: refused, the directory kept.
+    std::fs::write(&state, "{ not json").unwrap();
+    let Err(err) = Cluster::up(d, &file, &clusters, false) else {
+        panic!("up replaced a cluster whose state it cannot read")
+    };
+    assert!(err.to_string().contains("cannot read the state"), "{err}");
+    assert!(state.exists());
+}

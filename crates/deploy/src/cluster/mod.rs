@@ -201,6 +201,8 @@ pub struct Cluster {
 }
 
 const STATE_FILE: &str = "cluster.json";
+/// Written in every cluster directory `up` creates; `up` removes no other directory.
+const MARKER_FILE: &str = ".scalebench-cluster";
 
 impl Cluster {
     /// The cluster directory of a deployment: `<clusters_dir>/<name>`.
@@ -216,21 +218,11 @@ impl Cluster {
         stop_on_drop: bool,
     ) -> Result<Cluster, DeployError> {
         let dir = Self::dir_for(clusters_dir, &deployment);
-        if dir.join(STATE_FILE).exists() {
-            if let Ok(existing) = Cluster::open(&dir) {
-                if existing.state.nodes.iter().any(|n| n.is_running()) {
-                    return Err(DeployError::Failed(format!(
-                        "cluster {} is already up ({}); `cluster down` it first",
-                        deployment.name,
-                        dir.display()
-                    )));
-                }
-            }
-        }
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-        }
+        Self::clear_for_up(&dir, &deployment.name)?;
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        let marker = dir.join(MARKER_FILE);
+        std::fs::write(&marker, "a scalebench cluster directory\n")
+            .map_err(|e| DeployError::io(&marker, e))?;
         let dir = std::fs::canonicalize(&dir).map_err(|e| DeployError::io(&dir, e))?;
         let engine = engine(deployment.database);
         let mut cluster = Cluster {
@@ -256,6 +248,46 @@ impl Cluster {
         }
         cluster.wait_ready()?;
         Ok(cluster)
+    }
+
+    /// Makes way for a new cluster in `dir`: removes only a directory scalebench created (it holds
+    /// [`MARKER_FILE`]) whose recorded nodes are all stopped; refuses, naming the path, otherwise.
+    fn clear_for_up(dir: &Path, name: &str) -> Result<(), DeployError> {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(DeployError::io(dir, e)),
+        };
+        if entries.count() == 0 {
+            return Ok(());
+        }
+        if !dir.join(MARKER_FILE).is_file() {
+            return Err(DeployError::Failed(format!(
+                "{} exists and is not a scalebench cluster directory: not touching it \
+                 (choose another --clusters-dir or deployment name)",
+                dir.display()
+            )));
+        }
+        if dir.join(STATE_FILE).exists() {
+            match Cluster::open(dir) {
+                Ok(existing) if existing.state.nodes.iter().any(|n| n.is_running()) => {
+                    return Err(DeployError::Failed(format!(
+                        "cluster {name} is already up ({}); `cluster down` it first",
+                        dir.display()
+                    )));
+                }
+                Ok(_) => {}
+                // Its servers may still run: starting new ones would orphan them.
+                Err(e) => {
+                    return Err(DeployError::Failed(format!(
+                        "cannot read the state of cluster {name} in {} ({e}): stop its servers and \
+                         remove the directory yourself",
+                        dir.display()
+                    )))
+                }
+            }
+        }
+        std::fs::remove_dir_all(dir).map_err(|e| DeployError::io(dir, e))
     }
 
     /// A cluster `up` started earlier, from its directory.
