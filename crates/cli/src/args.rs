@@ -94,6 +94,10 @@ pub struct ExperimentArgs {
     /// Print the runs the experiment would do, and do nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Run the experiment in miniature: the same matrix with at most 2 repetitions, 1 s runs and
+    /// record counts divided by 100, recorded as NAME-miniature (a check that it runs, not a result).
+    #[arg(long)]
+    pub miniature: bool,
     #[command(flatten)]
     pub clusters: ClustersDir,
 }

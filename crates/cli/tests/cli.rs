@@ -583,3 +583,42 @@ properties = { recordcount = 10 }
     // Kept out of the figures: no counted run, no mean.
     assert_eq!(cell["n"], serde_json::Value::Null);
 }
+
+/// A run that cannot run (nothing listens at the database's address) fails: the others are recorded,
+/// the experiment exits 1, and running it again retries the failed run instead of skipping it.
+#[test]
+fn failed_runs_make_the_experiment_fail_and_are_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("e.toml");
+    let results = dir.path().join("r.db");
+    std::fs::write(
+        &spec,
+        "name = \"x\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
+         [[database]]\nname = \"null\"\ndb = \"null://\"\n\
+         [[database]]\nname = \"nowhere\"\ndb = \"redis://127.0.0.1:1\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let exp = || {
+        scalebench(&[
+            "experiment",
+            spec.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ])
+    };
+    let first = exp();
+    assert_eq!(first.status.code(), Some(1), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("1 runs done, 1 failed, 0 already recorded"),
+        "{}",
+        stderr(&first)
+    );
+    let again = exp();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("0 runs done, 1 failed, 1 already recorded"),
+        "{}",
+        stderr(&again)
+    );
+}

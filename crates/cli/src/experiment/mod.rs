@@ -38,7 +38,10 @@ struct RunnerState {
 }
 
 pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
-    let exp = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
+    let mut exp = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
+    if args.miniature {
+        exp.miniature();
+    }
     let base = args
         .file
         .parent()
@@ -129,6 +132,11 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(130));
     }
     emit(&show(&store, &exp.name, exp.discard_first)?);
+    if failed > 0 {
+        // The others are recorded; a rerun of the same command retries only the failed ones.
+        eprintln!("error: {failed} runs failed (their errors are in the runs table: scalebench results show)");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

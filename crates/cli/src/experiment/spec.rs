@@ -165,7 +165,49 @@ pub fn value_text(v: &toml::Value) -> String {
     }
 }
 
+/// What `--miniature` divides record and operation counts by (down to at least 100).
+pub const MINIATURE_DIVISOR: i64 = 100;
+
 impl Experiment {
+    /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
+    /// deployments and procedure, with at most 2 repetitions (at most 1 discarded), a 200 ms warm-up
+    /// and 1 s runs, record and operation counts divided by [`MINIATURE_DIVISOR`] (at least 100) and,
+    /// for elastic runs, a 3 s baseline and 2 s after. It checks that an example runs for real, end to
+    /// end, in minutes; its numbers mean nothing.
+    pub fn miniature(&mut self) {
+        self.name = format!("{}-miniature", self.name);
+        self.repetitions = self.repetitions.min(2);
+        self.discard_first = self.discard_first.min(self.repetitions - 1);
+        let p = &mut self.procedure;
+        p.warmup = "200ms".into();
+        p.duration = "1s".into();
+        p.elastic.baseline = "3s".into();
+        p.elastic.after = "2s".into();
+        let small = |v: &mut toml::Value| {
+            if let toml::Value::Integer(n) = v {
+                *n = (*n / MINIATURE_DIVISOR).max(100).min(*n);
+            }
+        };
+        let counts = ["recordcount", "operationcount", "insertcount"];
+        let maps = self
+            .workloads
+            .iter_mut()
+            .map(|w| &mut w.properties)
+            .chain(self.configurations.iter_mut().map(|c| &mut c.properties));
+        for m in maps {
+            for k in counts {
+                if let Some(v) = m.get_mut(k) {
+                    small(v);
+                }
+            }
+        }
+        for k in counts {
+            if let Some(values) = self.sweep.get_mut(k) {
+                values.iter_mut().for_each(small);
+            }
+        }
+    }
+
     /// The deployment a configuration runs against: `d` with the configuration's `[server]`
     /// settings and deployment keys merged in, checked as a deployment file is.
     pub fn derived_deployment(
@@ -538,6 +580,51 @@ recordcount = [100]
         .unwrap();
         let e = Experiment::derived_deployment(&d, &bad).unwrap_err();
         assert!(e.contains("\"x\"") && e.contains("never"), "{e}");
+    }
+
+    #[test]
+    fn the_miniature_is_the_same_matrix_scaled_down() {
+        let full = Experiment::from_toml(
+            &SPEC
+                .replace("recordcount = [100]", "recordcount = [20000, 50, 100000]")
+                .replace(
+                    "workload = \"a\"",
+                    "workload = \"a\"\nproperties = { recordcount = 10000 }",
+                ),
+        )
+        .unwrap();
+        let mut mini = full.clone();
+        mini.miniature();
+        assert_eq!(mini.name, "t-miniature");
+        assert_eq!((mini.repetitions, mini.discard_first), (2, 1));
+        assert_eq!(
+            (
+                mini.procedure.warmup.as_str(),
+                mini.procedure.duration.as_str()
+            ),
+            ("200ms", "1s")
+        );
+        assert_eq!(
+            mini.workloads[0].properties["recordcount"].as_integer(),
+            Some(100)
+        );
+        let swept: Vec<i64> = mini.sweep["recordcount"]
+            .iter()
+            .filter_map(|v| v.as_integer())
+            .collect();
+        assert_eq!(
+            swept,
+            [200, 50, 1000],
+            "divided by 100, at least 100, never raised"
+        );
+        // Same cells, fewer repetitions.
+        let cells = |e: &Experiment| {
+            let mut c: Vec<String> = e.plan().into_iter().map(|r| r.cell).collect();
+            c.dedup();
+            c.len()
+        };
+        assert_eq!(cells(&mini), cells(&full));
+        assert_eq!(mini.plan().len() * 3, full.plan().len() * 2);
     }
 
     #[test]

@@ -132,7 +132,7 @@ impl Store {
             .map_err(|e| e.to_string())
     }
 
-    /// Whether a run of the plan is already stored as done (resume skips it).
+    /// Whether a run of the plan is already stored as done (resume skips it; a failed run is retried).
     pub fn done(&self, experiment: i64, run: &PlannedRun) -> bool {
         self.conn
             .query_row(
@@ -143,7 +143,7 @@ impl Store {
             .optional()
             .ok()
             .flatten()
-            .is_some_and(|s| s == "ok" || s == "failures" || s == "failed")
+            .is_some_and(|s| s == "ok" || s == "failures")
     }
 
     /// Stores one run (replacing an earlier attempt of it) in a single transaction.
