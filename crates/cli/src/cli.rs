@@ -75,6 +75,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
 }
 
 fn merge(args: &MergeArgs) -> Result<(), CliError> {
+    crate::output::check_outputs([args.output.as_path()], None)?;
     let results = args
         .files
         .iter()

@@ -86,6 +86,7 @@ pub struct ElasticStep {
 }
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
+    crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
     let out = run_elastic(args, argv)?;
     if let Some(path) = &args.phase.output {
         crate::output::write_json(path, &out)?;

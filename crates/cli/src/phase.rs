@@ -61,6 +61,7 @@ pub fn run_command(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, CliError> {
+    crate::output::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let (result, percentiles) = execute_phases(args, phases, argv)?;
     if let Some(dir) = &args.hdr_log {
         for phase in &result.phases {
@@ -211,6 +212,7 @@ pub fn execute_phases(
 
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
 pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliError> {
+    crate::output::check_outputs(args.output.as_deref(), None)?;
     if args.interval.is_zero() {
         return Err(CliError::Usage(
             "invalid value '0s' for '--interval': expected a positive duration".into(),

@@ -92,6 +92,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
 
 /// `scalebench report`: a result, an elastic result or an experiment as one HTML page.
 pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
+    crate::output::check_outputs([args.output.as_path()], args.csv_dir.as_deref())?;
     let mut head = [0u8; 16];
     let is_sqlite = std::fs::File::open(&args.input)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
@@ -116,12 +117,8 @@ pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
         }
     };
     if let Some(dir) = &args.csv_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::Failed(format!("{}: {e}", dir.display())))?;
         for c in page.charts().filter(|c| !c.is_empty()) {
-            let f = dir.join(format!("{}.csv", c.id));
-            std::fs::write(&f, c.csv())
-                .map_err(|e| CliError::Failed(format!("{}: {e}", f.display())))?;
+            crate::output::write_atomically(&dir.join(format!("{}.csv", c.id)), &c.csv())?;
         }
     }
     crate::output::write_atomically(&args.output, &page.html())?;

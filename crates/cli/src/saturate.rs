@@ -120,6 +120,7 @@ pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
 }
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
+    crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
     if args.factor <= 1.0 || args.start_rate <= 0.0 {
         return Err(CliError::Usage(format!(
             "invalid search: --factor {} must exceed 1 and --start-rate {} be positive",

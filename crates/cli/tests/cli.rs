@@ -622,3 +622,67 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
         stderr(&again)
     );
 }
+
+/// Output paths are checked before anything runs (exit 2, nothing measured in vain), and no device,
+/// link or unrelated `NAME.tmp` is ever replaced.
+#[test]
+fn output_paths_are_checked_before_the_run_and_only_regular_files_are_written() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("kept.json");
+    std::fs::write(&target, "kept").unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let missing = dir.path().join("no/such/dir/r.json");
+    for (flag, bad) in [
+        ("--output", Path::new("/dev/full")),
+        ("--output", link.as_path()),
+        ("--output", missing.as_path()),
+        ("--hdr-log", target.as_path()),
+    ] {
+        let o = scalebench(&[
+            "run",
+            "--db",
+            "null://",
+            "--operations",
+            "1000",
+            flag,
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{flag} {}: {}",
+            bad.display(),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(bad.to_str().unwrap()), "{}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing ran");
+    }
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    // A bystander named like the old temporary file is left alone.
+    let out = dir.path().join("r.json");
+    let bystander = dir.path().join("r.tmp");
+    std::fs::write(&bystander, "notes").unwrap();
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--operations",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&out)["schema"], "scalebench.result.v1");
+    assert_eq!(std::fs::read_to_string(&bystander).unwrap(), "notes");
+}

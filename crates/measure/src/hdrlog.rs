@@ -42,7 +42,7 @@ pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBu
             };
             let path = dir.join(name);
             write_log(&path, start, phase.interval_s, &entries, op)
-                .map_err(|e| format!("cannot write HDR log '{}': {e}", path.display()))?;
+                .map_err(|e| format!("HDR log: {e}"))?;
             written.push(path);
         }
     }
@@ -56,28 +56,29 @@ fn write_log(
     entries: &[(f64, &String)],
     op: &str,
 ) -> Result<(), String> {
-    let mut file = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| e.to_string())?);
-    let mut serializer = V2DeflateSerializer::new();
-    let mut writer = IntervalLogWriterBuilder::new()
-        .add_comment(&format!("scalebench {op} latency, values in nanoseconds"))
-        .with_start_time(start)
-        .with_base_time(start)
-        .with_max_value_divisor(1_000_000.0)
-        .begin_log_with(&mut file, &mut serializer)
-        .map_err(|e| e.to_string())?;
     let tag = Tag::new(op).ok_or("operation name is not a valid tag")?;
-    for (start_s, encoded) in entries {
-        let h = decode_histogram(encoded)?;
-        writer
-            .write_histogram(
-                &h,
-                Duration::from_secs_f64(*start_s),
-                Duration::from_secs_f64(interval_s),
-                Some(tag),
-            )
-            .map_err(|e| format!("{e:?}"))?;
-    }
-    drop(writer);
-    use std::io::Write;
-    file.flush().map_err(|e| e.to_string())
+    let histograms = entries
+        .iter()
+        .map(|(start_s, encoded)| Ok((*start_s, decode_histogram(encoded)?)))
+        .collect::<Result<Vec<_>, String>>()?;
+    crate::files::write_atomically(path, |file| {
+        let mut serializer = V2DeflateSerializer::new();
+        let mut writer = IntervalLogWriterBuilder::new()
+            .add_comment(&format!("scalebench {op} latency, values in nanoseconds"))
+            .with_start_time(start)
+            .with_base_time(start)
+            .with_max_value_divisor(1_000_000.0)
+            .begin_log_with(file, &mut serializer)?;
+        for (start_s, h) in &histograms {
+            writer
+                .write_histogram(
+                    h,
+                    Duration::from_secs_f64(*start_s),
+                    Duration::from_secs_f64(interval_s),
+                    Some(tag),
+                )
+                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
+        }
+        Ok(())
+    })
 }

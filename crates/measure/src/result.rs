@@ -501,20 +501,16 @@ impl RunResult {
     /// Writes atomically: a temporary file in the same directory, renamed over the target, so a
     /// reader (or a crash) never sees half a result.
     pub fn write_atomically(&self, path: &Path) -> Result<(), ResultError> {
+        use std::io::Write;
         let err = |reason: String| ResultError::Write {
             path: path.display().to_string(),
             reason,
         };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
-        serde_json::to_writer_pretty(&mut tmp, self).map_err(|e| err(e.to_string()))?;
-        use std::io::Write;
-        tmp.write_all(b"\n").map_err(|e| err(e.to_string()))?;
-        tmp.as_file().sync_all().map_err(|e| err(e.to_string()))?;
-        tmp.persist(path).map_err(|e| err(e.error.to_string()))?;
+        crate::files::write_atomically(path, |out| {
+            serde_json::to_writer_pretty(&mut *out, self)?;
+            out.write_all(b"\n")
+        })
+        .map_err(err)?;
         Ok(())
     }
 

@@ -3,12 +3,25 @@
 pub mod progress;
 pub mod table;
 
-/// Writes `text` to `path` through a temporary file and a rename: a crash never leaves half a file.
+/// Writes `text` to `path` whole or not at all (see `scalebench_measure::files`).
 pub fn write_atomically(path: &std::path::Path, text: &str) -> Result<(), crate::error::CliError> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| crate::error::CliError::Failed(format!("{}: {e}", path.display())))
+    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
+        .map_err(crate::error::CliError::Failed)
+}
+
+/// Output paths are checked before any work: bad input (exit 2), not a measurement lost at the end.
+pub fn check_outputs<'a>(
+    files: impl IntoIterator<Item = &'a std::path::Path>,
+    dirs: impl IntoIterator<Item = &'a std::path::Path>,
+) -> Result<(), crate::error::CliError> {
+    use scalebench_measure::files::{check_output, check_output_dir};
+    for f in files {
+        check_output(f).map_err(crate::error::CliError::Usage)?;
+    }
+    for d in dirs {
+        check_output_dir(d).map_err(crate::error::CliError::Usage)?;
+    }
+    Ok(())
 }
 
 /// Pretty JSON of `value`, written atomically to `path`.

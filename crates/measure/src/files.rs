@@ -1,0 +1,136 @@
+//! Output files: checked before a run starts, then written whole or not at all.
+//!
+//! Every file scalebench writes goes through [`write_atomically`]: an exclusively created temporary
+//! file with a random name beside the target (never an existing `NAME.tmp`, never through a symbolic
+//! link), synced, then renamed over the target. A full disk or a crash leaves the old file, not half of
+//! a new one, and no temporary file behind.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// The directory a file at `path` lives in (`.` for a bare name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether a file can be written at `path` before any work is done: nothing but a regular file may be
+/// there (renaming over `/dev/full` or a symbolic link would replace it), and its directory must
+/// exist and take new files.
+pub fn check_output(path: &Path) -> Result<(), String> {
+    if let Ok(m) = std::fs::symlink_metadata(path) {
+        if !m.file_type().is_file() {
+            return Err(format!(
+                "output '{}' is not a regular file (a directory, device, pipe or symbolic link): \
+                 name a file to create or replace",
+                path.display()
+            ));
+        }
+    }
+    check_dir_takes_files(parent(path)).map_err(|e| format!("output '{}': {e}", path.display()))
+}
+
+/// Whether `dir` (created if missing) is a directory that takes new files.
+pub fn check_output_dir(dir: &Path) -> Result<(), String> {
+    if let Ok(m) = std::fs::symlink_metadata(dir) {
+        if !m.is_dir() && !std::fs::metadata(dir).is_ok_and(|m| m.is_dir()) {
+            return Err(format!(
+                "output directory '{}' is not a directory",
+                dir.display()
+            ));
+        }
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create output directory '{}': {e}", dir.display()))?;
+    check_dir_takes_files(dir).map_err(|e| format!("output directory '{}': {e}", dir.display()))
+}
+
+fn check_dir_takes_files(dir: &Path) -> Result<(), String> {
+    if !dir.is_dir() {
+        return Err(format!("directory '{}' does not exist", dir.display()));
+    }
+    // The real test: the same exclusive creation the write will do (removed again on drop).
+    tempfile::NamedTempFile::new_in(dir)
+        .map(drop)
+        .map_err(|e| format!("cannot create files in '{}': {e}", dir.display()))
+}
+
+/// Writes `path` whole through `write`, or leaves it as it was: see the module documentation.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    let fail = |e: String| format!("cannot write '{}': {e}", path.display());
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        return Err(fail("not a regular file".into()));
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(parent(path)).map_err(|e| fail(e.to_string()))?;
+    {
+        let mut out = BufWriter::new(tmp.as_file_mut());
+        write(&mut out).map_err(|e| fail(e.to_string()))?;
+        out.flush().map_err(|e| fail(e.to_string()))?;
+    }
+    tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))?;
+    tmp.persist(path).map_err(|e| fail(e.error.to_string()))?;
+    Ok(())
+}
+
+/// [`write_atomically`] of bytes.
+pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_atomically(path, |out| out.write_all(bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_and_nothing_else_is_touched() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("notes.json");
+        let bystander = d.path().join("notes.tmp");
+        std::fs::write(&bystander, "mine").unwrap();
+        write_bytes_atomically(&target, b"one").unwrap();
+        write_bytes_atomically(&target, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two");
+        assert_eq!(std::fs::read_to_string(&bystander).unwrap(), "mine");
+        // A failing writer leaves the old content and no temporary file.
+        let err =
+            write_atomically(&target, |_| Err(std::io::Error::other("disk full"))).unwrap_err();
+        assert!(err.contains("disk full"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn special_files_links_and_missing_directories_are_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.json");
+        std::fs::write(&real, "keep").unwrap();
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        for bad in [
+            Path::new("/dev/null"),
+            link.as_path(),
+            d.path(),
+            &d.path().join("missing/r.json"),
+        ] {
+            assert!(check_output(bad).is_err(), "{}", bad.display());
+        }
+        assert!(write_bytes_atomically(&link, b"x").is_err());
+        assert!(write_bytes_atomically(Path::new("/dev/null"), b"x").is_err());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "keep");
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        check_output(&d.path().join("new.json")).unwrap();
+        check_output(&real).unwrap();
+        assert!(check_output_dir(&real).is_err());
+        check_output_dir(&d.path().join("logs/deeper")).unwrap();
+        assert!(d.path().join("logs/deeper").is_dir());
+    }
+}
