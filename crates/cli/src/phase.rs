@@ -21,20 +21,29 @@ use crate::output::progress::Display;
 use crate::output::table;
 use crate::settings::Settings;
 
-/// The stop signal of the phase in progress; Ctrl-C requests it, a second Ctrl-C exits at once.
+/// The stop signal of the phase in progress: the first Ctrl-C (or SIGTERM) requests it; what was
+/// measured is still written (and temporary data removed) after a second one, since `timeout` and
+/// impatient users send two; only a third aborts at once.
 static CURRENT_STOP: Mutex<Option<StopSignal>> = Mutex::new(None);
 
 fn install_interrupt_handler() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
+    static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     INSTALLED.call_once(|| {
         let _ = ctrlc::set_handler(|| {
+            let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if n >= 3 {
+                eprintln!("\naborted: nothing more is written");
+                std::process::exit(130);
+            }
             let guard = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
-            match guard.as_ref() {
-                Some(stop) if !stop.is_requested() => {
-                    stop.request();
-                    eprintln!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C again to abort)");
-                }
-                _ => std::process::exit(130),
+            if let Some(stop) = guard.as_ref() {
+                stop.request();
+            }
+            if n == 1 {
+                eprintln!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C twice more to abort)");
+            } else {
+                eprintln!("\nstill writing what was measured (one more Ctrl-C aborts with nothing written)");
             }
         });
     });

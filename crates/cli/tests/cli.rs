@@ -686,3 +686,54 @@ fn output_paths_are_checked_before_the_run_and_only_regular_files_are_written() 
     assert_eq!(json(&out)["schema"], "scalebench.result.v1");
     assert_eq!(std::fs::read_to_string(&bystander).unwrap(), "notes");
 }
+
+/// Two signals in quick succession (as `timeout` sends, or an impatient Ctrl-C) during the default
+/// database's load still write what was measured and remove the temporary database.
+#[test]
+fn a_second_signal_still_writes_the_result_and_removes_temporary_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let out = dir.path().join("r.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "-p",
+            "recordcount=50000000",
+            "--output",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .env("TMPDIR", &tmp)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded wait for the load to be under way (its temporary database exists).
+    for _ in 0..100 {
+        if std::fs::read_dir(&tmp).unwrap().count() > 0 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..2 {
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let r = json(&out);
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["phases"][0]["phase"], "load");
+    assert!(r["phases"][0]["totals"]["ok"].as_u64().unwrap() > 0);
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "the temporary database is removed"
+    );
+}
