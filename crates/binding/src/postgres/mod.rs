@@ -157,14 +157,25 @@ impl Shared {
     }
 
     async fn client_at(&self, config: &tokio_postgres::Config) -> Result<Client, BindingError> {
-        let (client, connection) =
-            config
-                .connect(NoTls)
-                .await
-                .map_err(|e| BindingError::Connect {
-                    url: self.url.clone(),
-                    reason: e.to_string(),
-                })?;
+        // The driver's connect_timeout covers the TCP connect only; a server that accepts and never
+        // answers would hold the handshake (and the run, and Ctrl-C) forever.
+        let limit = config
+            .get_connect_timeout()
+            .copied()
+            .unwrap_or(Duration::from_secs(10));
+        let connect_err = |reason: String| BindingError::Connect {
+            url: self.url.clone(),
+            reason,
+        };
+        let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
+            .await
+            .map_err(|_| {
+                connect_err(format!(
+                    "no answer within {} ms (postgres.connect_timeout_ms)",
+                    limit.as_millis()
+                ))
+            })?
+            .map_err(|e| connect_err(describe(&e)))?;
         tokio::spawn(async move {
             // Ends when the client is dropped or the server goes away; operations then report it.
             let _ = connection.await;
