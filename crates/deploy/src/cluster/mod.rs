@@ -251,7 +251,8 @@ impl Cluster {
     }
 
     /// Makes way for a new cluster in `dir`: removes only a directory scalebench created (it holds
-    /// [`MARKER_FILE`]) whose recorded nodes are all stopped; refuses, naming the path, otherwise.
+    /// [`MARKER_FILE`] or a readable state file) whose recorded nodes are all stopped; refuses, naming
+    /// the path, otherwise.
     fn clear_for_up(dir: &Path, name: &str) -> Result<(), DeployError> {
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
@@ -261,7 +262,8 @@ impl Cluster {
         if entries.count() == 0 {
             return Ok(());
         }
-        if !dir.join(MARKER_FILE).is_file() {
+        // A readable state file also marks a cluster directory (made before the marker existed).
+        if !dir.join(MARKER_FILE).is_file() && Cluster::open(dir).is_err() {
             return Err(DeployError::Failed(format!(
                 "{} exists and is not a scalebench cluster directory: not touching it \
                  (choose another --clusters-dir or deployment name)",
