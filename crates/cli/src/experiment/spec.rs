@@ -172,7 +172,7 @@ impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
     /// deployments and procedure, with at most 2 repetitions (at most 1 discarded), a 200 ms warm-up
     /// and 1 s runs, record and operation counts divided by [`MINIATURE_DIVISOR`] (at least 100) and,
-    /// for elastic runs, a 3 s baseline and 2 s after. It checks that an example runs for real, end to
+    /// for elastic runs, a 3 s baseline, 2 s after and at most 2 min to stabilise. It checks that an example runs for real, end to
     /// end, in minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
@@ -183,6 +183,8 @@ impl Experiment {
         p.duration = "1s".into();
         p.elastic.baseline = "3s".into();
         p.elastic.after = "2s".into();
+        // Bounds a transition that never settles (a Cassandra bootstrap alone takes about a minute here).
+        p.elastic.stable_timeout = "2m".into();
         let small = |v: &mut toml::Value| {
             if let toml::Value::Integer(n) = v {
                 *n = (*n / MINIATURE_DIVISOR).max(100).min(*n);
@@ -596,6 +598,7 @@ recordcount = [100]
         let mut mini = full.clone();
         mini.miniature();
         assert_eq!(mini.name, "t-miniature");
+        assert_eq!(mini.procedure.elastic.stable_timeout, "2m");
         assert_eq!((mini.repetitions, mini.discard_first), (2, 1));
         assert_eq!(
             (
