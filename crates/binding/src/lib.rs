@@ -42,6 +42,26 @@ pub enum BindingError {
     Other(String),
 }
 
+/// How long a connection attempt may take, handshake included, where the driver's own timeout covers
+/// the TCP connect only: a server that accepts and never answers must not hold a run (or Ctrl-C).
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `connect` bounded by `limit`: past it, a connect error naming the wait.
+pub async fn connect_within<T, E: std::fmt::Display>(
+    limit: std::time::Duration,
+    url: &str,
+    connect: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, BindingError> {
+    let error = |reason: String| BindingError::Connect {
+        url: url.to_string(),
+        reason,
+    };
+    tokio::time::timeout(limit, connect)
+        .await
+        .map_err(|_| error(format!("no answer within {} ms", limit.as_millis())))?
+        .map_err(|e| error(e.to_string()))
+}
+
 /// One worker's connection to the database (YCSB's per-thread `DB` instance).
 ///
 /// Methods are async so that network drivers can multiplex; an embedded engine may complete them

@@ -738,50 +738,71 @@ fn a_second_signal_still_writes_the_result_and_removes_temporary_data() {
     );
 }
 
-/// A server that accepts the connection and never answers: the run ends with a connect error after
-/// `connect_timeout_ms`, password-free, instead of hanging (and ignoring Ctrl-C) forever.
+/// A server that accepts the connection and never answers: every network binding ends the run with a
+/// connect error after its connect timeout (postgres: `connect_timeout_ms`; the others 10 s),
+/// password-free, instead of hanging (and ignoring Ctrl-C) forever.
 #[test]
 fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         let mut held = Vec::new();
-        for s in listener.incoming().take(64) {
+        for s in listener.incoming().take(256) {
             held.push(s);
         }
     });
-    let url = format!("postgres://bench:secret-pw@127.0.0.1:{port}/db");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args([
-            "run",
-            "--db",
-            &url,
-            "-p",
-            "postgres.connect_timeout_ms=300",
-            "--operations",
-            "10",
-            "-q",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Bounded wait: far longer than the timeout, so only a hang fails it.
-    let mut status = None;
-    for _ in 0..300 {
-        status = child.try_wait().unwrap();
-        if status.is_some() {
+    let mut urls = vec![
+        (
+            format!("postgres://bench:secret-pw@127.0.0.1:{port}/db"),
+            "no answer within 300 ms",
+        ),
+        (
+            format!("mysql://bench:secret-pw@127.0.0.1:{port}/db"),
+            "no answer within 10000 ms",
+        ),
+        (
+            format!("cassandra://127.0.0.1:{port}/ycsb"),
+            "no answer within 10000 ms",
+        ),
+    ];
+    if cfg!(feature = "etcd") {
+        urls.push((
+            format!("etcd://127.0.0.1:{port}"),
+            "no answer within 10000 ms",
+        ));
+    }
+    // All at once, so the test waits for the longest timeout only.
+    let mut children: Vec<_> = urls
+        .iter()
+        .map(|(url, _)| {
+            let mut args = vec!["run", "--db", url.as_str(), "--operations", "10", "-q"];
+            if url.starts_with("postgres") {
+                args.extend(["-p", "postgres.connect_timeout_ms=300"]);
+            }
+            Command::new(env!("CARGO_BIN_EXE_scalebench"))
+                .args(args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Bounded wait: far longer than the timeouts, so only a hang fails it.
+    for _ in 0..400 {
+        if children.iter_mut().all(|c| c.try_wait().unwrap().is_some()) {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    if status.is_none() {
-        child.kill().unwrap();
-        panic!("the run still waits for a server that never answers");
+    for (mut child, (url, expected)) in children.into_iter().zip(&urls) {
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap();
+            panic!("{url}: the run still waits for a server that never answers");
+        }
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{url}: {err}");
+        assert!(err.contains(expected), "{url}: {err}");
+        assert!(!err.contains("secret-pw"), "{url}: {err}");
     }
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let err = stderr(&o);
-    assert!(err.contains("no answer within 300 ms"), "{err}");
-    assert!(!err.contains("secret-pw"), "{err}");
 }

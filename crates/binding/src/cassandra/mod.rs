@@ -396,10 +396,7 @@ async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingErr
     if use_keyspace {
         b = b.use_keyspace(&s.keyspace, false);
     }
-    b.build().await.map_err(|e| BindingError::Connect {
-        url: s.url.clone(),
-        reason: e.to_string(),
-    })
+    crate::connect_within(crate::CONNECT_TIMEOUT, &s.url, b.build()).await
 }
 
 /// Statements prepared once per session.

@@ -66,6 +66,8 @@ impl EtcdFactory {
             .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(async {
             let mut c = factory.client().await?;
+            // The client connects lazily: the first request is where a silent server shows.
+            crate::connect_within(crate::CONNECT_TIMEOUT, &factory.url, c.status()).await?;
             if config.drop_schema {
                 c.delete(
                     factory.prefix.clone(),
@@ -79,10 +81,6 @@ impl EtcdFactory {
                     ))
                 })?;
             }
-            c.status().await.map_err(|e| BindingError::Connect {
-                url: factory.url.clone(),
-                reason: e.to_string(),
-            })?;
             Ok::<_, BindingError>(())
         })?;
         Ok(factory)
@@ -91,12 +89,12 @@ impl EtcdFactory {
     async fn client(&self) -> Result<Client, BindingError> {
         let opts = etcd_client::ConnectOptions::new()
             .with_connect_timeout(std::time::Duration::from_secs(10));
-        Client::connect(&self.endpoints, Some(opts))
-            .await
-            .map_err(|e| BindingError::Connect {
-                url: self.url.clone(),
-                reason: e.to_string(),
-            })
+        crate::connect_within(
+            crate::CONNECT_TIMEOUT,
+            &self.url,
+            Client::connect(&self.endpoints, Some(opts)),
+        )
+        .await
     }
 }
 

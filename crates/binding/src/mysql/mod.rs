@@ -91,12 +91,8 @@ impl MysqlFactory {
 impl Shared {
     /// A connection to the host of `slot` (slot mod the number of hosts).
     async fn conn(&self, slot: usize) -> Result<Conn, BindingError> {
-        Conn::new(self.opts[slot % self.opts.len()].clone())
-            .await
-            .map_err(|e| BindingError::Connect {
-                url: self.url.clone(),
-                reason: e.to_string(),
-            })
+        let opts = self.opts[slot % self.opts.len()].clone();
+        crate::connect_within(crate::CONNECT_TIMEOUT, &self.url, Conn::new(opts)).await
     }
 
     async fn prepare_schema(
