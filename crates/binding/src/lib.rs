@@ -8,6 +8,7 @@
 pub mod cassandra;
 pub mod config;
 pub mod conformance;
+pub mod deadline;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 #[cfg(feature = "mysql")]
@@ -117,6 +118,13 @@ pub trait BindingFactory: Send + Sync + 'static {
 
     /// True when `insert_batch` is a real batch (the load phase then batches by `batchsize`).
     fn batches_inserts(&self) -> bool {
+        false
+    }
+
+    /// True when operations run to completion on the worker thread (an in-process engine): the
+    /// runtime cannot time them out, so the executor publishes each call's deadline
+    /// ([`deadline::set_call_deadline`]) and the binding must honour it.
+    fn blocks_its_thread(&self) -> bool {
         false
     }
 }

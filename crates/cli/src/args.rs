@@ -623,8 +623,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err("expected a non-negative number of operations per second".into()),
-    }
+    let rate = s
+        .parse::<f64>()
+        .map_err(|_| "expected a number of operations per second".to_string())?;
+    crate::settings::check_target(rate)
 }

@@ -17,6 +17,20 @@ use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 use crate::args::{ArrivalArg, PhaseArgs};
 use crate::error::CliError;
 
+/// Bounds of `--target` / `target` (0 means no target).
+const MIN_TARGET_OPS_S: f64 = 0.001;
+const MAX_TARGET_OPS_S: f64 = 1e9;
+
+/// A target rate the open-loop schedule can keep: it spaces starts in whole nanoseconds per slot, so
+/// beyond 1e9/s every start would be "now", and a vanishing rate would put the first start past any run.
+pub fn check_target(ops_s: f64) -> Result<f64, String> {
+    if ops_s == 0.0 || (MIN_TARGET_OPS_S..=MAX_TARGET_OPS_S).contains(&ops_s) {
+        Ok(ops_s)
+    } else {
+        Err(format!("expected 0 (no target) or a rate from {MIN_TARGET_OPS_S} to {MAX_TARGET_OPS_S:e} operations per second"))
+    }
+}
+
 /// YCSB client properties this tool reads.
 const CLIENT_PROPERTIES: &[&str] = &[
     "threadcount",
@@ -177,13 +191,11 @@ impl Settings {
             Some(t) => t,
             None => props.f64_or("target", 0.0)?,
         };
-        if target < 0.0 {
-            return Err(WorkloadError::invalid(
-                "target",
-                &target.to_string(),
-                "expected a non-negative rate",
-            )
-            .into());
+        if let Err(expected) = check_target(target) {
+            let given = props
+                .get("target")
+                .map_or_else(|| format!("{target:?}"), str::to_string);
+            return Err(WorkloadError::invalid("target", &given, &expected).into());
         }
         let explicit_count = props.get("operationcount").is_some()
             && props.origin("operationcount") != Some(BUILTIN_ORIGIN);

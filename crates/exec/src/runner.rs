@@ -573,18 +573,43 @@ fn worker_thread<F: BindingFactory>(
 async fn hard_stop<F>(shared: &Shared<F>, timeline: Timeline) {
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let end = match (shared.stop.requested_at(), timeline.deadline()) {
-            (Some(at), Some(d)) => Some(at.min(d)),
-            (Some(at), None) => Some(at),
-            (None, d) => d,
-        };
-        if let Some(end) = end {
-            if Instant::now() >= end + shared.plan.grace {
-                return;
-            }
+        if hard_end(shared, timeline).is_some_and(|end| Instant::now() >= end) {
+            return;
         }
     }
 }
+
+/// The end of the window (its duration, or an earlier stop request) plus the grace period: no
+/// operation may still run after it. None while neither is known.
+fn hard_end<F>(shared: &Shared<F>, timeline: Timeline) -> Option<Instant> {
+    let end = match (shared.stop.requested_at(), timeline.deadline()) {
+        (Some(at), Some(d)) => Some(at.min(d)),
+        (Some(at), None) => Some(at),
+        (None, d) => d,
+    };
+    end.map(|e| e + shared.plan.grace)
+}
+
+/// Publishes when the operation starting at `start_ns` must be over by (its timeout, the hard end),
+/// for synchronous bindings, which the runtime cannot interrupt (see `scalebench_binding::deadline`).
+fn bound_call<F: BindingFactory>(shared: &Shared<F>, timeline: Timeline, start_ns: u64) {
+    if !shared.factory.blocks_its_thread() {
+        return;
+    }
+    let op_end = shared
+        .plan
+        .op_timeout
+        .map(|d| timeline.start + Duration::from_nanos(start_ns) + d);
+    let deadline = match (op_end, hard_end(shared, timeline)) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    scalebench_binding::deadline::set_call_deadline(deadline);
+}
+
+/// Operations between two yields of a slot: a binding that completes synchronously never returns
+/// Pending, and without a yield the worker's timers (grace period, interval ticks) would never run.
+const OPS_PER_YIELD: u32 = 64;
 
 fn mix_seed(seed: u64, slot: u64) -> u64 {
     // splitmix64 of (seed, slot): independent streams per slot, reproducible per seed.
@@ -665,6 +690,7 @@ async fn run_slot<F: BindingFactory>(
     let mut last_end = 0;
     // The request set of the operation in progress.
     let mut set: Option<u64> = None;
+    let mut since_yield = 0;
     wait_until(clock, 0, &shared.stop).await;
     loop {
         if quota == Some(0) {
@@ -677,7 +703,8 @@ async fn run_slot<F: BindingFactory>(
         let intended = match &mut schedule {
             Some(s) => {
                 let t = s.next();
-                if ctx.past_deadline(t) {
+                // Behind schedule, intended starts lag the clock: the window still ends on time.
+                if ctx.past_deadline(t) || ctx.past_deadline(clock.now_ns()) {
                     break;
                 }
                 // A few microseconds are cheaper to spin here than to hand to the pacer.
@@ -733,6 +760,7 @@ async fn run_slot<F: BindingFactory>(
         } else {
             intended
         };
+        bound_call(shared, timeline, start);
         let result = {
             let check = verify.then_some(&generator);
             with_timeout(
@@ -748,8 +776,8 @@ async fn run_slot<F: BindingFactory>(
         if let (Some(sets), Some(k)) = (&shared.sets, set.take()) {
             sets.complete(k, end, result.is_ok(), timeline.t0_ns);
         }
-        let mut rec = recorder.borrow_mut();
         if measured {
+            let mut rec = recorder.borrow_mut();
             rec.record(op.kind, intended, start, end, result.as_ref().map(|_| ()));
             if result.is_ok() && ctx.after_window(end) {
                 rec.ok_after_window(op.kind);
@@ -759,7 +787,12 @@ async fn run_slot<F: BindingFactory>(
             }
             last_end = end;
         } else {
-            rec.warmup_done();
+            recorder.borrow_mut().warmup_done();
+        }
+        since_yield += 1;
+        if since_yield == OPS_PER_YIELD {
+            since_yield = 0;
+            tokio::task::yield_now().await;
         }
     }
     ctx.publish_last_end(last_end);
@@ -785,6 +818,7 @@ async fn load_slot<F: BindingFactory>(
     };
     let mut batch: Vec<Operation> = Vec::new();
     let mut last_end = 0;
+    let mut since_yield = 0;
     wait_until(clock, 0, &shared.stop).await;
     loop {
         if shared.stop.is_requested() || ctx.past_deadline(clock.now_ns()) {
@@ -808,6 +842,7 @@ async fn load_slot<F: BindingFactory>(
         let mut attempt = 0;
         loop {
             let start = clock.now_ns();
+            bound_call(shared, ctx.timeline, start);
             let result = with_timeout(plan.op_timeout, async {
                 if batch_size > 1 {
                     binding.insert_batch(&batch).await
@@ -831,6 +866,11 @@ async fn load_slot<F: BindingFactory>(
             }
             last_end = end;
             break;
+        }
+        since_yield += 1;
+        if since_yield == OPS_PER_YIELD {
+            since_yield = 0;
+            tokio::task::yield_now().await;
         }
     }
     ctx.publish_last_end(last_end);

@@ -5,11 +5,12 @@
 //! parallelism comes from `--threads` (one connection each), not from `--concurrency`.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
+use crate::deadline::{call_deadline, call_deadline_passed};
 use crate::registry::{BindingInfo, OptionInfo};
 use crate::sql::Dialect;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
@@ -88,11 +89,7 @@ impl SqliteFactory {
                 "NORMAL",
                 &["OFF", "NORMAL", "FULL", "EXTRA"],
             )?,
-            busy_timeout: Duration::from_millis(config.u64_option(
-                "sqlite",
-                "busy_timeout_ms",
-                10_000,
-            )?),
+            busy_timeout: busy_timeout(config)?,
             cache_size_kib: config.u64_option("sqlite", "cache_size_kib", 16_384)?,
             path,
         };
@@ -145,6 +142,9 @@ impl SqliteFactory {
         ))
         .map_err(other)?;
         conn.set_prepared_statement_cache_capacity(self.columns.len() * 2 + 16);
+        // SQLite runs on the worker thread, where no timer can interrupt it: a statement that runs
+        // past the executor's call deadline (operation timeout, end of grace) interrupts itself.
+        conn.progress_handler(STEPS_PER_DEADLINE_CHECK, Some(call_deadline_passed));
         Ok(conn)
     }
 
@@ -202,13 +202,31 @@ fn path_of(config: &BindingConfig) -> Result<PathBuf, BindingError> {
     Ok(PathBuf::from(path))
 }
 
+/// Virtual-machine steps between two looks at the call deadline: a few microseconds of work.
+const STEPS_PER_DEADLINE_CHECK: i32 = 1000;
+
+/// `busy_timeout_ms`, bounded by what SQLite takes (milliseconds in a 32-bit int).
+fn busy_timeout(config: &BindingConfig) -> Result<Duration, BindingError> {
+    let ms = config.u64_option("sqlite", "busy_timeout_ms", 10_000)?;
+    if ms > i32::MAX as u64 {
+        return Err(BindingError::Config(format!(
+            "invalid value '{ms}' for property 'sqlite.busy_timeout_ms': expected at most {} (about 24 days)",
+            i32::MAX
+        )));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
 fn other(e: rusqlite::Error) -> BindingError {
     BindingError::Other(e.to_string())
 }
 
 fn classify(e: rusqlite::Error) -> OpError {
     let class = match e.sqlite_error_code() {
-        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => FailureClass::Timeout,
+        // A lock wait that outlasted the busy timeout, or a statement interrupted at its deadline.
+        Some(ErrorCode::DatabaseBusy)
+        | Some(ErrorCode::DatabaseLocked)
+        | Some(ErrorCode::OperationInterrupted) => FailureClass::Timeout,
         Some(ErrorCode::ConstraintViolation) => FailureClass::Conflict,
         Some(ErrorCode::CannotOpen) | Some(ErrorCode::ReadOnly) | Some(ErrorCode::DiskFull) => {
             FailureClass::Unavailable
@@ -241,11 +259,17 @@ impl BindingFactory for SqliteFactory {
             delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
             table: t.clone(),
             columns: self.columns.clone(),
+            busy_timeout: self.busy_timeout,
+            lock_wait: self.busy_timeout,
             conn,
         })
     }
 
     fn batches_inserts(&self) -> bool {
+        true
+    }
+
+    fn blocks_its_thread(&self) -> bool {
         true
     }
 }
@@ -261,9 +285,28 @@ pub struct SqliteBinding {
     update_one: Vec<String>,
     insert: String,
     delete: String,
+    /// `busy_timeout_ms`, and the lock wait currently set on the connection (shorter near a deadline).
+    busy_timeout: Duration,
+    lock_wait: Duration,
 }
 
 impl SqliteBinding {
+    /// Bounds this call's lock waits by the call deadline (statements are bounded by the progress
+    /// handler), so a locked file fails the operation as a timeout instead of blocking the thread.
+    fn bound_lock_wait(&mut self) -> Result<(), OpError> {
+        let wait = match call_deadline() {
+            Some(d) => self
+                .busy_timeout
+                .min(d.saturating_duration_since(Instant::now())),
+            None => self.busy_timeout,
+        };
+        if wait.as_millis() != self.lock_wait.as_millis() {
+            self.conn.busy_timeout(wait).map_err(classify)?;
+            self.lock_wait = wait;
+        }
+        Ok(())
+    }
+
     fn insert_row(&self, key: &str, values: &Fields) -> Result<(), OpError> {
         if values.len() == self.columns.len()
             && values.iter().enumerate().all(|(i, (f, _))| *f == i)
@@ -294,6 +337,7 @@ impl SqliteBinding {
 
 impl Binding for SqliteBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         out.clear();
         let (sql, first) = match fields {
             FieldSet::All => (&self.read_all, None),
@@ -321,6 +365,7 @@ impl Binding for SqliteBinding {
         fields: FieldSet,
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         out.clear();
         let (sql, first) = match fields {
             FieldSet::All => (&self.scan_all, None),
@@ -344,6 +389,7 @@ impl Binding for SqliteBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         let changed = if let [(f, v)] = values.as_slice() {
             let mut stmt = self
                 .conn
@@ -377,10 +423,12 @@ impl Binding for SqliteBinding {
     }
 
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         self.insert_row(key, values)
     }
 
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         // One transaction per batch: one fsync instead of one per record.
         self.conn.execute_batch("BEGIN").map_err(classify)?;
         for r in records {
@@ -396,6 +444,7 @@ impl Binding for SqliteBinding {
     }
 
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
         let mut stmt = self.conn.prepare_cached(&self.delete).map_err(classify)?;
         match stmt.execute([key]).map_err(classify)? {
             0 => Err(OpError::new(
