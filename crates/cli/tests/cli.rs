@@ -328,6 +328,35 @@ fn merged_clients_add_up() {
     assert_eq!(jm["merged_from"].as_array().unwrap().len(), 2);
     let bad = scalebench(&["merge", "/nonexistent.json", "-o", m.to_str().unwrap()]);
     assert_eq!(bad.status.code(), Some(2));
+
+    // Phases of a few microseconds read back too (they once had duration 0 and rate null).
+    for out in [&a, &b] {
+        let load = scalebench(&[
+            "load",
+            "--db",
+            "null://",
+            "-p",
+            "recordcount=100",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert!(load.status.success(), "{}", stderr(&load));
+        let phase = &json(out)["phases"][0];
+        assert!(phase["duration_s"].as_f64().unwrap() > 0.0, "{phase}");
+        assert!(
+            phase["totals"]["throughput_ops_s"].as_f64().unwrap() > 0.0,
+            "{phase}"
+        );
+    }
+    let r = scalebench(&[
+        "merge",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        m.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
 }
 
 #[test]

@@ -20,7 +20,7 @@ use crate::pacer::Pacer;
 use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan};
 use crate::progress::{Progress, ProgressState};
-use crate::schedule::{wait_until, Schedule};
+use crate::schedule::Schedule;
 use crate::StopSignal;
 
 #[derive(Debug, thiserror::Error)]
@@ -541,7 +541,10 @@ fn worker_thread<F: BindingFactory>(
                     Phase::Load => load_slot(b, generator, ctx).await,
                 }
             }
-        });
+        }).collect::<Vec<_>>();
+        // Everything is set up (the clock's calibration takes milliseconds): now the common start,
+        // waited for on the Instant, since the clock reads 0 before it.
+        wait_for(timeline.start).await;
         let all_slots = async {
             let bindings = join_all(slots).await;
             done.set(true);
@@ -567,6 +570,20 @@ fn worker_thread<F: BindingFactory>(
         }
         recorder.into_inner().finish();
     });
+}
+
+/// Waits until `instant` precisely: a timer sleep for the bulk, then spinning (the timer's
+/// resolution is a millisecond, and every worker must begin at the same instant).
+async fn wait_for(instant: Instant) {
+    if let Some(bulk) = instant
+        .saturating_duration_since(Instant::now())
+        .checked_sub(Duration::from_millis(2))
+    {
+        tokio::time::sleep(bulk).await;
+    }
+    while Instant::now() < instant {
+        std::hint::spin_loop();
+    }
 }
 
 /// Resolves when in-flight operations have had their grace period after the end of the window.
@@ -691,7 +708,6 @@ async fn run_slot<F: BindingFactory>(
     // The request set of the operation in progress.
     let mut set: Option<u64> = None;
     let mut since_yield = 0;
-    wait_until(clock, 0, &shared.stop).await;
     loop {
         if quota == Some(0) {
             shared.slots_done.fetch_add(1, Ordering::SeqCst);
@@ -819,7 +835,6 @@ async fn load_slot<F: BindingFactory>(
     let mut batch: Vec<Operation> = Vec::new();
     let mut last_end = 0;
     let mut since_yield = 0;
-    wait_until(clock, 0, &shared.stop).await;
     loop {
         if shared.stop.is_requested() || ctx.past_deadline(clock.now_ns()) {
             break;

@@ -1,13 +1,8 @@
-//! Open-loop schedules: intended start times independent of how fast the database answers,
-//! and the waiting that keeps to them.
-
-use std::time::Duration;
+//! Open-loop schedules: intended start times independent of how fast the database answers.
 
 use rand::{Rng, SeedableRng};
 
-use crate::clock::Clock;
 use crate::plan::Arrival;
-use crate::StopSignal;
 
 /// One slot's intended start times, in ns on the run's clock.
 pub(crate) struct Schedule {
@@ -50,28 +45,5 @@ impl Schedule {
         let t = self.next_ns as u64;
         self.next_ns += self.draw_gap();
         t
-    }
-}
-
-/// Waits until `t_ns` precisely: coarse timer sleeps while far away (tokio's timer has 1 ms resolution),
-/// then yielding and finally spinning. Returns early (false) if a stop is requested.
-pub(crate) async fn wait_until(clock: &Clock, t_ns: u64, stop: &StopSignal) -> bool {
-    loop {
-        let now = clock.now_ns();
-        if now >= t_ns {
-            return true;
-        }
-        if stop.is_requested() {
-            return false;
-        }
-        let remaining = t_ns - now;
-        if remaining > 2_000_000 {
-            let nap = (remaining - 1_000_000).min(100_000_000);
-            tokio::time::sleep(Duration::from_nanos(nap)).await;
-        } else if remaining > 20_000 {
-            tokio::task::yield_now().await;
-        } else {
-            std::hint::spin_loop();
-        }
     }
 }

@@ -178,6 +178,35 @@ fn every_operation_is_accounted_under_concurrency_and_counts_split_evenly() {
     assert_eq!(series, 10_003);
 }
 
+/// Issue 13, point 6: the clock reads 0 before the common start, and workers that waited on it began
+/// up to 5 ms early; a short phase then measured 0 s and an infinite throughput.
+#[test]
+fn no_operation_starts_before_the_common_start_and_short_phases_have_a_rate() {
+    for phase in [Phase::Load, Phase::Run] {
+        let s = script(4, |_| {});
+        let plan = RunPlan {
+            phase,
+            threads: 2,
+            concurrency: 2,
+            duration: None,
+            operation_count: Some(100),
+            ..Default::default()
+        };
+        let out = run_script(s.clone(), &plan).unwrap();
+        let starts = s.starts.lock().unwrap();
+        let first = *starts.iter().min().unwrap();
+        assert!(
+            first >= out.measurement_start,
+            "{phase:?}: an operation began {:?} before the start",
+            out.measurement_start - first
+        );
+        let r = &out.result;
+        assert!(r.duration_s > 0.0, "{phase:?}: {}", r.duration_s);
+        let rate = r.totals.throughput_ops_s;
+        assert!(rate.is_finite() && rate > 0.0, "{phase:?}: {rate}");
+    }
+}
+
 #[test]
 fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
     let s = script(2, |_| {});

@@ -250,7 +250,9 @@ impl Aggregator {
         for (index, ops) in std::mem::take(&mut self.pending) {
             self.freeze(index, ops);
         }
-        let secs = meta.duration.as_secs_f64().max(f64::MIN_POSITIVE);
+        let secs = meta.duration.as_secs_f64();
+        // A phase without measurable duration has no rate: 0, never infinity (JSON cannot hold it).
+        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
         let mut operations = BTreeMap::new();
         let mut totals = Totals {
             records: self.records,
@@ -286,7 +288,7 @@ impl Aggregator {
                     issued,
                     ok,
                     failed,
-                    throughput_ops_s: (ok - after) as f64 / secs,
+                    throughput_ops_s: per_s(ok - after),
                     latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
                     intended_latency: t
                         .and_then(|t| t.intended.as_ref())
@@ -298,7 +300,7 @@ impl Aggregator {
                 },
             );
         }
-        totals.throughput_ops_s = (totals.ok - totals.ok_after_window) as f64 / secs;
+        totals.throughput_ops_s = per_s(totals.ok - totals.ok_after_window);
 
         let interval_s = self.interval.as_secs_f64();
         let last_index = (meta.duration.as_nanos() / self.interval.as_nanos().max(1)) as u64;
@@ -450,5 +452,32 @@ mod tests {
         assert_eq!(res.intervals.len(), 2);
         assert_eq!(res.intervals[0].operations["READ"].ok, 10);
         assert_eq!(res.intervals[1].operations["READ"].failed, 1);
+    }
+
+    /// A phase without measurable duration (everything done within the clock's resolution) is written
+    /// with rate 0: JSON has no infinity, and the tool must read its own files back.
+    #[test]
+    fn a_phase_without_duration_has_a_finite_rate_and_reads_back() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        r.issue(OpKind::Insert);
+        r.record(OpKind::Insert, 0, 0, 0, Ok(()));
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
+        for b in rx.try_iter() {
+            agg.add(b);
+        }
+        let res = agg.finish(PhaseMeta {
+            phase: "load".into(),
+            measurement_start_unix_ms: 0,
+            duration: Duration::ZERO,
+            ended_by: "completed".into(),
+            data: DataSizes::default(),
+        });
+        assert_eq!(res.totals.throughput_ops_s, 0.0);
+        assert_eq!(res.operations["INSERT"].throughput_ops_s, 0.0);
+        let text = serde_json::to_string(&res).unwrap();
+        let back: PhaseResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.totals.ok, 1);
     }
 }
