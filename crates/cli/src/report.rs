@@ -258,7 +258,7 @@ fn cell_params(cell: &str) -> (String, BTreeMap<String, String>) {
 }
 
 fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
-    let store = Store::open(&args.input).map_err(CliError::Usage)?;
+    let store = Store::open_read_only(&args.input).map_err(CliError::Usage)?;
     let names: Vec<String> = store
         .experiments()
         .map_err(CliError::Failed)?

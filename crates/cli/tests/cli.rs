@@ -909,3 +909,51 @@ fn a_synchronous_binding_keeps_the_operation_timeout_and_the_end_of_the_window()
     // 2 s of 100 ms waits: about 20; with the busy timeout in charge there would be one.
     assert!(timeouts >= 10, "{update}");
 }
+
+/// Commands that only read never create or change a database (issue 13, point 12).
+#[test]
+fn reading_commands_never_write_to_a_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("typo.db");
+    let t = typo.to_str().unwrap();
+    for args in [
+        vec!["results", "list", "--results", t],
+        vec!["results", "show", "x", "--results", t],
+        vec!["results", "export", "x", "--results", t],
+    ] {
+        let r = scalebench(&args);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("typo.db") && err.contains("does not exist"),
+            "{err}"
+        );
+        assert!(!typo.exists(), "{args:?} created {t}");
+    }
+    // Some other SQLite file: refused by name, byte for byte unchanged.
+    let other = dir.path().join("other.db");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);")
+        .unwrap();
+    let before = std::fs::read(&other).unwrap();
+    let html = dir.path().join("r.html");
+    let report = scalebench(&[
+        "report",
+        other.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    let list = scalebench(&["results", "list", "--results", other.to_str().unwrap()]);
+    for r in [report, list] {
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(err.contains("not a scalebench results database"), "{err}");
+    }
+    assert_eq!(
+        std::fs::read(&other).unwrap(),
+        before,
+        "other.db was changed"
+    );
+    assert!(!html.exists());
+}

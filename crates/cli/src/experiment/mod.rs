@@ -646,7 +646,7 @@ pub fn discard_first_of(store: &Store, name: &str) -> u32 {
 pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
     match action {
         ResultsAction::List { results } => {
-            let store = Store::open(&results.results).map_err(CliError::Failed)?;
+            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
             let mut out = format!(
                 "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
                 "experiment", "ok", "failures", "failed", "interrupted"
@@ -665,7 +665,7 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
             name,
             discard_first,
         } => {
-            let store = Store::open(&results.results).map_err(CliError::Failed)?;
+            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
             let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
             emit(&show(&store, name, discard)?);
         }
@@ -675,7 +675,7 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
             csv,
             discard_first,
         } => {
-            let store = Store::open(&results.results).map_err(CliError::Failed)?;
+            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
             let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
             let cells = cells(&store, name, discard)?;
             let runs = store.runs(name, false).map_err(CliError::Failed)?;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use scalebench_measure::RunResult;
 
 use super::spec::PlannedRun;
@@ -113,6 +113,33 @@ impl Store {
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
             .and_then(|_| conn.execute_batch(SCHEMA))
             .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Store { conn })
+    }
+
+    /// Opens an existing results database for reading (`results`, `report`): a missing file or a
+    /// SQLite file that is not a results database is an error, and nothing is ever written to it.
+    pub fn open_read_only(path: &Path) -> Result<Store, String> {
+        if !path.is_file() {
+            return Err(format!(
+                "results database '{}' does not exist (an experiment creates it: scalebench experiment FILE --results PATH)",
+                path.display()
+            ));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let is_results = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('experiments', 'runs')",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| format!("'{}' is not a results database: {e}", path.display()))?;
+        if is_results != 2 {
+            return Err(format!(
+                "'{}' is not a scalebench results database (no experiments or runs table)",
+                path.display()
+            ));
+        }
         Ok(Store { conn })
     }
 
