@@ -47,8 +47,8 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 rm -rf target/tmp/test-servers
 
-log "resolving Apache Cassandra 5.0 from Maven Central"
-bash scripts/cassandra-classpath.sh >/dev/null
+log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
+mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
 
 log "build and test (workspace, all bindings)"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.

@@ -102,17 +102,80 @@ const JVM_FLAGS: &[&str] = &[
     "-Dcassandra.superuser_setup_delay_ms=0",
 ];
 
-/// The classpath file written by scripts/cassandra-classpath.sh (resolving it if needed).
-pub fn classpath(repo_root: &Path) -> Result<String, DeployError> {
-    let script = repo_root.join("scripts/cassandra-classpath.sh");
-    let out = run(
-        Command::new("bash").arg(&script),
-        "scripts/cassandra-classpath.sh",
+/// Cassandra's Maven project (cassandra-all and its dependencies), built into the binary so that an
+/// installed scalebench needs no checkout.
+const CASSANDRA_POM: &str = include_str!("../../../deployments/cassandra/pom.xml");
+
+/// The per-user cache servers are resolved into: `$SCALEBENCH_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/scalebench`, else `$HOME/.cache/scalebench`.
+pub fn cache_dir() -> Result<PathBuf, DeployError> {
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let dir = var("SCALEBENCH_CACHE_DIR")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("scalebench")))
+        .or_else(|| var("HOME").map(|h| h.join(".cache/scalebench")))
+        .ok_or_else(|| {
+            DeployError::Failed(
+                "no cache directory: set SCALEBENCH_CACHE_DIR (or HOME) to resolve servers into".into(),
+            )
+        })?;
+    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+    Ok(dir)
+}
+
+/// A file listing Cassandra's classpath, resolved by Maven (`mvn` from PATH, on the project built
+/// into this binary) into the per-user cache on first use. Nothing found by searching directories is
+/// ever executed.
+pub fn classpath_file() -> Result<PathBuf, DeployError> {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(CASSANDRA_POM, &mut hasher);
+    let dir = cache_dir()?.join(format!(
+        "cassandra-{:016x}",
+        std::hash::Hasher::finish(&hasher)
+    ));
+    let out = dir.join("classpath.txt");
+    if std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
+        return Ok(out);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+    let pom = dir.join("pom.xml");
+    write_new_then_rename(&pom, CASSANDRA_POM)?;
+    // A temporary of this process alone: concurrent resolutions each rename a complete file.
+    let tmp = dir.join(format!("classpath.{}.tmp", std::process::id()));
+    run(
+        Command::new("mvn")
+            .args(["-q", "-B", "-f"])
+            .arg(&pom)
+            .arg("dependency:build-classpath")
+            .arg(format!("-Dmdep.outputFile={}", tmp.display()))
+            .arg("-Dmdep.includeScope=runtime"),
+        "mvn (resolving Apache Cassandra from Maven Central)",
     )?;
-    let file = out.lines().last().unwrap_or("").trim().to_string();
+    std::fs::rename(&tmp, &out).map_err(|e| DeployError::io(&out, e))?;
+    Ok(out)
+}
+
+/// Cassandra's classpath, resolved as [`classpath_file`] does.
+pub fn classpath() -> Result<String, DeployError> {
+    let file = classpath_file()?;
     std::fs::read_to_string(&file)
         .map(|s| s.trim().to_string())
-        .map_err(|e| DeployError::io(Path::new(&file), e))
+        .map_err(|e| DeployError::io(&file, e))
+}
+
+/// Writes `text` to `path` through a temporary created exclusively beside it: never through a file
+/// or link someone else put there.
+fn write_new_then_rename(path: &Path, text: &str) -> Result<(), DeployError> {
+    use std::io::Write;
+    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| DeployError::io(&tmp, e))?;
+    f.write_all(text.as_bytes())
+        .map_err(|e| DeployError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| DeployError::io(path, e))
 }
 
 /// The ports of a node: storage and native are the ring's, JMX the node's own.
@@ -161,10 +224,11 @@ pub fn node_command(
 
 /// Runs `nodetool` (a short JVM on the same classpath) against a node's JMX port.
 pub fn nodetool(classpath: &str, jmx_port: u16, args: &[&str]) -> Result<String, DeployError> {
-    // Without a configuration, logback prints the tool's DEBUG lines.
-    let quiet = std::env::temp_dir().join("scalebench-nodetool-logback.xml");
-    if !quiet.exists() {
-        std::fs::write(&quiet, TOOL_LOGBACK).map_err(|e| DeployError::io(&quiet, e))?;
+    // Without a configuration, logback prints the tool's DEBUG lines. Kept in the per-user cache,
+    // written anew unless it holds exactly our configuration (never trusted from a shared directory).
+    let quiet = cache_dir()?.join("nodetool-logback.xml");
+    if std::fs::read_to_string(&quiet).ok().as_deref() != Some(TOOL_LOGBACK) {
+        write_new_then_rename(&quiet, TOOL_LOGBACK)?;
     }
     run(
         Command::new("java")

@@ -101,8 +101,8 @@ pub struct CassandraSection {
     pub commitlog_sync: String,
     pub commitlog_sync_period_ms: u32,
     pub commitlog_sync_group_window_ms: u32,
-    /// A file holding Cassandra's classpath (default: `$SCALEBENCH_CASSANDRA_CLASSPATH`, else resolved by
-    /// `scripts/cassandra-classpath.sh` of the scalebench checkout around the deployment file).
+    /// A file holding Cassandra's classpath (default: `$SCALEBENCH_CASSANDRA_CLASSPATH`, else resolved
+    /// from Maven Central by `mvn` into the per-user cache, `~/.cache/scalebench`).
     pub classpath_file: Option<PathBuf>,
 }
 

@@ -9,7 +9,6 @@ fn main() {
     let kind = std::env::args().nth(1).unwrap_or_default();
     let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/tmp/serve");
     std::fs::create_dir_all(&base).expect("server directory");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let (url, pid, _keep): (String, u32, Box<dyn std::any::Any>) = match kind.as_str() {
         "postgres" => {
             let s = scalebench_deploy::postgres::PostgresServer::start(&base, &[], false)
@@ -36,7 +35,7 @@ fn main() {
             (s.url(), s.process.pid(), Box::new(s))
         }
         "cassandra" => {
-            let cp = scalebench_deploy::cassandra::classpath(&root).expect("classpath");
+            let cp = scalebench_deploy::cassandra::classpath().expect("classpath");
             let (st, nat) = (
                 scalebench_deploy::free_port().unwrap(),
                 scalebench_deploy::free_port().unwrap(),

@@ -16,8 +16,7 @@ fn node() -> &'static CassandraNode {
     static NODE: std::sync::OnceLock<&'static CassandraNode> = std::sync::OnceLock::new();
     NODE.get_or_init(|| {
         keep(|| {
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-            let cp = classpath(&root).expect("Cassandra's classpath resolves");
+            let cp = classpath().expect("Cassandra's classpath resolves");
             let (storage, native) = (free_port().unwrap(), free_port().unwrap());
             CassandraNode::start(
                 &servers_dir(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
 use crate::cassandra::{node_command, nodetool, CassandraOptions, NodePorts};
-use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
 
 pub struct Cassandra;
@@ -27,9 +27,8 @@ fn options(c: &ClusterState) -> CassandraOptions {
     }
 }
 
-/// Cassandra's classpath: the deployment's file, `$SCALEBENCH_CASSANDRA_CLASSPATH`, or the one
-/// `scripts/cassandra-classpath.sh` of a scalebench checkout around the deployment file (or the
-/// current directory) resolves from Maven Central.
+/// Cassandra's classpath: the deployment's file, `$SCALEBENCH_CASSANDRA_CLASSPATH`, or the one this
+/// binary resolves from Maven Central into the per-user cache.
 fn classpath_file(c: &ClusterState) -> Result<PathBuf, DeployError> {
     let base = c
         .deployment_file
@@ -42,24 +41,7 @@ fn classpath_file(c: &ClusterState) -> Result<PathBuf, DeployError> {
     if let Ok(f) = std::env::var("SCALEBENCH_CASSANDRA_CLASSPATH") {
         return Ok(PathBuf::from(f));
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    for start in [base.as_path(), cwd.as_path()] {
-        for dir in start.ancestors() {
-            let script = dir.join("scripts/cassandra-classpath.sh");
-            if script.is_file() {
-                let out = run(
-                    std::process::Command::new("bash").arg(&script),
-                    "scripts/cassandra-classpath.sh",
-                )?;
-                return Ok(PathBuf::from(out.lines().last().unwrap_or("").trim()));
-            }
-        }
-    }
-    Err(DeployError::Failed(
-        "Cassandra's classpath is unknown: set cassandra.classpath_file in the deployment or \
-         SCALEBENCH_CASSANDRA_CLASSPATH (a file listing cassandra-all 5.0 and its jars)"
-            .into(),
-    ))
+    crate::cassandra::classpath_file()
 }
 
 fn classpath(c: &ClusterState) -> Result<String, DeployError> {
