@@ -57,6 +57,29 @@ pub fn redacted_command(args: &[std::ffi::OsString]) -> Vec<String> {
     out
 }
 
+/// A JSON document (an experiment's spec) with passwords in URLs and values of secret keys replaced
+/// by `***`, for storing.
+pub fn redacted_json(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(redact_arg(s)),
+        Value::Array(items) => Value::Array(items.iter().map(redacted_json).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_key(k) && !v.is_null() {
+                        Value::String("***".into())
+                    } else {
+                        redacted_json(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 fn redact_arg(s: &str) -> String {
     if let Some(eq) = s.find('=') {
         let (k, v) = (&s[..eq], &s[eq + 1..]);

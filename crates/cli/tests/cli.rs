@@ -631,7 +631,7 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
         &spec,
         "name = \"x\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
          [[database]]\nname = \"null\"\ndb = \"null://\"\n\
-         [[database]]\nname = \"nowhere\"\ndb = \"redis://127.0.0.1:1\"\n\
+         [[database]]\nname = \"nowhere\"\ndb = \"redis://:hunter2-secret@127.0.0.1:1\"\n\
          [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
     )
     .unwrap();
@@ -657,6 +657,38 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
         "{}",
         stderr(&again)
     );
+    // The password is nowhere: not in the output, the stored spec, errors or exports (issue 13, point 9).
+    let export = scalebench(&[
+        "results",
+        "export",
+        "x",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(export.status.success(), "{}", stderr(&export));
+    for text in [
+        stderr(&first),
+        stderr(&again),
+        String::from_utf8_lossy(&export.stdout).into_owned(),
+    ] {
+        assert!(!text.contains("hunter2"), "{text}");
+    }
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("r.db")
+        {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(7).any(|w| w == b"hunter2"),
+                "{} holds the password",
+                path.display()
+            );
+        }
+    }
 }
 
 /// Output paths are checked before anything runs (exit 2, nothing measured in vain), and no device,
@@ -797,7 +829,7 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
             "no answer within 10000 ms",
         ),
         (
-            format!("cassandra://127.0.0.1:{port}/ycsb"),
+            format!("cassandra://bench:secret-pw@127.0.0.1:{port}/ycsb"),
             "no answer within 10000 ms",
         ),
     ];

@@ -109,13 +109,18 @@ const CASSANDRA_POM: &str = include_str!("../../../deployments/cassandra/pom.xml
 /// The per-user cache servers are resolved into: `$SCALEBENCH_CACHE_DIR`, else
 /// `$XDG_CACHE_HOME/scalebench`, else `$HOME/.cache/scalebench`.
 pub fn cache_dir() -> Result<PathBuf, DeployError> {
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let dir = var("SCALEBENCH_CACHE_DIR")
         .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("scalebench")))
         .or_else(|| var("HOME").map(|h| h.join(".cache/scalebench")))
         .ok_or_else(|| {
             DeployError::Failed(
-                "no cache directory: set SCALEBENCH_CACHE_DIR (or HOME) to resolve servers into".into(),
+                "no cache directory: set SCALEBENCH_CACHE_DIR (or HOME) to resolve servers into"
+                    .into(),
             )
         })?;
     std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
@@ -139,8 +144,8 @@ pub fn classpath_file() -> Result<PathBuf, DeployError> {
     std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
     let pom = dir.join("pom.xml");
     write_new_then_rename(&pom, CASSANDRA_POM)?;
-    // A temporary of this process alone: concurrent resolutions each rename a complete file.
-    let tmp = dir.join(format!("classpath.{}.tmp", std::process::id()));
+    // A temporary of this resolution alone: concurrent ones each rename a complete file.
+    let tmp = dir.join(format!("classpath.{}.tmp", unique_suffix()));
     run(
         Command::new("mvn")
             .args(["-q", "-B", "-f"])
@@ -162,12 +167,18 @@ pub fn classpath() -> Result<String, DeployError> {
         .map_err(|e| DeployError::io(&file, e))
 }
 
+/// Distinct for every call in every process (threads of one process resolve concurrently in tests).
+fn unique_suffix() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
 /// Writes `text` to `path` through a temporary created exclusively beside it: never through a file
 /// or link someone else put there.
 fn write_new_then_rename(path: &Path, text: &str) -> Result<(), DeployError> {
     use std::io::Write;
-    let tmp = path.with_extension(format!("{}.tmp", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
+    let tmp = path.with_extension(format!("{}.tmp", unique_suffix()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

@@ -85,6 +85,12 @@ fn without_hooks_ready_means_every_endpoint_accepts_connections() {
     let (d, file) = external(dir.path(), "", &format!("\"127.0.0.1:{open}\""));
     let c = Cluster::up(d, &file, &dir.path().join("c"), false).unwrap();
     assert!(c.status().not_ready.is_empty());
+    // The state file may hold the external URL's password: its owner's alone (issue 13, point 9).
+    let state = std::fs::metadata(c.state.dir.join("cluster.json")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&state.permissions()) & 0o777,
+        0o600
+    );
 
     let (d, file) = external(
         dir.path(),

@@ -33,5 +33,8 @@ fn cassandra_resolves_into_the_cache_and_never_runs_a_planted_script() {
         .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
-    assert_eq!(scalebench_deploy::cassandra::classpath_file().unwrap(), file);
+    assert_eq!(
+        scalebench_deploy::cassandra::classpath_file().unwrap(),
+        file
+    );
 }

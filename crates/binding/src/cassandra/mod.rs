@@ -78,6 +78,8 @@ fn consistency(name: &str) -> Consistency {
 
 struct Settings {
     nodes: Vec<String>,
+    /// User and password from the URL (PasswordAuthenticator), never shown.
+    credentials: Option<(String, String)>,
     url: String,
     keyspace: String,
     table: String,
@@ -98,6 +100,12 @@ struct Settings {
     id: u64,
 }
 
+fn percent_decoded(text: &str) -> String {
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
 pub struct CassandraFactory {
     settings: Arc<Settings>,
 }
@@ -107,20 +115,22 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 impl CassandraFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
-        let text = config.url.url().as_str().trim_start_matches("cassandra://");
-        let (authority, rest) = text.split_once('/').unwrap_or((text, ""));
-        let keyspace = rest.split('?').next().unwrap_or("").to_string();
-        let nodes: Vec<String> = authority
-            .split(',')
-            .filter(|s| !s.is_empty())
-            .map(|hp| {
-                if hp.contains(':') {
-                    hp.to_string()
-                } else {
-                    format!("{hp}:9042")
-                }
-            })
+        // Hosts without the credentials, which go to the driver separately (a `user:pw@host`
+        // given as a host name ends up in the driver's error message).
+        let nodes: Vec<String> = config
+            .url
+            .hosts(9042)
+            .into_iter()
+            .filter(|h| !h.starts_with(':'))
             .collect();
+        let keyspace = config.url.url().path().trim_start_matches('/').to_string();
+        let credentials = match config.url.url().username() {
+            "" => None,
+            user => Some((
+                percent_decoded(user),
+                percent_decoded(config.url.url().password().unwrap_or("")),
+            )),
+        };
         if nodes.is_empty()
             || keyspace.is_empty()
             || !keyspace
@@ -203,6 +213,7 @@ impl CassandraFactory {
             token_aware: config.choice("cassandra", "token_aware", "true", &["true", "false"])?
                 == "true",
             nodes,
+            credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -393,6 +404,9 @@ async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingErr
     let mut b = SessionBuilder::new()
         .known_nodes(&s.nodes)
         .default_execution_profile_handle(profile.into_handle());
+    if let Some((user, password)) = &s.credentials {
+        b = b.user(user, password);
+    }
     if use_keyspace {
         b = b.use_keyspace(&s.keyspace, false);
     }

@@ -67,7 +67,10 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut store = Store::open(&args.results).map_err(CliError::Failed)?;
-    let spec_json = serde_json::to_string(&exp).unwrap_or_default();
+    // Stored without passwords (database URLs, secret properties).
+    let spec_json = serde_json::to_value(&exp)
+        .map(|v| crate::environment::redacted_json(&v).to_string())
+        .unwrap_or_default();
     let id = store
         .experiment(&exp.name, &args.file.display().to_string(), &spec_json)
         .map_err(CliError::Failed)?;

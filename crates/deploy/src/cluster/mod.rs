@@ -316,11 +316,23 @@ impl Cluster {
 
     /// Records the state (atomically: a crash never leaves half a file).
     pub fn save(&self) -> Result<(), DeployError> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
         let file = self.state.dir.join(STATE_FILE);
         let tmp = self.state.dir.join(format!(".{STATE_FILE}.tmp"));
         let text = serde_json::to_string_pretty(&self.state)
             .map_err(|e| DeployError::Failed(e.to_string()))?;
-        std::fs::write(&tmp, text).map_err(|e| DeployError::io(&tmp, e))?;
+        // Readable by its owner only: it may hold an external URL's password.
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| DeployError::io(&tmp, e))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .map_err(|e| DeployError::io(&tmp, e))?;
         std::fs::rename(&tmp, &file).map_err(|e| DeployError::io(&file, e))
     }
 
