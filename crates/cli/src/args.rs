@@ -155,10 +155,10 @@ pub struct SaturateArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
     /// Offered rate of the first step (ops/s).
-    #[arg(long, value_name = "OPS", default_value_t = 1000.0)]
+    #[arg(long, value_name = "OPS", default_value_t = 1000.0, value_parser = parse_positive_rate)]
     pub start_rate: f64,
     /// Each step offers this many times the previous one.
-    #[arg(long, value_name = "X", default_value_t = 1.5)]
+    #[arg(long, value_name = "X", default_value_t = 1.5, value_parser = parse_step_factor)]
     pub factor: f64,
     /// At most this many steps.
     #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -620,6 +620,21 @@ pub enum ArrivalArg {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s)
         .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+}
+
+fn parse_positive_rate(s: &str) -> Result<f64, String> {
+    match parse_rate(s)? {
+        0.0 => Err("expected a rate above 0".into()),
+        rate => Ok(rate),
+    }
+}
+
+/// A saturation step factor: finite, above 1 (each step offers more), at most 100.
+fn parse_step_factor(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 1.0 && f <= 100.0 => Ok(f),
+        _ => Err("expected a number above 1 and at most 100".into()),
+    }
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {

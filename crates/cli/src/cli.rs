@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use scalebench_binding::registry;
 use scalebench_exec::Phase;
-use scalebench_measure::merge::merge_results;
+use scalebench_measure::merge::{check_mergeable, merge_results};
 use scalebench_measure::RunResult;
 
 use crate::args::{Cli, Command, MergeArgs};
@@ -82,6 +82,9 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
         .map(|f| RunResult::read(f).map_err(|e| CliError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+    for warning in check_mergeable(&results, &sources).map_err(CliError::Usage)? {
+        eprintln!("warning: {warning}");
+    }
     let merged = merge_results(&results, &sources).map_err(CliError::Usage)?;
     merged
         .write_atomically(&args.output)

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use scalebench_measure::RunResult;
-use scalebench_report::compare::{compare, measured_phase};
+use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
 use scalebench_report::html::{bars, run_sections, slug, table, Page, RunExtras, Section};
 use scalebench_report::svg::{Chart, Kind, Scale, Series};
 
@@ -68,23 +68,41 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
         }
     };
     emit(&text);
+    if let Some(m) = c.metrics.iter().find(|m| m.untestable()) {
+        eprintln!(
+            "warning: only {} and {} full intervals of {}: too few for a significance test (at least {MIN_TEST_INTERVALS}); run longer or use a shorter --interval",
+            m.a_series.n, m.b_series.n, m.operation
+        );
+    }
     match args.fail_above {
         Some(pct) => {
             let bad = c.regressions_beyond(pct / 100.0);
-            if bad.is_empty() {
-                Ok(ExitCode::SUCCESS)
-            } else {
-                for m in bad {
-                    eprintln!(
-                        "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
-                        m.operation,
-                        m.metric,
-                        m.change * 100.0,
-                        m.p_adjusted
-                    );
-                }
-                Ok(ExitCode::from(1))
+            let untested = c.untested_beyond(pct / 100.0);
+            for m in &bad {
+                eprintln!(
+                    "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
+                    m.operation,
+                    m.metric,
+                    m.change * 100.0,
+                    m.p_adjusted
+                );
             }
+            // A gate cannot pass what it could not test.
+            for m in &untested {
+                eprintln!(
+                    "regression (untested): {} {} {:+.1}%, beyond {pct}%, with only {} and {} full intervals",
+                    m.operation,
+                    m.metric,
+                    m.change * 100.0,
+                    m.a_series.n,
+                    m.b_series.n
+                );
+            }
+            Ok(if bad.is_empty() && untested.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         None => Ok(ExitCode::SUCCESS),
     }

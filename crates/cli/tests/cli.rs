@@ -188,6 +188,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
         (vec!["run", "--target", "1e12"], "'1e12'"),
+        (vec!["saturate", "--factor", "NaN"], "'NaN'"),
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (

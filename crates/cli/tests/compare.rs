@@ -87,3 +87,58 @@ fn compare_detects_a_planted_slowdown_and_not_noise() {
     // Without --fail-above the comparison informs and succeeds.
     assert_eq!(scalebench(&["compare", &a, &slow]).status.code(), Some(0));
 }
+
+/// What does not belong together is refused or flagged, naming why (issue 13, point 13).
+#[test]
+fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "run",
+            "--db",
+            "null://",
+            "--duration",
+            "2s",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let o = scalebench(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.to_str().unwrap().to_string()
+    };
+    let fast = run("fast.json", &[]);
+    let other_workload = run("c.json", &["c"]);
+    let open = run("open.json", &["--target", "1000"]);
+    let slow = run("slow.json", &["-p", "null.capacity_ops_s=1000"]);
+    let merged = dir.path().join("m.json");
+    let m = merged.to_str().unwrap();
+    for (files, why) in [
+        ([&fast, &fast], "same run"),
+        ([&fast, &other_workload], "workload"),
+        ([&fast, &open], "open- and closed-loop"),
+    ] {
+        let r = scalebench(&["merge", files[0], files[1], "-o", m]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{files:?}: {err}");
+        assert!(err.contains(why), "{files:?}: {err}");
+        assert!(!merged.exists());
+    }
+    // Runs one after the other: merged, with a warning that the windows differ.
+    let r = scalebench(&["merge", &fast, &slow, "-o", m]);
+    let err = stderr(&r);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("did not measure at the same time"), "{err}");
+
+    // Two intervals per run cannot be tested for significance; a gate must not pass a collapse.
+    let r = scalebench(&["compare", &fast, &slow, "--fail-above", "5"]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("too few for a significance test"), "{err}");
+    assert!(
+        err.contains("regression (untested): READ throughput_ops_s"),
+        "{err}"
+    );
+}

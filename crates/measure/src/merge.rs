@@ -11,8 +11,141 @@ use crate::result::{
     ScheduleSummary,
 };
 
+/// Properties that define what a run measured: clients of one run share them. Per-client shares
+/// (insert ranges, counts, seeds, threads, targets) may differ.
+const WORKLOAD_DEFINING: &[&str] = &[
+    "recordcount",
+    "fieldcount",
+    "fieldlength",
+    "fieldlengthdistribution",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "deleteproportion",
+    "requestdistribution",
+    "readallfields",
+    "writeallfields",
+    "maxscanlength",
+    "table",
+];
+
+/// Whether `results` can be merged as clients of one run: an error names what does not belong
+/// together (the same run twice, another database or workload, open with closed loop); the warnings
+/// name what is doubtful but possible (measurement windows that do not overlap).
+pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<String>, String> {
+    let name = |i: usize| {
+        sources
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("result {}", i + 1))
+    };
+    let first = results.first().ok_or("nothing to merge")?;
+    let mut warnings = Vec::new();
+    for (i, r) in results.iter().enumerate().skip(1) {
+        for (j, earlier) in results[..i].iter().enumerate() {
+            if r.started_at == earlier.started_at
+                && r.host.hostname == earlier.host.hostname
+                && r.phases == earlier.phases
+            {
+                return Err(format!(
+                    "{} and {} are the same run (started {} on {}): merging it twice would count it twice",
+                    name(j),
+                    name(i),
+                    r.started_at,
+                    r.host.hostname
+                ));
+            }
+        }
+        if r.parameters.binding != first.parameters.binding {
+            return Err(format!(
+                "{} ran against {} and {} against {}: clients of one run use one database",
+                name(0),
+                first.parameters.binding,
+                name(i),
+                r.parameters.binding
+            ));
+        }
+        if r.parameters.workload != first.parameters.workload {
+            return Err(format!(
+                "{} ran workload {} and {} workload {}: clients of one run run one workload",
+                name(0),
+                first.parameters.workload,
+                name(i),
+                r.parameters.workload
+            ));
+        }
+        for key in WORKLOAD_DEFINING {
+            let (a, b) = (
+                first.parameters.properties.get(*key),
+                r.parameters.properties.get(*key),
+            );
+            if a != b {
+                return Err(format!(
+                    "{} has {key}={} and {} has {key}={}: clients of one run run one workload",
+                    name(0),
+                    a.map_or("(unset)", String::as_str),
+                    name(i),
+                    b.map_or("(unset)", String::as_str)
+                ));
+            }
+        }
+        if r.parameters.target_ops_s.is_some() != first.parameters.target_ops_s.is_some() {
+            return Err(format!(
+                "{} ran in {} and {} in {}: open- and closed-loop latencies do not mix",
+                name(0),
+                loop_kind(first),
+                name(i),
+                loop_kind(r)
+            ));
+        }
+    }
+    // Phases of the same name should have measured at the same time.
+    for phase in &first.phases {
+        let windows: Vec<(usize, u64, u64)> = results
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                r.phases
+                    .iter()
+                    .find(|p| p.phase == phase.phase)
+                    .map(|p| (i, p))
+            })
+            .map(|(i, p)| {
+                let start = p.measurement_start_unix_ms;
+                (i, start, start + (p.duration_s * 1000.0).ceil() as u64)
+            })
+            .collect();
+        let latest_start = windows.iter().map(|w| w.1).max().unwrap_or(0);
+        let earliest_end = windows.iter().map(|w| w.2).min().unwrap_or(0);
+        if windows.len() > 1 && latest_start > earliest_end {
+            let (late, _, _) = windows.iter().find(|w| w.1 == latest_start).unwrap();
+            let (early, _, _) = windows.iter().find(|w| w.2 == earliest_end).unwrap();
+            warnings.push(format!(
+                "the {} phases of {} and {} did not measure at the same time ({} ms apart): \
+                 the merged throughput is a sum over different windows",
+                phase.phase,
+                name(*early),
+                name(*late),
+                latest_start - earliest_end
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+fn loop_kind(r: &RunResult) -> &'static str {
+    if r.parameters.target_ops_s.is_some() {
+        "an open loop"
+    } else {
+        "a closed loop"
+    }
+}
+
 /// Merges results of concurrent clients. Phases are matched by name (`load`, `run`).
 pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunResult, String> {
+    check_mergeable(results, sources)?;
     let first = results.first().ok_or("nothing to merge")?;
     let mut merged = first.clone();
     merged.merged_from = sources.to_vec();

@@ -132,7 +132,35 @@ pub struct Comparison {
     pub unmatched: Vec<String>,
 }
 
+/// Fewer full intervals than this on either side, and the test cannot tell a change from noise
+/// (with one interval its p-value is 1 whatever happened).
+pub const MIN_TEST_INTERVALS: usize = 5;
+
+impl MetricComparison {
+    /// B is worse than A on this metric (significant or not).
+    pub fn worse(&self) -> bool {
+        match self.better {
+            Better::Higher => self.b < self.a,
+            Better::Lower => self.b > self.a,
+        }
+    }
+
+    /// Too few full intervals on either side for the significance test to mean anything.
+    pub fn untestable(&self) -> bool {
+        self.a_series.n < MIN_TEST_INTERVALS || self.b_series.n < MIN_TEST_INTERVALS
+    }
+}
+
 impl Comparison {
+    /// Changes for the worse beyond `threshold` that the test could not judge (too few intervals):
+    /// a gate must not pass them as "no significant difference".
+    pub fn untested_beyond(&self, threshold: f64) -> Vec<&MetricComparison> {
+        self.metrics
+            .iter()
+            .filter(|m| m.untestable() && !m.regression && m.worse() && m.change.abs() > threshold)
+            .collect()
+    }
+
     /// The regressions worse than `threshold` (a share: 0.1 = 10%).
     pub fn regressions_beyond(&self, threshold: f64) -> Vec<&MetricComparison> {
         self.metrics
@@ -211,11 +239,7 @@ pub fn compare(a: &PhaseResult, b: &PhaseResult, alpha: f64, min_change: f64) ->
     for (m, p) in metrics.iter_mut().zip(adjusted) {
         m.p_adjusted = p;
         m.significant = p < alpha && m.change.abs() >= min_change;
-        let worse = match m.better {
-            Better::Higher => m.b < m.a,
-            Better::Lower => m.b > m.a,
-        };
-        m.regression = m.significant && worse;
+        m.regression = m.significant && m.worse();
     }
     Comparison {
         alpha,
