@@ -144,7 +144,10 @@ pub fn is_secret_key(key: &str) -> bool {
 /// Best effort for text that did not parse as a URL: hide anything between `:` and `@` after `//`.
 fn redact_unparsed(text: &str) -> String {
     if let (Some(scheme_end), Some(at)) = (text.find("://"), text.rfind('@')) {
-        let auth = &text[scheme_end + 3..at];
+        // An '@' before the "://" (`@://`) has no authority to hide.
+        let Some(auth) = text.get(scheme_end + 3..at) else {
+            return text.to_string();
+        };
         if let Some(colon) = auth.find(':') {
             return format!(
                 "{}{}:***{}",

@@ -429,7 +429,7 @@ pub struct PhaseArgs {
     pub properties: Vec<String>,
 
     /// OS threads (default: property threadcount, else 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::settings::MAX_THREADS as i64))]
     pub threads: Option<u32>,
 
     /// In-flight operations per thread; each behaves as one YCSB client thread.
@@ -472,8 +472,8 @@ pub struct PhaseArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Length of the intervals of the time series.
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    /// Length of the intervals of the time series (1 ms to 1 h).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
 
     /// Per-operation timeout; a timeout is a failure (default: none, operations end with the run's grace).
@@ -620,6 +620,17 @@ pub enum ArrivalArg {
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     humantime::parse_duration(s)
         .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+}
+
+/// An interval of the time series: each one costs histograms per operation and worker, so not
+/// shorter than a millisecond; and not longer than an hour.
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if (Duration::from_millis(1)..=Duration::from_secs(3600)).contains(&d) {
+        Ok(d)
+    } else {
+        Err("expected an interval from 1ms to 1h".into())
+    }
 }
 
 fn parse_positive_rate(s: &str) -> Result<f64, String> {

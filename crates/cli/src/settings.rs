@@ -17,6 +17,10 @@ use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 use crate::args::{ArrivalArg, PhaseArgs};
 use crate::error::CliError;
 
+/// Bounds of `--threads` / `threadcount`, and of threads x `--concurrency`.
+pub const MAX_THREADS: u64 = 4096;
+const MAX_IN_FLIGHT: u64 = 100_000;
+
 /// Bounds of `--target` / `target` (0 means no target).
 const MIN_TARGET_OPS_S: f64 = 0.001;
 const MAX_TARGET_OPS_S: f64 = 1e9;
@@ -179,14 +183,25 @@ impl Settings {
         let threads = match args.threads {
             Some(t) => t as usize,
             None => match props.u64_or("threadcount", 1)? {
-                0 => {
-                    return Err(
-                        WorkloadError::invalid("threadcount", "0", "expected at least 1").into(),
+                n @ 1..=MAX_THREADS => n as usize,
+                n => {
+                    return Err(WorkloadError::invalid(
+                        "threadcount",
+                        &n.to_string(),
+                        format!("expected 1 to {MAX_THREADS}"),
                     )
+                    .into())
                 }
-                n => n as usize,
             },
         };
+        // Each in-flight operation holds a connection and buffers: bounded in total, not per thread.
+        let in_flight = threads as u64 * args.concurrency as u64;
+        if in_flight > MAX_IN_FLIGHT {
+            return Err(CliError::Usage(format!(
+                "invalid value '{}' for '--concurrency': {threads} threads x {} = {in_flight} operations in flight, at most {MAX_IN_FLIGHT}",
+                args.concurrency, args.concurrency
+            )));
+        }
         let target = match args.target {
             Some(t) => t,
             None => props.f64_or("target", 0.0)?,

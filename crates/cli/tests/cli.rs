@@ -142,6 +142,13 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let typo = dir.path().join("typo.toml");
     std::fs::write(&typo, "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n").unwrap();
     let typo = typo.to_str().unwrap();
+    let huge_wait = dir.path().join("wait.toml");
+    std::fs::write(
+        &huge_wait,
+        "name = \"x\"\ndatabase = \"etcd\"\nready_timeout_s = 99999999999\n",
+    )
+    .unwrap();
+    let huge_wait = huge_wait.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--duration", "soon"], "'soon'"),
@@ -159,6 +166,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "-P", props.to_str().unwrap()], "'long'"),
         (vec!["run", "--db", "foo://x"], "foo://"),
         (vec!["run", "--db", "not a url"], "not a url"),
+        (vec!["run", "--db", "@://"], "@://"),
         (
             vec!["run", "-p", "sqlite.synchronous=sometimes"],
             "'sometimes'",
@@ -189,6 +197,33 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
         (vec!["run", "--target", "1e12"], "'1e12'"),
         (vec!["saturate", "--factor", "NaN"], "'NaN'"),
+        // Unbounded input (issue 13, point 11): bounded, named, exit 2.
+        (vec!["run", "-p", "threadcount=100000"], "'100000'"),
+        (
+            vec!["run", "-p", "recordcount=18446744073709551615"],
+            "'18446744073709551615'",
+        ),
+        (
+            vec!["run", "-p", "fieldlength=1099511627776"],
+            "'1099511627776'",
+        ),
+        (
+            vec![
+                "run",
+                "-p",
+                "readmodifywritemode=append",
+                "-p",
+                "appendlength=10000000000",
+            ],
+            "'10000000000'",
+        ),
+        (
+            vec!["run", "--threads", "16", "--concurrency", "100000"],
+            "'100000'",
+        ),
+        (vec!["run", "--interval", "1us"], "'1us'"),
+        (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
+        (vec!["cluster", "status", huge_wait], "ready_timeout_s = 99999999999"),
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (

@@ -83,6 +83,10 @@ pub struct Deployment {
 fn one() -> usize {
     1
 }
+
+/// Longest wait for a cluster to be ready or idle, in seconds.
+const MAX_WAIT_S: u64 = 86_400;
+
 fn ready_timeout() -> u64 {
     300
 }
@@ -234,6 +238,17 @@ impl Deployment {
         }
         if self.database == Database::Cassandra && self.nodes > 254 {
             return Err(format!("nodes = {}: at most 254", self.nodes));
+        }
+        // Waits are added to instants: a day is beyond any cluster's start, and cannot overflow.
+        for (key, seconds) in [
+            ("ready_timeout_s", self.ready_timeout_s),
+            ("idle_timeout_s", self.idle_timeout_s),
+        ] {
+            if seconds == 0 || seconds > MAX_WAIT_S {
+                return Err(format!(
+                    "{key} = {seconds}: expected 1 to {MAX_WAIT_S} (a day)"
+                ));
+            }
         }
         one_of(
             "cassandra.commitlog_sync",

@@ -16,6 +16,13 @@ use crate::values::{deterministic_value, ValuePool};
 use crate::{Properties, WorkloadError};
 
 /// Every property CoreWorkload reads (YCSB's names), plus our `deleteproportion`.
+/// Largest field value (and append) a workload may ask for: every operation materialises its values.
+pub const MAX_FIELD_BYTES: u64 = 16 << 20;
+/// Largest record (all fields): every operation materialises its values.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+/// Largest record count: key numbers stay far from overflow in i64 arithmetic.
+pub const MAX_RECORDS: u64 = 1 << 48;
+
 pub const CORE_PROPERTIES: &[&str] = &[
     "workload",
     "recordcount",
@@ -183,11 +190,18 @@ impl CoreWorkload {
 
         let field_len = p.u64_or("fieldlength", 100)?;
         let min_field_len = p.u64_or("minfieldlength", 1)?;
-        if field_len == 0 {
+        if field_len == 0 || field_len > MAX_FIELD_BYTES {
             return Err(WorkloadError::invalid(
                 "fieldlength",
-                "0",
-                "expected at least 1",
+                &field_len.to_string(),
+                format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
+            ));
+        }
+        if field_len.saturating_mul(field_count) > MAX_RECORD_BYTES {
+            return Err(WorkloadError::invalid(
+                "fieldlength",
+                &field_len.to_string(),
+                format!("{field_count} fields of {field_len} bytes exceed {MAX_RECORD_BYTES} bytes (64 MiB) per record"),
             ));
         }
         if min_field_len > field_len {
@@ -234,6 +248,14 @@ impl CoreWorkload {
         let mut record_count = p.u64_or("recordcount", 0)?;
         if record_count == 0 {
             record_count = i32::MAX as u64;
+        }
+        // Keys are numbered in i64 as YCSB's, and the generators add to the count.
+        if record_count > MAX_RECORDS {
+            return Err(WorkloadError::invalid(
+                "recordcount",
+                &record_count.to_string(),
+                format!("expected at most {MAX_RECORDS} (2^48)"),
+            ));
         }
         let insert_start = p.u64_or("insertstart", 0)?;
         if insert_start >= record_count {
@@ -311,11 +333,11 @@ impl CoreWorkload {
             "replace" => None,
             _ => {
                 let n = p.u64_or("appendlength", 100)?;
-                if n == 0 {
+                if n == 0 || n > MAX_FIELD_BYTES {
                     return Err(WorkloadError::invalid(
                         "appendlength",
-                        "0",
-                        "expected at least 1",
+                        &n.to_string(),
+                        format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
                     ));
                 }
                 if data_integrity {

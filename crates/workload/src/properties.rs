@@ -19,6 +19,9 @@ pub struct Properties {
     entries: BTreeMap<String, Property>,
 }
 
+/// Property files are a few lines; anything this large is a mistake, not a workload.
+pub const MAX_PROPERTY_FILE_BYTES: u64 = 1 << 20;
+
 impl Properties {
     pub fn new() -> Self {
         Self::default()
@@ -51,10 +54,22 @@ impl Properties {
     }
 
     pub fn load_file(&mut self, path: &Path) -> Result<(), WorkloadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::UnreadableFile {
+        let unreadable = |reason: String| WorkloadError::UnreadableFile {
             path: path.to_path_buf(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        // A property file is a small regular file: never read a device (`/dev/zero`) or a pipe.
+        let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(unreadable("not a regular file".into()));
+        }
+        if meta.len() > MAX_PROPERTY_FILE_BYTES {
+            return Err(unreadable(format!(
+                "{} bytes; a property file holds at most {MAX_PROPERTY_FILE_BYTES}",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
         self.load_str(&text, &path.display().to_string())
     }
 

@@ -154,6 +154,9 @@ pub struct PlannedRun {
 
 pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target"];
 
+/// Runs one experiment may plan: a week of 6-second runs, far beyond any study's matrix.
+const MAX_PLANNED_RUNS: u64 = 100_000;
+
 /// The sweep key that redeploys each database's cluster at every size (Swaminathan's scaling
 /// analysis: cluster size as an axis, everything else held equal).
 pub const CLUSTER_SIZE: &str = "nodes";
@@ -264,6 +267,23 @@ impl Experiment {
             return Err(format!(
                 "repetitions = {}, discard_first = {}: at least one repetition must count",
                 self.repetitions, self.discard_first
+            ));
+        }
+        // The plan is materialised (and printed by --dry-run): bound it before anything is built.
+        let runs = [
+            self.databases.len() as u64,
+            self.configurations.len().max(1) as u64,
+            self.workloads.len() as u64,
+            self.repetitions as u64,
+        ]
+        .into_iter()
+        .chain(self.sweep.values().map(|v| v.len() as u64))
+        .try_fold(1u64, |acc, n| acc.checked_mul(n))
+        .unwrap_or(u64::MAX);
+        if runs > MAX_PLANNED_RUNS {
+            return Err(format!(
+                "databases x configurations x workloads x sweeps x repetitions = {} runs: at most {MAX_PLANNED_RUNS} per experiment",
+                if runs == u64::MAX { "more than 2^64".to_string() } else { runs.to_string() }
             ));
         }
         if !["run", "load", "elastic"].contains(&self.procedure.measure.as_str()) {
@@ -520,6 +540,20 @@ workload = "a"
 threads = [1, 2]
 recordcount = [100]
 "#;
+
+    #[test]
+    fn a_plan_too_large_to_build_is_refused_before_it_is_built() {
+        for (reps, sweep) in [(u32::MAX, 1), (1000, 200)] {
+            let values: Vec<String> = (1..=sweep).map(|i| i.to_string()).collect();
+            let text = format!(
+                "name = \"x\"\nrepetitions = {reps}\n[[database]]\nname = \"n\"\ndb = \"null://\"\n\
+                 [[workload]]\nname = \"a\"\nworkload = \"a\"\n[sweep]\nthreads = [{}]\n",
+                values.join(", ")
+            );
+            let err = Experiment::from_toml(&text).unwrap_err();
+            assert!(err.contains("at most 100000"), "{err}");
+        }
+    }
 
     #[test]
     fn the_plan_is_the_product_with_repetitions() {
