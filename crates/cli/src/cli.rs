@@ -38,7 +38,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
                         .next()
                         .unwrap_or("invalid arguments")
                         .trim_start_matches("error: ");
-                    eprintln!("error: {first}");
+                    crate::note!("error: {first}");
                     ExitCode::from(2)
                 }
             };
@@ -68,7 +68,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::note!("error: {e}");
             e.exit_code()
         }
     }
@@ -83,7 +83,7 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
     for warning in check_mergeable(&results, &sources).map_err(CliError::Usage)? {
-        eprintln!("warning: {warning}");
+        crate::note!("warning: {warning}");
     }
     let merged = merge_results(&results, &sources).map_err(CliError::Usage)?;
     merged

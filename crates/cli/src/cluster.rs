@@ -12,7 +12,9 @@ use crate::output::emit;
 impl From<DeployError> for CliError {
     fn from(e: DeployError) -> Self {
         match e {
-            DeployError::BadSpec { .. } => CliError::Usage(e.to_string()),
+            DeployError::BadSpec { .. } | DeployError::BadInput(_) => {
+                CliError::Usage(e.to_string())
+            }
             other => CliError::Failed(other.to_string()),
         }
     }
@@ -36,7 +38,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
     match action {
         ClusterAction::Up(t) => {
             let d = read_deployment(t)?;
-            eprintln!(
+            crate::note!(
                 "starting {} ({} x {}) in {}",
                 d.name,
                 d.nodes,
@@ -49,7 +51,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         ClusterAction::Down(t) => {
             let mut c = open(t)?;
             c.down();
-            eprintln!(
+            crate::note!(
                 "cluster {} stopped; data and logs kept in {}",
                 c.name(),
                 c.state.dir.display()
@@ -62,13 +64,13 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         ClusterAction::AddNode(t) => {
             let mut c = open(t)?;
             let id = c.add_node()?;
-            eprintln!("added {id}");
+            crate::note!("added {id}");
             print_status(&c, false)?;
         }
         ClusterAction::RemoveNode { target, node } => {
             let mut c = open(target)?;
             let id = c.remove_node(node.as_deref())?;
-            eprintln!("removed {id}");
+            crate::note!("removed {id}");
             print_status(&c, false)?;
         }
         ClusterAction::StopNode {
@@ -78,17 +80,17 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         } => {
             let mut c = open(target)?;
             c.stop_node(node, *crash)?;
-            eprintln!("{} {node}", if *crash { "killed" } else { "stopped" });
+            crate::note!("{} {node}", if *crash { "killed" } else { "stopped" });
         }
         ClusterAction::StartNode { target, node } => {
             let mut c = open(target)?;
             c.start_node(node)?;
-            eprintln!("started {node}");
+            crate::note!("started {node}");
         }
         ClusterAction::Wait(t) => {
             let c = open(t)?;
             c.wait_idle()?;
-            eprintln!("cluster {} is ready and idle", c.name());
+            crate::note!("cluster {} is ready and idle", c.name());
         }
         ClusterAction::Compact(t) => {
             let c = open(t)?;
@@ -114,12 +116,12 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         ClusterAction::Snapshot { target, name } => {
             let mut c = open(target)?;
             c.snapshot(name)?;
-            eprintln!("snapshot {name} of {} taken", c.name());
+            crate::note!("snapshot {name} of {} taken", c.name());
         }
         ClusterAction::Restore { target, name } => {
             let mut c = open(target)?;
             c.restore(name)?;
-            eprintln!("{} restored from snapshot {name}", c.name());
+            crate::note!("{} restored from snapshot {name}", c.name());
         }
     }
     Ok(ExitCode::SUCCESS)

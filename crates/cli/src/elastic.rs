@@ -237,7 +237,7 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
     let all_steps = out.steps.len() == args.steps as usize && !out.interrupted;
     if let (true, ScaleAction::Double, Load::Sets(_)) = (all_steps, args.action, load) {
         let scale = Scale::of_step(&base, first_set_size, args.steps);
-        eprintln!(
+        crate::note!(
             "final size: {} nodes with {} records, {} threads, sets of {}",
             running_nodes(&cluster),
             scale.records,
@@ -257,7 +257,7 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
                 &times,
             ));
             if let Some(note) = controlled.baseline_note {
-                eprintln!("final size: {note}");
+                crate::note!("final size: {note}");
             }
             out.interrupted = result.interrupted;
             out.closing_run = Some(result);
@@ -304,7 +304,7 @@ impl Scale {
 /// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
 fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<bool, CliError> {
     let load = phase_args(&args.phase, scale, None);
-    eprintln!("loading records {}..{}", scale.loaded_before, scale.records);
+    crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
     let (r, _) = execute_phases(&load, &[Phase::Load], argv)?;
     Ok(!r.interrupted)
 }
@@ -516,7 +516,7 @@ fn control(
     }
     let baseline = values(&pull().0);
     let threshold = threshold_of(&baseline);
-    eprintln!(
+    crate::note!(
         "baseline: {} {}, mean {:.3}, median step {:.4} at {:.1} s",
         baseline.len(),
         match load {
@@ -541,7 +541,7 @@ fn control(
     };
     let changed = scale(cluster, action)?;
     events.scale_done_s = Some(now_s());
-    eprintln!(
+    crate::note!(
         "{action:?} done at {:.1} s ({})",
         now_s(),
         changed.join(", ")
@@ -565,7 +565,7 @@ fn control(
             && (args.probe == Probe::None || cluster.busy_now().is_empty())
         {
             events.transfers_done_s = Some(now_s());
-            eprintln!("no data in motion at {:.1} s", now_s());
+            crate::note!("no data in motion at {:.1} s", now_s());
         }
         if let Some(done) = events.transfers_done_s {
             // The load criterion over the last X points, all of them after the scale command.
@@ -573,7 +573,7 @@ fn control(
             let first_after = points.partition_point(|p| p.start_s < events.scale_issued_s);
             if holds(&points[first_after..], threshold) {
                 events.stable_s = Some(last_end.max(done));
-                eprintln!("stable at {:.1} s", last_end.max(done));
+                crate::note!("stable at {:.1} s", last_end.max(done));
                 break;
             }
         }
@@ -679,7 +679,7 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
 fn print_step(s: &ElasticStep) {
     let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
     let e = &s.events;
-    eprintln!(
+    crate::note!(
         "step {}: {:?} {} -> {} nodes ({}), {} in flight, {} records",
         s.step,
         s.action,
@@ -689,7 +689,7 @@ fn print_step(s: &ElasticStep) {
         s.in_flight,
         s.records
     );
-    println!(
+    crate::outln!(
         "step {}: scale issued {:.1} s, done {} s, transfers done {} s, stable {} s{}",
         s.step,
         e.scale_issued_s,
@@ -702,7 +702,7 @@ fn print_step(s: &ElasticStep) {
     );
     match &s.scores {
         StepScores::RequestSets(sc) => {
-            println!(
+            crate::outln!(
                 "  stabilisation {} s = data transfer {} s + additional {} s; Av {:.4} -> {} s, Rt {:.6} -> {} s",
                 f(sc.stabilisation_s),
                 f(sc.data_transfer_s),
@@ -712,7 +712,7 @@ fn print_step(s: &ElasticStep) {
                 sc.rt_before_s,
                 sc.rt_after_s.map_or("-".into(), |v| format!("{v:.6}")),
             );
-            println!(
+            crate::outln!(
                 "  elasticity {} (A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
                 f(sc.elasticity),
                 f(sc.area_above_ramp),
@@ -723,13 +723,13 @@ fn print_step(s: &ElasticStep) {
                 f(sc.full_availability_s)
             );
         }
-        StepScores::Unloaded(sc) => println!(
+        StepScores::Unloaded(sc) => crate::outln!(
             "  no load: ready after {} s, full availability (no data in motion) after {} s",
             f(sc.ready_s),
             f(sc.full_availability_s)
         ),
         StepScores::OpenLoop(sc) => {
-            println!(
+            crate::outln!(
                 "  stabilisation {} s = data transfer {} s + additional {} s; throughput {:.0} -> {} ops/s, {} operations lost",
                 f(sc.stabilisation_s),
                 f(sc.data_transfer_s),
@@ -738,7 +738,7 @@ fn print_step(s: &ElasticStep) {
                 f(sc.throughput_after_ops_s),
                 f(sc.throughput_lost_ops),
             );
-            println!(
+            crate::outln!(
                 "  p99 {:.0} us before, {:.0} us at worst during, {} us after; failed in transition {} ({:.3}%), full availability after {} s",
                 sc.p99_before_us,
                 sc.p99_transition_max_us,
@@ -756,9 +756,9 @@ fn print_sizes(rows: &[SizeRow]) {
     if rows.is_empty() {
         return;
     }
-    println!("nodes  records  in flight  set size  sets  mean s    sd s      scalability");
+    crate::outln!("nodes  records  in flight  set size  sets  mean s    sd s      scalability");
     for r in rows {
-        println!(
+        crate::outln!(
             "{:<6} {:<8} {:<10} {:<9} {:<5} {:<9.4} {:<9.4} {}",
             r.nodes,
             r.records,

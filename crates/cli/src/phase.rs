@@ -33,7 +33,7 @@ fn install_interrupt_handler() {
         let _ = ctrlc::set_handler(|| {
             let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if n >= 3 {
-                eprintln!("\naborted: nothing more is written");
+                crate::note!("\naborted: nothing more is written");
                 std::process::exit(130);
             }
             let guard = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
@@ -41,9 +41,9 @@ fn install_interrupt_handler() {
                 stop.request();
             }
             if n == 1 {
-                eprintln!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C twice more to abort)");
+                crate::note!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C twice more to abort)");
             } else {
-                eprintln!("\nstill writing what was measured (one more Ctrl-C aborts with nothing written)");
+                crate::note!("\nstill writing what was measured (one more Ctrl-C aborts with nothing written)");
             }
         });
     });
@@ -99,7 +99,7 @@ pub fn execute_phases(
 ) -> Result<(RunResult, Vec<f64>), CliError> {
     let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
-        eprintln!("warning: {w}");
+        crate::note!("warning: {w}");
     }
     let mut phases = phases.to_vec();
     let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
@@ -107,7 +107,7 @@ pub fn execute_phases(
         phases.insert(0, Phase::Load);
     }
     if settings.workload.data_integrity && settings.binding.name == "null" {
-        eprintln!("warning: dataintegrity=true has no effect with the null binding: it keeps no data to verify");
+        crate::note!("warning: dataintegrity=true has no effect with the null binding: it keeps no data to verify");
     }
 
     install_interrupt_handler();
@@ -180,14 +180,14 @@ pub fn execute_phases(
                 .collect();
             for r in &result.remote_resources {
                 if let Some(e) = &r.error {
-                    eprintln!("warning: no resource series from {}: {e}", r.host);
+                    crate::note!("warning: no resource series from {}: {e}", r.host);
                 }
             }
             result.bounded_by = Some(scalebench_monitor::combined_verdict(local, &remotes));
             result.resources = Some(series);
         }
         if let Some(line) = failure_warning(&result) {
-            eprintln!("{line}");
+            crate::note!("{line}");
         }
         if let (Some(c), false) = (&settings.cluster, interrupted) {
             result.space = Some(after_phase(c, phase, &result, &settings, args)?);
@@ -286,7 +286,7 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliE
     };
     crate::output::write_json(output, &series)?;
     let v = scalebench_monitor::verdict(&series, "client", None);
-    eprintln!(
+    crate::note!(
         "{} samples written to {}; bounded by: {} ({})",
         series.samples.len(),
         output.display(),
@@ -338,7 +338,7 @@ fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), CliError> 
         c.wait_ready()?;
     } else {
         if !quiet {
-            eprintln!("waiting until cluster {} is idle", c.name());
+            crate::note!("waiting until cluster {} is idle", c.name());
         }
         c.wait_idle()?;
     }
@@ -357,7 +357,7 @@ fn after_phase(
         if !args.no_compact {
             for done in c.compact()? {
                 if !args.quiet {
-                    eprintln!("compact: {done}");
+                    crate::note!("compact: {done}");
                 }
             }
         }
@@ -462,7 +462,7 @@ fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
     if scalebench_exec::probe::key_exists(factory, &key, std::time::Duration::from_secs(5))
         == Some(true)
     {
-        eprintln!(
+        crate::note!(
             "warning: record {key} (key number {first}, where this run's inserts start) already exists: an earlier run inserted there, so these inserts will conflict or overwrite; set -p transactioninsertstart=N past the keys earlier runs inserted (each result's insert_keys.end)"
         );
     }
@@ -474,7 +474,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
         let plan = self.settings.plan(self.phase);
         if let Some(note) = &self.note {
-            eprintln!("{note}");
+            crate::note!("{note}");
         }
         if self.phase == Phase::Run && runs_inserts(self.workload) && factory.stores_data() {
             warn_if_insert_range_used(&factory, self.workload);

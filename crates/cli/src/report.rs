@@ -69,7 +69,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
     };
     emit(&text);
     if let Some(m) = c.metrics.iter().find(|m| m.untestable()) {
-        eprintln!(
+        crate::note!(
             "warning: only {} and {} full intervals of {}: too few for a significance test (at least {MIN_TEST_INTERVALS}); run longer or use a shorter --interval",
             m.a_series.n, m.b_series.n, m.operation
         );
@@ -79,7 +79,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
             let bad = c.regressions_beyond(pct / 100.0);
             let untested = c.untested_beyond(pct / 100.0);
             for m in &bad {
-                eprintln!(
+                crate::note!(
                     "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
                     m.operation,
                     m.metric,
@@ -89,7 +89,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
             }
             // A gate cannot pass what it could not test.
             for m in &untested {
-                eprintln!(
+                crate::note!(
                     "regression (untested): {} {} {:+.1}%, beyond {pct}%, with only {} and {} full intervals",
                     m.operation,
                     m.metric,
@@ -140,7 +140,7 @@ pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
         }
     }
     crate::output::write_atomically(&args.output, &page.html())?;
-    eprintln!(
+    crate::note!(
         "report written to {} ({} charts)",
         args.output.display(),
         page.charts().filter(|c| !c.is_empty()).count()

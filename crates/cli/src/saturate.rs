@@ -146,7 +146,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         let (result, _) = execute_phases(&phase, &[Phase::Run], argv)?;
         let measured = result.phases.last().expect("a run phase");
         let step = step_of(offered, measured);
-        eprintln!(
+        crate::note!(
             "step {}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us",
             n + 1,
             if args.threads_search {

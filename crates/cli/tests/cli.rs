@@ -223,7 +223,10 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "--interval", "1us"], "'1us'"),
         (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
-        (vec!["cluster", "status", huge_wait], "ready_timeout_s = 99999999999"),
+        (
+            vec!["cluster", "status", huge_wait],
+            "ready_timeout_s = 99999999999",
+        ),
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (
@@ -281,6 +284,29 @@ fn a_missing_table_is_a_clear_runtime_error_without_result_file() {
         "--duration",
         "1s",
         "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("empty.db' does not exist: run the load phase first"),
+        "{}",
+        stderr(&r)
+    );
+    assert!(!out.exists());
+    // A mistyped path leaves no empty database behind (issue 13, point 14).
+    assert!(!dir.path().join("empty.db").exists());
+    // A file without the table: named as such.
+    rusqlite::Connection::open(dir.path().join("empty.db"))
+        .unwrap()
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    let r = scalebench(&[
+        "run",
+        "--db",
+        &db,
+        "--duration",
+        "1s",
+        "-o",
         out.to_str().unwrap(),
     ]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
@@ -1024,4 +1050,40 @@ fn reading_commands_never_write_to_a_database() {
         "other.db was changed"
     );
     assert!(!html.exists());
+}
+
+/// A full stderr or a reader that went away changes no outcome (issue 13, point 14: exit 101 before).
+#[test]
+fn an_unwritable_stderr_or_a_closed_stdout_changes_no_exit_code() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    let bad = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["run", "--db", "nosuch://"])
+        .stdout(Stdio::null())
+        .stderr(full())
+        .status()
+        .unwrap();
+    assert_eq!(bad.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let ok = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--duration",
+            "300ms",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stdout(full())
+        .stderr(full())
+        .status()
+        .unwrap();
+    assert_eq!(ok.code(), Some(0));
+    assert!(json(&out)["phases"][0]["totals"]["ok"].as_u64().unwrap() > 0);
 }

@@ -20,6 +20,9 @@ pub enum DeployError {
     BadSpec { file: String, reason: String },
     #[error("cluster not idle after {seconds} s: {busy}")]
     NotIdle { seconds: u64, busy: String },
+    /// Bad input named by the user (a snapshot name, ...): the command exits with 2.
+    #[error("{0}")]
+    BadInput(String),
     #[error("{0}")]
     Failed(String),
 }

@@ -83,8 +83,13 @@ fn without_hooks_ready_means_every_endpoint_accepts_connections() {
     let open = listener.local_addr().unwrap().port();
     let closed = scalebench_deploy::free_port().unwrap();
     let (d, file) = external(dir.path(), "", &format!("\"127.0.0.1:{open}\""));
-    let c = Cluster::up(d, &file, &dir.path().join("c"), false).unwrap();
+    let mut c = Cluster::up(d, &file, &dir.path().join("c"), false).unwrap();
     assert!(c.status().not_ready.is_empty());
+    // A bad snapshot name is the user's input (exit 2), named, checked first.
+    match c.snapshot("../escape") {
+        Err(DeployError::BadInput(m)) => assert!(m.contains("../escape"), "{m}"),
+        other => panic!("{other:?}"),
+    }
     // The state file may hold the external URL's password: its owner's alone (issue 13, point 9).
     let state = std::fs::metadata(c.state.dir.join("cluster.json")).unwrap();
     assert_eq!(

@@ -241,7 +241,11 @@ impl CassandraFactory {
                     }
                     // The table was dropped: no data needs a repair for the new replication.
                     Some(have) if *have != wanted && config.drop_schema => {
-                        eprintln!("note: keyspace {ks} had {have}; altered to {wanted} (ALTER KEYSPACE)");
+                        {
+                            use std::io::Write as _;
+                            // Never panics on an unwritable stderr.
+                            let _ = writeln!(std::io::stderr(), "note: keyspace {ks} had {have}; altered to {wanted} (ALTER KEYSPACE)");
+                        }
                         session
                             .query_unpaged(format!("ALTER KEYSPACE {ks} WITH {}", wanted.cql()), &[])
                             .await

@@ -93,6 +93,14 @@ impl SqliteFactory {
             cache_size_kib: config.u64_option("sqlite", "cache_size_kib", 16_384)?,
             path,
         };
+        // Only a phase that creates the table may create the file: a run against a mistyped path
+        // must not leave an empty database behind.
+        if !config.create_schema && !factory.path.exists() {
+            return Err(BindingError::Schema(format!(
+                "database file '{}' does not exist: run the load phase first (scalebench load, or run --load)",
+                factory.path.display()
+            )));
+        }
         let conn = factory.connection()?;
         if config.drop_schema {
             conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", factory.table))

@@ -83,7 +83,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             skipped += 1;
             continue;
         }
-        eprintln!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
+        crate::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
         let started_at = now();
         let outcome = one_run(&exp, &base, run, &mut state, &args.clusters.clusters_dir);
         match &outcome {
@@ -105,7 +105,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
                 done += 1;
             }
             Err(e) => {
-                eprintln!("  failed: {e}");
+                crate::note!("  failed: {e}");
                 store
                     .record(
                         id,
@@ -125,19 +125,19 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             c.down();
         }
     }
-    eprintln!(
+    crate::note!(
         "experiment {}: {done} runs done, {failed} failed, {skipped} already recorded (results in {})",
         exp.name,
         args.results.display()
     );
     if interrupted {
-        eprintln!("interrupted: run the same command again to resume");
+        crate::note!("interrupted: run the same command again to resume");
         return Ok(ExitCode::from(130));
     }
     emit(&show(&store, &exp.name, exp.discard_first)?);
     if failed > 0 {
         // The others are recorded; a rerun of the same command retries only the failed ones.
-        eprintln!("error: {failed} runs failed (their errors are in the runs table: scalebench results show)");
+        crate::note!("error: {failed} runs failed (their errors are in the runs table: scalebench results show)");
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -265,7 +265,7 @@ fn ensure_cluster(
         }
         old.down();
     }
-    eprintln!("  deploying {} from {}", d.name, file.display());
+    crate::note!("  deploying {} from {}", d.name, file.display());
     Cluster::up(d, file, clusters_dir, false)?;
     if !state.started.contains(&dir) {
         state.started.push(dir);
@@ -442,7 +442,7 @@ fn one_run(
         let dropped = std::process::Command::new("sync").status().is_ok()
             && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
         if !dropped && !state.drop_caches_warned {
-            eprintln!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
+            crate::note!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
             state.drop_caches_warned = true;
         }
     }

@@ -577,8 +577,8 @@ impl Cluster {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
         {
-            return Err(DeployError::Failed(format!(
-                "snapshot name {name:?}: use letters, digits, '-' and '_'"
+            return Err(DeployError::BadInput(format!(
+                "invalid snapshot name {name:?}: use letters, digits, '-' and '_'"
             )));
         }
         Ok(self.state.dir.join("snapshots").join(name))
@@ -586,8 +586,8 @@ impl Cluster {
 
     /// Copies every node's data while the cluster is stopped, then starts it again.
     pub fn snapshot(&mut self, name: &str) -> Result<(), DeployError> {
-        self.local_only("snapshot")?;
         let target = self.snapshot_dir(name)?;
+        self.local_only("snapshot")?;
         self.stop_for_copy();
         let copied = (|| {
             if target.exists() {
@@ -605,10 +605,10 @@ impl Cluster {
 
     /// Puts every node's data back as the snapshot has it and starts the cluster again.
     pub fn restore(&mut self, name: &str) -> Result<(), DeployError> {
-        self.local_only("restore")?;
         let source = self.snapshot_dir(name)?;
+        self.local_only("restore")?;
         if !source.is_dir() {
-            return Err(DeployError::Failed(format!(
+            return Err(DeployError::BadInput(format!(
                 "cluster {} has no snapshot {name:?}",
                 self.name()
             )));
