@@ -624,6 +624,17 @@ fn bound_call<F: BindingFactory>(shared: &Shared<F>, timeline: Timeline, start_n
     scalebench_binding::deadline::set_call_deadline(deadline);
 }
 
+/// Back-off of a slot after an operation failed as unavailable (server down, connection refused).
+const MIN_BACKOFF: Duration = Duration::from_millis(1);
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Resolves when a stop is requested (checked every 10 ms): a back-off never delays the end.
+async fn until_stopped<F>(shared: &Shared<F>) {
+    while !shared.stop.is_requested() {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 /// Operations between two yields of a slot: a binding that completes synchronously never returns
 /// Pending, and without a yield the worker's timers (grace period, interval ticks) would never run.
 const OPS_PER_YIELD: u32 = 64;
@@ -708,6 +719,7 @@ async fn run_slot<F: BindingFactory>(
     // The request set of the operation in progress.
     let mut set: Option<u64> = None;
     let mut since_yield = 0;
+    let mut backoff = Duration::ZERO;
     loop {
         if quota == Some(0) {
             shared.slots_done.fetch_add(1, Ordering::SeqCst);
@@ -792,6 +804,7 @@ async fn run_slot<F: BindingFactory>(
         if let (Some(sets), Some(k)) = (&shared.sets, set.take()) {
             sets.complete(k, end, result.is_ok(), timeline.t0_ns);
         }
+        let unavailable = matches!(&result, Err(e) if e.class == FailureClass::Unavailable);
         if measured {
             let mut rec = recorder.borrow_mut();
             rec.record(op.kind, intended, start, end, result.as_ref().map(|_| ()));
@@ -804,6 +817,17 @@ async fn run_slot<F: BindingFactory>(
             last_end = end;
         } else {
             recorder.borrow_mut().warmup_done();
+        }
+        // A server that refuses work is not hammered: the failures count, the slot waits a little
+        // longer after each (1 ms doubling to 100 ms) and goes on at full speed after a success.
+        if unavailable {
+            backoff = (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF);
+            tokio::select! {
+                () = tokio::time::sleep(backoff) => {}
+                () = until_stopped(shared) => {}
+            }
+        } else {
+            backoff = Duration::ZERO;
         }
         since_yield += 1;
         if since_yield == OPS_PER_YIELD {
