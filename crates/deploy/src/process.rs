@@ -45,6 +45,20 @@ pub fn free_port() -> Result<u16, DeployError> {
         .port())
 }
 
+/// A free loopback port whose Redis Cluster bus port (port + 10,000) is free too: a cluster node
+/// listens on both, and would fail to start (or talk to a stranger) otherwise.
+pub fn free_port_with_bus() -> Result<u16, DeployError> {
+    for _ in 0..100 {
+        let port = free_port()?;
+        if port <= u16::MAX - 10_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(DeployError::Failed(
+        "no free port whose cluster bus port (port + 10000) is free too".into(),
+    ))
+}
+
 /// Polls `ready` every 100 ms until it holds or `timeout` passes.
 pub fn wait_until(timeout: Duration, ready: impl FnMut() -> bool) -> bool {
     poll_every(Duration::from_millis(100), timeout, ready)
@@ -387,4 +401,19 @@ pub fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<(), DeployError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod port_tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_port_comes_with_a_free_bus_port() {
+        for _ in 0..20 {
+            let port = free_port_with_bus().unwrap();
+            assert!(port <= u16::MAX - 10_000);
+            TcpListener::bind(("127.0.0.1", port)).unwrap();
+            TcpListener::bind(("127.0.0.1", port + 10_000)).unwrap();
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::{free_port, run, wait_until, DeployError, ManagedProcess};
+use crate::process::{free_port, free_port_with_bus, run, wait_until, DeployError, ManagedProcess};
 use crate::server_dir;
 
 pub struct RedisServer {
@@ -34,7 +34,11 @@ impl RedisServer {
         cluster: bool,
         die_with_parent: bool,
     ) -> Result<Self, DeployError> {
-        let port = free_port()?;
+        let port = if cluster {
+            free_port_with_bus()?
+        } else {
+            free_port()?
+        };
         let dir = server_dir(base, "redis", port)?;
         let cmd = server_command(&dir, port, cluster, config);
         let mut process = ManagedProcess::spawn("redis-server", &dir, cmd, die_with_parent)?;

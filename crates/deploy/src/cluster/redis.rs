@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port_with_bus, run, DeployError, ManagedProcess, ProcessRef};
 use crate::redis::{command, server_command};
 use crate::space::Classifier;
 
@@ -66,7 +66,7 @@ impl RedisCluster {
     }
 
     fn new_server(&self, c: &mut ClusterState, role: &str) -> Result<usize, DeployError> {
-        let mut node = c.new_node(role, "127.0.0.1", free_port()?)?;
+        let mut node = c.new_node(role, "127.0.0.1", free_port_with_bus()?)?;
         node.process = Some(self.spawn(c, &node)?);
         c.nodes.push(node);
         Ok(c.nodes.len() - 1)
