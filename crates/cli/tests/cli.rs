@@ -1087,3 +1087,73 @@ fn an_unwritable_stderr_or_a_closed_stdout_changes_no_exit_code() {
     assert_eq!(ok.code(), Some(0));
     assert!(json(&out)["phases"][0]["totals"]["ok"].as_u64().unwrap() > 0);
 }
+
+/// Runs are keyed by what they measure: a changed file measures again instead of mixing old and new
+/// runs in one statistic, and says what it left behind (issue 13, point 10).
+#[test]
+fn a_changed_experiment_measures_again_what_changed_and_names_orphans() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("e.toml");
+    let results = dir.path().join("r.db");
+    let write = |reps: u32, duration: &str| {
+        std::fs::write(
+            &spec,
+            format!(
+                "name = \"x\"\nrepetitions = {reps}\n[procedure]\nwarmup = \"0s\"\nduration = \"{duration}\"\n\
+                 [[database]]\nname = \"null\"\ndb = \"null://\"\n\
+                 [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = {{ recordcount = 100 }}\n"
+            ),
+        )
+        .unwrap();
+    };
+    let exp = || {
+        let o = scalebench(&[
+            "experiment",
+            spec.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stderr(&o)
+    };
+    write(2, "300ms");
+    assert!(exp().contains("2 runs done, 0 failed, 0 already recorded"));
+    // Unchanged: nothing runs again.
+    assert!(exp().contains("0 runs done, 0 failed, 2 already recorded"));
+    // Another duration and one repetition fewer.
+    write(1, "500ms");
+    let err = exp();
+    assert!(
+        err.contains("1 recorded runs were measured under another definition"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 recorded runs are no longer in the plan"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 runs done, 0 failed, 0 already recorded"),
+        "{err}"
+    );
+    let export = scalebench(&[
+        "results",
+        "export",
+        "x",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    // The orphan (repetition 2, old duration) is kept in the database but in no statistic.
+    let runs = json["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(json["cells"][0]["n"], 1, "{json}");
+    let conn = rusqlite::Connection::open(&results).unwrap();
+    let durations: Vec<(u32, f64)> = conn
+        .prepare("SELECT repetition, duration_s FROM runs ORDER BY repetition")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(durations, vec![(1, 0.5), (2, 0.3)]);
+}

@@ -15,7 +15,9 @@ pub mod space;
 pub mod spec;
 
 pub use cluster::{Cluster, ClusterStatus};
-pub use process::{free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef};
+pub use process::{
+    free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef,
+};
 pub use spec::{Database, Deployment};
 
 /// Where a server keeps its data and log: under `base` (created), named `<kind>-<port>`.

@@ -71,7 +71,10 @@ impl ScriptBinding {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         }
         if s.down_until.is_some_and(|t| now < t) {
-            return Err(OpError::new(FailureClass::Unavailable, "connection refused"));
+            return Err(OpError::new(
+                FailureClass::Unavailable,
+                "connection refused",
+            ));
         }
         match s.fail_every {
             Some(n) if self.calls % n == 0 => {
@@ -309,7 +312,9 @@ fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
 /// against a dead Redis): failures count, each slot backs off, and resumes at once when it is back.
 #[test]
 fn a_server_that_is_down_is_not_hammered_and_work_resumes_when_it_is_back() {
-    let s = script(2, |s| s.down_until = Some(Instant::now() + Duration::from_millis(1500)));
+    let s = script(2, |s| {
+        s.down_until = Some(Instant::now() + Duration::from_millis(1500))
+    });
     let plan = RunPlan {
         threads: 1,
         concurrency: 2,
@@ -320,8 +325,14 @@ fn a_server_that_is_down_is_not_hammered_and_work_resumes_when_it_is_back() {
     let r = &out.result;
     let down_calls = r.totals.failed;
     // Exponential back-off to 100 ms: about 15 calls per slot in 1.5 s; without it, millions.
-    assert!((2..=100).contains(&down_calls), "{down_calls} calls while down");
-    assert!(r.operations.values().all(|o| o.failed.keys().all(|c| c == "unavailable")));
+    assert!(
+        (2..=100).contains(&down_calls),
+        "{down_calls} calls while down"
+    );
+    assert!(r
+        .operations
+        .values()
+        .all(|o| o.failed.keys().all(|c| c == "unavailable")));
     // Back within the largest back-off, then closed-loop speed again.
     assert!(r.totals.ok > 1000, "{:?}", r.totals);
 }

@@ -20,7 +20,7 @@ use crate::error::CliError;
 use crate::output::emit;
 use crate::phase::execute_phases;
 use spec::{value_text, Configuration, Experiment, PlannedRun, CLUSTER_SIZE, RUN_OPTIONS};
-use store::{now, ElasticRecord, Store};
+use store::{now, ElasticRecord, Recorded, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
 #[derive(Default)]
@@ -78,8 +78,31 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
     let total = plan.len();
     let mut interrupted = false;
     let (mut done, mut failed, mut skipped) = (0, 0, 0);
+    // Stored redacted, compared as stored.
+    let definitions: Vec<String> = plan
+        .iter()
+        .map(|r| crate::environment::redacted_json(&exp.run_definition(r)).to_string())
+        .collect();
+    let redefined = plan
+        .iter()
+        .zip(&definitions)
+        .filter(|(r, d)| store.recorded(id, r, d) == Recorded::OtherDefinition)
+        .count();
+    if redefined > 0 {
+        crate::note!(
+            "{redefined} recorded runs were measured under another definition of their cell (the file changed): they run again and replace the old ones"
+        );
+    }
+    let orphans = store.orphans(id, &plan).map_err(CliError::Failed)?;
+    if orphans > 0 {
+        crate::note!(
+            "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
+            args.results.display()
+        );
+    }
     for (i, run) in plan.iter().enumerate() {
-        if store.done(id, run) {
+        let definition = &definitions[i];
+        if store.recorded(id, run, definition) == Recorded::Done {
             skipped += 1;
             continue;
         }
@@ -91,7 +114,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
                 store
                     .record(
                         id,
-                        run,
+                        (run, definition),
                         &started_at,
                         Ok(r),
                         elastic.as_ref(),
@@ -109,7 +132,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
                 store
                     .record(
                         id,
-                        run,
+                        (run, definition),
                         &started_at,
                         Err(&e.to_string()),
                         None,

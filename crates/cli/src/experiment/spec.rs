@@ -424,6 +424,19 @@ impl Experiment {
     /// Every run, in execution order: for each database, configuration, workload and combination of
     /// swept values (first key slowest), the repetitions. A swept cluster size is the slowest of all
     /// within a database: each size is deployed once.
+    /// What a run measures: its database, configuration and workload as the file defines them, its
+    /// swept values and the procedure. A run recorded under another definition is measured again, so
+    /// one statistic never mixes runs of different definitions (repetition counts are not part of it).
+    pub fn run_definition(&self, run: &PlannedRun) -> serde_json::Value {
+        serde_json::json!({
+            "database": self.databases.iter().find(|d| d.name == run.database),
+            "configuration": self.configurations.iter().find(|c| c.name == run.configuration),
+            "workload": self.workloads.iter().find(|w| w.name == run.workload),
+            "params": run.params,
+            "procedure": self.procedure,
+        })
+    }
+
     pub fn plan(&self) -> Vec<PlannedRun> {
         let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
         for (k, values) in &self.sweep {

@@ -107,11 +107,33 @@ pub struct StoredRun {
     pub result: Option<String>,
 }
 
+/// A planned run as the results database has it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    Nothing,
+    Done,
+    Failed,
+    /// Recorded under another definition of the run (the experiment file changed).
+    OtherDefinition,
+}
+
+/// Databases made before runs kept their definition get the column (empty for their runs).
+fn add_definition_column(conn: &Connection) -> rusqlite::Result<()> {
+    let has = conn
+        .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'definition'")?
+        .exists([])?;
+    if !has {
+        conn.execute_batch("ALTER TABLE runs ADD COLUMN definition TEXT")?;
+    }
+    Ok(())
+}
+
 impl Store {
     pub fn open(path: &Path) -> Result<Store, String> {
         let conn = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
             .and_then(|_| conn.execute_batch(SCHEMA))
+            .and_then(|_| add_definition_column(&conn))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Store { conn })
     }
@@ -159,25 +181,59 @@ impl Store {
             .map_err(|e| e.to_string())
     }
 
-    /// Whether a run of the plan is already stored as done (resume skips it; a failed run is retried).
-    pub fn done(&self, experiment: i64, run: &PlannedRun) -> bool {
-        self.conn
+    /// What the database holds of a planned run: resume skips a done run, retries a failed one, and
+    /// measures again one recorded under another definition (the file changed since).
+    pub fn recorded(&self, experiment: i64, run: &PlannedRun, definition: &str) -> Recorded {
+        let row = self
+            .conn
             .query_row(
-                "SELECT status FROM runs WHERE experiment_id = ?1 AND cell = ?2 AND repetition = ?3",
+                "SELECT status, definition FROM runs WHERE experiment_id = ?1 AND cell = ?2 AND repetition = ?3",
                 params![experiment, run.cell, run.repetition],
-                |r| r.get::<_, String>(0),
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
             )
             .optional()
             .ok()
-            .flatten()
-            .is_some_and(|s| s == "ok" || s == "failures")
+            .flatten();
+        match row {
+            None => Recorded::Nothing,
+            // Runs stored before definitions were kept count as what the file says now.
+            Some((_, Some(d))) if d != definition => Recorded::OtherDefinition,
+            Some((status, _)) if status == "ok" || status == "failures" => Recorded::Done,
+            Some(_) => Recorded::Failed,
+        }
+    }
+
+    /// Runs of the experiment that its plan no longer has (cells or repetitions removed from the file):
+    /// kept in the database; those of an older definition of their cell are left out of statistics.
+    pub fn orphans(&self, experiment: i64, plan: &[PlannedRun]) -> Result<usize, String> {
+        let planned: std::collections::HashSet<(&str, u32)> = plan
+            .iter()
+            .map(|r| (r.cell.as_str(), r.repetition))
+            .collect();
+        let mut stmt = self
+            .conn
+            .prepare("SELECT cell, repetition FROM runs WHERE experiment_id = ?1")
+            .map_err(|e| e.to_string())?;
+        let rows = stmt
+            .query_map([experiment], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, u32>(1)?))
+            })
+            .map_err(|e| e.to_string())?;
+        let mut n = 0;
+        for row in rows {
+            let (cell, repetition) = row.map_err(|e| e.to_string())?;
+            if !planned.contains(&(cell.as_str(), repetition)) {
+                n += 1;
+            }
+        }
+        Ok(n)
     }
 
     /// Stores one run (replacing an earlier attempt of it) in a single transaction.
     pub fn record(
         &mut self,
         experiment: i64,
-        run: &PlannedRun,
+        (run, definition): (&PlannedRun, &str),
         started_at: &str,
         outcome: Result<&RunResult, &str>,
         elastic: Option<&ElasticRecord>,
@@ -206,9 +262,9 @@ impl Store {
             "INSERT INTO runs (experiment_id, cell, repetition, database, configuration, workload,
                 params, status, error, started_at, finished_at, tool_version, git_commit, host,
                 duration_s, throughput_ops_s, ok, failed, bounded_by, client_bound, space_bytes,
-                bytes_per_record, result)
+                bytes_per_record, result, definition)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                ?19, ?20, ?21, ?22, ?23)",
+                ?19, ?20, ?21, ?22, ?23, ?24)",
             params![
                 experiment,
                 run.cell,
@@ -233,6 +289,7 @@ impl Store {
                 measured.and_then(|p| p.space.as_ref()).map(|s| s.total_bytes as i64),
                 measured.and_then(|p| p.space.as_ref()).and_then(|s| s.bytes_per_record),
                 result_json,
+                definition,
             ],
         )
         .map_err(|e| e.to_string())?;
@@ -333,7 +390,14 @@ impl Store {
                         r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END,
                         r.ok, r.failed
                  FROM runs r JOIN experiments e ON e.id = r.experiment_id
-                 WHERE e.name = ?1 ORDER BY r.id",
+                 WHERE e.name = ?1
+                   -- Only runs of the cell's current definition: one statistic never mixes a changed
+                   -- file's runs with those it orphaned.
+                   AND (r.definition IS NULL OR r.definition = (
+                        SELECT l.definition FROM runs l
+                        WHERE l.experiment_id = r.experiment_id AND l.cell = r.cell
+                        ORDER BY l.id DESC LIMIT 1))
+                 ORDER BY r.id",
             )
             .map_err(|e| e.to_string())?;
         let rows = st
