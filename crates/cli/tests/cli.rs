@@ -149,6 +149,20 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     )
     .unwrap();
     let huge_wait = huge_wait.to_str().unwrap();
+    let exposed = dir.path().join("exposed.toml");
+    std::fs::write(
+        &exposed,
+        "name = \"x\"\ndatabase = \"postgres\"\n[server]\nlisten_addresses = \"*\"\n",
+    )
+    .unwrap();
+    let exposed = exposed.to_str().unwrap();
+    let bound = dir.path().join("bound.toml");
+    std::fs::write(
+        &bound,
+        "name = \"y\"\ndatabase = \"redis-cluster\"\nnodes = 3\n[server]\nbind = \"0.0.0.0\"\n",
+    )
+    .unwrap();
+    let bound = bound.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--duration", "soon"], "'soon'"),
@@ -227,6 +241,9 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["cluster", "status", huge_wait],
             "ready_timeout_s = 99999999999",
         ),
+        // Security (issue 13, point 7): no override may move a local server off loopback.
+        (vec!["cluster", "up", exposed], "server.listen_addresses"),
+        (vec!["cluster", "up", bound], "server.bind"),
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (

@@ -48,15 +48,16 @@ pub fn free_port() -> Result<u16, DeployError> {
 /// A free loopback port whose Redis Cluster bus port (port + 10,000) is free too: a cluster node
 /// listens on both, and would fail to start (or talk to a stranger) otherwise.
 pub fn free_port_with_bus() -> Result<u16, DeployError> {
-    for _ in 0..100 {
-        let port = free_port()?;
-        if port <= u16::MAX - 10_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
-            return Ok(port);
-        }
-    }
-    Err(DeployError::Failed(
-        "no free port whose cluster bus port (port + 10000) is free too".into(),
-    ))
+    let candidates = (0..100).filter_map(|_| free_port().ok());
+    first_with_free_bus(candidates).ok_or_else(|| {
+        DeployError::Failed("no free port whose cluster bus port (port + 10000) is free too".into())
+    })
+}
+
+fn first_with_free_bus(mut candidates: impl Iterator<Item = u16>) -> Option<u16> {
+    candidates.find(|&port| {
+        port <= u16::MAX - 10_000 && TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok()
+    })
 }
 
 /// Polls `ready` every 100 ms until it holds or `timeout` passes.
@@ -409,11 +410,17 @@ mod port_tests {
 
     #[test]
     fn a_cluster_port_comes_with_a_free_bus_port() {
-        for _ in 0..20 {
-            let port = free_port_with_bus().unwrap();
-            assert!(port <= u16::MAX - 10_000);
-            TcpListener::bind(("127.0.0.1", port)).unwrap();
-            TcpListener::bind(("127.0.0.1", port + 10_000)).unwrap();
-        }
+        // A port whose bus port is taken (held here) is passed over, as is one without a bus port.
+        let held = (0..1000)
+            .filter_map(|_| TcpListener::bind("127.0.0.1:0").ok())
+            .find(|l| l.local_addr().unwrap().port() > 11_024)
+            .unwrap();
+        let taken_bus = held.local_addr().unwrap().port() - 10_000;
+        assert_eq!(first_with_free_bus([taken_bus, u16::MAX].into_iter()), None);
+        let good = free_port_with_bus().unwrap();
+        assert_eq!(
+            first_with_free_bus([taken_bus, good].into_iter()),
+            Some(good)
+        );
     }
 }

@@ -84,6 +84,47 @@ fn one() -> usize {
     1
 }
 
+/// Server settings that decide where a server listens or who may connect from where, in any of the
+/// databases' spellings (compared with '_' as '-', case-insensitive).
+const LISTEN_SETTINGS: &[&str] = &[
+    // PostgreSQL
+    "listen-addresses",
+    "port",
+    "unix-socket-directories",
+    "hba-file",
+    // Redis
+    "bind",
+    "protected-mode",
+    "cluster-announce-ip",
+    "cluster-port",
+    "unixsocket",
+    // MariaDB
+    "bind-address",
+    "skip-networking",
+    "socket",
+    "wsrep-node-address",
+    "wsrep-cluster-address",
+    "wsrep-sst-receive-address",
+    // Cassandra
+    "listen-address",
+    "listen-interface",
+    "rpc-address",
+    "rpc-interface",
+    "broadcast-address",
+    "broadcast-rpc-address",
+    "native-transport-port",
+    "storage-port",
+    "ssl-storage-port",
+    "seed-provider",
+    // etcd
+    "listen-client-urls",
+    "listen-peer-urls",
+    "advertise-client-urls",
+    "initial-advertise-peer-urls",
+    "initial-cluster",
+    "listen-metrics-urls",
+];
+
 /// Longest wait for a cluster to be ready or idle, in seconds.
 const MAX_WAIT_S: u64 = 86_400;
 
@@ -296,6 +337,16 @@ impl Deployment {
         for (k, v) in self.server.iter().chain(&self.binding) {
             if matches!(v, toml::Value::Array(_) | toml::Value::Table(_)) {
                 return Err(format!("{k}: give a string, number or boolean"));
+            }
+        }
+        // Local servers listen on loopback only, on ports scalebench picks: no override may move them.
+        if self.database != Database::External {
+            if let Some(k) = self.server.keys().find(|k| {
+                LISTEN_SETTINGS.contains(&k.to_ascii_lowercase().replace('_', "-").as_str())
+            }) {
+                return Err(format!(
+                    "server.{k}: where a local server listens is scalebench's (loopback, ports it picks); this setting cannot be overridden"
+                ));
             }
         }
         Ok(())
