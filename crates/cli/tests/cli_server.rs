@@ -2,7 +2,7 @@
 
 use std::process::{Command, Stdio};
 
-use scalebench_deploy::postgres::{PostgresServer, PASSWORD};
+use scalebench_deploy::postgres::PostgresServer;
 
 #[test]
 fn postgres_through_the_cli_never_shows_the_password() {
@@ -10,6 +10,8 @@ fn postgres_through_the_cli_never_shows_the_password() {
     std::fs::create_dir_all(&base).unwrap();
     let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
     let url = server.url();
+    let password = server.password().to_string();
+    let password = password.as_str();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let run = |args: &[&str]| {
@@ -25,7 +27,7 @@ fn postgres_through_the_cli_never_shows_the_password() {
     assert_eq!(missing.status.code(), Some(1));
     let err = String::from_utf8_lossy(&missing.stderr);
     assert!(
-        err.contains("--create-schema") && !err.contains(PASSWORD),
+        err.contains("--create-schema") && !err.contains(password),
         "{err}"
     );
 
@@ -40,13 +42,13 @@ fn postgres_through_the_cli_never_shows_the_password() {
         "--operations",
         "2000",
         "-p",
-        &format!("postgres.password_note={PASSWORD}"),
+        &format!("postgres.password_note={password}"),
         "--output",
         out.to_str().unwrap(),
     ]);
     // An unknown binding option is bad input: exit 2, and still no password in the message.
     assert_eq!(loaded.status.code(), Some(2));
-    assert!(!String::from_utf8_lossy(&loaded.stderr).contains(PASSWORD));
+    assert!(!String::from_utf8_lossy(&loaded.stderr).contains(password));
     assert!(!out.exists());
 
     let ok = run(&[
@@ -82,7 +84,7 @@ fn postgres_through_the_cli_never_shows_the_password() {
         ("stderr", &*stderr),
         ("result file", &*file),
     ] {
-        assert!(!text.contains(PASSWORD), "password in {what}");
+        assert!(!text.contains(password), "password in {what}");
     }
     let r: serde_json::Value = serde_json::from_str(&file).unwrap();
     assert!(r["parameters"]["db"].as_str().unwrap().contains("***"));
@@ -118,8 +120,10 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
+        // The password is made at `cluster up`, random, kept in the 0600 state file.
+        let password = cluster_password(&clusters.join("cli-pg"));
         assert!(
-            !text.contains(PASSWORD),
+            password.is_none_or(|p| !text.contains(&p)),
             "{args:?} shows the password:\n{text}"
         );
         (o.status.code(), text)
@@ -158,7 +162,7 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     assert!(space["bytes_per_record"].as_f64().unwrap() > 2000.0);
     assert!(!std::fs::read_to_string(&load_out)
         .unwrap()
-        .contains(PASSWORD));
+        .contains(&cluster_password(&clusters.join("cli-pg")).unwrap()));
 
     let run_out = dir.path().join("run.json");
     let (code, text) = run(&[
@@ -358,7 +362,7 @@ threads = [1, 2]
             r.get(0)
         })
         .unwrap();
-    assert!(!all.contains(PASSWORD));
+    assert!(!all.contains(server.password()));
 }
 
 /// Inserts on kept data (Dijkshoorn's INSERT cells with `load = "once"`): 3 repetitions x 2 thread
@@ -600,4 +604,11 @@ threads = [2]
         "--clusters-dir".as_ref(),
         clusters.as_os_str(),
     ]);
+}
+
+/// The benchmark user's password of a local cluster, from its state file (once it is up).
+fn cluster_password(dir: &std::path::Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("cluster.json")).ok()?;
+    let state: serde_json::Value = serde_json::from_str(&text).ok()?;
+    state["facts"]["password"].as_str().map(str::to_string)
 }

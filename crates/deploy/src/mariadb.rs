@@ -4,17 +4,17 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::{free_port, port_open, run, DeployError, ManagedProcess};
+use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
 use crate::server_dir;
 
 pub const USER: &str = "bench";
-pub const PASSWORD: &str = "bench-secret";
 pub const DATABASE: &str = "ycsb";
 
 pub struct MariadbServer {
     pub port: u16,
     pub process: ManagedProcess,
     socket: std::path::PathBuf,
+    password: String,
 }
 
 impl MariadbServer {
@@ -52,19 +52,26 @@ impl MariadbServer {
         let mut process = ManagedProcess::spawn("mariadbd", &dir, cmd, die_with_parent)?;
         let sock = socket.clone();
         process.wait_ready(Duration::from_secs(60), || port_open(port) && ping(&sock))?;
-        sql(&socket, &create_user_and_database_sql())?;
+        let password = random_password()?;
+        sql(&socket, &create_user_and_database_sql(&password))?;
         Ok(MariadbServer {
             port,
             process,
             socket,
+            password,
         })
     }
 
     pub fn url(&self) -> String {
         format!(
-            "mysql://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
-            self.port
+            "mysql://{USER}:{}@127.0.0.1:{}/{DATABASE}",
+            self.password, self.port
         )
+    }
+
+    /// The benchmark user's password (random per server).
+    pub fn password(&self) -> &str {
+        &self.password
     }
 
     /// Runs SQL as root over the server's socket.
@@ -105,9 +112,10 @@ pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
     )
 }
 
-/// The benchmark's user (with password) and database.
-pub fn create_user_and_database_sql() -> String {
+/// The benchmark's user and database: all rights on the benchmark's database only (no FILE
+/// privilege: no `SELECT ... INTO OUTFILE`, no other database).
+pub fn create_user_and_database_sql(password: &str) -> String {
     format!(
-        "CREATE DATABASE IF NOT EXISTS {DATABASE}; CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{PASSWORD}'; GRANT ALL ON *.* TO '{USER}'@'%';"
+        "CREATE DATABASE IF NOT EXISTS {DATABASE}; CREATE USER IF NOT EXISTS '{USER}'@'%' IDENTIFIED BY '{password}'; GRANT ALL ON {DATABASE}.* TO '{USER}'@'%';"
     )
 }

@@ -7,12 +7,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::process::{
-    chown_tree, free_port, port_open, run, user_ids, DeployError, ManagedProcess,
+    chown_tree, free_port, port_open, random_password, run, user_ids, DeployError, ManagedProcess,
 };
 use crate::server_dir;
 
 pub const USER: &str = "bench";
-pub const PASSWORD: &str = "bench-secret";
 pub const DATABASE: &str = "ycsb";
 
 pub struct PostgresServer {
@@ -20,6 +19,7 @@ pub struct PostgresServer {
     pub process: ManagedProcess,
     bin: PathBuf,
     data: PathBuf,
+    password: String,
 }
 
 /// The newest installed PostgreSQL's bin directory.
@@ -157,14 +157,20 @@ pub fn psql(
     run(&mut psql, "psql")
 }
 
-/// The benchmark's user (with password) and database.
-pub fn create_user_and_database(bin: &Path, data: &Path, port: u16) -> Result<(), DeployError> {
+/// The benchmark's user and database: the user owns the database (creates and drops its tables)
+/// and is no superuser (no `COPY ... TO PROGRAM`, no server files).
+pub fn create_user_and_database(
+    bin: &Path,
+    data: &Path,
+    port: u16,
+    password: &str,
+) -> Result<(), DeployError> {
     psql(
         bin,
         data,
         port,
         "postgres",
-        &format!("CREATE USER {USER} SUPERUSER PASSWORD '{PASSWORD}'"),
+        &format!("CREATE USER {USER} NOSUPERUSER PASSWORD '{password}'"),
     )?;
     psql(
         bin,
@@ -192,12 +198,14 @@ impl PostgresServer {
         let cmd = server_command(&bin, &data, port, settings);
         let mut process = ManagedProcess::spawn("postgres", &dir, cmd, die_with_parent)?;
         process.wait_ready(Duration::from_secs(60), || is_ready(&bin, port))?;
-        create_user_and_database(&bin, &data, port)?;
+        let password = random_password()?;
+        create_user_and_database(&bin, &data, port, &password)?;
         Ok(PostgresServer {
             port,
             process,
             bin,
             data,
+            password,
         })
     }
 
@@ -208,8 +216,13 @@ impl PostgresServer {
 
     pub fn url(&self) -> String {
         format!(
-            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{DATABASE}",
-            self.port
+            "postgres://{USER}:{}@127.0.0.1:{}/{DATABASE}",
+            self.password, self.port
         )
+    }
+
+    /// The benchmark user's password (random per server).
+    pub fn password(&self) -> &str {
+        &self.password
     }
 }

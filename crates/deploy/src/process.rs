@@ -45,6 +45,17 @@ pub fn free_port() -> Result<u16, DeployError> {
         .port())
 }
 
+/// A password for a server scalebench starts: 32 hex digits from the kernel's random source, made
+/// per server or cluster and kept in its state (mode 0600), never a constant anyone can look up.
+pub fn random_password() -> Result<String, DeployError> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| DeployError::io(Path::new("/dev/urandom"), e))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// A free loopback port whose Redis Cluster bus port (port + 10,000) is free too: a cluster node
 /// listens on both, and would fail to start (or talk to a stranger) otherwise.
 pub fn free_port_with_bus() -> Result<u16, DeployError> {

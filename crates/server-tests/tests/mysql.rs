@@ -48,10 +48,7 @@ fn missing_table_and_bad_options_are_clear_errors() {
         e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
         "{e}"
     );
-    assert!(
-        !e.contains(scalebench_deploy::mariadb::PASSWORD),
-        "password leaked: {e}"
-    );
+    assert!(!e.contains(server().password()), "password leaked: {e}");
     let e = MysqlFactory::open(&config(
         &server().url(),
         &w,
@@ -143,4 +140,36 @@ fn measurement_records_are_stored_typed() {
         "varchar,int,int,int,datetime,text,int,double,datetime"
     );
     assert_loads_all(config(&server().url(), &w, &[], true, true), &w);
+}
+
+/// The benchmark user has rights on the benchmark's database only: no `FILE` (no `INTO OUTFILE`), no
+/// other database (issue 13, point 7).
+#[test]
+fn the_benchmark_user_has_rights_on_its_database_only() {
+    let mariadb = |sql: &str| {
+        std::process::Command::new("mariadb")
+            .args([
+                "-h127.0.0.1",
+                &format!("-P{}", server().port),
+                "-ubench",
+                &format!("-p{}", server().password()),
+                "ycsb",
+                "-e",
+                sql,
+            ])
+            .output()
+            .unwrap()
+    };
+    let outfile = std::env::temp_dir().join(format!("scalebench-outfile-{}", std::process::id()));
+    let file = mariadb(&format!("SELECT 1 INTO OUTFILE '{}'", outfile.display()));
+    assert!(!file.status.success());
+    assert!(!outfile.exists());
+    let other = mariadb("CREATE DATABASE not_ours");
+    assert!(!other.status.success());
+    let own = mariadb("CREATE TABLE priv_check (x int); DROP TABLE priv_check;");
+    assert!(
+        own.status.success(),
+        "{}",
+        String::from_utf8_lossy(&own.stderr)
+    );
 }

@@ -48,10 +48,7 @@ fn missing_table_is_a_clear_error_and_bad_options_are_named() {
         e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
         "{e}"
     );
-    assert!(
-        !e.contains(scalebench_deploy::postgres::PASSWORD),
-        "password leaked: {e}"
-    );
+    assert!(!e.contains(server().password()), "password leaked: {e}");
     let e = PostgresFactory::open(&config(
         &server().url(),
         &w,
@@ -72,7 +69,7 @@ fn wrong_password_fails_to_connect_without_printing_it() {
     let w = workload(&[]);
     let url = server()
         .url()
-        .replace(scalebench_deploy::postgres::PASSWORD, "wrong-secret-123");
+        .replace(server().password(), "wrong-secret-123");
     let e = PostgresFactory::open(&config(&url, &w, &[], true, false))
         .err()
         .unwrap()
@@ -187,4 +184,36 @@ fn measurement_records_are_stored_typed() {
         let n = server().sql("SELECT count(*) FROM measurements").unwrap();
         assert_eq!(n.trim(), "2000", "{mode}");
     }
+}
+
+/// The benchmark user is no superuser: a shell through `COPY ... TO PROGRAM` is refused (issue 13,
+/// point 7), while its own tables are its to create and drop.
+#[test]
+fn the_benchmark_user_has_no_superuser_rights() {
+    let psql = |sql: &str| {
+        std::process::Command::new("psql")
+            .args([
+                server().url().as_str(),
+                "-X",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-c",
+                sql,
+            ])
+            .output()
+            .unwrap()
+    };
+    let shell = psql("COPY (SELECT 1) TO PROGRAM 'true'");
+    assert!(!shell.status.success());
+    let err = String::from_utf8_lossy(&shell.stderr);
+    assert!(
+        err.contains("permission denied") || err.contains("must be superuser"),
+        "{err}"
+    );
+    let own = psql("CREATE TABLE priv_check (x int); DROP TABLE priv_check;");
+    assert!(
+        own.status.success(),
+        "{}",
+        String::from_utf8_lossy(&own.stderr)
+    );
 }

@@ -8,9 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::mariadb::{
-    create_user_and_database_sql, install_db, ping, sql, DATABASE, PASSWORD, USER,
-};
+use crate::mariadb::{create_user_and_database_sql, install_db, ping, sql, DATABASE, USER};
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
 
@@ -130,7 +128,12 @@ impl Engine for Galera {
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         // Ports of every node first: each node's gcomm address lists them all.
         self.join(c, true)?;
-        sql(&socket(&c.nodes[0]), &create_user_and_database_sql())?;
+        let password = crate::process::random_password()?;
+        sql(
+            &socket(&c.nodes[0]),
+            &create_user_and_database_sql(&password),
+        )?;
+        c.facts.insert(super::PASSWORD_FACT.into(), password);
         for _ in 1..c.deployment.nodes {
             self.join(c, false)?;
         }
@@ -240,6 +243,7 @@ impl Engine for Galera {
     /// Every running node: Galera is multi-master, so clients spread over all of them.
     fn url(&self, c: &ClusterState) -> String {
         let hosts: Vec<String> = c.running().map(NodeState::endpoint).collect();
-        format!("mysql://{USER}:{PASSWORD}@{}/{DATABASE}", hosts.join(","))
+        let password = c.facts.get(super::PASSWORD_FACT).map_or("", String::as_str);
+        format!("mysql://{USER}:{password}@{}/{DATABASE}", hosts.join(","))
     }
 }

@@ -26,6 +26,9 @@ use crate::spec::{Database, Deployment};
 use crate::DeployError;
 use scalebench_measure::Space;
 
+/// The cluster fact holding the benchmark user's password (random per cluster; cluster.json is 0600).
+pub(crate) const PASSWORD_FACT: &str = "password";
+
 /// One node as the state file records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeState {

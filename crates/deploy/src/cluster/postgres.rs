@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
+use super::{ClusterState, Engine, NodeState, PASSWORD_FACT};
 use crate::postgres::{
     as_postgres, bin_dir, create_user_and_database, data_location, fresh_data_dir, initdb,
-    is_ready, psql, server_command, DATABASE, PASSWORD, USER,
+    is_ready, psql, server_command, DATABASE, USER,
 };
 use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
@@ -84,7 +84,9 @@ impl Engine for Postgres {
         initdb(&bin, &primary.data_dir)?;
         primary.process = Some(self.spawn(c, &primary)?);
         c.nodes.push(primary.clone());
-        create_user_and_database(&bin, &primary.data_dir, port)?;
+        let password = crate::process::random_password()?;
+        create_user_and_database(&bin, &primary.data_dir, port, &password)?;
+        c.facts.insert(PASSWORD_FACT.into(), password);
         for _ in 0..c.deployment.postgres_replicas() {
             self.add_replica(c)?;
         }
@@ -244,7 +246,8 @@ impl Engine for Postgres {
 
     fn url(&self, c: &ClusterState) -> String {
         let port = self.primary(c).map_or(0, |p| p.port);
-        format!("postgres://{USER}:{PASSWORD}@127.0.0.1:{port}/{DATABASE}")
+        let password = c.facts.get(PASSWORD_FACT).map_or("", String::as_str);
+        format!("postgres://{USER}:{password}@127.0.0.1:{port}/{DATABASE}")
     }
 
     fn binding_options(&self, c: &ClusterState) -> BTreeMap<String, String> {
