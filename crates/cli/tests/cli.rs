@@ -136,33 +136,36 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let o = out.to_str().unwrap();
     let props = dir.path().join("bad.properties");
     std::fs::write(&props, "fieldlength=long\n").unwrap();
-    let deployment = dir.path().join("bad.toml");
-    std::fs::write(&deployment, "name = \"x\"\ndatabase = \"mongo\"\n").unwrap();
-    let deployment = deployment.to_str().unwrap();
-    let typo = dir.path().join("typo.toml");
-    std::fs::write(&typo, "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n").unwrap();
-    let typo = typo.to_str().unwrap();
-    let huge_wait = dir.path().join("wait.toml");
-    std::fs::write(
-        &huge_wait,
+    // Deployment files with one flaw each.
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let deployment = file("bad.toml", "name = \"x\"\ndatabase = \"mongo\"\n");
+    let typo = file(
+        "typo.toml",
+        "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n",
+    );
+    let huge_wait = file(
+        "wait.toml",
         "name = \"x\"\ndatabase = \"etcd\"\nready_timeout_s = 99999999999\n",
-    )
-    .unwrap();
-    let huge_wait = huge_wait.to_str().unwrap();
-    let exposed = dir.path().join("exposed.toml");
-    std::fs::write(
-        &exposed,
+    );
+    let exposed = file(
+        "exposed.toml",
         "name = \"x\"\ndatabase = \"postgres\"\n[server]\nlisten_addresses = \"*\"\n",
-    )
-    .unwrap();
-    let exposed = exposed.to_str().unwrap();
-    let bound = dir.path().join("bound.toml");
-    std::fs::write(
-        &bound,
+    );
+    let bound = file(
+        "bound.toml",
         "name = \"y\"\ndatabase = \"redis-cluster\"\nnodes = 3\n[server]\nbind = \"0.0.0.0\"\n",
-    )
-    .unwrap();
-    let bound = bound.to_str().unwrap();
+    );
+    let (deployment, typo, huge_wait, exposed, bound) = (
+        deployment.as_str(),
+        typo.as_str(),
+        huge_wait.as_str(),
+        exposed.as_str(),
+        bound.as_str(),
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--duration", "soon"], "'soon'"),

@@ -58,23 +58,27 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
                 ));
             }
         }
-        if r.parameters.binding != first.parameters.binding {
-            return Err(format!(
-                "{} ran against {} and {} against {}: clients of one run use one database",
-                name(0),
-                first.parameters.binding,
-                name(i),
-                r.parameters.binding
-            ));
-        }
-        if r.parameters.workload != first.parameters.workload {
-            return Err(format!(
-                "{} ran workload {} and {} workload {}: clients of one run run one workload",
-                name(0),
-                first.parameters.workload,
-                name(i),
-                r.parameters.workload
-            ));
+        for (what, mine, theirs, why) in [
+            (
+                "database",
+                &first.parameters.binding,
+                &r.parameters.binding,
+                "clients of one run use one database",
+            ),
+            (
+                "workload",
+                &first.parameters.workload,
+                &r.parameters.workload,
+                "clients of one run run one workload",
+            ),
+        ] {
+            if mine != theirs {
+                return Err(format!(
+                    "{} ran {what} {mine} and {} {what} {theirs}: {why}",
+                    name(0),
+                    name(i)
+                ));
+            }
         }
         for key in WORKLOAD_DEFINING {
             let (a, b) = (
