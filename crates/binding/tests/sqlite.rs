@@ -73,7 +73,23 @@ fn durability_options_apply_and_bad_values_are_named() {
 #[test]
 fn missing_table_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let e = SqliteFactory::open(&config(&dir.path().join("empty.db"), false, &[]))
+    let path = dir.path().join("empty.db");
+    // No file: named, and none created (only a phase that creates the table may create it).
+    let e = SqliteFactory::open(&config(&path, false, &[]))
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("does not exist: run the load phase first"),
+        "{e}"
+    );
+    assert!(!path.exists());
+    // A file without the table.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE other (x INTEGER)")
+        .unwrap();
+    let e = SqliteFactory::open(&config(&path, false, &[]))
         .err()
         .unwrap();
     assert!(
