@@ -143,7 +143,7 @@ pub fn classpath_file() -> Result<PathBuf, DeployError> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
     let pom = dir.join("pom.xml");
-    write_new_then_rename(&pom, CASSANDRA_POM)?;
+    write_whole(&pom, CASSANDRA_POM)?;
     // A temporary of this resolution alone: concurrent ones each rename a complete file.
     let tmp = dir.join(format!("classpath.{}.tmp", unique_suffix()));
     run(
@@ -167,26 +167,18 @@ pub fn classpath() -> Result<String, DeployError> {
         .map_err(|e| DeployError::io(&file, e))
 }
 
-/// Distinct for every call in every process (threads of one process resolve concurrently in tests).
+/// Distinct for every call in every process (threads of one process resolve concurrently in tests):
+/// the name Maven writes the classpath to before it is renamed.
 fn unique_suffix() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{}-{n}", std::process::id())
 }
 
-/// Writes `text` to `path` through a temporary created exclusively beside it: never through a file
-/// or link someone else put there.
-fn write_new_then_rename(path: &Path, text: &str) -> Result<(), DeployError> {
-    use std::io::Write;
-    let tmp = path.with_extension(format!("{}.tmp", unique_suffix()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| DeployError::io(&tmp, e))?;
-    f.write_all(text.as_bytes())
-        .map_err(|e| DeployError::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| DeployError::io(path, e))
+/// Writes `text` to `path` through scalebench's one safe writer (an exclusive temporary, renamed).
+fn write_whole(path: &Path, text: &str) -> Result<(), DeployError> {
+    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
+        .map_err(DeployError::Failed)
 }
 
 /// The ports of a node: storage and native are the ring's, JMX the node's own.
@@ -239,7 +231,7 @@ pub fn nodetool(classpath: &str, jmx_port: u16, args: &[&str]) -> Result<String,
     // written anew unless it holds exactly our configuration (never trusted from a shared directory).
     let quiet = cache_dir()?.join("nodetool-logback.xml");
     if std::fs::read_to_string(&quiet).ok().as_deref() != Some(TOOL_LOGBACK) {
-        write_new_then_rename(&quiet, TOOL_LOGBACK)?;
+        write_whole(&quiet, TOOL_LOGBACK)?;
     }
     run(
         Command::new("java")

@@ -624,6 +624,15 @@ fn bound_call<F: BindingFactory>(shared: &Shared<F>, timeline: Timeline, start_n
     scalebench_binding::deadline::set_call_deadline(deadline);
 }
 
+/// Counts an operation of a slot and yields every [`OPS_PER_YIELD`] of them.
+async fn count_and_yield(since_yield: &mut u32) {
+    *since_yield += 1;
+    if *since_yield == OPS_PER_YIELD {
+        *since_yield = 0;
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Back-off of a slot after an operation failed as unavailable (server down, connection refused).
 const MIN_BACKOFF: Duration = Duration::from_millis(1);
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -829,11 +838,7 @@ async fn run_slot<F: BindingFactory>(
         } else {
             backoff = Duration::ZERO;
         }
-        since_yield += 1;
-        if since_yield == OPS_PER_YIELD {
-            since_yield = 0;
-            tokio::task::yield_now().await;
-        }
+        count_and_yield(&mut since_yield).await;
     }
     ctx.publish_last_end(last_end);
     binding
@@ -906,11 +911,7 @@ async fn load_slot<F: BindingFactory>(
             last_end = end;
             break;
         }
-        since_yield += 1;
-        if since_yield == OPS_PER_YIELD {
-            since_yield = 0;
-            tokio::task::yield_now().await;
-        }
+        count_and_yield(&mut since_yield).await;
     }
     ctx.publish_last_end(last_end);
     binding

@@ -83,10 +83,14 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         .iter()
         .map(|r| crate::environment::redacted_json(&exp.run_definition(r)).to_string())
         .collect();
-    let redefined = plan
+    let recorded: Vec<Recorded> = plan
         .iter()
         .zip(&definitions)
-        .filter(|(r, d)| store.recorded(id, r, d) == Recorded::OtherDefinition)
+        .map(|(r, d)| store.recorded(id, r, d))
+        .collect();
+    let redefined = recorded
+        .iter()
+        .filter(|r| **r == Recorded::OtherDefinition)
         .count();
     if redefined > 0 {
         crate::note!(
@@ -102,7 +106,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
     }
     for (i, run) in plan.iter().enumerate() {
         let definition = &definitions[i];
-        if store.recorded(id, run, definition) == Recorded::Done {
+        if recorded[i] == Recorded::Done {
             skipped += 1;
             continue;
         }

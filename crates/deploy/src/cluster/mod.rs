@@ -317,26 +317,14 @@ impl Cluster {
         &self.state.deployment.name
     }
 
-    /// Records the state (atomically: a crash never leaves half a file).
+    /// Records the state (atomically: a crash never leaves half a file). The writer's temporary is
+    /// created with mode 0600, so the file is its owner's alone: it may hold a password.
     pub fn save(&self) -> Result<(), DeployError> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
         let file = self.state.dir.join(STATE_FILE);
-        let tmp = self.state.dir.join(format!(".{STATE_FILE}.tmp"));
         let text = serde_json::to_string_pretty(&self.state)
             .map_err(|e| DeployError::Failed(e.to_string()))?;
-        // Readable by its owner only: it may hold an external URL's password.
-        let _ = std::fs::remove_file(&tmp);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| DeployError::io(&tmp, e))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| DeployError::io(&tmp, e))?;
-        std::fs::rename(&tmp, &file).map_err(|e| DeployError::io(&file, e))
+        scalebench_measure::files::write_bytes_atomically(&file, text.as_bytes())
+            .map_err(DeployError::Failed)
     }
 
     /// Stops every node gracefully (the data stays for inspection).
