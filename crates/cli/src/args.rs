@@ -436,7 +436,7 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub concurrency: u32,
 
-    /// Open loop at this total rate in operations per second (default: property target; 0 = closed loop).
+    /// Open loop at this total rate in operations per second, 0.001 to 1e9 (default: property target; 0 = closed loop).
     #[arg(long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
 
