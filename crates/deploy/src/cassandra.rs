@@ -5,7 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::account::{Account, ServerDir};
 use crate::process::{free_port, run, DeployError, ManagedProcess};
+
+/// The system account a node runs as when scalebench runs as root (created if missing: Cassandra
+/// from Maven Central comes without a package to make it).
+pub const ACCOUNT: &str = "cassandra";
 
 /// Node settings; the defaults suit a 2-core, 24 GiB machine.
 #[derive(Debug, Clone)]
@@ -58,6 +63,8 @@ pub struct CassandraNode {
     pub native_port: u16,
     pub jmx_port: u16,
     pub process: ManagedProcess,
+    /// After the process: removed once it has stopped.
+    _dir: ServerDir,
 }
 
 /// Cassandra's own list for JDK 17 (conf/jvm17-server.options), plus a small heap.
@@ -167,6 +174,62 @@ pub fn classpath() -> Result<String, DeployError> {
         .map_err(|e| DeployError::io(&file, e))
 }
 
+/// Where root keeps jars a system account may read: written by root only, readable by all.
+const SYSTEM_CACHE: &str = "/var/cache/scalebench";
+
+/// `classpath` as a server running as `account` can read it. Root's Maven repository lies in its
+/// home, which a system account cannot enter: the jars are then linked (copied across file
+/// systems) into a directory under [`SYSTEM_CACHE`], once per classpath.
+pub fn readable_classpath(classpath: &str, account: &Account) -> Result<String, DeployError> {
+    if account.system_name().is_none() {
+        return Ok(classpath.to_string());
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(classpath, &mut hasher);
+    let dir = Path::new(SYSTEM_CACHE).join(format!(
+        "classpath-{:016x}",
+        std::hash::Hasher::finish(&hasher)
+    ));
+    let jars: Vec<(PathBuf, PathBuf)> = classpath
+        .split(':')
+        .filter(|j| !j.is_empty())
+        .enumerate()
+        .map(|(i, jar)| {
+            let name = Path::new(jar).file_name().unwrap_or_default();
+            // Numbered: the order is the classpath's, and equal names from two places stay apart.
+            let linked = dir.join(format!("{i:04}-{}", name.to_string_lossy()));
+            (PathBuf::from(jar), linked)
+        })
+        .collect();
+    let complete = dir.join(".complete");
+    if !complete.exists() {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o755)
+            .create(&dir)
+            .map_err(|e| DeployError::io(&dir, e))?;
+        for (jar, linked) in &jars {
+            if !linked.exists() {
+                // Another process may link the same jar at once: its link is as good as ours.
+                let tmp = dir.join(format!(".{}.tmp", unique_suffix()));
+                std::fs::hard_link(jar, &tmp)
+                    .or_else(|_| std::fs::copy(jar, &tmp).map(|_| ()))
+                    .map_err(|e| DeployError::io(jar, e))?;
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644))
+                    .map_err(|e| DeployError::io(&tmp, e))?;
+                std::fs::rename(&tmp, linked).map_err(|e| DeployError::io(linked, e))?;
+            }
+        }
+        std::fs::write(&complete, "").map_err(|e| DeployError::io(&complete, e))?;
+    }
+    Ok(jars
+        .iter()
+        .map(|(_, linked)| linked.display().to_string())
+        .collect::<Vec<_>>()
+        .join(":"))
+}
+
 /// Distinct for every call in every process (threads of one process resolve concurrently in tests):
 /// the name Maven writes the classpath to before it is renamed.
 fn unique_suffix() -> String {
@@ -189,11 +252,13 @@ pub struct NodePorts {
     pub jmx: u16,
 }
 
-/// Writes the node's cassandra.yaml and logback.xml into `dir` and returns the JVM command. A node
-/// with `auto_bootstrap` streams its share of the data from the ring before it serves.
+/// Writes the node's cassandra.yaml and logback.xml into `dir` and returns the JVM command for a
+/// node running as `account`. A node with `auto_bootstrap` streams its share of the data from the
+/// ring before it serves.
 pub fn node_command(
     dir: &Path,
     classpath: &str,
+    account: &Account,
     address: &str,
     ports: NodePorts,
     opts: &CassandraOptions,
@@ -206,6 +271,7 @@ pub fn node_command(
     let logback = dir.join("logback.xml");
     std::fs::write(&logback, LOGBACK).map_err(|e| DeployError::io(&logback, e))?;
 
+    let classpath = readable_classpath(classpath, account)?;
     let mut cmd = Command::new("java");
     cmd.arg(format!("-Xms{}m", opts.heap_mb))
         .arg(format!("-Xmx{}m", opts.heap_mb))
@@ -220,7 +286,7 @@ pub fn node_command(
             logback.display()
         ))
         .arg("-cp")
-        .arg(classpath)
+        .arg(&classpath)
         .arg("org.apache.cassandra.service.CassandraDaemon");
     Ok(cmd)
 }
@@ -269,19 +335,23 @@ impl CassandraNode {
     ) -> Result<Self, DeployError> {
         let address = format!("127.0.0.{index}");
         let jmx_port = free_port()?;
-        let dir = base.join(format!("cassandra-{address}-{native_port}"));
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        let account = Account::for_server(ACCOUNT)?;
+        let server_dir =
+            ServerDir::new(base, &format!("cassandra-{address}"), native_port, &account)?;
+        let dir = &server_dir.path;
         let ports = NodePorts {
             storage: storage_port,
             native: native_port,
             jmx: jmx_port,
         };
-        let cmd = node_command(&dir, classpath, &address, ports, opts, false)?;
-        let mut process =
-            ManagedProcess::spawn(&format!("cassandra {address}"), &dir, cmd, die_with_parent)?;
+        let cmd = node_command(dir, classpath, &account, &address, ports, opts, false)?;
+        let mut process = ManagedProcess::spawn(
+            &format!("cassandra {address}"),
+            dir,
+            cmd,
+            &account,
+            die_with_parent,
+        )?;
         let addr: std::net::SocketAddr = format!("{address}:{native_port}")
             .parse()
             .expect("valid address");
@@ -293,6 +363,7 @@ impl CassandraNode {
             native_port,
             jmx_port,
             process,
+            _dir: server_dir,
         })
     }
 

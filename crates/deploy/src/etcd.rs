@@ -6,13 +6,19 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::account::{Account, ServerDir};
 use crate::process::{free_port, DeployError, ManagedProcess};
 use crate::server_dir;
+
+/// The system account the server runs as when scalebench runs as root.
+pub const ACCOUNT: &str = "etcd";
 
 pub struct EtcdServer {
     pub port: u16,
     pub peer_port: u16,
     pub process: ManagedProcess,
+    /// After the process: removed once it has stopped.
+    _dir: ServerDir,
 }
 
 /// `GET /health` answers healthy.
@@ -79,10 +85,11 @@ impl EtcdServer {
     pub fn start(base: &Path, die_with_parent: bool) -> Result<Self, DeployError> {
         let port = free_port()?;
         let peer_port = free_port()?;
-        let dir = server_dir(base, "etcd", port)?;
+        let account = Account::for_server(ACCOUNT)?;
+        let dir = server_dir(base, "etcd", port, &account)?;
         let peer = format!("http://127.0.0.1:{peer_port}");
         let cmd = member_command(
-            &dir.join("data"),
+            &dir.path.join("data"),
             "node1",
             port,
             peer_port,
@@ -90,12 +97,14 @@ impl EtcdServer {
             "new",
             &[] as &[(String, String)],
         );
-        let mut process = ManagedProcess::spawn("etcd", &dir, cmd, die_with_parent)?;
+        let mut process =
+            ManagedProcess::spawn("etcd", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(30), || healthy(port))?;
         Ok(EtcdServer {
             port,
             peer_port,
             process,
+            _dir: dir,
         })
     }
 

@@ -4,6 +4,7 @@
 //! Every server is a [`ManagedProcess`]: it can be waited for, paused (SIGSTOP), resumed, killed
 //! or stopped gracefully, and is stopped when dropped.
 
+pub mod account;
 pub mod cassandra;
 pub mod cluster;
 pub mod etcd;
@@ -14,22 +15,20 @@ pub mod redis;
 pub mod space;
 pub mod spec;
 
+pub use account::{Account, ServerDir};
 pub use cluster::{Cluster, ClusterStatus};
 pub use process::{
     free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef,
 };
 pub use spec::{Database, Deployment};
 
-/// Where a server keeps its data and log: under `base` (created), named `<kind>-<port>`.
+/// Where a standalone server keeps its data and log: `base/<kind>-<port>` (a link to a directory of
+/// its own when it runs as a system account; see [`account`]).
 pub fn server_dir(
     base: &std::path::Path,
     kind: &str,
     port: u16,
-) -> Result<std::path::PathBuf, DeployError> {
-    let dir = base.join(format!("{kind}-{port}"));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-    Ok(dir)
+    account: &Account,
+) -> Result<ServerDir, DeployError> {
+    ServerDir::new(base, kind, port, account)
 }

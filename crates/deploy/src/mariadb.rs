@@ -4,15 +4,20 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::account::{running_as_root, Account, ServerDir};
 use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
 use crate::server_dir;
 
 pub const USER: &str = "bench";
 pub const DATABASE: &str = "ycsb";
+/// The system account the server runs as when scalebench runs as root.
+pub const ACCOUNT: &str = "mysql";
 
 pub struct MariadbServer {
     pub port: u16,
     pub process: ManagedProcess,
+    /// After the process: removed once it has stopped.
+    _dir: ServerDir,
     socket: std::path::PathBuf,
     password: String,
 }
@@ -26,11 +31,12 @@ impl MariadbServer {
         die_with_parent: bool,
     ) -> Result<Self, DeployError> {
         let port = free_port()?;
-        let dir = server_dir(base, "mariadb", port)?;
+        let account = Account::for_server(ACCOUNT)?;
+        let server_dir = server_dir(base, "mariadb", port, &account)?;
+        let dir = &server_dir.path;
         let data = dir.join("data");
         let socket = dir.join("mysqld.sock");
-        let root = crate::cluster::running_as_root();
-        install_db(&data)?;
+        install_db(&data, &account)?;
         let mut cmd = Command::new("mariadbd");
         cmd.arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
@@ -43,13 +49,10 @@ impl MariadbServer {
                 "--innodb-buffer-pool-size=128M",
                 "--max-connections=500",
             ]);
-        if root {
-            cmd.arg("--user=root");
-        }
         for (k, v) in settings {
             cmd.arg(format!("--{k}={v}"));
         }
-        let mut process = ManagedProcess::spawn("mariadbd", &dir, cmd, die_with_parent)?;
+        let mut process = ManagedProcess::spawn("mariadbd", dir, cmd, &account, die_with_parent)?;
         let sock = socket.clone();
         process.wait_ready(Duration::from_secs(60), || port_open(port) && ping(&sock))?;
         let password = random_password()?;
@@ -57,6 +60,7 @@ impl MariadbServer {
         Ok(MariadbServer {
             port,
             process,
+            _dir: server_dir,
             socket,
             password,
         })
@@ -80,24 +84,39 @@ impl MariadbServer {
     }
 }
 
-/// A fresh data directory (system tables, no test database).
-pub fn install_db(data: &Path) -> Result<(), DeployError> {
+/// A fresh data directory (system tables, no test database) owned by `account`. Its system tables
+/// let the operating system's `root` and the account itself in as database superusers over the
+/// socket (unix_socket authentication): scalebench's own SQL runs as the one, a joining Galera
+/// node's state transfer as the other.
+pub fn install_db(data: &Path, account: &Account) -> Result<(), DeployError> {
     let mut install = Command::new("mariadb-install-db");
     install
         .arg("--no-defaults")
         .arg(format!("--datadir={}", data.display()))
         .arg("--skip-test-db");
-    if crate::cluster::running_as_root() {
-        install.arg("--user=root");
+    if let Some(name) = account.system_name() {
+        install.arg(format!("--user={name}"));
     }
     run(&mut install, "mariadb-install-db").map(|_| ())
+}
+
+/// The database superuser scalebench's own SQL logs in as over the socket: the operating system
+/// user it runs as (unix_socket authentication).
+pub(crate) fn socket_superuser() -> String {
+    if running_as_root() {
+        return "root".into();
+    }
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "root".into())
 }
 
 /// `mariadb-admin ping` over the socket succeeds.
 pub fn ping(socket: &Path) -> bool {
     Command::new("mariadb-admin")
         .arg(format!("--socket={}", socket.display()))
-        .args(["-uroot", "ping"])
+        .arg(format!("-u{}", socket_superuser()))
+        .arg("ping")
         .output()
         .is_ok_and(|o| o.status.success())
 }
@@ -107,7 +126,8 @@ pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
     run(
         Command::new("mariadb")
             .arg(format!("--socket={}", socket.display()))
-            .args(["-uroot", "-N", "-B", "-e", text]),
+            .arg(format!("-u{}", socket_superuser()))
+            .args(["-N", "-B", "-e", text]),
         "mariadb",
     )
 }

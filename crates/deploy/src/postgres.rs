@@ -1,22 +1,24 @@
 //! PostgreSQL from the Debian packages: `initdb` and `postgres` from /usr/lib/postgresql/<version>/bin,
-//! run as the `postgres` user when started by root.
+//! run as the `postgres` account when started by root (see [`crate::account`]).
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::process::{
-    chown_tree, free_port, port_open, random_password, run, user_ids, DeployError, ManagedProcess,
-};
+use crate::account::{private_dir, Account, ServerDir};
+use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
 use crate::server_dir;
 
 pub const USER: &str = "bench";
+/// The system account the server runs as when scalebench runs as root.
+pub const ACCOUNT: &str = "postgres";
 pub const DATABASE: &str = "ycsb";
 
 pub struct PostgresServer {
     pub port: u16,
     pub process: ManagedProcess,
+    /// After the process: removed once it has stopped.
+    _dir: ServerDir,
     bin: PathBuf,
     data: PathBuf,
     password: String,
@@ -40,42 +42,23 @@ pub fn bin_dir() -> Result<PathBuf, DeployError> {
         .ok_or_else(|| DeployError::Failed("no PostgreSQL version in /usr/lib/postgresql".into()))
 }
 
-/// Runs `cmd` as the `postgres` user when we are root (PostgreSQL refuses to run as root).
-pub fn as_postgres(cmd: &mut Command) {
-    if crate::cluster::running_as_root() {
-        if let Some((uid, gid)) = user_ids("postgres") {
-            cmd.uid(uid).gid(gid).current_dir(std::env::temp_dir());
-        }
-    }
+/// The account PostgreSQL runs as (it refuses root).
+pub fn account() -> Result<Account, DeployError> {
+    Account::for_server(ACCOUNT)
 }
 
-/// Where a server's data (and socket) go: `preferred` unless we are root, in which case the server
-/// runs as `postgres`, which may not traverse the preferred path (a 0700 temporary directory, say):
-/// then under the system temp directory.
-pub fn data_location(preferred: &Path, port: u16) -> PathBuf {
-    if crate::cluster::running_as_root() {
-        std::env::temp_dir().join(format!("scalebench-postgres-{port}"))
-    } else {
-        preferred.to_path_buf()
-    }
-}
-
-/// Creates an empty directory owned by whoever runs the server.
-pub fn fresh_data_dir(data: &Path) -> Result<(), DeployError> {
-    if data.exists() {
-        std::fs::remove_dir_all(data).map_err(|e| DeployError::io(data, e))?;
-    }
-    std::fs::create_dir_all(data).map_err(|e| DeployError::io(data, e))?;
-    // PostgreSQL refuses a data directory others can read.
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(data, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| DeployError::io(data, e))?;
-    if crate::cluster::running_as_root() {
-        let (uid, gid) = user_ids("postgres")
-            .ok_or_else(|| DeployError::Failed("no 'postgres' user to run PostgreSQL as".into()))?;
-        chown_tree(data, uid, gid)?;
-    }
+/// Runs `cmd` as PostgreSQL's account: its tools reach the server through a socket in the data
+/// directory, which only that account may enter.
+pub fn as_postgres(cmd: &mut Command) -> Result<(), DeployError> {
+    account()?.apply(cmd);
     Ok(())
+}
+
+/// Creates an empty data directory (mode 0700: PostgreSQL refuses one others can read) owned by
+/// PostgreSQL's account.
+pub fn fresh_data_dir(data: &Path) -> Result<(), DeployError> {
+    crate::account::remove_server_dir(data)?;
+    private_dir(data, &account()?)
 }
 
 pub fn initdb(bin: &Path, data: &Path) -> Result<(), DeployError> {
@@ -90,7 +73,7 @@ pub fn initdb(bin: &Path, data: &Path) -> Result<(), DeployError> {
         "UTF8",
         "--no-sync",
     ]);
-    as_postgres(&mut initdb);
+    as_postgres(&mut initdb)?;
     run(&mut initdb, "initdb").map(|_| ())
 }
 
@@ -117,7 +100,6 @@ pub fn server_command<K: AsRef<str>, V: AsRef<str>>(
     for (k, v) in settings {
         cmd.arg("-c").arg(format!("{}={}", k.as_ref(), v.as_ref()));
     }
-    as_postgres(&mut cmd);
     cmd
 }
 
@@ -153,7 +135,7 @@ pub fn psql(
         "-c",
         sql,
     ]);
-    as_postgres(&mut psql);
+    as_postgres(&mut psql)?;
     run(&mut psql, "psql")
 }
 
@@ -192,17 +174,20 @@ impl PostgresServer {
     ) -> Result<Self, DeployError> {
         let bin = bin_dir()?;
         let port = free_port()?;
-        let dir = server_dir(base, "postgres", port)?;
-        let data = data_location(&dir.join("data"), port);
+        let account = account()?;
+        let dir = server_dir(base, "postgres", port, &account)?;
+        let data = dir.path.join("data");
         initdb(&bin, &data)?;
         let cmd = server_command(&bin, &data, port, settings);
-        let mut process = ManagedProcess::spawn("postgres", &dir, cmd, die_with_parent)?;
+        let mut process =
+            ManagedProcess::spawn("postgres", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(60), || is_ready(&bin, port))?;
         let password = random_password()?;
         create_user_and_database(&bin, &data, port, &password)?;
         Ok(PostgresServer {
             port,
             process,
+            _dir: dir,
             bin,
             data,
             password,

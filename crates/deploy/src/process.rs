@@ -104,12 +104,14 @@ pub struct ManagedProcess {
 }
 
 impl ManagedProcess {
-    /// Starts `cmd` with its output appended to `<dir>/server.log`. With `die_with_parent`, the server
-    /// is killed if the thread that started it ends (tests); a CLI-managed cluster outlives its command.
+    /// Starts `cmd` as `account` with its output appended to `<dir>/server.log`. With
+    /// `die_with_parent`, the server is killed if the thread that started it ends (tests); a
+    /// CLI-managed cluster outlives its command.
     pub fn spawn(
         name: &str,
         dir: &Path,
         mut cmd: Command,
+        account: &crate::account::Account,
         die_with_parent: bool,
     ) -> Result<Self, DeployError> {
         let log_path = dir.join("server.log");
@@ -120,6 +122,9 @@ impl ManagedProcess {
             .map_err(|e| DeployError::io(&log_path, e))?;
         let err = log.try_clone().map_err(|e| DeployError::io(&log_path, e))?;
         cmd.stdin(Stdio::null()).stdout(log).stderr(err);
+        // In its own directory: whatever it writes where it stands (a JVM's crash report) stays there.
+        cmd.current_dir(dir);
+        account.apply(&mut cmd);
         // Its own process group, so signals reach every process of the server (PostgreSQL's backends,
         // for instance) and a Ctrl-C at the terminal does not.
         cmd.process_group(0);
@@ -387,32 +392,6 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
         )));
     }
     Ok(text)
-}
-
-/// uid and gid of a system user (e.g. `postgres`), for servers that refuse to run as root.
-pub fn user_ids(name: &str) -> Option<(u32, u32)> {
-    let c = std::ffi::CString::new(name).ok()?;
-    // SAFETY: getpwnam returns a pointer to static storage or null; read immediately.
-    unsafe {
-        let pw = libc::getpwnam(c.as_ptr());
-        if pw.is_null() {
-            None
-        } else {
-            Some(((*pw).pw_uid, (*pw).pw_gid))
-        }
-    }
-}
-
-/// Gives `path` and everything below it to `uid:gid`.
-pub fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<(), DeployError> {
-    std::os::unix::fs::chown(path, Some(uid), Some(gid)).map_err(|e| DeployError::io(path, e))?;
-    if path.is_dir() {
-        for entry in std::fs::read_dir(path).map_err(|e| DeployError::io(path, e))? {
-            let entry = entry.map_err(|e| DeployError::io(path, e))?;
-            chown_tree(&entry.path(), uid, gid)?;
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

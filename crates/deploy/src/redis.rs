@@ -6,12 +6,18 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::account::{Account, ServerDir};
 use crate::process::{free_port, free_port_with_bus, run, wait_until, DeployError, ManagedProcess};
 use crate::server_dir;
+
+/// The system account the server runs as when scalebench runs as root.
+pub const ACCOUNT: &str = "redis";
 
 pub struct RedisServer {
     pub port: u16,
     pub process: ManagedProcess,
+    /// After the process: removed once it has stopped.
+    _dir: ServerDir,
 }
 
 /// Sends one inline command and returns the reply's first line.
@@ -39,13 +45,19 @@ impl RedisServer {
         } else {
             free_port()?
         };
-        let dir = server_dir(base, "redis", port)?;
-        let cmd = server_command(&dir, port, cluster, config);
-        let mut process = ManagedProcess::spawn("redis-server", &dir, cmd, die_with_parent)?;
+        let account = Account::for_server(ACCOUNT)?;
+        let dir = server_dir(base, "redis", port, &account)?;
+        let cmd = server_command(&dir.path, port, cluster, config);
+        let mut process =
+            ManagedProcess::spawn("redis-server", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(20), || {
             command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
         })?;
-        Ok(RedisServer { port, process })
+        Ok(RedisServer {
+            port,
+            process,
+            _dir: dir,
+        })
     }
 
     pub fn url(&self) -> String {

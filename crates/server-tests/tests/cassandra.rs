@@ -49,6 +49,7 @@ const EXPECT: Expectations = Expectations {
 
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
+    assert_not_root(node().process.pid(), scalebench_deploy::cassandra::ACCOUNT);
     let _t = turn();
     for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);

@@ -22,6 +22,7 @@ const EXPECT: Expectations = Expectations {
 
 #[test]
 fn crud_semantics_linearizable_and_serializable() {
+    assert_not_root(server().process.pid(), scalebench_deploy::etcd::ACCOUNT);
     for (table, consistency) in [("crud_lin", "linearizable"), ("crud_ser", "serializable")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);
         let f = EtcdFactory::open(&config(

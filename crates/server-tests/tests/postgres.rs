@@ -22,6 +22,7 @@ const EXPECT: Expectations = Expectations {
 
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
+    assert_not_root(server().process.pid(), scalebench_deploy::postgres::ACCOUNT);
     for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
         let w = workload(&[("table", table), ("fieldcount", "4")]);
         let f = PostgresFactory::open(&config(

@@ -32,6 +32,10 @@ const EXPECT: Expectations = Expectations {
 
 #[test]
 fn crud_semantics_standalone_and_cluster() {
+    assert_not_root(standalone().process.pid(), scalebench_deploy::redis::ACCOUNT);
+    for n in &cluster().nodes {
+        assert_not_root(n.process.pid(), scalebench_deploy::redis::ACCOUNT);
+    }
     let w = workload(&[("fieldcount", "4")]);
     for (url, prefix) in [
         (standalone().url(), "crud-s-"),

@@ -78,15 +78,17 @@ impl Cassandra {
         bootstrap: bool,
         wait: bool,
     ) -> Result<ProcessRef, DeployError> {
+        let account = c.account()?;
         let cmd = node_command(
             &node.dir,
             &classpath(c)?,
+            &account,
             &node.host,
             self.ports(c, node),
             &options(c),
             bootstrap,
         )?;
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &account, false)?;
         if wait {
             let seconds = c.deployment.ready_timeout_s;
             p.wait_ready(Duration::from_secs(seconds), || native_open(node))?;
@@ -170,6 +172,10 @@ fn node_busy(cp: &str, n: &NodeState) -> Vec<String> {
 }
 
 impl Engine for Cassandra {
+    fn account(&self) -> &'static str {
+        crate::cassandra::ACCOUNT
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let file = classpath_file(c)?;
         c.facts

@@ -59,7 +59,7 @@ impl Etcd {
             state,
             &c.deployment.server_settings(),
         );
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
         // Health needs a quorum, which may still be starting: here only the client port.
         let port = node.port;
         p.wait_ready(Duration::from_secs(30), || port_open(port))?;
@@ -99,6 +99,10 @@ impl Etcd {
 }
 
 impl Engine for Etcd {
+    fn account(&self) -> &'static str {
+        crate::etcd::ACCOUNT
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let members: Vec<NodeState> = (0..c.deployment.nodes)
             .map(|_| self.new_member(c))

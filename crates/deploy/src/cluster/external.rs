@@ -82,6 +82,11 @@ impl External {
 }
 
 impl Engine for External {
+    // Starts no server.
+    fn account(&self) -> &'static str {
+        "nobody"
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         run_hook(c, "up", |h| h.up.as_deref(), &[])?;
         for e in c.deployment.external.endpoints.clone() {

@@ -8,7 +8,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::mariadb::{create_user_and_database_sql, install_db, ping, sql, DATABASE, USER};
+use crate::mariadb::{
+    create_user_and_database_sql, install_db, ping, socket_superuser, sql, DATABASE, USER,
+};
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
 
@@ -27,6 +29,12 @@ fn status_var(n: &NodeState, name: &str) -> Option<String> {
 
 impl Galera {
     fn write_config(&self, c: &ClusterState, node: &NodeState) -> Result<(), DeployError> {
+        // The donor's state transfer runs as the server's account and logs in as it over the
+        // socket (install_db gave that account a socket login).
+        let transfer_user = c
+            .account()?
+            .system_name()
+            .map_or_else(socket_superuser, str::to_string);
         let gcomm: Vec<String> = c
             .nodes
             .iter()
@@ -58,7 +66,7 @@ impl Galera {
              wsrep-provider-options=\"gmcast.listen_addr=tcp://127.0.0.1:{gm};ist.recv_addr=127.0.0.1:{ist};gcache.size=64M\"\n\
              wsrep-sst-receive-address=127.0.0.1:{sst}\n\
              wsrep-sst-method=mariabackup\n\
-             wsrep-sst-auth=root:\n",
+             wsrep-sst-auth={transfer_user}:\n",
             data = node.data_dir.display(),
             sock = socket(node).display(),
             port = node.port,
@@ -70,22 +78,24 @@ impl Galera {
             ist = p["ist"],
             sst = p["sst"],
         );
-        if super::running_as_root() {
-            cnf.push_str("user=root\n");
-        }
         for (k, v) in c.deployment.server_settings() {
             cnf.push_str(&format!("{k}={v}\n"));
         }
         // The SST scripts find the donor's socket here.
         cnf.push_str(&format!(
-            "[client]\nsocket={}\nuser=root\n[sst]\nsockopt=\"reuseaddr\"\n",
+            "[client]\nsocket={}\nuser={transfer_user}\n[sst]\nsockopt=\"reuseaddr\"\n",
             socket(node).display()
         ));
         let file = node.dir.join("my.cnf");
         std::fs::write(&file, cnf).map_err(|e| DeployError::io(&file, e))
     }
 
-    fn spawn(&self, node: &NodeState, new_cluster: bool) -> Result<ProcessRef, DeployError> {
+    fn spawn(
+        &self,
+        c: &ClusterState,
+        node: &NodeState,
+        new_cluster: bool,
+    ) -> Result<ProcessRef, DeployError> {
         let mut cmd = Command::new("mariadbd");
         cmd.arg(format!(
             "--defaults-file={}",
@@ -94,7 +104,7 @@ impl Galera {
         if new_cluster {
             cmd.arg("--wsrep-new-cluster");
         }
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
         let sock = socket(node);
         // A joiner answers only after its state transfer.
         p.wait_ready(Duration::from_secs(300), || {
@@ -110,14 +120,14 @@ impl Galera {
             node.ports.insert(k.into(), free_port()?);
         }
         node.data_dir = node.dir.join("data");
-        install_db(&node.data_dir)?;
+        install_db(&node.data_dir, &c.account()?)?;
         Ok(node)
     }
 
     fn join(&self, c: &mut ClusterState, first: bool) -> Result<String, DeployError> {
         let mut node = self.new_galera_node(c)?;
         self.write_config(c, &node)?;
-        node.process = Some(self.spawn(&node, first)?);
+        node.process = Some(self.spawn(c, &node, first)?);
         let id = node.id.clone();
         c.nodes.push(node);
         Ok(id)
@@ -125,6 +135,10 @@ impl Galera {
 }
 
 impl Engine for Galera {
+    fn account(&self) -> &'static str {
+        crate::mariadb::ACCOUNT
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         // Ports of every node first: each node's gcomm address lists them all.
         self.join(c, true)?;
@@ -150,7 +164,7 @@ impl Engine for Galera {
         let others_running = c.nodes.iter().any(|n| n.id != node.id && n.is_running());
         let safe = std::fs::read_to_string(node.data_dir.join("grastate.dat"))
             .is_ok_and(|g| g.contains("safe_to_bootstrap: 1"));
-        self.spawn(node, !others_running && safe)
+        self.spawn(c, node, !others_running && safe)
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {

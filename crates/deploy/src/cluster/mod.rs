@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::account::{remove_relocated_servers, remove_tree_with_servers, Account};
 use crate::process::{run, ProcessRef};
 use crate::space::{self, Classifier};
 use crate::spec::{Database, Deployment};
@@ -105,11 +106,7 @@ impl ClusterState {
     fn new_node(&mut self, role: &str, host: &str, port: u16) -> Result<NodeState, DeployError> {
         self.next_node += 1;
         let id = format!("node{}", self.next_node);
-        let dir = self.dir.join(&id);
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        let dir = self.account()?.server_dir(&self.dir.join(&id))?;
         Ok(NodeState {
             id,
             role: role.into(),
@@ -123,6 +120,11 @@ impl ClusterState {
         })
     }
 
+    /// Who this cluster's servers run as (never root; see [`crate::account`]).
+    fn account(&self) -> Result<Account, DeployError> {
+        Account::for_server(engine(self.deployment.database).account())
+    }
+
     fn running(&self) -> impl Iterator<Item = &NodeState> {
         self.nodes.iter().filter(|n| n.process.is_some())
     }
@@ -130,6 +132,8 @@ impl ClusterState {
 
 /// What each database does differently. One implementation per file in this folder.
 trait Engine {
+    /// The system account its servers run as when scalebench runs as root.
+    fn account(&self) -> &'static str;
     /// Starts the initial nodes and forms the cluster.
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError>;
     /// Starts an existing node again from its data (after `stop` or for a restore).
@@ -292,7 +296,7 @@ impl Cluster {
                 }
             }
         }
-        std::fs::remove_dir_all(dir).map_err(|e| DeployError::io(dir, e))
+        remove_tree_with_servers(dir)
     }
 
     /// A cluster `up` started earlier, from its directory.
@@ -345,6 +349,11 @@ impl Cluster {
 
     pub fn url(&self) -> String {
         self.engine.url(&self.state)
+    }
+
+    /// The system account the servers run as when scalebench runs as root.
+    pub fn server_account(&self) -> &'static str {
+        self.engine.account()
     }
 
     /// Binding options of the deployment file, then the engine's (e.g. PostgreSQL's read replicas).
@@ -662,6 +671,9 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if self.stop_on_drop {
             self.down();
+            // A test's cluster directory goes with its temporary directory; the servers' own
+            // directories elsewhere go with it.
+            let _ = remove_relocated_servers(&self.state.dir);
         }
     }
 }
@@ -687,13 +699,6 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), DeployError> {
     Ok(())
 }
 
-/// Root runs servers as their own user where they refuse root (PostgreSQL).
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// Whether this program runs as root (servers that refuse root then run as their own user).
 /// `url` with its host (or list of hosts) replaced by `endpoint`.
 fn with_host(url: &str, endpoint: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -704,6 +709,3 @@ fn with_host(url: &str, endpoint: &str) -> String {
     format!("{scheme}://{}{endpoint}{}", &rest[..at], &rest[end..])
 }
 
-pub fn running_as_root() -> bool {
-    is_root()
-}

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState, PASSWORD_FACT};
 use crate::postgres::{
-    as_postgres, bin_dir, create_user_and_database, data_location, fresh_data_dir, initdb,
-    is_ready, psql, server_command, DATABASE, USER,
+    as_postgres, bin_dir, create_user_and_database, fresh_data_dir, initdb, is_ready, psql,
+    server_command, DATABASE, USER,
 };
 use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
@@ -23,7 +23,7 @@ impl Postgres {
             node.port,
             &c.deployment.server_settings(),
         );
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
         let port = node.port;
         p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
         Ok(p.detach())
@@ -44,7 +44,7 @@ impl Postgres {
         let primary = self.primary(c)?.clone();
         let port = free_port()?;
         let mut node = c.new_node("replica", "127.0.0.1", port)?;
-        node.data_dir = data_location(&node.dir.join("data"), port);
+        node.data_dir = node.dir.join("data");
         fresh_data_dir(&node.data_dir)?;
         let bin = bin_dir()?;
         // A copy of the primary that starts as a standby (-R) streaming the WAL it needs (-X stream).
@@ -55,7 +55,7 @@ impl Postgres {
             .args(["-p", &primary.port.to_string(), "-U", "postgres", "-D"])
             .arg(&node.data_dir)
             .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]);
-        as_postgres(&mut backup);
+        as_postgres(&mut backup)?;
         run(&mut backup, "pg_basebackup")?;
         // The replica names itself, so pg_stat_replication tells the replicas apart.
         let conninfo = format!(
@@ -76,11 +76,15 @@ impl Postgres {
 }
 
 impl Engine for Postgres {
+    fn account(&self) -> &'static str {
+        crate::postgres::ACCOUNT
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
         let port = free_port()?;
         let mut primary = c.new_node("primary", "127.0.0.1", port)?;
-        primary.data_dir = data_location(&primary.dir.join("data"), port);
+        primary.data_dir = primary.dir.join("data");
         initdb(&bin, &primary.data_dir)?;
         primary.process = Some(self.spawn(c, &primary)?);
         c.nodes.push(primary.clone());
@@ -139,9 +143,6 @@ impl Engine for Postgres {
         }
         if let Some(p) = node.process {
             p.stop_with(libc::SIGINT, Duration::from_secs(60));
-        }
-        if !node.data_dir.starts_with(&c.dir) {
-            let _ = std::fs::remove_dir_all(&node.data_dir);
         }
         c.nodes.retain(|n| n.id != id);
         Ok(())

@@ -57,7 +57,7 @@ fn cluster_nodes(port: u16) -> Vec<(String, u16, String, String, bool)> {
 impl RedisCluster {
     fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
         let cmd = server_command(&node.dir, node.port, true, &settings(c));
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, false)?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
         let port = node.port;
         p.wait_ready(Duration::from_secs(30), || {
             command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
@@ -165,6 +165,10 @@ fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
 }
 
 impl Engine for RedisCluster {
+    fn account(&self) -> &'static str {
+        crate::redis::ACCOUNT
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let replicas = c.deployment.redis.replicas;
         let total = c.deployment.nodes * (1 + replicas);

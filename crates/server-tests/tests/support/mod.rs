@@ -14,6 +14,10 @@ use scalebench_workload::CoreWorkload;
 pub fn servers_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
     std::fs::create_dir_all(&dir).unwrap();
+    // Servers of earlier test processes died with them; the directories they had elsewhere (as a
+    // system account, see scalebench_deploy::account) go before this process starts its own.
+    static CLEARED: std::sync::Once = std::sync::Once::new();
+    CLEARED.call_once(|| scalebench_deploy::account::remove_relocated_servers(&dir).unwrap());
     dir
 }
 
@@ -67,6 +71,7 @@ pub fn config(
         schema: Schema::of(w),
         create_schema: create,
         drop_schema: drop,
+        cancel: Default::default(),
     }
 }
 
@@ -279,7 +284,11 @@ pub fn cluster(toml: &str) -> scalebench_deploy::Cluster {
     {
         old.down();
     }
-    scalebench_deploy::Cluster::up(d, &file, &base, true).expect("cluster comes up")
+    let c = scalebench_deploy::Cluster::up(d, &file, &base, true).expect("cluster comes up");
+    for n in &c.state.nodes {
+        assert_not_root(n.process.expect("started").pid, c.server_account());
+    }
+    c
 }
 
 /// The binding configuration for a cluster: its URL and binding options, plus `extra`.
@@ -356,4 +365,30 @@ pub fn missing_keys(
         }
     }
     registry::open(cfg, Check { w, keys }).expect("binding opens")
+}
+
+/// Servers never run as root: when the tests do, the server process `pid` runs as the database's
+/// system `account`; otherwise as we do.
+pub fn assert_not_root(pid: u32, account: &str) {
+    let uid = uid_of(&pid.to_string());
+    let expected = if scalebench_deploy::account::running_as_root() {
+        scalebench_deploy::account::user_ids(account)
+            .expect("the account exists")
+            .0
+    } else {
+        uid_of("self")
+    };
+    assert_ne!(uid, 0, "server {pid} runs as root");
+    assert_eq!(uid, expected, "server {pid} runs as uid {uid}, not as {account}");
+}
+
+/// The effective uid of process `pid` (or `self`).
+fn uid_of(pid: &str) -> u32 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|u| u.parse().ok())
+        .unwrap()
 }
