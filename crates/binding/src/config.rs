@@ -208,6 +208,8 @@ pub struct BindingConfig {
     pub create_schema: bool,
     /// Drop the table first (`--drop-schema`).
     pub drop_schema: bool,
+    /// Ends the setup (connect, schema) when the run is stopped before it began.
+    pub cancel: crate::Cancel,
 }
 
 impl BindingConfig {

@@ -4,6 +4,7 @@
 //! [`FailureClass`]). It knows nothing about time, schedules or statistics. Adding a database means adding
 //! one module (behind a cargo feature) and one entry in [`registry`].
 
+pub mod cancel;
 #[cfg(feature = "cassandra")]
 pub mod cassandra;
 pub mod config;
@@ -23,6 +24,7 @@ pub mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 
+pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema};
 pub use registry::{open, BindingInfo, FactoryVisitor, OptionInfo};
 
@@ -41,6 +43,9 @@ pub enum BindingError {
     Schema(String),
     #[error("{0}")]
     Other(String),
+    /// A stop (Ctrl-C) came while connecting or preparing: nothing was measured.
+    #[error("interrupted while connecting: nothing was measured")]
+    Interrupted,
 }
 
 /// How long a connection attempt may take, handshake included, where the driver's own timeout covers

@@ -20,6 +20,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         ),
         create_schema: create,
         drop_schema: false,
+        cancel: Default::default(),
     }
 }
 

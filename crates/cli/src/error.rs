@@ -9,6 +9,9 @@ pub enum CliError {
     /// The benchmark could not run (connection, schema, I/O): exit code 1.
     #[error("{0}")]
     Failed(String),
+    /// Stopped (Ctrl-C, SIGTERM) before anything was measured: exit code 130, nothing written.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl CliError {
@@ -16,6 +19,7 @@ impl CliError {
         match self {
             CliError::Usage(_) => ExitCode::from(2),
             CliError::Failed(_) => ExitCode::from(1),
+            CliError::Interrupted(_) => ExitCode::from(130),
         }
     }
 }
@@ -30,6 +34,9 @@ impl From<scalebench_binding::BindingError> for CliError {
     fn from(e: scalebench_binding::BindingError) -> Self {
         match e {
             scalebench_binding::BindingError::Config(m) => CliError::Usage(m),
+            e @ scalebench_binding::BindingError::Interrupted => {
+                CliError::Interrupted(e.to_string())
+            }
             other => CliError::Failed(other.to_string()),
         }
     }

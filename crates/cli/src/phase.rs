@@ -128,11 +128,12 @@ pub fn execute_phases(
         };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
-        let outcome = registry::open(
+        let opened = registry::open(
             // The embedded default creates its table when loading; servers need --create-schema.
             settings.binding_config(
                 args.create_schema || (phase == Phase::Load && settings.binding.name == "sqlite"),
                 args.drop_schema && phase == phases_first,
+                &stop,
             ),
             PhaseRunner {
                 workload: &settings.workload,
@@ -148,7 +149,16 @@ pub fn execute_phases(
                 stop: &stop,
                 progress: &mut display,
             },
-        )??;
+        );
+        let outcome = match opened.map_err(CliError::from).and_then(|r| r) {
+            Ok(outcome) => outcome,
+            // Stopped while connecting for a later phase: the phases before it are kept.
+            Err(CliError::Interrupted(_)) if !results.is_empty() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         interrupted = outcome.result.ended_by == "interrupted";
         let mut result = outcome.result;
         if phase == Phase::Run && runs_inserts(&settings.workload) {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use scalebench_binding::{registry, BindingConfig, BindingInfo, DbUrl, Schema};
-use scalebench_exec::{Arrival, Phase, RunPlan};
+use scalebench_exec::{Arrival, Phase, RunPlan, StopSignal};
 use scalebench_measure::ycsb_text::parse_percentiles;
 use scalebench_workload::builtin::builtin_workload;
 use scalebench_workload::core_workload::CORE_PROPERTIES;
@@ -321,13 +321,20 @@ impl Settings {
         }
     }
 
-    pub fn binding_config(&self, create_schema: bool, drop_schema: bool) -> BindingConfig {
+    /// The binding's configuration; `stop` ends its setup (connect, schema) early.
+    pub fn binding_config(
+        &self,
+        create_schema: bool,
+        drop_schema: bool,
+        stop: &StopSignal,
+    ) -> BindingConfig {
         BindingConfig {
             url: self.db.clone(),
             options: BindingConfig::options_from(&self.props, self.binding.name),
             schema: Schema::of(&self.workload),
             create_schema,
             drop_schema,
+            cancel: stop.cancel().clone(),
         }
     }
 

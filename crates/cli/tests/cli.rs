@@ -957,6 +957,45 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
     }
 }
 
+/// Ctrl-C while connecting to a server that never answers ends the run then, not at the connect
+/// timeout (10 s for MySQL): exit code 130, nothing measured, nothing written.
+#[test]
+fn ctrl_c_while_connecting_ends_the_run_at_once() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming().take(64) {
+            held.push(s);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let url = format!("mysql://bench:pw@127.0.0.1:{port}/db");
+    let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["run", "--db", &url, "--operations", "10", "-q", "-o"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let interrupted = std::time::Instant::now();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(8),
+        "waited for the connect timeout: {err}"
+    );
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted while connecting"), "{err}");
+    assert!(!out.exists());
+}
+
 /// SQLite runs on the worker thread: the runtime's timers cannot interrupt it, so the executor's
 /// deadlines must reach the engine (issue 13, point 3).
 #[test]

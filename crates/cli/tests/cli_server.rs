@@ -612,3 +612,88 @@ fn cluster_password(dir: &std::path::Path) -> Option<String> {
     let state: serde_json::Value = serde_json::from_str(&text).ok()?;
     state["facts"]["password"].as_str().map(str::to_string)
 }
+
+/// A killed experiment leaves the cluster it started running; the resumed experiment takes it over
+/// and stops it at the end, as it stops the clusters it starts itself.
+#[test]
+fn a_resumed_experiment_stops_the_cluster_its_killed_predecessor_started() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("pg.toml"),
+        "name = \"resume-pg\"\ndatabase = \"postgres\"\nnodes = 1\nidle_timeout_s = 60\n",
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "resume-cluster"
+repetitions = 6
+[procedure]
+load = "once"
+duration = "1s"
+[[database]]
+name = "pg"
+deployment = "pg.toml"
+[[workload]]
+name = "c"
+workload = "c"
+properties = { recordcount = 200 }
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let clusters = dir.path().join("clusters");
+    let exp = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        c.arg("experiment")
+            .arg(&file)
+            .arg("--results")
+            .arg(&results)
+            .arg("--clusters-dir")
+            .arg(&clusters)
+            .stdin(Stdio::null());
+        c
+    };
+    let recorded = || -> u64 {
+        rusqlite::Connection::open(&results)
+            .and_then(|db| db.query_row("SELECT count(*) FROM runs", [], |r| r.get(0)))
+            .unwrap_or(0)
+    };
+    let mut child = exp()
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while recorded() < 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(recorded() >= 1);
+    let cluster_dir = || {
+        let entry = std::fs::read_dir(&clusters)
+            .unwrap()
+            .flatten()
+            .find(|e| e.path().join("cluster.json").exists())
+            .expect("a cluster directory");
+        scalebench_deploy::Cluster::open(&entry.path()).unwrap()
+    };
+    let left = cluster_dir();
+    let servers: Vec<_> = left.state.nodes.iter().filter_map(|n| n.process).collect();
+    assert!(
+        !servers.is_empty() && servers.iter().all(|p| p.is_running()),
+        "the killed experiment left its cluster running"
+    );
+
+    let resumed = exp().output().unwrap();
+    let err = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{err}");
+    assert!(err.contains("already recorded"), "{err}");
+    assert!(
+        servers.iter().all(|p| !p.is_running()),
+        "the resumed experiment left its predecessor's cluster running"
+    );
+    assert!(cluster_dir().state.nodes.iter().all(|n| !n.is_running()));
+}

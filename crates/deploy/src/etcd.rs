@@ -97,8 +97,7 @@ impl EtcdServer {
             "new",
             &[] as &[(String, String)],
         );
-        let mut process =
-            ManagedProcess::spawn("etcd", &dir.path, cmd, &account, die_with_parent)?;
+        let mut process = ManagedProcess::spawn("etcd", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(30), || healthy(port))?;
         Ok(EtcdServer {
             port,

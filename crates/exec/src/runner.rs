@@ -315,9 +315,12 @@ pub fn execute<F: BindingFactory>(
         shared.abort.store(true, Ordering::SeqCst);
         shared.barrier.wait();
         join_workers(handles)?;
-        return Err(first_error
-            .map(ExecError::Binding)
-            .unwrap_or_else(|| ExecError::Worker("stopped before the phase began".into())));
+        // A stop wins over the errors it caused (connects it ended).
+        let error = match first_error {
+            Some(e) if !stop.is_requested() => e,
+            _ => BindingError::Interrupted,
+        };
+        return Err(ExecError::Binding(error));
     }
     // A few milliseconds for the workers to wake before the common start.
     let start = Instant::now() + Duration::from_millis(5);
@@ -508,7 +511,12 @@ fn worker_thread<F: BindingFactory>(
         let mut bindings = Vec::with_capacity(plan.concurrency);
         let mut failed = None;
         for s in 0..plan.concurrency {
-            match shared.factory.connect(thread * plan.concurrency + s).await {
+            // A stop ends a connect that hangs (a server that accepts and never answers).
+            let connected = tokio::select! {
+                c = shared.factory.connect(thread * plan.concurrency + s) => c,
+                () = until_stopped(&shared) => Err(BindingError::Interrupted),
+            };
+            match connected {
                 Ok(b) => bindings.push(b),
                 Err(e) => {
                     failed = Some(e);

@@ -15,6 +15,8 @@ struct Inner {
     finish: AtomicBool,
     epoch: Instant,
     at_nanos: AtomicU64,
+    /// Set with the request: ends a binding's setup that is still connecting.
+    cancel: scalebench_binding::Cancel,
 }
 
 impl Default for StopSignal {
@@ -31,6 +33,7 @@ impl StopSignal {
                 finish: AtomicBool::new(false),
                 epoch: Instant::now(),
                 at_nanos: AtomicU64::new(0),
+                cancel: Default::default(),
             }),
         }
     }
@@ -44,6 +47,12 @@ impl StopSignal {
             .at_nanos
             .compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
         self.inner.requested.store(true, Ordering::SeqCst);
+        self.inner.cancel.cancel();
+    }
+
+    /// What a binding's setup watches (see [`scalebench_binding::BindingConfig::cancel`]).
+    pub fn cancel(&self) -> &scalebench_binding::Cancel {
+        &self.inner.cancel
     }
 
     /// Ends the measurement window now, as planned: the phase ends "finished", not "interrupted".

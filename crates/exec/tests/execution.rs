@@ -449,6 +449,7 @@ fn on_sqlite(
         schema: Schema::of(w),
         create_schema: plan.phase == Phase::Load,
         drop_schema: false,
+        cancel: Default::default(),
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -599,6 +600,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         schema: Schema::of(&w),
         create_schema: false,
         drop_schema: false,
+        cancel: Default::default(),
     };
     let plan = RunPlan {
         concurrency: 50,

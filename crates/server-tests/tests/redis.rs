@@ -32,7 +32,10 @@ const EXPECT: Expectations = Expectations {
 
 #[test]
 fn crud_semantics_standalone_and_cluster() {
-    assert_not_root(standalone().process.pid(), scalebench_deploy::redis::ACCOUNT);
+    assert_not_root(
+        standalone().process.pid(),
+        scalebench_deploy::redis::ACCOUNT,
+    );
     for n in &cluster().nodes {
         assert_not_root(n.process.pid(), scalebench_deploy::redis::ACCOUNT);
     }

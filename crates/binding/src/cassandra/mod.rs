@@ -220,7 +220,7 @@ impl CassandraFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(async {
+        runtime.block_on(config.cancel.unless_cancelled(async {
             let session = connect(&settings, false).await?;
             let ks = &settings.keyspace;
             let t = format!("{ks}.{}", settings.table);
@@ -302,7 +302,7 @@ impl CassandraFactory {
                 }
             }
             Ok(())
-        })?;
+        }))?;
         Ok(CassandraFactory {
             settings: Arc::new(settings),
         })

@@ -64,7 +64,7 @@ impl EtcdFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(async {
+        runtime.block_on(config.cancel.unless_cancelled(async {
             let mut c = factory.client().await?;
             // The client connects lazily: the first request is where a silent server shows.
             crate::connect_within(crate::CONNECT_TIMEOUT, &factory.url, c.status()).await?;
@@ -82,7 +82,7 @@ impl EtcdFactory {
                 })?;
             }
             Ok::<_, BindingError>(())
-        })?;
+        }))?;
         Ok(factory)
     }
 

@@ -77,11 +77,11 @@ impl MysqlFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(shared.prepare_schema(
+        runtime.block_on(config.cancel.unless_cancelled(shared.prepare_schema(
             config.drop_schema,
             config.create_schema,
             &engine,
-        ))?;
+        )))?;
         Ok(MysqlFactory {
             shared: std::sync::Arc::new(shared),
         })

@@ -143,9 +143,11 @@ impl PostgresFactory {
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(
-            factory
-                .shared
-                .prepare_schema(config.drop_schema, config.create_schema),
+            config.cancel.unless_cancelled(
+                factory
+                    .shared
+                    .prepare_schema(config.drop_schema, config.create_schema),
+            ),
         )?;
         Ok(factory)
     }

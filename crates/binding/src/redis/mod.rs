@@ -110,7 +110,7 @@ impl RedisFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(async {
+        runtime.block_on(config.cancel.unless_cancelled(async {
             let mut c = factory.connection().await?;
             let pong: Result<String, _> = c.query(&redis::cmd("PING")).await;
             pong.map_err(|e| BindingError::Connect {
@@ -126,7 +126,7 @@ impl RedisFactory {
                 })?;
             }
             Ok::<_, BindingError>(())
-        })?;
+        }))?;
         Ok(factory)
     }
 

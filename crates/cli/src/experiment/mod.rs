@@ -272,9 +272,14 @@ fn deployment_for(
     Ok(Some(derived))
 }
 
+/// The cluster fact naming the experiment that started a cluster: a resumed run of that experiment
+/// stops it at the end as if it had started it itself.
+const STARTED_BY: &str = "started_by_experiment";
+
 /// Brings up the cluster of `file` unless it is already the one running.
 fn ensure_cluster(
     file: &Path,
+    experiment: &str,
     state: &mut RunnerState,
     clusters_dir: &Path,
 ) -> Result<(), CliError> {
@@ -287,13 +292,24 @@ fn ensure_cluster(
     if let Ok(mut old) = Cluster::open(&dir) {
         let same = std::fs::canonicalize(file).ok() == Some(old.state.deployment_file.clone());
         if same && old.state.nodes.iter().all(|n| n.is_running()) {
+            // Left running by this experiment's interrupted predecessor: ours to stop.
+            if old.state.facts.get(STARTED_BY).map(String::as_str) == Some(experiment)
+                && !state.started.contains(&dir)
+            {
+                state.started.push(dir);
+            }
             state.deployed = Some(file.to_path_buf());
             return Ok(());
         }
         old.down();
     }
     crate::note!("  deploying {} from {}", d.name, file.display());
-    Cluster::up(d, file, clusters_dir, false)?;
+    let mut cluster = Cluster::up(d, file, clusters_dir, false)?;
+    cluster
+        .state
+        .facts
+        .insert(STARTED_BY.into(), experiment.to_string());
+    cluster.save()?;
     if !state.started.contains(&dir) {
         state.started.push(dir);
     }
@@ -420,7 +436,7 @@ fn one_run(
 ) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
-        ensure_cluster(f, state, clusters_dir)?;
+        ensure_cluster(f, &exp.name, state, clusters_dir)?;
     }
     let argv_for = |phase| phase_argv(exp, base, run, deployment.as_deref(), clusters_dir, phase);
     match exp.procedure.measure.as_str() {

@@ -708,4 +708,3 @@ fn with_host(url: &str, endpoint: &str) -> String {
     let at = rest[..end].rfind('@').map_or(0, |i| i + 1);
     format!("{scheme}://{}{endpoint}{}", &rest[..at], &rest[end..])
 }
-

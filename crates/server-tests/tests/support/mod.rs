@@ -379,7 +379,10 @@ pub fn assert_not_root(pid: u32, account: &str) {
         uid_of("self")
     };
     assert_ne!(uid, 0, "server {pid} runs as root");
-    assert_eq!(uid, expected, "server {pid} runs as uid {uid}, not as {account}");
+    assert_eq!(
+        uid, expected,
+        "server {pid} runs as uid {uid}, not as {account}"
+    );
 }
 
 /// The effective uid of process `pid` (or `self`).
