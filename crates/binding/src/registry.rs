@@ -70,20 +70,30 @@ pub trait FactoryVisitor {
 }
 
 /// Opens the binding named by the URL's scheme and hands it to `visitor`.
+/// Every option is one the binding has (their values are checked when it opens).
+pub fn check_options(
+    info: &BindingInfo,
+    options: &std::collections::BTreeMap<String, String>,
+) -> Result<(), BindingError> {
+    match options
+        .keys()
+        .find(|key| !info.options.iter().any(|o| o.name == key.as_str()))
+    {
+        Some(key) => Err(BindingError::Config(format!(
+            "unknown option '{}.{key}' (see `scalebench bindings {}`)",
+            info.name, info.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub fn open<V: FactoryVisitor>(
     config: BindingConfig,
     visitor: V,
 ) -> Result<V::Output, BindingError> {
     let scheme = config.url.scheme().to_string();
     let info = for_scheme(&scheme).ok_or_else(|| BindingError::Config(no_binding(&scheme)))?;
-    for key in config.options.keys() {
-        if !info.options.iter().any(|o| o.name == key) {
-            return Err(BindingError::Config(format!(
-                "unknown option '{}.{key}' (see `scalebench bindings {}`)",
-                info.name, info.name
-            )));
-        }
-    }
+    check_options(&info, &config.options)?;
     match info.name {
         "null" => Ok(visitor.visit(crate::null::NullFactory::open(&config)?)),
         #[cfg(feature = "sqlite")]

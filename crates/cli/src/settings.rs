@@ -98,19 +98,6 @@ pub struct Settings {
 
 impl Settings {
     pub fn resolve(args: &PhaseArgs, phase: Phase) -> Result<Settings, CliError> {
-        let mut props = Properties::new();
-        let workload_name = load_workload(&mut props, &args.workload)?;
-        for file in &args.property_files {
-            props.load_file(file)?;
-        }
-        for assignment in &args.properties {
-            props.set_override(assignment)?;
-        }
-        if let Some(n) = args.operations {
-            props.set("operationcount", &n.to_string(), "--operations");
-        }
-        let workload = CoreWorkload::from_properties(&props)?;
-
         let cluster = match &args.deployment {
             Some(file) => Some(crate::cluster::open(&crate::args::ClusterTarget {
                 deployment: file.clone(),
@@ -133,6 +120,42 @@ impl Settings {
                 (url, Some(dir))
             }
         };
+        Self::with_database(args, phase, db, temp_db_dir, cluster)
+    }
+
+    /// What [`Settings::resolve`] checks, with no side effect: no cluster is opened and no
+    /// temporary database made (a run on a deployment or on the default database is checked as on
+    /// the null binding; its binding options are checked when it opens).
+    pub fn check(args: &PhaseArgs, phase: Phase) -> Result<(), CliError> {
+        let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
+        let s = Self::with_database(args, phase, db, None, None)?;
+        registry::check_options(
+            &s.binding,
+            &BindingConfig::options_from(&s.props, s.binding.name),
+        )?;
+        Ok(())
+    }
+
+    fn with_database(
+        args: &PhaseArgs,
+        phase: Phase,
+        db: DbUrl,
+        temp_db_dir: Option<tempfile::TempDir>,
+        cluster: Option<scalebench_deploy::Cluster>,
+    ) -> Result<Settings, CliError> {
+        let mut props = Properties::new();
+        let workload_name = load_workload(&mut props, &args.workload)?;
+        for file in &args.property_files {
+            props.load_file(file)?;
+        }
+        for assignment in &args.properties {
+            props.set_override(assignment)?;
+        }
+        if let Some(n) = args.operations {
+            props.set("operationcount", &n.to_string(), "--operations");
+        }
+        let workload = CoreWorkload::from_properties(&props)?;
+
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
             CliError::Usage(format!(
                 "{} ('{}')",

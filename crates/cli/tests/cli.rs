@@ -773,6 +773,45 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
     }
 }
 
+/// Every value of an experiment is checked before its first run: a bad property of the last cell, a
+/// bad swept rate or an unknown binding option is the file's error (exit 2, naming the value and the
+/// cell), and nothing runs or is recorded.
+#[test]
+fn every_value_of_an_experiment_is_checked_before_the_first_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("e.toml");
+    let results = dir.path().join("r.db");
+    let base = "name = \"x\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
+         [[database]]\nname = \"null\"\ndb = \"null://\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n";
+    for (extra, named) in [
+        (
+            "[[configuration]]\nname = \"good\"\n[[configuration]]\nname = \"bad\"\nproperties = { requestdistribution = \"sideways\" }\n",
+            "sideways",
+        ),
+        ("[sweep]\ntarget = [100, -5]\n", "-5"),
+        (
+            "[[configuration]]\nname = \"typo\"\nproperties = { \"null.latencyy_us\" = 5 }\n",
+            "null.latencyy_us",
+        ),
+    ] {
+        std::fs::write(&spec, format!("{base}{extra}")).unwrap();
+        for dry in [true, false] {
+            let mut args = vec!["experiment", spec.to_str().unwrap(), "--results"];
+            args.push(results.to_str().unwrap());
+            if dry {
+                args.push("--dry-run");
+            }
+            let o = scalebench(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{extra}: {err}");
+            assert!(err.contains(named), "{extra}: {err}");
+            assert_eq!(err.lines().count(), 1, "{extra}: {err}");
+            assert!(!results.exists(), "{extra}: nothing is recorded");
+        }
+    }
+}
+
 /// Output paths are checked before anything runs (exit 2, nothing measured in vain), and no device,
 /// link or unrelated `NAME.tmp` is ever replaced.
 #[test]

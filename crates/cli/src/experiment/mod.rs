@@ -62,6 +62,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         }
     }
     let plan = exp.plan();
+    check_every_run(&exp, &base, &plan, &args.clusters.clusters_dir)?;
     if args.dry_run {
         print_plan(&exp, &plan);
         return Ok(ExitCode::SUCCESS);
@@ -400,6 +401,41 @@ fn phase_argv(
         }
     }
     a
+}
+
+/// Every run's values (properties, rates, durations, URLs, binding option names), checked before
+/// the first run: a bad one is the file's error now, not a failed run hours in.
+fn check_every_run(
+    exp: &Experiment,
+    base: &Path,
+    plan: &[PlannedRun],
+    clusters_dir: &Path,
+) -> Result<(), CliError> {
+    let phases: &[Phase] = match exp.procedure.measure.as_str() {
+        "load" => &[Phase::Load],
+        "elastic" => &[Phase::Run],
+        _ => &[Phase::Load, Phase::Run],
+    };
+    let mut checked = std::collections::HashSet::new();
+    for run in plan {
+        for &phase in phases {
+            // The deployment's database is checked when it is up (as the runs do).
+            let argv = phase_argv(exp, base, run, None, clusters_dir, phase);
+            if !checked.insert(argv.clone()) {
+                continue;
+            }
+            let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
+            let checked_run = parse(&argv).and_then(|cli| match &cli.command {
+                Command::Load(a) => crate::settings::Settings::check(a, Phase::Load),
+                Command::Run(r) => crate::settings::Settings::check(&r.phase, Phase::Run),
+                _ => unreachable!("experiment runs are load or run commands"),
+            });
+            checked_run.map_err(|e| {
+                CliError::Usage(format!("{}: cell {} ({}): {e}", exp.name, run.cell, phase.name()))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Parses a command line built by the runner; a bad option is the experiment file's error.
