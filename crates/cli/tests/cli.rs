@@ -927,7 +927,7 @@ fn a_second_signal_still_writes_the_result_and_removes_temporary_data() {
     );
 }
 
-/// A server that accepts the connection and never answers: every network binding ends the run with a
+/// A server that accepts the connection and never answers: every network binding (Redis too) ends the run with a
 /// connect error after its connect timeout (postgres: `connect_timeout_ms`; the others 10 s),
 /// password-free, instead of hanging (and ignoring Ctrl-C) forever.
 #[test]
@@ -953,6 +953,7 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
             format!("cassandra://bench:secret-pw@127.0.0.1:{port}/ycsb"),
             "no answer within 10000 ms",
         ),
+        (format!("redis://:secret-pw@127.0.0.1:{port}"), "timed out"),
     ];
     if cfg!(feature = "etcd") {
         urls.push((

@@ -431,7 +431,12 @@ fn check_every_run(
                 _ => unreachable!("experiment runs are load or run commands"),
             });
             checked_run.map_err(|e| {
-                CliError::Usage(format!("{}: cell {} ({}): {e}", exp.name, run.cell, phase.name()))
+                CliError::Usage(format!(
+                    "{}: cell {} ({}): {e}",
+                    exp.name,
+                    run.cell,
+                    phase.name()
+                ))
             })?;
         }
     }
