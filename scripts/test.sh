@@ -34,7 +34,6 @@ have etcdctl || need+=(etcd-client)            # etcd clusters: member add/remov
 have /usr/lib/galera/libgalera_smm.so || need+=(galera-4)   # MariaDB Galera clusters
 have mariabackup || need+=(mariadb-backup)     # Galera state transfer (SST)
 have socat || need+=(socat)                    # ... streams it
-have protoc || need+=(protobuf-compiler)   # etcd-client generates its gRPC code at build time
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
 have mvn || need+=(maven)                      # resolves cassandra-all from Maven Central
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
@@ -50,6 +49,10 @@ rm -rf target/tmp/test-servers
 log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
 
+log "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
+# The tests reuse what this builds. PROTOC pointing nowhere fails any build script that runs protoc.
+PROTOC=/nonexistent/protoc cargo build --workspace --locked -j 2
+
 log "build and test (workspace, all bindings)"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.
-cargo test --workspace --locked --features scalebench/etcd --no-fail-fast -j 2 -- --test-threads 2
+cargo test --workspace --locked --no-fail-fast -j 2 -- --test-threads 2

@@ -50,7 +50,7 @@ pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
 /// Why no binding of this build takes URL scheme `scheme`, with what it could do instead.
 pub fn no_binding(scheme: &str) -> String {
     if scheme == "etcd" {
-        return "the etcd binding is not in this build: build with `cargo build --release --features etcd` (needs protoc, Debian protobuf-compiler)".into();
+        return "the etcd binding is not in this build: build with the default features (or `--features etcd`)".into();
     }
     let known: Vec<String> = bindings()
         .iter()
