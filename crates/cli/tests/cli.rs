@@ -927,11 +927,8 @@ fn a_second_signal_still_writes_the_result_and_removes_temporary_data() {
     );
 }
 
-/// A server that accepts the connection and never answers: every network binding (Redis too) ends the run with a
-/// connect error after its connect timeout (postgres: `connect_timeout_ms`; the others 10 s),
-/// password-free, instead of hanging (and ignoring Ctrl-C) forever.
-#[test]
-fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
+/// A loopback port that accepts connections (up to 256) and never answers on them.
+fn silent_listener() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -940,6 +937,15 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
             held.push(s);
         }
     });
+    port
+}
+
+/// A server that accepts the connection and never answers: every network binding (Redis too) ends the run with a
+/// connect error after its connect timeout (postgres: `connect_timeout_ms`; the others 10 s),
+/// password-free, instead of hanging (and ignoring Ctrl-C) forever.
+#[test]
+fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
+    let port = silent_listener();
     let mut urls = vec![
         (
             format!("postgres://bench:secret-pw@127.0.0.1:{port}/db"),
@@ -1001,14 +1007,7 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
 /// timeout (10 s for MySQL): exit code 130, nothing measured, nothing written.
 #[test]
 fn ctrl_c_while_connecting_ends_the_run_at_once() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for s in listener.incoming().take(64) {
-            held.push(s);
-        }
-    });
+    let port = silent_listener();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let url = format!("mysql://bench:pw@127.0.0.1:{port}/db");
