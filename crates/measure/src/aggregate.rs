@@ -191,25 +191,32 @@ impl Aggregator {
             };
         }
         let complete_below = self.passed.iter().copied().min().unwrap_or(0);
+        // Once every worker has sent its last batch, what is still pending closes as it is: the
+        // last of it ended with the phase, part of an interval, and is no current rate.
+        let ended = complete_below == u64::MAX;
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() >= complete_below {
                 break;
             }
             let (index, ops) = entry.remove_entry();
-            self.freeze(index, ops);
+            let partial = ended && self.pending.is_empty();
+            self.freeze(index, ops, !partial);
         }
     }
 
-    fn freeze(&mut self, index: u64, ops: BTreeMap<OpKind, OpTotals>) {
+    /// Closes interval `index`; `current` makes it what the progress display shows.
+    fn freeze(&mut self, index: u64, ops: BTreeMap<OpKind, OpTotals>, current: bool) {
         let secs = self.interval.as_secs_f64();
         let mut all = new_histogram();
         for t in ops.values() {
             add_into(&mut all, &t.ok);
         }
-        self.latest = (
-            all.len() as f64 / secs,
-            all.value_at_quantile(0.99) as f64 / 1000.0,
-        );
+        if current {
+            self.latest = (
+                all.len() as f64 / secs,
+                all.value_at_quantile(0.99) as f64 / 1000.0,
+            );
+        }
         // From the intended start in an open loop (coordinated omission corrected).
         let mut intended = new_histogram();
         for t in ops.values() {
@@ -248,7 +255,7 @@ impl Aggregator {
 
     pub fn finish(mut self, meta: PhaseMeta) -> PhaseResult {
         for (index, ops) in std::mem::take(&mut self.pending) {
-            self.freeze(index, ops);
+            self.freeze(index, ops, false);
         }
         let secs = meta.duration.as_secs_f64();
         // A phase without measurable duration has no rate: 0, never infinity (JSON cannot hold it).
@@ -452,6 +459,29 @@ mod tests {
         assert_eq!(res.intervals.len(), 2);
         assert_eq!(res.intervals[0].operations["READ"].ok, 10);
         assert_eq!(res.intervals[1].operations["READ"].failed, 1);
+    }
+
+    /// The status line shows the last complete interval: the partial one the phase ended in (one
+    /// operation in its first 100 ms) is no current rate of "1 ops/s".
+    #[test]
+    fn the_current_rate_is_never_the_partial_interval_at_the_end() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let ms = |n: u64| n * 1_000_000;
+        for i in 0..100 {
+            r.issue(OpKind::Read);
+            r.record(OpKind::Read, ms(i * 10), ms(i * 10), ms(i * 10 + 1), Ok(()));
+        }
+        r.issue(OpKind::Read);
+        r.record(OpKind::Read, ms(1100), ms(1100), ms(1101), Ok(()));
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
+        for b in rx.try_iter() {
+            agg.add(b);
+        }
+        let live = agg.live();
+        assert_eq!(live.ok, 101);
+        assert_eq!(live.current_ops_s, 100.0);
     }
 
     /// A phase without measurable duration (everything done within the clock's resolution) is written
