@@ -98,6 +98,10 @@ pub struct ExperimentArgs {
     /// record counts divided by 100, recorded as NAME-miniature (a check that it runs, not a result).
     #[arg(long)]
     pub miniature: bool,
+    /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
+    /// http://ADDR:PORT/metrics (see `run --help`).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub clusters: ClustersDir,
 }
@@ -500,6 +504,13 @@ pub struct PhaseArgs {
     /// Status line period when standard error is not a terminal.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub status_interval: Duration,
+
+    /// Serve the run's live figures as OpenMetrics at http://ADDR:PORT/metrics for Prometheus
+    /// (per operation: rate, latency quantiles of the last interval, errors by class; in flight;
+    /// the phase). Port 0 picks a free port, printed on stderr. Binds exactly ADDR: 127.0.0.1
+    /// unless the scraper runs elsewhere.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 
     /// Create the table if it does not exist (before the first phase).
     #[arg(long)]

@@ -26,6 +26,7 @@ pub mod elastic;
 pub mod environment;
 pub mod error;
 pub mod experiment;
+pub mod metrics;
 pub mod output;
 pub mod phase;
 pub mod report;

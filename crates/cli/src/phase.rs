@@ -71,6 +71,10 @@ pub fn run_command(
     argv: &[OsString],
 ) -> Result<ExitCode, CliError> {
     crate::output::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let _metrics = args
+        .metrics_listen
+        .map(crate::metrics::serve_while)
+        .transpose()?;
     let (result, percentiles) = execute_phases(args, phases, argv)?;
     if let Some(dir) = &args.hdr_log {
         for phase in &result.phases {
@@ -128,6 +132,7 @@ pub fn execute_phases(
         };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
+        let mut progress = crate::metrics::Published::new(&mut display);
         let opened = registry::open(
             // The embedded default creates its table when loading; servers need --create-schema.
             settings.binding_config(
@@ -147,7 +152,7 @@ pub fn execute_phases(
                     )
                 }),
                 stop: &stop,
-                progress: &mut display,
+                progress: &mut progress,
             },
         );
         let outcome = match opened.map_err(CliError::from).and_then(|r| r) {

@@ -4,6 +4,9 @@ use std::process::{Command, Stdio};
 
 use scalebench_deploy::postgres::PostgresServer;
 
+mod common;
+use common::test_dir;
+
 #[test]
 fn postgres_through_the_cli_never_shows_the_password() {
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
@@ -12,7 +15,7 @@ fn postgres_through_the_cli_never_shows_the_password() {
     let url = server.url();
     let password = server.password().to_string();
     let password = password.as_str();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let out = dir.path().join("r.json");
     let run = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_scalebench"))
@@ -97,7 +100,7 @@ fn postgres_through_the_cli_never_shows_the_password() {
 /// `load`/`run --deployment` with space in the result, `status` without the password, `down`.
 #[test]
 fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let clusters = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli-clusters");
     let file = dir.path().join("pg.toml");
     std::fs::write(
@@ -212,7 +215,7 @@ fn an_experiment_runs_into_the_results_file_and_resumes_after_a_kill() {
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
     std::fs::create_dir_all(&base).unwrap();
     let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let file = dir.path().join("exp.toml");
     std::fs::write(
         &file,
@@ -374,7 +377,7 @@ fn inserts_of_repeated_runs_on_kept_data_never_reuse_a_key() {
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
     std::fs::create_dir_all(&base).unwrap();
     let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let file = dir.path().join("inserts.toml");
     std::fs::write(
         &file,
@@ -480,7 +483,7 @@ threads = [1, 2]
 #[cfg(feature = "etcd")]
 #[test]
 fn cluster_size_is_a_sweep_axis_with_one_line_per_setup_and_a_recommendation() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     std::fs::write(
         dir.path().join("etcd.toml"),
         "name = \"sweep-etcd\"\ndatabase = \"etcd\"\nnodes = 1\nidle_timeout_s = 60\n",
@@ -617,7 +620,7 @@ fn cluster_password(dir: &std::path::Path) -> Option<String> {
 /// and stops it at the end, as it stops the clusters it starts itself.
 #[test]
 fn a_resumed_experiment_stops_the_cluster_its_killed_predecessor_started() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     std::fs::write(
         dir.path().join("pg.toml"),
         "name = \"resume-pg\"\ndatabase = \"postgres\"\nnodes = 1\nidle_timeout_s = 60\n",

@@ -166,7 +166,7 @@ fn nothing_lost(up: &Up, dir: &Path, records: u64) {
 #[test]
 fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let up = Up::new(
         dir.path(),
         "name = \"elastic-redis\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
@@ -243,7 +243,7 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
 #[test]
 fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let up = Up::new(
         dir.path(),
         "name = \"elastic-cassandra\"\ndatabase = \"cassandra\"\nnodes = 2\nready_timeout_s = 400\n\
@@ -274,7 +274,7 @@ fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
 #[test]
 fn an_elastic_experiment_records_every_transition() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let deployment = dir.path().join("redis.toml");
     std::fs::write(
         &deployment,
@@ -337,7 +337,7 @@ fn an_elastic_experiment_records_every_transition() {
 #[test]
 fn redis_cluster_doubles_twice_and_scalability_compares_stable_states() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let up = Up::new(
         dir.path(),
         "name = \"elastic-double\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
@@ -432,7 +432,7 @@ fn redis_cluster_doubles_twice_and_scalability_compares_stable_states() {
 #[test]
 fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let up = Up::new(
         dir.path(),
         "name = \"elastic-etcd\"\ndatabase = \"etcd\"\nnodes = 3\nidle_timeout_s = 120\n",

@@ -38,7 +38,7 @@ fn examples() -> Vec<PathBuf> {
 
 fn run_in_miniature(example: &Path) {
     let name = example.file_stem().unwrap().to_str().unwrap();
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     let results = dir.path().join("r.db");
     let results = results.to_str().unwrap();
     let o = scalebench(&[

@@ -10,7 +10,7 @@ use common::*;
 /// ssh would run it on a database host) is collected with the result and counts in the verdict.
 #[test]
 fn series_of_other_hosts_are_collected_and_name_the_bound() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = test_dir();
     // A stand-in for the database server on the other host: a process burning a core.
     let burner = Command::new("sh")
         .args(["-c", "(while :; do :; done) >/dev/null 2>&1 & echo $!"])

@@ -80,6 +80,25 @@ pub struct LiveStatus {
     pub current_ops_s: f64,
     /// p99 of the last complete interval, all operations, µs.
     pub current_p99_us: f64,
+    /// Measured operations in flight (as the workers last reported).
+    pub in_flight: u64,
+    /// Per operation (READ, UPDATE, ...): counts so far and the last complete interval.
+    pub operations: BTreeMap<String, LiveOperation>,
+}
+
+/// The quantiles live figures give from the intended start: p50, p90, p99, p99.9.
+pub const LIVE_QUANTILES: [f64; 4] = [0.5, 0.9, 0.99, 0.999];
+
+/// One operation's live figures.
+#[derive(Debug, Clone, Default)]
+pub struct LiveOperation {
+    pub ok: u64,
+    /// Open loop: latency from the intended start at [`LIVE_QUANTILES`] in the last complete
+    /// interval, µs.
+    pub intended_us: Option<[f64; 4]>,
+    pub failed_by_class: BTreeMap<String, u64>,
+    /// The last complete interval (rate, service-time quantiles, intended p99 in an open loop).
+    pub last_interval: Option<IntervalOp>,
 }
 
 /// Facts about the phase that execution knows and measurement does not.
@@ -116,6 +135,10 @@ pub struct Aggregator {
     warmup_ops: u64,
     /// Rate and p99 (all operations) of the newest frozen interval, for the live display.
     latest: (f64, f64),
+    /// Where in `frozen` the newest complete interval is (live metrics).
+    latest_frozen: Option<usize>,
+    /// Per worker: operations in flight at its last batch.
+    in_flight: Vec<u64>,
 }
 
 const MAX_ERROR_SAMPLES: usize = 10;
@@ -140,6 +163,8 @@ impl Aggregator {
             retries: 0,
             warmup_ops: 0,
             latest: (0.0, 0.0),
+            latest_frozen: None,
+            in_flight: vec![0; workers.max(1)],
         }
     }
 
@@ -182,6 +207,9 @@ impl Aggregator {
         self.retries += batch.retries;
         self.warmup_ops += batch.warmup_ops;
 
+        if let Some(n) = self.in_flight.get_mut(batch.worker) {
+            *n = batch.in_flight;
+        }
         // A worker ships interval i when it has moved past it; its final batch closes everything.
         if let Some(p) = self.passed.get_mut(batch.worker) {
             *p = if batch.issued.is_some() {
@@ -235,6 +263,9 @@ impl Aggregator {
             .iter()
             .map(|(k, t)| (*k, interval_op(t, secs)))
             .collect();
+        if current {
+            self.latest_frozen = Some(self.frozen.len());
+        }
         self.frozen.push((index, frozen));
     }
 
@@ -244,12 +275,43 @@ impl Aggregator {
     }
 
     pub fn live(&self) -> LiveStatus {
+        let last = self.latest_frozen.map(|i| &self.frozen[i].1);
+        let operations = self
+            .totals
+            .iter()
+            .map(|(kind, t)| {
+                let last_op = last.and_then(|ops| ops.get(kind));
+                // Open loop: the quantiles from the intended start, from the interval's histogram.
+                let intended = last_op
+                    .and_then(|o| o.intended_histogram.as_deref())
+                    .and_then(|h| crate::decode_histogram(h).ok())
+                    .map(|h| LIVE_QUANTILES.map(|q| h.value_at_quantile(q) as f64 / 1000.0));
+                let live = LiveOperation {
+                    intended_us: intended,
+                    ok: t.ok.len(),
+                    failed_by_class: FailureClass::ALL
+                        .iter()
+                        .filter(|c| t.failed_by_class[c.index()] > 0)
+                        .map(|c| (c.name().to_string(), t.failed_by_class[c.index()]))
+                        .collect(),
+                    last_interval: last_op.map(|o| IntervalOp {
+                        // The figures, not the encoded histograms.
+                        histogram: None,
+                        intended_histogram: None,
+                        ..o.clone()
+                    }),
+                };
+                (kind.name().to_string(), live)
+            })
+            .collect();
         LiveStatus {
             ok: self.totals.values().map(|t| t.ok.len()).sum(),
             failed: self.totals.values().map(OpTotals::failed_total).sum(),
             warmup_ops: self.warmup_ops,
             current_ops_s: self.latest.0,
             current_p99_us: self.latest.1,
+            in_flight: self.in_flight.iter().sum(),
+            operations,
         }
     }
 

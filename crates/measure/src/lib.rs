@@ -14,7 +14,7 @@ pub mod recorder;
 pub mod result;
 pub mod ycsb_text;
 
-pub use aggregate::{Aggregator, LiveStatus};
+pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};
 pub use histogram::{decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{

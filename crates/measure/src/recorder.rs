@@ -50,6 +50,8 @@ pub struct IntervalBatch {
     /// Successful operations that completed after the end of the window (during the grace period),
     /// by kind. Only in the worker's final batch.
     pub ok_after_window: [u64; OpKind::COUNT],
+    /// Measured operations started and not yet completed when the batch was shipped.
+    pub in_flight: u64,
     /// Records written by batch and single inserts (load accounting); only in the final batch.
     pub records: u64,
     /// Load phase: failed inserts retried (only in the final batch).
@@ -70,6 +72,8 @@ pub struct Recorder {
     start_delay: Option<LatencyHistogram>,
     late: u64,
     issued: [u64; OpKind::COUNT],
+    /// Measured operations recorded (succeeded or failed): issued minus this is in flight.
+    completed: u64,
     ok_after_window: [u64; OpKind::COUNT],
     records: u64,
     retries: u64,
@@ -104,6 +108,7 @@ impl Recorder {
             start_delay: open_loop.then(new_histogram),
             late: 0,
             issued: [0; OpKind::COUNT],
+            completed: 0,
             ok_after_window: [0; OpKind::COUNT],
             records: 0,
             retries: 0,
@@ -156,6 +161,7 @@ impl Recorder {
         result: Result<(), &OpError>,
     ) {
         self.advance_to(end_ns);
+        self.completed += 1;
         let open_loop = self.open_loop;
         let h = self.ops[kind.index()].get_or_insert_with(|| OpHistograms::new(open_loop));
         let service = end_ns.saturating_sub(start_ns);
@@ -244,6 +250,11 @@ impl Recorder {
             late: std::mem::take(&mut self.late),
             new_errors: std::mem::take(&mut self.new_errors),
             issued: last.then_some(self.issued),
+            in_flight: self
+                .issued
+                .iter()
+                .sum::<u64>()
+                .saturating_sub(self.completed),
             ok_after_window: if last {
                 self.ok_after_window
             } else {

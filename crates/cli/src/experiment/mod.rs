@@ -75,6 +75,10 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
     let id = store
         .experiment(&exp.name, &args.file.display().to_string(), &spec_json)
         .map_err(CliError::Failed)?;
+    let metrics = args
+        .metrics_listen
+        .map(crate::metrics::serve_while)
+        .transpose()?;
     let mut state = RunnerState::default();
     let total = plan.len();
     let mut interrupted = false;
@@ -112,6 +116,10 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             continue;
         }
         crate::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
+        if let Some(m) = &metrics {
+            m.server()
+                .set_cell(Some(format!("{} #{}", run.cell, run.repetition)));
+        }
         let started_at = now();
         let outcome = one_run(&exp, &base, run, &mut state, &args.clusters.clusters_dir);
         match &outcome {

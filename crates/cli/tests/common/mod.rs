@@ -41,3 +41,28 @@ pub fn scalebench_within(args: &[&str], limit: std::time::Duration) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// A temporary directory whose clusters (`clusters/<name>`) take their servers' directories with
+/// them when it goes: run as root, servers keep their files elsewhere, linked from the cluster
+/// directory (see `scalebench_deploy::account`), and `cluster down` keeps data for inspection.
+pub struct TestDir(tempfile::TempDir);
+
+pub fn test_dir() -> TestDir {
+    TestDir(tempfile::tempdir().unwrap())
+}
+
+impl TestDir {
+    pub fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if let Ok(clusters) = std::fs::read_dir(self.path().join("clusters")) {
+            for cluster in clusters.flatten() {
+                let _ = scalebench_deploy::account::remove_relocated_servers(&cluster.path());
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! `--metrics-listen ADDR:PORT`: the live figures of a run (or of every run of an experiment) as
+//! OpenMetrics text at `http://ADDR:PORT/metrics`, for Prometheus and Grafana (dashboard:
+//! docs/grafana-dashboard.json). The executor's progress updates (about once a second) replace a
+//! snapshot; each scrape encodes the newest snapshot with prometheus-client, and tiny_http serves it.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use scalebench_exec::{Progress, ProgressState};
+use scalebench_measure::LiveStatus;
+
+use crate::error::CliError;
+
+/// What the last progress update said, and where the run is.
+#[derive(Debug, Default, Clone)]
+struct Snapshot {
+    phase: Option<&'static str>,
+    warmup: bool,
+    /// The experiment's current cell and repetition.
+    cell: Option<String>,
+    live: Option<LiveStatus>,
+}
+
+/// The HTTP endpoint; serving stops when it is dropped.
+pub struct MetricsServer {
+    addr: SocketAddr,
+    snapshot: Arc<Mutex<Snapshot>>,
+    server: Arc<tiny_http::Server>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl MetricsServer {
+    /// Listens on `addr` (port 0: a free one; see [`MetricsServer::addr`]).
+    pub fn start(addr: SocketAddr) -> Result<Self, CliError> {
+        let server = tiny_http::Server::http(addr).map_err(|e| {
+            CliError::Usage(format!(
+                "invalid value '{addr}' for '--metrics-listen': cannot listen there ({e})"
+            ))
+        })?;
+        let addr = server
+            .server_addr()
+            .to_ip()
+            .ok_or_else(|| CliError::Failed("the metrics endpoint has no IP address".into()))?;
+        let server = Arc::new(server);
+        let snapshot = Arc::new(Mutex::new(Snapshot::default()));
+        let thread = {
+            let (server, snapshot) = (Arc::clone(&server), Arc::clone(&snapshot));
+            std::thread::Builder::new()
+                .name("scalebench-metrics".into())
+                .spawn(move || serve(&server, &snapshot))
+                .map_err(|e| CliError::Failed(format!("cannot start the metrics endpoint: {e}")))?
+        };
+        Ok(MetricsServer {
+            addr,
+            snapshot,
+            server,
+            thread: Some(thread),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The experiment's cell now running (None between runs).
+    pub fn set_cell(&self, cell: Option<String>) {
+        let mut s = self.lock();
+        s.cell = cell;
+        s.phase = None;
+        s.live = None;
+    }
+
+    fn publish(&self, state: &ProgressState) {
+        let mut s = self.lock();
+        s.phase = Some(state.phase);
+        s.warmup = state.in_warmup();
+        s.live = Some(state.live.clone());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
+        self.snapshot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve(server: &tiny_http::Server, snapshot: &Mutex<Snapshot>) {
+    for request in server.incoming_requests() {
+        let response = if request.url() == "/metrics" {
+            let s = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let header = tiny_http::Header::from_bytes(
+                "Content-Type",
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )
+            .expect("a valid header");
+            tiny_http::Response::from_string(exposition(&s)).with_header(header)
+        } else {
+            tiny_http::Response::from_string("scalebench serves /metrics\n").with_status_code(404)
+        };
+        // A scraper that went away is its own business.
+        let _ = request.respond(response);
+    }
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+/// A fresh registry from the snapshot, encoded: label sets are exactly the current ones.
+fn exposition(s: &Snapshot) -> String {
+    let mut registry = Registry::with_prefix("scalebench");
+    let running = Family::<Labels, Gauge>::default();
+    registry.register(
+        "running",
+        "1 while a phase runs (labels: phase, warm-up, experiment cell)",
+        running.clone(),
+    );
+    let ok = Family::<Labels, Counter>::default();
+    registry.register(
+        "operations",
+        "Successful measured operations of the phase",
+        ok.clone(),
+    );
+    let errors = Family::<Labels, Counter>::default();
+    registry.register(
+        "errors",
+        "Failed measured operations of the phase, by failure class",
+        errors.clone(),
+    );
+    let rate = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    registry.register(
+        "throughput_ops_per_second",
+        "Successful operations per second in the last complete interval",
+        rate.clone(),
+    );
+    let latency = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    registry.register(
+        "latency_seconds",
+        "Latency quantiles of the last complete interval: service time, and in an open loop from the intended start",
+        latency.clone(),
+    );
+    let in_flight = Gauge::<i64>::default();
+    registry.register(
+        "in_flight",
+        "Measured operations started and not completed",
+        in_flight.clone(),
+    );
+    if let Some(phase) = s.phase {
+        let mut labels: Labels = vec![
+            ("phase", phase.to_string()),
+            ("warmup", s.warmup.to_string()),
+        ];
+        if let Some(cell) = &s.cell {
+            labels.push(("cell", cell.clone()));
+        }
+        running.get_or_create(&labels).set(1);
+    }
+    if let Some(live) = &s.live {
+        in_flight.set(live.in_flight.min(i64::MAX as u64) as i64);
+        for (op, o) in &live.operations {
+            let by_op: Labels = vec![("operation", op.clone())];
+            ok.get_or_create(&by_op).inc_by(o.ok);
+            for (class, n) in &o.failed_by_class {
+                let labels: Labels = vec![("operation", op.clone()), ("class", class.clone())];
+                errors.get_or_create(&labels).inc_by(*n);
+            }
+            let Some(last) = &o.last_interval else {
+                continue;
+            };
+            rate.get_or_create(&by_op).set(last.ops_s);
+            let quantile = |from: &str, q: &str, us: f64| {
+                let labels: Labels = vec![
+                    ("operation", op.clone()),
+                    ("from", from.to_string()),
+                    ("quantile", q.to_string()),
+                ];
+                latency.get_or_create(&labels).set(us / 1e6);
+            };
+            if last.ok > 0 {
+                for (q, us) in [
+                    ("0.5", last.p50_us),
+                    ("0.9", last.p90_us),
+                    ("0.99", last.p99_us),
+                    ("0.999", last.p99_9_us),
+                ] {
+                    quantile("service", q, us);
+                }
+            }
+            if let Some(intended) = o.intended_us {
+                for (q, us) in ["0.5", "0.9", "0.99", "0.999"].into_iter().zip(intended) {
+                    quantile("intended", q, us);
+                }
+            }
+        }
+    }
+    let mut text = String::new();
+    encode(&mut text, &registry).expect("writing to a String cannot fail");
+    text
+}
+
+/// The endpoint of this command, if it serves one: the phases publish to it.
+static CURRENT: Mutex<Option<Arc<MetricsServer>>> = Mutex::new(None);
+
+/// Serves `addr` for as long as the returned guard lives, announcing where on stderr.
+pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, CliError> {
+    let server = Arc::new(MetricsServer::start(addr)?);
+    crate::note!("metrics: http://{}/metrics", server.addr());
+    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&server));
+    Ok(MetricsGuard(server))
+}
+
+pub struct MetricsGuard(Arc<MetricsServer>);
+
+impl MetricsGuard {
+    pub fn server(&self) -> &MetricsServer {
+        &self.0
+    }
+}
+
+impl Drop for MetricsGuard {
+    fn drop(&mut self) {
+        CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Progress that also goes to the metrics endpoint, when the command serves one.
+pub struct Published<'a> {
+    pub inner: &'a mut dyn Progress,
+    server: Option<Arc<MetricsServer>>,
+}
+
+impl<'a> Published<'a> {
+    pub fn new(inner: &'a mut dyn Progress) -> Self {
+        let server = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Published { inner, server }
+    }
+}
+
+impl Progress for Published<'_> {
+    fn update(&mut self, state: &ProgressState) {
+        if let Some(s) = &self.server {
+            s.publish(state);
+        }
+        self.inner.update(state);
+    }
+
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scalebench_measure::result::IntervalOp;
+    use scalebench_measure::LiveOperation;
+
+    #[test]
+    fn the_exposition_has_each_figure_with_its_labels() {
+        let mut live = LiveStatus {
+            in_flight: 7,
+            ..Default::default()
+        };
+        live.operations.insert(
+            "READ".into(),
+            LiveOperation {
+                ok: 1200,
+                failed_by_class: [("timeout".to_string(), 3)].into(),
+                intended_us: Some([1000.0, 2000.0, 4000.0, 8000.0]),
+                last_interval: Some(IntervalOp {
+                    ok: 100,
+                    ops_s: 100.0,
+                    p50_us: 500.0,
+                    p90_us: 900.0,
+                    p99_us: 2000.0,
+                    p99_9_us: 3000.0,
+                    ..Default::default()
+                }),
+            },
+        );
+        let text = exposition(&Snapshot {
+            phase: Some("run"),
+            warmup: false,
+            cell: Some("pg/a/threads=2 #1".into()),
+            live: Some(live),
+        });
+        for line in [
+            r#"scalebench_running{phase="run",warmup="false",cell="pg/a/threads=2 #1"} 1"#,
+            r#"scalebench_operations_total{operation="READ"} 1200"#,
+            r#"scalebench_errors_total{operation="READ",class="timeout"} 3"#,
+            r#"scalebench_throughput_ops_per_second{operation="READ"} 100.0"#,
+            r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"} 0.002"#,
+            r#"scalebench_latency_seconds{operation="READ",from="intended",quantile="0.99"} 0.004"#,
+            "scalebench_in_flight 7",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
+        }
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        // The shipped Grafana dashboard asks for metrics this exposition has.
+        let dashboard = include_str!("../../../docs/grafana-dashboard.json");
+        let names: std::collections::BTreeSet<&str> = dashboard
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("scalebench_"))
+            .collect();
+        assert!(names.len() >= 5, "{names:?}");
+        for name in names {
+            assert!(
+                text.contains(&format!("\n{name}")),
+                "{name} is not exposed:\n{text}"
+            );
+        }
+    }
+}

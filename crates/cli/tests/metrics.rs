@@ -1,0 +1,202 @@
+//! `--metrics-listen`: a real HTTP client scrapes /metrics during a run and an experiment, and the
+//! figures agree with the result file.
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+mod common;
+use common::*;
+
+/// Starts scalebench with `args`; returns the child and the metrics URL it announced on stderr
+/// (the rest of stderr keeps flowing into the returned channel).
+fn start(args: &[&str]) -> (Child, String, mpsc::Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let announced = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the metrics address is announced");
+    let url = announced
+        .strip_prefix("metrics: ")
+        .unwrap_or_else(|| panic!("{announced}"))
+        .to_string();
+    (child, url, rx)
+}
+
+fn scrape(url: &str) -> Option<String> {
+    let mut response = ureq::get(url).call().ok()?;
+    let kind = response
+        .headers()
+        .get("content-type")?
+        .to_str()
+        .ok()?
+        .to_string();
+    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    response.body_mut().read_to_string().ok()
+}
+
+/// The value of the sample line whose name and labels are `series`.
+fn value(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[test]
+fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (mut child, url, _stderr) = start(&[
+        "run",
+        "c",
+        "--db",
+        "null://",
+        "-p",
+        "null.capacity_ops_s=2000",
+        "--target",
+        "400",
+        "--duration",
+        "5s",
+        "--interval",
+        "500ms",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let rate_series = r#"scalebench_throughput_ops_per_second{operation="READ"}"#;
+    let mut last = None;
+    // Scrapes while it runs: bounded in count (at most 20 s).
+    for _ in 0..100 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if let Some(text) = scrape(&url) {
+            if value(&text, rate_series).is_some() {
+                last = Some(text);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let text = last.expect("a scrape during the run had the READ rate");
+    assert!(
+        text.lines()
+            .any(|l| l == r#"scalebench_running{phase="run",warmup="false"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"}"#
+        ),
+        "{text}"
+    );
+    // An open loop: latency from the intended start as well.
+    assert!(
+        text.contains(
+            r#"scalebench_latency_seconds{operation="READ",from="intended",quantile="0.99"}"#
+        ),
+        "{text}"
+    );
+    assert!(value(&text, "scalebench_in_flight").is_some(), "{text}");
+    let r = json(&out);
+    let phase = &r["phases"][0];
+    let total_ok = phase["operations"]["READ"]["ok"].as_f64().unwrap();
+    let throughput = phase["operations"]["READ"]["throughput_ops_s"]
+        .as_f64()
+        .unwrap();
+    let live_ok = value(&text, r#"scalebench_operations_total{operation="READ"}"#).unwrap();
+    assert!(
+        live_ok > 0.0 && live_ok <= total_ok,
+        "{live_ok} of {total_ok}"
+    );
+    // The scraped rate and p99 are one interval's of the result file, exactly.
+    let live_rate = value(&text, rate_series).unwrap();
+    let live_p99 = value(
+        &text,
+        r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"}"#,
+    )
+    .unwrap();
+    let intervals = phase["intervals"].as_array().unwrap();
+    assert!(
+        intervals.iter().any(|i| {
+            let read = &i["operations"]["READ"];
+            read["ops_s"]
+                .as_f64()
+                .is_some_and(|r| (r - live_rate).abs() < 1e-6)
+                && read["p99_us"]
+                    .as_f64()
+                    .is_some_and(|p| (p / 1e6 - live_p99).abs() < 1e-9)
+        }),
+        "live {live_rate} ops/s, p99 {live_p99} s: no such interval in the result (overall {throughput} ops/s)"
+    );
+    // The endpoint went with the run.
+    assert!(scrape(&url).is_none());
+}
+
+#[test]
+fn an_experiment_labels_its_figures_with_the_cell_and_other_paths_are_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("e.toml");
+    std::fs::write(
+        &spec,
+        "name = \"live\"\nrepetitions = 2\n[procedure]\nwarmup = \"0s\"\nduration = \"3s\"\n\
+         [[database]]\nname = \"null\"\ndb = \"null://\"\n\
+         [[workload]]\nname = \"c\"\nworkload = \"c\"\nproperties = { recordcount = 100, \"null.capacity_ops_s\" = 1000 }\n",
+    )
+    .unwrap();
+    let results = dir.path().join("r.db");
+    let (mut child, url, _stderr) = start(&[
+        "experiment",
+        spec.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let other = url.replace("/metrics", "/other");
+    assert!(matches!(
+        ureq::get(&other).call(),
+        Err(ureq::Error::StatusCode(404))
+    ));
+    let mut cells = std::collections::BTreeSet::new();
+    for _ in 0..150 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if let Some(text) = scrape(&url) {
+            cells.extend(text.lines().filter_map(|l| {
+                let rest = l.strip_prefix("scalebench_running{")?;
+                let cell = rest.split("cell=\"").nth(1)?;
+                Some(cell.split('"').next()?.to_string())
+            }));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(cells.contains("null/default/c #1"), "{cells:?}");
+    assert!(cells.contains("null/default/c #2"), "{cells:?}");
+}
+
+#[test]
+fn a_bad_metrics_address_is_a_usage_error() {
+    let o = scalebench(&["run", "--db", "null://", "--metrics-listen", "localhost"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("localhost"), "{}", stderr(&o));
+}
