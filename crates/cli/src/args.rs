@@ -336,8 +336,14 @@ pub struct ClusterTarget {
 pub enum ClusterAction {
     /// Start the deployment's nodes and wait until the cluster is ready.
     Up(ClusterTarget),
-    /// Stop every node (data and logs stay).
-    Down(ClusterTarget),
+    /// Stop every node (data and logs stay, unless --purge).
+    Down {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// Also delete the cluster's directory with every node's data and logs.
+        #[arg(long)]
+        purge: bool,
+    },
     /// Nodes, processes, and what is not ready or busy.
     Status {
         #[command(flatten)]

@@ -48,14 +48,22 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             let c = Cluster::up(d, &t.deployment, &t.clusters.clusters_dir, false)?;
             print_status(&c, false)?;
         }
-        ClusterAction::Down(t) => {
-            let mut c = open(t)?;
-            c.down();
-            crate::note!(
-                "cluster {} stopped; data and logs kept in {}",
-                c.name(),
-                c.state.dir.display()
-            );
+        ClusterAction::Down { target, purge } => {
+            let mut c = open(target)?;
+            let (name, dir) = (c.name().to_string(), c.state.dir.clone());
+            if *purge {
+                c.purge()?;
+                crate::note!(
+                    "cluster {name} stopped; {} and its nodes' data deleted",
+                    dir.display()
+                );
+            } else {
+                c.down();
+                crate::note!(
+                    "cluster {name} stopped; data and logs kept in {}",
+                    dir.display()
+                );
+            }
         }
         ClusterAction::Status { target, json } => {
             let c = open(target)?;

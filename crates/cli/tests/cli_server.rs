@@ -700,3 +700,47 @@ properties = { recordcount = 200 }
     );
     assert!(cluster_dir().state.nodes.iter().all(|n| !n.is_running()));
 }
+
+/// `cluster down --purge` stops the cluster and deletes its directory with every node's data, also
+/// where a node's directory lives elsewhere (servers run as a system account when tests run as root).
+#[test]
+fn cluster_down_purge_deletes_the_cluster_and_its_nodes_data() {
+    let dir = test_dir();
+    let file = dir.path().join("etcd.toml");
+    std::fs::write(
+        &file,
+        "name = \"purged\"\ndatabase = \"etcd\"\nnodes = 1\nidle_timeout_s = 60\n",
+    )
+    .unwrap();
+    let clusters = dir.path().join("clusters");
+    let cluster = |action: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        c.arg("cluster")
+            .args(action)
+            .arg(&file)
+            .arg("--clusters-dir")
+            .arg(&clusters)
+            .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let up = cluster(&["up"]);
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let cluster_dir = clusters.join("purged");
+    let state = scalebench_deploy::Cluster::open(&cluster_dir).unwrap();
+    let node = &state.state.nodes[0];
+    let (node_dir, process) = (node.dir.clone(), node.process.unwrap());
+    assert!(node_dir.join("data").is_dir());
+    let down = cluster(&["down", "--purge"]);
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(!process.is_running());
+    assert!(!cluster_dir.exists());
+    assert!(!node_dir.exists(), "{} is left", node_dir.display());
+}

@@ -347,6 +347,13 @@ impl Cluster {
         let _ = self.save();
     }
 
+    /// Stops every node and deletes the cluster directory with every node's data (also where a
+    /// node's directory is a link to one elsewhere: see [`crate::account`]).
+    pub fn purge(mut self) -> Result<(), DeployError> {
+        self.down();
+        remove_tree_with_servers(&self.state.dir)
+    }
+
     pub fn url(&self) -> String {
         self.engine.url(&self.state)
     }
