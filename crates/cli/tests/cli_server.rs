@@ -744,3 +744,48 @@ fn cluster_down_purge_deletes_the_cluster_and_its_nodes_data() {
     assert!(!cluster_dir.exists());
     assert!(!node_dir.exists(), "{} is left", node_dir.display());
 }
+
+/// An installed binary (a copy outside the checkout) with a deployment file in a directory of its own
+/// and that directory as the working directory: `cluster up` of Cassandra resolves the server itself
+/// (Maven, into the per-user cache), with nothing taken from the checkout (issue 16, point 2).
+#[test]
+fn an_installed_binary_starts_cassandra_from_any_directory() {
+    let dir = test_dir();
+    let bin = dir.path().join("bin/scalebench");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_scalebench"), &bin).unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("my-cassandra.toml"),
+        "name = \"anywhere\"\ndatabase = \"cassandra\"\nnodes = 1\nready_timeout_s = 300\n\
+         [cassandra]\nheap_mb = 512\n[binding]\nreplication_factor = 1\n",
+    )
+    .unwrap();
+    let cluster = |action: &[&str]| {
+        Command::new(&bin)
+            .arg("cluster")
+            .args(action)
+            .args(["my-cassandra.toml", "--clusters-dir", "clusters"])
+            .current_dir(&work)
+            .env_remove("SCALEBENCH_CASSANDRA_CLASSPATH")
+            .env_remove("SCALEBENCH_CACHE_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let up = cluster(&["up"]);
+    let err = String::from_utf8_lossy(&up.stderr).into_owned();
+    let status = cluster(&["status", "--json"]);
+    let down = cluster(&["down", "--purge"]);
+    assert!(up.status.success(), "{err}");
+    assert!(status.status.success());
+    let s: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(s["not_ready"].as_array().map(Vec::len), Some(0), "{s}");
+    assert_eq!(s["nodes"][0]["running"], true, "{s}");
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+}
