@@ -82,6 +82,11 @@ impl MetricsServer {
         s.live = Some(state.live.clone());
     }
 
+    /// The phase is over: `running` goes; its last figures stay until the next phase.
+    fn phase_ended(&self) {
+        self.lock().phase = None;
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Snapshot> {
         self.snapshot.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -255,6 +260,9 @@ impl Progress for Published<'_> {
     }
 
     fn finish(&mut self) {
+        if let Some(s) = &self.server {
+            s.phase_ended();
+        }
         self.inner.finish();
     }
 }
