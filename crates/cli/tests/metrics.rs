@@ -80,13 +80,15 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
         out.to_str().unwrap(),
     ]);
     let rate_series = r#"scalebench_throughput_ops_per_second{operation="READ"}"#;
-    let mut last = None;
+    let running = r#"scalebench_running{phase="run",warmup="false"} 1"#;
+    let (mut last, mut saw_running) = (None, false);
     // Scrapes while it runs: bounded in count (at most 20 s).
     for _ in 0..100 {
         if child.try_wait().unwrap().is_some() {
             break;
         }
         if let Some(text) = scrape(&url) {
+            saw_running |= text.lines().any(|l| l == running);
             if value(&text, rate_series).is_some() {
                 last = Some(text);
             }
@@ -96,11 +98,7 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
     let status = child.wait().unwrap();
     assert!(status.success());
     let text = last.expect("a scrape during the run had the READ rate");
-    assert!(
-        text.lines()
-            .any(|l| l == r#"scalebench_running{phase="run",warmup="false"} 1"#),
-        "{text}"
-    );
+    assert!(saw_running, "{text}");
     assert!(
         text.contains(
             r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"}"#
