@@ -138,12 +138,7 @@ pub fn cache_dir() -> Result<PathBuf, DeployError> {
 /// into this binary) into the per-user cache on first use. Nothing found by searching directories is
 /// ever executed.
 pub fn classpath_file() -> Result<PathBuf, DeployError> {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(CASSANDRA_POM, &mut hasher);
-    let dir = cache_dir()?.join(format!(
-        "cassandra-{:016x}",
-        std::hash::Hasher::finish(&hasher)
-    ));
+    let dir = cache_dir()?.join(format!("cassandra-{}", hex_hash(CASSANDRA_POM)));
     let out = dir.join("classpath.txt");
     if std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
         return Ok(out);
@@ -184,12 +179,7 @@ pub fn readable_classpath(classpath: &str, account: &Account) -> Result<String, 
     if account.system_name().is_none() {
         return Ok(classpath.to_string());
     }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(classpath, &mut hasher);
-    let dir = Path::new(SYSTEM_CACHE).join(format!(
-        "classpath-{:016x}",
-        std::hash::Hasher::finish(&hasher)
-    ));
+    let dir = Path::new(SYSTEM_CACHE).join(format!("classpath-{}", hex_hash(classpath)));
     let jars: Vec<(PathBuf, PathBuf)> = classpath
         .split(':')
         .filter(|j| !j.is_empty())
@@ -228,6 +218,13 @@ pub fn readable_classpath(classpath: &str, account: &Account) -> Result<String, 
         .map(|(_, linked)| linked.display().to_string())
         .collect::<Vec<_>>()
         .join(":"))
+}
+
+/// A cache directory's name for `text` (the same text, the same name).
+fn hex_hash(text: &str) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::hash::Hash::hash(text, &mut hasher);
+    format!("{:016x}", std::hash::Hasher::finish(&hasher))
 }
 
 /// Distinct for every call in every process (threads of one process resolve concurrently in tests):

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
 use crate::process::{free_port, DeployError, ManagedProcess};
-use crate::server_dir;
 
 /// The system account the server runs as when scalebench runs as root.
 pub const ACCOUNT: &str = "etcd";
@@ -86,7 +85,7 @@ impl EtcdServer {
         let port = free_port()?;
         let peer_port = free_port()?;
         let account = Account::for_server(ACCOUNT)?;
-        let dir = server_dir(base, "etcd", port, &account)?;
+        let dir = ServerDir::new(base, "etcd", port, &account)?;
         let peer = format!("http://127.0.0.1:{peer_port}");
         let cmd = member_command(
             &dir.path.join("data"),

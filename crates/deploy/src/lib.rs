@@ -21,14 +21,3 @@ pub use process::{
     free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef,
 };
 pub use spec::{Database, Deployment};
-
-/// Where a standalone server keeps its data and log: `base/<kind>-<port>` (a link to a directory of
-/// its own when it runs as a system account; see [`account`]).
-pub fn server_dir(
-    base: &std::path::Path,
-    kind: &str,
-    port: u16,
-    account: &Account,
-) -> Result<ServerDir, DeployError> {
-    ServerDir::new(base, kind, port, account)
-}

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use crate::account::{running_as_root, Account, ServerDir};
 use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
-use crate::server_dir;
 
 pub const USER: &str = "bench";
 pub const DATABASE: &str = "ycsb";
@@ -32,7 +31,7 @@ impl MariadbServer {
     ) -> Result<Self, DeployError> {
         let port = free_port()?;
         let account = Account::for_server(ACCOUNT)?;
-        let server_dir = server_dir(base, "mariadb", port, &account)?;
+        let server_dir = ServerDir::new(base, "mariadb", port, &account)?;
         let dir = &server_dir.path;
         let data = dir.join("data");
         let socket = dir.join("mysqld.sock");

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use crate::account::{private_dir, Account, ServerDir};
 use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
-use crate::server_dir;
 
 pub const USER: &str = "bench";
 /// The system account the server runs as when scalebench runs as root.
@@ -175,7 +174,7 @@ impl PostgresServer {
         let bin = bin_dir()?;
         let port = free_port()?;
         let account = account()?;
-        let dir = server_dir(base, "postgres", port, &account)?;
+        let dir = ServerDir::new(base, "postgres", port, &account)?;
         let data = dir.path.join("data");
         initdb(&bin, &data)?;
         let cmd = server_command(&bin, &data, port, settings);

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
 use crate::process::{free_port, free_port_with_bus, run, wait_until, DeployError, ManagedProcess};
-use crate::server_dir;
 
 /// The system account the server runs as when scalebench runs as root.
 pub const ACCOUNT: &str = "redis";
@@ -46,7 +45,7 @@ impl RedisServer {
             free_port()?
         };
         let account = Account::for_server(ACCOUNT)?;
-        let dir = server_dir(base, "redis", port, &account)?;
+        let dir = ServerDir::new(base, "redis", port, &account)?;
         let cmd = server_command(&dir.path, port, cluster, config);
         let mut process =
             ManagedProcess::spawn("redis-server", &dir.path, cmd, &account, die_with_parent)?;
