@@ -305,7 +305,7 @@ impl Scale {
 fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<bool, CliError> {
     let load = phase_args(&args.phase, scale, None);
     crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
-    let (r, _) = execute_phases(&load, &[Phase::Load], argv)?;
+    let r = execute_phases(&load, &[Phase::Load], argv)?.result;
     Ok(!r.interrupted)
 }
 
@@ -327,9 +327,10 @@ fn run_under_control(
     let controlled = control(args, cluster, &log, load, action, &runner);
     // Whatever happened, the run ends now (or has ended) and its result is kept.
     finish_current_phase();
-    let (result, _) = runner
+    let result = runner
         .join()
-        .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
+        .map_err(|_| CliError::Failed("the load thread panicked".into()))??
+        .result;
     Ok((result, controlled?))
 }
 
@@ -456,7 +457,7 @@ fn control(
     log: &TimelineLog,
     load: Load,
     action: Option<ScaleAction>,
-    runner: &std::thread::JoinHandle<Result<(RunResult, Vec<f64>), CliError>>,
+    runner: &std::thread::JoinHandle<Result<crate::phase::ExecutedPhases, CliError>>,
 ) -> Result<Controlled, CliError> {
     let x = args.stable_sets as usize;
     let ended = || runner.is_finished();

@@ -9,6 +9,7 @@ use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
 use scalebench_measure::{hdrlog, ycsb_text};
 use scalebench_measure::{PhaseResult, Space};
@@ -75,10 +76,15 @@ pub fn run_command(
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
-    let (result, percentiles) = execute_phases(args, phases, argv)?;
+    let ExecutedPhases {
+        result,
+        percentiles,
+        mut recorded,
+    } = execute_phases(args, phases, argv)?;
     if let Some(dir) = &args.hdr_log {
-        for phase in &result.phases {
-            hdrlog::write_interval_logs(phase, dir).map_err(CliError::Failed)?;
+        // At the recorded interval length, whatever the result keeps.
+        for (phase, recorded) in result.phases.iter().zip(&mut recorded) {
+            hdrlog::write_interval_logs(phase, recorded, dir).map_err(CliError::Failed)?;
         }
     }
     if let Some(path) = &args.output {
@@ -94,13 +100,22 @@ pub fn run_command(
     })
 }
 
+/// What [`execute_phases`] measured.
+pub struct ExecutedPhases {
+    pub result: RunResult,
+    /// The percentiles the summary should show.
+    pub percentiles: Vec<f64>,
+    /// Per phase of the result, its intervals at the recorded length.
+    pub recorded: Vec<RecordedIntervals>,
+}
+
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
-/// nothing. Returns the percentiles the summary should show.
+/// nothing.
 pub fn execute_phases(
     args: &PhaseArgs,
     phases: &[Phase],
     argv: &[OsString],
-) -> Result<(RunResult, Vec<f64>), CliError> {
+) -> Result<ExecutedPhases, CliError> {
     let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
@@ -120,6 +135,7 @@ pub fn execute_phases(
 
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
+    let mut recorded = Vec::new();
     let mut interrupted = false;
     let phases_first = phases[0];
     for phase in phases {
@@ -165,6 +181,7 @@ pub fn execute_phases(
             Err(e) => return Err(e),
         };
         interrupted = outcome.result.ended_by == "interrupted";
+        recorded.push(outcome.recorded);
         let mut result = outcome.result;
         if phase == Phase::Run && runs_inserts(&settings.workload) {
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
@@ -231,7 +248,11 @@ pub fn execute_phases(
             file: c.state.deployment_file.display().to_string(),
         }),
     };
-    Ok((result, settings.percentiles.clone()))
+    Ok(ExecutedPhases {
+        result,
+        percentiles: settings.percentiles.clone(),
+        recorded,
+    })
 }
 
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
@@ -461,6 +482,14 @@ struct PhaseRunner<'a> {
 /// The single run's failure warning (experiments set their own threshold).
 pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
+}
+
+/// The single run's warning when an open-loop phase fell short of its target rate.
+pub fn target_warning(p: &PhaseResult, target_ops_s: Option<f64>) -> Option<String> {
+    p.target_shortfall(
+        target_ops_s?,
+        scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL,
+    )
 }
 
 fn runs_inserts(w: &CoreWorkload) -> bool {

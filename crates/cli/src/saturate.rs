@@ -143,7 +143,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             phase.target = Some(r);
             r
         };
-        let (result, _) = execute_phases(&phase, &[Phase::Run], argv)?;
+        let result = execute_phases(&phase, &[Phase::Run], argv)?.result;
         let measured = result.phases.last().expect("a run phase");
         let step = step_of(offered, measured);
         crate::note!(

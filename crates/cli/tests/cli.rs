@@ -129,6 +129,72 @@ fn load_then_run_on_a_named_database_with_ycsb_output_and_hdr_logs() {
     assert!(logs.join("run-Intended-READ.hlog").exists());
 }
 
+/// A run with more intervals than a result keeps (here 700 of 10 ms; a 12-minute run at 1 s is the
+/// same count) gets neighbours merged by histogram, says so, and adds up to the same totals; the HDR
+/// logs keep every recorded interval that had completions.
+#[test]
+fn a_long_series_is_merged_in_the_result_and_kept_whole_in_the_hdr_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let logs = dir.path().join("hdr");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--target",
+        "2000",
+        "--interval",
+        "10ms",
+        "--duration",
+        "7s",
+        "--no-monitor",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "--hdr-log",
+        logs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let run = &r["phases"][0];
+    assert_eq!(run["interval_s"], 0.02);
+    assert_eq!(run["recorded_interval_s"], 0.01);
+    let intervals = run["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 350);
+    assert_eq!(intervals[1]["start_s"], 0.02);
+    // Every successful operation is in exactly one merged interval.
+    let ok = |op: &str| -> u64 {
+        intervals
+            .iter()
+            .filter_map(|i| i["operations"][op]["ok"].as_u64())
+            .sum()
+    };
+    let total =
+        run["totals"]["ok"].as_u64().unwrap() - run["totals"]["ok_after_window"].as_u64().unwrap();
+    assert_eq!(ok("READ") + ok("UPDATE"), total);
+    assert!(total > 7_000, "{total} of 14,000 scheduled");
+    // Rates are per second of the merged 20 ms intervals.
+    let counted: f64 = intervals
+        .iter()
+        .flat_map(|i| i["operations"].as_object().unwrap().values())
+        .map(|o| o["ops_s"].as_f64().unwrap() * 0.02)
+        .sum();
+    assert!((counted - total as f64).abs() < 0.5, "{counted} vs {total}");
+    for op in ["READ", "UPDATE"] {
+        let log = std::fs::read_to_string(logs.join(format!("run-{op}.hlog"))).unwrap();
+        let lines = log
+            .lines()
+            .filter(|l| l.starts_with(&format!("Tag={op},")))
+            .count();
+        // At the recorded length: more entries than the result's merged intervals.
+        assert!(
+            (351..=700).contains(&lines),
+            "{op}: {lines} intervals logged"
+        );
+        assert!(log.contains(",0.010,"), "intervals of 10 ms: {log:.600}");
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let dir = tempfile::tempdir().unwrap();

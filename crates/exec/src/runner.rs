@@ -9,6 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::future::join_all;
 use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_measure::aggregate::PhaseMeta;
+use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DataSizes, RequestSet, RequestSets};
 use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
 use scalebench_workload::{
@@ -31,12 +32,16 @@ pub enum ExecError {
     Plan(String),
     #[error("worker thread failed: {0}")]
     Worker(String),
+    #[error("measurement: {0}")]
+    Measurement(String),
 }
 
 /// A measured phase, with the instants that bound its measurement window.
 #[derive(Debug)]
 pub struct PhaseOutcome {
     pub result: PhaseResult,
+    /// The intervals at the length they were recorded (the result may hold them merged).
+    pub recorded: RecordedIntervals,
     pub measurement_start: Instant,
     pub measurement_end: Instant,
 }
@@ -392,10 +397,11 @@ pub fn execute<F: BindingFactory>(
             field_count: workload.field_names.len(),
         },
     };
-    let mut result = aggregator.finish(meta);
+    let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     Ok(PhaseOutcome {
         result,
+        recorded,
         measurement_start: t0,
         measurement_end: end,
     })
@@ -435,16 +441,17 @@ fn collect<F>(
         .timeline_log
         .as_ref()
         .filter(|_| shared.plan.request_set.is_none());
-    let mut published = 0;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(batch) => aggregator.add(batch),
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}
         }
+        // Taken every time, so closed intervals never pile up when nobody watches.
+        let closed = aggregator.take_closed_intervals();
         if let Some(log) = interval_log {
             let secs = shared.plan.interval.as_secs_f64();
-            for c in &aggregator.closed_intervals()[published..] {
+            for c in closed {
                 log.push(TimelinePoint {
                     start_s: c.index as f64 * secs,
                     duration_s: secs,
@@ -453,7 +460,6 @@ fn collect<F>(
                     p99_us: c.p99_us,
                 });
             }
-            published = aggregator.closed_intervals().len();
         }
         let now = Instant::now();
         if now >= next_report {

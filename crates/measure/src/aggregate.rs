@@ -7,10 +7,11 @@ use std::time::Duration;
 use scalebench_workload::{FailureClass, OpKind};
 
 use crate::histogram::{add_into, encode_histogram, new_histogram, LatencyHistogram};
+use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
-    DataSizes, ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult,
-    ScheduleSummary, Totals,
+    DataSizes, ErrorSummary, IntervalOp, LatencySummary, OpResult, PhaseResult, ScheduleSummary,
+    Totals,
 };
 
 #[derive(Debug, Clone)]
@@ -112,16 +113,16 @@ pub struct PhaseMeta {
 }
 
 /// Merges workers' batches. Totals keep full histograms; an interval keeps full histograms only until
-/// every worker has moved past it, then it is frozen into its summary and compressed histograms, so
-/// memory stays flat however long the run.
+/// every worker has moved past it, then it is frozen into its summary and compressed histograms and
+/// written to the recorded intervals' spool file, so memory stays flat however long the run.
 pub struct Aggregator {
     interval: Duration,
     open_loop: bool,
     totals: BTreeMap<OpKind, OpTotals>,
     /// Intervals some worker may still report into.
     pending: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
-    frozen: Vec<(u64, BTreeMap<OpKind, IntervalOp>)>,
-    /// Each closed interval over all operations, in the order they closed (for live watchers).
+    recorded: RecordedIntervals,
+    /// Intervals closed since a watcher last took them, all operations together.
     closed: Vec<ClosedInterval>,
     /// Per worker: every interval below this index is complete.
     passed: Vec<u64>,
@@ -135,8 +136,10 @@ pub struct Aggregator {
     warmup_ops: u64,
     /// Rate and p99 (all operations) of the newest frozen interval, for the live display.
     latest: (f64, f64),
-    /// Where in `frozen` the newest complete interval is (live metrics).
-    latest_frozen: Option<usize>,
+    /// The newest complete interval (live metrics).
+    latest_interval: Option<BTreeMap<OpKind, IntervalOp>>,
+    /// The interval after the last one closed.
+    next_index: u64,
     /// Per worker: operations in flight at its last batch.
     in_flight: Vec<u64>,
 }
@@ -151,7 +154,7 @@ impl Aggregator {
             open_loop,
             totals: BTreeMap::new(),
             pending: BTreeMap::new(),
-            frozen: Vec::new(),
+            recorded: RecordedIntervals::new(interval),
             closed: Vec::new(),
             passed: vec![0; workers.max(1)],
             errors: BTreeMap::new(),
@@ -163,7 +166,8 @@ impl Aggregator {
             retries: 0,
             warmup_ops: 0,
             latest: (0.0, 0.0),
-            latest_frozen: None,
+            latest_interval: None,
+            next_index: 0,
             in_flight: vec![0; workers.max(1)],
         }
     }
@@ -232,8 +236,28 @@ impl Aggregator {
         }
     }
 
+    /// Closes the intervals before `index` in which nothing completed (a stalled database, a hung
+    /// connection): they are intervals of no operations, not missing ones.
+    fn close_empty_before(&mut self, index: u64) {
+        while self.next_index < index {
+            self.closed.push(ClosedInterval {
+                index: self.next_index,
+                ok: 0,
+                failed: 0,
+                p99_us: 0.0,
+            });
+            self.recorded.push(RecordedInterval {
+                index: self.next_index,
+                operations: BTreeMap::new(),
+            });
+            self.next_index += 1;
+        }
+    }
+
     /// Closes interval `index`; `current` makes it what the progress display shows.
     fn freeze(&mut self, index: u64, ops: BTreeMap<OpKind, OpTotals>, current: bool) {
+        self.close_empty_before(index);
+        self.next_index = self.next_index.max(index + 1);
         let secs = self.interval.as_secs_f64();
         let mut all = new_histogram();
         for t in ops.values() {
@@ -259,23 +283,29 @@ impl Aggregator {
             failed: ops.values().map(OpTotals::failed_total).sum(),
             p99_us: p99.value_at_quantile(0.99) as f64 / 1000.0,
         });
-        let frozen = ops
+        let frozen: BTreeMap<OpKind, IntervalOp> = ops
             .iter()
             .map(|(k, t)| (*k, interval_op(t, secs)))
             .collect();
+        self.recorded.push(RecordedInterval {
+            index,
+            operations: frozen
+                .iter()
+                .map(|(k, o)| (k.name().to_string(), o.clone()))
+                .collect(),
+        });
         if current {
-            self.latest_frozen = Some(self.frozen.len());
+            self.latest_interval = Some(frozen);
         }
-        self.frozen.push((index, frozen));
     }
 
-    /// Intervals closed so far, all operations together, in the order they closed.
-    pub fn closed_intervals(&self) -> &[ClosedInterval] {
-        &self.closed
+    /// The intervals closed since the last call, all operations together, in the order they closed.
+    pub fn take_closed_intervals(&mut self) -> Vec<ClosedInterval> {
+        std::mem::take(&mut self.closed)
     }
 
     pub fn live(&self) -> LiveStatus {
-        let last = self.latest_frozen.map(|i| &self.frozen[i].1);
+        let last = self.latest_interval.as_ref();
         let operations = self
             .totals
             .iter()
@@ -315,7 +345,9 @@ impl Aggregator {
         }
     }
 
-    pub fn finish(mut self, meta: PhaseMeta) -> PhaseResult {
+    /// The phase's result, its intervals read back from the spool (merged by histogram beyond
+    /// [`crate::intervals::MAX_RESULT_INTERVALS`]), and the intervals at their recorded length.
+    pub fn finish(mut self, meta: PhaseMeta) -> Result<(PhaseResult, RecordedIntervals), String> {
         for (index, ops) in std::mem::take(&mut self.pending) {
             self.freeze(index, ops, false);
         }
@@ -372,39 +404,22 @@ impl Aggregator {
         totals.throughput_ops_s = per_s(totals.ok - totals.ok_after_window);
 
         let interval_s = self.interval.as_secs_f64();
-        let last_index = (meta.duration.as_nanos() / self.interval.as_nanos().max(1)) as u64;
-        self.frozen.sort_by_key(|(i, _)| *i);
-        let intervals = self
-            .frozen
-            .into_iter()
-            // Intervals that begin at or after the window's end hold completions of the grace period.
-            .filter(|(i, _)| {
-                *i <= last_index && (*i as f64 * interval_s) < meta.duration.as_secs_f64()
-            })
-            .map(|(index, mut ops)| {
-                // The last interval may be partial: rates use the time it actually covered.
-                let start = index as f64 * interval_s;
-                let covered =
-                    (meta.duration.as_secs_f64() - start).clamp(f64::MIN_POSITIVE, interval_s);
-                for o in ops.values_mut() {
-                    o.ops_s = o.ok as f64 / covered;
-                }
-                IntervalResult {
-                    start_s: start,
-                    operations: ops
-                        .into_iter()
-                        .map(|(k, o)| (k.name().to_string(), o))
-                        .collect(),
-                }
-            })
-            .collect();
+        let duration_s = meta.duration.as_secs_f64();
+        let slots = (duration_s / interval_s).ceil() as u64;
+        // Nothing completed at the end of the window either: those intervals are empty too.
+        self.close_empty_before(slots);
+        let factor = coarsening_factor(slots);
+        let mut coarsener = Coarsener::new(interval_s, factor, duration_s);
+        self.recorded.for_each(|iv| coarsener.push(iv))?;
+        let intervals = coarsener.finish();
 
-        PhaseResult {
+        let result = PhaseResult {
             phase: meta.phase,
             open_loop: self.open_loop,
             measurement_start_unix_ms: meta.measurement_start_unix_ms,
-            duration_s: meta.duration.as_secs_f64(),
-            interval_s,
+            duration_s,
+            interval_s: interval_s * factor as f64,
+            recorded_interval_s: (factor > 1).then_some(interval_s),
             ended_by: meta.ended_by,
             clients: 1,
             totals,
@@ -428,7 +443,8 @@ impl Aggregator {
             remote_resources: Vec::new(),
             bounded_by: None,
             insert_keys: None,
-        }
+        };
+        Ok((result, self.recorded))
     }
 }
 
@@ -498,13 +514,16 @@ mod tests {
         for b in rx.try_iter() {
             agg.add(b);
         }
-        let res = agg.finish(PhaseMeta {
-            phase: "run".into(),
-            measurement_start_unix_ms: 0,
-            duration: Duration::from_secs(2),
-            ended_by: "duration".into(),
-            data: DataSizes::default(),
-        });
+        let res = agg
+            .finish(PhaseMeta {
+                phase: "run".into(),
+                measurement_start_unix_ms: 0,
+                duration: Duration::from_secs(2),
+                ended_by: "duration".into(),
+                data: DataSizes::default(),
+            })
+            .unwrap()
+            .0;
         let read = &res.operations["READ"];
         assert_eq!((read.issued, read.ok, read.failed["timeout"]), (11, 10, 1));
         assert_eq!(read.latency.as_ref().unwrap().max_us.round(), 1000.0);
@@ -546,6 +565,50 @@ mod tests {
         assert_eq!(live.current_ops_s, 100.0);
     }
 
+    /// A stall (nothing completes for a while) is intervals of zero operations in the series, also
+    /// at the end of the window, never a gap the charts and stability checks would skip over.
+    #[test]
+    fn intervals_without_completions_are_empty_not_missing() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let ms = |n: u64| n * 1_000_000;
+        for at in [100, 3100] {
+            r.issue(OpKind::Read);
+            r.record(OpKind::Read, ms(at), ms(at), ms(at + 1), Ok(()));
+        }
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
+        for b in rx.try_iter() {
+            agg.add(b);
+        }
+        let closed: Vec<(u64, u64)> = agg
+            .take_closed_intervals()
+            .iter()
+            .map(|c| (c.index, c.ok))
+            .collect();
+        assert_eq!(closed[..3], [(0, 1), (1, 0), (2, 0)]);
+        let res = agg
+            .finish(PhaseMeta {
+                phase: "run".into(),
+                measurement_start_unix_ms: 0,
+                duration: Duration::from_secs(6),
+                ended_by: "duration".into(),
+                data: DataSizes::default(),
+            })
+            .unwrap()
+            .0;
+        let series: Vec<(f64, u64)> = res
+            .intervals
+            .iter()
+            .map(|i| (i.start_s, i.operations.get("READ").map_or(0, |o| o.ok)))
+            .collect();
+        assert_eq!(
+            series,
+            [(0.0, 1), (1.0, 0), (2.0, 0), (3.0, 1), (4.0, 0), (5.0, 0)]
+        );
+        assert!(res.intervals[1].operations.is_empty());
+    }
+
     /// A phase without measurable duration (everything done within the clock's resolution) is written
     /// with rate 0: JSON has no infinity, and the tool must read its own files back.
     #[test]
@@ -559,13 +622,16 @@ mod tests {
         for b in rx.try_iter() {
             agg.add(b);
         }
-        let res = agg.finish(PhaseMeta {
-            phase: "load".into(),
-            measurement_start_unix_ms: 0,
-            duration: Duration::ZERO,
-            ended_by: "completed".into(),
-            data: DataSizes::default(),
-        });
+        let res = agg
+            .finish(PhaseMeta {
+                phase: "load".into(),
+                measurement_start_unix_ms: 0,
+                duration: Duration::ZERO,
+                ended_by: "completed".into(),
+                data: DataSizes::default(),
+            })
+            .unwrap()
+            .0;
         assert_eq!(res.totals.throughput_ops_s, 0.0);
         assert_eq!(res.operations["INSERT"].throughput_ops_s, 0.0);
         let text = serde_json::to_string(&res).unwrap();

@@ -2,65 +2,69 @@
 //! HdrHistogram's plotter and the hdrhistogram crate), one file per operation and latency kind.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::histogram::decode_histogram;
+use crate::intervals::RecordedIntervals;
 use crate::result::PhaseResult;
 
-/// Writes `<dir>/<phase>-<OP>.hlog` (service time) and `<dir>/<phase>-Intended-<OP>.hlog` (open loop).
-/// Values are nanoseconds. Returns the files written.
-pub fn write_interval_logs(phase: &PhaseResult, dir: &Path) -> Result<Vec<PathBuf>, String> {
+/// Writes `<dir>/<phase>-<OP>.hlog` (service time) and `<dir>/<phase>-Intended-<OP>.hlog` (open loop)
+/// from the phase's intervals at the length they were recorded (the result may hold them merged),
+/// streamed: one interval in memory at a time. Values are nanoseconds. Returns the files written.
+pub fn write_interval_logs(
+    phase: &PhaseResult,
+    recorded: &mut RecordedIntervals,
+    dir: &Path,
+) -> Result<Vec<PathBuf>, String> {
     std::fs::create_dir_all(dir)
         .map_err(|e| format!("cannot create HDR log directory '{}': {e}", dir.display()))?;
-    let start = UNIX_EPOCH + Duration::from_millis(phase.measurement_start_unix_ms);
     let mut written = Vec::new();
     for op in phase.operations.keys() {
         for intended in [false, true] {
-            let entries: Vec<(f64, &String)> = phase
-                .intervals
-                .iter()
-                .filter_map(|iv| {
-                    let o = iv.operations.get(op)?;
-                    let h = if intended {
-                        o.intended_histogram.as_ref()
-                    } else {
-                        o.histogram.as_ref()
-                    };
-                    h.map(|h| (iv.start_s, h))
-                })
-                .collect();
-            if entries.is_empty() {
-                continue;
-            }
             let name = if intended {
                 format!("{}-Intended-{op}.hlog", phase.phase)
             } else {
                 format!("{}-{op}.hlog", phase.phase)
             };
             let path = dir.join(name);
-            write_log(&path, start, phase.interval_s, &entries, op)
-                .map_err(|e| format!("HDR log: {e}"))?;
-            written.push(path);
+            if write_log(&path, phase, recorded, op, intended)? {
+                written.push(path);
+            }
         }
     }
     Ok(written)
 }
 
+/// Writes one log; false (and no file) when no interval has such a histogram.
 fn write_log(
     path: &Path,
-    start: SystemTime,
-    interval_s: f64,
-    entries: &[(f64, &String)],
+    phase: &PhaseResult,
+    recorded: &mut RecordedIntervals,
     op: &str,
-) -> Result<(), String> {
+    intended: bool,
+) -> Result<bool, String> {
+    let histogram_of = |o: &crate::result::IntervalOp| {
+        if intended {
+            o.intended_histogram.clone()
+        } else {
+            o.histogram.clone()
+        }
+    };
+    let mut any = false;
+    recorded.for_each(|iv| {
+        any |= iv.operations.get(op).and_then(histogram_of).is_some();
+        Ok(())
+    })?;
+    if !any {
+        return Ok(false);
+    }
     let tag = Tag::new(op).ok_or("operation name is not a valid tag")?;
-    let histograms = entries
-        .iter()
-        .map(|(start_s, encoded)| Ok((*start_s, decode_histogram(encoded)?)))
-        .collect::<Result<Vec<_>, String>>()?;
+    let start = UNIX_EPOCH + Duration::from_millis(phase.measurement_start_unix_ms);
+    let interval = recorded.interval();
+    let window = Duration::from_secs_f64(phase.duration_s);
     crate::files::write_atomically(path, |file| {
         let mut serializer = V2DeflateSerializer::new();
         let mut writer = IntervalLogWriterBuilder::new()
@@ -69,16 +73,23 @@ fn write_log(
             .with_base_time(start)
             .with_max_value_divisor(1_000_000.0)
             .begin_log_with(file, &mut serializer)?;
-        for (start_s, h) in &histograms {
-            writer
-                .write_histogram(
-                    h,
-                    Duration::from_secs_f64(*start_s),
-                    Duration::from_secs_f64(interval_s),
-                    Some(tag),
-                )
-                .map_err(|e| std::io::Error::other(format!("{e:?}")))?;
-        }
-        Ok(())
+        recorded
+            .for_each(|iv| {
+                let offset =
+                    Duration::from_nanos((interval.as_nanos() as u64).saturating_mul(iv.index));
+                // Completions in the grace period after the window are no part of the measurement.
+                if offset >= window {
+                    return Ok(());
+                }
+                let Some(encoded) = iv.operations.get(op).and_then(histogram_of) else {
+                    return Ok(());
+                };
+                writer
+                    .write_histogram(&decode_histogram(&encoded)?, offset, interval, Some(tag))
+                    .map_err(|e| format!("{e:?}"))
+            })
+            .map_err(std::io::Error::other)
     })
+    .map(|()| true)
+    .map_err(|e| format!("HDR log: {e}"))
 }

@@ -9,6 +9,7 @@ pub mod aggregate;
 pub mod files;
 pub mod hdrlog;
 pub mod histogram;
+pub mod intervals;
 pub mod merge;
 pub mod recorder;
 pub mod result;

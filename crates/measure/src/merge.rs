@@ -3,12 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::histogram::{
-    add_into, decode_histogram, encode_histogram, new_histogram, LatencyHistogram,
-};
+use crate::histogram::{add_into, new_histogram, LatencyHistogram};
+use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    ErrorSummary, IntervalOp, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult,
-    ScheduleSummary,
+    ErrorSummary, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult, ScheduleSummary,
 };
 
 /// Properties that define what a run measured: clients of one run share them. Per-client shares
@@ -209,13 +207,16 @@ fn merged_verdict(phases: &[&PhaseResult]) -> Option<scalebench_monitor::Verdict
 
 pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     let first = *phases.first().ok_or("nothing to merge")?;
-    if let Some(p) = phases
-        .iter()
-        .find(|p| (p.interval_s - first.interval_s).abs() > 1e-9)
-    {
+    // A client whose longer run kept coarser intervals sets the length; the others' intervals are
+    // merged to it, which needs a whole multiple of theirs.
+    let interval_s = phases.iter().map(|p| p.interval_s).fold(0.0, f64::max);
+    if let Some(p) = phases.iter().find(|p| {
+        let ratio = interval_s / p.interval_s;
+        (ratio - ratio.round()).abs() > 1e-9
+    }) {
         return Err(format!(
             "cannot merge intervals of {} s with intervals of {} s",
-            first.interval_s, p.interval_s
+            interval_s, p.interval_s
         ));
     }
     let start_ms = phases
@@ -319,7 +320,13 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
         }),
     };
 
-    out.intervals = merge_intervals(phases, start_ms)?;
+    out.intervals = merge_intervals(phases, start_ms, interval_s)?;
+    out.interval_s = interval_s;
+    out.recorded_interval_s = phases
+        .iter()
+        .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
+        .reduce(f64::min)
+        .filter(|r| *r < interval_s);
     Ok(out)
 }
 
@@ -333,51 +340,30 @@ fn merge_summaries<'a>(
     Ok(h.as_ref().and_then(LatencySummary::from_histogram))
 }
 
-/// Aligns interval series on wall-clock time (clients started within the same interval share it).
-fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<IntervalResult>, String> {
-    struct Acc {
-        ok: u64,
-        failed: u64,
-        failed_by_class: BTreeMap<String, u64>,
-        ops_s: f64,
-        hist: Option<LatencyHistogram>,
-        intended: Option<LatencyHistogram>,
-    }
-    let interval_s = phases[0].interval_s;
-    let mut slots: BTreeMap<u64, BTreeMap<String, Acc>> = BTreeMap::new();
+/// Aligns interval series on wall-clock time (clients started within the same interval share it);
+/// a client's finer intervals are first merged to the longest length.
+fn merge_intervals(
+    phases: &[&PhaseResult],
+    start_ms: u64,
+    interval_s: f64,
+) -> Result<Vec<IntervalResult>, String> {
+    let mut slots: BTreeMap<u64, BTreeMap<String, IntervalSum>> = BTreeMap::new();
     for p in phases {
         let offset =
             ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64;
-        for iv in &p.intervals {
+        let factor = (interval_s / p.interval_s).round() as u64;
+        let coarsened;
+        let intervals = if factor > 1 {
+            coarsened = coarsen_result_intervals(&p.intervals, p.interval_s, factor, p.duration_s)?;
+            &coarsened
+        } else {
+            &p.intervals
+        };
+        for iv in intervals {
             let index = (iv.start_s / interval_s).round() as u64 + offset;
             let slot = slots.entry(index).or_default();
             for (op, o) in &iv.operations {
-                let acc = slot.entry(op.clone()).or_insert(Acc {
-                    ok: 0,
-                    failed: 0,
-                    failed_by_class: BTreeMap::new(),
-                    ops_s: 0.0,
-                    hist: None,
-                    intended: None,
-                });
-                acc.ok += o.ok;
-                acc.failed += o.failed;
-                for (class, n) in &o.failed_by_class {
-                    *acc.failed_by_class.entry(class.clone()).or_default() += n;
-                }
-                acc.ops_s += o.ops_s;
-                if let Some(e) = &o.histogram {
-                    add_into(
-                        acc.hist.get_or_insert_with(new_histogram),
-                        &decode_histogram(e)?,
-                    );
-                }
-                if let Some(e) = &o.intended_histogram {
-                    add_into(
-                        acc.intended.get_or_insert_with(new_histogram),
-                        &decode_histogram(e)?,
-                    );
-                }
+                slot.entry(op.clone()).or_default().add(o)?;
             }
         }
     }
@@ -385,32 +371,10 @@ fn merge_intervals(phases: &[&PhaseResult], start_ms: u64) -> Result<Vec<Interva
         .into_iter()
         .map(|(index, ops)| IntervalResult {
             start_s: index as f64 * interval_s,
+            // Clients run side by side: their rates add.
             operations: ops
                 .into_iter()
-                .map(|(op, a)| {
-                    let q = |h: &Option<LatencyHistogram>, p: f64| {
-                        h.as_ref()
-                            .map_or(0.0, |h| h.value_at_quantile(p) as f64 / 1000.0)
-                    };
-                    let o = IntervalOp {
-                        ok: a.ok,
-                        failed: a.failed,
-                        failed_by_class: a.failed_by_class,
-                        ops_s: a.ops_s,
-                        p50_us: q(&a.hist, 0.5),
-                        p90_us: q(&a.hist, 0.9),
-                        p99_us: q(&a.hist, 0.99),
-                        p99_9_us: q(&a.hist, 0.999),
-                        max_us: a.hist.as_ref().map_or(0.0, |h| h.max() as f64 / 1000.0),
-                        histogram: a.hist.as_ref().map(encode_histogram),
-                        intended_p99_us: a
-                            .intended
-                            .as_ref()
-                            .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0),
-                        intended_histogram: a.intended.as_ref().map(encode_histogram),
-                    };
-                    (op, o)
-                })
+                .map(|(op, sum)| (op, sum.finish(None)))
                 .collect(),
         })
         .collect())
@@ -466,6 +430,8 @@ mod tests {
             ended_by: "duration".into(),
             data: DataSizes::default(),
         })
+        .unwrap()
+        .0
     }
 
     #[test]
@@ -552,7 +518,35 @@ mod tests {
     fn different_intervals_cannot_be_merged() {
         let a = phase(|i| i < 10);
         let mut b = a.clone();
-        b.interval_s = 2.0;
+        b.interval_s = 1.5;
         assert!(merge_phases(&[&a, &b]).unwrap_err().contains("intervals"));
+    }
+
+    /// A client that kept coarser intervals (its longer run went past the result's interval limit)
+    /// merges with one that kept the recorded ones: the finer series is merged to the coarser first.
+    #[test]
+    fn coarser_intervals_of_one_client_set_the_merged_length() {
+        let even = phase(|i| i % 2 == 0);
+        let odd = phase(|i| i % 2 == 1);
+        let mut coarse_odd = odd.clone();
+        coarse_odd.intervals =
+            coarsen_result_intervals(&odd.intervals, 1.0, 2, odd.duration_s).unwrap();
+        coarse_odd.interval_s = 2.0;
+        coarse_odd.recorded_interval_s = Some(1.0);
+        let merged = merge_phases(&[&even, &coarse_odd]).unwrap();
+        assert_eq!(
+            (merged.interval_s, merged.recorded_interval_s),
+            (2.0, Some(1.0))
+        );
+        let whole = phase(|_| true);
+        let expected = coarsen_result_intervals(&whole.intervals, 1.0, 2, 3.0).unwrap();
+        assert_eq!(merged.intervals.len(), expected.len());
+        for (m, w) in merged.intervals.iter().zip(&expected) {
+            assert_eq!(m.start_s, w.start_s);
+            for (op, wo) in &w.operations {
+                let mo = &m.operations[op];
+                assert_eq!((mo.ok, mo.failed, mo.p99_us), (wo.ok, wo.failed, wo.p99_us));
+            }
+        }
     }
 }

@@ -135,7 +135,12 @@ pub struct PhaseResult {
     pub measurement_start_unix_ms: u64,
     /// Length of the measurement window in seconds (from the global start instant to the stop instant).
     pub duration_s: f64,
+    /// Length of each of `intervals`.
     pub interval_s: f64,
+    /// The interval length the run recorded at, when `intervals` holds neighbours merged by
+    /// histogram to keep the result bounded (more than 600 recorded intervals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_interval_s: Option<f64>,
     /// `duration`, `operations`, `completed` (load), or `interrupted`.
     pub ended_by: String,
     /// How many client processes this result combines (1 unless merged).
@@ -212,6 +217,39 @@ impl PhaseResult {
         })
     }
 }
+
+impl PhaseResult {
+    /// A loud line when an open-loop phase completed operations more than `max_shortfall` below the
+    /// offered `target_ops_s`: the schedule was not kept, so the run did not measure the load asked for.
+    pub fn target_shortfall(&self, target_ops_s: f64, max_shortfall: f64) -> Option<String> {
+        if !self.open_loop || target_ops_s <= 0.0 || self.duration_s <= 0.0 {
+            return None;
+        }
+        let t = &self.totals;
+        let completed_s =
+            (t.ok.saturating_sub(t.ok_after_window) + t.failed) as f64 / self.duration_s;
+        let short = 1.0 - completed_s / target_ops_s;
+        (short > max_shortfall).then(|| {
+            // Operations count by their intended start: a backlog left by the warm-up is worked off
+            // first, and if it never clears, nothing scheduled inside the window completes.
+            let backlog = if completed_s == 0.0 && self.warmup_operations > 0 {
+                "; every operation completed in the window was scheduled during the warm-up (the backlog never cleared)"
+            } else {
+                ""
+            };
+            format!(
+                "WARNING: target rate not reached in the {} phase: {} ops/s offered, {:.0} ops/s completed ({:.0}% short){backlog}; the client or the database could not keep the schedule",
+                self.phase,
+                target_ops_s,
+                completed_s,
+                short * 100.0
+            )
+        })
+    }
+}
+
+/// An open-loop phase is flagged when it completed more than this share below its target rate.
+pub const DEFAULT_MAX_TARGET_SHORTFALL: f64 = 0.05;
 
 /// Above this share of failed operations a run is flagged: its figures describe a failing
 /// database, not the configuration (experiments can set their own, `procedure.max_failed_share`).

@@ -3,6 +3,7 @@
 //! descendants, e.g. PostgreSQL's backends) CPU, resident memory and storage I/O. From a series,
 //! [`verdict`] tells which resource of which process or host saturated: the "bounded by" verdict.
 
+mod bounded;
 mod procfs;
 pub mod stream;
 pub mod verdict;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+pub use bounded::{BoundedSeries, MAX_SAMPLES};
 pub use stream::{RemoteMonitor, RemoteResources};
 pub use verdict::{combined_verdict, verdict, Verdict};
 
@@ -189,7 +191,7 @@ fn sample_until(
         .map_or(0, |d| d.as_millis() as u64);
     let (mut prev_host, mut prev_procs) = read_targets(&targets);
     let mut prev_t = start;
-    let mut series = ResourceSeries {
+    let mut series = BoundedSeries::new(ResourceSeries {
         start_unix_ms,
         interval_s: interval.as_secs_f64(),
         cores,
@@ -197,7 +199,7 @@ fn sample_until(
         link_bytes_s,
         targets: targets.clone(),
         samples: Vec::new(),
-    };
+    });
     let mut next = start + interval;
     loop {
         // Sleep in short steps so `finish` returns promptly; on stop, one last (shorter) interval is
@@ -279,11 +281,11 @@ fn sample_until(
             processes: ps,
         };
         if let Some(sink) = &mut sink {
-            if !sink(&series, &sample) {
+            if !sink(series.series(), &sample) {
                 stop.store(true, Ordering::Relaxed);
             }
         }
-        series.samples.push(sample);
+        series.push(sample);
         prev_host = host;
         prev_procs = procs;
         prev_t = t;
@@ -291,5 +293,5 @@ fn sample_until(
             break;
         }
     }
-    series
+    series.finish()
 }

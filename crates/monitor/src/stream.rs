@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ResourceSeries, Sample};
+use crate::{BoundedSeries, ResourceSeries, Sample};
 
 /// The header line of a stream: the series' metadata, no samples.
 pub fn header_line(series: &ResourceSeries) -> String {
@@ -26,7 +26,7 @@ pub fn sample_line(sample: &Sample) -> String {
 }
 
 /// Adds one line of a stream to `series` (the header when `series` is `None`).
-fn add_line(series: &mut Option<ResourceSeries>, line: &str, number: usize) -> Result<(), String> {
+fn add_line(series: &mut Option<BoundedSeries>, line: &str, number: usize) -> Result<(), String> {
     let line = line.trim();
     if line.is_empty() {
         return Ok(());
@@ -35,9 +35,9 @@ fn add_line(series: &mut Option<ResourceSeries>, line: &str, number: usize) -> R
         None => {
             let header: ResourceSeries = serde_json::from_str(line)
                 .map_err(|e| format!("line {number} is not a monitor header: {e}"))?;
-            *series = Some(header);
+            *series = Some(BoundedSeries::new(header));
         }
-        Some(s) => s.samples.push(
+        Some(s) => s.push(
             serde_json::from_str(line)
                 .map_err(|e| format!("line {number} is not a monitor sample: {e}"))?,
         ),
@@ -48,21 +48,20 @@ fn add_line(series: &mut Option<ResourceSeries>, line: &str, number: usize) -> R
 /// Reads a whole stream. An empty stream is an error; a cut-off last line is ignored.
 pub fn read_stream(reader: impl BufRead) -> Result<ResourceSeries, String> {
     let mut series = None;
-    let lines: Vec<String> = reader
-        .lines()
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let last = lines.len();
-    for (i, line) in lines.iter().enumerate() {
-        if let Err(e) = add_line(&mut series, line, i + 1) {
+    let mut lines = reader.lines().enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        let line = line.map_err(|e| e.to_string())?;
+        if let Err(e) = add_line(&mut series, &line, i + 1) {
             // The producer may be stopped in the middle of its last line.
-            if i + 1 == last && series.is_some() {
+            if lines.peek().is_none() && series.is_some() {
                 break;
             }
             return Err(e);
         }
     }
-    series.ok_or_else(|| "no output".to_string())
+    series
+        .map(BoundedSeries::finish)
+        .ok_or_else(|| "no output".to_string())
 }
 
 /// The series of one other host, or why there is none.
@@ -80,7 +79,7 @@ pub struct RemoteResources {
 pub struct RemoteMonitor {
     host: String,
     child: Child,
-    state: Arc<Mutex<(Option<ResourceSeries>, Option<String>)>>,
+    state: Arc<Mutex<(Option<BoundedSeries>, Option<String>)>>,
     reader: std::thread::JoinHandle<()>,
 }
 
@@ -148,7 +147,7 @@ impl RemoteMonitor {
         }
         RemoteResources {
             host: self.host,
-            series,
+            series: series.map(BoundedSeries::finish),
             error,
         }
     }

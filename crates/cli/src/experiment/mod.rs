@@ -473,7 +473,7 @@ fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
         Command::Run(r) => (&r.phase, Phase::Run),
         _ => unreachable!("experiment runs are load or run commands"),
     };
-    execute_phases(args, &[phase], &argv).map(|(r, _)| r)
+    execute_phases(args, &[phase], &argv).map(|e| e.result)
 }
 
 fn one_run(
