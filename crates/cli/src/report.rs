@@ -4,9 +4,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use scalebench_measure::RunResult;
+use scalebench_report::chart::{Chart, Kind, Scale, Series};
 use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
-use scalebench_report::html::{bars, run_sections, slug, table, Page, RunExtras, Section};
-use scalebench_report::svg::{Chart, Kind, Scale, Series};
+use scalebench_report::html::{
+    bars, run_banners, run_sections, slug, table, Page, RunExtras, Section,
+};
 
 use crate::args::{CompareArgs, CompareFormat, ReportArgs};
 use crate::error::CliError;
@@ -130,6 +132,7 @@ pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
             let r = read(&args.input)?;
             Page {
                 title: format!("scalebench run: {}", args.input.display()),
+                banners: run_banners(&r),
                 sections: run_sections(&r, "run", &RunExtras::default()),
             }
         }
@@ -174,7 +177,7 @@ fn event_markers(events: &serde_json::Value) -> Markers {
 fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Page, CliError> {
     let mut page = Page {
         title: format!("scalebench elastic: {}", input.display()),
-        sections: Vec::new(),
+        ..Default::default()
     };
     if let Some(rows) = json["sizes"].as_array().filter(|r| !r.is_empty()) {
         let cell = |r: &serde_json::Value, k: &str| match r[k].as_f64() {
@@ -254,6 +257,7 @@ fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Pag
         }
         let run: RunResult = serde_json::from_value(step["run"].clone())
             .map_err(|e| CliError::Usage(format!("{}: {e}", input.display())))?;
+        page.banners.extend(run_banners(&run));
         page.sections.extend(run_sections(&run, &id, &extras));
     }
     Ok(page)
@@ -312,7 +316,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
         .collect();
     let mut page = Page {
         title: format!("scalebench experiment: {name}"),
-        sections: Vec::new(),
+        ..Default::default()
     };
     // Summary: the `results show` table, and bars with confidence intervals.
     let summary: Vec<Vec<String>> = cells

@@ -1,7 +1,8 @@
 //! `scalebench report` in a real browser: the report of a real small run opens in headless Chromium
-//! (Debian's `chromium`, installed by scripts/test.sh) without console errors, every chart has a size
-//! and drawn series, and the screenshot is not blank. Also an experiment's and an elastic result's
-//! pages render every chart.
+//! (Debian's `chromium`, installed by scripts/test.sh) without console errors; every chart has a size
+//! and drawn series, tick labels on every axis that do not overlap, no ticks between whole numbers,
+//! legends that fit; a missed target rate has its banner; the screenshot is not blank. Also an
+//! experiment's and an elastic result's pages render every chart.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,18 +47,137 @@ fn browse(dir: &Path, args: &[&str], url: &str) -> (String, String) {
     )
 }
 
-/// Measures every chart in the browser: a copy of the report with a measuring script (the report
-/// itself has none) writes each chart's size and the size of its drawn series into the DOM.
-fn chart_sizes(dir: &Path, html: &Path) -> Vec<(String, f64, f64, usize)> {
+/// What the probe found in the browser.
+#[derive(Debug, serde::Deserialize)]
+struct Probe {
+    charts: Vec<Drawn>,
+    banners: Vec<String>,
+    /// On the throughput chart, if there is one.
+    interaction: Option<Interaction>,
+}
+
+/// What hovering, dragging and a legend click did.
+#[derive(Debug, serde::Deserialize)]
+struct Interaction {
+    /// Points the tooltip shows.
+    hovered: usize,
+    /// The time axis narrowed to the dragged range.
+    zoomed: bool,
+    first_series_hidden: bool,
+}
+
+/// What the browser drew of one chart.
+#[derive(Debug, serde::Deserialize)]
+struct Drawn {
+    id: String,
+    w: f64,
+    h: f64,
+    /// Series with points on the canvas.
+    drawn: usize,
+    scales: Vec<DrawnScale>,
+    /// Every legend entry lies inside the canvas (none cut off).
+    legend_fits: bool,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct DrawnScale {
+    axis: String,
+    kind: String,
+    /// Tick labels with text.
+    labels: usize,
+    /// Pairs of neighbouring tick labels that overlap on screen.
+    overlaps: usize,
+    /// The data on this axis are whole numbers (threads, nodes): then so must the ticks be.
+    whole_data: bool,
+    fractional_ticks: usize,
+}
+
+/// Measures every chart in the browser: a copy of the report with a probe script after the page's
+/// own asks Chart.js what it drew (sizes, series, tick labels and where they are, legend boxes)
+/// and writes it into the DOM, with the page's banners.
+fn probe(dir: &Path, html: &Path) -> Probe {
     let text = std::fs::read_to_string(html).unwrap();
     let probe = r#"<script>
-document.body.insertAdjacentHTML('beforeend', '<pre id="sizes">' +
-  Array.from(document.querySelectorAll('svg.chart')).map(function (c) {
-    var r = c.getBoundingClientRect();
-    var drawn = Array.from(c.querySelectorAll('.series')).filter(function (s) {
-      var b = s.getBBox(); return b.width > 0 || b.height > 0; }).length;
-    return c.id + ' ' + r.width + ' ' + r.height + ' ' + drawn;
-  }).join('\n') + '</pre>');
+(function () {
+  var ctx = document.createElement('canvas').getContext('2d');
+  var whole = function (v) { return Math.abs(v - Math.round(v)) < 1e-9; };
+  var out = Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
+    var canvas = f.querySelector('canvas');
+    var chart = Chart.getChart(canvas);
+    var r = canvas.getBoundingClientRect();
+    var drawn = chart.data.datasets.filter(function (d, i) {
+      return chart.getDatasetMeta(i).data.some(function (e) { return isFinite(e.x) && isFinite(e.y); });
+    }).length;
+    var scales = ['x', 'y'].map(function (k) {
+      var s = chart.scales[k];
+      var items = s.getLabelItems().filter(function (it) { return String(it.label) !== ''; });
+      var overlaps = 0;
+      for (var i = 1; i < items.length; i++) {
+        var a = items[i - 1], b = items[i];
+        ctx.font = a.font.string;
+        var wa = ctx.measureText(String(a.label)).width, wb = ctx.measureText(String(b.label)).width;
+        var rot = Math.abs(a.options.rotation || 0);
+        var gap;
+        if (k === 'x') {
+          var dx = Math.abs(b.options.translation[0] - a.options.translation[0]);
+          gap = rot < 1e-6 ? dx - (wa + wb) / 2 : dx * Math.sin(rot) - a.font.size;
+        } else {
+          gap = Math.abs(b.options.translation[1] - a.options.translation[1]) - a.font.size;
+        }
+        if (gap < -0.5) overlaps++;
+      }
+      var values = [];
+      chart.data.datasets.forEach(function (d) {
+        d.data.forEach(function (p) { if (p && typeof p === 'object') values.push(k === 'x' ? p.x : p.y); });
+      });
+      return {
+        axis: k, kind: s.type, labels: items.length, overlaps: overlaps,
+        whole_data: s.type === 'linear' && values.length > 0 && values.every(whole),
+        fractional_ticks: s.ticks.filter(function (t) { return !whole(t.value); }).length
+      };
+    });
+    var fits = (chart.legend.legendHitBoxes || []).every(function (b) {
+      return b.left >= 0 && b.left + b.width <= chart.width + 0.5;
+    });
+    return { id: f.id, w: r.width, h: r.height, drawn: drawn, scales: scales, legend_fits: fits };
+  });
+  var banners = Array.from(document.querySelectorAll('.banner')).map(function (b) { return b.textContent; });
+  var write = function (interaction) {
+    var pre = document.createElement('pre');
+    pre.id = 'probe';
+    pre.textContent = JSON.stringify({ charts: out, banners: banners, interaction: interaction });
+    document.body.appendChild(pre);
+  };
+  // As a user would: hover the throughput chart, click the first legend entry, drag across the middle
+  // half of its time axis. Chart.js handles events on the next animation frame: each step waits.
+  var fig = document.querySelector('figure.chart[id$="-throughput"]');
+  if (!fig) { write(null); return; }
+  var canvas = fig.querySelector('canvas'), chart = Chart.getChart(canvas);
+  var area = chart.chartArea, y = (area.top + area.bottom) / 2;
+  var mouse = function (type, x, y) {
+    var r = canvas.getBoundingClientRect();
+    canvas.dispatchEvent(new MouseEvent(type, { clientX: r.left + x, clientY: r.top + y, bubbles: true, button: 0 }));
+  };
+  var result = {};
+  mouse('mousemove', (area.left + area.right) / 2, y);
+  setTimeout(function () {
+    result.hovered = chart.tooltip.getActiveElements().length;
+    var box = chart.legend.legendHitBoxes[0];
+    mouse('click', box.left + box.width / 2, box.top + box.height / 2);
+    setTimeout(function () {
+      result.first_series_hidden = !chart.isDatasetVisible(0);
+      var before = [chart.scales.x.min, chart.scales.x.max];
+      var x0 = area.left + (area.right - area.left) * 0.25, x1 = area.left + (area.right - area.left) * 0.75;
+      mouse('mousedown', x0, y);
+      mouse('mousemove', x1, y);
+      mouse('mouseup', x1, y);
+      setTimeout(function () {
+        result.zoomed = chart.scales.x.min > before[0] && chart.scales.x.max < before[1];
+        write(result);
+      }, 300);
+    }, 300);
+  }, 300);
+})();
 </script></body>"#;
     let probed = dir.join("probed.html");
     std::fs::write(&probed, text.replace("</body>", probe)).unwrap();
@@ -67,20 +187,14 @@ document.body.insertAdjacentHTML('beforeend', '<pre id="sizes">' +
         &format!("file://{}", probed.display()),
     );
     let start =
-        dom.rfind("<pre id=\"sizes\">").expect("the probe ran") + "<pre id=\"sizes\">".len();
+        dom.rfind("<pre id=\"probe\">").expect("the probe ran") + "<pre id=\"probe\">".len();
     let end = start + dom[start..].find("</pre>").unwrap();
-    dom[start..end]
-        .lines()
-        .map(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            (
-                f[0].to_string(),
-                f[1].parse().unwrap(),
-                f[2].parse().unwrap(),
-                f[3].parse().unwrap(),
-            )
-        })
-        .collect()
+    let json = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
 fn report(dir: &Path, input: &Path, extra: &[&str]) -> PathBuf {
@@ -97,27 +211,62 @@ fn report(dir: &Path, input: &Path, extra: &[&str]) -> PathBuf {
     html
 }
 
-fn assert_all_charts_render(dir: &Path, html: &Path, at_least: usize) {
-    let sizes = chart_sizes(dir, html);
-    assert!(sizes.len() >= at_least, "{} charts: {sizes:?}", sizes.len());
-    for (id, w, h, drawn) in &sizes {
-        assert!(*w > 100.0 && *h > 100.0, "{id} is {w} x {h}");
-        assert!(*drawn > 0, "{id} has no drawn series");
+/// Every chart has a size and drawn series; every axis has tick labels (log axes too) that do not
+/// overlap; an axis of whole numbers has no ticks between them; no legend entry is cut off. Returns
+/// what the probe found.
+fn assert_all_charts_render(dir: &Path, html: &Path, at_least: usize) -> Probe {
+    let probe = probe(dir, html);
+    let charts = &probe.charts;
+    assert!(
+        charts.len() >= at_least,
+        "{} charts: {charts:?}",
+        charts.len()
+    );
+    for c in charts {
+        assert!(c.w > 500.0 && c.h > 200.0, "{} is {} x {}", c.id, c.w, c.h);
+        assert!(c.drawn > 0, "{} has no drawn series", c.id);
+        assert!(c.legend_fits, "{}: a legend entry is cut off", c.id);
+        for s in &c.scales {
+            assert!(
+                s.labels >= 2,
+                "{} {} axis ({}): {} tick labels",
+                c.id,
+                s.axis,
+                s.kind,
+                s.labels
+            );
+            assert_eq!(
+                s.overlaps, 0,
+                "{} {} axis: overlapping tick labels",
+                c.id, s.axis
+            );
+            if s.whole_data {
+                assert_eq!(
+                    s.fractional_ticks, 0,
+                    "{} {} axis: ticks between whole numbers",
+                    c.id, s.axis
+                );
+            }
+        }
     }
+    probe
 }
 
 #[test]
 fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("r.json");
+    // Open loop at a rate the embedded SQLite cannot keep: the page must say so at the top.
     let o = scalebench(&[
         "run",
         "--duration",
         "3s",
-        "--warmup",
-        "1s",
         "--threads",
         "2",
+        "--concurrency",
+        "4",
+        "--target",
+        "2000000",
         "-q",
         "-o",
         result.to_str().unwrap(),
@@ -126,9 +275,12 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     let csv = dir.path().join("csv");
     let html = report(dir.path(), &result, &["--csv-dir", csv.to_str().unwrap()]);
     let text = std::fs::read_to_string(&html).unwrap();
-    assert!(
-        !text.contains("<script") && !text.contains("src=\"http") && !text.contains("href=\"http")
-    );
+    // Self-contained: the charting library is inlined, nothing is fetched.
+    assert!(!text.contains(" src=") && !text.contains("href=\"http"));
+    assert!(text.contains("Chart.js v4"));
+    // The automatic load phase took a fraction of a second: no time series of one point for it.
+    assert!(text.contains("No time series: the phase lasted"));
+    assert!(!text.contains("id=\"run-load0-throughput\""));
 
     // Opens without console errors or failed loads.
     let shot = dir.path().join("shot.png");
@@ -166,9 +318,31 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     assert!(blue > 100, "{blue} pixels of the first series' colour");
 
     // Every chart has a size and drawn series; each has its CSV.
-    assert_all_charts_render(dir.path(), &html, 7);
-    let files = std::fs::read_dir(&csv).unwrap().count();
-    assert_eq!(files, text.matches("<svg class=\"chart\"").count());
+    let probe = assert_all_charts_render(dir.path(), &html, 4);
+    let banners = &probe.banners;
+    assert!(
+        banners
+            .iter()
+            .any(|b| b.contains("target rate not reached in the run phase")),
+        "{banners:?}"
+    );
+    // Interactive: hover shows values, a drag zooms into a time range, the legend hides a series.
+    let i = probe.interaction.as_ref().expect("a throughput chart");
+    assert!(i.hovered > 0, "{i:?}");
+    assert!(i.zoomed, "{i:?}");
+    assert!(i.first_series_hidden, "{i:?}");
+    let mut files: Vec<String> = std::fs::read_dir(&csv)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let mut figures: Vec<String> = text
+        .split("<figure class=\"chart\" id=\"")
+        .skip(1)
+        .map(|f| format!("{}.csv", &f[..f.find('"').unwrap()]))
+        .collect();
+    figures.sort();
+    assert_eq!(files, figures);
     let tp = std::fs::read_to_string(csv.join("run-run1-throughput.csv")).unwrap();
     assert!(tp.starts_with("series,") && tp.lines().count() > 3, "{tp}");
 }
@@ -225,6 +399,6 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         let points = scatter.lines().filter(|l| l.starts_with(series)).count();
         assert_eq!(points, 2, "{series}: {scatter}");
     }
-    assert!(text.contains("class=\"diagonal\""));
+    assert!(text.contains("\"diagonal\":true"));
     assert_all_charts_render(dir.path(), &html, 4);
 }

@@ -180,13 +180,18 @@ fn interval_series(p: &PhaseResult, op: &str, metric: &str) -> Vec<f64> {
     p.intervals
         .iter()
         .filter(|i| i.start_s + p.interval_s <= p.duration_s + 1e-6)
-        .filter_map(|i| i.operations.get(op))
-        .filter_map(|o| match metric {
-            "throughput_ops_s" => Some(o.ops_s),
-            _ if o.ok == 0 => None,
-            "p50_us" => Some(o.p50_us),
-            // From the intended start in an open loop: what users waited.
-            _ => Some(o.intended_p99_us.unwrap_or(o.p99_us)),
+        .filter_map(|i| {
+            let Some(o) = i.operations.get(op) else {
+                // Nothing completed in the interval (a stall): a rate of zero, no latency.
+                return (metric == "throughput_ops_s").then_some(0.0);
+            };
+            match metric {
+                "throughput_ops_s" => Some(o.ops_s),
+                _ if o.ok == 0 => None,
+                "p50_us" => Some(o.p50_us),
+                // From the intended start in an open loop: what users waited.
+                _ => Some(o.intended_p99_us.unwrap_or(o.p99_us)),
+            }
         })
         .collect()
 }

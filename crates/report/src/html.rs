@@ -1,17 +1,26 @@
-//! Self-contained HTML pages: tables and SVG charts, inline CSS, no script; each chart's data as a CSV
-//! link (a data: URL) and, on request, as files.
+//! Self-contained HTML pages: tables, banners and interactive charts (Chart.js and its zoom plugin,
+//! inlined from `assets/` with their licences there: no network when the page opens). Each chart's
+//! data is also a CSV link (a data: URL) and, on request, a file.
 
 use std::fmt::Write;
 
 use base64::Engine;
 use scalebench_measure::{PhaseResult, RunResult};
 
-use crate::svg::{esc, Chart, Kind, Scale, Series};
+use crate::chart::{esc, Chart, Kind, Scale, Series};
+
+/// Chart.js 4.6.1 and chartjs-plugin-zoom 2.2.0 as published on npm (assets/README.md).
+const CHART_JS: &str = include_str!("../assets/chart.umd.min.js");
+const ZOOM_JS: &str = include_str!("../assets/chartjs-plugin-zoom.min.js");
+/// Draws every `figure.chart` of the page from its JSON.
+const REPORT_JS: &str = include_str!("../assets/report.js");
 
 /// A page: sections of text, tables and charts.
 #[derive(Debug, Clone, Default)]
 pub struct Page {
     pub title: String,
+    /// Shown above everything: what makes the figures below misleading if overlooked.
+    pub banners: Vec<String>,
     pub sections: Vec<Section>,
 }
 
@@ -30,34 +39,54 @@ impl Page {
     }
 
     pub fn html(&self) -> String {
+        // The libraries' source maps are not shipped: no reference to a file that is not there.
+        let library = |js: &str| {
+            js.lines()
+                .filter(|l| !l.starts_with("//# sourceMappingURL="))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         let mut out = format!(
-            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body><h1>{}</h1>\n",
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{CSS}</style>\n<script>{}</script>\n<script>{}</script>\n</head><body><h1>{}</h1>\n",
             esc(&self.title),
+            library(CHART_JS),
+            library(ZOOM_JS),
             esc(&self.title)
         );
+        for b in &self.banners {
+            let _ = writeln!(out, "<div class=\"banner\" role=\"alert\">{}</div>", esc(b));
+        }
+        out.push_str("<noscript><p class=\"note\">The charts need JavaScript; their data is in the CSV links.</p></noscript>\n");
         for s in &self.sections {
             let _ = writeln!(out, "<section><h2>{}</h2>\n{}", esc(&s.heading), s.html);
             for c in s.charts.iter().filter(|c| !c.is_empty()) {
                 let csv = base64::engine::general_purpose::STANDARD.encode(c.csv());
                 let _ = writeln!(
                     out,
-                    "<figure>{}<figcaption><a download=\"{}.csv\" href=\"data:text/csv;base64,{csv}\">data (CSV)</a></figcaption></figure>",
-                    c.svg(),
-                    esc(&c.id)
+                    "<figure class=\"chart\" id=\"{}\"><div class=\"box\"><canvas></canvas></div><script type=\"application/json\">{}</script><figcaption><a download=\"{}.csv\" href=\"data:text/csv;base64,{csv}\">data (CSV)</a>{}</figcaption></figure>",
+                    esc(&c.id),
+                    c.json(),
+                    esc(&c.id),
+                    if c.kind == Kind::Bars {
+                        " · hover for values, click a legend entry to hide it"
+                    } else {
+                        " · hover for values, drag across a range to zoom (double-click resets), click a legend entry to hide it"
+                    }
                 );
             }
             out.push_str("</section>\n");
         }
-        out.push_str("</body></html>\n");
+        let _ = writeln!(out, "<script>{REPORT_JS}</script>\n</body></html>");
         out
     }
 }
 
-const CSS: &str = "body{font-family:sans-serif;margin:24px;color:#222;max-width:1100px}\
+const CSS: &str = "body{font-family:sans-serif;margin:24px auto;padding:0 24px;color:#222;max-width:1200px}\
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}figure{margin:12px 0}figcaption{font-size:12px}\
-svg .t{font-size:14px;font-weight:bold}svg .s{font-size:11px}p.note{font-size:13px}";
+th{background:#f4f4f4}td.l,th.l{text-align:left}figure{margin:16px 0;width:100%}figcaption{font-size:12px;color:#555}\
+figure .box{position:relative;width:100%;height:360px}p.note{font-size:13px}\
+.banner{border:2px solid #c62828;background:#fdecea;color:#8e0000;padding:10px 14px;margin:12px 0;font-weight:bold;border-radius:4px}";
 
 /// An HTML table; cells are escaped. The first column is left-aligned.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -99,6 +128,34 @@ pub struct RunExtras {
 fn f1(v: f64) -> String {
     format!("{v:.1}")
 }
+
+/// The banners of a run: per phase, a target rate not reached, the client as the bound, a large
+/// share of failed operations.
+pub fn run_banners(r: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for ph in &r.phases {
+        if let Some(line) = r.parameters.target_ops_s.and_then(|t| {
+            ph.target_shortfall(t, scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL)
+        }) {
+            out.push(line);
+        }
+        if let Some(v) = ph.bounded_by.as_ref().filter(|v| v.client_bound) {
+            out.push(format!(
+                "The client was the bound in the {} phase ({}): its throughput is a lower bound of the database, not its capacity. Add client threads or machines.",
+                ph.phase, v.bounded_by
+            ));
+        }
+        if let Some(line) = ph.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
+        {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A phase shorter than this many intervals gets no time series (a chart of one or two points):
+/// its tables say it all.
+const MIN_INTERVALS_FOR_SERIES: usize = 3;
 
 /// The sections of one run: parameters and environment, then per phase its tables and charts.
 pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section> {
@@ -268,6 +325,25 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
                 .map_or(String::new(), |b| format!(", {b:.0} bytes per record"))
         ));
     }
+    if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
+        html.push_str(&format!(
+            "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",
+            ph.duration_s,
+            ph.intervals.len(),
+            ph.interval_s
+        ));
+        return Section {
+            heading: format!("Phase: {}", ph.phase),
+            html,
+            charts: latency_distribution(ph, id).into_iter().collect(),
+        };
+    }
+    if let Some(r) = ph.recorded_interval_s {
+        html.push_str(&format!(
+            "<p class=\"note\">Intervals of {} s: the run recorded {} s intervals, merged by histogram to keep the result bounded (the HDR interval logs of <code>--hdr-log</code> keep the recorded length).</p>",
+            ph.interval_s, r
+        ));
+    }
     let decorate = |mut c: Chart| {
         if warmup_s > 0.0 {
             c.bands
@@ -295,9 +371,18 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         "seconds after the measurement start",
         "operations/s",
     );
+    // An interval without an operation's completions is a rate of zero, not a gap.
     tp.series = ops
         .iter()
-        .map(|op| series(op, &|o| Some(o.ops_s)))
+        .map(|op| Series {
+            name: op.to_string(),
+            points: ph
+                .intervals
+                .iter()
+                .map(|i| (i.start_s, i.operations.get(*op).map_or(0.0, |o| o.ops_s)))
+                .collect(),
+            errors: Vec::new(),
+        })
         .collect();
     charts.push(decorate(tp));
     for op in &ops {
@@ -356,29 +441,7 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
             .collect();
         charts.push(decorate(err));
     }
-    let mut dist = Chart::new(
-        &format!("{id}-percentiles"),
-        "Latency by percentile (HDR)",
-        "percentile",
-        "microseconds (log)",
-    );
-    dist.x_scale = Scale::Percentile;
-    dist.y_scale = Scale::Log10;
-    for (op, o) in &ph.operations {
-        if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
-            let points = (0..=24)
-                .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
-                .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
-                .map(|q| (q, h.value_at_quantile(q) as f64 / 1000.0))
-                .collect();
-            dist.series.push(Series {
-                name: op.clone(),
-                points,
-                errors: Vec::new(),
-            });
-        }
-    }
-    charts.push(dist);
+    charts.extend(latency_distribution(ph, id));
     if let Some(rs) = &ph.request_sets {
         let mut sets = Chart::new(
             &format!("{id}-request-sets"),
@@ -440,6 +503,33 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         html,
         charts,
     }
+}
+
+/// Service time by percentile (HDR), one series per operation; none without successful operations.
+fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let mut dist = Chart::new(
+        &format!("{id}-percentiles"),
+        "Latency by percentile (HDR)",
+        "percentile",
+        "microseconds (log)",
+    );
+    dist.x_scale = Scale::Percentile;
+    dist.y_scale = Scale::Log10;
+    for (op, o) in &ph.operations {
+        if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
+            let points = (0..=24)
+                .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+                .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
+                .map(|q| (q, h.value_at_quantile(q) as f64 / 1000.0))
+                .collect();
+            dist.series.push(Series {
+                name: op.clone(),
+                points,
+                errors: Vec::new(),
+            });
+        }
+    }
+    (!dist.is_empty()).then_some(dist)
 }
 
 /// With series from other hosts: one chart per KPI (CPU, I/O wait, network, disk, memory), one line
@@ -536,4 +626,68 @@ pub fn bars(id: &str, title: &str, y_label: &str, rows: &[(String, f64, f64)]) -
         errors: rows.iter().map(|r| r.2).collect(),
     });
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run as its result file has it: open loop at `target`, `ok` operations in 10 s, optionally
+    /// bounded by the client.
+    fn run(target: f64, ok: u64, failed: u64, client_bound: bool) -> RunResult {
+        serde_json::from_value(serde_json::json!({
+            "schema": "scalebench.result.v1",
+            "tool": { "name": "scalebench", "version": "0", "git_commit": "x" },
+            "host": { "hostname": "h", "os": "linux", "arch": "x86_64", "cpus": 2, "memory_bytes": 1 },
+            "started_at": "2026-11-24T00:00:00Z",
+            "command": ["scalebench", "run"],
+            "parameters": {
+                "workload": "a", "db": "null://", "binding": "null", "threads": 1, "concurrency": 1,
+                "target_ops_s": target, "arrival": "constant", "duration_s": 10.0, "warmup_s": 0.0,
+                "operation_count": null, "seed": 1, "interval_s": 1.0, "op_timeout_s": null,
+                "properties": {}
+            },
+            "interrupted": false,
+            "phases": [{
+                "phase": "run", "open_loop": true, "measurement_start_unix_ms": 0, "duration_s": 10.0,
+                "interval_s": 1.0, "ended_by": "duration", "clients": 1,
+                "totals": { "issued": ok + failed, "ok": ok, "failed": failed, "in_flight_at_stop": 0,
+                            "throughput_ops_s": ok as f64 / 10.0 },
+                "operations": {}, "errors": {}, "schedule": null,
+                "data": { "mean_key_bytes": 23.0, "mean_record_bytes": 1000.0, "field_count": 10 },
+                "warmup_operations": 0, "intervals": [],
+                "bounded_by": {
+                    "resource": if client_bound { "cpu" } else { "none" },
+                    "process": if client_bound { Some("client") } else { None },
+                    "bounded_by": if client_bound { "cpu of client" } else { "none found" },
+                    "client_bound": client_bound,
+                    "evidence": "test"
+                }
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn banners_name_a_missed_target_a_client_bound_and_failures_and_nothing_else() {
+        assert!(run_banners(&run(1000.0, 9_900, 0, false)).is_empty());
+        // 7,500 of 10,000 offered: 25% short.
+        let short = run_banners(&run(1000.0, 7_500, 0, false));
+        assert_eq!(short.len(), 1, "{short:?}");
+        assert!(short[0].contains("target rate not reached") && short[0].contains("25% short"));
+        let bound = run_banners(&run(1000.0, 10_000, 0, true));
+        assert_eq!(bound.len(), 1, "{bound:?}");
+        assert!(bound[0].contains("client was the bound") && bound[0].contains("cpu of client"));
+        let failing = run_banners(&run(1000.0, 9_000, 1_000, false));
+        assert_eq!(failing.len(), 1, "{failing:?}");
+        assert!(failing[0].contains("10.0% of the run phase's operations failed"));
+        // The banners come first on the page.
+        let page = Page {
+            title: "t".into(),
+            banners: short,
+            sections: run_sections(&run(1000.0, 7_500, 0, false), "run", &RunExtras::default()),
+        };
+        let html = page.html();
+        assert!(html.find("class=\"banner\"").unwrap() < html.find("<section>").unwrap());
+    }
 }

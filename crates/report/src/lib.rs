@@ -1,7 +1,7 @@
 //! Reporting: what people read. [`compare`] judges two runs against each other; [`html`] renders
-//! a result as one self-contained HTML page of SVG charts (no script, no network), with the data of
-//! every chart as CSV.
+//! a result as one self-contained HTML page of interactive charts (the charting library inlined, no
+//! network), with the data of every chart as CSV.
 
+pub mod chart;
 pub mod compare;
 pub mod html;
-pub mod svg;

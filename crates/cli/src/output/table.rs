@@ -90,7 +90,14 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
-    if let Some(line) = crate::phase::failure_warning(phase) {
+    for line in
+        crate::phase::failure_warning(phase)
+            .into_iter()
+            .chain(crate::phase::target_warning(
+                phase,
+                result.parameters.target_ops_s,
+            ))
+    {
         let _ = writeln!(out, "{line}");
     }
     if t.in_flight_at_stop > 0 {

@@ -1,0 +1,192 @@
+// scalebench report charts: each <figure class="chart"> holds its chart as JSON (the Rust `Chart`
+// type) and a canvas; this draws it with Chart.js. Hover shows values, dragging across a time range
+// zooms into it (double-click resets), clicking a legend entry hides that series.
+(function () {
+  'use strict';
+  var COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2',
+    '#7f7f7f', '#bcbd22', '#17becf'];
+
+  // 1234567 -> "1.23M"; small numbers with up to 4 significant digits.
+  function number(v) {
+    var a = Math.abs(v);
+    if (a >= 1e9) return +(v / 1e9).toPrecision(3) + 'G';
+    if (a >= 1e6) return +(v / 1e6).toPrecision(3) + 'M';
+    if (a >= 1e4) return +(v / 1e3).toPrecision(3) + 'k';
+    return String(+v.toPrecision(4));
+  }
+  // Percentiles are spread as -log10(1 - q): 90%, 99%, 99.9% ... equally apart.
+  function toPercentileAxis(q) { return -Math.log10(1 - Math.min(q, 0.9999999)); }
+  function fromPercentileAxis(t) { return 1 - Math.pow(10, -t); }
+  function percent(q) { return String(+(q * 100).toPrecision(7)) + '%'; }
+
+  function allWhole(values) {
+    return values.length > 0 && values.every(function (v) { return Math.abs(v - Math.round(v)) < 1e-9; });
+  }
+
+  function axis(spec, which) {
+    var kind = spec[which + '_scale'];
+    var values = [];
+    spec.series.forEach(function (s) {
+      s.points.forEach(function (p) { values.push(which === 'x' ? p[0] : p[1]); });
+    });
+    var o = {
+      title: { display: true, text: spec[which + '_label'] },
+      ticks: { maxRotation: 60, autoSkip: true },
+      grid: { color: '#eee' }
+    };
+    if (which === 'x' && spec.kind === 'bars') {
+      o.type = 'category';
+      return o;
+    }
+    if (kind === 'log10') {
+      o.type = 'logarithmic';
+      o.ticks.callback = function (v) {
+        var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+        return [1, 2, 5].some(function (k) { return Math.abs(m - k) < 1e-6; }) ? number(v) : '';
+      };
+    } else if (kind === 'percentile') {
+      o.type = 'linear';
+      o.min = 0;
+      o.ticks.stepSize = 1;
+      o.ticks.callback = function (v) { return Number.isInteger(v) ? percent(fromPercentileAxis(v)) : ''; };
+    } else {
+      o.type = 'linear';
+      o.ticks.callback = number;
+      // Threads, nodes, clients, whole seconds: no ticks between whole numbers.
+      if (allWhole(values)) o.ticks.precision = 0;
+      if (which === 'y') o.beginAtZero = true;
+    }
+    return o;
+  }
+
+  function datasets(spec) {
+    return spec.series.map(function (s, i) {
+      var color = COLORS[i % COLORS.length];
+      var d = { label: s.name, borderColor: color, backgroundColor: color, errors: s.errors };
+      if (spec.kind === 'bars') {
+        var values = spec.categories.map(function () { return null; });
+        s.points.forEach(function (p) { values[Math.round(p[0])] = p[1]; });
+        d.data = values;
+        d.backgroundColor = color + 'cc';
+        return d;
+      }
+      d.data = s.points.map(function (p) {
+        var x = spec.x_scale === 'percentile' ? toPercentileAxis(p[0]) : p[0];
+        return { x: x, y: p[1] };
+      });
+      d.showLine = spec.kind === 'lines';
+      d.borderWidth = 1.5;
+      d.pointRadius = spec.kind === 'points' || s.points.length <= 60 ? 2.5 : 0;
+      d.pointHoverRadius = 4;
+      return d;
+    });
+  }
+
+  // Warm-up and transition bands, event markers, the y = x diagonal, error bars.
+  function decorations(spec) {
+    return {
+      id: 'scalebenchDecorations',
+      beforeDatasetsDraw: function (chart) {
+        var x = chart.scales.x, area = chart.chartArea;
+        if (spec.kind === 'bars') return;
+        var ctx = chart.ctx;
+        ctx.save();
+        ctx.font = '11px sans-serif';
+        spec.bands.forEach(function (b) {
+          var x0 = Math.max(area.left, x.getPixelForValue(b[0]));
+          var x1 = Math.min(area.right, x.getPixelForValue(b[1]));
+          if (x1 <= x0) return;
+          ctx.fillStyle = 'rgba(120,120,120,0.12)';
+          ctx.fillRect(x0, area.top, x1 - x0, area.bottom - area.top);
+          ctx.fillStyle = '#555';
+          ctx.fillText(b[2], x0 + 3, area.top + 12, Math.max(x1 - x0 - 6, 10));
+        });
+        spec.markers.forEach(function (m, i) {
+          var px = x.getPixelForValue(m[0]);
+          if (px < area.left || px > area.right) return;
+          ctx.strokeStyle = '#444';
+          ctx.setLineDash([4, 3]);
+          ctx.beginPath();
+          ctx.moveTo(px, area.top);
+          ctx.lineTo(px, area.bottom);
+          ctx.stroke();
+          ctx.fillStyle = '#222';
+          ctx.fillText(m[1], px + 3, area.top + 24 + 12 * (i % 3));
+        });
+        if (spec.diagonal) {
+          var y = chart.scales.y;
+          var lo = Math.max(x.min, y.min), hi = Math.min(x.max, y.max);
+          ctx.strokeStyle = '#999';
+          ctx.setLineDash([6, 4]);
+          ctx.beginPath();
+          ctx.moveTo(x.getPixelForValue(lo), y.getPixelForValue(lo));
+          ctx.lineTo(x.getPixelForValue(hi), y.getPixelForValue(hi));
+          ctx.stroke();
+        }
+        ctx.restore();
+      },
+      afterDatasetsDraw: function (chart) {
+        if (spec.kind !== 'bars') return;
+        var ctx = chart.ctx, y = chart.scales.y;
+        ctx.save();
+        ctx.strokeStyle = '#222';
+        chart.data.datasets.forEach(function (d, i) {
+          var meta = chart.getDatasetMeta(i);
+          if (meta.hidden || !d.errors) return;
+          meta.data.forEach(function (bar, k) {
+            var v = d.data[k], e = d.errors[k];
+            if (v == null || !e) return;
+            var top = y.getPixelForValue(v + e), bottom = y.getPixelForValue(Math.max(v - e, y.min));
+            ctx.beginPath();
+            ctx.moveTo(bar.x, top); ctx.lineTo(bar.x, bottom);
+            ctx.moveTo(bar.x - 5, top); ctx.lineTo(bar.x + 5, top);
+            ctx.moveTo(bar.x - 5, bottom); ctx.lineTo(bar.x + 5, bottom);
+            ctx.stroke();
+          });
+        });
+        ctx.restore();
+      }
+    };
+  }
+
+  function draw(figure) {
+    var spec = JSON.parse(figure.querySelector('script[type="application/json"]').textContent);
+    var canvas = figure.querySelector('canvas');
+    var bars = spec.kind === 'bars';
+    var chart = new Chart(canvas, {
+      type: bars ? 'bar' : 'line',
+      data: { labels: bars ? spec.categories : undefined, datasets: datasets(spec) },
+      plugins: [decorations(spec)],
+      options: {
+        animation: false,
+        responsive: true,
+        maintainAspectRatio: false,
+        parsing: bars ? undefined : false,
+        interaction: bars ? { mode: 'index', intersect: false } : { mode: 'nearest', axis: 'x', intersect: false },
+        scales: { x: axis(spec, 'x'), y: axis(spec, 'y') },
+        plugins: {
+          title: { display: true, text: spec.title, font: { size: 14 } },
+          legend: { display: spec.series.length > 1 || bars, position: 'top' },
+          tooltip: {
+            callbacks: {
+              title: function (items) {
+                if (!items.length) return '';
+                if (bars) return items[0].label;
+                var x = items[0].parsed.x;
+                return spec.x_label + ': ' + (spec.x_scale === 'percentile' ? percent(fromPercentileAxis(x)) : number(x));
+              },
+              label: function (item) {
+                var e = item.dataset.errors && item.dataset.errors[item.dataIndex];
+                return item.dataset.label + ': ' + number(item.parsed.y) + (bars && e ? ' ± ' + number(e) : '');
+              }
+            }
+          },
+          zoom: bars ? {} : { zoom: { drag: { enabled: true }, mode: 'x' } }
+        }
+      }
+    });
+    if (!bars) canvas.addEventListener('dblclick', function () { chart.resetZoom(); });
+  }
+
+  document.querySelectorAll('figure.chart').forEach(draw);
+})();
