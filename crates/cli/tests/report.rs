@@ -148,8 +148,10 @@ fn probe(dir: &Path, html: &Path) -> Probe {
     pre.textContent = JSON.stringify({ charts: out, banners: banners, interaction: interaction });
     document.body.appendChild(pre);
   };
-  // As a user would: hover the throughput chart, click the first legend entry, drag across the middle
-  // half of its time axis. Chart.js handles events on the next animation frame: each step waits.
+  // As a user would: hover the throughput chart, click its first legend entry, drag across the middle
+  // half of its time axis. Chart.js handles hover and clicks on the next animation frame, and headless
+  // Chromium runs animation frames only while the page loads: both are dispatched at once, before it
+  // has loaded, and looked at later; the drag zoom listens to the mouse directly.
   var fig = document.querySelector('figure.chart[id$="-throughput"]');
   if (!fig) { write(null); return; }
   var canvas = fig.querySelector('canvas'), chart = Chart.getChart(canvas);
@@ -159,22 +161,20 @@ fn probe(dir: &Path, html: &Path) -> Probe {
     canvas.dispatchEvent(new MouseEvent(type, { clientX: r.left + x, clientY: r.top + y, bubbles: true, button: 0 }));
   };
   var result = {};
+  var box = chart.legend.legendHitBoxes[0];
   mouse('mousemove', (area.left + area.right) / 2, y);
+  mouse('click', box.left + box.width / 2, box.top + box.height / 2);
   setTimeout(function () {
     result.hovered = chart.tooltip.getActiveElements().length;
-    var box = chart.legend.legendHitBoxes[0];
-    mouse('click', box.left + box.width / 2, box.top + box.height / 2);
+    result.first_series_hidden = !chart.isDatasetVisible(0);
+    var before = [chart.scales.x.min, chart.scales.x.max];
+    var x0 = area.left + (area.right - area.left) * 0.25, x1 = area.left + (area.right - area.left) * 0.75;
+    mouse('mousedown', x0, y);
+    mouse('mousemove', x1, y);
+    mouse('mouseup', x1, y);
     setTimeout(function () {
-      result.first_series_hidden = !chart.isDatasetVisible(0);
-      var before = [chart.scales.x.min, chart.scales.x.max];
-      var x0 = area.left + (area.right - area.left) * 0.25, x1 = area.left + (area.right - area.left) * 0.75;
-      mouse('mousedown', x0, y);
-      mouse('mousemove', x1, y);
-      mouse('mouseup', x1, y);
-      setTimeout(function () {
-        result.zoomed = chart.scales.x.min > before[0] && chart.scales.x.max < before[1];
-        write(result);
-      }, 300);
+      result.zoomed = chart.scales.x.min > before[0] && chart.scales.x.max < before[1];
+      write(result);
     }, 300);
   }, 300);
 })();

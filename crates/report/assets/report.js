@@ -52,6 +52,10 @@
     } else {
       o.type = 'linear';
       o.ticks.callback = number;
+      // Shaded ranges (the warm-up before the measurement start) are part of the time axis.
+      if (which === 'x' && spec.bands.length) {
+        o.suggestedMin = Math.min.apply(null, spec.bands.map(function (b) { return b[0]; }));
+      }
       // Threads, nodes, clients, whole seconds: no ticks between whole numbers.
       if (allWhole(values)) o.ticks.precision = 0;
       if (which === 'y') o.beginAtZero = true;
