@@ -33,8 +33,9 @@ pub enum Command {
     /// interval series that accounts for autocorrelation. Exit code 1 with --fail-above when B
     /// regressed beyond it.
     Compare(CompareArgs),
-    /// A self-contained HTML report (SVG charts, no network needed) of a result, an elastic result or
-    /// an experiment in a results file; every chart's data as CSV.
+    /// A self-contained HTML report (interactive charts, the charting library inlined, no network
+    /// needed) of a result, an elastic result or an experiment in a results file; every chart's data
+    /// as CSV.
     Report(ReportArgs),
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
     /// space, snapshot and restore.

@@ -173,8 +173,15 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             out.steps.push(s);
             continue;
         }
-        let (result, controlled) =
-            run_under_control(args, &mut cluster, &scale, load, Some(args.action), argv)?;
+        let (result, controlled) = run_under_control(
+            args,
+            &mut cluster,
+            &scale,
+            load,
+            Some(args.action),
+            &format!("step-{}", step + 1),
+            argv,
+        )?;
         let Controlled {
             events,
             changed,
@@ -246,7 +253,7 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
         );
         if load_records(args, &scale, argv)? {
             let (result, controlled) =
-                run_under_control(args, &mut cluster, &scale, load, None, argv)?;
+                run_under_control(args, &mut cluster, &scale, load, None, "final-size", argv)?;
             let sets = result.phases.first().map(set_points).unwrap_or_default();
             let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
             sizes.push(SizeRow::new(
@@ -310,13 +317,15 @@ fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<
 }
 
 /// Runs the step's load on its own thread while the controller measures the baseline and (with an
-/// action) scales and follows the cluster; the run ends when the controller is done.
+/// action) scales and follows the cluster; the run ends when the controller is done. With
+/// `--hdr-log DIR`, the run's interval logs go to `DIR/<name>/`.
 fn run_under_control(
     args: &ElasticArgs,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
     action: Option<ScaleAction>,
+    name: &str,
     argv: &[OsString],
 ) -> Result<(RunResult, Controlled), CliError> {
     let log = TimelineLog::new();
@@ -327,11 +336,13 @@ fn run_under_control(
     let controlled = control(args, cluster, &log, load, action, &runner);
     // Whatever happened, the run ends now (or has ended) and its result is kept.
     finish_current_phase();
-    let result = runner
+    let mut executed = runner
         .join()
-        .map_err(|_| CliError::Failed("the load thread panicked".into()))??
-        .result;
-    Ok((result, controlled?))
+        .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
+    if let Some(dir) = &args.phase.hdr_log {
+        executed.write_hdr_logs(&dir.join(name))?;
+    }
+    Ok((executed.result, controlled?))
 }
 
 /// Restricted elasticity with no load: scale, then wait until the cluster is ready with no data in

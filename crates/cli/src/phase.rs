@@ -76,17 +76,15 @@ pub fn run_command(
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
+    let mut executed = execute_phases(args, phases, argv)?;
+    if let Some(dir) = &args.hdr_log {
+        executed.write_hdr_logs(dir)?;
+    }
     let ExecutedPhases {
         result,
         percentiles,
-        mut recorded,
-    } = execute_phases(args, phases, argv)?;
-    if let Some(dir) = &args.hdr_log {
-        // At the recorded interval length, whatever the result keeps.
-        for (phase, recorded) in result.phases.iter().zip(&mut recorded) {
-            hdrlog::write_interval_logs(phase, recorded, dir).map_err(CliError::Failed)?;
-        }
-    }
+        ..
+    } = executed;
     if let Some(path) = &args.output {
         result
             .write_atomically(path)
@@ -107,6 +105,17 @@ pub struct ExecutedPhases {
     pub percentiles: Vec<f64>,
     /// Per phase of the result, its intervals at the recorded length.
     pub recorded: Vec<RecordedIntervals>,
+}
+
+impl ExecutedPhases {
+    /// The HDR interval logs of every phase into `dir`, at the recorded interval length whatever
+    /// the result keeps.
+    pub fn write_hdr_logs(&mut self, dir: &std::path::Path) -> Result<(), CliError> {
+        for (phase, recorded) in self.result.phases.iter().zip(&mut self.recorded) {
+            hdrlog::write_interval_logs(phase, recorded, dir).map_err(CliError::Failed)?;
+        }
+        Ok(())
+    }
 }
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints

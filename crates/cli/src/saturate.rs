@@ -143,7 +143,11 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             phase.target = Some(r);
             r
         };
-        let result = execute_phases(&phase, &[Phase::Run], argv)?.result;
+        let mut executed = execute_phases(&phase, &[Phase::Run], argv)?;
+        if let Some(dir) = &args.phase.hdr_log {
+            executed.write_hdr_logs(&dir.join(format!("step-{}", n + 1)))?;
+        }
+        let result = executed.result;
         let measured = result.phases.last().expect("a run phase");
         let step = step_of(offered, measured);
         crate::note!(

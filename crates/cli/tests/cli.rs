@@ -578,10 +578,17 @@ fn saturation_search_finds_the_knee_of_a_known_capacity() {
         "--no-monitor",
         "--output",
         out.to_str().unwrap(),
+        "--hdr-log",
+        dir.path().join("hdr").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = json(&out);
     let steps = s["steps"].as_array().unwrap();
+    // Each step's run has its interval logs.
+    for n in 1..=steps.len() {
+        let log = dir.path().join(format!("hdr/step-{n}/run-READ.hlog"));
+        assert!(log.is_file(), "no {}", log.display());
+    }
     let knee = &steps[s["knee"].as_u64().unwrap() as usize];
     let offered = knee["offered"].as_f64().unwrap();
     // 600, 900, 1350, 2025, 3037: the knee is at most the step just above the capacity (a step

@@ -75,9 +75,15 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
         "-o",
         out.to_str().unwrap(),
     ];
+    let hdr = dir.join("hdr");
+    let hdr_arg = hdr.to_str().unwrap().to_string();
+    args.extend_from_slice(&["--hdr-log", &hdr_arg]);
     args.extend_from_slice(extra);
     let o = scalebench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The step's run under load has its interval logs.
+    let logs = std::fs::read_dir(hdr.join("step-1")).map_or(0, |d| d.count());
+    assert!(logs > 0, "no HDR logs of the step's run");
     // Its report marks the events and shades the transition on the timelines.
     let html = dir.join("elastic.html");
     let rep = scalebench(&[
