@@ -40,6 +40,8 @@
     }
     if (kind === 'log10') {
       o.type = 'logarithmic';
+      // Only 1, 2 and 5 of each decade are labelled: skipping ticks would drop those too.
+      o.ticks.autoSkip = false;
       o.ticks.callback = function (v) {
         var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
         return [1, 2, 5].some(function (k) { return Math.abs(m - k) < 1e-6; }) ? number(v) : '';
@@ -61,6 +63,31 @@
       if (which === 'y') o.beginAtZero = true;
     }
     return o;
+  }
+
+  // Bars: room for the error bars. The diagonal: both axes over the same range, so y = x is the
+  // diagonal of the plot (a point above it read faster than it wrote).
+  function fitRanges(spec, scales) {
+    if (spec.kind === 'bars') {
+      var top = 0;
+      spec.series.forEach(function (s) {
+        s.points.forEach(function (p, i) { top = Math.max(top, p[1] + (s.errors[i] || 0)); });
+      });
+      if (top > 0) scales.y.suggestedMax = top;
+    }
+    if (spec.diagonal) {
+      var all = [];
+      spec.series.forEach(function (s) { s.points.forEach(function (p) { all.push(p[0], p[1]); }); });
+      all = all.filter(function (v) { return v > 0 || spec.x_scale !== 'log10'; });
+      if (all.length) {
+        var lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
+        if (spec.x_scale === 'log10') { lo /= 1.5; hi *= 1.5; }
+        scales.x.min = scales.y.min = lo;
+        scales.x.max = scales.y.max = hi;
+        delete scales.y.beginAtZero;
+      }
+    }
+    return scales;
   }
 
   function datasets(spec) {
@@ -167,7 +194,7 @@
         maintainAspectRatio: false,
         parsing: bars ? undefined : false,
         interaction: bars ? { mode: 'index', intersect: false } : { mode: 'nearest', axis: 'x', intersect: false },
-        scales: { x: axis(spec, 'x'), y: axis(spec, 'y') },
+        scales: fitRanges(spec, { x: axis(spec, 'x'), y: axis(spec, 'y') }),
         plugins: {
           title: { display: true, text: spec.title, font: { size: 14 } },
           legend: { display: spec.series.length > 1 || bars, position: 'top' },
