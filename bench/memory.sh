@@ -27,5 +27,5 @@ done
 wait "$pid"
 echo "peak_rss_kib (last seen) $hwm"
 echo "result_bytes $(stat -c %s "$out/result.json") intervals $(grep -o '"start_s"' "$out/result.json" | wc -l)" \
-  "$(grep -o '"recorded_interval_s":[0-9.]*' "$out/result.json" | head -1)"
+  "$(grep -o '"recorded_interval_s": *[0-9.]*' "$out/result.json" | head -1)"
 tail -12 "$out/summary.txt"

@@ -224,7 +224,9 @@ pub fn execute_phases(
                     crate::note!("warning: no resource series from {}: {e}", r.host);
                 }
             }
-            result.bounded_by = Some(scalebench_monitor::combined_verdict(local, &remotes));
+            let mut verdict = scalebench_monitor::combined_verdict(local, &remotes);
+            pacer_is_no_bound(&mut verdict, &result, settings.target);
+            result.bounded_by = Some(verdict);
             result.resources = Some(series);
         }
         if let Some(line) = failure_warning(&result) {
@@ -488,6 +490,45 @@ struct PhaseRunner<'a> {
     progress: &'a mut dyn Progress,
 }
 
+/// In an open loop the client's busy CPU is mostly the pacer spinning for microsecond-precise starts
+/// (exec/src/pacer.rs), not work: when the phase kept its schedule (completed within 5% of the target,
+/// under 1% of starts more than a millisecond late), the client did not bound it, whatever /proc says.
+fn pacer_is_no_bound(
+    verdict: &mut scalebench_monitor::Verdict,
+    phase: &PhaseResult,
+    target_ops_s: Option<f64>,
+) {
+    let Some(target) = target_ops_s.filter(|_| phase.open_loop && verdict.client_bound) else {
+        return;
+    };
+    let Some(schedule) = &phase.schedule else {
+        return;
+    };
+    let started = phase.totals.issued.max(1) as f64;
+    let late_share = schedule.late_operations as f64 / started;
+    let on_time = phase
+        .target_shortfall(
+            target,
+            scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL,
+        )
+        .is_none();
+    if !on_time || late_share >= 0.01 {
+        return;
+    }
+    *verdict = scalebench_monitor::Verdict {
+        resource: "none".into(),
+        process: None,
+        bounded_by: "none found".into(),
+        client_bound: false,
+        evidence: format!(
+            "the client kept the open-loop schedule ({:.2}% of starts over {} us late); its busy CPU is the pacer waiting for the next start ({})",
+            late_share * 100.0,
+            schedule.late_threshold_us,
+            verdict.evidence
+        ),
+    };
+}
+
 /// The single run's failure warning (experiments set their own threshold).
 pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
@@ -539,5 +580,52 @@ impl FactoryVisitor for PhaseRunner<'_> {
             self.stop,
             self.progress,
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open_loop_phase(ok: u64, late: u64) -> PhaseResult {
+        serde_json::from_value(serde_json::json!({
+            "phase": "run", "open_loop": true, "measurement_start_unix_ms": 0, "duration_s": 10.0,
+            "interval_s": 1.0, "ended_by": "duration", "clients": 1,
+            "totals": { "issued": ok, "ok": ok, "failed": 0, "in_flight_at_stop": 0,
+                        "throughput_ops_s": ok as f64 / 10.0 },
+            "operations": {}, "errors": {},
+            "schedule": { "late_operations": late, "late_threshold_us": 1000.0, "start_delay": null },
+            "data": { "mean_key_bytes": 23.0, "mean_record_bytes": 1000.0, "field_count": 10 },
+            "warmup_operations": 0, "intervals": []
+        }))
+        .unwrap()
+    }
+
+    fn client_cpu() -> scalebench_monitor::Verdict {
+        scalebench_monitor::Verdict {
+            resource: "cpu".into(),
+            process: Some("client".into()),
+            bounded_by: "cpu of client".into(),
+            client_bound: true,
+            evidence: "1.98 of 2 usable cores".into(),
+        }
+    }
+
+    /// A spinning pacer that kept the schedule is no bound; a client that fell behind it is.
+    #[test]
+    fn the_open_loop_pacer_is_no_bound_when_the_schedule_was_kept() {
+        let mut kept = client_cpu();
+        pacer_is_no_bound(&mut kept, &open_loop_phase(10_000, 20), Some(1000.0));
+        assert!(!kept.client_bound && kept.resource == "none", "{kept:?}");
+        assert!(kept.evidence.contains("pacer") && kept.evidence.contains("1.98"));
+        for (phase, target) in [
+            (open_loop_phase(10_000, 500), Some(1000.0)), // 5% of starts late
+            (open_loop_phase(8_000, 0), Some(1000.0)),    // 20% short of the target
+            (open_loop_phase(10_000, 0), None),           // closed loop
+        ] {
+            let mut v = client_cpu();
+            pacer_is_no_bound(&mut v, &phase, target);
+            assert_eq!(v, client_cpu());
+        }
     }
 }

@@ -16,8 +16,8 @@ use crate::histogram::{
 use crate::result::{IntervalOp, IntervalResult};
 
 /// The most intervals a phase result keeps: a run of up to 10 minutes keeps one-second intervals; a
-/// longer one gets intervals of 2, 4, 8, ... times the recorded length, so a result stays under
-/// about 7 MB whatever the duration (docs/benchmarks.md, "Long runs").
+/// longer one gets intervals of 2, 4, 8, ... times the recorded length, so a result stays at about
+/// 7-15 MB whatever the duration (docs/benchmarks.md, section 3).
 pub const MAX_RESULT_INTERVALS: u64 = 600;
 
 /// One closed interval as recorded: its number from the measurement start, per operation.

@@ -84,7 +84,7 @@ impl Page {
 const CSS: &str = "body{font-family:sans-serif;margin:24px auto;padding:0 24px;color:#222;max-width:1200px}\
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}\
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
-th{background:#f4f4f4}td.l,th.l,table.kv td{text-align:left}figure{margin:16px 0;width:100%}figcaption{font-size:12px;color:#555}\
+th{background:#f4f4f4}td.l,th.l,table.kv td,table.kv th{text-align:left}figure{margin:16px 0;width:100%}figcaption{font-size:12px;color:#555}\
 figure .box{position:relative;width:100%;height:360px}p.note{font-size:13px}\
 .banner{border:2px solid #c62828;background:#fdecea;color:#8e0000;padding:10px 14px;margin:12px 0;font-weight:bold;border-radius:4px}";
 
