@@ -506,12 +506,7 @@ fn pacer_is_no_bound(
     };
     let started = phase.totals.issued.max(1) as f64;
     let late_share = schedule.late_operations as f64 / started;
-    let on_time = phase
-        .target_shortfall(
-            target,
-            scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL,
-        )
-        .is_none();
+    let on_time = phase.target_shortfall(Some(target)).is_none();
     if !on_time || late_share >= 0.01 {
         return;
     }
@@ -532,14 +527,6 @@ fn pacer_is_no_bound(
 /// The single run's failure warning (experiments set their own threshold).
 pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
-}
-
-/// The single run's warning when an open-loop phase fell short of its target rate.
-pub fn target_warning(p: &PhaseResult, target_ops_s: Option<f64>) -> Option<String> {
-    p.target_shortfall(
-        target_ops_s?,
-        scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL,
-    )
 }
 
 fn runs_inserts(w: &CoreWorkload) -> bool {

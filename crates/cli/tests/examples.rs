@@ -87,7 +87,10 @@ fn run_in_miniature(example: &Path) {
     ]);
     assert!(o.status.success(), "{name}: {}", stderr(&o));
     let html = std::fs::read_to_string(&report).unwrap();
-    assert!(html.contains("<figure class=\"chart\""), "{name}: the report has charts");
+    assert!(
+        html.contains("<figure class=\"chart\""),
+        "{name}: the report has charts"
+    );
 }
 
 #[test]

@@ -137,7 +137,7 @@ pub struct Aggregator {
     /// Rate and p99 (all operations) of the newest frozen interval, for the live display.
     latest: (f64, f64),
     /// The newest complete interval (live metrics).
-    latest_interval: Option<BTreeMap<OpKind, IntervalOp>>,
+    latest_interval: Option<BTreeMap<String, IntervalOp>>,
     /// The interval after the last one closed.
     next_index: u64,
     /// Per worker: operations in flight at its last batch.
@@ -246,7 +246,7 @@ impl Aggregator {
                 failed: 0,
                 p99_us: 0.0,
             });
-            self.recorded.push(RecordedInterval {
+            self.recorded.push(&RecordedInterval {
                 index: self.next_index,
                 operations: BTreeMap::new(),
             });
@@ -283,19 +283,16 @@ impl Aggregator {
             failed: ops.values().map(OpTotals::failed_total).sum(),
             p99_us: p99.value_at_quantile(0.99) as f64 / 1000.0,
         });
-        let frozen: BTreeMap<OpKind, IntervalOp> = ops
-            .iter()
-            .map(|(k, t)| (*k, interval_op(t, secs)))
-            .collect();
-        self.recorded.push(RecordedInterval {
+        let frozen = RecordedInterval {
             index,
-            operations: frozen
+            operations: ops
                 .iter()
-                .map(|(k, o)| (k.name().to_string(), o.clone()))
+                .map(|(k, t)| (k.name().to_string(), interval_op(t, secs)))
                 .collect(),
-        });
+        };
+        self.recorded.push(&frozen);
         if current {
-            self.latest_interval = Some(frozen);
+            self.latest_interval = Some(frozen.operations);
         }
     }
 
@@ -310,7 +307,7 @@ impl Aggregator {
             .totals
             .iter()
             .map(|(kind, t)| {
-                let last_op = last.and_then(|ops| ops.get(kind));
+                let last_op = last.and_then(|ops| ops.get(kind.name()));
                 // Open loop: the quantiles from the intended start, from the interval's histogram.
                 let intended = last_op
                     .and_then(|o| o.intended_histogram.as_deref())

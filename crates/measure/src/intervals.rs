@@ -51,9 +51,9 @@ impl RecordedIntervals {
         self.interval
     }
 
-    pub fn push(&mut self, interval: RecordedInterval) {
+    pub fn push(&mut self, interval: &RecordedInterval) {
         if let Some(spool) = &mut self.spool {
-            let line = serde_json::to_vec(&interval).expect("an interval serializes");
+            let line = serde_json::to_vec(interval).expect("an interval serializes");
             let written = spool.write_all(&line).and_then(|()| spool.write_all(b"\n"));
             if written.is_ok() {
                 return;
@@ -61,7 +61,7 @@ impl RecordedIntervals {
             // A cut line does not parse when read back; this interval and the rest stay in memory.
             self.spool = None;
         }
-        self.in_memory.push(interval);
+        self.in_memory.push(interval.clone());
     }
 
     /// Calls `f` with every recorded interval, in the order they were recorded. Can be called again.
@@ -290,7 +290,7 @@ mod tests {
     fn recorded(n: u64) -> RecordedIntervals {
         let mut r = RecordedIntervals::new(Duration::from_secs(1));
         for i in 0..n {
-            r.push(RecordedInterval {
+            r.push(&RecordedInterval {
                 index: i,
                 operations: BTreeMap::from([("READ".to_string(), op(10 + i, 1000 * (i + 1)))]),
             });
@@ -313,7 +313,7 @@ mod tests {
             assert_eq!(seen, (0..5).map(|i| (i, 10 + i)).collect::<Vec<_>>());
         }
         // Recording goes on after a read.
-        r.push(RecordedInterval {
+        r.push(&RecordedInterval {
             index: 5,
             operations: BTreeMap::new(),
         });

@@ -219,12 +219,15 @@ impl PhaseResult {
 }
 
 impl PhaseResult {
-    /// A loud line when an open-loop phase completed operations more than `max_shortfall` below the
-    /// offered `target_ops_s`: the schedule was not kept, so the run did not measure the load asked for.
-    pub fn target_shortfall(&self, target_ops_s: f64, max_shortfall: f64) -> Option<String> {
+    /// A loud line when an open-loop phase completed operations more than
+    /// [`MAX_TARGET_SHORTFALL`] below the offered `target_ops_s`: the schedule was not kept, so the
+    /// run did not measure the load asked for.
+    pub fn target_shortfall(&self, target_ops_s: Option<f64>) -> Option<String> {
+        let target_ops_s = target_ops_s?;
         if !self.open_loop || target_ops_s <= 0.0 || self.duration_s <= 0.0 {
             return None;
         }
+        let max_shortfall = MAX_TARGET_SHORTFALL;
         let t = &self.totals;
         let completed_s =
             (t.ok.saturating_sub(t.ok_after_window) + t.failed) as f64 / self.duration_s;
@@ -249,7 +252,7 @@ impl PhaseResult {
 }
 
 /// An open-loop phase is flagged when it completed more than this share below its target rate.
-pub const DEFAULT_MAX_TARGET_SHORTFALL: f64 = 0.05;
+pub const MAX_TARGET_SHORTFALL: f64 = 0.05;
 
 /// Above this share of failed operations a run is flagged: its figures describe a failing
 /// database, not the configuration (experiments can set their own, `procedure.max_failed_share`).

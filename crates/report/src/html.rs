@@ -139,9 +139,7 @@ fn f1(v: f64) -> String {
 pub fn run_banners(r: &RunResult) -> Vec<String> {
     let mut out = Vec::new();
     for ph in &r.phases {
-        if let Some(line) = r.parameters.target_ops_s.and_then(|t| {
-            ph.target_shortfall(t, scalebench_measure::result::DEFAULT_MAX_TARGET_SHORTFALL)
-        }) {
+        if let Some(line) = ph.target_shortfall(r.parameters.target_ops_s) {
             out.push(line);
         }
         if let Some(v) = ph.bounded_by.as_ref().filter(|v| v.client_bound) {

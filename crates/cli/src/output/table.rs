@@ -90,13 +90,9 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
-    for line in
-        crate::phase::failure_warning(phase)
-            .into_iter()
-            .chain(crate::phase::target_warning(
-                phase,
-                result.parameters.target_ops_s,
-            ))
+    for line in crate::phase::failure_warning(phase)
+        .into_iter()
+        .chain(phase.target_shortfall(result.parameters.target_ops_s))
     {
         let _ = writeln!(out, "{line}");
     }
