@@ -26,6 +26,9 @@ have() { command -v "$1" >/dev/null 2>&1 || [ -x "$1" ]; }
 have cc || need+=(build-essential)
 have pkg-config || need+=(pkg-config)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || need+=(postgresql postgresql-contrib)
+have bucardo || need+=(bucardo)                # PostgreSQL multi-master (Dijkshoorn's Bucardo rows)
+# Bucardo's control database runs PL/PerlU, packaged per PostgreSQL version (named once lists are fresh).
+ls /usr/lib/postgresql/*/lib/plperl.so >/dev/null 2>&1 || need+=(plperl)
 have redis-server || need+=(redis-server)
 have redis-cli || need+=(redis-tools)
 have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
@@ -41,6 +44,8 @@ if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
+  pg_version=$(apt-cache depends postgresql | sed -n 's/.*Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1)
+  need=("${need[@]/#plperl/postgresql-plperl-$pg_version}")
   # Debian's postinst scripts try to start the services; this machine may have no init system.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi

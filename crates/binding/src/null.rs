@@ -20,6 +20,7 @@ pub const INFO: BindingInfo = BindingInfo {
         default: "0",
         help: "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
     }],
+    table_sql: None,
 };
 
 /// The simulated server: when it is next free.

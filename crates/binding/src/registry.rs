@@ -18,6 +18,9 @@ pub struct BindingInfo {
     pub summary: &'static str,
     pub url_example: &'static str,
     pub options: &'static [OptionInfo],
+    /// The SQL that creates the benchmark table as `--create-schema` would, for deployments that
+    /// create it themselves on every server (Bucardo replicates rows, not DDL); None: no SQL table.
+    pub table_sql: Option<fn(&crate::Schema) -> String>,
 }
 
 /// The bindings compiled into this build.

@@ -125,7 +125,7 @@ pub fn execute_phases(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExecutedPhases, CliError> {
-    let settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
+    let mut settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
     }
@@ -158,13 +158,16 @@ pub fn execute_phases(
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
         let mut progress = crate::metrics::Published::new(&mut display);
+        // The embedded default creates its table when loading; servers need --create-schema.
+        let mut create_schema =
+            args.create_schema || (phase == Phase::Load && settings.binding.name == "sqlite");
+        let mut drop_schema = args.drop_schema && phase == phases_first;
+        if (create_schema || drop_schema) && deployment_prepares_table(&mut settings, drop_schema)?
+        {
+            (create_schema, drop_schema) = (false, false);
+        }
         let opened = registry::open(
-            // The embedded default creates its table when loading; servers need --create-schema.
-            settings.binding_config(
-                args.create_schema || (phase == Phase::Load && settings.binding.name == "sqlite"),
-                args.drop_schema && phase == phases_first,
-                &stop,
-            ),
+            settings.binding_config(create_schema, drop_schema, &stop),
             PhaseRunner {
                 workload: &settings.workload,
                 settings: &settings,
@@ -377,6 +380,27 @@ fn start_monitor(settings: &Settings) -> scalebench_monitor::Monitor {
         }));
     }
     scalebench_monitor::Monitor::start(targets, std::time::Duration::from_secs(1))
+}
+
+/// Where the deployment owns the benchmark table (Bucardo: rows replicate, DDL does not), it creates
+/// or resets it on every server with the SQL the binding would run; true when it did, so the binding
+/// leaves the schema alone.
+fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool, CliError> {
+    let binding = settings.binding.name;
+    let schema = scalebench_binding::Schema::of(&settings.workload);
+    let Some(cluster) = settings.cluster.as_mut().filter(|c| c.owns_table()) else {
+        return Ok(false);
+    };
+    let table_sql = registry::find(binding)
+        .and_then(|b| b.table_sql)
+        .ok_or_else(|| {
+            CliError::Usage(format!(
+                "deployment {} creates the benchmark table on every server itself and needs a binding that gives its SQL (postgres), not {binding}",
+                cluster.name()
+            ))
+        })?;
+    cluster.prepare_table(&schema.table, &table_sql(&schema), drop)?;
+    Ok(true)
 }
 
 /// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).

@@ -789,3 +789,64 @@ fn an_installed_binary_starts_cassandra_from_any_directory() {
         String::from_utf8_lossy(&down.stderr)
     );
 }
+
+/// Dijkshoorn's multi-master PostgreSQL: an experiment on a Bucardo deployment (2 masters) with
+/// `load = "once"` runs INSERT and UPDATE repetitions without a failure: the deployment created the
+/// table on both masters, the clients spread over them, and no run's inserts reuse a key.
+#[test]
+fn an_experiment_on_bucardo_masters_runs_without_failures() {
+    let dir = test_dir();
+    std::fs::write(
+        dir.path().join("bucardo.toml"),
+        "name = \"cli-bucardo\"\ndatabase = \"postgres-bucardo\"\nnodes = 2\n",
+    )
+    .unwrap();
+    let file = dir.path().join("multi-master.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "multi-master"
+repetitions = 2
+[procedure]
+load = "once"
+duration = "1s"
+args = ["--no-monitor"]
+[[database]]
+name = "pg-bucardo-2"
+deployment = "bucardo.toml"
+[[workload]]
+name = "INSERT"
+workload = "INSERT"
+properties = { recordcount = 500, dataintegrity = true }
+[[workload]]
+name = "UPDATE"
+workload = "UPDATE"
+properties = { recordcount = 500, dataintegrity = true }
+[sweep]
+threads = [2]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("experiment")
+        .arg(&file)
+        .arg("--results")
+        .arg(&results)
+        .arg("--clusters-dir")
+        .arg(dir.path().join("clusters"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let (runs, ok_runs, done, failed): (u64, u64, u64, u64) = db
+        .query_row(
+            "SELECT count(*), sum(status = 'ok'), sum(ok), sum(failed) FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!((runs, ok_runs, failed), (4, 4, 0));
+    assert!(done > 4 * 20, "{done} operations");
+}

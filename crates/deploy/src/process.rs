@@ -250,13 +250,17 @@ impl Drop for ManagedProcess {
     }
 }
 
-/// Signals every process of a server: its process group and all its descendants (PostgreSQL's
-/// backends, for instance, lead process groups of their own).
+/// Signals every process of a server: itself, its process group and all its descendants
+/// (PostgreSQL's backends, for instance, lead process groups of their own; a daemon that forked
+/// itself, as Bucardo's does, leads none). The descendants are listed first: once the root is gone
+/// they belong to init.
 fn signal_tree(root: libc::pid_t, sig: libc::c_int) {
-    // SAFETY: kill(2) on a server's process group and on processes descending from it.
+    let tree = descendants(root);
+    // SAFETY: kill(2) on a server's process, its process group and processes descending from it.
     unsafe {
+        libc::kill(root, sig);
         libc::kill(-root, sig);
-        for pid in descendants(root) {
+        for pid in tree {
             libc::kill(pid, sig);
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! name = "cassandra-3"
-//! database = "cassandra"   # cassandra, redis-cluster, postgres, galera, etcd, external
+//! database = "cassandra"   # cassandra, redis-cluster, postgres, postgres-bucardo, galera, etcd, external
 //! nodes = 3
 //!
 //! [cassandra]              # knobs of the database's own section
@@ -29,6 +29,8 @@ pub enum Database {
     Cassandra,
     RedisCluster,
     Postgres,
+    /// PostgreSQL masters replicating each other through Bucardo.
+    PostgresBucardo,
     Galera,
     Etcd,
     External,
@@ -40,6 +42,7 @@ impl Database {
             Database::Cassandra => "cassandra",
             Database::RedisCluster => "redis-cluster",
             Database::Postgres => "postgres",
+            Database::PostgresBucardo => "postgres-bucardo",
             Database::Galera => "galera",
             Database::Etcd => "etcd",
             Database::External => "external",
@@ -331,6 +334,12 @@ impl Deployment {
                 return Err("postgres.reads_to_replicas needs postgres.replicas >= 1".into());
             }
         }
+        if self.database == Database::PostgresBucardo && self.nodes < 2 {
+            return Err(format!(
+                "nodes = {}: a Bucardo multi-master deployment has at least 2 masters",
+                self.nodes
+            ));
+        }
         if self.database == Database::External && self.external.url.is_empty() {
             return Err("external.url: an external deployment names its binding URL".into());
         }
@@ -427,6 +436,9 @@ mod tests {
         assert!(
             err("name = \"x\"\ndatabase = \"postgres\"\nnodes = 3\n[postgres]\nreplicas = 1")
                 .contains("nodes = 3")
+        );
+        assert!(
+            err("name = \"x\"\ndatabase = \"postgres-bucardo\"\nnodes = 1").contains("at least 2")
         );
     }
 }

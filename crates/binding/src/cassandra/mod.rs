@@ -48,6 +48,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "compression", default: "LZ4Compressor", help: "SSTable compression class, or none" },
         OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key" },
     ],
+    table_sql: None,
 };
 
 const CONSISTENCIES: &[&str] = &[

@@ -21,6 +21,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "read_consistency", default: "linearizable", help: "linearizable (through the leader, with a quorum) or serializable (any member's local state)" },
         OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)" },
     ],
+    table_sql: None,
 };
 
 pub struct EtcdFactory {

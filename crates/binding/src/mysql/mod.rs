@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values" },
         OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema" },
     ],
+    table_sql: None,
 };
 
 pub struct MysqlFactory {

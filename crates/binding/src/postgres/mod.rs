@@ -3,6 +3,10 @@
 //! Schema as YCSB's JDBC binding. Knobs: prepared statements on or off, batched load as multi-row
 //! INSERT or COPY, `synchronous_commit` per session. Each slot has its own connection (YCSB's model);
 //! a lost connection is re-established by the next operation, whose latency includes the reconnect.
+//!
+//! `postgres://user:password@h1:p1,h2:p2/database` names several masters (a Bucardo multi-master
+//! deployment): slot k writes and reads through host k mod N, so the load spreads over every master.
+//! The schema is prepared through the first host; the table must exist on each (it is checked).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -21,7 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "postgres",
     schemes: &["postgres", "postgresql"],
     summary: "PostgreSQL (tokio-postgres); YCSB JDBC schema",
-    url_example: "postgres://user:password@127.0.0.1:5432/ycsb",
+    url_example: "postgres://user:password@127.0.0.1:5432/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: &[
         OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values" },
         OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): multirow (one INSERT of many rows) or copy (COPY FROM STDIN)" },
@@ -29,7 +33,13 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "connect_timeout_ms", default: "10000", help: "time allowed to (re)connect" },
         OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server" },
     ],
+    table_sql: Some(table_sql),
 };
+
+/// The table `--create-schema` creates, for a deployment that creates it on every master itself.
+fn table_sql(schema: &crate::Schema) -> String {
+    Statements::new(&schema.table, schema, Dialect::Postgres).create_table("")
+}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum BatchMode {
@@ -43,7 +53,8 @@ pub struct PostgresFactory {
 }
 
 struct Shared {
-    config: tokio_postgres::Config,
+    /// One per host of the URL (several masters); the schema is prepared through the first.
+    masters: Vec<Replica>,
     url: String,
     statements: Statements,
     prepared: bool,
@@ -54,7 +65,7 @@ struct Shared {
 }
 
 struct Replica {
-    /// `host:port` as given, for messages.
+    /// `host:port`, for messages.
     address: String,
     config: tokio_postgres::Config,
 }
@@ -66,18 +77,42 @@ fn bool_option(config: &BindingConfig, name: &str, default: &str) -> Result<bool
 impl PostgresFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
-        let mut pg: tokio_postgres::Config = config
+        // The URL names the user, password, database and parameters; each server gets a copy of it
+        // with its own host and port (a Config given several hosts would only fail over).
+        let connect_timeout =
+            Duration::from_millis(config.u64_option("postgres", "connect_timeout_ms", 10_000)?);
+        let server = |address: &str| -> Option<Replica> {
+            let (h, port) = address.rsplit_once(':')?;
+            let mut u = config.url.url().clone();
+            u.set_host(Some(h)).ok()?;
+            u.set_port(Some(port.parse().ok()?)).ok()?;
+            let mut c: tokio_postgres::Config = u.as_str().parse().ok()?;
+            c.connect_timeout(connect_timeout);
+            c.application_name("scalebench");
+            Some(Replica {
+                address: address.to_string(),
+                config: c,
+            })
+        };
+        // Parsed once as a whole, for the driver's own message on a bad URL.
+        config
             .url
             .url()
             .as_str()
-            .parse()
+            .parse::<tokio_postgres::Config>()
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
-        pg.connect_timeout(Duration::from_millis(config.u64_option(
-            "postgres",
-            "connect_timeout_ms",
-            10_000,
-        )?));
-        pg.application_name("scalebench");
+        let masters = config
+            .url
+            .hosts(5432)
+            .iter()
+            .map(|address| {
+                server(address).ok_or_else(|| {
+                    BindingError::Config(format!(
+                        "invalid database URL '{url}': bad host '{address}'"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let sync = config.choice(
             "postgres",
             "synchronous_commit",
@@ -91,35 +126,19 @@ impl PostgresFactory {
                 "remote_apply",
             ],
         )?;
-        let mut read_hosts = Vec::new();
-        for host in config
+        let read_hosts = config
             .option("read_hosts", "")
             .split(',')
             .map(str::trim)
             .filter(|h| !h.is_empty())
-        {
-            let bad = || {
-                BindingError::Config(format!(
-                    "invalid value '{host}' in option 'postgres.read_hosts': expected host:port"
-                ))
-            };
-            let (h, port) = host.rsplit_once(':').ok_or_else(bad)?;
-            let port: u16 = port.parse().map_err(|_| bad())?;
-            let mut u = config.url.url().clone();
-            u.set_host(Some(h)).map_err(|_| bad())?;
-            u.set_port(Some(port)).map_err(|_| bad())?;
-            let mut c: tokio_postgres::Config = u.as_str().parse().map_err(|_| bad())?;
-            c.connect_timeout(
-                pg.get_connect_timeout()
-                    .copied()
-                    .unwrap_or(Duration::from_secs(10)),
-            );
-            c.application_name("scalebench");
-            read_hosts.push(Replica {
-                address: host.to_string(),
-                config: c,
-            });
-        }
+            .map(|host| {
+                server(host).ok_or_else(|| {
+                    BindingError::Config(format!(
+                        "invalid value '{host}' in option 'postgres.read_hosts': expected host:port"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let shared = Shared {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
@@ -132,7 +151,7 @@ impl PostgresFactory {
                 _ => BatchMode::MultiRow,
             },
             synchronous_commit: (sync != "server").then_some(sync),
-            config: pg,
+            masters,
             url,
         };
         let factory = PostgresFactory {
@@ -155,7 +174,7 @@ impl PostgresFactory {
 
 impl Shared {
     async fn client(&self) -> Result<Client, BindingError> {
-        self.client_at(&self.config).await
+        self.client_at(&self.masters[0].config).await
     }
 
     async fn client_at(&self, config: &tokio_postgres::Config) -> Result<Client, BindingError> {
@@ -225,7 +244,41 @@ impl Shared {
                 st.table, self.url
             )));
         }
+        self.await_table_on_other_masters().await?;
         self.await_table_on_replicas().await
+    }
+
+    /// Every master needs the table: with several masters (no DDL replication between them) the
+    /// deployment creates it on each.
+    async fn await_table_on_other_masters(&self) -> Result<(), BindingError> {
+        for master in &self.masters[1..] {
+            let client = self.client_at(&master.config).await?;
+            let exists = client
+                .query_one(
+                    "SELECT to_regclass($1) IS NOT NULL",
+                    &[&self.statements.table],
+                )
+                .await
+                .map_err(|e| {
+                    BindingError::Schema(format!(
+                        "cannot look up table '{}' on {}: {}",
+                        self.statements.table,
+                        master.address,
+                        describe(&e)
+                    ))
+                })?
+                .get::<_, bool>(0);
+            if !exists {
+                return Err(BindingError::Schema(format!(
+                    "table '{}' does not exist on master {} (the URL's host {} of {}): with several masters, each must have it",
+                    self.statements.table,
+                    master.address,
+                    self.masters.iter().position(|m| std::ptr::eq(m, master)).unwrap_or(0) + 1,
+                    self.masters.len()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Replicas are asynchronous: a table just created on the primary reaches them a moment later, and
@@ -291,7 +344,10 @@ impl BindingFactory for PostgresFactory {
     type Binding = PostgresBinding;
 
     async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
-        let mut b = self.connect_to(&self.shared.config).await?;
+        let masters = &self.shared.masters;
+        let mut b = self
+            .connect_to(&masters[worker % masters.len()].config)
+            .await?;
         let replicas = &self.shared.read_hosts;
         if !replicas.is_empty() {
             let reader = self

@@ -27,6 +27,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "pipeline_load", default: "true", help: "send a load batch (--batch-size) as one pipeline" },
         OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)" },
     ],
+    table_sql: None,
 };
 
 const INDEX_KEY: &str = "_indices";

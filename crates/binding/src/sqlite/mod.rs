@@ -43,6 +43,7 @@ pub const INFO: BindingInfo = BindingInfo {
             help: "page cache per connection in KiB (PRAGMA cache_size)",
         },
     ],
+    table_sql: None,
 };
 
 pub struct SqliteFactory {

@@ -7,6 +7,7 @@
 //! `server.log`. Servers listen on loopback only: Cassandra node N on 127.0.0.N, the others on
 //! 127.0.0.1 with ports of their own.
 
+mod bucardo;
 mod cassandra;
 mod etcd;
 mod external;
@@ -163,6 +164,20 @@ trait Engine {
     fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {
         BTreeMap::new()
     }
+    /// Whether the deployment creates and resets the benchmark table itself (see
+    /// [`Cluster::prepare_table`]) instead of the binding.
+    fn owns_table(&self) -> bool {
+        false
+    }
+    fn prepare_table(
+        &self,
+        _c: &mut ClusterState,
+        _table: &str,
+        _create_sql: &str,
+        _drop: bool,
+    ) -> Result<(), DeployError> {
+        Ok(())
+    }
 }
 
 fn engine(db: Database) -> Box<dyn Engine> {
@@ -170,6 +185,7 @@ fn engine(db: Database) -> Box<dyn Engine> {
         Database::Cassandra => Box::new(cassandra::Cassandra),
         Database::RedisCluster => Box::new(redis::RedisCluster),
         Database::Postgres => Box::new(postgres::Postgres),
+        Database::PostgresBucardo => Box::new(bucardo::Bucardo),
         Database::Galera => Box::new(galera::Galera),
         Database::Etcd => Box::new(etcd::Etcd),
         Database::External => Box::new(external::External),
@@ -368,6 +384,28 @@ impl Cluster {
         let mut o = self.state.deployment.binding_options();
         o.extend(self.engine.binding_options(&self.state));
         o
+    }
+
+    /// Whether the benchmark table is the deployment's: a replication that copies rows but not
+    /// DDL (Bucardo) needs it on every server and registered, so the deployment creates and resets
+    /// it ([`Cluster::prepare_table`]) where the binding's `--create-schema`/`--drop-schema` would.
+    pub fn owns_table(&self) -> bool {
+        self.engine.owns_table()
+    }
+
+    /// Creates the benchmark table (`create_sql`, as the binding would) where the deployment owns it;
+    /// `drop` empties it (drops and creates it again). Records the new state.
+    pub fn prepare_table(
+        &mut self,
+        table: &str,
+        create_sql: &str,
+        drop: bool,
+    ) -> Result<(), DeployError> {
+        let r = self
+            .engine
+            .prepare_table(&mut self.state, table, create_sql, drop);
+        self.save()?;
+        r
     }
 
     /// Binding URL of each node (for clients that pin themselves to one node, e.g. Galera writes).

@@ -14,21 +14,22 @@ use crate::space::Classifier;
 
 pub struct Postgres;
 
-impl Postgres {
-    fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
-        let bin = bin_dir()?;
-        let cmd = server_command(
-            &bin,
-            &node.data_dir,
-            node.port,
-            &c.deployment.server_settings(),
-        );
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
-        let port = node.port;
-        p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
-        Ok(p.detach())
-    }
+/// Starts one PostgreSQL server of a cluster from its data directory and waits until it serves.
+pub(super) fn spawn(c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+    let bin = bin_dir()?;
+    let cmd = server_command(
+        &bin,
+        &node.data_dir,
+        node.port,
+        &c.deployment.server_settings(),
+    );
+    let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+    let port = node.port;
+    p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
+    Ok(p.detach())
+}
 
+impl Postgres {
     fn primary<'a>(&self, c: &'a ClusterState) -> Result<&'a NodeState, DeployError> {
         c.nodes
             .iter()
@@ -68,7 +69,7 @@ impl Postgres {
         let mut text = std::fs::read_to_string(&auto).map_err(|e| DeployError::io(&auto, e))?;
         text.push_str(&conninfo);
         std::fs::write(&auto, text).map_err(|e| DeployError::io(&auto, e))?;
-        node.process = Some(self.spawn(c, &node)?);
+        node.process = Some(spawn(c, &node)?);
         let id = node.id.clone();
         c.nodes.push(node);
         Ok(id)
@@ -86,7 +87,7 @@ impl Engine for Postgres {
         let mut primary = c.new_node("primary", "127.0.0.1", port)?;
         primary.data_dir = primary.dir.join("data");
         initdb(&bin, &primary.data_dir)?;
-        primary.process = Some(self.spawn(c, &primary)?);
+        primary.process = Some(spawn(c, &primary)?);
         c.nodes.push(primary.clone());
         let password = crate::process::random_password()?;
         create_user_and_database(&bin, &primary.data_dir, port, &password)?;
@@ -113,7 +114,7 @@ impl Engine for Postgres {
     }
 
     fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
-        self.spawn(c, node)
+        spawn(c, node)
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {

@@ -1,0 +1,384 @@
+//! PostgreSQL multi-master through Bucardo 5 (Debian `bucardo`): N masters, each writable, and the
+//! Bucardo daemon copying every change of the benchmark table to the other masters (asynchronous,
+//! trigger-based; a conflict goes to the latest change, `bucardo_latest`). This is Dijkshoorn's
+//! multi-master PostgreSQL (`../shared/docs/studies.md`, study 1: "multi-master (Bucardo, 2 and 4
+//! machines)").
+//!
+//! Bucardo replicates rows, not DDL, and only tables it was told of. So the benchmark table belongs
+//! to the deployment: [`Engine::prepare_table`] creates it on every master (with the SQL the binding
+//! would use) and adds it to the sync; a reset stops the daemon, drops the table and Bucardo's
+//! per-database bookkeeping (its delta and track tables, which would otherwise replay old changes
+//! onto the new data) on every master, creates the table again and restarts the daemon.
+//!
+//! Nodes: the masters (role `master`, node1..N) and the daemon (role `bucardo`, last); Bucardo's own
+//! database lives on the first master. The daemon forks itself: its pid comes from its pid file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use super::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use crate::postgres::{
+    as_postgres, bin_dir, create_user_and_database, initdb, psql, DATABASE, USER,
+};
+use crate::process::{free_port, run, DeployError, ProcessRef};
+use crate::space::Classifier;
+
+pub struct Bucardo;
+
+/// The one sync, its relation and database groups.
+const SYNC: &str = "bench";
+/// The cluster fact holding the SQL of the table the sync replicates (empty: none yet).
+const TABLE_FACT: &str = "bucardo_table_sql";
+const TABLE_NAME_FACT: &str = "bucardo_table";
+
+fn masters(c: &ClusterState) -> impl Iterator<Item = &NodeState> {
+    c.nodes.iter().filter(|n| n.role == "master")
+}
+
+fn first_master(c: &ClusterState) -> Result<&NodeState, DeployError> {
+    masters(c)
+        .next()
+        .ok_or_else(|| DeployError::Failed("the cluster has no master".into()))
+}
+
+fn daemon(c: &ClusterState) -> Result<&NodeState, DeployError> {
+    c.nodes
+        .iter()
+        .find(|n| n.role == "bucardo")
+        .ok_or_else(|| DeployError::Failed("the cluster has no Bucardo daemon".into()))
+}
+
+fn pid_dir(daemon: &NodeState) -> PathBuf {
+    daemon.dir.join("pid")
+}
+
+/// `bucardo <args>` against the control database on the first master (over its socket, as the
+/// superuser), with its files in the daemon's directory and no rc file of the machine's.
+fn bucardo(c: &ClusterState, args: &[&str]) -> Result<String, DeployError> {
+    let m = first_master(c)?;
+    let d = daemon(c)?;
+    let mut cmd = Command::new("bucardo");
+    cmd.arg("--no-bucardorc")
+        .arg("--dbhost")
+        .arg(&m.data_dir)
+        .args(["--dbport", &m.port.to_string(), "--dbuser", "postgres"])
+        .args(["--dbname", "bucardo", "--quiet"])
+        .arg("--piddir")
+        .arg(pid_dir(d))
+        .arg("--log-destination")
+        .arg(&d.dir)
+        .args(args)
+        .current_dir(&d.dir)
+        .env("HOME", &d.dir)
+        .env("PGBINDIR", bin_dir()?);
+    as_postgres(&mut cmd)?;
+    let out = run(&mut cmd, &format!("bucardo {}", args.join(" ")))?;
+    // Some failures exit 0 with a message.
+    if out.contains("ERROR") || out.contains("FATAL") {
+        return Err(DeployError::Failed(format!(
+            "bucardo {}: {}",
+            args.join(" "),
+            out.trim()
+        )));
+    }
+    Ok(out)
+}
+
+fn sql(node: &NodeState, db: &str, text: &str) -> Result<String, DeployError> {
+    psql(&bin_dir()?, &node.data_dir, node.port, db, text)
+}
+
+/// The process the daemon's (Master Control Program's) pid file names, if it runs as the MCP.
+fn mcp_process(daemon: &NodeState) -> Option<ProcessRef> {
+    let text = std::fs::read_to_string(pid_dir(daemon).join("bucardo.mcp.pid")).ok()?;
+    let pid: u32 = text.lines().next()?.trim().parse().ok()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    String::from_utf8_lossy(&cmdline)
+        .starts_with("Bucardo Master Control Program")
+        .then(|| ProcessRef::of(pid))
+        .flatten()
+}
+
+impl Bucardo {
+    fn start_daemon(&self, c: &ClusterState) -> Result<ProcessRef, DeployError> {
+        let d = daemon(c)?;
+        let _ = std::fs::remove_file(pid_dir(d).join("bucardo.mcp.pid"));
+        bucardo(c, &["start", "scalebench"])?;
+        // The MCP writes its pid file, forks itself, exits and the child writes the file again:
+        // the pid counts once the file has named the same running MCP for a second.
+        let mut mcp: Option<ProcessRef> = None;
+        let mut same_for = 0;
+        crate::process::poll_every(Duration::from_millis(200), Duration::from_secs(30), || {
+            let now = mcp_process(d);
+            same_for = if now.is_some() && now == mcp {
+                same_for + 1
+            } else {
+                0
+            };
+            mcp = now;
+            same_for >= 5
+        });
+        let mcp = mcp.filter(|_| same_for >= 5);
+        mcp.ok_or_else(|| {
+            DeployError::Failed(format!(
+                "the Bucardo daemon did not start within 30 s; see {}",
+                d.dir.join("log.bucardo").display()
+            ))
+        })
+    }
+
+    /// Stops the daemon (and every process it forked) and forgets it until started again.
+    fn stop_daemon(&self, c: &mut ClusterState) {
+        if let Some(d) = c.nodes.iter_mut().find(|n| n.role == "bucardo") {
+            if let Some(p) = d.process.take() {
+                p.stop_with(libc::SIGTERM, Duration::from_secs(30));
+            }
+        }
+    }
+
+    /// Drops the table and Bucardo's bookkeeping on every master, creates the table again (owned by
+    /// the benchmark user) and adds it to a fresh sync between all masters.
+    fn register_table(
+        &self,
+        c: &mut ClusterState,
+        table: &str,
+        create_sql: &str,
+    ) -> Result<(), DeployError> {
+        self.stop_daemon(c);
+        if c.facts.contains_key(TABLE_FACT) {
+            bucardo(c, &["remove", "sync", SYNC])?;
+            bucardo(c, &["remove", "relgroup", SYNC])?;
+            bucardo(c, &["remove", "dbgroup", SYNC])?;
+            c.facts.remove(TABLE_FACT);
+        }
+        for m in masters(c) {
+            sql(
+                m,
+                DATABASE,
+                &format!(
+                    "SET client_min_messages = warning; DROP SCHEMA IF EXISTS bucardo CASCADE; \
+                     DROP TABLE IF EXISTS {table}; SET ROLE {USER}; {create_sql}"
+                ),
+            )?;
+        }
+        let dbs: Vec<String> = masters(c).map(|m| format!("{}:source", m.id)).collect();
+        bucardo(
+            c,
+            &[
+                "add",
+                "sync",
+                SYNC,
+                &format!("tables=public.{table}"),
+                &format!("dbs={}", dbs.join(",")),
+                "conflict_strategy=bucardo_latest",
+            ],
+        )?;
+        c.facts.insert(TABLE_FACT.into(), create_sql.into());
+        c.facts.insert(TABLE_NAME_FACT.into(), table.into());
+        let p = self.start_daemon(c)?;
+        if let Some(d) = c.nodes.iter_mut().find(|n| n.role == "bucardo") {
+            d.process = Some(p);
+        }
+        Ok(())
+    }
+}
+
+impl Engine for Bucardo {
+    fn account(&self) -> &'static str {
+        crate::postgres::ACCOUNT
+    }
+
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        let bin = bin_dir()?;
+        let password = crate::process::random_password()?;
+        for _ in 0..c.deployment.nodes {
+            let port = free_port()?;
+            let mut node = c.new_node("master", "127.0.0.1", port)?;
+            node.data_dir = node.dir.join("data");
+            initdb(&bin, &node.data_dir)?;
+            node.process = Some(super::postgres::spawn(c, &node)?);
+            c.nodes.push(node.clone());
+            create_user_and_database(&bin, &node.data_dir, port, &password)?;
+        }
+        c.facts.insert(PASSWORD_FACT.into(), password);
+        // The daemon's node: its directory holds its log and pid files; it serves no clients.
+        let control_port = first_master(c)?.port;
+        let mut d = c.new_node("bucardo", "127.0.0.1", control_port)?;
+        crate::account::private_dir(&pid_dir(&d), &c.account()?)?;
+        // Nothing of the daemon's is data: its state is in the first master's `bucardo` database.
+        d.data_dir = d.dir.join("data");
+        crate::account::private_dir(&d.data_dir, &c.account()?)?;
+        c.nodes.push(d);
+        bucardo(c, &["install", "--batch"])?;
+        bucardo(
+            c,
+            &[
+                "set",
+                &format!(
+                    "reason_file={}",
+                    daemon(c)?.dir.join("restart.reason").display()
+                ),
+            ],
+        )?;
+        let ids: Vec<(String, String, u16)> = masters(c)
+            .map(|m| (m.id.clone(), m.data_dir.display().to_string(), m.port))
+            .collect();
+        for (id, socket_dir, port) in ids {
+            bucardo(
+                c,
+                &[
+                    "add",
+                    "db",
+                    &id,
+                    &format!("dbname={DATABASE}"),
+                    &format!("host={socket_dir}"),
+                    &format!("port={port}"),
+                    "user=postgres",
+                ],
+            )?;
+        }
+        let p = self.start_daemon(c)?;
+        if let Some(d) = c.nodes.iter_mut().find(|n| n.role == "bucardo") {
+            d.process = Some(p);
+        }
+        Ok(())
+    }
+
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        if node.role == "bucardo" {
+            self.start_daemon(c)
+        } else {
+            super::postgres::spawn(c, node)
+        }
+    }
+
+    fn add_node(&self, _c: &mut ClusterState) -> Result<String, DeployError> {
+        Err(DeployError::Failed(
+            "a Bucardo deployment has the masters `up` started: adding one would need a copy of \
+             the data and a new sync; deploy with more nodes instead"
+                .into(),
+        ))
+    }
+
+    fn removable(&self, _c: &ClusterState) -> Option<String> {
+        None
+    }
+
+    fn remove_node(&self, _c: &mut ClusterState, id: &str) -> Result<(), DeployError> {
+        Err(DeployError::Failed(format!(
+            "{id}: a Bucardo deployment keeps the masters `up` started (stop-node and start-node \
+             stop and restart one)"
+        )))
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        let Ok(bin) = bin_dir() else {
+            return vec!["PostgreSQL is not installed".into()];
+        };
+        let mut missing: Vec<String> = masters(c)
+            .filter(|n| n.process.is_some() && !crate::postgres::is_ready(&bin, n.port))
+            .map(|n| format!("{} (master) not accepting connections", n.id))
+            .collect();
+        if let Ok(d) = daemon(c) {
+            if d.process.is_none() {
+                missing.push(format!("{}: the Bucardo daemon is stopped", d.id));
+            }
+        }
+        missing
+    }
+
+    /// Changes Bucardo has not copied yet (delta rows with no track row of the sync), truncates not
+    /// yet replicated, and autovacuum.
+    fn busy(&self, c: &ClusterState) -> Vec<String> {
+        let mut busy = Vec::new();
+        let table = c.facts.get(TABLE_NAME_FACT);
+        for m in masters(c).filter(|m| m.process.is_some()) {
+            if let Some(t) = table {
+                let pending = format!(
+                    "SELECT (SELECT count(*) FROM bucardo.delta_public_{t} d WHERE NOT EXISTS \
+                     (SELECT 1 FROM bucardo.track_public_{t} k WHERE k.txntime = d.txntime \
+                     AND k.target = 'dbgroup {SYNC}')) \
+                     + (SELECT count(*) FROM bucardo.bucardo_truncate_trigger WHERE replicated IS NULL)"
+                );
+                match sql(m, DATABASE, &pending) {
+                    Ok(n) if n.trim() == "0" => {}
+                    Ok(n) => busy.push(format!("{}: {} changes not yet copied", m.id, n.trim())),
+                    Err(e) => busy.push(format!("{}: {e}", m.id)),
+                }
+            }
+            if let Ok(out) = sql(
+                m,
+                "postgres",
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+            ) {
+                if out.trim() != "0" {
+                    busy.push(format!("{}: autovacuum running", m.id));
+                }
+            }
+        }
+        busy
+    }
+
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let mut done = Vec::new();
+        for m in masters(c).filter(|m| m.process.is_some()) {
+            sql(m, DATABASE, "VACUUM ANALYZE")?;
+            sql(m, "postgres", "CHECKPOINT")?;
+            done.push(format!("{}: VACUUM ANALYZE, CHECKPOINT", m.id));
+        }
+        Ok(done)
+    }
+
+    /// PostgreSQL's fast shutdown; the daemon (no handler of its own) ends on it too.
+    fn stop_signal(&self) -> libc::c_int {
+        libc::SIGINT
+    }
+
+    fn classify(&self) -> Classifier {
+        |p: &Path| {
+            if p.starts_with("pg_wal") {
+                "log"
+            } else {
+                "data"
+            }
+        }
+    }
+
+    /// Every master, so clients spread over them (slot k on master k mod N).
+    fn url(&self, c: &ClusterState) -> String {
+        let password = c.facts.get(PASSWORD_FACT).map_or("", String::as_str);
+        let hosts: Vec<String> = masters(c).map(NodeState::endpoint).collect();
+        format!(
+            "postgres://{USER}:{password}@{}/{DATABASE}",
+            hosts.join(",")
+        )
+    }
+
+    fn owns_table(&self) -> bool {
+        true
+    }
+
+    fn prepare_table(
+        &self,
+        c: &mut ClusterState,
+        table: &str,
+        create_sql: &str,
+        drop: bool,
+    ) -> Result<(), DeployError> {
+        if !table
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+        {
+            return Err(DeployError::BadInput(format!(
+                "table name {table:?}: a Bucardo deployment takes letters, digits and '_'"
+            )));
+        }
+        let same = c.facts.get(TABLE_FACT).is_some_and(|s| s == create_sql)
+            && c.facts.get(TABLE_NAME_FACT).is_some_and(|t| t == table);
+        if drop || !same {
+            self.register_table(c, table, create_sql)?;
+        }
+        Ok(())
+    }
+}

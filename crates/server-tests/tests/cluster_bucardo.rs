@@ -1,0 +1,173 @@
+//! PostgreSQL multi-master through Bucardo: two masters that each take writes and end identical;
+//! the deployment creates and resets the benchmark table on every master; clients spread over both;
+//! a stopped daemon shows as "busy" (changes not yet copied) until it runs again.
+
+mod support;
+
+use scalebench_deploy::postgres::{bin_dir, psql};
+use scalebench_deploy::Cluster;
+use scalebench_workload::CoreWorkload;
+use support::*;
+
+fn sql(c: &Cluster, node: usize, text: &str) -> String {
+    let n = &c.state.nodes[node];
+    psql(&bin_dir().unwrap(), &n.data_dir, n.port, "ycsb", text)
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Row count and a digest of every row, per master.
+fn contents(c: &Cluster) -> Vec<String> {
+    (0..2)
+        .map(|m| {
+            sql(
+                c,
+                m,
+                "SELECT count(*) || ' ' || coalesce(md5(string_agg(t::text, ',' ORDER BY ycsb_key)), '') \
+                 FROM usertable t",
+            )
+        })
+        .collect()
+}
+
+fn commits(c: &Cluster) -> Vec<u64> {
+    (0..2)
+        .map(|m| {
+            sql(
+                c,
+                m,
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = 'ycsb'",
+            )
+            .parse()
+            .unwrap()
+        })
+        .collect()
+}
+
+/// What the CLI does before a load with --create-schema/--drop-schema on this deployment.
+fn prepare_table(c: &mut Cluster, w: &CoreWorkload, drop: bool) {
+    assert!(c.owns_table());
+    let schema = scalebench_binding::Schema::of(w);
+    let table_sql = scalebench_binding::registry::find("postgres")
+        .and_then(|b| b.table_sql)
+        .expect("the postgres binding gives its table's SQL");
+    c.prepare_table(&schema.table, &table_sql(&schema), drop)
+        .unwrap();
+}
+
+#[test]
+fn two_masters_take_writes_and_end_identical() {
+    let mut c = cluster(
+        "name = \"pg-bucardo\"\ndatabase = \"postgres-bucardo\"\nnodes = 2\nidle_timeout_s = 120\n",
+    );
+    let roles: Vec<&str> = c.state.nodes.iter().map(|n| n.role.as_str()).collect();
+    assert_eq!(roles, ["master", "master", "bucardo"]);
+    let url = c.url();
+    for n in &c.state.nodes[..2] {
+        assert!(url.contains(&n.endpoint()), "{url} names every master");
+    }
+    let w = workload(&[("recordcount", "2000"), ("dataintegrity", "true")]);
+
+    // Without the deployment, a table created through the URL exists on the first master only, and
+    // the binding names the master that lacks it.
+    let opened = scalebench_binding::registry::open(cluster_config(&c, &w, &[], true), NoVisit);
+    let err = opened.expect_err("master 2 has no table").to_string();
+    assert!(
+        err.contains(&c.state.nodes[1].endpoint()) && err.contains("each must have it"),
+        "{err}"
+    );
+
+    prepare_table(&mut c, &w, true);
+    let loaded = phase(cluster_config(&c, &w, &[], false), &w, load_plan(4, 50)).result;
+    assert_eq!((loaded.totals.records, loaded.totals.failed), (2000, 0));
+    c.wait_idle().unwrap();
+    let after_load = contents(&c);
+    assert!(after_load[0].starts_with("2000 "), "{after_load:?}");
+    assert_eq!(after_load[0], after_load[1], "both masters hold every row");
+
+    // The slots of one run spread over both masters; updates from both replicate both ways (random
+    // values this time: with dataintegrity an update writes what the load wrote).
+    let before = commits(&c);
+    let random = workload(&[("recordcount", "2000")]);
+    let run = phase(
+        cluster_config(&c, &random, &[], false),
+        &random,
+        run_plan(1.5),
+    )
+    .result;
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    assert!(run.operations["UPDATE"].ok > 50);
+    for (m, (b, a)) in before.iter().zip(commits(&c)).enumerate() {
+        assert!(
+            a > b + 50,
+            "master {} committed {} transactions",
+            m + 1,
+            a - b
+        );
+    }
+    c.wait_idle().unwrap();
+    let after_run = contents(&c);
+    assert_eq!(after_run[0], after_run[1], "the masters converge");
+    assert_ne!(after_run[0], after_load[0], "the updates changed the data");
+
+    // With the daemon stopped, changes wait (the cluster is busy), and copy once it runs again.
+    c.stop_node("node3", false).unwrap();
+    let run = phase(
+        cluster_config(&c, &random, &[], false),
+        &random,
+        run_plan(0.5),
+    )
+    .result;
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    let busy = c.busy_now();
+    assert!(
+        busy.iter().any(|b| b.contains("not yet copied")),
+        "{busy:?}"
+    );
+    c.start_node("node3").unwrap();
+    c.wait_idle().unwrap();
+    let restarted = contents(&c);
+    assert_eq!(restarted[0], restarted[1]);
+
+    // A reset empties every master and replays nothing old onto the new data.
+    let small = workload(&[("recordcount", "500"), ("dataintegrity", "true")]);
+    prepare_table(&mut c, &small, true);
+    assert_eq!(
+        contents(&c)
+            .iter()
+            .map(|s| s.split(' ').next().unwrap().to_string())
+            .collect::<Vec<_>>(),
+        ["0", "0"]
+    );
+    let loaded = phase(
+        cluster_config(&c, &small, &[], false),
+        &small,
+        load_plan(2, 50),
+    )
+    .result;
+    assert_eq!(loaded.totals.records, 500);
+    c.wait_idle().unwrap();
+    let reloaded = contents(&c);
+    assert!(reloaded[0].starts_with("500 "), "{reloaded:?}");
+    assert_eq!(reloaded[0], reloaded[1]);
+    let missing = missing_keys(cluster_config(&c, &small, &[], false), &small, 0..500);
+    assert!(missing.is_empty(), "{} keys missing", missing.len());
+
+    // Masters are fixed at `up`: adding or removing one is refused with the reason.
+    assert!(c
+        .add_node()
+        .unwrap_err()
+        .to_string()
+        .contains("deploy with more nodes"));
+    c.down();
+    assert_space_matches_du(&c, 500);
+}
+
+/// Opens a binding and does nothing with it.
+struct NoVisit;
+
+impl scalebench_binding::FactoryVisitor for NoVisit {
+    type Output = ();
+    fn visit<F: scalebench_binding::BindingFactory>(self, _f: F) {}
+}
