@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod cassandra;
+mod cassandra_probe;
 pub mod cluster;
 pub mod etcd;
 pub mod mariadb;

@@ -137,40 +137,6 @@ impl Cassandra {
     }
 }
 
-/// Pending compactions and streams of one node.
-fn node_busy(cp: &str, n: &NodeState) -> Vec<String> {
-    let mut busy = Vec::new();
-    let jmx = n.ports["jmx"];
-    match nodetool(cp, jmx, &["compactionstats"]) {
-        Ok(out) => {
-            // "pending tasks: 0" (4.x) or "pending tasks    0" (5.0).
-            let pending = out
-                .lines()
-                .find_map(|l| l.trim().strip_prefix("pending tasks"))
-                .map(|v| v.trim_start_matches(':').trim().to_string())
-                .unwrap_or_else(|| "?".into());
-            if pending != "0" {
-                busy.push(format!("{}: {pending} compactions pending", n.id));
-            }
-        }
-        Err(e) => busy.push(e.to_string()),
-    }
-    match nodetool(cp, jmx, &["netstats"]) {
-        Ok(out) => {
-            if !out.contains("Not sending any streams") {
-                busy.push(format!("{}: streaming data", n.id));
-            }
-            if let Some(mode) = out.lines().find_map(|l| l.strip_prefix("Mode: ")) {
-                if mode.trim() != "NORMAL" {
-                    busy.push(format!("{} is in mode {}", n.id, mode.trim()));
-                }
-            }
-        }
-        Err(e) => busy.push(e.to_string()),
-    }
-    busy
-}
-
 impl Engine for Cassandra {
     fn account(&self) -> &'static str {
         crate::cassandra::ACCOUNT
@@ -270,34 +236,26 @@ impl Engine for Cassandra {
         missing
     }
 
+    /// Compactions running or queued, streams and a mode other than NORMAL, on each running node,
+    /// from its virtual tables (a stopped node is down, not busy; `not_ready` checks the ring).
     fn busy(&self, c: &ClusterState) -> Vec<String> {
-        let mut busy = Vec::new();
-        let cp = match classpath(c) {
-            Ok(cp) => cp,
-            Err(e) => return vec![e.to_string()],
-        };
-        match self.ring(c) {
-            // A node stopped on purpose (a failure under test) is down, not busy.
-            Ok(ring) => busy.extend(
-                ring.iter()
-                    .filter(|(a, s)| s != "UN" && c.running().any(|n| n.host == *a))
-                    .map(|(a, s)| format!("{a} is {s}")),
-            ),
-            Err(e) => busy.push(e.to_string()),
-        }
-        // One JVM per probe: run the nodes' probes side by side.
-        let per_node: Vec<Vec<String>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = c
-                .running()
-                .map(|n| scope.spawn(|| node_busy(&cp, n)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_default())
-                .collect()
-        });
-        busy.extend(per_node.into_iter().flatten());
-        busy
+        let nodes: Vec<&NodeState> = c.running().collect();
+        let addresses: Vec<std::net::SocketAddr> = nodes
+            .iter()
+            .map(|n| {
+                format!("{}:{}", n.host, n.port)
+                    .parse()
+                    .expect("loopback address")
+            })
+            .collect();
+        nodes
+            .iter()
+            .zip(crate::cassandra_probe::probe(&addresses))
+            .flat_map(|(n, activity)| match activity {
+                Ok(a) => a.busy(&n.id),
+                Err(e) => vec![format!("{}: {e}", n.id)],
+            })
+            .collect()
     }
 
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {

@@ -1,0 +1,199 @@
+//! What one Cassandra node is doing, read from its virtual tables (`system_views`, Cassandra 4.1+)
+//! over CQL: compactions running or queued, streams in progress, and its own gossip status. A probe
+//! takes milliseconds, where `nodetool compactionstats`/`netstats` start a JVM each (about a second
+//! of CPU, taken from the servers being measured when an elastic run probes under load).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::host_filter::AllowListHostFilter;
+use scylla::value::{CqlValue, Row};
+
+/// A probe gives up after this (the node is then reported busy, with the reason).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Activity of one node; empty lists and `NORMAL` mean idle.
+#[derive(Debug, Default, PartialEq)]
+pub struct NodeActivity {
+    /// CompactionExecutor's active plus queued tasks.
+    pub compactions_queued: i64,
+    /// Compactions and other SSTable tasks running (`system_views.sstable_tasks`).
+    pub sstable_tasks: Vec<String>,
+    /// Streams not finished (`system_views.streaming`, status init or start).
+    pub streams: Vec<String>,
+    /// The node's own gossip status word (NORMAL, BOOT, LEAVING, ...).
+    pub mode: String,
+}
+
+impl NodeActivity {
+    /// What keeps the node from being idle, one line per reason, prefixed with `id`.
+    pub fn busy(&self, id: &str) -> Vec<String> {
+        let mut busy = Vec::new();
+        if self.compactions_queued > 0 || !self.sstable_tasks.is_empty() {
+            busy.push(format!(
+                "{id}: {} compactions pending{}",
+                self.compactions_queued.max(self.sstable_tasks.len() as i64),
+                if self.sstable_tasks.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", self.sstable_tasks.join(", "))
+                }
+            ));
+        }
+        if !self.streams.is_empty() {
+            busy.push(format!(
+                "{id}: streaming data ({})",
+                self.streams.join(", ")
+            ));
+        }
+        if self.mode != "NORMAL" {
+            busy.push(format!("{id} is in mode {}", self.mode));
+        }
+        busy
+    }
+}
+
+fn text(v: &Option<CqlValue>) -> String {
+    match v {
+        Some(CqlValue::Text(t)) | Some(CqlValue::Ascii(t)) => t.clone(),
+        Some(CqlValue::Int(i)) => i.to_string(),
+        Some(CqlValue::BigInt(i)) => i.to_string(),
+        Some(CqlValue::Inet(a)) => a.to_string(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+async fn rows(session: &Session, query: &str) -> Result<Vec<Vec<String>>, String> {
+    let result = session
+        .query_unpaged(query, &[])
+        .await
+        .map_err(|e| format!("{query}: {e}"))?
+        .into_rows_result()
+        .map_err(|e| format!("{query}: {e}"))?;
+    let rows = result
+        .rows::<Row>()
+        .map_err(|e| format!("{query}: {e}"))?
+        .map(|r| r.map(|r| r.columns.iter().map(text).collect()))
+        .collect::<Result<Vec<Vec<String>>, _>>()
+        .map_err(|e| format!("{query}: {e}"))?;
+    Ok(rows)
+}
+
+async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
+    // Only this node: virtual tables are node-local, and the driver would otherwise connect to
+    // (and route to) every peer it learns of.
+    let filter = AllowListHostFilter::new([address]).map_err(|e| e.to_string())?;
+    let session = SessionBuilder::new()
+        .known_node_addr(address)
+        .host_filter(Arc::new(filter))
+        .fetch_schema_metadata(false)
+        .connection_timeout(PROBE_TIMEOUT)
+        .build()
+        .await
+        .map_err(|e| format!("CQL connection to {address}: {e}"))?;
+    let pool = rows(
+        &session,
+        "SELECT active_tasks, pending_tasks FROM system_views.thread_pools WHERE name = 'CompactionExecutor'",
+    )
+    .await?;
+    let compactions_queued = pool
+        .first()
+        .map(|r| r.iter().filter_map(|v| v.parse::<i64>().ok()).sum())
+        .unwrap_or(0);
+    let sstable_tasks = rows(
+        &session,
+        "SELECT kind, keyspace_name, table_name FROM system_views.sstable_tasks",
+    )
+    .await?
+    .into_iter()
+    .map(|r| r.join(" "))
+    .collect();
+    let streams = rows(
+        &session,
+        "SELECT operation, status FROM system_views.streaming",
+    )
+    .await?
+    .into_iter()
+    .filter(|r| matches!(r.get(1).map(String::as_str), Some("init" | "start")))
+    .map(|r| r.join(" "))
+    .collect();
+    let gossip = rows(
+        &session,
+        "SELECT address, status FROM system_views.gossip_info",
+    )
+    .await?;
+    let mode = gossip
+        .iter()
+        .find(|r| r.first().is_some_and(|a| *a == address.ip().to_string()))
+        .and_then(|r| r.get(1))
+        .map(|s| s.split(',').next().unwrap_or("").to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown (not in its own gossip)".into());
+    Ok(NodeActivity {
+        compactions_queued,
+        sstable_tasks,
+        streams,
+        mode,
+    })
+}
+
+/// Probes each node (`host:port` of its native transport) side by side; one result per node.
+pub fn probe(nodes: &[SocketAddr]) -> Vec<Result<NodeActivity, String>> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return nodes.iter().map(|_| Err(e.to_string())).collect(),
+    };
+    runtime.block_on(async {
+        let tasks: Vec<_> = nodes
+            .iter()
+            .map(|a| {
+                let a = *a;
+                tokio::spawn(async move {
+                    tokio::time::timeout(PROBE_TIMEOUT, probe_node(a))
+                        .await
+                        .unwrap_or_else(|_| Err(format!("no answer from {a} within 5 s")))
+                })
+            })
+            .collect();
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap_or_else(|e| Err(e.to_string())));
+        }
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_of_activity_is_named() {
+        let idle = NodeActivity {
+            mode: "NORMAL".into(),
+            ..Default::default()
+        };
+        assert!(idle.busy("node1").is_empty());
+        let busy = NodeActivity {
+            compactions_queued: 2,
+            sstable_tasks: vec!["compaction ycsb usertable".into()],
+            streams: vec!["Bootstrap start".into()],
+            mode: "BOOT".into(),
+        };
+        assert_eq!(
+            busy.busy("node2"),
+            [
+                "node2: 2 compactions pending (compaction ycsb usertable)",
+                "node2: streaming data (Bootstrap start)",
+                "node2 is in mode BOOT"
+            ]
+        );
+    }
+}
