@@ -850,3 +850,77 @@ threads = [2]
     assert_eq!((runs, ok_runs, failed), (4, 4, 0));
     assert!(done > 4 * 20, "{done} operations");
 }
+
+/// Wegert's procedure (`load = "restore"`): the data is restored before a run that follows inserts,
+/// so every run starts on the loaded records; runs after reads only are not restored (each workload
+/// loads its own data first).
+#[test]
+fn restore_brings_back_the_loaded_data_only_after_inserts() {
+    let dir = test_dir();
+    std::fs::write(
+        dir.path().join("pg.toml"),
+        "name = \"cli-restore\"\ndatabase = \"postgres\"\nnodes = 1\n",
+    )
+    .unwrap();
+    let file = dir.path().join("restore.toml");
+    std::fs::write(
+        &file,
+        r#"
+name = "restore"
+repetitions = 2
+[procedure]
+load = "restore"
+duration = "1s"
+args = ["--no-monitor"]
+[[database]]
+name = "pg"
+deployment = "pg.toml"
+[[workload]]
+name = "read"
+workload = "c"
+properties = { recordcount = 300 }
+[[workload]]
+name = "insert"
+workload = "INSERT"
+properties = { recordcount = 300 }
+[sweep]
+threads = [1]
+"#,
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("experiment")
+        .arg(&file)
+        .arg("--results")
+        .arg(&results)
+        .arg("--clusters-dir")
+        .arg(dir.path().join("clusters"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // read #1 and insert #1 load (and snapshot); read #2 follows a read: only insert #2 is restored.
+    assert_eq!(err.matches("restoring the loaded data").count(), 1, "{err}");
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let starts: Vec<(u64, u64)> = db
+        .prepare(
+            "SELECT repetition, json_extract(result, '$.phases[#-1].insert_keys.start') FROM runs \
+             WHERE workload = 'insert' ORDER BY repetition",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        starts,
+        [(1, 300), (2, 300)],
+        "both insert runs start on the loaded records"
+    );
+    let failed: u64 = db
+        .query_row("SELECT sum(failed) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(failed, 0);
+}

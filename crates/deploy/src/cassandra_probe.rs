@@ -1,5 +1,6 @@
 //! What one Cassandra node is doing, read from its virtual tables (`system_views`, Cassandra 4.1+)
-//! over CQL: compactions running or queued, streams in progress, and its own gossip status. A probe
+//! over CQL: compactions running or queued, tasks queued in any thread pool, streams in progress,
+//! and its own gossip status. A probe
 //! takes milliseconds, where `nodetool compactionstats`/`netstats` start a JVM each (about a second
 //! of CPU, taken from the servers being measured when an elastic run probes under load).
 
@@ -20,6 +21,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct NodeActivity {
     /// CompactionExecutor's active plus queued tasks.
     pub compactions_queued: i64,
+    /// Other thread pools with queued tasks ("name count").
+    pub pending_pools: Vec<String>,
     /// Compactions and other SSTable tasks running (`system_views.sstable_tasks`).
     pub sstable_tasks: Vec<String>,
     /// Streams not finished (`system_views.streaming`, status init or start).
@@ -41,6 +44,12 @@ impl NodeActivity {
                 } else {
                     format!(" ({})", self.sstable_tasks.join(", "))
                 }
+            ));
+        }
+        if !self.pending_pools.is_empty() {
+            busy.push(format!(
+                "{id}: tasks queued in {}",
+                self.pending_pools.join(", ")
             ));
         }
         if !self.streams.is_empty() {
@@ -95,15 +104,24 @@ async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
         .build()
         .await
         .map_err(|e| format!("CQL connection to {address}: {e}"))?;
-    let pool = rows(
+    // Wegert's idle: "no compactions, no pending thread pools or streams" (studies.md, study 2).
+    let pools = rows(
         &session,
-        "SELECT active_tasks, pending_tasks FROM system_views.thread_pools WHERE name = 'CompactionExecutor'",
+        "SELECT name, active_tasks, pending_tasks FROM system_views.thread_pools",
     )
     .await?;
-    let compactions_queued = pool
-        .first()
-        .map(|r| r.iter().filter_map(|v| v.parse::<i64>().ok()).sum())
-        .unwrap_or(0);
+    let number =
+        |r: &Vec<String>, i: usize| r.get(i).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+    let compactions_queued = pools
+        .iter()
+        .filter(|r| r[0] == "CompactionExecutor")
+        .map(|r| number(r, 1) + number(r, 2))
+        .sum();
+    let pending_pools = pools
+        .iter()
+        .filter(|r| r[0] != "CompactionExecutor" && number(r, 2) > 0)
+        .map(|r| format!("{} {}", r[0], number(r, 2)))
+        .collect();
     let sstable_tasks = rows(
         &session,
         "SELECT kind, keyspace_name, table_name FROM system_views.sstable_tasks",
@@ -135,6 +153,7 @@ async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
         .unwrap_or_else(|| "unknown (not in its own gossip)".into());
     Ok(NodeActivity {
         compactions_queued,
+        pending_pools,
         sstable_tasks,
         streams,
         mode,
@@ -183,6 +202,7 @@ mod tests {
         assert!(idle.busy("node1").is_empty());
         let busy = NodeActivity {
             compactions_queued: 2,
+            pending_pools: vec!["MutationStage 3".into()],
             sstable_tasks: vec!["compaction ycsb usertable".into()],
             streams: vec!["Bootstrap start".into()],
             mode: "BOOT".into(),
@@ -191,6 +211,7 @@ mod tests {
             busy.busy("node2"),
             [
                 "node2: 2 compactions pending (compaction ycsb usertable)",
+                "node2: tasks queued in MutationStage 3",
                 "node2: streaming data (Bootstrap start)",
                 "node2 is in mode BOOT"
             ]

@@ -209,7 +209,7 @@ fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
             _ if exp.procedure.measure == "load" => "measured load",
             "each-run" => "load",
             _ if loaded != Some(r.data_key.as_str()) => "load",
-            "restore" => "restore",
+            "restore" => "restore if earlier runs inserted",
             _ => "",
         };
         loaded = Some(&r.data_key);
@@ -523,9 +523,14 @@ fn one_run(
         state.loaded = Some(run.data_key.clone());
         state.next_insert = None;
         load = loaded.phases.into_iter().next();
-    } else if mode == "restore" {
+    } else if mode == "restore" && state.next_insert.is_some() {
+        // Wegert restored the data before the runs that insert (studies.md, study 2: "restore data
+        // before runs that insert"): a run starts on the loaded records, never on a set grown by
+        // earlier inserts. Reads and updates leave the record set as loaded, so only a run after
+        // inserts needs the copy back (a run that inserts first, on unchanged data, does not).
         let f = deployment.as_deref().expect("restore needs a deployment");
         let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
+        crate::note!("  restoring the loaded data (earlier runs inserted)");
         c.restore("experiment")?;
         // The snapshot predates every run's inserts.
         state.next_insert = None;

@@ -38,7 +38,8 @@ fn one() -> u32 {
 pub struct Procedure {
     /// `each-run` (drop, create and load before every run), `once` (load when the data changes:
     /// database, configuration, workload or a property other than threads/concurrency/target), or
-    /// `restore` (as `once`, then a snapshot; restored before every run; deployments only).
+    /// `restore` (as `once`, then a snapshot; restored before a run when earlier runs inserted,
+    /// Wegert's "restore data before runs that insert"; deployments only).
     pub load: String,
     /// Flush/compact after a load (deployments).
     pub compact: bool,
