@@ -27,12 +27,32 @@ use crate::settings::Settings;
 /// impatient users send two; only a third aborts at once.
 static CURRENT_STOP: Mutex<Option<StopSignal>> = Mutex::new(None);
 
-fn install_interrupt_handler() {
+/// Set by the first Ctrl-C and never cleared: a stop that arrives while no phase runs (an
+/// experiment deploying, restoring or waiting between runs) is not lost.
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether Ctrl-C (or SIGTERM) was received: callers that run phases one after another stop.
+pub fn interrupt_requested() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Makes `stop` the phase's stop signal, requested at once if Ctrl-C came already.
+fn register_stop(stop: &StopSignal) {
+    let mut current = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
+    *current = Some(stop.clone());
+    // Under the lock the handler takes after setting the flag: one of the two sees the other.
+    if interrupt_requested() {
+        stop.request();
+    }
+}
+
+pub fn install_interrupt_handler() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     INSTALLED.call_once(|| {
         let _ = ctrlc::set_handler(|| {
             let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             if n >= 3 {
                 crate::note!("\naborted: nothing more is written");
                 std::process::exit(130);
@@ -140,7 +160,7 @@ pub fn execute_phases(
 
     install_interrupt_handler();
     let stop = StopSignal::new();
-    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+    register_stop(&stop);
 
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
@@ -286,7 +306,7 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliE
     }
     install_interrupt_handler();
     let stop = StopSignal::new();
-    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = Some(stop.clone());
+    register_stop(&stop);
     let targets = args
         .processes
         .iter()

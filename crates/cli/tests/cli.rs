@@ -1328,3 +1328,60 @@ fn a_changed_experiment_measures_again_what_changed_and_names_orphans() {
         .unwrap();
     assert_eq!(durations, vec![(1, 0.5), (2, 0.3)]);
 }
+
+/// A Ctrl-C while no phase runs (here: during the deployment's `up`, between an experiment's runs
+/// alike) stops the experiment as one during a phase does: nothing more runs, exit code 130.
+#[test]
+fn interrupt_between_phases_stops_an_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data.db");
+    std::fs::write(
+        dir.path().join("slow-up.toml"),
+        format!(
+            "name = \"slow-up\"\ndatabase = \"external\"\n[external]\nurl = \"sqlite://{}\"\n\
+             [external.hooks]\nup = \"sleep 3\"\n",
+            db.display()
+        ),
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        "name = \"interrupted\"\nrepetitions = 3\n[procedure]\nduration = \"1s\"\nargs = [\"--no-monitor\"]\n\
+         [[database]]\nname = \"db\"\ndeployment = \"slow-up.toml\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .arg("experiment")
+        .arg(&file)
+        .arg("--results")
+        .arg(&results)
+        .arg("--clusters-dir")
+        .arg(dir.path().join("clusters"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("run the same command again to resume"),
+        "{err}"
+    );
+    let ok: u64 = rusqlite::Connection::open(&results)
+        .unwrap()
+        .query_row("SELECT count(*) FROM runs WHERE status = 'ok'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(ok, 0, "no run after the interrupt: {err}");
+}

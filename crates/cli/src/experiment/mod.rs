@@ -79,6 +79,8 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
+    // From here a Ctrl-C stops the experiment after what is running (deploys and restores included).
+    crate::phase::install_interrupt_handler();
     let mut state = RunnerState::default();
     let total = plan.len();
     let mut interrupted = false;
@@ -115,6 +117,10 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             skipped += 1;
             continue;
         }
+        if crate::phase::interrupt_requested() {
+            interrupted = true;
+            break;
+        }
         crate::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
         if let Some(m) = &metrics {
             m.server()
@@ -139,6 +145,11 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
                     break;
                 }
                 done += 1;
+            }
+            // Stopped before it measured anything: not a failure of the run, which runs on resume.
+            Err(_) if crate::phase::interrupt_requested() => {
+                interrupted = true;
+                break;
             }
             Err(e) => {
                 crate::note!("  failed: {e}");
