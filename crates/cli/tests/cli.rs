@@ -1353,13 +1353,7 @@ fn interrupt_between_phases_stops_an_experiment() {
     )
     .unwrap();
     let results = dir.path().join("results.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .arg("experiment")
-        .arg(&file)
-        .arg("--results")
-        .arg(&results)
-        .arg("--clusters-dir")
-        .arg(dir.path().join("clusters"))
+    let child = experiment_command(dir.path(), &file, &results)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

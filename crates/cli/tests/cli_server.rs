@@ -5,7 +5,7 @@ use std::process::{Command, Stdio};
 use scalebench_deploy::postgres::PostgresServer;
 
 mod common;
-use common::test_dir;
+use common::{experiment_in, test_dir};
 
 #[test]
 fn postgres_through_the_cli_never_shows_the_password() {
@@ -827,17 +827,7 @@ threads = [2]
 "#,
     )
     .unwrap();
-    let results = dir.path().join("results.db");
-    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .arg("experiment")
-        .arg(&file)
-        .arg("--results")
-        .arg(&results)
-        .arg("--clusters-dir")
-        .arg(dir.path().join("clusters"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let (o, results) = experiment_in(dir.path(), &file);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let db = rusqlite::Connection::open(&results).unwrap();
     let (runs, ok_runs, done, failed): (u64, u64, u64, u64) = db
@@ -888,17 +878,7 @@ threads = [1]
 "#,
     )
     .unwrap();
-    let results = dir.path().join("results.db");
-    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .arg("experiment")
-        .arg(&file)
-        .arg("--results")
-        .arg(&results)
-        .arg("--clusters-dir")
-        .arg(dir.path().join("clusters"))
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let (o, results) = experiment_in(dir.path(), &file);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     // read #1 and insert #1 load (and snapshot); read #2 follows a read: only insert #2 is restored.

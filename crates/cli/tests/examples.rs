@@ -13,15 +13,14 @@ use common::*;
 
 /// Examples run only with SCALEBENCH_ALL_EXAMPLES=1, with their miniature's time on a 2-core machine.
 const LARGE: &[(&str, &str)] = &[
-    ("dijkshoorn-operations", "72 runs, 14 min"),
     (
         "dory-elasticity",
         "4 scaling transitions, each a node bootstrap: over 5 min",
     ),
-    ("swaminathan-sizes", "80 runs, 27 min"),
+    ("swaminathan-sizes", "80 runs on Cassandra rings of 1 and 3 nodes"),
     (
         "wegert-configurations",
-        "72 runs on Cassandra, restored before each, over 10 min",
+        "72 runs on Cassandra, each workload loaded, snapshotted and restored by restarting the nodes: about 20 min",
     ),
 ];
 

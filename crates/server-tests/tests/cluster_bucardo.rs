@@ -4,17 +4,12 @@
 
 mod support;
 
-use scalebench_deploy::postgres::{bin_dir, psql};
 use scalebench_deploy::Cluster;
 use scalebench_workload::CoreWorkload;
 use support::*;
 
 fn sql(c: &Cluster, node: usize, text: &str) -> String {
-    let n = &c.state.nodes[node];
-    psql(&bin_dir().unwrap(), &n.data_dir, n.port, "ycsb", text)
-        .unwrap()
-        .trim()
-        .to_string()
+    psql_node(c, node, text)
 }
 
 /// Row count and a digest of every row, per master.

@@ -8,11 +8,7 @@ use scalebench_deploy::Cluster;
 use support::*;
 
 fn sql(c: &Cluster, node: usize, text: &str) -> String {
-    let n = &c.state.nodes[node];
-    psql(&bin_dir().unwrap(), &n.data_dir, n.port, "ycsb", text)
-        .unwrap()
-        .trim()
-        .to_string()
+    psql_node(c, node, text)
 }
 
 fn replica_transactions(c: &Cluster) -> u64 {

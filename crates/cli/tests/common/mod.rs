@@ -66,3 +66,26 @@ impl Drop for TestDir {
         }
     }
 }
+
+/// `scalebench experiment FILE --results DIR/results.db --clusters-dir DIR/clusters` (the files
+/// beside the experiment file); returns the output and the results database's path.
+pub fn experiment_in(dir: &Path, file: &Path) -> (Output, std::path::PathBuf) {
+    let results = dir.join("results.db");
+    let o = experiment_command(dir, file, &results)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (o, results)
+}
+
+/// The command `experiment_in` runs, for tests that start it themselves.
+pub fn experiment_command(dir: &Path, file: &Path, results: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+    c.arg("experiment")
+        .arg(file)
+        .arg("--results")
+        .arg(results)
+        .arg("--clusters-dir")
+        .arg(dir.join("clusters"));
+    c
+}

@@ -13,7 +13,7 @@
 //! Nodes: the masters (role `master`, node1..N) and the daemon (role `bucardo`, last); Bucardo's own
 //! database lives on the first master. The daemon forks itself: its pid comes from its pid file.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
@@ -307,15 +307,7 @@ impl Engine for Bucardo {
                     Err(e) => busy.push(format!("{}: {e}", m.id)),
                 }
             }
-            if let Ok(out) = sql(
-                m,
-                "postgres",
-                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
-            ) {
-                if out.trim() != "0" {
-                    busy.push(format!("{}: autovacuum running", m.id));
-                }
-            }
+            busy.extend(super::postgres::autovacuum(m));
         }
         busy
     }
@@ -336,13 +328,7 @@ impl Engine for Bucardo {
     }
 
     fn classify(&self) -> Classifier {
-        |p: &Path| {
-            if p.starts_with("pg_wal") {
-                "log"
-            } else {
-                "data"
-            }
-        }
+        super::postgres::classify
     }
 
     /// Every master, so clients spread over them (slot k on master k mod N).

@@ -29,6 +29,29 @@ pub(super) fn spawn(c: &ClusterState, node: &NodeState) -> Result<ProcessRef, De
     Ok(p.detach())
 }
 
+/// A PostgreSQL data directory's parts: the WAL is the log, the rest data.
+pub(super) fn classify(p: &Path) -> &'static str {
+    if p.starts_with("pg_wal") {
+        "log"
+    } else {
+        "data"
+    }
+}
+
+/// "nodeN: autovacuum running" while an autovacuum worker runs on `n`.
+pub(super) fn autovacuum(n: &NodeState) -> Option<String> {
+    psql(
+        &bin_dir().ok()?,
+        &n.data_dir,
+        n.port,
+        "postgres",
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+    )
+    .ok()
+    .filter(|out| out.trim() != "0")
+    .map(|_| format!("{}: autovacuum running", n.id))
+}
+
 impl Postgres {
     fn primary<'a>(&self, c: &'a ClusterState) -> Result<&'a NodeState, DeployError> {
         c.nodes
@@ -206,17 +229,7 @@ impl Engine for Postgres {
             }
             Err(e) => busy.push(e.to_string()),
         }
-        for n in c.running() {
-            if let Ok(out) = self.sql(
-                n,
-                "postgres",
-                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
-            ) {
-                if out.trim() != "0" {
-                    busy.push(format!("{}: autovacuum running", n.id));
-                }
-            }
-        }
+        busy.extend(c.running().filter_map(autovacuum));
         busy
     }
 
@@ -237,13 +250,7 @@ impl Engine for Postgres {
     }
 
     fn classify(&self) -> Classifier {
-        |p: &Path| {
-            if p.starts_with("pg_wal") {
-                "log"
-            } else {
-                "data"
-            }
-        }
+        classify
     }
 
     fn url(&self, c: &ClusterState) -> String {

@@ -395,3 +395,19 @@ fn uid_of(pid: &str) -> u32 {
         .and_then(|u| u.parse().ok())
         .unwrap()
 }
+
+/// SQL as the superuser in the benchmark database of node `node` of a PostgreSQL cluster; trimmed
+/// unaligned output.
+pub fn psql_node(c: &scalebench_deploy::Cluster, node: usize, text: &str) -> String {
+    let n = &c.state.nodes[node];
+    scalebench_deploy::postgres::psql(
+        &scalebench_deploy::postgres::bin_dir().unwrap(),
+        &n.data_dir,
+        n.port,
+        "ycsb",
+        text,
+    )
+    .unwrap()
+    .trim()
+    .to_string()
+}
