@@ -125,6 +125,19 @@ fn two_masters_take_writes_and_end_identical() {
     let restarted = contents(&c);
     assert_eq!(restarted[0], restarted[1]);
 
+    // Another field layout is refused without --drop-schema (creating never drops data).
+    let wider = workload(&[("recordcount", "500"), ("fieldcount", "12")]);
+    let schema = scalebench_binding::Schema::of(&wider);
+    let table_sql = scalebench_binding::registry::find("postgres")
+        .and_then(|b| b.table_sql)
+        .unwrap();
+    let refused = c.prepare_table(&schema.table, &table_sql(&schema), false);
+    assert!(
+        refused.unwrap_err().to_string().contains("--drop-schema"),
+        "the data stays"
+    );
+    assert!(contents(&c)[0].starts_with("2000 "));
+
     // A reset empties every master and replays nothing old onto the new data.
     let small = workload(&[("recordcount", "500"), ("dataintegrity", "true")]);
     prepare_table(&mut c, &small, true);

@@ -360,8 +360,16 @@ impl Engine for Bucardo {
                 "table name {table:?}: a Bucardo deployment takes letters, digits and '_'"
             )));
         }
+        let registered = c.facts.contains_key(TABLE_FACT);
         let same = c.facts.get(TABLE_FACT).is_some_and(|s| s == create_sql)
             && c.facts.get(TABLE_NAME_FACT).is_some_and(|t| t == table);
+        if registered && !same && !drop {
+            // Like CREATE TABLE IF NOT EXISTS, creating never drops data: that takes --drop-schema.
+            return Err(DeployError::Failed(format!(
+                "the masters' benchmark table has another name or field layout than this workload's ({}); load with --drop-schema to recreate it",
+                c.facts.get(TABLE_NAME_FACT).map_or("?", String::as_str)
+            )));
+        }
         if drop || !same {
             self.register_table(c, table, create_sql)?;
         }
