@@ -28,7 +28,8 @@ pub struct Bucardo;
 
 /// The one sync, its relation and database groups.
 const SYNC: &str = "bench";
-/// The cluster fact holding the SQL of the table the sync replicates (empty: none yet).
+/// The cluster facts naming the table the sync replicates and the SQL that created it (absent:
+/// none yet).
 const TABLE_FACT: &str = "bucardo_table_sql";
 const TABLE_NAME_FACT: &str = "bucardo_table";
 
