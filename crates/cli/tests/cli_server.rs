@@ -205,6 +205,10 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         "a stopped cluster is a runtime error: {text}"
     );
     assert!(text.contains("down"), "{text}");
+    // The nodes' data (in directories of their own under the temp dir) goes with the cluster.
+    let (code, text) = run(&["cluster", "down", f, "--purge"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!clusters.join("cli-pg").exists());
 }
 
 /// An experiment over two real databases (SQLite and PostgreSQL) x two configurations x two thread
