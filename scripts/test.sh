@@ -49,16 +49,21 @@ if [ ${#need[@]} -gt 0 ]; then
   # Debian's postinst scripts try to start the services; this machine may have no init system.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
 fi
-# Servers of earlier runs keep their files in directories of their own under the temp dir, linked
-# from the test directories (see scalebench_deploy::account): those go with their links.
-for d in target/tmp/test-servers target/tmp/cli-clusters; do
-  [ -d "$d" ] || continue
-  find "$d" -type l | while read -r link; do
-    t=$(readlink "$link")
-    case "$t" in "${TMPDIR:-/tmp}"/scalebench-*) rm -rf -- "$t" ;; esac
+# Test servers keep their files in directories of their own under the temp dir, linked from the test
+# directories (see scalebench_deploy::account); servers a test binary keeps for its whole life never
+# remove theirs. They go with their links: before the tests (a run that was killed) and after them.
+remove_test_servers() {
+  for d in target/tmp/test-servers target/tmp/cli-clusters; do
+    [ -d "$d" ] || continue
+    find "$d" -type l | while read -r link; do
+      t=$(readlink "$link")
+      case "$t" in "${TMPDIR:-/tmp}"/scalebench-*) rm -rf -- "$t" ;; esac
+    done
   done
-done
-rm -rf target/tmp/test-servers target/tmp/cli-clusters
+  rm -rf target/tmp/test-servers target/tmp/cli-clusters
+}
+remove_test_servers
+trap remove_test_servers EXIT
 
 log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
