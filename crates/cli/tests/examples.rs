@@ -15,9 +15,8 @@ use common::*;
 const LARGE: &[(&str, &str)] = &[
     (
         "dory-elasticity",
-        "4 scaling transitions, each a node bootstrap: over 5 min",
+        "4 scaling transitions, each waiting for stability (Dory's rule): 19 min",
     ),
-    ("swaminathan-sizes", "80 runs on Cassandra rings of 1 and 3 nodes"),
     (
         "wegert-configurations",
         "72 runs on Cassandra, each workload loaded, snapshotted and restored by restarting the nodes: about 20 min",
