@@ -151,7 +151,8 @@ fn probe(dir: &Path, html: &Path) -> Probe {
   // As a user would: hover the throughput chart, click its first legend entry, drag across the middle
   // half of its time axis. Chart.js handles hover and clicks on the next animation frame, and headless
   // Chromium runs animation frames only while the page loads: both are dispatched at once, before it
-  // has loaded, and looked at later; the drag zoom listens to the mouse directly.
+  // has loaded, and looked at later (with a fallback below); the drag zoom listens to the mouse
+  // directly.
   var fig = document.querySelector('figure.chart[id$="-throughput"]');
   if (!fig) { write(null); return; }
   var canvas = fig.querySelector('canvas'), chart = Chart.getChart(canvas);
@@ -162,9 +163,19 @@ fn probe(dir: &Path, html: &Path) -> Probe {
   };
   var result = {};
   var box = chart.legend.legendHitBoxes[0];
-  mouse('mousemove', (area.left + area.right) / 2, y);
-  mouse('click', box.left + box.width / 2, box.top + box.height / 2);
+  var hoverAt = [(area.left + area.right) / 2, y], clickAt = [box.left + box.width / 2, box.top + box.height / 2];
+  mouse('mousemove', hoverAt[0], hoverAt[1]);
+  mouse('click', clickAt[0], clickAt[1]);
   setTimeout(function () {
+    // On a loaded machine the page may finish loading before that frame comes, and then it never
+    // does: hand the same events to Chart.js's own handler, as its frame would have.
+    if (chart.tooltip.getActiveElements().length === 0 && chart.isDatasetVisible(0)) {
+      var r = canvas.getBoundingClientRect();
+      [['mousemove', hoverAt], ['click', clickAt]].forEach(function (e) {
+        var native = new MouseEvent(e[0], { clientX: r.left + e[1][0], clientY: r.top + e[1][1], bubbles: true });
+        chart._eventHandler({ type: e[0], chart: chart, native: native, x: e[1][0], y: e[1][1] });
+      });
+    }
     result.hovered = chart.tooltip.getActiveElements().length;
     result.first_series_hidden = !chart.isDatasetVisible(0);
     var before = [chart.scales.x.min, chart.scales.x.max];
