@@ -1,8 +1,8 @@
 //! What one Cassandra node is doing, read from its virtual tables (`system_views`, Cassandra 4.1+)
 //! over CQL: compactions running or queued, tasks queued in any thread pool, streams in progress,
-//! and its own gossip status. A probe
-//! takes milliseconds, where `nodetool compactionstats`/`netstats` start a JVM each (about a second
-//! of CPU, taken from the servers being measured when an elastic run probes under load).
+//! and its own gossip status. A probe takes milliseconds, where `nodetool compactionstats` and
+//! `netstats` start a JVM each (about a second of CPU, taken from the servers being measured when an
+//! elastic run probes under load).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
