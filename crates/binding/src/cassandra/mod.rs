@@ -41,7 +41,7 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates" },
         OptionInfo { name: "delete_consistency", default: "ONE", help: "consistency of deletes" },
         OptionInfo { name: "serial_consistency", default: "SERIAL", help: "SERIAL or LOCAL_SERIAL (lightweight transactions, with insert_if_not_exists)" },
-        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text" },
+        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text with the values as literals" },
         OptionInfo { name: "insert_if_not_exists", default: "false", help: "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)" },
         OptionInfo { name: "load_mode", default: "batch", help: "load batches (--batch-size) as one UNLOGGED BATCH, or as concurrent single inserts (concurrent)" },
         OptionInfo { name: "compaction", default: "SizeTieredCompactionStrategy", help: "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)" },
@@ -633,6 +633,49 @@ enum Values<'a> {
     Typed(Vec<Option<CqlValue>>),
 }
 
+/// A CQL string literal: quoted, with quotes doubled.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+fn literal(v: &Option<CqlValue>) -> String {
+    match v {
+        None => "null".into(),
+        Some(CqlValue::Text(t)) | Some(CqlValue::Ascii(t)) => quoted(t),
+        Some(CqlValue::Int(i)) => i.to_string(),
+        Some(CqlValue::BigInt(i)) => i.to_string(),
+        // Rust's shortest round-trip form: digits, a point, an exponent; CQL reads each.
+        Some(CqlValue::Double(d)) if d.is_finite() => format!("{d:e}"),
+        Some(CqlValue::Double(d)) if d.is_nan() => "NaN".into(),
+        Some(CqlValue::Double(d)) => if *d > 0.0 { "Infinity" } else { "-Infinity" }.into(),
+        // Milliseconds after the epoch: CQL's integer form of a timestamp.
+        Some(CqlValue::Timestamp(t)) => t.0.to_string(),
+        Some(other) => {
+            unreachable!("the binding binds text, int, double and timestamp, not {other:?}")
+        }
+    }
+}
+
+/// `cql` with each bind marker `?` replaced by the next value as a literal. The statements are
+/// the binding's own: `?` appears in them only as a marker (names are checked identifiers).
+fn inline(cql: &str, values: &Values<'_>) -> String {
+    let literals: Vec<String> = match values {
+        Values::Text(v) => v.iter().map(|t| quoted(t)).collect(),
+        Values::Typed(v) => v.iter().map(literal).collect(),
+    };
+    let mut out =
+        String::with_capacity(cql.len() + literals.iter().map(String::len).sum::<usize>());
+    let mut next = literals.iter();
+    for c in cql.chars() {
+        if c == '?' {
+            out.push_str(next.next().expect("one value per marker"));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 impl SerializeRow for Values<'_> {
     fn serialize(
         &self,
@@ -661,18 +704,22 @@ impl CassandraBinding {
         st
     }
 
+    /// Runs `prepared` with `values`, or without prepared statements the text of `cql` with the
+    /// values written into it as literals: one QUERY message that the server parses every time.
+    /// (The driver would prepare a text statement that has bound values first: two round trips per
+    /// operation, which is neither mode.)
     async fn rows(
         &self,
         prepared: Option<&PreparedStatement>,
         cql: impl FnOnce() -> String,
         c: Consistency,
-        values: impl scylla::serialize::row::SerializeRow,
+        values: Values<'_>,
     ) -> Result<Vec<Row>, OpError> {
         let session = &self.session.session;
         let result = match prepared {
             Some(p) => session.execute_unpaged(p, values).await.map_err(classify)?,
             None => session
-                .query_unpaged(self.statement(cql(), c), values)
+                .query_unpaged(self.statement(inline(&cql(), &values), c), &[])
                 .await
                 .map_err(classify)?,
         };
@@ -742,7 +789,7 @@ impl Binding for CassandraBinding {
                 p,
                 || self.settings.read_cql(fields),
                 self.settings.read,
-                (key,),
+                Values::Text(vec![key]),
             )
             .await?;
         let row = rows
@@ -775,7 +822,10 @@ impl Binding for CassandraBinding {
                 p,
                 || self.settings.scan_cql(fields),
                 self.settings.scan,
-                (start_key, limit),
+                Values::Typed(vec![
+                    Some(CqlValue::Text(start_key.to_string())),
+                    Some(CqlValue::Int(limit)),
+                ]),
             )
             .await?;
         let cols = self.columns_of(fields);
@@ -830,7 +880,7 @@ impl Binding for CassandraBinding {
         }
         let mut batch = Batch::new(BatchType::Unlogged);
         batch.set_consistency(self.settings.write);
-        let rows = records
+        let mut rows = records
             .iter()
             .map(|r| self.insert_values(&r.key, &r.values))
             .collect::<Result<Vec<_>, _>>()?;
@@ -841,8 +891,10 @@ impl Binding for CassandraBinding {
                 }
             }
             None => {
-                for _ in records {
-                    batch.append_statement(Statement::new(self.settings.insert_cql()));
+                let cql = self.settings.insert_cql();
+                for row in &mut rows {
+                    batch.append_statement(Statement::new(inline(&cql, row)));
+                    *row = Values::Text(Vec::new()); // in the text
                 }
             }
         }
@@ -860,9 +912,39 @@ impl Binding for CassandraBinding {
             p,
             || self.settings.delete_cql(),
             self.settings.delete,
-            (key,),
+            Values::Text(vec![key]),
         )
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unprepared_statements_carry_their_values_as_literals() {
+        let insert = "INSERT INTO t (y_id, field0, field1) VALUES (?, ?, ?)";
+        assert_eq!(
+            inline(insert, &Values::Text(vec!["user1", "it's", "a?b"])),
+            "INSERT INTO t (y_id, field0, field1) VALUES ('user1', 'it''s', 'a?b')"
+        );
+        let typed = Values::Typed(vec![
+            Some(CqlValue::Text("k".into())),
+            Some(CqlValue::Int(-7)),
+            Some(CqlValue::Double(1.5e-7)),
+            Some(CqlValue::Timestamp(CqlTimestamp(1_700_000_000_123))),
+            None,
+        ]);
+        assert_eq!(
+            inline("(?, ?, ?, ?, ?)", &typed),
+            "('k', -7, 1.5e-7, 1700000000123, null)"
+        );
+        assert_eq!(literal(&Some(CqlValue::Double(100.0))), "1e2");
+        assert_eq!(
+            literal(&Some(CqlValue::Double(f64::NEG_INFINITY))),
+            "-Infinity"
+        );
     }
 }
