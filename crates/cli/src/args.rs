@@ -95,8 +95,9 @@ pub struct ExperimentArgs {
     /// Print the runs the experiment would do, and do nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Run the experiment in miniature: the same matrix with at most 2 repetitions, 1 s runs and
-    /// record counts divided by 100, recorded as NAME-miniature (a check that it runs, not a result).
+    /// Run the experiment in miniature: the same matrix with at most 2 repetitions, 1 s runs,
+    /// record, operation and request-set counts divided by 100 and short elastic phases, recorded
+    /// as NAME-miniature (a check that it runs, not a result; docs/experiments.md).
     #[arg(long)]
     pub miniature: bool,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
@@ -395,13 +396,15 @@ pub enum ClusterAction {
         #[arg(long)]
         json: bool,
     },
-    /// Stop the cluster, copy every node's data under NAME, start it again.
+    /// Take snapshot NAME: Cassandra's own, the servers running; elsewhere stop the cluster, copy
+    /// every node's data, start it again.
     Snapshot {
         #[command(flatten)]
         target: ClusterTarget,
         name: String,
     },
-    /// Stop the cluster, put back the data of snapshot NAME, start it again.
+    /// Put back the data of snapshot NAME: Cassandra truncates and imports it, the servers running;
+    /// elsewhere the cluster stops, gets the copy back and starts again.
     Restore {
         #[command(flatten)]
         target: ClusterTarget,

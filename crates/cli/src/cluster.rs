@@ -123,12 +123,16 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
         }
         ClusterAction::Snapshot { target, name } => {
             let mut c = open(target)?;
-            c.snapshot(name)?;
+            for done in c.snapshot(name)? {
+                crate::note!("  {done}");
+            }
             crate::note!("snapshot {name} of {} taken", c.name());
         }
         ClusterAction::Restore { target, name } => {
             let mut c = open(target)?;
-            c.restore(name)?;
+            for done in c.restore(name)? {
+                crate::note!("  {done}");
+            }
             crate::note!("{} restored from snapshot {name}", c.name());
         }
     }

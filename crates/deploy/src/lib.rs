@@ -6,7 +6,7 @@
 
 pub mod account;
 pub mod cassandra;
-mod cassandra_probe;
+mod cassandra_cql;
 pub mod cluster;
 pub mod etcd;
 pub mod mariadb;

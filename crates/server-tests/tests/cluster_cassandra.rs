@@ -1,6 +1,6 @@
 //! A Cassandra ring of three nodes with replication factor 3: QUORUM reads and writes succeed, and go
 //! on succeeding with one node down; a fourth node bootstraps and is decommissioned; flush and
-//! compaction; space against du. The keyspace follows the replication asked (RF 1 then 3); each
+//! compaction; space against du; a snapshot and its restore with the servers running. The keyspace follows the replication asked (RF 1 then 3); each
 //! commit log mode is what the node reports; dropped tables leave no snapshot behind.
 
 mod support;
@@ -123,6 +123,61 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
 
     let run = phase(cluster_config(&c, &w, &[], false), &w, run_plan(3.0)).result;
     assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+
+    // Wegert's "restore data before runs that insert", the servers running: Cassandra's own
+    // snapshot (the same server processes before and after), 500 inserts, the snapshot back.
+    let pids = |c: &scalebench_deploy::Cluster| -> Vec<Option<u32>> {
+        c.state
+            .nodes
+            .iter()
+            .map(|n| n.process.map(|p| p.pid))
+            .collect()
+    };
+    let servers = pids(&c);
+    let rows = |c: &scalebench_deploy::Cluster| {
+        cql(c, "SELECT count(*) FROM ycsb.usertable")[0][0].clone()
+    };
+    let taken = c.snapshot("loaded").unwrap();
+    let by_cassandra = taken
+        .iter()
+        .filter(|l| l.contains("snapshotted by Cassandra"));
+    assert_eq!(by_cassandra.count(), 3, "{taken:?}");
+    let more = workload(&[
+        ("recordcount", "2500"),
+        ("insertstart", "2000"),
+        ("insertcount", "500"),
+        ("dataintegrity", "true"),
+    ]);
+    let inserted = phase(
+        cluster_config(&c, &more, &[], false),
+        &more,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(inserted.totals.records, 500, "{:?}", inserted.errors);
+    assert_eq!(rows(&c), "BigInt(2500)");
+    let restored = c.restore("loaded").unwrap();
+    assert!(
+        restored.iter().any(|l| l.contains("truncated")),
+        "{restored:?}"
+    );
+    assert_eq!(rows(&c), "BigInt(2000)");
+    assert_eq!(pids(&c), servers, "no node restarted");
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..2000);
+    assert!(missing.is_empty(), "{} records lost", missing.len());
+    // The snapshot stays for the next restore (Wegert restored before every run that inserts).
+    let again = phase(
+        cluster_config(&c, &more, &[], false),
+        &more,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(again.totals.failed, 0, "{:?}", again.errors);
+    c.restore("loaded").unwrap();
+    assert_eq!(rows(&c), "BigInt(2000)");
+    // A snapshot of the same name again (an experiment's next load) replaces it.
+    c.snapshot("loaded").unwrap();
+    c.wait_idle().unwrap();
 
     // One node crashes: two of three replicas still make a quorum.
     c.stop_node("node3", true).unwrap();

@@ -55,10 +55,7 @@ fn classpath(c: &ClusterState) -> Result<String, DeployError> {
 }
 
 fn native_open(n: &NodeState) -> bool {
-    let addr: std::net::SocketAddr = format!("{}:{}", n.host, n.port)
-        .parse()
-        .expect("loopback address");
-    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)).is_ok()
+    std::net::TcpStream::connect_timeout(&native_address(n), Duration::from_millis(300)).is_ok()
 }
 
 impl Cassandra {
@@ -135,6 +132,100 @@ impl Cassandra {
             })
             .collect())
     }
+
+    fn take_snapshot(&self, c: &ClusterState, name: &str) -> Result<Vec<String>, DeployError> {
+        let nodes = all_running(c, "snapshot")?;
+        let tables = cql(crate::cassandra_cql::user_tables(native_address(nodes[0])))?;
+        let keyspaces: std::collections::BTreeSet<&str> =
+            tables.iter().map(|t| t.keyspace.as_str()).collect();
+        let tag = format!("scalebench-{name}");
+        let cp = classpath(c)?;
+        let mut done = Vec::new();
+        for n in &nodes {
+            let taken = |t: &crate::cassandra_cql::UserTable| {
+                n.data_dir
+                    .join("data")
+                    .join(&t.keyspace)
+                    .join(format!("{}-{}", t.table, t.id))
+                    .join("snapshots")
+                    .join(&tag)
+            };
+            let held = n.data_dir.join(super::RUNNING_SNAPSHOTS).join(name);
+            for dir in tables.iter().map(taken).chain([held.clone()]) {
+                // Left by an interrupted snapshot: Cassandra refuses a tag that exists.
+                if dir.exists() {
+                    std::fs::remove_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+                }
+            }
+            let mut args = vec!["snapshot", "-t", tag.as_str()];
+            args.extend(keyspaces.iter().copied());
+            if !keyspaces.is_empty() {
+                nodetool(&cp, n.ports["jmx"], &args)?;
+            }
+            for t in &tables {
+                let to = held.join(&t.keyspace).join(&t.table);
+                std::fs::create_dir_all(to.parent().expect("a keyspace directory"))
+                    .map_err(|e| DeployError::io(&to, e))?;
+                let from = taken(t);
+                if from.is_dir() {
+                    // Same file system (both in the node's directory): the hard links move.
+                    std::fs::rename(&from, &to).map_err(|e| DeployError::io(&from, e))?;
+                } else {
+                    std::fs::create_dir_all(&to).map_err(|e| DeployError::io(&to, e))?;
+                }
+                done.push(format!(
+                    "{}: {}.{} snapshotted by Cassandra ({} SSTables, servers running)",
+                    n.id,
+                    t.keyspace,
+                    t.table,
+                    sstables(&to)
+                ));
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// Every node, all running: Cassandra's snapshots and truncation need the whole ring.
+fn all_running<'a>(c: &'a ClusterState, what: &str) -> Result<Vec<&'a NodeState>, DeployError> {
+    if let Some(n) = c.nodes.iter().find(|n| !n.is_running()) {
+        return Err(DeployError::Failed(format!(
+            "{} is stopped: start it before a {what} (Cassandra's needs every node)",
+            n.id
+        )));
+    }
+    Ok(c.nodes.iter().collect())
+}
+
+fn native_address(n: &NodeState) -> std::net::SocketAddr {
+    format!("{}:{}", n.host, n.port)
+        .parse()
+        .expect("loopback address")
+}
+
+fn cql<T>(r: Result<T, String>) -> Result<T, DeployError> {
+    r.map_err(DeployError::Failed)
+}
+
+/// The subdirectories of `dir`, sorted.
+fn dir_names(dir: &Path) -> Result<Vec<String>, DeployError> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| DeployError::io(dir, e))?
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// SSTables in `dir` (one `-Data.db` file each).
+fn sstables(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| {
+        d.flatten()
+            .filter(|e| e.file_name().to_string_lossy().ends_with("-Data.db"))
+            .count()
+    })
 }
 
 impl Engine for Cassandra {
@@ -240,17 +331,11 @@ impl Engine for Cassandra {
     /// from its virtual tables (a stopped node is down, not busy; `not_ready` checks the ring).
     fn busy(&self, c: &ClusterState) -> Vec<String> {
         let nodes: Vec<&NodeState> = c.running().collect();
-        let addresses: Vec<std::net::SocketAddr> = nodes
-            .iter()
-            .map(|n| {
-                format!("{}:{}", n.host, n.port)
-                    .parse()
-                    .expect("loopback address")
-            })
-            .collect();
+        let addresses: Vec<std::net::SocketAddr> =
+            nodes.iter().map(|n| native_address(n)).collect();
         nodes
             .iter()
-            .zip(crate::cassandra_probe::probe(&addresses))
+            .zip(crate::cassandra_cql::probe(&addresses))
             .flat_map(|(n, activity)| match activity {
                 Ok(a) => a.busy(&n.id),
                 Err(e) => vec![format!("{}: {e}", n.id)],
@@ -265,6 +350,70 @@ impl Engine for Cassandra {
             nodetool(&cp, n.ports["jmx"], &["flush"])?;
             nodetool(&cp, n.ports["jmx"], &["compact"])?;
             done.push(format!("{}: flush, compact", n.id));
+        }
+        Ok(done)
+    }
+
+    /// Cassandra's own snapshot (`nodetool snapshot`: memtables flushed, SSTables hard-linked) of
+    /// every user keyspace on each node, moved to the node's snapshots directory: no restart, and
+    /// no copy of the data.
+    fn snapshot_running(
+        &self,
+        c: &ClusterState,
+        name: &str,
+    ) -> Option<Result<Vec<String>, DeployError>> {
+        Some(self.take_snapshot(c, name))
+    }
+
+    /// Each snapshotted table truncated (CQL, every node up), then each node's copy imported back
+    /// into it (`nodetool import --copy-data`): the servers keep running and the snapshot stays.
+    fn restore_running(&self, c: &ClusterState, name: &str) -> Result<Vec<String>, DeployError> {
+        let nodes = all_running(c, "restore")?;
+        let current = cql(crate::cassandra_cql::user_tables(native_address(nodes[0])))?;
+        let held = |n: &NodeState| n.data_dir.join(super::RUNNING_SNAPSHOTS).join(name);
+        let mut tables = Vec::new();
+        for ks in dir_names(&held(nodes[0]))? {
+            for table in dir_names(&held(nodes[0]).join(&ks))? {
+                let t = current
+                    .iter()
+                    .find(|t| t.keyspace == ks && t.table == table)
+                    .ok_or_else(|| {
+                        DeployError::Failed(format!(
+                            "{ks}.{table} was dropped since snapshot {name:?} was taken: load the data again"
+                        ))
+                    })?;
+                tables.push(t.clone());
+            }
+        }
+        for n in &nodes {
+            if !held(n).is_dir() {
+                return Err(DeployError::Failed(format!(
+                    "snapshot {name:?} has no copy of {} (taken with other nodes)",
+                    n.id
+                )));
+            }
+        }
+        let cp = classpath(c)?;
+        let mut done = Vec::new();
+        for t in &tables {
+            cql(crate::cassandra_cql::truncate(native_address(nodes[0]), t))?;
+            done.push(format!("{}.{}: truncated", t.keyspace, t.table));
+            for n in &nodes {
+                let dir = held(n).join(&t.keyspace).join(&t.table);
+                if sstables(&dir) == 0 {
+                    continue; // nothing of this table on this node
+                }
+                let dir = dir.display().to_string();
+                nodetool(
+                    &cp,
+                    n.ports["jmx"],
+                    &["import", "--copy-data", &t.keyspace, &t.table, &dir],
+                )?;
+                done.push(format!(
+                    "{}: {}.{} imported from snapshot {name} (servers running)",
+                    n.id, t.keyspace, t.table
+                ));
+            }
         }
         Ok(done)
     }

@@ -131,6 +131,14 @@ impl ClusterState {
     }
 }
 
+/// In a snapshot's directory: the servers hold the snapshot (each node's [`RUNNING_SNAPSHOTS`]);
+/// the file lists what was taken.
+const HELD_BY_SERVERS: &str = "held-by-servers";
+
+/// In each node's data directory: snapshots the database took itself, one directory per name.
+/// Not counted as the database's space (it is the experiment's copy).
+pub const RUNNING_SNAPSHOTS: &str = "snapshots";
+
 /// What each database does differently. One implementation per file in this folder.
 trait Engine {
     /// The system account its servers run as when scalebench runs as root.
@@ -155,6 +163,22 @@ trait Engine {
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
     /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
     fn before_stop(&self, _c: &ClusterState, _node: &NodeState) {}
+    /// Snapshots the data while the servers run, by the database's own means, into each node's
+    /// [`RUNNING_SNAPSHOTS`] directory. `None`: the database has none (the cluster then copies its
+    /// stopped nodes' files).
+    fn snapshot_running(
+        &self,
+        _c: &ClusterState,
+        _name: &str,
+    ) -> Option<Result<Vec<String>, DeployError>> {
+        None
+    }
+    /// Puts back what [`Engine::snapshot_running`] took, the servers running.
+    fn restore_running(&self, _c: &ClusterState, _name: &str) -> Result<Vec<String>, DeployError> {
+        Err(DeployError::Failed(
+            "this database keeps no snapshots of its own".into(),
+        ))
+    }
     fn classify(&self) -> Classifier;
     /// The signal that shuts a node down cleanly without waiting for its clients.
     fn stop_signal(&self) -> libc::c_int {
@@ -602,7 +626,14 @@ impl Cluster {
                 .state
                 .nodes
                 .iter()
-                .map(|n| space::measure(&n.id, &n.data_dir, classify, &["server.log"]))
+                .map(|n| {
+                    space::measure(
+                        &n.id,
+                        &n.data_dir,
+                        classify,
+                        &["server.log", RUNNING_SNAPSHOTS],
+                    )
+                })
                 .collect(),
         };
         Space::from_nodes(taken, nodes, records)
@@ -616,6 +647,8 @@ impl Cluster {
         }
     }
 
+    /// Where snapshot `name` is kept: the copies of the nodes' data, or the marker
+    /// [`HELD_BY_SERVERS`] when the servers keep it.
     fn snapshot_dir(&self, name: &str) -> Result<PathBuf, DeployError> {
         if name.is_empty()
             || !name
@@ -629,10 +662,23 @@ impl Cluster {
         Ok(self.state.dir.join("snapshots").join(name))
     }
 
-    /// Copies every node's data while the cluster is stopped, then starts it again.
-    pub fn snapshot(&mut self, name: &str) -> Result<(), DeployError> {
+    /// Takes snapshot `name`: with the database's own snapshots where it has them (Cassandra: no
+    /// restart), otherwise by copying every node's data while the cluster is stopped. Returns what
+    /// was done, one line per node or table.
+    pub fn snapshot(&mut self, name: &str) -> Result<Vec<String>, DeployError> {
         let target = self.snapshot_dir(name)?;
         self.local_only("snapshot")?;
+        if let Some(taken) = self.engine.snapshot_running(&self.state, name) {
+            let taken = taken?;
+            if target.exists() {
+                std::fs::remove_dir_all(&target).map_err(|e| DeployError::io(&target, e))?;
+            }
+            std::fs::create_dir_all(&target).map_err(|e| DeployError::io(&target, e))?;
+            let marker = target.join(HELD_BY_SERVERS);
+            scalebench_measure::files::write_bytes_atomically(&marker, taken.join("\n").as_bytes())
+                .map_err(DeployError::Failed)?;
+            return Ok(taken);
+        }
         self.stop_for_copy();
         let copied = (|| {
             if target.exists() {
@@ -645,11 +691,17 @@ impl Cluster {
             Ok(())
         })();
         let started = self.start_all();
-        copied.and(started)
+        copied.and(started)?;
+        Ok(self
+            .state
+            .nodes
+            .iter()
+            .map(|n| format!("{}: data directory copied (servers stopped)", n.id))
+            .collect())
     }
 
-    /// Puts every node's data back as the snapshot has it and starts the cluster again.
-    pub fn restore(&mut self, name: &str) -> Result<(), DeployError> {
+    /// Puts every node's data back as snapshot `name` has it. Returns what was done.
+    pub fn restore(&mut self, name: &str) -> Result<Vec<String>, DeployError> {
         let source = self.snapshot_dir(name)?;
         self.local_only("restore")?;
         if !source.is_dir() {
@@ -657,6 +709,9 @@ impl Cluster {
                 "cluster {} has no snapshot {name:?}",
                 self.name()
             )));
+        }
+        if source.join(HELD_BY_SERVERS).exists() {
+            return self.engine.restore_running(&self.state, name);
         }
         for n in &self.state.nodes {
             if !source.join(&n.id).is_dir() {
@@ -676,7 +731,13 @@ impl Cluster {
                 let _ = std::fs::write(&keep_log, log);
             }
         }
-        self.start_all()
+        self.start_all()?;
+        Ok(self
+            .state
+            .nodes
+            .iter()
+            .map(|n| format!("{}: data directory copied back (servers restarted)", n.id))
+            .collect())
     }
 
     fn local_only(&self, what: &str) -> Result<(), DeployError> {

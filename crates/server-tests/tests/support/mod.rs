@@ -307,8 +307,11 @@ pub fn cluster_config(
 
 /// Bytes `du` counts under `dir` (allocated blocks), leaving out the server's log.
 pub fn du_bytes(dir: &std::path::Path) -> u64 {
+    // A database's own snapshots are the experiment's copy, not the database's space.
+    let snapshots = dir.join(scalebench_deploy::cluster::RUNNING_SNAPSHOTS);
     let out = std::process::Command::new("du")
         .args(["-s", "-B1", "--exclude=server.log"])
+        .arg(format!("--exclude={}", snapshots.display()))
         .arg(dir)
         .output()
         .expect("du runs");

@@ -1,8 +1,9 @@
-//! What one Cassandra node is doing, read from its virtual tables (`system_views`, Cassandra 4.1+)
-//! over CQL: compactions running or queued, tasks queued in any thread pool, streams in progress,
-//! and its own gossip status. A probe takes milliseconds, where `nodetool compactionstats` and
-//! `netstats` start a JVM each (about a second of CPU, taken from the servers being measured when an
-//! elastic run probes under load).
+//! What scalebench asks a Cassandra node over CQL. What the node is doing, from its virtual tables
+//! (`system_views`, Cassandra 4.1+): compactions running or queued, tasks queued in any thread pool,
+//! streams in progress, and its own gossip status. A probe takes milliseconds, where `nodetool
+//! compactionstats` and `netstats` start a JVM each (about a second of CPU, taken from the servers
+//! being measured when an elastic run probes under load). And, for a snapshot and its restore, the
+//! user tables and their truncation.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -71,6 +72,7 @@ fn text(v: &Option<CqlValue>) -> String {
         Some(CqlValue::Int(i)) => i.to_string(),
         Some(CqlValue::BigInt(i)) => i.to_string(),
         Some(CqlValue::Inet(a)) => a.to_string(),
+        Some(CqlValue::Uuid(u)) => u.to_string(),
         Some(other) => format!("{other:?}"),
         None => String::new(),
     }
@@ -92,18 +94,31 @@ async fn rows(session: &Session, query: &str) -> Result<Vec<Vec<String>>, String
     Ok(rows)
 }
 
-async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
-    // Only this node: virtual tables are node-local, and the driver would otherwise connect to
-    // (and route to) every peer it learns of.
+/// A session with this node only: virtual tables are node-local, and the driver would otherwise
+/// connect to (and route to) every peer it learns of.
+async fn node_session(address: SocketAddr) -> Result<Session, String> {
     let filter = AllowListHostFilter::new([address]).map_err(|e| e.to_string())?;
-    let session = SessionBuilder::new()
+    SessionBuilder::new()
         .known_node_addr(address)
         .host_filter(Arc::new(filter))
         .fetch_schema_metadata(false)
         .connection_timeout(PROBE_TIMEOUT)
         .build()
         .await
-        .map_err(|e| format!("CQL connection to {address}: {e}"))?;
+        .map_err(|e| format!("CQL connection to {address}: {e}"))
+}
+
+/// Runs `f` on a runtime of its own (the deploy crate is synchronous).
+fn block_on<T>(f: impl std::future::Future<Output = Result<T, String>>) -> Result<T, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?
+        .block_on(f)
+}
+
+async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
+    let session = node_session(address).await?;
     // Wegert's idle: "no compactions, no pending thread pools or streams" (studies.md, study 2).
     let pools = rows(
         &session,
@@ -162,14 +177,7 @@ async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
 
 /// Probes each node (`host:port` of its native transport) side by side; one result per node.
 pub fn probe(nodes: &[SocketAddr]) -> Vec<Result<NodeActivity, String>> {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return nodes.iter().map(|_| Err(e.to_string())).collect(),
-    };
-    runtime.block_on(async {
+    let all = block_on(async {
         let tasks: Vec<_> = nodes
             .iter()
             .map(|a| {
@@ -185,7 +193,56 @@ pub fn probe(nodes: &[SocketAddr]) -> Vec<Result<NodeActivity, String>> {
         for t in tasks {
             out.push(t.await.unwrap_or_else(|e| Err(e.to_string())));
         }
-        out
+        Ok(out)
+    });
+    all.unwrap_or_else(|e| nodes.iter().map(|_| Err(e.clone())).collect())
+}
+
+/// A table of a user keyspace (not `system*`), with the id its data directory is named by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserTable {
+    pub keyspace: String,
+    pub table: String,
+    /// `system_schema.tables.id` without dashes, as in `data/<keyspace>/<table>-<id>`.
+    pub id: String,
+}
+
+/// The user tables, as the schema of the node at `address` has them.
+pub fn user_tables(address: SocketAddr) -> Result<Vec<UserTable>, String> {
+    block_on(async {
+        let session = node_session(address).await?;
+        let all = rows(
+            &session,
+            "SELECT keyspace_name, table_name, id FROM system_schema.tables",
+        )
+        .await?;
+        Ok(all
+            .into_iter()
+            .filter(|r| r.len() == 3 && !r[0].starts_with("system"))
+            .map(|r| UserTable {
+                keyspace: r[0].clone(),
+                table: r[1].clone(),
+                id: r[2].replace('-', ""),
+            })
+            .collect())
+    })
+}
+
+/// `TRUNCATE` of `table` (every node must be up), through the node at `address`.
+pub fn truncate(address: SocketAddr, table: &UserTable) -> Result<(), String> {
+    block_on(async {
+        let session = node_session(address).await?;
+        // Names as the schema spells them, quoted: case and reserved words survive.
+        let q = format!(
+            "TRUNCATE \"{}\".\"{}\"",
+            table.keyspace.replace('"', "\"\""),
+            table.table.replace('"', "\"\"")
+        );
+        session
+            .query_unpaged(q.as_str(), &[])
+            .await
+            .map_err(|e| format!("{q}: {e}"))?;
+        Ok(())
     })
 }
 
