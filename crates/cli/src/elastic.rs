@@ -432,8 +432,36 @@ struct Controlled {
 #[derive(Debug, Clone, Copy)]
 struct CriterionPoint {
     start_s: f64,
+    /// When its last set or interval ended.
+    end_s: f64,
     value: f64,
     failed: bool,
+}
+
+/// The point at which the timeline is stable again after an action issued at `issued_s` whose data
+/// stopped moving at `done_s`: the first point, from the state at `done_s` on, where Dory's rule
+/// holds (the `x` steps ending at it each below `threshold`; studies.md, section 5), every point
+/// after `issued_s`, none failed. Every point is examined, not only the last at each poll.
+fn stable_point(
+    points: &[CriterionPoint],
+    issued_s: f64,
+    done_s: f64,
+    x: usize,
+    threshold: f64,
+) -> Option<usize> {
+    let first_after = points.partition_point(|p| p.start_s < issued_s);
+    // The window that describes the state when the data stopped moving ends at the last point
+    // finished by then; earlier windows say nothing about that moment.
+    let at_done = points
+        .partition_point(|p| p.end_s <= done_s)
+        .saturating_sub(1);
+    let from = first_after.max(at_done.saturating_sub(x));
+    // A failed point's time is no time: it breaks any run of steps it is in.
+    let values: Vec<f64> = points
+        .iter()
+        .map(|p| if p.failed { f64::INFINITY } else { p.value })
+        .collect();
+    scalebench_elastic::stable_at(&values, from, x, threshold)
 }
 
 /// The criterion points of a timeline. A group of sets still running is not a point yet.
@@ -443,8 +471,10 @@ fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint>
             .chunks_exact(k.max(1))
             .map(|c| {
                 let times: Vec<f64> = c.iter().map(|p| p.duration_s).collect();
+                let last = &c[c.len() - 1];
                 CriterionPoint {
                     start_s: c[0].start_s,
+                    end_s: last.start_s + last.duration_s,
                     value: scalebench_elastic::mean(&times),
                     failed: c.iter().any(|p| p.failed > 0),
                 }
@@ -454,6 +484,7 @@ fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint>
             .iter()
             .map(|p| CriterionPoint {
                 start_s: p.start_s,
+                end_s: p.start_s + p.duration_s,
                 value: p.ok as f64 / p.duration_s.max(f64::MIN_POSITIVE),
                 failed: p.failed > 0,
             })
@@ -580,12 +611,11 @@ fn control(
             crate::note!("no data in motion at {:.1} s", now_s());
         }
         if let Some(done) = events.transfers_done_s {
-            // The load criterion over the last X points, all of them after the scale command.
-            let (points, last_end) = pull();
-            let first_after = points.partition_point(|p| p.start_s < events.scale_issued_s);
-            if holds(&points[first_after..], threshold) {
-                events.stable_s = Some(last_end.max(done));
-                crate::note!("stable at {:.1} s", last_end.max(done));
+            let (points, _) = pull();
+            if let Some(k) = stable_point(&points, events.scale_issued_s, done, x, threshold) {
+                let stable = points[k].end_s.max(done);
+                events.stable_s = Some(stable);
+                crate::note!("stable at {stable:.1} s");
                 break;
             }
         }
@@ -781,5 +811,47 @@ fn print_sizes(rows: &[SizeRow]) {
             r.sd_s,
             r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One point per second from t = 0, with these values.
+    fn timeline(values: &[f64]) -> Vec<CriterionPoint> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| CriterionPoint {
+                start_s: i as f64,
+                end_s: i as f64 + 1.0,
+                value: *v,
+                failed: false,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dory_rule_is_checked_at_every_point_from_the_moment_data_stopped_moving() {
+        // Action at 2 s; steps below 0.1 from point 6 to 9 (x = 3 holds at point 8), then noisy.
+        let v = [
+            1.0, 1.0, 5.0, 3.0, 1.0, 2.0, 2.0, 2.05, 2.0, 2.02, 4.0, 1.0, 3.0, 3.0,
+        ];
+        let points = timeline(&v);
+        // Data moved until 4.5 s: the first point where the rule holds is 8 (it ends at 9 s), though
+        // a poll that came later would have seen a noisy last window.
+        assert_eq!(stable_point(&points, 2.0, 4.5, 3, 0.1), Some(8));
+        // Data moved until 11.5 s: the quiet run is over by then; nothing holds.
+        assert_eq!(stable_point(&points, 2.0, 11.5, 3, 0.1), None);
+        // Data moved until 9.5 s: the state then is the window ending at point 8 (finished at 9 s).
+        assert_eq!(stable_point(&points, 2.0, 9.5, 3, 0.1), Some(8));
+        // Only points after the action count: a quiet stretch before it does not.
+        let quiet_before = timeline(&[2.0, 2.0, 2.0, 2.0, 9.0, 1.0, 5.0]);
+        assert_eq!(stable_point(&quiet_before, 4.0, 4.0, 3, 0.1), None);
+        // A failed point breaks the run it is in.
+        let mut failing = timeline(&[1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0]);
+        failing[3].failed = true;
+        assert_eq!(stable_point(&failing, 0.5, 0.5, 2, 0.1), Some(6));
     }
 }

@@ -863,6 +863,7 @@ fn every_value_of_an_experiment_is_checked_before_the_first_run() {
             "sideways",
         ),
         ("[sweep]\ntarget = [100, -5]\n", "-5"),
+        ("[procedure.elastic]\nset_repeats = 0\n", "set_repeats = 0"),
         (
             "[[configuration]]\nname = \"typo\"\nproperties = { \"null.latencyy_us\" = 5 }\n",
             "null.latencyy_us",

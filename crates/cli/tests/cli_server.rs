@@ -845,9 +845,10 @@ threads = [2]
     assert!(done > 4 * 20, "{done} operations");
 }
 
-/// Wegert's procedure (`load = "restore"`): the data is restored before a run that follows inserts,
-/// so every run starts on the loaded records; runs after reads only are not restored (each workload
-/// loads its own data first).
+/// Wegert's procedure (`load = "restore"`): one load per data set, shared by the workloads that
+/// differ only in their operations (c and a: reads, then updates, on the same records); the data is
+/// restored before a run that follows inserts, so every run starts on the loaded records; runs after
+/// reads and updates are not restored.
 #[test]
 fn restore_brings_back_the_loaded_data_only_after_inserts() {
     let dir = test_dir();
@@ -874,6 +875,10 @@ name = "read"
 workload = "c"
 properties = { recordcount = 300 }
 [[workload]]
+name = "update"
+workload = "a"
+properties = { recordcount = 300, readproportion = 0, updateproportion = 1 }
+[[workload]]
 name = "insert"
 workload = "INSERT"
 properties = { recordcount = 300 }
@@ -885,9 +890,25 @@ threads = [1]
     let (o, results) = experiment_in(dir.path(), &file);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    // read #1 and insert #1 load (and snapshot); read #2 follows a read: only insert #2 is restored.
+    // read #1 and insert #1 load (and snapshot); the others follow reads and updates on their
+    // data: only insert #2 is restored.
     assert_eq!(err.matches("restoring the loaded data").count(), 1, "{err}");
     let db = rusqlite::Connection::open(&results).unwrap();
+    let loaded: Vec<(String, u64)> = db
+        .prepare(
+            "SELECT workload, repetition FROM runs WHERE json_extract(result, '$.phases[0].phase') = 'load' \
+             ORDER BY id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        loaded,
+        [("read".to_string(), 1), ("insert".to_string(), 1)],
+        "the update runs use the records loaded for the reads"
+    );
     let starts: Vec<(u64, u64)> = db
         .prepare(
             "SELECT repetition, json_extract(result, '$.phases[#-1].insert_keys.start') FROM runs \

@@ -1,27 +1,12 @@
 //! Every shipped example experiment runs for real, in miniature (`scalebench experiment --miniature`:
 //! the same matrix, databases and deployments; 1 s runs, record counts / 100, at most 2 repetitions),
-//! against the servers it names, and its results render as a report.
-//!
-//! The examples whose matrix is large on a 2-core machine (minutes per example, see
-//! `docs/experiments.md`) run only with `SCALEBENCH_ALL_EXAMPLES=1`; the test fails if an example is
-//! neither run nor listed there, so a new example is covered by default.
+//! against the servers it names, and its results render as a report. One test per example; a new
+//! example without one fails `every_example_has_a_test`.
 
 use std::path::{Path, PathBuf};
 
 mod common;
 use common::*;
-
-/// Examples run only with SCALEBENCH_ALL_EXAMPLES=1, with their miniature's time on a 2-core machine.
-const LARGE: &[(&str, &str)] = &[
-    (
-        "dory-elasticity",
-        "4 scaling transitions, each waiting for stability (Dory's rule): 19 min",
-    ),
-    (
-        "wegert-configurations",
-        "72 runs on Cassandra, each workload loaded, snapshotted and restored by restarting the nodes: about 20 min",
-    ),
-];
 
 fn examples() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
@@ -91,26 +76,46 @@ fn run_in_miniature(example: &Path) {
     );
 }
 
+/// One test per example, so that the test harness runs two at a time (`--test-threads 2`): much of
+/// an example's time is spent waiting for servers to start, join and settle. The harness starts
+/// tests in name order: numbered longest first, so that both threads stay busy to the end.
+macro_rules! examples {
+    ($($test:ident => $file:literal),* $(,)?) => {
+        /// Every example with a test below.
+        const TESTED: &[&str] = &[$($file),*];
+        $(
+            #[test]
+            fn $test() {
+                run_example($file);
+            }
+        )*
+    };
+}
+
+examples! {
+    run_1_wegert_configurations => "wegert-configurations",
+    run_2_swaminathan_sizes => "swaminathan-sizes",
+    run_3_dory_elasticity => "dory-elasticity",
+    run_4_dijkshoorn_operations => "dijkshoorn-operations",
+    run_5_dory_request_sets => "dory-request-sets",
+    run_6_lourenco_write_heavy => "lourenco-write-heavy",
+    run_7_sqlite_quick => "sqlite-quick",
+}
+
+fn run_example(name: &str) {
+    let example = examples()
+        .into_iter()
+        .find(|e| e.file_stem().is_some_and(|s| s == name))
+        .unwrap_or_else(|| panic!("examples/{name}.toml"));
+    run_in_miniature(&example);
+}
+
 #[test]
-fn every_example_runs_in_miniature() {
-    let all = std::env::var("SCALEBENCH_ALL_EXAMPLES").is_ok_and(|v| v == "1");
+fn every_example_has_a_test() {
     let all_examples = examples();
     assert!(all_examples.len() >= 7, "{all_examples:?}");
-    for (large, _) in LARGE {
-        assert!(
-            all_examples
-                .iter()
-                .any(|e| e.file_stem().unwrap() == *large),
-            "{large} is listed as large but is not an example"
-        );
-    }
     for example in &all_examples {
         let name = example.file_stem().unwrap().to_str().unwrap();
-        if let Some((_, cost)) = LARGE.iter().find(|(n, _)| *n == name).filter(|_| !all) {
-            eprintln!("{name}: not run ({cost}; SCALEBENCH_ALL_EXAMPLES=1 runs it)");
-            continue;
-        }
-        eprintln!("{name}: running in miniature");
-        run_in_miniature(example);
+        assert!(TESTED.contains(&name), "{name} has no test in examples.rs");
     }
 }

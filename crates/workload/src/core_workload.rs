@@ -65,6 +65,41 @@ pub const CORE_PROPERTIES: &[&str] = &[
     "core_workload_insertion_retry_interval",
 ];
 
+/// Properties that shape only the run phase's operations (which operation, which key, how much of a
+/// record): two property sets that differ only in these load the same records. Everything else,
+/// including keys this crate does not know (a binding's), is taken to shape the loaded data.
+pub const RUN_PHASE_PROPERTIES: &[&str] = &[
+    "operationcount",
+    "readallfields",
+    "readallfieldsbyname",
+    "writeallfields",
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "readmodifywritemode",
+    "appendlength",
+    "deleteproportion",
+    "requestdistribution",
+    "minscanlength",
+    "maxscanlength",
+    "scanlengthdistribution",
+    "transactioninsertstart",
+    "hotspotdatafraction",
+    "hotspotopnfraction",
+    "exponential.percentile",
+    "exponential.frac",
+];
+
+/// What identifies the records a load of `p` writes: every property but the run phase's, sorted.
+pub fn loaded_data_identity(p: &Properties) -> Vec<(String, String)> {
+    p.iter()
+        .filter(|(k, _)| !RUN_PHASE_PROPERTIES.contains(k))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 #[derive(Debug, Clone)]
 enum FieldLength {
     Constant(usize),
@@ -722,6 +757,40 @@ mod tests {
             p.set(k, v, "-p");
         }
         CoreWorkload::from_properties(&p).unwrap()
+    }
+
+    #[test]
+    fn workloads_that_differ_only_in_their_operations_load_the_same_records() {
+        let identity = |name: &str, extra: &[(&str, &str)]| {
+            let mut p = Properties::new();
+            p.load_str(&builtin_workload(name).unwrap().1, name)
+                .unwrap();
+            for (k, v) in extra {
+                p.set(k, v, "-p");
+            }
+            loaded_data_identity(&p)
+        };
+        // Wegert's R, U, I and M; YCSB's a, c and f.
+        assert_eq!(identity("R", &[]), identity("M", &[]));
+        assert_eq!(identity("I", &[]), identity("U", &[]));
+        assert_eq!(identity("a", &[]), identity("c", &[]));
+        assert_eq!(identity("a", &[]), identity("f", &[("maxscanlength", "5")]));
+        // Record layout, count and key order are the data's.
+        assert_ne!(identity("a", &[]), identity("a", &[("fieldcount", "3")]));
+        assert_ne!(identity("a", &[]), identity("a", &[("recordcount", "5")]));
+        assert_ne!(
+            identity("a", &[]),
+            identity("a", &[("insertorder", "ordered")])
+        );
+        assert_ne!(identity("a", &[]), identity("documents", &[]));
+        // A key this crate does not know may be a binding's table option: it counts.
+        assert_ne!(
+            identity("a", &[]),
+            identity("a", &[("cassandra.table", "t")])
+        );
+        for k in RUN_PHASE_PROPERTIES {
+            assert!(CORE_PROPERTIES.contains(k), "{k}");
+        }
     }
 
     #[test]

@@ -406,6 +406,9 @@ fn phase_argv(
         }
     }
     a.extend(exp.procedure.args.iter().cloned());
+    if let Some(r) = exp.procedure.request_set {
+        a.extend(["--request-set".into(), r.to_string()]);
+    }
     if phase == Phase::Run {
         a.extend([
             "--warmup".into(),
@@ -595,6 +598,8 @@ fn elastic_run(
         e.stable_sets.to_string(),
         "--stable-timeout".into(),
         e.stable_timeout.clone(),
+        "--set-repeats".into(),
+        e.set_repeats.to_string(),
     ]);
     let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
     let Command::Elastic(args) = parse(&argv)?.command else {

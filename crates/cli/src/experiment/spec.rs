@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use scalebench_workload::core_workload::{loaded_data_identity, RUN_PHASE_PROPERTIES};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,6 +50,9 @@ pub struct Procedure {
     pub duration: String,
     /// Extra load/run options passed as they are (e.g. ["--batch-size", "100"]).
     pub args: Vec<String>,
+    /// Loads and runs in back-to-back request sets of this many operations, each set timed (Dory's
+    /// R; `--request-set`).
+    pub request_set: Option<u64>,
     /// `run` (a load as the procedure says, then the measured run), `load` (each run is a fresh
     /// load, measured: throughput = records / wall time, as Lourenco measured) or `elastic` (each run
     /// is `scalebench elastic` on a freshly deployed cluster, see `[procedure.elastic]`).
@@ -68,6 +72,8 @@ pub struct ElasticProcedure {
     pub after: String,
     pub stable_sets: u32,
     pub stable_timeout: String,
+    /// Runs of each request set that make one point of the timeline (Dory ran each set 10 times).
+    pub set_repeats: u32,
 }
 
 impl Default for ElasticProcedure {
@@ -78,6 +84,7 @@ impl Default for ElasticProcedure {
             after: "30s".into(),
             stable_sets: 5,
             stable_timeout: "10m".into(),
+            set_repeats: 10,
         }
     }
 }
@@ -91,6 +98,7 @@ impl Default for Procedure {
             warmup: "0s".into(),
             duration: "10s".into(),
             args: Vec::new(),
+            request_set: None,
             measure: "run".into(),
             elastic: ElasticProcedure::default(),
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
@@ -175,9 +183,10 @@ pub const MINIATURE_DIVISOR: i64 = 100;
 impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
     /// deployments and procedure, with at most 2 repetitions (at most 1 discarded), a 200 ms warm-up
-    /// and 1 s runs, record and operation counts divided by [`MINIATURE_DIVISOR`] (at least 100) and,
-    /// for elastic runs, a 3 s baseline, 2 s after and at most 2 min to stabilise. It checks that an example runs for real, end to
-    /// end, in minutes; its numbers mean nothing.
+    /// and 1 s runs, record, operation and request-set counts divided by [`MINIATURE_DIVISOR`] (at
+    /// least 100) and, for elastic runs, a 3 s baseline, 2 s after, at most 2 runs of each request set
+    /// and at most 30 s to stabilise. It checks that an example runs for real, end to end, in
+    /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
         self.repetitions = self.repetitions.min(2);
@@ -187,8 +196,16 @@ impl Experiment {
         p.duration = "1s".into();
         p.elastic.baseline = "3s".into();
         p.elastic.after = "2s".into();
-        // Bounds a transition that never settles (a Cassandra bootstrap alone takes about a minute here).
-        p.elastic.stable_timeout = "2m".into();
+        // Bounds each wait for stability. Dory's rule holds only once the request-set times vary as
+        // little as on the baseline: after a node joined they often vary more for good (a Redis
+        // cluster of 4 here), and the wait runs to its end; the miniature's scores mean nothing.
+        p.elastic.stable_timeout = "30s".into();
+        // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
+        // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
+        p.elastic.set_repeats = p.elastic.set_repeats.min(2);
+        if let Some(r) = &mut p.request_set {
+            *r = (*r / MINIATURE_DIVISOR as u64).max(100).min(*r);
+        }
         let small = |v: &mut toml::Value| {
             if let toml::Value::Integer(n) = v {
                 *n = (*n / MINIATURE_DIVISOR).max(100).min(*n);
@@ -285,6 +302,28 @@ impl Experiment {
             return Err(format!(
                 "databases x configurations x workloads x sweeps x repetitions = {} runs: at most {MAX_PLANNED_RUNS} per experiment",
                 if runs == u64::MAX { "more than 2^64".to_string() } else { runs.to_string() }
+            ));
+        }
+        if self.procedure.request_set == Some(0) {
+            return Err(
+                "procedure.request_set = 0: a request set has at least one operation".into(),
+            );
+        }
+        if self.procedure.request_set.is_some()
+            && self
+                .procedure
+                .args
+                .iter()
+                .any(|a| a.starts_with("--request-set"))
+        {
+            return Err(
+                "procedure.request_set and --request-set in procedure.args: give it once".into(),
+            );
+        }
+        if !(1..=1000).contains(&self.procedure.elastic.set_repeats) {
+            return Err(format!(
+                "procedure.elastic.set_repeats = {}: use 1 to 1000",
+                self.procedure.elastic.set_repeats
             ));
         }
         if !["run", "load", "elastic"].contains(&self.procedure.measure.as_str()) {
@@ -439,6 +478,8 @@ impl Experiment {
     }
 
     pub fn plan(&self) -> Vec<PlannedRun> {
+        // What each workload loads, worked out once (not once per run).
+        let loaded: Vec<String> = self.workloads.iter().map(loaded_data).collect();
         let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
         for (k, values) in &self.sweep {
             combos = combos
@@ -467,13 +508,17 @@ impl Experiment {
                 configs.push(&default);
             }
             for c in configs {
-                for w in &self.workloads {
+                let first = runs.len();
+                for (w, loaded) in self.workloads.iter().zip(&loaded) {
                     for params in &combos {
                         let swept: Vec<String> =
                             params.iter().map(|(k, v)| format!("{k}={v}")).collect();
                         let data: Vec<String> = params
                             .iter()
-                            .filter(|(k, _)| !RUN_OPTIONS.contains(&k.as_str()))
+                            .filter(|(k, _)| {
+                                !RUN_OPTIONS.contains(&k.as_str())
+                                    && !RUN_PHASE_PROPERTIES.contains(&k.as_str())
+                            })
                             .map(|(k, v)| format!("{k}={v}"))
                             .collect();
                         let cell = format!(
@@ -485,7 +530,7 @@ impl Experiment {
                             swept.join(",")
                         );
                         let data_key =
-                            format!("{}/{}/{}/{}", d.name, c.name, w.name, data.join(","));
+                            format!("{}/{}/{}/{}", d.name, c.name, loaded, data.join(","));
                         for repetition in 1..=self.repetitions {
                             runs.push(PlannedRun {
                                 cell: cell.clone(),
@@ -499,6 +544,15 @@ impl Experiment {
                         }
                     }
                 }
+                // Runs on the same data follow each other: one load serves them all, as Wegert
+                // loaded once per configuration and ran R, U, I, M on it (studies.md, study 2).
+                // Otherwise the order above.
+                let mut order: std::collections::HashMap<String, usize> = Default::default();
+                for r in &runs[first..] {
+                    let next = order.len();
+                    order.entry(r.data_key.clone()).or_insert(next);
+                }
+                runs[first..].sort_by_key(|r| order[&r.data_key]);
             }
         }
         if self.sweep.contains_key(CLUSTER_SIZE) {
@@ -514,6 +568,29 @@ impl Experiment {
         }
         runs
     }
+}
+
+/// The records a workload loads, as text: a built-in workload's properties with the workload's own,
+/// less those that shape only the run phase; a property file by its path (its contents are read when
+/// it runs) with the workload's load-shaping properties.
+fn loaded_data(w: &WorkloadSpec) -> String {
+    let mut p = scalebench_workload::Properties::new();
+    let base = match scalebench_workload::builtin::builtin_workload(&w.workload) {
+        Some((_, text)) => {
+            p.load_str(&text, &w.workload)
+                .expect("built-in workloads parse (tested in the workload crate)");
+            String::new()
+        }
+        None => format!("file {};", w.workload),
+    };
+    for (k, v) in &w.properties {
+        p.set(k, &value_text(v), "experiment");
+    }
+    let identity: Vec<String> = loaded_data_identity(&p)
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!("{base}{}", identity.join(";"))
 }
 
 /// Merges `from` into `into`: tables key by key, other values replaced.
@@ -584,6 +661,62 @@ recordcount = [100]
     }
 
     #[test]
+    fn workloads_on_the_same_data_share_one_load_and_run_one_after_another() {
+        let e = Experiment::from_toml(
+            r#"
+name = "w"
+[[database]]
+name = "lite"
+db = "sqlite:///tmp/x.db"
+[[workload]]
+name = "R"
+workload = "R"
+[[workload]]
+name = "big"
+workload = "R"
+properties = { recordcount = 5000 }
+[[workload]]
+name = "M"
+workload = "M"
+properties = { requestdistribution = "zipfian" }
+[[workload]]
+name = "file"
+workload = "w.properties"
+properties = { readproportion = 1 }
+[[workload]]
+name = "file-update"
+workload = "w.properties"
+properties = { updateproportion = 1 }
+[sweep]
+threads = [1, 2]
+"#,
+        )
+        .unwrap();
+        let plan = e.plan();
+        let order: Vec<&str> = plan.iter().map(|r| r.workload.as_str()).collect();
+        // Wegert's R and M load the same records: M follows R, before the larger data set.
+        assert_eq!(
+            order,
+            [
+                "R",
+                "R",
+                "M",
+                "M",
+                "big",
+                "big",
+                "file",
+                "file",
+                "file-update",
+                "file-update"
+            ]
+        );
+        assert_eq!(plan[0].data_key, plan[3].data_key);
+        assert_ne!(plan[0].data_key, plan[4].data_key);
+        assert_eq!(plan[6].data_key, plan[9].data_key);
+        assert_ne!(plan[0].data_key, plan[6].data_key);
+    }
+
+    #[test]
     fn configurations_for_some_databases_only() {
         let e = Experiment::from_toml(
             &SPEC.replace("name = \"full\"", "name = \"full\"\ndatabases = [\"pg\"]"),
@@ -646,7 +779,18 @@ recordcount = [100]
         let mut mini = full.clone();
         mini.miniature();
         assert_eq!(mini.name, "t-miniature");
-        assert_eq!(mini.procedure.elastic.stable_timeout, "2m");
+        assert_eq!(mini.procedure.elastic.stable_timeout, "30s");
+        assert_eq!(mini.procedure.elastic.set_repeats, 2);
+        let sets = |r: u64| {
+            let mut e = full.clone();
+            e.procedure.request_set = Some(r);
+            e.miniature();
+            e.procedure.request_set
+        };
+        assert_eq!(
+            (sets(50_000), sets(500), sets(20)),
+            (Some(500), Some(100), Some(20))
+        );
         assert_eq!((mini.repetitions, mini.discard_first), (2, 1));
         assert_eq!(
             (
