@@ -313,7 +313,13 @@ fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<
     let load = phase_args(&args.phase, scale, None);
     crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
     let r = execute_phases(&load, &[Phase::Load], argv)?.result;
-    Ok(!r.interrupted)
+    if r.interrupted {
+        return Ok(false);
+    }
+    if let Some(l) = r.phases.first() {
+        crate::phase::require_complete_load(l)?;
+    }
+    Ok(true)
 }
 
 /// Runs the step's load on its own thread while the controller measures the baseline and (with an

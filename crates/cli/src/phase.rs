@@ -568,6 +568,27 @@ fn pacer_is_no_bound(
     };
 }
 
+/// A later measurement assumes every record the load declares: with some lost, each read of a
+/// missing one counts as a failure of the database (a Cassandra ring too loaded to acknowledge a
+/// write in time loses them). Refused before anything is measured on the data.
+pub fn require_complete_load(load: &PhaseResult) -> Result<(), CliError> {
+    let t = &load.totals;
+    if t.failed == 0 {
+        return Ok(());
+    }
+    let classes: Vec<String> = load
+        .errors
+        .iter()
+        .map(|(c, e)| format!("{c} {}", e.count))
+        .collect();
+    Err(CliError::Failed(format!(
+        "the load failed {} of {} inserts ({}): records are missing, and every read of one would count as a failure; core_workload_insertion_retry_limit retries failed inserts",
+        t.failed,
+        t.ok + t.failed,
+        classes.join(", ")
+    )))
+}
+
 /// The single run's failure warning (experiments set their own threshold).
 pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
