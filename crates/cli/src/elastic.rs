@@ -462,12 +462,16 @@ fn stable_point(
         .partition_point(|p| p.end_s <= done_s)
         .saturating_sub(1);
     let from = first_after.max(at_done.saturating_sub(x));
-    // A failed point's time is no time: it breaks any run of steps it is in.
-    let values: Vec<f64> = points
+    scalebench_elastic::stable_at(&rule_values(points), from, x, threshold)
+}
+
+/// The points' values as Dory's rule sees them: a failed point's time is no time, and breaks any
+/// run of steps it is in.
+fn rule_values(points: &[CriterionPoint]) -> Vec<f64> {
+    points
         .iter()
         .map(|p| if p.failed { f64::INFINITY } else { p.value })
-        .collect();
-    scalebench_elastic::stable_at(&values, from, x, threshold)
+        .collect()
 }
 
 /// The criterion points of a timeline. A group of sets still running is not a point yet.
@@ -532,13 +536,12 @@ fn control(
         Criterion::MedianStep => scalebench_elastic::threshold(baseline),
         Criterion::Relative(pct) => pct / 100.0 * scalebench_elastic::mean(baseline),
     };
-    // The last x steps each below `threshold`, and no request of those points failed: a cluster
-    // that fails requests fast is not stable again, it is unavailable.
+    // Dory's rule at the last point: the x steps ending there each below `threshold`, no point of
+    // them failed (a cluster that fails requests fast is not stable, it is unavailable).
     let holds = |p: &[CriterionPoint], threshold: f64| {
         p.len() > x
-            && p[p.len() - x - 1..]
-                .windows(2)
-                .all(|w| (w[1].value - w[0].value).abs() < threshold && !w[1].failed)
+            && scalebench_elastic::stable_at(&rule_values(p), p.len() - x - 1, x, threshold)
+                == Some(p.len() - 1)
     };
     // Baseline: its duration, enough points for a median step and a stability window, and stable
     // by its own threshold (or, past --stable-timeout, as it is, with a note).

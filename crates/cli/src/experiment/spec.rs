@@ -182,14 +182,21 @@ pub const MINIATURE_DIVISOR: i64 = 100;
 
 impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
-    /// deployments and procedure, with at most 2 repetitions (at most 1 discarded), a 200 ms warm-up
+    /// deployments and procedure, with at most 2 repetitions (1 for elastic runs, at most 1
+    /// discarded), a 200 ms warm-up
     /// and 1 s runs, record, operation and request-set counts divided by [`MINIATURE_DIVISOR`] (at
     /// least 100) and, for elastic runs, a 3 s baseline, 2 s after, at most 2 runs of each request set
     /// and at most 30 s to stabilise. It checks that an example runs for real, end to end, in
     /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
-        self.repetitions = self.repetitions.min(2);
+        // An elastic repetition deploys its cluster afresh (minutes for a Cassandra ring): one.
+        let most = if self.procedure.measure == "elastic" {
+            1
+        } else {
+            2
+        };
+        self.repetitions = self.repetitions.min(most);
         self.discard_first = self.discard_first.min(self.repetitions - 1);
         let p = &mut self.procedure;
         p.warmup = "200ms".into();
@@ -792,6 +799,10 @@ threads = [1, 2]
             (Some(500), Some(100), Some(20))
         );
         assert_eq!((mini.repetitions, mini.discard_first), (2, 1));
+        let mut elastic = full.clone();
+        elastic.procedure.measure = "elastic".into();
+        elastic.miniature();
+        assert_eq!((elastic.repetitions, elastic.discard_first), (1, 0));
         assert_eq!(
             (
                 mini.procedure.warmup.as_str(),
