@@ -21,6 +21,8 @@ pub const INFO: BindingInfo = BindingInfo {
         help: "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
     }],
     table_sql: None,
+    stores_data: false,
+    creates_table_on_load: false,
 };
 
 /// The simulated server: when it is next free.

@@ -21,6 +21,10 @@ pub struct BindingInfo {
     /// The SQL that creates the benchmark table as `--create-schema` would, for deployments that
     /// create it themselves on every server (Bucardo replicates rows, not DDL); None: no SQL table.
     pub table_sql: Option<fn(&crate::Schema) -> String>,
+    /// Keeps the records it is given (the null binding keeps none: nothing to verify).
+    pub stores_data: bool,
+    /// Creates its table on a load without `--create-schema` (an embedded file the run owns).
+    pub creates_table_on_load: bool,
 }
 
 /// The bindings compiled into this build.

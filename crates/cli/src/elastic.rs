@@ -316,9 +316,7 @@ fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<
     if r.interrupted {
         return Ok(false);
     }
-    if let Some(l) = r.phases.first() {
-        crate::phase::require_complete_load(l)?;
-    }
+    crate::phase::require_complete_load(&r)?;
     Ok(true)
 }
 

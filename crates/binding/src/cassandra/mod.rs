@@ -49,6 +49,8 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key" },
     ],
     table_sql: None,
+    stores_data: true,
+    creates_table_on_load: false,
 };
 
 const CONSISTENCIES: &[&str] = &[

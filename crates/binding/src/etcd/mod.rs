@@ -22,6 +22,8 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)" },
     ],
     table_sql: None,
+    stores_data: true,
+    creates_table_on_load: false,
 };
 
 pub struct EtcdFactory {

@@ -26,6 +26,8 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema" },
     ],
     table_sql: None,
+    stores_data: true,
+    creates_table_on_load: false,
 };
 
 pub struct MysqlFactory {

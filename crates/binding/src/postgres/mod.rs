@@ -34,6 +34,8 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server" },
     ],
     table_sql: Some(table_sql),
+    stores_data: true,
+    creates_table_on_load: false,
 };
 
 /// The table `--create-schema` creates, for a deployment that creates it on every master itself.

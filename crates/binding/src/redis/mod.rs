@@ -28,6 +28,8 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)" },
     ],
     table_sql: None,
+    stores_data: true,
+    creates_table_on_load: false,
 };
 
 const INDEX_KEY: &str = "_indices";

@@ -44,6 +44,8 @@ pub const INFO: BindingInfo = BindingInfo {
         },
     ],
     table_sql: None,
+    stores_data: true,
+    creates_table_on_load: true,
 };
 
 pub struct SqliteFactory {

@@ -529,9 +529,7 @@ fn one_run(
         if loaded.interrupted {
             return Ok((loaded, None));
         }
-        if let Some(l) = loaded.phases.first() {
-            crate::phase::require_complete_load(l)?;
-        }
+        crate::phase::require_complete_load(&loaded)?;
         if mode == "restore" {
             let f = deployment.as_deref().expect("restore needs a deployment");
             let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
