@@ -11,7 +11,7 @@ use scalebench_binding::{registry, BindingConfig, BindingInfo, DbUrl, Schema};
 use scalebench_exec::{Arrival, Phase, RunPlan, StopSignal};
 use scalebench_measure::ycsb_text::parse_percentiles;
 use scalebench_workload::builtin::builtin_workload;
-use scalebench_workload::core_workload::CORE_PROPERTIES;
+use scalebench_workload::core_workload::core_property;
 use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 
 use crate::args::{ArrivalArg, PhaseArgs};
@@ -175,7 +175,7 @@ impl Settings {
         }
         let mut warnings = Vec::new();
         for key in
-            props.unknown_keys(&|k| CORE_PROPERTIES.contains(&k) || CLIENT_PROPERTIES.contains(&k))
+            props.unknown_keys(&|k| core_property(k).is_some() || CLIENT_PROPERTIES.contains(&k))
         {
             let origin = props.origin(key).unwrap_or("?");
             if let Some((_, instead)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {

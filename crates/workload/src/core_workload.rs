@@ -15,7 +15,6 @@ use crate::operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKin
 use crate::values::{deterministic_value, ValuePool};
 use crate::{Properties, WorkloadError};
 
-/// Every property CoreWorkload reads (YCSB's names), plus our `deleteproportion`.
 /// Largest field value (and append) a workload may ask for: every operation materialises its values.
 pub const MAX_FIELD_BYTES: u64 = 16 << 20;
 /// Largest record (all fields): every operation materialises its values.
@@ -23,79 +22,81 @@ pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 /// Largest record count: key numbers stay far from overflow in i64 arithmetic.
 pub const MAX_RECORDS: u64 = 1 << 48;
 
-pub const CORE_PROPERTIES: &[&str] = &[
-    "workload",
-    "recordcount",
-    "operationcount",
-    "table",
-    "fieldcount",
-    "recordtype",
-    "fieldnameprefix",
-    "fieldlength",
-    "minfieldlength",
-    "fieldlengthdistribution",
-    "fieldlengthmedian",
-    "fieldlengthsigma",
-    "readallfields",
-    "readallfieldsbyname",
-    "writeallfields",
-    "dataintegrity",
-    "readproportion",
-    "updateproportion",
-    "insertproportion",
-    "scanproportion",
-    "readmodifywriteproportion",
-    "readmodifywritemode",
-    "appendlength",
-    "deleteproportion",
-    "requestdistribution",
-    "minscanlength",
-    "maxscanlength",
-    "scanlengthdistribution",
-    "insertstart",
-    "insertcount",
-    "transactioninsertstart",
-    "zeropadding",
-    "insertorder",
-    "hotspotdatafraction",
-    "hotspotopnfraction",
-    "exponential.percentile",
-    "exponential.frac",
-    "core_workload_insertion_retry_limit",
-    "core_workload_insertion_retry_interval",
+/// What a property shapes: two property sets that differ only in run-phase properties load the
+/// same records (experiments share one load between them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shapes {
+    /// The loaded records (count, fields, sizes, keys): another value needs another load.
+    Data,
+    /// Only the run phase's operations: which operation, which key, how much of a record.
+    RunPhase,
+}
+
+use Shapes::{Data, RunPhase};
+
+/// Every property CoreWorkload reads (YCSB's names, plus our own such as `deleteproportion`), each
+/// declared once with what it shapes.
+pub const CORE_PROPERTIES: &[(&str, Shapes)] = &[
+    ("workload", Data),
+    ("recordcount", Data),
+    ("operationcount", RunPhase),
+    ("table", Data),
+    ("fieldcount", Data),
+    ("recordtype", Data),
+    ("fieldnameprefix", Data),
+    ("fieldlength", Data),
+    ("minfieldlength", Data),
+    ("fieldlengthdistribution", Data),
+    ("fieldlengthmedian", Data),
+    ("fieldlengthsigma", Data),
+    ("readallfields", RunPhase),
+    ("readallfieldsbyname", RunPhase),
+    ("writeallfields", RunPhase),
+    ("dataintegrity", Data),
+    ("readproportion", RunPhase),
+    ("updateproportion", RunPhase),
+    ("insertproportion", RunPhase),
+    ("scanproportion", RunPhase),
+    ("readmodifywriteproportion", RunPhase),
+    ("readmodifywritemode", RunPhase),
+    ("appendlength", RunPhase),
+    ("deleteproportion", RunPhase),
+    ("requestdistribution", RunPhase),
+    ("minscanlength", RunPhase),
+    ("maxscanlength", RunPhase),
+    ("scanlengthdistribution", RunPhase),
+    ("insertstart", Data),
+    ("insertcount", Data),
+    ("transactioninsertstart", RunPhase),
+    ("zeropadding", Data),
+    ("insertorder", Data),
+    ("hotspotdatafraction", RunPhase),
+    ("hotspotopnfraction", RunPhase),
+    ("exponential.percentile", RunPhase),
+    ("exponential.frac", RunPhase),
+    ("core_workload_insertion_retry_limit", Data),
+    ("core_workload_insertion_retry_interval", Data),
 ];
 
-/// Properties that shape only the run phase's operations (which operation, which key, how much of a
-/// record): two property sets that differ only in these load the same records. Everything else,
-/// including keys this crate does not know (a binding's), is taken to shape the loaded data.
-pub const RUN_PHASE_PROPERTIES: &[&str] = &[
-    "operationcount",
-    "readallfields",
-    "readallfieldsbyname",
-    "writeallfields",
-    "readproportion",
-    "updateproportion",
-    "insertproportion",
-    "scanproportion",
-    "readmodifywriteproportion",
-    "readmodifywritemode",
-    "appendlength",
-    "deleteproportion",
-    "requestdistribution",
-    "minscanlength",
-    "maxscanlength",
-    "scanlengthdistribution",
-    "transactioninsertstart",
-    "hotspotdatafraction",
-    "hotspotopnfraction",
-    "exponential.percentile",
-    "exponential.frac",
-];
+/// What the core property `name` shapes; `None` for a key this crate does not read.
+pub fn core_property(name: &str) -> Option<Shapes> {
+    CORE_PROPERTIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, shapes)| *shapes)
+}
+
+/// Whether `name` shapes only the run phase. Everything else, including keys this crate does not
+/// know (a binding's), is taken to shape the loaded data: a wrong guess costs a load, never a
+/// wrong result.
+pub fn shapes_run_phase_only(name: &str) -> bool {
+    core_property(name) == Some(RunPhase)
+}
 
 /// What identifies the records a load of `p` writes: every property but the run phase's, sorted.
 pub fn loaded_data_identity(p: &Properties) -> Vec<(String, String)> {
     p.iter()
-        .filter(|(k, _)| !RUN_PHASE_PROPERTIES.contains(k))
+        .filter(|(k, _)| !shapes_run_phase_only(k))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
@@ -788,9 +789,11 @@ mod tests {
             identity("a", &[]),
             identity("a", &[("cassandra.table", "t")])
         );
-        for k in RUN_PHASE_PROPERTIES {
-            assert!(CORE_PROPERTIES.contains(k), "{k}");
-        }
+        // Each property declared once.
+        let mut names: Vec<&str> = CORE_PROPERTIES.iter().map(|(n, _)| *n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), CORE_PROPERTIES.len());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use scalebench_workload::core_workload::{loaded_data_identity, RUN_PHASE_PROPERTIES};
+use scalebench_workload::core_workload::{loaded_data_identity, shapes_run_phase_only};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -523,8 +523,7 @@ impl Experiment {
                         let data: Vec<String> = params
                             .iter()
                             .filter(|(k, _)| {
-                                !RUN_OPTIONS.contains(&k.as_str())
-                                    && !RUN_PHASE_PROPERTIES.contains(&k.as_str())
+                                !RUN_OPTIONS.contains(&k.as_str()) && !shapes_run_phase_only(k)
                             })
                             .map(|(k, v)| format!("{k}={v}"))
                             .collect();
