@@ -155,7 +155,10 @@ pub fn execute_phases(
         phases.insert(0, Phase::Load);
     }
     if settings.workload.data_integrity && !settings.binding.stores_data {
-        crate::note!("warning: dataintegrity=true has no effect with the null binding: it keeps no data to verify");
+        crate::note!(
+            "warning: dataintegrity=true has no effect with the {} binding: it keeps no data to verify",
+            settings.binding.name
+        );
     }
 
     install_interrupt_handler();

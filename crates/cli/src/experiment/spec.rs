@@ -183,10 +183,9 @@ pub const MINIATURE_DIVISOR: i64 = 100;
 impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
     /// deployments and procedure, with at most 2 repetitions (1 for elastic runs, at most 1
-    /// discarded), a 200 ms warm-up
-    /// and 1 s runs, record, operation and request-set counts divided by [`MINIATURE_DIVISOR`] (at
-    /// least 100) and, for elastic runs, a 3 s baseline, 2 s after, at most 2 runs of each request set
-    /// and at most 30 s to stabilise. It checks that an example runs for real, end to end, in
+    /// discarded), a 200 ms warm-up and 1 s runs, record, operation and request-set counts divided by
+    /// [`MINIATURE_DIVISOR`] (at least 100) and, for elastic runs, a 3 s baseline, 2 s after, at
+    /// most 2 runs of each request set and at most 30 s to stabilise. It checks that an example runs for real, end to end, in
     /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
