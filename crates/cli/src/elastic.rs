@@ -483,7 +483,7 @@ fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint>
                 CriterionPoint {
                     start_s: c[0].start_s,
                     end_s: last.start_s + last.duration_s,
-                    value: scalebench_elastic::mean(&times),
+                    value: scalebench_stats::mean(&times),
                     failed: c.iter().any(|p| p.failed > 0),
                 }
             })
@@ -532,7 +532,7 @@ fn control(
     let values = |p: &[CriterionPoint]| p.iter().map(|p| p.value).collect::<Vec<f64>>();
     let threshold_of = |baseline: &[f64]| match args.criterion {
         Criterion::MedianStep => scalebench_elastic::threshold(baseline),
-        Criterion::Relative(pct) => pct / 100.0 * scalebench_elastic::mean(baseline),
+        Criterion::Relative(pct) => pct / 100.0 * scalebench_stats::mean(baseline),
     };
     // Dory's rule at the last point: the x steps ending there each below `threshold`, no point of
     // them failed (a cluster that fails requests fast is not stable, it is unavailable).
@@ -573,7 +573,7 @@ fn control(
             Load::Sets(k) => format!("points of {k} request sets (s)"),
             _ => "intervals (ops/s)".into(),
         },
-        scalebench_elastic::mean(&baseline),
+        scalebench_stats::mean(&baseline),
         scalebench_elastic::median_step(&baseline),
         now_s()
     );

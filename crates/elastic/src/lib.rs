@@ -19,6 +19,7 @@
 
 pub mod numeric;
 
+use scalebench_stats::{mean, median, sd};
 use serde::{Deserialize, Serialize};
 
 use numeric::{integrate, Spline};
@@ -75,36 +76,6 @@ pub fn repeated(sets: &[SetPoint], k: usize) -> Vec<RepeatedSet> {
             }
         })
         .collect()
-}
-
-pub fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        0.0
-    } else {
-        v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-/// Sample standard deviation (0 for fewer than two values).
-pub fn sd(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let m = mean(v);
-    (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// The median absolute difference between consecutive set times.

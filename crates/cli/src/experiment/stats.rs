@@ -5,46 +5,7 @@
 use std::collections::BTreeMap;
 
 use scalebench_measure::{decode_histogram, new_histogram, RunResult};
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    pub n: usize,
-    pub mean: f64,
-    /// Sample standard deviation (n - 1); 0 for a single value.
-    pub sd: f64,
-    /// Half-width of the 95% confidence interval of the mean; None for a single value.
-    pub ci95: Option<f64>,
-    pub min: f64,
-    pub max: f64,
-}
-
-pub fn summarize(values: &[f64]) -> Option<Summary> {
-    let n = values.len();
-    if n == 0 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    let sd = if n > 1 {
-        (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
-    } else {
-        0.0
-    };
-    let ci95 = (n > 1).then(|| {
-        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
-            .expect("degrees of freedom > 0")
-            .inverse_cdf(0.975);
-        t * sd / (n as f64).sqrt()
-    });
-    Some(Summary {
-        n,
-        mean,
-        sd,
-        ci95,
-        min: values.iter().copied().fold(f64::INFINITY, f64::min),
-        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-    })
-}
+pub use scalebench_stats::{summarize, Summary};
 
 /// The rate a run is judged by: operations per second, or for a measured load records per second
 /// (a batch insert carries many records).
@@ -192,21 +153,5 @@ mod tests {
         ];
         assert_eq!(recommend(&close).as_deref(), Some("tie: a, b"));
         assert_eq!(recommend(&[]), None);
-    }
-
-    #[test]
-    fn matches_hand_computed_values() {
-        // mean 5, sample variance ((-3)^2 + (-1)^2 + 1^2 + 3^2) / 3 = 20/3, sd 2.5820;
-        // t(0.975, 3) = 3.18245, ci = 3.18245 * 2.5820 / 2 = 4.1085.
-        let s = summarize(&[2.0, 4.0, 6.0, 8.0]).unwrap();
-        assert_eq!((s.n, s.mean, s.min, s.max), (4, 5.0, 2.0, 8.0));
-        assert!((s.sd - 2.581_989).abs() < 1e-5, "{}", s.sd);
-        assert!((s.ci95.unwrap() - 4.108_5).abs() < 1e-3, "{:?}", s.ci95);
-        // Two values: t(0.975, 1) = 12.7062; sd = 0.7071; ci = 12.7062 * 0.7071 / 1.4142 = 6.3531.
-        let two = summarize(&[10.0, 11.0]).unwrap();
-        assert!((two.ci95.unwrap() - 6.353_1).abs() < 1e-3);
-        let one = summarize(&[3.0]).unwrap();
-        assert_eq!((one.sd, one.ci95), (0.0, None));
-        assert!(summarize(&[]).is_none());
     }
 }
