@@ -36,13 +36,49 @@ impl DeployError {
     }
 }
 
-/// A free TCP port on 127.0.0.1 (the kernel's choice; released immediately for the server to take).
+/// A free TCP port on 127.0.0.1, released immediately for the server to take, and never handed out
+/// twice by this process (the ports of a cluster are chosen before any of its servers binds one).
 pub fn free_port() -> Result<u16, DeployError> {
-    let l = TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| DeployError::Failed(format!("no free port: {e}")))?;
-    Ok(l.local_addr()
-        .map_err(|e| DeployError::Failed(e.to_string()))?
-        .port())
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    // Below the kernel's ephemeral range: a port handed out by `bind(0)` is one the kernel may give
+    // to an outgoing connection (a starting cluster's nodes dialling each other) before the server
+    // that was to listen on it binds it ("address already in use", seen with etcd in CI).
+    let below = ephemeral_range_start().clamp(BELOW_EPHEMERAL_FROM + 1, u16::MAX);
+    let span = u64::from(below - BELOW_EPHEMERAL_FROM);
+    let mut seed = random_seed();
+    for _ in 0..1000 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let port = BELOW_EPHEMERAL_FROM + ((seed >> 33) % span) as u16;
+        let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed_out.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            handed_out.push(port);
+            return Ok(port);
+        }
+    }
+    Err(DeployError::Failed(format!(
+        "no free port from {BELOW_EPHEMERAL_FROM} to {below}"
+    )))
+}
+
+/// The lowest port [`free_port`] hands out.
+const BELOW_EPHEMERAL_FROM: u16 = 10_000;
+
+/// The first port of the kernel's ephemeral range (Linux's default when unreadable).
+fn ephemeral_range_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
+}
+
+/// 64 random bits from the standard library's per-process hasher keys (no dependency for a seed).
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    h.finish()
 }
 
 /// A password for a server scalebench starts: 32 hex digits from the kernel's random source, made
@@ -419,6 +455,22 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
 #[cfg(test)]
 mod port_tests {
     use super::*;
+
+    #[test]
+    fn free_ports_lie_below_the_ephemeral_range_and_are_never_handed_out_twice() {
+        let ports: Vec<u16> = (0..200).map(|_| free_port().unwrap()).collect();
+        let below = ephemeral_range_start();
+        assert!(
+            ports
+                .iter()
+                .all(|p| (BELOW_EPHEMERAL_FROM..below).contains(p)),
+            "{ports:?}"
+        );
+        let mut distinct = ports.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ports.len());
+    }
 
     #[test]
     fn a_cluster_port_comes_with_a_free_bus_port() {
