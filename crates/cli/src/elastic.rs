@@ -390,6 +390,10 @@ fn transition_unloaded(
 fn phase_args(base: &PhaseArgs, scale: &Scale, log: Option<TimelineLog>) -> PhaseArgs {
     let mut a = base.clone();
     a.threads = Some(scale.threads as u32);
+    // A step's load inserts all of its records: the run's --duration or --operations bound the
+    // measured run, never the load (a load cut at 1 s left records unread: not_found in the run).
+    a.duration = None;
+    a.operations = None;
     a.properties.push(format!("recordcount={}", scale.records));
     if scale.loaded_before > 0 {
         a.properties

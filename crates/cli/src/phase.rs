@@ -573,7 +573,7 @@ fn pacer_is_no_bound(
 
 /// A later measurement assumes every record the load declares: with some lost, each read of a
 /// missing one counts as a failure of the database (a Cassandra ring too loaded to acknowledge a
-/// write in time loses them). Refused before anything is measured on the data. A binding that
+/// write in time loses them; a load ended by a duration inserted only some). Refused before anything is measured on the data. A binding that
 /// stores nothing (null) has no records to lose.
 pub fn require_complete_load(loaded: &RunResult) -> Result<(), CliError> {
     let stores_data = registry::find(&loaded.parameters.binding).is_none_or(|b| b.stores_data);
@@ -581,6 +581,13 @@ pub fn require_complete_load(loaded: &RunResult) -> Result<(), CliError> {
         return Ok(());
     };
     let t = &load.totals;
+    if load.ended_by != "completed" && !loaded.interrupted {
+        return Err(CliError::Failed(format!(
+            "the load ended by {} after {} inserts, before its last record: records are missing, and every read of one would count as a failure",
+            load.ended_by,
+            t.ok + t.failed
+        )));
+    }
     if t.failed == 0 {
         return Ok(());
     }
