@@ -184,324 +184,62 @@ pub struct CoreWorkload {
 }
 
 impl CoreWorkload {
+    /// Reads and checks every core workload property: the record's fields, the key ranges, the
+    /// operation mix, the keys and their choice, scan lengths, then what depends on several of them.
     pub fn from_properties(p: &Properties) -> Result<Self, WorkloadError> {
-        let table = p.str_or("table", "usertable").to_string();
-        if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(WorkloadError::invalid(
-                "table",
-                &table,
-                "expected letters, digits and '_'",
-            ));
-        }
-        let field_count = p.u64_or("fieldcount", 10)?;
-        if field_count == 0 || field_count > 1000 {
-            return Err(WorkloadError::invalid(
-                "fieldcount",
-                p.str_or("fieldcount", ""),
-                "expected 1 to 1000",
-            ));
-        }
-        let prefix = p.str_or("fieldnameprefix", "field");
-        if prefix.is_empty()
-            || !prefix
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        {
-            return Err(WorkloadError::invalid(
-                "fieldnameprefix",
-                prefix,
-                "expected letters, digits and '_'",
-            ));
-        }
-        let measurement =
-            p.choice_or("recordtype", "ycsb", &["ycsb", "measurement"])? == "measurement";
-        let field_names: Arc<[String]> = if measurement {
-            crate::measurement::FIELDS
-                .iter()
-                .map(|(n, _)| n.to_string())
-                .collect()
-        } else {
-            (0..field_count).map(|i| format!("{prefix}{i}")).collect()
-        };
-
-        let field_len = p.u64_or("fieldlength", 100)?;
-        let min_field_len = p.u64_or("minfieldlength", 1)?;
-        if field_len == 0 || field_len > MAX_FIELD_BYTES {
-            return Err(WorkloadError::invalid(
-                "fieldlength",
-                &field_len.to_string(),
-                format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
-            ));
-        }
-        if field_len.saturating_mul(field_count) > MAX_RECORD_BYTES {
-            return Err(WorkloadError::invalid(
-                "fieldlength",
-                &field_len.to_string(),
-                format!("{field_count} fields of {field_len} bytes exceed {MAX_RECORD_BYTES} bytes (64 MiB) per record"),
-            ));
-        }
-        if min_field_len > field_len {
-            return Err(WorkloadError::invalid(
-                "minfieldlength",
-                &min_field_len.to_string(),
-                format!("must not exceed fieldlength ({field_len})"),
-            ));
-        }
-        let field_length = match p.choice_or(
-            "fieldlengthdistribution",
-            "constant",
-            &["constant", "uniform", "zipfian", "lognormal"],
-        )? {
-            "constant" => FieldLength::Constant(field_len as usize),
-            "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
-            "zipfian" => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
-            _ => {
-                let median = p.f64_or("fieldlengthmedian", (field_len as f64 / 10.0).max(1.0))?;
-                if !(median >= 1.0 && median <= field_len as f64) {
-                    return Err(WorkloadError::invalid(
-                        "fieldlengthmedian",
-                        &median.to_string(),
-                        format!("expected 1 to fieldlength ({field_len})"),
-                    ));
-                }
-                let sigma = p.f64_or("fieldlengthsigma", 1.0)?;
-                let dist = rand_distr::LogNormal::new(median.ln(), sigma).map_err(|_| {
-                    WorkloadError::invalid(
-                        "fieldlengthsigma",
-                        &sigma.to_string(),
-                        "expected a non-negative number",
-                    )
-                })?;
-                FieldLength::LogNormal {
-                    dist,
-                    min: min_field_len as usize,
-                    max: field_len as usize,
-                }
-            }
-        };
-
-        // YCSB: recordcount 0 (its default) means Integer.MAX_VALUE.
-        let mut record_count = p.u64_or("recordcount", 0)?;
-        if record_count == 0 {
-            record_count = i32::MAX as u64;
-        }
-        // Keys are numbered in i64 as YCSB's, and the generators add to the count.
-        if record_count > MAX_RECORDS {
-            return Err(WorkloadError::invalid(
-                "recordcount",
-                &record_count.to_string(),
-                format!("expected at most {MAX_RECORDS} (2^48)"),
-            ));
-        }
-        let insert_start = p.u64_or("insertstart", 0)?;
-        if insert_start >= record_count {
-            return Err(WorkloadError::invalid(
-                "insertstart",
-                &insert_start.to_string(),
-                format!("must be below recordcount ({record_count})"),
-            ));
-        }
-        let insert_count = p.u64_or("insertcount", record_count - insert_start)?;
-        if insert_count == 0 || insert_start + insert_count > record_count {
-            return Err(WorkloadError::invalid(
-                "insertcount",
-                &insert_count.to_string(),
-                format!(
-                    "insertstart + insertcount must be between 1 and recordcount ({record_count})"
-                ),
-            ));
-        }
-        let operation_count = p.u64_or("operationcount", 0)?;
-        // YCSB always inserts from recordcount in the run phase, so a second run of the same data
-        // inserts keys the first one wrote; this moves the run's inserts past them.
-        let transaction_insert_start = p.u64_or("transactioninsertstart", record_count)?;
-        if transaction_insert_start < record_count || transaction_insert_start > i64::MAX as u64 {
-            return Err(WorkloadError::invalid(
-                "transactioninsertstart",
-                &transaction_insert_start.to_string(),
-                format!(
-                    "must be at least recordcount ({record_count}): lower keys are the loaded records"
-                ),
-            ));
-        }
-
+        let fields = record_shape(p)?;
+        let range = key_range(p)?;
         let read_all_fields = p.bool_or("readallfields", true)?;
         let write_all_fields = p.bool_or("writeallfields", false)?;
         let data_integrity = p.bool_or("dataintegrity", false)?;
-        if data_integrity && measurement {
+        if data_integrity && fields.measurement {
             return Err(WorkloadError::invalid(
                 "dataintegrity",
                 "true",
                 "measurement records hold typed values that databases print their own way",
             ));
         }
-        if data_integrity && !matches!(field_length, FieldLength::Constant(_)) {
+        if data_integrity && !matches!(fields.length, FieldLength::Constant(_)) {
             return Err(WorkloadError::invalid(
                 "fieldlengthdistribution",
                 p.str_or("fieldlengthdistribution", ""),
                 "dataintegrity=true needs constant field lengths",
             ));
         }
-
-        let mut mix = Vec::new();
-        for (key, kind, default) in [
-            ("readproportion", OpKind::Read, 0.95),
-            ("updateproportion", OpKind::Update, 0.05),
-            ("insertproportion", OpKind::Insert, 0.0),
-            ("scanproportion", OpKind::Scan, 0.0),
-            ("readmodifywriteproportion", OpKind::ReadModifyWrite, 0.0),
-            ("deleteproportion", OpKind::Delete, 0.0),
-        ] {
-            let share = p.proportion_or(key, default)?;
-            if share > 0.0 {
-                mix.push((kind, share));
-            }
-        }
-        if mix.is_empty() {
-            return Err(WorkloadError::invalid(
-                "readproportion",
-                p.str_or("readproportion", "0.95"),
-                "all operation proportions are zero (read, update, insert, scan, readmodifywrite, delete)",
-            ));
-        }
-        let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
-        let append = match p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? {
-            "replace" => None,
-            _ => {
-                let n = p.u64_or("appendlength", 100)?;
-                if n == 0 || n > MAX_FIELD_BYTES {
-                    return Err(WorkloadError::invalid(
-                        "appendlength",
-                        &n.to_string(),
-                        format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
-                    ));
-                }
-                if data_integrity {
-                    return Err(WorkloadError::invalid(
-                        "readmodifywritemode",
-                        "append",
-                        "dataintegrity=true needs values that are a function of key and field",
-                    ));
-                }
-                Some(n as usize)
-            }
-        };
-
-        let zero_padding = p.u64_or("zeropadding", 1)?;
-        if zero_padding > 64 {
-            return Err(WorkloadError::invalid(
-                "zeropadding",
-                &zero_padding.to_string(),
-                "expected at most 64",
-            ));
-        }
-        let order = match p.choice_or("insertorder", "hashed", &["hashed", "ordered"])? {
-            "hashed" => InsertOrder::Hashed,
-            _ => InsertOrder::Ordered,
-        };
-        let keys = KeyBuilder {
-            order: if measurement {
-                InsertOrder::Uuid
-            } else {
-                order
-            },
-            zero_padding: zero_padding as usize,
-            prefix: "user".to_string(),
-        };
-
-        let insert_sequence = Arc::new(AcknowledgedCounter::new(transaction_insert_start));
-        let first = insert_start;
-        let last = insert_start + insert_count - 1;
-        let key_chooser = match p.choice_or(
-            "requestdistribution",
-            "uniform",
-            &[
-                "uniform",
-                "zipfian",
-                "latest",
-                "hotspot",
-                "sequential",
-                "exponential",
-            ],
-        )? {
-            "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
-            "zipfian" => {
-                // YCSB leaves room for keys inserted during the run: twice the expected inserts.
-                let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(
-                    first,
-                    first + insert_count + expected_new_keys,
-                ))
-            }
-            "latest" => KeyChooser::Latest(SkewedLatest::new(&insert_sequence)),
-            "hotspot" => {
-                let data = p.proportion_or("hotspotdatafraction", 0.2)?;
-                let opn = p.proportion_or("hotspotopnfraction", 0.8)?;
-                KeyChooser::Hotspot(Hotspot::new(first, last, data, opn))
-            }
-            "sequential" => KeyChooser::Sequential(Sequential::new(first, last)),
-            _ => {
-                let percentile = p.f64_or("exponential.percentile", 95.0)?;
-                if !(percentile > 0.0 && percentile < 100.0) {
-                    return Err(WorkloadError::invalid(
-                        "exponential.percentile",
-                        &percentile.to_string(),
-                        "expected a number between 0 and 100 (exclusive)",
-                    ));
-                }
-                let frac = p.f64_or("exponential.frac", 0.8571428571)?;
-                if frac <= 0.0 {
-                    return Err(WorkloadError::invalid(
-                        "exponential.frac",
-                        &frac.to_string(),
-                        "expected a positive number",
-                    ));
-                }
-                KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
-            }
-        };
-
-        let min_scan = p.u64_or("minscanlength", 1)?;
-        let max_scan = p.u64_or("maxscanlength", 1000)?;
-        if min_scan == 0 || min_scan > max_scan {
-            return Err(WorkloadError::invalid(
-                "minscanlength",
-                &min_scan.to_string(),
-                format!("expected 1 to maxscanlength ({max_scan})"),
-            ));
-        }
-        let scan_length =
-            match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
-                "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
-                _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
-            };
+        let mix = operation_mix(p)?;
+        let append = append_length(p, data_integrity)?;
+        let keys = key_builder(p, fields.measurement)?;
+        let insert_sequence = Arc::new(AcknowledgedCounter::new(range.transaction_insert_start));
+        let key_chooser = key_chooser(p, &range, &insert_sequence)?;
+        let scan_length = scan_length(p)?;
 
         let insertion_retry_limit = p
             .u64_or("core_workload_insertion_retry_limit", 0)?
             .min(u32::MAX as u64) as u32;
         let insertion_retry_interval_s = p.u64_or("core_workload_insertion_retry_interval", 3)?;
 
-        let field_types: Arc<[FieldType]> = if measurement {
+        let field_types: Arc<[FieldType]> = if fields.measurement {
             crate::measurement::FIELDS.iter().map(|(_, t)| *t).collect()
         } else {
-            let max_len = append.is_none().then_some(field_len as usize);
-            field_names
+            let max_len = append.is_none().then_some(fields.max_length as usize);
+            fields
+                .names
                 .iter()
                 .map(|_| FieldType::Text { max_len })
                 .collect()
         };
         Ok(CoreWorkload {
-            measurement,
+            measurement: fields.measurement,
             field_types,
-            table,
-            field_chooser: Uniform::new(0, field_count - 1),
-            field_names,
+            table: fields.table,
+            field_chooser: Uniform::new(0, fields.names.len() as u64 - 1),
+            field_names: fields.names,
             keys,
-            record_count,
-            insert_start,
-            insert_count,
-            transaction_insert_start,
-            operation_count,
+            record_count: range.record_count,
+            insert_start: range.insert_start,
+            insert_count: range.insert_count,
+            transaction_insert_start: range.transaction_insert_start,
+            operation_count: range.operation_count,
             read_all_fields,
             write_all_fields,
             data_integrity,
@@ -510,7 +248,7 @@ impl CoreWorkload {
             append_length: append,
             op_chooser: Discrete::new(&mix),
             mix,
-            field_length,
+            field_length: fields.length,
             key_chooser,
             scan_length,
             insert_sequence,
@@ -744,6 +482,343 @@ impl OperationGenerator {
             }
         }
     }
+}
+
+/// The record: table, field names (or Lourenco's measurement record) and field lengths.
+struct RecordShape {
+    table: String,
+    names: Arc<[String]>,
+    measurement: bool,
+    length: FieldLength,
+    /// `fieldlength`: the longest field.
+    max_length: u64,
+}
+
+fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
+    let table = p.str_or("table", "usertable").to_string();
+    if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(WorkloadError::invalid(
+            "table",
+            &table,
+            "expected letters, digits and '_'",
+        ));
+    }
+    let field_count = p.u64_or("fieldcount", 10)?;
+    if field_count == 0 || field_count > 1000 {
+        return Err(WorkloadError::invalid(
+            "fieldcount",
+            p.str_or("fieldcount", ""),
+            "expected 1 to 1000",
+        ));
+    }
+    let prefix = p.str_or("fieldnameprefix", "field");
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(WorkloadError::invalid(
+            "fieldnameprefix",
+            prefix,
+            "expected letters, digits and '_'",
+        ));
+    }
+    let measurement = p.choice_or("recordtype", "ycsb", &["ycsb", "measurement"])? == "measurement";
+    let field_names: Arc<[String]> = if measurement {
+        crate::measurement::FIELDS
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect()
+    } else {
+        (0..field_count).map(|i| format!("{prefix}{i}")).collect()
+    };
+
+    let field_len = p.u64_or("fieldlength", 100)?;
+    let min_field_len = p.u64_or("minfieldlength", 1)?;
+    if field_len == 0 || field_len > MAX_FIELD_BYTES {
+        return Err(WorkloadError::invalid(
+            "fieldlength",
+            &field_len.to_string(),
+            format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
+        ));
+    }
+    if field_len.saturating_mul(field_count) > MAX_RECORD_BYTES {
+        return Err(WorkloadError::invalid(
+            "fieldlength",
+            &field_len.to_string(),
+            format!("{field_count} fields of {field_len} bytes exceed {MAX_RECORD_BYTES} bytes (64 MiB) per record"),
+        ));
+    }
+    if min_field_len > field_len {
+        return Err(WorkloadError::invalid(
+            "minfieldlength",
+            &min_field_len.to_string(),
+            format!("must not exceed fieldlength ({field_len})"),
+        ));
+    }
+    let field_length = match p.choice_or(
+        "fieldlengthdistribution",
+        "constant",
+        &["constant", "uniform", "zipfian", "lognormal"],
+    )? {
+        "constant" => FieldLength::Constant(field_len as usize),
+        "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
+        "zipfian" => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
+        _ => {
+            let median = p.f64_or("fieldlengthmedian", (field_len as f64 / 10.0).max(1.0))?;
+            if !(median >= 1.0 && median <= field_len as f64) {
+                return Err(WorkloadError::invalid(
+                    "fieldlengthmedian",
+                    &median.to_string(),
+                    format!("expected 1 to fieldlength ({field_len})"),
+                ));
+            }
+            let sigma = p.f64_or("fieldlengthsigma", 1.0)?;
+            let dist = rand_distr::LogNormal::new(median.ln(), sigma).map_err(|_| {
+                WorkloadError::invalid(
+                    "fieldlengthsigma",
+                    &sigma.to_string(),
+                    "expected a non-negative number",
+                )
+            })?;
+            FieldLength::LogNormal {
+                dist,
+                min: min_field_len as usize,
+                max: field_len as usize,
+            }
+        }
+    };
+
+    Ok(RecordShape {
+        table,
+        names: field_names,
+        measurement,
+        length: field_length,
+        max_length: field_len,
+    })
+}
+
+/// The records loaded (`recordcount`, `insertstart`, `insertcount`), the run's length and where its
+/// inserts start.
+struct KeyRange {
+    record_count: u64,
+    insert_start: u64,
+    insert_count: u64,
+    operation_count: u64,
+    transaction_insert_start: u64,
+}
+
+fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
+    // YCSB: recordcount 0 (its default) means Integer.MAX_VALUE.
+    let mut record_count = p.u64_or("recordcount", 0)?;
+    if record_count == 0 {
+        record_count = i32::MAX as u64;
+    }
+    // Keys are numbered in i64 as YCSB's, and the generators add to the count.
+    if record_count > MAX_RECORDS {
+        return Err(WorkloadError::invalid(
+            "recordcount",
+            &record_count.to_string(),
+            format!("expected at most {MAX_RECORDS} (2^48)"),
+        ));
+    }
+    let insert_start = p.u64_or("insertstart", 0)?;
+    if insert_start >= record_count {
+        return Err(WorkloadError::invalid(
+            "insertstart",
+            &insert_start.to_string(),
+            format!("must be below recordcount ({record_count})"),
+        ));
+    }
+    let insert_count = p.u64_or("insertcount", record_count - insert_start)?;
+    if insert_count == 0 || insert_start + insert_count > record_count {
+        return Err(WorkloadError::invalid(
+            "insertcount",
+            &insert_count.to_string(),
+            format!("insertstart + insertcount must be between 1 and recordcount ({record_count})"),
+        ));
+    }
+    let operation_count = p.u64_or("operationcount", 0)?;
+    // YCSB always inserts from recordcount in the run phase, so a second run of the same data
+    // inserts keys the first one wrote; this moves the run's inserts past them.
+    let transaction_insert_start = p.u64_or("transactioninsertstart", record_count)?;
+    if transaction_insert_start < record_count || transaction_insert_start > i64::MAX as u64 {
+        return Err(WorkloadError::invalid(
+            "transactioninsertstart",
+            &transaction_insert_start.to_string(),
+            format!(
+                "must be at least recordcount ({record_count}): lower keys are the loaded records"
+            ),
+        ));
+    }
+
+    Ok(KeyRange {
+        record_count,
+        insert_start,
+        insert_count,
+        operation_count,
+        transaction_insert_start,
+    })
+}
+
+/// Operation kinds with a positive proportion, in YCSB's order.
+fn operation_mix(p: &Properties) -> Result<Vec<(OpKind, f64)>, WorkloadError> {
+    let mut mix = Vec::new();
+    for (key, kind, default) in [
+        ("readproportion", OpKind::Read, 0.95),
+        ("updateproportion", OpKind::Update, 0.05),
+        ("insertproportion", OpKind::Insert, 0.0),
+        ("scanproportion", OpKind::Scan, 0.0),
+        ("readmodifywriteproportion", OpKind::ReadModifyWrite, 0.0),
+        ("deleteproportion", OpKind::Delete, 0.0),
+    ] {
+        let share = p.proportion_or(key, default)?;
+        if share > 0.0 {
+            mix.push((kind, share));
+        }
+    }
+    if mix.is_empty() {
+        return Err(WorkloadError::invalid(
+            "readproportion",
+            p.str_or("readproportion", "0.95"),
+            "all operation proportions are zero (read, update, insert, scan, readmodifywrite, delete)",
+        ));
+    }
+    Ok(mix)
+}
+
+/// `readmodifywritemode=append`: characters appended by each read-modify-write.
+fn append_length(p: &Properties, data_integrity: bool) -> Result<Option<usize>, WorkloadError> {
+    Ok(
+        match p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? {
+            "replace" => None,
+            _ => {
+                let n = p.u64_or("appendlength", 100)?;
+                if n == 0 || n > MAX_FIELD_BYTES {
+                    return Err(WorkloadError::invalid(
+                        "appendlength",
+                        &n.to_string(),
+                        format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
+                    ));
+                }
+                if data_integrity {
+                    return Err(WorkloadError::invalid(
+                        "readmodifywritemode",
+                        "append",
+                        "dataintegrity=true needs values that are a function of key and field",
+                    ));
+                }
+                Some(n as usize)
+            }
+        },
+    )
+}
+
+/// Key names: YCSB's `user` + number, hashed or ordered, zero-padded (UUIDs for measurements).
+fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, WorkloadError> {
+    let zero_padding = p.u64_or("zeropadding", 1)?;
+    if zero_padding > 64 {
+        return Err(WorkloadError::invalid(
+            "zeropadding",
+            &zero_padding.to_string(),
+            "expected at most 64",
+        ));
+    }
+    let order = match p.choice_or("insertorder", "hashed", &["hashed", "ordered"])? {
+        "hashed" => InsertOrder::Hashed,
+        _ => InsertOrder::Ordered,
+    };
+    Ok(KeyBuilder {
+        order: if measurement {
+            InsertOrder::Uuid
+        } else {
+            order
+        },
+        zero_padding: zero_padding as usize,
+        prefix: "user".to_string(),
+    })
+}
+
+/// Which key an operation reads or updates (`requestdistribution` and its parameters).
+fn key_chooser(
+    p: &Properties,
+    range: &KeyRange,
+    insert_sequence: &Arc<AcknowledgedCounter>,
+) -> Result<KeyChooser, WorkloadError> {
+    let (insert_start, insert_count) = (range.insert_start, range.insert_count);
+    let (operation_count, record_count) = (range.operation_count, range.record_count);
+    let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
+    let first = insert_start;
+    let last = insert_start + insert_count - 1;
+    Ok(
+        match p.choice_or(
+            "requestdistribution",
+            "uniform",
+            &[
+                "uniform",
+                "zipfian",
+                "latest",
+                "hotspot",
+                "sequential",
+                "exponential",
+            ],
+        )? {
+            "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
+            "zipfian" => {
+                // YCSB leaves room for keys inserted during the run: twice the expected inserts.
+                let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
+                KeyChooser::Zipfian(ScrambledZipfian::new(
+                    first,
+                    first + insert_count + expected_new_keys,
+                ))
+            }
+            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_sequence)),
+            "hotspot" => {
+                let data = p.proportion_or("hotspotdatafraction", 0.2)?;
+                let opn = p.proportion_or("hotspotopnfraction", 0.8)?;
+                KeyChooser::Hotspot(Hotspot::new(first, last, data, opn))
+            }
+            "sequential" => KeyChooser::Sequential(Sequential::new(first, last)),
+            _ => {
+                let percentile = p.f64_or("exponential.percentile", 95.0)?;
+                if !(percentile > 0.0 && percentile < 100.0) {
+                    return Err(WorkloadError::invalid(
+                        "exponential.percentile",
+                        &percentile.to_string(),
+                        "expected a number between 0 and 100 (exclusive)",
+                    ));
+                }
+                let frac = p.f64_or("exponential.frac", 0.8571428571)?;
+                if frac <= 0.0 {
+                    return Err(WorkloadError::invalid(
+                        "exponential.frac",
+                        &frac.to_string(),
+                        "expected a positive number",
+                    ));
+                }
+                KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
+            }
+        },
+    )
+}
+
+/// Scan lengths (`minscanlength`..`maxscanlength`, uniform or zipfian).
+fn scan_length(p: &Properties) -> Result<ScanLength, WorkloadError> {
+    let min_scan = p.u64_or("minscanlength", 1)?;
+    let max_scan = p.u64_or("maxscanlength", 1000)?;
+    if min_scan == 0 || min_scan > max_scan {
+        return Err(WorkloadError::invalid(
+            "minscanlength",
+            &min_scan.to_string(),
+            format!("expected 1 to maxscanlength ({max_scan})"),
+        ));
+    }
+    Ok(
+        match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
+            "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
+            _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
+        },
+    )
 }
 
 #[cfg(test)]
