@@ -385,8 +385,8 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     page.sections.push(summary_section);
 
     // Scaling: throughput against threads, and against cluster size, one line per remaining setup.
-    // (threads, throughput, median latency over the operations) per setup.
-    let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64)>> = BTreeMap::new();
+    // (threads, throughput, median latency over the operations, mean latency) per setup.
+    let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut recommendation: BTreeMap<Vec<String>, Vec<(String, Summary)>> = BTreeMap::new();
     let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -406,7 +406,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
             by_threads
                 .entry(format!("{base} {}", rest.join(",")).trim().to_string())
                 .or_default()
-                .push((th, t.mean, latency));
+                .push((th, t.mean, latency, c.mean_latency_us.unwrap_or(0.0)));
         }
         let cell_runs: Vec<&RunResult> = results
             .iter()
@@ -510,16 +510,14 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
             }
             c
         };
-    // The latency knee (Wegert's rule): the last thread count from which the next step still raised
-    // throughput by a larger factor than median latency.
+    // The latency knee (Wegert's rule, `scalebench_stats::knee`): the last thread count from which
+    // the next step still raised throughput by a larger factor than mean latency.
     let mut throughput_by_threads = BTreeMap::new();
     let mut latency_by_threads = BTreeMap::new();
     for (name, mut points) in by_threads {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let knee = points
-            .windows(2)
-            .position(|w| w[1].1 / w[0].1.max(1e-9) <= w[1].2 / w[0].2.max(1e-9))
-            .map_or(points.len() - 1, |i| i);
+        let rates: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.3)).collect();
+        let knee = scalebench_stats::knee(&rates).unwrap_or(points.len() - 1);
         let label = format!("knee at {}: {name}", points[knee].0);
         latency_by_threads.insert(label.clone(), points.iter().map(|p| (p.0, p.2)).collect());
         throughput_by_threads.insert(label, points.iter().map(|p| (p.0, p.1)).collect());

@@ -1,7 +1,8 @@
 //! The statistics every part of scalebench uses, in one place: mean, sample standard deviation and
 //! median; a mean's 95% confidence interval (Student's t, n - 1 degrees of freedom), for experiment
 //! cells over their repetitions; and, for comparing two runs, each interval series' effective sample
-//! size (lag-1 autocorrelation), Welch's t-test on those sizes and Holm's step-down adjustment.
+//! size (lag-1 autocorrelation), Welch's t-test on those sizes and Holm's step-down adjustment; and
+//! the knee of a thread-count series (Wegert's calibration rule).
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
@@ -22,6 +23,21 @@ pub fn sd(v: &[f64]) -> f64 {
     }
     let m = mean(v);
     (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+}
+
+/// Wegert's thread calibration (studies.md, section 2: "the largest thread count where doubling still
+/// raises throughput more than latency"), over points (throughput, mean latency) of doubling thread
+/// counts: the index of the first point whose next one raised throughput by no larger factor than
+/// latency; None while every doubling still paid. The latency is the mean: in a closed loop Little's
+/// law ties it to throughput (N threads = throughput x mean latency), so the rule compares two views
+/// of one measurement (doubling pays while mean latency grows by less than the square root of 2); a
+/// percentile moves with the shape of the tail instead. The saturation search and the report use it.
+pub fn knee(points: &[(f64, f64)]) -> Option<usize> {
+    points.windows(2).position(|w| {
+        let throughput = w[1].0 / w[0].0.max(1e-9);
+        let latency = w[1].1 / w[0].1.max(1e-9);
+        throughput <= latency
+    })
 }
 
 /// The median (0 for no values).
@@ -154,6 +170,20 @@ pub fn holm(p: &[f64]) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_knee_is_the_last_doubling_that_paid() {
+        // 1 -> 2 threads: x1.9 throughput, x1.05 latency: pays; 2 -> 4: x1.1 throughput, x1.8 latency.
+        let points = [
+            (1000.0, 1000.0),
+            (1900.0, 1050.0),
+            (2090.0, 1890.0),
+            (2100.0, 3700.0),
+        ];
+        assert_eq!(knee(&points), Some(1));
+        assert_eq!(knee(&points[..2]), None);
+        assert_eq!(knee(&[]), None);
+    }
+
     use super::*;
 
     #[test]

@@ -24,6 +24,8 @@ pub struct CellStats {
     pub throughput: Option<Summary>,
     /// Per operation of the measured phase: (p50, p99, p99.9) in µs from the merged histograms.
     pub latency: BTreeMap<String, (f64, f64, f64)>,
+    /// Mean latency in µs over every measured operation (the knee's latency: `scalebench_stats::knee`).
+    pub mean_latency_us: Option<f64>,
     pub bytes_per_record: Option<Summary>,
     /// Repetitions whose verdict found the client saturated (their throughput is a lower bound).
     pub client_bound: usize,
@@ -94,6 +96,17 @@ pub fn cell_stats(
             .iter()
             .map(|(op, h)| (op.clone(), (us(h, 0.5), us(h, 0.99), us(h, 0.999))))
             .collect(),
+        mean_latency_us: {
+            let count: u64 = merged.values().map(|h| h.len()).sum();
+            (count > 0).then(|| {
+                merged
+                    .values()
+                    .map(|h| h.mean() * h.len() as f64)
+                    .sum::<f64>()
+                    / count as f64
+                    / 1000.0
+            })
+        },
         bytes_per_record: summarize(
             &measured
                 .iter()
