@@ -5,6 +5,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::request::{
+    self, parse_action, parse_arrival, parse_batch_size, parse_concurrency, parse_criterion,
+    parse_duration, parse_interval, parse_probe, parse_rate, parse_request_set, parse_threads,
+    Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
+};
+
 #[derive(Debug, Parser)]
 #[command(
     name = "scalebench",
@@ -74,7 +80,7 @@ pub struct ClustersDir {
         long,
         value_name = "DIR",
         env = "SCALEBENCH_CLUSTERS_DIR",
-        default_value = "scalebench-clusters"
+        default_value = request::DEFAULT_CLUSTERS_DIR
     )]
     pub clusters_dir: PathBuf,
 }
@@ -184,17 +190,17 @@ pub struct ElasticArgs {
     pub phase: PhaseArgs,
     /// What to do to the cluster under load: add:K (add K nodes), double (add as many as there are),
     /// remove:K (graceful decommission), crash:K (SIGKILL, the nodes stay in the ring).
-    #[arg(long, value_name = "ACTION", default_value = "add:1", value_parser = parse_action)]
+    #[arg(long, value_name = "ACTION", default_value = request::DEFAULT_ACTION, value_parser = parse_action)]
     pub action: ScaleAction,
     /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_BASELINE, value_parser = parse_duration)]
     pub baseline: Duration,
     /// Load measured after stability (Av2, Rt2).
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_AFTER, value_parser = parse_duration)]
     pub after: Duration,
     /// Stable: this many sets in a row each differ from their predecessor by less than the
     /// baseline's median step, and the database reports no data in motion.
-    #[arg(long, value_name = "X", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "X", default_value_t = request::DEFAULT_STABLE_SETS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub stable_sets: u32,
     /// The load criterion's threshold: median-step (the baseline's median step between consecutive
     /// points, Dory's rule) or relative:PCT (PCT percent of the baseline's mean).
@@ -202,11 +208,11 @@ pub struct ElasticArgs {
     pub criterion: Criterion,
     /// Data in motion: db (ask the database's own tools, or the external cluster's is_idle hook) or
     /// none (the load criterion alone).
-    #[arg(long, value_enum, default_value_t = Probe::Db)]
+    #[arg(long, value_name = "PROBE", default_value = "db", value_parser = parse_probe)]
     pub probe: Probe,
     /// Give up waiting for stability (of the baseline, and after the action) after this long; the
     /// scores that need it are then absent.
-    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_STABLE_TIMEOUT, value_parser = parse_duration)]
     pub stable_timeout: Duration,
     /// Repeat the transition this many times, doubling records, threads and the set size each time
     /// (with `double`: Dory's 6 -> 12 -> 24 -> 48 nodes, scaled down, and the final size measured too).
@@ -217,62 +223,12 @@ pub struct ElasticArgs {
     pub no_load: bool,
     /// Runs of each request set that make one point of the timeline, its mean time and standard
     /// deviation (Dory ran each set 10 times).
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "K", default_value_t = request::DEFAULT_SET_REPEATS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub set_repeats: u32,
     /// No load during the transition: time until the cluster is fully available (ready, no data in
     /// motion), Dory's restricted elasticity as measured for Riak.
     #[arg(long, conflicts_with_all = ["request_set", "target"])]
     pub unloaded: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Criterion {
-    MedianStep,
-    Relative(f64),
-}
-
-fn parse_criterion(s: &str) -> Result<Criterion, String> {
-    if s == "median-step" {
-        return Ok(Criterion::MedianStep);
-    }
-    s.strip_prefix("relative:")
-        .and_then(|p| p.parse::<f64>().ok())
-        .filter(|p| *p > 0.0 && *p < 100.0)
-        .map(Criterion::Relative)
-        .ok_or_else(|| format!("'{s}': expected median-step or relative:PCT (0 < PCT < 100)"))
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Probe {
-    Db,
-    None,
-}
-
-/// A change of the cluster's size under load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScaleAction {
-    Add(u32),
-    Double,
-    Remove(u32),
-    Crash(u32),
-}
-
-pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
-    let bad = || format!("'{s}': expected add:K, double, remove:K or crash:K");
-    if s == "double" {
-        return Ok(ScaleAction::Double);
-    }
-    let (verb, k) = s.split_once(':').ok_or_else(bad)?;
-    let k: u32 = k.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
-    match verb {
-        "add" => Ok(ScaleAction::Add(k)),
-        "remove" => Ok(ScaleAction::Remove(k)),
-        "crash" => Ok(ScaleAction::Crash(k)),
-        _ => Err(bad()),
-    }
 }
 
 /// The results database of experiments.
@@ -443,11 +399,11 @@ pub struct PhaseArgs {
     pub properties: Vec<String>,
 
     /// OS threads (default: property threadcount, else 1).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::settings::MAX_THREADS as i64))]
+    #[arg(long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<u32>,
 
     /// In-flight operations per thread; each behaves as one YCSB client thread.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
     pub concurrency: u32,
 
     /// Open loop at this total rate in operations per second, 0.001 to 1e9 (default: property target; 0 = closed loop).
@@ -455,15 +411,15 @@ pub struct PhaseArgs {
     pub target: Option<f64>,
 
     /// Spacing of open-loop arrivals.
-    #[arg(long, value_enum, default_value_t = ArrivalArg::Constant)]
-    pub arrival: ArrivalArg,
+    #[arg(long, value_name = "constant|poisson", default_value = "constant", value_parser = parse_arrival)]
+    pub arrival: scalebench_exec::Arrival,
 
     /// Measured duration, e.g. 30s, 5m (default 30s for run unless operationcount is set).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
     /// Warm-up before measuring: the real mix on the same connections, not recorded.
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_WARMUP, value_parser = parse_duration)]
     pub warmup: Duration,
 
     /// Stop after this many measured operations (same as -p operationcount=N).
@@ -487,7 +443,7 @@ pub struct PhaseArgs {
     pub format: Format,
 
     /// Length of the intervals of the time series (1 ms to 1 h).
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_INTERVAL, value_parser = parse_interval)]
     pub interval: Duration,
 
     /// Per-operation timeout; a timeout is a failure (default: none, operations end with the run's grace).
@@ -495,24 +451,20 @@ pub struct PhaseArgs {
     pub op_timeout: Option<Duration>,
 
     /// How long in-flight operations may finish after the run ends.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_GRACE, value_parser = parse_duration)]
     pub grace: Duration,
 
     /// Records per insert call in the load phase (default: property batchsize, else 100 where the binding batches).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    #[arg(long, value_name = "N", value_parser = parse_batch_size)]
     pub batch_size: Option<u32>,
 
     /// Run in back-to-back request sets of N operations (closed loop): each set is timed, and the
     /// next starts when all of its operations have completed (Dory's method; see `documents`).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_request_set)]
     pub request_set: Option<u64>,
 
-    /// Not an option: where `scalebench elastic` watches the timeline while the run goes on.
-    #[arg(skip)]
-    pub timeline_log: Option<scalebench_exec::TimelineLog>,
-
     /// Status line period when standard error is not a terminal.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_STATUS_INTERVAL, value_parser = parse_duration)]
     pub status_interval: Duration,
 
     /// Serve the run's live figures as OpenMetrics at http://ADDR:PORT/metrics for Prometheus
@@ -632,28 +584,6 @@ pub enum Format {
     Ycsb,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ArrivalArg {
-    Constant,
-    Poisson,
-}
-
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s)
-        .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
-}
-
-/// An interval of the time series: each one costs histograms per operation and worker, so not
-/// shorter than a millisecond; and not longer than an hour.
-fn parse_interval(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if (Duration::from_millis(1)..=Duration::from_secs(3600)).contains(&d) {
-        Ok(d)
-    } else {
-        Err("expected an interval from 1ms to 1h".into())
-    }
-}
-
 fn parse_positive_rate(s: &str) -> Result<f64, String> {
     match parse_rate(s)? {
         0.0 => Err("expected a rate above 0".into()),
@@ -669,9 +599,59 @@ fn parse_step_factor(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_rate(s: &str) -> Result<f64, String> {
-    let rate = s
-        .parse::<f64>()
-        .map_err(|_| "expected a number of operations per second".to_string())?;
-    crate::settings::check_target(rate)
+impl PhaseArgs {
+    /// The run these arguments ask for; `argv` is recorded (redacted) as its command.
+    pub fn request(&self, argv: &[std::ffi::OsString]) -> RunRequest {
+        RunRequest {
+            workload: self.workload.clone(),
+            db: self.db.clone(),
+            property_files: self.property_files.clone(),
+            properties: self.properties.clone(),
+            threads: self.threads,
+            concurrency: self.concurrency,
+            target: self.target,
+            arrival: self.arrival,
+            duration: self.duration,
+            warmup: self.warmup,
+            operations: self.operations,
+            seed: self.seed,
+            interval: self.interval,
+            op_timeout: self.op_timeout,
+            grace: self.grace,
+            batch_size: self.batch_size,
+            request_set: self.request_set,
+            timeline_log: None,
+            stop: None,
+            status_interval: self.status_interval,
+            create_schema: self.create_schema,
+            drop_schema: self.drop_schema,
+            quiet: self.quiet,
+            deployment: self.deployment.clone(),
+            clusters_dir: self.clusters.clusters_dir.clone(),
+            no_compact: self.no_compact,
+            no_monitor: self.no_monitor,
+            command: crate::environment::redacted_command(argv),
+        }
+    }
+}
+
+impl ElasticArgs {
+    /// The elastic benchmark these arguments ask for.
+    pub fn request(&self, argv: &[std::ffi::OsString]) -> ElasticRequest {
+        ElasticRequest {
+            run: self.phase.request(argv),
+            action: self.action,
+            baseline: self.baseline,
+            after: self.after,
+            stable_sets: self.stable_sets,
+            criterion: self.criterion,
+            probe: self.probe,
+            stable_timeout: self.stable_timeout,
+            steps: self.steps,
+            no_load: self.no_load,
+            set_repeats: self.set_repeats,
+            unloaded: self.unloaded,
+            hdr_log: self.phase.hdr_log.clone(),
+        }
+    }
 }

@@ -58,7 +58,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Compare(args) => crate::report::compare_command(&args),
         Command::Report(args) => crate::report::report_command(&args),
         Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
-        Command::Experiment(e) => crate::experiment::experiment_command(&e),
+        Command::Experiment(e) => crate::experiment::experiment_command(&e, &argv),
         Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),
         Command::Elastic(e) => crate::elastic::elastic_command(&e, &argv),
         Command::Monitor(m) => crate::phase::monitor_command(&m),

@@ -1,5 +1,6 @@
 //! The `cluster` command, and the deployment a `load` or `run` goes to.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use scalebench_deploy::{Cluster, DeployError, Deployment};
@@ -25,13 +26,14 @@ pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, CliError> {
     Ok(Deployment::from_file(&target.deployment)?)
 }
 
-/// The running cluster of a deployment file.
-pub fn open(target: &ClusterTarget) -> Result<Cluster, CliError> {
-    let d = read_deployment(target)?;
-    Ok(Cluster::open(&Cluster::dir_for(
-        &target.clusters.clusters_dir,
-        &d,
-    ))?)
+/// The running cluster of deployment file `deployment`, whose state is under `clusters_dir`.
+pub fn open(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, CliError> {
+    let d = Deployment::from_file(deployment)?;
+    Ok(Cluster::open(&Cluster::dir_for(clusters_dir, &d))?)
+}
+
+fn open_target(target: &ClusterTarget) -> Result<Cluster, CliError> {
+    open(&target.deployment, &target.clusters.clusters_dir)
 }
 
 pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
@@ -49,7 +51,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             print_status(&c, false)?;
         }
         ClusterAction::Down { target, purge } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             let (name, dir) = (c.name().to_string(), c.state.dir.clone());
             if *purge {
                 c.purge()?;
@@ -66,17 +68,17 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             }
         }
         ClusterAction::Status { target, json } => {
-            let c = open(target)?;
+            let c = open_target(target)?;
             print_status(&c, *json)?;
         }
         ClusterAction::AddNode(t) => {
-            let mut c = open(t)?;
+            let mut c = open_target(t)?;
             let id = c.add_node()?;
             crate::note!("added {id}");
             print_status(&c, false)?;
         }
         ClusterAction::RemoveNode { target, node } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             let id = c.remove_node(node.as_deref())?;
             crate::note!("removed {id}");
             print_status(&c, false)?;
@@ -86,22 +88,22 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             node,
             crash,
         } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             c.stop_node(node, *crash)?;
             crate::note!("{} {node}", if *crash { "killed" } else { "stopped" });
         }
         ClusterAction::StartNode { target, node } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             c.start_node(node)?;
             crate::note!("started {node}");
         }
         ClusterAction::Wait(t) => {
-            let c = open(t)?;
+            let c = open_target(t)?;
             c.wait_idle()?;
             crate::note!("cluster {} is ready and idle", c.name());
         }
         ClusterAction::Compact(t) => {
-            let c = open(t)?;
+            let c = open_target(t)?;
             emit(&(c.compact()?.join("\n") + "\n"));
         }
         ClusterAction::Space {
@@ -109,7 +111,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             records,
             json,
         } => {
-            let c = open(target)?;
+            let c = open_target(target)?;
             let space = c.space("now", *records);
             if *json {
                 emit(
@@ -122,14 +124,14 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             }
         }
         ClusterAction::Snapshot { target, name } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             for done in c.snapshot(name)? {
                 crate::note!("  {done}");
             }
             crate::note!("snapshot {name} of {} taken", c.name());
         }
         ClusterAction::Restore { target, name } => {
-            let mut c = open(target)?;
+            let mut c = open_target(target)?;
             for done in c.restore(name)? {
                 crate::note!("  {done}");
             }

@@ -17,14 +17,15 @@ use scalebench_elastic::{
     repeated, score, score_open_loop, sizes_table, Events, IntervalPoint, SetPoint, SizeRow,
     StepScores, UnloadedScores,
 };
-use scalebench_exec::{Phase, TimelineLog, TimelinePoint};
+use scalebench_exec::{Phase, StopSignal, TimelineLog, TimelinePoint};
 use scalebench_measure::PhaseResult;
 use scalebench_measure::RunResult;
 use serde::Serialize;
 
-use crate::args::{ClusterTarget, Criterion, ElasticArgs, PhaseArgs, Probe, ScaleAction};
+use crate::args::ElasticArgs;
 use crate::error::CliError;
-use crate::phase::{execute_phases, finish_current_phase};
+use crate::phase::execute_phases;
+use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction};
 use crate::settings::Settings;
 
 pub const SCHEMA: &str = "scalebench-elastic/1";
@@ -87,7 +88,7 @@ pub struct ElasticStep {
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
     crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
-    let out = run_elastic(args, argv)?;
+    let out = run_elastic(&args.request(argv))?;
     if let Some(path) = &args.phase.output {
         crate::output::write_json(path, &out)?;
     }
@@ -99,14 +100,14 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
 }
 
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
-pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResult, CliError> {
-    let Some(deployment) = args.phase.deployment.clone() else {
+pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, CliError> {
+    let Some(deployment) = args.run.deployment.clone() else {
         return Err(CliError::Usage(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
         ));
     };
-    let base = Settings::resolve(&args.phase, Phase::Run)?;
-    let first_set_size = args.phase.request_set;
+    let base = Settings::resolve(&args.run, Phase::Run)?;
+    let first_set_size = args.run.request_set;
     if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
         return Err(CliError::Usage(
             "scalebench elastic needs a constant load: --request-set R (Dory's timed request sets), --target OPS (an open loop) or --unloaded (none)".into(),
@@ -119,14 +120,10 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
     } else {
         Load::Intervals
     };
-    let target = ClusterTarget {
-        deployment: deployment.clone(),
-        clusters: args.phase.clusters.clone(),
-    };
-    let mut cluster = crate::cluster::open(&target)?;
+    let mut cluster = crate::cluster::open(&deployment, &args.run.clusters_dir)?;
     let mut out = ElasticResult {
         schema: SCHEMA.into(),
-        command: crate::environment::redacted_command(argv),
+        command: args.run.command.clone(),
         deployment: deployment.display().to_string(),
         set_size: first_set_size.filter(|_| !args.unloaded),
         set_repeats: matches!(load, Load::Sets(_)).then_some(args.set_repeats),
@@ -144,14 +141,14 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
         let scale = Scale::of_step(&base, first_set_size, step);
         let loaded_already = args.no_load && step == 0;
         if !loaded_already {
-            let completed = load_records(args, &scale, argv)?;
+            let completed = load_records(args, &scale)?;
             if !completed {
                 out.interrupted = true;
                 break;
             }
         }
         let nodes_before = running_nodes(&cluster);
-        let in_flight = scale.threads * args.phase.concurrency as u64;
+        let in_flight = scale.threads * args.run.concurrency as u64;
         if let Load::None = load {
             let (events, changed, not_stable, scores) = transition_unloaded(args, &mut cluster)?;
             let s = ElasticStep {
@@ -180,7 +177,6 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             load,
             Some(args.action),
             &format!("step-{}", step + 1),
-            argv,
         )?;
         let Controlled {
             events,
@@ -251,15 +247,15 @@ pub fn run_elastic(args: &ElasticArgs, argv: &[OsString]) -> Result<ElasticResul
             scale.threads,
             scale.set_size.unwrap_or(0)
         );
-        if load_records(args, &scale, argv)? {
+        if load_records(args, &scale)? {
             let (result, controlled) =
-                run_under_control(args, &mut cluster, &scale, load, None, "final-size", argv)?;
+                run_under_control(args, &mut cluster, &scale, load, None, "final-size")?;
             let sets = result.phases.first().map(set_points).unwrap_or_default();
             let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
             sizes.push(SizeRow::new(
                 running_nodes(&cluster),
                 scale.records,
-                scale.threads * args.phase.concurrency as u64,
+                scale.threads * args.run.concurrency as u64,
                 scale.set_size.unwrap_or(0),
                 &times,
             ));
@@ -309,10 +305,10 @@ impl Scale {
 }
 
 /// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
-fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<bool, CliError> {
-    let load = phase_args(&args.phase, scale, None);
+fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, CliError> {
+    let load = phase_args(&args.run, scale, None);
     crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
-    let r = execute_phases(&load, &[Phase::Load], argv)?.result;
+    let r = execute_phases(&load, &[Phase::Load])?.result;
     if r.interrupted {
         return Ok(false);
     }
@@ -324,26 +320,26 @@ fn load_records(args: &ElasticArgs, scale: &Scale, argv: &[OsString]) -> Result<
 /// action) scales and follows the cluster; the run ends when the controller is done. With
 /// `--hdr-log DIR`, the run's interval logs go to `DIR/<name>/`.
 fn run_under_control(
-    args: &ElasticArgs,
+    args: &ElasticRequest,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
     action: Option<ScaleAction>,
     name: &str,
-    argv: &[OsString],
 ) -> Result<(RunResult, Controlled), CliError> {
     let log = TimelineLog::new();
-    let mut run = phase_args(&args.phase, scale, Some(log.clone()));
+    let mut run = phase_args(&args.run, scale, Some(log.clone()));
     run.request_set = scale.set_size;
-    let run_argv = argv.to_vec();
-    let runner = std::thread::spawn(move || execute_phases(&run, &[Phase::Run], &run_argv));
+    let stop = StopSignal::new();
+    run.stop = Some(stop.clone());
+    let runner = std::thread::spawn(move || execute_phases(&run, &[Phase::Run]));
     let controlled = control(args, cluster, &log, load, action, &runner);
     // Whatever happened, the run ends now (or has ended) and its result is kept.
-    finish_current_phase();
+    stop.finish();
     let mut executed = runner
         .join()
         .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
-    if let Some(dir) = &args.phase.hdr_log {
+    if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(&dir.join(name))?;
     }
     Ok((executed.result, controlled?))
@@ -352,7 +348,7 @@ fn run_under_control(
 /// Restricted elasticity with no load: scale, then wait until the cluster is ready with no data in
 /// motion (full availability).
 fn transition_unloaded(
-    args: &ElasticArgs,
+    args: &ElasticRequest,
     cluster: &mut Cluster,
 ) -> Result<(Events, Vec<String>, Option<String>, UnloadedScores), CliError> {
     let t0 = Instant::now();
@@ -387,7 +383,7 @@ fn transition_unloaded(
 }
 
 /// The load or run options of one step: its threads and records; a run lasts until ended.
-fn phase_args(base: &PhaseArgs, scale: &Scale, log: Option<TimelineLog>) -> PhaseArgs {
+fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> RunRequest {
     let mut a = base.clone();
     a.threads = Some(scale.threads as u32);
     // A step's load inserts all of its records: the run's --duration or --operations bound the
@@ -412,7 +408,6 @@ fn phase_args(base: &PhaseArgs, scale: &Scale, log: Option<TimelineLog>) -> Phas
         a.drop_schema = false;
     }
     a.timeline_log = log;
-    a.output = None;
     a
 }
 
@@ -506,7 +501,7 @@ fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint>
 
 /// Baseline (until stable), then with an action: scale, follow until stable, measure after.
 fn control(
-    args: &ElasticArgs,
+    args: &ElasticRequest,
     cluster: &mut Cluster,
     log: &TimelineLog,
     load: Load,

@@ -30,5 +30,6 @@ pub mod metrics;
 pub mod output;
 pub mod phase;
 pub mod report;
+pub mod request;
 pub mod saturate;
 pub mod settings;

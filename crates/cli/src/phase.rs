@@ -16,10 +16,11 @@ use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
 
 use crate::args::{Format, PhaseArgs};
-use crate::environment::{host_info, redacted_command, tool_info};
+use crate::environment::{host_info, tool_info};
 use crate::error::CliError;
 use crate::output::progress::Display;
 use crate::output::table;
+use crate::request::RunRequest;
 use crate::settings::Settings;
 
 /// The stop signal of the phase in progress: the first Ctrl-C (or SIGTERM) requests it; what was
@@ -70,22 +71,6 @@ pub fn install_interrupt_handler() {
     });
 }
 
-/// Ends the phase in progress as planned: its window closes now and it ends "finished" (not
-/// "interrupted"). False when no phase is running.
-pub fn finish_current_phase() -> bool {
-    match CURRENT_STOP
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-    {
-        Some(stop) => {
-            stop.finish();
-            true
-        }
-        None => false,
-    }
-}
-
 pub fn run_command(
     args: &PhaseArgs,
     phases: &[Phase],
@@ -96,7 +81,7 @@ pub fn run_command(
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
-    let mut executed = execute_phases(args, phases, argv)?;
+    let mut executed = execute_phases(&args.request(argv), phases)?;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
     }
@@ -140,11 +125,7 @@ impl ExecutedPhases {
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
 /// nothing.
-pub fn execute_phases(
-    args: &PhaseArgs,
-    phases: &[Phase],
-    argv: &[OsString],
-) -> Result<ExecutedPhases, CliError> {
+pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, CliError> {
     let mut settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
@@ -162,7 +143,7 @@ pub fn execute_phases(
     }
 
     install_interrupt_handler();
-    let stop = StopSignal::new();
+    let stop = args.stop.clone().unwrap_or_default();
     register_stop(&stop);
 
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
@@ -273,7 +254,7 @@ pub fn execute_phases(
         tool: tool_info(),
         host: host_info(),
         started_at,
-        command: redacted_command(argv),
+        command: args.command.clone(),
         parameters: parameters(&settings),
         interrupted,
         phases: results,
@@ -445,7 +426,7 @@ fn after_phase(
     phase: Phase,
     result: &PhaseResult,
     settings: &Settings,
-    args: &PhaseArgs,
+    args: &RunRequest,
 ) -> Result<Space, CliError> {
     let records = if phase == Phase::Load {
         if !args.no_compact {

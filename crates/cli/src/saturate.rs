@@ -45,20 +45,25 @@ pub struct Search {
 }
 
 fn step_of(offered: f64, p: &PhaseResult) -> Step {
-    let lat = |intended: bool| {
-        p.operations
-            .values()
-            .filter_map(|o| {
-                if intended {
-                    o.intended_latency.as_ref()
-                } else {
-                    o.latency.as_ref()
-                }
-            })
-            .map(|l| (l.p99_us, l.mean_us))
-            .fold((0.0f64, 0.0f64), |a, b| (a.0.max(b.0), a.1.max(b.1)))
-    };
-    let (p99_us, mean_us) = if p.open_loop { lat(true) } else { lat(false) };
+    let latencies: Vec<_> = p
+        .operations
+        .values()
+        .filter_map(|o| {
+            if p.open_loop {
+                o.intended_latency.as_ref()
+            } else {
+                o.latency.as_ref()
+            }
+        })
+        .collect();
+    // The worst operation's p99 against the objective; the mean over every operation for the knee.
+    let p99_us = latencies.iter().map(|l| l.p99_us).fold(0.0, f64::max);
+    let count: u64 = latencies.iter().map(|l| l.count).sum();
+    let mean_us = latencies
+        .iter()
+        .map(|l| l.mean_us * l.count as f64)
+        .sum::<f64>()
+        / count.max(1) as f64;
     Step {
         offered,
         // Completions inside the window: an overloaded step shows what was served, not offered.
@@ -102,21 +107,24 @@ pub fn rate_rule(steps: &[Step], p99_limit_us: Option<f64>) -> Option<(Option<us
     None
 }
 
-/// Wegert: go on while doubling threads multiplies throughput by more than it multiplies latency.
+/// Wegert: go on while doubling threads multiplies throughput by more than it multiplies mean
+/// latency (`scalebench_stats::knee`, which says why the mean).
 pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
-    let i = steps.len() - 1;
-    let p = i.checked_sub(1)?;
-    let tp = steps[i].achieved_ops_s / steps[p].achieved_ops_s.max(1e-9);
-    let lat = steps[i].mean_us / steps[p].mean_us.max(1e-9);
-    (tp <= lat).then(|| {
-        (
-            Some(p),
-            format!(
-                "doubling to {} threads: throughput x{tp:.2}, latency x{lat:.2}",
-                steps[i].offered
-            ),
-        )
-    })
+    let points: Vec<(f64, f64)> = steps
+        .iter()
+        .map(|s| (s.achieved_ops_s, s.mean_us))
+        .collect();
+    let k = scalebench_stats::knee(&points)?;
+    let (before, after) = (&steps[k], &steps[k + 1]);
+    Some((
+        Some(k),
+        format!(
+            "doubling to {} threads: throughput x{:.2}, mean latency x{:.2}",
+            after.offered,
+            after.achieved_ops_s / before.achieved_ops_s.max(1e-9),
+            after.mean_us / before.mean_us.max(1e-9)
+        ),
+    ))
 }
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
@@ -127,11 +135,11 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             args.factor, args.start_rate
         )));
     }
+    let base = args.phase.request(argv);
     let mut steps = Vec::new();
     let mut end = None;
     for n in 0..args.max_steps {
-        let mut phase = args.phase.clone();
-        phase.output = None;
+        let mut phase = base.clone();
         phase.quiet = true;
         let offered = if args.threads_search {
             let t = 1u32 << n;
@@ -143,7 +151,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             phase.target = Some(r);
             r
         };
-        let mut executed = execute_phases(&phase, &[Phase::Run], argv)?;
+        let mut executed = execute_phases(&phase, &[Phase::Run])?;
         if let Some(dir) = &args.phase.hdr_log {
             executed.write_hdr_logs(&dir.join(format!("step-{}", n + 1)))?;
         }

@@ -14,26 +14,8 @@ use scalebench_workload::builtin::builtin_workload;
 use scalebench_workload::core_workload::core_property;
 use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 
-use crate::args::{ArrivalArg, PhaseArgs};
 use crate::error::CliError;
-
-/// Bounds of `--threads` / `threadcount`, and of threads x `--concurrency`.
-pub const MAX_THREADS: u64 = 4096;
-const MAX_IN_FLIGHT: u64 = 100_000;
-
-/// Bounds of `--target` / `target` (0 means no target).
-const MIN_TARGET_OPS_S: f64 = 0.001;
-const MAX_TARGET_OPS_S: f64 = 1e9;
-
-/// A target rate the open-loop schedule can keep: it spaces starts in whole nanoseconds per slot, so
-/// beyond 1e9/s every start would be "now", and a vanishing rate would put the first start past any run.
-pub fn check_target(ops_s: f64) -> Result<f64, String> {
-    if ops_s == 0.0 || (MIN_TARGET_OPS_S..=MAX_TARGET_OPS_S).contains(&ops_s) {
-        Ok(ops_s)
-    } else {
-        Err(format!("expected 0 (no target) or a rate from {MIN_TARGET_OPS_S} to {MAX_TARGET_OPS_S:e} operations per second"))
-    }
-}
+use crate::request::{check_target, RunRequest, MAX_IN_FLIGHT, MAX_THREADS};
 
 /// YCSB client properties this tool reads.
 const CLIENT_PROPERTIES: &[&str] = &[
@@ -97,12 +79,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn resolve(args: &PhaseArgs, phase: Phase) -> Result<Settings, CliError> {
+    pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, CliError> {
         let cluster = match &args.deployment {
-            Some(file) => Some(crate::cluster::open(&crate::args::ClusterTarget {
-                deployment: file.clone(),
-                clusters: args.clusters.clone(),
-            })?),
+            Some(file) => Some(crate::cluster::open(file, &args.clusters_dir)?),
             None => None,
         };
         let (db, temp_db_dir) = match (&args.db, &cluster) {
@@ -126,7 +105,7 @@ impl Settings {
     /// What [`Settings::resolve`] checks, with no side effect: no cluster is opened and no
     /// temporary database made (a run on a deployment or on the default database is checked as on
     /// the null binding; its binding options are checked when it opens).
-    pub fn check(args: &PhaseArgs, phase: Phase) -> Result<(), CliError> {
+    pub fn check(args: &RunRequest, phase: Phase) -> Result<(), CliError> {
         let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
         let s = Self::with_database(args, phase, db, None, None)?;
         registry::check_options(
@@ -137,7 +116,7 @@ impl Settings {
     }
 
     fn with_database(
-        args: &PhaseArgs,
+        args: &RunRequest,
         phase: Phase,
         db: DbUrl,
         temp_db_dir: Option<tempfile::TempDir>,
@@ -292,10 +271,7 @@ impl Settings {
             threads,
             concurrency: args.concurrency as usize,
             target: (target > 0.0).then_some(target),
-            arrival: match args.arrival {
-                ArrivalArg::Constant => Arrival::Constant,
-                ArrivalArg::Poisson => Arrival::Poisson,
-            },
+            arrival: args.arrival,
             run_duration,
             // Only the load command itself is capped by --duration; a load before a run is not.
             load_duration: if phase == Phase::Load {

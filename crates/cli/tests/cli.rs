@@ -693,7 +693,7 @@ fn runs_with_many_failed_operations_are_flagged_not_listed_as_ok() {
         r#"name = "flag"
 [procedure]
 duration = "1s"
-args = ["--op-timeout", "5ms", "--concurrency", "4", "--no-monitor"]
+options = { op_timeout = "5ms", concurrency = 4, no_monitor = true }
 [[database]]
 name = "null"
 db = "null://"
@@ -1348,7 +1348,7 @@ fn interrupt_between_phases_stops_an_experiment() {
     let file = dir.path().join("exp.toml");
     std::fs::write(
         &file,
-        "name = \"interrupted\"\nrepetitions = 3\n[procedure]\nduration = \"1s\"\nargs = [\"--no-monitor\"]\n\
+        "name = \"interrupted\"\nrepetitions = 3\n[procedure]\nduration = \"1s\"\noptions = { no_monitor = true }\n\
          [[database]]\nname = \"db\"\ndeployment = \"slow-up.toml\"\n\
          [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
     )

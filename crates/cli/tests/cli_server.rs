@@ -392,7 +392,7 @@ repetitions = 3
 [procedure]
 load = "once"
 duration = "1s"
-args = ["--no-monitor"]
+options = {{ no_monitor = true }}
 [[database]]
 name = "pg"
 db = "{}"
@@ -558,11 +558,8 @@ threads = [2]
             "{cell}: {nodes} nodes"
         );
         // The size is the deployment's, not a workload property.
-        assert!(
-            !r["command"].to_string().contains("nodes="),
-            "{}",
-            r["command"]
-        );
+        let properties = &r["parameters"]["properties"];
+        assert!(properties.get("nodes").is_none(), "{properties}");
     }
     let html = dir.path().join("report.html");
     let csv = dir.path().join("csv");
@@ -814,7 +811,7 @@ repetitions = 2
 [procedure]
 load = "once"
 duration = "1s"
-args = ["--no-monitor"]
+options = { no_monitor = true }
 [[database]]
 name = "pg-bucardo-2"
 deployment = "bucardo.toml"
@@ -866,7 +863,7 @@ repetitions = 2
 [procedure]
 load = "restore"
 duration = "1s"
-args = ["--no-monitor"]
+options = { no_monitor = true }
 [[database]]
 name = "pg"
 deployment = "pg.toml"
@@ -955,7 +952,7 @@ name = "full"
 [procedure]
 load = "once"
 duration = "1s"
-args = ["--no-monitor"]
+options = {{ no_monitor = true }}
 [[database]]
 name = "redis"
 db = "{}"

@@ -291,7 +291,7 @@ fn an_elastic_experiment_records_every_transition() {
     std::fs::write(
         &file,
         "name = \"elastic-exp\"\nrepetitions = 2\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
-         args = [\"--request-set\", \"100\"]\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"4s\"\n\
+         request_set = 100\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"4s\"\n\
          after = \"2s\"\nstable_sets = 3\nstable_timeout = \"3m\"\n[[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\n\
          [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = { recordcount = 1000 }\n\
          [sweep]\nthreads = [3]\n",

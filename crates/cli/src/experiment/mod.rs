@@ -10,16 +10,16 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::Parser;
 use scalebench_deploy::{Cluster, Deployment};
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
-use crate::args::{Cli, Command, ExperimentArgs, ResultsAction};
+use crate::args::{ExperimentArgs, ResultsAction};
 use crate::error::CliError;
 use crate::output::emit;
 use crate::phase::execute_phases;
-use spec::{value_text, Configuration, Experiment, PlannedRun, CLUSTER_SIZE, RUN_OPTIONS};
+use crate::request::{self, ElasticRequest, RunRequest};
+use spec::{value_text, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
 use store::{now, ElasticRecord, Recorded, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
@@ -37,18 +37,88 @@ struct RunnerState {
     drop_caches_warned: bool,
 }
 
-pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
-    let mut exp = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
+/// An experiment to run: its spec (read and checked), where its relative files are, and where its
+/// results and clusters go.
+pub struct ExperimentRequest {
+    pub experiment: Experiment,
+    /// The directory the spec's deployment and workload files are relative to.
+    pub base: PathBuf,
+    /// The spec's file as the results store names it.
+    pub source: String,
+    /// The results store (SQLite); runs recorded there already are skipped (resume).
+    pub results: PathBuf,
+    pub clusters_dir: PathBuf,
+    /// Serve every run's live figures, labelled with its cell, at this address.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// What started it (passwords redacted), recorded with every run.
+    pub command: Vec<String>,
+}
+
+/// What [`run_experiment`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExperimentOutcome {
+    pub done: usize,
+    pub failed: usize,
+    /// Recorded already (resume).
+    pub skipped: usize,
+    /// Ctrl-C ended it: the same request resumes it.
+    pub interrupted: bool,
+}
+
+pub fn experiment_command(args: &ExperimentArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
+    let mut experiment = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
     if args.miniature {
-        exp.miniature();
+        experiment.miniature();
     }
-    let base = args
-        .file
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    // Every deployment file, and every configuration's change of it, must read before anything
-    // starts.
+    let request = ExperimentRequest {
+        experiment,
+        base: args
+            .file
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        source: args.file.display().to_string(),
+        results: args.results.clone(),
+        clusters_dir: args.clusters.clusters_dir.clone(),
+        metrics_listen: args.metrics_listen,
+        command: crate::environment::redacted_command(argv),
+    };
+    if args.dry_run {
+        let plan = check_experiment(&request)?;
+        print_plan(&request.experiment, &plan);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let outcome = run_experiment(&request)?;
+    let exp = &request.experiment;
+    crate::note!(
+        "experiment {}: {} runs done, {} failed, {} already recorded (results in {})",
+        exp.name,
+        outcome.done,
+        outcome.failed,
+        outcome.skipped,
+        args.results.display()
+    );
+    if outcome.interrupted {
+        crate::note!("interrupted: run the same command again to resume");
+        return Ok(ExitCode::from(130));
+    }
+    let store = Store::open(&args.results).map_err(CliError::Failed)?;
+    emit(&show(&store, &exp.name, exp.discard_first)?);
+    if outcome.failed > 0 {
+        // The others are recorded; a rerun of the same command retries only the failed ones.
+        crate::note!(
+            "error: {} runs failed (their errors are in the runs table: scalebench results show)",
+            outcome.failed
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks every deployment file, every configuration's change of it and every run's values before
+/// anything starts; returns the plan.
+pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, CliError> {
+    let (exp, base) = (&request.experiment, &request.base);
     for d in &exp.databases {
         if let Some(f) = &d.deployment {
             let deployment = Deployment::from_file(&base.join(f))?;
@@ -62,20 +132,26 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
         }
     }
     let plan = exp.plan();
-    check_every_run(&exp, &base, &plan, &args.clusters.clusters_dir)?;
-    if args.dry_run {
-        print_plan(&exp, &plan);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut store = Store::open(&args.results).map_err(CliError::Failed)?;
+    check_every_run(exp, base, &plan, &request.clusters_dir)?;
+    Ok(plan)
+}
+
+/// Runs every planned run not recorded yet, each recorded in the results store as it ends (a
+/// failed run too, with its error); stops the clusters it started. Ctrl-C ends it after what is
+/// running.
+pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, CliError> {
+    let plan = check_experiment(request)?;
+    let (exp, base, clusters_dir) = (&request.experiment, &request.base, &request.clusters_dir);
+    let command = &request.command;
+    let mut store = Store::open(&request.results).map_err(CliError::Failed)?;
     // Stored without passwords (database URLs, secret properties).
-    let spec_json = serde_json::to_value(&exp)
+    let spec_json = serde_json::to_value(exp)
         .map(|v| crate::environment::redacted_json(&v).to_string())
         .unwrap_or_default();
     let id = store
-        .experiment(&exp.name, &args.file.display().to_string(), &spec_json)
+        .experiment(&exp.name, &request.source, &spec_json)
         .map_err(CliError::Failed)?;
-    let metrics = args
+    let metrics = request
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
@@ -108,7 +184,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
     if orphans > 0 {
         crate::note!(
             "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
-            args.results.display()
+            request.results.display()
         );
     }
     for (i, run) in plan.iter().enumerate() {
@@ -127,7 +203,7 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
                 .set_cell(Some(format!("{} #{}", run.cell, run.repetition)));
         }
         let started_at = now();
-        let outcome = one_run(&exp, &base, run, &mut state, &args.clusters.clusters_dir);
+        let outcome = one_run(exp, base, run, &mut state, clusters_dir, command);
         match &outcome {
             Ok((r, elastic)) => {
                 store
@@ -172,29 +248,19 @@ pub fn experiment_command(args: &ExperimentArgs) -> Result<ExitCode, CliError> {
             c.down();
         }
     }
-    crate::note!(
-        "experiment {}: {done} runs done, {failed} failed, {skipped} already recorded (results in {})",
-        exp.name,
-        args.results.display()
-    );
-    if interrupted {
-        crate::note!("interrupted: run the same command again to resume");
-        return Ok(ExitCode::from(130));
-    }
-    emit(&show(&store, &exp.name, exp.discard_first)?);
-    if failed > 0 {
-        // The others are recorded; a rerun of the same command retries only the failed ones.
-        crate::note!("error: {failed} runs failed (their errors are in the runs table: scalebench results show)");
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExperimentOutcome {
+        done,
+        failed,
+        skipped,
+        interrupted,
+    })
 }
 
 fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
     let e = &exp.procedure.elastic;
-    let timing = if exp.procedure.measure == "load" {
+    let timing = if exp.procedure.measure == Measure::Load {
         "until every record is written".to_string()
-    } else if exp.procedure.measure == "elastic" {
+    } else if exp.procedure.measure == Measure::Elastic {
         format!(
             "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
             exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
@@ -216,12 +282,12 @@ fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
     );
     let mut loaded: Option<&str> = None;
     for (i, r) in plan.iter().enumerate() {
-        let load = match exp.procedure.load.as_str() {
-            _ if exp.procedure.measure == "load" => "measured load",
-            "each-run" => "load",
+        let load = match exp.procedure.load {
+            _ if exp.procedure.measure == Measure::Load => "measured load",
+            LoadMode::EachRun => "load",
             _ if loaded != Some(r.data_key.as_str()) => "load",
-            "restore" => "restore if earlier runs inserted",
-            _ => "",
+            LoadMode::Restore => "restore if earlier runs inserted",
+            LoadMode::Once => "",
         };
         loaded = Some(&r.data_key);
         out.push_str(&format!(
@@ -342,15 +408,17 @@ fn props(map: &BTreeMap<String, toml::Value>) -> impl Iterator<Item = String> + 
     map.iter().map(|(k, v)| format!("{k}={}", value_text(v)))
 }
 
-/// Arguments of a load or run command for `run` (everything but the phase word).
-fn phase_argv(
+/// The request of a run's load or measured run: the workload and configuration's properties, the
+/// swept values, the procedure's options. `command` is what started the experiment.
+fn phase_request(
     exp: &Experiment,
     base: &Path,
     run: &PlannedRun,
     deployment: Option<&Path>,
     clusters_dir: &Path,
     phase: Phase,
-) -> Vec<String> {
+    command: &[String],
+) -> Result<RunRequest, CliError> {
     let w = exp
         .workloads
         .iter()
@@ -372,57 +440,45 @@ fn phase_argv(
     } else {
         base.join(&w.workload).display().to_string()
     };
-    let mut a = vec![
-        "scalebench".to_string(),
-        phase.name().to_string(),
-        workload,
-        "-q".into(),
-    ];
+    let mut r = RunRequest::new(&workload);
+    r.quiet = true;
+    r.command = command.to_vec();
+    r.clusters_dir = clusters_dir.to_path_buf();
     match (deployment, &db.db) {
-        (Some(f), _) => a.extend([
-            "--deployment".into(),
-            f.display().to_string(),
-            "--clusters-dir".into(),
-            clusters_dir.display().to_string(),
-        ]),
-        (None, Some(url)) => a.extend(["--db".into(), url.clone()]),
+        (Some(f), _) => r.deployment = Some(f.to_path_buf()),
+        (None, Some(url)) => r.db = Some(url.clone()),
         (None, None) => {}
     }
-    for p in props(&w.properties).chain(props(config_props)) {
-        a.extend(["-p".into(), p]);
-    }
+    r.properties
+        .extend(props(&w.properties).chain(props(config_props)));
+    exp.procedure
+        .options
+        .apply(&mut r)
+        .map_err(CliError::Usage)?;
     for (k, v) in &run.params {
-        if k == CLUSTER_SIZE {
-            continue; // the deployment's, see deployment_for
-        }
-        if RUN_OPTIONS.contains(&k.as_str()) {
+        let bad = |e: String| CliError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
+        match k.as_str() {
+            CLUSTER_SIZE => {} // the deployment's, see deployment_for
+            "threads" => r.threads = Some(request::parse_threads(v).map_err(bad)?),
+            "concurrency" => r.concurrency = request::parse_concurrency(v).map_err(bad)?,
             // An offered rate throttles the measured run, not the load.
-            if k == "target" && phase == Phase::Load {
-                continue;
+            "target" if phase == Phase::Load => {}
+            "target" => r.target = Some(request::parse_rate(v).map_err(bad)?),
+            _ => {
+                r.property(k, v);
             }
-            a.extend([format!("--{k}"), v.clone()]);
-        } else {
-            a.extend(["-p".into(), format!("{k}={v}")]);
         }
     }
-    a.extend(exp.procedure.args.iter().cloned());
-    if let Some(r) = exp.procedure.request_set {
-        a.extend(["--request-set".into(), r.to_string()]);
-    }
+    r.request_set = exp.procedure.request_set;
     if phase == Phase::Run {
-        a.extend([
-            "--warmup".into(),
-            exp.procedure.warmup.clone(),
-            "--duration".into(),
-            exp.procedure.duration.clone(),
-        ]);
+        r.warmup = exp.procedure.warmup.0;
+        r.duration = Some(exp.procedure.duration.0);
     } else {
-        a.extend(["--create-schema".into(), "--drop-schema".into()]);
-        if !exp.procedure.compact {
-            a.push("--no-compact".into());
-        }
+        r.create_schema = true;
+        r.drop_schema = true;
+        r.no_compact = !exp.procedure.compact;
     }
-    a
+    Ok(r)
 }
 
 /// Every run's values (properties, rates, durations, URLs, binding option names), checked before
@@ -433,61 +489,36 @@ fn check_every_run(
     plan: &[PlannedRun],
     clusters_dir: &Path,
 ) -> Result<(), CliError> {
-    let phases: &[Phase] = match exp.procedure.measure.as_str() {
-        "load" => &[Phase::Load],
-        "elastic" => &[Phase::Run],
-        _ => &[Phase::Load, Phase::Run],
+    let phases: &[Phase] = match exp.procedure.measure {
+        Measure::Load => &[Phase::Load],
+        Measure::Elastic => &[Phase::Run],
+        Measure::Run => &[Phase::Load, Phase::Run],
     };
     let mut checked = std::collections::HashSet::new();
     for run in plan {
         for &phase in phases {
-            // The deployment's database is checked when it is up (as the runs do).
-            let argv = phase_argv(exp, base, run, None, clusters_dir, phase);
-            if !checked.insert(argv.clone()) {
-                continue;
-            }
-            let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
-            let checked_run = parse(&argv).and_then(|cli| match &cli.command {
-                Command::Load(a) => crate::settings::Settings::check(a, Phase::Load),
-                Command::Run(r) => crate::settings::Settings::check(&r.phase, Phase::Run),
-                _ => unreachable!("experiment runs are load or run commands"),
-            });
-            checked_run.map_err(|e| {
+            let in_cell = |e: CliError| {
                 CliError::Usage(format!(
                     "{}: cell {} ({}): {e}",
                     exp.name,
                     run.cell,
                     phase.name()
                 ))
-            })?;
+            };
+            // The deployment's database is checked when it is up (as the runs do).
+            let request =
+                phase_request(exp, base, run, None, clusters_dir, phase, &[]).map_err(in_cell)?;
+            if !checked.insert(format!("{request:?}")) {
+                continue;
+            }
+            crate::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
     }
     Ok(())
 }
 
-/// Parses a command line built by the runner; a bad option is the experiment file's error.
-fn parse(argv: &[OsString]) -> Result<Cli, CliError> {
-    Cli::try_parse_from(argv).map_err(|e| {
-        CliError::Usage(
-            e.render()
-                .to_string()
-                .lines()
-                .next()
-                .unwrap_or("invalid run options")
-                .to_string(),
-        )
-    })
-}
-
-fn execute(argv: Vec<String>) -> Result<RunResult, CliError> {
-    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
-    let cli = parse(&argv)?;
-    let (args, phase) = match &cli.command {
-        Command::Load(a) => (a, Phase::Load),
-        Command::Run(r) => (&r.phase, Phase::Run),
-        _ => unreachable!("experiment runs are load or run commands"),
-    };
-    execute_phases(args, &[phase], &argv).map(|e| e.result)
+fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, CliError> {
+    execute_phases(request, &[phase]).map(|e| e.result)
 }
 
 fn one_run(
@@ -496,20 +527,33 @@ fn one_run(
     run: &PlannedRun,
     state: &mut RunnerState,
     clusters_dir: &Path,
+    command: &[String],
 ) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
         ensure_cluster(f, &exp.name, state, clusters_dir)?;
     }
-    let argv_for = |phase| phase_argv(exp, base, run, deployment.as_deref(), clusters_dir, phase);
-    match exp.procedure.measure.as_str() {
+    let request_for = |phase| {
+        phase_request(
+            exp,
+            base,
+            run,
+            deployment.as_deref(),
+            clusters_dir,
+            phase,
+            command,
+        )
+    };
+    match exp.procedure.measure {
         // The load is what is measured: a fresh one every run.
-        "load" => return execute(argv_for(Phase::Load)).map(|r| (r, None)),
-        "elastic" => {
+        Measure::Load => {
+            return execute(&request_for(Phase::Load)?, Phase::Load).map(|r| (r, None))
+        }
+        Measure::Elastic => {
             let f = deployment
                 .as_deref()
                 .expect("checked: elastic needs deployments");
-            let outcome = elastic_run(exp, argv_for(Phase::Run));
+            let outcome = elastic_run(exp, request_for(Phase::Run)?);
             // The cluster has changed size: the next run starts from a fresh deployment.
             if let Ok(mut c) =
                 Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))
@@ -520,17 +564,17 @@ fn one_run(
             state.loaded = None;
             return outcome;
         }
-        _ => {}
+        Measure::Run => {}
     }
-    let mode = exp.procedure.load.as_str();
+    let mode = exp.procedure.load;
     let mut load = None;
-    if mode == "each-run" || state.loaded.as_deref() != Some(run.data_key.as_str()) {
-        let loaded = execute(argv_for(Phase::Load))?;
+    if mode == LoadMode::EachRun || state.loaded.as_deref() != Some(run.data_key.as_str()) {
+        let loaded = execute(&request_for(Phase::Load)?, Phase::Load)?;
         if loaded.interrupted {
             return Ok((loaded, None));
         }
         crate::phase::require_complete_load(&loaded)?;
-        if mode == "restore" {
+        if mode == LoadMode::Restore {
             let f = deployment.as_deref().expect("restore needs a deployment");
             let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
             c.snapshot("experiment")?;
@@ -538,7 +582,7 @@ fn one_run(
         state.loaded = Some(run.data_key.clone());
         state.next_insert = None;
         load = loaded.phases.into_iter().next();
-    } else if mode == "restore" && state.next_insert.is_some() {
+    } else if mode == LoadMode::Restore && state.next_insert.is_some() {
         // Wegert restored the data before the runs that insert (studies.md, study 2: "restore data
         // before runs that insert"): a run starts on the loaded records, never on a set grown by
         // earlier inserts. Reads and updates leave the record set as loaded, so only a run after
@@ -558,12 +602,12 @@ fn one_run(
             state.drop_caches_warned = true;
         }
     }
-    let mut argv = argv_for(Phase::Run);
+    let mut request = request_for(Phase::Run)?;
     if let Some(start) = state.next_insert {
         // The data is kept between runs (load = "once"): each run inserts into keys of its own.
-        argv.extend(["-p".into(), format!("transactioninsertstart={start}")]);
+        request.property("transactioninsertstart", &start.to_string());
     }
-    let run_result = execute(argv);
+    let run_result = execute(&request, Phase::Run);
     if run_result.is_err() {
         // How far a failed run's inserts got is unknown: load afresh before the next run.
         state.loaded = None;
@@ -583,30 +627,18 @@ fn one_run(
 /// its events and scores go beside it.
 fn elastic_run(
     exp: &Experiment,
-    mut argv: Vec<String>,
+    mut run: RunRequest,
 ) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
-    argv[1] = "elastic".into();
     let e = &exp.procedure.elastic;
-    argv.extend([
-        "--create-schema".to_string(),
-        "--action".into(),
-        e.action.clone(),
-        "--baseline".into(),
-        e.baseline.clone(),
-        "--after".into(),
-        e.after.clone(),
-        "--stable-sets".into(),
-        e.stable_sets.to_string(),
-        "--stable-timeout".into(),
-        e.stable_timeout.clone(),
-        "--set-repeats".into(),
-        e.set_repeats.to_string(),
-    ]);
-    let argv: Vec<OsString> = argv.into_iter().map(OsString::from).collect();
-    let Command::Elastic(args) = parse(&argv)?.command else {
-        unreachable!("built as an elastic command")
-    };
-    let out = crate::elastic::run_elastic(&args, &argv)?;
+    run.create_schema = true;
+    let mut elastic = ElasticRequest::new(run);
+    elastic.action = e.action;
+    elastic.baseline = e.baseline.0;
+    elastic.after = e.after.0;
+    elastic.stable_sets = e.stable_sets;
+    elastic.stable_timeout = e.stable_timeout.0;
+    elastic.set_repeats = e.set_repeats;
+    let out = crate::elastic::run_elastic(&elastic)?;
     let Some(step) = out.steps.into_iter().next() else {
         return Err(CliError::Failed("interrupted during the load".into()));
     };
@@ -622,7 +654,7 @@ fn elastic_run(
         ));
     };
     let record = ElasticRecord {
-        action: e.action.clone(),
+        action: e.action.to_string(),
         nodes_before: step.nodes_before,
         nodes_after: step.nodes_after,
         stabilisation_s,

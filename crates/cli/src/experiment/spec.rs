@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use scalebench_workload::core_workload::{loaded_data_identity, shapes_run_phase_only};
 use serde::{Deserialize, Serialize};
 
+use crate::request::{ScaleAction, Span};
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
@@ -41,22 +43,22 @@ pub struct Procedure {
     /// database, configuration, workload or a property other than threads/concurrency/target), or
     /// `restore` (as `once`, then a snapshot; restored before a run when earlier runs inserted,
     /// Wegert's "restore data before runs that insert"; deployments only).
-    pub load: String,
+    pub load: LoadMode,
     /// Flush/compact after a load (deployments).
     pub compact: bool,
     /// Drop the page cache before each run (needs root; otherwise a warning).
     pub drop_caches: bool,
-    pub warmup: String,
-    pub duration: String,
-    /// Extra load/run options passed as they are (e.g. ["--batch-size", "100"]).
-    pub args: Vec<String>,
+    pub warmup: Span,
+    pub duration: Span,
+    /// Options of every load and run, typed (`[procedure.options]`: batch_size = 100, ...).
+    pub options: crate::request::RunOptions,
     /// Loads and runs in back-to-back request sets of this many operations, each set timed (Dory's
     /// R; `--request-set`).
     pub request_set: Option<u64>,
     /// `run` (a load as the procedure says, then the measured run), `load` (each run is a fresh
     /// load, measured: throughput = records / wall time, as Lourenco measured) or `elastic` (each run
     /// is `scalebench elastic` on a freshly deployed cluster, see `[procedure.elastic]`).
-    pub measure: String,
+    pub measure: Measure,
     /// With `measure = "elastic"`: the scaling transition (as `scalebench elastic`'s options).
     pub elastic: ElasticProcedure,
     /// A run whose share of failed operations is above this is recorded as `failures`, kept out of
@@ -67,39 +69,88 @@ pub struct Procedure {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElasticProcedure {
-    pub action: String,
-    pub baseline: String,
-    pub after: String,
+    #[serde(with = "crate::request::action_text")]
+    pub action: ScaleAction,
+    pub baseline: Span,
+    pub after: Span,
     pub stable_sets: u32,
-    pub stable_timeout: String,
+    pub stable_timeout: Span,
     /// Runs of each request set that make one point of the timeline (Dory ran each set 10 times).
     pub set_repeats: u32,
 }
 
 impl Default for ElasticProcedure {
     fn default() -> Self {
+        use crate::request::*;
+        let span = |d: &str| d.parse().expect("a valid default");
         ElasticProcedure {
-            action: "add:1".into(),
-            baseline: "30s".into(),
-            after: "30s".into(),
-            stable_sets: 5,
-            stable_timeout: "10m".into(),
-            set_repeats: 10,
+            action: parse_action(DEFAULT_ACTION).expect("a valid default"),
+            baseline: span(DEFAULT_BASELINE),
+            after: span(DEFAULT_AFTER),
+            stable_sets: DEFAULT_STABLE_SETS,
+            stable_timeout: span(DEFAULT_STABLE_TIMEOUT),
+            set_repeats: DEFAULT_SET_REPEATS,
         }
+    }
+}
+
+/// What each run of an experiment measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Measure {
+    /// A load as the procedure says, then the measured run.
+    Run,
+    /// A fresh load, measured (throughput = records / wall time, as Lourenco measured).
+    Load,
+    /// `scalebench elastic` on a freshly deployed cluster (`[procedure.elastic]`).
+    Elastic,
+}
+
+/// When an experiment loads its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadMode {
+    /// Drop, create and load before every run.
+    EachRun,
+    /// Load when the data changes.
+    Once,
+    /// As once, then a snapshot, restored before a run that follows inserts (deployments).
+    Restore,
+}
+
+impl std::fmt::Display for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Measure::Run => "run",
+            Measure::Load => "load",
+            Measure::Elastic => "elastic",
+        })
+    }
+}
+
+impl std::fmt::Display for LoadMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LoadMode::EachRun => "each-run",
+            LoadMode::Once => "once",
+            LoadMode::Restore => "restore",
+        })
     }
 }
 
 impl Default for Procedure {
     fn default() -> Self {
         Procedure {
-            load: "each-run".into(),
+            load: LoadMode::EachRun,
             compact: true,
             drop_caches: false,
-            warmup: "0s".into(),
-            duration: "10s".into(),
-            args: Vec::new(),
+            warmup: crate::request::DEFAULT_WARMUP
+                .parse()
+                .expect("a valid default"),
+            duration: "10s".parse().expect("a valid default"),
+            options: Default::default(),
             request_set: None,
-            measure: "run".into(),
+            measure: Measure::Run,
             elastic: ElasticProcedure::default(),
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
         }
@@ -190,7 +241,7 @@ impl Experiment {
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
         // An elastic repetition deploys its cluster afresh (minutes for a Cassandra ring): one.
-        let most = if self.procedure.measure == "elastic" {
+        let most = if self.procedure.measure == Measure::Elastic {
             1
         } else {
             2
@@ -198,14 +249,15 @@ impl Experiment {
         self.repetitions = self.repetitions.min(most);
         self.discard_first = self.discard_first.min(self.repetitions - 1);
         let p = &mut self.procedure;
-        p.warmup = "200ms".into();
-        p.duration = "1s".into();
-        p.elastic.baseline = "3s".into();
-        p.elastic.after = "2s".into();
+        let span = |d: &str| d.parse().expect("a valid duration");
+        p.warmup = span("200ms");
+        p.duration = span("1s");
+        p.elastic.baseline = span("3s");
+        p.elastic.after = span("2s");
         // Bounds each wait for stability. Dory's rule holds only once the request-set times vary as
         // little as on the baseline: after a node joined they often vary more for good (a Redis
         // cluster of 4 here), and the wait runs to its end; the miniature's scores mean nothing.
-        p.elastic.stable_timeout = "30s".into();
+        p.elastic.stable_timeout = span("30s");
         // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
         // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
         p.elastic.set_repeats = p.elastic.set_repeats.min(2);
@@ -259,11 +311,13 @@ impl Experiment {
 
     pub fn from_toml(text: &str) -> Result<Experiment, String> {
         let mut e: Experiment = toml::from_str(text).map_err(|e| {
-            e.message()
-                .lines()
-                .next()
-                .unwrap_or("invalid TOML")
-                .to_string()
+            let first = e.message().lines().next().unwrap_or("invalid TOML");
+            if first.starts_with("unknown field `args`") {
+                // Command-line text was passed through as it was, and clashed with what the runner adds.
+                "procedure.args is replaced by [procedure.options], typed: threads, concurrency, target, arrival, batch_size, op_timeout, grace, interval, seed, no_monitor".to_string()
+            } else {
+                first.to_string()
+            }
         })?;
         if e.configurations.is_empty() {
             e.configurations.push(Configuration {
@@ -315,47 +369,21 @@ impl Experiment {
                 "procedure.request_set = 0: a request set has at least one operation".into(),
             );
         }
-        if self.procedure.request_set.is_some()
-            && self
-                .procedure
-                .args
-                .iter()
-                .any(|a| a.starts_with("--request-set"))
-        {
-            return Err(
-                "procedure.request_set and --request-set in procedure.args: give it once".into(),
-            );
-        }
+        self.procedure
+            .options
+            .apply(&mut crate::request::RunRequest::new("a"))?;
         if !(1..=1000).contains(&self.procedure.elastic.set_repeats) {
             return Err(format!(
                 "procedure.elastic.set_repeats = {}: use 1 to 1000",
                 self.procedure.elastic.set_repeats
             ));
         }
-        if !["run", "load", "elastic"].contains(&self.procedure.measure.as_str()) {
-            return Err(format!(
-                "procedure.measure = {:?}: use run, load or elastic",
-                self.procedure.measure
-            ));
-        }
-        if self.procedure.measure == "elastic" {
+        if self.procedure.measure == Measure::Elastic {
             if let Some(d) = self.databases.iter().find(|d| d.deployment.is_none()) {
                 return Err(format!(
                     "database {:?} has no deployment: measure = \"elastic\" scales a cluster",
                     d.name
                 ));
-            }
-            let e = &self.procedure.elastic;
-            crate::args::parse_action(&e.action)
-                .map_err(|m| format!("procedure.elastic.action = {m}"))?;
-            for (k, v) in [
-                ("baseline", &e.baseline),
-                ("after", &e.after),
-                ("stable_timeout", &e.stable_timeout),
-            ] {
-                humantime::parse_duration(v).map_err(|_| {
-                    format!("procedure.elastic.{k} = {v:?}: expected a duration such as 30s")
-                })?;
             }
         }
         for c in &self.configurations {
@@ -368,21 +396,11 @@ impl Experiment {
                 }
             }
         }
-        if !["each-run", "once", "restore"].contains(&self.procedure.load.as_str()) {
-            return Err(format!(
-                "procedure.load = {:?}: use each-run, once or restore",
-                self.procedure.load
-            ));
-        }
         let share = self.procedure.max_failed_share;
         if !(0.0..=1.0).contains(&share) {
             return Err(format!(
                 "procedure.max_failed_share = {share}: expected a share between 0 and 1"
             ));
-        }
-        for d in [&self.procedure.warmup, &self.procedure.duration] {
-            humantime::parse_duration(d)
-                .map_err(|_| format!("invalid duration {d:?} in [procedure]"))?;
         }
         if self.databases.is_empty() || self.workloads.is_empty() {
             return Err(
@@ -396,7 +414,7 @@ impl Experiment {
                     d.name
                 ));
             }
-            if self.procedure.load == "restore" && d.deployment.is_none() {
+            if self.procedure.load == LoadMode::Restore && d.deployment.is_none() {
                 return Err(format!(
                     "database {:?}: procedure.load = \"restore\" needs a deployment (snapshots)",
                     d.name
@@ -784,7 +802,7 @@ threads = [1, 2]
         let mut mini = full.clone();
         mini.miniature();
         assert_eq!(mini.name, "t-miniature");
-        assert_eq!(mini.procedure.elastic.stable_timeout, "30s");
+        assert_eq!(mini.procedure.elastic.stable_timeout.to_string(), "30s");
         assert_eq!(mini.procedure.elastic.set_repeats, 2);
         let sets = |r: u64| {
             let mut e = full.clone();
@@ -798,15 +816,15 @@ threads = [1, 2]
         );
         assert_eq!((mini.repetitions, mini.discard_first), (2, 1));
         let mut elastic = full.clone();
-        elastic.procedure.measure = "elastic".into();
+        elastic.procedure.measure = Measure::Elastic;
         elastic.miniature();
         assert_eq!((elastic.repetitions, elastic.discard_first), (1, 0));
         assert_eq!(
             (
-                mini.procedure.warmup.as_str(),
-                mini.procedure.duration.as_str()
+                mini.procedure.warmup.to_string(),
+                mini.procedure.duration.to_string()
             ),
-            ("200ms", "1s")
+            ("200ms".to_string(), "1s".to_string())
         );
         assert_eq!(
             mini.workloads[0].properties["recordcount"].as_integer(),
@@ -872,5 +890,15 @@ threads = [1, 2]
             no_cluster.contains("\"lite\"") && no_cluster.contains("deployment"),
             "{no_cluster}"
         );
+        // Run options are typed and checked with the file; command-line text is refused.
+        let procedure = |p: &str| bad("discard_first = 1", &format!("[procedure]\n{p}"));
+        let bad_option = procedure("options = { op_timeout = \"soon\" }");
+        assert!(
+            bad_option.contains("'soon'") && bad_option.contains("procedure.options.op_timeout"),
+            "{bad_option}"
+        );
+        assert!(procedure("options = { batchsize = 1 }").contains("batchsize"));
+        let argv = procedure("args = [\"--create-schema\"]");
+        assert!(argv.contains("[procedure.options]"), "{argv}");
     }
 }

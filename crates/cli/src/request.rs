@@ -1,0 +1,474 @@
+//! What a load, a run or an elastic run is asked to do, as values. `scalebench load|run|elastic`
+//! parse their arguments into these; experiments build them directly, so that no command line is
+//! built or parsed between the runner and the run. Each default and each check of a value is
+//! declared here once: the command line's parsers and help use them, and so do experiment files.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use scalebench_exec::{Arrival, StopSignal, TimelineLog};
+use serde::{Deserialize, Serialize};
+
+/// Defaults of the options that have one (the command line's help shows them).
+pub const DEFAULT_CONCURRENCY: u32 = 1;
+pub const DEFAULT_WARMUP: &str = "0s";
+pub const DEFAULT_INTERVAL: &str = "1s";
+pub const DEFAULT_GRACE: &str = "10s";
+pub const DEFAULT_STATUS_INTERVAL: &str = "10s";
+pub const DEFAULT_CLUSTERS_DIR: &str = "scalebench-clusters";
+pub const DEFAULT_BASELINE: &str = "30s";
+pub const DEFAULT_AFTER: &str = "30s";
+pub const DEFAULT_STABLE_TIMEOUT: &str = "10m";
+pub const DEFAULT_STABLE_SETS: u32 = 5;
+pub const DEFAULT_SET_REPEATS: u32 = 10;
+pub const DEFAULT_ACTION: &str = "add:1";
+
+/// Bounds of threads, and of threads x concurrency (each in-flight operation holds a connection).
+pub const MAX_THREADS: u64 = 4096;
+pub const MAX_IN_FLIGHT: u64 = 100_000;
+const MAX_BATCH: u32 = 100_000;
+
+/// Bounds of a target rate (0 means none): the open-loop schedule spaces starts in whole
+/// nanoseconds per slot, so beyond 1e9/s every start would be "now", and a vanishing rate would put
+/// the first start past any run.
+const MIN_TARGET_OPS_S: f64 = 0.001;
+const MAX_TARGET_OPS_S: f64 = 1e9;
+
+/// One load or run (or both, with the phases given where it is executed).
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// A built-in workload or a property file.
+    pub workload: String,
+    /// The database URL (none: the deployment's, else a temporary SQLite database).
+    pub db: Option<String>,
+    pub property_files: Vec<PathBuf>,
+    /// KEY=VALUE overrides, applied after the files in order.
+    pub properties: Vec<String>,
+    pub threads: Option<u32>,
+    pub concurrency: u32,
+    pub target: Option<f64>,
+    pub arrival: Arrival,
+    pub duration: Option<Duration>,
+    pub warmup: Duration,
+    pub operations: Option<u64>,
+    pub seed: Option<u64>,
+    pub interval: Duration,
+    pub op_timeout: Option<Duration>,
+    pub grace: Duration,
+    pub batch_size: Option<u32>,
+    pub request_set: Option<u64>,
+    /// Where an elastic controller watches the run's timeline while it goes on.
+    pub timeline_log: Option<TimelineLog>,
+    /// Ends the phases early: whoever holds a clone can stop them (Ctrl-C does) or finish them as
+    /// planned (an elastic controller does). None: a signal of their own.
+    pub stop: Option<StopSignal>,
+    pub status_interval: Duration,
+    pub create_schema: bool,
+    pub drop_schema: bool,
+    pub quiet: bool,
+    /// The cluster the phases go to, and where its state lives.
+    pub deployment: Option<PathBuf>,
+    pub clusters_dir: PathBuf,
+    pub no_compact: bool,
+    pub no_monitor: bool,
+    /// How it was asked for (passwords redacted), recorded in the result.
+    pub command: Vec<String>,
+}
+
+impl RunRequest {
+    /// A request for `workload` with every other value at its default.
+    pub fn new(workload: &str) -> RunRequest {
+        let default = |d: &str| parse_duration(d).expect("a valid default");
+        RunRequest {
+            workload: workload.to_string(),
+            db: None,
+            property_files: Vec::new(),
+            properties: Vec::new(),
+            threads: None,
+            concurrency: DEFAULT_CONCURRENCY,
+            target: None,
+            arrival: Arrival::Constant,
+            duration: None,
+            warmup: default(DEFAULT_WARMUP),
+            operations: None,
+            seed: None,
+            interval: default(DEFAULT_INTERVAL),
+            op_timeout: None,
+            grace: default(DEFAULT_GRACE),
+            batch_size: None,
+            request_set: None,
+            timeline_log: None,
+            stop: None,
+            status_interval: default(DEFAULT_STATUS_INTERVAL),
+            create_schema: false,
+            drop_schema: false,
+            quiet: false,
+            deployment: None,
+            clusters_dir: PathBuf::from(DEFAULT_CLUSTERS_DIR),
+            no_compact: false,
+            no_monitor: false,
+            command: Vec::new(),
+        }
+    }
+
+    /// Adds a property override (as `-p KEY=VALUE`).
+    pub fn property(&mut self, key: &str, value: &str) -> &mut Self {
+        self.properties.push(format!("{key}={value}"));
+        self
+    }
+}
+
+/// The options an experiment gives every load and run (`[procedure.options]`), typed: each is
+/// checked when the file is read, as its command-line option would be.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<f64>,
+    /// `constant` or `poisson`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arrival: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_size: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_timeout: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_monitor: bool,
+}
+
+impl RunOptions {
+    /// Sets these options on `r`; a bad value is named as `procedure.options.KEY`.
+    pub fn apply(&self, r: &mut RunRequest) -> Result<(), String> {
+        let named = |key: &str, given: String, e: String| {
+            format!("invalid value '{given}' for procedure.options.{key}: {e}")
+        };
+        if let Some(t) = self.threads {
+            r.threads = Some(
+                parse_threads(&t.to_string()).map_err(|e| named("threads", t.to_string(), e))?,
+            );
+        }
+        if let Some(c) = self.concurrency {
+            r.concurrency = parse_concurrency(&c.to_string())
+                .map_err(|e| named("concurrency", c.to_string(), e))?;
+        }
+        if let Some(t) = self.target {
+            r.target = Some(check_target(t).map_err(|e| named("target", t.to_string(), e))?);
+        }
+        if let Some(a) = &self.arrival {
+            r.arrival = parse_arrival(a).map_err(|e| named("arrival", a.clone(), e))?;
+        }
+        if let Some(b) = self.batch_size {
+            r.batch_size = Some(
+                parse_batch_size(&b.to_string())
+                    .map_err(|e| named("batch_size", b.to_string(), e))?,
+            );
+        }
+        if let Some(d) = &self.op_timeout {
+            r.op_timeout = Some(parse_duration(d).map_err(|e| named("op_timeout", d.clone(), e))?);
+        }
+        if let Some(d) = &self.grace {
+            r.grace = parse_duration(d).map_err(|e| named("grace", d.clone(), e))?;
+        }
+        if let Some(d) = &self.interval {
+            r.interval = parse_interval(d).map_err(|e| named("interval", d.clone(), e))?;
+        }
+        if let Some(s) = self.seed {
+            r.seed = Some(s);
+        }
+        r.no_monitor |= self.no_monitor;
+        Ok(())
+    }
+}
+
+/// A change of the cluster's size under load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScaleAction {
+    Add(u32),
+    Double,
+    Remove(u32),
+    Crash(u32),
+}
+
+/// The load criterion's threshold of stability.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Criterion {
+    /// Dory's rule: the baseline's median step between consecutive points.
+    MedianStep,
+    /// A share (percent) of the baseline's mean.
+    Relative(f64),
+}
+
+/// How data in motion is detected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Probe {
+    /// The database's own tools (or an external cluster's is_idle hook).
+    Db,
+    /// None: the load criterion alone.
+    None,
+}
+
+/// One elastic benchmark: the run under load and the transition(s) of the cluster.
+#[derive(Debug, Clone)]
+pub struct ElasticRequest {
+    pub run: RunRequest,
+    pub action: ScaleAction,
+    pub baseline: Duration,
+    pub after: Duration,
+    pub stable_sets: u32,
+    pub criterion: Criterion,
+    pub probe: Probe,
+    pub stable_timeout: Duration,
+    pub steps: u32,
+    pub no_load: bool,
+    pub set_repeats: u32,
+    pub unloaded: bool,
+    /// Where each step's interval logs go (`DIR/<step>/`).
+    pub hdr_log: Option<PathBuf>,
+}
+
+impl ElasticRequest {
+    /// `run` under Dory's defaults: add one node, 30 s before and after, 5 stable points of 10
+    /// runs of each request set, at most 10 minutes to stabilise, one step.
+    pub fn new(run: RunRequest) -> ElasticRequest {
+        let default = |d: &str| parse_duration(d).expect("a valid default");
+        ElasticRequest {
+            run,
+            action: parse_action(DEFAULT_ACTION).expect("a valid default"),
+            baseline: default(DEFAULT_BASELINE),
+            after: default(DEFAULT_AFTER),
+            stable_sets: DEFAULT_STABLE_SETS,
+            criterion: Criterion::MedianStep,
+            probe: Probe::Db,
+            stable_timeout: default(DEFAULT_STABLE_TIMEOUT),
+            steps: 1,
+            no_load: false,
+            set_repeats: DEFAULT_SET_REPEATS,
+            unloaded: false,
+            hdr_log: None,
+        }
+    }
+}
+
+/// A duration written as text ("30s", "200ms", "5m") in an experiment file: parsed once when the file
+/// is read, written back as text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span(pub Duration);
+
+impl std::str::FromStr for Span {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Span, String> {
+        parse_duration(s).map(Span)
+    }
+}
+
+impl std::fmt::Display for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+impl Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Span, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse()
+            .map_err(|e| serde::de::Error::custom(format!("invalid duration '{text}': {e}")))
+    }
+}
+
+impl std::fmt::Display for ScaleAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScaleAction::Add(k) => write!(f, "add:{k}"),
+            ScaleAction::Double => write!(f, "double"),
+            ScaleAction::Remove(k) => write!(f, "remove:{k}"),
+            ScaleAction::Crash(k) => write!(f, "crash:{k}"),
+        }
+    }
+}
+
+/// A scale action as an experiment file writes it (`add:1`, `double`, ...), parsed once when read.
+pub mod action_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(a: &super::ScaleAction, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(a)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<super::ScaleAction, D::Error> {
+        let text = String::deserialize(d)?;
+        super::parse_action(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s)
+        .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+}
+
+/// An interval of the time series: each one costs histograms per operation and worker, so not
+/// shorter than a millisecond; and not longer than an hour.
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if (Duration::from_millis(1)..=Duration::from_secs(3600)).contains(&d) {
+        Ok(d)
+    } else {
+        Err("expected an interval from 1ms to 1h".into())
+    }
+}
+
+fn parse_bounded(s: &str, min: u64, max: u64) -> Result<u64, String> {
+    s.parse::<u64>()
+        .ok()
+        .filter(|n| (min..=max).contains(n))
+        .ok_or_else(|| format!("expected a whole number from {min} to {max}"))
+}
+
+pub fn parse_threads(s: &str) -> Result<u32, String> {
+    parse_bounded(s, 1, MAX_THREADS).map(|n| n as u32)
+}
+
+pub fn parse_concurrency(s: &str) -> Result<u32, String> {
+    parse_bounded(s, 1, MAX_IN_FLIGHT).map(|n| n as u32)
+}
+
+pub fn parse_batch_size(s: &str) -> Result<u32, String> {
+    parse_bounded(s, 1, MAX_BATCH as u64).map(|n| n as u32)
+}
+
+pub fn parse_request_set(s: &str) -> Result<u64, String> {
+    parse_bounded(s, 1, u64::MAX)
+}
+
+/// A target rate the open-loop schedule can keep (0: none).
+pub fn check_target(ops_s: f64) -> Result<f64, String> {
+    if ops_s == 0.0 || (MIN_TARGET_OPS_S..=MAX_TARGET_OPS_S).contains(&ops_s) {
+        Ok(ops_s)
+    } else {
+        Err(format!("expected 0 (no target) or a rate from {MIN_TARGET_OPS_S} to {MAX_TARGET_OPS_S:e} operations per second"))
+    }
+}
+
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let rate = s
+        .parse::<f64>()
+        .map_err(|_| "expected a number of operations per second".to_string())?;
+    check_target(rate)
+}
+
+pub fn parse_arrival(s: &str) -> Result<Arrival, String> {
+    match s {
+        "constant" => Ok(Arrival::Constant),
+        "poisson" => Ok(Arrival::Poisson),
+        _ => Err("expected constant or poisson".into()),
+    }
+}
+
+pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
+    let bad = || format!("'{s}': expected add:K, double, remove:K or crash:K");
+    if s == "double" {
+        return Ok(ScaleAction::Double);
+    }
+    let (verb, k) = s.split_once(':').ok_or_else(bad)?;
+    let k: u32 = k.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
+    match verb {
+        "add" => Ok(ScaleAction::Add(k)),
+        "remove" => Ok(ScaleAction::Remove(k)),
+        "crash" => Ok(ScaleAction::Crash(k)),
+        _ => Err(bad()),
+    }
+}
+
+pub fn parse_criterion(s: &str) -> Result<Criterion, String> {
+    if s == "median-step" {
+        return Ok(Criterion::MedianStep);
+    }
+    s.strip_prefix("relative:")
+        .and_then(|p| p.parse::<f64>().ok())
+        .filter(|p| *p > 0.0 && *p < 100.0)
+        .map(Criterion::Relative)
+        .ok_or_else(|| format!("'{s}': expected median-step or relative:PCT (0 < PCT < 100)"))
+}
+
+pub fn parse_probe(s: &str) -> Result<Probe, String> {
+    match s {
+        "db" => Ok(Probe::Db),
+        "none" => Ok(Probe::None),
+        _ => Err(format!("'{s}': expected db or none")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_apply_checked_values_and_name_a_bad_one() {
+        let mut r = RunRequest::new("a");
+        let o = RunOptions {
+            concurrency: Some(4),
+            op_timeout: Some("5ms".into()),
+            arrival: Some("poisson".into()),
+            no_monitor: true,
+            ..Default::default()
+        };
+        o.apply(&mut r).unwrap();
+        assert_eq!(r.concurrency, 4);
+        assert_eq!(r.op_timeout, Some(Duration::from_millis(5)));
+        assert_eq!(r.arrival, Arrival::Poisson);
+        assert!(r.no_monitor);
+        let bad = RunOptions {
+            threads: Some(0),
+            ..Default::default()
+        };
+        let e = bad.apply(&mut r).unwrap_err();
+        assert!(
+            e.contains("'0'") && e.contains("procedure.options.threads"),
+            "{e}"
+        );
+        let bad = RunOptions {
+            interval: Some("2h".into()),
+            ..Default::default()
+        };
+        assert!(bad.apply(&mut r).unwrap_err().contains("1ms to 1h"));
+    }
+
+    #[test]
+    fn spans_and_actions_read_and_write_as_text() {
+        for text in ["200ms", "1s", "30s", "10m"] {
+            let span: Span = text.parse().unwrap();
+            assert_eq!(span.to_string(), text);
+        }
+        assert!("soon".parse::<Span>().is_err());
+        for text in ["add:1", "double", "remove:2", "crash:1"] {
+            assert_eq!(parse_action(text).unwrap().to_string(), text);
+        }
+    }
+
+    #[test]
+    fn defaults_parse() {
+        let r = RunRequest::new("a");
+        assert_eq!(r.grace, Duration::from_secs(10));
+        let e = ElasticRequest::new(r);
+        assert_eq!(e.action, ScaleAction::Add(1));
+        assert_eq!(e.stable_timeout, Duration::from_secs(600));
+    }
+}

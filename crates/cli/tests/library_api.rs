@@ -1,0 +1,159 @@
+//! The benchmark as a library: an experiment (two configurations, a sweep, repetitions) and an
+//! elastic run driven through typed requests alone, with no process started and no command line
+//! built, against real databases (SQLite, a local Redis Cluster).
+
+use std::path::Path;
+
+use scalebench::elastic::run_elastic;
+use scalebench::experiment::spec::Experiment;
+use scalebench::experiment::store::Store;
+use scalebench::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
+use scalebench::request::{parse_action, ElasticRequest, RunRequest};
+use scalebench_deploy::{Cluster, Deployment};
+
+mod common;
+use common::test_dir;
+
+#[test]
+fn an_experiment_runs_and_resumes_through_the_library() {
+    let dir = test_dir();
+    let db = dir.path().join("bench.db");
+    let spec = format!(
+        r#"name = "library"
+repetitions = 2
+[procedure]
+load = "once"
+duration = "1s"
+options = {{ no_monitor = true }}
+[[database]]
+name = "sqlite"
+db = "sqlite://{}"
+[[configuration]]
+name = "synchronous-off"
+properties = {{ "sqlite.synchronous" = "off" }}
+[[configuration]]
+name = "synchronous-full"
+properties = {{ "sqlite.synchronous" = "full" }}
+[[workload]]
+name = "a"
+workload = "a"
+properties = {{ recordcount = 200 }}
+[sweep]
+threads = [1, 2]
+"#,
+        db.display()
+    );
+    let request = ExperimentRequest {
+        experiment: Experiment::from_toml(&spec).unwrap(),
+        base: dir.path().to_path_buf(),
+        source: "library_api.rs".into(),
+        results: dir.path().join("results.db"),
+        clusters_dir: dir.path().join("clusters"),
+        metrics_listen: None,
+        command: vec!["library_api".into()],
+    };
+    let outcome = run_experiment(&request).unwrap();
+    assert_eq!(
+        outcome,
+        ExperimentOutcome {
+            done: 8,
+            failed: 0,
+            skipped: 0,
+            interrupted: false
+        }
+    );
+    let store = Store::open(&request.results).unwrap();
+    let runs = store.runs("library", true).unwrap();
+    assert_eq!(runs.len(), 8);
+    let cells: std::collections::BTreeSet<&str> = runs.iter().map(|r| r.cell.as_str()).collect();
+    assert_eq!(
+        cells.into_iter().collect::<Vec<_>>(),
+        [
+            "sqlite/synchronous-full/a/threads=1",
+            "sqlite/synchronous-full/a/threads=2",
+            "sqlite/synchronous-off/a/threads=1",
+            "sqlite/synchronous-off/a/threads=2",
+        ]
+    );
+    for r in &runs {
+        assert_eq!(r.status, "ok", "{r:?}");
+        assert!(r.ok.unwrap() > 0 && r.failed == Some(0), "{r:?}");
+        // Each run carries its configuration and swept value as typed values, not as text to parse.
+        let result: serde_json::Value = serde_json::from_str(r.result.as_ref().unwrap()).unwrap();
+        let p = &result["parameters"];
+        let threads = r.cell.rsplit('=').next().unwrap().parse::<u64>().unwrap();
+        assert_eq!(p["threads"], threads, "{p}");
+        let synchronous = r
+            .cell
+            .split('/')
+            .nth(1)
+            .unwrap()
+            .trim_start_matches("synchronous-");
+        assert_eq!(p["properties"]["sqlite.synchronous"], synchronous, "{p}");
+        assert_eq!(result["command"], serde_json::json!(["library_api"]));
+    }
+    // The same request again resumes: everything is recorded.
+    let again = run_experiment(&request).unwrap();
+    assert_eq!((again.done, again.skipped), (0, 8));
+}
+
+#[test]
+fn an_elastic_run_grows_a_cluster_through_the_library() {
+    let dir = test_dir();
+    let file = dir.path().join("redis.toml");
+    std::fs::write(
+        &file,
+        "name = \"library-elastic\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
+    )
+    .unwrap();
+    let clusters = dir.path().join("clusters");
+    let cluster = Cluster::up(
+        Deployment::from_file(&file).unwrap(),
+        &file,
+        &clusters,
+        false,
+    )
+    .unwrap();
+    let cluster_dir = cluster.state.dir.clone();
+    drop(cluster);
+
+    let mut run = RunRequest::new("documents");
+    run.deployment = Some(file.clone());
+    run.clusters_dir = clusters.clone();
+    run.threads = Some(1);
+    run.request_set = Some(50);
+    run.warmup = std::time::Duration::from_secs(1);
+    run.quiet = true;
+    run.property("recordcount", "300");
+    let mut elastic = ElasticRequest::new(run);
+    elastic.action = parse_action("add:1").unwrap();
+    elastic.baseline = std::time::Duration::from_secs(3);
+    elastic.after = std::time::Duration::from_secs(2);
+    elastic.stable_sets = 3;
+    elastic.set_repeats = 2;
+    elastic.stable_timeout = std::time::Duration::from_secs(120);
+    let outcome = run_elastic(&elastic);
+    let down = |dir: &Path| {
+        if let Ok(c) = Cluster::open(dir) {
+            let _ = c.purge();
+        }
+    };
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            down(&cluster_dir);
+            panic!("{e}");
+        }
+    };
+    down(&cluster_dir);
+    assert!(!result.interrupted);
+    let step = &result.steps[0];
+    assert_eq!((step.nodes_before, step.nodes_after), (3, 4));
+    assert_eq!(step.changed_nodes.len(), 1);
+    let run = step.run.as_ref().expect("a run under load");
+    let phase = &run.phases[0];
+    assert_eq!(phase.ended_by, "finished");
+    assert_eq!(phase.totals.failed, 0);
+    assert!(phase.totals.ok > 0);
+    assert_eq!(result.set_size, Some(50));
+}
