@@ -28,12 +28,25 @@ pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, CliError> {
 
 /// The running cluster of deployment file `deployment`, whose state is under `clusters_dir`.
 pub fn open(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, CliError> {
+    let c = open_as_recorded(deployment, clusters_dir)?;
+    if let Some(why) = c.up_failed() {
+        return Err(CliError::Failed(format!(
+            "cluster {} did not come up ({why}): bring it up again with `scalebench cluster up {}`",
+            c.name(),
+            deployment.display()
+        )));
+    }
+    Ok(c)
+}
+
+/// The cluster as its state records it, also one whose `up` failed (so that it can be stopped).
+fn open_as_recorded(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, CliError> {
     let d = Deployment::from_file(deployment)?;
     Ok(Cluster::open(&Cluster::dir_for(clusters_dir, &d))?)
 }
 
 fn open_target(target: &ClusterTarget) -> Result<Cluster, CliError> {
-    open(&target.deployment, &target.clusters.clusters_dir)
+    open_as_recorded(&target.deployment, &target.clusters.clusters_dir)
 }
 
 pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {

@@ -1380,3 +1380,58 @@ fn interrupt_between_phases_stops_an_experiment() {
         .unwrap();
     assert_eq!(ok, 0, "no run after the interrupt: {err}");
 }
+
+/// A deployment that cannot come up (here: no `redis-server` on the PATH) fails each run with its
+/// own reason; the half-made cluster it leaves is never taken for a running one (before: the next
+/// repetition connected to port 0), and a run on it says it did not come up.
+#[test]
+fn a_cluster_that_did_not_come_up_is_never_run_against() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("redis.toml"),
+        "name = \"no-server\"\ndatabase = \"redis-cluster\"\nnodes = 3\n",
+    )
+    .unwrap();
+    let file = dir.path().join("exp.toml");
+    std::fs::write(
+        &file,
+        "name = \"no-server\"\nrepetitions = 2\n[procedure]\nduration = \"1s\"\noptions = { no_monitor = true }\n\
+         [[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let o = experiment_command(dir.path(), &file, &results)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // Each repetition tries to bring the cluster up again.
+    assert_eq!(
+        stderr(&o).matches("deploying no-server").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+    let errors: Vec<String> = rusqlite::Connection::open(&results)
+        .unwrap()
+        .prepare("SELECT error FROM runs WHERE status = 'failed' ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    for e in &errors {
+        assert!(e.contains("redis-server") && !e.contains(":0"), "{e}");
+    }
+    let run = scalebench(&[
+        "run",
+        "--deployment",
+        dir.path().join("redis.toml").to_str().unwrap(),
+        "--clusters-dir",
+        dir.path().join("clusters").to_str().unwrap(),
+    ]);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(stderr(&run).contains("did not come up"), "{}", stderr(&run));
+}

@@ -377,7 +377,8 @@ fn ensure_cluster(
     // Another configuration's cluster of the same name goes first.
     if let Ok(mut old) = Cluster::open(&dir) {
         let same = std::fs::canonicalize(file).ok() == Some(old.state.deployment_file.clone());
-        if same && old.state.nodes.iter().all(|n| n.is_running()) {
+        let serving = old.up_failed().is_none() && old.state.nodes.iter().all(|n| n.is_running());
+        if same && serving {
             // Left running by this experiment's interrupted predecessor: ours to stop.
             if old.state.facts.get(STARTED_BY).map(String::as_str) == Some(experiment)
                 && !state.started.contains(&dir)

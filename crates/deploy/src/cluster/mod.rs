@@ -250,6 +250,8 @@ pub struct Cluster {
 const STATE_FILE: &str = "cluster.json";
 /// Written in every cluster directory `up` creates; `up` removes no other directory.
 const MARKER_FILE: &str = ".scalebench-cluster";
+/// The fact a cluster that did not come up keeps: why (its servers are stopped).
+const UP_FAILED: &str = "up_failed";
 
 impl Cluster {
     /// The cluster directory of a deployment: `<clusters_dir>/<name>`.
@@ -286,15 +288,26 @@ impl Cluster {
             engine,
             stop_on_drop,
         };
-        let started = cluster.engine.up(&mut cluster.state);
+        let mut outcome = cluster.engine.up(&mut cluster.state);
         // Whatever started is recorded, so `down` can stop it even if forming the cluster failed.
         cluster.save()?;
-        if let Err(e) = started {
+        if outcome.is_ok() {
+            outcome = cluster.wait_ready();
+        }
+        if let Err(e) = outcome {
+            // Stopped, and marked: nothing takes a half-made cluster for a running one.
             cluster.down();
+            cluster.state.facts.insert(UP_FAILED.into(), e.to_string());
+            let _ = cluster.save();
             return Err(e);
         }
-        cluster.wait_ready()?;
         Ok(cluster)
+    }
+
+    /// Why the `up` that made this cluster failed, if it did: its servers are stopped, and it
+    /// serves nothing until it is brought up again.
+    pub fn up_failed(&self) -> Option<&str> {
+        self.state.facts.get(UP_FAILED).map(String::as_str)
     }
 
     /// Makes way for a new cluster in `dir`: removes only a directory scalebench created (it holds
