@@ -107,7 +107,36 @@ fn run_example(name: &str) {
         .into_iter()
         .find(|e| e.file_stem().is_some_and(|s| s == name))
         .unwrap_or_else(|| panic!("examples/{name}.toml"));
+    let _files = SqliteFiles::of(&example);
     run_in_miniature(&example);
+}
+
+/// The SQLite files an example's databases name (`sqlite:///tmp/...`), removed when the test ends.
+struct SqliteFiles(Vec<PathBuf>);
+
+impl SqliteFiles {
+    fn of(example: &Path) -> SqliteFiles {
+        let spec = scalebench::experiment::spec::Experiment::from_file(example).unwrap();
+        SqliteFiles(
+            spec.databases
+                .iter()
+                .filter_map(|d| d.db.as_deref()?.strip_prefix("sqlite://"))
+                .map(PathBuf::from)
+                .collect(),
+        )
+    }
+}
+
+impl Drop for SqliteFiles {
+    fn drop(&mut self) {
+        for file in &self.0 {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut path = file.clone().into_os_string();
+                path.push(suffix);
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
 }
 
 #[test]
