@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
+use crate::registry::BindingInfo;
 use crate::BindingError;
 
 /// A database URL; the scheme chooses the binding. The password never leaves this type unredacted
@@ -225,41 +226,55 @@ impl BindingConfig {
             .collect()
     }
 
-    pub fn option<'a>(&'a self, name: &str, default: &'a str) -> &'a str {
+    /// Option `name` of the binding `info` describes: the value given, else the default its
+    /// declaration gives (`scalebench bindings` shows the same one). Reading an undeclared option is
+    /// a mistake in the binding's code, not in the user's input.
+    pub fn option<'a>(&'a self, info: &'a BindingInfo, name: &str) -> &'a str {
+        let declared = info
+            .options
+            .iter()
+            .find(|o| o.name == name)
+            .unwrap_or_else(|| {
+                panic!(
+                    "binding {} reads option {name}, which it does not declare",
+                    info.name
+                )
+            });
         self.options
             .get(name)
             .map(String::as_str)
-            .unwrap_or(default)
+            .unwrap_or(declared.default)
     }
 
     /// An option restricted to a set of words (case-insensitive); the error names binding, option and value.
     pub fn choice(
         &self,
-        binding: &str,
+        info: &BindingInfo,
         name: &str,
-        default: &str,
         choices: &[&str],
     ) -> Result<String, BindingError> {
-        let v = self.option(name, default);
+        let v = self.option(info, name);
         choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(v))
             .map(|c| c.to_string())
             .ok_or_else(|| {
                 BindingError::Config(format!(
-                    "invalid value '{v}' for property '{binding}.{name}': expected one of {}",
+                    "invalid value '{v}' for property '{}.{name}': expected one of {}",
+                    info.name,
                     choices.join(", ")
                 ))
             })
     }
 
-    pub fn u64_option(&self, binding: &str, name: &str, default: u64) -> Result<u64, BindingError> {
-        match self.options.get(name) {
-            None => Ok(default),
-            Some(v) => v.parse().map_err(|_| {
-                BindingError::Config(format!("invalid value '{v}' for property '{binding}.{name}': expected a non-negative integer"))
-            }),
-        }
+    pub fn u64_option(&self, info: &BindingInfo, name: &str) -> Result<u64, BindingError> {
+        let v = self.option(info, name);
+        v.parse().map_err(|_| {
+            BindingError::Config(format!(
+                "invalid value '{v}' for property '{}.{name}': expected a non-negative integer",
+                info.name
+            ))
+        })
     }
 }
 

@@ -40,7 +40,7 @@ impl NullFactory {
                 config.url.redacted()
             )));
         }
-        let capacity = config.u64_option("null", "capacity_ops_s", 0)?;
+        let capacity = config.u64_option(&INFO, "capacity_ops_s")?;
         Ok(NullFactory {
             server: (capacity > 0).then(|| {
                 (

@@ -120,3 +120,35 @@ pub fn open<V: FactoryVisitor>(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each option is declared once, and what a binding reads without a value is that declaration's
+    /// default (the one `scalebench bindings` shows).
+    #[test]
+    fn options_are_declared_once_and_read_with_their_declared_default() {
+        let none = crate::BindingConfig {
+            url: crate::DbUrl::parse("null://").unwrap(),
+            options: Default::default(),
+            schema: crate::Schema::of(
+                &scalebench_workload::builtin::builtin_with("a", &[]).unwrap(),
+            ),
+            create_schema: false,
+            drop_schema: false,
+            cancel: Default::default(),
+        };
+        for b in bindings() {
+            for (i, o) in b.options.iter().enumerate() {
+                assert!(
+                    !b.options[..i].iter().any(|p| p.name == o.name),
+                    "{}.{} is declared twice",
+                    b.name,
+                    o.name
+                );
+                assert_eq!(none.option(&b, o.name), o.default, "{}.{}", b.name, o.name);
+            }
+        }
+    }
+}

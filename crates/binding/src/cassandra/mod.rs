@@ -145,31 +145,22 @@ impl CassandraFactory {
             )));
         }
         let c = |name: &str| -> Result<Consistency, BindingError> {
-            Ok(consistency(&config.choice(
-                "cassandra",
-                name,
-                "ONE",
-                CONSISTENCIES,
-            )?))
+            Ok(consistency(&config.choice(&INFO, name, CONSISTENCIES)?))
         };
-        let rf = config.u64_option("cassandra", "replication_factor", 1)?;
+        let rf = config.u64_option(&INFO, "replication_factor")?;
         let strategy = config.choice(
-            "cassandra",
+            &INFO,
             "replication_strategy",
-            "SimpleStrategy",
             &["SimpleStrategy", "NetworkTopologyStrategy"],
         )?;
-        let durable_writes =
-            config.choice("cassandra", "durable_writes", "true", &["true", "false"])? == "true";
+        let durable_writes = config.choice(&INFO, "durable_writes", &["true", "false"])? == "true";
         let wanted = Replication {
             strategy: strategy.clone(),
             factor: rf,
             durable_writes,
         };
-        let compaction = config
-            .option("compaction", "SizeTieredCompactionStrategy")
-            .to_string();
-        let compression = config.option("compression", "LZ4Compressor").to_string();
+        let compaction = config.option(&INFO, "compaction").to_string();
+        let compression = config.option(&INFO, "compression").to_string();
         for (name, v) in [("compaction", &compaction), ("compression", &compression)] {
             if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
                 return Err(BindingError::Config(format!(
@@ -189,32 +180,18 @@ impl CassandraFactory {
             write: c("write_consistency")?,
             delete: c("delete_consistency")?,
             serial: match config
-                .choice(
-                    "cassandra",
-                    "serial_consistency",
-                    "SERIAL",
-                    &["SERIAL", "LOCAL_SERIAL"],
-                )?
+                .choice(&INFO, "serial_consistency", &["SERIAL", "LOCAL_SERIAL"])?
                 .as_str()
             {
                 "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
                 _ => SerialConsistency::Serial,
             },
-            prepared: config.choice("cassandra", "prepared", "true", &["true", "false"])? == "true",
-            if_not_exists: config.choice(
-                "cassandra",
-                "insert_if_not_exists",
-                "false",
-                &["true", "false"],
-            )? == "true",
-            concurrent_load: config.choice(
-                "cassandra",
-                "load_mode",
-                "batch",
-                &["batch", "concurrent"],
-            )? == "concurrent",
-            token_aware: config.choice("cassandra", "token_aware", "true", &["true", "false"])?
+            prepared: config.choice(&INFO, "prepared", &["true", "false"])? == "true",
+            if_not_exists: config.choice(&INFO, "insert_if_not_exists", &["true", "false"])?
                 == "true",
+            concurrent_load: config.choice(&INFO, "load_mode", &["batch", "concurrent"])?
+                == "concurrent",
+            token_aware: config.choice(&INFO, "token_aware", &["true", "false"])? == "true",
             nodes,
             credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

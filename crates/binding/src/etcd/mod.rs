@@ -56,12 +56,11 @@ impl EtcdFactory {
             prefix: format!("/{}/", config.schema.table),
             fields: config.schema.field_names.to_vec(),
             serializable: config.choice(
-                "etcd",
+                &INFO,
                 "read_consistency",
-                "linearizable",
                 &["linearizable", "serializable"],
             )? == "serializable",
-            max_txn_ops: config.u64_option("etcd", "max_txn_ops", 128)?.max(1) as usize,
+            max_txn_ops: config.u64_option(&INFO, "max_txn_ops")?.max(1) as usize,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

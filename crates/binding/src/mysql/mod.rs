@@ -66,13 +66,13 @@ impl MysqlFactory {
                     .into()
             })
             .collect();
-        let engine = config.option("engine", "InnoDB").to_string();
+        let engine = config.option(&INFO, "engine").to_string();
         if !engine.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
         }
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
-            prepared: config.choice("mysql", "prepared", "true", &["true", "false"])? == "true",
+            prepared: config.choice(&INFO, "prepared", &["true", "false"])? == "true",
             opts,
             url,
         };

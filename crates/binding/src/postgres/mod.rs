@@ -72,8 +72,8 @@ struct Replica {
     config: tokio_postgres::Config,
 }
 
-fn bool_option(config: &BindingConfig, name: &str, default: &str) -> Result<bool, BindingError> {
-    Ok(config.choice("postgres", name, default, &["true", "false"])? == "true")
+fn bool_option(config: &BindingConfig, name: &str) -> Result<bool, BindingError> {
+    Ok(config.choice(&INFO, name, &["true", "false"])? == "true")
 }
 
 impl PostgresFactory {
@@ -82,7 +82,7 @@ impl PostgresFactory {
         // The URL names the user, password, database and parameters; each server gets a copy of it
         // with its own host and port (a Config given several hosts would only fail over).
         let connect_timeout =
-            Duration::from_millis(config.u64_option("postgres", "connect_timeout_ms", 10_000)?);
+            Duration::from_millis(config.u64_option(&INFO, "connect_timeout_ms")?);
         let server = |address: &str| -> Option<Replica> {
             let (h, port) = address.rsplit_once(':')?;
             let mut u = config.url.url().clone();
@@ -116,9 +116,8 @@ impl PostgresFactory {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let sync = config.choice(
-            "postgres",
+            &INFO,
             "synchronous_commit",
-            "server",
             &[
                 "server",
                 "on",
@@ -129,7 +128,7 @@ impl PostgresFactory {
             ],
         )?;
         let read_hosts = config
-            .option("read_hosts", "")
+            .option(&INFO, "read_hosts")
             .split(',')
             .map(str::trim)
             .filter(|h| !h.is_empty())
@@ -144,9 +143,9 @@ impl PostgresFactory {
         let shared = Shared {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
-            prepared: bool_option(config, "prepared", "true")?,
+            prepared: bool_option(config, "prepared")?,
             batch_mode: match config
-                .choice("postgres", "batch_mode", "multirow", &["multirow", "copy"])?
+                .choice(&INFO, "batch_mode", &["multirow", "copy"])?
                 .as_str()
             {
                 "copy" => BatchMode::Copy,

@@ -68,7 +68,7 @@ impl RedisFactory {
             |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
         let u = config.url.url();
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
-        let response_timeout = match config.u64_option("redis", "response_timeout_ms", 0)? {
+        let response_timeout = match config.u64_option(&INFO, "response_timeout_ms")? {
             0 => None,
             ms => Some(Duration::from_millis(ms)),
         };
@@ -102,11 +102,10 @@ impl RedisFactory {
             target,
             url,
             fields: config.schema.field_names.to_vec(),
-            wait_replicas: config.u64_option("redis", "wait_replicas", 0)?,
-            wait_timeout_ms: config.u64_option("redis", "wait_timeout_ms", 100)?,
-            scan_index: config.choice("redis", "scan_index", "true", &["true", "false"])? == "true",
-            pipeline_load: config.choice("redis", "pipeline_load", "true", &["true", "false"])?
-                == "true",
+            wait_replicas: config.u64_option(&INFO, "wait_replicas")?,
+            wait_timeout_ms: config.u64_option(&INFO, "wait_timeout_ms")?,
+            scan_index: config.choice(&INFO, "scan_index", &["true", "false"])? == "true",
+            pipeline_load: config.choice(&INFO, "pipeline_load", &["true", "false"])? == "true",
         };
         // Fail now, with the URL, rather than in every worker.
         let runtime = tokio::runtime::Builder::new_current_thread()

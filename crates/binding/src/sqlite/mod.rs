@@ -81,19 +81,17 @@ impl SqliteFactory {
             columns,
             types,
             journal_mode: config.choice(
-                "sqlite",
+                &INFO,
                 "journal_mode",
-                "WAL",
                 &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"],
             )?,
             synchronous: config.choice(
-                "sqlite",
+                &INFO,
                 "synchronous",
-                "NORMAL",
                 &["OFF", "NORMAL", "FULL", "EXTRA"],
             )?,
             busy_timeout: busy_timeout(config)?,
-            cache_size_kib: config.u64_option("sqlite", "cache_size_kib", 16_384)?,
+            cache_size_kib: config.u64_option(&INFO, "cache_size_kib")?,
             path,
         };
         // Only a phase that creates the table may create the file: a run against a mistyped path
@@ -218,7 +216,7 @@ const STEPS_PER_DEADLINE_CHECK: i32 = 1000;
 
 /// `busy_timeout_ms`, bounded by what SQLite takes (milliseconds in a 32-bit int).
 fn busy_timeout(config: &BindingConfig) -> Result<Duration, BindingError> {
-    let ms = config.u64_option("sqlite", "busy_timeout_ms", 10_000)?;
+    let ms = config.u64_option(&INFO, "busy_timeout_ms")?;
     if ms > i32::MAX as u64 {
         return Err(BindingError::Config(format!(
             "invalid value '{ms}' for property 'sqlite.busy_timeout_ms': expected at most {} (about 24 days)",
