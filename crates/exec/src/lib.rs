@@ -11,11 +11,14 @@ mod perform;
 pub mod plan;
 pub mod probe;
 pub mod progress;
+mod request_sets;
 mod runner;
 mod schedule;
 pub mod stop;
+mod timeline;
 
 pub use plan::{Arrival, Phase, RunPlan};
 pub use progress::{Progress, ProgressState};
-pub use runner::{execute, ExecError, PhaseOutcome, TimelineLog, TimelinePoint};
+pub use runner::{execute, ExecError, PhaseOutcome};
 pub use stop::StopSignal;
+pub use timeline::{TimelineLog, TimelinePoint};

@@ -54,7 +54,7 @@ pub struct RunPlan {
     /// next one started only when it has completed (Dory's request sets).
     pub request_set: Option<u64>,
     /// Where the timeline (request sets, or else intervals) is published while the run goes on.
-    pub timeline_log: Option<crate::runner::TimelineLog>,
+    pub timeline_log: Option<crate::timeline::TimelineLog>,
 }
 
 impl RunPlan {

@@ -10,7 +10,7 @@ use futures::future::join_all;
 use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_measure::aggregate::PhaseMeta;
 use scalebench_measure::intervals::RecordedIntervals;
-use scalebench_measure::result::{DataSizes, RequestSet, RequestSets};
+use scalebench_measure::result::DataSizes;
 use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
 use scalebench_workload::{
     CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
@@ -21,7 +21,9 @@ use crate::pacer::Pacer;
 use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan};
 use crate::progress::{Progress, ProgressState};
+use crate::request_sets::SetClock;
 use crate::schedule::Schedule;
+use crate::timeline::TimelinePoint;
 use crate::StopSignal;
 
 #[derive(Debug, thiserror::Error)]
@@ -81,147 +83,6 @@ struct Shared<F> {
     sets: Option<SetClock>,
 }
 
-/// Request sets: measured operations are numbered as they start; operation i belongs to set
-/// i / size and may start only once every operation of the sets before has completed.
-struct SetClock {
-    size: u64,
-    claimed: AtomicU64,
-    completed: AtomicU64,
-    /// Start of the set in progress, ns after `timeline.start` (0: the measurement start).
-    opened_ns: AtomicU64,
-    /// Failures by set (rare, so a lock is cheap).
-    failed: std::sync::Mutex<std::collections::BTreeMap<u64, u64>>,
-    done: std::sync::Mutex<Vec<RequestSet>>,
-    opened: tokio::sync::Notify,
-    /// Sets as they close, for a controller watching the run (`scalebench elastic`).
-    log: Option<TimelineLog>,
-}
-
-/// A point of a running phase's timeline: a request set (with `--request-set`) or an interval.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TimelinePoint {
-    /// Seconds after the measurement start.
-    pub start_s: f64,
-    pub duration_s: f64,
-    pub ok: u64,
-    pub failed: u64,
-    /// Intervals: p99 of successful operations (from the intended start in an open loop), us.
-    pub p99_us: f64,
-}
-
-/// The timeline of a phase as it runs (request sets as they close, or else intervals), for a
-/// controller watching the run (`scalebench elastic`).
-#[derive(Debug, Clone, Default)]
-pub struct TimelineLog {
-    inner: Arc<std::sync::Mutex<(Option<Instant>, Vec<TimelinePoint>)>>,
-}
-
-impl TimelineLog {
-    pub fn new() -> TimelineLog {
-        TimelineLog::default()
-    }
-
-    /// The points so far.
-    pub fn points(&self) -> Vec<TimelinePoint> {
-        self.points_since(0)
-    }
-
-    /// The points after the first `from`: a watcher copies only what is new, and holds the lock the
-    /// run's set closer also takes for as short as that.
-    pub fn points_since(&self, from: usize) -> Vec<TimelinePoint> {
-        let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.1.get(from..)
-            .map_or_else(Vec::new, <[TimelinePoint]>::to_vec)
-    }
-
-    /// The measurement start, once the run has begun: points are placed in seconds after it.
-    pub fn measurement_start(&self) -> Option<Instant> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).0
-    }
-
-    fn begin(&self, t0: Instant) {
-        let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *g = (Some(t0), Vec::new());
-    }
-
-    fn push(&self, point: TimelinePoint) {
-        self.inner
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .1
-            .push(point);
-    }
-}
-
-impl SetClock {
-    /// Waits until set `set` may start; false if the run ends first.
-    async fn wait_open<F>(&self, set: u64, ctx: &SlotContext<'_, F>) -> bool {
-        let needed = set * self.size;
-        loop {
-            let opened = self.opened.notified();
-            tokio::pin!(opened);
-            opened.as_mut().enable();
-            if self.completed.load(Ordering::SeqCst) >= needed {
-                return true;
-            }
-            if ctx.shared.stop.is_requested() || ctx.past_deadline(ctx.clock.now_ns()) {
-                return false;
-            }
-            // Woken by the set's last completion; the timeout re-checks stop and deadline.
-            let _ = tokio::time::timeout(Duration::from_millis(50), opened).await;
-        }
-    }
-
-    /// Counts a completed operation of set `set`; the last one closes the set and opens the next.
-    fn complete(&self, set: u64, end_ns: u64, ok: bool, t0_ns: u64) {
-        if !ok {
-            *self
-                .failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .entry(set)
-                .or_default() += 1;
-        }
-        let done = self.completed.fetch_add(1, Ordering::SeqCst) + 1;
-        if done == (set + 1) * self.size {
-            let start = self.opened_ns.load(Ordering::SeqCst).max(t0_ns);
-            let failed = self
-                .failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&set)
-                .unwrap_or(0);
-            let closed = RequestSet {
-                index: set,
-                start_s: (start - t0_ns) as f64 / 1e9,
-                duration_s: end_ns.saturating_sub(start) as f64 / 1e9,
-                failed,
-            };
-            if let Some(log) = &self.log {
-                log.push(TimelinePoint {
-                    start_s: closed.start_s,
-                    duration_s: closed.duration_s,
-                    ok: self.size - closed.failed.min(self.size),
-                    failed: closed.failed,
-                    p99_us: 0.0,
-                });
-            }
-            self.done
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(closed);
-            self.opened_ns.store(end_ns, Ordering::SeqCst);
-            self.opened.notify_waiters();
-        }
-    }
-
-    fn finish(&self) -> RequestSets {
-        let completed = self.completed.load(Ordering::SeqCst);
-        let sets = std::mem::take(&mut *self.done.lock().unwrap_or_else(|e| e.into_inner()));
-        RequestSets::new(self.size, sets, completed % self.size)
-    }
-}
-
 /// Runs one phase against the binding `factory` makes, on `plan.threads` threads, and returns its result.
 /// Blocks until the phase is over. Operation failures are counted, never returned; an error here means
 /// the phase could not run (connection or schema failure, bad plan).
@@ -258,16 +119,7 @@ pub fn execute<F: BindingFactory>(
         _ => {}
     }
     let sets = match (plan.phase, plan.request_set) {
-        (Phase::Run, Some(size)) => Some(SetClock {
-            size,
-            claimed: AtomicU64::new(0),
-            completed: AtomicU64::new(0),
-            opened_ns: AtomicU64::new(0),
-            failed: Default::default(),
-            done: Default::default(),
-            opened: tokio::sync::Notify::new(),
-            log: plan.timeline_log.clone(),
-        }),
+        (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,
     };
     let verify = workload.data_integrity && factory.stores_data();
@@ -777,13 +629,16 @@ async fn run_slot<F: BindingFactory>(
             None => {
                 if let Some(sets) = &shared.sets {
                     if clock.now_ns() >= timeline.t0_ns {
-                        let i = sets.claimed.fetch_add(1, Ordering::SeqCst);
+                        let i = sets.claim();
                         if plan.operation_count.is_some_and(|n| i >= n) {
                             shared.slots_done.fetch_add(1, Ordering::SeqCst);
                             break;
                         }
-                        set = Some(i / sets.size);
-                        if !sets.wait_open(i / sets.size, &ctx).await {
+                        let ended = || {
+                            ctx.shared.stop.is_requested() || ctx.past_deadline(ctx.clock.now_ns())
+                        };
+                        set = Some(sets.set_of(i));
+                        if !sets.wait_open(sets.set_of(i), ended).await {
                             break;
                         }
                     }

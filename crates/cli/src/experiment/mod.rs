@@ -354,7 +354,7 @@ fn deployment_for(
     std::fs::create_dir_all(derived.parent().unwrap())
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let text = toml::to_string(&d).map_err(|e| CliError::Failed(e.to_string()))?;
-    std::fs::write(&derived, text).map_err(|e| CliError::Failed(e.to_string()))?;
+    crate::output::write_atomically(&derived, &text)?;
     Ok(Some(derived))
 }
 
