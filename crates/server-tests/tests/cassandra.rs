@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use scalebench_binding::cassandra::CassandraFactory;
-use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::conformance::Expectations;
 use scalebench_deploy::cassandra::{classpath, CassandraNode, CassandraOptions};
 use scalebench_deploy::free_port;
 use support::*;
@@ -51,19 +51,13 @@ const EXPECT: Expectations = Expectations {
 fn crud_semantics_prepared_and_unprepared() {
     assert_not_root(node().process.pid(), scalebench_deploy::cassandra::ACCOUNT);
     let _t = turn();
-    for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
-        let w = workload(&[("table", table), ("fieldcount", "4")]);
-        let f = CassandraFactory::open(&config(
-            &node().url("ycsb"),
-            &w,
-            &[("prepared", prepared)],
-            true,
-            true,
-        ))
-        .unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT))
-            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
-    }
+    check_crud_with_each(
+        CassandraFactory::open,
+        &node().url("ycsb"),
+        "prepared",
+        &[("crud_prepared", "true"), ("crud_text", "false")],
+        EXPECT,
+    );
 }
 
 #[test]

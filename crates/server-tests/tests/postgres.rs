@@ -2,7 +2,7 @@
 
 mod support;
 
-use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::conformance::Expectations;
 use scalebench_binding::postgres::PostgresFactory;
 use scalebench_deploy::postgres::PostgresServer;
 use support::*;
@@ -23,45 +23,22 @@ const EXPECT: Expectations = Expectations {
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
     assert_not_root(server().process.pid(), scalebench_deploy::postgres::ACCOUNT);
-    for (table, prepared) in [("crud_prepared", "true"), ("crud_text", "false")] {
-        let w = workload(&[("table", table), ("fieldcount", "4")]);
-        let f = PostgresFactory::open(&config(
-            &server().url(),
-            &w,
-            &[("prepared", prepared)],
-            true,
-            true,
-        ))
-        .unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT))
-            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
-    }
+    check_crud_with_each(
+        PostgresFactory::open,
+        &server().url(),
+        "prepared",
+        &[("crud_prepared", "true"), ("crud_unprepared", "false")],
+        EXPECT,
+    );
 }
 
 #[test]
 fn missing_table_is_a_clear_error_and_bad_options_are_named() {
-    let w = workload(&[("table", "no_such_table")]);
-    let e = PostgresFactory::open(&config(&server().url(), &w, &[], false, false))
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
-        "{e}"
-    );
-    assert!(!e.contains(server().password()), "password leaked: {e}");
-    let e = PostgresFactory::open(&config(
+    check_missing_table_and_bad_option(
+        PostgresFactory::open,
         &server().url(),
-        &w,
-        &[("batch_mode", "carrier-pigeon")],
-        true,
-        false,
-    ))
-    .err()
-    .unwrap();
-    assert!(
-        e.to_string().contains("postgres.batch_mode") && e.to_string().contains("carrier-pigeon"),
-        "{e}"
+        server().password(),
+        ("postgres", "batch_mode", "carrier-pigeon"),
     );
 }
 

@@ -414,3 +414,48 @@ pub fn psql_node(c: &scalebench_deploy::Cluster, node: usize, text: &str) -> Str
     .trim()
     .to_string()
 }
+
+/// CRUD semantics of the binding `open` makes on `url`, once per value of option `option` (each on
+/// a table of its own).
+pub fn check_crud_with_each<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    option: &str,
+    values: &[(&str, &str)],
+    expect: scalebench_binding::conformance::Expectations,
+) {
+    for (table, value) in values {
+        let w = workload(&[("table", table), ("fieldcount", "4")]);
+        let f = open(&config(url, &w, &[(option, value)], true, true)).unwrap();
+        block_on(scalebench_binding::conformance::check_crud(
+            &f, "user", 4, expect,
+        ))
+        .unwrap_or_else(|e| panic!("{option}={value}: {e}"));
+    }
+}
+
+/// A missing table is named with the way to create it (and the password is not), and a bad option
+/// value is named with its option.
+pub fn check_missing_table_and_bad_option<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    password: &str,
+    (binding, option, bad): (&str, &str, &str),
+) {
+    let w = workload(&[("table", "no_such_table")]);
+    let e = open(&config(url, &w, &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
+        "{e}"
+    );
+    assert!(!e.contains(password), "password leaked: {e}");
+    let e = open(&config(url, &w, &[(option, bad)], true, false))
+        .err()
+        .unwrap()
+        .to_string();
+    let named = format!("{binding}.{option}");
+    assert!(e.contains(&named) && e.contains(&format!("'{bad}'")), "{e}");
+}
