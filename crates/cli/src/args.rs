@@ -631,6 +631,7 @@ impl PhaseArgs {
             no_compact: self.no_compact,
             no_monitor: self.no_monitor,
             command: crate::environment::redacted_command(argv),
+            metrics: None,
         }
     }
 }

@@ -213,41 +213,49 @@ fn exposition(s: &Snapshot) -> String {
     text
 }
 
-/// The endpoint of this command, if it serves one: the phases publish to it.
-static CURRENT: Mutex<Option<Arc<MetricsServer>>> = Mutex::new(None);
-
 /// Serves `addr` for as long as the returned guard lives, announcing where on stderr.
 pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, CliError> {
     let server = Arc::new(MetricsServer::start(addr)?);
     crate::note!("metrics: http://{}/metrics", server.addr());
-    *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&server));
     Ok(MetricsGuard(server))
 }
 
+/// The endpoint a command serves; it stops serving when the guard is dropped.
 pub struct MetricsGuard(Arc<MetricsServer>);
 
 impl MetricsGuard {
     pub fn server(&self) -> &MetricsServer {
         &self.0
     }
-}
 
-impl Drop for MetricsGuard {
-    fn drop(&mut self) {
-        CURRENT.lock().unwrap_or_else(|e| e.into_inner()).take();
+    /// What a run's request carries so that its phases publish here.
+    pub fn publisher(&self) -> Publisher {
+        Publisher(Arc::clone(&self.0))
     }
 }
 
-/// Progress that also goes to the metrics endpoint, when the command serves one.
+/// Where a run's phases publish their live figures (a value in the run's request, not a global).
+#[derive(Clone)]
+pub struct Publisher(Arc<MetricsServer>);
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Publisher(http://{}/metrics)", self.0.addr())
+    }
+}
+
+/// Progress that also goes to the metrics endpoint, when the run has one.
 pub struct Published<'a> {
     pub inner: &'a mut dyn Progress,
     server: Option<Arc<MetricsServer>>,
 }
 
 impl<'a> Published<'a> {
-    pub fn new(inner: &'a mut dyn Progress) -> Self {
-        let server = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        Published { inner, server }
+    pub fn new(inner: &'a mut dyn Progress, publisher: Option<&Publisher>) -> Self {
+        Published {
+            inner,
+            server: publisher.map(|p| Arc::clone(&p.0)),
+        }
     }
 }
 

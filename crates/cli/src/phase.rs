@@ -77,11 +77,13 @@ pub fn run_command(
     argv: &[OsString],
 ) -> Result<ExitCode, CliError> {
     crate::output::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
-    let _metrics = args
+    let metrics = args
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
-    let mut executed = execute_phases(&args.request(argv), phases)?;
+    let mut request = args.request(argv);
+    request.metrics = metrics.as_ref().map(|m| m.publisher());
+    let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
     }
@@ -161,7 +163,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
-        let mut progress = crate::metrics::Published::new(&mut display);
+        let mut progress = crate::metrics::Published::new(&mut display, args.metrics.as_ref());
         // The embedded default creates its table when loading; servers need --create-schema.
         let mut create_schema =
             args.create_schema || (phase == Phase::Load && settings.binding.creates_table_on_load);

@@ -73,6 +73,8 @@ pub struct RunRequest {
     pub no_monitor: bool,
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
+    /// Where the phases publish their live figures (`--metrics-listen`), if anywhere.
+    pub metrics: Option<crate::metrics::Publisher>,
 }
 
 impl RunRequest {
@@ -108,6 +110,7 @@ impl RunRequest {
             no_compact: false,
             no_monitor: false,
             command: Vec::new(),
+            metrics: None,
         }
     }
 

@@ -203,7 +203,16 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                 .set_cell(Some(format!("{} #{}", run.cell, run.repetition)));
         }
         let started_at = now();
-        let outcome = one_run(exp, base, run, &mut state, clusters_dir, command);
+        let publisher = metrics.as_ref().map(|m| m.publisher());
+        let outcome = one_run(
+            exp,
+            base,
+            run,
+            &mut state,
+            clusters_dir,
+            command,
+            &publisher,
+        );
         match &outcome {
             Ok((r, elastic)) => {
                 store
@@ -529,6 +538,7 @@ fn one_run(
     state: &mut RunnerState,
     clusters_dir: &Path,
     command: &[String],
+    metrics: &Option<crate::metrics::Publisher>,
 ) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
@@ -544,6 +554,10 @@ fn one_run(
             phase,
             command,
         )
+        .map(|mut r| {
+            r.metrics = metrics.clone();
+            r
+        })
     };
     match exp.procedure.measure {
         // The load is what is measured: a fresh one every run.
