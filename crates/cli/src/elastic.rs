@@ -88,7 +88,9 @@ pub struct ElasticStep {
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
     crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
-    let out = run_elastic(&args.request(argv))?;
+    let mut request = args.request(argv);
+    let _metrics = crate::phase::serve_metrics(&args.phase, &mut request.run)?;
+    let out = run_elastic(&request)?;
     if let Some(path) = &args.phase.output {
         crate::output::write_json(path, &out)?;
     }

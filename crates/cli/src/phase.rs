@@ -77,12 +77,8 @@ pub fn run_command(
     argv: &[OsString],
 ) -> Result<ExitCode, CliError> {
     crate::output::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
-    let metrics = args
-        .metrics_listen
-        .map(crate::metrics::serve_while)
-        .transpose()?;
     let mut request = args.request(argv);
-    request.metrics = metrics.as_ref().map(|m| m.publisher());
+    let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
@@ -103,6 +99,20 @@ pub fn run_command(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Serves `--metrics-listen` (if given) for as long as the returned guard lives, and makes the
+/// request's phases publish there.
+pub fn serve_metrics(
+    args: &PhaseArgs,
+    request: &mut RunRequest,
+) -> Result<Option<crate::metrics::MetricsGuard>, CliError> {
+    let guard = args
+        .metrics_listen
+        .map(crate::metrics::serve_while)
+        .transpose()?;
+    request.metrics = guard.as_ref().map(|m| m.publisher());
+    Ok(guard)
 }
 
 /// What [`execute_phases`] measured.

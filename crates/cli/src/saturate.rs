@@ -135,7 +135,8 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             args.factor, args.start_rate
         )));
     }
-    let base = args.phase.request(argv);
+    let mut base = args.phase.request(argv);
+    let _metrics = crate::phase::serve_metrics(&args.phase, &mut base)?;
     let mut steps = Vec::new();
     let mut end = None;
     for n in 0..args.max_steps {

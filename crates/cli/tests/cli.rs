@@ -1386,7 +1386,8 @@ fn interrupt_between_phases_stops_an_experiment() {
 /// repetition connected to port 0), and a run on it says it did not come up.
 #[test]
 fn a_cluster_that_did_not_come_up_is_never_run_against() {
-    let dir = tempfile::tempdir().unwrap();
+    // Removes the node directories the failed deploys relocated, with the test's directory.
+    let dir = test_dir();
     std::fs::write(
         dir.path().join("redis.toml"),
         "name = \"no-server\"\ndatabase = \"redis-cluster\"\nnodes = 3\n",

@@ -198,3 +198,40 @@ fn a_bad_metrics_address_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("localhost"), "{}", stderr(&o));
 }
+
+/// The saturation search serves `--metrics-listen` too (every command that takes it serves it): its
+/// steps publish while it runs.
+#[test]
+fn a_saturation_search_serves_its_steps_figures() {
+    let (mut child, url, _stderr) = start(&[
+        "saturate",
+        "--db",
+        "null://",
+        "--start-rate",
+        "200",
+        "--max-steps",
+        "2",
+        "--duration",
+        "2s",
+        "--no-monitor",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    let running = r#"scalebench_running{phase="run",warmup="false"} 1"#;
+    let mut saw_running = false;
+    // Scrapes while it runs: bounded in count (at most 10 s).
+    for _ in 0..100 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if let Some(text) = scrape(&url) {
+            if text.lines().any(|l| l == running) {
+                saw_running = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(saw_running, "no scrape saw a step running");
+}
