@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::request::{
+use scalebench_session::request::{
     self, parse_action, parse_arrival, parse_batch_size, parse_concurrency, parse_criterion,
     parse_duration, parse_interval, parse_probe, parse_rate, parse_request_set, parse_threads,
     Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
 };
+use scalebench_session::saturate::SaturationRequest;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -630,8 +631,23 @@ impl PhaseArgs {
             clusters_dir: self.clusters.clusters_dir.clone(),
             no_compact: self.no_compact,
             no_monitor: self.no_monitor,
-            command: crate::environment::redacted_command(argv),
+            command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
+        }
+    }
+}
+
+impl SaturateArgs {
+    /// The saturation search these arguments ask for.
+    pub fn request(&self, argv: &[std::ffi::OsString]) -> SaturationRequest {
+        SaturationRequest {
+            run: self.phase.request(argv),
+            threads_search: self.threads_search,
+            start_rate: self.start_rate,
+            factor: self.factor,
+            max_steps: self.max_steps,
+            p99_limit: self.p99,
+            hdr_log: self.phase.hdr_log.clone(),
         }
     }
 }

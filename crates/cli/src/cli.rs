@@ -10,9 +10,11 @@ use scalebench_exec::Phase;
 use scalebench_measure::merge::{check_mergeable, merge_results};
 use scalebench_measure::RunResult;
 
+use scalebench_session::error::SessionError;
+
 use crate::args::{Cli, Command, MergeArgs};
-use crate::error::CliError;
-use crate::phase::{print_summary, run_command};
+use crate::commands::run::{print_summary, run_command};
+use crate::commands::{cluster, elastic, experiment, report, saturate};
 
 pub fn main(argv: Vec<OsString>) -> ExitCode {
     let cli = match Cli::try_parse_from(&argv) {
@@ -55,14 +57,14 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(&run.phase, phases, &argv)
         }
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
-        Command::Compare(args) => crate::report::compare_command(&args),
-        Command::Report(args) => crate::report::report_command(&args),
-        Command::Cluster(c) => crate::cluster::cluster_command(&c.action),
-        Command::Experiment(e) => crate::experiment::experiment_command(&e, &argv),
-        Command::Saturate(s) => crate::saturate::saturate_command(&s, &argv),
-        Command::Elastic(e) => crate::elastic::elastic_command(&e, &argv),
-        Command::Monitor(m) => crate::phase::monitor_command(&m),
-        Command::Results { action } => crate::experiment::results_command(&action),
+        Command::Compare(args) => report::compare_command(&args),
+        Command::Report(args) => report::report_command(&args),
+        Command::Cluster(c) => cluster::cluster_command(&c.action),
+        Command::Experiment(e) => experiment::experiment_command(&e, &argv),
+        Command::Saturate(s) => saturate::saturate_command(&s, &argv),
+        Command::Elastic(e) => elastic::elastic_command(&e, &argv),
+        Command::Monitor(m) => crate::commands::run::monitor_command(&m),
+        Command::Results { action } => experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
     };
     match outcome {
@@ -74,21 +76,21 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     }
 }
 
-fn merge(args: &MergeArgs) -> Result<(), CliError> {
-    crate::output::check_outputs([args.output.as_path()], None)?;
+fn merge(args: &MergeArgs) -> Result<(), SessionError> {
+    scalebench_session::files::check_outputs([args.output.as_path()], None)?;
     let results = args
         .files
         .iter()
-        .map(|f| RunResult::read(f).map_err(|e| CliError::Usage(e.to_string())))
+        .map(|f| RunResult::read(f).map_err(|e| SessionError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    for warning in check_mergeable(&results, &sources).map_err(CliError::Usage)? {
+    for warning in check_mergeable(&results, &sources).map_err(SessionError::Usage)? {
         crate::note!("warning: {warning}");
     }
-    let merged = merge_results(&results, &sources).map_err(CliError::Usage)?;
+    let merged = merge_results(&results, &sources).map_err(SessionError::Usage)?;
     merged
         .write_atomically(&args.output)
-        .map_err(|e| CliError::Failed(e.to_string()))?;
+        .map_err(|e| SessionError::Failed(e.to_string()))?;
     let percentiles = merged
         .parameters
         .properties
@@ -98,7 +100,7 @@ fn merge(args: &MergeArgs) -> Result<(), CliError> {
     print_summary(&merged, args.format, &percentiles)
 }
 
-fn bindings(name: Option<&str>) -> Result<(), CliError> {
+fn bindings(name: Option<&str>) -> Result<(), SessionError> {
     let mut out = String::new();
     match name {
         None => {
@@ -115,7 +117,7 @@ fn bindings(name: Option<&str>) -> Result<(), CliError> {
         Some(n) => {
             let b = registry::find(n).ok_or_else(|| {
                 let names: Vec<&str> = registry::bindings().iter().map(|b| b.name).collect();
-                CliError::Usage(format!(
+                SessionError::Usage(format!(
                     "unknown binding '{n}' (available: {})",
                     names.join(", ")
                 ))

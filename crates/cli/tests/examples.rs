@@ -116,7 +116,7 @@ struct SqliteFiles(Vec<PathBuf>);
 
 impl SqliteFiles {
     fn of(example: &Path) -> SqliteFiles {
-        let spec = scalebench::experiment::spec::Experiment::from_file(example).unwrap();
+        let spec = scalebench_session::experiment::spec::Experiment::from_file(example).unwrap();
         SqliteFiles(
             spec.databases
                 .iter()

@@ -90,7 +90,7 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
-    for line in crate::phase::failure_warning(phase)
+    for line in scalebench_session::phase::failure_warning(phase)
         .into_iter()
         .chain(phase.target_shortfall(result.parameters.target_ops_s))
     {

@@ -8,8 +8,6 @@
 //! (and with `double`, the cluster too, and a last stable state is measured at the final size: Dory's
 //! scalability compares those stable states). `--unloaded` times the transition with no load.
 
-use std::ffi::OsString;
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use scalebench_deploy::Cluster;
@@ -22,8 +20,7 @@ use scalebench_measure::PhaseResult;
 use scalebench_measure::RunResult;
 use serde::Serialize;
 
-use crate::args::ElasticArgs;
-use crate::error::CliError;
+use crate::error::SessionError;
 use crate::phase::execute_phases;
 use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction};
 use crate::settings::Settings;
@@ -86,32 +83,17 @@ pub struct ElasticStep {
     pub run: Option<RunResult>,
 }
 
-pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
-    crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
-    let mut request = args.request(argv);
-    let _metrics = crate::phase::serve_metrics(&args.phase, &mut request.run)?;
-    let out = run_elastic(&request)?;
-    if let Some(path) = &args.phase.output {
-        crate::output::write_json(path, &out)?;
-    }
-    Ok(if out.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
-pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, CliError> {
+pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError> {
     let Some(deployment) = args.run.deployment.clone() else {
-        return Err(CliError::Usage(
+        return Err(SessionError::Usage(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
         ));
     };
     let base = Settings::resolve(&args.run, Phase::Run)?;
     let first_set_size = args.run.request_set;
     if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
-        return Err(CliError::Usage(
+        return Err(SessionError::Usage(
             "scalebench elastic needs a constant load: --request-set R (Dory's timed request sets), --target OPS (an open loop) or --unloaded (none)".into(),
         ));
     }
@@ -307,7 +289,7 @@ impl Scale {
 }
 
 /// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
-fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, CliError> {
+fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, SessionError> {
     let load = phase_args(&args.run, scale, None);
     crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
     let r = execute_phases(&load, &[Phase::Load])?.result;
@@ -328,7 +310,7 @@ fn run_under_control(
     load: Load,
     action: Option<ScaleAction>,
     name: &str,
-) -> Result<(RunResult, Controlled), CliError> {
+) -> Result<(RunResult, Controlled), SessionError> {
     let log = TimelineLog::new();
     let mut run = phase_args(&args.run, scale, Some(log.clone()));
     run.request_set = scale.set_size;
@@ -340,7 +322,7 @@ fn run_under_control(
     stop.finish();
     let mut executed = runner
         .join()
-        .map_err(|_| CliError::Failed("the load thread panicked".into()))??;
+        .map_err(|_| SessionError::Failed("the load thread panicked".into()))??;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(&dir.join(name))?;
     }
@@ -352,7 +334,7 @@ fn run_under_control(
 fn transition_unloaded(
     args: &ElasticRequest,
     cluster: &mut Cluster,
-) -> Result<(Events, Vec<String>, Option<String>, UnloadedScores), CliError> {
+) -> Result<(Events, Vec<String>, Option<String>, UnloadedScores), SessionError> {
     let t0 = Instant::now();
     let now_s = || t0.elapsed().as_secs_f64();
     let changed = scale(cluster, args.action)?;
@@ -508,8 +490,8 @@ fn control(
     log: &TimelineLog,
     load: Load,
     action: Option<ScaleAction>,
-    runner: &std::thread::JoinHandle<Result<crate::phase::ExecutedPhases, CliError>>,
-) -> Result<Controlled, CliError> {
+    runner: &std::thread::JoinHandle<Result<crate::phase::ExecutedPhases, SessionError>>,
+) -> Result<Controlled, SessionError> {
     let x = args.stable_sets as usize;
     let ended = || runner.is_finished();
     let t0 = loop {
@@ -517,7 +499,9 @@ fn control(
             break t0;
         }
         if ended() {
-            return Err(CliError::Failed("the load ended before it began".into()));
+            return Err(SessionError::Failed(
+                "the load ended before it began".into(),
+            ));
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -548,7 +532,7 @@ fn control(
     let baseline_deadline = Instant::now() + args.baseline + args.stable_timeout;
     loop {
         if ended() {
-            return Err(CliError::Failed(
+            return Err(SessionError::Failed(
                 "the load ended during the baseline".into(),
             ));
         }
@@ -648,7 +632,7 @@ fn control(
     })
 }
 
-fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, CliError> {
+fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, SessionError> {
     let mut changed = Vec::new();
     match action {
         ScaleAction::Add(k) => {

@@ -14,7 +14,7 @@ use scalebench_workload::builtin::builtin_workload;
 use scalebench_workload::core_workload::core_property;
 use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 
-use crate::error::CliError;
+use crate::error::SessionError;
 use crate::request::{check_target, RunRequest, MAX_IN_FLIGHT, MAX_THREADS};
 
 /// YCSB client properties this tool reads.
@@ -79,7 +79,7 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, CliError> {
+    pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
         let cluster = match &args.deployment {
             Some(file) => Some(crate::cluster::open(file, &args.clusters_dir)?),
             None => None,
@@ -92,7 +92,7 @@ impl Settings {
                     .prefix("scalebench-")
                     .tempdir()
                     .map_err(|e| {
-                        CliError::Failed(format!("cannot create a temporary directory: {e}"))
+                        SessionError::Failed(format!("cannot create a temporary directory: {e}"))
                     })?;
                 let url =
                     DbUrl::parse(&format!("sqlite://{}/scalebench.db", dir.path().display()))?;
@@ -105,7 +105,7 @@ impl Settings {
     /// What [`Settings::resolve`] checks, with no side effect: no cluster is opened and no
     /// temporary database made (a run on a deployment or on the default database is checked as on
     /// the null binding; its binding options are checked when it opens).
-    pub fn check(args: &RunRequest, phase: Phase) -> Result<(), CliError> {
+    pub fn check(args: &RunRequest, phase: Phase) -> Result<(), SessionError> {
         let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
         let s = Self::with_database(args, phase, db, None, None)?;
         registry::check_options(
@@ -121,7 +121,7 @@ impl Settings {
         db: DbUrl,
         temp_db_dir: Option<tempfile::TempDir>,
         cluster: Option<scalebench_deploy::Cluster>,
-    ) -> Result<Settings, CliError> {
+    ) -> Result<Settings, SessionError> {
         let mut props = Properties::new();
         let workload_name = load_workload(&mut props, &args.workload)?;
         for file in &args.property_files {
@@ -136,7 +136,7 @@ impl Settings {
         let workload = CoreWorkload::from_properties(&props)?;
 
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
-            CliError::Usage(format!(
+            SessionError::Usage(format!(
                 "{} ('{}')",
                 registry::no_binding(db.scheme()),
                 db.redacted()
@@ -199,7 +199,7 @@ impl Settings {
         // Each in-flight operation holds a connection and buffers: bounded in total, not per thread.
         let in_flight = threads as u64 * args.concurrency as u64;
         if in_flight > MAX_IN_FLIGHT {
-            return Err(CliError::Usage(format!(
+            return Err(SessionError::Usage(format!(
                 "invalid value '{}' for '--concurrency': {threads} threads x {} = {in_flight} operations in flight, at most {MAX_IN_FLIGHT}",
                 args.concurrency, args.concurrency
             )));
@@ -224,7 +224,7 @@ impl Settings {
         };
         let explicit_duration = match args.duration {
             Some(d) if d.is_zero() => {
-                return Err(CliError::Usage(
+                return Err(SessionError::Usage(
                     "invalid value '0s' for '--duration': expected a positive duration".into(),
                 ))
             }
@@ -240,7 +240,7 @@ impl Settings {
             d => d,
         };
         if args.interval.is_zero() {
-            return Err(CliError::Usage(
+            return Err(SessionError::Usage(
                 "invalid value '0s' for '--interval': expected a positive duration".into(),
             ));
         }
@@ -249,13 +249,13 @@ impl Settings {
             None => props.u64_or("batchsize", 1)?.max(1) as usize,
         };
         if let (Some(n), true) = (args.request_set, target > 0.0) {
-            return Err(CliError::Usage(format!(
+            return Err(SessionError::Usage(format!(
                 "invalid value '{n}' for '--request-set': request sets run in a closed loop, without --target"
             )));
         }
         let percentiles_text = props.str_or("hdrhistogram.percentiles", "95,99");
         let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
-            CliError::Usage(format!(
+            SessionError::Usage(format!(
                 "invalid value '{bad}' for property 'hdrhistogram.percentiles': expected numbers in (0, 100] separated by commas"
             ))
         })?;
@@ -343,7 +343,7 @@ impl Settings {
 }
 
 /// Loads the built-in workload or the WORKLOAD file; returns the name to record.
-fn load_workload(props: &mut Properties, name: &str) -> Result<String, CliError> {
+fn load_workload(props: &mut Properties, name: &str) -> Result<String, SessionError> {
     if let Some((id, text)) = builtin_workload(name) {
         props.load_str(&text, BUILTIN_ORIGIN)?;
         return Ok(id.to_string());

@@ -1,119 +1,21 @@
-//! The `load` and `run` commands.
-
-use std::ffi::OsString;
-use std::io::Write;
-use std::process::ExitCode;
-use std::sync::Mutex;
+//! The phases of a run (load, run) with the steps around them: wait until the cluster is ready or
+//! idle, compact after a load, the space on disk, the resource monitors and their verdict.
 
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
-use scalebench_measure::{hdrlog, ycsb_text};
 use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
 
-use crate::args::{Format, PhaseArgs};
 use crate::environment::{host_info, tool_info};
-use crate::error::CliError;
-use crate::output::progress::Display;
-use crate::output::table;
+use crate::error::SessionError;
+use crate::progress::Display;
 use crate::request::RunRequest;
 use crate::settings::Settings;
-
-/// The stop signal of the phase in progress: the first Ctrl-C (or SIGTERM) requests it; what was
-/// measured is still written (and temporary data removed) after a second one, since `timeout` and
-/// impatient users send two; only a third aborts at once.
-static CURRENT_STOP: Mutex<Option<StopSignal>> = Mutex::new(None);
-
-/// Set by the first Ctrl-C and never cleared: a stop that arrives while no phase runs (an
-/// experiment deploying, restoring or waiting between runs) is not lost.
-static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether Ctrl-C (or SIGTERM) was received: callers that run phases one after another stop.
-pub fn interrupt_requested() -> bool {
-    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
-}
-
-/// Makes `stop` the phase's stop signal, requested at once if Ctrl-C came already.
-fn register_stop(stop: &StopSignal) {
-    let mut current = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
-    *current = Some(stop.clone());
-    // Under the lock the handler takes after setting the flag: one of the two sees the other.
-    if interrupt_requested() {
-        stop.request();
-    }
-}
-
-pub fn install_interrupt_handler() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    INSTALLED.call_once(|| {
-        let _ = ctrlc::set_handler(|| {
-            let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-            INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
-            if n >= 3 {
-                crate::note!("\naborted: nothing more is written");
-                std::process::exit(130);
-            }
-            let guard = CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(stop) = guard.as_ref() {
-                stop.request();
-            }
-            if n == 1 {
-                crate::note!("\ninterrupted: finishing in-flight operations and writing what was measured (Ctrl-C twice more to abort)");
-            } else {
-                crate::note!("\nstill writing what was measured (one more Ctrl-C aborts with nothing written)");
-            }
-        });
-    });
-}
-
-pub fn run_command(
-    args: &PhaseArgs,
-    phases: &[Phase],
-    argv: &[OsString],
-) -> Result<ExitCode, CliError> {
-    crate::output::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
-    let mut request = args.request(argv);
-    let _metrics = serve_metrics(args, &mut request)?;
-    let mut executed = execute_phases(&request, phases)?;
-    if let Some(dir) = &args.hdr_log {
-        executed.write_hdr_logs(dir)?;
-    }
-    let ExecutedPhases {
-        result,
-        percentiles,
-        ..
-    } = executed;
-    if let Some(path) = &args.output {
-        result
-            .write_atomically(path)
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-    }
-    print_summary(&result, args.format, &percentiles)?;
-    Ok(if result.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Serves `--metrics-listen` (if given) for as long as the returned guard lives, and makes the
-/// request's phases publish there.
-pub fn serve_metrics(
-    args: &PhaseArgs,
-    request: &mut RunRequest,
-) -> Result<Option<crate::metrics::MetricsGuard>, CliError> {
-    let guard = args
-        .metrics_listen
-        .map(crate::metrics::serve_while)
-        .transpose()?;
-    request.metrics = guard.as_ref().map(|m| m.publisher());
-    Ok(guard)
-}
 
 /// What [`execute_phases`] measured.
 pub struct ExecutedPhases {
@@ -127,9 +29,9 @@ pub struct ExecutedPhases {
 impl ExecutedPhases {
     /// The HDR interval logs of every phase into `dir`, at the recorded interval length whatever
     /// the result keeps.
-    pub fn write_hdr_logs(&mut self, dir: &std::path::Path) -> Result<(), CliError> {
+    pub fn write_hdr_logs(&mut self, dir: &std::path::Path) -> Result<(), SessionError> {
         for (phase, recorded) in self.result.phases.iter().zip(&mut self.recorded) {
-            hdrlog::write_interval_logs(phase, recorded, dir).map_err(CliError::Failed)?;
+            hdrlog::write_interval_logs(phase, recorded, dir).map_err(SessionError::Failed)?;
         }
         Ok(())
     }
@@ -137,7 +39,7 @@ impl ExecutedPhases {
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
 /// nothing.
-pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, CliError> {
+pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
     let mut settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
@@ -154,9 +56,9 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         );
     }
 
-    install_interrupt_handler();
+    crate::interrupt::install_handler();
     let stop = args.stop.clone().unwrap_or_default();
-    register_stop(&stop);
+    crate::interrupt::register_stop(&stop);
 
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
@@ -199,10 +101,10 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 progress: &mut progress,
             },
         );
-        let outcome = match opened.map_err(CliError::from).and_then(|r| r) {
+        let outcome = match opened.map_err(SessionError::from).and_then(|r| r) {
             Ok(outcome) => outcome,
             // Stopped while connecting for a later phase: the phases before it are kept.
-            Err(CliError::Interrupted(_)) if !results.is_empty() => {
+            Err(SessionError::Interrupted(_)) if !results.is_empty() => {
                 interrupted = true;
                 break;
             }
@@ -259,7 +161,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             break;
         }
     }
-    *CURRENT_STOP.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    crate::interrupt::clear_stop();
 
     let result = RunResult {
         schema: SCHEMA.into(),
@@ -285,86 +187,11 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     })
 }
 
-/// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
-pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, CliError> {
-    crate::output::check_outputs(args.output.as_deref(), None)?;
-    if args.interval.is_zero() {
-        return Err(CliError::Usage(
-            "invalid value '0s' for '--interval': expected a positive duration".into(),
-        ));
-    }
-    for (name, pid) in &args.processes {
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-            return Err(CliError::Usage(format!(
-                "no process {pid} (for '{name}') on this host"
-            )));
-        }
-    }
-    install_interrupt_handler();
-    let stop = StopSignal::new();
-    register_stop(&stop);
-    let targets = args
-        .processes
-        .iter()
-        .map(|(name, pid)| scalebench_monitor::Target {
-            name: name.clone(),
-            pid: *pid,
-            parallelism: None,
-        })
-        .collect();
-    // A closed stream (the collecting side hung up) ends the command like Ctrl-C.
-    let hung_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sink: Option<scalebench_monitor::SampleSink> = args.stream.then(|| {
-        let hung_up = hung_up.clone();
-        let mut header_sent = false;
-        Box::new(
-            move |series: &scalebench_monitor::ResourceSeries,
-                  sample: &scalebench_monitor::Sample| {
-                let mut out = std::io::stdout().lock();
-                let mut text = String::new();
-                if !std::mem::replace(&mut header_sent, true) {
-                    text = scalebench_monitor::stream::header_line(series) + "\n";
-                }
-                text += &(scalebench_monitor::stream::sample_line(sample) + "\n");
-                let ok = out
-                    .write_all(text.as_bytes())
-                    .and_then(|_| out.flush())
-                    .is_ok();
-                if !ok {
-                    hung_up.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                ok
-            },
-        ) as scalebench_monitor::SampleSink
-    });
-    let link = args.link_mbit.map(|m| m * 1e6 / 8.0);
-    let monitor = scalebench_monitor::Monitor::start_with(targets, args.interval, sink, link);
-    let started = std::time::Instant::now();
-    while !stop.is_requested()
-        && !hung_up.load(std::sync::atomic::Ordering::Relaxed)
-        && args.duration.is_none_or(|d| started.elapsed() < d)
-    {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let series = monitor.finish();
-    let Some(output) = &args.output else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    crate::output::write_json(output, &series)?;
-    let v = scalebench_monitor::verdict(&series, "client", None);
-    crate::note!(
-        "{} samples written to {}; bounded by: {} ({})",
-        series.samples.len(),
-        output.display(),
-        v.bounded_by,
-        v.evidence
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Starts the deployment's `[external.monitors]` commands (one per database host), from the
 /// deployment file's directory.
-fn start_remote_monitors(c: &Cluster) -> Result<Vec<scalebench_monitor::RemoteMonitor>, CliError> {
+fn start_remote_monitors(
+    c: &Cluster,
+) -> Result<Vec<scalebench_monitor::RemoteMonitor>, SessionError> {
     let dir = c.state.deployment_file.parent();
     c.state
         .deployment
@@ -373,7 +200,7 @@ fn start_remote_monitors(c: &Cluster) -> Result<Vec<scalebench_monitor::RemoteMo
         .iter()
         .map(|(host, command)| {
             scalebench_monitor::RemoteMonitor::spawn(host, command, dir).map_err(|e| {
-                CliError::Failed(format!("cannot start the monitor command of {host}: {e}"))
+                SessionError::Failed(format!("cannot start the monitor command of {host}: {e}"))
             })
         })
         .collect()
@@ -401,7 +228,7 @@ fn start_monitor(settings: &Settings) -> scalebench_monitor::Monitor {
 /// Where the deployment owns the benchmark table (Bucardo: rows replicate, DDL does not), it creates
 /// or resets it on every server with the SQL the binding would run; true when it did, so the binding
 /// leaves the schema alone.
-fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool, CliError> {
+fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool, SessionError> {
     let binding = settings.binding.name;
     let schema = scalebench_binding::Schema::of(&settings.workload);
     let Some(cluster) = settings.cluster.as_mut().filter(|c| c.owns_table()) else {
@@ -410,7 +237,7 @@ fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool
     let table_sql = registry::find(binding)
         .and_then(|b| b.table_sql)
         .ok_or_else(|| {
-            CliError::Usage(format!(
+            SessionError::Usage(format!(
                 "deployment {} creates the benchmark table on every server itself and needs a binding that gives its SQL (postgres), not {binding}",
                 cluster.name()
             ))
@@ -420,7 +247,7 @@ fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool
 }
 
 /// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).
-fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), CliError> {
+fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), SessionError> {
     if phase == Phase::Load {
         c.wait_ready()?;
     } else {
@@ -439,7 +266,7 @@ fn after_phase(
     result: &PhaseResult,
     settings: &Settings,
     args: &RunRequest,
-) -> Result<Space, CliError> {
+) -> Result<Space, SessionError> {
     let records = if phase == Phase::Load {
         if !args.no_compact {
             for done in c.compact()? {
@@ -461,31 +288,6 @@ fn after_phase(
         "after run"
     };
     Ok(c.space(taken, records))
-}
-
-pub fn print_summary(
-    result: &RunResult,
-    format: Format,
-    percentiles: &[f64],
-) -> Result<(), CliError> {
-    let text = match format {
-        Format::Table => table::render(result),
-        Format::Json => {
-            serde_json::to_string_pretty(result).map_err(|e| CliError::Failed(e.to_string()))?
-                + "\n"
-        }
-        Format::Ycsb => result
-            .phases
-            .iter()
-            .map(|p| ycsb_text::render(p, percentiles))
-            .collect::<Vec<_>>()
-            .join(""),
-    };
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (e.g. `| head`) is not an error of the benchmark.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
-    Ok(())
 }
 
 fn parameters(s: &Settings) -> Parameters {
@@ -568,14 +370,14 @@ fn pacer_is_no_bound(
 /// missing one counts as a failure of the database (a Cassandra ring too loaded to acknowledge a
 /// write in time loses them; a load ended by a duration inserted only some). Refused before anything is measured on the data. A binding that
 /// stores nothing (null) has no records to lose.
-pub fn require_complete_load(loaded: &RunResult) -> Result<(), CliError> {
+pub fn require_complete_load(loaded: &RunResult) -> Result<(), SessionError> {
     let stores_data = registry::find(&loaded.parameters.binding).is_none_or(|b| b.stores_data);
     let Some(load) = loaded.phases.first().filter(|_| stores_data) else {
         return Ok(());
     };
     let t = &load.totals;
     if load.ended_by != "completed" && !loaded.interrupted {
-        return Err(CliError::Failed(format!(
+        return Err(SessionError::Failed(format!(
             "the load ended by {} after {} inserts, before its last record: records are missing, and every read of one would count as a failure",
             load.ended_by,
             t.ok + t.failed
@@ -589,7 +391,7 @@ pub fn require_complete_load(loaded: &RunResult) -> Result<(), CliError> {
         .iter()
         .map(|(c, e)| format!("{c} {}", e.count))
         .collect();
-    Err(CliError::Failed(format!(
+    Err(SessionError::Failed(format!(
         "the load failed {} of {} inserts ({}): records are missing, and every read of one would count as a failure; core_workload_insertion_retry_limit retries failed inserts",
         t.failed,
         t.ok + t.failed,
@@ -623,7 +425,7 @@ fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
 }
 
 impl FactoryVisitor for PhaseRunner<'_> {
-    type Output = Result<PhaseOutcome, CliError>;
+    type Output = Result<PhaseOutcome, SessionError>;
 
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
         let plan = self.settings.plan(self.phase);

@@ -6,17 +6,14 @@ pub mod stats;
 pub mod store;
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
+
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use scalebench_deploy::{Cluster, Deployment};
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
-use crate::args::{ExperimentArgs, ResultsAction};
-use crate::error::CliError;
-use crate::output::emit;
+use crate::error::SessionError;
 use crate::phase::execute_phases;
 use crate::request::{self, ElasticRequest, RunRequest};
 use spec::{value_text, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
@@ -65,59 +62,9 @@ pub struct ExperimentOutcome {
     pub interrupted: bool,
 }
 
-pub fn experiment_command(args: &ExperimentArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
-    let mut experiment = Experiment::from_file(&args.file).map_err(CliError::Usage)?;
-    if args.miniature {
-        experiment.miniature();
-    }
-    let request = ExperimentRequest {
-        experiment,
-        base: args
-            .file
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
-        source: args.file.display().to_string(),
-        results: args.results.clone(),
-        clusters_dir: args.clusters.clusters_dir.clone(),
-        metrics_listen: args.metrics_listen,
-        command: crate::environment::redacted_command(argv),
-    };
-    if args.dry_run {
-        let plan = check_experiment(&request)?;
-        print_plan(&request.experiment, &plan);
-        return Ok(ExitCode::SUCCESS);
-    }
-    let outcome = run_experiment(&request)?;
-    let exp = &request.experiment;
-    crate::note!(
-        "experiment {}: {} runs done, {} failed, {} already recorded (results in {})",
-        exp.name,
-        outcome.done,
-        outcome.failed,
-        outcome.skipped,
-        args.results.display()
-    );
-    if outcome.interrupted {
-        crate::note!("interrupted: run the same command again to resume");
-        return Ok(ExitCode::from(130));
-    }
-    let store = Store::open(&args.results).map_err(CliError::Failed)?;
-    emit(&show(&store, &exp.name, exp.discard_first)?);
-    if outcome.failed > 0 {
-        // The others are recorded; a rerun of the same command retries only the failed ones.
-        crate::note!(
-            "error: {} runs failed (their errors are in the runs table: scalebench results show)",
-            outcome.failed
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
 /// Checks every deployment file, every configuration's change of it and every run's values before
 /// anything starts; returns the plan.
-pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, CliError> {
+pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, SessionError> {
     let (exp, base) = (&request.experiment, &request.base);
     for d in &exp.databases {
         if let Some(f) = &d.deployment {
@@ -127,7 +74,7 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
                 .iter()
                 .filter(|c| c.databases.is_empty() || c.databases.contains(&d.name))
             {
-                Experiment::derived_deployment(&deployment, c).map_err(CliError::Usage)?;
+                Experiment::derived_deployment(&deployment, c).map_err(SessionError::Usage)?;
             }
         }
     }
@@ -139,24 +86,24 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
 /// Runs every planned run not recorded yet, each recorded in the results store as it ends (a
 /// failed run too, with its error); stops the clusters it started. Ctrl-C ends it after what is
 /// running.
-pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, CliError> {
+pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, SessionError> {
     let plan = check_experiment(request)?;
     let (exp, base, clusters_dir) = (&request.experiment, &request.base, &request.clusters_dir);
     let command = &request.command;
-    let mut store = Store::open(&request.results).map_err(CliError::Failed)?;
+    let mut store = Store::open(&request.results).map_err(SessionError::Failed)?;
     // Stored without passwords (database URLs, secret properties).
     let spec_json = serde_json::to_value(exp)
         .map(|v| crate::environment::redacted_json(&v).to_string())
         .unwrap_or_default();
     let id = store
         .experiment(&exp.name, &request.source, &spec_json)
-        .map_err(CliError::Failed)?;
+        .map_err(SessionError::Failed)?;
     let metrics = request
         .metrics_listen
         .map(crate::metrics::serve_while)
         .transpose()?;
     // From here a Ctrl-C stops the experiment after what is running (deploys and restores included).
-    crate::phase::install_interrupt_handler();
+    crate::interrupt::install_handler();
     let mut state = RunnerState::default();
     let total = plan.len();
     let mut interrupted = false;
@@ -180,7 +127,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             "{redefined} recorded runs were measured under another definition of their cell (the file changed): they run again and replace the old ones"
         );
     }
-    let orphans = store.orphans(id, &plan).map_err(CliError::Failed)?;
+    let orphans = store.orphans(id, &plan).map_err(SessionError::Failed)?;
     if orphans > 0 {
         crate::note!(
             "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
@@ -193,7 +140,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             skipped += 1;
             continue;
         }
-        if crate::phase::interrupt_requested() {
+        if crate::interrupt::interrupt_requested() {
             interrupted = true;
             break;
         }
@@ -224,7 +171,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                         elastic.as_ref(),
                         exp.procedure.max_failed_share,
                     )
-                    .map_err(CliError::Failed)?;
+                    .map_err(SessionError::Failed)?;
                 if r.interrupted {
                     interrupted = true;
                     break;
@@ -232,7 +179,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                 done += 1;
             }
             // Stopped before it measured anything: not a failure of the run, which runs on resume.
-            Err(_) if crate::phase::interrupt_requested() => {
+            Err(_) if crate::interrupt::interrupt_requested() => {
                 interrupted = true;
                 break;
             }
@@ -247,7 +194,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                         None,
                         exp.procedure.max_failed_share,
                     )
-                    .map_err(CliError::Failed)?;
+                    .map_err(SessionError::Failed)?;
                 failed += 1;
             }
         }
@@ -265,50 +212,6 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     })
 }
 
-fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
-    let e = &exp.procedure.elastic;
-    let timing = if exp.procedure.measure == Measure::Load {
-        "until every record is written".to_string()
-    } else if exp.procedure.measure == Measure::Elastic {
-        format!(
-            "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
-            exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
-        )
-    } else {
-        format!(
-            "warm-up {}, duration {}",
-            exp.procedure.warmup, exp.procedure.duration
-        )
-    };
-    let mut out = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}\n",
-        exp.name,
-        plan.len(),
-        plan.len() / exp.repetitions as usize,
-        exp.repetitions,
-        exp.procedure.measure,
-        exp.procedure.load,
-    );
-    let mut loaded: Option<&str> = None;
-    for (i, r) in plan.iter().enumerate() {
-        let load = match exp.procedure.load {
-            _ if exp.procedure.measure == Measure::Load => "measured load",
-            LoadMode::EachRun => "load",
-            _ if loaded != Some(r.data_key.as_str()) => "load",
-            LoadMode::Restore => "restore if earlier runs inserted",
-            LoadMode::Once => "",
-        };
-        loaded = Some(&r.data_key);
-        out.push_str(&format!(
-            "{:>5}  {:<60} #{:<3} {load}\n",
-            i + 1,
-            r.cell,
-            r.repetition
-        ));
-    }
-    emit(&out);
-}
-
 /// The deployment file a run uses: the database's, with the configuration's server settings merged
 /// (written beside the clusters when there are any).
 fn deployment_for(
@@ -316,7 +219,7 @@ fn deployment_for(
     base: &Path,
     run: &PlannedRun,
     clusters_dir: &Path,
-) -> Result<Option<PathBuf>, CliError> {
+) -> Result<Option<PathBuf>, SessionError> {
     let db = exp
         .databases
         .iter()
@@ -349,7 +252,7 @@ fn deployment_for(
         return Ok(Some(file));
     }
     let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
-        .map_err(CliError::Usage)?;
+        .map_err(SessionError::Usage)?;
     let derived = clusters_dir.join("deployments").join(format!(
         "{}{}{}.toml",
         d.name,
@@ -361,9 +264,9 @@ fn deployment_for(
         size.map_or(String::new(), |n| format!("-{n}-nodes"))
     ));
     std::fs::create_dir_all(derived.parent().unwrap())
-        .map_err(|e| CliError::Failed(e.to_string()))?;
-    let text = toml::to_string(&d).map_err(|e| CliError::Failed(e.to_string()))?;
-    crate::output::write_atomically(&derived, &text)?;
+        .map_err(|e| SessionError::Failed(e.to_string()))?;
+    let text = toml::to_string(&d).map_err(|e| SessionError::Failed(e.to_string()))?;
+    crate::files::write_atomically(&derived, &text)?;
     Ok(Some(derived))
 }
 
@@ -377,7 +280,7 @@ fn ensure_cluster(
     experiment: &str,
     state: &mut RunnerState,
     clusters_dir: &Path,
-) -> Result<(), CliError> {
+) -> Result<(), SessionError> {
     if state.deployed.as_deref() == Some(file) {
         return Ok(());
     }
@@ -428,7 +331,7 @@ fn phase_request(
     clusters_dir: &Path,
     phase: Phase,
     command: &[String],
-) -> Result<RunRequest, CliError> {
+) -> Result<RunRequest, SessionError> {
     let w = exp
         .workloads
         .iter()
@@ -464,9 +367,10 @@ fn phase_request(
     exp.procedure
         .options
         .apply(&mut r)
-        .map_err(CliError::Usage)?;
+        .map_err(SessionError::Usage)?;
     for (k, v) in &run.params {
-        let bad = |e: String| CliError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
+        let bad =
+            |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
         match k.as_str() {
             CLUSTER_SIZE => {} // the deployment's, see deployment_for
             "threads" => r.threads = Some(request::parse_threads(v).map_err(bad)?),
@@ -498,7 +402,7 @@ fn check_every_run(
     base: &Path,
     plan: &[PlannedRun],
     clusters_dir: &Path,
-) -> Result<(), CliError> {
+) -> Result<(), SessionError> {
     let phases: &[Phase] = match exp.procedure.measure {
         Measure::Load => &[Phase::Load],
         Measure::Elastic => &[Phase::Run],
@@ -507,8 +411,8 @@ fn check_every_run(
     let mut checked = std::collections::HashSet::new();
     for run in plan {
         for &phase in phases {
-            let in_cell = |e: CliError| {
-                CliError::Usage(format!(
+            let in_cell = |e: SessionError| {
+                SessionError::Usage(format!(
                     "{}: cell {} ({}): {e}",
                     exp.name,
                     run.cell,
@@ -527,7 +431,7 @@ fn check_every_run(
     Ok(())
 }
 
-fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, CliError> {
+fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, SessionError> {
     execute_phases(request, &[phase]).map(|e| e.result)
 }
 
@@ -539,7 +443,7 @@ fn one_run(
     clusters_dir: &Path,
     command: &[String],
     metrics: &Option<crate::metrics::Publisher>,
-) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
+) -> Result<(RunResult, Option<ElasticRecord>), SessionError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
         ensure_cluster(f, &exp.name, state, clusters_dir)?;
@@ -643,7 +547,7 @@ fn one_run(
 fn elastic_run(
     exp: &Experiment,
     mut run: RunRequest,
-) -> Result<(RunResult, Option<ElasticRecord>), CliError> {
+) -> Result<(RunResult, Option<ElasticRecord>), SessionError> {
     let e = &exp.procedure.elastic;
     run.create_schema = true;
     let mut elastic = ElasticRequest::new(run);
@@ -655,7 +559,7 @@ fn elastic_run(
     elastic.set_repeats = e.set_repeats;
     let out = crate::elastic::run_elastic(&elastic)?;
     let Some(step) = out.steps.into_iter().next() else {
-        return Err(CliError::Failed("interrupted during the load".into()));
+        return Err(SessionError::Failed("interrupted during the load".into()));
     };
     let (stabilisation_s, elasticity) = match &step.scores {
         scalebench_elastic::StepScores::RequestSets(s) => (s.stabilisation_s, s.elasticity),
@@ -663,7 +567,7 @@ fn elastic_run(
         scalebench_elastic::StepScores::Unloaded(s) => (s.full_availability_s, None),
     };
     let Some(run) = step.run else {
-        return Err(CliError::Usage(
+        return Err(SessionError::Usage(
             "an experiment's runs are measured under load: leave --unloaded to scalebench elastic"
                 .into(),
         ));
@@ -681,7 +585,7 @@ fn elastic_run(
 }
 
 /// The per-cell summary of an experiment, as a table.
-pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, CliError> {
+pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, SessionError> {
     let cells = cells(store, name, discard_first)?;
     let mut out = format!(
         "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} notes\n",
@@ -754,13 +658,13 @@ pub fn cells(
     store: &Store,
     name: &str,
     discard_first: u32,
-) -> Result<Vec<stats::CellStats>, CliError> {
+) -> Result<Vec<stats::CellStats>, SessionError> {
     if !store.has_experiment(name) {
-        return Err(CliError::Usage(format!(
+        return Err(SessionError::Usage(format!(
             "no experiment '{name}' in the results file"
         )));
     }
-    let runs = store.runs(name, true).map_err(CliError::Failed)?;
+    let runs = store.runs(name, true).map_err(SessionError::Failed)?;
     let mut order: Vec<String> = Vec::new();
     let mut by_cell: BTreeMap<String, CellRuns> = BTreeMap::new();
     for r in runs {
@@ -805,103 +709,4 @@ pub fn discard_first_of(store: &Store, name: &str) -> u32 {
         .spec(name)
         .and_then(|json| serde_json::from_str::<Experiment>(&json).ok())
         .map_or(0, |e| e.discard_first)
-}
-
-pub fn results_command(action: &ResultsAction) -> Result<ExitCode, CliError> {
-    match action {
-        ResultsAction::List { results } => {
-            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
-            let mut out = format!(
-                "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
-                "experiment", "ok", "failures", "failed", "interrupted"
-            );
-            for (name, [ok, failures, failed, interrupted]) in
-                store.experiments().map_err(CliError::Failed)?
-            {
-                out.push_str(&format!(
-                    "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
-                ));
-            }
-            emit(&out);
-        }
-        ResultsAction::Show {
-            results,
-            name,
-            discard_first,
-        } => {
-            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
-            let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
-            emit(&show(&store, name, discard)?);
-        }
-        ResultsAction::Export {
-            results,
-            name,
-            csv,
-            discard_first,
-        } => {
-            let store = Store::open_read_only(&results.results).map_err(CliError::Usage)?;
-            let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
-            let cells = cells(&store, name, discard)?;
-            let runs = store.runs(name, false).map_err(CliError::Failed)?;
-            if *csv {
-                let mut out = String::from(
-                    "cell,repetition,status,throughput_ops_s,ok,failed,bounded_by,client_bound,bytes_per_record,error\n",
-                );
-                let count = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
-                for r in runs {
-                    out.push_str(&format!(
-                        "{},{},{},{},{},{},{},{},{},{}\n",
-                        csv_field(&r.cell),
-                        r.repetition,
-                        r.status,
-                        r.throughput_ops_s
-                            .map_or(String::new(), |t| format!("{t:.3}")),
-                        count(r.ok),
-                        count(r.failed),
-                        csv_field(r.bounded_by.as_deref().unwrap_or("")),
-                        r.client_bound,
-                        r.bytes_per_record
-                            .map_or(String::new(), |b| format!("{b:.1}")),
-                        csv_field(r.error.as_deref().unwrap_or(""))
-                    ));
-                }
-                emit(&out);
-            } else {
-                let json = serde_json::json!({
-                    "experiment": name,
-                    "runs": runs.iter().map(|r| serde_json::json!({
-                        "cell": r.cell, "repetition": r.repetition, "status": r.status,
-                        "throughput_ops_s": r.throughput_ops_s, "ok": r.ok, "failed": r.failed,
-                        "bounded_by": r.bounded_by,
-                        "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
-                        "error": r.error,
-                    })).collect::<Vec<_>>(),
-                    "cells": cells.iter().map(|c| serde_json::json!({
-                        "cell": c.cell,
-                        "n": c.throughput.as_ref().map(|s| s.n),
-                        "throughput_mean": c.throughput.as_ref().map(|s| s.mean),
-                        "throughput_sd": c.throughput.as_ref().map(|s| s.sd),
-                        "throughput_ci95": c.throughput.as_ref().and_then(|s| s.ci95),
-                        "latency_us": c.latency.iter().map(|(op, (p50, p99, p999))| (op.clone(), serde_json::json!({"p50": p50, "p99": p99, "p99_9": p999}))).collect::<BTreeMap<_, _>>(),
-                        "bytes_per_record": c.bytes_per_record.as_ref().map(|s| s.mean),
-                        "client_bound_runs": c.client_bound,
-                        "failed_runs": c.failed_runs,
-                        "flagged_runs": c.flagged_runs,
-                        "operations_ok": c.operations_ok,
-                        "operations_failed": c.operations_failed,
-                    })).collect::<Vec<_>>(),
-                });
-                emit(&(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"));
-            }
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

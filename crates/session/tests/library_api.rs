@@ -4,15 +4,17 @@
 
 use std::path::Path;
 
-use scalebench::elastic::run_elastic;
-use scalebench::experiment::spec::Experiment;
-use scalebench::experiment::store::Store;
-use scalebench::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
-use scalebench::request::{parse_action, ElasticRequest, RunRequest};
 use scalebench_deploy::{Cluster, Deployment};
+use scalebench_session::elastic::run_elastic;
+use scalebench_session::experiment::spec::Experiment;
+use scalebench_session::experiment::store::Store;
+use scalebench_session::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
+use scalebench_session::request::{parse_action, ElasticRequest, RunRequest};
 
-mod common;
-use common::test_dir;
+/// The elastic test purges its cluster (servers' directories included) itself, also on failure.
+fn test_dir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
 
 #[test]
 fn an_experiment_runs_and_resumes_through_the_library() {

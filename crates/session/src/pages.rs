@@ -1,154 +1,51 @@
-//! `scalebench compare` and `scalebench report`: the reporting crate's output on the command line.
+//! The report page of a result file, an elastic result or an experiment in a results database:
+//! what `scalebench report` writes, built from the file's typed contents.
 
 use std::collections::BTreeMap;
-use std::process::ExitCode;
+use std::path::Path;
 
 use scalebench_measure::RunResult;
 use scalebench_report::chart::{Chart, Kind, Scale, Series};
-use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
 use scalebench_report::html::{
     bars, run_banners, run_sections, slug, table, Page, RunExtras, Section,
 };
 
-use crate::args::{CompareArgs, CompareFormat, ReportArgs};
-use crate::error::CliError;
+use crate::error::SessionError;
 use crate::experiment::spec::CLUSTER_SIZE;
 use crate::experiment::stats::{recommend, Summary};
 use crate::experiment::store::Store;
 use crate::experiment::{cells, discard_first_of};
-use crate::output::emit;
 
-fn read(path: &std::path::Path) -> Result<RunResult, CliError> {
-    RunResult::read(path).map_err(|e| CliError::Usage(e.to_string()))
+/// A result file (JSON) as a run; bad input (exit 2) when it is none.
+pub fn read_result(path: &Path) -> Result<RunResult, SessionError> {
+    RunResult::read(path).map_err(|e| SessionError::Usage(e.to_string()))
 }
 
-pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, CliError> {
-    let (a, b) = (read(&args.a)?, read(&args.b)?);
-    let no_phase =
-        |p: &std::path::Path| CliError::Usage(format!("{}: the result has no phase", p.display()));
-    let pa = measured_phase(&a).ok_or_else(|| no_phase(&args.a))?;
-    let pb = measured_phase(&b).ok_or_else(|| no_phase(&args.b))?;
-    let c = compare(pa, pb, args.alpha, args.min_change / 100.0);
-    let text = match args.format {
-        CompareFormat::Json => {
-            serde_json::to_string_pretty(&c).map_err(|e| CliError::Failed(e.to_string()))? + "\n"
-        }
-        CompareFormat::Table => {
-            let mut t = format!(
-                "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
-                args.a.display(),
-                args.b.display(),
-                "operation",
-                "metric",
-                "A",
-                "B",
-                "change",
-                "p",
-                "p (Holm)"
-            );
-            for m in &c.metrics {
-                let verdict = match (m.significant, m.regression) {
-                    (true, true) => "worse (significant)",
-                    (true, false) => "better (significant)",
-                    _ => "no significant difference",
-                };
-                t.push_str(&format!(
-                    "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
-                    m.operation,
-                    m.metric,
-                    m.a,
-                    m.b,
-                    m.change * 100.0,
-                    m.p_value,
-                    m.p_adjusted
-                ));
-            }
-            for op in &c.unmatched {
-                t.push_str(&format!("{op}: in one run only\n"));
-            }
-            t
-        }
-    };
-    emit(&text);
-    if let Some(m) = c.metrics.iter().find(|m| m.untestable()) {
-        crate::note!(
-            "warning: only {} and {} full intervals of {}: too few for a significance test (at least {MIN_TEST_INTERVALS}); run longer or use a shorter --interval",
-            m.a_series.n, m.b_series.n, m.operation
-        );
-    }
-    match args.fail_above {
-        Some(pct) => {
-            let bad = c.regressions_beyond(pct / 100.0);
-            let untested = c.untested_beyond(pct / 100.0);
-            for m in &bad {
-                crate::note!(
-                    "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
-                    m.operation,
-                    m.metric,
-                    m.change * 100.0,
-                    m.p_adjusted
-                );
-            }
-            // A gate cannot pass what it could not test.
-            for m in &untested {
-                crate::note!(
-                    "regression (untested): {} {} {:+.1}%, beyond {pct}%, with only {} and {} full intervals",
-                    m.operation,
-                    m.metric,
-                    m.change * 100.0,
-                    m.a_series.n,
-                    m.b_series.n
-                );
-            }
-            Ok(if bad.is_empty() && untested.is_empty() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
-        None => Ok(ExitCode::SUCCESS),
-    }
-}
-
-/// `scalebench report`: a result, an elastic result or an experiment as one HTML page.
-pub fn report_command(args: &ReportArgs) -> Result<ExitCode, CliError> {
-    crate::output::check_outputs([args.output.as_path()], args.csv_dir.as_deref())?;
+/// The page of `input`: a results database (SQLite; `experiment` chooses among several), an
+/// elastic result or a run result.
+pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
     let mut head = [0u8; 16];
-    let is_sqlite = std::fs::File::open(&args.input)
+    let is_sqlite = std::fs::File::open(input)
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
         .is_ok()
         && head.starts_with(b"SQLite format 3");
-    let page = if is_sqlite {
-        experiment_page(args)?
-    } else {
-        let text = std::fs::read_to_string(&args.input)
-            .map_err(|e| CliError::Usage(format!("{}: {e}", args.input.display())))?;
-        let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            CliError::Usage(format!("{}: not a result file ({e})", args.input.display()))
-        })?;
-        if json["schema"] == crate::elastic::SCHEMA {
-            elastic_page(&json, &args.input)?
-        } else {
-            let r = read(&args.input)?;
-            Page {
-                title: format!("scalebench run: {}", args.input.display()),
-                banners: run_banners(&r),
-                sections: run_sections(&r, "run", &RunExtras::default()),
-            }
-        }
-    };
-    if let Some(dir) = &args.csv_dir {
-        for c in page.charts().filter(|c| !c.is_empty()) {
-            crate::output::write_atomically(&dir.join(format!("{}.csv", c.id)), &c.csv())?;
-        }
+    if is_sqlite {
+        return experiment_page(input, experiment);
     }
-    crate::output::write_atomically(&args.output, &page.html())?;
-    crate::note!(
-        "report written to {} ({} charts)",
-        args.output.display(),
-        page.charts().filter(|c| !c.is_empty()).count()
-    );
-    Ok(ExitCode::SUCCESS)
+    let text = std::fs::read_to_string(input)
+        .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        SessionError::Usage(format!("{}: not a result file ({e})", input.display()))
+    })?;
+    if json["schema"] == crate::elastic::SCHEMA {
+        return elastic_page(&json, input);
+    }
+    let r = read_result(input)?;
+    Ok(Page {
+        title: format!("scalebench run: {}", input.display()),
+        banners: run_banners(&r),
+        sections: run_sections(&r, "run", &RunExtras::default()),
+    })
 }
 
 /// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
@@ -174,7 +71,7 @@ fn event_markers(events: &serde_json::Value) -> Markers {
     (markers, bands)
 }
 
-fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Page, CliError> {
+fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Page, SessionError> {
     let mut page = Page {
         title: format!("scalebench elastic: {}", input.display()),
         ..Default::default()
@@ -256,7 +153,7 @@ fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Pag
             continue;
         }
         let run: RunResult = serde_json::from_value(step["run"].clone())
-            .map_err(|e| CliError::Usage(format!("{}: {e}", input.display())))?;
+            .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
         page.banners.extend(run_banners(&run));
         page.sections.extend(run_sections(&run, &id, &extras));
     }
@@ -279,21 +176,21 @@ fn cell_params(cell: &str) -> (String, BTreeMap<String, String>) {
     (base, params)
 }
 
-fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
-    let store = Store::open_read_only(&args.input).map_err(CliError::Usage)?;
+fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
+    let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
     let names: Vec<String> = store
         .experiments()
-        .map_err(CliError::Failed)?
+        .map_err(SessionError::Failed)?
         .into_iter()
         .map(|e| e.0)
         .collect();
-    let name = match (&args.experiment, names.as_slice()) {
-        (Some(n), _) => n.clone(),
+    let name = match (experiment, names.as_slice()) {
+        (Some(n), _) => n.to_string(),
         (None, [only]) => only.clone(),
         (None, _) => {
-            return Err(CliError::Usage(format!(
+            return Err(SessionError::Usage(format!(
                 "{} holds {} experiments ({}): choose one with --experiment",
-                args.input.display(),
+                input.display(),
                 names.len(),
                 names.join(", ")
             )))
@@ -301,7 +198,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     };
     let discard = discard_first_of(&store, &name);
     let cells = cells(&store, &name, discard)?;
-    let runs = store.runs(&name, true).map_err(CliError::Failed)?;
+    let runs = store.runs(&name, true).map_err(SessionError::Failed)?;
     let results: Vec<(String, u32, RunResult)> = runs
         .iter()
         .filter(|r| r.status == "ok")
@@ -639,7 +536,7 @@ fn experiment_page(args: &ReportArgs) -> Result<Page, CliError> {
     page.sections.push(resources);
 
     // Elastic runs: the timelines with their transition and the scores.
-    let elastic = store.elastic_runs(&name).map_err(CliError::Failed)?;
+    let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
     if !elastic.is_empty() {
         let rows: Vec<Vec<String>> = elastic
             .iter()

@@ -1,55 +1,25 @@
-//! The `cluster` command, and the deployment a `load` or `run` goes to.
+//! `scalebench cluster`: bring local clusters up and down, scale them, show their state.
 
-use std::path::Path;
 use std::process::ExitCode;
 
-use scalebench_deploy::{Cluster, DeployError, Deployment};
+use scalebench_deploy::{Cluster, Deployment};
 use scalebench_measure::Space;
+use scalebench_session::cluster::open_as_recorded;
+use scalebench_session::error::SessionError;
 
 use crate::args::{ClusterAction, ClusterTarget};
-use crate::error::CliError;
 use crate::output::emit;
 
-impl From<DeployError> for CliError {
-    fn from(e: DeployError) -> Self {
-        match e {
-            DeployError::BadSpec { .. } | DeployError::BadInput(_) => {
-                CliError::Usage(e.to_string())
-            }
-            other => CliError::Failed(other.to_string()),
-        }
-    }
-}
-
 /// Reads the deployment file (exit 2 when it is bad).
-pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, CliError> {
+pub fn read_deployment(target: &ClusterTarget) -> Result<Deployment, SessionError> {
     Ok(Deployment::from_file(&target.deployment)?)
 }
 
-/// The running cluster of deployment file `deployment`, whose state is under `clusters_dir`.
-pub fn open(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, CliError> {
-    let c = open_as_recorded(deployment, clusters_dir)?;
-    if let Some(why) = c.up_failed() {
-        return Err(CliError::Failed(format!(
-            "cluster {} did not come up ({why}): bring it up again with `scalebench cluster up {}`",
-            c.name(),
-            deployment.display()
-        )));
-    }
-    Ok(c)
-}
-
-/// The cluster as its state records it, also one whose `up` failed (so that it can be stopped).
-fn open_as_recorded(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, CliError> {
-    let d = Deployment::from_file(deployment)?;
-    Ok(Cluster::open(&Cluster::dir_for(clusters_dir, &d))?)
-}
-
-fn open_target(target: &ClusterTarget) -> Result<Cluster, CliError> {
+fn open_target(target: &ClusterTarget) -> Result<Cluster, SessionError> {
     open_as_recorded(&target.deployment, &target.clusters.clusters_dir)
 }
 
-pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
+pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError> {
     match action {
         ClusterAction::Up(t) => {
             let d = read_deployment(t)?;
@@ -129,7 +99,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
             if *json {
                 emit(
                     &(serde_json::to_string_pretty(&space)
-                        .map_err(|e| CliError::Failed(e.to_string()))?
+                        .map_err(|e| SessionError::Failed(e.to_string()))?
                         + "\n"),
                 );
             } else {
@@ -154,7 +124,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_status(c: &Cluster, json: bool) -> Result<(), CliError> {
+fn print_status(c: &Cluster, json: bool) -> Result<(), SessionError> {
     let mut s = c.status();
     // Passwords never reach the output.
     s.url = scalebench_binding::DbUrl::parse(&s.url)
@@ -162,7 +132,7 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), CliError> {
         .unwrap_or_else(|_| "(unparsable URL)".into());
     if json {
         emit(
-            &(serde_json::to_string_pretty(&s).map_err(|e| CliError::Failed(e.to_string()))?
+            &(serde_json::to_string_pretty(&s).map_err(|e| SessionError::Failed(e.to_string()))?
                 + "\n"),
         );
         return Ok(());

@@ -10,17 +10,33 @@
 //! Thread search (closed loop, Wegert's calibration): 1, 2, 4, ... threads; the answer is the largest
 //! count where doubling still raised throughput by a larger factor than mean latency.
 
-use std::ffi::OsString;
-use std::process::ExitCode;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use scalebench_exec::Phase;
 use scalebench_measure::PhaseResult;
 use serde::Serialize;
 
-use crate::args::SaturateArgs;
-use crate::error::CliError;
-use crate::output::emit;
+use crate::error::SessionError;
 use crate::phase::execute_phases;
+use crate::request::RunRequest;
+
+/// A saturation search: the run every step starts from, and how the steps grow.
+#[derive(Debug, Clone)]
+pub struct SaturationRequest {
+    pub run: RunRequest,
+    /// Thread counts 1, 2, 4, ... in a closed loop instead of offered rates.
+    pub threads_search: bool,
+    /// Offered rate of the first step (ops/s), rate search.
+    pub start_rate: f64,
+    /// Each step offers this many times the previous one, rate search.
+    pub factor: f64,
+    pub max_steps: u32,
+    /// A step whose p99 from the intended start exceeds this ends the rate search.
+    pub p99_limit: Option<Duration>,
+    /// HDR interval logs of step N into `DIR/step-N`.
+    pub hdr_log: Option<PathBuf>,
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
@@ -127,33 +143,31 @@ pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
     ))
 }
 
-pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, CliError> {
-    crate::output::check_outputs(args.phase.output.as_deref(), args.phase.hdr_log.as_deref())?;
-    if args.factor <= 1.0 || args.start_rate <= 0.0 {
-        return Err(CliError::Usage(format!(
+/// Runs steps until a rule ends the search (or `max_steps`, or Ctrl-C); prints one line per step.
+pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
+    if request.factor <= 1.0 || request.start_rate <= 0.0 {
+        return Err(SessionError::Usage(format!(
             "invalid search: --factor {} must exceed 1 and --start-rate {} be positive",
-            args.factor, args.start_rate
+            request.factor, request.start_rate
         )));
     }
-    let mut base = args.phase.request(argv);
-    let _metrics = crate::phase::serve_metrics(&args.phase, &mut base)?;
     let mut steps = Vec::new();
     let mut end = None;
-    for n in 0..args.max_steps {
-        let mut phase = base.clone();
+    for n in 0..request.max_steps {
+        let mut phase = request.run.clone();
         phase.quiet = true;
-        let offered = if args.threads_search {
+        let offered = if request.threads_search {
             let t = 1u32 << n;
             phase.threads = Some(t);
             phase.target = Some(0.0);
             t as f64
         } else {
-            let r = args.start_rate * args.factor.powi(n as i32);
+            let r = request.start_rate * request.factor.powi(n as i32);
             phase.target = Some(r);
             r
         };
         let mut executed = execute_phases(&phase, &[Phase::Run])?;
-        if let Some(dir) = &args.phase.hdr_log {
+        if let Some(dir) = &request.hdr_log {
             executed.write_hdr_logs(&dir.join(format!("step-{}", n + 1)))?;
         }
         let result = executed.result;
@@ -162,7 +176,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         crate::note!(
             "step {}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us",
             n + 1,
-            if args.threads_search {
+            if request.threads_search {
                 "threads"
             } else {
                 "offered"
@@ -176,10 +190,10 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             end = Some((steps.len().checked_sub(2), "interrupted".to_string()));
             break;
         }
-        end = if args.threads_search {
+        end = if request.threads_search {
             thread_rule(&steps)
         } else {
-            rate_rule(&steps, args.p99.map(|d| d.as_secs_f64() * 1e6))
+            rate_rule(&steps, request.p99_limit.map(|d| d.as_secs_f64() * 1e6))
         };
         if end.is_some() {
             break;
@@ -189,8 +203,8 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         steps.len().checked_sub(1),
         format!("{} steps done", steps.len()),
     ));
-    let search = Search {
-        kind: if args.threads_search {
+    Ok(Search {
+        kind: if request.threads_search {
             "threads"
         } else {
             "rate"
@@ -199,43 +213,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         steps,
         knee,
         stopped_by,
-    };
-    if let Some(path) = &args.phase.output {
-        crate::output::write_json(path, &search)?;
-    }
-    emit(&render(&search));
-    Ok(ExitCode::SUCCESS)
-}
-
-pub fn render(s: &Search) -> String {
-    let unit = if s.kind == "threads" {
-        "threads"
-    } else {
-        "offered ops/s"
-    };
-    let mut out = format!(
-        "{:>14} {:>14} {:>12} {:>12} {:>8}\n",
-        unit, "achieved ops/s", "p99 (us)", "mean (us)", "failed"
-    );
-    for (i, st) in s.steps.iter().enumerate() {
-        out.push_str(&format!(
-            "{:>14.0} {:>14.1} {:>12.0} {:>12.0} {:>8}{}\n",
-            st.offered,
-            st.achieved_ops_s,
-            st.p99_us,
-            st.mean_us,
-            st.failed,
-            if Some(i) == s.knee { "  <- knee" } else { "" }
-        ));
-    }
-    match s.knee {
-        Some(k) => out.push_str(&format!(
-            "knee: {:.0} {unit}, {:.1} ops/s sustained; stopped: {}\n",
-            s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
-        )),
-        None => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
-    }
-    out
+    })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 use scalebench_exec::{Progress, ProgressState};
 use scalebench_measure::LiveStatus;
 
-use crate::error::CliError;
+use crate::error::SessionError;
 
 /// What the last progress update said, and where the run is.
 #[derive(Debug, Default, Clone)]
@@ -36,16 +36,16 @@ pub struct MetricsServer {
 
 impl MetricsServer {
     /// Listens on `addr` (port 0: a free one; see [`MetricsServer::addr`]).
-    pub fn start(addr: SocketAddr) -> Result<Self, CliError> {
+    pub fn start(addr: SocketAddr) -> Result<Self, SessionError> {
         let server = tiny_http::Server::http(addr).map_err(|e| {
-            CliError::Usage(format!(
+            SessionError::Usage(format!(
                 "invalid value '{addr}' for '--metrics-listen': cannot listen there ({e})"
             ))
         })?;
         let addr = server
             .server_addr()
             .to_ip()
-            .ok_or_else(|| CliError::Failed("the metrics endpoint has no IP address".into()))?;
+            .ok_or_else(|| SessionError::Failed("the metrics endpoint has no IP address".into()))?;
         let server = Arc::new(server);
         let snapshot = Arc::new(Mutex::new(Snapshot::default()));
         let thread = {
@@ -53,7 +53,9 @@ impl MetricsServer {
             std::thread::Builder::new()
                 .name("scalebench-metrics".into())
                 .spawn(move || serve(&server, &snapshot))
-                .map_err(|e| CliError::Failed(format!("cannot start the metrics endpoint: {e}")))?
+                .map_err(|e| {
+                    SessionError::Failed(format!("cannot start the metrics endpoint: {e}"))
+                })?
         };
         Ok(MetricsServer {
             addr,
@@ -214,7 +216,7 @@ fn exposition(s: &Snapshot) -> String {
 }
 
 /// Serves `addr` for as long as the returned guard lives, announcing where on stderr.
-pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, CliError> {
+pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, SessionError> {
     let server = Arc::new(MetricsServer::start(addr)?);
     crate::note!("metrics: http://{}/metrics", server.addr());
     Ok(MetricsGuard(server))

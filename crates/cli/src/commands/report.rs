@@ -1,0 +1,120 @@
+//! `scalebench compare` (two runs, tested for significant differences) and `scalebench report`
+//! (the session's page of a result or an experiment, written as HTML and CSV).
+
+use std::process::ExitCode;
+
+use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
+use scalebench_session::error::SessionError;
+use scalebench_session::files::write_atomically;
+use scalebench_session::pages::{page_of, read_result};
+
+use crate::args::{CompareArgs, CompareFormat, ReportArgs};
+use crate::output::emit;
+
+pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
+    let (a, b) = (read_result(&args.a)?, read_result(&args.b)?);
+    let no_phase = |p: &std::path::Path| {
+        SessionError::Usage(format!("{}: the result has no phase", p.display()))
+    };
+    let pa = measured_phase(&a).ok_or_else(|| no_phase(&args.a))?;
+    let pb = measured_phase(&b).ok_or_else(|| no_phase(&args.b))?;
+    let c = compare(pa, pb, args.alpha, args.min_change / 100.0);
+    let text = match args.format {
+        CompareFormat::Json => {
+            serde_json::to_string_pretty(&c).map_err(|e| SessionError::Failed(e.to_string()))?
+                + "\n"
+        }
+        CompareFormat::Table => {
+            let mut t = format!(
+                "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
+                args.a.display(),
+                args.b.display(),
+                "operation",
+                "metric",
+                "A",
+                "B",
+                "change",
+                "p",
+                "p (Holm)"
+            );
+            for m in &c.metrics {
+                let verdict = match (m.significant, m.regression) {
+                    (true, true) => "worse (significant)",
+                    (true, false) => "better (significant)",
+                    _ => "no significant difference",
+                };
+                t.push_str(&format!(
+                    "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
+                    m.operation,
+                    m.metric,
+                    m.a,
+                    m.b,
+                    m.change * 100.0,
+                    m.p_value,
+                    m.p_adjusted
+                ));
+            }
+            for op in &c.unmatched {
+                t.push_str(&format!("{op}: in one run only\n"));
+            }
+            t
+        }
+    };
+    emit(&text);
+    if let Some(m) = c.metrics.iter().find(|m| m.untestable()) {
+        crate::note!(
+            "warning: only {} and {} full intervals of {}: too few for a significance test (at least {MIN_TEST_INTERVALS}); run longer or use a shorter --interval",
+            m.a_series.n, m.b_series.n, m.operation
+        );
+    }
+    match args.fail_above {
+        Some(pct) => {
+            let bad = c.regressions_beyond(pct / 100.0);
+            let untested = c.untested_beyond(pct / 100.0);
+            for m in &bad {
+                crate::note!(
+                    "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
+                    m.operation,
+                    m.metric,
+                    m.change * 100.0,
+                    m.p_adjusted
+                );
+            }
+            // A gate cannot pass what it could not test.
+            for m in &untested {
+                crate::note!(
+                    "regression (untested): {} {} {:+.1}%, beyond {pct}%, with only {} and {} full intervals",
+                    m.operation,
+                    m.metric,
+                    m.change * 100.0,
+                    m.a_series.n,
+                    m.b_series.n
+                );
+            }
+            Ok(if bad.is_empty() && untested.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// `scalebench report`: a result, an elastic result or an experiment as one HTML page.
+pub fn report_command(args: &ReportArgs) -> Result<ExitCode, SessionError> {
+    scalebench_session::files::check_outputs([args.output.as_path()], args.csv_dir.as_deref())?;
+    let page = page_of(&args.input, args.experiment.as_deref())?;
+    if let Some(dir) = &args.csv_dir {
+        for c in page.charts().filter(|c| !c.is_empty()) {
+            write_atomically(&dir.join(format!("{}.csv", c.id)), &c.csv())?;
+        }
+    }
+    write_atomically(&args.output, &page.html())?;
+    crate::note!(
+        "report written to {} ({} charts)",
+        args.output.display(),
+        page.charts().filter(|c| !c.is_empty()).count()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,162 @@
+//! `scalebench load`, `run` and `monitor`: a typed request from the arguments, the session's phases,
+//! then the result file and the summary.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::process::ExitCode;
+
+use scalebench_exec::{Phase, StopSignal};
+use scalebench_measure::{ycsb_text, RunResult};
+use scalebench_session::error::SessionError;
+use scalebench_session::interrupt;
+use scalebench_session::phase::{execute_phases, ExecutedPhases};
+use scalebench_session::request::RunRequest;
+
+use crate::args::{Format, PhaseArgs};
+use crate::output::table;
+
+pub fn run_command(
+    args: &PhaseArgs,
+    phases: &[Phase],
+    argv: &[OsString],
+) -> Result<ExitCode, SessionError> {
+    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let mut request = args.request(argv);
+    let _metrics = serve_metrics(args, &mut request)?;
+    let mut executed = execute_phases(&request, phases)?;
+    if let Some(dir) = &args.hdr_log {
+        executed.write_hdr_logs(dir)?;
+    }
+    let ExecutedPhases {
+        result,
+        percentiles,
+        ..
+    } = executed;
+    if let Some(path) = &args.output {
+        result
+            .write_atomically(path)
+            .map_err(|e| SessionError::Failed(e.to_string()))?;
+    }
+    print_summary(&result, args.format, &percentiles)?;
+    Ok(if result.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Serves `--metrics-listen` (if given) for as long as the returned guard lives, and makes the
+/// request's phases publish there.
+pub fn serve_metrics(
+    args: &PhaseArgs,
+    request: &mut RunRequest,
+) -> Result<Option<scalebench_session::metrics::MetricsGuard>, SessionError> {
+    let guard = args
+        .metrics_listen
+        .map(scalebench_session::metrics::serve_while)
+        .transpose()?;
+    request.metrics = guard.as_ref().map(|m| m.publisher());
+    Ok(guard)
+}
+
+/// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
+pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, SessionError> {
+    scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
+    if args.interval.is_zero() {
+        return Err(SessionError::Usage(
+            "invalid value '0s' for '--interval': expected a positive duration".into(),
+        ));
+    }
+    for (name, pid) in &args.processes {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(SessionError::Usage(format!(
+                "no process {pid} (for '{name}') on this host"
+            )));
+        }
+    }
+    interrupt::install_handler();
+    let stop = StopSignal::new();
+    interrupt::register_stop(&stop);
+    let targets = args
+        .processes
+        .iter()
+        .map(|(name, pid)| scalebench_monitor::Target {
+            name: name.clone(),
+            pid: *pid,
+            parallelism: None,
+        })
+        .collect();
+    // A closed stream (the collecting side hung up) ends the command like Ctrl-C.
+    let hung_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sink: Option<scalebench_monitor::SampleSink> = args.stream.then(|| {
+        let hung_up = hung_up.clone();
+        let mut header_sent = false;
+        Box::new(
+            move |series: &scalebench_monitor::ResourceSeries,
+                  sample: &scalebench_monitor::Sample| {
+                let mut out = std::io::stdout().lock();
+                let mut text = String::new();
+                if !std::mem::replace(&mut header_sent, true) {
+                    text = scalebench_monitor::stream::header_line(series) + "\n";
+                }
+                text += &(scalebench_monitor::stream::sample_line(sample) + "\n");
+                let ok = out
+                    .write_all(text.as_bytes())
+                    .and_then(|_| out.flush())
+                    .is_ok();
+                if !ok {
+                    hung_up.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                ok
+            },
+        ) as scalebench_monitor::SampleSink
+    });
+    let link = args.link_mbit.map(|m| m * 1e6 / 8.0);
+    let monitor = scalebench_monitor::Monitor::start_with(targets, args.interval, sink, link);
+    let started = std::time::Instant::now();
+    while !stop.is_requested()
+        && !hung_up.load(std::sync::atomic::Ordering::Relaxed)
+        && args.duration.is_none_or(|d| started.elapsed() < d)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let series = monitor.finish();
+    let Some(output) = &args.output else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    scalebench_session::files::write_json(output, &series)?;
+    let v = scalebench_monitor::verdict(&series, "client", None);
+    crate::note!(
+        "{} samples written to {}; bounded by: {} ({})",
+        series.samples.len(),
+        output.display(),
+        v.bounded_by,
+        v.evidence
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn print_summary(
+    result: &RunResult,
+    format: Format,
+    percentiles: &[f64],
+) -> Result<(), SessionError> {
+    let text = match format {
+        Format::Table => table::render(result),
+        Format::Json => {
+            serde_json::to_string_pretty(result).map_err(|e| SessionError::Failed(e.to_string()))?
+                + "\n"
+        }
+        Format::Ycsb => result
+            .phases
+            .iter()
+            .map(|p| ycsb_text::render(p, percentiles))
+            .collect::<Vec<_>>()
+            .join(""),
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (e.g. `| head`) is not an error of the benchmark.
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+    Ok(())
+}
