@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use scalebench_workload::{FailureClass, OpKind};
 
-use crate::histogram::{add_into, encode_histogram, new_histogram, LatencyHistogram};
+use crate::histogram::{add_into, encode_histogram, new_histogram, quantile_us, LatencyHistogram};
 use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
@@ -264,10 +264,7 @@ impl Aggregator {
             add_into(&mut all, &t.ok);
         }
         if current {
-            self.latest = (
-                all.len() as f64 / secs,
-                all.value_at_quantile(0.99) as f64 / 1000.0,
-            );
+            self.latest = (all.len() as f64 / secs, quantile_us(&all, 0.99));
         }
         // From the intended start in an open loop (coordinated omission corrected).
         let mut intended = new_histogram();
@@ -281,7 +278,7 @@ impl Aggregator {
             index,
             ok: all.len(),
             failed: ops.values().map(OpTotals::failed_total).sum(),
-            p99_us: p99.value_at_quantile(0.99) as f64 / 1000.0,
+            p99_us: quantile_us(p99, 0.99),
         });
         let frozen = RecordedInterval {
             index,
@@ -312,7 +309,7 @@ impl Aggregator {
                 let intended = last_op
                     .and_then(|o| o.intended_histogram.as_deref())
                     .and_then(|h| crate::decode_histogram(h).ok())
-                    .map(|h| LIVE_QUANTILES.map(|q| h.value_at_quantile(q) as f64 / 1000.0));
+                    .map(|h| LIVE_QUANTILES.map(|q| quantile_us(&h, q)));
                 let live = LiveOperation {
                     intended_us: intended,
                     ok: t.ok.len(),
@@ -457,7 +454,7 @@ pub struct ClosedInterval {
 }
 
 fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
-    let q = |h: &LatencyHistogram, p: f64| h.value_at_quantile(p) as f64 / 1000.0;
+    let q = quantile_us;
     let has_ok = !t.ok.is_empty();
     IntervalOp {
         ok: t.ok.len(),

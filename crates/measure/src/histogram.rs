@@ -11,6 +11,13 @@ pub fn new_histogram() -> LatencyHistogram {
     Histogram::new(3).expect("3 significant digits is valid")
 }
 
+/// The latency at quantile `q` (0..=1) in microseconds: every percentile scalebench reports (per
+/// interval, per phase, per cell, per elastic point) is read from a merged histogram this way, never
+/// averaged from percentiles.
+pub fn quantile_us(h: &LatencyHistogram, q: f64) -> f64 {
+    h.value_at_quantile(q) as f64 / 1000.0
+}
+
 /// HdrHistogram's compressed encoding (V2 + deflate, as Java's `encodeIntoCompressedByteBuffer`), base64.
 pub fn encode_histogram(h: &LatencyHistogram) -> String {
     let mut buf = Vec::new();

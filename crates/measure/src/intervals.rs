@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::histogram::{
-    add_into, decode_histogram, encode_histogram, new_histogram, LatencyHistogram,
+    add_into, decode_histogram, encode_histogram, new_histogram, quantile_us, LatencyHistogram,
 };
 use crate::result::{IntervalOp, IntervalResult};
 
@@ -132,10 +132,8 @@ impl IntervalSum {
     /// The summed interval with rate `ops_s` (`None`: the sum of the added rates, as for clients
     /// running side by side).
     pub fn finish(self, ops_s: Option<f64>) -> IntervalOp {
-        let q = |h: &Option<LatencyHistogram>, p: f64| {
-            h.as_ref()
-                .map_or(0.0, |h| h.value_at_quantile(p) as f64 / 1000.0)
-        };
+        let q =
+            |h: &Option<LatencyHistogram>, p: f64| h.as_ref().map_or(0.0, |h| quantile_us(h, p));
         IntervalOp {
             ok: self.ok,
             failed: self.failed,
@@ -149,10 +147,7 @@ impl IntervalSum {
                 .as_ref()
                 .map_or(0.0, |h| h.max() as f64 / 1000.0),
             histogram: self.histogram.as_ref().map(encode_histogram),
-            intended_p99_us: self
-                .intended
-                .as_ref()
-                .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0),
+            intended_p99_us: self.intended.as_ref().map(|h| quantile_us(h, 0.99)),
             intended_histogram: self.intended.as_ref().map(encode_histogram),
             failed_by_class: self.failed_by_class,
         }

@@ -16,7 +16,9 @@ pub mod result;
 pub mod ycsb_text;
 
 pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};
-pub use histogram::{decode_histogram, encode_histogram, new_histogram, LatencyHistogram};
+pub use histogram::{
+    decode_histogram, encode_histogram, new_histogram, quantile_us, LatencyHistogram,
+};
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{
     DeploymentInfo, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,

@@ -408,24 +408,10 @@ impl RequestSets {
     pub fn new(size: u64, mut sets: Vec<RequestSet>, unfinished_ops: u64) -> RequestSets {
         sets.sort_by_key(|s| s.index);
         let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
-        let n = times.len() as f64;
-        let mean_s = if times.is_empty() {
-            0.0
-        } else {
-            times.iter().sum::<f64>() / n
-        };
-        let sd_s = if times.len() < 2 {
-            0.0
-        } else {
-            (times.iter().map(|t| (t - mean_s).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        };
-        let mut steps: Vec<f64> = times.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
-        steps.sort_by(f64::total_cmp);
-        let median_step_s = match steps.len() {
-            0 => 0.0,
-            k if k % 2 == 1 => steps[k / 2],
-            k => (steps[k / 2 - 1] + steps[k / 2]) / 2.0,
-        };
+        let mean_s = scalebench_stats::mean(&times);
+        let sd_s = scalebench_stats::sd(&times);
+        let median_step_s =
+            scalebench_stats::median(times.windows(2).map(|w| (w[1] - w[0]).abs()).collect());
         RequestSets {
             size,
             mean_s,

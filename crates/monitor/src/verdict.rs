@@ -30,12 +30,7 @@ pub struct Verdict {
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
-    let (sum, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
-    if n == 0 {
-        0.0
-    } else {
-        sum / n as f64
-    }
+    scalebench_stats::mean(&v.collect::<Vec<_>>())
 }
 
 /// The verdict over the samples whose interval ends in `window` (seconds of the series; all when

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use scalebench_measure::{decode_histogram, new_histogram, RunResult};
+use scalebench_measure::{decode_histogram, new_histogram, quantile_us, RunResult};
 pub use scalebench_stats::{summarize, Summary};
 
 /// The rate a run is judged by: operations per second, or for a measured load records per second
@@ -87,8 +87,7 @@ pub fn cell_stats(
             }
         }
     }
-    let us =
-        |h: &scalebench_measure::LatencyHistogram, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    let us = quantile_us;
     CellStats {
         cell: cell.to_string(),
         throughput,
