@@ -5,7 +5,8 @@
 use std::fmt::Write;
 
 use base64::Engine;
-use scalebench_measure::{PhaseResult, RunResult};
+use scalebench_measure::result::IntervalOp;
+use scalebench_measure::{quantile_us, PhaseResult, RunResult};
 
 use crate::chart::{esc, Chart, Kind, Scale, Series};
 
@@ -250,6 +251,56 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
 }
 
 fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) -> Section {
+    let mut html = phase_summary(ph);
+    if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
+        html.push_str(&format!(
+            "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",
+            ph.duration_s,
+            ph.intervals.len(),
+            ph.interval_s
+        ));
+        return Section {
+            heading: format!("Phase: {}", ph.phase),
+            html,
+            charts: latency_distribution(ph, id).into_iter().collect(),
+        };
+    }
+    if let Some(r) = ph.recorded_interval_s {
+        html.push_str(&format!(
+            "<p class=\"note\">Intervals of {} s: the run recorded {} s intervals, merged by histogram to keep the result bounded (the HDR interval logs of <code>--hdr-log</code> keep the recorded length).</p>",
+            ph.interval_s, r
+        ));
+    }
+    // Time charts show the warm-up and the run's events (an elastic transition) on their x axis.
+    let decorate = |mut c: Chart| {
+        if warmup_s > 0.0 {
+            c.bands
+                .push((-warmup_s, 0.0, "warm-up (not measured)".into()));
+        }
+        c.bands.extend(extras.bands.iter().cloned());
+        c.markers.extend(extras.markers.iter().cloned());
+        c
+    };
+    let mut charts = vec![throughput_over_time(ph, id)];
+    charts.extend(ph.operations.keys().map(|op| latency_over_time(ph, id, op)));
+    charts.extend(errors_over_time(ph, id));
+    let mut charts: Vec<Chart> = charts.into_iter().map(decorate).collect();
+    charts.extend(latency_distribution(ph, id));
+    charts.extend(request_set_times(ph, id).map(decorate));
+    charts.extend(client_cpu(ph, id).map(decorate));
+    // Per KPI one line per machine, when the series of other hosts came in.
+    if !ph.remote_resources.is_empty() {
+        charts.extend(machine_charts(ph, id).into_iter().map(decorate));
+    }
+    Section {
+        heading: format!("Phase: {}", ph.phase),
+        html,
+        charts,
+    }
+}
+
+/// The phase's figures: per operation, failures by class, the "bounded by" verdict, space on disk.
+fn phase_summary(ph: &PhaseResult) -> String {
     let mut html = format!(
         "<p class=\"note\">{:.3} s measured, ended by {}{}; {} ok, {} failed ({} completed after the window).</p>",
         ph.duration_s,
@@ -328,46 +379,29 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
                 .map_or(String::new(), |b| format!(", {b:.0} bytes per record"))
         ));
     }
-    if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
-        html.push_str(&format!(
-            "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",
-            ph.duration_s,
-            ph.intervals.len(),
-            ph.interval_s
-        ));
-        return Section {
-            heading: format!("Phase: {}", ph.phase),
-            html,
-            charts: latency_distribution(ph, id).into_iter().collect(),
-        };
+    html
+}
+
+/// One series of an operation's interval figure `f` (intervals where it is `None` are left out).
+fn interval_series(
+    ph: &PhaseResult,
+    name: &str,
+    op: &str,
+    f: impl Fn(&IntervalOp) -> Option<f64>,
+) -> Series {
+    Series {
+        name: name.to_string(),
+        points: ph
+            .intervals
+            .iter()
+            .filter_map(|i| i.operations.get(op).and_then(&f).map(|v| (i.start_s, v)))
+            .collect(),
+        errors: Vec::new(),
     }
-    if let Some(r) = ph.recorded_interval_s {
-        html.push_str(&format!(
-            "<p class=\"note\">Intervals of {} s: the run recorded {} s intervals, merged by histogram to keep the result bounded (the HDR interval logs of <code>--hdr-log</code> keep the recorded length).</p>",
-            ph.interval_s, r
-        ));
-    }
-    let decorate = |mut c: Chart| {
-        if warmup_s > 0.0 {
-            c.bands
-                .push((-warmup_s, 0.0, "warm-up (not measured)".into()));
-        }
-        c.bands.extend(extras.bands.iter().cloned());
-        c.markers.extend(extras.markers.iter().cloned());
-        c
-    };
-    let mut charts = Vec::new();
-    let ops: Vec<&String> = ph.operations.keys().collect();
-    let series =
-        |op: &str, f: &dyn Fn(&scalebench_measure::result::IntervalOp) -> Option<f64>| Series {
-            name: op.to_string(),
-            points: ph
-                .intervals
-                .iter()
-                .filter_map(|i| i.operations.get(op).and_then(f).map(|v| (i.start_s, v)))
-                .collect(),
-            errors: Vec::new(),
-        };
+}
+
+/// Completions per second of each operation, interval by interval.
+fn throughput_over_time(ph: &PhaseResult, id: &str) -> Chart {
     let mut tp = Chart::new(
         &format!("{id}-throughput"),
         "Throughput over time",
@@ -375,137 +409,139 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         "operations/s",
     );
     // An interval without an operation's completions is a rate of zero, not a gap.
-    tp.series = ops
-        .iter()
+    tp.series = ph
+        .operations
+        .keys()
         .map(|op| Series {
             name: op.to_string(),
             points: ph
                 .intervals
                 .iter()
-                .map(|i| (i.start_s, i.operations.get(*op).map_or(0.0, |o| o.ops_s)))
+                .map(|i| (i.start_s, i.operations.get(op).map_or(0.0, |o| o.ops_s)))
                 .collect(),
             errors: Vec::new(),
         })
         .collect();
-    charts.push(decorate(tp));
-    for op in &ops {
-        let mut lat = Chart::new(
-            &format!("{id}-latency-{}", slug(op)),
-            &format!("{op} latency percentiles over time"),
-            "seconds after the measurement start",
-            "microseconds (log)",
-        );
-        lat.y_scale = Scale::Log10;
-        let pick = |name: &str, f: fn(&scalebench_measure::result::IntervalOp) -> Option<f64>| {
-            let mut s = series(op, &|o| if o.ok > 0 { f(o) } else { None });
-            s.name = name.into();
-            s
-        };
-        lat.series = vec![
-            pick("p50", |o| Some(o.p50_us)),
-            pick("p99", |o| Some(o.p99_us)),
-            pick("p99.9", |o| Some(o.p99_9_us)),
-            pick("p99 from intended start", |o| o.intended_p99_us),
-        ];
-        lat.series.retain(|s| !s.points.is_empty());
-        charts.push(decorate(lat));
+    tp
+}
+
+/// p50, p99, p99.9 (and, in an open loop, p99 from the intended start) of `op` per interval.
+fn latency_over_time(ph: &PhaseResult, id: &str, op: &str) -> Chart {
+    let mut lat = Chart::new(
+        &format!("{id}-latency-{}", slug(op)),
+        &format!("{op} latency percentiles over time"),
+        "seconds after the measurement start",
+        "microseconds (log)",
+    );
+    lat.y_scale = Scale::Log10;
+    let pick = |name: &str, f: fn(&IntervalOp) -> Option<f64>| {
+        interval_series(ph, name, op, |o| if o.ok > 0 { f(o) } else { None })
+    };
+    lat.series = vec![
+        pick("p50", |o| Some(o.p50_us)),
+        pick("p99", |o| Some(o.p99_us)),
+        pick("p99.9", |o| Some(o.p99_9_us)),
+        pick("p99 from intended start", |o| o.intended_p99_us),
+    ];
+    lat.series.retain(|s| !s.points.is_empty());
+    lat
+}
+
+/// Failed operations per interval by failure class, over all operations; none without failures.
+fn errors_over_time(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    if ph.totals.failed == 0 {
+        return None;
     }
-    if ph.totals.failed > 0 {
-        // By failure class, over all operations.
-        let mut err = Chart::new(
-            &format!("{id}-errors"),
-            "Errors by class over time",
-            "seconds after the measurement start",
-            "failed per interval",
-        );
-        let classes: std::collections::BTreeSet<&String> = ph
-            .intervals
-            .iter()
-            .flat_map(|i| i.operations.values().flat_map(|o| o.failed_by_class.keys()))
-            .collect();
-        err.series = classes
-            .into_iter()
-            .map(|class| Series {
-                name: class.clone(),
-                points: ph
-                    .intervals
-                    .iter()
-                    .map(|i| {
-                        let n: u64 = i
-                            .operations
-                            .values()
-                            .filter_map(|o| o.failed_by_class.get(class))
-                            .sum();
-                        (i.start_s, n as f64)
-                    })
-                    .collect(),
-                errors: Vec::new(),
-            })
-            .collect();
-        charts.push(decorate(err));
-    }
-    charts.extend(latency_distribution(ph, id));
-    if let Some(rs) = &ph.request_sets {
-        let mut sets = Chart::new(
-            &format!("{id}-request-sets"),
-            &format!("Request sets of {} operations", rs.size),
-            "seconds after the measurement start",
-            "set time (s)",
-        );
-        sets.series.push(Series {
-            name: "set time".into(),
-            points: rs
-                .sets
+    let mut err = Chart::new(
+        &format!("{id}-errors"),
+        "Errors by class over time",
+        "seconds after the measurement start",
+        "failed per interval",
+    );
+    let classes: std::collections::BTreeSet<&String> = ph
+        .intervals
+        .iter()
+        .flat_map(|i| i.operations.values().flat_map(|o| o.failed_by_class.keys()))
+        .collect();
+    err.series = classes
+        .into_iter()
+        .map(|class| Series {
+            name: class.clone(),
+            points: ph
+                .intervals
                 .iter()
-                .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
-                .collect(),
-            errors: Vec::new(),
-        });
-        charts.push(decorate(sets));
-    }
-    if let Some(res) = &ph.resources {
-        let offset = (ph.measurement_start_unix_ms as f64 - res.start_unix_ms as f64) / 1000.0;
-        let mut cpu = Chart::new(
-            &format!("{id}-cpu"),
-            "CPU (cores busy)",
-            "seconds after the measurement start",
-            "cores",
-        );
-        cpu.series.push(Series {
-            name: "host".into(),
-            points: res
-                .samples
-                .iter()
-                .map(|s| {
-                    (
-                        s.t_s - offset,
-                        (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64,
-                    )
+                .map(|i| {
+                    let n: u64 = i
+                        .operations
+                        .values()
+                        .filter_map(|o| o.failed_by_class.get(class))
+                        .sum();
+                    (i.start_s, n as f64)
                 })
                 .collect(),
             errors: Vec::new(),
+        })
+        .collect();
+    Some(err)
+}
+
+/// Dory's timeline: each request set's time at the middle of the set; none without request sets.
+fn request_set_times(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let rs = ph.request_sets.as_ref()?;
+    let mut sets = Chart::new(
+        &format!("{id}-request-sets"),
+        &format!("Request sets of {} operations", rs.size),
+        "seconds after the measurement start",
+        "set time (s)",
+    );
+    sets.series.push(Series {
+        name: "set time".into(),
+        points: rs
+            .sets
+            .iter()
+            .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
+            .collect(),
+        errors: Vec::new(),
+    });
+    Some(sets)
+}
+
+/// Cores busy on the client's host and in each watched process; none without a resource series.
+fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let res = ph.resources.as_ref()?;
+    let offset = (ph.measurement_start_unix_ms as f64 - res.start_unix_ms as f64) / 1000.0;
+    let mut cpu = Chart::new(
+        &format!("{id}-cpu"),
+        "CPU (cores busy)",
+        "seconds after the measurement start",
+        "cores",
+    );
+    cpu.series.push(Series {
+        name: "host".into(),
+        points: res
+            .samples
+            .iter()
+            .map(|s| {
+                (
+                    s.t_s - offset,
+                    (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64,
+                )
+            })
+            .collect(),
+        errors: Vec::new(),
+    });
+    for (k, t) in res.targets.iter().enumerate() {
+        cpu.series.push(Series {
+            name: t.name.clone(),
+            points: res
+                .samples
+                .iter()
+                .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
+                .collect(),
+            errors: Vec::new(),
         });
-        for (k, t) in res.targets.iter().enumerate() {
-            cpu.series.push(Series {
-                name: t.name.clone(),
-                points: res
-                    .samples
-                    .iter()
-                    .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
-                    .collect(),
-                errors: Vec::new(),
-            });
-        }
-        charts.push(decorate(cpu));
     }
-    if !ph.remote_resources.is_empty() {
-        charts.extend(machine_charts(ph, id).into_iter().map(decorate));
-    }
-    Section {
-        heading: format!("Phase: {}", ph.phase),
-        html,
-        charts,
-    }
+    Some(cpu)
 }
 
 /// Service time by percentile (HDR), one series per operation; none without successful operations.
@@ -523,7 +559,7 @@ fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
             let points = (0..=24)
                 .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
                 .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
-                .map(|q| (q, h.value_at_quantile(q) as f64 / 1000.0))
+                .map(|q| (q, quantile_us(&h, q)))
                 .collect();
             dist.series.push(Series {
                 name: op.clone(),

@@ -17,8 +17,8 @@ use scalebench_elastic::{
 };
 use scalebench_exec::{Phase, StopSignal, TimelineLog, TimelinePoint};
 use scalebench_measure::PhaseResult;
-use scalebench_measure::RunResult;
-use serde::Serialize;
+use scalebench_measure::{quantile_us, RunResult};
+use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
 use crate::phase::execute_phases;
@@ -27,7 +27,7 @@ use crate::settings::Settings;
 
 pub const SCHEMA: &str = "scalebench-elastic/1";
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ElasticResult {
     pub schema: String,
     pub command: Vec<String>,
@@ -56,7 +56,7 @@ pub struct ElasticResult {
     pub closing_run: Option<RunResult>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ElasticStep {
     pub step: u32,
     pub action: ScaleAction,
@@ -704,7 +704,7 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
                 duration_s: covered(i.start_s),
                 ok: i.operations.values().map(|o| o.ok).sum(),
                 failed: i.operations.values().map(|o| o.failed).sum(),
-                p99_us: merged.value_at_quantile(0.99) as f64 / 1000.0,
+                p99_us: quantile_us(&merged, 0.99),
             }
         })
         .collect()

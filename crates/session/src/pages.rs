@@ -10,10 +10,13 @@ use scalebench_report::html::{
     bars, run_banners, run_sections, slug, table, Page, RunExtras, Section,
 };
 
+use scalebench_elastic::{Events, SizeRow};
+
+use crate::elastic::{ElasticResult, ElasticStep};
 use crate::error::SessionError;
 use crate::experiment::spec::CLUSTER_SIZE;
-use crate::experiment::stats::{recommend, Summary};
-use crate::experiment::store::Store;
+use crate::experiment::stats::{recommend, CellStats, Summary};
+use crate::experiment::store::{ElasticRow, Store, StoredRun};
 use crate::experiment::{cells, discard_first_of};
 
 /// A result file (JSON) as a run; bad input (exit 2) when it is none.
@@ -38,7 +41,9 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
         SessionError::Usage(format!("{}: not a result file ({e})", input.display()))
     })?;
     if json["schema"] == crate::elastic::SCHEMA {
-        return elastic_page(&json, input);
+        let result: ElasticResult = serde_json::from_value(json)
+            .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
+        return Ok(elastic_page(&result, input));
     }
     let r = read_result(input)?;
     Ok(Page {
@@ -51,113 +56,126 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
 /// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
 type Markers = (Vec<(f64, String)>, Vec<(f64, f64, String)>);
 
-fn event_markers(events: &serde_json::Value) -> Markers {
-    let t = |k: &str| events[k].as_f64();
-    let mut markers = Vec::new();
-    for (k, label) in [
-        ("scale_issued_s", "scale command"),
-        ("scale_done_s", "node joined/left"),
-        ("transfers_done_s", "transfers done"),
-        ("stable_s", "stable"),
+/// A transition's events as markers, the transition itself (scale command to stable) shaded.
+fn event_markers(events: &Events) -> Markers {
+    let mut markers = vec![(events.scale_issued_s, "scale command".to_string())];
+    for (at, label) in [
+        (events.scale_done_s, "node joined/left"),
+        (events.transfers_done_s, "transfers done"),
+        (events.stable_s, "stable"),
     ] {
-        if let Some(v) = t(k) {
+        if let Some(v) = at {
             markers.push((v, label.to_string()));
         }
     }
-    let bands = match (t("scale_issued_s"), t("stable_s")) {
-        (Some(a), Some(b)) => vec![(a, b, "transition".to_string())],
-        _ => Vec::new(),
-    };
+    let bands = events
+        .stable_s
+        .map(|to| vec![(events.scale_issued_s, to, "transition".to_string())])
+        .unwrap_or_default();
     (markers, bands)
 }
 
-fn elastic_page(json: &serde_json::Value, input: &std::path::Path) -> Result<Page, SessionError> {
+/// The page of an elastic result: Dory's table per cluster size, then each step's timeline.
+fn elastic_page(result: &ElasticResult, input: &Path) -> Page {
     let mut page = Page {
         title: format!("scalebench elastic: {}", input.display()),
         ..Default::default()
     };
-    if let Some(rows) = json["sizes"].as_array().filter(|r| !r.is_empty()) {
-        let cell = |r: &serde_json::Value, k: &str| match r[k].as_f64() {
-            Some(v) if v.fract() != 0.0 => format!("{v:.4}"),
-            Some(_) => r[k].to_string(),
-            None => "-".into(),
-        };
-        let rows: Vec<Vec<String>> = rows
-            .iter()
-            .map(|r| {
-                [
-                    "nodes",
-                    "records",
-                    "in_flight",
-                    "set_size",
-                    "sets",
-                    "mean_s",
-                    "sd_s",
-                    "scalability",
-                ]
-                .iter()
-                .map(|k| cell(r, k))
-                .collect()
-            })
-            .collect();
-        page.sections.push(Section {
-            heading: "Performance per cluster size (Dory)".into(),
-            html: format!(
-                "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
-                table(
-                    &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
-                    &rows
-                )
-            ),
-            charts: Vec::new(),
-        });
+    if !result.sizes.is_empty() {
+        page.sections.push(sizes_table(&result.sizes));
     }
-    for step in json["steps"].as_array().into_iter().flatten() {
-        let (markers, bands) = event_markers(&step["events"]);
-        let mut figures = vec![
-            ("step".to_string(), step["step"].to_string()),
-            ("action".into(), step["action"].to_string()),
-            (
-                "nodes".into(),
-                format!("{} -> {}", step["nodes_before"], step["nodes_after"]),
-            ),
-        ];
-        if let Some(n) = step["not_stable"].as_str() {
-            figures.push(("not stable".into(), n.to_string()));
+    for step in &result.steps {
+        let extras = RunExtras {
+            figures: step_figures(step),
+            ..markers_of(&step.events)
+        };
+        match &step.run {
+            Some(run) => {
+                page.banners.extend(run_banners(run));
+                page.sections
+                    .extend(run_sections(run, &format!("step{}", step.step), &extras));
+            }
+            // Unloaded: the transition's figures alone.
+            None => {
+                let rows: Vec<Vec<String>> = extras
+                    .figures
+                    .iter()
+                    .map(|(k, v)| vec![k.clone(), v.clone()])
+                    .collect();
+                page.sections.push(Section {
+                    heading: format!("step {} (no load)", step.step),
+                    html: table(&["figure", "value"], &rows),
+                    charts: Vec::new(),
+                });
+            }
         }
-        for (k, v) in step["scores"].as_object().into_iter().flatten() {
+    }
+    page
+}
+
+fn markers_of(events: &Events) -> RunExtras {
+    let (markers, bands) = event_markers(events);
+    RunExtras {
+        markers,
+        bands,
+        figures: Vec::new(),
+    }
+}
+
+/// Dory's performance table: one row per stable state, scalability where everything doubled.
+fn sizes_table(rows: &[SizeRow]) -> Section {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.nodes.to_string(),
+                r.records.to_string(),
+                r.in_flight.to_string(),
+                r.set_size.to_string(),
+                r.sets.to_string(),
+                format!("{:.4}", r.mean_s),
+                format!("{:.4}", r.sd_s),
+                r.scalability.map_or("-".into(), |v| format!("{v:.4}")),
+            ]
+        })
+        .collect();
+    Section {
+        heading: "Performance per cluster size (Dory)".into(),
+        html: format!(
+            "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
+            table(
+                &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
+                &rows
+            )
+        ),
+        charts: Vec::new(),
+    }
+}
+
+/// The step's action, sizes and every score, as (name, value) for the figures table.
+fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
+    let mut figures = vec![
+        ("step".to_string(), step.step.to_string()),
+        ("action".into(), step.action.to_string()),
+        (
+            "nodes".into(),
+            format!("{} -> {}", step.nodes_before, step.nodes_after),
+        ),
+    ];
+    if let Some(n) = &step.not_stable {
+        figures.push(("not stable".into(), n.clone()));
+    }
+    // Every score by its field name, whichever load the step ran (request sets, open loop, none).
+    if let Ok(serde_json::Value::Object(scores)) = serde_json::to_value(&step.scores) {
+        for (k, v) in scores {
             let text = match v.as_f64() {
                 Some(x) if x.fract() != 0.0 => format!("{x:.6}").trim_end_matches('0').to_string(),
                 _ => v.to_string(),
             };
-            figures.push((k.clone(), text));
+            figures.push((k, text));
         }
-        let extras = RunExtras {
-            markers,
-            bands,
-            figures,
-        };
-        let id = format!("step{}", step["step"]);
-        if step["run"].is_null() {
-            // Unloaded: the transition's figures alone.
-            let rows: Vec<Vec<String>> = extras
-                .figures
-                .iter()
-                .map(|(k, v)| vec![k.clone(), v.clone()])
-                .collect();
-            page.sections.push(Section {
-                heading: format!("step {} (no load)", step["step"]),
-                html: table(&["figure", "value"], &rows),
-                charts: Vec::new(),
-            });
-            continue;
-        }
-        let run: RunResult = serde_json::from_value(step["run"].clone())
-            .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-        page.banners.extend(run_banners(&run));
-        page.sections.extend(run_sections(&run, &id, &extras));
     }
-    Ok(page)
+    figures
 }
 
 /// Cell names are `database/configuration/workload[/k=v,k=v]`: the swept parameters.
@@ -176,47 +194,113 @@ fn cell_params(cell: &str) -> (String, BTreeMap<String, String>) {
     (base, params)
 }
 
-fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
-    let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
-    let names: Vec<String> = store
-        .experiments()
-        .map_err(SessionError::Failed)?
-        .into_iter()
-        .map(|e| e.0)
-        .collect();
-    let name = match (experiment, names.as_slice()) {
-        (Some(n), _) => n.to_string(),
-        (None, [only]) => only.clone(),
-        (None, _) => {
-            return Err(SessionError::Usage(format!(
-                "{} holds {} experiments ({}): choose one with --experiment",
-                input.display(),
-                names.len(),
-                names.join(", ")
-            )))
-        }
-    };
-    let discard = discard_first_of(&store, &name);
-    let cells = cells(&store, &name, discard)?;
-    let runs = store.runs(&name, true).map_err(SessionError::Failed)?;
-    let results: Vec<(String, u32, RunResult)> = runs
-        .iter()
-        .filter(|r| r.status == "ok")
-        .filter_map(|r| {
-            let json = r.result.as_ref()?;
-            Some((
-                r.cell.clone(),
-                r.repetition,
-                serde_json::from_str(json).ok()?,
-            ))
+/// An experiment as the results store holds it: everything its page's charts read.
+struct ExperimentData {
+    name: String,
+    /// First repetitions left out of the cell figures.
+    discard: u32,
+    cells: Vec<CellStats>,
+    runs: Vec<StoredRun>,
+    /// (cell, repetition, result) of the runs that succeeded.
+    results: Vec<(String, u32, RunResult)>,
+    elastic: Vec<ElasticRow>,
+}
+
+impl ExperimentData {
+    fn read(input: &Path, experiment: Option<&str>) -> Result<ExperimentData, SessionError> {
+        let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
+        let names: Vec<String> = store
+            .experiments()
+            .map_err(SessionError::Failed)?
+            .into_iter()
+            .map(|e| e.0)
+            .collect();
+        let name = match (experiment, names.as_slice()) {
+            (Some(n), _) => n.to_string(),
+            (None, [only]) => only.clone(),
+            (None, _) => {
+                return Err(SessionError::Usage(format!(
+                    "{} holds {} experiments ({}): choose one with --experiment",
+                    input.display(),
+                    names.len(),
+                    names.join(", ")
+                )))
+            }
+        };
+        let discard = discard_first_of(&store, &name);
+        let cells = cells(&store, &name, discard)?;
+        let runs = store.runs(&name, true).map_err(SessionError::Failed)?;
+        let results = runs
+            .iter()
+            .filter(|r| r.status == "ok")
+            .filter_map(|r| {
+                let json = r.result.as_ref()?;
+                Some((
+                    r.cell.clone(),
+                    r.repetition,
+                    serde_json::from_str(json).ok()?,
+                ))
+            })
+            .collect();
+        let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
+        Ok(ExperimentData {
+            name,
+            discard,
+            cells,
+            runs,
+            results,
+            elastic,
         })
-        .collect();
+    }
+
+    /// The successful runs of `cell`.
+    fn results_of<'a>(&'a self, cell: &'a str) -> impl Iterator<Item = &'a RunResult> + 'a {
+        self.results
+            .iter()
+            .filter(move |r| r.0 == cell)
+            .map(|r| &r.2)
+    }
+
+    /// The cluster size `cell` ran on (from its first run's deployment), if it ran on one.
+    fn nodes_of(&self, cell: &str) -> Option<usize> {
+        self.results_of(cell)
+            .next()
+            .and_then(|r| r.deployment.as_ref())
+            .map(|d| d.nodes)
+    }
+}
+
+fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
+    let data = ExperimentData::read(input, experiment)?;
     let mut page = Page {
-        title: format!("scalebench experiment: {name}"),
+        title: format!("scalebench experiment: {}", data.name),
         ..Default::default()
     };
-    // Summary: the `results show` table, and bars with confidence intervals.
-    let summary: Vec<Vec<String>> = cells
+    page.sections.push(cells_section(&data));
+    let scaling = Section {
+        heading: "Scaling".into(),
+        html: recommendation_table(&data),
+        charts: vec![
+            threads_throughput_chart(&data),
+            threads_latency_chart(&data),
+            nodes_throughput_chart(&data),
+            read_write_chart(&data),
+        ],
+    };
+    if scaling.charts.iter().any(|c| !c.is_empty()) {
+        page.sections.push(scaling);
+    }
+    page.sections.push(resources_section(&data));
+    if !data.elastic.is_empty() {
+        page.sections.push(elastic_section(&data));
+    }
+    Ok(page)
+}
+
+/// The `results show` table, with throughput and space per record as bars with 95% intervals.
+fn cells_section(data: &ExperimentData) -> Section {
+    let summary: Vec<Vec<String>> = data
+        .cells
         .iter()
         .map(|c| {
             let t = c.throughput.as_ref();
@@ -248,100 +332,258 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             ]
         })
         .collect();
-    let rates: Vec<(String, f64, f64)> = cells
-        .iter()
-        .filter_map(|c| {
-            let t = c.throughput.as_ref()?;
-            Some((c.cell.clone(), t.mean, t.ci95.unwrap_or(0.0)))
-        })
-        .collect();
-    let mut summary_section = Section {
+    let discard = data.discard;
+    let mut section = Section {
         heading: "Cells".into(),
         html: format!(
             "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
             if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
             table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "failed operations", "notes"], &summary)
         ),
-        charts: vec![bars("cells-throughput", "Throughput per cell (mean, 95% CI)", "operations/s", &rates)],
+        charts: vec![cells_throughput_chart(data)],
     };
-    let space: Vec<(String, f64, f64)> = cells
+    if let Some(space) = cells_space_chart(data) {
+        section.charts.push(space);
+    }
+    section
+}
+
+/// Mean throughput of each cell with its 95% confidence interval.
+fn cells_throughput_chart(data: &ExperimentData) -> Chart {
+    let rates: Vec<(String, f64, f64)> = data
+        .cells
+        .iter()
+        .filter_map(|c| {
+            let t = c.throughput.as_ref()?;
+            Some((c.cell.clone(), t.mean, t.ci95.unwrap_or(0.0)))
+        })
+        .collect();
+    bars(
+        "cells-throughput",
+        "Throughput per cell (mean, 95% CI)",
+        "operations/s",
+        &rates,
+    )
+}
+
+/// Bytes on disk per record of each cell (mean, 95% CI), where the cells measured space.
+fn cells_space_chart(data: &ExperimentData) -> Option<Chart> {
+    let space: Vec<(String, f64, f64)> = data
+        .cells
         .iter()
         .filter_map(|c| {
             let b = c.bytes_per_record.as_ref()?;
             Some((c.cell.clone(), b.mean, b.ci95.unwrap_or(0.0)))
         })
         .collect();
-    if !space.is_empty() {
-        summary_section.charts.push(bars(
+    (!space.is_empty()).then(|| {
+        bars(
             "cells-space",
             "Space per record (mean, 95% CI)",
             "bytes per record",
             &space,
-        ));
-    }
-    page.sections.push(summary_section);
+        )
+    })
+}
 
-    // Scaling: throughput against threads, and against cluster size, one line per remaining setup.
-    // (threads, throughput, median latency over the operations, mean latency) per setup.
-    let mut by_threads: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
-    let mut by_nodes: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let mut recommendation: BTreeMap<Vec<String>, Vec<(String, Summary)>> = BTreeMap::new();
-    let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    // One-operation cells (Dijkshoorn's design) by what they share but the workload: op -> rate.
-    let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
-    for c in &cells {
+/// A line chart with one series per name (of at least two points), sorted along x.
+fn lines(
+    id: &str,
+    title: &str,
+    x: &str,
+    y: &str,
+    data: BTreeMap<String, Vec<(f64, f64)>>,
+) -> Chart {
+    let mut c = Chart::new(id, title, x, y);
+    for (name, mut points) in data {
+        if points.len() >= 2 {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            c.series.push(Series {
+                name,
+                points,
+                errors: Vec::new(),
+            });
+        }
+    }
+    c
+}
+
+/// One point per thread count of a setup (everything but `threads` equal).
+struct ThreadPoint {
+    threads: f64,
+    throughput: f64,
+    /// The median latency over the cell's operations (their p50s averaged), for the latency chart.
+    median_latency_us: f64,
+    /// The knee's latency (`scalebench_stats::knee`).
+    mean_latency_us: f64,
+}
+
+/// The cells that swept `threads`, grouped into setups, each labelled with its latency knee
+/// (Wegert's rule: the last thread count from which doubling still raised throughput by a larger
+/// factor than mean latency).
+fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
+    let mut setups: BTreeMap<String, Vec<ThreadPoint>> = BTreeMap::new();
+    for c in &data.cells {
         let Some(t) = &c.throughput else { continue };
         let (base, params) = cell_params(&c.cell);
+        let Some(threads) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) else {
+            continue;
+        };
         let rest: Vec<String> = params
             .iter()
             .filter(|(k, _)| k.as_str() != "threads")
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        if let Some(th) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) {
-            let p50s: Vec<f64> = c.latency.values().map(|l| l.0).collect();
-            let latency = p50s.iter().sum::<f64>() / p50s.len().max(1) as f64;
-            by_threads
-                .entry(format!("{base} {}", rest.join(",")).trim().to_string())
-                .or_default()
-                .push((th, t.mean, latency, c.mean_latency_us.unwrap_or(0.0)));
-        }
-        let cell_runs: Vec<&RunResult> = results
-            .iter()
-            .filter(|r| r.0 == c.cell)
-            .map(|r| &r.2)
-            .collect();
-        if let Some(nodes) = cell_runs
-            .first()
-            .and_then(|r| r.deployment.as_ref())
-            .map(|d| d.nodes)
-        {
-            // One line per database x configuration x workload x other parameters (data size,
-            // threads): only the cluster size varies along it.
-            let others: Vec<String> = params
+        let p50s: Vec<f64> = c.latency.values().map(|l| l.0).collect();
+        setups
+            .entry(format!("{base} {}", rest.join(",")).trim().to_string())
+            .or_default()
+            .push(ThreadPoint {
+                threads,
+                throughput: t.mean,
+                median_latency_us: scalebench_stats::mean(&p50s),
+                mean_latency_us: c.mean_latency_us.unwrap_or(0.0),
+            });
+    }
+    setups
+        .into_iter()
+        .map(|(name, mut points)| {
+            points.sort_by(|a, b| a.threads.total_cmp(&b.threads));
+            let rates: Vec<(f64, f64)> = points
                 .iter()
-                .filter(|(k, _)| k.as_str() != CLUSTER_SIZE)
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|p| (p.throughput, p.mean_latency_us))
                 .collect();
-            by_nodes
-                .entry(format!("{base} {}", others.join(",")).trim().to_string())
-                .or_default()
-                .push((nodes as f64, t.mean));
-            // Swaminathan's recommendation: the databases compared per workload and parameters.
-            let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
-            let mut point: Vec<String> = vec![workload.to_string()];
-            point.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
-            if !params.contains_key(CLUSTER_SIZE) {
-                point.push(format!("{CLUSTER_SIZE}={nodes}"));
-            }
-            recommendation
-                .entry(point)
-                .or_default()
-                .push((setup.trim_end_matches("/default").to_string(), t.clone()));
-        }
-        // The first study's read-against-write view: read and write throughput of each cell.
-        let mean_of = |ops: &[&str]| -> f64 {
-            let v: Vec<f64> = cell_runs
+            let knee = scalebench_stats::knee(&rates).unwrap_or(points.len() - 1);
+            (format!("knee at {}: {name}", points[knee].threads), points)
+        })
+        .collect()
+}
+
+fn threads_throughput_chart(data: &ExperimentData) -> Chart {
+    let series = thread_series(data)
+        .into_iter()
+        .map(|(name, points)| {
+            (
+                name,
+                points.iter().map(|p| (p.threads, p.throughput)).collect(),
+            )
+        })
+        .collect();
+    lines(
+        "threads-throughput",
+        "Throughput against threads",
+        "threads",
+        "operations/s",
+        series,
+    )
+}
+
+fn threads_latency_chart(data: &ExperimentData) -> Chart {
+    let series = thread_series(data)
+        .into_iter()
+        .map(|(name, points)| {
+            let line = points
                 .iter()
+                .map(|p| (p.threads, p.median_latency_us))
+                .collect();
+            (name, line)
+        })
+        .collect();
+    lines(
+        "threads-latency",
+        "Median latency against threads",
+        "threads",
+        "p50 microseconds",
+        series,
+    )
+}
+
+/// Swaminathan's scaling view: one line per database x configuration x workload x other
+/// parameters (data size, threads), along which only the cluster size varies.
+fn nodes_throughput_chart(data: &ExperimentData) -> Chart {
+    let mut setups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for c in &data.cells {
+        let (Some(t), Some(nodes)) = (&c.throughput, data.nodes_of(&c.cell)) else {
+            continue;
+        };
+        let (base, params) = cell_params(&c.cell);
+        let others: Vec<String> = params
+            .iter()
+            .filter(|(k, _)| k.as_str() != CLUSTER_SIZE)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        setups
+            .entry(format!("{base} {}", others.join(",")).trim().to_string())
+            .or_default()
+            .push((nodes as f64, t.mean));
+    }
+    lines(
+        "nodes-throughput",
+        "Throughput against cluster size",
+        "nodes",
+        "operations/s",
+        setups,
+    )
+}
+
+/// Swaminathan's recommendation table: per workload, parameters and cluster size, the database
+/// (and configuration) of highest mean throughput, or a tie where the 95% intervals overlap. Empty
+/// when no point compares two candidates.
+fn recommendation_table(data: &ExperimentData) -> String {
+    let mut points: BTreeMap<Vec<String>, Vec<(String, Summary)>> = BTreeMap::new();
+    for c in &data.cells {
+        let (Some(t), Some(nodes)) = (&c.throughput, data.nodes_of(&c.cell)) else {
+            continue;
+        };
+        let (base, params) = cell_params(&c.cell);
+        let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
+        let mut point: Vec<String> = vec![workload.to_string()];
+        point.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
+        if !params.contains_key(CLUSTER_SIZE) {
+            point.push(format!("{CLUSTER_SIZE}={nodes}"));
+        }
+        points
+            .entry(point)
+            .or_default()
+            .push((setup.trim_end_matches("/default").to_string(), t.clone()));
+    }
+    if !points.values().any(|c| c.len() > 1) {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = points
+        .iter()
+        .map(|(point, candidates)| {
+            vec![
+                point.join(" "),
+                recommend(candidates).unwrap_or_default(),
+                candidates
+                    .iter()
+                    .map(|(name, t)| format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0)))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ]
+        })
+        .collect();
+    format!(
+        "<h3>Recommendation</h3><p class=\"note\">Per workload, parameters and cluster size: the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap (Swaminathan's recommendation table).</p>{}",
+        table(&["workload and parameters", "best", "throughput (mean ± 95% CI)"], &rows)
+    )
+}
+
+/// Dijkshoorn's chart of record (studies.md, section 1): each configuration's SELECT throughput
+/// against its INSERT and against its UPDATE throughput (one-operation cells), beside the diagonal,
+/// log-log; cells that mix reads and writes are drawn as their own series.
+fn read_write_chart(data: &ExperimentData) -> Chart {
+    let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    // One-operation cells by what they share but the workload: operation -> rate.
+    let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
+    for c in &data.cells {
+        let Some(t) = &c.throughput else { continue };
+        let (base, params) = cell_params(&c.cell);
+        // Mean over the cell's runs of the summed throughput of these operations.
+        let mean_of = |ops: &[&str]| -> f64 {
+            let per_run: Vec<f64> = data
+                .results_of(&c.cell)
                 .filter_map(|r| r.phases.last())
                 .map(|p| {
                     ops.iter()
@@ -350,7 +592,7 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
                         .sum::<f64>()
                 })
                 .collect();
-            v.iter().sum::<f64>() / v.len().max(1) as f64
+            scalebench_stats::mean(&per_run)
         };
         let (reads, writes) = (
             mean_of(&["READ", "SCAN"]),
@@ -372,8 +614,6 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
                 .insert(op.to_string(), t.mean);
         }
     }
-    // Dijkshoorn's chart of record (studies.md, section 1): one point per configuration, its
-    // SELECT throughput against its INSERT and against its UPDATE throughput, beside the diagonal.
     for ((db, _), ops) in &single_ops {
         let Some(read) = ops.get("READ") else {
             continue;
@@ -387,92 +627,17 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             }
         }
     }
-    let mut scaling = Section {
-        heading: "Scaling".into(),
-        html: String::new(),
-        charts: Vec::new(),
-    };
-    let lines =
-        |id: &str, title: &str, x: &str, y: &str, data: BTreeMap<String, Vec<(f64, f64)>>| {
-            let mut c = Chart::new(id, title, x, y);
-            for (name, mut points) in data {
-                if points.len() >= 2 {
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    c.series.push(Series {
-                        name,
-                        points,
-                        errors: Vec::new(),
-                    });
-                }
-            }
-            c
-        };
-    // The latency knee (Wegert's rule, `scalebench_stats::knee`): the last thread count from which
-    // the next step still raised throughput by a larger factor than mean latency.
-    let mut throughput_by_threads = BTreeMap::new();
-    let mut latency_by_threads = BTreeMap::new();
-    for (name, mut points) in by_threads {
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let rates: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.3)).collect();
-        let knee = scalebench_stats::knee(&rates).unwrap_or(points.len() - 1);
-        let label = format!("knee at {}: {name}", points[knee].0);
-        latency_by_threads.insert(label.clone(), points.iter().map(|p| (p.0, p.2)).collect());
-        throughput_by_threads.insert(label, points.iter().map(|p| (p.0, p.1)).collect());
-    }
-    scaling.charts.push(lines(
-        "threads-throughput",
-        "Throughput against threads",
-        "threads",
-        "operations/s",
-        throughput_by_threads,
-    ));
-    scaling.charts.push(lines(
-        "threads-latency",
-        "Median latency against threads",
-        "threads",
-        "p50 microseconds",
-        latency_by_threads,
-    ));
-    scaling.charts.push(lines(
-        "nodes-throughput",
-        "Throughput against cluster size",
-        "nodes",
-        "operations/s",
-        by_nodes,
-    ));
-    if recommendation.values().any(|c| c.len() > 1) {
-        let rows: Vec<Vec<String>> = recommendation
-            .iter()
-            .map(|(point, candidates)| {
-                vec![
-                    point.join(" "),
-                    recommend(candidates).unwrap_or_default(),
-                    candidates
-                        .iter()
-                        .map(|(name, t)| {
-                            format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0))
-                        })
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ]
-            })
-            .collect();
-        scaling.html.push_str(&format!(
-            "<h3>Recommendation</h3><p class=\"note\">Per workload, parameters and cluster size: the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap (Swaminathan's recommendation table).</p>{}",
-            table(&["workload and parameters", "best", "throughput (mean ± 95% CI)"], &rows)
-        ));
-    }
-    let mut rw = Chart::new(
+    let mut chart = Chart::new(
         "read-write",
         "Read against write throughput per cell (log-log)",
         "write operations/s",
         "read operations/s",
     );
-    rw.kind = Kind::Points;
-    rw.diagonal = true;
-    rw.x_scale = Scale::Log10;
-    rw.y_scale = Scale::Log10;
-    rw.series = scatter
+    chart.kind = Kind::Points;
+    chart.diagonal = true;
+    chart.x_scale = Scale::Log10;
+    chart.y_scale = Scale::Log10;
+    chart.series = scatter
         .into_iter()
         .map(|(name, points)| Series {
             name,
@@ -480,13 +645,13 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             errors: Vec::new(),
         })
         .collect();
-    scaling.charts.push(rw);
-    if scaling.charts.iter().any(|c| !c.is_empty()) {
-        page.sections.push(scaling);
-    }
+    chart
+}
 
-    // Resources and verdicts: the verdicts of every run, the series of each cell's first run.
-    let verdicts: Vec<Vec<String>> = runs
+/// The "bounded by" verdict of every run, and the client's CPU of each cell's first run.
+fn resources_section(data: &ExperimentData) -> Section {
+    let verdicts: Vec<Vec<String>> = data
+        .runs
         .iter()
         .map(|r| {
             vec![
@@ -501,28 +666,24 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             ]
         })
         .collect();
-    let mut resources = Section {
+    let mut section = Section {
         heading: "Resources and \"bounded by\"".into(),
         html: table(&["run", "status", "bounded by", ""], &verdicts),
         charts: Vec::new(),
     };
     let mut seen = std::collections::BTreeSet::new();
-    for (cell, rep, r) in &results {
+    for (cell, rep, r) in &data.results {
         if !seen.insert(cell.clone()) || seen.len() > 12 {
             continue;
         }
         if let Some(p) = r.phases.last() {
             let id = format!("res-{}-{rep}", slug(cell));
-            let section = run_sections(
-                &RunResult {
-                    phases: vec![p.clone()],
-                    ..r.clone()
-                },
-                &id,
-                &RunExtras::default(),
-            );
-            resources.charts.extend(
-                section
+            let measured = RunResult {
+                phases: vec![p.clone()],
+                ..r.clone()
+            };
+            section.charts.extend(
+                run_sections(&measured, &id, &RunExtras::default())
                     .into_iter()
                     .flat_map(|s| s.charts)
                     .filter(|c| c.id.ends_with("-cpu"))
@@ -533,60 +694,53 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             );
         }
     }
-    page.sections.push(resources);
+    section
+}
 
-    // Elastic runs: the timelines with their transition and the scores.
-    let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
-    if !elastic.is_empty() {
-        let rows: Vec<Vec<String>> = elastic
+/// The elastic runs: their transitions and scores, and each run's timeline with its events.
+fn elastic_section(data: &ExperimentData) -> Section {
+    let rows: Vec<Vec<String>> = data
+        .elastic
+        .iter()
+        .map(|e| {
+            vec![
+                format!("{} #{}", e.cell, e.repetition),
+                e.action.clone(),
+                format!("{} -> {}", e.nodes_before, e.nodes_after),
+                e.stabilisation_s
+                    .map_or("not stable".into(), |s| format!("{s:.1}")),
+                e.elasticity.map_or("-".into(), |v| format!("{v:.1}")),
+            ]
+        })
+        .collect();
+    let mut section = Section {
+        heading: "Elasticity".into(),
+        html: table(
+            &["run", "action", "nodes", "stabilisation s", "elasticity"],
+            &rows,
+        ),
+        charts: Vec::new(),
+    };
+    for e in &data.elastic {
+        let Some((_, _, r)) = data
+            .results
             .iter()
-            .map(|e| {
-                vec![
-                    format!("{} #{}", e.cell, e.repetition),
-                    e.action.clone(),
-                    format!("{} -> {}", e.nodes_before, e.nodes_after),
-                    e.stabilisation_s
-                        .map_or("not stable".into(), |s| format!("{s:.1}")),
-                    e.elasticity.map_or("-".into(), |v| format!("{v:.1}")),
-                ]
-            })
-            .collect();
-        let mut section = Section {
-            heading: "Elasticity".into(),
-            html: table(
-                &["run", "action", "nodes", "stabilisation s", "elasticity"],
-                &rows,
-            ),
-            charts: Vec::new(),
+            .find(|(c, rep, _)| *c == e.cell && *rep == e.repetition)
+        else {
+            continue;
         };
-        for e in &elastic {
-            let Some((_, _, r)) = results
-                .iter()
-                .find(|(c, rep, _)| *c == e.cell && *rep == e.repetition)
-            else {
-                continue;
-            };
-            let events: serde_json::Value = serde_json::from_str(&e.events).unwrap_or_default();
-            let (markers, bands) = event_markers(&events);
-            let id = format!("elastic-{}-{}", slug(&e.cell), e.repetition);
-            let extras = RunExtras {
-                markers,
-                bands,
-                figures: Vec::new(),
-            };
-            let charts = run_sections(r, &id, &extras)
+        let events: Events = serde_json::from_str(&e.events).unwrap_or_default();
+        let id = format!("elastic-{}-{}", slug(&e.cell), e.repetition);
+        section.charts.extend(
+            run_sections(r, &id, &markers_of(&events))
                 .into_iter()
-                .flat_map(|s| s.charts);
-            section.charts.extend(
-                charts
-                    .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
-                    .map(|mut c| {
-                        c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
-                        c
-                    }),
-            );
-        }
-        page.sections.push(section);
+                .flat_map(|s| s.charts)
+                .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
+                .map(|mut c| {
+                    c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
+                    c
+                }),
+        );
     }
-    Ok(page)
+    section
 }

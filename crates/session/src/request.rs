@@ -194,7 +194,7 @@ impl RunOptions {
 }
 
 /// A change of the cluster's size under load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ScaleAction {
     Add(u32),
