@@ -25,6 +25,7 @@ macro_rules! outln {
     }};
 }
 
+pub mod clients;
 pub mod cluster;
 pub mod elastic;
 pub mod environment;

@@ -1,0 +1,164 @@
+//! A client's share of one run spread over N client processes, computed from (index, N) alone so
+//! that every client derives its own part without asking anyone (Wegert, studies.md section 2: one
+//! synchronous start, per-client insert ranges, the operation count split without remainder loss).
+//!
+//! This is the arithmetic of distributed runs; launching the clients and their common start are
+//! not built yet (see the README's status).
+
+use std::time::Duration;
+
+use crate::error::SessionError;
+
+/// Client `index` of `clients`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientShare {
+    pub index: u32,
+    pub clients: u32,
+}
+
+/// Key numbers each client may insert into during a run bounded by time, not by operations:
+/// Wegert's x + 1 sections (the shared data, then one section per client). At 100,000 inserts per
+/// second a client fills it in under three hours; the launcher that uses these sections must check
+/// each client's inserts against it (not built yet).
+pub const DEFAULT_INSERT_SECTION: u64 = 1_000_000_000;
+
+impl ClientShare {
+    pub fn new(index: u32, clients: u32) -> Result<ClientShare, SessionError> {
+        if clients == 0 {
+            return Err(SessionError::Usage(
+                "invalid value '0' for '--clients': expected at least 1".into(),
+            ));
+        }
+        if index >= clients {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{index}' for '--client-index': expected 0 to {} for {clients} clients",
+                clients - 1
+            )));
+        }
+        Ok(ClientShare { index, clients })
+    }
+
+    /// This client's part of `total` things as (offset, count): parts are contiguous, disjoint,
+    /// cover `total` exactly and differ in size by at most one (the first `total % N` get one more).
+    pub fn split(&self, total: u64) -> (u64, u64) {
+        let (n, i) = (self.clients as u64, self.index as u64);
+        let (base, extra) = (total / n, total % n);
+        (i * base + i.min(extra), base + u64::from(i < extra))
+    }
+
+    /// The load's key range of this client: its part of `count` records from `start`
+    /// (`insertstart`, `insertcount`).
+    pub fn load_range(&self, start: u64, count: u64) -> (u64, u64) {
+        let (offset, n) = self.split(count);
+        (start + offset, n)
+    }
+
+    /// This client's offered rate: T / N.
+    pub fn rate(&self, target_ops_s: f64) -> f64 {
+        target_ops_s / self.clients as f64
+    }
+
+    /// How much later than the common start this client's arrivals begin, so that the merged
+    /// stream of N clients at T / N each keeps the intended spacing 1 / T (client i starts i / T in).
+    pub fn arrival_offset(&self, target_ops_s: f64) -> Duration {
+        Duration::from_secs_f64(self.index as f64 / target_ops_s)
+    }
+
+    /// The first key number of this client's run-phase inserts: the sections of `width` keys
+    /// follow one another from `first` (the key after the shared data).
+    pub fn insert_section(&self, first: u64, width: u64) -> u64 {
+        first + self.index as u64 * width
+    }
+
+    /// The insert section width of a run: a run bounded by operations can insert at most the
+    /// client's operations; one bounded by time gets [`DEFAULT_INSERT_SECTION`] keys.
+    pub fn insert_section_width(&self, operation_count: Option<u64>) -> u64 {
+        operation_count.map_or(DEFAULT_INSERT_SECTION, |ops| self.split(ops).1.max(1))
+    }
+
+    /// A seed of this client's own, from the run's: distinct per client and far apart, since each
+    /// client's worker slots derive theirs from it by adding the slot number.
+    pub fn seed(&self, seed: u64) -> u64 {
+        // SplitMix64's finaliser: neighbouring indexes give unrelated seeds.
+        let mut z = seed ^ (self.index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn shares(n: u32) -> Vec<ClientShare> {
+        (0..n).map(|i| ClientShare::new(i, n).unwrap()).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn parts_cover_the_total_exactly_and_differ_by_at_most_one(total in 0u64..1_000_000, n in 1u32..64) {
+            let parts: Vec<(u64, u64)> = shares(n).iter().map(|s| s.split(total)).collect();
+            let mut next = 0;
+            for &(offset, count) in &parts {
+                prop_assert_eq!(offset, next);
+                next += count;
+            }
+            prop_assert_eq!(next, total);
+            let sizes = parts.iter().map(|p| p.1);
+            prop_assert!(sizes.clone().max().unwrap() - sizes.min().unwrap() <= 1);
+        }
+
+        #[test]
+        fn insert_sections_never_overlap(first in 0u64..1_000_000, ops in 1u64..1_000_000, n in 1u32..64) {
+            let s = shares(n);
+            let width = s[0].insert_section_width(Some(ops));
+            for pair in s.windows(2) {
+                // The most a client inserts is its operations, which fit in its section.
+                let (_, most) = pair[0].split(ops);
+                prop_assert!(pair[0].insert_section(first, width) + most <= pair[1].insert_section(first, width));
+            }
+        }
+    }
+
+    #[test]
+    fn a_load_of_10_records_over_4_clients() {
+        let ranges: Vec<(u64, u64)> = shares(4).iter().map(|s| s.load_range(100, 10)).collect();
+        assert_eq!(ranges, [(100, 3), (103, 3), (106, 2), (108, 2)]);
+    }
+
+    #[test]
+    fn merged_arrivals_keep_the_intended_spacing() {
+        // 4 clients at 1000 ops/s in all: 250 ops/s each, offset by 1 ms, so the merged stream has
+        // one arrival every millisecond.
+        let s = shares(4);
+        assert_eq!(s[0].rate(1000.0), 250.0);
+        let mut arrivals: Vec<f64> = s
+            .iter()
+            .flat_map(|c| {
+                let first = c.arrival_offset(1000.0).as_secs_f64();
+                (0..5).map(move |k| first + k as f64 / c.rate(1000.0))
+            })
+            .collect();
+        arrivals.sort_by(f64::total_cmp);
+        for w in arrivals.windows(2) {
+            assert!((w[1] - w[0] - 0.001).abs() < 1e-9, "{arrivals:?}");
+        }
+    }
+
+    #[test]
+    fn seeds_differ_per_client_and_repeat_per_run() {
+        let seeds: std::collections::BTreeSet<u64> = shares(64).iter().map(|s| s.seed(7)).collect();
+        assert_eq!(seeds.len(), 64);
+        assert_eq!(shares(2)[1].seed(7), shares(2)[1].seed(7));
+    }
+
+    #[test]
+    fn a_bad_index_or_count_names_the_value() {
+        let e = ClientShare::new(4, 4).unwrap_err().to_string();
+        assert!(e.contains("'4'") && e.contains("--client-index"), "{e}");
+        let e = ClientShare::new(0, 0).unwrap_err().to_string();
+        assert!(e.contains("--clients"), "{e}");
+    }
+}
