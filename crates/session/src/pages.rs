@@ -277,12 +277,13 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
         ..Default::default()
     };
     page.sections.push(cells_section(&data));
+    let threads = thread_series(&data);
     let scaling = Section {
         heading: "Scaling".into(),
         html: recommendation_table(&data),
         charts: vec![
-            threads_throughput_chart(&data),
-            threads_latency_chart(&data),
+            threads_throughput_chart(&threads),
+            threads_latency_chart(&threads),
             nodes_throughput_chart(&data),
             read_write_chart(&data),
         ],
@@ -459,12 +460,12 @@ fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
         .collect()
 }
 
-fn threads_throughput_chart(data: &ExperimentData) -> Chart {
-    let series = thread_series(data)
-        .into_iter()
+fn threads_throughput_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
+    let series = setups
+        .iter()
         .map(|(name, points)| {
             (
-                name,
+                name.clone(),
                 points.iter().map(|p| (p.threads, p.throughput)).collect(),
             )
         })
@@ -478,15 +479,15 @@ fn threads_throughput_chart(data: &ExperimentData) -> Chart {
     )
 }
 
-fn threads_latency_chart(data: &ExperimentData) -> Chart {
-    let series = thread_series(data)
-        .into_iter()
+fn threads_latency_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
+    let series = setups
+        .iter()
         .map(|(name, points)| {
             let line = points
                 .iter()
                 .map(|p| (p.threads, p.median_latency_us))
                 .collect();
-            (name, line)
+            (name.clone(), line)
         })
         .collect();
     lines(

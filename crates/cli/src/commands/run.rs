@@ -59,6 +59,23 @@ pub fn serve_metrics(
     Ok(guard)
 }
 
+/// A command whose result is one JSON document (saturate, elastic): the output paths checked
+/// first, `--metrics-listen` served while `work` runs `request`, the result written to `--output`.
+pub fn with_json_output<Q, T: serde::Serialize>(
+    args: &PhaseArgs,
+    mut request: Q,
+    run_of: impl Fn(&mut Q) -> &mut RunRequest,
+    work: impl FnOnce(&Q) -> Result<T, SessionError>,
+) -> Result<T, SessionError> {
+    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let _metrics = serve_metrics(args, run_of(&mut request))?;
+    let result = work(&request)?;
+    if let Some(path) = &args.output {
+        scalebench_session::files::write_json(path, &result)?;
+    }
+    Ok(result)
+}
+
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
 pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, SessionError> {
     scalebench_session::files::check_outputs(args.output.as_deref(), None)?;

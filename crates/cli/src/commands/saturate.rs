@@ -7,19 +7,11 @@ use scalebench_session::error::SessionError;
 use scalebench_session::saturate::{search, Search};
 
 use crate::args::SaturateArgs;
+use crate::commands::run::with_json_output;
 use crate::output::emit;
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
-    scalebench_session::files::check_outputs(
-        args.phase.output.as_deref(),
-        args.phase.hdr_log.as_deref(),
-    )?;
-    let mut request = args.request(argv);
-    let _metrics = crate::commands::run::serve_metrics(&args.phase, &mut request.run)?;
-    let found = search(&request)?;
-    if let Some(path) = &args.phase.output {
-        scalebench_session::files::write_json(path, &found)?;
-    }
+    let found = with_json_output(&args.phase, args.request(argv), |r| &mut r.run, search)?;
     emit(&render(&found));
     Ok(ExitCode::SUCCESS)
 }
