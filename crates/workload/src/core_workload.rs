@@ -210,7 +210,7 @@ impl CoreWorkload {
         let append = append_length(p, data_integrity)?;
         let keys = key_builder(p, fields.measurement)?;
         let insert_sequence = Arc::new(AcknowledgedCounter::new(range.transaction_insert_start));
-        let key_chooser = key_chooser(p, &range, &insert_sequence)?;
+        let key_chooser = key_chooser(p, &range)?;
         let scan_length = scan_length(p)?;
 
         let insertion_retry_limit = p
@@ -411,27 +411,35 @@ impl OperationGenerator {
         Ok(())
     }
 
+    /// A key to read or update. Keys are chosen among the loaded records and the run's
+    /// acknowledged inserts as if the inserts followed the records directly; with
+    /// `transactioninsertstart` past `recordcount` (a later run, or one client's insert section of a
+    /// distributed run) the chosen number is then moved past the gap, so a key between the records
+    /// and the inserts, which nobody wrote, is never asked for.
     fn next_keynum(&mut self) -> u64 {
         let seq = &self.workload.insert_sequence;
+        let records = self.workload.record_count;
+        let gap = self.workload.transaction_insert_start - records;
+        let to_key = |k: u64| if k >= records { k + gap } else { k };
         // Bounded retries: with a consistent configuration a key is found in a few draws.
         for _ in 0..1000 {
-            let last = seq.last_value();
+            let last = seq.last_value().wrapping_sub(gap);
             let k = match &mut self.key_chooser {
                 KeyChooser::Exponential(e) => {
                     let back = e.next(&mut self.rng);
                     if back > last {
                         continue;
                     }
-                    return last - back;
+                    return to_key(last - back);
                 }
                 KeyChooser::Uniform(u) => u.next(&mut self.rng),
                 KeyChooser::Zipfian(z) => z.next(&mut self.rng),
-                KeyChooser::Latest(l) => l.next(&mut self.rng, seq),
+                KeyChooser::Latest(l) => l.next(&mut self.rng, last),
                 KeyChooser::Hotspot(h) => h.next(&mut self.rng),
                 KeyChooser::Sequential(s) => s.next(),
             };
             if k <= last {
-                return k;
+                return to_key(k);
             }
         }
         seq.last_value()
@@ -740,11 +748,7 @@ fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, Workload
 }
 
 /// Which key an operation reads or updates (`requestdistribution` and its parameters).
-fn key_chooser(
-    p: &Properties,
-    range: &KeyRange,
-    insert_sequence: &Arc<AcknowledgedCounter>,
-) -> Result<KeyChooser, WorkloadError> {
+fn key_chooser(p: &Properties, range: &KeyRange) -> Result<KeyChooser, WorkloadError> {
     let (insert_start, insert_count) = (range.insert_start, range.insert_count);
     let (operation_count, record_count) = (range.operation_count, range.record_count);
     let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
@@ -772,7 +776,7 @@ fn key_chooser(
                     first + insert_count + expected_new_keys,
                 ))
             }
-            "latest" => KeyChooser::Latest(SkewedLatest::new(insert_sequence)),
+            "latest" => KeyChooser::Latest(SkewedLatest::new(record_count.saturating_sub(1))),
             "hotspot" => {
                 let data = p.proportion_or("hotspotdatafraction", 0.2)?;
                 let opn = p.proportion_or("hotspotopnfraction", 0.8)?;
@@ -869,6 +873,40 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), CORE_PROPERTIES.len());
+    }
+
+    #[test]
+    fn reads_skip_the_keys_between_the_records_and_a_later_insert_section() {
+        // Client 1 of a distributed run: records 0..999 shared, its inserts from 5000 (keys
+        // 1000..4999 belong to other clients' sections, which it never reads).
+        for distribution in ["uniform", "zipfian", "latest", "exponential", "hotspot"] {
+            let w = workload(&[
+                ("insertproportion", "0.5"),
+                ("readproportion", "0.5"),
+                ("updateproportion", "0"),
+                ("transactioninsertstart", "5000"),
+                ("operationcount", "4000"),
+                ("requestdistribution", distribution),
+            ]);
+            let mut g = w.generator(3);
+            let mut op = Operation::default();
+            let (mut reads, mut inserted) = (0, 0);
+            for _ in 0..4000 {
+                g.next_operation(&mut op);
+                if op.kind == OpKind::Insert {
+                    g.acknowledge_insert(op.keynum);
+                    inserted += 1;
+                    continue;
+                }
+                reads += 1;
+                assert!(
+                    op.keynum < 1000 || (5000..5000 + inserted).contains(&op.keynum),
+                    "{distribution}: key {} is neither a record nor one of the {inserted} inserts",
+                    op.keynum
+                );
+            }
+            assert!(reads > 1000 && inserted > 1000, "{distribution}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 use rand::Rng;
 
-use super::{AcknowledgedCounter, Zipfian};
+use super::Zipfian;
 
 /// YCSB's `SkewedLatestGenerator`: zipfian popularity counted back from the newest acknowledged insert,
 /// so recently inserted records are the most requested.
@@ -10,16 +10,17 @@ pub struct SkewedLatest {
 }
 
 impl SkewedLatest {
-    pub fn new(basis: &AcknowledgedCounter) -> Self {
+    /// `last`: the newest key when the run begins (YCSB: `basis.lastValue()`).
+    pub fn new(last: u64) -> Self {
         // YCSB: new ZipfianGenerator(basis.lastValue()), i.e. items 0..lastValue-1.
-        let last = basis.last_value().max(1);
+        let last = last.max(1);
         SkewedLatest {
             zipfian: Zipfian::new(0, last - 1),
         }
     }
 
-    pub fn next<R: Rng>(&mut self, rng: &mut R, basis: &AcknowledgedCounter) -> u64 {
-        let max = basis.last_value();
+    /// A key at most `max` (the newest acknowledged insert), counted back from it.
+    pub fn next<R: Rng>(&mut self, rng: &mut R, max: u64) -> u64 {
         max.saturating_sub(self.zipfian.next_with_count(rng, max.max(1)))
     }
 }
@@ -27,15 +28,18 @@ impl SkewedLatest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generator::AcknowledgedCounter;
     use rand::SeedableRng;
 
     #[test]
     fn favours_the_newest_keys_and_follows_new_inserts() {
         let mut rng = crate::generator::WorkerRng::seed_from_u64(13);
         let basis = AcknowledgedCounter::new(1000); // records 0..999 loaded
-        let mut g = SkewedLatest::new(&basis);
+        let mut g = SkewedLatest::new(basis.last_value());
         let n = 50_000;
-        let newest_tenth = (0..n).filter(|_| g.next(&mut rng, &basis) >= 900).count();
+        let newest_tenth = (0..n)
+            .filter(|_| g.next(&mut rng, basis.last_value()) >= 900)
+            .count();
         assert!(
             newest_tenth as f64 / n as f64 > 0.6,
             "share of newest 10%: {newest_tenth}"
@@ -49,7 +53,7 @@ mod tests {
         let mut max_seen = 0;
         let fresh = (0..n)
             .filter(|_| {
-                let v = g.next(&mut rng, &basis);
+                let v = g.next(&mut rng, basis.last_value());
                 max_seen = max_seen.max(v);
                 v >= 1000
             })
