@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use scalebench_session::request::{
-    self, parse_action, parse_arrival, parse_batch_size, parse_concurrency, parse_criterion,
-    parse_duration, parse_interval, parse_probe, parse_rate, parse_request_set, parse_threads,
-    Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
+    self, parse_action, parse_arrival, parse_batch_size, parse_clients, parse_concurrency,
+    parse_criterion, parse_duration, parse_interval, parse_probe, parse_rate, parse_request_set,
+    parse_threads, Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
 };
 use scalebench_session::saturate::SaturationRequest;
 
@@ -21,7 +21,8 @@ use scalebench_session::saturate::SaturationRequest;
                   latencies, warm-up excluded, exact run duration, failures kept out of success figures, \
                   results of several clients merged by histogram.\n\n\
                   Without --db, runs against a temporary SQLite database and loads it first.",
-    after_help = "Exit codes: 0 success, 1 the benchmark could not run, 2 bad input, 130 interrupted (results kept)."
+    after_help = "Exit codes: 0 success, 1 the benchmark could not run, 2 bad input, 3 a run of several clients \
+                  finished without some of them (the merged result names them), 130 interrupted (results kept)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -31,7 +32,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The load phase: insert the workload's records.
-    Load(PhaseArgs),
+    Load(LoadArgs),
     /// The transaction phase: run the workload's operation mix.
     Run(RunArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
@@ -66,6 +67,9 @@ pub enum Command {
         #[command(subcommand)]
         action: ResultsAction,
     },
+    /// One client of a `--clients N` run, started by it (reads its order on stdin).
+    #[command(hide = true)]
+    ClientProcess,
     /// List bindings, or show one binding's options.
     Bindings {
         /// A binding name (e.g. sqlite) to show its URL form and options.
@@ -373,9 +377,33 @@ pub enum ClusterAction {
 pub struct RunArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
+    #[command(flatten)]
+    pub clients: ClientsArgs,
     /// Perform the load phase first (automatic with the default temporary database).
     #[arg(long)]
     pub load: bool,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct LoadArgs {
+    #[command(flatten)]
+    pub phase: PhaseArgs,
+    #[command(flatten)]
+    pub clients: ClientsArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ClientsArgs {
+    /// Run as N client processes on this machine, as one run: each its share (operations, load key
+    /// range, rate, a section of keys for its inserts, a seed), one common start, one result merged
+    /// by histogram in --output and each client's beside it (FILE.client-I.json). Exit code 3 when a
+    /// client left no result. Needs --db: the clients share the database.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_clients)]
+    pub clients: u32,
+
+    /// With --clients: how long the clients may take to connect before the run is abandoned.
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
+    pub start_timeout: Duration,
 }
 
 #[derive(Debug, Args, Clone)]
@@ -633,6 +661,8 @@ impl PhaseArgs {
             no_monitor: self.no_monitor,
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
+            client: None,
+            rendezvous: None,
         }
     }
 }

@@ -47,15 +47,16 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Load(args) => run_command(&args, &[Phase::Load], &argv),
+        Command::Load(load) => run_command(&load.phase, &load.clients, &[Phase::Load], &argv),
         Command::Run(run) => {
             let phases: &[Phase] = if run.load {
                 &[Phase::Load, Phase::Run]
             } else {
                 &[Phase::Run]
             };
-            run_command(&run.phase, phases, &argv)
+            run_command(&run.phase, &run.clients, phases, &argv)
         }
+        Command::ClientProcess => crate::commands::run::client_process(),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => report::compare_command(&args),
         Command::Report(args) => report::report_command(&args),

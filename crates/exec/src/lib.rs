@@ -11,6 +11,7 @@ mod perform;
 pub mod plan;
 pub mod probe;
 pub mod progress;
+pub mod rendezvous;
 mod request_sets;
 mod runner;
 mod schedule;
@@ -19,6 +20,7 @@ mod timeline;
 
 pub use plan::{Arrival, Phase, RunPlan};
 pub use progress::{Progress, ProgressState};
+pub use rendezvous::Rendezvous;
 pub use runner::{execute, ExecError, PhaseOutcome};
 pub use stop::StopSignal;
 pub use timeline::{TimelineLog, TimelinePoint};

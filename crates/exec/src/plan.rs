@@ -1,6 +1,10 @@
+use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+use crate::rendezvous::Rendezvous;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Phase {
     Load,
     Run,
@@ -16,7 +20,8 @@ impl Phase {
 }
 
 /// How intended start times are spaced in an open-loop run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Arrival {
     /// Evenly spaced, staggered across slots.
     Constant,
@@ -55,6 +60,11 @@ pub struct RunPlan {
     pub request_set: Option<u64>,
     /// Where the timeline (request sets, or else intervals) is published while the run goes on.
     pub timeline_log: Option<crate::timeline::TimelineLog>,
+    /// Open loop: how much later than the start the schedule's first arrival comes (a client of a
+    /// distributed run is offset so the clients' arrivals interleave).
+    pub arrival_offset: Duration,
+    /// A client of a distributed run: where it waits for the others and gets the common start.
+    pub rendezvous: Option<Arc<dyn Rendezvous>>,
 }
 
 impl RunPlan {
@@ -91,6 +101,8 @@ impl Default for RunPlan {
             insert_retry_interval: Duration::from_secs(3),
             request_set: None,
             timeline_log: None,
+            arrival_offset: Duration::ZERO,
+            rendezvous: None,
         }
     }
 }

@@ -36,6 +36,8 @@ pub enum ExecError {
     Worker(String),
     #[error("measurement: {0}")]
     Measurement(String),
+    #[error("{0}")]
+    Rendezvous(String),
 }
 
 /// A measured phase, with the instants that bound its measurement window.
@@ -168,19 +170,34 @@ pub fn execute<F: BindingFactory>(
             }
         }
     }
-    if first_error.is_some() || stop.is_requested() {
+    // In a distributed run, nobody starts until every client is ready either.
+    let mut rendezvous_error = None;
+    let agreed = match &plan.rendezvous {
+        Some(r) if first_error.is_none() && !stop.is_requested() => r
+            .ready(plan.phase, stop)
+            .map_err(|e| rendezvous_error = Some(e))
+            .ok(),
+        _ => None,
+    };
+    if first_error.is_some() || rendezvous_error.is_some() || stop.is_requested() {
         shared.abort.store(true, Ordering::SeqCst);
         shared.barrier.wait();
         join_workers(handles)?;
         // A stop wins over the errors it caused (connects it ended).
-        let error = match first_error {
-            Some(e) if !stop.is_requested() => e,
-            _ => BindingError::Interrupted,
-        };
-        return Err(ExecError::Binding(error));
+        if stop.is_requested() {
+            return Err(ExecError::Binding(BindingError::Interrupted));
+        }
+        return Err(match (first_error, rendezvous_error) {
+            (Some(e), _) => ExecError::Binding(e),
+            (None, Some(e)) => ExecError::Rendezvous(e),
+            (None, None) => ExecError::Binding(BindingError::Interrupted),
+        });
     }
-    // A few milliseconds for the workers to wake before the common start.
-    let start = Instant::now() + Duration::from_millis(5);
+    let start = match agreed {
+        Some(at) => instant_at(at),
+        // A few milliseconds for the workers to wake before the common start.
+        None => Instant::now() + Duration::from_millis(5),
+    };
     let warmup = if plan.phase == Phase::Run {
         plan.warmup
     } else {
@@ -200,6 +217,16 @@ pub fn execute<F: BindingFactory>(
     }
     shared.timeline.set(timeline).expect("timeline is set once");
     shared.barrier.wait();
+    let common_start = agreed.map(|at| {
+        std::thread::sleep(start.saturating_duration_since(Instant::now()));
+        scalebench_measure::result::CommonStart {
+            agreed_unix_ms: at
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_millis() as u64,
+            skew_ms: signed_ms_since(at),
+        }
+    });
 
     let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads);
@@ -251,12 +278,28 @@ pub fn execute<F: BindingFactory>(
     };
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
+    result.start = common_start;
     Ok(PhaseOutcome {
         result,
         recorded,
         measurement_start: t0,
         measurement_end: end,
     })
+}
+
+/// The instant on this machine's monotonic clock of wall-clock time `at` (now if it has passed).
+fn instant_at(at: SystemTime) -> Instant {
+    let (now_s, now_i) = (SystemTime::now(), Instant::now());
+    at.duration_since(now_s)
+        .map_or(now_i, |ahead| now_i + ahead)
+}
+
+/// Milliseconds from `at` to now on the wall clock, negative when `at` is still ahead.
+fn signed_ms_since(at: SystemTime) -> f64 {
+    match SystemTime::now().duration_since(at) {
+        Ok(late) => late.as_secs_f64() * 1000.0,
+        Err(early) => -early.duration().as_secs_f64() * 1000.0,
+    }
 }
 
 fn unix_ms_at(t: Instant) -> u64 {
@@ -316,14 +359,18 @@ fn collect<F>(
         let now = Instant::now();
         if now >= next_report {
             next_report += report_every;
-            progress.update(&ProgressState {
+            let state = ProgressState {
                 phase: shared.plan.phase.name(),
                 elapsed: now.saturating_duration_since(timeline.start),
                 warmup: timeline.t0 - timeline.start,
                 duration: shared.plan.duration,
                 expected_ops,
                 live: aggregator.live(),
-            });
+            };
+            progress.update(&state);
+            if let Some(r) = &shared.plan.rendezvous {
+                r.progress(&state);
+            }
         }
         if handles.iter().all(|h| h.is_finished()) {
             break;
@@ -581,8 +628,8 @@ async fn run_slot<F: BindingFactory>(
         Schedule::new(
             rate / plan.slots() as f64,
             plan.arrival,
-            slot,
-            plan.slots(),
+            (slot, plan.slots()),
+            plan.arrival_offset.as_nanos() as f64,
             mix_seed(plan.seed, !(slot as u64)),
         )
     });

@@ -14,8 +14,15 @@ pub(crate) struct Schedule {
 }
 
 impl Schedule {
-    /// `rate` per second for this slot; slot `index` of `slots` is offset so slots interleave evenly.
-    pub(crate) fn new(rate: f64, arrival: Arrival, index: usize, slots: usize, seed: u64) -> Self {
+    /// `rate` per second for this slot; slot `index` of `slots` is offset so slots interleave evenly,
+    /// and all of them by `offset_ns` (a client's place among the clients of a distributed run).
+    pub(crate) fn new(
+        rate: f64,
+        arrival: Arrival,
+        (index, slots): (usize, usize),
+        offset_ns: f64,
+        seed: u64,
+    ) -> Self {
         let gap_ns = 1e9 / rate;
         let mut s = Schedule {
             next_ns: 0.0,
@@ -23,10 +30,11 @@ impl Schedule {
             arrival,
             rng: rand::rngs::SmallRng::seed_from_u64(seed ^ 0x5CED_u64.rotate_left(17)),
         };
-        s.next_ns = match arrival {
-            Arrival::Constant => gap_ns * index as f64 / slots as f64,
-            Arrival::Poisson => s.draw_gap(),
-        };
+        s.next_ns = offset_ns
+            + match arrival {
+                Arrival::Constant => gap_ns * index as f64 / slots as f64,
+                Arrival::Poisson => s.draw_gap(),
+            };
         s
     }
 

@@ -437,6 +437,7 @@ impl Aggregator {
             remote_resources: Vec::new(),
             bounded_by: None,
             insert_keys: None,
+            start: None,
         };
         Ok((result, self.recorded))
     }

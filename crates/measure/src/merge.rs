@@ -238,6 +238,18 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
         start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
         end: ranges.iter().map(|r| r.end).max().unwrap_or(0),
     });
+    // The clients' common start, with the largest skew among them.
+    out.start = phases
+        .iter()
+        .filter_map(|p| p.start)
+        .reduce(|a, b| crate::result::CommonStart {
+            agreed_unix_ms: a.agreed_unix_ms.min(b.agreed_unix_ms),
+            skew_ms: if b.skew_ms.abs() > a.skew_ms.abs() {
+                b.skew_ms
+            } else {
+                a.skew_ms
+            },
+        });
     if phases.iter().any(|p| p.ended_by == "interrupted") {
         out.ended_by = "interrupted".into();
     }

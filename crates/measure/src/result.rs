@@ -28,6 +28,41 @@ pub struct RunResult {
     /// The local or external cluster the run went to (`--deployment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentInfo>,
+    /// One client's own result in a distributed run: which client it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientPart>,
+    /// A distributed run's merged result: how it was launched, who is missing, what is doubtful.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distributed: Option<DistributedRun>,
+}
+
+/// Client `index` of `clients`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClientPart {
+    pub index: u32,
+    pub clients: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DistributedRun {
+    pub clients: u32,
+    /// `local`, `etcd`, ...
+    pub launcher: String,
+    /// Clients whose result is not in the merge: the run is incomplete.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<MissingClient>,
+    /// Doubts about the merge (measurement windows that do not overlap, late starts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct MissingClient {
+    pub index: u32,
+    /// What it was to do (its operations, key range or insert section).
+    pub share: String,
+    /// Why its result is missing (how it ended).
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -175,6 +210,19 @@ pub struct PhaseResult {
     /// run of the same data sets `transactioninsertstart` to `end` so it never reuses them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insert_keys: Option<KeyRange>,
+    /// A client of a distributed run: the common start it was given and how late it began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<CommonStart>,
+}
+
+/// The start every client of a distributed run agreed on, and this client's skew against it on its
+/// own clock (a merged result: the largest of the clients'). Offsets between the machines' clocks
+/// are not in it: keeping them small is NTP's job.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct CommonStart {
+    /// The start of warm-up (the measurement begins warm-up later), ms since the Unix epoch.
+    pub agreed_unix_ms: u64,
+    pub skew_ms: f64,
 }
 
 /// Key numbers `start..end` (end exclusive).

@@ -2,15 +2,16 @@
 //! that every client derives its own part without asking anyone (Wegert, studies.md section 2: one
 //! synchronous start, per-client insert ranges, the operation count split without remainder loss).
 //!
-//! This is the arithmetic of distributed runs; launching the clients and their common start are
-//! not built yet (see the README's status).
-
 use std::time::Duration;
+
+use scalebench_exec::Phase;
+use scalebench_workload::{CoreWorkload, Properties};
+use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
 
 /// Client `index` of `clients`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientShare {
     pub index: u32,
     pub clients: u32,
@@ -18,8 +19,8 @@ pub struct ClientShare {
 
 /// Key numbers each client may insert into during a run bounded by time, not by operations:
 /// Wegert's x + 1 sections (the shared data, then one section per client). At 100,000 inserts per
-/// second a client fills it in under three hours; the launcher that uses these sections must check
-/// each client's inserts against it (not built yet).
+/// second a client would need almost three hours to reach the next client's section; a client's
+/// result records the keys it took (`insert_keys`), so an overrun shows in the merged result.
 pub const DEFAULT_INSERT_SECTION: u64 = 1_000_000_000;
 
 impl ClientShare {
@@ -70,10 +71,71 @@ impl ClientShare {
         first + self.index as u64 * width
     }
 
-    /// The insert section width of a run: a run bounded by operations can insert at most the
-    /// client's operations; one bounded by time gets [`DEFAULT_INSERT_SECTION`] keys.
+    /// The insert section width of a run, the same for every client: a run bounded by operations
+    /// can insert at most the largest client's operations; one bounded by time gets
+    /// [`DEFAULT_INSERT_SECTION`] keys.
     pub fn insert_section_width(&self, operation_count: Option<u64>) -> u64 {
-        operation_count.map_or(DEFAULT_INSERT_SECTION, |ops| self.split(ops).1.max(1))
+        operation_count.map_or(DEFAULT_INSERT_SECTION, |ops| {
+            ops.div_ceil(self.clients as u64).max(1)
+        })
+    }
+
+    /// Narrows the properties of a run to this client's share: a load's key range, a run's
+    /// operations (when the run is bounded by them) and its insert section.
+    pub fn apply(
+        &self,
+        props: &mut Properties,
+        workload: &CoreWorkload,
+        phase: Phase,
+        explicit_count: bool,
+    ) -> Result<(), SessionError> {
+        const ORIGIN: &str = "the client's share";
+        let too_few = |what: &str, n: u64| {
+            SessionError::Usage(format!(
+                "invalid value '{n}' for '{what}': fewer than the {} clients of the run (each needs at least one)",
+                self.clients
+            ))
+        };
+        match phase {
+            Phase::Load => {
+                if workload.insert_count < self.clients as u64 {
+                    return Err(too_few("insertcount", workload.insert_count));
+                }
+                let (start, count) = self.load_range(workload.insert_start, workload.insert_count);
+                props.set("insertstart", &start.to_string(), ORIGIN);
+                props.set("insertcount", &count.to_string(), ORIGIN);
+            }
+            Phase::Run => {
+                let total = explicit_count.then_some(workload.operation_count);
+                if let Some(total) = total {
+                    if total < self.clients as u64 {
+                        return Err(too_few("operationcount", total));
+                    }
+                    props.set("operationcount", &self.split(total).1.to_string(), ORIGIN);
+                }
+                let first = self.insert_section(
+                    workload.transaction_insert_start,
+                    self.insert_section_width(total),
+                );
+                props.set("transactioninsertstart", &first.to_string(), ORIGIN);
+            }
+        }
+        Ok(())
+    }
+
+    /// What this client is to do, in words (named when its result is missing).
+    pub fn describe(&self, workload: &CoreWorkload, phase: Phase) -> String {
+        match phase {
+            Phase::Load => format!(
+                "records {}..{}",
+                workload.insert_start,
+                workload.insert_start + workload.insert_count
+            ),
+            Phase::Run => format!(
+                "client {} of {}: inserts from key {}",
+                self.index, self.clients, workload.transaction_insert_start
+            ),
+        }
     }
 
     /// A seed of this client's own, from the run's: distinct per client and far apart, since each
@@ -113,8 +175,10 @@ mod tests {
         #[test]
         fn insert_sections_never_overlap(first in 0u64..1_000_000, ops in 1u64..1_000_000, n in 1u32..64) {
             let s = shares(n);
-            let width = s[0].insert_section_width(Some(ops));
             for pair in s.windows(2) {
+                // Every client computes the same width on its own.
+                let width = pair[0].insert_section_width(Some(ops));
+                prop_assert_eq!(width, pair[1].insert_section_width(Some(ops)));
                 // The most a client inserts is its operations, which fit in its section.
                 let (_, most) = pair[0].split(ops);
                 prop_assert!(pair[0].insert_section(first, width) + most <= pair[1].insert_section(first, width));

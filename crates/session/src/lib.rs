@@ -27,6 +27,7 @@ macro_rules! outln {
 
 pub mod clients;
 pub mod cluster;
+pub mod distributed;
 pub mod elastic;
 pub mod environment;
 pub mod error;

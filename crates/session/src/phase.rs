@@ -39,7 +39,26 @@ impl ExecutedPhases {
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
 /// nothing.
+/// A client of a distributed run needs a database the others share (not a temporary one of its own).
+pub fn check_client(args: &RunRequest) -> Result<(), SessionError> {
+    match &args.client {
+        Some(share) if args.db.is_none() && args.deployment.is_none() => {
+            Err(SessionError::Usage(format!(
+                "the {} clients of a run need a database they share: give --db or --deployment",
+                share.clients
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
+    check_client(args)?;
+    if args.client.is_some() && phases.len() > 1 {
+        return Err(SessionError::Usage(
+            "a client of a distributed run runs one phase at a time: load, then run".into(),
+        ));
+    }
     let mut settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
@@ -179,6 +198,11 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             nodes: c.state.nodes.len(),
             file: c.state.deployment_file.display().to_string(),
         }),
+        client: args.client.map(|c| scalebench_measure::result::ClientPart {
+            index: c.index,
+            clients: c.clients,
+        }),
+        distributed: None,
     };
     Ok(ExecutedPhases {
         result,

@@ -27,6 +27,9 @@ pub const DEFAULT_ACTION: &str = "add:1";
 pub const MAX_THREADS: u64 = 4096;
 pub const MAX_IN_FLIGHT: u64 = 100_000;
 const MAX_BATCH: u32 = 100_000;
+/// Client processes of one run started on one machine.
+pub const MAX_LOCAL_CLIENTS: u64 = 256;
+pub const DEFAULT_START_TIMEOUT: &str = "60s";
 
 /// Bounds of a target rate (0 means none): the open-loop schedule spaces starts in whole
 /// nanoseconds per slot, so beyond 1e9/s every start would be "now", and a vanishing rate would put
@@ -34,8 +37,10 @@ const MAX_BATCH: u32 = 100_000;
 const MIN_TARGET_OPS_S: f64 = 0.001;
 const MAX_TARGET_OPS_S: f64 = 1e9;
 
-/// One load or run (or both, with the phases given where it is executed).
-#[derive(Debug, Clone)]
+/// One load or run (or both, with the phases given where it is executed). It travels as data to
+/// the client processes of a distributed run; what belongs to one process (signals, logs, the
+/// metrics endpoint, the rendezvous) does not travel.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRequest {
     /// A built-in workload or a property file.
     pub workload: String,
@@ -58,9 +63,11 @@ pub struct RunRequest {
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
     /// Where an elastic controller watches the run's timeline while it goes on.
+    #[serde(skip)]
     pub timeline_log: Option<TimelineLog>,
     /// Ends the phases early: whoever holds a clone can stop them (Ctrl-C does) or finish them as
     /// planned (an elastic controller does). None: a signal of their own.
+    #[serde(skip)]
     pub stop: Option<StopSignal>,
     pub status_interval: Duration,
     pub create_schema: bool,
@@ -74,7 +81,13 @@ pub struct RunRequest {
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
     /// Where the phases publish their live figures (`--metrics-listen`), if anywhere.
+    #[serde(skip)]
     pub metrics: Option<crate::metrics::Publisher>,
+    /// A client of a distributed run: which one, of how many (its share of the work follows).
+    pub client: Option<crate::clients::ClientShare>,
+    /// Where that client meets the others before it starts.
+    #[serde(skip)]
+    pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
 }
 
 impl RunRequest {
@@ -111,6 +124,8 @@ impl RunRequest {
             no_monitor: false,
             command: Vec::new(),
             metrics: None,
+            client: None,
+            rendezvous: None,
         }
     }
 
@@ -347,6 +362,10 @@ fn parse_bounded(s: &str, min: u64, max: u64) -> Result<u64, String> {
 
 pub fn parse_threads(s: &str) -> Result<u32, String> {
     parse_bounded(s, 1, MAX_THREADS).map(|n| n as u32)
+}
+
+pub fn parse_clients(s: &str) -> Result<u32, String> {
+    parse_bounded(s, 1, MAX_LOCAL_CLIENTS).map(|n| n as u32)
 }
 
 pub fn parse_concurrency(s: &str) -> Result<u32, String> {

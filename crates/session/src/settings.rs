@@ -72,6 +72,8 @@ pub struct Settings {
     pub batch_size: usize,
     pub request_set: Option<u64>,
     pub timeline_log: Option<scalebench_exec::TimelineLog>,
+    pub arrival_offset: Duration,
+    pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
     /// `--deployment`: the cluster the phases go to.
@@ -106,13 +108,19 @@ impl Settings {
     /// temporary database made (a run on a deployment or on the default database is checked as on
     /// the null binding; its binding options are checked when it opens).
     pub fn check(args: &RunRequest, phase: Phase) -> Result<(), SessionError> {
-        let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
-        let s = Self::with_database(args, phase, db, None, None)?;
+        let s = Self::checked(args, phase)?;
         registry::check_options(
             &s.binding,
             &BindingConfig::options_from(&s.props, s.binding.name),
         )?;
         Ok(())
+    }
+
+    /// The settings [`Settings::check`] checks (the workload with a client's share applied, the
+    /// percentiles to print), made without side effects.
+    pub fn checked(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
+        let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
+        Self::with_database(args, phase, db, None, None)
     }
 
     fn with_database(
@@ -133,7 +141,13 @@ impl Settings {
         if let Some(n) = args.operations {
             props.set("operationcount", &n.to_string(), "--operations");
         }
-        let workload = CoreWorkload::from_properties(&props)?;
+        let mut workload = CoreWorkload::from_properties(&props)?;
+        let explicit_count = props.get("operationcount").is_some()
+            && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
+        if let Some(share) = &args.client {
+            share.apply(&mut props, &workload, phase, explicit_count)?;
+            workload = CoreWorkload::from_properties(&props)?;
+        }
 
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
             SessionError::Usage(format!(
@@ -214,8 +228,6 @@ impl Settings {
                 .map_or_else(|| format!("{target:?}"), str::to_string);
             return Err(WorkloadError::invalid("target", &given, &expected).into());
         }
-        let explicit_count = props.get("operationcount").is_some()
-            && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
         let operation_count = match phase {
             Phase::Run if explicit_count && workload.operation_count > 0 => {
                 Some(workload.operation_count)
@@ -260,6 +272,17 @@ impl Settings {
             ))
         })?;
         let seed = args.seed.unwrap_or_else(random_seed);
+        // A client of a distributed run offers its part of the rate, its arrivals placed between
+        // the other clients', and draws from a seed of its own.
+        let (target, arrival_offset, seed) = match &args.client {
+            Some(share) if target > 0.0 => (
+                share.rate(target),
+                share.arrival_offset(target),
+                share.seed(seed),
+            ),
+            Some(share) => (target, Duration::ZERO, share.seed(seed)),
+            None => (target, Duration::ZERO, seed),
+        };
 
         Ok(Settings {
             workload_name,
@@ -288,6 +311,8 @@ impl Settings {
             batch_size,
             request_set: args.request_set,
             timeline_log: args.timeline_log.clone(),
+            arrival_offset,
+            rendezvous: args.rendezvous.clone(),
             percentiles,
             warnings,
             props,
@@ -315,6 +340,8 @@ impl Settings {
             batch_size: self.batch_size,
             request_set: self.request_set,
             timeline_log: self.timeline_log.clone(),
+            arrival_offset: self.arrival_offset,
+            rendezvous: self.rendezvous.clone(),
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
         }

@@ -12,14 +12,18 @@ use scalebench_session::interrupt;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::RunRequest;
 
-use crate::args::{Format, PhaseArgs};
+use crate::args::{ClientsArgs, Format, PhaseArgs};
 use crate::output::table;
 
 pub fn run_command(
     args: &PhaseArgs,
+    clients: &ClientsArgs,
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
+    if clients.clients > 1 {
+        return run_clients(args, clients, phases, argv);
+    }
     scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let mut request = args.request(argv);
     let _metrics = serve_metrics(args, &mut request)?;
@@ -38,6 +42,109 @@ pub fn run_command(
             .map_err(|e| SessionError::Failed(e.to_string()))?;
     }
     print_summary(&result, args.format, &percentiles)?;
+    Ok(if result.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// `--clients N`: N client processes of this binary on this machine, one merged result.
+fn run_clients(
+    args: &PhaseArgs,
+    clients: &ClientsArgs,
+    phases: &[Phase],
+    argv: &[OsString],
+) -> Result<ExitCode, SessionError> {
+    let [phase] = phases else {
+        return Err(SessionError::Usage(
+            "--clients runs one phase at a time: `scalebench load --clients N`, then `scalebench run --clients N` (not --load)".into(),
+        ));
+    };
+    for (given, flag) in [
+        (args.hdr_log.is_some(), "--hdr-log"),
+        (args.metrics_listen.is_some(), "--metrics-listen"),
+    ] {
+        if given {
+            return Err(SessionError::Usage(format!(
+                "{flag} is not supported with --clients yet: each client's result is kept beside --output"
+            )));
+        }
+    }
+    let client_outputs: Vec<std::path::PathBuf> = match &args.output {
+        Some(path) => (0..clients.clients)
+            .map(|i| client_output(path, i))
+            .collect(),
+        None => Vec::new(),
+    };
+    scalebench_session::files::check_outputs(
+        args.output
+            .iter()
+            .chain(&client_outputs)
+            .map(|p| p.as_path()),
+        None,
+    )?;
+    let launch = scalebench_session::distributed::local::LocalLaunch {
+        program: std::env::current_exe().map_err(|e| {
+            SessionError::Failed(format!(
+                "cannot find this program to start its clients: {e}"
+            ))
+        })?,
+        args: vec!["client-process".into()],
+        clients: clients.clients,
+        start_timeout: clients.start_timeout,
+    };
+    let outcome =
+        scalebench_session::distributed::local::launch(&launch, &args.request(argv), *phase)?;
+    for (path, result) in client_outputs.iter().zip(&outcome.clients) {
+        if let Some(r) = result {
+            r.write_atomically(path)
+                .map_err(|e| SessionError::Failed(e.to_string()))?;
+        }
+    }
+    let merged = &outcome.merged;
+    if let Some(path) = &args.output {
+        merged
+            .write_atomically(path)
+            .map_err(|e| SessionError::Failed(e.to_string()))?;
+    }
+    print_summary(merged, args.format, &outcome.percentiles)?;
+    if let Some(d) = &merged.distributed {
+        for w in &d.warnings {
+            crate::note!("warning: {w}");
+        }
+        for m in &d.missing {
+            crate::note!(
+                "INCOMPLETE: client {} of {} left no result ({}); its share is not in the figures: {}",
+                m.index,
+                d.clients,
+                m.reason,
+                m.share
+            );
+        }
+    }
+    Ok(if outcome.incomplete() {
+        ExitCode::from(scalebench_session::distributed::EXIT_INCOMPLETE)
+    } else if merged.interrupted {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Where client `index`'s own result goes beside the merged `output`: `run.json` -> `run.client-0.json`.
+fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}.client-{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.client-{index}"),
+    };
+    output.with_file_name(name)
+}
+
+/// The hidden `client-process` command: one client of a `--clients N` run.
+pub fn client_process() -> Result<ExitCode, SessionError> {
+    let result = scalebench_session::distributed::local::serve_client()?;
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {

@@ -29,8 +29,18 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "\n{} phase: {:.3} s measured (ended by {}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
         phase.phase, phase.duration_s, phase.ended_by, p.threads, p.concurrency, p.workload, p.db
     );
-    if phase.clients > 1 {
-        let _ = writeln!(out, "merged from {} clients", phase.clients);
+    match (&result.distributed, phase.start) {
+        (Some(d), Some(start)) => {
+            let _ = writeln!(
+                out,
+                "merged from {} of {} clients ({} launch), one common start, largest start skew {:.2} ms",
+                phase.clients, d.clients, d.launcher, start.skew_ms
+            );
+        }
+        _ if phase.clients > 1 => {
+            let _ = writeln!(out, "merged from {} clients", phase.clients);
+        }
+        _ => {}
     }
     let header = format!(
         "{:<18} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",

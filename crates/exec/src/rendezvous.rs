@@ -1,0 +1,19 @@
+//! The one point where a client of a distributed run meets the others: after its connections are
+//! made it says it is ready and receives the common start; while it runs it publishes progress.
+//! Execution only knows this trait; the launchers (local processes, etcd) implement it.
+
+use std::time::SystemTime;
+
+use crate::plan::Phase;
+use crate::progress::ProgressState;
+use crate::stop::StopSignal;
+
+pub trait Rendezvous: Send + Sync + std::fmt::Debug {
+    /// Called once every connection of this client is made: blocks until every client of the run
+    /// is ready (or `stop` is requested, or the rendezvous gives up) and returns the wall-clock
+    /// instant at which all of them start. An error says who did not come.
+    fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, String>;
+
+    /// This client's live figures, about once a second while the phase runs.
+    fn progress(&self, _state: &ProgressState) {}
+}

@@ -1,0 +1,448 @@
+//! `--clients N` on one machine: N client processes, started by this one, as one run. Each child
+//! gets its order (the request as data, its index, where to write its result) as a JSON line on
+//! stdin, says "ready" on stdout when its connections are made, and receives the common start on
+//! stdin once all are ready; while it runs it reports progress on stdout. These pipes are between a
+//! parent and its children on one machine; clients on several machines meet through etcd instead.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use scalebench_exec::{Phase, ProgressState, Rendezvous, StopSignal};
+use scalebench_measure::RunResult;
+use serde::{Deserialize, Serialize};
+
+use super::{client_request, merge_clients, DistributedOutcome};
+use crate::clients::ClientShare;
+use crate::error::SessionError;
+use crate::request::RunRequest;
+
+/// How far ahead of "all ready" the common start is set: time for the start line to reach every
+/// child and for its workers to wake.
+const START_LEAD: Duration = Duration::from_millis(100);
+
+/// How to start N client processes of one run on this machine.
+#[derive(Debug, Clone)]
+pub struct LocalLaunch {
+    /// A command that runs [`serve_client`] (the `scalebench` binary's hidden `client-process`).
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub clients: u32,
+    /// How long the clients may take to connect before the run is abandoned.
+    pub start_timeout: Duration,
+}
+
+/// A child's order, the first line on its stdin.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ClientOrder {
+    pub request: RunRequest,
+    pub phase: Phase,
+    pub output: PathBuf,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FromClient {
+    Ready,
+    Progress(ClientProgress),
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ClientProgress {
+    elapsed_s: f64,
+    in_warmup: bool,
+    ok: u64,
+    failed: u64,
+    ops_s: f64,
+    p99_us: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum ToClient {
+    Start { unix_ns: u64 },
+}
+
+enum Event {
+    Said(usize, FromClient),
+    Closed(usize),
+}
+
+/// Runs `phase` of `request` as `launch.clients` client processes and merges their results.
+/// Returns when every child has ended; a child that dies leaves the others running and is named in
+/// the merged result.
+pub fn launch(
+    launch: &LocalLaunch,
+    request: &RunRequest,
+    phase: Phase,
+) -> Result<DistributedOutcome, SessionError> {
+    super::check(request, launch.clients, phase)?;
+    crate::interrupt::install_handler();
+    let stop = request.stop.clone().unwrap_or_default();
+    crate::interrupt::register_stop(&stop);
+    let outcome = run_children(launch, request, phase, &stop);
+    crate::interrupt::clear_stop();
+    outcome
+}
+
+fn run_children(
+    launch: &LocalLaunch,
+    request: &RunRequest,
+    phase: Phase,
+    stop: &StopSignal,
+) -> Result<DistributedOutcome, SessionError> {
+    let dir = tempfile::Builder::new()
+        .prefix("scalebench-clients-")
+        .tempdir()
+        .map_err(|e| SessionError::Failed(format!("cannot create a temporary directory: {e}")))?;
+    let n = launch.clients as usize;
+    let (tx, rx) = mpsc::channel();
+    let mut children = Vec::with_capacity(n);
+    for index in 0..n {
+        let order = ClientOrder {
+            request: client_request(request, ClientShare::new(index as u32, launch.clients)?),
+            phase,
+            output: dir.path().join(format!("client-{index}.json")),
+        };
+        match spawn_child(launch, index, &order, tx.clone()) {
+            Ok(child) => children.push(child),
+            Err(e) => {
+                end_all(&mut children);
+                return Err(e);
+            }
+        }
+    }
+    drop(tx);
+
+    if let Err(e) = wait_until_ready(&rx, &mut children, launch, stop) {
+        end_all(&mut children);
+        return Err(e);
+    }
+    let start = SystemTime::now() + START_LEAD;
+    let line = serde_json::to_string(&ToClient::Start {
+        unix_ns: start
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos() as u64,
+    })
+    .expect("a start line serializes");
+    for c in &mut children {
+        // A child that died since it was ready cannot be told; its exit names it.
+        if let Some(stdin) = c.stdin.as_mut() {
+            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
+        }
+    }
+    follow_progress(&rx, &children, request, phase, stop);
+
+    let results = children
+        .iter_mut()
+        .enumerate()
+        .map(|(index, c)| {
+            let status = c.process.wait();
+            let path = dir.path().join(format!("client-{index}.json"));
+            match RunResult::read(&path) {
+                Ok(r) => Ok(r),
+                Err(_) => Err(how_it_ended(status)),
+            }
+        })
+        .collect();
+    merge_clients(request, phase, "local", results)
+}
+
+struct ChildProcess {
+    process: Child,
+    stdin: Option<ChildStdin>,
+    ready: bool,
+    closed: bool,
+}
+
+fn spawn_child(
+    launch: &LocalLaunch,
+    index: usize,
+    order: &ClientOrder,
+    tx: Sender<Event>,
+) -> Result<ChildProcess, SessionError> {
+    let mut process = Command::new(&launch.program)
+        .args(&launch.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            SessionError::Failed(format!(
+                "cannot start client {index} ({}): {e}",
+                launch.program.display()
+            ))
+        })?;
+    let mut stdin = process.stdin.take();
+    let text = serde_json::to_string(order).map_err(|e| SessionError::Failed(e.to_string()))?;
+    if let Some(s) = stdin.as_mut() {
+        // A child that cannot read its order ends at once; its exit says why.
+        let _ = writeln!(s, "{text}").and_then(|()| s.flush());
+    }
+    let stdout = process.stdout.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(said) = serde_json::from_str::<FromClient>(&line) {
+                if tx.send(Event::Said(index, said)).is_err() {
+                    return;
+                }
+            }
+        }
+        let _ = tx.send(Event::Closed(index));
+    });
+    // Its notes and errors, each line marked with the client it came from.
+    let stderr = process.stderr.take().expect("piped");
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            crate::note!("client {index}: {line}");
+        }
+    });
+    Ok(ChildProcess {
+        process,
+        stdin,
+        ready: false,
+        closed: false,
+    })
+}
+
+/// The barrier: every child ready, or an error naming the ones that were not.
+fn wait_until_ready(
+    rx: &Receiver<Event>,
+    children: &mut [ChildProcess],
+    launch: &LocalLaunch,
+    stop: &StopSignal,
+) -> Result<(), SessionError> {
+    let deadline = Instant::now() + launch.start_timeout;
+    while children.iter().any(|c| !c.ready) {
+        if stop.is_requested() {
+            return Err(SessionError::Interrupted(
+                "interrupted before the clients started".into(),
+            ));
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            let missing: Vec<String> = children
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.ready)
+                .map(|(i, _)| i.to_string())
+                .collect();
+            return Err(SessionError::Failed(format!(
+                "client(s) {} of {} not ready (connected) after {}: the run did not start",
+                missing.join(", "),
+                children.len(),
+                humantime::format_duration(launch.start_timeout)
+            )));
+        }
+        match rx.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
+            Ok(Event::Said(i, FromClient::Ready)) => children[i].ready = true,
+            Ok(Event::Said(_, FromClient::Progress(_))) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Event::Closed(i)) => {
+                children[i].closed = true;
+                let status = children[i].process.wait();
+                return Err(SessionError::Failed(format!(
+                    "client {i} of {} ended before the start ({}): the run did not start",
+                    children.len(),
+                    how_it_ended(status)
+                )));
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    Ok(())
+}
+
+/// Until every child has ended: their progress merged into one line, and a stop passed on.
+fn follow_progress(
+    rx: &Receiver<Event>,
+    children: &[ChildProcess],
+    request: &RunRequest,
+    phase: Phase,
+    stop: &StopSignal,
+) {
+    let mut latest: Vec<Option<ClientProgress>> = vec![None; children.len()];
+    let mut alive = children.len();
+    let mut stop_passed_on = false;
+    let mut next_line = Instant::now() + request.status_interval;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(Event::Said(i, FromClient::Progress(p))) => latest[i] = Some(p),
+            Ok(Event::Said(_, FromClient::Ready)) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Event::Closed(i)) => {
+                latest[i] = None;
+                alive -= 1;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        // Ctrl-C on a terminal reaches the children too; a signal sent to this process alone is
+        // passed on, so each child stops and keeps what it measured.
+        if stop.is_requested() && !stop_passed_on {
+            stop_passed_on = true;
+            for c in children {
+                // SAFETY: kill(2) with a pid of a child this process started and has not reaped.
+                unsafe {
+                    libc::kill(c.process.id() as libc::pid_t, libc::SIGINT);
+                }
+            }
+        }
+        if !request.quiet && Instant::now() >= next_line {
+            next_line += request.status_interval;
+            crate::note!("{}", merged_line(phase, &latest, alive, children.len()));
+        }
+    }
+}
+
+/// One status line for all clients: counts and rates add; the p99 shown is the worst client's
+/// (percentiles do not add, and the merged histogram exists only at the end).
+fn merged_line(
+    phase: Phase,
+    latest: &[Option<ClientProgress>],
+    alive: usize,
+    clients: usize,
+) -> String {
+    let live: Vec<&ClientProgress> = latest.iter().flatten().collect();
+    let sum = |f: fn(&ClientProgress) -> f64| live.iter().map(|p| f(p)).sum::<f64>();
+    let elapsed = live.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+    let worst_p99 = live.iter().map(|p| p.p99_us).fold(0.0, f64::max);
+    let warmup = if live.iter().any(|p| p.in_warmup) {
+        " (warm-up)"
+    } else {
+        ""
+    };
+    format!(
+        "{} {elapsed:.0} s{warmup}: {alive}/{clients} clients, {:.0} ops/s, p99 {:.2} ms (worst client), {} ok, {} failed",
+        phase.name(),
+        sum(|p| p.ops_s),
+        worst_p99 / 1000.0,
+        sum(|p| p.ok as f64),
+        sum(|p| p.failed as f64),
+    )
+}
+
+fn end_all(children: &mut [ChildProcess]) {
+    for c in children.iter_mut() {
+        let _ = c.process.kill();
+        let _ = c.process.wait();
+    }
+}
+
+fn how_it_ended(status: std::io::Result<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exited with code {code} and no result"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
+            _ => "ended without a result".into(),
+        },
+        Err(e) => format!("could not be waited for: {e}"),
+    }
+}
+
+/// The child's side: reads its order from stdin, runs its share against the common start, writes
+/// its result where the order says.
+pub fn serve_client() -> Result<RunResult, SessionError> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .map_err(|e| SessionError::Failed(format!("cannot read the client's order: {e}")))?;
+    let order: ClientOrder = serde_json::from_str(&line)
+        .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
+    let mut request = order.request;
+    request.rendezvous = Some(std::sync::Arc::new(StdioRendezvous::default()));
+    let executed = crate::phase::execute_phases(&request, &[order.phase])?;
+    executed
+        .result
+        .write_atomically(&order.output)
+        .map_err(|e| SessionError::Failed(e.to_string()))?;
+    Ok(executed.result)
+}
+
+/// A child's rendezvous: "ready" on stdout, the start from stdin.
+#[derive(Debug, Default)]
+struct StdioRendezvous {
+    out: Mutex<()>,
+}
+
+impl StdioRendezvous {
+    fn say(&self, what: &FromClient) {
+        let _guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::stdout().lock();
+        let text = serde_json::to_string(what).expect("messages serialize");
+        let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    }
+}
+
+impl Rendezvous for StdioRendezvous {
+    fn ready(&self, _phase: Phase, stop: &StopSignal) -> Result<SystemTime, String> {
+        self.say(&FromClient::Ready);
+        // stdin is read on a thread of its own, so a stop is seen while the launcher waits.
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let read = std::io::stdin().lock().read_line(&mut line);
+            let _ = tx.send(read.map(|n| (n, line)));
+        });
+        loop {
+            if stop.is_requested() {
+                return Err("interrupted while waiting for the other clients".into());
+            }
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok((0, _))) | Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the launcher went away before the start".into())
+                }
+                Ok(Ok((_, line))) => {
+                    let ToClient::Start { unix_ns } = serde_json::from_str(&line)
+                        .map_err(|e| format!("the start line does not parse: {e}"))?;
+                    return Ok(UNIX_EPOCH + Duration::from_nanos(unix_ns));
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+
+    fn progress(&self, state: &ProgressState) {
+        self.say(&FromClient::Progress(ClientProgress {
+            elapsed_s: state.elapsed.as_secs_f64(),
+            in_warmup: state.in_warmup(),
+            ok: state.live.ok,
+            failed: state.live.failed,
+            ops_s: state.live.current_ops_s,
+            p99_us: state.live.current_p99_us,
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_merged_line_adds_rates_and_shows_the_worst_p99() {
+        let p = |ops_s, p99_us, ok| {
+            Some(ClientProgress {
+                elapsed_s: 3.0,
+                in_warmup: false,
+                ok,
+                failed: 1,
+                ops_s,
+                p99_us,
+            })
+        };
+        let line = merged_line(
+            Phase::Run,
+            &[p(100.0, 900.0, 10), None, p(50.0, 2500.0, 5)],
+            2,
+            3,
+        );
+        assert!(line.contains("2/3 clients"), "{line}");
+        assert!(line.contains("150 ops/s"), "{line}");
+        assert!(line.contains("p99 2.50 ms"), "{line}");
+        assert!(line.contains("15 ok, 2 failed"), "{line}");
+    }
+}

@@ -1,0 +1,197 @@
+//! One run from many client processes: each computes its share from (index, N)
+//! ([`crate::clients::ClientShare`]), all start at one agreed instant (the [`scalebench_exec::Rendezvous`]
+//! their launcher gives them), and their results merge into one, by histogram (Wegert, studies.md
+//! section 2: one synchronous start, per-client insert ranges, results merged correctly).
+//!
+//! Launchers: [`local`] runs N client processes on this machine.
+
+pub mod local;
+
+use std::time::Duration;
+
+use scalebench_exec::Phase;
+use scalebench_measure::merge::{check_mergeable, merge_results};
+use scalebench_measure::result::{DistributedRun, MissingClient};
+use scalebench_measure::RunResult;
+
+use crate::clients::ClientShare;
+use crate::error::SessionError;
+use crate::request::RunRequest;
+
+/// Exit code of a distributed run that finished without some of its clients.
+pub const EXIT_INCOMPLETE: u8 = 3;
+
+/// Measurement windows of the clients may start this far apart before the merge says so: the
+/// skew of a local start is well under it, clocks kept by NTP on a LAN too.
+pub const START_TOLERANCE: Duration = Duration::from_millis(100);
+
+/// A distributed run's outcome: the merged result and every client's own, by index (`None`: that
+/// client left no result; the merged result names it under `distributed.missing`).
+#[derive(Debug)]
+pub struct DistributedOutcome {
+    pub merged: RunResult,
+    pub clients: Vec<Option<RunResult>>,
+    /// The percentiles the run's properties ask to print.
+    pub percentiles: Vec<f64>,
+}
+
+impl DistributedOutcome {
+    pub fn incomplete(&self) -> bool {
+        self.merged
+            .distributed
+            .as_ref()
+            .is_some_and(|d| !d.missing.is_empty())
+    }
+}
+
+/// The request client `index` of `clients` runs.
+pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
+    let mut r = request.clone();
+    r.client = Some(share);
+    r.quiet = true;
+    r.metrics = None;
+    r
+}
+
+/// What client `share` was to do, in words, for the list of missing clients.
+pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) -> String {
+    match crate::settings::Settings::checked(&client_request(request, share), phase) {
+        Ok(s) => share.describe(&s.workload, phase),
+        Err(e) => format!("client {} of {} ({e})", share.index, share.clients),
+    }
+}
+
+/// Checks a distributed run before any client starts: bad input is found once, with exit code 2,
+/// not once per client.
+pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
+    if request.deployment.is_some() {
+        return Err(SessionError::Usage(
+            "--clients with --deployment is not supported yet: give the cluster's URL with --db \
+             (scalebench cluster status prints it)"
+                .into(),
+        ));
+    }
+    for index in 0..clients {
+        let share = ClientShare::new(index, clients)?;
+        let r = client_request(request, share);
+        crate::phase::check_client(&r)?;
+        crate::settings::Settings::check(&r, phase)?;
+    }
+    Ok(())
+}
+
+/// Merges the results the clients left (histograms merged, never percentiles averaged), names the
+/// missing ones, and flags what makes the merge doubtful: windows that did not start together,
+/// insert ranges that overlap.
+pub fn merge_clients(
+    request: &RunRequest,
+    phase: Phase,
+    launcher: &str,
+    results: Vec<Result<RunResult, String>>,
+) -> Result<DistributedOutcome, SessionError> {
+    let clients = results.len() as u32;
+    let mut present = Vec::new();
+    let mut sources = Vec::new();
+    let mut missing = Vec::new();
+    for (index, r) in results.iter().enumerate() {
+        let share = ClientShare::new(index as u32, clients)?;
+        match r {
+            Ok(result) => {
+                present.push(result.clone());
+                sources.push(format!("client {index}"));
+            }
+            Err(reason) => missing.push(MissingClient {
+                index: index as u32,
+                share: describe_share(request, share, phase),
+                reason: reason.clone(),
+            }),
+        }
+    }
+    if present.is_empty() {
+        let reasons: Vec<String> = missing
+            .iter()
+            .map(|m| format!("client {}: {}", m.index, m.reason))
+            .collect();
+        return Err(SessionError::Failed(format!(
+            "no client of the run left a result ({})",
+            reasons.join("; ")
+        )));
+    }
+    let mut warnings = check_mergeable(&present, &sources).map_err(SessionError::Failed)?;
+    warnings.extend(late_starts(&present, &sources));
+    warnings.extend(overlapping_inserts(&present, &sources));
+    let mut merged = merge_results(&present, &sources).map_err(SessionError::Failed)?;
+    merged.command = request.command.clone();
+    merged.client = None;
+    merged.distributed = Some(DistributedRun {
+        clients,
+        launcher: launcher.to_string(),
+        missing,
+        warnings,
+    });
+    let percentiles = crate::settings::Settings::checked(request, phase)
+        .map(|s| s.percentiles)
+        .unwrap_or_default();
+    Ok(DistributedOutcome {
+        merged,
+        clients: results.into_iter().map(Result::ok).collect(),
+        percentiles,
+    })
+}
+
+/// Clients whose measurement began more than [`START_TOLERANCE`] after the earliest one's.
+fn late_starts(results: &[RunResult], sources: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(first) = results.first() else {
+        return out;
+    };
+    for phase in &first.phases {
+        let starts: Vec<(usize, u64)> = results
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let p = r.phases.iter().find(|p| p.phase == phase.phase)?;
+                Some((i, p.measurement_start_unix_ms))
+            })
+            .collect();
+        let earliest = starts.iter().map(|s| s.1).min().unwrap_or(0);
+        for (i, start) in starts {
+            let late = start - earliest;
+            if late > START_TOLERANCE.as_millis() as u64 {
+                out.push(format!(
+                    "{} began measuring the {} phase {late} ms after the first client (tolerance {} ms)",
+                    sources[i],
+                    phase.phase,
+                    START_TOLERANCE.as_millis()
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Clients whose run-phase inserts took the same keys: each should have had a section of its own.
+fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String> {
+    let ranges: Vec<(usize, u64, u64)> = results
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            r.phases
+                .iter()
+                .filter_map(move |p| p.insert_keys.map(|k| (i, k.start, k.end)))
+        })
+        .filter(|(_, start, end)| start < end)
+        .collect();
+    let mut out = Vec::new();
+    for (n, a) in ranges.iter().enumerate() {
+        for b in &ranges[n + 1..] {
+            if a.1 < b.2 && b.1 < a.2 {
+                out.push(format!(
+                    "{} and {} inserted into the same keys ({}..{} and {}..{})",
+                    sources[a.0], sources[b.0], a.1, a.2, b.1, b.2
+                ));
+            }
+        }
+    }
+    out
+}
