@@ -40,6 +40,8 @@ have socat || need+=(socat)                    # ... streams it
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
 have mvn || need+=(maven)                      # resolves cassandra-all from Maven Central
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
+have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
+have munged || need+=(munge)                   # ... which authenticates with munge
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -67,6 +67,9 @@ pub enum Command {
         #[command(subcommand)]
         action: ResultsAction,
     },
+    /// The results of a `--rendezvous` run's clients, from any machine: each client's and one merged
+    /// result (client 0 writes the same when it ends; this collects them where you are).
+    Gather(GatherArgs),
     /// One client of a `--clients N` run, started by it (reads its order on stdin).
     #[command(hide = true)]
     ClientProcess,
@@ -384,6 +387,28 @@ pub struct RunArgs {
     pub load: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct GatherArgs {
+    /// The run's rendezvous: etcd://HOST:PORT[,HOST:PORT]/PREFIX.
+    #[arg(long, value_name = "URL")]
+    pub rendezvous: String,
+    /// The phase whose results to gather.
+    #[arg(long, value_enum, default_value = "run")]
+    pub phase: GatherPhase,
+    /// The merged result; each client's goes beside it (FILE.client-I.json).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// How long to wait for clients still running.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum GatherPhase {
+    Load,
+    Run,
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct LoadArgs {
     #[command(flatten)]
@@ -394,14 +419,26 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args, Clone)]
 pub struct ClientsArgs {
-    /// Run as N client processes on this machine, as one run: each its share (operations, load key
-    /// range, rate, a section of keys for its inserts, a seed), one common start, one result merged
-    /// by histogram in --output and each client's beside it (FILE.client-I.json). Exit code 3 when a
-    /// client left no result. Needs --db: the clients share the database.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_clients)]
-    pub clients: u32,
+    /// The number of clients of the run. Alone: N client processes on this machine, as one run,
+    /// each with its share (operations, load key range, rate, a section of keys for its inserts, a
+    /// seed), one common start, one result merged by histogram in --output and each client's beside
+    /// it (FILE.client-I.json). With --rendezvous: how many clients meet there (default: Slurm's
+    /// SLURM_NTASKS). Needs --db: the clients share the database. Exit code 3 when a client left no
+    /// result.
+    #[arg(long, value_name = "N", value_parser = parse_clients)]
+    pub clients: Option<u32>,
 
-    /// With --clients: how long the clients may take to connect before the run is abandoned.
+    /// With --rendezvous: this process's index, 0 to N-1 (default: SLURM_PROCID, or a Kubernetes
+    /// Indexed Job's JOB_COMPLETION_INDEX). Client 0 writes the merged result.
+    #[arg(long, value_name = "I", requires = "rendezvous")]
+    pub client_index: Option<u32>,
+
+    /// Where the clients of one run meet, started on any machines by any launcher (srun, a
+    /// Kubernetes Indexed Job, ssh): etcd://HOST:PORT[,HOST:PORT]/PREFIX, one PREFIX per run.
+    #[arg(long, value_name = "URL")]
+    pub rendezvous: Option<String>,
+
+    /// How long the clients may take to connect and meet before the run is abandoned.
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
     pub start_timeout: Duration,
 }

@@ -57,6 +57,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(&run.phase, &run.clients, phases, &argv)
         }
         Command::ClientProcess => crate::commands::run::client_process(),
+        Command::Gather(g) => crate::commands::run::gather_command(&g),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => report::compare_command(&args),
         Command::Report(args) => report::report_command(&args),

@@ -6,6 +6,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::slurm;
 use common::*;
 use scalebench_deploy::redis::RedisServer;
 
@@ -293,6 +294,151 @@ fn bad_client_counts_and_combinations_are_refused_with_exit_code_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
     }
+}
+
+fn etcd() -> scalebench_deploy::etcd::EtcdServer {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
+}
+
+/// `srun -n 4` runs four clients as Slurm tasks; each takes its index and N from SLURM_PROCID and
+/// SLURM_NTASKS, they meet in etcd, client 0 merges.
+#[test]
+fn four_clients_started_by_slurm_meet_in_etcd_for_a_load_and_a_run() {
+    let slurm = slurm::LocalSlurm::start();
+    let etcd = etcd();
+    let server = redis();
+    let url = server.url();
+    let dir = test_dir();
+    let path = |name: &str| dir.path().join(name);
+    let srun = |phase: &str, prefix: &str, extra: &[&str]| {
+        let rendezvous = format!("{}/{prefix}", etcd.url());
+        let out = path(&format!("{phase}.json"));
+        let mut c = slurm.srun();
+        c.args([
+            "-n",
+            "4",
+            "--overcommit",
+            "--kill-on-bad-exit=0",
+            env!("CARGO_BIN_EXE_scalebench"),
+        ])
+        .args([
+            phase,
+            "a",
+            "--db",
+            &url,
+            "--rendezvous",
+            &rendezvous,
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .args(PROPS)
+        .args(extra)
+        .stdin(Stdio::null());
+        c.output().unwrap()
+    };
+    let o = srun("load", "bench-1", &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = json(&path("load.json"));
+    assert_eq!(u(&merged["phases"][0]["totals"]["ok"]), 2000);
+    assert_eq!(merged["distributed"]["launcher"], "etcd");
+    assert_eq!(records_in(&server), 2000);
+
+    let o = srun("run", "bench-1", &["--operations", "2001"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = json(&path("run.json"));
+    let phase = &merged["phases"][0];
+    assert_eq!(u(&phase["totals"]["ok"]), 2001);
+    assert_eq!(u(&phase["clients"]), 4);
+    let clients: Vec<serde_json::Value> = (0..4)
+        .map(|i| json(&path(&format!("run.client-{i}.json"))))
+        .collect();
+    let inserts = |p: &serde_json::Value| p["operations"]["INSERT"]["ok"].as_u64().unwrap_or(0);
+    let client_inserts: u64 = clients.iter().map(|c| inserts(&c["phases"][0])).sum();
+    assert_eq!(inserts(phase), client_inserts);
+    assert_eq!(
+        records_in(&server),
+        2000 + client_inserts,
+        "every insert took a key of its own"
+    );
+    let agreed = &clients[0]["phases"][0]["start"]["agreed_unix_ms"];
+    for (i, c) in clients.iter().enumerate() {
+        assert_eq!(u(&c["client"]["index"]), i as u64);
+        assert_eq!(&c["phases"][0]["start"]["agreed_unix_ms"], agreed);
+        let skew = c["phases"][0]["start"]["skew_ms"].as_f64().unwrap();
+        assert!(skew.abs() < 50.0, "client {i}: start skew {skew} ms");
+    }
+
+    // From any machine, later: the same merged result.
+    let gathered = path("gathered.json");
+    let rendezvous = format!("{}/bench-1", etcd.url());
+    let o = scalebench(&[
+        "gather",
+        "--rendezvous",
+        &rendezvous,
+        "-o",
+        gathered.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&gathered)["phases"][0]["totals"], phase["totals"]);
+
+    // A prefix is one run: reusing it is refused instead of starting at an old instant.
+    let o = srun("load", "bench-1", &["--clients", "4"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("already holds the start of a load phase"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_barrier_that_never_fills_names_the_missing_client() {
+    let etcd = etcd();
+    let server = redis();
+    let rendezvous = format!("{}/short", etcd.url());
+    let url = server.url();
+    let client = |index: &str| {
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args([
+                "run",
+                "a",
+                "--db",
+                &url,
+                "--rendezvous",
+                &rendezvous,
+                "--clients",
+                "3",
+            ])
+            .args([
+                "--client-index",
+                index,
+                "--start-timeout",
+                "2s",
+                "--duration",
+                "1s",
+                "--no-monitor",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let began = Instant::now();
+    let (a, b) = (client("0"), client("1"));
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("client(s) 2 of 3 did not join")
+                && stderr(&o).contains("within 2s"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(began.elapsed() < Duration::from_secs(30), "nothing hangs");
 }
 
 fn children_of(pid: u32) -> Vec<u32> {

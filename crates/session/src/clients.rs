@@ -39,6 +39,46 @@ impl ClientShare {
         Ok(ClientShare { index, clients })
     }
 
+    /// The share of a client started by a launcher: `--client-index` and `--clients` when given,
+    /// else the launcher's variables (Slurm's SLURM_PROCID and SLURM_NTASKS, a Kubernetes Indexed
+    /// Job's JOB_COMPLETION_INDEX).
+    pub fn from_launcher(
+        index: Option<u32>,
+        clients: Option<u32>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<ClientShare, SessionError> {
+        let from_env = |names: &[&str], flag: &str| -> Result<Option<u32>, SessionError> {
+            for name in names {
+                if let Some(v) = env(name) {
+                    return v.trim().parse().map(Some).map_err(|_| {
+                        SessionError::Usage(format!(
+                            "invalid value '{v}' of {name} (for '{flag}'): expected a whole number"
+                        ))
+                    });
+                }
+            }
+            Ok(None)
+        };
+        let index = match index {
+            Some(i) => i,
+            None => from_env(&["SLURM_PROCID", "JOB_COMPLETION_INDEX"], "--client-index")?
+                .ok_or_else(|| {
+                    SessionError::Usage(
+                        "--rendezvous needs this client's index: --client-index, or a launcher's SLURM_PROCID or JOB_COMPLETION_INDEX".into(),
+                    )
+                })?,
+        };
+        let clients = match clients {
+            Some(n) => n,
+            None => from_env(&["SLURM_NTASKS"], "--clients")?.ok_or_else(|| {
+                SessionError::Usage(
+                    "--rendezvous needs the number of clients: --clients, or a launcher's SLURM_NTASKS".into(),
+                )
+            })?,
+        };
+        ClientShare::new(index, clients)
+    }
+
     /// This client's part of `total` things as (offset, count): parts are contiguous, disjoint,
     /// cover `total` exactly and differ in size by at most one (the first `total % N` get one more).
     pub fn split(&self, total: u64) -> (u64, u64) {
@@ -216,6 +256,49 @@ mod tests {
         let seeds: std::collections::BTreeSet<u64> = shares(64).iter().map(|s| s.seed(7)).collect();
         assert_eq!(seeds.len(), 64);
         assert_eq!(shares(2)[1].seed(7), shares(2)[1].seed(7));
+    }
+
+    #[test]
+    fn a_launcher_gives_index_and_count_unless_the_flags_do() {
+        let slurm = |name: &str| match name {
+            "SLURM_PROCID" => Some("2".to_string()),
+            "SLURM_NTASKS" => Some("4".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            ClientShare::from_launcher(None, None, slurm).unwrap(),
+            ClientShare {
+                index: 2,
+                clients: 4
+            }
+        );
+        assert_eq!(
+            ClientShare::from_launcher(Some(1), None, slurm)
+                .unwrap()
+                .index,
+            1
+        );
+        let k8s = |name: &str| (name == "JOB_COMPLETION_INDEX").then(|| "3".to_string());
+        assert_eq!(
+            ClientShare::from_launcher(None, Some(5), k8s).unwrap(),
+            ClientShare {
+                index: 3,
+                clients: 5
+            }
+        );
+        let e = ClientShare::from_launcher(None, Some(5), |_| None)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--client-index"), "{e}");
+        let e = ClientShare::from_launcher(None, None, k8s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--clients"), "{e}");
+        let bad = |name: &str| (name == "SLURM_PROCID").then(|| "x1".to_string());
+        let e = ClientShare::from_launcher(None, Some(2), bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'x1'") && e.contains("SLURM_PROCID"), "{e}");
     }
 
     #[test]

@@ -27,8 +27,8 @@ pub const DEFAULT_ACTION: &str = "add:1";
 pub const MAX_THREADS: u64 = 4096;
 pub const MAX_IN_FLIGHT: u64 = 100_000;
 const MAX_BATCH: u32 = 100_000;
-/// Client processes of one run started on one machine.
-pub const MAX_LOCAL_CLIENTS: u64 = 256;
+/// Clients of one run.
+pub const MAX_CLIENTS: u64 = 1024;
 pub const DEFAULT_START_TIMEOUT: &str = "60s";
 
 /// Bounds of a target rate (0 means none): the open-loop schedule spaces starts in whole
@@ -365,7 +365,7 @@ pub fn parse_threads(s: &str) -> Result<u32, String> {
 }
 
 pub fn parse_clients(s: &str) -> Result<u32, String> {
-    parse_bounded(s, 1, MAX_LOCAL_CLIENTS).map(|n| n as u32)
+    parse_bounded(s, 1, MAX_CLIENTS).map(|n| n as u32)
 }
 
 pub fn parse_concurrency(s: &str) -> Result<u32, String> {

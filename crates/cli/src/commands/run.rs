@@ -21,7 +21,7 @@ pub fn run_command(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
-    if clients.clients > 1 {
+    if clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some() {
         return run_clients(args, clients, phases, argv);
     }
     scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
@@ -49,13 +49,15 @@ pub fn run_command(
     })
 }
 
-/// `--clients N`: N client processes of this binary on this machine, one merged result.
+/// `--clients N` alone: N client processes of this binary on this machine; with `--rendezvous`:
+/// this process is one client of a run whose clients meet in etcd.
 fn run_clients(
     args: &PhaseArgs,
     clients: &ClientsArgs,
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
+    use scalebench_session::distributed::{etcd, local};
     let [phase] = phases else {
         return Err(SessionError::Usage(
             "--clients runs one phase at a time: `scalebench load --clients N`, then `scalebench run --clients N` (not --load)".into(),
@@ -67,48 +69,107 @@ fn run_clients(
     ] {
         if given {
             return Err(SessionError::Usage(format!(
-                "{flag} is not supported with --clients yet: each client's result is kept beside --output"
+                "{flag} is not supported with --clients or --rendezvous yet: each client's result is kept beside --output"
             )));
         }
     }
-    let client_outputs: Vec<std::path::PathBuf> = match &args.output {
-        Some(path) => (0..clients.clients)
-            .map(|i| client_output(path, i))
-            .collect(),
-        None => Vec::new(),
+    let request = args.request(argv);
+    let Some(url) = &clients.rendezvous else {
+        let n = clients.clients.unwrap_or(1);
+        check_distributed_outputs(args.output.as_deref(), n)?;
+        let launch = local::LocalLaunch {
+            program: std::env::current_exe().map_err(|e| {
+                SessionError::Failed(format!(
+                    "cannot find this program to start its clients: {e}"
+                ))
+            })?,
+            args: vec!["client-process".into()],
+            clients: n,
+            start_timeout: clients.start_timeout,
+        };
+        let outcome = local::launch(&launch, &request, *phase)?;
+        return finish_distributed(args.output.as_deref(), args.format, &outcome);
     };
-    scalebench_session::files::check_outputs(
-        args.output
-            .iter()
-            .chain(&client_outputs)
-            .map(|p| p.as_path()),
-        None,
+    let url = etcd::RendezvousUrl::parse(url)?;
+    let share = scalebench_session::clients::ClientShare::from_launcher(
+        clients.client_index,
+        clients.clients,
+        |name| std::env::var(name).ok(),
     )?;
-    let launch = scalebench_session::distributed::local::LocalLaunch {
-        program: std::env::current_exe().map_err(|e| {
-            SessionError::Failed(format!(
-                "cannot find this program to start its clients: {e}"
-            ))
-        })?,
-        args: vec!["client-process".into()],
-        clients: clients.clients,
-        start_timeout: clients.start_timeout,
-    };
-    let outcome =
-        scalebench_session::distributed::local::launch(&launch, &args.request(argv), *phase)?;
-    for (path, result) in client_outputs.iter().zip(&outcome.clients) {
-        if let Some(r) = result {
-            r.write_atomically(path)
-                .map_err(|e| SessionError::Failed(e.to_string()))?;
+    scalebench_session::distributed::check(&request, share.clients, *phase)?;
+    if share.index == 0 {
+        check_distributed_outputs(args.output.as_deref(), share.clients)?;
+    }
+    match etcd::run_client(&request, *phase, &url, share, clients.start_timeout)? {
+        etcd::ClientRun::Merged(outcome) => {
+            finish_distributed(args.output.as_deref(), args.format, &outcome)
+        }
+        etcd::ClientRun::Own(result) => {
+            crate::note!(
+                "client {} of {}: result handed to {} (client 0 merges it)",
+                share.index,
+                share.clients,
+                url.display()
+            );
+            Ok(if result.interrupted {
+                ExitCode::from(130)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
     }
-    let merged = &outcome.merged;
-    if let Some(path) = &args.output {
-        merged
-            .write_atomically(path)
-            .map_err(|e| SessionError::Failed(e.to_string()))?;
+}
+
+/// `scalebench gather`: the clients' results of a rendezvous run, merged, written where this runs.
+pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, SessionError> {
+    use scalebench_session::distributed::etcd;
+    let url = etcd::RendezvousUrl::parse(&args.rendezvous)?;
+    let phase = match args.phase {
+        crate::args::GatherPhase::Load => Phase::Load,
+        crate::args::GatherPhase::Run => Phase::Run,
+    };
+    let results = etcd::gather(&url, phase, args.timeout)?;
+    check_distributed_outputs(Some(&args.output), results.len() as u32)?;
+    let outcome = scalebench_session::distributed::merge_clients(None, phase, "etcd", results)?;
+    finish_distributed(Some(&args.output), Format::Table, &outcome)
+}
+
+fn check_distributed_outputs(
+    output: Option<&std::path::Path>,
+    clients: u32,
+) -> Result<(), SessionError> {
+    let client_outputs: Vec<std::path::PathBuf> = output
+        .map(|path| (0..clients).map(|i| client_output(path, i)).collect())
+        .unwrap_or_default();
+    scalebench_session::files::check_outputs(
+        output
+            .into_iter()
+            .chain(client_outputs.iter().map(|p| p.as_path())),
+        None,
+    )
+}
+
+/// Writes the merged result and each client's beside it, prints the summary, names what is
+/// missing or doubtful, and chooses the exit code.
+fn finish_distributed(
+    output: Option<&std::path::Path>,
+    format: Format,
+    outcome: &scalebench_session::distributed::DistributedOutcome,
+) -> Result<ExitCode, SessionError> {
+    let write = |r: &RunResult, path: &std::path::Path| {
+        r.write_atomically(path)
+            .map_err(|e| SessionError::Failed(e.to_string()))
+    };
+    if let Some(path) = output {
+        for (i, result) in outcome.clients.iter().enumerate() {
+            if let Some(r) = result {
+                write(r, &client_output(path, i as u32))?;
+            }
+        }
+        write(&outcome.merged, path)?;
     }
-    print_summary(merged, args.format, &outcome.percentiles)?;
+    let merged = &outcome.merged;
+    print_summary(merged, format, &outcome.percentiles)?;
     if let Some(d) = &merged.distributed {
         for w in &d.warnings {
             crate::note!("warning: {w}");

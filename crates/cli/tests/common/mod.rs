@@ -1,6 +1,8 @@
 //! Running the `scalebench` binary from tests.
 #![allow(dead_code)]
 
+pub mod slurm;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 

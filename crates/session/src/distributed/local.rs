@@ -16,7 +16,7 @@ use scalebench_exec::{Phase, ProgressState, Rendezvous, StopSignal};
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
-use super::{client_request, merge_clients, DistributedOutcome};
+use super::{client_request, merge_clients, merged_line, ClientProgress, DistributedOutcome};
 use crate::clients::ClientShare;
 use crate::error::SessionError;
 use crate::request::RunRequest;
@@ -49,16 +49,6 @@ pub struct ClientOrder {
 enum FromClient {
     Ready,
     Progress(ClientProgress),
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct ClientProgress {
-    elapsed_s: f64,
-    in_warmup: bool,
-    ok: u64,
-    failed: u64,
-    ops_s: f64,
-    p99_us: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -150,7 +140,7 @@ fn run_children(
             }
         })
         .collect();
-    merge_clients(request, phase, "local", results)
+    merge_clients(Some(request), phase, "local", results)
 }
 
 struct ChildProcess {
@@ -297,33 +287,6 @@ fn follow_progress(
     }
 }
 
-/// One status line for all clients: counts and rates add; the p99 shown is the worst client's
-/// (percentiles do not add, and the merged histogram exists only at the end).
-fn merged_line(
-    phase: Phase,
-    latest: &[Option<ClientProgress>],
-    alive: usize,
-    clients: usize,
-) -> String {
-    let live: Vec<&ClientProgress> = latest.iter().flatten().collect();
-    let sum = |f: fn(&ClientProgress) -> f64| live.iter().map(|p| f(p)).sum::<f64>();
-    let elapsed = live.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
-    let worst_p99 = live.iter().map(|p| p.p99_us).fold(0.0, f64::max);
-    let warmup = if live.iter().any(|p| p.in_warmup) {
-        " (warm-up)"
-    } else {
-        ""
-    };
-    format!(
-        "{} {elapsed:.0} s{warmup}: {alive}/{clients} clients, {:.0} ops/s, p99 {:.2} ms (worst client), {} ok, {} failed",
-        phase.name(),
-        sum(|p| p.ops_s),
-        worst_p99 / 1000.0,
-        sum(|p| p.ok as f64),
-        sum(|p| p.failed as f64),
-    )
-}
-
 fn end_all(children: &mut [ChildProcess]) {
     for c in children.iter_mut() {
         let _ = c.process.kill();
@@ -407,42 +370,6 @@ impl Rendezvous for StdioRendezvous {
     }
 
     fn progress(&self, state: &ProgressState) {
-        self.say(&FromClient::Progress(ClientProgress {
-            elapsed_s: state.elapsed.as_secs_f64(),
-            in_warmup: state.in_warmup(),
-            ok: state.live.ok,
-            failed: state.live.failed,
-            ops_s: state.live.current_ops_s,
-            p99_us: state.live.current_p99_us,
-        }));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_merged_line_adds_rates_and_shows_the_worst_p99() {
-        let p = |ops_s, p99_us, ok| {
-            Some(ClientProgress {
-                elapsed_s: 3.0,
-                in_warmup: false,
-                ok,
-                failed: 1,
-                ops_s,
-                p99_us,
-            })
-        };
-        let line = merged_line(
-            Phase::Run,
-            &[p(100.0, 900.0, 10), None, p(50.0, 2500.0, 5)],
-            2,
-            3,
-        );
-        assert!(line.contains("2/3 clients"), "{line}");
-        assert!(line.contains("150 ops/s"), "{line}");
-        assert!(line.contains("p99 2.50 ms"), "{line}");
-        assert!(line.contains("15 ok, 2 failed"), "{line}");
+        self.say(&FromClient::Progress(ClientProgress::of(state)));
     }
 }

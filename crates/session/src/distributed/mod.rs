@@ -5,11 +5,14 @@
 //!
 //! Launchers: [`local`] runs N client processes on this machine.
 
+pub mod etcd;
 pub mod local;
 
 use std::time::Duration;
 
-use scalebench_exec::Phase;
+use serde::{Deserialize, Serialize};
+
+use scalebench_exec::{Phase, ProgressState};
 use scalebench_measure::merge::{check_mergeable, merge_results};
 use scalebench_measure::result::{DistributedRun, MissingClient};
 use scalebench_measure::RunResult;
@@ -83,8 +86,9 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
 /// Merges the results the clients left (histograms merged, never percentiles averaged), names the
 /// missing ones, and flags what makes the merge doubtful: windows that did not start together,
 /// insert ranges that overlap.
+/// `request`: what the clients ran, when known here (not to `scalebench gather`).
 pub fn merge_clients(
-    request: &RunRequest,
+    request: Option<&RunRequest>,
     phase: Phase,
     launcher: &str,
     results: Vec<Result<RunResult, String>>,
@@ -102,7 +106,10 @@ pub fn merge_clients(
             }
             Err(reason) => missing.push(MissingClient {
                 index: index as u32,
-                share: describe_share(request, share, phase),
+                share: match request {
+                    Some(r) => describe_share(r, share, phase),
+                    None => format!("client {index} of {clients}"),
+                },
                 reason: reason.clone(),
             }),
         }
@@ -121,7 +128,9 @@ pub fn merge_clients(
     warnings.extend(late_starts(&present, &sources));
     warnings.extend(overlapping_inserts(&present, &sources));
     let mut merged = merge_results(&present, &sources).map_err(SessionError::Failed)?;
-    merged.command = request.command.clone();
+    if let Some(r) = request {
+        merged.command = r.command.clone();
+    }
     merged.client = None;
     merged.distributed = Some(DistributedRun {
         clients,
@@ -129,9 +138,9 @@ pub fn merge_clients(
         missing,
         warnings,
     });
-    let percentiles = crate::settings::Settings::checked(request, phase)
-        .map(|s| s.percentiles)
-        .unwrap_or_default();
+    let percentiles = request
+        .and_then(|r| crate::settings::Settings::checked(r, phase).ok())
+        .map_or_else(|| vec![95.0, 99.0], |s| s.percentiles);
     Ok(DistributedOutcome {
         merged,
         clients: results.into_iter().map(Result::ok).collect(),
@@ -194,4 +203,84 @@ fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String>
         }
     }
     out
+}
+
+/// A client's live figures, as it hands them to its launcher or rendezvous.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientProgress {
+    elapsed_s: f64,
+    in_warmup: bool,
+    ok: u64,
+    failed: u64,
+    ops_s: f64,
+    p99_us: f64,
+}
+
+impl ClientProgress {
+    pub fn of(state: &ProgressState) -> ClientProgress {
+        ClientProgress {
+            elapsed_s: state.elapsed.as_secs_f64(),
+            in_warmup: state.in_warmup(),
+            ok: state.live.ok,
+            failed: state.live.failed,
+            ops_s: state.live.current_ops_s,
+            p99_us: state.live.current_p99_us,
+        }
+    }
+}
+
+/// One status line for all clients: counts and rates add; the p99 shown is the worst client's
+/// (percentiles do not add, and the merged histogram exists only at the end).
+pub fn merged_line(
+    phase: Phase,
+    latest: &[Option<ClientProgress>],
+    alive: usize,
+    clients: usize,
+) -> String {
+    let live: Vec<&ClientProgress> = latest.iter().flatten().collect();
+    let sum = |f: fn(&ClientProgress) -> f64| live.iter().map(|p| f(p)).sum::<f64>();
+    let elapsed = live.iter().map(|p| p.elapsed_s).fold(0.0, f64::max);
+    let worst_p99 = live.iter().map(|p| p.p99_us).fold(0.0, f64::max);
+    let warmup = if live.iter().any(|p| p.in_warmup) {
+        " (warm-up)"
+    } else {
+        ""
+    };
+    format!(
+        "{} {elapsed:.0} s{warmup}: {alive}/{clients} clients, {:.0} ops/s, p99 {:.2} ms (worst client), {} ok, {} failed",
+        phase.name(),
+        sum(|p| p.ops_s),
+        worst_p99 / 1000.0,
+        sum(|p| p.ok as f64),
+        sum(|p| p.failed as f64),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_merged_line_adds_rates_and_shows_the_worst_p99() {
+        let p = |ops_s, p99_us, ok| {
+            Some(ClientProgress {
+                elapsed_s: 3.0,
+                in_warmup: false,
+                ok,
+                failed: 1,
+                ops_s,
+                p99_us,
+            })
+        };
+        let line = merged_line(
+            Phase::Run,
+            &[p(100.0, 900.0, 10), None, p(50.0, 2500.0, 5)],
+            2,
+            3,
+        );
+        assert!(line.contains("2/3 clients"), "{line}");
+        assert!(line.contains("150 ops/s"), "{line}");
+        assert!(line.contains("p99 2.50 ms"), "{line}");
+        assert!(line.contains("15 ok, 2 failed"), "{line}");
+    }
 }
