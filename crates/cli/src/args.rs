@@ -70,6 +70,10 @@ pub enum Command {
     /// The results of a `--rendezvous` run's clients, from any machine: each client's and one merged
     /// result (client 0 writes the same when it ends; this collects them where you are).
     Gather(GatherArgs),
+    /// Kubernetes manifests for a distributed run: an Indexed Job of N client pods running the
+    /// command after `--`, a headless Service, and an etcd for them to meet in unless --rendezvous
+    /// names one. Arguments holding a password come from a Secret (named on stderr), never the YAML.
+    Kubernetes(KubernetesArgs),
     /// One client of a `--clients N` run, started by it (reads its order on stdin).
     #[command(hide = true)]
     ClientProcess,
@@ -401,6 +405,35 @@ pub struct GatherArgs {
     /// How long to wait for clients still running.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
     pub timeout: Duration,
+}
+
+#[derive(Debug, Args)]
+pub struct KubernetesArgs {
+    /// Names the Job and its Services (a DNS label) and the rendezvous prefix.
+    #[arg(long, value_name = "NAME")]
+    pub name: String,
+    /// A container image with `scalebench` on its PATH.
+    #[arg(long, value_name = "IMAGE")]
+    pub image: String,
+    /// Client pods of the run.
+    #[arg(long, value_name = "N", value_parser = parse_clients)]
+    pub clients: u32,
+    /// An etcd the clients can reach (etcd://HOST:PORT[,HOST:PORT]/PREFIX); default: one of the
+    /// run's own, in the manifests.
+    #[arg(long, value_name = "URL")]
+    pub rendezvous: Option<String>,
+    /// The image of that etcd.
+    #[arg(long, value_name = "IMAGE", default_value = scalebench_session::distributed::kubernetes::DEFAULT_ETCD_IMAGE)]
+    pub etcd_image: String,
+    /// How long the clients may take to be scheduled, pull, connect and meet.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub start_timeout: Duration,
+    /// Write the manifests here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Each client's command: `-- run a --db URL ...` (or `load`).
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

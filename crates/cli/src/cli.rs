@@ -58,6 +58,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         }
         Command::ClientProcess => crate::commands::run::client_process(),
         Command::Gather(g) => crate::commands::run::gather_command(&g),
+        Command::Kubernetes(k) => crate::commands::run::kubernetes_command(&k),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => report::compare_command(&args),
         Command::Report(args) => report::report_command(&args),

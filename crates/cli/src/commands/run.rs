@@ -134,6 +134,76 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
     finish_distributed(Some(&args.output), Format::Table, &outcome)
 }
 
+/// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
+pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode, SessionError> {
+    use scalebench_session::distributed::{etcd, kubernetes};
+    scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
+    if !matches!(
+        args.command.first().map(String::as_str),
+        Some("load" | "run")
+    ) {
+        return Err(SessionError::Usage(
+            "the clients' command after -- must be `load ...` or `run ...`".into(),
+        ));
+    }
+    let argv: Vec<OsString> = std::iter::once("scalebench".into())
+        .chain(args.command.iter().map(OsString::from))
+        .collect();
+    let client = <crate::args::Cli as clap::Parser>::try_parse_from(&argv).map_err(|e| {
+        let text = e.render().to_string();
+        let first = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        SessionError::Usage(format!("the clients' command after --: {first}"))
+    })?;
+    let (phase, clients) = match &client.command {
+        crate::args::Command::Load(l) => (&l.phase, &l.clients),
+        crate::args::Command::Run(r) => (&r.phase, &r.clients),
+        _ => unreachable!("the first word was checked: load or run"),
+    };
+    if clients.clients.is_some() || clients.rendezvous.is_some() || clients.client_index.is_some() {
+        return Err(SessionError::Usage(
+            "the clients' command after -- takes no --clients, --client-index or --rendezvous: the manifests add them".into(),
+        ));
+    }
+    if phase.db.is_none() {
+        return Err(SessionError::Usage(
+            "the clients' command after -- needs --db: the clients share the database".into(),
+        ));
+    }
+    if let Some(url) = &args.rendezvous {
+        etcd::RendezvousUrl::parse(url)?;
+    }
+    let m = kubernetes::manifests(&kubernetes::KubernetesJob {
+        name: args.name.clone(),
+        image: args.image.clone(),
+        clients: args.clients,
+        command: args.command.clone(),
+        rendezvous: args.rendezvous.clone(),
+        etcd_image: args.etcd_image.clone(),
+        start_timeout: format!("{}s", args.start_timeout.as_secs_f64()),
+    })?;
+    match &args.output {
+        Some(path) => scalebench_session::files::write_atomically(path, &m.yaml)?,
+        None => scalebench_session::outln!("{}", m.yaml.trim_end()),
+    }
+    if let Some((name, keys)) = &m.secret {
+        let literals: Vec<String> = keys
+            .iter()
+            .map(|k| format!("--from-literal={k}='...'"))
+            .collect();
+        crate::note!(
+            "arguments with a password come from the Secret {name}; create it first with their values \
+             (arg-K is the K-th argument after --, counted from 0): kubectl create secret generic {name} {}",
+            literals.join(" ")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
 fn check_distributed_outputs(
     output: Option<&std::path::Path>,
     clients: u32,

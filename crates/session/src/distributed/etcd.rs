@@ -145,18 +145,28 @@ impl EtcdRendezvous {
         format!("rendezvous {}: {what}: {e}", self.url.display())
     }
 
+    /// Connects, retrying until the start timeout: an etcd started with the clients (a Kubernetes
+    /// Pod beside the Job) may come up after them.
     async fn connect(&self) -> Result<Client, String> {
-        let opts = etcd_client::ConnectOptions::new()
-            .with_connect_timeout(REQUEST_TIMEOUT)
-            .with_timeout(REQUEST_TIMEOUT);
-        let mut c = Client::connect(&self.url.endpoints, Some(opts))
-            .await
-            .map_err(|e| self.fail("cannot connect", e))?;
-        // The client connects lazily: the first request is where a silent server shows.
-        c.status()
-            .await
-            .map_err(|e| self.fail("cannot reach etcd", e))?;
-        Ok(c)
+        let deadline = Instant::now() + self.start_timeout;
+        loop {
+            let opts = etcd_client::ConnectOptions::new()
+                .with_connect_timeout(REQUEST_TIMEOUT)
+                .with_timeout(REQUEST_TIMEOUT);
+            let attempt = async {
+                let mut c = Client::connect(&self.url.endpoints, Some(opts)).await?;
+                // The client connects lazily: the first request is where a silent server shows.
+                c.status().await?;
+                Ok::<_, etcd_client::Error>(c)
+            };
+            match attempt.await {
+                Ok(c) => return Ok(c),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(self.fail("cannot reach etcd", e))
+                }
+                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+            }
+        }
     }
 
     async fn join(&self, phase: Phase, stop: &StopSignal) -> Result<(Joined, SystemTime), String> {

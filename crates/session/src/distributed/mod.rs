@@ -6,6 +6,7 @@
 //! Launchers: [`local`] runs N client processes on this machine.
 
 pub mod etcd;
+pub mod kubernetes;
 pub mod local;
 
 use std::time::Duration;

@@ -1,0 +1,186 @@
+//! `scalebench kubernetes`: the manifests of a distributed run, compared with golden files
+//! (tests/golden/; regenerate one by running the command shown in its test and reviewing the diff).
+
+mod common;
+
+use common::*;
+
+fn manifests(args: &[&str]) -> (String, String) {
+    let o = scalebench(args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let notes = stderr(&o);
+    (String::from_utf8(o.stdout).unwrap(), notes)
+}
+
+fn golden(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn an_indexed_job_with_its_own_etcd_and_the_password_in_a_secret() {
+    let (yaml, notes) = manifests(&[
+        "kubernetes",
+        "--name",
+        "bench-7",
+        "--image",
+        "ghcr.io/example/scalebench:0.1",
+        "--clients",
+        "4",
+        "--",
+        "run",
+        "a",
+        "--db",
+        "postgres://bench:s3cret@db.example:5432/ycsb",
+        "--duration",
+        "60s",
+        "--threads",
+        "8",
+        "-p",
+        "recordcount=1000000",
+    ]);
+    assert_eq!(yaml, golden("kubernetes-own-etcd.yaml"));
+    assert!(
+        !yaml.contains("s3cret") && !notes.contains("s3cret"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("kubectl create secret generic bench-7-secrets --from-literal=arg-3="),
+        "{notes}"
+    );
+}
+
+#[test]
+fn an_indexed_job_meeting_in_a_given_etcd() {
+    let (yaml, notes) = manifests(&[
+        "kubernetes",
+        "--name",
+        "load-1",
+        "--image",
+        "scalebench:dev",
+        "--clients",
+        "2",
+        "--rendezvous",
+        "etcd://10.0.0.5:2379,10.0.0.6:2379/runs/load-1",
+        "--start-timeout",
+        "90s",
+        "--",
+        "load",
+        "a",
+        "--db",
+        "redis://redis.bench:6379",
+        "-p",
+        "recordcount=100000",
+    ]);
+    assert_eq!(yaml, golden("kubernetes-given-etcd.yaml"));
+    assert!(notes.is_empty(), "{notes}");
+}
+
+#[test]
+fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
+    for (args, expected) in [
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "Bad_Name",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--",
+                "run",
+                "--db",
+                "null://",
+            ][..],
+            "'Bad_Name' for '--name'",
+        ),
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "x",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--",
+                "merge",
+                "a.json",
+            ][..],
+            "must be `load ...` or `run ...`",
+        ),
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "x",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--",
+                "run",
+                "--threads",
+                "0",
+            ][..],
+            "'0' for '--threads",
+        ),
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "x",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--",
+                "run",
+            ][..],
+            "needs --db",
+        ),
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "x",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--",
+                "run",
+                "--db",
+                "null://",
+                "--clients",
+                "3",
+            ][..],
+            "takes no --clients",
+        ),
+        (
+            &[
+                "kubernetes",
+                "--name",
+                "x",
+                "--image",
+                "i",
+                "--clients",
+                "2",
+                "--rendezvous",
+                "etcd://h:1",
+                "--",
+                "run",
+                "--db",
+                "null://",
+            ][..],
+            "a prefix naming the run",
+        ),
+    ] {
+        let o = scalebench(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+    }
+}

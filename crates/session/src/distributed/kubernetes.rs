@@ -1,0 +1,153 @@
+//! Kubernetes manifests for a distributed run: an Indexed Job whose pods are the clients (each gets
+//! its index from JOB_COMPLETION_INDEX), a headless Service giving them stable names, and, when no
+//! rendezvous is given, a one-member etcd with its Service for them to meet in. Arguments that hold
+//! a password are not written into the manifests: each comes from a Secret the user creates.
+//!
+//! YAML is written from a template whose every value is a JSON string or number, which YAML reads
+//! as the same scalar: no YAML library (the maintained choices are few) for a fixed shape.
+
+use serde_json::json;
+
+use crate::environment::redacted_command;
+use crate::error::SessionError;
+
+pub const DEFAULT_ETCD_IMAGE: &str = "quay.io/coreos/etcd:v3.5.17";
+
+/// What to write manifests for.
+#[derive(Debug, Clone)]
+pub struct KubernetesJob {
+    /// Names every object (`NAME`, `NAME-clients`, `NAME-etcd`), a DNS label.
+    pub name: String,
+    /// An image with `scalebench` on its PATH.
+    pub image: String,
+    pub clients: u32,
+    /// The client's command after `scalebench`: `run a --db ... -p ...`.
+    pub command: Vec<String>,
+    /// Where the clients meet; None: an etcd of the run's own.
+    pub rendezvous: Option<String>,
+    pub etcd_image: String,
+    /// How long the clients may take to start and meet (pods are scheduled and pulled first).
+    pub start_timeout: String,
+}
+
+/// The manifests, and the Secret the user must create first (its name and keys), if any argument
+/// held a password.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifests {
+    pub yaml: String,
+    pub secret: Option<(String, Vec<String>)>,
+}
+
+pub fn manifests(job: &KubernetesJob) -> Result<Manifests, SessionError> {
+    let name = &job.name;
+    let dns_label = !name.is_empty()
+        && name.len() <= 52
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !dns_label {
+        return Err(SessionError::Usage(format!(
+            "invalid value '{name}' for '--name': expected lowercase letters, digits and '-', at most 52 characters"
+        )));
+    }
+    let rendezvous = job
+        .rendezvous
+        .clone()
+        .unwrap_or_else(|| format!("etcd://{name}-etcd:2379/{name}"));
+    let secret_name = format!("{name}-secrets");
+    // Arguments that hold a password come from the Secret, expanded by Kubernetes ($(VAR)).
+    let redacted = redacted_command(
+        &job.command
+            .iter()
+            .map(std::ffi::OsString::from)
+            .collect::<Vec<_>>(),
+    );
+    let mut args = vec![json!("scalebench")];
+    let mut env = Vec::new();
+    let mut secret_keys = Vec::new();
+    for (i, (arg, shown)) in job.command.iter().zip(&redacted).enumerate() {
+        if arg == shown {
+            args.push(json!(arg));
+        } else {
+            let var = format!("SCALEBENCH_ARG_{i}");
+            let key = format!("arg-{i}");
+            args.push(json!(format!("$({var})")));
+            env.push(format!(
+                "            - name: {}\n              valueFrom:\n                secretKeyRef: {{name: {}, key: {}}}\n",
+                json!(var),
+                json!(secret_name),
+                json!(key)
+            ));
+            secret_keys.push(key);
+        }
+    }
+    for a in [
+        "--clients".to_string(),
+        job.clients.to_string(),
+        "--rendezvous".into(),
+        rendezvous,
+        "--start-timeout".into(),
+        job.start_timeout.clone(),
+    ] {
+        args.push(json!(a));
+    }
+    let args_yaml: Vec<String> = args
+        .iter()
+        .map(|a| format!("            - {a}\n"))
+        .collect();
+    let gather = match &job.rendezvous {
+        Some(url) => format!("# `scalebench gather --rendezvous {url} -o run.json`.\n"),
+        None => format!(
+            "# `scalebench gather --rendezvous etcd://127.0.0.1:2379/{name} -o run.json` while\n\
+             # `kubectl port-forward svc/{name}-etcd 2379:2379` reaches the run's etcd.\n"
+        ),
+    };
+    let mut yaml = format!(
+        "# A distributed scalebench run: {clients} clients as an Indexed Job (scalebench reads its index\n\
+         # from JOB_COMPLETION_INDEX); client 0 merges. Collect the results where you are with\n\
+         {gather}\
+         apiVersion: v1\n\
+         kind: Service\n\
+         metadata:\n  name: {svc}\n  labels: {{app.kubernetes.io/name: scalebench, scalebench/run: {n}}}\n\
+         spec:\n  clusterIP: None\n  selector: {{scalebench/run: {n}, scalebench/role: client}}\n\
+         ---\n\
+         apiVersion: batch/v1\n\
+         kind: Job\n\
+         metadata:\n  name: {n}\n  labels: {{app.kubernetes.io/name: scalebench, scalebench/run: {n}}}\n\
+         spec:\n  completionMode: Indexed\n  completions: {clients}\n  parallelism: {clients}\n  backoffLimit: 0\n\
+         \x20 template:\n    metadata:\n      labels: {{app.kubernetes.io/name: scalebench, scalebench/run: {n}, scalebench/role: client}}\n\
+         \x20   spec:\n      subdomain: {svc}\n      restartPolicy: Never\n      containers:\n        - name: client\n          image: {image}\n          command:\n{args}",
+        clients = job.clients,
+        n = json!(name),
+        svc = json!(format!("{name}-clients")),
+        image = json!(job.image),
+        args = args_yaml.concat(),
+    );
+    if !env.is_empty() {
+        yaml += &format!("          env:\n{}", env.concat());
+    }
+    if job.rendezvous.is_none() {
+        let etcd = json!(format!("{name}-etcd"));
+        yaml += &format!(
+            "---\n\
+             apiVersion: v1\n\
+             kind: Service\n\
+             metadata:\n  name: {etcd}\n  labels: {{app.kubernetes.io/name: scalebench, scalebench/run: {n}}}\n\
+             spec:\n  selector: {{scalebench/run: {n}, scalebench/role: etcd}}\n  ports:\n    - {{name: client, port: 2379}}\n\
+             ---\n\
+             apiVersion: v1\n\
+             kind: Pod\n\
+             metadata:\n  name: {etcd}\n  labels: {{app.kubernetes.io/name: scalebench, scalebench/run: {n}, scalebench/role: etcd}}\n\
+             spec:\n  containers:\n    - name: etcd\n      image: {image}\n      command:\n        - etcd\n        - --data-dir=/var/lib/etcd\n        - --listen-client-urls=http://0.0.0.0:2379\n        - {advertise}\n      ports:\n        - {{containerPort: 2379}}\n",
+            n = json!(name),
+            image = json!(job.etcd_image),
+            advertise = json!(format!("--advertise-client-urls=http://{name}-etcd:2379")),
+        );
+    }
+    Ok(Manifests {
+        yaml,
+        secret: (!secret_keys.is_empty()).then_some((secret_name, secret_keys)),
+    })
+}
