@@ -42,14 +42,24 @@ have mvn || need+=(maven)                      # resolves cassandra-all from Mav
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
 have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
 have munged || need+=(munge)                   # ... which authenticates with munge
+have /usr/sbin/sshd || need+=(openssh-server)  # distributed runs launched over ssh (an sshd on 127.0.0.1)
 if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
   pg_version=$(apt-cache depends postgresql | sed -n 's/.*Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1)
   need=("${need[@]/#plperl/postgresql-plperl-$pg_version}")
-  # Debian's postinst scripts try to start the services; this machine may have no init system.
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+  # Debian's postinst scripts try to start the services (sshd on every interface, slurmd, ...):
+  # the tests start their own on loopback, so policy-rc.d keeps the packaged ones down meanwhile.
+  policy=
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    policy=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee $policy >/dev/null && $SUDO chmod +x $policy
+  fi
+  installed=0
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" || installed=$?
+  [ -z "$policy" ] || $SUDO rm -f "$policy"
+  [ "$installed" = 0 ] || exit "$installed"
 fi
 # Test servers keep their files in directories of their own under the temp dir, linked from the test
 # directories (see scalebench_deploy::account); servers a test binary keeps for its whole life never

@@ -474,6 +474,58 @@ pub struct ClientsArgs {
     /// How long the clients may take to connect and meet before the run is abandoned.
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
     pub start_timeout: Duration,
+
+    /// Start the clients on these hosts over ssh (client i on host i mod the number of hosts; N
+    /// defaults to the number of hosts); they meet at --rendezvous, and this machine gathers and
+    /// merges their results into --output.
+    #[arg(
+        long,
+        value_name = "HOST[,HOST...]",
+        requires = "rendezvous",
+        value_delimiter = ','
+    )]
+    pub ssh: Vec<String>,
+
+    /// With --ssh: the ssh program and its options.
+    #[arg(long, value_name = "COMMAND", default_value = scalebench_session::distributed::ssh::DEFAULT_SSH_COMMAND)]
+    pub ssh_command: String,
+
+    /// With --ssh: the scalebench program on the hosts.
+    #[arg(long, value_name = "PATH", default_value = "scalebench")]
+    pub remote_program: String,
+}
+
+/// The arguments a launcher hands its clients: the command line from the subcommand on, without the
+/// options that only concern the launching machine (--ssh and its settings, --clients,
+/// --client-index, --output).
+pub fn client_arguments(argv: &[std::ffi::OsString]) -> Vec<String> {
+    const WITH_VALUE: &[&str] = &[
+        "--ssh",
+        "--ssh-command",
+        "--remote-program",
+        "--clients",
+        "--client-index",
+        "--output",
+        "-o",
+    ];
+    let mut out = Vec::new();
+    let mut words = argv
+        .iter()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned());
+    while let Some(w) = words.next() {
+        if WITH_VALUE.contains(&w.as_str()) {
+            words.next();
+        } else if WITH_VALUE
+            .iter()
+            .any(|f| f.starts_with("--") && w.starts_with(&format!("{f}=")))
+            || (w.starts_with("-o") && !w.starts_with("--"))
+        {
+        } else {
+            out.push(w);
+        }
+    }
+    out
 }
 
 #[derive(Debug, Args, Clone)]
@@ -770,5 +822,50 @@ impl ElasticArgs {
             unloaded: self.unloaded,
             hdr_log: self.phase.hdr_log.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clients_get_the_command_without_the_launching_options() {
+        let argv: Vec<std::ffi::OsString> = [
+            "scalebench",
+            "run",
+            "a",
+            "--db",
+            "redis://h:1",
+            "--ssh",
+            "h1,h2",
+            "--ssh-command=ssh -p 2",
+            "--clients",
+            "4",
+            "-o",
+            "out.json",
+            "--output=x.json",
+            "-oy.json",
+            "--remote-program",
+            "/bin/sb",
+            "--rendezvous",
+            "etcd://e:2379/r",
+            "--duration",
+            "10s",
+        ]
+        .iter()
+        .map(Into::into)
+        .collect();
+        assert_eq!(
+            super::client_arguments(&argv),
+            [
+                "run",
+                "a",
+                "--db",
+                "redis://h:1",
+                "--rendezvous",
+                "etcd://e:2379/r",
+                "--duration",
+                "10s"
+            ]
+        );
     }
 }

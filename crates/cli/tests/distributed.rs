@@ -6,8 +6,8 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::slurm;
 use common::*;
+use common::{slurm, sshd};
 use scalebench_deploy::redis::RedisServer;
 
 fn redis() -> RedisServer {
@@ -439,6 +439,64 @@ fn a_barrier_that_never_fills_names_the_missing_client() {
         );
     }
     assert!(began.elapsed() < Duration::from_secs(30), "nothing hangs");
+}
+
+/// `--ssh`: this machine starts each client on its host over ssh (here two "hosts", both this
+/// machine's sshd), and gathers their results from etcd.
+#[test]
+fn clients_started_over_ssh_are_gathered_and_merged_here() {
+    let sshd = sshd::LocalSshd::start();
+    let etcd = etcd();
+    let server = redis();
+    let url = server.url();
+    let dir = test_dir();
+    let out = dir.path().join("load.json");
+    let launch = |prefix: &str, ssh_command: &str| {
+        let rendezvous = format!("{}/{prefix}", etcd.url());
+        let args = [
+            &[
+                "load",
+                "a",
+                "--db",
+                &url,
+                "--rendezvous",
+                &rendezvous,
+                "--ssh",
+                "127.0.0.1,localhost",
+                "--clients",
+                "3",
+            ][..],
+            &[
+                "--ssh-command",
+                ssh_command,
+                "--remote-program",
+                env!("CARGO_BIN_EXE_scalebench"),
+            ],
+            &["--start-timeout", "5s", "-o", out.to_str().unwrap()],
+            PROPS,
+        ]
+        .concat();
+        scalebench_within(&args, Duration::from_secs(60))
+    };
+    let o = launch("ssh-1", &sshd.ssh_command());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = json(&out);
+    assert_eq!(u(&merged["phases"][0]["totals"]["ok"]), 2000);
+    assert_eq!(merged["distributed"]["launcher"], "ssh");
+    for i in 0..3 {
+        let c = json(&dir.path().join(format!("load.client-{i}.json")));
+        assert_eq!(u(&c["client"]["index"]), i);
+    }
+    assert_eq!(records_in(&server), 2000);
+
+    // Hosts that cannot be reached: the run does not start, and each client's ssh is named.
+    let o = launch("ssh-2", "ssh -o BatchMode=yes -o ConnectTimeout=5 -p 1");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("client 0: ssh to 127.0.0.1 failed"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 fn children_of(pid: u32) -> Vec<u32> {

@@ -91,6 +91,21 @@ fn run_clients(
         return finish_distributed(args.output.as_deref(), args.format, &outcome);
     };
     let url = etcd::RendezvousUrl::parse(url)?;
+    if !clients.ssh.is_empty() {
+        let n = clients.clients.unwrap_or(clients.ssh.len() as u32);
+        scalebench_session::distributed::check(&request, n, *phase)?;
+        check_distributed_outputs(args.output.as_deref(), n)?;
+        let launch = scalebench_session::distributed::ssh::SshLaunch {
+            hosts: clients.ssh.clone(),
+            clients: n,
+            ssh_command: clients.ssh_command.clone(),
+            remote_program: clients.remote_program.clone(),
+            client_args: crate::args::client_arguments(argv),
+            rendezvous: url,
+        };
+        let outcome = scalebench_session::distributed::ssh::launch(&launch, &request, *phase)?;
+        return finish_distributed(args.output.as_deref(), args.format, &outcome);
+    }
     let share = scalebench_session::clients::ClientShare::from_launcher(
         clients.client_index,
         clients.clients,

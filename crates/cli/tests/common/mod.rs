@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod slurm;
+pub mod sshd;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

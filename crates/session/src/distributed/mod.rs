@@ -3,11 +3,13 @@
 //! their launcher gives them), and their results merge into one, by histogram (Wegert, studies.md
 //! section 2: one synchronous start, per-client insert ranges, results merged correctly).
 //!
-//! Launchers: [`local`] runs N client processes on this machine.
+//! Launchers: [`local`] runs N client processes on this machine; [`etcd`] is the rendezvous of
+//! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]).
 
 pub mod etcd;
 pub mod kubernetes;
 pub mod local;
+pub mod ssh;
 
 use std::time::Duration;
 
