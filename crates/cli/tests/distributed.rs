@@ -499,6 +499,59 @@ fn clients_started_over_ssh_are_gathered_and_merged_here() {
     );
 }
 
+/// An experiment sweeps the number of clients: "is the client the bottleneck?" is a column.
+#[test]
+fn an_experiment_sweeps_the_number_of_clients() {
+    let server = redis();
+    let dir = test_dir();
+    let file = dir.path().join("clients.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "clients"
+[procedure]
+load = "once"
+duration = "1s"
+options = {{ no_monitor = true, threads = 1 }}
+[[database]]
+name = "redis"
+db = "{}"
+[[workload]]
+name = "a"
+workload = "a"
+properties = {{ recordcount = 500, insertproportion = 0.1, readproportion = 0.5, updateproportion = 0.4 }}
+[sweep]
+clients = [1, 2]
+"#,
+            server.url()
+        ),
+    )
+    .unwrap();
+    let (o, results) = experiment_in(dir.path(), &file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let mut rows = db
+        .prepare("SELECT cell, status, params, result FROM runs ORDER BY cell")
+        .unwrap();
+    let runs: Vec<(String, String, String, String)> = rows
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(runs.len(), 2);
+    for (n, (cell, status, params, result)) in runs.iter().enumerate() {
+        let clients = n as u64 + 1;
+        assert!(cell.ends_with(&format!("clients={clients}")), "{cell}");
+        assert_eq!(status, "ok", "{cell}");
+        assert!(params.contains("clients"), "{params}");
+        let r: serde_json::Value = serde_json::from_str(result).unwrap();
+        let run = r["phases"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(u(&run["clients"]), clients, "{cell}");
+        assert!(u(&run["totals"]["ok"]) > 0, "{cell}");
+    }
+}
+
 fn children_of(pid: u32) -> Vec<u32> {
     let text =
         std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();

@@ -53,6 +53,8 @@ threads = [1, 2]
         clusters_dir: dir.path().join("clusters"),
         metrics_listen: None,
         command: vec!["library_api".into()],
+        // Its runs are single-client: no program to start client processes.
+        client_program: None,
     };
     let outcome = run_experiment(&request).unwrap();
     assert_eq!(

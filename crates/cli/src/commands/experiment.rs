@@ -36,6 +36,7 @@ pub fn experiment_command(
         clusters_dir: args.clusters.clusters_dir.clone(),
         metrics_listen: args.metrics_listen,
         command: scalebench_session::environment::redacted_command(argv),
+        client_program: Some(crate::commands::run::client_program()?),
     };
     if args.dry_run {
         let plan = check_experiment(&request)?;

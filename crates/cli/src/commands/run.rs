@@ -78,12 +78,7 @@ fn run_clients(
         let n = clients.clients.unwrap_or(1);
         check_distributed_outputs(args.output.as_deref(), n)?;
         let launch = local::LocalLaunch {
-            program: std::env::current_exe().map_err(|e| {
-                SessionError::Failed(format!(
-                    "cannot find this program to start its clients: {e}"
-                ))
-            })?,
-            args: vec!["client-process".into()],
+            program: client_program()?,
             clients: n,
             start_timeout: clients.start_timeout,
         };
@@ -286,6 +281,19 @@ fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
         None => format!("{stem}.client-{index}"),
     };
     output.with_file_name(name)
+}
+
+/// This binary as the client processes of a `--clients N` run (its hidden `client-process`).
+pub fn client_program(
+) -> Result<scalebench_session::distributed::local::ClientProgram, SessionError> {
+    Ok(scalebench_session::distributed::local::ClientProgram {
+        program: std::env::current_exe().map_err(|e| {
+            SessionError::Failed(format!(
+                "cannot find this program to start its clients: {e}"
+            ))
+        })?,
+        args: vec!["client-process".into()],
+    })
 }
 
 /// The hidden `client-process` command: one client of a `--clients N` run.

@@ -25,12 +25,17 @@ use crate::request::RunRequest;
 /// child and for its workers to wake.
 const START_LEAD: Duration = Duration::from_millis(100);
 
+/// A command that runs [`serve_client`] (the `scalebench` binary's hidden `client-process`).
+#[derive(Debug, Clone)]
+pub struct ClientProgram {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+}
+
 /// How to start N client processes of one run on this machine.
 #[derive(Debug, Clone)]
 pub struct LocalLaunch {
-    /// A command that runs [`serve_client`] (the `scalebench` binary's hidden `client-process`).
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
+    pub program: ClientProgram,
     pub clients: u32,
     /// How long the clients may take to connect before the run is abandoned.
     pub start_timeout: Duration,
@@ -70,6 +75,7 @@ pub fn launch(
     request: &RunRequest,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
+    let request = &super::without_deployment(request)?;
     super::check(request, launch.clients, phase)?;
     crate::interrupt::install_handler();
     let stop = request.stop.clone().unwrap_or_default();
@@ -156,8 +162,8 @@ fn spawn_child(
     order: &ClientOrder,
     tx: Sender<Event>,
 ) -> Result<ChildProcess, SessionError> {
-    let mut process = Command::new(&launch.program)
-        .args(&launch.args)
+    let mut process = Command::new(&launch.program.program)
+        .args(&launch.program.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -165,7 +171,7 @@ fn spawn_child(
         .map_err(|e| {
             SessionError::Failed(format!(
                 "cannot start client {index} ({}): {e}",
-                launch.program.display()
+                launch.program.program.display()
             ))
         })?;
     let mut stdin = process.stdin.take();

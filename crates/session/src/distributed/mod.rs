@@ -72,7 +72,7 @@ pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) ->
 pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
     if request.deployment.is_some() {
         return Err(SessionError::Usage(
-            "--clients with --deployment is not supported yet: give the cluster's URL with --db \
+            "clients on other machines cannot read this machine's deployment: give the cluster's URL with --db \
              (scalebench cluster status prints it)"
                 .into(),
         ));
@@ -84,6 +84,31 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
         crate::settings::Settings::check(&r, phase)?;
     }
     Ok(())
+}
+
+/// The request with its deployment replaced by what the clients need of it: the cluster's URL and
+/// binding options. The steps around a phase that a deployment gives a single client (waiting
+/// until the cluster is idle, compaction, space on disk) are not taken for N clients.
+pub fn without_deployment(request: &RunRequest) -> Result<RunRequest, SessionError> {
+    let Some(file) = &request.deployment else {
+        return Ok(request.clone());
+    };
+    let cluster = crate::cluster::open(file, &request.clusters_dir)?;
+    let mut r = request.clone();
+    r.deployment = None;
+    let url = r.db.get_or_insert_with(|| cluster.url()).clone();
+    let scheme = url.split("://").next().unwrap_or_default();
+    if let Some(binding) = scalebench_binding::registry::for_scheme(scheme) {
+        // The deployment's options first: the request's own -p come later and win.
+        let mut props: Vec<String> = cluster
+            .binding_options()
+            .into_iter()
+            .map(|(k, v)| format!("{}.{k}={v}", binding.name))
+            .collect();
+        props.append(&mut r.properties);
+        r.properties = props;
+    }
+    Ok(r)
 }
 
 /// Merges the results the clients left (histograms merged, never percentiles averaged), names the

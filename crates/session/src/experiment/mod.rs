@@ -32,6 +32,8 @@ struct RunnerState {
     /// (None: right after the loaded records, YCSB's default).
     next_insert: Option<u64>,
     drop_caches_warned: bool,
+    /// How to start client processes, for runs with `clients` above 1.
+    client_program: Option<crate::distributed::local::ClientProgram>,
 }
 
 /// An experiment to run: its spec (read and checked), where its relative files are, and where its
@@ -49,6 +51,9 @@ pub struct ExperimentRequest {
     pub metrics_listen: Option<std::net::SocketAddr>,
     /// What started it (passwords redacted), recorded with every run.
     pub command: Vec<String>,
+    /// How to start client processes (the `scalebench` binary's `client-process`): runs that sweep
+    /// `clients` above 1 need it.
+    pub client_program: Option<crate::distributed::local::ClientProgram>,
 }
 
 /// What [`run_experiment`] did.
@@ -104,7 +109,10 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         .transpose()?;
     // From here a Ctrl-C stops the experiment after what is running (deploys and restores included).
     crate::interrupt::install_handler();
-    let mut state = RunnerState::default();
+    let mut state = RunnerState {
+        client_program: request.client_program.clone(),
+        ..RunnerState::default()
+    };
     let total = plan.len();
     let mut interrupted = false;
     let (mut done, mut failed, mut skipped) = (0, 0, 0);
@@ -373,6 +381,10 @@ fn phase_request(
             |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
         match k.as_str() {
             CLUSTER_SIZE => {} // the deployment's, see deployment_for
+            // The number of client processes of the measured run, see one_run.
+            "clients" => {
+                request::parse_clients(v).map_err(bad)?;
+            }
             "threads" => r.threads = Some(request::parse_threads(v).map_err(bad)?),
             "concurrency" => r.concurrency = request::parse_concurrency(v).map_err(bad)?,
             // An offered rate throttles the measured run, not the load.
@@ -526,7 +538,10 @@ fn one_run(
         // The data is kept between runs (load = "once"): each run inserts into keys of its own.
         request.property("transactioninsertstart", &start.to_string());
     }
-    let run_result = execute(&request, Phase::Run);
+    let run_result = match run.params.get("clients").map(|n| n.parse::<u32>()) {
+        Some(Ok(n)) if n > 1 => run_clients(&request, n, state),
+        _ => execute(&request, Phase::Run),
+    };
     if run_result.is_err() {
         // How far a failed run's inserts got is unknown: load afresh before the next run.
         state.loaded = None;
@@ -540,6 +555,47 @@ fn one_run(
         result.phases.insert(0, l);
     }
     Ok((result, None))
+}
+
+/// The measured run as `clients` client processes on this machine (is the client the bottleneck?
+/// a column of the results): one merged result, or a failed run when a client left none.
+fn run_clients(
+    request: &RunRequest,
+    clients: u32,
+    state: &RunnerState,
+) -> Result<RunResult, SessionError> {
+    use crate::distributed::local;
+    let program = state.client_program.clone().ok_or_else(|| {
+        SessionError::Failed(
+            "this program cannot start client processes: sweep.clients needs the scalebench binary"
+                .into(),
+        )
+    })?;
+    let launch = local::LocalLaunch {
+        program,
+        clients,
+        start_timeout: request::parse_duration(request::DEFAULT_START_TIMEOUT)
+            .expect("a valid default"),
+    };
+    let outcome = local::launch(&launch, request, Phase::Run)?;
+    if let Some(d) = outcome
+        .merged
+        .distributed
+        .as_ref()
+        .filter(|d| !d.missing.is_empty())
+    {
+        let missing: Vec<String> = d
+            .missing
+            .iter()
+            .map(|m| format!("client {} ({})", m.index, m.reason))
+            .collect();
+        return Err(SessionError::Failed(format!(
+            "{} of {clients} clients left no result: {}",
+            d.missing.len(),
+            missing.join(", ")
+        )));
+    }
+    Ok(outcome.merged)
 }
 
 /// One `scalebench elastic` transition with the run's options: its run under load is the record,

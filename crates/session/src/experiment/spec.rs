@@ -212,7 +212,7 @@ pub struct PlannedRun {
     pub data_key: String,
 }
 
-pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target"];
+pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target", "clients"];
 
 /// Runs one experiment may plan: a week of 6-second runs, far beyond any study's matrix.
 const MAX_PLANNED_RUNS: u64 = 100_000;
