@@ -80,106 +80,49 @@ fn an_indexed_job_meeting_in_a_given_etcd() {
 
 #[test]
 fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
+    let job = |name: &str, extra: &[&str]| -> Vec<String> {
+        [
+            "kubernetes",
+            "--name",
+            name,
+            "--image",
+            "i",
+            "--clients",
+            "2",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|s| s.to_string())
+        .collect()
+    };
     for (args, expected) in [
         (
-            &[
-                "kubernetes",
-                "--name",
-                "Bad_Name",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--",
-                "run",
-                "--db",
-                "null://",
-            ][..],
+            job("Bad_Name", &["--", "run", "--db", "null://"]),
             "'Bad_Name' for '--name'",
         ),
         (
-            &[
-                "kubernetes",
-                "--name",
-                "x",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--",
-                "merge",
-                "a.json",
-            ][..],
+            job("x", &["--", "merge", "a.json"]),
             "must be `load ...` or `run ...`",
         ),
         (
-            &[
-                "kubernetes",
-                "--name",
-                "x",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--",
-                "run",
-                "--threads",
-                "0",
-            ][..],
+            job("x", &["--", "run", "--threads", "0"]),
             "'0' for '--threads",
         ),
+        (job("x", &["--", "run"]), "needs --db"),
         (
-            &[
-                "kubernetes",
-                "--name",
-                "x",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--",
-                "run",
-            ][..],
-            "needs --db",
-        ),
-        (
-            &[
-                "kubernetes",
-                "--name",
-                "x",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--",
-                "run",
-                "--db",
-                "null://",
-                "--clients",
-                "3",
-            ][..],
+            job("x", &["--", "run", "--db", "null://", "--clients", "3"]),
             "takes no --clients",
         ),
         (
-            &[
-                "kubernetes",
-                "--name",
+            job(
                 "x",
-                "--image",
-                "i",
-                "--clients",
-                "2",
-                "--rendezvous",
-                "etcd://h:1",
-                "--",
-                "run",
-                "--db",
-                "null://",
-            ][..],
+                &["--rendezvous", "etcd://h:1", "--", "run", "--db", "null://"],
+            ),
             "a prefix naming the run",
         ),
     ] {
-        let o = scalebench(args);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = scalebench(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
     }
