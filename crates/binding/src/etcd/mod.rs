@@ -136,8 +136,9 @@ fn classify(e: etcd_client::Error) -> OpError {
             }
             tonic::Code::NotFound => FailureClass::NotFound,
             tonic::Code::FailedPrecondition => FailureClass::Conflict,
-            // A connection reset by a server that died mid-request arrives as Unknown.
-            tonic::Code::Unknown
+            // A connection reset by a server that died mid-request arrives as Unknown, or as
+            // Cancelled ("connection closed") when the request was in flight as it went.
+            tonic::Code::Unknown | tonic::Code::Cancelled
                 if std::error::Error::source(s)
                     .is_some_and(|c| c.is::<tonic::transport::Error>()) =>
             {
