@@ -456,9 +456,9 @@ pub struct ClientsArgs {
     /// each with its share (operations, load key range, rate, a section of keys for its inserts, a
     /// seed), one common start, one result merged by histogram in --output and each client's beside
     /// it (FILE.client-I.json). With --rendezvous: how many clients meet there (default: Slurm's
-    /// SLURM_NTASKS). Needs --db or --deployment: the clients share the database (with a deployment,
-    /// the steps around a phase, idle wait, compaction, space, are not taken). Exit code 3 when a client left no
-    /// result.
+    /// SLURM_NTASKS). The clients share the database: --db, or for clients on this machine also
+    /// --deployment (the steps around a phase, idle wait, compaction, space, are then not taken).
+    /// Exit code 3 when a client left no result.
     #[arg(long, value_name = "N", value_parser = parse_clients)]
     pub clients: Option<u32>,
 
