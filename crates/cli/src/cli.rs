@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use scalebench_binding::registry;
 use scalebench_exec::Phase;
-use scalebench_measure::merge::{check_mergeable, merge_results};
+use scalebench_measure::merge::merge_results;
 use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
@@ -87,10 +87,10 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         .map(|f| RunResult::read(f).map_err(|e| SessionError::Usage(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    for warning in check_mergeable(&results, &sources).map_err(SessionError::Usage)? {
+    let (merged, warnings) = merge_results(&results, &sources).map_err(SessionError::Usage)?;
+    for warning in warnings {
         crate::note!("warning: {warning}");
     }
-    let merged = merge_results(&results, &sources).map_err(SessionError::Usage)?;
     merged
         .write_atomically(&args.output)
         .map_err(|e| SessionError::Failed(e.to_string()))?;

@@ -145,9 +145,13 @@ fn loop_kind(r: &RunResult) -> &'static str {
     }
 }
 
-/// Merges results of concurrent clients. Phases are matched by name (`load`, `run`).
-pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunResult, String> {
-    check_mergeable(results, sources)?;
+/// Merges results of concurrent clients, checked with [`check_mergeable`] first; returns the merge
+/// and that check's warnings. Phases are matched by name (`load`, `run`).
+pub fn merge_results(
+    results: &[RunResult],
+    sources: &[String],
+) -> Result<(RunResult, Vec<String>), String> {
+    let warnings = check_mergeable(results, sources)?;
     let first = results.first().ok_or("nothing to merge")?;
     let mut merged = first.clone();
     merged.merged_from = sources.to_vec();
@@ -173,7 +177,7 @@ pub fn merge_results(results: &[RunResult], sources: &[String]) -> Result<RunRes
             .collect();
         merged.phases.push(merge_phases(&phases)?);
     }
-    Ok(merged)
+    Ok((merged, warnings))
 }
 
 /// The verdict of clients that ran together: any saturated client makes the whole a lower bound,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use scalebench_exec::{Phase, ProgressState};
-use scalebench_measure::merge::{check_mergeable, merge_results};
+use scalebench_measure::merge::merge_results;
 use scalebench_measure::result::{DistributedRun, MissingClient};
 use scalebench_measure::RunResult;
 
@@ -152,10 +152,10 @@ pub fn merge_clients(
             reasons.join("; ")
         )));
     }
-    let mut warnings = check_mergeable(&present, &sources).map_err(SessionError::Failed)?;
+    let (mut merged, mut warnings) =
+        merge_results(&present, &sources).map_err(SessionError::Failed)?;
     warnings.extend(late_starts(&present, &sources));
     warnings.extend(overlapping_inserts(&present, &sources));
-    let mut merged = merge_results(&present, &sources).map_err(SessionError::Failed)?;
     if let Some(r) = request {
         merged.command = r.command.clone();
     }
