@@ -42,6 +42,7 @@ impl MariadbServer {
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("--port={port}"))
             .arg(format!("--pid-file={}", dir.join("mariadbd.pid").display()))
+            .arg(format!("--tmpdir={}", tmp_dir(&data).display()))
             .args([
                 "--bind-address=127.0.0.1",
                 "--skip-name-resolve",
@@ -88,15 +89,27 @@ impl MariadbServer {
 /// socket (unix_socket authentication): scalebench's own SQL runs as the one, a joining Galera
 /// node's state transfer as the other.
 pub fn install_db(data: &Path, account: &Account) -> Result<(), DeployError> {
+    let tmp = tmp_dir(data);
+    std::fs::create_dir_all(&tmp).map_err(|e| DeployError::io(&tmp, e))?;
+    account.give(&tmp)?;
     let mut install = Command::new("mariadb-install-db");
     install
         .arg("--no-defaults")
         .arg(format!("--datadir={}", data.display()))
-        .arg("--skip-test-db");
+        .arg("--skip-test-db")
+        // Passed on to the bootstrap server.
+        .arg(format!("--tmpdir={}", tmp.display()));
     if let Some(name) = account.system_name() {
         install.arg(format!("--user={name}"));
     }
     run(&mut install, "mariadb-install-db").map(|_| ())
+}
+
+/// The server's own temporary directory, beside its data directory (made by [`install_db`]): with
+/// the shared /tmp, two servers bootstrapping at once have failed on each other's temporary tables
+/// ("Unknown table 'mysql.tmp_user_sys'").
+pub fn tmp_dir(data: &Path) -> std::path::PathBuf {
+    data.with_file_name("tmp")
 }
 
 /// The database superuser scalebench's own SQL logs in as over the socket: the operating system

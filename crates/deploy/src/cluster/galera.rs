@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
 use crate::mariadb::{
-    create_user_and_database_sql, install_db, ping, socket_superuser, sql, DATABASE, USER,
+    create_user_and_database_sql, install_db, ping, socket_superuser, sql, tmp_dir, DATABASE, USER,
 };
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
@@ -47,6 +47,7 @@ impl Galera {
         let mut cnf = format!(
             "[mysqld]\n\
              datadir={data}\n\
+             tmpdir={tmp}\n\
              socket={sock}\n\
              port={port}\n\
              pid-file={dir}/mariadbd.pid\n\
@@ -68,6 +69,7 @@ impl Galera {
              wsrep-sst-method=mariabackup\n\
              wsrep-sst-auth={transfer_user}:\n",
             data = node.data_dir.display(),
+            tmp = tmp_dir(&node.data_dir).display(),
             sock = socket(node).display(),
             port = node.port,
             dir = node.dir.display(),
