@@ -43,6 +43,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::etcd::INFO);
     #[cfg(feature = "cassandra")]
     all.push(crate::cassandra::INFO);
+    #[cfg(feature = "mongodb")]
+    all.push(crate::mongodb::INFO);
     all
 }
 
@@ -115,6 +117,8 @@ pub fn open<V: FactoryVisitor>(
         "etcd" => Ok(visitor.visit(crate::etcd::EtcdFactory::open(&config)?)),
         #[cfg(feature = "cassandra")]
         "cassandra" => Ok(visitor.visit(crate::cassandra::CassandraFactory::open(&config)?)),
+        #[cfg(feature = "mongodb")]
+        "mongodb" => Ok(visitor.visit(crate::mongodb::MongoFactory::open(&config)?)),
         other => Err(BindingError::Config(format!(
             "binding '{other}' is registered but cannot be opened"
         ))),

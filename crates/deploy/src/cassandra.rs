@@ -6,6 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
+use crate::maven::{cache_dir, readable_classpath, write_whole, MavenProject};
 use crate::process::{free_port, run, DeployError, ManagedProcess};
 
 /// The system account a node runs as when scalebench runs as root (created if missing: Cassandra
@@ -111,134 +112,20 @@ const JVM_FLAGS: &[&str] = &[
 
 /// Cassandra's Maven project (cassandra-all and its dependencies), built into the binary so that an
 /// installed scalebench needs no checkout.
-const CASSANDRA_POM: &str = include_str!("../../../deployments/cassandra/pom.xml");
+pub const PROJECT: MavenProject = MavenProject {
+    name: "cassandra",
+    what: "Apache Cassandra",
+    pom: include_str!("../../../deployments/cassandra/pom.xml"),
+};
 
-/// The per-user cache servers are resolved into: `$SCALEBENCH_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/scalebench`, else `$HOME/.cache/scalebench`.
-pub fn cache_dir() -> Result<PathBuf, DeployError> {
-    let var = |name: &str| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let dir = var("SCALEBENCH_CACHE_DIR")
-        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("scalebench")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/scalebench")))
-        .ok_or_else(|| {
-            DeployError::Failed(
-                "no cache directory: set SCALEBENCH_CACHE_DIR (or HOME) to resolve servers into"
-                    .into(),
-            )
-        })?;
-    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-    Ok(dir)
-}
-
-/// A file listing Cassandra's classpath, resolved by Maven (`mvn` from PATH, on the project built
-/// into this binary) into the per-user cache on first use. Nothing found by searching directories is
-/// ever executed.
+/// A file listing Cassandra's classpath (see [`MavenProject::classpath_file`]).
 pub fn classpath_file() -> Result<PathBuf, DeployError> {
-    let dir = cache_dir()?.join(format!("cassandra-{}", hex_hash(CASSANDRA_POM)));
-    let out = dir.join("classpath.txt");
-    if std::fs::metadata(&out).is_ok_and(|m| m.len() > 0) {
-        return Ok(out);
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
-    let pom = dir.join("pom.xml");
-    write_whole(&pom, CASSANDRA_POM)?;
-    // A temporary of this resolution alone: concurrent ones each rename a complete file.
-    let tmp = dir.join(format!("classpath.{}.tmp", unique_suffix()));
-    run(
-        Command::new("mvn")
-            .args(["-q", "-B", "-f"])
-            .arg(&pom)
-            .arg("dependency:build-classpath")
-            .arg(format!("-Dmdep.outputFile={}", tmp.display()))
-            .arg("-Dmdep.includeScope=runtime"),
-        "mvn (resolving Apache Cassandra from Maven Central)",
-    )?;
-    std::fs::rename(&tmp, &out).map_err(|e| DeployError::io(&out, e))?;
-    Ok(out)
+    PROJECT.classpath_file()
 }
 
 /// Cassandra's classpath, resolved as [`classpath_file`] does.
 pub fn classpath() -> Result<String, DeployError> {
-    let file = classpath_file()?;
-    std::fs::read_to_string(&file)
-        .map(|s| s.trim().to_string())
-        .map_err(|e| DeployError::io(&file, e))
-}
-
-/// Where root keeps jars a system account may read: written by root only, readable by all.
-const SYSTEM_CACHE: &str = "/var/cache/scalebench";
-
-/// `classpath` as a server running as `account` can read it. Root's Maven repository lies in its
-/// home, which a system account cannot enter: the jars are then linked (copied across file
-/// systems) into a directory under [`SYSTEM_CACHE`], once per classpath.
-pub fn readable_classpath(classpath: &str, account: &Account) -> Result<String, DeployError> {
-    if account.system_name().is_none() {
-        return Ok(classpath.to_string());
-    }
-    let dir = Path::new(SYSTEM_CACHE).join(format!("classpath-{}", hex_hash(classpath)));
-    let jars: Vec<(PathBuf, PathBuf)> = classpath
-        .split(':')
-        .filter(|j| !j.is_empty())
-        .enumerate()
-        .map(|(i, jar)| {
-            let name = Path::new(jar).file_name().unwrap_or_default();
-            // Numbered: the order is the classpath's, and equal names from two places stay apart.
-            let linked = dir.join(format!("{i:04}-{}", name.to_string_lossy()));
-            (PathBuf::from(jar), linked)
-        })
-        .collect();
-    let complete = dir.join(".complete");
-    if !complete.exists() {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o755)
-            .create(&dir)
-            .map_err(|e| DeployError::io(&dir, e))?;
-        for (jar, linked) in &jars {
-            if !linked.exists() {
-                // Another process may link the same jar at once: its link is as good as ours.
-                let tmp = dir.join(format!(".{}.tmp", unique_suffix()));
-                std::fs::hard_link(jar, &tmp)
-                    .or_else(|_| std::fs::copy(jar, &tmp).map(|_| ()))
-                    .map_err(|e| DeployError::io(jar, e))?;
-                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644))
-                    .map_err(|e| DeployError::io(&tmp, e))?;
-                std::fs::rename(&tmp, linked).map_err(|e| DeployError::io(linked, e))?;
-            }
-        }
-        std::fs::write(&complete, "").map_err(|e| DeployError::io(&complete, e))?;
-    }
-    Ok(jars
-        .iter()
-        .map(|(_, linked)| linked.display().to_string())
-        .collect::<Vec<_>>()
-        .join(":"))
-}
-
-/// A cache directory's name for `text` (the same text, the same name).
-fn hex_hash(text: &str) -> String {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(text, &mut hasher);
-    format!("{:016x}", std::hash::Hasher::finish(&hasher))
-}
-
-/// Distinct for every call in every process (threads of one process resolve concurrently in tests):
-/// the name Maven writes the classpath to before it is renamed.
-fn unique_suffix() -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{}-{n}", std::process::id())
-}
-
-/// Writes `text` to `path` through scalebench's one safe writer (an exclusive temporary, renamed).
-fn write_whole(path: &Path, text: &str) -> Result<(), DeployError> {
-    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
-        .map_err(DeployError::Failed)
+    PROJECT.classpath()
 }
 
 /// The ports of a node: storage and native are the ring's, JMX the node's own.

@@ -10,6 +10,8 @@ mod cassandra_cql;
 pub mod cluster;
 pub mod etcd;
 pub mod mariadb;
+pub mod maven;
+pub mod mongodb;
 pub mod postgres;
 pub mod process;
 pub mod redis;

@@ -1,0 +1,439 @@
+//! `mongodb://[user:password@]host:port[,host:port...][/database][?options]`: MongoDB through the
+//! official `mongodb` crate (MongoDB 4.2 or newer; replica sets and sharded clusters through their
+//! seed list or a mongos, with the driver's own URL options).
+//!
+//! Data model as YCSB's MongoDB binding: one document per record in collection `<table>` of the
+//! URL's database (default `ycsb`), `_id` = the key, one string field per YCSB field. Scans are range
+//! queries on `_id` sorted ascending with a limit; batched loads are one `insertMany`.
+
+use std::future::IntoFuture;
+use std::time::Duration;
+
+use futures::TryStreamExt;
+use mongodb::bson::{doc, Bson, Document};
+use mongodb::error::{Error as MongoError, ErrorKind, WriteFailure};
+use mongodb::options::{
+    Acknowledgment, ClientOptions, CollectionOptions, ReadConcern, ReadPreference,
+    SelectionCriteria, WriteConcern,
+};
+use mongodb::{Client, Collection};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+
+use crate::registry::{BindingInfo, OptionInfo};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+
+pub const INFO: BindingInfo = BindingInfo {
+    name: "mongodb",
+    schemes: &["mongodb"],
+    summary: "MongoDB 4.2+ (official mongodb crate); one document per record, _id = key",
+    url_example: "mongodb://127.0.0.1:27017/ycsb or mongodb://h1:27017,h2:27017/ycsb?replicaSet=rs0",
+    options: &[
+        OptionInfo { name: "w", default: "1", help: "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)" },
+        OptionInfo { name: "j", default: "false", help: "write concern: acknowledge a write only once it is in the on-disk journal" },
+        OptionInfo { name: "wtimeout_ms", default: "0", help: "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)" },
+        OptionInfo { name: "read_concern", default: "server", help: "read concern level: server (the server's default, none sent), local, available, majority, linearizable or snapshot" },
+        OptionInfo { name: "read_preference", default: "primary", help: "which members reads go to: primary, primaryPreferred, secondary, secondaryPreferred or nearest" },
+        OptionInfo { name: "ordered_inserts", default: "false", help: "load batches as ordered insertMany (stops at the first failed document) instead of unordered" },
+        OptionInfo { name: "upsert", default: "false", help: "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert" },
+        OptionInfo { name: "server_selection_timeout_ms", default: "30000", help: "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable" },
+        OptionInfo { name: "max_pool_size", default: "0", help: "connections per worker thread's client (0: the driver's default, 10)" },
+    ],
+    table_sql: None,
+    stores_data: true,
+    // MongoDB creates a collection on its first insert.
+    creates_table_on_load: true,
+};
+
+/// The database when the URL names none (YCSB's default).
+const DEFAULT_DATABASE: &str = "ycsb";
+
+pub struct MongoFactory {
+    options: ClientOptions,
+    url: String,
+    database: String,
+    collection: String,
+    collection_options: CollectionOptions,
+    fields: Vec<String>,
+    ordered_inserts: bool,
+    upsert: bool,
+}
+
+impl MongoFactory {
+    pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let url = config.url.redacted();
+        let database = config.url.url().path().trim_start_matches('/').to_string();
+        let database = if database.is_empty() {
+            DEFAULT_DATABASE.to_string()
+        } else {
+            database
+        };
+        let w = config.option(&INFO, "w");
+        let acknowledgment = match w.parse::<u32>() {
+            Ok(0) => {
+                return Err(BindingError::Config(
+                    "invalid value '0' for property 'mongodb.w': unacknowledged writes are not supported by the driver".into(),
+                ))
+            }
+            Ok(n) => Acknowledgment::Nodes(n),
+            Err(_) if w == "majority" => Acknowledgment::Majority,
+            Err(_) if !w.is_empty() => Acknowledgment::Custom(w.to_string()),
+            Err(_) => {
+                return Err(BindingError::Config(
+                    "invalid value '' for property 'mongodb.w': expected a number of members, 'majority' or a tag set's name".into(),
+                ))
+            }
+        };
+        let wtimeout = config.u64_option(&INFO, "wtimeout_ms")?;
+        let write_concern = WriteConcern::builder()
+            .w(acknowledgment)
+            .journal(config.choice(&INFO, "j", &["true", "false"])? == "true")
+            .w_timeout((wtimeout > 0).then(|| Duration::from_millis(wtimeout)))
+            .build();
+        let read_concern = match config
+            .choice(
+                &INFO,
+                "read_concern",
+                &[
+                    "server",
+                    "local",
+                    "available",
+                    "majority",
+                    "linearizable",
+                    "snapshot",
+                ],
+            )?
+            .as_str()
+        {
+            "local" => Some(ReadConcern::local()),
+            "available" => Some(ReadConcern::available()),
+            "majority" => Some(ReadConcern::majority()),
+            "linearizable" => Some(ReadConcern::linearizable()),
+            "snapshot" => Some(ReadConcern::snapshot()),
+            _ => None,
+        };
+        let read_preference = match config
+            .choice(
+                &INFO,
+                "read_preference",
+                &[
+                    "primary",
+                    "primaryPreferred",
+                    "secondary",
+                    "secondaryPreferred",
+                    "nearest",
+                ],
+            )?
+            .as_str()
+        {
+            "primaryPreferred" => ReadPreference::PrimaryPreferred { options: None },
+            "secondary" => ReadPreference::Secondary { options: None },
+            "secondaryPreferred" => ReadPreference::SecondaryPreferred { options: None },
+            "nearest" => ReadPreference::Nearest { options: None },
+            _ => ReadPreference::Primary,
+        };
+        let collection_options = CollectionOptions::builder()
+            .write_concern(write_concern)
+            .read_concern(read_concern)
+            .selection_criteria(SelectionCriteria::ReadPreference(read_preference))
+            .build();
+        let server_selection = config.u64_option(&INFO, "server_selection_timeout_ms")?;
+        let max_pool_size = config.u64_option(&INFO, "max_pool_size")?;
+
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
+        // Parsing reads the URL's own options (replicaSet, authSource, directConnection, ...).
+        let mut options = runtime
+            .block_on(ClientOptions::parse(config.url.url().as_str()).into_future())
+            .map_err(|e| {
+                BindingError::Config(format!("invalid database URL '{url}': {}", e.kind))
+            })?;
+        options.server_selection_timeout = Some(Duration::from_millis(server_selection.max(1)));
+        options.connect_timeout = Some(crate::CONNECT_TIMEOUT);
+        if max_pool_size > 0 {
+            options.max_pool_size = Some(max_pool_size as u32);
+        }
+        options.app_name = Some("scalebench".into());
+        let factory = MongoFactory {
+            options,
+            url,
+            database,
+            collection: config.schema.table.clone(),
+            collection_options,
+            fields: config.schema.field_names.to_vec(),
+            ordered_inserts: config.choice(&INFO, "ordered_inserts", &["true", "false"])? == "true",
+            upsert: config.choice(&INFO, "upsert", &["true", "false"])? == "true",
+        };
+        // Fail now, with the URL, rather than in every worker.
+        runtime.block_on(config.cancel.unless_cancelled(async {
+            let client = factory.client()?;
+            let admin = client.database("admin");
+            let ping = admin.run_command(doc! {"ping": 1}).into_future();
+            crate::connect_within(crate::CONNECT_TIMEOUT, &factory.url, ping).await?;
+            let db = client.database(&factory.database);
+            let schema_error = |what: &str, e: MongoError| {
+                BindingError::Schema(format!(
+                    "cannot {what} collection {}.{} on {}: {}",
+                    factory.database, factory.collection, factory.url, e.kind
+                ))
+            };
+            // Asked first: dropping a missing collection is an error on some servers (MongoDB
+            // before 7.0 without a code the driver can recognise on mongo-java-server).
+            // (Unfiltered: mongo-java-server ignores a listCollections filter.)
+            let exists = db
+                .list_collection_names()
+                .await
+                .map_err(|e| schema_error("list", e))?
+                .contains(&factory.collection);
+            if config.drop_schema && exists {
+                db.collection::<Document>(&factory.collection)
+                    .drop()
+                    .await
+                    .map_err(|e| schema_error("drop", e))?;
+            }
+            if config.create_schema && (config.drop_schema || !exists) {
+                db.create_collection(&factory.collection)
+                    .await
+                    .map_err(|e| schema_error("create", e))?;
+            }
+            client.shutdown().await;
+            Ok::<_, BindingError>(())
+        }))?;
+        Ok(factory)
+    }
+
+    /// A client on the calling thread's runtime (its monitors are tasks of that runtime).
+    fn client(&self) -> Result<Client, BindingError> {
+        Client::with_options(self.options.clone()).map_err(|e| BindingError::Connect {
+            url: self.url.clone(),
+            reason: e.kind.to_string(),
+        })
+    }
+}
+
+impl BindingFactory for MongoFactory {
+    type Binding = MongoBinding;
+
+    async fn connect(&self, _worker: usize) -> Result<MongoBinding, BindingError> {
+        // One client per worker thread: a client belongs to the runtime it was made on.
+        let client = self.client()?;
+        let collection = client
+            .database(&self.database)
+            .collection_with_options(&self.collection, self.collection_options.clone());
+        Ok(MongoBinding {
+            client,
+            collection,
+            fields: self.fields.clone(),
+            ordered_inserts: self.ordered_inserts,
+            upsert: self.upsert,
+        })
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+pub struct MongoBinding {
+    client: Client,
+    collection: Collection<Document>,
+    fields: Vec<String>,
+    ordered_inserts: bool,
+    upsert: bool,
+}
+
+/// The failure class of a server error code (src/mongo/base/error_codes.yml).
+fn class_of_code(code: i32) -> FailureClass {
+    match code {
+        // DuplicateKey (and its legacy form), WriteConflict, NoSuchTransaction.
+        11000 | 11001 | 112 | 251 => FailureClass::Conflict,
+        // MaxTimeMSExpired, WriteConcernFailed (wtimeout), NetworkTimeout, ExceededTimeLimit.
+        50 | 64 | 89 | 262 => FailureClass::Timeout,
+        // HostUnreachable, HostNotFound, ShutdownInProgress, UnsatisfiableWriteConcern,
+        // FailedToSatisfyReadPreference, PrimarySteppedDown, SocketException, NotWritablePrimary,
+        // InterruptedAtShutdown, InterruptedDueToReplStateChange, NotPrimaryNoSecondaryOk,
+        // NotPrimaryOrSecondary.
+        6 | 7 | 91 | 100 | 133 | 189 | 9001 | 10107 | 11600 | 11602 | 13435 | 13436 => {
+            FailureClass::Unavailable
+        }
+        _ => FailureClass::Other,
+    }
+}
+
+fn classify(e: MongoError) -> OpError {
+    let class = match &*e.kind {
+        ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => FailureClass::Timeout,
+        ErrorKind::Io(_)
+        | ErrorKind::ServerSelection { .. }
+        | ErrorKind::ConnectionPoolCleared { .. }
+        | ErrorKind::Shutdown => FailureClass::Unavailable,
+        ErrorKind::Write(WriteFailure::WriteConcernError(w)) => class_of_code(w.code),
+        ErrorKind::Write(WriteFailure::WriteError(w)) => class_of_code(w.code),
+        ErrorKind::Command(c) => class_of_code(c.code),
+        ErrorKind::InsertMany(m) => match (&m.write_errors, &m.write_concern_error) {
+            (Some(errors), _) if !errors.is_empty() => class_of_code(errors[0].code),
+            (_, Some(w)) => class_of_code(w.code),
+            _ => FailureClass::Other,
+        },
+        _ => FailureClass::Other,
+    };
+    OpError::new(class, e.kind.to_string())
+}
+
+fn not_found(key: &str) -> OpError {
+    OpError::new(FailureClass::NotFound, format!("no record {key}"))
+}
+
+impl MongoBinding {
+    fn document(&self, key: &str, values: &Fields) -> Document {
+        let mut d = Document::new();
+        d.insert("_id", key);
+        for (f, v) in values {
+            d.insert(self.fields[*f].as_str(), v.as_str());
+        }
+        d
+    }
+
+    /// Every YCSB field, or the one asked for (`_id` comes with either).
+    fn projection(&self, fields: FieldSet) -> Document {
+        fields
+            .indices(self.fields.len())
+            .into_iter()
+            .map(|i| (self.fields[i].clone(), Bson::Int32(1)))
+            .collect()
+    }
+
+    /// The document's YCSB fields as (field index, value); a non-string value is unexpected.
+    fn fill(&self, d: &Document, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        for i in fields.indices(self.fields.len()) {
+            match d.get(&self.fields[i]) {
+                Some(Bson::String(v)) => out.push((i, v.clone())),
+                Some(other) => {
+                    return Err(OpError::new(
+                        FailureClass::Unexpected,
+                        format!("field {} is {other:?}, not a string", self.fields[i]),
+                    ))
+                }
+                None => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Binding for MongoBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        let found = self
+            .collection
+            .find_one(doc! {"_id": key})
+            .projection(self.projection(fields))
+            .await
+            .map_err(classify)?;
+        let d = found.ok_or_else(|| not_found(key))?;
+        self.fill(&d, fields, out)
+    }
+
+    async fn scan(
+        &mut self,
+        start_key: &str,
+        count: usize,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let mut cursor = self
+            .collection
+            .find(doc! {"_id": {"$gte": start_key}})
+            .sort(doc! {"_id": 1})
+            .limit(count as i64)
+            // One round trip for the whole scan (the first batch holds every record).
+            .batch_size(count.clamp(1, u32::MAX as usize) as u32)
+            .projection(self.projection(fields))
+            .await
+            .map_err(classify)?;
+        while let Some(d) = cursor.try_next().await.map_err(classify)? {
+            let key = match d.get("_id") {
+                Some(Bson::String(k)) => k.clone(),
+                other => {
+                    return Err(OpError::new(
+                        FailureClass::Unexpected,
+                        format!("a document's _id is {other:?}, not a string key"),
+                    ))
+                }
+            };
+            let mut f = Fields::new();
+            self.fill(&d, fields, &mut f)?;
+            out.push((key, f));
+        }
+        Ok(())
+    }
+
+    async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let mut set = Document::new();
+        for (f, v) in values {
+            set.insert(self.fields[*f].as_str(), v.as_str());
+        }
+        let r = self
+            .collection
+            .update_one(doc! {"_id": key}, doc! {"$set": set})
+            .await
+            .map_err(classify)?;
+        // As YCSB: an update that matched nothing is "not found".
+        if r.matched_count == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let d = self.document(key, values);
+        if self.upsert {
+            self.collection
+                .replace_one(doc! {"_id": key}, d)
+                .upsert(true)
+                .await
+                .map_err(classify)?;
+        } else {
+            self.collection.insert_one(d).await.map_err(classify)?;
+        }
+        Ok(())
+    }
+
+    async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
+        if self.upsert {
+            for r in records {
+                self.insert(&r.key, &r.values).await?;
+            }
+            return Ok(());
+        }
+        let docs: Vec<Document> = records
+            .iter()
+            .map(|r| self.document(&r.key, &r.values))
+            .collect();
+        self.collection
+            .insert_many(docs)
+            .ordered(self.ordered_inserts)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        let r = self
+            .collection
+            .delete_one(doc! {"_id": key})
+            .await
+            .map_err(classify)?;
+        if r.deleted_count == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn cleanup(&mut self) -> Result<(), BindingError> {
+        self.client.clone().shutdown().await;
+        Ok(())
+    }
+}

@@ -1,0 +1,336 @@
+//! The mongodb binding against mongo-java-server 1.46.0 (H2 backend, announcing MongoDB 5.0), a
+//! MongoDB wire-protocol server from Maven Central: not MongoDB itself (see the deploy module).
+//! Knobs the server accepts but does not enforce (write and read concern) are checked on the wire,
+//! through a recording proxy.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mongodb::bson::{doc, Document};
+use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::mongodb::MongoFactory;
+use scalebench_binding::{Binding, BindingFactory};
+use scalebench_deploy::mongodb::MongoTestServer;
+use scalebench_workload::{FailureClass, OpKind, Operation};
+use support::*;
+
+fn server() -> &'static MongoTestServer {
+    static S: std::sync::OnceLock<&'static MongoTestServer> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        keep(|| {
+            MongoTestServer::start(&servers_dir(), 512, true).expect("mongo-java-server starts")
+        })
+    })
+}
+
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: true,
+    delete_missing_is_not_found: true,
+    scan_in_key_order: true,
+};
+
+/// A driver client of the test's own, for looking at what the binding wrote.
+fn collection(url: &str, name: &str) -> (tokio::runtime::Runtime, mongodb::Collection<Document>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let client = rt
+        .block_on(async { mongodb::Client::with_uri_str(url).await })
+        .unwrap();
+    let c = client.database("ycsb").collection(name);
+    (rt, c)
+}
+
+fn count(url: &str, name: &str) -> u64 {
+    let (rt, c) = collection(url, name);
+    rt.block_on(async { c.count_documents(doc! {}).await })
+        .unwrap()
+}
+
+fn records(keys: &[&str]) -> Vec<Operation> {
+    keys.iter()
+        .map(|k| Operation {
+            kind: OpKind::Insert,
+            key: k.to_string(),
+            values: vec![(0, format!("{k}-v"))],
+            ..Operation::default()
+        })
+        .collect()
+}
+
+#[test]
+fn crud_semantics() {
+    assert_not_root(server().process.pid(), scalebench_deploy::mongodb::ACCOUNT);
+    let w = workload(&[("table", "crud"), ("fieldcount", "4")]);
+    let f = MongoFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    block_on(check_crud(&f, "user", 4, EXPECT)).unwrap();
+}
+
+#[test]
+fn load_10000_records_then_workload_a_without_errors() {
+    let url = server().url();
+    let w = workload(&[
+        ("table", "e2e"),
+        ("recordcount", "10000"),
+        ("dataintegrity", "true"),
+    ]);
+    let loaded = phase(config(&url, &w, &[], false, true), &w, load_plan(2, 100)).result;
+    assert_eq!(
+        (loaded.totals.records, loaded.totals.failed),
+        (10_000, 0),
+        "{:?}",
+        loaded.errors
+    );
+    assert_eq!(count(&url, "e2e"), 10_000);
+    // One document per record: _id is the key, one string field per YCSB field.
+    let (rt, c) = collection(&url, "e2e");
+    let d = rt
+        .block_on(async { c.find_one(doc! {}).await })
+        .unwrap()
+        .expect("a loaded record");
+    assert!(
+        d.get_str("_id").is_ok_and(|k| k.starts_with("user")),
+        "{d:?}"
+    );
+    assert_eq!(d.len(), 11, "{d:?}");
+    assert!(d.get_str("field9").is_ok_and(|v| v.len() >= 100), "{d:?}");
+    let ran = phase(config(&url, &w, &[], false, false), &w, run_plan(2.0)).result;
+    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+    assert!(ran.totals.ok > 100);
+    assert_accounted(&ran);
+    // Workload E's scans, in key order with a limit.
+    let e = builtin(
+        "e",
+        &[
+            ("table", "e2e"),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+        ],
+    );
+    let scanned = phase(config(&url, &e, &[], false, false), &e, run_plan(1.0)).result;
+    assert_eq!(scanned.totals.failed, 0, "{:?}", scanned.errors);
+    assert!(scanned.operations.get("SCAN").is_some_and(|s| s.ok > 10));
+}
+
+#[test]
+fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
+    let own = MongoTestServer::start(&servers_dir(), 256, true).expect("mongo-java-server starts");
+    check_pause_then_crash(
+        &own.process,
+        &own.url(),
+        Faults {
+            create: false,
+            drop: true,
+            tolerated: &[],
+            crash_classes: &["unavailable"],
+            op_timeout: None,
+        },
+    );
+}
+
+#[test]
+fn an_unreachable_server_fails_operations_as_unavailable_within_the_selection_timeout() {
+    let mut own =
+        MongoTestServer::start(&servers_dir(), 256, true).expect("mongo-java-server starts");
+    let w = workload(&[("table", "gone")]);
+    let f = MongoFactory::open(&config(
+        &own.url(),
+        &w,
+        &[("server_selection_timeout_ms", "300")],
+        false,
+        false,
+    ))
+    .unwrap();
+    own.process.kill();
+    let e = block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        let mut out = Vec::new();
+        tokio::time::timeout(
+            Duration::from_secs(20),
+            b.read("user1", scalebench_workload::FieldSet::All, &mut out),
+        )
+        .await
+        .expect("the driver gives up by itself")
+        .unwrap_err()
+    });
+    assert_eq!(e.class, FailureClass::Unavailable, "{e}");
+}
+
+#[test]
+fn drop_schema_empties_the_collection() {
+    let url = server().url();
+    let w = workload(&[("table", "dropped"), ("recordcount", "100")]);
+    phase(config(&url, &w, &[], false, false), &w, load_plan(1, 10));
+    assert_eq!(count(&url, "dropped"), 100);
+    MongoFactory::open(&config(&url, &w, &[], false, true)).unwrap();
+    assert_eq!(count(&url, "dropped"), 0);
+}
+
+#[test]
+fn an_existing_key_conflicts_unless_inserts_upsert() {
+    let url = server().url();
+    let w = workload(&[("table", "upserts"), ("fieldcount", "1")]);
+    let plain = MongoFactory::open(&config(&url, &w, &[], false, true)).unwrap();
+    let upsert =
+        MongoFactory::open(&config(&url, &w, &[("upsert", "true")], false, false)).unwrap();
+    block_on(async {
+        let mut b = plain.connect(0).await.unwrap();
+        b.insert("k", &vec![(0, "first".into())]).await.unwrap();
+        let e = b
+            .insert("k", &vec![(0, "second".into())])
+            .await
+            .unwrap_err();
+        assert_eq!(e.class, FailureClass::Conflict, "{e}");
+        let mut u = upsert.connect(0).await.unwrap();
+        u.insert("k", &vec![(0, "third".into())]).await.unwrap();
+        let mut out = Vec::new();
+        b.read("k", scalebench_workload::FieldSet::All, &mut out)
+            .await
+            .unwrap();
+        assert_eq!(out, vec![(0, "third".to_string())]);
+    });
+}
+
+#[test]
+fn an_ordered_batch_stops_at_a_duplicate_and_an_unordered_one_writes_the_rest() {
+    let url = server().url();
+    for (ordered, table, expected) in [("true", "ordered", 2), ("false", "unordered", 4)] {
+        let w = workload(&[("table", table), ("fieldcount", "1")]);
+        let f = MongoFactory::open(&config(
+            &url,
+            &w,
+            &[("ordered_inserts", ordered)],
+            false,
+            true,
+        ))
+        .unwrap();
+        block_on(async {
+            let mut b = f.connect(0).await.unwrap();
+            b.insert("b", &vec![(0, "already".into())]).await.unwrap();
+            let e = b
+                .insert_batch(&records(&["a", "b", "c", "d"]))
+                .await
+                .unwrap_err();
+            assert_eq!(e.class, FailureClass::Conflict, "{e}");
+        });
+        // Ordered: "a" and the earlier "b"; unordered: a, b, c, d.
+        assert_eq!(count(&url, table), expected, "ordered_inserts={ordered}");
+    }
+}
+
+/// Relays one connection at a time to `port`, keeping what the client sent.
+fn recording_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let keep = sent.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let record = keep.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n @ 1..) = from_client.read(&mut buf) {
+                    record.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if to_server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut from_server, mut to_client) = (server, client);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+            });
+        }
+    });
+    (proxy_port, sent)
+}
+
+/// BSON holds a string value as its key, then a length and the text: both must be in `bytes`.
+fn has_string(bytes: &[u8], key: &str, value: &str) -> bool {
+    let mut pattern = vec![0x02];
+    pattern.extend_from_slice(key.as_bytes());
+    pattern.push(0);
+    pattern.extend_from_slice(&((value.len() + 1) as i32).to_le_bytes());
+    pattern.extend_from_slice(value.as_bytes());
+    bytes
+        .windows(pattern.len())
+        .any(|w| w == pattern.as_slice())
+}
+
+fn contains(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+/// The server accepts write and read concern without enforcing them; what the knobs change is
+/// what every write and read asks for, which a real MongoDB honours.
+#[test]
+fn write_and_read_concern_knobs_are_sent_with_every_operation() {
+    let (port, sent) = recording_proxy(server().port);
+    let url = format!("mongodb://127.0.0.1:{port}/ycsb");
+    let w = workload(&[("table", "concerns"), ("fieldcount", "1")]);
+    let opts = [
+        ("w", "majority"),
+        ("j", "true"),
+        ("wtimeout_ms", "2500"),
+        ("read_concern", "majority"),
+    ];
+    let f = MongoFactory::open(&config(&url, &w, &opts, false, true)).unwrap();
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        b.insert("k", &vec![(0, "v".into())]).await.unwrap();
+        let mut out = Vec::new();
+        b.read("k", scalebench_workload::FieldSet::All, &mut out)
+            .await
+            .unwrap();
+        b.cleanup().await.unwrap();
+    });
+    let bytes = sent.lock().unwrap().clone();
+    assert!(contains(&bytes, "writeConcern"), "no write concern sent");
+    assert!(has_string(&bytes, "w", "majority"));
+    assert!(contains(&bytes, "wtimeout"));
+    assert!(contains(&bytes, "readConcern"));
+    assert!(has_string(&bytes, "level", "majority"));
+    // Defaults: w 1 and no read concern (the server's own).
+    let (port, sent) = recording_proxy(server().port);
+    let url = format!("mongodb://127.0.0.1:{port}/ycsb");
+    let f = MongoFactory::open(&config(&url, &w, &[], false, false)).unwrap();
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        b.update("k", &vec![(0, "v2".into())]).await.unwrap();
+        let mut out = Vec::new();
+        b.read("k", scalebench_workload::FieldSet::All, &mut out)
+            .await
+            .unwrap();
+        b.cleanup().await.unwrap();
+    });
+    let bytes = sent.lock().unwrap().clone();
+    assert!(contains(&bytes, "writeConcern") && !has_string(&bytes, "w", "majority"));
+    assert!(!contains(&bytes, "readConcern"));
+}
+
+#[test]
+fn bad_option_values_are_named() {
+    let w = workload(&[]);
+    for (option, bad) in [
+        ("w", "0"),
+        ("read_concern", "strong"),
+        ("read_preference", "leader"),
+        ("wtimeout_ms", "soon"),
+    ] {
+        let e = MongoFactory::open(&config(&server().url(), &w, &[(option, bad)], false, false))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains(bad), "{option}: {e}");
+    }
+}
