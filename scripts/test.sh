@@ -38,7 +38,8 @@ have /usr/lib/galera/libgalera_smm.so || need+=(galera-4)   # MariaDB Galera clu
 have mariabackup || need+=(mariadb-backup)     # Galera state transfer (SST)
 have socat || need+=(socat)                    # ... streams it
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
-have mvn || need+=(maven)                      # resolves cassandra-all from Maven Central
+have javac || need+=(openjdk-17-jdk-headless)  # mongo-java-server's main class runs from source
+have mvn || need+=(maven)                      # resolves cassandra-all, mongo-java-server from Maven Central
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
 have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
 have munged || need+=(munge)                   # ... which authenticates with munge
@@ -79,6 +80,8 @@ trap remove_test_servers EXIT
 
 log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
+log "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
+mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
 
 log "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
 # The tests reuse what this builds. PROTOC pointing nowhere fails any build script that runs protoc.

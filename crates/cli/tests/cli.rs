@@ -553,6 +553,20 @@ fn bindings_are_listed_with_their_options() {
         text.contains("journal_mode") && text.contains("synchronous"),
         "{text}"
     );
+    let r = scalebench(&["bindings", "mongodb"]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    for option in [
+        "w ",
+        "j ",
+        "wtimeout_ms",
+        "read_concern",
+        "read_preference",
+        "ordered_inserts",
+        "upsert",
+        "max_pool_size",
+    ] {
+        assert!(text.contains(option), "{option}: {text}");
+    }
 }
 
 /// Against a simulated server of known capacity (2,000 ops/s), the rate search stops at the step that

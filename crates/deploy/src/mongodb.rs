@@ -42,21 +42,8 @@ impl MongoTestServer {
         let port = free_port()?;
         let account = Account::for_server(ACCOUNT)?;
         let dir = ServerDir::new(base, "mongodb", port, &account)?;
-        let source = dir.path.join("MongoTestServer.java");
-        std::fs::write(&source, SERVER_SOURCE).map_err(|e| DeployError::io(&source, e))?;
-        account.give(&source)?;
         let data_file = dir.path.join("data.mv");
-        let classpath = readable_classpath(&PROJECT.classpath()?, &account)?;
-        let mut cmd = Command::new("java");
-        cmd.arg(format!("-Xmx{heap_mb}m"))
-            .args(["-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"])
-            // slf4j-simple: warnings and errors only.
-            .arg("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
-            .arg("-cp")
-            .arg(&classpath)
-            .arg(&source)
-            .args(["127.0.0.1", &port.to_string()])
-            .arg(&data_file);
+        let cmd = server_command(&dir.path, port, &data_file, heap_mb, &account)?;
         let mut process = ManagedProcess::spawn(
             "mongo-java-server",
             &dir.path,
@@ -74,6 +61,37 @@ impl MongoTestServer {
     }
 
     pub fn url(&self) -> String {
-        format!("mongodb://127.0.0.1:{}/ycsb", self.port)
+        url(self.port)
     }
+}
+
+/// The binding's URL of a server on `port` (database `ycsb`).
+pub fn url(port: u16) -> String {
+    format!("mongodb://127.0.0.1:{port}/ycsb")
+}
+
+/// The JVM command of a server on 127.0.0.1:`port` keeping its data in `data_file`, run from `dir`
+/// (where its source is written) as `account`.
+pub fn server_command(
+    dir: &Path,
+    port: u16,
+    data_file: &Path,
+    heap_mb: u32,
+    account: &Account,
+) -> Result<Command, DeployError> {
+    let source = dir.join("MongoTestServer.java");
+    std::fs::write(&source, SERVER_SOURCE).map_err(|e| DeployError::io(&source, e))?;
+    account.give(&source)?;
+    let classpath = readable_classpath(&PROJECT.classpath()?, account)?;
+    let mut cmd = Command::new("java");
+    cmd.arg(format!("-Xmx{heap_mb}m"))
+        .arg("-XX:+UseSerialGC")
+        // slf4j-simple: warnings and errors only.
+        .arg("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+        .arg("-cp")
+        .arg(&classpath)
+        .arg(&source)
+        .args(["127.0.0.1", &port.to_string()])
+        .arg(data_file);
+    Ok(cmd)
 }

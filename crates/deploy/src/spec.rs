@@ -2,7 +2,8 @@
 //!
 //! ```toml
 //! name = "cassandra-3"
-//! database = "cassandra"   # cassandra, redis-cluster, postgres, postgres-bucardo, galera, etcd, external
+//! database = "cassandra"   # cassandra, redis-cluster, postgres, postgres-bucardo, galera, etcd,
+//!                          # mongo-java-server, external
 //! nodes = 3
 //!
 //! [cassandra]              # knobs of the database's own section
@@ -33,6 +34,8 @@ pub enum Database {
     PostgresBucardo,
     Galera,
     Etcd,
+    /// One mongo-java-server (a MongoDB wire-protocol server for tests, not MongoDB).
+    MongoJavaServer,
     External,
 }
 
@@ -45,6 +48,7 @@ impl Database {
             Database::PostgresBucardo => "postgres-bucardo",
             Database::Galera => "galera",
             Database::Etcd => "etcd",
+            Database::MongoJavaServer => "mongo-java-server",
             Database::External => "external",
         }
     }
@@ -79,6 +83,8 @@ pub struct Deployment {
     pub redis: RedisSection,
     #[serde(default)]
     pub postgres: PostgresSection,
+    #[serde(default)]
+    pub mongo_java_server: MongoJavaServerSection,
     #[serde(default)]
     pub external: ExternalSection,
 }
@@ -200,6 +206,19 @@ pub struct PostgresSection {
 }
 
 /// A cluster scalebench does not start: endpoints and shell hooks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MongoJavaServerSection {
+    /// The JVM's heap.
+    pub heap_mb: u32,
+}
+
+impl Default for MongoJavaServerSection {
+    fn default() -> Self {
+        MongoJavaServerSection { heap_mb: 512 }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ExternalSection {
@@ -339,6 +358,25 @@ impl Deployment {
                 "nodes = {}: a Bucardo multi-master deployment has at least 2 masters",
                 self.nodes
             ));
+        }
+        if self.database == Database::MongoJavaServer {
+            if self.nodes != 1 {
+                return Err(format!(
+                    "nodes = {}: mongo-java-server is a single server (no replication, no sharding); a MongoDB replica set or sharded cluster is an external deployment",
+                    self.nodes
+                ));
+            }
+            if let Some(k) = self.server.keys().next() {
+                return Err(format!(
+                    "server.{k}: mongo-java-server takes no server settings (only mongo_java_server.heap_mb)"
+                ));
+            }
+            if !(64..=16_384).contains(&self.mongo_java_server.heap_mb) {
+                return Err(format!(
+                    "mongo_java_server.heap_mb = {}: expected 64 to 16384",
+                    self.mongo_java_server.heap_mb
+                ));
+            }
         }
         if self.database == Database::External && self.external.url.is_empty() {
             return Err("external.url: an external deployment names its binding URL".into());

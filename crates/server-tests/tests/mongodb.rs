@@ -7,6 +7,7 @@ mod support;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -223,14 +224,22 @@ fn an_ordered_batch_stops_at_a_duplicate_and_an_unordered_one_writes_the_rest() 
     }
 }
 
-/// Relays one connection at a time to `port`, keeping what the client sent.
+/// Relays connections to `port`, keeping what clients sent and counting the connections.
 fn recording_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
+    let (port, sent, _) = counting_proxy(port);
+    (port, sent)
+}
+
+fn counting_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let proxy_port = listener.local_addr().unwrap().port();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let keep = sent.clone();
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counted = connections.clone();
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
+            counted.fetch_add(1, Ordering::SeqCst);
             let Ok(server) = TcpStream::connect(("127.0.0.1", port)) else {
                 continue;
             };
@@ -252,7 +261,7 @@ fn recording_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
             });
         }
     });
-    (proxy_port, sent)
+    (proxy_port, sent, connections)
 }
 
 /// BSON holds a string value as its key, then a length and the text: both must be in `bytes`.
@@ -333,4 +342,43 @@ fn bad_option_values_are_named() {
             .to_string();
         assert!(e.contains(bad), "{option}: {e}");
     }
+}
+
+/// One worker thread with 8 operations in flight: the driver's pool opens a connection per
+/// concurrent operation up to max_pool_size (besides its monitor's).
+#[test]
+fn max_pool_size_bounds_the_connections_of_a_worker() {
+    let w = workload(&[("table", "pool"), ("recordcount", "200")]);
+    phase(
+        config(&server().url(), &w, &[], false, true),
+        &w,
+        load_plan(1, 50),
+    );
+    let mut connections = Vec::new();
+    for size in ["1", "0"] {
+        let (port, _, opened) = counting_proxy(server().port);
+        let url = format!("mongodb://127.0.0.1:{port}/ycsb");
+        let mut plan = run_plan(1.0);
+        plan.threads = 1;
+        plan.concurrency = 8;
+        let ran = phase(
+            config(&url, &w, &[("max_pool_size", size)], false, false),
+            &w,
+            plan,
+        )
+        .result;
+        assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+        connections.push(opened.load(Ordering::SeqCst));
+    }
+    // The factory's check (its own client: monitor and one connection), then the worker's client.
+    assert!(
+        connections[0] <= 4,
+        "max_pool_size=1: {} connections",
+        connections[0]
+    );
+    assert!(
+        connections[1] >= 6,
+        "driver default: {} connections",
+        connections[1]
+    );
 }

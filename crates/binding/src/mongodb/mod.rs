@@ -7,6 +7,7 @@
 //! queries on `_id` sorted ascending with a limit; batched loads are one `insertMany`.
 
 use std::future::IntoFuture;
+use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use futures::TryStreamExt;
@@ -48,6 +49,8 @@ pub const INFO: BindingInfo = BindingInfo {
 const DEFAULT_DATABASE: &str = "ycsb";
 
 pub struct MongoFactory {
+    /// Tells this factory's clients apart from other factories' in [`THREAD_CLIENTS`].
+    id: u64,
     options: ClientOptions,
     url: String,
     database: String,
@@ -155,7 +158,9 @@ impl MongoFactory {
             options.max_pool_size = Some(max_pool_size as u32);
         }
         options.app_name = Some("scalebench".into());
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let factory = MongoFactory {
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             options,
             url,
             database,
@@ -212,17 +217,44 @@ impl MongoFactory {
     }
 }
 
+thread_local! {
+    /// The client each factory made on this thread, while a binding holds it.
+    static THREAD_CLIENTS: std::cell::RefCell<Vec<(u64, Weak<Client>)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl MongoFactory {
+    /// One client (its connection pool and monitors) for all the bindings of a worker thread, as
+    /// YCSB shares one MongoClient: a client per binding would open a pool and a monitor for each
+    /// operation in flight. It belongs to the thread's runtime and ends with the thread's last
+    /// binding, on that runtime.
+    fn thread_client(&self) -> Result<Rc<Client>, BindingError> {
+        THREAD_CLIENTS.with(|clients| {
+            let mut clients = clients.borrow_mut();
+            clients.retain(|(_, c)| c.strong_count() > 0);
+            if let Some(c) = clients
+                .iter()
+                .find(|(id, _)| *id == self.id)
+                .and_then(|(_, c)| c.upgrade())
+            {
+                return Ok(c);
+            }
+            let c = Rc::new(self.client()?);
+            clients.push((self.id, Rc::downgrade(&c)));
+            Ok(c)
+        })
+    }
+}
+
 impl BindingFactory for MongoFactory {
     type Binding = MongoBinding;
 
     async fn connect(&self, _worker: usize) -> Result<MongoBinding, BindingError> {
-        // One client per worker thread: a client belongs to the runtime it was made on.
-        let client = self.client()?;
+        let client = self.thread_client()?;
         let collection = client
             .database(&self.database)
             .collection_with_options(&self.collection, self.collection_options.clone());
         Ok(MongoBinding {
-            client,
+            _client: client,
             collection,
             fields: self.fields.clone(),
             ordered_inserts: self.ordered_inserts,
@@ -236,7 +268,8 @@ impl BindingFactory for MongoFactory {
 }
 
 pub struct MongoBinding {
-    client: Client,
+    /// Shared with the thread's other bindings (see [`MongoFactory::thread_client`]).
+    _client: Rc<Client>,
     collection: Collection<Document>,
     fields: Vec<String>,
     ordered_inserts: bool,
@@ -429,11 +462,6 @@ impl Binding for MongoBinding {
         if r.deleted_count == 0 {
             return Err(not_found(key));
         }
-        Ok(())
-    }
-
-    async fn cleanup(&mut self) -> Result<(), BindingError> {
-        self.client.clone().shutdown().await;
         Ok(())
     }
 }

@@ -1,0 +1,98 @@
+//! mongo-java-server: one MongoDB wire-protocol server (H2 backend) for trying MongoDB workloads
+//! and the mongodb binding on this machine. It is not MongoDB: one server, no replication, no
+//! sharding, write concern accepted but not enforced (see [`crate::mongodb`]). Real MongoDB replica
+//! sets and sharded clusters are `external` deployments.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{ClusterState, Engine, NodeState};
+use crate::process::{free_port, port_open, DeployError, ManagedProcess, ProcessRef};
+use crate::space::Classifier;
+
+pub struct MongoJavaServer;
+
+/// The H2 MVStore file in a node's data directory.
+const DATA_FILE: &str = "data.mv";
+
+fn single_server() -> DeployError {
+    DeployError::Failed(
+        "mongo-java-server is a single server (no replication, no sharding): nodes cannot be added or removed; use an external deployment for a MongoDB replica set or sharded cluster".into(),
+    )
+}
+
+impl MongoJavaServer {
+    fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        let account = c.account()?;
+        let cmd = crate::mongodb::server_command(
+            &node.dir,
+            node.port,
+            &node.data_dir.join(DATA_FILE),
+            c.deployment.mongo_java_server.heap_mb,
+            &account,
+        )?;
+        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &account, false)?;
+        let port = node.port;
+        p.wait_ready(Duration::from_secs(60), || port_open(port))?;
+        Ok(p.detach())
+    }
+}
+
+impl Engine for MongoJavaServer {
+    fn account(&self) -> &'static str {
+        crate::mongodb::ACCOUNT
+    }
+
+    fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
+        let mut node = c.new_node("server", "127.0.0.1", free_port()?)?;
+        node.data_dir = node.dir.join("data");
+        std::fs::create_dir_all(&node.data_dir).map_err(|e| DeployError::io(&node.data_dir, e))?;
+        c.account()?.give(&node.data_dir)?;
+        node.process = Some(self.spawn(c, &node)?);
+        c.nodes.push(node);
+        Ok(())
+    }
+
+    fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
+        self.spawn(c, node)
+    }
+
+    fn add_node(&self, _c: &mut ClusterState) -> Result<String, DeployError> {
+        Err(single_server())
+    }
+
+    fn remove_node(&self, _c: &mut ClusterState, _id: &str) -> Result<(), DeployError> {
+        Err(single_server())
+    }
+
+    fn removable(&self, _c: &ClusterState) -> Option<String> {
+        None
+    }
+
+    fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        c.nodes
+            .iter()
+            .filter(|n| !(n.is_running() && port_open(n.port)))
+            .map(|n| format!("{} is not serving on {}", n.id, n.endpoint()))
+            .collect()
+    }
+
+    /// Its only background work is the MVStore's writer (every second), which nothing reports.
+    fn busy(&self, _c: &ClusterState) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The MVStore compacts its file in the background; there is no command for it.
+    fn compact(&self, _c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        Ok(Vec::new())
+    }
+
+    fn classify(&self) -> Classifier {
+        // One file holds documents, indexes and the MVStore's own log.
+        |_: &Path| "data"
+    }
+
+    fn url(&self, c: &ClusterState) -> String {
+        crate::mongodb::url(c.nodes.first().map_or(0, |n| n.port))
+    }
+}
