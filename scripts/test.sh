@@ -39,7 +39,7 @@ have mariabackup || need+=(mariadb-backup)     # Galera state transfer (SST)
 have socat || need+=(socat)                    # ... streams it
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
 have javac || need+=(openjdk-17-jdk-headless)  # mongo-java-server's main class runs from source
-have mvn || need+=(maven)                      # resolves cassandra-all, mongo-java-server from Maven Central
+have mvn || need+=(maven)                      # resolves Cassandra, HBase, mongo-java-server from Maven Central
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
 have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
 have munged || need+=(munge)                   # ... which authenticates with munge
@@ -80,6 +80,8 @@ trap remove_test_servers EXIT
 
 log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
+log "fetching Apache HBase 2.6.1 (server, ZooKeeper, Thrift gateway) from Maven Central"
+mvn -q -B -f deployments/hbase/pom.xml dependency:resolve >/dev/null
 log "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
 mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
 

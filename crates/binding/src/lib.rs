@@ -12,6 +12,8 @@ pub mod conformance;
 pub mod deadline;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "hbase")]
+pub mod hbase;
 #[cfg(feature = "mongodb")]
 pub mod mongodb;
 #[cfg(feature = "mysql")]

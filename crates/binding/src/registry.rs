@@ -45,6 +45,8 @@ pub fn bindings() -> Vec<BindingInfo> {
     all.push(crate::cassandra::INFO);
     #[cfg(feature = "mongodb")]
     all.push(crate::mongodb::INFO);
+    #[cfg(feature = "hbase")]
+    all.push(crate::hbase::INFO);
     all
 }
 
@@ -119,6 +121,8 @@ pub fn open<V: FactoryVisitor>(
         "cassandra" => Ok(visitor.visit(crate::cassandra::CassandraFactory::open(&config)?)),
         #[cfg(feature = "mongodb")]
         "mongodb" => Ok(visitor.visit(crate::mongodb::MongoFactory::open(&config)?)),
+        #[cfg(feature = "hbase")]
+        "hbase" => Ok(visitor.visit(crate::hbase::HbaseFactory::open(&config)?)),
         other => Err(BindingError::Config(format!(
             "binding '{other}' is registered but cannot be opened"
         ))),

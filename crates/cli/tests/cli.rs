@@ -567,6 +567,21 @@ fn bindings_are_listed_with_their_options() {
     ] {
         assert!(text.contains(option), "{option}: {text}");
     }
+    let r = scalebench(&["bindings", "hbase"]);
+    let text = String::from_utf8_lossy(&r.stdout);
+    for option in [
+        "column_family",
+        "durability",
+        "client_buffering",
+        "write_buffer_bytes",
+        "scan_caching",
+        "compression",
+        "bloom_filter",
+        "in_memory",
+        "presplit_regions",
+    ] {
+        assert!(text.contains(option), "{option}: {text}");
+    }
 }
 
 /// Against a simulated server of known capacity (2,000 ops/s), the rate search stops at the step that

@@ -9,6 +9,7 @@ pub mod cassandra;
 mod cassandra_cql;
 pub mod cluster;
 pub mod etcd;
+pub mod hbase;
 pub mod mariadb;
 pub mod maven;
 pub mod mongodb;

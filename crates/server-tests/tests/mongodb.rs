@@ -5,10 +5,7 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mongodb::bson::{doc, Document};
@@ -224,46 +221,6 @@ fn an_ordered_batch_stops_at_a_duplicate_and_an_unordered_one_writes_the_rest() 
     }
 }
 
-/// Relays connections to `port`, keeping what clients sent and counting the connections.
-fn recording_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>) {
-    let (port, sent, _) = counting_proxy(port);
-    (port, sent)
-}
-
-fn counting_proxy(port: u16) -> (u16, Arc<Mutex<Vec<u8>>>, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let proxy_port = listener.local_addr().unwrap().port();
-    let sent = Arc::new(Mutex::new(Vec::new()));
-    let keep = sent.clone();
-    let connections = Arc::new(AtomicUsize::new(0));
-    let counted = connections.clone();
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            counted.fetch_add(1, Ordering::SeqCst);
-            let Ok(server) = TcpStream::connect(("127.0.0.1", port)) else {
-                continue;
-            };
-            let (mut from_client, mut to_server) =
-                (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let record = keep.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                while let Ok(n @ 1..) = from_client.read(&mut buf) {
-                    record.lock().unwrap().extend_from_slice(&buf[..n]);
-                    if to_server.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-            let (mut from_server, mut to_client) = (server, client);
-            std::thread::spawn(move || {
-                let _ = std::io::copy(&mut from_server, &mut to_client);
-            });
-        }
-    });
-    (proxy_port, sent, connections)
-}
-
 /// BSON holds a string value as its key, then a length and the text: both must be in `bytes`.
 fn has_string(bytes: &[u8], key: &str, value: &str) -> bool {
     let mut pattern = vec![0x02];
@@ -274,10 +231,6 @@ fn has_string(bytes: &[u8], key: &str, value: &str) -> bool {
     bytes
         .windows(pattern.len())
         .any(|w| w == pattern.as_slice())
-}
-
-fn contains(bytes: &[u8], text: &str) -> bool {
-    bytes.windows(text.len()).any(|w| w == text.as_bytes())
 }
 
 /// The server accepts write and read concern without enforcing them; what the knobs change is

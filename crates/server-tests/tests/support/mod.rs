@@ -1,6 +1,7 @@
 //! Servers for the tests, and running phases against them.
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -458,4 +459,63 @@ pub fn check_missing_table_and_bad_option<F: BindingFactory>(
         .to_string();
     let named = format!("{binding}.{option}");
     assert!(e.contains(&named) && e.contains(&format!("'{bad}'")), "{e}");
+}
+
+/// Relays connections to `port`, keeping what clients sent and counting the connections.
+pub fn recording_proxy(port: u16) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    let (port, sent, _) = counting_proxy(port);
+    (port, sent)
+}
+
+pub fn counting_proxy(
+    port: u16,
+) -> (
+    u16,
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = sent.clone();
+    let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let record = keep.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n @ 1..) = from_client.read(&mut buf) {
+                    record.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if to_server.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut from_server, mut to_client) = (server, client);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut from_server, &mut to_client);
+            });
+        }
+    });
+    (proxy_port, sent, connections)
+}
+
+/// Whether `text` occurs in `bytes`.
+pub fn contains(bytes: &[u8], text: &str) -> bool {
+    bytes.windows(text.len()).any(|w| w == text.as_bytes())
+}
+
+/// How often `text` occurs in `bytes`.
+pub fn occurrences(bytes: &[u8], text: &str) -> usize {
+    bytes
+        .windows(text.len())
+        .filter(|w| *w == text.as_bytes())
+        .count()
 }

@@ -1,0 +1,347 @@
+//! The hbase binding against Apache HBase 2.6.1 standalone (master, region server and ZooKeeper in
+//! one JVM, from Maven Central, JDK 17) through its Thrift2 gateway.
+
+mod support;
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::hbase::HbaseFactory;
+use scalebench_binding::{Binding, BindingFactory};
+use scalebench_deploy::hbase::{HbaseOptions, HbaseServer};
+use scalebench_workload::FieldSet;
+use support::*;
+
+fn server() -> &'static HbaseServer {
+    static S: std::sync::OnceLock<&'static HbaseServer> = std::sync::OnceLock::new();
+    S.get_or_init(|| {
+        keep(|| {
+            HbaseServer::start(&servers_dir(), &HbaseOptions::default(), true)
+                .expect("HBase starts")
+        })
+    })
+}
+
+/// One test at a time: HBase takes both cores, and the fault test pauses the shared server.
+static TURN: Mutex<()> = Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+// Puts create missing rows and deletes of missing rows succeed: HBase cannot tell.
+const EXPECT: Expectations = Expectations {
+    update_missing_is_not_found: false,
+    delete_missing_is_not_found: false,
+    scan_in_key_order: true,
+};
+
+#[test]
+fn crud_semantics() {
+    assert_not_root(server().process.pid(), scalebench_deploy::hbase::ACCOUNT);
+    assert_not_root(server().gateway.pid(), scalebench_deploy::hbase::ACCOUNT);
+    let _t = turn();
+    for (table, opts) in [
+        ("crud", vec![]),
+        ("crud_sync", vec![("durability", "fsync_wal")]),
+    ] {
+        let w = workload(&[("table", table), ("fieldcount", "4")]);
+        let f = HbaseFactory::open(&config(&server().url(), &w, &opts, true, true)).unwrap();
+        block_on(check_crud(&f, "user", 4, EXPECT)).unwrap_or_else(|e| panic!("{table}: {e}"));
+    }
+}
+
+#[test]
+fn load_10000_records_then_workload_a_and_e_without_errors() {
+    let _t = turn();
+    let url = server().url();
+    let w = workload(&[
+        ("table", "e2e"),
+        ("recordcount", "10000"),
+        ("dataintegrity", "true"),
+    ]);
+    let opts = [("presplit_regions", "4")];
+    let loaded = phase(config(&url, &w, &opts, true, true), &w, load_plan(2, 100)).result;
+    assert_eq!(
+        (loaded.totals.records, loaded.totals.failed),
+        (10_000, 0),
+        "{:?}",
+        loaded.errors
+    );
+    let ran = phase(config(&url, &w, &[], false, false), &w, run_plan(2.0)).result;
+    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+    assert!(ran.totals.ok > 100);
+    assert_accounted(&ran);
+    let e = builtin(
+        "e",
+        &[
+            ("table", "e2e"),
+            ("recordcount", "10000"),
+            ("dataintegrity", "true"),
+        ],
+    );
+    let scanned = phase(config(&url, &e, &[], false, false), &e, run_plan(1.0)).result;
+    assert_eq!(scanned.totals.failed, 0, "{:?}", scanned.errors);
+    assert!(scanned.operations.get("SCAN").is_some_and(|s| s.ok > 10));
+}
+
+#[test]
+fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
+    let _t = turn();
+    let mut own =
+        HbaseServer::start(&servers_dir(), &HbaseOptions::default(), true).expect("HBase starts");
+    let w = workload(&[("table", "gateway"), ("fieldcount", "1")]);
+    let f = HbaseFactory::open(&config(&own.url(), &w, &[], true, true)).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut b = rt.block_on(f.connect(0)).unwrap();
+    // Killed, the gateway's HBase client retries for minutes before it answers: the operations
+    // caught in it end by the per-operation timeout.
+    check_pause_then_crash(
+        &own.process,
+        &own.url(),
+        Faults {
+            create: true,
+            drop: true,
+            tolerated: &[],
+            crash_classes: &["timeout", "unavailable"],
+            op_timeout: Some(Duration::from_millis(300)),
+        },
+    );
+    // The gateway gone too: its connections are refused, an unavailable server.
+    own.gateway.kill();
+    let e = rt
+        .block_on(b.read("user1", FieldSet::All, &mut Vec::new()))
+        .unwrap_err();
+    assert_eq!(
+        e.class,
+        scalebench_workload::FailureClass::Unavailable,
+        "{e}"
+    );
+}
+
+#[test]
+fn client_buffering_holds_puts_until_the_buffer_fills_or_the_binding_ends() {
+    let _t = turn();
+    let url = server().url();
+    let w = workload(&[("table", "buffered"), ("fieldcount", "1")]);
+    let opts = [("client_buffering", "true"), ("write_buffer_bytes", "1000")];
+    let f = HbaseFactory::open(&config(&url, &w, &opts, true, true)).unwrap();
+    let plain = HbaseFactory::open(&config(&url, &w, &[], false, false)).unwrap();
+    block_on(async {
+        let mut buffered = f.connect(0).await.unwrap();
+        let mut reader = plain.connect(0).await.unwrap();
+        let mut out = Vec::new();
+        // A put of ~30 bytes stays in the 1,000-byte buffer: not on the server yet.
+        buffered
+            .insert("k0", &vec![(0, "v".repeat(10))])
+            .await
+            .unwrap();
+        let e = reader
+            .read("k0", FieldSet::All, &mut out)
+            .await
+            .unwrap_err();
+        assert_eq!(e.class, scalebench_workload::FailureClass::NotFound);
+        // Enough puts to fill it: all sent.
+        for i in 1..100 {
+            buffered
+                .insert(&format!("k{i}"), &vec![(0, "v".repeat(10))])
+                .await
+                .unwrap();
+        }
+        reader.read("k0", FieldSet::All, &mut out).await.unwrap();
+        // The last ones are sent when the binding ends.
+        buffered
+            .insert("last", &vec![(0, "v".into())])
+            .await
+            .unwrap();
+        assert!(reader.read("last", FieldSet::All, &mut out).await.is_err());
+        buffered.cleanup().await.unwrap();
+        reader.read("last", FieldSet::All, &mut out).await.unwrap();
+    });
+}
+
+#[test]
+fn a_missing_table_and_bad_options_are_named() {
+    let _t = turn();
+    let w = workload(&[("table", "no_such_table")]);
+    let e = HbaseFactory::open(&config(&server().url(), &w, &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
+        "{e}"
+    );
+    for (option, bad) in [
+        ("durability", "always"),
+        ("compression", "zip"),
+        ("bloom_filter", "yes"),
+        ("presplit_regions", "0"),
+        ("column_family", "a:b"),
+    ] {
+        let e = HbaseFactory::open(&config(&server().url(), &w, &[(option, bad)], true, false))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains(&format!("hbase.{option}")) && e.contains(bad),
+            "{e}"
+        );
+    }
+}
+
+/// The table's directory under the server's root directory (namespace `default`).
+fn table_dir(table: &str) -> std::path::PathBuf {
+    server().root_dir.join("data/default").join(table)
+}
+
+/// The table descriptor HBase keeps on disk (a protobuf holding the family's attributes as text).
+fn table_info(table: &str) -> Vec<u8> {
+    let desc = table_dir(table).join(".tabledesc");
+    let file = std::fs::read_dir(&desc)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".tableinfo")
+        })
+        .expect("a table descriptor");
+    std::fs::read(file).unwrap()
+}
+
+#[test]
+fn table_options_shape_the_table_it_creates() {
+    let _t = turn();
+    let w = workload(&[("table", "shaped"), ("fieldcount", "1")]);
+    let opts = [
+        ("compression", "GZ"),
+        ("bloom_filter", "ROWCOL"),
+        ("in_memory", "true"),
+        ("presplit_regions", "5"),
+        ("column_family", "cf"),
+    ];
+    HbaseFactory::open(&config(&server().url(), &w, &opts, true, true)).unwrap();
+    let info = table_info("shaped");
+    for text in [
+        "cf",
+        "COMPRESSION",
+        "GZ",
+        "BLOOMFILTER",
+        "ROWCOL",
+        "IN_MEMORY",
+    ] {
+        assert!(contains(&info, text), "{text} not in the descriptor");
+    }
+    // One directory per region (besides the descriptor's and HBase's temporary one).
+    let regions = std::fs::read_dir(table_dir("shaped"))
+        .unwrap()
+        .filter(|e| {
+            !e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.')
+        })
+        .count();
+    assert_eq!(regions, 5);
+    // The defaults: no compression, a row bloom filter, one region.
+    HbaseFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    let info = table_info("shaped");
+    assert!(!contains(&info, "GZ") && !contains(&info, "ROWCOL"));
+}
+
+/// Bytes of the write-ahead logs under the server's root directory.
+fn wal_bytes() -> u64 {
+    du_bytes(&server().root_dir.join("WALs"))
+}
+
+#[test]
+fn skip_wal_writes_no_log_and_the_other_durabilities_do() {
+    let _t = turn();
+    let w = workload(&[
+        ("table", "durable"),
+        ("fieldcount", "1"),
+        ("fieldlength", "1000"),
+    ]);
+    HbaseFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    let mut grew = Vec::new();
+    for durability in ["skip_wal", "sync_wal", "fsync_wal"] {
+        let f = HbaseFactory::open(&config(
+            &server().url(),
+            &w,
+            &[("durability", durability)],
+            false,
+            false,
+        ))
+        .unwrap();
+        let before = wal_bytes();
+        block_on(async {
+            let mut b = f.connect(0).await.unwrap();
+            for i in 0..300 {
+                b.insert(&format!("{durability}{i}"), &vec![(0, "x".repeat(1000))])
+                    .await
+                    .unwrap();
+            }
+        });
+        grew.push(wal_bytes().saturating_sub(before));
+    }
+    // 300 KB of values: logged in full by the synced ones, not at all by skip_wal.
+    assert!(
+        grew[0] < 100_000,
+        "skip_wal: the log grew by {} bytes",
+        grew[0]
+    );
+    assert!(grew[1] >= 290_000 && grew[2] >= 290_000, "{grew:?}");
+}
+
+#[test]
+fn scan_caching_fetches_that_many_rows_per_round_trip() {
+    let _t = turn();
+    let w = workload(&[("table", "cached"), ("fieldcount", "1")]);
+    let f = HbaseFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        for i in 0..30 {
+            b.insert(&format!("row{i:02}"), &vec![(0, "v".into())])
+                .await
+                .unwrap();
+        }
+    });
+    for (caching, fetches) in [("0", 0), ("4", 5), ("25", 1)] {
+        let (port, sent) = recording_proxy(server().ports.thrift);
+        let url = format!("hbase://127.0.0.1:{port}");
+        let f = HbaseFactory::open(&config(
+            &url,
+            &w,
+            &[("scan_caching", caching)],
+            false,
+            false,
+        ))
+        .unwrap();
+        let rows = block_on(async {
+            let mut b = f.connect(0).await.unwrap();
+            let mut out = Vec::new();
+            b.scan("row05", 20, FieldSet::All, &mut out).await.unwrap();
+            out.into_iter().map(|(k, _)| k).collect::<Vec<_>>()
+        });
+        assert_eq!(rows.len(), 20, "scan_caching={caching}");
+        assert_eq!((rows[0].as_str(), rows[19].as_str()), ("row05", "row24"));
+        let bytes = sent.lock().unwrap().clone();
+        // 20 rows: in 4+4+4+4+4, or 20 at once; 0 is one getScannerResults.
+        assert_eq!(
+            occurrences(&bytes, "getScannerRows"),
+            fetches,
+            "scan_caching={caching}"
+        );
+        assert_eq!(
+            occurrences(&bytes, "getScannerResults"),
+            usize::from(caching == "0")
+        );
+    }
+}
