@@ -3,7 +3,7 @@
 //! ```toml
 //! name = "cassandra-3"
 //! database = "cassandra"   # cassandra, redis-cluster, postgres, postgres-bucardo, galera, etcd,
-//!                          # mongo-java-server, external
+//!                          # hbase, mongo-java-server, external
 //! nodes = 3
 //!
 //! [cassandra]              # knobs of the database's own section
@@ -34,6 +34,8 @@ pub enum Database {
     PostgresBucardo,
     Galera,
     Etcd,
+    /// ZooKeeper, a master, N region servers and the Thrift gateway, on one shared root directory.
+    Hbase,
     /// One mongo-java-server (a MongoDB wire-protocol server for tests, not MongoDB).
     MongoJavaServer,
     External,
@@ -48,6 +50,7 @@ impl Database {
             Database::PostgresBucardo => "postgres-bucardo",
             Database::Galera => "galera",
             Database::Etcd => "etcd",
+            Database::Hbase => "hbase",
             Database::MongoJavaServer => "mongo-java-server",
             Database::External => "external",
         }
@@ -83,6 +86,8 @@ pub struct Deployment {
     pub redis: RedisSection,
     #[serde(default)]
     pub postgres: PostgresSection,
+    #[serde(default)]
+    pub hbase: HbaseSection,
     #[serde(default)]
     pub mongo_java_server: MongoJavaServerSection,
     #[serde(default)]
@@ -132,6 +137,20 @@ const LISTEN_SETTINGS: &[&str] = &[
     "initial-advertise-peer-urls",
     "initial-cluster",
     "listen-metrics-urls",
+    // HBase (hbase-site.xml)
+    "hbase.cluster.distributed",
+    "hbase.rootdir",
+    "hbase.tmp.dir",
+    "hbase.zookeeper.quorum",
+    "hbase.zookeeper.property.clientport",
+    "hbase.master.hostname",
+    "hbase.regionserver.hostname",
+    "hbase.master.ipc.address",
+    "hbase.regionserver.ipc.address",
+    "hbase.master.port",
+    "hbase.regionserver.port",
+    "hbase.master.info.port",
+    "hbase.regionserver.info.port",
 ];
 
 /// Longest wait for a cluster to be ready or idle, in seconds.
@@ -206,6 +225,26 @@ pub struct PostgresSection {
 }
 
 /// A cluster scalebench does not start: endpoints and shell hooks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HbaseSection {
+    /// Each region server's heap.
+    pub heap_mb: u32,
+    pub master_heap_mb: u32,
+    /// The Thrift gateway's heap.
+    pub gateway_heap_mb: u32,
+}
+
+impl Default for HbaseSection {
+    fn default() -> Self {
+        HbaseSection {
+            heap_mb: 512,
+            master_heap_mb: 384,
+            gateway_heap_mb: 256,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MongoJavaServerSection {
@@ -358,6 +397,15 @@ impl Deployment {
                 "nodes = {}: a Bucardo multi-master deployment has at least 2 masters",
                 self.nodes
             ));
+        }
+        for (key, mb) in [
+            ("hbase.heap_mb", self.hbase.heap_mb),
+            ("hbase.master_heap_mb", self.hbase.master_heap_mb),
+            ("hbase.gateway_heap_mb", self.hbase.gateway_heap_mb),
+        ] {
+            if !(128..=16_384).contains(&mb) {
+                return Err(format!("{key} = {mb}: expected 128 to 16384"));
+            }
         }
         if self.database == Database::MongoJavaServer {
             if self.nodes != 1 {

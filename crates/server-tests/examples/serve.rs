@@ -1,6 +1,6 @@
 //! Starts one database server on loopback for benchmarks and manual runs, prints `URL PID`, and keeps it
 //! until standard input closes:  cargo run --release -p scalebench-server-tests --example serve -- postgres
-//! Kinds: postgres, mariadb, redis, redis-cluster, etcd, cassandra, mongo-java-server.
+//! Kinds: postgres, mariadb, redis, redis-cluster, etcd, cassandra, hbase, mongo-java-server.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -47,13 +47,22 @@ fn main() {
             .expect("cassandra starts");
             (n.url("ycsb"), n.process.pid(), Box::new(n))
         }
+        "hbase" => {
+            let s = scalebench_deploy::hbase::HbaseServer::start(
+                &base,
+                &scalebench_deploy::hbase::HbaseOptions::default(),
+                false,
+            )
+            .expect("hbase starts");
+            (s.url(), s.process.pid(), Box::new(s))
+        }
         "mongo-java-server" => {
             let s = scalebench_deploy::mongodb::MongoTestServer::start(&base, 1024, false)
                 .expect("mongo-java-server starts");
             (s.url(), s.process.pid(), Box::new(s))
         }
         other => {
-            eprintln!("error: unknown server kind '{other}' (postgres, mariadb, redis, redis-cluster, etcd, cassandra, mongo-java-server)");
+            eprintln!("error: unknown server kind '{other}' (postgres, mariadb, redis, redis-cluster, etcd, cassandra, hbase, mongo-java-server)");
             std::process::exit(2);
         }
     };

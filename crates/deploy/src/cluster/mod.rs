@@ -12,6 +12,7 @@ mod cassandra;
 mod etcd;
 mod external;
 mod galera;
+mod hbase;
 mod mongo_java_server;
 mod postgres;
 mod redis;
@@ -213,6 +214,7 @@ fn engine(db: Database) -> Box<dyn Engine> {
         Database::PostgresBucardo => Box::new(bucardo::Bucardo),
         Database::Galera => Box::new(galera::Galera),
         Database::Etcd => Box::new(etcd::Etcd),
+        Database::Hbase => Box::new(hbase::Hbase),
         Database::MongoJavaServer => Box::new(mongo_java_server::MongoJavaServer),
         Database::External => Box::new(external::External),
     }
