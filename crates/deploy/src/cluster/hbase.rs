@@ -99,6 +99,16 @@ fn site(c: &ClusterState) -> Result<String, DeployError> {
     Ok(xml)
 }
 
+/// What the admin tool's `status` reports.
+struct AdminStatus {
+    /// (port, regions, regions compacting) of each live region server.
+    servers: Vec<(u16, u64, u64)>,
+    /// Regions in transition.
+    transition: u64,
+    /// Region servers decommissioned and still live.
+    decommissioned: u64,
+}
+
 impl Hbase {
     fn classpath(&self, c: &ClusterState) -> Result<String, DeployError> {
         readable_classpath(&PROJECT.classpath()?, &c.account()?)
@@ -194,9 +204,8 @@ impl Hbase {
         run(&mut cmd, &format!("HbaseAdmin {}", args.join(" ")))
     }
 
-    /// The admin tool's `status`: (region server port, regions, compacting regions), regions in
-    /// transition, decommissioned servers.
-    fn status(&self, c: &ClusterState) -> Result<(Vec<(u16, u64, u64)>, u64, u64), DeployError> {
+    /// The admin tool's `status`.
+    fn status(&self, c: &ClusterState) -> Result<AdminStatus, DeployError> {
         let out = self.admin(c, &["status"])?;
         let mut servers = Vec::new();
         let (mut transition, mut decommissioned) = (0, 0);
@@ -210,7 +219,11 @@ impl Hbase {
                 _ => {}
             }
         }
-        Ok((servers, transition, decommissioned))
+        Ok(AdminStatus {
+            servers,
+            transition,
+            decommissioned,
+        })
     }
 }
 
@@ -315,9 +328,9 @@ impl Engine for Hbase {
         }
         if missing.is_empty() {
             match self.status(c) {
-                Ok((servers, _, _)) => {
+                Ok(status) => {
                     for rs in region_servers(c) {
-                        if !servers.iter().any(|(port, _, _)| *port == rs.port) {
+                        if !status.servers.iter().any(|(port, _, _)| *port == rs.port) {
                             missing.push(format!("{} is not a live region server yet", rs.id));
                         }
                     }
@@ -330,12 +343,18 @@ impl Engine for Hbase {
 
     fn busy(&self, c: &ClusterState) -> Vec<String> {
         match self.status(c) {
-            Ok((servers, transition, _)) => {
+            Ok(status) => {
                 let mut busy = Vec::new();
-                if transition > 0 {
-                    busy.push(format!("{transition} regions in transition"));
+                if status.transition > 0 {
+                    busy.push(format!("{} regions in transition", status.transition));
                 }
-                for (port, _, compacting) in servers {
+                if status.decommissioned > 0 {
+                    busy.push(format!(
+                        "{} region servers decommissioned and still running",
+                        status.decommissioned
+                    ));
+                }
+                for (port, _, compacting) in status.servers {
                     if compacting > 0 {
                         busy.push(format!(
                             "region server 127.0.0.1:{port} compacting {compacting} regions"
