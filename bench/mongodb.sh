@@ -28,7 +28,18 @@ ycsb_run() {   # ycsb_run PHASE(-load|-t) EXTRA_PROPS...
 }
 sb_json() {   # prints throughput, failures and the client's CPU
   /usr/bin/time -f "client cpu %U user %S sys" "${sb[@]}" "$@" -q --format json 2>&1 \
-    | python3 -c 'import json,sys; t=sys.stdin.read(); j=json.loads(t[:t.rindex("}")+1]); p=j["phases"][-1]; print("%.0f ops/s, %d ok, errors %d, p99 %s" % (p["totals"]["throughput_ops_s"], p["totals"]["ok"], p["totals"]["failed"], {k: v["latency"]["p99_us"] for k, v in p["operations"].items() if v.get("latency")})); print(t[t.rindex("}")+1:].strip())'
+    | python3 -c '
+import json, sys
+t = sys.stdin.read()
+start = t.find("{\n")
+end = t.rindex("}") + 1
+j = json.loads(t[start:end])
+p = j["phases"][-1]
+tot = p["totals"]
+rate = tot["records"] / p["duration_s"] if tot.get("records") else tot["throughput_ops_s"]
+lat = {k: v["latency"]["p99_us"] for k, v in p["operations"].items() if v.get("latency")}
+print("%.0f %s/s, %d ok, errors %d, p99 %s" % (rate, "records" if tot.get("records") else "ops", tot["ok"], tot["failed"], lat))
+print((t[:start] + t[end:]).strip())'
 }
 for round in 1 2; do
   echo "== round $round: YCSB load, $records records, insertOne, $conns threads"

@@ -13,7 +13,7 @@ use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::mongodb::MongoFactory;
 use scalebench_binding::{Binding, BindingFactory};
 use scalebench_deploy::mongodb::MongoTestServer;
-use scalebench_workload::{FailureClass, OpKind, Operation};
+use scalebench_workload::{FailureClass, FieldSet, OpKind, Operation};
 use support::*;
 
 fn server() -> &'static MongoTestServer {
@@ -85,7 +85,7 @@ fn load_10000_records_then_workload_a_without_errors() {
         loaded.errors
     );
     assert_eq!(count(&url, "e2e"), 10_000);
-    // One document per record: _id is the key, one string field per YCSB field.
+    // One document per record: _id is the key, one binary field per YCSB field (as YCSB's binding).
     let (rt, c) = collection(&url, "e2e");
     let d = rt
         .block_on(async { c.find_one(doc! {}).await })
@@ -96,7 +96,10 @@ fn load_10000_records_then_workload_a_without_errors() {
         "{d:?}"
     );
     assert_eq!(d.len(), 11, "{d:?}");
-    assert!(d.get_str("field9").is_ok_and(|v| v.len() >= 100), "{d:?}");
+    assert!(
+        d.get_binary_generic("field9").is_ok_and(|v| v.len() >= 100),
+        "{d:?}"
+    );
     let ran = phase(config(&url, &w, &[], false, false), &w, run_plan(2.0)).result;
     assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
     assert!(ran.totals.ok > 100);
@@ -150,7 +153,7 @@ fn an_unreachable_server_fails_operations_as_unavailable_within_the_selection_ti
         let mut out = Vec::new();
         tokio::time::timeout(
             Duration::from_secs(20),
-            b.read("user1", scalebench_workload::FieldSet::All, &mut out),
+            b.read("user1", FieldSet::All, &mut out),
         )
         .await
         .expect("the driver gives up by itself")
@@ -187,9 +190,7 @@ fn an_existing_key_conflicts_unless_inserts_upsert() {
         let mut u = upsert.connect(0).await.unwrap();
         u.insert("k", &vec![(0, "third".into())]).await.unwrap();
         let mut out = Vec::new();
-        b.read("k", scalebench_workload::FieldSet::All, &mut out)
-            .await
-            .unwrap();
+        b.read("k", FieldSet::All, &mut out).await.unwrap();
         assert_eq!(out, vec![(0, "third".to_string())]);
     });
 }
@@ -251,9 +252,7 @@ fn write_and_read_concern_knobs_are_sent_with_every_operation() {
         let mut b = f.connect(0).await.unwrap();
         b.insert("k", &vec![(0, "v".into())]).await.unwrap();
         let mut out = Vec::new();
-        b.read("k", scalebench_workload::FieldSet::All, &mut out)
-            .await
-            .unwrap();
+        b.read("k", FieldSet::All, &mut out).await.unwrap();
         b.cleanup().await.unwrap();
     });
     let bytes = sent.lock().unwrap().clone();
@@ -270,9 +269,7 @@ fn write_and_read_concern_knobs_are_sent_with_every_operation() {
         let mut b = f.connect(0).await.unwrap();
         b.update("k", &vec![(0, "v2".into())]).await.unwrap();
         let mut out = Vec::new();
-        b.read("k", scalebench_workload::FieldSet::All, &mut out)
-            .await
-            .unwrap();
+        b.read("k", FieldSet::All, &mut out).await.unwrap();
         b.cleanup().await.unwrap();
     });
     let bytes = sent.lock().unwrap().clone();
@@ -334,4 +331,30 @@ fn max_pool_size_bounds_the_connections_of_a_worker() {
         "driver default: {} connections",
         connections[1]
     );
+}
+
+/// Records written by other tools: YCSB writes binary fields (as this binding does); text fields
+/// are read too; anything else is unexpected.
+#[test]
+fn fields_written_as_text_are_read_and_other_types_are_unexpected() {
+    let url = server().url();
+    let w = workload(&[("table", "foreign"), ("fieldcount", "2")]);
+    let f = MongoFactory::open(&config(&url, &w, &[], false, true)).unwrap();
+    let (rt, c) = collection(&url, "foreign");
+    rt.block_on(async {
+        c.insert_one(doc! {"_id": "text", "field0": "a", "field1": "b"})
+            .await
+            .unwrap();
+        c.insert_one(doc! {"_id": "number", "field0": 7})
+            .await
+            .unwrap();
+    });
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        let mut out = Vec::new();
+        b.read("text", FieldSet::All, &mut out).await.unwrap();
+        assert_eq!(out, vec![(0, "a".to_string()), (1, "b".to_string())]);
+        let e = b.read("number", FieldSet::All, &mut out).await.unwrap_err();
+        assert_eq!(e.class, FailureClass::Unexpected, "{e}");
+    });
 }

@@ -3,7 +3,8 @@
 //! seed list or a mongos, with the driver's own URL options).
 //!
 //! Data model as YCSB's MongoDB binding: one document per record in collection `<table>` of the
-//! URL's database (default `ycsb`), `_id` = the key, one string field per YCSB field. Scans are range
+//! URL's database (default `ycsb`), `_id` = the key, one binary field per YCSB field (strings are read
+//! too). Scans are range
 //! queries on `_id` sorted ascending with a limit; batched loads are one `insertMany`.
 
 use std::future::IntoFuture;
@@ -314,6 +315,25 @@ fn classify(e: MongoError) -> OpError {
     OpError::new(class, e.kind.to_string())
 }
 
+/// A field's value as YCSB's MongoDB binding stores it: binary (generic subtype), so records written
+/// by either tool read back in the other.
+fn binary(value: &str) -> Bson {
+    Bson::Binary(mongodb::bson::Binary {
+        subtype: mongodb::bson::spec::BinarySubtype::Generic,
+        bytes: value.as_bytes().to_vec(),
+    })
+}
+
+/// A binary value as text (scalebench's values are text; YCSB's random ones are printable ASCII).
+fn text(field: &str, bytes: &[u8]) -> Result<String, OpError> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| {
+        OpError::new(
+            FailureClass::Unexpected,
+            format!("field {field} is not UTF-8 text"),
+        )
+    })
+}
+
 fn not_found(key: &str) -> OpError {
     OpError::new(FailureClass::NotFound, format!("no record {key}"))
 }
@@ -323,7 +343,7 @@ impl MongoBinding {
         let mut d = Document::new();
         d.insert("_id", key);
         for (f, v) in values {
-            d.insert(self.fields[*f].as_str(), v.as_str());
+            d.insert(self.fields[*f].as_str(), binary(v));
         }
         d
     }
@@ -337,15 +357,21 @@ impl MongoBinding {
             .collect()
     }
 
-    /// The document's YCSB fields as (field index, value); a non-string value is unexpected.
+    /// The document's YCSB fields as (field index, value); a value neither binary nor a string is
+    /// unexpected.
     fn fill(&self, d: &Document, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         for i in fields.indices(self.fields.len()) {
             match d.get(&self.fields[i]) {
+                Some(Bson::Binary(b)) => out.push((i, text(&self.fields[i], &b.bytes)?)),
+                // Written by other tools as text: read as it is.
                 Some(Bson::String(v)) => out.push((i, v.clone())),
                 Some(other) => {
                     return Err(OpError::new(
                         FailureClass::Unexpected,
-                        format!("field {} is {other:?}, not a string", self.fields[i]),
+                        format!(
+                            "field {} is {other:?}, not binary or a string",
+                            self.fields[i]
+                        ),
                     ))
                 }
                 None => {}
@@ -406,7 +432,7 @@ impl Binding for MongoBinding {
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let mut set = Document::new();
         for (f, v) in values {
-            set.insert(self.fields[*f].as_str(), v.as_str());
+            set.insert(self.fields[*f].as_str(), binary(v));
         }
         let r = self
             .collection
