@@ -1,8 +1,6 @@
 // scalebench's admin tool for its local HBase clusters, on HBase's own client (Admin API): what the
 // Thrift gateway cannot do. Run by the JDK's source launcher with the cluster's conf directory first
 // on the classpath:  java -cp CONF:CLASSPATH HbaseAdmin.java COMMAND [PORT]
-//   status          one line per live region server: "server PORT regions N compacting C",
-//                   then "in-transition N" (regions in transition) and "decommissioned N"
 //   balance         runs the balancer until every live region server holds a region (60 s at most)
 //   decommission P  the region server on 127.0.0.1:P gets no new regions and its regions move away
 //                   (Admin.decommissionRegionServers with offload); returns once it holds none
@@ -10,10 +8,7 @@
 //   compact         flushes and major-compacts every user table
 // Exit code 0 on success; 1 with the reason on standard error.
 
-import org.apache.hadoop.hbase.ClusterMetrics;
 import org.apache.hadoop.hbase.HBaseConfiguration;
-import org.apache.hadoop.hbase.RegionMetrics;
-import org.apache.hadoop.hbase.ServerMetrics;
 import org.apache.hadoop.hbase.ServerName;
 import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
@@ -21,18 +16,16 @@ import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
 
 import java.util.List;
-import java.util.Map;
 
 public class HbaseAdmin {
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: HbaseAdmin status|balance|decommission PORT|stop PORT|compact");
+            System.err.println("usage: HbaseAdmin balance|decommission PORT|stop PORT|compact");
             System.exit(2);
         }
         try (Connection connection = ConnectionFactory.createConnection(HBaseConfiguration.create());
              Admin admin = connection.getAdmin()) {
             switch (args[0]) {
-                case "status": status(admin); break;
                 case "balance": balance(admin); break;
                 case "decommission": decommission(admin, server(admin, args)); break;
                 case "stop": admin.stopRegionServer(server(admin, args).getAddress().toString()); break;
@@ -55,22 +48,6 @@ public class HbaseAdmin {
             }
         }
         throw new IllegalArgumentException("no live region server on port " + port);
-    }
-
-    private static void status(Admin admin) throws Exception {
-        ClusterMetrics metrics = admin.getClusterMetrics();
-        for (Map.Entry<ServerName, ServerMetrics> e : metrics.getLiveServerMetrics().entrySet()) {
-            int compacting = 0;
-            for (RegionMetrics r : e.getValue().getRegionMetrics().values()) {
-                if (r.getCompactingCellCount() > r.getCompactedCellCount()) {
-                    compacting++;
-                }
-            }
-            System.out.println("server " + e.getKey().getPort() + " regions "
-                + e.getValue().getRegionMetrics().size() + " compacting " + compacting);
-        }
-        System.out.println("in-transition " + metrics.getRegionStatesInTransition().size());
-        System.out.println("decommissioned " + admin.listDecommissionedRegionServers().size());
     }
 
     private static void balance(Admin admin) throws Exception {

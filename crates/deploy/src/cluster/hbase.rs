@@ -24,8 +24,11 @@ const ZOOKEEPER: &str = "zookeeper";
 const MASTER: &str = "master";
 const GATEWAY: &str = "gateway";
 const REGION_SERVER: &str = "regionserver";
+/// The info server's port (HTTP, /jmx) in a node's ports.
+const INFO: &str = "info";
 
-/// The admin tool (Admin API) run by the JDK's source launcher from a node's directory.
+/// The admin tool (Admin API) run by the JDK's source launcher from a node's directory: balancing,
+/// decommissioning and compaction, which the Thrift gateway cannot ask for.
 const ADMIN_SOURCE: &str = include_str!("../../../../deployments/hbase/HbaseAdmin.java");
 
 /// What the master and a region server log once they serve.
@@ -47,8 +50,9 @@ fn log_has(node: &NodeState, text: &str) -> bool {
     std::fs::read_to_string(node.dir.join("server.log")).is_ok_and(|t| t.contains(text))
 }
 
-/// hbase-site.xml of the cluster: distributed, its ZooKeeper, the master's port and the shared root.
-fn site(c: &ClusterState) -> Result<String, DeployError> {
+/// hbase-site.xml of `node`: the cluster's (distributed, its ZooKeeper, the master's ports, the
+/// shared root), and a region server's own ports.
+fn site(c: &ClusterState, node: &NodeState) -> Result<String, DeployError> {
     let zookeeper = node_of_role(c, ZOOKEEPER)?;
     let master = node_of_role(c, MASTER)?;
     let mut props: Vec<(String, String)> = vec![
@@ -73,8 +77,17 @@ fn site(c: &ClusterState) -> Result<String, DeployError> {
         ("hbase.master.ipc.address".into(), "127.0.0.1".into()),
         ("hbase.regionserver.ipc.address".into(), "127.0.0.1".into()),
         ("hbase.master.port".into(), master.port.to_string()),
-        ("hbase.master.info.port".into(), "-1".into()),
-        ("hbase.regionserver.info.port".into(), "-1".into()),
+        // The info servers answer the idle probes (/jmx): on loopback, the master's port here, each
+        // region server's in its own file.
+        (
+            "hbase.master.info.port".into(),
+            master.ports[INFO].to_string(),
+        ),
+        ("hbase.master.info.bindAddress".into(), "127.0.0.1".into()),
+        (
+            "hbase.regionserver.info.bindAddress".into(),
+            "127.0.0.1".into(),
+        ),
         (
             "hbase.unsafe.stream.capability.enforce".into(),
             "false".into(),
@@ -82,6 +95,13 @@ fn site(c: &ClusterState) -> Result<String, DeployError> {
         // Without tables of its own the master serves none: user regions on region servers.
         ("hbase.balancer.tablesOnMaster".into(), "false".into()),
     ];
+    if node.role == REGION_SERVER {
+        props.push(("hbase.regionserver.port".into(), node.port.to_string()));
+        props.push((
+            "hbase.regionserver.info.port".into(),
+            node.ports[INFO].to_string(),
+        ));
+    }
     for (k, v) in c.deployment.server_settings() {
         match props.iter_mut().find(|(key, _)| *key == k) {
             Some(slot) => slot.1 = v,
@@ -99,15 +119,32 @@ fn site(c: &ClusterState) -> Result<String, DeployError> {
     Ok(xml)
 }
 
-/// What the admin tool's `status` reports.
-struct AdminStatus {
-    /// (port, regions, regions compacting) of each live region server.
-    servers: Vec<(u16, u64, u64)>,
-    /// Regions in transition.
-    transition: u64,
-    /// Region servers decommissioned and still live.
-    decommissioned: u64,
+/// One attribute of a bean of a node's info server (`/jmx?qry=BEAN`, JSON), in milliseconds and
+/// without a JVM (HBase's Admin API would start one per question, seconds of CPU taken from the
+/// database under test).
+fn jmx(node: &NodeState, bean: &str, attribute: &str) -> Result<serde_json::Value, String> {
+    let port = node.ports.get(INFO).copied().unwrap_or(0);
+    let url = format!("http://127.0.0.1:{port}/jmx?qry={bean}");
+    let agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .new_agent();
+    let body = agent
+        .get(&url)
+        .call()
+        .and_then(|mut r| r.body_mut().read_to_string())
+        .map_err(|e| format!("{} ({}): {e}", node.id, node.role))?;
+    let json: serde_json::Value = serde_json::from_str(&body)
+        .map_err(|e| format!("{} ({}): /jmx answered no JSON: {e}", node.id, node.role))?;
+    json["beans"][0]
+        .get(attribute)
+        .cloned()
+        .ok_or_else(|| format!("{} ({}): no {attribute} in {bean} yet", node.id, node.role))
 }
+
+const MASTER_SERVER: &str = "Hadoop:service=HBase,name=Master,sub=Server";
+const ASSIGNMENT: &str = "Hadoop:service=HBase,name=Master,sub=AssignmentManager";
+const RS_SERVER: &str = "Hadoop:service=HBase,name=RegionServer,sub=Server";
 
 impl Hbase {
     fn classpath(&self, c: &ClusterState) -> Result<String, DeployError> {
@@ -134,7 +171,7 @@ impl Hbase {
                 .arg(&cfg);
             return Ok(cmd);
         }
-        let conf = write_conf(&node.dir, &site(c)?, &account)?;
+        let conf = write_conf(&node.dir, &site(c, node)?, &account)?;
         Ok(match node.role.as_str() {
             MASTER => {
                 let mut cmd = jvm(
@@ -183,6 +220,7 @@ impl Hbase {
 
     fn new_region_server(&self, c: &mut ClusterState) -> Result<NodeState, DeployError> {
         let mut node = c.new_node(REGION_SERVER, "127.0.0.1", free_port()?)?;
+        node.ports.insert(INFO.into(), free_port()?);
         // Its data is in the shared root; its own directory holds its log.
         node.data_dir = node.dir.clone();
         Ok(node)
@@ -203,28 +241,6 @@ impl Hbase {
             .args(args);
         run(&mut cmd, &format!("HbaseAdmin {}", args.join(" ")))
     }
-
-    /// The admin tool's `status`.
-    fn status(&self, c: &ClusterState) -> Result<AdminStatus, DeployError> {
-        let out = self.admin(c, &["status"])?;
-        let mut servers = Vec::new();
-        let (mut transition, mut decommissioned) = (0, 0);
-        for line in out.lines() {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-            match f.first() {
-                Some(&"server") => servers.push((n(1) as u16, n(3), n(5))),
-                Some(&"in-transition") => transition = n(1),
-                Some(&"decommissioned") => decommissioned = n(1),
-                _ => {}
-            }
-        }
-        Ok(AdminStatus {
-            servers,
-            transition,
-            decommissioned,
-        })
-    }
 }
 
 impl Engine for Hbase {
@@ -236,6 +252,7 @@ impl Engine for Hbase {
         let mut zookeeper = c.new_node(ZOOKEEPER, "127.0.0.1", free_port()?)?;
         zookeeper.data_dir = zookeeper.dir.join("data");
         let mut master = c.new_node(MASTER, "127.0.0.1", free_port()?)?;
+        master.ports.insert(INFO.into(), free_port()?);
         master.data_dir = master.dir.join("root");
         let gateway = c.new_node(GATEWAY, "127.0.0.1", free_port()?)?;
         let account = c.account()?;
@@ -327,44 +344,50 @@ impl Engine for Hbase {
             }
         }
         if missing.is_empty() {
-            match self.status(c) {
-                Ok(status) => {
+            // The master's list of live region servers: "host,port,startcode;..." .
+            match node_of_role(c, MASTER)
+                .map_err(|e| e.to_string())
+                .and_then(|m| jmx(m, MASTER_SERVER, "tag.liveRegionServers"))
+            {
+                Ok(live) => {
+                    let live = live.as_str().unwrap_or_default().to_string();
                     for rs in region_servers(c) {
-                        if !status.servers.iter().any(|(port, _, _)| *port == rs.port) {
+                        if !live.contains(&format!("127.0.0.1,{},", rs.port)) {
                             missing.push(format!("{} is not a live region server yet", rs.id));
                         }
                     }
                 }
-                Err(e) => missing.push(e.to_string()),
+                Err(e) => missing.push(e),
             }
         }
         missing
     }
 
     fn busy(&self, c: &ClusterState) -> Vec<String> {
-        match self.status(c) {
-            Ok(status) => {
-                let mut busy = Vec::new();
-                if status.transition > 0 {
-                    busy.push(format!("{} regions in transition", status.transition));
-                }
-                if status.decommissioned > 0 {
-                    busy.push(format!(
-                        "{} region servers decommissioned and still running",
-                        status.decommissioned
-                    ));
-                }
-                for (port, _, compacting) in status.servers {
-                    if compacting > 0 {
-                        busy.push(format!(
-                            "region server 127.0.0.1:{port} compacting {compacting} regions"
-                        ));
-                    }
-                }
-                busy
-            }
-            Err(e) => vec![e.to_string()],
+        let mut busy = Vec::new();
+        match node_of_role(c, MASTER)
+            .map_err(|e| e.to_string())
+            .and_then(|m| jmx(m, ASSIGNMENT, "ritCount"))
+        {
+            Ok(n) if n.as_u64() != Some(0) => busy.push(format!("{n} regions in transition")),
+            Ok(_) => {}
+            Err(e) => busy.push(e),
         }
+        for rs in region_servers(c).filter(|n| n.is_running()) {
+            for (attribute, what) in [
+                ("compactionQueueLength", "compactions queued"),
+                ("flushQueueLength", "flushes queued"),
+            ] {
+                match jmx(rs, RS_SERVER, attribute) {
+                    Ok(n) if n.as_u64() != Some(0) => {
+                        busy.push(format!("{}: {n} {what}", rs.id));
+                    }
+                    Ok(_) => {}
+                    Err(e) => busy.push(e),
+                }
+            }
+        }
+        busy
     }
 
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
