@@ -21,25 +21,7 @@ records=100000
 sb=(taskset -c 1 target/release/scalebench)
 ycsb_run() {   # ycsb_run PHASE(-load|-t) EXTRA_PROPS...
   local phase=$1; shift
-  /usr/bin/time -f "client cpu %U user %S sys" taskset -c 1 java -Xmx1g -cp "$ycsb:$(cat "$ycsb/cp.txt")" site.ycsb.Client "$phase" \
-    -db YcsbMongoDb -p mongodb.url="$url" -p workload=site.ycsb.workloads.CoreWorkload -p recordcount=$records \
-    -p fieldcount=10 -p fieldlength=100 -threads "$conns" "$@" 2>&1 \
-    | grep -E "\[OVERALL\], Throughput|\[(READ|UPDATE|INSERT)\], (Operations|99thPercentileLatency)|FAILED|client cpu"
-}
-sb_json() {   # prints throughput, failures and the client's CPU
-  /usr/bin/time -f "client cpu %U user %S sys" "${sb[@]}" "$@" -q --format json 2>&1 \
-    | python3 -c '
-import json, sys
-t = sys.stdin.read()
-start = t.find("{\n")
-end = t.rindex("}") + 1
-j = json.loads(t[start:end])
-p = j["phases"][-1]
-tot = p["totals"]
-rate = tot["records"] / p["duration_s"] if tot.get("records") else tot["throughput_ops_s"]
-lat = {k: v["latency"]["p99_us"] for k, v in p["operations"].items() if v.get("latency")}
-print("%.0f %s/s, %d ok, errors %d, p99 %s" % (rate, "records" if tot.get("records") else "ops", tot["ok"], tot["failed"], lat))
-print((t[:start] + t[end:]).strip())'
+  ycsb_client "$ycsb" YcsbMongoDb "$phase" -p mongodb.url="$url" -p recordcount=$records -p fieldcount=10 -p fieldlength=100 -threads "$conns" "$@"
 }
 for round in 1 2; do
   echo "== round $round: YCSB load, $records records, insertOne, $conns threads"

@@ -69,21 +69,7 @@ fn load_10000_records_then_workload_a_and_e_without_errors() {
         "{:?}",
         loaded.errors
     );
-    let ran = phase(config(&url, &w, &[], false, false), &w, run_plan(2.0)).result;
-    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
-    assert!(ran.totals.ok > 100);
-    assert_accounted(&ran);
-    let e = builtin(
-        "e",
-        &[
-            ("table", "e2e"),
-            ("recordcount", "10000"),
-            ("dataintegrity", "true"),
-        ],
-    );
-    let scanned = phase(config(&url, &e, &[], false, false), &e, run_plan(1.0)).result;
-    assert_eq!(scanned.totals.failed, 0, "{:?}", scanned.errors);
-    assert!(scanned.operations.get("SCAN").is_some_and(|s| s.ok > 10));
+    assert_a_and_e_without_errors(&url, "e2e");
 }
 
 #[test]

@@ -519,3 +519,23 @@ pub fn occurrences(bytes: &[u8], text: &str) -> usize {
         .filter(|w| *w == text.as_bytes())
         .count()
 }
+
+/// On `table` of `url`, loaded with 10,000 records: workload A for 2 s and workload E (scans) for
+/// 1 s, with data-integrity checks, without a failure, every operation accounted.
+pub fn assert_a_and_e_without_errors(url: &str, table: &str) {
+    let props = [
+        ("table", table),
+        ("recordcount", "10000"),
+        ("dataintegrity", "true"),
+    ];
+    let a = builtin("a", &props);
+    let ran = phase(config(url, &a, &[], false, false), &a, run_plan(2.0)).result;
+    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+    assert!(ran.totals.ok > 100);
+    assert_accounted(&ran);
+    let e = builtin("e", &props);
+    let scanned = phase(config(url, &e, &[], false, false), &e, run_plan(1.0)).result;
+    assert_eq!(scanned.totals.failed, 0, "{:?}", scanned.errors);
+    assert!(scanned.operations.get("SCAN").is_some_and(|s| s.ok > 10));
+    assert_accounted(&scanned);
+}
