@@ -537,8 +537,9 @@ pub struct PhaseArgs {
     pub workload: String,
 
     /// Database URL; the scheme picks the binding: sqlite:///path/file.db, postgres://, mysql://,
-    /// redis://, redis+cluster://, etcd://, cassandra://host:port/keyspace, null:// (default: a
-    /// temporary SQLite file). See `scalebench bindings`.
+    /// redis://, redis+cluster://, etcd://, cassandra://host:port/keyspace, mongodb://host:port/db,
+    /// hbase://thrift-gateway:9090, null:// (default: a temporary SQLite file). See `scalebench
+    /// bindings`.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
 
