@@ -8,8 +8,10 @@ use support::*;
 #[test]
 fn region_servers_join_and_leave_and_the_data_stays() {
     let mut c = cluster(include_str!("../../../deployments/hbase-2.toml"));
-    // zookeeper, master, gateway, 2 region servers
+    // zookeeper, master, gateway, 2 region servers; the region servers are the ones holding data
     assert_eq!(c.state.nodes.len(), 5);
+    let data: Vec<&str> = c.data_nodes().iter().map(|n| n.role.as_str()).collect();
+    assert_eq!(data, ["regionserver", "regionserver"]);
     assert!(c.url().starts_with("hbase://127.0.0.1:"), "{}", c.url());
     c.wait_ready().unwrap();
     let w = workload(&[("recordcount", "5000"), ("dataintegrity", "true")]);
@@ -27,6 +29,7 @@ fn region_servers_join_and_leave_and_the_data_stays() {
     assert!(status.not_ready.is_empty(), "{status:?}");
     let new = c.state.nodes.last().unwrap();
     assert_eq!(new.id, added);
+    assert_eq!(c.data_nodes().len(), 3);
     // The balancer gave it regions of the table: it opened them.
     let log = std::fs::read_to_string(new.dir.join("server.log")).unwrap();
     assert!(

@@ -395,14 +395,10 @@ fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> Run
     a
 }
 
+/// The cluster's size as Dory counts it: running nodes that hold data (region servers, not HBase's
+/// ZooKeeper, master and gateway).
 fn running_nodes(c: &Cluster) -> usize {
-    c.state
-        .nodes
-        .iter()
-        // An external cluster's nodes are bookkeeping (no process of ours); a crashed or stopped
-        // local node has no process any more.
-        .filter(|n| n.role == "external" || n.is_running())
-        .count()
+    c.data_nodes().len()
 }
 
 /// What the controller saw: the events (with an action), the nodes it changed, why the cluster
@@ -651,9 +647,9 @@ fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, Sess
             }
         }
         ScaleAction::Crash(k) => {
+            // The newest data nodes (never a coordinator or gateway).
             let victims: Vec<String> = cluster
-                .state
-                .nodes
+                .data_nodes()
                 .iter()
                 .rev()
                 .filter(|n| n.is_running())

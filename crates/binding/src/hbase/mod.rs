@@ -60,6 +60,9 @@ pub const INFO: BindingInfo = BindingInfo {
     creates_table_on_load: false,
 };
 
+/// How long the gateway may take to answer a setup call (table exists, create, delete).
+const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 type Client = THBaseServiceSyncClient<
     TBinaryInputProtocol<TBufferedReadTransport<ReadHalf<TTcpChannel>>>,
     TBinaryOutputProtocol<TBufferedWriteTransport<WriteHalf<TTcpChannel>>>,
@@ -76,12 +79,15 @@ pub struct HbaseFactory {
     scan_caching: i32,
 }
 
-fn connect(address: &str) -> std::io::Result<Client> {
+/// A connection to the gateway; `read_timeout` bounds each answer (None: operations wait as long as
+/// the gateway takes, and `--op-timeout` is what counts a slow one).
+fn connect(address: &str, read_timeout: Option<std::time::Duration>) -> std::io::Result<Client> {
     let addr = address.to_socket_addrs()?.next().ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address")
     })?;
     let stream = TcpStream::connect_timeout(&addr, crate::CONNECT_TIMEOUT)?;
     stream.set_nodelay(true)?;
+    stream.set_read_timeout(read_timeout)?;
     let channel = TTcpChannel::with_stream(stream);
     let (r, w) = channel
         .split()
@@ -192,6 +198,23 @@ fn error_text(e: &thrift::Error) -> String {
         other => other.to_string(),
     };
     text.lines().next().unwrap_or_default().to_string()
+}
+
+/// A setup call's error: a read that ran out of [`SETUP_TIMEOUT`] says so (Linux reports it as
+/// "Resource temporarily unavailable").
+fn setup_error_text(e: &thrift::Error) -> String {
+    match e {
+        thrift::Error::Transport(t)
+            if t.kind == thrift::TransportErrorKind::TimedOut
+                || t.message.contains("os error 11") =>
+        {
+            format!(
+                "the gateway gave no answer within {} s (is HBase behind it up?)",
+                SETUP_TIMEOUT.as_secs()
+            )
+        }
+        other => error_text(other),
+    }
 }
 
 /// Whether the connection is broken (the next operation reconnects).
@@ -328,18 +351,21 @@ impl HbaseFactory {
             url: factory.url.clone(),
             reason,
         };
-        let mut c = connect(&factory.address).map_err(|e| connect_error(e.to_string()))?;
+        // Setup answers within a minute: with HBase down, the gateway's own client retries for many
+        // minutes before it answers, and a run must not hang before it starts.
+        let mut c = connect(&factory.address, Some(SETUP_TIMEOUT))
+            .map_err(|e| connect_error(e.to_string()))?;
         let name = factory.table_display();
         let schema_error = |what: &str, e: thrift::Error| {
             BindingError::Schema(format!(
                 "cannot {what} table '{name}' on {}: {}",
                 factory.url,
-                error_text(&e)
+                setup_error_text(&e)
             ))
         };
         let exists = c
             .table_exists(factory.table.clone())
-            .map_err(|e| connect_error(error_text(&e)))?;
+            .map_err(|e| connect_error(setup_error_text(&e)))?;
         if exists && config.drop_schema {
             // A disabled table (an earlier drop that stopped half-way) cannot be disabled again.
             let _ = c.disable_table(factory.table.clone());
@@ -471,7 +497,7 @@ impl HbaseBinding {
         let address = self.connection.address.clone();
         let job: Job = Box::new(move |client: &mut Option<Client>| {
             if client.is_none() {
-                match connect(&address) {
+                match connect(&address, None) {
                     Ok(c) => *client = Some(c),
                     Err(e) => {
                         let _ = answer.send(Err(OpError::new(

@@ -190,6 +190,11 @@ impl Engine for Bucardo {
         crate::postgres::ACCOUNT
     }
 
+    /// The Bucardo daemon's node holds its control database, not the benchmark's data.
+    fn serves_data(&self, node: &NodeState) -> bool {
+        node.role != "bucardo"
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
         let password = crate::process::random_password()?;

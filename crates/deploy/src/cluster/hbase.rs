@@ -331,6 +331,10 @@ impl Engine for Hbase {
         region_servers(c).last().map(|n| n.id.clone())
     }
 
+    fn serves_data(&self, node: &NodeState) -> bool {
+        node.role == REGION_SERVER
+    }
+
     fn not_ready(&self, c: &ClusterState) -> Vec<String> {
         let mut missing: Vec<String> = c
             .nodes

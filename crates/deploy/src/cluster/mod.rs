@@ -153,6 +153,11 @@ trait Engine {
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError>;
     /// Removes a node gracefully: its data moves away first, then it stops and leaves the state.
     fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError>;
+    /// Whether `node` holds and serves the data, what a scaling step counts and doubles; not a
+    /// coordinator, gateway or replication daemon.
+    fn serves_data(&self, _node: &NodeState) -> bool {
+        true
+    }
     /// The node that `remove-node` without a name removes.
     fn removable(&self, c: &ClusterState) -> Option<String> {
         c.nodes.last().map(|n| n.id.clone())
@@ -450,6 +455,16 @@ impl Cluster {
     }
 
     /// Binding URL of each node (for clients that pin themselves to one node, e.g. Galera writes).
+    /// The running nodes that hold and serve data, in order of creation (an external cluster's
+    /// nodes all count): the cluster's size as scaling steps see it.
+    pub fn data_nodes(&self) -> Vec<&NodeState> {
+        self.state
+            .nodes
+            .iter()
+            .filter(|n| (n.role == "external" || n.is_running()) && self.engine.serves_data(n))
+            .collect()
+    }
+
     pub fn node_urls(&self) -> Vec<String> {
         let url = self.url();
         self.state
