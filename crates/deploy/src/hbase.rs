@@ -80,7 +80,7 @@ pub struct HbaseServer {
 /// hbase-site.xml of a standalone server keeping everything under `dir`.
 pub fn standalone_site(dir: &Path, ports: HbasePorts, extra: &[(String, String)]) -> String {
     let d = dir.display();
-    let mut props: Vec<(String, String)> = vec![
+    let props: Vec<(String, String)> = vec![
         ("hbase.cluster.distributed".into(), "false".into()),
         ("hbase.rootdir".into(), format!("file://{d}/root")),
         ("hbase.tmp.dir".into(), format!("{d}/tmp")),
@@ -110,7 +110,12 @@ pub fn standalone_site(dir: &Path, ports: HbasePorts, extra: &[(String, String)]
             "false".into(),
         ),
     ];
-    for (k, v) in extra {
+    site_xml(props, extra)
+}
+
+/// hbase-site.xml of `props`, each of `overrides` replacing the property of its name or added.
+pub fn site_xml(mut props: Vec<(String, String)>, overrides: &[(String, String)]) -> String {
+    for (k, v) in overrides {
         match props.iter_mut().find(|(key, _)| key == k) {
             Some(slot) => slot.1 = v.clone(),
             None => props.push((k.clone(), v.clone())),

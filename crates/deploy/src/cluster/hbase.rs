@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::hbase::{gateway_command, jvm, write_conf, ACCOUNT, PROJECT};
+use crate::hbase::{gateway_command, jvm, site_xml, write_conf, ACCOUNT, PROJECT};
 use crate::maven::readable_classpath;
 use crate::process::{
     free_port, port_open, run, wait_until, DeployError, ManagedProcess, ProcessRef,
@@ -102,21 +102,7 @@ fn site(c: &ClusterState, node: &NodeState) -> Result<String, DeployError> {
             node.ports[INFO].to_string(),
         ));
     }
-    for (k, v) in c.deployment.server_settings() {
-        match props.iter_mut().find(|(key, _)| *key == k) {
-            Some(slot) => slot.1 = v,
-            None => props.push((k, v)),
-        }
-    }
-    let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
-    for (k, v) in props {
-        xml.push_str(&format!(
-            "  <property><name>{k}</name><value>{}</value></property>\n",
-            v.replace('&', "&amp;").replace('<', "&lt;")
-        ));
-    }
-    xml.push_str("</configuration>\n");
-    Ok(xml)
+    Ok(site_xml(props, &c.deployment.server_settings()))
 }
 
 /// One attribute of a bean of a node's info server (`/jmx?qry=BEAN`, JSON), in milliseconds and
