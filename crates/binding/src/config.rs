@@ -142,8 +142,9 @@ pub fn is_secret_key(key: &str) -> bool {
     k.contains("password") || k.contains("passwd") || k.contains("secret") || k.ends_with("token")
 }
 
-/// Best effort for text that did not parse as a URL: hide anything between `:` and `@` after `//`.
-fn redact_unparsed(text: &str) -> String {
+/// Best effort for text that did not parse as a URL: hide anything between `:` and `@` after `//`
+/// (a `user:password@` is a secret whether or not the rest of the URL is valid).
+pub fn redact_unparsed(text: &str) -> String {
     if let (Some(scheme_end), Some(at)) = (text.find("://"), text.rfind('@')) {
         // An '@' before the "://" (`@://`) has no authority to hide.
         let Some(auth) = text.get(scheme_end + 3..at) else {
@@ -211,6 +212,8 @@ pub struct BindingConfig {
     pub drop_schema: bool,
     /// Ends the setup (connect, schema) when the run is stopped before it began.
     pub cancel: crate::Cancel,
+    /// How long each connection attempt (handshake included) and each setup call may take.
+    pub connect_timeout: std::time::Duration,
 }
 
 impl BindingConfig {

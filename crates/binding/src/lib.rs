@@ -52,9 +52,10 @@ pub enum BindingError {
     Interrupted,
 }
 
-/// How long a connection attempt may take, handshake included, where the driver's own timeout covers
-/// the TCP connect only: a server that accepts and never answers must not hold a run (or Ctrl-C).
-pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long a connection attempt, handshake included, and each setup call (schema, table checks)
+/// may take unless `--connect-timeout` says otherwise ([`BindingConfig::connect_timeout`]): a
+/// server that accepts and never answers must not hold a run.
+pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// `connect` bounded by `limit`: past it, a connect error naming the wait.
 pub async fn connect_within<T, E: std::fmt::Display>(
@@ -68,7 +69,12 @@ pub async fn connect_within<T, E: std::fmt::Display>(
     };
     tokio::time::timeout(limit, connect)
         .await
-        .map_err(|_| error(format!("no answer within {} ms", limit.as_millis())))?
+        .map_err(|_| {
+            error(format!(
+                "no answer within {} ms (--connect-timeout)",
+                limit.as_millis()
+            ))
+        })?
         .map_err(|e| error(e.to_string()))
 }
 

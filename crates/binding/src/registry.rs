@@ -146,6 +146,7 @@ mod tests {
             create_schema: false,
             drop_schema: false,
             cancel: Default::default(),
+            connect_timeout: crate::DEFAULT_CONNECT_TIMEOUT,
         };
         for b in bindings() {
             for (i, o) in b.options.iter().enumerate() {

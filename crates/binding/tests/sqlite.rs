@@ -21,6 +21,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         create_schema: create,
         drop_schema: false,
         cancel: Default::default(),
+        connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
     }
 }
 

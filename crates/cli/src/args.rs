@@ -132,9 +132,10 @@ pub struct MonitorArgs {
     #[arg(long = "process", value_name = "NAME=PID", value_parser = parse_process)]
     pub processes: Vec<(String, u32)>,
     /// Stop after this long (default: at Ctrl-C).
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = humantime::parse_duration)]
+    /// Time between two samples (1 ms to 1 h).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_interval)]
     pub interval: Duration,
     /// The series (JSON), written atomically at the end.
     #[arg(
@@ -188,7 +189,7 @@ pub struct SaturateArgs {
     #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_steps: u32,
     /// Latency objective: a step whose p99 (from the intended start) exceeds this breaks it.
-    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub p99: Option<Duration>,
     /// Instead of rates: thread counts 1, 2, 4, ... (closed loop) up to --max-steps doublings, keeping
     /// the largest count where doubling still raised throughput more than latency.
@@ -394,11 +395,15 @@ pub struct RunArgs {
 #[derive(Debug, Args)]
 pub struct GatherArgs {
     /// The run's rendezvous: etcd://HOST:PORT[,HOST:PORT]/PREFIX.
-    #[arg(long, value_name = "URL")]
-    pub rendezvous: String,
-    /// The phase whose results to gather.
-    #[arg(long, value_enum, default_value = "run")]
-    pub phase: GatherPhase,
+    #[arg(long, value_name = "URL", required_unless_present = "files")]
+    pub rendezvous: Option<String>,
+    /// Results the clients kept on their disks (FILE.client-I.json, or under the state directory):
+    /// merged with those in etcd, or alone when the rendezvous is gone. A file wins over etcd.
+    #[arg(value_name = "CLIENT.json")]
+    pub files: Vec<PathBuf>,
+    /// The phase whose results to gather (default: the files', else run).
+    #[arg(long, value_enum)]
+    pub phase: Option<GatherPhase>,
     /// The merged result; each client's goes beside it (FILE.client-I.json).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
@@ -440,6 +445,15 @@ pub struct KubernetesArgs {
 pub enum GatherPhase {
     Load,
     Run,
+}
+
+impl GatherPhase {
+    pub fn phase(self) -> scalebench_exec::Phase {
+        match self {
+            GatherPhase::Load => scalebench_exec::Phase::Load,
+            GatherPhase::Run => scalebench_exec::Phase::Run,
+        }
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -607,6 +621,11 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_GRACE, value_parser = parse_duration)]
     pub grace: Duration,
 
+    /// How long each connection attempt (handshake included) and each setup call (table checks,
+    /// schema) may take, for every binding; Ctrl-C ends them at once.
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_CONNECT_TIMEOUT, value_parser = request::parse_connect_timeout)]
+    pub connect_timeout: Duration,
+
     /// Records per insert call in the load phase (default: property batchsize, else 100 where the binding batches).
     #[arg(long, value_name = "N", value_parser = parse_batch_size)]
     pub batch_size: Option<u32>,
@@ -771,6 +790,7 @@ impl PhaseArgs {
             interval: self.interval,
             op_timeout: self.op_timeout,
             grace: self.grace,
+            connect_timeout: self.connect_timeout,
             batch_size: self.batch_size,
             request_set: self.request_set,
             timeline_log: None,

@@ -305,6 +305,31 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "'100000'",
         ),
         (vec!["run", "--interval", "1us"], "'1us'"),
+        // Durations past a month overflow the clocks or never end (issue 28, point 9).
+        (
+            vec!["run", "--warmup", "18446744073709551615s"],
+            "'18446744073709551615s'",
+        ),
+        (vec!["run", "--warmup", "1000000000h"], "'1000000000h'"),
+        (vec!["run", "--status-interval", "31days"], "'31days'"),
+        (vec!["run", "--grace", "99999999999s"], "'99999999999s'"),
+        (
+            vec![
+                "run",
+                "--db",
+                "null://",
+                "--clients",
+                "2",
+                "--start-timeout",
+                "1000000000h",
+            ],
+            "'1000000000h'",
+        ),
+        (
+            vec!["run", "-p", "maxexecutiontime=18446744073709551615"],
+            "'18446744073709551615'",
+        ),
+        (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
         (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
         (
             vec!["cluster", "status", huge_wait],

@@ -562,3 +562,500 @@ fn children_of(pid: u32) -> Vec<u32> {
     pids.sort();
     pids
 }
+
+// ---- Faults of etcd, clients and launchers (issue 28) ----
+
+/// One etcd for the tests that leave it running, started once for this test binary by a thread
+/// that lives as long as the binary (the server dies with the thread that started it).
+fn shared_etcd() -> &'static scalebench_deploy::etcd::EtcdServer {
+    static ETCD: std::sync::OnceLock<scalebench_deploy::etcd::EtcdServer> =
+        std::sync::OnceLock::new();
+    ETCD.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            tx.send(etcd()).unwrap();
+            loop {
+                std::thread::park();
+            }
+        });
+        rx.recv().unwrap()
+    })
+}
+
+/// The value of `key` in `etcd`, empty when it has none.
+fn etcd_get(etcd: &scalebench_deploy::etcd::EtcdServer, key: &str) -> String {
+    let o = Command::new("etcdctl")
+        .args([
+            &format!("--endpoints=127.0.0.1:{}", etcd.port),
+            "get",
+            key,
+            "--print-value-only",
+        ])
+        .output()
+        .expect("etcdctl runs");
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// Polls `done` every 20 ms for at most `limit`; true when it came true.
+fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    while Instant::now() < until {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// A client of a rendezvous run on the null binding, its output piped.
+fn rendezvous_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["run", "--db", "null://", "--rendezvous", rendezvous])
+        .args(["--client-index", index, "--no-monitor", "--grace", "1s"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a process this test started.
+    unsafe {
+        libc::kill(pid as i32, sig);
+    }
+}
+
+/// Point 1: etcd dies after the start. Every client measured the whole run and keeps its result
+/// on disk; client 0 writes the merge of what it has, naming the client it could not gather; the
+/// run is incomplete (exit 3), never lost; `gather` merges the files the clients kept.
+#[test]
+fn etcd_dying_mid_run_loses_no_measured_result() {
+    let mut etcd = etcd();
+    let dir = test_dir();
+    let out = dir.path().join("run.json");
+    let rendezvous = format!("{}/die1", etcd.url());
+    let o = out.to_str().unwrap();
+    let common = ["--clients", "2", "--duration", "3s", "-o", o];
+    let began = Instant::now();
+    let c1 = rendezvous_client(&rendezvous, "1", &common);
+    let c0 = rendezvous_client(&rendezvous, "0", &common);
+    assert!(
+        within(Duration::from_secs(20), || !etcd_get(
+            &etcd,
+            "/die1/run/start"
+        )
+        .is_empty()),
+        "the clients never started"
+    );
+    std::thread::sleep(Duration::from_millis(1000));
+    etcd.process.kill();
+    let (o0, o1) = (
+        c0.wait_with_output().unwrap(),
+        c1.wait_with_output().unwrap(),
+    );
+    // Duration 3 s, grace 1 s: within the margin of a minute, whatever etcd did.
+    assert!(
+        began.elapsed() < Duration::from_secs(3 + 1 + 60),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(o1.status.code(), Some(3), "{}", stderr(&o1));
+    assert!(stderr(&o1).contains("INCOMPLETE"), "{}", stderr(&o1));
+    assert!(stderr(&o1).contains("result kept at"), "{}", stderr(&o1));
+    assert_eq!(o0.status.code(), Some(3), "{}", stderr(&o0));
+    let kept: Vec<serde_json::Value> = (0..2)
+        .map(|i| json(&dir.path().join(format!("run.client-{i}.json"))))
+        .collect();
+    for (i, k) in kept.iter().enumerate() {
+        assert_eq!(k["phases"][0]["ended_by"], "duration", "client {i}");
+        assert!(u(&k["phases"][0]["totals"]["ok"]) > 0, "client {i}");
+    }
+    let merged = json(&out);
+    let missing = merged["distributed"]["missing"].as_array().unwrap();
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert_eq!(missing[0]["index"], 1);
+    assert!(
+        missing[0]["reason"].as_str().unwrap().contains("broke"),
+        "{missing:?}"
+    );
+    // The files the clients kept make the whole run.
+    let gathered = dir.path().join("gathered.json");
+    let o = scalebench(&[
+        "gather",
+        dir.path().join("run.client-0.json").to_str().unwrap(),
+        dir.path().join("run.client-1.json").to_str().unwrap(),
+        "-o",
+        gathered.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let g = json(&gathered);
+    assert_eq!(u(&g["phases"][0]["clients"]), 2);
+    assert_eq!(
+        u(&g["phases"][0]["totals"]["ok"]),
+        u(&kept[0]["phases"][0]["totals"]["ok"]) + u(&kept[1]["phases"][0]["totals"]["ok"])
+    );
+}
+
+/// Point 2: a client stopped with SIGSTOP never ends by itself; the launcher's wait is bounded by
+/// the run's end plus its grace and a margin, the client is killed and named, the others kept.
+#[test]
+fn a_stopped_client_is_killed_at_the_deadline_and_named_missing() {
+    let dir = test_dir();
+    let out = dir.path().join("k.json");
+    let launcher = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--duration",
+            "2s",
+            "--grace",
+            "1s",
+        ])
+        .args([
+            "--clients",
+            "3",
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    assert!(within(Duration::from_secs(20), || children_of(
+        launcher.id()
+    )
+    .len()
+        == 3));
+    std::thread::sleep(Duration::from_millis(1000));
+    let victim = children_of(launcher.id())[1];
+    signal(victim, libc::SIGSTOP);
+    let o = launcher.wait_with_output().unwrap();
+    // 2 s, grace 1 s, the local margin of 15 s, and the start.
+    assert!(
+        began.elapsed() < Duration::from_secs(2 + 1 + 15 + 10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    let merged = json(&out);
+    let missing = merged["distributed"]["missing"].as_array().unwrap();
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert!(
+        missing[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("stopped or hung"),
+        "{missing:?}"
+    );
+    assert_eq!(u(&merged["phases"][0]["clients"]), 2);
+    assert!(
+        !std::path::Path::new(&format!("/proc/{victim}/status")).exists() || {
+            let s = std::fs::read_to_string(format!("/proc/{victim}/status")).unwrap_or_default();
+            s.contains("State:\tZ")
+        }
+    );
+}
+
+/// Point 2: one Ctrl-C ends a run of local clients with what was measured (exit 130), also when
+/// a client is stopped and cannot answer it; and it ends client 0's wait for the others' results
+/// in a rendezvous run.
+#[test]
+fn one_ctrl_c_ends_the_launcher_and_client_0_even_with_a_client_stopped() {
+    let dir = test_dir();
+    let out = dir.path().join("c.json");
+    let launcher = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--duration",
+            "60s",
+            "--grace",
+            "1s",
+        ])
+        .args([
+            "--clients",
+            "3",
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(within(Duration::from_secs(20), || children_of(
+        launcher.id()
+    )
+    .len()
+        == 3));
+    std::thread::sleep(Duration::from_millis(1000));
+    let victim = children_of(launcher.id())[0];
+    signal(victim, libc::SIGSTOP);
+    std::thread::sleep(Duration::from_millis(300));
+    let interrupted = Instant::now();
+    signal(launcher.id(), libc::SIGINT);
+    let o = launcher.wait_with_output().unwrap();
+    // Grace 1 s and the stop margin of 5 s.
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        interrupted.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let merged = json(&out);
+    assert_eq!(merged["interrupted"], true);
+    assert_eq!(u(&merged["phases"][0]["clients"]), 2);
+    let missing = merged["distributed"]["missing"].as_array().unwrap();
+    assert!(
+        missing[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("of the stop"),
+        "{missing:?}"
+    );
+
+    // Client 0 of a rendezvous run waits for a client that is stopped: Ctrl-C ends that wait.
+    let etcd = shared_etcd();
+    let rendezvous = format!("{}/wait1", etcd.url());
+    let common = ["--clients", "2", "--duration", "2s", "-o"];
+    let out = dir.path().join("w.json");
+    let mut args: Vec<&str> = common.to_vec();
+    args.push(out.to_str().unwrap());
+    let mut c1 = rendezvous_client(&rendezvous, "1", &args);
+    let c0 = rendezvous_client(&rendezvous, "0", &args);
+    assert!(within(Duration::from_secs(20), || !etcd_get(
+        etcd,
+        "/wait1/run/start"
+    )
+    .is_empty()));
+    std::thread::sleep(Duration::from_millis(700));
+    signal(c1.id(), libc::SIGSTOP);
+    // Client 0's run ends at 2 s; then it waits for client 1's result.
+    std::thread::sleep(Duration::from_millis(2500));
+    let interrupted = Instant::now();
+    signal(c0.id(), libc::SIGINT);
+    let o = c0.wait_with_output().unwrap();
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(12),
+        "{:?}",
+        interrupted.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("INCOMPLETE: client 1"),
+        "{}",
+        stderr(&o)
+    );
+    let _ = c1.kill();
+    let _ = c1.wait();
+}
+
+/// Point 3: the clients die with a launcher killed with SIGKILL, and the directory it left is
+/// removed by the next launcher.
+#[test]
+fn a_killed_launcher_takes_its_clients_and_their_files_with_it() {
+    let tmp = test_dir();
+    let launcher = |duration: &str| {
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["run", "--db", "null://", "--duration", duration])
+            .args(["--clients", "2", "--no-monitor"])
+            .env("TMPDIR", tmp.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = launcher("30s");
+    assert!(within(Duration::from_secs(20), || children_of(first.id())
+        .len()
+        == 2));
+    let clients = children_of(first.id());
+    std::thread::sleep(Duration::from_millis(500));
+    first.kill().unwrap();
+    let _ = first.wait();
+    let gone = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .map_or(true, |s| s.contains("State:\tZ"))
+    };
+    assert!(
+        within(Duration::from_secs(5), || clients.iter().all(|p| gone(*p))),
+        "the clients of a killed launcher still run"
+    );
+    let client_dirs = || {
+        std::fs::read_dir(tmp.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("scalebench-clients-")
+            })
+            .count()
+    };
+    assert_eq!(client_dirs(), 1, "the killed launcher's directory is left");
+    let o = launcher("1s").wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(client_dirs(), 0, "the stale directory is removed");
+}
+
+/// Point 4: clients of one run started unlike each other (another duration, another number of
+/// clients) are refused at the barrier before anything runs (exit 2, naming the field), and
+/// `merge` refuses results of runs defined differently.
+#[test]
+fn clients_started_unlike_each_other_are_refused_before_anything_runs() {
+    let etcd = shared_etcd();
+    let dir = test_dir();
+    for (prefix, a, b, field) in [
+        (
+            "differ1",
+            ["--clients", "2", "--duration", "2s"],
+            ["--clients", "2", "--duration", "14s"],
+            "duration",
+        ),
+        (
+            "differ2",
+            ["--clients", "2", "--duration", "2s"],
+            ["--clients", "3", "--duration", "2s"],
+            "clients",
+        ),
+    ] {
+        let rendezvous = format!("{}/{prefix}", etcd.url());
+        let out = dir.path().join(format!("{prefix}.json"));
+        let mut args0 = a.to_vec();
+        args0.extend(["--start-timeout", "10s", "-o", out.to_str().unwrap()]);
+        let mut args1 = b.to_vec();
+        args1.extend(["--start-timeout", "10s"]);
+        let began = Instant::now();
+        let c0 = rendezvous_client(&rendezvous, "0", &args0);
+        let c1 = rendezvous_client(&rendezvous, "1", &args1);
+        for (i, c) in [c0, c1].into_iter().enumerate() {
+            let o = c.wait_with_output().unwrap();
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "{prefix} client {i}: {err}");
+            assert!(
+                err.contains(field) && err.contains("nothing ran"),
+                "{prefix} client {i}: {err}"
+            );
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "refused at the barrier, not at its timeout"
+        );
+        assert!(!out.exists());
+    }
+    // merge: clients of two runs of different durations.
+    let run = |duration: &str, name: &str| {
+        let out = dir.path().join(name);
+        let o = scalebench(&[
+            "run",
+            "--db",
+            "null://",
+            "--clients",
+            "2",
+            "--duration",
+            duration,
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    run("1s", "a.json");
+    run("2s", "b.json");
+    let o = scalebench(&[
+        "merge",
+        dir.path().join("a.client-0.json").to_str().unwrap(),
+        dir.path().join("b.client-1.json").to_str().unwrap(),
+        "-o",
+        dir.path().join("m.json").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("duration"), "{}", stderr(&o));
+}
+
+/// Point 5: a client that really began late (stopped between joining and the start) is named in
+/// the merged result's warnings, with how late it began.
+#[test]
+fn a_client_that_began_late_is_named_in_the_merged_result() {
+    let etcd = shared_etcd();
+    let dir = test_dir();
+    let out = dir.path().join("late.json");
+    let rendezvous = format!("{}/late1", etcd.url());
+    let args = [
+        "--clients",
+        "2",
+        "--duration",
+        "2s",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let c1 = rendezvous_client(&rendezvous, "1", &args);
+    assert!(within(Duration::from_secs(20), || !etcd_get(
+        etcd,
+        "/late1/run/joined/1"
+    )
+    .is_empty()));
+    signal(c1.id(), libc::SIGSTOP);
+    let c0 = rendezvous_client(&rendezvous, "0", &args);
+    assert!(within(Duration::from_secs(20), || !etcd_get(
+        etcd,
+        "/late1/run/start"
+    )
+    .is_empty()));
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(c1.id(), libc::SIGCONT);
+    let (o0, o1) = (
+        c0.wait_with_output().unwrap(),
+        c1.wait_with_output().unwrap(),
+    );
+    assert!(o1.status.success(), "{}", stderr(&o1));
+    assert!(o0.status.success(), "{}", stderr(&o0));
+    let merged = json(&out);
+    let warnings = merged["distributed"]["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("client 1 began the run phase") && w.contains("after the agreed start")
+        }),
+        "{warnings:?}"
+    );
+}
+
+/// Point 10: values read from etcd are input: a number of clients no run can have is refused.
+#[test]
+fn gather_refuses_a_number_of_clients_no_run_has() {
+    let etcd = shared_etcd();
+    let o = Command::new("etcdctl")
+        .args([
+            &format!("--endpoints=127.0.0.1:{}", etcd.port),
+            "put",
+            "/h1/run/clients",
+            "4294967295",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let dir = test_dir();
+    let o = scalebench_within(
+        &[
+            "gather",
+            "--rendezvous",
+            &format!("{}/h1", etcd.url()),
+            "-o",
+            dir.path().join("g.json").to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'4294967295'"), "{}", stderr(&o));
+}

@@ -20,7 +20,7 @@ mod timeline;
 
 pub use plan::{Arrival, Phase, RunPlan};
 pub use progress::{Progress, ProgressState};
-pub use rendezvous::Rendezvous;
+pub use rendezvous::{Rendezvous, RendezvousError};
 pub use runner::{execute, ExecError, PhaseOutcome};
 pub use stop::StopSignal;
 pub use timeline::{TimelineLog, TimelinePoint};

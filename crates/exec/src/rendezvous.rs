@@ -8,11 +8,23 @@ use crate::plan::Phase;
 use crate::progress::ProgressState;
 use crate::stop::StopSignal;
 
+/// Why a client did not start with the others.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RendezvousError {
+    /// The clients were not started alike (another duration, workload or number of clients): bad
+    /// input, found before anything ran.
+    #[error("{0}")]
+    Refused(String),
+    /// The others did not come, or the rendezvous could not be reached.
+    #[error("{0}")]
+    Failed(String),
+}
+
 pub trait Rendezvous: Send + Sync + std::fmt::Debug {
     /// Called once every connection of this client is made: blocks until every client of the run
     /// is ready (or `stop` is requested, or the rendezvous gives up) and returns the wall-clock
-    /// instant at which all of them start. An error says who did not come.
-    fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, String>;
+    /// instant at which all of them start. An error says who did not come, or who differs.
+    fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, RendezvousError>;
 
     /// This client's live figures, about once a second while the phase runs.
     fn progress(&self, _state: &ProgressState) {}

@@ -36,8 +36,12 @@ pub enum ExecError {
     Worker(String),
     #[error("measurement: {0}")]
     Measurement(String),
-    #[error("{0}")]
-    Rendezvous(String),
+    #[error(transparent)]
+    Rendezvous(#[from] crate::rendezvous::RendezvousError),
+    /// The client ran out of its own resources during the phase (see `OpError::is_client_fault`):
+    /// the phase was ended, since its figures would describe the client, not the database.
+    #[error("the client ran out of its own resources, not the database: {0}; the run was ended (its figures would describe the client): raise the limit (ulimit -n, threads) or use fewer threads or less concurrency")]
+    ClientFault(String),
 }
 
 /// A measured phase, with the instants that bound its measurement window.
@@ -83,6 +87,22 @@ struct Shared<F> {
     /// Slots that stopped because their work was done (quota or load keys exhausted).
     slots_done: AtomicU64,
     sets: Option<SetClock>,
+    /// The first failure that was the client's own (out of descriptors, threads): it ends the phase.
+    client_fault: OnceLock<String>,
+}
+
+impl<F> Shared<F> {
+    /// Whether `result` is the client's own failure; if so the phase ends (the first is kept).
+    fn client_failed<T>(&self, result: &Result<T, OpError>) -> bool {
+        match result {
+            Err(e) if e.is_client_fault() => {
+                let _ = self.client_fault.set(e.message.clone());
+                self.stop.request();
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Runs one phase against the binding `factory` makes, on `plan.threads` threads, and returns its result.
@@ -138,6 +158,7 @@ pub fn execute<F: BindingFactory>(
         last_end_ns: AtomicU64::new(0),
         slots_done: AtomicU64::new(0),
         sets,
+        client_fault: OnceLock::new(),
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -243,6 +264,9 @@ pub fn execute<F: BindingFactory>(
         aggregator.add(batch);
     }
     progress.finish();
+    if let Some(fault) = shared.client_fault.get() {
+        return Err(ExecError::ClientFault(fault.clone()));
+    }
 
     let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
     let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
@@ -723,6 +747,9 @@ async fn run_slot<F: BindingFactory>(
             .await
         };
         let end = clock.now_ns();
+        if shared.client_failed(&result) {
+            break;
+        }
         if op.kind == OpKind::Insert {
             generator.acknowledge_insert(op.keynum);
         }
@@ -812,6 +839,9 @@ async fn load_slot<F: BindingFactory>(
             })
             .await;
             let end = clock.now_ns();
+            if shared.client_failed(&result) {
+                break;
+            }
             // YCSB semantics: a retried insert is measured once, with its final outcome.
             if result.is_err() && attempt < plan.insert_retries && !shared.stop.is_requested() {
                 attempt += 1;

@@ -450,6 +450,7 @@ fn on_sqlite(
         create_schema: plan.phase == Phase::Load,
         drop_schema: false,
         cancel: Default::default(),
+        connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -601,6 +602,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         create_schema: false,
         drop_schema: false,
         cancel: Default::default(),
+        connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
     };
     let plan = RunPlan {
         concurrency: 50,

@@ -9,6 +9,27 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
+/// The text of the file at `path`, refused when it is larger than `limit` bytes: input files are
+/// read whole and parsed into several times their size, so a file far beyond what scalebench
+/// writes must not take the machine's memory.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
+    use std::io::Read;
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let mut text = String::new();
+    // One byte more than the limit tells a file at the limit from a larger one (a pipe or a file
+    // that grows has no trustworthy length).
+    file.take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "larger than {} MiB, far beyond what scalebench writes",
+            limit >> 20
+        ));
+    }
+    Ok(text)
+}
+
 /// The directory a file at `path` lives in (`.` for a bare name).
 fn parent(path: &Path) -> &Path {
     match path.parent() {

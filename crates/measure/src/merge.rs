@@ -29,6 +29,9 @@ const WORKLOAD_DEFINING: &[&str] = &[
     "table",
 ];
 
+/// At most this many results merge into one: the clients of one run.
+const MAX_MERGED: u64 = 1024;
+
 /// Whether `results` can be merged as clients of one run: an error names what does not belong
 /// together (the same run twice, another database or workload, open with closed loop); the warnings
 /// name what is doubtful but possible (measurement windows that do not overlap).
@@ -93,6 +96,14 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
                 ));
             }
         }
+        if let Some((field, mine, theirs)) = definition_difference(first, r) {
+            return Err(format!(
+                "{} has {field} {mine} and {} has {field} {theirs}: results of one run share its definition \
+                 (duration or operations, warm-up, target, workload, properties, clients)",
+                name(0),
+                name(i)
+            ));
+        }
         if r.parameters.target_ops_s.is_some() != first.parameters.target_ops_s.is_some() {
             return Err(format!(
                 "{} ran in {} and {} in {}: open- and closed-loop latencies do not mix",
@@ -137,6 +148,49 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
     Ok(warnings)
 }
 
+/// The first field in which the runs of `a` and `b` differ, with both values: the definitions
+/// their clients recorded when both have one, and always the duration and warm-up their
+/// parameters give (a merged rate over windows of different lengths means nothing).
+fn definition_difference(a: &RunResult, b: &RunResult) -> Option<(String, String, String)> {
+    let seconds = |s: Option<f64>| s.map_or_else(|| "none".to_string(), |s| format!("{s}s"));
+    let (pa, pb) = (&a.parameters, &b.parameters);
+    let differs = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) => (x - y).abs() > 1e-9 * x.abs().max(1.0),
+        (x, y) => x.is_some() != y.is_some(),
+    };
+    if differs(pa.duration_s, pb.duration_s) {
+        return Some((
+            "duration".into(),
+            seconds(pa.duration_s),
+            seconds(pb.duration_s),
+        ));
+    }
+    if differs(Some(pa.warmup_s), Some(pb.warmup_s)) {
+        return Some((
+            "warm-up".into(),
+            seconds(Some(pa.warmup_s)),
+            seconds(Some(pb.warmup_s)),
+        ));
+    }
+    let (Some(da), Some(db)) = (
+        a.client.as_ref().map(|c| &c.definition),
+        b.client.as_ref().map(|c| &c.definition),
+    ) else {
+        return None;
+    };
+    if da.is_empty() || db.is_empty() {
+        return None;
+    }
+    let keys: std::collections::BTreeSet<&String> = da.keys().chain(db.keys()).collect();
+    keys.into_iter().find_map(|k| {
+        let (x, y) = (da.get(k), db.get(k));
+        (x != y).then(|| {
+            let shown = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(unset)".into());
+            (k.clone(), shown(x), shown(y))
+        })
+    })
+}
+
 fn loop_kind(r: &RunResult) -> &'static str {
     if r.parameters.target_ops_s.is_some() {
         "an open loop"
@@ -151,6 +205,12 @@ pub fn merge_results(
     results: &[RunResult],
     sources: &[String],
 ) -> Result<(RunResult, Vec<String>), String> {
+    if results.len() as u64 > MAX_MERGED {
+        return Err(format!(
+            "{} results: at most {MAX_MERGED} can be merged (the clients of one run)",
+            results.len()
+        ));
+    }
     let warnings = check_mergeable(results, sources)?;
     let first = results.first().ok_or("nothing to merge")?;
     let mut merged = first.clone();
@@ -171,22 +231,32 @@ pub fn merge_results(
         }
     }
     for name in names {
-        let phases: Vec<&PhaseResult> = results
+        let (phases, labels): (Vec<&PhaseResult>, Vec<String>) = results
             .iter()
-            .flat_map(|r| r.phases.iter().filter(|p| p.phase == name))
-            .collect();
-        merged.phases.push(merge_phases(&phases)?);
+            .zip(sources)
+            .flat_map(|(r, source)| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.phase == name)
+                    .map(move |p| (p, source.clone()))
+            })
+            .unzip();
+        merged.phases.push(merge_phases(&phases, &labels)?);
     }
     Ok((merged, warnings))
 }
 
 /// The verdict of clients that ran together: any saturated client makes the whole a lower bound,
-/// so a client-bound verdict comes first, then any saturated resource, each naming its client.
-fn merged_verdict(phases: &[&PhaseResult]) -> Option<scalebench_monitor::Verdict> {
-    let verdicts: Vec<(usize, &scalebench_monitor::Verdict)> = phases
+/// so a client-bound verdict comes first, then any saturated resource, each naming its client by
+/// its label (`client 0`, or the file it came from).
+fn merged_verdict(
+    phases: &[&PhaseResult],
+    labels: &[String],
+) -> Option<scalebench_monitor::Verdict> {
+    let verdicts: Vec<(&str, &scalebench_monitor::Verdict)> = phases
         .iter()
-        .enumerate()
-        .filter_map(|(i, p)| p.bounded_by.as_ref().map(|v| (i + 1, v)))
+        .zip(labels)
+        .filter_map(|(p, label)| p.bounded_by.as_ref().map(|v| (label.as_str(), v)))
         .collect();
     if verdicts.len() < 2 {
         return verdicts.first().map(|(_, v)| (*v).clone());
@@ -198,18 +268,28 @@ fn merged_verdict(phases: &[&PhaseResult]) -> Option<scalebench_monitor::Verdict
         .unwrap_or(&verdicts[0]);
     let mut v = (*pick).clone();
     if v.resource != "none" {
-        v.bounded_by = format!("{} (client {k} of {})", v.bounded_by, phases.len());
+        v.bounded_by = format!("{} ({k})", v.bounded_by);
     }
     let others: Vec<String> = verdicts
         .iter()
-        .filter(|(i, _)| i != k)
-        .map(|(i, o)| format!("client {i}: {}", o.bounded_by))
+        .filter(|(label, _)| label != k)
+        .map(|(label, o)| format!("{label}: {}", o.bounded_by))
         .collect();
-    v.evidence = format!("client {k}: {}; {}", v.evidence, others.join("; "));
+    v.evidence = format!("{k}: {}; {}", v.evidence, others.join("; "));
     Some(v)
 }
 
-pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
+/// The sum of counts, or an error when it leaves what a result may hold.
+fn sum_counts(mut counts: impl Iterator<Item = u64>) -> Result<u64, String> {
+    counts
+        .try_fold(0u64, u64::checked_add)
+        .filter(|n| *n <= crate::result::MAX_COUNT)
+        .ok_or_else(|| "the merged counts exceed 2^53: these cannot be counts of operations".into())
+}
+
+/// Merges the phases of clients that ran together; `labels` name them (`client 0`, or their files)
+/// in the merged verdict.
+pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseResult, String> {
     let first = *phases.first().ok_or("nothing to merge")?;
     // A client whose longer run kept coarser intervals sets the length; the others' intervals are
     // merged to it, which needs a whole multiple of theirs.
@@ -233,10 +313,9 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     out.duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
     out.clients = phases.iter().map(|p| p.clients).sum();
     out.open_loop = phases.iter().any(|p| p.open_loop);
-    out.warmup_operations = phases.iter().map(|p| p.warmup_operations).sum();
     // Each client timed its own sets; sets of different clients do not add up to sets.
     out.request_sets = None;
-    out.bounded_by = merged_verdict(phases);
+    out.bounded_by = merged_verdict(phases, labels);
     let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
     out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {
         start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
@@ -258,16 +337,27 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
         out.ended_by = "interrupted".into();
     }
 
-    // Totals: counts and throughputs add (each client's throughput over its own window).
+    // Totals: counts add; the rate is recomputed from them over the merged window (the clients of
+    // one run measured windows of one length), never the stored rates added up.
+    let sum = |f: fn(&PhaseResult) -> u64| sum_counts(phases.iter().map(|p| f(p)));
     let t = &mut out.totals;
-    t.issued = phases.iter().map(|p| p.totals.issued).sum();
-    t.ok = phases.iter().map(|p| p.totals.ok).sum();
-    t.ok_after_window = phases.iter().map(|p| p.totals.ok_after_window).sum();
-    t.failed = phases.iter().map(|p| p.totals.failed).sum();
-    t.in_flight_at_stop = phases.iter().map(|p| p.totals.in_flight_at_stop).sum();
-    t.throughput_ops_s = phases.iter().map(|p| p.totals.throughput_ops_s).sum();
-    t.records = phases.iter().map(|p| p.totals.records).sum();
-    t.retries = phases.iter().map(|p| p.totals.retries).sum();
+    t.issued = sum(|p| p.totals.issued)?;
+    t.ok = sum(|p| p.totals.ok)?;
+    t.ok_after_window = sum(|p| p.totals.ok_after_window)?;
+    t.failed = sum(|p| p.totals.failed)?;
+    t.in_flight_at_stop = sum(|p| p.totals.in_flight_at_stop)?;
+    t.records = sum(|p| p.totals.records)?;
+    t.retries = sum(|p| p.totals.retries)?;
+    out.warmup_operations = sum(|p| p.warmup_operations)?;
+    out.totals.throughput_ops_s = out.window_throughput();
+    let duration_s = out.duration_s;
+    let per_s = |window_ok: f64| {
+        if duration_s > 0.0 {
+            window_ok / duration_s
+        } else {
+            0.0
+        }
+    };
 
     out.operations = BTreeMap::new();
     let op_names: std::collections::BTreeSet<&String> =
@@ -277,19 +367,29 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
             .iter()
             .filter_map(|p| p.operations.get(name))
             .collect();
-        let mut failed = BTreeMap::new();
+        let mut failed: BTreeMap<String, u64> = BTreeMap::new();
         for o in &ops {
             for (c, n) in &o.failed {
-                *failed.entry(c.clone()).or_insert(0) += n;
+                let into = failed.entry(c.clone()).or_insert(0);
+                *into = sum_counts([*into, *n].into_iter())?;
             }
         }
+        // Each client's successes in its window, from its (validated) rate over its window.
+        let window_ok: f64 = phases
+            .iter()
+            .filter_map(|p| {
+                p.operations
+                    .get(name)
+                    .map(|o| o.throughput_ops_s * p.duration_s)
+            })
+            .sum();
         out.operations.insert(
             name.clone(),
             OpResult {
-                issued: ops.iter().map(|o| o.issued).sum(),
-                ok: ops.iter().map(|o| o.ok).sum(),
+                issued: sum_counts(ops.iter().map(|o| o.issued))?,
+                ok: sum_counts(ops.iter().map(|o| o.ok))?,
                 failed,
-                throughput_ops_s: ops.iter().map(|o| o.throughput_ops_s).sum(),
+                throughput_ops_s: per_s(window_ok),
                 latency: merge_summaries(ops.iter().map(|o| o.latency.as_ref()))?,
                 intended_latency: merge_summaries(ops.iter().map(|o| o.intended_latency.as_ref()))?,
                 failed_latency: merge_summaries(ops.iter().map(|o| o.failed_latency.as_ref()))?,
@@ -316,7 +416,7 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     for p in phases {
         for (class, e) in &p.errors {
             let into: &mut ErrorSummary = out.errors.entry(class.clone()).or_default();
-            into.count += e.count;
+            into.count = sum_counts([into.count, e.count].into_iter())?;
             for s in &e.samples {
                 if into.samples.len() < 10 && !into.samples.contains(s) {
                     into.samples.push(s.clone());
@@ -330,7 +430,7 @@ pub fn merge_phases(phases: &[&PhaseResult]) -> Result<PhaseResult, String> {
     out.schedule = match schedules.first() {
         None => None,
         Some(s) => Some(ScheduleSummary {
-            late_operations: schedules.iter().map(|s| s.late_operations).sum(),
+            late_operations: sum_counts(schedules.iter().map(|s| s.late_operations))?,
             late_threshold_us: s.late_threshold_us,
             start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
         }),
@@ -450,12 +550,16 @@ mod tests {
         .0
     }
 
+    fn labels(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("client {i}")).collect()
+    }
+
     #[test]
     fn merging_two_halves_gives_the_whole() {
         let whole = phase(|_| true);
         let even = phase(|i| i % 2 == 0);
         let odd = phase(|i| i % 2 == 1);
-        let merged = merge_phases(&[&even, &odd]).unwrap();
+        let merged = merge_phases(&[&even, &odd], &labels(2)).unwrap();
         assert_eq!(merged.clients, 2);
         assert_eq!(merged.totals.ok, whole.totals.ok);
         assert_eq!(merged.totals.failed, whole.totals.failed);
@@ -515,19 +619,25 @@ mod tests {
         let mut b = phase(|i| i % 2 == 1);
         a.bounded_by = Some(verdict("none", false));
         b.bounded_by = Some(verdict("cpu", true));
-        let merged = merge_phases(&[&a, &b]).unwrap().bounded_by.unwrap();
+        let merged = merge_phases(&[&a, &b], &labels(2))
+            .unwrap()
+            .bounded_by
+            .unwrap();
         assert!(merged.client_bound);
-        assert_eq!(merged.bounded_by, "cpu of client (client 2 of 2)");
+        assert_eq!(merged.bounded_by, "cpu of client (client 1)");
         assert!(
-            merged.evidence.contains("client 1: none found"),
+            merged.evidence.contains("client 0: none found"),
             "{}",
             merged.evidence
         );
         // Nothing saturated anywhere: none, with both clients' evidence.
         b.bounded_by = Some(verdict("none", false));
-        let calm = merge_phases(&[&a, &b]).unwrap().bounded_by.unwrap();
+        let calm = merge_phases(&[&a, &b], &labels(2))
+            .unwrap()
+            .bounded_by
+            .unwrap();
         assert_eq!((calm.resource.as_str(), calm.client_bound), ("none", false));
-        assert!(calm.evidence.contains("client 2"), "{}", calm.evidence);
+        assert!(calm.evidence.contains("client 1"), "{}", calm.evidence);
     }
 
     #[test]
@@ -535,7 +645,9 @@ mod tests {
         let a = phase(|i| i < 10);
         let mut b = a.clone();
         b.interval_s = 1.5;
-        assert!(merge_phases(&[&a, &b]).unwrap_err().contains("intervals"));
+        assert!(merge_phases(&[&a, &b], &labels(2))
+            .unwrap_err()
+            .contains("intervals"));
     }
 
     /// A client that kept coarser intervals (its longer run went past the result's interval limit)
@@ -549,7 +661,7 @@ mod tests {
             coarsen_result_intervals(&odd.intervals, 1.0, 2, odd.duration_s).unwrap();
         coarse_odd.interval_s = 2.0;
         coarse_odd.recorded_interval_s = Some(1.0);
-        let merged = merge_phases(&[&even, &coarse_odd]).unwrap();
+        let merged = merge_phases(&[&even, &coarse_odd], &labels(2)).unwrap();
         assert_eq!(
             (merged.interval_s, merged.recorded_interval_s),
             (2.0, Some(1.0))

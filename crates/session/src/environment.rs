@@ -92,9 +92,11 @@ fn redact_arg(s: &str) -> String {
         }
     }
     if s.contains("://") {
-        if let Ok(u) = DbUrl::parse(s) {
-            return u.redacted();
-        }
+        return match DbUrl::parse(s) {
+            Ok(u) => u.redacted(),
+            // A URL that does not parse may still hold `user:password@`.
+            Err(_) => scalebench_binding::config::redact_unparsed(s),
+        };
     }
     s.to_string()
 }

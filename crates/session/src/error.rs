@@ -48,6 +48,9 @@ impl From<scalebench_exec::ExecError> for SessionError {
         match e {
             scalebench_exec::ExecError::Binding(b) => b.into(),
             scalebench_exec::ExecError::Plan(m) => SessionError::Usage(m),
+            scalebench_exec::ExecError::Rendezvous(scalebench_exec::RendezvousError::Refused(
+                m,
+            )) => SessionError::Usage(m),
             other => SessionError::Failed(other.to_string()),
         }
     }

@@ -15,6 +15,14 @@ static CURRENT_STOP: Mutex<Option<StopSignal>> = Mutex::new(None);
 /// experiment deploying, restoring or waiting between runs) is not lost.
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// How many times Ctrl-C (or SIGTERM) came.
+static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// How many signals came so far: a wait that must end only at a further one compares it.
+pub fn signals_received() -> u32 {
+    SIGNALS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Whether Ctrl-C (or SIGTERM) was received: callers that run phases one after another stop.
 pub fn interrupt_requested() -> bool {
     INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
@@ -33,7 +41,6 @@ pub fn register_stop(stop: &StopSignal) {
 /// Installs the Ctrl-C (and SIGTERM) handler once per process.
 pub fn install_handler() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
-    static SIGNALS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     INSTALLED.call_once(|| {
         let _ = ctrlc::set_handler(|| {
             let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;

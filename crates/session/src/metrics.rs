@@ -1,11 +1,21 @@
 //! `--metrics-listen ADDR:PORT`: the live figures of a run (or of every run of an experiment) as
 //! OpenMetrics text at `http://ADDR:PORT/metrics`, for Prometheus and Grafana (dashboard:
 //! docs/grafana-dashboard.json). The executor's progress updates (about once a second) replace a
-//! snapshot; each scrape encodes the newest snapshot with prometheus-client, and tiny_http serves it.
+//! snapshot; each scrape encodes the newest snapshot with prometheus-client.
+//!
+//! hyper serves it on a runtime of its own (one thread), so the endpoint never touches the run:
+//! at most [`MAX_CONNECTIONS`] connections at a time (more are closed at once), each must send its
+//! request headers within [`HEADER_TIMEOUT`] and is closed after [`CONNECTION_LIFETIME`], so idle or
+//! half-sent connections cost neither threads nor descriptors beyond that bound.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Method, Request, Response, StatusCode};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -15,6 +25,13 @@ use scalebench_exec::{Progress, ProgressState};
 use scalebench_measure::LiveStatus;
 
 use crate::error::SessionError;
+
+/// Connections served at once; a scraper needs one.
+pub const MAX_CONNECTIONS: usize = 64;
+/// A connection must have sent a request's headers this soon after it opened or answered.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+/// No connection lives longer (a scraper reconnects; a slow reader does not hold a slot).
+pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 
 /// What the last progress update said, and where the run is.
 #[derive(Debug, Default, Clone)]
@@ -30,29 +47,32 @@ struct Snapshot {
 pub struct MetricsServer {
     addr: SocketAddr,
     snapshot: Arc<Mutex<Snapshot>>,
-    server: Arc<tiny_http::Server>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl MetricsServer {
     /// Listens on `addr` (port 0: a free one; see [`MetricsServer::addr`]).
     pub fn start(addr: SocketAddr) -> Result<Self, SessionError> {
-        let server = tiny_http::Server::http(addr).map_err(|e| {
+        let cannot = |e: std::io::Error| {
             SessionError::Usage(format!(
                 "invalid value '{addr}' for '--metrics-listen': cannot listen there ({e})"
             ))
-        })?;
-        let addr = server
-            .server_addr()
-            .to_ip()
-            .ok_or_else(|| SessionError::Failed("the metrics endpoint has no IP address".into()))?;
-        let server = Arc::new(server);
+        };
+        let listener = std::net::TcpListener::bind(addr).map_err(cannot)?;
+        listener.set_nonblocking(true).map_err(cannot)?;
+        let addr = listener.local_addr().map_err(cannot)?;
         let snapshot = Arc::new(Mutex::new(Snapshot::default()));
+        let (shutdown, stopped) = tokio::sync::oneshot::channel();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| SessionError::Failed(format!("cannot start the metrics endpoint: {e}")))?;
         let thread = {
-            let (server, snapshot) = (Arc::clone(&server), Arc::clone(&snapshot));
+            let snapshot = Arc::clone(&snapshot);
             std::thread::Builder::new()
                 .name("scalebench-metrics".into())
-                .spawn(move || serve(&server, &snapshot))
+                .spawn(move || runtime.block_on(serve(listener, snapshot, stopped)))
                 .map_err(|e| {
                     SessionError::Failed(format!("cannot start the metrics endpoint: {e}"))
                 })?
@@ -60,7 +80,7 @@ impl MetricsServer {
         Ok(MetricsServer {
             addr,
             snapshot,
-            server,
+            shutdown: Some(shutdown),
             thread: Some(thread),
         })
     }
@@ -96,29 +116,96 @@ impl MetricsServer {
 
 impl Drop for MetricsServer {
     fn drop(&mut self) {
-        self.server.unblock();
+        if let Some(s) = self.shutdown.take() {
+            let _ = s.send(());
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-fn serve(server: &tiny_http::Server, snapshot: &Mutex<Snapshot>) {
-    for request in server.incoming_requests() {
-        let response = if request.url() == "/metrics" {
-            let s = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            let header = tiny_http::Header::from_bytes(
-                "Content-Type",
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            )
-            .expect("a valid header");
-            tiny_http::Response::from_string(exposition(&s)).with_header(header)
-        } else {
-            tiny_http::Response::from_string("scalebench serves /metrics\n").with_status_code(404)
+/// Accepts connections until `stopped`; each is served by hyper within the bounds above. An error
+/// of the endpoint (a failed accept, a client that misbehaves) ends that connection, never the run.
+async fn serve(
+    listener: std::net::TcpListener,
+    snapshot: Arc<Mutex<Snapshot>>,
+    mut stopped: tokio::sync::oneshot::Receiver<()>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = &mut stopped => return,
         };
-        // A scraper that went away is its own business.
-        let _ = request.respond(response);
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            // Out of descriptors or the like: wait a little rather than spin.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Beyond the bound the connection is closed at once (dropped).
+        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+            continue;
+        };
+        let snapshot = Arc::clone(&snapshot);
+        tokio::spawn(async move {
+            let _slot = slot;
+            let service = hyper::service::service_fn(move |request| {
+                let snapshot = Arc::clone(&snapshot);
+                async move { Ok::<_, Infallible>(respond(&request, &snapshot)) }
+            });
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
+        });
     }
+}
+
+/// `GET /metrics` (any query) answers the exposition; other methods 405, other paths 404.
+fn respond(
+    request: &Request<hyper::body::Incoming>,
+    snapshot: &Mutex<Snapshot>,
+) -> Response<Full<Bytes>> {
+    let reply = |status: StatusCode, content_type: &str, body: String| {
+        Response::builder()
+            .status(status)
+            .header(hyper::header::CONTENT_TYPE, content_type)
+            .body(Full::new(Bytes::from(body)))
+            .expect("a valid response")
+    };
+    if request.uri().path() != "/metrics" {
+        return reply(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "scalebench serves /metrics\n".into(),
+        );
+    }
+    if !matches!(*request.method(), Method::GET | Method::HEAD) {
+        let mut r = reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain; charset=utf-8",
+            "GET or HEAD\n".into(),
+        );
+        r.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET, HEAD"),
+        );
+        return r;
+    }
+    let s = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    reply(
+        StatusCode::OK,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        exposition(&s),
+    )
 }
 
 type Labels = Vec<(&'static str, String)>;
@@ -215,10 +302,17 @@ fn exposition(s: &Snapshot) -> String {
     text
 }
 
-/// Serves `addr` for as long as the returned guard lives, announcing where on stderr.
+/// Serves `addr` for as long as the returned guard lives, announcing where on stderr (with a
+/// warning when other machines can reach it).
 pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, SessionError> {
     let server = Arc::new(MetricsServer::start(addr)?);
     crate::note!("metrics: http://{}/metrics", server.addr());
+    if !addr.ip().is_loopback() {
+        crate::note!(
+            "warning: the metrics endpoint listens on {}, which other machines can reach: anyone there can read this run's figures (127.0.0.1 keeps it on this machine)",
+            addr.ip()
+        );
+    }
     Ok(MetricsGuard(server))
 }
 

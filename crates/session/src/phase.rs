@@ -59,7 +59,13 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             "a client of a distributed run runs one phase at a time: load, then run".into(),
         ));
     }
-    let mut settings = Settings::resolve(args, *phases.last().expect("at least one phase"))?;
+    let last = *phases.last().expect("at least one phase");
+    // A client records what defines its run, so that its result never merges with another run's.
+    let definition = match &args.client {
+        Some(share) => crate::distributed::definition(args, last, share.clients)?,
+        None => Default::default(),
+    };
+    let mut settings = Settings::resolve(args, last)?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
     }
@@ -201,6 +207,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         client: args.client.map(|c| scalebench_measure::result::ClientPart {
             index: c.index,
             clients: c.clients,
+            definition,
         }),
         distributed: None,
     };

@@ -14,6 +14,7 @@ pub const DEFAULT_CONCURRENCY: u32 = 1;
 pub const DEFAULT_WARMUP: &str = "0s";
 pub const DEFAULT_INTERVAL: &str = "1s";
 pub const DEFAULT_GRACE: &str = "10s";
+pub const DEFAULT_CONNECT_TIMEOUT: &str = "10s";
 pub const DEFAULT_STATUS_INTERVAL: &str = "10s";
 pub const DEFAULT_CLUSTERS_DIR: &str = "scalebench-clusters";
 pub const DEFAULT_BASELINE: &str = "30s";
@@ -60,6 +61,8 @@ pub struct RunRequest {
     pub interval: Duration,
     pub op_timeout: Option<Duration>,
     pub grace: Duration,
+    /// Each connection attempt (handshake included) and each setup call of the binding.
+    pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
     /// Where an elastic controller watches the run's timeline while it goes on.
@@ -110,6 +113,7 @@ impl RunRequest {
             interval: default(DEFAULT_INTERVAL),
             op_timeout: None,
             grace: default(DEFAULT_GRACE),
+            connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
             request_set: None,
             timeline_log: None,
@@ -157,6 +161,8 @@ pub struct RunOptions {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grace: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_timeout: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -196,6 +202,10 @@ impl RunOptions {
         }
         if let Some(d) = &self.grace {
             r.grace = parse_duration(d).map_err(|e| named("grace", d.clone(), e))?;
+        }
+        if let Some(d) = &self.connect_timeout {
+            r.connect_timeout =
+                parse_connect_timeout(d).map_err(|e| named("connect_timeout", d.clone(), e))?;
         }
         if let Some(d) = &self.interval {
             r.interval = parse_interval(d).map_err(|e| named("interval", d.clone(), e))?;
@@ -337,19 +347,55 @@ pub mod action_text {
     }
 }
 
+/// The longest duration any option or file takes: a month. Instants plus longer durations overflow
+/// the clocks, and a run, a warm-up or a wait that long is a typo.
+pub const MAX_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
+
+/// A duration as every option and file writes it ("30s", "500ms", "5m"), at most [`MAX_DURATION`].
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s)
-        .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))
+    let d = humantime::parse_duration(s)
+        .map_err(|e| format!("expected a duration such as 30s, 500ms or 5m ({e})"))?;
+    if d > MAX_DURATION {
+        return Err("expected a duration of at most 30 days".into());
+    }
+    Ok(d)
 }
 
 /// An interval of the time series: each one costs histograms per operation and worker, so not
 /// shorter than a millisecond; and not longer than an hour.
 pub fn parse_interval(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    check_interval(parse_duration(s)?)
+}
+
+/// A connect timeout: positive (a zero timeout would fail every connect) and at most a month.
+pub fn parse_connect_timeout(s: &str) -> Result<Duration, String> {
+    check_connect_timeout(parse_duration(s)?)
+}
+
+/// The rule of [`parse_connect_timeout`], for values.
+pub fn check_connect_timeout(d: Duration) -> Result<Duration, String> {
+    if d.is_zero() {
+        Err("expected a positive duration".into())
+    } else {
+        check_duration(d)
+    }
+}
+
+/// The rule of [`parse_interval`], for intervals given as values.
+pub fn check_interval(d: Duration) -> Result<Duration, String> {
     if (Duration::from_millis(1)..=Duration::from_secs(3600)).contains(&d) {
         Ok(d)
     } else {
         Err("expected an interval from 1ms to 1h".into())
+    }
+}
+
+/// The rule of [`parse_duration`], for durations given as values (library callers).
+pub fn check_duration(d: Duration) -> Result<Duration, String> {
+    if d > MAX_DURATION {
+        Err("expected a duration of at most 30 days".into())
+    } else {
+        Ok(d)
     }
 }
 

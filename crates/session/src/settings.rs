@@ -15,7 +15,10 @@ use scalebench_workload::core_workload::core_property;
 use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
 
 use crate::error::SessionError;
-use crate::request::{check_target, RunRequest, MAX_IN_FLIGHT, MAX_THREADS};
+use crate::request::{
+    check_connect_timeout, check_duration, check_interval, check_target, RunRequest, MAX_IN_FLIGHT,
+    MAX_THREADS,
+};
 
 /// YCSB client properties this tool reads.
 const CLIENT_PROPERTIES: &[&str] = &[
@@ -69,6 +72,7 @@ pub struct Settings {
     pub interval: Duration,
     pub op_timeout: Option<Duration>,
     pub grace: Duration,
+    pub connect_timeout: Duration,
     pub batch_size: usize,
     pub request_set: Option<u64>,
     pub timeline_log: Option<scalebench_exec::TimelineLog>,
@@ -243,6 +247,17 @@ impl Settings {
             Some(d) => Some(d),
             None => match props.u64_or("maxexecutiontime", 0)? {
                 0 => None,
+                s if s > crate::request::MAX_DURATION.as_secs() => {
+                    return Err(WorkloadError::invalid(
+                        "maxexecutiontime",
+                        &s.to_string(),
+                        format!(
+                            "expected at most {} seconds (30 days)",
+                            crate::request::MAX_DURATION.as_secs()
+                        ),
+                    )
+                    .into())
+                }
                 s => Some(Duration::from_secs(s)),
             },
         };
@@ -251,11 +266,7 @@ impl Settings {
             None if operation_count.is_none() => Some(Duration::from_secs(30)),
             d => d,
         };
-        if args.interval.is_zero() {
-            return Err(SessionError::Usage(
-                "invalid value '0s' for '--interval': expected a positive duration".into(),
-            ));
-        }
+        check_durations(args)?;
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
             None => props.u64_or("batchsize", 1)?.max(1) as usize,
@@ -308,6 +319,7 @@ impl Settings {
             interval: args.interval,
             op_timeout: args.op_timeout,
             grace: args.grace,
+            connect_timeout: args.connect_timeout,
             batch_size,
             request_set: args.request_set,
             timeline_log: args.timeline_log.clone(),
@@ -361,12 +373,39 @@ impl Settings {
             create_schema,
             drop_schema,
             cancel: stop.cancel().clone(),
+            connect_timeout: self.connect_timeout,
         }
     }
 
     pub fn uses_default_db(&self) -> bool {
         self.temp_db_dir.is_some()
     }
+}
+
+/// The request's durations, checked by the rules their options are parsed with: library callers
+/// (experiments, elastic runs) get the same one-line error as the command line.
+fn check_durations(args: &RunRequest) -> Result<(), SessionError> {
+    let bad = |option: &str, d: Duration, why: String| {
+        SessionError::Usage(format!(
+            "invalid value '{}' for '{option}': {why}",
+            humantime::format_duration(d)
+        ))
+    };
+    check_interval(args.interval).map_err(|e| bad("--interval", args.interval, e))?;
+    check_connect_timeout(args.connect_timeout)
+        .map_err(|e| bad("--connect-timeout", args.connect_timeout, e))?;
+    for (option, d) in [
+        ("--duration", args.duration),
+        ("--warmup", Some(args.warmup)),
+        ("--grace", Some(args.grace)),
+        ("--op-timeout", args.op_timeout),
+        ("--status-interval", Some(args.status_interval)),
+    ] {
+        if let Some(d) = d {
+            check_duration(d).map_err(|e| bad(option, d, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Loads the built-in workload or the WORKLOAD file; returns the name to record.

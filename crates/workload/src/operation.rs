@@ -113,6 +113,9 @@ impl FailureClass {
 pub struct OpError {
     pub class: FailureClass,
     pub message: String,
+    /// The client ran out of its own resources (file descriptors, threads): no failure of the
+    /// database, and the run's figures would describe the client. See [`OpError::is_client_fault`].
+    pub client_fault: bool,
 }
 
 impl OpError {
@@ -120,7 +123,28 @@ impl OpError {
         OpError {
             class,
             message: message.into(),
+            client_fault: false,
         }
+    }
+
+    /// The client's own resources ran out (a binding that knows it, e.g. a thread it could not
+    /// start): the executor ends the run loudly instead of counting a failure of the database.
+    pub fn client_fault(message: impl Into<String>) -> Self {
+        OpError {
+            class: FailureClass::Other,
+            message: message.into(),
+            client_fault: true,
+        }
+    }
+
+    /// Whether this failure is the client's: marked so by the binding, or a driver's error that
+    /// carries the operating system's word for it (EMFILE, ENFILE: no descriptor left for a socket),
+    /// whatever class the driver's error was mapped to.
+    pub fn is_client_fault(&self) -> bool {
+        self.client_fault
+            || ["Too many open files", "(os error 24)", "(os error 23)"]
+                .iter()
+                .any(|m| self.message.contains(m))
     }
 }
 

@@ -91,6 +91,8 @@ struct Settings {
     types: Vec<FieldType>,
     typed: bool,
     read: Consistency,
+    /// Each connection attempt and setup call (`--connect-timeout`).
+    connect_timeout: std::time::Duration,
     scan: Consistency,
     write: Consistency,
     delete: Consistency,
@@ -176,6 +178,7 @@ impl CassandraFactory {
             types: config.schema.field_types.to_vec(),
             typed: config.schema.is_typed(),
             read: c("read_consistency")?,
+            connect_timeout: config.connect_timeout,
             scan: c("scan_consistency")?,
             write: c("write_consistency")?,
             delete: c("delete_consistency")?,
@@ -394,7 +397,7 @@ async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingErr
     if use_keyspace {
         b = b.use_keyspace(&s.keyspace, false);
     }
-    crate::connect_within(crate::CONNECT_TIMEOUT, &s.url, b.build()).await
+    crate::connect_within(s.connect_timeout, &s.url, b.build()).await
 }
 
 /// Statements prepared once per session.

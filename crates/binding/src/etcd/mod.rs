@@ -33,6 +33,7 @@ pub struct EtcdFactory {
     fields: Vec<String>,
     serializable: bool,
     max_txn_ops: usize,
+    connect_timeout: std::time::Duration,
 }
 
 impl EtcdFactory {
@@ -61,6 +62,7 @@ impl EtcdFactory {
                 &["linearizable", "serializable"],
             )? == "serializable",
             max_txn_ops: config.u64_option(&INFO, "max_txn_ops")?.max(1) as usize,
+            connect_timeout: config.connect_timeout,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -69,7 +71,7 @@ impl EtcdFactory {
         runtime.block_on(config.cancel.unless_cancelled(async {
             let mut c = factory.client().await?;
             // The client connects lazily: the first request is where a silent server shows.
-            crate::connect_within(crate::CONNECT_TIMEOUT, &factory.url, c.status()).await?;
+            crate::connect_within(factory.connect_timeout, &factory.url, c.status()).await?;
             if config.drop_schema {
                 c.delete(
                     factory.prefix.clone(),
@@ -89,10 +91,9 @@ impl EtcdFactory {
     }
 
     async fn client(&self) -> Result<Client, BindingError> {
-        let opts = etcd_client::ConnectOptions::new()
-            .with_connect_timeout(std::time::Duration::from_secs(10));
+        let opts = etcd_client::ConnectOptions::new().with_connect_timeout(self.connect_timeout);
         crate::connect_within(
-            crate::CONNECT_TIMEOUT,
+            self.connect_timeout,
             &self.url,
             Client::connect(&self.endpoints, Some(opts)),
         )

@@ -9,9 +9,16 @@
 //!
 //! The `thrift` crate is synchronous: each slot's connection lives on a thread of its own, which
 //! runs the slot's calls, so a call waiting on its socket never holds up the other operations in
-//! flight on the worker thread. A call abandoned by `--op-timeout` keeps its thread until the
-//! gateway answers; the slot goes on with a new thread and connection (tokio's blocking pool would
-//! not do: a runtime waits for its blocking tasks when it ends, a stalled gateway for minutes).
+//! flight on the worker thread. A call abandoned by `--op-timeout` has its socket shut down, so its
+//! thread returns at once and ends; the slot goes on with a new thread and connection, and holds
+//! at most [`MAX_ABANDONED`] abandoned ones (a thread still in its connect): beyond them it waits
+//! for one to end, so a gateway that stops answering costs a bounded number of threads and
+//! descriptors, never one per timed-out operation (tokio's blocking pool would not do: a runtime
+//! waits for its blocking tasks when it ends, a stalled gateway for minutes). A thread or socket
+//! the client cannot get is the client's fault, not the gateway's: the run ends saying so.
+//!
+//! Setup (table exists, create, delete) runs on a thread of its own too, each answer bounded by
+//! `--connect-timeout`, and a stop shuts its socket down: Ctrl-C never waits for the gateway.
 
 #[allow(
     dead_code,
@@ -60,8 +67,8 @@ pub const INFO: BindingInfo = BindingInfo {
     creates_table_on_load: false,
 };
 
-/// How long the gateway may take to answer a setup call (table exists, create, delete).
-const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// Abandoned connections a slot may hold (their threads ending) before it waits for one to end.
+const MAX_ABANDONED: usize = 2;
 
 type Client = THBaseServiceSyncClient<
     TBinaryInputProtocol<TBufferedReadTransport<ReadHalf<TTcpChannel>>>,
@@ -77,25 +84,42 @@ pub struct HbaseFactory {
     durability: Option<TDurability>,
     buffer_bytes: Option<usize>,
     scan_caching: i32,
+    connect_timeout: std::time::Duration,
 }
 
-/// A connection to the gateway; `read_timeout` bounds each answer (None: operations wait as long as
-/// the gateway takes, and `--op-timeout` is what counts a slow one).
-fn connect(address: &str, read_timeout: Option<std::time::Duration>) -> std::io::Result<Client> {
+/// A connection to the gateway, and a handle on its socket to shut it down from another thread;
+/// `read_timeout` bounds each answer (None: operations wait as long as the gateway takes, and
+/// `--op-timeout` is what counts a slow one).
+fn connect(
+    address: &str,
+    connect_timeout: std::time::Duration,
+    read_timeout: Option<std::time::Duration>,
+) -> std::io::Result<(Client, TcpStream)> {
     let addr = address.to_socket_addrs()?.next().ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address")
     })?;
-    let stream = TcpStream::connect_timeout(&addr, crate::CONNECT_TIMEOUT)?;
+    let stream = TcpStream::connect_timeout(&addr, connect_timeout)?;
     stream.set_nodelay(true)?;
     stream.set_read_timeout(read_timeout)?;
+    let handle = stream.try_clone()?;
     let channel = TTcpChannel::with_stream(stream);
     let (r, w) = channel
         .split()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    Ok(THBaseServiceSyncClient::new(
+    let client = THBaseServiceSyncClient::new(
         TBinaryInputProtocol::new(TBufferedReadTransport::new(r), true),
         TBinaryOutputProtocol::new(TBufferedWriteTransport::new(w), true),
-    ))
+    );
+    Ok((client, handle))
+}
+
+/// Whether an I/O error is this process running out of its own resources (descriptors, memory,
+/// buffers), not the gateway failing.
+fn is_resource_exhaustion(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS)
+    )
 }
 
 /// The split keys of `regions` regions over YCSB's key space, as YCSB's HBase instructions make them
@@ -200,17 +224,17 @@ fn error_text(e: &thrift::Error) -> String {
     text.lines().next().unwrap_or_default().to_string()
 }
 
-/// A setup call's error: a read that ran out of [`SETUP_TIMEOUT`] says so (Linux reports it as
-/// "Resource temporarily unavailable").
-fn setup_error_text(e: &thrift::Error) -> String {
+/// A setup call's error: a read that ran out of `timeout` says so (Linux reports it as "Resource
+/// temporarily unavailable").
+fn setup_error_text(e: &thrift::Error, timeout: std::time::Duration) -> String {
     match e {
         thrift::Error::Transport(t)
             if t.kind == thrift::TransportErrorKind::TimedOut
                 || t.message.contains("os error 11") =>
         {
             format!(
-                "the gateway gave no answer within {} s (is HBase behind it up?)",
-                SETUP_TIMEOUT.as_secs()
+                "the gateway gave no answer within {} ms (--connect-timeout; is HBase behind it up?)",
+                timeout.as_millis()
             )
         }
         other => error_text(other),
@@ -268,6 +292,12 @@ impl HbaseFactory {
                 "invalid database URL '{url}': expected hbase://host:port[/namespace]"
             ))
         })?;
+        if !u.username().is_empty() || u.password().is_some() {
+            return Err(BindingError::Config(format!(
+                "invalid database URL '{url}': the Thrift gateway takes no user or password here \
+                 (its authentication is the gateway's own configuration, SASL/Kerberos, which this binding does not speak)"
+            )));
+        }
         let address = format!("{host}:{}", u.port().unwrap_or(9090));
         let namespace = u.path().trim_matches('/');
         if namespace.contains('/') {
@@ -345,41 +375,13 @@ impl HbaseFactory {
             durability,
             buffer_bytes: buffering.then_some(buffer_bytes),
             scan_caching,
+            connect_timeout: config.connect_timeout,
         };
 
-        let connect_error = |reason: String| BindingError::Connect {
-            url: factory.url.clone(),
-            reason,
-        };
-        // Setup answers within a minute: with HBase down, the gateway's own client retries for many
-        // minutes before it answers, and a run must not hang before it starts.
-        let mut c = connect(&factory.address, Some(SETUP_TIMEOUT))
-            .map_err(|e| connect_error(e.to_string()))?;
-        let name = factory.table_display();
-        let schema_error = |what: &str, e: thrift::Error| {
-            BindingError::Schema(format!(
-                "cannot {what} table '{name}' on {}: {}",
-                factory.url,
-                setup_error_text(&e)
-            ))
-        };
-        let exists = c
-            .table_exists(factory.table.clone())
-            .map_err(|e| connect_error(setup_error_text(&e)))?;
-        if exists && config.drop_schema {
-            // A disabled table (an earlier drop that stopped half-way) cannot be disabled again.
-            let _ = c.disable_table(factory.table.clone());
-            c.delete_table(factory.table.clone())
-                .map_err(|e| schema_error("delete", e))?;
-        }
-        if !exists || config.drop_schema {
-            if !config.create_schema {
-                return Err(BindingError::Schema(format!(
-                    "table '{name}' does not exist on {} (use --create-schema to create it)",
-                    factory.url
-                )));
-            }
-            let desc = TTableDescriptor::new(
+        let setup = Setup {
+            drop: config.drop_schema,
+            create: config.create_schema,
+            descriptor: TTableDescriptor::new(
                 factory.table.clone(),
                 vec![column_family(
                     &factory.family,
@@ -389,11 +391,49 @@ impl HbaseFactory {
                 )],
                 None,
                 None,
-            );
-            c.create_table(desc, split_keys(regions))
-                .map_err(|e| schema_error("create", e))?;
-        }
+            ),
+            splits: split_keys(regions),
+            timeout: config.connect_timeout,
+        };
+        factory.set_up(setup, &config.cancel)?;
         Ok(factory)
+    }
+
+    /// Connects and prepares the table on a thread of its own, each answer bounded by the connect
+    /// timeout; a stop shuts the socket down and returns at once (the thread ends with its call).
+    fn set_up(&self, setup: Setup, cancel: &crate::Cancel) -> Result<(), BindingError> {
+        let (done, outcome) = std::sync::mpsc::channel();
+        let socket: std::sync::Arc<std::sync::Mutex<Option<TcpStream>>> = Default::default();
+        let (address, url, table, name) = (
+            self.address.clone(),
+            self.url.clone(),
+            self.table.clone(),
+            self.table_display(),
+        );
+        let held = socket.clone();
+        std::thread::Builder::new()
+            .name("hbase-setup".into())
+            .spawn(move || {
+                let _ = done.send(setup.run(&address, &url, table, &name, &held));
+            })
+            .map_err(|e| BindingError::Other(format!("cannot start a thread: {e}")))?;
+        loop {
+            if cancel.is_cancelled() {
+                if let Some(s) = socket.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                }
+                return Err(BindingError::Interrupted);
+            }
+            match outcome.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(r) => return r,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(BindingError::Other(
+                        "the setup thread ended without an answer".into(),
+                    ))
+                }
+            }
+        }
     }
 
     fn table_display(&self) -> String {
@@ -405,13 +445,81 @@ impl HbaseFactory {
     }
 }
 
+/// What the setup does to the table.
+struct Setup {
+    drop: bool,
+    create: bool,
+    descriptor: TTableDescriptor,
+    splits: Vec<Vec<u8>>,
+    /// Bounds the connect and each answer.
+    timeout: std::time::Duration,
+}
+
+impl Setup {
+    fn run(
+        self,
+        address: &str,
+        url: &str,
+        table: TTableName,
+        name: &str,
+        socket: &std::sync::Mutex<Option<TcpStream>>,
+    ) -> Result<(), BindingError> {
+        let connect_error = |reason: String| BindingError::Connect {
+            url: url.to_string(),
+            reason,
+        };
+        // With HBase down, the gateway's own client retries for many minutes before it answers:
+        // each setup answer is bounded, and a run must not hang before it starts.
+        let (mut c, handle) = connect(address, self.timeout, Some(self.timeout)).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::TimedOut {
+                connect_error(format!(
+                    "no answer within {} ms (--connect-timeout)",
+                    self.timeout.as_millis()
+                ))
+            } else {
+                connect_error(e.to_string())
+            }
+        })?;
+        *socket.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+        let timeout = self.timeout;
+        let schema_error = |what: &str, e: thrift::Error| {
+            BindingError::Schema(format!(
+                "cannot {what} table '{name}' on {url}: {}",
+                setup_error_text(&e, timeout)
+            ))
+        };
+        let exists = c
+            .table_exists(table.clone())
+            .map_err(|e| connect_error(setup_error_text(&e, timeout)))?;
+        if exists && self.drop {
+            // A disabled table (an earlier drop that stopped half-way) cannot be disabled again.
+            let _ = c.disable_table(table.clone());
+            c.delete_table(table.clone())
+                .map_err(|e| schema_error("delete", e))?;
+        }
+        if !exists || self.drop {
+            if !self.create {
+                return Err(BindingError::Schema(format!(
+                    "table '{name}' does not exist on {url} (use --create-schema to create it)"
+                )));
+            }
+            c.create_table(self.descriptor, self.splits)
+                .map_err(|e| schema_error("create", e))?;
+        }
+        Ok(())
+    }
+}
+
 impl BindingFactory for HbaseFactory {
     type Binding = HbaseBinding;
 
     async fn connect(&self, _worker: usize) -> Result<HbaseBinding, BindingError> {
         let mut b = HbaseBinding {
-            connection: Connection::start(&self.address),
-            abandoned: false,
+            address: self.address.clone(),
+            connect_timeout: self.connect_timeout,
+            connection: None,
+            in_call: false,
+            abandoned: Vec::new(),
             table: self.table_display().into_bytes(),
             family: self.family.clone(),
             fields: self.fields.clone(),
@@ -436,41 +544,86 @@ impl BindingFactory for HbaseFactory {
     }
 }
 
-/// A call run on a connection's thread: given the connection (None when broken: connect first).
-type Job = Box<dyn FnOnce(&mut Option<Client>) + Send>;
+/// A call run on a connection's thread: given the connection, or None and why connecting failed.
+type Job = Box<dyn FnOnce(&mut Option<Client>, Option<&std::io::Error>) + Send>;
 
 /// One slot's connection, on a thread of its own that runs the slot's calls in turn. The thread
-/// ends when the slot drops this (after the call it is in, if any).
+/// ends when the slot drops its queue (after the call it is in, if any).
 struct Connection {
-    address: String,
-    jobs: std::sync::mpsc::Sender<Job>,
+    jobs: Option<std::sync::mpsc::Sender<Job>>,
+    /// The socket the thread's client uses, once connected: shut down when the slot abandons it.
+    socket: std::sync::Arc<std::sync::Mutex<Option<TcpStream>>>,
+    /// Closed when the thread has ended.
+    ended: tokio::sync::oneshot::Receiver<()>,
 }
 
 impl Connection {
-    fn start(address: &str) -> Connection {
+    /// A connection thread for the gateway at `address`; it connects with its first call. The
+    /// client could not start a thread: its fault, not the gateway's.
+    fn start(address: &str, connect_timeout: std::time::Duration) -> Result<Connection, OpError> {
         let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-        let spawned = std::thread::Builder::new()
+        let (alive, ended) = tokio::sync::oneshot::channel::<()>();
+        let socket: std::sync::Arc<std::sync::Mutex<Option<TcpStream>>> = Default::default();
+        let (address, held) = (address.to_string(), socket.clone());
+        std::thread::Builder::new()
             .name("hbase-connection".into())
             .spawn(move || {
+                let _alive = alive;
                 let mut client = None;
                 for job in queue {
-                    job(&mut client);
+                    let mut failed = None;
+                    if client.is_none() {
+                        match connect(&address, connect_timeout, None) {
+                            Ok((c, handle)) => {
+                                *held.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
+                                client = Some(c);
+                            }
+                            Err(e) => failed = Some(e),
+                        }
+                    }
+                    job(&mut client, failed.as_ref());
                 }
-            });
-        // Without its thread, every call fails (the queue's receiver is gone) as unavailable.
-        drop(spawned);
-        Connection {
-            address: address.to_string(),
-            jobs,
+            })
+            .map_err(|e| OpError::client_fault(format!("cannot start a connection thread: {e}")))?;
+        Ok(Connection {
+            jobs: Some(jobs),
+            socket,
+            ended,
+        })
+    }
+
+    /// Gives the connection up: its socket is shut down so the call in progress returns, and its
+    /// queue is closed so its thread ends after it.
+    fn abandon(&mut self) {
+        self.jobs = None;
+        if let Some(s) = self
+            .socket
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            let _ = s.shutdown(std::net::Shutdown::Both);
         }
+    }
+
+    fn has_ended(&mut self) -> bool {
+        matches!(
+            self.ended.try_recv(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed)
+        )
     }
 }
 
 pub struct HbaseBinding {
-    connection: Connection,
-    /// The last call's future was dropped before its answer (an operation timeout): its thread is
-    /// still in it, so the next call starts a new connection.
-    abandoned: bool,
+    address: String,
+    connect_timeout: std::time::Duration,
+    /// The slot's connection; None until the first call, and after a call was abandoned.
+    connection: Option<Connection>,
+    /// The connection's call in progress lost its caller (an operation timeout dropped the
+    /// future): the next call abandons the connection and starts another.
+    in_call: bool,
+    /// Connections given up, whose threads have not ended yet (at most [`MAX_ABANDONED`]).
+    abandoned: Vec<Connection>,
     /// `namespace:table` as the data calls name it.
     table: Vec<u8>,
     family: Vec<u8>,
@@ -490,25 +643,41 @@ impl HbaseBinding {
         &mut self,
         f: impl FnOnce(&mut Client) -> thrift::Result<T> + Send + 'static,
     ) -> Result<T, OpError> {
-        if self.abandoned {
-            self.connection = Connection::start(&self.connection.address);
-        }
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        let address = self.connection.address.clone();
-        let job: Job = Box::new(move |client: &mut Option<Client>| {
-            if client.is_none() {
-                match connect(&address, None) {
-                    Ok(c) => *client = Some(c),
-                    Err(e) => {
-                        let _ = answer.send(Err(OpError::new(
-                            FailureClass::Unavailable,
-                            format!("cannot connect to {address}: {e}"),
-                        )));
-                        return;
-                    }
-                }
+        if std::mem::take(&mut self.in_call) {
+            if let Some(mut c) = self.connection.take() {
+                c.abandon();
+                self.abandoned.push(c);
             }
-            let c = client.as_mut().expect("connected above");
+        }
+        self.abandoned.retain_mut(|c| !c.has_ended());
+        // A gateway that stops answering must not cost a thread and a socket per timed-out
+        // operation: past the bound, wait for an abandoned thread to end (its connect to time out);
+        // an operation timeout ends this wait too.
+        while self.abandoned.len() >= MAX_ABANDONED {
+            let _ = (&mut self.abandoned[0].ended).await;
+            self.abandoned.remove(0);
+        }
+        if self.connection.is_none() {
+            self.connection = Some(Connection::start(&self.address, self.connect_timeout)?);
+        }
+        let connection = self.connection.as_mut().expect("started above");
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let address = self.address.clone();
+        let job: Job = Box::new(move |client: &mut Option<Client>, failed| {
+            let Some(c) = client.as_mut() else {
+                let error = match failed {
+                    Some(e) if is_resource_exhaustion(e) => {
+                        OpError::client_fault(format!("cannot open a socket to {address}: {e}"))
+                    }
+                    Some(e) => OpError::new(
+                        FailureClass::Unavailable,
+                        format!("cannot connect to {address}: {e}"),
+                    ),
+                    None => OpError::new(FailureClass::Unavailable, "not connected"),
+                };
+                let _ = answer.send(Err(error));
+                return;
+            };
             let result = f(c).map_err(|e| {
                 if breaks_connection(&e) {
                     *client = None;
@@ -518,10 +687,15 @@ impl HbaseBinding {
             let _ = answer.send(result);
         });
         let gone = || OpError::new(FailureClass::Unavailable, "the connection's thread is gone");
-        self.connection.jobs.send(job).map_err(|_| gone())?;
-        self.abandoned = true;
+        connection
+            .jobs
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        self.in_call = true;
         let result = answered.await.map_err(|_| gone())?;
-        self.abandoned = false;
+        self.in_call = false;
         result
     }
 

@@ -154,7 +154,7 @@ impl MongoFactory {
                 BindingError::Config(format!("invalid database URL '{url}': {}", e.kind))
             })?;
         options.server_selection_timeout = Some(Duration::from_millis(server_selection.max(1)));
-        options.connect_timeout = Some(crate::CONNECT_TIMEOUT);
+        options.connect_timeout = Some(config.connect_timeout);
         if max_pool_size > 0 {
             options.max_pool_size = Some(max_pool_size as u32);
         }
@@ -173,10 +173,34 @@ impl MongoFactory {
         };
         // Fail now, with the URL, rather than in every worker.
         runtime.block_on(config.cancel.unless_cancelled(async {
-            let client = factory.client()?;
+            // The setup's own client selects a server within the connect timeout, so that the
+            // driver says why none answered (connection refused, ...) before the bound runs out.
+            let mut setup_options = factory.options.clone();
+            setup_options.server_selection_timeout = Some(
+                config.connect_timeout.min(
+                    setup_options
+                        .server_selection_timeout
+                        .unwrap_or(config.connect_timeout),
+                ),
+            );
+            let client =
+                Client::with_options(setup_options).map_err(|e| BindingError::Connect {
+                    url: factory.url.clone(),
+                    reason: e.kind.to_string(),
+                })?;
             let admin = client.database("admin");
-            let ping = admin.run_command(doc! {"ping": 1}).into_future();
-            crate::connect_within(crate::CONNECT_TIMEOUT, &factory.url, ping).await?;
+            let ping = async {
+                admin
+                    .run_command(doc! {"ping": 1})
+                    .await
+                    .map_err(|e| selection_cause(&e.kind.to_string()))
+            };
+            crate::connect_within(
+                config.connect_timeout + Duration::from_secs(1),
+                &factory.url,
+                ping,
+            )
+            .await?;
             let db = client.database(&factory.database);
             let schema_error = |what: &str, e: MongoError| {
                 BindingError::Schema(format!(
@@ -215,6 +239,23 @@ impl MongoFactory {
             url: self.url.clone(),
             reason: e.kind.to_string(),
         })
+    }
+}
+
+/// The driver's server selection error names, for each server, why it could not be used
+/// ("Kind: I/O error: Connection refused (os error 111), labels: {}") inside a topology
+/// description: the first such cause, else the message as it is.
+fn selection_cause(message: &str) -> String {
+    let cause = message.split("Error: ").nth(1).map(|rest| {
+        let end = rest
+            .find(", labels")
+            .or_else(|| rest.find(" }"))
+            .unwrap_or(rest.len());
+        rest[..end].trim_start_matches("Kind: ").trim().to_string()
+    });
+    match cause {
+        Some(c) if !c.is_empty() => format!("no server could be selected: {c}"),
+        _ => message.to_string(),
     }
 }
 

@@ -40,6 +40,7 @@ struct Shared {
     url: String,
     statements: Statements,
     prepared: bool,
+    connect_timeout: std::time::Duration,
 }
 
 impl MysqlFactory {
@@ -75,6 +76,7 @@ impl MysqlFactory {
             prepared: config.choice(&INFO, "prepared", &["true", "false"])? == "true",
             opts,
             url,
+            connect_timeout: config.connect_timeout,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -95,7 +97,7 @@ impl Shared {
     /// A connection to the host of `slot` (slot mod the number of hosts).
     async fn conn(&self, slot: usize) -> Result<Conn, BindingError> {
         let opts = self.opts[slot % self.opts.len()].clone();
-        crate::connect_within(crate::CONNECT_TIMEOUT, &self.url, Conn::new(opts)).await
+        crate::connect_within(self.connect_timeout, &self.url, Conn::new(opts)).await
     }
 
     async fn prepare_schema(

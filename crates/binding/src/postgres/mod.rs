@@ -30,7 +30,6 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values" },
         OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): multirow (one INSERT of many rows) or copy (COPY FROM STDIN)" },
         OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session: on, off, local, remote_write, remote_apply, or server (leave the server's setting)" },
-        OptionInfo { name: "connect_timeout_ms", default: "10000", help: "time allowed to (re)connect" },
         OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server" },
     ],
     table_sql: Some(table_sql),
@@ -81,8 +80,7 @@ impl PostgresFactory {
         let url = config.url.redacted();
         // The URL names the user, password, database and parameters; each server gets a copy of it
         // with its own host and port (a Config given several hosts would only fail over).
-        let connect_timeout =
-            Duration::from_millis(config.u64_option(&INFO, "connect_timeout_ms")?);
+        let connect_timeout = config.connect_timeout;
         let server = |address: &str| -> Option<Replica> {
             let (h, port) = address.rsplit_once(':')?;
             let mut u = config.url.url().clone();
@@ -193,7 +191,7 @@ impl Shared {
             .await
             .map_err(|_| {
                 connect_err(format!(
-                    "no answer within {} ms (postgres.connect_timeout_ms)",
+                    "no answer within {} ms (--connect-timeout)",
                     limit.as_millis()
                 ))
             })?

@@ -72,7 +72,7 @@ impl RedisFactory {
             0 => None,
             ms => Some(Duration::from_millis(ms)),
         };
-        let connect_timeout = Duration::from_secs(10);
+        let connect_timeout = config.connect_timeout;
         let target = if u.scheme() == "redis+cluster" {
             let mut seeds = vec![seed_url(
                 u,

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use scalebench_exec::{Phase, StopSignal};
 use scalebench_measure::{ycsb_text, RunResult};
+use scalebench_session::distributed;
 use scalebench_session::error::SessionError;
 use scalebench_session::interrupt;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
@@ -97,6 +98,7 @@ fn run_clients(
             remote_program: clients.remote_program.clone(),
             client_args: crate::args::client_arguments(argv),
             rendezvous: url,
+            start_timeout: clients.start_timeout,
         };
         let outcome = scalebench_session::distributed::ssh::launch(&launch, &request, *phase)?;
         return finish_distributed(args.output.as_deref(), args.format, &outcome);
@@ -107,14 +109,77 @@ fn run_clients(
         |name| std::env::var(name).ok(),
     )?;
     scalebench_session::distributed::check(&request, share.clients, *phase)?;
+    // Each client keeps its own result on its disk before handing it back: beside --output, or in
+    // the state directory.
+    let keep_at = match &args.output {
+        Some(o) => Some(distributed::client_output(o, share.index)),
+        None => etcd::default_keep_path(&url, *phase, share.index),
+    };
     if share.index == 0 {
         check_distributed_outputs(args.output.as_deref(), share.clients)?;
+    } else if let Some(o) = &args.output {
+        scalebench_session::files::check_outputs(
+            [distributed::client_output(o, share.index).as_path()],
+            None,
+        )?;
     }
-    match etcd::run_client(&request, *phase, &url, share, clients.start_timeout)? {
-        etcd::ClientRun::Merged(outcome) => {
+    let kept_note = |kept: &Option<std::path::PathBuf>, error: &Option<String>| match (kept, error)
+    {
+        (Some(path), _) => crate::note!(
+            "client {} of {}: result kept at {}",
+            share.index,
+            share.clients,
+            path.display()
+        ),
+        (None, Some(e)) => crate::note!(
+            "warning: client {} of {}: its result could not be kept on this machine: {e}",
+            share.index,
+            share.clients
+        ),
+        (None, None) => {}
+    };
+    match etcd::run_client(
+        &request,
+        *phase,
+        &url,
+        share,
+        clients.start_timeout,
+        keep_at,
+    )? {
+        etcd::ClientRun::Merged {
+            outcome,
+            kept,
+            kept_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            // Client 0's own file is written with the merged result (below), from the same result.
             finish_distributed(args.output.as_deref(), args.format, &outcome)
         }
-        etcd::ClientRun::Own(result) => {
+        etcd::ClientRun::Own {
+            result,
+            kept,
+            kept_error,
+            hand_back_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            if let Some(e) = hand_back_error {
+                let files = kept
+                    .as_ref()
+                    .map_or_else(|| "their result files".into(), |k| k.display().to_string());
+                crate::note!(
+                    "INCOMPLETE: client {} of {} could not hand its result to {} ({e}); merge it with the others' \
+                     with `scalebench gather --rendezvous {} {files} ...` or `scalebench gather FILES...`",
+                    share.index,
+                    share.clients,
+                    url.display(),
+                    url.display()
+                );
+                return Ok(ExitCode::from(if result.interrupted {
+                    130
+                } else {
+                    distributed::EXIT_INCOMPLETE
+                }));
+            }
             crate::note!(
                 "client {} of {}: result handed to {} (client 0 merges it)",
                 share.index,
@@ -130,17 +195,71 @@ fn run_clients(
     }
 }
 
-/// `scalebench gather`: the clients' results of a rendezvous run, merged, written where this runs.
+/// `scalebench gather`: the clients' results of a rendezvous run, from etcd and from files the
+/// clients kept, merged, written where this runs.
 pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, SessionError> {
     use scalebench_session::distributed::etcd;
-    let url = etcd::RendezvousUrl::parse(&args.rendezvous)?;
-    let phase = match args.phase {
-        crate::args::GatherPhase::Load => Phase::Load,
-        crate::args::GatherPhase::Run => Phase::Run,
+    let url = args
+        .rendezvous
+        .as_deref()
+        .map(etcd::RendezvousUrl::parse)
+        .transpose()?;
+    let from_files = if args.files.is_empty() {
+        None
+    } else {
+        Some(distributed::results_from_files(&args.files)?)
     };
-    let results = etcd::gather(&url, phase, args.timeout)?;
+    let phase = match (&from_files, args.phase) {
+        (Some((p, _, _)), Some(asked)) if *p != asked.phase() => {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{}' for '--phase': the files hold a {} phase",
+                asked.phase().name(),
+                p.name()
+            )))
+        }
+        (Some((p, _, _)), _) => *p,
+        (None, asked) => asked.map_or(Phase::Run, |a| a.phase()),
+    };
+    let from_etcd = match &url {
+        Some(url) => match etcd::gather(url, phase, args.timeout) {
+            Ok(r) => Some(r),
+            // The files are what the clients kept for this case: the rendezvous is gone.
+            Err(SessionError::Failed(e)) if from_files.is_some() => {
+                crate::note!("warning: {e}: merging the files alone");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let results: Vec<Result<RunResult, String>> = match (from_files, from_etcd) {
+        (None, Some(r)) => r,
+        (Some((_, n, mut files)), etcd) => {
+            if let Some(e) = etcd.as_ref().filter(|e| e.len() as u32 != n) {
+                return Err(SessionError::Usage(format!(
+                    "the files hold clients of a run of {n}, the rendezvous one of {}",
+                    e.len()
+                )));
+            }
+            let mut etcd = etcd.map(|r| r.into_iter().map(Some).collect::<Vec<_>>());
+            (0..n)
+                .map(|i| match files.remove(&i) {
+                    Some(r) => Ok(r),
+                    None => etcd
+                        .as_mut()
+                        .and_then(|e| e[i as usize].take())
+                        .unwrap_or_else(|| Err("no result: no file of it was given".into())),
+                })
+                .collect()
+        }
+        (None, None) => {
+            return Err(SessionError::Usage(
+                "give the run's --rendezvous, the result files its clients kept, or both".into(),
+            ))
+        }
+    };
     check_distributed_outputs(Some(&args.output), results.len() as u32)?;
-    let outcome = scalebench_session::distributed::merge_clients(None, phase, "etcd", results)?;
+    let outcome = distributed::merge_clients(None, phase, "etcd", results)?;
     finish_distributed(Some(&args.output), Format::Table, &outcome)
 }
 
@@ -179,10 +298,20 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
             "the clients' command after -- takes no --clients, --client-index or --rendezvous: the manifests add them".into(),
         ));
     }
-    if phase.db.is_none() {
+    let Some(db) = &phase.db else {
         return Err(SessionError::Usage(
             "the clients' command after -- needs --db: the clients share the database".into(),
         ));
+    };
+    // As `run` checks it (one line, the password hidden); property files are the image's, not
+    // this machine's, so the rest of the command is checked by the clients.
+    let url = scalebench_binding::DbUrl::parse(db)?;
+    if scalebench_binding::registry::for_scheme(url.scheme()).is_none() {
+        return Err(SessionError::Usage(format!(
+            "{} ('{}')",
+            scalebench_binding::registry::no_binding(url.scheme()),
+            url.redacted()
+        )));
     }
     if let Some(url) = &args.rendezvous {
         etcd::RendezvousUrl::parse(url)?;
@@ -219,7 +348,11 @@ fn check_distributed_outputs(
     clients: u32,
 ) -> Result<(), SessionError> {
     let client_outputs: Vec<std::path::PathBuf> = output
-        .map(|path| (0..clients).map(|i| client_output(path, i)).collect())
+        .map(|path| {
+            (0..clients)
+                .map(|i| distributed::client_output(path, i))
+                .collect()
+        })
         .unwrap_or_default();
     scalebench_session::files::check_outputs(
         output
@@ -243,7 +376,7 @@ fn finish_distributed(
     if let Some(path) = output {
         for (i, result) in outcome.clients.iter().enumerate() {
             if let Some(r) = result {
-                write(r, &client_output(path, i as u32))?;
+                write(r, &distributed::client_output(path, i as u32))?;
             }
         }
         write(&outcome.merged, path)?;
@@ -264,23 +397,7 @@ fn finish_distributed(
             );
         }
     }
-    Ok(if outcome.incomplete() {
-        ExitCode::from(scalebench_session::distributed::EXIT_INCOMPLETE)
-    } else if merged.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Where client `index`'s own result goes beside the merged `output`: `run.json` -> `run.client-0.json`.
-fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
-    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match output.extension() {
-        Some(ext) => format!("{stem}.client-{index}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.client-{index}"),
-    };
-    output.with_file_name(name)
+    Ok(ExitCode::from(outcome.exit_code()))
 }
 
 /// This binary as the client processes of a `--clients N` run (its hidden `client-process`).
@@ -340,11 +457,6 @@ pub fn with_json_output<Q, T: serde::Serialize>(
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
 pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, SessionError> {
     scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
-    if args.interval.is_zero() {
-        return Err(SessionError::Usage(
-            "invalid value '0s' for '--interval': expected a positive duration".into(),
-        ));
-    }
     for (name, pid) in &args.processes {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             return Err(SessionError::Usage(format!(

@@ -73,6 +73,7 @@ pub fn config(
         create_schema: create,
         drop_schema: drop,
         cancel: Default::default(),
+        connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
     }
 }
 

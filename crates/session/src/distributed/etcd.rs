@@ -1,18 +1,26 @@
 //! `--rendezvous etcd://HOST:PORT[,HOST:PORT]/PREFIX`: clients on any machines, started by any
 //! launcher (Slurm's srun, a Kubernetes Indexed Job, ssh), meet in etcd. Under
 //! `PREFIX/<phase>/` each client registers `joined/<index>` under a lease (so a dead client's
-//! entry goes), waits until all N have joined (a barrier with a timeout that names the missing),
-//! and the first to see them all writes `start` once in a transaction: every client reads the same
-//! instant. While they run they publish `progress/<index>` (client 0 prints the merged line), and at
-//! the end `result/<index>` (in chunks under etcd's request limit), which client 0, or
-//! `scalebench gather` on any machine, merges.
+//! entry goes) with the definition of the run it was started for, waits until all N have joined
+//! (a barrier with a timeout that names the missing; a client whose definition differs is refused
+//! there), and the first to see them all writes `start` once in a transaction: every client reads
+//! the same instant. While they run they publish `progress/<index>` (client 0 prints the merged
+//! line) and watch `stop` (written by a client that was interrupted, or by the ssh launcher), and at
+//! the end each keeps its result on its own disk, then hands it to `result/<index>` (in chunks
+//! under etcd's request limit), which client 0, or `scalebench gather` on any machine, merges. A
+//! rendezvous that breaks after the start loses nothing: every client's result is on its disk,
+//! client 0 merges what it has and names the rest, and `scalebench gather` merges files too.
+//!
+//! Every value read from etcd is input: the number of clients, the parts of a result, the start
+//! instant and the results themselves are bounded and checked before use.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
-use scalebench_exec::{Phase, ProgressState, Rendezvous, StopSignal};
+use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSignal};
 use scalebench_measure::RunResult;
 
 use super::{merged_line, ClientProgress};
@@ -25,17 +33,15 @@ use crate::request::RunRequest;
 const START_LEAD: Duration = Duration::from_millis(500);
 /// A client whose process dies leaves the run this long after (its lease expires).
 const LEASE_TTL_S: i64 = 5;
-impl std::fmt::Debug for Joined {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Joined")
-            .field("base", &self.base)
-            .field("lease", &self.lease)
-            .finish()
-    }
-}
 
 /// Results are stored in parts below etcd's default request limit (1.5 MiB).
 const RESULT_CHUNK: usize = 1 << 20;
+/// At most this many parts make a result: no result file is larger.
+const MAX_PARTS: usize =
+    (scalebench_measure::result::MAX_RESULT_BYTES as usize).div_ceil(RESULT_CHUNK);
+/// A start more than this far ahead of this machine's clock was not written by a client of this
+/// run (their start is half a second ahead), or the clocks differ beyond what NTP allows.
+const MAX_START_AHEAD: Duration = Duration::from_secs(60);
 /// Every request to etcd is bounded: a silent server must not hang a client.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -106,6 +112,8 @@ pub struct EtcdRendezvous {
     start_timeout: Duration,
     /// Client 0 prints the merged progress line this often (never when quiet).
     status_interval: Option<Duration>,
+    /// What defines the run, compared with every other client's at the barrier.
+    definition: BTreeMap<String, String>,
     runtime: tokio::runtime::Runtime,
     joined: Mutex<Option<Joined>>,
 }
@@ -116,6 +124,75 @@ struct Joined {
     lease: i64,
     keeper: tokio::task::JoinHandle<()>,
     next_line: Instant,
+    /// This client's stop: requested by the `stop` key, and written to it when requested here.
+    stop: StopSignal,
+    stop_written: bool,
+}
+
+impl std::fmt::Debug for Joined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Joined")
+            .field("base", &self.base)
+            .field("lease", &self.lease)
+            .finish()
+    }
+}
+
+/// An error of etcd's client in one line: gRPC's message and the deepest cause (a refused
+/// connection, a timeout), not the client's debug structure.
+fn etcd_text(e: &etcd_client::Error) -> String {
+    let etcd_client::Error::GRpcStatus(status) = e else {
+        return e.to_string();
+    };
+    let mut text = status.message().to_string();
+    let mut cause: Option<&dyn std::error::Error> = std::error::Error::source(status);
+    let mut deepest = None;
+    while let Some(c) = cause {
+        deepest = Some(c.to_string());
+        cause = c.source();
+    }
+    match deepest {
+        Some(d) if !text.contains(&d) => text = format!("{text}: {d}"),
+        _ => {}
+    }
+    if text.is_empty() {
+        text = format!("{:?}", status.code());
+    }
+    text
+}
+
+/// Any error in one line: etcd's as [`etcd_text`] says.
+fn error_text<E: std::fmt::Display + 'static>(e: &E) -> String {
+    match (e as &dyn std::any::Any).downcast_ref::<etcd_client::Error>() {
+        Some(etcd) => etcd_text(etcd),
+        None => e.to_string(),
+    }
+}
+
+/// `work`, unless `stop` is requested first: then an error saying so (the request is dropped).
+async fn watched<T, E: std::fmt::Display + 'static>(
+    stop: &StopSignal,
+    what: &str,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    let stopped = async {
+        while !stop.is_requested() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::select! {
+        r = work => r.map_err(|e| error_text(&e)),
+        () = stopped => Err(format!("interrupted while {what}")),
+    }
+}
+
+/// The registration a client writes under `joined/<index>`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Registration {
+    host: String,
+    pid: u32,
+    #[serde(default)]
+    definition: BTreeMap<String, String>,
 }
 
 impl EtcdRendezvous {
@@ -124,6 +201,7 @@ impl EtcdRendezvous {
         share: ClientShare,
         start_timeout: Duration,
         status_interval: Option<Duration>,
+        definition: BTreeMap<String, String>,
     ) -> Result<EtcdRendezvous, SessionError> {
         // Two threads: the lease is kept alive in the background while the phase runs.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -136,64 +214,71 @@ impl EtcdRendezvous {
             share,
             start_timeout,
             status_interval,
+            definition,
             runtime,
             joined: Mutex::new(None),
         })
     }
 
-    fn fail(&self, what: &str, e: impl std::fmt::Display) -> String {
-        format!("rendezvous {}: {what}: {e}", self.url.display())
+    fn fail<E: std::fmt::Display + 'static>(&self, what: &str, e: E) -> String {
+        format!(
+            "rendezvous {}: {what}: {}",
+            self.url.display(),
+            error_text(&e)
+        )
     }
 
     /// Connects, retrying until the start timeout: an etcd started with the clients (a Kubernetes
-    /// Pod beside the Job) may come up after them.
-    async fn connect(&self) -> Result<Client, String> {
+    /// Pod beside the Job) may come up after them. A stop ends the wait at once.
+    async fn connect(&self, stop: &StopSignal) -> Result<Client, String> {
         let deadline = Instant::now() + self.start_timeout;
         loop {
-            let opts = etcd_client::ConnectOptions::new()
-                .with_connect_timeout(REQUEST_TIMEOUT)
-                .with_timeout(REQUEST_TIMEOUT);
-            let attempt = async {
-                let mut c = Client::connect(&self.url.endpoints, Some(opts)).await?;
-                // The client connects lazily: the first request is where a silent server shows.
-                c.status().await?;
-                Ok::<_, etcd_client::Error>(c)
-            };
-            match attempt.await {
+            let attempt = connect_checked(&self.url.endpoints);
+            match watched(stop, "connecting to etcd", attempt).await {
                 Ok(c) => return Ok(c),
+                Err(e) if stop.is_requested() => return Err(e),
                 Err(e) if Instant::now() >= deadline => {
                     return Err(self.fail("cannot reach etcd", e))
                 }
-                Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+                Err(_) => {
+                    let pause = tokio::time::sleep(Duration::from_secs(1));
+                    watched(stop, "connecting to etcd", async {
+                        pause.await;
+                        Ok::<_, String>(())
+                    })
+                    .await?;
+                }
             }
         }
     }
 
-    async fn join(&self, phase: Phase, stop: &StopSignal) -> Result<(Joined, SystemTime), String> {
-        let mut client = self.connect().await?;
+    async fn join(
+        &self,
+        phase: Phase,
+        stop: &StopSignal,
+    ) -> Result<(Joined, SystemTime), RendezvousError> {
+        let failed = RendezvousError::Failed;
+        let mut client = self.connect(stop).await.map_err(failed)?;
         let base = format!("{}/{}", self.url.prefix, phase.name());
         let start_key = format!("{base}/start");
         let (n, i) = (self.share.clients, self.share.index);
-        let earlier = client
-            .get(start_key.as_str(), None)
+        let earlier = watched(stop, "joining", client.get(start_key.as_str(), None))
             .await
-            .map_err(|e| self.fail("cannot read", e))?;
+            .map_err(|e| failed(self.fail("cannot read", e)))?;
         if !earlier.kvs().is_empty() {
-            return Err(format!(
+            return Err(RendezvousError::Refused(format!(
                 "{} already holds the start of a {} phase: give each run a prefix of its own",
                 self.url.display(),
                 phase.name()
-            ));
+            )));
         }
-        let lease = client
-            .lease_grant(LEASE_TTL_S, None)
+        let lease = watched(stop, "joining", client.lease_grant(LEASE_TTL_S, None))
             .await
-            .map_err(|e| self.fail("cannot take a lease", e))?
+            .map_err(|e| failed(self.fail("cannot take a lease", e)))?
             .id();
-        let (mut keeper, mut answers) = client
-            .lease_keep_alive(lease)
+        let (mut keeper, mut answers) = watched(stop, "joining", client.lease_keep_alive(lease))
             .await
-            .map_err(|e| self.fail("cannot keep the lease", e))?;
+            .map_err(|e| failed(self.fail("cannot keep the lease", e)))?;
         let keeper = tokio::spawn(async move {
             loop {
                 if keeper.keep_alive().await.is_err() {
@@ -206,13 +291,16 @@ impl EtcdRendezvous {
             }
         });
         let me = format!("{base}/joined/{i}");
-        let who = format!(
-            "{{\"host\":{:?},\"pid\":{}}}",
-            gethostname::gethostname().to_string_lossy(),
-            std::process::id()
-        );
-        let registered = client
-            .txn(
+        let who = serde_json::to_string(&Registration {
+            host: gethostname::gethostname().to_string_lossy().into_owned(),
+            pid: std::process::id(),
+            definition: self.definition.clone(),
+        })
+        .expect("a registration serializes");
+        let registered = watched(
+            stop,
+            "joining",
+            client.txn(
                 Txn::new()
                     .when([Compare::create_revision(me.as_str(), CompareOp::Equal, 0)])
                     .and_then([TxnOp::put(
@@ -220,47 +308,78 @@ impl EtcdRendezvous {
                         who,
                         Some(PutOptions::new().with_lease(lease)),
                     )]),
-            )
-            .await
-            .map_err(|e| self.fail("cannot register", e))?;
-        let joined = Joined {
+            ),
+        )
+        .await;
+        let mut joined = Joined {
             client,
             base,
             lease,
             keeper,
             next_line: Instant::now(),
+            stop: stop.clone(),
+            stop_written: false,
         };
-        if !registered.succeeded() {
+        // Whatever ends the join early, the lease is kept no longer than this process.
+        let leave = |joined: &Joined, e: RendezvousError| {
             joined.keeper.abort();
-            return Err(format!(
-                "client {i} of {n} has already joined {}: each client needs an index of its own",
-                self.url.display()
+            e
+        };
+        let registered =
+            registered.map_err(|e| leave(&joined, failed(self.fail("cannot register", e))))?;
+        if !registered.succeeded() {
+            return Err(leave(
+                &joined,
+                RendezvousError::Refused(format!(
+                    "client {i} of {n} has already joined {}: each client needs an index of its own",
+                    self.url.display()
+                )),
             ));
         }
-        let mut joined = joined;
-        // The barrier: all N joined, or the missing named.
+        // The barrier: all N joined, started alike, or the missing (or the different) named.
         let deadline = Instant::now() + self.start_timeout;
         loop {
-            let present = self.indexes(&mut joined, "joined").await?;
-            if present.len() as u32 >= n {
+            let present = self
+                .registrations(&mut joined)
+                .await
+                .map_err(|e| leave(&joined, failed(e)))?;
+            for (k, r) in &present {
+                if let Some((field, mine, theirs)) =
+                    super::first_difference(&self.definition, &r.definition)
+                {
+                    return Err(leave(
+                        &joined,
+                        RendezvousError::Refused(format!(
+                            "client {k} of the run at {} was started with {field} {theirs} where client {i} has {mine}: \
+                             the clients of one run need the same definition (duration or operations, warm-up, target, \
+                             workload, properties, clients); nothing ran",
+                            self.url.display()
+                        )),
+                    ));
+                }
+            }
+            if present.keys().filter(|k| **k < n).count() as u32 >= n {
                 break;
             }
             if stop.is_requested() {
-                joined.keeper.abort();
-                return Err("interrupted while waiting for the other clients".into());
+                return Err(leave(
+                    &joined,
+                    failed("interrupted while waiting for the other clients".into()),
+                ));
             }
             if Instant::now() >= deadline {
-                // The lease stays until this process ends, so the others still count this one.
-                joined.keeper.abort();
                 let missing: Vec<String> = (0..n)
-                    .filter(|k| !present.contains(k))
+                    .filter(|k| !present.contains_key(k))
                     .map(|k| k.to_string())
                     .collect();
-                return Err(format!(
-                    "client(s) {} of {n} did not join {} within {}: the run did not start",
-                    missing.join(", "),
-                    self.url.display(),
-                    humantime::format_duration(self.start_timeout)
+                return Err(leave(
+                    &joined,
+                    failed(format!(
+                        "client(s) {} of {n} did not join {} within {}: the run did not start",
+                        missing.join(", "),
+                        self.url.display(),
+                        humantime::format_duration(self.start_timeout)
+                    )),
                 ));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -281,56 +400,80 @@ impl EtcdRendezvous {
                 TxnOp::put(start_key.as_str(), ns.to_string(), None),
                 TxnOp::put(format!("{}/clients", joined.base), n.to_string(), None),
             ]);
-        joined
-            .client
-            .txn(txn)
+        let agreed = async {
+            joined
+                .client
+                .txn(txn)
+                .await
+                .map_err(|e| self.fail("cannot agree on the start", e))?;
+            joined
+                .client
+                .get(start_key.as_str(), None)
+                .await
+                .map_err(|e| self.fail("cannot read the start", e))
+        };
+        let got = watched(stop, "agreeing on the start", agreed)
             .await
-            .map_err(|e| self.fail("cannot agree on the start", e))?;
-        let got = joined
-            .client
-            .get(start_key.as_str(), None)
-            .await
-            .map_err(|e| self.fail("cannot read the start", e))?;
-        let ns: u64 = got
+            .map_err(|e| leave(&joined, failed(e)))?;
+        let start = got
             .kvs()
             .first()
-            .and_then(|kv| kv.value_str().ok()?.parse().ok())
-            .ok_or_else(|| self.fail("the start", "is not a number"))?;
-        Ok((joined, UNIX_EPOCH + Duration::from_nanos(ns)))
+            .and_then(|kv| kv.value_str().ok()?.parse::<u64>().ok())
+            .map(|ns| UNIX_EPOCH + Duration::from_nanos(ns))
+            .ok_or_else(|| failed(self.fail("the start", "is not a number")));
+        let start = start.map_err(|e| leave(&joined, e))?;
+        if let Ok(ahead) = start.duration_since(SystemTime::now()) {
+            if ahead > MAX_START_AHEAD {
+                return Err(leave(
+                    &joined,
+                    failed(self.fail(
+                        "the start",
+                        format!(
+                            "lies {} ahead of this machine's clock (more than {}): the clocks differ or the key holds no start of this run",
+                            humantime::format_duration(Duration::from_secs(ahead.as_secs())),
+                            humantime::format_duration(MAX_START_AHEAD)
+                        ),
+                    )),
+                ));
+            }
+        }
+        Ok((joined, start))
     }
 
-    /// The client indexes present under `base/<what>/`.
-    async fn indexes(&self, joined: &mut Joined, what: &str) -> Result<BTreeSet<u32>, String> {
-        let dir = format!("{}/{what}/", joined.base);
-        let got = joined
-            .client
-            .get(
-                dir.as_str(),
-                Some(GetOptions::new().with_prefix().with_keys_only()),
-            )
-            .await
-            .map_err(|e| self.fail("cannot read", e))?;
+    /// The registrations under `base/joined/`, by client index.
+    async fn registrations(
+        &self,
+        joined: &mut Joined,
+    ) -> Result<BTreeMap<u32, Registration>, String> {
+        let dir = format!("{}/joined/", joined.base);
+        let got = watched(
+            &joined.stop,
+            "waiting for the other clients",
+            joined
+                .client
+                .get(dir.as_str(), Some(GetOptions::new().with_prefix())),
+        )
+        .await
+        .map_err(|e| self.fail("cannot read", e))?;
         Ok(got
             .kvs()
             .iter()
             .filter_map(|kv| {
-                let key = kv.key_str().ok()?.strip_prefix(&dir)?;
-                key.split('/').next()?.parse().ok()
+                let index: u32 = kv.key_str().ok()?.strip_prefix(&dir)?.parse().ok()?;
+                let r: Registration = serde_json::from_slice(kv.value()).ok()?;
+                Some((index, r))
             })
             .collect())
     }
 
     /// Hands this client's result to the others (client 0 or `scalebench gather` merges it) and
-    /// leaves the run.
-    pub fn publish(&self, result: &RunResult) -> Result<(), SessionError> {
+    /// leaves the run. Each request is bounded, and a stop ends the hand-back.
+    pub fn publish(&self, result: &RunResult) -> Result<(), String> {
         let mut guard = self.joined.lock().unwrap_or_else(|e| e.into_inner());
         let Some(joined) = guard.as_mut() else {
-            return Err(SessionError::Failed(
-                "the client never joined the run".into(),
-            ));
+            return Err("the client never joined the run".into());
         };
-        let text =
-            serde_json::to_string(result).map_err(|e| SessionError::Failed(e.to_string()))?;
+        let text = serde_json::to_string(result).map_err(|e| e.to_string())?;
         let dir = format!("{}/result/{}", joined.base, self.share.index);
         let parts: Vec<&[u8]> = text.as_bytes().chunks(RESULT_CHUNK).collect();
         // The parts first, then how many there are: a reader sees a result whole or not at all.
@@ -339,8 +482,8 @@ impl EtcdRendezvous {
             .enumerate()
             .map(|(k, part)| TxnOp::put(format!("{dir}/part/{k:05}"), part.to_vec(), None))
             .collect();
-        self.runtime
-            .block_on(async {
+        self.runtime.block_on(async {
+            let hand_back = async {
                 for op in ops {
                     joined
                         .client
@@ -353,57 +496,152 @@ impl EtcdRendezvous {
                     .put(format!("{dir}/parts"), parts.len().to_string(), None)
                     .await
                     .map_err(|e| self.fail("cannot hand back the result", e))?;
-                joined.keeper.abort();
-                let _ = joined.client.lease_revoke(joined.lease).await;
                 Ok::<_, String>(())
-            })
-            .map_err(SessionError::Failed)
+            };
+            // A stop requested during the run is no reason not to hand back what was measured;
+            // a stop after it (a second Ctrl-C) ends the hand-back.
+            let fresh = StopSignal::new();
+            let watch_second = async {
+                let began = crate::interrupt::signals_received();
+                while crate::interrupt::signals_received() == began {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                fresh.request();
+            };
+            let outcome = tokio::select! {
+                r = watched(&fresh, "handing back the result", hand_back) => r,
+                () = watch_second => Err("interrupted while handing back the result".to_string()),
+            };
+            joined.keeper.abort();
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                joined.client.lease_revoke(joined.lease),
+            )
+            .await;
+            outcome
+        })
     }
 
-    /// Client 0: every client's result, or why it has none. A client that left the run (its lease
-    /// expired) without a result is missing at once; one still running is waited for up to `timeout`.
+    /// Client 0: every client's result, or why it has none (`own` is this client's). A client that
+    /// left the run (its lease expired) without a result is missing at once; one still running is
+    /// waited for up to `timeout`, or until the others have had their grace period after a stop
+    /// (which this client passes on to them through the `stop` key). A rendezvous that breaks while
+    /// gathering names the clients not gathered and keeps those that were.
     pub fn gather(
         &self,
+        own: RunResult,
         timeout: Duration,
-    ) -> Result<Vec<Result<RunResult, String>>, SessionError> {
+        grace: Duration,
+    ) -> (Vec<Result<RunResult, String>>, bool) {
         let mut guard = self.joined.lock().unwrap_or_else(|e| e.into_inner());
+        let shown = self.url.display();
+        let n = self.share.clients;
         let Some(joined) = guard.as_mut() else {
-            return Err(SessionError::Failed(
-                "the client never joined the run".into(),
-            ));
+            let results = (0..n)
+                .map(|i| {
+                    if i == self.share.index {
+                        Ok(own.clone())
+                    } else {
+                        Err("the client never joined the run".into())
+                    }
+                })
+                .collect();
+            return (results, false);
         };
-        self.runtime
-            .block_on(gather_results(
-                &mut joined.client,
-                &joined.base,
-                self.share.clients,
+        let stop = StopSignal::new();
+        crate::interrupt::register_stop(&stop);
+        let base = joined.base.clone();
+        let mut results = self.runtime.block_on(gather_results(
+            &mut joined.client,
+            &base,
+            n,
+            Some((self.share.index, own)),
+            GatherWait {
                 timeout,
-                &self.url.display(),
-            ))
-            .map_err(SessionError::Failed)
+                grace,
+                stop: &stop,
+            },
+            &shown,
+        ));
+        crate::interrupt::clear_stop();
+        if stop.is_requested() {
+            for r in results.iter_mut() {
+                if let Err(e) = r {
+                    *e = format!("{e} (the gathering was interrupted)");
+                }
+            }
+        }
+        (results, stop.is_requested())
     }
 }
 
-/// Reads every client's result under `base`, waiting at most `timeout` for the ones still running.
+/// How long [`gather_results`] waits, and what ends its wait early.
+pub struct GatherWait<'a> {
+    /// For clients still running, after the first look.
+    pub timeout: Duration,
+    /// Their grace period: after a stop, the clients have it and [`super::STOP_MARGIN`] to hand
+    /// back what they measured.
+    pub grace: Duration,
+    /// Ctrl-C while gathering: the clients are asked to stop (the `stop` key) and the wait shortened.
+    pub stop: &'a StopSignal,
+}
+
+/// Reads every client's result under `base`, waiting as `wait` says for the ones still running.
+/// `own`: a client's own result, taken as it is. Never fails: a client whose result cannot be
+/// read is named with why (the rendezvous broke, its result does not parse or add up).
 pub async fn gather_results(
     client: &mut Client,
     base: &str,
     clients: u32,
-    timeout: Duration,
+    own: Option<(u32, RunResult)>,
+    wait: GatherWait<'_>,
     shown: &str,
-) -> Result<Vec<Result<RunResult, String>>, String> {
-    let deadline = Instant::now() + timeout;
+) -> Vec<Result<RunResult, String>> {
+    let mut deadline = Instant::now() + wait.timeout;
     let mut out: Vec<Option<Result<RunResult, String>>> = (0..clients).map(|_| None).collect();
-    loop {
+    if let Some((i, r)) = own {
+        out[i as usize] = Some(Ok(r));
+    }
+    let mut stop_passed_on = false;
+    let broke =
+        |e: &dyn std::fmt::Display| format!("not gathered: the rendezvous {shown} broke ({e})");
+    'gather: loop {
+        if wait.stop.is_requested() && !stop_passed_on {
+            stop_passed_on = true;
+            let _ = tokio::time::timeout(
+                REQUEST_TIMEOUT,
+                client.put(format!("{base}/stop"), "gather", None),
+            )
+            .await;
+            deadline = deadline.min(Instant::now() + wait.grace + super::STOP_MARGIN);
+        }
         // Who is still in the run is read before the results: a client hands its result back
         // before it leaves, so "left and no result" is never a result on its way.
-        let joined = client
-            .get(
+        let joined = match tokio::time::timeout(
+            REQUEST_TIMEOUT,
+            client.get(
                 format!("{base}/joined/"),
                 Some(GetOptions::new().with_prefix().with_keys_only()),
-            )
-            .await
-            .map_err(|e| format!("rendezvous {shown}: cannot read: {e}"))?;
+            ),
+        )
+        .await
+        {
+            Ok(Ok(j)) => j,
+            Ok(Err(e)) => {
+                fill(&mut out, broke(&etcd_text(&e)));
+                break 'gather;
+            }
+            Err(_) => {
+                fill(
+                    &mut out,
+                    broke(&format!(
+                        "no answer within {}",
+                        humantime::format_duration(REQUEST_TIMEOUT)
+                    )),
+                );
+                break 'gather;
+            }
+        };
         let present: BTreeSet<String> = joined
             .kvs()
             .iter()
@@ -413,34 +651,57 @@ pub async fn gather_results(
             if out[i as usize].is_some() {
                 continue;
             }
-            if let Some(r) = read_result(client, base, i, shown).await? {
-                out[i as usize] = Some(r);
-            } else if !present.contains(&format!("{base}/joined/{i}")) {
-                out[i as usize] = Some(Err(
-                    "left the run without a result (its lease expired)".into()
-                ));
+            match read_result(client, base, i, shown).await {
+                Ok(Some(r)) => out[i as usize] = Some(r),
+                Ok(None) if !present.contains(&format!("{base}/joined/{i}")) => {
+                    out[i as usize] = Some(Err(
+                        "left the run without a result (its lease expired)".into(),
+                    ));
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    fill(&mut out, broke(&e));
+                    break 'gather;
+                }
             }
         }
         if out.iter().all(Option::is_some) {
             break;
         }
         if Instant::now() >= deadline {
-            for o in out.iter_mut().filter(|o| o.is_none()) {
-                *o = Some(Err(format!(
-                    "no result within {} of the first",
-                    humantime::format_duration(timeout)
-                )));
-            }
+            fill(
+                &mut out,
+                if stop_passed_on {
+                    format!(
+                        "no result within {} of the stop (its grace period and {})",
+                        humantime::format_duration(wait.grace + super::STOP_MARGIN),
+                        humantime::format_duration(super::STOP_MARGIN)
+                    )
+                } else {
+                    format!(
+                        "no result within {} of the first",
+                        humantime::format_duration(wait.timeout)
+                    )
+                },
+            );
             break;
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    Ok(out
-        .into_iter()
+    out.into_iter()
         .map(|o| o.expect("every client decided"))
-        .collect())
+        .collect()
 }
 
+/// Every client not decided yet gets `why`.
+fn fill(out: &mut [Option<Result<RunResult, String>>], why: String) {
+    for o in out.iter_mut().filter(|o| o.is_none()) {
+        *o = Some(Err(why.clone()));
+    }
+}
+
+/// Client `index`'s result: None while it has none; an error when the rendezvous cannot be read;
+/// `Some(Err)` when what it holds is no whole, valid result.
 async fn read_result(
     client: &mut Client,
     base: &str,
@@ -448,9 +709,8 @@ async fn read_result(
     shown: &str,
 ) -> Result<Option<Result<RunResult, String>>, String> {
     let dir = format!("{base}/result/{index}");
-    let fail = |e: etcd_client::Error| format!("rendezvous {shown}: cannot read a result: {e}");
-    let count = client
-        .get(format!("{dir}/parts"), None)
+    let fail = |e: String| format!("rendezvous {shown}: cannot read a result: {e}");
+    let count = bounded(client.get(format!("{dir}/parts"), None))
         .await
         .map_err(fail)?;
     let Some(n) = count
@@ -460,13 +720,23 @@ async fn read_result(
     else {
         return Ok(None);
     };
-    let parts = client
-        .get(
+    if n == 0 || n > MAX_PARTS {
+        return Ok(Some(Err(format!(
+            "its result claims {n} parts (1 to {MAX_PARTS} make a result)"
+        ))));
+    }
+    let parts = bounded(
+        client.get(
             format!("{dir}/part/"),
-            Some(GetOptions::new().with_prefix()),
-        )
-        .await
-        .map_err(fail)?;
+            Some(
+                GetOptions::new()
+                    .with_prefix()
+                    .with_limit(MAX_PARTS as i64 + 1),
+            ),
+        ),
+    )
+    .await
+    .map_err(fail)?;
     let mut kvs: Vec<_> = parts.kvs().iter().collect();
     kvs.sort_by(|a, b| a.key().cmp(b.key()));
     if kvs.len() != n {
@@ -480,12 +750,41 @@ async fn read_result(
         .flat_map(|kv| kv.value().iter().copied())
         .collect();
     Ok(Some(
-        serde_json::from_slice(&bytes).map_err(|e| format!("its result does not parse: {e}")),
+        std::str::from_utf8(&bytes)
+            .map_err(|e| e.to_string())
+            .and_then(RunResult::from_json)
+            .map_err(|e| format!("its result is not a valid result: {e}")),
     ))
 }
 
+/// An etcd request bounded by [`REQUEST_TIMEOUT`].
+async fn bounded<T>(
+    request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+) -> Result<T, String> {
+    tokio::time::timeout(REQUEST_TIMEOUT, request)
+        .await
+        .map_err(|_| {
+            format!(
+                "no answer within {}",
+                humantime::format_duration(REQUEST_TIMEOUT)
+            )
+        })?
+        .map_err(|e| e.to_string())
+}
+
+/// A client of etcd, connected and answering (the client connects lazily: the first request is
+/// where a silent server shows).
+async fn connect_checked(endpoints: &[String]) -> Result<Client, etcd_client::Error> {
+    let opts = etcd_client::ConnectOptions::new()
+        .with_connect_timeout(REQUEST_TIMEOUT)
+        .with_timeout(REQUEST_TIMEOUT);
+    let mut c = Client::connect(endpoints, Some(opts)).await?;
+    c.status().await?;
+    Ok(c)
+}
+
 impl Rendezvous for EtcdRendezvous {
-    fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, String> {
+    fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, RendezvousError> {
         let (joined, start) = self.runtime.block_on(self.join(phase, stop))?;
         *self.joined.lock().unwrap_or_else(|e| e.into_inner()) = Some(joined);
         Ok(start)
@@ -498,6 +797,7 @@ impl Rendezvous for EtcdRendezvous {
         };
         let text = serde_json::to_string(&ClientProgress::of(state)).expect("progress serializes");
         let key = format!("{}/progress/{}", joined.base, self.share.index);
+        let stop_key = format!("{}/stop", joined.base);
         let show = match self.status_interval {
             Some(every) if self.share.index == 0 && Instant::now() >= joined.next_line => {
                 joined.next_line = Instant::now() + every;
@@ -510,40 +810,72 @@ impl Rendezvous for EtcdRendezvous {
         } else {
             Phase::Run
         };
-        let clients = self.share.clients as usize;
+        let clients = self.share.clients;
+        let index = self.share.index;
+        let write_stop = joined.stop.is_requested() && !joined.stop_written;
         // Progress is best effort: a slow etcd delays the line, never the run (bounded).
-        let line = self.runtime.block_on(async {
+        let (line, stop_seen) = self.runtime.block_on(async {
             let work = async {
                 let _ = joined
                     .client
                     .put(key, text, Some(PutOptions::new().with_lease(joined.lease)))
                     .await;
-                if !show {
-                    return None;
+                // A client interrupted here stops the others: the run ends together.
+                if write_stop
+                    && joined
+                        .client
+                        .put(stop_key.as_str(), format!("client {index}"), None)
+                        .await
+                        .is_ok()
+                {
+                    joined.stop_written = true;
                 }
-                let got = joined
+                let stop_seen = joined
+                    .client
+                    .get(stop_key.as_str(), Some(GetOptions::new().with_keys_only()))
+                    .await
+                    .is_ok_and(|r| !r.kvs().is_empty());
+                if !show {
+                    return (None, stop_seen);
+                }
+                let Ok(got) = joined
                     .client
                     .get(
                         format!("{}/progress/", joined.base),
                         Some(GetOptions::new().with_prefix()),
                     )
                     .await
-                    .ok()?;
-                let mut latest: Vec<Option<ClientProgress>> = vec![None; clients];
+                else {
+                    return (None, stop_seen);
+                };
+                let mut latest: Vec<Option<ClientProgress>> = vec![None; clients as usize];
                 for kv in got.kvs() {
-                    let i: usize = kv.key_str().ok()?.rsplit('/').next()?.parse().ok()?;
-                    if i < clients {
+                    let Some(i) = kv
+                        .key_str()
+                        .ok()
+                        .and_then(|k| k.rsplit('/').next())
+                        .and_then(|i| i.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    if i < latest.len() {
                         latest[i] = serde_json::from_slice(kv.value()).ok();
                     }
                 }
                 let alive = latest.iter().flatten().count();
-                Some(merged_line(phase, &latest, alive, clients))
+                (
+                    Some(merged_line(phase, &latest, alive, clients as usize)),
+                    stop_seen,
+                )
             };
             tokio::time::timeout(Duration::from_millis(500), work)
                 .await
-                .ok()
-                .flatten()
+                .unwrap_or((None, false))
         });
+        if stop_seen && !joined.stop.is_requested() {
+            crate::note!("the run was stopped by another client or its launcher: ending with what was measured");
+            joined.stop.request();
+        }
         if let Some(line) = line {
             crate::note!("{line}");
         }
@@ -551,46 +883,139 @@ impl Rendezvous for EtcdRendezvous {
 }
 
 /// What one client of a rendezvous run ends with: client 0 merges everybody's result, the others
-/// keep their own (handed to the rendezvous).
+/// keep their own (handed to the rendezvous, or only on disk when that failed).
 #[derive(Debug)]
 pub enum ClientRun {
-    Own(RunResult),
-    Merged(super::DistributedOutcome),
+    Own {
+        result: RunResult,
+        /// Where it was kept on this machine (None: it could not be written, `kept_error` says why).
+        kept: Option<PathBuf>,
+        kept_error: Option<String>,
+        /// Why it could not be handed back to the rendezvous (None: it was).
+        hand_back_error: Option<String>,
+    },
+    Merged {
+        outcome: super::DistributedOutcome,
+        kept: Option<PathBuf>,
+        kept_error: Option<String>,
+    },
 }
 
 /// How long client 0 waits for the others' results after its own: their phase ends with the same
 /// duration, or their share of the operations; a client later than this is named as missing, and
 /// `scalebench gather` can still collect it.
 pub fn gather_timeout(request: &RunRequest) -> Duration {
-    request.grace + Duration::from_secs(60)
+    request.grace + super::END_MARGIN
 }
 
-/// Runs `phase` of `request` as client `share` of the run that meets at `url`.
+/// Where a client without `--output` keeps its own result: the per-user state directory
+/// (`$SCALEBENCH_STATE_DIR`, else `$XDG_STATE_HOME/scalebench`, else `~/.local/state/scalebench`),
+/// under `runs/<prefix>/<phase>.client-<index>.json`. A prefix names one run, so runs never share a file.
+pub fn default_keep_path(url: &RendezvousUrl, phase: Phase, index: u32) -> Option<PathBuf> {
+    let state = std::env::var_os("SCALEBENCH_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("scalebench")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/scalebench"))
+        })?;
+    let prefix: PathBuf = url
+        .prefix
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .collect();
+    Some(
+        state
+            .join("runs")
+            .join(prefix)
+            .join(format!("{}.client-{index}.json", phase.name())),
+    )
+}
+
+/// Keeps `result` at `path` (its directory created), before anything is handed to etcd.
+fn keep(result: &RunResult, path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    result.write_atomically(path).map_err(|e| e.to_string())
+}
+
+/// Runs `phase` of `request` as client `share` of the run that meets at `url`; its own result is
+/// kept at `keep_at` (beside `--output`, or [`default_keep_path`]) before it is handed back.
 pub fn run_client(
     request: &RunRequest,
     phase: Phase,
     url: &RendezvousUrl,
     share: ClientShare,
     start_timeout: Duration,
+    keep_at: Option<PathBuf>,
 ) -> Result<ClientRun, SessionError> {
+    let definition = super::definition(request, phase, share.clients)?;
     let rendezvous = std::sync::Arc::new(EtcdRendezvous::new(
         url.clone(),
         share,
         start_timeout,
         (!request.quiet).then_some(request.status_interval),
+        definition,
     )?);
     let mut own = super::client_request(request, share);
     own.rendezvous = Some(rendezvous.clone());
     let executed = crate::phase::execute_phases(&own, &[phase])?;
-    rendezvous.publish(&executed.result)?;
+    let result = executed.result;
+    let (kept, kept_error) = match &keep_at {
+        Some(path) => match keep(&result, path) {
+            Ok(()) => (Some(path.clone()), None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (
+            None,
+            Some("no place to keep it (no --output, no state directory)".into()),
+        ),
+    };
+    let hand_back_error = rendezvous.publish(&result).err();
     if share.index != 0 {
-        return Ok(ClientRun::Own(executed.result));
+        return Ok(ClientRun::Own {
+            result,
+            kept,
+            kept_error,
+            hand_back_error,
+        });
     }
-    let results = rendezvous.gather(gather_timeout(request))?;
-    super::merge_clients(Some(request), phase, "etcd", results).map(ClientRun::Merged)
+    let (results, interrupted) = rendezvous.gather(result, gather_timeout(request), request.grace);
+    let mut outcome = super::merge_clients(Some(request), phase, "etcd", results)?;
+    outcome.interrupted = interrupted;
+    Ok(ClientRun::Merged {
+        outcome,
+        kept,
+        kept_error,
+    })
 }
 
-/// `scalebench gather`: every client's result of a finished phase, from any machine.
+/// Asks every client of the run at `url` to stop (the ssh launcher's Ctrl-C); best effort.
+pub fn request_stop(url: &RendezvousUrl, phase: Phase) {
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return;
+    };
+    runtime.block_on(async {
+        let _ = tokio::time::timeout(REQUEST_TIMEOUT, async {
+            let mut c = connect_checked(&url.endpoints).await?;
+            c.put(
+                format!("{}/{}/stop", url.prefix, phase.name()),
+                "launcher",
+                None,
+            )
+            .await
+            .map(drop)
+        })
+        .await;
+    });
+}
+
+/// `scalebench gather`: every client's result of a phase, from any machine. `timeout` bounds the
+/// wait for clients still running; Ctrl-C ends it.
 pub fn gather(
     url: &RendezvousUrl,
     phase: Phase,
@@ -601,27 +1026,49 @@ pub fn gather(
         .build()
         .map_err(|e| SessionError::Failed(format!("cannot start a runtime: {e}")))?;
     let shown = url.display();
-    runtime
-        .block_on(async {
-            let opts = etcd_client::ConnectOptions::new()
-                .with_connect_timeout(REQUEST_TIMEOUT)
-                .with_timeout(REQUEST_TIMEOUT);
-            let mut client = Client::connect(&url.endpoints, Some(opts))
-                .await
-                .map_err(|e| format!("rendezvous {shown}: cannot connect: {e}"))?;
-            let base = format!("{}/{}", url.prefix, phase.name());
-            let n = client
-                .get(format!("{base}/clients"), None)
-                .await
-                .map_err(|e| format!("rendezvous {shown}: cannot read: {e}"))?;
-            let clients: u32 = n
-                .kvs()
-                .first()
-                .and_then(|kv| kv.value_str().ok()?.parse().ok())
-                .ok_or_else(|| format!("{shown} holds no {} phase that started", phase.name()))?;
-            gather_results(&mut client, &base, clients, timeout, &shown).await
-        })
-        .map_err(SessionError::Failed)
+    crate::interrupt::install_handler();
+    let stop = StopSignal::new();
+    crate::interrupt::register_stop(&stop);
+    let gathered = runtime.block_on(async {
+        let mut client = watched(&stop, "connecting to etcd", connect_checked(&url.endpoints))
+            .await
+            .map_err(|e| SessionError::Failed(format!("rendezvous {shown}: cannot connect: {e}")))?;
+        let base = format!("{}/{}", url.prefix, phase.name());
+        let n = watched(&stop, "reading the run", client.get(format!("{base}/clients"), None))
+            .await
+            .map_err(|e| SessionError::Failed(format!("rendezvous {shown}: cannot read: {e}")))?;
+        let text = n
+            .kvs()
+            .first()
+            .and_then(|kv| kv.value_str().ok().map(str::to_string))
+            .ok_or_else(|| {
+                SessionError::Failed(format!("{shown} holds no {} phase that started", phase.name()))
+            })?;
+        let clients = crate::request::parse_clients(text.trim()).map_err(|e| {
+            SessionError::Failed(format!(
+                "{shown}: the number of clients it holds, '{text}', is no number of clients ({e})"
+            ))
+        })?;
+        // A gather of a finished run is not to stop its clients: no stop is passed on.
+        let never = StopSignal::new();
+        let results = gather_results(
+            &mut client,
+            &base,
+            clients,
+            None,
+            GatherWait { timeout, grace: Duration::ZERO, stop: &never },
+            &shown,
+        );
+        let results = tokio::select! {
+            r = results => r,
+            () = async { while !stop.is_requested() { tokio::time::sleep(Duration::from_millis(20)).await; } } => {
+                return Err(SessionError::Interrupted("interrupted while gathering: nothing written".into()));
+            }
+        };
+        Ok(results)
+    });
+    crate::interrupt::clear_stop();
+    gathered
 }
 
 #[cfg(test)]

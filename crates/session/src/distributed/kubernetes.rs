@@ -40,16 +40,16 @@ pub struct Manifests {
 
 pub fn manifests(job: &KubernetesJob) -> Result<Manifests, SessionError> {
     let name = &job.name;
-    let dns_label = !name.is_empty()
-        && name.len() <= 52
+    // Services are named by RFC 1035 labels: a letter first.
+    let dns_label = name.len() <= 52
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !name.starts_with('-')
         && !name.ends_with('-');
     if !dns_label {
         return Err(SessionError::Usage(format!(
-            "invalid value '{name}' for '--name': expected lowercase letters, digits and '-', at most 52 characters"
+            "invalid value '{name}' for '--name': expected a lowercase letter, then lowercase letters, digits and '-', at most 52 characters"
         )));
     }
     let rendezvous = job
@@ -69,7 +69,8 @@ pub fn manifests(job: &KubernetesJob) -> Result<Manifests, SessionError> {
     let mut secret_keys = Vec::new();
     for (i, (arg, shown)) in job.command.iter().zip(&redacted).enumerate() {
         if arg == shown {
-            args.push(json!(arg));
+            // Kubernetes expands $(VAR) in a container's command; $$ keeps a literal $.
+            args.push(json!(arg.replace("$(", "$$(")));
         } else {
             let var = format!("SCALEBENCH_ARG_{i}");
             let key = format!("arg-{i}");

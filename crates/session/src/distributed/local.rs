@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use scalebench_exec::{Phase, ProgressState, Rendezvous, StopSignal};
+use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSignal};
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -85,16 +85,68 @@ pub fn launch(
     outcome
 }
 
+/// The prefix of the temporary directories the clients write their results into.
+const CLIENTS_DIR_PREFIX: &str = "scalebench-clients-";
+/// Held locked (flock) by the launcher for as long as it runs: a directory whose lock can be taken
+/// belongs to a launcher that is gone (killed with SIGKILL, a machine reset) and is removed.
+const LAUNCHER_LOCK: &str = "launcher.lock";
+
+/// The clients' directory of this launch, locked, after removing those of launchers that are gone.
+fn clients_dir() -> Result<(tempfile::TempDir, std::fs::File), SessionError> {
+    remove_stale_client_dirs(&std::env::temp_dir());
+    let failed = |e: std::io::Error| {
+        SessionError::Failed(format!("cannot create a temporary directory: {e}"))
+    };
+    let dir = tempfile::Builder::new()
+        .prefix(CLIENTS_DIR_PREFIX)
+        .tempdir()
+        .map_err(failed)?;
+    let lock = std::fs::File::create(dir.path().join(LAUNCHER_LOCK)).map_err(failed)?;
+    if !try_lock(&lock) {
+        return Err(failed(std::io::Error::last_os_error()));
+    }
+    Ok((dir, lock))
+}
+
+/// An exclusive flock(2) on `file`, without waiting; released when the process ends.
+fn try_lock(file: &std::fs::File) -> bool {
+    use std::os::unix::io::AsRawFd;
+    // SAFETY: flock(2) on a descriptor this process owns.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Removes the clients' directories under `tmp` whose launcher is gone (its lock can be taken).
+/// A directory without a lock file is left alone: its launcher may be creating it.
+pub fn remove_stale_client_dirs(tmp: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(CLIENTS_DIR_PREFIX)
+            && entry.file_type().is_ok_and(|t| t.is_dir());
+        if !ours {
+            continue;
+        }
+        let Ok(lock) = std::fs::File::open(path.join(LAUNCHER_LOCK)) else {
+            continue;
+        };
+        if try_lock(&lock) {
+            let _ = std::fs::remove_dir_all(&path);
+        }
+    }
+}
+
 fn run_children(
     launch: &LocalLaunch,
     request: &RunRequest,
     phase: Phase,
     stop: &StopSignal,
 ) -> Result<DistributedOutcome, SessionError> {
-    let dir = tempfile::Builder::new()
-        .prefix("scalebench-clients-")
-        .tempdir()
-        .map_err(|e| SessionError::Failed(format!("cannot create a temporary directory: {e}")))?;
+    let (dir, _lock) = clients_dir()?;
     let n = launch.clients as usize;
     let (tx, rx) = mpsc::channel();
     let mut children = Vec::with_capacity(n);
@@ -119,6 +171,12 @@ fn run_children(
         return Err(e);
     }
     let start = SystemTime::now() + START_LEAD;
+    let rule = super::EndRule::of(
+        request,
+        phase,
+        Instant::now() + START_LEAD,
+        super::LOCAL_END_MARGIN,
+    );
     let line = serde_json::to_string(&ToClient::Start {
         unix_ns: start
             .duration_since(UNIX_EPOCH)
@@ -132,7 +190,7 @@ fn run_children(
             let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
         }
     }
-    follow_progress(&rx, &children, request, phase, stop);
+    follow_progress(&rx, &mut children, request, phase, stop, &rule);
 
     let results = children
         .iter_mut()
@@ -140,13 +198,17 @@ fn run_children(
         .map(|(index, c)| {
             let status = c.process.wait();
             let path = dir.path().join(format!("client-{index}.json"));
-            match RunResult::read(&path) {
-                Ok(r) => Ok(r),
-                Err(_) => Err(how_it_ended(status)),
+            match (RunResult::read(&path), c.killed.take()) {
+                (Ok(r), _) => Ok(r),
+                (Err(_), Some(why)) => Err(why),
+                (Err(e), None) if path.exists() => Err(e.to_string()),
+                (Err(_), None) => Err(how_it_ended(status)),
             }
         })
         .collect();
-    merge_clients(Some(request), phase, "local", results)
+    let mut outcome = merge_clients(Some(request), phase, "local", results)?;
+    outcome.interrupted = stop.is_requested();
+    Ok(outcome)
 }
 
 struct ChildProcess {
@@ -154,6 +216,10 @@ struct ChildProcess {
     stdin: Option<ChildStdin>,
     ready: bool,
     closed: bool,
+    /// When it last said something (progress comes about once a second while it runs).
+    last_heard: Instant,
+    /// Why the launcher killed it, if it did.
+    killed: Option<String>,
 }
 
 fn spawn_child(
@@ -162,18 +228,19 @@ fn spawn_child(
     order: &ClientOrder,
     tx: Sender<Event>,
 ) -> Result<ChildProcess, SessionError> {
-    let mut process = Command::new(&launch.program.program)
+    let mut command = Command::new(&launch.program.program);
+    command
         .args(&launch.program.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            SessionError::Failed(format!(
-                "cannot start client {index} ({}): {e}",
-                launch.program.program.display()
-            ))
-        })?;
+        .stderr(Stdio::piped());
+    die_with_parent(&mut command);
+    let mut process = command.spawn().map_err(|e| {
+        SessionError::Failed(format!(
+            "cannot start client {index} ({}): {e}",
+            launch.program.program.display()
+        ))
+    })?;
     let mut stdin = process.stdin.take();
     let text = serde_json::to_string(order).map_err(|e| SessionError::Failed(e.to_string()))?;
     if let Some(s) = stdin.as_mut() {
@@ -203,7 +270,32 @@ fn spawn_child(
         stdin,
         ready: false,
         closed: false,
+        last_heard: Instant::now(),
+        killed: None,
     })
+}
+
+/// Makes the process `command` starts die with this one: a launcher killed with SIGKILL must not
+/// leave its clients loading the database to the end of their run. The kernel sends SIGKILL when
+/// the thread that started the child ends (PR_SET_PDEATHSIG), so launchers start their clients
+/// from the thread that waits for them.
+pub fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and makes only async-signal-safe
+    // system calls (prctl, getppid).
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before the prctl: then the child goes at once.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// The barrier: every child ready, or an error naming the ones that were not.
@@ -253,40 +345,75 @@ fn wait_until_ready(
     Ok(())
 }
 
-/// Until every child has ended: their progress merged into one line, and a stop passed on.
+/// Until every child has ended: their progress merged into one line, and a stop passed on. A
+/// child past the run's deadline ([`super::EndRule`]: stopped with SIGSTOP, hung) is killed and
+/// named missing, so the wait always ends.
 fn follow_progress(
     rx: &Receiver<Event>,
-    children: &[ChildProcess],
+    children: &mut [ChildProcess],
     request: &RunRequest,
     phase: Phase,
     stop: &StopSignal,
+    rule: &super::EndRule,
 ) {
     let mut latest: Vec<Option<ClientProgress>> = vec![None; children.len()];
     let mut alive = children.len();
-    let mut stop_passed_on = false;
+    let mut stopped_at = None;
+    let mut first_ended = None;
     let mut next_line = Instant::now() + request.status_interval;
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(Event::Said(i, FromClient::Progress(p))) => latest[i] = Some(p),
-            Ok(Event::Said(_, FromClient::Ready)) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Event::Said(i, FromClient::Progress(p))) => {
+                latest[i] = Some(p);
+                children[i].last_heard = Instant::now();
+            }
+            Ok(Event::Said(i, FromClient::Ready)) => children[i].last_heard = Instant::now(),
+            Err(RecvTimeoutError::Timeout) => {}
             Ok(Event::Closed(i)) => {
                 latest[i] = None;
+                children[i].closed = true;
+                first_ended.get_or_insert_with(Instant::now);
                 alive -= 1;
             }
             Err(RecvTimeoutError::Disconnected) => break,
         }
         // Ctrl-C on a terminal reaches the children too; a signal sent to this process alone is
         // passed on, so each child stops and keeps what it measured.
-        if stop.is_requested() && !stop_passed_on {
-            stop_passed_on = true;
-            for c in children {
+        if stop.is_requested() && stopped_at.is_none() {
+            stopped_at = Some(Instant::now());
+            for c in children.iter().filter(|c| !c.closed) {
                 // SAFETY: kill(2) with a pid of a child this process started and has not reaped.
                 unsafe {
                     libc::kill(c.process.id() as libc::pid_t, libc::SIGINT);
                 }
             }
         }
-        if !request.quiet && Instant::now() >= next_line {
+        let now = Instant::now();
+        for (i, c) in children.iter_mut().enumerate() {
+            if c.closed || c.killed.is_some() {
+                continue;
+            }
+            if now >= rule.deadline(first_ended, Some(c.last_heard), stopped_at) {
+                let round = |d: Duration| {
+                    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+                };
+                c.killed = Some(match stopped_at {
+                    Some(_) => format!(
+                        "did not end within {} of the stop (its grace period and {}): killed",
+                        round(rule.grace + super::STOP_MARGIN),
+                        round(super::STOP_MARGIN)
+                    ),
+                    None => format!(
+                        "still running {} after the run's end or its last sign of life (silent for {}): stopped or hung, killed",
+                        round(rule.grace + rule.margin),
+                        round(now.duration_since(c.last_heard))
+                    ),
+                });
+                crate::note!("client {i}: {}", c.killed.as_deref().unwrap_or_default());
+                let _ = c.process.kill();
+            }
+        }
+        if !request.quiet && now >= next_line {
             next_line += request.status_interval;
             crate::note!("{}", merged_line(phase, &latest, alive, children.len()));
         }
@@ -348,7 +475,17 @@ impl StdioRendezvous {
 }
 
 impl Rendezvous for StdioRendezvous {
-    fn ready(&self, _phase: Phase, stop: &StopSignal) -> Result<SystemTime, String> {
+    fn ready(&self, _phase: Phase, stop: &StopSignal) -> Result<SystemTime, RendezvousError> {
+        self.wait_for_start(stop).map_err(RendezvousError::Failed)
+    }
+
+    fn progress(&self, state: &ProgressState) {
+        self.say(&FromClient::Progress(ClientProgress::of(state)));
+    }
+}
+
+impl StdioRendezvous {
+    fn wait_for_start(&self, stop: &StopSignal) -> Result<SystemTime, String> {
         self.say(&FromClient::Ready);
         // stdin is read on a thread of its own, so a stop is seen while the launcher waits.
         let (tx, rx) = mpsc::channel();
@@ -373,9 +510,5 @@ impl Rendezvous for StdioRendezvous {
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
-    }
-
-    fn progress(&self, state: &ProgressState) {
-        self.say(&FromClient::Progress(ClientProgress::of(state)));
     }
 }

@@ -11,7 +11,8 @@ pub mod kubernetes;
 pub mod local;
 pub mod ssh;
 
-use std::time::Duration;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,15 +40,40 @@ pub struct DistributedOutcome {
     pub clients: Vec<Option<RunResult>>,
     /// The percentiles the run's properties ask to print.
     pub percentiles: Vec<f64>,
+    /// Ctrl-C ended the launcher's (or client 0's) wait for the clients.
+    pub interrupted: bool,
 }
 
 impl DistributedOutcome {
+    /// The exit code of the run: 130 when it was interrupted (what was measured is kept), 3 when a
+    /// client left no result, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.merged.interrupted || self.interrupted {
+            130
+        } else if self.incomplete() {
+            EXIT_INCOMPLETE
+        } else {
+            0
+        }
+    }
+
     pub fn incomplete(&self) -> bool {
         self.merged
             .distributed
             .as_ref()
             .is_some_and(|d| !d.missing.is_empty())
     }
+}
+
+/// Where client `index`'s own result goes beside the merged `output`: `run.json` ->
+/// `run.client-0.json`.
+pub fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}.client-{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.client-{index}"),
+    };
+    output.with_file_name(name)
 }
 
 /// The request client `index` of `clients` runs.
@@ -64,6 +90,158 @@ pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) ->
     match crate::settings::Settings::checked(&client_request(request, share), phase) {
         Ok(s) => share.describe(&s.workload, phase),
         Err(e) => format!("client {} of {} ({e})", share.index, share.clients),
+    }
+}
+
+/// What defines a run of `clients` clients, field by field: every client computes it from its own
+/// command line (before its share is applied), they compare it at the start (etcd) and it goes
+/// into each client's result, so that clients started unlike each other (another duration,
+/// warm-up, target, workload, property or number of clients) are refused before anything runs,
+/// and their results are never merged. Threads and the database URL's hosts are each client's own.
+pub fn definition(
+    request: &RunRequest,
+    phase: Phase,
+    clients: u32,
+) -> Result<BTreeMap<String, String>, SessionError> {
+    let mut whole = request.clone();
+    whole.client = None;
+    let s = crate::settings::Settings::checked(&whole, phase)?;
+    let secs = |d: Option<Duration>| {
+        d.map_or_else(
+            || "none".to_string(),
+            |d| humantime::format_duration(d).to_string(),
+        )
+    };
+    let mut d = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        d.insert(k.to_string(), v);
+    };
+    put("phase", phase.name().into());
+    put("clients", clients.to_string());
+    put("workload", s.workload_name.clone());
+    put("binding", s.binding.name.into());
+    let duration = match phase {
+        Phase::Run => s.run_duration,
+        Phase::Load => s.load_duration,
+    };
+    put("duration", secs(duration));
+    put(
+        "operations",
+        s.operation_count
+            .map_or_else(|| "none".into(), |n| n.to_string()),
+    );
+    if phase == Phase::Run {
+        put("warm-up", secs(Some(s.warmup)));
+    }
+    put(
+        "target",
+        s.target
+            .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
+    );
+    if s.target.is_some() {
+        put("arrival", format!("{:?}", s.arrival).to_lowercase());
+    }
+    put("interval", secs(Some(s.interval)));
+    put(
+        "request set",
+        s.request_set
+            .map_or_else(|| "none".into(), |n| n.to_string()),
+    );
+    for (k, v) in s.props.iter() {
+        if k == "threadcount" {
+            continue;
+        }
+        let v = if scalebench_binding::config::is_secret_key(k) {
+            "***"
+        } else {
+            v
+        };
+        put(&format!("property {k}"), v.to_string());
+    }
+    Ok(d)
+}
+
+/// The first field in which `theirs` differs from `mine`, with both values.
+pub fn first_difference(
+    mine: &BTreeMap<String, String>,
+    theirs: &BTreeMap<String, String>,
+) -> Option<(String, String, String)> {
+    let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+    keys.into_iter().find_map(|k| {
+        let (a, b) = (mine.get(k), theirs.get(k));
+        (a != b).then(|| {
+            let shown = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(unset)".into());
+            (k.clone(), shown(a), shown(b))
+        })
+    })
+}
+
+/// How long after the run's own end (and its grace period) clients on other machines may take to
+/// hand back what they measured before client 0 or a launcher stops waiting for them.
+pub const END_MARGIN: Duration = Duration::from_secs(60);
+
+/// The same for client processes on this machine, which write their result to a local file and
+/// report progress every second: a client silent this long past the grace period is stopped or hung.
+pub const LOCAL_END_MARGIN: Duration = Duration::from_secs(15);
+
+/// After Ctrl-C, how long past the grace period the launcher waits for its clients to write what
+/// they measured before it kills those still running.
+pub const STOP_MARGIN: Duration = Duration::from_secs(5);
+
+/// When the clients of a run must have ended, so that a launcher's wait is bounded: a client past
+/// its deadline is stopped or hung (SIGSTOP, a machine that froze) and is named missing.
+#[derive(Debug, Clone, Copy)]
+pub struct EndRule {
+    /// The end of a run bounded by time (start + warm-up + duration); None when bounded by
+    /// operations or a load's records.
+    pub planned_end: Option<Instant>,
+    pub grace: Duration,
+    /// [`END_MARGIN`] or [`LOCAL_END_MARGIN`].
+    pub margin: Duration,
+}
+
+impl EndRule {
+    /// The rule of `phase` of `request`, its clients starting at `start`.
+    pub fn of(request: &RunRequest, phase: Phase, start: Instant, margin: Duration) -> EndRule {
+        let planned_end = crate::settings::Settings::checked(request, phase)
+            .ok()
+            .and_then(|s| match phase {
+                Phase::Run => s.run_duration.map(|d| start + s.warmup + d),
+                Phase::Load => s.load_duration.map(|d| start + d),
+            });
+        EndRule {
+            planned_end,
+            grace: request.grace,
+            margin,
+        }
+    }
+
+    /// The latest instant a client may still be running: the planned end, or (runs bounded by
+    /// operations) the moment another client ended, or its last sign of life, each plus the grace
+    /// period and the margin; after a stop request, the stop plus the grace period and
+    /// [`STOP_MARGIN`].
+    /// `last_heard`: None where the launcher hears nothing from its clients while they run (ssh).
+    /// Far in the future when nothing bounds the wait yet (a run bounded by operations whose
+    /// clients are all still running and silent is not possible where they report progress).
+    pub fn deadline(
+        &self,
+        first_ended: Option<Instant>,
+        last_heard: Option<Instant>,
+        stopped_at: Option<Instant>,
+    ) -> Instant {
+        let after = self.grace + self.margin;
+        let far = Instant::now() + crate::request::MAX_DURATION;
+        let mut deadline = far;
+        for at in [self.planned_end, first_ended, last_heard]
+            .into_iter()
+            .flatten()
+        {
+            deadline = deadline.min(at + after);
+        }
+        if let Some(at) = stopped_at {
+            deadline = deadline.min(at + self.grace + STOP_MARGIN);
+        }
+        deadline
     }
 }
 
@@ -173,33 +351,44 @@ pub fn merge_clients(
         merged,
         clients: results.into_iter().map(Result::ok).collect(),
         percentiles,
+        interrupted: false,
     })
 }
 
-/// Clients whose measurement began more than [`START_TOLERANCE`] after the earliest one's.
+/// Clients that really began more than [`START_TOLERANCE`] after the agreed start (their skew,
+/// measured on their own clock when they began), or whose windows began that far apart: the
+/// measurement window of every client runs from the agreed start, so a late client did not load
+/// the database for the first part of it.
 fn late_starts(results: &[RunResult], sources: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let Some(first) = results.first() else {
         return out;
     };
+    let tolerance = START_TOLERANCE.as_secs_f64() * 1000.0;
     for phase in &first.phases {
-        let starts: Vec<(usize, u64)> = results
+        let phases: Vec<(usize, &scalebench_measure::PhaseResult)> = results
             .iter()
             .enumerate()
-            .filter_map(|(i, r)| {
-                let p = r.phases.iter().find(|p| p.phase == phase.phase)?;
-                Some((i, p.measurement_start_unix_ms))
-            })
+            .filter_map(|(i, r)| Some((i, r.phases.iter().find(|p| p.phase == phase.phase)?)))
             .collect();
-        let earliest = starts.iter().map(|s| s.1).min().unwrap_or(0);
-        for (i, start) in starts {
-            let late = start - earliest;
-            if late > START_TOLERANCE.as_millis() as u64 {
+        let earliest = phases
+            .iter()
+            .map(|(_, p)| p.measurement_start_unix_ms)
+            .min()
+            .unwrap_or(0);
+        for (i, p) in phases {
+            let apart = p.measurement_start_unix_ms - earliest;
+            let skew = p.start.map_or(0.0, |s| s.skew_ms);
+            if skew > tolerance {
                 out.push(format!(
-                    "{} began measuring the {} phase {late} ms after the first client (tolerance {} ms)",
-                    sources[i],
-                    phase.phase,
-                    START_TOLERANCE.as_millis()
+                    "{} began the {} phase {skew:.0} ms after the agreed start (tolerance {tolerance:.0} ms): \
+                     it did not load the database for the first {skew:.0} ms of its window",
+                    sources[i], phase.phase
+                ));
+            } else if apart as f64 > tolerance {
+                out.push(format!(
+                    "{} began measuring the {} phase {apart} ms after the first client (tolerance {tolerance:.0} ms)",
+                    sources[i], phase.phase
                 ));
             }
         }
@@ -231,6 +420,63 @@ fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String>
         }
     }
     out
+}
+
+/// The results clients kept on their disks (`scalebench gather FILE...`): each file one client's
+/// result of one phase (as a client of a distributed run writes it), all of one run of `clients`
+/// clients. Returns the phase and, by index, the result of each client a file holds.
+pub fn results_from_files(
+    files: &[std::path::PathBuf],
+) -> Result<(Phase, u32, BTreeMap<u32, RunResult>), SessionError> {
+    let mut by_index: BTreeMap<u32, (RunResult, &std::path::Path)> = BTreeMap::new();
+    let mut run: Option<(Phase, u32)> = None;
+    for file in files {
+        let bad = |why: String| SessionError::Usage(format!("{}: {why}", file.display()));
+        let r = RunResult::read(file).map_err(|e| SessionError::Usage(e.to_string()))?;
+        let Some(part) = r.client.clone() else {
+            return Err(bad(
+                "not a client's result of a distributed run (no `client`): merge whole runs with `scalebench merge`".into(),
+            ));
+        };
+        let [phase] = r.phases.as_slice() else {
+            return Err(bad(format!(
+                "a client's result holds one phase, this one {}",
+                r.phases.len()
+            )));
+        };
+        let phase = match phase.phase.as_str() {
+            "load" => Phase::Load,
+            "run" => Phase::Run,
+            other => return Err(bad(format!("unknown phase '{other}'"))),
+        };
+        match run {
+            None => run = Some((phase, part.clients)),
+            Some((p, n)) if p != phase || n != part.clients => {
+                return Err(bad(format!(
+                    "client {} of {} in a {} phase, where the other files hold clients of {n} in a {} phase",
+                    part.index,
+                    part.clients,
+                    phase.name(),
+                    p.name()
+                )))
+            }
+            Some(_) => {}
+        }
+        if let Some((_, other)) = by_index.get(&part.index) {
+            return Err(bad(format!(
+                "client {} again (also in {})",
+                part.index,
+                other.display()
+            )));
+        }
+        by_index.insert(part.index, (r, file));
+    }
+    let (phase, clients) = run.ok_or_else(|| SessionError::Usage("no result file given".into()))?;
+    Ok((
+        phase,
+        clients,
+        by_index.into_iter().map(|(i, (r, _))| (i, r)).collect(),
+    ))
 }
 
 /// A client's live figures, as it hands them to its launcher or rendezvous.

@@ -3,8 +3,8 @@
 //! shared filesystem needed) and merges them.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use scalebench_exec::Phase;
 
@@ -28,6 +28,8 @@ pub struct SshLaunch {
     /// `--clients` and `--client-index`, which are added per client.
     pub client_args: Vec<String>,
     pub rendezvous: RendezvousUrl,
+    /// Bounds the clients' start: ssh's connect and key exchange, their connections, the barrier.
+    pub start_timeout: Duration,
 }
 
 /// Starts every client over ssh, waits for all of them, gathers and merges their results.
@@ -55,6 +57,22 @@ pub fn launch(
             launch.hosts.join(",")
         )));
     }
+    // ssh waits for an unanswering host as long as the TCP stack does: the start timeout bounds
+    // its connect and key exchange too (unless the ssh command sets its own).
+    let mut ssh = ssh;
+    if !launch.ssh_command.contains("ConnectTimeout") {
+        ssh.splice(
+            1..1,
+            [
+                "-o".to_string(),
+                format!("ConnectTimeout={}", launch.start_timeout.as_secs().max(1)),
+            ],
+        );
+    }
+    crate::interrupt::install_handler();
+    let stop = request.stop.clone().unwrap_or_default();
+    crate::interrupt::register_stop(&stop);
+    let launched = Instant::now();
     let mut children = Vec::new();
     for index in 0..launch.clients {
         let host = &launch.hosts[index as usize % launch.hosts.len()];
@@ -70,15 +88,26 @@ pub fn launch(
         let remote = shlex::try_join(words.iter().map(String::as_str)).map_err(|e| {
             SessionError::Usage(format!("an argument cannot be passed over ssh: {e}"))
         })?;
-        let mut child = Command::new(&ssh[0])
+        let mut command = Command::new(&ssh[0]);
+        command
             .args(&ssh[1..])
             .arg(host)
             .arg(remote)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| SessionError::Failed(format!("cannot run {}: {e}", ssh[0])))?;
+            .stderr(Stdio::piped());
+        super::local::die_with_parent(&mut command);
+        let mut child = match command.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                for (_, _, mut c, _) in children {
+                    let _ = Child::kill(&mut c);
+                    let _ = c.wait();
+                }
+                crate::interrupt::clear_stop();
+                return Err(SessionError::Failed(format!("cannot run {}: {e}", ssh[0])));
+            }
+        };
         let stderr = child.stderr.take().expect("piped");
         let tag = format!("client {index} ({host})");
         let forward = std::thread::spawn(move || {
@@ -86,20 +115,85 @@ pub fn launch(
                 crate::note!("{tag}: {line}");
             }
         });
-        children.push((index, host.clone(), child, forward));
+        children.push((index, host.clone(), child, Some(forward)));
     }
-    let mut ended = Vec::new();
-    for (index, host, mut child, forward) in children {
-        let status = child.wait();
-        let _ = forward.join();
-        let how = match status {
-            Ok(s) if s.code() == Some(255) => format!("ssh to {host} failed"),
-            Ok(s) if s.success() => "ended".to_string(),
-            Ok(s) => format!("ended with {s} on {host}"),
-            Err(e) => format!("could not be waited for: {e}"),
-        };
-        ended.push((index, how));
+    // Until every ssh has ended: bounded by the start timeout and the run's end plus its grace and
+    // a margin (or, after Ctrl-C, the grace and a shorter margin); an ssh past it is killed.
+    let rule = super::EndRule::of(
+        request,
+        phase,
+        launched + launch.start_timeout,
+        super::END_MARGIN,
+    );
+    let mut ended: Vec<Option<String>> = vec![None; children.len()];
+    let mut first_ended = None;
+    let mut stopped_at = None;
+    while ended.iter().any(Option::is_none) {
+        if stop.is_requested() && stopped_at.is_none() {
+            stopped_at = Some(Instant::now());
+            let running: Vec<String> = children
+                .iter()
+                .zip(&ended)
+                .filter(|(_, e)| e.is_none())
+                .map(|((i, host, _, _), _)| format!("client {i} on {host}"))
+                .collect();
+            crate::note!(
+                "interrupted: asking {} to stop through {} and keep what they measured",
+                running.join(", "),
+                launch.rendezvous.display()
+            );
+            etcd::request_stop(&launch.rendezvous, phase);
+        }
+        let now = Instant::now();
+        let deadline = rule.deadline(first_ended, None, stopped_at);
+        for ((index, host, child, forward), e) in children.iter_mut().zip(ended.iter_mut()) {
+            if e.is_some() {
+                continue;
+            }
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    if let Some(f) = forward.take() {
+                        let _ = f.join();
+                    }
+                    first_ended.get_or_insert(now);
+                    *e = Some(match status.code() {
+                        Some(255) => format!("ssh to {host} failed"),
+                        Some(0) => "ended".to_string(),
+                        _ => format!("ended with {status} on {host}"),
+                    });
+                }
+                Ok(None) if now >= deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let round = |d: Duration| {
+                        humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
+                    };
+                    let why = match stopped_at {
+                        Some(at) => format!(
+                            "its ssh to {host} had not ended {} after Ctrl-C: killed (the client on {host} may still run)",
+                            round(now.duration_since(at))
+                        ),
+                        None => format!(
+                            "its ssh to {host} had not ended {} after the launch (the start timeout, the run, its grace period and {}): killed (the client on {host} may still run)",
+                            round(now.duration_since(launched)),
+                            round(super::END_MARGIN)
+                        ),
+                    };
+                    crate::note!("client {index}: {why}");
+                    *e = Some(why);
+                }
+                Ok(None) => {}
+                Err(err) => *e = Some(format!("could not be waited for: {err}")),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
+    crate::interrupt::clear_stop();
+    let ended: Vec<(u32, String)> = children
+        .iter()
+        .zip(ended)
+        .map(|((i, _, _, _), e)| (*i, e.unwrap_or_default()))
+        .collect();
     let results =
         etcd::gather(&launch.rendezvous, phase, Duration::from_secs(10)).map_err(|e| {
             let each: Vec<String> = ended
@@ -114,5 +208,7 @@ pub fn launch(
         .zip(&ended)
         .map(|(r, (_, how))| r.map_err(|why| format!("{why}; its ssh {how}")))
         .collect();
-    merge_clients(Some(request), phase, "ssh", results)
+    let mut outcome = merge_clients(Some(request), phase, "ssh", results)?;
+    outcome.interrupted = stopped_at.is_some();
+    Ok(outcome)
 }
