@@ -67,8 +67,9 @@ pub enum Command {
         #[command(subcommand)]
         action: ResultsAction,
     },
-    /// The results of a `--rendezvous` run's clients, from any machine: each client's and one merged
-    /// result (client 0 writes the same when it ends; this collects them where you are).
+    /// The results of a `--rendezvous` run's clients, from any machine: from etcd, from the files
+    /// the clients kept on their disks (when the rendezvous is gone), or both; each client's and one
+    /// merged result (client 0 writes the same when it ends; this collects them where you are).
     Gather(GatherArgs),
     /// Kubernetes manifests for a distributed run: an Indexed Job of N client pods running the
     /// command after `--`, a headless Service, and an etcd for them to meet in unless --rendezvous
@@ -472,7 +473,8 @@ pub struct ClientsArgs {
     /// it (FILE.client-I.json). With --rendezvous: how many clients meet there (default: Slurm's
     /// SLURM_NTASKS). The clients share the database: --db, or for clients on this machine also
     /// --deployment (the steps around a phase, idle wait, compaction, space, are then not taken).
-    /// Exit code 3 when a client left no result.
+    /// Each client keeps its own result on its disk; one that stops answering is killed after the
+    /// run's end plus --grace and a margin. Exit code 3 when a client left no result.
     #[arg(long, value_name = "N", value_parser = parse_clients)]
     pub clients: Option<u32>,
 

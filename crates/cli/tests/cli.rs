@@ -330,6 +330,12 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "'18446744073709551615'",
         ),
         (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
+        (vec!["run", "--connect-timeout", "0s"], "'0s'"),
+        // Credentials the HBase gateway would silently ignore (issue 28).
+        (
+            vec!["run", "--db", "hbase://u:hunter2@127.0.0.1:9090"],
+            "takes no user or password",
+        ),
         (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
         (
             vec!["cluster", "status", huge_wait],
@@ -379,6 +385,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             err.contains(needle),
             "{args:?}: error does not name {needle}: {err}"
         );
+        assert!(!err.contains("hunter2"), "{args:?} shows a password: {err}");
         assert!(!out.exists(), "{args:?} left a result file");
     }
 }
@@ -1069,42 +1076,48 @@ fn silent_listener() -> u16 {
 }
 
 /// A server that accepts the connection and never answers: every network binding (Redis too) ends the run with a
-/// connect error after its connect timeout (postgres: `connect_timeout_ms`; the others 10 s),
-/// password-free, instead of hanging (and ignoring Ctrl-C) forever.
+/// connect error after the one connect timeout (`--connect-timeout`, here 1 s), password-free,
+/// instead of hanging (and ignoring Ctrl-C) forever; HBase's setup calls and MongoDB's server
+/// selection are bounded by it too (issue 28, point 7).
 #[test]
 fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
     let port = silent_listener();
     let mut urls = vec![
         (
             format!("postgres://bench:secret-pw@127.0.0.1:{port}/db"),
-            "no answer within 300 ms",
+            "no answer within 1000 ms (--connect-timeout)",
         ),
         (
             format!("mysql://bench:secret-pw@127.0.0.1:{port}/db"),
-            "no answer within 10000 ms",
+            "no answer within 1000 ms (--connect-timeout)",
         ),
         (
             format!("cassandra://bench:secret-pw@127.0.0.1:{port}/ycsb"),
-            "no answer within 10000 ms",
+            "no answer within 1000 ms (--connect-timeout)",
         ),
         (format!("redis://:secret-pw@127.0.0.1:{port}"), "timed out"),
+        (
+            format!("hbase://127.0.0.1:{port}"),
+            "no answer within 1000 ms (--connect-timeout",
+        ),
+        (
+            format!("mongodb://bench:secret-pw@127.0.0.1:{port}/db"),
+            "no answer within 1000 ms (--connect-timeout)",
+        ),
     ];
     if cfg!(feature = "etcd") {
         urls.push((
             format!("etcd://127.0.0.1:{port}"),
-            "no answer within 10000 ms",
+            "no answer within 1000 ms (--connect-timeout)",
         ));
     }
     // All at once, so the test waits for the longest timeout only.
     let mut children: Vec<_> = urls
         .iter()
         .map(|(url, _)| {
-            let mut args = vec!["run", "--db", url.as_str(), "--operations", "10", "-q"];
-            if url.starts_with("postgres") {
-                args.extend(["-p", "postgres.connect_timeout_ms=300"]);
-            }
             Command::new(env!("CARGO_BIN_EXE_scalebench"))
-                .args(args)
+                .args(["run", "--db", url.as_str(), "--operations", "10", "-q"])
+                .args(["--connect-timeout", "1s"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -1129,42 +1142,91 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
         assert!(err.contains(expected), "{url}: {err}");
         assert!(!err.contains("secret-pw"), "{url}: {err}");
     }
+    // A refused connection says so, not that nobody answered.
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "mongodb://127.0.0.1:1/db",
+        "--operations",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("Connection refused"), "{}", stderr(&o));
 }
 
 /// Ctrl-C while connecting to a server that never answers ends the run then, not at the connect
-/// timeout (10 s for MySQL): exit code 130, nothing measured, nothing written.
+/// timeout: exit code 130, nothing measured, nothing written. The same for HBase's setup calls and
+/// for a rendezvous whose etcd never answers (issue 28, point 7).
 #[test]
 fn ctrl_c_while_connecting_ends_the_run_at_once() {
     let port = silent_listener();
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
-    let url = format!("mysql://bench:pw@127.0.0.1:{port}/db");
-    let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["run", "--db", &url, "--operations", "10", "-q", "-o"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1000));
+    let rendezvous = format!("etcd://127.0.0.1:{port}/x");
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (format!("mysql://bench:pw@127.0.0.1:{port}/db"), vec![]),
+        (format!("hbase://127.0.0.1:{port}"), vec![]),
+        (
+            "null://".to_string(),
+            vec![
+                "--rendezvous",
+                &rendezvous,
+                "--clients",
+                "2",
+                "--client-index",
+                "1",
+            ],
+        ),
+    ];
+    let children: Vec<_> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (url, extra))| {
+            let out = dir.path().join(format!("r{i}.json"));
+            let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+                .args([
+                    "run",
+                    "--db",
+                    url,
+                    "--operations",
+                    "10",
+                    "-q",
+                    "--connect-timeout",
+                ])
+                .args(["60s", "--start-timeout", "60s"])
+                .args(extra)
+                .arg("-o")
+                .arg(&out)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, out)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1500));
     let interrupted = std::time::Instant::now();
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert!(
-        interrupted.elapsed() < Duration::from_secs(8),
-        "waited for the connect timeout: {err}"
-    );
-    assert_eq!(o.status.code(), Some(130), "{err}");
-    assert!(err.contains("interrupted while connecting"), "{err}");
-    assert!(!out.exists());
+    for (child, _) in &children {
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+    }
+    for ((child, out), (url, extra)) in children.into_iter().zip(&cases) {
+        let o = child.wait_with_output().unwrap();
+        let err = stderr(&o);
+        assert!(
+            interrupted.elapsed() < Duration::from_secs(8),
+            "{url} {extra:?}: waited for the connect timeout: {err}"
+        );
+        assert_eq!(o.status.code(), Some(130), "{url} {extra:?}: {err}");
+        assert!(
+            err.contains("interrupted while connecting"),
+            "{url} {extra:?}: {err}"
+        );
+        assert!(!out.exists());
+    }
 }
 
-/// SQLite runs on the worker thread: the runtime's timers cannot interrupt it, so the executor's
-/// deadlines must reach the engine (issue 13, point 3).
 #[test]
 fn a_synchronous_binding_keeps_the_operation_timeout_and_the_end_of_the_window() {
     let dir = tempfile::tempdir().unwrap();

@@ -144,3 +144,101 @@ fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_cha
         "{err}"
     );
 }
+
+/// A result file is input: numbers scalebench could not have written (an interval of 0 s, a count
+/// of 2^64 - 1, a throughput its counts do not give, no phase at all) are refused by `merge`,
+/// `compare` and `report` with one line naming the field, exit code 2; the same file given twice is
+/// named once; a file far larger than any result is refused before it is read whole (issue 28,
+/// point 6 and the low points).
+#[test]
+fn tampered_and_oversized_results_are_refused_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--duration",
+        "1s",
+        "-q",
+        "--no-monitor",
+        "-o",
+        good.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original = json(&good);
+    let tamper = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = original.clone();
+        edit(&mut v);
+        let path = dir.path().join(name);
+        std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let cases = [
+        (
+            tamper("interval.json", &|v| {
+                v["phases"][0]["interval_s"] = 0.into()
+            }),
+            "interval_s is 0",
+        ),
+        (
+            tamper("wrap.json", &|v| {
+                v["phases"][0]["totals"]["ok"] = u64::MAX.into();
+                v["phases"][0]["operations"]["READ"]["ok"] = u64::MAX.into();
+            }),
+            "more than 2^53",
+        ),
+        (
+            tamper("rate.json", &|v| {
+                v["phases"][0]["totals"]["throughput_ops_s"] = 1e308.into()
+            }),
+            "throughput_ops_s",
+        ),
+        (
+            tamper("phaseless.json", &|v| v["phases"] = serde_json::json!([])),
+            "no phase",
+        ),
+        (
+            tamper("sums.json", &|v| {
+                v["phases"][0]["totals"]["failed"] = 5.into()
+            }),
+            "totals.failed is 5",
+        ),
+    ];
+    let g = good.to_str().unwrap();
+    let merged = dir.path().join("m.json");
+    let m = merged.to_str().unwrap();
+    for (file, needle) in &cases {
+        for args in [
+            vec!["merge", g, file.as_str(), "-o", m],
+            vec!["compare", g, file.as_str()],
+            vec!["report", file.as_str(), "-o", m],
+        ] {
+            let r = scalebench(&args);
+            let err = stderr(&r);
+            assert_eq!(r.status.code(), Some(2), "{args:?}: {err}");
+            assert!(err.contains(needle), "{args:?}: {err}");
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+            assert!(!merged.exists());
+        }
+    }
+    // The same file twice is named once.
+    let r = scalebench(&["merge", g, g, "-o", m]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(stderr(&r).contains("is given twice"), "{}", stderr(&r));
+
+    // Larger than any result scalebench writes (a sparse file: nothing is written to disk).
+    let big = dir.path().join("big.json");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    for args in [
+        vec!["report", big.to_str().unwrap(), "-o", m],
+        vec!["merge", g, big.to_str().unwrap(), "-o", m],
+    ] {
+        let r = scalebench(&args);
+        assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+        assert!(stderr(&r).contains("larger than 128 MiB"), "{}", stderr(&r));
+    }
+}

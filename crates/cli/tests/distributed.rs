@@ -497,6 +497,78 @@ fn clients_started_over_ssh_are_gathered_and_merged_here() {
         "{}",
         stderr(&o)
     );
+
+    // A port that accepts and never answers (issue 28, point 8): --start-timeout bounds ssh's
+    // connect and key exchange (5 s here), the launch ends.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let began = Instant::now();
+    let o = launch("ssh-3", &format!("ssh -o BatchMode=yes -p {port}"));
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ssh to 127.0.0.1 failed"),
+        "{}",
+        stderr(&o)
+    );
+    drop(silent);
+
+    // Ctrl-C stops the clients on their hosts through etcd, says so, and keeps what they measured.
+    let rendezvous = format!("{}/ssh-4", etcd.url());
+    let out = dir.path().join("stopped.json");
+    let launcher = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["run", "--db", "null://", "--rendezvous", &rendezvous])
+        .args([
+            "--ssh",
+            "127.0.0.1",
+            "--clients",
+            "2",
+            "--ssh-command",
+            &sshd.ssh_command(),
+        ])
+        .args(["--remote-program", env!("CARGO_BIN_EXE_scalebench")])
+        .args([
+            "--duration",
+            "60s",
+            "--grace",
+            "1s",
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(within(Duration::from_secs(30), || !etcd_get(
+        &etcd,
+        "/ssh-4/run/start"
+    )
+    .is_empty()));
+    std::thread::sleep(Duration::from_millis(1500));
+    let interrupted = Instant::now();
+    signal(launcher.id(), libc::SIGINT);
+    let o = launcher.wait_with_output().unwrap();
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        interrupted.elapsed()
+    );
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("interrupted: asking client 0 on 127.0.0.1, client 1 on 127.0.0.1 to stop"),
+        "{}",
+        stderr(&o)
+    );
+    let merged = json(&out);
+    assert_eq!(merged["interrupted"], true);
+    assert_eq!(u(&merged["phases"][0]["clients"]), 2);
 }
 
 /// An experiment sweeps the number of clients: "is the client the bottleneck?" is a column.

@@ -120,10 +120,62 @@ fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
             ),
             "a prefix naming the run",
         ),
+        // Service names begin with a letter (issue 28).
+        (
+            job("0abc", &["--", "run", "--db", "null://"]),
+            "'0abc' for '--name'",
+        ),
+        // URLs that do not parse, with a password in them (issue 28, point 13): refused as `run`
+        // refuses them, the password hidden.
+        (
+            job(
+                "x",
+                &["--", "run", "--db", "postgres://u:hunter2@db:99999/ycsb"],
+            ),
+            "postgres://u:***@db:99999/ycsb",
+        ),
+        (
+            job(
+                "x",
+                &["--", "run", "--db", "postgres://u:hunter2@[::1/ycsb"],
+            ),
+            "invalid database URL",
+        ),
+        (
+            job("x", &["--", "run", "--db", "postgres://u:hunter2@d b/ycsb"]),
+            "invalid database URL",
+        ),
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = scalebench(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         assert!(stderr(&o).contains(expected), "{args:?}: {}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            !stderr(&o).contains("hunter2") && !stdout.contains("hunter2"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
     }
+}
+
+/// Kubernetes expands $(VAR) in a container's arguments: a literal one is escaped as $$(VAR).
+#[test]
+fn a_literal_dollar_parenthesis_is_escaped_against_expansion() {
+    let (yaml, _) = manifests(&[
+        "kubernetes",
+        "--name",
+        "esc",
+        "--image",
+        "i",
+        "--clients",
+        "2",
+        "--",
+        "run",
+        "--db",
+        "null://",
+        "-p",
+        "table=t$(HOME)",
+    ]);
+    assert!(yaml.contains(r#""table=t$$(HOME)""#), "{yaml}");
 }

@@ -235,3 +235,83 @@ fn a_saturation_search_serves_its_steps_figures() {
     assert!(child.wait().unwrap().success());
     assert!(saw_running, "no scrape saw a step running");
 }
+
+/// Threads and open descriptors of process `pid`.
+fn threads_and_fds(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as u64;
+    (threads, fds)
+}
+
+/// Issue 28, point 12: hundreds of connections that send half a request cost the endpoint a
+/// bounded number of threads and descriptors, scrapes work again once they time out, the run is
+/// untouched; /metrics answers with any query, other methods get 405.
+#[test]
+fn idle_connections_cost_the_endpoint_a_bounded_amount_and_never_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (mut child, url, _stderr) = start(&[
+        "run",
+        "--db",
+        "null://",
+        "--duration",
+        "10s",
+        "--no-monitor",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/metrics")
+        .to_string();
+    let (threads_before, fds_before) = threads_and_fds(child.id());
+    let mut idle = Vec::new();
+    for _ in 0..600 {
+        use std::io::Write;
+        if let Ok(mut s) = std::net::TcpStream::connect(&address) {
+            let _ = s.write_all(b"GET /metrics HTTP/1.1\r\nHo");
+            idle.push(s);
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (threads, fds) = threads_and_fds(child.id());
+    assert!(
+        threads <= threads_before + 2,
+        "{threads_before} threads became {threads}"
+    );
+    assert!(
+        fds <= fds_before + scalebench_session::metrics::MAX_CONNECTIONS as u64 + 8,
+        "{fds_before} descriptors became {fds}"
+    );
+    // The half-sent requests time out; a scrape is answered while they are still held open.
+    let mut answered = false;
+    for _ in 0..60 {
+        if scrape(&format!("{url}?x=1")).is_some() {
+            answered = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        answered,
+        "no scrape answered while idle connections were held"
+    );
+    assert!(matches!(
+        ureq::post(&url).send_empty(),
+        Err(ureq::Error::StatusCode(405))
+    ));
+    drop(idle);
+    assert!(child.wait().unwrap().success());
+    let r = json(&out);
+    assert!(r["phases"][0]["totals"]["ok"].as_u64().unwrap() > 0);
+}

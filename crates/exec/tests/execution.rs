@@ -29,6 +29,9 @@ struct Script {
     /// Every call takes at least this long.
     delay: Option<Duration>,
     hung: AtomicBool,
+    /// After this many calls of a binding, each fails as a driver reports the process out of
+    /// descriptors (the operating system's own message for EMFILE).
+    out_of_descriptors_after: Option<u64>,
 }
 
 #[derive(Clone)]
@@ -69,6 +72,15 @@ impl ScriptBinding {
         }
         if s.hang_once && !s.hung.swap(true, Ordering::SeqCst) {
             tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        if s.out_of_descriptors_after.is_some_and(|n| self.calls > n) {
+            return Err(OpError::new(
+                FailureClass::Unavailable,
+                format!(
+                    "cannot connect: {}",
+                    std::io::Error::from_raw_os_error(libc_emfile())
+                ),
+            ));
         }
         if s.down_until.is_some_and(|t| now < t) {
             return Err(OpError::new(
@@ -366,6 +378,37 @@ fn failures_are_counted_by_class_and_kept_out_of_success_figures() {
         .map(|o| o.failed.get("not_found").copied().unwrap_or(0))
         .sum();
     assert_eq!(failed, 100);
+}
+
+/// EMFILE on Linux.
+fn libc_emfile() -> i32 {
+    24
+}
+
+/// The client running out of its own descriptors (as a driver reports it, whatever class it maps
+/// it to) is no failure of the database: the phase ends at once with the client's fault named,
+/// instead of counting thousands of "unavailable" (issue 28, point 11).
+#[test]
+fn the_clients_own_exhaustion_ends_the_phase_and_is_not_counted_against_the_database() {
+    let s = script(2, |s| s.out_of_descriptors_after = Some(50));
+    let plan = RunPlan {
+        threads: 2,
+        duration: Some(Duration::from_secs(30)),
+        ..Default::default()
+    };
+    let began = Instant::now();
+    let e = run_script(s, &plan).unwrap_err();
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    match e {
+        scalebench_exec::ExecError::ClientFault(m) => {
+            assert!(m.contains("Too many open files"), "{m}")
+        }
+        other => panic!("not the client's fault: {other}"),
+    }
 }
 
 #[test]

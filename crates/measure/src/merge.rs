@@ -50,6 +50,12 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
                 && r.host.hostname == earlier.host.hostname
                 && r.phases == earlier.phases
             {
+                if name(j) == name(i) {
+                    return Err(format!(
+                        "{} is given twice: merging it twice would count it twice",
+                        name(i)
+                    ));
+                }
                 return Err(format!(
                     "{} and {} are the same run (started {} on {}): merging it twice would count it twice",
                     name(j),
@@ -137,7 +143,7 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
             let (early, _, _) = windows.iter().find(|w| w.2 == earliest_end).unwrap();
             warnings.push(format!(
                 "the {} phases of {} and {} did not measure at the same time ({} ms apart): \
-                 the merged throughput is a sum over different windows",
+                 the merged rate counts operations of different windows",
                 phase.phase,
                 name(*early),
                 name(*late),

@@ -37,6 +37,18 @@ const EXPECT: Expectations = Expectations {
     scan_in_key_order: true,
 };
 
+/// This process's threads and open descriptors.
+fn threads_and_fds() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let threads = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap();
+    let fds = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+    (threads, fds)
+}
+
 #[test]
 fn crud_semantics() {
     assert_not_root(server().process.pid(), scalebench_deploy::hbase::ACCOUNT);
@@ -84,6 +96,56 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
         .build()
         .unwrap();
     let mut b = rt.block_on(f.connect(0)).unwrap();
+
+    // A gateway that stops answering under short operation timeouts (issue 28, point 11): each
+    // slot keeps its connection and at most two abandoned ones (their sockets shut down, their
+    // threads ending), never a thread and a socket per timed-out operation.
+    let reads = workload(&[
+        ("table", "gateway"),
+        ("fieldcount", "1"),
+        ("readproportion", "1"),
+        ("updateproportion", "0"),
+    ]);
+    let mut plan = run_plan(2.5);
+    plan.op_timeout = Some(Duration::from_millis(50));
+    let slots = (plan.threads * plan.concurrency) as u64;
+    let (threads_before, fds_before) = threads_and_fds();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (stalled, peak) = std::thread::scope(|s| {
+        let sampler = s.spawn(|| {
+            let mut peak = (0, 0);
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                let (t, f) = threads_and_fds();
+                peak = (peak.0.max(t), peak.1.max(f));
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            peak
+        });
+        let r = run_with_pause(
+            &own.gateway,
+            config(&own.url(), &reads, &[], false, false),
+            &reads,
+            plan,
+            Duration::from_millis(500),
+            Duration::from_millis(1500),
+        );
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        (r, sampler.join().unwrap())
+    });
+    let timeouts = stalled.errors.get("timeout").map_or(0, |e| e.count);
+    assert!(timeouts > 2 * slots, "{:?}", stalled.errors);
+    // Worker threads and their runtimes, the sampler, the pauser, and 3 connections per slot.
+    assert!(
+        peak.0 <= threads_before + slots * 3 + 12,
+        "{threads_before} threads grew to {} for {timeouts} timed-out operations",
+        peak.0
+    );
+    assert!(
+        peak.1 <= fds_before + slots * 3 * 2 + 24,
+        "{fds_before} descriptors grew to {} for {timeouts} timed-out operations",
+        peak.1
+    );
+
     // Killed, the gateway's HBase client retries for minutes before it answers: the operations
     // caught in it end by the per-operation timeout.
     check_pause_then_crash(

@@ -114,6 +114,10 @@ mod tests {
             "-p",
             "postgres.password=hunter2",
             "--db=mysql://root:hunter2@localhost/x",
+            // URLs that do not parse still hide their user:password@.
+            "postgres://u:hunter2@db:99999/ycsb",
+            "postgres://u:hunter2@[::1/ycsb",
+            "--db=postgres://u:hunter2@d b/ycsb",
         ]
         .iter()
         .map(Into::into)

@@ -307,13 +307,20 @@ fn exposition(s: &Snapshot) -> String {
 pub fn serve_while(addr: SocketAddr) -> Result<MetricsGuard, SessionError> {
     let server = Arc::new(MetricsServer::start(addr)?);
     crate::note!("metrics: http://{}/metrics", server.addr());
-    if !addr.ip().is_loopback() {
-        crate::note!(
-            "warning: the metrics endpoint listens on {}, which other machines can reach: anyone there can read this run's figures (127.0.0.1 keeps it on this machine)",
-            addr.ip()
-        );
+    if let Some(w) = exposure_warning(addr) {
+        crate::note!("{w}");
     }
     Ok(MetricsGuard(server))
+}
+
+/// A warning when `addr` is reachable from other machines (not a loopback address).
+fn exposure_warning(addr: SocketAddr) -> Option<String> {
+    (!addr.ip().is_loopback()).then(|| {
+        format!(
+            "warning: the metrics endpoint listens on {}, which other machines can reach: anyone there can read this run's figures (127.0.0.1 keeps it on this machine)",
+            addr.ip()
+        )
+    })
 }
 
 /// The endpoint a command serves; it stops serving when the guard is dropped.
@@ -376,6 +383,21 @@ mod tests {
     use super::*;
     use scalebench_measure::result::IntervalOp;
     use scalebench_measure::LiveOperation;
+
+    #[test]
+    fn only_a_loopback_endpoint_goes_unwarned() {
+        for (addr, warned) in [
+            ("127.0.0.1:9464", false),
+            ("127.0.0.2:9464", false),
+            ("[::1]:9464", false),
+            ("0.0.0.0:9464", true),
+            ("10.1.2.3:9464", true),
+            ("[::]:9464", true),
+        ] {
+            let w = exposure_warning(addr.parse().unwrap());
+            assert_eq!(w.is_some(), warned, "{addr}: {w:?}");
+        }
+    }
 
     #[test]
     fn the_exposition_has_each_figure_with_its_labels() {

@@ -35,8 +35,11 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     if is_sqlite {
         return experiment_page(input, experiment);
     }
-    let text = std::fs::read_to_string(input)
-        .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
+    let text = scalebench_measure::files::read_bounded(
+        input,
+        scalebench_measure::result::MAX_RESULT_BYTES,
+    )
+    .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         SessionError::Usage(format!("{}: not a result file ({e})", input.display()))
     })?;
@@ -45,7 +48,8 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
         return Ok(elastic_page(&result, input));
     }
-    let r = read_result(input)?;
+    let r = RunResult::from_json(&text)
+        .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
     Ok(Page {
         title: format!("scalebench run: {}", input.display()),
         banners: run_banners(&r),

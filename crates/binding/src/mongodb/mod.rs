@@ -193,7 +193,7 @@ impl MongoFactory {
                 admin
                     .run_command(doc! {"ping": 1})
                     .await
-                    .map_err(|e| selection_cause(&e.kind.to_string()))
+                    .map_err(|e| selection_cause(&e.kind.to_string(), config.connect_timeout))
             };
             crate::connect_within(
                 config.connect_timeout + Duration::from_secs(1),
@@ -244,8 +244,8 @@ impl MongoFactory {
 
 /// The driver's server selection error names, for each server, why it could not be used
 /// ("Kind: I/O error: Connection refused (os error 111), labels: {}") inside a topology
-/// description: the first such cause, else the message as it is.
-fn selection_cause(message: &str) -> String {
+/// description: the first such cause; a server that never answered has none.
+fn selection_cause(message: &str, timeout: Duration) -> String {
     let cause = message.split("Error: ").nth(1).map(|rest| {
         let end = rest
             .find(", labels")
@@ -255,6 +255,10 @@ fn selection_cause(message: &str) -> String {
     });
     match cause {
         Some(c) if !c.is_empty() => format!("no server could be selected: {c}"),
+        _ if message.contains("Server selection timeout") => format!(
+            "no answer within {} ms (--connect-timeout)",
+            timeout.as_millis()
+        ),
         _ => message.to_string(),
     }
 }

@@ -37,7 +37,8 @@ impl LocalSshd {
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
              PermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\n",
+             UsePAM no\nStrictModes no\nPidFile {d}/sshd.pid\n\
+             SetEnv SCALEBENCH_STATE_DIR={d}/state\n",
             d = d.display()
         );
         std::fs::write(d.join("sshd_config"), config).unwrap();

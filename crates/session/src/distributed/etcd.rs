@@ -1027,48 +1027,61 @@ pub fn gather(
         .map_err(|e| SessionError::Failed(format!("cannot start a runtime: {e}")))?;
     let shown = url.display();
     crate::interrupt::install_handler();
-    let stop = StopSignal::new();
-    crate::interrupt::register_stop(&stop);
-    let gathered = runtime.block_on(async {
-        let mut client = watched(&stop, "connecting to etcd", connect_checked(&url.endpoints))
-            .await
-            .map_err(|e| SessionError::Failed(format!("rendezvous {shown}: cannot connect: {e}")))?;
-        let base = format!("{}/{}", url.prefix, phase.name());
-        let n = watched(&stop, "reading the run", client.get(format!("{base}/clients"), None))
-            .await
-            .map_err(|e| SessionError::Failed(format!("rendezvous {shown}: cannot read: {e}")))?;
-        let text = n
-            .kvs()
-            .first()
-            .and_then(|kv| kv.value_str().ok().map(str::to_string))
-            .ok_or_else(|| {
-                SessionError::Failed(format!("{shown} holds no {} phase that started", phase.name()))
+    // Ctrl-C from now on ends the wait; one that came before (a launcher's, which asked its
+    // clients to stop and now gathers what they kept) does not.
+    let began = crate::interrupt::signals_received();
+    runtime.block_on(async {
+        let work = async {
+            let mut client = bounded(connect_checked(&url.endpoints)).await.map_err(|e| {
+                SessionError::Failed(format!("rendezvous {shown}: cannot connect: {e}"))
             })?;
-        let clients = crate::request::parse_clients(text.trim()).map_err(|e| {
-            SessionError::Failed(format!(
-                "{shown}: the number of clients it holds, '{text}', is no number of clients ({e})"
-            ))
-        })?;
-        // A gather of a finished run is not to stop its clients: no stop is passed on.
-        let never = StopSignal::new();
-        let results = gather_results(
-            &mut client,
-            &base,
-            clients,
-            None,
-            GatherWait { timeout, grace: Duration::ZERO, stop: &never },
-            &shown,
-        );
-        let results = tokio::select! {
-            r = results => r,
-            () = async { while !stop.is_requested() { tokio::time::sleep(Duration::from_millis(20)).await; } } => {
-                return Err(SessionError::Interrupted("interrupted while gathering: nothing written".into()));
+            let base = format!("{}/{}", url.prefix, phase.name());
+            let n = bounded(client.get(format!("{base}/clients"), None))
+                .await
+                .map_err(|e| SessionError::Failed(format!("rendezvous {shown}: cannot read: {e}")))?;
+            let text = n
+                .kvs()
+                .first()
+                .and_then(|kv| kv.value_str().ok().map(str::to_string))
+                .ok_or_else(|| {
+                    SessionError::Failed(format!(
+                        "{shown} holds no {} phase that started",
+                        phase.name()
+                    ))
+                })?;
+            let clients = crate::request::parse_clients(text.trim()).map_err(|e| {
+                SessionError::Failed(format!(
+                    "{shown}: the number of clients it holds, '{text}', is no number of clients ({e})"
+                ))
+            })?;
+            // A gather of a finished run is not to stop its clients: no stop is passed on.
+            let never = StopSignal::new();
+            Ok(gather_results(
+                &mut client,
+                &base,
+                clients,
+                None,
+                GatherWait {
+                    timeout,
+                    grace: Duration::ZERO,
+                    stop: &never,
+                },
+                &shown,
+            )
+            .await)
+        };
+        let interrupted = async {
+            while crate::interrupt::signals_received() == began {
+                tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };
-        Ok(results)
-    });
-    crate::interrupt::clear_stop();
-    gathered
+        tokio::select! {
+            r = work => r,
+            () = interrupted => Err(SessionError::Interrupted(
+                "interrupted while gathering: nothing written".into(),
+            )),
+        }
+    })
 }
 
 #[cfg(test)]

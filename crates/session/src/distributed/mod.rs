@@ -411,7 +411,7 @@ fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String>
     let mut out = Vec::new();
     for (n, a) in ranges.iter().enumerate() {
         for b in &ranges[n + 1..] {
-            if a.1 < b.2 && b.1 < a.2 {
+            if a.0 != b.0 && a.1 < b.2 && b.1 < a.2 {
                 out.push(format!(
                     "{} and {} inserted into the same keys ({}..{} and {}..{})",
                     sources[a.0], sources[b.0], a.1, a.2, b.1, b.2
