@@ -115,8 +115,12 @@ fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_cha
     let slow = run("slow.json", &["-p", "null.capacity_ops_s=1000"]);
     let merged = dir.path().join("m.json");
     let m = merged.to_str().unwrap();
+    // The same run under another name, and the same file twice (named once, issue 28).
+    let copy = dir.path().join("copy.json").to_str().unwrap().to_string();
+    std::fs::copy(&fast, &copy).unwrap();
     for (files, why) in [
-        ([&fast, &fast], "same run"),
+        ([&fast, &copy], "same run"),
+        ([&fast, &fast], "is given twice"),
         ([&fast, &other_workload], "workload"),
         ([&fast, &open], "open- and closed-loop"),
     ] {

@@ -298,6 +298,7 @@ pub fn execute<F: BindingFactory>(
             mean_key_bytes: workload.mean_key_bytes(),
             mean_record_bytes: workload.mean_record_bytes(),
             field_count: workload.field_names.len(),
+            records_at_start: None,
         },
     };
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
@@ -677,6 +678,14 @@ async fn run_slot<F: BindingFactory>(
         let intended = match &mut schedule {
             Some(s) => {
                 let t = s.next();
+                // Arrivals of the warm-up that have not started when the measurement begins are
+                // dropped, counted: warm-up warms caches, it does not queue work for the window,
+                // which reports the load from its own schedule.
+                if t < timeline.t0_ns && clock.now_ns() >= timeline.t0_ns {
+                    recorder.borrow_mut().drop_warmup_arrival();
+                    count_and_yield(&mut since_yield).await;
+                    continue;
+                }
                 // Behind schedule, intended starts lag the clock: the window still ends on time.
                 if ctx.past_deadline(t) || ctx.past_deadline(clock.now_ns()) {
                     break;

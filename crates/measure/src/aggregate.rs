@@ -134,6 +134,7 @@ pub struct Aggregator {
     records: u64,
     retries: u64,
     warmup_ops: u64,
+    warmup_backlog_dropped: u64,
     /// Rate and p99 (all operations) of the newest frozen interval, for the live display.
     latest: (f64, f64),
     /// The newest complete interval (live metrics).
@@ -165,6 +166,7 @@ impl Aggregator {
             records: 0,
             retries: 0,
             warmup_ops: 0,
+            warmup_backlog_dropped: 0,
             latest: (0.0, 0.0),
             latest_interval: None,
             next_index: 0,
@@ -210,6 +212,7 @@ impl Aggregator {
         self.records += batch.records;
         self.retries += batch.retries;
         self.warmup_ops += batch.warmup_ops;
+        self.warmup_backlog_dropped += batch.warmup_backlog_dropped;
 
         if let Some(n) = self.in_flight.get_mut(batch.worker) {
             *n = batch.in_flight;
@@ -426,6 +429,7 @@ impl Aggregator {
             schedule: self.start_delay.as_ref().map(|h| ScheduleSummary {
                 late_operations: self.late,
                 late_threshold_us: 1000.0,
+                warmup_backlog_dropped: self.warmup_backlog_dropped,
                 start_delay: LatencySummary::from_histogram(h),
             }),
             data: meta.data,

@@ -252,14 +252,15 @@ pub fn merge_results(
     Ok((merged, warnings))
 }
 
-/// The verdict of clients that ran together: any saturated client makes the whole a lower bound,
-/// so a client-bound verdict comes first, then any saturated resource, each naming its client by
-/// its label (`client 0`, or the file it came from).
+/// The verdict of clients that ran together: every client's bounds, each named with its label
+/// (`client 0`, or the file it came from); any saturated client makes the whole a lower bound and
+/// comes first.
 fn merged_verdict(
     phases: &[&PhaseResult],
     labels: &[String],
 ) -> Option<scalebench_monitor::Verdict> {
-    let verdicts: Vec<(&str, &scalebench_monitor::Verdict)> = phases
+    use scalebench_monitor::{Bound, Verdict};
+    let verdicts: Vec<(&str, &Verdict)> = phases
         .iter()
         .zip(labels)
         .filter_map(|(p, label)| p.bounded_by.as_ref().map(|v| (label.as_str(), v)))
@@ -267,22 +268,31 @@ fn merged_verdict(
     if verdicts.len() < 2 {
         return verdicts.first().map(|(_, v)| (*v).clone());
     }
-    let (k, pick) = verdicts
-        .iter()
-        .find(|(_, v)| v.client_bound)
-        .or_else(|| verdicts.iter().find(|(_, v)| v.resource != "none"))
-        .unwrap_or(&verdicts[0]);
-    let mut v = (*pick).clone();
-    if v.resource != "none" {
-        v.bounded_by = format!("{} ({k})", v.bounded_by);
+    let mut bounds = Vec::new();
+    for (label, v) in &verdicts {
+        let named = |b: &Bound| Bound {
+            what: format!("{} ({label})", b.what),
+            ..b.clone()
+        };
+        if v.bounds.is_empty() && v.resource != "none" {
+            // A result written before verdicts listed their bounds: its one bound.
+            bounds.push(named(&Bound {
+                resource: v.resource.clone(),
+                process: v.process.clone(),
+                what: v.bounded_by.clone(),
+                client: v.client_bound,
+                evidence: v.evidence.clone(),
+            }));
+        }
+        bounds.extend(v.bounds.iter().map(named));
     }
-    let others: Vec<String> = verdicts
+    let evidence: Vec<String> = verdicts
         .iter()
-        .filter(|(label, _)| label != k)
-        .map(|(label, o)| format!("{label}: {}", o.bounded_by))
+        .map(|(label, v)| format!("{label}: {}", v.evidence))
         .collect();
-    v.evidence = format!("{k}: {}; {}", v.evidence, others.join("; "));
-    Some(v)
+    let mut merged = Verdict::of(bounds, String::new());
+    merged.evidence = evidence.join("; ");
+    Some(merged)
 }
 
 /// The sum of counts, or an error when it leaves what a result may hold.
@@ -437,6 +447,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         None => None,
         Some(s) => Some(ScheduleSummary {
             late_operations: sum_counts(schedules.iter().map(|s| s.late_operations))?,
+            warmup_backlog_dropped: sum_counts(schedules.iter().map(|s| s.warmup_backlog_dropped))?,
             late_threshold_us: s.late_threshold_us,
             start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
         }),
@@ -610,16 +621,20 @@ mod tests {
     /// client it was; the verdict names it and keeps the others' in its evidence.
     #[test]
     fn a_saturated_second_client_bounds_the_merged_result() {
-        let verdict = |resource: &str, client_bound: bool| scalebench_monitor::Verdict {
-            resource: resource.into(),
-            process: client_bound.then(|| "client".to_string()),
-            bounded_by: if resource == "none" {
-                "none found".into()
-            } else {
-                format!("{resource} of client")
-            },
-            client_bound,
-            evidence: format!("{resource} figures"),
+        let verdict = |resource: &str, client_bound: bool| {
+            if resource == "none" {
+                return scalebench_monitor::Verdict::none(format!("{resource} figures"));
+            }
+            scalebench_monitor::Verdict::of(
+                vec![scalebench_monitor::Bound {
+                    resource: resource.into(),
+                    process: client_bound.then(|| "client".to_string()),
+                    what: format!("{resource} of client"),
+                    client: client_bound,
+                    evidence: format!("{resource} figures"),
+                }],
+                String::new(),
+            )
         };
         let mut a = phase(|i| i % 2 == 0);
         let mut b = phase(|i| i % 2 == 1);
@@ -632,7 +647,7 @@ mod tests {
         assert!(merged.client_bound);
         assert_eq!(merged.bounded_by, "cpu of client (client 1)");
         assert!(
-            merged.evidence.contains("client 0: none found"),
+            merged.evidence.contains("client 0: none figures"),
             "{}",
             merged.evidence
         );

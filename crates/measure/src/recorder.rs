@@ -57,6 +57,9 @@ pub struct IntervalBatch {
     /// Load phase: failed inserts retried (only in the final batch).
     pub retries: u64,
     pub warmup_ops: u64,
+    /// Open loop: arrivals scheduled during warm-up that had not started when the measurement began,
+    /// dropped (warm-up warms caches; it does not queue work for the measurement).
+    pub warmup_backlog_dropped: u64,
 }
 
 pub struct Recorder {
@@ -78,6 +81,7 @@ pub struct Recorder {
     records: u64,
     retries: u64,
     warmup_ops: u64,
+    warmup_backlog_dropped: u64,
     new_errors: Vec<OpError>,
     /// Distinct messages already reported by this worker, capped to bound memory.
     seen_errors: Vec<(FailureClass, String)>,
@@ -113,6 +117,7 @@ impl Recorder {
             records: 0,
             retries: 0,
             warmup_ops: 0,
+            warmup_backlog_dropped: 0,
             new_errors: Vec::new(),
             seen_errors: Vec::new(),
             sink,
@@ -136,6 +141,12 @@ impl Recorder {
     #[inline]
     pub fn warmup_done(&mut self) {
         self.warmup_ops += 1;
+    }
+
+    /// An arrival scheduled during warm-up had not started when the measurement began: dropped.
+    #[inline]
+    pub fn drop_warmup_arrival(&mut self) {
+        self.warmup_backlog_dropped += 1;
     }
 
     /// Records written (load accounting).
@@ -263,6 +274,7 @@ impl Recorder {
             records: if last { self.records } else { 0 },
             retries: if last { self.retries } else { 0 },
             warmup_ops: std::mem::take(&mut self.warmup_ops),
+            warmup_backlog_dropped: std::mem::take(&mut self.warmup_backlog_dropped),
         }
     }
 }

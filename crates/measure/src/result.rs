@@ -90,9 +90,56 @@ pub struct Space {
     pub parts: BTreeMap<String, u64>,
     /// Records the database holds (load: records loaded; run: plus successful inserts).
     pub records: u64,
-    /// `total_bytes / records`, when there are records.
+    /// `total_bytes / records`, when there are records: fixed overhead included (preallocated
+    /// commit-log segments, WAL, system tables), which dominates small data sets.
     pub bytes_per_record: Option<f64>,
     pub nodes: Vec<NodeSpace>,
+    /// After a load: what its records added, measured against the space before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marginal: Option<MarginalSpace>,
+}
+
+/// The space a load's records added: measured before the load (the emptied table and the
+/// database's own files) and after it, so fixed overhead cancels out.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MarginalSpace {
+    pub before_bytes: u64,
+    pub before_parts: BTreeMap<String, u64>,
+    /// The records the load wrote.
+    pub records: u64,
+    /// What a record costs in data, indexes and metadata: the growth of every part but the log, per
+    /// record (Lourenco's "data + metadata + indexes", studies.md section 4).
+    pub bytes_per_record: Option<f64>,
+    /// Each part's growth per record, the log included.
+    pub parts_per_record: BTreeMap<String, f64>,
+}
+
+impl MarginalSpace {
+    /// The growth from `before` to `after`, over `records` records.
+    pub fn between(before: &Space, after: &Space, records: u64) -> MarginalSpace {
+        let per = |grown: f64| (records > 0).then(|| grown / records as f64);
+        let parts: std::collections::BTreeSet<&String> =
+            before.parts.keys().chain(after.parts.keys()).collect();
+        let growth = |part: &str| {
+            after.parts.get(part).copied().unwrap_or(0) as f64
+                - before.parts.get(part).copied().unwrap_or(0) as f64
+        };
+        let without_log: f64 = parts
+            .iter()
+            .filter(|p| p.as_str() != "log")
+            .map(|p| growth(p))
+            .sum();
+        MarginalSpace {
+            before_bytes: before.total_bytes,
+            before_parts: before.parts.clone(),
+            records,
+            bytes_per_record: per(without_log),
+            parts_per_record: parts
+                .iter()
+                .filter_map(|p| Some(((*p).clone(), per(growth(p))?)))
+                .collect(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -107,6 +154,15 @@ pub struct NodeSpace {
 }
 
 impl Space {
+    /// What a record costs on disk: the load's marginal bytes per record when it was measured (fixed
+    /// overhead cancelled out), else the total over the records.
+    pub fn per_record(&self) -> Option<f64> {
+        match &self.marginal {
+            Some(m) => m.bytes_per_record,
+            None => self.bytes_per_record,
+        }
+    }
+
     /// Sums the nodes' figures.
     pub fn from_nodes(taken: &str, nodes: Vec<NodeSpace>, records: u64) -> Space {
         let mut parts = BTreeMap::new();
@@ -123,6 +179,7 @@ impl Space {
             records,
             bytes_per_record: (records > 0).then(|| total_bytes as f64 / records as f64),
             nodes,
+            marginal: None,
         }
     }
 }
@@ -286,12 +343,13 @@ impl PhaseResult {
             (t.ok.saturating_sub(t.ok_after_window) + t.failed) as f64 / self.duration_s;
         let short = 1.0 - completed_s / target_ops_s;
         (short > max_shortfall).then(|| {
-            // Operations count by their intended start: a backlog left by the warm-up is worked off
-            // first, and if it never clears, nothing scheduled inside the window completes.
-            let backlog = if completed_s == 0.0 && self.warmup_operations > 0 {
-                "; every operation completed in the window was scheduled during the warm-up (the backlog never cleared)"
-            } else {
-                ""
+            // The warm-up's arrivals that had not started are dropped when the window opens: say
+            // how many, since they show the warm-up was overloaded too.
+            let backlog = match self.schedule.as_ref().map(|s| s.warmup_backlog_dropped) {
+                Some(n) if n > 0 => format!(
+                    "; {n} arrivals of the warm-up had not started when the measurement began (dropped)"
+                ),
+                _ => String::new(),
             };
             format!(
                 "WARNING: target rate not reached in the {} phase: {} ops/s offered, {:.0} ops/s completed ({:.0}% short){backlog}; the client or the database could not keep the schedule",
@@ -426,6 +484,11 @@ pub struct ScheduleSummary {
     /// Operations that started later than `late_threshold_us` after their intended start.
     pub late_operations: u64,
     pub late_threshold_us: f64,
+    /// Arrivals scheduled during the warm-up that had not started when the measurement began: dropped,
+    /// so the measurement window reports the load from its own schedule (an overloaded warm-up's
+    /// backlog is not worked off inside the window). Warm-up warms caches; it queues no work.
+    #[serde(default)]
+    pub warmup_backlog_dropped: u64,
     /// Distribution of start delays (actual start - intended start).
     pub start_delay: Option<LatencySummary>,
 }
@@ -522,6 +585,11 @@ pub struct DataSizes {
     /// Bytes of field values in one record.
     pub mean_record_bytes: f64,
     pub field_count: usize,
+    /// The records the database held when the phase began, where they are known (an experiment's
+    /// run: the records loaded, plus what earlier runs on the same load inserted, less what they
+    /// deleted): the data size the figures belong to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_at_start: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -676,6 +744,7 @@ impl PhaseResult {
         }
         if let Some(s) = &self.schedule {
             count("schedule.late_operations", s.late_operations)?;
+            count("schedule.warmup_backlog_dropped", s.warmup_backlog_dropped)?;
         }
         let (mut issued, mut ok, mut failed) = (0u64, 0u64, 0u64);
         for (name, o) in &self.operations {

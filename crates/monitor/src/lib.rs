@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bounded::{BoundedSeries, MAX_SAMPLES};
 pub use stream::{RemoteMonitor, RemoteResources};
-pub use verdict::{combined_verdict, verdict, Verdict};
+pub use verdict::{combined_verdict, verdict, Bound, Verdict};
 
 /// A process to watch, named for the verdict (`client`, `node1`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

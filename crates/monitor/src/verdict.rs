@@ -17,16 +17,81 @@ pub const IOWAIT_BOUND: f64 = 0.25;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
-    /// `cpu`, `disk`, `iowait`, `network`, `memory` or `none`.
+    /// The first bound's resource: `cpu`, `disk`, `iowait`, `network`, `memory`, `target` (an open
+    /// loop that kept its schedule) or `none`.
     pub resource: String,
-    /// The saturated process (a watched target's name), when one is.
+    /// The first bound's saturated process (a watched target's name), when one is.
     pub process: Option<String>,
-    /// Human-readable: "cpu of client", "disk vda", "none found".
+    /// Every bound, as the study wrote them ("CPU and IO-wait and Client CPU"): "cpu of client and
+    /// io-wait", "disk vda", "none found".
     pub bounded_by: String,
-    /// The client saturated: the throughput is a lower bound of the database's.
+    /// The client saturated (with whatever else did): the throughput is a lower bound of the
+    /// database's.
     pub client_bound: bool,
     /// The figures behind the verdict.
     pub evidence: String,
+    /// Each saturated resource, the client's first (Dijkshoorn named every bound of a result,
+    /// studies.md section 1).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bounds: Vec<Bound>,
+}
+
+/// One saturated resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bound {
+    /// `cpu`, `disk`, `iowait`, `network`, `memory`, `target`.
+    pub resource: String,
+    /// The saturated process, when one is (`client` for the load generator).
+    pub process: Option<String>,
+    /// In words: "cpu of client", "disk vda".
+    pub what: String,
+    /// It is the client's own resource.
+    pub client: bool,
+    pub evidence: String,
+}
+
+impl Verdict {
+    /// Nothing saturated.
+    pub fn none(evidence: String) -> Verdict {
+        Verdict {
+            resource: "none".into(),
+            process: None,
+            bounded_by: "none found".into(),
+            client_bound: false,
+            evidence,
+            bounds: Vec::new(),
+        }
+    }
+
+    /// The verdict of `bounds` (the client's first, then in the order found); `context` adds figures
+    /// of what did not saturate.
+    pub fn of(mut bounds: Vec<Bound>, context: String) -> Verdict {
+        if bounds.is_empty() {
+            return Verdict::none(context);
+        }
+        // A saturated client first: whatever else saturated, the result is a lower bound.
+        bounds.sort_by_key(|b| !b.client);
+        let first = &bounds[0];
+        let mut evidence: Vec<String> = bounds
+            .iter()
+            .map(|b| format!("{}: {}", b.what, b.evidence))
+            .collect();
+        if !context.is_empty() {
+            evidence.push(context);
+        }
+        Verdict {
+            resource: first.resource.clone(),
+            process: first.process.clone(),
+            bounded_by: bounds
+                .iter()
+                .map(|b| b.what.as_str())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            client_bound: bounds.iter().any(|b| b.client),
+            evidence: evidence.join("; "),
+            bounds,
+        }
+    }
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -34,45 +99,44 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 /// The verdict over the samples whose interval ends in `window` (seconds of the series; all when
-/// `None`). `client` names the target that is the load generator.
+/// `None`). `client` names the target that is the load generator. Every saturated resource is
+/// named: memory (swapping), the disk, io-wait, the network, each watched process at its usable
+/// cores, and the host's cpu when no single process explains it.
 pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>) -> Verdict {
     let samples: Vec<_> = series
         .samples
         .iter()
         .filter(|s| window.is_none_or(|(a, b)| s.t_s > a && s.t_s <= b + 1e-9))
         .collect();
-    let none = |evidence: String| Verdict {
-        resource: "none".into(),
+    if samples.is_empty() {
+        return Verdict::none("no samples".into());
+    }
+    let host_bound = |resource: &str, what: String, evidence: String| Bound {
+        resource: resource.into(),
         process: None,
-        bounded_by: "none found".into(),
-        client_bound: false,
+        what,
+        client: false,
         evidence,
     };
-    if samples.is_empty() {
-        return none("no samples".into());
-    }
+    let mut bounds = Vec::new();
     let swapping = mean(samples.iter().map(|s| s.host.swap_in_s + s.host.swap_out_s));
     if swapping > SWAPPING_PAGES_S {
-        return Verdict {
-            resource: "memory".into(),
-            process: None,
-            bounded_by: "memory (swapping)".into(),
-            client_bound: false,
-            evidence: format!("{swapping:.0} pages/s swapped"),
-        };
+        bounds.push(host_bound(
+            "memory",
+            "memory (swapping)".into(),
+            format!("{swapping:.0} pages/s swapped"),
+        ));
     }
     let disk = mean(samples.iter().map(|s| s.host.disk_busy));
     if disk >= SATURATED {
         let name = samples
             .last()
             .map_or(String::new(), |s| s.host.busiest_disk.clone());
-        return Verdict {
-            resource: "disk".into(),
-            process: None,
-            bounded_by: format!("disk {name}"),
-            client_bound: false,
-            evidence: format!("busy {:.0}% of the time", disk * 100.0),
-        };
+        bounds.push(host_bound(
+            "disk",
+            format!("disk {name}"),
+            format!("busy {:.0}% of the time", disk * 100.0),
+        ));
     }
     let iowait = mean(samples.iter().map(|s| s.host.cpu_iowait));
     let working = mean(
@@ -81,17 +145,15 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
             .map(|s| 1.0 - s.host.cpu_idle - s.host.cpu_iowait),
     );
     if iowait >= IOWAIT_BOUND && iowait > working {
-        return Verdict {
-            resource: "iowait".into(),
-            process: None,
-            bounded_by: "io-wait (the cpus mostly waited for storage)".into(),
-            client_bound: false,
-            evidence: format!(
+        bounds.push(host_bound(
+            "iowait",
+            "io-wait".into(),
+            format!(
                 "cpus waited for I/O {:.0}% of the time, worked {:.0}%",
                 iowait * 100.0,
                 working * 100.0
             ),
-        };
+        ));
     }
     // The network: either direction of the host's links near their capacity (Dijkshoorn's
     // "network" bound, studies.md section 1), when the capacity is known.
@@ -100,18 +162,16 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
         let tx = mean(samples.iter().map(|s| s.host.net_tx_s));
         if rx.max(tx) >= SATURATED * link {
             let mbit = |b: f64| b * 8.0 / 1e6;
-            return Verdict {
-                resource: "network".into(),
-                process: None,
-                bounded_by: format!("network ({:.0} Mbit/s of links)", mbit(link)),
-                client_bound: false,
-                evidence: format!(
+            bounds.push(host_bound(
+                "network",
+                format!("network ({:.0} Mbit/s of links)", mbit(link)),
+                format!(
                     "received {:.0} Mbit/s, sent {:.0} Mbit/s of {:.0} Mbit/s",
                     mbit(rx),
                     mbit(tx),
                     mbit(link)
                 ),
-            };
+            ));
         }
     }
     // Per process: CPU against what it can use (its parallelism, at most the host's cores).
@@ -138,23 +198,16 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
             (t.name.clone(), used, usable)
         })
         .collect();
-    let saturated: Vec<&(String, f64, f64)> = loads
-        .iter()
-        .filter(|(_, used, usable)| *used >= SATURATED * usable)
-        .collect();
-    let pick = saturated.iter().find(|(n, _, _)| n == client).or_else(|| {
-        saturated
-            .iter()
-            .max_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
-    });
-    if let Some((name, used, usable)) = pick {
-        return Verdict {
-            resource: "cpu".into(),
-            process: Some(name.clone()),
-            bounded_by: format!("cpu of {name}"),
-            client_bound: name == client,
-            evidence: format!("{used:.2} of {usable:.0} usable cores"),
-        };
+    for (name, used, usable) in &loads {
+        if *used >= SATURATED * usable {
+            bounds.push(Bound {
+                resource: "cpu".into(),
+                process: Some(name.clone()),
+                what: format!("cpu of {name}"),
+                client: name == client,
+                evidence: format!("{used:.2} of {usable:.0} usable cores"),
+            });
+        }
     }
     let busy = mean(
         samples
@@ -162,70 +215,64 @@ pub fn verdict(series: &ResourceSeries, client: &str, window: Option<(f64, f64)>
             .map(|s| 1.0 - s.host.cpu_idle - s.host.cpu_iowait),
     );
     loads.sort_by(|a, b| b.1.total_cmp(&a.1));
-    if busy >= SATURATED {
-        // Name the largest watched consumer only if it holds a real share of the busy cores;
-        // otherwise the host is busy with processes nobody watched.
+    let shares = loads
+        .iter()
+        .map(|(n, u, _)| format!("{n} {u:.2} cores"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // The host's cpu, when no process at its own limit explains it: name the largest watched
+    // consumer only if it holds a real share of the busy cores, else unwatched processes.
+    if busy >= SATURATED && !bounds.iter().any(|b| b.resource == "cpu") {
         let top = loads
             .first()
             .filter(|l| l.1 >= 0.25 * busy * cores)
             .map(|l| l.0.clone());
-        return Verdict {
+        bounds.push(Bound {
             resource: "cpu".into(),
-            bounded_by: format!(
+            what: format!(
                 "host cpu (largest share: {})",
                 top.as_deref().unwrap_or("unwatched processes")
             ),
-            client_bound: top.as_deref() == Some(client),
+            client: top.as_deref() == Some(client),
             process: top,
-            evidence: format!(
-                "host cpu {:.0}% busy; {}",
-                busy * 100.0,
-                loads
-                    .iter()
-                    .map(|(n, u, _)| format!("{n} {u:.2} cores"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+            evidence: format!("host cpu {:.0}% busy; {shares}", busy * 100.0),
+        });
     }
-    none(format!(
-        "host cpu {:.0}% busy, busiest disk {:.0}%, {}",
+    let context = format!(
+        "host cpu {:.0}% busy, busiest disk {:.0}%, {shares}",
         busy * 100.0,
-        disk * 100.0,
-        loads
-            .iter()
-            .map(|(n, u, _)| format!("{n} {u:.2} cores"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ))
+        disk * 100.0
+    );
+    if bounds.is_empty() {
+        return Verdict::none(context);
+    }
+    Verdict::of(bounds, String::new())
 }
 
 /// The run's verdict from the local one (client and local nodes) and those of other hosts' series:
-/// a saturated client comes first (the result is a lower bound), then anything saturated locally,
-/// then the first host whose series shows a saturated resource.
+/// every bound of every host, each remote one named with its host; a saturated client comes first.
 pub fn combined_verdict(local: Verdict, remotes: &[(String, Verdict)]) -> Verdict {
-    if local.resource != "none" {
-        return local;
-    }
-    match remotes.iter().find(|(_, v)| v.resource != "none") {
-        Some((host, v)) => Verdict {
-            resource: v.resource.clone(),
-            process: Some(match &v.process {
+    let mut bounds = local.bounds.clone();
+    for (host, v) in remotes {
+        bounds.extend(v.bounds.iter().map(|b| Bound {
+            resource: b.resource.clone(),
+            process: Some(match &b.process {
                 Some(p) => format!("{host}/{p}"),
                 None => host.clone(),
             }),
-            bounded_by: format!("{} on {host}", v.bounded_by),
-            client_bound: false,
-            evidence: v.evidence.clone(),
-        },
-        None => {
-            let mut v = local;
-            for (host, r) in remotes {
-                v.evidence.push_str(&format!("; {host}: {}", r.evidence));
-            }
-            v
-        }
+            what: format!("{} on {host}", b.what),
+            client: false,
+            evidence: b.evidence.clone(),
+        }));
     }
+    if bounds.is_empty() {
+        let mut v = local;
+        for (host, r) in remotes {
+            v.evidence.push_str(&format!("; {host}: {}", r.evidence));
+        }
+        return v;
+    }
+    Verdict::of(bounds, String::new())
 }
 
 #[cfg(test)]
@@ -297,7 +344,11 @@ mod tests {
         }
         let v = verdict(&s, "client", None);
         assert_eq!(v.resource, "network", "{v:?}");
-        assert_eq!(v.bounded_by, "network (1000 Mbit/s of links)");
+        // The busy host cpu is named too: every bound.
+        assert_eq!(
+            v.bounded_by,
+            "network (1000 Mbit/s of links) and host cpu (largest share: node1)"
+        );
         // Half the capacity is not the bound; an unknown capacity never is.
         for sample in &mut s.samples {
             sample.host.net_tx_s = 60e6;
@@ -308,6 +359,30 @@ mod tests {
             sample.host.net_tx_s = 117.5e6;
         }
         assert_ne!(verdict(&s, "client", None).resource, "network");
+    }
+
+    /// Dijkshoorn named every bound ("CPU and IO-wait and Client CPU"): a client at its cores beside
+    /// cpus waiting for storage and a busy disk is named with both, first, and makes the result a
+    /// lower bound (issue 29, point 10).
+    #[test]
+    fn every_saturated_resource_is_named_and_a_saturated_client_makes_a_lower_bound() {
+        let mut s = series(&[("client", 0.97, 1), ("postgres", 0.3, 8)], 0.0, 0.95);
+        for sample in &mut s.samples {
+            sample.host.cpu_iowait = 0.6;
+        }
+        let v = verdict(&s, "client", None);
+        assert!(v.client_bound, "{v:?}");
+        assert_eq!(v.bounded_by, "cpu of client and disk vda and io-wait");
+        assert_eq!(
+            (v.resource.as_str(), v.process.as_deref()),
+            ("cpu", Some("client"))
+        );
+        assert_eq!(v.bounds.len(), 3);
+        assert!(
+            v.evidence.contains("0.97 of 1 usable cores"),
+            "{}",
+            v.evidence
+        );
     }
 
     #[test]

@@ -375,8 +375,13 @@ fn phase_summary(ph: &PhaseResult) -> String {
             esc(&s.taken),
             s.total_bytes as f64 / 1e6,
             s.nodes.len(),
-            s.bytes_per_record
-                .map_or(String::new(), |b| format!(", {b:.0} bytes per record"))
+            match (s.bytes_per_record, s.marginal.as_ref().and_then(|m| m.bytes_per_record)) {
+                (Some(total), Some(marginal)) => format!(
+                    ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
+                ),
+                (Some(total), None) => format!(", {total:.0} bytes per record"),
+                _ => String::new(),
+            }
         ));
     }
     html

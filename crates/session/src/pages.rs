@@ -14,7 +14,7 @@ use scalebench_elastic::{Events, SizeRow};
 
 use crate::elastic::{ElasticResult, ElasticStep};
 use crate::error::SessionError;
-use crate::experiment::spec::CLUSTER_SIZE;
+use crate::experiment::spec::{CLUSTER_SIZE, DATA_SIZE};
 use crate::experiment::stats::{recommend, CellStats, Summary};
 use crate::experiment::store::{ElasticRow, Store, StoredRun};
 use crate::experiment::{cells, discard_first_of};
@@ -208,6 +208,8 @@ struct ExperimentData {
     /// (cell, repetition, result) of the runs that succeeded.
     results: Vec<(String, u32, RunResult)>,
     elastic: Vec<ElasticRow>,
+    /// Dory's performance table per cell that has one: each stable size, over the repetitions.
+    sizes: Vec<(String, Vec<crate::experiment::store::SizeMeans>)>,
 }
 
 impl ExperimentData {
@@ -247,6 +249,11 @@ impl ExperimentData {
             })
             .collect();
         let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
+        let sizes = cells
+            .iter()
+            .map(|c| (c.cell.clone(), store.size_means(&name, &c.cell, discard)))
+            .filter(|(_, s)| !s.is_empty())
+            .collect();
         Ok(ExperimentData {
             name,
             discard,
@@ -254,6 +261,7 @@ impl ExperimentData {
             runs,
             results,
             elastic,
+            sizes,
         })
     }
 
@@ -292,7 +300,8 @@ fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, Sessi
             read_write_chart(&data),
         ],
     };
-    if scaling.charts.iter().any(|c| !c.is_empty()) {
+    // The recommendation table stands on its own: it needs no chart to have data.
+    if !scaling.html.is_empty() || scaling.charts.iter().any(|c| !c.is_empty()) {
         page.sections.push(scaling);
     }
     page.sections.push(resources_section(&data));
@@ -531,47 +540,71 @@ fn nodes_throughput_chart(data: &ExperimentData) -> Chart {
     )
 }
 
-/// Swaminathan's recommendation table: per workload, parameters and cluster size, the database
-/// (and configuration) of highest mean throughput, or a tie where the 95% intervals overlap. Empty
-/// when no point compares two candidates.
+/// Swaminathan's recommendation table (studies.md, section 3): one row per workload, cluster size
+/// and other swept values, one column per data size (`[[data]]`, record size x record count), and
+/// in each cell the database (and configuration) of highest mean throughput there, or a tie where
+/// the 95% intervals overlap. Data sizes are never candidates against each other (a smaller record
+/// would always win). Cells without a cluster size (no deployment) are compared too. Empty when no
+/// cell compares two candidates.
 fn recommendation_table(data: &ExperimentData) -> String {
-    let mut points: BTreeMap<Vec<String>, Vec<(String, Summary)>> = BTreeMap::new();
+    type Row = Vec<String>;
+    let mut columns: Vec<String> = Vec::new();
+    let mut points: BTreeMap<(Row, String), Vec<(String, Summary)>> = BTreeMap::new();
     for c in &data.cells {
-        let (Some(t), Some(nodes)) = (&c.throughput, data.nodes_of(&c.cell)) else {
+        let Some(t) = &c.throughput else {
             continue;
         };
-        let (base, params) = cell_params(&c.cell);
+        let (base, mut params) = cell_params(&c.cell);
         let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
-        let mut point: Vec<String> = vec![workload.to_string()];
-        point.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
-        if !params.contains_key(CLUSTER_SIZE) {
-            point.push(format!("{CLUSTER_SIZE}={nodes}"));
+        let column = params
+            .remove(DATA_SIZE)
+            .unwrap_or_else(|| "all data".into());
+        if !columns.contains(&column) {
+            columns.push(column.clone());
         }
+        let mut row: Row = vec![workload.to_string()];
+        if !params.contains_key(CLUSTER_SIZE) {
+            let nodes = data
+                .nodes_of(&c.cell)
+                .map_or("-".to_string(), |n| n.to_string());
+            row.push(format!("{CLUSTER_SIZE}={nodes}"));
+        }
+        row.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
         points
-            .entry(point)
+            .entry((row, column))
             .or_default()
             .push((setup.trim_end_matches("/default").to_string(), t.clone()));
     }
     if !points.values().any(|c| c.len() > 1) {
         return String::new();
     }
-    let rows: Vec<Vec<String>> = points
-        .iter()
-        .map(|(point, candidates)| {
-            vec![
-                point.join(" "),
-                recommend(candidates).unwrap_or_default(),
-                candidates
-                    .iter()
-                    .map(|(name, t)| format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0)))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ]
+    let rows: std::collections::BTreeSet<&Row> = points.keys().map(|(r, _)| r).collect();
+    let body: Vec<Vec<String>> = rows
+        .into_iter()
+        .map(|row| {
+            let mut cells = vec![row.join(" ")];
+            cells.extend(columns.iter().map(|column| {
+                points
+                    .get(&(row.clone(), column.clone()))
+                    .map_or("-".into(), |candidates| {
+                        let all = candidates
+                            .iter()
+                            .map(|(name, t)| {
+                                format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0))
+                            })
+                            .collect::<Vec<_>>()
+                            .join("; ");
+                        format!("{} ({all})", recommend(candidates).unwrap_or_default())
+                    })
+            }));
+            cells
         })
         .collect();
+    let mut header = vec!["workload, cluster size, parameters"];
+    header.extend(columns.iter().map(String::as_str));
     format!(
-        "<h3>Recommendation</h3><p class=\"note\">Per workload, parameters and cluster size: the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap (Swaminathan's recommendation table).</p>{}",
-        table(&["workload and parameters", "best", "throughput (mean ± 95% CI)"], &rows)
+        "<h3>Recommendation</h3><p class=\"note\">Per workload, cluster size and parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table).</p>{}",
+        table(&header, &body)
     )
 }
 
@@ -703,6 +736,41 @@ fn resources_section(data: &ExperimentData) -> Section {
 }
 
 /// The elastic runs: their transitions and scores, and each run's timeline with its events.
+/// Dory's performance table (studies.md, section 5) of each cell whose runs measured stable sizes:
+/// per size, the mean and deviation of request-set times (means over the repetitions) and the
+/// scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and
+/// the set size all doubled.
+fn experiment_sizes_table(data: &ExperimentData) -> String {
+    let rows: Vec<Vec<String>> = data
+        .sizes
+        .iter()
+        .flat_map(|(cell, sizes)| {
+            sizes.iter().map(move |s| {
+                vec![
+                    cell.clone(),
+                    s.nodes.to_string(),
+                    s.records.to_string(),
+                    s.in_flight.to_string(),
+                    s.set_size.to_string(),
+                    format!("{:.3}", s.mean_s),
+                    format!("{:.3}", s.sd_s),
+                    s.scalability.map_or("-".into(), |v| format!("{v:+.3}")),
+                ]
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h3>Performance per size</h3><p class=\"note\">Each stable size's request-set time (mean and standard deviation, means over the repetitions) and the scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and the set size all doubled (Dory's table; 0 is perfect, negative better than linear).</p>{}",
+        table(
+            &["cell", "nodes", "records", "in flight (T)", "set size (R)", "mean s", "sd s", "scalability"],
+            &rows
+        )
+    )
+}
+
 fn elastic_section(data: &ExperimentData) -> Section {
     let rows: Vec<Vec<String>> = data
         .elastic
@@ -710,6 +778,7 @@ fn elastic_section(data: &ExperimentData) -> Section {
         .map(|e| {
             vec![
                 format!("{} #{}", e.cell, e.repetition),
+                e.step.to_string(),
                 e.action.clone(),
                 format!("{} -> {}", e.nodes_before, e.nodes_after),
                 e.stabilisation_s
@@ -721,12 +790,20 @@ fn elastic_section(data: &ExperimentData) -> Section {
     let mut section = Section {
         heading: "Elasticity".into(),
         html: table(
-            &["run", "action", "nodes", "stabilisation s", "elasticity"],
+            &[
+                "run",
+                "step",
+                "action",
+                "nodes",
+                "stabilisation s",
+                "elasticity",
+            ],
             &rows,
-        ),
+        ) + &experiment_sizes_table(data),
         charts: Vec::new(),
     };
-    for e in &data.elastic {
+    // The stored run under load is the first step's.
+    for e in data.elastic.iter().filter(|e| e.step == 1) {
         let Some((_, _, r)) = data
             .results
             .iter()

@@ -55,9 +55,11 @@ fn single_operation(name: &str) -> Option<(&'static str, String)> {
 
 /// Dory's load: one document per record, sizes heavy-tailed like encyclopedia articles (log-normal,
 /// median 3 KB, 1 in 100 above ~30 KB, at most 100 KB); each operation reads a random document and
-/// with probability 20% appends to it and writes it back. Request sets: `run --request-set R`.
+/// with probability 20% appends the string "1" to it and writes it back, as the study did
+/// (studies.md, section 5; `appendtext`, or `appendlength` for random text of another size).
+/// Request sets: `run --request-set R`.
 const DOCUMENTS: &str = "readproportion=0.8\nupdateproportion=0\nscanproportion=0\ninsertproportion=0\n\
-readmodifywriteproportion=0.2\nreadmodifywritemode=append\nappendlength=300\nwriteallfields=true\n\
+readmodifywriteproportion=0.2\nreadmodifywritemode=append\nappendtext=1\nwriteallfields=true\n\
 requestdistribution=uniform\nfieldcount=1\nfieldlengthdistribution=lognormal\nfieldlengthmedian=3000\n\
 fieldlengthsigma=1\nminfieldlength=100\nfieldlength=100000\n";
 
@@ -200,13 +202,24 @@ mod tests {
             match op.kind {
                 crate::OpKind::ReadModifyWrite => {
                     assert!(op.append);
-                    assert_eq!(op.values[0].1.len(), 300);
+                    // The study's append: the string "1" (studies.md, section 5).
+                    assert_eq!(op.values[0].1, "1");
                     appends += 1;
                 }
                 kind => assert_eq!((kind, op.append), (crate::OpKind::Read, false)),
             }
         }
         assert!((appends as f64 / n as f64 - 0.2).abs() < 0.02, "{appends}");
+        // Other sizes: `appendlength` random characters, whatever `appendtext` says.
+        let mut p = Properties::new();
+        p.load_str(&text, "documents").unwrap();
+        p.set("appendlength", "300", "test");
+        let mut g = CoreWorkload::from_properties(&p).unwrap().generator(5);
+        let grown = (0..1000).find_map(|_| {
+            g.next_operation(&mut op);
+            op.append.then(|| op.values[0].1.len())
+        });
+        assert_eq!(grown, Some(300));
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub const CORE_PROPERTIES: &[(&str, Shapes)] = &[
     ("readmodifywriteproportion", RunPhase),
     ("readmodifywritemode", RunPhase),
     ("appendlength", RunPhase),
+    ("appendtext", RunPhase),
     ("deleteproportion", RunPhase),
     ("requestdistribution", RunPhase),
     ("minscanlength", RunPhase),
@@ -167,9 +168,9 @@ pub struct CoreWorkload {
     pub data_integrity: bool,
     pub insertion_retry_limit: u32,
     pub insertion_retry_interval_s: u64,
-    /// `readmodifywritemode=append`: a read-modify-write appends this many characters to each field
-    /// it read and writes the fields back (documents that grow).
-    pub append_length: Option<usize>,
+    /// `readmodifywritemode=append`: what a read-modify-write appends to each field it read before
+    /// it writes the fields back (documents that grow).
+    pub append: Option<Append>,
     /// Operation kinds with a positive proportion, in YCSB's order.
     pub mix: Vec<(OpKind, f64)>,
     op_chooser: Discrete<OpKind>,
@@ -207,7 +208,7 @@ impl CoreWorkload {
             ));
         }
         let mix = operation_mix(p)?;
-        let append = append_length(p, data_integrity)?;
+        let append = append_of(p, data_integrity)?;
         let keys = key_builder(p, fields.measurement)?;
         let insert_sequence = Arc::new(AcknowledgedCounter::new(range.transaction_insert_start));
         let key_chooser = key_chooser(p, &range)?;
@@ -245,7 +246,7 @@ impl CoreWorkload {
             data_integrity,
             insertion_retry_limit,
             insertion_retry_interval_s,
-            append_length: append,
+            append,
             op_chooser: Discrete::new(&mix),
             mix,
             field_length: fields.length,
@@ -368,7 +369,7 @@ impl OperationGenerator {
                     OpKind::ReadModifyWrite => {
                         op.read_fields = self.read_fields();
                         self.fill_values(op, self.workload.write_all_fields);
-                        op.append = self.workload.append_length.is_some();
+                        op.append = self.workload.append.is_some();
                     }
                     _ => {}
                 }
@@ -470,14 +471,19 @@ impl OperationGenerator {
         }
         for i in 0..n {
             let idx = if all { i } else { self.field_chooser_next() };
-            let len = match (op.kind, self.workload.append_length) {
-                (OpKind::ReadModifyWrite, Some(n)) => n,
+            let len = match (op.kind, &self.workload.append) {
+                (OpKind::ReadModifyWrite, Some(Append::Random(n))) => *n,
+                (OpKind::ReadModifyWrite, Some(Append::Text(t))) => t.len(),
                 _ => self.field_length.next(&mut self.rng),
             };
             let (field, value) = &mut op.values[i];
             *field = idx;
             value.clear();
-            if self.workload.measurement {
+            if let (OpKind::ReadModifyWrite, Some(Append::Text(t))) =
+                (op.kind, &self.workload.append)
+            {
+                value.push_str(t);
+            } else if self.workload.measurement {
                 crate::measurement::write_value(idx, op.keynum, &mut self.rng, &self.pool, value);
             } else if self.workload.data_integrity {
                 value.push_str(&deterministic_value(
@@ -695,31 +701,51 @@ fn operation_mix(p: &Properties) -> Result<Vec<(OpKind, f64)>, WorkloadError> {
     Ok(mix)
 }
 
-/// `readmodifywritemode=append`: characters appended by each read-modify-write.
-fn append_length(p: &Properties, data_integrity: bool) -> Result<Option<usize>, WorkloadError> {
-    Ok(
-        match p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? {
-            "replace" => None,
-            _ => {
-                let n = p.u64_or("appendlength", 100)?;
-                if n == 0 || n > MAX_FIELD_BYTES {
-                    return Err(WorkloadError::invalid(
-                        "appendlength",
-                        &n.to_string(),
-                        format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
-                    ));
-                }
-                if data_integrity {
-                    return Err(WorkloadError::invalid(
-                        "readmodifywritemode",
-                        "append",
-                        "dataintegrity=true needs values that are a function of key and field",
-                    ));
-                }
-                Some(n as usize)
-            }
-        },
-    )
+/// What a read-modify-write in `readmodifywritemode=append` appends to each field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Append {
+    /// `appendlength` random characters.
+    Random(usize),
+    /// `appendtext`, as it is (Dory appended the string "1" to an article: studies.md, section 5).
+    Text(Arc<str>),
+}
+
+/// `readmodifywritemode=append`: `appendlength` random characters when it is given, else `appendtext`
+/// when that is, else 100 random characters.
+fn append_of(p: &Properties, data_integrity: bool) -> Result<Option<Append>, WorkloadError> {
+    if p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? == "replace" {
+        return Ok(None);
+    }
+    if data_integrity {
+        return Err(WorkloadError::invalid(
+            "readmodifywritemode",
+            "append",
+            "dataintegrity=true needs values that are a function of key and field",
+        ));
+    }
+    // `appendlength` given says the size; else the text given (Dory's "1"), else 100 characters.
+    if let Some(text) = p
+        .get("appendtext")
+        .filter(|_| p.get("appendlength").is_none())
+    {
+        if text.is_empty() || text.len() as u64 > MAX_FIELD_BYTES {
+            return Err(WorkloadError::invalid(
+                "appendtext",
+                text,
+                format!("expected 1 to {MAX_FIELD_BYTES} bytes of text"),
+            ));
+        }
+        return Ok(Some(Append::Text(text.into())));
+    }
+    let n = p.u64_or("appendlength", 100)?;
+    if n == 0 || n > MAX_FIELD_BYTES {
+        return Err(WorkloadError::invalid(
+            "appendlength",
+            &n.to_string(),
+            format!("expected 1 to {MAX_FIELD_BYTES} (16 MiB)"),
+        ));
+    }
+    Ok(Some(Append::Random(n as usize)))
 }
 
 /// Key names: YCSB's `user` + number, hashed or ordered, zero-padded (UUIDs for measurements).

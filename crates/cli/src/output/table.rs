@@ -188,10 +188,13 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             space.total_bytes as f64 / 1e6,
             space.nodes.len(),
             parts.join(", "),
-            space
-                .bytes_per_record
-                .map(|b| format!(", {b:.0} bytes per record"))
-                .unwrap_or_default()
+            match (space.bytes_per_record, space.marginal.as_ref().and_then(|m| m.bytes_per_record)) {
+                (Some(total), Some(marginal)) => format!(
+                    ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
+                ),
+                (Some(total), None) => format!(", {total:.0} bytes per record"),
+                _ => String::new(),
+            }
         );
     }
 }

@@ -16,8 +16,10 @@ use scalebench_measure::RunResult;
 use crate::error::SessionError;
 use crate::phase::execute_phases;
 use crate::request::{self, ElasticRequest, RunRequest};
-use spec::{value_text, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
-use store::{now, ElasticRecord, Recorded, Store};
+use spec::{
+    value_text, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE, DATA_SIZE,
+};
+use store::{now, ElasticOutcome, ElasticRecord, Recorded, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
 #[derive(Default)]
@@ -31,6 +33,10 @@ struct RunnerState {
     /// Where the next run's inserts start: past every key earlier runs on the loaded data inserted
     /// (None: right after the loaded records, YCSB's default).
     next_insert: Option<u64>,
+    /// The records the loaded data had, and what it holds now (after earlier runs' inserts and
+    /// deletes): the data size each run is recorded with.
+    loaded_records: u64,
+    records: u64,
     drop_caches_warned: bool,
     /// How to start client processes, for runs with `clients` above 1.
     client_program: Option<crate::distributed::local::ClientProgram>,
@@ -370,8 +376,11 @@ fn phase_request(
         (None, Some(url)) => r.db = Some(url.clone()),
         (None, None) => {}
     }
-    r.properties
-        .extend(props(&w.properties).chain(props(config_props)));
+    r.properties.extend(
+        props(&w.properties)
+            .chain(props(&db.properties))
+            .chain(props(config_props)),
+    );
     exp.procedure
         .options
         .apply(&mut r)
@@ -381,6 +390,15 @@ fn phase_request(
             |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
         match k.as_str() {
             CLUSTER_SIZE => {} // the deployment's, see deployment_for
+            // A data size: its properties.
+            DATA_SIZE => {
+                let size = exp
+                    .data_sizes
+                    .iter()
+                    .find(|d| &d.name == v)
+                    .ok_or_else(|| bad("no such [[data]] entry".into()))?;
+                r.properties.extend(props(&size.properties));
+            }
             // The number of client processes of the measured run, see one_run.
             "clients" => {
                 request::parse_clients(v).map_err(bad)?;
@@ -398,7 +416,14 @@ fn phase_request(
     r.request_set = exp.procedure.request_set;
     if phase == Phase::Run {
         r.warmup = exp.procedure.warmup.0;
-        r.duration = Some(exp.procedure.duration.0);
+        // A run given an operation count (swept, or a workload's, configuration's or data size's
+        // property) is bounded by it: its throughput is the operations over the time to execute
+        // them, as Swaminathan measured (studies.md, section 3); else by the procedure's duration.
+        let counted = r.properties.iter().any(|p| {
+            p.split_once('=')
+                .is_some_and(|(k, _)| k == "operationcount")
+        });
+        r.duration = (!counted).then_some(exp.procedure.duration.0);
     } else {
         r.create_schema = true;
         r.drop_schema = true;
@@ -455,7 +480,7 @@ fn one_run(
     clusters_dir: &Path,
     command: &[String],
     metrics: &Option<crate::metrics::Publisher>,
-) -> Result<(RunResult, Option<ElasticRecord>), SessionError> {
+) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
         ensure_cluster(f, &exp.name, state, clusters_dir)?;
@@ -505,25 +530,37 @@ fn one_run(
             return Ok((loaded, None));
         }
         crate::phase::require_complete_load(&loaded)?;
-        if mode == LoadMode::Restore {
+        if matches!(mode, LoadMode::Restore | LoadMode::RestoreEach) {
             let f = deployment.as_deref().expect("restore needs a deployment");
             let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
             c.snapshot("experiment")?;
         }
         state.loaded = Some(run.data_key.clone());
         state.next_insert = None;
+        state.loaded_records = loaded.phases.first().map_or(0, |p| p.totals.records);
+        state.records = state.loaded_records;
         load = loaded.phases.into_iter().next();
-    } else if mode == LoadMode::Restore && state.next_insert.is_some() {
+    } else if mode == LoadMode::RestoreEach
+        || (mode == LoadMode::Restore && state.next_insert.is_some())
+    {
         // Wegert restored the data before the runs that insert (studies.md, study 2: "restore data
         // before runs that insert"): a run starts on the loaded records, never on a set grown by
         // earlier inserts. Reads and updates leave the record set as loaded, so only a run after
         // inserts needs the copy back (a run that inserts first, on unchanged data, does not).
         let f = deployment.as_deref().expect("restore needs a deployment");
         let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
-        crate::note!("  restoring the loaded data (earlier runs inserted)");
+        crate::note!(
+            "  restoring the loaded data ({})",
+            if mode == LoadMode::RestoreEach {
+                "before every measured run"
+            } else {
+                "earlier runs inserted"
+            }
+        );
         c.restore("experiment")?;
         // The snapshot predates every run's inserts.
         state.next_insert = None;
+        state.records = state.loaded_records;
     }
     if exp.procedure.drop_caches {
         let dropped = std::process::Command::new("sync").status().is_ok()
@@ -549,6 +586,11 @@ fn one_run(
     let mut result = run_result?;
     if let Some(keys) = result.phases.last().and_then(|p| p.insert_keys) {
         state.next_insert = Some(keys.end);
+    }
+    if let Some(p) = result.phases.last_mut() {
+        p.data.records_at_start = Some(state.records);
+        let ok = |op: &str| p.operations.get(op).map_or(0, |o| o.ok);
+        state.records = (state.records + ok("INSERT")).saturating_sub(ok("DELETE"));
     }
     // The record keeps the load that preceded the run (if any) before the measured phase.
     if let Some(l) = load {
@@ -598,12 +640,14 @@ fn run_clients(
     Ok(outcome.merged)
 }
 
-/// One `scalebench elastic` transition with the run's options: its run under load is the record,
-/// its events and scores go beside it.
+/// `scalebench elastic` with the run's options and `[procedure.elastic]`: every step's transition
+/// (its events and scores) and the table of stable sizes (Dory's mean and deviation of request-set
+/// times per size, and the scalability between sizes where everything doubled) go beside the
+/// record, whose run is the first step's run under load.
 fn elastic_run(
     exp: &Experiment,
     mut run: RunRequest,
-) -> Result<(RunResult, Option<ElasticRecord>), SessionError> {
+) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let e = &exp.procedure.elastic;
     run.create_schema = true;
     let mut elastic = ElasticRequest::new(run);
@@ -613,31 +657,49 @@ fn elastic_run(
     elastic.stable_sets = e.stable_sets;
     elastic.stable_timeout = e.stable_timeout.0;
     elastic.set_repeats = e.set_repeats;
+    elastic.steps = e.steps;
     let out = crate::elastic::run_elastic(&elastic)?;
-    let Some(step) = out.steps.into_iter().next() else {
-        return Err(SessionError::Failed("interrupted during the load".into()));
-    };
-    let (stabilisation_s, elasticity) = match &step.scores {
-        scalebench_elastic::StepScores::RequestSets(s) => (s.stabilisation_s, s.elasticity),
-        scalebench_elastic::StepScores::OpenLoop(s) => (s.stabilisation_s, None),
-        scalebench_elastic::StepScores::Unloaded(s) => (s.full_availability_s, None),
-    };
-    let Some(run) = step.run else {
-        return Err(SessionError::Usage(
-            "an experiment's runs are measured under load: leave --unloaded to scalebench elastic"
-                .into(),
-        ));
-    };
-    let record = ElasticRecord {
-        action: e.action.to_string(),
-        nodes_before: step.nodes_before,
-        nodes_after: step.nodes_after,
-        stabilisation_s,
-        elasticity,
-        events: serde_json::to_string(&step.events).unwrap_or_default(),
-        scores: serde_json::to_string(&step.scores).unwrap_or_default(),
-    };
-    Ok((run, Some(record)))
+    if out.interrupted || out.steps.len() < e.steps as usize {
+        return Err(SessionError::Failed(format!(
+            "interrupted after {} of {} steps",
+            out.steps.len(),
+            e.steps
+        )));
+    }
+    let mut first_run = None;
+    let mut transitions = Vec::new();
+    for step in out.steps {
+        let (stabilisation_s, elasticity) = match &step.scores {
+            scalebench_elastic::StepScores::RequestSets(s) => (s.stabilisation_s, s.elasticity),
+            scalebench_elastic::StepScores::OpenLoop(s) => (s.stabilisation_s, None),
+            scalebench_elastic::StepScores::Unloaded(s) => (s.full_availability_s, None),
+        };
+        let Some(run) = step.run else {
+            return Err(SessionError::Usage(
+                "an experiment's runs are measured under load: leave --unloaded to scalebench elastic"
+                    .into(),
+            ));
+        };
+        first_run.get_or_insert(run);
+        transitions.push(ElasticRecord {
+            step: step.step,
+            action: e.action.to_string(),
+            nodes_before: step.nodes_before,
+            nodes_after: step.nodes_after,
+            stabilisation_s,
+            elasticity,
+            events: serde_json::to_string(&step.events).unwrap_or_default(),
+            scores: serde_json::to_string(&step.scores).unwrap_or_default(),
+        });
+    }
+    let run = first_run.ok_or_else(|| SessionError::Failed("no step was measured".into()))?;
+    Ok((
+        run,
+        Some(ElasticOutcome {
+            transitions,
+            sizes: out.sizes,
+        }),
+    ))
 }
 
 /// The per-cell summary of an experiment, as a table.
@@ -680,20 +742,43 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
         if let Some(b) = &c.bytes_per_record {
             notes.push(format!("{:.0} bytes/record", b.mean));
         }
-        if let Some((stabilisation, elasticity, unstable)) =
-            store.elastic_means(name, &c.cell, discard_first)
-        {
-            let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1}{unit}"));
+        match c.records_at_start {
+            Some((a, b)) if a == b => notes.push(format!("on {a} records")),
+            Some((a, b)) => notes.push(format!("on {a} to {b} records (grown by inserts)")),
+            None => {}
+        }
+        let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1}{unit}"));
+        for s in store.elastic_means(name, &c.cell, discard_first) {
             notes.push(format!(
-                "stabilisation {}, elasticity {}{}",
-                f(stabilisation, " s"),
-                f(elasticity, ""),
-                if unstable > 0 {
-                    format!(" ({unstable} never stable)")
+                "step {} ({} -> {} nodes): stabilisation {}, elasticity {}{}",
+                s.step,
+                s.nodes_before,
+                s.nodes_after,
+                f(s.stabilisation_s, " s"),
+                f(s.elasticity, ""),
+                if s.never_stable > 0 {
+                    format!(" ({} never stable)", s.never_stable)
                 } else {
                     String::new()
                 }
             ));
+        }
+        let sizes: Vec<String> = store
+            .size_means(name, &c.cell, discard_first)
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} nodes {:.3} s ± {:.3}{}",
+                    s.nodes,
+                    s.mean_s,
+                    s.sd_s,
+                    s.scalability
+                        .map_or(String::new(), |v| format!(" (scalability {v:+.3})"))
+                )
+            })
+            .collect();
+        if !sizes.is_empty() {
+            notes.push(format!("request sets per size: {}", sizes.join(", ")));
         }
         out.push_str(&format!(
             "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} {}\n",

@@ -26,6 +26,10 @@ pub struct Experiment {
     pub configurations: Vec<Configuration>,
     #[serde(rename = "workload")]
     pub workloads: Vec<WorkloadSpec>,
+    /// Data sizes, an axis of their own (`[[data]]`: record size x record count, as Swaminathan's
+    /// matrix): each run takes one, as the swept parameter `data`, and its properties.
+    #[serde(rename = "data", default, skip_serializing_if = "Vec::is_empty")]
+    pub data_sizes: Vec<DataSize>,
     /// Parameter -> values. `threads`, `concurrency` and `target` are the run's options; every other
     /// key is a workload or binding property (`recordcount`, `cassandra.read_consistency`, ...).
     #[serde(default)]
@@ -40,9 +44,11 @@ fn one() -> u32 {
 #[serde(deny_unknown_fields, default)]
 pub struct Procedure {
     /// `each-run` (drop, create and load before every run), `once` (load when the data changes:
-    /// database, configuration, workload or a property other than threads/concurrency/target), or
-    /// `restore` (as `once`, then a snapshot; restored before a run when earlier runs inserted,
-    /// Wegert's "restore data before runs that insert"; deployments only).
+    /// database, configuration, workload or a property other than threads/concurrency/target),
+    /// `restore` (as `once`, then a snapshot; restored before a run when earlier runs inserted), or
+    /// `restore-each` (as `restore`, the snapshot put back before every measured run but the first
+    /// after a load: Wegert's "vor jeder einzelnen Messung", so no run starts on data earlier runs
+    /// updated and left uncompacted); the restoring modes need deployments.
     pub load: LoadMode,
     /// Flush/compact after a load (deployments).
     pub compact: bool,
@@ -77,6 +83,10 @@ pub struct ElasticProcedure {
     pub stable_timeout: Span,
     /// Runs of each request set that make one point of the timeline (Dory ran each set 10 times).
     pub set_repeats: u32,
+    /// Transitions per run (`scalebench elastic --steps`): with `double`, Dory's procedure: the
+    /// cluster, the records, the threads and the set size doubled at each step, and the final size's
+    /// stable state measured too, so the run yields the study's table per size and its scalability.
+    pub steps: u32,
 }
 
 impl Default for ElasticProcedure {
@@ -90,6 +100,7 @@ impl Default for ElasticProcedure {
             stable_sets: DEFAULT_STABLE_SETS,
             stable_timeout: span(DEFAULT_STABLE_TIMEOUT),
             set_repeats: DEFAULT_SET_REPEATS,
+            steps: 1,
         }
     }
 }
@@ -116,6 +127,8 @@ pub enum LoadMode {
     Once,
     /// As once, then a snapshot, restored before a run that follows inserts (deployments).
     Restore,
+    /// As restore, the snapshot put back before every measured run but the first after a load.
+    RestoreEach,
 }
 
 impl std::fmt::Display for Measure {
@@ -134,6 +147,7 @@ impl std::fmt::Display for LoadMode {
             LoadMode::EachRun => "each-run",
             LoadMode::Once => "once",
             LoadMode::Restore => "restore",
+            LoadMode::RestoreEach => "restore-each",
         })
     }
 }
@@ -165,6 +179,11 @@ pub struct DatabaseSpec {
     pub db: Option<String>,
     /// ... a deployment file (relative to the experiment file), started when needed.
     pub deployment: Option<PathBuf>,
+    /// Workload and binding properties of this database's runs (before the configuration's): what a
+    /// study set per database, e.g. Swaminathan's scan lengths (zipfian but on Cassandra), or Dory's
+    /// threads = nodes at start (`threadcount`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -196,6 +215,18 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub properties: BTreeMap<String, toml::Value>,
 }
+
+/// A data size of the experiment: its name and the properties that make it (`recordcount`,
+/// `fieldcount`, `fieldlength`, ...).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSize {
+    pub name: String,
+    pub properties: BTreeMap<String, toml::Value>,
+}
+
+/// The swept parameter that names a run's data size (`[[data]]`).
+pub const DATA_SIZE: &str = "data";
 
 /// One measured run of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -261,6 +292,8 @@ impl Experiment {
         // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
         // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
         p.elastic.set_repeats = p.elastic.set_repeats.min(2);
+        // One doubling (with `double`, and the final size measured): the sizes table, in minutes.
+        p.elastic.steps = p.elastic.steps.min(1);
         if let Some(r) = &mut p.request_set {
             *r = (*r / MINIATURE_DIVISOR as u64).max(100).min(*r);
         }
@@ -274,7 +307,9 @@ impl Experiment {
             .workloads
             .iter_mut()
             .map(|w| &mut w.properties)
-            .chain(self.configurations.iter_mut().map(|c| &mut c.properties));
+            .chain(self.configurations.iter_mut().map(|c| &mut c.properties))
+            .chain(self.data_sizes.iter_mut().map(|d| &mut d.properties))
+            .chain(self.databases.iter_mut().map(|d| &mut d.properties));
         for m in maps {
             for k in counts {
                 if let Some(v) = m.get_mut(k) {
@@ -352,6 +387,7 @@ impl Experiment {
             self.databases.len() as u64,
             self.configurations.len().max(1) as u64,
             self.workloads.len() as u64,
+            self.data_sizes.len().max(1) as u64,
             self.repetitions as u64,
         ]
         .into_iter()
@@ -372,6 +408,12 @@ impl Experiment {
         self.procedure
             .options
             .apply(&mut crate::request::RunRequest::new("a"))?;
+        if !(1..=6).contains(&self.procedure.elastic.steps) {
+            return Err(format!(
+                "procedure.elastic.steps = {}: use 1 to 6",
+                self.procedure.elastic.steps
+            ));
+        }
         if !(1..=1000).contains(&self.procedure.elastic.set_repeats) {
             return Err(format!(
                 "procedure.elastic.set_repeats = {}: use 1 to 1000",
@@ -414,10 +456,14 @@ impl Experiment {
                     d.name
                 ));
             }
-            if self.procedure.load == LoadMode::Restore && d.deployment.is_none() {
+            if matches!(
+                self.procedure.load,
+                LoadMode::Restore | LoadMode::RestoreEach
+            ) && d.deployment.is_none()
+            {
                 return Err(format!(
-                    "database {:?}: procedure.load = \"restore\" needs a deployment (snapshots)",
-                    d.name
+                    "database {:?}: procedure.load = \"{}\" needs a deployment (snapshots)",
+                    d.name, self.procedure.load
                 ));
             }
         }
@@ -449,6 +495,15 @@ impl Experiment {
             self.workloads.iter().map(|d| d.name.as_str()).collect(),
             "workload",
         )?;
+        names(
+            self.data_sizes.iter().map(|d| d.name.as_str()).collect(),
+            "data size",
+        )?;
+        if !self.data_sizes.is_empty() && self.sweep.contains_key(DATA_SIZE) {
+            return Err(format!(
+                "sweep.{DATA_SIZE}: the data sizes are the [[data]] entries; sweep their properties there"
+            ));
+        }
         if let Some(sizes) = self.sweep.get(CLUSTER_SIZE) {
             if let Some(v) = sizes
                 .iter()
@@ -505,7 +560,18 @@ impl Experiment {
         // What each workload loads, worked out once (not once per run).
         let loaded: Vec<String> = self.workloads.iter().map(loaded_data).collect();
         let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
-        for (k, values) in &self.sweep {
+        // The data sizes first (the slowest axis after the workload), then the sweep.
+        let data_name = DATA_SIZE.to_string();
+        let data_axis: Vec<toml::Value> = self
+            .data_sizes
+            .iter()
+            .map(|d| toml::Value::String(d.name.clone()))
+            .collect();
+        let axes = (!data_axis.is_empty())
+            .then_some((&data_name, &data_axis))
+            .into_iter()
+            .chain(self.sweep.iter());
+        for (k, values) in axes {
             combos = combos
                 .into_iter()
                 .flat_map(|c| {
@@ -575,7 +641,18 @@ impl Experiment {
                     let next = order.len();
                     order.entry(r.data_key.clone()).or_insert(next);
                 }
-                runs[first..].sort_by_key(|r| order[&r.data_key]);
+                // On data kept between runs, runs that insert come last: reads and updates then run
+                // on the records as loaded, never on a set earlier inserts have grown (Dijkshoorn's
+                // UPDATE and SELECT measured the loaded table).
+                let kept = matches!(self.procedure.load, LoadMode::Once | LoadMode::Restore);
+                let inserting = |r: &PlannedRun| {
+                    kept && self
+                        .workloads
+                        .iter()
+                        .find(|w| w.name == r.workload)
+                        .is_some_and(may_insert)
+                };
+                runs[first..].sort_by_key(|r| (order[&r.data_key], inserting(r)));
             }
         }
         if self.sweep.contains_key(CLUSTER_SIZE) {
@@ -614,6 +691,23 @@ fn loaded_data(w: &WorkloadSpec) -> String {
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
     format!("{base}{}", identity.join(";"))
+}
+
+/// Whether a workload's run phase may insert records: a built-in workload's mix with its properties;
+/// a property file (read when it runs) may.
+fn may_insert(w: &WorkloadSpec) -> bool {
+    let Some((_, text)) = scalebench_workload::builtin::builtin_workload(&w.workload) else {
+        return true;
+    };
+    let mut p = scalebench_workload::Properties::new();
+    if p.load_str(&text, &w.workload).is_err() {
+        return true;
+    }
+    for (k, v) in &w.properties {
+        p.set(k, &value_text(v), "experiment");
+    }
+    p.get("insertproportion")
+        .is_some_and(|v| v.parse::<f64>().map_or(true, |x| x > 0.0))
 }
 
 /// Merges `from` into `into`: tables key by key, other values replaced.

@@ -27,6 +27,9 @@ pub struct CellStats {
     /// Mean latency in µs over every measured operation (the knee's latency: `scalebench_stats::knee`).
     pub mean_latency_us: Option<f64>,
     pub bytes_per_record: Option<Summary>,
+    /// The fewest and most records the database held when its counted runs began (where recorded):
+    /// the data size its figures belong to.
+    pub records_at_start: Option<(u64, u64)>,
     /// Repetitions whose verdict found the client saturated (their throughput is a lower bound).
     pub client_bound: usize,
     /// Runs that could not run (an error, no result).
@@ -109,9 +112,16 @@ pub fn cell_stats(
         bytes_per_record: summarize(
             &measured
                 .iter()
-                .filter_map(|p| p.space.as_ref().and_then(|s| s.bytes_per_record))
+                .filter_map(|p| p.space.as_ref().and_then(|s| s.per_record()))
                 .collect::<Vec<_>>(),
         ),
+        records_at_start: {
+            let n: Vec<u64> = measured
+                .iter()
+                .filter_map(|p| p.data.records_at_start)
+                .collect();
+            n.iter().min().zip(n.iter().max()).map(|(a, b)| (*a, *b))
+        },
         client_bound: measured
             .iter()
             .filter(|p| p.bounded_by.as_ref().is_some_and(|v| v.client_bound))

@@ -74,6 +74,17 @@ CREATE TABLE IF NOT EXISTS run_elastic (
     events TEXT NOT NULL,          -- JSON: scale_issued_s, scale_done_s, transfers_done_s, stable_s
     scores TEXT NOT NULL           -- JSON: every score of the transition
 );
+CREATE TABLE IF NOT EXISTS run_sizes (  -- Dory's performance table of an elastic run: one row per stable size
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    nodes INTEGER NOT NULL,
+    records INTEGER NOT NULL,
+    in_flight INTEGER NOT NULL,
+    set_size INTEGER NOT NULL,
+    sets INTEGER NOT NULL,
+    mean_s REAL NOT NULL,          -- mean request-set time in that stable state
+    sd_s REAL NOT NULL,
+    scalability REAL               -- (Avg_2N - Avg_N) / Avg_N against the row before, where all doubled
+);
 CREATE TABLE IF NOT EXISTS run_resources (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     phase TEXT NOT NULL,
@@ -117,13 +128,22 @@ pub enum Recorded {
     OtherDefinition,
 }
 
-/// Databases made before runs kept their definition get the column (empty for their runs).
-fn add_definition_column(conn: &Connection) -> rusqlite::Result<()> {
-    let has = conn
-        .prepare("SELECT 1 FROM pragma_table_info('runs') WHERE name = 'definition'")?
-        .exists([])?;
-    if !has {
-        conn.execute_batch("ALTER TABLE runs ADD COLUMN definition TEXT")?;
+/// Columns added since the first databases were made: older databases get them (empty, or the
+/// default, for the rows they hold).
+fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
+    for (table, column, declaration) in [
+        ("runs", "definition", "definition TEXT"),
+        // Elastic runs of several steps have a transition per step.
+        ("run_elastic", "step", "step INTEGER NOT NULL DEFAULT 1"),
+    ] {
+        let has = conn
+            .prepare(&format!(
+                "SELECT 1 FROM pragma_table_info('{table}') WHERE name = '{column}'"
+            ))?
+            .exists([])?;
+        if !has {
+            conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {declaration}"))?;
+        }
     }
     Ok(())
 }
@@ -133,7 +153,7 @@ impl Store {
         let conn = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
             .and_then(|_| conn.execute_batch(SCHEMA))
-            .and_then(|_| add_definition_column(&conn))
+            .and_then(|_| add_later_columns(&conn))
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Store { conn })
     }
@@ -236,7 +256,7 @@ impl Store {
         (run, definition): (&PlannedRun, &str),
         started_at: &str,
         outcome: Result<&RunResult, &str>,
-        elastic: Option<&ElasticRecord>,
+        elastic: Option<&ElasticOutcome>,
         max_failed_share: f64,
     ) -> Result<(), String> {
         let tx = self.conn.transaction().map_err(|e| e.to_string())?;
@@ -287,16 +307,17 @@ impl Store {
                 measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.bounded_by.clone()),
                 measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.client_bound),
                 measured.and_then(|p| p.space.as_ref()).map(|s| s.total_bytes as i64),
-                measured.and_then(|p| p.space.as_ref()).and_then(|s| s.bytes_per_record),
+                measured.and_then(|p| p.space.as_ref()).and_then(|s| s.per_record()),
                 result_json,
                 definition,
             ],
         )
         .map_err(|e| e.to_string())?;
         let id = tx.last_insert_rowid();
-        if let Some(e) = elastic {
+        for e in elastic.iter().flat_map(|o| &o.transitions) {
             tx.execute(
-                "INSERT INTO run_elastic VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO run_elastic (run_id, action, nodes_before, nodes_after, stabilisation_s,
+                    elasticity, events, scores, step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     id,
                     e.action,
@@ -305,7 +326,25 @@ impl Store {
                     e.stabilisation_s,
                     e.elasticity,
                     e.events,
-                    e.scores
+                    e.scores,
+                    e.step,
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        for s in elastic.iter().flat_map(|o| &o.sizes) {
+            tx.execute(
+                "INSERT INTO run_sizes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    id,
+                    s.nodes as i64,
+                    s.records as i64,
+                    s.in_flight as i64,
+                    s.set_size as i64,
+                    s.sets as i64,
+                    s.mean_s,
+                    s.sd_s,
+                    s.scalability,
                 ],
             )
             .map_err(|e| e.to_string())?;
@@ -433,34 +472,67 @@ impl Store {
             .flatten()
     }
 
-    /// Means over the counted repetitions of a cell's elastic runs: (stabilisation s, elasticity,
-    /// runs that never stabilised); `None` when the cell has none.
+    /// Per step, means over the counted repetitions of a cell's elastic transitions: (step, nodes
+    /// before and after, stabilisation s, elasticity, transitions that never stabilised); empty when
+    /// the cell has none.
     pub fn elastic_means(
         &self,
         experiment: &str,
         cell: &str,
         discard_first: u32,
-    ) -> Option<(Option<f64>, Option<f64>, u64)> {
-        self.conn
-            .query_row(
-                "SELECT AVG(x.stabilisation_s), AVG(x.elasticity),
-                        SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END), COUNT(*)
+    ) -> Vec<StepMeans> {
+        let query = || -> rusqlite::Result<Vec<StepMeans>> {
+            let mut st = self.conn.prepare(
+                "SELECT x.step, MIN(x.nodes_before), MAX(x.nodes_after), AVG(x.stabilisation_s),
+                        AVG(x.elasticity), SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END)
                  FROM run_elastic x JOIN runs r ON r.id = x.run_id
                  JOIN experiments e ON e.id = r.experiment_id
-                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'",
-                params![experiment, cell, discard_first],
-                |r| {
-                    Ok((
-                        r.get::<_, Option<f64>>(0)?,
-                        r.get::<_, Option<f64>>(1)?,
-                        r.get::<_, i64>(2)?,
-                        r.get::<_, i64>(3)?,
-                    ))
-                },
-            )
-            .ok()
-            .filter(|(_, _, _, n)| *n > 0)
-            .map(|(s, e, unstable, _)| (s, e, unstable as u64))
+                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
+                 GROUP BY x.step ORDER BY x.step",
+            )?;
+            let rows = st.query_map(params![experiment, cell, discard_first], |r| {
+                Ok(StepMeans {
+                    step: r.get::<_, i64>(0)? as u32,
+                    nodes_before: r.get::<_, i64>(1)? as usize,
+                    nodes_after: r.get::<_, i64>(2)? as usize,
+                    stabilisation_s: r.get(3)?,
+                    elasticity: r.get(4)?,
+                    never_stable: r.get::<_, i64>(5)? as u64,
+                })
+            })?;
+            rows.collect()
+        };
+        query().unwrap_or_default()
+    }
+
+    /// Dory's performance table of a cell: per stable size, the means over the counted repetitions
+    /// of the mean and the deviation of request-set times, and of the scalability against the size
+    /// before (where everything doubled).
+    pub fn size_means(&self, experiment: &str, cell: &str, discard_first: u32) -> Vec<SizeMeans> {
+        let query = || -> rusqlite::Result<Vec<SizeMeans>> {
+            let mut st = self.conn.prepare(
+                "SELECT s.nodes, MIN(s.records), MIN(s.in_flight), MIN(s.set_size), AVG(s.mean_s),
+                        AVG(s.sd_s), AVG(s.scalability), COUNT(*)
+                 FROM run_sizes s JOIN runs r ON r.id = s.run_id
+                 JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
+                 GROUP BY s.nodes ORDER BY s.nodes",
+            )?;
+            let rows = st.query_map(params![experiment, cell, discard_first], |r| {
+                Ok(SizeMeans {
+                    nodes: r.get::<_, i64>(0)? as usize,
+                    records: r.get::<_, i64>(1)? as u64,
+                    in_flight: r.get::<_, i64>(2)? as u64,
+                    set_size: r.get::<_, i64>(3)? as u64,
+                    mean_s: r.get(4)?,
+                    sd_s: r.get(5)?,
+                    scalability: r.get(6)?,
+                    runs: r.get::<_, i64>(7)? as u64,
+                })
+            })?;
+            rows.collect()
+        };
+        query().unwrap_or_default()
     }
 
     /// The elastic transitions of an experiment, in run order.
@@ -469,10 +541,10 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.cell, r.repetition, x.action, x.nodes_before, x.nodes_after,
-                        x.stabilisation_s, x.elasticity, x.events
+                        x.stabilisation_s, x.elasticity, x.events, x.step
                  FROM run_elastic x JOIN runs r ON r.id = x.run_id
                  JOIN experiments e ON e.id = r.experiment_id
-                 WHERE e.name = ?1 ORDER BY r.id",
+                 WHERE e.name = ?1 ORDER BY r.id, x.step",
             )
             .map_err(|e| e.to_string())?;
         let rows = st
@@ -486,6 +558,7 @@ impl Store {
                     stabilisation_s: r.get(5)?,
                     elasticity: r.get(6)?,
                     events: r.get(7)?,
+                    step: r.get::<_, i64>(8)? as u32,
                 })
             })
             .map_err(|e| e.to_string())?;
@@ -516,11 +589,46 @@ pub struct ElasticRow {
     pub elasticity: Option<f64>,
     /// JSON.
     pub events: String,
+    /// The step of its run (1 unless the run had several).
+    pub step: u32,
 }
 
-/// What an elastic run adds to its record.
+/// A cell's elastic transitions of one step, averaged over its repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepMeans {
+    pub step: u32,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub stabilisation_s: Option<f64>,
+    pub elasticity: Option<f64>,
+    pub never_stable: u64,
+}
+
+/// A cell's stable size, averaged over its repetitions (Dory's performance table).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeMeans {
+    pub nodes: usize,
+    pub records: u64,
+    pub in_flight: u64,
+    pub set_size: u64,
+    pub mean_s: f64,
+    pub sd_s: f64,
+    pub scalability: Option<f64>,
+    pub runs: u64,
+}
+
+/// What an elastic run adds to its record: its transitions (one per step) and the table of its
+/// stable sizes.
+#[derive(Debug, Clone, Default)]
+pub struct ElasticOutcome {
+    pub transitions: Vec<ElasticRecord>,
+    pub sizes: Vec<scalebench_elastic::SizeRow>,
+}
+
+/// One transition of an elastic run.
 #[derive(Debug, Clone)]
 pub struct ElasticRecord {
+    pub step: u32,
     pub action: String,
     pub nodes_before: usize,
     pub nodes_after: usize,
