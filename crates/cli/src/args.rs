@@ -114,7 +114,7 @@ pub struct ExperimentArgs {
     /// Print the runs the experiment would do, and do nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Run the experiment in miniature: the same matrix with at most 2 repetitions (elastic: 1),
+    /// Run the experiment in miniature: the same matrix with one repetition,
     /// 1 s runs, record, operation and request-set counts divided by 100 and short elastic phases,
     /// recorded as NAME-miniature (a check that it runs, not a result; docs/experiments.md).
     #[arg(long)]

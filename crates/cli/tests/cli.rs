@@ -428,6 +428,48 @@ fn an_overloaded_warm_up_leaves_no_backlog_to_the_measurement() {
     );
 }
 
+/// An open loop that completed its target was bounded by the target, not by the client whose CPU the
+/// pacer keeps busy: no "client was the bound" banner (issue 29, point 11).
+#[test]
+fn an_open_loop_that_kept_its_target_is_bounded_by_the_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--target",
+        "5000",
+        "--duration",
+        "3s",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v = &json(&out)["phases"][0]["bounded_by"];
+    assert_eq!(v["resource"], "target", "{v}");
+    assert_eq!(v["client_bound"], false, "{v}");
+    let summary = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        summary.contains("bounded by: the target rate (5000 ops/s, kept)"),
+        "{summary}"
+    );
+    let report = dir.path().join("r.html");
+    let o = scalebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        !html.contains("The client was the bound"),
+        "a banner blames the client"
+    );
+}
+
 #[test]
 fn a_missing_table_is_a_clear_runtime_error_without_result_file() {
     let dir = tempfile::tempdir().unwrap();

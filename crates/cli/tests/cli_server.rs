@@ -190,6 +190,42 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         .unwrap()
         .starts_with("127.0.0.1:"));
 
+    // The space a record adds is measured around each load, so the fixed overhead (WAL segments,
+    // catalogs) cancels: 1,000 and 10,000 records cost the same per record (issue 29, point 9),
+    // while the total over the records is mostly overhead at 1,000.
+    let marginal_of = |records: &str| {
+        let out = dir.path().join(format!("load-{records}.json"));
+        let (code, text) = run(&[
+            "load",
+            "--deployment",
+            f,
+            "--create-schema",
+            "--drop-schema",
+            "-p",
+            &format!("recordcount={records}"),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{text}");
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+        let space = r["phases"][0]["space"].clone();
+        (
+            space["marginal"]["bytes_per_record"].as_f64().unwrap(),
+            space["bytes_per_record"].as_f64().unwrap(),
+        )
+    };
+    let (small, small_total) = marginal_of("1000");
+    let (large, _) = marginal_of("10000");
+    assert!(
+        (small - large).abs() / large < 0.15,
+        "{small:.0} and {large:.0} bytes per record"
+    );
+    assert!(
+        small_total > 1.5 * small,
+        "{small_total:.0} total, {small:.0} marginal"
+    );
+
     let (code, text) = run(&["cluster", "status", f, "--json"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("postgres://bench:***@"), "{text}");

@@ -1,5 +1,5 @@
 //! Every shipped example experiment runs for real, in miniature (`scalebench experiment --miniature`:
-//! the same matrix, databases and deployments; 1 s runs, record counts / 100, at most 2 repetitions),
+//! the same matrix, databases and deployments; 1 s runs, record counts / 100, one repetition),
 //! against the servers it names, and its results render as a report. One test per example; a new
 //! example without one fails `every_example_has_a_test`.
 
@@ -19,50 +19,92 @@ fn examples() -> Vec<PathBuf> {
     all
 }
 
-fn run_in_miniature(example: &Path) {
+/// What a miniature left: its results database, its runs (cell, status, result JSON) and its report.
+struct Miniature {
+    _dir: TestDir,
+    name: String,
+    results: PathBuf,
+    runs: Vec<(String, String, serde_json::Value)>,
+    report: String,
+}
+
+impl Miniature {
+    /// The measured phase of each run, with its cell.
+    fn measured(&self) -> impl Iterator<Item = (&str, &serde_json::Value)> {
+        self.runs.iter().map(|(cell, _, r)| {
+            (
+                cell.as_str(),
+                r["phases"]
+                    .as_array()
+                    .and_then(|p| p.last())
+                    .unwrap_or(&serde_json::Value::Null),
+            )
+        })
+    }
+
+    /// `results show` of the miniature.
+    fn show(&self) -> String {
+        let o = scalebench(&[
+            "results",
+            "show",
+            &self.name,
+            "--results",
+            self.results.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+fn run_in_miniature(example: &Path) -> Miniature {
     let name = example.file_stem().unwrap().to_str().unwrap();
     let dir = test_dir();
     let results = dir.path().join("r.db");
-    let results = results.to_str().unwrap();
     let o = scalebench(&[
         "experiment",
         example.to_str().unwrap(),
         "--miniature",
         "--results",
-        results,
+        results.to_str().unwrap(),
         "--clusters-dir",
         dir.path().join("clusters").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{name}: {}", stderr(&o));
 
     let miniature = format!("{name}-miniature");
-    let plan = scalebench(&[
-        "experiment",
-        example.to_str().unwrap(),
-        "--miniature",
-        "--dry-run",
-    ]);
-    // "experiment NAME: N runs (...)"
-    let header = String::from_utf8_lossy(&plan.stdout);
-    let planned: usize = header
-        .split_once(": ")
-        .and_then(|(_, rest)| rest.split_once(" runs"))
-        .map(|(n, _)| n.parse().unwrap())
-        .expect("the plan's header");
-    let export = scalebench(&["results", "export", &miniature, "--results", results]);
-    assert!(export.status.success(), "{name}: {}", stderr(&export));
-    let exported: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
-    let runs = exported["runs"].as_array().unwrap();
+    let planned = planned_runs(example);
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let runs: Vec<(String, String, serde_json::Value)> = db
+        .prepare("SELECT cell, status, result FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| {
+            let json: Option<String> = r.get(2)?;
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                json.map_or(serde_json::Value::Null, |j| {
+                    serde_json::from_str(&j).unwrap()
+                }),
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(runs.len(), planned, "{name}: every planned run is recorded");
-    for r in runs {
-        assert_eq!(r["status"], "ok", "{name}: {r}");
-        assert!(r["ok"].as_u64().unwrap() > 0, "{name}: {r}");
+    for (cell, status, r) in &runs {
+        assert_eq!(status, "ok", "{name}: {cell}");
+        let ok = r["phases"]
+            .as_array()
+            .and_then(|p| p.last())
+            .and_then(|p| p["totals"]["ok"].as_u64())
+            .unwrap_or(0);
+        assert!(ok > 0, "{name}: {cell} measured nothing");
     }
 
     let report = dir.path().join("report.html");
     let o = scalebench(&[
         "report",
-        results,
+        results.to_str().unwrap(),
         "--experiment",
         &miniature,
         "--output",
@@ -74,41 +116,223 @@ fn run_in_miniature(example: &Path) {
         html.contains("<figure class=\"chart\""),
         "{name}: the report has charts"
     );
+    Miniature {
+        _dir: dir,
+        name: miniature,
+        results,
+        runs,
+        report: html,
+    }
+}
+
+/// The runs `--miniature --dry-run` plans ("experiment NAME: N runs (...)").
+fn planned_runs(example: &Path) -> usize {
+    let plan = scalebench(&[
+        "experiment",
+        example.to_str().unwrap(),
+        "--miniature",
+        "--dry-run",
+    ]);
+    let header = String::from_utf8_lossy(&plan.stdout);
+    header
+        .split_once(": ")
+        .and_then(|(_, rest)| rest.split_once(" runs"))
+        .map(|(n, _)| n.parse().unwrap())
+        .expect("the plan's header")
 }
 
 /// One test per example, so that the test harness runs two at a time (`--test-threads 2`): much of
 /// an example's time is spent waiting for servers to start, join and settle. The harness starts
 /// tests in name order: numbered longest first, so that both threads stay busy to the end.
 macro_rules! examples {
-    ($($test:ident => $file:literal),* $(,)?) => {
+    ($($test:ident => $file:literal $(, $check:ident)?);* $(;)?) => {
         /// Every example with a test below.
         const TESTED: &[&str] = &[$($file),*];
         $(
             #[test]
             fn $test() {
-                run_example($file);
+                let _m = run_example($file);
+                $($check(&_m);)?
             }
         )*
     };
 }
 
 examples! {
-    run_1_wegert_configurations => "wegert-configurations",
-    run_2_swaminathan_sizes => "swaminathan-sizes",
-    run_3_dory_elasticity => "dory-elasticity",
-    run_4_dijkshoorn_operations => "dijkshoorn-operations",
-    run_5_dory_request_sets => "dory-request-sets",
-    run_6_lourenco_write_heavy => "lourenco-write-heavy",
-    run_7_sqlite_quick => "sqlite-quick",
+    run_1_wegert_configurations => "wegert-configurations", wegert_restores_before_every_run;
+    run_2_swaminathan_sizes => "swaminathan-sizes", swaminathan_compares_databases_per_data_size;
+    run_3_dory_elasticity => "dory-elasticity", dory_keeps_the_table_of_sizes;
+    run_4_dijkshoorn_operations => "dijkshoorn-operations", dijkshoorn_reads_and_updates_the_loaded_table;
+    run_5_dory_request_sets => "dory-request-sets";
+    run_6_lourenco_write_heavy => "lourenco-write-heavy", lourenco_compares_the_space_records_add;
+    run_7_sqlite_quick => "sqlite-quick";
 }
 
-fn run_example(name: &str) {
-    let example = examples()
+fn run_example(name: &str) -> Miniature {
+    let example = example(name);
+    let _files = SqliteFiles::of(&example);
+    run_in_miniature(&example)
+}
+
+fn example(name: &str) -> PathBuf {
+    examples()
         .into_iter()
         .find(|e| e.file_stem().is_some_and(|s| s == name))
-        .unwrap_or_else(|| panic!("examples/{name}.toml"));
-    let _files = SqliteFiles::of(&example);
-    run_in_miniature(&example);
+        .unwrap_or_else(|| panic!("examples/{name}.toml"))
+}
+
+/// Issue 29, point 3: Wegert restored his data "vor jeder einzelnen Messung": every measured run
+/// starts on the records its configuration loaded (scaled by 1/RF in the replication series), none on
+/// what an earlier run inserted.
+fn wegert_restores_before_every_run(m: &Miniature) {
+    for (cell, run) in m.measured() {
+        let loaded = if let Some(rf) = cell.split("/rf").nth(1) {
+            let rf: u64 = rf[..1].parse().unwrap();
+            (50_000 / rf / 100).max(100)
+        } else {
+            500
+        };
+        assert_eq!(run["data"]["records_at_start"], loaded, "{cell}");
+        assert_eq!(
+            run["data"]["mean_record_bytes"], 600.0,
+            "{cell}: 10 fields of 60 bytes"
+        );
+    }
+    let cells: Vec<&str> = m.measured().map(|(c, _)| c).collect();
+    for config in [
+        "leveled-compaction",
+        "uncompressed",
+        "rf2-one",
+        "rf4-all",
+        "all-one",
+    ] {
+        assert!(
+            cells.iter().any(|c| c.contains(config)),
+            "{config}: {cells:?}"
+        );
+    }
+}
+
+/// Issue 29, points 6 and 7: the recommendation table has a column per data size, and runs bounded
+/// by their operation count measure that many operations.
+fn swaminathan_compares_databases_per_data_size(m: &Miniature) {
+    let table = m
+        .report
+        .split("<h3>Recommendation</h3>")
+        .nth(1)
+        .expect("the recommendation table");
+    let header = &table[..table.find("</tr>").unwrap()];
+    for size in ["1KB-x-20K", "4KB-x-20K", "1KB-x-100K", "4KB-x-100K"] {
+        assert!(header.contains(size), "{size} is no column: {header}");
+    }
+    assert!(
+        !table.contains("cassandra/1kb"),
+        "data sizes are no candidates"
+    );
+    for (cell, run) in m.measured() {
+        let count: u64 = cell
+            .split("operationcount=")
+            .nth(1)
+            .and_then(|c| c.split(',').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("{cell} has an operation count"));
+        assert_eq!(run["ended_by"], "operations", "{cell}");
+        let t = &run["totals"];
+        assert_eq!(
+            t["ok"].as_u64().unwrap() + t["failed"].as_u64().unwrap(),
+            count,
+            "{cell}"
+        );
+    }
+}
+
+/// Issue 29, point 8: an elastic step that doubles keeps Dory's table of sizes and the scalability.
+fn dory_keeps_the_table_of_sizes(m: &Miniature) {
+    let show = m.show();
+    for db in ["redis-cluster-3", "hbase-1", "cassandra-1"] {
+        let line = show
+            .lines()
+            .find(|l| l.starts_with(db))
+            .unwrap_or_else(|| panic!("{db}: {show}"));
+        assert!(line.contains("request sets per size"), "{line}");
+        assert!(line.contains("scalability"), "{line}");
+    }
+    assert!(
+        m.report.contains("Performance per size"),
+        "the report's table of sizes"
+    );
+}
+
+/// Issue 29, point 2: the UPDATE and SELECT cells run on the table as loaded; the INSERT cells, on
+/// a table their earlier repetitions grew, say so.
+fn dijkshoorn_reads_and_updates_the_loaded_table(m: &Miniature) {
+    for (cell, run) in m.measured() {
+        let records = run["data"]["records_at_start"].as_u64().unwrap();
+        if cell.contains("/update/") || cell.contains("/select/") {
+            assert_eq!(records, 200, "{cell}");
+        } else {
+            assert!(records >= 200, "{cell}");
+        }
+    }
+    assert!(m.show().contains("on 200 records"));
+}
+
+/// Issue 29, points 1 and 9: every load's space is measured before and after it, and the bytes per
+/// record compared are what the records added.
+fn lourenco_compares_the_space_records_add(m: &Miniature) {
+    for (cell, load) in m.measured() {
+        let marginal = &load["space"]["marginal"];
+        let per_record = marginal["bytes_per_record"].as_f64().unwrap_or(0.0);
+        assert!(per_record > 0.0, "{cell}: {marginal}");
+        let total = load["space"]["bytes_per_record"].as_f64().unwrap();
+        assert!(per_record < total, "{cell}: the fixed overhead is left out");
+    }
+}
+
+/// Issue 29, point 1: Lourenco left "the remaining settings ... at their default values": the
+/// Cassandra node of his example has Cassandra's default commit log (periodic).
+#[test]
+fn lourenco_runs_cassandra_with_its_default_commit_log() {
+    let file = example("lourenco-write-heavy");
+    let spec = scalebench_session::experiment::spec::Experiment::from_file(&file).unwrap();
+    for d in spec
+        .databases
+        .iter()
+        .filter(|d| d.name.starts_with("cassandra"))
+    {
+        let deployment = file.parent().unwrap().join(d.deployment.as_ref().unwrap());
+        let d = scalebench_deploy::Deployment::from_file(&deployment).unwrap();
+        assert_eq!(
+            d.cassandra.commitlog_sync,
+            "periodic",
+            "{}",
+            deployment.display()
+        );
+    }
+}
+
+/// Issue 29, point 5: the table of miniatures in docs/experiments.md lists the runs each plans.
+#[test]
+fn the_miniature_table_in_the_docs_matches_the_plans() {
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/experiments.md"),
+    )
+    .unwrap();
+    let table = docs
+        .split("| example | runs | miniature |")
+        .nth(1)
+        .expect("the miniature table");
+    let mut seen = 0;
+    for line in table.lines().skip(2).take_while(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (name, runs) = (cells[1], cells[2].parse::<usize>().unwrap());
+        assert_eq!(
+            runs,
+            planned_runs(&example(name)),
+            "{name} in docs/experiments.md"
+        );
+        seen += 1;
+    }
+    assert_eq!(seen, examples().len(), "every example has a row");
 }
 
 /// The SQLite files an example's databases name (`sqlite:///tmp/...`), removed when the test ends.

@@ -37,7 +37,13 @@ pub(crate) struct Pacer<'a> {
     /// How long before a deadline the driver wakes and starts to spin, ns: the measured wake-up
     /// lateness of this thread's naps, with a margin.
     slack_ns: Cell<u64>,
+    /// The lateness of the last naps' wake-ups (a ring), ns, and how many were recorded.
+    lateness: RefCell<[u64; LATENESS_KEPT]>,
+    naps: Cell<u64>,
 }
+
+/// Wake-ups whose lateness sets the slack: the last 64.
+const LATENESS_KEPT: usize = 64;
 
 /// The spun stretch before a deadline: at least this (the cost of a wake-up itself) ...
 const MIN_SLACK_NS: u64 = 15_000;
@@ -136,6 +142,8 @@ impl<'a> Pacer<'a> {
             registered: Cell::new(false),
             timer: PreciseTimer::new(),
             slack_ns: Cell::new(START_SLACK_NS),
+            lateness: RefCell::new([0; LATENESS_KEPT]),
+            naps: Cell::new(0),
         }
     }
 
@@ -180,12 +188,24 @@ impl<'a> Pacer<'a> {
         }
     }
 
-    /// The spun stretch follows the worst recent lateness of a nap's wake-up (times 1.5), decaying
-    /// slowly when naps wake on time.
+    /// The spun stretch covers most recent wake-ups (their 75th percentile of lateness, plus a
+    /// quarter): a virtual machine wakes a timer some tens of microseconds late as a rule and up to a
+    /// millisecond now and then, and spinning for the rare worst case would cost a core. A start
+    /// delayed by a late wake-up is recorded as such (the schedule's lateness, the intended-start
+    /// latency).
     fn learn_slack(&self, late_ns: u64) {
-        let decayed = self.slack_ns.get() - self.slack_ns.get() / 64;
-        let slack = decayed.max(late_ns + late_ns / 2);
-        self.slack_ns.set(slack.clamp(MIN_SLACK_NS, MAX_SLACK_NS));
+        let n = self.naps.get();
+        self.naps.set(n + 1);
+        let mut kept = self.lateness.borrow_mut();
+        kept[n as usize % LATENESS_KEPT] = late_ns;
+        if (n + 1) % 16 != 0 {
+            return;
+        }
+        let mut sorted: Vec<u64> = kept[..((n + 1) as usize).min(LATENESS_KEPT)].to_vec();
+        sorted.sort_unstable();
+        let p75 = sorted[sorted.len() * 3 / 4];
+        self.slack_ns
+            .set((p75 + p75 / 4).clamp(MIN_SLACK_NS, MAX_SLACK_NS));
     }
 
     async fn nap(&self, d: Duration) {

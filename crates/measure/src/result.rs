@@ -99,6 +99,9 @@ pub struct Space {
     pub marginal: Option<MarginalSpace>,
 }
 
+/// The parts of a database's files that hold its records (the others: its log, its own tables).
+pub const RECORD_PARTS: [&str; 2] = ["data", "index"];
+
 /// The space a load's records added: measured before the load (the emptied table and the
 /// database's own files) and after it, so fixed overhead cancels out.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -107,8 +110,10 @@ pub struct MarginalSpace {
     pub before_parts: BTreeMap<String, u64>,
     /// The records the load wrote.
     pub records: u64,
-    /// What a record costs in data, indexes and metadata: the growth of every part but the log, per
-    /// record (Lourenco's "data + metadata + indexes", studies.md section 4).
+    /// What a record costs: the growth of the parts that hold records (`data`, `index`: the rows,
+    /// their indexes and per-record metadata such as bloom filters), per record (Lourenco's
+    /// "data + metadata + indexes", studies.md section 4); the log and the database's own tables
+    /// (`system`, which flushes and compactions grow and shrink) are left out.
     pub bytes_per_record: Option<f64>,
     /// Each part's growth per record, the log included.
     pub parts_per_record: BTreeMap<String, f64>,
@@ -124,16 +129,12 @@ impl MarginalSpace {
             after.parts.get(part).copied().unwrap_or(0) as f64
                 - before.parts.get(part).copied().unwrap_or(0) as f64
         };
-        let without_log: f64 = parts
-            .iter()
-            .filter(|p| p.as_str() != "log")
-            .map(|p| growth(p))
-            .sum();
+        let records_parts: f64 = RECORD_PARTS.iter().map(|p| growth(p)).sum();
         MarginalSpace {
             before_bytes: before.total_bytes,
             before_parts: before.parts.clone(),
             records,
-            bytes_per_record: per(without_log),
+            bytes_per_record: per(records_parts),
             parts_per_record: parts
                 .iter()
                 .filter_map(|p| Some(((*p).clone(), per(growth(p))?)))

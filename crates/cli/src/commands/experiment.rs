@@ -101,7 +101,7 @@ fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
             LoadMode::EachRun => "load",
             _ if loaded != Some(r.data_key.as_str()) => "load",
             LoadMode::Restore => "restore if earlier runs inserted",
-            LoadMode::RestoreEach => "restore",
+            LoadMode::RestoreEach => "restore if earlier runs wrote",
             LoadMode::Once => "",
         };
         loaded = Some(&r.data_key);

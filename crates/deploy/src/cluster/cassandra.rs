@@ -4,6 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Rings this process last saw with every node up (`nodetool status`), by cluster directory: the
+/// node processes then, and when.
+#[allow(clippy::type_complexity)]
+static RING_SEEN_UP: std::sync::Mutex<
+    std::collections::BTreeMap<std::path::PathBuf, (Vec<(String, u32)>, std::time::Instant)>,
+> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// How long a ring seen up stands, its node processes unchanged and serving CQL.
+const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
+
 use super::{ClusterState, Engine, NodeState};
 use crate::cassandra::{node_command, nodetool, CassandraOptions, NodePorts};
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
@@ -312,6 +322,23 @@ impl Engine for Cassandra {
         if !missing.is_empty() {
             return missing;
         }
+        // `nodetool status` starts a JVM (over a second of CPU, taken from the servers): a ring this
+        // process saw up with the same node processes a short while ago is not asked again, as long
+        // as every node still serves CQL (checked above).
+        let processes: Vec<(String, u32)> = c
+            .running()
+            .filter_map(|n| Some((n.id.clone(), n.process.as_ref()?.pid)))
+            .collect();
+        let key = c.dir.clone();
+        if let Some((seen, at)) = RING_SEEN_UP
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            if *seen == processes && at.elapsed() < RING_RECHECK {
+                return missing;
+            }
+        }
         match self.ring(c) {
             Ok(ring) => {
                 for n in c.running() {
@@ -323,6 +350,12 @@ impl Engine for Cassandra {
                 }
             }
             Err(e) => missing.push(e.to_string()),
+        }
+        if missing.is_empty() {
+            RING_SEEN_UP
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, (processes, std::time::Instant::now()));
         }
         missing
     }

@@ -37,6 +37,9 @@ struct RunnerState {
     /// deletes): the data size each run is recorded with.
     loaded_records: u64,
     records: u64,
+    /// A run since the load or the last restore issued writes (updates, inserts, deletes): the data
+    /// is no longer as loaded.
+    written: bool,
     drop_caches_warned: bool,
     /// How to start client processes, for runs with `clients` above 1.
     client_program: Option<crate::distributed::local::ClientProgram>,
@@ -539,8 +542,9 @@ fn one_run(
         state.next_insert = None;
         state.loaded_records = loaded.phases.first().map_or(0, |p| p.totals.records);
         state.records = state.loaded_records;
+        state.written = false;
         load = loaded.phases.into_iter().next();
-    } else if mode == LoadMode::RestoreEach
+    } else if (mode == LoadMode::RestoreEach && state.written)
         || (mode == LoadMode::Restore && state.next_insert.is_some())
     {
         // Wegert restored the data before the runs that insert (studies.md, study 2: "restore data
@@ -561,6 +565,7 @@ fn one_run(
         // The snapshot predates every run's inserts.
         state.next_insert = None;
         state.records = state.loaded_records;
+        state.written = false;
     }
     if exp.procedure.drop_caches {
         let dropped = std::process::Command::new("sync").status().is_ok()
@@ -592,6 +597,24 @@ fn one_run(
         let ok = |op: &str| p.operations.get(op).map_or(0, |o| o.ok);
         state.records = (state.records + ok("INSERT")).saturating_sub(ok("DELETE"));
     }
+    // Reads leave the data as loaded; a mix with writes (its warm-up too, a failed write may have
+    // landed) does not.
+    let writes = [
+        "updateproportion",
+        "insertproportion",
+        "readmodifywriteproportion",
+        "deleteproportion",
+    ]
+    .iter()
+    .any(|k| {
+        result
+            .parameters
+            .properties
+            .get(*k)
+            .and_then(|v| v.parse::<f64>().ok())
+            .is_some_and(|p| p > 0.0)
+    });
+    state.written |= writes;
     // The record keeps the load that preceded the run (if any) before the measured phase.
     if let Some(l) = load {
         result.phases.insert(0, l);

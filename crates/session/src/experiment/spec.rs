@@ -46,9 +46,10 @@ pub struct Procedure {
     /// `each-run` (drop, create and load before every run), `once` (load when the data changes:
     /// database, configuration, workload or a property other than threads/concurrency/target),
     /// `restore` (as `once`, then a snapshot; restored before a run when earlier runs inserted), or
-    /// `restore-each` (as `restore`, the snapshot put back before every measured run but the first
-    /// after a load: Wegert's "vor jeder einzelnen Messung", so no run starts on data earlier runs
-    /// updated and left uncompacted); the restoring modes need deployments.
+    /// `restore-each` (as `restore`, the snapshot put back before every measured run that follows a
+    /// run that wrote: Wegert's "vor jeder einzelnen Messung", every run starts on the data as loaded,
+    /// never on data earlier runs updated and left uncompacted; after reads it is as loaded already);
+    /// the restoring modes need deployments.
     pub load: LoadMode,
     /// Flush/compact after a load (deployments).
     pub compact: bool,
@@ -127,7 +128,7 @@ pub enum LoadMode {
     Once,
     /// As once, then a snapshot, restored before a run that follows inserts (deployments).
     Restore,
-    /// As restore, the snapshot put back before every measured run but the first after a load.
+    /// As restore, the snapshot put back before every measured run that follows one that wrote.
     RestoreEach,
 }
 
@@ -264,21 +265,16 @@ pub const MINIATURE_DIVISOR: i64 = 100;
 
 impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
-    /// deployments and procedure, with at most 2 repetitions (1 for elastic runs, at most 1
-    /// discarded), a 200 ms warm-up and 1 s runs, record, operation and request-set counts divided by
+    /// deployments and procedure, with one repetition (none discarded), a 200 ms warm-up and 1 s runs, record, operation and request-set counts divided by
     /// [`MINIATURE_DIVISOR`] (at least 100) and, for elastic runs, a 3 s baseline, 2 s after, at
     /// most 2 runs of each request set and at most 30 s to stabilise. It checks that an example runs for real, end to end, in
     /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
-        // An elastic repetition deploys its cluster afresh (minutes for a Cassandra ring): one.
-        let most = if self.procedure.measure == Measure::Elastic {
-            1
-        } else {
-            2
-        };
-        self.repetitions = self.repetitions.min(most);
-        self.discard_first = self.discard_first.min(self.repetitions - 1);
+        // One repetition: a miniature checks that every cell runs and renders, which a second
+        // repetition of each cell would check again at twice the time.
+        self.repetitions = 1;
+        self.discard_first = 0;
         let p = &mut self.procedure;
         let span = |d: &str| d.parse().expect("a valid duration");
         p.warmup = span("200ms");
