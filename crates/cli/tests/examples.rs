@@ -59,6 +59,7 @@ impl Miniature {
 fn run_in_miniature(example: &Path) -> Miniature {
     let name = example.file_stem().unwrap().to_str().unwrap();
     let dir = test_dir();
+    let started = std::time::Instant::now();
     let results = dir.path().join("r.db");
     let o = scalebench(&[
         "experiment",
@@ -70,6 +71,11 @@ fn run_in_miniature(example: &Path) -> Miniature {
         dir.path().join("clusters").to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{name}: {}", stderr(&o));
+    // The time the docs' table of miniatures shows (seen with --nocapture).
+    eprintln!(
+        "{name}: miniature in {:.1} min",
+        started.elapsed().as_secs_f64() / 60.0
+    );
 
     let miniature = format!("{name}-miniature");
     let planned = planned_runs(example);

@@ -6,8 +6,9 @@
 //! deadlines and one driver per thread sleeps on a Linux timerfd (nanosecond resolution, its
 //! readiness polled by the runtime's reactor, the thread's timer slack set to 1 ns) until shortly
 //! before the earliest deadline, spins only the last stretch, and wakes each slot when its time has
-//! come. The stretch spun is the wake-up lateness measured on this thread (the worst recent
-//! overshoot of a nap, with a margin): tens of microseconds on an idle machine, so a pacer at 1,000
+//! come. The stretch spun is the wake-up lateness measured on this thread (the 75th percentile of
+//! the last 64 naps' overshoot, plus a quarter): tens of microseconds on an idle machine; a wake-up
+//! later than that costs the operation its lateness, which the intended-start latency shows. A pacer at 1,000
 //! operations per second costs a few percent of a core, not the core it spun before, which a local
 //! cluster's servers need.
 
