@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
-use crate::registry::BindingInfo;
+use crate::info::BindingInfo;
 use crate::BindingError;
 
 /// A database URL; the scheme chooses the binding. The password never leaves this type unredacted
@@ -230,37 +230,29 @@ impl BindingConfig {
     }
 
     /// Option `name` of the binding `info` describes: the value given, else the default its
-    /// declaration gives (`scalebench bindings` shows the same one). Reading an undeclared option is
-    /// a mistake in the binding's code, not in the user's input.
+    /// declaration gives (`scalebench bindings` shows the same one).
     pub fn option<'a>(&'a self, info: &'a BindingInfo, name: &str) -> &'a str {
-        let declared = info
-            .options
-            .iter()
-            .find(|o| o.name == name)
-            .unwrap_or_else(|| {
-                panic!(
-                    "binding {} reads option {name}, which it does not declare",
-                    info.name
-                )
-            });
+        let declared = info.option(name);
         self.options
             .get(name)
             .map(String::as_str)
             .unwrap_or(declared.default)
     }
 
-    /// An option restricted to a set of words (case-insensitive); the error names binding, option and value.
-    pub fn choice(
-        &self,
-        info: &BindingInfo,
-        name: &str,
-        choices: &[&str],
-    ) -> Result<String, BindingError> {
+    /// An option restricted to the words its declaration lists (case-insensitive), spelled as
+    /// declared; the error names binding, option and value.
+    pub fn choice(&self, info: &BindingInfo, name: &str) -> Result<&'static str, BindingError> {
+        let choices = info.option(name).choices;
+        debug_assert!(
+            !choices.is_empty(),
+            "{}.{name} declares no choices",
+            info.name
+        );
         let v = self.option(info, name);
         choices
             .iter()
             .find(|c| c.eq_ignore_ascii_case(v))
-            .map(|c| c.to_string())
+            .copied()
             .ok_or_else(|| {
                 BindingError::Config(format!(
                     "invalid value '{v}' for property '{}.{name}': expected one of {}",
@@ -268,6 +260,11 @@ impl BindingConfig {
                     choices.join(", ")
                 ))
             })
+    }
+
+    /// A yes/no option (declared with [`crate::info::BOOL`]).
+    pub fn flag(&self, info: &BindingInfo, name: &str) -> Result<bool, BindingError> {
+        Ok(self.choice(info, name)? == "true")
     }
 
     pub fn u64_option(&self, info: &BindingInfo, name: &str) -> Result<u64, BindingError> {

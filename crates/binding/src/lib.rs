@@ -2,35 +2,69 @@
 //!
 //! A binding turns operations into driver calls and driver results into outcomes ([`OpError`] with a
 //! [`FailureClass`]). It knows nothing about time, schedules or statistics. Adding a database means adding
-//! one module (behind a cargo feature) and one entry in [`registry`].
+//! one folder (behind a cargo feature) and one line in [`bindings!`].
 
 pub mod cancel;
-#[cfg(feature = "cassandra")]
-pub mod cassandra;
 pub mod config;
 pub mod conformance;
 pub mod deadline;
-#[cfg(feature = "etcd")]
-pub mod etcd;
-#[cfg(feature = "hbase")]
-pub mod hbase;
-#[cfg(feature = "mongodb")]
-pub mod mongodb;
-#[cfg(feature = "mysql")]
-pub mod mysql;
-pub mod null;
-#[cfg(feature = "postgres")]
-pub mod postgres;
-#[cfg(feature = "redis")]
-pub mod redis;
+pub mod info;
 pub mod registry;
 pub mod sql;
-#[cfg(feature = "sqlite")]
-pub mod sqlite;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema};
-pub use registry::{open, BindingInfo, FactoryVisitor, OptionInfo};
+pub use info::{BindingInfo, OptionInfo};
+pub use registry::{open, FactoryVisitor};
+
+/// Declares every binding: its module (a folder, or a file), the cargo feature that builds it (none:
+/// always built) and its factory. From this list come the module declarations, the registry's list
+/// ([`registry::bindings`]) and the arm that opens each ([`registry::open`]).
+macro_rules! bindings {
+    ($( $module:ident $(if $feature:literal)? => $factory:ident, )*) => {
+        $( $(#[cfg(feature = $feature)])? pub mod $module; )*
+
+        /// The declarations of the bindings compiled into this build, in the order listed.
+        // Pushed to one by one: each push has its own cfg.
+        #[allow(unused_mut, clippy::vec_init_then_push)]
+        fn compiled_bindings() -> Vec<BindingInfo> {
+            let mut all = Vec::new();
+            $( $(#[cfg(feature = $feature)])? all.push(<$module::$factory as BindingFactory>::INFO); )*
+            all
+        }
+
+        /// Opens compiled binding `name` and hands its factory, with its concrete type, to `visitor`.
+        fn open_compiled<V: FactoryVisitor>(
+            name: &str,
+            config: &BindingConfig,
+            visitor: V,
+        ) -> Result<V::Output, BindingError> {
+            match name {
+                $(
+                    $(#[cfg(feature = $feature)])?
+                    n if n == <$module::$factory as BindingFactory>::INFO.name => {
+                        Ok(visitor.visit($module::$factory::open(config)?))
+                    }
+                )*
+                other => Err(BindingError::Config(format!("binding '{other}' is not in this build"))),
+            }
+        }
+    };
+}
+
+// Adding a database: its folder under src/, one line here, and its cargo feature (with the driver
+// it needs) in Cargo.toml's `all-bindings`.
+bindings! {
+    null => NullFactory,
+    sqlite if "sqlite" => SqliteFactory,
+    postgres if "postgres" => PostgresFactory,
+    redis if "redis" => RedisFactory,
+    mysql if "mysql" => MysqlFactory,
+    etcd if "etcd" => EtcdFactory,
+    cassandra if "cassandra" => CassandraFactory,
+    mongodb if "mongodb" => MongoFactory,
+    hbase if "hbase" => HbaseFactory,
+}
 
 use scalebench_workload::{FieldSet, Fields, OpError, Operation};
 
@@ -118,18 +152,18 @@ pub trait Binding {
     }
 }
 
-/// Creates per-worker [`Binding`]s. Shared by all worker threads.
+/// Creates per-worker [`Binding`]s. Shared by all worker threads. Each binding's factory also has
+/// `fn open(&BindingConfig) -> Result<Self, BindingError>`, which checks the options and the
+/// database before anything runs (called by [`registry::open`]).
 #[allow(async_fn_in_trait)]
 pub trait BindingFactory: Send + Sync + 'static {
     type Binding: Binding;
 
+    /// The binding's declaration: schemes, options and what it can do (its module's `INFO`).
+    const INFO: BindingInfo;
+
     /// A connection for worker `worker`, made on the worker's own thread and runtime.
     async fn connect(&self, worker: usize) -> Result<Self::Binding, BindingError>;
-
-    /// False for bindings that keep no data (null): reads cannot be verified.
-    fn stores_data(&self) -> bool {
-        true
-    }
 
     /// True when `insert_batch` is a real batch (the load phase then batches by `batchsize`).
     fn batches_inserts(&self) -> bool {

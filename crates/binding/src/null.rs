@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use scalebench_workload::{FieldSet, Fields, OpError, Operation};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -19,6 +19,7 @@ pub const INFO: BindingInfo = BindingInfo {
         name: "capacity_ops_s",
         default: "0",
         help: "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
+        choices: &[],
     }],
     table_sql: None,
     stores_data: false,
@@ -55,14 +56,12 @@ impl NullFactory {
 impl BindingFactory for NullFactory {
     type Binding = NullBinding;
 
+    const INFO: BindingInfo = INFO;
+
     async fn connect(&self, _worker: usize) -> Result<NullBinding, BindingError> {
         Ok(NullBinding {
             server: self.server.clone(),
         })
-    }
-
-    fn stores_data(&self) -> bool {
-        false
     }
 
     fn batches_inserts(&self) -> bool {

@@ -1,53 +1,11 @@
-//! The binding registry: which URL scheme opens which binding, and what options each takes.
-//! Adding a database: one module, one [`BindingInfo`] in [`bindings`], one arm in [`open`].
+//! The binding registry: which URL scheme opens which binding, and what options each takes. The
+//! list itself is declared once, in the crate root's `bindings!`.
 
-use crate::{BindingConfig, BindingError, BindingFactory};
-
-/// A binding option, settable as `-p <binding>.<name>=value` or in a property file.
-#[derive(Debug, Clone, Copy)]
-pub struct OptionInfo {
-    pub name: &'static str,
-    pub default: &'static str,
-    pub help: &'static str,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub struct BindingInfo {
-    pub name: &'static str,
-    pub schemes: &'static [&'static str],
-    pub summary: &'static str,
-    pub url_example: &'static str,
-    pub options: &'static [OptionInfo],
-    /// The SQL that creates the benchmark table as `--create-schema` would, for deployments that
-    /// create it themselves on every server (Bucardo replicates rows, not DDL); None: no SQL table.
-    pub table_sql: Option<fn(&crate::Schema) -> String>,
-    /// Keeps the records it is given (the null binding keeps none: nothing to verify).
-    pub stores_data: bool,
-    /// Creates its table on a load without `--create-schema` (an embedded file the run owns).
-    pub creates_table_on_load: bool,
-}
+use crate::{BindingConfig, BindingError, BindingFactory, BindingInfo};
 
 /// The bindings compiled into this build.
 pub fn bindings() -> Vec<BindingInfo> {
-    #[allow(unused_mut)] // mutated only when optional bindings are compiled in
-    let mut all = vec![crate::null::INFO];
-    #[cfg(feature = "sqlite")]
-    all.push(crate::sqlite::INFO);
-    #[cfg(feature = "postgres")]
-    all.push(crate::postgres::INFO);
-    #[cfg(feature = "redis")]
-    all.push(crate::redis::INFO);
-    #[cfg(feature = "mysql")]
-    all.push(crate::mysql::INFO);
-    #[cfg(feature = "etcd")]
-    all.push(crate::etcd::INFO);
-    #[cfg(feature = "cassandra")]
-    all.push(crate::cassandra::INFO);
-    #[cfg(feature = "mongodb")]
-    all.push(crate::mongodb::INFO);
-    #[cfg(feature = "hbase")]
-    all.push(crate::hbase::INFO);
-    all
+    crate::compiled_bindings()
 }
 
 pub fn find(name: &str) -> Option<BindingInfo> {
@@ -61,7 +19,7 @@ pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
 /// Why no binding of this build takes URL scheme `scheme`, with what it could do instead.
 pub fn no_binding(scheme: &str) -> String {
     if scheme == "etcd" {
-        return "the etcd binding is not in this build: build with the default features (or `--features etcd`)".into();
+        return "the etcd binding is not in this build: build with the default features (`all-bindings`)".into();
     }
     let known: Vec<String> = bindings()
         .iter()
@@ -105,28 +63,7 @@ pub fn open<V: FactoryVisitor>(
     let scheme = config.url.scheme().to_string();
     let info = for_scheme(&scheme).ok_or_else(|| BindingError::Config(no_binding(&scheme)))?;
     check_options(&info, &config.options)?;
-    match info.name {
-        "null" => Ok(visitor.visit(crate::null::NullFactory::open(&config)?)),
-        #[cfg(feature = "sqlite")]
-        "sqlite" => Ok(visitor.visit(crate::sqlite::SqliteFactory::open(&config)?)),
-        #[cfg(feature = "postgres")]
-        "postgres" => Ok(visitor.visit(crate::postgres::PostgresFactory::open(&config)?)),
-        #[cfg(feature = "redis")]
-        "redis" => Ok(visitor.visit(crate::redis::RedisFactory::open(&config)?)),
-        #[cfg(feature = "mysql")]
-        "mysql" => Ok(visitor.visit(crate::mysql::MysqlFactory::open(&config)?)),
-        #[cfg(feature = "etcd")]
-        "etcd" => Ok(visitor.visit(crate::etcd::EtcdFactory::open(&config)?)),
-        #[cfg(feature = "cassandra")]
-        "cassandra" => Ok(visitor.visit(crate::cassandra::CassandraFactory::open(&config)?)),
-        #[cfg(feature = "mongodb")]
-        "mongodb" => Ok(visitor.visit(crate::mongodb::MongoFactory::open(&config)?)),
-        #[cfg(feature = "hbase")]
-        "hbase" => Ok(visitor.visit(crate::hbase::HbaseFactory::open(&config)?)),
-        other => Err(BindingError::Config(format!(
-            "binding '{other}' is registered but cannot be opened"
-        ))),
-    }
+    crate::open_compiled(info.name, &config, visitor)
 }
 
 #[cfg(test)]
@@ -157,6 +94,29 @@ mod tests {
                     o.name
                 );
                 assert_eq!(none.option(&b, o.name), o.default, "{}.{}", b.name, o.name);
+                if o.choices.is_empty() {
+                    continue;
+                }
+                // A choice's words are declared once: its default is one of them, and a value
+                // outside them is refused naming them all.
+                assert_eq!(
+                    none.choice(&b, o.name).ok(),
+                    Some(o.default),
+                    "{}.{}",
+                    b.name,
+                    o.name
+                );
+                let mut wrong = none.options.clone();
+                wrong.insert(o.name.to_string(), "no-such-word".into());
+                let wrong = crate::BindingConfig {
+                    options: wrong,
+                    ..none.clone()
+                };
+                let e = wrong.choice(&b, o.name).unwrap_err().to_string();
+                assert!(
+                    e.contains(&o.choices.join(", ")) && e.contains("no-such-word"),
+                    "{e}"
+                );
             }
         }
     }

@@ -6,9 +6,10 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use scalebench_session::request::{
-    self, parse_action, parse_arrival, parse_batch_size, parse_clients, parse_concurrency,
-    parse_criterion, parse_duration, parse_interval, parse_probe, parse_rate, parse_request_set,
-    parse_threads, Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
+    self, parse_action, parse_alpha, parse_arrival, parse_batch_size, parse_clients,
+    parse_concurrency, parse_criterion, parse_duration, parse_interval, parse_link_mbit,
+    parse_percent, parse_positive_rate, parse_probe, parse_process, parse_rate, parse_request_set,
+    parse_step_factor, parse_threads, Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
 };
 use scalebench_session::saturate::SaturationRequest;
 
@@ -154,26 +155,6 @@ pub struct MonitorArgs {
     /// of the physical interfaces' reported speeds; a virtual NIC often reports none).
     #[arg(long, value_name = "MBIT", value_parser = parse_link_mbit)]
     pub link_mbit: Option<f64>,
-}
-
-fn parse_link_mbit(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .ok()
-        .filter(|m| m.is_finite() && *m > 0.0)
-        .ok_or_else(|| format!("'{s}': expected a link speed in Mbit/s, such as 1000"))
-}
-
-fn parse_process(s: &str) -> Result<(String, u32), String> {
-    let (name, pid) = s
-        .split_once('=')
-        .ok_or_else(|| format!("'{s}': expected NAME=PID"))?;
-    let pid: u32 = pid
-        .parse()
-        .map_err(|_| format!("'{s}': PID '{pid}' is not a number"))?;
-    if name.is_empty() {
-        return Err(format!("'{s}': the name is empty"));
-    }
-    Ok((name.to_string(), pid))
 }
 
 #[derive(Debug, Args)]
@@ -545,6 +526,25 @@ pub fn client_arguments(argv: &[std::ffi::OsString]) -> Vec<String> {
     out
 }
 
+/// `--db`'s help: each compiled binding's URL example, from its declaration.
+fn db_help() -> String {
+    let examples: Vec<&str> = scalebench_binding::registry::bindings()
+        .iter()
+        .map(|b| b.url_example)
+        .collect();
+    format!(
+        "Database URL; the scheme picks the binding: {} (default: a temporary SQLite file). See `scalebench bindings`",
+        examples.join(", ")
+    )
+}
+
+fn batch_size_help() -> String {
+    format!(
+        "Records per insert call in the load phase, where the binding batches (default: property batchsize, else {})",
+        request::DEFAULT_BATCH_SIZE
+    )
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct PhaseArgs {
     /// YCSB core workload a..f, a single-operation workload (INSERT, UPDATE, SELECT, R, U, I, M), or a
@@ -552,11 +552,7 @@ pub struct PhaseArgs {
     #[arg(value_name = "WORKLOAD", default_value = "a")]
     pub workload: String,
 
-    /// Database URL; the scheme picks the binding: sqlite:///path/file.db, postgres://, mysql://,
-    /// redis://, redis+cluster://, etcd://, cassandra://host:port/keyspace, mongodb://host:port/db,
-    /// hbase://thrift-gateway:9090, null:// (default: a temporary SQLite file). See `scalebench
-    /// bindings`.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", help = db_help())]
     pub db: Option<String>,
 
     /// YCSB property file, applied after the workload (repeatable, in order).
@@ -628,8 +624,7 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_CONNECT_TIMEOUT, value_parser = request::parse_connect_timeout)]
     pub connect_timeout: Duration,
 
-    /// Records per insert call in the load phase (default: property batchsize, else 100 where the binding batches).
-    #[arg(long, value_name = "N", value_parser = parse_batch_size)]
+    #[arg(long, value_name = "N", value_parser = parse_batch_size, help = batch_size_help())]
     pub batch_size: Option<u32>,
 
     /// Run in back-to-back request sets of N operations (closed loop): each set is timed, and the
@@ -723,21 +718,6 @@ pub enum CompareFormat {
     Json,
 }
 
-fn parse_alpha(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .ok()
-        .filter(|a| *a > 0.0 && *a < 1.0)
-        .ok_or_else(|| format!("'{s}': expected a probability between 0 and 1 (exclusive)"))
-}
-
-fn parse_percent(s: &str) -> Result<f64, String> {
-    s.trim_end_matches('%')
-        .parse::<f64>()
-        .ok()
-        .filter(|p| p.is_finite() && *p >= 0.0)
-        .ok_or_else(|| format!("'{s}': expected a percentage such as 5 or 5%"))
-}
-
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Result files of clients that ran together.
@@ -756,21 +736,6 @@ pub enum Format {
     Table,
     Json,
     Ycsb,
-}
-
-fn parse_positive_rate(s: &str) -> Result<f64, String> {
-    match parse_rate(s)? {
-        0.0 => Err("expected a rate above 0".into()),
-        rate => Ok(rate),
-    }
-}
-
-/// A saturation step factor: finite, above 1 (each step offers more), at most 100.
-fn parse_step_factor(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(f) if f > 1.0 && f <= 100.0 => Ok(f),
-        _ => Err("expected a number above 1 and at most 100".into()),
-    }
 }
 
 impl PhaseArgs {

@@ -137,8 +137,12 @@ fn bindings(name: Option<&str>) -> Result<(), SessionError> {
                     b.name
                 ));
                 for o in b.options {
+                    let choices = match o.choices {
+                        [] => String::new(),
+                        c => format!(" (one of {})", c.join(", ")),
+                    };
                     out.push_str(&format!(
-                        "  {:<18} default {:<8} {}\n",
+                        "  {:<18} default {:<8} {}{choices}\n",
                         o.name, o.default, o.help
                     ));
                 }

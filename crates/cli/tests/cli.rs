@@ -1191,7 +1191,7 @@ fn a_server_that_never_answers_ends_the_run_with_a_connect_error() {
             "no answer within 1000 ms (--connect-timeout)",
         ),
     ];
-    if cfg!(feature = "etcd") {
+    if cfg!(feature = "all-bindings") {
         urls.push((
             format!("etcd://127.0.0.1:{port}"),
             "no answer within 1000 ms (--connect-timeout)",

@@ -520,7 +520,7 @@ threads = [1, 2]
 /// Swaminathan's scaling analysis: `nodes` in the sweep redeploys the cluster at each size with
 /// everything else equal; the report draws one throughput-against-size line per database x
 /// configuration x workload x parameters, and recommends the best (or a tie) at each point.
-#[cfg(feature = "etcd")]
+#[cfg(feature = "all-bindings")]
 #[test]
 fn cluster_size_is_a_sweep_axis_with_one_line_per_setup_and_a_recommendation() {
     let dir = test_dir();

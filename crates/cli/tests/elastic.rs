@@ -437,7 +437,7 @@ fn redis_cluster_doubles_twice_and_scalability_compares_stable_states() {
 /// Restricted elasticity as Dory measured it for Riak, with no load (an etcd member joins), then a
 /// member killed under request sets: the survivors keep a quorum, the failed requests count against
 /// availability, and the timeline is stable again only once no request fails.
-#[cfg(feature = "etcd")]
+#[cfg(feature = "all-bindings")]
 #[test]
 fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());

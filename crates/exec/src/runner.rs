@@ -10,7 +10,7 @@ use futures::future::join_all;
 use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_measure::aggregate::PhaseMeta;
 use scalebench_measure::intervals::RecordedIntervals;
-use scalebench_measure::result::DataSizes;
+use scalebench_measure::result::{DataSizes, EndedBy};
 use scalebench_measure::{Aggregator, IntervalBatch, PhaseResult, Recorder};
 use scalebench_workload::{
     CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
@@ -144,7 +144,7 @@ pub fn execute<F: BindingFactory>(
         (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,
     };
-    let verify = workload.data_integrity && factory.stores_data();
+    let verify = workload.data_integrity && F::INFO.stores_data;
     let shared = Arc::new(Shared {
         factory,
         workload: workload.clone(),
@@ -274,18 +274,18 @@ pub fn execute<F: BindingFactory>(
         (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (
             at.max(t0),
             if stop.is_finish() {
-                "finished"
+                EndedBy::Finished
             } else {
-                "interrupted"
+                EndedBy::Interrupted
             },
         ),
-        (_, Some(deadline)) if !all_work_done => (deadline, "duration"),
+        (_, Some(deadline)) if !all_work_done => (deadline, EndedBy::Duration),
         _ => (
             last_end.max(t0),
             if plan.phase == Phase::Load {
-                "completed"
+                EndedBy::Completed
             } else {
-                "operations"
+                EndedBy::Operations
             },
         ),
     };
@@ -293,7 +293,7 @@ pub fn execute<F: BindingFactory>(
         phase: plan.phase.name().to_string(),
         measurement_start_unix_ms: unix_ms_at_t0,
         duration: end - t0,
-        ended_by: ended_by.to_string(),
+        ended_by,
         data: DataSizes {
             mean_key_bytes: workload.mean_key_bytes(),
             mean_record_bytes: workload.mean_record_bytes(),

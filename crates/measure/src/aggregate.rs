@@ -108,7 +108,7 @@ pub struct PhaseMeta {
     pub phase: String,
     pub measurement_start_unix_ms: u64,
     pub duration: Duration,
-    pub ended_by: String,
+    pub ended_by: crate::result::EndedBy,
     pub data: DataSizes,
 }
 
@@ -518,7 +518,7 @@ mod tests {
                 phase: "run".into(),
                 measurement_start_unix_ms: 0,
                 duration: Duration::from_secs(2),
-                ended_by: "duration".into(),
+                ended_by: crate::result::EndedBy::Duration,
                 data: DataSizes::default(),
             })
             .unwrap()
@@ -591,7 +591,7 @@ mod tests {
                 phase: "run".into(),
                 measurement_start_unix_ms: 0,
                 duration: Duration::from_secs(6),
-                ended_by: "duration".into(),
+                ended_by: crate::result::EndedBy::Duration,
                 data: DataSizes::default(),
             })
             .unwrap()
@@ -626,7 +626,7 @@ mod tests {
                 phase: "load".into(),
                 measurement_start_unix_ms: 0,
                 duration: Duration::ZERO,
-                ended_by: "completed".into(),
+                ended_by: crate::result::EndedBy::Completed,
                 data: DataSizes::default(),
             })
             .unwrap()

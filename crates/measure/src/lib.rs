@@ -21,5 +21,5 @@ pub use histogram::{
 };
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{
-    DeploymentInfo, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,
+    DeploymentInfo, EndedBy, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,
 };

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use crate::histogram::{add_into, new_histogram, LatencyHistogram};
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    ErrorSummary, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult, ScheduleSummary,
+    EndedBy, ErrorSummary, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult,
+    ScheduleSummary,
 };
 
 /// Properties that define what a run measured: clients of one run share them. Per-client shares
@@ -349,8 +350,8 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
                 a.skew_ms
             },
         });
-    if phases.iter().any(|p| p.ended_by == "interrupted") {
-        out.ended_by = "interrupted".into();
+    if phases.iter().any(|p| p.ended_by == EndedBy::Interrupted) {
+        out.ended_by = EndedBy::Interrupted;
     }
 
     // Totals: counts add; the rate is recomputed from them over the merged window (the clients of
@@ -560,7 +561,7 @@ mod tests {
             phase: "run".into(),
             measurement_start_unix_ms: 1_700_000_000_000,
             duration: Duration::from_secs(3),
-            ended_by: "duration".into(),
+            ended_by: EndedBy::Duration,
             data: DataSizes::default(),
         })
         .unwrap()

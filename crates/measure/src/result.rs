@@ -239,8 +239,7 @@ pub struct PhaseResult {
     /// histogram to keep the result bounded (more than 600 recorded intervals).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_interval_s: Option<f64>,
-    /// `duration`, `operations`, `completed` (load), or `interrupted`.
-    pub ended_by: String,
+    pub ended_by: EndedBy,
     /// How many client processes this result combines (1 unless merged).
     pub clients: u32,
     pub totals: Totals,
@@ -641,6 +640,47 @@ pub const MAX_COUNT: u64 = 1 << 53;
 
 /// The longest phase or interval a result may describe: a month (runs are bounded so).
 const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+
+/// What ended a phase's measured window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EndedBy {
+    /// The run's duration ran out.
+    Duration,
+    /// The run's operation count was reached.
+    Operations,
+    /// A load inserted its last record.
+    Completed,
+    /// Ctrl-C (or a stop request): what was measured up to then is kept.
+    Interrupted,
+    /// The caller ended an open-ended phase (an elastic run's timeline).
+    Finished,
+}
+
+impl EndedBy {
+    pub fn name(self) -> &'static str {
+        match self {
+            EndedBy::Duration => "duration",
+            EndedBy::Operations => "operations",
+            EndedBy::Completed => "completed",
+            EndedBy::Interrupted => "interrupted",
+            EndedBy::Finished => "finished",
+        }
+    }
+}
+
+impl std::fmt::Display for EndedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Compares with the name a result file stores.
+impl PartialEq<&str> for EndedBy {
+    fn eq(&self, other: &&str) -> bool {
+        self.name() == *other
+    }
+}
 
 impl RunResult {
     /// Reads and checks a result file ([`RunResult::validate`]): numbers that do not add up are

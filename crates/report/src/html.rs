@@ -304,7 +304,7 @@ fn phase_summary(ph: &PhaseResult) -> String {
     let mut html = format!(
         "<p class=\"note\">{:.3} s measured, ended by {}{}; {} ok, {} failed ({} completed after the window).</p>",
         ph.duration_s,
-        esc(&ph.ended_by),
+        esc(ph.ended_by.name()),
         if ph.open_loop { ", open loop" } else { ", closed loop" },
         ph.totals.ok,
         ph.totals.failed,

@@ -1,7 +1,8 @@
 //! Reporting: what people read. [`compare`] judges two runs against each other; [`html`] renders
 //! a result as one self-contained HTML page of interactive charts (the charting library inlined, no
-//! network), with the data of every chart as CSV.
+//! network), with the data of every chart as CSV; [`table`] is the summary a terminal shows.
 
 pub mod chart;
 pub mod compare;
 pub mod html;
+pub mod table;

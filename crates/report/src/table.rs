@@ -1,4 +1,4 @@
-//! The summary table printed at the end of a phase.
+//! The summary table a run prints at the end of each phase (beside YCSB's text and JSON).
 
 use std::fmt::Write;
 
@@ -100,7 +100,8 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
-    for line in scalebench_session::phase::failure_warning(phase)
+    for line in phase
+        .failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
         .into_iter()
         .chain(phase.target_shortfall(result.parameters.target_ops_s))
     {

@@ -41,3 +41,4 @@ pub mod progress;
 pub mod request;
 pub mod saturate;
 pub mod settings;
+pub mod watch;

@@ -8,6 +8,7 @@ use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
+use scalebench_measure::EndedBy;
 use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
 
@@ -135,7 +136,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             }
             Err(e) => return Err(e),
         };
-        interrupted = outcome.result.ended_by == "interrupted";
+        interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         if phase == Phase::Run && runs_inserts(&settings.workload) {
@@ -423,7 +424,7 @@ pub fn require_complete_load(loaded: &RunResult) -> Result<(), SessionError> {
         return Ok(());
     };
     let t = &load.totals;
-    if load.ended_by != "completed" && !loaded.interrupted {
+    if load.ended_by != EndedBy::Completed && !loaded.interrupted {
         return Err(SessionError::Failed(format!(
             "the load ended by {} after {} inserts, before its last record: records are missing, and every read of one would count as a failure",
             load.ended_by,
@@ -480,7 +481,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
         if let Some(note) = &self.note {
             crate::note!("{note}");
         }
-        if self.phase == Phase::Run && runs_inserts(self.workload) && factory.stores_data() {
+        if self.phase == Phase::Run && runs_inserts(self.workload) && F::INFO.stores_data {
             warn_if_insert_range_used(&factory, self.workload);
         }
         // Measured once the binding has set the table up (dropped and created for a fresh load), so

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 /// Defaults of the options that have one (the command line's help shows them).
 pub const DEFAULT_CONCURRENCY: u32 = 1;
+/// Records per insert call when neither `--batch-size` nor the `batchsize` property says (YCSB's 1).
+pub const DEFAULT_BATCH_SIZE: u64 = 1;
 pub const DEFAULT_WARMUP: &str = "0s";
 pub const DEFAULT_INTERVAL: &str = "1s";
 pub const DEFAULT_GRACE: &str = "10s";
@@ -481,6 +483,61 @@ pub fn parse_probe(s: &str) -> Result<Probe, String> {
         "db" => Ok(Probe::Db),
         "none" => Ok(Probe::None),
         _ => Err(format!("'{s}': expected db or none")),
+    }
+}
+
+/// A link speed in Mbit/s (`monitor --link-mbit`): finite, above 0.
+pub fn parse_link_mbit(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|m| m.is_finite() && *m > 0.0)
+        .ok_or_else(|| format!("'{s}': expected a link speed in Mbit/s, such as 1000"))
+}
+
+/// A process to watch, `NAME=PID`.
+pub fn parse_process(s: &str) -> Result<(String, u32), String> {
+    let (name, pid) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected NAME=PID"))?;
+    let pid: u32 = pid
+        .parse()
+        .map_err(|_| format!("'{s}': PID '{pid}' is not a number"))?;
+    if name.is_empty() {
+        return Err(format!("'{s}': the name is empty"));
+    }
+    Ok((name.to_string(), pid))
+}
+
+/// A significance level (`compare --alpha`): strictly between 0 and 1.
+pub fn parse_alpha(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|a| *a > 0.0 && *a < 1.0)
+        .ok_or_else(|| format!("'{s}': expected a probability between 0 and 1 (exclusive)"))
+}
+
+/// A percentage, with or without `%`: finite, not negative.
+pub fn parse_percent(s: &str) -> Result<f64, String> {
+    s.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| format!("'{s}': expected a percentage such as 5 or 5%"))
+}
+
+/// An operation rate above 0 (`saturate --start`).
+pub fn parse_positive_rate(s: &str) -> Result<f64, String> {
+    match parse_rate(s)? {
+        0.0 => Err("expected a rate above 0".into()),
+        rate => Ok(rate),
+    }
+}
+
+/// A saturation step factor: finite, above 1 (each step offers more), at most 100.
+pub fn parse_step_factor(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(f) if f > 1.0 && f <= 100.0 => Ok(f),
+        _ => Err("expected a number above 1 and at most 100".into()),
     }
 }
 

@@ -269,7 +269,9 @@ impl Settings {
         check_durations(args)?;
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
-            None => props.u64_or("batchsize", 1)?.max(1) as usize,
+            None => props
+                .u64_or("batchsize", crate::request::DEFAULT_BATCH_SIZE)?
+                .max(1) as usize,
         };
         if let (Some(n), true) = (args.request_set, target > 0.0) {
             return Err(SessionError::Usage(format!(

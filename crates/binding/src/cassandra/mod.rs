@@ -24,7 +24,7 @@ use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlTimestamp, CqlValue, Row};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -33,20 +33,20 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
     url_example: "cassandra://127.0.0.1:9042/ycsb",
     options: &[
-        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace; --create-schema creates or ALTERs the keyspace to match (with --drop-schema), a run refuses a keyspace that differs" },
-        OptionInfo { name: "replication_strategy", default: "SimpleStrategy", help: "SimpleStrategy or NetworkTopologyStrategy (datacenter1)" },
-        OptionInfo { name: "durable_writes", default: "true", help: "false: the keyspace's writes skip the commit log (Wegert's commit log \"off\"; a deployment's commitlog_sync = \"off\" sets it)" },
-        OptionInfo { name: "read_consistency", default: "ONE", help: "consistency of reads: ANY, ONE, TWO, THREE, QUORUM, ALL, LOCAL_QUORUM, EACH_QUORUM, LOCAL_ONE" },
-        OptionInfo { name: "scan_consistency", default: "ONE", help: "consistency of scans" },
-        OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates" },
-        OptionInfo { name: "delete_consistency", default: "ONE", help: "consistency of deletes" },
-        OptionInfo { name: "serial_consistency", default: "SERIAL", help: "SERIAL or LOCAL_SERIAL (lightweight transactions, with insert_if_not_exists)" },
-        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text with the values as literals" },
-        OptionInfo { name: "insert_if_not_exists", default: "false", help: "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)" },
-        OptionInfo { name: "load_mode", default: "batch", help: "load batches (--batch-size) as one UNLOGGED BATCH, or as concurrent single inserts (concurrent)" },
-        OptionInfo { name: "compaction", default: "SizeTieredCompactionStrategy", help: "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)" },
-        OptionInfo { name: "compression", default: "LZ4Compressor", help: "SSTable compression class, or none" },
-        OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key" },
+        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace; --create-schema creates or ALTERs the keyspace to match (with --drop-schema), a run refuses a keyspace that differs", choices: &[] },
+        OptionInfo { name: "replication_strategy", default: "SimpleStrategy", help: "the keyspace's replication class (NetworkTopologyStrategy: all replicas in datacenter1)", choices: &["SimpleStrategy", "NetworkTopologyStrategy"] },
+        OptionInfo { name: "durable_writes", default: "true", help: "false: the keyspace's writes skip the commit log (Wegert's commit log \"off\"; a deployment's commitlog_sync = \"off\" sets it)", choices: BOOL },
+        OptionInfo { name: "read_consistency", default: "ONE", help: "consistency of reads", choices: CONSISTENCIES },
+        OptionInfo { name: "scan_consistency", default: "ONE", help: "consistency of scans", choices: CONSISTENCIES },
+        OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates", choices: CONSISTENCIES },
+        OptionInfo { name: "delete_consistency", default: "ONE", help: "consistency of deletes", choices: CONSISTENCIES },
+        OptionInfo { name: "serial_consistency", default: "SERIAL", help: "consistency of lightweight transactions (with insert_if_not_exists)", choices: &["SERIAL", "LOCAL_SERIAL"] },
+        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text with the values as literals", choices: BOOL },
+        OptionInfo { name: "insert_if_not_exists", default: "false", help: "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)", choices: BOOL },
+        OptionInfo { name: "load_mode", default: "batch", help: "a load batch (--batch-size) as one UNLOGGED BATCH (batch), or as concurrent single inserts (concurrent)", choices: &["batch", "concurrent"] },
+        OptionInfo { name: "compaction", default: "SizeTieredCompactionStrategy", help: "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)", choices: &[] },
+        OptionInfo { name: "compression", default: "LZ4Compressor", help: "SSTable compression class, or none", choices: &[] },
+        OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key", choices: BOOL },
     ],
     table_sql: None,
     stores_data: true,
@@ -147,17 +147,13 @@ impl CassandraFactory {
             )));
         }
         let c = |name: &str| -> Result<Consistency, BindingError> {
-            Ok(consistency(&config.choice(&INFO, name, CONSISTENCIES)?))
+            Ok(consistency(config.choice(&INFO, name)?))
         };
         let rf = config.u64_option(&INFO, "replication_factor")?;
-        let strategy = config.choice(
-            &INFO,
-            "replication_strategy",
-            &["SimpleStrategy", "NetworkTopologyStrategy"],
-        )?;
-        let durable_writes = config.choice(&INFO, "durable_writes", &["true", "false"])? == "true";
+        let strategy = config.choice(&INFO, "replication_strategy")?;
+        let durable_writes = config.flag(&INFO, "durable_writes")?;
         let wanted = Replication {
-            strategy: strategy.clone(),
+            strategy: strategy.to_string(),
             factor: rf,
             durable_writes,
         };
@@ -183,18 +179,15 @@ impl CassandraFactory {
             write: c("write_consistency")?,
             delete: c("delete_consistency")?,
             serial: match config
-                .choice(&INFO, "serial_consistency", &["SERIAL", "LOCAL_SERIAL"])?
-                .as_str()
+                .choice(&INFO, "serial_consistency")?
             {
                 "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
                 _ => SerialConsistency::Serial,
             },
-            prepared: config.choice(&INFO, "prepared", &["true", "false"])? == "true",
-            if_not_exists: config.choice(&INFO, "insert_if_not_exists", &["true", "false"])?
-                == "true",
-            concurrent_load: config.choice(&INFO, "load_mode", &["batch", "concurrent"])?
-                == "concurrent",
-            token_aware: config.choice(&INFO, "token_aware", &["true", "false"])? == "true",
+            prepared: config.flag(&INFO, "prepared")?,
+            if_not_exists: config.flag(&INFO, "insert_if_not_exists")?,
+            concurrent_load: config.choice(&INFO, "load_mode")? == "concurrent",
+            token_aware: config.flag(&INFO, "token_aware")?,
             nodes,
             credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -507,6 +500,8 @@ impl Settings {
 
 impl BindingFactory for CassandraFactory {
     type Binding = CassandraBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
         let s = &self.settings;

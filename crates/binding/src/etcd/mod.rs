@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -18,8 +18,8 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
     url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379",
     options: &[
-        OptionInfo { name: "read_consistency", default: "linearizable", help: "linearizable (through the leader, with a quorum) or serializable (any member's local state)" },
-        OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)" },
+        OptionInfo { name: "read_consistency", default: "linearizable", help: "linearizable reads go through the leader, with a quorum; serializable ones read any member's local state", choices: &["linearizable", "serializable"] },
+        OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)", choices: &[] },
     ],
     table_sql: None,
     stores_data: true,
@@ -56,11 +56,7 @@ impl EtcdFactory {
             url,
             prefix: format!("/{}/", config.schema.table),
             fields: config.schema.field_names.to_vec(),
-            serializable: config.choice(
-                &INFO,
-                "read_consistency",
-                &["linearizable", "serializable"],
-            )? == "serializable",
+            serializable: config.choice(&INFO, "read_consistency")? == "serializable",
             max_txn_ops: config.u64_option(&INFO, "max_txn_ops")?.max(1) as usize,
             connect_timeout: config.connect_timeout,
         };
@@ -103,6 +99,8 @@ impl EtcdFactory {
 
 impl BindingFactory for EtcdFactory {
     type Binding = EtcdBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<EtcdBinding, BindingError> {
         Ok(EtcdBinding {

@@ -43,7 +43,7 @@ use thrift2::{
     TScan, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
 };
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -52,15 +52,15 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Apache HBase 2.x through the Thrift gateway (thrift2); one row per record, one column per field",
     url_example: "hbase://127.0.0.1:9090 or hbase://127.0.0.1:9090/namespace",
     options: &[
-        OptionInfo { name: "column_family", default: "family", help: "the column family holding the fields (YCSB's columnfamily)" },
-        OptionInfo { name: "durability", default: "default", help: "write-ahead log per put and delete: default (the table's), skip_wal, async_wal, sync_wal or fsync_wal" },
-        OptionInfo { name: "client_buffering", default: "false", help: "buffer inserts and updates on the client and send them as one putMultiple when write_buffer_bytes fill up and at the end (YCSB's clientbuffering: a buffered write counts as done when buffered)" },
-        OptionInfo { name: "write_buffer_bytes", default: "12582912", help: "the client write buffer (YCSB's writebuffersize, 12 MiB)" },
-        OptionInfo { name: "scan_caching", default: "0", help: "rows per round trip of a scan, through a scanner (open, fetch, close; YCSB's scanner caching); 0: the whole scan in one getScannerResults" },
-        OptionInfo { name: "compression", default: "NONE", help: "the column family's compression when --create-schema creates the table: NONE, GZ, SNAPPY, LZ4, LZO, BZIP2 or ZSTD (codecs other than GZ need native libraries on the servers)" },
-        OptionInfo { name: "bloom_filter", default: "ROW", help: "the column family's bloom filter when created: NONE, ROW (HBase's default) or ROWCOL" },
-        OptionInfo { name: "in_memory", default: "false", help: "keep the column family's blocks in the block cache's in-memory part when created" },
-        OptionInfo { name: "presplit_regions", default: "1", help: "regions the table starts with when created, split evenly over YCSB's key space (user1000..user9999)" },
+        OptionInfo { name: "column_family", default: "family", help: "the column family holding the fields (YCSB's columnfamily)", choices: &[] },
+        OptionInfo { name: "durability", default: "default", help: "write-ahead log per put and delete (default: the table's)", choices: &["default", "skip_wal", "async_wal", "sync_wal", "fsync_wal"] },
+        OptionInfo { name: "client_buffering", default: "false", help: "buffer inserts and updates on the client and send them as one putMultiple when write_buffer_bytes fill up and at the end (YCSB's clientbuffering: a buffered write counts as done when buffered)", choices: BOOL },
+        OptionInfo { name: "write_buffer_bytes", default: "12582912", help: "the client write buffer (YCSB's writebuffersize, 12 MiB)", choices: &[] },
+        OptionInfo { name: "scan_caching", default: "0", help: "rows per round trip of a scan, through a scanner (open, fetch, close; YCSB's scanner caching); 0: the whole scan in one getScannerResults", choices: &[] },
+        OptionInfo { name: "compression", default: "NONE", help: "the column family's compression when --create-schema creates the table (codecs other than GZ need native libraries on the servers)", choices: &["NONE", "GZ", "SNAPPY", "LZ4", "LZO", "BZIP2", "ZSTD"] },
+        OptionInfo { name: "bloom_filter", default: "ROW", help: "the column family's bloom filter when created (ROW is HBase's default)", choices: &["NONE", "ROW", "ROWCOL"] },
+        OptionInfo { name: "in_memory", default: "false", help: "keep the column family's blocks in the block cache's in-memory part when created", choices: BOOL },
+        OptionInfo { name: "presplit_regions", default: "1", help: "regions the table starts with when created, split evenly over YCSB's key space (user1000..user9999)", choices: &[] },
     ],
     table_sql: None,
     stores_data: true,
@@ -310,12 +310,7 @@ impl HbaseFactory {
             config.schema.table.as_bytes().to_vec(),
         );
         let durability = match config
-            .choice(
-                &INFO,
-                "durability",
-                &["default", "skip_wal", "async_wal", "sync_wal", "fsync_wal"],
-            )?
-            .as_str()
+            .choice(&INFO, "durability")?
         {
             "skip_wal" => Some(TDurability::SKIP_WAL),
             "async_wal" => Some(TDurability::ASYNC_WAL),
@@ -324,12 +319,7 @@ impl HbaseFactory {
             _ => None,
         };
         let compression = match config
-            .choice(
-                &INFO,
-                "compression",
-                &["NONE", "GZ", "SNAPPY", "LZ4", "LZO", "BZIP2", "ZSTD"],
-            )?
-            .as_str()
+            .choice(&INFO, "compression")?
         {
             "GZ" => TCompressionAlgorithm::GZ,
             "SNAPPY" => TCompressionAlgorithm::SNAPPY,
@@ -340,14 +330,13 @@ impl HbaseFactory {
             _ => TCompressionAlgorithm::NONE,
         };
         let bloom = match config
-            .choice(&INFO, "bloom_filter", &["NONE", "ROW", "ROWCOL"])?
-            .as_str()
+            .choice(&INFO, "bloom_filter")?
         {
             "NONE" => TBloomFilterType::NONE,
             "ROWCOL" => TBloomFilterType::ROWCOL,
             _ => TBloomFilterType::ROW,
         };
-        let in_memory = config.choice(&INFO, "in_memory", &["true", "false"])? == "true";
+        let in_memory = config.flag(&INFO, "in_memory")?;
         let regions = config.u64_option(&INFO, "presplit_regions")?;
         if !(1..=9000).contains(&regions) {
             return Err(BindingError::Config(format!(
@@ -361,7 +350,7 @@ impl HbaseFactory {
                 String::from_utf8_lossy(&family)
             )));
         }
-        let buffering = config.choice(&INFO, "client_buffering", &["true", "false"])? == "true";
+        let buffering = config.flag(&INFO, "client_buffering")?;
         let buffer_bytes = config.u64_option(&INFO, "write_buffer_bytes")?.max(1) as usize;
         let scan_caching = config
             .u64_option(&INFO, "scan_caching")?
@@ -512,6 +501,8 @@ impl Setup {
 
 impl BindingFactory for HbaseFactory {
     type Binding = HbaseBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<HbaseBinding, BindingError> {
         let mut b = HbaseBinding {

@@ -21,7 +21,7 @@ use mongodb::options::{
 use mongodb::{Client, Collection};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -30,15 +30,15 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "MongoDB 4.2+ (official mongodb crate); one document per record, _id = key",
     url_example: "mongodb://127.0.0.1:27017/ycsb or mongodb://h1:27017,h2:27017/ycsb?replicaSet=rs0",
     options: &[
-        OptionInfo { name: "w", default: "1", help: "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)" },
-        OptionInfo { name: "j", default: "false", help: "write concern: acknowledge a write only once it is in the on-disk journal" },
-        OptionInfo { name: "wtimeout_ms", default: "0", help: "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)" },
-        OptionInfo { name: "read_concern", default: "server", help: "read concern level: server (the server's default, none sent), local, available, majority, linearizable or snapshot" },
-        OptionInfo { name: "read_preference", default: "primary", help: "which members reads go to: primary, primaryPreferred, secondary, secondaryPreferred or nearest" },
-        OptionInfo { name: "ordered_inserts", default: "false", help: "load batches as ordered insertMany (stops at the first failed document) instead of unordered" },
-        OptionInfo { name: "upsert", default: "false", help: "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert" },
-        OptionInfo { name: "server_selection_timeout_ms", default: "30000", help: "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable" },
-        OptionInfo { name: "max_pool_size", default: "0", help: "connections per worker thread's client (0: the driver's default, 10)" },
+        OptionInfo { name: "w", default: "1", help: "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)", choices: &[] },
+        OptionInfo { name: "j", default: "false", help: "write concern: acknowledge a write only once it is in the on-disk journal", choices: BOOL },
+        OptionInfo { name: "wtimeout_ms", default: "0", help: "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)", choices: &[] },
+        OptionInfo { name: "read_concern", default: "server", help: "read concern level (server: the server's default, none sent)", choices: &["server", "local", "available", "majority", "linearizable", "snapshot"] },
+        OptionInfo { name: "read_preference", default: "primary", help: "which members reads go to", choices: &["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] },
+        OptionInfo { name: "ordered_inserts", default: "false", help: "load batches as ordered insertMany (stops at the first failed document) instead of unordered", choices: BOOL },
+        OptionInfo { name: "upsert", default: "false", help: "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert", choices: BOOL },
+        OptionInfo { name: "server_selection_timeout_ms", default: "30000", help: "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable", choices: &[] },
+        OptionInfo { name: "max_pool_size", default: "0", help: "connections per worker thread's client (0: the driver's default, 10)", choices: &[] },
     ],
     table_sql: None,
     stores_data: true,
@@ -90,23 +90,11 @@ impl MongoFactory {
         let wtimeout = config.u64_option(&INFO, "wtimeout_ms")?;
         let write_concern = WriteConcern::builder()
             .w(acknowledgment)
-            .journal(config.choice(&INFO, "j", &["true", "false"])? == "true")
+            .journal(config.flag(&INFO, "j")?)
             .w_timeout((wtimeout > 0).then(|| Duration::from_millis(wtimeout)))
             .build();
         let read_concern = match config
-            .choice(
-                &INFO,
-                "read_concern",
-                &[
-                    "server",
-                    "local",
-                    "available",
-                    "majority",
-                    "linearizable",
-                    "snapshot",
-                ],
-            )?
-            .as_str()
+            .choice(&INFO, "read_concern")?
         {
             "local" => Some(ReadConcern::local()),
             "available" => Some(ReadConcern::available()),
@@ -116,18 +104,7 @@ impl MongoFactory {
             _ => None,
         };
         let read_preference = match config
-            .choice(
-                &INFO,
-                "read_preference",
-                &[
-                    "primary",
-                    "primaryPreferred",
-                    "secondary",
-                    "secondaryPreferred",
-                    "nearest",
-                ],
-            )?
-            .as_str()
+            .choice(&INFO, "read_preference")?
         {
             "primaryPreferred" => ReadPreference::PrimaryPreferred { options: None },
             "secondary" => ReadPreference::Secondary { options: None },
@@ -168,8 +145,8 @@ impl MongoFactory {
             collection: config.schema.table.clone(),
             collection_options,
             fields: config.schema.field_names.to_vec(),
-            ordered_inserts: config.choice(&INFO, "ordered_inserts", &["true", "false"])? == "true",
-            upsert: config.choice(&INFO, "upsert", &["true", "false"])? == "true",
+            ordered_inserts: config.flag(&INFO, "ordered_inserts")?,
+            upsert: config.flag(&INFO, "upsert")?,
         };
         // Fail now, with the URL, rather than in every worker.
         runtime.block_on(config.cancel.unless_cancelled(async {
@@ -293,6 +270,8 @@ impl MongoFactory {
 
 impl BindingFactory for MongoFactory {
     type Binding = MongoBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<MongoBinding, BindingError> {
         let client = self.thread_client()?;

@@ -12,7 +12,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -22,8 +22,8 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "MySQL / MariaDB (mysql_async); YCSB JDBC schema, InnoDB",
     url_example: "mysql://user:password@127.0.0.1:3306/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: &[
-        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values" },
-        OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema" },
+        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values", choices: BOOL },
+        OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema", choices: &[] },
     ],
     table_sql: None,
     stores_data: true,
@@ -73,7 +73,7 @@ impl MysqlFactory {
         }
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
-            prepared: config.choice(&INFO, "prepared", &["true", "false"])? == "true",
+            prepared: config.flag(&INFO, "prepared")?,
             opts,
             url,
             connect_timeout: config.connect_timeout,
@@ -138,6 +138,8 @@ impl Shared {
 
 impl BindingFactory for MysqlFactory {
     type Binding = MysqlBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, worker: usize) -> Result<MysqlBinding, BindingError> {
         Ok(MysqlBinding {

@@ -17,7 +17,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -27,10 +27,10 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "PostgreSQL (tokio-postgres); YCSB JDBC schema",
     url_example: "postgres://user:password@127.0.0.1:5432/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: &[
-        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values" },
-        OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): multirow (one INSERT of many rows) or copy (COPY FROM STDIN)" },
-        OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session: on, off, local, remote_write, remote_apply, or server (leave the server's setting)" },
-        OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server" },
+        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values", choices: BOOL },
+        OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): one INSERT of many rows (multirow) or COPY FROM STDIN (copy)", choices: &["multirow", "copy"] },
+        OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session (server: leave the server's setting)", choices: &["server", "on", "off", "local", "remote_write", "remote_apply"] },
+        OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server", choices: &[] },
     ],
     table_sql: Some(table_sql),
     stores_data: true,
@@ -71,10 +71,6 @@ struct Replica {
     config: tokio_postgres::Config,
 }
 
-fn bool_option(config: &BindingConfig, name: &str) -> Result<bool, BindingError> {
-    Ok(config.choice(&INFO, name, &["true", "false"])? == "true")
-}
-
 impl PostgresFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
@@ -113,18 +109,7 @@ impl PostgresFactory {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let sync = config.choice(
-            &INFO,
-            "synchronous_commit",
-            &[
-                "server",
-                "on",
-                "off",
-                "local",
-                "remote_write",
-                "remote_apply",
-            ],
-        )?;
+        let sync = config.choice(&INFO, "synchronous_commit")?;
         let read_hosts = config
             .option(&INFO, "read_hosts")
             .split(',')
@@ -141,15 +126,14 @@ impl PostgresFactory {
         let shared = Shared {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
-            prepared: bool_option(config, "prepared")?,
+            prepared: config.flag(&INFO, "prepared")?,
             batch_mode: match config
-                .choice(&INFO, "batch_mode", &["multirow", "copy"])?
-                .as_str()
+                .choice(&INFO, "batch_mode")?
             {
                 "copy" => BatchMode::Copy,
                 _ => BatchMode::MultiRow,
             },
-            synchronous_commit: (sync != "server").then_some(sync),
+            synchronous_commit: (sync != "server").then(|| sync.to_string()),
             masters,
             url,
         };
@@ -341,6 +325,8 @@ impl PostgresFactory {
 
 impl BindingFactory for PostgresFactory {
     type Binding = PostgresBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
         let masters = &self.shared.masters;

@@ -12,7 +12,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKind};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo, BOOL};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -21,11 +21,11 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
     url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000",
     options: &[
-        OptionInfo { name: "wait_replicas", default: "0", help: "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout" },
-        OptionInfo { name: "wait_timeout_ms", default: "100", help: "the WAIT timeout" },
-        OptionInfo { name: "scan_index", default: "true", help: "maintain the sorted set of keys that scans need (one more write per insert and delete)" },
-        OptionInfo { name: "pipeline_load", default: "true", help: "send a load batch (--batch-size) as one pipeline" },
-        OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)" },
+        OptionInfo { name: "wait_replicas", default: "0", help: "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout", choices: &[] },
+        OptionInfo { name: "wait_timeout_ms", default: "100", help: "the WAIT timeout", choices: &[] },
+        OptionInfo { name: "scan_index", default: "true", help: "maintain the sorted set of keys that scans need (one more write per insert and delete)", choices: BOOL },
+        OptionInfo { name: "pipeline_load", default: "true", help: "send a load batch (--batch-size) as one pipeline", choices: BOOL },
+        OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)", choices: &[] },
     ],
     table_sql: None,
     stores_data: true,
@@ -104,8 +104,8 @@ impl RedisFactory {
             fields: config.schema.field_names.to_vec(),
             wait_replicas: config.u64_option(&INFO, "wait_replicas")?,
             wait_timeout_ms: config.u64_option(&INFO, "wait_timeout_ms")?,
-            scan_index: config.choice(&INFO, "scan_index", &["true", "false"])? == "true",
-            pipeline_load: config.choice(&INFO, "pipeline_load", &["true", "false"])? == "true",
+            scan_index: config.flag(&INFO, "scan_index")?,
+            pipeline_load: config.flag(&INFO, "pipeline_load")?,
         };
         // Fail now, with the URL, rather than in every worker.
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -177,6 +177,8 @@ impl Conn {
 
 impl BindingFactory for RedisFactory {
     type Binding = RedisBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<RedisBinding, BindingError> {
         Ok(RedisBinding {

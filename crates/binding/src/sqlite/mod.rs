@@ -11,7 +11,7 @@ use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::deadline::{call_deadline, call_deadline_passed};
-use crate::registry::{BindingInfo, OptionInfo};
+use crate::info::{BindingInfo, OptionInfo};
 use crate::sql::Dialect;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -25,22 +25,26 @@ pub const INFO: BindingInfo = BindingInfo {
         OptionInfo {
             name: "journal_mode",
             default: "WAL",
-            help: "PRAGMA journal_mode: WAL, DELETE, TRUNCATE, PERSIST, MEMORY or OFF",
+            help: "PRAGMA journal_mode",
+            choices: &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"],
         },
         OptionInfo {
             name: "synchronous",
             default: "NORMAL",
-            help: "PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA (durability of each commit)",
+            help: "PRAGMA synchronous (durability of each commit)",
+            choices: &["OFF", "NORMAL", "FULL", "EXTRA"],
         },
         OptionInfo {
             name: "busy_timeout_ms",
             default: "10000",
             help: "how long a writer waits for another connection's lock before failing as timeout",
+            choices: &[],
         },
         OptionInfo {
             name: "cache_size_kib",
             default: "16384",
             help: "page cache per connection in KiB (PRAGMA cache_size)",
+            choices: &[],
         },
     ],
     table_sql: None,
@@ -80,16 +84,8 @@ impl SqliteFactory {
                 .collect(),
             columns,
             types,
-            journal_mode: config.choice(
-                &INFO,
-                "journal_mode",
-                &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"],
-            )?,
-            synchronous: config.choice(
-                &INFO,
-                "synchronous",
-                &["OFF", "NORMAL", "FULL", "EXTRA"],
-            )?,
+            journal_mode: config.choice(&INFO, "journal_mode")?.to_string(),
+            synchronous: config.choice(&INFO, "synchronous")?.to_string(),
             busy_timeout: busy_timeout(config)?,
             cache_size_kib: config.u64_option(&INFO, "cache_size_kib")?,
             path,
@@ -247,6 +243,8 @@ fn classify(e: rusqlite::Error) -> OpError {
 
 impl BindingFactory for SqliteFactory {
     type Binding = SqliteBinding;
+
+    const INFO: BindingInfo = INFO;
 
     async fn connect(&self, _worker: usize) -> Result<SqliteBinding, BindingError> {
         let conn = self.connection()?;

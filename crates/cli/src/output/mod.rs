@@ -1,7 +1,5 @@
 //! What people see on the terminal: the summaries (the live progress display is the session's).
 
-pub mod table;
-
 /// Writes to standard output; a closed pipe (`| head`) is not an error of the command.
 pub fn emit(text: &str) {
     use std::io::Write;

@@ -901,6 +901,84 @@ pub enum ClientRun {
     },
 }
 
+/// How a client of a rendezvous run ended ([`run_as_client`]).
+pub enum ClientEnd {
+    /// Client 0: the merge of every client's result (the missing named).
+    Merged(Box<super::DistributedOutcome>),
+    /// Another client: its result is with the rendezvous (and kept on this machine).
+    HandedBack { interrupted: bool },
+    /// Another client whose result could not be handed back: kept on this machine only, for
+    /// `scalebench gather` (exit 3).
+    Incomplete { interrupted: bool },
+}
+
+/// One client of a rendezvous run, as `run --rendezvous` starts it: its outputs checked, its
+/// phase run with the others ([`run_client`]), its own result kept on this machine first (beside
+/// `output`, else in the state directory) and where it went said on stderr.
+pub fn run_as_client(
+    request: &RunRequest,
+    phase: Phase,
+    url: &RendezvousUrl,
+    share: ClientShare,
+    start_timeout: Duration,
+    output: Option<&Path>,
+) -> Result<ClientEnd, SessionError> {
+    super::check(request, share.clients, phase)?;
+    let keep_at = match output {
+        Some(o) => Some(super::client_output(o, share.index)),
+        None => default_keep_path(url, phase, share.index),
+    };
+    if share.index == 0 {
+        super::check_outputs(output, share.clients)?;
+    } else if let Some(o) = output {
+        crate::files::check_outputs([super::client_output(o, share.index).as_path()], None)?;
+    }
+    let who = format!("client {} of {}", share.index, share.clients);
+    let kept_note = |kept: &Option<PathBuf>, error: &Option<String>| match (kept, error) {
+        (Some(path), _) => crate::note!("{who}: result kept at {}", path.display()),
+        (None, Some(e)) => {
+            crate::note!("warning: {who}: its result could not be kept on this machine: {e}")
+        }
+        (None, None) => {}
+    };
+    match run_client(request, phase, url, share, start_timeout, keep_at)? {
+        ClientRun::Merged {
+            outcome,
+            kept,
+            kept_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            Ok(ClientEnd::Merged(Box::new(outcome)))
+        }
+        ClientRun::Own {
+            result,
+            kept,
+            kept_error,
+            hand_back_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            let interrupted = result.interrupted;
+            if let Some(e) = hand_back_error {
+                let files = kept
+                    .as_ref()
+                    .map_or_else(|| "their result files".into(), |k| k.display().to_string());
+                crate::note!(
+                    "INCOMPLETE: {who} could not hand its result to {} ({e}); merge it with the others' \
+                     with `scalebench gather --rendezvous {} {files} ...` or `scalebench gather FILES...`",
+                    url.display(),
+                    url.display()
+                );
+                return Ok(ClientEnd::Incomplete { interrupted });
+            }
+            crate::note!(
+                "{who}: result handed to {} (client 0 merges it)",
+                url.display()
+            );
+            Ok(ClientEnd::HandedBack { interrupted })
+        }
+    }
+}
+
 /// How long client 0 waits for the others' results after its own: their phase ends with the same
 /// duration, or their share of the operations; a client later than this is named as missing, and
 /// `scalebench gather` can still collect it.

@@ -38,6 +38,42 @@ pub struct Manifests {
     pub secret: Option<(String, Vec<String>)>,
 }
 
+impl Manifests {
+    /// What to create first when an argument held a password: the Secret, with its keys.
+    pub fn secret_note(&self) -> Option<String> {
+        let (name, keys) = self.secret.as_ref()?;
+        let literals: Vec<String> = keys
+            .iter()
+            .map(|k| format!("--from-literal={k}='...'"))
+            .collect();
+        Some(format!(
+            "arguments with a password come from the Secret {name}; create it first with their values \
+             (arg-K is the K-th argument after --, counted from 0): kubectl create secret generic {name} {}",
+            literals.join(" ")
+        ))
+    }
+}
+
+/// The clients' command checked as `run` checks it before the manifests are written: its database
+/// URL (one line, the password hidden) and the rendezvous. Property files are the image's, not this
+/// machine's, so the rest of the command is checked by the clients.
+pub fn check_client(db: &str, rendezvous: Option<&str>) -> Result<(), SessionError> {
+    let url = scalebench_binding::DbUrl::parse(db)?;
+    if scalebench_binding::registry::for_scheme(url.scheme()).is_none() {
+        return Err(SessionError::Usage(format!(
+            "{} ('{}')",
+            scalebench_binding::registry::no_binding(url.scheme()),
+            url.redacted()
+        )));
+    }
+    if let Some(url) = rendezvous {
+        super::etcd::RendezvousUrl::parse(url)?;
+    }
+    Ok(())
+}
+
+/// The Indexed Job of the clients and, unless a rendezvous is given, a one-member etcd with its
+/// Service for them to meet in.
 pub fn manifests(job: &KubernetesJob) -> Result<Manifests, SessionError> {
     let name = &job.name;
     // Services are named by RFC 1035 labels: a letter first.

@@ -422,6 +422,101 @@ fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String>
     out
 }
 
+/// The output paths of a run of `clients` clients checked before anything runs: the merged
+/// result's and each client's beside it.
+pub fn check_outputs(output: Option<&std::path::Path>, clients: u32) -> Result<(), SessionError> {
+    let client_outputs: Vec<std::path::PathBuf> = output
+        .map(|path| (0..clients).map(|i| client_output(path, i)).collect())
+        .unwrap_or_default();
+    crate::files::check_outputs(
+        output
+            .into_iter()
+            .chain(client_outputs.iter().map(|p| p.as_path())),
+        None,
+    )
+}
+
+/// What `scalebench gather` merges: a rendezvous run's results from etcd, the files its clients
+/// kept, or both (a file stands for its client where etcd has it too, or has lost it).
+#[derive(Debug, Clone)]
+pub struct GatherRequest {
+    pub rendezvous: Option<String>,
+    pub files: Vec<std::path::PathBuf>,
+    /// The phase asked for (default: the files', else the run phase).
+    pub phase: Option<Phase>,
+    /// How long to wait for clients still running.
+    pub timeout: Duration,
+}
+
+/// The clients' results a gather found, by index (a client without one: why).
+pub struct Gathered {
+    pub phase: Phase,
+    pub results: Vec<Result<RunResult, String>>,
+}
+
+pub fn gather(request: &GatherRequest) -> Result<Gathered, SessionError> {
+    let url = request
+        .rendezvous
+        .as_deref()
+        .map(etcd::RendezvousUrl::parse)
+        .transpose()?;
+    let from_files = if request.files.is_empty() {
+        None
+    } else {
+        Some(results_from_files(&request.files)?)
+    };
+    let phase = match (&from_files, request.phase) {
+        (Some((p, _, _)), Some(asked)) if *p != asked => {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{}' for '--phase': the files hold a {} phase",
+                asked.name(),
+                p.name()
+            )))
+        }
+        (Some((p, _, _)), _) => *p,
+        (None, asked) => asked.unwrap_or(Phase::Run),
+    };
+    let from_etcd = match &url {
+        Some(url) => match etcd::gather(url, phase, request.timeout) {
+            Ok(r) => Some(r),
+            // The files are what the clients kept for this case: the rendezvous is gone.
+            Err(SessionError::Failed(e)) if from_files.is_some() => {
+                crate::note!("warning: {e}: merging the files alone");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let results = match (from_files, from_etcd) {
+        (None, Some(r)) => r,
+        (Some((_, n, mut files)), etcd) => {
+            if let Some(e) = etcd.as_ref().filter(|e| e.len() as u32 != n) {
+                return Err(SessionError::Usage(format!(
+                    "the files hold clients of a run of {n}, the rendezvous one of {}",
+                    e.len()
+                )));
+            }
+            let mut etcd = etcd.map(|r| r.into_iter().map(Some).collect::<Vec<_>>());
+            (0..n)
+                .map(|i| match files.remove(&i) {
+                    Some(r) => Ok(r),
+                    None => etcd
+                        .as_mut()
+                        .and_then(|e| e[i as usize].take())
+                        .unwrap_or_else(|| Err("no result: no file of it was given".into())),
+                })
+                .collect()
+        }
+        (None, None) => {
+            return Err(SessionError::Usage(
+                "give the run's --rendezvous, the result files its clients kept, or both".into(),
+            ))
+        }
+    };
+    Ok(Gathered { phase, results })
+}
+
 /// The results clients kept on their disks (`scalebench gather FILE...`): each file one client's
 /// result of one phase (as a client of a distributed run writes it), all of one run of `clients`
 /// clients. Returns the phase and, by index, the result of each client a file holds.

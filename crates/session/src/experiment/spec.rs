@@ -904,7 +904,11 @@ threads = [1, 2]
             (sets(50_000), sets(500), sets(20)),
             (Some(500), Some(100), Some(20))
         );
-        assert_eq!((mini.repetitions, mini.discard_first), (1, 0), "one repetition");
+        assert_eq!(
+            (mini.repetitions, mini.discard_first),
+            (1, 0),
+            "one repetition"
+        );
         let mut elastic = full.clone();
         elastic.procedure.measure = Measure::Elastic;
         elastic.procedure.elastic.steps = 3;
@@ -938,7 +942,10 @@ threads = [1, 2]
             c.len()
         };
         assert_eq!(cells(&mini), cells(&full));
-        assert_eq!(mini.plan().len() * full.repetitions as usize, full.plan().len());
+        assert_eq!(
+            mini.plan().len() * full.repetitions as usize,
+            full.plan().len()
+        );
     }
 
     #[test]
