@@ -79,6 +79,9 @@ pub enum Command {
     /// One client of a `--clients N` run, started by it (reads its order on stdin).
     #[command(hide = true)]
     ClientProcess,
+    /// One client of a `--ssh` run, started by it over ssh (reads its order on stdin).
+    #[command(hide = true)]
+    SshClient,
     /// List bindings, or show one binding's options.
     Bindings {
         /// A binding name (e.g. sqlite) to show its URL form and options.
@@ -493,39 +496,6 @@ pub struct ClientsArgs {
     pub remote_program: String,
 }
 
-/// The arguments a launcher hands its clients: the command line from the subcommand on, without the
-/// options that only concern the launching machine (--ssh and its settings, --clients,
-/// --client-index, --output).
-pub fn client_arguments(argv: &[std::ffi::OsString]) -> Vec<String> {
-    const WITH_VALUE: &[&str] = &[
-        "--ssh",
-        "--ssh-command",
-        "--remote-program",
-        "--clients",
-        "--client-index",
-        "--output",
-        "-o",
-    ];
-    let mut out = Vec::new();
-    let mut words = argv
-        .iter()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned());
-    while let Some(w) = words.next() {
-        if WITH_VALUE.contains(&w.as_str()) {
-            words.next();
-        } else if WITH_VALUE
-            .iter()
-            .any(|f| f.starts_with("--") && w.starts_with(&format!("{f}=")))
-            || (w.starts_with("-o") && !w.starts_with("--"))
-        {
-        } else {
-            out.push(w);
-        }
-    }
-    out
-}
-
 /// `--db`'s help: each compiled binding's URL example, from its declaration.
 fn db_help() -> String {
     let examples: Vec<&str> = scalebench_binding::registry::bindings()
@@ -811,50 +781,5 @@ impl ElasticArgs {
             unloaded: self.unloaded,
             hdr_log: self.phase.hdr_log.clone(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn clients_get_the_command_without_the_launching_options() {
-        let argv: Vec<std::ffi::OsString> = [
-            "scalebench",
-            "run",
-            "a",
-            "--db",
-            "redis://h:1",
-            "--ssh",
-            "h1,h2",
-            "--ssh-command=ssh -p 2",
-            "--clients",
-            "4",
-            "-o",
-            "out.json",
-            "--output=x.json",
-            "-oy.json",
-            "--remote-program",
-            "/bin/sb",
-            "--rendezvous",
-            "etcd://e:2379/r",
-            "--duration",
-            "10s",
-        ]
-        .iter()
-        .map(Into::into)
-        .collect();
-        assert_eq!(
-            super::client_arguments(&argv),
-            [
-                "run",
-                "a",
-                "--db",
-                "redis://h:1",
-                "--rendezvous",
-                "etcd://e:2379/r",
-                "--duration",
-                "10s"
-            ]
-        );
     }
 }

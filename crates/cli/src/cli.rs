@@ -57,6 +57,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(&run.phase, &run.clients, phases, &argv)
         }
         Command::ClientProcess => crate::commands::run::client_process(),
+        Command::SshClient => crate::commands::run::ssh_client(),
         Command::Gather(g) => crate::commands::run::gather_command(&g),
         Command::Kubernetes(k) => crate::commands::run::kubernetes_command(&k),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),

@@ -67,6 +67,22 @@ pub struct RunPlan {
     pub rendezvous: Option<Arc<dyn Rendezvous>>,
 }
 
+/// Request sets are timed back to back in a closed loop (Dory's method): with a target rate they
+/// would time the schedule, not the database. The one statement of the rule, for the session's
+/// check of a request and for execution's of a plan.
+pub fn check_request_sets(
+    request_set: Option<u64>,
+    target_ops_s: Option<f64>,
+) -> Result<(), String> {
+    match request_set {
+        Some(0) => Err("a request set needs at least 1 operation".into()),
+        Some(_) if target_ops_s.is_some() => {
+            Err("request sets run in a closed loop, without --target".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 impl RunPlan {
     pub fn slots(&self) -> usize {
         self.threads * self.concurrency

@@ -127,19 +127,8 @@ pub fn execute<F: BindingFactory>(
             )));
         }
     }
-    match plan.request_set {
-        Some(0) => {
-            return Err(ExecError::Plan(
-                "a request set needs at least 1 operation".into(),
-            ))
-        }
-        Some(_) if plan.target_ops_s.is_some() => {
-            return Err(ExecError::Plan(
-                "request sets run in a closed loop: a target rate does not apply".into(),
-            ))
-        }
-        _ => {}
-    }
+    crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
+        .map_err(ExecError::Plan)?;
     let sets = match (plan.phase, plan.request_set) {
         (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,

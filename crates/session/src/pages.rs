@@ -182,22 +182,6 @@ fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
     figures
 }
 
-/// Cell names are `database/configuration/workload[/k=v,k=v]`: the swept parameters.
-fn cell_params(cell: &str) -> (String, BTreeMap<String, String>) {
-    let parts: Vec<&str> = cell.splitn(4, '/').collect();
-    let base = parts[..parts.len().min(3)].join("/");
-    let params = parts
-        .get(3)
-        .map(|p| {
-            p.split(',')
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    (base, params)
-}
-
 /// An experiment as the results store holds it: everything its page's charts read.
 struct ExperimentData {
     name: String,
@@ -213,6 +197,18 @@ struct ExperimentData {
 }
 
 impl ExperimentData {
+    /// A cell's `database/configuration/workload` and its swept parameters, from the columns the
+    /// store keeps for its runs.
+    fn cell_params(&self, cell: &str) -> (String, BTreeMap<String, String>) {
+        match self.runs.iter().find(|r| r.cell == cell) {
+            Some(r) => (
+                format!("{}/{}/{}", r.database, r.configuration, r.workload),
+                r.params.clone(),
+            ),
+            None => (cell.to_string(), BTreeMap::new()),
+        }
+    }
+
     fn read(input: &Path, experiment: Option<&str>) -> Result<ExperimentData, SessionError> {
         let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
         let names: Vec<String> = store
@@ -439,7 +435,7 @@ fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
     let mut setups: BTreeMap<String, Vec<ThreadPoint>> = BTreeMap::new();
     for c in &data.cells {
         let Some(t) = &c.throughput else { continue };
-        let (base, params) = cell_params(&c.cell);
+        let (base, params) = data.cell_params(&c.cell);
         let Some(threads) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) else {
             continue;
         };
@@ -520,7 +516,7 @@ fn nodes_throughput_chart(data: &ExperimentData) -> Chart {
         let (Some(t), Some(nodes)) = (&c.throughput, data.nodes_of(&c.cell)) else {
             continue;
         };
-        let (base, params) = cell_params(&c.cell);
+        let (base, params) = data.cell_params(&c.cell);
         let others: Vec<String> = params
             .iter()
             .filter(|(k, _)| k.as_str() != CLUSTER_SIZE)
@@ -554,7 +550,7 @@ fn recommendation_table(data: &ExperimentData) -> String {
         let Some(t) = &c.throughput else {
             continue;
         };
-        let (base, mut params) = cell_params(&c.cell);
+        let (base, mut params) = data.cell_params(&c.cell);
         let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
         let column = params
             .remove(DATA_SIZE)
@@ -617,7 +613,7 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
     let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
     for c in &data.cells {
         let Some(t) = &c.throughput else { continue };
-        let (base, params) = cell_params(&c.cell);
+        let (base, params) = data.cell_params(&c.cell);
         // Mean over the cell's runs of the summed throughput of these operations.
         let mean_of = |ops: &[&str]| -> f64 {
             let per_run: Vec<f64> = data

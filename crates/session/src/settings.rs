@@ -273,11 +273,16 @@ impl Settings {
                 .u64_or("batchsize", crate::request::DEFAULT_BATCH_SIZE)?
                 .max(1) as usize,
         };
-        if let (Some(n), true) = (args.request_set, target > 0.0) {
-            return Err(SessionError::Usage(format!(
-                "invalid value '{n}' for '--request-set': request sets run in a closed loop, without --target"
-            )));
-        }
+        scalebench_exec::plan::check_request_sets(
+            args.request_set,
+            (target > 0.0).then_some(target),
+        )
+        .map_err(|e| {
+            SessionError::Usage(format!(
+                "invalid value '{}' for '--request-set': {e}",
+                args.request_set.unwrap_or(0)
+            ))
+        })?;
         let percentiles_text = props.str_or("hdrhistogram.percentiles", "95,99");
         let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
             SessionError::Usage(format!(

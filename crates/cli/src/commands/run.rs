@@ -48,15 +48,16 @@ pub fn run_command(
     })
 }
 
-/// `--clients N` alone: N client processes of this binary on this machine; with `--rendezvous`:
-/// this process is one client of a run whose clients meet in etcd.
+/// `--clients N` alone: N client processes of this binary on this machine; with `--rendezvous` and
+/// `--ssh`: clients started over ssh; with `--rendezvous` alone: this process is one client of a
+/// run whose clients meet in etcd.
 fn run_clients(
     args: &PhaseArgs,
     clients: &ClientsArgs,
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_session::distributed::{etcd, local};
+    use scalebench_session::distributed::{etcd, local, ssh};
     let [phase] = phases else {
         return Err(SessionError::Usage(
             "--clients runs one phase at a time: `scalebench load --clients N`, then `scalebench run --clients N` (not --load)".into(),
@@ -73,50 +74,70 @@ fn run_clients(
         }
     }
     let request = args.request(argv);
-    let Some(url) = &clients.rendezvous else {
-        let n = clients.clients.unwrap_or(1);
-        distributed::check_outputs(args.output.as_deref(), n)?;
-        let launch = local::LocalLaunch {
+    let launcher: Box<dyn distributed::Launcher> = match &clients.rendezvous {
+        None => Box::new(local::LocalLaunch {
             program: client_program()?,
-            clients: n,
+            clients: clients.clients.unwrap_or(1),
             start_timeout: clients.start_timeout,
-        };
-        let outcome = local::launch(&launch, &request, *phase)?;
-        return finish_distributed(args.output.as_deref(), args.format, &outcome);
-    };
-    let url = etcd::RendezvousUrl::parse(url)?;
-    if !clients.ssh.is_empty() {
-        let n = clients.clients.unwrap_or(clients.ssh.len() as u32);
-        scalebench_session::distributed::check(&request, n, *phase)?;
-        distributed::check_outputs(args.output.as_deref(), n)?;
-        let launch = scalebench_session::distributed::ssh::SshLaunch {
+        }),
+        Some(url) if !clients.ssh.is_empty() => Box::new(ssh::SshLaunch {
             hosts: clients.ssh.clone(),
-            clients: n,
+            clients: clients.clients.unwrap_or(clients.ssh.len() as u32),
             ssh_command: clients.ssh_command.clone(),
             remote_program: clients.remote_program.clone(),
-            client_args: crate::args::client_arguments(argv),
-            rendezvous: url,
+            rendezvous: etcd::RendezvousUrl::parse(url)?,
             start_timeout: clients.start_timeout,
-        };
-        let outcome = scalebench_session::distributed::ssh::launch(&launch, &request, *phase)?;
-        return finish_distributed(args.output.as_deref(), args.format, &outcome);
-    }
-    let share = scalebench_session::clients::ClientShare::from_launcher(
-        clients.client_index,
-        clients.clients,
-        |name| std::env::var(name).ok(),
-    )?;
-    match etcd::run_as_client(
-        &request,
-        *phase,
-        &url,
-        share,
-        clients.start_timeout,
-        args.output.as_deref(),
-    )? {
+        }),
+        // This process is one client of a run whose clients meet in etcd.
+        Some(url) => {
+            let share = scalebench_session::clients::ClientShare::from_launcher(
+                clients.client_index,
+                clients.clients,
+                |name| std::env::var(name).ok(),
+            )?;
+            return rendezvous_client(
+                &request,
+                *phase,
+                &etcd::RendezvousUrl::parse(url)?,
+                share,
+                clients.start_timeout,
+                (args.output.as_deref(), args.format),
+            );
+        }
+    };
+    distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
+    let outcome = launcher.launch(&request, *phase)?;
+    finish_distributed(args.output.as_deref(), args.format, &outcome)
+}
+
+/// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
+pub fn ssh_client() -> Result<ExitCode, SessionError> {
+    let order = scalebench_session::distributed::ssh::SshClientOrder::read()?;
+    rendezvous_client(
+        &order.request,
+        order.phase,
+        &order.rendezvous,
+        order.share()?,
+        order.start_timeout,
+        (None, Format::Table),
+    )
+}
+
+/// One client of a run whose clients meet in etcd (`run --rendezvous URL` without `--ssh`, or a
+/// client an `--ssh` launch started); client 0 writes the merged result to `output` if given.
+fn rendezvous_client(
+    request: &RunRequest,
+    phase: Phase,
+    url: &scalebench_session::distributed::etcd::RendezvousUrl,
+    share: scalebench_session::clients::ClientShare,
+    start_timeout: std::time::Duration,
+    (output, format): (Option<&std::path::Path>, Format),
+) -> Result<ExitCode, SessionError> {
+    use scalebench_session::distributed::etcd;
+    match etcd::run_as_client(request, phase, url, share, start_timeout, output)? {
         etcd::ClientEnd::Merged(outcome) => {
             // Client 0's own file is written with the merged result, from the same result.
-            finish_distributed(args.output.as_deref(), args.format, &outcome)
+            finish_distributed(output, format, &outcome)
         }
         etcd::ClientEnd::HandedBack { interrupted } => {
             Ok(ExitCode::from(if interrupted { 130 } else { 0 }))

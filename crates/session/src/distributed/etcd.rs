@@ -46,7 +46,7 @@ const MAX_START_AHEAD: Duration = Duration::from_secs(60);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Where the clients of one run meet: `etcd://HOST:PORT[,HOST:PORT]/PREFIX`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RendezvousUrl {
     pub endpoints: Vec<String>,
     pub prefix: String,

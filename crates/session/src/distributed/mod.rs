@@ -422,6 +422,46 @@ fn overlapping_inserts(results: &[RunResult], sources: &[String]) -> Vec<String>
     out
 }
 
+/// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`])
+/// or over ssh ([`ssh::SshLaunch`]). Each checks the request against what its clients can do before
+/// anything starts. (A rendezvous client is not a launcher: it is one of the clients,
+/// [`etcd::run_as_client`]; Kubernetes starts its clients from manifests, [`kubernetes::manifests`].)
+pub trait Launcher {
+    /// How many clients the run has.
+    fn clients(&self) -> u32;
+    fn launch(
+        &self,
+        request: &RunRequest,
+        phase: Phase,
+    ) -> Result<DistributedOutcome, SessionError>;
+}
+
+impl Launcher for local::LocalLaunch {
+    fn clients(&self) -> u32 {
+        self.clients
+    }
+    fn launch(
+        &self,
+        request: &RunRequest,
+        phase: Phase,
+    ) -> Result<DistributedOutcome, SessionError> {
+        local::launch(self, request, phase)
+    }
+}
+
+impl Launcher for ssh::SshLaunch {
+    fn clients(&self) -> u32 {
+        self.clients
+    }
+    fn launch(
+        &self,
+        request: &RunRequest,
+        phase: Phase,
+    ) -> Result<DistributedOutcome, SessionError> {
+        ssh::launch(self, request, phase)
+    }
+}
+
 /// The output paths of a run of `clients` clients checked before anything runs: the merged
 /// result's and each client's beside it.
 pub fn check_outputs(output: Option<&std::path::Path>, clients: u32) -> Result<(), SessionError> {

@@ -1,12 +1,16 @@
 //! `--ssh HOST[,HOST...]`: this machine starts each client on its host over ssh; the clients meet
 //! in etcd (`--rendezvous`) as any others, and this machine gathers their results from there (no
-//! shared filesystem needed) and merges them.
+//! shared filesystem needed) and merges them. Each client gets its order as data on its stdin
+//! ([`SshClientOrder`]), as local clients do: nothing is re-parsed there, and no password of the
+//! database URL stands in the host's process list.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use scalebench_exec::Phase;
+
+use serde::{Deserialize, Serialize};
 
 use super::etcd::{self, RendezvousUrl};
 use super::{merge_clients, DistributedOutcome};
@@ -24,12 +28,45 @@ pub struct SshLaunch {
     pub ssh_command: String,
     /// `scalebench` on the hosts.
     pub remote_program: String,
-    /// The client's arguments after the program (`run a --db ... --rendezvous ...`), without
-    /// `--clients` and `--client-index`, which are added per client.
-    pub client_args: Vec<String>,
     pub rendezvous: RendezvousUrl,
     /// Bounds the clients' start: ssh's connect and key exchange, their connections, the barrier.
     pub start_timeout: Duration,
+}
+
+/// The remote command that reads an [`SshClientOrder`] on its stdin (`scalebench`'s hidden
+/// `ssh-client`).
+pub const CLIENT_COMMAND: &str = "ssh-client";
+
+/// What one client started over ssh is to do: the first line on its stdin.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct SshClientOrder {
+    pub request: RunRequest,
+    pub phase: Phase,
+    pub rendezvous: RendezvousUrl,
+    pub index: u32,
+    pub clients: u32,
+    pub start_timeout: Duration,
+}
+
+impl SshClientOrder {
+    /// The order on this process's stdin (the client's side).
+    pub fn read() -> Result<SshClientOrder, SessionError> {
+        let mut line = String::new();
+        std::io::stdin()
+            .lock()
+            .read_line(&mut line)
+            .map_err(|e| SessionError::Failed(format!("cannot read the client's order: {e}")))?;
+        serde_json::from_str(&line).map_err(|e| {
+            SessionError::Failed(format!(
+                "the client's order does not parse ({e}): is {CLIENT_COMMAND} the same scalebench as the launcher's?"
+            ))
+        })
+    }
+
+    /// This client's share of the run.
+    pub fn share(&self) -> Result<crate::clients::ClientShare, SessionError> {
+        crate::clients::ClientShare::from_launcher(Some(self.index), Some(self.clients), |_| None)
+    }
 }
 
 /// Starts every client over ssh, waits for all of them, gathers and merges their results.
@@ -38,6 +75,7 @@ pub fn launch(
     request: &RunRequest,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
+    super::check(request, launch.clients, phase)?;
     let ssh = shlex::split(&launch.ssh_command)
         .filter(|words| !words.is_empty())
         .ok_or_else(|| {
@@ -76,24 +114,26 @@ pub fn launch(
     let mut children = Vec::new();
     for index in 0..launch.clients {
         let host = &launch.hosts[index as usize % launch.hosts.len()];
-        let mut words = vec![launch.remote_program.clone()];
-        words.extend(launch.client_args.iter().cloned());
-        words.extend([
-            "--clients".to_string(),
-            launch.clients.to_string(),
-            "--client-index".into(),
-            index.to_string(),
-        ]);
-        // ssh hands the remote shell one string: each word quoted for it.
-        let remote = shlex::try_join(words.iter().map(String::as_str)).map_err(|e| {
-            SessionError::Usage(format!("an argument cannot be passed over ssh: {e}"))
-        })?;
+        // ssh hands the remote shell one string: the program quoted for it.
+        let remote =
+            shlex::try_join([launch.remote_program.as_str(), CLIENT_COMMAND]).map_err(|e| {
+                SessionError::Usage(format!("invalid value for '--remote-program': {e}"))
+            })?;
+        let order = serde_json::to_string(&SshClientOrder {
+            request: request.clone(),
+            phase,
+            rendezvous: launch.rendezvous.clone(),
+            index,
+            clients: launch.clients,
+            start_timeout: launch.start_timeout,
+        })
+        .map_err(|e| SessionError::Failed(e.to_string()))?;
         let mut command = Command::new(&ssh[0]);
         command
             .args(&ssh[1..])
             .arg(host)
             .arg(remote)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
         super::local::die_with_parent(&mut command);
@@ -108,6 +148,10 @@ pub fn launch(
                 return Err(SessionError::Failed(format!("cannot run {}: {e}", ssh[0])));
             }
         };
+        // The order, then end of file (ssh ends its side of the channel: the client reads no more).
+        if let Some(mut stdin) = child.stdin.take() {
+            let _ = writeln!(stdin, "{order}").and_then(|()| stdin.flush());
+        }
         let stderr = child.stderr.take().expect("piped");
         let tag = format!("client {index} ({host})");
         let forward = std::thread::spawn(move || {

@@ -106,6 +106,12 @@ pub struct Store {
 pub struct StoredRun {
     pub cell: String,
     pub repetition: u32,
+    /// The cell's parts, as its columns hold them.
+    pub database: String,
+    pub configuration: String,
+    pub workload: String,
+    /// Swept parameter -> value.
+    pub params: std::collections::BTreeMap<String, String>,
     pub status: String,
     pub error: Option<String>,
     pub throughput_ops_s: Option<f64>,
@@ -427,7 +433,7 @@ impl Store {
             .prepare(
                 "SELECT r.cell, r.repetition, r.status, r.error, r.throughput_ops_s, r.bounded_by,
                         r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END,
-                        r.ok, r.failed
+                        r.ok, r.failed, r.database, r.configuration, r.workload, r.params
                  FROM runs r JOIN experiments e ON e.id = r.experiment_id
                  WHERE e.name = ?1
                    -- Only runs of the cell's current definition: one statistic never mixes a changed
@@ -453,6 +459,10 @@ impl Store {
                     result: r.get(8)?,
                     ok: r.get::<_, Option<i64>>(9)?.map(|v| v as u64),
                     failed: r.get::<_, Option<i64>>(10)?.map(|v| v as u64),
+                    database: r.get(11)?,
+                    configuration: r.get(12)?,
+                    workload: r.get(13)?,
+                    params: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
                 })
             })
             .map_err(|e| e.to_string())?;
