@@ -87,6 +87,13 @@ pub enum Command {
         /// A binding name (e.g. sqlite) to show its URL form and options.
         name: Option<String>,
     },
+    /// List the workload and client properties read (YCSB's names and ours): values, default,
+    /// what each shapes (the loaded data, the run, the client) and what it does.
+    Properties {
+        /// Print the table docs/workloads.md holds (Markdown).
+        #[arg(long)]
+        markdown: bool,
+    },
 }
 
 /// Where local clusters live: one subdirectory per deployment name (state, data, logs).
@@ -511,7 +518,7 @@ fn db_help() -> String {
 fn batch_size_help() -> String {
     format!(
         "Records per insert call in the load phase, where the binding batches (default: property batchsize, else {})",
-        request::DEFAULT_BATCH_SIZE
+        scalebench_workload::declared::BATCHSIZE.default_text()
     )
 }
 
@@ -531,7 +538,7 @@ pub struct PhaseArgs {
 
     /// Property override KEY=VALUE, applied after all files (repeatable).
     #[arg(short = 'p', value_name = "KEY=VALUE")]
-    pub properties: Vec<String>,
+    pub properties: Vec<scalebench_workload::Assignment>,
 
     /// OS threads (default: property threadcount, else 1).
     #[arg(long, value_name = "N", value_parser = parse_threads)]
@@ -716,6 +723,7 @@ impl PhaseArgs {
             db: self.db.clone(),
             property_files: self.property_files.clone(),
             properties: self.properties.clone(),
+            deployment_options: Vec::new(),
             threads: self.threads,
             concurrency: self.concurrency,
             target: self.target,

@@ -70,6 +70,10 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Monitor(m) => crate::commands::run::monitor_command(&m),
         Command::Results { action } => experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
+        Command::Properties { markdown } => {
+            properties(markdown);
+            Ok(ExitCode::SUCCESS)
+        }
     };
     match outcome {
         Ok(code) => code,
@@ -102,6 +106,38 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         .and_then(|p| scalebench_measure::ycsb_text::parse_percentiles(p).ok())
         .unwrap_or_else(|| vec![95.0, 99.0]);
     print_summary(&merged, args.format, &percentiles)
+}
+
+/// `scalebench properties`: every declared property, grouped as its declarations are ordered.
+fn properties(markdown: bool) {
+    use scalebench_workload::declared::{markdown_table, PROPERTIES};
+    let out = if markdown {
+        markdown_table()
+    } else {
+        let width = |f: &dyn Fn(&scalebench_workload::declared::PropertyInfo) -> usize| {
+            PROPERTIES.iter().map(f).max().unwrap_or(0)
+        };
+        let (name_w, default_w) = (
+            width(&|p| p.name.len()),
+            width(&|p| p.describe_default().len()),
+        );
+        let mut out = format!(
+            "Properties read (-p NAME=VALUE or in a property file; binding options: `scalebench bindings NAME`):\n  {:<name_w$}  {:<default_w$}  {:<9}  what it does (values)\n",
+            "NAME", "DEFAULT", "SHAPES"
+        );
+        for p in PROPERTIES {
+            out.push_str(&format!(
+                "  {:<name_w$}  {:<default_w$}  {:<9}  {} ({})\n",
+                p.name,
+                p.describe_default(),
+                p.shapes.describe(),
+                p.help,
+                p.kind.describe()
+            ));
+        }
+        out
+    };
+    let _ = std::io::stdout().write_all(out.as_bytes());
 }
 
 fn bindings(name: Option<&str>) -> Result<(), SessionError> {
@@ -137,13 +173,15 @@ fn bindings(name: Option<&str>) -> Result<(), SessionError> {
                     "Options (-p {}.NAME=VALUE or in a property file):\n",
                     b.name
                 ));
+                let name_width = b.options.iter().map(|o| o.name.len()).max().unwrap_or(0);
+                let default_width = b.options.iter().map(|o| o.default.len()).max().unwrap_or(0);
                 for o in b.options {
                     let choices = match o.choices {
                         [] => String::new(),
                         c => format!(" (one of {})", c.join(", ")),
                     };
                     out.push_str(&format!(
-                        "  {:<18} default {:<8} {}{choices}\n",
+                        "  {:<name_width$}  default {:<default_width$}  {}{choices}\n",
                         o.name, o.default, o.help
                     ));
                 }

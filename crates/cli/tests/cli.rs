@@ -661,6 +661,31 @@ fn interrupt_keeps_what_was_measured() {
 }
 
 #[test]
+fn properties_are_listed_with_their_defaults_and_what_they_shape() {
+    let r = scalebench(&["properties"]);
+    assert!(r.status.success());
+    let text = String::from_utf8_lossy(&r.stdout);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{name} not listed: {text}"))
+            .to_string()
+    };
+    let read = line("readproportion");
+    assert!(read.contains("0.95") && read.contains(" run "), "{read}");
+    let records = line("recordcount");
+    assert!(records.contains(" data "), "{records}");
+    assert!(line("requestdistribution").contains("uniform|zipfian|latest"));
+    assert!(line("exporter").contains("use --format and --output"));
+    let r = scalebench(&["properties", "--markdown"]);
+    let table = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        table.starts_with("| property |") && table.contains("| `batchsize` | integer | 1 |"),
+        "{table}"
+    );
+}
+
+#[test]
 fn bindings_are_listed_with_their_options() {
     let r = scalebench(&["bindings"]);
     let text = String::from_utf8_lossy(&r.stdout);

@@ -374,14 +374,13 @@ fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> Run
     // measured run, never the load (a load cut at 1 s left records unread: not_found in the run).
     a.duration = None;
     a.operations = None;
-    a.properties.push(format!("recordcount={}", scale.records));
+    a.property("recordcount", &scale.records.to_string());
     if scale.loaded_before > 0 {
-        a.properties
-            .push(format!("insertstart={}", scale.loaded_before));
-        a.properties.push(format!(
-            "insertcount={}",
-            scale.records - scale.loaded_before
-        ));
+        a.property("insertstart", &scale.loaded_before.to_string());
+        a.property(
+            "insertcount",
+            &(scale.records - scale.loaded_before).to_string(),
+        );
         a.drop_schema = false;
     }
     if log.is_some() {

@@ -7,12 +7,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use scalebench_exec::{Arrival, StopSignal, TimelineLog};
+use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
 
 /// Defaults of the options that have one (the command line's help shows them).
 pub const DEFAULT_CONCURRENCY: u32 = 1;
-/// Records per insert call when neither `--batch-size` nor the `batchsize` property says (YCSB's 1).
-pub const DEFAULT_BATCH_SIZE: u64 = 1;
 pub const DEFAULT_WARMUP: &str = "0s";
 pub const DEFAULT_INTERVAL: &str = "1s";
 pub const DEFAULT_GRACE: &str = "10s";
@@ -50,8 +49,12 @@ pub struct RunRequest {
     /// The database URL (none: the deployment's, else a temporary SQLite database).
     pub db: Option<String>,
     pub property_files: Vec<PathBuf>,
-    /// KEY=VALUE overrides, applied after the files in order.
-    pub properties: Vec<String>,
+    /// `-p` overrides, applied after the files in order.
+    pub properties: Vec<Assignment>,
+    /// The binding options of a deployment the request no longer names (a distributed run's
+    /// launcher resolves its deployment for the clients), below every file and `-p` as a
+    /// deployment's own are: see `Settings::properties`.
+    pub deployment_options: Vec<Assignment>,
     pub threads: Option<u32>,
     pub concurrency: u32,
     pub target: Option<f64>,
@@ -104,6 +107,7 @@ impl RunRequest {
             db: None,
             property_files: Vec::new(),
             properties: Vec::new(),
+            deployment_options: Vec::new(),
             threads: None,
             concurrency: DEFAULT_CONCURRENCY,
             target: None,
@@ -137,7 +141,7 @@ impl RunRequest {
 
     /// Adds a property override (as `-p KEY=VALUE`).
     pub fn property(&mut self, key: &str, value: &str) -> &mut Self {
-        self.properties.push(format!("{key}={value}"));
+        self.properties.push(Assignment::new(key, value));
         self
     }
 }

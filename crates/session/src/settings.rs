@@ -11,42 +11,17 @@ use scalebench_binding::{registry, BindingConfig, BindingInfo, DbUrl, Schema};
 use scalebench_exec::{Arrival, Phase, RunPlan, StopSignal};
 use scalebench_measure::ycsb_text::parse_percentiles;
 use scalebench_workload::builtin::builtin_workload;
-use scalebench_workload::core_workload::core_property;
-use scalebench_workload::{CoreWorkload, Properties, WorkloadError};
+use scalebench_workload::declared::{
+    self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT, TARGET,
+    THREADCOUNT,
+};
+use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
 
 use crate::error::SessionError;
 use crate::request::{
     check_connect_timeout, check_duration, check_interval, check_target, RunRequest, MAX_IN_FLIGHT,
     MAX_THREADS,
 };
-
-/// YCSB client properties this tool reads.
-const CLIENT_PROPERTIES: &[&str] = &[
-    "threadcount",
-    "target",
-    "maxexecutiontime",
-    "hdrhistogram.percentiles",
-    "batchsize",
-];
-
-/// YCSB client properties that have no effect here, and what to use instead.
-const IGNORED_PROPERTIES: &[(&str, &str)] = &[
-    ("db", "the binding is chosen by --db URL"),
-    ("exporter", "use --format and --output"),
-    ("exportfile", "use --output"),
-    ("measurementtype", "latencies are always HdrHistograms"),
-    (
-        "measurement.interval",
-        "open-loop runs always report both service time and intended-start latency",
-    ),
-    ("measurement.trackjvm", "not a JVM"),
-    ("status.interval", "use --status-interval"),
-    ("dotransactions", "use the load or run command"),
-    ("hdrhistogram.fileoutput", "use --hdr-log"),
-    ("hdrhistogram.output.path", "use --hdr-log"),
-    ("histogram.buckets", "latencies are always HdrHistograms"),
-    ("timeseries.granularity", "use --interval"),
-];
 
 const BUILTIN_ORIGIN: &str = "built-in workload";
 
@@ -127,6 +102,33 @@ impl Settings {
         Self::with_database(args, phase, db, None, None)
     }
 
+    /// Every layer of a request's properties merged, the one place they are: the built-in workload
+    /// or WORKLOAD file, each `-P` file in order, every `-p` in order, `--operations`, then the
+    /// deployment's binding options for the keys none of those set (a file or `-p` wins over a
+    /// deployment, whether it is opened here or resolved by a launcher for its clients).
+    pub fn properties(
+        args: &RunRequest,
+        from_deployment: &[Assignment],
+    ) -> Result<(Properties, String), SessionError> {
+        let mut props = Properties::new();
+        let workload_name = load_workload(&mut props, &args.workload)?;
+        for file in &args.property_files {
+            props.load_file(file)?;
+        }
+        for a in &args.properties {
+            props.assign(a, "-p");
+        }
+        if let Some(n) = args.operations {
+            props.set(OPERATIONCOUNT.name, &n.to_string(), "--operations");
+        }
+        for a in from_deployment {
+            if !props.contains(&a.key) {
+                props.assign(a, "deployment");
+            }
+        }
+        Ok((props, workload_name))
+    }
+
     fn with_database(
         args: &RunRequest,
         phase: Phase,
@@ -134,25 +136,6 @@ impl Settings {
         temp_db_dir: Option<tempfile::TempDir>,
         cluster: Option<scalebench_deploy::Cluster>,
     ) -> Result<Settings, SessionError> {
-        let mut props = Properties::new();
-        let workload_name = load_workload(&mut props, &args.workload)?;
-        for file in &args.property_files {
-            props.load_file(file)?;
-        }
-        for assignment in &args.properties {
-            props.set_override(assignment)?;
-        }
-        if let Some(n) = args.operations {
-            props.set("operationcount", &n.to_string(), "--operations");
-        }
-        let mut workload = CoreWorkload::from_properties(&props)?;
-        let explicit_count = props.get("operationcount").is_some()
-            && props.origin("operationcount") != Some(BUILTIN_ORIGIN);
-        if let Some(share) = &args.client {
-            share.apply(&mut props, &workload, phase, explicit_count)?;
-            workload = CoreWorkload::from_properties(&props)?;
-        }
-
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
             SessionError::Usage(format!(
                 "{} ('{}')",
@@ -160,53 +143,28 @@ impl Settings {
                 db.redacted()
             ))
         })?;
+        let from_deployment: Vec<Assignment> = match &cluster {
+            Some(c) => deployment_options(c, binding.name),
+            None => args.deployment_options.clone(),
+        };
+        let (mut props, workload_name) = Self::properties(args, &from_deployment)?;
+        let mut workload = CoreWorkload::from_properties(&props)?;
+        let explicit_count = props.given(&OPERATIONCOUNT).is_some()
+            && props.origin(OPERATIONCOUNT.name) != Some(BUILTIN_ORIGIN);
+        if let Some(share) = &args.client {
+            share.apply(&mut props, &workload, phase, explicit_count)?;
+            workload = CoreWorkload::from_properties(&props)?;
+        }
 
-        // The deployment's binding options come first; -P and -p override them.
-        if let Some(c) = &cluster {
-            for (k, v) in c.binding_options() {
-                let key = format!("{}.{k}", binding.name);
-                if !props.contains(&key) {
-                    props.set(&key, &v, "deployment");
-                }
-            }
-        }
-        let mut warnings = Vec::new();
-        for key in
-            props.unknown_keys(&|k| core_property(k).is_some() || CLIENT_PROPERTIES.contains(&k))
-        {
-            let origin = props.origin(key).unwrap_or("?");
-            if let Some((_, instead)) = IGNORED_PROPERTIES.iter().find(|(k, _)| *k == key) {
-                warnings.push(format!(
-                    "property '{key}' (from {origin}) has no effect here: {instead}"
-                ));
-            } else if let Some((prefix, _)) = key.split_once('.') {
-                if prefix == binding.name {
-                    continue; // validated by the binding registry
-                }
-                if registry::find(prefix).is_some() {
-                    warnings.push(format!(
-                        "property '{key}' (from {origin}) is for binding {prefix}, not {}: ignored",
-                        binding.name
-                    ));
-                } else {
-                    warnings.push(format!(
-                        "unknown property '{key}' (from {origin}) is ignored"
-                    ));
-                }
-            } else {
-                warnings.push(format!(
-                    "unknown property '{key}' (from {origin}) is ignored"
-                ));
-            }
-        }
+        let warnings = property_warnings(&props, &binding);
 
         let threads = match args.threads {
             Some(t) => t as usize,
-            None => match props.u64_or("threadcount", 1)? {
+            None => match props.integer(&THREADCOUNT)? {
                 n @ 1..=MAX_THREADS => n as usize,
                 n => {
                     return Err(WorkloadError::invalid(
-                        "threadcount",
+                        THREADCOUNT.name,
                         &n.to_string(),
                         format!("expected 1 to {MAX_THREADS}"),
                     )
@@ -224,13 +182,13 @@ impl Settings {
         }
         let target = match args.target {
             Some(t) => t,
-            None => props.f64_or("target", 0.0)?,
+            None => props.number(&TARGET)?,
         };
         if let Err(expected) = check_target(target) {
             let given = props
-                .get("target")
+                .given(&TARGET)
                 .map_or_else(|| format!("{target:?}"), str::to_string);
-            return Err(WorkloadError::invalid("target", &given, &expected).into());
+            return Err(WorkloadError::invalid(TARGET.name, &given, &expected).into());
         }
         let operation_count = match phase {
             Phase::Run if explicit_count && workload.operation_count > 0 => {
@@ -245,11 +203,11 @@ impl Settings {
                 ))
             }
             Some(d) => Some(d),
-            None => match props.u64_or("maxexecutiontime", 0)? {
+            None => match props.integer(&MAXEXECUTIONTIME)? {
                 0 => None,
                 s if s > crate::request::MAX_DURATION.as_secs() => {
                     return Err(WorkloadError::invalid(
-                        "maxexecutiontime",
+                        MAXEXECUTIONTIME.name,
                         &s.to_string(),
                         format!(
                             "expected at most {} seconds (30 days)",
@@ -269,9 +227,7 @@ impl Settings {
         check_durations(args)?;
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
-            None => props
-                .u64_or("batchsize", crate::request::DEFAULT_BATCH_SIZE)?
-                .max(1) as usize,
+            None => props.integer(&BATCHSIZE)?.max(1) as usize,
         };
         scalebench_exec::plan::check_request_sets(
             args.request_set,
@@ -283,7 +239,7 @@ impl Settings {
                 args.request_set.unwrap_or(0)
             ))
         })?;
-        let percentiles_text = props.str_or("hdrhistogram.percentiles", "95,99");
+        let percentiles_text = props.text(&HDRHISTOGRAM_PERCENTILES);
         let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
             SessionError::Usage(format!(
                 "invalid value '{bad}' for property 'hdrhistogram.percentiles': expected numbers in (0, 100] separated by commas"
@@ -389,6 +345,51 @@ impl Settings {
     }
 }
 
+/// A deployment's binding options as properties of `binding` (`<binding>.<option>`).
+pub fn deployment_options(cluster: &scalebench_deploy::Cluster, binding: &str) -> Vec<Assignment> {
+    cluster
+        .binding_options()
+        .into_iter()
+        .map(|(k, v)| Assignment::new(format!("{binding}.{k}"), v))
+        .collect()
+}
+
+/// A warning for each property that is neither declared (`scalebench properties`) nor an option
+/// of this binding: unknown ones, another binding's, and YCSB's that have no effect here.
+fn property_warnings(props: &Properties, binding: &BindingInfo) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for key in
+        props.unknown_keys(&|k| declared::find(k).is_some_and(|p| p.shapes != Shapes::NoEffect))
+    {
+        let origin = props.origin(key).unwrap_or("?");
+        if let Some(p) = declared::find(key) {
+            warnings.push(format!(
+                "property '{key}' (from {origin}) has no effect here: {}",
+                p.help
+            ));
+        } else if let Some((prefix, _)) = key.split_once('.') {
+            if prefix == binding.name {
+                continue; // validated by the binding registry
+            }
+            if registry::find(prefix).is_some() {
+                warnings.push(format!(
+                    "property '{key}' (from {origin}) is for binding {prefix}, not {}: ignored",
+                    binding.name
+                ));
+            } else {
+                warnings.push(format!(
+                    "unknown property '{key}' (from {origin}) is ignored"
+                ));
+            }
+        } else {
+            warnings.push(format!(
+                "unknown property '{key}' (from {origin}) is ignored"
+            ));
+        }
+    }
+    warnings
+}
+
 /// The request's durations, checked by the rules their options are parsed with: library callers
 /// (experiments, elastic runs) get the same one-line error as the command line.
 fn check_durations(args: &RunRequest) -> Result<(), SessionError> {
@@ -435,4 +436,42 @@ fn random_seed() -> u64 {
         .unwrap_or_default()
         .as_nanos() as u64;
     nanos ^ (std::process::id() as u64).rotate_left(32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One merge for every caller: a deployment's binding option gives way to a property file and
+    /// to `-p` whether the deployment is opened here or was resolved by a launcher for its clients
+    /// (the launcher used to put it between the files and `-p`, where it beat the files).
+    #[test]
+    fn files_and_overrides_win_over_a_deployments_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("w.properties");
+        std::fs::write(&file, "cassandra.durable_writes=true\nrecordcount=7\n").unwrap();
+        let from_deployment = [
+            Assignment::new("cassandra.durable_writes", "false"),
+            Assignment::new("cassandra.compaction", "leveled"),
+            Assignment::new("recordcount", "99"),
+        ];
+        let mut request = RunRequest::new("a");
+        request.property_files.push(file);
+        request.property("cassandra.compaction", "size_tiered");
+        request.operations = Some(5);
+        let (props, name) = Settings::properties(&request, &from_deployment).unwrap();
+        assert_eq!(name, "a");
+        assert_eq!(props.get("cassandra.durable_writes"), Some("true"));
+        assert_eq!(
+            props.origin("cassandra.durable_writes"),
+            props.origin("recordcount")
+        );
+        assert_eq!(props.get("cassandra.compaction"), Some("size_tiered"));
+        assert_eq!(props.get("recordcount"), Some("7"));
+        assert_eq!(props.get("operationcount"), Some("5"));
+        // Where nothing else sets it, the deployment's option holds.
+        let (props, _) = Settings::properties(&RunRequest::new("a"), &from_deployment).unwrap();
+        assert_eq!(props.get("cassandra.durable_writes"), Some("false"));
+        assert_eq!(props.origin("cassandra.durable_writes"), Some("deployment"));
+    }
 }

@@ -22,76 +22,19 @@ pub const MAX_RECORD_BYTES: u64 = 64 << 20;
 /// Largest record count: key numbers stay far from overflow in i64 arithmetic.
 pub const MAX_RECORDS: u64 = 1 << 48;
 
-/// What a property shapes: two property sets that differ only in run-phase properties load the
-/// same records (experiments share one load between them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shapes {
-    /// The loaded records (count, fields, sizes, keys): another value needs another load.
-    Data,
-    /// Only the run phase's operations: which operation, which key, how much of a record.
-    RunPhase,
-}
+pub use crate::declared::Shapes;
+use crate::declared::*;
 
-use Shapes::{Data, RunPhase};
-
-/// Every property CoreWorkload reads (YCSB's names, plus our own such as `deleteproportion`), each
-/// declared once with what it shapes.
-pub const CORE_PROPERTIES: &[(&str, Shapes)] = &[
-    ("workload", Data),
-    ("recordcount", Data),
-    ("operationcount", RunPhase),
-    ("table", Data),
-    ("fieldcount", Data),
-    ("recordtype", Data),
-    ("fieldnameprefix", Data),
-    ("fieldlength", Data),
-    ("minfieldlength", Data),
-    ("fieldlengthdistribution", Data),
-    ("fieldlengthmedian", Data),
-    ("fieldlengthsigma", Data),
-    ("readallfields", RunPhase),
-    ("readallfieldsbyname", RunPhase),
-    ("writeallfields", RunPhase),
-    ("dataintegrity", Data),
-    ("readproportion", RunPhase),
-    ("updateproportion", RunPhase),
-    ("insertproportion", RunPhase),
-    ("scanproportion", RunPhase),
-    ("readmodifywriteproportion", RunPhase),
-    ("readmodifywritemode", RunPhase),
-    ("appendlength", RunPhase),
-    ("appendtext", RunPhase),
-    ("deleteproportion", RunPhase),
-    ("requestdistribution", RunPhase),
-    ("minscanlength", RunPhase),
-    ("maxscanlength", RunPhase),
-    ("scanlengthdistribution", RunPhase),
-    ("insertstart", Data),
-    ("insertcount", Data),
-    ("transactioninsertstart", RunPhase),
-    ("zeropadding", Data),
-    ("insertorder", Data),
-    ("hotspotdatafraction", RunPhase),
-    ("hotspotopnfraction", RunPhase),
-    ("exponential.percentile", RunPhase),
-    ("exponential.frac", RunPhase),
-    ("core_workload_insertion_retry_limit", Data),
-    ("core_workload_insertion_retry_interval", Data),
-];
-
-/// What the core property `name` shapes; `None` for a key this crate does not read.
+/// What the property `name` shapes; `None` for a key scalebench does not declare (a binding's).
 pub fn core_property(name: &str) -> Option<Shapes> {
-    CORE_PROPERTIES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, shapes)| *shapes)
+    crate::declared::find(name).map(|p| p.shapes)
 }
 
 /// Whether `name` shapes only the run phase. Everything else, including keys this crate does not
 /// know (a binding's), is taken to shape the loaded data: a wrong guess costs a load, never a
 /// wrong result.
 pub fn shapes_run_phase_only(name: &str) -> bool {
-    core_property(name) == Some(RunPhase)
+    core_property(name) == Some(Shapes::RunPhase)
 }
 
 /// What identifies the records a load of `p` writes: every property but the run phase's, sorted.
@@ -190,9 +133,9 @@ impl CoreWorkload {
     pub fn from_properties(p: &Properties) -> Result<Self, WorkloadError> {
         let fields = record_shape(p)?;
         let range = key_range(p)?;
-        let read_all_fields = p.bool_or("readallfields", true)?;
-        let write_all_fields = p.bool_or("writeallfields", false)?;
-        let data_integrity = p.bool_or("dataintegrity", false)?;
+        let read_all_fields = p.flag(&READALLFIELDS)?;
+        let write_all_fields = p.flag(&WRITEALLFIELDS)?;
+        let data_integrity = p.flag(&DATAINTEGRITY)?;
         if data_integrity && fields.measurement {
             return Err(WorkloadError::invalid(
                 "dataintegrity",
@@ -203,7 +146,7 @@ impl CoreWorkload {
         if data_integrity && !matches!(fields.length, FieldLength::Constant(_)) {
             return Err(WorkloadError::invalid(
                 "fieldlengthdistribution",
-                p.str_or("fieldlengthdistribution", ""),
+                p.text(&FIELDLENGTHDISTRIBUTION),
                 "dataintegrity=true needs constant field lengths",
             ));
         }
@@ -214,10 +157,8 @@ impl CoreWorkload {
         let key_chooser = key_chooser(p, &range)?;
         let scan_length = scan_length(p)?;
 
-        let insertion_retry_limit = p
-            .u64_or("core_workload_insertion_retry_limit", 0)?
-            .min(u32::MAX as u64) as u32;
-        let insertion_retry_interval_s = p.u64_or("core_workload_insertion_retry_interval", 3)?;
+        let insertion_retry_limit = p.integer(&INSERTION_RETRY_LIMIT)?.min(u32::MAX as u64) as u32;
+        let insertion_retry_interval_s = p.integer(&INSERTION_RETRY_INTERVAL)?;
 
         let field_types: Arc<[FieldType]> = if fields.measurement {
             crate::measurement::FIELDS.iter().map(|(_, t)| *t).collect()
@@ -509,7 +450,7 @@ struct RecordShape {
 }
 
 fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
-    let table = p.str_or("table", "usertable").to_string();
+    let table = p.text(&TABLE).to_string();
     if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(WorkloadError::invalid(
             "table",
@@ -517,15 +458,15 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
             "expected letters, digits and '_'",
         ));
     }
-    let field_count = p.u64_or("fieldcount", 10)?;
+    let field_count = p.integer(&FIELDCOUNT)?;
     if field_count == 0 || field_count > 1000 {
         return Err(WorkloadError::invalid(
             "fieldcount",
-            p.str_or("fieldcount", ""),
+            p.text(&FIELDCOUNT),
             "expected 1 to 1000",
         ));
     }
-    let prefix = p.str_or("fieldnameprefix", "field");
+    let prefix = p.text(&FIELDNAMEPREFIX);
     if prefix.is_empty()
         || !prefix
             .chars()
@@ -537,7 +478,7 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
             "expected letters, digits and '_'",
         ));
     }
-    let measurement = p.choice_or("recordtype", "ycsb", &["ycsb", "measurement"])? == "measurement";
+    let measurement = p.choice(&RECORDTYPE)? == "measurement";
     let field_names: Arc<[String]> = if measurement {
         crate::measurement::FIELDS
             .iter()
@@ -547,8 +488,8 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
         (0..field_count).map(|i| format!("{prefix}{i}")).collect()
     };
 
-    let field_len = p.u64_or("fieldlength", 100)?;
-    let min_field_len = p.u64_or("minfieldlength", 1)?;
+    let field_len = p.integer(&FIELDLENGTH)?;
+    let min_field_len = p.integer(&MINFIELDLENGTH)?;
     if field_len == 0 || field_len > MAX_FIELD_BYTES {
         return Err(WorkloadError::invalid(
             "fieldlength",
@@ -570,16 +511,14 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
             format!("must not exceed fieldlength ({field_len})"),
         ));
     }
-    let field_length = match p.choice_or(
-        "fieldlengthdistribution",
-        "constant",
-        &["constant", "uniform", "zipfian", "lognormal"],
-    )? {
+    let field_length = match p.choice(&FIELDLENGTHDISTRIBUTION)? {
         "constant" => FieldLength::Constant(field_len as usize),
         "uniform" => FieldLength::Uniform(Uniform::new(min_field_len, field_len)),
         "zipfian" => FieldLength::Zipfian(Zipfian::new(min_field_len, field_len)),
         _ => {
-            let median = p.f64_or("fieldlengthmedian", (field_len as f64 / 10.0).max(1.0))?;
+            let median = p
+                .number_given(&FIELDLENGTHMEDIAN)?
+                .unwrap_or((field_len as f64 / 10.0).max(1.0));
             if !(median >= 1.0 && median <= field_len as f64) {
                 return Err(WorkloadError::invalid(
                     "fieldlengthmedian",
@@ -587,7 +526,7 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
                     format!("expected 1 to fieldlength ({field_len})"),
                 ));
             }
-            let sigma = p.f64_or("fieldlengthsigma", 1.0)?;
+            let sigma = p.number(&FIELDLENGTHSIGMA)?;
             let dist = rand_distr::LogNormal::new(median.ln(), sigma).map_err(|_| {
                 WorkloadError::invalid(
                     "fieldlengthsigma",
@@ -624,7 +563,7 @@ struct KeyRange {
 
 fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
     // YCSB: recordcount 0 (its default) means Integer.MAX_VALUE.
-    let mut record_count = p.u64_or("recordcount", 0)?;
+    let mut record_count = p.integer(&RECORDCOUNT)?;
     if record_count == 0 {
         record_count = i32::MAX as u64;
     }
@@ -636,7 +575,7 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
             format!("expected at most {MAX_RECORDS} (2^48)"),
         ));
     }
-    let insert_start = p.u64_or("insertstart", 0)?;
+    let insert_start = p.integer(&INSERTSTART)?;
     if insert_start >= record_count {
         return Err(WorkloadError::invalid(
             "insertstart",
@@ -644,7 +583,9 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
             format!("must be below recordcount ({record_count})"),
         ));
     }
-    let insert_count = p.u64_or("insertcount", record_count - insert_start)?;
+    let insert_count = p
+        .integer_given(&INSERTCOUNT)?
+        .unwrap_or(record_count - insert_start);
     if insert_count == 0 || insert_start + insert_count > record_count {
         return Err(WorkloadError::invalid(
             "insertcount",
@@ -652,10 +593,12 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
             format!("insertstart + insertcount must be between 1 and recordcount ({record_count})"),
         ));
     }
-    let operation_count = p.u64_or("operationcount", 0)?;
+    let operation_count = p.integer(&OPERATIONCOUNT)?;
     // YCSB always inserts from recordcount in the run phase, so a second run of the same data
     // inserts keys the first one wrote; this moves the run's inserts past them.
-    let transaction_insert_start = p.u64_or("transactioninsertstart", record_count)?;
+    let transaction_insert_start = p
+        .integer_given(&TRANSACTIONINSERTSTART)?
+        .unwrap_or(record_count);
     if transaction_insert_start < record_count || transaction_insert_start > i64::MAX as u64 {
         return Err(WorkloadError::invalid(
             "transactioninsertstart",
@@ -678,15 +621,15 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
 /// Operation kinds with a positive proportion, in YCSB's order.
 fn operation_mix(p: &Properties) -> Result<Vec<(OpKind, f64)>, WorkloadError> {
     let mut mix = Vec::new();
-    for (key, kind, default) in [
-        ("readproportion", OpKind::Read, 0.95),
-        ("updateproportion", OpKind::Update, 0.05),
-        ("insertproportion", OpKind::Insert, 0.0),
-        ("scanproportion", OpKind::Scan, 0.0),
-        ("readmodifywriteproportion", OpKind::ReadModifyWrite, 0.0),
-        ("deleteproportion", OpKind::Delete, 0.0),
+    for (property, kind) in [
+        (&READPROPORTION, OpKind::Read),
+        (&UPDATEPROPORTION, OpKind::Update),
+        (&INSERTPROPORTION, OpKind::Insert),
+        (&SCANPROPORTION, OpKind::Scan),
+        (&READMODIFYWRITEPROPORTION, OpKind::ReadModifyWrite),
+        (&DELETEPROPORTION, OpKind::Delete),
     ] {
-        let share = p.proportion_or(key, default)?;
+        let share = p.proportion(property)?;
         if share > 0.0 {
             mix.push((kind, share));
         }
@@ -694,7 +637,7 @@ fn operation_mix(p: &Properties) -> Result<Vec<(OpKind, f64)>, WorkloadError> {
     if mix.is_empty() {
         return Err(WorkloadError::invalid(
             "readproportion",
-            p.str_or("readproportion", "0.95"),
+            p.text(&READPROPORTION),
             "all operation proportions are zero (read, update, insert, scan, readmodifywrite, delete)",
         ));
     }
@@ -713,7 +656,7 @@ pub enum Append {
 /// `readmodifywritemode=append`: `appendlength` random characters when it is given, else `appendtext`
 /// when that is, else 100 random characters.
 fn append_of(p: &Properties, data_integrity: bool) -> Result<Option<Append>, WorkloadError> {
-    if p.choice_or("readmodifywritemode", "replace", &["replace", "append"])? == "replace" {
+    if p.choice(&READMODIFYWRITEMODE)? == "replace" {
         return Ok(None);
     }
     if data_integrity {
@@ -725,8 +668,8 @@ fn append_of(p: &Properties, data_integrity: bool) -> Result<Option<Append>, Wor
     }
     // `appendlength` given says the size; else the text given (Dory's "1"), else 100 characters.
     if let Some(text) = p
-        .get("appendtext")
-        .filter(|_| p.get("appendlength").is_none())
+        .given(&APPENDTEXT)
+        .filter(|_| p.given(&APPENDLENGTH).is_none())
     {
         if text.is_empty() || text.len() as u64 > MAX_FIELD_BYTES {
             return Err(WorkloadError::invalid(
@@ -737,7 +680,7 @@ fn append_of(p: &Properties, data_integrity: bool) -> Result<Option<Append>, Wor
         }
         return Ok(Some(Append::Text(text.into())));
     }
-    let n = p.u64_or("appendlength", 100)?;
+    let n = p.integer(&APPENDLENGTH)?;
     if n == 0 || n > MAX_FIELD_BYTES {
         return Err(WorkloadError::invalid(
             "appendlength",
@@ -750,7 +693,7 @@ fn append_of(p: &Properties, data_integrity: bool) -> Result<Option<Append>, Wor
 
 /// Key names: YCSB's `user` + number, hashed or ordered, zero-padded (UUIDs for measurements).
 fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, WorkloadError> {
-    let zero_padding = p.u64_or("zeropadding", 1)?;
+    let zero_padding = p.integer(&ZEROPADDING)?;
     if zero_padding > 64 {
         return Err(WorkloadError::invalid(
             "zeropadding",
@@ -758,7 +701,7 @@ fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, Workload
             "expected at most 64",
         ));
     }
-    let order = match p.choice_or("insertorder", "hashed", &["hashed", "ordered"])? {
+    let order = match p.choice(&INSERTORDER)? {
         "hashed" => InsertOrder::Hashed,
         _ => InsertOrder::Ordered,
     };
@@ -777,65 +720,52 @@ fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, Workload
 fn key_chooser(p: &Properties, range: &KeyRange) -> Result<KeyChooser, WorkloadError> {
     let (insert_start, insert_count) = (range.insert_start, range.insert_count);
     let (operation_count, record_count) = (range.operation_count, range.record_count);
-    let insert_proportion = p.proportion_or("insertproportion", 0.0)?;
+    let insert_proportion = p.proportion(&INSERTPROPORTION)?;
     let first = insert_start;
     let last = insert_start + insert_count - 1;
-    Ok(
-        match p.choice_or(
-            "requestdistribution",
-            "uniform",
-            &[
-                "uniform",
-                "zipfian",
-                "latest",
-                "hotspot",
-                "sequential",
-                "exponential",
-            ],
-        )? {
-            "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
-            "zipfian" => {
-                // YCSB leaves room for keys inserted during the run: twice the expected inserts.
-                let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
-                KeyChooser::Zipfian(ScrambledZipfian::new(
-                    first,
-                    first + insert_count + expected_new_keys,
-                ))
+    Ok(match p.choice(&REQUESTDISTRIBUTION)? {
+        "uniform" => KeyChooser::Uniform(Uniform::new(first, last)),
+        "zipfian" => {
+            // YCSB leaves room for keys inserted during the run: twice the expected inserts.
+            let expected_new_keys = (operation_count as f64 * insert_proportion * 2.0) as u64;
+            KeyChooser::Zipfian(ScrambledZipfian::new(
+                first,
+                first + insert_count + expected_new_keys,
+            ))
+        }
+        "latest" => KeyChooser::Latest(SkewedLatest::new(record_count.saturating_sub(1))),
+        "hotspot" => {
+            let data = p.proportion(&HOTSPOTDATAFRACTION)?;
+            let opn = p.proportion(&HOTSPOTOPNFRACTION)?;
+            KeyChooser::Hotspot(Hotspot::new(first, last, data, opn))
+        }
+        "sequential" => KeyChooser::Sequential(Sequential::new(first, last)),
+        _ => {
+            let percentile = p.number(&EXPONENTIAL_PERCENTILE)?;
+            if !(percentile > 0.0 && percentile < 100.0) {
+                return Err(WorkloadError::invalid(
+                    "exponential.percentile",
+                    &percentile.to_string(),
+                    "expected a number between 0 and 100 (exclusive)",
+                ));
             }
-            "latest" => KeyChooser::Latest(SkewedLatest::new(record_count.saturating_sub(1))),
-            "hotspot" => {
-                let data = p.proportion_or("hotspotdatafraction", 0.2)?;
-                let opn = p.proportion_or("hotspotopnfraction", 0.8)?;
-                KeyChooser::Hotspot(Hotspot::new(first, last, data, opn))
+            let frac = p.number(&EXPONENTIAL_FRAC)?;
+            if frac <= 0.0 {
+                return Err(WorkloadError::invalid(
+                    "exponential.frac",
+                    &frac.to_string(),
+                    "expected a positive number",
+                ));
             }
-            "sequential" => KeyChooser::Sequential(Sequential::new(first, last)),
-            _ => {
-                let percentile = p.f64_or("exponential.percentile", 95.0)?;
-                if !(percentile > 0.0 && percentile < 100.0) {
-                    return Err(WorkloadError::invalid(
-                        "exponential.percentile",
-                        &percentile.to_string(),
-                        "expected a number between 0 and 100 (exclusive)",
-                    ));
-                }
-                let frac = p.f64_or("exponential.frac", 0.8571428571)?;
-                if frac <= 0.0 {
-                    return Err(WorkloadError::invalid(
-                        "exponential.frac",
-                        &frac.to_string(),
-                        "expected a positive number",
-                    ));
-                }
-                KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
-            }
-        },
-    )
+            KeyChooser::Exponential(Exponential::new(percentile, record_count as f64 * frac))
+        }
+    })
 }
 
 /// Scan lengths (`minscanlength`..`maxscanlength`, uniform or zipfian).
 fn scan_length(p: &Properties) -> Result<ScanLength, WorkloadError> {
-    let min_scan = p.u64_or("minscanlength", 1)?;
-    let max_scan = p.u64_or("maxscanlength", 1000)?;
+    let min_scan = p.integer(&MINSCANLENGTH)?;
+    let max_scan = p.integer(&MAXSCANLENGTH)?;
     if min_scan == 0 || min_scan > max_scan {
         return Err(WorkloadError::invalid(
             "minscanlength",
@@ -843,12 +773,10 @@ fn scan_length(p: &Properties) -> Result<ScanLength, WorkloadError> {
             format!("expected 1 to maxscanlength ({max_scan})"),
         ));
     }
-    Ok(
-        match p.choice_or("scanlengthdistribution", "uniform", &["uniform", "zipfian"])? {
-            "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
-            _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
-        },
-    )
+    Ok(match p.choice(&SCANLENGTHDISTRIBUTION)? {
+        "uniform" => ScanLength::Uniform(Uniform::new(min_scan, max_scan)),
+        _ => ScanLength::Zipfian(Zipfian::new(min_scan, max_scan)),
+    })
 }
 
 #[cfg(test)]
@@ -895,10 +823,10 @@ mod tests {
             identity("a", &[("cassandra.table", "t")])
         );
         // Each property declared once.
-        let mut names: Vec<&str> = CORE_PROPERTIES.iter().map(|(n, _)| *n).collect();
+        let mut names: Vec<&str> = PROPERTIES.iter().map(|p| p.name).collect();
         names.sort();
         names.dedup();
-        assert_eq!(names.len(), CORE_PROPERTIES.len());
+        assert_eq!(names.len(), PROPERTIES.len());
     }
 
     #[test]

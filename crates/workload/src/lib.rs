@@ -5,6 +5,7 @@
 
 pub mod builtin;
 pub mod core_workload;
+pub mod declared;
 pub mod error;
 pub mod generator;
 pub mod keys;
@@ -16,4 +17,4 @@ pub mod values;
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};
 pub use error::WorkloadError;
 pub use operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKind, Operation};
-pub use properties::Properties;
+pub use properties::{Assignment, Properties};

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::declared::{Kind, PropertyInfo};
 use crate::WorkloadError;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -12,6 +13,40 @@ pub struct Property {
     pub value: String,
     /// Where the value was set: a file path, `-p`, or a built-in workload name.
     pub origin: String,
+}
+
+/// One property setting, `KEY=VALUE`: as `-p` gives it, an experiment's table or a deployment
+/// declares it. Parsed once where it enters (`"k=v".parse()`), carried typed from then on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Assignment {
+    pub key: String,
+    pub value: String,
+}
+
+impl Assignment {
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Assignment {
+        Assignment {
+            key: key.into(),
+            value: value.into(),
+        }
+    }
+}
+
+impl std::str::FromStr for Assignment {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Assignment, String> {
+        match text.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok(Assignment::new(k.trim(), v.trim())),
+            _ => Err("expected KEY=VALUE".into()),
+        }
+    }
+}
+
+impl std::fmt::Display for Assignment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,17 +110,16 @@ impl Properties {
 
     /// Parses one `-p key=value` override.
     pub fn set_override(&mut self, assignment: &str) -> Result<(), WorkloadError> {
-        match assignment.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => {
-                self.set(k, v, "-p");
-                Ok(())
-            }
-            _ => Err(WorkloadError::invalid(
-                "-p",
-                assignment,
-                "expected KEY=VALUE",
-            )),
-        }
+        let a: Assignment = assignment
+            .parse()
+            .map_err(|why: String| WorkloadError::invalid("-p", assignment, why))?;
+        self.assign(&a, "-p");
+        Ok(())
+    }
+
+    /// Sets one property from `origin` (a later assignment wins).
+    pub fn assign(&mut self, a: &Assignment, origin: &str) {
+        self.set(&a.key, &a.value, origin);
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -106,11 +140,65 @@ impl Properties {
             .map(|(k, p)| (k.as_str(), p.value.as_str()))
     }
 
-    pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+    /// The value given for a declared property, if any.
+    pub fn given(&self, info: &PropertyInfo) -> Option<&str> {
+        self.get(info.name)
+    }
+
+    /// The text given, else the declared default (`""` without one).
+    pub fn text(&self, info: &PropertyInfo) -> &str {
+        self.str_or(info.name, info.default_text())
+    }
+
+    /// An integer property, else its declared default.
+    pub fn integer(&self, info: &PropertyInfo) -> Result<u64, WorkloadError> {
+        self.u64_or(info.name, declared_default(info))
+    }
+
+    /// An integer property when given (its default is derived from other values).
+    pub fn integer_given(&self, info: &PropertyInfo) -> Result<Option<u64>, WorkloadError> {
+        match self.get(info.name) {
+            None => Ok(None),
+            Some(_) => self.u64_or(info.name, 0).map(Some),
+        }
+    }
+
+    /// A number property, else its declared default.
+    pub fn number(&self, info: &PropertyInfo) -> Result<f64, WorkloadError> {
+        self.f64_or(info.name, declared_default(info))
+    }
+
+    /// A number property when given (its default is derived from other values).
+    pub fn number_given(&self, info: &PropertyInfo) -> Result<Option<f64>, WorkloadError> {
+        match self.get(info.name) {
+            None => Ok(None),
+            Some(_) => self.f64_or(info.name, 0.0).map(Some),
+        }
+    }
+
+    /// A proportion (0 to 1), else its declared default.
+    pub fn proportion(&self, info: &PropertyInfo) -> Result<f64, WorkloadError> {
+        self.proportion_or(info.name, declared_default(info))
+    }
+
+    /// A true/false property, else its declared default.
+    pub fn flag(&self, info: &PropertyInfo) -> Result<bool, WorkloadError> {
+        self.bool_or(info.name, declared_default(info))
+    }
+
+    /// One of the declared words (case-insensitive), else the declared default.
+    pub fn choice(&self, info: &PropertyInfo) -> Result<&'static str, WorkloadError> {
+        let Kind::Choice(words) = info.kind else {
+            panic!("property {} is not declared as a choice", info.name);
+        };
+        self.choice_or(info.name, info.default_text(), words)
+    }
+
+    fn str_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
         self.get(key).unwrap_or(default)
     }
 
-    pub fn u64_or(&self, key: &str, default: u64) -> Result<u64, WorkloadError> {
+    fn u64_or(&self, key: &str, default: u64) -> Result<u64, WorkloadError> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => v
@@ -119,7 +207,7 @@ impl Properties {
         }
     }
 
-    pub fn f64_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
+    fn f64_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => match v.parse::<f64>() {
@@ -130,7 +218,7 @@ impl Properties {
     }
 
     /// A proportion: a number between 0 and 1.
-    pub fn proportion_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
+    fn proportion_or(&self, key: &str, default: f64) -> Result<f64, WorkloadError> {
         let x = self.f64_or(key, default)?;
         if !(0.0..=1.0).contains(&x) {
             return Err(WorkloadError::invalid(
@@ -142,7 +230,7 @@ impl Properties {
         Ok(x)
     }
 
-    pub fn bool_or(&self, key: &str, default: bool) -> Result<bool, WorkloadError> {
+    fn bool_or(&self, key: &str, default: bool) -> Result<bool, WorkloadError> {
         match self.get(key) {
             None => Ok(default),
             Some(v) => match v.to_ascii_lowercase().as_str() {
@@ -154,7 +242,7 @@ impl Properties {
     }
 
     /// One of a fixed set of words (case-insensitive).
-    pub fn choice_or<'a>(
+    fn choice_or<'a>(
         &self,
         key: &str,
         default: &'a str,
@@ -178,6 +266,16 @@ impl Properties {
             .filter(|k| !is_known(k))
             .collect()
     }
+}
+
+/// The declared default of `info` as a value (the declarations' test reads each through its kind).
+fn declared_default<T: std::str::FromStr>(info: &PropertyInfo) -> T {
+    info.default_text().parse().unwrap_or_else(|_| {
+        panic!(
+            "property {} declares no default of its kind ({:?}): read it with a *_given reader",
+            info.name, info.default
+        )
+    })
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! workload that parses generates operations (issue 13, point 11).
 
 use proptest::prelude::*;
-use scalebench_workload::core_workload::CORE_PROPERTIES;
+use scalebench_workload::declared::PROPERTIES;
 use scalebench_workload::{CoreWorkload, Properties};
 
 /// Values as careless or hostile users write them: extremes, signs, floats, words.
@@ -44,7 +44,7 @@ proptest! {
 
     #[test]
     fn properties_never_panic(
-        pairs in prop::collection::vec((prop::sample::select(CORE_PROPERTIES.iter().map(|(n, _)| *n).collect::<Vec<_>>()), value()), 0..8)
+        pairs in prop::collection::vec((prop::sample::select(PROPERTIES.iter().map(|p| p.name).collect::<Vec<_>>()), value()), 0..8)
     ) {
         let mut p = Properties::new();
         for (k, v) in &pairs {

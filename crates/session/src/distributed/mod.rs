@@ -277,14 +277,7 @@ pub fn without_deployment(request: &RunRequest) -> Result<RunRequest, SessionErr
     let url = r.db.get_or_insert_with(|| cluster.url()).clone();
     let scheme = url.split("://").next().unwrap_or_default();
     if let Some(binding) = scalebench_binding::registry::for_scheme(scheme) {
-        // The deployment's options first: the request's own -p come later and win.
-        let mut props: Vec<String> = cluster
-            .binding_options()
-            .into_iter()
-            .map(|(k, v)| format!("{}.{k}={v}", binding.name))
-            .collect();
-        props.append(&mut r.properties);
-        r.properties = props;
+        r.deployment_options = crate::settings::deployment_options(&cluster, binding.name);
     }
     Ok(r)
 }

@@ -334,8 +334,11 @@ fn ensure_cluster(
     Ok(())
 }
 
-fn props(map: &BTreeMap<String, toml::Value>) -> impl Iterator<Item = String> + '_ {
-    map.iter().map(|(k, v)| format!("{k}={}", value_text(v)))
+fn props(
+    map: &BTreeMap<String, toml::Value>,
+) -> impl Iterator<Item = scalebench_workload::Assignment> + '_ {
+    map.iter()
+        .map(|(k, v)| scalebench_workload::Assignment::new(k, value_text(v)))
 }
 
 /// The request of a run's load or measured run: the workload and configuration's properties, the
@@ -422,10 +425,10 @@ fn phase_request(
         // A run given an operation count (swept, or a workload's, configuration's or data size's
         // property) is bounded by it: its throughput is the operations over the time to execute
         // them, as Swaminathan measured (studies.md, section 3); else by the procedure's duration.
-        let counted = r.properties.iter().any(|p| {
-            p.split_once('=')
-                .is_some_and(|(k, _)| k == "operationcount")
-        });
+        let counted = r
+            .properties
+            .iter()
+            .any(|p| p.key == scalebench_workload::declared::OPERATIONCOUNT.name);
         r.duration = (!counted).then_some(exp.procedure.duration.0);
     } else {
         r.create_schema = true;
