@@ -788,6 +788,7 @@ impl ElasticArgs {
             set_repeats: self.set_repeats,
             unloaded: self.unloaded,
             hdr_log: self.phase.hdr_log.clone(),
+            on_step: None,
         }
     }
 }

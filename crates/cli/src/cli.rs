@@ -108,34 +108,13 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
     print_summary(&merged, args.format, &percentiles)
 }
 
-/// `scalebench properties`: every declared property, grouped as its declarations are ordered.
+/// `scalebench properties`: every declared property.
 fn properties(markdown: bool) {
-    use scalebench_workload::declared::{markdown_table, PROPERTIES};
+    use scalebench_workload::declared::{listing, markdown_table};
     let out = if markdown {
         markdown_table()
     } else {
-        let width = |f: &dyn Fn(&scalebench_workload::declared::PropertyInfo) -> usize| {
-            PROPERTIES.iter().map(f).max().unwrap_or(0)
-        };
-        let (name_w, default_w) = (
-            width(&|p| p.name.len()),
-            width(&|p| p.describe_default().len()),
-        );
-        let mut out = format!(
-            "Properties read (-p NAME=VALUE or in a property file; binding options: `scalebench bindings NAME`):\n  {:<name_w$}  {:<default_w$}  {:<9}  what it does (values)\n",
-            "NAME", "DEFAULT", "SHAPES"
-        );
-        for p in PROPERTIES {
-            out.push_str(&format!(
-                "  {:<name_w$}  {:<default_w$}  {:<9}  {} ({})\n",
-                p.name,
-                p.describe_default(),
-                p.shapes.describe(),
-                p.help,
-                p.kind.describe()
-            ));
-        }
-        out
+        listing()
     };
     let _ = std::io::stdout().write_all(out.as_bytes());
 }

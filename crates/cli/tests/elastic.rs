@@ -81,6 +81,12 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     args.extend_from_slice(extra);
     let o = scalebench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The command prints each step's summary as it ends (the library returns it as text).
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("step 1: scale issued") && printed.contains("stabilisation"),
+        "{printed}"
+    );
     // The step's run under load has its interval logs.
     let logs = std::fs::read_dir(hdr.join("step-1")).map_or(0, |d| d.count());
     assert!(logs > 0, "no HDR logs of the step's run");
@@ -385,6 +391,21 @@ fn redis_cluster_doubles_twice_and_scalability_compares_stable_states() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Dory's per-size table is printed at the end, one row per stable state.
+    let printed = String::from_utf8_lossy(&o.stdout);
+    let table = printed
+        .split_once("nodes  records  in flight")
+        .unwrap_or_else(|| panic!("no size table: {printed}"))
+        .1;
+    assert_eq!(
+        table
+            .lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .count(),
+        3,
+        "{printed}"
+    );
     let r = json(&out);
     assert_eq!(r["set_repeats"], 3);
     let steps = r["steps"].as_array().unwrap();

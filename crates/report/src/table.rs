@@ -13,7 +13,16 @@ pub fn render(result: &RunResult) -> String {
     out
 }
 
+/// One phase: its heading, its operations' table, then what qualifies the figures.
 fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
+    render_heading(out, result, phase);
+    render_operations(out, phase);
+    render_notes(out, result, phase);
+    render_findings(out, phase);
+}
+
+/// How the phase ran: length, loop, threads, workload, database, merged clients.
+fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     let p = &result.parameters;
     let mode = if phase.open_loop {
         format!(
@@ -42,6 +51,11 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         }
         _ => {}
     }
+}
+
+/// Per operation: count, rate, latency percentiles, errors; and from the intended start in an
+/// open loop.
+fn render_operations(out: &mut String, phase: &PhaseResult) {
     let header = format!(
         "{:<18} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
         "operation",
@@ -100,6 +114,12 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
             );
         }
     }
+}
+
+/// What the figures leave out or warn about: failures, shortfalls, operations in flight, records,
+/// retries, errors, warm-up, the data's size.
+fn render_notes(out: &mut String, result: &RunResult, phase: &PhaseResult) {
+    let t = &phase.totals;
     for line in phase
         .failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
         .into_iter()
@@ -145,6 +165,10 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "mean key {:.1} bytes, record {:.1} bytes in {} fields",
         phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
     );
+}
+
+/// What the phase found: request sets, what bounded it, space on disk.
+fn render_findings(out: &mut String, phase: &PhaseResult) {
     if let Some(r) = &phase.request_sets {
         let _ = writeln!(
             out,

@@ -150,7 +150,7 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
                 scores: StepScores::Unloaded(scores),
                 run: None,
             };
-            print_step(&s);
+            tell_step(args, &s);
             out.steps.push(s);
             continue;
         }
@@ -214,7 +214,7 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
             scores,
             run: Some(result),
         };
-        print_step(&s);
+        tell_step(args, &s);
         out.steps.push(s);
         if out.interrupted {
             break;
@@ -253,7 +253,6 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
         }
     }
     out.sizes = sizes_table(sizes);
-    print_sizes(&out.sizes);
     Ok(out)
 }
 
@@ -705,9 +704,8 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
         .collect()
 }
 
-fn print_step(s: &ElasticStep) {
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    let e = &s.events;
+/// The step's heading as progress, then the caller's observer (which prints [`step_summary`]).
+fn tell_step(args: &ElasticRequest, s: &ElasticStep) {
     crate::note!(
         "step {}: {:?} {} -> {} nodes ({}), {} in flight, {} records",
         s.step,
@@ -718,7 +716,19 @@ fn print_step(s: &ElasticStep) {
         s.in_flight,
         s.records
     );
-    crate::outln!(
+    if let Some(observer) = &args.on_step {
+        (observer.0)(s);
+    }
+}
+
+/// A step's events and scores in lines of text (the command line prints them as each step ends).
+pub fn step_summary(s: &ElasticStep) -> String {
+    use std::fmt::Write as _;
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let e = &s.events;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "step {}: scale issued {:.1} s, done {} s, transfers done {} s, stable {} s{}",
         s.step,
         e.scale_issued_s,
@@ -731,7 +741,8 @@ fn print_step(s: &ElasticStep) {
     );
     match &s.scores {
         StepScores::RequestSets(sc) => {
-            crate::outln!(
+            let _ = writeln!(
+                out,
                 "  stabilisation {} s = data transfer {} s + additional {} s; Av {:.4} -> {} s, Rt {:.6} -> {} s",
                 f(sc.stabilisation_s),
                 f(sc.data_transfer_s),
@@ -741,7 +752,8 @@ fn print_step(s: &ElasticStep) {
                 sc.rt_before_s,
                 sc.rt_after_s.map_or("-".into(), |v| format!("{v:.6}")),
             );
-            crate::outln!(
+            let _ = writeln!(
+                out,
                 "  elasticity {} (A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
                 f(sc.elasticity),
                 f(sc.area_above_ramp),
@@ -752,13 +764,17 @@ fn print_step(s: &ElasticStep) {
                 f(sc.full_availability_s)
             );
         }
-        StepScores::Unloaded(sc) => crate::outln!(
-            "  no load: ready after {} s, full availability (no data in motion) after {} s",
-            f(sc.ready_s),
-            f(sc.full_availability_s)
-        ),
+        StepScores::Unloaded(sc) => {
+            let _ = writeln!(
+                out,
+                "  no load: ready after {} s, full availability (no data in motion) after {} s",
+                f(sc.ready_s),
+                f(sc.full_availability_s)
+            );
+        }
         StepScores::OpenLoop(sc) => {
-            crate::outln!(
+            let _ = writeln!(
+                out,
                 "  stabilisation {} s = data transfer {} s + additional {} s; throughput {:.0} -> {} ops/s, {} operations lost",
                 f(sc.stabilisation_s),
                 f(sc.data_transfer_s),
@@ -767,7 +783,8 @@ fn print_step(s: &ElasticStep) {
                 f(sc.throughput_after_ops_s),
                 f(sc.throughput_lost_ops),
             );
-            crate::outln!(
+            let _ = writeln!(
+                out,
                 "  p99 {:.0} us before, {:.0} us at worst during, {} us after; failed in transition {} ({:.3}%), full availability after {} s",
                 sc.p99_before_us,
                 sc.p99_transition_max_us,
@@ -778,16 +795,23 @@ fn print_step(s: &ElasticStep) {
             );
         }
     }
+    out
 }
 
-/// Dory's performance table: one row per stable state.
-fn print_sizes(rows: &[SizeRow]) {
+/// Dory's performance table, one row per stable state, as text (empty without rows).
+pub fn sizes_summary(rows: &[SizeRow]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
     if rows.is_empty() {
-        return;
+        return out;
     }
-    crate::outln!("nodes  records  in flight  set size  sets  mean s    sd s      scalability");
+    let _ = writeln!(
+        out,
+        "nodes  records  in flight  set size  sets  mean s    sd s      scalability"
+    );
     for r in rows {
-        crate::outln!(
+        let _ = writeln!(
+            out,
             "{:<6} {:<8} {:<10} {:<9} {:<5} {:<9.4} {:<9.4} {}",
             r.nodes,
             r.records,
@@ -799,6 +823,7 @@ fn print_sizes(rows: &[SizeRow]) {
             r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
         );
     }
+    out
 }
 
 #[cfg(test)]

@@ -16,15 +16,6 @@ macro_rules! note {
     }};
 }
 
-/// `println!` that never panics: a reader that went away (`| head`) ends nothing but the output.
-#[macro_export]
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
-    }};
-}
-
 pub mod clients;
 pub mod cluster;
 pub mod distributed;

@@ -271,6 +271,18 @@ pub struct ElasticRequest {
     pub unloaded: bool,
     /// Where each step's interval logs go (`DIR/<step>/`).
     pub hdr_log: Option<PathBuf>,
+    /// Told each step as it ends (the command line prints its summary): the library prints none.
+    pub on_step: Option<StepObserver>,
+}
+
+/// A caller's view of an elastic run's steps as they end.
+#[derive(Clone)]
+pub struct StepObserver(pub std::sync::Arc<dyn Fn(&crate::elastic::ElasticStep) + Send + Sync>);
+
+impl std::fmt::Debug for StepObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StepObserver")
+    }
 }
 
 impl ElasticRequest {
@@ -292,6 +304,7 @@ impl ElasticRequest {
             set_repeats: DEFAULT_SET_REPEATS,
             unloaded: false,
             hdr_log: None,
+            on_step: None,
         }
     }
 }

@@ -241,6 +241,28 @@ pub fn find(name: &str) -> Option<&'static PropertyInfo> {
     PROPERTIES.iter().find(|p| p.name == name)
 }
 
+/// Every declared property in aligned columns: name, default, what it shapes, help and values.
+pub fn listing() -> String {
+    let width = |f: &dyn Fn(&PropertyInfo) -> usize| PROPERTIES.iter().map(f).max().unwrap_or(0);
+    let name_w = width(&|p| p.name.len());
+    let default_w = width(&|p| p.describe_default().len());
+    let mut out = format!(
+        "Properties read (-p NAME=VALUE or in a property file; binding options: `scalebench bindings NAME`):\n  {:<name_w$}  {:<default_w$}  {:<9}  what it does (values)\n",
+        "NAME", "DEFAULT", "SHAPES"
+    );
+    for p in PROPERTIES {
+        out.push_str(&format!(
+            "  {:<name_w$}  {:<default_w$}  {:<9}  {} ({})\n",
+            p.name,
+            p.describe_default(),
+            p.shapes.describe(),
+            p.help,
+            p.kind.describe()
+        ));
+    }
+    out
+}
+
 /// The table of every declared property, as docs/workloads.md holds it (`scalebench properties
 /// --markdown` prints it).
 pub fn markdown_table() -> String {

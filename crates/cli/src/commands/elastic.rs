@@ -3,14 +3,24 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use scalebench_session::elastic::run_elastic;
+use std::io::Write;
+
+use scalebench_session::elastic::{run_elastic, sizes_summary, step_summary};
 use scalebench_session::error::SessionError;
+use scalebench_session::request::StepObserver;
 
 use crate::args::ElasticArgs;
 use crate::commands::run::with_json_output;
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
-    let out = with_json_output(&args.phase, args.request(argv), |r| &mut r.run, run_elastic)?;
+    let mut request = args.request(argv);
+    // Each step's summary as it ends, Dory's per-size table at the end (a closed reader ends
+    // only the output).
+    request.on_step = Some(StepObserver(std::sync::Arc::new(|step| {
+        let _ = std::io::stdout().write_all(step_summary(step).as_bytes());
+    })));
+    let out = with_json_output(&args.phase, request, |r| &mut r.run, run_elastic)?;
+    let _ = std::io::stdout().write_all(sizes_summary(&out.sizes).as_bytes());
     Ok(if out.interrupted {
         ExitCode::from(130)
     } else {

@@ -216,7 +216,9 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
     })?;
     match &args.output {
         Some(path) => scalebench_session::files::write_atomically(path, &m.yaml)?,
-        None => scalebench_session::outln!("{}", m.yaml.trim_end()),
+        None => {
+            let _ = writeln!(std::io::stdout(), "{}", m.yaml.trim_end());
+        }
     }
     if let Some(note) = m.secret_note() {
         crate::note!("{note}");

@@ -69,6 +69,14 @@ impl SshClientOrder {
     }
 }
 
+/// One client's ssh while it runs: its host, its process and the thread forwarding its stderr.
+struct SshClient {
+    index: u32,
+    host: String,
+    child: Child,
+    forward: Option<std::thread::JoinHandle<()>>,
+}
+
 /// Starts every client over ssh, waits for all of them, gathers and merges their results.
 pub fn launch(
     launch: &SshLaunch,
@@ -76,7 +84,51 @@ pub fn launch(
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
     super::check(request, launch.clients, phase)?;
-    let ssh = shlex::split(&launch.ssh_command)
+    let ssh = ssh_words(launch)?;
+    crate::interrupt::install_handler();
+    let stop = request.stop.clone().unwrap_or_default();
+    crate::interrupt::register_stop(&stop);
+    let launched = Instant::now();
+    let mut children = Vec::new();
+    for index in 0..launch.clients {
+        match start_client(&ssh, launch, request, phase, index) {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                for mut c in children {
+                    let _ = c.child.kill();
+                    let _ = c.child.wait();
+                }
+                crate::interrupt::clear_stop();
+                return Err(e);
+            }
+        }
+    }
+    let (ended, stopped) = wait_for_all(launch, request, phase, &stop, launched, &mut children);
+    crate::interrupt::clear_stop();
+    let results =
+        etcd::gather(&launch.rendezvous, phase, Duration::from_secs(10)).map_err(|e| {
+            let each: Vec<String> = ended
+                .iter()
+                .map(|(i, how)| format!("client {i}: {how}"))
+                .collect();
+            SessionError::Failed(format!("{e} ({})", each.join("; ")))
+        })?;
+    // A missing client's reason says what its ssh said too.
+    let results = results
+        .into_iter()
+        .zip(&ended)
+        .map(|(r, (_, how))| r.map_err(|why| format!("{why}; its ssh {how}")))
+        .collect();
+    let mut outcome = merge_clients(Some(request), phase, "ssh", results)?;
+    outcome.interrupted = stopped;
+    Ok(outcome)
+}
+
+/// The ssh program and its options, checked with the hosts; the start timeout bounds ssh's connect
+/// and key exchange too (it otherwise waits for an unanswering host as long as the TCP stack
+/// does), unless the ssh command sets its own.
+fn ssh_words(launch: &SshLaunch) -> Result<Vec<String>, SessionError> {
+    let mut ssh = shlex::split(&launch.ssh_command)
         .filter(|words| !words.is_empty())
         .ok_or_else(|| {
             SessionError::Usage(format!(
@@ -95,9 +147,6 @@ pub fn launch(
             launch.hosts.join(",")
         )));
     }
-    // ssh waits for an unanswering host as long as the TCP stack does: the start timeout bounds
-    // its connect and key exchange too (unless the ssh command sets its own).
-    let mut ssh = ssh;
     if !launch.ssh_command.contains("ConnectTimeout") {
         ssh.splice(
             1..1,
@@ -107,62 +156,72 @@ pub fn launch(
             ],
         );
     }
-    crate::interrupt::install_handler();
-    let stop = request.stop.clone().unwrap_or_default();
-    crate::interrupt::register_stop(&stop);
-    let launched = Instant::now();
-    let mut children = Vec::new();
-    for index in 0..launch.clients {
-        let host = &launch.hosts[index as usize % launch.hosts.len()];
-        // ssh hands the remote shell one string: the program quoted for it.
-        let remote =
-            shlex::try_join([launch.remote_program.as_str(), CLIENT_COMMAND]).map_err(|e| {
-                SessionError::Usage(format!("invalid value for '--remote-program': {e}"))
-            })?;
-        let order = serde_json::to_string(&SshClientOrder {
-            request: request.clone(),
-            phase,
-            rendezvous: launch.rendezvous.clone(),
-            index,
-            clients: launch.clients,
-            start_timeout: launch.start_timeout,
-        })
-        .map_err(|e| SessionError::Failed(e.to_string()))?;
-        let mut command = Command::new(&ssh[0]);
-        command
-            .args(&ssh[1..])
-            .arg(host)
-            .arg(remote)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        super::local::die_with_parent(&mut command);
-        let mut child = match command.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                for (_, _, mut c, _) in children {
-                    let _ = Child::kill(&mut c);
-                    let _ = c.wait();
-                }
-                crate::interrupt::clear_stop();
-                return Err(SessionError::Failed(format!("cannot run {}: {e}", ssh[0])));
-            }
-        };
-        // The order, then end of file (ssh ends its side of the channel: the client reads no more).
-        if let Some(mut stdin) = child.stdin.take() {
-            let _ = writeln!(stdin, "{order}").and_then(|()| stdin.flush());
-        }
-        let stderr = child.stderr.take().expect("piped");
-        let tag = format!("client {index} ({host})");
-        let forward = std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                crate::note!("{tag}: {line}");
-            }
-        });
-        children.push((index, host.clone(), child, Some(forward)));
+    Ok(ssh)
+}
+
+/// Starts client `index` on its host (client i on host i mod hosts) and writes it its order.
+fn start_client(
+    ssh: &[String],
+    launch: &SshLaunch,
+    request: &RunRequest,
+    phase: Phase,
+    index: u32,
+) -> Result<SshClient, SessionError> {
+    let host = &launch.hosts[index as usize % launch.hosts.len()];
+    // ssh hands the remote shell one string: the program quoted for it.
+    let remote = shlex::try_join([launch.remote_program.as_str(), CLIENT_COMMAND])
+        .map_err(|e| SessionError::Usage(format!("invalid value for '--remote-program': {e}")))?;
+    let order = serde_json::to_string(&SshClientOrder {
+        request: request.clone(),
+        phase,
+        rendezvous: launch.rendezvous.clone(),
+        index,
+        clients: launch.clients,
+        start_timeout: launch.start_timeout,
+    })
+    .map_err(|e| SessionError::Failed(e.to_string()))?;
+    let mut command = Command::new(&ssh[0]);
+    command
+        .args(&ssh[1..])
+        .arg(host)
+        .arg(remote)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    super::local::die_with_parent(&mut command);
+    let mut child = command
+        .spawn()
+        .map_err(|e| SessionError::Failed(format!("cannot run {}: {e}", ssh[0])))?;
+    // The order, then end of file (ssh ends its side of the channel: the client reads no more).
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = writeln!(stdin, "{order}").and_then(|()| stdin.flush());
     }
-    // Until every ssh has ended: bounded by the start timeout and the run's end plus its grace and
-    // a margin (or, after Ctrl-C, the grace and a shorter margin); an ssh past it is killed.
+    let stderr = child.stderr.take().expect("piped");
+    let tag = format!("client {index} ({host})");
+    let forward = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            crate::note!("{tag}: {line}");
+        }
+    });
+    Ok(SshClient {
+        index,
+        host: host.clone(),
+        child,
+        forward: Some(forward),
+    })
+}
+
+/// Until every ssh has ended: bounded by the start timeout and the run's end plus its grace and a
+/// margin (or, after Ctrl-C, the grace and a shorter margin); an ssh past it is killed. Ctrl-C asks
+/// the clients to stop through the rendezvous. Returns how each ended, and whether it was stopped.
+fn wait_for_all(
+    launch: &SshLaunch,
+    request: &RunRequest,
+    phase: Phase,
+    stop: &scalebench_exec::StopSignal,
+    launched: Instant,
+    children: &mut [SshClient],
+) -> (Vec<(u32, String)>, bool) {
     let rule = super::EndRule::of(
         request,
         phase,
@@ -179,7 +238,7 @@ pub fn launch(
                 .iter()
                 .zip(&ended)
                 .filter(|(_, e)| e.is_none())
-                .map(|((i, host, _, _), _)| format!("client {i} on {host}"))
+                .map(|(c, _)| format!("client {} on {}", c.index, c.host))
                 .collect();
             crate::note!(
                 "interrupted: asking {} to stop through {} and keep what they measured",
@@ -190,13 +249,14 @@ pub fn launch(
         }
         let now = Instant::now();
         let deadline = rule.deadline(first_ended, None, stopped_at);
-        for ((index, host, child, forward), e) in children.iter_mut().zip(ended.iter_mut()) {
+        for (c, e) in children.iter_mut().zip(ended.iter_mut()) {
             if e.is_some() {
                 continue;
             }
-            match child.try_wait() {
+            let host = &c.host;
+            match c.child.try_wait() {
                 Ok(Some(status)) => {
-                    if let Some(f) = forward.take() {
+                    if let Some(f) = c.forward.take() {
                         let _ = f.join();
                     }
                     first_ended.get_or_insert(now);
@@ -207,8 +267,8 @@ pub fn launch(
                     });
                 }
                 Ok(None) if now >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    let _ = c.child.kill();
+                    let _ = c.child.wait();
                     let round = |d: Duration| {
                         humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
                     };
@@ -223,7 +283,7 @@ pub fn launch(
                             round(super::END_MARGIN)
                         ),
                     };
-                    crate::note!("client {index}: {why}");
+                    crate::note!("client {}: {why}", c.index);
                     *e = Some(why);
                 }
                 Ok(None) => {}
@@ -232,27 +292,10 @@ pub fn launch(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    crate::interrupt::clear_stop();
-    let ended: Vec<(u32, String)> = children
+    let ended = children
         .iter()
         .zip(ended)
-        .map(|((i, _, _, _), e)| (*i, e.unwrap_or_default()))
+        .map(|(c, e)| (c.index, e.unwrap_or_default()))
         .collect();
-    let results =
-        etcd::gather(&launch.rendezvous, phase, Duration::from_secs(10)).map_err(|e| {
-            let each: Vec<String> = ended
-                .iter()
-                .map(|(i, how)| format!("client {i}: {how}"))
-                .collect();
-            SessionError::Failed(format!("{e} ({})", each.join("; ")))
-        })?;
-    // A missing client's reason says what its ssh said too.
-    let results = results
-        .into_iter()
-        .zip(&ended)
-        .map(|(r, (_, how))| r.map_err(|why| format!("{why}; its ssh {how}")))
-        .collect();
-    let mut outcome = merge_clients(Some(request), phase, "ssh", results)?;
-    outcome.interrupted = stopped_at.is_some();
-    Ok(outcome)
+    (ended, stopped_at.is_some())
 }
