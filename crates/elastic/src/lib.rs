@@ -18,6 +18,7 @@
 //!   mean set time inside one transition is reported apart, as the study says it is not scalability.
 
 pub mod numeric;
+pub mod result;
 
 use scalebench_stats::{mean, median, sd};
 use serde::{Deserialize, Serialize};

@@ -4,5 +4,6 @@
 
 pub mod chart;
 pub mod compare;
+pub mod elastic_page;
 pub mod html;
 pub mod table;

@@ -18,70 +18,13 @@ use scalebench_elastic::{
 use scalebench_exec::{Phase, StopSignal, TimelineLog, TimelinePoint};
 use scalebench_measure::PhaseResult;
 use scalebench_measure::{quantile_us, RunResult};
-use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
 use crate::phase::execute_phases;
 use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction};
 use crate::settings::Settings;
 
-pub const SCHEMA: &str = "scalebench-elastic/1";
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ElasticResult {
-    pub schema: String,
-    pub command: Vec<String>,
-    pub deployment: String,
-    /// Operations per request set (R) of the first step, with request sets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub set_size: Option<u64>,
-    /// Runs of each request set that make one point of the timeline (Dory: 10).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub set_repeats: Option<u32>,
-    /// No load during the transitions (restricted elasticity, as Dory measured Riak).
-    pub unloaded: bool,
-    /// The offered rate, with an open loop.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub target_ops_s: Option<f64>,
-    /// Sets in a row that must be stable (X).
-    pub stable_sets: u32,
-    /// Ctrl-C ended it: the steps are those measured until then.
-    pub interrupted: bool,
-    pub steps: Vec<ElasticStep>,
-    /// Dory's performance table, with request sets: the stable state before each step's action and,
-    /// with `double`, the final size's; scalability between rows where everything doubled.
-    pub sizes: Vec<SizeRow>,
-    /// The run that measured the final size's stable state (with `double`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub closing_run: Option<RunResult>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ElasticStep {
-    pub step: u32,
-    pub action: ScaleAction,
-    /// Requests in flight: threads x concurrency (T).
-    pub in_flight: u64,
-    pub records: u64,
-    /// Operations per request set (R) in this step.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub set_size: Option<u64>,
-    pub nodes_before: usize,
-    pub nodes_after: usize,
-    /// Nodes added, removed or crashed.
-    pub changed_nodes: Vec<String>,
-    pub events: Events,
-    /// Why the transition has no stability time, when it has none.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_stable: Option<String>,
-    /// When the baseline did not settle before the action.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline_note: Option<String>,
-    pub scores: StepScores,
-    /// The run under load, with its request-set timeline (`phases[0].request_sets`); none unloaded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub run: Option<RunResult>,
-}
+pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
 
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
 pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError> {

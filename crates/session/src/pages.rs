@@ -10,9 +10,9 @@ use scalebench_report::html::{
     bars, run_banners, run_sections, slug, table, Page, RunExtras, Section,
 };
 
-use scalebench_elastic::{Events, SizeRow};
+use scalebench_elastic::Events;
 
-use crate::elastic::{ElasticResult, ElasticStep};
+use crate::elastic::ElasticResult;
 use crate::error::SessionError;
 use crate::experiment::spec::{CLUSTER_SIZE, DATA_SIZE};
 use crate::experiment::stats::{recommend, CellStats, Summary};
@@ -46,7 +46,10 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     if json["schema"] == crate::elastic::SCHEMA {
         let result: ElasticResult = serde_json::from_value(json)
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-        return Ok(elastic_page(&result, input));
+        return Ok(scalebench_report::elastic_page::page(
+            &result,
+            format!("scalebench elastic: {}", input.display()),
+        ));
     }
     let r = RunResult::from_json(&text)
         .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
@@ -55,131 +58,6 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
         banners: run_banners(&r),
         sections: run_sections(&r, "run", &RunExtras::default()),
     })
-}
-
-/// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
-type Markers = (Vec<(f64, String)>, Vec<(f64, f64, String)>);
-
-/// A transition's events as markers, the transition itself (scale command to stable) shaded.
-fn event_markers(events: &Events) -> Markers {
-    let mut markers = vec![(events.scale_issued_s, "scale command".to_string())];
-    for (at, label) in [
-        (events.scale_done_s, "node joined/left"),
-        (events.transfers_done_s, "transfers done"),
-        (events.stable_s, "stable"),
-    ] {
-        if let Some(v) = at {
-            markers.push((v, label.to_string()));
-        }
-    }
-    let bands = events
-        .stable_s
-        .map(|to| vec![(events.scale_issued_s, to, "transition".to_string())])
-        .unwrap_or_default();
-    (markers, bands)
-}
-
-/// The page of an elastic result: Dory's table per cluster size, then each step's timeline.
-fn elastic_page(result: &ElasticResult, input: &Path) -> Page {
-    let mut page = Page {
-        title: format!("scalebench elastic: {}", input.display()),
-        ..Default::default()
-    };
-    if !result.sizes.is_empty() {
-        page.sections.push(sizes_table(&result.sizes));
-    }
-    for step in &result.steps {
-        let extras = RunExtras {
-            figures: step_figures(step),
-            ..markers_of(&step.events)
-        };
-        match &step.run {
-            Some(run) => {
-                page.banners.extend(run_banners(run));
-                page.sections
-                    .extend(run_sections(run, &format!("step{}", step.step), &extras));
-            }
-            // Unloaded: the transition's figures alone.
-            None => {
-                let rows: Vec<Vec<String>> = extras
-                    .figures
-                    .iter()
-                    .map(|(k, v)| vec![k.clone(), v.clone()])
-                    .collect();
-                page.sections.push(Section {
-                    heading: format!("step {} (no load)", step.step),
-                    html: table(&["figure", "value"], &rows),
-                    charts: Vec::new(),
-                });
-            }
-        }
-    }
-    page
-}
-
-fn markers_of(events: &Events) -> RunExtras {
-    let (markers, bands) = event_markers(events);
-    RunExtras {
-        markers,
-        bands,
-        figures: Vec::new(),
-    }
-}
-
-/// Dory's performance table: one row per stable state, scalability where everything doubled.
-fn sizes_table(rows: &[SizeRow]) -> Section {
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.nodes.to_string(),
-                r.records.to_string(),
-                r.in_flight.to_string(),
-                r.set_size.to_string(),
-                r.sets.to_string(),
-                format!("{:.4}", r.mean_s),
-                format!("{:.4}", r.sd_s),
-                r.scalability.map_or("-".into(), |v| format!("{v:.4}")),
-            ]
-        })
-        .collect();
-    Section {
-        heading: "Performance per cluster size (Dory)".into(),
-        html: format!(
-            "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
-            table(
-                &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
-                &rows
-            )
-        ),
-        charts: Vec::new(),
-    }
-}
-
-/// The step's action, sizes and every score, as (name, value) for the figures table.
-fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
-    let mut figures = vec![
-        ("step".to_string(), step.step.to_string()),
-        ("action".into(), step.action.to_string()),
-        (
-            "nodes".into(),
-            format!("{} -> {}", step.nodes_before, step.nodes_after),
-        ),
-    ];
-    if let Some(n) = &step.not_stable {
-        figures.push(("not stable".into(), n.clone()));
-    }
-    // Every score by its field name, whichever load the step ran (request sets, open loop, none).
-    if let Ok(serde_json::Value::Object(scores)) = serde_json::to_value(&step.scores) {
-        for (k, v) in scores {
-            let text = match v.as_f64() {
-                Some(x) if x.fract() != 0.0 => format!("{x:.6}").trim_end_matches('0').to_string(),
-                _ => v.to_string(),
-            };
-            figures.push((k, text));
-        }
-    }
-    figures
 }
 
 /// An experiment as the results store holds it: everything its page's charts read.
@@ -810,14 +688,18 @@ fn elastic_section(data: &ExperimentData) -> Section {
         let events: Events = serde_json::from_str(&e.events).unwrap_or_default();
         let id = format!("elastic-{}-{}", slug(&e.cell), e.repetition);
         section.charts.extend(
-            run_sections(r, &id, &markers_of(&events))
-                .into_iter()
-                .flat_map(|s| s.charts)
-                .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
-                .map(|mut c| {
-                    c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
-                    c
-                }),
+            run_sections(
+                r,
+                &id,
+                &scalebench_report::elastic_page::markers_of(&events),
+            )
+            .into_iter()
+            .flat_map(|s| s.charts)
+            .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
+            .map(|mut c| {
+                c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
+                c
+            }),
         );
     }
     section

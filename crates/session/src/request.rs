@@ -224,15 +224,7 @@ impl RunOptions {
     }
 }
 
-/// A change of the cluster's size under load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ScaleAction {
-    Add(u32),
-    Double,
-    Remove(u32),
-    Crash(u32),
-}
+pub use scalebench_elastic::result::ScaleAction;
 
 /// The load criterion's threshold of stability.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -338,17 +330,6 @@ impl<'de> Deserialize<'de> for Span {
         let text = String::deserialize(d)?;
         text.parse()
             .map_err(|e| serde::de::Error::custom(format!("invalid duration '{text}': {e}")))
-    }
-}
-
-impl std::fmt::Display for ScaleAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ScaleAction::Add(k) => write!(f, "add:{k}"),
-            ScaleAction::Double => write!(f, "double"),
-            ScaleAction::Remove(k) => write!(f, "remove:{k}"),
-            ScaleAction::Crash(k) => write!(f, "crash:{k}"),
-        }
     }
 }
 

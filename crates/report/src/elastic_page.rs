@@ -1,0 +1,133 @@
+//! The page of an elastic result: Dory's table per cluster size, then each step's timeline with
+//! its transition marked and its scores.
+
+use scalebench_elastic::result::{ElasticResult, ElasticStep};
+use scalebench_elastic::{Events, SizeRow};
+
+use crate::html::{run_banners, run_sections, table, Page, RunExtras, Section};
+
+/// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
+type Markers = (Vec<(f64, String)>, Vec<(f64, f64, String)>);
+
+/// A transition's events as markers, the transition itself (scale command to stable) shaded.
+fn event_markers(events: &Events) -> Markers {
+    let mut markers = vec![(events.scale_issued_s, "scale command".to_string())];
+    for (at, label) in [
+        (events.scale_done_s, "node joined/left"),
+        (events.transfers_done_s, "transfers done"),
+        (events.stable_s, "stable"),
+    ] {
+        if let Some(v) = at {
+            markers.push((v, label.to_string()));
+        }
+    }
+    let bands = events
+        .stable_s
+        .map(|to| vec![(events.scale_issued_s, to, "transition".to_string())])
+        .unwrap_or_default();
+    (markers, bands)
+}
+
+/// The page of an elastic result: Dory's table per cluster size, then each step's timeline.
+pub fn page(result: &ElasticResult, title: String) -> Page {
+    let mut page = Page {
+        title,
+        ..Default::default()
+    };
+    if !result.sizes.is_empty() {
+        page.sections.push(sizes_table(&result.sizes));
+    }
+    for step in &result.steps {
+        let extras = RunExtras {
+            figures: step_figures(step),
+            ..markers_of(&step.events)
+        };
+        match &step.run {
+            Some(run) => {
+                page.banners.extend(run_banners(run));
+                page.sections
+                    .extend(run_sections(run, &format!("step{}", step.step), &extras));
+            }
+            // Unloaded: the transition's figures alone.
+            None => {
+                let rows: Vec<Vec<String>> = extras
+                    .figures
+                    .iter()
+                    .map(|(k, v)| vec![k.clone(), v.clone()])
+                    .collect();
+                page.sections.push(Section {
+                    heading: format!("step {} (no load)", step.step),
+                    html: table(&["figure", "value"], &rows),
+                    charts: Vec::new(),
+                });
+            }
+        }
+    }
+    page
+}
+
+/// A transition's events as the markers and shading of a run's charts.
+pub fn markers_of(events: &Events) -> RunExtras {
+    let (markers, bands) = event_markers(events);
+    RunExtras {
+        markers,
+        bands,
+        figures: Vec::new(),
+    }
+}
+
+/// Dory's performance table: one row per stable state, scalability where everything doubled.
+fn sizes_table(rows: &[SizeRow]) -> Section {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.nodes.to_string(),
+                r.records.to_string(),
+                r.in_flight.to_string(),
+                r.set_size.to_string(),
+                r.sets.to_string(),
+                format!("{:.4}", r.mean_s),
+                format!("{:.4}", r.sd_s),
+                r.scalability.map_or("-".into(), |v| format!("{v:.4}")),
+            ]
+        })
+        .collect();
+    Section {
+        heading: "Performance per cluster size (Dory)".into(),
+        html: format!(
+            "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
+            table(
+                &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
+                &rows
+            )
+        ),
+        charts: Vec::new(),
+    }
+}
+
+/// The step's action, sizes and every score, as (name, value) for the figures table.
+fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
+    let mut figures = vec![
+        ("step".to_string(), step.step.to_string()),
+        ("action".into(), step.action.to_string()),
+        (
+            "nodes".into(),
+            format!("{} -> {}", step.nodes_before, step.nodes_after),
+        ),
+    ];
+    if let Some(n) = &step.not_stable {
+        figures.push(("not stable".into(), n.clone()));
+    }
+    // Every score by its field name, whichever load the step ran (request sets, open loop, none).
+    if let Ok(serde_json::Value::Object(scores)) = serde_json::to_value(&step.scores) {
+        for (k, v) in scores {
+            let text = match v.as_f64() {
+                Some(x) if x.fract() != 0.0 => format!("{x:.6}").trim_end_matches('0').to_string(),
+                _ => v.to_string(),
+            };
+            figures.push((k, text));
+        }
+    }
+    figures
+}
