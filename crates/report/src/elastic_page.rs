@@ -4,7 +4,8 @@
 use scalebench_elastic::result::{ElasticResult, ElasticStep};
 use scalebench_elastic::{Events, SizeRow};
 
-use crate::html::{run_banners, run_sections, table, Page, RunExtras, Section};
+use crate::html::{table, Page, Section};
+use crate::run_page::{run_banners, run_sections, RunExtras};
 
 /// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
 type Markers = (Vec<(f64, String)>, Vec<(f64, f64, String)>);

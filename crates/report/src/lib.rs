@@ -2,8 +2,12 @@
 //! a result as one self-contained HTML page of interactive charts (the charting library inlined, no
 //! network), with the data of every chart as CSV; [`table`] is the summary a terminal shows.
 
+pub mod cells;
 pub mod chart;
 pub mod compare;
 pub mod elastic_page;
+pub mod experiment_page;
 pub mod html;
+pub mod run_page;
+pub mod stored;
 pub mod table;

@@ -1,22 +1,16 @@
 //! The report page of a result file, an elastic result or an experiment in a results database:
 //! what `scalebench report` writes, built from the file's typed contents.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use scalebench_measure::RunResult;
-use scalebench_report::chart::{Chart, Kind, Scale, Series};
-use scalebench_report::html::{
-    bars, run_banners, run_sections, slug, table, Page, RunExtras, Section,
-};
-
-use scalebench_elastic::Events;
+use scalebench_report::experiment_page::ExperimentData;
+use scalebench_report::html::Page;
+use scalebench_report::run_page::{run_banners, run_sections, RunExtras};
 
 use crate::elastic::ElasticResult;
 use crate::error::SessionError;
-use crate::experiment::spec::{CLUSTER_SIZE, DATA_SIZE};
-use crate::experiment::stats::{recommend, CellStats, Summary};
-use crate::experiment::store::{ElasticRow, Store, StoredRun};
+use crate::experiment::store::Store;
 use crate::experiment::{cells, discard_first_of};
 
 /// A result file (JSON) as a run; bad input (exit 2) when it is none.
@@ -60,647 +54,62 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     })
 }
 
-/// An experiment as the results store holds it: everything its page's charts read.
-struct ExperimentData {
-    name: String,
-    /// First repetitions left out of the cell figures.
-    discard: u32,
-    cells: Vec<CellStats>,
-    runs: Vec<StoredRun>,
-    /// (cell, repetition, result) of the runs that succeeded.
-    results: Vec<(String, u32, RunResult)>,
-    elastic: Vec<ElasticRow>,
-    /// Dory's performance table per cell that has one: each stable size, over the repetitions.
-    sizes: Vec<(String, Vec<crate::experiment::store::SizeMeans>)>,
-}
-
-impl ExperimentData {
-    /// A cell's `database/configuration/workload` and its swept parameters, from the columns the
-    /// store keeps for its runs.
-    fn cell_params(&self, cell: &str) -> (String, BTreeMap<String, String>) {
-        match self.runs.iter().find(|r| r.cell == cell) {
-            Some(r) => (
-                format!("{}/{}/{}", r.database, r.configuration, r.workload),
-                r.params.clone(),
-            ),
-            None => (cell.to_string(), BTreeMap::new()),
-        }
-    }
-
-    fn read(input: &Path, experiment: Option<&str>) -> Result<ExperimentData, SessionError> {
-        let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
-        let names: Vec<String> = store
-            .experiments()
-            .map_err(SessionError::Failed)?
-            .into_iter()
-            .map(|e| e.0)
-            .collect();
-        let name = match (experiment, names.as_slice()) {
-            (Some(n), _) => n.to_string(),
-            (None, [only]) => only.clone(),
-            (None, _) => {
-                return Err(SessionError::Usage(format!(
-                    "{} holds {} experiments ({}): choose one with --experiment",
-                    input.display(),
-                    names.len(),
-                    names.join(", ")
-                )))
-            }
-        };
-        let discard = discard_first_of(&store, &name);
-        let cells = cells(&store, &name, discard)?;
-        let runs = store.runs(&name, true).map_err(SessionError::Failed)?;
-        let results = runs
-            .iter()
-            .filter(|r| r.status == "ok")
-            .filter_map(|r| {
-                let json = r.result.as_ref()?;
-                Some((
-                    r.cell.clone(),
-                    r.repetition,
-                    serde_json::from_str(json).ok()?,
-                ))
-            })
-            .collect();
-        let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
-        let sizes = cells
-            .iter()
-            .map(|c| (c.cell.clone(), store.size_means(&name, &c.cell, discard)))
-            .filter(|(_, s)| !s.is_empty())
-            .collect();
-        Ok(ExperimentData {
-            name,
-            discard,
-            cells,
-            runs,
-            results,
-            elastic,
-            sizes,
-        })
-    }
-
-    /// The successful runs of `cell`.
-    fn results_of<'a>(&'a self, cell: &'a str) -> impl Iterator<Item = &'a RunResult> + 'a {
-        self.results
-            .iter()
-            .filter(move |r| r.0 == cell)
-            .map(|r| &r.2)
-    }
-
-    /// The cluster size `cell` ran on (from its first run's deployment), if it ran on one.
-    fn nodes_of(&self, cell: &str) -> Option<usize> {
-        self.results_of(cell)
-            .next()
-            .and_then(|r| r.deployment.as_ref())
-            .map(|d| d.nodes)
-    }
-}
-
+/// An experiment's page: its data read through the results store.
 fn experiment_page(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
-    let data = ExperimentData::read(input, experiment)?;
-    let mut page = Page {
-        title: format!("scalebench experiment: {}", data.name),
-        ..Default::default()
-    };
-    page.sections.push(cells_section(&data));
-    let threads = thread_series(&data);
-    let scaling = Section {
-        heading: "Scaling".into(),
-        html: recommendation_table(&data),
-        charts: vec![
-            threads_throughput_chart(&threads),
-            threads_latency_chart(&threads),
-            nodes_throughput_chart(&data),
-            read_write_chart(&data),
-        ],
-    };
-    // The recommendation table stands on its own: it needs no chart to have data.
-    if !scaling.html.is_empty() || scaling.charts.iter().any(|c| !c.is_empty()) {
-        page.sections.push(scaling);
-    }
-    page.sections.push(resources_section(&data));
-    if !data.elastic.is_empty() {
-        page.sections.push(elastic_section(&data));
-    }
-    Ok(page)
+    Ok(scalebench_report::experiment_page::page(&read_experiment(
+        input, experiment,
+    )?))
 }
 
-/// The `results show` table, with throughput and space per record as bars with 95% intervals.
-fn cells_section(data: &ExperimentData) -> Section {
-    let summary: Vec<Vec<String>> = data
-        .cells
-        .iter()
-        .map(|c| {
-            let t = c.throughput.as_ref();
-            vec![
-                c.cell.clone(),
-                t.map_or(0, |t| t.n).to_string(),
-                t.map_or("-".into(), |t| format!("{:.1}", t.mean)),
-                t.and_then(|t| t.ci95)
-                    .map_or("-".into(), |c| format!("{c:.1}")),
-                c.latency
-                    .iter()
-                    .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                c.bytes_per_record
-                    .as_ref()
-                    .map_or("-".into(), |b| format!("{:.0}", b.mean)),
-                format!("{} of {}", c.operations_failed, c.operations_ok + c.operations_failed),
-                {
-                    let mut notes = format!("{} client-bound, {} failed", c.client_bound, c.failed_runs);
-                    if c.flagged_runs > 0 {
-                        notes += &format!(
-                            ", FAILURES: {} runs over the failed-operations threshold (not in the figures)",
-                            c.flagged_runs
-                        );
-                    }
-                    notes
-                },
-            ]
-        })
+/// An experiment as the results store holds it (`experiment` chooses among several).
+fn read_experiment(input: &Path, experiment: Option<&str>) -> Result<ExperimentData, SessionError> {
+    let store = Store::open_read_only(input).map_err(SessionError::Usage)?;
+    let names: Vec<String> = store
+        .experiments()
+        .map_err(SessionError::Failed)?
+        .into_iter()
+        .map(|e| e.0)
         .collect();
-    let discard = data.discard;
-    let mut section = Section {
-        heading: "Cells".into(),
-        html: format!(
-            "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
-            if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
-            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "failed operations", "notes"], &summary)
-        ),
-        charts: vec![cells_throughput_chart(data)],
+    let name = match (experiment, names.as_slice()) {
+        (Some(n), _) => n.to_string(),
+        (None, [only]) => only.clone(),
+        (None, _) => {
+            return Err(SessionError::Usage(format!(
+                "{} holds {} experiments ({}): choose one with --experiment",
+                input.display(),
+                names.len(),
+                names.join(", ")
+            )))
+        }
     };
-    if let Some(space) = cells_space_chart(data) {
-        section.charts.push(space);
-    }
-    section
-}
-
-/// Mean throughput of each cell with its 95% confidence interval.
-fn cells_throughput_chart(data: &ExperimentData) -> Chart {
-    let rates: Vec<(String, f64, f64)> = data
-        .cells
+    let discard = discard_first_of(&store, &name);
+    let cells = cells(&store, &name, discard)?;
+    let runs = store.runs(&name, true).map_err(SessionError::Failed)?;
+    let results = runs
         .iter()
-        .filter_map(|c| {
-            let t = c.throughput.as_ref()?;
-            Some((c.cell.clone(), t.mean, t.ci95.unwrap_or(0.0)))
+        .filter(|r| r.status == "ok")
+        .filter_map(|r| {
+            let json = r.result.as_ref()?;
+            Some((
+                r.cell.clone(),
+                r.repetition,
+                serde_json::from_str(json).ok()?,
+            ))
         })
         .collect();
-    bars(
-        "cells-throughput",
-        "Throughput per cell (mean, 95% CI)",
-        "operations/s",
-        &rates,
-    )
-}
-
-/// Bytes on disk per record of each cell (mean, 95% CI), where the cells measured space.
-fn cells_space_chart(data: &ExperimentData) -> Option<Chart> {
-    let space: Vec<(String, f64, f64)> = data
-        .cells
+    let elastic = store.elastic_runs(&name).map_err(SessionError::Failed)?;
+    let sizes = cells
         .iter()
-        .filter_map(|c| {
-            let b = c.bytes_per_record.as_ref()?;
-            Some((c.cell.clone(), b.mean, b.ci95.unwrap_or(0.0)))
-        })
+        .map(|c| (c.cell.clone(), store.size_means(&name, &c.cell, discard)))
+        .filter(|(_, s)| !s.is_empty())
         .collect();
-    (!space.is_empty()).then(|| {
-        bars(
-            "cells-space",
-            "Space per record (mean, 95% CI)",
-            "bytes per record",
-            &space,
-        )
+    Ok(ExperimentData {
+        name,
+        discard,
+        cells,
+        runs,
+        results,
+        elastic,
+        sizes,
     })
-}
-
-/// A line chart with one series per name (of at least two points), sorted along x.
-fn lines(
-    id: &str,
-    title: &str,
-    x: &str,
-    y: &str,
-    data: BTreeMap<String, Vec<(f64, f64)>>,
-) -> Chart {
-    let mut c = Chart::new(id, title, x, y);
-    for (name, mut points) in data {
-        if points.len() >= 2 {
-            points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            c.series.push(Series {
-                name,
-                points,
-                errors: Vec::new(),
-            });
-        }
-    }
-    c
-}
-
-/// One point per thread count of a setup (everything but `threads` equal).
-struct ThreadPoint {
-    threads: f64,
-    throughput: f64,
-    /// The median latency over the cell's operations (their p50s averaged), for the latency chart.
-    median_latency_us: f64,
-    /// The knee's latency (`scalebench_stats::knee`).
-    mean_latency_us: f64,
-}
-
-/// The cells that swept `threads`, grouped into setups, each labelled with its latency knee
-/// (Wegert's rule: the last thread count from which doubling still raised throughput by a larger
-/// factor than mean latency).
-fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
-    let mut setups: BTreeMap<String, Vec<ThreadPoint>> = BTreeMap::new();
-    for c in &data.cells {
-        let Some(t) = &c.throughput else { continue };
-        let (base, params) = data.cell_params(&c.cell);
-        let Some(threads) = params.get("threads").and_then(|v| v.parse::<f64>().ok()) else {
-            continue;
-        };
-        let rest: Vec<String> = params
-            .iter()
-            .filter(|(k, _)| k.as_str() != "threads")
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let p50s: Vec<f64> = c.latency.values().map(|l| l.0).collect();
-        setups
-            .entry(format!("{base} {}", rest.join(",")).trim().to_string())
-            .or_default()
-            .push(ThreadPoint {
-                threads,
-                throughput: t.mean,
-                median_latency_us: scalebench_stats::mean(&p50s),
-                mean_latency_us: c.mean_latency_us.unwrap_or(0.0),
-            });
-    }
-    setups
-        .into_iter()
-        .map(|(name, mut points)| {
-            points.sort_by(|a, b| a.threads.total_cmp(&b.threads));
-            let rates: Vec<(f64, f64)> = points
-                .iter()
-                .map(|p| (p.throughput, p.mean_latency_us))
-                .collect();
-            let knee = scalebench_stats::knee(&rates).unwrap_or(points.len() - 1);
-            (format!("knee at {}: {name}", points[knee].threads), points)
-        })
-        .collect()
-}
-
-fn threads_throughput_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
-    let series = setups
-        .iter()
-        .map(|(name, points)| {
-            (
-                name.clone(),
-                points.iter().map(|p| (p.threads, p.throughput)).collect(),
-            )
-        })
-        .collect();
-    lines(
-        "threads-throughput",
-        "Throughput against threads",
-        "threads",
-        "operations/s",
-        series,
-    )
-}
-
-fn threads_latency_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
-    let series = setups
-        .iter()
-        .map(|(name, points)| {
-            let line = points
-                .iter()
-                .map(|p| (p.threads, p.median_latency_us))
-                .collect();
-            (name.clone(), line)
-        })
-        .collect();
-    lines(
-        "threads-latency",
-        "Median latency against threads",
-        "threads",
-        "p50 microseconds",
-        series,
-    )
-}
-
-/// Swaminathan's scaling view: one line per database x configuration x workload x other
-/// parameters (data size, threads), along which only the cluster size varies.
-fn nodes_throughput_chart(data: &ExperimentData) -> Chart {
-    let mut setups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for c in &data.cells {
-        let (Some(t), Some(nodes)) = (&c.throughput, data.nodes_of(&c.cell)) else {
-            continue;
-        };
-        let (base, params) = data.cell_params(&c.cell);
-        let others: Vec<String> = params
-            .iter()
-            .filter(|(k, _)| k.as_str() != CLUSTER_SIZE)
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        setups
-            .entry(format!("{base} {}", others.join(",")).trim().to_string())
-            .or_default()
-            .push((nodes as f64, t.mean));
-    }
-    lines(
-        "nodes-throughput",
-        "Throughput against cluster size",
-        "nodes",
-        "operations/s",
-        setups,
-    )
-}
-
-/// Swaminathan's recommendation table (studies.md, section 3): one row per workload, cluster size
-/// and other swept values, one column per data size (`[[data]]`, record size x record count), and
-/// in each cell the database (and configuration) of highest mean throughput there, or a tie where
-/// the 95% intervals overlap. Data sizes are never candidates against each other (a smaller record
-/// would always win). Cells without a cluster size (no deployment) are compared too. Empty when no
-/// cell compares two candidates.
-fn recommendation_table(data: &ExperimentData) -> String {
-    type Row = Vec<String>;
-    let mut columns: Vec<String> = Vec::new();
-    let mut points: BTreeMap<(Row, String), Vec<(String, Summary)>> = BTreeMap::new();
-    for c in &data.cells {
-        let Some(t) = &c.throughput else {
-            continue;
-        };
-        let (base, mut params) = data.cell_params(&c.cell);
-        let (setup, workload) = base.rsplit_once('/').unwrap_or(("", &base));
-        let column = params
-            .remove(DATA_SIZE)
-            .unwrap_or_else(|| "all data".into());
-        if !columns.contains(&column) {
-            columns.push(column.clone());
-        }
-        let mut row: Row = vec![workload.to_string()];
-        if !params.contains_key(CLUSTER_SIZE) {
-            let nodes = data
-                .nodes_of(&c.cell)
-                .map_or("-".to_string(), |n| n.to_string());
-            row.push(format!("{CLUSTER_SIZE}={nodes}"));
-        }
-        row.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
-        points
-            .entry((row, column))
-            .or_default()
-            .push((setup.trim_end_matches("/default").to_string(), t.clone()));
-    }
-    if !points.values().any(|c| c.len() > 1) {
-        return String::new();
-    }
-    let rows: std::collections::BTreeSet<&Row> = points.keys().map(|(r, _)| r).collect();
-    let body: Vec<Vec<String>> = rows
-        .into_iter()
-        .map(|row| {
-            let mut cells = vec![row.join(" ")];
-            cells.extend(columns.iter().map(|column| {
-                points
-                    .get(&(row.clone(), column.clone()))
-                    .map_or("-".into(), |candidates| {
-                        let all = candidates
-                            .iter()
-                            .map(|(name, t)| {
-                                format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0))
-                            })
-                            .collect::<Vec<_>>()
-                            .join("; ");
-                        format!("{} ({all})", recommend(candidates).unwrap_or_default())
-                    })
-            }));
-            cells
-        })
-        .collect();
-    let mut header = vec!["workload, cluster size, parameters"];
-    header.extend(columns.iter().map(String::as_str));
-    format!(
-        "<h3>Recommendation</h3><p class=\"note\">Per workload, cluster size and parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table).</p>{}",
-        table(&header, &body)
-    )
-}
-
-/// Dijkshoorn's chart of record (studies.md, section 1): each configuration's SELECT throughput
-/// against its INSERT and against its UPDATE throughput (one-operation cells), beside the diagonal,
-/// log-log; cells that mix reads and writes are drawn as their own series.
-fn read_write_chart(data: &ExperimentData) -> Chart {
-    let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    // One-operation cells by what they share but the workload: operation -> rate.
-    let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
-    for c in &data.cells {
-        let Some(t) = &c.throughput else { continue };
-        let (base, params) = data.cell_params(&c.cell);
-        // Mean over the cell's runs of the summed throughput of these operations.
-        let mean_of = |ops: &[&str]| -> f64 {
-            let per_run: Vec<f64> = data
-                .results_of(&c.cell)
-                .filter_map(|r| r.phases.last())
-                .map(|p| {
-                    ops.iter()
-                        .filter_map(|o| p.operations.get(*o))
-                        .map(|o| o.throughput_ops_s)
-                        .sum::<f64>()
-                })
-                .collect();
-            scalebench_stats::mean(&per_run)
-        };
-        let (reads, writes) = (
-            mean_of(&["READ", "SCAN"]),
-            mean_of(&["UPDATE", "INSERT", "READ-MODIFY-WRITE", "BATCH-INSERT"]),
-        );
-        let db = base.split('/').next().unwrap_or("").to_string();
-        if reads > 0.0 && writes > 0.0 {
-            scatter
-                .entry(format!("{db} (mixed cells)"))
-                .or_default()
-                .push((writes, reads));
-        }
-        if let [op] = c.latency.keys().collect::<Vec<_>>().as_slice() {
-            let config = base.split('/').nth(1).unwrap_or("");
-            let swept: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            single_ops
-                .entry((db, format!("{config}/{}", swept.join(","))))
-                .or_default()
-                .insert(op.to_string(), t.mean);
-        }
-    }
-    for ((db, _), ops) in &single_ops {
-        let Some(read) = ops.get("READ") else {
-            continue;
-        };
-        for write in ["INSERT", "UPDATE"] {
-            if let Some(w) = ops.get(write) {
-                scatter
-                    .entry(format!("{db}: SELECT against {write}"))
-                    .or_default()
-                    .push((*w, *read));
-            }
-        }
-    }
-    let mut chart = Chart::new(
-        "read-write",
-        "Read against write throughput per cell (log-log)",
-        "write operations/s",
-        "read operations/s",
-    );
-    chart.kind = Kind::Points;
-    chart.diagonal = true;
-    chart.x_scale = Scale::Log10;
-    chart.y_scale = Scale::Log10;
-    chart.series = scatter
-        .into_iter()
-        .map(|(name, points)| Series {
-            name,
-            points,
-            errors: Vec::new(),
-        })
-        .collect();
-    chart
-}
-
-/// The "bounded by" verdict of every run, and the client's CPU of each cell's first run.
-fn resources_section(data: &ExperimentData) -> Section {
-    let verdicts: Vec<Vec<String>> = data
-        .runs
-        .iter()
-        .map(|r| {
-            vec![
-                format!("{} #{}", r.cell, r.repetition),
-                r.status.clone(),
-                r.bounded_by.clone().unwrap_or_else(|| "-".into()),
-                if r.client_bound {
-                    "lower bound".into()
-                } else {
-                    String::new()
-                },
-            ]
-        })
-        .collect();
-    let mut section = Section {
-        heading: "Resources and \"bounded by\"".into(),
-        html: table(&["run", "status", "bounded by", ""], &verdicts),
-        charts: Vec::new(),
-    };
-    let mut seen = std::collections::BTreeSet::new();
-    for (cell, rep, r) in &data.results {
-        if !seen.insert(cell.clone()) || seen.len() > 12 {
-            continue;
-        }
-        if let Some(p) = r.phases.last() {
-            let id = format!("res-{}-{rep}", slug(cell));
-            let measured = RunResult {
-                phases: vec![p.clone()],
-                ..r.clone()
-            };
-            section.charts.extend(
-                run_sections(&measured, &id, &RunExtras::default())
-                    .into_iter()
-                    .flat_map(|s| s.charts)
-                    .filter(|c| c.id.ends_with("-cpu"))
-                    .map(|mut c| {
-                        c.title = format!("{cell} #{rep}: CPU (cores busy)");
-                        c
-                    }),
-            );
-        }
-    }
-    section
-}
-
-/// The elastic runs: their transitions and scores, and each run's timeline with its events.
-/// Dory's performance table (studies.md, section 5) of each cell whose runs measured stable sizes:
-/// per size, the mean and deviation of request-set times (means over the repetitions) and the
-/// scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and
-/// the set size all doubled.
-fn experiment_sizes_table(data: &ExperimentData) -> String {
-    let rows: Vec<Vec<String>> = data
-        .sizes
-        .iter()
-        .flat_map(|(cell, sizes)| {
-            sizes.iter().map(move |s| {
-                vec![
-                    cell.clone(),
-                    s.nodes.to_string(),
-                    s.records.to_string(),
-                    s.in_flight.to_string(),
-                    s.set_size.to_string(),
-                    format!("{:.3}", s.mean_s),
-                    format!("{:.3}", s.sd_s),
-                    s.scalability.map_or("-".into(), |v| format!("{v:+.3}")),
-                ]
-            })
-        })
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    format!(
-        "<h3>Performance per size</h3><p class=\"note\">Each stable size's request-set time (mean and standard deviation, means over the repetitions) and the scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and the set size all doubled (Dory's table; 0 is perfect, negative better than linear).</p>{}",
-        table(
-            &["cell", "nodes", "records", "in flight (T)", "set size (R)", "mean s", "sd s", "scalability"],
-            &rows
-        )
-    )
-}
-
-fn elastic_section(data: &ExperimentData) -> Section {
-    let rows: Vec<Vec<String>> = data
-        .elastic
-        .iter()
-        .map(|e| {
-            vec![
-                format!("{} #{}", e.cell, e.repetition),
-                e.step.to_string(),
-                e.action.clone(),
-                format!("{} -> {}", e.nodes_before, e.nodes_after),
-                e.stabilisation_s
-                    .map_or("not stable".into(), |s| format!("{s:.1}")),
-                e.elasticity.map_or("-".into(), |v| format!("{v:.1}")),
-            ]
-        })
-        .collect();
-    let mut section = Section {
-        heading: "Elasticity".into(),
-        html: table(
-            &[
-                "run",
-                "step",
-                "action",
-                "nodes",
-                "stabilisation s",
-                "elasticity",
-            ],
-            &rows,
-        ) + &experiment_sizes_table(data),
-        charts: Vec::new(),
-    };
-    // The stored run under load is the first step's.
-    for e in data.elastic.iter().filter(|e| e.step == 1) {
-        let Some((_, _, r)) = data
-            .results
-            .iter()
-            .find(|(c, rep, _)| *c == e.cell && *rep == e.repetition)
-        else {
-            continue;
-        };
-        let events: Events = serde_json::from_str(&e.events).unwrap_or_default();
-        let id = format!("elastic-{}-{}", slug(&e.cell), e.repetition);
-        section.charts.extend(
-            run_sections(
-                r,
-                &id,
-                &scalebench_report::elastic_page::markers_of(&events),
-            )
-            .into_iter()
-            .flat_map(|s| s.charts)
-            .filter(|c| c.id.ends_with("-request-sets") || c.id.ends_with("-throughput"))
-            .map(|mut c| {
-                c.title = format!("{} #{}: {}", e.cell, e.repetition, c.title);
-                c
-            }),
-        );
-    }
-    section
 }

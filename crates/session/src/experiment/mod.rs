@@ -2,7 +2,8 @@
 //! database; `scalebench results`: lists, summarises and exports what is recorded.
 
 pub mod spec;
-pub mod stats;
+/// Statistics per cell (in `scalebench-report`, whose pages read them).
+pub use scalebench_report::cells as stats;
 pub mod store;
 
 use std::collections::BTreeMap;

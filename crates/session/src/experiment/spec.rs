@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::request::{ScaleAction, Span};
 
+pub use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
@@ -226,9 +228,6 @@ pub struct DataSize {
     pub properties: BTreeMap<String, toml::Value>,
 }
 
-/// The swept parameter that names a run's data size (`[[data]]`).
-pub const DATA_SIZE: &str = "data";
-
 /// One measured run of the plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlannedRun {
@@ -248,10 +247,6 @@ pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target", "clients"
 
 /// Runs one experiment may plan: a week of 6-second runs, far beyond any study's matrix.
 const MAX_PLANNED_RUNS: u64 = 100_000;
-
-/// The sweep key that redeploys each database's cluster at every size (Swaminathan's scaling
-/// analysis: cluster size as an axis, everything else held equal).
-pub const CLUSTER_SIZE: &str = "nodes";
 
 pub fn value_text(v: &toml::Value) -> String {
     match v {

@@ -9,6 +9,8 @@ use scalebench_measure::RunResult;
 
 use super::spec::PlannedRun;
 
+pub use scalebench_report::stored::{ElasticRow, SizeMeans, StoredRun};
+
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS experiments (
     id INTEGER PRIMARY KEY,
@@ -99,29 +101,6 @@ CREATE TABLE IF NOT EXISTS run_resources (
 
 pub struct Store {
     conn: Connection,
-}
-
-/// A stored run, as `results list` and the statistics read it.
-#[derive(Debug, Clone)]
-pub struct StoredRun {
-    pub cell: String,
-    pub repetition: u32,
-    /// The cell's parts, as its columns hold them.
-    pub database: String,
-    pub configuration: String,
-    pub workload: String,
-    /// Swept parameter -> value.
-    pub params: std::collections::BTreeMap<String, String>,
-    pub status: String,
-    pub error: Option<String>,
-    pub throughput_ops_s: Option<f64>,
-    /// Operations of the measured phase that succeeded and that failed.
-    pub ok: Option<u64>,
-    pub failed: Option<u64>,
-    pub bounded_by: Option<String>,
-    pub client_bound: bool,
-    pub bytes_per_record: Option<f64>,
-    pub result: Option<String>,
 }
 
 /// A planned run as the results database has it.
@@ -587,22 +566,6 @@ impl Store {
     }
 }
 
-/// A stored elastic transition.
-#[derive(Debug, Clone)]
-pub struct ElasticRow {
-    pub cell: String,
-    pub repetition: u32,
-    pub action: String,
-    pub nodes_before: i64,
-    pub nodes_after: i64,
-    pub stabilisation_s: Option<f64>,
-    pub elasticity: Option<f64>,
-    /// JSON.
-    pub events: String,
-    /// The step of its run (1 unless the run had several).
-    pub step: u32,
-}
-
 /// A cell's elastic transitions of one step, averaged over its repetitions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StepMeans {
@@ -612,19 +575,6 @@ pub struct StepMeans {
     pub stabilisation_s: Option<f64>,
     pub elasticity: Option<f64>,
     pub never_stable: u64,
-}
-
-/// A cell's stable size, averaged over its repetitions (Dory's performance table).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SizeMeans {
-    pub nodes: usize,
-    pub records: u64,
-    pub in_flight: u64,
-    pub set_size: u64,
-    pub mean_s: f64,
-    pub sd_s: f64,
-    pub scalability: Option<f64>,
-    pub runs: u64,
 }
 
 /// What an elastic run adds to its record: its transitions (one per step) and the table of its

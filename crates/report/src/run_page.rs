@@ -1,0 +1,594 @@
+//! A run's page: banners for what makes its figures doubtful, then per phase its summary table
+//! and charts (throughput, latency and errors over time, request-set times, the latency
+//! distribution, the client's and the machine's resources).
+
+use scalebench_measure::result::IntervalOp;
+use scalebench_measure::{quantile_us, PhaseResult, RunResult};
+
+use crate::chart::{esc, Chart, Scale, Series};
+use crate::html::{slug, table, Section};
+
+/// What a run's page shows besides the result: marked events, shaded ranges, extra figures.
+#[derive(Debug, Clone, Default)]
+pub struct RunExtras {
+    pub markers: Vec<(f64, String)>,
+    pub bands: Vec<(f64, f64, String)>,
+    /// Rows of name and value shown first (e.g. elasticity scores).
+    pub figures: Vec<(String, String)>,
+}
+
+fn f1(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+/// The banners of a run: per phase, a target rate not reached, the client as the bound, a large
+/// share of failed operations.
+pub fn run_banners(r: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for ph in &r.phases {
+        if let Some(line) = ph.target_shortfall(r.parameters.target_ops_s) {
+            out.push(line);
+        }
+        if let Some(v) = ph.bounded_by.as_ref().filter(|v| v.client_bound) {
+            out.push(format!(
+                "The client was the bound in the {} phase ({}): its throughput is a lower bound of the database, not its capacity. Add client threads or machines.",
+                ph.phase, v.bounded_by
+            ));
+        }
+        if let Some(line) = ph.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
+        {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A phase shorter than this many intervals gets no time series (a chart of one or two points):
+/// its tables say it all.
+const MIN_INTERVALS_FOR_SERIES: usize = 3;
+
+/// The sections of one run: parameters and environment, then per phase its tables and charts.
+pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section> {
+    let p = &r.parameters;
+    let mut params = vec![
+        vec!["command".to_string(), r.command.join(" ")],
+        vec!["started".into(), r.started_at.clone()],
+        vec!["workload".into(), p.workload.clone()],
+        vec!["database".into(), format!("{} ({})", p.db, p.binding)],
+        vec![
+            "threads x in flight".into(),
+            format!("{} x {}", p.threads, p.concurrency),
+        ],
+        vec![
+            "load".into(),
+            p.target_ops_s.map_or("closed loop".into(), |t| {
+                format!(
+                    "open loop at {t} ops/s ({})",
+                    p.arrival.clone().unwrap_or_default()
+                )
+            }),
+        ],
+        vec!["warm-up".into(), format!("{} s", p.warmup_s)],
+        vec![
+            "tool".into(),
+            format!("{} {} ({})", r.tool.name, r.tool.version, r.tool.git_commit),
+        ],
+        vec![
+            "host".into(),
+            format!(
+                "{} ({} {}, {} cpus, {:.1} GiB)",
+                r.host.hostname,
+                r.host.os,
+                r.host.arch,
+                r.host.cpus,
+                r.host.memory_bytes as f64 / (1u64 << 30) as f64
+            ),
+        ],
+    ];
+    if let Some(d) = &r.deployment {
+        params.push(vec![
+            "deployment".into(),
+            format!("{} ({}, {} nodes, {})", d.name, d.database, d.nodes, d.file),
+        ]);
+    }
+    if r.interrupted {
+        params.push(vec!["interrupted".into(), "yes: Ctrl-C ended it".into()]);
+    }
+    let props: Vec<Vec<String>> = p
+        .properties
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
+    let mut first = Section {
+        heading: "Run".into(),
+        html: String::new(),
+        charts: Vec::new(),
+    };
+    if !extras.figures.is_empty() {
+        let rows: Vec<Vec<String>> = extras
+            .figures
+            .iter()
+            .map(|(k, v)| vec![k.clone(), v.clone()])
+            .collect();
+        first.html.push_str(&table(&["figure", "value"], &rows));
+    }
+    first
+        .html
+        .push_str(&table(&["parameter", "value"], &params));
+    first.html.push_str(&format!(
+        "<details><summary>properties</summary>{}</details>",
+        table(&["property", "value"], &props)
+    ));
+    let mut sections = vec![first];
+    for (i, phase) in r.phases.iter().enumerate() {
+        let warmup = if phase.phase == "run" {
+            p.warmup_s
+        } else {
+            0.0
+        };
+        sections.push(phase_section(
+            phase,
+            &format!("{id}-{}{i}", phase.phase),
+            warmup,
+            extras,
+        ));
+    }
+    sections
+}
+
+fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) -> Section {
+    let mut html = phase_summary(ph);
+    if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
+        html.push_str(&format!(
+            "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",
+            ph.duration_s,
+            ph.intervals.len(),
+            ph.interval_s
+        ));
+        return Section {
+            heading: format!("Phase: {}", ph.phase),
+            html,
+            charts: latency_distribution(ph, id).into_iter().collect(),
+        };
+    }
+    if let Some(r) = ph.recorded_interval_s {
+        html.push_str(&format!(
+            "<p class=\"note\">Intervals of {} s: the run recorded {} s intervals, merged by histogram to keep the result bounded (the HDR interval logs of <code>--hdr-log</code> keep the recorded length).</p>",
+            ph.interval_s, r
+        ));
+    }
+    // Time charts show the warm-up and the run's events (an elastic transition) on their x axis.
+    let decorate = |mut c: Chart| {
+        if warmup_s > 0.0 {
+            c.bands
+                .push((-warmup_s, 0.0, "warm-up (not measured)".into()));
+        }
+        c.bands.extend(extras.bands.iter().cloned());
+        c.markers.extend(extras.markers.iter().cloned());
+        c
+    };
+    let mut charts = vec![throughput_over_time(ph, id)];
+    charts.extend(ph.operations.keys().map(|op| latency_over_time(ph, id, op)));
+    charts.extend(errors_over_time(ph, id));
+    let mut charts: Vec<Chart> = charts.into_iter().map(decorate).collect();
+    charts.extend(latency_distribution(ph, id));
+    charts.extend(request_set_times(ph, id).map(decorate));
+    charts.extend(client_cpu(ph, id).map(decorate));
+    // Per KPI one line per machine, when the series of other hosts came in.
+    if !ph.remote_resources.is_empty() {
+        charts.extend(machine_charts(ph, id).into_iter().map(decorate));
+    }
+    Section {
+        heading: format!("Phase: {}", ph.phase),
+        html,
+        charts,
+    }
+}
+
+/// The phase's figures: per operation, failures by class, the "bounded by" verdict, space on disk.
+fn phase_summary(ph: &PhaseResult) -> String {
+    let mut html = format!(
+        "<p class=\"note\">{:.3} s measured, ended by {}{}; {} ok, {} failed ({} completed after the window).</p>",
+        ph.duration_s,
+        esc(ph.ended_by.name()),
+        if ph.open_loop { ", open loop" } else { ", closed loop" },
+        ph.totals.ok,
+        ph.totals.failed,
+        ph.totals.ok_after_window
+    );
+    let rows: Vec<Vec<String>> = ph
+        .operations
+        .iter()
+        .map(|(name, o)| {
+            let l = o.latency.as_ref();
+            let g = |f: fn(&scalebench_measure::LatencySummary) -> f64| {
+                l.map_or("-".into(), |l| f1(f(l)))
+            };
+            vec![
+                name.clone(),
+                o.ok.to_string(),
+                f1(o.throughput_ops_s),
+                g(|l| l.mean_us),
+                g(|l| l.p50_us),
+                g(|l| l.p99_us),
+                g(|l| l.p99_9_us),
+                g(|l| l.max_us),
+                o.intended_latency
+                    .as_ref()
+                    .map_or("-".into(), |l| f1(l.p99_us)),
+                o.failed.values().sum::<u64>().to_string(),
+            ]
+        })
+        .collect();
+    html.push_str(&table(
+        &[
+            "operation",
+            "ok",
+            "ops/s",
+            "mean us",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "max us",
+            "p99 from intended start us",
+            "failed",
+        ],
+        &rows,
+    ));
+    if !ph.errors.is_empty() {
+        let rows: Vec<Vec<String>> = ph
+            .errors
+            .iter()
+            .map(|(c, e)| vec![c.clone(), e.count.to_string(), e.samples.join(" | ")])
+            .collect();
+        html.push_str(&table(&["failure class", "count", "messages"], &rows));
+    }
+    if let Some(v) = &ph.bounded_by {
+        html.push_str(&format!(
+            "<p class=\"note\">Bounded by: <b>{}</b>{} ({})</p>",
+            esc(&v.bounded_by),
+            if v.client_bound {
+                " — the client: the throughput is a lower bound"
+            } else {
+                ""
+            },
+            esc(&v.evidence)
+        ));
+    }
+    if let Some(s) = &ph.space {
+        html.push_str(&format!(
+            "<p class=\"note\">Space on disk {}: {:.1} MB on {} node(s){}</p>",
+            esc(&s.taken),
+            s.total_bytes as f64 / 1e6,
+            s.nodes.len(),
+            match (s.bytes_per_record, s.marginal.as_ref().and_then(|m| m.bytes_per_record)) {
+                (Some(total), Some(marginal)) => format!(
+                    ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
+                ),
+                (Some(total), None) => format!(", {total:.0} bytes per record"),
+                _ => String::new(),
+            }
+        ));
+    }
+    html
+}
+
+/// One series of an operation's interval figure `f` (intervals where it is `None` are left out).
+fn interval_series(
+    ph: &PhaseResult,
+    name: &str,
+    op: &str,
+    f: impl Fn(&IntervalOp) -> Option<f64>,
+) -> Series {
+    Series {
+        name: name.to_string(),
+        points: ph
+            .intervals
+            .iter()
+            .filter_map(|i| i.operations.get(op).and_then(&f).map(|v| (i.start_s, v)))
+            .collect(),
+        errors: Vec::new(),
+    }
+}
+
+/// Completions per second of each operation, interval by interval.
+fn throughput_over_time(ph: &PhaseResult, id: &str) -> Chart {
+    let mut tp = Chart::new(
+        &format!("{id}-throughput"),
+        "Throughput over time",
+        "seconds after the measurement start",
+        "operations/s",
+    );
+    // An interval without an operation's completions is a rate of zero, not a gap.
+    tp.series = ph
+        .operations
+        .keys()
+        .map(|op| Series {
+            name: op.to_string(),
+            points: ph
+                .intervals
+                .iter()
+                .map(|i| (i.start_s, i.operations.get(op).map_or(0.0, |o| o.ops_s)))
+                .collect(),
+            errors: Vec::new(),
+        })
+        .collect();
+    tp
+}
+
+/// p50, p99, p99.9 (and, in an open loop, p99 from the intended start) of `op` per interval.
+fn latency_over_time(ph: &PhaseResult, id: &str, op: &str) -> Chart {
+    let mut lat = Chart::new(
+        &format!("{id}-latency-{}", slug(op)),
+        &format!("{op} latency percentiles over time"),
+        "seconds after the measurement start",
+        "microseconds (log)",
+    );
+    lat.y_scale = Scale::Log10;
+    let pick = |name: &str, f: fn(&IntervalOp) -> Option<f64>| {
+        interval_series(ph, name, op, |o| if o.ok > 0 { f(o) } else { None })
+    };
+    lat.series = vec![
+        pick("p50", |o| Some(o.p50_us)),
+        pick("p99", |o| Some(o.p99_us)),
+        pick("p99.9", |o| Some(o.p99_9_us)),
+        pick("p99 from intended start", |o| o.intended_p99_us),
+    ];
+    lat.series.retain(|s| !s.points.is_empty());
+    lat
+}
+
+/// Failed operations per interval by failure class, over all operations; none without failures.
+fn errors_over_time(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    if ph.totals.failed == 0 {
+        return None;
+    }
+    let mut err = Chart::new(
+        &format!("{id}-errors"),
+        "Errors by class over time",
+        "seconds after the measurement start",
+        "failed per interval",
+    );
+    let classes: std::collections::BTreeSet<&String> = ph
+        .intervals
+        .iter()
+        .flat_map(|i| i.operations.values().flat_map(|o| o.failed_by_class.keys()))
+        .collect();
+    err.series = classes
+        .into_iter()
+        .map(|class| Series {
+            name: class.clone(),
+            points: ph
+                .intervals
+                .iter()
+                .map(|i| {
+                    let n: u64 = i
+                        .operations
+                        .values()
+                        .filter_map(|o| o.failed_by_class.get(class))
+                        .sum();
+                    (i.start_s, n as f64)
+                })
+                .collect(),
+            errors: Vec::new(),
+        })
+        .collect();
+    Some(err)
+}
+
+/// Dory's timeline: each request set's time at the middle of the set; none without request sets.
+fn request_set_times(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let rs = ph.request_sets.as_ref()?;
+    let mut sets = Chart::new(
+        &format!("{id}-request-sets"),
+        &format!("Request sets of {} operations", rs.size),
+        "seconds after the measurement start",
+        "set time (s)",
+    );
+    sets.series.push(Series {
+        name: "set time".into(),
+        points: rs
+            .sets
+            .iter()
+            .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
+            .collect(),
+        errors: Vec::new(),
+    });
+    Some(sets)
+}
+
+/// Cores busy on the client's host and in each watched process; none without a resource series.
+fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let res = ph.resources.as_ref()?;
+    let offset = (ph.measurement_start_unix_ms as f64 - res.start_unix_ms as f64) / 1000.0;
+    let mut cpu = Chart::new(
+        &format!("{id}-cpu"),
+        "CPU (cores busy)",
+        "seconds after the measurement start",
+        "cores",
+    );
+    cpu.series.push(Series {
+        name: "host".into(),
+        points: res
+            .samples
+            .iter()
+            .map(|s| {
+                (
+                    s.t_s - offset,
+                    (1.0 - s.host.cpu_idle - s.host.cpu_iowait) * res.cores as f64,
+                )
+            })
+            .collect(),
+        errors: Vec::new(),
+    });
+    for (k, t) in res.targets.iter().enumerate() {
+        cpu.series.push(Series {
+            name: t.name.clone(),
+            points: res
+                .samples
+                .iter()
+                .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
+                .collect(),
+            errors: Vec::new(),
+        });
+    }
+    Some(cpu)
+}
+
+/// Service time by percentile (HDR), one series per operation; none without successful operations.
+fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let mut dist = Chart::new(
+        &format!("{id}-percentiles"),
+        "Latency by percentile (HDR)",
+        "percentile",
+        "microseconds (log)",
+    );
+    dist.x_scale = Scale::Percentile;
+    dist.y_scale = Scale::Log10;
+    for (op, o) in &ph.operations {
+        if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
+            let points = (0..=24)
+                .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+                .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
+                .map(|q| (q, quantile_us(&h, q)))
+                .collect();
+            dist.series.push(Series {
+                name: op.clone(),
+                points,
+                errors: Vec::new(),
+            });
+        }
+    }
+    (!dist.is_empty()).then_some(dist)
+}
+
+/// With series from other hosts: one chart per KPI (CPU, I/O wait, network, disk, memory), one line
+/// per machine (this one, then each monitored host), on the measurement's clock.
+fn machine_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
+    use scalebench_monitor::{HostSample, ResourceSeries};
+    let mut machines: Vec<(String, &ResourceSeries)> = Vec::new();
+    if let Some(local) = &ph.resources {
+        machines.push(("this host".into(), local));
+    }
+    for r in &ph.remote_resources {
+        if let Some(s) = &r.series {
+            machines.push((r.host.clone(), s));
+        }
+    }
+    type Kpi = fn(&HostSample, &ResourceSeries) -> f64;
+    let kpis: [(&str, &str, &str, Kpi); 5] = [
+        ("cpu-hosts", "CPU busy per machine", "cores", |h, s| {
+            (1.0 - h.cpu_idle - h.cpu_iowait) * s.cores as f64
+        }),
+        (
+            "iowait-hosts",
+            "I/O wait per machine",
+            "% of cpu time",
+            |h, _| h.cpu_iowait * 100.0,
+        ),
+        (
+            "net-hosts",
+            "Network per machine (received + sent)",
+            "Mbit/s",
+            |h, _| (h.net_rx_s + h.net_tx_s) * 8.0 / 1e6,
+        ),
+        (
+            "disk-hosts",
+            "Busiest disk per machine",
+            "% busy",
+            |h, _| h.disk_busy * 100.0,
+        ),
+        ("mem-hosts", "Memory used per machine", "GiB", |h, _| {
+            h.mem_used_bytes as f64 / (1u64 << 30) as f64
+        }),
+    ];
+    kpis.iter()
+        .map(|(key, title, unit, kpi)| {
+            let mut c = Chart::new(
+                &format!("{id}-{key}"),
+                title,
+                "seconds after the measurement start",
+                unit,
+            );
+            for (name, series) in &machines {
+                let offset =
+                    (ph.measurement_start_unix_ms as f64 - series.start_unix_ms as f64) / 1000.0;
+                c.series.push(Series {
+                    name: name.clone(),
+                    points: series
+                        .samples
+                        .iter()
+                        .map(|x| (x.t_s - offset, kpi(&x.host, series)))
+                        .collect(),
+                    errors: Vec::new(),
+                });
+            }
+            c
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::Page;
+
+    /// A run as its result file has it: open loop at `target`, `ok` operations in 10 s, optionally
+    /// bounded by the client.
+    fn run(target: f64, ok: u64, failed: u64, client_bound: bool) -> RunResult {
+        serde_json::from_value(serde_json::json!({
+            "schema": "scalebench.result.v1",
+            "tool": { "name": "scalebench", "version": "0", "git_commit": "x" },
+            "host": { "hostname": "h", "os": "linux", "arch": "x86_64", "cpus": 2, "memory_bytes": 1 },
+            "started_at": "2026-11-24T00:00:00Z",
+            "command": ["scalebench", "run"],
+            "parameters": {
+                "workload": "a", "db": "null://", "binding": "null", "threads": 1, "concurrency": 1,
+                "target_ops_s": target, "arrival": "constant", "duration_s": 10.0, "warmup_s": 0.0,
+                "operation_count": null, "seed": 1, "interval_s": 1.0, "op_timeout_s": null,
+                "properties": {}
+            },
+            "interrupted": false,
+            "phases": [{
+                "phase": "run", "open_loop": true, "measurement_start_unix_ms": 0, "duration_s": 10.0,
+                "interval_s": 1.0, "ended_by": "duration", "clients": 1,
+                "totals": { "issued": ok + failed, "ok": ok, "failed": failed, "in_flight_at_stop": 0,
+                            "throughput_ops_s": ok as f64 / 10.0 },
+                "operations": {}, "errors": {}, "schedule": null,
+                "data": { "mean_key_bytes": 23.0, "mean_record_bytes": 1000.0, "field_count": 10 },
+                "warmup_operations": 0, "intervals": [],
+                "bounded_by": {
+                    "resource": if client_bound { "cpu" } else { "none" },
+                    "process": if client_bound { Some("client") } else { None },
+                    "bounded_by": if client_bound { "cpu of client" } else { "none found" },
+                    "client_bound": client_bound,
+                    "evidence": "test"
+                }
+            }]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn banners_name_a_missed_target_a_client_bound_and_failures_and_nothing_else() {
+        assert!(run_banners(&run(1000.0, 9_900, 0, false)).is_empty());
+        // 7,500 of 10,000 offered: 25% short.
+        let short = run_banners(&run(1000.0, 7_500, 0, false));
+        assert_eq!(short.len(), 1, "{short:?}");
+        assert!(short[0].contains("target rate not reached") && short[0].contains("25% short"));
+        let bound = run_banners(&run(1000.0, 10_000, 0, true));
+        assert_eq!(bound.len(), 1, "{bound:?}");
+        assert!(bound[0].contains("client was the bound") && bound[0].contains("cpu of client"));
+        let failing = run_banners(&run(1000.0, 9_000, 1_000, false));
+        assert_eq!(failing.len(), 1, "{failing:?}");
+        assert!(failing[0].contains("10.0% of the run phase's operations failed"));
+        // The banners come first on the page.
+        let page = Page {
+            title: "t".into(),
+            banners: short,
+            sections: run_sections(&run(1000.0, 7_500, 0, false), "run", &RunExtras::default()),
+        };
+        let html = page.html();
+        assert!(html.find("class=\"banner\"").unwrap() < html.find("<section>").unwrap());
+    }
+}
