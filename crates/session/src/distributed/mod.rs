@@ -429,31 +429,25 @@ pub trait Launcher {
     ) -> Result<DistributedOutcome, SessionError>;
 }
 
-impl Launcher for local::LocalLaunch {
-    fn clients(&self) -> u32 {
-        self.clients
-    }
-    fn launch(
-        &self,
-        request: &RunRequest,
-        phase: Phase,
-    ) -> Result<DistributedOutcome, SessionError> {
-        local::launch(self, request, phase)
-    }
+/// A launcher is its struct (with its number of clients) and its module's `launch`.
+macro_rules! launcher {
+    ($launch:ty, $start:path) => {
+        impl Launcher for $launch {
+            fn clients(&self) -> u32 {
+                self.clients
+            }
+            fn launch(
+                &self,
+                request: &RunRequest,
+                phase: Phase,
+            ) -> Result<DistributedOutcome, SessionError> {
+                $start(self, request, phase)
+            }
+        }
+    };
 }
-
-impl Launcher for ssh::SshLaunch {
-    fn clients(&self) -> u32 {
-        self.clients
-    }
-    fn launch(
-        &self,
-        request: &RunRequest,
-        phase: Phase,
-    ) -> Result<DistributedOutcome, SessionError> {
-        ssh::launch(self, request, phase)
-    }
-}
+launcher!(local::LocalLaunch, local::launch);
+launcher!(ssh::SshLaunch, ssh::launch);
 
 /// The output paths of a run of `clients` clients checked before anything runs: the merged
 /// result's and each client's beside it.
