@@ -715,6 +715,16 @@ pub enum Format {
     Ycsb,
 }
 
+impl From<Format> for scalebench_report::summary::SummaryFormat {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => Self::Table,
+            Format::Json => Self::Json,
+            Format::Ycsb => Self::Ycsb,
+        }
+    }
+}
+
 impl PhaseArgs {
     /// The run these arguments ask for; `argv` is recorded (redacted) as its command.
     pub fn request(&self, argv: &[std::ffi::OsString]) -> RunRequest {

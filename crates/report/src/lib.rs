@@ -10,4 +10,5 @@ pub mod experiment_page;
 pub mod html;
 pub mod run_page;
 pub mod stored;
+pub mod summary;
 pub mod table;

@@ -158,67 +158,15 @@ impl Settings {
 
         let warnings = property_warnings(&props, &binding);
 
-        let threads = match args.threads {
-            Some(t) => t as usize,
-            None => match props.integer(&THREADCOUNT)? {
-                n @ 1..=MAX_THREADS => n as usize,
-                n => {
-                    return Err(WorkloadError::invalid(
-                        THREADCOUNT.name,
-                        &n.to_string(),
-                        format!("expected 1 to {MAX_THREADS}"),
-                    )
-                    .into())
-                }
-            },
-        };
-        // Each in-flight operation holds a connection and buffers: bounded in total, not per thread.
-        let in_flight = threads as u64 * args.concurrency as u64;
-        if in_flight > MAX_IN_FLIGHT {
-            return Err(SessionError::Usage(format!(
-                "invalid value '{}' for '--concurrency': {threads} threads x {} = {in_flight} operations in flight, at most {MAX_IN_FLIGHT}",
-                args.concurrency, args.concurrency
-            )));
-        }
-        let target = match args.target {
-            Some(t) => t,
-            None => props.number(&TARGET)?,
-        };
-        if let Err(expected) = check_target(target) {
-            let given = props
-                .given(&TARGET)
-                .map_or_else(|| format!("{target:?}"), str::to_string);
-            return Err(WorkloadError::invalid(TARGET.name, &given, &expected).into());
-        }
+        let threads = threads_of(args, &props)?;
+        let target = target_of(args, &props)?;
         let operation_count = match phase {
             Phase::Run if explicit_count && workload.operation_count > 0 => {
                 Some(workload.operation_count)
             }
             _ => None,
         };
-        let explicit_duration = match args.duration {
-            Some(d) if d.is_zero() => {
-                return Err(SessionError::Usage(
-                    "invalid value '0s' for '--duration': expected a positive duration".into(),
-                ))
-            }
-            Some(d) => Some(d),
-            None => match props.integer(&MAXEXECUTIONTIME)? {
-                0 => None,
-                s if s > crate::request::MAX_DURATION.as_secs() => {
-                    return Err(WorkloadError::invalid(
-                        MAXEXECUTIONTIME.name,
-                        &s.to_string(),
-                        format!(
-                            "expected at most {} seconds (30 days)",
-                            crate::request::MAX_DURATION.as_secs()
-                        ),
-                    )
-                    .into())
-                }
-                s => Some(Duration::from_secs(s)),
-            },
-        };
+        let explicit_duration = duration_of(args, &props)?;
         // The run phase stops after 30 s unless told otherwise; the load phase when all records are in.
         let run_duration = match explicit_duration {
             None if operation_count.is_none() => Some(Duration::from_secs(30)),
@@ -239,12 +187,7 @@ impl Settings {
                 args.request_set.unwrap_or(0)
             ))
         })?;
-        let percentiles_text = props.text(&HDRHISTOGRAM_PERCENTILES);
-        let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
-            SessionError::Usage(format!(
-                "invalid value '{bad}' for property 'hdrhistogram.percentiles': expected numbers in (0, 100] separated by commas"
-            ))
-        })?;
+        let percentiles = percentiles_of(&props)?;
         let seed = args.seed.unwrap_or_else(random_seed);
         // A client of a distributed run offers its part of the rate, its arrivals placed between
         // the other clients', and draws from a seed of its own.
@@ -343,6 +286,87 @@ impl Settings {
     pub fn uses_default_db(&self) -> bool {
         self.temp_db_dir.is_some()
     }
+}
+
+/// `--threads`, else `threadcount`; threads x `--concurrency` bounded.
+fn threads_of(args: &RunRequest, props: &Properties) -> Result<usize, SessionError> {
+    let threads = match args.threads {
+        Some(t) => t as usize,
+        None => match props.integer(&THREADCOUNT)? {
+            n @ 1..=MAX_THREADS => n as usize,
+            n => {
+                return Err(WorkloadError::invalid(
+                    THREADCOUNT.name,
+                    &n.to_string(),
+                    format!("expected 1 to {MAX_THREADS}"),
+                )
+                .into())
+            }
+        },
+    };
+    // Each in-flight operation holds a connection and buffers: bounded in total, not per thread.
+    let in_flight = threads as u64 * args.concurrency as u64;
+    if in_flight > MAX_IN_FLIGHT {
+        return Err(SessionError::Usage(format!(
+                "invalid value '{}' for '--concurrency': {threads} threads x {} = {in_flight} operations in flight, at most {MAX_IN_FLIGHT}",
+                args.concurrency, args.concurrency
+            )));
+    }
+    Ok(threads)
+}
+
+/// `--target`, else `target` (0: as fast as the threads go).
+fn target_of(args: &RunRequest, props: &Properties) -> Result<f64, SessionError> {
+    let target = match args.target {
+        Some(t) => t,
+        None => props.number(&TARGET)?,
+    };
+    if let Err(expected) = check_target(target) {
+        let given = props
+            .given(&TARGET)
+            .map_or_else(|| format!("{target:?}"), str::to_string);
+        return Err(WorkloadError::invalid(TARGET.name, &given, &expected).into());
+    }
+    Ok(target)
+}
+
+/// `--duration`, else `maxexecutiontime`: how long a run lasts at most, when said.
+fn duration_of(args: &RunRequest, props: &Properties) -> Result<Option<Duration>, SessionError> {
+    let explicit_duration = match args.duration {
+        Some(d) if d.is_zero() => {
+            return Err(SessionError::Usage(
+                "invalid value '0s' for '--duration': expected a positive duration".into(),
+            ))
+        }
+        Some(d) => Some(d),
+        None => match props.integer(&MAXEXECUTIONTIME)? {
+            0 => None,
+            s if s > crate::request::MAX_DURATION.as_secs() => {
+                return Err(WorkloadError::invalid(
+                    MAXEXECUTIONTIME.name,
+                    &s.to_string(),
+                    format!(
+                        "expected at most {} seconds (30 days)",
+                        crate::request::MAX_DURATION.as_secs()
+                    ),
+                )
+                .into())
+            }
+            s => Some(Duration::from_secs(s)),
+        },
+    };
+    Ok(explicit_duration)
+}
+
+/// The percentiles YCSB's text prints (`hdrhistogram.percentiles`).
+fn percentiles_of(props: &Properties) -> Result<Vec<f64>, SessionError> {
+    let percentiles_text = props.text(&HDRHISTOGRAM_PERCENTILES);
+    let percentiles = parse_percentiles(percentiles_text).map_err(|bad| {
+            SessionError::Usage(format!(
+                "invalid value '{bad}' for property 'hdrhistogram.percentiles': expected numbers in (0, 100] separated by commas"
+            ))
+        })?;
+    Ok(percentiles)
 }
 
 /// A deployment's binding options as properties of `binding` (`<binding>.<option>`).

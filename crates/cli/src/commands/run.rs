@@ -6,7 +6,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use scalebench_exec::Phase;
-use scalebench_measure::{ycsb_text, RunResult};
+use scalebench_measure::RunResult;
 use scalebench_session::distributed;
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
@@ -348,19 +348,7 @@ pub fn print_summary(
     format: Format,
     percentiles: &[f64],
 ) -> Result<(), SessionError> {
-    let text = match format {
-        Format::Table => scalebench_report::table::render(result),
-        Format::Json => {
-            serde_json::to_string_pretty(result).map_err(|e| SessionError::Failed(e.to_string()))?
-                + "\n"
-        }
-        Format::Ycsb => result
-            .phases
-            .iter()
-            .map(|p| ycsb_text::render(p, percentiles))
-            .collect::<Vec<_>>()
-            .join(""),
-    };
+    let text = scalebench_report::summary::render(result, format.into(), percentiles);
     let mut out = std::io::stdout().lock();
     // A closed pipe (e.g. `| head`) is not an error of the benchmark.
     let _ = out.write_all(text.as_bytes());
