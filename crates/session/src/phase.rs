@@ -143,38 +143,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
         if let Some(m) = monitor {
-            let series = m.finish();
-            result.remote_resources = remote_monitors
-                .into_iter()
-                .map(scalebench_monitor::RemoteMonitor::finish)
-                .collect();
-            // The verdict covers the measurement window only (not warm-up, not the grace period).
-            let window = |s: &scalebench_monitor::ResourceSeries| {
-                let from = result.measurement_start_unix_ms as f64 / 1000.0
-                    - s.start_unix_ms as f64 / 1000.0;
-                Some((from, from + result.duration_s))
-            };
-            let local = scalebench_monitor::verdict(&series, "client", window(&series));
-            let remotes: Vec<(String, scalebench_monitor::Verdict)> = result
-                .remote_resources
-                .iter()
-                .filter_map(|r| {
-                    let s = r.series.as_ref()?;
-                    Some((
-                        r.host.clone(),
-                        scalebench_monitor::verdict(s, "client", window(s)),
-                    ))
-                })
-                .collect();
-            for r in &result.remote_resources {
-                if let Some(e) = &r.error {
-                    crate::note!("warning: no resource series from {}: {e}", r.host);
-                }
-            }
-            let mut verdict = scalebench_monitor::combined_verdict(local, &remotes);
-            bounded_by_target(&mut verdict, &result, settings.target);
-            result.bounded_by = Some(verdict);
-            result.resources = Some(series);
+            judge_resources(&mut result, m, remote_monitors, settings.target);
         }
         if let Some(line) = failure_warning(&result) {
             crate::note!("{line}");
@@ -225,6 +194,48 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         percentiles: settings.percentiles.clone(),
         recorded,
     })
+}
+
+/// The phase's resource series, this host's and the database hosts', and what bounded it: the
+/// verdict over the measurement window only (not warm-up, not the grace period).
+fn judge_resources(
+    result: &mut PhaseResult,
+    monitor: scalebench_monitor::Monitor,
+    remote_monitors: Vec<scalebench_monitor::RemoteMonitor>,
+    target: Option<f64>,
+) {
+    let series = monitor.finish();
+    result.remote_resources = remote_monitors
+        .into_iter()
+        .map(scalebench_monitor::RemoteMonitor::finish)
+        .collect();
+    // The verdict covers the measurement window only (not warm-up, not the grace period).
+    let window = |s: &scalebench_monitor::ResourceSeries| {
+        let from =
+            result.measurement_start_unix_ms as f64 / 1000.0 - s.start_unix_ms as f64 / 1000.0;
+        Some((from, from + result.duration_s))
+    };
+    let local = scalebench_monitor::verdict(&series, "client", window(&series));
+    let remotes: Vec<(String, scalebench_monitor::Verdict)> = result
+        .remote_resources
+        .iter()
+        .filter_map(|r| {
+            let s = r.series.as_ref()?;
+            Some((
+                r.host.clone(),
+                scalebench_monitor::verdict(s, "client", window(s)),
+            ))
+        })
+        .collect();
+    for r in &result.remote_resources {
+        if let Some(e) = &r.error {
+            crate::note!("warning: no resource series from {}: {e}", r.host);
+        }
+    }
+    let mut verdict = scalebench_monitor::combined_verdict(local, &remotes);
+    bounded_by_target(&mut verdict, result, target);
+    result.bounded_by = Some(verdict);
+    result.resources = Some(series);
 }
 
 /// Starts the deployment's `[external.monitors]` commands (one per database host), from the

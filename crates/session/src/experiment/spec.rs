@@ -248,6 +248,13 @@ pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target", "clients"
 /// Runs one experiment may plan: a week of 6-second runs, far beyond any study's matrix.
 const MAX_PLANNED_RUNS: u64 = 100_000;
 
+/// A name fit for files and cells: letters, digits, '-', '_' and '.'.
+fn is_word(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
 pub fn value_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
@@ -355,13 +362,19 @@ impl Experiment {
         Ok(e)
     }
 
+    /// Every rule an experiment file must keep, checked when it is read (the first broken one is
+    /// the error).
     fn check(&self) -> Result<(), String> {
-        let word = |s: &str| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-        };
-        if !word(&self.name) {
+        self.check_size()?;
+        self.check_procedure()?;
+        self.check_databases()?;
+        self.check_names()?;
+        self.check_sweep()
+    }
+
+    /// A valid name, repetitions that count, and a plan small enough to build.
+    fn check_size(&self) -> Result<(), String> {
+        if !is_word(&self.name) {
             return Err(format!(
                 "name {:?}: use letters, digits, '-', '_' and '.'",
                 self.name
@@ -391,6 +404,11 @@ impl Experiment {
                 if runs == u64::MAX { "more than 2^64".to_string() } else { runs.to_string() }
             ));
         }
+        Ok(())
+    }
+
+    /// The procedure's values: request sets, options, elastic steps, the failure share.
+    fn check_procedure(&self) -> Result<(), String> {
         if self.procedure.request_set == Some(0) {
             return Err(
                 "procedure.request_set = 0: a request set has at least one operation".into(),
@@ -411,6 +429,18 @@ impl Experiment {
                 self.procedure.elastic.set_repeats
             ));
         }
+        let share = self.procedure.max_failed_share;
+        if !(0.0..=1.0).contains(&share) {
+            return Err(format!(
+                "procedure.max_failed_share = {share}: expected a share between 0 and 1"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Each database has a URL or a deployment (one it needs to scale or snapshot), and each
+    /// configuration is for databases the experiment has.
+    fn check_databases(&self) -> Result<(), String> {
         if self.procedure.measure == Measure::Elastic {
             if let Some(d) = self.databases.iter().find(|d| d.deployment.is_none()) {
                 return Err(format!(
@@ -428,12 +458,6 @@ impl Experiment {
                     ));
                 }
             }
-        }
-        let share = self.procedure.max_failed_share;
-        if !(0.0..=1.0).contains(&share) {
-            return Err(format!(
-                "procedure.max_failed_share = {share}: expected a share between 0 and 1"
-            ));
         }
         if self.databases.is_empty() || self.workloads.is_empty() {
             return Err(
@@ -458,9 +482,14 @@ impl Experiment {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Names of databases, configurations, workloads and data sizes: words, each once.
+    fn check_names(&self) -> Result<(), String> {
         let names = |v: Vec<&str>, what: &str| -> Result<(), String> {
             for (i, n) in v.iter().enumerate() {
-                if !word(n) {
+                if !is_word(n) {
                     return Err(format!(
                         "{what} name {n:?}: use letters, digits, '-', '_' and '.'"
                     ));
@@ -490,6 +519,12 @@ impl Experiment {
             self.data_sizes.iter().map(|d| d.name.as_str()).collect(),
             "data size",
         )?;
+        Ok(())
+    }
+
+    /// Swept values: data sizes only as [[data]], cluster sizes as node counts on deployments, run
+    /// options as numbers.
+    fn check_sweep(&self) -> Result<(), String> {
         if !self.data_sizes.is_empty() && self.sweep.contains_key(DATA_SIZE) {
             return Err(format!(
                 "sweep.{DATA_SIZE}: the data sizes are the [[data]] entries; sweep their properties there"
