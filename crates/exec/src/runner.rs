@@ -115,20 +115,7 @@ pub fn execute<F: BindingFactory>(
     stop: &StopSignal,
     progress: &mut dyn Progress,
 ) -> Result<PhaseOutcome, ExecError> {
-    if plan.threads == 0 || plan.concurrency == 0 {
-        return Err(ExecError::Plan(
-            "threads and concurrency must be at least 1".into(),
-        ));
-    }
-    if let Some(t) = plan.target_ops_s {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(ExecError::Plan(format!(
-                "target rate must be positive, got {t}"
-            )));
-        }
-    }
-    crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
-        .map_err(ExecError::Plan)?;
+    check_plan(plan)?;
     let sets = match (plan.phase, plan.request_set) {
         (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,
@@ -165,44 +152,7 @@ pub fn execute<F: BindingFactory>(
     drop(batch_tx);
     drop(ready_tx);
 
-    // All connections first; nobody starts until everybody is ready.
-    let mut first_error = None;
-    for _ in 0..plan.threads {
-        match ready_rx.recv() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                first_error.get_or_insert(e);
-            }
-            Err(_) => {
-                first_error.get_or_insert(BindingError::Other(
-                    "a worker thread ended before connecting".into(),
-                ));
-            }
-        }
-    }
-    // In a distributed run, nobody starts until every client is ready either.
-    let mut rendezvous_error = None;
-    let agreed = match &plan.rendezvous {
-        Some(r) if first_error.is_none() && !stop.is_requested() => r
-            .ready(plan.phase, stop)
-            .map_err(|e| rendezvous_error = Some(e))
-            .ok(),
-        _ => None,
-    };
-    if first_error.is_some() || rendezvous_error.is_some() || stop.is_requested() {
-        shared.abort.store(true, Ordering::SeqCst);
-        shared.barrier.wait();
-        join_workers(handles)?;
-        // A stop wins over the errors it caused (connects it ended).
-        if stop.is_requested() {
-            return Err(ExecError::Binding(BindingError::Interrupted));
-        }
-        return Err(match (first_error, rendezvous_error) {
-            (Some(e), _) => ExecError::Binding(e),
-            (None, Some(e)) => ExecError::Rendezvous(e),
-            (None, None) => ExecError::Binding(BindingError::Interrupted),
-        });
-    }
+    let (agreed, handles) = connect_all(plan, stop, &shared, &ready_rx, handles)?;
     let start = match agreed {
         Some(at) => instant_at(at),
         // A few milliseconds for the workers to wake before the common start.
@@ -257,27 +207,7 @@ pub fn execute<F: BindingFactory>(
         return Err(ExecError::ClientFault(fault.clone()));
     }
 
-    let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
-    let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
-    let (end, ended_by) = match (stop.requested_at(), timeline.deadline()) {
-        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (
-            at.max(t0),
-            if stop.is_finish() {
-                EndedBy::Finished
-            } else {
-                EndedBy::Interrupted
-            },
-        ),
-        (_, Some(deadline)) if !all_work_done => (deadline, EndedBy::Duration),
-        _ => (
-            last_end.max(t0),
-            if plan.phase == Phase::Load {
-                EndedBy::Completed
-            } else {
-                EndedBy::Operations
-            },
-        ),
-    };
+    let (end, ended_by) = how_it_ended(plan, stop, &shared, timeline);
     let meta = PhaseMeta {
         phase: plan.phase.name().to_string(),
         measurement_start_unix_ms: unix_ms_at_t0,
@@ -299,6 +229,108 @@ pub fn execute<F: BindingFactory>(
         measurement_start: t0,
         measurement_end: end,
     })
+}
+
+/// What a plan must hold before any thread starts.
+fn check_plan(plan: &RunPlan) -> Result<(), ExecError> {
+    if plan.threads == 0 || plan.concurrency == 0 {
+        return Err(ExecError::Plan(
+            "threads and concurrency must be at least 1".into(),
+        ));
+    }
+    if let Some(t) = plan.target_ops_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(ExecError::Plan(format!(
+                "target rate must be positive, got {t}"
+            )));
+        }
+    }
+    crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
+        .map_err(ExecError::Plan)?;
+    Ok(())
+}
+
+/// Waits for every worker's connections, then (in a distributed run) for every client's: the
+/// agreed start, if a rendezvous gave one. On any failure, or a stop meanwhile, the workers are
+/// released without running and joined, and the error says why.
+fn connect_all<F: BindingFactory>(
+    plan: &RunPlan,
+    stop: &StopSignal,
+    shared: &Shared<F>,
+    ready: &Receiver<Result<(), BindingError>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+) -> Result<(Option<SystemTime>, Vec<std::thread::JoinHandle<()>>), ExecError> {
+    // All connections first; nobody starts until everybody is ready.
+    let mut first_error = None;
+    for _ in 0..plan.threads {
+        match ready.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                first_error.get_or_insert(e);
+            }
+            Err(_) => {
+                first_error.get_or_insert(BindingError::Other(
+                    "a worker thread ended before connecting".into(),
+                ));
+            }
+        }
+    }
+    // In a distributed run, nobody starts until every client is ready either.
+    let mut rendezvous_error = None;
+    let agreed = match &plan.rendezvous {
+        Some(r) if first_error.is_none() && !stop.is_requested() => r
+            .ready(plan.phase, stop)
+            .map_err(|e| rendezvous_error = Some(e))
+            .ok(),
+        _ => None,
+    };
+    if first_error.is_some() || rendezvous_error.is_some() || stop.is_requested() {
+        shared.abort.store(true, Ordering::SeqCst);
+        shared.barrier.wait();
+        join_workers(handles)?;
+        // A stop wins over the errors it caused (connects it ended).
+        if stop.is_requested() {
+            return Err(ExecError::Binding(BindingError::Interrupted));
+        }
+        return Err(match (first_error, rendezvous_error) {
+            (Some(e), _) => ExecError::Binding(e),
+            (None, Some(e)) => ExecError::Rendezvous(e),
+            (None, None) => ExecError::Binding(BindingError::Interrupted),
+        });
+    }
+    Ok((agreed, handles))
+}
+
+/// When the measured window ended and why: a stop before the work was done, the deadline, or the
+/// last operation of work that ran out (the load's records, the run's operation count).
+fn how_it_ended<F: BindingFactory>(
+    plan: &RunPlan,
+    stop: &StopSignal,
+    shared: &Shared<F>,
+    timeline: Timeline,
+) -> (Instant, EndedBy) {
+    let (start, t0) = (timeline.start, timeline.t0);
+    let last_end = start + Duration::from_nanos(shared.last_end_ns.load(Ordering::SeqCst));
+    let all_work_done = shared.slots_done.load(Ordering::SeqCst) == plan.slots() as u64;
+    match (stop.requested_at(), timeline.deadline()) {
+        (Some(at), deadline) if !all_work_done && deadline.is_none_or(|d| at < d) => (
+            at.max(t0),
+            if stop.is_finish() {
+                EndedBy::Finished
+            } else {
+                EndedBy::Interrupted
+            },
+        ),
+        (_, Some(deadline)) if !all_work_done => (deadline, EndedBy::Duration),
+        _ => (
+            last_end.max(t0),
+            if plan.phase == Phase::Load {
+                EndedBy::Completed
+            } else {
+                EndedBy::Operations
+            },
+        ),
+    }
 }
 
 /// The instant on this machine's monotonic clock of wall-clock time `at` (now if it has passed).
