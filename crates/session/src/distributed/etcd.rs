@@ -336,35 +336,41 @@ impl EtcdRendezvous {
                 )),
             ));
         }
-        // The barrier: all N joined, started alike, or the missing (or the different) named.
+        self.barrier(&mut joined, stop)
+            .await
+            .map_err(|e| leave(&joined, e))?;
+        let start = self
+            .agree_start(&mut joined, stop)
+            .await
+            .map_err(|e| leave(&joined, e))?;
+        Ok((joined, start))
+    }
+
+    /// The barrier: all N joined, started alike, or the missing (or the different) named.
+    async fn barrier(&self, joined: &mut Joined, stop: &StopSignal) -> Result<(), RendezvousError> {
+        let failed = RendezvousError::Failed;
+        let (n, i) = (self.share.clients, self.share.index);
         let deadline = Instant::now() + self.start_timeout;
         loop {
-            let present = self
-                .registrations(&mut joined)
-                .await
-                .map_err(|e| leave(&joined, failed(e)))?;
+            let present = self.registrations(joined).await.map_err(failed)?;
             for (k, r) in &present {
                 if let Some((field, mine, theirs)) =
                     super::first_difference(&self.definition, &r.definition)
                 {
-                    return Err(leave(
-                        &joined,
-                        RendezvousError::Refused(format!(
+                    return Err(RendezvousError::Refused(format!(
                             "client {k} of the run at {} was started with {field} {theirs} where client {i} has {mine}: \
                              the clients of one run need the same definition (duration or operations, warm-up, target, \
                              workload, properties, clients); nothing ran",
                             self.url.display()
-                        )),
-                    ));
+                        )));
                 }
             }
             if present.keys().filter(|k| **k < n).count() as u32 >= n {
                 break;
             }
             if stop.is_requested() {
-                return Err(leave(
-                    &joined,
-                    failed("interrupted while waiting for the other clients".into()),
+                return Err(failed(
+                    "interrupted while waiting for the other clients".into(),
                 ));
             }
             if Instant::now() >= deadline {
@@ -372,19 +378,28 @@ impl EtcdRendezvous {
                     .filter(|k| !present.contains_key(k))
                     .map(|k| k.to_string())
                     .collect();
-                return Err(leave(
-                    &joined,
-                    failed(format!(
-                        "client(s) {} of {n} did not join {} within {}: the run did not start",
-                        missing.join(", "),
-                        self.url.display(),
-                        humantime::format_duration(self.start_timeout)
-                    )),
-                ));
+                return Err(failed(format!(
+                    "client(s) {} of {n} did not join {} within {}: the run did not start",
+                    missing.join(", "),
+                    self.url.display(),
+                    humantime::format_duration(self.start_timeout)
+                )));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        // The start, written once: whoever comes first sets it, everybody reads the same.
+        Ok(())
+    }
+
+    /// The start, written once: whoever comes first sets it, everybody reads the same; a start
+    /// too far ahead of this machine's clock is refused.
+    async fn agree_start(
+        &self,
+        joined: &mut Joined,
+        stop: &StopSignal,
+    ) -> Result<SystemTime, RendezvousError> {
+        let failed = RendezvousError::Failed;
+        let n = self.share.clients;
+        let start_key = format!("{}/start", joined.base);
         let proposed = SystemTime::now() + START_LEAD;
         let ns = proposed
             .duration_since(UNIX_EPOCH)
@@ -414,30 +429,27 @@ impl EtcdRendezvous {
         };
         let got = watched(stop, "agreeing on the start", agreed)
             .await
-            .map_err(|e| leave(&joined, failed(e)))?;
+            .map_err(failed)?;
         let start = got
             .kvs()
             .first()
             .and_then(|kv| kv.value_str().ok()?.parse::<u64>().ok())
             .map(|ns| UNIX_EPOCH + Duration::from_nanos(ns))
             .ok_or_else(|| failed(self.fail("the start", "is not a number")));
-        let start = start.map_err(|e| leave(&joined, e))?;
+        let start = start?;
         if let Ok(ahead) = start.duration_since(SystemTime::now()) {
             if ahead > MAX_START_AHEAD {
-                return Err(leave(
-                    &joined,
-                    failed(self.fail(
+                return Err(failed(self.fail(
                         "the start",
                         format!(
                             "lies {} ahead of this machine's clock (more than {}): the clocks differ or the key holds no start of this run",
                             humantime::format_duration(Duration::from_secs(ahead.as_secs())),
                             humantime::format_duration(MAX_START_AHEAD)
                         ),
-                    )),
-                ));
+                    )));
             }
         }
-        Ok((joined, start))
+        Ok(start)
     }
 
     /// The registrations under `base/joined/`, by client index.
