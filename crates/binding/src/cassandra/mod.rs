@@ -119,6 +119,30 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl CassandraFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        let (settings, table) = settings_of(config)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| BindingError::Other(e.to_string()))?;
+        runtime.block_on(config.cancel.unless_cancelled(async {
+            let session = connect(&settings, false).await?;
+            prepare_schema(&session, &settings, &table, config).await
+        }))?;
+        Ok(CassandraFactory {
+            settings: Arc::new(settings),
+        })
+    }
+}
+
+/// What a created table and keyspace are to have: replication, compaction, compression.
+struct TableOptions {
+    wanted: Replication,
+    compaction: String,
+    compression: String,
+}
+
+/// The URL's nodes, keyspace and credentials and every option, checked.
+fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), BindingError> {
         let url = config.url.redacted();
         // Hosts without the credentials, which go to the driver separately (a `user:pw@host`
         // given as a host name ends up in the driver's error message).
@@ -192,97 +216,106 @@ impl CassandraFactory {
             credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(config.cancel.unless_cancelled(async {
-            let session = connect(&settings, false).await?;
-            let ks = &settings.keyspace;
-            let t = format!("{ks}.{}", settings.table);
-            let schema_err = |what: &str, e: &dyn std::fmt::Display| BindingError::Schema(format!("{what} on {url}: {e}"));
-            if config.drop_schema {
-                session.query_unpaged(format!("DROP TABLE IF EXISTS {t}"), &[]).await.map_err(|e| schema_err("cannot drop table", &e))?;
-            }
-            let current = Replication::of_keyspace(&session, ks)
-                .await
-                .map_err(|e| schema_err("cannot look up the keyspace", &e))?;
-            if config.create_schema {
-                match &current {
-                    None => {
-                        session
-                            .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH {}", wanted.cql()), &[])
-                            .await
-                            .map_err(|e| schema_err("cannot create keyspace", &e))?;
-                    }
-                    // The table was dropped: no data needs a repair for the new replication.
-                    Some(have) if *have != wanted && config.drop_schema => {
-                        {
-                            use std::io::Write as _;
-                            // Never panics on an unwritable stderr.
-                            let _ = writeln!(std::io::stderr(), "note: keyspace {ks} had {have}; altered to {wanted} (ALTER KEYSPACE)");
-                        }
-                        session
-                            .query_unpaged(format!("ALTER KEYSPACE {ks} WITH {}", wanted.cql()), &[])
-                            .await
-                            .map_err(|e| schema_err("cannot alter keyspace", &e))?;
-                    }
-                    Some(have) if *have != wanted => return Err(replication_mismatch(ks, have, &wanted, &url)),
-                    Some(_) => {}
-                }
-                let cols: Vec<String> = settings
-                    .columns
-                    .iter()
-                    .zip(&settings.types)
-                    .map(|(c, t)| format!("{c} {}", cql_type(*t)))
-                    .collect();
-                let compression = if compression == "none" {
-                    "{'enabled': 'false'}".to_string()
-                } else {
-                    format!("{{'class': '{compression}'}}")
-                };
-                session
-                    .query_unpaged(
-                        format!(
-                            "CREATE TABLE IF NOT EXISTS {t} (y_id varchar PRIMARY KEY, {}) WITH compaction = {{'class': '{compaction}'}} AND compression = {compression}",
-                            cols.join(", ")
-                        ),
-                        &[],
-                    )
-                    .await
-                    .map_err(|e| schema_err("cannot create table", &e))?;
-                session.await_schema_agreement().await.map_err(|e| schema_err("no schema agreement", &e))?;
-            }
-            let exists = session
-                .query_unpaged(
-                    "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
-                    (settings.keyspace.as_str(), settings.table.as_str()),
-                )
-                .await
-                .map_err(|e| schema_err("cannot look up the table", &e))?
-                .into_rows_result()
-                .map(|r| r.rows_num() > 0)
-                .unwrap_or(false);
-            if !exists {
-                return Err(BindingError::Schema(format!(
-                    "table '{t}' does not exist on {url}: create it with --create-schema (e.g. scalebench load --create-schema)"
-                )));
-            }
-            // A run measures the replication it was asked for, never a keyspace left by an earlier
-            // configuration (options given explicitly only: an external keyspace is taken as it is).
-            if !config.create_schema && config.options.keys().any(|k| REPLICATION_OPTIONS.contains(&k.as_str())) {
-                if let Some(have) = &current {
-                    if *have != wanted {
-                        return Err(replication_mismatch(ks, have, &wanted, &url));
-                    }
-                }
-            }
-            Ok(())
-        }))?;
-        Ok(CassandraFactory {
-            settings: Arc::new(settings),
-        })
+    Ok((
+        settings,
+        TableOptions {
+            wanted,
+            compaction,
+            compression,
+        },
+    ))
+}
+
+/// Drops, creates or checks the keyspace and table as the options say; a run measures the
+/// replication it was asked for, never a keyspace left by an earlier configuration.
+async fn prepare_schema(
+    session: &Session,
+    settings: &Settings,
+    table: &TableOptions,
+    config: &BindingConfig,
+) -> Result<(), BindingError> {
+    let (url, wanted) = (settings.url.as_str(), table.wanted.clone());
+    let (compaction, compression) = (&table.compaction, &table.compression);
+    let ks = &settings.keyspace;
+    let t = format!("{ks}.{}", settings.table);
+    let schema_err = |what: &str, e: &dyn std::fmt::Display| BindingError::Schema(format!("{what} on {url}: {e}"));
+    if config.drop_schema {
+        session.query_unpaged(format!("DROP TABLE IF EXISTS {t}"), &[]).await.map_err(|e| schema_err("cannot drop table", &e))?;
     }
+    let current = Replication::of_keyspace(session, ks)
+        .await
+        .map_err(|e| schema_err("cannot look up the keyspace", &e))?;
+    if config.create_schema {
+        match &current {
+            None => {
+                session
+                    .query_unpaged(format!("CREATE KEYSPACE IF NOT EXISTS {ks} WITH {}", wanted.cql()), &[])
+                    .await
+                    .map_err(|e| schema_err("cannot create keyspace", &e))?;
+            }
+            // The table was dropped: no data needs a repair for the new replication.
+            Some(have) if *have != wanted && config.drop_schema => {
+                {
+                    use std::io::Write as _;
+                    // Never panics on an unwritable stderr.
+                    let _ = writeln!(std::io::stderr(), "note: keyspace {ks} had {have}; altered to {wanted} (ALTER KEYSPACE)");
+                }
+                session
+                    .query_unpaged(format!("ALTER KEYSPACE {ks} WITH {}", wanted.cql()), &[])
+                    .await
+                    .map_err(|e| schema_err("cannot alter keyspace", &e))?;
+            }
+            Some(have) if *have != wanted => return Err(replication_mismatch(ks, have, &wanted, url)),
+            Some(_) => {}
+        }
+        let cols: Vec<String> = settings
+            .columns
+            .iter()
+            .zip(&settings.types)
+            .map(|(c, t)| format!("{c} {}", cql_type(*t)))
+            .collect();
+        let compression = if compression == "none" {
+            "{'enabled': 'false'}".to_string()
+        } else {
+            format!("{{'class': '{compression}'}}")
+        };
+        session
+            .query_unpaged(
+                format!(
+                    "CREATE TABLE IF NOT EXISTS {t} (y_id varchar PRIMARY KEY, {}) WITH compaction = {{'class': '{compaction}'}} AND compression = {compression}",
+                    cols.join(", ")
+                ),
+                &[],
+            )
+            .await
+            .map_err(|e| schema_err("cannot create table", &e))?;
+        session.await_schema_agreement().await.map_err(|e| schema_err("no schema agreement", &e))?;
+    }
+    let exists = session
+        .query_unpaged(
+            "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ? AND table_name = ?",
+            (settings.keyspace.as_str(), settings.table.as_str()),
+        )
+        .await
+        .map_err(|e| schema_err("cannot look up the table", &e))?
+        .into_rows_result()
+        .map(|r| r.rows_num() > 0)
+        .unwrap_or(false);
+    if !exists {
+        return Err(BindingError::Schema(format!(
+            "table '{t}' does not exist on {url}: create it with --create-schema (e.g. scalebench load --create-schema)"
+        )));
+    }
+    // A run measures the replication it was asked for, never a keyspace left by an earlier
+    // configuration (options given explicitly only: an external keyspace is taken as it is).
+    if !config.create_schema && config.options.keys().any(|k| REPLICATION_OPTIONS.contains(&k.as_str())) {
+        if let Some(have) = &current {
+            if *have != wanted {
+                return Err(replication_mismatch(ks, have, &wanted, url));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The options that set the keyspace's replication.
