@@ -367,7 +367,25 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
     t.retries = sum(|p| p.totals.retries)?;
     out.warmup_operations = sum(|p| p.warmup_operations)?;
     out.totals.throughput_ops_s = out.window_throughput();
-    let duration_s = out.duration_s;
+    out.operations = merge_operations(phases, out.duration_s)?;
+    out.errors = merge_errors(phases)?;
+    out.schedule = merge_schedules(phases)?;
+    out.intervals = merge_intervals(phases, start_ms, interval_s)?;
+    out.interval_s = interval_s;
+    out.recorded_interval_s = phases
+        .iter()
+        .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
+        .reduce(f64::min)
+        .filter(|r| *r < interval_s);
+    Ok(out)
+}
+
+/// Per operation: counts add, latencies merge as histograms, the rate is each client's successes
+/// in its window over the merged window.
+fn merge_operations(
+    phases: &[&PhaseResult],
+    duration_s: f64,
+) -> Result<BTreeMap<String, OpResult>, String> {
     let per_s = |window_ok: f64| {
         if duration_s > 0.0 {
             window_ok / duration_s
@@ -376,7 +394,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         }
     };
 
-    out.operations = BTreeMap::new();
+    let mut out = BTreeMap::new();
     let op_names: std::collections::BTreeSet<&String> =
         phases.iter().flat_map(|p| p.operations.keys()).collect();
     for name in op_names {
@@ -400,7 +418,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
                     .map(|o| o.throughput_ops_s * p.duration_s)
             })
             .sum();
-        out.operations.insert(
+        out.insert(
             name.clone(),
             OpResult {
                 issued: sum_counts(ops.iter().map(|o| o.issued))?,
@@ -429,10 +447,15 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         );
     }
 
-    out.errors = BTreeMap::new();
+    Ok(out)
+}
+
+/// Errors by class: counts add, up to ten distinct samples kept.
+fn merge_errors(phases: &[&PhaseResult]) -> Result<BTreeMap<String, ErrorSummary>, String> {
+    let mut out: BTreeMap<String, ErrorSummary> = BTreeMap::new();
     for p in phases {
         for (class, e) in &p.errors {
-            let into: &mut ErrorSummary = out.errors.entry(class.clone()).or_default();
+            let into: &mut ErrorSummary = out.entry(class.clone()).or_default();
             into.count = sum_counts([into.count, e.count].into_iter())?;
             for s in &e.samples {
                 if into.samples.len() < 10 && !into.samples.contains(s) {
@@ -442,9 +465,14 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         }
     }
 
+    Ok(out)
+}
+
+/// An open loop's schedule: late starts and the dropped warm-up backlog add, delays merge.
+fn merge_schedules(phases: &[&PhaseResult]) -> Result<Option<ScheduleSummary>, String> {
     let schedules: Vec<&ScheduleSummary> =
         phases.iter().filter_map(|p| p.schedule.as_ref()).collect();
-    out.schedule = match schedules.first() {
+    Ok(match schedules.first() {
         None => None,
         Some(s) => Some(ScheduleSummary {
             late_operations: sum_counts(schedules.iter().map(|s| s.late_operations))?,
@@ -452,16 +480,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
             late_threshold_us: s.late_threshold_us,
             start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
         }),
-    };
-
-    out.intervals = merge_intervals(phases, start_ms, interval_s)?;
-    out.interval_s = interval_s;
-    out.recorded_interval_s = phases
-        .iter()
-        .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
-        .reduce(f64::min)
-        .filter(|r| *r < interval_s);
-    Ok(out)
+    })
 }
 
 fn merge_summaries<'a>(
