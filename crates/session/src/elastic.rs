@@ -112,35 +112,14 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
             baseline_note,
         } = controlled;
         let events = events.expect("a transition has events");
-        let phase = result.phases.first();
-        let scores = match (scale.set_size, phase) {
-            (Some(size), _) => {
-                let sets = phase.map(set_points).unwrap_or_default();
-                let before: Vec<f64> = sets
-                    .iter()
-                    .filter(|s| s.end_s() <= events.scale_issued_s)
-                    .map(|s| s.duration_s)
-                    .collect();
-                sizes.push(SizeRow::new(
-                    nodes_before,
-                    scale.records,
-                    in_flight,
-                    size,
-                    &before,
-                ));
-                StepScores::RequestSets(score(
-                    &repeated(&sets, args.set_repeats as usize),
-                    size,
-                    in_flight,
-                    &events,
-                    args.stable_sets as usize,
-                ))
-            }
-            (None, p) => StepScores::OpenLoop(score_open_loop(
-                &p.map(interval_points).unwrap_or_default(),
-                &events,
-            )),
-        };
+        let scores = step_scores(
+            args,
+            &scale,
+            result.phases.first(),
+            &events,
+            nodes_before,
+            &mut sizes,
+        );
         out.interrupted = result.interrupted;
         let s = ElasticStep {
             step: step + 1,
@@ -167,36 +146,91 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
     let all_steps = out.steps.len() == args.steps as usize && !out.interrupted;
     if let (true, ScaleAction::Double, Load::Sets(_)) = (all_steps, args.action, load) {
         let scale = Scale::of_step(&base, first_set_size, args.steps);
-        crate::note!(
-            "final size: {} nodes with {} records, {} threads, sets of {}",
-            running_nodes(&cluster),
-            scale.records,
-            scale.threads,
-            scale.set_size.unwrap_or(0)
-        );
-        if load_records(args, &scale)? {
-            let (result, controlled) =
-                run_under_control(args, &mut cluster, &scale, load, None, "final-size")?;
-            let sets = result.phases.first().map(set_points).unwrap_or_default();
-            let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
-            sizes.push(SizeRow::new(
-                running_nodes(&cluster),
-                scale.records,
-                scale.threads * args.run.concurrency as u64,
-                scale.set_size.unwrap_or(0),
-                &times,
-            ));
-            if let Some(note) = controlled.baseline_note {
-                crate::note!("final size: {note}");
-            }
-            out.interrupted = result.interrupted;
-            out.closing_run = Some(result);
-        } else {
-            out.interrupted = true;
-        }
+        final_size(args, &mut cluster, &scale, load, &mut sizes, &mut out)?;
     }
     out.sizes = sizes_table(sizes);
     Ok(out)
+}
+
+/// A step's scores: Dory's for request sets (and the stable state before the action as a row of
+/// the size table), or the open loop's.
+fn step_scores(
+    args: &ElasticRequest,
+    scale: &Scale,
+    phase: Option<&PhaseResult>,
+    events: &Events,
+    nodes_before: usize,
+    sizes: &mut Vec<SizeRow>,
+) -> StepScores {
+    let in_flight = scale.threads * args.run.concurrency as u64;
+    match (scale.set_size, phase) {
+        (Some(size), _) => {
+            let sets = phase.map(set_points).unwrap_or_default();
+            let before: Vec<f64> = sets
+                .iter()
+                .filter(|s| s.end_s() <= events.scale_issued_s)
+                .map(|s| s.duration_s)
+                .collect();
+            sizes.push(SizeRow::new(
+                nodes_before,
+                scale.records,
+                in_flight,
+                size,
+                &before,
+            ));
+            StepScores::RequestSets(score(
+                &repeated(&sets, args.set_repeats as usize),
+                size,
+                in_flight,
+                events,
+                args.stable_sets as usize,
+            ))
+        }
+        (None, p) => StepScores::OpenLoop(score_open_loop(
+            &p.map(interval_points).unwrap_or_default(),
+            events,
+        )),
+    }
+}
+
+/// Dory's last size: the cluster after the last doubling, under its own doubled load until
+/// stable; its set times are the size table's last row.
+fn final_size(
+    args: &ElasticRequest,
+    cluster: &mut Cluster,
+    scale: &Scale,
+    load: Load,
+    sizes: &mut Vec<SizeRow>,
+    out: &mut ElasticResult,
+) -> Result<(), SessionError> {
+    crate::note!(
+        "final size: {} nodes with {} records, {} threads, sets of {}",
+        running_nodes(cluster),
+        scale.records,
+        scale.threads,
+        scale.set_size.unwrap_or(0)
+    );
+    if load_records(args, scale)? {
+        let (result, controlled) =
+            run_under_control(args, cluster, scale, load, None, "final-size")?;
+        let sets = result.phases.first().map(set_points).unwrap_or_default();
+        let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
+        sizes.push(SizeRow::new(
+            running_nodes(cluster),
+            scale.records,
+            scale.threads * args.run.concurrency as u64,
+            scale.set_size.unwrap_or(0),
+            &times,
+        ));
+        if let Some(note) = controlled.baseline_note {
+            crate::note!("final size: {note}");
+        }
+        out.interrupted = result.interrupted;
+        out.closing_run = Some(result);
+    } else {
+        out.interrupted = true;
+    }
+    Ok(())
 }
 
 /// What loads the cluster during a step: request sets (points of K runs), an open loop's intervals,
