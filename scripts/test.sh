@@ -82,6 +82,8 @@ log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench res
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
 log "fetching Apache HBase 2.6.1 (server, ZooKeeper, Thrift gateway) from Maven Central"
 mvn -q -B -f deployments/hbase/pom.xml dependency:resolve >/dev/null
+log "fetching HdrHistogram 2.1.12 (its HistogramLogProcessor reads scalebench's HDR logs in the tests)"
+mvn -q -B dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.1.12 >/dev/null
 log "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
 mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
 

@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
-use crate::info::BindingInfo;
 use crate::BindingError;
 
 /// A database URL; the scheme chooses the binding. The password never leaves this type unredacted
@@ -39,7 +38,21 @@ impl DbUrl {
                 }
                 (format!("{scheme}://{}{head}{tail}", &authority[..at]), more)
             }
-            None => (text.to_string(), Vec::new()),
+            None => {
+                // A plain path (no scheme) is most often a SQLite file: say how to write it.
+                let path = std::path::Path::new(text);
+                if !text.is_empty() && !text.contains(':') {
+                    let form = if path.is_absolute() {
+                        format!("sqlite://{text}")
+                    } else {
+                        format!("sqlite://{}", text.trim_start_matches("./"))
+                    };
+                    return Err(bad(&format_args!(
+                        "no scheme: a URL names its database (see `scalebench bindings`); for a SQLite file write {form}"
+                    )));
+                }
+                (text.to_string(), Vec::new())
+            }
         };
         let url = url::Url::parse(&first).map_err(|e| bad(&e))?;
         for h in &more_hosts {
@@ -133,6 +146,11 @@ mod url_tests {
         );
         assert!(DbUrl::parse("etcd://a:1,,b:2").is_err());
         assert!(DbUrl::parse("etcd://a:1,b:notaport").is_err());
+        // A plain path gets the sqlite:// form it meant (issue 31, point 3).
+        let e = DbUrl::parse("/tmp/bench.db").unwrap_err().to_string();
+        assert!(e.contains("sqlite:///tmp/bench.db"), "{e}");
+        let e = DbUrl::parse("./data/bench.db").unwrap_err().to_string();
+        assert!(e.contains("sqlite://data/bench.db"), "{e}");
     }
 }
 
@@ -227,54 +245,6 @@ impl BindingConfig {
                     .map(|o| (o.to_string(), v.to_string()))
             })
             .collect()
-    }
-
-    /// Option `name` of the binding `info` describes: the value given, else the default its
-    /// declaration gives (`scalebench bindings` shows the same one).
-    pub fn option<'a>(&'a self, info: &'a BindingInfo, name: &str) -> &'a str {
-        let declared = info.option(name);
-        self.options
-            .get(name)
-            .map(String::as_str)
-            .unwrap_or(declared.default)
-    }
-
-    /// An option restricted to the words its declaration lists (case-insensitive), spelled as
-    /// declared; the error names binding, option and value.
-    pub fn choice(&self, info: &BindingInfo, name: &str) -> Result<&'static str, BindingError> {
-        let choices = info.option(name).choices;
-        debug_assert!(
-            !choices.is_empty(),
-            "{}.{name} declares no choices",
-            info.name
-        );
-        let v = self.option(info, name);
-        choices
-            .iter()
-            .find(|c| c.eq_ignore_ascii_case(v))
-            .copied()
-            .ok_or_else(|| {
-                BindingError::Config(format!(
-                    "invalid value '{v}' for property '{}.{name}': expected one of {}",
-                    info.name,
-                    choices.join(", ")
-                ))
-            })
-    }
-
-    /// A yes/no option (declared with [`crate::info::BOOL`]).
-    pub fn flag(&self, info: &BindingInfo, name: &str) -> Result<bool, BindingError> {
-        Ok(self.choice(info, name)? == "true")
-    }
-
-    pub fn u64_option(&self, info: &BindingInfo, name: &str) -> Result<u64, BindingError> {
-        let v = self.option(info, name);
-        v.parse().map_err(|_| {
-            BindingError::Config(format!(
-                "invalid value '{v}' for property '{}.{name}': expected a non-negative integer",
-                info.name
-            ))
-        })
     }
 }
 

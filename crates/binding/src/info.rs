@@ -1,6 +1,10 @@
 //! What a binding declares about itself: its URL schemes, its options and its capabilities, each
 //! declared once, in the binding's own module. The registry lists these declarations; `scalebench
-//! bindings` prints them; [`crate::BindingConfig`] reads option values through them.
+//! bindings` prints them; each binding reads its option values through them, typed, once.
+
+use std::collections::BTreeMap;
+
+use crate::BindingError;
 
 /// A binding option, settable as `-p <binding>.<name>=value` or in a property file.
 #[derive(Debug, Clone, Copy)]
@@ -9,11 +13,11 @@ pub struct OptionInfo {
     pub default: &'static str,
     pub help: &'static str,
     /// The words the option takes (case-insensitive), shown with its help and checked when read
-    /// ([`crate::BindingConfig::choice`]); empty: a free value, checked by the binding.
+    /// ([`read_option`]); empty: a free value of the option's type.
     pub choices: &'static [&'static str],
 }
 
-/// The choices of a yes/no option ([`crate::BindingConfig::flag`]).
+/// The words of a yes/no option (a `bool` field).
 pub const BOOL: &[&str] = &["true", "false"];
 
 #[derive(Debug, Clone, Copy)]
@@ -22,7 +26,7 @@ pub struct BindingInfo {
     pub schemes: &'static [&'static str],
     pub summary: &'static str,
     pub url_example: &'static str,
-    pub options: &'static [OptionInfo],
+    pub options: OptionSet,
     /// The SQL that creates the benchmark table as `--create-schema` would, for deployments that
     /// create it themselves on every server (Bucardo replicates rows, not DDL); None: no SQL table.
     pub table_sql: Option<fn(&crate::Schema) -> String>,
@@ -32,18 +36,143 @@ pub struct BindingInfo {
     pub creates_table_on_load: bool,
 }
 
-impl BindingInfo {
-    /// The declaration of option `name`. Reading an undeclared option is a mistake in the
-    /// binding's code, not in the user's input.
-    pub fn option(&self, name: &str) -> &OptionInfo {
-        self.options
-            .iter()
-            .find(|o| o.name == name)
-            .unwrap_or_else(|| {
-                panic!(
-                    "binding {} reads option {name}, which it does not declare",
-                    self.name
-                )
-            })
+/// What a binding option's value may be: how its text parses, and the words it takes when it is a
+/// choice. Implemented for `bool`, `u64`, `String` and every [`option_choice!`] enum.
+pub trait OptionValue: Sized {
+    /// The words a choice takes (case-insensitive); empty: any text that parses.
+    const CHOICES: &'static [&'static str] = &[];
+    /// What the value must be, for the error that names a bad one.
+    const EXPECTED: &'static str;
+    fn parse_option(text: &str) -> Option<Self>;
+}
+
+impl OptionValue for bool {
+    const CHOICES: &'static [&'static str] = BOOL;
+    const EXPECTED: &'static str = "true or false";
+    fn parse_option(text: &str) -> Option<Self> {
+        BOOL.iter()
+            .position(|w| w.eq_ignore_ascii_case(text))
+            .map(|i| i == 0)
     }
+}
+
+impl OptionValue for u64 {
+    const EXPECTED: &'static str = "a non-negative integer";
+    fn parse_option(text: &str) -> Option<Self> {
+        text.parse().ok()
+    }
+}
+
+impl OptionValue for String {
+    const EXPECTED: &'static str = "text";
+    fn parse_option(text: &str) -> Option<Self> {
+        Some(text.to_string())
+    }
+}
+
+/// Option `name` of `binding` read as a `T`: the value given, else `default` (the declaration's);
+/// the error names binding, option and value, and a choice's words.
+pub fn read_option<T: OptionValue>(
+    binding: &str,
+    name: &str,
+    given: &BTreeMap<String, String>,
+    default: &str,
+) -> Result<T, BindingError> {
+    let text = given.get(name).map(String::as_str).unwrap_or(default);
+    T::parse_option(text).ok_or_else(|| {
+        let expected = if T::CHOICES.is_empty() {
+            T::EXPECTED.to_string()
+        } else {
+            format!("one of {}", T::CHOICES.join(", "))
+        };
+        BindingError::Config(format!(
+            "invalid value '{text}' for property '{binding}.{name}': expected {expected}"
+        ))
+    })
+}
+
+/// Declares a choice option's type: an enum whose variants are written once with their word. Gives
+/// `WORDS`, `word()` and the [`OptionValue`] that parses a word case-insensitively.
+macro_rules! option_choice {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $( $variant:ident = $word:literal, )+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        $vis enum $name { $( $variant, )+ }
+
+        impl $name {
+            #[allow(dead_code)]
+            pub const WORDS: &'static [&'static str] = &[$( $word ),+];
+
+            /// The word this value is written as (in options, and where the database takes it).
+            #[allow(dead_code)]
+            pub fn word(self) -> &'static str {
+                match self { $( Self::$variant => $word, )+ }
+            }
+        }
+
+        impl $crate::info::OptionValue for $name {
+            const CHOICES: &'static [&'static str] = Self::WORDS;
+            const EXPECTED: &'static str = "one of its words";
+            fn parse_option(text: &str) -> Option<Self> {
+                $( if text.eq_ignore_ascii_case($word) { return Some(Self::$variant); } )+
+                None
+            }
+        }
+    };
+}
+
+/// Declares a binding's options as one typed struct (as Apache OpenDAL's service configs do): each
+/// field with its type, its default (as written with `-p`) and its help. Gives the struct, its
+/// [`OptionSet`] for the binding's [`BindingInfo`], and `read`, which reads every value once.
+macro_rules! binding_options {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident {
+        $( $field:ident : $ty:ty = $default:literal => $help:literal, )*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone)]
+        $vis struct $name { $( pub $field: $ty, )* }
+
+        impl $name {
+            /// The declarations `scalebench bindings` lists and [`$crate::registry::open`] checks.
+            pub const SET: $crate::info::OptionSet = $crate::info::OptionSet {
+                declared: &[$(
+                    $crate::info::OptionInfo {
+                        name: stringify!($field),
+                        default: $default,
+                        help: $help,
+                        choices: <$ty as $crate::info::OptionValue>::CHOICES,
+                    },
+                )*],
+                check: |binding, given| Self::read(binding, given).map(drop),
+            };
+
+            /// Every option's value: the one given (`<binding>.<option>` properties, prefix
+            /// removed), else its declared default.
+            #[allow(unused_variables)]
+            pub fn read(
+                binding: &str,
+                given: &std::collections::BTreeMap<String, String>,
+            ) -> Result<Self, $crate::BindingError> {
+                Ok(Self { $(
+                    $field: $crate::info::read_option(binding, stringify!($field), given, $default)?,
+                )* })
+            }
+        }
+    };
+}
+
+/// A binding's options as declared by [`binding_options!`]: the list, and the check that reads
+/// every value (so a bad value is refused before anything connects).
+#[derive(Debug, Clone, Copy)]
+pub struct OptionSet {
+    pub declared: &'static [OptionInfo],
+    pub check: fn(&str, &BTreeMap<String, String>) -> Result<(), BindingError>,
+}
+
+impl OptionSet {
+    /// For a binding without options.
+    pub const NONE: OptionSet = OptionSet {
+        declared: &[],
+        check: |_, _| Ok(()),
+    };
 }

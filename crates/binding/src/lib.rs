@@ -8,13 +8,14 @@ pub mod cancel;
 pub mod config;
 pub mod conformance;
 pub mod deadline;
+#[macro_use]
 pub mod info;
 pub mod registry;
 pub mod sql;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema};
-pub use info::{BindingInfo, OptionInfo};
+pub use info::{BindingInfo, OptionInfo, OptionSet};
 pub use registry::{open, FactoryVisitor};
 
 /// Declares every binding: its module (a folder, or a file), the cargo feature that builds it (none:
@@ -90,6 +91,22 @@ pub enum BindingError {
 /// may take unless `--connect-timeout` says otherwise ([`BindingConfig::connect_timeout`]): a
 /// server that accepts and never answers must not hold a run.
 pub const DEFAULT_CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// An error and its causes on one line ("error connecting to server: Connection refused (os error
+/// 111)"): some drivers' messages leave the cause to `source()`, which a message alone never shows.
+pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !more.is_empty() && !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = cause.source();
+    }
+    text
+}
 
 /// `connect` bounded by `limit`: past it, a connect error naming the wait.
 pub async fn connect_within<T, E: std::fmt::Display>(

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use scalebench_workload::{FieldSet, Fields, OpError, Operation};
 
-use crate::info::{BindingInfo, OptionInfo};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -15,16 +15,17 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["null"],
     summary: "does nothing and succeeds at once; measures scalebench's own overhead",
     url_example: "null://",
-    options: &[OptionInfo {
-        name: "capacity_ops_s",
-        default: "0",
-        help: "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
-        choices: &[],
-    }],
+    options: Options::SET,
     table_sql: None,
     stores_data: false,
     creates_table_on_load: false,
 };
+
+binding_options! {
+    pub struct Options {
+        capacity_ops_s: u64 = "0" => "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
+    }
+}
 
 /// The simulated server: when it is next free.
 type Queue = Arc<Mutex<Instant>>;
@@ -41,7 +42,7 @@ impl NullFactory {
                 config.url.redacted()
             )));
         }
-        let capacity = config.u64_option(&INFO, "capacity_ops_s")?;
+        let capacity = Options::read(INFO.name, &config.options)?.capacity_ops_s;
         Ok(NullFactory {
             server: (capacity > 0).then(|| {
                 (

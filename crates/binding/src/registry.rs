@@ -38,24 +38,25 @@ pub trait FactoryVisitor {
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output;
 }
 
-/// Opens the binding named by the URL's scheme and hands it to `visitor`.
-/// Every option is one the binding has (their values are checked when it opens).
+/// Every option given is one the binding has, with a value of its type (checked before anything
+/// connects; the binding reads the same values when it opens).
 pub fn check_options(
     info: &BindingInfo,
     options: &std::collections::BTreeMap<String, String>,
 ) -> Result<(), BindingError> {
-    match options
+    if let Some(key) = options
         .keys()
-        .find(|key| !info.options.iter().any(|o| o.name == key.as_str()))
+        .find(|key| !info.options.declared.iter().any(|o| o.name == key.as_str()))
     {
-        Some(key) => Err(BindingError::Config(format!(
+        return Err(BindingError::Config(format!(
             "unknown option '{}.{key}' (see `scalebench bindings {}`)",
             info.name, info.name
-        ))),
-        None => Ok(()),
+        )));
     }
+    (info.options.check)(info.name, options)
 }
 
+/// Opens the binding named by the URL's scheme and hands it to `visitor`.
 pub fn open<V: FactoryVisitor>(
     config: BindingConfig,
     visitor: V,
@@ -70,54 +71,50 @@ pub fn open<V: FactoryVisitor>(
 mod tests {
     use super::*;
 
-    /// Each option is declared once, and what a binding reads without a value is that declaration's
-    /// default (the one `scalebench bindings` shows).
+    /// Each option is declared once; its declared default is a value of its type, and a choice
+    /// refuses a word outside its declaration, naming them all.
     #[test]
-    fn options_are_declared_once_and_read_with_their_declared_default() {
-        let none = crate::BindingConfig {
-            url: crate::DbUrl::parse("null://").unwrap(),
-            options: Default::default(),
-            schema: crate::Schema::of(
-                &scalebench_workload::builtin::builtin_with("a", &[]).unwrap(),
-            ),
-            create_schema: false,
-            drop_schema: false,
-            cancel: Default::default(),
-            connect_timeout: crate::DEFAULT_CONNECT_TIMEOUT,
-        };
+    fn options_are_declared_once_and_their_defaults_and_words_checked() {
+        use std::collections::BTreeMap;
         for b in bindings() {
-            for (i, o) in b.options.iter().enumerate() {
+            let declared = b.options.declared;
+            check_options(&b, &BTreeMap::new())
+                .unwrap_or_else(|e| panic!("{}: a declared default is refused: {e}", b.name));
+            for (i, o) in declared.iter().enumerate() {
                 assert!(
-                    !b.options[..i].iter().any(|p| p.name == o.name),
+                    !declared[..i].iter().any(|p| p.name == o.name),
                     "{}.{} is declared twice",
                     b.name,
                     o.name
                 );
-                assert_eq!(none.option(&b, o.name), o.default, "{}.{}", b.name, o.name);
+                let given = |v: &str| BTreeMap::from([(o.name.to_string(), v.to_string())]);
+                check_options(&b, &given(o.default))
+                    .unwrap_or_else(|e| panic!("{}.{}: {e}", b.name, o.name));
                 if o.choices.is_empty() {
                     continue;
                 }
-                // A choice's words are declared once: its default is one of them, and a value
-                // outside them is refused naming them all.
-                assert_eq!(
-                    none.choice(&b, o.name).ok(),
-                    Some(o.default),
-                    "{}.{}",
+                assert!(
+                    o.choices.contains(&o.default),
+                    "{}.{}: the default is not one of its words",
                     b.name,
                     o.name
                 );
-                let mut wrong = none.options.clone();
-                wrong.insert(o.name.to_string(), "no-such-word".into());
-                let wrong = crate::BindingConfig {
-                    options: wrong,
-                    ..none.clone()
-                };
-                let e = wrong.choice(&b, o.name).unwrap_err().to_string();
+                for word in o.choices {
+                    check_options(&b, &given(&word.to_ascii_lowercase()))
+                        .unwrap_or_else(|e| panic!("{}.{}: {e}", b.name, o.name));
+                }
+                let e = check_options(&b, &given("no-such-word"))
+                    .unwrap_err()
+                    .to_string();
                 assert!(
                     e.contains(&o.choices.join(", ")) && e.contains("no-such-word"),
                     "{e}"
                 );
             }
+            let e = check_options(&b, &BTreeMap::from([("no_such_option".into(), "1".into())]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("'{}.no_such_option'", b.name)), "{e}");
         }
     }
 }

@@ -8,8 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use scalebench_session::request::{
     self, parse_action, parse_alpha, parse_arrival, parse_batch_size, parse_clients,
     parse_concurrency, parse_criterion, parse_duration, parse_interval, parse_link_mbit,
-    parse_percent, parse_positive_rate, parse_probe, parse_process, parse_rate, parse_request_set,
-    parse_step_factor, parse_threads, Criterion, ElasticRequest, Probe, RunRequest, ScaleAction,
+    parse_listen_address, parse_percent, parse_positive_rate, parse_probe, parse_process,
+    parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion, ElasticRequest,
+    Probe, RunRequest, ScaleAction,
 };
 use scalebench_session::saturate::SaturationRequest;
 
@@ -132,7 +133,7 @@ pub struct ExperimentArgs {
     pub miniature: bool,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub clusters: ClustersDir,
@@ -522,11 +523,16 @@ fn batch_size_help() -> String {
     )
 }
 
+fn workload_help() -> String {
+    format!(
+        "A built-in workload: {}; or a YCSB property file",
+        scalebench_workload::builtin::BUILTIN_SUMMARY
+    )
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct PhaseArgs {
-    /// YCSB core workload a..f, a single-operation workload (INSERT, UPDATE, SELECT, R, U, I, M), or a
-    /// property file.
-    #[arg(value_name = "WORKLOAD", default_value = "a")]
+    #[arg(value_name = "WORKLOAD", default_value = "a", help = workload_help())]
     pub workload: String,
 
     #[arg(long, value_name = "URL", help = db_help())]
@@ -580,9 +586,8 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "DIR")]
     pub hdr_log: Option<PathBuf>,
 
-    /// Summary on standard output.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[command(flatten)]
+    pub summary: SummaryArgs,
 
     /// Length of the intervals of the time series (1 ms to 1 h).
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_INTERVAL, value_parser = parse_interval)]
@@ -615,9 +620,10 @@ pub struct PhaseArgs {
 
     /// Serve the run's live figures as OpenMetrics at http://ADDR:PORT/metrics for Prometheus
     /// (per operation: rate, latency quantiles of the last interval, errors by class; in flight;
-    /// the phase). Port 0 picks a free port, printed on stderr. Binds exactly ADDR: 127.0.0.1
-    /// unless the scraper runs elsewhere.
-    #[arg(long, value_name = "ADDR:PORT")]
+    /// the phase). Port 0 picks a free port, printed on stderr. Binds exactly ADDR (a name such as
+    /// localhost is resolved; :PORT is every interface, as Prometheus' own flag): 127.0.0.1 unless
+    /// the scraper runs elsewhere.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 
     /// Create the table if it does not exist (before the first phase).
@@ -703,9 +709,30 @@ pub struct MergeArgs {
     /// The merged result file.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: PathBuf,
-    /// Summary on standard output.
+    #[command(flatten)]
+    pub summary: SummaryArgs,
+}
+
+/// How a result is summarised on standard output.
+#[derive(Debug, Args, Clone)]
+pub struct SummaryArgs {
+    /// Summary on standard output. `ycsb` prints YCSB's text of the last phase only, as YCSB prints
+    /// one phase per run; warnings go to standard error.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Also write the load phase's YCSB text to this file (atomically), for a run with a load phase.
+    #[arg(long, value_name = "FILE")]
+    pub ycsb_load: Option<PathBuf>,
+}
+
+impl SummaryArgs {
+    /// The table, no file: what a launched client prints.
+    pub fn table() -> SummaryArgs {
+        SummaryArgs {
+            format: Format::Table,
+            ycsb_load: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

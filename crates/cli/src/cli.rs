@@ -21,28 +21,13 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
+            // Clap's whole message: help and version on stdout; an error on stderr with the bad
+            // value on its first line, then what it lacks (the missing argument, the valid values,
+            // "did you mean") and the usage.
+            let _ = e.print();
             return match e.kind() {
-                ErrorKind::DisplayHelp
-                | ErrorKind::DisplayVersion
-                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    let _ = e.print();
-                    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                        ExitCode::from(2)
-                    } else {
-                        ExitCode::SUCCESS
-                    }
-                }
-                _ => {
-                    // One line naming the bad value, instead of clap's multi-line usage block.
-                    let text = e.render().to_string();
-                    let first = text
-                        .lines()
-                        .next()
-                        .unwrap_or("invalid arguments")
-                        .trim_start_matches("error: ");
-                    crate::note!("error: {first}");
-                    ExitCode::from(2)
-                }
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                _ => ExitCode::from(2),
             };
         }
     };
@@ -105,7 +90,7 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         .get("hdrhistogram.percentiles")
         .and_then(|p| scalebench_measure::ycsb_text::parse_percentiles(p).ok())
         .unwrap_or_else(|| vec![95.0, 99.0]);
-    print_summary(&merged, args.format, &percentiles)
+    print_summary(&merged, &args.summary, &percentiles)
 }
 
 /// `scalebench properties`: every declared property.
@@ -145,16 +130,28 @@ fn bindings(name: Option<&str>) -> Result<(), SessionError> {
                 "{}: {}\nURL: {}\n",
                 b.name, b.summary, b.url_example
             ));
-            if b.options.is_empty() {
+            if b.options.declared.is_empty() {
                 out.push_str("No options.\n");
             } else {
                 out.push_str(&format!(
                     "Options (-p {}.NAME=VALUE or in a property file):\n",
                     b.name
                 ));
-                let name_width = b.options.iter().map(|o| o.name.len()).max().unwrap_or(0);
-                let default_width = b.options.iter().map(|o| o.default.len()).max().unwrap_or(0);
-                for o in b.options {
+                let name_width = b
+                    .options
+                    .declared
+                    .iter()
+                    .map(|o| o.name.len())
+                    .max()
+                    .unwrap_or(0);
+                let default_width = b
+                    .options
+                    .declared
+                    .iter()
+                    .map(|o| o.default.len())
+                    .max()
+                    .unwrap_or(0);
+                for o in b.options.declared {
                     let choices = match o.choices {
                         [] => String::new(),
                         c => format!(" (one of {})", c.join(", ")),

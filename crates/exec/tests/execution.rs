@@ -50,7 +50,7 @@ impl BindingFactory for ScriptFactory {
         schemes: &[],
         summary: "the test's scripted binding",
         url_example: "",
-        options: &[],
+        options: scalebench_binding::OptionSet::NONE,
         table_sql: None,
         stores_data: true,
         creates_table_on_load: false,

@@ -3,7 +3,9 @@
 //! Every file scalebench writes goes through [`write_atomically`]: an exclusively created temporary
 //! file with a random name beside the target (never an existing `NAME.tmp`, never through a symbolic
 //! link), synced, then renamed over the target. A full disk or a crash leaves the old file, not half of
-//! a new one, and no temporary file behind.
+//! a new one, and no temporary file behind. Files people share (results, reports, CSVs, HDR logs) get
+//! the mode the umask gives (0644 under 0022); a file that may hold a secret is written with
+//! [`write_private_atomically`], readable by its owner only.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -79,16 +81,36 @@ fn check_dir_takes_files(dir: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create files in '{}': {e}", dir.display()))
 }
 
-/// Writes `path` whole through `write`, or leaves it as it was: see the module documentation.
+/// Writes `path` whole through `write`, or leaves it as it was: see the module documentation. The
+/// file's mode is 0666 less the umask, as any program's new file.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
 ) -> Result<(), String> {
+    write_with_mode(path, 0o666, write)
+}
+
+/// [`write_atomically`] for a file that may hold a secret (a cluster's state and its password):
+/// mode 0600 whatever the umask.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    write_with_mode(path, 0o600, |out| out.write_all(bytes))
+}
+
+fn write_with_mode(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
+) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
     let fail = |e: String| format!("cannot write '{}': {e}", path.display());
     if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
         return Err(fail("not a regular file".into()));
     }
-    let mut tmp = tempfile::NamedTempFile::new_in(parent(path)).map_err(|e| fail(e.to_string()))?;
+    // The mode is given to open(2), which applies the umask.
+    let mut tmp = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(mode))
+        .tempfile_in(parent(path))
+        .map_err(|e| fail(e.to_string()))?;
     {
         let mut out = BufWriter::new(tmp.as_file_mut());
         write(&mut out).map_err(|e| fail(e.to_string()))?;

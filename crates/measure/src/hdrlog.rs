@@ -1,10 +1,12 @@
 //! HdrHistogram interval logs in the standard log format (readable by HistogramLogProcessor,
 //! HdrHistogram's plotter and the hdrhistogram crate), one file per operation and latency kind.
+//! Lines are untagged, as YCSB writes them: a file holds one operation, and HdrHistogram's own
+//! tools read untagged lines unless told a tag.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 
 use crate::histogram::decode_histogram;
@@ -61,7 +63,6 @@ fn write_log(
     if !any {
         return Ok(false);
     }
-    let tag = Tag::new(op).ok_or("operation name is not a valid tag")?;
     let start = UNIX_EPOCH + Duration::from_millis(phase.measurement_start_unix_ms);
     let interval = recorded.interval();
     let window = Duration::from_secs_f64(phase.duration_s);
@@ -85,7 +86,7 @@ fn write_log(
                     return Ok(());
                 };
                 writer
-                    .write_histogram(&decode_histogram(&encoded)?, offset, interval, Some(tag))
+                    .write_histogram(&decode_histogram(&encoded)?, offset, interval, None)
                     .map_err(|e| format!("{e:?}"))
             })
             .map_err(std::io::Error::other)

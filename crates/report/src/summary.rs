@@ -14,9 +14,21 @@ pub enum SummaryFormat {
     Ycsb,
 }
 
-/// `result` in `format`; `percentiles` are the ones YCSB's text prints.
-pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) -> String {
-    match format {
+/// What goes to standard output, and the lines for standard error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    pub stdout: String,
+    /// Warnings (failures, a target rate not reached); the table prints its own inline.
+    pub warnings: Vec<String>,
+    /// For YCSB's text of a result with several phases: the note that says which were left out.
+    pub left_out: Option<String>,
+}
+
+/// `result` in `format`; `percentiles` are the ones YCSB's text prints. YCSB's text holds the last
+/// phase only: YCSB runs each phase as its own process, and its parsers read one `[OVERALL]` block
+/// ([`ycsb_phase_text`] gives another phase's, for a file of its own).
+pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) -> Summary {
+    let stdout = match format {
         SummaryFormat::Table => crate::table::render(result),
         // A result serialises (its maps have string keys): an error would be a bug, not input.
         SummaryFormat::Json => {
@@ -24,8 +36,37 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
         }
         SummaryFormat::Ycsb => result
             .phases
-            .iter()
+            .last()
             .map(|p| ycsb_text::render(p, percentiles))
-            .collect(),
+            .unwrap_or_default(),
+    };
+    let mut warnings = Vec::new();
+    if format != SummaryFormat::Table {
+        for p in &result.phases {
+            warnings
+                .extend(p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE));
+            warnings.extend(p.target_shortfall(result.parameters.target_ops_s));
+        }
     }
+    let left_out = (format == SummaryFormat::Ycsb && result.phases.len() > 1).then(|| {
+        format!(
+            "note: standard output holds the {} phase's YCSB text only, as YCSB prints one phase per run; --ycsb-load FILE writes the {} phase's",
+            result.phases.last().map_or("run", |p| p.phase.as_str()),
+            result.phases[0].phase
+        )
+    });
+    Summary {
+        stdout,
+        warnings,
+        left_out,
+    }
+}
+
+/// YCSB's text of the phase named `phase` (`load`, `run`), if the result has one.
+pub fn ycsb_phase_text(result: &RunResult, phase: &str, percentiles: &[f64]) -> Option<String> {
+    result
+        .phases
+        .iter()
+        .find(|p| p.phase == phase)
+        .map(|p| ycsb_text::render(p, percentiles))
 }

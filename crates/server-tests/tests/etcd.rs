@@ -53,6 +53,11 @@ fn crud_semantics_linearizable_and_serializable() {
 }
 
 #[test]
+fn a_refused_connection_says_why() {
+    assert_refusal_names_its_cause(EtcdFactory::open, |port| format!("etcd://127.0.0.1:{port}"));
+}
+
+#[test]
 fn load_10000_records_then_workload_a_without_errors() {
     let w = workload(&[
         ("table", "e2e"),

@@ -57,6 +57,13 @@ fn wrong_password_fails_to_connect_without_printing_it() {
 }
 
 #[test]
+fn a_refused_connection_says_why() {
+    assert_refusal_names_its_cause(PostgresFactory::open, |port| {
+        format!("postgres://bench:secret@127.0.0.1:{port}/ycsb")
+    });
+}
+
+#[test]
 fn load_10000_records_then_workload_a_without_errors_in_every_batch_mode() {
     for (table, options, batch) in [
         ("e2e_copy", vec![("batch_mode", "copy")], 100),

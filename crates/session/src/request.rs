@@ -367,6 +367,29 @@ pub fn parse_interval(s: &str) -> Result<Duration, String> {
     check_interval(parse_duration(s)?)
 }
 
+/// A listen address in the forms Prometheus' own `--web.listen-address` takes: `HOST:PORT` with a
+/// name (`localhost:9464`, resolved, its first address), an IP (`127.0.0.1:9464`, `[::1]:9464`), or
+/// `:PORT` for every interface.
+pub fn parse_listen_address(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{Ipv4Addr, SocketAddr, ToSocketAddrs};
+    if let Some(port) = s.strip_prefix(':') {
+        let port: u16 = port.parse().map_err(|_| {
+            format!("expected HOST:PORT or :PORT, with a port of 0 to 65535 (got '{port}')")
+        })?;
+        return Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)));
+    }
+    if let Ok(addr) = s.parse() {
+        return Ok(addr);
+    }
+    if !s.contains(':') {
+        return Err("expected HOST:PORT or :PORT".into());
+    }
+    s.to_socket_addrs()
+        .map_err(|e| format!("cannot resolve it ({e})"))?
+        .next()
+        .ok_or_else(|| "it resolves to no address".to_string())
+}
+
 /// A connect timeout: positive (a zero timeout would fail every connect) and at most a month.
 pub fn parse_connect_timeout(s: &str) -> Result<Duration, String> {
     check_connect_timeout(parse_duration(s)?)
@@ -542,6 +565,25 @@ pub fn parse_step_factor(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The listen forms Prometheus' flags take (issue 31, point 4).
+    #[test]
+    fn listen_addresses_take_prometheus_forms() {
+        let a = parse_listen_address("localhost:9464").unwrap();
+        assert!(a.ip().is_loopback() && a.port() == 9464, "{a}");
+        assert_eq!(
+            parse_listen_address(":9464").unwrap().to_string(),
+            "0.0.0.0:9464"
+        );
+        assert_eq!(parse_listen_address("127.0.0.1:0").unwrap().port(), 0);
+        assert_eq!(
+            parse_listen_address("[::1]:9464").unwrap().to_string(),
+            "[::1]:9464"
+        );
+        for bad in ["9464", ":99999", "localhost:port", ""] {
+            assert!(parse_listen_address(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn options_apply_checked_values_and_name_a_bad_one() {

@@ -3,6 +3,10 @@
 
 const COMMON: &str = "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=1000\noperationcount=1000\nreadallfields=true\n";
 
+/// The built-in workloads as `run --help` and the unknown-workload error list them: the one list
+/// both read, beside the table below that defines them.
+pub const BUILTIN_SUMMARY: &str = "a..f (YCSB core workloads), INSERT, UPDATE, SELECT (Dijkshoorn), R, U, I, M (Wegert), documents (Dory: appends to documents of heavy-tailed sizes), timeseries (Lourenco: measurement records in batches)";
+
 /// The property text of built-in workload `name` (`a`..`f`, also `workloada`..`workloadf`).
 pub fn builtin_workload(name: &str) -> Option<(&'static str, String)> {
     let letter = name.strip_prefix("workload").unwrap_or(name);

@@ -11,7 +11,7 @@ pub enum WorkloadError {
     },
     #[error("cannot read property file '{path}': {reason}")]
     UnreadableFile { path: PathBuf, reason: String },
-    #[error("unknown workload '{0}': expected one of a..f (YCSB), INSERT, UPDATE, SELECT (Dijkshoorn), R, U, I, M (Wegert) or a property file")]
+    #[error("unknown workload '{0}': expected one of {summary} or a property file", summary = crate::builtin::BUILTIN_SUMMARY)]
     UnknownWorkload(String),
     #[error("{0}")]
     Inconsistent(String),

@@ -108,15 +108,6 @@ impl Properties {
         self.load_str(&text, &path.display().to_string())
     }
 
-    /// Parses one `-p key=value` override.
-    pub fn set_override(&mut self, assignment: &str) -> Result<(), WorkloadError> {
-        let a: Assignment = assignment
-            .parse()
-            .map_err(|why: String| WorkloadError::invalid("-p", assignment, why))?;
-        self.assign(&a, "-p");
-        Ok(())
-    }
-
     /// Sets one property from `origin` (a later assignment wins).
     pub fn assign(&mut self, a: &Assignment, origin: &str) {
         self.set(&a.key, &a.value, origin);
@@ -290,7 +281,7 @@ mod tests {
             "a.properties",
         )
         .unwrap();
-        p.set_override("recordcount=20").unwrap();
+        p.assign(&"recordcount=20".parse().unwrap(), "-p");
         assert_eq!(p.get("recordcount"), Some("20"));
         assert_eq!(p.origin("recordcount"), Some("-p"));
         assert_eq!(p.get("fieldcount"), Some("3"));
@@ -310,6 +301,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("readproportion") && e.contains("1.5"), "{e}");
-        assert!(p.set_override("novalue").is_err());
+        assert!("novalue".parse::<Assignment>().is_err());
     }
 }

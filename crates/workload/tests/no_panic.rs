@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use scalebench_workload::declared::PROPERTIES;
-use scalebench_workload::{CoreWorkload, Properties};
+use scalebench_workload::{Assignment, CoreWorkload, Properties};
 
 /// Values as careless or hostile users write them: extremes, signs, floats, words.
 fn value() -> impl Strategy<Value = String> {
@@ -48,7 +48,9 @@ proptest! {
     ) {
         let mut p = Properties::new();
         for (k, v) in &pairs {
-            let _ = p.set_override(&format!("{k}={v}"));
+            if let Ok(a) = format!("{k}={v}").parse::<Assignment>() {
+                p.assign(&a, "-p");
+            }
         }
         if let Ok(w) = CoreWorkload::from_properties(&p) {
             // Small records only: a 64 MiB record is valid but slow to generate a hundred times.

@@ -24,7 +24,7 @@ use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlTimestamp, CqlValue, Row};
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -32,50 +32,79 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["cassandra"],
     summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
     url_example: "cassandra://127.0.0.1:9042/ycsb",
-    options: &[
-        OptionInfo { name: "replication_factor", default: "1", help: "replication factor of the keyspace; --create-schema creates or ALTERs the keyspace to match (with --drop-schema), a run refuses a keyspace that differs", choices: &[] },
-        OptionInfo { name: "replication_strategy", default: "SimpleStrategy", help: "the keyspace's replication class (NetworkTopologyStrategy: all replicas in datacenter1)", choices: &["SimpleStrategy", "NetworkTopologyStrategy"] },
-        OptionInfo { name: "durable_writes", default: "true", help: "false: the keyspace's writes skip the commit log (Wegert's commit log \"off\"; a deployment's commitlog_sync = \"off\" sets it)", choices: BOOL },
-        OptionInfo { name: "read_consistency", default: "ONE", help: "consistency of reads", choices: CONSISTENCIES },
-        OptionInfo { name: "scan_consistency", default: "ONE", help: "consistency of scans", choices: CONSISTENCIES },
-        OptionInfo { name: "write_consistency", default: "ONE", help: "consistency of inserts and updates", choices: CONSISTENCIES },
-        OptionInfo { name: "delete_consistency", default: "ONE", help: "consistency of deletes", choices: CONSISTENCIES },
-        OptionInfo { name: "serial_consistency", default: "SERIAL", help: "consistency of lightweight transactions (with insert_if_not_exists)", choices: &["SERIAL", "LOCAL_SERIAL"] },
-        OptionInfo { name: "prepared", default: "true", help: "prepared statements (token-aware routing needs them); false sends CQL text with the values as literals", choices: BOOL },
-        OptionInfo { name: "insert_if_not_exists", default: "false", help: "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)", choices: BOOL },
-        OptionInfo { name: "load_mode", default: "batch", help: "a load batch (--batch-size) as one UNLOGGED BATCH (batch), or as concurrent single inserts (concurrent)", choices: &["batch", "concurrent"] },
-        OptionInfo { name: "compaction", default: "SizeTieredCompactionStrategy", help: "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)", choices: &[] },
-        OptionInfo { name: "compression", default: "LZ4Compressor", help: "SSTable compression class, or none", choices: &[] },
-        OptionInfo { name: "token_aware", default: "true", help: "route each request to a replica of its key", choices: BOOL },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
 };
 
-const CONSISTENCIES: &[&str] = &[
-    "ANY",
-    "ONE",
-    "TWO",
-    "THREE",
-    "QUORUM",
-    "ALL",
-    "LOCAL_QUORUM",
-    "EACH_QUORUM",
-    "LOCAL_ONE",
-];
+binding_options! {
+    pub struct Options {
+        replication_factor: u64 = "1" => "replication factor of the keyspace; --create-schema creates or ALTERs the keyspace to match (with --drop-schema), a run refuses a keyspace that differs",
+        replication_strategy: ReplicationStrategy = "SimpleStrategy" => "the keyspace's replication class (NetworkTopologyStrategy: all replicas in datacenter1)",
+        durable_writes: bool = "true" => "false: the keyspace's writes skip the commit log (Wegert's commit log \"off\"; a deployment's commitlog_sync = \"off\" sets it)",
+        read_consistency: ConsistencyLevel = "ONE" => "consistency of reads",
+        scan_consistency: ConsistencyLevel = "ONE" => "consistency of scans",
+        write_consistency: ConsistencyLevel = "ONE" => "consistency of inserts and updates",
+        delete_consistency: ConsistencyLevel = "ONE" => "consistency of deletes",
+        serial_consistency: SerialLevel = "SERIAL" => "consistency of lightweight transactions (with insert_if_not_exists)",
+        prepared: bool = "true" => "prepared statements (token-aware routing needs them); false sends CQL text with the values as literals",
+        insert_if_not_exists: bool = "false" => "INSERT ... IF NOT EXISTS (a lightweight transaction; an existing row fails as conflict)",
+        load_mode: LoadMode = "batch" => "a load batch (--batch-size) as one UNLOGGED BATCH (batch), or as concurrent single inserts (concurrent)",
+        compaction: String = "SizeTieredCompactionStrategy" => "compaction class of the table created by --create-schema (e.g. LeveledCompactionStrategy)",
+        compression: String = "LZ4Compressor" => "SSTable compression class, or none",
+        token_aware: bool = "true" => "route each request to a replica of its key",
+    }
+}
 
-fn consistency(name: &str) -> Consistency {
-    match name {
-        "ANY" => Consistency::Any,
-        "TWO" => Consistency::Two,
-        "THREE" => Consistency::Three,
-        "QUORUM" => Consistency::Quorum,
-        "ALL" => Consistency::All,
-        "LOCAL_QUORUM" => Consistency::LocalQuorum,
-        "EACH_QUORUM" => Consistency::EachQuorum,
-        "LOCAL_ONE" => Consistency::LocalOne,
-        _ => Consistency::One,
+option_choice! {
+    pub enum ReplicationStrategy {
+        Simple = "SimpleStrategy",
+        NetworkTopology = "NetworkTopologyStrategy",
+    }
+}
+
+option_choice! {
+    pub enum ConsistencyLevel {
+        Any = "ANY",
+        One = "ONE",
+        Two = "TWO",
+        Three = "THREE",
+        Quorum = "QUORUM",
+        All = "ALL",
+        LocalQuorum = "LOCAL_QUORUM",
+        EachQuorum = "EACH_QUORUM",
+        LocalOne = "LOCAL_ONE",
+    }
+}
+
+option_choice! {
+    pub enum SerialLevel {
+        Serial = "SERIAL",
+        LocalSerial = "LOCAL_SERIAL",
+    }
+}
+
+option_choice! {
+    pub enum LoadMode {
+        Batch = "batch",
+        Concurrent = "concurrent",
+    }
+}
+
+impl ConsistencyLevel {
+    fn driver(self) -> Consistency {
+        match self {
+            Self::Any => Consistency::Any,
+            Self::One => Consistency::One,
+            Self::Two => Consistency::Two,
+            Self::Three => Consistency::Three,
+            Self::Quorum => Consistency::Quorum,
+            Self::All => Consistency::All,
+            Self::LocalQuorum => Consistency::LocalQuorum,
+            Self::EachQuorum => Consistency::EachQuorum,
+            Self::LocalOne => Consistency::LocalOne,
+        }
     }
 }
 
@@ -170,19 +199,13 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
                 "invalid database URL '{url}': expected cassandra://host:port/keyspace"
             )));
         }
-        let c = |name: &str| -> Result<Consistency, BindingError> {
-            Ok(consistency(config.choice(&INFO, name)?))
-        };
-        let rf = config.u64_option(&INFO, "replication_factor")?;
-        let strategy = config.choice(&INFO, "replication_strategy")?;
-        let durable_writes = config.flag(&INFO, "durable_writes")?;
+        let options = Options::read(INFO.name, &config.options)?;
         let wanted = Replication {
-            strategy: strategy.to_string(),
-            factor: rf,
-            durable_writes,
+            strategy: options.replication_strategy.word().to_string(),
+            factor: options.replication_factor,
+            durable_writes: options.durable_writes,
         };
-        let compaction = config.option(&INFO, "compaction").to_string();
-        let compression = config.option(&INFO, "compression").to_string();
+        let (compaction, compression) = (options.compaction, options.compression);
         for (name, v) in [("compaction", &compaction), ("compression", &compression)] {
             if !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '.') {
                 return Err(BindingError::Config(format!(
@@ -197,21 +220,19 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             columns: config.schema.field_names.to_vec(),
             types: config.schema.field_types.to_vec(),
             typed: config.schema.is_typed(),
-            read: c("read_consistency")?,
+            read: options.read_consistency.driver(),
             connect_timeout: config.connect_timeout,
-            scan: c("scan_consistency")?,
-            write: c("write_consistency")?,
-            delete: c("delete_consistency")?,
-            serial: match config
-                .choice(&INFO, "serial_consistency")?
-            {
-                "LOCAL_SERIAL" => SerialConsistency::LocalSerial,
-                _ => SerialConsistency::Serial,
+            scan: options.scan_consistency.driver(),
+            write: options.write_consistency.driver(),
+            delete: options.delete_consistency.driver(),
+            serial: match options.serial_consistency {
+                SerialLevel::Serial => SerialConsistency::Serial,
+                SerialLevel::LocalSerial => SerialConsistency::LocalSerial,
             },
-            prepared: config.flag(&INFO, "prepared")?,
-            if_not_exists: config.flag(&INFO, "insert_if_not_exists")?,
-            concurrent_load: config.choice(&INFO, "load_mode")? == "concurrent",
-            token_aware: config.flag(&INFO, "token_aware")?,
+            prepared: options.prepared,
+            if_not_exists: options.insert_if_not_exists,
+            concurrent_load: options.load_mode == LoadMode::Concurrent,
+            token_aware: options.token_aware,
             nodes,
             credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::info::{BindingInfo, OptionInfo};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -17,14 +17,25 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["etcd"],
     summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
     url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379",
-    options: &[
-        OptionInfo { name: "read_consistency", default: "linearizable", help: "linearizable reads go through the leader, with a quorum; serializable ones read any member's local state", choices: &["linearizable", "serializable"] },
-        OptionInfo { name: "max_txn_ops", default: "128", help: "operations per transaction when loading in batches (etcd's --max-txn-ops)", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
 };
+
+binding_options! {
+    pub struct Options {
+        read_consistency: ReadConsistency = "linearizable" => "linearizable reads go through the leader, with a quorum; serializable ones read any member's local state",
+        max_txn_ops: u64 = "128" => "operations per transaction when loading in batches (etcd's --max-txn-ops)",
+    }
+}
+
+option_choice! {
+    pub enum ReadConsistency {
+        Linearizable = "linearizable",
+        Serializable = "serializable",
+    }
+}
 
 pub struct EtcdFactory {
     endpoints: Vec<String>,
@@ -51,13 +62,14 @@ impl EtcdFactory {
                 "invalid database URL '{url}': expected etcd://host:port"
             )));
         }
+        let options = Options::read(INFO.name, &config.options)?;
         let factory = EtcdFactory {
             endpoints,
             url,
             prefix: format!("/{}/", config.schema.table),
             fields: config.schema.field_names.to_vec(),
-            serializable: config.choice(&INFO, "read_consistency")? == "serializable",
-            max_txn_ops: config.u64_option(&INFO, "max_txn_ops")?.max(1) as usize,
+            serializable: options.read_consistency == ReadConsistency::Serializable,
+            max_txn_ops: options.max_txn_ops.max(1) as usize,
             connect_timeout: config.connect_timeout,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -67,7 +79,8 @@ impl EtcdFactory {
         runtime.block_on(config.cancel.unless_cancelled(async {
             let mut c = factory.client().await?;
             // The client connects lazily: the first request is where a silent server shows.
-            crate::connect_within(factory.connect_timeout, &factory.url, c.status()).await?;
+            let status = async { c.status().await.map_err(|e| describe(&e)) };
+            crate::connect_within(factory.connect_timeout, &factory.url, status).await?;
             if config.drop_schema {
                 c.delete(
                     factory.prefix.clone(),
@@ -88,12 +101,12 @@ impl EtcdFactory {
 
     async fn client(&self) -> Result<Client, BindingError> {
         let opts = etcd_client::ConnectOptions::new().with_connect_timeout(self.connect_timeout);
-        crate::connect_within(
-            self.connect_timeout,
-            &self.url,
-            Client::connect(&self.endpoints, Some(opts)),
-        )
-        .await
+        let connect = async {
+            Client::connect(&self.endpoints, Some(opts))
+                .await
+                .map_err(|e| describe(&e))
+        };
+        crate::connect_within(self.connect_timeout, &self.url, connect).await
     }
 }
 
@@ -148,7 +161,26 @@ fn classify(e: etcd_client::Error) -> OpError {
         E::TransportError(_) | E::IoError(_) => FailureClass::Unavailable,
         _ => FailureClass::Other,
     };
-    OpError::new(class, e.to_string())
+    OpError::new(class, describe(&e))
+}
+
+/// One line with the cause. A gRPC status prints as a debug structure (code, message, details,
+/// metadata): its code and message are what a reader needs, then the transport's cause.
+fn describe(e: &etcd_client::Error) -> String {
+    match e {
+        etcd_client::Error::GRpcStatus(status) => {
+            let mut text = format!("{:?}: {}", status.code(), status.message());
+            if let Some(cause) = std::error::Error::source(status) {
+                let cause = crate::with_causes(cause);
+                if !text.contains(&cause) {
+                    text = format!("{text}: {cause}");
+                }
+            }
+            text
+        }
+        etcd_client::Error::TransportError(t) => crate::with_causes(t),
+        other => other.to_string(),
+    }
 }
 
 type Record = BTreeMap<String, String>;

@@ -43,7 +43,7 @@ use thrift2::{
     TScan, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
 };
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -51,21 +51,55 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["hbase"],
     summary: "Apache HBase 2.x through the Thrift gateway (thrift2); one row per record, one column per field",
     url_example: "hbase://127.0.0.1:9090 or hbase://127.0.0.1:9090/namespace",
-    options: &[
-        OptionInfo { name: "column_family", default: "family", help: "the column family holding the fields (YCSB's columnfamily)", choices: &[] },
-        OptionInfo { name: "durability", default: "default", help: "write-ahead log per put and delete (default: the table's)", choices: &["default", "skip_wal", "async_wal", "sync_wal", "fsync_wal"] },
-        OptionInfo { name: "client_buffering", default: "false", help: "buffer inserts and updates on the client and send them as one putMultiple when write_buffer_bytes fill up and at the end (YCSB's clientbuffering: a buffered write counts as done when buffered)", choices: BOOL },
-        OptionInfo { name: "write_buffer_bytes", default: "12582912", help: "the client write buffer (YCSB's writebuffersize, 12 MiB)", choices: &[] },
-        OptionInfo { name: "scan_caching", default: "0", help: "rows per round trip of a scan, through a scanner (open, fetch, close; YCSB's scanner caching); 0: the whole scan in one getScannerResults", choices: &[] },
-        OptionInfo { name: "compression", default: "NONE", help: "the column family's compression when --create-schema creates the table (codecs other than GZ need native libraries on the servers)", choices: &["NONE", "GZ", "SNAPPY", "LZ4", "LZO", "BZIP2", "ZSTD"] },
-        OptionInfo { name: "bloom_filter", default: "ROW", help: "the column family's bloom filter when created (ROW is HBase's default)", choices: &["NONE", "ROW", "ROWCOL"] },
-        OptionInfo { name: "in_memory", default: "false", help: "keep the column family's blocks in the block cache's in-memory part when created", choices: BOOL },
-        OptionInfo { name: "presplit_regions", default: "1", help: "regions the table starts with when created, split evenly over YCSB's key space (user1000..user9999)", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
 };
+
+binding_options! {
+    pub struct Options {
+        column_family: String = "family" => "the column family holding the fields (YCSB's columnfamily)",
+        durability: Durability = "default" => "write-ahead log per put and delete (default: the table's)",
+        client_buffering: bool = "false" => "buffer inserts and updates on the client and send them as one putMultiple when write_buffer_bytes fill up and at the end (YCSB's clientbuffering: a buffered write counts as done when buffered)",
+        write_buffer_bytes: u64 = "12582912" => "the client write buffer (YCSB's writebuffersize, 12 MiB)",
+        scan_caching: u64 = "0" => "rows per round trip of a scan, through a scanner (open, fetch, close; YCSB's scanner caching); 0: the whole scan in one getScannerResults",
+        compression: Compression = "NONE" => "the column family's compression when --create-schema creates the table (codecs other than GZ need native libraries on the servers)",
+        bloom_filter: BloomFilter = "ROW" => "the column family's bloom filter when created (ROW is HBase's default)",
+        in_memory: bool = "false" => "keep the column family's blocks in the block cache's in-memory part when created",
+        presplit_regions: u64 = "1" => "regions the table starts with when created, split evenly over YCSB's key space (user1000..user9999)",
+    }
+}
+
+option_choice! {
+    pub enum Durability {
+        TableDefault = "default",
+        SkipWal = "skip_wal",
+        AsyncWal = "async_wal",
+        SyncWal = "sync_wal",
+        FsyncWal = "fsync_wal",
+    }
+}
+
+option_choice! {
+    pub enum Compression {
+        None = "NONE",
+        Gz = "GZ",
+        Snappy = "SNAPPY",
+        Lz4 = "LZ4",
+        Lzo = "LZO",
+        Bzip2 = "BZIP2",
+        Zstd = "ZSTD",
+    }
+}
+
+option_choice! {
+    pub enum BloomFilter {
+        None = "NONE",
+        Row = "ROW",
+        RowCol = "ROWCOL",
+    }
+}
 
 /// Abandoned connections a slot may hold (their threads ending) before it waits for one to end.
 const MAX_ABANDONED: usize = 2;
@@ -309,52 +343,45 @@ impl HbaseFactory {
             (!namespace.is_empty()).then(|| namespace.as_bytes().to_vec()),
             config.schema.table.as_bytes().to_vec(),
         );
-        let durability = match config
-            .choice(&INFO, "durability")?
-        {
-            "skip_wal" => Some(TDurability::SKIP_WAL),
-            "async_wal" => Some(TDurability::ASYNC_WAL),
-            "sync_wal" => Some(TDurability::SYNC_WAL),
-            "fsync_wal" => Some(TDurability::FSYNC_WAL),
-            _ => None,
+        let options = Options::read(INFO.name, &config.options)?;
+        let durability = match options.durability {
+            Durability::TableDefault => None,
+            Durability::SkipWal => Some(TDurability::SKIP_WAL),
+            Durability::AsyncWal => Some(TDurability::ASYNC_WAL),
+            Durability::SyncWal => Some(TDurability::SYNC_WAL),
+            Durability::FsyncWal => Some(TDurability::FSYNC_WAL),
         };
-        let compression = match config
-            .choice(&INFO, "compression")?
-        {
-            "GZ" => TCompressionAlgorithm::GZ,
-            "SNAPPY" => TCompressionAlgorithm::SNAPPY,
-            "LZ4" => TCompressionAlgorithm::LZ4,
-            "LZO" => TCompressionAlgorithm::LZO,
-            "BZIP2" => TCompressionAlgorithm::BZIP2,
-            "ZSTD" => TCompressionAlgorithm::ZSTD,
-            _ => TCompressionAlgorithm::NONE,
+        let compression = match options.compression {
+            Compression::None => TCompressionAlgorithm::NONE,
+            Compression::Gz => TCompressionAlgorithm::GZ,
+            Compression::Snappy => TCompressionAlgorithm::SNAPPY,
+            Compression::Lz4 => TCompressionAlgorithm::LZ4,
+            Compression::Lzo => TCompressionAlgorithm::LZO,
+            Compression::Bzip2 => TCompressionAlgorithm::BZIP2,
+            Compression::Zstd => TCompressionAlgorithm::ZSTD,
         };
-        let bloom = match config
-            .choice(&INFO, "bloom_filter")?
-        {
-            "NONE" => TBloomFilterType::NONE,
-            "ROWCOL" => TBloomFilterType::ROWCOL,
-            _ => TBloomFilterType::ROW,
+        let bloom = match options.bloom_filter {
+            BloomFilter::None => TBloomFilterType::NONE,
+            BloomFilter::Row => TBloomFilterType::ROW,
+            BloomFilter::RowCol => TBloomFilterType::ROWCOL,
         };
-        let in_memory = config.flag(&INFO, "in_memory")?;
-        let regions = config.u64_option(&INFO, "presplit_regions")?;
+        let in_memory = options.in_memory;
+        let regions = options.presplit_regions;
         if !(1..=9000).contains(&regions) {
             return Err(BindingError::Config(format!(
                 "invalid value '{regions}' for property 'hbase.presplit_regions': expected 1 to 9000"
             )));
         }
-        let family = config.option(&INFO, "column_family").as_bytes().to_vec();
+        let family = options.column_family.into_bytes();
         if family.is_empty() || family.contains(&b':') {
             return Err(BindingError::Config(format!(
                 "invalid value '{}' for property 'hbase.column_family': expected a name without ':'",
                 String::from_utf8_lossy(&family)
             )));
         }
-        let buffering = config.flag(&INFO, "client_buffering")?;
-        let buffer_bytes = config.u64_option(&INFO, "write_buffer_bytes")?.max(1) as usize;
-        let scan_caching = config
-            .u64_option(&INFO, "scan_caching")?
-            .min(i32::MAX as u64) as i32;
+        let buffering = options.client_buffering;
+        let buffer_bytes = options.write_buffer_bytes.max(1) as usize;
+        let scan_caching = options.scan_caching.min(i32::MAX as u64) as i32;
         let factory = HbaseFactory {
             address,
             url,

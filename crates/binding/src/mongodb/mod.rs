@@ -21,7 +21,7 @@ use mongodb::options::{
 use mongodb::{Client, Collection};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -29,17 +29,7 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["mongodb"],
     summary: "MongoDB 4.2+ (official mongodb crate); one document per record, _id = key",
     url_example: "mongodb://127.0.0.1:27017/ycsb or mongodb://h1:27017,h2:27017/ycsb?replicaSet=rs0",
-    options: &[
-        OptionInfo { name: "w", default: "1", help: "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)", choices: &[] },
-        OptionInfo { name: "j", default: "false", help: "write concern: acknowledge a write only once it is in the on-disk journal", choices: BOOL },
-        OptionInfo { name: "wtimeout_ms", default: "0", help: "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)", choices: &[] },
-        OptionInfo { name: "read_concern", default: "server", help: "read concern level (server: the server's default, none sent)", choices: &["server", "local", "available", "majority", "linearizable", "snapshot"] },
-        OptionInfo { name: "read_preference", default: "primary", help: "which members reads go to", choices: &["primary", "primaryPreferred", "secondary", "secondaryPreferred", "nearest"] },
-        OptionInfo { name: "ordered_inserts", default: "false", help: "load batches as ordered insertMany (stops at the first failed document) instead of unordered", choices: BOOL },
-        OptionInfo { name: "upsert", default: "false", help: "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert", choices: BOOL },
-        OptionInfo { name: "server_selection_timeout_ms", default: "30000", help: "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable", choices: &[] },
-        OptionInfo { name: "max_pool_size", default: "0", help: "connections per worker thread's client (0: the driver's default, 10)", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     // MongoDB creates a collection on its first insert.
@@ -48,6 +38,41 @@ pub const INFO: BindingInfo = BindingInfo {
 
 /// The database when the URL names none (YCSB's default).
 const DEFAULT_DATABASE: &str = "ycsb";
+
+binding_options! {
+    pub struct Options {
+        w: String = "1" => "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)",
+        j: bool = "false" => "write concern: acknowledge a write only once it is in the on-disk journal",
+        wtimeout_ms: u64 = "0" => "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)",
+        read_concern: ReadConcernLevel = "server" => "read concern level (server: the server's default, none sent)",
+        read_preference: ReadPreferenceMode = "primary" => "which members reads go to",
+        ordered_inserts: bool = "false" => "load batches as ordered insertMany (stops at the first failed document) instead of unordered",
+        upsert: bool = "false" => "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert",
+        server_selection_timeout_ms: u64 = "30000" => "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable",
+        max_pool_size: u64 = "0" => "connections per worker thread's client (0: the driver's default, 10)",
+    }
+}
+
+option_choice! {
+    pub enum ReadConcernLevel {
+        Server = "server",
+        Local = "local",
+        Available = "available",
+        Majority = "majority",
+        Linearizable = "linearizable",
+        Snapshot = "snapshot",
+    }
+}
+
+option_choice! {
+    pub enum ReadPreferenceMode {
+        Primary = "primary",
+        PrimaryPreferred = "primaryPreferred",
+        Secondary = "secondary",
+        SecondaryPreferred = "secondaryPreferred",
+        Nearest = "nearest",
+    }
+}
 
 pub struct MongoFactory {
     /// Tells this factory's clients apart from other factories' in [`THREAD_CLIENTS`].
@@ -71,7 +96,8 @@ impl MongoFactory {
         } else {
             database
         };
-        let w = config.option(&INFO, "w");
+        let given = Options::read(INFO.name, &config.options)?;
+        let w = given.w.as_str();
         let acknowledgment = match w.parse::<u32>() {
             Ok(0) => {
                 return Err(BindingError::Config(
@@ -87,38 +113,34 @@ impl MongoFactory {
                 ))
             }
         };
-        let wtimeout = config.u64_option(&INFO, "wtimeout_ms")?;
+        let wtimeout = given.wtimeout_ms;
         let write_concern = WriteConcern::builder()
             .w(acknowledgment)
-            .journal(config.flag(&INFO, "j")?)
+            .journal(given.j)
             .w_timeout((wtimeout > 0).then(|| Duration::from_millis(wtimeout)))
             .build();
-        let read_concern = match config
-            .choice(&INFO, "read_concern")?
-        {
-            "local" => Some(ReadConcern::local()),
-            "available" => Some(ReadConcern::available()),
-            "majority" => Some(ReadConcern::majority()),
-            "linearizable" => Some(ReadConcern::linearizable()),
-            "snapshot" => Some(ReadConcern::snapshot()),
-            _ => None,
+        let read_concern = match given.read_concern {
+            ReadConcernLevel::Server => None,
+            ReadConcernLevel::Local => Some(ReadConcern::local()),
+            ReadConcernLevel::Available => Some(ReadConcern::available()),
+            ReadConcernLevel::Majority => Some(ReadConcern::majority()),
+            ReadConcernLevel::Linearizable => Some(ReadConcern::linearizable()),
+            ReadConcernLevel::Snapshot => Some(ReadConcern::snapshot()),
         };
-        let read_preference = match config
-            .choice(&INFO, "read_preference")?
-        {
-            "primaryPreferred" => ReadPreference::PrimaryPreferred { options: None },
-            "secondary" => ReadPreference::Secondary { options: None },
-            "secondaryPreferred" => ReadPreference::SecondaryPreferred { options: None },
-            "nearest" => ReadPreference::Nearest { options: None },
-            _ => ReadPreference::Primary,
+        let read_preference = match given.read_preference {
+            ReadPreferenceMode::Primary => ReadPreference::Primary,
+            ReadPreferenceMode::PrimaryPreferred => ReadPreference::PrimaryPreferred { options: None },
+            ReadPreferenceMode::Secondary => ReadPreference::Secondary { options: None },
+            ReadPreferenceMode::SecondaryPreferred => ReadPreference::SecondaryPreferred { options: None },
+            ReadPreferenceMode::Nearest => ReadPreference::Nearest { options: None },
         };
         let collection_options = CollectionOptions::builder()
             .write_concern(write_concern)
             .read_concern(read_concern)
             .selection_criteria(SelectionCriteria::ReadPreference(read_preference))
             .build();
-        let server_selection = config.u64_option(&INFO, "server_selection_timeout_ms")?;
-        let max_pool_size = config.u64_option(&INFO, "max_pool_size")?;
+        let server_selection = given.server_selection_timeout_ms;
+        let max_pool_size = given.max_pool_size;
 
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -145,8 +167,8 @@ impl MongoFactory {
             collection: config.schema.table.clone(),
             collection_options,
             fields: config.schema.field_names.to_vec(),
-            ordered_inserts: config.flag(&INFO, "ordered_inserts")?,
-            upsert: config.flag(&INFO, "upsert")?,
+            ordered_inserts: given.ordered_inserts,
+            upsert: given.upsert,
         };
         // Fail now, with the URL, rather than in every worker.
         runtime.block_on(config.cancel.unless_cancelled(async {

@@ -12,7 +12,7 @@ use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -21,14 +21,18 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["mysql", "mariadb"],
     summary: "MySQL / MariaDB (mysql_async); YCSB JDBC schema, InnoDB",
     url_example: "mysql://user:password@127.0.0.1:3306/ycsb (or h1:p1,h2:p2,... for several masters)",
-    options: &[
-        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements (binary protocol); false sends text statements with literal values", choices: BOOL },
-        OptionInfo { name: "engine", default: "InnoDB", help: "storage engine of the table created by --create-schema", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
 };
+
+binding_options! {
+    pub struct Options {
+        prepared: bool = "true" => "server-side prepared statements (binary protocol); false sends text statements with literal values",
+        engine: String = "InnoDB" => "storage engine of the table created by --create-schema",
+    }
+}
 
 pub struct MysqlFactory {
     shared: std::sync::Arc<Shared>,
@@ -67,13 +71,14 @@ impl MysqlFactory {
                     .into()
             })
             .collect();
-        let engine = config.option(&INFO, "engine").to_string();
+        let options = Options::read(INFO.name, &config.options)?;
+        let engine = options.engine;
         if !engine.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));
         }
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
-            prepared: config.flag(&INFO, "prepared")?,
+            prepared: options.prepared,
             opts,
             url,
             connect_timeout: config.connect_timeout,

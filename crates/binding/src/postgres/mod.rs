@@ -17,7 +17,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -26,12 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["postgres", "postgresql"],
     summary: "PostgreSQL (tokio-postgres); YCSB JDBC schema",
     url_example: "postgres://user:password@127.0.0.1:5432/ycsb (or h1:p1,h2:p2,... for several masters)",
-    options: &[
-        OptionInfo { name: "prepared", default: "true", help: "server-side prepared statements; false sends each statement as text with literal values", choices: BOOL },
-        OptionInfo { name: "batch_mode", default: "multirow", help: "how the load phase writes a batch (--batch-size > 1): one INSERT of many rows (multirow) or COPY FROM STDIN (copy)", choices: &["multirow", "copy"] },
-        OptionInfo { name: "synchronous_commit", default: "server", help: "SET synchronous_commit for each session (server: leave the server's setting)", choices: &["server", "on", "off", "local", "remote_write", "remote_apply"] },
-        OptionInfo { name: "read_hosts", default: "", help: "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: Some(table_sql),
     stores_data: true,
     creates_table_on_load: false,
@@ -42,10 +37,31 @@ fn table_sql(schema: &crate::Schema) -> String {
     Statements::new(&schema.table, schema, Dialect::Postgres).create_table("")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum BatchMode {
-    MultiRow,
-    Copy,
+binding_options! {
+    pub struct Options {
+        prepared: bool = "true" => "server-side prepared statements; false sends each statement as text with literal values",
+        batch_mode: BatchMode = "multirow" => "how the load phase writes a batch (--batch-size > 1): one INSERT of many rows (multirow) or COPY FROM STDIN (copy)",
+        synchronous_commit: SynchronousCommit = "server" => "SET synchronous_commit for each session (server: leave the server's setting)",
+        read_hosts: String = "" => "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server",
+    }
+}
+
+option_choice! {
+    pub enum BatchMode {
+        MultiRow = "multirow",
+        Copy = "copy",
+    }
+}
+
+option_choice! {
+    pub enum SynchronousCommit {
+        Server = "server",
+        On = "on",
+        Off = "off",
+        Local = "local",
+        RemoteWrite = "remote_write",
+        RemoteApply = "remote_apply",
+    }
 }
 
 /// What every connection of one binding configuration shares.
@@ -60,7 +76,7 @@ struct Shared {
     statements: Statements,
     prepared: bool,
     batch_mode: BatchMode,
-    synchronous_commit: Option<String>,
+    synchronous_commit: Option<&'static str>,
     /// Read replicas (`read_hosts`): same user and database as the URL, another host and port.
     read_hosts: Vec<Replica>,
 }
@@ -109,9 +125,9 @@ impl PostgresFactory {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let sync = config.choice(&INFO, "synchronous_commit")?;
-        let read_hosts = config
-            .option(&INFO, "read_hosts")
+        let options = Options::read(INFO.name, &config.options)?;
+        let read_hosts = options
+            .read_hosts
             .split(',')
             .map(str::trim)
             .filter(|h| !h.is_empty())
@@ -126,14 +142,10 @@ impl PostgresFactory {
         let shared = Shared {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
-            prepared: config.flag(&INFO, "prepared")?,
-            batch_mode: match config
-                .choice(&INFO, "batch_mode")?
-            {
-                "copy" => BatchMode::Copy,
-                _ => BatchMode::MultiRow,
-            },
-            synchronous_commit: (sync != "server").then(|| sync.to_string()),
+            prepared: options.prepared,
+            batch_mode: options.batch_mode,
+            synchronous_commit: (options.synchronous_commit != SynchronousCommit::Server)
+                .then_some(options.synchronous_commit.word()),
             masters,
             url,
         };
@@ -405,11 +417,12 @@ fn classify(e: tokio_postgres::Error) -> OpError {
     OpError::new(class, describe(&e))
 }
 
-/// The server's own message ("relation ... does not exist") rather than the driver's bare "db error".
+/// The server's own message ("relation ... does not exist") rather than the driver's bare "db error";
+/// otherwise the driver's message with its cause ("error connecting to server: Connection refused").
 fn describe(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => db.to_string(),
-        None => e.to_string(),
+        None => crate::with_causes(e),
     }
 }
 

@@ -12,7 +12,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKind};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::info::{BindingInfo, OptionInfo, BOOL};
+use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -20,17 +20,21 @@ pub const INFO: BindingInfo = BindingInfo {
     schemes: &["redis", "redis+cluster"],
     summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
     url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000",
-    options: &[
-        OptionInfo { name: "wait_replicas", default: "0", help: "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout", choices: &[] },
-        OptionInfo { name: "wait_timeout_ms", default: "100", help: "the WAIT timeout", choices: &[] },
-        OptionInfo { name: "scan_index", default: "true", help: "maintain the sorted set of keys that scans need (one more write per insert and delete)", choices: BOOL },
-        OptionInfo { name: "pipeline_load", default: "true", help: "send a load batch (--batch-size) as one pipeline", choices: BOOL },
-        OptionInfo { name: "response_timeout_ms", default: "0", help: "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)", choices: &[] },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
 };
+
+binding_options! {
+    pub struct Options {
+        wait_replicas: u64 = "0" => "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout",
+        wait_timeout_ms: u64 = "100" => "the WAIT timeout",
+        scan_index: bool = "true" => "maintain the sorted set of keys that scans need (one more write per insert and delete)",
+        pipeline_load: bool = "true" => "send a load batch (--batch-size) as one pipeline",
+        response_timeout_ms: u64 = "0" => "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)",
+    }
+}
 
 const INDEX_KEY: &str = "_indices";
 
@@ -67,8 +71,9 @@ impl RedisFactory {
         let bad =
             |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
         let u = config.url.url();
+        let options = Options::read(INFO.name, &config.options)?;
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
-        let response_timeout = match config.u64_option(&INFO, "response_timeout_ms")? {
+        let response_timeout = match options.response_timeout_ms {
             0 => None,
             ms => Some(Duration::from_millis(ms)),
         };
@@ -102,10 +107,10 @@ impl RedisFactory {
             target,
             url,
             fields: config.schema.field_names.to_vec(),
-            wait_replicas: config.u64_option(&INFO, "wait_replicas")?,
-            wait_timeout_ms: config.u64_option(&INFO, "wait_timeout_ms")?,
-            scan_index: config.flag(&INFO, "scan_index")?,
-            pipeline_load: config.flag(&INFO, "pipeline_load")?,
+            wait_replicas: options.wait_replicas,
+            wait_timeout_ms: options.wait_timeout_ms,
+            scan_index: options.scan_index,
+            pipeline_load: options.pipeline_load,
         };
         // Fail now, with the URL, rather than in every worker.
         let runtime = tokio::runtime::Builder::new_current_thread()

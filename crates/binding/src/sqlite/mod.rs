@@ -11,7 +11,7 @@ use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::deadline::{call_deadline, call_deadline_passed};
-use crate::info::{BindingInfo, OptionInfo};
+use crate::info::BindingInfo;
 use crate::sql::Dialect;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -21,36 +21,40 @@ pub const INFO: BindingInfo = BindingInfo {
     summary:
         "embedded SQLite (bundled); the default database, in a temporary file unless --db is given",
     url_example: "sqlite:///path/to/file.db",
-    options: &[
-        OptionInfo {
-            name: "journal_mode",
-            default: "WAL",
-            help: "PRAGMA journal_mode",
-            choices: &["WAL", "DELETE", "TRUNCATE", "PERSIST", "MEMORY", "OFF"],
-        },
-        OptionInfo {
-            name: "synchronous",
-            default: "NORMAL",
-            help: "PRAGMA synchronous (durability of each commit)",
-            choices: &["OFF", "NORMAL", "FULL", "EXTRA"],
-        },
-        OptionInfo {
-            name: "busy_timeout_ms",
-            default: "10000",
-            help: "how long a writer waits for another connection's lock before failing as timeout",
-            choices: &[],
-        },
-        OptionInfo {
-            name: "cache_size_kib",
-            default: "16384",
-            help: "page cache per connection in KiB (PRAGMA cache_size)",
-            choices: &[],
-        },
-    ],
+    options: Options::SET,
     table_sql: None,
     stores_data: true,
     creates_table_on_load: true,
 };
+
+binding_options! {
+    pub struct Options {
+        journal_mode: JournalMode = "WAL" => "PRAGMA journal_mode",
+        synchronous: Synchronous = "NORMAL" => "PRAGMA synchronous (durability of each commit)",
+        busy_timeout_ms: u64 = "10000" => "how long a writer waits for another connection's lock before failing as timeout",
+        cache_size_kib: u64 = "16384" => "page cache per connection in KiB (PRAGMA cache_size)",
+    }
+}
+
+option_choice! {
+    pub enum JournalMode {
+        Wal = "WAL",
+        Delete = "DELETE",
+        Truncate = "TRUNCATE",
+        Persist = "PERSIST",
+        Memory = "MEMORY",
+        Off = "OFF",
+    }
+}
+
+option_choice! {
+    pub enum Synchronous {
+        Off = "OFF",
+        Normal = "NORMAL",
+        Full = "FULL",
+        Extra = "EXTRA",
+    }
+}
 
 pub struct SqliteFactory {
     path: PathBuf,
@@ -59,8 +63,8 @@ pub struct SqliteFactory {
     /// Each column as read back: typed columns cast to text.
     selects: Vec<String>,
     types: Vec<scalebench_workload::FieldType>,
-    journal_mode: String,
-    synchronous: String,
+    journal_mode: JournalMode,
+    synchronous: Synchronous,
     busy_timeout: Duration,
     cache_size_kib: u64,
 }
@@ -68,6 +72,7 @@ pub struct SqliteFactory {
 impl SqliteFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let path = path_of(config)?;
+        let options = Options::read(INFO.name, &config.options)?;
         let columns: Vec<String> = config
             .schema
             .field_names
@@ -84,10 +89,10 @@ impl SqliteFactory {
                 .collect(),
             columns,
             types,
-            journal_mode: config.choice(&INFO, "journal_mode")?.to_string(),
-            synchronous: config.choice(&INFO, "synchronous")?.to_string(),
-            busy_timeout: busy_timeout(config)?,
-            cache_size_kib: config.u64_option(&INFO, "cache_size_kib")?,
+            journal_mode: options.journal_mode,
+            synchronous: options.synchronous,
+            busy_timeout: busy_timeout(options.busy_timeout_ms)?,
+            cache_size_kib: options.cache_size_kib,
             path,
         };
         // Only a phase that creates the table may create the file: a run against a mistyped path
@@ -136,14 +141,14 @@ impl SqliteFactory {
         // journal_mode returns a row; the others do not.
         let _: String = conn
             .query_row(
-                &format!("PRAGMA journal_mode={}", self.journal_mode),
+                &format!("PRAGMA journal_mode={}", self.journal_mode.word()),
                 [],
                 |r| r.get(0),
             )
             .map_err(other)?;
         conn.execute_batch(&format!(
             "PRAGMA synchronous={}; PRAGMA cache_size=-{};",
-            self.synchronous, self.cache_size_kib
+            self.synchronous.word(), self.cache_size_kib
         ))
         .map_err(other)?;
         conn.set_prepared_statement_cache_capacity(self.columns.len() * 2 + 16);
@@ -211,8 +216,7 @@ fn path_of(config: &BindingConfig) -> Result<PathBuf, BindingError> {
 const STEPS_PER_DEADLINE_CHECK: i32 = 1000;
 
 /// `busy_timeout_ms`, bounded by what SQLite takes (milliseconds in a 32-bit int).
-fn busy_timeout(config: &BindingConfig) -> Result<Duration, BindingError> {
-    let ms = config.u64_option(&INFO, "busy_timeout_ms")?;
+fn busy_timeout(ms: u64) -> Result<Duration, BindingError> {
     if ms > i32::MAX as u64 {
         return Err(BindingError::Config(format!(
             "invalid value '{ms}' for property 'sqlite.busy_timeout_ms': expected at most {} (about 24 days)",

@@ -12,7 +12,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::RunRequest;
 
-use crate::args::{ClientsArgs, Format, PhaseArgs};
+use crate::args::{ClientsArgs, PhaseArgs, SummaryArgs};
 
 pub fn run_command(
     args: &PhaseArgs,
@@ -23,7 +23,8 @@ pub fn run_command(
     if clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some() {
         return run_clients(args, clients, phases, argv);
     }
-    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let files = args.output.iter().chain(&args.summary.ycsb_load);
+    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), args.hdr_log.as_deref())?;
     let mut request = args.request(argv);
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
@@ -40,7 +41,7 @@ pub fn run_command(
             .write_atomically(path)
             .map_err(|e| SessionError::Failed(e.to_string()))?;
     }
-    print_summary(&result, args.format, &percentiles)?;
+    print_summary(&result, &args.summary, &percentiles)?;
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {
@@ -101,13 +102,13 @@ fn run_clients(
                 &etcd::RendezvousUrl::parse(url)?,
                 share,
                 clients.start_timeout,
-                (args.output.as_deref(), args.format),
+                (args.output.as_deref(), &args.summary),
             );
         }
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
     let outcome = launcher.launch(&request, *phase)?;
-    finish_distributed(args.output.as_deref(), args.format, &outcome)
+    finish_distributed(args.output.as_deref(), &args.summary, &outcome)
 }
 
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
@@ -119,7 +120,7 @@ pub fn ssh_client() -> Result<ExitCode, SessionError> {
         &order.rendezvous,
         order.share()?,
         order.start_timeout,
-        (None, Format::Table),
+        (None, &SummaryArgs::table()),
     )
 }
 
@@ -131,13 +132,13 @@ fn rendezvous_client(
     url: &scalebench_session::distributed::etcd::RendezvousUrl,
     share: scalebench_session::clients::ClientShare,
     start_timeout: std::time::Duration,
-    (output, format): (Option<&std::path::Path>, Format),
+    (output, summary): (Option<&std::path::Path>, &SummaryArgs),
 ) -> Result<ExitCode, SessionError> {
     use scalebench_session::distributed::etcd;
     match etcd::run_as_client(request, phase, url, share, start_timeout, output)? {
         etcd::ClientEnd::Merged(outcome) => {
             // Client 0's own file is written with the merged result, from the same result.
-            finish_distributed(output, format, &outcome)
+            finish_distributed(output, summary, &outcome)
         }
         etcd::ClientEnd::HandedBack { interrupted } => {
             Ok(ExitCode::from(if interrupted { 130 } else { 0 }))
@@ -161,7 +162,7 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
     })?;
     distributed::check_outputs(Some(&args.output), gathered.results.len() as u32)?;
     let outcome = distributed::merge_clients(None, gathered.phase, "etcd", gathered.results)?;
-    finish_distributed(Some(&args.output), Format::Table, &outcome)
+    finish_distributed(Some(&args.output), &SummaryArgs::table(), &outcome)
 }
 
 /// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
@@ -230,7 +231,7 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
 /// missing or doubtful, and chooses the exit code.
 fn finish_distributed(
     output: Option<&std::path::Path>,
-    format: Format,
+    summary: &SummaryArgs,
     outcome: &scalebench_session::distributed::DistributedOutcome,
 ) -> Result<ExitCode, SessionError> {
     let write = |r: &RunResult, path: &std::path::Path| {
@@ -246,7 +247,7 @@ fn finish_distributed(
         write(&outcome.merged, path)?;
     }
     let merged = &outcome.merged;
-    print_summary(merged, format, &outcome.percentiles)?;
+    print_summary(merged, summary, &outcome.percentiles)?;
     if let Some(d) = &merged.distributed {
         for w in &d.warnings {
             crate::note!("warning: {w}");
@@ -309,7 +310,8 @@ pub fn with_json_output<Q, T: serde::Serialize>(
     run_of: impl Fn(&mut Q) -> &mut RunRequest,
     work: impl FnOnce(&Q) -> Result<T, SessionError>,
 ) -> Result<T, SessionError> {
-    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let files = args.output.iter().chain(&args.summary.ycsb_load);
+    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), args.hdr_log.as_deref())?;
     let _metrics = serve_metrics(args, run_of(&mut request))?;
     let result = work(&request)?;
     if let Some(path) = &args.output {
@@ -343,15 +345,34 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, Sess
     Ok(ExitCode::SUCCESS)
 }
 
+/// Prints the summary (warnings on standard error) and writes `--ycsb-load`'s file.
 pub fn print_summary(
     result: &RunResult,
-    format: Format,
+    summary: &SummaryArgs,
     percentiles: &[f64],
 ) -> Result<(), SessionError> {
-    let text = scalebench_report::summary::render(result, format.into(), percentiles);
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (e.g. `| head`) is not an error of the benchmark.
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    use scalebench_report::summary;
+    if let Some(path) = &summary.ycsb_load {
+        let text = summary::ycsb_phase_text(result, "load", percentiles).ok_or_else(|| {
+            SessionError::Usage(format!(
+                "--ycsb-load {}: the result has no load phase",
+                path.display()
+            ))
+        })?;
+        scalebench_session::files::write_atomically(path, &text)?;
+    }
+    let rendered = summary::render(result, summary.format.into(), percentiles);
+    {
+        let mut out = std::io::stdout().lock();
+        // A closed pipe (e.g. `| head`) is not an error of the benchmark.
+        let _ = out.write_all(rendered.stdout.as_bytes());
+        let _ = out.flush();
+    }
+    for line in rendered.warnings {
+        crate::note!("{line}");
+    }
+    if let (Some(note), None) = (rendered.left_out, &summary.ycsb_load) {
+        crate::note!("{note}");
+    }
     Ok(())
 }

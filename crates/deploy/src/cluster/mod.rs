@@ -383,13 +383,13 @@ impl Cluster {
         &self.state.deployment.name
     }
 
-    /// Records the state (atomically: a crash never leaves half a file). The writer's temporary is
-    /// created with mode 0600, so the file is its owner's alone: it may hold a password.
+    /// Records the state (atomically: a crash never leaves half a file), mode 0600 whatever the
+    /// umask: it may hold a password.
     pub fn save(&self) -> Result<(), DeployError> {
         let file = self.state.dir.join(STATE_FILE);
         let text = serde_json::to_string_pretty(&self.state)
             .map_err(|e| DeployError::Failed(e.to_string()))?;
-        scalebench_measure::files::write_bytes_atomically(&file, text.as_bytes())
+        scalebench_measure::files::write_private_atomically(&file, text.as_bytes())
             .map_err(DeployError::Failed)
     }
 

@@ -540,3 +540,24 @@ pub fn assert_a_and_e_without_errors(url: &str, table: &str) {
     assert!(scanned.operations.get("SCAN").is_some_and(|s| s.ok > 10));
     assert_accounted(&scanned);
 }
+
+/// A refused connection is one line that says why (issue 31, point 3): the operating system's
+/// "Connection refused", not only the driver's "error connecting" or a debug structure.
+pub fn assert_refusal_names_its_cause<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url_at: impl Fn(u16) -> String,
+) {
+    // A port just released: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let e = open(&config(&url_at(port), &workload(&[]), &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("cannot connect"), "{e}");
+    assert!(e.contains("Connection refused"), "no cause: {e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(!e.contains("metadata") && !e.contains("MetadataMap"), "{e}");
+}
