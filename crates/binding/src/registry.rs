@@ -31,6 +31,52 @@ pub fn no_binding(scheme: &str) -> String {
     )
 }
 
+/// What `scalebench bindings` prints: every binding of this build, or binding `name` with its
+/// options (default, help, a choice's words), as they are declared.
+pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let Some(name) = name else {
+        out.push_str("Bindings in this build (show options with `scalebench bindings NAME`):\n");
+        for b in bindings() {
+            let _ = writeln!(out, "  {:<10} {:<28} {}", b.name, b.url_example, b.summary);
+        }
+        return Ok(out);
+    };
+    let b = find(name).ok_or_else(|| {
+        let names: Vec<&str> = bindings().iter().map(|b| b.name).collect();
+        BindingError::Config(format!(
+            "unknown binding '{name}' (available: {})",
+            names.join(", ")
+        ))
+    })?;
+    let _ = writeln!(out, "{}: {}\nURL: {}", b.name, b.summary, b.url_example);
+    let declared = b.options.declared;
+    if declared.is_empty() {
+        out.push_str("No options.\n");
+        return Ok(out);
+    }
+    let _ = writeln!(
+        out,
+        "Options (-p {}.NAME=VALUE or in a property file):",
+        b.name
+    );
+    let name_width = declared.iter().map(|o| o.name.len()).max().unwrap_or(0);
+    let default_width = declared.iter().map(|o| o.default.len()).max().unwrap_or(0);
+    for o in declared {
+        let choices = match o.choices {
+            [] => String::new(),
+            c => format!(" (one of {})", c.join(", ")),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<name_width$}  default {:<default_width$}  {}{choices}",
+            o.name, o.default, o.help
+        );
+    }
+    Ok(out)
+}
+
 /// Receives the opened factory with its concrete type, so execution is compiled per binding
 /// (static dispatch on the hot path).
 pub trait FactoryVisitor {

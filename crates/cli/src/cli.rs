@@ -104,66 +104,9 @@ fn properties(markdown: bool) {
     let _ = std::io::stdout().write_all(out.as_bytes());
 }
 
+/// `scalebench bindings [NAME]`: the bindings of this build, or one binding's options.
 fn bindings(name: Option<&str>) -> Result<(), SessionError> {
-    let mut out = String::new();
-    match name {
-        None => {
-            out.push_str(
-                "Bindings in this build (show options with `scalebench bindings NAME`):\n",
-            );
-            for b in registry::bindings() {
-                out.push_str(&format!(
-                    "  {:<10} {:<28} {}\n",
-                    b.name, b.url_example, b.summary
-                ));
-            }
-        }
-        Some(n) => {
-            let b = registry::find(n).ok_or_else(|| {
-                let names: Vec<&str> = registry::bindings().iter().map(|b| b.name).collect();
-                SessionError::Usage(format!(
-                    "unknown binding '{n}' (available: {})",
-                    names.join(", ")
-                ))
-            })?;
-            out.push_str(&format!(
-                "{}: {}\nURL: {}\n",
-                b.name, b.summary, b.url_example
-            ));
-            if b.options.declared.is_empty() {
-                out.push_str("No options.\n");
-            } else {
-                out.push_str(&format!(
-                    "Options (-p {}.NAME=VALUE or in a property file):\n",
-                    b.name
-                ));
-                let name_width = b
-                    .options
-                    .declared
-                    .iter()
-                    .map(|o| o.name.len())
-                    .max()
-                    .unwrap_or(0);
-                let default_width = b
-                    .options
-                    .declared
-                    .iter()
-                    .map(|o| o.default.len())
-                    .max()
-                    .unwrap_or(0);
-                for o in b.options.declared {
-                    let choices = match o.choices {
-                        [] => String::new(),
-                        c => format!(" (one of {})", c.join(", ")),
-                    };
-                    out.push_str(&format!(
-                        "  {:<name_width$}  default {:<default_width$}  {}{choices}\n",
-                        o.name, o.default, o.help
-                    ));
-                }
-            }
-        }
-    }
+    let out = registry::listing(name).map_err(|e| SessionError::Usage(e.to_string()))?;
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
 }
