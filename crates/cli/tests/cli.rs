@@ -553,7 +553,7 @@ fn ycsb_text_holds_one_phase_per_output() {
     let dir = test_dir();
     let load = dir.path().join("load.txt");
     let count = |text: &str, prefix: &str| text.lines().filter(|l| l.starts_with(prefix)).count();
-    let o = scalebench(&[
+    let base = [
         "run",
         "--load",
         "--format",
@@ -562,25 +562,15 @@ fn ycsb_text_holds_one_phase_per_output() {
         "recordcount=200",
         "--duration",
         "1s",
-    ]);
+    ];
+    let o = scalebench(&base);
     let (out, err) = (String::from_utf8_lossy(&o.stdout), stderr(&o));
     assert!(o.status.success(), "{err}");
     assert_eq!(count(&out, "[OVERALL], RunTime(ms)"), 1, "{out}");
     assert_eq!(count(&out, "[INSERT]"), 0, "the load's block: {out}");
     assert!(count(&out, "[READ], Operations") == 1, "{out}");
     assert!(err.contains("--ycsb-load"), "{err}");
-    let o = scalebench(&[
-        "run",
-        "--load",
-        "--format",
-        "ycsb",
-        "-p",
-        "recordcount=200",
-        "--duration",
-        "1s",
-        "--ycsb-load",
-        load.to_str().unwrap(),
-    ]);
+    let o = scalebench(&[&base[..], &["--ycsb-load", load.to_str().unwrap()]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     let loaded = std::fs::read_to_string(&load).unwrap();
     assert_eq!(count(&loaded, "[OVERALL], RunTime(ms)"), 1, "{loaded}");
