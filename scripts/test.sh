@@ -6,6 +6,31 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\n== %s\n' "$*"; }
 
+# The time breakdown printed at the end (also when a step fails): each step, then each test binary.
+step_name=
+step_start=$SECONDS
+step_times=()
+step() {
+  [ -z "$step_name" ] || step_times+=("$(printf '%6d s  %s' $((SECONDS - step_start)) "$step_name")")
+  step_name=$1
+  step_start=$SECONDS
+  [ -z "$1" ] || log "$1"
+}
+test_log=
+print_breakdown() {
+  step ""
+  printf '\n== time breakdown (%d s in all)\n' "$SECONDS"
+  printf '%s\n' "${step_times[@]}"
+  if [ -n "$test_log" ] && [ -f "$test_log" ]; then
+    echo "   test binaries (their own run time; compiling them is the step before):"
+    # `Running tests/x.rs (target/...)` then that binary's `test result: ... finished in 1.23s`.
+    awk '/^ *Running /{name=$NF; gsub(/^\(.*\/|-[0-9a-f]+\)$/, "", name); name=name " (" $2 ")"}
+         /^ *Doc-tests /{name="doc-tests of " $2}
+         /^test result:/{t=$NF; sub(/s$/, "", t); printf "%8.1f s  %s\n", t, name}' "$test_log" |
+      sort -rn
+  fi
+}
+
 if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 fi
@@ -14,7 +39,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
-log "toolchain"
+step "toolchain"
 cargo --version
 rustc --version
 
@@ -41,11 +66,12 @@ have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
 have javac || need+=(openjdk-17-jdk-headless)  # mongo-java-server's main class runs from source
 have mvn || need+=(maven)                      # resolves Cassandra, HBase, mongo-java-server from Maven Central
 have chromium || need+=(chromium)              # the HTML reports are opened in headless Chromium
+have promtool || need+=(prometheus)            # promtool lints the live metrics endpoint's exposition
 have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
 have munged || need+=(munge)                   # ... which authenticates with munge
 have /usr/sbin/sshd || need+=(openssh-server)  # distributed runs launched over ssh (an sshd on 127.0.0.1)
 if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"
+  step "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -qq
   pg_version=$(apt-cache depends postgresql | sed -n 's/.*Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -1)
@@ -76,21 +102,25 @@ remove_test_servers() {
   rm -rf target/tmp/test-servers target/tmp/cli-clusters
 }
 remove_test_servers
-trap remove_test_servers EXIT
+trap 'remove_test_servers; print_breakdown' EXIT
 
-log "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
+step "fetching Apache Cassandra 5.0 from Maven Central into ~/.m2 (scalebench resolves its classpath from there)"
 mvn -q -B -f deployments/cassandra/pom.xml dependency:resolve >/dev/null
-log "fetching Apache HBase 2.6.1 (server, ZooKeeper, Thrift gateway) from Maven Central"
+step "fetching Apache HBase 2.6.1 (server, ZooKeeper, Thrift gateway) from Maven Central"
 mvn -q -B -f deployments/hbase/pom.xml dependency:resolve >/dev/null
-log "fetching HdrHistogram 2.1.12 (its HistogramLogProcessor reads scalebench's HDR logs in the tests)"
+step "fetching HdrHistogram 2.1.12 (its HistogramLogProcessor reads scalebench's HDR logs in the tests)"
 mvn -q -B dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.1.12 >/dev/null
-log "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
+step "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
 mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
 
-log "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
+step "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
 # The tests reuse what this builds. PROTOC pointing nowhere fails any build script that runs protoc.
 PROTOC=/nonexistent/protoc cargo build --workspace --locked -j 2
 
-log "build and test (workspace, all bindings)"
+step "build the tests (workspace, all bindings)"
+cargo test --workspace --locked --no-run -j 2
+
+step "run the tests"
 # Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.
-cargo test --workspace --locked --no-fail-fast -j 2 -- --test-threads 2
+test_log=target/test-run.log
+cargo test --workspace --locked --no-fail-fast -j 2 -- --test-threads 2 2>&1 | tee "$test_log"

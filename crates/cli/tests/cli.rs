@@ -1138,6 +1138,36 @@ properties = { recordcount = 10 }
     );
     assert_eq!(row("null/healthy")[col("status")], "ok");
     assert_eq!(row("null/healthy")[col("failed")], "0");
+    // One column per field the store holds (issue 31, point 9): the cell's parts, each
+    // operation's latency, and whether the repetition is discarded.
+    let healthy = row("null/healthy");
+    assert_eq!(
+        [col("database"), col("configuration"), col("workload")].map(|c| healthy[c]),
+        ["null", "healthy", "c"]
+    );
+    assert!(
+        healthy[col("READ_p99_us")].parse::<f64>().unwrap() > 0.0,
+        "{csv}"
+    );
+    assert_eq!(healthy[col("discarded")], "false");
+    let discarded = scalebench(&[
+        "results",
+        "export",
+        "flag",
+        "--csv",
+        "--discard-first",
+        "1",
+        "--results",
+        r,
+    ]);
+    let discarded = String::from_utf8_lossy(&discarded.stdout).to_string();
+    assert!(
+        discarded
+            .lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(col("discarded")) == Some("true")),
+        "{discarded}"
+    );
 
     let export = scalebench(&["results", "export", "flag", "--results", r]);
     let v: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
@@ -1151,6 +1181,15 @@ properties = { recordcount = 10 }
     assert!(cell["operations_failed"].as_u64().unwrap() > 0);
     // Kept out of the figures: no counted run, no mean.
     assert_eq!(cell["n"], serde_json::Value::Null);
+    // One repetition has no standard deviation (issue 31, point 9: it was 0.0).
+    let healthy = v["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cell"].as_str().unwrap().starts_with("null/healthy"))
+        .unwrap();
+    assert_eq!(healthy["n"], 1);
+    assert_eq!(healthy["throughput_sd"], serde_json::Value::Null);
 }
 
 /// A run that cannot run (nothing listens at the database's address) fails: the others are recorded,

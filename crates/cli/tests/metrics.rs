@@ -38,16 +38,45 @@ fn start(args: &[&str]) -> (Child, String, mpsc::Receiver<String>) {
     (child, url, rx)
 }
 
+/// The Accept header Prometheus 2.x scrapes with.
+const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// A scrape as Prometheus makes it: OpenMetrics.
 fn scrape(url: &str) -> Option<String> {
-    let mut response = ureq::get(url).call().ok()?;
-    let kind = response
+    scrape_accepting(url, PROMETHEUS_ACCEPT, "application/openmetrics-text")
+}
+
+/// A scrape with `accept`, whose answer must be of content type `kind`.
+fn scrape_accepting(url: &str, accept: &str, kind: &str) -> Option<String> {
+    let mut response = ureq::get(url).header("Accept", accept).call().ok()?;
+    let answered = response
         .headers()
         .get("content-type")?
         .to_str()
         .ok()?
         .to_string();
-    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    assert!(answered.starts_with(kind), "{answered}");
     response.body_mut().read_to_string().ok()
+}
+
+/// `promtool check metrics` (Debian's prometheus package) on an exposition: its exit code and output.
+fn promtool_check(text: &str) -> (bool, String) {
+    use std::io::Write;
+    let mut p = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is installed (scripts/test.sh installs Debian's prometheus)");
+    p.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let o = p.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.success(), said)
 }
 
 /// The value of the sample line whose name and labels are `series`.
@@ -81,7 +110,7 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
     ]);
     let rate_series = r#"scalebench_throughput_ops_per_second{operation="READ"}"#;
     let running = r#"scalebench_running{phase="run",warmup="false"} 1"#;
-    let (mut last, mut saw_running) = (None, false);
+    let (mut last, mut saw_running, mut plain) = (None, false, None);
     // Scrapes while it runs: bounded in count (at most 20 s).
     for _ in 0..100 {
         if child.try_wait().unwrap().is_some() {
@@ -91,6 +120,11 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
             saw_running |= text.lines().any(|l| l == running);
             if value(&text, rate_series).is_some() {
                 last = Some(text);
+                // Asked for by curl or promtool: Prometheus' text format, lint-clean (issue 31,
+                // point 8: promtool used to exit 3 on every scrape).
+                if plain.is_none() {
+                    plain = scrape_accepting(&url, "*/*", "text/plain; version=0.0.4");
+                }
             }
         }
         std::thread::sleep(Duration::from_millis(200));
@@ -98,17 +132,24 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
     let status = child.wait().unwrap();
     assert!(status.success());
     let text = last.expect("a scrape during the run had the READ rate");
+    let plain = plain.expect("a plain scrape during the run");
+    let (clean, said) = promtool_check(&plain);
+    assert!(clean, "promtool check metrics: {said}\n{plain}");
+    assert!(
+        plain.contains(r#"scalebench_errors_total{operation="READ",class="timeout"} 0"#),
+        "errors at 0 from the start: {plain}"
+    );
     assert!(saw_running, "{text}");
     assert!(
         text.contains(
-            r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"}"#
+            r#"scalebench_latency_seconds{operation="READ",from="service",percentile="99"}"#
         ),
         "{text}"
     );
     // An open loop: latency from the intended start as well.
     assert!(
         text.contains(
-            r#"scalebench_latency_seconds{operation="READ",from="intended",quantile="0.99"}"#
+            r#"scalebench_latency_seconds{operation="READ",from="intended",percentile="99"}"#
         ),
         "{text}"
     );
@@ -128,7 +169,7 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
     let live_rate = value(&text, rate_series).unwrap();
     let live_p99 = value(
         &text,
-        r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"}"#,
+        r#"scalebench_latency_seconds{operation="READ",from="service",percentile="99"}"#,
     )
     .unwrap();
     let intervals = phase["intervals"].as_array().unwrap();

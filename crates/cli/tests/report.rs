@@ -286,6 +286,12 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     let csv = dir.path().join("csv");
     let html = report(dir.path(), &result, &["--csv-dir", csv.to_str().unwrap()]);
     let text = std::fs::read_to_string(&html).unwrap();
+    // How each phase ended, in words (issue 31, point 11: "ended by completed").
+    assert!(
+        text.contains("ended when the load inserted its last record"),
+        "no load phrase"
+    );
+    assert!(!text.contains("ended by completed") && !text.contains("ended by duration"));
     // Self-contained: the charting library is inlined, nothing is fetched.
     assert!(!text.contains(" src=") && !text.contains("href=\"http"));
     assert!(text.contains("Chart.js v4"));
@@ -356,6 +362,41 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     assert_eq!(files, figures);
     let tp = std::fs::read_to_string(csv.join("run-run1-throughput.csv")).unwrap();
     assert!(tp.starts_with("series,") && tp.lines().count() > 3, "{tp}");
+    // The percentile curves end at each operation's maximum (issue 31, point 11).
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let maxima: Vec<(String, f64)> = r["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["operations"].as_object().unwrap().iter())
+        .filter_map(|(op, o)| Some((op.clone(), o["latency"]["max_us"].as_f64()?)))
+        .collect();
+    let mut curves_seen = 0;
+    for f in files.iter().filter(|f| f.ends_with("-percentiles.csv")) {
+        let curves = std::fs::read_to_string(csv.join(f)).unwrap();
+        for (op, _) in &maxima {
+            let Some(last) = curves
+                .lines()
+                .rfind(|l| l.starts_with(&format!("{op},")))
+                .and_then(|l| l.rsplit(',').next()?.parse::<f64>().ok())
+            else {
+                continue;
+            };
+            curves_seen += 1;
+            assert!(
+                maxima.iter().any(|(o, max)| o == op && *max == last),
+                "{f}: {op}'s curve ends at {last}, not a maximum of {maxima:?}"
+            );
+        }
+    }
+    assert!(curves_seen > 0, "no percentile curve in {files:?}");
+    // Headers name the data; how an axis is drawn (log) is the page's (issue 31, point 10).
+    for f in &files {
+        let text = std::fs::read_to_string(csv.join(f)).unwrap();
+        let header = text.lines().next().unwrap_or("");
+        assert!(!header.contains("(log)"), "{f}: {header}");
+    }
 }
 
 #[test]
@@ -400,6 +441,18 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         assert!(text.contains(&format!("id=\"{id}\"")), "no chart {id}");
     }
     assert!(text.contains("knee at"));
+    // Text columns read from the left, and every column has a header (issue 31, point 11).
+    assert!(
+        text.contains("<th class=\"l\">bounded by</th><th class=\"l\">client</th>"),
+        "resources table header"
+    );
+    // The CSVs hold data named by what it is; the knee and scales are the page's (issue 31, point 10).
+    let threads = std::fs::read_to_string(csv_dir.join("threads-throughput.csv")).unwrap();
+    assert!(
+        threads.starts_with("series,threads,operations/s\n"),
+        "{threads}"
+    );
+    assert!(!threads.contains("knee"), "{threads}");
     // Dijkshoorn's scatter pairs the one-operation cells of a configuration, beside the diagonal.
     let scatter = std::fs::read_to_string(csv_dir.join("read-write.csv")).unwrap();
     for series in [
@@ -410,6 +463,18 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         let points = scatter.lines().filter(|l| l.starts_with(series)).count();
         assert_eq!(points, 2, "{series}: {scatter}");
     }
+    // Each point says which setup it is (issue 31, point 11): a label column, one per point.
+    assert!(
+        scatter.starts_with("series,write operations/s,read operations/s,label\n"),
+        "{scatter}"
+    );
+    assert!(
+        scatter.lines().skip(1).all(|l| l
+            .rsplit(',')
+            .next()
+            .is_some_and(|label| label.contains("threads="))),
+        "{scatter}"
+    );
     assert!(text.contains("\"diagonal\":true"));
     assert_all_charts_render(dir.path(), &html, 4);
 }

@@ -667,6 +667,17 @@ impl EndedBy {
             EndedBy::Finished => "finished",
         }
     }
+
+    /// How the phase ended, for a sentence ("3.000 s measured, {phrase}").
+    pub fn phrase(self) -> &'static str {
+        match self {
+            EndedBy::Duration => "ended when its duration ran out",
+            EndedBy::Operations => "ended at its operation count",
+            EndedBy::Completed => "ended when the load inserted its last record",
+            EndedBy::Interrupted => "interrupted (Ctrl-C): what was measured until then",
+            EndedBy::Finished => "ended by its caller (an elastic timeline)",
+        }
+    }
 }
 
 impl std::fmt::Display for EndedBy {

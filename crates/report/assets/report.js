@@ -30,7 +30,8 @@
       s.points.forEach(function (p) { values.push(which === 'x' ? p[0] : p[1]); });
     });
     var o = {
-      title: { display: true, text: spec[which + '_label'] },
+      // The label names the data (the CSV's header); the page says how it is drawn.
+      title: { display: true, text: spec[which + '_label'] + (kind === 'log10' ? ' (log)' : '') },
       ticks: { maxRotation: 60, autoSkip: true },
       grid: { color: '#eee' }
     };
@@ -93,7 +94,7 @@
   function datasets(spec) {
     return spec.series.map(function (s, i) {
       var color = COLORS[i % COLORS.length];
-      var d = { label: s.name, borderColor: color, backgroundColor: color, errors: s.errors };
+      var d = { label: s.name, borderColor: color, backgroundColor: color, errors: s.errors, pointLabels: s.labels };
       if (spec.kind === 'bars') {
         var values = spec.categories.map(function () { return null; });
         s.points.forEach(function (p) { values[Math.round(p[0])] = p[1]; });
@@ -208,7 +209,8 @@
               },
               label: function (item) {
                 var e = item.dataset.errors && item.dataset.errors[item.dataIndex];
-                return item.dataset.label + ': ' + number(item.parsed.y) + (bars && e ? ' ± ' + number(e) : '');
+                var what = item.dataset.pointLabels && item.dataset.pointLabels[item.dataIndex];
+                return item.dataset.label + (what ? ' (' + what + ')' : '') + ': ' + number(item.parsed.y) + (bars && e ? ' ± ' + number(e) : '');
               }
             }
           },

@@ -30,6 +30,10 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Bars: half-widths of the error bars (e.g. a 95% confidence interval), one per point.
     pub errors: Vec<f64>,
+    /// What each point is (a scatter's cell or swept value), shown when it is hovered and kept
+    /// in the CSV's `label` column; empty: the series' name says it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -79,12 +83,14 @@ impl Chart {
     pub fn csv(&self) -> String {
         let mut out = String::new();
         let bars = self.kind == Kind::Bars;
+        let labelled = self.series.iter().any(|s| !s.labels.is_empty());
         let _ = writeln!(
             out,
-            "series,{},{}{}",
+            "series,{},{}{}{}",
             csv_field(&self.x_label),
             csv_field(&self.y_label),
-            if bars { ",error" } else { "" }
+            if bars { ",error" } else { "" },
+            if labelled { ",label" } else { "" }
         );
         for s in &self.series {
             for (i, (x, y)) in s.points.iter().enumerate() {
@@ -96,6 +102,13 @@ impl Chart {
                 let _ = write!(out, "{},{x},{y}", csv_field(&s.name));
                 if bars {
                     let _ = write!(out, ",{}", s.errors.get(i).copied().unwrap_or(0.0));
+                }
+                if labelled {
+                    let _ = write!(
+                        out,
+                        ",{}",
+                        csv_field(s.labels.get(i).map_or("", String::as_str))
+                    );
                 }
                 out.push('\n');
             }
@@ -138,6 +151,7 @@ mod tests {
             name: "READ".into(),
             points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)],
             errors: vec![],
+            labels: vec![],
         });
         c.bands.push((-1.0, 0.0, "warm-up".into()));
         c.markers.push((1.5, "node added".into()));

@@ -194,6 +194,7 @@ fn lines(
                 name,
                 points,
                 errors: Vec::new(),
+                labels: Vec::new(),
             });
         }
     }
@@ -210,10 +211,16 @@ struct ThreadPoint {
     mean_latency_us: f64,
 }
 
-/// The cells that swept `threads`, grouped into setups, each labelled with its latency knee
-/// (Wegert's rule: the last thread count from which doubling still raised throughput by a larger
-/// factor than mean latency).
-fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
+/// A setup's points by thread count, and its latency knee (Wegert's rule: the last thread count
+/// from which doubling still raised throughput by a larger factor than mean latency).
+struct ThreadSetup {
+    points: Vec<ThreadPoint>,
+    knee_threads: f64,
+}
+
+/// The cells that swept `threads`, grouped into setups, each with its latency knee. The knee is a
+/// marker on the page, not part of the series' name: the CSV holds data only.
+fn thread_series(data: &ExperimentData) -> BTreeMap<String, ThreadSetup> {
     let mut setups: BTreeMap<String, Vec<ThreadPoint>> = BTreeMap::new();
     for c in &data.cells {
         let Some(t) = &c.throughput else { continue };
@@ -246,48 +253,73 @@ fn thread_series(data: &ExperimentData) -> BTreeMap<String, Vec<ThreadPoint>> {
                 .map(|p| (p.throughput, p.mean_latency_us))
                 .collect();
             let knee = scalebench_stats::knee(&rates).unwrap_or(points.len() - 1);
-            (format!("knee at {}: {name}", points[knee].threads), points)
+            let knee_threads = points[knee].threads;
+            (
+                name,
+                ThreadSetup {
+                    points,
+                    knee_threads,
+                },
+            )
         })
         .collect()
 }
 
-fn threads_throughput_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
+/// A marker at each setup's knee, labelled with it.
+fn knee_markers(setups: &BTreeMap<String, ThreadSetup>) -> Vec<(f64, String)> {
+    setups
+        .iter()
+        .map(|(name, s)| {
+            (
+                s.knee_threads,
+                format!("knee at {}: {name}", s.knee_threads),
+            )
+        })
+        .collect()
+}
+
+fn threads_throughput_chart(setups: &BTreeMap<String, ThreadSetup>) -> Chart {
     let series = setups
         .iter()
-        .map(|(name, points)| {
+        .map(|(name, s)| {
             (
                 name.clone(),
-                points.iter().map(|p| (p.threads, p.throughput)).collect(),
+                s.points.iter().map(|p| (p.threads, p.throughput)).collect(),
             )
         })
         .collect();
-    lines(
+    let mut chart = lines(
         "threads-throughput",
         "Throughput against threads",
         "threads",
         "operations/s",
         series,
-    )
+    );
+    chart.markers = knee_markers(setups);
+    chart
 }
 
-fn threads_latency_chart(setups: &BTreeMap<String, Vec<ThreadPoint>>) -> Chart {
+fn threads_latency_chart(setups: &BTreeMap<String, ThreadSetup>) -> Chart {
     let series = setups
         .iter()
-        .map(|(name, points)| {
-            let line = points
+        .map(|(name, s)| {
+            let line = s
+                .points
                 .iter()
                 .map(|p| (p.threads, p.median_latency_us))
                 .collect();
             (name.clone(), line)
         })
         .collect();
-    lines(
+    let mut chart = lines(
         "threads-latency",
         "Median latency against threads",
         "threads",
         "p50 microseconds",
         series,
-    )
+    );
+    chart.markers = knee_markers(setups);
+    chart
 }
 
 /// Swaminathan's scaling view: one line per database x configuration x workload x other
@@ -389,8 +421,12 @@ fn recommendation_table(data: &ExperimentData) -> String {
 /// Dijkshoorn's chart of record (studies.md, section 1): each configuration's SELECT throughput
 /// against its INSERT and against its UPDATE throughput (one-operation cells), beside the diagonal,
 /// log-log; cells that mix reads and writes are drawn as their own series.
+/// A point and what it stands for.
+type LabelledPoint = ((f64, f64), String);
+
 fn read_write_chart(data: &ExperimentData) -> Chart {
-    let mut scatter: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    // Series -> points, each labelled with the cell (or swept values) it stands for.
+    let mut scatter: BTreeMap<String, Vec<LabelledPoint>> = BTreeMap::new();
     // One-operation cells by what they share but the workload: operation -> rate.
     let mut single_ops: BTreeMap<(String, String), BTreeMap<String, f64>> = BTreeMap::new();
     for c in &data.cells {
@@ -419,7 +455,7 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
             scatter
                 .entry(format!("{db} (mixed cells)"))
                 .or_default()
-                .push((writes, reads));
+                .push(((writes, reads), c.cell.clone()));
         }
         if let [op] = c.latency.keys().collect::<Vec<_>>().as_slice() {
             let config = base.split('/').nth(1).unwrap_or("");
@@ -430,7 +466,7 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
                 .insert(op.to_string(), t.mean);
         }
     }
-    for ((db, _), ops) in &single_ops {
+    for ((db, setup), ops) in &single_ops {
         let Some(read) = ops.get("READ") else {
             continue;
         };
@@ -439,7 +475,7 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
                 scatter
                     .entry(format!("{db}: SELECT against {write}"))
                     .or_default()
-                    .push((*w, *read));
+                    .push(((*w, *read), setup.clone()));
             }
         }
     }
@@ -455,10 +491,14 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
     chart.y_scale = Scale::Log10;
     chart.series = scatter
         .into_iter()
-        .map(|(name, points)| Series {
-            name,
-            points,
-            errors: Vec::new(),
+        .map(|(name, points)| {
+            let (points, labels) = points.into_iter().unzip();
+            Series {
+                name,
+                points,
+                errors: Vec::new(),
+                labels,
+            }
         })
         .collect();
     chart
@@ -484,7 +524,7 @@ fn resources_section(data: &ExperimentData) -> Section {
         .collect();
     let mut section = Section {
         heading: "Resources and \"bounded by\"".into(),
-        html: table(&["run", "status", "bounded by", ""], &verdicts),
+        html: table(&["run", "status", "bounded by", "client"], &verdicts),
         charts: Vec::new(),
     };
     let mut seen = std::collections::BTreeSet::new();

@@ -90,6 +90,27 @@ figure .box{position:relative;width:100%;height:360px}p.note{font-size:13px}\
 
 /// An HTML table; cells are escaped. The first column is left-aligned.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    // Numbers are read from the right, text from the left: a column is numeric when each of its
+    // cells starts as a number does (or is empty or "-"); the first column names the row.
+    let numeric: Vec<bool> = (0..header.len())
+        .map(|i| {
+            i > 0
+                && rows.iter().all(|r| {
+                    let c = r.get(i).map_or("", |c| c.trim());
+                    c.is_empty()
+                        || c == "-"
+                        || c.trim_start_matches(['-', '+', '±'])
+                            .starts_with(|ch: char| ch.is_ascii_digit())
+                })
+        })
+        .collect();
+    let class = |i: usize| {
+        if numeric.get(i).copied().unwrap_or(false) {
+            ""
+        } else {
+            " class=\"l\""
+        }
+    };
     // Two columns are a name and its value: text, read from the left.
     let mut t = String::from(if header.len() == 2 {
         "<table class=\"kv\"><tr>"
@@ -97,23 +118,13 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         "<table><tr>"
     });
     for (i, h) in header.iter().enumerate() {
-        let _ = write!(
-            t,
-            "<th{}>{}</th>",
-            if i == 0 { " class=\"l\"" } else { "" },
-            esc(h)
-        );
+        let _ = write!(t, "<th{}>{}</th>", class(i), esc(h));
     }
     t.push_str("</tr>");
     for r in rows {
         t.push_str("<tr>");
         for (i, c) in r.iter().enumerate() {
-            let _ = write!(
-                t,
-                "<td{}>{}</td>",
-                if i == 0 { " class=\"l\"" } else { "" },
-                esc(c)
-            );
+            let _ = write!(t, "<td{}>{}</td>", class(i), esc(c));
         }
         t.push_str("</tr>");
     }
@@ -147,6 +158,7 @@ pub fn bars(id: &str, title: &str, y_label: &str, rows: &[(String, f64, f64)]) -
             .map(|(i, r)| (i as f64, r.1))
             .collect(),
         errors: rows.iter().map(|r| r.2).collect(),
+        labels: Vec::new(),
     });
     c
 }

@@ -188,9 +188,9 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
 /// The phase's figures: per operation, failures by class, the "bounded by" verdict, space on disk.
 fn phase_summary(ph: &PhaseResult) -> String {
     let mut html = format!(
-        "<p class=\"note\">{:.3} s measured, ended by {}{}; {} ok, {} failed ({} completed after the window).</p>",
+        "<p class=\"note\">{:.3} s measured, {}{}; {} ok, {} failed ({} completed after the window).</p>",
         ph.duration_s,
-        esc(ph.ended_by.name()),
+        esc(ph.ended_by.phrase()),
         if ph.open_loop { ", open loop" } else { ", closed loop" },
         ph.totals.ok,
         ph.totals.failed,
@@ -288,6 +288,7 @@ fn interval_series(
             .filter_map(|i| i.operations.get(op).and_then(&f).map(|v| (i.start_s, v)))
             .collect(),
         errors: Vec::new(),
+        labels: Vec::new(),
     }
 }
 
@@ -311,6 +312,7 @@ fn throughput_over_time(ph: &PhaseResult, id: &str) -> Chart {
                 .map(|i| (i.start_s, i.operations.get(op).map_or(0.0, |o| o.ops_s)))
                 .collect(),
             errors: Vec::new(),
+            labels: Vec::new(),
         })
         .collect();
     tp
@@ -322,7 +324,7 @@ fn latency_over_time(ph: &PhaseResult, id: &str, op: &str) -> Chart {
         &format!("{id}-latency-{}", slug(op)),
         &format!("{op} latency percentiles over time"),
         "seconds after the measurement start",
-        "microseconds (log)",
+        "microseconds",
     );
     lat.y_scale = Scale::Log10;
     let pick = |name: &str, f: fn(&IntervalOp) -> Option<f64>| {
@@ -371,6 +373,7 @@ fn errors_over_time(ph: &PhaseResult, id: &str) -> Option<Chart> {
                 })
                 .collect(),
             errors: Vec::new(),
+            labels: Vec::new(),
         })
         .collect();
     Some(err)
@@ -393,6 +396,7 @@ fn request_set_times(ph: &PhaseResult, id: &str) -> Option<Chart> {
             .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
             .collect(),
         errors: Vec::new(),
+        labels: Vec::new(),
     });
     Some(sets)
 }
@@ -420,6 +424,7 @@ fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
             })
             .collect(),
         errors: Vec::new(),
+        labels: Vec::new(),
     });
     for (k, t) in res.targets.iter().enumerate() {
         cpu.series.push(Series {
@@ -430,6 +435,7 @@ fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
                 .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
                 .collect(),
             errors: Vec::new(),
+            labels: Vec::new(),
         });
     }
     Some(cpu)
@@ -441,21 +447,28 @@ fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
         &format!("{id}-percentiles"),
         "Latency by percentile (HDR)",
         "percentile",
-        "microseconds (log)",
+        "microseconds",
     );
     dist.x_scale = Scale::Percentile;
     dist.y_scale = Scale::Log10;
     for (op, o) in &ph.operations {
         if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
-            let points = (0..=24)
+            let n = h.len() as f64;
+            let mut points: Vec<(f64, f64)> = (0..=24)
                 .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
-                .filter(|q| (1.0 - q) * h.len() as f64 >= 1.0 || *q == 0.0)
+                .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
                 .map(|q| (q, quantile_us(&h, q)))
                 .collect();
+            // The curve ends at the maximum, drawn at the largest sample's percentile (1 - 1/n):
+            // the percentile axis cannot show 100%.
+            if n > 1.0 {
+                points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
+            }
             dist.series.push(Series {
                 name: op.clone(),
                 points,
                 errors: Vec::new(),
+                labels: Vec::new(),
             });
         }
     }
@@ -521,6 +534,7 @@ fn machine_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
                         .map(|x| (x.t_s - offset, kpi(&x.host, series)))
                         .collect(),
                     errors: Vec::new(),
+                    labels: Vec::new(),
                 });
             }
             c

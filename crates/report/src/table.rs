@@ -35,8 +35,14 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     };
     let _ = writeln!(
         out,
-        "\n{} phase: {:.3} s measured (ended by {}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
-        phase.phase, phase.duration_s, phase.ended_by, p.threads, p.concurrency, p.workload, p.db
+        "\n{} phase: {:.3} s measured ({}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
+        phase.phase,
+        phase.duration_s,
+        phase.ended_by.phrase(),
+        p.threads,
+        p.concurrency,
+        p.workload,
+        p.db
     );
     match (&result.distributed, phase.start) {
         (Some(d), Some(start)) => {

@@ -201,11 +201,66 @@ fn respond(
         return r;
     }
     let s = snapshot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    reply(
-        StatusCode::OK,
-        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        exposition(&s),
-    )
+    let accept = request
+        .headers()
+        .get(hyper::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let openmetrics = exposition(&s);
+    if asks_for_openmetrics(accept) {
+        reply(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            openmetrics,
+        )
+    } else {
+        reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            prometheus_text(&openmetrics),
+        )
+    }
+}
+
+/// Whether an Accept header asks for OpenMetrics (Prometheus' scrapes do, preferring it); anything
+/// else (curl, `promtool check metrics`, a browser) gets Prometheus' text format.
+fn asks_for_openmetrics(accept: Option<&str>) -> bool {
+    accept.is_some_and(|a| {
+        a.split(',').any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("");
+            let refused = parts.any(|p| {
+                p.strip_prefix("q=")
+                    .and_then(|q| q.parse::<f64>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            media.eq_ignore_ascii_case("application/openmetrics-text") && !refused
+        })
+    })
+}
+
+/// Prometheus' text format 0.0.4 from the OpenMetrics text of the same registry: a counter's family
+/// is named with its `_total`, as its samples are; no `# UNIT` or `# EOF` lines.
+fn prometheus_text(openmetrics: &str) -> String {
+    let counters: std::collections::HashSet<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut text = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let family = ["# HELP ", "# TYPE "].iter().find_map(|p| {
+            let rest = line.strip_prefix(p)?;
+            let name = rest.split(' ').next()?;
+            counters
+                .contains(name)
+                .then(|| format!("{p}{name}_total{}", &rest[name.len()..]))
+        });
+        text.push_str(family.as_deref().unwrap_or(line));
+        text.push('\n');
+    }
+    text
 }
 
 type Labels = Vec<(&'static str, String)>;
@@ -240,7 +295,7 @@ fn exposition(s: &Snapshot) -> String {
     let latency = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
     registry.register(
         "latency_seconds",
-        "Latency quantiles of the last complete interval: service time, and in an open loop from the intended start",
+        "Latency percentiles of the last complete interval: service time, and in an open loop from the intended start",
         latency.clone(),
     );
     let in_flight = Gauge::<i64>::default();
@@ -264,6 +319,12 @@ fn exposition(s: &Snapshot) -> String {
         for (op, o) in &live.operations {
             let by_op: Labels = vec![("operation", op.clone())];
             ok.get_or_create(&by_op).inc_by(o.ok);
+            // Every class from the start, at 0 until it fails: a clean run's errors are a series
+            // of zeros (a dashboard shows 0), not no data.
+            for class in scalebench_workload::FailureClass::ALL.map(|c| c.name()) {
+                let labels: Labels = vec![("operation", op.clone()), ("class", class.to_string())];
+                let _ = errors.get_or_create(&labels);
+            }
             for (class, n) in &o.failed_by_class {
                 let labels: Labels = vec![("operation", op.clone()), ("class", class.clone())];
                 errors.get_or_create(&labels).inc_by(*n);
@@ -272,27 +333,28 @@ fn exposition(s: &Snapshot) -> String {
                 continue;
             };
             rate.get_or_create(&by_op).set(last.ops_s);
-            let quantile = |from: &str, q: &str, us: f64| {
+            // `percentile`, not `quantile`: Prometheus reserves that label for summaries.
+            let percentile = |from: &str, p: &str, us: f64| {
                 let labels: Labels = vec![
                     ("operation", op.clone()),
                     ("from", from.to_string()),
-                    ("quantile", q.to_string()),
+                    ("percentile", p.to_string()),
                 ];
                 latency.get_or_create(&labels).set(us / 1e6);
             };
             if last.ok > 0 {
-                for (q, us) in [
-                    ("0.5", last.p50_us),
-                    ("0.9", last.p90_us),
-                    ("0.99", last.p99_us),
-                    ("0.999", last.p99_9_us),
+                for (p, us) in [
+                    ("50", last.p50_us),
+                    ("90", last.p90_us),
+                    ("99", last.p99_us),
+                    ("99.9", last.p99_9_us),
                 ] {
-                    quantile("service", q, us);
+                    percentile("service", p, us);
                 }
             }
             if let Some(intended) = o.intended_us {
-                for (q, us) in ["0.5", "0.9", "0.99", "0.999"].into_iter().zip(intended) {
-                    quantile("intended", q, us);
+                for (p, us) in ["50", "90", "99", "99.9"].into_iter().zip(intended) {
+                    percentile("intended", p, us);
                 }
             }
         }
@@ -433,13 +495,38 @@ mod tests {
             r#"scalebench_operations_total{operation="READ"} 1200"#,
             r#"scalebench_errors_total{operation="READ",class="timeout"} 3"#,
             r#"scalebench_throughput_ops_per_second{operation="READ"} 100.0"#,
-            r#"scalebench_latency_seconds{operation="READ",from="service",quantile="0.99"} 0.002"#,
-            r#"scalebench_latency_seconds{operation="READ",from="intended",quantile="0.99"} 0.004"#,
+            r#"scalebench_errors_total{operation="READ",class="conflict"} 0"#,
+            r#"scalebench_latency_seconds{operation="READ",from="service",percentile="99"} 0.002"#,
+            r#"scalebench_latency_seconds{operation="READ",from="intended",percentile="99"} 0.004"#,
             "scalebench_in_flight 7",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+        // Prometheus' text format of the same figures: counter families named as their samples.
+        let plain = prometheus_text(&text);
+        assert!(
+            plain.contains("# TYPE scalebench_errors_total counter\n"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("# HELP scalebench_operations_total "),
+            "{plain}"
+        );
+        assert!(
+            !plain.contains("# EOF") && !plain.contains("quantile"),
+            "{plain}"
+        );
+        let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+        assert!(asks_for_openmetrics(Some(prometheus)));
+        for other in [
+            None,
+            Some("*/*"),
+            Some("text/plain"),
+            Some("application/openmetrics-text;q=0"),
+        ] {
+            assert!(!asks_for_openmetrics(other), "{other:?}");
+        }
         // The shipped Grafana dashboard asks for metrics this exposition has.
         let dashboard = include_str!("../../../docs/grafana-dashboard.json");
         let names: std::collections::BTreeSet<&str> = dashboard

@@ -1,7 +1,6 @@
 //! `scalebench experiment FILE.toml` (the plan, or the runs through the session's runner) and
 //! `scalebench results` (lists, summarises and exports what the results database holds).
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
@@ -10,7 +9,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::experiment::spec::{Experiment, LoadMode, Measure, PlannedRun};
 use scalebench_session::experiment::store::Store;
 use scalebench_session::experiment::{
-    cells, check_experiment, discard_first_of, run_experiment, show, ExperimentRequest,
+    check_experiment, discard_first_of, export, run_experiment, show, ExperimentRequest,
 };
 
 use crate::args::{ExperimentArgs, ResultsAction};
@@ -149,67 +148,12 @@ pub fn results_command(action: &ResultsAction) -> Result<ExitCode, SessionError>
         } => {
             let store = Store::open_read_only(&results.results).map_err(SessionError::Usage)?;
             let discard = discard_first.unwrap_or_else(|| discard_first_of(&store, name));
-            let cells = cells(&store, name, discard)?;
-            let runs = store.runs(name, false).map_err(SessionError::Failed)?;
-            if *csv {
-                let mut out = String::from(
-                    "cell,repetition,status,throughput_ops_s,ok,failed,bounded_by,client_bound,bytes_per_record,error\n",
-                );
-                let count = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
-                for r in runs {
-                    out.push_str(&format!(
-                        "{},{},{},{},{},{},{},{},{},{}\n",
-                        csv_field(&r.cell),
-                        r.repetition,
-                        r.status,
-                        r.throughput_ops_s
-                            .map_or(String::new(), |t| format!("{t:.3}")),
-                        count(r.ok),
-                        count(r.failed),
-                        csv_field(r.bounded_by.as_deref().unwrap_or("")),
-                        r.client_bound,
-                        r.bytes_per_record
-                            .map_or(String::new(), |b| format!("{b:.1}")),
-                        csv_field(r.error.as_deref().unwrap_or(""))
-                    ));
-                }
-                emit(&out);
+            emit(&if *csv {
+                export::export_csv(&store, name, discard)?
             } else {
-                let json = serde_json::json!({
-                    "experiment": name,
-                    "runs": runs.iter().map(|r| serde_json::json!({
-                        "cell": r.cell, "repetition": r.repetition, "status": r.status,
-                        "throughput_ops_s": r.throughput_ops_s, "ok": r.ok, "failed": r.failed,
-                        "bounded_by": r.bounded_by,
-                        "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
-                        "error": r.error,
-                    })).collect::<Vec<_>>(),
-                    "cells": cells.iter().map(|c| serde_json::json!({
-                        "cell": c.cell,
-                        "n": c.throughput.as_ref().map(|s| s.n),
-                        "throughput_mean": c.throughput.as_ref().map(|s| s.mean),
-                        "throughput_sd": c.throughput.as_ref().map(|s| s.sd),
-                        "throughput_ci95": c.throughput.as_ref().and_then(|s| s.ci95),
-                        "latency_us": c.latency.iter().map(|(op, (p50, p99, p999))| (op.clone(), serde_json::json!({"p50": p50, "p99": p99, "p99_9": p999}))).collect::<BTreeMap<_, _>>(),
-                        "bytes_per_record": c.bytes_per_record.as_ref().map(|s| s.mean),
-                        "client_bound_runs": c.client_bound,
-                        "failed_runs": c.failed_runs,
-                        "flagged_runs": c.flagged_runs,
-                        "operations_ok": c.operations_ok,
-                        "operations_failed": c.operations_failed,
-                    })).collect::<Vec<_>>(),
-                });
-                emit(&(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"));
-            }
+                export::export_json(&store, name, discard)?
+            });
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }

@@ -1,6 +1,7 @@
 //! `scalebench experiment FILE.toml`: runs a matrix unattended, each run recorded in the results
 //! database; `scalebench results`: lists, summarises and exports what is recorded.
 
+pub mod export;
 pub mod spec;
 /// Statistics per cell (in `scalebench-report`, whose pages read them).
 pub use scalebench_report::cells as stats;
