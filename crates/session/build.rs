@@ -2,6 +2,12 @@
 use std::process::Command;
 
 fn main() {
+    // A build without the repository (a container image's build context) is told its commit.
+    println!("cargo:rerun-if-env-changed=SCALEBENCH_GIT_COMMIT");
+    if let Some(given) = std::env::var("SCALEBENCH_GIT_COMMIT").ok().filter(|c| !c.is_empty()) {
+        println!("cargo:rustc-env=SCALEBENCH_GIT_COMMIT={given}");
+        return;
+    }
     let commit = Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .output()
