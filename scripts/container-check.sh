@@ -4,7 +4,8 @@
 # from Debian's packages (debootstrap) and, for the build stage, this machine's Rust toolchain and
 # crate cache, then imported under those names. Takes about a quarter of an hour on 2 cores (a
 # link-time-optimised build), so it is not part of scripts/test.sh: docs/container.md records its
-# last run. Needs root (or rootless podman), podman, buildah and debootstrap.
+# last run. Needs root (or rootless podman), podman, buildah, debootstrap and, where crun cannot
+# run containers (a hybrid cgroup hierarchy, as here), runc.
 # Usage: scripts/container-check.sh [IMAGE]      (default scalebench:check)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ mkdir -p "$work"
 log() { printf '\n== %s\n' "$*"; }
 
 for tool in podman debootstrap; do
-  command -v "$tool" >/dev/null || { echo "error: $tool is missing (apt-get install podman buildah debootstrap)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "error: $tool is missing (apt-get install podman buildah debootstrap runc)" >&2; exit 1; }
 done
 
 runtime=docker.io/library/debian:bookworm-slim
@@ -41,14 +42,19 @@ if ! podman image exists "$builder"; then
     --change 'ENV CARGO_HOME=/usr/local/cargo' - "$builder"
 fi
 
+# This machine's limits (docs/container.md): crun refuses its hybrid cgroup hierarchy, so RUN
+# steps use chroot isolation and containers run with runc; and a container may not raise its
+# limits above the caller's hard limits, so they are given as they are.
 log "podman build -t $image -f Containerfile ."
-podman build --pull=never -t "$image" -f Containerfile \
+podman build --pull=never --isolation chroot -t "$image" -f Containerfile \
   --build-arg REVISION="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" .
 
 log "podman run $image run --db null:// --duration 2s"
 out=$(mktemp -d)
 chmod 0777 "$out"    # the image's user (uid 10001) writes the result there
-podman run --rm --network=none -v "$out:/out" "$image" run --db null:// --duration 2s -o /out/r.json
+run_opts=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
+! command -v runc >/dev/null || run_opts+=(--runtime runc)
+podman run "${run_opts[@]}" --rm --network=none -v "$out:/out" "$image" run --db null:// --duration 2s -o /out/r.json
 python3 - "$out/r.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
