@@ -4,7 +4,10 @@ use std::process::Command;
 fn main() {
     // A build without the repository (a container image's build context) is told its commit.
     println!("cargo:rerun-if-env-changed=SCALEBENCH_GIT_COMMIT");
-    if let Some(given) = std::env::var("SCALEBENCH_GIT_COMMIT").ok().filter(|c| !c.is_empty()) {
+    if let Some(given) = std::env::var("SCALEBENCH_GIT_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+    {
         println!("cargo:rustc-env=SCALEBENCH_GIT_COMMIT={given}");
         return;
     }
