@@ -70,7 +70,8 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
 }
 
 fn merge(args: &MergeArgs) -> Result<(), SessionError> {
-    scalebench_session::files::check_outputs([args.output.as_path()], None)?;
+    let files = std::iter::once(&args.output).chain(&args.summary.ycsb_load);
+    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), None)?;
     let results = args
         .files
         .iter()
@@ -80,6 +81,14 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
     let (merged, warnings) = merge_results(&results, &sources).map_err(SessionError::Usage)?;
     for warning in warnings {
         crate::note!("warning: {warning}");
+    }
+    if let Some(path) = &args.summary.ycsb_load {
+        if !merged.phases.iter().any(|p| p.phase == "load") {
+            return Err(SessionError::Usage(format!(
+                "--ycsb-load {}: the results have no load phase",
+                path.display()
+            )));
+        }
     }
     merged
         .write_atomically(&args.output)

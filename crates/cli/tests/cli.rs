@@ -336,6 +336,15 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
         (vec!["run", "--connect-timeout", "0s"], "'0s'"),
+        // --ycsb-load names a phase the command runs (checked before it runs).
+        (
+            vec!["run", "--db", "null://", "--ycsb-load", "load.txt"],
+            "runs no load phase",
+        ),
+        (
+            vec!["saturate", "--ycsb-load", "load.txt"],
+            "runs no load phase",
+        ),
         // Credentials the HBase gateway would silently ignore (issue 28).
         (
             vec!["run", "--db", "hbase://u:hunter2@127.0.0.1:9090"],

@@ -148,6 +148,35 @@ mod tests {
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
     }
 
+    /// A file that may hold a secret is its owner's alone whatever the umask; a shared one is not
+    /// (its mode is the umask's: 0644 under the usual 022).
+    #[test]
+    fn private_files_are_their_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let private = d.path().join("state.json");
+        write_private_atomically(&private, b"{}").unwrap();
+        assert_eq!(mode(&private), 0o600);
+        let shared = d.path().join("result.json");
+        write_bytes_atomically(&shared, b"{}").unwrap();
+        let umask = process_umask();
+        assert_eq!(mode(&shared), 0o666 & !umask, "umask {umask:o}");
+    }
+
+    /// The process's umask.
+    fn process_umask() -> u32 {
+        // /proc/self/status says it (Linux 4.7 and later) without setting it.
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Umask:"))
+                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            })
+            .expect("Umask in /proc/self/status")
+    }
+
     #[test]
     fn special_files_links_and_missing_directories_are_refused() {
         let d = tempfile::tempdir().unwrap();

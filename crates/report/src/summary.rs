@@ -18,7 +18,7 @@ pub enum SummaryFormat {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     pub stdout: String,
-    /// Warnings (failures, a target rate not reached); the table prints its own inline.
+    /// A target rate not reached, per phase; the table prints its own inline.
     pub warnings: Vec<String>,
     /// For YCSB's text of a result with several phases: the note that says which were left out.
     pub left_out: Option<String>,
@@ -40,14 +40,17 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
             .map(|p| ycsb_text::render(p, percentiles))
             .unwrap_or_default(),
     };
-    let mut warnings = Vec::new();
-    if format != SummaryFormat::Table {
-        for p in &result.phases {
-            warnings
-                .extend(p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE));
-            warnings.extend(p.target_shortfall(result.parameters.target_ops_s));
-        }
-    }
+    // The table holds its warnings; in the other formats a target not reached goes to standard
+    // error (failed operations are announced there when a phase ends, whatever the format).
+    let warnings = if format == SummaryFormat::Table {
+        Vec::new()
+    } else {
+        result
+            .phases
+            .iter()
+            .filter_map(|p| p.target_shortfall(result.parameters.target_ops_s))
+            .collect()
+    };
     let left_out = (format == SummaryFormat::Ycsb && result.phases.len() > 1).then(|| {
         format!(
             "note: standard output holds the {} phase's YCSB text only, as YCSB prints one phase per run; --ycsb-load FILE writes the {} phase's",

@@ -10,6 +10,13 @@ pub fn write_atomically(path: &Path, text: &str) -> Result<(), SessionError> {
         .map_err(SessionError::Failed)
 }
 
+/// [`write_atomically`] for a file that may hold a password (a deployment file with an external
+/// URL): its owner's alone, mode 0600 whatever the umask.
+pub fn write_private(path: &Path, text: &str) -> Result<(), SessionError> {
+    scalebench_measure::files::write_private_atomically(path, text.as_bytes())
+        .map_err(SessionError::Failed)
+}
+
 /// Output paths are checked before any work: bad input (exit 2), not a measurement lost at the end.
 pub fn check_outputs<'a>(
     files: impl IntoIterator<Item = &'a Path>,

@@ -99,6 +99,12 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
+    /// A run on the default database (no `--db`, no deployment): a temporary SQLite file, which
+    /// [`crate::phase::execute_phases`] loads before it runs.
+    pub fn uses_default_db(&self) -> bool {
+        self.db.is_none() && self.deployment.is_none()
+    }
+
     /// A request for `workload` with every other value at its default.
     pub fn new(workload: &str) -> RunRequest {
         let default = |d: &str| parse_duration(d).expect("a valid default");

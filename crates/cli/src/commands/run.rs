@@ -20,11 +20,12 @@ pub fn run_command(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
+    let loads = phases.contains(&Phase::Load) || args.request(argv).uses_default_db();
+    check_ycsb_load(&args.summary, loads)?;
     if clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some() {
         return run_clients(args, clients, phases, argv);
     }
-    let files = args.output.iter().chain(&args.summary.ycsb_load);
-    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), args.hdr_log.as_deref())?;
+    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let mut request = args.request(argv);
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
@@ -302,6 +303,21 @@ pub fn serve_metrics(
     Ok(guard)
 }
 
+/// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
+/// anything runs.
+fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionError> {
+    let Some(path) = &summary.ycsb_load else {
+        return Ok(());
+    };
+    if !loads {
+        return Err(SessionError::Usage(format!(
+            "--ycsb-load {}: this command runs no load phase (use run --load, or load)",
+            path.display()
+        )));
+    }
+    scalebench_session::files::check_outputs([path.as_path()], None)
+}
+
 /// A command whose result is one JSON document (saturate, elastic): the output paths checked
 /// first, `--metrics-listen` served while `work` runs `request`, the result written to `--output`.
 pub fn with_json_output<Q, T: serde::Serialize>(
@@ -310,8 +326,9 @@ pub fn with_json_output<Q, T: serde::Serialize>(
     run_of: impl Fn(&mut Q) -> &mut RunRequest,
     work: impl FnOnce(&Q) -> Result<T, SessionError>,
 ) -> Result<T, SessionError> {
-    let files = args.output.iter().chain(&args.summary.ycsb_load);
-    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), args.hdr_log.as_deref())?;
+    // Their summaries are their own: neither has YCSB's text of a load phase to write.
+    check_ycsb_load(&args.summary, false)?;
+    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let _metrics = serve_metrics(args, run_of(&mut request))?;
     let result = work(&request)?;
     if let Some(path) = &args.output {

@@ -1,6 +1,6 @@
 //! `scalebench results export`: what the results database holds, one column per field, for pandas,
 //! R or a spreadsheet. Every run is a row, the discarded repetitions too, marked (`discarded`), so a
-//! mean over the rows that are not discarded is the mean `results show` prints.
+//! mean over the rows with status `ok` that are not discarded is the mean `results show` prints.
 
 use std::collections::{BTreeMap, BTreeSet};
 

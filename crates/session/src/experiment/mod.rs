@@ -285,7 +285,8 @@ fn deployment_for(
     std::fs::create_dir_all(derived.parent().unwrap())
         .map_err(|e| SessionError::Failed(e.to_string()))?;
     let text = toml::to_string(&d).map_err(|e| SessionError::Failed(e.to_string()))?;
-    crate::files::write_atomically(&derived, &text)?;
+    // An external deployment's URL may carry a password.
+    crate::files::write_private(&derived, &text)?;
     Ok(Some(derived))
 }
 
