@@ -625,8 +625,9 @@ threads = [2]
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Recommendation"));
     for point in [
-        "c nodes=1 threads=2</td><td>",
-        "c nodes=3 threads=2</td><td>",
+        // The best database's cell is text: read from the left.
+        "c nodes=1 threads=2</td><td class=\"l\">",
+        "c nodes=3 threads=2</td><td class=\"l\">",
     ] {
         let best = page
             .split(point)
