@@ -6,8 +6,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
-use crate::maven::{cache_dir, readable_classpath, write_whole, MavenProject};
-use crate::process::{free_port, run, DeployError, ManagedProcess};
+use crate::maven::{readable_classpath, MavenProject};
+use crate::process::{free_port, DeployError, ManagedProcess};
 
 /// The system account a node runs as when scalebench runs as root (created if missing: Cassandra
 /// from Maven Central comes without a package to make it).
@@ -69,7 +69,7 @@ pub struct CassandraNode {
 }
 
 /// Cassandra's own list for JDK 17 (conf/jvm17-server.options), plus a small heap.
-const JVM_FLAGS: &[&str] = &[
+pub(crate) const JVM_FLAGS: &[&str] = &[
     "-XX:+UseG1GC",
     "-XX:+ParallelRefProcEnabled",
     "-XX:MaxTenuringThreshold=1",
@@ -173,36 +173,6 @@ pub fn node_command(
         .arg(&classpath)
         .arg("org.apache.cassandra.service.CassandraDaemon");
     Ok(cmd)
-}
-
-/// Runs `nodetool` (a short JVM on the same classpath) against a node's JMX port.
-pub fn nodetool(classpath: &str, jmx_port: u16, args: &[&str]) -> Result<String, DeployError> {
-    // Without a configuration, logback prints the tool's DEBUG lines. Kept in the per-user cache,
-    // written anew unless it holds exactly our configuration (never trusted from a shared directory).
-    let quiet = cache_dir()?.join("nodetool-logback.xml");
-    if std::fs::read_to_string(&quiet).ok().as_deref() != Some(TOOL_LOGBACK) {
-        write_whole(&quiet, TOOL_LOGBACK)?;
-    }
-    run(
-        Command::new("java")
-            // The module openings Cassandra's classes need on JDK 17, as for the server.
-            .args(JVM_FLAGS.iter().filter(|f| f.starts_with("--add-")))
-            .args([
-                "-Xmx128m",
-                "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                &format!("-Dlogback.configurationFile=file://{}", quiet.display()),
-                "-cp",
-                classpath,
-                "org.apache.cassandra.tools.NodeTool",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &jmx_port.to_string(),
-            ])
-            .args(args),
-        &format!("nodetool {}", args.join(" ")),
-    )
 }
 
 impl CassandraNode {
@@ -347,15 +317,6 @@ fn node_yaml(
         })
         .collect()
 }
-
-const TOOL_LOGBACK: &str = r#"<configuration>
-  <appender name="STDERR" class="ch.qos.logback.core.ConsoleAppender">
-    <target>System.err</target>
-    <encoder><pattern>%-5level %msg%n</pattern></encoder>
-  </appender>
-  <root level="WARN"><appender-ref ref="STDERR" /></root>
-</configuration>
-"#;
 
 const LOGBACK: &str = r#"<configuration>
   <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">

@@ -13,6 +13,7 @@ pub mod hbase;
 pub mod mariadb;
 pub mod maven;
 pub mod mongodb;
+pub mod nodetool;
 pub mod postgres;
 pub mod process;
 pub mod redis;

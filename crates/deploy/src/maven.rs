@@ -128,7 +128,7 @@ pub fn readable_classpath(classpath: &str, account: &Account) -> Result<String, 
 }
 
 /// A cache directory's name for `text` (the same text, the same name).
-fn hex_hash(text: &str) -> String {
+pub(crate) fn hex_hash(text: &str) -> String {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(text, &mut hasher);
     format!("{:016x}", std::hash::Hasher::finish(&hasher))
@@ -136,7 +136,7 @@ fn hex_hash(text: &str) -> String {
 
 /// Distinct for every call in every process (threads of one process resolve concurrently in tests):
 /// the name Maven writes the classpath to before it is renamed.
-fn unique_suffix() -> String {
+pub(crate) fn unique_suffix() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!("{}-{n}", std::process::id())

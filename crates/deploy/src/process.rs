@@ -358,10 +358,22 @@ impl ProcessRef {
 
     /// `signal` (the server's own "shut down now and cleanly"), then SIGKILL after `grace`.
     pub fn stop_with(&self, signal: libc::c_int, grace: Duration) {
-        self.signal(libc::SIGCONT);
-        self.signal(signal);
-        if !wait_until(grace, || !self.is_running()) {
-            self.kill();
+        Self::stop_all_with(std::slice::from_ref(self), signal, grace);
+    }
+
+    /// [`ProcessRef::stop_with`] for several processes shutting down side by side: all signalled,
+    /// then each awaited within the same `grace`.
+    pub fn stop_all_with(processes: &[ProcessRef], signal: libc::c_int, grace: Duration) {
+        for p in processes {
+            p.signal(libc::SIGCONT);
+            p.signal(signal);
+        }
+        let deadline = Instant::now() + grace;
+        for p in processes {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if !wait_until(left, || !p.is_running()) {
+                p.kill();
+            }
         }
     }
 }

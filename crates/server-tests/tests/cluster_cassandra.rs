@@ -72,6 +72,47 @@ fn open_error(cfg: scalebench_binding::BindingConfig) -> String {
         .to_string()
 }
 
+/// Issue 31 (a JVM start per nodetool command took a second of CPU from the nodes): the flushes and
+/// compactions just run went through a NodetoolSession JVM this process keeps; a command that ends
+/// that JVM (NodeTool calls System.exit when it cannot connect) is run again on its own, so its
+/// message is shown, and the next command gets a new session.
+fn nodetool_runs_in_one_jvm_kept_by_this_process(c: &scalebench_deploy::Cluster) {
+    use scalebench_deploy::nodetool::nodetool;
+    let sessions = || -> Vec<u32> {
+        let children = std::fs::read_dir("/proc/self/task").unwrap().flat_map(|t| {
+            let list = std::fs::read_to_string(t.unwrap().path().join("children"));
+            list.unwrap_or_default()
+                .split_whitespace()
+                .map(|p| p.parse::<u32>().unwrap())
+                .collect::<Vec<_>>()
+        });
+        children
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains("NodetoolSession"))
+            })
+            .collect()
+    };
+    assert!(
+        !sessions().is_empty(),
+        "no NodetoolSession JVM after compact"
+    );
+    let classpath = std::fs::read_to_string(&c.state.facts["classpath_file"]).unwrap();
+    let jmx = c.state.nodes[0].ports["jmx"];
+    let status = nodetool(classpath.trim(), jmx, &["status"]).unwrap();
+    assert_eq!(status.matches("UN  127.0.0.").count(), 3, "{status}");
+    let unused = scalebench_deploy::process::free_port().unwrap();
+    let refused = nodetool(classpath.trim(), unused, &["status"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("nodetool status failed") && refused.contains(&unused.to_string()),
+        "{refused}"
+    );
+    let again = nodetool(classpath.trim(), jmx, &["status"]).unwrap();
+    assert_eq!(again.matches("UN  127.0.0.").count(), 3, "{again}");
+}
+
 #[test]
 fn a_quorum_workload_survives_one_node_of_three_down() {
     let mut c = cluster(
@@ -109,6 +150,7 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     assert_eq!(loaded.totals.records, 2000, "{:?}", loaded.errors);
     let done = c.compact().unwrap();
     assert_eq!(done.len(), 3, "{done:?}");
+    nodetool_runs_in_one_jvm_kept_by_this_process(&c);
     c.wait_idle().unwrap();
     // RF 3: every node holds every record (SSTables of ~2 MB each after the flush).
     let space = c.space("after load", 2000);

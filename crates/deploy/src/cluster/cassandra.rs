@@ -15,7 +15,8 @@ static RING_SEEN_UP: std::sync::Mutex<
 const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 
 use super::{ClusterState, Engine, NodeState};
-use crate::cassandra::{node_command, nodetool, CassandraOptions, NodePorts};
+use crate::cassandra::{node_command, CassandraOptions, NodePorts};
+use crate::nodetool::nodetool;
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
 use crate::space::Classifier;
 
@@ -241,6 +242,11 @@ fn sstables(dir: &Path) -> usize {
 impl Engine for Cassandra {
     fn account(&self) -> &'static str {
         crate::cassandra::ACCOUNT
+    }
+
+    /// Peers: each node's shutdown (seconds of flushing) runs beside the others'.
+    fn stops_at_once(&self) -> bool {
+        true
     }
 
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {

@@ -187,6 +187,11 @@ trait Engine {
         ))
     }
     fn classify(&self) -> Classifier;
+    /// Whether the nodes may all shut down at once (signalled together, then awaited): a ring of
+    /// peers. Nodes that depend on each other (a coordinator, a bootstrap node) stop one by one.
+    fn stops_at_once(&self) -> bool {
+        false
+    }
     /// The signal that shuts a node down cleanly without waiting for its clients.
     fn stop_signal(&self) -> libc::c_int {
         libc::SIGTERM
@@ -399,11 +404,17 @@ impl Cluster {
             external::run_hook(&self.state, "down", |h| h.down.as_deref(), &[]).ok();
             return;
         }
-        // Reverse order: Galera's first node stops last and may bootstrap the cluster again.
         let signal = self.engine.stop_signal();
-        for node in self.state.nodes.iter_mut().rev() {
-            if let Some(p) = node.process.take() {
-                p.stop_with(signal, Duration::from_secs(60));
+        let grace = Duration::from_secs(60);
+        // Reverse order: Galera's first node stops last and may bootstrap the cluster again.
+        let processes: Vec<_> = (self.state.nodes.iter_mut().rev())
+            .filter_map(|n| n.process.take())
+            .collect();
+        if self.engine.stops_at_once() {
+            ProcessRef::stop_all_with(&processes, signal, grace);
+        } else {
+            for p in processes {
+                p.stop_with(signal, grace);
             }
         }
         let _ = self.save();
