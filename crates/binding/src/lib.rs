@@ -8,6 +8,7 @@ pub mod cancel;
 pub mod config;
 pub mod conformance;
 pub mod deadline;
+pub mod erased;
 #[macro_use]
 pub mod info;
 pub mod registry;
@@ -22,7 +23,7 @@ pub use registry::{open, FactoryVisitor};
 /// always built) and its factory. From this list come the module declarations, the registry's list
 /// ([`registry::bindings`]) and the arm that opens each ([`registry::open`]).
 macro_rules! bindings {
-    ($( $module:ident $(if $feature:literal)? => $factory:ident, )*) => {
+    ($( $module:ident $(if $feature:literal)? => $factory:ident $([$dispatch:ident])?, )*) => {
         $( $(#[cfg(feature = $feature)])? pub mod $module; )*
 
         /// The declarations of the bindings compiled into this build, in the order listed.
@@ -30,11 +31,12 @@ macro_rules! bindings {
         #[allow(unused_mut, clippy::vec_init_then_push)]
         fn compiled_bindings() -> Vec<BindingInfo> {
             let mut all = Vec::new();
-            $( $(#[cfg(feature = $feature)])? all.push(<$module::$factory as BindingFactory>::INFO); )*
+            $( $(#[cfg(feature = $feature)])? all.push($module::INFO); )*
             all
         }
 
-        /// Opens compiled binding `name` and hands its factory, with its concrete type, to `visitor`.
+        /// Opens compiled binding `name` and hands its factory to `visitor`: with its concrete type
+        /// if `[direct]`, else erased ([`erased`]).
         fn open_compiled<V: FactoryVisitor>(
             name: &str,
             config: &BindingConfig,
@@ -43,21 +45,53 @@ macro_rules! bindings {
             match name {
                 $(
                     $(#[cfg(feature = $feature)])?
-                    n if n == <$module::$factory as BindingFactory>::INFO.name => {
-                        Ok(visitor.visit($module::$factory::open(config)?))
+                    n if n == $module::INFO.name => {
+                        Ok(opened!(visitor, config, $module $factory $([$dispatch])?))
                     }
                 )*
                 other => Err(BindingError::Config(format!("binding '{other}' is not in this build"))),
             }
         }
+
+        /// One non-generic function per erased binding: its code is compiled here, once.
+        mod erasers {
+            #[allow(unused_imports)]
+            use super::*;
+            $( $(#[cfg(feature = $feature)])? eraser!($module $factory $([$dispatch])?); )*
+        }
+    };
+}
+
+macro_rules! opened {
+    ($visitor:ident, $config:ident, $module:ident $factory:ident [direct]) => {
+        $visitor.visit($module::$factory::open($config)?)
+    };
+    ($visitor:ident, $config:ident, $module:ident $factory:ident) => {
+        $visitor.visit(erasers::$module($config)?)
+    };
+}
+
+macro_rules! eraser {
+    ($module:ident $factory:ident [direct]) => {};
+    ($module:ident $factory:ident) => {
+        #[inline(never)]
+        pub(crate) fn $module(
+            config: &BindingConfig,
+        ) -> Result<crate::erased::ErasedFactory, BindingError> {
+            Ok(crate::erased::ErasedFactory::new(
+                crate::$module::$factory::open(config)?,
+            ))
+        }
     };
 }
 
 // Adding a database: its folder under src/, one line here, and its cargo feature (with the driver
-// it needs) in Cargo.toml's `all-bindings`.
+// it needs) in Cargo.toml's `all-bindings`. `[direct]`: the executor is compiled for the binding's
+// own type, no allocation per operation (the tool's own cost, an in-process engine); every other
+// binding reaches it erased (src/erased.rs says why).
 bindings! {
-    null => NullFactory,
-    sqlite if "sqlite" => SqliteFactory,
+    null => NullFactory [direct],
+    sqlite if "sqlite" => SqliteFactory [direct],
     postgres if "postgres" => PostgresFactory,
     redis if "redis" => RedisFactory,
     mysql if "mysql" => MysqlFactory,
@@ -177,7 +211,7 @@ pub trait BindingFactory: Send + Sync + 'static {
     type Binding: Binding;
 
     /// The binding's declaration: schemes, options and what it can do (its module's `INFO`).
-    const INFO: BindingInfo;
+    fn info(&self) -> BindingInfo;
 
     /// A connection for worker `worker`, made on the worker's own thread and runtime.
     async fn connect(&self, worker: usize) -> Result<Self::Binding, BindingError>;

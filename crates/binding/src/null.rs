@@ -57,7 +57,9 @@ impl NullFactory {
 impl BindingFactory for NullFactory {
     type Binding = NullBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<NullBinding, BindingError> {
         Ok(NullBinding {

@@ -120,7 +120,7 @@ pub fn execute<F: BindingFactory>(
         (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,
     };
-    let verify = workload.data_integrity && F::INFO.stores_data;
+    let verify = workload.data_integrity && factory.info().stores_data;
     let shared = Arc::new(Shared {
         factory,
         workload: workload.clone(),

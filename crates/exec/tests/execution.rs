@@ -45,16 +45,18 @@ struct ScriptBinding {
 
 impl BindingFactory for ScriptFactory {
     type Binding = ScriptBinding;
-    const INFO: scalebench_binding::BindingInfo = scalebench_binding::BindingInfo {
-        name: "script",
-        schemes: &[],
-        summary: "the test's scripted binding",
-        url_example: "",
-        options: scalebench_binding::OptionSet::NONE,
-        table_sql: None,
-        stores_data: true,
-        creates_table_on_load: false,
-    };
+    fn info(&self) -> scalebench_binding::BindingInfo {
+        scalebench_binding::BindingInfo {
+            name: "script",
+            schemes: &[],
+            summary: "the test's scripted binding",
+            url_example: "",
+            options: scalebench_binding::OptionSet::NONE,
+            table_sql: None,
+            stores_data: true,
+            creates_table_on_load: false,
+        }
+    }
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {
         Ok(ScriptBinding {
             script: self.0.clone(),

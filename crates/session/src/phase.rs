@@ -492,7 +492,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
         if let Some(note) = &self.note {
             crate::note!("{note}");
         }
-        if self.phase == Phase::Run && runs_inserts(self.workload) && F::INFO.stores_data {
+        if self.phase == Phase::Run && runs_inserts(self.workload) && factory.info().stores_data {
             warn_if_insert_range_used(&factory, self.workload);
         }
         // Measured once the binding has set the table up (dropped and created for a fresh load), so

@@ -555,7 +555,9 @@ impl Settings {
 impl BindingFactory for CassandraFactory {
     type Binding = CassandraBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
         let s = &self.settings;

@@ -113,7 +113,9 @@ impl EtcdFactory {
 impl BindingFactory for EtcdFactory {
     type Binding = EtcdBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<EtcdBinding, BindingError> {
         Ok(EtcdBinding {

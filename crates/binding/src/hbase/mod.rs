@@ -529,7 +529,9 @@ impl Setup {
 impl BindingFactory for HbaseFactory {
     type Binding = HbaseBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<HbaseBinding, BindingError> {
         let mut b = HbaseBinding {

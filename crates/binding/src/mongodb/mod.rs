@@ -293,7 +293,9 @@ impl MongoFactory {
 impl BindingFactory for MongoFactory {
     type Binding = MongoBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<MongoBinding, BindingError> {
         let client = self.thread_client()?;

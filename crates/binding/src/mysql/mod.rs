@@ -144,7 +144,9 @@ impl Shared {
 impl BindingFactory for MysqlFactory {
     type Binding = MysqlBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, worker: usize) -> Result<MysqlBinding, BindingError> {
         Ok(MysqlBinding {

@@ -338,7 +338,9 @@ impl PostgresFactory {
 impl BindingFactory for PostgresFactory {
     type Binding = PostgresBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
         let masters = &self.shared.masters;

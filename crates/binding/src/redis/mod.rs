@@ -183,7 +183,9 @@ impl Conn {
 impl BindingFactory for RedisFactory {
     type Binding = RedisBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<RedisBinding, BindingError> {
         Ok(RedisBinding {

@@ -248,7 +248,9 @@ fn classify(e: rusqlite::Error) -> OpError {
 impl BindingFactory for SqliteFactory {
     type Binding = SqliteBinding;
 
-    const INFO: BindingInfo = INFO;
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
 
     async fn connect(&self, _worker: usize) -> Result<SqliteBinding, BindingError> {
         let conn = self.connection()?;
