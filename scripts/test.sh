@@ -59,7 +59,7 @@ have redis-cli || need+=(redis-tools)
 have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
 have etcd || need+=(etcd-server)
 have etcdctl || need+=(etcd-client)            # etcd clusters: member add/remove, status, compaction
-have /usr/lib/galera/libgalera_smm.so || need+=(galera-4)   # MariaDB Galera clusters
+[ -e /usr/lib/galera/libgalera_smm.so ] || need+=(galera-4)   # MariaDB Galera clusters
 have mariabackup || need+=(mariadb-backup)     # Galera state transfer (SST)
 have socat || need+=(socat)                    # ... streams it
 have java || need+=(openjdk-17-jre-headless)   # Cassandra 5.0 runs from its jar
@@ -70,6 +70,7 @@ have promtool || need+=(prometheus)            # promtool lints the live metrics
 have srun || need+=(slurm-wlm)                 # distributed runs launched by srun (a one-node Slurm)
 have munged || need+=(munge)                   # ... which authenticates with munge
 have /usr/sbin/sshd || need+=(openssh-server)  # distributed runs launched over ssh (an sshd on 127.0.0.1)
+have go || need+=(golang-go)                   # tools/history-check (Porcupine) checks probe histories
 if [ ${#need[@]} -gt 0 ]; then
   step "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
@@ -112,6 +113,9 @@ step "fetching HdrHistogram 2.1.12 (its HistogramLogProcessor reads scalebench's
 mvn -q -B dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.1.12 >/dev/null
 step "fetching mongo-java-server 1.46.0 (a MongoDB wire-protocol server for the mongodb binding's tests)"
 mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
+
+step "fetching Porcupine (Go module proxy) and testing tools/history-check, the checker of probe histories"
+(cd tools/history-check && go mod download && go vet ./... && go test ./...)
 
 step "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
 # The tests reuse what this builds. PROTOC pointing nowhere fails any build script that runs protoc.

@@ -655,6 +655,42 @@ pub struct PhaseArgs {
     /// derive the "bounded by" verdict.
     #[arg(long)]
     pub no_monitor: bool,
+
+    /// Beside the run phase, measure how stale reads are: RATE probe writes per second of a few
+    /// probe keys, on connections of their own, each read back at the --probe-delays and until
+    /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
+    /// result's `consistency`, docs/consistency.md). Off by default.
+    #[arg(long, value_name = "RATE", value_parser = parse_probe_rate)]
+    pub consistency_probe: Option<f64>,
+
+    /// With --consistency-probe: the delays after each write's acknowledgement at which a reader
+    /// reads it, in ms [default: 0,0.1,0.5,1,2,5,10,50,100 (PBS)].
+    #[arg(long, value_name = "MS,MS,...", value_parser = parse_probe_delays, requires = "consistency_probe")]
+    pub probe_delays: Option<ProbeDelays>,
+
+    /// With --consistency-probe: write every probe operation to FILE (JSON Lines), for a checker
+    /// (tools/history-check: Porcupine).
+    #[arg(long, value_name = "FILE", requires = "consistency_probe")]
+    pub history: Option<PathBuf>,
+}
+
+fn parse_probe_rate(s: &str) -> Result<f64, String> {
+    let rate = s
+        .parse::<f64>()
+        .map_err(|_| format!("expected probe writes per second, not '{s}'"))?;
+    scalebench_session::request::ProbeRequest::check_rate(rate)
+        .map(|()| rate)
+        .map_err(str::to_string)
+}
+
+/// `--probe-delays`' list as one value (clap would take a `Vec` for several).
+#[derive(Debug, Clone)]
+pub struct ProbeDelays(pub Vec<f64>);
+
+fn parse_probe_delays(s: &str) -> Result<ProbeDelays, String> {
+    scalebench_session::request::ProbeRequest::parse_delays(s)
+        .map(ProbeDelays)
+        .map_err(str::to_string)
 }
 
 #[derive(Debug, Args)]
@@ -785,6 +821,15 @@ impl PhaseArgs {
             clusters_dir: self.clusters.clusters_dir.clone(),
             no_compact: self.no_compact,
             no_monitor: self.no_monitor,
+            consistency_probe: self.consistency_probe.map(|rate| {
+                let mut probe = scalebench_session::request::ProbeRequest::new(rate)
+                    .expect("checked when parsed");
+                if let Some(d) = &self.probe_delays {
+                    probe.delays_ms = d.0.clone();
+                }
+                probe.history = self.history.clone();
+                probe
+            }),
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,

@@ -239,6 +239,16 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
+        (vec!["run", "--consistency-probe", "0"], "'0'"),
+        (vec!["run", "--consistency-probe", "fast"], "'fast'"),
+        (
+            vec!["run", "--consistency-probe", "10", "--probe-delays", "1,x"],
+            "'1,x'",
+        ),
+        (
+            vec!["run", "--probe-delays", "1,2"],
+            "required arguments were not provided",
+        ),
         (vec!["run", "--duration", "soon"], "'soon'"),
         (vec!["run", "zz"], "'zz'"),
         (
@@ -1916,4 +1926,68 @@ fn a_cluster_that_did_not_come_up_is_never_run_against() {
     ]);
     assert_eq!(run.status.code(), Some(1));
     assert!(stderr(&run).contains("did not come up"), "{}", stderr(&run));
+}
+
+/// Issue 32: `--consistency-probe` beside a run on the default SQLite database: a consistency
+/// section (an in-process engine never returns an old version), its summary in the table, and a
+/// history that the independent checker (tools/history-check: Porcupine) reads with the same counts.
+#[test]
+fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
+    let dir = test_dir();
+    let history = dir.path().join("history.jsonl");
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        "--duration",
+        "2s",
+        "--warmup",
+        "0s",
+        "--consistency-probe",
+        "40",
+        "--probe-delays",
+        "0,1,5",
+        "--history",
+        history.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("consistency probe (40 writes/s"), "{text}");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let c = &r["phases"][1]["consistency"];
+    assert!(c["probe_writes"].as_u64().unwrap() >= 40, "{c}");
+    assert_eq!(c["stale_reads"], 0, "{c}");
+    let delays: Vec<f64> = c["t_visibility"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["delay_ms"].as_f64().unwrap())
+        .collect();
+    assert_eq!(delays, [0.0, 1.0, 5.0]);
+    assert!(
+        r["phases"][0].get("consistency").is_none(),
+        "the load has no probe"
+    );
+
+    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
+    let checker = dir.path().join("history-check");
+    let built = std::process::Command::new("go")
+        .args(["build", "-o", checker.to_str().unwrap(), "."])
+        .current_dir(&tool)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let checked = std::process::Command::new(&checker)
+        .arg(&history)
+        .output()
+        .unwrap();
+    let checked: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(checked["linearizable"], "yes", "{checked}");
+    assert_eq!(checked["reads"], c["probe_reads"], "{checked}");
+    assert_eq!(checked["stale_reads"], c["stale_reads"], "{checked}");
 }

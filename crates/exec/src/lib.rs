@@ -6,6 +6,7 @@
 //! binding instance (connection) and its own generator.
 
 mod clock;
+pub mod consistency;
 mod pacer;
 mod perform;
 pub mod plan;

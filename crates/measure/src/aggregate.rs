@@ -442,6 +442,7 @@ impl Aggregator {
             bounded_by: None,
             insert_keys: None,
             start: None,
+            consistency: None,
         };
         Ok((result, self.recorded))
     }

@@ -6,6 +6,7 @@
 //! the YCSB text format, HDR logs and merging all read that data.
 
 pub mod aggregate;
+pub mod consistency;
 pub mod files;
 pub mod hdrlog;
 pub mod histogram;

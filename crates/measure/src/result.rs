@@ -275,6 +275,10 @@ pub struct PhaseResult {
     /// A client of a distributed run: the common start it was given and how late it began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<CommonStart>,
+    /// `--consistency-probe`: how stale the probe's reads were beside this phase
+    /// (docs/consistency.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<crate::consistency::ConsistencyResult>,
 }
 
 /// The start every client of a distributed run agreed on, and this client's skew against it on its

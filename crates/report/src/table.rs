@@ -18,7 +18,66 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     render_heading(out, result, phase);
     render_operations(out, phase);
     render_notes(out, result, phase);
+    render_consistency(out, phase);
     render_findings(out, phase);
+}
+
+/// `--consistency-probe`: how stale the probe's reads were, in three lines.
+fn render_consistency(out: &mut String, phase: &PhaseResult) {
+    let Some(c) = &phase.consistency else {
+        return;
+    };
+    let share = |n: u64, of: u64| {
+        if of == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / of as f64
+        }
+    };
+    let _ = writeln!(
+        out,
+        "consistency probe ({} writes/s, not in the figures above): {} writes ({} failed), {} reads ({} failed), {} stale ({:.2}%){}",
+        c.probe_rate,
+        c.probe_writes,
+        c.probe_writes_failed,
+        c.probe_reads,
+        c.probe_reads_failed,
+        c.stale_reads,
+        share(c.stale_reads, c.probe_reads),
+        match c.k_staleness.keys().max() {
+            Some(k) => format!(", up to {k} versions behind"),
+            None => String::new(),
+        }
+    );
+    let visibility: Vec<String> = c
+        .t_visibility
+        .iter()
+        .filter(|p| p.samples > 0)
+        .map(|p| format!("{} ms {:.1}%", p.delay_ms, 100.0 * p.consistent_fraction))
+        .collect();
+    let _ = writeln!(
+        out,
+        "  visible after the acknowledgement: {}",
+        visibility.join(", ")
+    );
+    let window = match &c.window_us {
+        Some(w) => format!(
+            "p50 {:.0} us, p99 {:.0} us, p99.9 {:.0} us, max {:.0} us",
+            w.p50_us, w.p99_us, w.p99_9_us, w.max_us
+        ),
+        None => "no write seen".into(),
+    };
+    let _ = writeln!(
+        out,
+        "  staleness window {window}; never seen within {} ms: {} ({:.2}%); read-your-writes violated {} of {}, monotonic reads {} of {}",
+        c.horizon_ms,
+        c.never_seen,
+        100.0 * c.never_seen_fraction,
+        c.read_your_writes.violations,
+        c.read_your_writes.checks,
+        c.monotonic_reads.violations,
+        c.monotonic_reads.checks
+    );
 }
 
 /// How the phase ran: length, loop, threads, workload, database, merged clients.

@@ -106,3 +106,39 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
         },
     );
 }
+
+/// Issue 32: with linearizable reads, the consistency probe beside a write load reads nothing stale,
+/// and the independent checker (Porcupine) finds its history linearizable, counting the same reads
+/// and the same stale reads.
+#[test]
+fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
+    let w = workload(&[("table", "probe_lin"), ("recordcount", "200")]);
+    let options = [("read_consistency", "linearizable")];
+    let loaded = phase(
+        config(&server().url(), &w, &options, true, true),
+        &w,
+        load_plan(2, 50),
+    )
+    .result;
+    assert_eq!(loaded.totals.records, 200, "{:?}", loaded.errors);
+    let (c, checked) = probe_beside_run(
+        config(&server().url(), &w, &options, false, false),
+        &w,
+        50.0,
+        2.0,
+    );
+    assert!(c.probe_writes >= 50 && c.probe_writes_failed == 0, "{c:?}");
+    assert_eq!(c.stale_reads, 0, "{c:?}");
+    assert_eq!(c.read_your_writes.violations, 0);
+    assert_eq!(c.monotonic_reads.violations, 0);
+    assert!(
+        c.t_visibility
+            .iter()
+            .all(|p| p.samples == 0 || p.consistent_fraction == 1.0),
+        "{c:?}"
+    );
+    assert_eq!(c.never_seen, 0);
+    assert_eq!(checked["linearizable"], "yes", "{checked}");
+    assert_eq!(checked["reads"], c.probe_reads, "{checked}");
+    assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
+}

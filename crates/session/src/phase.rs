@@ -5,6 +5,7 @@ use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_measure::consistency::ConsistencyResult;
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
@@ -15,7 +16,7 @@ use scalebench_workload::CoreWorkload;
 use crate::environment::{host_info, tool_info};
 use crate::error::SessionError;
 use crate::progress::Display;
-use crate::request::RunRequest;
+use crate::request::{ProbeRequest, RunRequest};
 use crate::settings::Settings;
 
 /// What [`execute_phases`] measured.
@@ -110,6 +111,10 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         {
             (create_schema, drop_schema) = (false, false);
         }
+        let probe = match (&args.consistency_probe, phase) {
+            (Some(p), Phase::Run) => Some(ConsistencyProbe::start(p, &settings, &stop)),
+            _ => None,
+        };
         let opened = registry::open(
             settings.binding_config(create_schema, drop_schema, &stop),
             PhaseRunner {
@@ -127,6 +132,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 progress: &mut progress,
             },
         );
+        let consistency = probe.map(ConsistencyProbe::finish);
         let (outcome, space_before) = match opened.map_err(SessionError::from).and_then(|r| r) {
             Ok(outcome) => outcome,
             // Stopped while connecting for a later phase: the phases before it are kept.
@@ -139,6 +145,11 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
+        match consistency {
+            Some(Ok(c)) => result.consistency = Some(c),
+            Some(Err(e)) => crate::note!("warning: {e}: the result has no consistency section"),
+            None => {}
+        }
         if phase == Phase::Run && runs_inserts(&settings.workload) {
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
@@ -370,6 +381,56 @@ fn parameters(s: &Settings) -> Parameters {
                 )
             })
             .collect(),
+    }
+}
+
+/// The consistency probe on a thread of its own, beside the run phase, with connections (and a
+/// binding factory) of its own: its operations never count in the phase's figures.
+struct ConsistencyProbe {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Result<ConsistencyResult, String>>,
+}
+
+impl ConsistencyProbe {
+    fn start(request: &ProbeRequest, settings: &Settings, stop: &StopSignal) -> Self {
+        let horizon_ms = request.delays_ms.last().copied().unwrap_or(0.0).max(100.0) * 10.0;
+        let plan = scalebench_exec::consistency::ProbePlan {
+            rate: request.rate,
+            delays_ms: request.delays_ms.clone(),
+            horizon: std::time::Duration::from_secs_f64(horizon_ms / 1000.0),
+            readers: request.delays_ms.len() + 2,
+            start_after: settings.warmup,
+            op_timeout: settings
+                .op_timeout
+                .unwrap_or(std::time::Duration::from_secs(10)),
+            history: request.history.clone(),
+        };
+        let config = settings.binding_config(false, false, stop);
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        let thread = std::thread::spawn(move || {
+            struct Run<'a>(
+                &'a scalebench_exec::consistency::ProbePlan,
+                &'a std::sync::atomic::AtomicBool,
+            );
+            impl FactoryVisitor for Run<'_> {
+                type Output = Result<ConsistencyResult, String>;
+                fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
+                    scalebench_exec::consistency::run_probe(&factory, self.0, self.1)
+                }
+            }
+            registry::open(config, Run(&plan, &flag))
+                .map_err(|e| format!("consistency probe: {e}"))?
+        });
+        ConsistencyProbe { done, thread }
+    }
+
+    /// Stops the probe (its keys in flight end within its horizon) and takes what it measured.
+    fn finish(self) -> Result<ConsistencyResult, String> {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err("the consistency probe panicked".into()))
     }
 }
 

@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::error::SessionError;
 use scalebench_exec::{Arrival, StopSignal, TimelineLog};
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
@@ -86,6 +87,8 @@ pub struct RunRequest {
     pub clusters_dir: PathBuf,
     pub no_compact: bool,
     pub no_monitor: bool,
+    /// `--consistency-probe`: the probe beside the run phase, if any (docs/consistency.md).
+    pub consistency_probe: Option<ProbeRequest>,
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
     /// Where the phases publish their live figures (`--metrics-listen`), if anywhere.
@@ -96,6 +99,57 @@ pub struct RunRequest {
     /// Where that client meets the others before it starts.
     #[serde(skip)]
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
+}
+
+/// `--consistency-probe RATE`, `--probe-delays LIST`, `--history FILE`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProbeRequest {
+    /// Probe writes per second.
+    pub rate: f64,
+    /// Read delays after each acknowledgement, ms, ascending.
+    pub delays_ms: Vec<f64>,
+    pub history: Option<PathBuf>,
+}
+
+impl ProbeRequest {
+    /// `rate` probe writes per second at PBS's delays, no history.
+    pub fn new(rate: f64) -> Result<ProbeRequest, SessionError> {
+        Self::check_rate(rate).map_err(|why| {
+            SessionError::Usage(format!("invalid --consistency-probe '{rate}': {why}"))
+        })?;
+        Ok(ProbeRequest {
+            rate,
+            delays_ms: scalebench_measure::consistency::DEFAULT_DELAYS_MS.to_vec(),
+            history: None,
+        })
+    }
+
+    pub fn check_rate(rate: f64) -> Result<(), &'static str> {
+        if rate.is_finite() && rate > 0.0 && rate <= 10_000.0 {
+            Ok(())
+        } else {
+            Err("expected probe writes per second, above 0 and at most 10000")
+        }
+    }
+
+    /// `--probe-delays`: milliseconds separated by commas ("0,0.5,1,10"), each from 0 to 60000;
+    /// sorted, without repeats.
+    pub fn parse_delays(list: &str) -> Result<Vec<f64>, &'static str> {
+        let mut delays = Vec::new();
+        for item in list.split(',') {
+            let d: f64 = item
+                .trim()
+                .parse()
+                .map_err(|_| "expected milliseconds separated by commas, such as 0,0.5,1,10")?;
+            if !(d.is_finite() && (0.0..=60_000.0).contains(&d)) {
+                return Err("each delay from 0 to 60000 ms");
+            }
+            delays.push(d);
+        }
+        delays.sort_by(f64::total_cmp);
+        delays.dedup();
+        Ok(delays)
+    }
 }
 
 impl RunRequest {
@@ -138,6 +192,7 @@ impl RunRequest {
             clusters_dir: PathBuf::from(DEFAULT_CLUSTERS_DIR),
             no_compact: false,
             no_monitor: false,
+            consistency_probe: None,
             command: Vec::new(),
             metrics: None,
             client: None,

@@ -561,3 +561,78 @@ pub fn assert_refusal_names_its_cause<F: BindingFactory>(
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(!e.contains("metadata") && !e.contains("MetadataMap"), "{e}");
 }
+
+/// What the consistency probe measured beside a `seconds` run of `w` (the load goes on while the
+/// probe writes and reads), and what the independent checker (tools/history-check: Porcupine)
+/// found in the history the probe wrote.
+pub fn probe_beside_run(
+    config: BindingConfig,
+    w: &CoreWorkload,
+    rate: f64,
+    seconds: f64,
+) -> (
+    scalebench_measure::consistency::ConsistencyResult,
+    serde_json::Value,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    struct Probe<'a>(&'a scalebench_exec::consistency::ProbePlan, &'a AtomicBool);
+    impl FactoryVisitor for Probe<'_> {
+        type Output = Result<scalebench_measure::consistency::ConsistencyResult, String>;
+        fn visit<F: BindingFactory>(self, f: F) -> Self::Output {
+            scalebench_exec::consistency::run_probe(&f, self.0, self.1)
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("history.jsonl");
+    let plan = scalebench_exec::consistency::ProbePlan {
+        rate,
+        delays_ms: scalebench_measure::consistency::DEFAULT_DELAYS_MS.to_vec(),
+        horizon: Duration::from_secs(1),
+        readers: 11,
+        start_after: Duration::ZERO,
+        op_timeout: Duration::from_secs(5),
+        history: Some(history.clone()),
+    };
+    let done = AtomicBool::new(false);
+    let result = std::thread::scope(|s| {
+        let probe_config = BindingConfig {
+            create_schema: false,
+            drop_schema: false,
+            ..config.clone()
+        };
+        let probe = s.spawn(|| registry::open(probe_config, Probe(&plan, &done)));
+        let run = phase(config, w, run_plan(seconds)).result;
+        assert!(run.totals.ok > 0, "{:?}", run.errors);
+        done.store(true, Ordering::Relaxed);
+        probe
+            .join()
+            .unwrap()
+            .expect("binding opens")
+            .expect("probe runs")
+    });
+    (result, history_check(&history))
+}
+
+/// tools/history-check on `history` (built with the Go toolchain into the test's target dir).
+pub fn history_check(history: &std::path::Path) -> serde_json::Value {
+    let tool = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
+    let binary = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("history-check");
+    let built = std::process::Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .current_dir(&tool)
+        .output()
+        .expect("go runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let out = std::process::Command::new(&binary)
+        .arg(history)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}

@@ -1,0 +1,404 @@
+//! The consistency probe (`--consistency-probe RATE`): beside a phase's workload, on connections of
+//! its own, it writes new versions of a few probe keys and reads them back (PBS's t-visibility,
+//! Bailis et al., VLDB 2012; the staleness window of Bermbach & Tai; YCSB++'s writer/reader lag).
+//!
+//! Each probe write updates one key to its next version, the value naming the version (and this
+//! probe, so a value left by an earlier run reads as older than any of this one). After its
+//! acknowledgement: the writer's own connection reads it back at once (read-your-writes); reader
+//! connections read it at each delay of the plan (t-visibility); and a chaser reads it until it
+//! returns the write or the horizon passes (the staleness window). A key has one write in flight at
+//! a time, so "the newest version acknowledged when the read began" is the version just written.
+//! Every operation can go to a history file that an independent checker reads
+//! (tools/history-check, docs/consistency.md).
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use scalebench_binding::{Binding, BindingFactory};
+use scalebench_measure::consistency::{ConsistencyResult, ProbeTally};
+use scalebench_workload::{FailureClass, FieldSet, OpError};
+
+/// What the probe does.
+#[derive(Debug, Clone)]
+pub struct ProbePlan {
+    /// Probe writes per second.
+    pub rate: f64,
+    /// Delays after each acknowledgement at which a reader reads the key, ascending.
+    pub delays_ms: Vec<f64>,
+    /// How long the chaser reads a write before counting it never seen.
+    pub horizon: Duration,
+    /// Reader connections (the writer has its own).
+    pub readers: usize,
+    /// Writes start this long after the probe connects (the workload's warm-up).
+    pub start_after: Duration,
+    pub op_timeout: Duration,
+    /// JSON Lines of every probe operation (docs/consistency.md).
+    pub history: Option<PathBuf>,
+}
+
+impl ProbePlan {
+    /// Keys enough for `rate` writes per second when each key is busy for up to the horizon.
+    fn keys(&self) -> usize {
+        let busy = self.horizon.as_secs_f64() + 0.05;
+        ((self.rate * busy).ceil() as usize + 2).clamp(2, 10_000)
+    }
+}
+
+/// One line of the history.
+#[derive(serde::Serialize)]
+struct HistoryOp {
+    process: usize,
+    key: String,
+    f: &'static str,
+    value: Option<u64>,
+    invoke_ns: u64,
+    complete_ns: Option<u64>,
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// The writer is process 0, readers 1..=readers.
+const WRITER: usize = 0;
+
+struct Probe {
+    base: Instant,
+    /// Distinguishes this probe's values from those an earlier run left.
+    tag: String,
+    timeout: Duration,
+    tally: RefCell<ProbeTally>,
+    history: Option<RefCell<Vec<HistoryOp>>>,
+    /// (reader, key) -> the newest version that reader saw of that key.
+    seen: RefCell<HashMap<(usize, usize), u64>>,
+}
+
+impl Probe {
+    fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.base).as_nanos() as u64
+    }
+
+    fn value(&self, version: u64) -> String {
+        format!("{}:{version}", self.tag)
+    }
+
+    /// The version a read value names (0: absent, or written by another probe).
+    fn version(&self, value: Option<&str>) -> u64 {
+        value
+            .and_then(|v| v.strip_prefix(self.tag.as_str()))
+            .and_then(|v| v.strip_prefix(':'))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    fn record(&self, op: HistoryOp) {
+        if let Some(h) = &self.history {
+            h.borrow_mut().push(op);
+        }
+    }
+
+    async fn write<B: Binding>(
+        &self,
+        b: &mut B,
+        key: usize,
+        version: u64,
+        first: bool,
+    ) -> Option<Instant> {
+        let name = key_name(key);
+        let values = vec![(0, self.value(version))];
+        let invoke = Instant::now();
+        let mut outcome = self
+            .bounded(async {
+                if first {
+                    b.insert(&name, &values).await
+                } else {
+                    b.update(&name, &values).await
+                }
+            })
+            .await;
+        if first && matches!(&outcome, Err(e) if e.class == FailureClass::Conflict) {
+            // Left by an earlier run: this run's first version overwrites it.
+            outcome = self.bounded(b.update(&name, &values)).await;
+        }
+        let complete = Instant::now();
+        self.record(HistoryOp {
+            process: WRITER,
+            key: name,
+            f: "write",
+            value: Some(version),
+            invoke_ns: self.ns(invoke),
+            complete_ns: outcome.is_ok().then(|| self.ns(complete)),
+            ok: outcome.is_ok(),
+            error: outcome.as_ref().err().map(|e| e.message.clone()),
+        });
+        outcome.ok().map(|()| complete)
+    }
+
+    /// Reads `key` as `process`: the version read and when the read started, or `None` if it failed.
+    async fn read<B: Binding>(
+        &self,
+        b: &mut B,
+        process: usize,
+        key: usize,
+    ) -> Option<(u64, Instant)> {
+        let name = key_name(key);
+        let mut fields = Vec::new();
+        let invoke = Instant::now();
+        let outcome = match self
+            .bounded(b.read(&name, FieldSet::One(0), &mut fields))
+            .await
+        {
+            Err(e) if e.class == FailureClass::NotFound => Ok(0),
+            Err(e) => Err(e),
+            Ok(()) => Ok(self.version(
+                fields
+                    .iter()
+                    .find(|(i, _)| *i == 0)
+                    .map(|(_, v)| v.as_str()),
+            )),
+        };
+        let complete = Instant::now();
+        self.record(HistoryOp {
+            process,
+            key: name,
+            f: "read",
+            value: outcome.as_ref().ok().copied(),
+            invoke_ns: self.ns(invoke),
+            complete_ns: outcome.is_ok().then(|| self.ns(complete)),
+            ok: outcome.is_ok(),
+            error: outcome.as_ref().err().map(|e| e.message.clone()),
+        });
+        match outcome {
+            Ok(version) => {
+                let mut seen = self.seen.borrow_mut();
+                let newest_seen = seen.entry((process, key)).or_insert(0);
+                self.tally
+                    .borrow_mut()
+                    .monotonic_read(version < *newest_seen);
+                *newest_seen = (*newest_seen).max(version);
+                Some((version, invoke))
+            }
+            Err(_) => {
+                self.tally.borrow_mut().failed_read();
+                None
+            }
+        }
+    }
+
+    async fn bounded(
+        &self,
+        op: impl std::future::Future<Output = Result<(), OpError>>,
+    ) -> Result<(), OpError> {
+        match tokio::time::timeout(self.timeout, op).await {
+            Ok(r) => r,
+            Err(_) => Err(OpError::new(
+                FailureClass::Timeout,
+                "probe operation timed out",
+            )),
+        }
+    }
+}
+
+fn key_name(key: usize) -> String {
+    format!("scalebench-probe-{key:05}")
+}
+
+/// Reader connections shared by the scheduled reads and the chasers of every key.
+struct Readers<B> {
+    idle: RefCell<Vec<(usize, B)>>,
+    free: tokio::sync::Semaphore,
+}
+
+impl<B: Binding> Readers<B> {
+    async fn read(&self, probe: &Probe, key: usize) -> Option<(u64, Instant)> {
+        let _permit = self.free.acquire().await.ok()?;
+        let (process, mut b) = self.idle.borrow_mut().pop()?;
+        let read = probe.read(&mut b, process, key).await;
+        self.idle.borrow_mut().push((process, b));
+        read
+    }
+}
+
+/// Runs the probe until `stop` is set, then lets the keys in flight finish (within the horizon).
+pub fn run_probe<F: BindingFactory>(
+    factory: &F,
+    plan: &ProbePlan,
+    stop: &AtomicBool,
+) -> Result<ConsistencyResult, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("consistency probe: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        let connect = |i| async move {
+            factory
+                .connect(i)
+                .await
+                .map_err(|e| format!("consistency probe: cannot connect: {e}"))
+        };
+        let mut writer = connect(0).await?;
+        let mut idle = Vec::new();
+        for i in 1..=plan.readers {
+            idle.push((i, connect(i).await?));
+        }
+        let readers = Rc::new(Readers {
+            idle: RefCell::new(idle),
+            free: tokio::sync::Semaphore::new(plan.readers),
+        });
+        let probe = Rc::new(Probe {
+            base: Instant::now(),
+            tag: format!("p{:x}", probe_tag()),
+            timeout: plan.op_timeout,
+            tally: RefCell::new(ProbeTally::new(
+                plan.rate,
+                &plan.delays_ms,
+                plan.horizon.as_secs_f64() * 1000.0,
+            )),
+            history: plan.history.as_ref().map(|_| RefCell::new(Vec::new())),
+            seen: RefCell::new(HashMap::new()),
+        });
+        // Every key at version 1 before the first measured write (not counted).
+        let keys = plan.keys();
+        let mut versions = vec![1u64; keys];
+        for key in 0..keys {
+            if probe.write(&mut writer, key, 1, true).await.is_none() {
+                return Err(format!("consistency probe: cannot write {}", key_name(key)));
+            }
+        }
+        let free: Rc<RefCell<VecDeque<usize>>> = Rc::new(RefCell::new((0..keys).collect()));
+        let returned = Rc::new(tokio::sync::Notify::new());
+        let mut in_flight = Vec::new();
+        tokio::time::sleep(plan.start_after).await;
+        let interval = Duration::from_secs_f64(1.0 / plan.rate);
+        let mut next = tokio::time::Instant::now();
+        while !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep_until(next).await;
+            next += interval;
+            let key = loop {
+                if let Some(k) = free.borrow_mut().pop_front() {
+                    break Some(k);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    break None;
+                }
+                let _ = tokio::time::timeout(interval, returned.notified()).await;
+            };
+            let Some(key) = key else { break };
+            versions[key] += 1;
+            let version = versions[key];
+            let acked = probe.write(&mut writer, key, version, false).await;
+            probe.tally.borrow_mut().write(acked.is_some());
+            let Some(ack) = acked else {
+                free.borrow_mut().push_back(key);
+                continue;
+            };
+            // The readers start before the writer reads its own write, not after.
+            in_flight.push(tokio::task::spawn_local(follow(
+                probe.clone(),
+                readers.clone(),
+                plan.clone(),
+                key,
+                version,
+                ack,
+                free.clone(),
+                returned.clone(),
+            )));
+            if let Some((read, _)) = probe.read(&mut writer, WRITER, key).await {
+                let mut tally = probe.tally.borrow_mut();
+                tally.read(read, version, None);
+                tally.read_your_write(read < version);
+            }
+        }
+        for task in in_flight {
+            let _ = task.await;
+        }
+        let _ = writer.cleanup().await;
+        let idle: Vec<_> = readers.idle.borrow_mut().drain(..).collect();
+        for (_, mut b) in idle {
+            let _ = b.cleanup().await;
+        }
+        if let (Some(path), Some(history)) = (&plan.history, &probe.history) {
+            write_history(path, &history.borrow())?;
+        }
+        let result = probe.tally.borrow().result();
+        Ok(result)
+    })
+}
+
+/// After write `version` of `key` was acknowledged at `ack`: the scheduled reads and the chase.
+#[allow(clippy::too_many_arguments)]
+async fn follow<B: Binding + 'static>(
+    probe: Rc<Probe>,
+    readers: Rc<Readers<B>>,
+    plan: ProbePlan,
+    key: usize,
+    version: u64,
+    ack: Instant,
+    free: Rc<RefCell<VecDeque<usize>>>,
+    returned: Rc<tokio::sync::Notify>,
+) {
+    let scheduled = plan.delays_ms.iter().map(|&d| {
+        let (probe, readers) = (probe.clone(), readers.clone());
+        async move {
+            tokio::time::sleep_until((ack + Duration::from_secs_f64(d / 1000.0)).into()).await;
+            if let Some((read, started)) = readers.read(&probe, key).await {
+                let since = started.saturating_duration_since(ack).as_secs_f64() * 1000.0;
+                probe.tally.borrow_mut().read(read, version, Some(since));
+            }
+        }
+    });
+    let chase = async {
+        // Back to back for the first 2 ms, then a read every millisecond: the window's resolution.
+        loop {
+            let Some((read, started)) = readers.read(&probe, key).await else {
+                if ack.elapsed() > plan.horizon {
+                    probe.tally.borrow_mut().seen_after(None);
+                    return;
+                }
+                continue;
+            };
+            probe.tally.borrow_mut().read(read, version, None);
+            if read >= version {
+                let window = started.saturating_duration_since(ack).as_nanos() as u64;
+                probe.tally.borrow_mut().seen_after(Some(window));
+                return;
+            }
+            if ack.elapsed() > plan.horizon {
+                probe.tally.borrow_mut().seen_after(None);
+                return;
+            }
+            if ack.elapsed() > Duration::from_millis(2) {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    };
+    futures::future::join(futures::future::join_all(scheduled), chase).await;
+    free.borrow_mut().push_back(key);
+    returned.notify_one();
+}
+
+/// 64 bits that differ between probes (one per phase), from the standard library's hasher keys.
+fn probe_tag() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+fn write_history(path: &std::path::Path, ops: &[HistoryOp]) -> Result<(), String> {
+    let mut text = String::new();
+    for op in ops {
+        text.push_str(&serde_json::to_string(op).map_err(|e| e.to_string())?);
+        text.push('\n');
+    }
+    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
+        .map_err(|e| format!("--history {}: {e}", path.display()))
+}

@@ -1,0 +1,5 @@
+module scalebench.invalid/tools/history-check
+
+go 1.19
+
+require github.com/anishathalye/porcupine v1.3.1
