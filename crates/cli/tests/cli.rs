@@ -1965,6 +1965,13 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
         .map(|p| p["delay_ms"].as_f64().unwrap())
         .collect();
     assert_eq!(delays, [0.0, 1.0, 5.0]);
+    let samples: u64 = c["t_visibility"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["samples"].as_u64().unwrap())
+        .sum();
+    assert_eq!(samples, 3 * c["probe_writes"].as_u64().unwrap(), "{c}");
     assert!(
         r["phases"][0].get("consistency").is_none(),
         "the load has no probe"

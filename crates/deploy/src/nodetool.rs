@@ -33,9 +33,15 @@ pub fn nodetool(classpath: &str, jmx_port: u16, args: &[&str]) -> Result<String,
                 Err(failed(&what, &format!("exit status: {code}"), &text))
             }
         }
-        // The JVM ended during the command (a command that calls System.exit, or a crash): its
-        // output went with it, so the command runs again on its own to say what happened.
-        Err(_) => one_off(classpath, &argv, &what),
+        // The JVM ended before it answered (a command that calls System.exit, NodeTool's way out
+        // when it cannot connect): its output went with it, so the command runs again on its own
+        // to say what happened. Such a command failed before doing anything.
+        Err(Reply::None) => one_off(classpath, &argv, &what),
+        // It answered in part, or not in our format: what the command did is unknown, so it is
+        // not run again (an import would import twice).
+        Err(Reply::Broken(e)) => Err(DeployError::Failed(format!(
+            "{what}: the nodetool session broke off its answer ({e}); the command may have run"
+        ))),
     }
 }
 
@@ -79,6 +85,14 @@ fn one_off(classpath: &str, argv: &[&str], what: &str) -> Result<String, DeployE
     )
 }
 
+/// How a session failed to answer.
+enum Reply {
+    /// Nothing came back: the JVM ended (or never took the command).
+    None,
+    /// Part of an answer, or not one at all.
+    Broken(String),
+}
+
 /// A running NodetoolSession JVM on one classpath.
 struct Session {
     classpath: String,
@@ -93,12 +107,22 @@ static IDLE: Mutex<Vec<Session>> = Mutex::new(Vec::new());
 
 impl Session {
     fn take(classpath: &str) -> Option<Session> {
+        // A session that could not start (a javac newer than the java that runs it, ...) is not
+        // tried again by every command: each runs on its own.
+        static CANNOT_START: OnceLock<()> = OnceLock::new();
         let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = idle.iter().position(|s| s.classpath == classpath) {
             return Some(idle.swap_remove(i));
         }
         drop(idle);
-        Session::start(classpath).ok()
+        if CANNOT_START.get().is_some() {
+            return None;
+        }
+        let started = Session::start(classpath).ok();
+        if started.is_none() {
+            let _ = CANNOT_START.set(());
+        }
+        started
     }
 
     fn put_back(session: Session) {
@@ -109,6 +133,8 @@ impl Session {
         let classes = compiled(classpath)?;
         let full = format!("{}:{classpath}", classes.display());
         let mut child = java(&full)?
+            // The JVM's own warnings go to stdout unless told: they would break the replies.
+            .arg("-Xlog:all=warning:stderr")
             .arg(SESSION_CLASS)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -128,28 +154,39 @@ impl Session {
         })
     }
 
-    /// The command's exit code and its output (stdout, then stderr); an error if the JVM ended.
-    fn execute(&mut self, argv: &[&str]) -> std::io::Result<(i32, String)> {
-        if argv.iter().any(|a| a.contains(['\t', '\n'])) {
-            return Err(std::io::Error::other("argument with a tab or newline"));
+    /// The command's exit code and its output (stdout, then stderr).
+    fn execute(&mut self, argv: &[&str]) -> Result<(i32, String), Reply> {
+        // The session reads one command per line; Java's readLine also ends a line at '\r'.
+        if argv.iter().any(|a| a.contains(['\t', '\n', '\r'])) {
+            return Err(Reply::None);
         }
-        writeln!(self.commands, "{}", argv.join("\t"))?;
-        self.commands.flush()?;
+        let sent =
+            writeln!(self.commands, "{}", argv.join("\t")).and_then(|()| self.commands.flush());
+        if sent.is_err() {
+            return Err(Reply::None);
+        }
         let mut header = String::new();
-        if self.replies.read_line(&mut header)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        match self.replies.read_line(&mut header) {
+            Ok(0) | Err(_) => return Err(Reply::None),
+            Ok(_) => {}
         }
-        let mut fields = header.split_whitespace().map(str::parse::<i64>);
-        let mut next = || -> std::io::Result<i64> {
-            fields
-                .next()
-                .and_then(Result::ok)
-                .ok_or_else(|| std::io::Error::other(format!("bad reply header {header:?}")))
+        let broken = |why: String| Reply::Broken(why);
+        let fields: Vec<&str> = header.split_whitespace().collect();
+        let [code, out_len, err_len] = fields[..] else {
+            return Err(broken(format!("reply header {header:?}")));
         };
-        let (code, out_len, err_len) = (next()?, next()?, next()?);
-        let mut body = vec![0u8; (out_len + err_len) as usize];
-        self.replies.read_exact(&mut body)?;
-        Ok((code as i32, String::from_utf8_lossy(&body).into_owned()))
+        let (Ok(code), Ok(out_len), Ok(err_len)) = (
+            code.parse::<i32>(),
+            out_len.parse::<u32>(),
+            err_len.parse::<u32>(),
+        ) else {
+            return Err(broken(format!("reply header {header:?}")));
+        };
+        let mut body = vec![0u8; out_len as usize + err_len as usize];
+        self.replies
+            .read_exact(&mut body)
+            .map_err(|e| broken(e.to_string()))?;
+        Ok((code, String::from_utf8_lossy(&body).into_owned()))
     }
 }
 

@@ -71,7 +71,7 @@ struct Probe {
     tag: String,
     timeout: Duration,
     tally: RefCell<ProbeTally>,
-    history: Option<RefCell<Vec<HistoryOp>>>,
+    history: Option<RefCell<History>>,
     /// (reader, key) -> the newest version that reader saw of that key.
     seen: RefCell<HashMap<(usize, usize), u64>>,
 }
@@ -96,7 +96,7 @@ impl Probe {
 
     fn record(&self, op: HistoryOp) {
         if let Some(h) = &self.history {
-            h.borrow_mut().push(op);
+            h.borrow_mut().push(&op);
         }
     }
 
@@ -192,13 +192,18 @@ impl Probe {
         &self,
         op: impl std::future::Future<Output = Result<(), OpError>>,
     ) -> Result<(), OpError> {
-        match tokio::time::timeout(self.timeout, op).await {
+        // A binding that blocks its thread (SQLite) cannot be cut short by the runtime: it honours
+        // the published deadline instead, as it does for the executor's calls.
+        scalebench_binding::deadline::set_call_deadline(Some(Instant::now() + self.timeout));
+        let outcome = match tokio::time::timeout(self.timeout, op).await {
             Ok(r) => r,
             Err(_) => Err(OpError::new(
                 FailureClass::Timeout,
                 "probe operation timed out",
             )),
-        }
+        };
+        scalebench_binding::deadline::set_call_deadline(None);
+        outcome
     }
 }
 
@@ -222,12 +227,20 @@ impl<B: Binding> Readers<B> {
     }
 }
 
+/// What the probe measured, and what went wrong with its history file, if anything (the
+/// measurement stands without it).
+#[derive(Debug)]
+pub struct ProbeOutcome {
+    pub result: ConsistencyResult,
+    pub history_error: Option<String>,
+}
+
 /// Runs the probe until `stop` is set, then lets the keys in flight finish (within the horizon).
 pub fn run_probe<F: BindingFactory>(
     factory: &F,
     plan: &ProbePlan,
     stop: &AtomicBool,
-) -> Result<ConsistencyResult, String> {
+) -> Result<ProbeOutcome, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -258,13 +271,19 @@ pub fn run_probe<F: BindingFactory>(
                 &plan.delays_ms,
                 plan.horizon.as_secs_f64() * 1000.0,
             )),
-            history: plan.history.as_ref().map(|_| RefCell::new(Vec::new())),
+            history: match &plan.history {
+                Some(path) => Some(RefCell::new(History::create(path)?)),
+                None => None,
+            },
             seen: RefCell::new(HashMap::new()),
         });
         // Every key at version 1 before the first measured write (not counted).
         let keys = plan.keys();
         let mut versions = vec![1u64; keys];
         for key in 0..keys {
+            if stop.load(Ordering::Relaxed) {
+                return Err("the phase ended before the consistency probe began".into());
+            }
             if probe.write(&mut writer, key, 1, true).await.is_none() {
                 return Err(format!("consistency probe: cannot write {}", key_name(key)));
             }
@@ -272,7 +291,11 @@ pub fn run_probe<F: BindingFactory>(
         let free: Rc<RefCell<VecDeque<usize>>> = Rc::new(RefCell::new((0..keys).collect()));
         let returned = Rc::new(tokio::sync::Notify::new());
         let mut in_flight = Vec::new();
-        tokio::time::sleep(plan.start_after).await;
+        // The warm-up, ended early by the phase's end (a phase that failed at once).
+        let measuring = tokio::time::Instant::now() + plan.start_after;
+        while tokio::time::Instant::now() < measuring && !stop.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(20).min(plan.start_after)).await;
+        }
         let interval = Duration::from_secs_f64(1.0 / plan.rate);
         let mut next = tokio::time::Instant::now();
         while !stop.load(Ordering::Relaxed) {
@@ -321,11 +344,15 @@ pub fn run_probe<F: BindingFactory>(
         for (_, mut b) in idle {
             let _ = b.cleanup().await;
         }
-        if let (Some(path), Some(history)) = (&plan.history, &probe.history) {
-            write_history(path, &history.borrow())?;
-        }
+        let history_error = probe
+            .history
+            .as_ref()
+            .and_then(|h| h.borrow_mut().finish().err());
         let result = probe.tally.borrow().result();
-        Ok(result)
+        Ok(ProbeOutcome {
+            result,
+            history_error,
+        })
     })
 }
 
@@ -341,42 +368,63 @@ async fn follow<B: Binding + 'static>(
     free: Rc<RefCell<VecDeque<usize>>>,
     returned: Rc<tokio::sync::Notify>,
 ) {
+    // The start of the earliest read (scheduled or chasing) that returned the write.
+    let first_seen: std::cell::Cell<Option<Instant>> = std::cell::Cell::new(None);
+    let saw = |read: u64, started: Instant| {
+        if read >= version && first_seen.get().is_none_or(|t| started < t) {
+            first_seen.set(Some(started));
+        }
+    };
     let scheduled = plan.delays_ms.iter().map(|&d| {
-        let (probe, readers) = (probe.clone(), readers.clone());
+        let (probe, readers, saw) = (probe.clone(), readers.clone(), &saw);
         async move {
-            tokio::time::sleep_until((ack + Duration::from_secs_f64(d / 1000.0)).into()).await;
+            let at = ack + Duration::from_secs_f64(d / 1000.0);
+            if d < 1.0 {
+                // The runtime's timer counts whole milliseconds: below one, the read waits by
+                // yielding (a busy wait of under a millisecond per write).
+                while Instant::now() < at {
+                    tokio::task::yield_now().await;
+                }
+            } else {
+                tokio::time::sleep_until(at.into()).await;
+            }
             if let Some((read, started)) = readers.read(&probe, key).await {
                 let since = started.saturating_duration_since(ack).as_secs_f64() * 1000.0;
                 probe.tally.borrow_mut().read(read, version, Some(since));
+                saw(read, started);
             }
         }
     });
     let chase = async {
-        // Back to back for the first 2 ms, then a read every millisecond: the window's resolution.
-        loop {
-            let Some((read, started)) = readers.read(&probe, key).await else {
-                if ack.elapsed() > plan.horizon {
-                    probe.tally.borrow_mut().seen_after(None);
-                    return;
+        // A read every 0.1 ms at most for the first 2 ms, then about one a millisecond (the
+        // timer's resolution): the window's resolution. Ends once any read has returned the write.
+        while first_seen.get().is_none() && ack.elapsed() <= plan.horizon {
+            let next = Instant::now() + Duration::from_micros(100);
+            match readers.read(&probe, key).await {
+                Some((read, started)) => {
+                    probe.tally.borrow_mut().read(read, version, None);
+                    saw(read, started);
+                    if first_seen.get().is_some() {
+                        break;
+                    }
+                    if ack.elapsed() < Duration::from_millis(2) {
+                        while Instant::now() < next {
+                            tokio::task::yield_now().await;
+                        }
+                    } else {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
                 }
-                continue;
-            };
-            probe.tally.borrow_mut().read(read, version, None);
-            if read >= version {
-                let window = started.saturating_duration_since(ack).as_nanos() as u64;
-                probe.tally.borrow_mut().seen_after(Some(window));
-                return;
-            }
-            if ack.elapsed() > plan.horizon {
-                probe.tally.borrow_mut().seen_after(None);
-                return;
-            }
-            if ack.elapsed() > Duration::from_millis(2) {
-                tokio::time::sleep(Duration::from_millis(1)).await;
+                // A failed read (a refused connection fails at once): no tight loop.
+                None => tokio::time::sleep(Duration::from_millis(1)).await,
             }
         }
     };
     futures::future::join(futures::future::join_all(scheduled), chase).await;
+    let window = first_seen
+        .get()
+        .map(|t| t.saturating_duration_since(ack).as_nanos() as u64);
+    probe.tally.borrow_mut().seen_after(window);
     free.borrow_mut().push_back(key);
     returned.notify_one();
 }
@@ -393,12 +441,66 @@ fn probe_tag() -> u64 {
     h.finish()
 }
 
-fn write_history(path: &std::path::Path, ops: &[HistoryOp]) -> Result<(), String> {
-    let mut text = String::new();
-    for op in ops {
-        text.push_str(&serde_json::to_string(op).map_err(|e| e.to_string())?);
-        text.push('\n');
+/// The history file, written as the probe goes (a long run's history need not fit in memory) to
+/// a file beside it, renamed into place when complete: never a half-written history.
+struct History {
+    path: PathBuf,
+    partial: PathBuf,
+    out: Option<std::io::BufWriter<std::fs::File>>,
+    error: Option<String>,
+}
+
+impl History {
+    fn create(path: &std::path::Path) -> Result<History, String> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("history");
+        let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+        let file = std::fs::File::create(&partial)
+            .map_err(|e| format!("--history {}: {e}", path.display()))?;
+        Ok(History {
+            path: path.to_path_buf(),
+            partial,
+            out: Some(std::io::BufWriter::new(file)),
+            error: None,
+        })
     }
-    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
-        .map_err(|e| format!("--history {}: {e}", path.display()))
+
+    fn push(&mut self, op: &HistoryOp) {
+        use std::io::Write;
+        if let Some(out) = &mut self.out {
+            let line = serde_json::to_string(op).expect("a history line serializes");
+            if let Err(e) = writeln!(out, "{line}") {
+                self.error = Some(format!("--history {}: {e}", self.path.display()));
+                self.out = None;
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Result<(), String> {
+        use std::io::Write;
+        let written = match (self.out.take(), self.error.take()) {
+            (_, Some(e)) => Err(e),
+            (Some(mut out), None) => out
+                .flush()
+                .and_then(|()| out.get_ref().sync_all())
+                .and_then(|()| std::fs::rename(&self.partial, &self.path))
+                .map_err(|e| format!("--history {}: {e}", self.path.display())),
+            (None, None) => Ok(()),
+        };
+        if written.is_err() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+        written
+    }
+}
+
+impl Drop for History {
+    fn drop(&mut self) {
+        // Not finished (the probe failed): no partial file left behind.
+        if self.out.is_some() {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
 }

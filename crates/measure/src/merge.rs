@@ -332,6 +332,8 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
     out.open_loop = phases.iter().any(|p| p.open_loop);
     // Each client timed its own sets; sets of different clients do not add up to sets.
     out.request_sets = None;
+    // Each client's probe saw its own keys: no one client's figures stand for the run.
+    out.consistency = None;
     out.bounded_by = merged_verdict(phases, labels);
     let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
     out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {

@@ -131,12 +131,27 @@ fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
     assert_eq!(c.stale_reads, 0, "{c:?}");
     assert_eq!(c.read_your_writes.violations, 0);
     assert_eq!(c.monotonic_reads.violations, 0);
+    // One scheduled read per delay per write, each counted where it started; every one fresh.
+    let samples: u64 = c.t_visibility.iter().map(|p| p.samples).sum();
+    assert_eq!(
+        samples,
+        c.probe_writes * c.t_visibility.len() as u64,
+        "{c:?}"
+    );
     assert!(
         c.t_visibility
             .iter()
             .all(|p| p.samples == 0 || p.consistent_fraction == 1.0),
         "{c:?}"
     );
+    assert!(
+        c.t_visibility
+            .iter()
+            .filter(|p| p.delay_ms >= 5.0)
+            .all(|p| p.samples > 0),
+        "{c:?}"
+    );
+    assert!(c.read_your_writes.checks >= c.probe_writes);
     assert_eq!(c.never_seen, 0);
     assert_eq!(checked["linearizable"], "yes", "{checked}");
     assert_eq!(checked["reads"], c.probe_reads, "{checked}");

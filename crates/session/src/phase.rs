@@ -4,8 +4,8 @@
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
+use scalebench_exec::consistency::ProbeOutcome;
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
-use scalebench_measure::consistency::ConsistencyResult;
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
@@ -111,10 +111,6 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         {
             (create_schema, drop_schema) = (false, false);
         }
-        let probe = match (&args.consistency_probe, phase) {
-            (Some(p), Phase::Run) => Some(ConsistencyProbe::start(p, &settings, &stop)),
-            _ => None,
-        };
         let opened = registry::open(
             settings.binding_config(create_schema, drop_schema, &stop),
             PhaseRunner {
@@ -130,23 +126,32 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 }),
                 stop: &stop,
                 progress: &mut progress,
+                probe: args
+                    .consistency_probe
+                    .as_ref()
+                    .filter(|_| phase == Phase::Run),
             },
         );
-        let consistency = probe.map(ConsistencyProbe::finish);
-        let (outcome, space_before) = match opened.map_err(SessionError::from).and_then(|r| r) {
-            Ok(outcome) => outcome,
-            // Stopped while connecting for a later phase: the phases before it are kept.
-            Err(SessionError::Interrupted(_)) if !results.is_empty() => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        };
+        let (outcome, space_before, consistency) =
+            match opened.map_err(SessionError::from).and_then(|r| r) {
+                Ok(outcome) => outcome,
+                // Stopped while connecting for a later phase: the phases before it are kept.
+                Err(SessionError::Interrupted(_)) if !results.is_empty() => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
         interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         match consistency {
-            Some(Ok(c)) => result.consistency = Some(c),
+            Some(Ok(c)) => {
+                if let Some(e) = c.history_error {
+                    crate::note!("warning: {e}: no history written");
+                }
+                result.consistency = Some(c.result);
+            }
             Some(Err(e)) => crate::note!("warning: {e}: the result has no consistency section"),
             None => {}
         }
@@ -388,7 +393,7 @@ fn parameters(s: &Settings) -> Parameters {
 /// binding factory) of its own: its operations never count in the phase's figures.
 struct ConsistencyProbe {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Result<ConsistencyResult, String>>,
+    thread: std::thread::JoinHandle<Result<ProbeOutcome, String>>,
 }
 
 impl ConsistencyProbe {
@@ -414,7 +419,7 @@ impl ConsistencyProbe {
                 &'a std::sync::atomic::AtomicBool,
             );
             impl FactoryVisitor for Run<'_> {
-                type Output = Result<ConsistencyResult, String>;
+                type Output = Result<ProbeOutcome, String>;
                 fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
                     scalebench_exec::consistency::run_probe(&factory, self.0, self.1)
                 }
@@ -426,7 +431,7 @@ impl ConsistencyProbe {
     }
 
     /// Stops the probe (its keys in flight end within its horizon) and takes what it measured.
-    fn finish(self) -> Result<ConsistencyResult, String> {
+    fn finish(self) -> Result<ProbeOutcome, String> {
         self.done.store(true, std::sync::atomic::Ordering::Relaxed);
         self.thread
             .join()
@@ -442,6 +447,8 @@ struct PhaseRunner<'a> {
     note: Option<String>,
     stop: &'a StopSignal,
     progress: &'a mut dyn Progress,
+    /// `--consistency-probe` on a run phase.
+    probe: Option<&'a ProbeRequest>,
 }
 
 /// An open loop that completed its target rate (within 5%) was bounded by the target it was given,
@@ -545,8 +552,16 @@ fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
 }
 
 impl FactoryVisitor for PhaseRunner<'_> {
-    /// The phase, and for a load on a cluster the space before it (the table emptied or created).
-    type Output = Result<(PhaseOutcome, Option<Space>), SessionError>;
+    /// The phase, for a load on a cluster the space before it (the table emptied or created), and
+    /// what the consistency probe measured beside it.
+    type Output = Result<
+        (
+            PhaseOutcome,
+            Option<Space>,
+            Option<Result<ProbeOutcome, String>>,
+        ),
+        SessionError,
+    >;
 
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
         let plan = self.settings.plan(self.phase);
@@ -562,8 +577,13 @@ impl FactoryVisitor for PhaseRunner<'_> {
             (Some(c), Phase::Load) => Some(c.space("before load", 0)),
             _ => None,
         };
-        let outcome = execute(factory, self.workload, &plan, self.stop, self.progress)?;
-        Ok((outcome, space_before))
+        // Started once the binding has set the table up (a run with --drop-schema recreates it).
+        let probe = self
+            .probe
+            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop));
+        let outcome = execute(factory, self.workload, &plan, self.stop, self.progress);
+        let consistency = probe.map(ConsistencyProbe::finish);
+        Ok((outcome?, space_before, consistency))
     }
 }
 

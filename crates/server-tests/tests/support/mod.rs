@@ -577,7 +577,7 @@ pub fn probe_beside_run(
     use std::sync::atomic::{AtomicBool, Ordering};
     struct Probe<'a>(&'a scalebench_exec::consistency::ProbePlan, &'a AtomicBool);
     impl FactoryVisitor for Probe<'_> {
-        type Output = Result<scalebench_measure::consistency::ConsistencyResult, String>;
+        type Output = Result<scalebench_exec::consistency::ProbeOutcome, String>;
         fn visit<F: BindingFactory>(self, f: F) -> Self::Output {
             scalebench_exec::consistency::run_probe(&f, self.0, self.1)
         }
@@ -610,7 +610,8 @@ pub fn probe_beside_run(
             .expect("binding opens")
             .expect("probe runs")
     });
-    (result, history_check(&history))
+    assert_eq!(result.history_error, None);
+    (result.result, history_check(&history))
 }
 
 /// tools/history-check on `history` (built with the Go toolchain into the test's target dir).
