@@ -82,9 +82,44 @@ impl Engine for MongoJavaServer {
         Vec::new()
     }
 
-    /// The MVStore compacts its file in the background; there is no command for it.
-    fn compact(&self, _c: &ClusterState) -> Result<Vec<String>, DeployError> {
-        Ok(Vec::new())
+    /// The MVStore compacts its file in the background; there is no command for it. What there is
+    /// to wait for: its writer stores the changes about once a second, so a load just ended may
+    /// not be in the file yet (its space would read as nothing). Waits until the file has not
+    /// changed for longer than one writer period (at most 30 s).
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let mut done = Vec::new();
+        for n in c.running() {
+            let file = n.data_dir.join(DATA_FILE);
+            let look = || {
+                std::fs::metadata(&file)
+                    .ok()
+                    .map(|m| (m.len(), m.modified().ok()))
+            };
+            let mut last = look();
+            let mut since = std::time::Instant::now();
+            let settled = crate::process::poll_every(
+                Duration::from_millis(100),
+                Duration::from_secs(30),
+                || {
+                    let now = look();
+                    if now != last {
+                        last = now;
+                        since = std::time::Instant::now();
+                    }
+                    since.elapsed() > Duration::from_millis(1500)
+                },
+            );
+            done.push(format!(
+                "{}: {}",
+                n.id,
+                if settled {
+                    "the MVStore file settled"
+                } else {
+                    "the MVStore file still changing after 30 s"
+                }
+            ));
+        }
+        Ok(done)
     }
 
     fn classify(&self) -> Classifier {
