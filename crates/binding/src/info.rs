@@ -34,6 +34,10 @@ pub struct BindingInfo {
     pub stores_data: bool,
     /// Creates its table on a load without `--create-schema` (an embedded file the run owns).
     pub creates_table_on_load: bool,
+    /// Where reads go and what decides whether they see the latest acknowledged write: the options
+    /// that route them (replicas, consistency levels) and what this machine cannot show
+    /// (`scalebench bindings NAME`, docs/consistency.md).
+    pub reads: &'static str,
 }
 
 /// What a binding option's value may be: how its text parses, and the words it takes when it is a

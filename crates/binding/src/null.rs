@@ -19,6 +19,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: false,
     creates_table_on_load: false,
+    reads: "nothing is stored, so no read can be stale",
 };
 
 binding_options! {

@@ -50,7 +50,11 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
             names.join(", ")
         ))
     })?;
-    let _ = writeln!(out, "{}: {}\nURL: {}", b.name, b.summary, b.url_example);
+    let _ = writeln!(
+        out,
+        "{}: {}\nURL: {}\nReads: {}",
+        b.name, b.summary, b.url_example, b.reads
+    );
     let declared = b.options.declared;
     if declared.is_empty() {
         out.push_str("No options.\n");

@@ -380,6 +380,8 @@ pub struct RunArgs {
     pub phase: PhaseArgs,
     #[command(flatten)]
     pub clients: ClientsArgs,
+    #[command(flatten)]
+    pub probe: ProbeArgs,
     /// Perform the load phase first (automatic with the default temporary database).
     #[arg(long)]
     pub load: bool,
@@ -655,7 +657,11 @@ pub struct PhaseArgs {
     /// derive the "bounded by" verdict.
     #[arg(long)]
     pub no_monitor: bool,
+}
 
+/// The consistency probe of `run` (issue 32): one process measures it beside the run phase.
+#[derive(Debug, Args, Clone)]
+pub struct ProbeArgs {
     /// Beside the run phase, measure how stale reads are: RATE probe writes per second of a few
     /// probe keys, on connections of their own, each read back at the --probe-delays and until
     /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
@@ -672,6 +678,21 @@ pub struct PhaseArgs {
     /// (tools/history-check: Porcupine).
     #[arg(long, value_name = "FILE", requires = "consistency_probe")]
     pub history: Option<PathBuf>,
+}
+
+impl ProbeArgs {
+    /// The probe these arguments ask for, if any.
+    pub fn request(&self) -> Option<scalebench_session::request::ProbeRequest> {
+        self.consistency_probe.map(|rate| {
+            let mut probe =
+                scalebench_session::request::ProbeRequest::new(rate).expect("checked when parsed");
+            if let Some(d) = &self.probe_delays {
+                probe.delays_ms = d.0.clone();
+            }
+            probe.history = self.history.clone();
+            probe
+        })
+    }
 }
 
 fn parse_probe_rate(s: &str) -> Result<f64, String> {
@@ -821,15 +842,7 @@ impl PhaseArgs {
             clusters_dir: self.clusters.clusters_dir.clone(),
             no_compact: self.no_compact,
             no_monitor: self.no_monitor,
-            consistency_probe: self.consistency_probe.map(|rate| {
-                let mut probe = scalebench_session::request::ProbeRequest::new(rate)
-                    .expect("checked when parsed");
-                if let Some(d) = &self.probe_delays {
-                    probe.delays_ms = d.0.clone();
-                }
-                probe.history = self.history.clone();
-                probe
-            }),
+            consistency_probe: None,
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,

@@ -32,14 +32,14 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         }
     };
     let outcome = match cli.command {
-        Command::Load(load) => run_command(&load.phase, &load.clients, &[Phase::Load], &argv),
+        Command::Load(load) => run_command(&load.phase, &load.clients, None, &[Phase::Load], &argv),
         Command::Run(run) => {
             let phases: &[Phase] = if run.load {
                 &[Phase::Load, Phase::Run]
             } else {
                 &[Phase::Run]
             };
-            run_command(&run.phase, &run.clients, phases, &argv)
+            run_command(&run.phase, &run.clients, Some(&run.probe), phases, &argv)
         }
         Command::ClientProcess => crate::commands::run::client_process(),
         Command::SshClient => crate::commands::run::ssh_client(),

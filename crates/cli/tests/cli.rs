@@ -249,6 +249,19 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["run", "--probe-delays", "1,2"],
             "required arguments were not provided",
         ),
+        (
+            vec!["load", "--consistency-probe", "10"],
+            "'--consistency-probe'",
+        ),
+        (
+            vec!["run", "--consistency-probe", "10", "--clients", "2"],
+            "--consistency-probe measures from one process",
+        ),
+        // A binding that cannot route reads to replicas has no option that would ask it to.
+        (
+            vec!["run", "-p", "sqlite.read_hosts=127.0.0.1:5433"],
+            "sqlite.read_hosts",
+        ),
         (vec!["run", "--duration", "soon"], "'soon'"),
         (vec!["run", "zz"], "'zz'"),
         (

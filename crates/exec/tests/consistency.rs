@@ -43,6 +43,7 @@ impl BindingFactory for Lagging {
             table_sql: None,
             stores_data: true,
             creates_table_on_load: false,
+            reads: "",
         }
     }
     async fn connect(&self, worker: usize) -> Result<LaggingConnection, BindingError> {
@@ -99,8 +100,11 @@ impl Binding for LaggingConnection {
         self.put(key, values);
         Ok(())
     }
-    async fn delete(&mut self, _: &str) -> Result<(), OpError> {
-        unreachable!("the probe does not delete")
+    async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        match self.store.versions.lock().unwrap().remove(key) {
+            Some(_) => Ok(()),
+            None => Err(OpError::new(FailureClass::NotFound, "no such key")),
+        }
     }
 }
 
@@ -159,6 +163,16 @@ fn a_store_lagging_20_ms_reads_stale_until_then_and_the_checker_counts_the_same(
     assert_eq!(w.count, c.probe_writes);
     assert!(w.p50_us >= 15_000.0 && w.p50_us < 50_000.0, "{w:?}");
     assert_eq!(c.never_seen, 0);
+    // The probe leaves no key behind.
+    let left: Vec<String> = factory
+        .store
+        .versions
+        .lock()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 
     let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
     let checker = dir.path().join("history-check");

@@ -55,6 +55,7 @@ impl BindingFactory for ScriptFactory {
             table_sql: None,
             stores_data: true,
             creates_table_on_load: false,
+            reads: "",
         }
     }
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {

@@ -79,6 +79,35 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
     let flush = sql(&socket, "SELECT @@innodb_flush_log_at_trx_commit").unwrap();
     assert_eq!(flush.trim(), "2", "server settings reach every node");
 
+    // Issue 32: the probe writes through node 1 and reads through every node. Other nodes apply a
+    // certified write a moment later, so some reads there are stale (the checker counts the same);
+    // with wsrep_sync_wait = 1 a read waits until its node applied what was committed before it.
+    let mixed = workload(&[("recordcount", "1500")]);
+    let (probe, checked) =
+        probe_beside_run(cluster_config(&c, &mixed, &[], false), &mixed, 100.0, 2.0);
+    assert!(
+        probe.probe_writes >= 100 && probe.probe_writes_failed == 0,
+        "{probe:?}"
+    );
+    assert!(
+        probe.stale_reads > 0,
+        "no stale read on other nodes: {probe:?}"
+    );
+    assert_eq!(checked["reads"], probe.probe_reads, "{checked}");
+    assert_eq!(checked["stale_reads"], probe.stale_reads, "{checked}");
+    let (probe, checked) = probe_beside_run(
+        cluster_config(&c, &mixed, &[("wsrep_sync_wait", "1")], false),
+        &mixed,
+        100.0,
+        2.0,
+    );
+    assert!(
+        probe.probe_writes >= 100 && probe.probe_writes_failed == 0,
+        "{probe:?}"
+    );
+    assert_eq!(probe.stale_reads, 0, "{probe:?}");
+    assert_eq!(checked["linearizable"], "yes", "{checked}");
+
     // A fourth node gets the data by state transfer, then leaves.
     let added = c.add_node().unwrap();
     let size = sql(&socket, "SHOW STATUS LIKE 'wsrep_cluster_size'").unwrap();

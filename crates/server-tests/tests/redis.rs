@@ -139,3 +139,79 @@ fn drop_schema_empties_the_database() {
     RedisFactory::open(&config(&own.url(), &w, &[], false, true)).unwrap();
     assert_eq!(size(own.port).trim(), ":0");
 }
+
+/// Issue 32: reads on an asynchronous replica under write load are sometimes stale, and the
+/// independent checker counts the same stale reads; with WAIT 1 after every write, none is.
+#[test]
+fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica() {
+    use scalebench_deploy::redis::command;
+    let primary = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
+    let of = format!("127.0.0.1 {}", primary.port);
+    let replica = RedisServer::start(&servers_dir(), &[("replicaof", of.as_str())], false, true)
+        .expect("the replica starts");
+    assert!(scalebench_deploy::wait_until(
+        Duration::from_secs(30),
+        || {
+            command(replica.port, "INFO replication")
+                .is_some_and(|r| r.contains("master_link_status:up"))
+        }
+    ));
+    let read_hosts = format!("127.0.0.1:{}", replica.port);
+    let waits = [("wait_replicas", "1"), ("wait_timeout_ms", "5000")];
+    let w = workload(&[
+        ("table", "probe_replica"),
+        ("recordcount", "500"),
+        ("readproportion", "0.5"),
+        ("updateproportion", "0.5"),
+    ]);
+    // Loaded with WAIT, so the replica holds every record before the runs read it there.
+    let loaded = phase(
+        config(&primary.url(), &w, &waits, false, false),
+        &w,
+        load_plan(2, 50),
+    );
+    assert_eq!(loaded.result.totals.records, 500);
+
+    let asynchronous = config(
+        &primary.url(),
+        &w,
+        &[("read_hosts", &read_hosts)],
+        false,
+        false,
+    );
+    let (c, checked) = probe_beside_run(asynchronous, &w, 200.0, 2.0);
+    assert!(c.probe_writes >= 200 && c.probe_writes_failed == 0, "{c:?}");
+    assert!(c.stale_reads > 0, "no stale read on the replica: {c:?}");
+    assert_eq!(checked["reads"], c.probe_reads, "{checked}");
+    assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
+    assert_eq!(checked["linearizable"], "no", "{checked}");
+
+    let mut waiting = waits.to_vec();
+    waiting.push(("read_hosts", &read_hosts));
+    let (c, checked) = probe_beside_run(
+        config(&primary.url(), &w, &waiting, false, false),
+        &w,
+        200.0,
+        2.0,
+    );
+    assert!(c.probe_writes >= 200 && c.probe_writes_failed == 0, "{c:?}");
+    assert_eq!(c.stale_reads, 0, "{c:?}");
+    assert_eq!(c.read_your_writes.violations, 0, "{c:?}");
+    assert_eq!(checked["stale_reads"], 0, "{checked}");
+    assert_eq!(checked["linearizable"], "yes", "{checked}");
+
+    // Replicas are read only through a standalone server's URL; a bad list is named.
+    let refused = |url: &str, hosts: &str| {
+        RedisFactory::open(&config(url, &w, &[("read_hosts", hosts)], false, false))
+            .err()
+            .expect("refused")
+            .to_string()
+    };
+    let e = refused(&cluster().url(), &read_hosts);
+    assert!(e.contains("redis.read_hosts needs a redis:// URL"), "{e}");
+    let e = refused(&primary.url(), "127.0.0.1");
+    assert!(
+        e.contains("'127.0.0.1'") && e.contains("redis.read_hosts"),
+        "{e}"
+    );
+}

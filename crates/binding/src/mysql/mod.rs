@@ -25,12 +25,14 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
 };
 
 binding_options! {
     pub struct Options {
         prepared: bool = "true" => "server-side prepared statements (binary protocol); false sends text statements with literal values",
         engine: String = "InnoDB" => "storage engine of the table created by --create-schema",
+        wsrep_sync_wait: String = "server" => "SET SESSION wsrep_sync_wait on each connection (MariaDB Galera): 1 makes reads wait until the node applied every write committed before them (a bitmask 0-15 of the statements that wait; server: leave the server's setting)",
     }
 }
 
@@ -56,6 +58,14 @@ impl MysqlFactory {
         }
         let base = Opts::from_url(u.as_str())
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
+        let options = Options::read(INFO.name, &config.options)?;
+        let init: Vec<String> = match options.wsrep_sync_wait.as_str() {
+            "server" => Vec::new(),
+            v => match v.parse::<u8>() {
+                Ok(mask) if mask <= 15 => vec![format!("SET SESSION wsrep_sync_wait = {mask}")],
+                _ => return Err(BindingError::Config(format!("invalid value '{v}' for property 'mysql.wsrep_sync_wait': expected server or a number from 0 to 15"))),
+            },
+        };
         let opts: Vec<Opts> = config
             .url
             .hosts(3306)
@@ -68,10 +78,10 @@ impl MysqlFactory {
                     .ip_or_hostname(host.trim_matches(['[', ']']))
                     .tcp_port(port.parse().expect("a port, checked by DbUrl"))
                     .client_found_rows(true)
+                    .init(init.clone())
                     .into()
             })
             .collect();
-        let options = Options::read(INFO.name, &config.options)?;
         let engine = options.engine;
         if !engine.chars().all(|c| c.is_ascii_alphanumeric()) {
             return Err(BindingError::Config(format!("invalid value '{engine}' for property 'mysql.engine': expected a storage engine name")));

@@ -30,6 +30,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: Some(table_sql),
     stores_data: true,
     creates_table_on_load: false,
+    reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master, which other masters' writes reach asynchronously",
 };
 
 /// The table `--create-schema` creates, for a deployment that creates it on every master itself.

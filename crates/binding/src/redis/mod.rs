@@ -24,6 +24,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
 };
 
 binding_options! {
@@ -32,6 +33,7 @@ binding_options! {
         wait_timeout_ms: u64 = "100" => "the WAIT timeout",
         scan_index: bool = "true" => "maintain the sorted set of keys that scans need (one more write per insert and delete)",
         pipeline_load: bool = "true" => "send a load batch (--batch-size) as one pipeline",
+        read_hosts: String = "" => "host:port,... of replicas (redis:// only): reads and scans go there (worker i to replica i mod n), writes to the URL's server",
         response_timeout_ms: u64 = "0" => "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)",
     }
 }
@@ -45,6 +47,14 @@ enum Target {
 }
 
 impl Target {
+    /// host:port of a standalone server, for messages (no password).
+    fn address(&self) -> String {
+        match self {
+            Target::Single(c, _) => c.get_connection_info().addr().to_string(),
+            Target::Cluster(_) => "the cluster".into(),
+        }
+    }
+
     async fn connect(&self) -> Result<Conn, RedisError> {
         Ok(match self {
             Target::Single(c, cfg) => {
@@ -57,6 +67,8 @@ impl Target {
 
 pub struct RedisFactory {
     target: Target,
+    /// Replicas that serve the reads (`read_hosts`); empty: the URL's server.
+    read_targets: Vec<Target>,
     url: String,
     fields: Vec<String>,
     wait_replicas: u64,
@@ -103,8 +115,33 @@ impl RedisFactory {
                 .set_connection_timeout(Some(connect_timeout));
             Target::Single(redis::Client::open(u.as_str()).map_err(bad)?, cfg)
         };
+        let read_targets = match (&target, options.read_hosts.as_str()) {
+            (_, "") => Vec::new(),
+            (Target::Cluster(_), _) => {
+                return Err(BindingError::Config(format!(
+                    "redis.read_hosts needs a redis:// URL (one server and its replicas), not '{url}': a cluster reads from its slots' masters"
+                )))
+            }
+            (Target::Single(_, cfg), hosts) => hosts
+                .split(',')
+                .map(|address| {
+                    let invalid = || {
+                        BindingError::Config(format!(
+                            "invalid value '{hosts}' for property 'redis.read_hosts': expected host:port,..."
+                        ))
+                    };
+                    let (h, port) = address.trim().rsplit_once(':').ok_or_else(invalid)?;
+                    let mut replica = u.clone();
+                    replica.set_host(Some(h)).map_err(|_| invalid())?;
+                    replica.set_port(Some(port.parse().map_err(|_| invalid())?)).map_err(|_| invalid())?;
+                    let client = redis::Client::open(replica.as_str()).map_err(bad)?;
+                    Ok(Target::Single(client, cfg.clone()))
+                })
+                .collect::<Result<_, BindingError>>()?,
+        };
         let factory = RedisFactory {
             target,
+            read_targets,
             url,
             fields: config.schema.field_names.to_vec(),
             wait_replicas: options.wait_replicas,
@@ -124,6 +161,16 @@ impl RedisFactory {
                 url: factory.url.clone(),
                 reason: e.to_string(),
             })?;
+            for replica in &factory.read_targets {
+                let reached: Result<String, RedisError> = match replica.connect().await {
+                    Ok(mut c) => c.query(&redis::cmd("PING")).await,
+                    Err(e) => Err(e),
+                };
+                reached.map_err(|e| BindingError::Connect {
+                    url: format!("{} (redis.read_hosts)", replica.address()),
+                    reason: e.to_string(),
+                })?;
+            }
             if config.drop_schema {
                 // Redis has no table: dropping the schema empties the database (FLUSHDB; every master
                 // of a cluster).
@@ -187,11 +234,29 @@ impl BindingFactory for RedisFactory {
         INFO
     }
 
-    async fn connect(&self, _worker: usize) -> Result<RedisBinding, BindingError> {
+    async fn connect(&self, worker: usize) -> Result<RedisBinding, BindingError> {
+        let replica = match self.read_targets.len() {
+            0 => None,
+            n => {
+                let target = self.read_targets[worker % n].clone();
+                let conn = target.connect().await.map_err(|e| BindingError::Connect {
+                    url: target.address(),
+                    reason: e.to_string(),
+                })?;
+                Some(Link {
+                    conn: Some(conn),
+                    name: target.address(),
+                    target,
+                })
+            }
+        };
         Ok(RedisBinding {
-            conn: Some(self.connection().await?),
-            target: self.target.clone(),
-            url: self.url.clone(),
+            primary: Link {
+                conn: Some(self.connection().await?),
+                target: self.target.clone(),
+                name: self.url.clone(),
+            },
+            replica,
             fields: self.fields.clone(),
             wait_replicas: self.wait_replicas,
             wait_timeout_ms: self.wait_timeout_ms,
@@ -205,11 +270,56 @@ impl BindingFactory for RedisFactory {
     }
 }
 
-pub struct RedisBinding {
+/// A connection and where it goes.
+struct Link {
     /// `None` after the connection broke; the next operation reconnects (its latency includes that).
     conn: Option<Conn>,
     target: Target,
-    url: String,
+    /// The redacted URL or the replica's host:port, for messages.
+    name: String,
+}
+
+impl Link {
+    async fn get(&mut self) -> Result<&mut Conn, OpError> {
+        if self.conn.is_none() {
+            let conn = self.target.connect().await;
+            let conn = conn.map_err(|e| {
+                OpError::new(
+                    FailureClass::Unavailable,
+                    format!("cannot reconnect to {}: {e}", self.name),
+                )
+            })?;
+            self.conn = Some(conn);
+        }
+        Ok(self.conn.as_mut().expect("just connected"))
+    }
+
+    /// A broken connection is dropped so the next operation reconnects.
+    fn check<T>(&mut self, r: Result<T, RedisError>) -> Result<T, OpError> {
+        r.map_err(|e| {
+            if e.is_io_error() || e.is_connection_dropped() {
+                self.conn = None;
+            }
+            classify(e)
+        })
+    }
+
+    async fn run<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, OpError> {
+        let r = self.get().await?.query(cmd).await;
+        self.check(r)
+    }
+
+    async fn run_pipe<T: FromRedisValue>(&mut self, p: &Pipeline) -> Result<T, OpError> {
+        let r = self.get().await?.pipe(p).await;
+        self.check(r)
+    }
+}
+
+pub struct RedisBinding {
+    /// The URL's server: every write, and reads without read_hosts.
+    primary: Link,
+    /// The replica this worker reads from (`read_hosts`).
+    replica: Option<Link>,
     fields: Vec<String>,
     wait_replicas: u64,
     wait_timeout_ms: u64,
@@ -245,38 +355,14 @@ fn classify(e: RedisError) -> OpError {
 }
 
 impl RedisBinding {
-    async fn conn(&mut self) -> Result<&mut Conn, OpError> {
-        if self.conn.is_none() {
-            let conn = self.target.connect().await;
-            let conn = conn.map_err(|e| {
-                OpError::new(
-                    FailureClass::Unavailable,
-                    format!("cannot reconnect to {}: {e}", self.url),
-                )
-            })?;
-            self.conn = Some(conn);
-        }
-        Ok(self.conn.as_mut().expect("just connected"))
-    }
-
-    /// Runs a command; a broken connection is dropped so the next operation reconnects.
+    /// Runs a command on the URL's server.
     async fn run<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, OpError> {
-        let r = self.conn().await?.query(cmd).await;
-        self.check(r)
+        self.primary.run(cmd).await
     }
 
-    async fn run_pipe<T: FromRedisValue>(&mut self, p: &Pipeline) -> Result<T, OpError> {
-        let r = self.conn().await?.pipe(p).await;
-        self.check(r)
-    }
-
-    fn check<T>(&mut self, r: Result<T, RedisError>) -> Result<T, OpError> {
-        r.map_err(|e| {
-            if e.is_io_error() || e.is_connection_dropped() {
-                self.conn = None;
-            }
-            classify(e)
-        })
+    /// Where reads go: the worker's replica, else the URL's server.
+    fn reader(&mut self) -> &mut Link {
+        self.replica.as_mut().unwrap_or(&mut self.primary)
     }
 
     /// `WAIT n timeout` after a write, when configured.
@@ -350,7 +436,8 @@ impl RedisBinding {
 impl Binding for RedisBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
-        let values: Vec<Option<String>> = self.run(&self.hmget(key, fields)).await?;
+        let cmd = self.hmget(key, fields);
+        let values: Vec<Option<String>> = self.reader().run(&cmd).await?;
         if !self.fill(fields, values, out) {
             return Err(OpError::new(
                 FailureClass::NotFound,
@@ -375,6 +462,7 @@ impl Binding for RedisBinding {
             ));
         }
         let keys: Vec<String> = self
+            .reader()
             .run(
                 redis::cmd("ZRANGEBYLEX")
                     .arg(INDEX_KEY)
@@ -385,12 +473,13 @@ impl Binding for RedisBinding {
                     .arg(count),
             )
             .await?;
-        let cluster = self.conn().await?.is_cluster();
+        let cluster = self.primary.get().await?.is_cluster();
         let rows: Vec<Vec<Option<String>>> = if cluster {
             // Keys live on different nodes: one command each.
             let mut rows = Vec::with_capacity(keys.len());
             for k in &keys {
-                rows.push(self.run(&self.hmget(k, fields)).await?);
+                let cmd = self.hmget(k, fields);
+                rows.push(self.run(&cmd).await?);
             }
             rows
         } else {
@@ -398,7 +487,7 @@ impl Binding for RedisBinding {
             for k in &keys {
                 p.add_command(self.hmget(k, fields));
             }
-            self.run_pipe(&p).await?
+            self.reader().run_pipe(&p).await?
         };
         for (k, values) in keys.into_iter().zip(rows) {
             let mut f = Fields::new();
@@ -425,7 +514,7 @@ impl Binding for RedisBinding {
     }
 
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
-        let cluster = self.conn().await?.is_cluster();
+        let cluster = self.primary.get().await?.is_cluster();
         if !self.pipeline_load || cluster {
             for r in records {
                 self.insert(&r.key, &r.values).await?;
@@ -439,7 +528,7 @@ impl Binding for RedisBinding {
                 p.add_command(Self::index_add(&r.key)).ignore();
             }
         }
-        let _: () = self.run_pipe(&p).await?;
+        let _: () = self.primary.run_pipe(&p).await?;
         self.wait_for_replicas().await
     }
 

@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: true,
+    reads: "one database file; every connection reads the last committed write (no replicas)",
 };
 
 binding_options! {

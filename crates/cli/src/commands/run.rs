@@ -12,21 +12,32 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::RunRequest;
 
-use crate::args::{ClientsArgs, PhaseArgs, SummaryArgs};
+use crate::args::{ClientsArgs, PhaseArgs, ProbeArgs, SummaryArgs};
 
 pub fn run_command(
     args: &PhaseArgs,
     clients: &ClientsArgs,
+    probe: Option<&ProbeArgs>,
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
     let loads = phases.contains(&Phase::Load) || args.request(argv).uses_default_db();
     check_ycsb_load(&args.summary, loads)?;
-    if clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some() {
+    let probe = probe.and_then(ProbeArgs::request);
+    let distributed = clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some();
+    if distributed && probe.is_some() {
+        // Each client would probe on its own and the merge has no way to combine what they saw.
+        return Err(SessionError::Usage(
+            "--consistency-probe measures from one process: run it without --clients and --rendezvous"
+                .into(),
+        ));
+    }
+    if distributed {
         return run_clients(args, clients, phases, argv);
     }
     scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let mut request = args.request(argv);
+    request.consistency_probe = probe;
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
