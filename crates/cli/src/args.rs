@@ -381,7 +381,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub clients: ClientsArgs,
     #[command(flatten)]
-    pub probe: ProbeArgs,
+    pub consistency: ConsistencyArgs,
     /// Perform the load phase first (automatic with the default temporary database).
     #[arg(long)]
     pub load: bool,
@@ -659,9 +659,10 @@ pub struct PhaseArgs {
     pub no_monitor: bool,
 }
 
-/// The consistency probe of `run` (issue 32): one process measures it beside the run phase.
+/// The consistency probe of `run` and the faults that make staleness visible (issue 32): one process
+/// measures it beside the run phase.
 #[derive(Debug, Args, Clone)]
-pub struct ProbeArgs {
+pub struct ConsistencyArgs {
     /// Beside the run phase, measure how stale reads are: RATE probe writes per second of a few
     /// probe keys, on connections of their own, each read back at the --probe-delays and until
     /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
@@ -678,9 +679,20 @@ pub struct ProbeArgs {
     /// (tools/history-check: Porcupine).
     #[arg(long, value_name = "FILE", requires = "consistency_probe")]
     pub history: Option<PathBuf>,
+
+    /// Beside the run phase, inject a fault into a node of the --deployment: pause:NODE pauses it
+    /// (SIGSTOP, then SIGCONT: Jepsen's pause nemesis) for `for` once every `every` [defaults:
+    /// every=1s, for=200ms], e.g. pause:node2,every=2s,for=300ms. The pauses go on the result's
+    /// timeline (`faults`). Repeatable.
+    #[arg(long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = parse_fault)]
+    pub fault: Vec<scalebench_session::fault::FaultRequest>,
 }
 
-impl ProbeArgs {
+fn parse_fault(s: &str) -> Result<scalebench_session::fault::FaultRequest, String> {
+    scalebench_session::fault::FaultRequest::parse(s)
+}
+
+impl ConsistencyArgs {
     /// The probe these arguments ask for, if any.
     pub fn request(&self) -> Option<scalebench_session::request::ProbeRequest> {
         self.consistency_probe.map(|rate| {
@@ -843,6 +855,7 @@ impl PhaseArgs {
             no_compact: self.no_compact,
             no_monitor: self.no_monitor,
             consistency_probe: None,
+            faults: Vec::new(),
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,

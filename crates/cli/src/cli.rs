@@ -39,7 +39,13 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             } else {
                 &[Phase::Run]
             };
-            run_command(&run.phase, &run.clients, Some(&run.probe), phases, &argv)
+            run_command(
+                &run.phase,
+                &run.clients,
+                Some(&run.consistency),
+                phases,
+                &argv,
+            )
         }
         Command::ClientProcess => crate::commands::run::client_process(),
         Command::SshClient => crate::commands::run::ssh_client(),

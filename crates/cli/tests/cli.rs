@@ -255,8 +255,10 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (
             vec!["run", "--consistency-probe", "10", "--clients", "2"],
-            "--consistency-probe measures from one process",
+            "--consistency-probe and --fault act from one process",
         ),
+        (vec!["run", "--fault", "pause:node2"], "give --deployment"),
+        (vec!["run", "--fault", "crash:node1"], "'crash'"),
         // A binding that cannot route reads to replicas has no option that would ask it to.
         (
             vec!["run", "-p", "sqlite.read_hosts=127.0.0.1:5433"],

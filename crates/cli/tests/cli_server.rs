@@ -179,11 +179,55 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         "2s",
         "-o",
         run_out.to_str().unwrap(),
+        "--consistency-probe",
+        "50",
+        "--fault",
+        "pause:node2,every=600ms,for=200ms",
     ]);
     assert_eq!(code, Some(0), "{text}");
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&run_out).unwrap()).unwrap();
     assert_eq!(r["phases"][0]["space"]["taken"], "after run");
+    // Issue 32: the replica was paused (SIGSTOP/SIGCONT) three times on the run's timeline; the
+    // reads it serves waited through a pause; remote_apply still shows no stale read.
+    let phase = &r["phases"][0];
+    let faults = phase["faults"].as_array().unwrap();
+    assert!(faults.len() >= 2, "{faults:?}");
+    for f in faults {
+        assert_eq!(
+            (f["kind"].as_str(), f["node"].as_str()),
+            (Some("pause"), Some("node2"))
+        );
+        let (start, end) = (f["start_s"].as_f64().unwrap(), f["end_s"].as_f64().unwrap());
+        assert!(start > 0.0 && end - start >= 0.15 && end <= 2.5, "{f}");
+    }
+    assert!(text.contains("fault: node2 paused"), "{text}");
+    assert!(
+        phase["operations"]["READ"]["latency"]["max_us"]
+            .as_f64()
+            .unwrap()
+            >= 100_000.0
+    );
+    assert_eq!(
+        phase["consistency"]["stale_reads"], 0,
+        "{}",
+        phase["consistency"]
+    );
+    assert!(phase["consistency"]["probe_writes"].as_u64().unwrap() >= 50);
+    let (code, text) = run(&[
+        "run",
+        "--deployment",
+        f,
+        "--duration",
+        "1s",
+        "--fault",
+        "pause:node9",
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("no node 'node9'") && text.contains("node1, node2"),
+        "{text}"
+    );
     // The deployment's binding option (reads to the replica) is among the run's properties.
     assert!(r["parameters"]["properties"]["postgres.read_hosts"]
         .as_str()

@@ -279,6 +279,21 @@ pub struct PhaseResult {
     /// (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::ConsistencyResult>,
+    /// `--fault`: when the faults injected beside this phase acted (docs/consistency.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultWindow>,
+}
+
+/// One period a fault acted on a node: a pause (SIGSTOP to SIGCONT), on the phase's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FaultWindow {
+    /// `pause`.
+    pub kind: String,
+    /// The node, as the deployment names it (`node2`).
+    pub node: String,
+    /// Seconds from the start of the measurement window.
+    pub start_s: f64,
+    pub end_s: f64,
 }
 
 /// The start every client of a distributed run agreed on, and this client's skew against it on its

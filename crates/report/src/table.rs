@@ -19,7 +19,27 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     render_operations(out, phase);
     render_notes(out, result, phase);
     render_consistency(out, phase);
+    render_faults(out, phase);
     render_findings(out, phase);
+}
+
+/// `--fault`: which nodes were paused, how often and for how long in all.
+fn render_faults(out: &mut String, phase: &PhaseResult) {
+    let mut nodes: Vec<&str> = phase.faults.iter().map(|f| f.node.as_str()).collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    for node in nodes {
+        let windows: Vec<_> = phase.faults.iter().filter(|f| f.node == node).collect();
+        let paused: f64 = windows.iter().map(|f| f.end_s - f.start_s).sum();
+        let _ = writeln!(
+            out,
+            "fault: {node} paused {} times, {:.2} s in all (first at {:.2} s, last ended at {:.2} s of the run)",
+            windows.len(),
+            paused,
+            windows[0].start_s,
+            windows[windows.len() - 1].end_s
+        );
+    }
 }
 
 /// `--consistency-probe`: how stale the probe's reads were, in three lines.

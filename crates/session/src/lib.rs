@@ -23,6 +23,7 @@ pub mod elastic;
 pub mod environment;
 pub mod error;
 pub mod experiment;
+pub mod fault;
 pub mod files;
 pub mod interrupt;
 pub mod metrics;

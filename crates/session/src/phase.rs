@@ -87,6 +87,12 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let stop = args.stop.clone().unwrap_or_default();
     crate::interrupt::register_stop(&stop);
 
+    // Checked before anything runs: a fault names a running node of the deployment.
+    let faults = args
+        .faults
+        .iter()
+        .map(|f| Ok((f.clone(), f.process(settings.cluster.as_ref())?)))
+        .collect::<Result<Vec<_>, SessionError>>()?;
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
     let mut recorded = Vec::new();
@@ -130,21 +136,30 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                     .consistency_probe
                     .as_ref()
                     .filter(|_| phase == Phase::Run),
+                faults: if phase == Phase::Run { &faults } else { &[] },
             },
         );
-        let (outcome, space_before, consistency) =
-            match opened.map_err(SessionError::from).and_then(|r| r) {
-                Ok(outcome) => outcome,
-                // Stopped while connecting for a later phase: the phases before it are kept.
-                Err(SessionError::Interrupted(_)) if !results.is_empty() => {
-                    interrupted = true;
-                    break;
-                }
-                Err(e) => return Err(e),
-            };
+        let (
+            outcome,
+            space_before,
+            Beside {
+                consistency,
+                faults,
+            },
+        ) = match opened.map_err(SessionError::from).and_then(|r| r) {
+            Ok(outcome) => outcome,
+            // Stopped while connecting for a later phase: the phases before it are kept.
+            Err(SessionError::Interrupted(_)) if !results.is_empty() => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
+        result.faults =
+            faults.map_or_else(Vec::new, |n| n.finish(result.measurement_start_unix_ms));
         match consistency {
             Some(Ok(c)) => {
                 if let Some(e) = c.history_error {
@@ -449,6 +464,15 @@ struct PhaseRunner<'a> {
     progress: &'a mut dyn Progress,
     /// `--consistency-probe` on a run phase.
     probe: Option<&'a ProbeRequest>,
+    /// `--fault` on a run phase, each with the process it acts on.
+    faults: &'a [(crate::fault::FaultRequest, scalebench_deploy::ProcessRef)],
+}
+
+/// What ran beside a phase: the consistency probe's outcome, and the faults (stopped, every node
+/// resumed, when they acted is taken once the phase's start is known).
+struct Beside {
+    consistency: Option<Result<ProbeOutcome, String>>,
+    faults: Option<crate::fault::Nemesis>,
 }
 
 /// An open loop that completed its target rate (within 5%) was bounded by the target it was given,
@@ -553,15 +577,8 @@ fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
 
 impl FactoryVisitor for PhaseRunner<'_> {
     /// The phase, for a load on a cluster the space before it (the table emptied or created), and
-    /// what the consistency probe measured beside it.
-    type Output = Result<
-        (
-            PhaseOutcome,
-            Option<Space>,
-            Option<Result<ProbeOutcome, String>>,
-        ),
-        SessionError,
-    >;
+    /// what ran beside it.
+    type Output = Result<(PhaseOutcome, Option<Space>, Beside), SessionError>;
 
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
         let plan = self.settings.plan(self.phase);
@@ -581,9 +598,17 @@ impl FactoryVisitor for PhaseRunner<'_> {
         let probe = self
             .probe
             .map(|p| ConsistencyProbe::start(p, self.settings, self.stop));
+        let nemesis = (!self.faults.is_empty())
+            .then(|| crate::fault::Nemesis::start(self.faults, self.settings.warmup));
         let outcome = execute(factory, self.workload, &plan, self.stop, self.progress);
+        // Stopped (every node resumed) before the probe drains its keys in flight.
+        let faults = nemesis.inspect(crate::fault::Nemesis::stop);
         let consistency = probe.map(ConsistencyProbe::finish);
-        Ok((outcome?, space_before, consistency))
+        let beside = Beside {
+            consistency,
+            faults,
+        };
+        Ok((outcome?, space_before, beside))
     }
 }
 

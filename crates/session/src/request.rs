@@ -89,6 +89,9 @@ pub struct RunRequest {
     pub no_monitor: bool,
     /// `--consistency-probe`: the probe beside the run phase, if any (docs/consistency.md).
     pub consistency_probe: Option<ProbeRequest>,
+    /// `--fault`: faults injected into the deployment's nodes beside the run phase.
+    #[serde(default)]
+    pub faults: Vec<crate::fault::FaultRequest>,
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
     /// Where the phases publish their live figures (`--metrics-listen`), if anywhere.
@@ -193,6 +196,7 @@ impl RunRequest {
             no_compact: false,
             no_monitor: false,
             consistency_probe: None,
+            faults: Vec::new(),
             command: Vec::new(),
             metrics: None,
             client: None,

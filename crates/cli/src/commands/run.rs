@@ -12,23 +12,25 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::RunRequest;
 
-use crate::args::{ClientsArgs, PhaseArgs, ProbeArgs, SummaryArgs};
+use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 
 pub fn run_command(
     args: &PhaseArgs,
     clients: &ClientsArgs,
-    probe: Option<&ProbeArgs>,
+    consistency: Option<&ConsistencyArgs>,
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
     let loads = phases.contains(&Phase::Load) || args.request(argv).uses_default_db();
     check_ycsb_load(&args.summary, loads)?;
-    let probe = probe.and_then(ProbeArgs::request);
+    let probe = consistency.and_then(ConsistencyArgs::request);
+    let faults = consistency.map(|c| c.fault.clone()).unwrap_or_default();
     let distributed = clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some();
-    if distributed && probe.is_some() {
-        // Each client would probe on its own and the merge has no way to combine what they saw.
+    if distributed && (probe.is_some() || !faults.is_empty()) {
+        // Each client would probe (and pause nodes) on its own, and the merge has no way to
+        // combine what they saw.
         return Err(SessionError::Usage(
-            "--consistency-probe measures from one process: run it without --clients and --rendezvous"
+            "--consistency-probe and --fault act from one process: run them without --clients and --rendezvous"
                 .into(),
         ));
     }
@@ -38,6 +40,7 @@ pub fn run_command(
     scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
     let mut request = args.request(argv);
     request.consistency_probe = probe;
+    request.faults = faults;
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
