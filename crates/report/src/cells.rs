@@ -40,6 +40,53 @@ pub struct CellStats {
     /// Measured operations of the counted repetitions (flagged runs included): succeeded, failed.
     pub operations_ok: u64,
     pub operations_failed: u64,
+    /// The consistency probe's reads of the counted repetitions, pooled (issue 32).
+    pub consistency: Option<CellConsistency>,
+    /// Fault windows (pauses) over the counted repetitions.
+    pub fault_windows: usize,
+}
+
+/// The probe reads of a cell's repetitions, pooled: every read is one Bernoulli trial (stale or
+/// not), so the cell's stale fraction is stale reads over reads, with a Wilson interval.
+#[derive(Debug, Clone)]
+pub struct CellConsistency {
+    pub probe_reads: u64,
+    pub stale_reads: u64,
+    pub stale_fraction: f64,
+    /// 95% Wilson interval of the stale fraction.
+    pub stale_ci95: (f64, f64),
+    /// The repetitions' staleness-window p99 in microseconds, averaged.
+    pub window_p99_us: Option<f64>,
+}
+
+fn pooled_consistency(
+    measured: &[&scalebench_measure::result::PhaseResult],
+) -> Option<CellConsistency> {
+    let probes: Vec<_> = measured
+        .iter()
+        .filter_map(|p| p.consistency.as_ref())
+        .collect();
+    if probes.is_empty() {
+        return None;
+    }
+    let probe_reads: u64 = probes.iter().map(|c| c.probe_reads).sum();
+    let stale_reads: u64 = probes.iter().map(|c| c.stale_reads).sum();
+    let windows: Vec<f64> = probes
+        .iter()
+        .filter_map(|c| c.window_us.as_ref().map(|w| w.p99_us))
+        .collect();
+    Some(CellConsistency {
+        probe_reads,
+        stale_reads,
+        stale_fraction: if probe_reads == 0 {
+            0.0
+        } else {
+            stale_reads as f64 / probe_reads as f64
+        },
+        stale_ci95: scalebench_measure::consistency::wilson(stale_reads, probe_reads),
+        window_p99_us: (!windows.is_empty())
+            .then(|| windows.iter().sum::<f64>() / windows.len() as f64),
+    })
 }
 
 fn counted_runs(runs: &[(u32, RunResult)], discard_first: u32) -> Vec<&RunResult> {
@@ -130,6 +177,8 @@ pub fn cell_stats(
         flagged_runs: flagged.len(),
         operations_ok,
         operations_failed,
+        consistency: pooled_consistency(&measured),
+        fault_windows: measured.iter().map(|p| p.faults.len()).sum(),
     }
 }
 

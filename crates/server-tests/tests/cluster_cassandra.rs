@@ -166,6 +166,48 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     let run = phase(cluster_config(&c, &w, &[], false), &w, run_plan(3.0)).result;
     assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
 
+    // Issue 32, Wegert's consistency pairs with node3 paused periodically (Jepsen's pause nemesis,
+    // as `--fault pause:node3`): at W=ONE/R=ONE a read may reach a replica the write has not
+    // reached yet; ALL/ONE and QUORUM/QUORUM (R + W > RF) never read a stale value. The checker
+    // (Porcupine) counts the same stale reads on each history.
+    use scalebench_session::fault::{FaultRequest, Nemesis};
+    let node3 = c.state.nodes[2].process.unwrap();
+    let pause = FaultRequest::parse("pause:node3,every=1s,for=300ms").unwrap();
+    for (write, read, stale) in [
+        ("ONE", "ONE", true),
+        ("ALL", "ONE", false),
+        ("QUORUM", "QUORUM", false),
+    ] {
+        let levels = [("write_consistency", write), ("read_consistency", read)];
+        let nemesis = Nemesis::start(&[(pause.clone(), node3)], std::time::Duration::ZERO);
+        let (probe, checked) =
+            probe_beside_run(cluster_config(&c, &w, &levels, false), &w, 50.0, 4.0);
+        let pauses = nemesis.finish(0);
+        assert!(pauses.len() >= 3, "{pauses:?}");
+        assert!(node3.is_running());
+        assert!(
+            probe.probe_writes >= 100 && probe.probe_writes_failed == 0,
+            "{write}/{read}: {probe:?}"
+        );
+        assert_eq!(
+            checked["reads"], probe.probe_reads,
+            "{write}/{read}: {checked}"
+        );
+        assert_eq!(
+            checked["stale_reads"], probe.stale_reads,
+            "{write}/{read}: {checked}"
+        );
+        if stale {
+            assert!(
+                probe.stale_reads > 0,
+                "{write}/{read}: no stale read: {probe:?}"
+            );
+        } else {
+            assert_eq!(probe.stale_reads, 0, "{write}/{read}: {probe:?}");
+            assert_eq!(checked["linearizable"], "yes", "{write}/{read}: {checked}");
+        }
+    }
+
     // Wegert's "restore data before runs that insert", the servers running: Cassandra's own
     // snapshot (the same server processes before and after), 500 inserts, the snapshot back.
     let pids = |c: &scalebench_deploy::Cluster| -> Vec<Option<u32>> {

@@ -123,6 +123,12 @@ pub fn export_json(store: &Store, name: &str, discard_first: u32) -> Result<Stri
             "flagged_runs": c.flagged_runs,
             "operations_ok": c.operations_ok,
             "operations_failed": c.operations_failed,
+            "consistency": c.consistency.as_ref().map(|k| serde_json::json!({
+                "probe_reads": k.probe_reads, "stale_reads": k.stale_reads,
+                "stale_fraction": k.stale_fraction, "stale_ci95": [k.stale_ci95.0, k.stale_ci95.1],
+                "window_p99_us": k.window_p99_us,
+            })),
+            "fault_windows": c.fault_windows,
         })).collect::<Vec<_>>(),
     });
     Ok(serde_json::to_string_pretty(&json).unwrap_or_default() + "\n")

@@ -771,6 +771,20 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
         if let Some(b) = &c.bytes_per_record {
             notes.push(format!("{:.0} bytes/record", b.mean));
         }
+        if let Some(k) = &c.consistency {
+            notes.push(format!(
+                "stale reads {:.2}% of {} probe reads (95% CI {:.2}-{:.2}%){}",
+                100.0 * k.stale_fraction,
+                k.probe_reads,
+                100.0 * k.stale_ci95.0,
+                100.0 * k.stale_ci95.1,
+                k.window_p99_us
+                    .map_or(String::new(), |w| format!(", window p99 {:.0} us", w))
+            ));
+        }
+        if c.fault_windows > 0 {
+            notes.push(format!("{} node pauses", c.fault_windows));
+        }
         match c.records_at_start {
             Some((a, b)) if a == b => notes.push(format!("on {a} records")),
             Some((a, b)) => notes.push(format!("on {a} to {b} records (grown by inserts)")),
