@@ -2012,4 +2012,32 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert_eq!(checked["linearizable"], "yes", "{checked}");
     assert_eq!(checked["reads"], c["probe_reads"], "{checked}");
     assert_eq!(checked["stale_reads"], c["stale_reads"], "{checked}");
+
+    // `compare` tests the stale fractions, counting each probe write as one trial: the run against
+    // itself differs in nothing; against the same run with a fifth of its reads stale (what a
+    // lagging replica gives), the difference is significant.
+    let compare = |b: &std::path::Path| {
+        let o = scalebench(&["compare", out.to_str().unwrap(), b.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let same = compare(&out);
+    let line = same.lines().find(|l| l.starts_with("stale reads")).unwrap();
+    assert!(line.contains("no significant difference"), "{line}");
+    let mut lagging = r.clone();
+    let reads = c["probe_reads"].as_u64().unwrap();
+    lagging["phases"][1]["consistency"]["stale_reads"] = (reads / 5).into();
+    let lagging_file = dir.path().join("lagging.json");
+    std::fs::write(&lagging_file, lagging.to_string()).unwrap();
+    let differs = compare(&lagging_file);
+    let line = differs
+        .lines()
+        .find(|l| l.starts_with("stale reads"))
+        .unwrap();
+    assert!(
+        line.contains("A 0.00% B ")
+            && line.contains("significant difference")
+            && !line.contains("no significant"),
+        "{line}"
+    );
 }

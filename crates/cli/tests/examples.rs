@@ -217,6 +217,30 @@ fn wegert_restores_before_every_run(m: &Miniature) {
             "{config}: {cells:?}"
         );
     }
+    // Issue 32: every run measured its consistency; on the 3-node ring, node3 was paused beside
+    // each run, and the pairs with R + W > RF read nothing stale even so.
+    for (cell, run) in m.measured() {
+        let probe = &run["consistency"];
+        assert!(
+            probe["probe_writes"].as_u64().unwrap() > 0,
+            "{cell}: {probe}"
+        );
+        let pauses = run["faults"].as_array().map_or(0, Vec::len);
+        if cell.starts_with("cassandra-3/") {
+            assert!(pauses >= 1, "{cell}: {}", run["faults"]);
+        } else {
+            assert_eq!(pauses, 0, "{cell}");
+        }
+        if cell.contains("/all-one/") || cell.contains("/quorum-quorum/") {
+            assert_eq!(probe["stale_reads"], 0, "{cell}: {probe}");
+        }
+    }
+    let show = m.show();
+    let one_one = show.lines().find(|l| l.contains("/one-one/")).unwrap();
+    assert!(
+        one_one.contains("stale reads") && one_one.contains("node pauses"),
+        "{one_one}"
+    );
 }
 
 /// Issue 29, points 6 and 7: the recommendation table has a column per data size, and runs bounded

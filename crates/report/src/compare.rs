@@ -52,6 +52,46 @@ pub struct Comparison {
     pub metrics: Vec<MetricComparison>,
     /// Operations only one run has.
     pub unmatched: Vec<String>,
+    /// Both runs had a consistency probe: their stale fractions compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_fraction: Option<StaleComparison>,
+}
+
+/// The stale fraction of two runs' probe reads. A probe write's reads are not independent trials
+/// (a pause makes all of them stale together), so the test counts each probe write as one trial,
+/// not each read: a two-proportion z-test on the stale fractions with n = probe writes, which is
+/// conservative (it cannot claim more than the writes tell).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StaleComparison {
+    pub a: f64,
+    pub b: f64,
+    pub a_writes: u64,
+    pub b_writes: u64,
+    pub p_value: f64,
+    /// p < alpha (not adjusted with the operations' metrics: it is another question).
+    pub significant: bool,
+}
+
+fn compare_staleness(a: &PhaseResult, b: &PhaseResult, alpha: f64) -> Option<StaleComparison> {
+    let (ca, cb) = (a.consistency.as_ref()?, b.consistency.as_ref()?);
+    let fraction = |c: &scalebench_measure::consistency::ConsistencyResult| {
+        if c.probe_reads == 0 {
+            0.0
+        } else {
+            c.stale_reads as f64 / c.probe_reads as f64
+        }
+    };
+    let (fa, fb) = (fraction(ca), fraction(cb));
+    let p_value =
+        scalebench_stats::two_proportion_p(fa, ca.probe_writes as f64, fb, cb.probe_writes as f64);
+    Some(StaleComparison {
+        a: fa,
+        b: fb,
+        a_writes: ca.probe_writes,
+        b_writes: cb.probe_writes,
+        p_value,
+        significant: p_value < alpha,
+    })
 }
 
 /// Fewer full intervals than this on either side, and the test cannot tell a change from noise
@@ -173,5 +213,6 @@ pub fn compare(a: &PhaseResult, b: &PhaseResult, alpha: f64, min_change: f64) ->
         min_change,
         metrics,
         unmatched,
+        stale_fraction: compare_staleness(a, b, alpha),
     }
 }

@@ -27,8 +27,8 @@ pub struct FaultRequest {
 
 /// A pause every second, for a fifth of it: long beside a loopback round trip, short beside a
 /// failure detector's timeout (Cassandra's phi, etcd's election), so the node stays a member.
-const DEFAULT_EVERY: Duration = Duration::from_secs(1);
-const DEFAULT_PAUSE: Duration = Duration::from_millis(200);
+pub const DEFAULT_EVERY: Duration = Duration::from_secs(1);
+pub const DEFAULT_PAUSE: Duration = Duration::from_millis(200);
 
 impl FaultRequest {
     /// Parses `--fault`'s value; the error names the bad part.
@@ -37,21 +37,9 @@ impl FaultRequest {
         let (kind, rest) = text
             .split_once(':')
             .ok_or_else(|| bad("expected pause:NODE[,every=DURATION][,for=DURATION]"))?;
-        if kind != "pause" {
-            return Err(bad(&format!(
-                "unknown fault '{kind}' (known: pause, Jepsen's pause nemesis)"
-            )));
-        }
         let mut parts = rest.split(',');
         let node = parts.next().unwrap_or_default().trim();
-        if node.is_empty() || node.contains('=') {
-            return Err(bad("name the node to pause first (pause:node2)"));
-        }
-        let mut fault = FaultRequest {
-            node: node.to_string(),
-            every: DEFAULT_EVERY,
-            pause: DEFAULT_PAUSE,
-        };
+        let (mut every, mut pause) = (DEFAULT_EVERY, DEFAULT_PAUSE);
         for part in parts {
             let (key, value) = part
                 .split_once('=')
@@ -59,20 +47,35 @@ impl FaultRequest {
             let duration = humantime::parse_duration(value.trim())
                 .map_err(|_| bad(&format!("'{value}' is not a duration (e.g. 200ms, 1s)")))?;
             match key.trim() {
-                "every" => fault.every = duration,
-                "for" => fault.pause = duration,
+                "every" => every = duration,
+                "for" => pause = duration,
                 other => return Err(bad(&format!("unknown setting '{other}' (every, for)"))),
             }
         }
-        if fault.pause.is_zero() || fault.pause >= fault.every {
-            return Err(bad(
-                "a pause must last longer than 0 and less than its period",
+        FaultRequest::new(kind, node, every, pause).map_err(|why| bad(&why))
+    }
+
+    /// A fault of `kind` on `node`: a pause of `pause` once every `every`.
+    pub fn new(kind: &str, node: &str, every: Duration, pause: Duration) -> Result<Self, String> {
+        if kind != "pause" {
+            return Err(format!(
+                "unknown fault '{kind}' (known: pause, Jepsen's pause nemesis)"
             ));
         }
-        if fault.every > Duration::from_secs(3600) {
-            return Err(bad("a period longer than an hour is no periodic fault"));
+        if node.is_empty() || node.contains(['=', ',', ':']) {
+            return Err("name the node to pause first (pause:node2)".into());
         }
-        Ok(fault)
+        if pause.is_zero() || pause >= every {
+            return Err("a pause must last longer than 0 and less than its period".into());
+        }
+        if every > Duration::from_secs(3600) {
+            return Err("a period longer than an hour is no periodic fault".into());
+        }
+        Ok(FaultRequest {
+            node: node.to_string(),
+            every,
+            pause,
+        })
     }
 
     /// The running process of the node this fault acts on; bad input when there is none.

@@ -5,7 +5,7 @@
 //! the knee of a thread-count series (Wegert's calibration rule).
 
 use serde::Serialize;
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 /// The arithmetic mean (0 for no values).
 pub fn mean(v: &[f64]) -> f64 {
@@ -152,6 +152,25 @@ pub fn welch_p(a: &SeriesStats, b: &SeriesStats) -> f64 {
     }
 }
 
+/// Two-sided p-value of the difference between two proportions `p_a` and `p_b` observed over `n_a`
+/// and `n_b` independent trials (the pooled two-proportion z-test). 1 when either side has no trial
+/// or neither shows any success or any failure (nothing to tell apart).
+pub fn two_proportion_p(p_a: f64, n_a: f64, p_b: f64, n_b: f64) -> f64 {
+    if n_a <= 0.0 || n_b <= 0.0 {
+        return 1.0;
+    }
+    let pooled = (p_a * n_a + p_b * n_b) / (n_a + n_b);
+    let se = (pooled * (1.0 - pooled) * (1.0 / n_a + 1.0 / n_b)).sqrt();
+    if se == 0.0 {
+        return 1.0;
+    }
+    let z = (p_b - p_a) / se;
+    match Normal::new(0.0, 1.0) {
+        Ok(n) => (2.0 * (1.0 - n.cdf(z.abs()))).min(1.0),
+        Err(_) => 1.0,
+    }
+}
+
 /// Holm's step-down adjustment: the i-th smallest of m p-values is multiplied by (m - i), made
 /// monotone, and capped at 1. Rejecting where the adjusted p < alpha keeps the family-wise error
 /// rate at alpha.
@@ -237,6 +256,17 @@ mod tests {
             SeriesStats { n_eff: 2.5, ..b },
         );
         assert!(welch_p(&a2, &b2) > 0.1);
+    }
+
+    #[test]
+    fn two_proportions_match_a_hand_computed_case() {
+        // 10 of 100 against 20 of 100: pooled 0.15, se = sqrt(0.15 * 0.85 * 0.02) = 0.050498,
+        // z = 1.9803, p = 2 (1 - Phi(1.9803)) = 0.0477.
+        let p = two_proportion_p(0.1, 100.0, 0.2, 100.0);
+        assert!((p - 0.0477).abs() < 5e-4, "{p}");
+        assert_eq!(two_proportion_p(0.0, 500.0, 0.0, 500.0), 1.0);
+        assert_eq!(two_proportion_p(0.3, 0.0, 0.1, 10.0), 1.0);
+        assert!(two_proportion_p(0.0, 300.0, 0.06, 300.0) < 0.001);
     }
 
     #[test]

@@ -57,6 +57,21 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
             for op in &c.unmatched {
                 t.push_str(&format!("{op}: in one run only\n"));
             }
+            if let Some(s) = &c.stale_fraction {
+                t.push_str(&format!(
+                    "stale reads (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, each of {} and {} probe writes one trial)  {}\n",
+                    100.0 * s.a,
+                    100.0 * s.b,
+                    s.p_value,
+                    s.a_writes,
+                    s.b_writes,
+                    if s.significant {
+                        "significant difference"
+                    } else {
+                        "no significant difference"
+                    }
+                ));
+            }
             t
         }
     };

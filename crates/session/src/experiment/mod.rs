@@ -433,6 +433,21 @@ fn phase_request(
             .iter()
             .any(|p| p.key == scalebench_workload::declared::OPERATIONCOUNT.name);
         r.duration = (!counted).then_some(exp.procedure.duration.0);
+        if exp.procedure.measure == Measure::Run {
+            r.consistency_probe = match exp.procedure.consistency_probe {
+                Some(rate) => {
+                    let mut probe = request::ProbeRequest::new(rate)?;
+                    if let Some(delays) = &exp.procedure.probe_delays {
+                        probe.delays_ms = delays.clone();
+                        probe.delays_ms.sort_by(f64::total_cmp);
+                        probe.delays_ms.dedup();
+                    }
+                    Some(probe)
+                }
+                None => None,
+            };
+            r.faults = exp.fault.iter().filter_map(|f| f.request_for(db)).collect();
+        }
     } else {
         r.create_schema = true;
         r.drop_schema = true;

@@ -36,6 +36,48 @@ pub struct Experiment {
     /// key is a workload or binding property (`recordcount`, `cassandra.read_consistency`, ...).
     #[serde(default)]
     pub sweep: BTreeMap<String, Vec<toml::Value>>,
+    /// A fault injected beside every measured run on the databases it names (`[fault]`, as
+    /// `run --fault`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<FaultSpec>,
+}
+
+/// `[fault]`: Jepsen's pause nemesis on one node of each named database's deployment.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultSpec {
+    /// `pause` (SIGSTOP, then SIGCONT).
+    pub kind: String,
+    /// The node's id in the deployment (`node3`).
+    pub node: String,
+    /// From one pause's start to the next one's (default 1s).
+    #[serde(default = "fault_every")]
+    pub every: Span,
+    /// How long each pause lasts (default 200ms).
+    #[serde(default = "fault_pause", rename = "for")]
+    pub pause: Span,
+    /// The databases it acts on (default: every database with a deployment).
+    #[serde(default)]
+    pub databases: Vec<String>,
+}
+
+fn fault_every() -> Span {
+    Span(crate::fault::DEFAULT_EVERY)
+}
+
+fn fault_pause() -> Span {
+    Span(crate::fault::DEFAULT_PAUSE)
+}
+
+impl FaultSpec {
+    /// The fault for a run on `database`, if it acts there.
+    pub fn request_for(&self, database: &DatabaseSpec) -> Option<crate::fault::FaultRequest> {
+        let named = self.databases.is_empty() || self.databases.contains(&database.name);
+        (named && database.deployment.is_some()).then(|| {
+            crate::fault::FaultRequest::new(&self.kind, &self.node, self.every.0, self.pause.0)
+                .expect("checked when the file was read")
+        })
+    }
 }
 
 fn one() -> u32 {
@@ -73,6 +115,13 @@ pub struct Procedure {
     /// A run whose share of failed operations is above this is recorded as `failures`, kept out of
     /// the cell's statistics and named in every summary (default 0.01: 1%).
     pub max_failed_share: f64,
+    /// Probe writes per second of the consistency probe beside every measured run (as `run
+    /// --consistency-probe`); none by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consistency_probe: Option<f64>,
+    /// The probe's read delays in ms (default PBS's: 0, 0.1, 0.5, 1, 2, 5, 10, 50, 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_delays: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -170,6 +219,8 @@ impl Default for Procedure {
             measure: Measure::Run,
             elastic: ElasticProcedure::default(),
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
+            consistency_probe: None,
+            probe_delays: None,
         }
     }
 }
@@ -294,6 +345,11 @@ impl Experiment {
         p.elastic.steps = p.elastic.steps.min(1);
         if let Some(r) = &mut p.request_set {
             *r = (*r / MINIATURE_DIVISOR as u64).max(100).min(*r);
+        }
+        // Two pauses or more within the second a run lasts.
+        if let Some(f) = &mut self.fault {
+            f.every.0 = f.every.0.min(std::time::Duration::from_millis(400));
+            f.pause.0 = f.pause.0.min(f.every.0 * 2 / 5);
         }
         let small = |v: &mut toml::Value| {
             if let toml::Value::Integer(n) = v {
@@ -434,6 +490,57 @@ impl Experiment {
             return Err(format!(
                 "procedure.max_failed_share = {share}: expected a share between 0 and 1"
             ));
+        }
+        self.check_consistency()
+    }
+
+    /// The probe's rate and delays, and the fault: a kind, a period, databases with deployments;
+    /// both only beside measured runs.
+    fn check_consistency(&self) -> Result<(), String> {
+        use crate::request::ProbeRequest;
+        let probing = self.procedure.consistency_probe.is_some() || self.fault.is_some();
+        if probing && self.procedure.measure != Measure::Run {
+            return Err("procedure.consistency_probe and [fault] go beside measured runs: use them with measure = \"run\"".into());
+        }
+        if probing && self.sweep.contains_key("clients") {
+            return Err("procedure.consistency_probe and [fault] act from one process: not with sweep.clients".into());
+        }
+        if let Some(rate) = self.procedure.consistency_probe {
+            ProbeRequest::check_rate(rate)
+                .map_err(|why| format!("procedure.consistency_probe = {rate}: {why}"))?;
+        }
+        if let Some(delays) = &self.procedure.probe_delays {
+            let list: Vec<String> = delays.iter().map(f64::to_string).collect();
+            ProbeRequest::parse_delays(&list.join(","))
+                .map_err(|why| format!("procedure.probe_delays = {delays:?}: {why}"))?;
+            if self.procedure.consistency_probe.is_none() {
+                return Err("procedure.probe_delays needs procedure.consistency_probe".into());
+            }
+        }
+        let Some(fault) = &self.fault else {
+            return Ok(());
+        };
+        crate::fault::FaultRequest::new(&fault.kind, &fault.node, fault.every.0, fault.pause.0)
+            .map_err(|why| format!("[fault]: {why}"))?;
+        for name in &fault.databases {
+            match self.databases.iter().find(|d| &d.name == name) {
+                None => return Err(format!("[fault]: no database {name:?} in the experiment")),
+                Some(d) if d.deployment.is_none() => {
+                    return Err(format!(
+                        "[fault]: database {name:?} has no deployment: a fault pauses a deployment's node"
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        if !self
+            .databases
+            .iter()
+            .any(|d| fault.request_for(d).is_some())
+        {
+            return Err(
+                "[fault]: no database of the experiment has a deployment to pause a node of".into(),
+            );
         }
         Ok(())
     }
@@ -1029,5 +1136,49 @@ threads = [1, 2]
         assert!(procedure("options = { batchsize = 1 }").contains("batchsize"));
         let argv = procedure("args = [\"--create-schema\"]");
         assert!(argv.contains("[procedure.options]"), "{argv}");
+        // The consistency probe and the fault (issue 32): checked with the file.
+        assert!(procedure("consistency_probe = 0").contains("consistency_probe = 0"));
+        let delays = procedure("consistency_probe = 10\nprobe_delays = [1, -2]");
+        assert!(
+            delays.contains("probe_delays") && delays.contains("60000"),
+            "{delays}"
+        );
+        assert!(procedure("probe_delays = [1]").contains("needs procedure.consistency_probe"));
+        let elastic = procedure("consistency_probe = 10\nmeasure = \"elastic\"");
+        assert!(elastic.contains("measure = \"run\""), "{elastic}");
+        let fault = |f: &str| bad("discard_first = 1", &format!("[fault]\n{f}"));
+        assert!(fault("kind = \"crash\"\nnode = \"node1\"").contains("'crash'"));
+        assert!(
+            fault("kind = \"pause\"\nnode = \"node1\"\nevery = \"1s\"\nfor = \"2s\"")
+                .contains("less than its period")
+        );
+        let no_deployment = fault("kind = \"pause\"\nnode = \"node1\"\ndatabases = [\"lite\"]");
+        assert!(
+            no_deployment.contains("\"lite\" has no deployment"),
+            "{no_deployment}"
+        );
+        assert!(
+            fault("kind = \"pause\"\nnode = \"node1\"\ndatabases = [\"x\"]")
+                .contains("no database \"x\"")
+        );
+        assert!(fault("kind = \"pause\"\nnode = \"node1\"\nlasting = \"1s\"").contains("lasting"));
+        // A fault on the databases with deployments, as each run's request.
+        let e = Experiment::from_toml(&SPEC.replace(
+            "discard_first = 1",
+            "discard_first = 1\n[procedure]\nconsistency_probe = 20\n[fault]\nkind = \"pause\"\nnode = \"node2\"\nfor = \"300ms\"",
+        ))
+        .unwrap();
+        let fault = e.fault.as_ref().unwrap();
+        let requests: Vec<_> = e.databases.iter().map(|d| fault.request_for(d)).collect();
+        assert_eq!(requests[0], None, "{:?}", e.databases[0]);
+        let pause = requests[1].as_ref().unwrap();
+        assert_eq!(
+            (pause.node.as_str(), pause.every, pause.pause),
+            (
+                "node2",
+                std::time::Duration::from_secs(1),
+                std::time::Duration::from_millis(300)
+            )
+        );
     }
 }
