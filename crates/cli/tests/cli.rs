@@ -2013,6 +2013,15 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert_eq!(checked["reads"], c["probe_reads"], "{checked}");
     assert_eq!(checked["stale_reads"], c["stale_reads"], "{checked}");
 
+    // The report draws the t-visibility curve and the staleness window's distribution.
+    let report = dir.path().join("r.html");
+    let o = scalebench(&["report", out.to_str().unwrap(), "-o", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&report).unwrap();
+    for chart in ["t-visibility", "Staleness window by percentile"] {
+        assert!(html.contains(chart), "no {chart} chart");
+    }
+
     // `compare` tests the stale fractions, counting each probe write as one trial: the run against
     // itself differs in nothing; against the same run with a fifth of its reads stale (what a
     // lagging replica gives), the difference is significant.

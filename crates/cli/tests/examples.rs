@@ -235,6 +235,10 @@ fn wegert_restores_before_every_run(m: &Miniature) {
             assert_eq!(probe["stale_reads"], 0, "{cell}: {probe}");
         }
     }
+    assert!(
+        m.report.contains("<h2>Consistency</h2>") && m.report.contains("t-visibility"),
+        "the report's consistency section"
+    );
     let show = m.show();
     let one_one = show.lines().find(|l| l.contains("/one-one/")).unwrap();
     assert!(

@@ -67,6 +67,7 @@ pub fn page(data: &ExperimentData) -> Page {
         ..Default::default()
     };
     page.sections.push(cells_section(data));
+    page.sections.extend(consistency_section(data));
     let threads = thread_series(data);
     let scaling = Section {
         heading: "Scaling".into(),
@@ -138,6 +139,76 @@ fn cells_section(data: &ExperimentData) -> Section {
         section.charts.push(space);
     }
     section
+}
+
+/// The cells' consistency beside their throughput: PBS's t-visibility, one line per cell, and each
+/// cell's stale fraction (every probe read of its counted repetitions pooled).
+fn consistency_section(data: &ExperimentData) -> Option<Section> {
+    let probed: Vec<&CellStats> = data
+        .cells
+        .iter()
+        .filter(|c| c.consistency.is_some())
+        .collect();
+    if probed.is_empty() {
+        return None;
+    }
+    let rows: Vec<Vec<String>> = probed
+        .iter()
+        .map(|c| {
+            let k = c.consistency.as_ref().expect("filtered");
+            vec![
+                c.cell.clone(),
+                c.throughput
+                    .as_ref()
+                    .map_or("-".into(), |t| format!("{:.1}", t.mean)),
+                format!("{:.2}%", 100.0 * k.stale_fraction),
+                format!(
+                    "{:.2}-{:.2}%",
+                    100.0 * k.stale_ci95.0,
+                    100.0 * k.stale_ci95.1
+                ),
+                k.probe_reads.to_string(),
+                k.window_p99_us.map_or("-".into(), |w| format!("{w:.0}")),
+                c.fault_windows.to_string(),
+            ]
+        })
+        .collect();
+    let lines: Vec<(
+        String,
+        Vec<scalebench_measure::consistency::VisibilityPoint>,
+    )> = probed
+        .iter()
+        .map(|c| {
+            let phases = counted_phases(data, &c.cell);
+            (
+                c.cell.clone(),
+                crate::consistency_page::pooled_visibility(phases.into_iter()),
+            )
+        })
+        .collect();
+    Some(Section {
+        heading: "Consistency".into(),
+        html: format!(
+            "<p class=\"note\">What each cell's reads saw while it ran (the consistency probe, docs/consistency.md): stale reads returned an older version than the newest acknowledged when they began; the repetitions' probe reads pooled, with a 95% Wilson interval.</p>{}",
+            table(
+                &["cell", "rate mean", "stale reads", "95% CI", "probe reads", "window p99 us", "node pauses"],
+                &rows
+            )
+        ),
+        charts: crate::consistency_page::visibility_chart("cells", &lines).into_iter().collect(),
+    })
+}
+
+/// The measured phases of a cell's counted repetitions.
+fn counted_phases<'a>(
+    data: &'a ExperimentData,
+    cell: &str,
+) -> Vec<&'a scalebench_measure::PhaseResult> {
+    data.results
+        .iter()
+        .filter(|(c, rep, _)| c == cell && *rep > data.discard)
+        .filter_map(|(_, _, r)| r.phases.last())
+        .collect()
 }
 
 /// Mean throughput of each cell with its 95% confidence interval.

@@ -5,6 +5,7 @@
 pub mod cells;
 pub mod chart;
 pub mod compare;
+pub mod consistency_page;
 pub mod elastic_page;
 pub mod experiment_page;
 pub mod html;

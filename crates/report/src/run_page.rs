@@ -145,10 +145,12 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
             ph.intervals.len(),
             ph.interval_s
         ));
+        let mut charts: Vec<Chart> = latency_distribution(ph, id).into_iter().collect();
+        charts.extend(consistency_charts(ph, id));
         return Section {
             heading: format!("Phase: {}", ph.phase),
             html,
-            charts: latency_distribution(ph, id).into_iter().collect(),
+            charts,
         };
     }
     if let Some(r) = ph.recorded_interval_s {
@@ -164,6 +166,7 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
                 .push((-warmup_s, 0.0, "warm-up (not measured)".into()));
         }
         c.bands.extend(extras.bands.iter().cloned());
+        c.bands.extend(crate::consistency_page::fault_bands(ph));
         c.markers.extend(extras.markers.iter().cloned());
         c
     };
@@ -172,6 +175,7 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
     charts.extend(errors_over_time(ph, id));
     let mut charts: Vec<Chart> = charts.into_iter().map(decorate).collect();
     charts.extend(latency_distribution(ph, id));
+    charts.extend(consistency_charts(ph, id));
     charts.extend(request_set_times(ph, id).map(decorate));
     charts.extend(client_cpu(ph, id).map(decorate));
     // Per KPI one line per machine, when the series of other hosts came in.
@@ -183,6 +187,18 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         html,
         charts,
     }
+}
+
+/// The consistency probe's t-visibility curve and staleness window, when it ran.
+fn consistency_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
+    use crate::consistency_page::{visibility_chart, window_chart};
+    let Some(c) = &ph.consistency else {
+        return Vec::new();
+    };
+    visibility_chart(id, &[(ph.phase.clone(), c.t_visibility.clone())])
+        .into_iter()
+        .chain(window_chart(ph, id))
+        .collect()
 }
 
 /// The phase's figures: per operation, failures by class, the "bounded by" verdict, space on disk.

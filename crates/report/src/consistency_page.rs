@@ -1,0 +1,195 @@
+//! The consistency a run measured beside its throughput (issue 32, docs/consistency.md): PBS's
+//! t-visibility curve, one line per run or per experiment cell, and the distribution of the
+//! staleness window; the pauses a fault made are bands on a run's time charts.
+
+use scalebench_measure::consistency::VisibilityPoint;
+use scalebench_measure::{quantile_us, PhaseResult};
+
+use crate::chart::{Chart, Scale, Series};
+
+/// A delay of 0 ms on the curve's logarithmic axis (which has no 0): drawn at this many ms.
+pub const ZERO_DELAY_AT_MS: f64 = 0.01;
+
+/// t-visibility: P(a read started t ms after the acknowledgement returns the write), one series per
+/// (name, points). The x axis is logarithmic as in PBS's plots; 0 ms sits at 0.01 ms.
+pub fn visibility_chart(id: &str, lines: &[(String, Vec<VisibilityPoint>)]) -> Option<Chart> {
+    let mut chart = Chart::new(
+        &format!("{id}-t-visibility"),
+        "t-visibility: reads that return the newest acknowledged write",
+        "ms after the acknowledgement (0 drawn at 0.01)",
+        "% consistent reads",
+    );
+    chart.x_scale = Scale::Log10;
+    chart.series = lines
+        .iter()
+        .map(|(name, points)| {
+            let points: Vec<_> = points.iter().filter(|p| p.samples > 0).collect();
+            Series {
+                name: name.clone(),
+                points: points
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.delay_ms.max(ZERO_DELAY_AT_MS),
+                            100.0 * p.consistent_fraction,
+                        )
+                    })
+                    .collect(),
+                errors: Vec::new(),
+                labels: points
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} ms: {:.1}% of {} reads (95% CI {:.1}-{:.1}%)",
+                            p.delay_ms,
+                            100.0 * p.consistent_fraction,
+                            p.samples,
+                            100.0 * p.ci_low,
+                            100.0 * p.ci_high
+                        )
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    (!chart.is_empty()).then_some(chart)
+}
+
+/// Several runs' t-visibility pooled per delay: each read one sample (the fraction weighted by the
+/// samples), the interval recomputed from the pooled counts.
+pub fn pooled_visibility<'a>(
+    phases: impl Iterator<Item = &'a PhaseResult>,
+) -> Vec<VisibilityPoint> {
+    let mut by_delay: std::collections::BTreeMap<u64, (f64, u64, u64)> = Default::default();
+    for p in phases.filter_map(|p| p.consistency.as_ref()) {
+        for v in &p.t_visibility {
+            let consistent = (v.consistent_fraction * v.samples as f64).round() as u64;
+            let e = by_delay
+                .entry(v.delay_ms.to_bits())
+                .or_insert((v.delay_ms, 0, 0));
+            e.1 += v.samples;
+            e.2 += consistent;
+        }
+    }
+    let mut points: Vec<VisibilityPoint> = by_delay
+        .into_values()
+        .map(|(delay_ms, samples, consistent)| {
+            let (ci_low, ci_high) = scalebench_measure::consistency::wilson(consistent, samples);
+            VisibilityPoint {
+                delay_ms,
+                samples,
+                consistent_fraction: if samples == 0 {
+                    0.0
+                } else {
+                    consistent as f64 / samples as f64
+                },
+                ci_low,
+                ci_high,
+            }
+        })
+        .collect();
+    points.sort_by(|a, b| a.delay_ms.total_cmp(&b.delay_ms));
+    points
+}
+
+/// The staleness window (acknowledgement to the first read that returned the write) by percentile,
+/// from the probe's HDR histogram.
+pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let h = ph.consistency.as_ref()?.window_us.as_ref()?.decode().ok()?;
+    let mut chart = Chart::new(
+        &format!("{id}-staleness-window"),
+        "Staleness window by percentile (HDR)",
+        "percentile of probe writes",
+        "microseconds from acknowledgement to first read returning it",
+    );
+    chart.x_scale = Scale::Percentile;
+    chart.y_scale = Scale::Log10;
+    let n = h.len() as f64;
+    let mut points: Vec<(f64, f64)> = (0..=16)
+        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+        .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
+        .map(|q| (q, quantile_us(&h, q)))
+        .collect();
+    if n > 1.0 {
+        points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
+    }
+    chart.series.push(Series {
+        name: "staleness window".into(),
+        points,
+        ..Default::default()
+    });
+    Some(chart)
+}
+
+/// The pauses of `ph`'s faults, as bands of its time charts.
+pub fn fault_bands(ph: &PhaseResult) -> Vec<(f64, f64, String)> {
+    ph.faults
+        .iter()
+        .map(|f| (f.start_s, f.end_s, format!("{} {}d", f.node, f.kind)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(delay_ms: f64, samples: u64, consistent_fraction: f64) -> VisibilityPoint {
+        VisibilityPoint {
+            delay_ms,
+            samples,
+            consistent_fraction,
+            ci_low: 0.0,
+            ci_high: 1.0,
+        }
+    }
+
+    #[test]
+    fn runs_pool_per_delay_weighted_by_their_samples() {
+        let phase = |points: Vec<VisibilityPoint>| {
+            let mut p: PhaseResult = serde_json::from_value(serde_json::json!({
+                "phase": "run", "open_loop": false, "measurement_start_unix_ms": 0,
+                "duration_s": 1.0, "interval_s": 1.0, "ended_by": "duration", "clients": 1,
+                "totals": { "issued": 0, "ok": 0, "failed": 0, "in_flight_at_stop": 0,
+                            "throughput_ops_s": 0.0 },
+                "operations": {}, "errors": {}, "schedule": null,
+                "data": { "mean_key_bytes": 0.0, "mean_record_bytes": 0.0, "field_count": 0 },
+                "warmup_operations": 0, "intervals": []
+            }))
+            .unwrap();
+            p.consistency = Some(scalebench_measure::consistency::ConsistencyResult {
+                probe_rate: 10.0,
+                probe_writes: 0,
+                probe_writes_failed: 0,
+                probe_reads: 0,
+                probe_reads_failed: 0,
+                stale_reads: 0,
+                t_visibility: points,
+                window_us: None,
+                never_seen: 0,
+                never_seen_fraction: 0.0,
+                horizon_ms: 1000.0,
+                k_staleness: Default::default(),
+                read_your_writes: Default::default(),
+                monotonic_reads: Default::default(),
+            });
+            p
+        };
+        let a = phase(vec![point(0.0, 100, 0.5), point(10.0, 100, 1.0)]);
+        let b = phase(vec![point(0.0, 300, 0.9), point(10.0, 0, 0.0)]);
+        let pooled = pooled_visibility([&a, &b].into_iter());
+        assert_eq!(pooled.len(), 2);
+        assert_eq!(
+            (pooled[0].samples, pooled[0].consistent_fraction),
+            (400, 0.8)
+        );
+        assert_eq!(
+            (pooled[1].samples, pooled[1].consistent_fraction),
+            (100, 1.0)
+        );
+        assert!(pooled[0].ci_low < 0.8 && pooled[0].ci_high > 0.8);
+        let chart = visibility_chart("x", &[("cell".into(), pooled)]).unwrap();
+        // 0 ms on the log axis sits at 0.01 ms.
+        assert_eq!(chart.series[0].points, [(0.01, 80.0), (10.0, 100.0)]);
+        assert!(chart.series[0].labels[0].contains("400 reads"));
+    }
+}
