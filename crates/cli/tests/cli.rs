@@ -2015,7 +2015,12 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
 
     // The report draws the t-visibility curve and the staleness window's distribution.
     let report = dir.path().join("r.html");
-    let o = scalebench(&["report", out.to_str().unwrap(), "-o", report.to_str().unwrap()]);
+    let o = scalebench(&[
+        "report",
+        out.to_str().unwrap(),
+        "-o",
+        report.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(&report).unwrap();
     for chart in ["t-visibility", "Staleness window by percentile"] {

@@ -189,6 +189,57 @@ fn an_open_loop_run_serves_its_live_figures_and_they_match_the_result() {
     assert!(scrape(&url).is_none());
 }
 
+/// Issue 32: the consistency probe's counts are served while it runs, and they never pass what the
+/// result records at the end.
+#[test]
+fn the_consistency_probe_counts_are_served_live() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let (mut child, url, _stderr) = start(&[
+        "run",
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+        "--consistency-probe",
+        "50",
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let mut last = None;
+    // Scrapes while it runs: bounded in count (at most 20 s).
+    for _ in 0..100 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        // Prometheus' text format, for promtool.
+        let plain = scrape_accepting(&url, "*/*", "text/plain; version=0.0.4");
+        if let Some(text) =
+            plain.filter(|t| value(t, "scalebench_probe_reads_total").is_some_and(|n| n > 0.0))
+        {
+            last = Some(text);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(child.wait().unwrap().success());
+    let text = last.expect("a scrape during the run had probe reads");
+    let (clean, said) = promtool_check(&text);
+    assert!(clean, "promtool check metrics: {said}\n{text}");
+    let c = &json(&out)["phases"][1]["consistency"];
+    for (series, field) in [
+        ("scalebench_probe_writes_total", "probe_writes"),
+        ("scalebench_probe_reads_total", "probe_reads"),
+        ("scalebench_probe_stale_reads_total", "stale_reads"),
+    ] {
+        let live = value(&text, series).unwrap_or_else(|| panic!("no {series}: {text}"));
+        assert!(live <= c[field].as_f64().unwrap(), "{series} {live}: {c}");
+    }
+    assert!(value(&text, "scalebench_probe_writes_total").unwrap() > 0.0);
+}
+
 #[test]
 fn an_experiment_labels_its_figures_with_the_cell_and_other_paths_are_not_found() {
     let dir = tempfile::tempdir().unwrap();

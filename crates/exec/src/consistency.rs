@@ -38,6 +38,8 @@ pub struct ProbePlan {
     pub op_timeout: Duration,
     /// JSON Lines of every probe operation (docs/consistency.md).
     pub history: Option<PathBuf>,
+    /// Running counts for live metrics, if someone watches.
+    pub live: Option<std::sync::Arc<scalebench_measure::consistency::LiveProbe>>,
 }
 
 impl ProbePlan {
@@ -266,11 +268,14 @@ pub fn run_probe<F: BindingFactory>(
             base: Instant::now(),
             tag: format!("p{:x}", probe_tag()),
             timeout: plan.op_timeout,
-            tally: RefCell::new(ProbeTally::new(
-                plan.rate,
-                &plan.delays_ms,
-                plan.horizon.as_secs_f64() * 1000.0,
-            )),
+            tally: RefCell::new(
+                ProbeTally::new(
+                    plan.rate,
+                    &plan.delays_ms,
+                    plan.horizon.as_secs_f64() * 1000.0,
+                )
+                .with_live(plan.live.clone()),
+            ),
             history: match &plan.history {
                 Some(path) => Some(RefCell::new(History::create(path)?)),
                 None => None,

@@ -120,6 +120,7 @@ fn a_store_lagging_20_ms_reads_stale_until_then_and_the_checker_counts_the_same(
         start_after: Duration::ZERO,
         op_timeout: Duration::from_secs(5),
         history: Some(history.clone()),
+        live: None,
     };
     let lag = Duration::from_millis(20);
     let factory = Lagging {

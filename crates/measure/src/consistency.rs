@@ -64,8 +64,24 @@ pub struct GuaranteeCount {
     pub violations: u64,
 }
 
+/// The probe's running counts, for live metrics while it runs (`--metrics-listen`).
+#[derive(Debug, Default)]
+pub struct LiveProbe {
+    pub writes: std::sync::atomic::AtomicU64,
+    pub reads: std::sync::atomic::AtomicU64,
+    pub stale_reads: std::sync::atomic::AtomicU64,
+}
+
+impl LiveProbe {
+    fn add(counter: &std::sync::atomic::AtomicU64) {
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// The probe's counts as it runs.
 pub struct ProbeTally {
+    /// Mirrors writes, reads and stale reads as they happen, when someone watches.
+    live: Option<std::sync::Arc<LiveProbe>>,
     rate: f64,
     delays_ms: Vec<f64>,
     horizon_ms: f64,
@@ -87,6 +103,7 @@ impl ProbeTally {
     /// `delays_ms` ascending.
     pub fn new(rate: f64, delays_ms: &[f64], horizon_ms: f64) -> Self {
         ProbeTally {
+            live: None,
             rate,
             delays_ms: delays_ms.to_vec(),
             horizon_ms,
@@ -104,9 +121,18 @@ impl ProbeTally {
         }
     }
 
+    /// Counts kept in `live` too, as they happen.
+    pub fn with_live(mut self, live: Option<std::sync::Arc<LiveProbe>>) -> Self {
+        self.live = live;
+        self
+    }
+
     pub fn write(&mut self, ok: bool) {
         if ok {
             self.writes += 1;
+            if let Some(l) = &self.live {
+                LiveProbe::add(&l.writes);
+            }
         } else {
             self.writes_failed += 1;
         }
@@ -120,6 +146,12 @@ impl ProbeTally {
     /// start; `since_ack_ms` after that version's acknowledgement, if it counts for t-visibility.
     pub fn read(&mut self, read: u64, newest: u64, since_ack_ms: Option<f64>) {
         self.reads += 1;
+        if let Some(l) = &self.live {
+            LiveProbe::add(&l.reads);
+            if read < newest {
+                LiveProbe::add(&l.stale_reads);
+            }
+        }
         if read < newest {
             self.stale += 1;
             *self.k_staleness.entry(newest - read).or_default() += 1;

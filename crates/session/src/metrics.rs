@@ -41,6 +41,8 @@ struct Snapshot {
     /// The experiment's current cell and repetition.
     cell: Option<String>,
     live: Option<LiveStatus>,
+    /// The consistency probe's running counts, while a run phase has one.
+    probe: Option<Arc<scalebench_measure::consistency::LiveProbe>>,
 }
 
 /// The HTTP endpoint; serving stops when it is dropped.
@@ -95,6 +97,7 @@ impl MetricsServer {
         s.cell = cell;
         s.phase = None;
         s.live = None;
+        s.probe = None;
     }
 
     fn publish(&self, state: &ProgressState) {
@@ -298,6 +301,23 @@ fn exposition(s: &Snapshot) -> String {
         "Latency percentiles of the last complete interval: service time, and in an open loop from the intended start",
         latency.clone(),
     );
+    // The consistency probe's counts, when the phase has one (docs/consistency.md).
+    if let Some(p) = &s.probe {
+        use std::sync::atomic::Ordering::Relaxed;
+        for (name, help, n) in [
+            ("probe_writes", "Acknowledged writes of the consistency probe", &p.writes),
+            ("probe_reads", "Completed reads of the consistency probe", &p.reads),
+            (
+                "probe_stale_reads",
+                "Probe reads that returned an older version than the newest acknowledged when they began",
+                &p.stale_reads,
+            ),
+        ] {
+            let counter = Counter::<u64>::default();
+            counter.inc_by(n.load(Relaxed));
+            registry.register(name, help, counter);
+        }
+    }
     let in_flight = Gauge::<i64>::default();
     registry.register(
         "in_flight",
@@ -406,6 +426,13 @@ pub struct Publisher(Arc<MetricsServer>);
 impl std::fmt::Debug for Publisher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Publisher(http://{}/metrics)", self.0.addr())
+    }
+}
+
+impl Publisher {
+    /// The consistency probe of the phase starting now: its counts are served as they change.
+    pub fn watch_probe(&self, probe: Arc<scalebench_measure::consistency::LiveProbe>) {
+        self.0.lock().probe = Some(probe);
     }
 }
 

@@ -137,6 +137,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                     .as_ref()
                     .filter(|_| phase == Phase::Run),
                 faults: if phase == Phase::Run { &faults } else { &[] },
+                metrics: args.metrics.as_ref(),
             },
         );
         let (
@@ -412,7 +413,17 @@ struct ConsistencyProbe {
 }
 
 impl ConsistencyProbe {
-    fn start(request: &ProbeRequest, settings: &Settings, stop: &StopSignal) -> Self {
+    fn start(
+        request: &ProbeRequest,
+        settings: &Settings,
+        stop: &StopSignal,
+        metrics: Option<&crate::metrics::Publisher>,
+    ) -> Self {
+        let live = metrics.map(|m| {
+            let live = std::sync::Arc::new(scalebench_measure::consistency::LiveProbe::default());
+            m.watch_probe(live.clone());
+            live
+        });
         let horizon_ms = request.delays_ms.last().copied().unwrap_or(0.0).max(100.0) * 10.0;
         let plan = scalebench_exec::consistency::ProbePlan {
             rate: request.rate,
@@ -424,6 +435,7 @@ impl ConsistencyProbe {
                 .op_timeout
                 .unwrap_or(std::time::Duration::from_secs(10)),
             history: request.history.clone(),
+            live,
         };
         let config = settings.binding_config(false, false, stop);
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -464,6 +476,8 @@ struct PhaseRunner<'a> {
     progress: &'a mut dyn Progress,
     /// `--consistency-probe` on a run phase.
     probe: Option<&'a ProbeRequest>,
+    /// Where live figures go (`--metrics-listen`), if anywhere.
+    metrics: Option<&'a crate::metrics::Publisher>,
     /// `--fault` on a run phase, each with the process it acts on.
     faults: &'a [(crate::fault::FaultRequest, scalebench_deploy::ProcessRef)],
 }
@@ -597,7 +611,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
         // Started once the binding has set the table up (a run with --drop-schema recreates it).
         let probe = self
             .probe
-            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop));
+            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop, self.metrics));
         let nemesis = (!self.faults.is_empty())
             .then(|| crate::fault::Nemesis::start(self.faults, self.settings.warmup));
         let outcome = execute(factory, self.workload, &plan, self.stop, self.progress);

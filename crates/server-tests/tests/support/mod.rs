@@ -592,6 +592,7 @@ pub fn probe_beside_run(
         start_after: Duration::ZERO,
         op_timeout: Duration::from_secs(5),
         history: Some(history.clone()),
+        live: None,
     };
     let done = AtomicBool::new(false);
     let result = std::thread::scope(|s| {
