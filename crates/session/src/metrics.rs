@@ -516,6 +516,7 @@ mod tests {
             warmup: false,
             cell: Some("pg/a/threads=2 #1".into()),
             live: Some(live),
+            probe: None,
         });
         for line in [
             r#"scalebench_running{phase="run",warmup="false",cell="pg/a/threads=2 #1"} 1"#,
