@@ -222,7 +222,7 @@ fn wegert_restores_before_every_run(m: &Miniature) {
     for (cell, run) in m.measured() {
         let probe = &run["consistency"];
         assert!(
-            probe["probe_writes"].as_u64().unwrap() > 0,
+            probe["probe_writes"].as_u64().unwrap_or(0) > 0,
             "{cell}: {probe}"
         );
         let pauses = run["faults"].as_array().map_or(0, Vec::len);

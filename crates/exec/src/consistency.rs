@@ -238,10 +238,14 @@ pub struct ProbeOutcome {
 }
 
 /// Runs the probe until `stop` is set, then lets the keys in flight finish (within the horizon).
+/// `ready` is called once its connections are open and every key holds its first version: a phase
+/// started then is measured by the probe from its first second (connecting a dozen sessions to a
+/// cluster can take longer than a short phase).
 pub fn run_probe<F: BindingFactory>(
     factory: &F,
     plan: &ProbePlan,
     stop: &AtomicBool,
+    ready: &dyn Fn(),
 ) -> Result<ProbeOutcome, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -293,6 +297,7 @@ pub fn run_probe<F: BindingFactory>(
                 return Err(format!("consistency probe: cannot write {}", key_name(key)));
             }
         }
+        ready();
         let free: Rc<RefCell<VecDeque<usize>>> = Rc::new(RefCell::new((0..keys).collect()));
         let returned = Rc::new(tokio::sync::Notify::new());
         let mut in_flight = Vec::new();

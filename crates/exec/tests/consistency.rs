@@ -129,7 +129,7 @@ fn a_store_lagging_20_ms_reads_stale_until_then_and_the_checker_counts_the_same(
     };
     let done = AtomicBool::new(false);
     let outcome = std::thread::scope(|s| {
-        let probe = s.spawn(|| run_probe(&factory, &plan, &done));
+        let probe = s.spawn(|| run_probe(&factory, &plan, &done, &|| {}));
         std::thread::sleep(Duration::from_millis(1500));
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         probe.join().unwrap().unwrap()

@@ -440,20 +440,28 @@ impl ConsistencyProbe {
         let config = settings.binding_config(false, false, stop);
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = done.clone();
+        let (is_ready, ready) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             struct Run<'a>(
                 &'a scalebench_exec::consistency::ProbePlan,
                 &'a std::sync::atomic::AtomicBool,
+                std::sync::mpsc::Sender<()>,
             );
             impl FactoryVisitor for Run<'_> {
                 type Output = Result<ProbeOutcome, String>;
                 fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
-                    scalebench_exec::consistency::run_probe(&factory, self.0, self.1)
+                    let ready = || {
+                        let _ = self.2.send(());
+                    };
+                    scalebench_exec::consistency::run_probe(&factory, self.0, self.1, &ready)
                 }
             }
-            registry::open(config, Run(&plan, &flag))
+            registry::open(config, Run(&plan, &flag, is_ready))
                 .map_err(|e| format!("consistency probe: {e}"))?
         });
+        // The phase starts once the probe is connected and its keys written (or it failed: the
+        // channel closes, and `finish` says why).
+        let _ = ready.recv();
         ConsistencyProbe { done, thread }
     }
 

@@ -579,7 +579,7 @@ pub fn probe_beside_run(
     impl FactoryVisitor for Probe<'_> {
         type Output = Result<scalebench_exec::consistency::ProbeOutcome, String>;
         fn visit<F: BindingFactory>(self, f: F) -> Self::Output {
-            scalebench_exec::consistency::run_probe(&f, self.0, self.1)
+            scalebench_exec::consistency::run_probe(&f, self.0, self.1, &|| {})
         }
     }
     let dir = tempfile::tempdir().unwrap();
