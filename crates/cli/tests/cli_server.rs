@@ -228,6 +228,21 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         text.contains("no node 'node9'") && text.contains("node1, node2"),
         "{text}"
     );
+    // A probe rate beyond what one writer can do against a synchronous replica: bad input, named.
+    let (code, text) = run(&[
+        "run",
+        "--deployment",
+        f,
+        "--duration",
+        "1s",
+        "--consistency-probe",
+        "10000",
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("'10000'") && text.contains("can write at most about"),
+        "{text}"
+    );
     // The deployment's binding option (reads to the replica) is among the run's properties.
     assert!(r["parameters"]["properties"]["postgres.read_hosts"]
         .as_str()

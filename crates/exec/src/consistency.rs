@@ -64,6 +64,29 @@ struct HistoryOp {
     error: Option<String>,
 }
 
+/// Why the probe did not run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProbeError {
+    /// The rate asked for is more than the probe's writer can do against this database: bad input.
+    RateTooHigh(String),
+    /// It could not connect, write or record (the run goes on without a consistency section).
+    Failed(String),
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::RateTooHigh(s) | ProbeError::Failed(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<String> for ProbeError {
+    fn from(s: String) -> Self {
+        ProbeError::Failed(s)
+    }
+}
+
 /// The writer is process 0, readers 1..=readers.
 const WRITER: usize = 0;
 
@@ -246,7 +269,7 @@ pub fn run_probe<F: BindingFactory>(
     plan: &ProbePlan,
     stop: &AtomicBool,
     ready: &dyn Fn(),
-) -> Result<ProbeOutcome, String> {
+) -> Result<ProbeOutcome, ProbeError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -289,12 +312,34 @@ pub fn run_probe<F: BindingFactory>(
         // Every key at version 1 before the first measured write (not counted).
         let keys = plan.keys();
         let mut versions = vec![1u64; keys];
+        // The writer writes and then reads its own write, one after the other: a rate beyond what
+        // two such operations allow (timed on the first writes, before any load) could only be
+        // missed, and its figures would belong to another rate.
+        const TIMED_WRITES: usize = 32;
+        let writing = Instant::now();
         for key in 0..keys {
             if stop.load(Ordering::Relaxed) {
-                return Err("the phase ended before the consistency probe began".into());
+                return Err(ProbeError::Failed(
+                    "the phase ended before the consistency probe began".into(),
+                ));
             }
             if probe.write(&mut writer, key, 1, true).await.is_none() {
-                return Err(format!("consistency probe: cannot write {}", key_name(key)));
+                return Err(ProbeError::Failed(format!(
+                    "consistency probe: cannot write {}",
+                    key_name(key)
+                )));
+            }
+            if key + 1 == TIMED_WRITES.min(keys) {
+                let per_write = writing.elapsed().as_secs_f64() / (key + 1) as f64;
+                let most = 1.0 / (2.0 * per_write);
+                if plan.rate > most {
+                    return Err(ProbeError::RateTooHigh(format!(
+                        "invalid --consistency-probe '{}': a probe write takes {:.2} ms on this database and the writer reads each one back, so the probe can write at most about {:.0} times a second here",
+                        plan.rate,
+                        per_write * 1000.0,
+                        most.floor()
+                    )));
+                }
             }
         }
         ready();

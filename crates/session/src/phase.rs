@@ -4,7 +4,7 @@
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
-use scalebench_exec::consistency::ProbeOutcome;
+use scalebench_exec::consistency::{ProbeError, ProbeOutcome};
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
@@ -409,7 +409,13 @@ fn parameters(s: &Settings) -> Parameters {
 /// binding factory) of its own: its operations never count in the phase's figures.
 struct ConsistencyProbe {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Result<ProbeOutcome, String>>,
+    running: ProbeRun,
+}
+
+/// The probe's thread, or how it ended before the phase began.
+enum ProbeRun {
+    Thread(std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>),
+    Ended(Result<ProbeOutcome, ProbeError>),
 }
 
 impl ConsistencyProbe {
@@ -418,7 +424,7 @@ impl ConsistencyProbe {
         settings: &Settings,
         stop: &StopSignal,
         metrics: Option<&crate::metrics::Publisher>,
-    ) -> Self {
+    ) -> Result<Self, SessionError> {
         let live = metrics.map(|m| {
             let live = std::sync::Arc::new(scalebench_measure::consistency::LiveProbe::default());
             m.watch_probe(live.clone());
@@ -448,7 +454,7 @@ impl ConsistencyProbe {
                 std::sync::mpsc::Sender<()>,
             );
             impl FactoryVisitor for Run<'_> {
-                type Output = Result<ProbeOutcome, String>;
+                type Output = Result<ProbeOutcome, ProbeError>;
                 fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
                     let ready = || {
                         let _ = self.2.send(());
@@ -457,20 +463,36 @@ impl ConsistencyProbe {
                 }
             }
             registry::open(config, Run(&plan, &flag, is_ready))
-                .map_err(|e| format!("consistency probe: {e}"))?
+                .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?
         });
-        // The phase starts once the probe is connected and its keys written (or it failed: the
-        // channel closes, and `finish` says why).
-        let _ = ready.recv();
-        ConsistencyProbe { done, thread }
+        let joined = |t: std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>| {
+            t.join().unwrap_or_else(|_| {
+                Err(ProbeError::Failed("the consistency probe panicked".into()))
+            })
+        };
+        // The phase starts once the probe is connected and its keys written, or once it ended
+        // without (the channel closes): a rate it cannot write at is the user's to fix, anything
+        // else leaves the run without a consistency section.
+        let running = match ready.recv() {
+            Ok(()) => ProbeRun::Thread(thread),
+            Err(_) => match joined(thread) {
+                Err(ProbeError::RateTooHigh(why)) => return Err(SessionError::Usage(why)),
+                ended => ProbeRun::Ended(ended),
+            },
+        };
+        Ok(ConsistencyProbe { done, running })
     }
 
     /// Stops the probe (its keys in flight end within its horizon) and takes what it measured.
     fn finish(self) -> Result<ProbeOutcome, String> {
         self.done.store(true, std::sync::atomic::Ordering::Relaxed);
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err("the consistency probe panicked".into()))
+        let ended = match self.running {
+            ProbeRun::Thread(t) => t.join().unwrap_or_else(|_| {
+                Err(ProbeError::Failed("the consistency probe panicked".into()))
+            }),
+            ProbeRun::Ended(e) => e,
+        };
+        ended.map_err(|e| e.to_string())
     }
 }
 
@@ -619,7 +641,8 @@ impl FactoryVisitor for PhaseRunner<'_> {
         // Started once the binding has set the table up (a run with --drop-schema recreates it).
         let probe = self
             .probe
-            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop, self.metrics));
+            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop, self.metrics))
+            .transpose()?;
         let nemesis = (!self.faults.is_empty())
             .then(|| crate::fault::Nemesis::start(self.faults, self.settings.warmup));
         let outcome = execute(factory, self.workload, &plan, self.stop, self.progress);

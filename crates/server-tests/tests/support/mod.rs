@@ -577,7 +577,10 @@ pub fn probe_beside_run(
     use std::sync::atomic::{AtomicBool, Ordering};
     struct Probe<'a>(&'a scalebench_exec::consistency::ProbePlan, &'a AtomicBool);
     impl FactoryVisitor for Probe<'_> {
-        type Output = Result<scalebench_exec::consistency::ProbeOutcome, String>;
+        type Output = Result<
+            scalebench_exec::consistency::ProbeOutcome,
+            scalebench_exec::consistency::ProbeError,
+        >;
         fn visit<F: BindingFactory>(self, f: F) -> Self::Output {
             scalebench_exec::consistency::run_probe(&f, self.0, self.1, &|| {})
         }
