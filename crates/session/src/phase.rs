@@ -415,7 +415,7 @@ struct ConsistencyProbe {
 /// The probe's thread, or how it ended before the phase began.
 enum ProbeRun {
     Thread(std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>),
-    Ended(Result<ProbeOutcome, ProbeError>),
+    Ended(Box<Result<ProbeOutcome, ProbeError>>),
 }
 
 impl ConsistencyProbe {
@@ -477,7 +477,7 @@ impl ConsistencyProbe {
             Ok(()) => ProbeRun::Thread(thread),
             Err(_) => match joined(thread) {
                 Err(ProbeError::RateTooHigh(why)) => return Err(SessionError::Usage(why)),
-                ended => ProbeRun::Ended(ended),
+                ended => ProbeRun::Ended(Box::new(ended)),
             },
         };
         Ok(ConsistencyProbe { done, running })
@@ -490,7 +490,7 @@ impl ConsistencyProbe {
             ProbeRun::Thread(t) => t.join().unwrap_or_else(|_| {
                 Err(ProbeError::Failed("the consistency probe panicked".into()))
             }),
-            ProbeRun::Ended(e) => e,
+            ProbeRun::Ended(e) => *e,
         };
         ended.map_err(|e| e.to_string())
     }
