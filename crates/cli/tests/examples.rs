@@ -240,9 +240,10 @@ fn wegert_restores_before_every_run(m: &Miniature) {
         "the report's consistency section"
     );
     let show = m.show();
+    assert!(show.lines().next().unwrap().contains("stale %"), "{show}");
     let one_one = show.lines().find(|l| l.contains("/one-one/")).unwrap();
     assert!(
-        one_one.contains("stale reads") && one_one.contains("node pauses"),
+        one_one.contains("probe reads") && one_one.contains("node pauses"),
         "{one_one}"
     );
 }

@@ -749,9 +749,25 @@ fn elastic_run(
 /// The per-cell summary of an experiment, as a table.
 pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, SessionError> {
     let cells = cells(store, name, discard_first)?;
+    // A column for the consistency probe's stale reads when any cell measured them.
+    let probed = cells.iter().any(|c| c.consistency.is_some());
+    let stale_column = |text: &str| {
+        if probed {
+            format!(" {text:>8}")
+        } else {
+            String::new()
+        }
+    };
     let mut out = format!(
-        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} notes\n",
-        "cell", "n", "rate mean", "±95% CI", "sd", "failed ops", "p99 (us) per operation"
+        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} notes\n",
+        "cell",
+        "n",
+        "rate mean",
+        "±95% CI",
+        "sd",
+        "failed ops",
+        stale_column("stale %"),
+        "p99 (us) per operation"
     );
     for c in &cells {
         let (mean, ci, sd, n) =
@@ -788,8 +804,7 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
         }
         if let Some(k) = &c.consistency {
             notes.push(format!(
-                "stale reads {:.2}% of {} probe reads (95% CI {:.2}-{:.2}%){}",
-                100.0 * k.stale_fraction,
+                "stale of {} probe reads: 95% CI {:.2}-{:.2}%{}",
                 k.probe_reads,
                 100.0 * k.stale_ci95.0,
                 100.0 * k.stale_ci95.1,
@@ -838,14 +853,19 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
         if !sizes.is_empty() {
             notes.push(format!("request sets per size: {}", sizes.join(", ")));
         }
+        let stale = c
+            .consistency
+            .as_ref()
+            .map_or("-".into(), |k| format!("{:.2}", 100.0 * k.stale_fraction));
         out.push_str(&format!(
-            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}  {:<28} {}\n",
+            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} {}\n",
             c.cell,
             n,
             mean,
             ci,
             sd,
             c.operations_failed,
+            stale_column(&stale),
             p99.join(", "),
             notes.join("; ")
         ));
