@@ -58,6 +58,24 @@ pub struct VisibilityPoint {
     pub ci_high: f64,
 }
 
+impl VisibilityPoint {
+    /// `consistent` of `samples` reads started `delay_ms` after the acknowledgement.
+    pub fn of_counts(delay_ms: f64, samples: u64, consistent: u64) -> Self {
+        let (ci_low, ci_high) = wilson(consistent, samples);
+        VisibilityPoint {
+            delay_ms,
+            samples,
+            consistent_fraction: if samples == 0 {
+                0.0
+            } else {
+                consistent as f64 / samples as f64
+            },
+            ci_low,
+            ci_high,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GuaranteeCount {
     pub checks: u64,
@@ -202,18 +220,7 @@ impl ProbeTally {
                 .iter()
                 .zip(&self.visibility)
                 .map(|(&delay_ms, &(samples, consistent))| {
-                    let (ci_low, ci_high) = wilson(consistent, samples);
-                    VisibilityPoint {
-                        delay_ms,
-                        samples,
-                        consistent_fraction: if samples == 0 {
-                            0.0
-                        } else {
-                            consistent as f64 / samples as f64
-                        },
-                        ci_low,
-                        ci_high,
-                    }
+                    VisibilityPoint::of_counts(delay_ms, samples, consistent)
                 })
                 .collect(),
             window_us: LatencySummary::from_histogram(&self.window),

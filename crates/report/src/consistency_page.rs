@@ -3,7 +3,7 @@
 //! staleness window; the pauses a fault made are bands on a run's time charts.
 
 use scalebench_measure::consistency::VisibilityPoint;
-use scalebench_measure::{quantile_us, PhaseResult};
+use scalebench_measure::PhaseResult;
 
 use crate::chart::{Chart, Scale, Series};
 
@@ -74,18 +74,7 @@ pub fn pooled_visibility<'a>(
     let mut points: Vec<VisibilityPoint> = by_delay
         .into_values()
         .map(|(delay_ms, samples, consistent)| {
-            let (ci_low, ci_high) = scalebench_measure::consistency::wilson(consistent, samples);
-            VisibilityPoint {
-                delay_ms,
-                samples,
-                consistent_fraction: if samples == 0 {
-                    0.0
-                } else {
-                    consistent as f64 / samples as f64
-                },
-                ci_low,
-                ci_high,
-            }
+            VisibilityPoint::of_counts(delay_ms, samples, consistent)
         })
         .collect();
     points.sort_by(|a, b| a.delay_ms.total_cmp(&b.delay_ms));
@@ -104,18 +93,9 @@ pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
     );
     chart.x_scale = Scale::Percentile;
     chart.y_scale = Scale::Log10;
-    let n = h.len() as f64;
-    let mut points: Vec<(f64, f64)> = (0..=16)
-        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
-        .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
-        .map(|q| (q, quantile_us(&h, q)))
-        .collect();
-    if n > 1.0 {
-        points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
-    }
     chart.series.push(Series {
         name: "staleness window".into(),
-        points,
+        points: crate::run_page::percentile_points(&h),
         ..Default::default()
     });
     Some(chart)

@@ -469,26 +469,31 @@ fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
     dist.y_scale = Scale::Log10;
     for (op, o) in &ph.operations {
         if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
-            let n = h.len() as f64;
-            let mut points: Vec<(f64, f64)> = (0..=24)
-                .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
-                .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
-                .map(|q| (q, quantile_us(&h, q)))
-                .collect();
-            // The curve ends at the maximum, drawn at the largest sample's percentile (1 - 1/n):
-            // the percentile axis cannot show 100%.
-            if n > 1.0 {
-                points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
-            }
             dist.series.push(Series {
                 name: op.clone(),
-                points,
+                points: percentile_points(&h),
                 errors: Vec::new(),
                 labels: Vec::new(),
             });
         }
     }
     (!dist.is_empty()).then_some(dist)
+}
+
+/// A histogram's values (us) at percentiles spread evenly on the percentile axis (0, 90, 99, 99.9 ...
+/// as far as the samples reach), ending at the maximum, drawn at the largest sample's percentile
+/// (1 - 1/n): the axis cannot show 100%.
+pub(crate) fn percentile_points(h: &scalebench_measure::LatencyHistogram) -> Vec<(f64, f64)> {
+    let n = h.len() as f64;
+    let mut points: Vec<(f64, f64)> = (0..=24)
+        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+        .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
+        .map(|q| (q, quantile_us(h, q)))
+        .collect();
+    if n > 1.0 {
+        points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
+    }
+    points
 }
 
 /// With series from other hosts: one chart per KPI (CPU, I/O wait, network, disk, memory), one line
