@@ -259,6 +259,10 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "--fault", "pause:node2"], "give --deployment"),
         (vec!["run", "--fault", "crash:node1"], "'crash'"),
+        (
+            vec!["run", "--fault", "pause:node1", "--fault", "pause:node1,for=100ms"],
+            "node 'node1' has two faults",
+        ),
         // A binding that cannot route reads to replicas has no option that would ask it to.
         (
             vec!["run", "-p", "sqlite.read_hosts=127.0.0.1:5433"],
@@ -2027,29 +2031,29 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
         assert!(html.contains(chart), "no {chart} chart");
     }
 
-    // `compare` tests the stale fractions, counting each probe write as one trial: the run against
-    // itself differs in nothing; against the same run with a fifth of its reads stale (what a
-    // lagging replica gives), the difference is significant.
+    // `compare` tests the stale fractions at the first delay (one read per probe write): the run
+    // against itself differs in nothing; against the same run with a fifth of those reads stale
+    // (what a lagging replica gives), the difference is significant.
     let compare = |b: &std::path::Path| {
         let o = scalebench(&["compare", out.to_str().unwrap(), b.to_str().unwrap()]);
         assert!(o.status.success(), "{}", stderr(&o));
         String::from_utf8_lossy(&o.stdout).to_string()
     };
-    let same = compare(&out);
-    let line = same.lines().find(|l| l.starts_with("stale reads")).unwrap();
+    let stale_line = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("stale reads at 0 ms"))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    let line = stale_line(&compare(&out));
     assert!(line.contains("no significant difference"), "{line}");
     let mut lagging = r.clone();
-    let reads = c["probe_reads"].as_u64().unwrap();
-    lagging["phases"][1]["consistency"]["stale_reads"] = (reads / 5).into();
+    lagging["phases"][1]["consistency"]["t_visibility"][0]["consistent_fraction"] = 0.8.into();
     let lagging_file = dir.path().join("lagging.json");
     std::fs::write(&lagging_file, lagging.to_string()).unwrap();
-    let differs = compare(&lagging_file);
-    let line = differs
-        .lines()
-        .find(|l| l.starts_with("stale reads"))
-        .unwrap();
+    let line = stale_line(&compare(&lagging_file));
     assert!(
-        line.contains("A 0.00% B ")
+        line.contains("A 0.00% B 20.00%")
             && line.contains("significant difference")
             && !line.contains("no significant"),
         "{line}"

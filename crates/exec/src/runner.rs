@@ -371,7 +371,8 @@ fn collect<F>(
     progress: &mut dyn Progress,
 ) {
     let report_every = shared.plan.interval.min(Duration::from_secs(1));
-    let mut next_report = timeline.start + report_every;
+    // The first report at once: it tells watchers (the faults' clock) when the phase began.
+    let mut next_report = timeline.start;
     let expected_ops = match shared.plan.phase {
         Phase::Run => shared.plan.operation_count,
         Phase::Load => Some(shared.workload.insert_count),

@@ -46,15 +46,16 @@ pub struct CellStats {
     pub fault_windows: usize,
 }
 
-/// The probe reads of a cell's repetitions, pooled: every read is one Bernoulli trial (stale or
-/// not), so the cell's stale fraction is stale reads over reads, with a Wilson interval.
+/// The probe reads of a cell's repetitions, pooled. The stale fraction of all reads describes the
+/// cell; it has no interval, since a write's reads are not independent (a stale write is chased
+/// and read many times). The interval is that of the reads at the first delay: one per probe write.
 #[derive(Debug, Clone)]
 pub struct CellConsistency {
     pub probe_reads: u64,
     pub stale_reads: u64,
     pub stale_fraction: f64,
-    /// 95% Wilson interval of the stale fraction.
-    pub stale_ci95: (f64, f64),
+    /// The reads at the smallest delay, pooled (one per write), with their 95% Wilson interval.
+    pub first_delay: Option<scalebench_measure::consistency::VisibilityPoint>,
     /// The repetitions' staleness-window p99 in microseconds, averaged.
     pub window_p99_us: Option<f64>,
 }
@@ -83,7 +84,9 @@ fn pooled_consistency(
         } else {
             stale_reads as f64 / probe_reads as f64
         },
-        stale_ci95: scalebench_measure::consistency::wilson(stale_reads, probe_reads),
+        first_delay: crate::consistency_page::pooled_visibility(measured.iter().copied())
+            .into_iter()
+            .find(|p| p.samples > 0),
         window_p99_us: (!windows.is_empty())
             .then(|| windows.iter().sum::<f64>() / windows.len() as f64),
     })

@@ -57,16 +57,19 @@ pub struct Comparison {
     pub stale_fraction: Option<StaleComparison>,
 }
 
-/// The stale fraction of two runs' probe reads. A probe write's reads are not independent trials
-/// (a pause makes all of them stale together), so the test counts each probe write as one trial,
-/// not each read: a two-proportion z-test on the stale fractions with n = probe writes, which is
-/// conservative (it cannot claim more than the writes tell).
+/// The stale fractions of two runs' probe reads at the first delay both measured. All of a run's
+/// probe reads are not independent trials (a stale write is chased and read again and again), but
+/// the reads at one delay are one per probe write: the test is a two-proportion z-test on those.
+/// Writes close in time can still share a cause (one pause makes several stale), so with faults the
+/// p-value is approximate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StaleComparison {
+    pub delay_ms: f64,
+    /// Stale fractions at that delay.
     pub a: f64,
     pub b: f64,
-    pub a_writes: u64,
-    pub b_writes: u64,
+    pub a_reads: u64,
+    pub b_reads: u64,
     pub p_value: f64,
     /// p < alpha (not adjusted with the operations' metrics: it is another question).
     pub significant: bool,
@@ -74,21 +77,21 @@ pub struct StaleComparison {
 
 fn compare_staleness(a: &PhaseResult, b: &PhaseResult, alpha: f64) -> Option<StaleComparison> {
     let (ca, cb) = (a.consistency.as_ref()?, b.consistency.as_ref()?);
-    let fraction = |c: &scalebench_measure::consistency::ConsistencyResult| {
-        if c.probe_reads == 0 {
-            0.0
-        } else {
-            c.stale_reads as f64 / c.probe_reads as f64
-        }
-    };
-    let (fa, fb) = (fraction(ca), fraction(cb));
-    let p_value =
-        scalebench_stats::two_proportion_p(fa, ca.probe_writes as f64, fb, cb.probe_writes as f64);
+    let (pa, pb) = ca.t_visibility.iter().find_map(|pa| {
+        let pb = cb
+            .t_visibility
+            .iter()
+            .find(|pb| pb.delay_ms == pa.delay_ms && pb.samples > 0)?;
+        (pa.samples > 0).then_some((pa, pb))
+    })?;
+    let (fa, fb) = (1.0 - pa.consistent_fraction, 1.0 - pb.consistent_fraction);
+    let p_value = scalebench_stats::two_proportion_p(fa, pa.samples as f64, fb, pb.samples as f64);
     Some(StaleComparison {
+        delay_ms: pa.delay_ms,
         a: fa,
         b: fb,
-        a_writes: ca.probe_writes,
-        b_writes: cb.probe_writes,
+        a_reads: pa.samples,
+        b_reads: pb.samples,
         p_value,
         significant: p_value < alpha,
     })

@@ -179,7 +179,9 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
         ("QUORUM", "QUORUM", false),
     ] {
         let levels = [("write_consistency", write), ("read_consistency", read)];
-        let nemesis = Nemesis::start(&[(pause.clone(), node3)], std::time::Duration::ZERO);
+        let measuring = scalebench_session::fault::MeasurementStart::default();
+        let _ = measuring.set(std::time::Instant::now());
+        let nemesis = Nemesis::start(&[(pause.clone(), node3)], &measuring);
         let (probe, checked) =
             probe_beside_run(cluster_config(&c, &w, &levels, false), &w, 50.0, 4.0);
         let pauses = nemesis.finish(0);

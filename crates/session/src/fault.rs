@@ -113,28 +113,48 @@ impl FaultRequest {
     }
 }
 
-/// The faults of one phase, each on a thread of its own, from the end of the warm-up until the
-/// phase ends.
+/// The processes a nemesis holds stopped right now: resumed by [`resume_all`] when the process
+/// must end at once (a third Ctrl-C), so no node outlives scalebench in SIGSTOP.
+static PAUSED: std::sync::Mutex<Vec<ProcessRef>> = std::sync::Mutex::new(Vec::new());
+
+fn paused() -> std::sync::MutexGuard<'static, Vec<ProcessRef>> {
+    PAUSED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Resumes every node a fault holds stopped (before an immediate exit).
+pub fn resume_all() {
+    for p in paused().drain(..) {
+        p.resume();
+    }
+}
+
+/// When the phase's measurement window opened: set once by the phase (its first progress), read by
+/// the faults, whose pauses are timed from it.
+pub type MeasurementStart = Arc<std::sync::OnceLock<Instant>>;
+
+/// The faults of one phase, each on a thread of its own, from a period after the measurement start
+/// until the phase ends.
 pub struct Nemesis {
     done: Arc<AtomicBool>,
     threads: Vec<std::thread::JoinHandle<Vec<(String, SystemTime, SystemTime)>>>,
 }
 
 impl Nemesis {
-    pub fn start(faults: &[(FaultRequest, ProcessRef)], start_after: Duration) -> Nemesis {
+    pub fn start(faults: &[(FaultRequest, ProcessRef)], measuring: &MeasurementStart) -> Nemesis {
         let done = Arc::new(AtomicBool::new(false));
         let threads = faults
             .iter()
             .cloned()
             .map(|(fault, process)| {
                 let done = done.clone();
-                std::thread::spawn(move || pause_periodically(&fault, process, start_after, &done))
+                let measuring = measuring.clone();
+                std::thread::spawn(move || pause_periodically(&fault, process, &measuring, &done))
             })
             .collect();
         Nemesis { done, threads }
     }
 
-    /// Ends the faults: each thread resumes its node and stops.
+    /// Ends the faults: each thread resumes its node and stops (within 10 ms).
     pub fn stop(&self) {
         self.done.store(true, Ordering::Relaxed);
     }
@@ -167,10 +187,13 @@ impl Nemesis {
     }
 }
 
-/// A phase that fails or panics still ends its faults.
+/// A phase that fails or panics still ends its faults, and waits until each node is resumed.
 impl Drop for Nemesis {
     fn drop(&mut self) {
         self.stop();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
     }
 }
 
@@ -188,7 +211,7 @@ fn sleep_until(until: Instant, done: &AtomicBool) {
 fn pause_periodically(
     fault: &FaultRequest,
     process: ProcessRef,
-    start_after: Duration,
+    measuring: &MeasurementStart,
     done: &AtomicBool,
 ) -> Vec<(String, SystemTime, SystemTime)> {
     /// Resumes the node however this thread ends: a node left stopped would hang the cluster.
@@ -196,23 +219,41 @@ fn pause_periodically(
     impl Drop for Resume {
         fn drop(&mut self) {
             self.0.resume();
+            paused().retain(|p| *p != self.0);
         }
     }
     let _resume = Resume(process);
     let mut windows = Vec::new();
-    // The first pause a full period after the warm-up: the phase starts on a healthy cluster.
-    let mut next = Instant::now() + start_after + fault.every - fault.pause;
+    // The first pause a period after the measurement start (once the phase says when that is):
+    // connecting and the warm-up run on a healthy cluster.
+    let start = loop {
+        if done.load(Ordering::Relaxed) {
+            return windows;
+        }
+        if let Some(t) = measuring.get() {
+            break *t;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut next = start + fault.every - fault.pause;
     loop {
         sleep_until(next, done);
         if done.load(Ordering::Relaxed) {
             return windows;
         }
         let started = SystemTime::now();
+        paused().push(process);
         process.pause();
         sleep_until(Instant::now() + fault.pause, done);
         process.resume();
+        paused().retain(|p| *p != process);
         windows.push((fault.node.clone(), started, SystemTime::now()));
         next += fault.every;
+        // A schedule that fell behind (a slow resume) skips what it missed rather than pausing
+        // back to back.
+        while next < Instant::now() {
+            next += fault.every;
+        }
     }
 }
 
@@ -272,7 +313,9 @@ mod tests {
             .duration_since(UNIX_EPOCH)
             .unwrap()
             .as_millis() as u64;
-        let nemesis = Nemesis::start(&[(fault, process)], Duration::ZERO);
+        let measuring = MeasurementStart::default();
+        let _ = measuring.set(Instant::now());
+        let nemesis = Nemesis::start(&[(fault, process)], &measuring);
         let deadline = Instant::now() + Duration::from_secs(5);
         while state() != "T" {
             assert!(Instant::now() < deadline, "never stopped");

@@ -46,6 +46,8 @@ pub fn install_handler() {
             let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
             if n >= 3 {
+                // No node stays stopped by a fault after this process is gone.
+                crate::fault::resume_all();
                 crate::note!("\naborted: nothing more is written");
                 std::process::exit(130);
             }

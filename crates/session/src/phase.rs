@@ -87,7 +87,19 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let stop = args.stop.clone().unwrap_or_default();
     crate::interrupt::register_stop(&stop);
 
-    // Checked before anything runs: a fault names a running node of the deployment.
+    // Checked before anything runs: a fault names a running node of the deployment, one fault a
+    // node (two would resume each other's pauses).
+    if let Some(twice) = args
+        .faults
+        .iter()
+        .enumerate()
+        .find(|(i, f)| args.faults[..*i].iter().any(|g| g.node == f.node))
+    {
+        return Err(SessionError::Usage(format!(
+            "--fault: node '{}' has two faults; give one per node",
+            twice.1.node
+        )));
+    }
     let faults = args
         .faults
         .iter()
@@ -473,12 +485,24 @@ impl ConsistencyProbe {
         // The phase starts once the probe is connected and its keys written, or once it ended
         // without (the channel closes): a rate it cannot write at is the user's to fix, anything
         // else leaves the run without a consistency section.
-        let running = match ready.recv() {
-            Ok(()) => ProbeRun::Thread(thread),
-            Err(_) => match joined(thread) {
+        let became_ready = loop {
+            match ready.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(()) => break true,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break false,
+                // Ctrl-C while it connects or writes its keys ends its setup too.
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stop.is_requested() => {
+                    done.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        };
+        let running = if became_ready {
+            ProbeRun::Thread(thread)
+        } else {
+            match joined(thread) {
                 Err(ProbeError::RateTooHigh(why)) => return Err(SessionError::Usage(why)),
                 ended => ProbeRun::Ended(Box::new(ended)),
-            },
+            }
         };
         Ok(ConsistencyProbe { done, running })
     }
@@ -510,6 +534,27 @@ struct PhaseRunner<'a> {
     metrics: Option<&'a crate::metrics::Publisher>,
     /// `--fault` on a run phase, each with the process it acts on.
     faults: &'a [(crate::fault::FaultRequest, scalebench_deploy::ProcessRef)],
+}
+
+/// Passes progress on, and takes from the first report when the measurement window opened (the
+/// phase's start plus its warm-up): the faults are timed from it.
+struct MeasurementWatch<'a, 'b> {
+    inner: &'a mut dyn Progress,
+    measuring: &'b crate::fault::MeasurementStart,
+}
+
+impl Progress for MeasurementWatch<'_, '_> {
+    fn update(&mut self, state: &scalebench_exec::ProgressState) {
+        if self.measuring.get().is_none() {
+            let start = std::time::Instant::now() - state.elapsed + state.warmup;
+            let _ = self.measuring.set(start);
+        }
+        self.inner.update(state);
+    }
+
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
 }
 
 /// What ran beside a phase: the consistency probe's outcome, and the faults (stopped, every node
@@ -643,9 +688,14 @@ impl FactoryVisitor for PhaseRunner<'_> {
             .probe
             .map(|p| ConsistencyProbe::start(p, self.settings, self.stop, self.metrics))
             .transpose()?;
+        let measuring = crate::fault::MeasurementStart::default();
         let nemesis = (!self.faults.is_empty())
-            .then(|| crate::fault::Nemesis::start(self.faults, self.settings.warmup));
-        let outcome = execute(factory, self.workload, &plan, self.stop, self.progress);
+            .then(|| crate::fault::Nemesis::start(self.faults, &measuring));
+        let mut progress = MeasurementWatch {
+            inner: self.progress,
+            measuring: &measuring,
+        };
+        let outcome = execute(factory, self.workload, &plan, self.stop, &mut progress);
         // Stopped (every node resumed) before the probe drains its keys in flight.
         let faults = nemesis.inspect(crate::fault::Nemesis::stop);
         let consistency = probe.map(ConsistencyProbe::finish);

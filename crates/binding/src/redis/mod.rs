@@ -473,7 +473,7 @@ impl Binding for RedisBinding {
                     .arg(count),
             )
             .await?;
-        let cluster = self.primary.get().await?.is_cluster();
+        let cluster = matches!(self.primary.target, Target::Cluster(_));
         let rows: Vec<Vec<Option<String>>> = if cluster {
             // Keys live on different nodes: one command each.
             let mut rows = Vec::with_capacity(keys.len());

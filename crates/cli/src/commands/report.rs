@@ -59,12 +59,13 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
             }
             if let Some(s) = &c.stale_fraction {
                 t.push_str(&format!(
-                    "stale reads (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, each of {} and {} probe writes one trial)  {}\n",
+                    "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, one per probe write)  {}\n",
+                    s.delay_ms,
                     100.0 * s.a,
                     100.0 * s.b,
                     s.p_value,
-                    s.a_writes,
-                    s.b_writes,
+                    s.a_reads,
+                    s.b_reads,
                     if s.significant {
                         "significant difference"
                     } else {

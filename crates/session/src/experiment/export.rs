@@ -125,7 +125,7 @@ pub fn export_json(store: &Store, name: &str, discard_first: u32) -> Result<Stri
             "operations_failed": c.operations_failed,
             "consistency": c.consistency.as_ref().map(|k| serde_json::json!({
                 "probe_reads": k.probe_reads, "stale_reads": k.stale_reads,
-                "stale_fraction": k.stale_fraction, "stale_ci95": [k.stale_ci95.0, k.stale_ci95.1],
+                "stale_fraction": k.stale_fraction, "first_delay": k.first_delay,
                 "window_p99_us": k.window_p99_us,
             })),
             "fault_windows": c.fault_windows,

@@ -803,14 +803,21 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
             notes.push(format!("{:.0} bytes/record", b.mean));
         }
         if let Some(k) = &c.consistency {
-            notes.push(format!(
-                "stale of {} probe reads: 95% CI {:.2}-{:.2}%{}",
-                k.probe_reads,
-                100.0 * k.stale_ci95.0,
-                100.0 * k.stale_ci95.1,
-                k.window_p99_us
-                    .map_or(String::new(), |w| format!(", window p99 {:.0} us", w))
-            ));
+            let mut note = format!("{} probe reads", k.probe_reads);
+            if let Some(p) = &k.first_delay {
+                note += &format!(
+                    "; at {} ms {:.2}% stale (95% CI {:.2}-{:.2}%, {} reads, one per write)",
+                    p.delay_ms,
+                    100.0 * (1.0 - p.consistent_fraction),
+                    100.0 * (1.0 - p.ci_high),
+                    100.0 * (1.0 - p.ci_low),
+                    p.samples
+                );
+            }
+            if let Some(w) = k.window_p99_us {
+                note += &format!(", window p99 {w:.0} us");
+            }
+            notes.push(note);
         }
         if c.fault_windows > 0 {
             notes.push(format!("{} node pauses", c.fault_windows));
