@@ -260,7 +260,13 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "--fault", "pause:node2"], "give --deployment"),
         (vec!["run", "--fault", "crash:node1"], "'crash'"),
         (
-            vec!["run", "--fault", "pause:node1", "--fault", "pause:node1,for=100ms"],
+            vec![
+                "run",
+                "--fault",
+                "pause:node1",
+                "--fault",
+                "pause:node1,for=100ms",
+            ],
             "node 'node1' has two faults",
         ),
         // A binding that cannot route reads to replicas has no option that would ask it to.

@@ -121,9 +121,15 @@ fn paused() -> std::sync::MutexGuard<'static, Vec<ProcessRef>> {
     PAUSED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Resumes every node a fault holds stopped (before an immediate exit).
+/// Set by [`resume_all`]: no fault pauses a node after it (the process is about to exit).
+static ABORTING: AtomicBool = AtomicBool::new(false);
+
+/// Resumes every node a fault holds stopped, and lets no fault pause one again (before an
+/// immediate exit). Pausing and resuming happen under the same lock, so none slips between.
 pub fn resume_all() {
-    for p in paused().drain(..) {
+    let mut held = paused();
+    ABORTING.store(true, Ordering::SeqCst);
+    for p in held.drain(..) {
         p.resume();
     }
 }
@@ -218,8 +224,9 @@ fn pause_periodically(
     struct Resume(ProcessRef);
     impl Drop for Resume {
         fn drop(&mut self) {
+            let mut held = paused();
             self.0.resume();
-            paused().retain(|p| *p != self.0);
+            held.retain(|p| *p != self.0);
         }
     }
     let _resume = Resume(process);
@@ -242,11 +249,20 @@ fn pause_periodically(
             return windows;
         }
         let started = SystemTime::now();
-        paused().push(process);
-        process.pause();
+        {
+            let mut held = paused();
+            if ABORTING.load(Ordering::SeqCst) {
+                return windows;
+            }
+            held.push(process);
+            process.pause();
+        }
         sleep_until(Instant::now() + fault.pause, done);
-        process.resume();
-        paused().retain(|p| *p != process);
+        {
+            let mut held = paused();
+            process.resume();
+            held.retain(|p| *p != process);
+        }
         windows.push((fault.node.clone(), started, SystemTime::now()));
         next += fault.every;
         // A schedule that fell behind (a slow resume) skips what it missed rather than pausing

@@ -811,7 +811,12 @@ impl Rendezvous for EtcdRendezvous {
         let key = format!("{}/progress/{}", joined.base, self.share.index);
         let stop_key = format!("{}/stop", joined.base);
         let show = match self.status_interval {
-            Some(every) if self.share.index == 0 && Instant::now() >= joined.next_line => {
+            // Not on the phase's first report (at once): the other clients have said nothing yet.
+            Some(every)
+                if self.share.index == 0
+                    && state.elapsed >= std::time::Duration::from_secs(1)
+                    && Instant::now() >= joined.next_line =>
+            {
                 joined.next_line = Instant::now() + every;
                 true
             }

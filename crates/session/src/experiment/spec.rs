@@ -349,12 +349,12 @@ impl Experiment {
         }
         // Two pauses or more within the second a run lasts.
         if let Some(f) = &mut self.fault {
-            f.every.0 = f.every.0.min(std::time::Duration::from_millis(400));
-            f.pause.0 = f
-                .pause
-                .0
-                .min(f.every.0 * 2 / 5)
-                .max(std::time::Duration::from_millis(1));
+            let every = f.every.0.min(std::time::Duration::from_millis(400));
+            let pause = f.pause.0.min(every * 2 / 5);
+            // Only a period that still makes a valid fault (a file's tiny one stays as it is).
+            if crate::fault::FaultRequest::new(&f.kind, &f.node, every, pause).is_ok() {
+                (f.every.0, f.pause.0) = (every, pause);
+            }
         }
         let small = |v: &mut toml::Value| {
             if let toml::Value::Integer(n) = v {
