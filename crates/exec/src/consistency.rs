@@ -415,17 +415,18 @@ pub fn run_probe<F: BindingFactory>(
 }
 
 /// After the timed first writes (`last`): bad input if the rate asked for is beyond what the writer
-/// can do, one write and its read-your-writes read after the other at the writes' median time.
+/// can do even without its read-your-writes reads, at the writes' median time (a gross mistake, not
+/// a slow moment: a group commit of 50 ms still allows 20 writes a second).
 fn rate_beyond_writer(rate: f64, times: &mut [f64], last: bool) -> Option<ProbeError> {
     if !last || times.is_empty() {
         return None;
     }
     times.sort_by(f64::total_cmp);
     let per_write = times[times.len() / 2];
-    let most = 1.0 / (2.0 * per_write);
+    let most = 1.0 / per_write;
     (rate > most).then(|| {
         ProbeError::RateTooHigh(format!(
-            "invalid --consistency-probe '{rate}': a probe write takes {:.2} ms on this database and the writer reads each one back, so the probe can write at most about {:.0} times a second here",
+            "invalid --consistency-probe '{rate}': a probe write takes {:.2} ms on this database, so the probe can write at most about {:.0} times a second here (fewer, as its writer reads each one back)",
             per_write * 1000.0,
             most.floor()
         ))

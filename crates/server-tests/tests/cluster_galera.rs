@@ -86,7 +86,7 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
     let (probe, checked) =
         probe_beside_run(cluster_config(&c, &mixed, &[], false), &mixed, 100.0, 2.0);
     assert!(
-        probe.probe_writes >= 100 && probe.probe_writes_failed == 0,
+        probe.probe_writes >= 50 && probe.probe_writes_failed == 0,
         "{probe:?}"
     );
     assert!(
@@ -102,7 +102,7 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
         2.0,
     );
     assert!(
-        probe.probe_writes >= 100 && probe.probe_writes_failed == 0,
+        probe.probe_writes >= 50 && probe.probe_writes_failed == 0,
         "{probe:?}"
     );
     assert_eq!(probe.stale_reads, 0, "{probe:?}");

@@ -180,7 +180,7 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
         false,
     );
     let (c, checked) = probe_beside_run(asynchronous, &w, 200.0, 2.0);
-    assert!(c.probe_writes >= 200 && c.probe_writes_failed == 0, "{c:?}");
+    assert!(c.probe_writes >= 100 && c.probe_writes_failed == 0, "{c:?}");
     assert!(c.stale_reads > 0, "no stale read on the replica: {c:?}");
     assert_eq!(checked["reads"], c.probe_reads, "{checked}");
     assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
@@ -194,7 +194,7 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
         200.0,
         2.0,
     );
-    assert!(c.probe_writes >= 200 && c.probe_writes_failed == 0, "{c:?}");
+    assert!(c.probe_writes >= 100 && c.probe_writes_failed == 0, "{c:?}");
     assert_eq!(c.stale_reads, 0, "{c:?}");
     assert_eq!(c.read_your_writes.violations, 0, "{c:?}");
     assert_eq!(checked["stale_reads"], 0, "{checked}");
