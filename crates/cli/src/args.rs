@@ -675,6 +675,11 @@ pub struct ConsistencyArgs {
     #[arg(long, value_name = "MS,MS,...", value_parser = parse_probe_delays, requires = "consistency_probe")]
     pub probe_delays: Option<ProbeDelays>,
 
+    /// With --consistency-probe: how many probe keys it writes in turn [default: 8]; each is
+    /// rewritten every N / RATE seconds, the period k-staleness (versions behind) counts in.
+    #[arg(long, value_name = "N", value_parser = parse_probe_keys, requires = "consistency_probe")]
+    pub probe_keys: Option<usize>,
+
     /// With --consistency-probe: write every probe operation to FILE (JSON Lines), for a checker
     /// (tools/history-check: Porcupine).
     #[arg(long, value_name = "FILE", requires = "consistency_probe")]
@@ -701,6 +706,9 @@ impl ConsistencyArgs {
             if let Some(d) = &self.probe_delays {
                 probe.delays_ms = d.0.clone();
             }
+            if let Some(keys) = self.probe_keys {
+                probe.keys = keys;
+            }
             probe.history = self.history.clone();
             probe
         })
@@ -713,6 +721,15 @@ fn parse_probe_rate(s: &str) -> Result<f64, String> {
         .map_err(|_| format!("expected probe writes per second, not '{s}'"))?;
     scalebench_session::request::ProbeRequest::check_rate(rate)
         .map(|()| rate)
+        .map_err(str::to_string)
+}
+
+fn parse_probe_keys(s: &str) -> Result<usize, String> {
+    let keys = s
+        .parse::<usize>()
+        .map_err(|_| format!("expected a number of probe keys, not '{s}'"))?;
+    scalebench_session::request::ProbeRequest::check_keys(keys)
+        .map(|()| keys)
         .map_err(str::to_string)
 }
 

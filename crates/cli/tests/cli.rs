@@ -1102,6 +1102,58 @@ fn monitor_writes_a_series_of_named_processes() {
     }
 }
 
+/// Issue 38: a run whose operations mostly fail is a failed run (exit 1), never a success: its result
+/// file is written whole and its summary printed, and the reason is the last line.
+#[test]
+fn a_run_whose_operations_mostly_fail_exits_1_with_its_figures_kept() {
+    let dir = test_dir();
+    let out = dir.path().join("r.json");
+    // The simulated server serves 20 operations/s; with 4 waiting, each waits ~200 ms and times out
+    // at 5 ms.
+    let o = scalebench(&[
+        "run",
+        "c",
+        "--db",
+        "null://",
+        "-p",
+        "null.capacity_ops_s=20",
+        "--op-timeout",
+        "5ms",
+        "--concurrency",
+        "4",
+        "--duration",
+        "1s",
+        "--no-monitor",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let last = stderr(&o).lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.starts_with("error: the run failed: the run phase completed only"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("run phase"));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let t = &r["phases"][0]["totals"];
+    assert!(
+        t["failed"].as_u64().unwrap() > t["ok"].as_u64().unwrap(),
+        "{t}"
+    );
+    // The same database within its capacity: a success.
+    let o = scalebench(&[
+        "run",
+        "c",
+        "--db",
+        "null://",
+        "--duration",
+        "1s",
+        "--no-monitor",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
 /// A run whose operations fail in large numbers is flagged in every summary (status `failures`),
 /// with its failed operations counted, and kept out of the cell's figures; a healthy run is `ok`.
 #[test]
@@ -1956,6 +2008,8 @@ fn a_cluster_that_did_not_come_up_is_never_run_against() {
 /// Issue 32: `--consistency-probe` beside a run on the default SQLite database: a consistency
 /// section (an in-process engine never returns an old version), its summary in the table, and a
 /// history that the independent checker (tools/history-check: Porcupine) reads with the same counts.
+/// Issue 38: nothing stale, so no lag and no staleness window (and the summary says so), and every
+/// scheduled read kept its delay or is counted apart, though SQLite blocks the thread it reads on.
 #[test]
 fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     let dir = test_dir();
@@ -1979,10 +2033,20 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("consistency probe (40 writes/s"), "{text}");
+    assert!(
+        text.contains("no stale read among") && text.contains("no lag, no staleness window"),
+        "{text}"
+    );
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let c = &r["phases"][1]["consistency"];
-    assert!(c["probe_writes"].as_u64().unwrap() >= 40, "{c}");
+    let writes = c["probe_writes"].as_u64().unwrap();
+    assert!(writes >= 40, "{c}");
     assert_eq!(c["stale_reads"], 0, "{c}");
+    assert_eq!(c["stale_writes"], 0, "{c}");
+    assert!(
+        c["visibility_lag_us"].is_null() && c["staleness_window_us"].is_null(),
+        "{c}"
+    );
     let delays: Vec<f64> = c["t_visibility"]
         .as_array()
         .unwrap()
@@ -1990,13 +2054,17 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
         .map(|p| p["delay_ms"].as_f64().unwrap())
         .collect();
     assert_eq!(delays, [0.0, 1.0, 5.0]);
-    let samples: u64 = c["t_visibility"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["samples"].as_u64().unwrap())
-        .sum();
-    assert_eq!(samples, 3 * c["probe_writes"].as_u64().unwrap(), "{c}");
+    // Each delay: one read per write, kept (started before the next delay) or counted missed;
+    // most kept, the reads no longer queued behind each other on one thread.
+    for p in c["t_visibility"].as_array().unwrap() {
+        let (samples, missed) = (
+            p["samples"].as_u64().unwrap(),
+            p["missed"].as_u64().unwrap(),
+        );
+        assert_eq!(samples + missed, writes, "{p}");
+        assert!(samples * 2 >= writes, "{p}");
+        assert_eq!(p["consistent_fraction"], 1.0, "{p}");
+    }
     assert!(
         r["phases"][0].get("consistency").is_none(),
         "the load has no probe"
@@ -2023,7 +2091,8 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert_eq!(checked["reads"], c["probe_reads"], "{checked}");
     assert_eq!(checked["stale_reads"], c["stale_reads"], "{checked}");
 
-    // The report draws the t-visibility curve and the staleness window's distribution.
+    // The report draws the t-visibility curve and has the probe's figures; no lag or window
+    // chart, as nothing was stale.
     let report = dir.path().join("r.html");
     let o = scalebench(&[
         "report",
@@ -2033,9 +2102,16 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(&report).unwrap();
-    for chart in ["t-visibility", "Staleness window by percentile"] {
-        assert!(html.contains(chart), "no {chart} chart");
+    for figure in [
+        "t-visibility",
+        "Consistency probe",
+        "stale at the first delay",
+        "none (no stale read)",
+        "read-your-writes violated",
+    ] {
+        assert!(html.contains(figure), "no {figure}");
     }
+    assert!(!html.contains("Lag and staleness window by percentile"));
 
     // `compare` tests the stale fractions at the first delay (one read per probe write): the run
     // against itself differs in nothing; against the same run with a fifth of those reads stale

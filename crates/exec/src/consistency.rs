@@ -1,52 +1,102 @@
 //! The consistency probe (`--consistency-probe RATE`): beside a phase's workload, on connections of
-//! its own, it writes new versions of a few probe keys and reads them back (PBS's t-visibility,
-//! Bailis et al., VLDB 2012; the staleness window of Bermbach & Tai; YCSB++'s writer/reader lag).
+//! its own, it writes new versions of a few probe keys and reads them back, and counts what
+//! scalebench-measure's `consistency` module defines (PBS's t-visibility and k-staleness, YCSB++'s
+//! first-visibility lag, Bermbach & Tai's staleness window, two session guarantees).
 //!
-//! Each probe write updates one key to its next version, the value naming the version (and this
-//! probe, so a value left by an earlier run reads as older than any of this one). After its
-//! acknowledgement: the writer's own connection reads it back at once (read-your-writes); reader
-//! connections read it at each delay of the plan (t-visibility); and a chaser reads it until it
-//! returns the write or the horizon passes (the staleness window). A key has one write in flight at
-//! a time, so "the newest version acknowledged when the read began" is the version just written.
-//! Every operation can go to a history file that an independent checker reads
+//! Each probe write updates the next key in turn to its next version, the value naming the version
+//! (and this probe, so a value left by an earlier run reads as older than any of this one). After
+//! its acknowledgement: the writer's own connection reads it back at once (read-your-writes);
+//! reader connections read it once at each delay of the plan (t-visibility); and a chaser reads it
+//! until it has returned the write several times in a row for twice as long as the last stale read
+//! came after the acknowledgement (the lag and the window), or the horizon passes.
+//!
+//! Threads, not tasks: the writer and each reader connection have an OS thread and a runtime of
+//! their own, so an acknowledgement is timed when its reply arrives (not when a shared runtime gets
+//! round to the writer), reads of a binding that blocks its thread (SQLite) run side by side, and
+//! reads due within a millisecond wait on a condition variable with a fine timer slack instead of a
+//! busy loop. Every operation can go to a history file that an independent checker reads
 //! (tools/history-check, docs/consistency.md).
 
-use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use scalebench_binding::{Binding, BindingFactory};
-use scalebench_measure::consistency::{ConsistencyResult, ProbeTally};
+use scalebench_measure::consistency::{ConsistencyResult, FollowUp, ProbeTally};
 use scalebench_workload::{FailureClass, FieldSet, OpError};
+
+use crate::StopSignal;
 
 /// What the probe does.
 #[derive(Debug, Clone)]
 pub struct ProbePlan {
     /// Probe writes per second.
     pub rate: f64,
+    /// Probe keys, written in turn: each is rewritten every `keys / rate` seconds.
+    pub keys: usize,
     /// Delays after each acknowledgement at which a reader reads the key, ascending.
     pub delays_ms: Vec<f64>,
     /// How long the chaser reads a write before counting it never seen.
     pub horizon: Duration,
     /// Reader connections (the writer has its own).
     pub readers: usize,
-    /// Writes start this long after the probe connects (the workload's warm-up).
-    pub start_after: Duration,
     pub op_timeout: Duration,
     /// JSON Lines of every probe operation (docs/consistency.md).
     pub history: Option<PathBuf>,
     /// Running counts for live metrics, if someone watches.
-    pub live: Option<std::sync::Arc<scalebench_measure::consistency::LiveProbe>>,
+    pub live: Option<Arc<scalebench_measure::consistency::LiveProbe>>,
 }
 
-impl ProbePlan {
-    /// Keys enough for `rate` writes per second when each key is busy for up to the horizon.
-    fn keys(&self) -> usize {
-        let busy = self.horizon.as_secs_f64() + 0.05;
-        ((self.rate * busy).ceil() as usize + 2).clamp(2, 10_000)
+/// Probe keys by default: several, so a ring's replica sets are all probed, few enough that each
+/// is rewritten often (the period k-staleness counts in).
+pub const DEFAULT_KEYS: usize = 8;
+
+/// After the phase ends, the follow-ups of the last writes may go on this long; what is not done
+/// by then is cut (counted apart). Ctrl-C cuts at once.
+pub const DRAIN: Duration = Duration::from_secs(1);
+
+/// When the probe writes, and when it stops.
+pub struct ProbeControl {
+    /// The phase's measurement start, set once the phase knows it: the probe's writes begin then
+    /// (connecting and the warm-up come before).
+    pub measuring: Arc<OnceLock<Instant>>,
+    /// The measurement window's length, for a phase bound by time: no write after it.
+    pub duration: Option<Duration>,
+    /// The phase ended: no new write; the follow-ups in flight get [`DRAIN`].
+    pub ended: AtomicBool,
+    /// The run's stop: a stop requested by a signal (not a planned finish) ends the probe at once.
+    pub stop: StopSignal,
+}
+
+impl ProbeControl {
+    pub fn new(
+        measuring: Arc<OnceLock<Instant>>,
+        duration: Option<Duration>,
+        stop: StopSignal,
+    ) -> ProbeControl {
+        ProbeControl {
+            measuring,
+            duration,
+            ended: AtomicBool::new(false),
+            stop,
+        }
+    }
+
+    fn interrupted(&self) -> bool {
+        self.stop.is_requested() && !self.stop.is_finish()
+    }
+
+    /// No new probe write: the phase ended, was stopped, or its window closed.
+    fn writes_over(&self, now: Instant) -> bool {
+        self.ended.load(Ordering::Relaxed)
+            || self.stop.is_requested()
+            || matches!(
+                (self.measuring.get(), self.duration),
+                (Some(start), Some(d)) if now >= *start + d
+            )
     }
 }
 
@@ -69,7 +119,7 @@ struct HistoryOp {
 pub enum ProbeError {
     /// The rate asked for is more than the probe's writer can do against this database: bad input.
     RateTooHigh(String),
-    /// It could not connect, write or record (the run goes on without a consistency section).
+    /// It could not connect, write or record.
     Failed(String),
 }
 
@@ -87,21 +137,184 @@ impl From<String> for ProbeError {
     }
 }
 
+/// What the probe measured, and what went wrong with its history file, if anything (the
+/// measurement stands without it).
+#[derive(Debug)]
+pub struct ProbeOutcome {
+    pub result: ConsistencyResult,
+    pub history_error: Option<String>,
+}
+
 /// The writer is process 0, readers 1..=readers.
 const WRITER: usize = 0;
 
-struct Probe {
+/// Acknowledged versions kept per key (a read begins at most the horizon after its write's).
+const ACKS_KEPT: usize = 1024;
+
+/// A chase settles once this many of its reads in a row returned the write.
+const SETTLED_READS: u32 = 3;
+
+/// What one reader does next: a scheduled read (an index of the plan's delays) or a chasing read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Read {
+    Scheduled(usize),
+    Chase,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Job {
+    due: Instant,
+    /// Ties broken in the order the jobs were made.
+    seq: u64,
+    write: u64,
+    read: Read,
+}
+
+/// An acknowledged write being followed.
+struct Follow {
+    key: usize,
+    version: u64,
+    ack: Instant,
+    scheduled_left: usize,
+    chasing: bool,
+    /// Starts of the first read that returned the write and of the last that returned an older one.
+    first_fresh: Option<Instant>,
+    last_stale: Option<Instant>,
+    chase_fresh_in_a_row: u32,
+}
+
+impl Follow {
+    fn saw(&mut self, read: u64, started: Instant) {
+        if read >= self.version {
+            if self.first_fresh.is_none_or(|t| started < t) {
+                self.first_fresh = Some(started);
+            }
+        } else if self.last_stale.is_none_or(|t| started > t) {
+            self.last_stale = Some(started);
+        }
+    }
+
+    /// The chase may end: the write was returned several times in a row, for at least twice as long
+    /// after the acknowledgement as the last stale read came (a replica still lagging would most
+    /// likely have been read by then).
+    fn settled(&self, now: Instant) -> bool {
+        self.chase_fresh_in_a_row >= SETTLED_READS
+            && self.last_stale.is_none_or(|stale| {
+                now.saturating_duration_since(self.ack)
+                    >= 2 * stale.saturating_duration_since(self.ack)
+            })
+    }
+
+    fn outcome(&self) -> FollowUp {
+        let since = |t: Instant| t.saturating_duration_since(self.ack).as_nanos() as u64;
+        match (self.first_fresh, self.last_stale) {
+            (None, _) => FollowUp::NeverSeen,
+            (Some(_), None) => FollowUp::NeverStale,
+            (Some(fresh), Some(stale)) => FollowUp::Stale {
+                lag_ns: since(fresh),
+                window_ns: since(stale),
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    /// Connecting, writing first versions.
+    Setup,
+    Measuring,
+    /// The writer stopped; follow-ups may go on until then.
+    Draining(Instant),
+    Over,
+}
+
+/// Everything the writer and the readers share, under one lock.
+struct Shared {
+    stage: Stage,
+    tally: ProbeTally,
+    history: Option<History>,
+    jobs: BinaryHeap<Reverse<Job>>,
+    next_seq: u64,
+    follows: HashMap<u64, Follow>,
+    /// Each key's acknowledged versions, oldest first, with when the acknowledgement arrived (the
+    /// last [`ACKS_KEPT`]): "the newest version acknowledged when a read began" from them, as the
+    /// history's checker decides it.
+    acks: Vec<std::collections::VecDeque<(u64, Instant)>>,
+    /// (process, key) -> the newest version that process saw of that key.
+    seen: HashMap<(usize, usize), u64>,
+    readers_connected: usize,
+    failed: Option<ProbeError>,
+}
+
+impl Shared {
+    fn push(&mut self, due: Instant, write: u64, read: Read) {
+        self.next_seq += 1;
+        self.jobs.push(Reverse(Job {
+            due,
+            seq: self.next_seq,
+            write,
+            read,
+        }));
+    }
+
+    /// The newest version of `key` acknowledged at `instant`.
+    fn newest_at(&self, key: usize, instant: Instant) -> u64 {
+        self.acks[key]
+            .iter()
+            .rev()
+            .find(|(_, ack)| *ack <= instant)
+            .map_or(0, |(version, _)| *version)
+    }
+
+    /// A completed read by `process` of `key` that began at `started`: counted (stale against the
+    /// newest version acknowledged then), and checked for monotonic reads.
+    fn read(&mut self, process: usize, key: usize, read: u64, started: Instant) {
+        let newest = self.newest_at(key, started);
+        self.tally.read(read, newest);
+        let newest_seen = self.seen.entry((process, key)).or_insert(0);
+        self.tally.monotonic_read(read < *newest_seen);
+        *newest_seen = (*newest_seen).max(read);
+    }
+
+    fn finish_if_done(&mut self, write: u64) {
+        if let Some(f) = self.follows.get(&write) {
+            if f.scheduled_left == 0 && !f.chasing {
+                let outcome = f.outcome();
+                self.follows.remove(&write);
+                self.tally.followed(outcome);
+            }
+        }
+    }
+
+    /// The phase's end cut what is left: missing scheduled reads counted missed, their writes cut.
+    fn cut(&mut self) {
+        for Reverse(job) in std::mem::take(&mut self.jobs) {
+            if let Read::Scheduled(delay) = job.read {
+                self.tally.missed(delay);
+            }
+        }
+        for _ in self.follows.drain() {
+            self.tally.followed(FollowUp::Cut);
+        }
+        self.stage = Stage::Over;
+    }
+}
+
+struct Probe<'a> {
+    plan: &'a ProbePlan,
+    control: &'a ProbeControl,
     base: Instant,
     /// Distinguishes this probe's values from those an earlier run left.
     tag: String,
-    timeout: Duration,
-    tally: RefCell<ProbeTally>,
-    history: Option<RefCell<History>>,
-    /// (reader, key) -> the newest version that reader saw of that key.
-    seen: RefCell<HashMap<(usize, usize), u64>>,
+    shared: Mutex<Shared>,
+    changed: Condvar,
 }
 
-impl Probe {
+impl Probe<'_> {
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn ns(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.base).as_nanos() as u64
     }
@@ -119,12 +332,13 @@ impl Probe {
             .unwrap_or(0)
     }
 
-    fn record(&self, op: HistoryOp) {
-        if let Some(h) = &self.history {
-            h.borrow_mut().push(&op);
+    fn record(&self, shared: &mut Shared, op: HistoryOp) {
+        if let Some(h) = &mut shared.history {
+            h.push(&op);
         }
     }
 
+    /// Writes `version` of `key`; when acknowledged, the instant the reply arrived.
     async fn write<B: Binding>(
         &self,
         b: &mut B,
@@ -148,27 +362,40 @@ impl Probe {
             // Left by an earlier run: this run's first version overwrites it.
             outcome = self.bounded(b.update(&name, &values)).await;
         }
+        // Taken under the lock: a reader that begins a read after it finds the acknowledgement
+        // recorded when it counts that read (microseconds later than the reply at most).
+        let mut shared = self.lock();
         let complete = Instant::now();
-        self.record(HistoryOp {
-            process: WRITER,
-            key: name,
-            f: "write",
-            value: Some(version),
-            invoke_ns: self.ns(invoke),
-            complete_ns: outcome.is_ok().then(|| self.ns(complete)),
-            ok: outcome.is_ok(),
-            error: outcome.as_ref().err().map(|e| e.message.clone()),
-        });
+        if outcome.is_ok() {
+            let acks = &mut shared.acks[key];
+            if acks.len() == ACKS_KEPT {
+                acks.pop_front();
+            }
+            acks.push_back((version, complete));
+        }
+        self.record(
+            &mut shared,
+            HistoryOp {
+                process: WRITER,
+                key: name,
+                f: "write",
+                value: Some(version),
+                invoke_ns: self.ns(invoke),
+                complete_ns: outcome.is_ok().then(|| self.ns(complete)),
+                ok: outcome.is_ok(),
+                error: outcome.as_ref().err().map(|e| e.message.clone()),
+            },
+        );
         outcome.ok().map(|()| complete)
     }
 
-    /// Reads `key` as `process`: the version read and when the read started, or `None` if it failed.
+    /// Reads `key` as `process`: the version read (or `None` if the read failed) and its start.
     async fn read<B: Binding>(
         &self,
         b: &mut B,
         process: usize,
         key: usize,
-    ) -> Option<(u64, Instant)> {
+    ) -> (Option<u64>, Instant, Instant) {
         let name = key_name(key);
         let mut fields = Vec::new();
         let invoke = Instant::now();
@@ -186,31 +413,21 @@ impl Probe {
             )),
         };
         let complete = Instant::now();
-        self.record(HistoryOp {
-            process,
-            key: name,
-            f: "read",
-            value: outcome.as_ref().ok().copied(),
-            invoke_ns: self.ns(invoke),
-            complete_ns: outcome.is_ok().then(|| self.ns(complete)),
-            ok: outcome.is_ok(),
-            error: outcome.as_ref().err().map(|e| e.message.clone()),
-        });
-        match outcome {
-            Ok(version) => {
-                let mut seen = self.seen.borrow_mut();
-                let newest_seen = seen.entry((process, key)).or_insert(0);
-                self.tally
-                    .borrow_mut()
-                    .monotonic_read(version < *newest_seen);
-                *newest_seen = (*newest_seen).max(version);
-                Some((version, invoke))
-            }
-            Err(_) => {
-                self.tally.borrow_mut().failed_read();
-                None
-            }
-        }
+        let mut shared = self.lock();
+        self.record(
+            &mut shared,
+            HistoryOp {
+                process,
+                key: name,
+                f: "read",
+                value: outcome.as_ref().ok().copied(),
+                invoke_ns: self.ns(invoke),
+                complete_ns: outcome.is_ok().then(|| self.ns(complete)),
+                ok: outcome.is_ok(),
+                error: outcome.as_ref().err().map(|e| e.message.clone()),
+            },
+        );
+        (outcome.ok(), invoke, complete)
     }
 
     async fn bounded(
@@ -219,8 +436,10 @@ impl Probe {
     ) -> Result<(), OpError> {
         // A binding that blocks its thread (SQLite) cannot be cut short by the runtime: it honours
         // the published deadline instead, as it does for the executor's calls.
-        scalebench_binding::deadline::set_call_deadline(Some(Instant::now() + self.timeout));
-        let outcome = match tokio::time::timeout(self.timeout, op).await {
+        scalebench_binding::deadline::set_call_deadline(Some(
+            Instant::now() + self.plan.op_timeout,
+        ));
+        let outcome = match tokio::time::timeout(self.plan.op_timeout, op).await {
             Ok(r) => r,
             Err(_) => Err(OpError::new(
                 FailureClass::Timeout,
@@ -230,195 +449,519 @@ impl Probe {
         scalebench_binding::deadline::set_call_deadline(None);
         outcome
     }
+
+    /// The bound below which a read scheduled at delay `i` kept it: the next delay of the plan (the
+    /// last: twice itself, at least 1 ms more).
+    fn kept_before(&self, i: usize) -> Duration {
+        let ms = match self.plan.delays_ms.get(i + 1) {
+            Some(next) => *next,
+            None => self.plan.delays_ms[i] + self.plan.delays_ms[i].max(1.0),
+        };
+        Duration::from_secs_f64(ms / 1000.0)
+    }
+
+    /// A reader's next job, once due, with its write's key. `None`: the reader is done.
+    fn next_job(&self) -> Option<(Job, usize)> {
+        let mut shared = self.lock();
+        loop {
+            if self.control.interrupted() {
+                shared.cut();
+                self.changed.notify_all();
+            }
+            let now = Instant::now();
+            match shared.stage {
+                Stage::Over => return None,
+                Stage::Draining(until) if now >= until => {
+                    shared.cut();
+                    self.changed.notify_all();
+                    return None;
+                }
+                Stage::Draining(_) if shared.follows.is_empty() => {
+                    shared.stage = Stage::Over;
+                    self.changed.notify_all();
+                    return None;
+                }
+                _ => {}
+            }
+            let wait = match shared.jobs.peek() {
+                Some(Reverse(job)) if job.due <= now => {
+                    let Reverse(job) = shared.jobs.pop().expect("peeked");
+                    let Some(f) = shared.follows.get(&job.write) else {
+                        continue;
+                    };
+                    let key = f.key;
+                    return Some((job, key));
+                }
+                Some(Reverse(job)) => job.due - now,
+                None => Duration::from_millis(50),
+            };
+            // Woken by a new job or a change of stage; never asleep past a stop for long.
+            shared = self
+                .changed
+                .wait_timeout(shared, wait.min(Duration::from_millis(50)))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// What a reader's read of `job` showed.
+    fn reader_saw(
+        &self,
+        process: usize,
+        job: &Job,
+        key: usize,
+        (read, started, _complete): (Option<u64>, Instant, Instant),
+    ) {
+        let mut shared = self.lock();
+        match read {
+            Some(version) => shared.read(process, key, version, started),
+            None => shared.tally.failed_read(),
+        }
+        let chase_next;
+        {
+            let Some(f) = shared.follows.get_mut(&job.write) else {
+                // Cut while the read was in flight: counted as a read, nothing more.
+                return;
+            };
+            if let Some(version) = read {
+                f.saw(version, started);
+            }
+            let since = started.saturating_duration_since(f.ack);
+            match job.read {
+                Read::Scheduled(delay) => {
+                    f.scheduled_left -= 1;
+                    let kept = read.filter(|_| since < self.kept_before(delay));
+                    let returned = kept.map(|v| v >= f.version);
+                    chase_next = None;
+                    match returned {
+                        Some(returned) => shared.tally.scheduled(delay, returned),
+                        None => shared.tally.missed(delay),
+                    }
+                }
+                Read::Chase => {
+                    match read {
+                        Some(v) if v >= f.version => f.chase_fresh_in_a_row += 1,
+                        _ => f.chase_fresh_in_a_row = 0,
+                    }
+                    let now = Instant::now();
+                    let over = now.saturating_duration_since(f.ack) > self.plan.horizon
+                        || (f.first_fresh.is_some() && f.settled(now));
+                    if over {
+                        f.chasing = false;
+                        chase_next = None;
+                    } else {
+                        // A read every 0.1 ms for the first 2 ms, then one a millisecond: the
+                        // resolution of the lag and the window. A failed read (a refused connection
+                        // fails at once) waits a millisecond.
+                        let step = if read.is_some() && since < Duration::from_millis(2) {
+                            Duration::from_micros(100)
+                        } else {
+                            Duration::from_millis(1)
+                        };
+                        chase_next = Some(started + step);
+                    }
+                }
+            }
+        }
+        if let Some(due) = chase_next {
+            shared.push(due, job.write, Read::Chase);
+            self.changed.notify_one();
+        }
+        shared.finish_if_done(job.write);
+        if shared.follows.is_empty() {
+            self.changed.notify_all();
+        }
+    }
+
+    /// One reader connection's thread: reads what falls due until the probe is over.
+    fn reader<F: BindingFactory>(&self, factory: &F, process: usize) {
+        set_fine_timer_slack();
+        let Some(runtime) = self.runtime() else {
+            return;
+        };
+        let connected = runtime.block_on(factory.connect(process));
+        let mut b = match connected {
+            Ok(b) => {
+                self.lock().readers_connected += 1;
+                self.changed.notify_all();
+                b
+            }
+            Err(e) => {
+                self.fail(ProbeError::Failed(format!(
+                    "consistency probe: cannot connect: {e}"
+                )));
+                return;
+            }
+        };
+        while let Some((job, key)) = self.next_job() {
+            let seen = runtime.block_on(self.read(&mut b, process, key));
+            self.reader_saw(process, &job, key, seen);
+        }
+        let _ = runtime.block_on(b.cleanup());
+    }
+
+    fn runtime(&self) -> Option<tokio::runtime::Runtime> {
+        match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(r) => Some(r),
+            Err(e) => {
+                self.fail(ProbeError::Failed(format!("consistency probe: {e}")));
+                None
+            }
+        }
+    }
+
+    fn fail(&self, why: ProbeError) {
+        let mut shared = self.lock();
+        shared.failed.get_or_insert(why);
+        shared.stage = Stage::Over;
+        self.changed.notify_all();
+    }
+
+    /// Waits (watching the stop) until every reader connected: false if the probe failed or was
+    /// stopped first.
+    fn await_readers(&self) -> bool {
+        let mut shared = self.lock();
+        loop {
+            if shared.failed.is_some() || shared.stage == Stage::Over {
+                return false;
+            }
+            if shared.readers_connected == self.plan.readers {
+                return true;
+            }
+            if self.control.stop.is_requested() || self.control.ended.load(Ordering::Relaxed) {
+                shared.failed.get_or_insert(ProbeError::Failed(
+                    "the phase ended before the consistency probe began".into(),
+                ));
+                shared.stage = Stage::Over;
+                self.changed.notify_all();
+                return false;
+            }
+            shared = self
+                .changed
+                .wait_timeout(shared, Duration::from_millis(20))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// The writer's thread: first versions, the rate check, `ready`, the measured writes, then the
+    /// drain (readers finish the follow-ups) and the keys removed.
+    fn writer<F: BindingFactory>(&self, factory: &F, ready: &(dyn Fn() + Sync)) {
+        let Some(runtime) = self.runtime() else {
+            return;
+        };
+        let mut writer = match runtime.block_on(factory.connect(WRITER)) {
+            Ok(b) => b,
+            Err(e) => {
+                return self.fail(ProbeError::Failed(format!(
+                    "consistency probe: cannot connect: {e}"
+                )))
+            }
+        };
+        // The reads at a delay of 0 go through a connection of the writer's thread, issued as soon
+        // as the acknowledgement arrives: a reader thread woken for them would start them tens of
+        // microseconds late, past the next delay.
+        let immediate_process = self.plan.readers + 1;
+        let mut immediate = match self.plan.delays_ms.first() {
+            Some(d) if *d == 0.0 => match runtime.block_on(factory.connect(immediate_process)) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    return self.fail(ProbeError::Failed(format!(
+                        "consistency probe: cannot connect: {e}"
+                    )))
+                }
+            },
+            _ => None,
+        };
+        let keys = self.plan.keys;
+        let mut versions = vec![0u64; keys];
+        let written = self.first_versions(&runtime, &mut writer, &mut versions);
+        if let Err(e) = written {
+            runtime.block_on(self.remove_keys(&mut writer));
+            return self.fail(e);
+        }
+        if !self.await_readers() {
+            runtime.block_on(self.remove_keys(&mut writer));
+            return;
+        }
+        ready();
+        let at_once = immediate.as_mut().map(|b| (immediate_process, b));
+        self.measured_writes(&runtime, &mut writer, at_once, &mut versions);
+        {
+            let mut shared = self.lock();
+            if shared.stage == Stage::Measuring {
+                shared.stage = Stage::Draining(Instant::now() + DRAIN);
+            }
+            self.changed.notify_all();
+            while shared.stage != Stage::Over {
+                shared = self
+                    .changed
+                    .wait_timeout(shared, Duration::from_millis(50))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+                // Readers end the drain; a probe whose readers are all gone ends it here.
+                if let Stage::Draining(until) = shared.stage {
+                    if Instant::now() >= until + Duration::from_millis(100)
+                        || self.control.interrupted()
+                    {
+                        shared.cut();
+                    }
+                }
+            }
+        }
+        if !self.control.interrupted() {
+            runtime.block_on(self.remove_keys(&mut writer));
+        }
+        let _ = runtime.block_on(writer.cleanup());
+        if let Some(mut b) = immediate {
+            let _ = runtime.block_on(b.cleanup());
+        }
+    }
+
+    /// Every key's first version (not counted), then more writes until enough are timed: a rate
+    /// beyond what the writer alone can do here is refused before anything is measured.
+    fn first_versions<B: Binding>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        writer: &mut B,
+        versions: &mut [u64],
+    ) -> Result<(), ProbeError> {
+        // The first write of a connection may prepare statements or warm it up: not timed.
+        const TIMED_WRITES: usize = 16;
+        let keys = versions.len();
+        let mut times = Vec::with_capacity(TIMED_WRITES);
+        for n in 0..=TIMED_WRITES.max(keys - 1) {
+            if self.control.stop.is_requested() || self.control.ended.load(Ordering::Relaxed) {
+                return Err(ProbeError::Failed(
+                    "the phase ended before the consistency probe began".into(),
+                ));
+            }
+            let key = n % keys;
+            versions[key] += 1;
+            let started = Instant::now();
+            let Some(done) =
+                runtime.block_on(self.write(writer, key, versions[key], versions[key] == 1))
+            else {
+                return Err(ProbeError::Failed(format!(
+                    "consistency probe: cannot write {}",
+                    key_name(key)
+                )));
+            };
+            if n > 0 && times.len() < TIMED_WRITES {
+                times.push((done - started).as_secs_f64());
+                if times.len() == TIMED_WRITES {
+                    if let Some(e) = rate_beyond_writer(self.plan.rate, &mut times) {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The measured writes, one per slot of the rate from the measurement start until the phase's
+    /// window closes; slots the writer could not keep are counted as planned, not made up for.
+    fn measured_writes<B: Binding>(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        writer: &mut B,
+        mut immediate: Option<(usize, &mut B)>,
+        versions: &mut [u64],
+    ) {
+        let start = loop {
+            if let Some(t) = self.control.measuring.get() {
+                break *t;
+            }
+            if self.control.writes_over(Instant::now()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        self.lock().stage = Stage::Measuring;
+        let interval = Duration::from_secs_f64(1.0 / self.plan.rate);
+        let mut next = start.max(Instant::now());
+        let mut written: u64 = 0;
+        loop {
+            // Sleeps to the slot in short steps, watching the stop.
+            loop {
+                let now = Instant::now();
+                if self.control.writes_over(now) {
+                    return;
+                }
+                if now >= next {
+                    break;
+                }
+                std::thread::sleep((next - now).min(Duration::from_millis(20)));
+            }
+            let late = Instant::now().saturating_duration_since(next);
+            let skipped = (late.as_secs_f64() / interval.as_secs_f64()).floor() as u64;
+            next += interval * (skipped as u32 + 1);
+            self.lock().tally.planned(skipped + 1);
+            let key = (written % versions.len() as u64) as usize;
+            written += 1;
+            versions[key] += 1;
+            let version = versions[key];
+            let acked = runtime.block_on(self.write(writer, key, version, false));
+            let reads_at_once = immediate.is_some();
+            let publish = async {
+                let mut shared = self.lock();
+                shared.tally.write(acked.is_some());
+                let Some(ack) = acked else { return };
+                shared.follows.insert(
+                    written,
+                    Follow {
+                        key,
+                        version,
+                        ack,
+                        scheduled_left: self.plan.delays_ms.len(),
+                        chasing: true,
+                        first_fresh: None,
+                        last_stale: None,
+                        chase_fresh_in_a_row: 0,
+                    },
+                );
+                for (i, d) in self.plan.delays_ms.iter().enumerate() {
+                    if i == 0 && reads_at_once {
+                        continue;
+                    }
+                    shared.push(
+                        ack + Duration::from_secs_f64(d / 1000.0),
+                        written,
+                        Read::Scheduled(i),
+                    );
+                }
+                shared.push(ack, written, Read::Chase);
+                self.changed.notify_all();
+            };
+            match (acked, immediate.as_mut()) {
+                (Some(ack), Some((process, b))) => {
+                    // The read at 0 ms first: it is sent (or, on a binding that blocks its thread,
+                    // done) before the readers are told of the write.
+                    let (seen, ()) = runtime.block_on(futures::future::join(
+                        self.read(&mut **b, *process, key),
+                        publish,
+                    ));
+                    let job = Job {
+                        due: ack,
+                        seq: 0,
+                        write: written,
+                        read: Read::Scheduled(0),
+                    };
+                    self.reader_saw(*process, &job, key, seen);
+                }
+                _ => runtime.block_on(publish),
+            }
+            if acked.is_some() {
+                // Read-your-writes: the writer's own connection, right after the readers began.
+                let (read, started, _) = runtime.block_on(self.read(writer, WRITER, key));
+                let mut shared = self.lock();
+                match read {
+                    Some(read) => {
+                        shared.read(WRITER, key, read, started);
+                        shared.tally.read_your_write(read < version);
+                    }
+                    None => shared.tally.failed_read(),
+                }
+            }
+        }
+    }
+
+    /// Deletes the probe's keys: the table as the probe found it, so later phases count, measure
+    /// and scan only the workload's records. Not in the history (the checker's operations end with
+    /// the probe). A database that stopped answering keeps them after the first delete that times
+    /// out; Ctrl-C ends it.
+    async fn remove_keys<B: Binding>(&self, writer: &mut B) {
+        for key in 0..self.plan.keys {
+            if self.control.interrupted() {
+                return;
+            }
+            if let Err(e) = self.bounded(writer.delete(&key_name(key))).await {
+                if matches!(e.class, FailureClass::Timeout | FailureClass::Unavailable) {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Reader threads wait on a condition variable for reads due a fraction of a millisecond ahead:
+/// with Linux's default timer slack (50 us) such a wait would oversleep by that much.
+fn set_fine_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects the calling thread only.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1_000u64);
+    }
 }
 
 fn key_name(key: usize) -> String {
     format!("scalebench-probe-{key:05}")
 }
 
-/// Reader connections shared by the scheduled reads and the chasers of every key.
-struct Readers<B> {
-    idle: RefCell<Vec<(usize, B)>>,
-    free: tokio::sync::Semaphore,
-}
-
-impl<B: Binding> Readers<B> {
-    async fn read(&self, probe: &Probe, key: usize) -> Option<(u64, Instant)> {
-        let _permit = self.free.acquire().await.ok()?;
-        let (process, mut b) = self.idle.borrow_mut().pop()?;
-        let read = probe.read(&mut b, process, key).await;
-        self.idle.borrow_mut().push((process, b));
-        read
-    }
-}
-
-/// What the probe measured, and what went wrong with its history file, if anything (the
-/// measurement stands without it).
-#[derive(Debug)]
-pub struct ProbeOutcome {
-    pub result: ConsistencyResult,
-    pub history_error: Option<String>,
-}
-
-/// Runs the probe until `stop` is set, then lets the keys in flight finish (within the horizon).
-/// `ready` is called once its connections are open and every key holds its first version: a phase
-/// started then is measured by the probe from its first second (connecting a dozen sessions to a
-/// cluster can take longer than a short phase).
+/// Runs the probe: connects, writes each key's first version, calls `ready` (the phase may start:
+/// connecting a dozen sessions to a cluster can take longer than a short phase), writes from the
+/// measurement start until the phase's window closes, lets the follow-ups end within [`DRAIN`],
+/// and removes its keys.
 pub fn run_probe<F: BindingFactory>(
     factory: &F,
     plan: &ProbePlan,
-    stop: &AtomicBool,
-    ready: &dyn Fn(),
+    control: &ProbeControl,
+    ready: &(dyn Fn() + Sync),
 ) -> Result<ProbeOutcome, ProbeError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("consistency probe: {e}"))?;
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async {
-        let connect = |i| async move {
-            factory
-                .connect(i)
-                .await
-                .map_err(|e| format!("consistency probe: cannot connect: {e}"))
-        };
-        let mut writer = connect(0).await?;
-        let mut idle = Vec::new();
-        for i in 1..=plan.readers {
-            idle.push((i, connect(i).await?));
-        }
-        let readers = Rc::new(Readers {
-            idle: RefCell::new(idle),
-            free: tokio::sync::Semaphore::new(plan.readers),
-        });
-        let probe = Rc::new(Probe {
-            base: Instant::now(),
-            tag: format!("p{:x}", probe_tag()),
-            timeout: plan.op_timeout,
-            tally: RefCell::new(
-                ProbeTally::new(
-                    plan.rate,
-                    &plan.delays_ms,
-                    plan.horizon.as_secs_f64() * 1000.0,
-                )
+    let history = match &plan.history {
+        Some(path) => Some(History::create(path)?),
+        None => None,
+    };
+    let horizon_ms = plan.horizon.as_secs_f64() * 1000.0;
+    let probe = Probe {
+        plan,
+        control,
+        base: Instant::now(),
+        tag: format!("p{:x}", probe_tag()),
+        shared: Mutex::new(Shared {
+            stage: Stage::Setup,
+            tally: ProbeTally::new(plan.rate, plan.keys, &plan.delays_ms, horizon_ms)
                 .with_live(plan.live.clone()),
-            ),
-            history: match &plan.history {
-                Some(path) => Some(RefCell::new(History::create(path)?)),
-                None => None,
-            },
-            seen: RefCell::new(HashMap::new()),
-        });
-        // Every key at version 1 before the first measured write (not counted).
-        let keys = plan.keys();
-        let mut versions = vec![1u64; keys];
-        // The writer writes and then reads its own write, one after the other: a rate beyond what
-        // two such operations allow (timed on the first writes, before any load) could only be
-        // missed, and its figures would belong to another rate.
-        // The median write of the first ones after the very first (which may prepare statements or
-        // warm a connection up).
-        const TIMED_WRITES: usize = 32;
-        let mut times = Vec::with_capacity(TIMED_WRITES);
-        for key in 0..keys {
-            let failed = if stop.load(Ordering::Relaxed) {
-                Some(ProbeError::Failed(
-                    "the phase ended before the consistency probe began".into(),
-                ))
-            } else {
-                let started = Instant::now();
-                match probe.write(&mut writer, key, 1, true).await {
-                    None => Some(ProbeError::Failed(format!(
-                        "consistency probe: cannot write {}",
-                        key_name(key)
-                    ))),
-                    Some(done) => {
-                        if key > 0 {
-                            times.push((done - started).as_secs_f64());
-                        }
-                        rate_beyond_writer(plan.rate, &mut times, key + 1 == TIMED_WRITES.min(keys))
-                    }
-                }
-            };
-            if let Some(e) = failed {
-                remove_keys(&probe, &mut writer, key + 1).await;
-                return Err(e);
-            }
+            history,
+            jobs: BinaryHeap::new(),
+            next_seq: 0,
+            follows: HashMap::new(),
+            acks: vec![Default::default(); plan.keys.max(1)],
+            seen: HashMap::new(),
+            readers_connected: 0,
+            failed: None,
+        }),
+        changed: Condvar::new(),
+    };
+    std::thread::scope(|s| {
+        for process in 1..=plan.readers {
+            let probe = &probe;
+            std::thread::Builder::new()
+                .name(format!("probe-reader-{process}"))
+                .spawn_scoped(s, move || probe.reader(factory, process))
+                .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?;
         }
-        ready();
-        let free: Rc<RefCell<VecDeque<usize>>> = Rc::new(RefCell::new((0..keys).collect()));
-        let returned = Rc::new(tokio::sync::Notify::new());
-        let mut in_flight = Vec::new();
-        // The warm-up, ended early by the phase's end (a phase that failed at once).
-        let measuring = tokio::time::Instant::now() + plan.start_after;
-        while tokio::time::Instant::now() < measuring && !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(20).min(plan.start_after)).await;
-        }
-        let interval = Duration::from_secs_f64(1.0 / plan.rate);
-        let mut next = tokio::time::Instant::now();
-        while !stop.load(Ordering::Relaxed) {
-            tokio::time::sleep_until(next).await;
-            next += interval;
-            let key = loop {
-                if let Some(k) = free.borrow_mut().pop_front() {
-                    break Some(k);
-                }
-                if stop.load(Ordering::Relaxed) {
-                    break None;
-                }
-                let _ = tokio::time::timeout(interval, returned.notified()).await;
-            };
-            let Some(key) = key else { break };
-            versions[key] += 1;
-            let version = versions[key];
-            let acked = probe.write(&mut writer, key, version, false).await;
-            probe.tally.borrow_mut().write(acked.is_some());
-            let Some(ack) = acked else {
-                free.borrow_mut().push_back(key);
-                continue;
-            };
-            // The readers start before the writer reads its own write, not after.
-            in_flight.push(tokio::task::spawn_local(follow(
-                probe.clone(),
-                readers.clone(),
-                plan.clone(),
-                key,
-                version,
-                ack,
-                free.clone(),
-                returned.clone(),
-            )));
-            if let Some((read, _)) = probe.read(&mut writer, WRITER, key).await {
-                let mut tally = probe.tally.borrow_mut();
-                tally.read(read, version, None);
-                tally.read_your_write(read < version);
-            }
-        }
-        for task in in_flight {
-            let _ = task.await;
-        }
-        remove_keys(&probe, &mut writer, keys).await;
-        let _ = writer.cleanup().await;
-        let idle: Vec<_> = readers.idle.borrow_mut().drain(..).collect();
-        for (_, mut b) in idle {
-            let _ = b.cleanup().await;
-        }
-        let history_error = probe
-            .history
-            .as_ref()
-            .and_then(|h| h.borrow_mut().finish().err());
-        let result = probe.tally.borrow().result();
-        Ok(ProbeOutcome {
-            result,
-            history_error,
-        })
+        probe.writer(factory, ready);
+        Ok::<(), ProbeError>(())
+    })?;
+    let mut shared = probe.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = shared.failed.take() {
+        return Err(e);
+    }
+    let history_error = shared.history.as_mut().and_then(|h| h.finish().err());
+    Ok(ProbeOutcome {
+        result: shared.tally.result(),
+        history_error,
     })
 }
 
-/// After the timed first writes (`last`): bad input if the rate asked for is beyond what the writer
-/// can do even without its read-your-writes reads, at the writes' median time (a gross mistake, not
-/// a slow moment: a group commit of 50 ms still allows 20 writes a second).
-fn rate_beyond_writer(rate: f64, times: &mut [f64], last: bool) -> Option<ProbeError> {
-    if !last || times.is_empty() {
+/// After the timed first writes: bad input if the rate asked for is beyond what the writer can do
+/// even without its read-your-writes reads, at the writes' median time (a gross mistake, not a slow
+/// moment: a group commit of 50 ms still allows 20 writes a second).
+fn rate_beyond_writer(rate: f64, times: &mut [f64]) -> Option<ProbeError> {
+    if times.is_empty() {
         return None;
     }
     times.sort_by(f64::total_cmp);
@@ -433,93 +976,6 @@ fn rate_beyond_writer(rate: f64, times: &mut [f64], last: bool) -> Option<ProbeE
     })
 }
 
-/// Deletes the probe's first `count` keys: the table as the probe found it, so later phases count,
-/// measure and scan only the workload's records. Not in the history (the checker's operations end
-/// with the probe). Each delete has the probe's timeout; a database that stopped answering is left
-/// as it is after the first that times out.
-async fn remove_keys<B: Binding>(probe: &Probe, writer: &mut B, count: usize) {
-    for key in 0..count {
-        if let Err(e) = probe.bounded(writer.delete(&key_name(key))).await {
-            if matches!(e.class, FailureClass::Timeout | FailureClass::Unavailable) {
-                return;
-            }
-        }
-    }
-}
-
-/// After write `version` of `key` was acknowledged at `ack`: the scheduled reads and the chase.
-#[allow(clippy::too_many_arguments)]
-async fn follow<B: Binding + 'static>(
-    probe: Rc<Probe>,
-    readers: Rc<Readers<B>>,
-    plan: ProbePlan,
-    key: usize,
-    version: u64,
-    ack: Instant,
-    free: Rc<RefCell<VecDeque<usize>>>,
-    returned: Rc<tokio::sync::Notify>,
-) {
-    // The start of the earliest read (scheduled or chasing) that returned the write.
-    let first_seen: std::cell::Cell<Option<Instant>> = std::cell::Cell::new(None);
-    let saw = |read: u64, started: Instant| {
-        if read >= version && first_seen.get().is_none_or(|t| started < t) {
-            first_seen.set(Some(started));
-        }
-    };
-    let scheduled = plan.delays_ms.iter().map(|&d| {
-        let (probe, readers, saw) = (probe.clone(), readers.clone(), &saw);
-        async move {
-            let at = ack + Duration::from_secs_f64(d / 1000.0);
-            if d < 1.0 {
-                // The runtime's timer counts whole milliseconds: below one, the read waits by
-                // yielding (a busy wait of under a millisecond per write).
-                while Instant::now() < at {
-                    tokio::task::yield_now().await;
-                }
-            } else {
-                tokio::time::sleep_until(at.into()).await;
-            }
-            if let Some((read, started)) = readers.read(&probe, key).await {
-                let since = started.saturating_duration_since(ack).as_secs_f64() * 1000.0;
-                probe.tally.borrow_mut().read(read, version, Some(since));
-                saw(read, started);
-            }
-        }
-    });
-    let chase = async {
-        // A read every 0.1 ms at most for the first 2 ms, then about one a millisecond (the
-        // timer's resolution): the window's resolution. Ends once any read has returned the write.
-        while first_seen.get().is_none() && ack.elapsed() <= plan.horizon {
-            let next = Instant::now() + Duration::from_micros(100);
-            match readers.read(&probe, key).await {
-                Some((read, started)) => {
-                    probe.tally.borrow_mut().read(read, version, None);
-                    saw(read, started);
-                    if first_seen.get().is_some() {
-                        break;
-                    }
-                    if ack.elapsed() < Duration::from_millis(2) {
-                        while Instant::now() < next {
-                            tokio::task::yield_now().await;
-                        }
-                    } else {
-                        tokio::time::sleep(Duration::from_millis(1)).await;
-                    }
-                }
-                // A failed read (a refused connection fails at once): no tight loop.
-                None => tokio::time::sleep(Duration::from_millis(1)).await,
-            }
-        }
-    };
-    futures::future::join(futures::future::join_all(scheduled), chase).await;
-    let window = first_seen
-        .get()
-        .map(|t| t.saturating_duration_since(ack).as_nanos() as u64);
-    probe.tally.borrow_mut().seen_after(window);
-    free.borrow_mut().push_back(key);
-    returned.notify_one();
-}
-
 /// 64 bits that differ between probes (one per phase), from the standard library's hasher keys.
 fn probe_tag() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -532,27 +988,30 @@ fn probe_tag() -> u64 {
     h.finish()
 }
 
-/// The history file, written as the probe goes (a long run's history need not fit in memory) to
-/// a file beside it, renamed into place when complete: never a half-written history.
+/// The history file, written as the probe goes (a long run's history need not fit in memory) to a
+/// temporary file of a random name beside it (created exclusively: nothing planted there is
+/// followed), renamed into place when complete: never a half-written history, and never written
+/// over something that is not a regular file (checked again before the rename).
 struct History {
     path: PathBuf,
-    partial: PathBuf,
-    out: Option<std::io::BufWriter<std::fs::File>>,
+    out: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
     error: Option<String>,
 }
 
 impl History {
     fn create(path: &std::path::Path) -> Result<History, String> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("history");
-        let partial = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
-        let file = std::fs::File::create(&partial)
-            .map_err(|e| format!("--history {}: {e}", path.display()))?;
+        let fail = |e: &dyn std::fmt::Display| format!("--history {}: {e}", path.display());
+        scalebench_measure::files::check_output(path).map_err(|e| fail(&e))?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+        let file = tempfile::Builder::new()
+            .prefix(".history-")
+            .tempfile_in(dir)
+            .map_err(|e| fail(&e))?;
         Ok(History {
             path: path.to_path_buf(),
-            partial,
             out: Some(std::io::BufWriter::new(file)),
             error: None,
         })
@@ -569,29 +1028,20 @@ impl History {
         }
     }
 
+    /// Renames the complete history into place; the temporary file goes however this ends.
     fn finish(&mut self) -> Result<(), String> {
-        use std::io::Write;
-        let written = match (self.out.take(), self.error.take()) {
+        let fail = |e: &dyn std::fmt::Display| format!("--history {}: {e}", self.path.display());
+        match (self.out.take(), self.error.take()) {
             (_, Some(e)) => Err(e),
-            (Some(mut out), None) => out
-                .flush()
-                .and_then(|()| out.get_ref().sync_all())
-                .and_then(|()| std::fs::rename(&self.partial, &self.path))
-                .map_err(|e| format!("--history {}: {e}", self.path.display())),
             (None, None) => Ok(()),
-        };
-        if written.is_err() {
-            let _ = std::fs::remove_file(&self.partial);
-        }
-        written
-    }
-}
-
-impl Drop for History {
-    fn drop(&mut self) {
-        // Not finished (the probe failed): no partial file left behind.
-        if self.out.is_some() {
-            let _ = std::fs::remove_file(&self.partial);
+            (Some(out), None) => {
+                let file = out.into_inner().map_err(|e| fail(&e.error()))?;
+                file.as_file().sync_all().map_err(|e| fail(&e))?;
+                scalebench_measure::files::check_output(&self.path).map_err(|e| fail(&e))?;
+                file.persist(&self.path)
+                    .map(drop)
+                    .map_err(|e| fail(&e.error))
+            }
         }
     }
 }

@@ -443,6 +443,7 @@ impl Aggregator {
             insert_keys: None,
             start: None,
             consistency: None,
+            consistency_error: None,
             faults: Vec::new(),
         };
         Ok((result, self.recorded))

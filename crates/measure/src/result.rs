@@ -279,6 +279,9 @@ pub struct PhaseResult {
     /// (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::ConsistencyResult>,
+    /// `--consistency-probe` was asked for and did not run: why (the run failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency_error: Option<String>,
     /// `--fault`: when the faults injected beside this phase acted (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultWindow>,
@@ -888,7 +891,39 @@ impl PhaseResult {
     }
 }
 
+/// A phase in which no more than this share of the issued operations succeeded is a failed run.
+pub const MIN_SUCCEEDED_SHARE: f64 = 0.5;
+
+impl PhaseResult {
+    /// Why this phase counts as failed, if it does: its operations mostly failed or never completed
+    /// (stuck in flight at the end), nothing ran, or the consistency probe asked for did not run.
+    pub fn failure(&self) -> Option<String> {
+        let t = &self.totals;
+        if let Some(e) = &self.consistency_error {
+            return Some(format!("the consistency probe did not run: {e}"));
+        }
+        if t.issued == 0 {
+            return Some(format!("the {} phase issued no operation", self.phase));
+        }
+        (t.ok as f64 <= MIN_SUCCEEDED_SHARE * t.issued as f64).then(|| {
+            format!(
+                "the {} phase completed only {} of {} operations ({} failed, {} never completed)",
+                self.phase, t.ok, t.issued, t.failed, t.in_flight_at_stop
+            )
+        })
+    }
+}
+
 impl RunResult {
+    /// Why the run failed, if it did (the first failed phase's reason): an interrupted run is not
+    /// judged (what it measured is kept, and it exits as interrupted).
+    pub fn failure(&self) -> Option<String> {
+        if self.interrupted {
+            return None;
+        }
+        self.phases.iter().find_map(PhaseResult::failure)
+    }
+
     /// Writes atomically: a temporary file in the same directory, renamed over the target, so a
     /// reader (or a crash) never sees half a result.
     pub fn write_atomically(&self, path: &Path) -> Result<(), ResultError> {

@@ -46,17 +46,20 @@ pub struct CellStats {
     pub fault_windows: usize,
 }
 
-/// The probe reads of a cell's repetitions, pooled. The stale fraction of all reads describes the
-/// cell; it has no interval, since a write's reads are not independent (a stale write is chased
-/// and read many times). The interval is that of the reads at the first delay: one per probe write.
+/// The probe of a cell's repetitions, pooled. `stale` is the share at the first delay: at most one
+/// read per probe write, so a proportion with an interval; all reads pooled would count a chased
+/// write many times (their count is kept for the notes). The lag and the window are the
+/// repetitions' histograms merged, over the writes that had a stale read.
 #[derive(Debug, Clone)]
 pub struct CellConsistency {
+    pub probe_writes: u64,
     pub probe_reads: u64,
     pub stale_reads: u64,
-    pub stale_fraction: f64,
-    /// The reads at the smallest delay, pooled (one per write), with their 95% Wilson interval.
-    pub first_delay: Option<scalebench_measure::consistency::VisibilityPoint>,
-    /// The repetitions' staleness-window p99 in microseconds, averaged.
+    pub stale: Option<scalebench_measure::consistency::StaleFraction>,
+    pub followed_writes: u64,
+    pub stale_writes: u64,
+    /// p99 of the first-visibility lag and of the staleness window, microseconds.
+    pub lag_p99_us: Option<f64>,
     pub window_p99_us: Option<f64>,
 }
 
@@ -70,25 +73,32 @@ fn pooled_consistency(
     if probes.is_empty() {
         return None;
     }
-    let probe_reads: u64 = probes.iter().map(|c| c.probe_reads).sum();
-    let stale_reads: u64 = probes.iter().map(|c| c.stale_reads).sum();
-    let windows: Vec<f64> = probes
-        .iter()
-        .filter_map(|c| c.window_us.as_ref().map(|w| w.p99_us))
-        .collect();
+    let sum = |f: fn(&scalebench_measure::consistency::ConsistencyResult) -> u64| {
+        probes.iter().map(|c| f(c)).sum::<u64>()
+    };
+    let p99 = |of: fn(
+        &scalebench_measure::consistency::ConsistencyResult,
+    ) -> &Option<scalebench_measure::result::LatencySummary>| {
+        let mut merged = new_histogram();
+        for s in probes.iter().filter_map(|c| of(c).as_ref()) {
+            if let Ok(h) = decode_histogram(&s.histogram) {
+                let _ = merged.add(&h);
+            }
+        }
+        (!merged.is_empty()).then(|| quantile_us(&merged, 0.99))
+    };
     Some(CellConsistency {
-        probe_reads,
-        stale_reads,
-        stale_fraction: if probe_reads == 0 {
-            0.0
-        } else {
-            stale_reads as f64 / probe_reads as f64
-        },
-        first_delay: crate::consistency_page::pooled_visibility(measured.iter().copied())
-            .into_iter()
-            .find(|p| p.samples > 0),
-        window_p99_us: (!windows.is_empty())
-            .then(|| windows.iter().sum::<f64>() / windows.len() as f64),
+        probe_writes: sum(|c| c.probe_writes),
+        probe_reads: sum(|c| c.probe_reads),
+        stale_reads: sum(|c| c.stale_reads),
+        stale: crate::consistency_page::pooled_visibility(measured.iter().copied())
+            .first()
+            .filter(|p| p.samples > 0)
+            .map(scalebench_measure::consistency::StaleFraction::of),
+        followed_writes: sum(|c| c.followed_writes),
+        stale_writes: sum(|c| c.stale_writes),
+        lag_p99_us: p99(|c| &c.visibility_lag_us),
+        window_p99_us: p99(|c| &c.staleness_window_us),
     })
 }
 

@@ -40,12 +40,13 @@ pub fn visibility_chart(id: &str, lines: &[(String, Vec<VisibilityPoint>)]) -> O
                     .iter()
                     .map(|p| {
                         format!(
-                            "{} ms: {:.1}% of {} reads (95% CI {:.1}-{:.1}%)",
+                            "{} ms: {:.1}% of {} reads (95% CI {:.1}-{:.1}%; {} missed the delay)",
                             p.delay_ms,
                             100.0 * p.consistent_fraction,
                             p.samples,
                             100.0 * p.ci_low,
-                            100.0 * p.ci_high
+                            100.0 * p.ci_high,
+                            p.missed
                         )
                     })
                     .collect(),
@@ -60,45 +61,173 @@ pub fn visibility_chart(id: &str, lines: &[(String, Vec<VisibilityPoint>)]) -> O
 pub fn pooled_visibility<'a>(
     phases: impl Iterator<Item = &'a PhaseResult>,
 ) -> Vec<VisibilityPoint> {
-    let mut by_delay: std::collections::BTreeMap<u64, (f64, u64, u64)> = Default::default();
+    let mut by_delay: std::collections::BTreeMap<u64, (f64, u64, u64, u64)> = Default::default();
     for p in phases.filter_map(|p| p.consistency.as_ref()) {
         for v in &p.t_visibility {
-            let consistent = (v.consistent_fraction * v.samples as f64).round() as u64;
             let e = by_delay
                 .entry(v.delay_ms.to_bits())
-                .or_insert((v.delay_ms, 0, 0));
+                .or_insert((v.delay_ms, 0, 0, 0));
             e.1 += v.samples;
-            e.2 += consistent;
+            e.2 += v.consistent();
+            e.3 += v.missed;
         }
     }
     let mut points: Vec<VisibilityPoint> = by_delay
         .into_values()
-        .map(|(delay_ms, samples, consistent)| {
-            VisibilityPoint::of_counts(delay_ms, samples, consistent)
+        .map(|(delay_ms, samples, consistent, missed)| VisibilityPoint {
+            missed,
+            ..VisibilityPoint::of_counts(delay_ms, samples, consistent)
         })
         .collect();
     points.sort_by(|a, b| a.delay_ms.total_cmp(&b.delay_ms));
     points
 }
 
-/// The staleness window (acknowledgement to the first read that returned the write) by percentile,
-/// from the probe's HDR histogram.
+/// YCSB++'s first-visibility lag and Bermbach & Tai's staleness window by percentile (HDR), over
+/// the writes that had a stale read; none when nothing was stale.
 pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
-    let h = ph.consistency.as_ref()?.window_us.as_ref()?.decode().ok()?;
+    let c = ph.consistency.as_ref()?;
     let mut chart = Chart::new(
         &format!("{id}-staleness-window"),
-        "Staleness window by percentile (HDR)",
-        "percentile of probe writes",
-        "microseconds from acknowledgement to first read returning it",
+        &format!(
+            "Lag and staleness window by percentile (HDR), over the {} writes that had a stale read",
+            c.stale_writes
+        ),
+        "percentile of those writes",
+        "microseconds after the acknowledgement",
     );
     chart.x_scale = Scale::Percentile;
     chart.y_scale = Scale::Log10;
-    chart.series.push(Series {
-        name: "staleness window".into(),
-        points: crate::run_page::percentile_points(&h),
-        ..Default::default()
-    });
-    Some(chart)
+    for (name, summary) in [
+        (
+            "first-visibility lag (first read returning the write)",
+            &c.visibility_lag_us,
+        ),
+        (
+            "staleness window (last read returning an older version)",
+            &c.staleness_window_us,
+        ),
+    ] {
+        if let Some(h) = summary.as_ref().and_then(|s| s.decode().ok()) {
+            chart.series.push(Series {
+                name: name.into(),
+                points: crate::run_page::percentile_points(&h),
+                ..Default::default()
+            });
+        }
+    }
+    (!chart.is_empty()).then_some(chart)
+}
+
+/// The probe's figures, each with what it rests on (docs/consistency.md); empty without a probe.
+pub fn probe_table(ph: &PhaseResult) -> String {
+    let Some(c) = &ph.consistency else {
+        return String::new();
+    };
+    let pct = |n: u64, of: u64| {
+        if of == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.2}%", 100.0 * n as f64 / of as f64)
+        }
+    };
+    let us = |s: &Option<scalebench_measure::result::LatencySummary>| {
+        s.as_ref().map_or("none (no stale read)".to_string(), |s| {
+            format!(
+                "p50 {:.0} us, p99 {:.0} us, max {:.0} us",
+                s.p50_us, s.p99_us, s.max_us
+            )
+        })
+    };
+    let rows = vec![
+        vec![
+            "probe writes".to_string(),
+            format!(
+                "{} of {} planned ({} writes/s over {} keys, each rewritten every {:.0} ms), {} failed",
+                c.probe_writes,
+                c.probe_writes_planned,
+                c.probe_rate,
+                c.probe_keys,
+                c.rewrite_period_ms,
+                c.probe_writes_failed
+            ),
+        ],
+        vec![
+            "stale at the first delay".into(),
+            c.stale_fraction().map_or("no read kept the first delay".into(), |s| {
+                format!(
+                    "{:.2}% ({} of {} reads at {} ms, one per write; 95% CI {:.2}-{:.2}%)",
+                    100.0 * s.fraction,
+                    s.stale,
+                    s.reads,
+                    s.delay_ms,
+                    100.0 * s.ci_low,
+                    100.0 * s.ci_high
+                )
+            }),
+        ],
+        vec![
+            "stale reads, all".into(),
+            format!(
+                "{} of {} ({}), chasing reads included; {} failed; {} scheduled reads missed their delay",
+                c.stale_reads,
+                c.probe_reads,
+                pct(c.stale_reads, c.probe_reads),
+                c.probe_reads_failed,
+                c.missed_reads()
+            ),
+        ],
+        vec![
+            "k-staleness (versions behind: reads)".into(),
+            if c.k_staleness.is_empty() {
+                "none".into()
+            } else {
+                c.k_staleness
+                    .iter()
+                    .map(|(k, n)| format!("{k}: {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        ],
+        vec![
+            "writes with a stale read".into(),
+            format!(
+                "{} of {} followed ({} cut by the end)",
+                c.stale_writes, c.followed_writes, c.cut_writes
+            ),
+        ],
+        vec!["first-visibility lag (YCSB++)".into(), us(&c.visibility_lag_us)],
+        vec![
+            "staleness window (Bermbach & Tai)".into(),
+            us(&c.staleness_window_us),
+        ],
+        vec![
+            format!("never seen within {} ms", c.horizon_ms),
+            format!(
+                "{} ({:.2}%)",
+                c.never_seen,
+                100.0 * c.never_seen_fraction
+            ),
+        ],
+        vec![
+            "read-your-writes violated".into(),
+            format!(
+                "{} of {}",
+                c.read_your_writes.violations, c.read_your_writes.checks
+            ),
+        ],
+        vec![
+            "monotonic reads violated".into(),
+            format!(
+                "{} of {}",
+                c.monotonic_reads.violations, c.monotonic_reads.checks
+            ),
+        ],
+    ];
+    format!(
+        "<h3>Consistency probe</h3>{}",
+        crate::html::table(&["figure", "value"], &rows)
+    )
 }
 
 /// The pauses of `ph`'s faults, as bands of its time charts.
@@ -120,6 +249,7 @@ mod tests {
             consistent_fraction,
             ci_low: 0.0,
             ci_high: 1.0,
+            missed: 0,
         }
     }
 
@@ -136,22 +266,10 @@ mod tests {
                 "warmup_operations": 0, "intervals": []
             }))
             .unwrap();
-            p.consistency = Some(scalebench_measure::consistency::ConsistencyResult {
-                probe_rate: 10.0,
-                probe_writes: 0,
-                probe_writes_failed: 0,
-                probe_reads: 0,
-                probe_reads_failed: 0,
-                stale_reads: 0,
-                t_visibility: points,
-                window_us: None,
-                never_seen: 0,
-                never_seen_fraction: 0.0,
-                horizon_ms: 1000.0,
-                k_staleness: Default::default(),
-                read_your_writes: Default::default(),
-                monotonic_reads: Default::default(),
-            });
+            let mut c =
+                scalebench_measure::consistency::ProbeTally::new(10.0, 8, &[], 1000.0).result();
+            c.t_visibility = points;
+            p.consistency = Some(c);
             p
         };
         let a = phase(vec![point(0.0, 100, 0.5), point(10.0, 100, 1.0)]);

@@ -161,16 +161,20 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
                 c.throughput
                     .as_ref()
                     .map_or("-".into(), |t| format!("{:.1}", t.mean)),
-                format!("{:.2}%", 100.0 * k.stale_fraction),
-                k.first_delay.as_ref().map_or("-".into(), |p| {
+                k.stale.as_ref().map_or("-".into(), |s| {
                     format!(
-                        "{:.2}% ({:.2}-{:.2}%)",
-                        100.0 * (1.0 - p.consistent_fraction),
-                        100.0 * (1.0 - p.ci_high),
-                        100.0 * (1.0 - p.ci_low)
+                        "{:.2}% ({:.2}-{:.2}%; {} of {} at {} ms)",
+                        100.0 * s.fraction,
+                        100.0 * s.ci_low,
+                        100.0 * s.ci_high,
+                        s.stale,
+                        s.reads,
+                        s.delay_ms
                     )
                 }),
-                k.probe_reads.to_string(),
+                format!("{} of {}", k.stale_reads, k.probe_reads),
+                format!("{} of {}", k.stale_writes, k.followed_writes),
+                k.lag_p99_us.map_or("-".into(), |w| format!("{w:.0}")),
                 k.window_p99_us.map_or("-".into(), |w| format!("{w:.0}")),
                 c.fault_windows.to_string(),
             ]
@@ -192,9 +196,9 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
     Some(Section {
         heading: "Consistency".into(),
         html: format!(
-            "<p class=\"note\">What each cell's reads saw while it ran (the consistency probe, docs/consistency.md): stale reads returned an older version than the newest acknowledged when they began; the repetitions' probe reads pooled. The interval is that of the reads at the first delay, one per probe write (a write's reads are not independent: a stale one is chased and read again and again).</p>{}",
+            "<p class=\"note\">What each cell's reads saw while it ran (the consistency probe, docs/consistency.md), the repetitions pooled. Stale: the share of reads at the first delay that returned an older version than the write just acknowledged (at most one read per probe write, so a proportion with its 95% Wilson interval). All reads, the chaser's included, are counted apart: a stale write is read again and again. The first-visibility lag (YCSB++: to the first read returning the write) and the staleness window (Bermbach &amp; Tai: to the last read returning an older version) are over the writes that had a stale read.</p>{}",
             table(
-                &["cell", "rate mean", "stale reads (all)", "stale at the first delay (95% CI)", "probe reads", "window p99 us", "node pauses"],
+                &["cell", "rate mean", "stale at the first delay (95% CI)", "stale reads of all", "writes with a stale read", "lag p99 us", "window p99 us", "node pauses"],
                 &rows
             )
         ),

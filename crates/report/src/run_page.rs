@@ -25,7 +25,13 @@ fn f1(v: f64) -> String {
 /// share of failed operations.
 pub fn run_banners(r: &RunResult) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(why) = r.failure() {
+        out.push(format!("This run failed: {why}."));
+    }
     for ph in &r.phases {
+        if let Some(line) = ph.consistency.as_ref().and_then(|c| c.fell_behind()) {
+            out.push(line);
+        }
         if let Some(line) = ph.target_shortfall(r.parameters.target_ops_s) {
             out.push(line);
         }
@@ -138,6 +144,7 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
 
 fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) -> Section {
     let mut html = phase_summary(ph);
+    html.push_str(&crate::consistency_page::probe_table(ph));
     if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
         html.push_str(&format!(
             "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",

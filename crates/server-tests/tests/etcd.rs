@@ -131,13 +131,12 @@ fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
     assert_eq!(c.stale_reads, 0, "{c:?}");
     assert_eq!(c.read_your_writes.violations, 0);
     assert_eq!(c.monotonic_reads.violations, 0);
-    // One scheduled read per delay per write, each counted where it started; every one fresh.
-    let samples: u64 = c.t_visibility.iter().map(|p| p.samples).sum();
-    assert_eq!(
-        samples,
-        c.probe_writes * c.t_visibility.len() as u64,
-        "{c:?}"
-    );
+    // One scheduled read per delay per write, kept or counted missed; every one fresh, so no lag
+    // and no staleness window.
+    for p in &c.t_visibility {
+        assert_eq!(p.samples + p.missed, c.probe_writes, "{c:?}");
+    }
+    assert!(c.staleness_window_us.is_none() && c.visibility_lag_us.is_none());
     assert!(
         c.t_visibility
             .iter()

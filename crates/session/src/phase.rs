@@ -178,9 +178,13 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 if let Some(e) = c.history_error {
                     crate::note!("warning: {e}: no history written");
                 }
+                if let Some(line) = c.result.fell_behind() {
+                    crate::note!("{line}");
+                }
                 result.consistency = Some(c.result);
             }
-            Some(Err(e)) => crate::note!("warning: {e}: the result has no consistency section"),
+            // The run fails with it (`RunResult::failure`), its figures kept.
+            Some(Err(e)) => result.consistency_error = Some(e),
             None => {}
         }
         if phase == Phase::Run && runs_inserts(&settings.workload) {
@@ -417,10 +421,10 @@ fn parameters(s: &Settings) -> Parameters {
     }
 }
 
-/// The consistency probe on a thread of its own, beside the run phase, with connections (and a
+/// The consistency probe on threads of its own, beside the run phase, with connections (and a
 /// binding factory) of its own: its operations never count in the phase's figures.
 struct ConsistencyProbe {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    control: std::sync::Arc<scalebench_exec::consistency::ProbeControl>,
     running: ProbeRun,
 }
 
@@ -431,9 +435,13 @@ enum ProbeRun {
 }
 
 impl ConsistencyProbe {
+    /// Connects the probe and writes its keys' first versions; the phase starts once that is done.
+    /// Its writes begin at the phase's measurement start (`measuring`) and end with the window.
     fn start(
         request: &ProbeRequest,
         settings: &Settings,
+        plan: &scalebench_exec::RunPlan,
+        measuring: &crate::fault::MeasurementStart,
         stop: &StopSignal,
         metrics: Option<&crate::metrics::Publisher>,
     ) -> Result<Self, SessionError> {
@@ -443,12 +451,12 @@ impl ConsistencyProbe {
             live
         });
         let horizon_ms = request.delays_ms.last().copied().unwrap_or(0.0).max(100.0) * 10.0;
-        let plan = scalebench_exec::consistency::ProbePlan {
+        let probe_plan = scalebench_exec::consistency::ProbePlan {
             rate: request.rate,
+            keys: request.keys,
             delays_ms: request.delays_ms.clone(),
             horizon: std::time::Duration::from_secs_f64(horizon_ms / 1000.0),
             readers: request.delays_ms.len() + 2,
-            start_after: settings.warmup,
             op_timeout: settings
                 .op_timeout
                 .unwrap_or(std::time::Duration::from_secs(10)),
@@ -456,26 +464,33 @@ impl ConsistencyProbe {
             live,
         };
         let config = settings.binding_config(false, false, stop);
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = done.clone();
+        let control = std::sync::Arc::new(scalebench_exec::consistency::ProbeControl::new(
+            measuring.clone(),
+            plan.duration,
+            stop.clone(),
+        ));
+        let in_thread = control.clone();
         let (is_ready, ready) = std::sync::mpsc::channel::<()>();
         let thread = std::thread::spawn(move || {
             struct Run<'a>(
                 &'a scalebench_exec::consistency::ProbePlan,
-                &'a std::sync::atomic::AtomicBool,
-                std::sync::mpsc::Sender<()>,
+                &'a scalebench_exec::consistency::ProbeControl,
+                std::sync::Mutex<std::sync::mpsc::Sender<()>>,
             );
             impl FactoryVisitor for Run<'_> {
                 type Output = Result<ProbeOutcome, ProbeError>;
                 fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
                     let ready = || {
-                        let _ = self.2.send(());
+                        let _ = self.2.lock().map(|s| s.send(()));
                     };
                     scalebench_exec::consistency::run_probe(&factory, self.0, self.1, &ready)
                 }
             }
-            registry::open(config, Run(&plan, &flag, is_ready))
-                .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?
+            registry::open(
+                config,
+                Run(&probe_plan, &in_thread, std::sync::Mutex::new(is_ready)),
+            )
+            .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?
         });
         let joined = |t: std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>| {
             t.join().unwrap_or_else(|_| {
@@ -483,19 +498,9 @@ impl ConsistencyProbe {
             })
         };
         // The phase starts once the probe is connected and its keys written, or once it ended
-        // without (the channel closes): a rate it cannot write at is the user's to fix, anything
-        // else leaves the run without a consistency section.
-        let became_ready = loop {
-            match ready.recv_timeout(std::time::Duration::from_millis(50)) {
-                Ok(()) => break true,
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break false,
-                // Ctrl-C while it connects or writes its keys ends its setup too.
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if stop.is_requested() => {
-                    done.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            }
-        };
+        // without (the channel closes): a rate it cannot write at is the user's to fix; anything
+        // else fails the run once the phase is measured. Ctrl-C ends its setup (it watches the stop).
+        let became_ready = ready.recv().is_ok();
         let running = if became_ready {
             ProbeRun::Thread(thread)
         } else {
@@ -504,12 +509,14 @@ impl ConsistencyProbe {
                 ended => ProbeRun::Ended(Box::new(ended)),
             }
         };
-        Ok(ConsistencyProbe { done, running })
+        Ok(ConsistencyProbe { control, running })
     }
 
-    /// Stops the probe (its keys in flight end within its horizon) and takes what it measured.
+    /// Stops the probe (its follow-ups in flight end within its drain) and takes what it measured.
     fn finish(self) -> Result<ProbeOutcome, String> {
-        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.control
+            .ended
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         let ended = match self.running {
             ProbeRun::Thread(t) => t.join().unwrap_or_else(|_| {
                 Err(ProbeError::Failed("the consistency probe panicked".into()))
@@ -683,12 +690,21 @@ impl FactoryVisitor for PhaseRunner<'_> {
             (Some(c), Phase::Load) => Some(c.space("before load", 0)),
             _ => None,
         };
+        let measuring = crate::fault::MeasurementStart::default();
         // Started once the binding has set the table up (a run with --drop-schema recreates it).
         let probe = self
             .probe
-            .map(|p| ConsistencyProbe::start(p, self.settings, self.stop, self.metrics))
+            .map(|p| {
+                ConsistencyProbe::start(
+                    p,
+                    self.settings,
+                    &plan,
+                    &measuring,
+                    self.stop,
+                    self.metrics,
+                )
+            })
             .transpose()?;
-        let measuring = crate::fault::MeasurementStart::default();
         let nemesis = (!self.faults.is_empty())
             .then(|| crate::fault::Nemesis::start(self.faults, &measuring));
         let mut progress = MeasurementWatch {

@@ -111,6 +111,8 @@ pub struct ProbeRequest {
     pub rate: f64,
     /// Read delays after each acknowledgement, ms, ascending.
     pub delays_ms: Vec<f64>,
+    /// Probe keys, rewritten in turn (each every `keys / rate` s: the period k-staleness counts in).
+    pub keys: usize,
     pub history: Option<PathBuf>,
 }
 
@@ -123,8 +125,18 @@ impl ProbeRequest {
         Ok(ProbeRequest {
             rate,
             delays_ms: scalebench_measure::consistency::DEFAULT_DELAYS_MS.to_vec(),
+            keys: scalebench_exec::consistency::DEFAULT_KEYS,
             history: None,
         })
+    }
+
+    /// `--probe-keys`: from 1 to 10000.
+    pub fn check_keys(keys: usize) -> Result<(), &'static str> {
+        if (1..=10_000).contains(&keys) {
+            Ok(())
+        } else {
+            Err("expected a number of probe keys from 1 to 10000")
+        }
     }
 
     pub fn check_rate(rate: f64) -> Result<(), &'static str> {

@@ -59,7 +59,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
             }
             if let Some(s) = &c.stale_fraction {
                 t.push_str(&format!(
-                    "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, one per probe write)  {}\n",
+                    "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, at most one per probe write)  {}\n",
                     s.delay_ms,
                     100.0 * s.a,
                     100.0 * s.b,

@@ -37,7 +37,11 @@ pub fn run_command(
     if distributed {
         return run_clients(args, clients, phases, argv);
     }
-    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    let history = probe.as_ref().and_then(|p| p.history.as_deref());
+    scalebench_session::files::check_outputs(
+        args.output.as_deref().into_iter().chain(history),
+        args.hdr_log.as_deref(),
+    )?;
     let mut request = args.request(argv);
     request.consistency_probe = probe;
     request.faults = faults;
@@ -60,8 +64,16 @@ pub fn run_command(
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {
-        ExitCode::SUCCESS
+        failed_run(&result).unwrap_or(ExitCode::SUCCESS)
     })
+}
+
+/// A run whose operations mostly failed or never completed, or whose probe did not run, is a failed
+/// run: exit 1, its figures kept (written and printed), the reason printed last.
+fn failed_run(result: &RunResult) -> Option<ExitCode> {
+    let why = result.failure()?;
+    crate::note!("error: the run failed: {why}");
+    Some(ExitCode::from(1))
 }
 
 /// `--clients N` alone: N client processes of this binary on this machine; with `--rendezvous` and
@@ -275,6 +287,11 @@ fn finish_distributed(
                 m.reason,
                 m.share
             );
+        }
+    }
+    if outcome.exit_code() == 0 || outcome.exit_code() == distributed::EXIT_INCOMPLETE {
+        if let Some(failed) = failed_run(merged) {
+            return Ok(failed);
         }
     }
     Ok(ExitCode::from(outcome.exit_code()))

@@ -574,40 +574,51 @@ pub fn probe_beside_run(
     scalebench_measure::consistency::ConsistencyResult,
     serde_json::Value,
 ) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    struct Probe<'a>(&'a scalebench_exec::consistency::ProbePlan, &'a AtomicBool);
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+    struct Probe<'a>(
+        &'a scalebench_exec::consistency::ProbePlan,
+        &'a scalebench_exec::consistency::ProbeControl,
+    );
     impl FactoryVisitor for Probe<'_> {
         type Output = Result<
             scalebench_exec::consistency::ProbeOutcome,
             scalebench_exec::consistency::ProbeError,
         >;
         fn visit<F: BindingFactory>(self, f: F) -> Self::Output {
-            scalebench_exec::consistency::run_probe(&f, self.0, self.1, &|| {})
+            let ready = || {
+                let _ = self.1.measuring.set(std::time::Instant::now());
+            };
+            scalebench_exec::consistency::run_probe(&f, self.0, self.1, &ready)
         }
     }
     let dir = tempfile::tempdir().unwrap();
     let history = dir.path().join("history.jsonl");
     let plan = scalebench_exec::consistency::ProbePlan {
         rate,
+        keys: scalebench_exec::consistency::DEFAULT_KEYS,
         delays_ms: scalebench_measure::consistency::DEFAULT_DELAYS_MS.to_vec(),
         horizon: Duration::from_secs(1),
         readers: 11,
-        start_after: Duration::ZERO,
         op_timeout: Duration::from_secs(5),
         history: Some(history.clone()),
         live: None,
     };
-    let done = AtomicBool::new(false);
+    let control = scalebench_exec::consistency::ProbeControl::new(
+        Arc::new(std::sync::OnceLock::new()),
+        None,
+        scalebench_exec::StopSignal::new(),
+    );
     let result = std::thread::scope(|s| {
         let probe_config = BindingConfig {
             create_schema: false,
             drop_schema: false,
             ..config.clone()
         };
-        let probe = s.spawn(|| registry::open(probe_config, Probe(&plan, &done)));
+        let probe = s.spawn(|| registry::open(probe_config, Probe(&plan, &control)));
         let run = phase(config, w, run_plan(seconds)).result;
         assert!(run.totals.ok > 0, "{:?}", run.errors);
-        done.store(true, Ordering::Relaxed);
+        control.ended.store(true, Ordering::Relaxed);
         probe
             .join()
             .unwrap()

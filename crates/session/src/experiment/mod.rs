@@ -442,6 +442,9 @@ fn phase_request(
                         probe.delays_ms.sort_by(f64::total_cmp);
                         probe.delays_ms.dedup();
                     }
+                    if let Some(keys) = exp.procedure.probe_keys {
+                        probe.keys = keys;
+                    }
                     Some(probe)
                 }
                 None => None,
@@ -803,19 +806,25 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
             notes.push(format!("{:.0} bytes/record", b.mean));
         }
         if let Some(k) = &c.consistency {
-            let mut note = format!("{} probe reads", k.probe_reads);
-            if let Some(p) = &k.first_delay {
-                note += &format!(
-                    "; at {} ms {:.2}% stale (95% CI {:.2}-{:.2}%, {} reads, one per write)",
-                    p.delay_ms,
-                    100.0 * (1.0 - p.consistent_fraction),
-                    100.0 * (1.0 - p.ci_high),
-                    100.0 * (1.0 - p.ci_low),
-                    p.samples
-                );
-            }
-            if let Some(w) = k.window_p99_us {
-                note += &format!(", window p99 {w:.0} us");
+            let mut note = match &k.stale {
+                Some(s) => format!(
+                    "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
+                    s.stale,
+                    s.reads,
+                    s.delay_ms,
+                    100.0 * s.ci_low,
+                    100.0 * s.ci_high
+                ),
+                None => "no probe read kept the first delay".into(),
+            };
+            match (k.lag_p99_us, k.window_p99_us) {
+                (Some(lag), Some(w)) => {
+                    note += &format!(
+                        "; {} of {} writes stale: lag p99 {lag:.0} us, window p99 {w:.0} us",
+                        k.stale_writes, k.followed_writes
+                    )
+                }
+                _ => note += &format!("; no stale write of {}", k.followed_writes),
             }
             notes.push(note);
         }
@@ -863,7 +872,8 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
         let stale = c
             .consistency
             .as_ref()
-            .map_or("-".into(), |k| format!("{:.2}", 100.0 * k.stale_fraction));
+            .and_then(|k| k.stale.as_ref())
+            .map_or("-".into(), |s| format!("{:.2}", 100.0 * s.fraction));
         out.push_str(&format!(
             "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} {}\n",
             c.cell,

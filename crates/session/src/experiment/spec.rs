@@ -123,6 +123,9 @@ pub struct Procedure {
     /// The probe's read delays in ms (default PBS's: 0, 0.1, 0.5, 1, 2, 5, 10, 50, 100).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe_delays: Option<Vec<f64>>,
+    /// The probe's keys, rewritten in turn (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe_keys: Option<usize>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -222,6 +225,7 @@ impl Default for Procedure {
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
             consistency_probe: None,
             probe_delays: None,
+            probe_keys: None,
         }
     }
 }
@@ -520,6 +524,13 @@ impl Experiment {
                 .map_err(|why| format!("procedure.probe_delays = {delays:?}: {why}"))?;
             if self.procedure.consistency_probe.is_none() {
                 return Err("procedure.probe_delays needs procedure.consistency_probe".into());
+            }
+        }
+        if let Some(keys) = self.procedure.probe_keys {
+            ProbeRequest::check_keys(keys)
+                .map_err(|why| format!("procedure.probe_keys = {keys}: {why}"))?;
+            if self.procedure.consistency_probe.is_none() {
+                return Err("procedure.probe_keys needs procedure.consistency_probe".into());
             }
         }
         let Some(fault) = &self.fault else {

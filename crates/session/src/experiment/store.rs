@@ -254,7 +254,9 @@ impl Store {
         let measured = outcome.ok().and_then(|r| r.phases.last());
         let (status, error) = match outcome {
             Ok(r) if r.interrupted => ("interrupted", None),
-            Ok(_) => match measured.and_then(|p| p.failure_warning(max_failed_share)) {
+            Ok(_) => match measured
+                .and_then(|p| p.failure().or_else(|| p.failure_warning(max_failed_share)))
+            {
                 Some(warning) => ("failures", Some(warning)),
                 None => ("ok", None),
             },
