@@ -564,6 +564,12 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "constant|poisson", default_value = "constant", value_parser = parse_arrival)]
     pub arrival: scalebench_exec::Arrival,
 
+    /// What the run phase's throughput is divided by: its measurement window, or the clients' whole
+    /// life from their init (before connecting) to their cleanup (buffered writes flushed), as YCSB
+    /// 0.1.4 timed each thread (runs bounded by --operations, with --warmup 0s)
+    #[arg(long, value_name = "window|init-to-cleanup", default_value = "window", value_parser = scalebench_exec::Timing::parse)]
+    pub timing: scalebench_exec::Timing,
+
     /// Measured duration, e.g. 30s, 5m (default 30s for run unless operationcount is set).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
@@ -851,6 +857,7 @@ impl PhaseArgs {
             concurrency: self.concurrency,
             target: self.target,
             arrival: self.arrival,
+            timing: self.timing,
             duration: self.duration,
             warmup: self.warmup,
             operations: self.operations,

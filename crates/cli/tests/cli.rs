@@ -1154,6 +1154,82 @@ fn a_run_whose_operations_mostly_fail_exits_1_with_its_figures_kept() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
 
+/// Issue 38 (Swaminathan's timing): `--timing init-to-cleanup` divides an operation-count run's
+/// operations by the clients' whole life, connects and cleanup included, as YCSB 0.1.4 did; it
+/// needs an operation count and no warm-up (bad input otherwise).
+#[test]
+fn init_to_cleanup_timing_covers_the_clients_whole_life() {
+    let dir = test_dir();
+    let db = format!("sqlite://{}", dir.path().join("t.db").display());
+    let load = scalebench(&[
+        "load",
+        "--db",
+        &db,
+        "-p",
+        "recordcount=500",
+        "--no-monitor",
+        "-q",
+    ]);
+    assert!(load.status.success(), "{}", stderr(&load));
+    let run = |timing: &str| {
+        let out = dir.path().join(format!("{timing}.json"));
+        let o = scalebench(&[
+            "run",
+            "c",
+            "--db",
+            &db,
+            "-p",
+            "recordcount=500",
+            "--operations",
+            "20000",
+            "--warmup",
+            "0s",
+            "--timing",
+            timing,
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        (
+            r["phases"][0].clone(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+        )
+    };
+    let (whole, text) = run("init-to-cleanup");
+    assert_eq!(whole["timed_init_to_cleanup"], true, "{whole}");
+    assert!(
+        text.contains("timed from the clients' init to their cleanup"),
+        "{text}"
+    );
+    let seconds = whole["duration_s"].as_f64().unwrap();
+    let ok = whole["totals"]["ok"].as_u64().unwrap();
+    assert_eq!(ok, 20_000);
+    let throughput = whole["totals"]["throughput_ops_s"].as_f64().unwrap();
+    assert!(
+        (throughput - ok as f64 / seconds).abs() < 1e-6 * throughput,
+        "{whole}"
+    );
+    // The measurement window (its intervals) lies within the clients' life.
+    let last = whole["intervals"].as_array().unwrap().last().unwrap()["start_s"]
+        .as_f64()
+        .unwrap();
+    assert!(seconds > last, "{seconds} {last}");
+    let (window, _) = run("window");
+    assert!(window.get("timed_init_to_cleanup").is_none(), "{window}");
+    for (extra, says) in [
+        (vec!["--duration", "1s"], "bounded by an operation count"),
+        (vec!["--operations", "100", "--warmup", "1s"], "--warmup 0s"),
+    ] {
+        let mut args = vec!["run", "c", "--db", &db, "--timing", "init-to-cleanup"];
+        args.extend(extra);
+        let o = scalebench(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+}
+
 /// A run whose operations fail in large numbers is flagged in every summary (status `failures`),
 /// with its failed operations counted, and kept out of the cell's figures; a healthy run is `ok`.
 #[test]

@@ -19,7 +19,7 @@ mod schedule;
 pub mod stop;
 mod timeline;
 
-pub use plan::{Arrival, Phase, RunPlan};
+pub use plan::{Arrival, Phase, RunPlan, Timing};
 pub use progress::{Progress, ProgressState};
 pub use rendezvous::{Rendezvous, RendezvousError};
 pub use runner::{execute, ExecError, PhaseOutcome};

@@ -19,6 +19,37 @@ impl Phase {
     }
 }
 
+/// What a run phase's throughput is divided by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Timing {
+    /// The measurement window: from the common start after the warm-up to the last operation (or
+    /// the deadline).
+    #[default]
+    Window,
+    /// From the clients' init (before their first connection) to the end of their cleanup (buffered
+    /// writes flushed), as YCSB 0.1.4 timed each thread: its connects and its last flush count.
+    /// Only for runs bounded by an operation count, without a warm-up.
+    InitToCleanup,
+}
+
+impl Timing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Window => "window",
+            Timing::InitToCleanup => "init-to-cleanup",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Timing, String> {
+        match s {
+            "window" => Ok(Timing::Window),
+            "init-to-cleanup" => Ok(Timing::InitToCleanup),
+            _ => Err("expected window or init-to-cleanup".into()),
+        }
+    }
+}
+
 /// How intended start times are spaced in an open-loop run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -65,6 +96,27 @@ pub struct RunPlan {
     pub arrival_offset: Duration,
     /// A client of a distributed run: where it waits for the others and gets the common start.
     pub rendezvous: Option<Arc<dyn Rendezvous>>,
+    /// Run phase: what its throughput is divided by.
+    pub timing: Timing,
+}
+
+/// Init-to-cleanup timing divides by the client's whole life, so nothing may run beside the measured
+/// operations: no warm-up, and an end by operation count (a deadline would cut the work short).
+pub fn check_timing(
+    timing: Timing,
+    duration: Option<Duration>,
+    warmup: Duration,
+) -> Result<(), String> {
+    if timing != Timing::InitToCleanup {
+        return Ok(());
+    }
+    if duration.is_some() {
+        return Err("init-to-cleanup timing is for runs bounded by an operation count (--operations N), not by a duration".into());
+    }
+    if !warmup.is_zero() {
+        return Err("init-to-cleanup timing counts the client's whole life, as YCSB 0.1.4 did, which had no warm-up: use --warmup 0s".into());
+    }
+    Ok(())
 }
 
 /// Request sets are timed back to back in a closed loop (Dory's method): with a target rate they
@@ -119,6 +171,7 @@ impl Default for RunPlan {
             timeline_log: None,
             arrival_offset: Duration::ZERO,
             rendezvous: None,
+            timing: Timing::Window,
         }
     }
 }

@@ -19,7 +19,7 @@ use scalebench_workload::{
 use crate::clock::Clock;
 use crate::pacer::Pacer;
 use crate::perform::{perform, Buffers};
-use crate::plan::{Phase, RunPlan};
+use crate::plan::{Phase, RunPlan, Timing};
 use crate::progress::{Progress, ProgressState};
 use crate::request_sets::SetClock;
 use crate::schedule::Schedule;
@@ -116,6 +116,8 @@ pub fn execute<F: BindingFactory>(
     progress: &mut dyn Progress,
 ) -> Result<PhaseOutcome, ExecError> {
     check_plan(plan)?;
+    // Init-to-cleanup timing starts before the first connection.
+    let init = Instant::now();
     let sets = match (plan.phase, plan.request_set) {
         (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
         _ => None,
@@ -208,10 +210,13 @@ pub fn execute<F: BindingFactory>(
     }
 
     let (end, ended_by) = how_it_ended(plan, stop, &shared, timeline);
+    // The workers have cleaned up (buffered writes flushed) once they are joined.
+    let client_time =
+        (plan.phase == Phase::Run && plan.timing == Timing::InitToCleanup).then(|| init.elapsed());
     let meta = PhaseMeta {
         phase: plan.phase.name().to_string(),
         measurement_start_unix_ms: unix_ms_at_t0,
-        duration: end - t0,
+        duration: client_time.unwrap_or(end - t0),
         ended_by,
         data: DataSizes {
             mean_key_bytes: workload.mean_key_bytes(),
@@ -223,6 +228,7 @@ pub fn execute<F: BindingFactory>(
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     result.start = common_start;
+    result.timed_init_to_cleanup = client_time.is_some();
     Ok(PhaseOutcome {
         result,
         recorded,
@@ -247,6 +253,7 @@ fn check_plan(plan: &RunPlan) -> Result<(), ExecError> {
     }
     crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
         .map_err(ExecError::Plan)?;
+    crate::plan::check_timing(plan.timing, plan.duration, plan.warmup).map_err(ExecError::Plan)?;
     Ok(())
 }
 

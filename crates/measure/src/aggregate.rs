@@ -444,6 +444,7 @@ impl Aggregator {
             start: None,
             consistency: None,
             consistency_error: None,
+            timed_init_to_cleanup: false,
             faults: Vec::new(),
         };
         Ok((result, self.recorded))

@@ -279,6 +279,10 @@ pub struct PhaseResult {
     /// (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::ConsistencyResult>,
+    /// `--timing init-to-cleanup`: `duration_s` (and the throughput) run from the clients' init
+    /// before their first connection to the end of their cleanup, as YCSB 0.1.4 timed them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_init_to_cleanup: bool,
     /// `--consistency-probe` was asked for and did not run: why (the run failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency_error: Option<String>,

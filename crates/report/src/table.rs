@@ -152,9 +152,14 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     } else {
         "closed loop".to_string()
     };
+    let timed = if phase.timed_init_to_cleanup {
+        ", timed from the clients' init to their cleanup"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "\n{} phase: {:.3} s measured ({}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
+        "\n{} phase: {:.3} s measured ({}{timed}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
         phase.phase,
         phase.duration_s,
         phase.ended_by.phrase(),

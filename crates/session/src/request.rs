@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::SessionError;
-use scalebench_exec::{Arrival, StopSignal, TimelineLog};
+use scalebench_exec::{Arrival, StopSignal, TimelineLog, Timing};
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +60,8 @@ pub struct RunRequest {
     pub concurrency: u32,
     pub target: Option<f64>,
     pub arrival: Arrival,
+    /// What the run phase's throughput is divided by (`--timing`).
+    pub timing: Timing,
     pub duration: Option<Duration>,
     pub warmup: Duration,
     pub operations: Option<u64>,
@@ -187,6 +189,7 @@ impl RunRequest {
             concurrency: DEFAULT_CONCURRENCY,
             target: None,
             arrival: Arrival::Constant,
+            timing: Timing::Window,
             duration: None,
             warmup: default(DEFAULT_WARMUP),
             operations: None,
@@ -237,6 +240,9 @@ pub struct RunOptions {
     /// `constant` or `poisson`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
+    /// `window` or `init-to-cleanup` (measured runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timing: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch_size: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -273,6 +279,9 @@ impl RunOptions {
         }
         if let Some(a) = &self.arrival {
             r.arrival = parse_arrival(a).map_err(|e| named("arrival", a.clone(), e))?;
+        }
+        if let Some(t) = &self.timing {
+            r.timing = Timing::parse(t).map_err(|e| named("timing", t.clone(), e))?;
         }
         if let Some(b) = self.batch_size {
             r.batch_size = Some(

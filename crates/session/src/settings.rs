@@ -37,6 +37,8 @@ pub struct Settings {
     pub concurrency: usize,
     pub target: Option<f64>,
     pub arrival: Arrival,
+    /// The run phase's timing (`--timing`).
+    pub timing: scalebench_exec::Timing,
     /// Measured duration of the run phase.
     pub run_duration: Option<Duration>,
     /// Cap on the load phase, only when given explicitly.
@@ -187,6 +189,16 @@ impl Settings {
                 args.request_set.unwrap_or(0)
             ))
         })?;
+        if phase == Phase::Run {
+            scalebench_exec::plan::check_timing(args.timing, run_duration, args.warmup).map_err(
+                |e| {
+                    SessionError::Usage(format!(
+                        "invalid value '{}' for '--timing': {e}",
+                        args.timing.name()
+                    ))
+                },
+            )?;
+        }
         let percentiles = percentiles_of(&props)?;
         let seed = args.seed.unwrap_or_else(random_seed);
         // A client of a distributed run offers its part of the rate, its arrivals placed between
@@ -212,6 +224,7 @@ impl Settings {
             concurrency: args.concurrency as usize,
             target: (target > 0.0).then_some(target),
             arrival: args.arrival,
+            timing: args.timing,
             run_duration,
             // Only the load command itself is capped by --duration; a load before a run is not.
             load_duration: if phase == Phase::Load {
@@ -244,6 +257,11 @@ impl Settings {
             concurrency: self.concurrency,
             target_ops_s: self.target,
             arrival: self.arrival,
+            timing: if phase == Phase::Run {
+                self.timing
+            } else {
+                scalebench_exec::Timing::Window
+            },
             duration: if phase == Phase::Run {
                 self.run_duration
             } else {

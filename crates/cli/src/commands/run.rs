@@ -34,6 +34,12 @@ pub fn run_command(
                 .into(),
         ));
     }
+    if distributed && args.timing != scalebench_exec::Timing::Window {
+        return Err(SessionError::Usage(
+            "--timing init-to-cleanup times one client's life: run it without --clients and --rendezvous"
+                .into(),
+        ));
+    }
     if distributed {
         return run_clients(args, clients, phases, argv);
     }

@@ -22,6 +22,41 @@ use crate::space::Classifier;
 
 pub struct Cassandra;
 
+/// A node's fact: its one token (`num_tokens = 1`), written as `initial_token` in its cassandra.yaml.
+const INITIAL_TOKEN: &str = "initial_token";
+
+/// Token `k` of `n` dividing Murmur3's ring (-2^63 .. 2^63) evenly.
+fn even_token(k: usize, n: usize) -> i64 {
+    let step = (1i128 << 64) / n.max(1) as i128;
+    (i64::MIN as i128 + step * k as i128) as i64
+}
+
+/// The middle of the largest range between `tokens` (the ring wraps around), or the ring's start.
+fn halving_token(tokens: &[i64]) -> i64 {
+    let mut sorted: Vec<i128> = tokens.iter().map(|t| *t as i128).collect();
+    sorted.sort_unstable();
+    let Some(&first) = sorted.first() else {
+        return i64::MIN;
+    };
+    let ring = 1i128 << 64;
+    let mut best = (
+        first + ring - sorted[sorted.len() - 1],
+        sorted[sorted.len() - 1],
+    );
+    for w in sorted.windows(2) {
+        if w[1] - w[0] > best.0 {
+            best = (w[1] - w[0], w[0]);
+        }
+    }
+    let middle = best.1 + best.0 / 2;
+    // Back into -2^63 .. 2^63 when the range wrapped around.
+    (if middle > i64::MAX as i128 {
+        middle - ring
+    } else {
+        middle
+    }) as i64
+}
+
 /// The keyspace the binding URL names.
 const KEYSPACE: &str = "ycsb";
 
@@ -87,13 +122,19 @@ impl Cassandra {
         wait: bool,
     ) -> Result<ProcessRef, DeployError> {
         let account = c.account()?;
+        let mut options = options(c);
+        if let Some(token) = node.facts.get(INITIAL_TOKEN) {
+            options
+                .overrides
+                .push(("initial_token".into(), token.clone()));
+        }
         let cmd = node_command(
             &node.dir,
             &classpath(c)?,
             &account,
             &node.host,
             self.ports(c, node),
-            &options(c),
+            &options,
             bootstrap,
         )?;
         let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &account, false)?;
@@ -255,13 +296,23 @@ impl Engine for Cassandra {
             .insert("classpath_file".into(), file.display().to_string());
         c.shared_ports.insert("storage".into(), free_port()?);
         c.shared_ports.insert("native".into(), free_port()?);
-        // The seed first; then the others together (a new ring's nodes need not bootstrap).
+        // The seed first; then the others together (a new ring's nodes need not bootstrap). With one
+        // token per node, the tokens divide the ring evenly, as operators placed them by hand.
+        let nodes = c.deployment.nodes;
+        let one_token = c.deployment.cassandra.num_tokens == 1;
+        let token = |k: usize| one_token.then(|| even_token(k, nodes).to_string());
         let mut seed = self.new_cassandra_node(c)?;
+        if let Some(t) = token(0) {
+            seed.facts.insert(INITIAL_TOKEN.into(), t);
+        }
         seed.process = Some(self.spawn(c, &seed, false, true)?);
         c.nodes.push(seed);
         let mut joining = Vec::new();
-        for _ in 1..c.deployment.nodes {
+        for k in 1..nodes {
             let mut n = self.new_cassandra_node(c)?;
+            if let Some(t) = token(k) {
+                n.facts.insert(INITIAL_TOKEN.into(), t);
+            }
             n.process = Some(self.spawn(c, &n, false, false)?);
             c.nodes.push(n.clone());
             joining.push(n);
@@ -288,6 +339,17 @@ impl Engine for Cassandra {
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
         let mut node = self.new_cassandra_node(c)?;
+        if c.deployment.cassandra.num_tokens == 1 {
+            // One token per node: the new node halves the largest range (doubling a ring halves
+            // each range in turn).
+            let tokens: Vec<i64> = c
+                .nodes
+                .iter()
+                .filter_map(|n| n.facts.get(INITIAL_TOKEN)?.parse().ok())
+                .collect();
+            node.facts
+                .insert(INITIAL_TOKEN.into(), halving_token(&tokens).to_string());
+        }
         // Serves CQL only once bootstrap has streamed its ranges.
         node.process = Some(self.spawn(c, &node, true, true)?);
         let id = node.id.clone();
@@ -513,5 +575,32 @@ impl Engine for Cassandra {
             "cassandra://{host}:{}/{KEYSPACE}",
             c.shared_ports.get("native").copied().unwrap_or(9042)
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_token_per_node_divides_the_ring_evenly_and_a_new_node_halves_the_largest_range() {
+        assert_eq!(even_token(0, 1), i64::MIN);
+        let three: Vec<i64> = (0..3).map(|k| even_token(k, 3)).collect();
+        assert_eq!(three[0], i64::MIN);
+        let step = (1i128 << 64) / 3;
+        assert_eq!(three[1] as i128 - three[0] as i128, step);
+        assert_eq!(three[2] as i128 - three[1] as i128, step);
+        // Two nodes at -2^63 and 0: the new one halves either range; with both halved, the ring
+        // holds four equal ranges.
+        let mut ring = vec![even_token(0, 2), even_token(1, 2)];
+        assert_eq!(ring[1], 0);
+        ring.push(halving_token(&ring));
+        ring.push(halving_token(&ring));
+        ring.sort_unstable();
+        assert_eq!(ring, (0..4).map(|k| even_token(k, 4)).collect::<Vec<_>>());
+        // The largest range wraps around the end of the ring.
+        assert_eq!(halving_token(&[i64::MIN, -(1 << 62), 0]), 1 << 62);
+        // From 2^62 around the end of the ring to -2^62: its middle is the ring's start.
+        assert_eq!(halving_token(&[-(1 << 62), 0, 1 << 62]), i64::MIN);
     }
 }

@@ -449,7 +449,11 @@ fn phase_request(
                 }
                 None => None,
             };
-            r.faults = exp.fault.iter().filter_map(|f| f.request_for(db)).collect();
+            r.faults = exp
+                .fault
+                .iter()
+                .filter_map(|f| f.request_for(db, &run.configuration))
+                .collect();
         }
     } else {
         r.create_schema = true;

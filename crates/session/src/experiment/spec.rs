@@ -59,6 +59,10 @@ pub struct FaultSpec {
     /// The databases it acts on (default: every database with a deployment).
     #[serde(default)]
     pub databases: Vec<String>,
+    /// The configurations it acts on (default: every one), so that one cell measures a
+    /// configuration healthy and another with the fault.
+    #[serde(default)]
+    pub configurations: Vec<String>,
 }
 
 fn fault_every() -> Span {
@@ -70,9 +74,15 @@ fn fault_pause() -> Span {
 }
 
 impl FaultSpec {
-    /// The fault for a run on `database`, if it acts there.
-    pub fn request_for(&self, database: &DatabaseSpec) -> Option<crate::fault::FaultRequest> {
-        let named = self.databases.is_empty() || self.databases.contains(&database.name);
+    /// The fault for a run of `configuration` on `database`, if it acts there.
+    pub fn request_for(
+        &self,
+        database: &DatabaseSpec,
+        configuration: &str,
+    ) -> Option<crate::fault::FaultRequest> {
+        let named = (self.databases.is_empty() || self.databases.contains(&database.name))
+            && (self.configurations.is_empty()
+                || self.configurations.iter().any(|c| c == configuration));
         if !named || database.deployment.is_none() {
             return None;
         }
@@ -334,8 +344,9 @@ impl Experiment {
         self.repetitions = 1;
         self.discard_first = 0;
         let p = &mut self.procedure;
-        let span = |d: &str| d.parse().expect("a valid duration");
-        p.warmup = span("200ms");
+        let span = |d: &str| -> Span { d.parse().expect("a valid duration") };
+        // A shorter warm-up, none where the procedure has none (init-to-cleanup timing needs none).
+        p.warmup = Span(p.warmup.0.min(span("200ms").0));
         p.duration = span("1s");
         p.elastic.baseline = span("3s");
         p.elastic.after = span("2s");
@@ -549,11 +560,20 @@ impl Experiment {
                 Some(_) => {}
             }
         }
-        if !self
-            .databases
-            .iter()
-            .any(|d| fault.request_for(d).is_some())
-        {
+        for name in &fault.configurations {
+            if !self.configurations.iter().any(|c| &c.name == name) {
+                return Err(format!(
+                    "[fault]: no configuration {name:?} in the experiment"
+                ));
+            }
+        }
+        if !self.databases.iter().any(|d| {
+            fault.request_for(d, "").is_some()
+                || fault
+                    .configurations
+                    .iter()
+                    .any(|c| fault.request_for(d, c).is_some())
+        }) {
             return Err(
                 "[fault]: no database of the experiment has a deployment to pause a node of".into(),
             );
@@ -1185,7 +1205,11 @@ threads = [1, 2]
         ))
         .unwrap();
         let fault = e.fault.as_ref().unwrap();
-        let requests: Vec<_> = e.databases.iter().map(|d| fault.request_for(d)).collect();
+        let requests: Vec<_> = e
+            .databases
+            .iter()
+            .map(|d| fault.request_for(d, ""))
+            .collect();
         assert_eq!(requests[0], None, "{:?}", e.databases[0]);
         let pause = requests[1].as_ref().unwrap();
         assert_eq!(
