@@ -231,6 +231,10 @@ pub struct ElasticArgs {
     /// deviation (Dory ran each set 10 times).
     #[arg(long, value_name = "K", default_value_t = request::DEFAULT_SET_REPEATS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub set_repeats: u32,
+    /// The time axis the elasticity score's areas are integrated over: s, or min as Dory's charts
+    /// (the score in minutes is the one in seconds / 60).
+    #[arg(long, value_name = "s|min", default_value = "s", value_parser = scalebench_session::request::TimeAxis::parse)]
+    pub score_time_axis: scalebench_session::request::TimeAxis,
     /// No load during the transition: time until the cluster is fully available (ready, no data in
     /// motion), Dory's restricted elasticity as measured for Riak.
     #[arg(long, conflicts_with_all = ["request_set", "target"])]
@@ -918,6 +922,7 @@ impl ElasticArgs {
             steps: self.steps,
             no_load: self.no_load,
             set_repeats: self.set_repeats,
+            score_time_axis: self.score_time_axis,
             unloaded: self.unloaded,
             hdr_log: self.phase.hdr_log.clone(),
             on_step: None,

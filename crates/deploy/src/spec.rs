@@ -222,6 +222,19 @@ pub struct PostgresSection {
     pub synchronous_commit: Option<String>,
     /// Send reads and scans to the replicas (the binding's `read_hosts`).
     pub reads_to_replicas: bool,
+    /// `postgres-bucardo` only: `multi-master` (every server a source, each writable) or
+    /// `master-slave` (node1 the source, the others targets serving the reads: trigger-based
+    /// master-slave replication, as Slony-I was).
+    pub bucardo: BucardoSync,
+}
+
+/// How a Bucardo deployment's sync copies the benchmark table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BucardoSync {
+    #[default]
+    MultiMaster,
+    MasterSlave,
 }
 
 /// A cluster scalebench does not start: endpoints and shell hooks.
@@ -394,8 +407,16 @@ impl Deployment {
         }
         if self.database == Database::PostgresBucardo && self.nodes < 2 {
             return Err(format!(
-                "nodes = {}: a Bucardo multi-master deployment has at least 2 masters",
+                "nodes = {}: a Bucardo deployment has at least 2 PostgreSQL servers",
                 self.nodes
+            ));
+        }
+        if self.database != Database::PostgresBucardo
+            && self.postgres.bucardo != BucardoSync::MultiMaster
+        {
+            return Err(format!(
+                "postgres.bucardo is for database = \"postgres-bucardo\", not {:?}",
+                self.database.name()
             ));
         }
         for (key, mb) in [

@@ -121,6 +121,41 @@ pub struct Events {
     pub stable_s: Option<f64>,
 }
 
+/// The unit of the time axis the areas A and B (and so the elasticity) are integrated over: seconds,
+/// or minutes as Dory's charts were drawn (a score in minutes is the score in seconds / 60).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TimeAxis {
+    #[default]
+    #[serde(rename = "s")]
+    Seconds,
+    #[serde(rename = "min")]
+    Minutes,
+}
+
+impl TimeAxis {
+    pub fn parse(s: &str) -> Result<TimeAxis, String> {
+        match s {
+            "s" => Ok(TimeAxis::Seconds),
+            "min" => Ok(TimeAxis::Minutes),
+            _ => Err("expected s or min".into()),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeAxis::Seconds => "s",
+            TimeAxis::Minutes => "min",
+        }
+    }
+
+    fn seconds(self) -> f64 {
+        match self {
+            TimeAxis::Seconds => 1.0,
+            TimeAxis::Minutes => 60.0,
+        }
+    }
+}
+
 /// The scores of one transition.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scores {
@@ -136,6 +171,9 @@ pub struct Scores {
     pub stabilisation_s: Option<f64>,
     pub data_transfer_s: Option<f64>,
     pub additional_s: Option<f64>,
+    /// The time axis A and B are integrated over (the request-set times stay in seconds).
+    #[serde(default)]
+    pub time_axis: TimeAxis,
     /// A: area of request-set time above the ideal ramp from (scale command, Av1) to (stable, Av2).
     pub area_above_ramp: Option<f64>,
     /// B: area of the +/- one standard deviation band over the same interval.
@@ -150,6 +188,22 @@ pub struct Scores {
     pub failed_in_transition: u64,
     pub failed_share: f64,
     pub full_availability_s: Option<f64>,
+}
+
+impl Scores {
+    /// The areas and the elasticity with the time axis in `axis` (they are computed in seconds).
+    pub fn on_time_axis(mut self, axis: TimeAxis) -> Scores {
+        let factor = self.time_axis.seconds() / axis.seconds();
+        for v in [
+            &mut self.area_above_ramp,
+            &mut self.sd_band_area,
+            &mut self.elasticity,
+        ] {
+            *v = v.map(|x| x * factor);
+        }
+        self.time_axis = axis;
+        self
+    }
 }
 
 /// Scores one transition from the whole timeline of its run (points of K runs of a set, see
@@ -461,6 +515,12 @@ mod tests {
             stable_s: Some(20.0),
         };
         let s = score(&sets, 100, 4, &events, 5);
+        // Dory's charts' minutes: the areas and the score a sixtieth of the seconds'.
+        let m = s.clone().on_time_axis(TimeAxis::Minutes);
+        assert_eq!(m.time_axis, TimeAxis::Minutes);
+        assert!((m.elasticity.unwrap() * 60.0 - s.elasticity.unwrap()).abs() < 1e-9);
+        assert!((m.area_above_ramp.unwrap() * 60.0 - s.area_above_ramp.unwrap()).abs() < 1e-9);
+        assert_eq!(m.av_before_s, s.av_before_s);
         assert_eq!(s.av_before_s, 1.0);
         assert_eq!(s.av_after_s, Some(1.0));
         assert!((s.rt_before_s - 0.04).abs() < 1e-12);

@@ -1,6 +1,7 @@
 //! PostgreSQL multi-master through Bucardo: two masters that each take writes and end identical;
 //! the deployment creates and resets the benchmark table on every master; clients spread over both;
-//! a stopped daemon shows as "busy" (changes not yet copied) until it runs again.
+//! a stopped daemon shows as "busy" (changes not yet copied) until it runs again. Master-slave: one
+//! source, the others targets serving the reads.
 
 mod support;
 
@@ -170,6 +171,54 @@ fn two_masters_take_writes_and_end_identical() {
         .contains("deploy with more nodes"));
     c.down();
     assert_space_matches_du(&c, 500);
+}
+
+/// Issue 38, Dijkshoorn's master-slave row: Bucardo with one source and one target, as Slony-I ran:
+/// clients write to the master only, their reads go to the slave, and the slave ends identical.
+#[test]
+fn a_master_slave_sync_copies_the_masters_writes_to_the_slave_that_serves_the_reads() {
+    let mut c = cluster(
+        "name = \"pg-bucardo-ms\"\ndatabase = \"postgres-bucardo\"\nnodes = 2\nidle_timeout_s = 120\n[postgres]\nbucardo = \"master-slave\"\n",
+    );
+    let roles: Vec<&str> = c.state.nodes.iter().map(|n| n.role.as_str()).collect();
+    assert_eq!(roles, ["master", "slave", "bucardo"]);
+    let (master, slave) = (c.state.nodes[0].endpoint(), c.state.nodes[1].endpoint());
+    let url = c.url();
+    assert!(url.contains(&master) && !url.contains(&slave), "{url}");
+    assert_eq!(c.binding_options().get("read_hosts"), Some(&slave));
+    let w = workload(&[("recordcount", "500"), ("dataintegrity", "true")]);
+    prepare_table(&mut c, &w, true);
+    let loaded = phase(cluster_config(&c, &w, &[], false), &w, load_plan(2, 50)).result;
+    assert_eq!((loaded.totals.records, loaded.totals.failed), (500, 0));
+    c.wait_idle().unwrap();
+    let copied = contents(&c);
+    assert!(copied[0].starts_with("500 "), "{copied:?}");
+    assert_eq!(copied[0], copied[1], "the slave holds every row");
+    // A read-only run: every read on the slave (its commits grow, the master's do not by as much).
+    let before = commits(&c);
+    let reads = workload(&[
+        ("recordcount", "500"),
+        ("readproportion", "1"),
+        ("updateproportion", "0"),
+    ]);
+    let run = phase(
+        cluster_config(&c, &reads, &[], false),
+        &reads,
+        run_plan(1.0),
+    )
+    .result;
+    assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    let after = commits(&c);
+    let read_ops = run.operations["READ"].ok;
+    assert!(
+        after[1] - before[1] >= read_ops,
+        "{before:?} {after:?} {read_ops}"
+    );
+    assert!(
+        after[0] - before[0] < read_ops / 2,
+        "{before:?} {after:?} {read_ops}"
+    );
+    c.down();
 }
 
 /// Opens a binding and does nothing with it.

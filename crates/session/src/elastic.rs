@@ -178,13 +178,16 @@ fn step_scores(
                 size,
                 &before,
             ));
-            StepScores::RequestSets(score(
-                &repeated(&sets, args.set_repeats as usize),
-                size,
-                in_flight,
-                events,
-                args.stable_sets as usize,
-            ))
+            StepScores::RequestSets(
+                score(
+                    &repeated(&sets, args.set_repeats as usize),
+                    size,
+                    in_flight,
+                    events,
+                    args.stable_sets as usize,
+                )
+                .on_time_axis(args.score_time_axis),
+            )
         }
         (None, p) => StepScores::OpenLoop(score_open_loop(
             &p.map(interval_points).unwrap_or_default(),
@@ -731,8 +734,9 @@ pub fn step_summary(s: &ElasticStep) -> String {
             );
             let _ = writeln!(
                 out,
-                "  elasticity {} (A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
+                "  elasticity {} (time axis in {}; A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
                 f(sc.elasticity),
+                sc.time_axis.name(),
                 f(sc.area_above_ramp),
                 f(sc.sd_band_area),
                 f(sc.change_in_transition),

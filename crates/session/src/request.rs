@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::SessionError;
+pub use scalebench_elastic::TimeAxis;
 use scalebench_exec::{Arrival, StopSignal, TimelineLog, Timing};
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
@@ -346,6 +347,8 @@ pub struct ElasticRequest {
     pub steps: u32,
     pub no_load: bool,
     pub set_repeats: u32,
+    /// The time axis of the elasticity score's areas: seconds, or minutes as Dory's charts.
+    pub score_time_axis: scalebench_elastic::TimeAxis,
     pub unloaded: bool,
     /// Where each step's interval logs go (`DIR/<step>/`).
     pub hdr_log: Option<PathBuf>,
@@ -380,6 +383,7 @@ impl ElasticRequest {
             steps: 1,
             no_load: false,
             set_repeats: DEFAULT_SET_REPEATS,
+            score_time_axis: scalebench_elastic::TimeAxis::Seconds,
             unloaded: false,
             hdr_log: None,
             on_step: None,

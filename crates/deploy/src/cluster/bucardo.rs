@@ -33,12 +33,22 @@ const SYNC: &str = "bench";
 const TABLE_FACT: &str = "bucardo_table_sql";
 const TABLE_NAME_FACT: &str = "bucardo_table";
 
-fn masters(c: &ClusterState) -> impl Iterator<Item = &NodeState> {
-    c.nodes.iter().filter(|n| n.role == "master")
+/// The PostgreSQL servers: masters, and in master-slave mode the slaves.
+fn servers(c: &ClusterState) -> impl Iterator<Item = &NodeState> {
+    c.nodes
+        .iter()
+        .filter(|n| n.role == "master" || n.role == SLAVE)
+}
+
+/// A target of a master-slave sync: copies of the master's changes, serving reads.
+const SLAVE: &str = "slave";
+
+fn master_slave(c: &ClusterState) -> bool {
+    c.deployment.postgres.bucardo == crate::spec::BucardoSync::MasterSlave
 }
 
 fn first_master(c: &ClusterState) -> Result<&NodeState, DeployError> {
-    masters(c)
+    servers(c)
         .next()
         .ok_or_else(|| DeployError::Failed("the cluster has no master".into()))
 }
@@ -153,7 +163,7 @@ impl Bucardo {
             bucardo(c, &["remove", "dbgroup", SYNC])?;
             c.facts.remove(TABLE_FACT);
         }
-        for m in masters(c) {
+        for m in servers(c) {
             sql(
                 m,
                 DATABASE,
@@ -163,7 +173,13 @@ impl Bucardo {
                 ),
             )?;
         }
-        let dbs: Vec<String> = masters(c).map(|m| format!("{}:source", m.id)).collect();
+        // Every master a source; slaves are targets (changes flow one way).
+        let dbs: Vec<String> = servers(c)
+            .map(|m| {
+                let role = if m.role == SLAVE { "target" } else { "source" };
+                format!("{}:{role}", m.id)
+            })
+            .collect();
         bucardo(
             c,
             &[
@@ -198,9 +214,14 @@ impl Engine for Bucardo {
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
         let password = crate::process::random_password()?;
-        for _ in 0..c.deployment.nodes {
+        for k in 0..c.deployment.nodes {
             let port = free_port()?;
-            let mut node = c.new_node("master", "127.0.0.1", port)?;
+            let role = if k > 0 && master_slave(c) {
+                SLAVE
+            } else {
+                "master"
+            };
+            let mut node = c.new_node(role, "127.0.0.1", port)?;
             node.data_dir = node.dir.join("data");
             initdb(&bin, &node.data_dir)?;
             node.process = Some(super::postgres::spawn(c, &node)?);
@@ -227,7 +248,7 @@ impl Engine for Bucardo {
                 ),
             ],
         )?;
-        let ids: Vec<(String, String, u16)> = masters(c)
+        let ids: Vec<(String, String, u16)> = servers(c)
             .map(|m| (m.id.clone(), m.data_dir.display().to_string(), m.port))
             .collect();
         for (id, socket_dir, port) in ids {
@@ -282,7 +303,7 @@ impl Engine for Bucardo {
         let Ok(bin) = bin_dir() else {
             return vec!["PostgreSQL is not installed".into()];
         };
-        let mut missing: Vec<String> = masters(c)
+        let mut missing: Vec<String> = servers(c)
             .filter(|n| n.process.is_some() && !crate::postgres::is_ready(&bin, n.port))
             .map(|n| format!("{} (master) not accepting connections", n.id))
             .collect();
@@ -299,8 +320,9 @@ impl Engine for Bucardo {
     fn busy(&self, c: &ClusterState) -> Vec<String> {
         let mut busy = Vec::new();
         let table = c.facts.get(TABLE_NAME_FACT);
-        for m in masters(c).filter(|m| m.process.is_some()) {
-            if let Some(t) = table {
+        // Changes are recorded (delta rows) on the sources only.
+        for m in servers(c).filter(|m| m.process.is_some()) {
+            if let (Some(t), true) = (table, m.role == "master") {
                 let pending = format!(
                     "SELECT (SELECT count(*) FROM bucardo.delta_public_{t} d WHERE NOT EXISTS \
                      (SELECT 1 FROM bucardo.track_public_{t} k WHERE k.txntime = d.txntime \
@@ -320,7 +342,7 @@ impl Engine for Bucardo {
 
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let mut done = Vec::new();
-        for m in masters(c).filter(|m| m.process.is_some()) {
+        for m in servers(c).filter(|m| m.process.is_some()) {
             sql(m, DATABASE, "VACUUM ANALYZE")?;
             sql(m, "postgres", "CHECKPOINT")?;
             done.push(format!("{}: VACUUM ANALYZE, CHECKPOINT", m.id));
@@ -337,14 +359,32 @@ impl Engine for Bucardo {
         super::postgres::classify
     }
 
-    /// Every master, so clients spread over them (slot k on master k mod N).
+    /// Every master, so clients spread over them (slot k on master k mod N); in master-slave mode
+    /// the one master.
     fn url(&self, c: &ClusterState) -> String {
         let password = c.facts.get(PASSWORD_FACT).map_or("", String::as_str);
-        let hosts: Vec<String> = masters(c).map(NodeState::endpoint).collect();
+        let hosts: Vec<String> = servers(c)
+            .filter(|n| n.role == "master")
+            .map(NodeState::endpoint)
+            .collect();
         format!(
             "postgres://{USER}:{password}@{}/{DATABASE}",
             hosts.join(",")
         )
+    }
+
+    /// Master-slave: reads and scans go to the slaves (the binding's `read_hosts`), as
+    /// Dijkshoorn's Slony-I slaves served them.
+    fn binding_options(&self, c: &ClusterState) -> std::collections::BTreeMap<String, String> {
+        let slaves: Vec<String> = servers(c)
+            .filter(|n| n.role == SLAVE)
+            .map(NodeState::endpoint)
+            .collect();
+        let mut o = std::collections::BTreeMap::new();
+        if !slaves.is_empty() {
+            o.insert("read_hosts".into(), slaves.join(","));
+        }
+        o
     }
 
     fn owns_table(&self) -> bool {

@@ -708,6 +708,7 @@ fn elastic_run(
     elastic.stable_sets = e.stable_sets;
     elastic.stable_timeout = e.stable_timeout.0;
     elastic.set_repeats = e.set_repeats;
+    elastic.score_time_axis = e.score_time_axis;
     elastic.steps = e.steps;
     let out = crate::elastic::run_elastic(&elastic)?;
     if out.interrupted || out.steps.len() < e.steps as usize {

@@ -149,6 +149,9 @@ pub struct ElasticProcedure {
     pub stable_timeout: Span,
     /// Runs of each request set that make one point of the timeline (Dory ran each set 10 times).
     pub set_repeats: u32,
+    /// The time axis of the elasticity score (`s`, or `min` as Dory's charts).
+    #[serde(with = "time_axis_text")]
+    pub score_time_axis: scalebench_elastic::TimeAxis,
     /// Transitions per run (`scalebench elastic --steps`): with `double`, Dory's procedure: the
     /// cluster, the records, the threads and the set size doubled at each step, and the final size's
     /// stable state measured too, so the run yields the study's table per size and its scalability.
@@ -166,8 +169,25 @@ impl Default for ElasticProcedure {
             stable_sets: DEFAULT_STABLE_SETS,
             stable_timeout: span(DEFAULT_STABLE_TIMEOUT),
             set_repeats: DEFAULT_SET_REPEATS,
+            score_time_axis: scalebench_elastic::TimeAxis::Seconds,
             steps: 1,
         }
+    }
+}
+
+/// `score_time_axis` as its text, checked when the file is read.
+mod time_axis_text {
+    use scalebench_elastic::TimeAxis;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(axis: &TimeAxis, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(axis.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<TimeAxis, D::Error> {
+        let text = String::deserialize(d)?;
+        TimeAxis::parse(&text)
+            .map_err(|e| serde::de::Error::custom(format!("score_time_axis = {text:?}: {e}")))
     }
 }
 
