@@ -1,7 +1,7 @@
 //! PostgreSQL multi-master through Bucardo 5 (Debian `bucardo`): N masters, each writable, and the
 //! Bucardo daemon copying every change of the benchmark table to the other masters (asynchronous,
 //! trigger-based; a conflict goes to the latest change, `bucardo_latest`). This is Dijkshoorn's
-//! multi-master PostgreSQL (`../shared/docs/studies.md`, study 1: "multi-master (Bucardo, 2 and 4
+//! multi-master PostgreSQL (docs/studies.md, section 1: "multi-master (Bucardo, 2 and 4
 //! machines)").
 //!
 //! Bucardo replicates rows, not DDL, and only tables it was told of. So the benchmark table belongs
