@@ -564,7 +564,8 @@ pub fn assert_refusal_names_its_cause<F: BindingFactory>(
 
 /// What the consistency probe measured beside a `seconds` run of `w` (the load goes on while the
 /// probe writes and reads), and what the independent checker (tools/history-check: Porcupine)
-/// found in the history the probe wrote.
+/// found in the history the probe wrote. Checks what holds on every binding: each delay's reads
+/// kept or counted missed, a lag and a window exactly when a write was stale.
 pub fn probe_beside_run(
     config: BindingConfig,
     w: &CoreWorkload,
@@ -626,6 +627,17 @@ pub fn probe_beside_run(
             .expect("probe runs")
     });
     assert_eq!(result.history_error, None);
+    // Issue 38, on every binding: each delay's scheduled reads kept it or are counted missed, one
+    // per acknowledged write; the lag and the window only where a write had a stale read.
+    let c = &result.result;
+    for p in &c.t_visibility {
+        assert_eq!(p.samples + p.missed, c.probe_writes, "{c:?}");
+    }
+    assert_eq!(
+        c.visibility_lag_us.is_some() && c.staleness_window_us.is_some(),
+        c.stale_writes > 0,
+        "{c:?}"
+    );
     (result.result, history_check(&history))
 }
 
