@@ -312,15 +312,26 @@ fn dijkshoorn_reads_and_updates_the_loaded_table(m: &Miniature) {
 }
 
 /// Issue 29, points 1 and 9: every load's space is measured before and after it, and the bytes per
-/// record compared are what the records added.
+/// record compared are what the records added. Issue 38: settled (compacted) and, Lourenco's, as
+/// inserted (flushed only), both in the results and in `results show`.
 fn lourenco_compares_the_space_records_add(m: &Miniature) {
     for (cell, load) in m.measured() {
-        let marginal = &load["space"]["marginal"];
+        let space = &load["space"];
+        let marginal = &space["marginal"];
         let per_record = marginal["bytes_per_record"].as_f64().unwrap_or(0.0);
         assert!(per_record > 0.0, "{cell}: {marginal}");
-        let total = load["space"]["bytes_per_record"].as_f64().unwrap();
+        let total = space["bytes_per_record"].as_f64().unwrap();
         assert!(per_record < total, "{cell}: the fixed overhead is left out");
+        assert_eq!(space["state"], "settled", "{cell}");
+        let inserted = &space["as_inserted"];
+        assert_eq!(inserted["state"], "as_inserted", "{cell}");
+        let as_inserted = inserted["marginal"]["bytes_per_record"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(as_inserted > 0.0, "{cell}: {}", inserted["marginal"]);
     }
+    let show = m.show();
+    assert!(show.contains("as inserted"), "{show}");
 }
 
 /// Issue 29, point 1: Lourenco left "the remaining settings ... at their default values": the
