@@ -5,6 +5,7 @@
 //   decommission P  the region server on 127.0.0.1:P gets no new regions and its regions move away
 //                   (Admin.decommissionRegionServers with offload); returns once it holds none
 //   stop P          asks the region server on 127.0.0.1:P to stop (it closes its regions, then exits)
+//   flush           flushes every user table (memstores written to store files, nothing compacted)
 //   compact         flushes and major-compacts every user table
 // Exit code 0 on success; 1 with the reason on standard error.
 
@@ -20,7 +21,7 @@ import java.util.List;
 public class HbaseAdmin {
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: HbaseAdmin balance|decommission PORT|stop PORT|compact");
+            System.err.println("usage: HbaseAdmin balance|decommission PORT|stop PORT|flush|compact");
             System.exit(2);
         }
         try (Connection connection = ConnectionFactory.createConnection(HBaseConfiguration.create());
@@ -29,6 +30,7 @@ public class HbaseAdmin {
                 case "balance": balance(admin); break;
                 case "decommission": decommission(admin, server(admin, args)); break;
                 case "stop": admin.stopRegionServer(server(admin, args).getAddress().toString()); break;
+                case "flush": flush(admin); break;
                 case "compact": compact(admin); break;
                 default: throw new IllegalArgumentException("unknown command " + args[0]);
             }
@@ -79,6 +81,12 @@ public class HbaseAdmin {
                 throw new IllegalStateException(server + " still holds regions after 300 s");
             }
             Thread.sleep(200);
+        }
+    }
+
+    private static void flush(Admin admin) throws Exception {
+        for (TableName t : admin.listTableNames()) {
+            admin.flush(t);
         }
     }
 

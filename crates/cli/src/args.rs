@@ -350,7 +350,11 @@ pub enum ClusterAction {
     },
     /// Wait until ready and idle (no compaction, stream, slot migration or replication lag).
     Wait(ClusterTarget),
-    /// Flush and compact (Cassandra flush+compact, PostgreSQL VACUUM+CHECKPOINT, etcd compact+defrag).
+    /// Write what the servers hold in memory to their files, compacting nothing (Cassandra flush,
+    /// PostgreSQL CHECKPOINT, Redis SAVE, HBase flush): the files then hold the records as inserted.
+    Flush(ClusterTarget),
+    /// Flush and compact (Cassandra flush+compact, PostgreSQL VACUUM+CHECKPOINT, Redis SAVE and
+    /// BGREWRITEAOF, etcd compact+defrag).
     Compact(ClusterTarget),
     /// Bytes on disk per node and in total, by part (data, index, log, ...).
     Space {
@@ -359,6 +363,10 @@ pub enum ClusterAction {
         /// Records stored, for bytes per record.
         #[arg(long, value_name = "N", default_value_t = 0)]
         records: u64,
+        /// The benchmark table whose files are the data and index parts where the database tells
+        /// its tables apart (PostgreSQL, Cassandra); default: the workload property `table`'s.
+        #[arg(long, value_name = "NAME")]
+        table: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -651,15 +659,17 @@ pub struct PhaseArgs {
     pub quiet: bool,
 
     /// Run against the cluster of this deployment file (started with `scalebench cluster up`): its URL
-    /// and binding options are the defaults; waits until it is idle before a run, compacts after a load,
-    /// and records its space on disk in the result.
+    /// and binding options are the defaults; waits until it is idle before a run, flushes and compacts
+    /// after a load, and records its space on disk in the result (after a load: as inserted and
+    /// settled).
     #[arg(long, value_name = "FILE")]
     pub deployment: Option<PathBuf>,
 
     #[command(flatten)]
     pub clusters: ClustersDir,
 
-    /// With --deployment: skip the flush/compaction after a load.
+    /// With --deployment: skip the compaction after a load (the flush still runs: the space is then
+    /// as inserted only).
     #[arg(long)]
     pub no_compact: bool,
 

@@ -152,6 +152,16 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     ]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("compact: node1: VACUUM ANALYZE"), "{text}");
+    // Issue 38: flushed (a checkpoint on every node) before the compaction, and measured then too.
+    assert!(
+        text.contains("flush: node1: CHECKPOINT") && text.contains("flush: node2: CHECKPOINT"),
+        "{text}"
+    );
+    assert!(
+        text.contains("settled (flushed and compacted)")
+            && text.contains("; as inserted (flushed, not compacted)"),
+        "{text}"
+    );
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&load_out).unwrap()).unwrap();
     assert_eq!(r["deployment"]["name"], "cli-pg");
@@ -296,6 +306,13 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     let (code, text) = run(&["cluster", "space", f, "--records", "1000"]);
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("bytes per record"), "{text}");
+    // The table's files are data and index, the catalogs system.
+    for part in ["data MB", "index MB", "system MB", "log MB"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let (code, text) = run(&["cluster", "flush", f]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("node2: CHECKPOINT"), "{text}");
     let (code, _) = run(&["cluster", "down", f]);
     assert_eq!(code, Some(0));
     let (code, text) = run(&["run", "--deployment", f, "--duration", "1s"]);

@@ -276,7 +276,10 @@ fn wegert_restores_before_every_run(m: &Miniature) {
             "{cell}: stale % {stale:.2}: {line}"
         );
     }
-    let paused = show.lines().find(|l| l.contains("/one-one-paused/")).unwrap();
+    let paused = show
+        .lines()
+        .find(|l| l.contains("/one-one-paused/"))
+        .unwrap();
     assert!(
         paused.contains("probe writes' reads") && paused.contains("node pauses"),
         "{paused}"
@@ -341,7 +344,10 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
         .unwrap()
         .map(|r| r.unwrap().unwrap_or_default())
         .collect();
-    assert!(!axes.is_empty() && axes.iter().all(|a| a == "min"), "{axes:?}");
+    assert!(
+        !axes.is_empty() && axes.iter().all(|a| a == "min"),
+        "{axes:?}"
+    );
 }
 
 /// Issue 29, point 2: the UPDATE and SELECT cells run on the table as loaded; the INSERT cells, on
@@ -359,15 +365,26 @@ fn dijkshoorn_reads_and_updates_the_loaded_table(m: &Miniature) {
 }
 
 /// Issue 29, points 1 and 9: every load's space is measured before and after it, and the bytes per
-/// record compared are what the records added.
+/// record compared are what the records added. Issue 38: settled (compacted) and, Lourenco's, as
+/// inserted (flushed only), both in the results and in `results show`.
 fn lourenco_compares_the_space_records_add(m: &Miniature) {
     for (cell, load) in m.measured() {
-        let marginal = &load["space"]["marginal"];
+        let space = &load["space"];
+        let marginal = &space["marginal"];
         let per_record = marginal["bytes_per_record"].as_f64().unwrap_or(0.0);
         assert!(per_record > 0.0, "{cell}: {marginal}");
-        let total = load["space"]["bytes_per_record"].as_f64().unwrap();
+        let total = space["bytes_per_record"].as_f64().unwrap();
         assert!(per_record < total, "{cell}: the fixed overhead is left out");
+        assert_eq!(space["state"], "settled", "{cell}");
+        let inserted = &space["as_inserted"];
+        assert_eq!(inserted["state"], "as_inserted", "{cell}");
+        let as_inserted = inserted["marginal"]["bytes_per_record"]
+            .as_f64()
+            .unwrap_or(0.0);
+        assert!(as_inserted > 0.0, "{cell}: {}", inserted["marginal"]);
     }
+    let show = m.show();
+    assert!(show.contains("as inserted"), "{show}");
 }
 
 /// Issue 29, point 1: Lourenco left "the remaining settings ... at their default values": the
@@ -413,8 +430,10 @@ fn every_example_states_what_differs_from_its_study() {
             .into_iter()
             .find(|d| d.name == db)
             .unwrap_or_else(|| panic!("{name}: database {db}"));
-        scalebench_deploy::Deployment::from_file(&file.parent().unwrap().join(d.deployment.unwrap()))
-            .unwrap()
+        scalebench_deploy::Deployment::from_file(
+            &file.parent().unwrap().join(d.deployment.unwrap()),
+        )
+        .unwrap()
     };
     let property = |props: &std::collections::BTreeMap<String, toml::Value>, key: &str| {
         props.get(key).map(|v| match v {
@@ -443,29 +462,62 @@ fn every_example_states_what_differs_from_its_study() {
     let fault = w.fault.as_ref().unwrap();
     for pair in ["one-one", "all-one", "quorum-quorum"] {
         assert!(w.configurations.iter().any(|c| c.name == pair));
-        assert!(!fault.configurations.iter().any(|c| c == pair), "{pair} is healthy");
+        assert!(
+            !fault.configurations.iter().any(|c| c == pair),
+            "{pair} is healthy"
+        );
         assert!(fault.configurations.contains(&format!("{pair}-paused")));
     }
-    for config in ["rf1-one", "rf2-all-one", "rf3-all-one", "rf4-all-one", "snappy", "deflate"] {
-        assert!(w.configurations.iter().any(|c| c.name == config), "{config}");
+    for config in [
+        "rf1-one",
+        "rf2-all-one",
+        "rf3-all-one",
+        "rf4-all-one",
+        "snappy",
+        "deflate",
+    ] {
+        assert!(
+            w.configurations.iter().any(|c| c.name == config),
+            "{config}"
+        );
     }
     assert!(header("wegert-configurations").contains("2x the nodes' RAM"));
     // Swaminathan: YCSB 0.1.4's buffered HBase writes and client-life timing; one token per
     // Cassandra node.
     let sw = spec("swaminathan-sizes");
     let hbase = sw.databases.iter().find(|d| d.name == "hbase").unwrap();
-    assert_eq!(property(&hbase.properties, "hbase.client_buffering").as_deref(), Some("true"));
-    assert_eq!(sw.procedure.options.timing.as_deref(), Some("init-to-cleanup"));
-    assert_eq!(deployment("swaminathan-sizes", "cassandra").cassandra.num_tokens, 1);
+    assert_eq!(
+        property(&hbase.properties, "hbase.client_buffering").as_deref(),
+        Some("true")
+    );
+    assert_eq!(
+        sw.procedure.options.timing.as_deref(),
+        Some("init-to-cleanup")
+    );
+    assert_eq!(
+        deployment("swaminathan-sizes", "cassandra")
+            .cassandra
+            .num_tokens,
+        1
+    );
     // Dory: RF 3 at the strongest consistency, the score over minutes, Table 6.2's difference said.
     let dory = spec("dory-elasticity");
-    let cassandra = dory.databases.iter().find(|d| d.name.starts_with("cassandra")).unwrap();
+    let cassandra = dory
+        .databases
+        .iter()
+        .find(|d| d.name.starts_with("cassandra"))
+        .unwrap();
     for level in ["cassandra.write_consistency", "cassandra.read_consistency"] {
-        assert_eq!(property(&cassandra.properties, level).as_deref(), Some("ALL"));
+        assert_eq!(
+            property(&cassandra.properties, level).as_deref(),
+            Some("ALL")
+        );
     }
     let ring = deployment("dory-elasticity", &cassandra.name);
     assert_eq!(
-        ring.binding.get("replication_factor").map(|v| v.to_string()),
+        ring.binding
+            .get("replication_factor")
+            .map(|v| v.to_string()),
         Some("3".into())
     );
     assert_eq!(
@@ -473,12 +525,17 @@ fn every_example_states_what_differs_from_its_study() {
         scalebench_session::request::TimeAxis::Minutes
     );
     let h = header("dory-elasticity");
-    assert!(h.contains("Table 6.2") && h.contains("fit in memory"), "{h}");
+    assert!(
+        h.contains("Table 6.2") && h.contains("fit in memory"),
+        "{h}"
+    );
     // Dijkshoorn: a trigger-based master-slave row (Bucardo) beside streaming replication.
     let dij = spec("dijkshoorn-operations");
     assert!(dij.databases.iter().any(|d| {
         d.deployment.is_some()
-            && deployment("dijkshoorn-operations", &d.name).postgres.bucardo
+            && deployment("dijkshoorn-operations", &d.name)
+                .postgres
+                .bucardo
                 == scalebench_deploy::spec::BucardoSync::MasterSlave
     }));
     // Lourenco: space as the insertion left it, beside the settled space.

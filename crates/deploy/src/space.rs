@@ -8,10 +8,14 @@ use std::path::Path;
 use scalebench_measure::NodeSpace;
 
 /// Sorts a file (path relative to the measured directory) into a part: `data`, `index`, `log`, ...
+/// by its name alone.
 pub type Classifier = fn(&Path) -> &'static str;
 
+/// Sorts a file into a part, knowing more than its name (which files hold the benchmark table).
+pub type Classify<'a> = dyn Fn(&Path) -> &'static str + 'a;
+
 /// Bytes under `dir` by part; `skip` names top-level entries not counted (the server's own log).
-pub fn measure(node: &str, dir: &Path, classify: Classifier, skip: &[&str]) -> NodeSpace {
+pub fn measure(node: &str, dir: &Path, classify: &Classify, skip: &[&str]) -> NodeSpace {
     let mut parts: BTreeMap<String, u64> = BTreeMap::new();
     let mut seen = HashSet::new();
     let root = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -32,7 +36,7 @@ pub fn measure(node: &str, dir: &Path, classify: Classifier, skip: &[&str]) -> N
 fn walk(
     root: &Path,
     dir: &Path,
-    classify: Classifier,
+    classify: &Classify,
     skip: &[&str],
     seen: &mut HashSet<(u64, u64)>,
     parts: &mut BTreeMap<String, u64>,
@@ -86,7 +90,7 @@ mod tests {
         std::fs::write(d.path().join("table"), vec![2u8; 50_000]).unwrap();
         std::fs::hard_link(d.path().join("table"), d.path().join("snapshot-of-table")).unwrap();
         std::fs::write(d.path().join("server.log"), vec![3u8; 70_000]).unwrap();
-        let s = measure("n1", d.path(), by_name, &["server.log"]);
+        let s = measure("n1", d.path(), &by_name, &["server.log"]);
         let blocks = |p: &str| std::fs::metadata(d.path().join(p)).unwrap().blocks() * 512;
         assert_eq!(s.parts["log"], blocks("wal/0001"));
         assert_eq!(s.parts["data"], blocks("table"));

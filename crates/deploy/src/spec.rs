@@ -298,6 +298,10 @@ pub struct ExternalHooks {
     pub is_ready: Option<String>,
     /// Exit 0 when idle; its output names what is busy otherwise.
     pub is_idle: Option<String>,
+    /// Writes what the servers hold in memory to their files, compacting nothing (the space is
+    /// then measured as inserted).
+    pub flush: Option<String>,
+    /// Flushes and compacts.
     pub compact: Option<String>,
 }
 

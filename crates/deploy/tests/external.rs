@@ -30,6 +30,7 @@ fn hooks_add_and_remove_nodes_and_tell_ready_and_idle() {
                  is_idle = \"if [ -f busy ]; then echo \\\"$(cat busy)\\\"; exit 1; fi\"\n\
                  add_node = \"echo added >> log; echo 10.0.0.9:7000\"\n\
                  remove_node = \"echo \\\"removed $SCALEBENCH_NODE of $SCALEBENCH_NODES\\\" >> log\"\n\
+                 flush = \"echo flush >> log\"\n\
                  compact = \"echo compact >> log\"\n\
                  down = \"rm up\"\n";
     let (d, file) = external(dir.path(), hooks, "\"10.0.0.1:7000\", \"10.0.0.2:7000\"");
@@ -56,6 +57,7 @@ fn hooks_add_and_remove_nodes_and_tell_ready_and_idle() {
     let mut again = Cluster::open(&c.state.dir).unwrap();
     assert_eq!(again.state.nodes.len(), 3);
     again.remove_node(Some("node1")).unwrap();
+    assert_eq!(again.flush().unwrap(), vec!["flush hook ran".to_string()]);
     assert_eq!(
         again.compact().unwrap(),
         vec!["compact hook ran".to_string()]
@@ -63,10 +65,10 @@ fn hooks_add_and_remove_nodes_and_tell_ready_and_idle() {
     let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
     assert_eq!(
         log,
-        "added\nremoved 10.0.0.1:7000 of 10.0.0.1:7000,10.0.0.2:7000,10.0.0.9:7000\ncompact\n"
+        "added\nremoved 10.0.0.1:7000 of 10.0.0.1:7000,10.0.0.2:7000,10.0.0.9:7000\nflush\ncompact\n"
     );
     assert_eq!(id, "node3");
-    let space = again.space("now", 10);
+    let space = again.space("now", 10, "usertable");
     assert!(space.total_bytes >= 40_000);
     assert!(
         again.snapshot("s").is_err(),

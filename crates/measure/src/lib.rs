@@ -23,4 +23,5 @@ pub use histogram::{
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{
     DeploymentInfo, EndedBy, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,
+    SpaceState,
 };

@@ -85,6 +85,10 @@ pub struct DeploymentInfo {
 pub struct Space {
     /// `after load` or `after run`.
     pub taken: String,
+    /// How the files were brought to rest before they were measured (after a load); absent when
+    /// nothing was done first (after a run, `cluster space`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<SpaceState>,
     pub total_bytes: u64,
     /// Total by kind over all nodes (see `NodeSpace::parts`).
     pub parts: BTreeMap<String, u64>,
@@ -97,23 +101,48 @@ pub struct Space {
     /// After a load: what its records added, measured against the space before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub marginal: Option<MarginalSpace>,
+    /// A settled load's space as the insertion left it: measured after the flush, before the
+    /// compaction (Lourenco's measure). Its own `marginal` is against the same space before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub as_inserted: Option<Box<Space>>,
+}
+
+/// What was done to a deployment's files before their space was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpaceState {
+    /// Flushed, not compacted: what the servers held in memory (memtables, dirty buffers, the
+    /// dataset) written to their files, which then hold the records as inserted.
+    AsInserted,
+    /// Flushed and compacted (major compaction, VACUUM, AOF rewrite, as the database has it).
+    Settled,
+}
+
+impl SpaceState {
+    /// How the state reads in a sentence.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            SpaceState::AsInserted => "as inserted (flushed, not compacted)",
+            SpaceState::Settled => "settled (flushed and compacted)",
+        }
+    }
 }
 
 /// The parts of a database's files that hold its records (the others: its log, its own tables).
 pub const RECORD_PARTS: [&str; 2] = ["data", "index"];
 
 /// The space a load's records added: measured before the load (the emptied table and the
-/// database's own files) and after it, so fixed overhead cancels out.
+/// database's own files, flushed) and after it, so fixed overhead cancels out.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MarginalSpace {
     pub before_bytes: u64,
     pub before_parts: BTreeMap<String, u64>,
     /// The records the load wrote.
     pub records: u64,
-    /// What a record costs: the growth of the parts that hold records (`data`, `index`: the rows,
-    /// their indexes and per-record metadata such as bloom filters), per record (Lourenco's
-    /// "data + metadata + indexes", studies.md section 4); the log and the database's own tables
-    /// (`system`, which flushes and compactions grow and shrink) are left out.
+    /// What a record costs: the growth of the parts that hold records (`data`, `index`: the
+    /// benchmark table's rows, its indexes and per-record metadata such as bloom filters), per
+    /// record (Lourenco's "data + metadata + indexes", studies.md section 4); the log, the
+    /// database's own files (`system`) and other tables are left out.
     pub bytes_per_record: Option<f64>,
     /// Each part's growth per record, the log included.
     pub parts_per_record: BTreeMap<String, f64>,
@@ -164,6 +193,15 @@ impl Space {
         }
     }
 
+    /// What a record added as the insertion left it (flushed, not compacted): this space's own
+    /// figure when it was measured so (`--no-compact`), else its `as_inserted` one's.
+    pub fn as_inserted_per_record(&self) -> Option<f64> {
+        match self.state {
+            Some(SpaceState::AsInserted) => self.per_record(),
+            _ => self.as_inserted.as_ref().and_then(|s| s.per_record()),
+        }
+    }
+
     /// Sums the nodes' figures.
     pub fn from_nodes(taken: &str, nodes: Vec<NodeSpace>, records: u64) -> Space {
         let mut parts = BTreeMap::new();
@@ -175,12 +213,14 @@ impl Space {
         let total_bytes = nodes.iter().map(|n| n.bytes).sum();
         Space {
             taken: taken.to_string(),
+            state: None,
             total_bytes,
             parts,
             records,
             bytes_per_record: (records > 0).then(|| total_bytes as f64 / records as f64),
             nodes,
             marginal: None,
+            as_inserted: None,
         }
     }
 }

@@ -26,7 +26,10 @@ pub struct CellStats {
     pub latency: BTreeMap<String, (f64, f64, f64)>,
     /// Mean latency in µs over every measured operation (the knee's latency: `scalebench_stats::knee`).
     pub mean_latency_us: Option<f64>,
+    /// What a record added on disk after the measured phase's steps (a load's: settled).
     pub bytes_per_record: Option<Summary>,
+    /// A measured load's figure as inserted (flushed, not compacted): Lourenco's.
+    pub bytes_per_record_as_inserted: Option<Summary>,
     /// The fewest and most records the database held when its counted runs began (where recorded):
     /// the data size its figures belong to.
     pub records_at_start: Option<(u64, u64)>,
@@ -173,6 +176,12 @@ pub fn cell_stats(
             &measured
                 .iter()
                 .filter_map(|p| p.space.as_ref().and_then(|s| s.per_record()))
+                .collect::<Vec<_>>(),
+        ),
+        bytes_per_record_as_inserted: summarize(
+            &measured
+                .iter()
+                .filter_map(|p| p.space.as_ref().and_then(|s| s.as_inserted_per_record()))
                 .collect::<Vec<_>>(),
         ),
         records_at_start: {

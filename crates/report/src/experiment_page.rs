@@ -111,6 +111,9 @@ fn cells_section(data: &ExperimentData) -> Section {
                 c.bytes_per_record
                     .as_ref()
                     .map_or("-".into(), |b| format!("{:.0}", b.mean)),
+                c.bytes_per_record_as_inserted
+                    .as_ref()
+                    .map_or("-".into(), |b| format!("{:.0}", b.mean)),
                 format!("{} of {}", c.operations_failed, c.operations_ok + c.operations_failed),
                 {
                     let mut notes = format!("{} client-bound, {} failed", c.client_bound, c.failed_runs);
@@ -131,7 +134,7 @@ fn cells_section(data: &ExperimentData) -> Section {
         html: format!(
             "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
             if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
-            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "failed operations", "notes"], &summary)
+            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "as inserted", "failed operations", "notes"], &summary)
         ),
         charts: vec![cells_throughput_chart(data)],
     };
@@ -236,22 +239,45 @@ fn cells_throughput_chart(data: &ExperimentData) -> Chart {
     )
 }
 
-/// Bytes on disk per record of each cell (mean, 95% CI), where the cells measured space.
+/// Bytes on disk per record of each cell (mean, 95% CI), where the cells measured space: after the
+/// measured phase's steps (a load's: settled) and, for loads, as inserted beside it.
 fn cells_space_chart(data: &ExperimentData) -> Option<Chart> {
-    let space: Vec<(String, f64, f64)> = data
-        .cells
-        .iter()
-        .filter_map(|c| {
-            let b = c.bytes_per_record.as_ref()?;
-            Some((c.cell.clone(), b.mean, b.ci95.unwrap_or(0.0)))
-        })
-        .collect();
-    (!space.is_empty()).then(|| {
+    let of = |figure: fn(&crate::cells::CellStats) -> Option<&crate::cells::Summary>| {
+        data.cells
+            .iter()
+            .filter_map(|c| {
+                let b = figure(c)?;
+                Some((c.cell.clone(), b.mean, b.ci95.unwrap_or(0.0)))
+            })
+            .collect::<Vec<_>>()
+    };
+    let settled = of(|c| c.bytes_per_record.as_ref());
+    let inserted = of(|c| c.bytes_per_record_as_inserted.as_ref());
+    (!settled.is_empty()).then(|| {
+        if inserted.is_empty() {
+            return bars(
+                "cells-space",
+                "Space per record (mean, 95% CI)",
+                "bytes per record",
+                &settled,
+            );
+        }
+        // The two figures of each cell side by side, as one series of bars.
+        let both: Vec<(String, f64, f64)> = settled
+            .iter()
+            .flat_map(|(cell, mean, ci)| {
+                let as_inserted = inserted
+                    .iter()
+                    .find(|(c, ..)| c == cell)
+                    .map(|(_, m, ci)| (format!("{cell} (as inserted)"), *m, *ci));
+                std::iter::once((format!("{cell} (settled)"), *mean, *ci)).chain(as_inserted)
+            })
+            .collect();
         bars(
             "cells-space",
-            "Space per record (mean, 95% CI)",
+            "Space per record, settled and as inserted (mean, 95% CI)",
             "bytes per record",
-            &space,
+            &both,
         )
     })
 }

@@ -280,17 +280,8 @@ fn phase_summary(ph: &PhaseResult) -> String {
     }
     if let Some(s) = &ph.space {
         html.push_str(&format!(
-            "<p class=\"note\">Space on disk {}: {:.1} MB on {} node(s){}</p>",
-            esc(&s.taken),
-            s.total_bytes as f64 / 1e6,
-            s.nodes.len(),
-            match (s.bytes_per_record, s.marginal.as_ref().and_then(|m| m.bytes_per_record)) {
-                (Some(total), Some(marginal)) => format!(
-                    ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
-                ),
-                (Some(total), None) => format!(", {total:.0} bytes per record"),
-                _ => String::new(),
-            }
+            "<p class=\"note\">Space on disk {}</p>",
+            esc(&crate::table::space_sentence(s))
         ));
     }
     html

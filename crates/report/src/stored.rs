@@ -28,7 +28,11 @@ pub struct StoredRun {
     pub failed: Option<u64>,
     pub bounded_by: Option<String>,
     pub client_bound: bool,
+    /// What a record added on disk: after the measured phase's steps (a load's: settled, unless
+    /// not compacted).
     pub bytes_per_record: Option<f64>,
+    /// A measured load's figure as inserted (flushed, not compacted): Lourenco's.
+    pub bytes_per_record_as_inserted: Option<f64>,
     pub result: Option<String>,
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult};
+use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult, Space};
 use scalebench_workload::OpKind;
 
 pub fn render(result: &RunResult) -> String {
@@ -331,27 +331,51 @@ fn render_findings(out: &mut String, phase: &PhaseResult) {
         );
     }
     if let Some(space) = &phase.space {
-        let parts: Vec<String> = space
-            .parts
-            .iter()
-            .map(|(k, v)| format!("{k} {:.1} MB", *v as f64 / 1e6))
-            .collect();
-        let _ = writeln!(
-            out,
-            "space on disk {}: {:.1} MB on {} node(s) ({}){}",
-            space.taken,
-            space.total_bytes as f64 / 1e6,
-            space.nodes.len(),
-            parts.join(", "),
-            match (space.bytes_per_record, space.marginal.as_ref().and_then(|m| m.bytes_per_record)) {
-                (Some(total), Some(marginal)) => format!(
-                    ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
-                ),
-                (Some(total), None) => format!(", {total:.0} bytes per record"),
-                _ => String::new(),
-            }
+        let _ = writeln!(out, "space on disk {}", space_sentence(space));
+    }
+}
+
+/// A phase's space on disk in words, after "space on disk": when it was taken and how settled, the
+/// megabytes and their parts, and what a record costs; after a settled load also the figure as
+/// inserted.
+pub fn space_sentence(space: &Space) -> String {
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    let parts: Vec<String> = space
+        .parts
+        .iter()
+        .map(|(k, v)| format!("{k} {}", mb(*v)))
+        .collect();
+    let state = |s: &Space| {
+        s.state
+            .map_or(String::new(), |s| format!(", {}", s.phrase()))
+    };
+    let added = |s: &Space| s.marginal.as_ref().and_then(|m| m.bytes_per_record);
+    let mut text = format!(
+        "{}{}: {} on {} node(s) ({}){}",
+        space.taken,
+        state(space),
+        mb(space.total_bytes),
+        space.nodes.len(),
+        parts.join(", "),
+        match (space.bytes_per_record, added(space)) {
+            (Some(total), Some(marginal)) => format!(
+                ", {marginal:.0} bytes per record added by the load (data, indexes, metadata), {total:.0} with the fixed overhead"
+            ),
+            (Some(total), None) => format!(", {total:.0} bytes per record"),
+            _ => String::new(),
+        }
+    );
+    if let Some(inserted) = &space.as_inserted {
+        text += &format!(
+            "; {}: {}{}",
+            state(inserted).trim_start_matches(", "),
+            mb(inserted.total_bytes),
+            added(inserted).map_or(String::new(), |b| format!(
+                ", {b:.0} bytes per record added"
+            ))
         );
     }
+    text
 }
 
 fn row(
@@ -377,5 +401,48 @@ fn row(
                 name, count, ops_s, "-", errors
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use scalebench_measure::result::{MarginalSpace, NodeSpace};
+    use scalebench_measure::SpaceState;
+
+    fn space(state: SpaceState, data: u64, added: f64) -> Space {
+        let node = NodeSpace {
+            node: "node1".into(),
+            dir: "/d".into(),
+            bytes: data + 1_000_000,
+            parts: [("data".to_string(), data), ("log".to_string(), 1_000_000)].into(),
+        };
+        let mut s = Space::from_nodes("after load", vec![node], 1000);
+        s.state = Some(state);
+        s.marginal = Some(MarginalSpace {
+            bytes_per_record: Some(added),
+            ..Default::default()
+        });
+        s
+    }
+
+    /// Issue 38: a settled load's sentence gives both figures, each with its state.
+    #[test]
+    fn the_space_sentence_gives_settled_and_as_inserted() {
+        let mut settled = space(SpaceState::Settled, 2_000_000, 1000.0);
+        settled.as_inserted = Some(Box::new(space(SpaceState::AsInserted, 3_000_000, 2000.0)));
+        assert_eq!(
+            space_sentence(&settled),
+            "after load, settled (flushed and compacted): 3.0 MB on 1 node(s) (data 2.0 MB, \
+             log 1.0 MB), 1000 bytes per record added by the load (data, indexes, metadata), \
+             3000 with the fixed overhead; as inserted (flushed, not compacted): 4.0 MB, 2000 \
+             bytes per record added"
+        );
+        assert_eq!(settled.per_record(), Some(1000.0));
+        assert_eq!(settled.as_inserted_per_record(), Some(2000.0));
+        // --no-compact: the space itself is as inserted.
+        let inserted = space(SpaceState::AsInserted, 3_000_000, 2000.0);
+        assert!(space_sentence(&inserted).starts_with("after load, as inserted (flushed, not"));
+        assert_eq!(inserted.as_inserted_per_record(), Some(2000.0));
     }
 }

@@ -1,7 +1,8 @@
 //! A Cassandra ring of three nodes with replication factor 3: QUORUM reads and writes succeed, and go
 //! on succeeding with one node down; a fourth node bootstraps and is decommissioned; flush and
 //! compaction; space against du; a snapshot and its restore with the servers running. The keyspace follows the replication asked (RF 1 then 3); each
-//! commit log mode is what the node reports; dropped tables leave no snapshot behind.
+//! commit log mode is what the node reports; dropped tables leave no snapshot behind; a load adds
+//! the live space Cassandra counts for the table.
 
 mod support;
 
@@ -153,7 +154,7 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     nodetool_runs_in_one_jvm_kept_by_this_process(&c);
     c.wait_idle().unwrap();
     // RF 3: every node holds every record (SSTables of ~2 MB each after the flush).
-    let space = c.space("after load", 2000);
+    let space = c.space("after load", 2000, "usertable");
     for n in &space.nodes {
         assert!(n.parts["data"] > 2000 * 1000, "{}: {:?}", n.node, n.parts);
         assert!(
@@ -297,10 +298,54 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     assert_space_matches_du(&c, 2000);
 }
 
+/// Issue 38: what a load's records add is what Cassandra counts as the table's live space
+/// (`nodetool tablestats`, "Space used (live)": every component of its live SSTables), within 5%,
+/// as inserted (flushed) and settled (major-compacted). A second load of the same keys leaves a
+/// second SSTable as inserted, which the compaction merges away: settled, it adds next to nothing.
+fn a_load_adds_the_live_space_cassandra_counts(c: &scalebench_deploy::Cluster) {
+    let records = 50_000;
+    let live = || -> f64 {
+        let classpath = std::fs::read_to_string(&c.state.facts["classpath_file"]).unwrap();
+        let jmx = c.state.nodes[0].ports["jmx"];
+        let stats = scalebench_deploy::nodetool::nodetool(
+            classpath.trim(),
+            jmx,
+            &["tablestats", "ycsb.usertable"],
+        )
+        .unwrap();
+        let line = stats
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Space used (live):"))
+            .unwrap_or_else(|| panic!("no live space in {stats}"));
+        line.trim().parse().unwrap()
+    };
+    let first = load_through_session(c, "timeseries", records, true);
+    let per_record = live() / records as f64;
+    let settled = first.per_record().unwrap();
+    assert_within(settled, per_record, 0.05, "settled bytes per record");
+    let inserted = first.as_inserted_per_record().unwrap();
+    assert_within(inserted, per_record, 0.05, "bytes per record as inserted");
+
+    let again = load_through_session(c, "timeseries", records, false);
+    let inserted = again.as_inserted_per_record().unwrap();
+    assert_within(
+        inserted,
+        per_record,
+        0.05,
+        "the same keys again, as inserted",
+    );
+    let settled = again.per_record().unwrap();
+    assert!(
+        settled.abs() < 0.05 * per_record,
+        "the same keys again add {settled:.1} bytes per record once compacted"
+    );
+}
+
 /// Wegert's commit log modes (periodic is the ring's above): each node reports the mode it was
 /// started in; `off` is the keyspace's durable_writes. A `[server]` setting replaces the generated
 /// one. Two identical measured loads that reset by dropping the table take the same space: no
-/// snapshot of the dropped table stays behind.
+/// snapshot of the dropped table stays behind. On that node, the space a load adds is Cassandra's
+/// own count ([`a_load_adds_the_live_space_cassandra_counts`]).
 #[test]
 fn each_commit_log_mode_is_what_the_node_runs_and_dropped_tables_leave_nothing() {
     for (mode, reported) in [("batch", "batch"), ("group", "group"), ("off", "periodic")] {
@@ -324,7 +369,7 @@ fn each_commit_log_mode_is_what_the_node_runs_and_dropped_tables_leave_nothing()
             assert_eq!(r.totals.records, 3000, "{:?}", r.errors);
             c.compact().unwrap();
             c.wait_idle().unwrap();
-            c.space("after load", 3000)
+            c.space("after load", 3000, "usertable")
         };
         let first = measured_load(&mut c);
         assert_eq!(
@@ -345,6 +390,7 @@ fn each_commit_log_mode_is_what_the_node_runs_and_dropped_tables_leave_nothing()
             data(&first),
             data(&second)
         );
+        a_load_adds_the_live_space_cassandra_counts(&c);
         c.down();
     }
 }

@@ -53,7 +53,7 @@ fn members_join_and_leave_and_the_data_stays() {
     c.wait_idle().unwrap();
     c.down();
     assert_space_matches_du(&c, 1000);
-    let space = c.space("after load", 1000);
+    let space = c.space("after load", 1000, "usertable");
     assert!(
         space.parts["log"] > 0 && space.parts["data"] > 1000 * 1000,
         "{:?}",

@@ -120,7 +120,7 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
 
     c.down();
     assert_space_matches_du(&c, 1500);
-    let space = c.space("after load", 1500);
+    let space = c.space("after load", 1500, "usertable");
     assert!(space.parts["data"] > 3 * 1500 * 1000, "{:?}", space.parts);
     assert!(space.parts["log"] > 0 && space.parts["replication"] > 0);
 }

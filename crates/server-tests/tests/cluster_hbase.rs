@@ -69,6 +69,6 @@ fn region_servers_join_and_leave_and_the_data_stays() {
     c.wait_idle().unwrap();
     c.down();
     assert_space_matches_du(&c, 5000);
-    let space = c.space("after load", 5000);
+    let space = c.space("after load", 5000, "usertable");
     assert!(space.parts["data"] > 5000 * 1000, "{:?}", space.parts);
 }

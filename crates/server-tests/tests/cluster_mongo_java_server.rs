@@ -33,7 +33,7 @@ fn one_server_keeps_its_data_across_a_restart_and_refuses_more_nodes() {
 
     c.down();
     assert_space_matches_du(&c, 2000);
-    assert!(c.space("after load", 2000).parts["data"] > 2000 * 1000);
+    assert!(c.space("after load", 2000, "usertable").parts["data"] > 2000 * 1000);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! The phases of a run (load, run) with the steps around them: wait until the cluster is ready or
-//! idle, compact after a load, the space on disk, the resource monitors and their verdict.
+//! idle, flush and compact after a load, the space on disk (as inserted and settled), the resource
+//! monitors and their verdict.
 
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
@@ -8,7 +9,9 @@ use scalebench_exec::consistency::{ProbeError, ProbeOutcome};
 use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
-use scalebench_measure::result::{DeploymentInfo, Parameters, RunResult, SCHEMA};
+use scalebench_measure::result::{
+    DeploymentInfo, MarginalSpace, Parameters, RunResult, SpaceState, SCHEMA,
+};
 use scalebench_measure::EndedBy;
 use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
@@ -197,15 +200,14 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             crate::note!("{line}");
         }
         if let (Some(c), false) = (&settings.cluster, interrupted) {
-            let mut space = after_phase(c, phase, &result, &settings, args)?;
-            if let Some(before) = &space_before {
-                space.marginal = Some(scalebench_measure::result::MarginalSpace::between(
-                    before,
-                    &space,
-                    result.totals.records,
-                ));
-            }
-            result.space = Some(space);
+            result.space = Some(after_phase(
+                c,
+                phase,
+                &result,
+                space_before.as_ref(),
+                &settings,
+                args,
+            )?);
         }
         results.push(result);
         if interrupted {
@@ -358,35 +360,49 @@ fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), SessionErr
     Ok(())
 }
 
-/// After a load: flush and compact, wait for quiet; then (after any phase) the space on disk.
+/// After a load: flush, wait for quiet and measure the space as inserted; then, unless
+/// `--no-compact`, compact, wait for quiet and measure it settled. After a run: the space as the run
+/// left it. Each load's figure is against `before`, the space before it.
 fn after_phase(
     c: &Cluster,
     phase: Phase,
     result: &PhaseResult,
+    before: Option<&Space>,
     settings: &Settings,
     args: &RunRequest,
 ) -> Result<Space, SessionError> {
-    let records = if phase == Phase::Load {
-        if !args.no_compact {
-            for done in c.compact()? {
-                if !args.quiet {
-                    crate::note!("compact: {done}");
-                }
-            }
-        }
-        c.wait_idle()?;
-        result.totals.records
-    } else {
+    let table = &settings.workload.table;
+    if phase == Phase::Run {
         // Earlier runs' inserts lie below transactioninsertstart.
         let inserted = result.operations.get("INSERT").map_or(0, |o| o.ok);
-        settings.workload.transaction_insert_start + inserted
+        let records = settings.workload.transaction_insert_start + inserted;
+        return Ok(c.space("after run", records, table));
+    }
+    let records = result.totals.records;
+    let measure = |state: SpaceState| {
+        let mut space = c.space("after load", records, table);
+        space.state = Some(state);
+        space.marginal = before.map(|b| MarginalSpace::between(b, &space, records));
+        space
     };
-    let taken = if phase == Phase::Load {
-        "after load"
-    } else {
-        "after run"
+    let steps = |what: &str, done: Vec<String>| {
+        if !args.quiet {
+            for d in done {
+                crate::note!("{what}: {d}");
+            }
+        }
     };
-    Ok(c.space(taken, records))
+    steps("flush", c.flush()?);
+    c.wait_idle()?;
+    let as_inserted = measure(SpaceState::AsInserted);
+    if args.no_compact {
+        return Ok(as_inserted);
+    }
+    steps("compact", c.compact()?);
+    c.wait_idle()?;
+    let mut settled = measure(SpaceState::Settled);
+    settled.as_inserted = Some(Box::new(as_inserted));
+    Ok(settled)
 }
 
 fn parameters(s: &Settings) -> Parameters {
@@ -685,9 +701,14 @@ impl FactoryVisitor for PhaseRunner<'_> {
             warn_if_insert_range_used(&factory, self.workload);
         }
         // Measured once the binding has set the table up (dropped and created for a fresh load), so
-        // what the load adds is the difference: the marginal space of its records.
+        // what the load adds is the difference: the marginal space of its records. Flushed first,
+        // as after the load: what the servers still hold in memory (a new database's catalogs, a
+        // dataset emptied since its last save) is then on disk on both sides.
         let space_before = match (&self.settings.cluster, self.phase) {
-            (Some(c), Phase::Load) => Some(c.space("before load", 0)),
+            (Some(c), Phase::Load) => {
+                c.flush()?;
+                Some(c.space("before load", 0, &self.workload.table))
+            }
             _ => None,
         };
         let measuring = crate::fault::MeasurementStart::default();

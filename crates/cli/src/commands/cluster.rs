@@ -85,6 +85,10 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             c.wait_idle()?;
             crate::note!("cluster {} is ready and idle", c.name());
         }
+        ClusterAction::Flush(t) => {
+            let c = open_target(t)?;
+            emit(&(c.flush()?.join("\n") + "\n"));
+        }
         ClusterAction::Compact(t) => {
             let c = open_target(t)?;
             emit(&(c.compact()?.join("\n") + "\n"));
@@ -92,10 +96,15 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
         ClusterAction::Space {
             target,
             records,
+            table,
             json,
         } => {
             let c = open_target(target)?;
-            let space = c.space("now", *records);
+            let default_table = match scalebench_workload::declared::TABLE.default {
+                scalebench_workload::declared::Unset::Value(t) => t,
+                _ => "",
+            };
+            let space = c.space("now", *records, table.as_deref().unwrap_or(default_table));
             if *json {
                 emit(
                     &(serde_json::to_string_pretty(&space)

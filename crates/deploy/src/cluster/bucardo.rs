@@ -22,7 +22,7 @@ use crate::postgres::{
     as_postgres, bin_dir, create_user_and_database, initdb, psql, DATABASE, USER,
 };
 use crate::process::{free_port, run, DeployError, ProcessRef};
-use crate::space::Classifier;
+use crate::space::{Classifier, Classify};
 
 pub struct Bucardo;
 
@@ -340,6 +340,15 @@ impl Engine for Bucardo {
         busy
     }
 
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let mut done = Vec::new();
+        for m in servers(c).filter(|m| m.process.is_some()) {
+            sql(m, "postgres", "CHECKPOINT")?;
+            done.push(format!("{}: CHECKPOINT", m.id));
+        }
+        Ok(done)
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let mut done = Vec::new();
         for m in servers(c).filter(|m| m.process.is_some()) {
@@ -357,6 +366,21 @@ impl Engine for Bucardo {
 
     fn classify(&self) -> Classifier {
         super::postgres::classify
+    }
+
+    /// Each server's own files of the table (Bucardo's delta and track tables are `system`); the
+    /// daemon's node holds no records.
+    fn table_classifier(
+        &self,
+        _c: &ClusterState,
+        node: &NodeState,
+        table: &str,
+    ) -> Option<Box<Classify<'static>>> {
+        if node.role == "master" || node.role == SLAVE {
+            super::postgres::table_classifier(node, table)
+        } else {
+            Some(Box::new(|_: &std::path::Path| "other"))
+        }
     }
 
     /// Every master, so clients spread over them (slot k on master k mod N); in master-slave mode

@@ -18,7 +18,7 @@ use super::{ClusterState, Engine, NodeState};
 use crate::cassandra::{node_command, CassandraOptions, NodePorts};
 use crate::nodetool::nodetool;
 use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
-use crate::space::Classifier;
+use crate::space::{Classifier, Classify};
 
 pub struct Cassandra;
 
@@ -238,6 +238,52 @@ impl Cassandra {
     }
 }
 
+/// A node's file by its path: `data/KEYSPACE/TABLE-ID/COMPONENT`. The live SSTables of user
+/// tables (of `table` only, when given: what `nodetool tablestats` counts as its "Space used
+/// (live)") are `data` and `index`; their `snapshots` and `backups`, and other user tables when a
+/// table is given, are `other`.
+fn sort_file(p: &Path, table: Option<&str>) -> &'static str {
+    let parts: Vec<String> = p
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    match parts.first().map(String::as_str) {
+        Some("commitlog") => "log",
+        Some("hints") => "hints",
+        Some("data") => {
+            let keyspace = parts.get(1).map_or("", String::as_str);
+            let table_dir = parts.get(2).map_or("", String::as_str);
+            let name = parts.last().map_or("", String::as_str);
+            let of_table = table.is_none_or(|t| {
+                table_dir
+                    .rsplit_once('-')
+                    .is_some_and(|(dir_table, _)| dir_table == t)
+            });
+            if keyspace.starts_with("system") {
+                "system"
+            } else if !of_table
+                || parts.len() > 4 && ["snapshots", "backups"].contains(&parts[3].as_str())
+            {
+                "other"
+            } else if [
+                "-Index.db",
+                "-Summary.db",
+                "-Filter.db",
+                "-Partitions.db",
+                "-Rows.db",
+            ]
+            .iter()
+            .any(|s| name.ends_with(s))
+            {
+                "index"
+            } else {
+                "data"
+            }
+        }
+        _ => "other",
+    }
+}
+
 /// Every node, all running: Cassandra's snapshots and truncation need the whole ring.
 fn all_running<'a>(c: &'a ClusterState, what: &str) -> Result<Vec<&'a NodeState>, DeployError> {
     if let Some(n) = c.nodes.iter().find(|n| !n.is_running()) {
@@ -444,6 +490,16 @@ impl Engine for Cassandra {
             .collect()
     }
 
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let cp = classpath(c)?;
+        let mut done = Vec::new();
+        for n in c.running() {
+            nodetool(&cp, n.ports["jmx"], &["flush"])?;
+            done.push(format!("{}: flush", n.id));
+        }
+        Ok(done)
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let cp = classpath(c)?;
         let mut done = Vec::new();
@@ -527,34 +583,18 @@ impl Engine for Cassandra {
     }
 
     fn classify(&self) -> Classifier {
-        |p: &Path| {
-            let mut parts = p.components().map(|c| c.as_os_str().to_string_lossy());
-            match parts.next().as_deref() {
-                Some("commitlog") => "log",
-                Some("hints") => "hints",
-                Some("data") => {
-                    let keyspace = parts.next().unwrap_or_default();
-                    let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    if keyspace.starts_with("system") {
-                        "system"
-                    } else if [
-                        "-Index.db",
-                        "-Summary.db",
-                        "-Filter.db",
-                        "-Partitions.db",
-                        "-Rows.db",
-                    ]
-                    .iter()
-                    .any(|s| name.ends_with(s))
-                    {
-                        "index"
-                    } else {
-                        "data"
-                    }
-                }
-                _ => "other",
-            }
-        }
+        |p: &Path| sort_file(p, None)
+    }
+
+    fn table_classifier(
+        &self,
+        _c: &ClusterState,
+        _node: &NodeState,
+        table: &str,
+    ) -> Option<Box<Classify<'static>>> {
+        // CQL folds an unquoted name to lower case, as the binding writes it.
+        let table = table.to_lowercase();
+        Some(Box::new(move |p: &Path| sort_file(p, Some(&table))))
     }
 
     fn binding_options(&self, c: &ClusterState) -> std::collections::BTreeMap<String, String> {

@@ -217,6 +217,12 @@ impl Engine for Etcd {
             .collect()
     }
 
+    fn flush(&self, _c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        Ok(vec![
+            "etcd: nothing to flush (a write is in its bbolt file once committed)".into(),
+        ])
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let status = self.status(c).map_err(DeployError::Failed)?;
         let revision = status

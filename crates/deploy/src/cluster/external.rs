@@ -157,6 +157,13 @@ impl Engine for External {
         }
     }
 
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        Ok(match run_hook(c, "flush", |h| h.flush.as_deref(), &[])? {
+            Some(_) => vec!["flush hook ran".into()],
+            None => vec!["no flush hook".into()],
+        })
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         Ok(
             match run_hook(c, "compact", |h| h.compact.as_deref(), &[])? {

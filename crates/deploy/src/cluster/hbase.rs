@@ -380,6 +380,11 @@ impl Engine for Hbase {
         busy
     }
 
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        self.admin(c, &["flush"])?;
+        Ok(vec!["flushed every user table".into()])
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         self.admin(c, &["compact"])?;
         Ok(vec!["flushed and major-compacted every user table".into()])

@@ -1,5 +1,5 @@
 //! Local clusters driven by a deployment file: up, down, status, add and remove nodes, wait until
-//! ready and idle, compact, snapshot and restore, space on disk.
+//! ready and idle, flush and compact, snapshot and restore, space on disk.
 //!
 //! A cluster lives in its own directory (`<clusters dir>/<name>`): `cluster.json` records the
 //! deployment, every node's ports, directories and process, so later commands (another `scalebench`
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::{remove_relocated_servers, remove_tree_with_servers, Account};
 use crate::process::{run, ProcessRef};
-use crate::space::{self, Classifier};
+use crate::space::{self, Classifier, Classify};
 use crate::spec::{Database, Deployment};
 use crate::DeployError;
 use scalebench_measure::Space;
@@ -166,6 +166,10 @@ trait Engine {
     fn not_ready(&self, c: &ClusterState) -> Vec<String>;
     /// What is still busy: compactions, streams, slot migrations, replication lag (empty: idle).
     fn busy(&self, c: &ClusterState) -> Vec<String>;
+    /// Writes what the servers hold in memory (memtables, dirty buffers, the dataset) to their
+    /// files, compacting nothing: the files then hold the records as inserted. Returns what was
+    /// done.
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
     /// Flush and compact after a load; returns what was done.
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
     /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
@@ -186,7 +190,19 @@ trait Engine {
             "this database keeps no snapshots of its own".into(),
         ))
     }
+    /// Sorts a node's files into parts by their names.
     fn classify(&self) -> Classifier;
+    /// Sorts `node`'s files knowing which hold benchmark table `table`: those are `data` and
+    /// `index`, every other file is not. `None`: the database's files do not tell tables apart, or
+    /// the node cannot say now ([`Engine::classify`] then sorts them).
+    fn table_classifier(
+        &self,
+        _c: &ClusterState,
+        _node: &NodeState,
+        _table: &str,
+    ) -> Option<Box<Classify<'static>>> {
+        None
+    }
     /// Whether the nodes may all shut down at once (signalled together, then awaited): a ring of
     /// peers. Nodes that depend on each other (a coordinator, a bootstrap node) stop one by one.
     fn stops_at_once(&self) -> bool {
@@ -646,12 +662,21 @@ impl Cluster {
         self.save()
     }
 
+    /// Writes what the servers hold in memory to their files without compacting (see
+    /// [`Cluster::compact`]); returns what was done.
+    pub fn flush(&self) -> Result<Vec<String>, DeployError> {
+        self.engine.flush(&self.state)
+    }
+
+    /// Flushes and compacts; returns what was done.
     pub fn compact(&self) -> Result<Vec<String>, DeployError> {
         self.engine.compact(&self.state)
     }
 
     /// Bytes on disk per node and in total (stopped nodes included: their data is still there).
-    pub fn space(&self, taken: &str, records: u64) -> Space {
+    /// The parts `data` and `index` are the files of benchmark table `table` where the database
+    /// tells its tables apart (PostgreSQL, Cassandra), else the files that hold records.
+    pub fn space(&self, taken: &str, records: u64, table: &str) -> Space {
         let classify = self.engine.classify();
         let nodes = match self.state.deployment.database {
             Database::External => self
@@ -662,7 +687,7 @@ impl Cluster {
                 .iter()
                 .enumerate()
                 .map(|(i, d)| {
-                    space::measure(&format!("dir{}", i + 1), &self.resolve(d), classify, &[])
+                    space::measure(&format!("dir{}", i + 1), &self.resolve(d), &classify, &[])
                 })
                 .collect(),
             _ => self
@@ -670,10 +695,11 @@ impl Cluster {
                 .nodes
                 .iter()
                 .map(|n| {
+                    let by_table = self.engine.table_classifier(&self.state, n, table);
                     space::measure(
                         &n.id,
                         &n.data_dir,
-                        classify,
+                        by_table.as_deref().unwrap_or(&classify),
                         &["server.log", RUNNING_SNAPSHOTS],
                     )
                 })

@@ -82,11 +82,10 @@ impl Engine for MongoJavaServer {
         Vec::new()
     }
 
-    /// The MVStore compacts its file in the background; there is no command for it. What there is
-    /// to wait for: its writer stores the changes about once a second, so a load just ended may
-    /// not be in the file yet (its space would read as nothing). Waits until the file has not
-    /// changed for longer than one writer period (at most 30 s).
-    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+    /// Its writer stores the changes about once a second, so a load just ended may not be in the
+    /// file yet (its space would read as nothing). Waits until the file has not changed for longer
+    /// than one writer period (at most 30 s).
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let mut done = Vec::new();
         for n in c.running() {
             let file = n.data_dir.join(DATA_FILE);
@@ -120,6 +119,12 @@ impl Engine for MongoJavaServer {
             ));
         }
         Ok(done)
+    }
+
+    /// The MVStore compacts its file in the background; there is no command for it: as
+    /// [`Engine::flush`].
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        self.flush(c)
     }
 
     fn classify(&self) -> Classifier {

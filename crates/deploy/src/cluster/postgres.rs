@@ -10,7 +10,7 @@ use crate::postgres::{
     server_command, DATABASE, USER,
 };
 use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
-use crate::space::Classifier;
+use crate::space::{Classifier, Classify};
 
 pub struct Postgres;
 
@@ -29,13 +29,59 @@ pub(super) fn spawn(c: &ClusterState, node: &NodeState) -> Result<ProcessRef, De
     Ok(p.detach())
 }
 
-/// A PostgreSQL data directory's parts: the WAL is the log, the rest data.
+/// A PostgreSQL data directory's parts by file name alone: the WAL is the log, the rest data.
 pub(super) fn classify(p: &Path) -> &'static str {
     if p.starts_with("pg_wal") {
         "log"
     } else {
         "data"
     }
+}
+
+/// The files of benchmark table `table` in the benchmark database on `node`, as the server names
+/// them: what `pg_total_relation_size` counts (the heap and its TOAST table as `data`, their
+/// indexes as `index`, each with its free space and visibility maps), the WAL as `log`, and every
+/// other file (catalogs, other tables, commit status, statistics, configuration) as `system`.
+/// `None` when the server cannot say (the table is then sorted by [`classify`]).
+pub(super) fn table_classifier(node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
+    let table = table.replace('\'', "''");
+    // The database's OID, then one line per relation of the table: file node and kind (r: table,
+    // t: TOAST, i: index).
+    let sql = format!(
+        "WITH t AS (SELECT to_regclass('{table}') AS heap), \
+              rels AS (SELECT heap AS oid FROM t \
+                       UNION SELECT reltoastrelid FROM pg_class, t WHERE pg_class.oid = t.heap) \
+         SELECT 'database ' || oid FROM pg_database WHERE datname = current_database() \
+         UNION ALL \
+         SELECT pg_relation_filenode(c.oid) || ' ' || c.relkind::text FROM pg_class c \
+         WHERE c.oid IN (SELECT oid FROM rels) \
+            OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM rels))"
+    );
+    let out = psql(&bin_dir().ok()?, &node.data_dir, node.port, DATABASE, &sql).ok()?;
+    let mut database = None;
+    let mut files = std::collections::BTreeMap::new();
+    for line in out.lines() {
+        match line.split_whitespace().collect::<Vec<_>>()[..] {
+            ["database", oid] => database = Some(oid.to_string()),
+            [node, kind] => {
+                files.insert(node.to_string(), if kind == "i" { "index" } else { "data" });
+            }
+            _ => {}
+        }
+    }
+    let database = std::path::PathBuf::from("base").join(database?);
+    Some(Box::new(move |p: &Path| {
+        if p.starts_with("pg_wal") {
+            return "log";
+        }
+        if p.parent() != Some(database.as_path()) {
+            return "system";
+        }
+        // A relation's files: NODE, NODE.1, ... (1 GB segments), NODE_fsm, NODE_vm, NODE_init.
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let node = name.split(['.', '_']).next().unwrap_or("");
+        files.get(node).copied().unwrap_or("system")
+    }))
 }
 
 /// "nodeN: autovacuum running" while an autovacuum worker runs on `n`.
@@ -233,6 +279,17 @@ impl Engine for Postgres {
         busy
     }
 
+    /// A checkpoint writes the dirty buffers (the new database's catalogs too, which stay in
+    /// memory until the first one) to the files; nothing is vacuumed.
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let mut done = Vec::new();
+        for n in c.running() {
+            self.sql(n, "postgres", "CHECKPOINT")?;
+            done.push(format!("{}: CHECKPOINT", n.id));
+        }
+        Ok(done)
+    }
+
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let primary = self.primary(c)?;
         self.sql(primary, DATABASE, "VACUUM ANALYZE")?;
@@ -251,6 +308,15 @@ impl Engine for Postgres {
 
     fn classify(&self) -> Classifier {
         classify
+    }
+
+    fn table_classifier(
+        &self,
+        _c: &ClusterState,
+        node: &NodeState,
+        table: &str,
+    ) -> Option<Box<Classify<'static>>> {
+        table_classifier(node, table)
     }
 
     fn url(&self, c: &ClusterState) -> String {

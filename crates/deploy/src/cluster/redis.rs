@@ -376,13 +376,31 @@ impl Engine for RedisCluster {
         busy
     }
 
-    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
-        if !c.deployment.redis.appendonly {
-            return Ok(vec![
-                "Redis without appendonly keeps no log to compact".into()
-            ]);
-        }
+    /// SAVE on every node: the dataset, which Redis holds in memory, written to its RDB file (with
+    /// or without save points and the AOF), which then holds the records as inserted.
+    fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let mut done = Vec::new();
+        for n in c.running() {
+            let out = run(redis_cli(n.port).arg("SAVE"), "SAVE")?;
+            if out.trim() != "OK" {
+                return Err(DeployError::Failed(format!(
+                    "{}: SAVE answered {}",
+                    n.id,
+                    out.trim()
+                )));
+            }
+            done.push(format!("{}: SAVE", n.id));
+        }
+        Ok(done)
+    }
+
+    /// The RDB saved, then the append-only file rewritten (with it, Redis keeps a log of every
+    /// write until the rewrite replaces it with the dataset).
+    fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let mut done = self.flush(c)?;
+        if !c.deployment.redis.appendonly {
+            return Ok(done);
+        }
         for n in c.running() {
             run(redis_cli(n.port).arg("BGREWRITEAOF"), "BGREWRITEAOF")?;
             done.push(format!("{}: BGREWRITEAOF", n.id));

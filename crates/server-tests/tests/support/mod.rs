@@ -293,6 +293,48 @@ pub fn cluster(toml: &str) -> scalebench_deploy::Cluster {
     c
 }
 
+/// Loads `records` records of built-in workload `workload` into a cluster [`cluster`] started, as
+/// `scalebench load WORKLOAD --deployment FILE --create-schema [--drop-schema]` does (through the
+/// session: flush, compaction, space before and after); the load's space, every record written.
+pub fn load_through_session(
+    c: &scalebench_deploy::Cluster,
+    workload: &str,
+    records: u64,
+    drop: bool,
+) -> scalebench_measure::Space {
+    use scalebench_session::request::RunRequest;
+    let base = servers_dir().join("clusters");
+    let mut run = RunRequest::new(workload);
+    run.deployment = Some(base.join(format!("{}.toml", c.name())));
+    run.clusters_dir = base;
+    run.create_schema = true;
+    run.drop_schema = drop;
+    run.quiet = true;
+    run.no_monitor = true;
+    run.property("recordcount", &records.to_string());
+    let done = scalebench_session::phase::execute_phases(&run, &[Phase::Load])
+        .unwrap_or_else(|e| panic!("the load failed: {e}"));
+    let load = &done.result.phases[0];
+    assert_eq!(
+        (load.totals.records, load.totals.failed),
+        (records, 0),
+        "{:?}",
+        load.errors
+    );
+    load.space
+        .clone()
+        .expect("a load on a deployment measures its space")
+}
+
+/// `a` within `share` (0.05: 5%) of `b`.
+pub fn assert_within(a: f64, b: f64, share: f64, what: &str) {
+    assert!(
+        (a / b - 1.0).abs() <= share,
+        "{what}: {a:.1} is not within {}% of {b:.1}",
+        share * 100.0
+    );
+}
+
 /// The binding configuration for a cluster: its URL and binding options, plus `extra`.
 pub fn cluster_config(
     c: &scalebench_deploy::Cluster,
@@ -326,7 +368,7 @@ pub fn du_bytes(dir: &std::path::Path) -> u64 {
 
 /// Space figures of a stopped cluster equal `du` of each node's data directory.
 pub fn assert_space_matches_du(c: &scalebench_deploy::Cluster, records: u64) {
-    let space = c.space("test", records);
+    let space = c.space("test", records, "usertable");
     assert_eq!(space.nodes.len(), c.state.nodes.len());
     for (n, s) in c.state.nodes.iter().zip(&space.nodes) {
         assert_eq!(s.node, n.id);

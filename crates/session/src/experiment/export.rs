@@ -46,6 +46,7 @@ pub fn export_csv(store: &Store, name: &str, discard_first: u32) -> Result<Strin
             "failed",
             "client_bound",
             "bytes_per_record",
+            "bytes_per_record_as_inserted",
         ]
         .map(String::from),
     );
@@ -78,6 +79,7 @@ pub fn export_csv(store: &Store, name: &str, discard_first: u32) -> Result<Strin
             count(r.failed),
             r.client_bound.to_string(),
             number(r.bytes_per_record),
+            number(r.bytes_per_record_as_inserted),
         ]);
         for op in &operations {
             match latency.get(*op) {
@@ -107,6 +109,7 @@ pub fn export_json(store: &Store, name: &str, discard_first: u32) -> Result<Stri
             "status": r.status, "throughput_ops_s": r.throughput_ops_s, "ok": r.ok, "failed": r.failed,
             "bounded_by": r.bounded_by,
             "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
+            "bytes_per_record_as_inserted": r.bytes_per_record_as_inserted,
             "error": r.error,
         })).collect::<Vec<_>>(),
         "cells": cells.iter().map(|c| serde_json::json!({
@@ -118,6 +121,7 @@ pub fn export_json(store: &Store, name: &str, discard_first: u32) -> Result<Stri
             "throughput_ci95": c.throughput.as_ref().and_then(|s| s.ci95),
             "latency_us": c.latency.iter().map(|(op, (p50, p99, p999))| (op.clone(), serde_json::json!({"p50": p50, "p99": p99, "p99_9": p999}))).collect::<BTreeMap<_, _>>(),
             "bytes_per_record": c.bytes_per_record.as_ref().map(|s| s.mean),
+            "bytes_per_record_as_inserted": c.bytes_per_record_as_inserted.as_ref().map(|s| s.mean),
             "client_bound_runs": c.client_bound,
             "failed_runs": c.failed_runs,
             "flagged_runs": c.flagged_runs,

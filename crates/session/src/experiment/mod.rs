@@ -807,8 +807,13 @@ pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, Ses
                 c.flagged_runs
             ));
         }
-        if let Some(b) = &c.bytes_per_record {
-            notes.push(format!("{:.0} bytes/record", b.mean));
+        match (&c.bytes_per_record, &c.bytes_per_record_as_inserted) {
+            (Some(b), Some(i)) if b.mean != i.mean => notes.push(format!(
+                "{:.0} bytes/record settled, {:.0} as inserted",
+                b.mean, i.mean
+            )),
+            (Some(b), _) => notes.push(format!("{:.0} bytes/record", b.mean)),
+            (None, _) => {}
         }
         if let Some(k) = &c.consistency {
             let mut note = match &k.stale {

@@ -120,6 +120,12 @@ fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
         ("runs", "definition", "definition TEXT"),
         // Elastic runs of several steps have a transition per step.
         ("run_elastic", "step", "step INTEGER NOT NULL DEFAULT 1"),
+        // A load's space as inserted (flushed, not compacted) beside the settled one.
+        (
+            "runs",
+            "bytes_per_record_as_inserted",
+            "bytes_per_record_as_inserted REAL",
+        ),
     ] {
         let has = conn
             .prepare(&format!(
@@ -269,9 +275,9 @@ impl Store {
             "INSERT INTO runs (experiment_id, cell, repetition, database, configuration, workload,
                 params, status, error, started_at, finished_at, tool_version, git_commit, host,
                 duration_s, throughput_ops_s, ok, failed, bounded_by, client_bound, space_bytes,
-                bytes_per_record, result, definition)
+                bytes_per_record, result, definition, bytes_per_record_as_inserted)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                ?19, ?20, ?21, ?22, ?23, ?24)",
+                ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             params![
                 experiment,
                 run.cell,
@@ -297,6 +303,9 @@ impl Store {
                 measured.and_then(|p| p.space.as_ref()).and_then(|s| s.per_record()),
                 result_json,
                 definition,
+                measured
+                    .and_then(|p| p.space.as_ref())
+                    .and_then(|s| s.as_inserted_per_record()),
             ],
         )
         .map_err(|e| e.to_string())?;
@@ -414,7 +423,8 @@ impl Store {
             .prepare(
                 "SELECT r.cell, r.repetition, r.status, r.error, r.throughput_ops_s, r.bounded_by,
                         r.client_bound, r.bytes_per_record, CASE WHEN ?2 THEN r.result END,
-                        r.ok, r.failed, r.database, r.configuration, r.workload, r.params
+                        r.ok, r.failed, r.database, r.configuration, r.workload, r.params,
+                        r.bytes_per_record_as_inserted
                  FROM runs r JOIN experiments e ON e.id = r.experiment_id
                  WHERE e.name = ?1
                    -- Only runs of the cell's current definition: one statistic never mixes a changed
@@ -444,6 +454,7 @@ impl Store {
                     configuration: r.get(12)?,
                     workload: r.get(13)?,
                     params: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
+                    bytes_per_record_as_inserted: r.get(15)?,
                 })
             })
             .map_err(|e| e.to_string())?;
