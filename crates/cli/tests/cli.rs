@@ -241,6 +241,23 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "--threads", "x"], "'x'"),
         (vec!["run", "--consistency-probe", "0"], "'0'"),
         (vec!["run", "--consistency-probe", "fast"], "'fast'"),
+        // Issue 39: a rate whose slots would overflow a clock; a binding that stores nothing.
+        (
+            vec!["run", "--consistency-probe", "1e-300"],
+            "from 0.01 to 10000",
+        ),
+        (
+            vec!["run", "--db", "null://", "--consistency-probe", "10"],
+            "stores nothing",
+        ),
+        (
+            vec!["run", "--consistency-probe", "10", "--probe-keys", "0"],
+            "from 1 to 10000",
+        ),
+        (
+            vec!["run", "--timing", "init-to-cleanup", "--duration", "1s"],
+            "bounded by an operation count",
+        ),
         (
             vec!["run", "--consistency-probe", "10", "--probe-delays", "1,x"],
             "'1,x'",
@@ -1505,6 +1522,27 @@ fn output_paths_are_checked_before_the_run_and_only_regular_files_are_written() 
             o.status.code(),
             Some(2),
             "{flag} {}: {}",
+            bad.display(),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains(bad.to_str().unwrap()), "{}", stderr(&o));
+        assert!(o.stdout.is_empty(), "nothing ran");
+    }
+    // Issue 39: the probe's history is checked the same way, before the run.
+    for bad in [Path::new("/dev/full"), link.as_path(), missing.as_path()] {
+        let o = scalebench(&[
+            "run",
+            "--duration",
+            "1s",
+            "--consistency-probe",
+            "10",
+            "--history",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "--history {}: {}",
             bad.display(),
             stderr(&o)
         );

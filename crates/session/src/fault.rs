@@ -29,6 +29,8 @@ pub struct FaultRequest {
 /// failure detector's timeout (Cassandra's phi, etcd's election), so the node stays a member.
 pub const DEFAULT_EVERY: Duration = Duration::from_secs(1);
 pub const DEFAULT_PAUSE: Duration = Duration::from_millis(200);
+/// The shortest pause (its period at least twice that).
+pub const MIN_PAUSE: Duration = Duration::from_millis(1);
 
 impl FaultRequest {
     /// Parses `--fault`'s value; the error names the bad part.
@@ -39,19 +41,26 @@ impl FaultRequest {
             .ok_or_else(|| bad("expected pause:NODE[,every=DURATION][,for=DURATION]"))?;
         let mut parts = rest.split(',');
         let node = parts.next().unwrap_or_default().trim();
-        let (mut every, mut pause) = (DEFAULT_EVERY, DEFAULT_PAUSE);
+        let (mut every, mut pause) = (None, None);
         for part in parts {
             let (key, value) = part
                 .split_once('=')
                 .ok_or_else(|| bad(&format!("'{part}' is not every=DURATION or for=DURATION")))?;
             let duration = humantime::parse_duration(value.trim())
                 .map_err(|_| bad(&format!("'{value}' is not a duration (e.g. 200ms, 1s)")))?;
-            match key.trim() {
-                "every" => every = duration,
-                "for" => pause = duration,
+            let slot = match key.trim() {
+                "every" => &mut every,
+                "for" => &mut pause,
                 other => return Err(bad(&format!("unknown setting '{other}' (every, for)"))),
+            };
+            if slot.replace(duration).is_some() {
+                return Err(bad(&format!("'{}' is given twice", key.trim())));
             }
         }
+        let (every, pause) = (
+            every.unwrap_or(DEFAULT_EVERY),
+            pause.unwrap_or(DEFAULT_PAUSE),
+        );
         FaultRequest::new(kind, node, every, pause).map_err(|why| bad(&why))
     }
 
@@ -67,6 +76,13 @@ impl FaultRequest {
         }
         if pause.is_zero() || pause >= every {
             return Err("a pause must last longer than 0 and less than its period".into());
+        }
+        // Below a millisecond, SIGSTOP and SIGCONT to a process tree take longer than the pause.
+        if pause < MIN_PAUSE || every < MIN_PAUSE * 2 {
+            return Err(
+                "a pause lasts at least 1ms and its period at least 2ms (signalling a node's processes takes that long)"
+                    .into(),
+            );
         }
         if every > Duration::from_secs(3600) {
             return Err("a period longer than an hour is no periodic fault".into());
@@ -266,9 +282,11 @@ fn pause_periodically(
         windows.push((fault.node.clone(), started, SystemTime::now()));
         next += fault.every;
         // A schedule that fell behind (a slow resume) skips what it missed rather than pausing
-        // back to back.
-        while next < Instant::now() {
-            next += fault.every;
+        // back to back: whole periods at once, never a loop that a short period cannot finish.
+        let behind = Instant::now().saturating_duration_since(next);
+        if !behind.is_zero() {
+            let periods = (behind.as_nanos() / fault.every.as_nanos()) as u32 + 1;
+            next += fault.every * periods;
         }
     }
 }
@@ -298,6 +316,8 @@ mod tests {
             ("pause:node1,lasting=1s", "'lasting'"),
             ("pause:node1,every=100ms,for=100ms", "less than its period"),
             ("pause:node1,for=0s", "longer than 0"),
+            ("pause:node1,every=2ns,for=1ns", "at least 1ms"),
+            ("pause:node1,every=1s,every=2s", "'every' is given twice"),
             ("pause:node1,every=2h,for=1s", "an hour"),
         ] {
             let e = FaultRequest::parse(bad).unwrap_err();

@@ -712,6 +712,12 @@ impl FactoryVisitor for PhaseRunner<'_> {
             _ => None,
         };
         let measuring = crate::fault::MeasurementStart::default();
+        if self.probe.is_some() && !factory.info().stores_data {
+            return Err(SessionError::Usage(format!(
+                "--consistency-probe: the {} binding stores nothing, so there is no written version to read back",
+                factory.info().name
+            )));
+        }
         // Started once the binding has set the table up (a run with --drop-schema recreates it).
         let probe = self
             .probe

@@ -142,11 +142,12 @@ impl ProbeRequest {
         }
     }
 
+    /// From one write every 100 s to 10,000 a second.
     pub fn check_rate(rate: f64) -> Result<(), &'static str> {
-        if rate.is_finite() && rate > 0.0 && rate <= 10_000.0 {
+        if rate.is_finite() && (0.01..=10_000.0).contains(&rate) {
             Ok(())
         } else {
-            Err("expected probe writes per second, above 0 and at most 10000")
+            Err("expected probe writes per second, from 0.01 to 10000")
         }
     }
 
