@@ -12,6 +12,7 @@ pub mod etcd;
 pub mod hbase;
 pub mod mariadb;
 pub mod maven;
+pub mod memory;
 pub mod mongodb;
 pub mod nodetool;
 pub mod postgres;
@@ -22,6 +23,7 @@ pub mod spec;
 
 pub use account::{Account, ServerDir};
 pub use cluster::{Cluster, ClusterStatus};
+pub use memory::MemoryLimit;
 pub use process::{
     free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef,
 };

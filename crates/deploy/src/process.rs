@@ -146,9 +146,33 @@ impl ManagedProcess {
     pub fn spawn(
         name: &str,
         dir: &Path,
+        cmd: Command,
+        account: &crate::account::Account,
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
+        Self::start(name, dir, cmd, account, die_with_parent, None)
+    }
+
+    /// Starts a cluster's node (which outlives this program) as [`ManagedProcess::spawn`] does,
+    /// inside the node's memory `group` if it has one: joined before the server's program runs, so
+    /// every process the server forks (PostgreSQL's backends) is inside too.
+    pub fn spawn_node(
+        name: &str,
+        dir: &Path,
+        cmd: Command,
+        account: &crate::account::Account,
+        group: Option<&crate::memory::MemoryGroup>,
+    ) -> Result<Self, DeployError> {
+        Self::start(name, dir, cmd, account, false, group)
+    }
+
+    fn start(
+        name: &str,
+        dir: &Path,
         mut cmd: Command,
         account: &crate::account::Account,
         die_with_parent: bool,
+        group: Option<&crate::memory::MemoryGroup>,
     ) -> Result<Self, DeployError> {
         let log_path = dir.join("server.log");
         let log = std::fs::OpenOptions::new()
@@ -172,6 +196,9 @@ impl ManagedProcess {
                     Ok(())
                 });
             }
+        }
+        if let Some(group) = group {
+            group.join_at_exec(&mut cmd)?;
         }
         let program = format!("{:?}", cmd.get_program());
         let child = cmd.spawn().map_err(|e| DeployError::Spawn {

@@ -5,6 +5,7 @@
 //! database = "cassandra"   # cassandra, redis-cluster, postgres, postgres-bucardo, galera, etcd,
 //!                          # hbase, mongo-java-server, external
 //! nodes = 3
+//! memory = "2GiB"          # optional: each node's memory limit (a cgroup), page cache included
 //!
 //! [cassandra]              # knobs of the database's own section
 //! num_tokens = 16
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::memory::MemoryLimit;
 use crate::DeployError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,6 +69,12 @@ pub struct Deployment {
     /// primary (see `postgres.replicas`), Galera nodes, etcd members.
     #[serde(default = "one")]
     pub nodes: usize,
+    /// Each node's memory limit: a cgroup holding all of the node's processes, whose limit covers
+    /// their memory and the page cache of what they read (see [`crate::memory`]). The servers size
+    /// their heaps and caches within it (see [`Deployment::jvm_heap_mb`] and
+    /// [`Deployment::server_settings`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryLimit>,
     /// Seconds to wait for all nodes to be up and serving.
     #[serde(default = "ready_timeout")]
     pub ready_timeout_s: u64,
@@ -97,6 +105,21 @@ pub struct Deployment {
 fn one() -> usize {
     1
 }
+
+/// JVM heaps (MiB) when the file gives none (with `memory`, at most half of it: see
+/// [`Deployment::jvm_heap_mb`]).
+pub const CASSANDRA_HEAP_MB: u32 = 512;
+pub const HBASE_HEAP_MB: u32 = 512;
+pub const HBASE_MASTER_HEAP_MB: u32 = 384;
+pub const HBASE_GATEWAY_HEAP_MB: u32 = 256;
+/// HBase's ZooKeeper (not configurable).
+pub const ZOOKEEPER_HEAP_MB: u32 = 128;
+pub const MONGO_JAVA_SERVER_HEAP_MB: u32 = 512;
+
+/// The cache a server sizes for itself (PostgreSQL's shared buffers, InnoDB's buffer pool) when the
+/// deployment has a memory limit and sets none: its default, at most a quarter of the limit
+/// (PostgreSQL's own advice for a dedicated machine), so the page cache keeps most of the rest.
+const SERVER_CACHE_DEFAULT_MB: u64 = 128;
 
 /// Server settings that decide where a server listens or who may connect from where, in any of the
 /// databases' spellings (compared with '_' as '-', case-insensitive).
@@ -167,7 +190,9 @@ fn idle_timeout() -> u64 {
 #[serde(deny_unknown_fields, default)]
 pub struct CassandraSection {
     pub num_tokens: u32,
-    pub heap_mb: u32,
+    /// Default [`CASSANDRA_HEAP_MB`] (see [`Deployment::jvm_heap_mb`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_mb: Option<u32>,
     /// `periodic` (sync every `commitlog_sync_period_ms`), `batch` (sync before each write is
     /// acknowledged), `group` (writes of `commitlog_sync_group_window_ms` share a sync) or `off`
     /// (the benchmark keyspace's `durable_writes = false`).
@@ -183,7 +208,7 @@ impl Default for CassandraSection {
     fn default() -> Self {
         CassandraSection {
             num_tokens: 16,
-            heap_mb: 512,
+            heap_mb: None,
             commitlog_sync: "periodic".into(),
             commitlog_sync_period_ms: 10_000,
             commitlog_sync_group_window_ms: 50,
@@ -238,37 +263,26 @@ pub enum BucardoSync {
 }
 
 /// A cluster scalebench does not start: endpoints and shell hooks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct HbaseSection {
-    /// Each region server's heap.
-    pub heap_mb: u32,
-    pub master_heap_mb: u32,
-    /// The Thrift gateway's heap.
-    pub gateway_heap_mb: u32,
+    /// Each region server's heap; default [`HBASE_HEAP_MB`] (see [`Deployment::jvm_heap_mb`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_mb: Option<u32>,
+    /// Default [`HBASE_MASTER_HEAP_MB`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub master_heap_mb: Option<u32>,
+    /// The Thrift gateway's heap; default [`HBASE_GATEWAY_HEAP_MB`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway_heap_mb: Option<u32>,
 }
 
-impl Default for HbaseSection {
-    fn default() -> Self {
-        HbaseSection {
-            heap_mb: 512,
-            master_heap_mb: 384,
-            gateway_heap_mb: 256,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MongoJavaServerSection {
-    /// The JVM's heap.
-    pub heap_mb: u32,
-}
-
-impl Default for MongoJavaServerSection {
-    fn default() -> Self {
-        MongoJavaServerSection { heap_mb: 512 }
-    }
+    /// The JVM's heap; default [`MONGO_JAVA_SERVER_HEAP_MB`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap_mb: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -428,7 +442,7 @@ impl Deployment {
             ("hbase.master_heap_mb", self.hbase.master_heap_mb),
             ("hbase.gateway_heap_mb", self.hbase.gateway_heap_mb),
         ] {
-            if !(128..=16_384).contains(&mb) {
+            if let Some(mb) = mb.filter(|mb| !(128..=16_384).contains(mb)) {
                 return Err(format!("{key} = {mb}: expected 128 to 16384"));
             }
         }
@@ -444,10 +458,13 @@ impl Deployment {
                     "server.{k}: mongo-java-server takes no server settings (only mongo_java_server.heap_mb)"
                 ));
             }
-            if !(64..=16_384).contains(&self.mongo_java_server.heap_mb) {
+            if let Some(mb) = self
+                .mongo_java_server
+                .heap_mb
+                .filter(|mb| !(64..=16_384).contains(mb))
+            {
                 return Err(format!(
-                    "mongo_java_server.heap_mb = {}: expected 64 to 16384",
-                    self.mongo_java_server.heap_mb
+                    "mongo_java_server.heap_mb = {mb}: expected 64 to 16384"
                 ));
             }
         }
@@ -469,7 +486,75 @@ impl Deployment {
                 ));
             }
         }
+        if let Some(memory) = self.memory {
+            self.check_within(memory)?;
+        }
         Ok(())
+    }
+
+    /// With a memory limit: what the servers size for themselves (JVM heaps, caches) is at most
+    /// half of it, the rest being the processes' own memory and the page cache.
+    fn check_within(&self, memory: MemoryLimit) -> Result<(), String> {
+        if self.database == Database::External {
+            return Err(format!(
+                "memory = \"{memory}\": an external deployment's nodes are not started here; limit their memory by their own means"
+            ));
+        }
+        let half = memory.half_mib();
+        let heaps = match self.database {
+            Database::Cassandra => vec![("cassandra.heap_mb", self.cassandra.heap_mb)],
+            Database::Hbase => vec![
+                ("hbase.heap_mb", self.hbase.heap_mb),
+                ("hbase.master_heap_mb", self.hbase.master_heap_mb),
+                ("hbase.gateway_heap_mb", self.hbase.gateway_heap_mb),
+            ],
+            Database::MongoJavaServer => {
+                vec![("mongo_java_server.heap_mb", self.mongo_java_server.heap_mb)]
+            }
+            _ => Vec::new(),
+        };
+        for (key, mb) in heaps {
+            if let Some(mb) = mb.filter(|mb| *mb > half) {
+                return Err(format!(
+                    "{key} = {mb}: more than half of memory = \"{memory}\" ({half} MiB); the rest is the JVM's own memory and the page cache"
+                ));
+            }
+        }
+        for (key, value) in self.server_settings_given() {
+            let Some(dialect) = self.sized_setting(&key) else {
+                continue;
+            };
+            // A value the server cannot read is left for it to refuse, naming it.
+            if let Some(mib) = dialect.mib(&value).filter(|mib| *mib > u64::from(half)) {
+                return Err(format!(
+                    "server.{key} = {value:?} ({mib} MiB): more than half of memory = \"{memory}\" ({half} MiB); the rest is the server's own memory and the page cache"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `key` is the memory a server of this deployment sizes for itself, and how its
+    /// value is written.
+    fn sized_setting(&self, key: &str) -> Option<SizeDialect> {
+        let (setting, dialect) = match self.database {
+            Database::Postgres | Database::PostgresBucardo => {
+                ("shared_buffers", SizeDialect::Postgres)
+            }
+            Database::Galera => ("innodb_buffer_pool_size", SizeDialect::MariaDb),
+            Database::RedisCluster => ("maxmemory", SizeDialect::Redis),
+            _ => return None,
+        };
+        (key.to_ascii_lowercase().replace('-', "_") == setting).then_some(dialect)
+    }
+
+    /// A JVM's heap in MiB: the file's `given` value, else `default`, with a memory limit at most
+    /// half of it.
+    pub fn jvm_heap_mb(&self, given: Option<u32>, default: u32) -> u32 {
+        given.unwrap_or_else(|| match self.memory {
+            Some(m) => default.min(m.half_mib()),
+            None => default,
+        })
     }
 
     /// Postgres: replicas from either `nodes` or `postgres.replicas`.
@@ -477,8 +562,34 @@ impl Deployment {
         self.postgres.replicas.max(self.nodes.saturating_sub(1))
     }
 
-    /// Server overrides as strings.
+    /// The server settings of every node: with a memory limit, first the sizes the server takes
+    /// for itself within it (PostgreSQL's `shared_buffers` and InnoDB's buffer pool at most a
+    /// quarter of the limit, Redis's `maxmemory` half of it) unless `[server]` sets them, then the
+    /// file's `[server]` settings as strings.
     pub fn server_settings(&self) -> Vec<(String, String)> {
+        let mut settings = Vec::new();
+        if let Some(memory) = self.memory {
+            let quarter_mb = (memory.bytes() / 4 / (1024 * 1024)).min(SERVER_CACHE_DEFAULT_MB);
+            let sized = match self.database {
+                Database::Postgres | Database::PostgresBucardo => {
+                    Some(("shared_buffers", format!("{quarter_mb}MB")))
+                }
+                Database::Galera => Some(("innodb_buffer_pool_size", format!("{quarter_mb}M"))),
+                Database::RedisCluster => Some(("maxmemory", (memory.bytes() / 2).to_string())),
+                _ => None,
+            };
+            if let Some((key, value)) = sized {
+                if !self.server.keys().any(|k| self.sized_setting(k).is_some()) {
+                    settings.push((key.to_string(), value));
+                }
+            }
+        }
+        settings.extend(self.server_settings_given());
+        settings
+    }
+
+    /// The file's `[server]` settings as strings.
+    fn server_settings_given(&self) -> Vec<(String, String)> {
         self.server
             .iter()
             .map(|(k, v)| (k.clone(), value_text(v)))
@@ -503,6 +614,44 @@ fn one_of(key: &str, value: &str, choices: &[&str]) -> Result<(), String> {
         "{key} = {value:?}: use {} or {last}",
         rest.join(", ")
     ))
+}
+
+/// How a server writes a memory size.
+#[derive(Debug, Clone, Copy)]
+enum SizeDialect {
+    /// A number of 8 kB blocks, or with `B`, `kB`, `MB`, `GB`, `TB`.
+    Postgres,
+    /// Bytes, or with `K`, `M`, `G`, `T` (binary, either case).
+    MariaDb,
+    /// Bytes, or with `k`, `m`, `g` (decimal) or `kb`, `mb`, `gb` (binary), either case.
+    Redis,
+}
+
+impl SizeDialect {
+    /// The size in MiB; None when unreadable.
+    fn mib(self, value: &str) -> Option<u64> {
+        let v = value.trim();
+        let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+        let (number, suffix) = v.split_at(split);
+        let number: u64 = number.parse().ok()?;
+        let (k, m, g) = (1u64 << 10, 1u64 << 20, 1u64 << 30);
+        let unit = match (self, suffix.trim().to_ascii_lowercase().as_str()) {
+            (SizeDialect::Postgres, "") => 8 * k,
+            (SizeDialect::Postgres, "b") | (_, "") => 1,
+            (SizeDialect::Postgres, "kb") | (SizeDialect::MariaDb, "k") => k,
+            (SizeDialect::Postgres, "mb") | (SizeDialect::MariaDb, "m") => m,
+            (SizeDialect::Postgres, "gb") | (SizeDialect::MariaDb, "g") => g,
+            (SizeDialect::Postgres, "tb") | (SizeDialect::MariaDb, "t") => g << 10,
+            (SizeDialect::Redis, "k") => 1000,
+            (SizeDialect::Redis, "kb") => k,
+            (SizeDialect::Redis, "m") => 1_000_000,
+            (SizeDialect::Redis, "mb") => m,
+            (SizeDialect::Redis, "g") => 1_000_000_000,
+            (SizeDialect::Redis, "gb") => g,
+            _ => return None,
+        };
+        Some(number.saturating_mul(unit) / m)
+    }
 }
 
 fn value_text(v: &toml::Value) -> String {
@@ -551,5 +700,119 @@ mod tests {
         assert!(
             err("name = \"x\"\ndatabase = \"postgres-bucardo\"\nnodes = 1").contains("at least 2")
         );
+    }
+
+    fn with_memory(database: &str, memory: &str, rest: &str) -> Result<Deployment, String> {
+        Deployment::from_toml(&format!(
+            "name = \"x\"\ndatabase = \"{database}\"\nnodes = 3\nmemory = \"{memory}\"\n{rest}"
+        ))
+    }
+
+    #[test]
+    fn a_memory_limit_sizes_heaps_and_caches_within_it() {
+        let d = with_memory("cassandra", "2GiB", "").unwrap();
+        assert_eq!(d.memory.unwrap().bytes(), 2 << 30);
+        assert_eq!(d.jvm_heap_mb(d.cassandra.heap_mb, CASSANDRA_HEAP_MB), 512);
+        let small = with_memory("cassandra", "512MiB", "").unwrap();
+        assert_eq!(
+            small.jvm_heap_mb(small.cassandra.heap_mb, CASSANDRA_HEAP_MB),
+            256,
+            "at most half the limit"
+        );
+        let given = with_memory("cassandra", "512MiB", "[cassandra]\nheap_mb = 200\n").unwrap();
+        assert_eq!(
+            given.jvm_heap_mb(given.cassandra.heap_mb, CASSANDRA_HEAP_MB),
+            200
+        );
+        let unlimited = Deployment::from_toml("name = \"x\"\ndatabase = \"hbase\"").unwrap();
+        assert_eq!(unlimited.memory, None);
+        assert_eq!(unlimited.jvm_heap_mb(None, HBASE_HEAP_MB), 512);
+
+        let pg = with_memory("postgres", "64MiB", "[postgres]\nreplicas = 2\n").unwrap();
+        assert_eq!(
+            pg.server_settings(),
+            [("shared_buffers".to_string(), "16MB".to_string())]
+        );
+        let pg = with_memory("postgres", "4GiB", "[server]\nwork_mem = \"8MB\"\n").unwrap();
+        assert_eq!(
+            pg.server_settings(),
+            [
+                ("shared_buffers".to_string(), "128MB".to_string()),
+                ("work_mem".to_string(), "8MB".to_string())
+            ],
+            "PostgreSQL's own default when a quarter is more"
+        );
+        let own =
+            with_memory("postgres", "1GiB", "[server]\nshared_buffers = \"256MB\"\n").unwrap();
+        assert_eq!(
+            own.server_settings(),
+            [("shared_buffers".to_string(), "256MB".to_string())],
+            "the file's setting, not a second one"
+        );
+        let galera = with_memory("galera", "256MiB", "").unwrap();
+        assert_eq!(
+            galera.server_settings(),
+            [("innodb_buffer_pool_size".to_string(), "64M".to_string())]
+        );
+        let redis = with_memory("redis-cluster", "256MiB", "").unwrap();
+        assert_eq!(
+            redis.server_settings(),
+            [("maxmemory".to_string(), (128u64 << 20).to_string())]
+        );
+
+        // Through TOML and back, as an experiment's configuration derives a deployment.
+        let text = toml::to_string(&galera).unwrap();
+        assert!(text.contains("memory = \"256MiB\""), "{text}");
+        assert_eq!(Deployment::from_toml(&text).unwrap().memory, galera.memory);
+    }
+
+    #[test]
+    fn what_does_not_fit_in_the_memory_limit_is_refused_naming_it() {
+        let err = |database: &str, memory: &str, rest: &str| {
+            let e = with_memory(database, memory, rest).unwrap_err();
+            assert_eq!(e.lines().count(), 1, "{e}");
+            e
+        };
+        assert!(err("postgres", "2GB", "").contains("memory = \"2GB\""));
+        assert!(err("postgres", "8MiB", "").contains("memory = \"8MiB\""));
+        let e = Deployment::from_toml("name = \"x\"\ndatabase = \"postgres\"\nmemory = 2048")
+            .unwrap_err();
+        assert!(e.contains("memory = 2048"), "{e}");
+        let e = err("cassandra", "1GiB", "[cassandra]\nheap_mb = 768\n");
+        assert!(
+            e.contains("cassandra.heap_mb = 768") && e.contains("memory = \"1GiB\""),
+            "{e}"
+        );
+        assert!(with_memory("cassandra", "1GiB", "[cassandra]\nheap_mb = 512\n").is_ok());
+        assert!(err("hbase", "512MiB", "[hbase]\nmaster_heap_mb = 384\n")
+            .contains("hbase.master_heap_mb = 384"));
+        let e = Deployment::from_toml(
+            "name = \"x\"\ndatabase = \"mongo-java-server\"\nmemory = \"256MiB\"\n\
+             [mongo_java_server]\nheap_mb = 200\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("mongo_java_server.heap_mb = 200"), "{e}");
+        for (database, setting) in [
+            ("postgres", "shared_buffers = \"600MB\""),
+            ("postgres", "shared_buffers = 76800"), // 8 kB blocks: 600 MB
+            ("postgres-bucardo", "shared_buffers = \"1GB\""),
+            ("galera", "innodb-buffer-pool-size = \"600M\""),
+            ("redis-cluster", "maxmemory = \"600mb\""),
+        ] {
+            let e = err(database, "1GiB", &format!("[server]\n{setting}\n"));
+            let key = setting.split(' ').next().unwrap();
+            assert!(e.contains(&format!("server.{key}")), "{e}");
+        }
+        assert!(with_memory("postgres", "1GiB", "[server]\nshared_buffers = \"512MB\"\n").is_ok());
+        assert!(
+            with_memory("redis-cluster", "1GiB", "[server]\nmaxmemory = \"500m\"\n").is_ok(),
+            "Redis's m is a million bytes"
+        );
+        assert!(err(
+            "external",
+            "1GiB",
+            "[external]\nurl = \"cassandra://h:9042\"\n"
+        )
+        .contains("external"));
     }
 }

@@ -78,6 +78,9 @@ pub struct DeploymentInfo {
     pub nodes: usize,
     /// The deployment file.
     pub file: String,
+    /// Each node's memory limit in bytes (the deployment's `memory`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
 }
 
 /// Bytes on disk of a deployment, as `du` counts them (allocated blocks, hard links once).

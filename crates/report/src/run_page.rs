@@ -94,7 +94,17 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
     if let Some(d) = &r.deployment {
         params.push(vec![
             "deployment".into(),
-            format!("{} ({}, {} nodes, {})", d.name, d.database, d.nodes, d.file),
+            format!(
+                "{} ({}, {} nodes{}, {})",
+                d.name,
+                d.database,
+                d.nodes,
+                d.memory_limit_bytes.map_or(String::new(), |b| format!(
+                    ", memory limit {:.0} MiB per node",
+                    b as f64 / (1u64 << 20) as f64
+                )),
+                d.file
+            ),
         ]);
     }
     if r.interrupted {

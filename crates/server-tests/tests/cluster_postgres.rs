@@ -1,5 +1,6 @@
 //! PostgreSQL deployments: a primary with a synchronous replica that serves the reads; replicas added
-//! and removed; VACUUM/CHECKPOINT after load; snapshot and restore; space against du.
+//! and removed; VACUUM/CHECKPOINT after load; snapshot and restore; space against du; a node with a
+//! memory limit below its data reading it from disk.
 
 mod support;
 
@@ -217,4 +218,146 @@ fn a_load_adds_what_postgresql_counts_for_its_table() {
     assert_within(table, counted, 0.01, "data and index bytes");
     assert!(space.parts["system"] > 5_000_000, "{:?}", space.parts);
     assert!(space.parts["log"] > 0, "{:?}", space.parts);
+}
+
+/// Rows of about 1 kB (no TOAST) filling ~117 MB of table: well above the 64 MiB node's memory.
+const ROWS: u32 = 100_000;
+
+/// Makes the table and a function that reads `n` uniformly random rows by primary key (the same
+/// rows on every call: a fixed seed) and returns the bytes its backend read from storage meanwhile
+/// (`read_bytes` of /proc/self/io: what came from the disk, not from the page cache).
+/// The key is computed apart: `ycsb_key = <expression with random()>` is volatile, and would make
+/// every read a sequential scan.
+fn fill_and_prepare_reads(c: &Cluster) {
+    sql(
+        c,
+        0,
+        &format!(
+            "CREATE TABLE usertable (ycsb_key text PRIMARY KEY, field0 text);\n\
+             INSERT INTO usertable SELECT 'user' || i, repeat(md5(i::text), 31)\n\
+             FROM generate_series(1, {ROWS}) i;\n\
+             CREATE FUNCTION read_bytes() RETURNS bigint LANGUAGE sql AS\n\
+             $$ SELECT (regexp_match(pg_read_file('/proc/self/io'), 'read_bytes: (\\d+)'))[1]::bigint $$;\n\
+             CREATE FUNCTION disk_bytes_of_reads(n int) RETURNS bigint LANGUAGE plpgsql AS $$\n\
+             DECLARE before bigint := read_bytes(); k text; v text;\n\
+             BEGIN\n\
+             PERFORM setseed(0.38);\n\
+             FOR i IN 1..n LOOP\n\
+             k := 'user' || (1 + floor(random() * {ROWS}))::int;\n\
+             SELECT field0 INTO v FROM usertable WHERE ycsb_key = k;\n\
+             END LOOP;\n\
+             RETURN read_bytes() - before;\n\
+             END $$;"
+        ),
+    );
+}
+
+/// Bytes read from disk by the second of two identical passes of uniform point reads (workload C's
+/// kind): the first brings into memory whatever fits.
+fn disk_bytes_of_second_pass(c: &Cluster) -> u64 {
+    let reads = "SELECT disk_bytes_of_reads(10000)";
+    sql(c, 0, reads);
+    sql(c, 0, reads).parse().unwrap()
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    == Some(&pid.to_string())
+            })
+        })
+        .collect()
+}
+
+/// Issue 38: a node whose memory limit is below its data reads it from disk again and again, where
+/// the same data within memory is read from the page cache. Both nodes get the same 16 MB of shared
+/// buffers; only the limit (a cgroup on every process of the node, page cache included) differs.
+#[test]
+fn a_node_limited_below_its_data_reads_it_from_disk() {
+    // No autovacuum: its ANALYZE samples 30,000 rows, 30 MB of these, which a 64 MiB node beside
+    // its 30 MB of shared memory does not have (the kernel killed the worker when it ran).
+    let mut limited = cluster(
+        "name = \"pg-64m\"\ndatabase = \"postgres\"\nmemory = \"64MiB\"\n\
+         [server]\nautovacuum = false\n",
+    );
+    let group = limited.state.memory_group("node1").expect("a memory group");
+    assert_eq!(group.limit_bytes(), Some(64 << 20));
+    assert_eq!(
+        sql(&limited, 0, "SHOW shared_buffers"),
+        "16MB",
+        "a quarter of the limit"
+    );
+    // Every process of the node is in the group: the postmaster, what it forked (background
+    // workers), and the backend of a connection made now.
+    let postmaster = limited.state.nodes[0].process.unwrap().pid;
+    let inside = group.processes();
+    let forked = children(postmaster);
+    assert!(forked.len() >= 4, "{forked:?}");
+    for p in std::iter::once(postmaster).chain(forked) {
+        assert!(inside.contains(&p), "{p} not in {inside:?}");
+    }
+    let group_name = group
+        .path()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sql(&limited, 0, "SELECT pg_read_file('/proc/self/cgroup')").contains(&group_name),
+        "a new connection's backend is in {group_name}"
+    );
+    let status = limited.status();
+    assert_eq!(
+        status.memory.map(|m| m.to_string()).as_deref(),
+        Some("64MiB")
+    );
+    let used = status.nodes[0].memory_used_bytes.expect("the group's use");
+    assert!(used > 0 && used <= 64 << 20, "{used}");
+
+    let unlimited = cluster(
+        "name = \"pg-unlimited\"\ndatabase = \"postgres\"\n\
+         [server]\nautovacuum = false\nshared_buffers = \"16MB\"\n",
+    );
+    assert!(unlimited.state.memory_group("node1").is_none());
+    fill_and_prepare_reads(&limited);
+    fill_and_prepare_reads(&unlimited);
+    let table_bytes: u64 = sql(&limited, 0, "SELECT pg_relation_size('usertable')")
+        .parse()
+        .unwrap();
+    assert!(table_bytes > 64 << 20, "{table_bytes}");
+
+    let from_disk_limited = disk_bytes_of_second_pass(&limited);
+    let from_disk_unlimited = disk_bytes_of_second_pass(&unlimited);
+    eprintln!(
+        "table {} MB; second pass read from disk: limited {} MB, unlimited {} MB",
+        table_bytes >> 20,
+        from_disk_limited >> 20,
+        from_disk_unlimited >> 20
+    );
+    assert!(
+        from_disk_limited > 32 << 20,
+        "the limited node read only {from_disk_limited} bytes from disk: its data stayed in memory"
+    );
+    assert!(
+        from_disk_unlimited < from_disk_limited / 10,
+        "within memory, the reads still went to disk: {from_disk_unlimited} bytes (limited: {from_disk_limited})"
+    );
+    assert!(group.usage_bytes().unwrap() <= 64 << 20);
+    assert_eq!(limited.status().nodes[0].oom_kills, Some(0));
+
+    // The group goes with the node and comes back with it; `down` removes it.
+    limited.stop_node("node1", false).unwrap();
+    assert!(!group.path().exists());
+    limited.start_node("node1").unwrap();
+    let postmaster = limited.state.nodes[0].process.unwrap().pid;
+    assert!(group.processes().contains(&postmaster));
+    limited.down();
+    assert!(!group.path().exists());
 }

@@ -231,6 +231,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             database: c.state.deployment.database.name().to_string(),
             nodes: c.state.nodes.len(),
             file: c.state.deployment_file.display().to_string(),
+            memory_limit_bytes: c.state.deployment.memory.map(|m| m.bytes()),
         }),
         client: args.client.map(|c| scalebench_measure::result::ClientPart {
             index: c.index,

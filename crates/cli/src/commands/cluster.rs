@@ -147,18 +147,45 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), SessionError> {
         return Ok(());
     }
     let mut out = format!("cluster {} ({}), URL {}\n", s.name, s.database, s.url);
+    if let Some(m) = s.memory {
+        out.push_str(&format!(
+            "memory limit {m} per node (page cache included)\n"
+        ));
+    }
+    // With a memory limit, each running node's use of it.
+    let memory_column = |used: Option<u64>| match (s.memory, used) {
+        (None, _) => String::new(),
+        (Some(_), Some(b)) => format!(" {:>10.1}", b as f64 / (1024.0 * 1024.0)),
+        (Some(_), None) => format!(" {:>10}", "-"),
+    };
     out.push_str(&format!(
-        "{:<8} {:<8} {:<22} {:>8}  state\n",
-        "node", "role", "endpoint", "pid"
+        "{:<8} {:<8} {:<22} {:>8}{}  state\n",
+        "node",
+        "role",
+        "endpoint",
+        "pid",
+        if s.memory.is_some() {
+            format!(" {:>10}", "used MiB")
+        } else {
+            String::new()
+        }
     ));
     for n in &s.nodes {
         out.push_str(&format!(
-            "{:<8} {:<8} {:<22} {:>8}  {}\n",
+            "{:<8} {:<8} {:<22} {:>8}{}  {}{}\n",
             n.id,
             n.role,
             n.endpoint,
             n.pid.map_or("-".into(), |p| p.to_string()),
-            if n.running { "running" } else { "stopped" }
+            memory_column(n.memory_used_bytes),
+            if n.running { "running" } else { "stopped" },
+            match n.oom_kills {
+                Some(k) if k > 0 => format!(
+                    " ({k} process{} killed at the memory limit)",
+                    if k == 1 { "" } else { "es" }
+                ),
+                _ => String::new(),
+            }
         ));
     }
     if !s.not_ready.is_empty() {

@@ -67,6 +67,15 @@ fn pid_dir(daemon: &NodeState) -> PathBuf {
 /// `bucardo <args>` against the control database on the first master (over its socket, as the
 /// superuser), with its files in the daemon's directory and no rc file of the machine's.
 fn bucardo(c: &ClusterState, args: &[&str]) -> Result<String, DeployError> {
+    bucardo_in(c, args, None)
+}
+
+/// [`bucardo`] run inside `group`: what it forks (the daemon) stays there.
+fn bucardo_in(
+    c: &ClusterState,
+    args: &[&str],
+    group: Option<&crate::memory::MemoryGroup>,
+) -> Result<String, DeployError> {
     let m = first_master(c)?;
     let d = daemon(c)?;
     let mut cmd = Command::new("bucardo");
@@ -84,6 +93,9 @@ fn bucardo(c: &ClusterState, args: &[&str]) -> Result<String, DeployError> {
         .env("HOME", &d.dir)
         .env("PGBINDIR", bin_dir()?);
     as_postgres(&mut cmd)?;
+    if let Some(group) = group {
+        group.join_at_exec(&mut cmd)?;
+    }
     let out = run(&mut cmd, &format!("bucardo {}", args.join(" ")))?;
     // Some failures exit 0 with a message.
     if out.contains("ERROR") || out.contains("FATAL") {
@@ -115,7 +127,9 @@ impl Bucardo {
     fn start_daemon(&self, c: &ClusterState) -> Result<ProcessRef, DeployError> {
         let d = daemon(c)?;
         let _ = std::fs::remove_file(pid_dir(d).join("bucardo.mcp.pid"));
-        bucardo(c, &["start", "scalebench"])?;
+        // The daemon forks itself from this command: in the node's memory group, so is it.
+        let group = c.create_memory_group(d)?;
+        bucardo_in(c, &["start", "scalebench"], group.as_ref())?;
         // The MCP writes its pid file, forks itself, exits and the child writes the file again:
         // the pid counts once the file has named the same running MCP for a second.
         let mut mcp: Option<ProcessRef> = None;

@@ -17,7 +17,7 @@ const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 use super::{ClusterState, Engine, NodeState};
 use crate::cassandra::{node_command, CassandraOptions, NodePorts};
 use crate::nodetool::nodetool;
-use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, DeployError, ProcessRef};
 use crate::space::{Classifier, Classify};
 
 pub struct Cassandra;
@@ -65,7 +65,9 @@ fn options(c: &ClusterState) -> CassandraOptions {
     CassandraOptions {
         cluster_name: c.deployment.name.clone(),
         num_tokens: s.num_tokens,
-        heap_mb: s.heap_mb,
+        heap_mb: c
+            .deployment
+            .jvm_heap_mb(s.heap_mb, crate::spec::CASSANDRA_HEAP_MB),
         commitlog_sync: s.commitlog_sync.clone(),
         commitlog_sync_period_ms: s.commitlog_sync_period_ms,
         commitlog_sync_group_window_ms: s.commitlog_sync_group_window_ms,
@@ -137,7 +139,7 @@ impl Cassandra {
             &options,
             bootstrap,
         )?;
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &account, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         if wait {
             let seconds = c.deployment.ready_timeout_s;
             p.wait_ready(Duration::from_secs(seconds), || native_open(node))?;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
 use crate::etcd::{healthy, member_command};
-use crate::process::{free_port, port_open, run, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, port_open, run, DeployError, ProcessRef};
 use crate::space::Classifier;
 
 pub struct Etcd;
@@ -59,7 +59,7 @@ impl Etcd {
             state,
             &c.deployment.server_settings(),
         );
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         // Health needs a quorum, which may still be starting: here only the client port.
         let port = node.port;
         p.wait_ready(Duration::from_secs(30), || port_open(port))?;

@@ -11,7 +11,7 @@ use super::{ClusterState, Engine, NodeState};
 use crate::mariadb::{
     create_user_and_database_sql, install_db, ping, socket_superuser, sql, tmp_dir, DATABASE, USER,
 };
-use crate::process::{free_port, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, DeployError, ProcessRef};
 use crate::space::Classifier;
 
 pub struct Galera;
@@ -106,7 +106,7 @@ impl Galera {
         if new_cluster {
             cmd.arg("--wsrep-new-cluster");
         }
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         let sock = socket(node);
         // A joiner answers only after its state transfer.
         p.wait_ready(Duration::from_secs(300), || {

@@ -13,10 +13,9 @@ use std::time::Duration;
 use super::{ClusterState, Engine, NodeState};
 use crate::hbase::{gateway_command, jvm, site_xml, write_conf, ACCOUNT, PROJECT};
 use crate::maven::readable_classpath;
-use crate::process::{
-    free_port, port_open, run, wait_until, DeployError, ManagedProcess, ProcessRef,
-};
+use crate::process::{free_port, port_open, run, wait_until, DeployError, ProcessRef};
 use crate::space::Classifier;
+use crate::spec::{HBASE_GATEWAY_HEAP_MB, HBASE_HEAP_MB, HBASE_MASTER_HEAP_MB, ZOOKEEPER_HEAP_MB};
 
 pub struct Hbase;
 
@@ -141,7 +140,8 @@ impl Hbase {
     fn command(&self, c: &ClusterState, node: &NodeState) -> Result<Command, DeployError> {
         let account = c.account()?;
         let classpath = self.classpath(c)?;
-        let h = &c.deployment.hbase;
+        let d = &c.deployment;
+        let h = &d.hbase;
         if node.role == ZOOKEEPER {
             let cfg = node.dir.join("zoo.cfg");
             let text = format!(
@@ -152,7 +152,9 @@ impl Hbase {
             std::fs::write(&cfg, text).map_err(|e| DeployError::io(&cfg, e))?;
             account.give(&cfg)?;
             let mut cmd = Command::new("java");
-            cmd.args(["-Xmx128m", "-cp", &classpath])
+            let heap = c.deployment.jvm_heap_mb(None, ZOOKEEPER_HEAP_MB);
+            cmd.arg(format!("-Xmx{heap}m"))
+                .args(["-cp", &classpath])
                 .arg("org.apache.zookeeper.server.quorum.QuorumPeerMain")
                 .arg(&cfg);
             return Ok(cmd);
@@ -163,18 +165,23 @@ impl Hbase {
                 let mut cmd = jvm(
                     &conf,
                     &classpath,
-                    h.master_heap_mb,
+                    d.jvm_heap_mb(h.master_heap_mb, HBASE_MASTER_HEAP_MB),
                     "org.apache.hadoop.hbase.master.HMaster",
                 );
                 cmd.arg("start");
                 cmd
             }
-            GATEWAY => gateway_command(&conf, &classpath, h.gateway_heap_mb, node.port),
+            GATEWAY => gateway_command(
+                &conf,
+                &classpath,
+                d.jvm_heap_mb(h.gateway_heap_mb, HBASE_GATEWAY_HEAP_MB),
+                node.port,
+            ),
             _ => {
                 let mut cmd = jvm(
                     &conf,
                     &classpath,
-                    h.heap_mb,
+                    d.jvm_heap_mb(h.heap_mb, HBASE_HEAP_MB),
                     "org.apache.hadoop.hbase.regionserver.HRegionServer",
                 );
                 cmd.args([
@@ -190,7 +197,7 @@ impl Hbase {
     /// Starts `node` and waits until it serves.
     fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
         let cmd = self.command(c, node)?;
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         let port = node.port;
         let log = node.dir.join("server.log");
         let ready = |text: &str| std::fs::read_to_string(&log).is_ok_and(|t| t.contains(text));

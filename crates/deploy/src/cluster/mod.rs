@@ -24,7 +24,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::account::{remove_relocated_servers, remove_tree_with_servers, Account};
-use crate::process::{run, ProcessRef};
+use crate::memory::{Controller, MemoryGroup, MemoryLimit};
+use crate::process::{run, ManagedProcess, ProcessRef};
 use crate::space::{self, Classifier, Classify};
 use crate::spec::{Database, Deployment};
 use crate::DeployError;
@@ -130,6 +131,44 @@ impl ClusterState {
 
     fn running(&self) -> impl Iterator<Item = &NodeState> {
         self.nodes.iter().filter(|n| n.process.is_some())
+    }
+
+    /// Starts `cmd` as node `node`'s server (see [`ManagedProcess::spawn_node`]), inside the node's
+    /// memory group, made now, when the deployment limits memory.
+    fn spawn_node(
+        &self,
+        node: &NodeState,
+        cmd: std::process::Command,
+    ) -> Result<ManagedProcess, DeployError> {
+        let group = self.create_memory_group(node)?;
+        ManagedProcess::spawn_node(&node.id, &node.dir, cmd, &self.account()?, group.as_ref())
+    }
+
+    /// Makes node `node`'s memory group (or takes over the one it left), when the deployment
+    /// limits memory.
+    fn create_memory_group(&self, node: &NodeState) -> Result<Option<MemoryGroup>, DeployError> {
+        let Some(limit) = self.deployment.memory else {
+            return Ok(None);
+        };
+        let group = Controller::open()
+            .map_err(|e| DeployError::Failed(format!("memory = \"{limit}\": {e}")))?
+            .group(&self.deployment.name, &self.dir, &node.id);
+        group.create(limit)?;
+        Ok(Some(group))
+    }
+
+    /// Node `id`'s memory group, when the deployment limits memory.
+    pub fn memory_group(&self, id: &str) -> Option<MemoryGroup> {
+        self.deployment.memory?;
+        let controller = Controller::find().ok()?;
+        Some(controller.group(&self.deployment.name, &self.dir, id))
+    }
+
+    /// Removes node `id`'s memory group, once its server has stopped.
+    fn remove_memory_group(&self, id: &str) {
+        if let Some(group) = self.memory_group(id) {
+            group.remove();
+        }
     }
 }
 
@@ -255,6 +294,13 @@ pub struct NodeStatus {
     pub pid: Option<u32>,
     pub running: bool,
     pub dir: String,
+    /// With a memory limit, a running node's memory use now (its group's, page cache included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<u64>,
+    /// With a memory limit, how many of the node's processes the kernel killed for want of memory
+    /// since it started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oom_kills: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -262,6 +308,9 @@ pub struct ClusterStatus {
     pub name: String,
     pub database: String,
     pub url: String,
+    /// Each node's memory limit, when the deployment sets one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryLimit>,
     pub nodes: Vec<NodeStatus>,
     /// Empty when every node is up and serving.
     pub not_ready: Vec<String>,
@@ -296,6 +345,11 @@ impl Cluster {
         clusters_dir: &Path,
         stop_on_drop: bool,
     ) -> Result<Cluster, DeployError> {
+        if let Some(limit) = deployment.memory {
+            // Refused before anything starts: a cluster never runs unlimited by mistake.
+            Controller::open()
+                .map_err(|e| DeployError::BadInput(format!("memory = \"{limit}\": {e}")))?;
+        }
         let dir = Self::dir_for(clusters_dir, &deployment);
         Self::clear_for_up(&dir, &deployment.name)?;
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
@@ -433,6 +487,9 @@ impl Cluster {
                 p.stop_with(signal, grace);
             }
         }
+        for n in &self.state.nodes {
+            self.state.remove_memory_group(&n.id);
+        }
         let _ = self.save();
     }
 
@@ -512,17 +569,24 @@ impl Cluster {
             name: self.name().to_string(),
             database: self.state.deployment.database.name().to_string(),
             url: self.url(),
+            memory: self.state.deployment.memory,
             nodes: self
                 .state
                 .nodes
                 .iter()
-                .map(|n| NodeStatus {
-                    id: n.id.clone(),
-                    role: n.role.clone(),
-                    endpoint: n.endpoint(),
-                    pid: n.process.map(|p| p.pid),
-                    running: n.is_running(),
-                    dir: n.dir.display().to_string(),
+                .map(|n| {
+                    let running = n.is_running();
+                    let group = self.state.memory_group(&n.id).filter(|_| running);
+                    NodeStatus {
+                        id: n.id.clone(),
+                        role: n.role.clone(),
+                        endpoint: n.endpoint(),
+                        pid: n.process.map(|p| p.pid),
+                        running,
+                        dir: n.dir.display().to_string(),
+                        memory_used_bytes: group.as_ref().and_then(MemoryGroup::usage_bytes),
+                        oom_kills: group.as_ref().and_then(MemoryGroup::oom_kills),
+                    }
                 })
                 .collect(),
             not_ready,
@@ -628,6 +692,7 @@ impl Cluster {
         let r = self.engine.remove_node(&mut self.state, &id);
         self.save()?;
         r?;
+        self.state.remove_memory_group(&id);
         self.wait_ready()?;
         Ok(id)
     }
@@ -644,6 +709,7 @@ impl Cluster {
                 p.stop_with(self.engine.stop_signal(), Duration::from_secs(60));
             }
         }
+        self.state.remove_memory_group(id);
         self.save()
     }
 
@@ -827,6 +893,7 @@ impl Cluster {
             if let Some(p) = self.state.nodes[i].process.take() {
                 p.stop_with(self.engine.stop_signal(), Duration::from_secs(120));
             }
+            self.state.remove_memory_group(&self.state.nodes[i].id);
         }
         let _ = self.save();
     }

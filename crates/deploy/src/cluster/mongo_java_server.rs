@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::process::{free_port, port_open, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, port_open, DeployError, ProcessRef};
 use crate::space::Classifier;
 
 pub struct MongoJavaServer;
@@ -28,10 +28,13 @@ impl MongoJavaServer {
             &node.dir,
             node.port,
             &node.data_dir.join(DATA_FILE),
-            c.deployment.mongo_java_server.heap_mb,
+            c.deployment.jvm_heap_mb(
+                c.deployment.mongo_java_server.heap_mb,
+                crate::spec::MONGO_JAVA_SERVER_HEAP_MB,
+            ),
             &account,
         )?;
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &account, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         let port = node.port;
         p.wait_ready(Duration::from_secs(60), || port_open(port))?;
         Ok(p.detach())

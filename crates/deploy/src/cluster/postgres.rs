@@ -9,7 +9,7 @@ use crate::postgres::{
     as_postgres, bin_dir, create_user_and_database, fresh_data_dir, initdb, is_ready, psql,
     server_command, DATABASE, USER,
 };
-use crate::process::{free_port, run, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port, run, DeployError, ProcessRef};
 use crate::space::{Classifier, Classify};
 
 pub struct Postgres;
@@ -23,7 +23,7 @@ pub(super) fn spawn(c: &ClusterState, node: &NodeState) -> Result<ProcessRef, De
         node.port,
         &c.deployment.server_settings(),
     );
-    let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+    let mut p = c.spawn_node(node, cmd)?;
     let port = node.port;
     p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
     Ok(p.detach())

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::{ClusterState, Engine, NodeState};
-use crate::process::{free_port_with_bus, run, DeployError, ManagedProcess, ProcessRef};
+use crate::process::{free_port_with_bus, run, DeployError, ProcessRef};
 use crate::redis::{command, server_command};
 use crate::space::Classifier;
 
@@ -57,7 +57,7 @@ fn cluster_nodes(port: u16) -> Vec<(String, u16, String, String, bool)> {
 impl RedisCluster {
     fn spawn(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
         let cmd = server_command(&node.dir, node.port, true, &settings(c));
-        let mut p = ManagedProcess::spawn(&node.id, &node.dir, cmd, &c.account()?, false)?;
+        let mut p = c.spawn_node(node, cmd)?;
         let port = node.port;
         p.wait_ready(Duration::from_secs(30), || {
             command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))

@@ -1058,7 +1058,7 @@ threads = [1, 2]
         let derived = Experiment::derived_deployment(&d, &config).unwrap();
         assert_eq!(derived.nodes, 1);
         assert_eq!(derived.cassandra.commitlog_sync, "group");
-        assert_eq!(derived.cassandra.heap_mb, 400, "other keys stay");
+        assert_eq!(derived.cassandra.heap_mb, Some(400), "other keys stay");
         assert_eq!(
             derived.server_settings(),
             [("concurrent_reads".into(), "12".into())]
