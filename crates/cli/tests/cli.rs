@@ -230,12 +230,22 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         "bound.toml",
         "name = \"y\"\ndatabase = \"redis-cluster\"\nnodes = 3\n[server]\nbind = \"0.0.0.0\"\n",
     );
-    let (deployment, typo, huge_wait, exposed, bound) = (
+    let no_unit = file(
+        "no-unit.toml",
+        "name = \"x\"\ndatabase = \"postgres\"\nmemory = \"2GB\"\n",
+    );
+    let big_heap = file(
+        "big-heap.toml",
+        "name = \"x\"\ndatabase = \"cassandra\"\nmemory = \"1GiB\"\n[cassandra]\nheap_mb = 1024\n",
+    );
+    let (deployment, typo, huge_wait, exposed, bound, no_unit, big_heap) = (
         deployment.as_str(),
         typo.as_str(),
         huge_wait.as_str(),
         exposed.as_str(),
         bound.as_str(),
+        no_unit.as_str(),
+        big_heap.as_str(),
     );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["run", "--threads", "x"], "'x'"),
@@ -410,6 +420,9 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         // Security (issue 13, point 7): no override may move a local server off loopback.
         (vec!["cluster", "up", exposed], "server.listen_addresses"),
         (vec!["cluster", "up", bound], "server.bind"),
+        // Issue 38: a memory limit without a binary unit, a heap that leaves no room beside it.
+        (vec!["cluster", "up", no_unit], "memory = \"2GB\""),
+        (vec!["cluster", "up", big_heap], "cassandra.heap_mb = 1024"),
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (

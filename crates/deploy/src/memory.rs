@@ -177,6 +177,16 @@ impl Controller {
         if self.version == Version::V2 {
             enable_memory_below(&self.base)?;
         }
+        // The base may be another user's: whether this one may make groups in it is only known by
+        // making one.
+        let probe = self.base.join(format!("probe-{}", std::process::id()));
+        std::fs::create_dir(&probe).map_err(|e| {
+            format!(
+                "cannot make a memory cgroup in {} ({e}): a memory limit needs root or a delegated cgroup",
+                self.base.display()
+            )
+        })?;
+        let _ = std::fs::remove_dir(&probe);
         Ok(())
     }
 

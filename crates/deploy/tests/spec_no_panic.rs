@@ -22,12 +22,14 @@ proptest! {
         ready in number(),
         idle in number(),
         heap in number(),
+        memory in "[0-9]{0,6} ?[KMGT]?i?B?",
         key in "[a-z_]{1,20}",
         text in "[ -~]{0,20}",
     ) {
         let toml = format!(
             "name = \"x\"\ndatabase = \"{database}\"\nnodes = {nodes}\nready_timeout_s = {ready}\n\
-             idle_timeout_s = {idle}\n[cassandra]\nheap_mb = {heap}\n[server]\n{key} = {text:?}\n"
+             idle_timeout_s = {idle}\nmemory = {memory:?}\n[cassandra]\nheap_mb = {heap}\n\
+             [server]\n{key} = {text:?}\n"
         );
         let _ = Deployment::from_toml(&toml);
     }

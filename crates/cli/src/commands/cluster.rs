@@ -23,6 +23,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
     match action {
         ClusterAction::Up(t) => {
             let d = read_deployment(t)?;
+            Cluster::check_machine(&d)?;
             crate::note!(
                 "starting {} ({} x {}) in {}",
                 d.name,

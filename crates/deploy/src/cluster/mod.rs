@@ -345,11 +345,7 @@ impl Cluster {
         clusters_dir: &Path,
         stop_on_drop: bool,
     ) -> Result<Cluster, DeployError> {
-        if let Some(limit) = deployment.memory {
-            // Refused before anything starts: a cluster never runs unlimited by mistake.
-            Controller::open()
-                .map_err(|e| DeployError::BadInput(format!("memory = \"{limit}\": {e}")))?;
-        }
+        Self::check_machine(&deployment)?;
         let dir = Self::dir_for(clusters_dir, &deployment);
         Self::clear_for_up(&dir, &deployment.name)?;
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
@@ -386,6 +382,17 @@ impl Cluster {
             return Err(e);
         }
         Ok(cluster)
+    }
+
+    /// Whether this machine can run `deployment` as it asks (`up` checks it before anything
+    /// starts): a memory limit needs a memory controller and the right to make groups in it, and a
+    /// cluster never runs unlimited by mistake.
+    pub fn check_machine(deployment: &Deployment) -> Result<(), DeployError> {
+        if let Some(limit) = deployment.memory {
+            Controller::open()
+                .map_err(|e| DeployError::BadInput(format!("memory = \"{limit}\": {e}")))?;
+        }
+        Ok(())
     }
 
     /// Why the `up` that made this cluster failed, if it did: its servers are stopped, and it
