@@ -1108,13 +1108,18 @@ threads = [1, 2]
         elastic.miniature();
         assert_eq!((elastic.repetitions, elastic.discard_first), (1, 0));
         assert_eq!(elastic.procedure.elastic.steps, 1, "one elastic step");
+        // No warm-up stays none (init-to-cleanup timing needs none); a longer one is 200 ms.
         assert_eq!(
             (
                 mini.procedure.warmup.to_string(),
                 mini.procedure.duration.to_string()
             ),
-            ("200ms".to_string(), "1s".to_string())
+            ("0s".to_string(), "1s".to_string())
         );
+        let mut warmed = full.clone();
+        warmed.procedure.warmup = "30s".parse().unwrap();
+        warmed.miniature();
+        assert_eq!(warmed.procedure.warmup.to_string(), "200ms");
         assert_eq!(
             mini.workloads[0].properties["recordcount"].as_integer(),
             Some(100)
