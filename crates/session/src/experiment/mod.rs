@@ -90,7 +90,9 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
                 .iter()
                 .filter(|c| c.databases.is_empty() || c.databases.contains(&d.name))
             {
-                Experiment::derived_deployment(&deployment, c).map_err(SessionError::Usage)?;
+                let c = Experiment::with_database_settings(d, c);
+                Experiment::derived_deployment(&deployment, &c)
+                    .map_err(|e| SessionError::Usage(format!("database {:?}: {e}", d.name)))?;
             }
         }
     }
@@ -248,7 +250,7 @@ fn deployment_for(
         return Ok(None);
     };
     let file = base.join(file);
-    let mut config = exp
+    let config = exp
         .configurations
         .iter()
         .find(|c| c.name == run.configuration)
@@ -257,8 +259,10 @@ fn deployment_for(
             name: "default".into(), // the implicit default configuration
             ..Default::default()
         });
-    // Configurations that only set properties run on the same cluster.
+    // Configurations that only set properties run on the same cluster (the database's own
+    // settings apply to all of them).
     let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
+    let mut config = Experiment::with_database_settings(db, &config);
     // A swept cluster size is one more deployment key.
     let size = run.params.get(CLUSTER_SIZE);
     if let Some(n) = size {

@@ -40,6 +40,15 @@ pub struct Experiment {
     /// `run --fault`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<FaultSpec>,
+    /// What `--miniature` divides record and operation counts by (default
+    /// [`MINIATURE_DIVISOR`]): an experiment whose data is sized beyond its nodes' memory divides
+    /// by more, so that its miniature stays a check of minutes.
+    #[serde(default = "miniature_divisor")]
+    pub miniature_divisor: i64,
+}
+
+fn miniature_divisor() -> i64 {
+    MINIATURE_DIVISOR
 }
 
 /// `[fault]`: Jepsen's pause nemesis on one node of each named database's deployment.
@@ -273,6 +282,11 @@ pub struct DatabaseSpec {
     /// threads = nodes at start (`threadcount`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, toml::Value>,
+    /// Settings merged into the deployment file's own keys for every run of this database (under a
+    /// configuration's own), on the same cluster for configurations that change nothing else:
+    /// what a study set per database, e.g. a memory limit on every node (`{ memory = "1GiB" }`).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub deployment_settings: toml::Table,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -379,8 +393,9 @@ impl Experiment {
         p.elastic.set_repeats = p.elastic.set_repeats.min(2);
         // One doubling (with `double`, and the final size measured): the sizes table, in minutes.
         p.elastic.steps = p.elastic.steps.min(1);
+        let divisor = self.miniature_divisor;
         if let Some(r) = &mut p.request_set {
-            *r = (*r / MINIATURE_DIVISOR as u64).max(100).min(*r);
+            *r = (*r / divisor as u64).max(100).min(*r);
         }
         // Two pauses or more within the second a run lasts.
         if let Some(f) = &mut self.fault {
@@ -393,7 +408,7 @@ impl Experiment {
         }
         let small = |v: &mut toml::Value| {
             if let toml::Value::Integer(n) = v {
-                *n = (*n / MINIATURE_DIVISOR).max(100).min(*n);
+                *n = (*n / divisor).max(100).min(*n);
             }
         };
         let counts = ["recordcount", "operationcount", "insertcount"];
@@ -420,6 +435,19 @@ impl Experiment {
 
     /// The deployment a configuration runs against: `d` with the configuration's `[server]`
     /// settings and deployment keys merged in, checked as a deployment file is.
+    /// `config` with `database`'s deployment settings under its own.
+    pub fn with_database_settings(
+        database: &DatabaseSpec,
+        config: &Configuration,
+    ) -> Configuration {
+        let mut merged = database.deployment_settings.clone();
+        merge_tables(&mut merged, &config.deployment);
+        Configuration {
+            deployment: merged,
+            ..config.clone()
+        }
+    }
+
     pub fn derived_deployment(
         d: &scalebench_deploy::Deployment,
         config: &Configuration,
@@ -470,6 +498,12 @@ impl Experiment {
 
     /// A valid name, repetitions that count, and a plan small enough to build.
     fn check_size(&self) -> Result<(), String> {
+        if !(1..=1_000_000_000).contains(&self.miniature_divisor) {
+            return Err(format!(
+                "miniature_divisor = {}: use 1 to 1000000000",
+                self.miniature_divisor
+            ));
+        }
         if !is_word(&self.name) {
             return Err(format!(
                 "name {:?}: use letters, digits, '-', '_' and '.'",
@@ -611,6 +645,16 @@ impl Experiment {
                     d.name
                 ));
             }
+        }
+        if let Some(d) = self
+            .databases
+            .iter()
+            .find(|d| d.deployment.is_none() && !d.deployment_settings.is_empty())
+        {
+            return Err(format!(
+                "database {:?} has deployment_settings but no deployment file to apply them to",
+                d.name
+            ));
         }
         for c in &self.configurations {
             for d in &c.databases {
@@ -1069,6 +1113,23 @@ threads = [1, 2]
         .unwrap();
         let e = Experiment::derived_deployment(&d, &bad).unwrap_err();
         assert!(e.contains("\"x\"") && e.contains("never"), "{e}");
+
+        // A database's own settings apply under every configuration's (which win).
+        let database: DatabaseSpec = toml::from_str(
+            "name = \"c\"\ndeployment = \"c.toml\"\ndeployment_settings = { memory = \"1GiB\", nodes = 4 }",
+        )
+        .unwrap();
+        let merged = Experiment::with_database_settings(&database, &config);
+        let derived = Experiment::derived_deployment(&d, &merged).unwrap();
+        assert_eq!(derived.nodes, 1, "the configuration's nodes win");
+        assert_eq!(derived.memory.map(|m| m.bytes()), Some(1 << 30));
+        assert_eq!(derived.cassandra.commitlog_sync, "group");
+        let no_file = Experiment::from_toml(&SPEC.replace(
+            "name = \"lite\"",
+            "name = \"lite\"\ndeployment_settings = { memory = \"1GiB\" }",
+        ))
+        .unwrap_err();
+        assert!(no_file.contains("no deployment file"), "{no_file}");
     }
 
     #[test]
@@ -1115,6 +1176,14 @@ threads = [1, 2]
                 mini.procedure.duration.to_string()
             ),
             ("0s".to_string(), "1s".to_string())
+        );
+        let mut divided = full.clone();
+        divided.miniature_divisor = 1000;
+        divided.miniature();
+        assert_eq!(
+            divided.workloads[0].properties["recordcount"].as_integer(),
+            Some(100),
+            "10,000 / 1000, at least 100"
         );
         let mut warmed = full.clone();
         warmed.procedure.warmup = "30s".parse().unwrap();
