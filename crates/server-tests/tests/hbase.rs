@@ -49,6 +49,24 @@ fn threads_and_fds() -> (u64, u64) {
     (threads, fds)
 }
 
+/// TCP connections this machine has opened (`ActiveOpens` of /proc/net/snmp): the HBase JVMs are
+/// paused or idle while it is read, so its growth is this test's connects.
+fn tcp_active_opens() -> u64 {
+    let snmp = std::fs::read_to_string("/proc/net/snmp").unwrap();
+    let mut tcp = snmp.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next().unwrap(), tcp.next().unwrap());
+    let column = names
+        .split_whitespace()
+        .position(|n| n == "ActiveOpens")
+        .unwrap();
+    values
+        .split_whitespace()
+        .nth(column)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn crud_semantics() {
     assert_not_root(server().process.pid(), scalebench_deploy::hbase::ACCOUNT);
@@ -110,6 +128,7 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
     plan.op_timeout = Some(Duration::from_millis(50));
     let slots = (plan.threads * plan.concurrency) as u64;
     let (threads_before, fds_before) = threads_and_fds();
+    let opens_before = tcp_active_opens();
     let done = std::sync::atomic::AtomicBool::new(false);
     let (stalled, peak) = std::thread::scope(|s| {
         let sampler = s.spawn(|| {
@@ -134,6 +153,13 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
     });
     let timeouts = stalled.errors.get("timeout").map_or(0, |e| e.count);
     assert!(timeouts > 2 * slots, "{:?}", stalled.errors);
+    // Issue 39: each slot waits before it connects again (10 ms doubling to 500 ms): about 8
+    // connections per slot over the 1.5 s pause, not one per timed-out operation (30 per slot).
+    let opens = tcp_active_opens() - opens_before;
+    assert!(
+        opens <= slots * 14 + 20,
+        "{opens} connections opened for {timeouts} timed-out operations of {slots} slots"
+    );
     // Worker threads and their runtimes, the sampler, the pauser, and 3 connections per slot.
     assert!(
         peak.0 <= threads_before + slots * 3 + 12,

@@ -16,6 +16,11 @@
 //! descriptors, never one per timed-out operation (tokio's blocking pool would not do: a runtime
 //! waits for its blocking tasks when it ends, a stalled gateway for minutes). A thread or socket
 //! the client cannot get is the client's fault, not the gateway's: the run ends saying so.
+//! A slot whose connection failed (refused, broken, or abandoned after a timeout) waits before it
+//! connects again, 10 ms doubling up to 500 ms, back to 10 ms after a call that succeeded: a gateway
+//! that refuses or stalls sees at most two connections per slot and second, not one per operation
+//! (the reconnection policy of the DataStax and MongoDB drivers; the wait counts in the
+//! operation's latency, and an operation timeout or a stop ends it).
 //!
 //! Setup (table exists, create, delete) runs on a thread of its own too, each answer bounded by
 //! `--connect-timeout`, and a stop shuts its socket down: Ctrl-C never waits for the gateway.
@@ -104,6 +109,48 @@ option_choice! {
 
 /// Abandoned connections a slot may hold (their threads ending) before it waits for one to end.
 const MAX_ABANDONED: usize = 2;
+
+/// The first and the longest wait of a slot before it connects again after a failed connection.
+const RECONNECT_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
+const RECONNECT_MAX: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// When a slot may connect again: exponential backoff after each failed connection.
+#[derive(Debug)]
+struct Reconnect {
+    next_wait: std::time::Duration,
+    not_before: Option<tokio::time::Instant>,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Reconnect {
+            next_wait: RECONNECT_FIRST,
+            not_before: None,
+        }
+    }
+}
+
+impl Reconnect {
+    /// The connection failed: the next one waits, twice as long as the last wait (at most 500 ms).
+    fn failed(&mut self) {
+        self.not_before = Some(tokio::time::Instant::now() + self.next_wait);
+        self.next_wait = (self.next_wait * 2).min(RECONNECT_MAX);
+    }
+
+    /// A call succeeded: the next failure waits the first wait again.
+    fn succeeded(&mut self) {
+        *self = Reconnect::default();
+    }
+
+    /// Waits until a new connection may be made. An operation timeout that drops this wait
+    /// leaves the time in place for the next operation.
+    async fn wait(&mut self) {
+        if let Some(t) = self.not_before {
+            tokio::time::sleep_until(t).await;
+            self.not_before = None;
+        }
+    }
+}
 
 type Client = THBaseServiceSyncClient<
     TBinaryInputProtocol<TBufferedReadTransport<ReadHalf<TTcpChannel>>>,
@@ -541,6 +588,7 @@ impl BindingFactory for HbaseFactory {
             connection: None,
             in_call: false,
             abandoned: Vec::new(),
+            reconnect: Reconnect::default(),
             table: self.table_display().into_bytes(),
             family: self.family.clone(),
             fields: self.fields.clone(),
@@ -645,6 +693,8 @@ pub struct HbaseBinding {
     in_call: bool,
     /// Connections given up, whose threads have not ended yet (at most [`MAX_ABANDONED`]).
     abandoned: Vec<Connection>,
+    /// When this slot may connect again after a failed connection.
+    reconnect: Reconnect,
     /// `namespace:table` as the data calls name it.
     table: Vec<u8>,
     family: Vec<u8>,
@@ -665,10 +715,7 @@ impl HbaseBinding {
         f: impl FnOnce(&mut Client) -> thrift::Result<T> + Send + 'static,
     ) -> Result<T, OpError> {
         if std::mem::take(&mut self.in_call) {
-            if let Some(mut c) = self.connection.take() {
-                c.abandon();
-                self.abandoned.push(c);
-            }
+            self.give_up_connection();
         }
         self.abandoned.retain_mut(|c| !c.has_ended());
         // A gateway that stops answering must not cost a thread and a socket per timed-out
@@ -679,12 +726,16 @@ impl HbaseBinding {
             self.abandoned.remove(0);
         }
         if self.connection.is_none() {
+            self.reconnect.wait().await;
             self.connection = Some(Connection::start(&self.address, self.connect_timeout)?);
         }
         let connection = self.connection.as_mut().expect("started above");
-        let (answer, answered) = tokio::sync::oneshot::channel();
+        let (answer, answered) = tokio::sync::oneshot::channel::<(Result<T, OpError>, bool)>();
         let address = self.address.clone();
         let job: Job = Box::new(move |client: &mut Option<Client>, failed| {
+            let answer = |result, connected| {
+                let _ = answer.send((result, connected));
+            };
             let Some(c) = client.as_mut() else {
                 let error = match failed {
                     Some(e) if is_resource_exhaustion(e) => {
@@ -696,7 +747,7 @@ impl HbaseBinding {
                     ),
                     None => OpError::new(FailureClass::Unavailable, "not connected"),
                 };
-                let _ = answer.send(Err(error));
+                answer(Err(error), false);
                 return;
             };
             let result = f(c).map_err(|e| {
@@ -705,19 +756,37 @@ impl HbaseBinding {
                 }
                 OpError::new(classify(&e), error_text(&e))
             });
-            let _ = answer.send(result);
+            let connected = client.is_some();
+            answer(result, connected);
         });
         let gone = || OpError::new(FailureClass::Unavailable, "the connection's thread is gone");
-        connection
-            .jobs
-            .as_ref()
-            .ok_or_else(gone)?
-            .send(job)
-            .map_err(|_| gone())?;
-        self.in_call = true;
-        let result = answered.await.map_err(|_| gone())?;
+        let sent = connection.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+        self.in_call = sent;
+        let answered = if sent { answered.await.ok() } else { None };
         self.in_call = false;
+        let Some((result, connected)) = answered else {
+            // The thread ended (it panicked): a new connection next time.
+            self.give_up_connection();
+            return Err(gone());
+        };
+        if connected {
+            if result.is_ok() {
+                self.reconnect.succeeded();
+            }
+        } else {
+            // Refused or broken: the next call connects anew, after a wait.
+            self.give_up_connection();
+        }
         result
+    }
+
+    /// Abandons this slot's connection (its thread ends after its call), and delays the next.
+    fn give_up_connection(&mut self) {
+        if let Some(mut c) = self.connection.take() {
+            c.abandon();
+            self.abandoned.push(c);
+        }
+        self.reconnect.failed();
     }
 
     fn column(&self, field: usize) -> TColumn {
