@@ -131,6 +131,11 @@ pub struct ExperimentArgs {
     /// recorded as NAME-miniature (a check that it runs, not a result; docs/experiments.md).
     #[arg(long)]
     pub miniature: bool,
+    /// The cells to run: all, or each-value (a subset in which every database, configuration,
+    /// workload, data size and swept value runs at least once: a check that every part of the
+    /// file runs, not a result to compare cells by).
+    #[arg(long, value_name = "CELLS", default_value = "all")]
+    pub cells: scalebench_session::experiment::spec::Cells,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]

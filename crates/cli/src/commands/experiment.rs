@@ -25,6 +25,7 @@ pub fn experiment_command(
     }
     let request = ExperimentRequest {
         experiment,
+        cells: args.cells,
         base: args
             .file
             .parent()

@@ -19,7 +19,8 @@ use crate::error::SessionError;
 use crate::phase::execute_phases;
 use crate::request::{self, ElasticRequest, RunRequest};
 use spec::{
-    value_text, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE, DATA_SIZE,
+    value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
+    DATA_SIZE,
 };
 use store::{now, ElasticOutcome, ElasticRecord, Recorded, Store};
 
@@ -51,6 +52,8 @@ struct RunnerState {
 /// results and clusters go.
 pub struct ExperimentRequest {
     pub experiment: Experiment,
+    /// Which cells of its matrix run (all, or each value once).
+    pub cells: Cells,
     /// The directory the spec's deployment and workload files are relative to.
     pub base: PathBuf,
     /// The spec's file as the results store names it.
@@ -96,7 +99,7 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
             }
         }
     }
-    let plan = exp.plan();
+    let plan = request.cells.select(exp.plan());
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
 }

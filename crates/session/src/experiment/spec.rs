@@ -462,7 +462,9 @@ impl Experiment {
     }
 
     pub fn from_file(path: &Path) -> Result<Experiment, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        // An experiment file is small: never read a device or a pipe, nor more than 4 MiB.
+        let text = scalebench_measure::files::read_bounded(path, 4 << 20)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
     }
 
@@ -903,6 +905,66 @@ impl Experiment {
     }
 }
 
+/// Which cells of the matrix an experiment runs (`experiment --cells`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cells {
+    /// Every cell of the matrix.
+    #[default]
+    All,
+    /// A subset in which every value of every axis (database, configuration, workload, each
+    /// swept value, each data size) runs at least once: "each-choice" coverage, the weakest of
+    /// the combinatorial test designs (Ammann & Offutt, Introduction to Software Testing, 6.2).
+    /// Walking the plan in its order, a cell is kept when it brings a value no kept cell had, so
+    /// kept cells still share their loads. A check that every part of a file runs, in a fraction of
+    /// the time; never a result to compare cells by (most combinations are left out).
+    EachValue,
+}
+
+impl std::str::FromStr for Cells {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "all" => Ok(Cells::All),
+            "each-value" => Ok(Cells::EachValue),
+            other => Err(format!("cells {other:?}: expected all or each-value")),
+        }
+    }
+}
+
+impl Cells {
+    /// The runs of `plan` this selection keeps, in the plan's order (every repetition of a kept
+    /// cell).
+    pub fn select(self, plan: Vec<PlannedRun>) -> Vec<PlannedRun> {
+        if self == Cells::All {
+            return plan;
+        }
+        let mut covered: std::collections::HashSet<(String, String)> = Default::default();
+        let mut kept: std::collections::HashSet<String> = Default::default();
+        plan.into_iter()
+            .filter(|r| {
+                if kept.contains(&r.cell) {
+                    return true;
+                }
+                let values = [
+                    ("database", &r.database),
+                    ("configuration", &r.configuration),
+                    ("workload", &r.workload),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .chain(r.params.iter().map(|(k, v)| (k.clone(), v.clone())))
+                .collect::<Vec<_>>();
+                let new = values.iter().any(|v| !covered.contains(v));
+                if new {
+                    covered.extend(values);
+                    kept.insert(r.cell.clone());
+                }
+                new
+            })
+            .collect()
+    }
+}
+
 /// The records a workload loads, as text: a built-in workload's properties with the workload's own,
 /// less those that shape only the run phase; a property file by its path (its contents are read when
 /// it runs) with the workload's load-shaping properties.
@@ -994,6 +1056,48 @@ recordcount = [100]
             let err = Experiment::from_toml(&text).unwrap_err();
             assert!(err.contains("at most 100000"), "{err}");
         }
+    }
+
+    #[test]
+    fn each_value_keeps_a_cell_per_new_value_with_its_repetitions() {
+        let e = Experiment::from_toml(SPEC).unwrap();
+        let plan = e.plan();
+        let kept = Cells::EachValue.select(plan.clone());
+        let cells: Vec<&str> = kept
+            .iter()
+            .filter(|r| r.repetition == 1)
+            .map(|r| r.cell.as_str())
+            .collect();
+        // lite/off/threads=1 brings four values, threads=2 the fifth; lite/full brings "full";
+        // pg brings "pg"; nothing else is new.
+        assert_eq!(
+            cells,
+            [
+                "lite/off/a/recordcount=100,threads=1",
+                "lite/off/a/recordcount=100,threads=2",
+                "lite/full/a/recordcount=100,threads=1",
+                "pg/off/a/recordcount=100,threads=1",
+            ]
+        );
+        assert_eq!(kept.len(), 4 * 3, "every repetition of a kept cell");
+        for (k, values) in [
+            ("database", ["lite", "pg"]),
+            ("configuration", ["off", "full"]),
+        ] {
+            for v in values {
+                assert!(
+                    kept.iter().any(|r| match k {
+                        "database" => r.database == v,
+                        _ => r.configuration == v,
+                    }),
+                    "{k} {v}"
+                );
+            }
+        }
+        assert_eq!(Cells::All.select(plan.clone()), plan);
+        assert!("each-value".parse::<Cells>().is_ok());
+        let bad = "pairs".parse::<Cells>().unwrap_err();
+        assert!(bad.contains("\"pairs\""), "{bad}");
     }
 
     #[test]
