@@ -105,6 +105,9 @@ func Read(r io.Reader) ([]Op, error) {
 		if op.F == "write" && op.Value == nil {
 			return nil, fmt.Errorf("line %d: a write needs the version it wrote", line)
 		}
+		if op.CompleteNs != nil && *op.CompleteNs < op.InvokeNs {
+			return nil, fmt.Errorf("line %d: complete_ns %d comes before invoke_ns %d", line, *op.CompleteNs, op.InvokeNs)
+		}
 		ops = append(ops, op)
 	}
 	return ops, scanner.Err()

@@ -68,6 +68,7 @@ func TestBadLinesAreNamed(t *testing.T) {
 		`{"process":0,"key":"a","f":"cas","value":1,"invoke_ns":0,"complete_ns":1,"ok":true}`,
 		`{"process":0,"f":"read","value":1,"invoke_ns":0,"complete_ns":1,"ok":true}`,
 		`{"process":0,"key":"a","f":"read","invoke_ns":0,"ok":true}`,
+		`{"process":0,"key":"a","f":"write","value":1,"invoke_ns":5,"complete_ns":3,"ok":true}`,
 		`not json`,
 	} {
 		if _, err := Read(strings.NewReader("\n" + bad)); err == nil || !strings.Contains(err.Error(), "line 2") {

@@ -69,10 +69,24 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            crate::note!("error: {e}");
+            crate::note!("error: {}", printable(&e.to_string()));
             e.exit_code()
         }
     }
+}
+
+/// `text` with control characters escaped: an error names the bad value it was given, and a value
+/// holding terminal escapes would otherwise act on the user's terminal.
+fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 fn merge(args: &MergeArgs) -> Result<(), SessionError> {
@@ -124,4 +138,21 @@ fn bindings(name: Option<&str>) -> Result<(), SessionError> {
     let out = registry::listing(name).map_err(|e| SessionError::Usage(e.to_string()))?;
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Issue 39: a name echoed in an error line cannot move the cursor or retitle the terminal.
+    #[test]
+    fn error_lines_escape_control_characters() {
+        let line = super::printable("unknown binding \u{1b}]0;owned\u{7}x\ttab\nnext");
+        assert!(
+            !line.chars().any(|c| c.is_control() && c != '\n'),
+            "{line:?}"
+        );
+        assert!(
+            line.contains("\\u{1b}]0;owned\\u{7}x\\ttab\nnext"),
+            "{line:?}"
+        );
+    }
 }

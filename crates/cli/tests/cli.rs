@@ -265,6 +265,15 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "from 1 to 10000",
         ),
         (
+            vec![
+                "experiment",
+                "examples/sqlite-quick.toml",
+                "--cells",
+                "pairs",
+            ],
+            "expected all or each-value",
+        ),
+        (
             vec!["run", "--timing", "init-to-cleanup", "--duration", "1s"],
             "bounded by an operation count",
         ),
@@ -285,6 +294,18 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "--consistency-probe and --fault act from one process",
         ),
         (vec!["run", "--fault", "pause:node2"], "give --deployment"),
+        (
+            vec![
+                "run",
+                "--deployment",
+                deployment,
+                "--db",
+                "postgres://u:hunter2@127.0.0.1:1/ycsb",
+                "--fault",
+                "pause:node1",
+            ],
+            "while --db postgres://u:***@127.0.0.1:1/ycsb",
+        ),
         (vec!["run", "--fault", "crash:node1"], "'crash'"),
         (
             vec![
@@ -449,7 +470,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     for (args, needle) in cases {
         let mut full = args.clone();
         full.extend(["--output", o]);
-        if ["bindings", "cluster", "compare"].contains(&args[0]) {
+        if ["bindings", "cluster", "compare", "experiment"].contains(&args[0]) {
             full = args.clone();
         }
         let r = scalebench(&full);
@@ -1872,6 +1893,130 @@ fn a_synchronous_binding_keeps_the_operation_timeout_and_the_end_of_the_window()
     let timeouts = update["failed"]["timeout"].as_u64().unwrap_or(0);
     // 2 s of 100 ms waits: about 20; with the busy timeout in charge there would be one.
     assert!(timeouts >= 10, "{update}");
+}
+
+/// Issue 39, point 2: whatever the probe is asked (one write per 100 s, a read 60 s after each),
+/// the run ends within its duration, its grace and the probe's 1 s drain (a 2 s run took minutes);
+/// the write the probe made is counted, its late read cut.
+#[test]
+fn a_slow_probe_does_not_keep_the_run_going() {
+    let dir = test_dir();
+    let out = dir.path().join("r.json");
+    let o = scalebench_within(
+        &[
+            "run",
+            "--duration",
+            "2s",
+            "--warmup",
+            "0s",
+            "--grace",
+            "1s",
+            "--consistency-probe",
+            "0.01",
+            "--probe-delays",
+            "0,60000",
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    // One write of the hundred seconds a slot lasts: the probe fell behind nothing, and the
+    // run is no failure.
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = &json(&out)["phases"][1]["consistency"];
+    assert_eq!(c["probe_writes"], 1, "{c}");
+    assert_eq!(c["cut_writes"], 1, "{c}");
+    assert_eq!(c["t_visibility"][1]["missed"], 1, "{c}");
+}
+
+/// Issue 39, point 13: a property file's lines scalebench does not read are ignored with a warning
+/// and never copied into the result (a file could hold a password hash).
+#[test]
+fn properties_scalebench_ignores_are_not_copied_into_the_result() {
+    let dir = test_dir();
+    let props = dir.path().join("p.properties");
+    std::fs::write(
+        &props,
+        "recordcount=50\nroot:$6$SALT$HASH:19000:0:99999:7:::\nnull.capacity_ops_s=0\n",
+    )
+    .unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        "c",
+        "--db",
+        "null://",
+        "-P",
+        props.to_str().unwrap(),
+        "--operations",
+        "100",
+        "--no-monitor",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown property 'root'") && stderr(&o).contains("not recorded"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(!text.contains("HASH"), "the ignored line is in the result");
+    let p = &json(&out)["parameters"]["properties"];
+    assert_eq!(p["recordcount"], "50", "{p}");
+    assert_eq!(p["null.capacity_ops_s"], "0", "{p}");
+}
+
+/// Issue 39, point 8: as an unprivileged user in a sticky directory (as /tmp), an output file that
+/// belongs to someone else cannot be replaced: refused before the run (it ran, then lost its
+/// result with exit 1).
+#[test]
+fn an_output_the_user_cannot_replace_in_a_sticky_directory_is_refused_first() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::Builder::new()
+        .prefix("sticky-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let theirs = dir.path().join("r.json");
+    std::fs::write(&theirs, "root's").unwrap();
+    // The binary where `nobody` can run it (the build directory may be closed to others).
+    let binary = dir.path().join("scalebench");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_scalebench"), &binary).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_scalebench"), &binary).unwrap();
+    }
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let as_nobody = |out: &Path| {
+        std::process::Command::new(&binary)
+            .args([
+                "run",
+                "--db",
+                "null://",
+                "--operations",
+                "100",
+                "--no-monitor",
+                "-o",
+            ])
+            .arg(out)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap()
+    };
+    let o = as_nobody(&theirs);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sticky directory"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "nothing ran");
+    assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "root's");
+    // A file of its own there is written.
+    let own = dir.path().join("own.json");
+    let o = as_nobody(&own);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&own)["schema"], "scalebench.result.v1");
 }
 
 /// Commands that only read never create or change a database (issue 13, point 12).

@@ -25,6 +25,7 @@ pub use account::{Account, ServerDir};
 pub use cluster::{Cluster, ClusterStatus};
 pub use memory::MemoryLimit;
 pub use process::{
-    free_port, free_port_with_bus, wait_until, DeployError, ManagedProcess, ProcessRef,
+    free_port, free_port_with_bus, interrupt_waits, wait_until, waits_interrupted, DeployError,
+    ManagedProcess, ProcessRef,
 };
 pub use spec::{Database, Deployment};

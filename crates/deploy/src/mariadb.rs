@@ -135,12 +135,14 @@ pub fn ping(socket: &Path) -> bool {
 
 /// SQL as root over a server's socket; tab-separated rows without headers.
 pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
-    run(
+    // On standard input, not `-e`: nothing of the SQL (a password) in the argv.
+    crate::process::run_with_input(
         Command::new("mariadb")
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("-u{}", socket_superuser()))
-            .args(["-N", "-B", "-e", text]),
+            .args(["-N", "-B"]),
         "mariadb",
+        text,
     )
 }
 

@@ -131,11 +131,10 @@ pub fn psql(
         "-q",
         "-A",
         "-t",
-        "-c",
-        sql,
     ]);
     as_postgres(&mut psql)?;
-    run(&mut psql, "psql")
+    // On standard input, not `-c`: nothing of the SQL (a password) in the argv.
+    crate::process::run_with_input(&mut psql, "psql", sql)
 }
 
 /// The benchmark's user and database: the user owns the database (creates and drops its tables)

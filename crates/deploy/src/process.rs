@@ -25,6 +25,9 @@ pub enum DeployError {
     BadInput(String),
     #[error("{0}")]
     Failed(String),
+    /// Ctrl-C ended a wait ([`interrupt_waits`]).
+    #[error("interrupted while {0}")]
+    Interrupted(String),
 }
 
 impl DeployError {
@@ -112,7 +115,21 @@ pub fn wait_until(timeout: Duration, ready: impl FnMut() -> bool) -> bool {
     poll_every(Duration::from_millis(100), timeout, ready)
 }
 
-/// Polls `ready` every `interval` until it holds or `timeout` passes.
+/// Set by the caller's Ctrl-C ([`interrupt_waits`]): every wait of this crate ends at once.
+static WAITS_INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ends every wait of this crate (a cluster's readiness, its idleness, a server's start) at once,
+/// now and from now on: the caller was asked to stop (Ctrl-C, SIGTERM).
+pub fn interrupt_waits() {
+    WAITS_INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+pub fn waits_interrupted() -> bool {
+    WAITS_INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Polls `ready` every `interval` until it holds or `timeout` passes. Not interrupted: a server's
+/// shutdown is awaited even after Ctrl-C (it would be killed otherwise).
 pub fn poll_every(interval: Duration, timeout: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     loop {
@@ -123,6 +140,32 @@ pub fn poll_every(interval: Duration, timeout: Duration, mut ready: impl FnMut()
             return false;
         }
         std::thread::sleep(interval);
+    }
+}
+
+/// [`poll_every`] that also ends (false) once the waits were interrupted, sleeping in steps of at
+/// most 100 ms so that an interruption is seen at once: a cluster's readiness and idleness.
+pub fn poll_until_interrupted(
+    interval: Duration,
+    timeout: Duration,
+    mut ready: impl FnMut() -> bool,
+) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if ready() {
+            return true;
+        }
+        let next = Instant::now() + interval;
+        loop {
+            let now = Instant::now();
+            if now >= deadline || waits_interrupted() {
+                return false;
+            }
+            if now >= next {
+                break;
+            }
+            std::thread::sleep((next - now).min(Duration::from_millis(100)));
+        }
     }
 }
 
@@ -318,6 +361,10 @@ impl Drop for ManagedProcess {
 /// itself, as Bucardo's does, leads none). The descendants are listed first: once the root is gone
 /// they belong to init.
 fn signal_tree(root: libc::pid_t, sig: libc::c_int) {
+    // -1 would be every process, 0 and -0 this process group: never a node.
+    if root <= 1 {
+        return;
+    }
     let tree = descendants(root);
     // SAFETY: kill(2) on a server's process, its process group and processes descending from it.
     unsafe {
@@ -348,7 +395,9 @@ impl ProcessRef {
     /// Still the same process, and not a zombie (reaped here if it is our child).
     pub fn is_running(&self) -> bool {
         match proc_stat(self.pid) {
-            Some((state, t)) if self.start_ticks == 0 || t == self.start_ticks => {
+            // A start time of 0 (edited state, or a process gone before it was looked at) proves
+            // nothing: it is never taken for a running node.
+            Some((state, t)) if self.start_ticks != 0 && t == self.start_ticks && self.pid > 1 => {
                 if state == 'Z' {
                     reap(self.pid);
                 }
@@ -356,6 +405,12 @@ impl ProcessRef {
             }
             _ => false,
         }
+    }
+
+    /// Running, but stopped by a signal (SIGSTOP: a fault's pause, or one left by a scalebench
+    /// that was killed during it).
+    pub fn is_stopped(&self) -> bool {
+        self.is_running() && matches!(proc_stat(self.pid), Some(('T' | 't', _)))
     }
 
     fn signal(&self, sig: libc::c_int) {
@@ -475,6 +530,35 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
         program: what.into(),
         reason: e.to_string(),
     })?;
+    outcome(out, what)
+}
+
+/// [`run`] with `input` on the command's standard input: how SQL reaches a client program, so
+/// that no statement (a password in `CREATE USER`) is in its argv, which any user can read in
+/// `/proc/PID/cmdline`.
+pub fn run_with_input(cmd: &mut Command, what: &str, input: &str) -> Result<String, DeployError> {
+    use std::io::Write;
+    let spawn_error = |e: std::io::Error| DeployError::Spawn {
+        program: what.into(),
+        reason: e.to_string(),
+    };
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    // Written from a thread of its own: a program that answers before reading all of its input
+    // could otherwise fill its output pipe while this one fills its input.
+    let mut stdin = child.stdin.take().expect("piped");
+    let text = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let out = child.wait_with_output().map_err(spawn_error)?;
+    let _ = writer.join();
+    outcome(out, what)
+}
+
+fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError> {
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

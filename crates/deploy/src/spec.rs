@@ -319,13 +319,19 @@ pub struct ExternalHooks {
     pub compact: Option<String>,
 }
 
+/// A deployment file (and a cluster's state file) is at most this large: far beyond any written.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
 impl Deployment {
     /// Reads and checks a deployment file; errors name the file and the bad value.
     pub fn from_file(path: &Path) -> Result<Deployment, DeployError> {
-        let text = std::fs::read_to_string(path).map_err(|e| DeployError::BadSpec {
-            file: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
+        let text =
+            scalebench_measure::files::read_bounded(path, MAX_FILE_BYTES).map_err(|reason| {
+                DeployError::BadSpec {
+                    file: path.display().to_string(),
+                    reason,
+                }
+            })?;
         Self::from_toml(&text).map_err(|reason| DeployError::BadSpec {
             file: path.display().to_string(),
             reason,

@@ -98,6 +98,34 @@ fn without_hooks_ready_means_every_endpoint_accepts_connections() {
         std::os::unix::fs::PermissionsExt::mode(&state.permissions()) & 0o777,
         0o600
     );
+    // Issue 39, point 4: the state decides which processes get signals. One others could have
+    // written (mode 0666), or another user's, is refused; a start time of 0 matches no process.
+    let dir_of = c.state.dir.clone();
+    let state_file = dir_of.join("cluster.json");
+    assert!(Cluster::open(&dir_of).is_ok());
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&state_file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    match Cluster::open(&dir_of) {
+        Err(DeployError::BadInput(m)) => assert!(m.contains("writable by others"), "{m}"),
+        other => panic!("{:?}", other.map(|c| c.state.dir.clone())),
+    }
+    std::fs::set_permissions(&state_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(&state_file, Some(65534), None).unwrap();
+        match Cluster::open(&dir_of) {
+            Err(DeployError::BadInput(m)) => assert!(m.contains("belongs to uid 65534"), "{m}"),
+            other => panic!("{:?}", other.map(|c| c.state.dir.clone())),
+        }
+        std::os::unix::fs::chown(&state_file, Some(0), None).unwrap();
+    }
+    let anyone = scalebench_deploy::ProcessRef {
+        pid: std::process::id(),
+        start_ticks: 0,
+    };
+    assert!(!anyone.is_running(), "a start time of 0 proves nothing");
+    let init = scalebench_deploy::ProcessRef::of(1).unwrap();
+    assert!(!init.is_running(), "pid 1 is never a node");
 
     let (d, file) = external(
         dir.path(),

@@ -16,7 +16,18 @@ use std::path::Path;
 /// writes must not take the machine's memory.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     use std::io::Read;
-    let file = File::open(path).map_err(|e| e.to_string())?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Opened without blocking, so that a FIFO planted at the path cannot hang the reader (a
+    // regular file ignores the flag), and read only if it is a regular file: never a device
+    // (`/dev/zero`), a pipe or a directory.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    if !file.metadata().map_err(|e| e.to_string())?.is_file() {
+        return Err("not a regular file (a directory, device or pipe)".into());
+    }
     let mut text = String::new();
     // One byte more than the limit tells a file at the limit from a larger one (a pipe or a file
     // that grows has no trustworthy length).
@@ -44,6 +55,7 @@ fn parent(path: &Path) -> &Path {
 /// there (renaming over `/dev/full` or a symbolic link would replace it), and its directory must
 /// exist and take new files.
 pub fn check_output(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
     if let Ok(m) = std::fs::symlink_metadata(path) {
         if !m.file_type().is_file() {
             return Err(format!(
@@ -51,6 +63,19 @@ pub fn check_output(path: &Path) -> Result<(), String> {
                  name a file to create or replace",
                 path.display()
             ));
+        }
+        // In a sticky directory (/tmp) only the file's or the directory's owner may replace it:
+        // the rename at the end would fail and the run's result be lost.
+        // SAFETY: geteuid(2) has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if let Ok(d) = std::fs::metadata(parent(path)) {
+            if d.mode() & 0o1000 != 0 && me != 0 && m.uid() != me && d.uid() != me {
+                return Err(format!(
+                    "output '{}' belongs to uid {} in a sticky directory: it cannot be replaced; name another file",
+                    path.display(),
+                    m.uid()
+                ));
+            }
         }
     }
     check_dir_takes_files(parent(path)).map_err(|e| format!("output '{}': {e}", path.display()))
@@ -204,5 +229,31 @@ mod tests {
         assert!(check_output_dir(&real).is_err());
         check_output_dir(&d.path().join("logs/deeper")).unwrap();
         assert!(d.path().join("logs/deeper").is_dir());
+    }
+
+    /// Issue 39: input files are bounded and only regular files are read; a FIFO never blocks.
+    #[test]
+    fn only_regular_files_within_the_bound_are_read_and_a_fifo_never_blocks() {
+        let d = tempfile::tempdir().unwrap();
+        let small = d.path().join("small.toml");
+        std::fs::write(&small, "name = \"x\"\n").unwrap();
+        assert_eq!(read_bounded(&small, 64).unwrap(), "name = \"x\"\n");
+        let large = d.path().join("large.toml");
+        std::fs::write(&large, vec![b'#'; 65]).unwrap();
+        assert!(read_bounded(&large, 64)
+            .unwrap_err()
+            .contains("larger than"));
+        let fifo = d.path().join("fifo.toml");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo(3) with a NUL-terminated path in a directory of this test's.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for special in [fifo.as_path(), Path::new("/dev/zero"), d.path()] {
+            let e = read_bounded(special, 1 << 20).unwrap_err();
+            assert!(
+                e.contains("not a regular file"),
+                "{}: {e}",
+                special.display()
+            );
+        }
     }
 }

@@ -502,37 +502,54 @@ fn merge_intervals(
     start_ms: u64,
     interval_s: f64,
 ) -> Result<Vec<IntervalResult>, String> {
-    let mut slots: BTreeMap<u64, BTreeMap<String, IntervalSum>> = BTreeMap::new();
+    // Each client's intervals at the merged length, then, per merged interval, which clients'
+    // intervals fall in it: references only. The histograms are decoded one merged interval at a
+    // time and encoded again at once, so a day of intervals never lies decoded in memory (85,000
+    // of them once took 19.6 GB).
+    let mut series: Vec<std::borrow::Cow<'_, [IntervalResult]>> = Vec::with_capacity(phases.len());
+    let mut offsets = Vec::with_capacity(phases.len());
     for p in phases {
-        let offset =
-            ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64;
+        offsets.push(
+            ((p.measurement_start_unix_ms - start_ms) as f64 / 1000.0 / interval_s).round() as u64,
+        );
         let factor = (interval_s / p.interval_s).round() as u64;
-        let coarsened;
-        let intervals = if factor > 1 {
-            coarsened = coarsen_result_intervals(&p.intervals, p.interval_s, factor, p.duration_s)?;
-            &coarsened
+        series.push(if factor > 1 {
+            std::borrow::Cow::Owned(coarsen_result_intervals(
+                &p.intervals,
+                p.interval_s,
+                factor,
+                p.duration_s,
+            )?)
         } else {
-            &p.intervals
-        };
-        for iv in intervals {
+            std::borrow::Cow::Borrowed(p.intervals.as_slice())
+        });
+    }
+    let mut slots: BTreeMap<u64, Vec<&IntervalResult>> = BTreeMap::new();
+    for (intervals, offset) in series.iter().zip(&offsets) {
+        for iv in intervals.iter() {
             let index = (iv.start_s / interval_s).round() as u64 + offset;
-            let slot = slots.entry(index).or_default();
-            for (op, o) in &iv.operations {
-                slot.entry(op.clone()).or_default().add(o)?;
-            }
+            slots.entry(index).or_default().push(iv);
         }
     }
-    Ok(slots
+    slots
         .into_iter()
-        .map(|(index, ops)| IntervalResult {
-            start_s: index as f64 * interval_s,
-            // Clients run side by side: their rates add.
-            operations: ops
-                .into_iter()
-                .map(|(op, sum)| (op, sum.finish(None)))
-                .collect(),
+        .map(|(index, intervals)| {
+            let mut ops: BTreeMap<&str, IntervalSum> = BTreeMap::new();
+            for iv in intervals {
+                for (op, o) in &iv.operations {
+                    ops.entry(op.as_str()).or_default().add(o)?;
+                }
+            }
+            Ok(IntervalResult {
+                start_s: index as f64 * interval_s,
+                // Clients run side by side: their rates add.
+                operations: ops
+                    .into_iter()
+                    .map(|(op, sum)| (op.to_string(), sum.finish(None)))
+                    .collect(),
+            })
         })
-        .collect())
+        .collect()
 }
 
 #[cfg(test)]

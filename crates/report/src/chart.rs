@@ -131,17 +131,36 @@ pub fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
+/// A text field of a CSV file: quoted when it holds a separator, a quote or a line break, and
+/// prefixed with `'` when a spreadsheet would take it for a formula (`=`, `+`, `-`, `@` first:
+/// a cell name or an error text is data, never something to run).
+pub fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{s}")
     } else {
         s.to_string()
+    };
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 39: a text a spreadsheet would run as a formula is written as text.
+    #[test]
+    fn csv_fields_are_quoted_and_never_formulas() {
+        assert_eq!(csv_field("pg/off/a"), "pg/off/a");
+        assert_eq!(csv_field("=HYPERLINK(1)"), "'=HYPERLINK(1)");
+        assert_eq!(csv_field("@SUM(A1)"), "'@SUM(A1)");
+        assert_eq!(csv_field("+1"), "'+1");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("=a,\"b\""), "\"'=a,\"\"b\"\"\"");
+    }
 
     #[test]
     fn a_chart_gives_its_data_as_json_and_csv() {

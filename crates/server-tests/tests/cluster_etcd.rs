@@ -48,6 +48,29 @@ fn members_join_and_leave_and_the_data_stays() {
     assert!(run.totals.ok > 50);
     assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
 
+    // Issue 39, point 11: a member left paused by SIGSTOP (a fault's pause of a killed scalebench)
+    // fails the readiness wait at once, naming how to resume it, and the status says so.
+    let paused = c.state.nodes[1].process.unwrap();
+    // SAFETY: kill(2) on a member this test's cluster started.
+    unsafe { libc::kill(paused.pid as i32, libc::SIGSTOP) };
+    let waited = std::time::Instant::now();
+    let err = c.wait_ready().unwrap_err().to_string();
+    assert!(err.contains(&format!("kill -CONT {}", paused.pid)), "{err}");
+    assert!(
+        waited.elapsed() < std::time::Duration::from_secs(30),
+        "{err}"
+    );
+    let status = c.status();
+    let node = status
+        .nodes
+        .iter()
+        .find(|n| n.pid == Some(paused.pid))
+        .unwrap();
+    assert!(node.stopped_by_signal, "{}", node.id);
+    // SAFETY: as above.
+    unsafe { libc::kill(paused.pid as i32, libc::SIGCONT) };
+    c.wait_ready().unwrap();
+
     let done = c.compact().unwrap();
     assert!(done.iter().any(|d| d.contains("compacted")), "{done:?}");
     c.wait_idle().unwrap();

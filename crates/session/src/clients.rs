@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use scalebench_exec::Phase;
-use scalebench_workload::{CoreWorkload, Properties};
+use scalebench_workload::{CoreWorkload, OpKind, Properties};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
@@ -171,9 +171,14 @@ impl ClientShare {
                 workload.insert_start,
                 workload.insert_start + workload.insert_count
             ),
-            Phase::Run => format!(
-                "client {} of {}: inserts from key {}",
+            Phase::Run if workload.mix.iter().any(|(k, _)| *k == OpKind::Insert) => format!(
+                "client {} of {}: its share of the operations, inserts from key {}",
                 self.index, self.clients, workload.transaction_insert_start
+            ),
+            // A workload without inserts has no key section: its share is its operations alone.
+            Phase::Run => format!(
+                "client {} of {}: its share of the operations",
+                self.index, self.clients
             ),
         }
     }
@@ -224,6 +229,24 @@ mod tests {
                 prop_assert!(pair[0].insert_section(first, width) + most <= pair[1].insert_section(first, width));
             }
         }
+    }
+
+    /// Issue 39: a missing client of a workload without inserts is not said to have had an insert
+    /// section.
+    #[test]
+    fn a_share_names_an_insert_section_only_when_the_workload_inserts() {
+        let workload = |insert: &str| {
+            let mut p = Properties::new();
+            p.set("readproportion", "0.5", "test");
+            p.set("updateproportion", "0.5", "test");
+            p.set("insertproportion", insert, "test");
+            CoreWorkload::from_properties(&p).unwrap()
+        };
+        let share = ClientShare::new(1, 3).unwrap();
+        let without = share.describe(&workload("0"), Phase::Run);
+        assert_eq!(without, "client 1 of 3: its share of the operations");
+        let with = share.describe(&workload("0.2"), Phase::Run);
+        assert!(with.contains("inserts from key"), "{with}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ impl From<DeployError> for SessionError {
             DeployError::BadSpec { .. } | DeployError::BadInput(_) => {
                 SessionError::Usage(e.to_string())
             }
+            DeployError::Interrupted(_) => SessionError::Interrupted(e.to_string()),
             other => SessionError::Failed(other.to_string()),
         }
     }

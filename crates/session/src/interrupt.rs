@@ -45,6 +45,8 @@ pub fn install_handler() {
         let _ = ctrlc::set_handler(|| {
             let n = SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+            // A cluster's readiness or idleness wait ends too.
+            scalebench_deploy::interrupt_waits();
             if n >= 3 {
                 // No node stays stopped by a fault after this process is gone.
                 crate::fault::resume_all();

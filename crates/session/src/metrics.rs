@@ -4,9 +4,11 @@
 //! snapshot; each scrape encodes the newest snapshot with prometheus-client.
 //!
 //! hyper serves it on a runtime of its own (one thread), so the endpoint never touches the run:
-//! at most [`MAX_CONNECTIONS`] connections at a time (more are closed at once), each must send its
-//! request headers within [`HEADER_TIMEOUT`] and is closed after [`CONNECTION_LIFETIME`], so idle or
-//! half-sent connections cost neither threads nor descriptors beyond that bound.
+//! at most [`MAX_CONNECTIONS`] connections at a time, each must send its request headers within
+//! [`HEADER_TIMEOUT`] and is closed after [`CONNECTION_LIFETIME`], so idle or half-sent connections
+//! cost neither threads nor descriptors beyond that bound. A new connection beyond the bound takes
+//! the place of the oldest one that has not sent a whole request yet (else of the oldest idle one):
+//! connections that send half a request and reconnect cannot keep a scraper out.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -138,7 +140,7 @@ async fn serve(
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
         return;
     };
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let open = Arc::new(Mutex::new(OpenConnections::default()));
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -152,23 +154,78 @@ async fn serve(
                 continue;
             }
         };
-        // Beyond the bound the connection is closed at once (dropped).
-        let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-            continue;
-        };
         let snapshot = Arc::clone(&snapshot);
-        tokio::spawn(async move {
-            let _slot = slot;
+        let served = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let marks = Arc::clone(&served);
+        let registry = Arc::clone(&open);
+        let id = open.lock().unwrap_or_else(|e| e.into_inner()).next_id();
+        let task = tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let snapshot = Arc::clone(&snapshot);
-                async move { Ok::<_, Infallible>(respond(&request, &snapshot)) }
+                let marks = Arc::clone(&marks);
+                async move {
+                    marks.store(true, std::sync::atomic::Ordering::Relaxed);
+                    Ok::<_, Infallible>(respond(&request, &snapshot))
+                }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
             let _ = tokio::time::timeout(CONNECTION_LIFETIME, connection).await;
+            registry
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(id);
         });
+        open.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .admit(id, served, task.abort_handle());
+    }
+}
+
+/// The connections being served, oldest first, each with whether it has sent a whole request.
+#[derive(Default)]
+struct OpenConnections {
+    last_id: u64,
+    open: Vec<(
+        u64,
+        Arc<std::sync::atomic::AtomicBool>,
+        tokio::task::AbortHandle,
+    )>,
+}
+
+impl OpenConnections {
+    fn next_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    /// Takes connection `id`; beyond [`MAX_CONNECTIONS`] it replaces the oldest that never sent a
+    /// whole request, else the oldest.
+    fn admit(
+        &mut self,
+        id: u64,
+        served: Arc<std::sync::atomic::AtomicBool>,
+        abort: tokio::task::AbortHandle,
+    ) {
+        while self.open.len() >= MAX_CONNECTIONS {
+            let victim = self
+                .open
+                .iter()
+                .position(|(_, s, _)| !s.load(std::sync::atomic::Ordering::Relaxed))
+                .unwrap_or(0);
+            let (_, _, handle) = self.open.remove(victim);
+            handle.abort();
+        }
+        // A connection that already ended (it removed nothing yet) is not kept.
+        if !abort.is_finished() {
+            self.open.push((id, served, abort));
+        }
+    }
+
+    fn remove(&mut self, id: u64) {
+        self.open.retain(|(i, _, _)| *i != id);
     }
 }
 

@@ -59,6 +59,16 @@ pub fn check_client(args: &RunRequest) -> Result<(), SessionError> {
 
 pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
     check_client(args)?;
+    // A fault acts on the deployment's nodes: with --db the run measures another database.
+    if let (Some(db), false) = (&args.db, args.faults.is_empty()) {
+        if args.deployment.is_some() {
+            return Err(SessionError::Usage(format!(
+                "--fault pauses a node of --deployment, while --db {} is what the run measures: give one of them",
+                scalebench_binding::config::redact_unparsed(db)
+            )));
+        }
+    }
+
     if args.client.is_some() && phases.len() > 1 {
         return Err(SessionError::Usage(
             "a client of a distributed run runs one phase at a time: load, then run".into(),
@@ -421,9 +431,17 @@ fn parameters(s: &Settings) -> Parameters {
         seed: s.seed,
         interval_s: s.interval.as_secs_f64(),
         op_timeout_s: s.op_timeout.map(|d| d.as_secs_f64()),
+        // What scalebench reads: declared properties and this binding's options. Anything else in
+        // a property file was ignored (with a warning), and is not copied into the result (a file
+        // could hold anything, a password hash among it).
         properties: s
             .props
             .iter()
+            .filter(|(k, _)| {
+                scalebench_workload::declared::find(k).is_some()
+                    || k.strip_prefix(s.binding.name)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            })
             .map(|(k, v)| {
                 (
                     k.to_string(),

@@ -420,12 +420,12 @@ fn property_warnings(props: &Properties, binding: &BindingInfo) -> Vec<String> {
                 ));
             } else {
                 warnings.push(format!(
-                    "unknown property '{key}' (from {origin}) is ignored"
+                    "unknown property '{key}' (from {origin}) is ignored (and not recorded)"
                 ));
             }
         } else {
             warnings.push(format!(
-                "unknown property '{key}' (from {origin}) is ignored"
+                "unknown property '{key}' (from {origin}) is ignored (and not recorded)"
             ));
         }
     }

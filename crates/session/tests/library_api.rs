@@ -47,6 +47,7 @@ threads = [1, 2]
     );
     let request = ExperimentRequest {
         experiment: Experiment::from_toml(&spec).unwrap(),
+        cells: Default::default(),
         base: dir.path().to_path_buf(),
         source: "library_api.rs".into(),
         results: dir.path().join("results.db"),
@@ -99,6 +100,19 @@ threads = [1, 2]
     // The same request again resumes: everything is recorded.
     let again = run_experiment(&request).unwrap();
     assert_eq!((again.done, again.skipped), (0, 8));
+    // Issue 39: a count edited out of range is an error when read, never a wrapped number
+    // (ok = -5 was exported as 18446744073709551611).
+    drop(store);
+    rusqlite::Connection::open(&request.results)
+        .unwrap()
+        .execute(
+            "UPDATE runs SET ok = -5 WHERE id = (SELECT MIN(id) FROM runs)",
+            [],
+        )
+        .unwrap();
+    let store = Store::open(&request.results).unwrap();
+    let err = store.runs("library", true).unwrap_err();
+    assert!(err.contains("-5") || err.contains("range"), "{err}");
 }
 
 #[test]

@@ -179,7 +179,12 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), SessionError> {
             n.endpoint,
             n.pid.map_or("-".into(), |p| p.to_string()),
             memory_column(n.memory_used_bytes),
-            if n.running { "running" } else { "stopped" },
+            match (n.running, n.stopped_by_signal, n.pid) {
+                (true, true, Some(pid)) =>
+                    format!("paused by SIGSTOP: answers nothing until `kill -CONT {pid}`"),
+                (true, _, _) => "running".into(),
+                _ => "stopped".into(),
+            },
             match n.oom_kills {
                 Some(k) if k > 0 => format!(
                     " ({k} process{} killed at the memory limit)",

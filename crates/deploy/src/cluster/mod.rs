@@ -293,6 +293,9 @@ pub struct NodeStatus {
     pub endpoint: String,
     pub pid: Option<u32>,
     pub running: bool,
+    /// Running but stopped by a signal (SIGSTOP): it answers nothing until `kill -CONT PID`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_by_signal: bool,
     pub dir: String,
     /// With a memory limit, a running node's memory use now (its group's, page cache included).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -327,6 +330,34 @@ pub struct Cluster {
 }
 
 const STATE_FILE: &str = "cluster.json";
+/// A cluster's directory or state file is trusted only if it is the caller's own (not a link) and
+/// writable by nobody else: an edited `cluster.json` could name a stranger's process to signal.
+fn trusted(path: &Path) -> Result<(), DeployError> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path).map_err(|e| DeployError::io(path, e))?;
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    let why = if m.file_type().is_symlink() {
+        Some("is a symbolic link".to_string())
+    } else if m.uid() != me {
+        Some(format!("belongs to uid {}, not to you (uid {me})", m.uid()))
+    } else if m.mode() & 0o022 != 0 {
+        Some(format!(
+            "is writable by others (mode {:o})",
+            m.mode() & 0o777
+        ))
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(DeployError::BadInput(format!(
+            "{} {why}: a cluster's state decides which processes get signals, so it is used only when it is yours alone",
+            path.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Written in every cluster directory `up` creates; `up` removes no other directory.
 const MARKER_FILE: &str = ".scalebench-cluster";
 /// The fact a cluster that did not come up keeps: why (its servers are stopped).
@@ -349,6 +380,8 @@ impl Cluster {
         let dir = Self::dir_for(clusters_dir, &deployment);
         Self::clear_for_up(&dir, &deployment.name)?;
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
+        // Someone else's directory (made there before us) would hold state others could edit.
+        trusted(&dir)?;
         let marker = dir.join(MARKER_FILE);
         std::fs::write(&marker, "a scalebench cluster directory\n")
             .map_err(|e| DeployError::io(&marker, e))?;
@@ -446,12 +479,18 @@ impl Cluster {
     /// A cluster `up` started earlier, from its directory.
     pub fn open(dir: &Path) -> Result<Cluster, DeployError> {
         let file = dir.join(STATE_FILE);
-        let text = std::fs::read_to_string(&file).map_err(|e| {
-            DeployError::Failed(format!(
-                "no cluster in {} ({e}); start it with `scalebench cluster up`",
+        if !file.exists() {
+            return Err(DeployError::Failed(format!(
+                "no cluster in {}; start it with `scalebench cluster up`",
                 dir.display()
-            ))
-        })?;
+            )));
+        }
+        // The state decides which processes get signals: it is trusted only if it is the
+        // caller's own and nobody else could have written it.
+        trusted(dir)?;
+        trusted(&file)?;
+        let text = scalebench_measure::files::read_bounded(&file, crate::spec::MAX_FILE_BYTES)
+            .map_err(|e| DeployError::Failed(format!("{}: {e}", file.display())))?;
         let state: ClusterState = serde_json::from_str(&text)
             .map_err(|e| DeployError::Failed(format!("{}: {e}", file.display())))?;
         Ok(Cluster {
@@ -590,6 +629,7 @@ impl Cluster {
                         endpoint: n.endpoint(),
                         pid: n.process.map(|p| p.pid),
                         running,
+                        stopped_by_signal: running && n.process.is_some_and(|p| p.is_stopped()),
                         dir: n.dir.display().to_string(),
                         memory_used_bytes: group.as_ref().and_then(MemoryGroup::usage_bytes),
                         oom_kills: group.as_ref().and_then(MemoryGroup::oom_kills),
@@ -621,6 +661,7 @@ impl Cluster {
         }
         let mut last = Vec::new();
         let mut died = false;
+        let mut paused = Vec::new();
         let ok = poll(Duration::from_secs(seconds), || {
             // A server that exited will not become ready: fail now, with its log.
             died = self
@@ -628,11 +669,37 @@ impl Cluster {
                 .nodes
                 .iter()
                 .any(|n| n.process.is_some() && !n.is_running());
+            // Nor will one stopped by a signal (a fault's pause left by a killed scalebench).
+            paused = self
+                .state
+                .nodes
+                .iter()
+                .filter_map(|n| n.process.filter(ProcessRef::is_stopped).map(|p| (n, p)))
+                .map(|(n, p)| {
+                    format!(
+                        "{} is paused by SIGSTOP (`kill -CONT {}` resumes it)",
+                        n.id, p.pid
+                    )
+                })
+                .collect();
             last = self.engine.not_ready(&self.state);
-            died || last.is_empty()
+            died || !paused.is_empty() || last.is_empty()
         });
-        if ok && !died {
+        if ok && !died && paused.is_empty() {
             return Ok(());
+        }
+        if !paused.is_empty() {
+            return Err(DeployError::Failed(format!(
+                "cluster {} cannot become ready: {}",
+                self.name(),
+                paused.join("; ")
+            )));
+        }
+        if crate::process::waits_interrupted() {
+            return Err(DeployError::Interrupted(format!(
+                "waiting for cluster {} to be ready",
+                self.name()
+            )));
         }
         let dead: Vec<String> = self
             .state
@@ -662,6 +729,11 @@ impl Cluster {
         });
         if ok {
             Ok(())
+        } else if crate::process::waits_interrupted() {
+            Err(DeployError::Interrupted(format!(
+                "waiting for cluster {} to be idle",
+                self.name()
+            )))
         } else {
             Err(DeployError::NotIdle {
                 seconds,
@@ -927,9 +999,10 @@ impl Drop for Cluster {
     }
 }
 
-/// Polls `done` every 500 ms (probes run external tools) until it holds or `timeout` passes.
+/// Polls `done` every 500 ms (probes run external tools) until it holds or `timeout` passes: a
+/// wait for a cluster's state (ready, idle, joined), which Ctrl-C ends.
 fn poll(timeout: Duration, done: impl FnMut() -> bool) -> bool {
-    crate::process::poll_every(Duration::from_millis(500), timeout, done)
+    crate::process::poll_until_interrupted(Duration::from_millis(500), timeout, done)
 }
 
 /// `cp -a` (reflinks where the file system has them), without the server's log.

@@ -121,19 +121,31 @@ pub fn remove_stale_client_dirs(tmp: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(tmp) else {
         return;
     };
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    // SAFETY: geteuid(2) has no preconditions.
+    let me = unsafe { libc::geteuid() };
     for entry in entries.flatten() {
         let path = entry.path();
+        // Only a directory of this user's (another user's is not ours to judge or remove).
         let ours = entry
             .file_name()
             .to_string_lossy()
             .starts_with(CLIENTS_DIR_PREFIX)
-            && entry.file_type().is_ok_and(|t| t.is_dir());
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir() && m.uid() == me);
         if !ours {
             continue;
         }
-        let Ok(lock) = std::fs::File::open(path.join(LAUNCHER_LOCK)) else {
+        // Without blocking or following a link: a FIFO planted as the lock would hang the open.
+        let Ok(lock) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(path.join(LAUNCHER_LOCK))
+        else {
             continue;
         };
+        if !lock.metadata().is_ok_and(|m| m.is_file() && m.uid() == me) {
+            continue;
+        }
         if try_lock(&lock) {
             let _ = std::fs::remove_dir_all(&path);
         }
@@ -192,11 +204,13 @@ fn run_children(
     }
     follow_progress(&rx, &mut children, request, phase, stop, &rule);
 
+    let mut interrupted_children = false;
     let results = children
         .iter_mut()
         .enumerate()
         .map(|(index, c)| {
             let status = c.process.wait();
+            interrupted_children |= ended_by_interrupt(&status);
             let path = dir.path().join(format!("client-{index}.json"));
             match (RunResult::read(&path), c.killed.take()) {
                 (Ok(r), _) => Ok(r),
@@ -206,7 +220,13 @@ fn run_children(
             }
         })
         .collect();
-    let mut outcome = merge_clients(Some(request), phase, "local", results)?;
+    let mut outcome = match merge_clients(Some(request), phase, "local", results) {
+        // No client measured anything because a Ctrl-C ended them (issue 39, point 12).
+        Err(SessionError::Failed(e)) if stop.is_requested() || interrupted_children => {
+            return Err(SessionError::Interrupted(format!("interrupted: {e}")))
+        }
+        merged => merged?,
+    };
     outcome.interrupted = stop.is_requested();
     Ok(outcome)
 }
@@ -333,6 +353,12 @@ fn wait_until_ready(
             Ok(Event::Closed(i)) => {
                 children[i].closed = true;
                 let status = children[i].process.wait();
+                // Ctrl-C on a terminal reaches the children too, maybe before this process sees it.
+                if stop.is_requested() || ended_by_interrupt(&status) {
+                    return Err(SessionError::Interrupted(
+                        "interrupted before the clients started".into(),
+                    ));
+                }
                 return Err(SessionError::Failed(format!(
                     "client {i} of {} ended before the start ({}): the run did not start",
                     children.len(),
@@ -427,6 +453,15 @@ fn end_all(children: &mut [ChildProcess]) {
     }
 }
 
+/// A child that ended on Ctrl-C or SIGTERM: exit code 130 (its handler's) or killed by the signal
+/// before its handler was installed. A run whose clients ended so was interrupted, not failed.
+fn ended_by_interrupt(status: &std::io::Result<ExitStatus>) -> bool {
+    use std::os::unix::process::ExitStatusExt;
+    status.as_ref().is_ok_and(|s| {
+        s.code() == Some(130) || matches!(s.signal(), Some(libc::SIGINT | libc::SIGTERM))
+    })
+}
+
 fn how_it_ended(status: std::io::Result<ExitStatus>) -> String {
     use std::os::unix::process::ExitStatusExt;
     match status {
@@ -510,5 +545,44 @@ impl StdioRendezvous {
                 Err(RecvTimeoutError::Timeout) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 39, point 9: a FIFO planted as a clients' directory's lock file hung every later
+    /// launch in its `open`; now it is passed over (and another user's directory is not touched).
+    #[test]
+    fn a_planted_fifo_lock_neither_hangs_nor_removes_anything() {
+        let base = tempfile::tempdir().unwrap();
+        let planted = base.path().join(format!("{CLIENTS_DIR_PREFIX}planted"));
+        std::fs::create_dir(&planted).unwrap();
+        let fifo = std::ffi::CString::new(
+            planted
+                .join(LAUNCHER_LOCK)
+                .to_str()
+                .expect("a UTF-8 path")
+                .as_bytes(),
+        )
+        .unwrap();
+        // SAFETY: mkfifo(3) on a path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o666) }, 0);
+        // A stale directory of our own (its lock free) is removed beside it.
+        let stale = base.path().join(format!("{CLIENTS_DIR_PREFIX}stale"));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::write(stale.join(LAUNCHER_LOCK), "").unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        let path = base.path().to_path_buf();
+        std::thread::spawn(move || {
+            remove_stale_client_dirs(&path);
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the scan ends, whatever is planted");
+        assert!(planted.exists());
+        assert!(!stale.exists());
     }
 }

@@ -571,6 +571,18 @@ pub fn results_from_files(
             "run" => Phase::Run,
             other => return Err(bad(format!("unknown phase '{other}'"))),
         };
+        // A file is input: its client count sizes what is gathered, so it is bounded as
+        // `--clients` is (4294967295 once asked for terabytes).
+        if !(1..=crate::request::MAX_CLIENTS).contains(&u64::from(part.clients))
+            || part.index >= part.clients
+        {
+            return Err(bad(format!(
+                "client {} of {}: a run has 1 to {} clients, numbered from 0",
+                part.index,
+                part.clients,
+                crate::request::MAX_CLIENTS
+            )));
+        }
         match run {
             None => run = Some((phase, part.clients)),
             Some((p, n)) if p != phase || n != part.clients => {

@@ -164,9 +164,5 @@ fn measured_latency(result: Option<&str>) -> BTreeMap<String, [f64; 3]> {
 
 /// A CSV field, quoted when it holds a comma, a quote or a line break.
 fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+    scalebench_report::chart::csv_field(s)
 }

@@ -409,7 +409,7 @@ impl Store {
             .map_err(|e| e.to_string())?;
         let rows = st
             .query_map([], |r| {
-                let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+                let n = |i| r.get::<_, u64>(i);
                 Ok((r.get::<_, String>(0)?, [n(1)?, n(2)?, n(3)?, n(4)?]))
             })
             .map_err(|e| e.to_string())?;
@@ -440,7 +440,7 @@ impl Store {
             .query_map(params![experiment, with_result], |r| {
                 Ok(StoredRun {
                     cell: r.get(0)?,
-                    repetition: r.get::<_, i64>(1)? as u32,
+                    repetition: r.get::<_, u32>(1)?,
                     status: r.get(2)?,
                     error: r.get(3)?,
                     throughput_ops_s: r.get(4)?,
@@ -448,8 +448,8 @@ impl Store {
                     client_bound: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
                     bytes_per_record: r.get(7)?,
                     result: r.get(8)?,
-                    ok: r.get::<_, Option<i64>>(9)?.map(|v| v as u64),
-                    failed: r.get::<_, Option<i64>>(10)?.map(|v| v as u64),
+                    ok: r.get::<_, Option<u64>>(9)?,
+                    failed: r.get::<_, Option<u64>>(10)?,
                     database: r.get(11)?,
                     configuration: r.get(12)?,
                     workload: r.get(13)?,
@@ -494,12 +494,12 @@ impl Store {
             )?;
             let rows = st.query_map(params![experiment, cell, discard_first], |r| {
                 Ok(StepMeans {
-                    step: r.get::<_, i64>(0)? as u32,
+                    step: r.get::<_, u32>(0)?,
                     nodes_before: r.get::<_, i64>(1)? as usize,
                     nodes_after: r.get::<_, i64>(2)? as usize,
                     stabilisation_s: r.get(3)?,
                     elasticity: r.get(4)?,
-                    never_stable: r.get::<_, i64>(5)? as u64,
+                    never_stable: r.get::<_, u64>(5)?,
                 })
             })?;
             rows.collect()
@@ -523,13 +523,13 @@ impl Store {
             let rows = st.query_map(params![experiment, cell, discard_first], |r| {
                 Ok(SizeMeans {
                     nodes: r.get::<_, i64>(0)? as usize,
-                    records: r.get::<_, i64>(1)? as u64,
-                    in_flight: r.get::<_, i64>(2)? as u64,
-                    set_size: r.get::<_, i64>(3)? as u64,
+                    records: r.get::<_, u64>(1)?,
+                    in_flight: r.get::<_, u64>(2)?,
+                    set_size: r.get::<_, u64>(3)?,
                     mean_s: r.get(4)?,
                     sd_s: r.get(5)?,
                     scalability: r.get(6)?,
-                    runs: r.get::<_, i64>(7)? as u64,
+                    runs: r.get::<_, u64>(7)?,
                 })
             })?;
             rows.collect()
@@ -553,14 +553,14 @@ impl Store {
             .query_map([experiment], |r| {
                 Ok(ElasticRow {
                     cell: r.get(0)?,
-                    repetition: r.get::<_, i64>(1)? as u32,
+                    repetition: r.get::<_, u32>(1)?,
                     action: r.get(2)?,
                     nodes_before: r.get(3)?,
                     nodes_after: r.get(4)?,
                     stabilisation_s: r.get(5)?,
                     elasticity: r.get(6)?,
                     events: r.get(7)?,
-                    step: r.get::<_, i64>(8)? as u32,
+                    step: r.get::<_, u32>(8)?,
                 })
             })
             .map_err(|e| e.to_string())?;
