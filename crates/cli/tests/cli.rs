@@ -823,8 +823,10 @@ fn unknown_properties_are_warned_about() {
         "run",
         "--db",
         "null://",
-        "--duration",
-        "100ms",
+        // A count, not 100 ms: on a loaded machine a 100 ms run may end before its first
+        // operation, which is a failed run.
+        "--operations",
+        "100",
         "-p",
         "recordcont=10",
         "-p",
@@ -2090,8 +2092,8 @@ fn an_unwritable_stderr_or_a_closed_stdout_changes_no_exit_code() {
             "run",
             "--db",
             "null://",
-            "--duration",
-            "300ms",
+            "--operations",
+            "1000",
             "-o",
             out.to_str().unwrap(),
         ])
