@@ -188,8 +188,10 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
         let pauses = nemesis.finish(0);
         assert!(pauses.len() >= 3, "{pauses:?}");
         assert!(node3.is_running());
+        // One writer: a write coordinated by the paused node waits out its pause, so on a loaded
+        // machine the probe makes a fraction of its 200 planned writes (40 seen on CI).
         assert!(
-            probe.probe_writes >= 50 && probe.probe_writes_failed == 0,
+            probe.probe_writes >= 25 && probe.probe_writes_failed == 0,
             "{write}/{read}: {probe:?}"
         );
         assert_eq!(
