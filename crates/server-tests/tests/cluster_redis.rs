@@ -40,13 +40,25 @@ fn a_fourth_master_takes_slots_under_load_without_losing_writes() {
     let inserted = run.operations["INSERT"].issued;
     assert!(inserted > 100, "only {inserted} inserts");
 
-    // Every key written, loaded or inserted during the migration, reads back.
+    // Every key acknowledged, loaded or inserted during the migration, reads back. An insert still
+    // in flight when the run stopped was never acknowledged: it may be missing, and it is one of
+    // the last issued (at most one per slot).
     let all = 3000 + inserted;
     let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..all);
+    let slots = 2 * 4;
+    let unacknowledged: Vec<String> = (all.saturating_sub(slots)..all)
+        .map(|k| w.keys.key(k))
+        .collect();
+    let lost: Vec<&String> = missing
+        .iter()
+        .filter(|k| !unacknowledged.contains(k))
+        .collect();
     assert!(
-        missing.is_empty(),
-        "{} of {all} keys lost: {:?}",
+        lost.is_empty() && missing.len() as u64 <= run.totals.in_flight_at_stop,
+        "{} of {all} keys missing ({} in flight at the stop), {} of them acknowledged: {:?}",
         missing.len(),
+        run.totals.in_flight_at_stop,
+        lost.len(),
         &missing[..missing.len().min(5)]
     );
 
