@@ -628,14 +628,23 @@ fn hdr_logs_are_read_by_hdrhistograms_own_processor() {
             .parse()
             .unwrap()
     };
-    assert_eq!(
-        field("Total count") as u64,
-        read["ok"].as_u64().unwrap(),
-        "{summary}"
+    // The log holds the window's completions; the result's count also holds reads that completed
+    // in the grace period after it (`ok_after_window`, counted for all operations together).
+    let after = json(&out)["phases"][0]["totals"]["ok_after_window"]
+        .as_u64()
+        .unwrap();
+    let ok = read["ok"].as_u64().unwrap();
+    let logged = field("Total count") as u64;
+    assert!(
+        logged <= ok && logged + after >= ok,
+        "{summary}: {ok} ok, {after} after the window"
     );
     let max_ms = read["latency"]["max_us"].as_f64().unwrap() / 1000.0;
+    let tolerance = 0.001 + max_ms * 0.01;
+    // The same maximum, unless the slowest read was one that completed after the window.
     assert!(
-        (field("Max") - max_ms).abs() <= 0.001 + max_ms * 0.01,
+        (field("Max") - max_ms).abs() <= tolerance
+            || (logged < ok && field("Max") <= max_ms + tolerance),
         "{summary} vs {max_ms} ms"
     );
 }
