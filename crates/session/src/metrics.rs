@@ -178,6 +178,8 @@ async fn serve(
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(id);
         });
+        // The runtime has one thread and nothing is awaited since the spawn: the task cannot have
+        // run (and removed itself) before it is admitted here.
         open.lock()
             .unwrap_or_else(|e| e.into_inner())
             .admit(id, served, task.abort_handle());
