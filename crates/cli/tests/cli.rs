@@ -1122,6 +1122,28 @@ fn example_experiments_plan() {
     }
     assert!(n >= 5, "{n} examples");
     let dir = tempfile::tempdir().unwrap();
+    // A fault on a node the deployment will not have is bad input before anything starts (issue
+    // 39): node ids are given at `up`, each engine's count declared once.
+    let wegert = std::fs::read_to_string(examples.join("wegert-configurations.toml")).unwrap();
+    assert!(wegert.contains("node = \"node3\""));
+    // Beside a copy of the deployments, as the examples are beside theirs.
+    std::fs::create_dir_all(dir.path().join("examples")).unwrap();
+    let ninth = dir.path().join("examples/wegert-node9.toml");
+    std::fs::write(&ninth, wegert.replace("node = \"node3\"", "node = \"node9\"")).unwrap();
+    std::fs::create_dir_all(dir.path().join("deployments")).unwrap();
+    for d in std::fs::read_dir(examples.join("../deployments")).unwrap() {
+        let d = d.unwrap().path();
+        if d.is_file() {
+            std::fs::copy(&d, dir.path().join("deployments").join(d.file_name().unwrap())).unwrap();
+        }
+    }
+    let o = scalebench(&["experiment", ninth.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no node \"node9\"") && stderr(&o).contains("node1, node2, node3"),
+        "{}",
+        stderr(&o)
+    );
     let bad = dir.path().join("bad.toml");
     std::fs::write(
         &bad,

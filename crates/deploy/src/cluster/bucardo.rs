@@ -225,6 +225,10 @@ impl Engine for Bucardo {
         node.role != "bucardo"
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.nodes + 1 // the replication daemon after the databases
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
         let password = crate::process::random_password()?;

@@ -338,6 +338,10 @@ impl Engine for Cassandra {
         true
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.nodes
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let file = classpath_file(c)?;
         c.facts

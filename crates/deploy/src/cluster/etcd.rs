@@ -103,6 +103,10 @@ impl Engine for Etcd {
         crate::etcd::ACCOUNT
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.nodes
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let members: Vec<NodeState> = (0..c.deployment.nodes)
             .map(|_| self.new_member(c))

@@ -87,6 +87,10 @@ impl Engine for External {
         "nobody"
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.external.endpoints.len()
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         run_hook(c, "up", |h| h.up.as_deref(), &[])?;
         for e in c.deployment.external.endpoints.clone() {

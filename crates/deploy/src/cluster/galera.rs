@@ -141,6 +141,10 @@ impl Engine for Galera {
         crate::mariadb::ACCOUNT
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.nodes
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         // Ports of every node first: each node's gcomm address lists them all.
         self.join(c, true)?;

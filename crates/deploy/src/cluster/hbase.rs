@@ -241,6 +241,10 @@ impl Engine for Hbase {
         ACCOUNT
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        3 + d.nodes // ZooKeeper, the master and the Thrift gateway first
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let mut zookeeper = c.new_node(ZOOKEEPER, "127.0.0.1", free_port()?)?;
         zookeeper.data_dir = zookeeper.dir.join("data");

@@ -186,6 +186,9 @@ trait Engine {
     fn account(&self) -> &'static str;
     /// Starts the initial nodes and forms the cluster.
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError>;
+    /// How many nodes `up` starts for `d` (they are numbered node1.. in that order): what a
+    /// fault file's node is checked against before anything starts.
+    fn nodes_at_up(&self, d: &Deployment) -> usize;
     /// Starts an existing node again from its data (after `stop` or for a restore).
     fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError>;
     /// Adds a node under load and moves data to it; returns its id.
@@ -402,6 +405,15 @@ impl Cluster {
             stop_on_drop,
         };
         let mut outcome = cluster.engine.up(&mut cluster.state);
+        if outcome.is_ok() {
+            // The count a fault's node is checked against before anything starts.
+            debug_assert_eq!(
+                cluster.state.nodes.len(),
+                cluster.engine.nodes_at_up(&cluster.state.deployment),
+                "nodes_at_up of {}",
+                cluster.state.deployment.database.name()
+            );
+        }
         // Whatever started is recorded, so `down` can stop it even if forming the cluster failed.
         cluster.save()?;
         if outcome.is_ok() {
@@ -415,6 +427,13 @@ impl Cluster {
             return Err(e);
         }
         Ok(cluster)
+    }
+
+    /// The ids `up` gives the nodes of `deployment` (node1, node2, ... in the order its engine
+    /// starts them, support processes such as HBase's ZooKeeper included).
+    pub fn node_ids_at_up(deployment: &Deployment) -> Vec<String> {
+        let n = engine(deployment.database).nodes_at_up(deployment);
+        (1..=n).map(|k| format!("node{k}")).collect()
     }
 
     /// Whether this machine can run `deployment` as it asks (`up` checks it before anything

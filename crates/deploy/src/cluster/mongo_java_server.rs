@@ -46,6 +46,10 @@ impl Engine for MongoJavaServer {
         crate::mongodb::ACCOUNT
     }
 
+    fn nodes_at_up(&self, _: &crate::spec::Deployment) -> usize {
+        1
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let mut node = c.new_node("server", "127.0.0.1", free_port()?)?;
         node.data_dir = node.dir.join("data");

@@ -150,6 +150,10 @@ impl Engine for Postgres {
         crate::postgres::ACCOUNT
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        1 + d.postgres_replicas()
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
         let port = free_port()?;

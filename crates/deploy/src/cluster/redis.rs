@@ -169,6 +169,10 @@ impl Engine for RedisCluster {
         crate::redis::ACCOUNT
     }
 
+    fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
+        d.nodes * (1 + d.redis.replicas)
+    }
+
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let replicas = c.deployment.redis.replicas;
         let total = c.deployment.nodes * (1 + replicas);

@@ -236,6 +236,79 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     })
 }
 
+/// The deployment a run uses, as planned (nothing written): the database's file, and, when the
+/// configuration or a swept cluster size changes it, the derived deployment with the name of the
+/// file it is written to.
+struct PlannedDeployment {
+    file: PathBuf,
+    derived: Option<(Deployment, String)>,
+}
+
+impl PlannedDeployment {
+    fn of(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<Option<Self>, SessionError> {
+        let db = exp
+            .databases
+            .iter()
+            .find(|d| d.name == run.database)
+            .expect("planned");
+        let Some(file) = &db.deployment else {
+            return Ok(None);
+        };
+        let file = base.join(file);
+        let config = exp
+            .configurations
+            .iter()
+            .find(|c| c.name == run.configuration)
+            .cloned()
+            .unwrap_or_else(|| Configuration {
+                name: "default".into(), // the implicit default configuration
+                ..Default::default()
+            });
+        // Configurations that only set properties run on the same cluster (the database's own
+        // settings apply to all of them).
+        let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
+        let mut config = Experiment::with_database_settings(db, &config);
+        // A swept cluster size is one more deployment key.
+        let size = run.params.get(CLUSTER_SIZE);
+        if let Some(n) = size {
+            let n: i64 = n.parse().expect("checked: a node count");
+            config
+                .deployment
+                .insert(CLUSTER_SIZE.into(), toml::Value::Integer(n));
+        }
+        if config.server.is_empty() && config.deployment.is_empty() {
+            return Ok(Some(PlannedDeployment {
+                file,
+                derived: None,
+            }));
+        }
+        let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
+            .map_err(SessionError::Usage)?;
+        let name = format!(
+            "{}{}{}.toml",
+            d.name,
+            if own_deployment {
+                format!("-{}", config.name)
+            } else {
+                String::new()
+            },
+            size.map_or(String::new(), |n| format!("-{n}-nodes"))
+        );
+        Ok(Some(PlannedDeployment {
+            file,
+            derived: Some((d, name)),
+        }))
+    }
+
+    /// The deployment as the cluster will run it.
+    fn deployment(&self) -> Result<Deployment, SessionError> {
+        match &self.derived {
+            Some((d, _)) => Ok(d.clone()),
+            None => Ok(Deployment::from_file(&self.file)?),
+        }
+    }
+}
+
 /// The deployment file a run uses: the database's, with the configuration's server settings merged
 /// (written beside the clusters when there are any).
 fn deployment_for(
@@ -244,51 +317,13 @@ fn deployment_for(
     run: &PlannedRun,
     clusters_dir: &Path,
 ) -> Result<Option<PathBuf>, SessionError> {
-    let db = exp
-        .databases
-        .iter()
-        .find(|d| d.name == run.database)
-        .expect("planned");
-    let Some(file) = &db.deployment else {
+    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
         return Ok(None);
     };
-    let file = base.join(file);
-    let config = exp
-        .configurations
-        .iter()
-        .find(|c| c.name == run.configuration)
-        .cloned()
-        .unwrap_or_else(|| Configuration {
-            name: "default".into(), // the implicit default configuration
-            ..Default::default()
-        });
-    // Configurations that only set properties run on the same cluster (the database's own
-    // settings apply to all of them).
-    let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
-    let mut config = Experiment::with_database_settings(db, &config);
-    // A swept cluster size is one more deployment key.
-    let size = run.params.get(CLUSTER_SIZE);
-    if let Some(n) = size {
-        let n: i64 = n.parse().expect("checked: a node count");
-        config
-            .deployment
-            .insert(CLUSTER_SIZE.into(), toml::Value::Integer(n));
-    }
-    if config.server.is_empty() && config.deployment.is_empty() {
-        return Ok(Some(file));
-    }
-    let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
-        .map_err(SessionError::Usage)?;
-    let derived = clusters_dir.join("deployments").join(format!(
-        "{}{}{}.toml",
-        d.name,
-        if own_deployment {
-            format!("-{}", config.name)
-        } else {
-            String::new()
-        },
-        size.map_or(String::new(), |n| format!("-{n}-nodes"))
-    ));
+    let Some((d, name)) = planned.derived else {
+        return Ok(Some(planned.file));
+    };
+    let derived = clusters_dir.join("deployments").join(name);
     std::fs::create_dir_all(derived.parent().unwrap())
         .map_err(|e| SessionError::Failed(e.to_string()))?;
     let text = toml::to_string(&d).map_err(|e| SessionError::Failed(e.to_string()))?;
@@ -502,8 +537,35 @@ fn check_every_run(
             }
             crate::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
+        check_fault_node(exp, base, run)?;
     }
     Ok(())
+}
+
+/// A `[fault]` names a node the run's cluster will have (ids are given at `up`, in the order
+/// each engine starts its nodes).
+fn check_fault_node(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(), SessionError> {
+    let db = exp.databases.iter().find(|d| d.name == run.database);
+    let Some(fault) = db.and_then(|db| exp.fault.as_ref()?.request_for(db, &run.configuration))
+    else {
+        return Ok(());
+    };
+    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
+        return Ok(());
+    };
+    let deployment = planned.deployment()?;
+    let ids = Cluster::node_ids_at_up(&deployment);
+    if ids.contains(&fault.node) {
+        return Ok(());
+    }
+    Err(SessionError::Usage(format!(
+        "[fault]: no node {:?} in database {:?}'s deployment {} (cell {}: its nodes at up: {})",
+        fault.node,
+        run.database,
+        deployment.name,
+        run.cell,
+        ids.join(", ")
+    )))
 }
 
 fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, SessionError> {
