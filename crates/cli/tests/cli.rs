@@ -1616,6 +1616,20 @@ fn output_paths_are_checked_before_the_run_and_only_regular_files_are_written() 
         assert!(stderr(&o).contains(bad.to_str().unwrap()), "{}", stderr(&o));
         assert!(o.stdout.is_empty(), "nothing ran");
     }
+    // The results database, written in place, is never opened through a link or at a device.
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let quick = examples.join("sqlite-quick.toml");
+    for bad in [Path::new("/dev/full"), link.as_path(), missing.as_path()] {
+        let o = scalebench(&[
+            "experiment",
+            quick.to_str().unwrap(),
+            "--dry-run",
+            "--results",
+            bad.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "--results {}: {}", bad.display(), stderr(&o));
+        assert!(stderr(&o).contains(bad.to_str().unwrap()), "{}", stderr(&o));
+    }
     assert!(std::fs::metadata("/dev/full")
         .unwrap()
         .file_type()

@@ -994,7 +994,7 @@ fn probe_tag() -> u64 {
 /// over something that is not a regular file (checked again before the rename).
 struct History {
     path: PathBuf,
-    out: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
+    out: Option<std::io::BufWriter<scalebench_measure::files::AtomicFile>>,
     error: Option<String>,
     written: u64,
 }
@@ -1007,14 +1007,7 @@ impl History {
     fn create(path: &std::path::Path) -> Result<History, String> {
         let fail = |e: &dyn std::fmt::Display| format!("--history {}: {e}", path.display());
         scalebench_measure::files::check_output(path).map_err(|e| fail(&e))?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => std::path::Path::new("."),
-        };
-        let file = tempfile::Builder::new()
-            .prefix(".history-")
-            .tempfile_in(dir)
-            .map_err(|e| fail(&e))?;
+        let file = scalebench_measure::files::AtomicFile::create(path, 0o666)?;
         Ok(History {
             path: path.to_path_buf(),
             out: Some(std::io::BufWriter::new(file)),
@@ -1050,11 +1043,7 @@ impl History {
             (None, None) => Ok(()),
             (Some(out), None) => {
                 let file = out.into_inner().map_err(|e| fail(&e.error()))?;
-                file.as_file().sync_all().map_err(|e| fail(&e))?;
-                scalebench_measure::files::check_output(&self.path).map_err(|e| fail(&e))?;
-                file.persist(&self.path)
-                    .map(drop)
-                    .map_err(|e| fail(&e.error))
+                file.commit().map_err(|e| fail(&e))
             }
         }
     }

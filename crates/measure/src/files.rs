@@ -126,24 +126,72 @@ fn write_with_mode(
     mode: u32,
     write: impl FnOnce(&mut BufWriter<&mut File>) -> std::io::Result<()>,
 ) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let fail = |e: String| format!("cannot write '{}': {e}", path.display());
-    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
-        return Err(fail("not a regular file".into()));
-    }
-    // The mode is given to open(2), which applies the umask.
-    let mut tmp = tempfile::Builder::new()
-        .permissions(std::fs::Permissions::from_mode(mode))
-        .tempfile_in(parent(path))
-        .map_err(|e| fail(e.to_string()))?;
+    let mut file = AtomicFile::create(path, mode)?;
+    let fail = |e: std::io::Error| format!("cannot write '{}': {e}", path.display());
     {
-        let mut out = BufWriter::new(tmp.as_file_mut());
-        write(&mut out).map_err(|e| fail(e.to_string()))?;
-        out.flush().map_err(|e| fail(e.to_string()))?;
+        let mut out = BufWriter::new(file.tmp.as_file_mut());
+        write(&mut out).map_err(fail)?;
+        out.flush().map_err(fail)?;
     }
-    tmp.as_file().sync_all().map_err(|e| fail(e.to_string()))?;
-    tmp.persist(path).map_err(|e| fail(e.error.to_string()))?;
-    Ok(())
+    file.commit()
+}
+
+/// A file written as a run goes (a history need not fit in memory) and put in place whole by
+/// [`AtomicFile::commit`]: the one path of every file scalebench writes (see the module
+/// documentation). Dropped without a commit, it leaves the target as it was and nothing behind.
+pub struct AtomicFile {
+    path: std::path::PathBuf,
+    tmp: tempfile::NamedTempFile,
+}
+
+impl AtomicFile {
+    /// The temporary file beside `path`, of `mode` less the umask; refused when something other
+    /// than a regular file is at `path`.
+    pub fn create(path: &Path, mode: u32) -> Result<AtomicFile, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let fail = |e: String| format!("cannot write '{}': {e}", path.display());
+        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(fail("not a regular file".into()));
+        }
+        // The mode is given to open(2), which applies the umask.
+        let tmp = tempfile::Builder::new()
+            .permissions(std::fs::Permissions::from_mode(mode))
+            .tempfile_in(parent(path))
+            .map_err(|e| fail(e.to_string()))?;
+        Ok(AtomicFile {
+            path: path.to_path_buf(),
+            tmp,
+        })
+    }
+
+    fn fail(&self, e: impl std::fmt::Display) -> String {
+        format!("cannot write '{}': {e}", self.path.display())
+    }
+
+    /// Syncs the content and renames it over the target, after checking again that the target is
+    /// nothing but a regular file (something may have been planted there since the start).
+    pub fn commit(self) -> Result<(), String> {
+        self.tmp.as_file().sync_all().map_err(|e| self.fail(e))?;
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(self.fail("not a regular file"));
+        }
+        let path = self.path.clone();
+        self.tmp
+            .persist(&path)
+            .map(drop)
+            .map_err(|e| format!("cannot write '{}': {}", path.display(), e.error))
+    }
+}
+
+/// Unbuffered: wrap it in a `BufWriter`.
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tmp.as_file_mut().write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tmp.as_file_mut().flush()
+    }
 }
 
 /// [`write_atomically`] of bytes.

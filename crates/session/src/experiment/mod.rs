@@ -85,6 +85,9 @@ pub struct ExperimentOutcome {
 /// anything starts; returns the plan.
 pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, SessionError> {
     let (exp, base) = (&request.experiment, &request.base);
+    // The results database is written in place: only ever a regular file, never through a link.
+    scalebench_measure::files::check_output(&request.results)
+        .map_err(|e| SessionError::Usage(format!("--results: {e}")))?;
     for d in &exp.databases {
         if let Some(f) = &d.deployment {
             let deployment = Deployment::from_file(&base.join(f))?;

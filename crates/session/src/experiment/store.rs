@@ -140,8 +140,18 @@ fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 impl Store {
+    /// Opens or creates a results database to record runs in. It is written in place, as a
+    /// database is, so it is the one file not written through `files::AtomicFile`: instead only a
+    /// regular file is opened, never through a symbolic link or at a device.
     pub fn open(path: &Path) -> Result<Store, String> {
-        let conn = Connection::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+            return Err(format!(
+                "results database '{}' is not a regular file (a directory, device, pipe or symbolic link)",
+                path.display()
+            ));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
             .and_then(|_| conn.execute_batch(SCHEMA))
             .and_then(|_| add_later_columns(&conn))
