@@ -19,7 +19,17 @@ fn peer_url(n: &NodeState) -> String {
 }
 
 fn etcdctl(c: &ClusterState) -> Command {
-    let endpoints: Vec<String> = c.running().map(NodeState::endpoint).collect();
+    etcdctl_except(c, None)
+}
+
+/// etcdctl through the running members but `except`: a member being removed stops itself as the
+/// removal commits, and a request it was serving ends in "etcdserver: server stopped".
+fn etcdctl_except(c: &ClusterState, except: Option<&str>) -> Command {
+    let endpoints: Vec<String> = c
+        .running()
+        .filter(|n| Some(n.id.as_str()) != except)
+        .map(NodeState::endpoint)
+        .collect();
     let mut cmd = Command::new("etcdctl");
     cmd.env("ETCDCTL_API", "3")
         .arg(format!("--endpoints={}", endpoints.join(",")))
@@ -27,17 +37,31 @@ fn etcdctl(c: &ClusterState) -> Command {
     cmd
 }
 
+/// The id of member `name` in `etcdctl member list`'s output.
+fn listed_member(list: &str, name: &str) -> Option<String> {
+    list.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        (f.get(2) == Some(&name)).then(|| f[0].to_string())
+    })
+}
+
 /// Runs a membership change; etcd refuses them until the leader has heard from every member for a
 /// few seconds ("unhealthy cluster"), so that refusal is retried for up to 60 s.
-fn reconfigure(c: &ClusterState, args: &[&str], what: &str) -> Result<String, DeployError> {
-    let mut result = run(etcdctl(c).args(args), what);
+fn reconfigure(
+    c: &ClusterState,
+    leaving: Option<&str>,
+    args: &[&str],
+    what: &str,
+) -> Result<String, DeployError> {
+    let etcdctl = || etcdctl_except(c, leaving);
+    let mut result = run(etcdctl().args(args), what);
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while let Err(DeployError::Failed(m)) = &result {
         if !m.contains("unhealthy cluster") || std::time::Instant::now() > deadline {
             break;
         }
         std::thread::sleep(Duration::from_secs(1));
-        result = run(etcdctl(c).args(args), what);
+        result = run(etcdctl().args(args), what);
     }
     result
 }
@@ -76,11 +100,7 @@ impl Etcd {
     /// Hex member id of `name` (from `etcdctl member list`: `id, status, name, peers, clients, learner`).
     fn member_id(&self, c: &ClusterState, name: &str) -> Result<String, DeployError> {
         let out = run(etcdctl(c).args(["member", "list"]), "etcdctl member list")?;
-        out.lines()
-            .find_map(|l| {
-                let f: Vec<&str> = l.split(',').map(str::trim).collect();
-                (f.get(2) == Some(&name)).then(|| f[0].to_string())
-            })
+        listed_member(&out, name)
             .ok_or_else(|| DeployError::Failed(format!("etcd has no member {name}")))
     }
 
@@ -137,6 +157,7 @@ impl Engine for Etcd {
         let mut node = self.new_member(c)?;
         let out = reconfigure(
             c,
+            None,
             &[
                 "member",
                 "add",
@@ -168,7 +189,21 @@ impl Engine for Etcd {
         }
         let member = self.member_id(c, id)?;
         let node = c.node(id)?.clone();
-        reconfigure(c, &["member", "remove", &member], "etcdctl member remove")?;
+        let removed = reconfigure(
+            c,
+            Some(id),
+            &["member", "remove", &member],
+            "etcdctl member remove",
+        );
+        // The answer can be lost while the removal commits (the leader leaving steps down): the
+        // member list tells.
+        if let Err(e) = removed {
+            let mut list = etcdctl_except(c, Some(id));
+            match run(list.args(["member", "list"]), "etcdctl member list") {
+                Ok(out) if listed_member(&out, id).is_none() => {}
+                _ => return Err(e),
+            }
+        }
         c.nodes.retain(|n| n.id != id);
         // A removed member stops by itself; make sure.
         if let Some(p) = node.process {
