@@ -1078,7 +1078,7 @@ pub fn run_client(
     }
     let (results, interrupted) = rendezvous.gather(result, gather_timeout(request), request.grace);
     let mut outcome = super::merge_clients(Some(request), phase, "etcd", results)?;
-    outcome.interrupted = interrupted;
+    outcome.set_interrupted(interrupted);
     Ok(ClientRun::Merged {
         outcome,
         kept,

@@ -227,7 +227,7 @@ fn run_children(
         }
         merged => merged?,
     };
-    outcome.interrupted = stop.is_requested();
+    outcome.set_interrupted(stop.is_requested() || interrupted_children);
     Ok(outcome)
 }
 

@@ -45,6 +45,13 @@ pub struct DistributedOutcome {
 }
 
 impl DistributedOutcome {
+    /// Records that Ctrl-C ended the launcher's part: the merged result says so as the exit code
+    /// does (it said `interrupted: false` beside an exit 130 when only the launcher saw the signal).
+    pub fn set_interrupted(&mut self, interrupted: bool) {
+        self.interrupted = interrupted;
+        self.merged.interrupted |= interrupted;
+    }
+
     /// The exit code of the run: 130 when it was interrupted (what was measured is kept), 3 when a
     /// client left no result, else 0.
     pub fn exit_code(&self) -> u8 {

@@ -120,7 +120,7 @@ pub fn launch(
         .map(|(r, (_, how))| r.map_err(|why| format!("{why}; its ssh {how}")))
         .collect();
     let mut outcome = merge_clients(Some(request), phase, "ssh", results)?;
-    outcome.interrupted = stopped;
+    outcome.set_interrupted(stopped);
     Ok(outcome)
 }
 
