@@ -10,7 +10,7 @@ use scalebench_session::request::{
     parse_concurrency, parse_criterion, parse_duration, parse_interval, parse_link_mbit,
     parse_listen_address, parse_percent, parse_positive_rate, parse_probe, parse_process,
     parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion, ElasticRequest,
-    Probe, RunRequest, ScaleAction,
+    Probe, RunRequest, ScaleAction, SpaceAfterLoad,
 };
 use scalebench_session::saturate::SaturationRequest;
 
@@ -895,7 +895,11 @@ impl PhaseArgs {
             quiet: self.quiet,
             deployment: self.deployment.clone(),
             clusters_dir: self.clusters.clusters_dir.clone(),
-            no_compact: self.no_compact,
+            space_after_load: if self.no_compact {
+                SpaceAfterLoad::AsInserted
+            } else {
+                SpaceAfterLoad::Settled
+            },
             no_monitor: self.no_monitor,
             consistency_probe: None,
             faults: Vec::new(),

@@ -1129,12 +1129,20 @@ fn example_experiments_plan() {
     // Beside a copy of the deployments, as the examples are beside theirs.
     std::fs::create_dir_all(dir.path().join("examples")).unwrap();
     let ninth = dir.path().join("examples/wegert-node9.toml");
-    std::fs::write(&ninth, wegert.replace("node = \"node3\"", "node = \"node9\"")).unwrap();
+    std::fs::write(
+        &ninth,
+        wegert.replace("node = \"node3\"", "node = \"node9\""),
+    )
+    .unwrap();
     std::fs::create_dir_all(dir.path().join("deployments")).unwrap();
     for d in std::fs::read_dir(examples.join("../deployments")).unwrap() {
         let d = d.unwrap().path();
         if d.is_file() {
-            std::fs::copy(&d, dir.path().join("deployments").join(d.file_name().unwrap())).unwrap();
+            std::fs::copy(
+                &d,
+                dir.path().join("deployments").join(d.file_name().unwrap()),
+            )
+            .unwrap();
         }
     }
     let o = scalebench(&["experiment", ninth.to_str().unwrap(), "--dry-run"]);
@@ -1627,7 +1635,13 @@ fn output_paths_are_checked_before_the_run_and_only_regular_files_are_written() 
             "--results",
             bad.to_str().unwrap(),
         ]);
-        assert_eq!(o.status.code(), Some(2), "--results {}: {}", bad.display(), stderr(&o));
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "--results {}: {}",
+            bad.display(),
+            stderr(&o)
+        );
         assert!(stderr(&o).contains(bad.to_str().unwrap()), "{}", stderr(&o));
     }
     assert!(std::fs::metadata("/dev/full")

@@ -87,6 +87,15 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
         printed.contains("step 1: scale issued") && printed.contains("stabilisation"),
         "{printed}"
     );
+    // A step's load sets up what is measured next: no flush, compaction or space measured after
+    // it (a JVM per Cassandra node each), which elasticity never reports.
+    let notes = stderr(&o);
+    assert!(
+        notes.contains("loading records")
+            && !notes.contains("flush:")
+            && !notes.contains("compact:"),
+        "{notes}"
+    );
     // The step's run under load has its interval logs.
     let logs = std::fs::read_dir(hdr.join("step-1")).map_or(0, |d| d.count());
     assert!(logs > 0, "no HDR logs of the step's run");

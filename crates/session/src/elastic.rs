@@ -21,7 +21,7 @@ use scalebench_measure::{quantile_us, RunResult};
 
 use crate::error::SessionError;
 use crate::phase::execute_phases;
-use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction};
+use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad};
 use crate::settings::Settings;
 
 pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
@@ -269,7 +269,11 @@ impl Scale {
 
 /// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
 fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, SessionError> {
-    let load = phase_args(&args.run, scale, None);
+    let mut load = phase_args(&args.run, scale, None);
+    // Elasticity reports request-set times, never space: no flush, compaction or wait for quiet
+    // after a step's load (a JVM per Cassandra node each), only the wait for the cluster to be idle
+    // that every measured step begins with.
+    load.space_after_load = SpaceAfterLoad::NotMeasured;
     crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
     let r = execute_phases(&load, &[Phase::Load])?.result;
     if r.interrupted {

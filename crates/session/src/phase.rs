@@ -19,7 +19,7 @@ use scalebench_workload::CoreWorkload;
 use crate::environment::{host_info, tool_info};
 use crate::error::SessionError;
 use crate::progress::Display;
-use crate::request::{ProbeRequest, RunRequest};
+use crate::request::{ProbeRequest, RunRequest, SpaceAfterLoad};
 use crate::settings::Settings;
 
 /// What [`execute_phases`] measured.
@@ -157,6 +157,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 }),
                 stop: &stop,
                 progress: &mut progress,
+                space_after_load: args.space_after_load,
                 probe: args
                     .consistency_probe
                     .as_ref()
@@ -209,7 +210,8 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         if let Some(line) = failure_warning(&result) {
             crate::note!("{line}");
         }
-        if let (Some(c), false) = (&settings.cluster, interrupted) {
+        let measured = phase == Phase::Run || args.space_after_load != SpaceAfterLoad::NotMeasured;
+        if let (Some(c), false, true) = (&settings.cluster, interrupted, measured) {
             result.space = Some(after_phase(
                 c,
                 phase,
@@ -406,7 +408,7 @@ fn after_phase(
     steps("flush", c.flush()?);
     c.wait_idle()?;
     let as_inserted = measure(SpaceState::AsInserted);
-    if args.no_compact {
+    if args.space_after_load == SpaceAfterLoad::AsInserted {
         return Ok(as_inserted);
     }
     steps("compact", c.compact()?);
@@ -576,6 +578,7 @@ struct PhaseRunner<'a> {
     metrics: Option<&'a crate::metrics::Publisher>,
     /// `--fault` on a run phase, each with the process it acts on.
     faults: &'a [(crate::fault::FaultRequest, scalebench_deploy::ProcessRef)],
+    space_after_load: SpaceAfterLoad,
 }
 
 /// Passes progress on, and takes from the first report when the measurement window opened (the
@@ -724,7 +727,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
         // as after the load: what the servers still hold in memory (a new database's catalogs, a
         // dataset emptied since its last save) is then on disk on both sides.
         let space_before = match (&self.settings.cluster, self.phase) {
-            (Some(c), Phase::Load) => {
+            (Some(c), Phase::Load) if self.space_after_load != SpaceAfterLoad::NotMeasured => {
                 c.flush()?;
                 Some(c.space("before load", 0, &self.workload.table))
             }

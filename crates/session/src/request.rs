@@ -88,7 +88,8 @@ pub struct RunRequest {
     /// The cluster the phases go to, and where its state lives.
     pub deployment: Option<PathBuf>,
     pub clusters_dir: PathBuf,
-    pub no_compact: bool,
+    /// What is done and measured on a deployment after each load.
+    pub space_after_load: SpaceAfterLoad,
     pub no_monitor: bool,
     /// `--consistency-probe`: the probe beside the run phase, if any (docs/consistency.md).
     pub consistency_probe: Option<ProbeRequest>,
@@ -105,6 +106,19 @@ pub struct RunRequest {
     /// Where that client meets the others before it starts.
     #[serde(skip)]
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
+}
+
+/// What a load on a deployment is followed by before its space is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpaceAfterLoad {
+    /// Flushed and measured as inserted, then compacted and measured settled (the default).
+    Settled,
+    /// Flushed and measured as inserted only (`--no-compact`).
+    AsInserted,
+    /// Neither flushed nor measured: a load that only sets up what is measured next (an elastic
+    /// step's records; elasticity reports request-set times, never space).
+    NotMeasured,
 }
 
 /// `--consistency-probe RATE`, `--probe-delays LIST`, `--history FILE`.
@@ -210,7 +224,7 @@ impl RunRequest {
             quiet: false,
             deployment: None,
             clusters_dir: PathBuf::from(DEFAULT_CLUSTERS_DIR),
-            no_compact: false,
+            space_after_load: SpaceAfterLoad::Settled,
             no_monitor: false,
             consistency_probe: None,
             faults: Vec::new(),

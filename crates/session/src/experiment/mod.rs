@@ -17,7 +17,7 @@ use scalebench_measure::RunResult;
 
 use crate::error::SessionError;
 use crate::phase::execute_phases;
-use crate::request::{self, ElasticRequest, RunRequest};
+use crate::request::{self, ElasticRequest, RunRequest, SpaceAfterLoad};
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
     DATA_SIZE,
@@ -503,7 +503,11 @@ fn phase_request(
     } else {
         r.create_schema = true;
         r.drop_schema = true;
-        r.no_compact = !exp.procedure.compact;
+        r.space_after_load = if exp.procedure.compact {
+            SpaceAfterLoad::Settled
+        } else {
+            SpaceAfterLoad::AsInserted
+        };
     }
     Ok(r)
 }

@@ -150,8 +150,11 @@ impl Store {
                 path.display()
             ));
         }
-        let conn = Connection::open_with_flags(path, OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
             .and_then(|_| conn.execute_batch(SCHEMA))
             .and_then(|_| add_later_columns(&conn))
