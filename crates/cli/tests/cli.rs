@@ -1126,6 +1126,21 @@ fn example_experiments_plan() {
     // 39): node ids are given at `up`, each engine's count declared once.
     let wegert = std::fs::read_to_string(examples.join("wegert-configurations.toml")).unwrap();
     assert!(wegert.contains("node = \"node3\""));
+    // The request's one check (issue 40) refuses a probe beside swept client processes, naming the
+    // cell, at --dry-run.
+    let probed = dir.path().join("probed.toml");
+    std::fs::write(
+        &probed,
+        "name = \"x\"\n[procedure]\nconsistency_probe = 10\n[[database]]\nname = \"d\"\ndb = \"sqlite:///tmp/x.db\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n[sweep]\nclients = [1, 2]\n",
+    )
+    .unwrap();
+    let o = scalebench(&["experiment", probed.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("clients=2") && stderr(&o).contains("act from one process"),
+        "{}",
+        stderr(&o)
+    );
     // Beside a copy of the deployments, as the examples are beside theirs.
     std::fs::create_dir_all(dir.path().join("examples")).unwrap();
     let ninth = dir.path().join("examples/wegert-node9.toml");

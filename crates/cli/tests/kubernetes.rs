@@ -145,6 +145,40 @@ fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
             job("x", &["--", "run", "--db", "postgres://u:hunter2@d b/ycsb"]),
             "invalid database URL",
         ),
+        // Issue 40: what belongs to one process is refused before the manifests are written (each
+        // pod would have exited 2), by the request's one check.
+        (
+            job(
+                "x",
+                &["--", "run", "--db", "null://", "--consistency-probe", "10"],
+            ),
+            "--consistency-probe and --fault act from one process",
+        ),
+        (
+            job(
+                "x",
+                &["--", "run", "--db", "null://", "--fault", "pause:node1"],
+            ),
+            "--consistency-probe and --fault act from one process",
+        ),
+        (
+            job("x", &["--", "run", "--db", "null://", "--load"]),
+            "one phase at a time",
+        ),
+        (
+            job(
+                "x",
+                &[
+                    "--",
+                    "run",
+                    "--db",
+                    "null://",
+                    "--timing",
+                    "init-to-cleanup",
+                ],
+            ),
+            "--timing init-to-cleanup",
+        ),
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let o = scalebench(&args);

@@ -44,36 +44,8 @@ impl ExecutedPhases {
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
 /// nothing.
-/// A client of a distributed run needs a database the others share (not a temporary one of its own).
-pub fn check_client(args: &RunRequest) -> Result<(), SessionError> {
-    match &args.client {
-        Some(share) if args.db.is_none() && args.deployment.is_none() => {
-            Err(SessionError::Usage(format!(
-                "the {} clients of a run need a database they share: give --db or --deployment",
-                share.clients
-            )))
-        }
-        _ => Ok(()),
-    }
-}
-
 pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
-    check_client(args)?;
-    // A fault acts on the deployment's nodes: with --db the run measures another database.
-    if let (Some(db), false) = (&args.db, args.faults.is_empty()) {
-        if args.deployment.is_some() {
-            return Err(SessionError::Usage(format!(
-                "--fault pauses a node of --deployment, while --db {} is what the run measures: give one of them",
-                scalebench_binding::config::redact_unparsed(db)
-            )));
-        }
-    }
-
-    if args.client.is_some() && phases.len() > 1 {
-        return Err(SessionError::Usage(
-            "a client of a distributed run runs one phase at a time: load, then run".into(),
-        ));
-    }
+    args.check(args.launch(), phases)?;
     let last = *phases.last().expect("at least one phase");
     // A client records what defines its run, so that its result never merges with another run's.
     let definition = match &args.client {
@@ -100,19 +72,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let stop = args.stop.clone().unwrap_or_default();
     crate::interrupt::register_stop(&stop);
 
-    // Checked before anything runs: a fault names a running node of the deployment, one fault a
-    // node (two would resume each other's pauses).
-    if let Some(twice) = args
-        .faults
-        .iter()
-        .enumerate()
-        .find(|(i, f)| args.faults[..*i].iter().any(|g| g.node == f.node))
-    {
-        return Err(SessionError::Usage(format!(
-            "--fault: node '{}' has two faults; give one per node",
-            twice.1.node
-        )));
-    }
+    // Checked before anything runs: a fault names a running node of the deployment.
     let faults = args
         .faults
         .iter()

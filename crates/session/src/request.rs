@@ -185,7 +185,89 @@ impl ProbeRequest {
     }
 }
 
+/// How many processes measure a request: some of its parts belong to one process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// This process alone.
+    OneProcess,
+    /// Several client processes together, merged into one result (`--clients`, `--rendezvous`,
+    /// `--ssh`, Kubernetes pods, an experiment's `sweep.clients`), or one of them.
+    Clients,
+}
+
 impl RunRequest {
+    /// How this request is measured: a client of a distributed run is one of several.
+    pub fn launch(&self) -> Launch {
+        if self.client.is_some() {
+            Launch::Clients
+        } else {
+            Launch::OneProcess
+        }
+    }
+
+    /// Every rule between the request's fields, in one place: checked by
+    /// [`crate::phase::execute_phases`], by every launcher before a client starts, by the
+    /// Kubernetes command before it writes manifests and by an experiment's `--dry-run`.
+    pub fn check(
+        &self,
+        launch: Launch,
+        phases: &[scalebench_exec::Phase],
+    ) -> Result<(), SessionError> {
+        let usage = |s: String| Err(SessionError::Usage(s));
+        if launch == Launch::Clients {
+            if self.consistency_probe.is_some() || !self.faults.is_empty() {
+                // Each client would probe (and pause nodes) on its own, and the merge has no way
+                // to combine what they saw.
+                return usage(
+                    "--consistency-probe and --fault act from one process: run them without --clients, --rendezvous or sweep.clients"
+                        .into(),
+                );
+            }
+            if self.timing != Timing::Window {
+                return usage(
+                    "--timing init-to-cleanup times one client's life: run it without --clients, --rendezvous or sweep.clients"
+                        .into(),
+                );
+            }
+            if phases.len() > 1 {
+                return usage(
+                    "a distributed run runs one phase at a time: `load --clients N`, then `run --clients N` (not --load)"
+                        .into(),
+                );
+            }
+        }
+        if let Some(share) = &self.client {
+            if self.uses_default_db() {
+                return usage(format!(
+                    "the {} clients of a run need a database they share: give --db or --deployment",
+                    share.clients
+                ));
+            }
+        }
+        // A fault acts on the deployment's nodes: with --db the run measures another database.
+        if let (Some(db), false, true) =
+            (&self.db, self.faults.is_empty(), self.deployment.is_some())
+        {
+            return usage(format!(
+                "--fault pauses a node of --deployment, while --db {} is what the run measures: give one of them",
+                scalebench_binding::config::redact_unparsed(db)
+            ));
+        }
+        // Two faults on one node would resume each other's pauses.
+        if let Some((_, twice)) = self
+            .faults
+            .iter()
+            .enumerate()
+            .find(|(i, f)| self.faults[..*i].iter().any(|g| g.node == f.node))
+        {
+            return usage(format!(
+                "--fault: node '{}' has two faults; give one per node",
+                twice.node
+            ));
+        }
+        Ok(())
+    }
+
     /// A run on the default database (no `--db`, no deployment): a temporary SQLite file, which
     /// [`crate::phase::execute_phases`] loads before it runs.
     pub fn uses_default_db(&self) -> bool {
@@ -670,6 +752,61 @@ pub fn parse_step_factor(s: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 40: the rules between a request's fields live in one `check`, which the launchers, the
+    /// Kubernetes command, the experiment runner and `execute_phases` all call.
+    #[test]
+    fn one_check_holds_every_rule_between_fields() {
+        use scalebench_exec::Phase;
+        let refused =
+            |r: &RunRequest, launch: Launch, phases: &[Phase]| match r.check(launch, phases) {
+                Err(SessionError::Usage(why)) => why,
+                other => panic!("{r:?} {launch:?}: {other:?}"),
+            };
+        let run = [Phase::Run];
+        let mut probed = RunRequest::new("a");
+        probed.db = Some("null://".into());
+        probed.consistency_probe = Some(ProbeRequest::new(10.0).unwrap());
+        probed.check(Launch::OneProcess, &run).unwrap();
+        assert!(refused(&probed, Launch::Clients, &run).contains("act from one process"));
+
+        let fault =
+            |node: &str| crate::fault::FaultRequest::parse(&format!("pause:{node}")).unwrap();
+        let mut paused = RunRequest::new("a");
+        paused.deployment = Some("d.toml".into());
+        paused.faults = vec![fault("node2")];
+        paused.check(Launch::OneProcess, &run).unwrap();
+        assert!(refused(&paused, Launch::Clients, &run).contains("act from one process"));
+        paused.faults.push(fault("node2"));
+        assert!(refused(&paused, Launch::OneProcess, &run).contains("has two faults"));
+        paused.faults.pop();
+        paused.db = Some("postgres://u:hunter2@h/db".into());
+        let both = refused(&paused, Launch::OneProcess, &run);
+        assert!(
+            both.contains("give one of them") && !both.contains("hunter2"),
+            "{both}"
+        );
+
+        let mut timed = RunRequest::new("a");
+        timed.timing = Timing::InitToCleanup;
+        timed.check(Launch::OneProcess, &run).unwrap();
+        assert!(refused(&timed, Launch::Clients, &run).contains("init-to-cleanup"));
+
+        let plain = RunRequest::new("a");
+        plain
+            .check(Launch::OneProcess, &[Phase::Load, Phase::Run])
+            .unwrap();
+        let two = refused(&plain, Launch::Clients, &[Phase::Load, Phase::Run]);
+        assert!(two.contains("one phase at a time"), "{two}");
+
+        // A client of a distributed run is one of several, and needs a database the others share.
+        let mut client = RunRequest::new("a");
+        client.client = Some(crate::clients::ClientShare::new(0, 2).unwrap());
+        assert_eq!(client.launch(), Launch::Clients);
+        assert!(refused(&client, client.launch(), &run).contains("need a database they share"));
+        client.db = Some("null://".into());
+        client.check(client.launch(), &run).unwrap();
+    }
 
     /// The listen forms Prometheus' flags take (issue 31, point 4).
     #[test]

@@ -10,7 +10,7 @@ use scalebench_measure::RunResult;
 use scalebench_session::distributed;
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
-use scalebench_session::request::RunRequest;
+use scalebench_session::request::{Launch, RunRequest};
 
 use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 
@@ -21,36 +21,22 @@ pub fn run_command(
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
-    let loads = phases.contains(&Phase::Load) || args.request(argv).uses_default_db();
+    let mut request = phase_request(args, consistency, argv);
+    let loads = phases.contains(&Phase::Load) || request.uses_default_db();
     check_ycsb_load(&args.summary, loads)?;
-    let probe = consistency.and_then(ConsistencyArgs::request);
-    let faults = consistency.map(|c| c.fault.clone()).unwrap_or_default();
     let distributed = clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some();
-    if distributed && (probe.is_some() || !faults.is_empty()) {
-        // Each client would probe (and pause nodes) on its own, and the merge has no way to
-        // combine what they saw.
-        return Err(SessionError::Usage(
-            "--consistency-probe and --fault act from one process: run them without --clients and --rendezvous"
-                .into(),
-        ));
-    }
-    if distributed && args.timing != scalebench_exec::Timing::Window {
-        return Err(SessionError::Usage(
-            "--timing init-to-cleanup times one client's life: run it without --clients and --rendezvous"
-                .into(),
-        ));
-    }
     if distributed {
-        return run_clients(args, clients, phases, argv);
+        request.check(Launch::Clients, phases)?;
+        return run_clients(request, args, clients, phases);
     }
-    let history = probe.as_ref().and_then(|p| p.history.as_deref());
+    let history = request
+        .consistency_probe
+        .as_ref()
+        .and_then(|p| p.history.as_deref());
     scalebench_session::files::check_outputs(
         args.output.as_deref().into_iter().chain(history),
         args.hdr_log.as_deref(),
     )?;
-    let mut request = args.request(argv);
-    request.consistency_probe = probe;
-    request.faults = faults;
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
@@ -74,6 +60,18 @@ pub fn run_command(
     })
 }
 
+/// The typed request of a `load` or `run` command line, its probe and faults included: built once.
+fn phase_request(
+    args: &PhaseArgs,
+    consistency: Option<&ConsistencyArgs>,
+    argv: &[OsString],
+) -> RunRequest {
+    let mut request = args.request(argv);
+    request.consistency_probe = consistency.and_then(ConsistencyArgs::request);
+    request.faults = consistency.map(|c| c.fault.clone()).unwrap_or_default();
+    request
+}
+
 /// A run whose operations mostly failed or never completed, or whose probe did not run, is a failed
 /// run: exit 1, its figures kept (written and printed), the reason printed last.
 fn failed_run(result: &RunResult) -> Option<ExitCode> {
@@ -86,16 +84,14 @@ fn failed_run(result: &RunResult) -> Option<ExitCode> {
 /// `--ssh`: clients started over ssh; with `--rendezvous` alone: this process is one client of a
 /// run whose clients meet in etcd.
 fn run_clients(
+    request: RunRequest,
     args: &PhaseArgs,
     clients: &ClientsArgs,
     phases: &[Phase],
-    argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
     use scalebench_session::distributed::{etcd, local, ssh};
     let [phase] = phases else {
-        return Err(SessionError::Usage(
-            "--clients runs one phase at a time: `scalebench load --clients N`, then `scalebench run --clients N` (not --load)".into(),
-        ));
+        unreachable!("checked: a distributed run runs one phase at a time");
     };
     for (given, flag) in [
         (args.hdr_log.is_some(), "--hdr-log"),
@@ -107,7 +103,6 @@ fn run_clients(
             )));
         }
     }
-    let request = args.request(argv);
     let launcher: Box<dyn distributed::Launcher> = match &clients.rendezvous {
         None => Box::new(local::LocalLaunch {
             program: client_program()?,
@@ -223,9 +218,16 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
             .to_string();
         SessionError::Usage(format!("the clients' command after --: {first}"))
     })?;
-    let (phase, clients) = match &client.command {
-        crate::args::Command::Load(l) => (&l.phase, &l.clients),
-        crate::args::Command::Run(r) => (&r.phase, &r.clients),
+    let (phase, clients, consistency, phases) = match &client.command {
+        crate::args::Command::Load(l) => (&l.phase, &l.clients, None, vec![Phase::Load]),
+        crate::args::Command::Run(r) => {
+            let phases = if r.load {
+                vec![Phase::Load, Phase::Run]
+            } else {
+                vec![Phase::Run]
+            };
+            (&r.phase, &r.clients, Some(&r.consistency), phases)
+        }
         _ => unreachable!("the first word was checked: load or run"),
     };
     if clients.clients.is_some() || clients.rendezvous.is_some() || clients.client_index.is_some() {
@@ -238,6 +240,10 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
             "the clients' command after -- needs --db: the clients share the database".into(),
         ));
     };
+    // The pods are clients of one run: what belongs to one process is refused here, not by each pod.
+    phase_request(phase, consistency, &argv)
+        .check(Launch::Clients, &phases)
+        .map_err(|e| SessionError::Usage(format!("the clients' command after --: {e}")))?;
     kubernetes::check_client(db, args.rendezvous.as_deref())?;
     let m = kubernetes::manifests(&kubernetes::KubernetesJob {
         name: args.name.clone(),

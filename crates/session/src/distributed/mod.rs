@@ -255,6 +255,7 @@ impl EndRule {
 /// Checks a distributed run before any client starts: bad input is found once, with exit code 2,
 /// not once per client.
 pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
+    request.check(crate::request::Launch::Clients, &[phase])?;
     if request.deployment.is_some() {
         return Err(SessionError::Usage(
             "clients on other machines cannot read this machine's deployment: give the cluster's URL with --db \
@@ -265,7 +266,7 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
     for index in 0..clients {
         let share = ClientShare::new(index, clients)?;
         let r = client_request(request, share);
-        crate::phase::check_client(&r)?;
+        r.check(crate::request::Launch::Clients, &[phase])?;
         crate::settings::Settings::check(&r, phase)?;
     }
     Ok(())

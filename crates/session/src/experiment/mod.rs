@@ -539,14 +539,29 @@ fn check_every_run(
             // The deployment's database is checked when it is up (as the runs do).
             let request =
                 phase_request(exp, base, run, None, clusters_dir, phase, &[]).map_err(in_cell)?;
-            if !checked.insert(format!("{request:?}")) {
+            // Swept client processes (the measured run's; the load is one process) are no part of
+            // the request.
+            let launch = match (phase, clients_of(run)) {
+                (Phase::Run, Some(_)) => request::Launch::Clients,
+                _ => request::Launch::OneProcess,
+            };
+            if !checked.insert(format!("{launch:?} {request:?}")) {
                 continue;
             }
+            request.check(launch, &[phase]).map_err(in_cell)?;
             crate::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
         check_fault_node(exp, base, run)?;
     }
     Ok(())
+}
+
+/// The client processes a run's measured phase is swept to, when more than one.
+fn clients_of(run: &PlannedRun) -> Option<u32> {
+    match run.params.get("clients").map(|n| n.parse::<u32>()) {
+        Some(Ok(n)) if n > 1 => Some(n),
+        _ => None,
+    }
 }
 
 /// A `[fault]` names a node the run's cluster will have (ids are given at `up`, in the order
@@ -684,8 +699,8 @@ fn one_run(
         // The data is kept between runs (load = "once"): each run inserts into keys of its own.
         request.property("transactioninsertstart", &start.to_string());
     }
-    let run_result = match run.params.get("clients").map(|n| n.parse::<u32>()) {
-        Some(Ok(n)) if n > 1 => run_clients(&request, n, state),
+    let run_result = match clients_of(run) {
+        Some(n) => run_clients(&request, n, state),
         _ => execute(&request, Phase::Run),
     };
     if run_result.is_err() {

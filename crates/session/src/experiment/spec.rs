@@ -580,9 +580,6 @@ impl Experiment {
         if probing && self.procedure.measure != Measure::Run {
             return Err("procedure.consistency_probe and [fault] go beside measured runs: use them with measure = \"run\"".into());
         }
-        if probing && self.sweep.contains_key("clients") {
-            return Err("procedure.consistency_probe and [fault] act from one process: not with sweep.clients".into());
-        }
         if let Some(rate) = self.procedure.consistency_probe {
             ProbeRequest::check_rate(rate)
                 .map_err(|why| format!("procedure.consistency_probe = {rate}: {why}"))?;
