@@ -103,7 +103,7 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         crate::note!("warning: {warning}");
     }
     if let Some(path) = &args.summary.ycsb_load {
-        if !merged.phases.iter().any(|p| p.phase == "load") {
+        if !merged.phases.iter().any(|p| p.phase == Phase::Load) {
             return Err(SessionError::Usage(format!(
                 "--ycsb-load {}: the results have no load phase",
                 path.display()

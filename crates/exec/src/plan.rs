@@ -3,21 +3,7 @@ use std::time::Duration;
 
 use crate::rendezvous::Rendezvous;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    Load,
-    Run,
-}
-
-impl Phase {
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Load => "load",
-            Phase::Run => "run",
-        }
-    }
-}
+pub use scalebench_measure::Phase;
 
 /// What a run phase's throughput is divided by.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

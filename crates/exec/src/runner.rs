@@ -214,7 +214,7 @@ pub fn execute<F: BindingFactory>(
     let client_time =
         (plan.phase == Phase::Run && plan.timing == Timing::InitToCleanup).then(|| init.elapsed());
     let meta = PhaseMeta {
-        phase: plan.phase.name().to_string(),
+        phase: plan.phase,
         measurement_start_unix_ms: unix_ms_at_t0,
         duration: client_time.unwrap_or(end - t0),
         ended_by,

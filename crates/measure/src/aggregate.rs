@@ -105,7 +105,7 @@ pub struct LiveOperation {
 /// Facts about the phase that execution knows and measurement does not.
 #[derive(Debug, Clone)]
 pub struct PhaseMeta {
-    pub phase: String,
+    pub phase: crate::Phase,
     pub measurement_start_unix_ms: u64,
     pub duration: Duration,
     pub ended_by: crate::result::EndedBy,
@@ -519,7 +519,7 @@ mod tests {
         }
         let res = agg
             .finish(PhaseMeta {
-                phase: "run".into(),
+                phase: crate::Phase::Run,
                 measurement_start_unix_ms: 0,
                 duration: Duration::from_secs(2),
                 ended_by: crate::result::EndedBy::Duration,
@@ -592,7 +592,7 @@ mod tests {
         assert_eq!(closed[..3], [(0, 1), (1, 0), (2, 0)]);
         let res = agg
             .finish(PhaseMeta {
-                phase: "run".into(),
+                phase: crate::Phase::Run,
                 measurement_start_unix_ms: 0,
                 duration: Duration::from_secs(6),
                 ended_by: crate::result::EndedBy::Duration,
@@ -627,7 +627,7 @@ mod tests {
         }
         let res = agg
             .finish(PhaseMeta {
-                phase: "load".into(),
+                phase: crate::Phase::Load,
                 measurement_start_unix_ms: 0,
                 duration: Duration::ZERO,
                 ended_by: crate::result::EndedBy::Completed,

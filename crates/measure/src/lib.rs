@@ -12,6 +12,7 @@ pub mod hdrlog;
 pub mod histogram;
 pub mod intervals;
 pub mod merge;
+pub mod phase;
 pub mod recorder;
 pub mod result;
 pub mod ycsb_text;
@@ -20,6 +21,7 @@ pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};
 pub use histogram::{
     decode_histogram, encode_histogram, new_histogram, quantile_us, LatencyHistogram,
 };
+pub use phase::Phase;
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{
     DeploymentInfo, EndedBy, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,

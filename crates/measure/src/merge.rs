@@ -229,11 +229,11 @@ pub fn merge_results(
         .map(|r| r.parameters.target_ops_s)
         .try_fold(0.0, |acc, t| t.map(|t| acc + t));
     merged.phases.clear();
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<crate::Phase> = Vec::new();
     for r in results {
         for p in &r.phases {
-            if !names.contains(&p.phase.as_str()) {
-                names.push(&p.phase);
+            if !names.contains(&p.phase) {
+                names.push(p.phase);
             }
         }
     }
@@ -596,7 +596,7 @@ mod tests {
         let mut agg = Aggregator::new(Duration::from_secs(1), true, 1);
         rx.try_iter().for_each(|b| agg.add(b));
         agg.finish(PhaseMeta {
-            phase: "run".into(),
+            phase: crate::Phase::Run,
             measurement_start_unix_ms: 1_700_000_000_000,
             duration: Duration::from_secs(3),
             ended_by: EndedBy::Duration,

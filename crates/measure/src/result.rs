@@ -270,7 +270,7 @@ pub struct Parameters {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PhaseResult {
     /// `load` or `run`.
-    pub phase: String,
+    pub phase: crate::Phase,
     pub open_loop: bool,
     /// Wall-clock time of the start of the measurement window, ms since the Unix epoch.
     pub measurement_start_unix_ms: u64,
@@ -992,7 +992,7 @@ impl RunResult {
         self.phases
             .iter()
             .rev()
-            .find(|p| p.phase == "run")
+            .find(|p| p.phase == crate::Phase::Run)
             .or(self.phases.last())
     }
 }

@@ -10,7 +10,7 @@ pub use scalebench_stats::{summarize, Summary};
 /// The rate a run is judged by: operations per second, or for a measured load records per second
 /// (a batch insert carries many records).
 pub fn measured_rate(p: &scalebench_measure::PhaseResult) -> f64 {
-    if p.phase == "load" && p.totals.records > 0 {
+    if p.phase == scalebench_measure::Phase::Load && p.totals.records > 0 {
         p.totals.records as f64 / p.duration_s.max(1e-9)
     } else {
         p.totals.throughput_ops_s

@@ -137,7 +137,7 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
     ));
     let mut sections = vec![first];
     for (i, phase) in r.phases.iter().enumerate() {
-        let warmup = if phase.phase == "run" {
+        let warmup = if phase.phase == scalebench_measure::Phase::Run {
             p.warmup_s
         } else {
             0.0
@@ -212,7 +212,7 @@ fn consistency_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
     let Some(c) = &ph.consistency else {
         return Vec::new();
     };
-    visibility_chart(id, &[(ph.phase.clone(), c.t_visibility.clone())])
+    visibility_chart(id, &[(ph.phase.to_string(), c.t_visibility.clone())])
         .into_iter()
         .chain(window_chart(ph, id))
         .collect()

@@ -54,7 +54,7 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
     let left_out = (format == SummaryFormat::Ycsb && result.phases.len() > 1).then(|| {
         format!(
             "note: standard output holds the {} phase's YCSB text only, as YCSB prints one phase per run; --ycsb-load FILE writes the {} phase's",
-            result.phases.last().map_or("run", |p| p.phase.as_str()),
+            result.phases.last().map_or("run", |p| p.phase.name()),
             result.phases[0].phase
         )
     });
@@ -66,7 +66,11 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
 }
 
 /// YCSB's text of the phase named `phase` (`load`, `run`), if the result has one.
-pub fn ycsb_phase_text(result: &RunResult, phase: &str, percentiles: &[f64]) -> Option<String> {
+pub fn ycsb_phase_text(
+    result: &RunResult,
+    phase: scalebench_measure::Phase,
+    percentiles: &[f64],
+) -> Option<String> {
     result
         .phases
         .iter()

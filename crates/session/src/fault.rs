@@ -14,6 +14,47 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
 
+/// The faults scalebench injects, by the name the command line and experiment files give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum FaultKind {
+    /// Jepsen's pause nemesis: SIGSTOP, then SIGCONT.
+    Pause,
+}
+
+impl FaultKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Pause => "pause",
+        }
+    }
+}
+
+impl std::str::FromStr for FaultKind {
+    type Err = String;
+    fn from_str(kind: &str) -> Result<Self, String> {
+        match kind {
+            "pause" => Ok(FaultKind::Pause),
+            other => Err(format!(
+                "unknown fault '{other}' (known: pause, Jepsen's pause nemesis)"
+            )),
+        }
+    }
+}
+
+impl TryFrom<String> for FaultKind {
+    type Error = String;
+    fn try_from(kind: String) -> Result<Self, String> {
+        kind.parse()
+    }
+}
+
+impl From<FaultKind> for String {
+    fn from(kind: FaultKind) -> String {
+        kind.name().to_string()
+    }
+}
+
 /// `pause:NODE[,every=DURATION][,for=DURATION]`: pause NODE for `for` once every `every`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultRequest {
@@ -61,16 +102,18 @@ impl FaultRequest {
             every.unwrap_or(DEFAULT_EVERY),
             pause.unwrap_or(DEFAULT_PAUSE),
         );
+        let kind: FaultKind = kind.parse().map_err(|why: String| bad(&why))?;
         FaultRequest::new(kind, node, every, pause).map_err(|why| bad(&why))
     }
 
     /// A fault of `kind` on `node`: a pause of `pause` once every `every`.
-    pub fn new(kind: &str, node: &str, every: Duration, pause: Duration) -> Result<Self, String> {
-        if kind != "pause" {
-            return Err(format!(
-                "unknown fault '{kind}' (known: pause, Jepsen's pause nemesis)"
-            ));
-        }
+    pub fn new(
+        kind: FaultKind,
+        node: &str,
+        every: Duration,
+        pause: Duration,
+    ) -> Result<Self, String> {
+        let FaultKind::Pause = kind;
         if node.is_empty() || node.contains(['=', ',', ':']) {
             return Err("name the node to pause first (pause:node2)".into());
         }

@@ -413,7 +413,7 @@ pub fn print_summary(
 ) -> Result<(), SessionError> {
     use scalebench_report::summary;
     if let Some(path) = &summary.ycsb_load {
-        let text = summary::ycsb_phase_text(result, "load", percentiles).ok_or_else(|| {
+        let text = summary::ycsb_phase_text(result, Phase::Load, percentiles).ok_or_else(|| {
             SessionError::Usage(format!(
                 "--ycsb-load {}: the result has no load phase",
                 path.display()

@@ -574,11 +574,8 @@ pub fn results_from_files(
                 r.phases.len()
             )));
         };
-        let phase = match phase.phase.as_str() {
-            "load" => Phase::Load,
-            "run" => Phase::Run,
-            other => return Err(bad(format!("unknown phase '{other}'"))),
-        };
+        // Typed when the result was read: an unknown phase is refused there.
+        let phase = phase.phase;
         // A file is input: its client count sizes what is gathered, so it is bounded as
         // `--clients` is (4294967295 once asked for terabytes).
         if !(1..=crate::request::MAX_CLIENTS).contains(&u64::from(part.clients))

@@ -56,7 +56,7 @@ fn miniature_divisor() -> i64 {
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// `pause` (SIGSTOP, then SIGCONT).
-    pub kind: String,
+    pub kind: crate::fault::FaultKind,
     /// The node's id in the deployment (`node3`).
     pub node: String,
     /// From one pause's start to the next one's (default 1s).
@@ -96,7 +96,7 @@ impl FaultSpec {
             return None;
         }
         // Checked when the file was read (a miniature's shorter period keeps it valid).
-        crate::fault::FaultRequest::new(&self.kind, &self.node, self.every.0, self.pause.0).ok()
+        crate::fault::FaultRequest::new(self.kind, &self.node, self.every.0, self.pause.0).ok()
     }
 }
 
@@ -404,7 +404,7 @@ impl Experiment {
             let every = f.every.0.min(std::time::Duration::from_millis(400));
             let pause = f.pause.0.min(every * 2 / 5);
             // Only a period that still makes a valid fault (a file's tiny one stays as it is).
-            if crate::fault::FaultRequest::new(&f.kind, &f.node, every, pause).is_ok() {
+            if crate::fault::FaultRequest::new(f.kind, &f.node, every, pause).is_ok() {
                 (f.every.0, f.pause.0) = (every, pause);
             }
         }
@@ -602,7 +602,7 @@ impl Experiment {
         let Some(fault) = &self.fault else {
             return Ok(());
         };
-        crate::fault::FaultRequest::new(&fault.kind, &fault.node, fault.every.0, fault.pause.0)
+        crate::fault::FaultRequest::new(fault.kind, &fault.node, fault.every.0, fault.pause.0)
             .map_err(|why| format!("[fault]: {why}"))?;
         for name in &fault.databases {
             match self.databases.iter().find(|d| &d.name == name) {

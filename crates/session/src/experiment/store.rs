@@ -366,7 +366,7 @@ impl Store {
                         "INSERT INTO run_operations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                         params![
                             id,
-                            p.phase,
+                            p.phase.name(),
                             name,
                             o.ok as i64,
                             o.failed_total() as i64,
@@ -387,7 +387,7 @@ impl Store {
                         tx.execute(
                             "INSERT INTO run_intervals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                             params![
-                                id, p.phase, i.start_s, name, o.ok as i64, o.failed as i64,
+                                id, p.phase.name(), i.start_s, name, o.ok as i64, o.failed as i64,
                                 o.ops_s, o.p50_us, o.p99_us, o.max_us
                             ],
                         )
@@ -395,11 +395,17 @@ impl Store {
                     }
                 }
                 if let Some(res) = &p.resources {
-                    insert_resources(&tx, id, &p.phase, "", res)?;
+                    insert_resources(&tx, id, p.phase.name(), "", res)?;
                 }
                 for remote in &p.remote_resources {
                     if let Some(res) = &remote.series {
-                        insert_resources(&tx, id, &p.phase, &format!("{}/", remote.host), res)?;
+                        insert_resources(
+                            &tx,
+                            id,
+                            p.phase.name(),
+                            &format!("{}/", remote.host),
+                            res,
+                        )?;
                     }
                 }
             }
