@@ -10,7 +10,7 @@ use scalebench_session::request::{
     parse_concurrency, parse_criterion, parse_duration, parse_interval, parse_link_mbit,
     parse_listen_address, parse_percent, parse_positive_rate, parse_probe, parse_process,
     parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion, ElasticRequest,
-    Probe, RunRequest, ScaleAction, SpaceAfterLoad,
+    Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
 };
 use scalebench_session::saturate::SaturationRequest;
 
@@ -729,7 +729,7 @@ impl ConsistencyArgs {
             let mut probe =
                 scalebench_session::request::ProbeRequest::new(rate).expect("checked when parsed");
             if let Some(d) = &self.probe_delays {
-                probe.delays_ms = d.0.clone();
+                probe.delays_ms = d.clone().into_ms();
             }
             if let Some(keys) = self.probe_keys {
                 probe.keys = keys;
@@ -759,13 +759,8 @@ fn parse_probe_keys(s: &str) -> Result<usize, String> {
 }
 
 /// `--probe-delays`' list as one value (clap would take a `Vec` for several).
-#[derive(Debug, Clone)]
-pub struct ProbeDelays(pub Vec<f64>);
-
 fn parse_probe_delays(s: &str) -> Result<ProbeDelays, String> {
-    scalebench_session::request::ProbeRequest::parse_delays(s)
-        .map(ProbeDelays)
-        .map_err(str::to_string)
+    ProbeDelays::parse(s).map_err(str::to_string)
 }
 
 #[derive(Debug, Args)]

@@ -46,6 +46,16 @@ pub enum Arrival {
     Poisson,
 }
 
+impl Arrival {
+    /// The name `--arrival` takes and results record.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arrival::Constant => "constant",
+            Arrival::Poisson => "poisson",
+        }
+    }
+}
+
 /// Everything execution needs to know about one phase.
 #[derive(Debug, Clone)]
 pub struct RunPlan {

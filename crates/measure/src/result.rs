@@ -334,11 +334,58 @@ pub struct PhaseResult {
     pub faults: Vec<FaultWindow>,
 }
 
+/// The faults scalebench injects, by the name the command line and experiment files give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum FaultKind {
+    /// Jepsen's pause nemesis: SIGSTOP, then SIGCONT.
+    Pause,
+}
+
+impl FaultKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::Pause => "pause",
+        }
+    }
+}
+
+impl std::str::FromStr for FaultKind {
+    type Err = String;
+    fn from_str(kind: &str) -> Result<Self, String> {
+        match kind {
+            "pause" => Ok(FaultKind::Pause),
+            other => Err(format!(
+                "unknown fault '{other}' (known: pause, Jepsen's pause nemesis)"
+            )),
+        }
+    }
+}
+
+impl TryFrom<String> for FaultKind {
+    type Error = String;
+    fn try_from(kind: String) -> Result<Self, String> {
+        kind.parse()
+    }
+}
+
+impl From<FaultKind> for String {
+    fn from(kind: FaultKind) -> String {
+        kind.name().to_string()
+    }
+}
+
+impl std::fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One period a fault acted on a node: a pause (SIGSTOP to SIGCONT), on the phase's timeline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FaultWindow {
     /// `pause`.
-    pub kind: String,
+    pub kind: FaultKind,
     /// The node, as the deployment names it (`node2`).
     pub node: String,
     /// Seconds from the start of the measurement window.

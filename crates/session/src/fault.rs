@@ -14,46 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
 
-/// The faults scalebench injects, by the name the command line and experiment files give them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub enum FaultKind {
-    /// Jepsen's pause nemesis: SIGSTOP, then SIGCONT.
-    Pause,
-}
-
-impl FaultKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::Pause => "pause",
-        }
-    }
-}
-
-impl std::str::FromStr for FaultKind {
-    type Err = String;
-    fn from_str(kind: &str) -> Result<Self, String> {
-        match kind {
-            "pause" => Ok(FaultKind::Pause),
-            other => Err(format!(
-                "unknown fault '{other}' (known: pause, Jepsen's pause nemesis)"
-            )),
-        }
-    }
-}
-
-impl TryFrom<String> for FaultKind {
-    type Error = String;
-    fn try_from(kind: String) -> Result<Self, String> {
-        kind.parse()
-    }
-}
-
-impl From<FaultKind> for String {
-    fn from(kind: FaultKind) -> String {
-        kind.name().to_string()
-    }
-}
+pub use scalebench_measure::result::FaultKind;
 
 /// `pause:NODE[,every=DURATION][,for=DURATION]`: pause NODE for `for` once every `every`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,7 +202,7 @@ impl Nemesis {
             .drain(..)
             .flat_map(|t| t.join().unwrap_or_default())
             .map(|(node, start, end)| FaultWindow {
-                kind: "pause".into(),
+                kind: FaultKind::Pause,
                 node,
                 start_s: since_start(start),
                 end_s: since_start(end),
@@ -405,7 +366,7 @@ mod tests {
         assert_ne!(state(), "T");
         assert!(!windows.is_empty());
         for w in &windows {
-            assert_eq!((w.kind.as_str(), w.node.as_str()), ("pause", "node1"));
+            assert_eq!((w.kind.name(), w.node.as_str()), ("pause", "node1"));
             assert!(w.start_s >= 0.0 && w.end_s > w.start_s, "{w:?}");
         }
         child.kill().unwrap();

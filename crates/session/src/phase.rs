@@ -386,7 +386,7 @@ fn parameters(s: &Settings) -> Parameters {
         threads: s.threads,
         concurrency: s.concurrency,
         target_ops_s: s.target,
-        arrival: s.target.map(|_| format!("{:?}", s.arrival).to_lowercase()),
+        arrival: s.target.map(|_| s.arrival.name().to_string()),
         duration_s: s.run_duration.map(|d| d.as_secs_f64()),
         warmup_s: s.warmup.as_secs_f64(),
         operation_count: s.operation_count,

@@ -164,24 +164,39 @@ impl ProbeRequest {
             Err("expected probe writes per second, from 0.01 to 10000")
         }
     }
+}
 
-    /// `--probe-delays`: milliseconds separated by commas ("0,0.5,1,10"), each from 0 to 60000;
-    /// sorted, without repeats.
-    pub fn parse_delays(list: &str) -> Result<Vec<f64>, &'static str> {
-        let mut delays = Vec::new();
-        for item in list.split(',') {
-            let d: f64 = item
-                .trim()
-                .parse()
-                .map_err(|_| "expected milliseconds separated by commas, such as 0,0.5,1,10")?;
-            if !(d.is_finite() && (0.0..=60_000.0).contains(&d)) {
-                return Err("each delay from 0 to 60000 ms");
-            }
-            delays.push(d);
+/// The probe's read delays after each acknowledgement: milliseconds, each from 0 to 60000,
+/// ascending without repeats. Checked and put in order once, here, whether they come from
+/// `--probe-delays` or an experiment's `procedure.probe_delays`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeDelays(Vec<f64>);
+
+impl ProbeDelays {
+    pub fn new(mut ms: Vec<f64>) -> Result<ProbeDelays, &'static str> {
+        if ms
+            .iter()
+            .any(|d| !(d.is_finite() && (0.0..=60_000.0).contains(d)))
+        {
+            return Err("each delay from 0 to 60000 ms");
         }
-        delays.sort_by(f64::total_cmp);
-        delays.dedup();
-        Ok(delays)
+        ms.sort_by(f64::total_cmp);
+        ms.dedup();
+        Ok(ProbeDelays(ms))
+    }
+
+    /// `--probe-delays`: milliseconds separated by commas ("0,0.5,1,10").
+    pub fn parse(list: &str) -> Result<ProbeDelays, &'static str> {
+        let ms = list
+            .split(',')
+            .map(|item| item.trim().parse::<f64>())
+            .collect::<Result<Vec<f64>, _>>()
+            .map_err(|_| "expected milliseconds separated by commas, such as 0,0.5,1,10")?;
+        ProbeDelays::new(ms)
+    }
+
+    pub fn into_ms(self) -> Vec<f64> {
+        self.0
     }
 }
 
@@ -653,11 +668,10 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
 }
 
 pub fn parse_arrival(s: &str) -> Result<Arrival, String> {
-    match s {
-        "constant" => Ok(Arrival::Constant),
-        "poisson" => Ok(Arrival::Poisson),
-        _ => Err("expected constant or poisson".into()),
-    }
+    [Arrival::Constant, Arrival::Poisson]
+        .into_iter()
+        .find(|a| a.name() == s)
+        .ok_or_else(|| "expected constant or poisson".into())
 }
 
 pub fn parse_action(s: &str) -> Result<ScaleAction, String> {

@@ -50,9 +50,17 @@ pub struct Step {
     pub failed: u64,
 }
 
+/// What a saturation search steps up: the offered rate (open loop) or the client threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchKind {
+    Rate,
+    Threads,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Search {
-    pub kind: String,
+    pub kind: SearchKind,
     pub steps: Vec<Step>,
     /// Index of the knee in `steps`.
     pub knee: Option<usize>,
@@ -205,11 +213,10 @@ pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
     ));
     Ok(Search {
         kind: if request.threads_search {
-            "threads"
+            SearchKind::Threads
         } else {
-            "rate"
-        }
-        .into(),
+            SearchKind::Rate
+        },
         steps,
         knee,
         stopped_by,

@@ -17,7 +17,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
 }
 
 pub fn render(s: &Search) -> String {
-    let unit = if s.kind == "threads" {
+    let unit = if s.kind == scalebench_session::saturate::SearchKind::Threads {
         "threads"
     } else {
         "offered ops/s"

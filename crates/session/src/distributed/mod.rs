@@ -146,7 +146,7 @@ pub fn definition(
             .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
     );
     if s.target.is_some() {
-        put("arrival", format!("{:?}", s.arrival).to_lowercase());
+        put("arrival", s.arrival.name().to_string());
     }
     put("interval", secs(Some(s.interval)));
     put(

@@ -44,6 +44,7 @@ struct RunnerState {
     /// is no longer as loaded.
     written: bool,
     drop_caches_warned: bool,
+    caches_dropped: bool,
     /// How to start client processes, for runs with `clients` above 1.
     client_program: Option<crate::distributed::local::ClientProgram>,
 }
@@ -483,9 +484,9 @@ fn phase_request(
                 Some(rate) => {
                     let mut probe = request::ProbeRequest::new(rate)?;
                     if let Some(delays) = &exp.procedure.probe_delays {
-                        probe.delays_ms = delays.clone();
-                        probe.delays_ms.sort_by(f64::total_cmp);
-                        probe.delays_ms.dedup();
+                        probe.delays_ms = request::ProbeDelays::new(delays.clone())
+                            .map_err(|why| SessionError::Usage(why.into()))?
+                            .into_ms();
                     }
                     if let Some(keys) = exp.procedure.probe_keys {
                         probe.keys = keys;
@@ -686,9 +687,10 @@ fn one_run(
         state.records = state.loaded_records;
         state.written = false;
     }
-    if exp.procedure.drop_caches {
+    if exp.procedure.drop_caches && !(exp.procedure.drop_caches_once && state.caches_dropped) {
         let dropped = std::process::Command::new("sync").status().is_ok()
             && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
+        state.caches_dropped = true;
         if !dropped && !state.drop_caches_warned {
             crate::note!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
             state.drop_caches_warned = true;

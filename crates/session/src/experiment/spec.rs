@@ -119,6 +119,11 @@ pub struct Procedure {
     pub compact: bool,
     /// Drop the page cache before each run (needs root; otherwise a warning).
     pub drop_caches: bool,
+    /// Set by `--miniature`: the cache is dropped before the first run only. Dropping the whole
+    /// machine's page cache (and syncing its disks) before each of a miniature's runs slows
+    /// everything else on the machine, for figures that mean nothing.
+    #[serde(skip)]
+    pub drop_caches_once: bool,
     pub warmup: Span,
     pub duration: Span,
     /// Options of every load and run, typed (`[procedure.options]`: batch_size = 100, ...).
@@ -253,6 +258,7 @@ impl Default for Procedure {
             load: LoadMode::EachRun,
             compact: true,
             drop_caches: false,
+            drop_caches_once: false,
             warmup: crate::request::DEFAULT_WARMUP
                 .parse()
                 .expect("a valid default"),
@@ -378,6 +384,7 @@ impl Experiment {
         self.repetitions = 1;
         self.discard_first = 0;
         let p = &mut self.procedure;
+        p.drop_caches_once = true;
         let span = |d: &str| -> Span { d.parse().expect("a valid duration") };
         // A shorter warm-up, none where the procedure has none (init-to-cleanup timing needs none).
         p.warmup = Span(p.warmup.0.min(span("200ms").0));
@@ -585,8 +592,7 @@ impl Experiment {
                 .map_err(|why| format!("procedure.consistency_probe = {rate}: {why}"))?;
         }
         if let Some(delays) = &self.procedure.probe_delays {
-            let list: Vec<String> = delays.iter().map(f64::to_string).collect();
-            ProbeRequest::parse_delays(&list.join(","))
+            crate::request::ProbeDelays::new(delays.clone())
                 .map_err(|why| format!("procedure.probe_delays = {delays:?}: {why}"))?;
             if self.procedure.consistency_probe.is_none() {
                 return Err("procedure.probe_delays needs procedure.consistency_probe".into());
@@ -1250,6 +1256,8 @@ threads = [1, 2]
         mini.miniature();
         assert_eq!(mini.name, "t-miniature");
         assert_eq!(mini.procedure.elastic.stable_timeout.to_string(), "15s");
+        // The machine's page cache is dropped once per miniature, not before each of its runs.
+        assert!(mini.procedure.drop_caches_once);
         assert_eq!(mini.procedure.elastic.set_repeats, 2);
         let sets = |r: u64| {
             let mut e = full.clone();
