@@ -226,6 +226,25 @@ fn tampered_and_oversized_results_are_refused_naming_the_field() {
             assert!(!merged.exists());
         }
     }
+    // Issue 40: what defines the run is read from the property declarations (data and operations
+    // shaped), less each client's share: a hot-spot fraction (absent from the old hand-kept list)
+    // splits two results, another client's key range does not.
+    let other_client = |name: &str, key: &str, value: &str| {
+        let (key, value) = (key.to_string(), value.to_string());
+        tamper(name, &move |v| {
+            v["started_at"] = "2001-01-01T00:00:00Z".into();
+            v["parameters"]["properties"][key.as_str()] = value.clone().into();
+        })
+    };
+    let hot = other_client("hot.json", "hotspotdatafraction", "0.3");
+    let r = scalebench(&["merge", g, &hot, "-o", m]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("hotspotdatafraction"), "{}", stderr(&r));
+    let share = other_client("share.json", "insertstart", "5000");
+    let r = scalebench(&["merge", g, &share, "-o", m]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    std::fs::remove_file(&merged).unwrap();
+
     // The same file twice is named once.
     let r = scalebench(&["merge", g, g, "-o", m]);
     assert_eq!(r.status.code(), Some(2));

@@ -3,32 +3,14 @@
 
 use std::collections::BTreeMap;
 
+use scalebench_workload::declared;
+
 use crate::histogram::{add_into, new_histogram, LatencyHistogram};
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
     EndedBy, ErrorSummary, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult,
     ScheduleSummary,
 };
-
-/// Properties that define what a run measured: clients of one run share them. Per-client shares
-/// (insert ranges, counts, seeds, threads, targets) may differ.
-const WORKLOAD_DEFINING: &[&str] = &[
-    "recordcount",
-    "fieldcount",
-    "fieldlength",
-    "fieldlengthdistribution",
-    "readproportion",
-    "updateproportion",
-    "insertproportion",
-    "scanproportion",
-    "readmodifywriteproportion",
-    "deleteproportion",
-    "requestdistribution",
-    "readallfields",
-    "writeallfields",
-    "maxscanlength",
-    "table",
-];
 
 /// At most this many results merge into one: the clients of one run.
 const MAX_MERGED: u64 = 1024;
@@ -88,11 +70,14 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
                 ));
             }
         }
-        for key in WORKLOAD_DEFINING {
-            let (a, b) = (
-                first.parameters.properties.get(*key),
-                r.parameters.properties.get(*key),
-            );
+        // What defines the run, as declared, less each client's own share of it.
+        let (mine, theirs) = (&first.parameters.properties, &r.parameters.properties);
+        let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+        let defining = keys.into_iter().filter(|k| {
+            declared::defines_the_run(k) && !declared::CLIENT_SHARES.iter().any(|s| s.name == *k)
+        });
+        for key in defining {
+            let (a, b) = (mine.get(key), theirs.get(key));
             if a != b {
                 return Err(format!(
                     "{} has {key}={} and {} has {key}={}: clients of one run run one workload",

@@ -5,6 +5,9 @@
 use std::time::Duration;
 
 use scalebench_exec::Phase;
+use scalebench_workload::declared::{
+    INSERTCOUNT, INSERTSTART, OPERATIONCOUNT, TRANSACTIONINSERTSTART,
+};
 use scalebench_workload::{CoreWorkload, OpKind, Properties};
 use serde::{Deserialize, Serialize};
 
@@ -139,25 +142,25 @@ impl ClientShare {
         match phase {
             Phase::Load => {
                 if workload.insert_count < self.clients as u64 {
-                    return Err(too_few("insertcount", workload.insert_count));
+                    return Err(too_few(INSERTCOUNT.name, workload.insert_count));
                 }
                 let (start, count) = self.load_range(workload.insert_start, workload.insert_count);
-                props.set("insertstart", &start.to_string(), ORIGIN);
-                props.set("insertcount", &count.to_string(), ORIGIN);
+                props.set_declared(&INSERTSTART, start, ORIGIN);
+                props.set_declared(&INSERTCOUNT, count, ORIGIN);
             }
             Phase::Run => {
                 let total = explicit_count.then_some(workload.operation_count);
                 if let Some(total) = total {
                     if total < self.clients as u64 {
-                        return Err(too_few("operationcount", total));
+                        return Err(too_few(OPERATIONCOUNT.name, total));
                     }
-                    props.set("operationcount", &self.split(total).1.to_string(), ORIGIN);
+                    props.set_declared(&OPERATIONCOUNT, self.split(total).1, ORIGIN);
                 }
                 let first = self.insert_section(
                     workload.transaction_insert_start,
                     self.insert_section_width(total),
                 );
-                props.set("transactioninsertstart", &first.to_string(), ORIGIN);
+                props.set_declared(&TRANSACTIONINSERTSTART, first, ORIGIN);
             }
         }
         Ok(())

@@ -357,13 +357,11 @@ fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> Run
     // measured run, never the load (a load cut at 1 s left records unread: not_found in the run).
     a.duration = None;
     a.operations = None;
-    a.property("recordcount", &scale.records.to_string());
+    use scalebench_workload::declared::{INSERTCOUNT, INSERTSTART, RECORDCOUNT};
+    a.set(&RECORDCOUNT, scale.records);
     if scale.loaded_before > 0 {
-        a.property("insertstart", &scale.loaded_before.to_string());
-        a.property(
-            "insertcount",
-            &(scale.records - scale.loaded_before).to_string(),
-        );
+        a.set(&INSERTSTART, scale.loaded_before);
+        a.set(&INSERTCOUNT, scale.records - scale.loaded_before);
         a.drop_schema = false;
     }
     if log.is_some() {

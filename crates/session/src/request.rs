@@ -333,9 +333,19 @@ impl RunRequest {
     }
 
     /// Adds a property override (as `-p KEY=VALUE`).
+    /// A `-p KEY=VALUE` as a user gives it (an experiment's properties, a binding option).
     pub fn property(&mut self, key: &str, value: &str) -> &mut Self {
         self.properties.push(Assignment::new(key, value));
         self
+    }
+
+    /// A declared property set by scalebench itself: the name comes from its one declaration.
+    pub fn set(
+        &mut self,
+        property: &scalebench_workload::declared::PropertyInfo,
+        value: impl std::fmt::Display,
+    ) -> &mut Self {
+        self.property(property.name, &value.to_string())
     }
 }
 

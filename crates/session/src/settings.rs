@@ -121,7 +121,7 @@ impl Settings {
             props.assign(a, "-p");
         }
         if let Some(n) = args.operations {
-            props.set(OPERATIONCOUNT.name, &n.to_string(), "--operations");
+            props.set_declared(&OPERATIONCOUNT, n, "--operations");
         }
         for a in from_deployment {
             if !props.contains(&a.key) {

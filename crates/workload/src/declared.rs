@@ -241,6 +241,21 @@ pub fn find(name: &str) -> Option<&'static PropertyInfo> {
     PROPERTIES.iter().find(|p| p.name == name)
 }
 
+/// The properties each client of a distributed run is given its own share of (its key range, its
+/// operations, its section of insert keys): they differ between the clients' results.
+pub const CLIENT_SHARES: &[PropertyInfo] = &[
+    INSERTSTART,
+    INSERTCOUNT,
+    OPERATIONCOUNT,
+    TRANSACTIONINSERTSTART,
+];
+
+/// Whether the declared property `name` defines what a run measures, its data or its operations:
+/// the clients of one run agree on it. Not how each client runs (threads, rate, what it prints).
+pub fn defines_the_run(name: &str) -> bool {
+    find(name).is_some_and(|p| matches!(p.shapes, Shapes::Data | Shapes::RunPhase))
+}
+
 /// Every declared property in aligned columns: name, default, what it shapes, help and values.
 pub fn listing() -> String {
     let width = |f: &dyn Fn(&PropertyInfo) -> usize| PROPERTIES.iter().map(f).max().unwrap_or(0);

@@ -62,6 +62,16 @@ impl Properties {
         Self::default()
     }
 
+    /// Sets a declared property: the name comes from its one declaration, never a bare string.
+    pub fn set_declared(
+        &mut self,
+        property: &crate::declared::PropertyInfo,
+        value: impl std::fmt::Display,
+        origin: &str,
+    ) {
+        self.set(property.name, &value.to_string(), origin);
+    }
+
     pub fn set(&mut self, key: &str, value: &str, origin: &str) {
         self.entries.insert(
             key.trim().to_string(),

@@ -699,7 +699,10 @@ fn one_run(
     let mut request = request_for(Phase::Run)?;
     if let Some(start) = state.next_insert {
         // The data is kept between runs (load = "once"): each run inserts into keys of its own.
-        request.property("transactioninsertstart", &start.to_string());
+        request.set(
+            &scalebench_workload::declared::TRANSACTIONINSERTSTART,
+            start,
+        );
     }
     let run_result = match clients_of(run) {
         Some(n) => run_clients(&request, n, state),
