@@ -183,13 +183,17 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
         let measuring = scalebench_session::fault::MeasurementStart::default();
         let _ = measuring.set(std::time::Instant::now());
         let nemesis = Nemesis::start(&[(pause.clone(), node3)], &measuring);
+        // 20 writes a second: the probe refuses a rate beyond what its writer can do at the median
+        // time of its first writes, and with a write and its read-back taking 24 ms each beside the
+        // run on a loaded machine (seen on CI), 50 a second was refused.
         let (probe, checked) =
-            probe_beside_run(cluster_config(&c, &w, &levels, false), &w, 50.0, 4.0);
+            probe_beside_run(cluster_config(&c, &w, &levels, false), &w, 20.0, 4.0);
         let pauses = nemesis.finish(0);
         assert!(pauses.len() >= 3, "{pauses:?}");
         assert!(node3.is_running());
         // One writer: a write coordinated by the paused node waits out its pause, so on a loaded
-        // machine the probe makes a fraction of its 200 planned writes (40 seen on CI).
+        // machine the probe makes a fraction of its 80 planned writes (40 of 200 seen on CI at 50
+        // a second).
         assert!(
             probe.probe_writes >= 25 && probe.probe_writes_failed == 0,
             "{write}/{read}: {probe:?}"
