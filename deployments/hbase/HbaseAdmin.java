@@ -1,7 +1,8 @@
 // scalebench's admin tool for its local HBase clusters, on HBase's own client (Admin API): what the
 // Thrift gateway cannot do. Run by the JDK's source launcher with the cluster's conf directory first
 // on the classpath:  java -cp CONF:CLASSPATH HbaseAdmin.java COMMAND [PORT]
-//   balance         runs the balancer until every live region server holds a region (60 s at most)
+//   balance P       waits until the region server on 127.0.0.1:P serves, runs the balancer, then
+//                   moves onto it a region of each user table it holds none of (120 s at most)
 //   decommission P  the region server on 127.0.0.1:P gets no new regions and its regions move away
 //                   (Admin.decommissionRegionServers with offload); returns once it holds none
 //   stop P          asks the region server on 127.0.0.1:P to stop (it closes its regions, then exits)
@@ -15,19 +16,21 @@ import org.apache.hadoop.hbase.TableName;
 import org.apache.hadoop.hbase.client.Admin;
 import org.apache.hadoop.hbase.client.Connection;
 import org.apache.hadoop.hbase.client.ConnectionFactory;
+import org.apache.hadoop.hbase.client.RegionInfo;
 
+import java.util.ArrayList;
 import java.util.List;
 
 public class HbaseAdmin {
     public static void main(String[] args) throws Exception {
         if (args.length == 0) {
-            System.err.println("usage: HbaseAdmin balance|decommission PORT|stop PORT|flush|compact");
+            System.err.println("usage: HbaseAdmin balance PORT|decommission PORT|stop PORT|flush|compact");
             System.exit(2);
         }
         try (Connection connection = ConnectionFactory.createConnection(HBaseConfiguration.create());
              Admin admin = connection.getAdmin()) {
             switch (args[0]) {
-                case "balance": balance(admin); break;
+                case "balance": balance(admin, Integer.parseInt(args[1])); break;
                 case "decommission": decommission(admin, server(admin, args)); break;
                 case "stop": admin.stopRegionServer(server(admin, args).getAddress().toString()); break;
                 case "flush": flush(admin); break;
@@ -52,25 +55,72 @@ public class HbaseAdmin {
         throw new IllegalArgumentException("no live region server on port " + port);
     }
 
-    private static void balance(Admin admin) throws Exception {
-        admin.balancerSwitch(true, true);
-        long deadline = System.currentTimeMillis() + 60_000;
-        while (true) {
-            boolean empty = false;
-            for (ServerName s : admin.getRegionServers()) {
-                if (admin.getRegions(s).isEmpty() && !admin.listDecommissionedRegionServers().contains(s)) {
-                    empty = true;
+    private static void balance(Admin admin, int port) throws Exception {
+        long deadline = System.currentTimeMillis() + 120_000;
+        // A region server just started registers with the master a few seconds later.
+        ServerName added = null;
+        while (added == null) {
+            for (ServerName s : serving(admin)) {
+                if (s.getPort() == port) {
+                    added = s;
                 }
             }
-            if (!empty) {
-                return;
+            if (added == null && System.currentTimeMillis() > deadline) {
+                throw new IllegalStateException("no region server on port " + port
+                        + " registered with the master after 120 s");
             }
-            if (System.currentTimeMillis() > deadline) {
-                throw new IllegalStateException("a region server still holds no region after 60 s of balancing");
-            }
-            admin.balance();
-            Thread.sleep(1000);
+            Thread.sleep(250);
         }
+        admin.balancerSwitch(true, true);
+        admin.balance();
+        // The balancer counts all regions alike: the new server may get only hbase:meta or
+        // hbase:namespace. It gets a region of each user table that has one to spare.
+        for (TableName table : admin.listTableNames()) {
+            List<ServerName> servers = serving(admin);
+            if (admin.getRegions(table).size() < servers.size() || holds(admin, added, table)) {
+                continue;
+            }
+            ServerName fullest = null;
+            List<RegionInfo> most = List.of();
+            for (ServerName s : servers) {
+                List<RegionInfo> mine = new ArrayList<>();
+                for (RegionInfo r : admin.getRegions(s)) {
+                    if (r.getTable().equals(table)) {
+                        mine.add(r);
+                    }
+                }
+                if (mine.size() > most.size()) {
+                    fullest = s;
+                    most = mine;
+                }
+            }
+            if (fullest == null || most.size() < 2) {
+                continue;
+            }
+            admin.move(most.get(0).getEncodedNameAsBytes(), added);
+            while (!holds(admin, added, table)) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException(added + " holds no region of " + table + " after 120 s");
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    private static boolean holds(Admin admin, ServerName server, TableName table) throws Exception {
+        for (RegionInfo r : admin.getRegions(server)) {
+            if (r.getTable().equals(table)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Live region servers that are not decommissioned. */
+    private static List<ServerName> serving(Admin admin) throws Exception {
+        List<ServerName> out = new ArrayList<>(admin.getRegionServers());
+        out.removeAll(admin.listDecommissionedRegionServers());
+        return out;
     }
 
     private static void decommission(Admin admin, ServerName server) throws Exception {

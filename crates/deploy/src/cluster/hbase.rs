@@ -294,7 +294,8 @@ impl Engine for Hbase {
         let id = rs.id.clone();
         c.nodes.push(rs);
         // Regions move onto it now, not at the balancer's next period (5 minutes).
-        self.admin(c, &["balance"])?;
+        let port = c.node(&id)?.port.to_string();
+        self.admin(c, &["balance", &port])?;
         Ok(id)
     }
 
