@@ -117,6 +117,9 @@ mvn -q -B -f deployments/mongodb/pom.xml dependency:resolve >/dev/null
 step "fetching Porcupine (Go module proxy) and testing tools/history-check, the checker of probe histories"
 (cd tools/history-check && go mod download && go vet ./... && go test ./...)
 
+step "no import circle between crates or between the modules of a crate (issue 40)"
+python3 scripts/check-imports.py
+
 step "build without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
 # The tests reuse what this builds. PROTOC pointing nowhere fails any build script that runs protoc.
 PROTOC=/nonexistent/protoc cargo build --workspace --locked -j 2

@@ -12,7 +12,7 @@ use scalebench_session::request::{
     parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion, ElasticRequest,
     Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
 };
-use scalebench_session::saturate::SaturationRequest;
+use scalebench_study::saturate::SaturationRequest;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -135,7 +135,7 @@ pub struct ExperimentArgs {
     /// workload, data size and swept value runs at least once: a check that every part of the
     /// file runs, not a result to compare cells by).
     #[arg(long, value_name = "CELLS", default_value = "all")]
-    pub cells: scalebench_session::experiment::spec::Cells,
+    pub cells: scalebench_study::experiment::spec::Cells,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
@@ -440,7 +440,7 @@ pub struct KubernetesArgs {
     #[arg(long, value_name = "URL")]
     pub rendezvous: Option<String>,
     /// The image of that etcd.
-    #[arg(long, value_name = "IMAGE", default_value = scalebench_session::distributed::kubernetes::DEFAULT_ETCD_IMAGE)]
+    #[arg(long, value_name = "IMAGE", default_value = scalebench_distributed::kubernetes::DEFAULT_ETCD_IMAGE)]
     pub etcd_image: String,
     /// How long the clients may take to be scheduled, pull, connect and meet.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
@@ -515,7 +515,7 @@ pub struct ClientsArgs {
     pub ssh: Vec<String>,
 
     /// With --ssh: the ssh program and its options.
-    #[arg(long, value_name = "COMMAND", default_value = scalebench_session::distributed::ssh::DEFAULT_SSH_COMMAND)]
+    #[arg(long, value_name = "COMMAND", default_value = scalebench_distributed::ssh::DEFAULT_SSH_COMMAND)]
     pub ssh_command: String,
 
     /// With --ssh: the scalebench program on the hosts.

@@ -463,7 +463,7 @@ fn lourenco_compares_the_space_records_add(m: &Miniature) {
 #[test]
 fn lourenco_runs_cassandra_with_its_default_commit_log() {
     let file = example("lourenco-write-heavy");
-    let spec = scalebench_session::experiment::spec::Experiment::from_file(&file).unwrap();
+    let spec = scalebench_study::experiment::spec::Experiment::from_file(&file).unwrap();
     for d in spec
         .databases
         .iter()
@@ -484,7 +484,7 @@ fn lourenco_runs_cassandra_with_its_default_commit_log() {
 /// issue 38 named is gone or said in the example's header.
 #[test]
 fn every_example_states_what_differs_from_its_study() {
-    use scalebench_session::experiment::spec::Experiment;
+    use scalebench_study::experiment::spec::Experiment;
     let header = |name: &str| -> String {
         std::fs::read_to_string(example(name))
             .unwrap()
@@ -676,7 +676,7 @@ struct SqliteFiles(Vec<PathBuf>);
 
 impl SqliteFiles {
     fn of(example: &Path) -> SqliteFiles {
-        let spec = scalebench_session::experiment::spec::Experiment::from_file(example).unwrap();
+        let spec = scalebench_study::experiment::spec::Experiment::from_file(example).unwrap();
         SqliteFiles(
             spec.databases
                 .iter()

@@ -10,7 +10,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::process::{random_password, run, DeployError};
+use crate::error::DeployError;
+
+use crate::host::{random_password, run};
 
 /// Who a server runs as: ourselves, or (when we are root) a system account.
 #[derive(Debug, Clone, PartialEq, Eq)]

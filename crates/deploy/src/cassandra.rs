@@ -6,8 +6,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
+use crate::error::DeployError;
+use crate::host::free_port;
 use crate::maven::{readable_classpath, MavenProject};
-use crate::process::{free_port, DeployError, ManagedProcess};
+use crate::process::ManagedProcess;
 
 /// The system account a node runs as when scalebench runs as root (created if missing: Cassandra
 /// from Maven Central comes without a package to make it).

@@ -7,7 +7,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
-use crate::process::{free_port, DeployError, ManagedProcess};
+use crate::error::DeployError;
+use crate::host::free_port;
+use crate::process::ManagedProcess;
 
 /// The system account the server runs as when scalebench runs as root.
 pub const ACCOUNT: &str = "etcd";

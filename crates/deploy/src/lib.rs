@@ -8,8 +8,10 @@ pub mod account;
 pub mod cassandra;
 mod cassandra_cql;
 pub mod cluster;
+pub mod error;
 pub mod etcd;
 pub mod hbase;
+pub mod host;
 pub mod mariadb;
 pub mod maven;
 pub mod memory;
@@ -23,9 +25,8 @@ pub mod spec;
 
 pub use account::{Account, ServerDir};
 pub use cluster::{Cluster, ClusterStatus};
+pub use error::DeployError;
+pub use host::{free_port, free_port_with_bus, interrupt_waits, wait_until, waits_interrupted};
 pub use memory::MemoryLimit;
-pub use process::{
-    free_port, free_port_with_bus, interrupt_waits, wait_until, waits_interrupted, DeployError,
-    ManagedProcess, ProcessRef,
-};
+pub use process::{ManagedProcess, ProcessRef};
 pub use spec::{Database, Deployment};

@@ -5,7 +5,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{running_as_root, Account, ServerDir};
-use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
+use crate::error::DeployError;
+use crate::host::{free_port, port_open, random_password, run};
+use crate::process::ManagedProcess;
 
 pub const USER: &str = "bench";
 pub const DATABASE: &str = "ycsb";
@@ -136,7 +138,7 @@ pub fn ping(socket: &Path) -> bool {
 /// SQL as root over a server's socket; tab-separated rows without headers.
 pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
     // On standard input, not `-e`: nothing of the SQL (a password) in the argv.
-    crate::process::run_with_input(
+    crate::host::run_with_input(
         Command::new("mariadb")
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("-u{}", socket_superuser()))

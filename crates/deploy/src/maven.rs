@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::account::Account;
-use crate::process::{run, DeployError};
+use crate::error::DeployError;
+use crate::host::run;
 
 /// A server's Maven project (a pom whose dependencies are the server's jars), built into the binary
 /// so that an installed scalebench needs no checkout.

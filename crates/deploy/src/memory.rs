@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::process::wait_until;
+use crate::host::wait_until;
 use crate::DeployError;
 
 const KIB: u64 = 1024;

@@ -11,8 +11,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
+use crate::error::DeployError;
+use crate::host::{free_port, port_open};
 use crate::maven::{readable_classpath, MavenProject};
-use crate::process::{free_port, port_open, DeployError, ManagedProcess};
+use crate::process::ManagedProcess;
 
 /// The system account the server runs as when scalebench runs as root.
 pub const ACCOUNT: &str = "mongodb";

@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
+use crate::error::DeployError;
+use crate::host::run;
 use crate::maven::{cache_dir, hex_hash, unique_suffix, write_whole};
-use crate::process::{run, DeployError};
 
 const SESSION_SOURCE: &str = include_str!("../../../deployments/cassandra/NodetoolSession.java");
 const SESSION_CLASS: &str = "NodetoolSession";

@@ -6,7 +6,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{private_dir, Account, ServerDir};
-use crate::process::{free_port, port_open, random_password, run, DeployError, ManagedProcess};
+use crate::error::DeployError;
+use crate::host::{free_port, port_open, random_password, run};
+use crate::process::ManagedProcess;
 
 pub const USER: &str = "bench";
 /// The system account the server runs as when scalebench runs as root.
@@ -134,7 +136,7 @@ pub fn psql(
     ]);
     as_postgres(&mut psql)?;
     // On standard input, not `-c`: nothing of the SQL (a password) in the argv.
-    crate::process::run_with_input(&mut psql, "psql", sql)
+    crate::host::run_with_input(&mut psql, "psql", sql)
 }
 
 /// The benchmark's user and database: the user owns the database (creates and drops its tables)

@@ -7,7 +7,9 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::account::{Account, ServerDir};
-use crate::process::{free_port, free_port_with_bus, run, wait_until, DeployError, ManagedProcess};
+use crate::error::DeployError;
+use crate::host::{free_port, free_port_with_bus, run, wait_until};
+use crate::process::ManagedProcess;
 
 /// The system account the server runs as when scalebench runs as root.
 pub const ACCOUNT: &str = "redis";

@@ -4,9 +4,9 @@
 
 use std::time::SystemTime;
 
-use crate::plan::Phase;
 use crate::progress::ProgressState;
 use crate::stop::StopSignal;
+use scalebench_measure::Phase;
 
 /// Why a client did not start with the others.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -21,8 +21,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::histogram::LatencySummary;
 use crate::histogram::{new_histogram, LatencyHistogram};
-use crate::result::LatencySummary;
 
 /// PBS's delays (ms), the default of `--probe-delays`.
 pub const DEFAULT_DELAYS_MS: [f64; 9] = [0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0];

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::histogram::{encode_histogram, LatencyHistogram};
+pub use crate::histogram::LatencySummary;
 
 pub const SCHEMA: &str = "scalebench.result.v1";
 
@@ -541,50 +541,6 @@ impl Totals {
         } else {
             self.failed as f64 / done as f64
         }
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub mean_us: f64,
-    pub stdev_us: f64,
-    pub min_us: f64,
-    pub max_us: f64,
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p95_us: f64,
-    pub p99_us: f64,
-    pub p99_9_us: f64,
-    pub p99_99_us: f64,
-    /// The full histogram (nanoseconds), HdrHistogram V2 compressed encoding, base64.
-    pub histogram: String,
-}
-
-impl LatencySummary {
-    pub fn from_histogram(h: &LatencyHistogram) -> Option<Self> {
-        if h.is_empty() {
-            return None;
-        }
-        let us = |ns: u64| ns as f64 / 1000.0;
-        Some(LatencySummary {
-            count: h.len(),
-            mean_us: h.mean() / 1000.0,
-            stdev_us: h.stdev() / 1000.0,
-            min_us: us(h.min()),
-            max_us: us(h.max()),
-            p50_us: us(h.value_at_quantile(0.50)),
-            p90_us: us(h.value_at_quantile(0.90)),
-            p95_us: us(h.value_at_quantile(0.95)),
-            p99_us: us(h.value_at_quantile(0.99)),
-            p99_9_us: us(h.value_at_quantile(0.999)),
-            p99_99_us: us(h.value_at_quantile(0.9999)),
-            histogram: encode_histogram(h),
-        })
-    }
-
-    pub fn decode(&self) -> Result<LatencyHistogram, String> {
-        crate::histogram::decode_histogram(&self.histogram)
     }
 }
 

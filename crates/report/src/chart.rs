@@ -4,6 +4,7 @@
 
 use std::fmt::Write;
 
+use scalebench_measure::quantile_us;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -145,6 +146,22 @@ pub fn csv_field(s: &str) -> String {
     } else {
         s
     }
+}
+
+/// A histogram's values (us) at percentiles spread evenly on the percentile axis (0, 90, 99, 99.9 ...
+/// as far as the samples reach), ending at the maximum, drawn at the largest sample's percentile
+/// (1 - 1/n): the axis cannot show 100%.
+pub(crate) fn percentile_points(h: &scalebench_measure::LatencyHistogram) -> Vec<(f64, f64)> {
+    let n = h.len() as f64;
+    let mut points: Vec<(f64, f64)> = (0..=24)
+        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
+        .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
+        .map(|q| (q, quantile_us(h, q)))
+        .collect();
+    if n > 1.0 {
+        points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
+    }
+    points
 }
 
 #[cfg(test)]

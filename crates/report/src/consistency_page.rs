@@ -111,7 +111,7 @@ pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
         if let Some(h) = summary.as_ref().and_then(|s| s.decode().ok()) {
             chart.series.push(Series {
                 name: name.into(),
-                points: crate::run_page::percentile_points(&h),
+                points: crate::chart::percentile_points(&h),
                 ..Default::default()
             });
         }

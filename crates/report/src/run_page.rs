@@ -3,7 +3,7 @@
 //! distribution, the client's and the machine's resources).
 
 use scalebench_measure::result::IntervalOp;
-use scalebench_measure::{quantile_us, PhaseResult, RunResult};
+use scalebench_measure::{PhaseResult, RunResult};
 
 use crate::chart::{esc, Chart, Scale, Series};
 use crate::html::{slug, table, Section};
@@ -479,29 +479,13 @@ fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
         if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
             dist.series.push(Series {
                 name: op.clone(),
-                points: percentile_points(&h),
+                points: crate::chart::percentile_points(&h),
                 errors: Vec::new(),
                 labels: Vec::new(),
             });
         }
     }
     (!dist.is_empty()).then_some(dist)
-}
-
-/// A histogram's values (us) at percentiles spread evenly on the percentile axis (0, 90, 99, 99.9 ...
-/// as far as the samples reach), ending at the maximum, drawn at the largest sample's percentile
-/// (1 - 1/n): the axis cannot show 100%.
-pub(crate) fn percentile_points(h: &scalebench_measure::LatencyHistogram) -> Vec<(f64, f64)> {
-    let n = h.len() as f64;
-    let mut points: Vec<(f64, f64)> = (0..=24)
-        .map(|k| 1.0 - 10f64.powf(-(k as f64) / 4.0))
-        .filter(|q| (1.0 - q) * n > 1.0 || *q == 0.0)
-        .map(|q| (q, quantile_us(h, q)))
-        .collect();
-    if n > 1.0 {
-        points.push((1.0 - 1.0 / n, h.max() as f64 / 1000.0));
-    }
-    points
 }
 
 /// With series from other hosts: one chart per KPI (CPU, I/O wait, network, disk, memory), one line

@@ -102,7 +102,7 @@ fn nodetool_runs_in_one_jvm_kept_by_this_process(c: &scalebench_deploy::Cluster)
     let jmx = c.state.nodes[0].ports["jmx"];
     let status = nodetool(classpath.trim(), jmx, &["status"]).unwrap();
     assert_eq!(status.matches("UN  127.0.0.").count(), 3, "{status}");
-    let unused = scalebench_deploy::process::free_port().unwrap();
+    let unused = scalebench_deploy::free_port().unwrap();
     let refused = nodetool(classpath.trim(), unused, &["status"])
         .unwrap_err()
         .to_string();

@@ -1,11 +1,12 @@
-//! Running benchmarks as a library: typed requests in, typed results out.
+//! The run core: typed requests in, typed results out.
 //!
-//! A [`request::RunRequest`] (validated once, no command-line types in it) runs as phases
-//! ([`phase::execute_phases`]) with the steps around them (wait until the cluster is idle, compact,
-//! space on disk, resource monitors); on top of it the saturation search ([`saturate`]), Dory's
-//! elasticity benchmark ([`elastic`]) and the experiment runner with its results database
-//! ([`experiment`]). A stop is a value in the request; the Ctrl-C handler ([`interrupt`]) is the one
-//! process-wide piece. The `scalebench` binary parses arguments into these requests and prints.
+//! A [`request::RunRequest`] (checked once by [`request::RunRequest::check`], no command-line types
+//! in it) runs as phases ([`phase::execute_phases`]) with the steps around them (wait until the
+//! cluster is idle, compact, space on disk, resource monitors) and what runs beside them (the
+//! consistency probe, [`fault`]s, live [`metrics`]). Above it: `scalebench-distributed` (one run
+//! from many client processes) and `scalebench-study` (experiments, the saturation search, the
+//! elasticity benchmark). A stop is a value in the request; the Ctrl-C handler ([`interrupt`]) is
+//! the one process-wide piece.
 
 /// `eprintln!` that never panics: a closed or full stderr must not turn an outcome into a crash.
 #[macro_export]
@@ -18,19 +19,14 @@ macro_rules! note {
 
 pub mod clients;
 pub mod cluster;
-pub mod distributed;
-pub mod elastic;
 pub mod environment;
 pub mod error;
-pub mod experiment;
 pub mod fault;
 pub mod files;
 pub mod interrupt;
 pub mod metrics;
-pub mod pages;
 pub mod phase;
 pub mod progress;
 pub mod request;
-pub mod saturate;
 pub mod settings;
 pub mod watch;

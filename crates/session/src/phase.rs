@@ -49,7 +49,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let last = *phases.last().expect("at least one phase");
     // A client records what defines its run, so that its result never merges with another run's.
     let definition = match &args.client {
-        Some(share) => crate::distributed::definition(args, last, share.clients)?,
+        Some(share) => crate::settings::definition(args, last, share.clients)?,
         None => Default::default(),
     };
     let mut settings = Settings::resolve(args, last)?;

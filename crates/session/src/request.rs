@@ -480,7 +480,9 @@ pub struct ElasticRequest {
 
 /// A caller's view of an elastic run's steps as they end.
 #[derive(Clone)]
-pub struct StepObserver(pub std::sync::Arc<dyn Fn(&crate::elastic::ElasticStep) + Send + Sync>);
+pub struct StepObserver(
+    pub std::sync::Arc<dyn Fn(&scalebench_elastic::result::ElasticStep) + Send + Sync>,
+);
 
 impl std::fmt::Debug for StepObserver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

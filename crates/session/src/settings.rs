@@ -4,6 +4,7 @@
 //! all `-p` overrides; dedicated flags (--threads, --target, --duration, --operations) win over the
 //! properties they correspond to (threadcount, target, maxexecutiontime, operationcount).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -478,6 +479,74 @@ fn random_seed() -> u64 {
         .unwrap_or_default()
         .as_nanos() as u64;
     nanos ^ (std::process::id() as u64).rotate_left(32)
+}
+
+/// What defines a run of `clients` clients, field by field: every client computes it from its own
+/// command line (before its share is applied), they compare it at the start (etcd) and it goes
+/// into each client's result, so that clients started unlike each other (another duration,
+/// warm-up, target, workload, property or number of clients) are refused before anything runs,
+/// and their results are never merged. Threads and the database URL's hosts are each client's own.
+pub fn definition(
+    request: &RunRequest,
+    phase: Phase,
+    clients: u32,
+) -> Result<BTreeMap<String, String>, SessionError> {
+    let mut whole = request.clone();
+    whole.client = None;
+    let s = Settings::checked(&whole, phase)?;
+    let secs = |d: Option<Duration>| {
+        d.map_or_else(
+            || "none".to_string(),
+            |d| humantime::format_duration(d).to_string(),
+        )
+    };
+    let mut d = BTreeMap::new();
+    let mut put = |k: &str, v: String| {
+        d.insert(k.to_string(), v);
+    };
+    put("phase", phase.name().into());
+    put("clients", clients.to_string());
+    put("workload", s.workload_name.clone());
+    put("binding", s.binding.name.into());
+    let duration = match phase {
+        Phase::Run => s.run_duration,
+        Phase::Load => s.load_duration,
+    };
+    put("duration", secs(duration));
+    put(
+        "operations",
+        s.operation_count
+            .map_or_else(|| "none".into(), |n| n.to_string()),
+    );
+    if phase == Phase::Run {
+        put("warm-up", secs(Some(s.warmup)));
+    }
+    put(
+        "target",
+        s.target
+            .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
+    );
+    if s.target.is_some() {
+        put("arrival", s.arrival.name().to_string());
+    }
+    put("interval", secs(Some(s.interval)));
+    put(
+        "request set",
+        s.request_set
+            .map_or_else(|| "none".into(), |n| n.to_string()),
+    );
+    for (k, v) in s.props.iter() {
+        if k == "threadcount" {
+            continue;
+        }
+        let v = if scalebench_binding::config::is_secret_key(k) {
+            "***"
+        } else {
+            v
+        };
+        put(&format!("property {k}"), v.to_string());
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@ impl KeyBuilder {
         let n = match self.order {
             InsertOrder::Hashed => fnvhash64(keynum as i64),
             InsertOrder::Ordered => keynum as i64,
-            InsertOrder::Uuid => return crate::measurement::write_uuid(keynum, out),
+            InsertOrder::Uuid => return write_uuid(keynum, out),
         };
         let mut buf = itoa::Buffer::new();
         let digits = buf.format(n);
@@ -67,9 +67,53 @@ impl KeyBuilder {
     }
 }
 
+/// The id of record `keynum`: a version-4-shaped UUID, distinct for every key number below 2^62
+/// (its last 62 bits are the key number, scrambled reversibly so ids do not sort by insertion).
+pub fn write_uuid(keynum: u64, out: &mut String) {
+    out.clear();
+    let low = scramble(keynum) & ((1u64 << 62) - 1);
+    let high = fnvhash64(keynum as i64) as u64;
+    // Version 4 in the high half, variant 10 in the low half.
+    let high = (high & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
+    let low = low | 0x8000_0000_0000_0000;
+    let hex = format!("{high:016x}{low:016x}");
+    out.push_str(&hex[0..8]);
+    out.push('-');
+    out.push_str(&hex[8..12]);
+    out.push('-');
+    out.push_str(&hex[12..16]);
+    out.push('-');
+    out.push_str(&hex[16..20]);
+    out.push('-');
+    out.push_str(&hex[20..32]);
+}
+
+/// A bijection on the low 62 bits (xorshift-multiply steps that stay inside them).
+fn scramble(x: u64) -> u64 {
+    const MASK: u64 = (1 << 62) - 1;
+    let mut z = x & MASK;
+    z ^= z >> 31;
+    z = z.wrapping_mul(0x1B87_3593_9E37_79B9 | 1) & MASK;
+    z ^= z >> 29;
+    z
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_uuids_and_distinct() {
+        let mut seen = std::collections::HashSet::new();
+        let mut s = String::new();
+        for k in (0..50_000).chain([u32::MAX as u64, (1 << 62) - 1]) {
+            write_uuid(k, &mut s);
+            assert_eq!(s.len(), 36);
+            assert_eq!(&s[14..15], "4", "{s}");
+            assert!(matches!(&s[19..20], "8" | "9" | "a" | "b"), "{s}");
+            assert!(seen.insert(s.clone()), "duplicate id {s}");
+        }
+    }
 
     #[test]
     fn fnv_matches_java_semantics_for_edge_values() {

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use scalebench_session::error::SessionError;
-use scalebench_session::experiment::spec::{Experiment, LoadMode, Measure, PlannedRun};
-use scalebench_session::experiment::store::Store;
-use scalebench_session::experiment::{
+use scalebench_study::experiment::spec::{Experiment, LoadMode, Measure, PlannedRun};
+use scalebench_study::experiment::store::Store;
+use scalebench_study::experiment::{
     check_experiment, discard_first_of, export, run_experiment, show, ExperimentRequest,
 };
 

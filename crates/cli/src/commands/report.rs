@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
 use scalebench_session::error::SessionError;
 use scalebench_session::files::write_atomically;
-use scalebench_session::pages::{page_of, read_result};
+use scalebench_study::pages::{page_of, read_result};
 
 use crate::args::{CompareArgs, CompareFormat, ReportArgs};
 use crate::output::emit;

@@ -5,9 +5,9 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
+use scalebench_distributed as distributed;
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
-use scalebench_session::distributed;
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Launch, RunRequest};
@@ -89,7 +89,7 @@ fn run_clients(
     clients: &ClientsArgs,
     phases: &[Phase],
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_session::distributed::{etcd, local, ssh};
+    use scalebench_distributed::{etcd, local, ssh};
     let [phase] = phases else {
         unreachable!("checked: a distributed run runs one phase at a time");
     };
@@ -141,7 +141,7 @@ fn run_clients(
 
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
 pub fn ssh_client() -> Result<ExitCode, SessionError> {
-    let order = scalebench_session::distributed::ssh::SshClientOrder::read()?;
+    let order = scalebench_distributed::ssh::SshClientOrder::read()?;
     rendezvous_client(
         &order.request,
         order.phase,
@@ -157,12 +157,12 @@ pub fn ssh_client() -> Result<ExitCode, SessionError> {
 fn rendezvous_client(
     request: &RunRequest,
     phase: Phase,
-    url: &scalebench_session::distributed::etcd::RendezvousUrl,
+    url: &scalebench_distributed::etcd::RendezvousUrl,
     share: scalebench_session::clients::ClientShare,
     start_timeout: std::time::Duration,
     (output, summary): (Option<&std::path::Path>, &SummaryArgs),
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_session::distributed::etcd;
+    use scalebench_distributed::etcd;
     match etcd::run_as_client(request, phase, url, share, start_timeout, output)? {
         etcd::ClientEnd::Merged(outcome) => {
             // Client 0's own file is written with the merged result, from the same result.
@@ -195,7 +195,7 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
 
 /// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
 pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode, SessionError> {
-    use scalebench_session::distributed::kubernetes;
+    use scalebench_distributed::kubernetes;
     scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
     if !matches!(
         args.command.first().map(String::as_str),
@@ -271,7 +271,7 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
 fn finish_distributed(
     output: Option<&std::path::Path>,
     summary: &SummaryArgs,
-    outcome: &scalebench_session::distributed::DistributedOutcome,
+    outcome: &scalebench_distributed::DistributedOutcome,
 ) -> Result<ExitCode, SessionError> {
     let write = |r: &RunResult, path: &std::path::Path| {
         r.write_atomically(path)
@@ -310,9 +310,8 @@ fn finish_distributed(
 }
 
 /// This binary as the client processes of a `--clients N` run (its hidden `client-process`).
-pub fn client_program(
-) -> Result<scalebench_session::distributed::local::ClientProgram, SessionError> {
-    Ok(scalebench_session::distributed::local::ClientProgram {
+pub fn client_program() -> Result<scalebench_distributed::local::ClientProgram, SessionError> {
+    Ok(scalebench_distributed::local::ClientProgram {
         program: std::env::current_exe().map_err(|e| {
             SessionError::Failed(format!(
                 "cannot find this program to start its clients: {e}"
@@ -324,7 +323,7 @@ pub fn client_program(
 
 /// The hidden `client-process` command: one client of a `--clients N` run.
 pub fn client_process() -> Result<ExitCode, SessionError> {
-    let result = scalebench_session::distributed::local::serve_client()?;
+    let result = scalebench_distributed::local::serve_client()?;
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {

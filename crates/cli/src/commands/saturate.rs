@@ -4,7 +4,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use scalebench_session::error::SessionError;
-use scalebench_session::saturate::{search, Search};
+use scalebench_study::saturate::{search, Search};
 
 use crate::args::SaturateArgs;
 use crate::commands::run::with_json_output;
@@ -17,7 +17,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
 }
 
 pub fn render(s: &Search) -> String {
-    let unit = if s.kind == scalebench_session::saturate::SearchKind::Threads {
+    let unit = if s.kind == scalebench_study::saturate::SearchKind::Threads {
         "threads"
     } else {
         "offered ops/s"

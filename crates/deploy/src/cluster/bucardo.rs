@@ -17,11 +17,13 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use crate::error::DeployError;
+use crate::host::{free_port, run};
 use crate::postgres::{
     as_postgres, bin_dir, create_user_and_database, initdb, psql, DATABASE, USER,
 };
-use crate::process::{free_port, run, DeployError, ProcessRef};
+use crate::process::ProcessRef;
 use crate::space::{Classifier, Classify};
 
 pub struct Bucardo;
@@ -134,7 +136,7 @@ impl Bucardo {
         // the pid counts once the file has named the same running MCP for a second.
         let mut mcp: Option<ProcessRef> = None;
         let mut same_for = 0;
-        crate::process::poll_every(Duration::from_millis(200), Duration::from_secs(30), || {
+        crate::host::poll_every(Duration::from_millis(200), Duration::from_secs(30), || {
             let now = mcp_process(d);
             same_for = if now.is_some() && now == mcp {
                 same_for + 1
@@ -231,7 +233,7 @@ impl Engine for Bucardo {
 
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         let bin = bin_dir()?;
-        let password = crate::process::random_password()?;
+        let password = crate::host::random_password()?;
         for k in 0..c.deployment.nodes {
             let port = free_port()?;
             let role = if k > 0 && master_slave(c) {

@@ -14,10 +14,12 @@ static RING_SEEN_UP: std::sync::Mutex<
 /// How long a ring seen up stands, its node processes unchanged and serving CQL.
 const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 
-use super::{ClusterState, Engine, NodeState};
+use super::engine::{ClusterState, Engine, NodeState};
 use crate::cassandra::{node_command, CassandraOptions, NodePorts};
+use crate::error::DeployError;
+use crate::host::free_port;
 use crate::nodetool::nodetool;
-use crate::process::{free_port, DeployError, ProcessRef};
+use crate::process::ProcessRef;
 use crate::space::{Classifier, Classify};
 
 pub struct Cassandra;
@@ -204,7 +206,7 @@ impl Cassandra {
                     .join("snapshots")
                     .join(&tag)
             };
-            let held = n.data_dir.join(super::RUNNING_SNAPSHOTS).join(name);
+            let held = n.data_dir.join(super::engine::RUNNING_SNAPSHOTS).join(name);
             for dir in tables.iter().map(taken).chain([held.clone()]) {
                 // Left by an interrupted snapshot: Cassandra refuses a tag that exists.
                 if dir.exists() {
@@ -371,7 +373,7 @@ impl Engine for Cassandra {
         }
         let seconds = c.deployment.ready_timeout_s;
         for n in &joining {
-            if !super::poll(Duration::from_secs(seconds), || {
+            if !super::engine::poll(Duration::from_secs(seconds), || {
                 native_open(n) || !n.is_running()
             }) || !n.is_running()
             {
@@ -533,7 +535,7 @@ impl Engine for Cassandra {
     fn restore_running(&self, c: &ClusterState, name: &str) -> Result<Vec<String>, DeployError> {
         let nodes = all_running(c, "restore")?;
         let current = cql(crate::cassandra_cql::user_tables(native_address(nodes[0])))?;
-        let held = |n: &NodeState| n.data_dir.join(super::RUNNING_SNAPSHOTS).join(name);
+        let held = |n: &NodeState| n.data_dir.join(super::engine::RUNNING_SNAPSHOTS).join(name);
         let mut tables = Vec::new();
         for ks in dir_names(&held(nodes[0]))? {
             for table in dir_names(&held(nodes[0]).join(&ks))? {

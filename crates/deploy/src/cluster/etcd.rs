@@ -4,9 +4,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
 use crate::etcd::{healthy, member_command};
-use crate::process::{free_port, port_open, run, DeployError, ProcessRef};
+use crate::host::{free_port, port_open, run};
+use crate::process::ProcessRef;
 use crate::space::Classifier;
 
 pub struct Etcd;
@@ -175,7 +177,7 @@ impl Engine for Etcd {
         node.process = Some(self.spawn(c, &node, &initial, "existing")?);
         let (id, port) = (node.id.clone(), node.port);
         c.nodes.push(node);
-        if !super::poll(Duration::from_secs(60), || healthy(port)) {
+        if !super::engine::poll(Duration::from_secs(60), || healthy(port)) {
             return Err(DeployError::Failed(format!(
                 "new etcd member {id} did not become healthy"
             )));

@@ -8,8 +8,9 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 
-use super::{ClusterState, Engine, NodeState};
-use crate::process::{DeployError, ProcessRef};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
+use crate::process::ProcessRef;
 use crate::space::{all_data, Classifier};
 use crate::spec::ExternalHooks;
 

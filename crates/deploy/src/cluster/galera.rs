@@ -7,11 +7,13 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
+use crate::host::free_port;
 use crate::mariadb::{
     create_user_and_database_sql, install_db, ping, socket_superuser, sql, tmp_dir, DATABASE, USER,
 };
-use crate::process::{free_port, DeployError, ProcessRef};
+use crate::process::ProcessRef;
 use crate::space::Classifier;
 
 pub struct Galera;
@@ -148,12 +150,13 @@ impl Engine for Galera {
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {
         // Ports of every node first: each node's gcomm address lists them all.
         self.join(c, true)?;
-        let password = crate::process::random_password()?;
+        let password = crate::host::random_password()?;
         sql(
             &socket(&c.nodes[0]),
             &create_user_and_database_sql(&password),
         )?;
-        c.facts.insert(super::PASSWORD_FACT.into(), password);
+        c.facts
+            .insert(super::engine::PASSWORD_FACT.into(), password);
         for _ in 1..c.deployment.nodes {
             self.join(c, false)?;
         }
@@ -269,7 +272,10 @@ impl Engine for Galera {
     /// Every running node: Galera is multi-master, so clients spread over all of them.
     fn url(&self, c: &ClusterState) -> String {
         let hosts: Vec<String> = c.running().map(NodeState::endpoint).collect();
-        let password = c.facts.get(super::PASSWORD_FACT).map_or("", String::as_str);
+        let password = c
+            .facts
+            .get(super::engine::PASSWORD_FACT)
+            .map_or("", String::as_str);
         format!("mysql://{USER}:{password}@{}/{DATABASE}", hosts.join(","))
     }
 }

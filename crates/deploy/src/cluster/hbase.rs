@@ -10,10 +10,12 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
 use crate::hbase::{gateway_command, jvm, site_xml, write_conf, ACCOUNT, PROJECT};
+use crate::host::{free_port, port_open, run, wait_until};
 use crate::maven::readable_classpath;
-use crate::process::{free_port, port_open, run, wait_until, DeployError, ProcessRef};
+use crate::process::ProcessRef;
 use crate::space::Classifier;
 use crate::spec::{HBASE_GATEWAY_HEAP_MB, HBASE_HEAP_MB, HBASE_MASTER_HEAP_MB, ZOOKEEPER_HEAP_MB};
 

@@ -6,8 +6,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
-use crate::process::{free_port, port_open, DeployError, ProcessRef};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
+use crate::host::{free_port, port_open};
+use crate::process::ProcessRef;
 use crate::space::Classifier;
 
 pub struct MongoJavaServer;
@@ -103,7 +105,7 @@ impl Engine for MongoJavaServer {
             };
             let mut last = look();
             let mut since = std::time::Instant::now();
-            let settled = crate::process::poll_every(
+            let settled = crate::host::poll_every(
                 Duration::from_millis(100),
                 Duration::from_secs(30),
                 || {

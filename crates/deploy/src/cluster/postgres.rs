@@ -4,12 +4,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use crate::error::DeployError;
+use crate::host::{free_port, run};
 use crate::postgres::{
     as_postgres, bin_dir, create_user_and_database, fresh_data_dir, initdb, is_ready, psql,
     server_command, DATABASE, USER,
 };
-use crate::process::{free_port, run, DeployError, ProcessRef};
+use crate::process::ProcessRef;
 use crate::space::{Classifier, Classify};
 
 pub struct Postgres;
@@ -162,7 +164,7 @@ impl Engine for Postgres {
         initdb(&bin, &primary.data_dir)?;
         primary.process = Some(spawn(c, &primary)?);
         c.nodes.push(primary.clone());
-        let password = crate::process::random_password()?;
+        let password = crate::host::random_password()?;
         create_user_and_database(&bin, &primary.data_dir, port, &password)?;
         c.facts.insert(PASSWORD_FACT.into(), password);
         for _ in 0..c.deployment.postgres_replicas() {

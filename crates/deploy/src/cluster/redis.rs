@@ -4,8 +4,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ClusterState, Engine, NodeState};
-use crate::process::{free_port_with_bus, run, DeployError, ProcessRef};
+use super::engine::{ClusterState, Engine, NodeState};
+use crate::error::DeployError;
+use crate::host::{free_port_with_bus, run};
+use crate::process::ProcessRef;
 use crate::redis::{command, server_command};
 use crate::space::Classifier;
 
@@ -103,7 +105,7 @@ impl RedisCluster {
     /// `add-node` and `rebalance` need.
     fn wait_agreement(&self, c: &ClusterState, seed: u16) -> Result<(), DeployError> {
         let mut last = Vec::new();
-        if super::poll(Duration::from_secs(60), || {
+        if super::engine::poll(Duration::from_secs(60), || {
             last = check(seed);
             last.is_empty()
         }) {
@@ -127,7 +129,7 @@ fn settled_tool(seed: u16, args: &[&str], what: &str) -> Result<String, DeployEr
             Err(DeployError::Failed(m))
                 if m.contains("agree") && std::time::Instant::now() < deadline =>
             {
-                super::poll(Duration::from_secs(10), || check(seed).is_empty());
+                super::engine::poll(Duration::from_secs(10), || check(seed).is_empty());
             }
             other => return other,
         }
@@ -193,7 +195,7 @@ impl Engine for RedisCluster {
         self.wait_agreement(c, seed)?;
         // A replica shows as one once its CLUSTER REPLICATE has gone round.
         let expected = c.deployment.nodes * replicas;
-        super::poll(Duration::from_secs(60), || {
+        super::engine::poll(Duration::from_secs(60), || {
             cluster_nodes(seed)
                 .iter()
                 .filter(|n| n.2.contains("slave"))
@@ -223,7 +225,7 @@ impl Engine for RedisCluster {
         // A node that has just joined answers CLUSTERDOWN (and fails MIGRATE) until it has learnt
         // the slot map: wait until every node reports the cluster ok and knows every other.
         let mut waiting = Vec::new();
-        if !super::poll(Duration::from_secs(60), || {
+        if !super::engine::poll(Duration::from_secs(60), || {
             waiting = self.not_ready(c);
             waiting.is_empty()
         }) {

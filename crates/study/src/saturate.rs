@@ -17,9 +17,9 @@ use scalebench_exec::Phase;
 use scalebench_measure::PhaseResult;
 use serde::Serialize;
 
-use crate::error::SessionError;
-use crate::phase::execute_phases;
-use crate::request::RunRequest;
+use scalebench_session::error::SessionError;
+use scalebench_session::phase::execute_phases;
+use scalebench_session::request::RunRequest;
 
 /// A saturation search: the run every step starts from, and how the steps grow.
 #[derive(Debug, Clone)]
@@ -181,7 +181,7 @@ pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
         let result = executed.result;
         let measured = result.phases.last().expect("a run phase");
         let step = step_of(offered, measured);
-        crate::note!(
+        scalebench_session::note!(
             "step {}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us",
             n + 1,
             if request.threads_search {

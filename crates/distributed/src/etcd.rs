@@ -23,10 +23,10 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp
 use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSignal};
 use scalebench_measure::RunResult;
 
-use super::{merged_line, ClientProgress};
-use crate::clients::ClientShare;
-use crate::error::SessionError;
-use crate::request::RunRequest;
+use crate::outcome::{merged_line, ClientProgress};
+use scalebench_session::clients::ClientShare;
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
 
 /// How far ahead of "all joined" the common start is set: time for every client, on any machine,
 /// to read it.
@@ -355,7 +355,7 @@ impl EtcdRendezvous {
             let present = self.registrations(joined).await.map_err(failed)?;
             for (k, r) in &present {
                 if let Some((field, mine, theirs)) =
-                    super::first_difference(&self.definition, &r.definition)
+                    crate::outcome::first_difference(&self.definition, &r.definition)
                 {
                     return Err(RendezvousError::Refused(format!(
                             "client {k} of the run at {} was started with {field} {theirs} where client {i} has {mine}: \
@@ -514,8 +514,8 @@ impl EtcdRendezvous {
             // a stop after it (a second Ctrl-C) ends the hand-back.
             let fresh = StopSignal::new();
             let watch_second = async {
-                let began = crate::interrupt::signals_received();
-                while crate::interrupt::signals_received() == began {
+                let began = scalebench_session::interrupt::signals_received();
+                while scalebench_session::interrupt::signals_received() == began {
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 fresh.request();
@@ -561,7 +561,7 @@ impl EtcdRendezvous {
             return (results, false);
         };
         let stop = StopSignal::new();
-        crate::interrupt::register_stop(&stop);
+        scalebench_session::interrupt::register_stop(&stop);
         let base = joined.base.clone();
         let mut results = self.runtime.block_on(gather_results(
             &mut joined.client,
@@ -575,7 +575,7 @@ impl EtcdRendezvous {
             },
             &shown,
         ));
-        crate::interrupt::clear_stop();
+        scalebench_session::interrupt::clear_stop();
         if stop.is_requested() {
             for r in results.iter_mut() {
                 if let Err(e) = r {
@@ -591,7 +591,7 @@ impl EtcdRendezvous {
 pub struct GatherWait<'a> {
     /// For clients still running, after the first look.
     pub timeout: Duration,
-    /// Their grace period: after a stop, the clients have it and [`super::STOP_MARGIN`] to hand
+    /// Their grace period: after a stop, the clients have it and [`crate::share::STOP_MARGIN`] to hand
     /// back what they measured.
     pub grace: Duration,
     /// Ctrl-C while gathering: the clients are asked to stop (the `stop` key) and the wait shortened.
@@ -625,7 +625,7 @@ pub async fn gather_results(
                 client.put(format!("{base}/stop"), "gather", None),
             )
             .await;
-            deadline = deadline.min(Instant::now() + wait.grace + super::STOP_MARGIN);
+            deadline = deadline.min(Instant::now() + wait.grace + crate::share::STOP_MARGIN);
         }
         // Who is still in the run is read before the results: a client hands its result back
         // before it leaves, so "left and no result" is never a result on its way.
@@ -686,8 +686,8 @@ pub async fn gather_results(
                 if stop_passed_on {
                     format!(
                         "no result within {} of the stop (its grace period and {})",
-                        humantime::format_duration(wait.grace + super::STOP_MARGIN),
-                        humantime::format_duration(super::STOP_MARGIN)
+                        humantime::format_duration(wait.grace + crate::share::STOP_MARGIN),
+                        humantime::format_duration(crate::share::STOP_MARGIN)
                     )
                 } else {
                     format!(
@@ -890,11 +890,11 @@ impl Rendezvous for EtcdRendezvous {
                 .unwrap_or((None, false))
         });
         if stop_seen && !joined.stop.is_requested() {
-            crate::note!("the run was stopped by another client or its launcher: ending with what was measured");
+            scalebench_session::note!("the run was stopped by another client or its launcher: ending with what was measured");
             joined.stop.request();
         }
         if let Some(line) = line {
-            crate::note!("{line}");
+            scalebench_session::note!("{line}");
         }
     }
 }
@@ -912,7 +912,7 @@ pub enum ClientRun {
         hand_back_error: Option<String>,
     },
     Merged {
-        outcome: super::DistributedOutcome,
+        outcome: crate::outcome::DistributedOutcome,
         kept: Option<PathBuf>,
         kept_error: Option<String>,
     },
@@ -921,7 +921,7 @@ pub enum ClientRun {
 /// How a client of a rendezvous run ended ([`run_as_client`]).
 pub enum ClientEnd {
     /// Client 0: the merge of every client's result (the missing named).
-    Merged(Box<super::DistributedOutcome>),
+    Merged(Box<crate::outcome::DistributedOutcome>),
     /// Another client: its result is with the rendezvous (and kept on this machine).
     HandedBack { interrupted: bool },
     /// Another client whose result could not be handed back: kept on this machine only, for
@@ -940,21 +940,26 @@ pub fn run_as_client(
     start_timeout: Duration,
     output: Option<&Path>,
 ) -> Result<ClientEnd, SessionError> {
-    super::check(request, share.clients, phase)?;
+    crate::share::check(request, share.clients, phase)?;
     let keep_at = match output {
-        Some(o) => Some(super::client_output(o, share.index)),
+        Some(o) => Some(crate::outcome::client_output(o, share.index)),
         None => default_keep_path(url, phase, share.index),
     };
     if share.index == 0 {
-        super::check_outputs(output, share.clients)?;
+        crate::outcome::check_outputs(output, share.clients)?;
     } else if let Some(o) = output {
-        crate::files::check_outputs([super::client_output(o, share.index).as_path()], None)?;
+        scalebench_session::files::check_outputs(
+            [crate::outcome::client_output(o, share.index).as_path()],
+            None,
+        )?;
     }
     let who = format!("client {} of {}", share.index, share.clients);
     let kept_note = |kept: &Option<PathBuf>, error: &Option<String>| match (kept, error) {
-        (Some(path), _) => crate::note!("{who}: result kept at {}", path.display()),
+        (Some(path), _) => scalebench_session::note!("{who}: result kept at {}", path.display()),
         (None, Some(e)) => {
-            crate::note!("warning: {who}: its result could not be kept on this machine: {e}")
+            scalebench_session::note!(
+                "warning: {who}: its result could not be kept on this machine: {e}"
+            )
         }
         (None, None) => {}
     };
@@ -979,7 +984,7 @@ pub fn run_as_client(
                 let files = kept
                     .as_ref()
                     .map_or_else(|| "their result files".into(), |k| k.display().to_string());
-                crate::note!(
+                scalebench_session::note!(
                     "INCOMPLETE: {who} could not hand its result to {} ({e}); merge it with the others' \
                      with `scalebench gather --rendezvous {} {files} ...` or `scalebench gather FILES...`",
                     url.display(),
@@ -987,7 +992,7 @@ pub fn run_as_client(
                 );
                 return Ok(ClientEnd::Incomplete { interrupted });
             }
-            crate::note!(
+            scalebench_session::note!(
                 "{who}: result handed to {} (client 0 merges it)",
                 url.display()
             );
@@ -1000,7 +1005,7 @@ pub fn run_as_client(
 /// duration, or their share of the operations; a client later than this is named as missing, and
 /// `scalebench gather` can still collect it.
 pub fn gather_timeout(request: &RunRequest) -> Duration {
-    request.grace + super::END_MARGIN
+    request.grace + crate::share::END_MARGIN
 }
 
 /// Where a client without `--output` keeps its own result: the per-user state directory
@@ -1045,7 +1050,7 @@ pub fn run_client(
     start_timeout: Duration,
     keep_at: Option<PathBuf>,
 ) -> Result<ClientRun, SessionError> {
-    let definition = super::definition(request, phase, share.clients)?;
+    let definition = scalebench_session::settings::definition(request, phase, share.clients)?;
     let rendezvous = std::sync::Arc::new(EtcdRendezvous::new(
         url.clone(),
         share,
@@ -1053,9 +1058,9 @@ pub fn run_client(
         (!request.quiet).then_some(request.status_interval),
         definition,
     )?);
-    let mut own = super::client_request(request, share);
+    let mut own = crate::share::client_request(request, share);
     own.rendezvous = Some(rendezvous.clone());
-    let executed = crate::phase::execute_phases(&own, &[phase])?;
+    let executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
     let result = executed.result;
     let (kept, kept_error) = match &keep_at {
         Some(path) => match keep(&result, path) {
@@ -1077,7 +1082,7 @@ pub fn run_client(
         });
     }
     let (results, interrupted) = rendezvous.gather(result, gather_timeout(request), request.grace);
-    let mut outcome = super::merge_clients(Some(request), phase, "etcd", results)?;
+    let mut outcome = crate::outcome::merge_clients(Some(request), phase, "etcd", results)?;
     outcome.set_interrupted(interrupted);
     Ok(ClientRun::Merged {
         outcome,
@@ -1121,10 +1126,10 @@ pub fn gather(
         .build()
         .map_err(|e| SessionError::Failed(format!("cannot start a runtime: {e}")))?;
     let shown = url.display();
-    crate::interrupt::install_handler();
+    scalebench_session::interrupt::install_handler();
     // Ctrl-C from now on ends the wait; one that came before (a launcher's, which asked its
     // clients to stop and now gathers what they kept) does not.
-    let began = crate::interrupt::signals_received();
+    let began = scalebench_session::interrupt::signals_received();
     runtime.block_on(async {
         let work = async {
             let mut client = bounded(connect_checked(&url.endpoints)).await.map_err(|e| {
@@ -1144,7 +1149,7 @@ pub fn gather(
                         phase.name()
                     ))
                 })?;
-            let clients = crate::request::parse_clients(text.trim()).map_err(|e| {
+            let clients = scalebench_session::request::parse_clients(text.trim()).map_err(|e| {
                 SessionError::Failed(format!(
                     "{shown}: the number of clients it holds, '{text}', is no number of clients ({e})"
                 ))
@@ -1166,7 +1171,7 @@ pub fn gather(
             .await)
         };
         let interrupted = async {
-            while crate::interrupt::signals_received() == began {
+            while scalebench_session::interrupt::signals_received() == began {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         };

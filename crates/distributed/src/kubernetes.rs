@@ -8,8 +8,8 @@
 
 use serde_json::json;
 
-use crate::environment::redacted_command;
-use crate::error::SessionError;
+use scalebench_session::environment::redacted_command;
+use scalebench_session::error::SessionError;
 
 pub const DEFAULT_ETCD_IMAGE: &str = "quay.io/coreos/etcd:v3.5.17";
 
@@ -67,7 +67,7 @@ pub fn check_client(db: &str, rendezvous: Option<&str>) -> Result<(), SessionErr
         )));
     }
     if let Some(url) = rendezvous {
-        super::etcd::RendezvousUrl::parse(url)?;
+        crate::etcd::RendezvousUrl::parse(url)?;
     }
     Ok(())
 }

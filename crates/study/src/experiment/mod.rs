@@ -15,9 +15,9 @@ use scalebench_deploy::{Cluster, Deployment};
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
-use crate::error::SessionError;
-use crate::phase::execute_phases;
-use crate::request::{self, ElasticRequest, RunRequest, SpaceAfterLoad};
+use scalebench_session::error::SessionError;
+use scalebench_session::phase::execute_phases;
+use scalebench_session::request::{self, ElasticRequest, RunRequest, SpaceAfterLoad};
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
     DATA_SIZE,
@@ -46,7 +46,7 @@ struct RunnerState {
     drop_caches_warned: bool,
     caches_dropped: bool,
     /// How to start client processes, for runs with `clients` above 1.
-    client_program: Option<crate::distributed::local::ClientProgram>,
+    client_program: Option<scalebench_distributed::local::ClientProgram>,
 }
 
 /// An experiment to run: its spec (read and checked), where its relative files are, and where its
@@ -68,7 +68,7 @@ pub struct ExperimentRequest {
     pub command: Vec<String>,
     /// How to start client processes (the `scalebench` binary's `client-process`): runs that sweep
     /// `clients` above 1 need it.
-    pub client_program: Option<crate::distributed::local::ClientProgram>,
+    pub client_program: Option<scalebench_distributed::local::ClientProgram>,
 }
 
 /// What [`run_experiment`] did.
@@ -118,17 +118,17 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     let mut store = Store::open(&request.results).map_err(SessionError::Failed)?;
     // Stored without passwords (database URLs, secret properties).
     let spec_json = serde_json::to_value(exp)
-        .map(|v| crate::environment::redacted_json(&v).to_string())
+        .map(|v| scalebench_session::environment::redacted_json(&v).to_string())
         .unwrap_or_default();
     let id = store
         .experiment(&exp.name, &request.source, &spec_json)
         .map_err(SessionError::Failed)?;
     let metrics = request
         .metrics_listen
-        .map(crate::metrics::serve_while)
+        .map(scalebench_session::metrics::serve_while)
         .transpose()?;
     // From here a Ctrl-C stops the experiment after what is running (deploys and restores included).
-    crate::interrupt::install_handler();
+    scalebench_session::interrupt::install_handler();
     let mut state = RunnerState {
         client_program: request.client_program.clone(),
         ..RunnerState::default()
@@ -139,7 +139,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     // Stored redacted, compared as stored.
     let definitions: Vec<String> = plan
         .iter()
-        .map(|r| crate::environment::redacted_json(&exp.run_definition(r)).to_string())
+        .map(|r| scalebench_session::environment::redacted_json(&exp.run_definition(r)).to_string())
         .collect();
     let recorded: Vec<Recorded> = plan
         .iter()
@@ -151,13 +151,13 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         .filter(|r| **r == Recorded::OtherDefinition)
         .count();
     if redefined > 0 {
-        crate::note!(
+        scalebench_session::note!(
             "{redefined} recorded runs were measured under another definition of their cell (the file changed): they run again and replace the old ones"
         );
     }
     let orphans = store.orphans(id, &plan).map_err(SessionError::Failed)?;
     if orphans > 0 {
-        crate::note!(
+        scalebench_session::note!(
             "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
             request.results.display()
         );
@@ -168,11 +168,11 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             skipped += 1;
             continue;
         }
-        if crate::interrupt::interrupt_requested() {
+        if scalebench_session::interrupt::interrupt_requested() {
             interrupted = true;
             break;
         }
-        crate::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
+        scalebench_session::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
         if let Some(m) = &metrics {
             m.server()
                 .set_cell(Some(format!("{} #{}", run.cell, run.repetition)));
@@ -207,12 +207,12 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                 done += 1;
             }
             // Stopped before it measured anything: not a failure of the run, which runs on resume.
-            Err(_) if crate::interrupt::interrupt_requested() => {
+            Err(_) if scalebench_session::interrupt::interrupt_requested() => {
                 interrupted = true;
                 break;
             }
             Err(e) => {
-                crate::note!("  failed: {e}");
+                scalebench_session::note!("  failed: {e}");
                 store
                     .record(
                         id,
@@ -332,7 +332,7 @@ fn deployment_for(
         .map_err(|e| SessionError::Failed(e.to_string()))?;
     let text = toml::to_string(&d).map_err(|e| SessionError::Failed(e.to_string()))?;
     // An external deployment's URL may carry a password.
-    crate::files::write_private(&derived, &text)?;
+    scalebench_session::files::write_private(&derived, &text)?;
     Ok(Some(derived))
 }
 
@@ -368,7 +368,7 @@ fn ensure_cluster(
         }
         old.down();
     }
-    crate::note!("  deploying {} from {}", d.name, file.display());
+    scalebench_session::note!("  deploying {} from {}", d.name, file.display());
     let mut cluster = Cluster::up(d, file, clusters_dir, false)?;
     cluster
         .state
@@ -550,7 +550,7 @@ fn check_every_run(
                 continue;
             }
             request.check(launch, &[phase]).map_err(in_cell)?;
-            crate::settings::Settings::check(&request, phase).map_err(in_cell)?;
+            scalebench_session::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
         check_fault_node(exp, base, run)?;
     }
@@ -602,7 +602,7 @@ fn one_run(
     state: &mut RunnerState,
     clusters_dir: &Path,
     command: &[String],
-    metrics: &Option<crate::metrics::Publisher>,
+    metrics: &Option<scalebench_session::metrics::Publisher>,
 ) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
@@ -652,7 +652,7 @@ fn one_run(
         if loaded.interrupted {
             return Ok((loaded, None));
         }
-        crate::phase::require_complete_load(&loaded)?;
+        scalebench_session::phase::require_complete_load(&loaded)?;
         if matches!(mode, LoadMode::Restore | LoadMode::RestoreEach) {
             let f = deployment.as_deref().expect("restore needs a deployment");
             let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
@@ -673,7 +673,7 @@ fn one_run(
         // inserts needs the copy back (a run that inserts first, on unchanged data, does not).
         let f = deployment.as_deref().expect("restore needs a deployment");
         let mut c = Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))?;
-        crate::note!(
+        scalebench_session::note!(
             "  restoring the loaded data ({})",
             if mode == LoadMode::RestoreEach {
                 "before every measured run"
@@ -692,7 +692,7 @@ fn one_run(
             && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
         state.caches_dropped = true;
         if !dropped && !state.drop_caches_warned {
-            crate::note!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
+            scalebench_session::note!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
             state.drop_caches_warned = true;
         }
     }
@@ -753,7 +753,7 @@ fn run_clients(
     clients: u32,
     state: &RunnerState,
 ) -> Result<RunResult, SessionError> {
-    use crate::distributed::local;
+    use scalebench_distributed::local;
     let program = state.client_program.clone().ok_or_else(|| {
         SessionError::Failed(
             "this program cannot start client processes: sweep.clients needs the scalebench binary"

@@ -19,10 +19,12 @@ use scalebench_exec::{Phase, StopSignal, TimelineLog, TimelinePoint};
 use scalebench_measure::PhaseResult;
 use scalebench_measure::{quantile_us, RunResult};
 
-use crate::error::SessionError;
-use crate::phase::execute_phases;
-use crate::request::{Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad};
-use crate::settings::Settings;
+use scalebench_session::error::SessionError;
+use scalebench_session::phase::execute_phases;
+use scalebench_session::request::{
+    Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad,
+};
+use scalebench_session::settings::Settings;
 
 pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
 
@@ -47,7 +49,7 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
     } else {
         Load::Intervals
     };
-    let mut cluster = crate::cluster::open(&deployment, &args.run.clusters_dir)?;
+    let mut cluster = scalebench_session::cluster::open(&deployment, &args.run.clusters_dir)?;
     let mut out = ElasticResult {
         schema: SCHEMA.into(),
         command: args.run.command.clone(),
@@ -206,7 +208,7 @@ fn final_size(
     sizes: &mut Vec<SizeRow>,
     out: &mut ElasticResult,
 ) -> Result<(), SessionError> {
-    crate::note!(
+    scalebench_session::note!(
         "final size: {} nodes with {} records, {} threads, sets of {}",
         running_nodes(cluster),
         scale.records,
@@ -226,7 +228,7 @@ fn final_size(
             &times,
         ));
         if let Some(note) = controlled.baseline_note {
-            crate::note!("final size: {note}");
+            scalebench_session::note!("final size: {note}");
         }
         out.interrupted = result.interrupted;
         out.closing_run = Some(result);
@@ -274,12 +276,12 @@ fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, SessionErr
     // after a step's load (a JVM per Cassandra node each), only the wait for the cluster to be idle
     // that every measured step begins with.
     load.space_after_load = SpaceAfterLoad::NotMeasured;
-    crate::note!("loading records {}..{}", scale.loaded_before, scale.records);
+    scalebench_session::note!("loading records {}..{}", scale.loaded_before, scale.records);
     let r = execute_phases(&load, &[Phase::Load])?.result;
     if r.interrupted {
         return Ok(false);
     }
-    crate::phase::require_complete_load(&r)?;
+    scalebench_session::phase::require_complete_load(&r)?;
     Ok(true)
 }
 
@@ -466,7 +468,9 @@ fn control(
     log: &TimelineLog,
     load: Load,
     action: Option<ScaleAction>,
-    runner: &std::thread::JoinHandle<Result<crate::phase::ExecutedPhases, SessionError>>,
+    runner: &std::thread::JoinHandle<
+        Result<scalebench_session::phase::ExecutedPhases, SessionError>,
+    >,
 ) -> Result<Controlled, SessionError> {
     let x = args.stable_sets as usize;
     let ended = || runner.is_finished();
@@ -527,7 +531,7 @@ fn control(
     }
     let baseline = values(&pull().0);
     let threshold = threshold_of(&baseline);
-    crate::note!(
+    scalebench_session::note!(
         "baseline: {} {}, mean {:.3}, median step {:.4} at {:.1} s",
         baseline.len(),
         match load {
@@ -552,7 +556,7 @@ fn control(
     };
     let changed = scale(cluster, action)?;
     events.scale_done_s = Some(now_s());
-    crate::note!(
+    scalebench_session::note!(
         "{action:?} done at {:.1} s ({})",
         now_s(),
         changed.join(", ")
@@ -576,14 +580,14 @@ fn control(
             && (args.probe == Probe::None || cluster.busy_now().is_empty())
         {
             events.transfers_done_s = Some(now_s());
-            crate::note!("no data in motion at {:.1} s", now_s());
+            scalebench_session::note!("no data in motion at {:.1} s", now_s());
         }
         if let Some(done) = events.transfers_done_s {
             let (points, _) = pull();
             if let Some(k) = stable_point(&points, events.scale_issued_s, done, x, threshold) {
                 let stable = points[k].end_s.max(done);
                 events.stable_s = Some(stable);
-                crate::note!("stable at {stable:.1} s");
+                scalebench_session::note!("stable at {stable:.1} s");
                 break;
             }
         }
@@ -688,7 +692,7 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
 
 /// The step's heading as progress, then the caller's observer (which prints [`step_summary`]).
 fn tell_step(args: &ElasticRequest, s: &ElasticStep) {
-    crate::note!(
+    scalebench_session::note!(
         "step {}: {:?} {} -> {} nodes ({}), {} in flight, {} records",
         s.step,
         s.action,

@@ -9,9 +9,9 @@ use scalebench_report::html::Page;
 use scalebench_report::run_page::{run_banners, run_sections, RunExtras};
 
 use crate::elastic::ElasticResult;
-use crate::error::SessionError;
 use crate::experiment::store::Store;
 use crate::experiment::{cells, discard_first_of};
+use scalebench_session::error::SessionError;
 
 /// A result file (JSON) as a run; bad input (exit 2) when it is none.
 pub fn read_result(path: &Path) -> Result<RunResult, SessionError> {

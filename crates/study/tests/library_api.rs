@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use scalebench_deploy::{Cluster, Deployment};
-use scalebench_session::elastic::run_elastic;
-use scalebench_session::experiment::spec::Experiment;
-use scalebench_session::experiment::store::Store;
-use scalebench_session::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
 use scalebench_session::request::{parse_action, ElasticRequest, RunRequest};
+use scalebench_study::elastic::run_elastic;
+use scalebench_study::experiment::spec::Experiment;
+use scalebench_study::experiment::store::Store;
+use scalebench_study::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
 
 /// The elastic test purges its cluster (servers' directories included) itself, also on failure.
 fn test_dir() -> tempfile::TempDir {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use scalebench_workload::core_workload::{loaded_data_identity, shapes_run_phase_only};
 use serde::{Deserialize, Serialize};
 
-use crate::request::{ScaleAction, Span};
+use scalebench_session::request::{ScaleAction, Span};
 
 pub use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
 
@@ -56,7 +56,7 @@ fn miniature_divisor() -> i64 {
 #[serde(deny_unknown_fields)]
 pub struct FaultSpec {
     /// `pause` (SIGSTOP, then SIGCONT).
-    pub kind: crate::fault::FaultKind,
+    pub kind: scalebench_session::fault::FaultKind,
     /// The node's id in the deployment (`node3`).
     pub node: String,
     /// From one pause's start to the next one's (default 1s).
@@ -75,11 +75,11 @@ pub struct FaultSpec {
 }
 
 fn fault_every() -> Span {
-    Span(crate::fault::DEFAULT_EVERY)
+    Span(scalebench_session::fault::DEFAULT_EVERY)
 }
 
 fn fault_pause() -> Span {
-    Span(crate::fault::DEFAULT_PAUSE)
+    Span(scalebench_session::fault::DEFAULT_PAUSE)
 }
 
 impl FaultSpec {
@@ -88,7 +88,7 @@ impl FaultSpec {
         &self,
         database: &DatabaseSpec,
         configuration: &str,
-    ) -> Option<crate::fault::FaultRequest> {
+    ) -> Option<scalebench_session::fault::FaultRequest> {
         let named = (self.databases.is_empty() || self.databases.contains(&database.name))
             && (self.configurations.is_empty()
                 || self.configurations.iter().any(|c| c == configuration));
@@ -96,7 +96,13 @@ impl FaultSpec {
             return None;
         }
         // Checked when the file was read (a miniature's shorter period keeps it valid).
-        crate::fault::FaultRequest::new(self.kind, &self.node, self.every.0, self.pause.0).ok()
+        scalebench_session::fault::FaultRequest::new(
+            self.kind,
+            &self.node,
+            self.every.0,
+            self.pause.0,
+        )
+        .ok()
     }
 }
 
@@ -127,7 +133,7 @@ pub struct Procedure {
     pub warmup: Span,
     pub duration: Span,
     /// Options of every load and run, typed (`[procedure.options]`: batch_size = 100, ...).
-    pub options: crate::request::RunOptions,
+    pub options: scalebench_session::request::RunOptions,
     /// Loads and runs in back-to-back request sets of this many operations, each set timed (Dory's
     /// R; `--request-set`).
     pub request_set: Option<u64>,
@@ -155,7 +161,7 @@ pub struct Procedure {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElasticProcedure {
-    #[serde(with = "crate::request::action_text")]
+    #[serde(with = "scalebench_session::request::action_text")]
     pub action: ScaleAction,
     pub baseline: Span,
     pub after: Span,
@@ -174,7 +180,7 @@ pub struct ElasticProcedure {
 
 impl Default for ElasticProcedure {
     fn default() -> Self {
-        use crate::request::*;
+        use scalebench_session::request::*;
         let span = |d: &str| d.parse().expect("a valid default");
         ElasticProcedure {
             action: parse_action(DEFAULT_ACTION).expect("a valid default"),
@@ -259,7 +265,7 @@ impl Default for Procedure {
             compact: true,
             drop_caches: false,
             drop_caches_once: false,
-            warmup: crate::request::DEFAULT_WARMUP
+            warmup: scalebench_session::request::DEFAULT_WARMUP
                 .parse()
                 .expect("a valid default"),
             duration: "10s".parse().expect("a valid default"),
@@ -411,7 +417,7 @@ impl Experiment {
             let every = f.every.0.min(std::time::Duration::from_millis(400));
             let pause = f.pause.0.min(every * 2 / 5);
             // Only a period that still makes a valid fault (a file's tiny one stays as it is).
-            if crate::fault::FaultRequest::new(f.kind, &f.node, every, pause).is_ok() {
+            if scalebench_session::fault::FaultRequest::new(f.kind, &f.node, every, pause).is_ok() {
                 (f.every.0, f.pause.0) = (every, pause);
             }
         }
@@ -557,7 +563,7 @@ impl Experiment {
         }
         self.procedure
             .options
-            .apply(&mut crate::request::RunRequest::new("a"))?;
+            .apply(&mut scalebench_session::request::RunRequest::new("a"))?;
         if !(1..=6).contains(&self.procedure.elastic.steps) {
             return Err(format!(
                 "procedure.elastic.steps = {}: use 1 to 6",
@@ -582,7 +588,7 @@ impl Experiment {
     /// The probe's rate and delays, and the fault: a kind, a period, databases with deployments;
     /// both only beside measured runs.
     fn check_consistency(&self) -> Result<(), String> {
-        use crate::request::ProbeRequest;
+        use scalebench_session::request::ProbeRequest;
         let probing = self.procedure.consistency_probe.is_some() || self.fault.is_some();
         if probing && self.procedure.measure != Measure::Run {
             return Err("procedure.consistency_probe and [fault] go beside measured runs: use them with measure = \"run\"".into());
@@ -592,7 +598,7 @@ impl Experiment {
                 .map_err(|why| format!("procedure.consistency_probe = {rate}: {why}"))?;
         }
         if let Some(delays) = &self.procedure.probe_delays {
-            crate::request::ProbeDelays::new(delays.clone())
+            scalebench_session::request::ProbeDelays::new(delays.clone())
                 .map_err(|why| format!("procedure.probe_delays = {delays:?}: {why}"))?;
             if self.procedure.consistency_probe.is_none() {
                 return Err("procedure.probe_delays needs procedure.consistency_probe".into());
@@ -608,8 +614,13 @@ impl Experiment {
         let Some(fault) = &self.fault else {
             return Ok(());
         };
-        crate::fault::FaultRequest::new(fault.kind, &fault.node, fault.every.0, fault.pause.0)
-            .map_err(|why| format!("[fault]: {why}"))?;
+        scalebench_session::fault::FaultRequest::new(
+            fault.kind,
+            &fault.node,
+            fault.every.0,
+            fault.pause.0,
+        )
+        .map_err(|why| format!("[fault]: {why}"))?;
         for name in &fault.databases {
             match self.databases.iter().find(|d| &d.name == name) {
                 None => return Err(format!("[fault]: no database {name:?} in the experiment")),

@@ -12,10 +12,10 @@ use scalebench_exec::Phase;
 
 use serde::{Deserialize, Serialize};
 
-use super::etcd::{self, RendezvousUrl};
-use super::{merge_clients, DistributedOutcome};
-use crate::error::SessionError;
-use crate::request::RunRequest;
+use crate::etcd::{self, RendezvousUrl};
+use crate::outcome::{merge_clients, DistributedOutcome};
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
 
 pub const DEFAULT_SSH_COMMAND: &str = "ssh -o BatchMode=yes";
 
@@ -64,8 +64,12 @@ impl SshClientOrder {
     }
 
     /// This client's share of the run.
-    pub fn share(&self) -> Result<crate::clients::ClientShare, SessionError> {
-        crate::clients::ClientShare::from_launcher(Some(self.index), Some(self.clients), |_| None)
+    pub fn share(&self) -> Result<scalebench_session::clients::ClientShare, SessionError> {
+        scalebench_session::clients::ClientShare::from_launcher(
+            Some(self.index),
+            Some(self.clients),
+            |_| None,
+        )
     }
 }
 
@@ -83,11 +87,11 @@ pub fn launch(
     request: &RunRequest,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    super::check(request, launch.clients, phase)?;
+    crate::share::check(request, launch.clients, phase)?;
     let ssh = ssh_words(launch)?;
-    crate::interrupt::install_handler();
+    scalebench_session::interrupt::install_handler();
     let stop = request.stop.clone().unwrap_or_default();
-    crate::interrupt::register_stop(&stop);
+    scalebench_session::interrupt::register_stop(&stop);
     let launched = Instant::now();
     let mut children = Vec::new();
     for index in 0..launch.clients {
@@ -98,13 +102,13 @@ pub fn launch(
                     let _ = c.child.kill();
                     let _ = c.child.wait();
                 }
-                crate::interrupt::clear_stop();
+                scalebench_session::interrupt::clear_stop();
                 return Err(e);
             }
         }
     }
     let (ended, stopped) = wait_for_all(launch, request, phase, &stop, launched, &mut children);
-    crate::interrupt::clear_stop();
+    scalebench_session::interrupt::clear_stop();
     let results =
         etcd::gather(&launch.rendezvous, phase, Duration::from_secs(10)).map_err(|e| {
             let each: Vec<String> = ended
@@ -188,7 +192,7 @@ fn start_client(
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    super::local::die_with_parent(&mut command);
+    crate::local::die_with_parent(&mut command);
     let mut child = command
         .spawn()
         .map_err(|e| SessionError::Failed(format!("cannot run {}: {e}", ssh[0])))?;
@@ -200,7 +204,7 @@ fn start_client(
     let tag = format!("client {index} ({host})");
     let forward = std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            crate::note!("{tag}: {line}");
+            scalebench_session::note!("{tag}: {line}");
         }
     });
     Ok(SshClient {
@@ -222,11 +226,11 @@ fn wait_for_all(
     launched: Instant,
     children: &mut [SshClient],
 ) -> (Vec<(u32, String)>, bool) {
-    let rule = super::EndRule::of(
+    let rule = crate::share::EndRule::of(
         request,
         phase,
         launched + launch.start_timeout,
-        super::END_MARGIN,
+        crate::share::END_MARGIN,
     );
     let mut ended: Vec<Option<String>> = vec![None; children.len()];
     let mut first_ended = None;
@@ -240,7 +244,7 @@ fn wait_for_all(
                 .filter(|(_, e)| e.is_none())
                 .map(|(c, _)| format!("client {} on {}", c.index, c.host))
                 .collect();
-            crate::note!(
+            scalebench_session::note!(
                 "interrupted: asking {} to stop through {} and keep what they measured",
                 running.join(", "),
                 launch.rendezvous.display()
@@ -280,10 +284,10 @@ fn wait_for_all(
                         None => format!(
                             "its ssh to {host} had not ended {} after the launch (the start timeout, the run, its grace period and {}): killed (the client on {host} may still run)",
                             round(now.duration_since(launched)),
-                            round(super::END_MARGIN)
+                            round(crate::share::END_MARGIN)
                         ),
                     };
-                    crate::note!("client {}: {why}", c.index);
+                    scalebench_session::note!("client {}: {why}", c.index);
                     *e = Some(why);
                 }
                 Ok(None) => {}

@@ -307,7 +307,7 @@ impl Store {
                 outcome.ok().map(|r| r.tool.git_commit.clone()),
                 outcome.ok().map(|r| r.host.hostname.clone()),
                 measured.map(|p| p.duration_s),
-                measured.map(super::stats::measured_rate),
+                measured.map(scalebench_report::cells::measured_rate),
                 measured.map(|p| p.totals.ok as i64),
                 measured.map(|p| p.totals.failed as i64),
                 measured.and_then(|p| p.bounded_by.as_ref()).map(|v| v.bounded_by.clone()),

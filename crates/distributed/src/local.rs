@@ -16,10 +16,11 @@ use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSig
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
-use super::{client_request, merge_clients, merged_line, ClientProgress, DistributedOutcome};
-use crate::clients::ClientShare;
-use crate::error::SessionError;
-use crate::request::RunRequest;
+use crate::outcome::{merge_clients, merged_line, ClientProgress, DistributedOutcome};
+use crate::share::client_request;
+use scalebench_session::clients::ClientShare;
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
 
 /// How far ahead of "all ready" the common start is set: time for the start line to reach every
 /// child and for its workers to wake.
@@ -75,13 +76,13 @@ pub fn launch(
     request: &RunRequest,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    let request = &super::without_deployment(request)?;
-    super::check(request, launch.clients, phase)?;
-    crate::interrupt::install_handler();
+    let request = &crate::share::without_deployment(request)?;
+    crate::share::check(request, launch.clients, phase)?;
+    scalebench_session::interrupt::install_handler();
     let stop = request.stop.clone().unwrap_or_default();
-    crate::interrupt::register_stop(&stop);
+    scalebench_session::interrupt::register_stop(&stop);
     let outcome = run_children(launch, request, phase, &stop);
-    crate::interrupt::clear_stop();
+    scalebench_session::interrupt::clear_stop();
     outcome
 }
 
@@ -183,11 +184,11 @@ fn run_children(
         return Err(e);
     }
     let start = SystemTime::now() + START_LEAD;
-    let rule = super::EndRule::of(
+    let rule = crate::share::EndRule::of(
         request,
         phase,
         Instant::now() + START_LEAD,
-        super::LOCAL_END_MARGIN,
+        crate::share::LOCAL_END_MARGIN,
     );
     let line = serde_json::to_string(&ToClient::Start {
         unix_ns: start
@@ -282,7 +283,7 @@ fn spawn_child(
     let stderr = process.stderr.take().expect("piped");
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            crate::note!("client {index}: {line}");
+            scalebench_session::note!("client {index}: {line}");
         }
     });
     Ok(ChildProcess {
@@ -372,7 +373,7 @@ fn wait_until_ready(
 }
 
 /// Until every child has ended: their progress merged into one line, and a stop passed on. A
-/// child past the run's deadline ([`super::EndRule`]: stopped with SIGSTOP, hung) is killed and
+/// child past the run's deadline ([`crate::share::EndRule`]: stopped with SIGSTOP, hung) is killed and
 /// named missing, so the wait always ends.
 fn follow_progress(
     rx: &Receiver<Event>,
@@ -380,7 +381,7 @@ fn follow_progress(
     request: &RunRequest,
     phase: Phase,
     stop: &StopSignal,
-    rule: &super::EndRule,
+    rule: &crate::share::EndRule,
 ) {
     let mut latest: Vec<Option<ClientProgress>> = vec![None; children.len()];
     let mut alive = children.len();
@@ -426,8 +427,8 @@ fn follow_progress(
                 c.killed = Some(match stopped_at {
                     Some(_) => format!(
                         "did not end within {} of the stop (its grace period and {}): killed",
-                        round(rule.grace + super::STOP_MARGIN),
-                        round(super::STOP_MARGIN)
+                        round(rule.grace + crate::share::STOP_MARGIN),
+                        round(crate::share::STOP_MARGIN)
                     ),
                     None => format!(
                         "still running {} after the run's end or its last sign of life (silent for {}): stopped or hung, killed",
@@ -435,13 +436,16 @@ fn follow_progress(
                         round(now.duration_since(c.last_heard))
                     ),
                 });
-                crate::note!("client {i}: {}", c.killed.as_deref().unwrap_or_default());
+                scalebench_session::note!(
+                    "client {i}: {}",
+                    c.killed.as_deref().unwrap_or_default()
+                );
                 let _ = c.process.kill();
             }
         }
         if !request.quiet && now >= next_line {
             next_line += request.status_interval;
-            crate::note!("{}", merged_line(phase, &latest, alive, children.len()));
+            scalebench_session::note!("{}", merged_line(phase, &latest, alive, children.len()));
         }
     }
 }
@@ -486,7 +490,7 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
     request.rendezvous = Some(std::sync::Arc::new(StdioRendezvous::default()));
-    let executed = crate::phase::execute_phases(&request, &[order.phase])?;
+    let executed = scalebench_session::phase::execute_phases(&request, &[order.phase])?;
     executed
         .result
         .write_atomically(&order.output)

@@ -2,7 +2,7 @@
 //! validates is small enough to build (issue 13, point 11).
 
 use proptest::prelude::*;
-use scalebench_session::experiment::spec::Experiment;
+use scalebench_study::experiment::spec::Experiment;
 
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![

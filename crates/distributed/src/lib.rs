@@ -1,0 +1,140 @@
+//! One run from many client processes: each computes its share from (index, N)
+//! ([`scalebench_session::clients::ClientShare`]), all start at one agreed instant (the [`scalebench_exec::Rendezvous`]
+//! their launcher gives them), and their results merge into one, by histogram (Wegert, studies.md
+//! section 2: one synchronous start, per-client insert ranges, results merged correctly).
+//!
+//! Launchers: [`local`] runs N client processes on this machine; [`etcd`] is the rendezvous of
+//! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]).
+
+pub mod etcd;
+pub mod kubernetes;
+pub mod local;
+pub mod outcome;
+pub mod share;
+pub mod ssh;
+
+pub use outcome::*;
+pub use share::*;
+
+use std::time::Duration;
+
+use scalebench_exec::Phase;
+use scalebench_measure::RunResult;
+
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
+
+/// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`])
+/// or over ssh ([`ssh::SshLaunch`]). Each checks the request against what its clients can do before
+/// anything starts. (A rendezvous client is not a launcher: it is one of the clients,
+/// [`etcd::run_as_client`]; Kubernetes starts its clients from manifests, [`kubernetes::manifests`].)
+pub trait Launcher {
+    /// How many clients the run has.
+    fn clients(&self) -> u32;
+    fn launch(
+        &self,
+        request: &RunRequest,
+        phase: Phase,
+    ) -> Result<DistributedOutcome, SessionError>;
+}
+
+/// A launcher is its struct (with its number of clients) and its module's `launch`.
+macro_rules! launcher {
+    ($launch:ty, $start:path) => {
+        impl Launcher for $launch {
+            fn clients(&self) -> u32 {
+                self.clients
+            }
+            fn launch(
+                &self,
+                request: &RunRequest,
+                phase: Phase,
+            ) -> Result<DistributedOutcome, SessionError> {
+                $start(self, request, phase)
+            }
+        }
+    };
+}
+launcher!(local::LocalLaunch, local::launch);
+launcher!(ssh::SshLaunch, ssh::launch);
+
+/// What `scalebench gather` merges: a rendezvous run's results from etcd, the files its clients
+/// kept, or both (a file stands for its client where etcd has it too, or has lost it).
+#[derive(Debug, Clone)]
+pub struct GatherRequest {
+    pub rendezvous: Option<String>,
+    pub files: Vec<std::path::PathBuf>,
+    /// The phase asked for (default: the files', else the run phase).
+    pub phase: Option<Phase>,
+    /// How long to wait for clients still running.
+    pub timeout: Duration,
+}
+
+/// The clients' results a gather found, by index (a client without one: why).
+pub struct Gathered {
+    pub phase: Phase,
+    pub results: Vec<Result<RunResult, String>>,
+}
+
+pub fn gather(request: &GatherRequest) -> Result<Gathered, SessionError> {
+    let url = request
+        .rendezvous
+        .as_deref()
+        .map(etcd::RendezvousUrl::parse)
+        .transpose()?;
+    let from_files = if request.files.is_empty() {
+        None
+    } else {
+        Some(results_from_files(&request.files)?)
+    };
+    let phase = match (&from_files, request.phase) {
+        (Some((p, _, _)), Some(asked)) if *p != asked => {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{}' for '--phase': the files hold a {} phase",
+                asked.name(),
+                p.name()
+            )))
+        }
+        (Some((p, _, _)), _) => *p,
+        (None, asked) => asked.unwrap_or(Phase::Run),
+    };
+    let from_etcd = match &url {
+        Some(url) => match etcd::gather(url, phase, request.timeout) {
+            Ok(r) => Some(r),
+            // The files are what the clients kept for this case: the rendezvous is gone.
+            Err(SessionError::Failed(e)) if from_files.is_some() => {
+                scalebench_session::note!("warning: {e}: merging the files alone");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+        None => None,
+    };
+    let results = match (from_files, from_etcd) {
+        (None, Some(r)) => r,
+        (Some((_, n, mut files)), etcd) => {
+            if let Some(e) = etcd.as_ref().filter(|e| e.len() as u32 != n) {
+                return Err(SessionError::Usage(format!(
+                    "the files hold clients of a run of {n}, the rendezvous one of {}",
+                    e.len()
+                )));
+            }
+            let mut etcd = etcd.map(|r| r.into_iter().map(Some).collect::<Vec<_>>());
+            (0..n)
+                .map(|i| match files.remove(&i) {
+                    Some(r) => Ok(r),
+                    None => etcd
+                        .as_mut()
+                        .and_then(|e| e[i as usize].take())
+                        .unwrap_or_else(|| Err("no result: no file of it was given".into())),
+                })
+                .collect()
+        }
+        (None, None) => {
+            return Err(SessionError::Usage(
+                "give the run's --rendezvous, the result files its clients kept, or both".into(),
+            ))
+        }
+    };
+    Ok(Gathered { phase, results })
+}

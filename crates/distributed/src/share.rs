@@ -1,0 +1,134 @@
+//! What each client of a run is asked to do and when it must have ended: its request (its share of
+//! the whole), the rules a request must meet to run from several clients, and the end margins.
+
+use std::time::{Duration, Instant};
+
+use scalebench_exec::Phase;
+use scalebench_session::clients::ClientShare;
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
+
+/// The request client `index` of `clients` runs.
+pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
+    let mut r = request.clone();
+    r.client = Some(share);
+    r.quiet = true;
+    r.metrics = None;
+    r
+}
+
+/// What client `share` was to do, in words, for the list of missing clients.
+pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) -> String {
+    match scalebench_session::settings::Settings::checked(&client_request(request, share), phase) {
+        Ok(s) => share.describe(&s.workload, phase),
+        Err(e) => format!("client {} of {} ({e})", share.index, share.clients),
+    }
+}
+
+/// How long after the run's own end (and its grace period) clients on other machines may take to
+/// hand back what they measured before client 0 or a launcher stops waiting for them.
+pub const END_MARGIN: Duration = Duration::from_secs(60);
+
+/// The same for client processes on this machine, which write their result to a local file and
+/// report progress every second: a client silent this long past the grace period is stopped or hung.
+pub const LOCAL_END_MARGIN: Duration = Duration::from_secs(15);
+
+/// After Ctrl-C, how long past the grace period the launcher waits for its clients to write what
+/// they measured before it kills those still running.
+pub const STOP_MARGIN: Duration = Duration::from_secs(5);
+
+/// When the clients of a run must have ended, so that a launcher's wait is bounded: a client past
+/// its deadline is stopped or hung (SIGSTOP, a machine that froze) and is named missing.
+#[derive(Debug, Clone, Copy)]
+pub struct EndRule {
+    /// The end of a run bounded by time (start + warm-up + duration); None when bounded by
+    /// operations or a load's records.
+    pub planned_end: Option<Instant>,
+    pub grace: Duration,
+    /// [`END_MARGIN`] or [`LOCAL_END_MARGIN`].
+    pub margin: Duration,
+}
+
+impl EndRule {
+    /// The rule of `phase` of `request`, its clients starting at `start`.
+    pub fn of(request: &RunRequest, phase: Phase, start: Instant, margin: Duration) -> EndRule {
+        let planned_end = scalebench_session::settings::Settings::checked(request, phase)
+            .ok()
+            .and_then(|s| match phase {
+                Phase::Run => s.run_duration.map(|d| start + s.warmup + d),
+                Phase::Load => s.load_duration.map(|d| start + d),
+            });
+        EndRule {
+            planned_end,
+            grace: request.grace,
+            margin,
+        }
+    }
+
+    /// The latest instant a client may still be running: the planned end, or (runs bounded by
+    /// operations) the moment another client ended, or its last sign of life, each plus the grace
+    /// period and the margin; after a stop request, the stop plus the grace period and
+    /// [`STOP_MARGIN`].
+    /// `last_heard`: None where the launcher hears nothing from its clients while they run (ssh).
+    /// Far in the future when nothing bounds the wait yet (a run bounded by operations whose
+    /// clients are all still running and silent is not possible where they report progress).
+    pub fn deadline(
+        &self,
+        first_ended: Option<Instant>,
+        last_heard: Option<Instant>,
+        stopped_at: Option<Instant>,
+    ) -> Instant {
+        let after = self.grace + self.margin;
+        let far = Instant::now() + scalebench_session::request::MAX_DURATION;
+        let mut deadline = far;
+        for at in [self.planned_end, first_ended, last_heard]
+            .into_iter()
+            .flatten()
+        {
+            deadline = deadline.min(at + after);
+        }
+        if let Some(at) = stopped_at {
+            deadline = deadline.min(at + self.grace + STOP_MARGIN);
+        }
+        deadline
+    }
+}
+
+/// Checks a distributed run before any client starts: bad input is found once, with exit code 2,
+/// not once per client.
+pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
+    request.check(scalebench_session::request::Launch::Clients, &[phase])?;
+    if request.deployment.is_some() {
+        return Err(SessionError::Usage(
+            "clients on other machines cannot read this machine's deployment: give the cluster's URL with --db \
+             (scalebench cluster status prints it)"
+                .into(),
+        ));
+    }
+    for index in 0..clients {
+        let share = ClientShare::new(index, clients)?;
+        let r = client_request(request, share);
+        r.check(scalebench_session::request::Launch::Clients, &[phase])?;
+        scalebench_session::settings::Settings::check(&r, phase)?;
+    }
+    Ok(())
+}
+
+/// The request with its deployment replaced by what the clients need of it: the cluster's URL and
+/// binding options. The steps around a phase that a deployment gives a single client (waiting
+/// until the cluster is idle, compaction, space on disk) are not taken for N clients.
+pub fn without_deployment(request: &RunRequest) -> Result<RunRequest, SessionError> {
+    let Some(file) = &request.deployment else {
+        return Ok(request.clone());
+    };
+    let cluster = scalebench_session::cluster::open(file, &request.clusters_dir)?;
+    let mut r = request.clone();
+    r.deployment = None;
+    let url = r.db.get_or_insert_with(|| cluster.url()).clone();
+    let scheme = url.split("://").next().unwrap_or_default();
+    if let Some(binding) = scalebench_binding::registry::for_scheme(scheme) {
+        r.deployment_options =
+            scalebench_session::settings::deployment_options(&cluster, binding.name);
+    }
+    Ok(r)
+}
