@@ -6,6 +6,7 @@
 //! Launchers: [`local`] runs N client processes on this machine; [`etcd`] is the rendezvous of
 //! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]).
 
+pub mod client;
 pub mod etcd;
 pub mod kubernetes;
 pub mod local;
@@ -27,7 +28,7 @@ use scalebench_session::request::RunRequest;
 /// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`])
 /// or over ssh ([`ssh::SshLaunch`]). Each checks the request against what its clients can do before
 /// anything starts. (A rendezvous client is not a launcher: it is one of the clients,
-/// [`etcd::run_as_client`]; Kubernetes starts its clients from manifests, [`kubernetes::manifests`].)
+/// [`client::run_as_client`]; Kubernetes starts its clients from manifests, [`kubernetes::manifests`].)
 pub trait Launcher {
     /// How many clients the run has.
     fn clients(&self) -> u32;

@@ -162,16 +162,16 @@ fn rendezvous_client(
     start_timeout: std::time::Duration,
     (output, summary): (Option<&std::path::Path>, &SummaryArgs),
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_distributed::etcd;
-    match etcd::run_as_client(request, phase, url, share, start_timeout, output)? {
-        etcd::ClientEnd::Merged(outcome) => {
+    use scalebench_distributed::client;
+    match client::run_as_client(request, phase, url, share, start_timeout, output)? {
+        client::ClientEnd::Merged(outcome) => {
             // Client 0's own file is written with the merged result, from the same result.
             finish_distributed(output, summary, &outcome)
         }
-        etcd::ClientEnd::HandedBack { interrupted } => {
+        client::ClientEnd::HandedBack { interrupted } => {
             Ok(ExitCode::from(if interrupted { 130 } else { 0 }))
         }
-        etcd::ClientEnd::Incomplete { interrupted } => Ok(ExitCode::from(if interrupted {
+        client::ClientEnd::Incomplete { interrupted } => Ok(ExitCode::from(if interrupted {
             130
         } else {
             distributed::EXIT_INCOMPLETE

@@ -1,0 +1,206 @@
+//! One client of a rendezvous run (`run --rendezvous`): its outputs checked, its share run with the
+//! others through the [`EtcdRendezvous`], its own result kept on this machine first, then handed
+//! to the rendezvous; client 0 gathers and merges everybody's. The protocol itself is in [`crate::etcd`].
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use scalebench_exec::Phase;
+use scalebench_measure::RunResult;
+use scalebench_session::clients::ClientShare;
+use scalebench_session::error::SessionError;
+use scalebench_session::request::RunRequest;
+
+use crate::etcd::{EtcdRendezvous, RendezvousUrl};
+
+/// What one client of a rendezvous run ends with: client 0 merges everybody's result, the others
+/// keep their own (handed to the rendezvous, or only on disk when that failed).
+#[derive(Debug)]
+pub enum ClientRun {
+    Own {
+        result: RunResult,
+        /// Where it was kept on this machine (None: it could not be written, `kept_error` says why).
+        kept: Option<PathBuf>,
+        kept_error: Option<String>,
+        /// Why it could not be handed back to the rendezvous (None: it was).
+        hand_back_error: Option<String>,
+    },
+    Merged {
+        outcome: crate::outcome::DistributedOutcome,
+        kept: Option<PathBuf>,
+        kept_error: Option<String>,
+    },
+}
+
+/// How a client of a rendezvous run ended ([`run_as_client`]).
+pub enum ClientEnd {
+    /// Client 0: the merge of every client's result (the missing named).
+    Merged(Box<crate::outcome::DistributedOutcome>),
+    /// Another client: its result is with the rendezvous (and kept on this machine).
+    HandedBack { interrupted: bool },
+    /// Another client whose result could not be handed back: kept on this machine only, for
+    /// `scalebench gather` (exit 3).
+    Incomplete { interrupted: bool },
+}
+
+/// One client of a rendezvous run, as `run --rendezvous` starts it: its outputs checked, its
+/// phase run with the others ([`run_client`]), its own result kept on this machine first (beside
+/// `output`, else in the state directory) and where it went said on stderr.
+pub fn run_as_client(
+    request: &RunRequest,
+    phase: Phase,
+    url: &RendezvousUrl,
+    share: ClientShare,
+    start_timeout: Duration,
+    output: Option<&Path>,
+) -> Result<ClientEnd, SessionError> {
+    crate::share::check(request, share.clients, phase)?;
+    let keep_at = match output {
+        Some(o) => Some(crate::outcome::client_output(o, share.index)),
+        None => default_keep_path(url, phase, share.index),
+    };
+    if share.index == 0 {
+        crate::outcome::check_outputs(output, share.clients)?;
+    } else if let Some(o) = output {
+        scalebench_session::files::check_outputs(
+            [crate::outcome::client_output(o, share.index).as_path()],
+            None,
+        )?;
+    }
+    let who = format!("client {} of {}", share.index, share.clients);
+    let kept_note = |kept: &Option<PathBuf>, error: &Option<String>| match (kept, error) {
+        (Some(path), _) => scalebench_session::note!("{who}: result kept at {}", path.display()),
+        (None, Some(e)) => {
+            scalebench_session::note!(
+                "warning: {who}: its result could not be kept on this machine: {e}"
+            )
+        }
+        (None, None) => {}
+    };
+    match run_client(request, phase, url, share, start_timeout, keep_at)? {
+        ClientRun::Merged {
+            outcome,
+            kept,
+            kept_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            Ok(ClientEnd::Merged(Box::new(outcome)))
+        }
+        ClientRun::Own {
+            result,
+            kept,
+            kept_error,
+            hand_back_error,
+        } => {
+            kept_note(&kept, &kept_error);
+            let interrupted = result.interrupted;
+            if let Some(e) = hand_back_error {
+                let files = kept
+                    .as_ref()
+                    .map_or_else(|| "their result files".into(), |k| k.display().to_string());
+                scalebench_session::note!(
+                    "INCOMPLETE: {who} could not hand its result to {} ({e}); merge it with the others' \
+                     with `scalebench gather --rendezvous {} {files} ...` or `scalebench gather FILES...`",
+                    url.display(),
+                    url.display()
+                );
+                return Ok(ClientEnd::Incomplete { interrupted });
+            }
+            scalebench_session::note!(
+                "{who}: result handed to {} (client 0 merges it)",
+                url.display()
+            );
+            Ok(ClientEnd::HandedBack { interrupted })
+        }
+    }
+}
+
+/// How long client 0 waits for the others' results after its own: their phase ends with the same
+/// duration, or their share of the operations; a client later than this is named as missing, and
+/// `scalebench gather` can still collect it.
+pub fn gather_timeout(request: &RunRequest) -> Duration {
+    request.grace + crate::share::END_MARGIN
+}
+
+/// Where a client without `--output` keeps its own result: the per-user state directory
+/// (`$SCALEBENCH_STATE_DIR`, else `$XDG_STATE_HOME/scalebench`, else `~/.local/state/scalebench`),
+/// under `runs/<prefix>/<phase>.client-<index>.json`. A prefix names one run, so runs never share a file.
+pub fn default_keep_path(url: &RendezvousUrl, phase: Phase, index: u32) -> Option<PathBuf> {
+    let state = std::env::var_os("SCALEBENCH_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("scalebench")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/scalebench"))
+        })?;
+    let prefix: PathBuf = url
+        .prefix
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != "." && *p != "..")
+        .collect();
+    Some(
+        state
+            .join("runs")
+            .join(prefix)
+            .join(format!("{}.client-{index}.json", phase.name())),
+    )
+}
+
+/// Keeps `result` at `path` (its directory created), before anything is handed to etcd.
+fn keep(result: &RunResult, path: &Path) -> Result<(), String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    result.write_atomically(path).map_err(|e| e.to_string())
+}
+
+/// Runs `phase` of `request` as client `share` of the run that meets at `url`; its own result is
+/// kept at `keep_at` (beside `--output`, or [`default_keep_path`]) before it is handed back.
+pub fn run_client(
+    request: &RunRequest,
+    phase: Phase,
+    url: &RendezvousUrl,
+    share: ClientShare,
+    start_timeout: Duration,
+    keep_at: Option<PathBuf>,
+) -> Result<ClientRun, SessionError> {
+    let definition = scalebench_session::settings::definition(request, phase, share.clients)?;
+    let rendezvous = std::sync::Arc::new(EtcdRendezvous::new(
+        url.clone(),
+        share,
+        start_timeout,
+        (!request.quiet).then_some(request.status_interval),
+        definition,
+    )?);
+    let mut own = crate::share::client_request(request, share);
+    own.rendezvous = Some(rendezvous.clone());
+    let executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
+    let result = executed.result;
+    let (kept, kept_error) = match &keep_at {
+        Some(path) => match keep(&result, path) {
+            Ok(()) => (Some(path.clone()), None),
+            Err(e) => (None, Some(e)),
+        },
+        None => (
+            None,
+            Some("no place to keep it (no --output, no state directory)".into()),
+        ),
+    };
+    let hand_back_error = rendezvous.publish(&result).err();
+    if share.index != 0 {
+        return Ok(ClientRun::Own {
+            result,
+            kept,
+            kept_error,
+            hand_back_error,
+        });
+    }
+    let (results, interrupted) = rendezvous.gather(result, gather_timeout(request), request.grace);
+    let mut outcome = crate::outcome::merge_clients(Some(request), phase, "etcd", results)?;
+    outcome.set_interrupted(interrupted);
+    Ok(ClientRun::Merged {
+        outcome,
+        kept,
+        kept_error,
+    })
+}
