@@ -692,17 +692,17 @@ pub struct ConsistencyArgs {
     /// probe keys, on connections of their own, each read back at the --probe-delays and until
     /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
     /// result's `consistency`, docs/consistency.md). Off by default.
-    #[arg(long, value_name = "RATE", value_parser = parse_probe_rate)]
+    #[arg(long, value_name = "RATE", value_parser = request::parse_probe_rate)]
     pub consistency_probe: Option<f64>,
 
     /// With --consistency-probe: the delays after each write's acknowledgement at which a reader
     /// reads it, in ms [default: 0,0.1,0.5,1,2,5,10,50,100 (PBS)].
-    #[arg(long, value_name = "MS,MS,...", value_parser = parse_probe_delays, requires = "consistency_probe")]
+    #[arg(long, value_name = "MS,MS,...", value_parser = request::parse_probe_delays, requires = "consistency_probe")]
     pub probe_delays: Option<ProbeDelays>,
 
     /// With --consistency-probe: how many probe keys it writes in turn [default: 8]; each is
     /// rewritten every N / RATE seconds, the period k-staleness (versions behind) counts in.
-    #[arg(long, value_name = "N", value_parser = parse_probe_keys, requires = "consistency_probe")]
+    #[arg(long, value_name = "N", value_parser = request::parse_probe_keys, requires = "consistency_probe")]
     pub probe_keys: Option<usize>,
 
     /// With --consistency-probe: write every probe operation to FILE (JSON Lines), for a checker
@@ -714,12 +714,8 @@ pub struct ConsistencyArgs {
     /// (SIGSTOP, then SIGCONT: Jepsen's pause nemesis) for `for` once every `every` [defaults:
     /// every=1s, for=200ms], e.g. pause:node2,every=2s,for=300ms. The pauses go on the result's
     /// timeline (`faults`). Repeatable.
-    #[arg(long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = parse_fault)]
+    #[arg(long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = scalebench_session::fault::FaultRequest::parse)]
     pub fault: Vec<scalebench_session::fault::FaultRequest>,
-}
-
-fn parse_fault(s: &str) -> Result<scalebench_session::fault::FaultRequest, String> {
-    scalebench_session::fault::FaultRequest::parse(s)
 }
 
 impl ConsistencyArgs {
@@ -738,29 +734,6 @@ impl ConsistencyArgs {
             probe
         })
     }
-}
-
-fn parse_probe_rate(s: &str) -> Result<f64, String> {
-    let rate = s
-        .parse::<f64>()
-        .map_err(|_| format!("expected probe writes per second, not '{s}'"))?;
-    scalebench_session::request::ProbeRequest::check_rate(rate)
-        .map(|()| rate)
-        .map_err(str::to_string)
-}
-
-fn parse_probe_keys(s: &str) -> Result<usize, String> {
-    let keys = s
-        .parse::<usize>()
-        .map_err(|_| format!("expected a number of probe keys, not '{s}'"))?;
-    scalebench_session::request::ProbeRequest::check_keys(keys)
-        .map(|()| keys)
-        .map_err(str::to_string)
-}
-
-/// `--probe-delays`' list as one value (clap would take a `Vec` for several).
-fn parse_probe_delays(s: &str) -> Result<ProbeDelays, String> {
-    ProbeDelays::parse(s).map_err(str::to_string)
 }
 
 #[derive(Debug, Args)]

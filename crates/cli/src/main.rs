@@ -1,3 +1,5 @@
+//! The `scalebench` binary: every command is parsed and dispatched by [`scalebench::cli::main`].
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -43,6 +43,20 @@ pub enum ClientEnd {
     Incomplete { interrupted: bool },
 }
 
+impl ClientEnd {
+    /// 130 when interrupted, 3 when this client's result could not be handed back, else 0
+    /// (client 0's is its merged outcome's).
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            ClientEnd::Merged(outcome) => outcome.exit_code(),
+            ClientEnd::HandedBack { interrupted: true }
+            | ClientEnd::Incomplete { interrupted: true } => 130,
+            ClientEnd::HandedBack { interrupted: false } => 0,
+            ClientEnd::Incomplete { interrupted: false } => crate::outcome::EXIT_INCOMPLETE,
+        }
+    }
+}
+
 /// One client of a rendezvous run, as `run --rendezvous` starts it: its outputs checked, its
 /// phase run with the others ([`run_client`]), its own result kept on this machine first (beside
 /// `output`, else in the state directory) and where it went said on stderr.

@@ -63,6 +63,36 @@ impl DistributedOutcome {
             .as_ref()
             .is_some_and(|d| !d.missing.is_empty())
     }
+
+    /// Writes each client's result beside `output` ([`client_output`]), then the merged one.
+    pub fn write(&self, output: &std::path::Path) -> Result<(), SessionError> {
+        let write = |r: &RunResult, path: &std::path::Path| {
+            r.write_atomically(path)
+                .map_err(|e| SessionError::Failed(e.to_string()))
+        };
+        for (i, result) in self.clients.iter().enumerate() {
+            if let Some(r) = result {
+                write(r, &client_output(output, i as u32))?;
+            }
+        }
+        write(&self.merged, output)
+    }
+
+    /// What the merge found doubtful and which clients' shares are missing, a line each, for
+    /// standard error.
+    pub fn notes(&self) -> Vec<String> {
+        let Some(d) = &self.merged.distributed else {
+            return Vec::new();
+        };
+        let warnings = d.warnings.iter().map(|w| format!("warning: {w}"));
+        let missing = d.missing.iter().map(|m| {
+            format!(
+                "INCOMPLETE: client {} of {} left no result ({}); its share is not in the figures: {}",
+                m.index, d.clients, m.reason, m.share
+            )
+        });
+        warnings.chain(missing).collect()
+    }
 }
 
 /// Where client `index`'s own result goes beside the merged `output`: `run.json` ->

@@ -1,3 +1,6 @@
+//! What a phase is asked to do: threads and slots, the arrival process (closed loop, open loop
+//! at a target, Poisson), warm-up, duration or operation count, timeouts, and its rendezvous.
+
 use std::sync::Arc;
 use std::time::Duration;
 

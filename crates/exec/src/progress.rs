@@ -1,3 +1,6 @@
+//! What the executor tells a progress display while a phase runs: elapsed time, warm-up or
+//! measuring, and the live figures (rates and percentiles of the last interval).
+
 use std::time::Duration;
 
 use scalebench_measure::LiveStatus;

@@ -1,3 +1,6 @@
+//! The stop signal of a phase: set by Ctrl-C, a controller or a rendezvous, read cheaply on the
+//! hot path, and when it was set (what was measured until then is kept).
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

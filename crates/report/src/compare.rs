@@ -117,6 +117,53 @@ impl MetricComparison {
 }
 
 impl Comparison {
+    /// The comparison as a table: a line per metric with both values, the change, p before and
+    /// after Holm's adjustment and the verdict; then what only one run has, and the probe's stale
+    /// reads.
+    pub fn table(&self, a: &str, b: &str) -> String {
+        let mut t = format!(
+            "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
+            a, b, "operation", "metric", "A", "B", "change", "p", "p (Holm)"
+        );
+        for m in &self.metrics {
+            let verdict = match (m.significant, m.regression) {
+                (true, true) => "worse (significant)",
+                (true, false) => "better (significant)",
+                _ => "no significant difference",
+            };
+            t.push_str(&format!(
+                "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
+                m.operation,
+                m.metric,
+                m.a,
+                m.b,
+                m.change * 100.0,
+                m.p_value,
+                m.p_adjusted
+            ));
+        }
+        for op in &self.unmatched {
+            t.push_str(&format!("{op}: in one run only\n"));
+        }
+        if let Some(s) = &self.stale_fraction {
+            t.push_str(&format!(
+            "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, at most one per probe write)  {}\n",
+            s.delay_ms,
+            100.0 * s.a,
+            100.0 * s.b,
+            s.p_value,
+            s.a_reads,
+            s.b_reads,
+            if s.significant {
+                "significant difference"
+            } else {
+                "no significant difference"
+            }
+        ));
+        }
+        t
+    }
+
     /// Changes for the worse beyond `threshold` that the test could not judge (too few intervals):
     /// a gate must not pass them as "no significant difference".
     pub fn untested_beyond(&self, threshold: f64) -> Vec<&MetricComparison> {

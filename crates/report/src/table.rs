@@ -404,6 +404,40 @@ fn row(
     }
 }
 
+/// A space figure as a table: each node's bytes by part, all nodes, and bytes per record.
+pub fn space_table(space: &Space) -> String {
+    let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
+    let mut out = String::new();
+    let kinds: Vec<&String> = space.parts.keys().collect();
+    out.push_str(&format!("{:<8} {:>10}", "node", "total MB"));
+    for k in &kinds {
+        out.push_str(&format!(" {:>10}", format!("{k} MB")));
+    }
+    out.push('\n');
+    for n in &space.nodes {
+        out.push_str(&format!("{:<8} {:>10}", n.node, mb(n.bytes)));
+        for k in &kinds {
+            out.push_str(&format!(
+                " {:>10}",
+                mb(n.parts.get(*k).copied().unwrap_or(0))
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("{:<8} {:>10}", "all", mb(space.total_bytes)));
+    for k in &kinds {
+        out.push_str(&format!(" {:>10}", mb(space.parts[*k])));
+    }
+    out.push('\n');
+    if let Some(b) = space.bytes_per_record {
+        out.push_str(&format!(
+            "{b:.1} bytes per record ({} records)\n",
+            space.records
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,3 +1,6 @@
+//! What ends a session call, each with the exit code it deserves (2 bad input, 1 failed, 3 a
+//! client missing, 130 interrupted).
+
 use std::process::ExitCode;
 
 /// Everything that ends a session call, with the exit code a command ending by it deserves. The

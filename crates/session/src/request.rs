@@ -643,6 +643,31 @@ fn parse_bounded(s: &str, min: u64, max: u64) -> Result<u64, String> {
         .ok_or_else(|| format!("expected a whole number from {min} to {max}"))
 }
 
+/// `--consistency-probe RATE`: probe writes per second, in the range the probe can keep.
+pub fn parse_probe_rate(s: &str) -> Result<f64, String> {
+    let rate = s
+        .parse::<f64>()
+        .map_err(|_| format!("expected probe writes per second, not '{s}'"))?;
+    ProbeRequest::check_rate(rate)
+        .map(|()| rate)
+        .map_err(str::to_string)
+}
+
+/// `--probe-keys N`: how many probe keys the writer takes in turn.
+pub fn parse_probe_keys(s: &str) -> Result<usize, String> {
+    let keys = s
+        .parse::<usize>()
+        .map_err(|_| format!("expected a number of probe keys, not '{s}'"))?;
+    ProbeRequest::check_keys(keys)
+        .map(|()| keys)
+        .map_err(str::to_string)
+}
+
+/// `--probe-delays`' list as one value (clap would take a `Vec` for several).
+pub fn parse_probe_delays(s: &str) -> Result<ProbeDelays, String> {
+    ProbeDelays::parse(s).map_err(str::to_string)
+}
+
 pub fn parse_threads(s: &str) -> Result<u32, String> {
     parse_bounded(s, 1, MAX_THREADS).map(|n| n as u32)
 }

@@ -1,3 +1,5 @@
+//! Errors in workload definitions: each names the property or file at fault.
+
 use std::path::PathBuf;
 
 /// Errors in workload definitions; each names the property or file at fault.

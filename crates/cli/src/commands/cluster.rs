@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use scalebench_deploy::{Cluster, Deployment};
-use scalebench_measure::Space;
 use scalebench_session::cluster::open_as_recorded;
 use scalebench_session::error::SessionError;
 
@@ -113,7 +112,7 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
                         + "\n"),
                 );
             } else {
-                emit(&space_table(&space));
+                emit(&scalebench_report::table::space_table(&space));
             }
         }
         ClusterAction::Snapshot { target, name } => {
@@ -147,93 +146,6 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), SessionError> {
         );
         return Ok(());
     }
-    let mut out = format!("cluster {} ({}), URL {}\n", s.name, s.database, s.url);
-    if let Some(m) = s.memory {
-        out.push_str(&format!(
-            "memory limit {m} per node (page cache included)\n"
-        ));
-    }
-    // With a memory limit, each running node's use of it.
-    let memory_column = |used: Option<u64>| match (s.memory, used) {
-        (None, _) => String::new(),
-        (Some(_), Some(b)) => format!(" {:>10.1}", b as f64 / (1024.0 * 1024.0)),
-        (Some(_), None) => format!(" {:>10}", "-"),
-    };
-    out.push_str(&format!(
-        "{:<8} {:<8} {:<22} {:>8}{}  state\n",
-        "node",
-        "role",
-        "endpoint",
-        "pid",
-        if s.memory.is_some() {
-            format!(" {:>10}", "used MiB")
-        } else {
-            String::new()
-        }
-    ));
-    for n in &s.nodes {
-        out.push_str(&format!(
-            "{:<8} {:<8} {:<22} {:>8}{}  {}{}\n",
-            n.id,
-            n.role,
-            n.endpoint,
-            n.pid.map_or("-".into(), |p| p.to_string()),
-            memory_column(n.memory_used_bytes),
-            match (n.running, n.stopped_by_signal, n.pid) {
-                (true, true, Some(pid)) =>
-                    format!("paused by SIGSTOP: answers nothing until `kill -CONT {pid}`"),
-                (true, _, _) => "running".into(),
-                _ => "stopped".into(),
-            },
-            match n.oom_kills {
-                Some(k) if k > 0 => format!(
-                    " ({k} process{} killed at the memory limit)",
-                    if k == 1 { "" } else { "es" }
-                ),
-                _ => String::new(),
-            }
-        ));
-    }
-    if !s.not_ready.is_empty() {
-        out.push_str(&format!("not ready: {}\n", s.not_ready.join("; ")));
-    } else if !s.busy.is_empty() {
-        out.push_str(&format!("busy: {}\n", s.busy.join("; ")));
-    } else {
-        out.push_str("ready and idle\n");
-    }
-    emit(&out);
+    emit(&s.text());
     Ok(())
-}
-
-pub fn space_table(space: &Space) -> String {
-    let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
-    let mut out = String::new();
-    let kinds: Vec<&String> = space.parts.keys().collect();
-    out.push_str(&format!("{:<8} {:>10}", "node", "total MB"));
-    for k in &kinds {
-        out.push_str(&format!(" {:>10}", format!("{k} MB")));
-    }
-    out.push('\n');
-    for n in &space.nodes {
-        out.push_str(&format!("{:<8} {:>10}", n.node, mb(n.bytes)));
-        for k in &kinds {
-            out.push_str(&format!(
-                " {:>10}",
-                mb(n.parts.get(*k).copied().unwrap_or(0))
-            ));
-        }
-        out.push('\n');
-    }
-    out.push_str(&format!("{:<8} {:>10}", "all", mb(space.total_bytes)));
-    for k in &kinds {
-        out.push_str(&format!(" {:>10}", mb(space.parts[*k])));
-    }
-    out.push('\n');
-    if let Some(b) = space.bytes_per_record {
-        out.push_str(&format!(
-            "{b:.1} bytes per record ({} records)\n",
-            space.records
-        ));
-    }
-    out
 }

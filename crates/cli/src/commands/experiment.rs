@@ -6,10 +6,11 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use scalebench_session::error::SessionError;
-use scalebench_study::experiment::spec::{Experiment, LoadMode, Measure, PlannedRun};
+use scalebench_study::experiment::spec::Experiment;
 use scalebench_study::experiment::store::Store;
 use scalebench_study::experiment::{
-    check_experiment, discard_first_of, export, run_experiment, show, ExperimentRequest,
+    check_experiment, discard_first_of, experiments_text, export, plan_text, run_experiment, show,
+    ExperimentRequest,
 };
 
 use crate::args::{ExperimentArgs, ResultsAction};
@@ -40,7 +41,7 @@ pub fn experiment_command(
     };
     if args.dry_run {
         let plan = check_experiment(&request)?;
-        print_plan(&request.experiment, &plan);
+        emit(&plan_text(&request.experiment, &plan));
         return Ok(ExitCode::SUCCESS);
     }
     let outcome = run_experiment(&request)?;
@@ -70,67 +71,11 @@ pub fn experiment_command(
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_plan(exp: &Experiment, plan: &[PlannedRun]) {
-    let e = &exp.procedure.elastic;
-    let timing = if exp.procedure.measure == Measure::Load {
-        "until every record is written".to_string()
-    } else if exp.procedure.measure == Measure::Elastic {
-        format!(
-            "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
-            exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
-        )
-    } else {
-        format!(
-            "warm-up {}, duration {}",
-            exp.procedure.warmup, exp.procedure.duration
-        )
-    };
-    let mut out = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}\n",
-        exp.name,
-        plan.len(),
-        plan.len() / exp.repetitions as usize,
-        exp.repetitions,
-        exp.procedure.measure,
-        exp.procedure.load,
-    );
-    let mut loaded: Option<&str> = None;
-    for (i, r) in plan.iter().enumerate() {
-        let load = match exp.procedure.load {
-            _ if exp.procedure.measure == Measure::Load => "measured load",
-            LoadMode::EachRun => "load",
-            _ if loaded != Some(r.data_key.as_str()) => "load",
-            LoadMode::Restore => "restore if earlier runs inserted",
-            LoadMode::RestoreEach => "restore if earlier runs wrote",
-            LoadMode::Once => "",
-        };
-        loaded = Some(&r.data_key);
-        out.push_str(&format!(
-            "{:>5}  {:<60} #{:<3} {load}\n",
-            i + 1,
-            r.cell,
-            r.repetition
-        ));
-    }
-    emit(&out);
-}
-
 pub fn results_command(action: &ResultsAction) -> Result<ExitCode, SessionError> {
     match action {
         ResultsAction::List { results } => {
             let store = Store::open_read_only(&results.results).map_err(SessionError::Usage)?;
-            let mut out = format!(
-                "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
-                "experiment", "ok", "failures", "failed", "interrupted"
-            );
-            for (name, [ok, failures, failed, interrupted]) in
-                store.experiments().map_err(SessionError::Failed)?
-            {
-                out.push_str(&format!(
-                    "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
-                ));
-            }
-            emit(&out);
+            emit(&experiments_text(&store)?);
         }
         ResultsAction::Show {
             results,

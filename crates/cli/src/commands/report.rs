@@ -25,55 +25,7 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
                 + "\n"
         }
         CompareFormat::Table => {
-            let mut t = format!(
-                "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
-                args.a.display(),
-                args.b.display(),
-                "operation",
-                "metric",
-                "A",
-                "B",
-                "change",
-                "p",
-                "p (Holm)"
-            );
-            for m in &c.metrics {
-                let verdict = match (m.significant, m.regression) {
-                    (true, true) => "worse (significant)",
-                    (true, false) => "better (significant)",
-                    _ => "no significant difference",
-                };
-                t.push_str(&format!(
-                    "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
-                    m.operation,
-                    m.metric,
-                    m.a,
-                    m.b,
-                    m.change * 100.0,
-                    m.p_value,
-                    m.p_adjusted
-                ));
-            }
-            for op in &c.unmatched {
-                t.push_str(&format!("{op}: in one run only\n"));
-            }
-            if let Some(s) = &c.stale_fraction {
-                t.push_str(&format!(
-                    "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, at most one per probe write)  {}\n",
-                    s.delay_ms,
-                    100.0 * s.a,
-                    100.0 * s.b,
-                    s.p_value,
-                    s.a_reads,
-                    s.b_reads,
-                    if s.significant {
-                        "significant difference"
-                    } else {
-                        "no significant difference"
-                    }
-                ));
-            }
-            t
+            c.table(&args.a.display().to_string(), &args.b.display().to_string())
         }
     };
     emit(&text);

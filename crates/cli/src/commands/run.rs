@@ -164,18 +164,9 @@ fn rendezvous_client(
 ) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::client;
     match client::run_as_client(request, phase, url, share, start_timeout, output)? {
-        client::ClientEnd::Merged(outcome) => {
-            // Client 0's own file is written with the merged result, from the same result.
-            finish_distributed(output, summary, &outcome)
-        }
-        client::ClientEnd::HandedBack { interrupted } => {
-            Ok(ExitCode::from(if interrupted { 130 } else { 0 }))
-        }
-        client::ClientEnd::Incomplete { interrupted } => Ok(ExitCode::from(if interrupted {
-            130
-        } else {
-            distributed::EXIT_INCOMPLETE
-        })),
+        // Client 0's own file is written with the merged result, from the same result.
+        client::ClientEnd::Merged(outcome) => finish_distributed(output, summary, &outcome),
+        other => Ok(ExitCode::from(other.exit_code())),
     }
 }
 
@@ -273,33 +264,13 @@ fn finish_distributed(
     summary: &SummaryArgs,
     outcome: &scalebench_distributed::DistributedOutcome,
 ) -> Result<ExitCode, SessionError> {
-    let write = |r: &RunResult, path: &std::path::Path| {
-        r.write_atomically(path)
-            .map_err(|e| SessionError::Failed(e.to_string()))
-    };
     if let Some(path) = output {
-        for (i, result) in outcome.clients.iter().enumerate() {
-            if let Some(r) = result {
-                write(r, &distributed::client_output(path, i as u32))?;
-            }
-        }
-        write(&outcome.merged, path)?;
+        outcome.write(path)?;
     }
     let merged = &outcome.merged;
     print_summary(merged, summary, &outcome.percentiles)?;
-    if let Some(d) = &merged.distributed {
-        for w in &d.warnings {
-            crate::note!("warning: {w}");
-        }
-        for m in &d.missing {
-            crate::note!(
-                "INCOMPLETE: client {} of {} left no result ({}); its share is not in the figures: {}",
-                m.index,
-                d.clients,
-                m.reason,
-                m.share
-            );
-        }
+    for line in outcome.notes() {
+        crate::note!("{line}");
     }
     if outcome.exit_code() == 0 || outcome.exit_code() == distributed::EXIT_INCOMPLETE {
         if let Some(failed) = failed_run(merged) {

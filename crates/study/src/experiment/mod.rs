@@ -850,6 +850,68 @@ fn elastic_run(
     ))
 }
 
+/// What `experiment --dry-run` prints: the procedure in one line, then each run with what precedes it.
+pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
+    let e = &exp.procedure.elastic;
+    let timing = if exp.procedure.measure == Measure::Load {
+        "until every record is written".to_string()
+    } else if exp.procedure.measure == Measure::Elastic {
+        format!(
+            "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
+            exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
+        )
+    } else {
+        format!(
+            "warm-up {}, duration {}",
+            exp.procedure.warmup, exp.procedure.duration
+        )
+    };
+    let mut out = format!(
+        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}\n",
+        exp.name,
+        plan.len(),
+        plan.len() / exp.repetitions as usize,
+        exp.repetitions,
+        exp.procedure.measure,
+        exp.procedure.load,
+    );
+    let mut loaded: Option<&str> = None;
+    for (i, r) in plan.iter().enumerate() {
+        let load = match exp.procedure.load {
+            _ if exp.procedure.measure == Measure::Load => "measured load",
+            LoadMode::EachRun => "load",
+            _ if loaded != Some(r.data_key.as_str()) => "load",
+            LoadMode::Restore => "restore if earlier runs inserted",
+            LoadMode::RestoreEach => "restore if earlier runs wrote",
+            LoadMode::Once => "",
+        };
+        loaded = Some(&r.data_key);
+        out.push_str(&format!(
+            "{:>5}  {:<60} #{:<3} {load}\n",
+            i + 1,
+            r.cell,
+            r.repetition
+        ));
+    }
+    out
+}
+
+/// What `results list` prints: each experiment of the results database with its runs by outcome.
+pub fn experiments_text(store: &Store) -> Result<String, SessionError> {
+    let mut out = format!(
+        "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
+        "experiment", "ok", "failures", "failed", "interrupted"
+    );
+    for (name, [ok, failures, failed, interrupted]) in
+        store.experiments().map_err(SessionError::Failed)?
+    {
+        out.push_str(&format!(
+            "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
+        ));
+    }
+    Ok(out)
+}
+
 /// The per-cell summary of an experiment, as a table.
 pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, SessionError> {
     let cells = cells(store, name, discard_first)?;

@@ -1,3 +1,6 @@
+//! YCSB's `AcknowledgedCounterGenerator`: insert key numbers shared by all workers, and the highest
+//! number below which every insert has completed.
+
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;

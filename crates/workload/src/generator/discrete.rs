@@ -1,3 +1,5 @@
+//! YCSB's `DiscreteGenerator`: picks one of several values with probability proportional to its weight.
+
 use rand::Rng;
 
 /// YCSB's `DiscreteGenerator`: picks one of several values with probability proportional to its weight.

@@ -1,3 +1,5 @@
+//! YCSB's `ExponentialGenerator`: `percentile` percent of values fall below `range`.
+
 use rand::Rng;
 
 /// YCSB's `ExponentialGenerator`: `percentile` percent of values fall below `range`.

@@ -1,3 +1,5 @@
+//! YCSB's `HotspotIntegerGenerator`: most requests go to a hot fraction of the range.
+
 use rand::Rng;
 
 use super::abs_long_mod;

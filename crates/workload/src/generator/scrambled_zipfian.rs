@@ -1,3 +1,5 @@
+//! YCSB's `ScrambledZipfianGenerator`: zipfian popularity spread over the key space by hashing.
+
 use rand::Rng;
 
 use super::zipfian::{Zipfian, ZIPFIAN_CONSTANT};

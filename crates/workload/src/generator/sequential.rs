@@ -1,3 +1,5 @@
+//! YCSB's `SequentialGenerator`: `start, start + 1, ..., end, start, ...`, one sequence shared by all workers.
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

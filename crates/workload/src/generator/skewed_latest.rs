@@ -1,3 +1,5 @@
+//! YCSB's `SkewedLatestGenerator`: the most recently inserted records are the most requested.
+
 use rand::Rng;
 
 use super::Zipfian;

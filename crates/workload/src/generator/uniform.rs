@@ -1,3 +1,5 @@
+//! YCSB's `UniformLongGenerator`: every value of `lb..=ub` equally likely.
+
 use rand::Rng;
 
 /// YCSB's `UniformLongGenerator`: every value of `lb..=ub` equally likely.

@@ -1,3 +1,5 @@
+//! YCSB's default zipfian constant.
+
 use rand::Rng;
 
 /// YCSB's default zipfian constant.
