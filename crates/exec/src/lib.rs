@@ -20,7 +20,7 @@ pub mod stop;
 mod timeline;
 
 pub use plan::{Arrival, Phase, RunPlan, Timing};
-pub use progress::{Progress, ProgressState};
+pub use progress::{MeasurementStart, Observers, Progress, ProgressState};
 pub use rendezvous::{Rendezvous, RendezvousError};
 pub use runner::{execute, ExecError, PhaseOutcome};
 pub use stop::StopSignal;

@@ -178,6 +178,7 @@ pub fn execute<F: BindingFactory>(
         log.begin(t0);
     }
     shared.timeline.set(timeline).expect("timeline is set once");
+    progress.measurement_starts(t0);
     shared.barrier.wait();
     let common_start = agreed.map(|at| {
         std::thread::sleep(start.saturating_duration_since(Instant::now()));
@@ -414,7 +415,7 @@ fn collect<F>(
         if now >= next_report {
             next_report += report_every;
             let state = ProgressState {
-                phase: shared.plan.phase.name(),
+                phase: shared.plan.phase,
                 elapsed: now.saturating_duration_since(timeline.start),
                 warmup: timeline.t0 - timeline.start,
                 duration: shared.plan.duration,

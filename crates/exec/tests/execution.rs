@@ -287,6 +287,57 @@ fn measured_window_is_exactly_the_duration_and_warmup_is_not_measured() {
     );
 }
 
+/// Issue 40, point 2: every observer in the list is told once that the measurement window opens,
+/// at the instant the phase measures from (the common start plus the warm-up), before any progress
+/// report: what is timed from it (faults, the probe's writes) starts exactly there.
+#[test]
+fn every_observer_is_told_once_when_the_measurement_window_opens() {
+    #[derive(Default)]
+    struct Seen {
+        starts: Vec<Instant>,
+        updates_before_start: usize,
+        updates: usize,
+    }
+    impl scalebench_exec::Progress for Seen {
+        fn measurement_starts(&mut self, t0: Instant) {
+            self.starts.push(t0);
+        }
+        fn update(&mut self, _: &scalebench_exec::ProgressState) {
+            self.updates += 1;
+            if self.starts.is_empty() {
+                self.updates_before_start += 1;
+            }
+        }
+    }
+    let plan = RunPlan {
+        threads: 1,
+        concurrency: 2,
+        duration: Some(Duration::from_millis(600)),
+        warmup: Duration::from_millis(300),
+        interval: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let (mut display, mut metrics) = (Seen::default(), Seen::default());
+    let mut clock = scalebench_exec::MeasurementStart::default();
+    let out = execute(
+        ScriptFactory(script(2, |_| {})),
+        &workload_a(),
+        &plan,
+        &StopSignal::new(),
+        &mut scalebench_exec::Observers(vec![&mut display, &mut metrics, &mut clock]),
+    )
+    .unwrap();
+    for seen in [&display, &metrics] {
+        assert_eq!(seen.starts, [out.measurement_start]);
+        assert_eq!(seen.updates_before_start, 0);
+        assert!(seen.updates > 0);
+    }
+    assert_eq!(clock.get(), Some(&out.measurement_start));
+    // The window opens after the warm-up, and the measured operations all start inside it.
+    assert!(out.measurement_start >= out.measurement_end - Duration::from_millis(600));
+    assert!(out.result.warmup_operations > 0);
+}
+
 #[test]
 fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
     let s = script(1, |s| {

@@ -180,7 +180,7 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
         ("QUORUM", "QUORUM", false),
     ] {
         let levels = [("write_consistency", write), ("read_consistency", read)];
-        let measuring = scalebench_session::fault::MeasurementStart::default();
+        let measuring = scalebench_exec::MeasurementStart::default();
         let _ = measuring.set(std::time::Instant::now());
         let nemesis = Nemesis::start(&[(pause.clone(), node3)], &measuring);
         // 20 writes a second: the probe refuses a rate beyond what its writer can do at the median

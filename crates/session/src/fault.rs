@@ -154,9 +154,9 @@ pub fn resume_all() {
     }
 }
 
-/// When the phase's measurement window opened: set once by the phase (its first progress), read by
-/// the faults, whose pauses are timed from it.
-pub type MeasurementStart = Arc<std::sync::OnceLock<Instant>>;
+/// When the phase's measurement window opened: told by the executor ([`scalebench_exec::Progress::measurement_starts`]),
+/// read by the faults, whose pauses are timed from it.
+pub use scalebench_exec::MeasurementStart;
 
 /// The faults of one phase, each on a thread of its own, from a period after the measurement start
 /// until the phase ends.

@@ -17,6 +17,7 @@ macro_rules! note {
     }};
 }
 
+pub mod beside;
 pub mod clients;
 pub mod cluster;
 pub mod environment;

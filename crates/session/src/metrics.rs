@@ -38,7 +38,7 @@ pub const CONNECTION_LIFETIME: Duration = Duration::from_secs(60);
 /// What the last progress update said, and where the run is.
 #[derive(Debug, Default, Clone)]
 struct Snapshot {
-    phase: Option<&'static str>,
+    phase: Option<scalebench_exec::Phase>,
     warmup: bool,
     /// The experiment's current cell and repetition.
     cell: Option<String>,
@@ -495,34 +495,30 @@ impl Publisher {
     }
 }
 
-/// Progress that also goes to the metrics endpoint, when the run has one.
-pub struct Published<'a> {
-    pub inner: &'a mut dyn Progress,
+/// The metrics endpoint as an observer of a phase (when the run has one): each update published.
+pub struct Published {
     server: Option<Arc<MetricsServer>>,
 }
 
-impl<'a> Published<'a> {
-    pub fn new(inner: &'a mut dyn Progress, publisher: Option<&Publisher>) -> Self {
+impl Published {
+    pub fn new(publisher: Option<&Publisher>) -> Self {
         Published {
-            inner,
             server: publisher.map(|p| Arc::clone(&p.0)),
         }
     }
 }
 
-impl Progress for Published<'_> {
+impl Progress for Published {
     fn update(&mut self, state: &ProgressState) {
         if let Some(s) = &self.server {
             s.publish(state);
         }
-        self.inner.update(state);
     }
 
     fn finish(&mut self) {
         if let Some(s) = &self.server {
             s.phase_ended();
         }
-        self.inner.finish();
     }
 }
 
@@ -571,7 +567,7 @@ mod tests {
             },
         );
         let text = exposition(&Snapshot {
-            phase: Some("run"),
+            phase: Some(scalebench_exec::Phase::Run),
             warmup: false,
             cell: Some("pg/a/threads=2 #1".into()),
             live: Some(live),

@@ -5,8 +5,7 @@
 use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
-use scalebench_exec::consistency::{ProbeError, ProbeOutcome};
-use scalebench_exec::{execute, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_exec::{execute, Observers, Phase, PhaseOutcome, Progress, StopSignal};
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{
@@ -16,10 +15,11 @@ use scalebench_measure::EndedBy;
 use scalebench_measure::{PhaseResult, Space};
 use scalebench_workload::CoreWorkload;
 
+use crate::beside::{Beside, BesidePhase, BesideRequest};
 use crate::environment::{host_info, tool_info};
 use crate::error::SessionError;
 use crate::progress::Display;
-use crate::request::{ProbeRequest, RunRequest, SpaceAfterLoad};
+use crate::request::{RunRequest, SpaceAfterLoad};
 use crate::settings::Settings;
 
 /// What [`execute_phases`] measured.
@@ -93,7 +93,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
-        let mut progress = crate::metrics::Published::new(&mut display, args.metrics.as_ref());
+        let mut published = crate::metrics::Published::new(args.metrics.as_ref());
         // The embedded default creates its table when loading; servers need --create-schema.
         let mut create_schema =
             args.create_schema || (phase == Phase::Load && settings.binding.creates_table_on_load);
@@ -116,14 +116,16 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                     )
                 }),
                 stop: &stop,
-                progress: &mut progress,
+                observers: vec![&mut display, &mut published],
                 space_after_load: args.space_after_load,
-                probe: args
-                    .consistency_probe
-                    .as_ref()
-                    .filter(|_| phase == Phase::Run),
-                faults: if phase == Phase::Run { &faults } else { &[] },
-                metrics: args.metrics.as_ref(),
+                beside: BesideRequest {
+                    probe: args
+                        .consistency_probe
+                        .as_ref()
+                        .filter(|_| phase == Phase::Run),
+                    faults: if phase == Phase::Run { &faults } else { &[] },
+                    metrics: args.metrics.as_ref(),
+                },
             },
         );
         let (
@@ -418,112 +420,6 @@ fn parameters(s: &Settings) -> Parameters {
     }
 }
 
-/// The consistency probe on threads of its own, beside the run phase, with connections (and a
-/// binding factory) of its own: its operations never count in the phase's figures.
-struct ConsistencyProbe {
-    control: std::sync::Arc<scalebench_exec::consistency::ProbeControl>,
-    running: ProbeRun,
-}
-
-/// The probe's thread, or how it ended before the phase began.
-enum ProbeRun {
-    Thread(std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>),
-    Ended(Box<Result<ProbeOutcome, ProbeError>>),
-}
-
-impl ConsistencyProbe {
-    /// Connects the probe and writes its keys' first versions; the phase starts once that is done.
-    /// Its writes begin at the phase's measurement start (`measuring`) and end with the window.
-    fn start(
-        request: &ProbeRequest,
-        settings: &Settings,
-        plan: &scalebench_exec::RunPlan,
-        measuring: &crate::fault::MeasurementStart,
-        stop: &StopSignal,
-        metrics: Option<&crate::metrics::Publisher>,
-    ) -> Result<Self, SessionError> {
-        let live = metrics.map(|m| {
-            let live = std::sync::Arc::new(scalebench_measure::consistency::LiveProbe::default());
-            m.watch_probe(live.clone());
-            live
-        });
-        let horizon_ms = request.delays_ms.last().copied().unwrap_or(0.0).max(100.0) * 10.0;
-        let probe_plan = scalebench_exec::consistency::ProbePlan {
-            rate: request.rate,
-            keys: request.keys,
-            delays_ms: request.delays_ms.clone(),
-            horizon: std::time::Duration::from_secs_f64(horizon_ms / 1000.0),
-            readers: request.delays_ms.len() + 2,
-            op_timeout: settings
-                .op_timeout
-                .unwrap_or(std::time::Duration::from_secs(10)),
-            history: request.history.clone(),
-            live,
-        };
-        let config = settings.binding_config(false, false, stop);
-        let control = std::sync::Arc::new(scalebench_exec::consistency::ProbeControl::new(
-            measuring.clone(),
-            plan.duration,
-            stop.clone(),
-        ));
-        let in_thread = control.clone();
-        let (is_ready, ready) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            struct Run<'a>(
-                &'a scalebench_exec::consistency::ProbePlan,
-                &'a scalebench_exec::consistency::ProbeControl,
-                std::sync::Mutex<std::sync::mpsc::Sender<()>>,
-            );
-            impl FactoryVisitor for Run<'_> {
-                type Output = Result<ProbeOutcome, ProbeError>;
-                fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
-                    let ready = || {
-                        let _ = self.2.lock().map(|s| s.send(()));
-                    };
-                    scalebench_exec::consistency::run_probe(&factory, self.0, self.1, &ready)
-                }
-            }
-            registry::open(
-                config,
-                Run(&probe_plan, &in_thread, std::sync::Mutex::new(is_ready)),
-            )
-            .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?
-        });
-        let joined = |t: std::thread::JoinHandle<Result<ProbeOutcome, ProbeError>>| {
-            t.join().unwrap_or_else(|_| {
-                Err(ProbeError::Failed("the consistency probe panicked".into()))
-            })
-        };
-        // The phase starts once the probe is connected and its keys written, or once it ended
-        // without (the channel closes): a rate it cannot write at is the user's to fix; anything
-        // else fails the run once the phase is measured. Ctrl-C ends its setup (it watches the stop).
-        let became_ready = ready.recv().is_ok();
-        let running = if became_ready {
-            ProbeRun::Thread(thread)
-        } else {
-            match joined(thread) {
-                Err(ProbeError::RateTooHigh(why)) => return Err(SessionError::Usage(why)),
-                ended => ProbeRun::Ended(Box::new(ended)),
-            }
-        };
-        Ok(ConsistencyProbe { control, running })
-    }
-
-    /// Stops the probe (its follow-ups in flight end within its drain) and takes what it measured.
-    fn finish(self) -> Result<ProbeOutcome, String> {
-        self.control
-            .ended
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        let ended = match self.running {
-            ProbeRun::Thread(t) => t.join().unwrap_or_else(|_| {
-                Err(ProbeError::Failed("the consistency probe panicked".into()))
-            }),
-            ProbeRun::Ended(e) => *e,
-        };
-        ended.map_err(|e| e.to_string())
-    }
-}
-
 struct PhaseRunner<'a> {
     workload: &'a CoreWorkload,
     settings: &'a Settings,
@@ -531,48 +427,17 @@ struct PhaseRunner<'a> {
     /// Printed once the binding has accepted its configuration, just before the phase starts.
     note: Option<String>,
     stop: &'a StopSignal,
-    progress: &'a mut dyn Progress,
-    /// `--consistency-probe` on a run phase.
-    probe: Option<&'a ProbeRequest>,
-    /// Where live figures go (`--metrics-listen`), if anywhere.
-    metrics: Option<&'a crate::metrics::Publisher>,
-    /// `--fault` on a run phase, each with the process it acts on.
-    faults: &'a [(crate::fault::FaultRequest, scalebench_deploy::ProcessRef)],
+    /// Told of the phase's progress (the display, the metrics endpoint); what runs beside the phase
+    /// joins them.
+    observers: Vec<&'a mut dyn Progress>,
+    /// The probe and faults of a run phase.
+    beside: BesideRequest<'a>,
     space_after_load: SpaceAfterLoad,
 }
 
-/// Passes progress on, and takes from the first report when the measurement window opened (the
-/// phase's start plus its warm-up): the faults are timed from it.
-struct MeasurementWatch<'a, 'b> {
-    inner: &'a mut dyn Progress,
-    measuring: &'b crate::fault::MeasurementStart,
-}
-
-impl Progress for MeasurementWatch<'_, '_> {
-    fn update(&mut self, state: &scalebench_exec::ProgressState) {
-        if self.measuring.get().is_none() {
-            let start = std::time::Instant::now() - state.elapsed + state.warmup;
-            let _ = self.measuring.set(start);
-        }
-        self.inner.update(state);
-    }
-
-    fn finish(&mut self) {
-        self.inner.finish();
-    }
-}
-
-/// What ran beside a phase: the consistency probe's outcome, and the faults (stopped, every node
-/// resumed, when they acted is taken once the phase's start is known).
-struct Beside {
-    consistency: Option<Result<ProbeOutcome, String>>,
-    faults: Option<crate::fault::Nemesis>,
-}
-
-/// An open loop that completed its target rate (within 5%) was bounded by the target it was given,
-/// whatever /proc saw: the client's busy CPU is then mostly the pacer waiting for the next start
-/// (exec/src/pacer.rs), and a database that kept up was not the limit either. What /proc saw stays
-/// in the evidence, with the share of late starts (which the intended-start latencies carry).
+/// Whether an open loop completed its target rate (within 5%, by its successes): then it was
+/// bounded by the target it was given (`Verdict::target_kept`; exec/src/pacer.rs says why the
+/// client's CPU looks busy), with the share of late starts (which the intended-start latencies carry).
 fn bounded_by_target(
     verdict: &mut scalebench_monitor::Verdict,
     phase: &PhaseResult,
@@ -594,21 +459,7 @@ fn bounded_by_target(
         .schedule
         .as_ref()
         .map_or(0.0, |s| s.late_operations as f64 / started * 100.0);
-    *verdict = scalebench_monitor::Verdict::of(
-        vec![scalebench_monitor::Bound {
-            resource: "target".into(),
-            process: None,
-            what: format!("the target rate ({target} ops/s, kept)"),
-            client: false,
-            evidence: format!(
-                "{completed:.0} ops/s succeeded of {target} offered, {late:.2}% of starts more than 1 ms late"
-            ),
-        }],
-        format!(
-            "/proc saw: {} ({})",
-            verdict.bounded_by, verdict.evidence
-        ),
-    );
+    *verdict = verdict.target_kept(target, completed, late);
 }
 
 /// A later measurement assumes every record the load declares: with some lost, each read of a
@@ -693,41 +544,29 @@ impl FactoryVisitor for PhaseRunner<'_> {
             }
             _ => None,
         };
-        let measuring = crate::fault::MeasurementStart::default();
-        if self.probe.is_some() && !factory.info().stores_data {
-            return Err(SessionError::Usage(format!(
-                "--consistency-probe: the {} binding stores nothing, so there is no written version to read back",
-                factory.info().name
-            )));
-        }
         // Started once the binding has set the table up (a run with --drop-schema recreates it).
-        let probe = self
-            .probe
-            .map(|p| {
-                ConsistencyProbe::start(
-                    p,
-                    self.settings,
-                    &plan,
-                    &measuring,
-                    self.stop,
-                    self.metrics,
-                )
-            })
-            .transpose()?;
-        let nemesis = (!self.faults.is_empty())
-            .then(|| crate::fault::Nemesis::start(self.faults, &measuring));
-        let mut progress = MeasurementWatch {
-            inner: self.progress,
-            measuring: &measuring,
-        };
-        let outcome = execute(factory, self.workload, &plan, self.stop, &mut progress);
-        // Stopped (every node resumed) before the probe drains its keys in flight.
-        let faults = nemesis.inspect(crate::fault::Nemesis::stop);
-        let consistency = probe.map(ConsistencyProbe::finish);
-        let beside = Beside {
-            consistency,
-            faults,
-        };
+        let beside = BesidePhase::start(
+            &self.beside,
+            &factory.info(),
+            self.settings,
+            &plan,
+            self.stop,
+        )?;
+        let mut clock = beside.clock();
+        let mut observers: Vec<&mut dyn Progress> = self
+            .observers
+            .into_iter()
+            .map(|o| o as &mut dyn Progress)
+            .collect();
+        observers.push(&mut clock);
+        let outcome = execute(
+            factory,
+            self.workload,
+            &plan,
+            self.stop,
+            &mut Observers(observers),
+        );
+        let beside = beside.finish();
         Ok((outcome?, space_before, beside))
     }
 }
