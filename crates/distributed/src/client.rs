@@ -68,7 +68,7 @@ pub fn run_as_client(
     start_timeout: Duration,
     output: Option<&Path>,
 ) -> Result<ClientEnd, SessionError> {
-    crate::share::check(request, share.clients, phase)?;
+    crate::share::check_client(request, share, phase)?;
     let keep_at = match output {
         Some(o) => Some(crate::outcome::client_output(o, share.index)),
         None => default_keep_path(url, phase, share.index),

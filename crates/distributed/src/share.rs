@@ -94,9 +94,29 @@ impl EndRule {
     }
 }
 
-/// Checks a distributed run before any client starts: bad input is found once, with exit code 2,
-/// not once per client.
+/// Checks a distributed run before any client starts, for a launcher: bad input is found once,
+/// with exit code 2, not once per client (every client's share is checked).
 pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
+    check_run(request, phase)?;
+    for index in 0..clients {
+        check_share(request, ClientShare::new(index, clients)?, phase)?;
+    }
+    Ok(())
+}
+
+/// Checks what one client of a rendezvous run is to do, before it joins: its own share only (each
+/// client checks its own; the others' are theirs, started on their machines).
+pub fn check_client(
+    request: &RunRequest,
+    share: ClientShare,
+    phase: Phase,
+) -> Result<(), SessionError> {
+    check_run(request, phase)?;
+    check_share(request, share, phase)
+}
+
+/// What holds for the run whatever the client: its rules for several clients, and no deployment.
+fn check_run(request: &RunRequest, phase: Phase) -> Result<(), SessionError> {
     request.check(scalebench_session::request::Launch::Clients, &[phase])?;
     if request.deployment.is_some() {
         return Err(SessionError::Usage(
@@ -105,13 +125,14 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
                 .into(),
         ));
     }
-    for index in 0..clients {
-        let share = ClientShare::new(index, clients)?;
-        let r = client_request(request, share);
-        r.check(scalebench_session::request::Launch::Clients, &[phase])?;
-        scalebench_session::settings::Settings::check(&r, phase)?;
-    }
     Ok(())
+}
+
+/// One client's request: the rules between its fields, and its settings (its share applied).
+fn check_share(request: &RunRequest, share: ClientShare, phase: Phase) -> Result<(), SessionError> {
+    let r = client_request(request, share);
+    r.check(scalebench_session::request::Launch::Clients, &[phase])?;
+    scalebench_session::settings::Settings::check(&r, phase)
 }
 
 /// The request with its deployment replaced by what the clients need of it: the cluster's URL and
