@@ -41,7 +41,8 @@ pub struct BindingInfo {
 }
 
 /// What a binding option's value may be: how its text parses, and the words it takes when it is a
-/// choice. Implemented for `bool`, `u64`, `String` and every [`option_choice!`] enum.
+/// choice. Implemented for `bool`, `u64`, `String`, `Duration` (humantime: `100ms`, `30s`), [`HostList`]
+/// and every [`option_choice!`] enum; a binding may add its own (MongoDB's write acknowledgment).
 pub trait OptionValue: Sized {
     /// The words a choice takes (case-insensitive); empty: any text that parses.
     const CHOICES: &'static [&'static str] = &[];
@@ -71,6 +72,53 @@ impl OptionValue for String {
     const EXPECTED: &'static str = "text";
     fn parse_option(text: &str) -> Option<Self> {
         Some(text.to_string())
+    }
+}
+
+impl OptionValue for std::time::Duration {
+    const EXPECTED: &'static str = "a duration such as 100ms, 30s or 0";
+    fn parse_option(text: &str) -> Option<Self> {
+        humantime::parse_duration(text.trim()).ok()
+    }
+}
+
+/// One `host:port` of a [`HostList`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    pub host: String,
+    pub port: u16,
+}
+
+impl std::fmt::Display for HostPort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.host, self.port)
+    }
+}
+
+/// An option naming other servers, `host:port,...` (empty: none); an IPv6 host in brackets.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HostList(pub Vec<HostPort>);
+
+impl OptionValue for HostList {
+    const EXPECTED: &'static str = "host:port,... (empty: none)";
+    fn parse_option(text: &str) -> Option<Self> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(|address| {
+                let (host, port) = address.rsplit_once(':')?;
+                let port: u16 = port.parse().ok().filter(|p| *p > 0)?;
+                let bare = host.trim_start_matches('[').trim_end_matches(']');
+                let valid = !bare.is_empty()
+                    && (host.starts_with('[') == host.ends_with(']'))
+                    && !bare.contains(['/', '?', '#', '@', ' ']);
+                valid.then(|| HostPort {
+                    host: host.to_string(),
+                    port,
+                })
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(HostList)
     }
 }
 
@@ -179,4 +227,52 @@ impl OptionSet {
         declared: &[],
         check: |_, _| Ok(()),
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_are_written_with_their_unit() {
+        let d = |t: &str| Duration::parse_option(t);
+        assert_eq!(d("100ms"), Some(Duration::from_millis(100)));
+        assert_eq!(d("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(d(" 1m 5s "), Some(Duration::from_secs(65)));
+        assert_eq!(d("0"), Some(Duration::ZERO));
+        for bad in ["100", "soon", "-1s", ""] {
+            assert_eq!(d(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn host_lists_are_host_port_pairs() {
+        let hosts = HostList::parse_option(" 10.0.0.2:5432, db-3:6379 ,[::1]:5433,").unwrap();
+        let written: Vec<String> = hosts.0.iter().map(HostPort::to_string).collect();
+        assert_eq!(written, ["10.0.0.2:5432", "db-3:6379", "[::1]:5433"]);
+        assert_eq!(HostList::parse_option(""), Some(HostList::default()));
+        for bad in [
+            "db",
+            "db:",
+            "db:0",
+            "db:65536",
+            ":5432",
+            "a/b:1",
+            "user@db:1",
+            "[::1:5",
+        ] {
+            assert_eq!(HostList::parse_option(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_bad_value_is_named_with_what_was_expected() {
+        let given = BTreeMap::from([("wait_timeout".to_string(), "50".to_string())]);
+        let e = read_option::<Duration>("redis", "wait_timeout", &given, "100ms").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid value '50' for property 'redis.wait_timeout': expected a duration such as 100ms, 30s or 0"
+        );
+    }
 }

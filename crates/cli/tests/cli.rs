@@ -447,8 +447,8 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["run", "--target=1e-300"], "'1e-300'"),
         (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
         (
-            vec!["run", "-p", "sqlite.busy_timeout_ms=99999999999"],
-            "'99999999999'",
+            vec!["run", "-p", "sqlite.busy_timeout=99999999999ms"],
+            "'sqlite.busy_timeout'",
         ),
         (vec!["elastic", "--request-set", "10"], "--deployment"),
         (
@@ -1013,7 +1013,8 @@ fn bindings_are_listed_with_their_options() {
     for option in [
         "w ",
         "j ",
-        "wtimeout_ms",
+        "wtimeout",
+        "server_selection_timeout",
         "read_concern",
         "read_preference",
         "ordered_inserts",
@@ -1950,7 +1951,7 @@ fn a_synchronous_binding_keeps_the_operation_timeout_and_the_end_of_the_window()
         "--op-timeout",
         "100ms",
         "-p",
-        "sqlite.busy_timeout_ms=30000",
+        "sqlite.busy_timeout=30s",
         "-p",
         "readproportion=0",
         "-p",

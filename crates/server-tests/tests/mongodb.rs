@@ -127,7 +127,7 @@ fn an_unreachable_server_fails_operations_as_unavailable_within_the_selection_ti
     let f = MongoFactory::open(&config(
         &own.url(),
         &w,
-        &[("server_selection_timeout_ms", "300")],
+        &[("server_selection_timeout", "300ms")],
         false,
         false,
     ))
@@ -229,7 +229,7 @@ fn write_and_read_concern_knobs_are_sent_with_every_operation() {
     let opts = [
         ("w", "majority"),
         ("j", "true"),
-        ("wtimeout_ms", "2500"),
+        ("wtimeout", "2500ms"),
         ("read_concern", "majority"),
     ];
     let f = MongoFactory::open(&config(&url, &w, &opts, false, true)).unwrap();
@@ -269,7 +269,7 @@ fn bad_option_values_are_named() {
         ("w", "0"),
         ("read_concern", "strong"),
         ("read_preference", "leader"),
-        ("wtimeout_ms", "soon"),
+        ("wtimeout", "soon"),
     ] {
         let e = MongoFactory::open(&config(&server().url(), &w, &[(option, bad)], false, false))
             .err()

@@ -91,7 +91,7 @@ fn cluster_routes_keys_to_all_masters() {
 #[test]
 fn wait_without_replicas_times_out_as_configured() {
     let w = workload(&[("fieldcount", "2")]);
-    let opts = [("wait_replicas", "1"), ("wait_timeout_ms", "50")];
+    let opts = [("wait_replicas", "1"), ("wait_timeout", "50ms")];
     let f = RedisFactory::open(&config(&standalone().url(), &w, &opts, false, false)).unwrap();
     let result = block_on(async {
         use scalebench_binding::{Binding, BindingFactory};
@@ -157,7 +157,7 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
         }
     ));
     let read_hosts = format!("127.0.0.1:{}", replica.port);
-    let waits = [("wait_replicas", "1"), ("wait_timeout_ms", "5000")];
+    let waits = [("wait_replicas", "1"), ("wait_timeout", "5s")];
     let w = workload(&[
         ("table", "probe_replica"),
         ("recordcount", "500"),

@@ -37,19 +37,44 @@ pub const INFO: BindingInfo = BindingInfo {
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
 };
 
+/// The write concern's `w`: acknowledged by this many members (at least 1: the driver does not
+/// support unacknowledged writes), by a majority, or by a tag set's members.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteAcknowledgment {
+    Members(u32),
+    Majority,
+    TagSet(String),
+}
+
+impl crate::info::OptionValue for WriteAcknowledgment {
+    const EXPECTED: &'static str =
+        "a number of members (at least 1: unacknowledged writes are not supported by the driver), 'majority' or a tag set's name";
+    fn parse_option(text: &str) -> Option<Self> {
+        match text.parse::<u32>() {
+            Ok(0) => None,
+            Ok(n) => Some(WriteAcknowledgment::Members(n)),
+            Err(_) if text == "majority" => Some(WriteAcknowledgment::Majority),
+            Err(_) if !text.is_empty() && !text.starts_with('-') => {
+                Some(WriteAcknowledgment::TagSet(text.to_string()))
+            }
+            Err(_) => None,
+        }
+    }
+}
+
 /// The database when the URL names none (YCSB's default).
 const DEFAULT_DATABASE: &str = "ycsb";
 
 binding_options! {
     pub struct Options {
-        w: String = "1" => "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)",
+        w: WriteAcknowledgment = "1" => "write concern: acknowledged by this many members, 'majority', or a tag set's name (0, unacknowledged writes, is not supported by the driver)",
         j: bool = "false" => "write concern: acknowledge a write only once it is in the on-disk journal",
-        wtimeout_ms: u64 = "0" => "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)",
+        wtimeout: Duration = "0" => "write concern: how long the server waits for the acknowledgements (0: no limit); past it the write fails as timeout (it may still be applied)",
         read_concern: ReadConcernLevel = "server" => "read concern level (server: the server's default, none sent)",
         read_preference: ReadPreferenceMode = "primary" => "which members reads go to",
         ordered_inserts: bool = "false" => "load batches as ordered insertMany (stops at the first failed document) instead of unordered",
         upsert: bool = "false" => "insert with replaceOne and upsert (an existing record is overwritten, not a conflict), as YCSB's mongodb.upsert",
-        server_selection_timeout_ms: u64 = "30000" => "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable",
+        server_selection_timeout: Duration = "30s" => "how long an operation waits for a suitable server (the driver's default 30 s); past it the operation fails as unavailable",
         max_pool_size: u64 = "0" => "connections per worker thread's client (0: the driver's default, 10)",
     }
 }
@@ -98,27 +123,15 @@ impl MongoFactory {
             database
         };
         let given = Options::read(INFO.name, &config.options)?;
-        let w = given.w.as_str();
-        let acknowledgment = match w.parse::<u32>() {
-            Ok(0) => {
-                return Err(BindingError::Config(
-                    "invalid value '0' for property 'mongodb.w': unacknowledged writes are not supported by the driver".into(),
-                ))
-            }
-            Ok(n) => Acknowledgment::Nodes(n),
-            Err(_) if w == "majority" => Acknowledgment::Majority,
-            Err(_) if !w.is_empty() => Acknowledgment::Custom(w.to_string()),
-            Err(_) => {
-                return Err(BindingError::Config(
-                    "invalid value '' for property 'mongodb.w': expected a number of members, 'majority' or a tag set's name".into(),
-                ))
-            }
+        let acknowledgment = match given.w {
+            WriteAcknowledgment::Members(n) => Acknowledgment::Nodes(n),
+            WriteAcknowledgment::Majority => Acknowledgment::Majority,
+            WriteAcknowledgment::TagSet(tag) => Acknowledgment::Custom(tag),
         };
-        let wtimeout = given.wtimeout_ms;
         let write_concern = WriteConcern::builder()
             .w(acknowledgment)
             .journal(given.j)
-            .w_timeout((wtimeout > 0).then(|| Duration::from_millis(wtimeout)))
+            .w_timeout(Some(given.wtimeout).filter(|t| !t.is_zero()))
             .build();
         let read_concern = match given.read_concern {
             ReadConcernLevel::Server => None,
@@ -140,7 +153,7 @@ impl MongoFactory {
             .read_concern(read_concern)
             .selection_criteria(SelectionCriteria::ReadPreference(read_preference))
             .build();
-        let server_selection = given.server_selection_timeout_ms;
+        let server_selection = given.server_selection_timeout;
         let max_pool_size = given.max_pool_size;
 
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -153,7 +166,7 @@ impl MongoFactory {
             .map_err(|e| {
                 BindingError::Config(format!("invalid database URL '{url}': {}", e.kind))
             })?;
-        options.server_selection_timeout = Some(Duration::from_millis(server_selection.max(1)));
+        options.server_selection_timeout = Some(server_selection.max(Duration::from_millis(1)));
         options.connect_timeout = Some(config.connect_timeout);
         if max_pool_size > 0 {
             options.max_pool_size = Some(max_pool_size as u32);

@@ -17,7 +17,7 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
-use crate::info::BindingInfo;
+use crate::info::{BindingInfo, HostList};
 use crate::sql::{literal, Dialect, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -43,7 +43,7 @@ binding_options! {
         prepared: bool = "true" => "server-side prepared statements; false sends each statement as text with literal values",
         batch_mode: BatchMode = "multirow" => "how the load phase writes a batch (--batch-size > 1): one INSERT of many rows (multirow) or COPY FROM STDIN (copy)",
         synchronous_commit: SynchronousCommit = "server" => "SET synchronous_commit for each session (server: leave the server's setting)",
-        read_hosts: String = "" => "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server",
+        read_hosts: HostList = "" => "host:port,... of read replicas: reads and scans go there (worker i to replica i mod n), writes to the URL's server",
     }
 }
 
@@ -129,11 +129,10 @@ impl PostgresFactory {
         let options = Options::read(INFO.name, &config.options)?;
         let read_hosts = options
             .read_hosts
-            .split(',')
-            .map(str::trim)
-            .filter(|h| !h.is_empty())
+            .0
+            .iter()
             .map(|host| {
-                server(host).ok_or_else(|| {
+                server(&host.to_string()).ok_or_else(|| {
                     BindingError::Config(format!(
                         "invalid value '{host}' in option 'postgres.read_hosts': expected host:port"
                     ))

@@ -12,7 +12,7 @@ use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKind};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::info::BindingInfo;
+use crate::info::{BindingInfo, HostList};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -30,11 +30,11 @@ pub const INFO: BindingInfo = BindingInfo {
 binding_options! {
     pub struct Options {
         wait_replicas: u64 = "0" => "after each write, WAIT for this many replicas (0: do not wait); fewer acknowledgements fail as timeout",
-        wait_timeout_ms: u64 = "100" => "the WAIT timeout",
+        wait_timeout: Duration = "100ms" => "the WAIT timeout",
         scan_index: bool = "true" => "maintain the sorted set of keys that scans need (one more write per insert and delete)",
         pipeline_load: bool = "true" => "send a load batch (--batch-size) as one pipeline",
-        read_hosts: String = "" => "host:port,... of replicas (redis:// only): reads and scans go there (worker i to replica i mod n), writes to the URL's server",
-        response_timeout_ms: u64 = "0" => "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)",
+        read_hosts: HostList = "" => "host:port,... of replicas (redis:// only): reads and scans go there (worker i to replica i mod n), writes to the URL's server",
+        response_timeout: Duration = "0" => "the driver's own response timeout (0: none; use --op-timeout, which counts timeouts as failures without capping latency)",
     }
 }
 
@@ -72,7 +72,7 @@ pub struct RedisFactory {
     url: String,
     fields: Vec<String>,
     wait_replicas: u64,
-    wait_timeout_ms: u64,
+    wait_timeout: Duration,
     scan_index: bool,
     pipeline_load: bool,
 }
@@ -85,10 +85,7 @@ impl RedisFactory {
         let u = config.url.url();
         let options = Options::read(INFO.name, &config.options)?;
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
-        let response_timeout = match options.response_timeout_ms {
-            0 => None,
-            ms => Some(Duration::from_millis(ms)),
-        };
+        let response_timeout = Some(options.response_timeout).filter(|t| !t.is_zero());
         let connect_timeout = config.connect_timeout;
         let target = if u.scheme() == "redis+cluster" {
             let mut seeds = vec![seed_url(
@@ -115,25 +112,24 @@ impl RedisFactory {
                 .set_connection_timeout(Some(connect_timeout));
             Target::Single(redis::Client::open(u.as_str()).map_err(bad)?, cfg)
         };
-        let read_targets = match (&target, options.read_hosts.as_str()) {
-            (_, "") => Vec::new(),
+        let read_targets = match (&target, &options.read_hosts.0[..]) {
+            (_, []) => Vec::new(),
             (Target::Cluster(_), _) => {
                 return Err(BindingError::Config(format!(
                     "redis.read_hosts needs a redis:// URL (one server and its replicas), not '{url}': a cluster reads from its slots' masters"
                 )))
             }
             (Target::Single(_, cfg), hosts) => hosts
-                .split(',')
-                .map(|address| {
+                .iter()
+                .map(|replica_host| {
                     let invalid = || {
                         BindingError::Config(format!(
-                            "invalid value '{hosts}' for property 'redis.read_hosts': expected host:port,..."
+                            "invalid value '{replica_host}' in property 'redis.read_hosts': expected host:port"
                         ))
                     };
-                    let (h, port) = address.trim().rsplit_once(':').ok_or_else(invalid)?;
                     let mut replica = u.clone();
-                    replica.set_host(Some(h)).map_err(|_| invalid())?;
-                    replica.set_port(Some(port.parse().map_err(|_| invalid())?)).map_err(|_| invalid())?;
+                    replica.set_host(Some(&replica_host.host)).map_err(|_| invalid())?;
+                    replica.set_port(Some(replica_host.port)).map_err(|_| invalid())?;
                     let client = redis::Client::open(replica.as_str()).map_err(bad)?;
                     Ok(Target::Single(client, cfg.clone()))
                 })
@@ -145,7 +141,7 @@ impl RedisFactory {
             url,
             fields: config.schema.field_names.to_vec(),
             wait_replicas: options.wait_replicas,
-            wait_timeout_ms: options.wait_timeout_ms,
+            wait_timeout: options.wait_timeout,
             scan_index: options.scan_index,
             pipeline_load: options.pipeline_load,
         };
@@ -259,7 +255,7 @@ impl BindingFactory for RedisFactory {
             replica,
             fields: self.fields.clone(),
             wait_replicas: self.wait_replicas,
-            wait_timeout_ms: self.wait_timeout_ms,
+            wait_timeout: self.wait_timeout,
             scan_index: self.scan_index,
             pipeline_load: self.pipeline_load,
         })
@@ -322,7 +318,7 @@ pub struct RedisBinding {
     replica: Option<Link>,
     fields: Vec<String>,
     wait_replicas: u64,
-    wait_timeout_ms: u64,
+    wait_timeout: Duration,
     scan_index: bool,
     pipeline_load: bool,
 }
@@ -374,15 +370,16 @@ impl RedisBinding {
             .run(
                 redis::cmd("WAIT")
                     .arg(self.wait_replicas)
-                    .arg(self.wait_timeout_ms),
+                    .arg(self.wait_timeout.as_millis() as u64),
             )
             .await?;
         if acked < self.wait_replicas {
             return Err(OpError::new(
                 FailureClass::Timeout,
                 format!(
-                    "WAIT: {acked} of {} replicas acknowledged within {} ms",
-                    self.wait_replicas, self.wait_timeout_ms
+                    "WAIT: {acked} of {} replicas acknowledged within {}",
+                    self.wait_replicas,
+                    humantime::format_duration(self.wait_timeout)
                 ),
             ));
         }

@@ -32,7 +32,7 @@ binding_options! {
     pub struct Options {
         journal_mode: JournalMode = "WAL" => "PRAGMA journal_mode",
         synchronous: Synchronous = "NORMAL" => "PRAGMA synchronous (durability of each commit)",
-        busy_timeout_ms: u64 = "10000" => "how long a writer waits for another connection's lock before failing as timeout",
+        busy_timeout: Duration = "10s" => "how long a writer waits for another connection's lock before failing as timeout",
         cache_size_kib: u64 = "16384" => "page cache per connection in KiB (PRAGMA cache_size)",
     }
 }
@@ -92,7 +92,7 @@ impl SqliteFactory {
             types,
             journal_mode: options.journal_mode,
             synchronous: options.synchronous,
-            busy_timeout: busy_timeout(options.busy_timeout_ms)?,
+            busy_timeout: busy_timeout(options.busy_timeout)?,
             cache_size_kib: options.cache_size_kib,
             path,
         };
@@ -216,15 +216,16 @@ fn path_of(config: &BindingConfig) -> Result<PathBuf, BindingError> {
 /// Virtual-machine steps between two looks at the call deadline: a few microseconds of work.
 const STEPS_PER_DEADLINE_CHECK: i32 = 1000;
 
-/// `busy_timeout_ms`, bounded by what SQLite takes (milliseconds in a 32-bit int).
-fn busy_timeout(ms: u64) -> Result<Duration, BindingError> {
-    if ms > i32::MAX as u64 {
+/// `busy_timeout`, bounded by what SQLite takes (milliseconds in a 32-bit int).
+fn busy_timeout(wait: Duration) -> Result<Duration, BindingError> {
+    if wait.as_millis() > i32::MAX as u128 {
         return Err(BindingError::Config(format!(
-            "invalid value '{ms}' for property 'sqlite.busy_timeout_ms': expected at most {} (about 24 days)",
+            "invalid value '{}' for property 'sqlite.busy_timeout': expected at most {} ms (about 24 days)",
+            humantime::format_duration(wait),
             i32::MAX
         )));
     }
-    Ok(Duration::from_millis(ms))
+    Ok(wait)
 }
 
 fn other(e: rusqlite::Error) -> BindingError {
@@ -299,7 +300,7 @@ pub struct SqliteBinding {
     update_one: Vec<String>,
     insert: String,
     delete: String,
-    /// `busy_timeout_ms`, and the lock wait currently set on the connection (shorter near a deadline).
+    /// `busy_timeout`, and the lock wait currently set on the connection (shorter near a deadline).
     busy_timeout: Duration,
     lock_wait: Duration,
 }
