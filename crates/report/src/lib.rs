@@ -13,3 +13,4 @@ pub mod run_page;
 pub mod stored;
 pub mod summary;
 pub mod table;
+pub mod text;

@@ -52,6 +52,17 @@ pub struct ElasticRow {
     pub step: u32,
 }
 
+/// A cell's elastic transitions of one step, averaged over its repetitions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepMeans {
+    pub step: u32,
+    pub nodes_before: usize,
+    pub nodes_after: usize,
+    pub stabilisation_s: Option<f64>,
+    pub elasticity: Option<f64>,
+    pub never_stable: u64,
+}
+
 /// A cell's stable size, averaged over its repetitions (Dory's performance table).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SizeMeans {

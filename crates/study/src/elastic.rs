@@ -690,7 +690,8 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
         .collect()
 }
 
-/// The step's heading as progress, then the caller's observer (which prints [`step_summary`]).
+/// The step's heading as progress, then the caller's observer (which prints
+/// `scalebench_report::text::step_summary`).
 fn tell_step(args: &ElasticRequest, s: &ElasticStep) {
     scalebench_session::note!(
         "step {}: {:?} {} -> {} nodes ({}), {} in flight, {} records",
@@ -705,112 +706,6 @@ fn tell_step(args: &ElasticRequest, s: &ElasticStep) {
     if let Some(observer) = &args.on_step {
         (observer.0)(s);
     }
-}
-
-/// A step's events and scores in lines of text (the command line prints them as each step ends).
-pub fn step_summary(s: &ElasticStep) -> String {
-    use std::fmt::Write as _;
-    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
-    let e = &s.events;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "step {}: scale issued {:.1} s, done {} s, transfers done {} s, stable {} s{}",
-        s.step,
-        e.scale_issued_s,
-        f(e.scale_done_s),
-        f(e.transfers_done_s),
-        f(e.stable_s),
-        s.not_stable
-            .as_ref()
-            .map_or(String::new(), |w| format!(" ({w})"))
-    );
-    match &s.scores {
-        StepScores::RequestSets(sc) => {
-            let _ = writeln!(
-                out,
-                "  stabilisation {} s = data transfer {} s + additional {} s; Av {:.4} -> {} s, Rt {:.6} -> {} s",
-                f(sc.stabilisation_s),
-                f(sc.data_transfer_s),
-                f(sc.additional_s),
-                sc.av_before_s,
-                f(sc.av_after_s),
-                sc.rt_before_s,
-                sc.rt_after_s.map_or("-".into(), |v| format!("{v:.6}")),
-            );
-            let _ = writeln!(
-                out,
-                "  elasticity {} (time axis in {}; A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
-                f(sc.elasticity),
-                sc.time_axis.name(),
-                f(sc.area_above_ramp),
-                f(sc.sd_band_area),
-                f(sc.change_in_transition),
-                sc.failed_in_transition,
-                sc.failed_share * 100.0,
-                f(sc.full_availability_s)
-            );
-        }
-        StepScores::Unloaded(sc) => {
-            let _ = writeln!(
-                out,
-                "  no load: ready after {} s, full availability (no data in motion) after {} s",
-                f(sc.ready_s),
-                f(sc.full_availability_s)
-            );
-        }
-        StepScores::OpenLoop(sc) => {
-            let _ = writeln!(
-                out,
-                "  stabilisation {} s = data transfer {} s + additional {} s; throughput {:.0} -> {} ops/s, {} operations lost",
-                f(sc.stabilisation_s),
-                f(sc.data_transfer_s),
-                f(sc.additional_s),
-                sc.throughput_before_ops_s,
-                f(sc.throughput_after_ops_s),
-                f(sc.throughput_lost_ops),
-            );
-            let _ = writeln!(
-                out,
-                "  p99 {:.0} us before, {:.0} us at worst during, {} us after; failed in transition {} ({:.3}%), full availability after {} s",
-                sc.p99_before_us,
-                sc.p99_transition_max_us,
-                f(sc.p99_after_us),
-                sc.failed_in_transition,
-                sc.failed_share * 100.0,
-                f(sc.full_availability_s)
-            );
-        }
-    }
-    out
-}
-
-/// Dory's performance table, one row per stable state, as text (empty without rows).
-pub fn sizes_summary(rows: &[SizeRow]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    if rows.is_empty() {
-        return out;
-    }
-    let _ = writeln!(
-        out,
-        "nodes  records  in flight  set size  sets  mean s    sd s      scalability"
-    );
-    for r in rows {
-        let _ = writeln!(
-            out,
-            "{:<6} {:<8} {:<10} {:<9} {:<5} {:<9.4} {:<9.4} {}",
-            r.nodes,
-            r.records,
-            r.in_flight,
-            r.set_size,
-            r.sets,
-            r.mean_s,
-            r.sd_s,
-            r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
-        );
-    }
-    out
 }
 
 #[cfg(test)]

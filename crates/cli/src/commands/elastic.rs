@@ -5,9 +5,10 @@ use std::process::ExitCode;
 
 use std::io::Write;
 
+use scalebench_report::text::{sizes_summary, step_summary};
 use scalebench_session::error::SessionError;
 use scalebench_session::request::StepObserver;
-use scalebench_study::elastic::{run_elastic, sizes_summary, step_summary};
+use scalebench_study::elastic::run_elastic;
 
 use crate::args::ElasticArgs;
 use crate::commands::run::with_json_output;

@@ -898,164 +898,22 @@ pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
 
 /// What `results list` prints: each experiment of the results database with its runs by outcome.
 pub fn experiments_text(store: &Store) -> Result<String, SessionError> {
-    let mut out = format!(
-        "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
-        "experiment", "ok", "failures", "failed", "interrupted"
-    );
-    for (name, [ok, failures, failed, interrupted]) in
-        store.experiments().map_err(SessionError::Failed)?
-    {
-        out.push_str(&format!(
-            "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
-        ));
-    }
-    Ok(out)
+    let experiments = store.experiments().map_err(SessionError::Failed)?;
+    Ok(scalebench_report::text::experiments_table(&experiments))
 }
 
-/// The per-cell summary of an experiment, as a table.
+/// The per-cell summary of an experiment, as a table (`results show`).
 pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, SessionError> {
     let cells = cells(store, name, discard_first)?;
-    // A column for the consistency probe's stale reads when any cell measured them.
-    let probed = cells.iter().any(|c| c.consistency.is_some());
-    let stale_column = |text: &str| {
-        if probed {
-            format!(" {text:>8}")
-        } else {
-            String::new()
-        }
-    };
-    let mut out = format!(
-        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} notes\n",
-        "cell",
-        "n",
-        "rate mean",
-        "±95% CI",
-        "sd",
-        "failed ops",
-        stale_column("stale %"),
-        "p99 (us) per operation"
-    );
-    for c in &cells {
-        let (mean, ci, sd, n) =
-            c.throughput
-                .as_ref()
-                .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
-                    (
-                        format!("{:.1}", s.mean),
-                        s.ci95.map_or("-".into(), |c| format!("{c:.1}")),
-                        format!("{:.1}", s.sd),
-                        s.n,
-                    )
-                });
-        let p99: Vec<String> = c
-            .latency
-            .iter()
-            .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
-            .collect();
-        let mut notes = Vec::new();
-        if c.client_bound > 0 {
-            notes.push(format!("client-bound in {} (lower bound)", c.client_bound));
-        }
-        if c.failed_runs > 0 {
-            notes.push(format!("{} failed runs", c.failed_runs));
-        }
-        if c.flagged_runs > 0 {
-            notes.push(format!(
-                "FAILURES: {} runs with failed operations above the threshold (not in the figures)",
-                c.flagged_runs
-            ));
-        }
-        match (&c.bytes_per_record, &c.bytes_per_record_as_inserted) {
-            (Some(b), Some(i)) if b.mean != i.mean => notes.push(format!(
-                "{:.0} bytes/record settled, {:.0} as inserted",
-                b.mean, i.mean
-            )),
-            (Some(b), _) => notes.push(format!("{:.0} bytes/record", b.mean)),
-            (None, _) => {}
-        }
-        if let Some(k) = &c.consistency {
-            let mut note = match &k.stale {
-                Some(s) => format!(
-                    "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
-                    s.stale,
-                    s.reads,
-                    s.delay_ms,
-                    100.0 * s.ci_low,
-                    100.0 * s.ci_high
-                ),
-                None => "no probe read kept the first delay".into(),
-            };
-            match (k.lag_p99_us, k.window_p99_us) {
-                (Some(lag), Some(w)) => {
-                    note += &format!(
-                        "; {} of {} writes stale: lag p99 {lag:.0} us, window p99 {w:.0} us",
-                        k.stale_writes, k.followed_writes
-                    )
-                }
-                _ => note += &format!("; no stale write of {}", k.followed_writes),
-            }
-            notes.push(note);
-        }
-        if c.fault_windows > 0 {
-            notes.push(format!("{} node pauses", c.fault_windows));
-        }
-        match c.records_at_start {
-            Some((a, b)) if a == b => notes.push(format!("on {a} records")),
-            Some((a, b)) => notes.push(format!("on {a} to {b} records (grown by inserts)")),
-            None => {}
-        }
-        let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1}{unit}"));
-        for s in store.elastic_means(name, &c.cell, discard_first) {
-            notes.push(format!(
-                "step {} ({} -> {} nodes): stabilisation {}, elasticity {}{}",
-                s.step,
-                s.nodes_before,
-                s.nodes_after,
-                f(s.stabilisation_s, " s"),
-                f(s.elasticity, ""),
-                if s.never_stable > 0 {
-                    format!(" ({} never stable)", s.never_stable)
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        let sizes: Vec<String> = store
-            .size_means(name, &c.cell, discard_first)
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} nodes {:.3} s ± {:.3}{}",
-                    s.nodes,
-                    s.mean_s,
-                    s.sd_s,
-                    s.scalability
-                        .map_or(String::new(), |v| format!(" (scalability {v:+.3})"))
-                )
-            })
-            .collect();
-        if !sizes.is_empty() {
-            notes.push(format!("request sets per size: {}", sizes.join(", ")));
-        }
-        let stale = c
-            .consistency
-            .as_ref()
-            .and_then(|k| k.stale.as_ref())
-            .map_or("-".into(), |s| format!("{:.2}", 100.0 * s.fraction));
-        out.push_str(&format!(
-            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} {}\n",
-            c.cell,
-            n,
-            mean,
-            ci,
-            sd,
-            c.operations_failed,
-            stale_column(&stale),
-            p99.join(", "),
-            notes.join("; ")
-        ));
-    }
-    Ok(out)
+    let rows: Vec<scalebench_report::text::CellRow> = cells
+        .iter()
+        .map(|c| scalebench_report::text::CellRow {
+            stats: c,
+            steps: store.elastic_means(name, &c.cell, discard_first),
+            sizes: store.size_means(name, &c.cell, discard_first),
+        })
+        .collect();
+    Ok(scalebench_report::text::cells_table(&rows))
 }
 
 pub fn cells(

@@ -9,7 +9,7 @@ use scalebench_measure::RunResult;
 
 use super::spec::PlannedRun;
 
-pub use scalebench_report::stored::{ElasticRow, SizeMeans, StoredRun};
+pub use scalebench_report::stored::{ElasticRow, SizeMeans, StepMeans, StoredRun};
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS experiments (
@@ -596,17 +596,6 @@ impl Store {
             .flatten()
             .is_some()
     }
-}
-
-/// A cell's elastic transitions of one step, averaged over its repetitions.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StepMeans {
-    pub step: u32,
-    pub nodes_before: usize,
-    pub nodes_after: usize,
-    pub stabilisation_s: Option<f64>,
-    pub elasticity: Option<f64>,
-    pub never_stable: u64,
 }
 
 /// What an elastic run adds to its record: its transitions (one per step) and the table of its

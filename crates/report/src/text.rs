@@ -1,0 +1,284 @@
+//! Text a terminal shows beside the run summary ([`crate::summary`]): an experiment's cells
+//! (`results show`), and an elastic run's steps as each ends and its table of sizes.
+
+use std::fmt::Write as _;
+
+use scalebench_elastic::result::ElasticStep;
+use scalebench_elastic::{SizeRow, StepScores};
+
+use crate::cells::CellStats;
+use crate::stored::{SizeMeans, StepMeans};
+
+/// One cell of an experiment with what its elastic runs add: each step's transition and each
+/// stable size, averaged over its repetitions.
+pub struct CellRow<'a> {
+    pub stats: &'a CellStats,
+    pub steps: Vec<StepMeans>,
+    pub sizes: Vec<SizeMeans>,
+}
+
+/// The experiments of a results database as `results list` prints them: each with its runs that
+/// succeeded, had failed operations above the threshold, failed, or were interrupted.
+pub fn experiments_table(experiments: &[(String, [u64; 4])]) -> String {
+    let mut out = format!(
+        "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
+        "experiment", "ok", "failures", "failed", "interrupted"
+    );
+    for (name, [ok, failures, failed, interrupted]) in experiments {
+        out.push_str(&format!(
+            "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
+        ));
+    }
+    out
+}
+
+/// An experiment's cells as `results show` prints them: a line per cell with its rate (mean, 95% CI,
+/// deviation), failed operations, the probe's stale reads, each operation's p99, and notes.
+pub fn cells_table(rows: &[CellRow<'_>]) -> String {
+    // A column for the consistency probe's stale reads when any cell measured them.
+    let probed = rows.iter().any(|r| r.stats.consistency.is_some());
+    let stale_column = |text: &str| {
+        if probed {
+            format!(" {text:>8}")
+        } else {
+            String::new()
+        }
+    };
+    let mut out = format!(
+        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} notes\n",
+        "cell",
+        "n",
+        "rate mean",
+        "±95% CI",
+        "sd",
+        "failed ops",
+        stale_column("stale %"),
+        "p99 (us) per operation"
+    );
+    for row in rows {
+        let c = row.stats;
+        let (mean, ci, sd, n) =
+            c.throughput
+                .as_ref()
+                .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
+                    (
+                        format!("{:.1}", s.mean),
+                        s.ci95.map_or("-".into(), |c| format!("{c:.1}")),
+                        format!("{:.1}", s.sd),
+                        s.n,
+                    )
+                });
+        let p99: Vec<String> = c
+            .latency
+            .iter()
+            .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
+            .collect();
+        let mut notes = Vec::new();
+        if c.client_bound > 0 {
+            notes.push(format!("client-bound in {} (lower bound)", c.client_bound));
+        }
+        if c.failed_runs > 0 {
+            notes.push(format!("{} failed runs", c.failed_runs));
+        }
+        if c.flagged_runs > 0 {
+            notes.push(format!(
+                "FAILURES: {} runs with failed operations above the threshold (not in the figures)",
+                c.flagged_runs
+            ));
+        }
+        match (&c.bytes_per_record, &c.bytes_per_record_as_inserted) {
+            (Some(b), Some(i)) if b.mean != i.mean => notes.push(format!(
+                "{:.0} bytes/record settled, {:.0} as inserted",
+                b.mean, i.mean
+            )),
+            (Some(b), _) => notes.push(format!("{:.0} bytes/record", b.mean)),
+            (None, _) => {}
+        }
+        if let Some(k) = &c.consistency {
+            let mut note = match &k.stale {
+                Some(s) => format!(
+                    "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
+                    s.stale,
+                    s.reads,
+                    s.delay_ms,
+                    100.0 * s.ci_low,
+                    100.0 * s.ci_high
+                ),
+                None => "no probe read kept the first delay".into(),
+            };
+            match (k.lag_p99_us, k.window_p99_us) {
+                (Some(lag), Some(w)) => {
+                    note += &format!(
+                        "; {} of {} writes stale: lag p99 {lag:.0} us, window p99 {w:.0} us",
+                        k.stale_writes, k.followed_writes
+                    )
+                }
+                _ => note += &format!("; no stale write of {}", k.followed_writes),
+            }
+            notes.push(note);
+        }
+        if c.fault_windows > 0 {
+            notes.push(format!("{} node pauses", c.fault_windows));
+        }
+        match c.records_at_start {
+            Some((a, b)) if a == b => notes.push(format!("on {a} records")),
+            Some((a, b)) => notes.push(format!("on {a} to {b} records (grown by inserts)")),
+            None => {}
+        }
+        let f = |v: Option<f64>, unit: &str| v.map_or("-".into(), |v| format!("{v:.1}{unit}"));
+        for s in &row.steps {
+            notes.push(format!(
+                "step {} ({} -> {} nodes): stabilisation {}, elasticity {}{}",
+                s.step,
+                s.nodes_before,
+                s.nodes_after,
+                f(s.stabilisation_s, " s"),
+                f(s.elasticity, ""),
+                if s.never_stable > 0 {
+                    format!(" ({} never stable)", s.never_stable)
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        let sizes: Vec<String> = row
+            .sizes
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} nodes {:.3} s ± {:.3}{}",
+                    s.nodes,
+                    s.mean_s,
+                    s.sd_s,
+                    s.scalability
+                        .map_or(String::new(), |v| format!(" (scalability {v:+.3})"))
+                )
+            })
+            .collect();
+        if !sizes.is_empty() {
+            notes.push(format!("request sets per size: {}", sizes.join(", ")));
+        }
+        let stale = c
+            .consistency
+            .as_ref()
+            .and_then(|k| k.stale.as_ref())
+            .map_or("-".into(), |s| format!("{:.2}", 100.0 * s.fraction));
+        out.push_str(&format!(
+            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} {}\n",
+            c.cell,
+            n,
+            mean,
+            ci,
+            sd,
+            c.operations_failed,
+            stale_column(&stale),
+            p99.join(", "),
+            notes.join("; ")
+        ));
+    }
+    out
+}
+
+/// A step's events and scores in lines of text (the command line prints them as each step ends).
+pub fn step_summary(s: &ElasticStep) -> String {
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    let e = &s.events;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "step {}: scale issued {:.1} s, done {} s, transfers done {} s, stable {} s{}",
+        s.step,
+        e.scale_issued_s,
+        f(e.scale_done_s),
+        f(e.transfers_done_s),
+        f(e.stable_s),
+        s.not_stable
+            .as_ref()
+            .map_or(String::new(), |w| format!(" ({w})"))
+    );
+    match &s.scores {
+        StepScores::RequestSets(sc) => {
+            let _ = writeln!(
+                out,
+                "  stabilisation {} s = data transfer {} s + additional {} s; Av {:.4} -> {} s, Rt {:.6} -> {} s",
+                f(sc.stabilisation_s),
+                f(sc.data_transfer_s),
+                f(sc.additional_s),
+                sc.av_before_s,
+                f(sc.av_after_s),
+                sc.rt_before_s,
+                sc.rt_after_s.map_or("-".into(), |v| format!("{v:.6}")),
+            );
+            let _ = writeln!(
+                out,
+                "  elasticity {} (time axis in {}; A {}, B {}), change in transition {}, failed in transition {} ({:.3}%), full availability after {} s",
+                f(sc.elasticity),
+                sc.time_axis.name(),
+                f(sc.area_above_ramp),
+                f(sc.sd_band_area),
+                f(sc.change_in_transition),
+                sc.failed_in_transition,
+                sc.failed_share * 100.0,
+                f(sc.full_availability_s)
+            );
+        }
+        StepScores::Unloaded(sc) => {
+            let _ = writeln!(
+                out,
+                "  no load: ready after {} s, full availability (no data in motion) after {} s",
+                f(sc.ready_s),
+                f(sc.full_availability_s)
+            );
+        }
+        StepScores::OpenLoop(sc) => {
+            let _ = writeln!(
+                out,
+                "  stabilisation {} s = data transfer {} s + additional {} s; throughput {:.0} -> {} ops/s, {} operations lost",
+                f(sc.stabilisation_s),
+                f(sc.data_transfer_s),
+                f(sc.additional_s),
+                sc.throughput_before_ops_s,
+                f(sc.throughput_after_ops_s),
+                f(sc.throughput_lost_ops),
+            );
+            let _ = writeln!(
+                out,
+                "  p99 {:.0} us before, {:.0} us at worst during, {} us after; failed in transition {} ({:.3}%), full availability after {} s",
+                sc.p99_before_us,
+                sc.p99_transition_max_us,
+                f(sc.p99_after_us),
+                sc.failed_in_transition,
+                sc.failed_share * 100.0,
+                f(sc.full_availability_s)
+            );
+        }
+    }
+    out
+}
+
+/// Dory's performance table, one row per stable state, as text (empty without rows).
+pub fn sizes_summary(rows: &[SizeRow]) -> String {
+    let mut out = String::new();
+    if rows.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "nodes  records  in flight  set size  sets  mean s    sd s      scalability"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<6} {:<8} {:<10} {:<9} {:<5} {:<9.4} {:<9.4} {}",
+            r.nodes,
+            r.records,
+            r.in_flight,
+            r.set_size,
+            r.sets,
+            r.mean_s,
+            r.sd_s,
+            r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
+        );
+    }
+    out
+}
