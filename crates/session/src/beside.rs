@@ -8,6 +8,7 @@ use scalebench_binding::{registry, BindingFactory, BindingInfo, FactoryVisitor};
 use scalebench_deploy::ProcessRef;
 use scalebench_exec::consistency::{ProbeError, ProbeOutcome};
 use scalebench_exec::{MeasurementStart, RunPlan, StopSignal};
+use scalebench_measure::PhaseResult;
 
 use crate::error::SessionError;
 use crate::fault::{FaultRequest, Nemesis};
@@ -84,6 +85,30 @@ impl BesidePhase {
 pub struct Beside {
     pub consistency: Option<Result<ProbeOutcome, String>>,
     pub faults: Option<Nemesis>,
+}
+
+impl Beside {
+    /// Puts what ran beside the phase into its result: the pauses on its timeline, the probe's
+    /// figures (or why it failed: the run fails with it, its figures kept, `RunResult::failure`);
+    /// a history that could not be written and a probe that fell behind are said on stderr.
+    pub fn record_in(self, result: &mut PhaseResult) {
+        result.faults = self
+            .faults
+            .map_or_else(Vec::new, |n| n.finish(result.measurement_start_unix_ms));
+        match self.consistency {
+            Some(Ok(c)) => {
+                if let Some(e) = c.history_error {
+                    crate::note!("warning: {e}: no history written");
+                }
+                if let Some(line) = c.result.fell_behind() {
+                    crate::note!("{line}");
+                }
+                result.consistency = Some(c.result);
+            }
+            Some(Err(e)) => result.consistency_error = Some(e),
+            None => {}
+        }
+    }
 }
 
 /// The consistency probe on threads of its own, beside the run phase, with connections (and a

@@ -128,41 +128,20 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 },
             },
         );
-        let (
-            outcome,
-            space_before,
-            Beside {
-                consistency,
-                faults,
-            },
-        ) = match opened.map_err(SessionError::from).and_then(|r| r) {
-            Ok(outcome) => outcome,
-            // Stopped while connecting for a later phase: the phases before it are kept.
-            Err(SessionError::Interrupted(_)) if !results.is_empty() => {
-                interrupted = true;
-                break;
-            }
-            Err(e) => return Err(e),
-        };
+        let (outcome, space_before, beside) =
+            match opened.map_err(SessionError::from).and_then(|r| r) {
+                Ok(outcome) => outcome,
+                // Stopped while connecting for a later phase: the phases before it are kept.
+                Err(SessionError::Interrupted(_)) if !results.is_empty() => {
+                    interrupted = true;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
         interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
-        result.faults =
-            faults.map_or_else(Vec::new, |n| n.finish(result.measurement_start_unix_ms));
-        match consistency {
-            Some(Ok(c)) => {
-                if let Some(e) = c.history_error {
-                    crate::note!("warning: {e}: no history written");
-                }
-                if let Some(line) = c.result.fell_behind() {
-                    crate::note!("{line}");
-                }
-                result.consistency = Some(c.result);
-            }
-            // The run fails with it (`RunResult::failure`), its figures kept.
-            Some(Err(e)) => result.consistency_error = Some(e),
-            None => {}
-        }
+        beside.record_in(&mut result);
         if phase == Phase::Run && runs_inserts(&settings.workload) {
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
@@ -190,13 +169,38 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     }
     crate::interrupt::clear_stop();
 
-    let result = RunResult {
+    let result = run_result(
+        args,
+        &settings,
+        started_at,
+        interrupted,
+        results,
+        definition,
+    );
+    Ok(ExecutedPhases {
+        result,
+        percentiles: settings.percentiles.clone(),
+        recorded,
+    })
+}
+
+/// The run's result: its phases with what describes the run (tool, host, command, parameters, the
+/// deployment, the client's part of a distributed run).
+fn run_result(
+    args: &RunRequest,
+    settings: &Settings,
+    started_at: String,
+    interrupted: bool,
+    results: Vec<PhaseResult>,
+    definition: std::collections::BTreeMap<String, String>,
+) -> RunResult {
+    RunResult {
         schema: SCHEMA.into(),
         tool: tool_info(),
         host: host_info(),
         started_at,
         command: args.command.clone(),
-        parameters: parameters(&settings),
+        parameters: parameters(settings),
         interrupted,
         phases: results,
         merged_from: Vec::new(),
@@ -213,12 +217,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             definition,
         }),
         distributed: None,
-    };
-    Ok(ExecutedPhases {
-        result,
-        percentiles: settings.percentiles.clone(),
-        recorded,
-    })
+    }
 }
 
 /// The phase's resource series, this host's and the database hosts', and what bounded it: the

@@ -323,92 +323,11 @@ impl Store {
         )
         .map_err(|e| e.to_string())?;
         let id = tx.last_insert_rowid();
-        for e in elastic.iter().flat_map(|o| &o.transitions) {
-            tx.execute(
-                "INSERT INTO run_elastic (run_id, action, nodes_before, nodes_after, stabilisation_s,
-                    elasticity, events, scores, step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    id,
-                    e.action,
-                    e.nodes_before as i64,
-                    e.nodes_after as i64,
-                    e.stabilisation_s,
-                    e.elasticity,
-                    e.events,
-                    e.scores,
-                    e.step,
-                ],
-            )
-            .map_err(|e| e.to_string())?;
-        }
-        for s in elastic.iter().flat_map(|o| &o.sizes) {
-            tx.execute(
-                "INSERT INTO run_sizes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    id,
-                    s.nodes as i64,
-                    s.records as i64,
-                    s.in_flight as i64,
-                    s.set_size as i64,
-                    s.sets as i64,
-                    s.mean_s,
-                    s.sd_s,
-                    s.scalability,
-                ],
-            )
-            .map_err(|e| e.to_string())?;
+        if let Some(o) = elastic {
+            insert_elastic(&tx, id, o)?;
         }
         if let Ok(r) = outcome {
-            for p in &r.phases {
-                for (name, o) in &p.operations {
-                    let l = o.latency.as_ref();
-                    tx.execute(
-                        "INSERT INTO run_operations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                        params![
-                            id,
-                            p.phase.name(),
-                            name,
-                            o.ok as i64,
-                            o.failed_total() as i64,
-                            o.throughput_ops_s,
-                            l.map(|l| l.mean_us),
-                            l.map(|l| l.p50_us),
-                            l.map(|l| l.p95_us),
-                            l.map(|l| l.p99_us),
-                            l.map(|l| l.p99_9_us),
-                            l.map(|l| l.max_us),
-                            l.map(|l| l.histogram.clone()),
-                        ],
-                    )
-                    .map_err(|e| e.to_string())?;
-                }
-                for i in &p.intervals {
-                    for (name, o) in &i.operations {
-                        tx.execute(
-                            "INSERT INTO run_intervals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                            params![
-                                id, p.phase.name(), i.start_s, name, o.ok as i64, o.failed as i64,
-                                o.ops_s, o.p50_us, o.p99_us, o.max_us
-                            ],
-                        )
-                        .map_err(|e| e.to_string())?;
-                    }
-                }
-                if let Some(res) = &p.resources {
-                    insert_resources(&tx, id, p.phase.name(), "", res)?;
-                }
-                for remote in &p.remote_resources {
-                    if let Some(res) = &remote.series {
-                        insert_resources(
-                            &tx,
-                            id,
-                            p.phase.name(),
-                            &format!("{}/", remote.host),
-                            res,
-                        )?;
-                    }
-                }
-            }
+            insert_phases(&tx, id, r)?;
         }
         tx.commit().map_err(|e| e.to_string())
     }
@@ -625,6 +544,107 @@ pub fn now() -> String {
 }
 
 /// One row per sample for the host and one per watched process; `prefix` names another host's rows
+/// An elastic run's transitions and stable sizes, beside its run `id`.
+fn insert_elastic(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    o: &ElasticOutcome,
+) -> Result<(), String> {
+    for e in &o.transitions {
+        tx.execute(
+            "INSERT INTO run_elastic (run_id, action, nodes_before, nodes_after, stabilisation_s,
+                elasticity, events, scores, step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                id,
+                e.action,
+                e.nodes_before as i64,
+                e.nodes_after as i64,
+                e.stabilisation_s,
+                e.elasticity,
+                e.events,
+                e.scores,
+                e.step,
+            ],
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    for s in &o.sizes {
+        tx.execute(
+            "INSERT INTO run_sizes VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                id,
+                s.nodes as i64,
+                s.records as i64,
+                s.in_flight as i64,
+                s.set_size as i64,
+                s.sets as i64,
+                s.mean_s,
+                s.sd_s,
+                s.scalability,
+            ],
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Each phase's operations, intervals and resource series, beside its run `id`.
+fn insert_phases(tx: &rusqlite::Transaction<'_>, id: i64, r: &RunResult) -> Result<(), String> {
+    for p in &r.phases {
+        for (name, o) in &p.operations {
+            let l = o.latency.as_ref();
+            tx.execute(
+                "INSERT INTO run_operations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    id,
+                    p.phase.name(),
+                    name,
+                    o.ok as i64,
+                    o.failed_total() as i64,
+                    o.throughput_ops_s,
+                    l.map(|l| l.mean_us),
+                    l.map(|l| l.p50_us),
+                    l.map(|l| l.p95_us),
+                    l.map(|l| l.p99_us),
+                    l.map(|l| l.p99_9_us),
+                    l.map(|l| l.max_us),
+                    l.map(|l| l.histogram.clone()),
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        }
+        for i in &p.intervals {
+            for (name, o) in &i.operations {
+                tx.execute(
+                    "INSERT INTO run_intervals VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    params![
+                        id,
+                        p.phase.name(),
+                        i.start_s,
+                        name,
+                        o.ok as i64,
+                        o.failed as i64,
+                        o.ops_s,
+                        o.p50_us,
+                        o.p99_us,
+                        o.max_us
+                    ],
+                )
+                .map_err(|e| e.to_string())?;
+            }
+        }
+        if let Some(res) = &p.resources {
+            insert_resources(tx, id, p.phase.name(), "", res)?;
+        }
+        for remote in &p.remote_resources {
+            if let Some(res) = &remote.series {
+                insert_resources(tx, id, p.phase.name(), &format!("{}/", remote.host), res)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// (`db1/host`, `db1/cassandra`).
 fn insert_resources(
     tx: &rusqlite::Transaction,
