@@ -760,6 +760,39 @@ fn signal(pid: u32, sig: i32) {
     }
 }
 
+/// Clients started unlike each other are refused at the barrier, naming the field, before anything
+/// runs (exit 2): each resolves its settings once, and the definition its phase computes from them
+/// is what its rendezvous compares (issue 40, point 5).
+#[test]
+fn clients_started_unalike_are_refused_at_the_barrier_naming_the_field() {
+    let etcd = shared_etcd();
+    let rendezvous = format!("{}/unalike", etcd.url());
+    let c0 = rendezvous_client(&rendezvous, "0", &["--clients", "2", "--duration", "2s"]);
+    let c1 = rendezvous_client(&rendezvous, "1", &["--clients", "2", "--duration", "5s"]);
+    let began = Instant::now();
+    let (o0, o1) = (
+        c0.wait_with_output().unwrap(),
+        c1.wait_with_output().unwrap(),
+    );
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        began.elapsed()
+    );
+    for o in [&o0, &o1] {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+        assert!(stderr(o).contains("nothing ran"), "{}", stderr(o));
+    }
+    let both = format!("{}{}", stderr(&o0), stderr(&o1));
+    assert!(
+        both.contains("duration 5s where client 0 has 2s")
+            || both.contains("duration 2s where client 1 has 5s"),
+        "{both}"
+    );
+    // Refused at the barrier: neither wrote a start.
+    assert!(etcd_get(etcd, "/unalike/run/start").is_empty());
+}
+
 /// Point 1: etcd dies after the start. Every client measured the whole run and keeps its result
 /// on disk; client 0 writes the merge of what it has, naming the client it could not gather; the
 /// run is incomplete (exit 3), never lost; `gather` merges the files the clients kept.

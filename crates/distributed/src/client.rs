@@ -68,7 +68,7 @@ pub fn run_as_client(
     start_timeout: Duration,
     output: Option<&Path>,
 ) -> Result<ClientEnd, SessionError> {
-    crate::share::check_client(request, share, phase)?;
+    crate::share::check_client(request, phase)?;
     let keep_at = match output {
         Some(o) => Some(crate::outcome::client_output(o, share.index)),
         None => default_keep_path(url, phase, share.index),
@@ -178,13 +178,11 @@ pub fn run_client(
     start_timeout: Duration,
     keep_at: Option<PathBuf>,
 ) -> Result<ClientRun, SessionError> {
-    let definition = scalebench_session::settings::definition(request, phase, share.clients)?;
     let rendezvous = std::sync::Arc::new(EtcdRendezvous::new(
         url.clone(),
         share,
         start_timeout,
         (!request.quiet).then_some(request.status_interval),
-        definition,
     )?);
     let mut own = crate::share::client_request(request, share);
     own.rendezvous = Some(rendezvous.clone());

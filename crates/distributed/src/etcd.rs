@@ -110,8 +110,9 @@ pub struct EtcdRendezvous {
     start_timeout: Duration,
     /// Client 0 prints the merged progress line this often (never when quiet).
     status_interval: Option<Duration>,
-    /// What defines the run, compared with every other client's at the barrier.
-    definition: BTreeMap<String, String>,
+    /// What defines the run (told by the phase, [`Rendezvous::agree_on`]), compared with every
+    /// other client's at the barrier.
+    definition: Mutex<BTreeMap<String, String>>,
     runtime: tokio::runtime::Runtime,
     joined: Mutex<Option<Joined>>,
 }
@@ -199,7 +200,6 @@ impl EtcdRendezvous {
         share: ClientShare,
         start_timeout: Duration,
         status_interval: Option<Duration>,
-        definition: BTreeMap<String, String>,
     ) -> Result<EtcdRendezvous, SessionError> {
         // Two threads: the lease is kept alive in the background while the phase runs.
         let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -212,10 +212,17 @@ impl EtcdRendezvous {
             share,
             start_timeout,
             status_interval,
-            definition,
+            definition: Mutex::new(BTreeMap::new()),
             runtime,
             joined: Mutex::new(None),
         })
+    }
+
+    fn definition(&self) -> BTreeMap<String, String> {
+        self.definition
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn fail<E: std::fmt::Display + 'static>(&self, what: &str, e: E) -> String {
@@ -292,7 +299,7 @@ impl EtcdRendezvous {
         let who = serde_json::to_string(&Registration {
             host: gethostname::gethostname().to_string_lossy().into_owned(),
             pid: std::process::id(),
-            definition: self.definition.clone(),
+            definition: self.definition(),
         })
         .expect("a registration serializes");
         let registered = watched(
@@ -349,11 +356,12 @@ impl EtcdRendezvous {
         let failed = RendezvousError::Failed;
         let (n, i) = (self.share.clients, self.share.index);
         let deadline = Instant::now() + self.start_timeout;
+        let definition = self.definition();
         loop {
             let present = self.registrations(joined).await.map_err(failed)?;
             for (k, r) in &present {
                 if let Some((field, mine, theirs)) =
-                    crate::outcome::first_difference(&self.definition, &r.definition)
+                    crate::outcome::first_difference(&definition, &r.definition)
                 {
                     return Err(RendezvousError::Refused(format!(
                             "client {k} of the run at {} was started with {field} {theirs} where client {i} has {mine}: \
@@ -794,6 +802,10 @@ async fn connect_checked(endpoints: &[String]) -> Result<Client, etcd_client::Er
 }
 
 impl Rendezvous for EtcdRendezvous {
+    fn agree_on(&self, definition: &BTreeMap<String, String>) {
+        *self.definition.lock().unwrap_or_else(|e| e.into_inner()) = definition.clone();
+    }
+
     fn ready(&self, phase: Phase, stop: &StopSignal) -> Result<SystemTime, RendezvousError> {
         let (joined, start) = self.runtime.block_on(self.join(phase, stop))?;
         *self.joined.lock().unwrap_or_else(|e| e.into_inner()) = Some(joined);

@@ -104,15 +104,11 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
     Ok(())
 }
 
-/// Checks what one client of a rendezvous run is to do, before it joins: its own share only (each
-/// client checks its own; the others' are theirs, started on their machines).
-pub fn check_client(
-    request: &RunRequest,
-    share: ClientShare,
-    phase: Phase,
-) -> Result<(), SessionError> {
-    check_run(request, phase)?;
-    check_share(request, share, phase)
+/// Checks what one client of a rendezvous run is to do, before it joins: the rules of the whole
+/// run. Its own share's settings are checked when its phase resolves them, once, before it connects
+/// (the others' are theirs, checked on their machines).
+pub fn check_client(request: &RunRequest, phase: Phase) -> Result<(), SessionError> {
+    check_run(request, phase)
 }
 
 /// What holds for the run whatever the client: its rules for several clients, and no deployment.

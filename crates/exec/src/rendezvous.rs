@@ -2,6 +2,7 @@
 //! made it says it is ready and receives the common start; while it runs it publishes progress.
 //! Execution only knows this trait; the launchers (local processes, etcd) implement it.
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::progress::ProgressState;
@@ -21,6 +22,11 @@ pub enum RendezvousError {
 }
 
 pub trait Rendezvous: Send + Sync + std::fmt::Debug {
+    /// What defines the run this client was started for (phase, clients, workload, duration,
+    /// properties, ...), told once before its phase: a rendezvous that compares clients refuses one
+    /// whose definition differs at [`Rendezvous::ready`].
+    fn agree_on(&self, _definition: &BTreeMap<String, String>) {}
+
     /// Called once every connection of this client is made: blocks until every client of the run
     /// is ready (or `stop` is requested, or the rendezvous gives up) and returns the wall-clock
     /// instant at which all of them start. An error says who did not come, or who differs.

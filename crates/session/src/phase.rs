@@ -47,12 +47,17 @@ impl ExecutedPhases {
 pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
     args.check(args.launch(), phases)?;
     let last = *phases.last().expect("at least one phase");
-    // A client records what defines its run, so that its result never merges with another run's.
+    // Resolved once: the whole run's settings, what defines it (a client records it, so that its
+    // result never merges with another run's, and its rendezvous compares it), then its share.
+    let whole = Settings::resolve_whole(args, last)?;
     let definition = match &args.client {
-        Some(share) => crate::settings::definition(args, last, share.clients)?,
+        Some(share) => whole.definition(last, share.clients),
         None => Default::default(),
     };
-    let mut settings = Settings::resolve(args, last)?;
+    if let Some(rendezvous) = &args.rendezvous {
+        rendezvous.agree_on(&definition);
+    }
+    let mut settings = whole.for_client(args.client, last)?;
     for w in &settings.warnings {
         crate::note!("warning: {w}");
     }

@@ -63,7 +63,15 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The settings of `args` for `phase`, a client's share applied: what its phases run with.
     pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
+        Self::resolve_whole(args, phase)?.for_client(args.client, phase)
+    }
+
+    /// The settings of the whole run, before any client's share (the cluster opened, a temporary
+    /// database made where the request has none): what defines a run of several clients
+    /// ([`Settings::definition`]), and what [`Settings::for_client`] takes a share of.
+    pub fn resolve_whole(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
         let cluster = match &args.deployment {
             Some(file) => Some(crate::cluster::open(file, &args.clusters_dir)?),
             None => None,
@@ -102,7 +110,29 @@ impl Settings {
     /// percentiles to print), made without side effects.
     pub fn checked(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
         let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
-        Self::with_database(args, phase, db, None, None)
+        Self::with_database(args, phase, db, None, None)?.for_client(args.client, phase)
+    }
+
+    /// These settings (the whole run's) as client `share` runs them: its part of the records or
+    /// operations, of the rate (its arrivals between the other clients'), and a seed of its own.
+    pub fn for_client(
+        mut self,
+        share: Option<crate::clients::ClientShare>,
+        phase: Phase,
+    ) -> Result<Settings, SessionError> {
+        let Some(share) = share else {
+            return Ok(self);
+        };
+        let explicit_count = explicit_operation_count(&self.props);
+        share.apply(&mut self.props, &self.workload, phase, explicit_count)?;
+        self.workload = CoreWorkload::from_properties(&self.props)?;
+        self.operation_count = operation_count(&self.workload, phase, explicit_count);
+        if let Some(target) = self.target {
+            self.target = Some(share.rate(target));
+            self.arrival_offset = share.arrival_offset(target);
+        }
+        self.seed = share.seed(self.seed);
+        Ok(self)
     }
 
     /// Every layer of a request's properties merged, the one place they are: the built-in workload
@@ -150,25 +180,15 @@ impl Settings {
             Some(c) => deployment_options(c, binding.name),
             None => args.deployment_options.clone(),
         };
-        let (mut props, workload_name) = Self::properties(args, &from_deployment)?;
-        let mut workload = CoreWorkload::from_properties(&props)?;
-        let explicit_count = props.given(&OPERATIONCOUNT).is_some()
-            && props.origin(OPERATIONCOUNT.name) != Some(BUILTIN_ORIGIN);
-        if let Some(share) = &args.client {
-            share.apply(&mut props, &workload, phase, explicit_count)?;
-            workload = CoreWorkload::from_properties(&props)?;
-        }
+        let (props, workload_name) = Self::properties(args, &from_deployment)?;
+        let workload = CoreWorkload::from_properties(&props)?;
+        let explicit_count = explicit_operation_count(&props);
 
         let warnings = property_warnings(&props, &binding);
 
         let threads = threads_of(args, &props)?;
         let target = target_of(args, &props)?;
-        let operation_count = match phase {
-            Phase::Run if explicit_count && workload.operation_count > 0 => {
-                Some(workload.operation_count)
-            }
-            _ => None,
-        };
+        let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;
         // The run phase stops after 30 s unless told otherwise; the load phase when all records are in.
         let run_duration = match explicit_duration {
@@ -202,17 +222,6 @@ impl Settings {
         }
         let percentiles = percentiles_of(&props)?;
         let seed = args.seed.unwrap_or_else(random_seed);
-        // A client of a distributed run offers its part of the rate, its arrivals placed between
-        // the other clients', and draws from a seed of its own.
-        let (target, arrival_offset, seed) = match &args.client {
-            Some(share) if target > 0.0 => (
-                share.rate(target),
-                share.arrival_offset(target),
-                share.seed(seed),
-            ),
-            Some(share) => (target, Duration::ZERO, share.seed(seed)),
-            None => (target, Duration::ZERO, seed),
-        };
 
         Ok(Settings {
             workload_name,
@@ -243,7 +252,7 @@ impl Settings {
             batch_size,
             request_set: args.request_set,
             timeline_log: args.timeline_log.clone(),
-            arrival_offset,
+            arrival_offset: Duration::ZERO,
             rendezvous: args.rendezvous.clone(),
             percentiles,
             warnings,
@@ -481,72 +490,81 @@ fn random_seed() -> u64 {
     nanos ^ (std::process::id() as u64).rotate_left(32)
 }
 
-/// What defines a run of `clients` clients, field by field: every client computes it from its own
-/// command line (before its share is applied), they compare it at the start (etcd) and it goes
-/// into each client's result, so that clients started unlike each other (another duration,
-/// warm-up, target, workload, property or number of clients) are refused before anything runs,
-/// and their results are never merged. Threads and the database URL's hosts are each client's own.
-pub fn definition(
-    request: &RunRequest,
-    phase: Phase,
-    clients: u32,
-) -> Result<BTreeMap<String, String>, SessionError> {
-    let mut whole = request.clone();
-    whole.client = None;
-    let s = Settings::checked(&whole, phase)?;
-    let secs = |d: Option<Duration>| {
-        d.map_or_else(
-            || "none".to_string(),
-            |d| humantime::format_duration(d).to_string(),
-        )
-    };
-    let mut d = BTreeMap::new();
-    let mut put = |k: &str, v: String| {
-        d.insert(k.to_string(), v);
-    };
-    put("phase", phase.name().into());
-    put("clients", clients.to_string());
-    put("workload", s.workload_name.clone());
-    put("binding", s.binding.name.into());
-    let duration = match phase {
-        Phase::Run => s.run_duration,
-        Phase::Load => s.load_duration,
-    };
-    put("duration", secs(duration));
-    put(
-        "operations",
-        s.operation_count
-            .map_or_else(|| "none".into(), |n| n.to_string()),
-    );
-    if phase == Phase::Run {
-        put("warm-up", secs(Some(s.warmup)));
-    }
-    put(
-        "target",
-        s.target
-            .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
-    );
-    if s.target.is_some() {
-        put("arrival", s.arrival.name().to_string());
-    }
-    put("interval", secs(Some(s.interval)));
-    put(
-        "request set",
-        s.request_set
-            .map_or_else(|| "none".into(), |n| n.to_string()),
-    );
-    for (k, v) in s.props.iter() {
-        if k == "threadcount" {
-            continue;
-        }
-        let v = if scalebench_binding::config::is_secret_key(k) {
-            "***"
-        } else {
-            v
+/// Whether the operation count was given (not the built-in workload's): a run then ends by it.
+fn explicit_operation_count(props: &Properties) -> bool {
+    props.given(&OPERATIONCOUNT).is_some()
+        && props.origin(OPERATIONCOUNT.name) != Some(BUILTIN_ORIGIN)
+}
+
+/// The operations a run phase ends after, when given.
+fn operation_count(workload: &CoreWorkload, phase: Phase, explicit: bool) -> Option<u64> {
+    (phase == Phase::Run && explicit && workload.operation_count > 0)
+        .then_some(workload.operation_count)
+}
+
+impl Settings {
+    /// What defines a run of `clients` clients, field by field: every client computes it from its own
+    /// command line (before its share is applied), they compare it at the start (etcd) and it goes
+    /// into each client's result, so that clients started unlike each other (another duration,
+    /// warm-up, target, workload, property or number of clients) are refused before anything runs,
+    /// and their results are never merged. Threads and the database URL's hosts are each client's own.
+    /// Read from the whole run's settings ([`Settings::resolve_whole`]).
+    pub fn definition(&self, phase: Phase, clients: u32) -> BTreeMap<String, String> {
+        let s = self;
+        let secs = |d: Option<Duration>| {
+            d.map_or_else(
+                || "none".to_string(),
+                |d| humantime::format_duration(d).to_string(),
+            )
         };
-        put(&format!("property {k}"), v.to_string());
+        let mut d = BTreeMap::new();
+        let mut put = |k: &str, v: String| {
+            d.insert(k.to_string(), v);
+        };
+        put("phase", phase.name().into());
+        put("clients", clients.to_string());
+        put("workload", s.workload_name.clone());
+        put("binding", s.binding.name.into());
+        let duration = match phase {
+            Phase::Run => s.run_duration,
+            Phase::Load => s.load_duration,
+        };
+        put("duration", secs(duration));
+        put(
+            "operations",
+            s.operation_count
+                .map_or_else(|| "none".into(), |n| n.to_string()),
+        );
+        if phase == Phase::Run {
+            put("warm-up", secs(Some(s.warmup)));
+        }
+        put(
+            "target",
+            s.target
+                .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
+        );
+        if s.target.is_some() {
+            put("arrival", s.arrival.name().to_string());
+        }
+        put("interval", secs(Some(s.interval)));
+        put(
+            "request set",
+            s.request_set
+                .map_or_else(|| "none".into(), |n| n.to_string()),
+        );
+        for (k, v) in s.props.iter() {
+            if k == "threadcount" {
+                continue;
+            }
+            let v = if scalebench_binding::config::is_secret_key(k) {
+                "***"
+            } else {
+                v
+            };
+            put(&format!("property {k}"), v.to_string());
+        }
+        d
     }
-    Ok(d)
 }
 
 #[cfg(test)]
