@@ -113,6 +113,7 @@ fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_cha
     let other_workload = run("c.json", &["c"]);
     let open = run("open.json", &["--target", "1000"]);
     let slow = run("slow.json", &["-p", "null.capacity_ops_s=1000"]);
+    let later = run("later.json", &["--threads", "2"]);
     let merged = dir.path().join("m.json");
     let m = merged.to_str().unwrap();
     // The same run under another name, and the same file twice (named once, issue 28).
@@ -123,6 +124,9 @@ fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_cha
         ([&fast, &fast], "is given twice"),
         ([&fast, &other_workload], "workload"),
         ([&fast, &open], "open- and closed-loop"),
+        // A binding's option defines the run as the workload's properties do: the rendezvous and
+        // merge read one rule (declared::defines_the_run).
+        ([&fast, &slow], "null.capacity_ops_s"),
     ] {
         let r = scalebench(&["merge", files[0], files[1], "-o", m]);
         let err = stderr(&r);
@@ -130,8 +134,9 @@ fn merge_refuses_runs_that_do_not_belong_together_and_compare_flags_untested_cha
         assert!(err.contains(why), "{files:?}: {err}");
         assert!(!merged.exists());
     }
-    // Runs one after the other: merged, with a warning that the windows differ.
-    let r = scalebench(&["merge", &fast, &slow, "-o", m]);
+    // Runs one after the other, each with its own threads: merged, with a warning that the windows
+    // differ.
+    let r = scalebench(&["merge", &fast, &later, "-o", m]);
     let err = stderr(&r);
     assert!(r.status.success(), "{err}");
     assert!(err.contains("did not measure at the same time"), "{err}");

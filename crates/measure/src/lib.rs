@@ -15,6 +15,7 @@ pub mod merge;
 pub mod phase;
 pub mod recorder;
 pub mod result;
+pub mod saturation;
 pub mod ycsb_text;
 
 pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};

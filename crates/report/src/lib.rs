@@ -8,6 +8,7 @@ pub mod compare;
 pub mod consistency_page;
 pub mod elastic_page;
 pub mod experiment_page;
+pub mod export;
 pub mod html;
 pub mod run_page;
 pub mod stored;

@@ -1,10 +1,13 @@
 //! Text a terminal shows beside the run summary ([`crate::summary`]): an experiment's cells
-//! (`results show`), and an elastic run's steps as each ends and its table of sizes.
+//! (`results show`), an elastic run's steps as each ends and its table of sizes, and a saturation
+//! search's steps.
 
 use std::fmt::Write as _;
 
 use scalebench_elastic::result::ElasticStep;
 use scalebench_elastic::{SizeRow, StepScores};
+
+use scalebench_measure::saturation::{Search, SearchKind};
 
 use crate::cells::CellStats;
 use crate::stored::{SizeMeans, StepMeans};
@@ -279,6 +282,39 @@ pub fn sizes_summary(rows: &[SizeRow]) -> String {
             r.sd_s,
             r.scalability.map_or("-".into(), |v| format!("{v:+.3}"))
         );
+    }
+    out
+}
+
+/// A saturation search as `scalebench saturate` prints it: a line per step (offered, achieved,
+/// p99, mean, failed), the knee marked, then the knee and what ended the search.
+pub fn saturation_table(s: &Search) -> String {
+    let unit = if s.kind == SearchKind::Threads {
+        "threads"
+    } else {
+        "offered ops/s"
+    };
+    let mut out = format!(
+        "{:>14} {:>14} {:>12} {:>12} {:>8}\n",
+        unit, "achieved ops/s", "p99 (us)", "mean (us)", "failed"
+    );
+    for (i, st) in s.steps.iter().enumerate() {
+        out.push_str(&format!(
+            "{:>14.0} {:>14.1} {:>12.0} {:>12.0} {:>8}{}\n",
+            st.offered,
+            st.achieved_ops_s,
+            st.p99_us,
+            st.mean_us,
+            st.failed,
+            if Some(i) == s.knee { "  <- knee" } else { "" }
+        ));
+    }
+    match s.knee {
+        Some(k) => out.push_str(&format!(
+            "knee: {:.0} {unit}, {:.1} ops/s sustained; stopped: {}\n",
+            s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
+        )),
+        None => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
     }
     out
 }

@@ -507,7 +507,9 @@ impl Settings {
     /// command line (before its share is applied), they compare it at the start (etcd) and it goes
     /// into each client's result, so that clients started unlike each other (another duration,
     /// warm-up, target, workload, property or number of clients) are refused before anything runs,
-    /// and their results are never merged. Threads and the database URL's hosts are each client's own.
+    /// and their results are never merged. Its properties are those that define the run
+    /// (`declared::defines_the_run`, the rule `merge` reads too); threads, rate and what a client prints
+    /// are each client's own, as are the database URL's hosts.
     /// Read from the whole run's settings ([`Settings::resolve_whole`]).
     pub fn definition(&self, phase: Phase, clients: u32) -> BTreeMap<String, String> {
         let s = self;
@@ -553,7 +555,7 @@ impl Settings {
                 .map_or_else(|| "none".into(), |n| n.to_string()),
         );
         for (k, v) in s.props.iter() {
-            if k == "threadcount" {
+            if !scalebench_workload::declared::defines_the_run(k) {
                 continue;
             }
             let v = if scalebench_binding::config::is_secret_key(k) {

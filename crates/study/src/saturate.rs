@@ -15,7 +15,6 @@ use std::time::Duration;
 
 use scalebench_exec::Phase;
 use scalebench_measure::PhaseResult;
-use serde::Serialize;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
@@ -38,35 +37,7 @@ pub struct SaturationRequest {
     pub hdr_log: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct Step {
-    /// Offered ops/s (rate search) or threads (thread search).
-    pub offered: f64,
-    /// Operations completed per second inside the measurement window.
-    pub achieved_ops_s: f64,
-    /// p99 in µs: from the intended start (open loop) or service time (closed loop).
-    pub p99_us: f64,
-    pub mean_us: f64,
-    pub failed: u64,
-}
-
-/// What a saturation search steps up: the offered rate (open loop) or the client threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchKind {
-    Rate,
-    Threads,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Search {
-    pub kind: SearchKind,
-    pub steps: Vec<Step>,
-    /// Index of the knee in `steps`.
-    pub knee: Option<usize>,
-    /// The rule that ended the search.
-    pub stopped_by: String,
-}
+pub use scalebench_measure::saturation::{Search, SearchKind, Step};
 
 fn step_of(offered: f64, p: &PhaseResult) -> Step {
     let latencies: Vec<_> = p

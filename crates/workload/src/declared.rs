@@ -250,10 +250,13 @@ pub const CLIENT_SHARES: &[PropertyInfo] = &[
     TRANSACTIONINSERTSTART,
 ];
 
-/// Whether the declared property `name` defines what a run measures, its data or its operations:
-/// the clients of one run agree on it. Not how each client runs (threads, rate, what it prints).
+/// Whether property `name` defines what a run measures, its data or its operations: the clients
+/// of one run agree on it (the rendezvous compares it, `merge` refuses results that differ in it).
+/// A declared property does when it shapes the data or the run phase, not how each client runs
+/// (threads, rate, length, what it prints); one not declared here (a binding's option, a user's own
+/// property) is taken to, since nothing says it does not.
 pub fn defines_the_run(name: &str) -> bool {
-    find(name).is_some_and(|p| matches!(p.shapes, Shapes::Data | Shapes::RunPhase))
+    find(name).is_none_or(|p| matches!(p.shapes, Shapes::Data | Shapes::RunPhase))
 }
 
 /// Every declared property in aligned columns: name, default, what it shapes, help and values.
