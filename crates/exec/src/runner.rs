@@ -641,6 +641,39 @@ impl<F> Clone for SlotContext<'_, F> {
 impl<F> Copy for SlotContext<'_, F> {}
 
 impl<F> SlotContext<'_, F> {
+    /// What a completed operation leaves (`times`: its intended start, start and end): its insert
+    /// acknowledged, its request set told, and its latencies recorded when it was measured (else
+    /// one more warm-up operation).
+    #[inline]
+    fn account(
+        &self,
+        generator: &OperationGenerator,
+        op: &Operation,
+        set: Option<u64>,
+        [intended, start, end]: [u64; 3],
+        result: Result<(), &OpError>,
+        open_loop: bool,
+    ) {
+        if op.kind == OpKind::Insert {
+            generator.acknowledge_insert(op.keynum);
+        }
+        if let (Some(sets), Some(k)) = (&self.shared.sets, set) {
+            sets.complete(k, end, result.is_ok(), self.timeline.t0_ns);
+        }
+        if intended < self.timeline.t0_ns {
+            self.recorder.borrow_mut().warmup_done();
+            return;
+        }
+        let mut rec = self.recorder.borrow_mut();
+        rec.record(op.kind, intended, start, end, result);
+        if result.is_ok() && self.after_window(end) {
+            rec.ok_after_window(op.kind);
+        }
+        if open_loop {
+            rec.record_start_delay(intended, start);
+        }
+    }
+
     fn publish_last_end(&self, end_ns: u64) {
         self.shared.last_end_ns.fetch_max(end_ns, Ordering::Relaxed);
     }
@@ -789,26 +822,18 @@ async fn run_slot<F: BindingFactory>(
         if shared.client_failed(&result) {
             break;
         }
-        if op.kind == OpKind::Insert {
-            generator.acknowledge_insert(op.keynum);
-        }
-        if let (Some(sets), Some(k)) = (&shared.sets, set.take()) {
-            sets.complete(k, end, result.is_ok(), timeline.t0_ns);
+        ctx.account(
+            &generator,
+            &op,
+            set.take(),
+            [intended, start, end],
+            result.as_ref().map(|_| ()),
+            schedule.is_some(),
+        );
+        if measured {
+            last_end = end;
         }
         let unavailable = matches!(&result, Err(e) if e.class == FailureClass::Unavailable);
-        if measured {
-            let mut rec = recorder.borrow_mut();
-            rec.record(op.kind, intended, start, end, result.as_ref().map(|_| ()));
-            if result.is_ok() && ctx.after_window(end) {
-                rec.ok_after_window(op.kind);
-            }
-            if schedule.is_some() {
-                rec.record_start_delay(intended, start);
-            }
-            last_end = end;
-        } else {
-            recorder.borrow_mut().warmup_done();
-        }
         // A server that refuses work is not hammered: the failures count, the slot waits a little
         // longer after each (1 ms doubling to 100 ms) and goes on at full speed after a success.
         if unavailable {
