@@ -674,6 +674,26 @@ impl<F> SlotContext<'_, F> {
         }
     }
 
+    /// With request sets, once measuring: numbers the next operation and waits until its set opens.
+    /// `Some(None)`: no set (none in the plan, or still warming up); `None`: the slot is done (the
+    /// operation count is reached, or the phase ended while waiting).
+    async fn claim_set(&self) -> Option<Option<u64>> {
+        let Some(sets) = &self.shared.sets else {
+            return Some(None);
+        };
+        if self.clock.now_ns() < self.timeline.t0_ns {
+            return Some(None);
+        }
+        let i = sets.claim();
+        if self.shared.plan.operation_count.is_some_and(|n| i >= n) {
+            self.shared.slots_done.fetch_add(1, Ordering::SeqCst);
+            return None;
+        }
+        let ended = || self.shared.stop.is_requested() || self.past_deadline(self.clock.now_ns());
+        let set = sets.set_of(i);
+        sets.wait_open(set, ended).await.then_some(Some(set))
+    }
+
     fn publish_last_end(&self, end_ns: u64) {
         self.shared.last_end_ns.fetch_max(end_ns, Ordering::Relaxed);
     }
@@ -770,21 +790,9 @@ async fn run_slot<F: BindingFactory>(
             // Closed loop: the operation is generated first so the start instant is also the instant
             // checked against the deadline.
             None => {
-                if let Some(sets) = &shared.sets {
-                    if clock.now_ns() >= timeline.t0_ns {
-                        let i = sets.claim();
-                        if plan.operation_count.is_some_and(|n| i >= n) {
-                            shared.slots_done.fetch_add(1, Ordering::SeqCst);
-                            break;
-                        }
-                        let ended = || {
-                            ctx.shared.stop.is_requested() || ctx.past_deadline(ctx.clock.now_ns())
-                        };
-                        set = Some(sets.set_of(i));
-                        if !sets.wait_open(sets.set_of(i), ended).await {
-                            break;
-                        }
-                    }
+                match ctx.claim_set().await {
+                    Some(claimed) => set = claimed,
+                    None => break,
                 }
                 generator.next_operation(&mut op);
                 let now = clock.now_ns();
