@@ -1,4 +1,4 @@
-//! Text a terminal shows beside the run summary ([`crate::summary`]): an experiment's cells
+//! Text a terminal shows beside the run summary ([`crate::summary`]): an experiment's plan and cells
 //! (`results show`), an elastic run's steps as each ends and its table of sizes, and a saturation
 //! search's steps.
 
@@ -18,6 +18,29 @@ pub struct CellRow<'a> {
     pub stats: &'a CellStats,
     pub steps: Vec<StepMeans>,
     pub sizes: Vec<SizeMeans>,
+}
+
+/// One planned run of an experiment: its cell, repetition and what precedes it (a load, a restore).
+pub struct PlanRow<'a> {
+    pub cell: &'a str,
+    pub repetition: u32,
+    pub before: &'static str,
+}
+
+/// An experiment's plan as `experiment --dry-run` prints it: `heading`, then a numbered line per run.
+pub fn plan_table(heading: &str, rows: &[PlanRow<'_>]) -> String {
+    let mut out = format!("{heading}\n");
+    for (i, r) in rows.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<60} #{:<3} {}",
+            i + 1,
+            r.cell,
+            r.repetition,
+            r.before
+        );
+    }
+    out
 }
 
 /// The experiments of a results database as `results list` prints them: each with its runs that

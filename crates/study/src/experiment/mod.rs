@@ -850,24 +850,23 @@ fn elastic_run(
     ))
 }
 
-/// What `experiment --dry-run` prints: the procedure in one line, then each run with what precedes it.
+/// What `experiment --dry-run` prints ([`scalebench_report::text::plan_table`]): the procedure in
+/// one line, then each run with what precedes it (a load, a restore).
 pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
     let e = &exp.procedure.elastic;
-    let timing = if exp.procedure.measure == Measure::Load {
-        "until every record is written".to_string()
-    } else if exp.procedure.measure == Measure::Elastic {
-        format!(
+    let timing = match exp.procedure.measure {
+        Measure::Load => "until every record is written".to_string(),
+        Measure::Elastic => format!(
             "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
             exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
-        )
-    } else {
-        format!(
+        ),
+        _ => format!(
             "warm-up {}, duration {}",
             exp.procedure.warmup, exp.procedure.duration
-        )
+        ),
     };
-    let mut out = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}\n",
+    let heading = format!(
+        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}",
         exp.name,
         plan.len(),
         plan.len() / exp.repetitions as usize,
@@ -876,24 +875,26 @@ pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
         exp.procedure.load,
     );
     let mut loaded: Option<&str> = None;
-    for (i, r) in plan.iter().enumerate() {
-        let load = match exp.procedure.load {
-            _ if exp.procedure.measure == Measure::Load => "measured load",
-            LoadMode::EachRun => "load",
-            _ if loaded != Some(r.data_key.as_str()) => "load",
-            LoadMode::Restore => "restore if earlier runs inserted",
-            LoadMode::RestoreEach => "restore if earlier runs wrote",
-            LoadMode::Once => "",
-        };
-        loaded = Some(&r.data_key);
-        out.push_str(&format!(
-            "{:>5}  {:<60} #{:<3} {load}\n",
-            i + 1,
-            r.cell,
-            r.repetition
-        ));
-    }
-    out
+    let rows: Vec<scalebench_report::text::PlanRow> = plan
+        .iter()
+        .map(|r| {
+            let before = match exp.procedure.load {
+                _ if exp.procedure.measure == Measure::Load => "measured load",
+                LoadMode::EachRun => "load",
+                _ if loaded != Some(r.data_key.as_str()) => "load",
+                LoadMode::Restore => "restore if earlier runs inserted",
+                LoadMode::RestoreEach => "restore if earlier runs wrote",
+                LoadMode::Once => "",
+            };
+            loaded = Some(&r.data_key);
+            scalebench_report::text::PlanRow {
+                cell: &r.cell,
+                repetition: r.repetition,
+                before,
+            }
+        })
+        .collect();
+    scalebench_report::text::plan_table(&heading, &rows)
 }
 
 /// What `results list` prints: each experiment of the results database with its runs by outcome.
