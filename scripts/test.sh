@@ -71,6 +71,7 @@ have srun || need+=(slurm-wlm)                 # distributed runs launched by sr
 have munged || need+=(munge)                   # ... which authenticates with munge
 have /usr/sbin/sshd || need+=(openssh-server)  # distributed runs launched over ssh (an sshd on 127.0.0.1)
 have go || need+=(golang-go)                   # tools/history-check (Porcupine) checks probe histories
+have python3 || need+=(python3)                # scripts/check-imports.py: no import circle
 if [ ${#need[@]} -gt 0 ]; then
   step "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
