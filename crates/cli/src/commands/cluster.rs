@@ -146,6 +146,6 @@ fn print_status(c: &Cluster, json: bool) -> Result<(), SessionError> {
         );
         return Ok(());
     }
-    emit(&s.text());
+    emit(&scalebench_report::text::cluster_status(&s));
     Ok(())
 }

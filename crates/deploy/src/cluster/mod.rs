@@ -89,69 +89,6 @@ pub struct ClusterStatus {
     pub busy: Vec<String>,
 }
 
-impl ClusterStatus {
-    /// The status as `cluster status` prints it: the cluster, a line per node (with its memory use
-    /// under a limit, paused or stopped), then ready and idle or what is not.
-    pub fn text(&self) -> String {
-        let s = self;
-        let mut out = format!("cluster {} ({}), URL {}\n", s.name, s.database, s.url);
-        if let Some(m) = s.memory {
-            out.push_str(&format!(
-                "memory limit {m} per node (page cache included)\n"
-            ));
-        }
-        // With a memory limit, each running node's use of it.
-        let memory_column = |used: Option<u64>| match (s.memory, used) {
-            (None, _) => String::new(),
-            (Some(_), Some(b)) => format!(" {:>10.1}", b as f64 / (1024.0 * 1024.0)),
-            (Some(_), None) => format!(" {:>10}", "-"),
-        };
-        out.push_str(&format!(
-            "{:<8} {:<8} {:<22} {:>8}{}  state\n",
-            "node",
-            "role",
-            "endpoint",
-            "pid",
-            if s.memory.is_some() {
-                format!(" {:>10}", "used MiB")
-            } else {
-                String::new()
-            }
-        ));
-        for n in &s.nodes {
-            out.push_str(&format!(
-                "{:<8} {:<8} {:<22} {:>8}{}  {}{}\n",
-                n.id,
-                n.role,
-                n.endpoint,
-                n.pid.map_or("-".into(), |p| p.to_string()),
-                memory_column(n.memory_used_bytes),
-                match (n.running, n.stopped_by_signal, n.pid) {
-                    (true, true, Some(pid)) =>
-                        format!("paused by SIGSTOP: answers nothing until `kill -CONT {pid}`"),
-                    (true, _, _) => "running".into(),
-                    _ => "stopped".into(),
-                },
-                match n.oom_kills {
-                    Some(k) if k > 0 => format!(
-                        " ({k} process{} killed at the memory limit)",
-                        if k == 1 { "" } else { "es" }
-                    ),
-                    _ => String::new(),
-                }
-            ));
-        }
-        if !s.not_ready.is_empty() {
-            out.push_str(&format!("not ready: {}\n", s.not_ready.join("; ")));
-        } else if !s.busy.is_empty() {
-            out.push_str(&format!("busy: {}\n", s.busy.join("; ")));
-        } else {
-            out.push_str("ready and idle\n");
-        }
-        out
-    }
-}
-
 /// A cluster on this machine (or, for `external`, a description of one elsewhere).
 pub struct Cluster {
     pub state: ClusterState,
