@@ -232,6 +232,9 @@ pub struct BindingConfig {
     pub cancel: crate::Cancel,
     /// How long each connection attempt (handshake included) and each setup call may take.
     pub connect_timeout: std::time::Duration,
+    /// How many client processes of one run share the database (1 alone): a simulated server
+    /// (`null.capacity_ops_s`) gives each its share of the capacity.
+    pub clients: u32,
 }
 
 impl BindingConfig {

@@ -1,6 +1,8 @@
 //! `null://`: a binding that does no I/O and succeeds at once. It measures the tool's own cost.
 //! With `capacity_ops_s`, it behaves as a server of exactly that capacity (one queue, each operation
-//! served in 1/capacity s), which is how the saturation search is tested against a known knee.
+//! served in 1/capacity s), which is how the saturation search is tested against a known knee. The
+//! clients of a distributed run share that server: each of N serves its operations in a queue of
+//! capacity / N (a server fair to N equal clients), so N clients together meet the same knee.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,9 +26,12 @@ pub const INFO: BindingInfo = BindingInfo {
 
 binding_options! {
     pub struct Options {
-        capacity_ops_s: u64 = "0" => "simulate a server of this capacity (operations per second, one queue shared by all connections); 0: succeed at once",
+        capacity_ops_s: u64 = "0" => "simulate a server of this capacity (operations per second, one queue shared by all connections; the clients of a distributed run share it, each its 1/N); 0: succeed at once",
     }
 }
+
+/// How far ahead of now an operation may be due and still complete at once.
+const TIMER_SLACK: Duration = Duration::from_millis(1);
 
 /// The simulated server: when it is next free.
 type Queue = Arc<Mutex<Instant>>;
@@ -44,11 +49,12 @@ impl NullFactory {
             )));
         }
         let capacity = Options::read(INFO.name, &config.options)?.capacity_ops_s;
+        let share = capacity as f64 / f64::from(config.clients.max(1));
         Ok(NullFactory {
             server: (capacity > 0).then(|| {
                 (
                     Arc::new(Mutex::new(Instant::now())),
-                    Duration::from_secs_f64(1.0 / capacity as f64),
+                    Duration::from_secs_f64(1.0 / share),
                 )
             }),
         })
@@ -78,16 +84,23 @@ pub struct NullBinding {
 }
 
 impl NullBinding {
-    /// With a simulated capacity: waits for the operation's turn in the queue and its service time.
+    /// With a simulated capacity: waits for the operation's turn in the queue and its service time,
+    /// less [`TIMER_SLACK`]: the timer's resolution is a millisecond, and sleeping up to a tick past
+    /// each end would bound a client by its operations in flight (64 per millisecond), not by the
+    /// capacity. Served a millisecond early, the queue still completes capacity x time operations
+    /// (plus one slack's worth), and latencies read up to 1 ms short.
     async fn serve(&self) {
         if let Some((queue, service)) = &self.server {
+            let now = Instant::now();
             let done = {
                 let mut free = queue.lock().unwrap_or_else(|e| e.into_inner());
-                let start = (*free).max(Instant::now());
+                let start = (*free).max(now);
                 *free = start + *service;
                 *free
             };
-            tokio::time::sleep_until(done.into()).await;
+            if done > now + TIMER_SLACK {
+                tokio::time::sleep_until((done - TIMER_SLACK).into()).await;
+            }
         }
     }
 }

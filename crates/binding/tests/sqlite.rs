@@ -22,6 +22,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         drop_schema: false,
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
+        clients: 1,
     }
 }
 

@@ -7,12 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use scalebench_session::request::{
     self, parse_action, parse_alpha, parse_arrival, parse_batch_size, parse_clients,
-    parse_concurrency, parse_criterion, parse_duration, parse_interval, parse_link_mbit,
-    parse_listen_address, parse_percent, parse_positive_rate, parse_probe, parse_process,
-    parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion, ElasticRequest,
-    Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
+    parse_concurrency, parse_criterion, parse_duration, parse_fraction_percent, parse_interval,
+    parse_link_mbit, parse_listen_address, parse_percent, parse_positive_rate, parse_probe,
+    parse_process, parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion,
+    ElasticRequest, Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
 };
-use scalebench_study::saturate::SaturationRequest;
+use scalebench_study::saturate::{Objective, SaturationRequest, StepClients};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -177,18 +177,38 @@ pub struct MonitorArgs {
 pub struct SaturateArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
+    #[command(flatten)]
+    pub clients: ClientsArgs,
     /// Offered rate of the first step (ops/s).
     #[arg(long, value_name = "OPS", default_value_t = 1000.0, value_parser = parse_positive_rate)]
     pub start_rate: f64,
-    /// Each step offers this many times the previous one.
+    /// Bracketing: each step offers this many times the previous one until one fails; then
+    /// bisection between the highest rate that passed and the lowest that failed.
     #[arg(long, value_name = "X", default_value_t = 1.5, value_parser = parse_step_factor)]
     pub factor: f64,
     /// At most this many steps.
-    #[arg(long, value_name = "N", default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub max_steps: u32,
-    /// Latency objective: a step whose p99 (from the intended start) exceeds this breaks it.
+    /// Latency objective: a step passes when its p99 (from the intended start, every operation)
+    /// is within this at 95% confidence, fails when it is beyond it at 95%.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub p99: Option<Duration>,
+    /// The same for the p99.9.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub p999: Option<Duration>,
+    /// The same for failed over completed operations (a percentage, Wilson's 95% interval).
+    #[arg(long, value_name = "PCT", value_parser = parse_percent)]
+    pub max_error_rate: Option<f64>,
+    /// Bisection ends when the bracket is narrower than this percentage of its lower end.
+    #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_fraction_percent)]
+    pub resolution: f64,
+    /// A step is run again until its percentile's 95% interval (sectioning over its intervals) is
+    /// within this percentage of it, or --max-repeats runs were made.
+    #[arg(long, value_name = "PCT", default_value = "10", value_parser = parse_fraction_percent)]
+    pub precision: f64,
+    /// At most this many runs of one step.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_repeats: u32,
     /// Instead of rates: thread counts 1, 2, 4, ... (closed loop) up to --max-steps doublings, keeping
     /// the largest count where doubling still raised throughput more than latency.
     #[arg(long)]
@@ -513,6 +533,11 @@ pub struct ClientsArgs {
         value_delimiter = ','
     )]
     pub ssh: Vec<String>,
+
+    /// With --clients on this machine: client i runs on CPU i mod the list's length alone (each
+    /// client a core of its own, as on its own machine); also pins a single client (--clients 1).
+    #[arg(long, value_name = "CPU[,CPU...]", value_delimiter = ',')]
+    pub client_cpus: Vec<usize>,
 
     /// With --ssh: the ssh program and its options.
     #[arg(long, value_name = "COMMAND", default_value = scalebench_distributed::ssh::DEFAULT_SSH_COMMAND)]
@@ -881,15 +906,23 @@ impl PhaseArgs {
 
 impl SaturateArgs {
     /// The saturation search these arguments ask for.
-    pub fn request(&self, argv: &[std::ffi::OsString]) -> SaturationRequest {
+    pub fn request(&self, argv: &[std::ffi::OsString], clients: StepClients) -> SaturationRequest {
         SaturationRequest {
             run: self.phase.request(argv),
             threads_search: self.threads_search,
             start_rate: self.start_rate,
             factor: self.factor,
             max_steps: self.max_steps,
-            p99_limit: self.p99,
+            objective: Objective {
+                p99: self.p99,
+                p999: self.p999,
+                max_error_rate: self.max_error_rate.map(|p| p / 100.0),
+            },
+            resolution: self.resolution,
+            precision: self.precision,
+            max_repeats: self.max_repeats,
             hdr_log: self.phase.hdr_log.clone(),
+            clients,
         }
     }
 }

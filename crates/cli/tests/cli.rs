@@ -418,6 +418,19 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "'18446744073709551615'",
         ),
         (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
+        (vec!["saturate", "--resolution", "0"], "'0'"),
+        (vec!["saturate", "--precision", "100"], "'100'"),
+        (vec!["saturate", "--max-repeats", "0"], "'0'"),
+        (vec!["saturate", "--max-error-rate", "100"], "'100'"),
+        (vec!["saturate", "--client-cpus", "4096"], "'4096'"),
+        (
+            vec!["saturate", "--threads-search", "--p99", "5ms"],
+            "--threads-search takes no --p99",
+        ),
+        (
+            vec!["saturate", "--clients", "2", "--hdr-log", "h"],
+            "--hdr-log is not supported with --clients",
+        ),
         (vec!["run", "--connect-timeout", "0s"], "'0s'"),
         // --ycsb-load names a phase the command runs (checked before it runs).
         (
@@ -1040,8 +1053,9 @@ fn bindings_are_listed_with_their_options() {
     }
 }
 
-/// Against a simulated server of known capacity (2,000 ops/s), the rate search stops at the step that
-/// cannot keep up and names the step before it as the knee.
+/// Against a simulated server of known capacity (2,000 ops/s), the rate search brackets the
+/// capacity and bisects to its resolution: the answer is the highest rate that kept up (95% of it
+/// completed inside the window), and the bracket holds the capacity.
 #[test]
 fn saturation_search_finds_the_knee_of_a_known_capacity() {
     let dir = tempfile::tempdir().unwrap();
@@ -1058,6 +1072,8 @@ fn saturation_search_finds_the_knee_of_a_known_capacity() {
         "600",
         "--factor",
         "1.5",
+        "--resolution",
+        "5",
         "--duration",
         "2s",
         "--no-monitor",
@@ -1074,34 +1090,33 @@ fn saturation_search_finds_the_knee_of_a_known_capacity() {
         let log = dir.path().join(format!("hdr/step-{n}/run-READ.hlog"));
         assert!(log.is_file(), "no {}", log.display());
     }
+    let answer = &s["answer"];
+    assert_eq!(answer["ended_by"], "resolved", "{s}");
+    let (rate, low, high) = (
+        answer["rate_ops_s"].as_f64().unwrap(),
+        answer["ci_low"].as_f64().unwrap(),
+        answer["ci_high"].as_f64().unwrap(),
+    );
+    // A step keeps up when 95% of its rate completes: the answer lies between the capacity's 90%
+    // and its 1/0.95, and the bracket closed to 5%.
+    assert!((1800.0..=2110.0).contains(&rate), "answer {rate}: {s}");
+    assert_eq!(low, rate);
+    assert!(high > low && high - low <= 0.05 * low + 1e-6, "{s}");
+    assert!(high >= 1950.0, "a rate below the capacity failed: {s}");
     let knee = &steps[s["knee"].as_u64().unwrap() as usize];
-    let offered = knee["offered"].as_f64().unwrap();
-    // 600, 900, 1350, 2025, 3037: the knee is at most the step just above the capacity (a step
-    // holds when 95% of its offered rate completes), and what it sustained never exceeds the capacity.
+    assert_eq!(knee["offered"].as_f64().unwrap(), rate);
+    assert_eq!(knee["verdict"], "pass");
+    for st in steps {
+        assert!(
+            st["achieved_ops_s"].as_f64().unwrap() < 2100.0,
+            "completed beyond the capacity: {st}"
+        );
+    }
+    let text = String::from_utf8_lossy(&o.stdout);
     assert!(
-        (600.0..=2025.0).contains(&offered),
-        "knee at {offered}: {s}"
+        text.contains("<- knee") && text.contains("answer: "),
+        "{text}"
     );
-    assert!(knee["achieved_ops_s"].as_f64().unwrap() < 2050.0, "{s}");
-    let best = steps
-        .iter()
-        .map(|st| st["achieved_ops_s"].as_f64().unwrap())
-        .fold(0.0, f64::max);
-    assert!(
-        best > 1200.0,
-        "throughput never approached the capacity: {s}"
-    );
-    let last = steps.last().unwrap();
-    let achieved = last["achieved_ops_s"].as_f64().unwrap();
-    assert!(
-        achieved < 2100.0,
-        "completed {achieved} ops/s beyond the capacity"
-    );
-    assert!(
-        s["stopped_by"].as_str().unwrap().contains("cannot keep up"),
-        "{s}"
-    );
-    assert!(String::from_utf8_lossy(&o.stdout).contains("<- knee"));
 
     let bad = scalebench(&["saturate", "--db", "null://", "--factor", "1"]);
     assert_eq!(bad.status.code(), Some(2));

@@ -37,11 +37,14 @@ pub trait Launcher {
         request: &RunRequest,
         phase: Phase,
     ) -> Result<DistributedOutcome, SessionError>;
+    /// The same clients for run `name` of a series (a saturation search's steps): a rendezvous
+    /// holds one run per prefix, so each run of the series meets under `PREFIX/name`.
+    fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync>;
 }
 
 /// A launcher is its struct (with its number of clients) and its module's `launch`.
 macro_rules! launcher {
-    ($launch:ty, $start:path) => {
+    ($launch:ty, $start:path, $for_run:path) => {
         impl Launcher for $launch {
             fn clients(&self) -> u32 {
                 self.clients
@@ -53,11 +56,18 @@ macro_rules! launcher {
             ) -> Result<DistributedOutcome, SessionError> {
                 $start(self, request, phase)
             }
+            fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync> {
+                Box::new($for_run(self, name))
+            }
         }
     };
 }
-launcher!(local::LocalLaunch, local::launch);
-launcher!(ssh::SshLaunch, ssh::launch);
+launcher!(
+    local::LocalLaunch,
+    local::launch,
+    local::LocalLaunch::for_run
+);
+launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run);
 
 /// What `scalebench gather` merges: a rendezvous run's results from etcd, the files its clients
 /// kept, or both (a file stands for its client where etcd has it too, or has lost it).

@@ -40,6 +40,41 @@ pub struct LocalLaunch {
     pub clients: u32,
     /// How long the clients may take to connect before the run is abandoned.
     pub start_timeout: Duration,
+    /// Client i runs on CPU `cpus[i % len]` alone (none: wherever the scheduler puts it), so each
+    /// client has a core of its own, as it would on a machine of its own.
+    pub cpus: Vec<usize>,
+}
+
+/// The CPUs this process may run on (its affinity mask).
+pub fn usable_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the kernel.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let ok =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if ok != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+        .collect()
+}
+
+/// `--client-cpus`: every CPU one this process may run on, or exit 2 naming the one that is not.
+pub fn check_cpus(cpus: &[usize]) -> Result<(), SessionError> {
+    let usable = usable_cpus();
+    match cpus.iter().find(|c| !usable.contains(c)) {
+        Some(c) => Err(SessionError::Usage(format!(
+            "invalid value '{c}' for '--client-cpus': this process may run on CPUs {usable:?} only"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl LocalLaunch {
+    /// Processes on this machine meet through their launcher, not a rendezvous: every run alike.
+    pub fn for_run(&self, _name: &str) -> LocalLaunch {
+        self.clone()
+    }
 }
 
 /// A child's order, the first line on its stdin.
@@ -256,6 +291,9 @@ fn spawn_child(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     die_with_parent(&mut command);
+    if let Some(&cpu) = launch.cpus.get(index % launch.cpus.len().max(1)) {
+        pin_to(&mut command, cpu);
+    }
     let mut process = command.spawn().map_err(|e| {
         SessionError::Failed(format!(
             "cannot start client {index} ({}): {e}",
@@ -313,6 +351,22 @@ pub fn die_with_parent(command: &mut Command) {
             // The parent may have died before the prctl: then the child goes at once.
             if libc::getppid() != parent {
                 libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The child runs on `cpu` alone.
+fn pin_to(command: &mut Command, cpu: usize) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls (sched_setaffinity).
+    unsafe {
+        command.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
             }
             Ok(())
         });

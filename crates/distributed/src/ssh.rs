@@ -33,6 +33,15 @@ pub struct SshLaunch {
     pub start_timeout: Duration,
 }
 
+impl SshLaunch {
+    /// Run `name` of a series meets under its own prefix of the rendezvous.
+    pub fn for_run(&self, name: &str) -> SshLaunch {
+        let mut launch = self.clone();
+        launch.rendezvous.prefix = format!("{}/{name}", self.rendezvous.prefix);
+        launch
+    }
+}
+
 /// The remote command that reads an [`SshClientOrder`] on its stdin (`scalebench`'s hidden
 /// `ssh-client`).
 pub const CLIENT_COMMAND: &str = "ssh-client";

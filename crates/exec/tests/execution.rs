@@ -558,6 +558,7 @@ fn on_sqlite(
         drop_schema: false,
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
+        clients: 1,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -711,6 +712,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         drop_schema: false,
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
+        clients: 1,
     };
     let plan = RunPlan {
         concurrency: 50,

@@ -1,19 +1,74 @@
-//! A saturation search's result (`scalebench saturate`): each step's offered load and what it
-//! achieved, the knee, and the rule that ended the search. The study's `saturate` makes it; the
-//! report renders it.
+//! A saturation search's result (`scalebench saturate`): each step's offered load, what it achieved
+//! and how precisely its tail is known, the answer with its interval, and the rule that ended the
+//! search. The study's `saturate` makes it; the report renders it.
 
 use serde::Serialize;
 
+/// A percentile of one step, estimated with its 95% confidence interval.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Estimate {
+    /// The percentile of the step's whole histogram (every repetition, every operation), in µs.
+    pub us: f64,
+    /// The 95% interval around it (sectioning: the spread of the percentile over the step's
+    /// intervals); None when fewer than two intervals held operations.
+    pub low_us: Option<f64>,
+    pub high_us: Option<f64>,
+}
+
+impl Estimate {
+    /// Half the interval's width over the estimate (None without an interval).
+    pub fn relative_half_width(&self) -> Option<f64> {
+        Some((self.high_us? - self.low_us?) / 2.0 / self.us.max(1e-9))
+    }
+}
+
+/// What a step says about the objective.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepVerdict {
+    /// Kept up, and every objective met at 95% (its interval's upper end within it).
+    Pass,
+    /// Could not keep up, or an objective broken at 95% (its interval's lower end beyond it).
+    Fail,
+    /// An objective's interval straddles its limit after the last repetition: counted as failed.
+    Unsure,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
-    /// Offered ops/s (rate search) or threads (thread search).
+    /// Offered ops/s (rate search) or threads per client (thread search).
     pub offered: f64,
-    /// Operations completed per second inside the measurement window.
+    /// Operations completed per second inside the measurement window (over its repetitions).
     pub achieved_ops_s: f64,
-    /// p99 in µs: from the intended start (open loop) or service time (closed loop).
+    /// p99 in µs over every operation: from the intended start (open loop) or service time
+    /// (closed loop).
     pub p99_us: f64,
+    /// p99 of the service time (actual start to end) over every operation, in µs.
+    pub service_p99_us: f64,
     pub mean_us: f64,
     pub failed: u64,
+    /// The p99 and p99.9 with their 95% intervals.
+    pub p99: Estimate,
+    pub p999: Estimate,
+    /// Failed over completed operations.
+    pub error_rate: f64,
+    /// How many runs measured this step (until its percentile was known to the precision asked).
+    pub repeats: u32,
+    /// Client processes that loaded it, as one run each repetition.
+    pub clients: u32,
+    /// The merged "bounded by" verdict of its last repetition.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bounded_by: Option<String>,
+    /// The step failed while the database served operations in time once started: the clients
+    /// were the bound (their evidence: late starts, the verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_bound: Option<String>,
+    /// Rate search: against the objective (thread search: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<StepVerdict>,
+    /// Why it passed or failed, in words.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 /// What a saturation search steps up: the offered rate (open loop) or the client threads.
@@ -24,12 +79,48 @@ pub enum SearchKind {
     Threads,
 }
 
+/// How a search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SearchEnd {
+    /// Bisection closed the bracket to the resolution (rate search).
+    Resolved,
+    /// The thread search's rule (Wegert) found its knee.
+    Knee,
+    /// A step failed while a client's resource was saturated: the clients are the bound.
+    ClientBound,
+    /// `--max-steps` ran out first.
+    MaxSteps,
+    /// A client left no result of a step: the search ends with what was measured (exit 3).
+    Incomplete,
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// The search's answer: the highest rate that kept up and met the objective, with the bracket the
+/// capacity lies in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answer {
+    /// The highest offered rate that passed (ops/s); None when no step passed.
+    pub rate_ops_s: Option<f64>,
+    /// The capacity lies in [ci_low, ci_high]: the highest rate that passed and the lowest that did
+    /// not, each judged at 95%. `ci_high` is None when no step failed for the database (the
+    /// answer is then a lower bound).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub clients: u32,
+    pub ended_by: SearchEnd,
+    /// The objective in words ("p99 <= 5 ms, kept up").
+    pub objective: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Search {
     pub kind: SearchKind,
+    pub answer: Answer,
     pub steps: Vec<Step>,
-    /// Index of the knee in `steps`.
+    /// Index of the knee (the answer's step) in `steps`.
     pub knee: Option<usize>,
-    /// The rule that ended the search.
+    /// The rule that ended the search, in words.
     pub stopped_by: String,
 }

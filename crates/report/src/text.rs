@@ -9,7 +9,7 @@ use scalebench_deploy::ClusterStatus;
 use scalebench_elastic::result::ElasticStep;
 use scalebench_elastic::{SizeRow, StepScores};
 
-use scalebench_measure::saturation::{Search, SearchKind};
+use scalebench_measure::saturation::{Search, SearchKind, StepVerdict};
 
 use crate::cells::CellStats;
 use crate::stored::{SizeMeans, StepMeans};
@@ -320,26 +320,53 @@ pub fn saturation_table(s: &Search) -> String {
         "offered ops/s"
     };
     let mut out = format!(
-        "{:>14} {:>14} {:>12} {:>12} {:>8}\n",
-        unit, "achieved ops/s", "p99 (us)", "mean (us)", "failed"
+        "{:>14} {:>14} {:>12} {:>20} {:>12} {:>8} {:>5}  verdict\n",
+        unit, "achieved ops/s", "p99 (us)", "p99 95% (us)", "mean (us)", "failed", "runs"
     );
     for (i, st) in s.steps.iter().enumerate() {
+        let interval = match (st.p99.low_us, st.p99.high_us) {
+            (Some(l), Some(h)) => format!("[{l:.0}, {h:.0}]"),
+            _ => "-".into(),
+        };
+        let verdict = match st.verdict {
+            Some(StepVerdict::Pass) => "pass",
+            Some(StepVerdict::Fail) => "fail",
+            Some(StepVerdict::Unsure) => "unsure",
+            None => "",
+        };
         out.push_str(&format!(
-            "{:>14.0} {:>14.1} {:>12.0} {:>12.0} {:>8}{}\n",
+            "{:>14.0} {:>14.1} {:>12.0} {:>20} {:>12.0} {:>8} {:>5}  {verdict}{}\n",
             st.offered,
             st.achieved_ops_s,
             st.p99_us,
+            interval,
             st.mean_us,
             st.failed,
+            st.repeats,
             if Some(i) == s.knee { "  <- knee" } else { "" }
         ));
     }
-    match s.knee {
-        Some(k) => out.push_str(&format!(
-            "knee: {:.0} {unit}, {:.1} ops/s sustained; stopped: {}\n",
+    let a = &s.answer;
+    let clients = if a.clients == 1 {
+        "1 client".to_string()
+    } else {
+        format!("{} clients", a.clients)
+    };
+    match (s.kind, s.knee) {
+        (SearchKind::Threads, Some(k)) => out.push_str(&format!(
+            "knee: {:.0} threads per client, {:.1} ops/s sustained ({clients}); stopped: {}\n",
             s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
         )),
-        None => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
+        (SearchKind::Rate, Some(_)) => out.push_str(&format!(
+            "answer: {:.0} ops/s ({}), capacity in [{:.0}, {}] ops/s, from {clients}; stopped: {}\n",
+            a.rate_ops_s.unwrap_or(0.0),
+            a.objective,
+            a.ci_low.unwrap_or(0.0),
+            a.ci_high
+                .map_or("not reached".to_string(), |h| format!("{h:.0}")),
+            s.stopped_by
+        )),
+        (_, None) => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
     }
     out
 }

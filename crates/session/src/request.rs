@@ -784,6 +784,16 @@ pub fn parse_percent(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{s}': expected a percentage such as 5 or 5%"))
 }
 
+/// A percentage above 0 and below 100 (`saturate --resolution`, `--precision`), as a fraction.
+pub fn parse_fraction_percent(s: &str) -> Result<f64, String> {
+    match parse_percent(s)? {
+        p if p > 0.0 && p < 100.0 => Ok(p / 100.0),
+        _ => Err(format!(
+            "'{s}': expected a percentage above 0 and below 100"
+        )),
+    }
+}
+
 /// An operation rate above 0 (`saturate --start`).
 pub fn parse_positive_rate(s: &str) -> Result<f64, String> {
     match parse_rate(s)? {

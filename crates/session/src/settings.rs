@@ -60,6 +60,8 @@ pub struct Settings {
     pub warnings: Vec<String>,
     /// `--deployment`: the cluster the phases go to.
     pub cluster: Option<scalebench_deploy::Cluster>,
+    /// How many client processes share the database in this run (1 alone).
+    pub clients: u32,
 }
 
 impl Settings {
@@ -132,6 +134,7 @@ impl Settings {
             self.arrival_offset = share.arrival_offset(target);
         }
         self.seed = share.seed(self.seed);
+        self.clients = share.clients;
         Ok(self)
     }
 
@@ -249,6 +252,7 @@ impl Settings {
             op_timeout: args.op_timeout,
             grace: args.grace,
             connect_timeout: args.connect_timeout,
+            clients: 1,
             batch_size,
             request_set: args.request_set,
             timeline_log: args.timeline_log.clone(),
@@ -308,6 +312,7 @@ impl Settings {
             drop_schema,
             cancel: stop.cancel().clone(),
             connect_timeout: self.connect_timeout,
+            clients: self.clients,
         }
     }
 

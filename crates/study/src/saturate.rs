@@ -1,109 +1,447 @@
-//! `scalebench saturate`: the maximum sustainable throughput of one configuration.
+//! `scalebench saturate`: the highest rate a configuration sustains within a latency objective, from
+//! one client or from N as one run, with the interval the answer lies in.
 //!
-//! Rate search (open loop): offer `start_rate`, then `factor` times more at each step, until a step
-//! cannot keep up (completions in the window below 95% of the offered rate), throughput stops
-//! rising (less than 2% over the previous step), or the p99 from the intended start breaks the
-//! objective. The knee is the last step that held. Throughput counts operations *completed inside
-//! the measurement window*: an overloaded open-loop run finishes its backlog in the grace period,
-//! and those late completions (`ok_after_window`) do not count as sustained.
+//! **Rate search** (open loop). Bracketing: offer `start_rate`, then `factor` times more at each
+//! step until a step fails; bisection: halve the bracket between the highest rate that passed and
+//! the lowest that failed until it is narrower than `resolution` of the rate. A step passes when it
+//! kept up (at least 95% of its offered rate completed *inside* the window: an overloaded open loop
+//! finishes its backlog in the grace period, and those late completions do not count as sustained)
+//! and every objective (`--p99`, `--p999`, `--max-error-rate`) holds at 95% confidence; it fails
+//! when it did not keep up or an objective is broken at 95%; otherwise it is unsure, and counts as
+//! failed. The answer is the highest rate that passed, with the bracket `[ci_low, ci_high]`.
 //!
-//! Thread search (closed loop, Wegert's calibration): 1, 2, 4, ... threads; the answer is the largest
-//! count where doubling still raised throughput by a larger factor than mean latency.
+//! **How precisely a step's percentile is known**: by *sectioning* (Asmussen & Glynn, Stochastic
+//! Simulation, 2007, III.5; Nakayama, "Confidence intervals for quantiles using sectioning", ACM
+//! TOMACS 2014): the estimate is the percentile of the step's whole histogram; its 95% interval is
+//! that estimate +- t(0.975, b-1) s / sqrt(b), s the standard deviation of the percentile over the
+//! step's b intervals (sections), each an HDR histogram of its own. Latencies next to each other are
+//! correlated (a queue's), sections of a second or more much less, which is why sections and not
+//! single operations are the unit; Lancet (Kogias et al., USENIX ATC 2019) stops a measurement the
+//! same way once its percentile's interval is narrow enough. A step runs again (another
+//! repetition, its sections pooled) until the interval's half-width is within `precision` of the
+//! estimate, or `max_repeats` runs were made. A step already failed at 95% (behind its rate, or its
+//! interval's lower end beyond the objective) is not repeated: no run could make it pass.
+//!
+//! **From N clients** ([`StepClients::Launched`]): every run of a step is one coordinated run of
+//! the launcher's clients (one start, each its share of the step's rate, merged by histogram); this
+//! process decides the next step from the merged result, so no client runs a step the others have
+//! not agreed on, and the clients agree on the run's definition at each start as `run` does. A
+//! client lost ends the search with what was measured ([`SearchEnd::Incomplete`], exit 3). A step
+//! that failed with a client's CPU saturated while the database still served every operation in
+//! time once it was started (its service-time p99 within the objective) ends the search as
+//! client-bound: the clients started the operations late, so its rate says what they could offer,
+//! not what the database sustains ([`database_answered_in_time`]).
+//!
+//! **Thread search** (closed loop, Wegert's calibration): 1, 2, 4, ... threads per client; the
+//! answer is the largest count where doubling still raised throughput by a larger factor than
+//! mean latency.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use scalebench_distributed::Launcher;
 use scalebench_exec::Phase;
-use scalebench_measure::PhaseResult;
+use scalebench_measure::histogram::{decode_histogram, new_histogram, LatencyHistogram};
+use scalebench_measure::{PhaseResult, RunResult};
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
 use scalebench_session::request::RunRequest;
 
+pub use scalebench_measure::saturation::{
+    Answer, Estimate, Search, SearchEnd, SearchKind, Step, StepVerdict,
+};
+
+/// A step that completed less than this share of its offered rate inside the window did not keep up.
+pub const KEPT_UP: f64 = 0.95;
+/// At most this many runs of one step.
+pub const MAX_REPEATS: u32 = 20;
+
+/// What a rate search's steps must meet.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Objective {
+    pub p99: Option<Duration>,
+    pub p999: Option<Duration>,
+    /// Failed over completed operations, 0..=1.
+    pub max_error_rate: Option<f64>,
+}
+
+impl Objective {
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(d) = self.p99 {
+            parts.push(format!("p99 <= {}", humantime::format_duration(d)));
+        }
+        if let Some(d) = self.p999 {
+            parts.push(format!("p99.9 <= {}", humantime::format_duration(d)));
+        }
+        if let Some(e) = self.max_error_rate {
+            parts.push(format!("error rate <= {}%", e * 100.0));
+        }
+        parts.push("kept up (95% of the offered rate)".into());
+        parts.join(", ")
+    }
+
+    fn has_latency(&self) -> bool {
+        self.p99.is_some() || self.p999.is_some()
+    }
+}
+
+/// Who runs each step.
+pub enum StepClients {
+    /// This process alone.
+    Here,
+    /// The launcher's clients, every run of a step one coordinated run of them all.
+    Launched(Box<dyn Launcher + Send + Sync>),
+}
+
+impl StepClients {
+    fn count(&self) -> u32 {
+        match self {
+            StepClients::Here => 1,
+            StepClients::Launched(l) => l.clients(),
+        }
+    }
+}
+
 /// A saturation search: the run every step starts from, and how the steps grow.
-#[derive(Debug, Clone)]
 pub struct SaturationRequest {
     pub run: RunRequest,
     /// Thread counts 1, 2, 4, ... in a closed loop instead of offered rates.
     pub threads_search: bool,
     /// Offered rate of the first step (ops/s), rate search.
     pub start_rate: f64,
-    /// Each step offers this many times the previous one, rate search.
+    /// Bracketing: each step offers this many times the previous one.
     pub factor: f64,
     pub max_steps: u32,
-    /// A step whose p99 from the intended start exceeds this ends the rate search.
-    pub p99_limit: Option<Duration>,
-    /// HDR interval logs of step N into `DIR/step-N`.
+    pub objective: Objective,
+    /// Bisection ends when the bracket is narrower than this share of its lower end (0.02).
+    pub resolution: f64,
+    /// A step is repeated until its percentile's 95% half-width is within this share of it.
+    pub precision: f64,
+    pub max_repeats: u32,
+    /// HDR interval logs of step N into `DIR/step-N` (this process alone).
     pub hdr_log: Option<PathBuf>,
+    pub clients: StepClients,
 }
 
-pub use scalebench_measure::saturation::{Search, SearchKind, Step};
+/// One run of a step, merged over its clients.
+struct Measured {
+    result: RunResult,
+    /// Each client's own run phase (this process's alone), for its resources.
+    own: Vec<PhaseResult>,
+    /// A client left no result: what the launcher said.
+    incomplete: Option<String>,
+}
 
-fn step_of(offered: f64, p: &PhaseResult) -> Step {
-    let latencies: Vec<_> = p
-        .operations
-        .values()
-        .filter_map(|o| {
-            if p.open_loop {
-                o.intended_latency.as_ref()
-            } else {
-                o.latency.as_ref()
+impl SaturationRequest {
+    /// The search's parameters checked, before anything runs.
+    pub fn check(&self) -> Result<(), SessionError> {
+        let bad = |flag: &str, value: String, why: &str| {
+            Err(SessionError::Usage(format!(
+                "invalid value '{value}' for '{flag}': {why}"
+            )))
+        };
+        if !(self.factor > 1.0 && self.factor.is_finite()) {
+            return bad("--factor", self.factor.to_string(), "must exceed 1");
+        }
+        if !(self.start_rate > 0.0 && self.start_rate.is_finite()) {
+            return bad(
+                "--start-rate",
+                self.start_rate.to_string(),
+                "must be positive",
+            );
+        }
+        if !(self.resolution > 0.0 && self.resolution < 1.0) {
+            return bad(
+                "--resolution",
+                format!("{}", self.resolution * 100.0),
+                "expected a percentage above 0 and below 100",
+            );
+        }
+        if !(self.precision > 0.0 && self.precision < 1.0) {
+            return bad(
+                "--precision",
+                format!("{}", self.precision * 100.0),
+                "expected a percentage above 0 and below 100",
+            );
+        }
+        if !(1..=MAX_REPEATS).contains(&self.max_repeats) {
+            return bad(
+                "--max-repeats",
+                self.max_repeats.to_string(),
+                &format!("expected 1 to {MAX_REPEATS}"),
+            );
+        }
+        if let Some(e) = self.objective.max_error_rate {
+            if !(0.0..1.0).contains(&e) {
+                return bad(
+                    "--max-error-rate",
+                    format!("{}", e * 100.0),
+                    "expected a percentage from 0 to below 100",
+                );
             }
-        })
-        .collect();
-    // The worst operation's p99 against the objective; the mean over every operation for the knee.
-    let p99_us = latencies.iter().map(|l| l.p99_us).fold(0.0, f64::max);
-    let count: u64 = latencies.iter().map(|l| l.count).sum();
-    let mean_us = latencies
-        .iter()
-        .map(|l| l.mean_us * l.count as f64)
-        .sum::<f64>()
-        / count.max(1) as f64;
-    Step {
-        offered,
-        // Completions inside the window: an overloaded step shows what was served, not offered.
-        achieved_ops_s: p.totals.throughput_ops_s,
-        p99_us,
-        mean_us,
-        failed: p.totals.failed,
-    }
-}
-
-/// Decides after each step whether to go on; returns (knee, rule) once it stops.
-pub fn rate_rule(steps: &[Step], p99_limit_us: Option<f64>) -> Option<(Option<usize>, String)> {
-    let i = steps.len() - 1;
-    let s = &steps[i];
-    let prev = i.checked_sub(1);
-    if let Some(limit) = p99_limit_us {
-        if s.p99_us > limit {
-            return Some((
-                prev,
-                format!(
-                    "p99 {:.0} us above the objective {limit:.0} us at {:.0} ops/s",
-                    s.p99_us, s.offered
-                ),
+        }
+        if self.threads_search && (self.objective != Objective::default()) {
+            return Err(SessionError::Usage(
+                "--threads-search takes no --p99, --p999 or --max-error-rate: Wegert's rule compares throughput and mean latency".into(),
             ));
         }
+        if self.hdr_log.is_some() && matches!(self.clients, StepClients::Launched(_)) {
+            return Err(SessionError::Usage(
+                "--hdr-log is not supported with --clients or --rendezvous yet: each step's merged result is in --output".into(),
+            ));
+        }
+        Ok(())
     }
-    if s.achieved_ops_s < 0.95 * s.offered {
-        return Some((
-            prev,
-            format!(
-                "cannot keep up: {:.0} ops/s completed of {:.0} offered",
-                s.achieved_ops_s, s.offered
-            ),
-        ));
-    }
-    if let Some(p) = prev {
-        if s.achieved_ops_s < steps[p].achieved_ops_s * 1.02 {
-            return Some((Some(p), "throughput stopped rising (< 2% more)".into()));
+
+    /// Run `repeat` of step `step` (both from 1): here, or by the launcher's clients (run `n` of
+    /// the series).
+    fn measure_once(
+        &self,
+        request: &RunRequest,
+        (step, repeat, n): (usize, u32, u32),
+    ) -> Result<Measured, SessionError> {
+        match &self.clients {
+            StepClients::Here => {
+                let mut executed = execute_phases(request, &[Phase::Run])?;
+                if let Some(dir) = &self.hdr_log {
+                    let name = match repeat {
+                        1 => format!("step-{step}"),
+                        r => format!("step-{step}-repeat-{r}"),
+                    };
+                    executed.write_hdr_logs(&dir.join(name))?;
+                }
+                let own = executed.result.phases.last().cloned().into_iter().collect();
+                Ok(Measured {
+                    result: executed.result,
+                    own,
+                    incomplete: None,
+                })
+            }
+            StepClients::Launched(launcher) => {
+                let outcome = launcher
+                    .for_run(&format!("saturate-run-{n}"))
+                    .launch(request, Phase::Run)?;
+                let incomplete = outcome.incomplete().then(|| outcome.notes().join("\n"));
+                let own = outcome
+                    .clients
+                    .iter()
+                    .flatten()
+                    .filter_map(|r| r.phases.last().cloned())
+                    .collect();
+                let mut result = outcome.merged;
+                result.interrupted |= outcome.interrupted;
+                Ok(Measured {
+                    result,
+                    own,
+                    incomplete,
+                })
+            }
         }
     }
-    None
 }
 
-/// Wegert: go on while doubling threads multiplies throughput by more than it multiplies mean
-/// latency (`scalebench_stats::knee`, which says why the mean).
+/// The latencies one repetition adds to a step, per interval over every operation: from the
+/// intended start in an open loop (the sections the objective is judged on), and service times.
+fn sections_of(p: &PhaseResult) -> Result<(Vec<LatencyHistogram>, LatencyHistogram), SessionError> {
+    let merge = |into: &mut LatencyHistogram, encoded: Option<&String>| {
+        if let Some(e) = encoded {
+            let part = decode_histogram(e).map_err(SessionError::Failed)?;
+            into.add(&part)
+                .map_err(|e| SessionError::Failed(format!("cannot merge histograms: {e:?}")))?;
+        }
+        Ok::<_, SessionError>(())
+    };
+    let mut sections = Vec::new();
+    let mut service = new_histogram();
+    for iv in &p.intervals {
+        let mut h = new_histogram();
+        for op in iv.operations.values() {
+            let judged = if p.open_loop {
+                op.intended_histogram.as_ref()
+            } else {
+                op.histogram.as_ref()
+            };
+            merge(&mut h, judged)?;
+            merge(&mut service, op.histogram.as_ref())?;
+        }
+        if !h.is_empty() {
+            sections.push(h);
+        }
+    }
+    Ok((sections, service))
+}
+
+/// Quantile `q` of the whole (the sections merged) with its sectioning interval.
+pub fn sectioned(sections: &[LatencyHistogram], q: f64) -> Estimate {
+    let mut whole = new_histogram();
+    for s in sections {
+        let _ = whole.add(s);
+    }
+    let us = scalebench_measure::histogram::quantile_us(&whole, q);
+    let per: Vec<f64> = sections
+        .iter()
+        .map(|s| scalebench_measure::histogram::quantile_us(s, q))
+        .collect();
+    let half = scalebench_stats::summarize(&per)
+        .and_then(|s| s.ci95)
+        .filter(|h| h.is_finite());
+    Estimate {
+        us,
+        low_us: half.map(|h| (us - h).max(0.0)),
+        high_us: half.map(|h| us + h),
+    }
+}
+
+/// The 95% Wilson score interval of a proportion of `n` trials.
+pub fn wilson(failures: u64, n: u64) -> (f64, f64) {
+    if n == 0 {
+        return (0.0, 1.0);
+    }
+    let z = 1.959_964;
+    let (n, p) = (n as f64, failures as f64 / n as f64);
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// A step's runs so far, pooled.
+#[derive(Default)]
+struct Pooled {
+    sections: Vec<LatencyHistogram>,
+    service: Option<LatencyHistogram>,
+    ok_in_window: f64,
+    duration_s: f64,
+    failed: u64,
+    completed: u64,
+    repeats: u32,
+    clients: u32,
+    bounded_by: Option<String>,
+    /// A client's CPU saturated in the last run, with the evidence.
+    client_saturated: Option<String>,
+}
+
+/// A client whose CPU /proc saw saturated in the window: what and the evidence (the verdict before
+/// a kept target rate replaced it).
+fn saturated_client(index: usize, p: &PhaseResult) -> Option<String> {
+    let series = p.resources.as_ref()?;
+    let from = p.measurement_start_unix_ms as f64 / 1000.0 - series.start_unix_ms as f64 / 1000.0;
+    let v = scalebench_monitor::verdict(series, "client", Some((from, from + p.duration_s)));
+    let b = v.bounds.iter().find(|b| b.client)?;
+    Some(format!("{} (client {index}): {}", b.what, b.evidence))
+}
+
+impl Pooled {
+    fn add(&mut self, p: &PhaseResult, own: &[PhaseResult]) -> Result<(), SessionError> {
+        let (sections, service) = sections_of(p)?;
+        self.sections.extend(sections);
+        match &mut self.service {
+            Some(s) => {
+                let _ = s.add(&service);
+            }
+            None => self.service = Some(service),
+        }
+        self.ok_in_window += p.window_throughput() * p.duration_s;
+        self.duration_s += p.duration_s;
+        self.failed += p.totals.failed;
+        self.completed += p.totals.ok + p.totals.failed;
+        self.repeats += 1;
+        self.clients = p.clients;
+        self.bounded_by = p.bounded_by.as_ref().map(|v| v.bounded_by.clone());
+        // A saturated client CPU, with how late the clients started their operations.
+        let saturated: Vec<String> = own
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| saturated_client(i, c))
+            .collect();
+        self.client_saturated = (!saturated.is_empty()).then(|| {
+            let late = p.schedule.as_ref().map_or(String::new(), |s| {
+                format!(
+                    "; {:.1}% of operations started more than {:.0} ms after their schedule",
+                    s.late_operations as f64 / p.totals.issued.max(1) as f64 * 100.0,
+                    s.late_threshold_us / 1000.0
+                )
+            });
+            format!("{}{late}", saturated.join(", "))
+        });
+        Ok(())
+    }
+
+    fn achieved(&self) -> f64 {
+        self.ok_in_window / self.duration_s.max(1e-9)
+    }
+}
+
+/// Judges a pooled step against the objective: (verdict, why).
+fn judge(
+    offered: f64,
+    step: &Step,
+    completed: u64,
+    objective: &Objective,
+) -> (StepVerdict, String) {
+    if step.achieved_ops_s < KEPT_UP * offered {
+        return (
+            StepVerdict::Fail,
+            format!(
+                "cannot keep up: {:.0} ops/s completed of {offered:.0} offered",
+                step.achieved_ops_s
+            ),
+        );
+    }
+    let mut verdict = StepVerdict::Pass;
+    let mut why = Vec::new();
+    let mut weigh = |name: &str, limit: f64, low: Option<f64>, high: Option<f64>, point: f64| {
+        let (low, high) = (low.unwrap_or(point), high.unwrap_or(f64::INFINITY));
+        if low > limit {
+            verdict = StepVerdict::Fail;
+            why.push(format!(
+                "{name} {point:.0} above {limit:.0} (95% low {low:.0})"
+            ));
+        } else if high > limit {
+            if verdict == StepVerdict::Pass {
+                verdict = StepVerdict::Unsure;
+            }
+            why.push(format!(
+                "{name} {point:.0} not surely within {limit:.0} (95% high {high:.0})"
+            ));
+        }
+    };
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    if let Some(d) = objective.p99 {
+        weigh(
+            "p99 us",
+            us(d),
+            step.p99.low_us,
+            step.p99.high_us,
+            step.p99.us,
+        );
+    }
+    if let Some(d) = objective.p999 {
+        weigh(
+            "p99.9 us",
+            us(d),
+            step.p999.low_us,
+            step.p999.high_us,
+            step.p999.us,
+        );
+    }
+    if let Some(e) = objective.max_error_rate {
+        let (low, high) = wilson(step.failed, completed);
+        weigh(
+            "error %",
+            e * 100.0,
+            Some(low * 100.0),
+            Some(high * 100.0),
+            step.error_rate * 100.0,
+        );
+    }
+    (verdict, why.join("; "))
+}
+
+/// Decides after each step of a thread search whether to go on (Wegert: while doubling threads
+/// multiplies throughput by more than it multiplies mean latency, `scalebench_stats::knee`, which
+/// says why the mean); returns (knee, rule) once it stops.
 pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
     let points: Vec<(f64, f64)> = steps
         .iter()
@@ -122,121 +460,375 @@ pub fn thread_rule(steps: &[Step]) -> Option<(Option<usize>, String)> {
     ))
 }
 
-/// Runs steps until a rule ends the search (or `max_steps`, or Ctrl-C); prints one line per step.
-pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
-    if request.factor <= 1.0 || request.start_rate <= 0.0 {
-        return Err(SessionError::Usage(format!(
-            "invalid search: --factor {} must exceed 1 and --start-rate {} be positive",
-            request.factor, request.start_rate
-        )));
+/// Where a rate search stands: the highest rate that passed and the lowest that did not.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Bracket {
+    pub passed: Option<(usize, f64)>,
+    pub failed: Option<f64>,
+}
+
+impl Bracket {
+    /// The next rate to offer, or None when the bracket is within `resolution`.
+    pub fn next(&self, start: f64, factor: f64, resolution: f64) -> Option<f64> {
+        match (self.passed, self.failed) {
+            (None, None) => Some(start),
+            (Some((_, lo)), None) => Some(lo * factor),
+            // Nothing passed yet: step down geometrically until something does.
+            (None, Some(hi)) => Some(hi / factor),
+            (Some((_, lo)), Some(hi)) => (hi - lo > resolution * lo).then_some((lo + hi) / 2.0),
+        }
     }
-    let mut steps = Vec::new();
-    let mut end = None;
+}
+
+/// Runs the search until its rule ends it (or `max_steps`, a client lost, Ctrl-C); prints one line
+/// per step.
+pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
+    request.check()?;
+    let clients = request.clients.count();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut bracket = Bracket::default();
+    let mut runs = 0u32;
+    let mut end: Option<(SearchEnd, String)> = None;
+    let mut thread_knee = None;
     for n in 0..request.max_steps {
+        let offered = if request.threads_search {
+            f64::from(1u32 << n)
+        } else {
+            match bracket.next(request.start_rate, request.factor, request.resolution) {
+                Some(r) => r,
+                None => {
+                    end = Some((
+                        SearchEnd::Resolved,
+                        format!("bracket within {}% of the rate", request.resolution * 100.0),
+                    ));
+                    break;
+                }
+            }
+        };
         let mut phase = request.run.clone();
         phase.quiet = true;
-        let offered = if request.threads_search {
-            let t = 1u32 << n;
-            phase.threads = Some(t);
+        if request.threads_search {
+            phase.threads = Some(offered as u32);
             phase.target = Some(0.0);
-            t as f64
         } else {
-            let r = request.start_rate * request.factor.powi(n as i32);
-            phase.target = Some(r);
-            r
-        };
-        let mut executed = execute_phases(&phase, &[Phase::Run])?;
-        if let Some(dir) = &request.hdr_log {
-            executed.write_hdr_logs(&dir.join(format!("step-{}", n + 1)))?;
+            phase.target = Some(offered);
         }
-        let result = executed.result;
-        let measured = result.phases.last().expect("a run phase");
-        let step = step_of(offered, measured);
-        scalebench_session::note!(
-            "step {}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us",
-            n + 1,
-            if request.threads_search {
-                "threads"
-            } else {
-                "offered"
-            },
-            offered,
-            step.achieved_ops_s,
-            step.p99_us
-        );
+        let mut pooled = Pooled::default();
+        let mut stop: Option<(SearchEnd, String)> = None;
+        let mut step;
+        loop {
+            runs += 1;
+            let measured =
+                request.measure_once(&phase, (n as usize + 1, pooled.repeats + 1, runs))?;
+            let p = measured
+                .result
+                .phases
+                .last()
+                .ok_or_else(|| SessionError::Failed("a step's run left no run phase".into()))?;
+            pooled.add(p, &measured.own)?;
+            step = step_of(offered, &pooled, clients);
+            if let Some(why) = measured.incomplete {
+                scalebench_session::note!("{why}");
+                stop = Some((SearchEnd::Incomplete, why));
+            } else if measured.result.interrupted {
+                stop = Some((SearchEnd::Interrupted, "interrupted".into()));
+            }
+            let precise = step.p99.relative_half_width().is_some_and(|w| {
+                w <= request.precision
+                    && step
+                        .p999
+                        .relative_half_width()
+                        .is_some_and(|w| w <= request.precision || request.objective.p999.is_none())
+            });
+            // A step already failed at 95% (behind its rate, or beyond the objective) needs no
+            // more precision: another run could not make it pass.
+            let failed = !request.threads_search
+                && judge(offered, &step, pooled.completed, &request.objective).0
+                    == StepVerdict::Fail;
+            let done = stop.is_some()
+                || request.threads_search
+                || !request.objective.has_latency()
+                || failed
+                || precise
+                || pooled.repeats >= request.max_repeats;
+            if done {
+                break;
+            }
+        }
+        if !request.threads_search && stop.is_none() {
+            let (verdict, why) = judge(offered, &step, pooled.completed, &request.objective);
+            step.verdict = Some(verdict);
+            step.why = why;
+        }
+        scalebench_session::note!("{}", step_line(n + 1, request.threads_search, &step));
+        let passed = step.verdict == Some(StepVerdict::Pass);
+        let last_pass = bracket.passed.map(|(i, _)| &steps[i]);
+        if !request.threads_search
+            && stop.is_none()
+            && !passed
+            && database_answered_in_time(&step, last_pass, &request.objective)
+        {
+            step.client_bound = pooled.client_saturated.clone();
+        }
+        let client_bound = step.client_bound.clone();
         steps.push(step);
-        if result.interrupted {
-            end = Some((steps.len().checked_sub(2), "interrupted".to_string()));
+        if let Some(s) = stop {
+            end = Some(s);
             break;
         }
-        end = if request.threads_search {
-            thread_rule(&steps)
-        } else {
-            rate_rule(&steps, request.p99_limit.map(|d| d.as_secs_f64() * 1e6))
-        };
-        if end.is_some() {
+        if request.threads_search {
+            if let Some((k, rule)) = thread_rule(&steps) {
+                thread_knee = k;
+                end = Some((SearchEnd::Knee, rule));
+                break;
+            }
+            continue;
+        }
+        if let Some(what) = client_bound {
+            end = Some((
+                SearchEnd::ClientBound,
+                format!(
+                    "client-bound at {offered:.0} ops/s: add clients ({what}; the database served every operation in time once started)"
+                ),
+            ));
             break;
+        }
+        if passed {
+            bracket.passed = Some((steps.len() - 1, offered));
+        } else {
+            bracket.failed = Some(offered);
         }
     }
-    let (knee, stopped_by) = end.unwrap_or((
-        steps.len().checked_sub(1),
-        format!("{} steps done", steps.len()),
+    let (ended_by, stopped_by) = end.unwrap_or((
+        SearchEnd::MaxSteps,
+        format!("--max-steps {} done", request.max_steps),
     ));
+    let (knee, answer) = if request.threads_search {
+        let knee = thread_knee.or(steps.len().checked_sub(1));
+        (
+            knee,
+            Answer {
+                rate_ops_s: knee.map(|k| steps[k].achieved_ops_s),
+                ci_low: None,
+                ci_high: None,
+                clients,
+                ended_by,
+                objective: "Wegert: doubling threads raises throughput more than mean latency"
+                    .into(),
+            },
+        )
+    } else {
+        (
+            bracket.passed.map(|(i, _)| i),
+            Answer {
+                rate_ops_s: bracket.passed.map(|(_, r)| r),
+                ci_low: bracket.passed.map(|(_, r)| r),
+                ci_high: bracket
+                    .failed
+                    .filter(|_| ended_by != SearchEnd::ClientBound),
+                clients,
+                ended_by,
+                objective: request.objective.describe(),
+            },
+        )
+    };
     Ok(Search {
         kind: if request.threads_search {
             SearchKind::Threads
         } else {
             SearchKind::Rate
         },
+        answer,
         steps,
         knee,
         stopped_by,
     })
 }
 
+/// A step that failed with a client's CPU saturated is client-bound only when the database still
+/// served each operation in time once it was started: its service time (from the actual start, the
+/// client's lateness left out) within the p99 objective, or (without one) within twice that of the
+/// highest step that passed (1 ms at least). An overloaded database queues operations and their
+/// service times grow; an overloaded client starts them late and they stay short. (An open loop's
+/// pacer spins between close deadlines, so a busy client core alone says little; clients whose
+/// in-flight operations all wait on the database start late too, with their cores idle.)
+fn database_answered_in_time(step: &Step, last_pass: Option<&Step>, objective: &Objective) -> bool {
+    match objective.p99 {
+        Some(limit) => step.service_p99_us <= limit.as_secs_f64() * 1e6,
+        None => last_pass.is_none_or(|p| step.service_p99_us <= 2.0 * p.service_p99_us.max(1000.0)),
+    }
+}
+
+fn step_of(offered: f64, pooled: &Pooled, clients: u32) -> Step {
+    let p99 = sectioned(&pooled.sections, 0.99);
+    let p999 = sectioned(&pooled.sections, 0.999);
+    let mut whole = new_histogram();
+    for s in &pooled.sections {
+        let _ = whole.add(s);
+    }
+    Step {
+        offered,
+        achieved_ops_s: pooled.achieved(),
+        p99_us: p99.us,
+        service_p99_us: pooled
+            .service
+            .as_ref()
+            .map_or(0.0, |h| scalebench_measure::histogram::quantile_us(h, 0.99)),
+        mean_us: whole.mean() / 1000.0,
+        failed: pooled.failed,
+        p99,
+        p999,
+        error_rate: pooled.failed as f64 / pooled.completed.max(1) as f64,
+        repeats: pooled.repeats,
+        clients,
+        bounded_by: pooled.bounded_by.clone(),
+        client_bound: None,
+        verdict: None,
+        why: String::new(),
+    }
+}
+
+fn step_line(n: u32, threads: bool, s: &Step) -> String {
+    let interval = match (s.p99.low_us, s.p99.high_us) {
+        (Some(l), Some(h)) => format!(" [{l:.0}, {h:.0}]"),
+        _ => String::new(),
+    };
+    let verdict = match s.verdict {
+        Some(v) => format!(
+            ", {}{}",
+            match v {
+                StepVerdict::Pass => "pass",
+                StepVerdict::Fail => "fail",
+                StepVerdict::Unsure => "unsure",
+            },
+            if s.why.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", s.why)
+            }
+        ),
+        None => String::new(),
+    };
+    format!(
+        "step {n}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us{interval}, {} run(s){verdict}",
+        if threads { "threads" } else { "offered" },
+        s.offered,
+        s.achieved_ops_s,
+        s.p99.us,
+        s.repeats
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn step(offered: f64, achieved: f64, p99: f64, mean: f64) -> Step {
+    fn step(offered: f64, achieved: f64, mean: f64) -> Step {
+        let e = Estimate {
+            us: 0.0,
+            low_us: None,
+            high_us: None,
+        };
         Step {
             offered,
             achieved_ops_s: achieved,
-            p99_us: p99,
+            p99_us: 0.0,
+            service_p99_us: 0.0,
             mean_us: mean,
             failed: 0,
+            p99: e,
+            p999: e,
+            error_rate: 0.0,
+            repeats: 1,
+            clients: 1,
+            bounded_by: None,
+            client_bound: None,
+            verdict: None,
+            why: String::new(),
         }
     }
 
     #[test]
-    fn rate_rules() {
-        let mut s = vec![step(100.0, 100.0, 500.0, 100.0)];
-        assert!(rate_rule(&s, Some(1000.0)).is_none());
-        s.push(step(150.0, 149.0, 600.0, 100.0));
-        assert!(rate_rule(&s, Some(1000.0)).is_none());
-        s.push(step(225.0, 180.0, 700.0, 100.0));
-        let (knee, rule) = rate_rule(&s, Some(1000.0)).unwrap();
-        assert_eq!(knee, Some(1));
-        assert!(rule.contains("cannot keep up"), "{rule}");
-        let slo = vec![
-            step(100.0, 100.0, 500.0, 1.0),
-            step(150.0, 150.0, 5000.0, 1.0),
-        ];
-        assert!(rate_rule(&slo, Some(1000.0))
-            .unwrap()
-            .1
-            .contains("objective"));
+    fn bracketing_then_bisection_to_the_resolution() {
+        let mut b = Bracket::default();
+        assert_eq!(b.next(100.0, 2.0, 0.02), Some(100.0));
+        b.passed = Some((0, 100.0));
+        assert_eq!(b.next(100.0, 2.0, 0.02), Some(200.0));
+        b.failed = Some(200.0);
+        assert_eq!(b.next(100.0, 2.0, 0.02), Some(150.0));
+        b.passed = Some((2, 150.0));
+        b.failed = Some(152.0);
+        assert_eq!(b.next(100.0, 2.0, 0.02), None, "within 2% of 150");
+        let down = Bracket {
+            passed: None,
+            failed: Some(100.0),
+        };
+        assert_eq!(down.next(100.0, 2.0, 0.02), Some(50.0));
+    }
+
+    #[test]
+    fn a_step_passes_only_when_its_interval_is_within_the_objective() {
+        let objective = Objective {
+            p99: Some(Duration::from_millis(1)),
+            ..Default::default()
+        };
+        let mut s = step(1000.0, 990.0, 100.0);
+        s.p99 = Estimate {
+            us: 800.0,
+            low_us: Some(700.0),
+            high_us: Some(900.0),
+        };
+        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Pass);
+        s.p99.high_us = Some(1100.0);
+        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Unsure);
+        s.p99 = Estimate {
+            us: 1500.0,
+            low_us: Some(1200.0),
+            high_us: Some(1800.0),
+        };
+        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Fail);
+        // Behind its rate it fails, whatever its latency.
+        let slow = step(1000.0, 900.0, 100.0);
+        let (v, why) = judge(1000.0, &slow, 900, &Objective::default());
+        assert_eq!(v, StepVerdict::Fail);
+        assert!(why.contains("cannot keep up"), "{why}");
+    }
+
+    #[test]
+    fn sectioning_narrows_with_more_sections_of_the_same_distribution() {
+        let section = |shift: u64| {
+            let mut h = new_histogram();
+            for v in 1..=1000u64 {
+                h.record(v * 1000 + shift * 7_000).unwrap();
+            }
+            h
+        };
+        let few: Vec<_> = (0..3).map(section).collect();
+        let many: Vec<_> = (0..30).map(|i| section(i % 3)).collect();
+        let (a, b) = (sectioned(&few, 0.99), sectioned(&many, 0.99));
+        assert!(a.low_us.unwrap() <= a.us && a.us <= a.high_us.unwrap());
+        assert!(
+            b.relative_half_width().unwrap() < a.relative_half_width().unwrap(),
+            "{a:?} {b:?}"
+        );
+        assert_eq!(sectioned(&few[..1], 0.99).low_us, None);
+    }
+
+    #[test]
+    fn wilson_interval_brackets_the_proportion() {
+        let (lo, hi) = wilson(10, 1000);
+        assert!(lo < 0.01 && 0.01 < hi && hi < 0.02, "{lo} {hi}");
+        let (lo, hi) = wilson(0, 1000);
+        assert!(lo < 1e-9, "{lo}");
+        assert!(hi < 0.005, "{hi}");
     }
 
     #[test]
     fn wegert_thread_rule() {
         // 1 -> 2 threads: x1.9 throughput, x1.05 latency: go on; 2 -> 4: x1.1 throughput, x1.8 latency: stop at 2.
-        let mut s = vec![
-            step(1.0, 1000.0, 0.0, 1000.0),
-            step(2.0, 1900.0, 0.0, 1050.0),
-        ];
+        let mut s = vec![step(1.0, 1000.0, 1000.0), step(2.0, 1900.0, 1050.0)];
         assert!(thread_rule(&s).is_none());
-        s.push(step(4.0, 2090.0, 0.0, 1890.0));
+        s.push(step(4.0, 2090.0, 1890.0));
         assert_eq!(thread_rule(&s).unwrap().0, Some(1));
     }
 }

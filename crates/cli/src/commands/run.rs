@@ -24,7 +24,9 @@ pub fn run_command(
     let mut request = phase_request(args, consistency, argv);
     let loads = phases.contains(&Phase::Load) || request.uses_default_db();
     check_ycsb_load(&args.summary, loads)?;
-    let distributed = clients.clients.is_some_and(|n| n > 1) || clients.rendezvous.is_some();
+    let distributed = clients.clients.is_some_and(|n| n > 1)
+        || clients.rendezvous.is_some()
+        || !clients.client_cpus.is_empty();
     if distributed {
         request.check(Launch::Clients, phases)?;
         return run_clients(request, args, clients, phases);
@@ -89,7 +91,7 @@ fn run_clients(
     clients: &ClientsArgs,
     phases: &[Phase],
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_distributed::{etcd, local, ssh};
+    use scalebench_distributed::etcd;
     let [phase] = phases else {
         unreachable!("checked: a distributed run runs one phase at a time");
     };
@@ -103,40 +105,65 @@ fn run_clients(
             )));
         }
     }
-    let launcher: Box<dyn distributed::Launcher> = match &clients.rendezvous {
-        None => Box::new(local::LocalLaunch {
-            program: client_program()?,
-            clients: clients.clients.unwrap_or(1),
-            start_timeout: clients.start_timeout,
-        }),
-        Some(url) if !clients.ssh.is_empty() => Box::new(ssh::SshLaunch {
+    let Some(launcher) = launcher_of(clients)? else {
+        // This process is one client of a run whose clients meet in etcd.
+        let url = clients
+            .rendezvous
+            .as_deref()
+            .expect("distributed: --clients or --rendezvous");
+        let share = scalebench_session::clients::ClientShare::from_launcher(
+            clients.client_index,
+            clients.clients,
+            |name| std::env::var(name).ok(),
+        )?;
+        return rendezvous_client(
+            &request,
+            *phase,
+            &etcd::RendezvousUrl::parse(url)?,
+            share,
+            clients.start_timeout,
+            (args.output.as_deref(), &args.summary),
+        );
+    };
+    distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
+    let outcome = launcher.launch(&request, *phase)?;
+    finish_distributed(args.output.as_deref(), &args.summary, &outcome)
+}
+
+/// The launcher `--clients N` (N > 1) or `--rendezvous URL --ssh HOSTS` asks for; None alone or
+/// when this process is itself one client of a rendezvous run (`--rendezvous` without `--ssh`).
+pub fn launcher_of(
+    clients: &ClientsArgs,
+) -> Result<Option<Box<dyn distributed::Launcher + Send + Sync>>, SessionError> {
+    use scalebench_distributed::{etcd, local, ssh};
+    if !clients.client_cpus.is_empty() {
+        if clients.rendezvous.is_some() {
+            return Err(SessionError::Usage(
+                "--client-cpus pins the clients of --clients N on this machine; with --rendezvous each client's own launcher places it".into(),
+            ));
+        }
+        local::check_cpus(&clients.client_cpus)?;
+    }
+    Ok(match &clients.rendezvous {
+        None if clients.clients.is_some_and(|n| n > 1) || !clients.client_cpus.is_empty() => {
+            Some(Box::new(local::LocalLaunch {
+                program: client_program()?,
+                clients: clients.clients.unwrap_or(1),
+                start_timeout: clients.start_timeout,
+                cpus: clients.client_cpus.clone(),
+            }))
+        }
+        None => None,
+        Some(url) if !clients.ssh.is_empty() => Some(Box::new(ssh::SshLaunch {
             hosts: clients.ssh.clone(),
             clients: clients.clients.unwrap_or(clients.ssh.len() as u32),
             ssh_command: clients.ssh_command.clone(),
             remote_program: clients.remote_program.clone(),
             rendezvous: etcd::RendezvousUrl::parse(url)?,
             start_timeout: clients.start_timeout,
-        }),
-        // This process is one client of a run whose clients meet in etcd.
-        Some(url) => {
-            let share = scalebench_session::clients::ClientShare::from_launcher(
-                clients.client_index,
-                clients.clients,
-                |name| std::env::var(name).ok(),
-            )?;
-            return rendezvous_client(
-                &request,
-                *phase,
-                &etcd::RendezvousUrl::parse(url)?,
-                share,
-                clients.start_timeout,
-                (args.output.as_deref(), &args.summary),
-            );
-        }
-    };
-    distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
-    let outcome = launcher.launch(&request, *phase)?;
-    finish_distributed(args.output.as_deref(), &args.summary, &outcome)
+        })),
+        Some(_) => None,
+    })
 }
 
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.

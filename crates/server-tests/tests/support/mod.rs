@@ -74,6 +74,7 @@ pub fn config(
         drop_schema: drop,
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
+        clients: 1,
     }
 }
 

@@ -765,6 +765,7 @@ fn run_clients(
         clients,
         start_timeout: request::parse_duration(request::DEFAULT_START_TIMEOUT)
             .expect("a valid default"),
+        cpus: Vec::new(),
     };
     let outcome = local::launch(&launch, request, Phase::Run)?;
     if let Some(d) = outcome

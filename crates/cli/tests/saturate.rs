@@ -1,0 +1,290 @@
+//! `saturate` from N clients (issue 41): the knee of a known capacity from one client pinned to a
+//! core (client-bound) and from two (the capacity found), and against a real Redis with a client
+//! killed mid-search. The searches share this binary's two cores, so they run one after another in
+//! one test each; nothing else in this binary loads the machine.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use scalebench_deploy::redis::RedisServer;
+
+/// One search on the simulated server of `capacity` ops/s; returns its JSON.
+/// The searches measure what two cores can do: one at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn search_null(
+    dir: &std::path::Path,
+    name: &str,
+    capacity: u64,
+    args: &[&str],
+) -> serde_json::Value {
+    let out = dir.join(format!("{name}.json"));
+    let capacity = format!("null.capacity_ops_s={capacity}");
+    let all = [
+        &[
+            "saturate",
+            "--db",
+            "null://",
+            "-p",
+            &capacity,
+            "--concurrency",
+            "64",
+        ][..],
+        &["--factor", "2", "--resolution", "5", "--p99", "50ms"],
+        args,
+        &["-o", out.to_str().unwrap()],
+    ]
+    .concat();
+    let o = scalebench_within(&all, Duration::from_secs(300));
+    assert!(o.status.success(), "{name}: {}", stderr(&o));
+    json(&out)
+}
+
+fn f(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// `null.capacity_ops_s` far above what one client can start: one client pinned to a core ends
+/// client-bound (the database served every operation in time; the client could not start them on
+/// time); two clients, each on a core of its own, find a capacity of 1.5 times what one sustained,
+/// within the resolution; below one client's limit one and two clients agree within their intervals.
+#[test]
+fn two_clients_find_a_capacity_one_client_cannot_reach() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    assert!(
+        std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2,
+        "two cores are needed: one per client"
+    );
+    let dir = test_dir();
+    // Sections of 200 ms; 2 s steps, so that /proc's 1 s samples see the client's core.
+    let measured = [
+        "--duration",
+        "2s",
+        "--warmup",
+        "300ms",
+        "--interval",
+        "200ms",
+        "--max-repeats",
+        "2",
+    ];
+    let one = search_null(
+        dir.path(),
+        "one",
+        100_000_000,
+        &[
+            &measured[..],
+            &["--client-cpus", "0", "--start-rate", "150000"],
+        ]
+        .concat(),
+    );
+    let answer = &one["answer"];
+    assert_eq!(answer["ended_by"], "client-bound", "{one}");
+    assert!(answer["ci_high"].is_null(), "a lower bound only: {one}");
+    assert!(
+        one["stopped_by"].as_str().unwrap().contains("add clients")
+            && one["stopped_by"]
+                .as_str()
+                .unwrap()
+                .contains("cpu of client"),
+        "{one}"
+    );
+    let last = one["steps"].as_array().unwrap().last().unwrap();
+    assert!(last["client_bound"].is_string(), "{last}");
+    let x1 = f(&answer["rate_ops_s"]);
+
+    let capacity = (1.5 * x1) as u64;
+    let two = search_null(
+        dir.path(),
+        "two",
+        capacity,
+        &[
+            &measured[..],
+            &[
+                "--clients",
+                "2",
+                "--client-cpus",
+                "0,1",
+                "--start-rate",
+                "150000",
+            ],
+        ]
+        .concat(),
+    );
+    let a = &two["answer"];
+    assert_eq!(a["ended_by"], "resolved", "{two}");
+    assert_eq!(a["clients"], 2);
+    let (low, high, c) = (f(&a["ci_low"]), f(&a["ci_high"]), capacity as f64);
+    assert!(
+        low <= 1.06 * c && high >= 0.95 * c,
+        "[{low}, {high}] does not hold {c} within the resolution: {two}"
+    );
+    assert!(
+        f(&a["rate_ops_s"]) > x1,
+        "two clients did no better than one: {two}"
+    );
+    for st in two["steps"].as_array().unwrap() {
+        assert_eq!(st["clients"], 2, "{st}");
+    }
+
+    // Below one client's limit: the same answer from one and from two clients.
+    let low_capacity = (x1 / 2.0) as u64;
+    let quick = [
+        "--duration",
+        "1s",
+        "--interval",
+        "100ms",
+        "--warmup",
+        "200ms",
+        "--max-repeats",
+        "1",
+        "--no-monitor",
+    ];
+    let start = format!("{}", low_capacity / 4);
+    let alone = search_null(
+        dir.path(),
+        "alone",
+        low_capacity,
+        &[&quick[..], &["--client-cpus", "0", "--start-rate", &start]].concat(),
+    );
+    let pair = search_null(
+        dir.path(),
+        "pair",
+        low_capacity,
+        &[
+            &quick[..],
+            &[
+                "--clients",
+                "2",
+                "--client-cpus",
+                "0,1",
+                "--start-rate",
+                &start,
+            ],
+        ]
+        .concat(),
+    );
+    let bracket = |s: &serde_json::Value| {
+        let a = &s["answer"];
+        assert_eq!(a["ended_by"], "resolved", "{s}");
+        (f(&a["ci_low"]), f(&a["ci_high"]))
+    };
+    let ((l1, h1), (l2, h2)) = (bracket(&alone), bracket(&pair));
+    assert!(
+        l1.max(l2) <= h1.min(h2),
+        "one client [{l1}, {h1}] and two [{l2}, {h2}] disagree at capacity {low_capacity}"
+    );
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    let text =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    text.split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Against a real Redis: two clients' search ends with a stated answer; a client killed during the
+/// second step ends the search with exit 3, the step measured before it kept in the output.
+#[test]
+fn a_search_from_two_clients_against_redis_answers_and_a_lost_client_ends_it() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = RedisServer::start(&base, &[], false, true).expect("Redis starts");
+    let url = server.url();
+    let dir = test_dir();
+    let props = ["-p", "recordcount=1000", "--no-monitor"];
+    let o = scalebench(&[&["load", "--db", &url][..], &props].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let out = dir.path().join("redis.json");
+    let search = [
+        &["saturate", "--db", &url, "--clients", "2", "--p99", "20ms"][..],
+        &[
+            "--start-rate",
+            "1000",
+            "--factor",
+            "2",
+            "--interval",
+            "100ms",
+        ],
+        &["--max-repeats", "2"],
+        &props,
+    ]
+    .concat();
+    let o = scalebench_within(
+        &[
+            &search[..],
+            &[
+                "--max-steps",
+                "3",
+                "--duration",
+                "1s",
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+        Duration::from_secs(120),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&out);
+    assert!(f(&s["answer"]["rate_ops_s"]) >= 1000.0, "{s}");
+    assert_eq!(s["answer"]["clients"], 2);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("answer: ") && text.contains("from 2 clients"),
+        "{text}"
+    );
+
+    // A client killed in the second step: exit 3 naming it, the first step kept.
+    let killed = dir.path().join("killed.json");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(&search)
+        .args(["--max-steps", "6", "--duration", "3s"])
+        .args(["-o", killed.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    let began = Instant::now();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("step 1:") {
+            break;
+        }
+        assert!(began.elapsed() < Duration::from_secs(60), "{seen}");
+    }
+    // The second step's clients are this search's children once they have started.
+    let mut clients = Vec::new();
+    let until = Instant::now() + Duration::from_secs(20);
+    while clients.len() < 2 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(200));
+        clients = children_of(pid);
+    }
+    assert_eq!(clients.len(), 2, "{seen}");
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on a client process this test's search started.
+    unsafe {
+        libc::kill(clients[1] as i32, libc::SIGKILL);
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let all = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(status.code(), Some(3), "{all}");
+    assert!(all.contains("INCOMPLETE: client 1 of 2"), "{all}");
+    let k = json(&killed);
+    assert_eq!(k["answer"]["ended_by"], "incomplete", "{k}");
+    assert!(k["steps"].as_array().unwrap().len() >= 2, "{k}");
+    assert_eq!(k["steps"][0]["verdict"], "pass", "{k}");
+}
