@@ -899,6 +899,7 @@ impl PhaseArgs {
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,
+            study: Default::default(),
             rendezvous: None,
         }
     }

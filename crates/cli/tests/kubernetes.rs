@@ -78,6 +78,54 @@ fn an_indexed_job_meeting_in_a_given_etcd() {
     assert!(notes.is_empty(), "{notes}");
 }
 
+/// A saturation search from the pods of an Indexed Job: each pod one client, client 0 leading.
+#[test]
+fn an_indexed_job_runs_a_saturation_search() {
+    let (yaml, notes) = manifests(&[
+        "kubernetes",
+        "--name",
+        "knee-1",
+        "--image",
+        "scalebench:dev",
+        "--clients",
+        "3",
+        "--",
+        "saturate",
+        "--db",
+        "redis://redis.bench:6379",
+        "--p99",
+        "5ms",
+        "--resolution",
+        "2",
+    ]);
+    assert!(notes.is_empty(), "{notes}");
+    for expected in [
+        "- \"saturate\"",
+        "- \"--p99\"",
+        "completions: 3",
+        "client 0 leads the search",
+        "/knee-1/run-K -o run.json",
+    ] {
+        assert!(yaml.contains(expected), "no {expected}: {yaml}");
+    }
+    let o = scalebench(&[
+        "kubernetes",
+        "--name",
+        "x",
+        "--image",
+        "i",
+        "--clients",
+        "2",
+        "--",
+        "saturate",
+        "--db",
+        "null://",
+        "--clients",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
 #[test]
 fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
     let job = |name: &str, extra: &[&str]| -> Vec<String> {
@@ -102,7 +150,7 @@ fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
         ),
         (
             job("x", &["--", "merge", "a.json"]),
-            "must be `load ...` or `run ...`",
+            "must be `load ...`, `run ...` or `saturate ...`",
         ),
         (
             job("x", &["--", "run", "--threads", "0"]),

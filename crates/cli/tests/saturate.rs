@@ -288,3 +288,117 @@ fn a_search_from_two_clients_against_redis_answers_and_a_lost_client_ends_it() {
     assert!(k["steps"].as_array().unwrap().len() >= 2, "{k}");
     assert_eq!(k["steps"][0]["verdict"], "pass", "{k}");
 }
+
+fn etcd() -> scalebench_deploy::etcd::EtcdServer {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
+}
+
+/// A search client of a rendezvous, its output piped.
+fn search_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["saturate", "--db", "null://", "--rendezvous", rendezvous])
+        .args(["--clients", "2", "--client-index", index, "--no-monitor"])
+        .args(["--start-rate", "1000", "--factor", "2", "--duration", "1s"])
+        .args(["--interval", "100ms", "--start-timeout", "10s"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Clients started by Slurm (`srun -n 2 scalebench saturate --rendezvous ...`): client 0 leads,
+/// the other follows its orders, client 0 writes the answer. Clients started with different
+/// search parameters are refused at the first barrier, naming the parameter; a follower whose
+/// leader is killed stops at once with exit 3.
+#[test]
+fn a_search_from_clients_started_by_slurm_meets_in_etcd() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let slurm = common::slurm::LocalSlurm::start();
+    let etcd = etcd();
+    let dir = test_dir();
+    let out = dir.path().join("srun.json");
+    let rendezvous = format!("{}/search-1", etcd.url());
+    let o = slurm
+        .srun()
+        .args(["-n", "2", "--overcommit", "--kill-on-bad-exit=0"])
+        .arg(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "saturate",
+            "--db",
+            "null://",
+            "-p",
+            "null.capacity_ops_s=3000",
+        ])
+        .args(["--rendezvous", &rendezvous, "--no-monitor", "--p99", "20ms"])
+        .args([
+            "--start-rate",
+            "1000",
+            "--factor",
+            "2",
+            "--resolution",
+            "20",
+        ])
+        .args([
+            "--duration",
+            "1s",
+            "--interval",
+            "100ms",
+            "--max-repeats",
+            "1",
+        ])
+        .args(["-o", out.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = json(&out);
+    assert_eq!(s["answer"]["clients"], 2, "{s}");
+    assert_eq!(s["answer"]["ended_by"], "resolved", "{s}");
+    let rate = f(&s["answer"]["rate_ops_s"]);
+    assert!((1000.0..=3200.0).contains(&rate), "{s}");
+    assert!(
+        stderr(&o).contains("client 0 ended it: bracket within 20%"),
+        "the follower heard the end: {}",
+        stderr(&o)
+    );
+
+    // Search parameters differ: refused at the first barrier, nothing measured.
+    let rendezvous = format!("{}/search-2", etcd.url());
+    let a = search_client(&rendezvous, "0", &["--p99", "20ms"]);
+    let b = search_client(&rendezvous, "1", &["--p99", "30ms"]);
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("search p99"), "{}", stderr(&o));
+    }
+
+    // The leader killed after its first step: the follower stops within seconds, exit 3.
+    let rendezvous = format!("{}/search-3", etcd.url());
+    let mut leader = search_client(&rendezvous, "0", &["--max-steps", "8"]);
+    let follower = search_client(&rendezvous, "1", &["--max-steps", "8"]);
+    let mut lines = BufReader::new(leader.stderr.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        if line.unwrap().starts_with("step 1:") {
+            break;
+        }
+    }
+    leader.kill().unwrap();
+    let _ = leader.wait();
+    let killed = Instant::now();
+    let o = follower.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("client 0 of the search"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        killed.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        killed.elapsed()
+    );
+}

@@ -776,7 +776,7 @@ async fn read_result(
 }
 
 /// An etcd request bounded by [`REQUEST_TIMEOUT`].
-async fn bounded<T>(
+pub(crate) async fn bounded<T>(
     request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
 ) -> Result<T, String> {
     tokio::time::timeout(REQUEST_TIMEOUT, request)
@@ -792,7 +792,7 @@ async fn bounded<T>(
 
 /// A client of etcd, connected and answering (the client connects lazily: the first request is
 /// where a silent server shows).
-async fn connect_checked(endpoints: &[String]) -> Result<Client, etcd_client::Error> {
+pub(crate) async fn connect_checked(endpoints: &[String]) -> Result<Client, etcd_client::Error> {
     let opts = etcd_client::ConnectOptions::new()
         .with_connect_timeout(REQUEST_TIMEOUT)
         .with_timeout(REQUEST_TIMEOUT);

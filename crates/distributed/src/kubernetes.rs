@@ -134,16 +134,28 @@ pub fn manifests(job: &KubernetesJob) -> Result<Manifests, SessionError> {
         .iter()
         .map(|a| format!("            - {a}\n"))
         .collect();
+    // A search's runs meet under PREFIX/run-K; client 0 prints the answer (its pod's log).
+    let (what, run) = if job.command.first().map(String::as_str) == Some("saturate") {
+        (
+            "client 0 leads the search and prints its answer\n# (`kubectl logs` of the pod of index 0). Collect run K of the search where you are with\n",
+            "/run-K",
+        )
+    } else {
+        (
+            "client 0 merges. Collect the results where you are with\n",
+            "",
+        )
+    };
     let gather = match &job.rendezvous {
-        Some(url) => format!("# `scalebench gather --rendezvous {url} -o run.json`.\n"),
+        Some(url) => format!("# `scalebench gather --rendezvous {url}{run} -o run.json`.\n"),
         None => format!(
-            "# `scalebench gather --rendezvous etcd://127.0.0.1:2379/{name} -o run.json` while\n\
+            "# `scalebench gather --rendezvous etcd://127.0.0.1:2379/{name}{run} -o run.json` while\n\
              # `kubectl port-forward svc/{name}-etcd 2379:2379` reaches the run's etcd.\n"
         ),
     };
     let mut yaml = format!(
         "# A distributed scalebench run: {clients} clients as an Indexed Job (scalebench reads its index\n\
-         # from JOB_COMPLETION_INDEX); client 0 merges. Collect the results where you are with\n\
+         # from JOB_COMPLETION_INDEX); {what}\
          {gather}\
          apiVersion: v1\n\
          kind: Service\n\

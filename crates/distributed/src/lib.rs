@@ -11,6 +11,7 @@ pub mod etcd;
 pub mod kubernetes;
 pub mod local;
 pub mod outcome;
+pub mod series;
 pub mod share;
 pub mod ssh;
 

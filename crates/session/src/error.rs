@@ -16,6 +16,10 @@ pub enum SessionError {
     /// Stopped (Ctrl-C, SIGTERM) before anything was measured: exit code 130, nothing written.
     #[error("{0}")]
     Interrupted(String),
+    /// Another client of the run is gone (a search's leader): exit code 3, what this one measured
+    /// kept.
+    #[error("{0}")]
+    Incomplete(String),
 }
 
 impl SessionError {
@@ -24,6 +28,7 @@ impl SessionError {
             SessionError::Usage(_) => ExitCode::from(2),
             SessionError::Failed(_) => ExitCode::from(1),
             SessionError::Interrupted(_) => ExitCode::from(130),
+            SessionError::Incomplete(_) => ExitCode::from(3),
         }
     }
 }

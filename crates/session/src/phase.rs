@@ -51,7 +51,11 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     // result never merges with another run's, and its rendezvous compares it), then its share.
     let whole = Settings::resolve_whole(args, last)?;
     let definition = match &args.client {
-        Some(share) => whole.definition(last, share.clients),
+        Some(share) => {
+            let mut d = whole.definition(last, share.clients);
+            d.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
+            d
+        }
         None => Default::default(),
     };
     if let Some(rendezvous) = &args.rendezvous {

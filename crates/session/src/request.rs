@@ -103,6 +103,10 @@ pub struct RunRequest {
     pub metrics: Option<crate::metrics::Publisher>,
     /// A client of a distributed run: which one, of how many (its share of the work follows).
     pub client: Option<crate::clients::ClientShare>,
+    /// What a study running this request (the saturation search) asks every client of a
+    /// distributed run to agree on beside the run itself: compared at each run's barrier.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub study: std::collections::BTreeMap<String, String>,
     /// Where that client meets the others before it starts.
     #[serde(skip)]
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
@@ -328,6 +332,7 @@ impl RunRequest {
             command: Vec::new(),
             metrics: None,
             client: None,
+            study: Default::default(),
             rendezvous: None,
         }
     }

@@ -39,10 +39,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use scalebench_distributed::etcd::RendezvousUrl;
+use scalebench_distributed::series::{self, Order};
 use scalebench_distributed::Launcher;
 use scalebench_exec::Phase;
 use scalebench_measure::histogram::{decode_histogram, new_histogram, LatencyHistogram};
 use scalebench_measure::{PhaseResult, RunResult};
+use scalebench_session::clients::ClientShare;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
@@ -93,6 +96,13 @@ pub enum StepClients {
     Here,
     /// The launcher's clients, every run of a step one coordinated run of them all.
     Launched(Box<dyn Launcher + Send + Sync>),
+    /// This process is one client of a search whose clients meet at a rendezvous (started by srun
+    /// or Kubernetes): client 0 leads ([`search`]), the others follow its orders ([`follow`]).
+    Rendezvous {
+        url: RendezvousUrl,
+        share: ClientShare,
+        start_timeout: Duration,
+    },
 }
 
 impl StepClients {
@@ -100,7 +110,13 @@ impl StepClients {
         match self {
             StepClients::Here => 1,
             StepClients::Launched(l) => l.clients(),
+            StepClients::Rendezvous { share, .. } => share.clients,
         }
+    }
+
+    /// A client of a rendezvous search other than client 0: it follows ([`follow`]).
+    pub fn follows(&self) -> bool {
+        matches!(self, StepClients::Rendezvous { share, .. } if share.index != 0)
     }
 }
 
@@ -187,7 +203,7 @@ impl SaturationRequest {
                 "--threads-search takes no --p99, --p999 or --max-error-rate: Wegert's rule compares throughput and mean latency".into(),
             ));
         }
-        if self.hdr_log.is_some() && matches!(self.clients, StepClients::Launched(_)) {
+        if self.hdr_log.is_some() && !matches!(self.clients, StepClients::Here) {
             return Err(SessionError::Usage(
                 "--hdr-log is not supported with --clients or --rendezvous yet: each step's merged result is in --output".into(),
             ));
@@ -199,9 +215,10 @@ impl SaturationRequest {
     /// the series).
     fn measure_once(
         &self,
-        request: &RunRequest,
+        offered: f64,
         (step, repeat, n): (usize, u32, u32),
     ) -> Result<Measured, SessionError> {
+        let request = &self.step_request(offered);
         match &self.clients {
             StepClients::Here => {
                 let mut executed = execute_phases(request, &[Phase::Run])?;
@@ -219,26 +236,101 @@ impl SaturationRequest {
                     incomplete: None,
                 })
             }
+            StepClients::Rendezvous {
+                url,
+                share,
+                start_timeout,
+            } => {
+                series::publish(url, n, &Order::Run { offered })?;
+                let run = url.series_run(n);
+                let keep = scalebench_distributed::client::default_keep_path(&run, Phase::Run, 0);
+                let ran = scalebench_distributed::client::run_client(
+                    request,
+                    Phase::Run,
+                    &run,
+                    *share,
+                    *start_timeout,
+                    keep,
+                )?;
+                let scalebench_distributed::client::ClientRun::Merged { outcome, .. } = ran else {
+                    unreachable!("client 0 of a rendezvous run merges");
+                };
+                Ok(Self::merged(outcome))
+            }
             StepClients::Launched(launcher) => {
                 let outcome = launcher
-                    .for_run(&format!("saturate-run-{n}"))
+                    .for_run(&format!("run-{n}"))
                     .launch(request, Phase::Run)?;
-                let incomplete = outcome.incomplete().then(|| outcome.notes().join("\n"));
-                let own = outcome
-                    .clients
-                    .iter()
-                    .flatten()
-                    .filter_map(|r| r.phases.last().cloned())
-                    .collect();
-                let mut result = outcome.merged;
-                result.interrupted |= outcome.interrupted;
-                Ok(Measured {
-                    result,
-                    own,
-                    incomplete,
-                })
+                Ok(Self::merged(outcome))
             }
         }
+    }
+
+    /// One run of the clients, merged; a client that left no result named.
+    fn merged(outcome: scalebench_distributed::DistributedOutcome) -> Measured {
+        let incomplete = outcome.incomplete().then(|| outcome.notes().join("\n"));
+        let own = outcome
+            .clients
+            .iter()
+            .flatten()
+            .filter_map(|r| r.phases.last().cloned())
+            .collect();
+        let mut result = outcome.merged;
+        result.interrupted |= outcome.interrupted;
+        Measured {
+            result,
+            own,
+            incomplete,
+        }
+    }
+
+    /// The request of one run of a step offering `offered` (a rate, or threads per client).
+    fn step_request(&self, offered: f64) -> RunRequest {
+        let mut phase = self.run.clone();
+        phase.quiet = true;
+        phase.study = self.definition();
+        if self.threads_search {
+            phase.threads = Some(offered as u32);
+            phase.target = Some(0.0);
+        } else {
+            phase.target = Some(offered);
+        }
+        phase
+    }
+
+    /// What every client of the search must agree on beside each run (refused at the first
+    /// barrier otherwise, naming the field).
+    pub fn definition(&self) -> std::collections::BTreeMap<String, String> {
+        let o = &self.objective;
+        let or_none = |v: Option<String>| v.unwrap_or_else(|| "none".into());
+        let duration =
+            |d: Option<Duration>| or_none(d.map(|d| humantime::format_duration(d).to_string()));
+        [
+            (
+                "search",
+                if self.threads_search {
+                    "threads"
+                } else {
+                    "rate"
+                }
+                .to_string(),
+            ),
+            ("search start rate", self.start_rate.to_string()),
+            ("search factor", self.factor.to_string()),
+            ("search max steps", self.max_steps.to_string()),
+            ("search p99", duration(o.p99)),
+            ("search p99.9", duration(o.p999)),
+            (
+                "search max error rate",
+                or_none(o.max_error_rate.map(|e| e.to_string())),
+            ),
+            ("search resolution", self.resolution.to_string()),
+            ("search precision", self.precision.to_string()),
+            ("search max repeats", self.max_repeats.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
     }
 }
 
@@ -481,13 +573,127 @@ impl Bracket {
 }
 
 /// Runs the search until its rule ends it (or `max_steps`, a client lost, Ctrl-C); prints one line
-/// per step.
+/// per step. Client 0 of a rendezvous search leads it: its last order tells the others it ended.
 pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
     request.check()?;
+    if request.clients.follows() {
+        return Err(SessionError::Usage(
+            "a client other than 0 follows the search (scalebench_study::saturate::follow)".into(),
+        ));
+    }
+    let _lead = match &request.clients {
+        StepClients::Rendezvous { url, .. } => {
+            scalebench_distributed::share::check_client(
+                &request.step_request(request.start_rate),
+                Phase::Run,
+            )?;
+            Some(series::lead(url)?)
+        }
+        _ => None,
+    };
+    let mut runs = 0u32;
+    let found = search_steps(request, &mut runs);
+    if let StepClients::Rendezvous { url, .. } = &request.clients {
+        let why = match &found {
+            Ok(s) => s.stopped_by.clone(),
+            Err(e) => format!("client 0 failed: {e}"),
+        };
+        // The followers wait for this end; were it lost, their wait's bound ends them.
+        if let Err(e) = series::publish(url, runs + 1, &Order::End { why }) {
+            scalebench_session::note!(
+                "warning: the other clients were not told the search ended: {e}"
+            );
+        }
+    }
+    found
+}
+
+/// How a follower's part of a rendezvous search ended.
+#[derive(Debug)]
+pub struct Followed {
+    pub runs: u32,
+    /// Client 0's reason to end the search.
+    pub ended_by: String,
+    pub interrupted: bool,
+    /// A run's result could not be handed back (kept on this machine only).
+    pub incomplete: bool,
+}
+
+/// A client other than 0 of a rendezvous search: runs each step client 0 orders, with the others,
+/// until the end order; each run's result kept on this machine and handed back as in any
+/// rendezvous run. The first order is awaited for `start_timeout`, each later one for a run's end
+/// margin beyond it: a leader that is gone ends the follower (exit 3) with what it kept.
+pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
+    request.check()?;
+    let StepClients::Rendezvous {
+        url,
+        share,
+        start_timeout,
+    } = &request.clients
+    else {
+        return Err(SessionError::Usage(
+            "only a rendezvous search has followers".into(),
+        ));
+    };
+    scalebench_distributed::share::check_client(
+        &request.step_request(request.start_rate),
+        Phase::Run,
+    )?;
+    let mut wait = *start_timeout;
+    let mut k = 1u32;
+    let mut followed = Followed {
+        runs: 0,
+        ended_by: String::new(),
+        interrupted: false,
+        incomplete: false,
+    };
+    loop {
+        let offered = match series::await_order(url, k, wait)? {
+            Order::End { why } => {
+                followed.ended_by = why;
+                return Ok(followed);
+            }
+            Order::Run { offered } => offered,
+        };
+        let step = request.step_request(offered);
+        let run = url.series_run(k);
+        let keep = scalebench_distributed::client::default_keep_path(&run, Phase::Run, share.index);
+        let ran = scalebench_distributed::client::run_client(
+            &step,
+            Phase::Run,
+            &run,
+            *share,
+            *start_timeout,
+            keep,
+        )?;
+        if let scalebench_distributed::client::ClientRun::Own {
+            result,
+            hand_back_error,
+            ..
+        } = ran
+        {
+            followed.runs += 1;
+            followed.interrupted |= result.interrupted;
+            if let Some(e) = hand_back_error {
+                scalebench_session::note!(
+                    "warning: run {k} of the search: its result was not handed back: {e}"
+                );
+                followed.incomplete = true;
+            }
+            if result.interrupted {
+                followed.ended_by = "interrupted".into();
+                return Ok(followed);
+            }
+        }
+        wait = *start_timeout + scalebench_distributed::client::gather_timeout(&step);
+        k += 1;
+    }
+}
+
+fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, SessionError> {
     let clients = request.clients.count();
     let mut steps: Vec<Step> = Vec::new();
     let mut bracket = Bracket::default();
-    let mut runs = 0u32;
     let mut end: Option<(SearchEnd, String)> = None;
     let mut thread_knee = None;
     for n in 0..request.max_steps {
@@ -505,21 +711,13 @@ pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
                 }
             }
         };
-        let mut phase = request.run.clone();
-        phase.quiet = true;
-        if request.threads_search {
-            phase.threads = Some(offered as u32);
-            phase.target = Some(0.0);
-        } else {
-            phase.target = Some(offered);
-        }
         let mut pooled = Pooled::default();
         let mut stop: Option<(SearchEnd, String)> = None;
         let mut step;
         loop {
-            runs += 1;
+            *runs += 1;
             let measured =
-                request.measure_once(&phase, (n as usize + 1, pooled.repeats + 1, runs))?;
+                request.measure_once(offered, (n as usize + 1, pooled.repeats + 1, *runs))?;
             let p = measured
                 .result
                 .phases

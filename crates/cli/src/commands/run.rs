@@ -217,10 +217,10 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
     scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
     if !matches!(
         args.command.first().map(String::as_str),
-        Some("load" | "run")
+        Some("load" | "run" | "saturate")
     ) {
         return Err(SessionError::Usage(
-            "the clients' command after -- must be `load ...` or `run ...`".into(),
+            "the clients' command after -- must be `load ...`, `run ...` or `saturate ...`".into(),
         ));
     }
     let argv: Vec<OsString> = std::iter::once("scalebench".into())
@@ -246,7 +246,9 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
             };
             (&r.phase, &r.clients, Some(&r.consistency), phases)
         }
-        _ => unreachable!("the first word was checked: load or run"),
+        // Each pod is one client of the search; client 0 leads it.
+        crate::args::Command::Saturate(s) => (&s.phase, &s.clients, None, vec![Phase::Run]),
+        _ => unreachable!("the first word was checked: load, run or saturate"),
     };
     if clients.clients.is_some() || clients.rendezvous.is_some() || clients.client_index.is_some() {
         return Err(SessionError::Usage(

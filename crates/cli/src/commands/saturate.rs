@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::Launch;
-use scalebench_study::saturate::{search, SearchEnd, StepClients};
+use scalebench_study::saturate::{follow, search, SearchEnd, StepClients};
 
 use crate::args::SaturateArgs;
 use crate::commands::run::{launcher_of, with_json_output};
@@ -16,17 +16,37 @@ use crate::output::emit;
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
     let clients = match launcher_of(&args.clients)? {
         Some(launcher) => StepClients::Launched(launcher),
-        None if args.clients.rendezvous.is_some() => {
-            return Err(SessionError::Usage(
-                "saturate --rendezvous without --ssh (each client started by srun or Kubernetes) is not supported yet: \
-                 give --ssh HOSTS with --rendezvous, or --clients N for clients on this machine"
-                    .into(),
-            ))
-        }
-        None => StepClients::Here,
+        // This process is one client of a search whose clients meet in etcd (srun, Kubernetes).
+        None => match &args.clients.rendezvous {
+            Some(url) => StepClients::Rendezvous {
+                url: scalebench_distributed::etcd::RendezvousUrl::parse(url)?,
+                share: scalebench_session::clients::ClientShare::from_launcher(
+                    args.clients.client_index,
+                    args.clients.clients,
+                    |name| std::env::var(name).ok(),
+                )?,
+                start_timeout: args.clients.start_timeout,
+            },
+            None => StepClients::Here,
+        },
     };
     let request = args.request(argv, clients);
-    if let StepClients::Launched(_) = &request.clients {
+    if request.clients.follows() {
+        let followed = follow(&request)?;
+        crate::note!(
+            "this client ran {} run(s) of the search; client 0 ended it: {}",
+            followed.runs,
+            followed.ended_by
+        );
+        return Ok(ExitCode::from(if followed.interrupted {
+            130
+        } else if followed.incomplete {
+            scalebench_distributed::EXIT_INCOMPLETE
+        } else {
+            0
+        }));
+    }
+    if !matches!(request.clients, StepClients::Here) {
         request.run.check(Launch::Clients, &[Phase::Run])?;
         if args.phase.metrics_listen.is_some() {
             return Err(SessionError::Usage(
