@@ -39,6 +39,9 @@ pub enum Command {
     Run(RunArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
     Merge(MergeArgs),
+    /// Merge HDR interval logs of one operation from clients that ran together (`--hdr-log`'s
+    /// DIR/client-I/...hlog) into one, interval by interval, by histogram.
+    MergeLogs(MergeLogsArgs),
     /// Compare two runs per operation: throughput, p50 and p99, each with a significance test on the
     /// interval series that accounts for autocorrelation. Exit code 1 with --fail-above when B
     /// regressed beyond it.
@@ -817,6 +820,16 @@ pub struct MergeArgs {
     pub summary: SummaryArgs,
 }
 
+#[derive(Debug, Args)]
+pub struct MergeLogsArgs {
+    /// Interval logs of one operation (the same file of each client).
+    #[arg(required = true, num_args = 1.., value_name = "LOG.hlog")]
+    pub files: Vec<PathBuf>,
+    /// The merged interval log.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+}
+
 /// How a result is summarised on standard output.
 #[derive(Debug, Args, Clone)]
 pub struct SummaryArgs {
@@ -899,6 +912,7 @@ impl PhaseArgs {
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,
+            hdr_log: None,
             study: Default::default(),
             rendezvous: None,
         }

@@ -52,6 +52,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Gather(g) => crate::commands::run::gather_command(&g),
         Command::Kubernetes(k) => crate::commands::run::kubernetes_command(&k),
         Command::Merge(args) => merge(&args).map(|()| ExitCode::SUCCESS),
+        Command::MergeLogs(args) => merge_logs(&args).map(|()| ExitCode::SUCCESS),
         Command::Compare(args) => report::compare_command(&args),
         Command::Report(args) => report::report_command(&args),
         Command::Cluster(c) => cluster::cluster_command(&c.action),
@@ -87,6 +88,30 @@ fn printable(text: &str) -> String {
             }
         })
         .collect()
+}
+
+/// `scalebench merge-logs`: the clients' interval logs of one operation as one.
+fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
+    use scalebench_measure::hdrlog;
+    scalebench_session::files::check_outputs([args.output.as_path()], None)?;
+    let logs = args
+        .files
+        .iter()
+        .map(|f| {
+            scalebench_measure::files::read_bounded(f, hdrlog::MAX_LOG_BYTES)
+                .map(|text| (f.display().to_string(), text.into_bytes()))
+                .map_err(|e| SessionError::Usage(format!("cannot read '{}': {e}", f.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = hdrlog::merge_logs(&logs).map_err(SessionError::Usage)?;
+    hdrlog::write_merged_log(&args.output, &merged).map_err(SessionError::Failed)?;
+    crate::note!(
+        "{} intervals of {} logs merged into {}",
+        merged.2.len(),
+        logs.len(),
+        args.output.display()
+    );
+    Ok(())
 }
 
 fn merge(args: &MergeArgs) -> Result<(), SessionError> {

@@ -205,6 +205,8 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let o = out.to_str().unwrap();
+    let hdr_dir = dir.path().join("hdr");
+    let hdr = hdr_dir.to_str().unwrap();
     let props = dir.path().join("bad.properties");
     std::fs::write(&props, "fieldlength=long\n").unwrap();
     // Deployment files with one flaw each.
@@ -428,7 +430,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "--threads-search takes no --p99",
         ),
         (
-            vec!["saturate", "--clients", "2", "--hdr-log", "h"],
+            vec!["saturate", "--clients", "2", "--hdr-log", hdr],
             "--hdr-log is not supported with --clients",
         ),
         (vec!["run", "--connect-timeout", "0s"], "'0s'"),
@@ -505,6 +507,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         );
         assert!(!err.contains("hunter2"), "{args:?} shows a password: {err}");
         assert!(!out.exists(), "{args:?} left a result file");
+        assert!(!hdr_dir.exists(), "{args:?} made its --hdr-log directory");
     }
 }
 

@@ -1224,3 +1224,95 @@ fn gather_refuses_a_number_of_clients_no_run_has() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("'4294967295'"), "{}", stderr(&o));
 }
+
+/// `--hdr-log` with clients (issue 41, point 5): each client writes its own interval logs under
+/// DIR/client-I, the launcher the merged ones in DIR; `merge-logs` of the clients' logs gives the
+/// same intervals; HdrHistogram's HistogramLogProcessor reads the merged log and counts the merged
+/// result's operations of the window.
+#[test]
+fn each_client_writes_its_hdr_logs_and_the_merged_ones_equal_merge_logs() {
+    let dir = test_dir();
+    let (out, logs) = (dir.path().join("run.json"), dir.path().join("hdr"));
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--clients",
+        "2",
+        "--target",
+        "2000",
+        "--duration",
+        "2s",
+        "--no-monitor",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "--hdr-log",
+        logs.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for f in [
+        "client-0/run-READ.hlog",
+        "client-1/run-READ.hlog",
+        "run-READ.hlog",
+    ] {
+        assert!(logs.join(f).is_file(), "no {f}");
+    }
+    let merged_here = dir.path().join("merged.hlog");
+    let m = scalebench(&[
+        "merge-logs",
+        logs.join("client-0/run-READ.hlog").to_str().unwrap(),
+        logs.join("client-1/run-READ.hlog").to_str().unwrap(),
+        "-o",
+        merged_here.to_str().unwrap(),
+    ]);
+    assert!(m.status.success(), "{}", stderr(&m));
+    let intervals = |p: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("\"StartTimestamp\""))
+            .map(str::to_string)
+            .collect()
+    };
+    let launcher = intervals(&logs.join("run-READ.hlog"));
+    assert!(launcher.len() >= 2, "{launcher:?}");
+    assert_eq!(intervals(&merged_here), launcher);
+
+    let jar = std::path::PathBuf::from(std::env::var("HOME").unwrap())
+        .join(".m2/repository/org/hdrhistogram/HdrHistogram/2.1.12/HdrHistogram-2.1.12.jar");
+    let prefix = dir.path().join("read");
+    let p = Command::new("java")
+        .arg("-cp")
+        .arg(&jar)
+        .arg("org.HdrHistogram.HistogramLogProcessor")
+        .arg("-i")
+        .arg(&merged_here)
+        .arg("-o")
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert!(p.status.success(), "{}", stderr(&p));
+    let hgrm = std::fs::read_to_string(prefix.with_extension("hgrm")).unwrap();
+    let summary = hgrm.lines().find(|l| l.starts_with("#[Max")).unwrap();
+    let total: u64 = summary
+        .split("Total count")
+        .nth(1)
+        .unwrap()
+        .trim_start_matches([' ', '='])
+        .split([',', ']'])
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let result = json(&out);
+    let in_window: u64 = result["phases"][0]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|iv| iv["start_s"].as_f64().unwrap() < 2.0)
+        .map(|iv| iv["operations"]["READ"]["ok"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(total, in_window, "{summary}");
+}

@@ -186,7 +186,15 @@ pub fn run_client(
     )?);
     let mut own = crate::share::client_request(request, share);
     own.rendezvous = Some(rendezvous.clone());
-    let executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
+    let mut executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
+    // This client's own logs, on its machine; client 0 writes the merged ones.
+    let logs_error = match &own.hdr_log {
+        Some(dir) => executed.write_hdr_logs(dir).err(),
+        None => None,
+    };
+    if let Some(e) = logs_error {
+        scalebench_session::note!("warning: client {}: its HDR logs: {e}", share.index);
+    }
     let result = executed.result;
     let (kept, kept_error) = match &keep_at {
         Some(path) => match keep(&result, path) {

@@ -12,6 +12,10 @@ use scalebench_session::request::RunRequest;
 pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
     let mut r = request.clone();
     r.client = Some(share);
+    r.hdr_log = request
+        .hdr_log
+        .as_ref()
+        .map(|d| d.join(format!("client-{}", share.index)));
     r.quiet = true;
     r.metrics = None;
     r

@@ -103,6 +103,10 @@ pub struct RunRequest {
     pub metrics: Option<crate::metrics::Publisher>,
     /// A client of a distributed run: which one, of how many (its share of the work follows).
     pub client: Option<crate::clients::ClientShare>,
+    /// HDR interval logs of a distributed run: each client writes its own under `DIR/client-I`
+    /// (on its machine), the launcher or client 0 the merged ones in `DIR`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hdr_log: Option<PathBuf>,
     /// What a study running this request (the saturation search) asks every client of a
     /// distributed run to agree on beside the run itself: compared at each run's barrier.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -332,6 +336,7 @@ impl RunRequest {
             command: Vec::new(),
             metrics: None,
             client: None,
+            hdr_log: None,
             study: Default::default(),
             rendezvous: None,
         }

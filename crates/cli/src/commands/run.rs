@@ -86,7 +86,7 @@ fn failed_run(result: &RunResult) -> Option<ExitCode> {
 /// `--ssh`: clients started over ssh; with `--rendezvous` alone: this process is one client of a
 /// run whose clients meet in etcd.
 fn run_clients(
-    request: RunRequest,
+    mut request: RunRequest,
     args: &PhaseArgs,
     clients: &ClientsArgs,
     phases: &[Phase],
@@ -95,16 +95,14 @@ fn run_clients(
     let [phase] = phases else {
         unreachable!("checked: a distributed run runs one phase at a time");
     };
-    for (given, flag) in [
-        (args.hdr_log.is_some(), "--hdr-log"),
-        (args.metrics_listen.is_some(), "--metrics-listen"),
-    ] {
-        if given {
-            return Err(SessionError::Usage(format!(
-                "{flag} is not supported with --clients or --rendezvous yet: each client's result is kept beside --output"
-            )));
-        }
+    if args.metrics_listen.is_some() {
+        return Err(SessionError::Usage(
+            "--metrics-listen is not supported with --clients or --rendezvous yet: each client's result is kept beside --output".into(),
+        ));
     }
+    // Each client's logs under DIR/client-I, the merged ones in DIR.
+    scalebench_session::files::check_outputs(None::<&std::path::Path>, args.hdr_log.as_deref())?;
+    request.hdr_log = args.hdr_log.clone();
     let Some(launcher) = launcher_of(clients)? else {
         // This process is one client of a run whose clients meet in etcd.
         let url = clients
@@ -127,7 +125,11 @@ fn run_clients(
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
     let outcome = launcher.launch(&request, *phase)?;
-    finish_distributed(args.output.as_deref(), &args.summary, &outcome)
+    finish_distributed(
+        (args.output.as_deref(), args.hdr_log.as_deref()),
+        &args.summary,
+        &outcome,
+    )
 }
 
 /// The launcher `--clients N` (N > 1) or `--rendezvous URL --ssh HOSTS` asks for; None alone or
@@ -192,7 +194,9 @@ fn rendezvous_client(
     use scalebench_distributed::client;
     match client::run_as_client(request, phase, url, share, start_timeout, output)? {
         // Client 0's own file is written with the merged result, from the same result.
-        client::ClientEnd::Merged(outcome) => finish_distributed(output, summary, &outcome),
+        client::ClientEnd::Merged(outcome) => {
+            finish_distributed((output, request.hdr_log.as_deref()), summary, &outcome)
+        }
         other => Ok(ExitCode::from(other.exit_code())),
     }
 }
@@ -208,7 +212,7 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
     })?;
     distributed::check_outputs(Some(&args.output), gathered.results.len() as u32)?;
     let outcome = distributed::merge_clients(None, gathered.phase, "etcd", gathered.results)?;
-    finish_distributed(Some(&args.output), &SummaryArgs::table(), &outcome)
+    finish_distributed((Some(&args.output), None), &SummaryArgs::table(), &outcome)
 }
 
 /// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
@@ -289,12 +293,18 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
 /// Writes the merged result and each client's beside it, prints the summary, names what is
 /// missing or doubtful, and chooses the exit code.
 fn finish_distributed(
-    output: Option<&std::path::Path>,
+    (output, hdr_log): (Option<&std::path::Path>, Option<&std::path::Path>),
     summary: &SummaryArgs,
     outcome: &scalebench_distributed::DistributedOutcome,
 ) -> Result<ExitCode, SessionError> {
     if let Some(path) = output {
         outcome.write(path)?;
+    }
+    if let Some(dir) = hdr_log {
+        for phase in &outcome.merged.phases {
+            scalebench_measure::hdrlog::write_result_logs(phase, dir)
+                .map_err(SessionError::Failed)?;
+        }
     }
     let merged = &outcome.merged;
     print_summary(merged, summary, &outcome.percentiles)?;

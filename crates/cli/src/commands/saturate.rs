@@ -31,6 +31,8 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         },
     };
     let request = args.request(argv, clients);
+    // Before any output path is made.
+    request.check()?;
     if request.clients.follows() {
         let followed = follow(&request)?;
         crate::note!(

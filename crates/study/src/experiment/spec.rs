@@ -381,7 +381,7 @@ impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
     /// deployments and procedure, with one repetition (none discarded), a 200 ms warm-up and 1 s runs, record, operation and request-set counts divided by
     /// [`MINIATURE_DIVISOR`] (at least 100) and, for elastic runs, a 3 s baseline, 2 s after, at
-    /// most 2 runs of each request set and at most 15 s to stabilise. It checks that an example runs for real, end to end, in
+    /// most 2 runs of each request set and at most 10 s to stabilise. It checks that an example runs for real, end to end, in
     /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
@@ -400,9 +400,9 @@ impl Experiment {
         // Bounds each wait for stability. Dory's rule holds only once the request-set times vary as
         // little as on the baseline: after a node joined they often vary more for good (a Redis
         // cluster of 4 here), and the wait runs to its end; the miniature's scores mean nothing.
-        // Three waits per database (baseline, transition, final size): 15 s each keeps Dory's
+        // Three waits per database (baseline, transition, final size): 10 s each keeps Dory's
         // miniature in minutes.
-        p.elastic.stable_timeout = span("15s");
+        p.elastic.stable_timeout = span("10s");
         // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
         // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
         p.elastic.set_repeats = p.elastic.set_repeats.min(2);
