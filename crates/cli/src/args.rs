@@ -912,6 +912,7 @@ impl PhaseArgs {
             command: scalebench_session::environment::redacted_command(argv),
             metrics: None,
             client: None,
+            client_metrics: None,
             hdr_log: None,
             study: Default::default(),
             rendezvous: None,

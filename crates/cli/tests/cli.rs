@@ -421,6 +421,18 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
         (vec!["saturate", "--resolution", "0"], "'0'"),
+        (
+            vec![
+                "run",
+                "--db",
+                "null://",
+                "--clients",
+                "2",
+                "--metrics-listen",
+                "127.0.0.1:65535",
+            ],
+            "client 1 would serve port 65536",
+        ),
         (vec!["saturate", "--precision", "100"], "'100'"),
         (vec!["saturate", "--max-repeats", "0"], "'0'"),
         (vec!["saturate", "--max-error-rate", "100"], "'100'"),

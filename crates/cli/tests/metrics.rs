@@ -455,3 +455,87 @@ fn idle_connections_cost_the_endpoint_a_bounded_amount_and_never_the_run() {
     let r = json(&out);
     assert!(r["phases"][0]["totals"]["ok"].as_u64().unwrap() > 0);
 }
+
+/// `--metrics-listen` with `--clients 2` (issue 41, point 5): client I serves its own /metrics at
+/// the port + I, every series labelled `client="I"`; the clients' throughputs sum to the run's rate
+/// (what the shipped dashboard's `sum by (operation)` shows), and each exposition passes promtool.
+#[test]
+fn each_client_serves_its_metrics_and_their_rates_sum_to_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    // Two free ports in a row (another process may take one first: the run then fails loudly).
+    let port = (20000..60000)
+        .step_by(7)
+        .find(|p| {
+            std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok()
+                && std::net::TcpListener::bind(("127.0.0.1", *p + 1)).is_ok()
+        })
+        .unwrap();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "--db",
+            "null://",
+            "--clients",
+            "2",
+            "--target",
+            "2000",
+        ])
+        .args([
+            "--duration",
+            "4s",
+            "--no-monitor",
+            "-q",
+            "--metrics-listen",
+            &listen,
+        ])
+        .args(["-o", out.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = |i: u16| format!("http://127.0.0.1:{}/metrics", port + i);
+    let rate = |text: &str, client: u16| -> f64 {
+        ["READ", "UPDATE"]
+            .iter()
+            .filter_map(|op| {
+                value(
+                    text,
+                    &format!(
+                        "scalebench_throughput_ops_per_second{{client=\"{client}\",operation=\"{op}\"}}"
+                    ),
+                )
+            })
+            .sum()
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = None;
+    while std::time::Instant::now() < until && seen.is_none() {
+        std::thread::sleep(Duration::from_millis(300));
+        let (Some(a), Some(b)) = (scrape(&url(0)), scrape(&url(1))) else {
+            continue;
+        };
+        // Past the first interval, while both run.
+        if rate(&a, 0) > 0.0 && rate(&b, 1) > 0.0 && !a.contains("warmup=\"true\"") {
+            seen = Some((a, b));
+        }
+    }
+    let (a, b) = seen.expect("both clients served their figures");
+    let sum = rate(&a, 0) + rate(&b, 1);
+    assert!((1500.0..=2500.0).contains(&sum), "{sum}\n{a}\n{b}");
+    for (text, client) in [(&a, "0"), (&b, "1")] {
+        let plain = scrape_accepting(&url(client.parse().unwrap()), "text/plain", "text/plain")
+            .unwrap_or_else(|| text.to_string());
+        let (clean, said) = promtool_check(&plain);
+        assert!(clean, "promtool check metrics: {said}\n{plain}");
+        assert!(
+            text.lines()
+                .filter(|l| l.starts_with("scalebench_operations_total"))
+                .all(|l| l.contains(&format!("client=\"{client}\""))),
+            "{text}"
+        );
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(json(&out)["phases"][0]["clients"], 2);
+}

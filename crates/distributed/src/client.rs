@@ -186,6 +186,7 @@ pub fn run_client(
     )?);
     let mut own = crate::share::client_request(request, share);
     own.rendezvous = Some(rendezvous.clone());
+    let _metrics = crate::share::serve_client_metrics(&mut own, share)?;
     let mut executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
     // This client's own logs, on its machine; client 0 writes the merged ones.
     let logs_error = match &own.hdr_log {

@@ -544,6 +544,10 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
     request.rendezvous = Some(std::sync::Arc::new(StdioRendezvous::default()));
+    let _metrics = match request.client {
+        Some(share) => crate::share::serve_client_metrics(&mut request, share)?,
+        None => None,
+    };
     let mut executed = scalebench_session::phase::execute_phases(&request, &[order.phase])?;
     if let Some(dir) = &request.hdr_log {
         executed.write_hdr_logs(dir)?;

@@ -21,6 +21,30 @@ pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
     r
 }
 
+/// Client `share`'s own /metrics endpoint (`--metrics-listen` of a distributed run: port + its
+/// index), serving while the guard lives; the request publishes there.
+pub fn serve_client_metrics(
+    request: &mut RunRequest,
+    share: ClientShare,
+) -> Result<Option<scalebench_session::metrics::MetricsGuard>, SessionError> {
+    let Some(mut addr) = request.client_metrics else {
+        return Ok(None);
+    };
+    if addr.port() != 0 {
+        let port = u32::from(addr.port()) + share.index;
+        addr.set_port(u16::try_from(port).map_err(|_| {
+            SessionError::Usage(format!(
+                "invalid value '{addr}' for '--metrics-listen': client {} would serve port {port}",
+                share.index
+            ))
+        })?);
+    }
+    let guard = scalebench_session::metrics::serve_while(addr)?;
+    guard.server().set_client(share.index);
+    request.metrics = Some(guard.publisher());
+    Ok(Some(guard))
+}
+
 /// What client `share` was to do, in words, for the list of missing clients.
 pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) -> String {
     match scalebench_session::settings::Settings::checked(&client_request(request, share), phase) {

@@ -45,6 +45,8 @@ struct Snapshot {
     live: Option<LiveStatus>,
     /// The consistency probe's running counts, while a run phase has one.
     probe: Option<Arc<scalebench_measure::consistency::LiveProbe>>,
+    /// A client of a distributed run: its index, a `client` label on every series.
+    client: Option<u32>,
 }
 
 /// The HTTP endpoint; serving stops when it is dropped.
@@ -91,6 +93,11 @@ impl MetricsServer {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// This endpoint is client `index`'s of a distributed run: every series says so.
+    pub fn set_client(&self, index: u32) {
+        self.lock().client = Some(index);
     }
 
     /// The experiment's cell now running (None between runs).
@@ -329,7 +336,14 @@ type Labels = Vec<(&'static str, String)>;
 
 /// A fresh registry from the snapshot, encoded: label sets are exactly the current ones.
 fn exposition(s: &Snapshot) -> String {
-    let mut registry = Registry::with_prefix("scalebench");
+    let mut registry = match s.client {
+        // Summed over clients by the dashboard, told apart by this label.
+        Some(i) => Registry::with_prefix_and_labels(
+            "scalebench",
+            [("client".into(), i.to_string().into())].into_iter(),
+        ),
+        None => Registry::with_prefix("scalebench"),
+    };
     let running = Family::<Labels, Gauge>::default();
     registry.register(
         "running",
@@ -570,8 +584,9 @@ mod tests {
             phase: Some(scalebench_exec::Phase::Run),
             warmup: false,
             cell: Some("pg/a/threads=2 #1".into()),
-            live: Some(live),
+            live: Some(live.clone()),
             probe: None,
+            client: None,
         });
         for line in [
             r#"scalebench_running{phase="run",warmup="false",cell="pg/a/threads=2 #1"} 1"#,
@@ -586,6 +601,22 @@ mod tests {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
         assert!(text.ends_with("# EOF\n"), "{text}");
+        // A client of a distributed run labels every series with its index.
+        let of_client = exposition(&Snapshot {
+            phase: Some(scalebench_exec::Phase::Run),
+            live: Some(live.clone()),
+            client: Some(1),
+            ..Default::default()
+        });
+        for line in [
+            r#"scalebench_in_flight{client="1"} 7"#,
+            r#"scalebench_operations_total{client="1",operation="READ"} 1200"#,
+        ] {
+            assert!(
+                of_client.lines().any(|l| l == line),
+                "{line} not in\n{of_client}"
+            );
+        }
         // Prometheus' text format of the same figures: counter families named as their samples.
         let plain = prometheus_text(&text);
         assert!(

@@ -103,6 +103,10 @@ pub struct RunRequest {
     pub metrics: Option<crate::metrics::Publisher>,
     /// A client of a distributed run: which one, of how many (its share of the work follows).
     pub client: Option<crate::clients::ClientShare>,
+    /// `--metrics-listen` of a distributed run: client I serves its own /metrics at this address's
+    /// port + I (port 0: any free one), every series labelled `client="I"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_metrics: Option<std::net::SocketAddr>,
     /// HDR interval logs of a distributed run: each client writes its own under `DIR/client-I`
     /// (on its machine), the launcher or client 0 the merged ones in `DIR`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -336,6 +340,7 @@ impl RunRequest {
             command: Vec::new(),
             metrics: None,
             client: None,
+            client_metrics: None,
             hdr_log: None,
             study: Default::default(),
             rendezvous: None,

@@ -95,11 +95,17 @@ fn run_clients(
     let [phase] = phases else {
         unreachable!("checked: a distributed run runs one phase at a time");
     };
-    if args.metrics_listen.is_some() {
-        return Err(SessionError::Usage(
-            "--metrics-listen is not supported with --clients or --rendezvous yet: each client's result is kept beside --output".into(),
-        ));
+    // Client I serves its own /metrics at the port + I.
+    if let (Some(addr), Some(n)) = (args.metrics_listen, clients.clients) {
+        if addr.port() != 0 && u32::from(addr.port()) + n - 1 > u32::from(u16::MAX) {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{addr}' for '--metrics-listen': client {} would serve port {}",
+                n - 1,
+                u32::from(addr.port()) + n - 1
+            )));
+        }
     }
+    request.client_metrics = args.metrics_listen;
     // Each client's logs under DIR/client-I, the merged ones in DIR.
     scalebench_session::files::check_outputs(None::<&std::path::Path>, args.hdr_log.as_deref())?;
     request.hdr_log = args.hdr_log.clone();
