@@ -506,7 +506,8 @@ pub struct ClientsArgs {
     /// seed), one common start, one result merged by histogram in --output and each client's beside
     /// it (FILE.client-I.json). With --rendezvous: how many clients meet there (default: Slurm's
     /// SLURM_NTASKS). The clients share the database: --db, or for clients on this machine also
-    /// --deployment (the steps around a phase, idle wait, compaction, space, are then not taken).
+    /// --deployment (its steps around the phase, the wait until idle, compaction, space on disk, are
+    /// taken once, by this process, the space in the merged result).
     /// Each client keeps its own result on its disk; one that stops answering is killed after the
     /// run's end plus --grace and a margin. Exit code 3 when a client left no result.
     #[arg(long, value_name = "N", value_parser = parse_clients)]

@@ -258,6 +258,45 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         text.contains("'10000'") && text.contains("can write at most about"),
         "{text}"
     );
+    // Issue 41, point 4: two clients on the deployment. The launcher holds it: the wait until
+    // idle before the run and the space after it are taken once, by the launcher, and the space
+    // is in the merged result.
+    let clients_out = dir.path().join("clients.json");
+    let (code, text) = run(&[
+        "run",
+        "c",
+        "--deployment",
+        f,
+        "--clients",
+        "2",
+        "-p",
+        "recordcount=1000",
+        "--duration",
+        "1s",
+        "-o",
+        clients_out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(
+        text.matches("waiting until cluster cli-pg is idle").count(),
+        1,
+        "{text}"
+    );
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&clients_out).unwrap()).unwrap();
+    assert_eq!(merged["phases"][0]["clients"], 2);
+    assert_eq!(
+        merged["phases"][0]["space"]["taken"], "after run",
+        "{merged}"
+    );
+    assert_eq!(
+        merged["phases"][0]["space"]["nodes"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+
     // The deployment's binding option (reads to the replica) is among the run's properties.
     assert!(r["parameters"]["properties"]["postgres.read_hosts"]
         .as_str()

@@ -55,7 +55,7 @@ macro_rules! launcher {
                 request: &RunRequest,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                $start(self, request, phase)
+                with_deployment_steps(request, phase, |r| $start(self, r, phase))
             }
             fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync> {
                 Box::new($for_run(self, name))
@@ -69,6 +69,24 @@ launcher!(
     local::LocalLaunch::for_run
 );
 launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run);
+
+/// Runs `launch` on the request with its deployment replaced by what the clients need of it (URL,
+/// binding options); the deployment's steps around the phase are taken here, once
+/// ([`scalebench_session::phase::DeploymentSteps`]), the space on disk in the merged result.
+fn with_deployment_steps(
+    request: &RunRequest,
+    phase: Phase,
+    launch: impl FnOnce(&RunRequest) -> Result<DistributedOutcome, SessionError>,
+) -> Result<DistributedOutcome, SessionError> {
+    let clients_request = share::without_deployment(request)?;
+    // The request checked before the deployment is waited on (a bad one is refused at once).
+    let steps = scalebench_session::phase::DeploymentSteps::before(request, phase)?;
+    let mut outcome = launch(&clients_request)?;
+    if let (Some(steps), Some(merged)) = (steps, outcome.merged.phases.last_mut()) {
+        steps.after(merged, request)?;
+    }
+    Ok(outcome)
+}
 
 /// What `scalebench gather` merges: a rendezvous run's results from etcd, the files its clients
 /// kept, or both (a file stands for its client where etcd has it too, or has lost it).

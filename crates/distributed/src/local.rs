@@ -111,7 +111,6 @@ pub fn launch(
     request: &RunRequest,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    let request = &crate::share::without_deployment(request)?;
     crate::share::check(request, launch.clients, phase)?;
     scalebench_session::interrupt::install_handler();
     let stop = request.stop.clone().unwrap_or_default();

@@ -160,8 +160,8 @@ fn check_share(request: &RunRequest, share: ClientShare, phase: Phase) -> Result
 }
 
 /// The request with its deployment replaced by what the clients need of it: the cluster's URL and
-/// binding options. The steps around a phase that a deployment gives a single client (waiting
-/// until the cluster is idle, compaction, space on disk) are not taken for N clients.
+/// binding options. The steps around the phase (waiting until the cluster is idle, compaction,
+/// space on disk) are the launcher's, taken once (`with_deployment_steps` in lib.rs).
 pub fn without_deployment(request: &RunRequest) -> Result<RunRequest, SessionError> {
     let Some(file) = &request.deployment else {
         return Ok(request.clone());

@@ -331,6 +331,67 @@ fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool
 }
 
 /// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).
+/// The deployment's steps around a phase that the clients of a distributed run take together: the
+/// process that holds the deployment (the launcher) takes them once, before it starts the clients
+/// (ready, or idle before a run; the space before a load) and after their results merged (flush,
+/// compaction, the space on disk), as one process does around its own phase.
+pub struct DeploymentSteps {
+    settings: Settings,
+    phase: Phase,
+    space_before: Option<Space>,
+}
+
+impl DeploymentSteps {
+    /// The steps before `phase` of a request on a deployment (None without one).
+    pub fn before(request: &RunRequest, phase: Phase) -> Result<Option<Self>, SessionError> {
+        if request.deployment.is_none() {
+            return Ok(None);
+        }
+        let settings = Settings::resolve_whole(request, phase)?;
+        let Some(c) = &settings.cluster else {
+            return Ok(None);
+        };
+        before_phase(c, phase, request.quiet)?;
+        // Before the clients set the table up: the space of the load includes the empty table's.
+        let space_before = match phase {
+            Phase::Load if request.space_after_load != SpaceAfterLoad::NotMeasured => {
+                c.flush()?;
+                Some(c.space("before load", 0, &settings.workload.table))
+            }
+            _ => None,
+        };
+        Ok(Some(DeploymentSteps {
+            settings,
+            phase,
+            space_before,
+        }))
+    }
+
+    /// The steps after the clients' merged phase: its space on disk, unless it was interrupted.
+    pub fn after(
+        &self,
+        merged: &mut PhaseResult,
+        request: &RunRequest,
+    ) -> Result<(), SessionError> {
+        let Some(c) = &self.settings.cluster else {
+            return Ok(());
+        };
+        let measured =
+            self.phase == Phase::Run || request.space_after_load != SpaceAfterLoad::NotMeasured;
+        if measured && merged.ended_by != EndedBy::Interrupted {
+            merged.space = Some(after_phase(
+                c,
+                self.phase,
+                merged,
+                self.space_before.as_ref(),
+                &self.settings,
+                request,
+            )?);
+        }
+        Ok(())
+    }
+}
+
 fn before_phase(c: &Cluster, phase: Phase, quiet: bool) -> Result<(), SessionError> {
     if phase == Phase::Load {
         c.wait_ready()?;

@@ -767,7 +767,8 @@ fn run_clients(
             .expect("a valid default"),
         cpus: Vec::new(),
     };
-    let outcome = local::launch(&launch, request, Phase::Run)?;
+    // Through the launcher: the deployment's steps around the run are taken once, here.
+    let outcome = scalebench_distributed::Launcher::launch(&launch, request, Phase::Run)?;
     if let Some(d) = outcome
         .merged
         .distributed
