@@ -1316,3 +1316,74 @@ fn each_client_writes_its_hdr_logs_and_the_merged_ones_equal_merge_logs() {
         .sum();
     assert_eq!(total, in_window, "{summary}");
 }
+
+/// Issue 41, point 4: an experiment cell whose clients start over ssh (`[procedure.clients]
+/// launcher = "ssh"`, two "hosts", both this machine's sshd) and meet in etcd under a prefix of
+/// the run's own; the cell's result is the merged one.
+#[test]
+fn an_experiment_cell_runs_from_clients_started_over_ssh() {
+    let sshd = sshd::LocalSshd::start();
+    let etcd = shared_etcd();
+    let server = redis();
+    let dir = test_dir();
+    let file = dir.path().join("ssh-clients.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"
+name = "ssh-clients"
+[procedure]
+load = "once"
+duration = "1s"
+options = {{ no_monitor = true, threads = 1 }}
+[procedure.clients]
+launcher = "ssh"
+hosts = ["127.0.0.1", "localhost"]
+rendezvous = "{}/experiment"
+ssh_command = "{}"
+remote_program = "{}"
+[[database]]
+name = "redis"
+db = "{}"
+[[workload]]
+name = "b"
+workload = "b"
+properties = {{ recordcount = 500 }}
+[sweep]
+clients = [2]
+"#,
+            etcd.url(),
+            sshd.ssh_command(),
+            env!("CARGO_BIN_EXE_scalebench"),
+            server.url()
+        ),
+    )
+    .unwrap();
+    let (o, results) = experiment_in(dir.path(), &file);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let (status, result): (String, String) = db
+        .query_row("SELECT status, result FROM runs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "ok");
+    let r: serde_json::Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(r["distributed"]["launcher"], "ssh", "{r}");
+    let run = r["phases"].as_array().unwrap().last().unwrap();
+    assert_eq!(u(&run["clients"]), 2);
+    assert!(u(&run["totals"]["ok"]) > 0);
+
+    // A launcher without what it needs is refused when the file is read.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("hosts = [\"127.0.0.1\", \"localhost\"]\n", ""),
+    )
+    .unwrap();
+    let (o, _) = experiment_in(dir.path(), &bad);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("needs hosts"), "{}", stderr(&o));
+}

@@ -705,7 +705,7 @@ fn one_run(
         );
     }
     let run_result = match clients_of(run) {
-        Some(n) => run_clients(&request, n, state),
+        Some(n) => run_clients(&request, n, state, &exp.procedure.clients),
         _ => execute(&request, Phase::Run),
     };
     if run_result.is_err() {
@@ -746,29 +746,58 @@ fn one_run(
     Ok((result, None))
 }
 
-/// The measured run as `clients` client processes on this machine (is the client the bottleneck?
-/// a column of the results): one merged result, or a failed run when a client left none.
+/// The measured run as `clients` client processes (is the client the bottleneck? a column of the
+/// results), started as `[procedure.clients]` says: on this machine, or over ssh meeting in etcd
+/// under a prefix of this run's own. One merged result, or a failed run when a client left none.
 fn run_clients(
     request: &RunRequest,
     clients: u32,
     state: &RunnerState,
+    how: &spec::ClientsProcedure,
 ) -> Result<RunResult, SessionError> {
-    use scalebench_distributed::local;
-    let program = state.client_program.clone().ok_or_else(|| {
-        SessionError::Failed(
-            "this program cannot start client processes: sweep.clients needs the scalebench binary"
-                .into(),
-        )
-    })?;
-    let launch = local::LocalLaunch {
-        program,
-        clients,
-        start_timeout: request::parse_duration(request::DEFAULT_START_TIMEOUT)
-            .expect("a valid default"),
-        cpus: Vec::new(),
+    use scalebench_distributed::{etcd, local, ssh, Launcher};
+    let start_timeout =
+        request::parse_duration(request::DEFAULT_START_TIMEOUT).expect("a valid default");
+    let launch: Box<dyn Launcher> = match how.launcher {
+        spec::ClientsLauncher::Local => {
+            let program = state.client_program.clone().ok_or_else(|| {
+                SessionError::Failed(
+                    "this program cannot start client processes: sweep.clients needs the scalebench binary"
+                        .into(),
+                )
+            })?;
+            Box::new(local::LocalLaunch {
+                program,
+                clients,
+                start_timeout,
+                cpus: how.cpus.clone(),
+            })
+        }
+        spec::ClientsLauncher::Ssh => {
+            let url = etcd::RendezvousUrl::parse(how.rendezvous.as_deref().unwrap_or_default())?;
+            let ssh = ssh::SshLaunch {
+                hosts: how.hosts.clone(),
+                clients,
+                ssh_command: how
+                    .ssh_command
+                    .clone()
+                    .unwrap_or_else(|| ssh::DEFAULT_SSH_COMMAND.into()),
+                remote_program: how
+                    .remote_program
+                    .clone()
+                    .unwrap_or_else(|| "scalebench".into()),
+                rendezvous: url,
+                start_timeout,
+            };
+            // A prefix holds one run: this one's from the clock (a resumed experiment never meets an
+            // earlier attempt's clients).
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis());
+            Box::new(ssh.for_run(&format!("run-{stamp}")))
+        }
     };
-    // Through the launcher: the deployment's steps around the run are taken once, here.
-    let outcome = scalebench_distributed::Launcher::launch(&launch, request, Phase::Run)?;
+    let outcome = launch.launch(request, Phase::Run)?;
     if let Some(d) = outcome
         .merged
         .distributed

@@ -143,6 +143,8 @@ pub struct Procedure {
     pub measure: Measure,
     /// With `measure = "elastic"`: the scaling transition (as `scalebench elastic`'s options).
     pub elastic: ElasticProcedure,
+    /// How a cell's clients (`clients = N`) are started.
+    pub clients: ClientsProcedure,
     /// A run whose share of failed operations is above this is recorded as `failures`, kept out of
     /// the cell's statistics and named in every summary (default 0.01: 1%).
     pub max_failed_share: f64,
@@ -156,6 +158,63 @@ pub struct Procedure {
     /// The probe's keys, rewritten in turn (default 8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe_keys: Option<usize>,
+}
+
+/// `[procedure.clients]`: how the clients of a cell with `clients = N` (a sweep or a
+/// configuration's run option) are started: N processes on this machine (`local`, the default,
+/// each pinned to a CPU of `cpus` if given) or one per host over ssh, meeting in etcd (`ssh`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClientsProcedure {
+    pub launcher: ClientsLauncher,
+    /// `ssh`: client i on `hosts[i % len]`.
+    pub hosts: Vec<String>,
+    /// `ssh`: where the clients meet, `etcd://HOST:PORT/PREFIX`; each run meets under a prefix of
+    /// its own below it.
+    pub rendezvous: Option<String>,
+    /// `ssh`: the ssh program and its options (default `ssh -o BatchMode=yes`).
+    pub ssh_command: Option<String>,
+    /// `ssh`: scalebench on the hosts (default `scalebench`).
+    pub remote_program: Option<String>,
+    /// `local`: client i runs on CPU `cpus[i % len]` alone.
+    pub cpus: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientsLauncher {
+    #[default]
+    Local,
+    Ssh,
+}
+
+impl ClientsProcedure {
+    /// The launcher's settings checked (hosts and a rendezvous for ssh; none of them for local).
+    pub fn check(&self) -> Result<(), String> {
+        match self.launcher {
+            ClientsLauncher::Ssh => {
+                if self.hosts.is_empty() {
+                    return Err("[procedure.clients] launcher = \"ssh\" needs hosts".into());
+                }
+                let url = self.rendezvous.as_deref().ok_or(
+                    "[procedure.clients] launcher = \"ssh\" needs a rendezvous (etcd://HOST:PORT/PREFIX)",
+                )?;
+                scalebench_distributed::etcd::RendezvousUrl::parse(url)
+                    .map_err(|e| format!("[procedure.clients] rendezvous: {e}"))?;
+                if !self.cpus.is_empty() {
+                    return Err("[procedure.clients] cpus pins local clients; ssh clients are placed by their hosts".into());
+                }
+            }
+            ClientsLauncher::Local => {
+                if !self.hosts.is_empty() || self.rendezvous.is_some() {
+                    return Err(
+                        "[procedure.clients] hosts and rendezvous need launcher = \"ssh\"".into(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -273,6 +332,7 @@ impl Default for Procedure {
             request_set: None,
             measure: Measure::Run,
             elastic: ElasticProcedure::default(),
+            clients: ClientsProcedure::default(),
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
             consistency_probe: None,
             probe_delays: None,
@@ -556,6 +616,7 @@ impl Experiment {
 
     /// The procedure's values: request sets, options, elastic steps, the failure share.
     fn check_procedure(&self) -> Result<(), String> {
+        self.procedure.clients.check()?;
         if self.procedure.request_set == Some(0) {
             return Err(
                 "procedure.request_set = 0: a request set has at least one operation".into(),
