@@ -1327,7 +1327,7 @@ threads = [1, 2]
         let mut mini = full.clone();
         mini.miniature();
         assert_eq!(mini.name, "t-miniature");
-        assert_eq!(mini.procedure.elastic.stable_timeout.to_string(), "15s");
+        assert_eq!(mini.procedure.elastic.stable_timeout.to_string(), "10s");
         // The machine's page cache is dropped once per miniature, not before each of its runs.
         assert!(mini.procedure.drop_caches_once);
         assert_eq!(mini.procedure.elastic.set_repeats, 2);
