@@ -605,13 +605,6 @@ fn shared_files_honour_the_umask() {
 /// is Maven Central's, fetched by scripts/test.sh.
 #[test]
 fn hdr_logs_are_read_by_hdrhistograms_own_processor() {
-    let jar = std::path::PathBuf::from(std::env::var("HOME").unwrap())
-        .join(".m2/repository/org/hdrhistogram/HdrHistogram/2.1.12/HdrHistogram-2.1.12.jar");
-    assert!(
-        jar.exists(),
-        "{} is missing: run scripts/test.sh",
-        jar.display()
-    );
     let dir = test_dir();
     let (out, logs) = (dir.path().join("r.json"), dir.path().join("hdr"));
     let o = scalebench(&[
@@ -630,32 +623,8 @@ fn hdr_logs_are_read_by_hdrhistograms_own_processor() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let read = &json(&out)["phases"][0]["operations"]["READ"];
-    let prefix = dir.path().join("read");
-    let p = Command::new("java")
-        .arg("-cp")
-        .arg(&jar)
-        .arg("org.HdrHistogram.HistogramLogProcessor")
-        .arg("-i")
-        .arg(logs.join("run-READ.hlog"))
-        .arg("-o")
-        .arg(&prefix)
-        .output()
-        .unwrap();
-    assert!(p.status.success() && p.stderr.is_empty(), "{}", stderr(&p));
-    let hgrm = std::fs::read_to_string(prefix.with_extension("hgrm")).unwrap();
-    // `#[Max     =        0.097, Total count    =          987]`, in milliseconds.
-    let summary = hgrm.lines().find(|l| l.starts_with("#[Max")).unwrap();
-    let field = |name: &str| -> f64 {
-        let after = summary.split(name).nth(1).unwrap();
-        after
-            .trim_start_matches([' ', '='])
-            .split([',', ']'])
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
+    let summary = hdr_log_summary(&logs.join("run-READ.hlog"), dir.path());
+    let field = |name: &str| summary.field(name);
     // The log holds the window's completions; the result's count also holds reads that completed
     // in the grace period after it (`ok_after_window`, counted for all operations together).
     let after = json(&out)["phases"][0]["totals"]["ok_after_window"]
@@ -665,7 +634,8 @@ fn hdr_logs_are_read_by_hdrhistograms_own_processor() {
     let logged = field("Total count") as u64;
     assert!(
         logged <= ok && logged + after >= ok,
-        "{summary}: {ok} ok, {after} after the window"
+        "{}: {ok} ok, {after} after the window",
+        summary.0
     );
     let max_ms = read["latency"]["max_us"].as_f64().unwrap() / 1000.0;
     let tolerance = 0.001 + max_ms * 0.01;
@@ -673,7 +643,8 @@ fn hdr_logs_are_read_by_hdrhistograms_own_processor() {
     assert!(
         (field("Max") - max_ms).abs() <= tolerance
             || (logged < ok && field("Max") <= max_ms + tolerance),
-        "{summary} vs {max_ms} ms"
+        "{} vs {max_ms} ms",
+        summary.0
     );
 }
 

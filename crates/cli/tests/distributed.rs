@@ -357,9 +357,7 @@ fn bad_client_counts_and_combinations_are_refused_with_exit_code_2() {
 }
 
 fn etcd() -> scalebench_deploy::etcd::EtcdServer {
-    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
-    std::fs::create_dir_all(&base).unwrap();
-    scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
+    etcd_server()
 }
 
 /// `srun -n 4` runs four clients as Slurm tasks; each takes its index and N from SLURM_PROCID and
@@ -1279,33 +1277,8 @@ fn each_client_writes_its_hdr_logs_and_the_merged_ones_equal_merge_logs() {
     assert!(launcher.len() >= 2, "{launcher:?}");
     assert_eq!(intervals(&merged_here), launcher);
 
-    let jar = std::path::PathBuf::from(std::env::var("HOME").unwrap())
-        .join(".m2/repository/org/hdrhistogram/HdrHistogram/2.1.12/HdrHistogram-2.1.12.jar");
-    let prefix = dir.path().join("read");
-    let p = Command::new("java")
-        .arg("-cp")
-        .arg(&jar)
-        .arg("org.HdrHistogram.HistogramLogProcessor")
-        .arg("-i")
-        .arg(&merged_here)
-        .arg("-o")
-        .arg(&prefix)
-        .output()
-        .unwrap();
-    assert!(p.status.success(), "{}", stderr(&p));
-    let hgrm = std::fs::read_to_string(prefix.with_extension("hgrm")).unwrap();
-    let summary = hgrm.lines().find(|l| l.starts_with("#[Max")).unwrap();
-    let total: u64 = summary
-        .split("Total count")
-        .nth(1)
-        .unwrap()
-        .trim_start_matches([' ', '='])
-        .split([',', ']'])
-        .next()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let summary = hdr_log_summary(&merged_here, dir.path());
+    let total = summary.field("Total count") as u64;
     let result = json(&out);
     let in_window: u64 = result["phases"][0]["intervals"]
         .as_array()
@@ -1314,7 +1287,7 @@ fn each_client_writes_its_hdr_logs_and_the_merged_ones_equal_merge_logs() {
         .filter(|iv| iv["start_s"].as_f64().unwrap() < 2.0)
         .map(|iv| iv["operations"]["READ"]["ok"].as_u64().unwrap_or(0))
         .sum();
-    assert_eq!(total, in_window, "{summary}");
+    assert_eq!(total, in_window, "{}", summary.0);
 }
 
 /// Issue 41, point 4: an experiment cell whose clients start over ssh (`[procedure.clients]

@@ -291,12 +291,6 @@ fn a_search_from_two_clients_against_redis_answers_and_a_lost_client_ends_it() {
     assert_eq!(k["steps"][0]["verdict"], "pass", "{k}");
 }
 
-fn etcd() -> scalebench_deploy::etcd::EtcdServer {
-    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
-    std::fs::create_dir_all(&base).unwrap();
-    scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
-}
-
 /// A search client of a rendezvous, its output piped.
 fn search_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_scalebench"))
@@ -320,7 +314,7 @@ fn search_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process:
 fn a_search_from_clients_started_by_slurm_meets_in_etcd() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let slurm = common::slurm::LocalSlurm::start();
-    let etcd = etcd();
+    let etcd = etcd_server();
     let dir = test_dir();
     let out = dir.path().join("srun.json");
     let rendezvous = format!("{}/search-1", etcd.url());

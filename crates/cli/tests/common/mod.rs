@@ -92,3 +92,60 @@ pub fn experiment_command(dir: &Path, file: &Path, results: &Path) -> Command {
         .arg(dir.join("clusters"));
     c
 }
+
+/// HdrHistogram's own `HistogramLogProcessor` (Maven Central's jar, fetched by scripts/test.sh) on
+/// the interval log `log`, its output beside it in `dir`: the summary line of its histogram,
+/// `#[Max = 0.097, Total count = 987]`, and a reader of its fields (milliseconds, counts).
+pub fn hdr_log_summary(log: &Path, dir: &Path) -> HdrSummary {
+    let jar = std::path::PathBuf::from(std::env::var("HOME").unwrap())
+        .join(".m2/repository/org/hdrhistogram/HdrHistogram/2.1.12/HdrHistogram-2.1.12.jar");
+    assert!(
+        jar.exists(),
+        "{} is missing: run scripts/test.sh",
+        jar.display()
+    );
+    let prefix = dir.join("hlp");
+    let p = Command::new("java")
+        .arg("-cp")
+        .arg(&jar)
+        .arg("org.HdrHistogram.HistogramLogProcessor")
+        .arg("-i")
+        .arg(log)
+        .arg("-o")
+        .arg(&prefix)
+        .output()
+        .unwrap();
+    assert!(p.status.success() && p.stderr.is_empty(), "{}", stderr(&p));
+    let hgrm = std::fs::read_to_string(prefix.with_extension("hgrm")).unwrap();
+    HdrSummary(
+        hgrm.lines()
+            .find(|l| l.starts_with("#[Max"))
+            .unwrap()
+            .to_string(),
+    )
+}
+
+/// The summary line of a `HistogramLogProcessor` histogram.
+pub struct HdrSummary(pub String);
+
+impl HdrSummary {
+    /// A field of it: `Max` (ms), `Total count`.
+    pub fn field(&self, name: &str) -> f64 {
+        let after = self.0.split(name).nth(1).unwrap();
+        after
+            .trim_start_matches([' ', '='])
+            .split([',', ']'])
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+/// An etcd on loopback for a test (it stops when dropped).
+pub fn etcd_server() -> scalebench_deploy::etcd::EtcdServer {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
+}
