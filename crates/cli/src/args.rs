@@ -56,9 +56,10 @@ pub enum Command {
     /// Run an experiment matrix (databases x configurations x workloads x sweeps x repetitions) into
     /// the results database; run again to resume.
     Experiment(ExperimentArgs),
-    /// Find the maximum sustainable throughput: step the offered rate up (open loop) until throughput
-    /// stops rising or a latency objective breaks; or, with --threads-search, Wegert's thread
-    /// calibration (closed loop).
+    /// Find the highest rate that keeps up within a latency objective (--p99, --p999,
+    /// --max-error-rate): rates bracketed, then bisected to --resolution, each step's p99 known to
+    /// --precision at 95%; the answer with its interval, client-bound steps named; from one client or
+    /// from N (--clients, --ssh, --rendezvous). Or, with --threads-search, Wegert's thread calibration.
     Saturate(SaturateArgs),
     /// Elasticity: under a constant load (Dory's request sets, or an open loop at --target), change
     /// the cluster's size (add, double, remove, crash), follow it until it is stable again, and

@@ -1061,7 +1061,7 @@ fn saturation_search_finds_the_knee_of_a_known_capacity() {
         "--resolution",
         "5",
         "--duration",
-        "2s",
+        "1s",
         "--no-monitor",
         "--output",
         out.to_str().unwrap(),

@@ -77,7 +77,7 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
         100_000_000,
         &[
             &measured[..],
-            &["--client-cpus", "0", "--start-rate", "150000"],
+            &["--client-cpus", "0", "--start-rate", "300000"],
         ]
         .concat(),
     );
@@ -97,6 +97,7 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
     let x1 = f(&answer["rate_ops_s"]);
 
     let capacity = (1.5 * x1) as u64;
+    let half = format!("{}", capacity / 2);
     let two = search_null(
         dir.path(),
         "two",
@@ -111,7 +112,7 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
                 "--client-cpus",
                 "0,1",
                 "--start-rate",
-                "150000",
+                &half,
             ],
         ]
         .concat(),
@@ -145,7 +146,7 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
         "1",
         "--no-monitor",
     ];
-    let start = format!("{}", low_capacity / 4);
+    let start = format!("{}", low_capacity * 3 / 5);
     let alone = search_null(
         dir.path(),
         "alone",
