@@ -266,8 +266,15 @@ pub struct ElasticArgs {
     pub score_time_axis: scalebench_session::request::TimeAxis,
     /// No load during the transition: time until the cluster is fully available (ready, no data in
     /// motion), Dory's restricted elasticity as measured for Riak.
-    #[arg(long, conflicts_with_all = ["request_set", "target"])]
+    #[arg(long, conflicts_with_all = ["request_set", "target", "clients"])]
     pub unloaded: bool,
+    /// The load from N client processes on this machine as one run: Dory's R operations of a
+    /// request set and T threads in all, each client its share; a set's time is the time until
+    /// every client finished its share (the next set then opens for all), the action is taken once
+    /// by this process, stability judged on the merged timeline; an open loop's rate is shared and
+    /// its intervals merged. A client lost ends the benchmark with the steps so far (exit code 3).
+    #[command(flatten)]
+    pub clients: LocalClientsArgs,
 }
 
 /// The results database of experiments.
@@ -500,8 +507,10 @@ pub struct LoadArgs {
     pub clients: ClientsArgs,
 }
 
+/// The clients of a run on this machine (`elastic` takes these alone; `run`, `load` and
+/// `saturate` take them within [`ClientsArgs`]).
 #[derive(Debug, Args, Clone)]
-pub struct ClientsArgs {
+pub struct LocalClientsArgs {
     /// The number of clients of the run. Alone: N client processes on this machine, as one run,
     /// each with its share (operations, load key range, rate, a section of keys for its inserts, a
     /// seed), one common start, one result merged by histogram in --output and each client's beside
@@ -514,6 +523,21 @@ pub struct ClientsArgs {
     #[arg(long, value_name = "N", value_parser = parse_clients)]
     pub clients: Option<u32>,
 
+    /// How long the clients may take to connect and meet before the run is abandoned.
+    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
+    pub start_timeout: Duration,
+
+    /// With --clients on this machine: client i runs on CPU i mod the list's length alone (each
+    /// client a core of its own, as on its own machine); also pins a single client (--clients 1).
+    #[arg(long, value_name = "CPU[,CPU...]", value_delimiter = ',')]
+    pub client_cpus: Vec<usize>,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct ClientsArgs {
+    #[command(flatten)]
+    pub local: LocalClientsArgs,
+
     /// With --rendezvous: this process's index, 0 to N-1 (default: SLURM_PROCID, or a Kubernetes
     /// Indexed Job's JOB_COMPLETION_INDEX). Client 0 writes the merged result.
     #[arg(long, value_name = "I", requires = "rendezvous")]
@@ -523,10 +547,6 @@ pub struct ClientsArgs {
     /// Kubernetes Indexed Job, ssh): etcd://HOST:PORT[,HOST:PORT]/PREFIX, one PREFIX per run.
     #[arg(long, value_name = "URL")]
     pub rendezvous: Option<String>,
-
-    /// How long the clients may take to connect and meet before the run is abandoned.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
-    pub start_timeout: Duration,
 
     /// Start the clients on these hosts over ssh (client i on host i mod the number of hosts; N
     /// defaults to the number of hosts); they meet at --rendezvous, and this machine gathers and
@@ -538,11 +558,6 @@ pub struct ClientsArgs {
         value_delimiter = ','
     )]
     pub ssh: Vec<String>,
-
-    /// With --clients on this machine: client i runs on CPU i mod the list's length alone (each
-    /// client a core of its own, as on its own machine); also pins a single client (--clients 1).
-    #[arg(long, value_name = "CPU[,CPU...]", value_delimiter = ',')]
-    pub client_cpus: Vec<usize>,
 
     /// With --ssh: the ssh program and its options.
     #[arg(long, value_name = "COMMAND", default_value = scalebench_distributed::ssh::DEFAULT_SSH_COMMAND)]
@@ -895,6 +910,7 @@ impl PhaseArgs {
             connect_timeout: self.connect_timeout,
             batch_size: self.batch_size,
             request_set: self.request_set,
+            threads_in_all: false,
             timeline_log: None,
             stop: None,
             status_interval: self.status_interval,

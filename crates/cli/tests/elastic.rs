@@ -1,5 +1,6 @@
 //! `scalebench elastic` end to end on real local clusters: a Redis Cluster grows from 3 to 4 masters
-//! under Dory's request sets and shrinks back under an open loop; a Cassandra ring grows from 2 to 3
+//! under Dory's request sets and shrinks back under an open loop, both loads from two client
+//! processes as one run (and a client lost ends it, exit 3); a Cassandra ring grows from 2 to 3
 //! nodes; Dory's doubling schedule with its performance table; an etcd member joins with no load and
 //! one is killed under load; every event and score is recorded and no record is lost. One cluster at
 //! a time (2 cores).
@@ -184,6 +185,8 @@ fn nothing_lost(up: &Up, dir: &Path, records: u64) {
     );
 }
 
+/// Both loads from two client processes (issue 41, point 3): the sets R = 100 and the 3 threads are
+/// split over them, a set's time is until both finished their share, the action taken once.
 #[test]
 fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -204,10 +207,27 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
             "recordcount=2000",
             "--baseline",
             "5s",
+            "--clients",
+            "2",
         ],
     );
     assert_eq!(nodes(&step), (3, 4));
     assert_eq!(step["changed_nodes"][0], "node4");
+    assert_eq!(json(&dir.path().join("elastic.json"))["clients"], 2);
+    // Each set of the merged timeline ends with the later of the two clients' shares.
+    let run = &step["run"];
+    assert_eq!(run["distributed"]["clients"], 2, "{}", run["distributed"]);
+    for set in run["phases"][0]["request_sets"]["sets"].as_array().unwrap() {
+        let each: Vec<f64> = set["clients_s"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{set}"))
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        let d = set["duration_s"].as_f64().unwrap();
+        assert_eq!(each.len(), 2, "{set}");
+        assert!((each[0].max(each[1]) - d).abs() < 1e-6, "{set}");
+    }
     nothing_lost(&up, dir.path(), 2000);
 
     // Back to 3 masters under an open loop: node4's slots drain to the others while the offered rate
@@ -241,12 +261,15 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
         "relative:10",
         "--stable-timeout",
         "3m",
+        "--clients",
+        "2",
         "-o",
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = json(&out);
     assert_eq!(r["target_ops_s"], 1000.0);
+    assert_eq!(r["clients"], 2);
     let step = &r["steps"][0];
     assert_eq!(nodes(step), (4, 3));
     let s = &step["scores"];
@@ -259,6 +282,73 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     assert!(step["events"]["stable_s"].as_f64().is_some(), "{step}");
     assert_eq!(step["run"]["phases"][0]["totals"]["failed"], 0);
     nothing_lost(&up, dir.path(), 2000);
+    a_lost_client_ends_the_benchmark(&up, dir.path());
+}
+
+/// A client killed during the baseline: the other is ended, the cluster left as it was, exit 3
+/// naming the client, the output written.
+fn a_lost_client_ends_the_benchmark(up: &Up, dir: &Path) {
+    use std::io::{BufRead, BufReader};
+    let out = dir.join("lost.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(["elastic", "documents", "--deployment", up.file()])
+        .args(["--clusters-dir", up.clusters(), "--no-load"])
+        .args([
+            "-p",
+            "recordcount=2000",
+            "--request-set",
+            "100",
+            "--threads",
+            "2",
+        ])
+        .args([
+            "--baseline",
+            "60s",
+            "--stable-timeout",
+            "1m",
+            "--clients",
+            "2",
+        ])
+        .args(["-o", out.to_str().unwrap()])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = String::new();
+    let began = std::time::Instant::now();
+    let clients = loop {
+        let Some(Ok(line)) = lines.next() else {
+            panic!("the benchmark ended before its clients ran: {seen}");
+        };
+        seen.push_str(&line);
+        seen.push('\n');
+        // Once the run reports progress, both clients are running.
+        let clients = children_of(child.id());
+        if line.starts_with("run ") && clients.len() == 2 {
+            break clients;
+        }
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(60),
+            "{seen}"
+        );
+    };
+    // SAFETY: kill(2) on a client process this test's benchmark started.
+    unsafe {
+        libc::kill(clients[1] as i32, libc::SIGKILL);
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let all = format!("{seen}{}", rest.join("\n"));
+    assert_eq!(status.code(), Some(3), "{all}");
+    assert!(all.contains("client 1 of 2 left no result"), "{all}");
+    let r = json(&out);
+    assert!(
+        r["incomplete"].as_str().unwrap().contains("client 1 of 2"),
+        "{r}"
+    );
+    assert_eq!(r["steps"].as_array().unwrap().len(), 0, "{r}");
 }
 
 #[test]

@@ -182,14 +182,6 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
     );
 }
 
-fn children_of(pid: u32) -> Vec<u32> {
-    let text =
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    text.split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
 /// Against a real Redis: two clients' search ends with a stated answer; a client killed during the
 /// second step ends the search with exit 3, the step measured before it kept in the output.
 #[test]

@@ -14,6 +14,7 @@ pub mod outcome;
 pub mod series;
 pub mod share;
 pub mod ssh;
+pub mod timeline;
 
 pub use outcome::*;
 pub use share::*;
@@ -55,7 +56,7 @@ macro_rules! launcher {
                 request: &RunRequest,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                with_deployment_steps(request, phase, |r| $start(self, r, phase))
+                with_deployment_steps(request, phase, self.clients, |r| $start(self, r, phase))
             }
             fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync> {
                 Box::new($for_run(self, name))
@@ -76,9 +77,12 @@ launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run);
 fn with_deployment_steps(
     request: &RunRequest,
     phase: Phase,
+    clients: u32,
     launch: impl FnOnce(&RunRequest) -> Result<DistributedOutcome, SessionError>,
 ) -> Result<DistributedOutcome, SessionError> {
     let clients_request = share::without_deployment(request)?;
+    // Every client's share checked before the deployment is waited on.
+    share::check(&clients_request, clients, phase)?;
     // The request checked before the deployment is waited on (a bad one is refused at once).
     let steps = scalebench_session::phase::DeploymentSteps::before(request, phase)?;
     let mut outcome = launch(&clients_request)?;

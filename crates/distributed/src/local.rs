@@ -12,12 +12,16 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSignal};
+use scalebench_exec::{
+    Phase, ProgressState, Rendezvous, RendezvousError, SetGate, StopSignal, TimelineLog,
+    TimelinePoint,
+};
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
 use crate::outcome::{merge_clients, merged_line, ClientProgress, DistributedOutcome};
 use crate::share::client_request;
+use crate::timeline::MergedTimeline;
 use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
@@ -83,6 +87,10 @@ pub struct ClientOrder {
     pub request: RunRequest,
     pub phase: Phase,
     pub output: PathBuf,
+    /// The launcher watches the run's timeline (`scalebench elastic`): the client tells it each
+    /// point, its request sets open when the launcher says, and it ends when the launcher says.
+    #[serde(default)]
+    pub watched: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -90,12 +98,25 @@ pub struct ClientOrder {
 enum FromClient {
     Ready,
     Progress(ClientProgress),
+    /// A point of its timeline: a request set of its own done, or an interval.
+    Point {
+        index: u64,
+        point: TimelinePoint,
+    },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum ToClient {
-    Start { unix_ns: u64 },
+    Start {
+        unix_ns: u64,
+    },
+    /// Every client has finished its share of the sets before `set`.
+    OpenSet {
+        set: u64,
+    },
+    /// The watcher ends the run as planned (not an interruption).
+    Finish,
 }
 
 enum Event {
@@ -202,6 +223,7 @@ fn run_children(
             request: client_request(request, ClientShare::new(index as u32, launch.clients)?),
             phase,
             output: dir.path().join(format!("client-{index}.json")),
+            watched: request.timeline_log.is_some(),
         };
         match spawn_child(launch, index, &order, tx.clone()) {
             Ok(child) => children.push(child),
@@ -224,20 +246,26 @@ fn run_children(
         Instant::now() + START_LEAD,
         crate::share::LOCAL_END_MARGIN,
     );
-    let line = serde_json::to_string(&ToClient::Start {
+    let line = to_client(&ToClient::Start {
         unix_ns: start
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_nanos() as u64,
-    })
-    .expect("a start line serializes");
-    for c in &mut children {
-        // A child that died since it was ready cannot be told; its exit names it.
-        if let Some(stdin) = c.stdin.as_mut() {
-            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
-        }
-    }
-    follow_progress(&rx, &mut children, request, phase, stop, &rule);
+    });
+    tell_all(&mut children, &line);
+    let mut watched = request.timeline_log.clone().map(|log| {
+        let t0 = Instant::now() + START_LEAD + request.warmup;
+        MergedTimeline::begin(log, n, request.request_set.is_some(), t0)
+    });
+    follow_progress(
+        &rx,
+        &mut children,
+        request,
+        phase,
+        stop,
+        &rule,
+        watched.as_mut(),
+    );
 
     let mut interrupted_children = false;
     let results = children
@@ -262,8 +290,28 @@ fn run_children(
         }
         merged => merged?,
     };
-    outcome.set_interrupted(stop.is_requested() || interrupted_children);
+    outcome.set_interrupted((stop.is_requested() && !stop.is_finish()) || interrupted_children);
+    let shared_sets = watched
+        .zip(request.request_set)
+        .and_then(|(w, size)| w.request_sets(size, &outcome.clients));
+    if let (Some(sets), Some(p)) = (shared_sets, outcome.merged.phases.first_mut()) {
+        p.request_sets = Some(sets);
+    }
     Ok(outcome)
+}
+
+/// Writes `line` to every child still listening (a child that died cannot be told; its exit
+/// names it).
+fn tell_all(children: &mut [ChildProcess], line: &str) {
+    for c in children.iter_mut().filter(|c| !c.closed) {
+        if let Some(stdin) = c.stdin.as_mut() {
+            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
+        }
+    }
+}
+
+fn to_client(what: &ToClient) -> String {
+    serde_json::to_string(what).expect("a line to a client serializes")
 }
 
 struct ChildProcess {
@@ -403,7 +451,8 @@ fn wait_until_ready(
         }
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
             Ok(Event::Said(i, FromClient::Ready)) => children[i].ready = true,
-            Ok(Event::Said(_, FromClient::Progress(_))) | Err(RecvTimeoutError::Timeout) => {}
+            Ok(Event::Said(_, FromClient::Progress(_) | FromClient::Point { .. }))
+            | Err(RecvTimeoutError::Timeout) => {}
             Ok(Event::Closed(i)) => {
                 children[i].closed = true;
                 let status = children[i].process.wait();
@@ -427,7 +476,8 @@ fn wait_until_ready(
 
 /// Until every child has ended: their progress merged into one line, and a stop passed on. A
 /// child past the run's deadline ([`crate::share::EndRule`]: stopped with SIGSTOP, hung) is killed and
-/// named missing, so the wait always ends.
+/// named missing, so the wait always ends. A watched run's points are merged as they come, and its
+/// shared request sets opened.
 fn follow_progress(
     rx: &Receiver<Event>,
     children: &mut [ChildProcess],
@@ -435,6 +485,7 @@ fn follow_progress(
     phase: Phase,
     stop: &StopSignal,
     rule: &crate::share::EndRule,
+    mut watched: Option<&mut MergedTimeline>,
 ) {
     let mut latest: Vec<Option<ClientProgress>> = vec![None; children.len()];
     let mut alive = children.len();
@@ -448,12 +499,29 @@ fn follow_progress(
                 children[i].last_heard = Instant::now();
             }
             Ok(Event::Said(i, FromClient::Ready)) => children[i].last_heard = Instant::now(),
+            Ok(Event::Said(i, FromClient::Point { index, point })) => {
+                children[i].last_heard = Instant::now();
+                let open = watched
+                    .as_deref_mut()
+                    .and_then(|w| w.told(i, index, &point, Instant::now()));
+                if let Some(set) = open {
+                    tell_all(children, &to_client(&ToClient::OpenSet { set }));
+                }
+            }
             Err(RecvTimeoutError::Timeout) => {}
             Ok(Event::Closed(i)) => {
                 latest[i] = None;
                 children[i].closed = true;
                 first_ended.get_or_insert_with(Instant::now);
                 alive -= 1;
+                // A watched run without one of its clients cannot go on (its sets would never
+                // close): the others end now, and the run is incomplete.
+                if watched.is_some() && alive > 0 && !stop.is_requested() {
+                    scalebench_session::note!(
+                        "client {i} ended before the run: ending the others (the run is incomplete)"
+                    );
+                    stop.finish();
+                }
             }
             Err(RecvTimeoutError::Disconnected) => break,
         }
@@ -461,7 +529,10 @@ fn follow_progress(
         // passed on, so each child stops and keeps what it measured.
         if stop.is_requested() && stopped_at.is_none() {
             stopped_at = Some(Instant::now());
-            for c in children.iter().filter(|c| !c.closed) {
+            if stop.is_finish() {
+                tell_all(children, &to_client(&ToClient::Finish));
+            }
+            for c in children.iter().filter(|c| !c.closed && !stop.is_finish()) {
                 // SAFETY: kill(2) with a pid of a child this process started and has not reaped.
                 unsafe {
                     libc::kill(c.process.id() as libc::pid_t, libc::SIGINT);
@@ -542,7 +613,23 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
-    request.rendezvous = Some(std::sync::Arc::new(StdioRendezvous::default()));
+    let rendezvous = std::sync::Arc::new(StdioRendezvous {
+        gate: (order.watched && request.request_set.is_some()).then(SetGate::default),
+        ..Default::default()
+    });
+    if order.watched {
+        let to_launcher = rendezvous.clone();
+        request.timeline_log = Some(TimelineLog::published(
+            std::sync::Arc::new(move |index, point| {
+                to_launcher.say(&FromClient::Point {
+                    index,
+                    point: *point,
+                })
+            }),
+            rendezvous.gate.clone(),
+        ));
+    }
+    request.rendezvous = Some(rendezvous);
     let _metrics = match request.client {
         Some(share) => crate::share::serve_client_metrics(&mut request, share)?,
         None => None,
@@ -558,10 +645,12 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     Ok(executed.result)
 }
 
-/// A child's rendezvous: "ready" on stdout, the start from stdin.
+/// A child's rendezvous: "ready" on stdout, the start from stdin; in a watched run, its points on
+/// stdout, and the openings of its sets and the end from stdin.
 #[derive(Debug, Default)]
 struct StdioRendezvous {
     out: Mutex<()>,
+    gate: Option<SetGate>,
 }
 
 impl StdioRendezvous {
@@ -586,12 +675,25 @@ impl Rendezvous for StdioRendezvous {
 impl StdioRendezvous {
     fn wait_for_start(&self, stop: &StopSignal) -> Result<SystemTime, String> {
         self.say(&FromClient::Ready);
-        // stdin is read on a thread of its own, so a stop is seen while the launcher waits.
+        // stdin is read on a thread of its own, so a stop is seen while the launcher waits; after
+        // the start it goes on reading what a watcher says.
         let (tx, rx) = mpsc::channel();
+        let (gate, run_stop) = (self.gate.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut line = String::new();
             let read = std::io::stdin().lock().read_line(&mut line);
             let _ = tx.send(read.map(|n| (n, line)));
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                match serde_json::from_str::<ToClient>(&line) {
+                    Ok(ToClient::OpenSet { set }) => {
+                        if let Some(g) = &gate {
+                            g.open(set)
+                        }
+                    }
+                    Ok(ToClient::Finish) => run_stop.finish(),
+                    Ok(ToClient::Start { .. }) | Err(_) => {}
+                }
+            }
         });
         loop {
             if stop.is_requested() {
@@ -602,9 +704,13 @@ impl StdioRendezvous {
                     return Err("the launcher went away before the start".into())
                 }
                 Ok(Ok((_, line))) => {
-                    let ToClient::Start { unix_ns } = serde_json::from_str(&line)
-                        .map_err(|e| format!("the start line does not parse: {e}"))?;
-                    return Ok(UNIX_EPOCH + Duration::from_nanos(unix_ns));
+                    return match serde_json::from_str(&line) {
+                        Ok(ToClient::Start { unix_ns }) => {
+                            Ok(UNIX_EPOCH + Duration::from_nanos(unix_ns))
+                        }
+                        Ok(_) => Err("the launcher said something else than the start".into()),
+                        Err(e) => Err(format!("the start line does not parse: {e}")),
+                    };
                 }
                 Err(RecvTimeoutError::Timeout) => {}
             }

@@ -50,6 +50,13 @@ pub struct ElasticResult {
     pub stable_sets: u32,
     /// Ctrl-C ended it: the steps are those measured until then.
     pub interrupted: bool,
+    /// The clients of the load (`--clients N`: Dory's request sets, threads and records split over
+    /// them), absent with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<u32>,
+    /// A client of the load was lost: why; the steps are those measured until then (exit code 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     pub steps: Vec<ElasticStep>,
     /// Dory's performance table, with request sets: the stable state before each step's action and,
     /// with `double`, the final size's; scalability between rows where everything doubled.

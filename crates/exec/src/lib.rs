@@ -24,4 +24,4 @@ pub use progress::{MeasurementStart, Observers, Progress, ProgressState};
 pub use rendezvous::{Rendezvous, RendezvousError};
 pub use runner::{execute, ExecError, PhaseOutcome};
 pub use stop::StopSignal;
-pub use timeline::{TimelineLog, TimelinePoint};
+pub use timeline::{PointSink, SetGate, TimelineLog, TimelinePoint};

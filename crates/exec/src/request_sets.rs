@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use scalebench_measure::result::{RequestSet, RequestSets};
 
-use crate::timeline::{TimelineLog, TimelinePoint};
+use crate::timeline::{SetGate, TimelineLog, TimelinePoint};
 
 /// Request sets: measured operations are numbered as they start; operation i belongs to set
 /// i / size and may start only once every operation of the sets before has completed.
@@ -50,20 +50,48 @@ impl SetClock {
     }
 
     /// Waits until set `set` may start; false if the run ends first (`ended`: stop or deadline).
-    pub async fn wait_open(&self, set: u64, ended: impl Fn() -> bool) -> bool {
+    /// With a gate (the set shared by several clients), the set starts when the gate opens it, at
+    /// `now_ns`, after the set before has completed here.
+    pub async fn wait_open(
+        &self,
+        set: u64,
+        ended: impl Fn() -> bool,
+        now_ns: impl Fn() -> u64,
+    ) -> bool {
         let needed = set * self.size;
+        let gate = self.log.as_ref().and_then(TimelineLog::gate);
         loop {
             let opened = self.opened.notified();
             tokio::pin!(opened);
             opened.as_mut().enable();
-            if self.completed.load(Ordering::SeqCst) >= needed {
-                return true;
+            let gate_opened = gate.map(SetGate::opened);
+            tokio::pin!(gate_opened);
+            if let Some(g) = gate_opened.as_mut().as_pin_mut() {
+                g.enable();
+            }
+            let here = self.completed.load(Ordering::SeqCst) >= needed;
+            match gate {
+                _ if !here => {}
+                None => return true,
+                Some(g) if g.is_open(set) => {
+                    // The first slot to see it opened marks the set's start.
+                    self.opened_ns.fetch_max(now_ns(), Ordering::SeqCst);
+                    return true;
+                }
+                Some(_) => {}
             }
             if ended() {
                 return false;
             }
-            // Woken by the set's last completion; the timeout re-checks stop and deadline.
-            let _ = tokio::time::timeout(Duration::from_millis(50), opened).await;
+            // Woken by the set's last completion or the gate; the timeout re-checks stop and
+            // deadline.
+            let either = async {
+                match gate_opened.as_mut().as_pin_mut() {
+                    Some(g) => tokio::select! { _ = opened => {}, _ = g => {} },
+                    None => opened.await,
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_millis(50), either).await;
         }
     }
 
@@ -91,6 +119,7 @@ impl SetClock {
                 start_s: (start - t0_ns) as f64 / 1e9,
                 duration_s: end_ns.saturating_sub(start) as f64 / 1e9,
                 failed,
+                clients_s: Vec::new(),
             };
             if let Some(log) = &self.log {
                 log.push(TimelinePoint {

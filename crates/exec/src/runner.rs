@@ -691,7 +691,9 @@ impl<F> SlotContext<'_, F> {
         }
         let ended = || self.shared.stop.is_requested() || self.past_deadline(self.clock.now_ns());
         let set = sets.set_of(i);
-        sets.wait_open(set, ended).await.then_some(Some(set))
+        sets.wait_open(set, ended, || self.clock.now_ns())
+            .await
+            .then_some(Some(set))
     }
 
     fn publish_last_end(&self, end_ns: u64) {

@@ -590,6 +590,10 @@ pub struct RequestSet {
     pub start_s: f64,
     pub duration_s: f64,
     pub failed: u64,
+    /// A set shared by several clients (its time: until every client finished its share): each
+    /// client's time to finish its share, from the set's opening, as the launcher saw it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients_s: Vec<f64>,
 }
 
 impl RequestSets {
@@ -631,6 +635,7 @@ mod request_set_tests {
                 start_s: i as f64,
                 duration_s: *d,
                 failed: 0,
+                clients_s: Vec::new(),
             })
             .rev()
             .collect();

@@ -123,6 +123,14 @@ impl ClientShare {
         })
     }
 
+    /// `what` = `n` cannot be shared by the run's clients: each needs at least one.
+    pub fn too_few(&self, what: &str, n: u64) -> SessionError {
+        SessionError::Usage(format!(
+            "invalid value '{n}' for '{what}': fewer than the {} clients of the run (each needs at least one)",
+            self.clients
+        ))
+    }
+
     /// Narrows the properties of a run to this client's share: a load's key range, a run's
     /// operations (when the run is bounded by them) and its insert section.
     pub fn apply(
@@ -133,12 +141,7 @@ impl ClientShare {
         explicit_count: bool,
     ) -> Result<(), SessionError> {
         const ORIGIN: &str = "the client's share";
-        let too_few = |what: &str, n: u64| {
-            SessionError::Usage(format!(
-                "invalid value '{n}' for '{what}': fewer than the {} clients of the run (each needs at least one)",
-                self.clients
-            ))
-        };
+        let too_few = |what: &str, n: u64| self.too_few(what, n);
         match phase {
             Phase::Load => {
                 if workload.insert_count < self.clients as u64 {

@@ -74,6 +74,10 @@ pub struct RunRequest {
     pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
+    /// With several clients, `threads` are the whole run's, each client its share (an elastic run:
+    /// Dory's T threads in all); otherwise each client runs `threads` of its own.
+    #[serde(default)]
+    pub threads_in_all: bool,
     /// Where an elastic controller watches the run's timeline while it goes on.
     #[serde(skip)]
     pub timeline_log: Option<TimelineLog>,
@@ -325,6 +329,7 @@ impl RunRequest {
             connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
             request_set: None,
+            threads_in_all: false,
             timeline_log: None,
             stop: None,
             status_interval: default(DEFAULT_STATUS_INTERVAL),

@@ -62,6 +62,8 @@ pub struct Settings {
     pub cluster: Option<scalebench_deploy::Cluster>,
     /// How many client processes share the database in this run (1 alone).
     pub clients: u32,
+    /// `threads` are the whole run's, each client its share (see [`RunRequest::threads_in_all`]).
+    pub threads_in_all: bool,
 }
 
 impl Settings {
@@ -135,6 +137,20 @@ impl Settings {
         }
         self.seed = share.seed(self.seed);
         self.clients = share.clients;
+        let too_few = |what: &str, n: u64| share.too_few(what, n);
+        // A request set is the whole run's R operations (Dory's), each client its share of it.
+        if let Some(r) = self.request_set {
+            if r < share.clients as u64 {
+                return Err(too_few("--request-set", r));
+            }
+            self.request_set = Some(share.split(r).1);
+        }
+        if self.threads_in_all {
+            if (self.threads as u64) < share.clients as u64 {
+                return Err(too_few("--threads", self.threads as u64));
+            }
+            self.threads = share.split(self.threads as u64).1 as usize;
+        }
         Ok(self)
     }
 
@@ -253,6 +269,7 @@ impl Settings {
             grace: args.grace,
             connect_timeout: args.connect_timeout,
             clients: 1,
+            threads_in_all: args.threads_in_all,
             batch_size,
             request_set: args.request_set,
             timeline_log: args.timeline_log.clone(),
@@ -609,5 +626,30 @@ mod tests {
         let (props, _) = Settings::properties(&RunRequest::new("a"), &from_deployment).unwrap();
         assert_eq!(props.get("cassandra.durable_writes"), Some("false"));
         assert_eq!(props.origin("cassandra.durable_writes"), Some("deployment"));
+    }
+
+    /// Dory's request set over clients: R in all, each its share; an elastic run's threads too.
+    #[test]
+    fn a_request_set_and_threads_in_all_are_shared_by_the_clients() {
+        let share = |request: &RunRequest, index| {
+            let mut r = request.clone();
+            r.db = Some("null://".into());
+            r.client = Some(crate::clients::ClientShare::new(index, 2).unwrap());
+            Settings::checked(&r, Phase::Run).map(|s| (s.request_set, s.threads))
+        };
+        let mut request = RunRequest::new("a");
+        request.request_set = Some(101);
+        request.threads = Some(3);
+        assert_eq!(share(&request, 0).unwrap(), (Some(51), 3));
+        request.threads_in_all = true;
+        assert_eq!(share(&request, 0).unwrap(), (Some(51), 2));
+        assert_eq!(share(&request, 1).unwrap(), (Some(50), 1));
+        request.request_set = Some(1);
+        let e = share(&request, 0).unwrap_err().to_string();
+        assert!(e.contains("'1' for '--request-set'"), "{e}");
+        request.request_set = None;
+        request.threads = Some(1);
+        let e = share(&request, 0).unwrap_err().to_string();
+        assert!(e.contains("'1' for '--threads'"), "{e}");
     }
 }

@@ -7,6 +7,11 @@
 //! (`scalebench-elastic`). With `--steps N`, records, threads and the set size double at each step
 //! (and with `double`, the cluster too, and a last stable state is measured at the final size: Dory's
 //! scalability compares those stable states). `--unloaded` times the transition with no load.
+//!
+//! From N client processes (`--clients N`), the load is one run: Dory's R operations and T threads
+//! in all, each client its share, a set's time the time until every client finished its share
+//! (the launcher opens the next set for all of them, [`scalebench_distributed::timeline`]); this
+//! process holds the cluster, takes the action once and judges stability on the merged timeline.
 
 use std::time::{Duration, Instant};
 
@@ -26,10 +31,28 @@ use scalebench_session::request::{
 };
 use scalebench_session::settings::Settings;
 
+use scalebench_distributed::Launcher;
+
+/// The clients of an elastic run's load, when not this process alone.
+pub type LoadClients<'a> = Option<&'a (dyn Launcher + Send + Sync)>;
+
 pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
 
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
 pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError> {
+    run_elastic_from(args, None)
+}
+
+/// [`run_elastic`] with the load from `clients` (processes this one launches), as one run.
+pub fn run_elastic_from(
+    args: &ElasticRequest,
+    clients: LoadClients,
+) -> Result<ElasticResult, SessionError> {
+    if clients.is_some() && args.unloaded {
+        return Err(SessionError::Usage(
+            "--unloaded has no load to spread over --clients: give one or the other".into(),
+        ));
+    }
     let Some(deployment) = args.run.deployment.clone() else {
         return Err(SessionError::Usage(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
@@ -60,6 +83,8 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
         target_ops_s: base.target.filter(|_| !args.unloaded),
         stable_sets: args.stable_sets,
         interrupted: false,
+        clients: clients.map(|c| c.clients()),
+        incomplete: None,
         steps: Vec::new(),
         sizes: Vec::new(),
         closing_run: None,
@@ -70,9 +95,12 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
         let scale = Scale::of_step(&base, first_set_size, step);
         let loaded_already = args.no_load && step == 0;
         if !loaded_already {
-            let completed = load_records(args, &scale)?;
-            if !completed {
-                out.interrupted = true;
+            match load_records(args, &scale, clients)? {
+                Ended::Completed => {}
+                Ended::Interrupted => out.interrupted = true,
+                Ended::Incomplete(why) => out.incomplete = Some(why),
+            }
+            if out.interrupted || out.incomplete.is_some() {
                 break;
             }
         }
@@ -99,21 +127,27 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
             out.steps.push(s);
             continue;
         }
-        let (result, controlled) = run_under_control(
+        let (result, controlled, incomplete) = run_under_control(
             args,
+            clients,
             &mut cluster,
             &scale,
             load,
             Some(args.action),
             &format!("step-{}", step + 1),
         )?;
+        out.incomplete = incomplete;
         let Controlled {
             events,
             changed,
             not_stable,
             baseline_note,
         } = controlled;
-        let events = events.expect("a transition has events");
+        // No events: the load ended before the action, a client lost (`out.incomplete` says
+        // which); nothing was changed and there is no transition to score.
+        let Some(events) = events else {
+            break;
+        };
         let scores = step_scores(
             args,
             &scale,
@@ -140,15 +174,24 @@ pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError>
         };
         tell_step(args, &s);
         out.steps.push(s);
-        if out.interrupted {
+        if out.interrupted || out.incomplete.is_some() {
             break;
         }
     }
     // Dory's last size: after the last doubling, its own doubled load until stable.
-    let all_steps = out.steps.len() == args.steps as usize && !out.interrupted;
+    let all_steps =
+        out.steps.len() == args.steps as usize && !out.interrupted && out.incomplete.is_none();
     if let (true, ScaleAction::Double, Load::Sets(_)) = (all_steps, args.action, load) {
         let scale = Scale::of_step(&base, first_set_size, args.steps);
-        final_size(args, &mut cluster, &scale, load, &mut sizes, &mut out)?;
+        final_size(
+            args,
+            clients,
+            &mut cluster,
+            &scale,
+            load,
+            &mut sizes,
+            &mut out,
+        )?;
     }
     out.sizes = sizes_table(sizes);
     Ok(out)
@@ -202,6 +245,7 @@ fn step_scores(
 /// stable; its set times are the size table's last row.
 fn final_size(
     args: &ElasticRequest,
+    clients: LoadClients,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
@@ -215,9 +259,11 @@ fn final_size(
         scale.threads,
         scale.set_size.unwrap_or(0)
     );
-    if load_records(args, scale)? {
-        let (result, controlled) =
-            run_under_control(args, cluster, scale, load, None, "final-size")?;
+    let loaded = load_records(args, scale, clients)?;
+    if let Ended::Completed = loaded {
+        let (result, controlled, incomplete) =
+            run_under_control(args, clients, cluster, scale, load, None, "final-size")?;
+        out.incomplete = incomplete;
         let sets = result.phases.first().map(set_points).unwrap_or_default();
         let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
         sizes.push(SizeRow::new(
@@ -232,6 +278,8 @@ fn final_size(
         }
         out.interrupted = result.interrupted;
         out.closing_run = Some(result);
+    } else if let Ended::Incomplete(why) = loaded {
+        out.incomplete = Some(why);
     } else {
         out.interrupted = true;
     }
@@ -269,49 +317,94 @@ impl Scale {
     }
 }
 
-/// Loads the step's records (on top of those loaded before it); false when Ctrl-C ended it.
-fn load_records(args: &ElasticRequest, scale: &Scale) -> Result<bool, SessionError> {
+/// How a phase of several clients ended.
+enum Ended {
+    Completed,
+    Interrupted,
+    /// A client was lost: why.
+    Incomplete(String),
+}
+
+/// The phase `request` asks for, from this process or its clients (merged), and whether a client
+/// was lost (why).
+fn execute(
+    request: &RunRequest,
+    phase: Phase,
+    clients: LoadClients,
+) -> Result<(RunResult, Option<String>), SessionError> {
+    let Some(clients) = clients else {
+        let mut executed = execute_phases(request, &[phase])?;
+        if let (Some(dir), Phase::Run) = (&request.hdr_log, phase) {
+            executed.write_hdr_logs(dir)?;
+        }
+        return Ok((executed.result, None));
+    };
+    let outcome = clients.launch(request, phase)?;
+    let incomplete = outcome.incomplete().then(|| outcome.notes().join("; "));
+    if let (Some(dir), Some(merged)) = (&request.hdr_log, outcome.merged.phases.first()) {
+        scalebench_measure::hdrlog::write_result_logs(merged, dir).map_err(SessionError::Failed)?;
+    }
+    Ok((outcome.merged, incomplete))
+}
+
+/// Loads the step's records (on top of those loaded before it).
+fn load_records(
+    args: &ElasticRequest,
+    scale: &Scale,
+    clients: LoadClients,
+) -> Result<Ended, SessionError> {
     let mut load = phase_args(&args.run, scale, None);
     // Elasticity reports request-set times, never space: no flush, compaction or wait for quiet
     // after a step's load (a JVM per Cassandra node each), only the wait for the cluster to be idle
     // that every measured step begins with.
     load.space_after_load = SpaceAfterLoad::NotMeasured;
     scalebench_session::note!("loading records {}..{}", scale.loaded_before, scale.records);
-    let r = execute_phases(&load, &[Phase::Load])?.result;
+    load.hdr_log = None;
+    let (r, incomplete) = execute(&load, Phase::Load, clients)?;
     if r.interrupted {
-        return Ok(false);
+        return Ok(Ended::Interrupted);
+    }
+    if let Some(why) = incomplete {
+        return Ok(Ended::Incomplete(why));
     }
     scalebench_session::phase::require_complete_load(&r)?;
-    Ok(true)
+    Ok(Ended::Completed)
 }
 
 /// Runs the step's load on its own thread while the controller measures the baseline and (with an
 /// action) scales and follows the cluster; the run ends when the controller is done. With
-/// `--hdr-log DIR`, the run's interval logs go to `DIR/<name>/`.
+/// `--hdr-log DIR`, the run's interval logs go to `DIR/<name>/`. Also returns why the run is
+/// incomplete (a client lost).
 fn run_under_control(
     args: &ElasticRequest,
+    clients: LoadClients,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
     action: Option<ScaleAction>,
     name: &str,
-) -> Result<(RunResult, Controlled), SessionError> {
+) -> Result<(RunResult, Controlled, Option<String>), SessionError> {
     let log = TimelineLog::new();
     let mut run = phase_args(&args.run, scale, Some(log.clone()));
     run.request_set = scale.set_size;
+    run.hdr_log = args.hdr_log.as_ref().map(|dir| dir.join(name));
     let stop = StopSignal::new();
     run.stop = Some(stop.clone());
-    let runner = std::thread::spawn(move || execute_phases(&run, &[Phase::Run]));
-    let controlled = control(args, cluster, &log, load, action, &runner);
-    // Whatever happened, the run ends now (or has ended) and its result is kept.
-    stop.finish();
-    let mut executed = runner
-        .join()
-        .map_err(|_| SessionError::Failed("the load thread panicked".into()))??;
-    if let Some(dir) = &args.hdr_log {
-        executed.write_hdr_logs(&dir.join(name))?;
+    let (controlled, executed) = std::thread::scope(|scope| {
+        let runner = scope.spawn(|| execute(&run, Phase::Run, clients));
+        let controlled = control(args, cluster, &log, load, action, &|| runner.is_finished());
+        // Whatever happened, the run ends now (or has ended) and its result is kept.
+        stop.finish();
+        (controlled, runner.join())
+    });
+    let (result, incomplete) =
+        executed.map_err(|_| SessionError::Failed("the load thread panicked".into()))??;
+    match controlled {
+        Ok(c) => Ok((result, c, incomplete)),
+        // The controller saw the load end early because a client was lost: the step is kept.
+        Err(_) if incomplete.is_some() => Ok((result, Controlled::cut_short(), incomplete)),
+        Err(e) => Err(e),
     }
-    Ok((executed.result, controlled?))
 }
 
 /// Restricted elasticity with no load: scale, then wait until the cluster is ready with no data in
@@ -374,6 +467,8 @@ fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> Run
         a.drop_schema = false;
     }
     a.timeline_log = log;
+    // Dory's T threads are the whole load's: each client of several runs its share.
+    a.threads_in_all = true;
     a
 }
 
@@ -390,6 +485,18 @@ struct Controlled {
     changed: Vec<String>,
     not_stable: Option<String>,
     baseline_note: Option<String>,
+}
+
+impl Controlled {
+    /// The load ended before the controller was done (a client lost): nothing was changed.
+    fn cut_short() -> Controlled {
+        Controlled {
+            events: None,
+            changed: Vec::new(),
+            not_stable: Some("the load ended first: a client was lost".into()),
+            baseline_note: None,
+        }
+    }
 }
 
 /// One point of the load criterion's timeline: K runs of a request set and their mean time, or an
@@ -468,12 +575,9 @@ fn control(
     log: &TimelineLog,
     load: Load,
     action: Option<ScaleAction>,
-    runner: &std::thread::JoinHandle<
-        Result<scalebench_session::phase::ExecutedPhases, SessionError>,
-    >,
+    ended: &dyn Fn() -> bool,
 ) -> Result<Controlled, SessionError> {
     let x = args.stable_sets as usize;
-    let ended = || runner.is_finished();
     let t0 = loop {
         if let Some(t0) = log.measurement_start() {
             break t0;

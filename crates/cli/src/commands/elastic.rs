@@ -8,10 +8,10 @@ use std::io::Write;
 use scalebench_report::text::{sizes_summary, step_summary};
 use scalebench_session::error::SessionError;
 use scalebench_session::request::StepObserver;
-use scalebench_study::elastic::run_elastic;
+use scalebench_study::elastic::run_elastic_from;
 
 use crate::args::ElasticArgs;
-use crate::commands::run::with_json_output;
+use crate::commands::run::{local_launcher, with_json_output};
 
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
     let mut request = args.request(argv);
@@ -20,10 +20,21 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
     request.on_step = Some(StepObserver(std::sync::Arc::new(|step| {
         let _ = std::io::stdout().write_all(step_summary(step).as_bytes());
     })));
-    let out = with_json_output(&args.phase, request, |r| &mut r.run, run_elastic)?;
+    let clients = local_launcher(&args.clients)?;
+    let out = with_json_output(
+        &args.phase,
+        request,
+        |r| &mut r.run,
+        |r| run_elastic_from(r, clients.as_ref().map(|c| c as _)),
+    )?;
     let _ = std::io::stdout().write_all(sizes_summary(&out.sizes).as_bytes());
+    if let Some(why) = &out.incomplete {
+        scalebench_session::note!("incomplete: {why}");
+    }
     Ok(if out.interrupted {
         ExitCode::from(130)
+    } else if out.incomplete.is_some() {
+        ExitCode::from(scalebench_distributed::EXIT_INCOMPLETE)
     } else {
         ExitCode::SUCCESS
     })

@@ -12,7 +12,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Launch, RunRequest};
 
-use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
+use crate::args::{ClientsArgs, ConsistencyArgs, LocalClientsArgs, PhaseArgs, SummaryArgs};
 
 pub fn run_command(
     args: &PhaseArgs,
@@ -24,9 +24,9 @@ pub fn run_command(
     let mut request = phase_request(args, consistency, argv);
     let loads = phases.contains(&Phase::Load) || request.uses_default_db();
     check_ycsb_load(&args.summary, loads)?;
-    let distributed = clients.clients.is_some_and(|n| n > 1)
+    let distributed = clients.local.clients.is_some_and(|n| n > 1)
         || clients.rendezvous.is_some()
-        || !clients.client_cpus.is_empty();
+        || !clients.local.client_cpus.is_empty();
     if distributed {
         request.check(Launch::Clients, phases)?;
         return run_clients(request, args, clients, phases);
@@ -96,7 +96,7 @@ fn run_clients(
         unreachable!("checked: a distributed run runs one phase at a time");
     };
     // Client I serves its own /metrics at the port + I.
-    if let (Some(addr), Some(n)) = (args.metrics_listen, clients.clients) {
+    if let (Some(addr), Some(n)) = (args.metrics_listen, clients.local.clients) {
         if addr.port() != 0 && u32::from(addr.port()) + n - 1 > u32::from(u16::MAX) {
             return Err(SessionError::Usage(format!(
                 "invalid value '{addr}' for '--metrics-listen': client {} would serve port {}",
@@ -117,7 +117,7 @@ fn run_clients(
             .expect("distributed: --clients or --rendezvous");
         let share = scalebench_session::clients::ClientShare::from_launcher(
             clients.client_index,
-            clients.clients,
+            clients.local.clients,
             |name| std::env::var(name).ok(),
         )?;
         return rendezvous_client(
@@ -125,7 +125,7 @@ fn run_clients(
             *phase,
             &etcd::RendezvousUrl::parse(url)?,
             share,
-            clients.start_timeout,
+            clients.local.start_timeout,
             (args.output.as_deref(), &args.summary),
         );
     };
@@ -143,35 +143,43 @@ fn run_clients(
 pub fn launcher_of(
     clients: &ClientsArgs,
 ) -> Result<Option<Box<dyn distributed::Launcher + Send + Sync>>, SessionError> {
-    use scalebench_distributed::{etcd, local, ssh};
-    if !clients.client_cpus.is_empty() {
-        if clients.rendezvous.is_some() {
-            return Err(SessionError::Usage(
-                "--client-cpus pins the clients of --clients N on this machine; with --rendezvous each client's own launcher places it".into(),
-            ));
-        }
-        local::check_cpus(&clients.client_cpus)?;
+    use scalebench_distributed::{etcd, ssh};
+    if !clients.local.client_cpus.is_empty() && clients.rendezvous.is_some() {
+        return Err(SessionError::Usage(
+            "--client-cpus pins the clients of --clients N on this machine; with --rendezvous each client's own launcher places it".into(),
+        ));
     }
     Ok(match &clients.rendezvous {
-        None if clients.clients.is_some_and(|n| n > 1) || !clients.client_cpus.is_empty() => {
-            Some(Box::new(local::LocalLaunch {
-                program: client_program()?,
-                clients: clients.clients.unwrap_or(1),
-                start_timeout: clients.start_timeout,
-                cpus: clients.client_cpus.clone(),
-            }))
-        }
-        None => None,
+        None => local_launcher(&clients.local)?
+            .map(|l| Box::new(l) as Box<dyn distributed::Launcher + Send + Sync>),
         Some(url) if !clients.ssh.is_empty() => Some(Box::new(ssh::SshLaunch {
             hosts: clients.ssh.clone(),
-            clients: clients.clients.unwrap_or(clients.ssh.len() as u32),
+            clients: clients.local.clients.unwrap_or(clients.ssh.len() as u32),
             ssh_command: clients.ssh_command.clone(),
             remote_program: clients.remote_program.clone(),
             rendezvous: etcd::RendezvousUrl::parse(url)?,
-            start_timeout: clients.start_timeout,
+            start_timeout: clients.local.start_timeout,
         })),
         Some(_) => None,
     })
+}
+
+/// The processes on this machine `--clients N` (N > 1) or `--client-cpus` asks for; None alone.
+pub fn local_launcher(
+    clients: &LocalClientsArgs,
+) -> Result<Option<scalebench_distributed::local::LocalLaunch>, SessionError> {
+    use scalebench_distributed::local;
+    if !clients.client_cpus.is_empty() {
+        local::check_cpus(&clients.client_cpus)?;
+    } else if clients.clients.is_none_or(|n| n <= 1) {
+        return Ok(None);
+    }
+    Ok(Some(local::LocalLaunch {
+        program: client_program()?,
+        clients: clients.clients.unwrap_or(1),
+        start_timeout: clients.start_timeout,
+        cpus: clients.client_cpus.clone(),
+    }))
 }
 
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
@@ -260,7 +268,10 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
         crate::args::Command::Saturate(s) => (&s.phase, &s.clients, None, vec![Phase::Run]),
         _ => unreachable!("the first word was checked: load, run or saturate"),
     };
-    if clients.clients.is_some() || clients.rendezvous.is_some() || clients.client_index.is_some() {
+    if clients.local.clients.is_some()
+        || clients.rendezvous.is_some()
+        || clients.client_index.is_some()
+    {
         return Err(SessionError::Usage(
             "the clients' command after -- takes no --clients, --client-index or --rendezvous: the manifests add them".into(),
         ));

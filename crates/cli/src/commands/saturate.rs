@@ -22,10 +22,10 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
                 url: scalebench_distributed::etcd::RendezvousUrl::parse(url)?,
                 share: scalebench_session::clients::ClientShare::from_launcher(
                     args.clients.client_index,
-                    args.clients.clients,
+                    args.clients.local.clients,
                     |name| std::env::var(name).ok(),
                 )?,
-                start_timeout: args.clients.start_timeout,
+                start_timeout: args.clients.local.start_timeout,
             },
             None => StepClients::Here,
         },

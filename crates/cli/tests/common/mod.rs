@@ -149,3 +149,21 @@ pub fn etcd_server() -> scalebench_deploy::etcd::EtcdServer {
     std::fs::create_dir_all(&base).unwrap();
     scalebench_deploy::etcd::EtcdServer::start(&base, true).expect("etcd starts")
 }
+
+/// The processes `pid` started, from any of its threads (a launcher's client processes).
+#[allow(dead_code)]
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    tasks
+        .flatten()
+        .flat_map(|task| {
+            std::fs::read_to_string(task.path().join("children"))
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
