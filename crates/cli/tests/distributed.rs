@@ -682,15 +682,51 @@ clients = [1, 2]
     }
 }
 
-fn children_of(pid: u32) -> Vec<u32> {
-    let text =
-        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
-    let mut pids: Vec<u32> = text
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect();
-    pids.sort();
-    pids
+/// Dory's request sets shared by two clients (issue 41, point 3): R in all, each client half, a
+/// set ends when both finished their share (the launcher opens the next for both).
+#[test]
+fn two_clients_share_each_request_set() {
+    let dir = test_dir();
+    let out = dir.path().join("sets.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--clients",
+        "2",
+        "--request-set",
+        "1001",
+        "--threads",
+        "2",
+        "--duration",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let sets = &json(&out)["phases"][0]["request_sets"];
+    assert_eq!(u(&sets["size"]), 1001, "{sets}");
+    let all = sets["sets"].as_array().unwrap();
+    assert!(all.len() > 10, "{} sets", all.len());
+    for (k, set) in all.iter().enumerate() {
+        assert_eq!(u(&set["index"]), k as u64);
+        let each: Vec<f64> = set["clients_s"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_f64().unwrap())
+            .collect();
+        let d = set["duration_s"].as_f64().unwrap();
+        assert!(
+            each.len() == 2 && (each[0].max(each[1]) - d).abs() < 1e-6,
+            "{set}"
+        );
+    }
+    // Each client ran its share of every set: 501 and 500 operations.
+    for (i, share) in [(0, 501), (1, 500)] {
+        let client = json(&dir.path().join(format!("sets.client-{i}.json")));
+        assert_eq!(u(&client["phases"][0]["request_sets"]["size"]), share);
+    }
 }
 
 // ---- Faults of etcd, clients and launchers (issue 28) ----

@@ -216,6 +216,12 @@ fn run_children(
 ) -> Result<DistributedOutcome, SessionError> {
     let (dir, _lock) = clients_dir()?;
     let n = launch.clients as usize;
+    // Watched: by a controller (elastic), or by this launcher alone for request sets the clients
+    // share (a set ends when every client finished its share).
+    let watch = request
+        .timeline_log
+        .clone()
+        .or_else(|| request.request_set.map(|_| TimelineLog::new()));
     let (tx, rx) = mpsc::channel();
     let mut children = Vec::with_capacity(n);
     for index in 0..n {
@@ -223,7 +229,7 @@ fn run_children(
             request: client_request(request, ClientShare::new(index as u32, launch.clients)?),
             phase,
             output: dir.path().join(format!("client-{index}.json")),
-            watched: request.timeline_log.is_some(),
+            watched: watch.is_some(),
         };
         match spawn_child(launch, index, &order, tx.clone()) {
             Ok(child) => children.push(child),
@@ -253,7 +259,7 @@ fn run_children(
             .as_nanos() as u64,
     });
     tell_all(&mut children, &line);
-    let mut watched = request.timeline_log.clone().map(|log| {
+    let mut watched = watch.map(|log| {
         let t0 = Instant::now() + START_LEAD + request.warmup;
         MergedTimeline::begin(log, n, request.request_set.is_some(), t0)
     });

@@ -156,7 +156,7 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
         .flatten();
-    tasks
+    let mut pids: Vec<u32> = tasks
         .flatten()
         .flat_map(|task| {
             std::fs::read_to_string(task.path().join("children"))
@@ -165,5 +165,8 @@ pub fn children_of(pid: u32) -> Vec<u32> {
                 .filter_map(|p| p.parse().ok())
                 .collect::<Vec<u32>>()
         })
-        .collect()
+        .collect();
+    // In the order they were started.
+    pids.sort();
+    pids
 }
