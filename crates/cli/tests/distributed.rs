@@ -1395,4 +1395,20 @@ clients = [2]
     let (o, _) = experiment_in(dir.path(), &bad);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("needs hosts"), "{}", stderr(&o));
+    // An elastic experiment follows its clients' every request set: on this machine only.
+    let elastic = dir.path().join("elastic.toml");
+    std::fs::write(
+        &elastic,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("[procedure]\n", "[procedure]\nmeasure = \"elastic\"\n"),
+    )
+    .unwrap();
+    let (o, _) = experiment_in(dir.path(), &elastic);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("runs its clients on this machine"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -380,8 +380,9 @@ fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
     nothing_lost(&up, dir.path(), 1000);
 }
 
-/// An experiment whose runs are elastic transitions: each repetition deploys the cluster afresh,
-/// and the events and scores are recorded beside the run.
+/// An experiment whose runs are elastic transitions: each run deploys the cluster afresh, and the
+/// events and scores are recorded beside the run; its cells sweep the load's clients (1 and 2
+/// client processes).
 #[test]
 fn an_elastic_experiment_records_every_transition() {
     let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
@@ -395,11 +396,11 @@ fn an_elastic_experiment_records_every_transition() {
     let file = dir.path().join("exp.toml");
     std::fs::write(
         &file,
-        "name = \"elastic-exp\"\nrepetitions = 2\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+        "name = \"elastic-exp\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
          request_set = 100\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"4s\"\n\
          after = \"2s\"\nstable_sets = 3\nstable_timeout = \"3m\"\n[[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\n\
          [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = { recordcount = 1000 }\n\
-         [sweep]\nthreads = [3]\n",
+         [sweep]\nthreads = [3]\nclients = [1, 2]\n",
     )
     .unwrap();
     let results = dir.path().join("results.db");
@@ -422,6 +423,25 @@ fn an_elastic_experiment_records_every_transition() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
+    // The cell of two clients ran its load from two processes, merged.
+    let merged: Vec<(String, String)> = db
+        .prepare("SELECT cell, result FROM runs ORDER BY cell")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for (n, (cell, result)) in merged.iter().enumerate() {
+        let r: serde_json::Value = serde_json::from_str(result).unwrap();
+        let clients = &r["distributed"]["clients"];
+        assert!(cell.contains(&format!("clients={},", n + 1)), "{cell}");
+        assert_eq!(
+            clients.as_u64().unwrap_or(1),
+            n as u64 + 1,
+            "{cell}: {}",
+            r["distributed"]
+        );
+    }
     for (before, after, stabilisation, elasticity) in rows {
         // Every repetition starts from the deployment's 3 nodes.
         assert_eq!((before, after), (3, 4));

@@ -632,7 +632,11 @@ fn one_run(
             let f = deployment
                 .as_deref()
                 .expect("checked: elastic needs deployments");
-            let outcome = elastic_run(exp, request_for(Phase::Run)?);
+            let clients = match clients_of(run) {
+                Some(n) => Some(local_clients(n, state, &exp.procedure.clients)?),
+                None => None,
+            };
+            let outcome = elastic_run(exp, request_for(Phase::Run)?, clients.as_ref());
             // The cluster has changed size: the next run starts from a fresh deployment.
             if let Ok(mut c) =
                 Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))
@@ -746,6 +750,27 @@ fn one_run(
     Ok((result, None))
 }
 
+/// `clients` client processes on this machine, as `[procedure.clients]` places them.
+fn local_clients(
+    clients: u32,
+    state: &RunnerState,
+    how: &spec::ClientsProcedure,
+) -> Result<scalebench_distributed::local::LocalLaunch, SessionError> {
+    let program = state.client_program.clone().ok_or_else(|| {
+        SessionError::Failed(
+            "this program cannot start client processes: sweep.clients needs the scalebench binary"
+                .into(),
+        )
+    })?;
+    Ok(scalebench_distributed::local::LocalLaunch {
+        program,
+        clients,
+        start_timeout: request::parse_duration(request::DEFAULT_START_TIMEOUT)
+            .expect("a valid default"),
+        cpus: how.cpus.clone(),
+    })
+}
+
 /// The measured run as `clients` client processes (is the client the bottleneck? a column of the
 /// results), started as `[procedure.clients]` says: on this machine, or over ssh meeting in etcd
 /// under a prefix of this run's own. One merged result, or a failed run when a client left none.
@@ -755,24 +780,11 @@ fn run_clients(
     state: &RunnerState,
     how: &spec::ClientsProcedure,
 ) -> Result<RunResult, SessionError> {
-    use scalebench_distributed::{etcd, local, ssh, Launcher};
+    use scalebench_distributed::{etcd, ssh, Launcher};
     let start_timeout =
         request::parse_duration(request::DEFAULT_START_TIMEOUT).expect("a valid default");
     let launch: Box<dyn Launcher> = match how.launcher {
-        spec::ClientsLauncher::Local => {
-            let program = state.client_program.clone().ok_or_else(|| {
-                SessionError::Failed(
-                    "this program cannot start client processes: sweep.clients needs the scalebench binary"
-                        .into(),
-                )
-            })?;
-            Box::new(local::LocalLaunch {
-                program,
-                clients,
-                start_timeout,
-                cpus: how.cpus.clone(),
-            })
-        }
+        spec::ClientsLauncher::Local => Box::new(local_clients(clients, state, how)?),
         spec::ClientsLauncher::Ssh => {
             let url = etcd::RendezvousUrl::parse(how.rendezvous.as_deref().unwrap_or_default())?;
             let ssh = ssh::SshLaunch {
@@ -825,6 +837,7 @@ fn run_clients(
 fn elastic_run(
     exp: &Experiment,
     mut run: RunRequest,
+    clients: Option<&scalebench_distributed::local::LocalLaunch>,
 ) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let e = &exp.procedure.elastic;
     run.create_schema = true;
@@ -837,7 +850,10 @@ fn elastic_run(
     elastic.set_repeats = e.set_repeats;
     elastic.score_time_axis = e.score_time_axis;
     elastic.steps = e.steps;
-    let out = crate::elastic::run_elastic(&elastic)?;
+    let out = crate::elastic::run_elastic_from(&elastic, clients.map(|c| c as _))?;
+    if let Some(why) = &out.incomplete {
+        return Err(SessionError::Failed(why.clone()));
+    }
     if out.interrupted || out.steps.len() < e.steps as usize {
         return Err(SessionError::Failed(format!(
             "interrupted after {} of {} steps",

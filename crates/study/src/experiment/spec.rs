@@ -617,6 +617,11 @@ impl Experiment {
     /// The procedure's values: request sets, options, elastic steps, the failure share.
     fn check_procedure(&self) -> Result<(), String> {
         self.procedure.clients.check()?;
+        if self.procedure.measure == Measure::Elastic
+            && self.procedure.clients.launcher == ClientsLauncher::Ssh
+        {
+            return Err("measure = \"elastic\" runs its clients on this machine ([procedure.clients] launcher = \"local\"): its launcher follows every request set of theirs".into());
+        }
         if self.procedure.request_set == Some(0) {
             return Err(
                 "procedure.request_set = 0: a request set has at least one operation".into(),
