@@ -365,13 +365,9 @@ fn sections_of(p: &PhaseResult) -> Result<(Vec<LatencyHistogram>, LatencyHistogr
     Ok((sections, service))
 }
 
-/// Quantile `q` of the whole (the sections merged) with its sectioning interval.
-pub fn sectioned(sections: &[LatencyHistogram], q: f64) -> Estimate {
-    let mut whole = new_histogram();
-    for s in sections {
-        let _ = whole.add(s);
-    }
-    let us = scalebench_measure::histogram::quantile_us(&whole, q);
+/// Quantile `q` of `whole` (the sections merged) with its sectioning interval.
+pub fn sectioned(whole: &LatencyHistogram, sections: &[LatencyHistogram], q: f64) -> Estimate {
+    let us = scalebench_measure::histogram::quantile_us(whole, q);
     let per: Vec<f64> = sections
         .iter()
         .map(|s| scalebench_measure::histogram::quantile_us(s, q))
@@ -402,6 +398,8 @@ pub fn wilson(failures: u64, n: u64) -> (f64, f64) {
 #[derive(Default)]
 struct Pooled {
     sections: Vec<LatencyHistogram>,
+    /// The sections merged, as they come.
+    whole: Option<LatencyHistogram>,
     service: Option<LatencyHistogram>,
     ok_in_window: f64,
     duration_s: f64,
@@ -427,6 +425,10 @@ fn saturated_client(index: usize, p: &PhaseResult) -> Option<String> {
 impl Pooled {
     fn add(&mut self, p: &PhaseResult, own: &[PhaseResult]) -> Result<(), SessionError> {
         let (sections, service) = sections_of(p)?;
+        let whole = self.whole.get_or_insert_with(new_histogram);
+        for section in &sections {
+            let _ = whole.add(section);
+        }
         self.sections.extend(sections);
         match &mut self.service {
             Some(s) => {
@@ -714,6 +716,7 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
         let mut pooled = Pooled::default();
         let mut stop: Option<(SearchEnd, String)> = None;
         let mut step;
+        let mut judged;
         loop {
             *runs += 1;
             let measured =
@@ -740,9 +743,11 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
             });
             // A step already failed at 95% (behind its rate, or beyond the objective) needs no
             // more precision: another run could not make it pass.
-            let failed = !request.threads_search
-                && judge(offered, &step, pooled.completed, &request.objective).0
-                    == StepVerdict::Fail;
+            judged = (!request.threads_search)
+                .then(|| judge(offered, &step, pooled.completed, &request.objective));
+            let failed = judged
+                .as_ref()
+                .is_some_and(|(v, _)| *v == StepVerdict::Fail);
             let done = stop.is_some()
                 || request.threads_search
                 || !request.objective.has_latency()
@@ -753,8 +758,7 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
                 break;
             }
         }
-        if !request.threads_search && stop.is_none() {
-            let (verdict, why) = judge(offered, &step, pooled.completed, &request.objective);
+        if let (Some((verdict, why)), None) = (judged, &stop) {
             step.verdict = Some(verdict);
             step.why = why;
         }
@@ -858,12 +862,10 @@ fn database_answered_in_time(step: &Step, last_pass: Option<&Step>, objective: &
 }
 
 fn step_of(offered: f64, pooled: &Pooled, clients: u32) -> Step {
-    let p99 = sectioned(&pooled.sections, 0.99);
-    let p999 = sectioned(&pooled.sections, 0.999);
-    let mut whole = new_histogram();
-    for s in &pooled.sections {
-        let _ = whole.add(s);
-    }
+    let empty = new_histogram();
+    let whole = pooled.whole.as_ref().unwrap_or(&empty);
+    let p99 = sectioned(whole, &pooled.sections, 0.99);
+    let p999 = sectioned(whole, &pooled.sections, 0.999);
     Step {
         offered,
         achieved_ops_s: pooled.achieved(),
@@ -1003,13 +1005,23 @@ mod tests {
         };
         let few: Vec<_> = (0..3).map(section).collect();
         let many: Vec<_> = (0..30).map(|i| section(i % 3)).collect();
-        let (a, b) = (sectioned(&few, 0.99), sectioned(&many, 0.99));
+        let whole = |parts: &[LatencyHistogram]| {
+            let mut w = new_histogram();
+            for p in parts {
+                w.add(p).unwrap();
+            }
+            w
+        };
+        let (a, b) = (
+            sectioned(&whole(&few), &few, 0.99),
+            sectioned(&whole(&many), &many, 0.99),
+        );
         assert!(a.low_us.unwrap() <= a.us && a.us <= a.high_us.unwrap());
         assert!(
             b.relative_half_width().unwrap() < a.relative_half_width().unwrap(),
             "{a:?} {b:?}"
         );
-        assert_eq!(sectioned(&few[..1], 0.99).low_us, None);
+        assert_eq!(sectioned(&few[0], &few[..1], 0.99).low_us, None);
     }
 
     #[test]
