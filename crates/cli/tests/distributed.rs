@@ -449,6 +449,42 @@ fn four_clients_started_by_slurm_meet_in_etcd_for_a_load_and_a_run() {
         "{}",
         stderr(&o)
     );
+
+    // Issue 41, point 4: an experiment's cell started by srun (`[procedure.clients] launcher =
+    // "srun"`): one job step of two tasks, each its index from Slurm, merged here.
+    let file = path("srun-clients.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"srun-clients\"\n[procedure]\nload = \"once\"\nduration = \"1s\"\n\
+             options = {{ no_monitor = true, threads = 1 }}\n[procedure.clients]\nlauncher = \"srun\"\n\
+             rendezvous = \"{}/experiment\"\nsrun_command = \"srun --overcommit\"\nremote_program = \"{}\"\n\
+             [[database]]\nname = \"redis\"\ndb = \"{url}\"\n[[workload]]\nname = \"b\"\nworkload = \"b\"\n\
+             properties = {{ recordcount = 500 }}\n[sweep]\nclients = [2]\n",
+            etcd.url(),
+            env!("CARGO_BIN_EXE_scalebench"),
+        ),
+    )
+    .unwrap();
+    let results = path("srun-results.db");
+    let o = experiment_command(dir.path(), &file, &results)
+        .env("SLURM_CONF", slurm.conf())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let (status, result): (String, String) = db
+        .query_row("SELECT status, result FROM runs", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "ok", "{result}");
+    let r: serde_json::Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(r["distributed"]["launcher"], "srun", "{r}");
+    let run = r["phases"].as_array().unwrap().last().unwrap();
+    assert_eq!(u(&run["clients"]), 2);
+    assert!(u(&run["totals"]["ok"]) > 0);
 }
 
 #[test]

@@ -13,6 +13,7 @@ pub mod local;
 pub mod outcome;
 pub mod series;
 pub mod share;
+pub mod srun;
 pub mod ssh;
 pub mod timeline;
 
@@ -27,8 +28,8 @@ use scalebench_measure::RunResult;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
 
-/// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`])
-/// or over ssh ([`ssh::SshLaunch`]). Each checks the request against what its clients can do before
+/// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`]),
+/// over ssh ([`ssh::SshLaunch`]) or as a Slurm job step ([`srun::SrunLaunch`]). Each checks the request against what its clients can do before
 /// anything starts. (A rendezvous client is not a launcher: it is one of the clients,
 /// [`client::run_as_client`]; Kubernetes starts its clients from manifests, [`kubernetes::manifests`].)
 pub trait Launcher {
@@ -70,6 +71,7 @@ launcher!(
     local::LocalLaunch::for_run
 );
 launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run);
+launcher!(srun::SrunLaunch, srun::launch, srun::SrunLaunch::for_run);
 
 /// Runs `launch` on the request with its deployment replaced by what the clients need of it (URL,
 /// binding options); the deployment's steps around the phase are taken here, once

@@ -52,7 +52,9 @@ pub struct SshClientOrder {
     pub request: RunRequest,
     pub phase: Phase,
     pub rendezvous: RendezvousUrl,
-    pub index: u32,
+    /// None: every client read the same order (srun broadcasts it to its tasks) and takes its
+    /// index from its launcher's environment (SLURM_PROCID).
+    pub index: Option<u32>,
     pub clients: u32,
     pub start_timeout: Duration,
 }
@@ -75,9 +77,9 @@ impl SshClientOrder {
     /// This client's share of the run.
     pub fn share(&self) -> Result<scalebench_session::clients::ClientShare, SessionError> {
         scalebench_session::clients::ClientShare::from_launcher(
-            Some(self.index),
+            self.index,
             Some(self.clients),
-            |_| None,
+            |name| std::env::var(name).ok(),
         )
     }
 }
@@ -188,7 +190,7 @@ fn start_client(
         request: request.clone(),
         phase,
         rendezvous: launch.rendezvous.clone(),
-        index,
+        index: Some(index),
         clients: launch.clients,
         start_timeout: launch.start_timeout,
     })

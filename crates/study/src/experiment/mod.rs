@@ -750,6 +750,14 @@ fn one_run(
     Ok((result, None))
 }
 
+/// A prefix of the rendezvous holds one run: this one's from the clock (a resumed experiment never
+/// meets an earlier attempt's clients).
+fn run_stamp() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
+}
+
 /// `clients` client processes on this machine, as `[procedure.clients]` places them.
 fn local_clients(
     clients: u32,
@@ -801,12 +809,25 @@ fn run_clients(
                 rendezvous: url,
                 start_timeout,
             };
-            // A prefix holds one run: this one's from the clock (a resumed experiment never meets an
-            // earlier attempt's clients).
-            let stamp = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis());
-            Box::new(ssh.for_run(&format!("run-{stamp}")))
+            Box::new(ssh.for_run(&format!("run-{}", run_stamp())))
+        }
+        spec::ClientsLauncher::Srun => {
+            let srun = scalebench_distributed::srun::SrunLaunch {
+                clients,
+                srun_command: how
+                    .srun_command
+                    .clone()
+                    .unwrap_or_else(|| scalebench_distributed::srun::DEFAULT_SRUN_COMMAND.into()),
+                program: how
+                    .remote_program
+                    .clone()
+                    .unwrap_or_else(|| "scalebench".into()),
+                rendezvous: etcd::RendezvousUrl::parse(
+                    how.rendezvous.as_deref().unwrap_or_default(),
+                )?,
+                start_timeout,
+            };
+            Box::new(srun.for_run(&format!("run-{}", run_stamp())))
         }
     };
     let outcome = launch.launch(request, Phase::Run)?;

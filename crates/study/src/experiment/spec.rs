@@ -162,19 +162,22 @@ pub struct Procedure {
 
 /// `[procedure.clients]`: how the clients of a cell with `clients = N` (a sweep or a
 /// configuration's run option) are started: N processes on this machine (`local`, the default,
-/// each pinned to a CPU of `cpus` if given) or one per host over ssh, meeting in etcd (`ssh`).
+/// each pinned to a CPU of `cpus` if given), one per host over ssh (`ssh`), or N tasks of a Slurm
+/// job step (`srun`); the last two meet in etcd.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClientsProcedure {
     pub launcher: ClientsLauncher,
     /// `ssh`: client i on `hosts[i % len]`.
     pub hosts: Vec<String>,
-    /// `ssh`: where the clients meet, `etcd://HOST:PORT/PREFIX`; each run meets under a prefix of
-    /// its own below it.
+    /// `ssh`, `srun`: where the clients meet, `etcd://HOST:PORT/PREFIX`; each run meets under a
+    /// prefix of its own below it.
     pub rendezvous: Option<String>,
     /// `ssh`: the ssh program and its options (default `ssh -o BatchMode=yes`).
     pub ssh_command: Option<String>,
-    /// `ssh`: scalebench on the hosts (default `scalebench`).
+    /// `srun`: srun and its options (default `srun`; `-n N` is added).
+    pub srun_command: Option<String>,
+    /// `ssh`, `srun`: scalebench on the hosts or nodes (default `scalebench`).
     pub remote_program: Option<String>,
     /// `local`: client i runs on CPU `cpus[i % len]` alone.
     pub cpus: Vec<usize>,
@@ -186,31 +189,53 @@ pub enum ClientsLauncher {
     #[default]
     Local,
     Ssh,
+    Srun,
 }
 
 impl ClientsProcedure {
     /// The launcher's settings checked (hosts and a rendezvous for ssh; none of them for local).
     pub fn check(&self) -> Result<(), String> {
+        let rendezvous = |launcher: &str| {
+            let url = self.rendezvous.as_deref().ok_or(format!(
+                "[procedure.clients] launcher = \"{launcher}\" needs a rendezvous (etcd://HOST:PORT/PREFIX)"
+            ))?;
+            scalebench_distributed::etcd::RendezvousUrl::parse(url)
+                .map(|_| ())
+                .map_err(|e| format!("[procedure.clients] rendezvous: {e}"))
+        };
+        let only = |what: &str, set: bool, launcher: &str| {
+            if set {
+                Err(format!(
+                    "[procedure.clients] {what} needs launcher = \"{launcher}\""
+                ))
+            } else {
+                Ok(())
+            }
+        };
         match self.launcher {
             ClientsLauncher::Ssh => {
                 if self.hosts.is_empty() {
                     return Err("[procedure.clients] launcher = \"ssh\" needs hosts".into());
                 }
-                let url = self.rendezvous.as_deref().ok_or(
-                    "[procedure.clients] launcher = \"ssh\" needs a rendezvous (etcd://HOST:PORT/PREFIX)",
-                )?;
-                scalebench_distributed::etcd::RendezvousUrl::parse(url)
-                    .map_err(|e| format!("[procedure.clients] rendezvous: {e}"))?;
+                rendezvous("ssh")?;
                 if !self.cpus.is_empty() {
                     return Err("[procedure.clients] cpus pins local clients; ssh clients are placed by their hosts".into());
                 }
+                only("srun_command", self.srun_command.is_some(), "srun")?;
+            }
+            ClientsLauncher::Srun => {
+                rendezvous("srun")?;
+                only("hosts", !self.hosts.is_empty(), "ssh")?;
+                only("ssh_command", self.ssh_command.is_some(), "ssh")?;
+                only("cpus", !self.cpus.is_empty(), "local")?;
             }
             ClientsLauncher::Local => {
                 if !self.hosts.is_empty() || self.rendezvous.is_some() {
                     return Err(
-                        "[procedure.clients] hosts and rendezvous need launcher = \"ssh\"".into(),
+                        "[procedure.clients] hosts and rendezvous need launcher = \"ssh\" (or rendezvous \"srun\")".into(),
                     );
                 }
+                only("srun_command", self.srun_command.is_some(), "srun")?;
             }
         }
         Ok(())
@@ -618,7 +643,7 @@ impl Experiment {
     fn check_procedure(&self) -> Result<(), String> {
         self.procedure.clients.check()?;
         if self.procedure.measure == Measure::Elastic
-            && self.procedure.clients.launcher == ClientsLauncher::Ssh
+            && self.procedure.clients.launcher != ClientsLauncher::Local
         {
             return Err("measure = \"elastic\" runs its clients on this machine ([procedure.clients] launcher = \"local\"): its launcher follows every request set of theirs".into());
         }
@@ -1102,6 +1127,26 @@ fn merge_tables(into: &mut toml::Table, from: &toml::Table) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `[procedure.clients]`: each launcher's settings, and no other's.
+    #[test]
+    fn each_launcher_takes_its_own_settings() {
+        let clients = |toml: &str| {
+            toml::from_str::<ClientsProcedure>(toml)
+                .map_err(|e| e.to_string())
+                .and_then(|c| c.check())
+        };
+        let at = "rendezvous = \"etcd://127.0.0.1:2379/x\"";
+        assert_eq!(clients(&format!("launcher = \"srun\"\n{at}")), Ok(()));
+        assert!(clients("launcher = \"srun\"").unwrap_err().contains("needs a rendezvous"));
+        let hosts = clients(&format!("launcher = \"srun\"\n{at}\nhosts = [\"a\"]"));
+        assert!(hosts.unwrap_err().contains("hosts needs launcher = \"ssh\""));
+        let cpus = clients(&format!("launcher = \"srun\"\n{at}\ncpus = [0]"));
+        assert!(cpus.unwrap_err().contains("cpus needs launcher = \"local\""));
+        let srun = clients("srun_command = \"srun -p fast\"");
+        assert!(srun.unwrap_err().contains("srun_command needs launcher = \"srun\""));
+        assert!(clients("launcher = \"slurm\"").is_err());
+    }
 
     const SPEC: &str = r#"
 name = "t"
