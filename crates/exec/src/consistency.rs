@@ -137,6 +137,58 @@ impl From<String> for ProbeError {
     }
 }
 
+/// What the probe's writer tells readers in other client processes (the probe of a run of several
+/// clients: YCSB++'s and Bermbach & Tai's readers on other machines), in the order it happened.
+/// Times are Unix nanoseconds on the writer's clock; each reader maps them onto its own with the
+/// clocks' offsets.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeEvent {
+    /// The writer's probe began: the tag its values carry, its time base, and its clock's offset
+    /// against the launcher's (this clock - the launcher's, ns).
+    Began {
+        tag: String,
+        base_unix_ns: u64,
+        clock_offset_ns: i64,
+    },
+    /// A write acknowledged at `at_unix_ns`; `write` numbers a measured write, which readers
+    /// follow (a key's first version has none).
+    Acked {
+        key: usize,
+        version: u64,
+        at_unix_ns: u64,
+        write: Option<u64>,
+    },
+    /// The writer's last write is done.
+    Ended,
+}
+
+/// Told each [`ProbeEvent`] of a writer whose readers are in other processes too.
+pub type ProbeEventSink = Arc<dyn Fn(&ProbeEvent) + Send + Sync>;
+
+/// The probe's part in a run of several clients.
+pub enum ProbeRole {
+    /// The writer and its readers (a run's only process, or its client 0): each event told to
+    /// `tell` (if the run has other clients), with this clock's offset against the launcher's.
+    Writer {
+        tell: Option<ProbeEventSink>,
+        clock_offset_ns: i64,
+    },
+    /// Readers only (another client of the run): the writer's events from `events`, this clock's
+    /// offset against the launcher's mapping the writer's times onto this clock.
+    Reader {
+        events: std::sync::mpsc::Receiver<ProbeEvent>,
+        clock_offset_ns: i64,
+    },
+}
+
+/// Beyond [`DRAIN`], how long the writer keeps its keys for readers in other processes: their drain
+/// begins when the writer's end reaches them, and ends 100 ms after its bound at most.
+const REMOTE_DRAIN_MARGIN: Duration = Duration::from_millis(500);
+
+/// How long a reader waits for the writer's probe to begin.
+const WRITER_BEGIN_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// What the probe measured, and what went wrong with its history file, if anything (the
 /// measurement stands without it).
 #[derive(Debug)]
@@ -244,6 +296,10 @@ struct Shared {
     seen: HashMap<(usize, usize), u64>,
     readers_connected: usize,
     failed: Option<ProbeError>,
+    /// Readers of another process than the writer's: reads counted once every acknowledgement
+    /// up to their start has been relayed (the writer's acknowledgements are in order, so all of
+    /// those up to the newest relayed one are known), as (process, key, version read, start).
+    deferred: Option<Vec<(usize, usize, u64, Instant)>>,
 }
 
 impl Shared {
@@ -267,8 +323,30 @@ impl Shared {
     }
 
     /// A completed read by `process` of `key` that began at `started`: counted (stale against the
-    /// newest version acknowledged then), and checked for monotonic reads.
+    /// newest version acknowledged then), and checked for monotonic reads; by a reader of another
+    /// process, once the acknowledgements up to its start are known.
     fn read(&mut self, process: usize, key: usize, read: u64, started: Instant) {
+        match &mut self.deferred {
+            Some(waiting) => waiting.push((process, key, read, started)),
+            None => self.count_read(process, key, read, started),
+        }
+    }
+
+    /// Counts the deferred reads that began by `known` (every one with `None`).
+    fn count_deferred(&mut self, known: Option<Instant>) {
+        let Some(waiting) = self.deferred.take() else {
+            return;
+        };
+        let (now, later): (Vec<_>, Vec<_>) = waiting
+            .into_iter()
+            .partition(|(_, _, _, started)| known.is_none_or(|k| *started <= k));
+        for (process, key, read, started) in now {
+            self.count_read(process, key, read, started);
+        }
+        self.deferred = Some(later);
+    }
+
+    fn count_read(&mut self, process: usize, key: usize, read: u64, started: Instant) {
         let newest = self.newest_at(key, started);
         self.tally.read(read, newest);
         let newest_seen = self.seen.entry((process, key)).or_insert(0);
@@ -304,10 +382,14 @@ struct Probe<'a> {
     plan: &'a ProbePlan,
     control: &'a ProbeControl,
     base: Instant,
+    /// `base` as Unix ns on this clock (the writer's: on its clock).
+    base_unix_ns: u64,
     /// Distinguishes this probe's values from those an earlier run left.
     tag: String,
     shared: Mutex<Shared>,
     changed: Condvar,
+    /// Readers in other processes: told every event.
+    tell: Option<ProbeEventSink>,
 }
 
 impl Probe<'_> {
@@ -317,6 +399,16 @@ impl Probe<'_> {
 
     fn ns(&self, t: Instant) -> u64 {
         t.saturating_duration_since(self.base).as_nanos() as u64
+    }
+
+    fn unix_ns(&self, t: Instant) -> u64 {
+        self.base_unix_ns + self.ns(t)
+    }
+
+    fn tell(&self, event: &ProbeEvent) {
+        if let Some(tell) = &self.tell {
+            tell(event);
+        }
     }
 
     fn value(&self, version: u64) -> String {
@@ -690,26 +782,15 @@ impl Probe<'_> {
         ready();
         let at_once = immediate.as_mut().map(|b| (immediate_process, b));
         self.measured_writes(&runtime, &mut writer, at_once, &mut versions);
-        {
-            let mut shared = self.lock();
-            if shared.stage == Stage::Measuring {
-                shared.stage = Stage::Draining(Instant::now() + DRAIN);
-            }
-            self.changed.notify_all();
-            while shared.stage != Stage::Over {
-                shared = self
-                    .changed
-                    .wait_timeout(shared, Duration::from_millis(50))
-                    .unwrap_or_else(|e| e.into_inner())
-                    .0;
-                // Readers end the drain; a probe whose readers are all gone ends it here.
-                if let Stage::Draining(until) = shared.stage {
-                    if Instant::now() >= until + Duration::from_millis(100)
-                        || self.control.interrupted()
-                    {
-                        shared.cut();
-                    }
-                }
+        self.tell(&ProbeEvent::Ended);
+        let ended = Instant::now();
+        self.drain();
+        if self.tell.is_some() {
+            // Readers in other processes follow the last writes for their own drain: the keys
+            // stay until they are done (a read of a removed key would count as stale).
+            let until = ended + DRAIN + REMOTE_DRAIN_MARGIN;
+            while Instant::now() < until && !self.control.interrupted() {
+                std::thread::sleep(Duration::from_millis(20));
             }
         }
         if !self.control.interrupted() {
@@ -719,6 +800,104 @@ impl Probe<'_> {
         if let Some(mut b) = immediate {
             let _ = runtime.block_on(b.cleanup());
         }
+    }
+
+    /// The writes are over: the follow-ups in flight end within [`DRAIN`] (the readers end it; a
+    /// probe whose readers are all gone ends it here).
+    fn drain(&self) {
+        let mut shared = self.lock();
+        if matches!(shared.stage, Stage::Measuring | Stage::Setup) {
+            shared.stage = Stage::Draining(Instant::now() + DRAIN);
+        }
+        self.changed.notify_all();
+        while shared.stage != Stage::Over {
+            shared = self
+                .changed
+                .wait_timeout(shared, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+            if let Stage::Draining(until) = shared.stage {
+                if Instant::now() >= until + Duration::from_millis(100)
+                    || self.control.interrupted()
+                {
+                    shared.cut();
+                }
+            }
+        }
+    }
+
+    /// A reader process's main thread: the writer's events, relayed, as its own writer thread
+    /// would publish them (each acknowledged write followed at every delay and chased), the
+    /// acknowledgement times mapped onto this clock by `at`; then the drain.
+    fn follow_writer(
+        &self,
+        events: &std::sync::mpsc::Receiver<ProbeEvent>,
+        at: &dyn Fn(u64) -> Instant,
+        ready: &(dyn Fn() + Sync),
+    ) {
+        if !self.await_readers() {
+            return;
+        }
+        ready();
+        loop {
+            if self.control.interrupted() || self.lock().stage == Stage::Over {
+                break;
+            }
+            if self.control.ended.load(Ordering::Relaxed) {
+                // This client's phase ended: the writer's ends with it.
+                break;
+            }
+            match events.recv_timeout(Duration::from_millis(50)) {
+                Ok(ProbeEvent::Acked {
+                    key,
+                    version,
+                    at_unix_ns,
+                    write,
+                }) if key < self.plan.keys => {
+                    let ack = at(at_unix_ns);
+                    let mut shared = self.lock();
+                    let acks = &mut shared.acks[key];
+                    if acks.len() == ACKS_KEPT {
+                        acks.pop_front();
+                    }
+                    acks.push_back((version, ack));
+                    shared.count_deferred(Some(ack));
+                    let Some(written) = write else { continue };
+                    if shared.stage == Stage::Setup {
+                        shared.stage = Stage::Measuring;
+                    }
+                    shared.tally.planned(1);
+                    shared.tally.write(true);
+                    shared.follows.insert(
+                        written,
+                        Follow {
+                            key,
+                            version,
+                            ack,
+                            scheduled_left: self.plan.delays_ms.len(),
+                            chasing: true,
+                            first_fresh: None,
+                            last_stale: None,
+                            chase_fresh_in_a_row: 0,
+                        },
+                    );
+                    for (i, d) in self.plan.delays_ms.iter().enumerate() {
+                        shared.push(
+                            ack + Duration::from_secs_f64(d / 1000.0),
+                            written,
+                            Read::Scheduled(i),
+                        );
+                    }
+                    shared.push(ack, written, Read::Chase);
+                    self.changed.notify_all();
+                }
+                Ok(ProbeEvent::Ended) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    break
+                }
+                Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            }
+        }
+        self.drain();
     }
 
     /// Every key's first version (not counted), then more writes until enough are timed: a rate
@@ -750,6 +929,12 @@ impl Probe<'_> {
                     key_name(key)
                 )));
             };
+            self.tell(&ProbeEvent::Acked {
+                key,
+                version: versions[key],
+                at_unix_ns: self.unix_ns(done),
+                write: None,
+            });
             if n > 0 && times.len() < TIMED_WRITES {
                 times.push((done - started).as_secs_f64());
                 if times.len() == TIMED_WRITES {
@@ -810,6 +995,12 @@ impl Probe<'_> {
                 let mut shared = self.lock();
                 shared.tally.write(acked.is_some());
                 let Some(ack) = acked else { return };
+                self.tell(&ProbeEvent::Acked {
+                    key,
+                    version,
+                    at_unix_ns: self.unix_ns(ack),
+                    write: Some(written),
+                });
                 shared.follows.insert(
                     written,
                     Follow {
@@ -910,6 +1101,118 @@ pub fn run_probe<F: BindingFactory>(
     control: &ProbeControl,
     ready: &(dyn Fn() + Sync),
 ) -> Result<ProbeOutcome, ProbeError> {
+    let role = ProbeRole::Writer {
+        tell: None,
+        clock_offset_ns: 0,
+    };
+    run_probe_as(factory, plan, control, ready, role)
+}
+
+/// The writer's beginning, for a reader: its tag and its time base mapped onto this clock, and a
+/// map of its times onto this clock. Waits for it (watching the stop).
+fn writer_began(
+    events: &std::sync::mpsc::Receiver<ProbeEvent>,
+    control: &ProbeControl,
+    clock_offset_ns: i64,
+) -> Result<(String, u64, impl Fn(u64) -> Instant), ProbeError> {
+    let waited = Instant::now();
+    loop {
+        if control.stop.is_requested() || control.ended.load(Ordering::Relaxed) {
+            return Err(ProbeError::Failed(
+                "the phase ended before the consistency probe's writer began".into(),
+            ));
+        }
+        match events.recv_timeout(Duration::from_millis(50)) {
+            Ok(ProbeEvent::Began {
+                tag,
+                base_unix_ns,
+                clock_offset_ns: writer_offset_ns,
+            }) => {
+                // Writer's clock -> the launcher's -> this one's.
+                let shift = clock_offset_ns - writer_offset_ns;
+                let here = move |unix_ns: u64| (unix_ns as i128 + shift as i128).max(0) as u64;
+                let (anchor, anchor_unix) = (Instant::now(), unix_now_ns());
+                let at = move |writer_unix_ns: u64| {
+                    let t = here(writer_unix_ns) as i128 - anchor_unix as i128;
+                    if t >= 0 {
+                        anchor + Duration::from_nanos(t as u64)
+                    } else {
+                        anchor
+                            .checked_sub(Duration::from_nanos(t.unsigned_abs() as u64))
+                            .unwrap_or(anchor)
+                    }
+                };
+                return Ok((tag, base_unix_ns, at));
+            }
+            Ok(_) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(ProbeError::Failed(
+                    "consistency probe: the writer's events ended before it began".into(),
+                ))
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                if waited.elapsed() > WRITER_BEGIN_TIMEOUT =>
+            {
+                return Err(ProbeError::Failed(format!(
+                    "consistency probe: the writer (client 0) did not begin within {}",
+                    humantime_secs(WRITER_BEGIN_TIMEOUT)
+                )))
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+fn humantime_secs(d: Duration) -> String {
+    format!("{} s", d.as_secs())
+}
+
+fn unix_now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// [`run_probe`] in a role of a run of several clients: the writer telling its events to readers
+/// in other processes, or such readers.
+pub fn run_probe_as<F: BindingFactory>(
+    factory: &F,
+    plan: &ProbePlan,
+    control: &ProbeControl,
+    ready: &(dyn Fn() + Sync),
+    role: ProbeRole,
+) -> Result<ProbeOutcome, ProbeError> {
+    let (tag, base, base_unix_ns, tell, reader) = match role {
+        ProbeRole::Writer {
+            tell,
+            clock_offset_ns,
+        } => {
+            let (base, base_unix_ns) = (Instant::now(), unix_now_ns());
+            let tag = format!("p{:x}", probe_tag());
+            if let Some(tell) = &tell {
+                tell(&ProbeEvent::Began {
+                    tag: tag.clone(),
+                    base_unix_ns,
+                    clock_offset_ns,
+                });
+            }
+            (tag, base, base_unix_ns, tell, None)
+        }
+        ProbeRole::Reader {
+            events,
+            clock_offset_ns,
+        } => {
+            let (tag, base_unix_ns, at) = writer_began(&events, control, clock_offset_ns)?;
+            // Times in the history on the writer's time base, mapped onto this clock.
+            (
+                tag,
+                at(base_unix_ns),
+                base_unix_ns,
+                None,
+                Some((events, at)),
+            )
+        }
+    };
     let history = match &plan.history {
         Some(path) => Some(History::create(path)?),
         None => None,
@@ -918,8 +1221,10 @@ pub fn run_probe<F: BindingFactory>(
     let probe = Probe {
         plan,
         control,
-        base: Instant::now(),
-        tag: format!("p{:x}", probe_tag()),
+        base,
+        base_unix_ns,
+        tell,
+        tag,
         shared: Mutex::new(Shared {
             stage: Stage::Setup,
             tally: ProbeTally::new(plan.rate, plan.keys, &plan.delays_ms, horizon_ms)
@@ -932,6 +1237,7 @@ pub fn run_probe<F: BindingFactory>(
             seen: HashMap::new(),
             readers_connected: 0,
             failed: None,
+            deferred: reader.is_some().then(Vec::new),
         }),
         changed: Condvar::new(),
     };
@@ -943,10 +1249,14 @@ pub fn run_probe<F: BindingFactory>(
                 .spawn_scoped(s, move || probe.reader(factory, process))
                 .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?;
         }
-        probe.writer(factory, ready);
+        match &reader {
+            Some((events, at)) => probe.follow_writer(events, at, ready),
+            None => probe.writer(factory, ready),
+        }
         Ok::<(), ProbeError>(())
     })?;
     let mut shared = probe.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    shared.count_deferred(None);
     if let Some(e) = shared.failed.take() {
         return Err(e);
     }
@@ -1002,6 +1312,50 @@ struct History {
 /// A history larger than this is not written (10,000 probe writes a second filled 458 MB in 5 s):
 /// a checker needs a whole history, so it is dropped, with a warning, rather than cut.
 pub const MAX_HISTORY_BYTES: u64 = 1 << 30;
+
+/// A process of client `i` of a run is `i * CLIENT_PROCESSES + p` in the merged history.
+pub const CLIENT_PROCESSES: usize = 1000;
+
+/// Merges the histories of a run's clients (client i's at `parts[i]`, absent if it has none) into
+/// one at `out`, on the writer's time base (each reader's was written on it): a process of client
+/// i is numbered `i * CLIENT_PROCESSES + p`. Written as a history is, complete or not at all.
+/// Returns the operations merged.
+pub fn merge_histories(
+    parts: &[Option<std::path::PathBuf>],
+    out: &std::path::Path,
+) -> Result<u64, String> {
+    use std::io::{BufRead, Write};
+    let fail = |e: &dyn std::fmt::Display| format!("--history {}: {e}", out.display());
+    scalebench_measure::files::check_output(out).map_err(|e| fail(&e))?;
+    let file = scalebench_measure::files::AtomicFile::create(out, 0o666)?;
+    let mut w = std::io::BufWriter::new(file);
+    let (mut ops, mut written) = (0u64, 0u64);
+    for (client, part) in parts.iter().enumerate() {
+        let Some(part) = part else { continue };
+        let reader =
+            std::fs::File::open(part).map_err(|e| format!("--history {}: {e}", part.display()))?;
+        for line in std::io::BufReader::new(reader).lines() {
+            let line = line.map_err(|e| format!("--history {}: {e}", part.display()))?;
+            let mut op: serde_json::Value = serde_json::from_str(&line)
+                .map_err(|e| format!("--history {}: {e}", part.display()))?;
+            let process = op["process"].as_u64().unwrap_or(0);
+            op["process"] = (process + (client * CLIENT_PROCESSES) as u64).into();
+            let text = op.to_string();
+            written += text.len() as u64 + 1;
+            if written > MAX_HISTORY_BYTES {
+                return Err(fail(&format!(
+                    "more than {} MiB of merged history",
+                    MAX_HISTORY_BYTES >> 20
+                )));
+            }
+            writeln!(w, "{text}").map_err(|e| fail(&e))?;
+            ops += 1;
+        }
+    }
+    let file = w.into_inner().map_err(|e| fail(&e.error()))?;
+    file.commit().map_err(|e| fail(&e))?;
+    Ok(ops)
+}
 
 impl History {
     fn create(path: &std::path::Path) -> Result<History, String> {

@@ -351,3 +351,115 @@ fn a_signal_ends_a_slow_probe_at_once() {
     assert_eq!(c.cut_writes, 1, "{c:?}");
     assert_eq!(c.t_visibility[1].missed, 1, "{c:?}");
 }
+
+/// Issue 41, point 6: readers in another process than the writer (here another thread, with its
+/// own probe), told each acknowledgement through a relay, its time mapped with the clocks'
+/// offsets against the launcher (here 3 ms both: the same clock). Against the same replica 20 ms
+/// behind, they measure what the writer's own readers do; the merged history's stale reads are
+/// the two probes' together, as the independent checker counts them.
+#[test]
+fn readers_in_another_process_follow_the_writers_relayed_acknowledgements() {
+    use scalebench_exec::consistency::{merge_histories, run_probe_as, ProbeRole};
+    let dir = tempfile::tempdir().unwrap();
+    let (writer_history, reader_history) = (dir.path().join("w.jsonl"), dir.path().join("r.jsonl"));
+    let delays = [0.0, 1.0, 10.0, 50.0, 100.0];
+    let writer_plan = plan(50.0, 8, &delays, Some(writer_history.clone()));
+    let reader_plan = plan(50.0, 8, &delays, Some(reader_history.clone()));
+    let factory = TwoCopies {
+        store: Arc::new(Store::default()),
+        lag: Duration::from_millis(20),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Mutex::new(tx);
+    let measuring = Arc::new(OnceLock::new());
+    let window = Duration::from_millis(1500);
+    let writer_control = ProbeControl::new(measuring.clone(), Some(window), StopSignal::new());
+    let reader_control = ProbeControl::new(measuring.clone(), Some(window), StopSignal::new());
+    let (reader_ready_tx, reader_ready) = std::sync::mpsc::channel::<()>();
+    let (reader_ready_tx, reader_ready) = (Mutex::new(reader_ready_tx), Mutex::new(reader_ready));
+    let (writer, reader) = std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let ready = || {
+                let _ = reader_ready_tx.lock().unwrap().send(());
+            };
+            let role = ProbeRole::Reader {
+                events: rx,
+                clock_offset_ns: 3_000_000,
+            };
+            run_probe_as(&factory, &reader_plan, &reader_control, &ready, role)
+        });
+        let tell: scalebench_exec::consistency::ProbeEventSink = Arc::new(move |e| {
+            let _ = tx.lock().unwrap().send(e.clone());
+        });
+        let ready = || {
+            // The run starts once both are ready, the replica settled.
+            let _ = reader_ready
+                .lock()
+                .unwrap()
+                .recv_timeout(Duration::from_secs(30));
+            let _ = measuring.set(Instant::now() + Duration::from_millis(70));
+        };
+        let role = ProbeRole::Writer {
+            tell: Some(tell),
+            clock_offset_ns: 3_000_000,
+        };
+        let writer = run_probe_as(&factory, &writer_plan, &writer_control, &ready, role);
+        (writer, reader.join().unwrap())
+    });
+    let (w, r) = (writer.unwrap().result, reader.unwrap().result);
+    // Every write the writer made was relayed and followed there.
+    assert_eq!(r.probe_writes, w.probe_writes, "{r:?}");
+    assert!(r.probe_writes >= 40, "{r:?}");
+    for p in &r.t_visibility {
+        assert_eq!(p.samples + p.missed, r.probe_writes, "{p:?}");
+    }
+    let at = |d: f64| r.t_visibility.iter().find(|p| p.delay_ms == d).unwrap();
+    let p = at(10.0);
+    assert!(
+        p.samples > 0 && p.consistent_fraction > 0.2 && p.consistent_fraction < 0.8,
+        "half the reads within the lag go to the replica: {p:?}"
+    );
+    for d in [50.0, 100.0] {
+        assert!(at(d).samples > 0, "{r:?}");
+        assert_eq!(at(d).consistent_fraction, 1.0, "{r:?}");
+    }
+    let window = r.staleness_window_us.as_ref().unwrap();
+    assert!(
+        window.p90_us > 15_000.0 && window.p90_us < 30_000.0,
+        "the replica is 20 ms behind: {window:?}"
+    );
+    // No read of its own writes there.
+    assert_eq!(r.read_your_writes.checks, 0);
+
+    let merged = dir.path().join("merged.jsonl");
+    let ops = merge_histories(&[Some(writer_history), Some(reader_history)], &merged).unwrap();
+    assert!(ops > 0);
+    let text = std::fs::read_to_string(&merged).unwrap();
+    assert!(
+        text.contains("\"process\":1001"),
+        "the reader's processes renumbered"
+    );
+    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
+    let checker = dir.path().join("history-check");
+    let built = std::process::Command::new("go")
+        .args(["build", "-o", checker.to_str().unwrap(), "."])
+        .current_dir(&tool)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let checked = std::process::Command::new(&checker)
+        .arg(&merged)
+        .output()
+        .unwrap();
+    let checked: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    assert_eq!(checked["reads"], w.probe_reads + r.probe_reads, "{checked}");
+    assert_eq!(
+        checked["stale_reads"],
+        w.stale_reads + r.stale_reads,
+        "{checked}"
+    );
+}

@@ -1138,13 +1138,21 @@ mod tests {
         };
         let at = "rendezvous = \"etcd://127.0.0.1:2379/x\"";
         assert_eq!(clients(&format!("launcher = \"srun\"\n{at}")), Ok(()));
-        assert!(clients("launcher = \"srun\"").unwrap_err().contains("needs a rendezvous"));
+        assert!(clients("launcher = \"srun\"")
+            .unwrap_err()
+            .contains("needs a rendezvous"));
         let hosts = clients(&format!("launcher = \"srun\"\n{at}\nhosts = [\"a\"]"));
-        assert!(hosts.unwrap_err().contains("hosts needs launcher = \"ssh\""));
+        assert!(hosts
+            .unwrap_err()
+            .contains("hosts needs launcher = \"ssh\""));
         let cpus = clients(&format!("launcher = \"srun\"\n{at}\ncpus = [0]"));
-        assert!(cpus.unwrap_err().contains("cpus needs launcher = \"local\""));
+        assert!(cpus
+            .unwrap_err()
+            .contains("cpus needs launcher = \"local\""));
         let srun = clients("srun_command = \"srun -p fast\"");
-        assert!(srun.unwrap_err().contains("srun_command needs launcher = \"srun\""));
+        assert!(srun
+            .unwrap_err()
+            .contains("srun_command needs launcher = \"srun\""));
         assert!(clients("launcher = \"slurm\"").is_err());
     }
 
