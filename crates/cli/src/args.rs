@@ -911,6 +911,7 @@ impl PhaseArgs {
             batch_size: self.batch_size,
             request_set: self.request_set,
             threads_in_all: false,
+            probe_relayed: false,
             timeline_log: None,
             stop: None,
             status_interval: self.status_interval,

@@ -292,8 +292,18 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             "'--consistency-probe'",
         ),
         (
-            vec!["run", "--consistency-probe", "10", "--clients", "2"],
-            "--consistency-probe and --fault act from one process",
+            vec![
+                "run",
+                "--consistency-probe",
+                "10",
+                "--rendezvous",
+                "etcd://127.0.0.1:1/x",
+                "--client-index",
+                "0",
+                "--clients",
+                "2",
+            ],
+            "--consistency-probe from several clients needs their launcher on this machine",
         ),
         (vec!["run", "--fault", "pause:node2"], "give --deployment"),
         (
@@ -1133,13 +1143,13 @@ fn example_experiments_plan() {
     let probed = dir.path().join("probed.toml");
     std::fs::write(
         &probed,
-        "name = \"x\"\n[procedure]\nconsistency_probe = 10\n[[database]]\nname = \"d\"\ndb = \"sqlite:///tmp/x.db\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n[sweep]\nclients = [1, 2]\n",
+        "name = \"x\"\n[procedure]\nconsistency_probe = 10\n[procedure.clients]\nlauncher = \"ssh\"\nhosts = [\"h\"]\nrendezvous = \"etcd://127.0.0.1:1/x\"\n[[database]]\nname = \"d\"\ndb = \"sqlite:///tmp/x.db\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n[sweep]\nclients = [1, 2]\n",
     )
     .unwrap();
     let o = scalebench(&["experiment", probed.to_str().unwrap(), "--dry-run"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("clients=2") && stderr(&o).contains("act from one process"),
+        stderr(&o).contains("clients=2") && stderr(&o).contains("needs their launcher"),
         "{}",
         stderr(&o)
     );
@@ -2423,23 +2433,7 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
         "the load has no probe"
     );
 
-    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
-    let checker = dir.path().join("history-check");
-    let built = std::process::Command::new("go")
-        .args(["build", "-o", checker.to_str().unwrap(), "."])
-        .current_dir(&tool)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let checked = std::process::Command::new(&checker)
-        .arg(&history)
-        .output()
-        .unwrap();
-    let checked: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    let checked = history_check(&history, dir.path());
     assert_eq!(checked["linearizable"], "yes", "{checked}");
     assert_eq!(checked["reads"], c["probe_reads"], "{checked}");
     assert_eq!(checked["stale_reads"], c["stale_reads"], "{checked}");

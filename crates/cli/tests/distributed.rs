@@ -1448,3 +1448,112 @@ clients = [2]
         stderr(&o)
     );
 }
+
+/// Issue 41, point 6: the probe from two clients on a Redis whose reads go to an asynchronous
+/// replica: the writer (client 0, with its readers) tells the other client each acknowledgement
+/// through the launcher; that client's readers follow it on their own clock, mapped with the
+/// clocks' offsets (estimated at the start, NTP's way); the result holds both, with the offset and
+/// its uncertainty, and the independent checker counts the stale reads of the merged history as
+/// the two probes did together.
+#[test]
+fn the_probe_reads_from_a_second_client_on_a_replica() {
+    use scalebench_deploy::redis::command;
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    let primary = redis();
+    let of = format!("127.0.0.1 {}", primary.port);
+    let replica = RedisServer::start(&base, &[("replicaof", of.as_str())], false, true)
+        .expect("the replica starts");
+    assert!(within(Duration::from_secs(30), || {
+        command(replica.port, "INFO replication")
+            .is_some_and(|r| r.contains("master_link_status:up"))
+    }));
+    let dir = test_dir();
+    let url = primary.url();
+    let workload = [
+        "-p",
+        "recordcount=300",
+        "-p",
+        "readproportion=0.5",
+        "-p",
+        "updateproportion=0.5",
+    ];
+    let mut load = vec!["load", "a", "--db", &url, "-p", "redis.wait_replicas=1"];
+    load.extend_from_slice(&workload);
+    let o = scalebench(&load);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (out, history) = (
+        dir.path().join("probe.json"),
+        dir.path().join("probe.jsonl"),
+    );
+    let read_hosts = format!("redis.read_hosts=127.0.0.1:{}", replica.port);
+    let mut run = vec![
+        "run",
+        "a",
+        "--db",
+        &url,
+        "-p",
+        &read_hosts,
+        "--clients",
+        "2",
+        "--threads",
+        "2",
+        "--duration",
+        "2s",
+        "--consistency-probe",
+        "200",
+        "--history",
+        history.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    run.extend_from_slice(&workload);
+    let o = scalebench(&run);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("probe readers on client 1 (its clock"),
+        "{printed}"
+    );
+    let phase = &json(&out)["phases"][0];
+    let writer = &phase["consistency"];
+    let readers = phase["consistency_readers"].as_array().unwrap();
+    assert_eq!(readers.len(), 1, "{phase}");
+    let r = &readers[0];
+    assert_eq!(r["client"], 1);
+    let uncertainty = r["clock_uncertainty_us"].as_f64().unwrap();
+    assert!(uncertainty > 0.0 && uncertainty < 100_000.0, "{r}");
+    assert!(
+        r["clock_offset_us"].as_f64().unwrap().abs() <= uncertainty + 1_000.0,
+        "one clock here: {r}"
+    );
+    let c = &r["consistency"];
+    // Every write the writer made was followed on the other client too.
+    assert_eq!(c["probe_writes"], writer["probe_writes"], "{r}");
+    assert!(u(&c["probe_writes"]) >= 100, "{r}");
+    let far = c["t_visibility"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(u(&far["samples"]) > 0, "{far}");
+    // Each client's own clock offset is in its result.
+    let client = json(&dir.path().join("probe.client-1.json"));
+    assert!(
+        client["client"]["clock"]["uncertainty_ns"]
+            .as_u64()
+            .is_some(),
+        "{}",
+        client["client"]
+    );
+    let stale = u(&writer["stale_reads"]) + u(&c["stale_reads"]);
+    assert!(stale > 0, "no stale read on the replica: {writer} {c}");
+    let checked = history_check(&history, dir.path());
+    assert_eq!(
+        u(&checked["reads"]),
+        u(&writer["probe_reads"]) + u(&c["probe_reads"]),
+        "{checked}"
+    );
+    assert_eq!(u(&checked["stale_reads"]), stale, "{checked}");
+    assert_eq!(checked["linearizable"], "no", "{checked}");
+}

@@ -200,14 +200,14 @@ fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
                 "x",
                 &["--", "run", "--db", "null://", "--consistency-probe", "10"],
             ),
-            "--consistency-probe and --fault act from one process",
+            "--consistency-probe from several clients needs their launcher on this machine",
         ),
         (
             job(
                 "x",
                 &["--", "run", "--db", "null://", "--fault", "pause:node1"],
             ),
-            "--consistency-probe and --fault act from one process",
+            "--fault acts from one process",
         ),
         (
             job("x", &["--", "run", "--db", "null://", "--load"]),

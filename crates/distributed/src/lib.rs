@@ -47,7 +47,7 @@ pub trait Launcher {
 
 /// A launcher is its struct (with its number of clients) and its module's `launch`.
 macro_rules! launcher {
-    ($launch:ty, $start:path, $for_run:path) => {
+    ($launch:ty, $start:path, $for_run:path, $relays_probe:expr) => {
         impl Launcher for $launch {
             fn clients(&self) -> u32 {
                 self.clients
@@ -57,7 +57,9 @@ macro_rules! launcher {
                 request: &RunRequest,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                with_deployment_steps(request, phase, self.clients, |r| $start(self, r, phase))
+                with_deployment_steps(request, phase, self.clients, $relays_probe, |r| {
+                    $start(self, r, phase)
+                })
             }
             fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync> {
                 Box::new($for_run(self, name))
@@ -65,13 +67,21 @@ macro_rules! launcher {
         }
     };
 }
+// Only processes on this machine hear from each other through their launcher: the probe's writer
+// reaches readers in the other clients there.
 launcher!(
     local::LocalLaunch,
     local::launch,
-    local::LocalLaunch::for_run
+    local::LocalLaunch::for_run,
+    true
 );
-launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run);
-launcher!(srun::SrunLaunch, srun::launch, srun::SrunLaunch::for_run);
+launcher!(ssh::SshLaunch, ssh::launch, ssh::SshLaunch::for_run, false);
+launcher!(
+    srun::SrunLaunch,
+    srun::launch,
+    srun::SrunLaunch::for_run,
+    false
+);
 
 /// Runs `launch` on the request with its deployment replaced by what the clients need of it (URL,
 /// binding options); the deployment's steps around the phase are taken here, once
@@ -80,9 +90,11 @@ fn with_deployment_steps(
     request: &RunRequest,
     phase: Phase,
     clients: u32,
+    relays_probe: bool,
     launch: impl FnOnce(&RunRequest) -> Result<DistributedOutcome, SessionError>,
 ) -> Result<DistributedOutcome, SessionError> {
-    let clients_request = share::without_deployment(request)?;
+    let mut clients_request = share::without_deployment(request)?;
+    clients_request.probe_relayed = relays_probe;
     // Every client's share checked before the deployment is waited on.
     share::check(&clients_request, clients, phase)?;
     // The request checked before the deployment is waited on (a bad one is refused at once).

@@ -12,10 +12,12 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use scalebench_exec::consistency::{ProbeEvent, ProbeRole};
 use scalebench_exec::{
     Phase, ProgressState, Rendezvous, RendezvousError, SetGate, StopSignal, TimelineLog,
     TimelinePoint,
 };
+use scalebench_measure::result::ClockOffset;
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
@@ -97,6 +99,12 @@ pub struct ClientOrder {
 #[serde(rename_all = "snake_case")]
 enum FromClient {
     Ready,
+    /// A clock exchange (NTP's): its clock when it sent this.
+    Ping {
+        sent_ns: u64,
+    },
+    /// The probe's writer (client 0) for the readers in the others.
+    Probe(ProbeEvent),
     Progress(ClientProgress),
     /// A point of its timeline: a request set of its own done, or an interval.
     Point {
@@ -111,6 +119,13 @@ enum ToClient {
     Start {
         unix_ns: u64,
     },
+    /// The answer to a ping: its sending time back, and the launcher's clock when it answered.
+    Pong {
+        sent_ns: u64,
+        launcher_ns: u64,
+    },
+    /// The probe's writer's event, relayed.
+    Probe(ProbeEvent),
     /// Every client has finished its share of the sets before `set`.
     OpenSet {
         set: u64,
@@ -303,7 +318,70 @@ fn run_children(
     if let (Some(sets), Some(p)) = (shared_sets, outcome.merged.phases.first_mut()) {
         p.request_sets = Some(sets);
     }
+    if let Some(probe) = &request.consistency_probe {
+        merge_probe(probe, &mut outcome);
+    }
     Ok(outcome)
+}
+
+/// A probe of several clients in the merged result: the writer's (client 0's, with its own
+/// readers) as `consistency`, each other client's readers in `consistency_readers` with its clock
+/// against the writer's; their histories merged into the one asked for.
+fn merge_probe(
+    probe: &scalebench_session::request::ProbeRequest,
+    outcome: &mut DistributedOutcome,
+) {
+    use scalebench_measure::consistency::ReaderClient;
+    let phase_of = |r: &Option<RunResult>| r.as_ref().and_then(|r| r.phases.last().cloned());
+    let clock_of = |r: &Option<RunResult>| {
+        r.as_ref()
+            .and_then(|r| r.client.as_ref())
+            .and_then(|c| c.clock)
+    };
+    let writer = outcome.clients.first().and_then(phase_of);
+    let writer_clock = outcome.clients.first().and_then(clock_of);
+    let readers: Vec<ReaderClient> = outcome
+        .clients
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, r)| {
+            let p = phase_of(r)?;
+            // This client's clock minus the writer's, each measured against the launcher's.
+            let (offset, uncertainty) = match (clock_of(r), writer_clock) {
+                (Some(c), Some(w)) => (
+                    (c.offset_ns - w.offset_ns) as f64 / 1000.0,
+                    (c.uncertainty_ns + w.uncertainty_ns) as f64 / 1000.0,
+                ),
+                _ => (0.0, f64::INFINITY),
+            };
+            Some(ReaderClient {
+                client: i as u32,
+                clock_offset_us: offset,
+                clock_uncertainty_us: uncertainty,
+                consistency: p.consistency,
+                error: p.consistency_error,
+            })
+        })
+        .collect();
+    if let Some(merged) = outcome.merged.phases.last_mut() {
+        if let Some(w) = writer {
+            merged.consistency = w.consistency;
+            merged.consistency_error = w.consistency_error;
+        }
+        merged.consistency_readers = readers;
+    }
+    if let Some(path) = &probe.history {
+        let parts: Vec<Option<PathBuf>> = (0..outcome.clients.len())
+            .map(|i| {
+                let part = crate::outcome::client_output(path, i as u32);
+                part.exists().then_some(part)
+            })
+            .collect();
+        if let Err(e) = scalebench_exec::consistency::merge_histories(&parts, path) {
+            scalebench_session::note!("warning: {e}: no merged history written");
+        }
+    }
 }
 
 /// Writes `line` to every child still listening (a child that died cannot be told; its exit
@@ -314,6 +392,33 @@ fn tell_all(children: &mut [ChildProcess], line: &str) {
             let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
         }
     }
+}
+
+/// A ping answered at once; the probe's writer's event relayed to every other client.
+fn answer(children: &mut [ChildProcess], from: usize, said: FromClient) {
+    let (to, line) = match said {
+        FromClient::Ping { sent_ns } => (
+            Some(from),
+            to_client(&ToClient::Pong {
+                sent_ns,
+                launcher_ns: unix_ns_now(),
+            }),
+        ),
+        FromClient::Probe(event) => (None, to_client(&ToClient::Probe(event))),
+        _ => return,
+    };
+    for (i, c) in children.iter_mut().enumerate() {
+        let addressed = to.map_or(i != from, |to| i == to);
+        if let (true, false, Some(stdin)) = (addressed, c.closed, c.stdin.as_mut()) {
+            let _ = writeln!(stdin, "{line}").and_then(|()| stdin.flush());
+        }
+    }
+}
+
+fn unix_ns_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 fn to_client(what: &ToClient) -> String {
@@ -457,6 +562,9 @@ fn wait_until_ready(
         }
         match rx.recv_timeout((deadline - now).min(Duration::from_millis(100))) {
             Ok(Event::Said(i, FromClient::Ready)) => children[i].ready = true,
+            Ok(Event::Said(i, said @ (FromClient::Ping { .. } | FromClient::Probe(_)))) => {
+                answer(children, i, said)
+            }
             Ok(Event::Said(_, FromClient::Progress(_) | FromClient::Point { .. }))
             | Err(RecvTimeoutError::Timeout) => {}
             Ok(Event::Closed(i)) => {
@@ -505,6 +613,10 @@ fn follow_progress(
                 children[i].last_heard = Instant::now();
             }
             Ok(Event::Said(i, FromClient::Ready)) => children[i].last_heard = Instant::now(),
+            Ok(Event::Said(i, said @ (FromClient::Ping { .. } | FromClient::Probe(_)))) => {
+                children[i].last_heard = Instant::now();
+                answer(children, i, said);
+            }
             Ok(Event::Said(i, FromClient::Point { index, point })) => {
                 children[i].last_heard = Instant::now();
                 let open = watched
@@ -619,18 +731,22 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
-    let rendezvous = std::sync::Arc::new(StdioRendezvous {
-        gate: (order.watched && request.request_set.is_some()).then(SetGate::default),
-        ..Default::default()
-    });
+    let index = request.client.map_or(0, |c| c.index);
+    let gate = (order.watched && request.request_set.is_some()).then(SetGate::default);
+    let probe = request.consistency_probe.is_some() && request.probe_relayed;
+    let rendezvous = std::sync::Arc::new(StdioRendezvous::start(index, gate, probe));
+    rendezvous.measure_clock();
     if order.watched {
-        let to_launcher = rendezvous.clone();
+        let to_launcher = rendezvous.out.clone();
         request.timeline_log = Some(TimelineLog::published(
             std::sync::Arc::new(move |index, point| {
-                to_launcher.say(&FromClient::Point {
-                    index,
-                    point: *point,
-                })
+                say(
+                    &to_launcher,
+                    &FromClient::Point {
+                        index,
+                        point: *point,
+                    },
+                )
             }),
             rendezvous.gate.clone(),
         ));
@@ -651,20 +767,133 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     Ok(executed.result)
 }
 
-/// A child's rendezvous: "ready" on stdout, the start from stdin; in a watched run, its points on
-/// stdout, and the openings of its sets and the end from stdin.
-#[derive(Debug, Default)]
+/// Clock exchanges at a client's start: the one of least round trip is kept.
+const CLOCK_EXCHANGES: usize = 8;
+
+/// A child's rendezvous: "ready" on stdout, the start from stdin; its clock measured against the
+/// launcher's; in a watched run, its points on stdout, and the openings of its sets and the end
+/// from stdin; with the probe, client 0's writer's events out and the others' in.
+#[derive(Debug)]
 struct StdioRendezvous {
-    out: Mutex<()>,
+    index: u32,
+    out: std::sync::Arc<Mutex<()>>,
     gate: Option<SetGate>,
+    /// The start line (or the end of stdin), from the thread that reads stdin.
+    start: Mutex<Receiver<Option<u64>>>,
+    pongs: Mutex<Receiver<(u64, u64)>>,
+    /// The run's stop, for the launcher's "finish".
+    stop: std::sync::Arc<std::sync::OnceLock<StopSignal>>,
+    clock: std::sync::OnceLock<ClockOffset>,
+    /// The probe's writer's events (a reader client's), taken once by its probe.
+    probe_events: Mutex<Option<Receiver<ProbeEvent>>>,
+    probe: bool,
+}
+
+fn say(out: &Mutex<()>, what: &FromClient) {
+    let _guard = out.lock().unwrap_or_else(|e| e.into_inner());
+    let mut stdout = std::io::stdout().lock();
+    let text = serde_json::to_string(what).expect("messages serialize");
+    let _ = writeln!(stdout, "{text}").and_then(|()| stdout.flush());
 }
 
 impl StdioRendezvous {
-    fn say(&self, what: &FromClient) {
-        let _guard = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = std::io::stdout().lock();
-        let text = serde_json::to_string(what).expect("messages serialize");
-        let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    /// Starts reading stdin on a thread of its own (so a stop is seen while the launcher waits,
+    /// and a ping is answered before the start).
+    fn start(index: u32, gate: Option<SetGate>, probe: bool) -> StdioRendezvous {
+        let (start_tx, start) = mpsc::channel();
+        let (pong_tx, pongs) = mpsc::channel();
+        let (probe_tx, probe_events) = mpsc::channel();
+        let stop = std::sync::Arc::new(std::sync::OnceLock::<StopSignal>::new());
+        let (thread_gate, thread_stop) = (gate.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                match serde_json::from_str::<ToClient>(&line) {
+                    Ok(ToClient::Start { unix_ns }) => {
+                        let _ = start_tx.send(Some(unix_ns));
+                    }
+                    Ok(ToClient::Pong {
+                        sent_ns,
+                        launcher_ns,
+                    }) => {
+                        let _ = pong_tx.send((sent_ns, launcher_ns));
+                    }
+                    Ok(ToClient::Probe(event)) => {
+                        let _ = probe_tx.send(event);
+                    }
+                    Ok(ToClient::OpenSet { set }) => {
+                        if let Some(g) = &thread_gate {
+                            g.open(set)
+                        }
+                    }
+                    Ok(ToClient::Finish) => {
+                        if let Some(stop) = thread_stop.get() {
+                            stop.finish();
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+            // The launcher went away.
+            let _ = start_tx.send(None);
+        });
+        StdioRendezvous {
+            index,
+            out: Default::default(),
+            gate,
+            start: Mutex::new(start),
+            pongs: Mutex::new(pongs),
+            stop,
+            clock: std::sync::OnceLock::new(),
+            probe_events: Mutex::new(Some(probe_events)),
+            probe,
+        }
+    }
+
+    /// This clock against the launcher's, as NTP estimates it: of a few exchanges, the one of
+    /// least round trip, offset ((t1 + t4) / 2 - the launcher's time), within half that round trip.
+    fn measure_clock(&self) {
+        let pongs = self.pongs.lock().unwrap_or_else(|e| e.into_inner());
+        let mut best: Option<ClockOffset> = None;
+        for _ in 0..CLOCK_EXCHANGES {
+            let sent_ns = unix_ns_now();
+            say(&self.out, &FromClient::Ping { sent_ns });
+            let Ok((echo, launcher_ns)) = pongs.recv_timeout(Duration::from_secs(5)) else {
+                break;
+            };
+            let back_ns = unix_ns_now();
+            if echo != sent_ns {
+                continue;
+            }
+            let round_trip = back_ns.saturating_sub(sent_ns);
+            let offset_ns = ((sent_ns as i128 + back_ns as i128) / 2 - launcher_ns as i128) as i64;
+            if best.is_none_or(|b| round_trip / 2 < b.uncertainty_ns) {
+                best = Some(ClockOffset {
+                    offset_ns,
+                    uncertainty_ns: round_trip / 2,
+                });
+            }
+        }
+        if let Some(b) = best {
+            let _ = self.clock.set(b);
+        }
+    }
+
+    fn wait_for_start(&self, stop: &StopSignal) -> Result<SystemTime, String> {
+        let _ = self.stop.set(stop.clone());
+        say(&self.out, &FromClient::Ready);
+        let start = self.start.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if stop.is_requested() {
+                return Err("interrupted while waiting for the other clients".into());
+            }
+            match start.recv_timeout(Duration::from_millis(50)) {
+                Ok(Some(unix_ns)) => return Ok(UNIX_EPOCH + Duration::from_nanos(unix_ns)),
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the launcher went away before the start".into())
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
     }
 }
 
@@ -674,53 +903,36 @@ impl Rendezvous for StdioRendezvous {
     }
 
     fn progress(&self, state: &ProgressState) {
-        self.say(&FromClient::Progress(ClientProgress::of(state)));
+        say(&self.out, &FromClient::Progress(ClientProgress::of(state)));
     }
-}
 
-impl StdioRendezvous {
-    fn wait_for_start(&self, stop: &StopSignal) -> Result<SystemTime, String> {
-        self.say(&FromClient::Ready);
-        // stdin is read on a thread of its own, so a stop is seen while the launcher waits; after
-        // the start it goes on reading what a watcher says.
-        let (tx, rx) = mpsc::channel();
-        let (gate, run_stop) = (self.gate.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let read = std::io::stdin().lock().read_line(&mut line);
-            let _ = tx.send(read.map(|n| (n, line)));
-            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
-                match serde_json::from_str::<ToClient>(&line) {
-                    Ok(ToClient::OpenSet { set }) => {
-                        if let Some(g) = &gate {
-                            g.open(set)
-                        }
-                    }
-                    Ok(ToClient::Finish) => run_stop.finish(),
-                    Ok(ToClient::Start { .. }) | Err(_) => {}
-                }
-            }
-        });
-        loop {
-            if stop.is_requested() {
-                return Err("interrupted while waiting for the other clients".into());
-            }
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(Ok((0, _))) | Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err("the launcher went away before the start".into())
-                }
-                Ok(Ok((_, line))) => {
-                    return match serde_json::from_str(&line) {
-                        Ok(ToClient::Start { unix_ns }) => {
-                            Ok(UNIX_EPOCH + Duration::from_nanos(unix_ns))
-                        }
-                        Ok(_) => Err("the launcher said something else than the start".into()),
-                        Err(e) => Err(format!("the start line does not parse: {e}")),
-                    };
-                }
-                Err(RecvTimeoutError::Timeout) => {}
-            }
+    fn clock(&self) -> Option<ClockOffset> {
+        self.clock.get().copied()
+    }
+
+    fn probe_role(&self) -> Option<ProbeRole> {
+        if !self.probe {
+            return None;
         }
+        let clock_offset_ns = self.clock.get().map_or(0, |c| c.offset_ns);
+        if self.index == 0 {
+            let out = self.out.clone();
+            return Some(ProbeRole::Writer {
+                tell: Some(std::sync::Arc::new(move |e: &ProbeEvent| {
+                    say(&out, &FromClient::Probe(e.clone()))
+                })),
+                clock_offset_ns,
+            });
+        }
+        let events = self
+            .probe_events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        Some(ProbeRole::Reader {
+            events,
+            clock_offset_ns,
+        })
     }
 }
 

@@ -18,6 +18,13 @@ pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
         .map(|d| d.join(format!("client-{}", share.index)));
     r.quiet = true;
     r.metrics = None;
+    // Each client's probe history beside the merged one (the launcher merges them into it).
+    if let Some(probe) = r.consistency_probe.as_mut() {
+        probe.history = probe
+            .history
+            .as_deref()
+            .map(|h| crate::outcome::client_output(h, share.index));
+    }
     r
 }
 

@@ -34,4 +34,15 @@ pub trait Rendezvous: Send + Sync + std::fmt::Debug {
 
     /// This client's live figures, about once a second while the phase runs.
     fn progress(&self, _state: &ProgressState) {}
+
+    /// This client's clock against its launcher's, where the rendezvous measured it.
+    fn clock(&self) -> Option<scalebench_measure::result::ClockOffset> {
+        None
+    }
+
+    /// The consistency probe's part in this run, taken once: the writer telling the other
+    /// clients, or readers following it. None: a probe of this process alone (or none at all).
+    fn probe_role(&self) -> Option<crate::consistency::ProbeRole> {
+        None
+    }
 }

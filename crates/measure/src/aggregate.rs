@@ -443,6 +443,7 @@ impl Aggregator {
             insert_keys: None,
             start: None,
             consistency: None,
+            consistency_readers: Vec::new(),
             consistency_error: None,
             timed_init_to_cleanup: false,
             faults: Vec::new(),

@@ -30,6 +30,22 @@ pub const DEFAULT_DELAYS_MS: [f64; 9] = [0.0, 0.1, 0.5, 1.0, 2.0, 5.0, 10.0, 50.
 /// Below this share of its planned writes, the probe fell behind its rate (said loudly).
 pub const MIN_WRITES_SHARE: f64 = 0.9;
 
+/// The probe's readers on another client than the writer's (YCSB++'s and Bermbach & Tai's readers
+/// on other machines): their clock against the writer's and what they measured, on acknowledgement
+/// times mapped onto their clock (so each time is known within the clocks' uncertainty).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReaderClient {
+    pub client: u32,
+    /// Its clock minus the writer's, in microseconds, and the bound of that estimate's error.
+    pub clock_offset_us: f64,
+    pub clock_uncertainty_us: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<ConsistencyResult>,
+    /// Its probe did not run: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// The consistency section of a phase's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConsistencyResult {

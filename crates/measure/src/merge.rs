@@ -319,6 +319,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
     out.request_sets = None;
     // Each client's probe saw its own keys: no one client's figures stand for the run.
     out.consistency = None;
+    out.consistency_readers = Vec::new();
     out.bounded_by = merged_verdict(phases, labels);
     let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
     out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {

@@ -46,6 +46,19 @@ pub struct ClientPart {
     /// has the same, and results whose definitions differ are not merged.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub definition: BTreeMap<String, String>,
+    /// This client's clock minus its launcher's (ns), estimated at the start as NTP does (the
+    /// exchange of least round trip), and the bound of that estimate's error (half that round
+    /// trip): clients on this machine's launcher only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock: Option<ClockOffset>,
+}
+
+/// A clock's offset against a reference, and its uncertainty: the true offset is within
+/// `offset_ns` +- `uncertainty_ns`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ClockOffset {
+    pub offset_ns: i64,
+    pub uncertainty_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -322,6 +335,10 @@ pub struct PhaseResult {
     /// (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<crate::consistency::ConsistencyResult>,
+    /// A probe of a run of several clients: what its readers on each other client measured (the
+    /// writer and its own readers are `consistency`, client 0's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub consistency_readers: Vec<crate::consistency::ReaderClient>,
     /// `--timing init-to-cleanup`: `duration_s` (and the throughput) run from the clients' init
     /// before their first connection to the end of their cleanup, as YCSB 0.1.4 timed them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

@@ -42,14 +42,35 @@ fn render_faults(out: &mut String, phase: &PhaseResult) {
     }
 }
 
-/// `--consistency-probe`: how stale the probe's reads were, and what each figure rests on.
+/// `--consistency-probe`: how stale the probe's reads were, and what each figure rests on; with
+/// several clients, the writer's (client 0's) and then each other client's readers.
 fn render_consistency(out: &mut String, phase: &PhaseResult) {
-    let Some(c) = &phase.consistency else {
-        return;
-    };
+    if let Some(c) = &phase.consistency {
+        render_probe(out, c, "consistency probe");
+    }
+    for r in &phase.consistency_readers {
+        let heading = format!(
+            "probe readers on client {} (its clock {:+.0} us +- {:.0} us from the writer's)",
+            r.client, r.clock_offset_us, r.clock_uncertainty_us
+        );
+        match (&r.consistency, &r.error) {
+            (Some(c), _) => render_probe(out, c, &heading),
+            (None, Some(e)) => {
+                let _ = writeln!(out, "{heading}: did not run: {e}");
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+fn render_probe(
+    out: &mut String,
+    c: &scalebench_measure::consistency::ConsistencyResult,
+    heading: &str,
+) {
     let _ = writeln!(
         out,
-        "consistency probe ({} writes/s over {} keys, each rewritten every {:.0} ms; not in the figures above): {} writes of {} planned ({} failed), {} reads ({} failed, {} scheduled reads missed their delay)",
+        "{heading} ({} writes/s over {} keys, each rewritten every {:.0} ms; not in the figures above): {} writes of {} planned ({} failed), {} reads ({} failed, {} scheduled reads missed their delay)",
         c.probe_rate,
         c.probe_keys,
         c.rewrite_period_ms,

@@ -161,11 +161,21 @@ impl ConsistencyProbe {
         ));
         let in_thread = control.clone();
         let (is_ready, ready) = std::sync::mpsc::channel::<()>();
+        // Of several clients: the writer tells the others, or readers follow it.
+        let role = settings
+            .rendezvous
+            .as_ref()
+            .and_then(|r| r.probe_role())
+            .unwrap_or(scalebench_exec::consistency::ProbeRole::Writer {
+                tell: None,
+                clock_offset_ns: 0,
+            });
         let thread = std::thread::spawn(move || {
             struct Run<'a>(
                 &'a scalebench_exec::consistency::ProbePlan,
                 &'a scalebench_exec::consistency::ProbeControl,
                 std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+                scalebench_exec::consistency::ProbeRole,
             );
             impl FactoryVisitor for Run<'_> {
                 type Output = Result<ProbeOutcome, ProbeError>;
@@ -173,12 +183,19 @@ impl ConsistencyProbe {
                     let ready = || {
                         let _ = self.2.lock().map(|s| s.send(()));
                     };
-                    scalebench_exec::consistency::run_probe(&factory, self.0, self.1, &ready)
+                    scalebench_exec::consistency::run_probe_as(
+                        &factory, self.0, self.1, &ready, self.3,
+                    )
                 }
             }
             registry::open(
                 config,
-                Run(&probe_plan, &in_thread, std::sync::Mutex::new(is_ready)),
+                Run(
+                    &probe_plan,
+                    &in_thread,
+                    std::sync::Mutex::new(is_ready),
+                    role,
+                ),
             )
             .map_err(|e| ProbeError::Failed(format!("consistency probe: {e}")))?
         });

@@ -224,6 +224,7 @@ fn run_result(
             index: c.index,
             clients: c.clients,
             definition,
+            clock: args.rendezvous.as_ref().and_then(|r| r.clock()),
         }),
         distributed: None,
     }

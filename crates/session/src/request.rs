@@ -74,6 +74,10 @@ pub struct RunRequest {
     pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
+    /// Several clients whose launcher relays the probe's writer (client 0) to readers in the
+    /// others (`--clients N` on this machine): `--consistency-probe` may run from them.
+    #[serde(default)]
+    pub probe_relayed: bool,
     /// With several clients, `threads` are the whole run's, each client its share (an elastic run:
     /// Dory's T threads in all); otherwise each client runs `threads` of its own.
     #[serde(default)]
@@ -246,11 +250,17 @@ impl RunRequest {
     ) -> Result<(), SessionError> {
         let usage = |s: String| Err(SessionError::Usage(s));
         if launch == Launch::Clients {
-            if self.consistency_probe.is_some() || !self.faults.is_empty() {
-                // Each client would probe (and pause nodes) on its own, and the merge has no way
-                // to combine what they saw.
+            if !self.faults.is_empty() {
+                // Each client would pause nodes on its own.
                 return usage(
-                    "--consistency-probe and --fault act from one process: run them without --clients, --rendezvous or sweep.clients"
+                    "--fault acts from one process: run it without --clients, --rendezvous or sweep.clients"
+                        .into(),
+                );
+            }
+            if self.consistency_probe.is_some() && !self.probe_relayed {
+                // The writer's acknowledgements reach the other clients through a launcher here.
+                return usage(
+                    "--consistency-probe from several clients needs their launcher on this machine (--clients N): not with --rendezvous, --ssh, srun or Kubernetes"
                         .into(),
                 );
             }
@@ -330,6 +340,7 @@ impl RunRequest {
             batch_size: None,
             request_set: None,
             threads_in_all: false,
+            probe_relayed: false,
             timeline_log: None,
             stop: None,
             status_interval: default(DEFAULT_STATUS_INTERVAL),
@@ -849,7 +860,9 @@ mod tests {
         probed.db = Some("null://".into());
         probed.consistency_probe = Some(ProbeRequest::new(10.0).unwrap());
         probed.check(Launch::OneProcess, &run).unwrap();
-        assert!(refused(&probed, Launch::Clients, &run).contains("act from one process"));
+        assert!(refused(&probed, Launch::Clients, &run).contains("needs their launcher"));
+        probed.probe_relayed = true;
+        probed.check(Launch::Clients, &run).unwrap();
 
         let fault =
             |node: &str| crate::fault::FaultRequest::parse(&format!("pause:{node}")).unwrap();
@@ -857,7 +870,7 @@ mod tests {
         paused.deployment = Some("d.toml".into());
         paused.faults = vec![fault("node2")];
         paused.check(Launch::OneProcess, &run).unwrap();
-        assert!(refused(&paused, Launch::Clients, &run).contains("act from one process"));
+        assert!(refused(&paused, Launch::Clients, &run).contains("acts from one process"));
         paused.faults.push(fault("node2"));
         assert!(refused(&paused, Launch::OneProcess, &run).contains("has two faults"));
         paused.faults.pop();

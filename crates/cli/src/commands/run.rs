@@ -27,14 +27,18 @@ pub fn run_command(
     let distributed = clients.local.clients.is_some_and(|n| n > 1)
         || clients.rendezvous.is_some()
         || !clients.local.client_cpus.is_empty();
-    if distributed {
-        request.check(Launch::Clients, phases)?;
-        return run_clients(request, args, clients, phases);
-    }
     let history = request
         .consistency_probe
         .as_ref()
-        .and_then(|p| p.history.as_deref());
+        .and_then(|p| p.history.clone());
+    if distributed {
+        // Processes on this machine hear the probe's writer through their launcher.
+        request.probe_relayed = clients.rendezvous.is_none();
+        request.check(Launch::Clients, phases)?;
+        scalebench_session::files::check_outputs(history.as_deref(), None)?;
+        return run_clients(request, args, clients, phases);
+    }
+    let history = history.as_deref();
     scalebench_session::files::check_outputs(
         args.output.as_deref().into_iter().chain(history),
         args.hdr_log.as_deref(),

@@ -170,3 +170,23 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     pids.sort();
     pids
 }
+
+/// The independent checker (tools/history-check: Porcupine, built here with Go) on a probe's
+/// history: its report (`reads`, `stale_reads`, `linearizable`, ...).
+#[allow(dead_code)]
+pub fn history_check(history: &Path, dir: &Path) -> serde_json::Value {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
+    let checker = dir.join("history-check");
+    let built = Command::new("go")
+        .args(["build", "-o", checker.to_str().unwrap(), "."])
+        .current_dir(&tool)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let checked = Command::new(&checker).arg(history).output().unwrap();
+    serde_json::from_slice(&checked.stdout).unwrap()
+}
