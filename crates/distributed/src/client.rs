@@ -70,14 +70,14 @@ pub fn run_as_client(
 ) -> Result<ClientEnd, SessionError> {
     crate::share::check_client(request, phase)?;
     let keep_at = match output {
-        Some(o) => Some(crate::outcome::client_output(o, share.index)),
+        Some(o) => Some(crate::share::client_output(o, share.index)),
         None => default_keep_path(url, phase, share.index),
     };
     if share.index == 0 {
         crate::outcome::check_outputs(output, share.clients)?;
     } else if let Some(o) = output {
         scalebench_session::files::check_outputs(
-            [crate::outcome::client_output(o, share.index).as_path()],
+            [crate::share::client_output(o, share.index).as_path()],
             None,
         )?;
     }

@@ -374,7 +374,7 @@ fn merge_probe(
     if let Some(path) = &probe.history {
         let parts: Vec<Option<PathBuf>> = (0..outcome.clients.len())
             .map(|i| {
-                let part = crate::outcome::client_output(path, i as u32);
+                let part = crate::share::client_output(path, i as u32);
                 part.exists().then_some(part)
             })
             .collect();

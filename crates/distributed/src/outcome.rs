@@ -16,7 +16,7 @@ use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
 
-use crate::share::describe_share;
+use crate::share::{client_output, describe_share};
 
 /// Exit code of a distributed run that finished without some of its clients.
 pub const EXIT_INCOMPLETE: u8 = 3;
@@ -93,17 +93,6 @@ impl DistributedOutcome {
         });
         warnings.chain(missing).collect()
     }
-}
-
-/// Where client `index`'s own result goes beside the merged `output`: `run.json` ->
-/// `run.client-0.json`.
-pub fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
-    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
-    let name = match output.extension() {
-        Some(ext) => format!("{stem}.client-{index}.{}", ext.to_string_lossy()),
-        None => format!("{stem}.client-{index}"),
-    };
-    output.with_file_name(name)
 }
 
 /// The first field in which `theirs` differs from `mine`, with both values.

@@ -23,9 +23,20 @@ pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
         probe.history = probe
             .history
             .as_deref()
-            .map(|h| crate::outcome::client_output(h, share.index));
+            .map(|h| client_output(h, share.index));
     }
     r
+}
+
+/// Where client `index`'s own file goes beside the merged `output`: `run.json` ->
+/// `run.client-0.json`.
+pub fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf {
+    let stem = output.file_stem().unwrap_or_default().to_string_lossy();
+    let name = match output.extension() {
+        Some(ext) => format!("{stem}.client-{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.client-{index}"),
+    };
+    output.with_file_name(name)
 }
 
 /// Client `share`'s own /metrics endpoint (`--metrics-listen` of a distributed run: port + its
