@@ -260,7 +260,7 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     );
     // Issue 41, point 4: two clients on the deployment. The launcher holds it: the wait until
     // idle before the run and the space after it are taken once, by the launcher, and the space
-    // is in the merged result.
+    // is in the merged result. Point 6: the launcher pauses the replica while both clients load.
     let clients_out = dir.path().join("clients.json");
     let (code, text) = run(&[
         "run",
@@ -273,10 +273,13 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         "recordcount=1000",
         "--duration",
         "1s",
+        "--fault",
+        "pause:node2,every=400ms,for=100ms",
         "-o",
         clients_out.to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("fault: node2 paused"), "{text}");
     assert_eq!(
         text.matches("waiting until cluster cli-pg is idle").count(),
         1,
@@ -285,6 +288,11 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     let merged: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&clients_out).unwrap()).unwrap();
     assert_eq!(merged["phases"][0]["clients"], 2);
+    let pauses = merged["phases"][0]["faults"].as_array().unwrap();
+    assert!(!pauses.is_empty(), "{merged}");
+    assert!(pauses
+        .iter()
+        .all(|p| p["node"] == "node2" && p["start_s"].as_f64().unwrap() > 0.0));
     assert_eq!(
         merged["phases"][0]["space"]["taken"], "after run",
         "{merged}"

@@ -47,7 +47,7 @@ pub trait Launcher {
 
 /// A launcher is its struct (with its number of clients) and its module's `launch`.
 macro_rules! launcher {
-    ($launch:ty, $start:path, $for_run:path, $relays_probe:expr) => {
+    ($launch:ty, $start:path, $for_run:path, $acts_here:expr) => {
         impl Launcher for $launch {
             fn clients(&self) -> u32 {
                 self.clients
@@ -57,7 +57,7 @@ macro_rules! launcher {
                 request: &RunRequest,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                with_deployment_steps(request, phase, self.clients, $relays_probe, |r| {
+                with_deployment_steps(request, phase, self.clients, $acts_here, |r| {
                     $start(self, r, phase)
                 })
             }
@@ -90,16 +90,40 @@ fn with_deployment_steps(
     request: &RunRequest,
     phase: Phase,
     clients: u32,
-    relays_probe: bool,
+    acts_here: bool,
     launch: impl FnOnce(&RunRequest) -> Result<DistributedOutcome, SessionError>,
 ) -> Result<DistributedOutcome, SessionError> {
     let mut clients_request = share::without_deployment(request)?;
-    clients_request.probe_relayed = relays_probe;
+    clients_request.launcher_here = acts_here;
     // Every client's share checked before the deployment is waited on.
     share::check(&clients_request, clients, phase)?;
+    // The faults act from here, on the deployment's nodes, while the clients load.
+    let faults = std::mem::take(&mut clients_request.faults);
+    let victims = match (&request.deployment, faults.is_empty()) {
+        (_, true) => Vec::new(),
+        (file, false) => {
+            let cluster = file
+                .as_ref()
+                .map(|f| scalebench_session::cluster::open(f, &request.clusters_dir))
+                .transpose()?;
+            faults
+                .iter()
+                .map(|f| Ok((f.clone(), f.process(cluster.as_ref())?)))
+                .collect::<Result<Vec<_>, SessionError>>()?
+        }
+    };
     // The request checked before the deployment is waited on (a bad one is refused at once).
     let steps = scalebench_session::phase::DeploymentSteps::before(request, phase)?;
+    let measuring = scalebench_exec::MeasurementStart::default();
+    let nemesis = (!victims.is_empty()).then(|| {
+        clients_request.measurement_start = Some(measuring.clone());
+        scalebench_session::fault::Nemesis::start(&victims, &measuring)
+    });
+    // A launch that fails drops the faults: every node resumed.
     let mut outcome = launch(&clients_request)?;
+    if let (Some(n), Some(merged)) = (nemesis, outcome.merged.phases.last_mut()) {
+        merged.faults = n.finish(merged.measurement_start_unix_ms);
+    }
     if let (Some(steps), Some(merged)) = (steps, outcome.merged.phases.last_mut()) {
         steps.after(merged, request)?;
     }

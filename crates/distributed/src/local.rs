@@ -274,6 +274,9 @@ fn run_children(
             .as_nanos() as u64,
     });
     tell_all(&mut children, &line);
+    if let Some(m) = &request.measurement_start {
+        let _ = m.set(Instant::now() + START_LEAD + request.warmup);
+    }
     let mut watched = watch.map(|log| {
         let t0 = Instant::now() + START_LEAD + request.warmup;
         MergedTimeline::begin(log, n, request.request_set.is_some(), t0)
@@ -733,7 +736,7 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     let mut request = order.request;
     let index = request.client.map_or(0, |c| c.index);
     let gate = (order.watched && request.request_set.is_some()).then(SetGate::default);
-    let probe = request.consistency_probe.is_some() && request.probe_relayed;
+    let probe = request.consistency_probe.is_some() && request.launcher_here;
     let rendezvous = std::sync::Arc::new(StdioRendezvous::start(index, gate, probe));
     rendezvous.measure_clock();
     if order.watched {

@@ -74,10 +74,15 @@ pub struct RunRequest {
     pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
-    /// Several clients whose launcher relays the probe's writer (client 0) to readers in the
-    /// others (`--clients N` on this machine): `--consistency-probe` may run from them.
+    /// Several clients started by a launcher on this machine (`--clients N`), which relays the
+    /// probe's writer (client 0) to the others' readers and acts the faults while they load:
+    /// `--consistency-probe` and `--fault` may run with them.
     #[serde(default)]
-    pub probe_relayed: bool,
+    pub launcher_here: bool,
+    /// Told when the clients' measurement window opens (set by a launcher on this machine), for
+    /// what it runs beside them.
+    #[serde(skip)]
+    pub measurement_start: Option<scalebench_exec::MeasurementStart>,
     /// With several clients, `threads` are the whole run's, each client its share (an elastic run:
     /// Dory's T threads in all); otherwise each client runs `threads` of its own.
     #[serde(default)]
@@ -250,14 +255,14 @@ impl RunRequest {
     ) -> Result<(), SessionError> {
         let usage = |s: String| Err(SessionError::Usage(s));
         if launch == Launch::Clients {
-            if !self.faults.is_empty() {
+            if !self.faults.is_empty() && !self.launcher_here {
                 // Each client would pause nodes on its own.
                 return usage(
-                    "--fault acts from one process: run it without --clients, --rendezvous or sweep.clients"
+                    "--fault acts from one process: with several clients, their launcher on this machine (--clients N), not with --rendezvous, --ssh, srun or Kubernetes"
                         .into(),
                 );
             }
-            if self.consistency_probe.is_some() && !self.probe_relayed {
+            if self.consistency_probe.is_some() && !self.launcher_here {
                 // The writer's acknowledgements reach the other clients through a launcher here.
                 return usage(
                     "--consistency-probe from several clients needs their launcher on this machine (--clients N): not with --rendezvous, --ssh, srun or Kubernetes"
@@ -340,7 +345,8 @@ impl RunRequest {
             batch_size: None,
             request_set: None,
             threads_in_all: false,
-            probe_relayed: false,
+            launcher_here: false,
+            measurement_start: None,
             timeline_log: None,
             stop: None,
             status_interval: default(DEFAULT_STATUS_INTERVAL),
@@ -861,7 +867,7 @@ mod tests {
         probed.consistency_probe = Some(ProbeRequest::new(10.0).unwrap());
         probed.check(Launch::OneProcess, &run).unwrap();
         assert!(refused(&probed, Launch::Clients, &run).contains("needs their launcher"));
-        probed.probe_relayed = true;
+        probed.launcher_here = true;
         probed.check(Launch::Clients, &run).unwrap();
 
         let fault =
@@ -871,6 +877,9 @@ mod tests {
         paused.faults = vec![fault("node2")];
         paused.check(Launch::OneProcess, &run).unwrap();
         assert!(refused(&paused, Launch::Clients, &run).contains("acts from one process"));
+        paused.launcher_here = true;
+        paused.check(Launch::Clients, &run).unwrap();
+        paused.launcher_here = false;
         paused.faults.push(fault("node2"));
         assert!(refused(&paused, Launch::OneProcess, &run).contains("has two faults"));
         paused.faults.pop();

@@ -33,7 +33,7 @@ pub fn run_command(
         .and_then(|p| p.history.clone());
     if distributed {
         // Processes on this machine hear the probe's writer through their launcher.
-        request.probe_relayed = clients.rendezvous.is_none();
+        request.launcher_here = clients.rendezvous.is_none();
         request.check(Launch::Clients, phases)?;
         scalebench_session::files::check_outputs(history.as_deref(), None)?;
         return run_clients(request, args, clients, phases);

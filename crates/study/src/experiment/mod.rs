@@ -541,7 +541,7 @@ fn check_every_run(
             let mut request =
                 phase_request(exp, base, run, None, clusters_dir, phase, &[]).map_err(in_cell)?;
             // Clients on this machine have their launcher relay the probe's writer.
-            request.probe_relayed = exp.procedure.clients.launcher == spec::ClientsLauncher::Local;
+            request.launcher_here = exp.procedure.clients.launcher == spec::ClientsLauncher::Local;
             // Swept client processes (the measured run's; the load is one process) are no part of
             // the request.
             let launch = match (phase, clients_of(run)) {
