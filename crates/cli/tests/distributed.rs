@@ -1419,34 +1419,29 @@ clients = [2]
     assert_eq!(u(&run["clients"]), 2);
     assert!(u(&run["totals"]["ok"]) > 0);
 
-    // A launcher without what it needs is refused when the file is read.
-    let bad = dir.path().join("bad.toml");
-    std::fs::write(
-        &bad,
-        std::fs::read_to_string(&file)
-            .unwrap()
-            .replace("hosts = [\"127.0.0.1\", \"localhost\"]\n", ""),
-    )
-    .unwrap();
-    let (o, _) = experiment_in(dir.path(), &bad);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("needs hosts"), "{}", stderr(&o));
-    // An elastic experiment follows its clients' every request set: on this machine only.
-    let elastic = dir.path().join("elastic.toml");
-    std::fs::write(
-        &elastic,
-        std::fs::read_to_string(&file)
-            .unwrap()
-            .replace("[procedure]\n", "[procedure]\nmeasure = \"elastic\"\n"),
-    )
-    .unwrap();
-    let (o, _) = experiment_in(dir.path(), &elastic);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("runs its clients on this machine"),
-        "{}",
-        stderr(&o)
-    );
+    // A launcher without what it needs is refused when the file is read; so is an elastic
+    // experiment with clients elsewhere (its launcher follows their every request set).
+    for (name, from, to, named) in [
+        (
+            "bad.toml",
+            "hosts = [\"127.0.0.1\", \"localhost\"]\n",
+            "",
+            "needs hosts",
+        ),
+        (
+            "elastic.toml",
+            "[procedure]\n",
+            "[procedure]\nmeasure = \"elastic\"\n",
+            "runs its clients on this machine",
+        ),
+    ] {
+        let changed = dir.path().join(name);
+        let text = std::fs::read_to_string(&file).unwrap().replace(from, to);
+        std::fs::write(&changed, text).unwrap();
+        let (o, _) = experiment_in(dir.path(), &changed);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(named), "{}", stderr(&o));
+    }
 }
 
 /// Issue 41, point 6: the probe from two clients on a Redis whose reads go to an asynchronous

@@ -354,6 +354,43 @@ impl Shared {
         *newest_seen = (*newest_seen).max(read);
     }
 
+    /// Follows write `written` (`version` of `key`, acknowledged at `ack`): a read at each delay
+    /// after it (but the first, when the writer's thread reads it at once) and the chaser.
+    fn follow(
+        &mut self,
+        written: u64,
+        key: usize,
+        version: u64,
+        ack: Instant,
+        delays_ms: &[f64],
+        first_read_at_once: bool,
+    ) {
+        self.follows.insert(
+            written,
+            Follow {
+                key,
+                version,
+                ack,
+                scheduled_left: delays_ms.len(),
+                chasing: true,
+                first_fresh: None,
+                last_stale: None,
+                chase_fresh_in_a_row: 0,
+            },
+        );
+        for (i, d) in delays_ms.iter().enumerate() {
+            if i == 0 && first_read_at_once {
+                continue;
+            }
+            self.push(
+                ack + Duration::from_secs_f64(d / 1000.0),
+                written,
+                Read::Scheduled(i),
+            );
+        }
+        self.push(ack, written, Read::Chase);
+    }
+
     fn finish_if_done(&mut self, write: u64) {
         if let Some(f) = self.follows.get(&write) {
             if f.scheduled_left == 0 && !f.chasing {
@@ -868,27 +905,7 @@ impl Probe<'_> {
                     }
                     shared.tally.planned(1);
                     shared.tally.write(true);
-                    shared.follows.insert(
-                        written,
-                        Follow {
-                            key,
-                            version,
-                            ack,
-                            scheduled_left: self.plan.delays_ms.len(),
-                            chasing: true,
-                            first_fresh: None,
-                            last_stale: None,
-                            chase_fresh_in_a_row: 0,
-                        },
-                    );
-                    for (i, d) in self.plan.delays_ms.iter().enumerate() {
-                        shared.push(
-                            ack + Duration::from_secs_f64(d / 1000.0),
-                            written,
-                            Read::Scheduled(i),
-                        );
-                    }
-                    shared.push(ack, written, Read::Chase);
+                    shared.follow(written, key, version, ack, &self.plan.delays_ms, false);
                     self.changed.notify_all();
                 }
                 Ok(ProbeEvent::Ended) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
@@ -1001,30 +1018,14 @@ impl Probe<'_> {
                     at_unix_ns: self.unix_ns(ack),
                     write: Some(written),
                 });
-                shared.follows.insert(
+                shared.follow(
                     written,
-                    Follow {
-                        key,
-                        version,
-                        ack,
-                        scheduled_left: self.plan.delays_ms.len(),
-                        chasing: true,
-                        first_fresh: None,
-                        last_stale: None,
-                        chase_fresh_in_a_row: 0,
-                    },
+                    key,
+                    version,
+                    ack,
+                    &self.plan.delays_ms,
+                    reads_at_once,
                 );
-                for (i, d) in self.plan.delays_ms.iter().enumerate() {
-                    if i == 0 && reads_at_once {
-                        continue;
-                    }
-                    shared.push(
-                        ack + Duration::from_secs_f64(d / 1000.0),
-                        written,
-                        Read::Scheduled(i),
-                    );
-                }
-                shared.push(ack, written, Read::Chase);
                 self.changed.notify_all();
             };
             match (acked, immediate.as_mut()) {

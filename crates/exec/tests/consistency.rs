@@ -126,6 +126,27 @@ impl Binding for Connection {
     }
 }
 
+/// The independent checker (tools/history-check, built here with Go) on a history: its report.
+fn history_check(history: &std::path::Path, dir: &std::path::Path) -> serde_json::Value {
+    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
+    let checker = dir.join("history-check");
+    let built = std::process::Command::new("go")
+        .args(["build", "-o", checker.to_str().unwrap(), "."])
+        .current_dir(&tool)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let checked = std::process::Command::new(&checker)
+        .arg(history)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&checked.stdout).unwrap()
+}
+
 fn plan(
     rate: f64,
     keys: usize,
@@ -239,23 +260,7 @@ fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     // The probe leaves no key behind.
     assert!(factory.store.versions.lock().unwrap().is_empty());
 
-    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
-    let checker = dir.path().join("history-check");
-    let built = std::process::Command::new("go")
-        .args(["build", "-o", checker.to_str().unwrap(), "."])
-        .current_dir(&tool)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let checked = std::process::Command::new(&checker)
-        .arg(&history)
-        .output()
-        .unwrap();
-    let checked: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    let checked = history_check(&history, dir.path());
     assert_eq!(checked["linearizable"], "no", "{checked}");
     assert_eq!(checked["reads"], c.probe_reads, "{checked}");
     assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
@@ -439,23 +444,7 @@ fn readers_in_another_process_follow_the_writers_relayed_acknowledgements() {
         text.contains("\"process\":1001"),
         "the reader's processes renumbered"
     );
-    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tools/history-check");
-    let checker = dir.path().join("history-check");
-    let built = std::process::Command::new("go")
-        .args(["build", "-o", checker.to_str().unwrap(), "."])
-        .current_dir(&tool)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    let checked = std::process::Command::new(&checker)
-        .arg(&merged)
-        .output()
-        .unwrap();
-    let checked: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    let checked = history_check(&merged, dir.path());
     assert_eq!(checked["reads"], w.probe_reads + r.probe_reads, "{checked}");
     assert_eq!(
         checked["stale_reads"],
