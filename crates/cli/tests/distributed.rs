@@ -740,6 +740,12 @@ fn two_clients_share_each_request_set() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The clients' normal end is no lost client.
+    assert!(
+        !stderr(&o).contains("ended before the run"),
+        "{}",
+        stderr(&o)
+    );
     let sets = &json(&out)["phases"][0]["request_sets"];
     assert_eq!(u(&sets["size"]), 1001, "{sets}");
     let all = sets["sets"].as_array().unwrap();

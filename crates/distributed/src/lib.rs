@@ -7,6 +7,7 @@
 //! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]).
 
 pub mod client;
+pub mod client_process;
 pub mod etcd;
 pub mod kubernetes;
 pub mod local;

@@ -354,7 +354,7 @@ pub fn client_program() -> Result<scalebench_distributed::local::ClientProgram, 
 
 /// The hidden `client-process` command: one client of a `--clients N` run.
 pub fn client_process() -> Result<ExitCode, SessionError> {
-    let result = scalebench_distributed::local::serve_client()?;
+    let result = scalebench_distributed::client_process::serve_client()?;
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {
