@@ -224,9 +224,17 @@ pub struct ElasticArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
     /// What to do to the cluster under load: add:K (add K nodes), double (add as many as there are),
-    /// remove:K (graceful decommission), crash:K (SIGKILL, the nodes stay in the ring).
+    /// remove:K (graceful decommission), crash:K (SIGKILL, the nodes stay in the ring),
+    /// restart:NODE (stop cleanly, start, rejoin), rolling-restart (every data node in turn),
+    /// fail-primary (kill the primary, the database fails over), compact, repair. Which kind of
+    /// cluster has which: `scalebench cluster --help`.
     #[arg(long, value_name = "ACTION", default_value = request::DEFAULT_ACTION, value_parser = parse_action)]
     pub action: ScaleAction,
+    /// A service level (TOML: thresholds per operation on the p99 and p99.9 impact factors,
+    /// recovery time, throughput lost, availability, stale reads, lost writes; docs/operations.md):
+    /// each step's event is judged against it, and a run that completed but missed it exits 4.
+    #[arg(long = "sla", value_name = "FILE", value_parser = request::parse_service_level, conflicts_with = "unloaded")]
+    pub service_level: Option<request::ServiceLevelFile>,
     /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_BASELINE, value_parser = parse_duration)]
     pub baseline: Duration,
@@ -981,6 +989,7 @@ impl ElasticArgs {
             score_time_axis: self.score_time_axis,
             unloaded: self.unloaded,
             hdr_log: self.phase.hdr_log.clone(),
+            service_level: self.service_level.clone(),
             on_step: None,
         }
     }

@@ -24,7 +24,7 @@ pub mod space;
 pub mod spec;
 
 pub use account::{Account, ServerDir};
-pub use cluster::{Cluster, ClusterStatus};
+pub use cluster::{Cluster, ClusterStatus, Operation};
 pub use error::DeployError;
 pub use host::{free_port, free_port_with_bus, interrupt_waits, wait_until, waits_interrupted};
 pub use memory::MemoryLimit;

@@ -315,8 +315,20 @@ pub struct ExternalHooks {
     /// Writes what the servers hold in memory to their files, compacting nothing (the space is
     /// then measured as inserted).
     pub flush: Option<String>,
-    /// Flushes and compacts.
+    /// Flushes and compacts (also `elastic --action compact`).
     pub compact: Option<String>,
+    /// `elastic --action crash:K`: kills the node in `$SCALEBENCH_NODE` without warning.
+    pub crash_node: Option<String>,
+    /// `restart:NODE` (and each node of `rolling-restart` without its own hook): stops the node in
+    /// `$SCALEBENCH_NODE` cleanly, starts it again and returns once it has rejoined.
+    pub restart_node: Option<String>,
+    /// `rolling-restart`: restarts every node in turn, the way an upgrade runs.
+    pub rolling_restart: Option<String>,
+    /// `fail-primary`: kills the primary and returns once the database has failed over; may print
+    /// the killed node's `host:port` on its last line.
+    pub fail_primary: Option<String>,
+    /// `repair`: anti-entropy repair between replicas.
+    pub repair: Option<String>,
 }
 
 /// A deployment file (and a cluster's state file) is at most this large: far beyond any written.

@@ -17,8 +17,10 @@
 //!   sizes, each with its own doubled data, threads and set size ([`sizes_table`]); the change of the
 //!   mean set time inside one transition is reported apart, as the study says it is not scalability.
 
+pub mod impact;
 pub mod numeric;
 pub mod result;
+pub mod service_level;
 
 use scalebench_stats::{mean, median, sd};
 use serde::{Deserialize, Serialize};

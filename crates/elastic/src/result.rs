@@ -5,16 +5,52 @@
 use scalebench_measure::RunResult;
 use serde::{Deserialize, Serialize};
 
+use crate::impact::EventFigures;
+use crate::service_level::Verdict;
 use crate::{Events, SizeRow, StepScores};
 
-/// A change of the cluster's size under load.
+/// What is done to the cluster under load: a change of its size (Dory's), or one of the
+/// operations those who run databases perform under production load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ScaleAction {
     Add(u32),
     Double,
     Remove(u32),
     Crash(u32),
+    /// Node `node<N>` stopped cleanly, started again, rejoined.
+    Restart(u32),
+    /// Every data node restarted in turn.
+    RollingRestart,
+    /// The primary killed; the database fails over.
+    FailPrimary,
+    Compact,
+    Repair,
+}
+
+impl ScaleAction {
+    /// Whether it changes the cluster's size (Dory's transitions), not only its state.
+    pub fn scales(self) -> bool {
+        matches!(
+            self,
+            ScaleAction::Add(_) | ScaleAction::Double | ScaleAction::Remove(_)
+        )
+    }
+
+    /// The operation's name, without its count or node (`crash`, `fail-primary`): what a
+    /// service-level file's sections are named after.
+    pub fn operation_name(self) -> &'static str {
+        match self {
+            ScaleAction::Add(_) | ScaleAction::Double => "add",
+            ScaleAction::Remove(_) => "remove",
+            ScaleAction::Crash(_) => "crash",
+            ScaleAction::Restart(_) => "restart",
+            ScaleAction::RollingRestart => "rolling-restart",
+            ScaleAction::FailPrimary => "fail-primary",
+            ScaleAction::Compact => "compact",
+            ScaleAction::Repair => "repair",
+        }
+    }
 }
 
 impl std::fmt::Display for ScaleAction {
@@ -24,6 +60,8 @@ impl std::fmt::Display for ScaleAction {
             ScaleAction::Double => write!(f, "double"),
             ScaleAction::Remove(k) => write!(f, "remove:{k}"),
             ScaleAction::Crash(k) => write!(f, "crash:{k}"),
+            ScaleAction::Restart(n) => write!(f, "restart:node{n}"),
+            other => f.write_str(other.operation_name()),
         }
     }
 }
@@ -58,6 +96,12 @@ pub struct ElasticResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
     pub steps: Vec<ElasticStep>,
+    /// `--sla FILE`: the service-level file each step's event was judged against, and whether
+    /// every one met it (a miss is exit code 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_level_met: Option<bool>,
     /// Dory's performance table, with request sets: the stable state before each step's action and,
     /// with `double`, the final size's; scalability between rows where everything doubled.
     pub sizes: Vec<SizeRow>,
@@ -88,6 +132,13 @@ pub struct ElasticStep {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline_note: Option<String>,
     pub scores: StepScores,
+    /// What the action cost the load: impact factors, recovery, throughput lost, errors,
+    /// availability ([`crate::impact`]); absent unloaded or without a baseline interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact: Option<EventFigures>,
+    /// The event against `--sla`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
     /// The run under load, with its request-set timeline (`phases[0].request_sets`); none unloaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<RunResult>,

@@ -281,7 +281,61 @@ pub fn step_summary(s: &ElasticStep) -> String {
             );
         }
     }
+    if let Some(i) = &s.impact {
+        out.push_str(&impact_summary(s.action.to_string().as_str(), i));
+    }
+    if let Some(v) = &s.verdict {
+        out.push_str(&verdict_summary(v));
+    }
     out
+}
+
+/// An operation's event figures, two lines.
+pub fn impact_summary(action: &str, i: &scalebench_elastic::impact::EventFigures) -> String {
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    let errors: Vec<String> = i.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    format!(
+        "  {action}: p99 x{} ({:.0} -> {:.0} us), p99.9 x{}, {}, {:.0} operations lost ({:.1}%)\n  \
+         {} failed{}, available in {:.1}% of {} intervals\n",
+        f(i.p99_impact),
+        i.baseline_p99_us,
+        i.worst_p99_us,
+        f(i.p999_impact),
+        match i.recovery_s {
+            Some(r) => format!("recovered in {r:.1} s"),
+            None => "never recovered".into(),
+        },
+        i.throughput_lost_ops,
+        i.throughput_lost_pct,
+        i.failed,
+        if errors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", errors.join(", "))
+        },
+        i.availability_pct,
+        i.intervals
+    )
+}
+
+/// The verdict's line: passed, or which thresholds failed.
+pub fn verdict_summary(v: &scalebench_elastic::service_level::Verdict) -> String {
+    let failed: Vec<String> = v
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| {
+            let value = c
+                .value
+                .map_or("not measured".to_string(), |v| format!("{v:.2}"));
+            format!("{} {value} (limit {})", c.figure, c.limit)
+        })
+        .collect();
+    if v.passed {
+        format!("  service level met ({} thresholds)\n", v.checks.len())
+    } else {
+        format!("  SERVICE LEVEL MISSED: {}\n", failed.join(", "))
+    }
 }
 
 /// Dory's performance table, one row per stable state, as text (empty without rows).

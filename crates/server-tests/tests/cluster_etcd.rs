@@ -94,3 +94,37 @@ fn loaded_port(members: &str, name: &str) -> String {
         .unwrap_or("none")
         .to_string()
 }
+
+/// Issue 42: each operation etcd has, under an open loop, with its event's figures: the leader
+/// killed (a new one elected), every member restarted in turn, one restarted, a compaction; no
+/// record lost through any of them.
+#[test]
+fn operations_under_load_have_their_figures_and_lose_nothing() {
+    let mut c =
+        cluster("name = \"etcd-ops\"\ndatabase = \"etcd\"\nnodes = 3\nidle_timeout_s = 60\n");
+    let step = operation_under_load(&mut c, "fail-primary", 500, 300.0, true);
+    let leader = step.changed_nodes[0].clone();
+    let node = c.state.nodes.iter().find(|n| n.id == leader).unwrap();
+    assert!(!node.is_running(), "{leader} was killed and stays down");
+    let f = step.impact.as_ref().unwrap();
+    // A new leader was elected: the load recovered, the cluster answered again.
+    assert!(f.recovered, "{f:?}");
+    assert!(f.completed > 0);
+    c.start_node(&leader).unwrap();
+    c.wait_ready().unwrap();
+
+    let step = operation_under_load(&mut c, "rolling-restart", 500, 300.0, false);
+    assert_eq!(step.changed_nodes.len(), 3, "{:?}", step.changed_nodes);
+    assert!(c.state.nodes.iter().all(|n| n.is_running()));
+    assert!(step.impact.as_ref().unwrap().recovered);
+
+    let step = operation_under_load(&mut c, "restart:node2", 500, 300.0, false);
+    assert_eq!(step.changed_nodes, ["node2"]);
+    let step = operation_under_load(&mut c, "compact", 500, 300.0, false);
+    let f = step.impact.as_ref().unwrap();
+    assert!(f.recovered && f.failed == 0, "{f:?}");
+
+    let w = workload(&[("recordcount", "500")]);
+    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..500);
+    assert!(missing.is_empty(), "{} keys lost", missing.len());
+}

@@ -511,6 +511,8 @@ pub struct ElasticRequest {
     pub unloaded: bool,
     /// Where each step's interval logs go (`DIR/<step>/`).
     pub hdr_log: Option<PathBuf>,
+    /// `--sla FILE`: each step's event judged against it; a miss is exit code 4.
+    pub service_level: Option<ServiceLevelFile>,
     /// Told each step as it ends (the command line prints its summary): the library prints none.
     pub on_step: Option<StepObserver>,
 }
@@ -547,9 +549,29 @@ impl ElasticRequest {
             score_time_axis: scalebench_elastic::TimeAxis::Seconds,
             unloaded: false,
             hdr_log: None,
+            service_level: None,
             on_step: None,
         }
     }
+}
+
+/// A service-level file as read: its path (for the result) and thresholds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServiceLevelFile {
+    pub path: PathBuf,
+    pub level: scalebench_elastic::service_level::ServiceLevel,
+}
+
+/// Service-level files are small: anything larger is not one.
+const MAX_SERVICE_LEVEL_BYTES: u64 = 1 << 20;
+
+/// Reads and checks `--sla FILE`; the error is one line naming the file and the bad value.
+pub fn parse_service_level(s: &str) -> Result<ServiceLevelFile, String> {
+    let path = PathBuf::from(s);
+    let text = scalebench_measure::files::read_bounded(&path, MAX_SERVICE_LEVEL_BYTES)?;
+    let level = scalebench_elastic::service_level::ServiceLevel::from_toml(&text)
+        .map_err(|why| format!("{s}: {why}"))?;
+    Ok(ServiceLevelFile { path, level })
 }
 
 /// A duration written as text ("30s", "200ms", "5m") in an experiment file: parsed once when the file
@@ -749,12 +771,30 @@ pub fn parse_arrival(s: &str) -> Result<Arrival, String> {
 }
 
 pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
-    let bad = || format!("'{s}': expected add:K, double, remove:K or crash:K");
-    if s == "double" {
-        return Ok(ScaleAction::Double);
+    let bad = || {
+        format!("'{s}': expected add:K, double, remove:K, crash:K, restart:NODE, rolling-restart, fail-primary, compact or repair")
+    };
+    match s {
+        "double" => return Ok(ScaleAction::Double),
+        "rolling-restart" => return Ok(ScaleAction::RollingRestart),
+        "fail-primary" => return Ok(ScaleAction::FailPrimary),
+        "compact" => return Ok(ScaleAction::Compact),
+        "repair" => return Ok(ScaleAction::Repair),
+        _ => {}
     }
-    let (verb, k) = s.split_once(':').ok_or_else(bad)?;
-    let k: u32 = k.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
+    let (verb, arg) = s.split_once(':').ok_or_else(bad)?;
+    if verb == "restart" {
+        // Nodes are named node1, node2, ... (`scalebench cluster status` lists them).
+        return arg
+            .strip_prefix("node")
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|n| *n >= 1)
+            .map(ScaleAction::Restart)
+            .ok_or_else(|| {
+                format!("'{s}': expected restart:NODE with a node's name, e.g. restart:node2")
+            });
+    }
+    let k: u32 = arg.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
     match verb {
         "add" => Ok(ScaleAction::Add(k)),
         "remove" => Ok(ScaleAction::Remove(k)),
@@ -968,8 +1008,28 @@ mod tests {
             assert_eq!(span.to_string(), text);
         }
         assert!("soon".parse::<Span>().is_err());
-        for text in ["add:1", "double", "remove:2", "crash:1"] {
+        for text in [
+            "add:1",
+            "double",
+            "remove:2",
+            "crash:1",
+            "restart:node2",
+            "rolling-restart",
+            "fail-primary",
+            "compact",
+            "repair",
+        ] {
             assert_eq!(parse_action(text).unwrap().to_string(), text);
+        }
+        for bad in [
+            "restart:2",
+            "restart:node0",
+            "restart",
+            "crash:0",
+            "fail:1",
+            "repair:1",
+        ] {
+            assert!(parse_action(bad).unwrap_err().contains(bad), "{bad}");
         }
     }
 

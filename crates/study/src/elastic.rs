@@ -15,7 +15,9 @@
 
 use std::time::{Duration, Instant};
 
-use scalebench_deploy::Cluster;
+use scalebench_deploy::{Cluster, Operation};
+use scalebench_elastic::impact::{event_figures, EventFigures};
+use scalebench_elastic::service_level::{judge, RunCounts, Verdict};
 use scalebench_elastic::{
     repeated, score, score_open_loop, sizes_table, Events, IntervalPoint, SetPoint, SizeRow,
     StepScores, UnloadedScores,
@@ -73,6 +75,7 @@ pub fn run_elastic_from(
         Load::Intervals
     };
     let mut cluster = scalebench_session::cluster::open(&deployment, &args.run.clusters_dir)?;
+    check_action(&cluster, args.action)?;
     let mut out = ElasticResult {
         schema: SCHEMA.into(),
         command: args.run.command.clone(),
@@ -86,6 +89,11 @@ pub fn run_elastic_from(
         clients: clients.map(|c| c.clients()),
         incomplete: None,
         steps: Vec::new(),
+        service_level: args
+            .service_level
+            .as_ref()
+            .map(|f| f.path.display().to_string()),
+        service_level_met: None,
         sizes: Vec::new(),
         closing_run: None,
     };
@@ -121,6 +129,8 @@ pub fn run_elastic_from(
                 not_stable,
                 baseline_note: None,
                 scores: StepScores::Unloaded(scores),
+                impact: None,
+                verdict: None,
                 run: None,
             };
             tell_step(args, &s);
@@ -157,6 +167,11 @@ pub fn run_elastic_from(
             &mut sizes,
         );
         out.interrupted = result.interrupted;
+        let impact = result
+            .phases
+            .first()
+            .and_then(|p| event_figures(p, &events));
+        let verdict = judged(args, impact.as_ref(), result.phases.first());
         let s = ElasticStep {
             step: step + 1,
             action: args.action,
@@ -170,6 +185,8 @@ pub fn run_elastic_from(
             not_stable,
             baseline_note,
             scores,
+            impact,
+            verdict,
             run: Some(result),
         };
         tell_step(args, &s);
@@ -194,7 +211,42 @@ pub fn run_elastic_from(
         )?;
     }
     out.sizes = sizes_table(sizes);
+    out.service_level_met = args.service_level.as_ref().map(|_| {
+        out.steps
+            .iter()
+            .all(|s| s.verdict.as_ref().is_some_and(|v| v.passed))
+    });
     Ok(out)
+}
+
+/// The step's event against `--sla`, with the stale reads the probe counted in `run` (its
+/// writer's readers and every other client's).
+fn judged(
+    args: &ElasticRequest,
+    impact: Option<&EventFigures>,
+    run: Option<&PhaseResult>,
+) -> Option<Verdict> {
+    let file = args.service_level.as_ref()?;
+    let stale_reads = run.and_then(|p| {
+        let own = p.consistency.as_ref()?.stale_reads;
+        let others: u64 = p
+            .consistency_readers
+            .iter()
+            .filter_map(|r| r.consistency.as_ref())
+            .map(|c| c.stale_reads)
+            .sum();
+        Some(own + others)
+    });
+    let counts = RunCounts {
+        stale_reads,
+        lost_writes: None,
+    };
+    Some(judge(
+        &file.level,
+        args.action.operation_name(),
+        impact,
+        counts,
+    ))
 }
 
 /// A step's scores: Dory's for request sets (and the stable state before the action as a row of
@@ -660,11 +712,7 @@ fn control(
     };
     let changed = scale(cluster, action)?;
     events.scale_done_s = Some(now_s());
-    scalebench_session::note!(
-        "{action:?} done at {:.1} s ({})",
-        now_s(),
-        changed.join(", ")
-    );
+    scalebench_session::note!("{action} done at {:.1} s ({})", now_s(), changed.join(", "));
 
     let give_up = Instant::now() + args.stable_timeout;
     let mut not_stable = None;
@@ -716,6 +764,39 @@ fn control(
     })
 }
 
+/// The cluster operation an action is, and the node it names.
+pub fn operation_of(action: ScaleAction) -> (Operation, Option<String>) {
+    match action {
+        ScaleAction::Add(_) | ScaleAction::Double => (Operation::Add, None),
+        ScaleAction::Remove(_) => (Operation::Remove, None),
+        ScaleAction::Crash(_) => (Operation::Crash, None),
+        ScaleAction::Restart(n) => (Operation::Restart, Some(format!("node{n}"))),
+        ScaleAction::RollingRestart => (Operation::RollingRestart, None),
+        ScaleAction::FailPrimary => (Operation::FailPrimary, None),
+        ScaleAction::Compact => (Operation::Compact, None),
+        ScaleAction::Repair => (Operation::Repair, None),
+    }
+}
+
+/// Refuses (exit 2) an action the cluster does not have, or on a node it does not have, before
+/// anything is loaded or changed.
+pub fn check_action(cluster: &Cluster, action: ScaleAction) -> Result<(), SessionError> {
+    let (op, node) = operation_of(action);
+    cluster.check_operation(op, node.as_deref())?;
+    if let ScaleAction::Crash(k) | ScaleAction::Remove(k) = action {
+        let running = running_nodes(cluster);
+        if k as usize >= running {
+            return Err(SessionError::Usage(format!(
+                "--action {action}: cluster {} has {running} data nodes running; at least one must stay",
+                cluster.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Takes the action; returns the nodes it changed (added, removed, crashed, restarted, failed)
+/// or, for compaction and repair, what the database did.
 fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, SessionError> {
     let mut changed = Vec::new();
     match action {
@@ -740,14 +821,35 @@ fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, Sess
                 .data_nodes()
                 .iter()
                 .rev()
-                .filter(|n| n.is_running())
+                .filter(|n| n.is_running() || n.role == "external")
                 .take(k as usize)
                 .map(|n| n.id.clone())
                 .collect();
             for id in victims {
-                cluster.stop_node(&id, true)?;
+                cluster.crash_node(&id)?;
                 changed.push(id);
             }
+        }
+        ScaleAction::Restart(n) => {
+            let id = format!("node{n}");
+            cluster.restart_node(&id)?;
+            changed.push(id);
+        }
+        ScaleAction::RollingRestart => {
+            let before: Vec<String> = cluster.data_nodes().iter().map(|n| n.id.clone()).collect();
+            let done = cluster.rolling_restart()?;
+            scalebench_session::note!("rolling restart: {}", done.join("; "));
+            changed = before;
+        }
+        ScaleAction::FailPrimary => changed.push(cluster.fail_primary()?),
+        ScaleAction::Compact | ScaleAction::Repair => {
+            let done = if action == ScaleAction::Compact {
+                cluster.compact()?
+            } else {
+                cluster.repair()?
+            };
+            scalebench_session::note!("{action}: {}", done.join("; "));
+            changed = cluster.data_nodes().iter().map(|n| n.id.clone()).collect();
         }
     }
     Ok(changed)
@@ -798,7 +900,7 @@ fn interval_points(p: &PhaseResult) -> Vec<IntervalPoint> {
 /// `scalebench_report::text::step_summary`).
 fn tell_step(args: &ElasticRequest, s: &ElasticStep) {
     scalebench_session::note!(
-        "step {}: {:?} {} -> {} nodes ({}), {} in flight, {} records",
+        "step {}: {} {} -> {} nodes ({}), {} in flight, {} records",
         s.step,
         s.action,
         s.nodes_before,

@@ -78,7 +78,7 @@ impl EtcdFactory {
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
         runtime.block_on(config.cancel.unless_cancelled(async {
-            let mut c = factory.client().await?;
+            let mut c = factory.client_of(&factory.endpoints).await?;
             // The client connects lazily: the first request is where a silent server shows.
             let status = async { c.status().await.map_err(|e| describe(&e)) };
             crate::connect_within(factory.connect_timeout, &factory.url, status).await?;
@@ -100,10 +100,12 @@ impl EtcdFactory {
         Ok(factory)
     }
 
-    async fn client(&self) -> Result<Client, BindingError> {
+    /// A client of `endpoints` (all of them, balanced, for the factory's own requests; one, for
+    /// a worker's).
+    async fn client_of(&self, endpoints: &[String]) -> Result<Client, BindingError> {
         let opts = etcd_client::ConnectOptions::new().with_connect_timeout(self.connect_timeout);
         let connect = async {
-            Client::connect(&self.endpoints, Some(opts))
+            Client::connect(endpoints, Some(opts))
                 .await
                 .map_err(|e| describe(&e))
         };
@@ -118,9 +120,17 @@ impl BindingFactory for EtcdFactory {
         INFO
     }
 
-    async fn connect(&self, _worker: usize) -> Result<EtcdBinding, BindingError> {
+    /// Each worker is pinned to one member (worker w to member w mod n), as etcd's own Go client
+    /// pins its connection, and moves to the next member when its own stops answering: a
+    /// balanced channel kept sending a share of every worker's requests to a dead member.
+    async fn connect(&self, worker: usize) -> Result<EtcdBinding, BindingError> {
+        let current = worker % self.endpoints.len();
         Ok(EtcdBinding {
-            client: self.client().await?,
+            client: self
+                .client_of(std::slice::from_ref(&self.endpoints[current]))
+                .await?,
+            endpoints: self.endpoints.clone(),
+            current,
             prefix: self.prefix.clone(),
             fields: self.fields.clone(),
             serializable: self.serializable,
@@ -135,6 +145,9 @@ impl BindingFactory for EtcdFactory {
 
 pub struct EtcdBinding {
     client: Client,
+    /// Every member, and the one this worker's requests go to.
+    endpoints: Vec<String>,
+    current: usize,
     prefix: String,
     fields: Vec<String>,
     serializable: bool,
@@ -188,7 +201,34 @@ fn describe(e: &etcd_client::Error) -> String {
 
 type Record = BTreeMap<String, String>;
 
+/// `$call.await`, or on an error its class returned after [`EtcdBinding::after_error`].
+macro_rules! pinned {
+    ($self:ident, $call:expr) => {
+        match $call.await {
+            Ok(r) => r,
+            Err(e) => return Err($self.after_error(e).await),
+        }
+    };
+}
+
 impl EtcdBinding {
+    /// The error's class; a member that did not answer is left for the next one (the request
+    /// that found it down has failed all the same).
+    async fn after_error(&mut self, e: etcd_client::Error) -> OpError {
+        let e = classify(e);
+        if e.class == FailureClass::Unavailable && self.endpoints.len() > 1 {
+            let next = (self.current + 1) % self.endpoints.len();
+            if self.client.add_endpoint(&self.endpoints[next]).await.is_ok() {
+                let _ = self
+                    .client
+                    .remove_endpoint(&self.endpoints[self.current])
+                    .await;
+                self.current = next;
+            }
+        }
+        e
+    }
+
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }
@@ -245,11 +285,8 @@ impl Binding for EtcdBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         let opts = self.get_options();
-        let resp = self
-            .client
-            .get(self.key(key), Some(opts))
-            .await
-            .map_err(classify)?;
+        let k = self.key(key);
+        let resp = pinned!(self, self.client.get(k, Some(opts)));
         let kv = resp
             .kvs()
             .first()
@@ -268,11 +305,8 @@ impl Binding for EtcdBinding {
         // Range [prefix+start, end of prefix): '/' + 1 is '0'.
         let end = format!("{}0", self.prefix.trim_end_matches('/'));
         let opts = self.get_options().with_range(end).with_limit(count as i64);
-        let resp = self
-            .client
-            .get(self.key(start_key), Some(opts))
-            .await
-            .map_err(classify)?;
+        let k = self.key(start_key);
+        let resp = pinned!(self, self.client.get(k, Some(opts)));
         for kv in resp.kvs() {
             let k = String::from_utf8_lossy(kv.key());
             let k = k.strip_prefix(&self.prefix).unwrap_or(&k).to_string();
@@ -285,11 +319,7 @@ impl Binding for EtcdBinding {
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let full = self.key(key);
-        let resp = self
-            .client
-            .get(full.clone(), None)
-            .await
-            .map_err(classify)?;
+        let resp = pinned!(self, self.client.get(full.clone(), None));
         let kv = resp
             .kvs()
             .first()
@@ -311,7 +341,7 @@ impl Binding for EtcdBinding {
                 kv.mod_revision(),
             )])
             .and_then([TxnOp::put(full, value, None)]);
-        let r = self.client.txn(txn).await.map_err(classify)?;
+        let r = pinned!(self, self.client.txn(txn));
         if !r.succeeded() {
             return Err(OpError::new(
                 FailureClass::Conflict,
@@ -323,10 +353,8 @@ impl Binding for EtcdBinding {
 
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let value = self.encode(values);
-        self.client
-            .put(self.key(key), value, None)
-            .await
-            .map_err(classify)?;
+        let k = self.key(key);
+        pinned!(self, self.client.put(k, value, None));
         Ok(())
     }
 
@@ -336,20 +364,14 @@ impl Binding for EtcdBinding {
                 .iter()
                 .map(|r| TxnOp::put(self.key(&r.key), self.encode(&r.values), None))
                 .collect();
-            self.client
-                .txn(Txn::new().and_then(ops))
-                .await
-                .map_err(classify)?;
+            pinned!(self, self.client.txn(Txn::new().and_then(ops)));
         }
         Ok(())
     }
 
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
-        let resp = self
-            .client
-            .delete(self.key(key), None)
-            .await
-            .map_err(classify)?;
+        let k = self.key(key);
+        let resp = pinned!(self, self.client.delete(k, None));
         if resp.deleted() == 0 {
             return Err(OpError::new(
                 FailureClass::NotFound,

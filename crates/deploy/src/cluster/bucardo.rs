@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use super::operation::Operation;
 use crate::error::DeployError;
 use crate::host::{free_port, run};
 use crate::postgres::{
@@ -218,6 +219,15 @@ impl Bucardo {
 }
 
 impl Engine for Bucardo {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // The masters are those `up` started: none added or removed.
+        vec![
+            Operation::Crash,
+            Operation::Restart,
+            Operation::RollingRestart,
+        ]
+    }
+
     fn account(&self) -> &'static str {
         crate::postgres::ACCOUNT
     }

@@ -15,6 +15,7 @@ static RING_SEEN_UP: std::sync::Mutex<
 const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::{self, Operation};
 use crate::cassandra::{node_command, CassandraOptions, NodePorts};
 use crate::error::DeployError;
 use crate::host::free_port;
@@ -331,6 +332,18 @@ fn sstables(dir: &Path) -> usize {
 }
 
 impl Engine for Cassandra {
+    fn fail_primary_missing(&self, _d: &crate::spec::Deployment) -> String {
+        "masterless: every node serves its ranges; crash:K is a node's failure".into()
+    }
+
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // Masterless: no primary to fail; compaction and repair are its own (nodetool).
+        operation::with(
+            &operation::MEMBERSHIP,
+            &[Operation::Compact, Operation::Repair],
+        )
+    }
+
     fn account(&self) -> &'static str {
         crate::cassandra::ACCOUNT
     }
@@ -504,6 +517,18 @@ impl Engine for Cassandra {
         for n in c.running() {
             nodetool(&cp, n.ports["jmx"], &["flush"])?;
             done.push(format!("{}: flush", n.id));
+        }
+        Ok(done)
+    }
+
+    /// A full repair of every user keyspace, node by node (`nodetool repair -full`): each node's
+    /// ranges compared with their replicas' (Merkle trees) and the differences streamed.
+    fn repair(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        let cp = classpath(c)?;
+        let mut done = Vec::new();
+        for n in c.running() {
+            nodetool(&cp, n.ports["jmx"], &["repair", "-full"])?;
+            done.push(format!("{}: repair -full", n.id));
         }
         Ok(done)
     }

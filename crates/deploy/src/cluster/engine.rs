@@ -14,6 +14,8 @@ use crate::process::{ManagedProcess, ProcessRef};
 use crate::space::{Classifier, Classify};
 use crate::spec::Deployment;
 
+use super::operation::Operation;
+
 /// The cluster fact holding the benchmark user's password (random per cluster; cluster.json is 0600).
 pub(crate) const PASSWORD_FACT: &str = "password";
 
@@ -190,6 +192,38 @@ pub(crate) trait Engine {
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError>;
     /// Removes a node gracefully: its data moves away first, then it stops and leaves the state.
     fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError>;
+    /// The operations under load this kind has for deployment `d` (see [`Operation`]).
+    fn operations(&self, d: &Deployment) -> Vec<Operation>;
+    /// Kills the primary (master, leader) with SIGKILL, leaving the failover to the database;
+    /// returns the killed node's id. Only for kinds that list [`Operation::FailPrimary`].
+    fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        Err(DeployError::Failed(format!(
+            "a {} cluster has no primary to fail",
+            c.deployment.database.name()
+        )))
+    }
+    /// Why this kind has no primary to fail for `d` (when it does not list
+    /// [`Operation::FailPrimary`]).
+    fn fail_primary_missing(&self, _d: &Deployment) -> String {
+        "it has no primary with a failover".into()
+    }
+    /// Anti-entropy repair between replicas; returns what was done.
+    fn repair(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
+        Err(DeployError::Failed(format!(
+            "a {} cluster has no repair",
+            c.deployment.database.name()
+        )))
+    }
+    /// An operation this kind performs by a hook of its own (external clusters): `None` for the
+    /// kinds scalebench performs itself.
+    fn operation_hook(
+        &self,
+        _c: &ClusterState,
+        _op: Operation,
+        _node: Option<&NodeState>,
+    ) -> Option<Result<Vec<String>, DeployError>> {
+        None
+    }
     /// Whether `node` holds and serves the data, what a scaling step counts and doubles; not a
     /// coordinator, gateway or replication daemon.
     fn serves_data(&self, _node: &NodeState) -> bool {

@@ -5,6 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::etcd::{healthy, member_command};
 use crate::host::{free_port, port_open, run};
@@ -121,6 +122,13 @@ impl Etcd {
 }
 
 impl Engine for Etcd {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        operation::with(
+            &operation::MEMBERSHIP,
+            &[Operation::FailPrimary, Operation::Compact],
+        )
+    }
+
     fn account(&self) -> &'static str {
         crate::etcd::ACCOUNT
     }
@@ -153,6 +161,37 @@ impl Engine for Etcd {
             .map(|n| format!("{}={}", n.id, peer_url(n)))
             .collect();
         self.spawn(c, node, &initial.join(","), "existing")
+    }
+
+    /// The leader, killed; returns once the others have elected a new one.
+    fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        let status = self.status(c).map_err(DeployError::Failed)?;
+        let leader_of = |s: &serde_json::Value| s["Status"]["leader"].as_u64().unwrap_or(0);
+        let member_of = |s: &serde_json::Value| s["Status"]["header"]["member_id"].as_u64();
+        let leader = status
+            .iter()
+            .find(|s| member_of(s) == Some(leader_of(s)))
+            .ok_or_else(|| DeployError::Failed("etcd reports no leader".into()))?;
+        let (old, endpoint) = (leader_of(leader), leader["Endpoint"].as_str().unwrap_or(""));
+        let victim = c
+            .running()
+            .find(|n| endpoint.ends_with(&format!(":{}", n.port)))
+            .map(|n| n.id.clone())
+            .ok_or_else(|| DeployError::Failed(format!("no member serves {endpoint}")))?;
+        let node = c.nodes.iter_mut().find(|n| n.id == victim).unwrap();
+        if let Some(p) = node.process.take() {
+            p.kill();
+        }
+        let elected = super::engine::poll(Duration::from_secs(60), || {
+            self.status(c)
+                .is_ok_and(|s| s.iter().any(|s| ![0, old].contains(&leader_of(s))))
+        });
+        if !elected {
+            return Err(DeployError::Failed(format!(
+                "no new leader after {victim} within 60 s"
+            )));
+        }
+        Ok(victim)
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::Operation;
 use crate::error::DeployError;
 use crate::process::ProcessRef;
 use crate::space::{all_data, Classifier};
@@ -54,6 +55,15 @@ pub(super) fn run_hook(
     }
 }
 
+/// ": <the last line>" of a hook's output, when it printed one.
+fn last_line(out: &str) -> String {
+    out.lines()
+        .last()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map_or(String::new(), |l| format!(": {l}"))
+}
+
 fn endpoint_parts(e: &str) -> (String, u16) {
     match e.rsplit_once(':') {
         Some((h, p)) => (h.to_string(), p.parse().unwrap_or(0)),
@@ -90,6 +100,57 @@ impl Engine for External {
 
     fn nodes_at_up(&self, d: &crate::spec::Deployment) -> usize {
         d.external.endpoints.len()
+    }
+
+    /// Those the deployment has hooks for.
+    fn operations(&self, d: &crate::spec::Deployment) -> Vec<Operation> {
+        let h = &d.external.hooks;
+        [
+            (Operation::Add, &h.add_node),
+            (Operation::Remove, &h.remove_node),
+            (Operation::Crash, &h.crash_node),
+            (Operation::Restart, &h.restart_node),
+            (Operation::RollingRestart, &h.rolling_restart),
+            (Operation::FailPrimary, &h.fail_primary),
+            (Operation::Compact, &h.compact),
+            (Operation::Repair, &h.repair),
+        ]
+        .into_iter()
+        .filter(|(op, hook)| {
+            hook.is_some() || (*op == Operation::RollingRestart && h.restart_node.is_some())
+        })
+        .map(|(op, _)| op)
+        .collect()
+    }
+
+    fn operation_hook(
+        &self,
+        c: &ClusterState,
+        op: Operation,
+        node: Option<&NodeState>,
+    ) -> Option<Result<Vec<String>, DeployError>> {
+        let endpoint = node.map(NodeState::endpoint).unwrap_or_default();
+        let env = [("SCALEBENCH_NODE", endpoint.as_str())];
+        let hook = |name: &str, select: fn(&ExternalHooks) -> Option<&str>| {
+            run_hook(c, name, select, &env).and_then(|out| {
+                out.map(|o| vec![format!("{name} hook ran{}", last_line(&o))])
+                    .ok_or_else(|| {
+                        DeployError::Failed(format!("the deployment has no external.hooks.{name}"))
+                    })
+            })
+        };
+        Some(match op {
+            Operation::Crash => hook("crash_node", |h| h.crash_node.as_deref()),
+            Operation::Restart => hook("restart_node", |h| h.restart_node.as_deref()),
+            Operation::RollingRestart if c.deployment.external.hooks.rolling_restart.is_some() => {
+                hook("rolling_restart", |h| h.rolling_restart.as_deref())
+            }
+            Operation::FailPrimary => hook("fail_primary", |h| h.fail_primary.as_deref()),
+            Operation::Repair => hook("repair", |h| h.repair.as_deref()),
+            // Scaling and compaction have their hooks through the engine; a rolling restart
+            // without its own hook is the restart hook node by node.
+            _ => return None,
+        })
     }
 
     fn up(&self, c: &mut ClusterState) -> Result<(), DeployError> {

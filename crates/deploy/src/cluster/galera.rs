@@ -8,6 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::host::free_port;
 use crate::mariadb::{
@@ -139,6 +140,12 @@ impl Galera {
 }
 
 impl Engine for Galera {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // Multi-master: "the primary" is the node a failure takes away from the group; the
+        // survivors keep the quorum. InnoDB has no compaction to run.
+        operation::with(&operation::MEMBERSHIP, &[Operation::FailPrimary])
+    }
+
     fn account(&self) -> &'static str {
         crate::mariadb::ACCOUNT
     }
@@ -174,6 +181,21 @@ impl Engine for Galera {
         let safe = std::fs::read_to_string(node.data_dir.join("grastate.dat"))
             .is_ok_and(|g| g.contains("safe_to_bootstrap: 1"));
         self.spawn(c, node, !others_running && safe)
+    }
+
+    /// The first running node, killed: the survivors evict it (after `evs.suspect_timeout`) and,
+    /// holding a majority, stay the primary component (the cluster's wait for ready follows it).
+    fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        if c.running().count() < 3 {
+            return Err(DeployError::Failed(
+                "a Galera node's failure keeps a quorum only with 3 nodes or more running".into(),
+            ));
+        }
+        let node = c.nodes.iter_mut().find(|n| n.process.is_some()).unwrap();
+        if let Some(p) = node.process.take() {
+            p.kill();
+        }
+        Ok(node.id.clone())
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::hbase::{gateway_command, jvm, site_xml, write_conf, ACCOUNT, PROJECT};
 use crate::host::{free_port, port_open, run, wait_until};
@@ -239,6 +240,15 @@ impl Hbase {
 }
 
 impl Engine for Hbase {
+    fn fail_primary_missing(&self, _d: &crate::spec::Deployment) -> String {
+        "one master and no backup master to take over".into()
+    }
+
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // One master and no backup master: nothing takes over from it.
+        operation::with(&operation::MEMBERSHIP, &[Operation::Compact])
+    }
+
     fn account(&self) -> &'static str {
         ACCOUNT
     }

@@ -15,6 +15,7 @@ mod external;
 mod galera;
 mod hbase;
 mod mongo_java_server;
+mod operation;
 mod postgres;
 mod redis;
 
@@ -33,6 +34,7 @@ use crate::spec::{Database, Deployment};
 use crate::DeployError;
 use engine::{poll, Engine};
 pub use engine::{ClusterState, NodeState, RUNNING_SNAPSHOTS};
+pub use operation::Operation;
 use scalebench_measure::Space;
 
 /// In a snapshot's directory: the servers hold the snapshot (each node's [`RUNNING_SNAPSHOTS`]);
@@ -299,6 +301,13 @@ impl Cluster {
             .map_err(|e| DeployError::Failed(e.to_string()))?;
         scalebench_measure::files::write_private_atomically(&file, text.as_bytes())
             .map_err(DeployError::Failed)
+    }
+
+    /// Reads the state again from the cluster's file: what another handle (another command, an
+    /// operation under load) has changed since this one was opened.
+    pub fn reload(&mut self) -> Result<(), DeployError> {
+        self.state = Cluster::open(&self.state.dir)?.state.clone();
+        Ok(())
     }
 
     /// Stops every node gracefully (the data stays for inspection).
@@ -592,6 +601,151 @@ impl Cluster {
             .unwrap()
             .process = Some(p);
         self.save()
+    }
+
+    /// The operations under load this cluster has (its kind's, for its deployment).
+    pub fn operations(&self) -> Vec<Operation> {
+        self.engine.operations(&self.state.deployment)
+    }
+
+    /// Refuses, as bad input, an operation this cluster does not have, or one on a node that is
+    /// not a running member: before anything is touched.
+    pub fn check_operation(&self, op: Operation, node: Option<&str>) -> Result<(), DeployError> {
+        let has = self.operations();
+        if !has.contains(&op) {
+            let names: Vec<&str> = has.iter().map(|o| o.name()).collect();
+            let why = match (self.state.deployment.database, op) {
+                (Database::External, _) => {
+                    " (an external cluster has the operations it has hooks for)".to_string()
+                }
+                (_, Operation::FailPrimary) => format!(
+                    " ({})",
+                    self.engine.fail_primary_missing(&self.state.deployment)
+                ),
+                _ => String::new(),
+            };
+            return Err(DeployError::BadInput(format!(
+                "cluster {} ({}) has no operation '{op}'{why}; it has: {}",
+                self.name(),
+                self.state.deployment.database.name(),
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            )));
+        }
+        if let Some(id) = node {
+            let known: Vec<&str> = self.state.nodes.iter().map(|n| n.id.as_str()).collect();
+            match self.state.nodes.iter().find(|n| n.id == id) {
+                None => {
+                    return Err(DeployError::BadInput(format!(
+                        "cluster {} has no node '{id}' (nodes: {})",
+                        self.name(),
+                        known.join(", ")
+                    )))
+                }
+                Some(n) if n.role != "external" && !n.is_running() => {
+                    return Err(DeployError::BadInput(format!(
+                        "{id} of cluster {} is not running (`scalebench cluster start-node {id}` starts it)",
+                        self.name()
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops node `id` cleanly (its data made durable first), starts it again from its data and
+    /// waits until the cluster with it is ready: the node has rejoined. An external cluster's
+    /// `restart_node` hook does the same.
+    pub fn restart_node(&mut self, id: &str) -> Result<Vec<String>, DeployError> {
+        let node = self.state.node(id)?.clone();
+        if let Some(done) = self
+            .engine
+            .operation_hook(&self.state, Operation::Restart, Some(&node))
+        {
+            let done = done?;
+            self.wait_ready()?;
+            return Ok(done);
+        }
+        self.engine.before_stop(&self.state, &node);
+        self.stop_node(id, false)?;
+        // Started again whatever happens to the wait: Ctrl-C must not leave it down.
+        self.start_node(id)?;
+        self.wait_ready()?;
+        Ok(vec![format!("{id}: stopped, started, rejoined")])
+    }
+
+    /// Restarts every running data node in turn ([`Cluster::restart_node`]), each back and the
+    /// cluster ready before the next: how an upgrade rolls through a cluster. Ctrl-C ends it
+    /// between nodes, every node running.
+    pub fn rolling_restart(&mut self) -> Result<Vec<String>, DeployError> {
+        if let Some(done) = self
+            .engine
+            .operation_hook(&self.state, Operation::RollingRestart, None)
+        {
+            let done = done?;
+            self.wait_ready()?;
+            return Ok(done);
+        }
+        let ids: Vec<String> = self.data_nodes().iter().map(|n| n.id.clone()).collect();
+        let mut done = Vec::new();
+        for id in ids {
+            if crate::host::waits_interrupted() {
+                return Err(DeployError::Interrupted(format!(
+                    "the rolling restart after {} of its nodes (every node is running)",
+                    done.len()
+                )));
+            }
+            done.extend(self.restart_node(&id)?);
+        }
+        Ok(done)
+    }
+
+    /// Kills the primary (master, leader) and returns, with its id, once the database has failed
+    /// over and the cluster without it is ready. The node stays down, still a member
+    /// (`cluster start-node` brings it back).
+    pub fn fail_primary(&mut self) -> Result<String, DeployError> {
+        if let Some(done) = self
+            .engine
+            .operation_hook(&self.state, Operation::FailPrimary, None)
+        {
+            let said = done?;
+            self.wait_ready()?;
+            return Ok(said.join("; "));
+        }
+        let killed = self.engine.fail_primary(&mut self.state);
+        self.save()?;
+        let killed = killed?;
+        self.state.remove_memory_group(&killed);
+        self.wait_ready()?;
+        Ok(killed)
+    }
+
+    /// Kills node `id` without warning (SIGKILL; an external cluster's `crash_node` hook): it
+    /// stays a member, down.
+    pub fn crash_node(&mut self, id: &str) -> Result<(), DeployError> {
+        let node = self.state.node(id)?.clone();
+        match self
+            .engine
+            .operation_hook(&self.state, Operation::Crash, Some(&node))
+        {
+            Some(done) => done.map(|_| ()),
+            None => self.stop_node(id, true),
+        }
+    }
+
+    /// Anti-entropy repair between replicas; returns what was done.
+    pub fn repair(&self) -> Result<Vec<String>, DeployError> {
+        match self
+            .engine
+            .operation_hook(&self.state, Operation::Repair, None)
+        {
+            Some(done) => done,
+            None => self.engine.repair(&self.state),
+        }
     }
 
     /// Writes what the servers hold in memory to their files without compacting (see

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::Operation;
 use crate::error::DeployError;
 use crate::host::{free_port, port_open};
 use crate::process::ProcessRef;
@@ -44,6 +45,11 @@ impl MongoJavaServer {
 }
 
 impl Engine for MongoJavaServer {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // One server holding its data in memory: a restart would start empty.
+        vec![Operation::Crash]
+    }
+
     fn account(&self) -> &'static str {
         crate::mongodb::ACCOUNT
     }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
+use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::host::{free_port, run};
 use crate::postgres::{
@@ -148,6 +149,15 @@ impl Postgres {
 }
 
 impl Engine for Postgres {
+    fn fail_primary_missing(&self, _d: &crate::spec::Deployment) -> String {
+        "streaming replication alone promotes no replica when the primary dies".into()
+    }
+
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+        // Streaming replication alone has no failover: a dead primary stays dead.
+        operation::MEMBERSHIP.to_vec()
+    }
+
     fn account(&self) -> &'static str {
         crate::postgres::ACCOUNT
     }

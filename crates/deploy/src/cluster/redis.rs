@@ -5,6 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
+use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::host::{free_port_with_bus, run};
 use crate::process::ProcessRef;
@@ -167,6 +168,23 @@ fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
 }
 
 impl Engine for RedisCluster {
+    fn fail_primary_missing(&self, _d: &crate::spec::Deployment) -> String {
+        "a master fails over only to its replica: set redis.replicas = 1 or more".into()
+    }
+
+    fn operations(&self, d: &crate::spec::Deployment) -> Vec<Operation> {
+        let mut more = Vec::new();
+        // A master fails over only to a replica of its own.
+        if d.redis.replicas > 0 {
+            more.push(Operation::FailPrimary);
+        }
+        // Without the append-only file there is nothing to compact (the RDB is rewritten whole).
+        if d.redis.appendonly {
+            more.push(Operation::Compact);
+        }
+        operation::with(&operation::MEMBERSHIP, &more)
+    }
+
     fn account(&self) -> &'static str {
         crate::redis::ACCOUNT
     }
@@ -208,6 +226,43 @@ impl Engine for RedisCluster {
 
     fn start(&self, c: &ClusterState, node: &NodeState) -> Result<ProcessRef, DeployError> {
         self.spawn(c, node)
+    }
+
+    /// The first master with a running replica, killed; returns once one of its replicas has
+    /// taken over (after `cluster-node-timeout`, then the replicas' election).
+    fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
+        self.learn_roles(c);
+        let replica_ports = |c: &ClusterState, master: &NodeState| -> Vec<u16> {
+            let id = master.facts.get("cluster_id");
+            c.running()
+                .filter(|n| n.role == "replica" && n.facts.get("master_id") == id)
+                .map(|n| n.port)
+                .collect()
+        };
+        let (victim, ports) = c
+            .running()
+            .filter(|n| n.role == "master")
+            .map(|n| (n.id.clone(), replica_ports(c, n)))
+            .find(|(_, ports)| !ports.is_empty())
+            .ok_or_else(|| {
+                DeployError::Failed("no running Redis master has a running replica".into())
+            })?;
+        let node = c.nodes.iter_mut().find(|n| n.id == victim).unwrap();
+        if let Some(p) = node.process.take() {
+            p.kill();
+        }
+        let promoted = super::engine::poll(Duration::from_secs(120), || {
+            ports
+                .iter()
+                .any(|p| info_field(*p, "replication", "role").as_deref() == Some("master"))
+        });
+        if !promoted {
+            return Err(DeployError::Failed(format!(
+                "no replica of {victim} took over within 120 s"
+            )));
+        }
+        self.learn_roles(c);
+        Ok(victim)
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {
@@ -331,7 +386,8 @@ impl Engine for RedisCluster {
     }
 
     fn not_ready(&self, c: &ClusterState) -> Vec<String> {
-        let running = c.running().count();
+        // A stopped node is still a member (crashed, or failed over): the others still know it.
+        let running = c.nodes.len();
         let mut missing = Vec::new();
         for n in c.running() {
             match command(n.port, "CLUSTER INFO") {

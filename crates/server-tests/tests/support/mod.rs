@@ -327,6 +327,51 @@ pub fn load_through_session(
         .expect("a load on a deployment measures its space")
 }
 
+/// `scalebench elastic --action ACTION` on cluster `c` under an open loop of workload A at `rate`
+/// over `records` records (loaded first when `load`), with short windows (intervals of 500 ms, a
+/// baseline of 2.5 s, 2 stable points): the step with its event figures. `c` then holds the
+/// state the operation left (nodes restarted, failed over).
+#[allow(dead_code)]
+pub fn operation_under_load(
+    c: &mut scalebench_deploy::Cluster,
+    action: &str,
+    records: u64,
+    rate: f64,
+    load: bool,
+) -> scalebench_elastic::result::ElasticStep {
+    use scalebench_session::request::{parse_action, Criterion, ElasticRequest, RunRequest};
+    let base = servers_dir().join("clusters");
+    let mut run = RunRequest::new("workloada");
+    run.deployment = Some(base.join(format!("{}.toml", c.name())));
+    run.clusters_dir = base;
+    run.create_schema = load;
+    run.quiet = true;
+    run.no_monitor = true;
+    run.target = Some(rate);
+    run.threads = Some(2);
+    run.warmup = Duration::from_millis(500);
+    run.interval = Duration::from_millis(500);
+    run.op_timeout = Some(Duration::from_secs(2));
+    run.property("recordcount", &records.to_string());
+    let mut e = ElasticRequest::new(run);
+    e.action = parse_action(action).unwrap();
+    e.baseline = Duration::from_millis(2500);
+    e.after = Duration::from_secs(1);
+    e.stable_sets = 2;
+    e.criterion = Criterion::Relative(40.0);
+    e.stable_timeout = Duration::from_secs(90);
+    e.no_load = !load;
+    let mut out = scalebench_study::elastic::run_elastic(&e)
+        .unwrap_or_else(|err| panic!("{action} under load: {err}"));
+    c.reload().unwrap();
+    assert!(!out.interrupted && out.incomplete.is_none());
+    let step = out.steps.pop().expect("one step");
+    let f = step.impact.as_ref().expect("the event's figures");
+    assert!(f.start_s > 0.0 && f.end_s > f.start_s, "{f:?}");
+    assert!(f.baseline_ops_s > 0.0 && f.worst_p99_us > 0.0, "{f:?}");
+    step
+}
+
 /// `a` within `share` (0.05: 5%) of `b`.
 pub fn assert_within(a: f64, b: f64, share: f64, what: &str) {
     assert!(
