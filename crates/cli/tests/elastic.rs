@@ -640,8 +640,9 @@ fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
         "40",
         "--set-repeats",
         "2",
+        // One worker per member (each is pinned to one): one works on the member killed.
         "--threads",
-        "2",
+        "4",
         "--op-timeout",
         "2s",
         "--action",
@@ -691,19 +692,172 @@ fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     };
     // Requests sent to the killed member failed: that is restricted elasticity, never "stable".
     assert!(s["failed_in_transition"].as_u64().unwrap() > 0, "{s}");
-    match step["events"]["stable_s"].as_f64() {
-        // Stable means available again: no failed request after it.
-        Some(stable) => assert_eq!(failed_after(stable), 0, "{step}"),
-        // The etcd client (etcd-client 0.x) keeps sending a share of requests to the dead member.
-        None => {
-            assert!(step["not_stable"]
-                .as_str()
-                .unwrap()
-                .contains("stable-timeout"));
-            assert!(failed_after(crash + 9.0) > 0);
-            let availability = s["full_availability_s"].as_f64().unwrap();
-            assert!(availability > 9.0, "{s}");
-        }
-    }
+    // Stable means available again: no failed request after it. Each worker is pinned to one
+    // member and moves on when it stops answering (before, the client's balanced channel kept
+    // sending a share of every request to the dead member and the cluster never looked stable).
+    let stable = step["events"]["stable_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("never stable: {step}"));
+    assert_eq!(failed_after(stable), 0, "{step}");
+    assert!(stable - crash < 9.0, "{step}");
     assert!(run["totals"]["ok"].as_u64().unwrap() > 1000);
+}
+
+/// `elastic --action ACTION` on `up` under an open loop of 1000 ops/s (intervals of 500 ms, short
+/// windows), with `extra`; the output and the result file (absent when none was written).
+fn operation(
+    up: &Up,
+    dir: &Path,
+    action: &str,
+    extra: &[&str],
+) -> (std::process::Output, Option<serde_json::Value>) {
+    let out = dir.join(format!("{}.json", action.replace(':', "-")));
+    let _ = std::fs::remove_file(&out);
+    let mut args = vec![
+        "elastic",
+        "workloada",
+        "--deployment",
+        up.file(),
+        "--clusters-dir",
+        up.clusters(),
+        "-p",
+        "recordcount=2000",
+        "--target",
+        "1000",
+        "--threads",
+        "2",
+        "--op-timeout",
+        "1s",
+        "--interval",
+        "500ms",
+        "--warmup",
+        "500ms",
+        "--baseline",
+        "2500ms",
+        "--after",
+        "1s",
+        "--stable-sets",
+        "2",
+        "--criterion",
+        "relative:40",
+        "--stable-timeout",
+        "90s",
+        "--action",
+        action,
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = scalebench(&args);
+    let r = out.exists().then(|| json(&out));
+    (o, r)
+}
+
+/// Issue 42: a Redis Cluster's operations under load, each with its event's figures: a master
+/// killed and its replica promoted, a node restarted, every node restarted in turn, the
+/// append-only files rewritten; a service level met (exit 0) and one missed (exit 4, the missed
+/// threshold named); an operation the kind lacks, a node it lacks and a bad threshold file refused
+/// (exit 2) before the cluster is touched.
+#[test]
+fn redis_cluster_operations_are_measured_against_a_service_level() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = test_dir();
+    let up = Up::new(
+        dir.path(),
+        "name = \"ops-redis\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n\
+         [redis]\nreplicas = 1\nappendonly = true\n",
+    );
+    let pids = || {
+        let o = scalebench(&["cluster", "status", up.file(), "--clusters-dir", up.clusters()]);
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let before = pids();
+    let bad_level = dir.path().join("bad.toml");
+    std::fs::write(&bad_level, "[operation.crash]\navailability_pct = 120\n").unwrap();
+    for (action, extra, says) in [
+        ("repair", vec![], "has no operation 'repair'"),
+        ("restart:node9", vec![], "no node 'node9'"),
+        ("explode", vec![], "'explode'"),
+        (
+            "crash:1",
+            vec!["--sla", bad_level.to_str().unwrap()],
+            "availability_pct = 120",
+        ),
+    ] {
+        let (o, r) = operation(&up, dir.path(), action, &extra);
+        assert_eq!(o.status.code(), Some(2), "{action}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{action}: {}", stderr(&o));
+        assert!(r.is_none(), "{action} wrote a result");
+    }
+    assert_eq!(pids(), before, "a refused operation touched the cluster");
+
+    let lenient = dir.path().join("lenient.toml");
+    std::fs::write(
+        &lenient,
+        "[default]\nrecovery_s = 120\n[operation.fail-primary]\np99_impact = 1e6\n",
+    )
+    .unwrap();
+    let (o, r) = operation(
+        &up,
+        dir.path(),
+        "fail-primary",
+        &["--sla", lenient.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = r.unwrap();
+    assert_eq!(r["service_level_met"], true, "{}", r["steps"][0]["verdict"]);
+    let step = &r["steps"][0];
+    let master = step["changed_nodes"][0].as_str().unwrap().to_string();
+    let f = &step["impact"];
+    assert_eq!(f["recovered"], true, "{f}");
+    // The replica took over only after cluster-node-timeout (5 s): the killed master's keys
+    // waited that long, which the intended-start latency shows.
+    assert!(f["worst_p99_us"].as_f64().unwrap() > 1e6, "{f}");
+    assert!(f["p99_impact"].as_f64().unwrap() > 10.0, "{f}");
+    let verdict = &step["verdict"];
+    assert_eq!(verdict["operation"], "fail-primary");
+    assert_eq!(verdict["passed"], true);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("service level met"));
+    let status = pids();
+    let line = status.lines().find(|l| l.starts_with(&master)).unwrap();
+    assert!(line.contains("stopped"), "{status}");
+    let o = scalebench(&[
+        "cluster",
+        "start-node",
+        up.file(),
+        "--node",
+        &master,
+        "--clusters-dir",
+        up.clusters(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // A restart breaks a level that allows no impact: every operation completed, exit 4.
+    let strict = dir.path().join("strict.toml");
+    std::fs::write(&strict, "[default]\np99_impact = 1\n").unwrap();
+    let (o, r) = operation(
+        &up,
+        dir.path(),
+        "restart:node2",
+        &["--no-load", "--sla", strict.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
+    assert!(stderr(&o).contains("service level not met"), "{}", stderr(&o));
+    let r = r.unwrap();
+    assert_eq!(r["service_level_met"], false);
+    let step = &r["steps"][0];
+    assert_eq!(step["changed_nodes"], serde_json::json!(["node2"]));
+    let check = &step["verdict"]["checks"][0];
+    assert_eq!((&check["figure"], &check["passed"]), (&"p99_impact".into(), &false.into()));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("SERVICE LEVEL MISSED: p99_impact"));
+
+    for action in ["rolling-restart", "compact"] {
+        let (o, r) = operation(&up, dir.path(), action, &["--no-load"]);
+        assert!(o.status.success(), "{action}: {}", stderr(&o));
+        let step = &r.unwrap()["steps"][0];
+        assert_eq!(step["impact"]["recovered"], true, "{action}: {step}");
+        assert_eq!(step["nodes_after"], 6, "{action}");
+    }
+    assert!(!pids().contains("stopped"), "{}", pids());
+    nothing_lost(&up, dir.path(), 2000);
 }

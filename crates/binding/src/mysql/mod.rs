@@ -183,7 +183,9 @@ fn classify(e: mysql_async::Error) -> OpError {
     let class = match &e {
         mysql_async::Error::Server(s) => match s.code {
             1062 | 1213 | 1205 | 1180 | 1181 => FailureClass::Conflict,
-            1040 | 1053 | 1290 | 1836 | 1927 => FailureClass::Unavailable,
+            // 1047: a Galera node outside the primary component ("WSREP has not yet prepared
+            // node for application use").
+            1040 | 1047 | 1053 | 1290 | 1836 | 1927 => FailureClass::Unavailable,
             3024 | 1969 => FailureClass::Timeout,
             _ => FailureClass::Other,
         },
@@ -211,16 +213,25 @@ impl MysqlBinding {
                 .shared
                 .conn(self.slot)
                 .await
-                .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+                .map_err(|e| {
+                    // This host refuses connections: the next attempt tries the next one.
+                    self.slot += 1;
+                    OpError::new(FailureClass::Unavailable, e.to_string())
+                })?;
             self.conn = Some(c);
         }
         Ok(self.conn.as_mut().expect("just connected"))
     }
 
+    /// A broken connection is dropped and the next operation connects to the next host (as
+    /// MariaDB's connectors fail over): a Galera node that died, or left the primary component,
+    /// would otherwise take this worker's every request with it.
     fn check<T>(&mut self, r: Result<T, mysql_async::Error>) -> Result<T, OpError> {
         r.map_err(|e| {
-            if broken(&e) {
+            let not_primary = matches!(&e, mysql_async::Error::Server(s) if s.code == 1047);
+            if broken(&e) || not_primary {
                 self.conn = None;
+                self.slot += 1;
             }
             classify(e)
         })

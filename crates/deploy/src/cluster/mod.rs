@@ -647,8 +647,9 @@ impl Cluster {
                 }
                 Some(n) if n.role != "external" && !n.is_running() => {
                     return Err(DeployError::BadInput(format!(
-                        "{id} of cluster {} is not running (`scalebench cluster start-node {id}` starts it)",
-                        self.name()
+                        "{id} of cluster {} is not running (`scalebench cluster start-node {} --node {id}` starts it)",
+                        self.name(),
+                        self.state.deployment_file.display()
                     )))
                 }
                 Some(_) => {}
@@ -706,7 +707,7 @@ impl Cluster {
 
     /// Kills the primary (master, leader) and returns, with its id, once the database has failed
     /// over and the cluster without it is ready. The node stays down, still a member
-    /// (`cluster start-node` brings it back).
+    /// (`cluster start-node --node ID` brings it back).
     pub fn fail_primary(&mut self) -> Result<String, DeployError> {
         if let Some(done) = self
             .engine
