@@ -289,6 +289,18 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     c.start_node("node3").unwrap();
     c.wait_idle().unwrap();
 
+    // Issue 42: a node restarted, a major compaction and a full repair under load (QUORUM, RF 3),
+    // each an event with its figures; no record lost.
+    let step = operation_under_load(&mut c, "restart:node2", 2000, 100.0, false);
+    assert_eq!(step.changed_nodes, ["node2"]);
+    assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    for action in ["compact", "repair"] {
+        let step = operation_under_load(&mut c, action, 2000, 100.0, false);
+        let f = step.impact.as_ref().unwrap();
+        assert!(f.recovered && f.failed == 0, "{action}: {f:?}");
+        assert_eq!(step.changed_nodes.len(), 3, "{action}");
+    }
+
     // A fourth node bootstraps (streams its ranges) and leaves by decommission.
     let added = c.add_node().unwrap();
     assert_eq!(c.state.nodes.last().unwrap().host, "127.0.0.4");
