@@ -768,7 +768,13 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
          [redis]\nreplicas = 1\nappendonly = true\n",
     );
     let pids = || {
-        let o = scalebench(&["cluster", "status", up.file(), "--clusters-dir", up.clusters()]);
+        let o = scalebench(&[
+            "cluster",
+            "status",
+            up.file(),
+            "--clusters-dir",
+            up.clusters(),
+        ]);
         String::from_utf8_lossy(&o.stdout).to_string()
     };
     let before = pids();
@@ -842,13 +848,20 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
         &["--no-load", "--sla", strict.to_str().unwrap()],
     );
     assert_eq!(o.status.code(), Some(4), "{}", stderr(&o));
-    assert!(stderr(&o).contains("service level not met"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("service level not met"),
+        "{}",
+        stderr(&o)
+    );
     let r = r.unwrap();
     assert_eq!(r["service_level_met"], false);
     let step = &r["steps"][0];
     assert_eq!(step["changed_nodes"], serde_json::json!(["node2"]));
     let check = &step["verdict"]["checks"][0];
-    assert_eq!((&check["figure"], &check["passed"]), (&"p99_impact".into(), &false.into()));
+    assert_eq!(
+        (&check["figure"], &check["passed"]),
+        (&"p99_impact".into(), &false.into())
+    );
     assert!(String::from_utf8_lossy(&o.stdout).contains("SERVICE LEVEL MISSED: p99_impact"));
 
     for action in ["rolling-restart", "compact"] {
