@@ -235,6 +235,10 @@ pub struct ElasticArgs {
     /// each step's event is judged against it, and a run that completed but missed it exits 4.
     #[arg(long = "sla", value_name = "FILE", value_parser = request::parse_service_level, conflicts_with = "unloaded")]
     pub service_level: Option<request::ServiceLevelFile>,
+    /// Do not record the writes under load nor read them back after the step (the default, from
+    /// one client, is --verify-writes: lost acknowledged writes are part of each event).
+    #[arg(long, conflicts_with = "verify_writes")]
+    pub no_verify_writes: bool,
     /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_BASELINE, value_parser = parse_duration)]
     pub baseline: Duration,
@@ -692,6 +696,13 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "N", value_parser = parse_request_set)]
     pub request_set: Option<u64>,
 
+    /// Keep a record of every write of the run (per key and field, an 8-byte hash of each value
+    /// that may be there now) and read every written key back after it: keys missing or older
+    /// than their last acknowledged write are `lost_writes` in the result (writes that timed out
+    /// are in doubt, never lost). One client process only. On by default for `elastic`.
+    #[arg(long)]
+    pub verify_writes: bool,
+
     /// Status line period when standard error is not a terminal.
     #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_STATUS_INTERVAL, value_parser = parse_duration)]
     pub status_interval: Duration,
@@ -918,6 +929,7 @@ impl PhaseArgs {
             connect_timeout: self.connect_timeout,
             batch_size: self.batch_size,
             request_set: self.request_set,
+            verify_writes: self.verify_writes,
             threads_in_all: false,
             launcher_here: false,
             measurement_start: None,
@@ -974,8 +986,13 @@ impl SaturateArgs {
 impl ElasticArgs {
     /// The elastic benchmark these arguments ask for.
     pub fn request(&self, argv: &[std::ffi::OsString]) -> ElasticRequest {
+        let mut run = self.phase.request(argv);
+        // On by default from one client: several clients update the same keys, and one client's
+        // record cannot judge them (asked for with --clients, it is refused).
+        run.verify_writes = self.phase.verify_writes
+            || (!self.no_verify_writes && !self.unloaded && self.clients.clients.is_none());
         ElasticRequest {
-            run: self.phase.request(argv),
+            run,
             action: self.action,
             baseline: self.baseline,
             after: self.after,

@@ -53,6 +53,9 @@ pub struct EventFigures {
     /// Intervals (in part) inside the event, and the percentage of them without a failure.
     pub intervals: usize,
     pub availability_pct: f64,
+    /// The run's acknowledged writes read back after it (`--verify-writes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_writes: Option<scalebench_measure::result::LostWrites>,
 }
 
 /// One interval, all its operations together.
@@ -96,7 +99,9 @@ fn slices(p: &PhaseResult) -> Vec<Slice> {
 /// The figures of the event `events` describes in run `p`; `None` without intervals before the
 /// action (no baseline to compare with).
 pub fn event_figures(p: &PhaseResult, events: &Events) -> Option<EventFigures> {
-    figures(&slices(p), p.duration_s, events)
+    let mut f = figures(&slices(p), p.duration_s, events)?;
+    f.lost_writes = p.lost_writes.clone();
+    Some(f)
 }
 
 fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
@@ -178,6 +183,7 @@ fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
         } else {
             100.0 * clean as f64 / during.len() as f64
         },
+        lost_writes: None,
     })
 }
 

@@ -18,6 +18,7 @@ mod runner;
 mod schedule;
 pub mod stop;
 mod timeline;
+pub mod written;
 
 pub use plan::{Arrival, Phase, RunPlan, Timing};
 pub use progress::{MeasurementStart, Observers, Progress, ProgressState};

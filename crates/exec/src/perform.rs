@@ -10,6 +10,16 @@ pub(crate) struct Buffers {
     rows: Vec<(String, Fields)>,
 }
 
+/// The values operation `op` wrote, once [`perform`] returned: an appending read-modify-write
+/// wrote what it read with its text appended, every other write its own values.
+pub(crate) fn written<'a>(op: &'a Operation, bufs: &'a Buffers) -> &'a Fields {
+    if op.kind == OpKind::ReadModifyWrite && op.append {
+        &bufs.fields
+    } else {
+        &op.values
+    }
+}
+
 pub(crate) async fn perform<B: Binding>(
     b: &mut B,
     op: &Operation,

@@ -97,6 +97,9 @@ pub struct RunPlan {
     pub rendezvous: Option<Arc<dyn Rendezvous>>,
     /// Run phase: what its throughput is divided by.
     pub timing: Timing,
+    /// Run phase: record every write and read the written keys back after it
+    /// ([`crate::written`]).
+    pub verify_writes: bool,
 }
 
 /// Init-to-cleanup timing divides by the client's whole life, so nothing may run beside the measured
@@ -171,6 +174,7 @@ impl Default for RunPlan {
             arrival_offset: Duration::ZERO,
             rendezvous: None,
             timing: Timing::Window,
+            verify_writes: false,
         }
     }
 }

@@ -89,6 +89,8 @@ struct Shared<F> {
     sets: Option<SetClock>,
     /// The first failure that was the client's own (out of descriptors, threads): it ends the phase.
     client_fault: OnceLock<String>,
+    /// `verify_writes`: every write of the run phase.
+    written: Option<crate::written::WriteLog>,
 }
 
 impl<F> Shared<F> {
@@ -137,6 +139,8 @@ pub fn execute<F: BindingFactory>(
         slots_done: AtomicU64::new(0),
         sets,
         client_fault: OnceLock::new(),
+        written: (plan.verify_writes && plan.phase == Phase::Run)
+            .then(crate::written::WriteLog::default),
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -228,6 +232,9 @@ pub fn execute<F: BindingFactory>(
     };
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
+    if let Some(log) = &shared.written {
+        result.lost_writes = Some(verify_writes(&shared, log)?);
+    }
     result.start = common_start;
     result.timed_init_to_cleanup = client_time.is_some();
     Ok(PhaseOutcome {
@@ -236,6 +243,35 @@ pub fn execute<F: BindingFactory>(
         measurement_start: t0,
         measurement_end: end,
     })
+}
+
+/// The verify pass after a run that recorded its writes: as many connections as the run had
+/// threads, each reading its share of the keys.
+fn verify_writes<F: BindingFactory>(
+    shared: &Shared<F>,
+    log: &crate::written::WriteLog,
+) -> Result<scalebench_measure::result::LostWrites, ExecError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| ExecError::Worker(e.to_string()))?;
+    Ok(runtime.block_on(async {
+        let mut bindings = Vec::new();
+        for w in 0..shared.plan.threads.max(1) {
+            match shared.factory.connect(w).await {
+                Ok(b) => bindings.push(b),
+                // What the run measured stays; the pass says why it could not check.
+                Err(e) if bindings.is_empty() => {
+                    return scalebench_measure::result::LostWrites {
+                        error: Some(format!("the verify pass could not connect: {e}")),
+                        ..Default::default()
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        log.verify(bindings).await
+    }))
 }
 
 /// What a plan must hold before any thread starts.
@@ -820,6 +856,7 @@ async fn run_slot<F: BindingFactory>(
             intended
         };
         bound_call(shared, timeline, start);
+        let write_seq = shared.written.as_ref().map(|w| w.begin());
         let result = {
             let check = verify.then_some(&generator);
             with_timeout(
@@ -831,6 +868,10 @@ async fn run_slot<F: BindingFactory>(
         let end = clock.now_ns();
         if shared.client_failed(&result) {
             break;
+        }
+        if let (Some(log), Some(seq)) = (&shared.written, write_seq) {
+            let outcome = crate::written::WriteOutcome::of(&result);
+            log.record(&op, crate::perform::written(&op, &bufs), seq, outcome);
         }
         ctx.account(
             &generator,

@@ -445,6 +445,7 @@ impl Aggregator {
             consistency: None,
             consistency_readers: Vec::new(),
             consistency_error: None,
+            lost_writes: None,
             timed_init_to_cleanup: false,
             faults: Vec::new(),
         };

@@ -346,6 +346,9 @@ pub struct PhaseResult {
     /// `--consistency-probe` was asked for and did not run: why (the run failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency_error: Option<String>,
+    /// `--verify-writes`: the acknowledged writes of the phase read back after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_writes: Option<LostWrites>,
     /// `--fault`: when the faults injected beside this phase acted (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultWindow>,
@@ -713,6 +716,30 @@ pub struct IntervalOp {
     pub intended_p99_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intended_histogram: Option<String>,
+}
+
+/// Acknowledged writes read back after a phase (`--verify-writes`; docs/operations.md).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LostWrites {
+    /// Keys written during the phase and read back.
+    pub checked: u64,
+    /// Keys missing, or with a field older than its last acknowledged write.
+    pub lost: u64,
+    /// Keys whose value depends on a write of unknown outcome (timed out, connection lost): not
+    /// counted lost whichever value they hold.
+    pub in_doubt: u64,
+    /// Keys the verify pass could not read (after retries): neither lost nor kept.
+    #[serde(default)]
+    pub unreadable: u64,
+    /// Examples of lost keys and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<String>,
+    /// How long the verify pass took.
+    #[serde(default)]
+    pub verify_s: f64,
+    /// The verify pass could not run (no connection): why; the counts are then zero.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

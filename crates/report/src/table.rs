@@ -20,7 +20,16 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     render_notes(out, result, phase);
     render_consistency(out, phase);
     render_faults(out, phase);
+    render_lost_writes(out, phase);
     render_findings(out, phase);
+}
+
+/// `--verify-writes`: the written keys read back; lost acknowledged writes said loudly.
+fn render_lost_writes(out: &mut String, phase: &PhaseResult) {
+    if let Some(l) = &phase.lost_writes {
+        let loud = if l.lost > 0 { "WARNING: " } else { "" };
+        let _ = writeln!(out, "{loud}{}", crate::text::lost_writes_line(l));
+    }
 }
 
 /// `--fault`: which nodes were paused, how often and for how long in all.

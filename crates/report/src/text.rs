@@ -315,7 +315,33 @@ pub fn impact_summary(action: &str, i: &scalebench_elastic::impact::EventFigures
         },
         i.availability_pct,
         i.intervals
-    )
+    ) + &i
+        .lost_writes
+        .as_ref()
+        .map_or(String::new(), |l| format!("  {}\n", lost_writes_line(l)))
+}
+
+/// The verify pass's line: keys checked, lost, in doubt (and examples of the lost).
+pub fn lost_writes_line(l: &scalebench_measure::result::LostWrites) -> String {
+    if let Some(e) = &l.error {
+        return format!("lost writes: not verified: {e}");
+    }
+    let mut line = format!(
+        "lost writes: {} of {} keys written ({} in doubt{}), verified in {:.1} s",
+        l.lost,
+        l.checked,
+        l.in_doubt,
+        if l.unreadable > 0 {
+            format!(", {} unreadable", l.unreadable)
+        } else {
+            String::new()
+        },
+        l.verify_s
+    );
+    if let Some(first) = l.samples.first() {
+        line.push_str(&format!("; e.g. {first}"));
+    }
+    line
 }
 
 /// The verdict's line: passed, or which thresholds failed.

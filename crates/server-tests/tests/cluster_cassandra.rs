@@ -294,6 +294,8 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     let step = operation_under_load(&mut c, "restart:node2", 2000, 100.0, false);
     assert_eq!(step.changed_nodes, ["node2"]);
     assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    // QUORUM of RF 3: every acknowledged write is on two replicas, one of them still up.
+    assert_eq!(lost_writes(&step), 0, "{:?}", step.impact);
     for action in ["compact", "repair"] {
         let step = operation_under_load(&mut c, action, 2000, 100.0, false);
         let f = step.impact.as_ref().unwrap();

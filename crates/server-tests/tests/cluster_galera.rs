@@ -125,6 +125,8 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
     let killed = step.changed_nodes[0].clone();
     assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
     assert_eq!(step.nodes_after, 2);
+    // A commit is certified by every node before it returns: the survivors hold it.
+    assert_eq!(lost_writes(&step), 0, "{:?}", step.impact);
     c.start_node(&killed).unwrap();
     c.wait_ready().unwrap();
     let step = operation_under_load(&mut c, "restart:node2", 1500, 200.0, false);

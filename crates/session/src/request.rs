@@ -74,6 +74,10 @@ pub struct RunRequest {
     pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
+    /// Record every write of the run and read the written keys back after it: `lost_writes`
+    /// (docs/operations.md).
+    #[serde(default)]
+    pub verify_writes: bool,
     /// Several clients started by a launcher on this machine (`--clients N`), which relays the
     /// probe's writer (client 0) to the others' readers and acts the faults while they load:
     /// `--consistency-probe` and `--fault` may run with them.
@@ -269,6 +273,14 @@ impl RunRequest {
                         .into(),
                 );
             }
+            if self.verify_writes {
+                // Clients update the same keys: one client's record cannot say which of their
+                // writes a key must hold.
+                return usage(
+                    "--verify-writes keeps one process's record of its writes: run it from one client (without --clients, --rendezvous or sweep.clients)"
+                        .into(),
+                );
+            }
             if self.timing != Timing::Window {
                 return usage(
                     "--timing init-to-cleanup times one client's life: run it without --clients, --rendezvous or sweep.clients"
@@ -343,6 +355,7 @@ impl RunRequest {
             grace: default(DEFAULT_GRACE),
             connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
+            verify_writes: false,
             request_set: None,
             threads_in_all: false,
             launcher_here: false,

@@ -239,7 +239,7 @@ fn judged(
     });
     let counts = RunCounts {
         stale_reads,
-        lost_writes: None,
+        lost_writes: run.and_then(|p| p.lost_writes.as_ref()).map(|l| l.lost),
     };
     Some(judge(
         &file.level,

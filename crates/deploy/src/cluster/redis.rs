@@ -77,7 +77,13 @@ impl RedisCluster {
 
     /// Records each node's cluster id and role as the cluster reports them.
     fn learn_roles(&self, c: &mut ClusterState) {
-        let Some(seed) = c.running().next().map(|n| n.port) else {
+        // A master as recorded: a replica may be the one that is not answering.
+        let seed = c
+            .running()
+            .find(|n| n.role == "master")
+            .or_else(|| c.running().next())
+            .map(|n| n.port);
+        let Some(seed) = seed else {
             return;
         };
         let known = cluster_nodes(seed);
@@ -492,6 +498,17 @@ impl Engine for RedisCluster {
         let port = self
             .seed(c, None)
             .unwrap_or_else(|_| c.nodes.first().map_or(0, |n| n.port));
-        format!("redis+cluster://127.0.0.1:{port}")
+        // Every other master as a seed too: a client that starts (or reconnects) while the first
+        // is down still finds the cluster.
+        let seeds: Vec<String> = c
+            .running()
+            .filter(|n| n.role == "master" && n.port != port)
+            .map(NodeState::endpoint)
+            .collect();
+        if seeds.is_empty() {
+            format!("redis+cluster://127.0.0.1:{port}")
+        } else {
+            format!("redis+cluster://127.0.0.1:{port}?seeds={}", seeds.join(","))
+        }
     }
 }

@@ -355,6 +355,8 @@ pub fn operation_under_load(
     run.property("recordcount", &records.to_string());
     // Values derived from key and field: updates rewrite what the tests' later checks expect.
     run.property("dataintegrity", "true");
+    // As `scalebench elastic` from one client: every write recorded and read back after.
+    run.verify_writes = true;
     let mut e = ElasticRequest::new(run);
     e.action = parse_action(action).unwrap();
     e.baseline = Duration::from_millis(2500);
@@ -371,7 +373,16 @@ pub fn operation_under_load(
     let f = step.impact.as_ref().expect("the event's figures");
     assert!(f.start_s > 0.0 && f.end_s > f.start_s, "{f:?}");
     assert!(f.baseline_ops_s > 0.0 && f.worst_p99_us > 0.0, "{f:?}");
+    let lost = f.lost_writes.as_ref().expect("the writes verified");
+    assert!(lost.checked > 0 && lost.unreadable == 0, "{lost:?}");
     step
+}
+
+/// The acknowledged writes an operation's step lost (its verify pass).
+#[allow(dead_code)]
+pub fn lost_writes(step: &scalebench_elastic::result::ElasticStep) -> u64 {
+    let f = step.impact.as_ref().expect("the event's figures");
+    f.lost_writes.as_ref().expect("the writes verified").lost
 }
 
 /// `a` within `share` (0.05: 5%) of `b`.
