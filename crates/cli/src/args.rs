@@ -51,7 +51,13 @@ pub enum Command {
     /// as CSV.
     Report(ReportArgs),
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
-    /// space, snapshot and restore.
+    /// space, snapshot and restore. Under load, `elastic --action` also restarts nodes, rolls a
+    /// restart through them, fails the primary over, compacts and repairs; which kind has which:
+    /// every kind add:K, remove:K, crash:K, restart:NODE and rolling-restart (postgres-bucardo
+    /// neither add nor remove, mongo-java-server crash only); fail-primary on redis-cluster with
+    /// replicas, etcd and galera; compact on cassandra, etcd, hbase and redis-cluster with
+    /// appendonly; repair on cassandra; an external cluster those it has hooks for
+    /// (docs/operations.md).
     Cluster(ClusterArgs),
     /// Run an experiment matrix (databases x configurations x workloads x sweeps x repetitions) into
     /// the results database; run again to resume.
@@ -61,9 +67,11 @@ pub enum Command {
     /// --precision at 95%; the answer with its interval, client-bound steps named; from one client or
     /// from N (--clients, --ssh, --rendezvous). Or, with --threads-search, Wegert's thread calibration.
     Saturate(SaturateArgs),
-    /// Elasticity: under a constant load (Dory's request sets, or an open loop at --target), change
-    /// the cluster's size (add, double, remove, crash), follow it until it is stable again, and
-    /// score the transition.
+    /// Elasticity and operations under load: under a constant load (Dory's request sets, or an open
+    /// loop at --target), change the cluster's size (add, double, remove, crash) or operate it
+    /// (restart, rolling-restart, fail-primary, compact, repair), follow it until it is stable
+    /// again, score the transition and the event (impact factors, recovery, throughput lost, lost
+    /// writes), judged against --sla (exit code 4 when missed).
     Elastic(ElasticArgs),
     /// Sample this host's resources and named processes from /proc (run it on each server of an
     /// external cluster) until the duration passes or Ctrl-C; write the series as JSON.

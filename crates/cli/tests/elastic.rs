@@ -863,6 +863,25 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
         (&"p99_impact".into(), &false.into())
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("SERVICE LEVEL MISSED: p99_impact"));
+    // The report's table of operations has the event's figures and the verdict.
+    let html = dir.path().join("restart.html");
+    let result = dir.path().join("restart-node2.json");
+    let rep = scalebench(&[
+        "report",
+        result.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let page = std::fs::read_to_string(&html).unwrap();
+    for needle in [
+        "Operations under load",
+        "restart:node2",
+        "MISSED: p99_impact",
+        "strict.toml",
+    ] {
+        assert!(page.contains(needle), "the report lacks {needle}");
+    }
 
     for action in ["rolling-restart", "compact"] {
         let (o, r) = operation(&up, dir.path(), action, &["--no-load"]);

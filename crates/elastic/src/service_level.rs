@@ -279,6 +279,17 @@ mod tests {
     }
 
     #[test]
+    fn the_shipped_file_is_a_service_level() {
+        let sl = ServiceLevel::from_toml(include_str!(
+            "../../../examples/service-levels/operations.toml"
+        ))
+        .unwrap();
+        assert_eq!(sl.thresholds("restart").p99_impact, Some(3.0));
+        assert_eq!(sl.thresholds("fail-primary").recovery_s, Some(60.0));
+        assert_eq!(sl.thresholds("crash").lost_writes, Some(0));
+    }
+
+    #[test]
     fn bad_files_name_the_bad_value() {
         for (text, says) in [
             ("[default]\np99_impact = 0.5\n", "p99_impact = 0.5"),

@@ -256,21 +256,28 @@ fn verify_writes<F: BindingFactory>(
         .build()
         .map_err(|e| ExecError::Worker(e.to_string()))?;
     Ok(runtime.block_on(async {
+        let wanted = shared.plan.threads.max(1);
         let mut bindings = Vec::new();
-        for w in 0..shared.plan.threads.max(1) {
+        let mut last_error = None;
+        // A worker's number picks its host where a binding spreads them (Galera, etcd): a node the
+        // operation left down refuses its workers, so later numbers are tried too.
+        for w in 0..wanted + 8 {
+            if bindings.len() == wanted {
+                break;
+            }
             match shared.factory.connect(w).await {
                 Ok(b) => bindings.push(b),
-                // What the run measured stays; the pass says why it could not check.
-                Err(e) if bindings.is_empty() => {
-                    return scalebench_measure::result::LostWrites {
-                        error: Some(format!("the verify pass could not connect: {e}")),
-                        ..Default::default()
-                    }
-                }
-                Err(_) => break,
+                Err(e) => last_error = Some(e),
             }
         }
-        log.verify(bindings).await
+        match (bindings.is_empty(), last_error) {
+            // What the run measured stays; the pass says why it could not check.
+            (true, Some(e)) => scalebench_measure::result::LostWrites {
+                error: Some(format!("the verify pass could not connect: {e}")),
+                ..Default::default()
+            },
+            _ => log.verify(bindings).await,
+        }
     }))
 }
 

@@ -38,6 +38,9 @@ pub fn page(result: &ElasticResult, title: String) -> Page {
     if !result.sizes.is_empty() {
         page.sections.push(sizes_table(&result.sizes));
     }
+    if result.steps.iter().any(|s| s.impact.is_some()) {
+        page.sections.push(operations_table(result));
+    }
     for step in &result.steps {
         let extras = RunExtras {
             figures: step_figures(step),
@@ -74,6 +77,68 @@ pub fn markers_of(events: &Events) -> RunExtras {
         markers,
         bands,
         figures: Vec::new(),
+    }
+}
+
+/// Each step's operation and what it cost (docs/operations.md), with its verdict against `--sla`.
+fn operations_table(result: &ElasticResult) -> Section {
+    let f = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+    let rows: Vec<Vec<String>> = result
+        .steps
+        .iter()
+        .map(|s| {
+            let i = s.impact.as_ref();
+            let lost = i
+                .and_then(|i| i.lost_writes.as_ref())
+                .map_or("-".into(), |l| match &l.error {
+                    Some(_) => "not verified".into(),
+                    None => format!("{} of {} ({} in doubt)", l.lost, l.checked, l.in_doubt),
+                });
+            let verdict = s.verdict.as_ref().map_or("-".to_string(), |v| {
+                if v.passed {
+                    "met".into()
+                } else {
+                    let missed: Vec<&str> = v
+                        .checks
+                        .iter()
+                        .filter(|c| !c.passed)
+                        .map(|c| c.figure.as_str())
+                        .collect();
+                    format!("MISSED: {}", missed.join(", "))
+                }
+            });
+            vec![
+                s.step.to_string(),
+                s.action.to_string(),
+                f(i.and_then(|i| i.p99_impact), 2),
+                f(i.and_then(|i| i.p999_impact), 2),
+                i.map_or("-".into(), |i| match i.recovery_s {
+                    Some(r) => format!("{r:.1}"),
+                    None => "never".into(),
+                }),
+                f(i.map(|i| i.throughput_lost_pct), 1),
+                i.map_or("-".into(), |i| i.failed.to_string()),
+                f(i.map(|i| i.availability_pct), 1),
+                lost,
+                verdict,
+            ]
+        })
+        .collect();
+    let level = result
+        .service_level
+        .as_ref()
+        .map_or(String::new(), |l| format!(" Service level: {l}."));
+    Section {
+        heading: "Operations under load".into(),
+        html: format!(
+            "<p class=\"note\">Impact factor: the worst interval's percentile during the event over the baseline's; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{}</p>{}",
+            crate::chart::esc(&level),
+            table(
+                &["step", "operation", "p99 impact", "p99.9 impact", "recovery s", "throughput lost %", "failed", "available %", "lost writes", "service level"],
+                &rows
+            )
+        ),
+        charts: Vec::new(),
     }
 }
 

@@ -923,6 +923,14 @@ mod tests {
         probed.launcher_here = true;
         probed.check(Launch::Clients, &run).unwrap();
 
+        // Issue 42: one process's record of its writes cannot judge keys other clients update.
+        let mut verified = RunRequest::new("a");
+        verified.db = Some("null://".into());
+        verified.verify_writes = true;
+        verified.check(Launch::OneProcess, &run).unwrap();
+        verified.launcher_here = true;
+        assert!(refused(&verified, Launch::Clients, &run).contains("--verify-writes"));
+
         let fault =
             |node: &str| crate::fault::FaultRequest::parse(&format!("pause:{node}")).unwrap();
         let mut paused = RunRequest::new("a");
