@@ -703,8 +703,36 @@ fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     assert!(run["totals"]["ok"].as_u64().unwrap() > 1000);
 }
 
-/// `elastic --action ACTION` on `up` under an open loop of 1000 ops/s (intervals of 500 ms, short
-/// windows), with `extra`; the output and the result file (absent when none was written).
+/// The arguments of `elastic --action ACTION` on `up` under an open loop of 1000 ops/s over 2000
+/// records (intervals of 500 ms, short windows), its result in `out`.
+fn operation_args(up: &Up, action: &str, out: &Path) -> Vec<String> {
+    let mut args: Vec<String> = ["elastic", "workloada", "--deployment", up.file()]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    for (flag, value) in [
+        ("--clusters-dir", up.clusters()),
+        ("-p", "recordcount=2000"),
+        ("--target", "1000"),
+        ("--threads", "2"),
+        ("--op-timeout", "1s"),
+        ("--interval", "500ms"),
+        ("--warmup", "500ms"),
+        ("--baseline", "2500ms"),
+        ("--after", "1s"),
+        ("--stable-sets", "2"),
+        ("--criterion", "relative:40"),
+        ("--stable-timeout", "90s"),
+        ("--action", action),
+        ("-o", out.to_str().unwrap()),
+    ] {
+        args.extend([flag.to_string(), value.to_string()]);
+    }
+    args
+}
+
+/// [`operation_args`] with `extra`, run; the output and the result file (absent when none was
+/// written).
 fn operation(
     up: &Up,
     dir: &Path,
@@ -713,41 +741,9 @@ fn operation(
 ) -> (std::process::Output, Option<serde_json::Value>) {
     let out = dir.join(format!("{}.json", action.replace(':', "-")));
     let _ = std::fs::remove_file(&out);
-    let mut args = vec![
-        "elastic",
-        "workloada",
-        "--deployment",
-        up.file(),
-        "--clusters-dir",
-        up.clusters(),
-        "-p",
-        "recordcount=2000",
-        "--target",
-        "1000",
-        "--threads",
-        "2",
-        "--op-timeout",
-        "1s",
-        "--interval",
-        "500ms",
-        "--warmup",
-        "500ms",
-        "--baseline",
-        "2500ms",
-        "--after",
-        "1s",
-        "--stable-sets",
-        "2",
-        "--criterion",
-        "relative:40",
-        "--stable-timeout",
-        "90s",
-        "--action",
-        action,
-        "-o",
-        out.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
+    let mut args = operation_args(up, action, &out);
+    args.extend(extra.iter().map(|a| a.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = scalebench(&args);
     let r = out.exists().then(|| json(&out));
     (o, r)
@@ -953,42 +949,8 @@ fn a_master_killed_before_its_replica_caught_up_loses_acknowledged_writes() {
     assert_eq!((replicas.len(), masters.len()), (3, 3), "{nodes:?}");
     let out = dir.path().join("lost.json");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args([
-            "elastic",
-            "workloada",
-            "--deployment",
-            up.file(),
-            "--clusters-dir",
-            up.clusters(),
-            "-p",
-            "recordcount=2000",
-            "--target",
-            "1000",
-            "--threads",
-            "2",
-            "--op-timeout",
-            "1s",
-            "--interval",
-            "500ms",
-            "--warmup",
-            "500ms",
-            "--baseline",
-            "2500ms",
-            "--after",
-            "1s",
-            "--stable-sets",
-            "2",
-            "--criterion",
-            "relative:40",
-            "--stable-timeout",
-            "90s",
-            "--status-interval",
-            "200ms",
-            "--action",
-            "fail-primary",
-            "-o",
-            out.to_str().unwrap(),
-        ])
+        .args(operation_args(&up, "fail-primary", &out))
+        .args(["--status-interval", "200ms"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

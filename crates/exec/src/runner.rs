@@ -245,8 +245,8 @@ pub fn execute<F: BindingFactory>(
     })
 }
 
-/// The verify pass after a run that recorded its writes: as many connections as the run had
-/// threads, each reading its share of the keys.
+/// The verify pass after a run that recorded its writes: connections reading their shares of the
+/// keys.
 fn verify_writes<F: BindingFactory>(
     shared: &Shared<F>,
     log: &crate::written::WriteLog,
@@ -256,7 +256,9 @@ fn verify_writes<F: BindingFactory>(
         .build()
         .map_err(|e| ExecError::Worker(e.to_string()))?;
     Ok(runtime.block_on(async {
-        let wanted = shared.plan.threads.max(1);
+        // A read per key, one at a time per connection: as many connections as the run had
+        // slots, at least 8 (a million keys over loopback in seconds, not a minute).
+        let wanted = shared.plan.slots().clamp(8, 64);
         let mut bindings = Vec::new();
         let mut last_error = None;
         // A worker's number picks its host where a binding spreads them (Galera, etcd): a node the

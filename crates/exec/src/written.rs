@@ -56,11 +56,21 @@ impl WriteOutcome {
     }
 }
 
+/// One write kept: 16 bytes.
 #[derive(Debug, Clone, Copy)]
 struct Write {
     hash: u64,
-    /// The acknowledgement's sequence number; `None` in doubt.
-    acknowledged: Option<u64>,
+    /// The acknowledgement's sequence number; [`IN_DOUBT`] when its outcome is unknown.
+    acknowledged: u64,
+}
+
+/// No acknowledgement: the write may or may not have been applied.
+const IN_DOUBT: u64 = u64::MAX;
+
+impl Write {
+    fn in_doubt(&self) -> bool {
+        self.acknowledged == IN_DOUBT
+    }
 }
 
 #[derive(Debug, Default)]
@@ -120,33 +130,40 @@ impl WriteLog {
         if outcome == WriteOutcome::Refused {
             return;
         }
-        let acknowledged = (outcome == WriteOutcome::Acknowledged)
-            .then(|| self.sequence.fetch_add(1, Ordering::SeqCst));
+        let acknowledged = if outcome == WriteOutcome::Acknowledged {
+            self.sequence.fetch_add(1, Ordering::SeqCst)
+        } else {
+            IN_DOUBT
+        };
         let mut shard = self.shards[shard_of(&op.key)]
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let record = shard.entry(op.key.as_str().into()).or_default();
-        record.inserted |= insert && acknowledged.is_some();
+        record.inserted |= insert && acknowledged != IN_DOUBT;
         for (field, value) in written {
             let field = *field as u16;
             let at = match record.fields.iter().position(|f| f.field == field) {
                 Some(i) => i,
                 None => {
+                    // Room for one at a time: most keys have a field or two written (memory per key
+                    // in docs/benchmarks.md, section 17).
+                    record.fields.reserve_exact(1);
                     record.fields.push(FieldRecord {
                         field,
-                        ..Default::default()
+                        writes: Vec::with_capacity(1),
+                        overflowed: false,
                     });
                     record.fields.len() - 1
                 }
             };
             let f = &mut record.fields[at];
-            if acknowledged.is_some() {
+            if acknowledged != IN_DOUBT {
                 // Acknowledged before this one started: overwritten by it.
                 f.writes
-                    .retain(|w| w.acknowledged.is_none_or(|a| a > started));
+                    .retain(|w| w.in_doubt() || w.acknowledged > started);
             }
             if f.writes.len() >= KEPT_PER_FIELD {
-                if let Some(i) = f.writes.iter().position(|w| w.acknowledged.is_none()) {
+                if let Some(i) = f.writes.iter().position(Write::in_doubt) {
                     f.writes.remove(i);
                 } else {
                     f.writes.remove(0);
@@ -233,14 +250,14 @@ impl WriteLog {
         let doubt = record
             .fields
             .iter()
-            .any(|f| f.overflowed || f.writes.iter().any(|w| w.acknowledged.is_none()));
+            .any(|f| f.overflowed || f.writes.iter().any(Write::in_doubt));
         let lost = match read {
             Err(e) if e.class == FailureClass::NotFound => {
                 let acknowledged = record.inserted
                     || record
                         .fields
                         .iter()
-                        .any(|f| f.writes.iter().any(|w| w.acknowledged.is_some()));
+                        .any(|f| f.writes.iter().any(|w| !w.in_doubt()));
                 acknowledged.then(|| "missing".to_string())
             }
             Err(e) => {
@@ -254,7 +271,7 @@ impl WriteLog {
                     .find(|(i, _)| *i as u16 == f.field)
                     .map(|(_, v)| hash_of(v));
                 let possible = |h: u64| f.writes.iter().any(|w| w.hash == h);
-                let proven = !f.overflowed && f.writes.iter().any(|w| w.acknowledged.is_some());
+                let proven = !f.overflowed && f.writes.iter().any(|w| !w.in_doubt());
                 match value {
                     Some(h) if possible(h) => None,
                     _ if !proven => None,
