@@ -101,15 +101,7 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     let logs = std::fs::read_dir(hdr.join("step-1")).map_or(0, |d| d.count());
     assert!(logs > 0, "no HDR logs of the step's run");
     // Its report marks the events and shades the transition on the timelines.
-    let html = dir.join("elastic.html");
-    let rep = scalebench(&[
-        "report",
-        out.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(rep.status.success(), "{}", stderr(&rep));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_page(&out, &dir.join("elastic.html"));
     for needle in [
         "scale command",
         "transfers done",
@@ -143,6 +135,18 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     let sets = run["request_sets"]["sets"].as_array().unwrap();
     assert!(sets.len() > 7, "{} sets", sets.len());
     step
+}
+
+/// `scalebench report RESULT -o HTML`: the page written.
+fn report_page(result: &Path, html: &Path) -> String {
+    let rep = scalebench(&[
+        "report",
+        result.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    std::fs::read_to_string(html).unwrap()
 }
 
 /// Nodes before and after a step.
@@ -860,16 +864,10 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
     );
     assert!(String::from_utf8_lossy(&o.stdout).contains("SERVICE LEVEL MISSED: p99_impact"));
     // The report's table of operations has the event's figures and the verdict.
-    let html = dir.path().join("restart.html");
-    let result = dir.path().join("restart-node2.json");
-    let rep = scalebench(&[
-        "report",
-        result.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(rep.status.success(), "{}", stderr(&rep));
-    let page = std::fs::read_to_string(&html).unwrap();
+    let page = report_page(
+        &dir.path().join("restart-node2.json"),
+        &dir.path().join("restart.html"),
+    );
     for needle in [
         "Operations under load",
         "restart:node2",

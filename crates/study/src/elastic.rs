@@ -795,8 +795,8 @@ pub fn check_action(cluster: &Cluster, action: ScaleAction) -> Result<(), Sessio
     Ok(())
 }
 
-/// Takes the action; returns the nodes it changed (added, removed, crashed, restarted, failed)
-/// or, for compaction and repair, what the database did.
+/// Takes the action; returns the nodes it changed (added, removed, crashed, restarted, failed;
+/// for compaction and repair, the data nodes it ran on: what it did is a note).
 fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, SessionError> {
     let mut changed = Vec::new();
     match action {
