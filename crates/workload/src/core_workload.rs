@@ -586,7 +586,8 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
     let insert_count = p
         .integer_given(&INSERTCOUNT)?
         .unwrap_or(record_count - insert_start);
-    if insert_count == 0 || insert_start + insert_count > record_count {
+    // insert_start < record_count: the subtraction cannot wrap where an addition could.
+    if insert_count == 0 || insert_count > record_count - insert_start {
         return Err(WorkloadError::invalid(
             "insertcount",
             &insert_count.to_string(),
@@ -861,6 +862,24 @@ mod tests {
             }
             assert!(reads > 1000 && inserted > 1000, "{distribution}");
         }
+    }
+
+    #[test]
+    fn an_insert_section_past_the_records_is_refused_even_where_its_end_overflows() {
+        let refused = |start: &str, count: &str| {
+            let mut p = Properties::new();
+            p.load_str(&builtin_workload("a").unwrap().1, "a").unwrap();
+            p.set("insertstart", start, "-p");
+            p.set("insertcount", count, "-p");
+            CoreWorkload::from_properties(&p)
+                .err()
+                .map(|e| e.to_string())
+        };
+        // insertstart + insertcount wraps past 2^64 (found by no_panic.rs: it panicked).
+        let e = refused("1", "18446744073709551615").expect("refused");
+        assert!(e.contains("insertcount"), "{e}");
+        assert!(refused("500", "501").is_some());
+        assert!(refused("500", "500").is_none());
     }
 
     #[test]
