@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use scalebench_deploy::{Cluster, DeployError, Deployment};
+use scalebench_deploy::{Cluster, DeployError, Deployment, Operation};
 
 fn external(
     dir: &std::path::Path,
@@ -76,6 +76,61 @@ fn hooks_add_and_remove_nodes_and_tell_ready_and_idle() {
     );
     again.down();
     assert!(!dir.path().join("up").exists(), "the down hook ran");
+}
+
+/// Issue 42: the operations under load are the hooks an external cluster has; a rolling restart
+/// without a hook of its own is the restart hook node by node; one it has no hook for is refused
+/// as bad input before anything runs.
+#[test]
+fn operations_run_their_hooks_and_only_those_the_deployment_has() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("data")).unwrap();
+    let hooks = "crash_node = \"echo \\\"crash $SCALEBENCH_NODE\\\" >> log\"\n\
+                 restart_node = \"echo \\\"restart $SCALEBENCH_NODE\\\" >> log; echo back\"\n\
+                 fail_primary = \"echo failover >> log; echo promoted 10.0.0.2\"\n\
+                 repair = \"echo repair >> log\"\n";
+    let (d, file) = external(dir.path(), hooks, "\"10.0.0.1:7000\", \"10.0.0.2:7000\"");
+    let mut c = Cluster::up(d, &file, &dir.path().join("clusters"), false).unwrap();
+    assert_eq!(
+        c.operations(),
+        [
+            Operation::Crash,
+            Operation::Restart,
+            Operation::RollingRestart,
+            Operation::FailPrimary,
+            Operation::Repair
+        ]
+    );
+    let refused = c.check_operation(Operation::Add, None).unwrap_err();
+    assert!(matches!(refused, DeployError::BadInput(_)), "{refused}");
+    assert!(
+        refused.to_string().contains("has no operation 'add'"),
+        "{refused}"
+    );
+    assert!(c
+        .check_operation(Operation::Restart, Some("node9"))
+        .is_err());
+    c.check_operation(Operation::Restart, Some("node2"))
+        .unwrap();
+
+    assert_eq!(
+        c.restart_node("node2").unwrap(),
+        ["restart_node hook ran: back"]
+    );
+    assert_eq!(c.rolling_restart().unwrap().len(), 2);
+    assert_eq!(
+        c.fail_primary().unwrap(),
+        "fail_primary hook ran: promoted 10.0.0.2"
+    );
+    c.crash_node("node1").unwrap();
+    assert_eq!(c.repair().unwrap(), ["repair hook ran"]);
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    assert_eq!(
+        log,
+        "restart 10.0.0.2:7000\nrestart 10.0.0.1:7000\nrestart 10.0.0.2:7000\nfailover\n\
+         crash 10.0.0.1:7000\nrepair\n"
+    );
+    c.down();
 }
 
 #[test]
