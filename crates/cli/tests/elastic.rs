@@ -355,35 +355,6 @@ fn a_lost_client_ends_the_benchmark(up: &Up, dir: &Path) {
     assert_eq!(r["steps"].as_array().unwrap().len(), 0, "{r}");
 }
 
-#[test]
-fn cassandra_ring_grows_from_2_to_3_nodes_under_request_sets() {
-    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = test_dir();
-    let up = Up::new(
-        dir.path(),
-        "name = \"elastic-cassandra\"\ndatabase = \"cassandra\"\nnodes = 2\nready_timeout_s = 400\n\
-         idle_timeout_s = 300\n[cassandra]\nheap_mb = 512\nnum_tokens = 8\n\
-         [binding]\nreplication_factor = 2\nread_consistency = \"ONE\"\nwrite_consistency = \"ALL\"\n",
-    );
-    let step = elastic(
-        &up,
-        dir.path(),
-        &[
-            "--request-set",
-            "50",
-            "--threads",
-            "2",
-            "-p",
-            "recordcount=1000",
-            "--baseline",
-            "8s",
-            "--create-schema",
-        ],
-    );
-    assert_eq!(nodes(&step), (2, 3));
-    nothing_lost(&up, dir.path(), 1000);
-}
-
 /// An experiment whose runs are elastic transitions: each run deploys the cluster afresh, and the
 /// events and scores are recorded beside the run; its cells sweep the load's clients (1 and 2
 /// client processes).
@@ -896,7 +867,54 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
         assert_eq!(step["nodes_after"], 6, "{action}");
     }
     assert!(!pids().contains("stopped"), "{}", pids());
+    a_rolling_restart_interrupted_leaves_every_node_running(&up, dir.path());
     nothing_lost(&up, dir.path(), 2000);
+}
+
+/// Ctrl-C during a rolling restart (docs/robustness.md): it ends where it is, the node being
+/// restarted started again, the nodes after it untouched, exit 130, what was measured written.
+fn a_rolling_restart_interrupted_leaves_every_node_running(up: &Up, dir: &Path) {
+    let pid_of = |nodes: &[(String, String, u16, u32)], id: &str| {
+        nodes.iter().find(|n| n.0 == id).map(|n| n.3)
+    };
+    let before = running_nodes_of(up);
+    assert_eq!(before.len(), 6);
+    let out = dir.join("interrupted.json");
+    let mut args = operation_args(up, "rolling-restart", &out);
+    args.push("--no-load".into());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(&args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-C once node1 runs again (a new process): node2 is next.
+    let began = std::time::Instant::now();
+    while pid_of(&running_nodes_of(up), "node1") == pid_of(&before, "node1") {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the rolling restart ended before node1 was seen restarted"
+        );
+        assert!(began.elapsed().as_secs() < 120, "node1 never restarted");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    signal(child.id(), "-INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let after = running_nodes_of(up);
+    assert_eq!(after.len(), 6, "every node running: {after:?}");
+    // Stopped between nodes: the last one was never restarted.
+    assert_eq!(pid_of(&after, "node6"), pid_of(&before, "node6"));
+    // The step is kept as measured, marked interrupted.
+    let r = json(&out);
+    assert_eq!(r["interrupted"], true, "{r}");
+    let step = &r["steps"][0];
+    assert!(
+        step["not_stable"].as_str().unwrap().contains("interrupted"),
+        "{step}"
+    );
+    assert!(step["events"]["scale_done_s"].is_null(), "{step}");
 }
 
 /// The nodes of `cluster status`'s table: (id, role, port, pid) of each running one.

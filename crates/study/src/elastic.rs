@@ -156,6 +156,7 @@ pub fn run_elastic_from(
         // No events: the load ended before the action, a client lost (`out.incomplete` says
         // which); nothing was changed and there is no transition to score.
         let Some(events) = events else {
+            out.interrupted = result.interrupted;
             break;
         };
         let scores = step_scores(
@@ -455,6 +456,8 @@ fn run_under_control(
         Ok(c) => Ok((result, c, incomplete)),
         // The controller saw the load end early because a client was lost: the step is kept.
         Err(_) if incomplete.is_some() => Ok((result, Controlled::cut_short(), incomplete)),
+        // Ctrl-C before the action (the baseline): the run is kept, as measured.
+        Err(_) if result.interrupted => Ok((result, Controlled::interrupted(), incomplete)),
         Err(e) => Err(e),
     }
 }
@@ -541,6 +544,15 @@ struct Controlled {
 
 impl Controlled {
     /// The load ended before the controller was done (a client lost): nothing was changed.
+    fn interrupted() -> Controlled {
+        Controlled {
+            events: None,
+            changed: Vec::new(),
+            not_stable: Some("interrupted before the action".into()),
+            baseline_note: None,
+        }
+    }
+
     fn cut_short() -> Controlled {
         Controlled {
             events: None,
@@ -710,7 +722,21 @@ fn control(
         scale_issued_s: now_s(),
         ..Default::default()
     };
-    let changed = scale(cluster, action)?;
+    let changed = match scale(cluster, action) {
+        Ok(changed) => changed,
+        // Ctrl-C during the action: it ended where it was (a rolling restart between nodes, the
+        // node it was at running again). The step keeps what was measured, with no end.
+        Err(e) if scalebench_deploy::host::waits_interrupted() => {
+            scalebench_session::note!("{action} interrupted at {:.1} s: {e}", now_s());
+            return Ok(Controlled {
+                events: Some(events),
+                changed: Vec::new(),
+                not_stable: Some(format!("interrupted during the {action}")),
+                baseline_note,
+            });
+        }
+        Err(e) => return Err(e),
+    };
     events.scale_done_s = Some(now_s());
     scalebench_session::note!("{action} done at {:.1} s ({})", now_s(), changed.join(", "));
 
