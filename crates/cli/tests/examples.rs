@@ -366,6 +366,37 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
         !axes.is_empty() && axes.iter().all(|a| a == "min"),
         "{axes:?}"
     );
+    // Every database doubled under its request sets (Cassandra's ring by bootstrap, streaming
+    // its ranges at RF 3 and ALL), the transition's events in order.
+    let doubled: Vec<(String, i64, i64, String)> = db
+        .prepare(
+            "SELECT r.cell, e.nodes_before, e.nodes_after, e.events \
+             FROM run_elastic e JOIN runs r ON r.id = e.run_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(doubled.len(), 3, "{doubled:?}");
+    for (cell, before, after, events) in &doubled {
+        assert_eq!(*after, 2 * before, "{cell}");
+        let e: serde_json::Value = serde_json::from_str(events).unwrap();
+        let t = |k: &str| {
+            e[k].as_f64()
+                .unwrap_or_else(|| panic!("{cell}: no {k}: {e}"))
+        };
+        assert!(
+            t("scale_issued_s") < t("scale_done_s") && t("scale_done_s") <= t("transfers_done_s"),
+            "{cell}: {e}"
+        );
+    }
+    assert!(
+        doubled
+            .iter()
+            .any(|(c, b, _, _)| c.contains("cassandra-3") && *b == 3),
+        "{doubled:?}"
+    );
 }
 
 /// Issue 29, point 2: the UPDATE and SELECT cells run on the table as loaded; the INSERT cells, on
