@@ -455,9 +455,18 @@ fn run_under_control(
     match controlled {
         Ok(c) => Ok((result, c, incomplete)),
         // The controller saw the load end early because a client was lost: the step is kept.
-        Err(_) if incomplete.is_some() => Ok((result, Controlled::cut_short(), incomplete)),
-        // Ctrl-C before the action (the baseline): the run is kept, as measured.
-        Err(_) if result.interrupted => Ok((result, Controlled::interrupted(), incomplete)),
+        Err(_) if incomplete.is_some() => Ok((
+            result,
+            Controlled::before_the_action("the load ended first: a client was lost"),
+            incomplete,
+        )),
+        // Ctrl-C before the action (the baseline): an interrupted result, not an error (the
+        // baseline's run itself has no step to be kept in).
+        Err(_) if result.interrupted => Ok((
+            result,
+            Controlled::before_the_action("interrupted before the action"),
+            incomplete,
+        )),
         Err(e) => Err(e),
     }
 }
@@ -543,21 +552,12 @@ struct Controlled {
 }
 
 impl Controlled {
-    /// The load ended before the controller was done (a client lost): nothing was changed.
-    fn interrupted() -> Controlled {
+    /// The load ended before the action, for `why`: nothing changed, no transition.
+    fn before_the_action(why: &str) -> Controlled {
         Controlled {
             events: None,
             changed: Vec::new(),
-            not_stable: Some("interrupted before the action".into()),
-            baseline_note: None,
-        }
-    }
-
-    fn cut_short() -> Controlled {
-        Controlled {
-            events: None,
-            changed: Vec::new(),
-            not_stable: Some("the load ended first: a client was lost".into()),
+            not_stable: Some(why.into()),
             baseline_note: None,
         }
     }
