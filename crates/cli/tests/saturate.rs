@@ -50,7 +50,7 @@ fn f(v: &serde_json::Value) -> f64 {
 
 /// `null.capacity_ops_s` far above what one client can start: one client pinned to a core ends
 /// client-bound (the database served every operation in time; the client could not start them on
-/// time); two clients, each on a core of its own, find a capacity of 1.5 times what one sustained,
+/// time); two clients, each on a core of its own, find a capacity of 1.15 times what one sustained (each client at 0.58 of its own limit: two clients on this 2-core machine reach 1.2 to 1.4 times one, not 2),
 /// within the resolution; below one client's limit one and two clients agree within their intervals.
 #[test]
 fn two_clients_find_a_capacity_one_client_cannot_reach() {
@@ -96,7 +96,7 @@ fn two_clients_find_a_capacity_one_client_cannot_reach() {
     assert!(last["client_bound"].is_string(), "{last}");
     let x1 = f(&answer["rate_ops_s"]);
 
-    let capacity = (1.5 * x1) as u64;
+    let capacity = (1.15 * x1) as u64;
     let half = format!("{}", capacity / 2);
     let two = search_null(
         dir.path(),
