@@ -774,15 +774,7 @@ fn an_open_loop_that_kept_its_target_is_bounded_by_the_target() {
         summary.contains("bounded by: the target rate (5000 ops/s, kept)"),
         "{summary}"
     );
-    let report = dir.path().join("r.html");
-    let o = scalebench(&[
-        "report",
-        out.to_str().unwrap(),
-        "-o",
-        report.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let html = std::fs::read_to_string(&report).unwrap();
+    let html = report_page(&out, &dir.path().join("r.html"));
     assert!(
         !html.contains("The client was the bound"),
         "a banner blames the client"

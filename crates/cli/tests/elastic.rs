@@ -137,18 +137,6 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     step
 }
 
-/// `scalebench report RESULT -o HTML`: the page written.
-fn report_page(result: &Path, html: &Path) -> String {
-    let rep = scalebench(&[
-        "report",
-        result.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(rep.status.success(), "{}", stderr(&rep));
-    std::fs::read_to_string(html).unwrap()
-}
-
 /// Nodes before and after a step.
 fn nodes(step: &serde_json::Value) -> (u64, u64) {
     let n = |k: &str| step[k].as_u64().unwrap_or_else(|| panic!("no {k}: {step}"));
@@ -588,17 +576,7 @@ fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     let full = s["full_availability_s"].as_f64().unwrap();
     assert!(ready > 0.0 && full >= ready, "{s}");
     // Its report shows the step without a run.
-    let html = dir.path().join("unloaded.html");
-    let rep = scalebench(&[
-        "report",
-        out.to_str().unwrap(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
-    assert!(rep.status.success(), "{}", stderr(&rep));
-    assert!(std::fs::read_to_string(&html)
-        .unwrap()
-        .contains("(no load)"));
+    assert!(report_page(&out, &dir.path().join("unloaded.html")).contains("(no load)"));
 
     let out = dir.path().join("crash.json");
     let o = scalebench(&[

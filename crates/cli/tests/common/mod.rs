@@ -23,6 +23,18 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `scalebench report RESULT -o HTML`: the page written.
+pub fn report_page(result: &Path, html: &Path) -> String {
+    let rep = scalebench(&[
+        "report",
+        result.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    std::fs::read_to_string(html).unwrap()
+}
+
 /// Runs the binary, killing it if it has not ended within `limit` (the test then fails naming the
 /// command): for tests of something that used to hang.
 pub fn scalebench_within(args: &[&str], limit: std::time::Duration) -> Output {
