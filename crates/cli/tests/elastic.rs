@@ -425,6 +425,162 @@ fn an_elastic_experiment_records_every_transition() {
     );
 }
 
+/// Issue 42, point 5: an experiment of operations. `sweep.action` runs each operation on a fresh
+/// Redis Cluster, its writes verified and its event judged against the experiment's service level:
+/// the node added meets it, the restart breaks its recovery threshold, so the experiment exits 4
+/// with both recorded and the matrix in `results show` and the report. An operation the deployment
+/// lacks, a node it does not have, or a threshold out of range is refused (exit 2) before any
+/// cluster is up.
+#[test]
+fn an_experiment_of_operations_judges_each_against_its_service_level() {
+    let _t = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = test_dir();
+    std::fs::write(
+        dir.path().join("redis.toml"),
+        "name = \"ops-exp-redis\"\ndatabase = \"redis-cluster\"\nnodes = 3\nidle_timeout_s = 120\n",
+    )
+    .unwrap();
+    // A restart cannot recover within a millisecond: the restart misses its level.
+    std::fs::write(
+        dir.path().join("sla.toml"),
+        "[default]\np99_impact = 1e6\nrecovery_s = 600\n[operation.restart]\nrecovery_s = 0.001\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("bad-sla.toml"),
+        "[default]\np99_impact = 0.5\n",
+    )
+    .unwrap();
+    let experiment = |actions: &str, sla: &str| {
+        format!(
+            "name = \"ops-exp\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+             request_set = 100\n[procedure.elastic]\nbaseline = \"3s\"\nafter = \"2s\"\nstable_sets = 3\n\
+             stable_timeout = \"2m\"\nservice_level = \"{sla}\"\n\
+             [[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\nproperties = {{ threadcount = 2 }}\n\
+             [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = {{ recordcount = 500 }}\n\
+             [sweep]\naction = [{actions}]\n"
+        )
+    };
+    let file = dir.path().join("exp.toml");
+    let results = dir.path().join("results.db");
+    let clusters = dir.path().join("clusters");
+    let run = || {
+        scalebench(&[
+            "experiment",
+            file.to_str().unwrap(),
+            "--results",
+            results.to_str().unwrap(),
+            "--clusters-dir",
+            clusters.to_str().unwrap(),
+        ])
+    };
+    for (actions, sla, named) in [
+        ("\"compact\"", "sla.toml", "no operation 'compact'"),
+        ("\"restart:node7\"", "sla.toml", "no node 'node7'"),
+        ("\"add:1\"", "bad-sla.toml", "p99_impact = 0.5"),
+        ("\"grow\"", "sla.toml", "'grow'"),
+    ] {
+        std::fs::write(&file, experiment(actions, sla)).unwrap();
+        let o = run();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{actions}: {err}");
+        assert!(
+            err.contains(named) && err.trim().lines().count() == 1,
+            "{actions}: {err}"
+        );
+        assert!(!clusters.exists(), "{actions}: a cluster was made");
+    }
+
+    std::fs::write(
+        &file,
+        experiment("\"add:1\", \"restart:node2\"", "sla.toml"),
+    )
+    .unwrap();
+    let o = run();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("service level missed: 1 runs"), "{err}");
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let rows: Vec<(String, String, String, String)> = db
+        .prepare(
+            "SELECT x.action, x.verdict, r.status, r.result FROM run_elastic x \
+             JOIN runs r ON r.id = x.run_id ORDER BY r.id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (action, verdict, status, result) in &rows {
+        assert_eq!(status, "ok", "{action}");
+        let v: serde_json::Value = serde_json::from_str(verdict).unwrap();
+        let check = |figure: &str| {
+            v["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["figure"] == figure)
+                .unwrap_or_else(|| panic!("{action}: no {figure} in {v}"))
+                .clone()
+        };
+        // Every write acknowledged before and during the operation was read back.
+        let lost = check("lost_writes");
+        assert_eq!(lost["value"].as_f64(), Some(0.0), "{action}: {v}");
+        let r: serde_json::Value = serde_json::from_str(result).unwrap();
+        let checked = r["phases"][0]["lost_writes"]["checked"]
+            .as_u64()
+            .unwrap_or(0);
+        assert!(
+            checked > 0,
+            "{action}: no write verified: {}",
+            r["phases"][0]["lost_writes"]
+        );
+        match action.as_str() {
+            "add:1" => assert_eq!(v["passed"], true, "{v}"),
+            "restart:node2" => {
+                assert_eq!(v["passed"], false, "{v}");
+                assert_eq!(check("recovery_s")["passed"], false, "{v}");
+            }
+            other => panic!("{other}"),
+        }
+    }
+    let show = scalebench(&[
+        "results",
+        "show",
+        "ops-exp",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&show.stdout);
+    assert!(
+        text.contains("service level met 1/1") && text.contains("SERVICE LEVEL MISSED in 1 of 1"),
+        "{text}"
+    );
+    let html = dir.path().join("ops.html");
+    let rep = scalebench(&[
+        "report",
+        results.to_str().unwrap(),
+        "--experiment",
+        "ops-exp",
+        "--output",
+        html.to_str().unwrap(),
+    ]);
+    assert!(rep.status.success(), "{}", stderr(&rep));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let matrix = &page[page
+        .find("Service level per operation")
+        .expect("the matrix")..];
+    assert!(
+        matrix.contains("<th>add:1</th>") || matrix.contains(">add:1<"),
+        "{matrix}"
+    );
+    assert!(
+        matrix.contains("met 1/1") && matrix.contains("MISSED (0/1 met) #1 missed: recovery_s"),
+        "{matrix}"
+    );
+}
+
 /// Dory's schedule in miniature: `double` twice (3 -> 6 -> 12 masters) with records, threads and
 /// the set size doubled at each step, then the final size measured with its own doubled load; the
 /// performance table has a row per size and scalability only between doubled stable states.

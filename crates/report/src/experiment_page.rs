@@ -8,6 +8,7 @@ use scalebench_measure::RunResult;
 
 use crate::cells::{recommend, CellStats, Summary};
 use crate::chart::{Chart, Kind, Scale, Series};
+use scalebench_elastic::service_level::Verdict;
 use scalebench_elastic::Events;
 
 use crate::elastic_page::markers_of;
@@ -693,12 +694,91 @@ fn experiment_sizes_table(data: &ExperimentData) -> String {
     )
 }
 
+/// An event against the service level: "met", or "missed:" and each threshold it broke.
+fn verdict_text(json: &str) -> String {
+    let Ok(v) = serde_json::from_str::<Verdict>(json) else {
+        return "-".into();
+    };
+    if v.passed {
+        return "met".into();
+    }
+    let broken: Vec<String> = v
+        .checks
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| match c.value {
+            Some(x) => format!("{} {x:.3} > {}", c.figure, c.limit),
+            None => format!("{} not measured (limit {})", c.figure, c.limit),
+        })
+        .collect();
+    format!("missed: {}", broken.join(", "))
+}
+
+/// Repetitions of one operation on one row: met, judged, and what each missed one broke.
+type Judged = (usize, usize, Vec<String>);
+
+/// Issue 42, point 5: operation x database (the cell without its action), each entry the
+/// repetitions that met the service level and what the others broke.
+fn service_level_matrix(data: &ExperimentData) -> String {
+    let judged: Vec<&ElasticRow> = data
+        .elastic
+        .iter()
+        .filter(|e| e.verdict.is_some())
+        .collect();
+    if judged.is_empty() {
+        return String::new();
+    }
+    let mut actions: Vec<&str> = Vec::new();
+    let mut by_row: BTreeMap<String, BTreeMap<&str, Judged>> = BTreeMap::new();
+    for e in &judged {
+        let (base, mut params) = data.cell_params(&e.cell);
+        params.remove("action");
+        let row = std::iter::once(base)
+            .chain(params.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !actions.contains(&e.action.as_str()) {
+            actions.push(&e.action);
+        }
+        let entry = by_row.entry(row).or_default().entry(&e.action).or_default();
+        let text = verdict_text(e.verdict.as_deref().unwrap_or_default());
+        entry.1 += 1;
+        if text == "met" {
+            entry.0 += 1;
+        } else {
+            entry.2.push(format!("#{} {text}", e.repetition));
+        }
+    }
+    let header: Vec<&str> = std::iter::once("database / configuration / workload")
+        .chain(actions.iter().copied())
+        .collect();
+    let rows: Vec<Vec<String>> = by_row
+        .iter()
+        .map(|(row, per_action)| {
+            std::iter::once(row.clone())
+                .chain(actions.iter().map(|a| match per_action.get(a) {
+                    None => "-".into(),
+                    Some((met, all, _)) if met == all => format!("met {met}/{all}"),
+                    Some((met, all, missed)) => {
+                        format!("MISSED ({met}/{all} met) {}", missed.join("; "))
+                    }
+                }))
+                .collect()
+        })
+        .collect();
+    format!(
+        "<h3>Service level per operation</h3>{}",
+        table(&header, &rows)
+    )
+}
+
 fn elastic_section(data: &ExperimentData) -> Section {
+    let judged = data.elastic.iter().any(|e| e.verdict.is_some());
     let rows: Vec<Vec<String>> = data
         .elastic
         .iter()
         .map(|e| {
-            vec![
+            let mut row = vec![
                 format!("{} #{}", e.cell, e.repetition),
                 e.step.to_string(),
                 e.action.clone(),
@@ -706,22 +786,27 @@ fn elastic_section(data: &ExperimentData) -> Section {
                 e.stabilisation_s
                     .map_or("not stable".into(), |s| format!("{s:.1}")),
                 e.elasticity.map_or("-".into(), |v| format!("{v:.1}")),
-            ]
+            ];
+            if judged {
+                row.push(e.verdict.as_deref().map_or("-".into(), verdict_text));
+            }
+            row
         })
         .collect();
+    let mut header = vec![
+        "run",
+        "step",
+        "action",
+        "nodes",
+        "stabilisation s",
+        "elasticity",
+    ];
+    if judged {
+        header.push("service level");
+    }
     let mut section = Section {
         heading: "Elasticity".into(),
-        html: table(
-            &[
-                "run",
-                "step",
-                "action",
-                "nodes",
-                "stabilisation s",
-                "elasticity",
-            ],
-            &rows,
-        ) + &experiment_sizes_table(data),
+        html: service_level_matrix(data) + &table(&header, &rows) + &experiment_sizes_table(data),
         charts: Vec::new(),
     };
     // The stored run under load is the first step's.

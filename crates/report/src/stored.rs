@@ -50,6 +50,8 @@ pub struct ElasticRow {
     pub events: String,
     /// The step of its run (1 unless the run had several).
     pub step: u32,
+    /// The event against the experiment's service level (JSON), when it has one.
+    pub verdict: Option<String>,
 }
 
 /// A cell's elastic transitions of one step, averaged over its repetitions.
@@ -61,6 +63,8 @@ pub struct StepMeans {
     pub stabilisation_s: Option<f64>,
     pub elasticity: Option<f64>,
     pub never_stable: u64,
+    /// (met, judged) against the service level, when the experiment gives one.
+    pub service_level: Option<(u64, u64)>,
 }
 
 /// A cell's stable size, averaged over its repetitions (Dory's performance table).

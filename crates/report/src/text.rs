@@ -168,6 +168,13 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
                     String::new()
                 }
             ));
+            if let Some((met, judged)) = s.service_level {
+                notes.push(if met == judged {
+                    format!("service level met {met}/{judged}")
+                } else {
+                    format!("SERVICE LEVEL MISSED in {} of {judged}", judged - met)
+                });
+            }
         }
         let sizes: Vec<String> = row
             .sizes

@@ -64,7 +64,8 @@ threads = [1, 2]
             done: 8,
             failed: 0,
             skipped: 0,
-            interrupted: false
+            interrupted: false,
+            missed_service_level: 0,
         }
     );
     let store = Store::open(&request.results).unwrap();

@@ -68,6 +68,18 @@ pub fn experiment_command(
         );
         return Ok(ExitCode::from(1));
     }
+    if outcome.missed_service_level > 0 {
+        crate::note!(
+            "service level missed: {} runs' operations broke a threshold of {} (the report's matrix says which)",
+            outcome.missed_service_level,
+            exp.procedure
+                .elastic
+                .service_level
+                .as_ref()
+                .map_or(String::new(), |p| p.display().to_string())
+        );
+        return Ok(ExitCode::from(4));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -608,6 +608,11 @@ impl Cluster {
         self.engine.operations(&self.state.deployment)
     }
 
+    /// The operations a cluster of `deployment` will have, before it is up (an experiment's check).
+    pub fn operations_of(deployment: &Deployment) -> Vec<Operation> {
+        engine(deployment.database).operations(deployment)
+    }
+
     /// Refuses, as bad input, an operation this cluster does not have, or one on a node that is
     /// not a running member: before anything is touched.
     pub fn check_operation(&self, op: Operation, node: Option<&str>) -> Result<(), DeployError> {

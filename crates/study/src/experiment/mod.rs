@@ -17,7 +17,7 @@ use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{self, ElasticRequest, RunRequest, SpaceAfterLoad};
+use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction, SpaceAfterLoad};
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
     DATA_SIZE,
@@ -80,6 +80,8 @@ pub struct ExperimentOutcome {
     pub skipped: usize,
     /// Ctrl-C ended it: the same request resumes it.
     pub interrupted: bool,
+    /// Runs done whose events missed `[procedure.elastic] service_level` (exit code 4).
+    pub missed_service_level: usize,
 }
 
 /// Checks every deployment file, every configuration's change of it and every run's values before
@@ -103,6 +105,7 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
             }
         }
     }
+    service_level(exp, base)?;
     let plan = request.cells.select(exp.plan());
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
@@ -135,7 +138,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     };
     let total = plan.len();
     let mut interrupted = false;
-    let (mut done, mut failed, mut skipped) = (0, 0, 0);
+    let (mut done, mut failed, mut skipped, mut missed) = (0, 0, 0, 0);
     // Stored redacted, compared as stored.
     let definitions: Vec<String> = plan
         .iter()
@@ -205,6 +208,13 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
                     break;
                 }
                 done += 1;
+                if elastic
+                    .as_ref()
+                    .is_some_and(ElasticOutcome::missed_service_level)
+                {
+                    scalebench_session::note!("  service level missed");
+                    missed += 1;
+                }
             }
             // Stopped before it measured anything: not a failure of the run, which runs on resume.
             Err(_) if scalebench_session::interrupt::interrupt_requested() => {
@@ -237,6 +247,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         failed,
         skipped,
         interrupted,
+        missed_service_level: missed,
     })
 }
 
@@ -445,6 +456,7 @@ fn phase_request(
             |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
         match k.as_str() {
             CLUSTER_SIZE => {} // the deployment's, see deployment_for
+            spec::ACTION => {} // the elastic run's, see elastic_run
             // A data size: its properties.
             DATA_SIZE => {
                 let size = exp
@@ -555,6 +567,7 @@ fn check_every_run(
             scalebench_session::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
         check_fault_node(exp, base, run)?;
+        check_operation(exp, base, run)?;
     }
     Ok(())
 }
@@ -591,6 +604,53 @@ fn check_fault_node(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(
         run.cell,
         ids.join(", ")
     )))
+}
+
+/// An elastic run's action: the swept one, or the procedure's.
+fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
+    run.params
+        .get(spec::ACTION)
+        .and_then(|a| request::parse_action(a).ok())
+        .unwrap_or(exp.procedure.elastic.action)
+}
+
+/// An elastic run's operation, on a deployment that has it (and the node it names): checked on the
+/// files, before any cluster is up, as `scalebench elastic` checks it on the cluster.
+fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(), SessionError> {
+    if exp.procedure.measure != Measure::Elastic {
+        return Ok(());
+    }
+    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
+        return Ok(());
+    };
+    let deployment = planned.deployment()?;
+    let action = action_of(exp, run);
+    let (op, node) = crate::elastic::operation_of(action);
+    let has = Cluster::operations_of(&deployment);
+    let bad = |why: String| {
+        SessionError::Usage(format!(
+            "{}: cell {}: action {action}: {why}",
+            exp.name, run.cell
+        ))
+    };
+    if !has.contains(&op) {
+        let names: Vec<&str> = has.iter().map(|o| o.name()).collect();
+        return Err(bad(format!(
+            "deployment {} ({}) has no operation '{op}'; it has: {}",
+            deployment.name,
+            deployment.database.name(),
+            names.join(", ")
+        )));
+    }
+    let ids = Cluster::node_ids_at_up(&deployment);
+    if let Some(id) = node.filter(|id| !ids.contains(id)) {
+        return Err(bad(format!(
+            "deployment {} has no node '{id}' at up (nodes: {})",
+            deployment.name,
+            ids.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, SessionError> {
@@ -638,7 +698,7 @@ fn one_run(
                 Some(n) => Some(local_clients(n, state, &exp.procedure.clients)?),
                 None => None,
             };
-            let outcome = elastic_run(exp, request_for(Phase::Run)?, clients.as_ref());
+            let outcome = elastic_run(exp, base, run, request_for(Phase::Run)?, clients.as_ref());
             // The cluster has changed size: the next run starts from a fresh deployment.
             if let Ok(mut c) =
                 Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))
@@ -857,17 +917,38 @@ fn run_clients(
 /// (its events and scores) and the table of stable sizes (Dory's mean and deviation of request-set
 /// times per size, and the scalability between sizes where everything doubled) go beside the
 /// record, whose run is the first step's run under load.
+/// `[procedure.elastic] service_level`, read (relative to the experiment file) and checked: bad
+/// input before anything starts.
+fn service_level(
+    exp: &Experiment,
+    base: &Path,
+) -> Result<Option<request::ServiceLevelFile>, SessionError> {
+    let Some(file) = &exp.procedure.elastic.service_level else {
+        return Ok(None);
+    };
+    let path = base.join(file);
+    request::parse_service_level(&path.to_string_lossy())
+        .map(Some)
+        .map_err(|e| SessionError::Usage(format!("procedure.elastic.service_level: {e}")))
+}
+
 fn elastic_run(
     exp: &Experiment,
+    base: &Path,
+    planned: &PlannedRun,
     mut run: RunRequest,
     clients: Option<&scalebench_distributed::local::LocalLaunch>,
 ) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let e = &exp.procedure.elastic;
+    let action = action_of(exp, planned);
     run.create_schema = true;
-    // Dory's scaling runs: no write record (`scalebench elastic` keeps one by default; an
-    // experiment of operations will, issue 42 point 5).
+    // Every operation's acknowledged writes are verified after it, as `scalebench elastic` does
+    // (from one client: the record is one process's). Dory's doubling keeps none: his procedure
+    // measured performance only, and the record would cost its request sets time.
+    run.verify_writes = clients.is_none() && action != ScaleAction::Double;
     let mut elastic = ElasticRequest::new(run);
-    elastic.action = e.action;
+    elastic.action = action;
+    elastic.service_level = service_level(exp, base)?;
     elastic.baseline = e.baseline.0;
     elastic.after = e.after.0;
     elastic.stable_sets = e.stable_sets;
@@ -903,7 +984,11 @@ fn elastic_run(
         first_run.get_or_insert(run);
         transitions.push(ElasticRecord {
             step: step.step,
-            action: e.action.to_string(),
+            action: action.to_string(),
+            verdict: step
+                .verdict
+                .as_ref()
+                .and_then(|v| serde_json::to_string(v).ok()),
             nodes_before: step.nodes_before,
             nodes_after: step.nodes_after,
             stabilisation_s,

@@ -11,6 +11,10 @@ use scalebench_session::request::{ScaleAction, Span};
 
 pub use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
 
+/// The swept key of an experiment of operations: each value an `elastic --action` (issue 42, point
+/// 5), run on each database in place of `[procedure.elastic] action`.
+pub const ACTION: &str = "action";
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Experiment {
@@ -260,6 +264,11 @@ pub struct ElasticProcedure {
     /// cluster, the records, the threads and the set size doubled at each step, and the final size's
     /// stable state measured too, so the run yields the study's table per size and its scalability.
     pub steps: u32,
+    /// A service-level file (relative to the experiment file): each run's events are judged against
+    /// it, as `scalebench elastic --sla` does; a run that missed it is recorded so and makes the
+    /// experiment exit 4.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_level: Option<PathBuf>,
 }
 
 impl Default for ElasticProcedure {
@@ -275,6 +284,7 @@ impl Default for ElasticProcedure {
             set_repeats: DEFAULT_SET_REPEATS,
             score_time_axis: scalebench_elastic::TimeAxis::Seconds,
             steps: 1,
+            service_level: None,
         }
     }
 }
@@ -860,6 +870,22 @@ impl Experiment {
                     "database {:?} has no deployment: sweep.{CLUSTER_SIZE} redeploys each database at every size",
                     d.name
                 ));
+            }
+        }
+        if let Some(actions) = self.sweep.get(ACTION) {
+            if self.procedure.measure != Measure::Elastic {
+                return Err(format!(
+                    "sweep.{ACTION}: operations are swept by measure = \"elastic\""
+                ));
+            }
+            for v in actions {
+                let toml::Value::String(text) = v else {
+                    return Err(format!(
+                        "sweep.{ACTION}: {v} is not an operation (a text such as \"rolling-restart\")"
+                    ));
+                };
+                scalebench_session::request::parse_action(text)
+                    .map_err(|e| format!("sweep.{ACTION}: {e}"))?;
             }
         }
         for (k, values) in &self.sweep {
@@ -1492,6 +1518,24 @@ threads = [1, 2]
         assert!(bad("repetitions = 3", "repetitions = 3\nrepetition = 2").contains("repetition"));
         // A cluster-size sweep needs node counts, and a deployment for every database.
         assert!(bad("recordcount = [100]", "nodes = [0]").contains("node count"));
+        // Operations are swept by elastic experiments only, each a valid action (issue 42).
+        let action = bad("recordcount = [100]", "action = [\"add:1\"]");
+        assert!(
+            action.contains("sweep.action") && action.contains("elastic"),
+            "{action}"
+        );
+        let elastic_action = |a: &str| {
+            Experiment::from_toml(&format!(
+                "name = \"ops\"\n[procedure]\nmeasure = \"elastic\"\nrequest_set = 10\n\
+                 [[database]]\nname = \"pg\"\ndeployment = \"pg.toml\"\n\
+                 [[workload]]\nname = \"a\"\nworkload = \"a\"\n[sweep]\naction = [{a}]\n"
+            ))
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e)
+        };
+        assert_eq!(elastic_action("\"rolling-restart\", \"restart:node2\""), "");
+        assert!(elastic_action("\"grow\"").contains("'grow'"));
+        assert!(elastic_action("3").contains("not an operation"));
         let no_cluster = bad("recordcount = [100]", "nodes = [1, 3]");
         assert!(
             no_cluster.contains("\"lite\"") && no_cluster.contains("deployment"),

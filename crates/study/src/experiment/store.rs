@@ -74,7 +74,9 @@ CREATE TABLE IF NOT EXISTS run_elastic (
     stabilisation_s REAL,          -- NULL: not stable within the timeout
     elasticity REAL,
     events TEXT NOT NULL,          -- JSON: scale_issued_s, scale_done_s, transfers_done_s, stable_s
-    scores TEXT NOT NULL           -- JSON: every score of the transition
+    scores TEXT NOT NULL,          -- JSON: every score of the transition
+    step INTEGER NOT NULL DEFAULT 1,
+    verdict TEXT                   -- JSON: the event against the service level (NULL: none given)
 );
 CREATE TABLE IF NOT EXISTS run_sizes (  -- Dory's performance table of an elastic run: one row per stable size
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -120,6 +122,8 @@ fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
         ("runs", "definition", "definition TEXT"),
         // Elastic runs of several steps have a transition per step.
         ("run_elastic", "step", "step INTEGER NOT NULL DEFAULT 1"),
+        // Operations judged against a service level (issue 42).
+        ("run_elastic", "verdict", "verdict TEXT"),
         // A load's space as inserted (flushed, not compacted) beside the settled one.
         (
             "runs",
@@ -424,7 +428,9 @@ impl Store {
         let query = || -> rusqlite::Result<Vec<StepMeans>> {
             let mut st = self.conn.prepare(
                 "SELECT x.step, MIN(x.nodes_before), MAX(x.nodes_after), AVG(x.stabilisation_s),
-                        AVG(x.elasticity), SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END)
+                        AVG(x.elasticity), SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END),
+                        SUM(CASE WHEN json_extract(x.verdict, '$.passed') THEN 1 ELSE 0 END),
+                        COUNT(x.verdict)
                  FROM run_elastic x JOIN runs r ON r.id = x.run_id
                  JOIN experiments e ON e.id = r.experiment_id
                  WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
@@ -438,6 +444,10 @@ impl Store {
                     stabilisation_s: r.get(3)?,
                     elasticity: r.get(4)?,
                     never_stable: r.get::<_, u64>(5)?,
+                    service_level: match r.get::<_, u64>(7)? {
+                        0 => None,
+                        judged => Some((r.get::<_, u64>(6)?, judged)),
+                    },
                 })
             })?;
             rows.collect()
@@ -481,7 +491,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.cell, r.repetition, x.action, x.nodes_before, x.nodes_after,
-                        x.stabilisation_s, x.elasticity, x.events, x.step
+                        x.stabilisation_s, x.elasticity, x.events, x.step, x.verdict
                  FROM run_elastic x JOIN runs r ON r.id = x.run_id
                  JOIN experiments e ON e.id = r.experiment_id
                  WHERE e.name = ?1 ORDER BY r.id, x.step",
@@ -499,6 +509,7 @@ impl Store {
                     elasticity: r.get(6)?,
                     events: r.get(7)?,
                     step: r.get::<_, u32>(8)?,
+                    verdict: r.get(9)?,
                 })
             })
             .map_err(|e| e.to_string())?;
@@ -525,6 +536,13 @@ pub struct ElasticOutcome {
     pub sizes: Vec<scalebench_elastic::SizeRow>,
 }
 
+impl ElasticOutcome {
+    /// Whether a transition's event missed the service level it was judged against.
+    pub fn missed_service_level(&self) -> bool {
+        self.transitions.iter().any(|t| t.passed() == Some(false))
+    }
+}
+
 /// One transition of an elastic run.
 #[derive(Debug, Clone)]
 pub struct ElasticRecord {
@@ -537,6 +555,16 @@ pub struct ElasticRecord {
     /// JSON texts.
     pub events: String,
     pub scores: String,
+    /// The event against the service level, when one was given (JSON).
+    pub verdict: Option<String>,
+}
+
+impl ElasticRecord {
+    /// Whether the event met the service level (None: none was given).
+    pub fn passed(&self) -> Option<bool> {
+        let v: serde_json::Value = serde_json::from_str(self.verdict.as_deref()?).ok()?;
+        v["passed"].as_bool()
+    }
 }
 
 pub fn now() -> String {
@@ -553,7 +581,8 @@ fn insert_elastic(
     for e in &o.transitions {
         tx.execute(
             "INSERT INTO run_elastic (run_id, action, nodes_before, nodes_after, stabilisation_s,
-                elasticity, events, scores, step) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                elasticity, events, scores, step, verdict)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 id,
                 e.action,
@@ -564,6 +593,7 @@ fn insert_elastic(
                 e.events,
                 e.scores,
                 e.step,
+                e.verdict,
             ],
         )
         .map_err(|e| e.to_string())?;
