@@ -411,14 +411,7 @@ fn an_elastic_experiment_records_every_transition() {
         assert!(stabilisation.unwrap() > 0.0);
         assert!(elasticity.unwrap().is_finite());
     }
-    let show = scalebench(&[
-        "results",
-        "show",
-        "elastic-exp",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&show.stdout);
+    let text = results_show("elastic-exp", &results);
     assert!(
         text.contains("stabilisation") && text.contains("elasticity"),
         "{text}"
@@ -545,14 +538,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
             other => panic!("{other}"),
         }
     }
-    let show = scalebench(&[
-        "results",
-        "show",
-        "ops-exp",
-        "--results",
-        results.to_str().unwrap(),
-    ]);
-    let text = String::from_utf8_lossy(&show.stdout);
+    let text = results_show("ops-exp", &results);
     assert!(
         text.contains("service level met 1/1") && text.contains("SERVICE LEVEL MISSED in 1 of 1"),
         "{text}"

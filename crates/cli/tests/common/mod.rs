@@ -35,6 +35,19 @@ pub fn report_page(result: &Path, html: &Path) -> String {
     std::fs::read_to_string(html).unwrap()
 }
 
+/// `scalebench results show NAME --results FILE`: what it prints.
+pub fn results_show(name: &str, results: &Path) -> String {
+    let o = scalebench(&[
+        "results",
+        "show",
+        name,
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// Runs the binary, killing it if it has not ended within `limit` (the test then fails naming the
 /// command): for tests of something that used to hang.
 pub fn scalebench_within(args: &[&str], limit: std::time::Duration) -> Output {
