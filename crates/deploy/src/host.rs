@@ -176,12 +176,33 @@ pub fn run_with_input(cmd: &mut Command, what: &str, input: &str) -> Result<Stri
     outcome(out, what)
 }
 
+/// `program` under coreutils' `timeout`: killed (TERM, then KILL 5 s later) if it has not ended
+/// within `limit`, and then exit status 124. A client tool waits forever on a server that accepts
+/// its connection and never answers (a paused node: the kernel completes the handshake).
+pub fn bounded(program: &str, limit: Duration) -> Command {
+    let mut cmd = Command::new("timeout");
+    cmd.args([
+        "--kill-after=5",
+        &format!("{}s", limit.as_secs().max(1)),
+        program,
+    ]);
+    cmd
+}
+
+/// Exit status 124: a [`bounded`] command ran out of time.
+const TIMED_OUT: i32 = 124;
+
 fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError> {
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if out.status.code() == Some(TIMED_OUT) {
+        return Err(DeployError::Failed(format!(
+            "{what} did not end within its time limit (a server that accepts and never answers?)"
+        )));
+    }
     if !out.status.success() {
         return Err(DeployError::Failed(format!(
             "{what} failed ({}): {}",
@@ -190,6 +211,30 @@ fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError>
         )));
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+
+    /// A program that would wait 10 minutes is ended at its limit and named as having run out
+    /// of time; one within its limit gives its output.
+    #[test]
+    fn a_command_past_its_limit_is_ended_and_named() {
+        let err = run(bounded("sleep", Duration::from_secs(1)).arg("600"), "sleep")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sleep did not end within its time limit"),
+            "{err}"
+        );
+        let out = run(
+            bounded("echo", Duration::from_secs(60)).arg("answered"),
+            "echo",
+        )
+        .unwrap();
+        assert_eq!(out.trim(), "answered");
+    }
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ impl RedisCluster {
         let nodes = (0..masters)
             .map(|_| RedisServer::start(base, &[], true, die_with_parent))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut cmd = Command::new("redis-cli");
+        let mut cmd = crate::host::bounded("redis-cli", Duration::from_secs(600));
         cmd.arg("--cluster").arg("create");
         for n in &nodes {
             cmd.arg(format!("127.0.0.1:{}", n.port));

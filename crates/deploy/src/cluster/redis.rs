@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::engine::{ClusterState, Engine, NodeState};
 use super::operation::{self, Operation};
 use crate::error::DeployError;
-use crate::host::{free_port_with_bus, run};
+use crate::host::{bounded, free_port_with_bus, run};
 use crate::process::ProcessRef;
 use crate::redis::{command, server_command};
 use crate::space::Classifier;
@@ -27,14 +27,27 @@ fn settings(c: &ClusterState) -> Vec<(String, String)> {
     s
 }
 
+/// A command to one node: INFO, CLUSTER NODES answer at once; SAVE writes the whole data set.
+const NODE_COMMAND_LIMIT: Duration = Duration::from_secs(600);
+/// `--cluster check` reads every node's view.
+const CHECK_LIMIT: Duration = Duration::from_secs(60);
+/// `--cluster` create, add-node, reshard, del-node: a reshard moves every key of its slots.
+const CLUSTER_TOOL_LIMIT: Duration = Duration::from_secs(3600);
+
+/// redis-cli to one node, bounded: a paused node accepts the connection and never answers.
 fn redis_cli(port: u16) -> Command {
-    let mut cmd = Command::new("redis-cli");
+    let mut cmd = bounded("redis-cli", NODE_COMMAND_LIMIT);
     cmd.args(["-h", "127.0.0.1", "-p", &port.to_string()]);
     cmd
 }
 
 fn cluster_tool(args: &[&str], what: &str) -> Result<String, DeployError> {
-    run(Command::new("redis-cli").arg("--cluster").args(args), what)
+    run(
+        bounded("redis-cli", CLUSTER_TOOL_LIMIT)
+            .arg("--cluster")
+            .args(args),
+        what,
+    )
 }
 
 /// `CLUSTER NODES` of a node: (node id, port, flags, master id, has slots).
@@ -145,7 +158,7 @@ fn settled_tool(seed: u16, args: &[&str], what: &str) -> Result<String, DeployEr
 
 /// Problems `redis-cli --cluster check` reports (open slots, disagreement, uncovered slots).
 fn check(seed: u16) -> Vec<String> {
-    let out = Command::new("redis-cli")
+    let out = bounded("redis-cli", CHECK_LIMIT)
         .args(["--cluster", "check", &format!("127.0.0.1:{seed}")])
         .output();
     match out {
@@ -156,7 +169,12 @@ fn check(seed: u16) -> Vec<String> {
                 .filter(|l| l.contains("[ERR]") || l.contains("[WARNING]"))
                 .map(|l| l.trim().to_string())
                 .collect();
-            if problems.is_empty() && !o.status.success() {
+            if o.status.code() == Some(124) {
+                vec![format!(
+                    "redis-cli --cluster check did not answer within {} s",
+                    CHECK_LIMIT.as_secs()
+                )]
+            } else if problems.is_empty() && !o.status.success() {
                 vec![format!("redis-cli --cluster check failed: {}", text.trim())]
             } else {
                 problems
