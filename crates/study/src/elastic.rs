@@ -731,7 +731,7 @@ fn control(
             return Ok(Controlled {
                 events: Some(events),
                 changed: Vec::new(),
-                not_stable: Some(format!("interrupted during the {action}")),
+                not_stable: Some(format!("interrupted during the {action}: {e}")),
                 baseline_note,
             });
         }

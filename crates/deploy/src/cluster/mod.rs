@@ -698,14 +698,24 @@ impl Cluster {
         }
         let ids: Vec<String> = self.data_nodes().iter().map(|n| n.id.clone()).collect();
         let mut done = Vec::new();
-        for id in ids {
+        for (k, id) in ids.iter().enumerate() {
             if crate::host::waits_interrupted() {
+                // Which nodes run restarted and which as they were: what the step keeps.
+                let list = |ids: &[String]| {
+                    if ids.is_empty() {
+                        "none".to_string()
+                    } else {
+                        ids.join(", ")
+                    }
+                };
                 return Err(DeployError::Interrupted(format!(
-                    "the rolling restart after {} of its nodes (every node is running)",
-                    done.len()
+                    "the rolling restart after {k} of its {} nodes (every node is running; restarted: {}; not restarted: {})",
+                    ids.len(),
+                    list(&ids[..k]),
+                    list(&ids[k..])
                 )));
             }
-            done.extend(self.restart_node(&id)?);
+            done.extend(self.restart_node(id)?);
         }
         Ok(done)
     }
