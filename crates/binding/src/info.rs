@@ -145,6 +145,8 @@ pub fn read_option<T: OptionValue>(
 
 /// Declares a choice option's type: an enum whose variants are written once with their word. Gives
 /// `WORDS`, `word()` and the [`OptionValue`] that parses a word case-insensitively.
+// Used by the etcd and HBase bindings: unused in a build without their features.
+#[allow(unused_macros)]
 macro_rules! option_choice {
     ($(#[$meta:meta])* $vis:vis enum $name:ident { $( $variant:ident = $word:literal, )+ }) => {
         $(#[$meta])*
