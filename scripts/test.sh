@@ -59,6 +59,7 @@ have redis-cli || need+=(redis-tools)
 have mariadbd || have /usr/sbin/mariadbd || need+=(mariadb-server)
 have etcd || need+=(etcd-server)
 have etcdctl || need+=(etcd-client)            # etcd clusters: member add/remove, status, compaction
+have patroni || need+=(patroni)                # PostgreSQL failover (postgres-patroni deployments)
 [ -e /usr/lib/galera/libgalera_smm.so ] || need+=(galera-4)   # MariaDB Galera clusters
 have mariabackup || need+=(mariadb-backup)     # Galera state transfer (SST)
 have socat || need+=(socat)                    # ... streams it

@@ -55,9 +55,9 @@ pub enum Command {
     /// restart through them, fails the primary over, compacts and repairs; which kind has which:
     /// every kind add:K, remove:K, crash:K, restart:NODE and rolling-restart (postgres-bucardo
     /// neither add nor remove, mongo-java-server crash only); fail-primary on redis-cluster with
-    /// replicas, etcd and galera; compact on cassandra, etcd, hbase and redis-cluster with
-    /// appendonly; repair on cassandra; an external cluster those it has hooks for
-    /// (docs/operations.md).
+    /// replicas, postgres-patroni, etcd and galera; compact on cassandra, postgres-patroni, etcd,
+    /// hbase and redis-cluster with appendonly; repair on cassandra; an external cluster those it
+    /// has hooks for (docs/operations.md).
     Cluster(ClusterArgs),
     /// Run an experiment matrix (databases x configurations x workloads x sweeps x repetitions) into
     /// the results database; run again to resume.

@@ -51,6 +51,15 @@ impl Account {
         })
     }
 
+    /// The user id its servers run as.
+    pub fn uid(&self) -> u32 {
+        match &self.other {
+            Some(a) => a.uid,
+            // SAFETY: getuid(2) cannot fail.
+            None => unsafe { libc::getuid() },
+        }
+    }
+
     /// The system account's name, when the server runs as one.
     pub fn system_name(&self) -> Option<&str> {
         self.other.as_ref().map(|a| a.name.as_str())

@@ -34,6 +34,9 @@ pub enum Database {
     Postgres,
     /// PostgreSQL masters replicating each other through Bucardo.
     PostgresBucardo,
+    /// PostgreSQL servers managed by Patroni (one etcd member holds its leader key): streaming
+    /// replicas, and a failover when the primary dies.
+    PostgresPatroni,
     Galera,
     Etcd,
     /// ZooKeeper, a master, N region servers and the Thrift gateway, on one shared root directory.
@@ -50,6 +53,7 @@ impl Database {
             Database::RedisCluster => "redis-cluster",
             Database::Postgres => "postgres",
             Database::PostgresBucardo => "postgres-bucardo",
+            Database::PostgresPatroni => "postgres-patroni",
             Database::Galera => "galera",
             Database::Etcd => "etcd",
             Database::Hbase => "hbase",
@@ -441,6 +445,17 @@ impl Deployment {
                 return Err("postgres.reads_to_replicas needs postgres.replicas >= 1".into());
             }
         }
+        if self.database == Database::PostgresPatroni {
+            if self.nodes < 2 {
+                return Err(format!(
+                    "nodes = {}: a Patroni deployment has at least 2 PostgreSQL servers (a primary and a replica to fail over to)",
+                    self.nodes
+                ));
+            }
+            if self.postgres.replicas > 0 || self.postgres.reads_to_replicas {
+                return Err("postgres.replicas and postgres.reads_to_replicas are for database = \"postgres\": a Patroni deployment has nodes = N servers, and its clients follow the primary".into());
+            }
+        }
         if self.database == Database::PostgresBucardo && self.nodes < 2 {
             return Err(format!(
                 "nodes = {}: a Bucardo deployment has at least 2 PostgreSQL servers",
@@ -556,7 +571,7 @@ impl Deployment {
     /// value is written.
     fn sized_setting(&self, key: &str) -> Option<SizeDialect> {
         let (setting, dialect) = match self.database {
-            Database::Postgres | Database::PostgresBucardo => {
+            Database::Postgres | Database::PostgresBucardo | Database::PostgresPatroni => {
                 ("shared_buffers", SizeDialect::Postgres)
             }
             Database::Galera => ("innodb_buffer_pool_size", SizeDialect::MariaDb),
@@ -589,7 +604,7 @@ impl Deployment {
         if let Some(memory) = self.memory {
             let quarter_mb = (memory.bytes() / 4 / (1024 * 1024)).min(SERVER_CACHE_DEFAULT_MB);
             let sized = match self.database {
-                Database::Postgres | Database::PostgresBucardo => {
+                Database::Postgres | Database::PostgresBucardo | Database::PostgresPatroni => {
                     Some(("shared_buffers", format!("{quarter_mb}MB")))
                 }
                 Database::Galera => Some(("innodb_buffer_pool_size", format!("{quarter_mb}M"))),
@@ -718,6 +733,14 @@ mod tests {
         assert!(
             err("name = \"x\"\ndatabase = \"postgres-bucardo\"\nnodes = 1").contains("at least 2")
         );
+        // Patroni needs a server to fail over to; its clients follow the primary.
+        assert!(
+            err("name = \"x\"\ndatabase = \"postgres-patroni\"\nnodes = 1").contains("at least 2")
+        );
+        assert!(err(
+            "name = \"x\"\ndatabase = \"postgres-patroni\"\nnodes = 2\n[postgres]\nreads_to_replicas = true"
+        )
+        .contains("follow the primary"));
     }
 
     fn with_memory(database: &str, memory: &str, rest: &str) -> Result<Deployment, String> {

@@ -7,6 +7,10 @@
 //! `postgres://user:password@h1:p1,h2:p2/database` names several masters (a Bucardo multi-master
 //! deployment): slot k writes and reads through host k mod N, so the load spreads over every master.
 //! The schema is prepared through the first host; the table must exist on each (it is checked).
+//!
+//! With `?target_session_attrs=read-write` the hosts are libpq's failover list instead: every
+//! connection goes to whichever of them accepts writes now (a Patroni cluster's primary, also after
+//! a failover; a reconnect looks again).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -108,24 +112,51 @@ impl PostgresFactory {
             })
         };
         // Parsed once as a whole, for the driver's own message on a bad URL.
-        config
+        let mut whole = config
             .url
             .url()
             .as_str()
             .parse::<tokio_postgres::Config>()
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
-        let masters = config
-            .url
-            .hosts(5432)
-            .iter()
-            .map(|address| {
-                server(address).ok_or_else(|| {
-                    BindingError::Config(format!(
-                        "invalid database URL '{url}': bad host '{address}'"
-                    ))
+        let hosts = config.url.hosts(5432);
+        let masters = if hosts.len() > 1
+            && whole.get_target_session_attrs()
+                == tokio_postgres::config::TargetSessionAttrs::ReadWrite
+        {
+            // One server: the writable one among the hosts, found at each connect. The URL's
+            // authority held the first; the others join it, each with its port.
+            if config.url.url().port().is_none() {
+                whole.port(5432);
+            }
+            for address in &hosts[1..] {
+                let (h, port) = address
+                    .rsplit_once(':')
+                    .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+                    .ok_or_else(|| {
+                        BindingError::Config(format!(
+                            "invalid database URL '{url}': bad host '{address}'"
+                        ))
+                    })?;
+                whole.host(h).port(port);
+            }
+            whole.connect_timeout(connect_timeout);
+            whole.application_name("scalebench");
+            vec![Replica {
+                address: hosts.join(","),
+                config: whole,
+            }]
+        } else {
+            hosts
+                .iter()
+                .map(|address| {
+                    server(address).ok_or_else(|| {
+                        BindingError::Config(format!(
+                            "invalid database URL '{url}': bad host '{address}'"
+                        ))
+                    })
                 })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+                .collect::<Result<Vec<_>, _>>()?
+        };
         let options = Options::read(INFO.name, &config.options)?;
         let read_hosts = options
             .read_hosts

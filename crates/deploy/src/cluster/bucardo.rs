@@ -407,7 +407,7 @@ impl Engine for Bucardo {
         table: &str,
     ) -> Option<Box<Classify<'static>>> {
         if node.role == "master" || node.role == SLAVE {
-            super::postgres::table_classifier(node, table)
+            super::postgres::table_classifier(&node.data_dir, node.port, table)
         } else {
             Some(Box::new(|_: &std::path::Path| "other"))
         }

@@ -245,6 +245,10 @@ pub(crate) trait Engine {
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
     /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
     fn before_stop(&self, _c: &ClusterState, _node: &NodeState) {}
+    /// After a node's process tree was killed (a crash), or stopped for good (`down`): kills what of
+    /// the node left that tree (Patroni starts its PostgreSQL detached, so that it outlives
+    /// Patroni), as a dying machine takes everything with it.
+    fn after_kill(&self, _c: &ClusterState, _node: &NodeState) {}
     /// Snapshots the data while the servers run, by the database's own means, into each node's
     /// [`RUNNING_SNAPSHOTS`] directory. `None`: the database has none (the cluster then copies its
     /// stopped nodes' files).

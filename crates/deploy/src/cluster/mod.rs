@@ -16,6 +16,7 @@ mod galera;
 mod hbase;
 mod mongo_java_server;
 mod operation;
+mod patroni;
 mod postgres;
 mod redis;
 
@@ -47,6 +48,7 @@ fn engine(db: Database) -> Box<dyn Engine> {
         Database::RedisCluster => Box::new(redis::RedisCluster),
         Database::Postgres => Box::new(postgres::Postgres),
         Database::PostgresBucardo => Box::new(bucardo::Bucardo),
+        Database::PostgresPatroni => Box::new(patroni::Patroni),
         Database::Galera => Box::new(galera::Galera),
         Database::Etcd => Box::new(etcd::Etcd),
         Database::Hbase => Box::new(hbase::Hbase),
@@ -330,6 +332,8 @@ impl Cluster {
             }
         }
         for n in &self.state.nodes {
+            // What outlived its node's process (a PostgreSQL whose Patroni died before).
+            self.engine.after_kill(&self.state, n);
             self.state.remove_memory_group(&n.id);
         }
         let _ = self.save();
@@ -580,6 +584,8 @@ impl Cluster {
         if let Some(p) = node.process.take() {
             if crash {
                 p.kill();
+                let node = self.state.node(id)?;
+                self.engine.after_kill(&self.state, node);
             } else {
                 p.stop_with(self.engine.stop_signal(), Duration::from_secs(60));
             }

@@ -41,12 +41,16 @@ pub(super) fn classify(p: &Path) -> &'static str {
     }
 }
 
-/// The files of benchmark table `table` in the benchmark database on `node`, as the server names
-/// them: what `pg_total_relation_size` counts (the heap and its TOAST table as `data`, their
+/// The files of benchmark table `table` in the benchmark database of the server on `port` (its
+/// socket in `socket_dir`), as the server names them: what `pg_total_relation_size` counts (the heap and its TOAST table as `data`, their
 /// indexes as `index`, each with its free space and visibility maps), the WAL as `log`, and every
 /// other file (catalogs, other tables, commit status, statistics, configuration) as `system`.
 /// `None` when the server cannot say (the table is then sorted by [`classify`]).
-pub(super) fn table_classifier(node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
+pub(super) fn table_classifier(
+    socket_dir: &Path,
+    port: u16,
+    table: &str,
+) -> Option<Box<Classify<'static>>> {
     let table = table.replace('\'', "''");
     // The database's OID, then one line per relation of the table: file node and kind (r: table,
     // t: TOAST, i: index).
@@ -60,7 +64,7 @@ pub(super) fn table_classifier(node: &NodeState, table: &str) -> Option<Box<Clas
          WHERE c.oid IN (SELECT oid FROM rels) \
             OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM rels))"
     );
-    let out = psql(&bin_dir().ok()?, &node.data_dir, node.port, DATABASE, &sql).ok()?;
+    let out = psql(&bin_dir().ok()?, socket_dir, port, DATABASE, &sql).ok()?;
     let mut database = None;
     let mut files = std::collections::BTreeMap::new();
     for line in out.lines() {
@@ -332,7 +336,7 @@ impl Engine for Postgres {
         node: &NodeState,
         table: &str,
     ) -> Option<Box<Classify<'static>>> {
-        table_classifier(node, table)
+        table_classifier(&node.data_dir, node.port, table)
     }
 
     fn url(&self, c: &ClusterState) -> String {
