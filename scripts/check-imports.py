@@ -56,7 +56,7 @@ def module_uses(crate_dir):
         code = code_only(p.read_text())
         for path in re.findall(r"\bcrate((?:::[a-z_][a-z0-9_]*)+)", code):
             uses[m].add(resolve(files, path.split("::")[1:]))
-        for path in re.findall(r"(?<!pub\()\bsuper((?:::[a-z_][a-z0-9_]*)*)", code):
+        for path in re.findall(r"(?<!pub\()\bsuper\b((?:::[a-z_][a-z0-9_]*)*)", code):
             # `super` from a.rs or a/mod.rs is the parent of module a
             uses[m].add(resolve(files, list(m[:-1]) + path.split("::")[1:]))
         for child in re.findall(r"^\s*(?:pub(?:\([a-z]+\))? )?mod ([a-z_][a-z0-9_]*);", code, re.M):
