@@ -1,6 +1,7 @@
 //! PostgreSQL under Patroni (issue 42): the primary killed under load, Patroni's failover followed
 //! by the clients (libpq's failover list), the failover's time, errors and lost acknowledged writes:
-//! none with Patroni's synchronous mode, counted without it. Debian's `patroni` and `etcd`.
+//! none with Patroni's synchronous mode, counted without it; a rolling restart under load. Debian's
+//! `patroni` and `etcd`.
 
 mod support;
 
@@ -41,9 +42,15 @@ fn a_killed_primary_fails_over_and_synchronous_mode_loses_nothing() {
     assert_eq!(lost_writes(&step), 0, "{:?}", f.lost_writes);
     let node = c.state.nodes.iter().find(|n| n.id == killed).unwrap();
     assert!(!node.is_running(), "{killed} was killed and stays down");
-    // The old primary comes back as a replica of the new one.
+    // The old primary comes back as a replica of the new one (rewound).
     c.start_node(&killed).unwrap();
     c.wait_ready().unwrap();
+    // Every server restarted in turn, the primary's Patroni handing the leader key over as it stops.
+    let step = operation_under_load(&mut c, "rolling-restart", 1000, 200.0, false);
+    assert_eq!(step.changed_nodes, ["node2", "node3"]);
+    assert!(step.impact.as_ref().unwrap().recovered);
+    assert_eq!(lost_writes(&step), 0);
+    assert!(c.state.nodes.iter().all(|n| n.is_running()));
     c.down();
 
     // Asynchronous: Patroni promotes a replica up to 1 MB behind; what it had not received is
