@@ -132,7 +132,9 @@ fn follows(m: &Member) -> bool {
 /// names, taken only if that process is PostgreSQL's own program run by the cluster's account (the
 /// file is the server's to write: a planted pid never gets another process killed).
 fn postmaster(node: &NodeState) -> Option<ProcessRef> {
-    let text = std::fs::read_to_string(node.data_dir.join("postmaster.pid")).ok()?;
+    // A few lines; the server's to write, so read with a bound.
+    let text = scalebench_measure::files::read_bounded(&node.data_dir.join("postmaster.pid"), 4096)
+        .ok()?;
     let pid: u32 = text.lines().next()?.trim().parse().ok()?;
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
