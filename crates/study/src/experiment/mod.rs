@@ -913,10 +913,6 @@ fn run_clients(
     Ok(outcome.merged)
 }
 
-/// `scalebench elastic` with the run's options and `[procedure.elastic]`: every step's transition
-/// (its events and scores) and the table of stable sizes (Dory's mean and deviation of request-set
-/// times per size, and the scalability between sizes where everything doubled) go beside the
-/// record, whose run is the first step's run under load.
 /// `[procedure.elastic] service_level`, read (relative to the experiment file) and checked: bad
 /// input before anything starts.
 fn service_level(
@@ -932,6 +928,10 @@ fn service_level(
         .map_err(|e| SessionError::Usage(format!("procedure.elastic.service_level: {e}")))
 }
 
+/// `scalebench elastic` with the run's options and `[procedure.elastic]`: every step's transition
+/// (its events and scores) and the table of stable sizes (Dory's mean and deviation of request-set
+/// times per size, and the scalability between sizes where everything doubled) go beside the
+/// record, whose run is the first step's run under load.
 fn elastic_run(
     exp: &Experiment,
     base: &Path,
