@@ -703,25 +703,35 @@ impl Cluster {
             return Ok(done);
         }
         let ids: Vec<String> = self.data_nodes().iter().map(|n| n.id.clone()).collect();
+        // Which nodes run restarted and which as they were: what the step keeps.
+        let stopped_after = |k: usize, why: &str| {
+            let list = |ids: &[String]| {
+                if ids.is_empty() {
+                    "none".to_string()
+                } else {
+                    ids.join(", ")
+                }
+            };
+            DeployError::Interrupted(format!(
+                "the rolling restart after {k} of its {} nodes{why} (every node is running; restarted: {}; not restarted: {})",
+                ids.len(),
+                list(&ids[..k]),
+                list(&ids[k..])
+            ))
+        };
         let mut done = Vec::new();
         for (k, id) in ids.iter().enumerate() {
             if crate::host::waits_interrupted() {
-                // Which nodes run restarted and which as they were: what the step keeps.
-                let list = |ids: &[String]| {
-                    if ids.is_empty() {
-                        "none".to_string()
-                    } else {
-                        ids.join(", ")
-                    }
-                };
-                return Err(DeployError::Interrupted(format!(
-                    "the rolling restart after {k} of its {} nodes (every node is running; restarted: {}; not restarted: {})",
-                    ids.len(),
-                    list(&ids[..k]),
-                    list(&ids[k..])
-                )));
+                return Err(stopped_after(k, ""));
             }
-            done.extend(self.restart_node(id)?);
+            match self.restart_node(id) {
+                Ok(d) => done.extend(d),
+                // Started again before the wait was given up: restarted, not yet waited for.
+                Err(DeployError::Interrupted(why)) => {
+                    return Err(stopped_after(k + 1, &format!(", {why}")))
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(done)
     }

@@ -285,7 +285,20 @@ impl Engine for RedisCluster {
                 "no replica of {victim} took over within 120 s"
             )));
         }
-        self.learn_roles(c);
+        // The promoted replica knows it leads before the other masters' views say so: roles
+        // learnt from a view without the promotion would keep it a replica in the state, whose
+        // link to a master is never up (busy for ever, the event never stable).
+        let learnt = super::engine::poll(Duration::from_secs(60), || {
+            self.learn_roles(c);
+            c.nodes
+                .iter()
+                .any(|n| ports.contains(&n.port) && n.role == "master")
+        });
+        if !learnt {
+            return Err(DeployError::Failed(format!(
+                "the cluster's view did not show {victim}'s replica promoted within 60 s"
+            )));
+        }
         Ok(victim)
     }
 
