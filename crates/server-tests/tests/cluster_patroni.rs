@@ -37,7 +37,10 @@ fn a_killed_primary_fails_over_and_synchronous_mode_loses_nothing() {
     let f = step.impact.as_ref().unwrap();
     let (seconds, errors) = failover(&step);
     eprintln!("synchronous: failover in {seconds:.1} s, errors {errors:?}, {f:?}");
-    // The load reached the promoted replica, and it held every acknowledged write.
+    // Nobody served writes until the promotion (an old primary left running would have: Patroni
+    // starts PostgreSQL detached); the load then reached the promoted replica, which held every
+    // acknowledged write.
+    assert!(f.failed > 0 && f.availability_pct < 100.0, "{f:?}");
     assert!(f.recovered && f.completed > 0, "{f:?}");
     assert_eq!(lost_writes(&step), 0, "{:?}", f.lost_writes);
     let node = c.state.nodes.iter().find(|n| n.id == killed).unwrap();
