@@ -343,6 +343,18 @@ fn a_lost_client_ends_the_benchmark(up: &Up, dir: &Path) {
     assert_eq!(r["steps"].as_array().unwrap().len(), 0, "{r}");
 }
 
+/// `scalebench experiment FILE --results RESULTS --clusters-dir CLUSTERS`.
+fn experiment(file: &Path, results: &Path, clusters: &Path) -> std::process::Output {
+    scalebench(&[
+        "experiment",
+        file.to_str().unwrap(),
+        "--results",
+        results.to_str().unwrap(),
+        "--clusters-dir",
+        clusters.to_str().unwrap(),
+    ])
+}
+
 /// An experiment whose runs are elastic transitions: each run deploys the cluster afresh, and the
 /// events and scores are recorded beside the run; its cells sweep the load's clients (1 and 2
 /// client processes).
@@ -368,14 +380,7 @@ fn an_elastic_experiment_records_every_transition() {
     .unwrap();
     let results = dir.path().join("results.db");
     let clusters = dir.path().join("clusters");
-    let o = scalebench(&[
-        "experiment",
-        file.to_str().unwrap(),
-        "--results",
-        results.to_str().unwrap(),
-        "--clusters-dir",
-        clusters.to_str().unwrap(),
-    ]);
+    let o = experiment(&file, &results, &clusters);
     assert!(o.status.success(), "{}", stderr(&o));
     let db = rusqlite::Connection::open(&results).unwrap();
     let rows: Vec<(i64, i64, Option<f64>, Option<f64>)> = db
@@ -444,7 +449,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
         "[default]\np99_impact = 0.5\n",
     )
     .unwrap();
-    let experiment = |actions: &str, sla: &str| {
+    let experiment_text = |actions: &str, sla: &str| {
         format!(
             "name = \"ops-exp\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
              request_set = 100\n[procedure.elastic]\nbaseline = \"3s\"\nafter = \"2s\"\nstable_sets = 3\n\
@@ -457,23 +462,14 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
     let file = dir.path().join("exp.toml");
     let results = dir.path().join("results.db");
     let clusters = dir.path().join("clusters");
-    let run = || {
-        scalebench(&[
-            "experiment",
-            file.to_str().unwrap(),
-            "--results",
-            results.to_str().unwrap(),
-            "--clusters-dir",
-            clusters.to_str().unwrap(),
-        ])
-    };
+    let run = || experiment(&file, &results, &clusters);
     for (actions, sla, named) in [
         ("\"compact\"", "sla.toml", "no operation 'compact'"),
         ("\"restart:node7\"", "sla.toml", "no node 'node7'"),
         ("\"add:1\"", "bad-sla.toml", "p99_impact = 0.5"),
         ("\"grow\"", "sla.toml", "'grow'"),
     ] {
-        std::fs::write(&file, experiment(actions, sla)).unwrap();
+        std::fs::write(&file, experiment_text(actions, sla)).unwrap();
         let o = run();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{actions}: {err}");
@@ -486,7 +482,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
 
     std::fs::write(
         &file,
-        experiment("\"add:1\", \"restart:node2\"", "sla.toml"),
+        experiment_text("\"add:1\", \"restart:node2\"", "sla.toml"),
     )
     .unwrap();
     let o = run();

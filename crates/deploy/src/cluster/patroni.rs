@@ -279,9 +279,6 @@ impl Patroni {
         node: &NodeState,
         want: fn(&Member) -> bool,
     ) -> Result<ProcessRef, DeployError> {
-        if Command::new("patroni").arg("--version").output().is_err() {
-            return Err(patroni_missing());
-        }
         let mut cmd = Command::new("patroni");
         cmd.arg(node.dir.join(CONFIG)).current_dir(&node.dir);
         let mut p = c.spawn_node(node, cmd)?;
