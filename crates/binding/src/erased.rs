@@ -124,6 +124,7 @@ impl Binding for ErasedBinding {
 /// [`BindingFactory`] as a trait object.
 trait ObjectFactory: Send + Sync {
     fn connect(&self, worker: usize) -> Boxed<'_, Result<ErasedBinding, BindingError>>;
+    fn connect_to_verify(&self, worker: usize) -> Boxed<'_, Result<ErasedBinding, BindingError>>;
     fn info(&self) -> BindingInfo;
     fn batches_inserts(&self) -> bool;
     fn blocks_its_thread(&self) -> bool;
@@ -136,6 +137,12 @@ where
     fn connect(&self, worker: usize) -> Boxed<'_, Result<ErasedBinding, BindingError>> {
         Box::pin(async move {
             let binding = BindingFactory::connect(self, worker).await?;
+            Ok(ErasedBinding(Box::new(binding)))
+        })
+    }
+    fn connect_to_verify(&self, worker: usize) -> Boxed<'_, Result<ErasedBinding, BindingError>> {
+        Box::pin(async move {
+            let binding = BindingFactory::connect_to_verify(self, worker).await?;
             Ok(ErasedBinding(Box::new(binding)))
         })
     }
@@ -173,6 +180,9 @@ impl BindingFactory for ErasedFactory {
     }
     async fn connect(&self, worker: usize) -> Result<ErasedBinding, BindingError> {
         self.0.connect(worker).await
+    }
+    async fn connect_to_verify(&self, worker: usize) -> Result<ErasedBinding, BindingError> {
+        self.0.connect_to_verify(worker).await
     }
     fn batches_inserts(&self) -> bool {
         self.0.batches_inserts()

@@ -216,6 +216,13 @@ pub trait BindingFactory: Send + Sync + 'static {
     /// A connection for worker `worker`, made on the worker's own thread and runtime.
     async fn connect(&self, worker: usize) -> Result<Self::Binding, BindingError>;
 
+    /// A connection for the verify pass after a run (`--verify-writes`), whose reads must see every
+    /// write acknowledged before them on whichever node the worker reaches; the default, a
+    /// worker's connection, where any node's read does.
+    async fn connect_to_verify(&self, worker: usize) -> Result<Self::Binding, BindingError> {
+        self.connect(worker).await
+    }
+
     /// True when `insert_batch` is a real batch (the load phase then batches by `batchsize`).
     fn batches_inserts(&self) -> bool {
         false

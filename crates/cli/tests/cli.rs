@@ -66,6 +66,55 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     assert!(table.contains("bounded by: "), "{table}");
 }
 
+/// `run --verify-writes` reads every written key back after the run (SQLite keeps every write: none
+/// lost); with `dataintegrity=true` an update stores what the load stored, so the run says the
+/// check sees only missing records and fields.
+#[test]
+fn verified_writes_are_read_back_and_dataintegrity_is_said_to_blind_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite://{}/verified.db", dir.path().display());
+    let o = scalebench(&[
+        "load",
+        "a",
+        "--db",
+        &db,
+        "-p",
+        "recordcount=300",
+        "-p",
+        "dataintegrity=true",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // With dataintegrity first: its reads check the values the load stored.
+    for integrity in ["true", "false"] {
+        let out = dir.path().join(format!("{integrity}.json"));
+        let prop = format!("dataintegrity={integrity}");
+        let o = scalebench(&[
+            "run",
+            "a",
+            "--db",
+            &db,
+            "-p",
+            "recordcount=300",
+            "-p",
+            &prop,
+            "--operations",
+            "1000",
+            "--verify-writes",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let warned =
+            stderr(&o).contains("--verify-writes with dataintegrity=true sees only missing");
+        assert_eq!(warned, integrity == "true", "{}", stderr(&o));
+        let lost = &json(&out)["phases"][0]["lost_writes"];
+        assert!(lost["checked"].as_u64().unwrap() > 50, "{lost}");
+        assert_eq!(lost["lost"], 0, "{lost}");
+    }
+}
+
 #[test]
 fn load_then_run_on_a_named_database_with_ycsb_output_and_hdr_logs() {
     let dir = tempfile::tempdir().unwrap();

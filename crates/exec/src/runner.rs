@@ -267,7 +267,7 @@ fn verify_writes<F: BindingFactory>(
             if bindings.len() == wanted {
                 break;
             }
-            match shared.factory.connect(w).await {
+            match shared.factory.connect_to_verify(w).await {
                 Ok(b) => bindings.push(b),
                 Err(e) => last_error = Some(e),
             }

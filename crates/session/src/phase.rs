@@ -603,6 +603,12 @@ impl FactoryVisitor for PhaseRunner<'_> {
         if self.phase == Phase::Run && runs_inserts(self.workload) && factory.info().stores_data {
             warn_if_insert_range_used(&factory, self.workload);
         }
+        if plan.verify_writes && plan.phase == Phase::Run && self.workload.data_integrity {
+            // Every write of a field stores the same value: a lost update reads back as kept.
+            crate::note!(
+                "warning: --verify-writes with dataintegrity=true sees only missing records and fields: each update stores what the load stored, so a lost update reads back as kept (run without dataintegrity to count lost updates)"
+            );
+        }
         // Measured once the binding has set the table up (dropped and created for a fresh load), so
         // what the load adds is the difference: the marginal space of its records. Flushed first,
         // as after the load: what the servers still hold in memory (a new database's catalogs, a

@@ -115,6 +115,28 @@ impl Shared {
         crate::connect_within(self.connect_timeout, &self.url, Conn::new(opts)).await
     }
 
+    /// A connection whose reads see every write committed before them anywhere in the cluster: on
+    /// a Galera node (`wsrep_on`) with `wsrep_sync_wait = 1`, as a node applies other nodes' writes
+    /// after their commit; any other server's reads already do (MySQL has no `wsrep_on`).
+    async fn conn_reading_latest(&self, slot: usize) -> Result<Conn, BindingError> {
+        let mut c = self.conn(slot).await?;
+        let galera = c
+            .query_first::<i64, _>("SELECT @@wsrep_on")
+            .await
+            .ok()
+            .flatten()
+            == Some(1);
+        if galera {
+            c.query_drop("SET SESSION wsrep_sync_wait = 1")
+                .await
+                .map_err(|e| BindingError::Connect {
+                    url: self.url.clone(),
+                    reason: format!("SET SESSION wsrep_sync_wait = 1: {e}"),
+                })?;
+        }
+        Ok(c)
+    }
+
     async fn prepare_schema(
         &self,
         drop: bool,
@@ -163,6 +185,16 @@ impl BindingFactory for MysqlFactory {
             conn: Some(self.shared.conn(worker).await?),
             slot: worker,
             shared: self.shared.clone(),
+            reads_latest: false,
+        })
+    }
+
+    async fn connect_to_verify(&self, worker: usize) -> Result<MysqlBinding, BindingError> {
+        Ok(MysqlBinding {
+            conn: Some(self.shared.conn_reading_latest(worker).await?),
+            slot: worker,
+            shared: self.shared.clone(),
+            reads_latest: true,
         })
     }
 
@@ -177,6 +209,8 @@ pub struct MysqlBinding {
     /// Chooses the host (see the module docs).
     slot: usize,
     shared: std::sync::Arc<Shared>,
+    /// A connection of the verify pass: reconnects read the latest too.
+    reads_latest: bool,
 }
 
 fn classify(e: mysql_async::Error) -> OpError {
@@ -209,11 +243,12 @@ fn not_found(key: &str) -> OpError {
 impl MysqlBinding {
     async fn conn(&mut self) -> Result<&mut Conn, OpError> {
         if self.conn.is_none() {
-            let c = self
-                .shared
-                .conn(self.slot)
-                .await
-                .map_err(|e| {
+            let connected = if self.reads_latest {
+                self.shared.conn_reading_latest(self.slot).await
+            } else {
+                self.shared.conn(self.slot).await
+            };
+            let c = connected.map_err(|e| {
                     // This host refuses connections: the next attempt tries the next one.
                     self.slot += 1;
                     OpError::new(FailureClass::Unavailable, e.to_string())
