@@ -73,38 +73,22 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
 fn verified_writes_are_read_back_and_dataintegrity_is_said_to_blind_the_check() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}/verified.db", dir.path().display());
-    let o = scalebench(&[
-        "load",
-        "a",
-        "--db",
-        &db,
-        "-p",
-        "recordcount=300",
-        "-p",
-        "dataintegrity=true",
-        "-q",
-    ]);
+    let data = ["a", "--db", &db, "-p", "recordcount=300", "-q", "-p"];
+    let o = scalebench(&[&["load"][..], &data, &["dataintegrity=true"]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     // With dataintegrity first: its reads check the values the load stored.
     for integrity in ["true", "false"] {
         let out = dir.path().join(format!("{integrity}.json"));
         let prop = format!("dataintegrity={integrity}");
-        let o = scalebench(&[
-            "run",
-            "a",
-            "--db",
-            &db,
-            "-p",
-            "recordcount=300",
-            "-p",
-            &prop,
-            "--operations",
-            "1000",
-            "--verify-writes",
-            "-q",
-            "-o",
-            out.to_str().unwrap(),
-        ]);
+        let o = scalebench(
+            &[
+                &["run"][..],
+                &data,
+                &[&prop, "--operations", "1000", "--verify-writes"],
+                &["-o", out.to_str().unwrap()],
+            ]
+            .concat(),
+        );
         assert!(o.status.success(), "{}", stderr(&o));
         let warned =
             stderr(&o).contains("--verify-writes with dataintegrity=true sees only missing");
