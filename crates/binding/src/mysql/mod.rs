@@ -249,10 +249,10 @@ impl MysqlBinding {
                 self.shared.conn(self.slot).await
             };
             let c = connected.map_err(|e| {
-                    // This host refuses connections: the next attempt tries the next one.
-                    self.slot += 1;
-                    OpError::new(FailureClass::Unavailable, e.to_string())
-                })?;
+                // This host refuses connections: the next attempt tries the next one.
+                self.slot += 1;
+                OpError::new(FailureClass::Unavailable, e.to_string())
+            })?;
             self.conn = Some(c);
         }
         Ok(self.conn.as_mut().expect("just connected"))
