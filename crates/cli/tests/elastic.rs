@@ -426,7 +426,8 @@ fn an_elastic_experiment_records_every_transition() {
 /// Issue 42, point 5: an experiment of operations. `sweep.action` runs each operation on a fresh
 /// Redis Cluster, its writes verified and its event judged against the experiment's service level:
 /// the node added meets it, the restart breaks its recovery threshold, so the experiment exits 4
-/// with both recorded and the matrix in `results show` and the report. An operation the deployment
+/// with both recorded and the matrix in `results show` and the report (as headless Chromium lays it
+/// out). An operation the deployment
 /// lacks, a node it does not have, or a threshold out of range is refused (exit 2) before any
 /// cluster is up.
 #[test]
@@ -560,6 +561,33 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
     assert!(
         matrix.contains("met 1/1") && matrix.contains("MISSED (0/1 met) #1 missed: recovery_s"),
         "{matrix}"
+    );
+    // As a browser shows it: the matrix laid out, a row for the database, a column per operation.
+    let (shown, errors) = in_chromium(
+        dir.path(),
+        &html,
+        "var h = Array.from(document.querySelectorAll('h3')).find(function (e) { \
+           return e.textContent === 'Service level per operation'; }); \
+         var next = h.nextElementSibling; \
+         var t = next.tagName === 'TABLE' ? next : next.querySelector('table'); \
+         var box = t.getBoundingClientRect(); \
+         return { width: box.width, height: box.height, \
+           rows: Array.from(t.rows).map(function (r) { \
+             return Array.from(r.cells).map(function (c) { return c.innerText.trim(); }); }) };",
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        shown["width"].as_f64().unwrap() > 200.0 && shown["height"].as_f64().unwrap() > 20.0,
+        "{shown}"
+    );
+    let rows = shown["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "a header and the database: {shown}");
+    assert_eq!(rows[0][1], "add:1", "{shown}");
+    assert_eq!(rows[0][2], "restart:node2", "{shown}");
+    assert_eq!(rows[1][1], "met 1/1", "{shown}");
+    assert!(
+        rows[1][2].as_str().unwrap().starts_with("MISSED (0/1 met)"),
+        "{shown}"
     );
 }
 

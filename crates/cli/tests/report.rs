@@ -5,47 +5,9 @@
 //! experiment's and an elastic result's pages render every chart.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 mod common;
 use common::*;
-
-fn chromium() -> PathBuf {
-    for name in ["chromium", "chromium-browser", "google-chrome"] {
-        if let Ok(o) = Command::new("sh")
-            .args(["-c", &format!("command -v {name}")])
-            .output()
-        {
-            let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if o.status.success() && !p.is_empty() {
-                return PathBuf::from(p);
-            }
-        }
-    }
-    panic!("no chromium on PATH: scripts/test.sh installs Debian's chromium package");
-}
-
-/// Runs headless Chromium on `url` with `args`; returns (stdout, stderr).
-fn browse(dir: &Path, args: &[&str], url: &str) -> (String, String) {
-    let o = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--hide-scrollbars",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
-        .args(args)
-        .arg(url)
-        .output()
-        .expect("chromium runs");
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// What the probe found in the browser.
 #[derive(Debug, serde::Deserialize)]
@@ -197,14 +159,7 @@ fn probe(dir: &Path, html: &Path) -> Probe {
         &["--dump-dom", "--virtual-time-budget=5000"],
         &format!("file://{}", probed.display()),
     );
-    let start =
-        dom.rfind("<pre id=\"probe\">").expect("the probe ran") + "<pre id=\"probe\">".len();
-    let end = start + dom[start..].find("</pre>").unwrap();
-    let json = dom[start..end]
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&nbsp;", "\u{a0}")
-        .replace("&amp;", "&");
+    let json = probe_output(&dom);
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
@@ -309,10 +264,7 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
         ],
         &format!("file://{}", html.display()),
     );
-    let bad: Vec<&str> = log
-        .lines()
-        .filter(|l| l.contains("CONSOLE") || l.contains("Failed to load") || l.contains("Uncaught"))
-        .collect();
+    let bad = console_errors(&log);
     assert!(bad.is_empty(), "{bad:?}");
 
     // The screenshot is not blank: charts drew in their series colours.

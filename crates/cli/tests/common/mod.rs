@@ -7,6 +7,87 @@ pub mod sshd;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+/// Debian's `chromium` (scripts/test.sh installs it), or another Chromium on PATH.
+pub fn chromium() -> std::path::PathBuf {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if let Ok(o) = Command::new("sh")
+            .args(["-c", &format!("command -v {name}")])
+            .output()
+        {
+            let p = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if o.status.success() && !p.is_empty() {
+                return std::path::PathBuf::from(p);
+            }
+        }
+    }
+    panic!("no chromium on PATH: scripts/test.sh installs Debian's chromium package");
+}
+
+/// Runs headless Chromium on `url` with `args`; returns (stdout, stderr).
+pub fn browse(dir: &Path, args: &[&str], url: &str) -> (String, String) {
+    let o = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// The console errors and failed loads in what [`browse`] logged.
+pub fn console_errors(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|l| l.contains("CONSOLE") || l.contains("Failed to load") || l.contains("Uncaught"))
+        .collect()
+}
+
+/// `html` opened in headless Chromium with `script` (JavaScript that returns a JSON-able value)
+/// run once the page loaded: its value, and the console errors.
+pub fn in_chromium(dir: &Path, html: &Path, script: &str) -> (serde_json::Value, Vec<String>) {
+    let text = std::fs::read_to_string(html).unwrap();
+    let probe = format!(
+        "<script>window.addEventListener('load', function () {{ var pre = document.createElement('pre'); \
+         pre.id = 'probe'; pre.textContent = JSON.stringify((function () {{ {script} }})()); \
+         document.body.appendChild(pre); }});</script></body>"
+    );
+    let probed = dir.join("probed.html");
+    std::fs::write(&probed, text.replace("</body>", &probe)).unwrap();
+    let (dom, log) = browse(
+        dir,
+        &["--dump-dom", "--virtual-time-budget=5000"],
+        &format!("file://{}", probed.display()),
+    );
+    let json = probe_output(&dom);
+    let value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    (
+        value,
+        console_errors(&log).into_iter().map(String::from).collect(),
+    )
+}
+
+/// The text a probe script left in `<pre id="probe">` of a dumped DOM, unescaped.
+pub fn probe_output(dom: &str) -> String {
+    let start =
+        dom.rfind("<pre id=\"probe\">").expect("the probe ran") + "<pre id=\"probe\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&nbsp;", "\u{a0}")
+        .replace("&amp;", "&")
+}
+
 pub fn scalebench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(args)
