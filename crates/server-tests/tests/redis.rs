@@ -200,6 +200,26 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
     assert_eq!(checked["stale_reads"], 0, "{checked}");
     assert_eq!(checked["linearizable"], "yes", "{checked}");
 
+    // The verify pass after a run (`--verify-writes`) reads the URL's server, not the run's
+    // replica: cut off (REPLICAOF NO ONE), the replica never gets the run's updates, and still
+    // none is counted lost.
+    assert!(command(replica.port, "REPLICAOF NO ONE").is_some());
+    let mut plan = run_plan(1.0);
+    plan.verify_writes = true;
+    let cut_off = config(
+        &primary.url(),
+        &w,
+        &[("read_hosts", &read_hosts)],
+        false,
+        false,
+    );
+    let ran = phase(cut_off, &w, plan).result;
+    let lost = ran.lost_writes.expect("the writes verified");
+    assert!(
+        lost.checked > 50 && lost.lost == 0 && lost.unreadable == 0,
+        "{lost:?}"
+    );
+
     // Replicas are read only through a standalone server's URL; a bad list is named.
     let refused = |url: &str, hosts: &str| {
         RedisFactory::open(&config(url, &w, &[("read_hosts", hosts)], false, false))

@@ -109,6 +109,7 @@ impl ConsistencyLevel {
     }
 }
 
+#[derive(Clone)]
 struct Settings {
     nodes: Vec<String>,
     /// User and password from the URL (PasswordAuthenticator), never shown.
@@ -121,6 +122,8 @@ struct Settings {
     types: Vec<FieldType>,
     typed: bool,
     read: Consistency,
+    /// A read `read` finds unavailable is tried again at this level (the verify pass's, at ALL).
+    read_if_unavailable: Option<Consistency>,
     /// Each connection attempt and setup call (`--connect-timeout`).
     connect_timeout: std::time::Duration,
     scan: Consistency,
@@ -143,6 +146,22 @@ fn percent_decoded(text: &str) -> String {
 
 pub struct CassandraFactory {
     settings: Arc<Settings>,
+    /// The verify pass's reads (`--verify-writes`): at ALL, every replica answering and the newest
+    /// write winning, so a write acknowledged at any level is seen where it is; where a replica is
+    /// down, at QUORUM (what a majority holds). Unprepared: prepared statements carry the run's level.
+    verify: Arc<Settings>,
+}
+
+impl Settings {
+    fn for_verify(&self) -> Settings {
+        Settings {
+            read: Consistency::All,
+            read_if_unavailable: Some(Consistency::Quorum),
+            prepared: false,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            ..self.clone()
+        }
+    }
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -159,6 +178,7 @@ impl CassandraFactory {
             prepare_schema(&session, &settings, &table, config).await
         }))?;
         Ok(CassandraFactory {
+            verify: Arc::new(settings.for_verify()),
             settings: Arc::new(settings),
         })
     }
@@ -222,6 +242,7 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             types: config.schema.field_types.to_vec(),
             typed: config.schema.is_typed(),
             read: options.read_consistency.driver(),
+            read_if_unavailable: None,
             connect_timeout: config.connect_timeout,
             scan: options.scan_consistency.driver(),
             write: options.write_consistency.driver(),
@@ -561,8 +582,21 @@ impl BindingFactory for CassandraFactory {
     }
 
     async fn connect(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
-        let s = &self.settings;
-        let cached = SESSIONS.with(|m| m.borrow().get(&s.id).cloned());
+        connect_binding(&self.settings).await
+    }
+
+    async fn connect_to_verify(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
+        connect_binding(&self.verify).await
+    }
+
+    fn batches_inserts(&self) -> bool {
+        true
+    }
+}
+
+/// A binding on this thread's session of `s` (made on first use).
+async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingError> {
+    let cached = SESSIONS.with(|m| m.borrow().get(&s.id).cloned());
         let session = match cached {
             Some(ts) => ts,
             None => {
@@ -581,11 +615,6 @@ impl BindingFactory for CassandraFactory {
             session,
             settings: s.clone(),
         })
-    }
-
-    fn batches_inserts(&self) -> bool {
-        true
-    }
 }
 
 pub struct CassandraBinding {
@@ -818,14 +847,18 @@ impl Binding for CassandraBinding {
             FieldSet::All => &p.read_all,
             FieldSet::One(i) => &p.read_one[i],
         });
-        let rows = self
-            .rows(
+        let read = |level| {
+            self.rows(
                 p,
                 || self.settings.read_cql(fields),
-                self.settings.read,
+                level,
                 Values::Text(vec![key]),
             )
-            .await?;
+        };
+        let rows = match (read(self.settings.read).await, self.settings.read_if_unavailable) {
+            (Err(e), Some(level)) if e.class == FailureClass::Unavailable => read(level).await?,
+            (rows, _) => rows?,
+        };
         let row = rows
             .into_iter()
             .next()

@@ -388,6 +388,14 @@ impl BindingFactory for PostgresFactory {
         Ok(b)
     }
 
+    /// The primary's connection alone: a replica of `read_hosts` may not have every acknowledged
+    /// write yet.
+    async fn connect_to_verify(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
+        let masters = &self.shared.masters;
+        self.connect_to(&masters[worker % masters.len()].config)
+            .await
+    }
+
     fn batches_inserts(&self) -> bool {
         true
     }

@@ -223,15 +223,12 @@ impl Conn {
     }
 }
 
-impl BindingFactory for RedisFactory {
-    type Binding = RedisBinding;
-
-    fn info(&self) -> BindingInfo {
-        INFO
-    }
-
-    async fn connect(&self, worker: usize) -> Result<RedisBinding, BindingError> {
+impl RedisFactory {
+    /// Worker `worker`'s connections: the URL's server, and its replica of `read_hosts` when
+    /// `with_replica`.
+    async fn binding(&self, worker: usize, with_replica: bool) -> Result<RedisBinding, BindingError> {
         let replica = match self.read_targets.len() {
+            _ if !with_replica => None,
             0 => None,
             n => {
                 let target = self.read_targets[worker % n].clone();
@@ -259,6 +256,24 @@ impl BindingFactory for RedisFactory {
             scan_index: self.scan_index,
             pipeline_load: self.pipeline_load,
         })
+    }
+}
+
+impl BindingFactory for RedisFactory {
+    type Binding = RedisBinding;
+
+    fn info(&self) -> BindingInfo {
+        INFO
+    }
+
+    async fn connect(&self, worker: usize) -> Result<RedisBinding, BindingError> {
+        self.binding(worker, true).await
+    }
+
+    /// Reads from the URL's server: a replica of `read_hosts` may not have every acknowledged write
+    /// yet.
+    async fn connect_to_verify(&self, worker: usize) -> Result<RedisBinding, BindingError> {
+        self.binding(worker, false).await
     }
 
     fn batches_inserts(&self) -> bool {
