@@ -72,7 +72,7 @@ fn a_killed_primary_fails_over_and_only_asynchronous_replication_loses_writes() 
         "SELECT count(*) FROM pg_stat_replication WHERE replay_lsn >= pg_current_wal_lsn()";
     wait_for("the replica to replay the load", || sql(caught_up) == "1");
     let sender: i32 = sql("SELECT pid FROM pg_stat_replication").parse().unwrap();
-    let postmaster: i32 =
+    let postmaster: u32 =
         std::fs::read_to_string(node_of(&c, &primary).data_dir.join("postmaster.pid"))
             .unwrap()
             .lines()
@@ -127,16 +127,7 @@ fn primary_of(c: &scalebench_deploy::Cluster) -> String {
 /// SQL as the superuser on node `id` of a Patroni cluster (its socket in the node's directory).
 fn psql_patroni(c: &scalebench_deploy::Cluster, id: &str, sql: &str) -> String {
     let n = node_of(c, id);
-    scalebench_deploy::postgres::psql(
-        &scalebench_deploy::postgres::bin_dir().unwrap(),
-        &n.dir,
-        n.port,
-        "ycsb",
-        sql,
-    )
-    .unwrap()
-    .trim()
-    .to_string()
+    psql_socket(&n.dir, n.port, sql)
 }
 
 fn node_of<'a>(
@@ -144,16 +135,6 @@ fn node_of<'a>(
     id: &str,
 ) -> &'a scalebench_deploy::cluster::NodeState {
     c.state.nodes.iter().find(|n| n.id == id).expect("the node")
-}
-
-/// Whether `pid` runs (a zombie has ended).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .and_then(|r| r.split_whitespace().next())
-            != Some("Z")
-    })
 }
 
 /// Waits at most 30 s for `ok`.

@@ -339,14 +339,10 @@ fn a_node_limited_below_its_data_reads_it_from_disk() {
     assert!(forked.len() >= 4, "{forked:?}");
     // A zombie (a connection's backend that has just exited) has left its group but not /proc:
     // alive means running still, checked after the group was read.
-    let alive = |p: &u32| {
-        std::fs::read_to_string(format!("/proc/{p}/stat")).is_ok_and(|s| {
-            s.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next())
-                .is_some_and(|state| state != "Z" && state != "X")
-        })
-    };
-    for p in std::iter::once(postmaster).chain(forked).filter(alive) {
+    for p in std::iter::once(postmaster)
+        .chain(forked)
+        .filter(|p| alive(*p))
+    {
         assert!(inside.contains(&p), "{p} not in {inside:?}");
     }
     let group_name = group

@@ -506,16 +506,33 @@ fn uid_of(pid: &str) -> u32 {
 /// unaligned output.
 pub fn psql_node(c: &scalebench_deploy::Cluster, node: usize, text: &str) -> String {
     let n = &c.state.nodes[node];
+    psql_socket(&n.data_dir, n.port, text)
+}
+
+/// SQL as the superuser in the benchmark database of the server whose socket is in `dir`; trimmed
+/// unaligned output.
+#[allow(dead_code)]
+pub fn psql_socket(dir: &std::path::Path, port: u16, text: &str) -> String {
     scalebench_deploy::postgres::psql(
         &scalebench_deploy::postgres::bin_dir().unwrap(),
-        &n.data_dir,
-        n.port,
+        dir,
+        port,
         "ycsb",
         text,
     )
     .unwrap()
     .trim()
     .to_string()
+}
+
+/// Whether process `pid` still runs: in /proc and neither a zombie nor dead.
+#[allow(dead_code)]
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
 }
 
 /// CRUD semantics of the binding `open` makes on `url`, once per value of option `option` (each on
