@@ -714,8 +714,25 @@ fn verdict_text(json: &str) -> String {
     format!("missed: {}", broken.join(", "))
 }
 
-/// Repetitions of one operation on one row: met, judged, and what each missed one broke.
-type Judged = (usize, usize, Vec<String>);
+/// Repetitions of one operation on one row: met, judged, what each missed one broke, and each
+/// judged figure's values (in the verdict's order).
+type Judged = (usize, usize, Vec<String>, Vec<(String, Vec<f64>)>);
+
+/// The judged figures of an entry, each the mean over its repetitions: "p99_impact 1.84, ...".
+fn figures_text(figures: &[(String, Vec<f64>)]) -> String {
+    figures
+        .iter()
+        .map(|(figure, values)| {
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            if mean.fract() == 0.0 {
+                format!("{figure} {mean:.0}")
+            } else {
+                format!("{figure} {mean:.2}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// Issue 42, point 5: operation x database (the cell without its action), each entry the
 /// repetitions that met the service level and what the others broke.
@@ -741,7 +758,18 @@ fn service_level_matrix(data: &ExperimentData) -> String {
             actions.push(&e.action);
         }
         let entry = by_row.entry(row).or_default().entry(&e.action).or_default();
-        let text = verdict_text(e.verdict.as_deref().unwrap_or_default());
+        let json = e.verdict.as_deref().unwrap_or_default();
+        let text = verdict_text(json);
+        for check in serde_json::from_str::<Verdict>(json)
+            .map(|v| v.checks)
+            .unwrap_or_default()
+        {
+            let Some(value) = check.value else { continue };
+            match entry.3.iter_mut().find(|(f, _)| *f == check.figure) {
+                Some((_, values)) => values.push(value),
+                None => entry.3.push((check.figure.clone(), vec![value])),
+            }
+        }
         entry.1 += 1;
         if text == "met" {
             entry.0 += 1;
@@ -758,10 +786,14 @@ fn service_level_matrix(data: &ExperimentData) -> String {
             std::iter::once(row.clone())
                 .chain(actions.iter().map(|a| match per_action.get(a) {
                     None => "-".into(),
-                    Some((met, all, _)) if met == all => format!("met {met}/{all}"),
-                    Some((met, all, missed)) => {
-                        format!("MISSED ({met}/{all} met) {}", missed.join("; "))
+                    Some((met, all, _, figures)) if met == all => {
+                        format!("met {met}/{all}: {}", figures_text(figures))
                     }
+                    Some((met, all, missed, figures)) => format!(
+                        "MISSED ({met}/{all} met) {}; means: {}",
+                        missed.join("; "),
+                        figures_text(figures)
+                    ),
                 }))
                 .collect()
         })

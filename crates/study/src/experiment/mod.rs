@@ -106,7 +106,9 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
         }
     }
     service_level(exp, base)?;
-    let plan = request.cells.select(exp.plan());
+    let plan = request
+        .cells
+        .select(with_operations_they_have(exp, base, exp.plan())?);
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
 }
@@ -614,6 +616,69 @@ fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
         .unwrap_or(exp.procedure.elastic.action)
 }
 
+/// Operations swept across databases (`[sweep] action`): a cell whose database's kind does not have
+/// its operation (a repair on Redis, a failover on masterless Cassandra) is left out of the plan and
+/// said so, as the report's matrix leaves its entry empty; an operation no database has is refused
+/// (exit 2), as a misspelt one would be.
+fn with_operations_they_have(
+    exp: &Experiment,
+    base: &Path,
+    plan: Vec<PlannedRun>,
+) -> Result<Vec<PlannedRun>, SessionError> {
+    if exp.procedure.measure != Measure::Elastic || !exp.sweep.contains_key(spec::ACTION) {
+        return Ok(plan);
+    }
+    let mut kept = Vec::with_capacity(plan.len());
+    let mut left_out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut first_refusal: BTreeMap<String, SessionError> = BTreeMap::new();
+    for run in plan {
+        let action = action_of(exp, &run).to_string();
+        let has = match PlannedDeployment::of(exp, base, &run)? {
+            Some(planned) => {
+                let deployment = planned.deployment()?;
+                let (op, _) = crate::elastic::operation_of(action_of(exp, &run));
+                Cluster::operations_of(&deployment).contains(&op)
+            }
+            // A database URL: the cluster's hooks decide when it is up.
+            None => true,
+        };
+        if has {
+            kept.push(run);
+            continue;
+        }
+        if !first_refusal.contains_key(&action) {
+            let refusal = check_operation(exp, base, &run)
+                .err()
+                .unwrap_or_else(|| SessionError::Usage(format!("action {action}")));
+            first_refusal.insert(action.clone(), refusal);
+        }
+        let on = left_out.entry(action).or_default();
+        if !on.contains(&run.database) {
+            on.push(run.database.clone());
+        }
+    }
+    let done: std::collections::BTreeSet<String> =
+        kept.iter().map(|r| action_of(exp, r).to_string()).collect();
+    if let Some((_, refusal)) = first_refusal
+        .into_iter()
+        .find(|(action, _)| !done.contains(action))
+    {
+        return Err(refusal);
+    }
+    if !left_out.is_empty() {
+        let what: Vec<String> = left_out
+            .iter()
+            .map(|(action, dbs)| format!("{action} on {}", dbs.join(", ")))
+            .collect();
+        scalebench_session::note!(
+            "{}: cells left out, their database not having the operation: {}",
+            exp.name,
+            what.join("; ")
+        );
+    }
+    Ok(kept)
+}
+
 /// An elastic run's operation, on a deployment that has it (and the node it names): checked on the
 /// files, before any cluster is up, as `scalebench elastic` checks it on the cluster.
 fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(), SessionError> {
@@ -1015,7 +1080,15 @@ pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
         Measure::Load => "until every record is written".to_string(),
         Measure::Elastic => format!(
             "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
-            exp.procedure.warmup, e.action, e.baseline, e.stable_timeout, e.after
+            exp.procedure.warmup,
+            if exp.sweep.contains_key(spec::ACTION) {
+                "each swept action".to_string()
+            } else {
+                e.action.to_string()
+            },
+            e.baseline,
+            e.stable_timeout,
+            e.after
         ),
         _ => format!(
             "warm-up {}, duration {}",
