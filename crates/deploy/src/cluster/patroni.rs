@@ -252,6 +252,9 @@ impl Patroni {
                 // Written by Patroni at every start: a rewound or copied data directory has the
                 // other server's, or none.
                 "pg_hba": PG_HBA,
+                // A new replica's base backup starts at once: the default spread checkpoint paces
+                // itself over checkpoint_timeout x 0.9 (4.5 min) before the copy begins.
+                "basebackup": [{"checkpoint": "fast"}],
             },
             "watchdog": { "mode": "off" },
         }))
