@@ -64,6 +64,19 @@ fn region_servers_join_and_leave_and_the_data_stays() {
         "the ZooKeeper is not a region server"
     );
 
+    // Issue 42: a region server stopped cleanly (it closes its regions) and started again
+    // under load: its regions move to the other and back, nothing acknowledged is lost.
+    let server = c
+        .state
+        .nodes
+        .iter()
+        .find(|n| n.role == "regionserver")
+        .map(|n| n.id.clone())
+        .unwrap();
+    let step = operation_under_load(&mut c, &format!("restart:{server}"), 5000, 100.0, false);
+    assert_eq!(step.changed_nodes, [server]);
+    assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    assert_eq!(lost_writes(&step), 0, "{:?}", step.impact);
     // Issue 42: a major compaction of every table under load is an event with its figures.
     let step = operation_under_load(&mut c, "compact", 5000, 100.0, false);
     let f = step.impact.as_ref().unwrap();
