@@ -243,8 +243,8 @@ pub struct ElasticArgs {
     /// each step's event is judged against it, and a run that completed but missed it exits 4.
     #[arg(long = "sla", value_name = "FILE", value_parser = request::parse_service_level, conflicts_with = "unloaded")]
     pub service_level: Option<request::ServiceLevelFile>,
-    /// Do not record the writes under load nor read them back after the step (the default, from
-    /// one client, is --verify-writes: lost acknowledged writes are part of each event).
+    /// Do not record the writes under load nor read them back after the step (the default is
+    /// --verify-writes: lost acknowledged writes are part of each event).
     #[arg(long, conflicts_with = "verify_writes")]
     pub no_verify_writes: bool,
     /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
@@ -707,7 +707,8 @@ pub struct PhaseArgs {
     /// Keep a record of every write of the run (per key and field, an 8-byte hash of each value
     /// that may be there now) and read every written key back after it: keys missing or older
     /// than their last acknowledged write are `lost_writes` in the result (writes that timed out
-    /// are in doubt, never lost). One client process only. On by default for `elastic`.
+    /// are in doubt, never lost). From N clients, client i updates only the loaded keys numbered
+    /// i mod N and verifies them. On by default for `elastic`.
     #[arg(long)]
     pub verify_writes: bool,
 
@@ -995,10 +996,9 @@ impl ElasticArgs {
     /// The elastic benchmark these arguments ask for.
     pub fn request(&self, argv: &[std::ffi::OsString]) -> ElasticRequest {
         let mut run = self.phase.request(argv);
-        // On by default from one client: several clients update the same keys, and one client's
-        // record cannot judge them (asked for with --clients, it is refused).
-        run.verify_writes = self.phase.verify_writes
-            || (!self.no_verify_writes && !self.unloaded && self.clients.clients.is_none());
+        // On by default, from one client or several: each client records its own writes, and
+        // several update disjoint residues of the keys (`writekeypartition`).
+        run.verify_writes = self.phase.verify_writes || (!self.no_verify_writes && !self.unloaded);
         ElasticRequest {
             run,
             action: self.action,

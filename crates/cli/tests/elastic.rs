@@ -273,6 +273,12 @@ fn redis_cluster_grows_under_request_sets_and_shrinks_under_an_open_loop() {
     assert!(s["p99_transition_max_us"].as_f64().unwrap() > 0.0, "{s}");
     assert!(step["events"]["stable_s"].as_f64().is_some(), "{step}");
     assert_eq!(step["run"]["phases"][0]["totals"]["failed"], 0);
+    // Issue 42: each client verified the keys it alone wrote (on by default from several clients
+    // too); the merged result adds the two passes.
+    let lost = &step["run"]["phases"][0]["lost_writes"];
+    assert!(lost["checked"].as_u64().unwrap_or(0) > 100, "{lost}");
+    assert_eq!(lost["lost"], 0, "{lost}");
+    assert!(lost.get("error").is_none(), "{lost}");
     nothing_lost(&up, dir.path(), 2000);
     a_lost_client_ends_the_benchmark(&up, dir.path());
 }

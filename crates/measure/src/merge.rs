@@ -341,6 +341,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
     if phases.iter().any(|p| p.ended_by == EndedBy::Interrupted) {
         out.ended_by = EndedBy::Interrupted;
     }
+    out.lost_writes = merge_lost_writes(phases, labels);
 
     // Totals: counts add; the rate is recomputed from them over the merged window (the clients of
     // one run measured windows of one length), never the stored rates added up.
@@ -366,6 +367,58 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         .reduce(f64::min)
         .filter(|r| *r < interval_s);
     Ok(out)
+}
+
+/// The clients' verify passes: each client wrote keys no other client wrote (its insert section,
+/// its residue of the loaded keys), so its counts are exact on their own and add up; the pass took
+/// as long as the slowest client's; a client whose pass could not run names itself. Absent when no
+/// client verified.
+fn merge_lost_writes(
+    phases: &[&PhaseResult],
+    labels: &[String],
+) -> Option<crate::result::LostWrites> {
+    let mut all: Option<crate::result::LostWrites> = None;
+    for (i, p) in phases.iter().enumerate() {
+        let Some(l) = &p.lost_writes else { continue };
+        let m = all.get_or_insert_with(Default::default);
+        m.checked += l.checked;
+        m.lost += l.lost;
+        m.in_doubt += l.in_doubt;
+        m.unreadable += l.unreadable;
+        m.verify_s = m.verify_s.max(l.verify_s);
+        let label = labels.get(i).map_or("a client", String::as_str);
+        for sample in &l.samples {
+            if m.samples.len() < 10 {
+                m.samples.push(format!("{label}: {sample}"));
+            }
+        }
+        if let Some(e) = &l.error {
+            let e = format!("{label}: {e}");
+            m.error = Some(
+                m.error
+                    .take()
+                    .map_or(e.clone(), |prior| format!("{prior}; {e}")),
+            );
+        }
+    }
+    // A client that verified nothing while others did: its writes were not checked.
+    if let Some(m) = &mut all {
+        let missing: Vec<&str> = phases
+            .iter()
+            .zip(labels)
+            .filter(|(p, _)| p.lost_writes.is_none())
+            .map(|(_, l)| l.as_str())
+            .collect();
+        if !missing.is_empty() {
+            let e = format!("not verified by {}", missing.join(", "));
+            m.error = Some(
+                m.error
+                    .take()
+                    .map_or(e.clone(), |prior| format!("{prior}; {e}")),
+            );
+        }
+    }
+    all
 }
 
 /// Per operation: counts add, latencies merge as histograms, the rate is each client's successes
@@ -640,6 +693,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Issue 42: the clients' verify passes add up (each wrote keys of its own), their lost keys
+    /// named by client; a client that did not verify is said, not taken for one that lost nothing.
+    #[test]
+    fn the_clients_lost_writes_add_up_and_a_client_without_a_pass_is_named() {
+        let lost = |checked: u64, lost: u64, sample: &str| crate::result::LostWrites {
+            checked,
+            lost,
+            in_doubt: 1,
+            samples: vec![sample.to_string()],
+            verify_s: checked as f64 / 100.0,
+            ..Default::default()
+        };
+        let (mut a, mut b, c) = (phase(|_| true), phase(|_| true), phase(|_| true));
+        a.lost_writes = Some(lost(300, 2, "user7: missing"));
+        b.lost_writes = Some(lost(500, 0, ""));
+        let merged = merge_phases(&[&a, &b], &labels(2)).unwrap();
+        let m = merged.lost_writes.unwrap();
+        assert_eq!((m.checked, m.lost, m.in_doubt), (800, 2, 2));
+        assert_eq!(m.verify_s, 5.0);
+        assert_eq!(m.samples[0], "client 0: user7: missing");
+        assert!(m.error.is_none());
+        let merged = merge_phases(&[&a, &b, &c], &labels(3)).unwrap();
+        assert_eq!(
+            merged.lost_writes.unwrap().error.as_deref(),
+            Some("not verified by client 2")
+        );
+        assert!(merge_phases(&[&c, &c], &labels(2))
+            .unwrap()
+            .lost_writes
+            .is_none());
     }
 
     /// Dijkshoorn's threat: one saturated client makes the merged result a lower bound, whichever

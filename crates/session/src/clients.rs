@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use scalebench_exec::Phase;
 use scalebench_workload::declared::{
-    INSERTCOUNT, INSERTSTART, OPERATIONCOUNT, TRANSACTIONINSERTSTART,
+    INSERTCOUNT, INSERTSTART, OPERATIONCOUNT, TRANSACTIONINSERTSTART, WRITEKEYPARTITION,
+    WRITEKEYPARTITIONS,
 };
 use scalebench_workload::{CoreWorkload, OpKind, Properties};
 use serde::{Deserialize, Serialize};
@@ -132,13 +133,17 @@ impl ClientShare {
     }
 
     /// Narrows the properties of a run to this client's share: a load's key range, a run's
-    /// operations (when the run is bounded by them) and its insert section.
+    /// operations (when the run is bounded by them) and its insert section; with
+    /// `partition_writes` (`--verify-writes`), the loaded keys its updates go to: those of its
+    /// index modulo the clients, so that no two clients write one key and each client's record of
+    /// its writes says alone what every key it wrote must hold.
     pub fn apply(
         &self,
         props: &mut Properties,
         workload: &CoreWorkload,
         phase: Phase,
         explicit_count: bool,
+        partition_writes: bool,
     ) -> Result<(), SessionError> {
         const ORIGIN: &str = "the client's share";
         let too_few = |what: &str, n: u64| self.too_few(what, n);
@@ -164,6 +169,10 @@ impl ClientShare {
                     self.insert_section_width(total),
                 );
                 props.set_declared(&TRANSACTIONINSERTSTART, first, ORIGIN);
+                if partition_writes && self.clients > 1 {
+                    props.set_declared(&WRITEKEYPARTITIONS, self.clients, ORIGIN);
+                    props.set_declared(&WRITEKEYPARTITION, self.index, ORIGIN);
+                }
             }
         }
         Ok(())

@@ -129,7 +129,13 @@ impl Settings {
             return Ok(self);
         };
         let explicit_count = explicit_operation_count(&self.props);
-        share.apply(&mut self.props, &self.workload, phase, explicit_count)?;
+        share.apply(
+            &mut self.props,
+            &self.workload,
+            phase,
+            explicit_count,
+            self.verify_writes,
+        )?;
         self.workload = CoreWorkload::from_properties(&self.props)?;
         self.operation_count = operation_count(&self.workload, phase, explicit_count);
         if let Some(target) = self.target {

@@ -106,6 +106,9 @@ pub struct CoreWorkload {
     pub transaction_insert_start: u64,
     /// `operationcount` as set in the properties (YCSB's default 0 means "no limit").
     pub operation_count: u64,
+    /// `writekeypartition` of `writekeypartitions`: the residue of the loaded keys this client's
+    /// updates and read-modify-writes go to (one partition: all of them).
+    pub write_partition: (u64, u64),
     pub read_all_fields: bool,
     pub write_all_fields: bool,
     pub data_integrity: bool,
@@ -182,6 +185,7 @@ impl CoreWorkload {
             insert_count: range.insert_count,
             transaction_insert_start: range.transaction_insert_start,
             operation_count: range.operation_count,
+            write_partition: range.write_partition,
             read_all_fields,
             write_all_fields,
             data_integrity,
@@ -196,6 +200,23 @@ impl CoreWorkload {
             insert_sequence,
             value_pool: Arc::new(std::sync::OnceLock::new()),
         })
+    }
+
+    /// Key number `k` moved into this client's write partition: the nearest key of its residue in
+    /// the same block of N loaded keys (or the block before, past the last loaded key). Keys past
+    /// the loaded records are this client's own inserts, left as they are.
+    pub fn in_write_partition(&self, k: u64) -> u64 {
+        let (residue, n) = self.write_partition;
+        if n == 1 || k >= self.record_count {
+            return k;
+        }
+        let moved = k - k % n + residue;
+        // The last block may be short; n <= record_count, so the block before exists.
+        if moved >= self.record_count {
+            moved - n
+        } else {
+            moved
+        }
     }
 
     /// The generator of one worker; `seed` makes its stream reproducible.
@@ -296,6 +317,9 @@ impl OperationGenerator {
             }
             _ => {
                 op.keynum = self.next_keynum();
+                if matches!(kind, OpKind::Update | OpKind::ReadModifyWrite) {
+                    op.keynum = self.workload.in_write_partition(op.keynum);
+                }
                 self.workload.keys.write_key(op.keynum, &mut op.key);
                 match kind {
                     OpKind::Read => op.read_fields = self.read_fields(),
@@ -559,6 +583,7 @@ struct KeyRange {
     insert_count: u64,
     operation_count: u64,
     transaction_insert_start: u64,
+    write_partition: (u64, u64),
 }
 
 fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
@@ -610,12 +635,32 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
         ));
     }
 
+    let partitions = p.integer(&WRITEKEYPARTITIONS)?;
+    if partitions == 0 || partitions > record_count {
+        return Err(WorkloadError::invalid(
+            "writekeypartitions",
+            &partitions.to_string(),
+            format!(
+                "expected 1 to recordcount ({record_count}): each partition needs a loaded key"
+            ),
+        ));
+    }
+    let partition = p.integer(&WRITEKEYPARTITION)?;
+    if partition >= partitions {
+        return Err(WorkloadError::invalid(
+            "writekeypartition",
+            &partition.to_string(),
+            format!("expected 0 to writekeypartitions - 1 ({})", partitions - 1),
+        ));
+    }
+
     Ok(KeyRange {
         record_count,
         insert_start,
         insert_count,
         operation_count,
         transaction_insert_start,
+        write_partition: (partition, partitions),
     })
 }
 
@@ -861,6 +906,75 @@ mod tests {
                 );
             }
             assert!(reads > 1000 && inserted > 1000, "{distribution}");
+        }
+    }
+
+    /// Lost writes from several clients (issue 42): client 3 of 4 updates only key numbers = 3
+    /// (mod 4) of the loaded records, reaching each of them (the short last block too), its own
+    /// inserts as they are; its reads still range over every record.
+    #[test]
+    fn a_write_partition_keeps_updates_to_its_residue_and_reads_everywhere() {
+        let w = workload(&[
+            ("recordcount", "10"),
+            ("readproportion", "0.4"),
+            ("updateproportion", "0.3"),
+            ("readmodifywriteproportion", "0.2"),
+            ("insertproportion", "0.1"),
+            ("transactioninsertstart", "1000"),
+            ("writekeypartitions", "4"),
+            ("writekeypartition", "3"),
+        ]);
+        let mut g = w.generator(5);
+        let mut op = Operation::default();
+        let (mut written, mut read) = (
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+        );
+        for _ in 0..5000 {
+            g.next_operation(&mut op);
+            match op.kind {
+                OpKind::Insert => g.acknowledge_insert(op.keynum),
+                OpKind::Read => {
+                    read.insert(op.keynum);
+                }
+                _ if op.keynum < 10 => {
+                    written.insert(op.keynum);
+                }
+                _ => assert!(op.keynum >= 1000, "{}", op.keynum),
+            }
+        }
+        assert_eq!(written.into_iter().collect::<Vec<_>>(), [3, 7]);
+        assert!(read.iter().filter(|k| **k < 10).count() == 10, "{read:?}");
+        // The last block is short: key 9's block (8..12) has no 11, so its writes go to 7.
+        let w2 = workload(&[
+            ("recordcount", "10"),
+            ("writekeypartitions", "4"),
+            ("writekeypartition", "2"),
+        ]);
+        assert_eq!(
+            (
+                w2.in_write_partition(9),
+                w2.in_write_partition(8),
+                w2.in_write_partition(1)
+            ),
+            (6, 6, 2)
+        );
+        assert_eq!(w2.in_write_partition(12), 12, "an insert of its own");
+        for (n, i, named) in [
+            ("0", "0", "writekeypartitions"),
+            ("11", "0", "writekeypartitions"),
+            ("4", "4", "writekeypartition"),
+        ] {
+            let mut p = Properties::new();
+            p.load_str(&builtin_workload("a").unwrap().1, "a").unwrap();
+            p.set("recordcount", "10", "-p");
+            p.set("writekeypartitions", n, "-p");
+            p.set("writekeypartition", i, "-p");
+            let Err(e) = CoreWorkload::from_properties(&p) else {
+                panic!("{n}, {i}: accepted")
+            };
+            let e = e.to_string();
+            assert!(e.contains(named), "{e}");
         }
     }
 

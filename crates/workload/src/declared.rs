@@ -184,6 +184,10 @@ properties! {
         "records this load writes";
     TRANSACTIONINSERTSTART = "transactioninsertstart", RunPhase, Integer, Derived("recordcount"),
         "the first key a run inserts (at least recordcount: a later run or a client's section inserts past earlier ones)";
+    WRITEKEYPARTITIONS = "writekeypartitions", RunPhase, Integer, Value("1"),
+        "N > 1: updates and read-modify-writes of the loaded records go only to key numbers = writekeypartition (mod N) (set per client by --verify-writes from N clients: no two clients write one key; our extension)";
+    WRITEKEYPARTITION = "writekeypartition", RunPhase, Integer, Value("0"),
+        "this client's residue for writekeypartitions (0 to N - 1)";
     ZEROPADDING = "zeropadding", Data, Integer, Value("1"),
         "key numbers are zero-padded to this many digits (at most 64)";
     INSERTORDER = "insertorder", Data, Choice(&["hashed", "ordered"]), Value("hashed"),
@@ -248,6 +252,7 @@ pub const CLIENT_SHARES: &[PropertyInfo] = &[
     INSERTCOUNT,
     OPERATIONCOUNT,
     TRANSACTIONINSERTSTART,
+    WRITEKEYPARTITION,
 ];
 
 /// Whether property `name` defines what a run measures, its data or its operations: the clients
