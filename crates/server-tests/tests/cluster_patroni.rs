@@ -1,7 +1,8 @@
 //! PostgreSQL under Patroni (issue 42): the primary killed under load, Patroni's failover followed
 //! by the clients (libpq's failover list), the failover's time, errors and lost acknowledged writes:
 //! none with Patroni's synchronous mode; without it, the replication link stalled before the kill,
-//! the updates only the primary had are lost and counted; a rolling restart under load. Debian's
+//! the updates only the primary had are lost and counted; a rolling restart, a replica's restart,
+//! a compaction, the newest server's crash, a server added and one removed under load. Debian's
 //! `patroni` and `etcd`.
 
 mod support;
@@ -55,6 +56,34 @@ fn a_killed_primary_fails_over_and_only_asynchronous_replication_loses_writes() 
     assert!(step.impact.as_ref().unwrap().recovered);
     assert_eq!(lost_writes(&step), 0);
     assert!(c.state.nodes.iter().all(|n| n.is_running()));
+    // The replica restarted on its own (synchronous mode waits for it, or releases it), then the
+    // primary's VACUUM ANALYZE and CHECKPOINT: each an event, nothing lost.
+    for action in ["restart:node3", "compact"] {
+        let step = operation_under_load(&mut c, action, 1000, 200.0, false);
+        assert!(step.impact.as_ref().unwrap().recovered, "{action}");
+        assert_eq!(lost_writes(&step), 0, "{action}");
+    }
+    // The newest server killed (the synchronous replica, or the primary if the rolling restart
+    // left it leading: then a synchronous failover) and started again: nothing acknowledged lost.
+    let step = operation_under_load(&mut c, "crash:1", 1000, 200.0, false);
+    assert_eq!(step.changed_nodes, ["node3"]);
+    assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    assert_eq!(lost_writes(&step), 0);
+    c.start_node("node3").unwrap();
+    c.wait_ready().unwrap();
+    // A third server cloned from the primary under load (a base backup with a fast checkpoint),
+    // then a replica leaves (a cluster keeps 2 servers, one to fail over to).
+    let step = operation_under_load(&mut c, "add:1", 1000, 200.0, false);
+    assert_eq!(step.changed_nodes, ["node4"]);
+    assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    assert_eq!(lost_writes(&step), 0);
+    let primary = primary_of(&c);
+    let step = operation_under_load(&mut c, "remove:1", 1000, 200.0, false);
+    assert_eq!(step.changed_nodes.len(), 1);
+    assert_ne!(step.changed_nodes[0], primary, "the primary never leaves");
+    assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
+    assert_eq!(lost_writes(&step), 0);
+    assert_eq!(c.state.nodes.len(), 3, "the etcd and two servers");
     c.down();
 
     // Asynchronous: Patroni promotes a replica up to 1 MB behind (its maximum_lag_on_failover);
