@@ -185,9 +185,11 @@ fn planned_runs(example: &Path, cells: &str) -> usize {
 /// One test per example, so that the test harness runs two at a time (`--test-threads 2`): much of
 /// an example's time is spent waiting for servers to start, join and settle. The harness starts
 /// tests in name order. Dory's and Wegert's miniatures, the largest Cassandra rings (3 -> 6 nodes;
-/// 4 nodes restored before every run), never run together ([`LARGE_RINGS`]): side by side on 2 cores
-/// a QUORUM cell of Wegert's timed out (CI, load average 14). Dory's starts first, beside the
-/// smaller examples, and Wegert's follows it.
+/// 4 nodes restored before every run), and the operations miniature (five kinds of 3-node
+/// clusters, one after another) never run together ([`LARGE_RINGS`]): side by side on 2 cores a
+/// QUORUM cell of Wegert's timed out beside Dory's, and an ALL cell beside the operations (CI,
+/// load average 14). Dory's starts first, beside the smaller examples; Wegert's and the
+/// operations follow it.
 macro_rules! examples {
     ($($test:ident => $file:literal $(, $check:ident)?);* $(;)?) => {
         /// Every example with a test below.
@@ -204,8 +206,8 @@ macro_rules! examples {
     };
 }
 
-/// The examples whose Cassandra rings are the largest: one at a time.
-const LARGE: &[&str] = &["dory-elasticity", "wegert-configurations"];
+/// The examples with the largest clusters: one at a time.
+const LARGE: &[&str] = &["dory-elasticity", "wegert-configurations", "operations"];
 static LARGE_RINGS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 examples! {
