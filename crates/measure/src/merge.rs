@@ -393,12 +393,7 @@ fn merge_lost_writes(
             }
         }
         if let Some(e) = &l.error {
-            let e = format!("{label}: {e}");
-            m.error = Some(
-                m.error
-                    .take()
-                    .map_or(e.clone(), |prior| format!("{prior}; {e}")),
-            );
+            add_error(m, format!("{label}: {e}"));
         }
     }
     // A client that verified nothing while others did: its writes were not checked.
@@ -410,15 +405,18 @@ fn merge_lost_writes(
             .map(|(_, l)| l.as_str())
             .collect();
         if !missing.is_empty() {
-            let e = format!("not verified by {}", missing.join(", "));
-            m.error = Some(
-                m.error
-                    .take()
-                    .map_or(e.clone(), |prior| format!("{prior}; {e}")),
-            );
+            add_error(m, format!("not verified by {}", missing.join(", ")));
         }
     }
     all
+}
+
+/// Adds `e` to what the merged pass says went wrong.
+fn add_error(m: &mut crate::result::LostWrites, e: String) {
+    m.error = Some(match m.error.take() {
+        Some(prior) => format!("{prior}; {e}"),
+        None => e,
+    });
 }
 
 /// Per operation: counts add, latencies merge as histograms, the rate is each client's successes

@@ -632,12 +632,12 @@ fn with_operations_they_have(
     let mut left_out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut first_refusal: BTreeMap<String, SessionError> = BTreeMap::new();
     for run in plan {
-        let action = action_of(exp, &run).to_string();
+        let scale_action = action_of(exp, &run);
+        let action = scale_action.to_string();
         let has = match PlannedDeployment::of(exp, base, &run)? {
             Some(planned) => {
-                let deployment = planned.deployment()?;
-                let (op, _) = crate::elastic::operation_of(action_of(exp, &run));
-                Cluster::operations_of(&deployment).contains(&op)
+                let (op, _) = crate::elastic::operation_of(scale_action);
+                Cluster::operations_of(&planned.deployment()?).contains(&op)
             }
             // A database URL: the cluster's hooks decide when it is up.
             None => true,
