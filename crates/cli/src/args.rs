@@ -148,6 +148,10 @@ pub struct ExperimentArgs {
     /// file runs, not a result to compare cells by).
     #[arg(long, value_name = "CELLS", default_value = "all")]
     pub cells: scalebench_study::experiment::spec::Cells,
+    /// Run only the cells of this database (its name in the file; repeat for several): a row of
+    /// the matrix again, or a check of one database's part of a file.
+    #[arg(long = "database", value_name = "NAME")]
+    pub databases: Vec<String>,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]

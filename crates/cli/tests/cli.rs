@@ -1579,6 +1579,54 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
     }
 }
 
+/// `experiment --database NAME` runs only that database's cells (repeatable); a name the file does
+/// not have is bad input, named, and nothing runs.
+#[test]
+fn an_experiment_runs_only_the_databases_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("e.toml");
+    let results = dir.path().join("r.db");
+    std::fs::write(
+        &spec,
+        "name = \"x\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
+         [[database]]\nname = \"one\"\ndb = \"null://\"\n\
+         [[database]]\nname = \"two\"\ndb = \"null://\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n\
+         [sweep]\ntarget = [100, 200]\n",
+    )
+    .unwrap();
+    let experiment = |extra: &[&str]| {
+        let mut args = vec!["experiment", spec.to_str().unwrap(), "--results"];
+        args.push(results.to_str().unwrap());
+        args.extend(extra);
+        scalebench(&args)
+    };
+    let o = experiment(&["--database", "three"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("\"three\""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("one, two"), "{}", stderr(&o));
+    assert!(!results.exists(), "nothing is recorded");
+
+    let o = experiment(&["--database", "two", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(plan.contains(": 2 runs"), "{plan}");
+    assert!(!plan.contains("one/"), "{plan}");
+
+    let o = experiment(&["--database", "two"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let cells: Vec<String> = db
+        .prepare("SELECT cell FROM runs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    assert!(cells.iter().all(|c| c.starts_with("two/")), "{cells:?}");
+}
+
 /// Every value of an experiment is checked before its first run: a bad property of the last cell, a
 /// bad swept rate or an unknown binding option is the file's error (exit 2, naming the value and the
 /// cell), and nothing runs or is recorded.

@@ -27,6 +27,7 @@ pub fn experiment_command(
     let request = ExperimentRequest {
         experiment,
         cells: args.cells,
+        only_databases: args.databases.clone(),
         base: args
             .file
             .parent()

@@ -55,6 +55,8 @@ pub struct ExperimentRequest {
     pub experiment: Experiment,
     /// Which cells of its matrix run (all, or each value once).
     pub cells: Cells,
+    /// Only the cells of these databases (by name); every database when empty.
+    pub only_databases: Vec<String>,
     /// The directory the spec's deployment and workload files are relative to.
     pub base: PathBuf,
     /// The spec's file as the results store names it.
@@ -109,8 +111,35 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
     let plan = request
         .cells
         .select(with_operations_they_have(exp, base, exp.plan())?);
+    let plan = of_databases(exp, &request.only_databases, plan)?;
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
+}
+
+/// The runs of `plan` on the databases named (all when none is), each name checked against the
+/// file's databases.
+fn of_databases(
+    exp: &Experiment,
+    names: &[String],
+    plan: Vec<PlannedRun>,
+) -> Result<Vec<PlannedRun>, SessionError> {
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !exp.databases.iter().any(|d| &d.name == *n))
+    {
+        let known: Vec<&str> = exp.databases.iter().map(|d| d.name.as_str()).collect();
+        return Err(SessionError::Usage(format!(
+            "--database {unknown:?}: the experiment has no such database (it has {})",
+            known.join(", ")
+        )));
+    }
+    Ok(if names.is_empty() {
+        plan
+    } else {
+        plan.into_iter()
+            .filter(|r| names.contains(&r.database))
+            .collect()
+    })
 }
 
 /// Runs every planned run not recorded yet, each recorded in the results store as it ends (a
