@@ -54,7 +54,7 @@ pub enum Command {
     /// space, snapshot and restore. Under load, `elastic --action` also restarts nodes, rolls a
     /// restart through them, fails the primary over, compacts and repairs; which kind has which:
     /// every kind add:K, remove:K, crash:K, restart:NODE and rolling-restart (postgres-bucardo
-    /// neither add nor remove, mongo-java-server crash only); fail-primary on redis-cluster with
+    /// neither add nor remove, mongo-java-server none: one server); fail-primary on redis-cluster with
     /// replicas, postgres-patroni, etcd and galera; compact on cassandra, postgres-patroni, etcd,
     /// hbase and redis-cluster with appendonly; repair on cassandra; an external cluster those it
     /// has hooks for (docs/operations.md).

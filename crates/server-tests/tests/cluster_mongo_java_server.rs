@@ -21,6 +21,19 @@ fn one_server_keeps_its_data_across_a_restart_and_refuses_more_nodes() {
     let e = c.add_node().unwrap_err().to_string();
     assert!(e.contains("single server") && e.contains("external"), "{e}");
     assert!(c.remove_node(None).is_err());
+    // No operation under load: a crash would leave no server (elastic keeps one running), a
+    // restart of its in-memory store an empty one. Refused as bad input, before anything.
+    for op in [
+        scalebench_deploy::Operation::Crash,
+        scalebench_deploy::Operation::Restart,
+    ] {
+        let e = c.check_operation(op, None).unwrap_err();
+        assert!(
+            matches!(e, scalebench_deploy::DeployError::BadInput(_)),
+            "{e}"
+        );
+        assert!(e.to_string().contains("it has: none"), "{e}");
+    }
 
     // A graceful stop writes the store out; started again, every record is there.
     c.stop_node("node1", false).unwrap();

@@ -3,6 +3,8 @@
 //! Schema as YCSB's JDBC binding. Knobs: prepared statements on or off, batched load as multi-row
 //! INSERT or COPY, `synchronous_commit` per session. Each slot has its own connection (YCSB's model);
 //! a lost connection is re-established by the next operation, whose latency includes the reconnect.
+//! When its server refuses, the slot moves on: a replica's reader to the other replicas, then the
+//! primary (libpq's `target_session_attrs=prefer-standby`); one of several masters to the others.
 //!
 //! `postgres://user:password@h1:p1,h2:p2/database` names several masters (a Bucardo multi-master
 //! deployment): slot k writes and reads through host k mod N, so the load spreads over every master.
@@ -34,7 +36,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: Some(table_sql),
     stores_data: true,
     creates_table_on_load: false,
-    reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master, which other masters' writes reach asynchronously",
+    reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
 };
 
 /// The table `--create-schema` creates, for a deployment that creates it on every master itself.
@@ -352,6 +354,7 @@ impl PostgresFactory {
         let mut b = PostgresBinding {
             shared: self.shared.clone(),
             target: target.clone(),
+            fallbacks: Vec::new(),
             client,
             prepared: None,
             batch_statements: HashMap::new(),
@@ -366,6 +369,14 @@ impl PostgresFactory {
     }
 }
 
+/// The servers of `list` after worker `worker`'s own (`worker mod n`), in turn.
+fn after(list: &[Replica], worker: usize) -> Vec<tokio_postgres::Config> {
+    let n = list.len();
+    (1..n)
+        .map(|k| list[(worker + k) % n].config.clone())
+        .collect()
+}
+
 impl BindingFactory for PostgresFactory {
     type Binding = PostgresBinding;
 
@@ -375,14 +386,16 @@ impl BindingFactory for PostgresFactory {
 
     async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
         let masters = &self.shared.masters;
-        let mut b = self
-            .connect_to(&masters[worker % masters.len()].config)
-            .await?;
+        let master = &masters[worker % masters.len()].config;
+        let mut b = self.connect_to(master).await?;
+        b.fallbacks = after(masters, worker);
         let replicas = &self.shared.read_hosts;
         if !replicas.is_empty() {
-            let reader = self
+            let mut reader = self
                 .connect_to(&replicas[worker % replicas.len()].config)
                 .await?;
+            reader.fallbacks = after(replicas, worker);
+            reader.fallbacks.push(master.clone());
             b.reader = Some(Box::new(reader));
         }
         Ok(b)
@@ -414,8 +427,12 @@ struct Prepared {
 
 pub struct PostgresBinding {
     shared: std::sync::Arc<Shared>,
-    /// The server this connection goes to (reconnects go there too).
+    /// The server this connection goes to (reconnects go there first).
     target: tokio_postgres::Config,
+    /// The servers a reconnect tries, in turn, when `target` refuses: a replica's reader the other
+    /// replicas then the primary (libpq's `target_session_attrs=prefer-standby`), one of several
+    /// masters the other masters. The one that answers becomes `target`.
+    fallbacks: Vec<tokio_postgres::Config>,
     client: Client,
     /// With `read_hosts`: the connection to this worker's replica, which serves reads and scans.
     reader: Option<Box<PostgresBinding>>,
@@ -511,11 +528,26 @@ impl PostgresBinding {
         if !self.client.is_closed() {
             return Ok(());
         }
-        let client = self
-            .factory()
-            .client_at(&self.target)
-            .await
-            .map_err(|e| OpError::new(FailureClass::Unavailable, e.to_string()))?;
+        let client = match self.factory().client_at(&self.target).await {
+            Ok(client) => client,
+            Err(refused) => {
+                // Its server is down or gone: the next that answers serves this slot from now on.
+                let mut found = None;
+                for (i, other) in self.fallbacks.iter().enumerate() {
+                    if let Ok(client) = self.factory().client_at(other).await {
+                        found = Some((i, client));
+                        break;
+                    }
+                }
+                let Some((i, client)) = found else {
+                    return Err(OpError::new(FailureClass::Unavailable, refused.to_string()));
+                };
+                let moved_to = self.fallbacks.remove(i);
+                let left = std::mem::replace(&mut self.target, moved_to);
+                self.fallbacks.push(left);
+                client
+            }
+        };
         self.client = client;
         if self.factory().prepared {
             self.prepare().await?;

@@ -31,6 +31,11 @@ pub struct Bucardo;
 
 /// The one sync, its relation and database groups.
 const SYNC: &str = "bench";
+
+/// Bucardo copies in batches after commits (its kick), so under continuous writes some change is
+/// always waiting: the sync counts as caught up when no change has waited longer than this. A lag
+/// bound, as a streaming replica's 0 bytes of lag is a moment between two commits.
+const COPY_LAG_BOUND_S: u32 = 1;
 /// The cluster facts naming the table the sync replicates and the SQL that created it (absent:
 /// none yet).
 const TABLE_FACT: &str = "bucardo_table_sql";
@@ -345,23 +350,31 @@ impl Engine for Bucardo {
         missing
     }
 
-    /// Changes Bucardo has not copied yet (delta rows with no track row of the sync), truncates not
-    /// yet replicated, and autovacuum.
+    /// Changes Bucardo has not copied within [`COPY_LAG_BOUND_S`] (delta rows with no track row
+    /// of the sync), truncates not yet replicated, and autovacuum.
     fn busy(&self, c: &ClusterState) -> Vec<String> {
         let mut busy = Vec::new();
-        let table = c.facts.get(TABLE_NAME_FACT);
+        // With a server down (crashed, stopped) Bucardo keeps its changes until it is back:
+        // waiting, not in motion, as a streaming replica that is down shows no lag.
+        let all_up = servers(c).all(|m| m.process.is_some());
+        let table = c.facts.get(TABLE_NAME_FACT).filter(|_| all_up);
         // Changes are recorded (delta rows) on the sources only.
         for m in servers(c).filter(|m| m.process.is_some()) {
             if let (Some(t), true) = (table, m.role == "master") {
                 let pending = format!(
                     "SELECT (SELECT count(*) FROM bucardo.delta_public_{t} d WHERE NOT EXISTS \
                      (SELECT 1 FROM bucardo.track_public_{t} k WHERE k.txntime = d.txntime \
-                     AND k.target = 'dbgroup {SYNC}')) \
+                     AND k.target = 'dbgroup {SYNC}') \
+                     AND d.txntime < now() - interval '{COPY_LAG_BOUND_S} seconds') \
                      + (SELECT count(*) FROM bucardo.bucardo_truncate_trigger WHERE replicated IS NULL)"
                 );
                 match sql(m, DATABASE, &pending) {
                     Ok(n) if n.trim() == "0" => {}
-                    Ok(n) => busy.push(format!("{}: {} changes not yet copied", m.id, n.trim())),
+                    Ok(n) => busy.push(format!(
+                        "{}: {} changes not copied within {COPY_LAG_BOUND_S} s",
+                        m.id,
+                        n.trim()
+                    )),
                     Err(e) => busy.push(format!("{}: {e}", m.id)),
                 }
             }
@@ -387,6 +400,15 @@ impl Engine for Bucardo {
             done.push(format!("{}: VACUUM ANALYZE, CHECKPOINT", m.id));
         }
         Ok(done)
+    }
+
+    /// The daemon ends when one of its databases goes away: a server's restart stops it first
+    /// and starts it after (`bucardo stop`, `bucardo start`).
+    fn restarts_with(&self, c: &ClusterState, node: &NodeState) -> Vec<String> {
+        match daemon(c) {
+            Ok(d) if d.id != node.id => vec![d.id.clone()],
+            _ => Vec::new(),
+        }
     }
 
     /// PostgreSQL's fast shutdown; the daemon (no handler of its own) ends on it too.

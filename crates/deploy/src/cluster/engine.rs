@@ -245,6 +245,11 @@ pub(crate) trait Engine {
     fn compact(&self, c: &ClusterState) -> Result<Vec<String>, DeployError>;
     /// Makes a node's data durable before it stops for a snapshot (Redis saves its RDB).
     fn before_stop(&self, _c: &ClusterState, _node: &NodeState) {}
+    /// The nodes a restart of `node` stops before it and starts after it, as an operator does
+    /// (Bucardo's daemon ends when one of its databases goes away).
+    fn restarts_with(&self, _c: &ClusterState, _node: &NodeState) -> Vec<String> {
+        Vec::new()
+    }
     /// After a node's process tree was killed (a crash), or stopped for good (`down`): kills what of
     /// the node left that tree (Patroni starts its PostgreSQL detached, so that it outlives
     /// Patroni), as a dying machine takes everything with it.

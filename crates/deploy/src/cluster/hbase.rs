@@ -346,10 +346,13 @@ impl Engine for Hbase {
     }
 
     fn not_ready(&self, c: &ClusterState) -> Vec<String> {
+        // A region server stopped or crashed on purpose is down, not unready: the master has
+        // moved its regions to the others (ZooKeeper, the master and the gateway must run).
+        let stopped = |n: &NodeState| n.role == REGION_SERVER && n.process.is_none();
         let mut missing: Vec<String> = c
             .nodes
             .iter()
-            .filter(|n| !(n.is_running() && port_open(n.port)))
+            .filter(|n| !stopped(n) && !(n.is_running() && port_open(n.port)))
             .map(|n| format!("{} ({}) is not serving on {}", n.id, n.role, n.endpoint()))
             .collect();
         if let Ok(master) = node_of_role(c, MASTER) {
@@ -365,7 +368,7 @@ impl Engine for Hbase {
             {
                 Ok(live) => {
                     let live = live.as_str().unwrap_or_default().to_string();
-                    for rs in region_servers(c) {
+                    for rs in region_servers(c).filter(|n| !stopped(n)) {
                         if !live.contains(&format!("127.0.0.1,{},", rs.port)) {
                             missing.push(format!("{} is not a live region server yet", rs.id));
                         }

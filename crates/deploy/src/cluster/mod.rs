@@ -682,12 +682,29 @@ impl Cluster {
             self.wait_ready()?;
             return Ok(done);
         }
+        let along: Vec<String> = self
+            .engine
+            .restarts_with(&self.state, &node)
+            .into_iter()
+            .filter(|a| self.state.node(a).is_ok_and(|n| n.is_running()))
+            .collect();
+        for a in &along {
+            self.stop_node(a, false)?;
+        }
         self.engine.before_stop(&self.state, &node);
         self.stop_node(id, false)?;
         // Started again whatever happens to the wait: Ctrl-C must not leave it down.
         self.start_node(id)?;
+        for a in &along {
+            self.start_node(a)?;
+        }
         self.wait_ready()?;
-        Ok(vec![format!("{id}: stopped, started, rejoined")])
+        let with = if along.is_empty() {
+            String::new()
+        } else {
+            format!(" (with {})", along.join(", "))
+        };
+        Ok(vec![format!("{id}: stopped, started, rejoined{with}")])
     }
 
     /// Restarts every running data node in turn ([`Cluster::restart_node`]), each back and the
