@@ -119,7 +119,7 @@ fn a_synchronous_replica_serves_the_reads() {
     c.wait_idle().unwrap();
     for action in ["crash:1", "remove:1"] {
         let step = operation_under_load(&mut c, action, 2000, 100.0, false);
-        assert_eq!(step.changed_nodes, [added.clone()], "{action}");
+        assert_eq!(step.changed_nodes, std::slice::from_ref(&added), "{action}");
         let f = step.impact.as_ref().unwrap();
         assert!(f.recovered && f.completed > 0, "{action}: {f:?}");
         assert_eq!(lost_writes(&step), 0, "{action}: {f:?}");

@@ -352,7 +352,7 @@ impl Engine for Hbase {
         let mut missing: Vec<String> = c
             .nodes
             .iter()
-            .filter(|n| !stopped(n) && !(n.is_running() && port_open(n.port)))
+            .filter(|n| !(stopped(n) || n.is_running() && port_open(n.port)))
             .map(|n| format!("{} ({}) is not serving on {}", n.id, n.role, n.endpoint()))
             .collect();
         if let Ok(master) = node_of_role(c, MASTER) {
