@@ -43,6 +43,7 @@ trait ObjectBinding {
     fn insert_batch<'a>(&'a mut self, records: &'a [Operation]) -> Boxed<'a, Result<(), OpError>>;
     fn delete<'a>(&'a mut self, key: &'a str) -> Boxed<'a, Result<(), OpError>>;
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>>;
+    fn abandoned(&mut self);
 }
 
 impl<B: Binding> ObjectBinding for B {
@@ -86,6 +87,9 @@ impl<B: Binding> ObjectBinding for B {
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>> {
         Box::pin(Binding::cleanup(self))
     }
+    fn abandoned(&mut self) {
+        Binding::abandoned(self)
+    }
 }
 
 /// A connection of an erased binding.
@@ -118,6 +122,9 @@ impl Binding for ErasedBinding {
     }
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         self.0.cleanup().await
+    }
+    fn abandoned(&mut self) {
+        self.0.abandoned()
     }
 }
 

@@ -201,6 +201,11 @@ pub trait Binding {
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         Ok(())
     }
+
+    /// An operation's future was dropped before its answer came (the operation timeout). A binding
+    /// whose connection carries one request at a time must drop that connection: the abandoned
+    /// request's answer would otherwise be read as the next operation's.
+    fn abandoned(&mut self) {}
 }
 
 /// Creates per-worker [`Binding`]s. Shared by all worker threads. Each binding's factory also has

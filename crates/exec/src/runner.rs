@@ -868,11 +868,13 @@ async fn run_slot<F: BindingFactory>(
         let write_seq = shared.written.as_ref().map(|w| w.begin());
         let result = {
             let check = verify.then_some(&generator);
-            with_timeout(
+            let (result, abandoned) = with_timeout(
                 plan.op_timeout,
                 perform(&mut binding, &op, &mut bufs, check),
             )
-            .await
+            .await;
+            abandoned.tell(&mut binding);
+            result
         };
         let end = clock.now_ns();
         if shared.client_failed(&result) {
@@ -954,7 +956,7 @@ async fn load_slot<F: BindingFactory>(
         loop {
             let start = clock.now_ns();
             bound_call(shared, ctx.timeline, start);
-            let result = with_timeout(plan.op_timeout, async {
+            let (result, abandoned) = with_timeout(plan.op_timeout, async {
                 if batch_size > 1 {
                     binding.insert_batch(&batch).await
                 } else {
@@ -962,6 +964,7 @@ async fn load_slot<F: BindingFactory>(
                 }
             })
             .await;
+            abandoned.tell(&mut binding);
             let end = clock.now_ns();
             if shared.client_failed(&result) {
                 break;
@@ -990,14 +993,30 @@ async fn load_slot<F: BindingFactory>(
 async fn with_timeout<T>(
     timeout: Option<Duration>,
     fut: impl std::future::Future<Output = Result<T, OpError>>,
-) -> Result<T, OpError> {
+) -> (Result<T, OpError>, Abandoned) {
     match timeout {
-        None => fut.await,
-        Some(d) => tokio::time::timeout(d, fut).await.unwrap_or_else(|_| {
-            Err(OpError::new(
-                FailureClass::Timeout,
-                format!("no answer within the operation timeout of {d:?}"),
-            ))
-        }),
+        None => (fut.await, Abandoned(false)),
+        Some(d) => match tokio::time::timeout(d, fut).await {
+            Ok(r) => (r, Abandoned(false)),
+            Err(_) => (
+                Err(OpError::new(
+                    FailureClass::Timeout,
+                    format!("no answer within the operation timeout of {d:?}"),
+                )),
+                Abandoned(true),
+            ),
+        },
+    }
+}
+
+/// The operation's future was dropped unanswered: its binding is told ([`Binding::abandoned`]).
+#[must_use]
+struct Abandoned(bool);
+
+impl Abandoned {
+    fn tell<B: Binding>(self, binding: &mut B) {
+        if self.0 {
+            binding.abandoned();
+        }
     }
 }

@@ -32,6 +32,8 @@ struct Script {
     /// After this many calls of a binding, each fails as a driver reports the process out of
     /// descriptors (the operating system's own message for EMFILE).
     out_of_descriptors_after: Option<u64>,
+    /// Calls of `Binding::abandoned`: operations dropped unanswered.
+    abandoned: AtomicU64,
 }
 
 #[derive(Clone)]
@@ -131,6 +133,9 @@ impl Binding for ScriptBinding {
     }
     async fn delete(&mut self, _: &str) -> Result<(), OpError> {
         self.call().await
+    }
+    fn abandoned(&mut self) {
+        self.script.abandoned.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -508,9 +513,11 @@ fn per_operation_timeout_is_a_failure_class() {
         op_timeout: Some(Duration::from_millis(100)),
         ..Default::default()
     };
-    let out = run_script(s, &plan).unwrap();
+    let out = run_script(s.clone(), &plan).unwrap();
     assert_eq!(out.result.errors["timeout"].count, 1);
     assert_eq!(out.result.totals.ok, 19);
+    // The binding is told, so that a connection carrying one request at a time is not reused.
+    assert_eq!(s.abandoned.load(Ordering::SeqCst), 1);
 }
 
 #[test]

@@ -86,14 +86,14 @@ fn every_node_accepts_writes_and_every_node_sees_them() {
     let killed = step.changed_nodes[0].clone();
     assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
     assert_eq!(step.nodes_after, 2);
-    // The survivors hold nearly every write the killed node acknowledged, not always all: 1 or 2
-    // of 630 to 780 keys read back older in each of 3 runs here (the verify pass reading with
-    // wsrep_sync_wait = 1), updates acknowledged as the node died (docs/operations.md). Counted,
-    // and few.
+    // The survivors hold every write the killed node acknowledged. Before the executor told a
+    // binding of an operation it abandoned at its timeout, a MySQL connection read the abandoned
+    // statement's answer as the next one's: reads of loaded keys "not found", and 1 or 2 of about
+    // 700 updates counted lost here, acknowledged by another statement's OK.
     let f = step.impact.as_ref().unwrap();
     let lost = f.lost_writes.as_ref().unwrap();
-    eprintln!("Galera node killed: {lost:?}");
-    assert!(lost.lost * 100 < lost.checked, "{lost:?}");
+    assert_eq!(lost.lost, 0, "{lost:?}");
+    assert!(!f.errors.contains_key("not_found"), "{:?}", f.errors);
     c.start_node(&killed).unwrap();
     c.wait_ready().unwrap();
     // Stopped cleanly, a node has sent every write it acknowledged: none lost.

@@ -151,3 +151,57 @@ fn the_benchmark_user_has_rights_on_its_database_only() {
         String::from_utf8_lossy(&own.stderr)
     );
 }
+
+/// A statement dropped before its answer came (the operation timeout) leaves that answer on the
+/// wire. Told so, the binding drops its connection: the next statement reads its own answer, not
+/// the abandoned one's (an update seen as acknowledged by an earlier statement's OK).
+#[test]
+fn an_abandoned_statement_answer_is_not_taken_for_the_next_ones() {
+    use scalebench_binding::{Binding, BindingFactory};
+    use scalebench_workload::FailureClass;
+    let w = workload(&[("table", "abandoned"), ("fieldcount", "2")]);
+    let f = MysqlFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
+    let row = |v: &str| vec![(0usize, v.to_string()), (1usize, v.to_string())];
+    let locked = |abandon: bool| {
+        block_on(async {
+            let mut b = f.connect(0).await.unwrap();
+            b.insert("held", &row("before")).await.unwrap();
+            // Another session holds the row's lock for a second: the binding's update waits for it.
+            let holder = std::thread::spawn(|| {
+                server()
+                    .sql("BEGIN; SELECT YCSB_KEY FROM ycsb.abandoned WHERE YCSB_KEY = 'held' FOR UPDATE; DO SLEEP(1); COMMIT;")
+                    .unwrap()
+            });
+            // Held: the holder's transaction sleeps.
+            let held =
+                "SELECT COUNT(*) FROM information_schema.processlist WHERE info LIKE 'DO SLEEP%'";
+            for _ in 0..100 {
+                if server().sql(held).unwrap().trim() == "1" {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            let dropped = tokio::time::timeout(
+                std::time::Duration::from_millis(200),
+                b.update("held", &row("after")),
+            )
+            .await;
+            assert!(
+                dropped.is_err(),
+                "the update waits for the lock: {dropped:?}"
+            );
+            if abandon {
+                b.abandoned();
+            }
+            holder.join().unwrap();
+            let next = b.update("no-such-key", &row("x")).await;
+            b.delete("held").await.ok();
+            next
+        })
+    };
+    let next = locked(true);
+    assert_eq!(next.unwrap_err().class, FailureClass::NotFound);
+    // Without it, the connection's next statement reads the abandoned update's OK as its own.
+    let next = locked(false);
+    assert!(next.is_ok(), "{next:?}");
+}

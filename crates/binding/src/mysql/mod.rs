@@ -355,6 +355,13 @@ impl Binding for MysqlBinding {
         Ok(())
     }
 
+    /// mysql_async keeps an answer not yet read only once its header came: a request dropped
+    /// before that leaves its answer on the wire, where the next statement would take it for its
+    /// own (an update "acknowledged" by an earlier statement's OK, seen as lost writes on Galera).
+    fn abandoned(&mut self) {
+        self.conn = None;
+    }
+
     async fn scan(
         &mut self,
         start_key: &str,
