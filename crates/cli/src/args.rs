@@ -13,6 +13,7 @@ use scalebench_session::request::{
     ElasticRequest, Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
 };
 use scalebench_study::saturate::{Objective, SaturationRequest, StepClients};
+use scalebench_workload::rate::RateProfile;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -646,6 +647,15 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
 
+    /// Open loop at a rate that changes over the measured window, instead of --target:
+    /// ramp:from=100,to=1000,over=60s; staircase:start=100,step=100,every=10s,steps=5;
+    /// sine:mean=500,amplitude=200,period=1m; constant:rate=R. Rates are the whole run's in ops/s;
+    /// the warm-up runs at the first rate, the last segment's rate holds after it, the profile's
+    /// mean over the window is the offered rate; needs --duration. With --arrival poisson the gaps
+    /// are exponential around the profile's rate.
+    #[arg(long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
+    pub rate_profile: Option<RateProfile>,
+
     /// Spacing of open-loop arrivals.
     #[arg(long, value_name = "constant|poisson", default_value = "constant", value_parser = parse_arrival)]
     pub arrival: scalebench_exec::Arrival,
@@ -930,6 +940,7 @@ impl PhaseArgs {
             threads: self.threads,
             concurrency: self.concurrency,
             target: self.target,
+            rate_profile: self.rate_profile,
             arrival: self.arrival,
             timing: self.timing,
             duration: self.duration,

@@ -412,6 +412,48 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
         (vec!["run", "--target", "1e12"], "'1e12'"),
+        // Issue 43: rate profiles that go negative, lack a field, meet a constant target, have no
+        // window, or are asked of a command that sets its own rates.
+        (
+            vec![
+                "run",
+                "--rate-profile",
+                "sine:mean=100,amplitude=200,period=1m",
+            ],
+            "would go negative",
+        ),
+        (
+            vec!["run", "--rate-profile", "ramp:from=10,to=100"],
+            "ramp needs over=",
+        ),
+        (
+            vec!["run", "--rate-profile", "constant:rate=5", "--target", "5"],
+            "--target",
+        ),
+        (
+            vec![
+                "run",
+                "-p",
+                "target=50",
+                "--rate-profile",
+                "ramp:from=10,to=100,over=1s",
+            ],
+            "replaces --target",
+        ),
+        (
+            vec![
+                "run",
+                "--operations",
+                "100",
+                "--rate-profile",
+                "ramp:from=10,to=100,over=1s",
+            ],
+            "give --duration",
+        ),
+        (
+            vec!["saturate", "--rate-profile", "ramp:from=10,to=100,over=1s"],
+            "its own constant rate",
+        ),
         (vec!["saturate", "--factor", "NaN"], "'NaN'"),
         // Unbounded input (issue 13, point 11): bounded, named, exit 2.
         (vec!["run", "-p", "threadcount=100000"], "'100000'"),
@@ -885,6 +927,47 @@ fn unknown_properties_are_warned_about() {
     assert!(
         err.contains("property 'exporter'") && err.contains("no effect"),
         "{err}"
+    );
+}
+
+/// Issue 43: an open loop whose rate follows a ramp on null://: each 2 s interval completes what
+/// the ramp asks for it, the result names the profile and its mean as the target, and the printed
+/// settings say both.
+#[test]
+fn a_run_follows_its_rate_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let profile = "ramp:from=500,to=2500,over=4s";
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--rate-profile",
+        profile,
+        "--duration",
+        "6s",
+        "--warmup",
+        "300ms",
+        "--interval",
+        "2s",
+        "--threads",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_follows_the_profile(&json(&out), profile, 6.0);
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains("open loop following ramp:from=500,to=2500,over=4s, mean 1833.3 ops/s"),
+        "{printed}"
+    );
+    // The report draws the offered rate beside what all operations achieved.
+    let page = report_page(&out, &dir.path().join("r.html"));
+    assert!(
+        page.contains("offered (interval mean): ramp:from=500,to=2500,over=4s")
+            && page.contains("all operations"),
+        "the throughput chart lacks the profile"
     );
 }
 

@@ -156,6 +156,44 @@ fn four_clients_load_then_run_with_inserts_each_in_its_own_section() {
 /// moment of the start (spawning, connecting, waiting for the common start, running). Each time
 /// the launcher exits 130 (interrupted), never 1 (a failed run), and a result it writes says
 /// `interrupted: true`.
+/// Issue 43: two clients share a rate profile (each follows half of it, its arrivals between the
+/// other's): the merged run's intervals complete what the whole profile asks for them.
+#[test]
+fn two_clients_follow_their_shares_of_a_rate_profile() {
+    let server = redis();
+    let url = server.url();
+    let dir = test_dir();
+    let out = dir.path().join("run.json");
+    let o = scalebench(&["load", "a", "--db", &url, "-p", "recordcount=500", "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile = "staircase:start=400,step=800,every=2s,steps=2";
+    let o = scalebench(&[
+        "run",
+        "a",
+        "--db",
+        &url,
+        "-p",
+        "recordcount=500",
+        "--clients",
+        "2",
+        "--rate-profile",
+        profile,
+        "--duration",
+        "4s",
+        "--warmup",
+        "300ms",
+        "--interval",
+        "2s",
+        "--no-monitor",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let merged = json(&out);
+    assert_eq!(u(&merged["phases"][0]["clients"]), 2);
+    assert_follows_the_profile(&merged, profile, 4.0);
+}
+
 #[test]
 fn ctrl_c_to_the_process_group_at_any_moment_of_the_start_is_an_interruption() {
     use std::os::unix::process::CommandExt;

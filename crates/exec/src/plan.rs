@@ -66,8 +66,11 @@ pub struct RunPlan {
     pub threads: usize,
     /// In-flight operations per thread.
     pub concurrency: usize,
-    /// Total offered rate (ops/s) for an open-loop run; `None` for closed loop.
+    /// Total offered rate (ops/s) for an open-loop run; `None` for closed loop. With a
+    /// `rate_profile`, the profile's mean over the window.
     pub target_ops_s: Option<f64>,
+    /// Open loop at a changing rate: the schedule follows it (this client's share of it).
+    pub rate_profile: Option<scalebench_workload::rate::RateProfile>,
     pub arrival: Arrival,
     /// Measured run length; `None` to stop by operation count only.
     pub duration: Option<Duration>,
@@ -158,6 +161,7 @@ impl Default for RunPlan {
             threads: 1,
             concurrency: 1,
             target_ops_s: None,
+            rate_profile: None,
             arrival: Arrival::Constant,
             duration: Some(Duration::from_secs(30)),
             warmup: Duration::ZERO,

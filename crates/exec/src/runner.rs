@@ -297,6 +297,14 @@ fn check_plan(plan: &RunPlan) -> Result<(), ExecError> {
             )));
         }
     }
+    if let Some(p) = &plan.rate_profile {
+        p.check().map_err(ExecError::Plan)?;
+        if plan.target_ops_s.is_none() {
+            return Err(ExecError::Plan(
+                "a rate profile is an open loop: its mean over the window is the target".into(),
+            ));
+        }
+    }
     crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
         .map_err(ExecError::Plan)?;
     crate::plan::check_timing(plan.timing, plan.duration, plan.warmup).map_err(ExecError::Plan)?;
@@ -780,13 +788,24 @@ async fn run_slot<F: BindingFactory>(
         plan.slot_quota(slot)
     };
     let mut schedule = plan.target_ops_s.map(|rate| {
-        Schedule::new(
-            rate / plan.slots() as f64,
-            plan.arrival,
-            (slot, plan.slots()),
-            plan.arrival_offset.as_nanos() as f64,
-            mix_seed(plan.seed, !(slot as u64)),
-        )
+        let seed = mix_seed(plan.seed, !(slot as u64));
+        match plan.rate_profile {
+            Some(profile) => Schedule::profiled(
+                profile,
+                timeline.t0_ns as f64 / 1e9,
+                plan.arrival,
+                (slot, plan.slots()),
+                plan.arrival_offset.as_secs_f64() * rate,
+                seed,
+            ),
+            None => Schedule::new(
+                rate / plan.slots() as f64,
+                plan.arrival,
+                (slot, plan.slots()),
+                plan.arrival_offset.as_nanos() as f64,
+                seed,
+            ),
+        }
     });
     let mut op = Operation::default();
     let mut bufs = Buffers::default();

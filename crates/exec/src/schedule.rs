@@ -1,6 +1,7 @@
 //! Open-loop schedules: intended start times independent of how fast the database answers.
 
 use rand::{Rng, SeedableRng};
+use scalebench_workload::rate::RateProfile;
 
 use crate::plan::Arrival;
 
@@ -11,6 +12,36 @@ pub(crate) struct Schedule {
     gap_ns: f64,
     arrival: Arrival,
     rng: rand::rngs::SmallRng,
+    /// A rate that changes: the arrivals are counted instead of timed ([`Profiled`]).
+    profiled: Option<Profiled>,
+}
+
+/// A slot's arrivals under a [`RateProfile`], in "arrivals due" (the profile's integral, all slots
+/// together): slot `i` of `S` takes arrivals `i`, `i + S`, `i + 2S`, ... (or Poisson gaps of mean
+/// `S`), each at the time the profile has that many due. The warm-up runs at the first rate.
+struct Profiled {
+    profile: RateProfile,
+    /// The next arrival's count.
+    next_u: f64,
+    /// Arrivals between two of this slot's: the slots.
+    slots: f64,
+    warmup_s: f64,
+    /// The previous arrival's time after the window opened: where the next one's search starts.
+    last_s: f64,
+}
+
+impl Profiled {
+    /// Seconds after the phase's start at which `u` arrivals are due; `None`: never.
+    fn time_of(&mut self, u: f64) -> Option<f64> {
+        let first = self.profile.rate_at(0.0);
+        let in_warmup = first * self.warmup_s;
+        if u <= in_warmup {
+            return Some(u / first);
+        }
+        let t = self.profile.time_of(u - in_warmup, self.last_s)?;
+        self.last_s = t;
+        Some(self.warmup_s + t)
+    }
 }
 
 impl Schedule {
@@ -29,6 +60,7 @@ impl Schedule {
             gap_ns,
             arrival,
             rng: rand::rngs::SmallRng::seed_from_u64(seed ^ 0x5CED_u64.rotate_left(17)),
+            profiled: None,
         };
         s.next_ns = offset_ns
             + match arrival {
@@ -38,20 +70,126 @@ impl Schedule {
         s
     }
 
-    fn draw_gap(&mut self) -> f64 {
+    /// Arrivals that follow `profile` (this client's rate, all its slots together) from the end of
+    /// a warm-up of `warmup_s` seconds; all of them `offset` arrivals later (a client's place among
+    /// the clients of a distributed run: client c of C is c / C arrivals later).
+    pub(crate) fn profiled(
+        profile: RateProfile,
+        warmup_s: f64,
+        arrival: Arrival,
+        (index, slots): (usize, usize),
+        offset: f64,
+        seed: u64,
+    ) -> Self {
+        let mut s = Schedule {
+            next_ns: 0.0,
+            gap_ns: 0.0,
+            arrival,
+            rng: rand::rngs::SmallRng::seed_from_u64(seed ^ 0x5CED_u64.rotate_left(17)),
+            profiled: None,
+        };
+        let slots = slots as f64;
+        let first = offset
+            + match arrival {
+                Arrival::Constant => index as f64,
+                Arrival::Poisson => slots * s.unit_gap(),
+            };
+        s.profiled = Some(Profiled {
+            profile,
+            next_u: first,
+            slots,
+            warmup_s,
+            last_s: 0.0,
+        });
+        s
+    }
+
+    /// A gap of a unit-rate process: 1, or exponential with mean 1.
+    fn unit_gap(&mut self) -> f64 {
         match self.arrival {
-            Arrival::Constant => self.gap_ns,
+            Arrival::Constant => 1.0,
             Arrival::Poisson => {
                 let u: f64 = self.rng.random();
-                -(1.0 - u).ln() * self.gap_ns
+                -(1.0 - u).ln()
             }
         }
     }
 
-    /// The next intended start; the schedule never waits for the previous operation.
+    fn draw_gap(&mut self) -> f64 {
+        self.unit_gap() * self.gap_ns
+    }
+
+    /// The next intended start; the schedule never waits for the previous operation. `u64::MAX`
+    /// when a profile that ends at 0 ops/s has no more arrivals for this slot.
     pub(crate) fn next(&mut self) -> u64 {
+        if self.profiled.is_some() {
+            let gap = self.unit_gap();
+            let p = self.profiled.as_mut().expect("checked");
+            let u = p.next_u;
+            p.next_u += p.slots * gap;
+            return match p.time_of(u) {
+                Some(t) => (t * 1e9) as u64,
+                None => u64::MAX,
+            };
+        }
         let t = self.next_ns as u64;
         self.next_ns += self.draw_gap();
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Slots together follow the profile: the arrivals due by each second are what it integrates
+    /// to, within one per slot.
+    #[test]
+    fn slots_of_a_profiled_schedule_together_follow_the_profile() {
+        let profile = RateProfile::parse("ramp:from=100,to=1000,over=4s").unwrap();
+        let slots = 3;
+        let mut times: Vec<u64> = Vec::new();
+        for i in 0..slots {
+            let mut s = Schedule::profiled(profile, 0.5, Arrival::Constant, (i, slots), 0.0, 7);
+            loop {
+                let t = s.next();
+                if t > 6_000_000_000 {
+                    break;
+                }
+                times.push(t);
+            }
+        }
+        for second in 1..=6u64 {
+            let by = times
+                .iter()
+                .filter(|&&t| t < second * 1_000_000_000)
+                .count() as f64;
+            let t = second as f64;
+            let due = 100.0 * 0.5 + profile.arrivals_by(t - 0.5);
+            assert!(
+                (by - due).abs() <= slots as f64,
+                "by {t} s: {by}, due {due}"
+            );
+        }
+        // Constant arrivals of a constant profile are those of a constant rate.
+        let constant = RateProfile::parse("constant:rate=300").unwrap();
+        let mut a = Schedule::profiled(constant, 1.0, Arrival::Constant, (1, 3), 0.0, 7);
+        let mut b = Schedule::new(100.0, Arrival::Constant, (1, 3), 0.0, 7);
+        for _ in 0..1000 {
+            let (x, y) = (a.next(), b.next());
+            assert!(x.abs_diff(y) <= 1, "{x} against {y}");
+        }
+    }
+
+    #[test]
+    fn a_profile_that_ends_at_zero_runs_out_of_arrivals() {
+        let profile = RateProfile::parse("ramp:from=100,to=0,over=2s").unwrap();
+        let mut s = Schedule::profiled(profile, 0.0, Arrival::Poisson, (0, 1), 0.0, 1);
+        let mut n = 0;
+        while s.next() != u64::MAX {
+            n += 1;
+            assert!(n < 1000, "100 expected");
+        }
+        assert!((60..140).contains(&n), "{n} arrivals, 100 expected");
     }
 }

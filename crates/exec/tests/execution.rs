@@ -389,6 +389,73 @@ fn open_loop_stall_shows_in_corrected_latency_but_not_in_service_time() {
     );
 }
 
+/// Issue 43: an open loop whose rate follows a profile. Each interval completes what the profile
+/// asks for it (its integral over the interval), the warm-up at the first rate; under a stall the
+/// latency is still measured from each operation's intended start.
+#[test]
+fn a_rate_profile_is_followed_interval_by_interval_and_a_stall_shows_from_intended_starts() {
+    use scalebench_workload::rate::RateProfile;
+    let profile = RateProfile::parse("staircase:start=400,step=400,every=2s,steps=2").unwrap();
+    let window = Duration::from_secs(4);
+    let plan = |profile: RateProfile| RunPlan {
+        threads: 1,
+        concurrency: 2,
+        target_ops_s: Some(profile.mean_over(window)),
+        rate_profile: Some(profile),
+        warmup: Duration::from_millis(300),
+        duration: Some(window),
+        // 2 s intervals: a pause of the machine at an edge moves its operations to the next
+        // interval, and 2% of 2 s is 40 ms.
+        interval: Duration::from_secs(2),
+        ..Default::default()
+    };
+    let out = run_script(script(2, |_| {}), &plan(profile)).unwrap();
+    let r = &out.result;
+    assert!(r.open_loop);
+    assert_eq!(r.intervals.len(), 2, "{:?}", r.intervals);
+    for i in &r.intervals {
+        let done: u64 = i.operations.values().map(|o| o.ok).sum();
+        let asked = profile.arrivals_by(i.start_s + 2.0) - profile.arrivals_by(i.start_s);
+        // Within 2%, and within the two operations in flight at an interval's edge.
+        assert!(
+            (done as f64 - asked).abs() <= (0.02 * asked).max(2.0),
+            "from {} s: {done} done, {asked} asked",
+            i.start_s
+        );
+    }
+    let asked = profile.arrivals_by(4.0);
+    assert!(
+        (r.totals.ok as f64 - asked).abs() <= 2.0,
+        "{} of {asked}",
+        r.totals.ok
+    );
+
+    // One operation stalled for 1 s from 1.2 s on: the profile's arrivals meanwhile wait for it.
+    let s = script(1, |s| {
+        s.stall = Some((Duration::from_millis(1500), Duration::from_secs(1)))
+    });
+    let mut stalled = plan(profile);
+    stalled.concurrency = 1;
+    let out = run_script(s, &stalled).unwrap();
+    let mut intended_p99 = 0f64;
+    let mut service_p99 = 0f64;
+    for op in out.result.operations.values() {
+        intended_p99 = intended_p99.max(op.intended_latency.as_ref().unwrap().p99_us);
+        service_p99 = service_p99.max(op.latency.as_ref().unwrap().p99_us);
+    }
+    assert!(
+        intended_p99 >= 300_000.0,
+        "corrected p99 {intended_p99} us misses the stall"
+    );
+    assert!(service_p99 < 50_000.0, "service-time p99 {service_p99} us");
+    // The arrivals due during the stall still ran, late: the window's total is the profile's.
+    assert!(
+        (out.result.totals.ok as f64 - asked).abs() <= 0.02 * asked,
+        "{} of {asked}",
+        out.result.totals.ok
+    );
+}
+
 /// A server that is down is not hammered (issue 13, point 14: 46,000 failed operations per second
 /// against a dead Redis): failures count, each slot backs off, and resumes at once when it is back.
 #[test]

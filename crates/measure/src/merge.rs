@@ -164,6 +164,14 @@ fn definition_difference(a: &RunResult, b: &RunResult) -> Option<(String, String
             seconds(Some(pb.warmup_s)),
         ));
     }
+    if pa.rate_profile != pb.rate_profile {
+        let shown = |p: &Option<String>| p.clone().unwrap_or_else(|| "none".into());
+        return Some((
+            "rate profile".into(),
+            shown(&pa.rate_profile),
+            shown(&pb.rate_profile),
+        ));
+    }
     let (Some(da), Some(db)) = (
         a.client.as_ref().map(|c| &c.definition),
         b.client.as_ref().map(|c| &c.definition),

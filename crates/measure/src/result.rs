@@ -266,8 +266,13 @@ pub struct Parameters {
     pub binding: String,
     pub threads: usize,
     pub concurrency: usize,
-    /// Offered rate in operations per second (open loop); absent for closed loop.
+    /// Offered rate in operations per second (open loop); absent for closed loop. With a
+    /// `rate_profile`, its mean over the window (this client's share of it).
     pub target_ops_s: Option<f64>,
+    /// The whole run's rate profile (`ramp:from=100,to=1000,over=1m`, ...), when its rate changed;
+    /// each client of a distributed run followed its share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_profile: Option<String>,
     /// `constant` or `poisson` (open loop only).
     pub arrival: Option<String>,
     pub duration_s: Option<f64>,
@@ -278,6 +283,20 @@ pub struct Parameters {
     pub op_timeout_s: Option<f64>,
     /// All effective workload and binding properties (secrets redacted).
     pub properties: BTreeMap<String, String>,
+}
+
+impl Parameters {
+    /// The load offered, as the text report and the run page show it: `open loop at 500 ops/s
+    /// (constant)`, `open loop following ramp:from=100,to=1000,over=1m, mean 550.0 ops/s
+    /// (poisson)`, or `closed loop`.
+    pub fn offered_load(&self) -> String {
+        let arrival = self.arrival.as_deref().unwrap_or("constant");
+        match (self.target_ops_s, &self.rate_profile) {
+            (Some(t), Some(p)) => format!("open loop following {p}, mean {t:.1} ops/s ({arrival})"),
+            (Some(t), None) => format!("open loop at {t} ops/s ({arrival})"),
+            (None, _) => "closed loop".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -4,6 +4,7 @@
 
 use scalebench_measure::result::IntervalOp;
 use scalebench_measure::{PhaseResult, RunResult};
+use scalebench_workload::rate::RateProfile;
 
 use crate::chart::{esc, Chart, Scale, Series};
 use crate::html::{slug, table, Section};
@@ -65,15 +66,7 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
             "threads x in flight".into(),
             format!("{} x {}", p.threads, p.concurrency),
         ],
-        vec![
-            "load".into(),
-            p.target_ops_s.map_or("closed loop".into(), |t| {
-                format!(
-                    "open loop at {t} ops/s ({})",
-                    p.arrival.clone().unwrap_or_default()
-                )
-            }),
-        ],
+        vec!["load".into(), p.offered_load()],
         vec!["warm-up".into(), format!("{} s", p.warmup_s)],
         vec![
             "tool".into(),
@@ -142,17 +135,28 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
         } else {
             0.0
         };
+        // The rate profile the run phase's open loop followed, drawn beside what it achieved.
+        let profile = p
+            .rate_profile
+            .as_deref()
+            .filter(|_| phase.phase == scalebench_measure::Phase::Run && phase.open_loop)
+            .and_then(|t| RateProfile::parse(t).ok());
         sections.push(phase_section(
             phase,
             &format!("{id}-{}{i}", phase.phase),
-            warmup,
+            (warmup, profile),
             extras,
         ));
     }
     sections
 }
 
-fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) -> Section {
+fn phase_section(
+    ph: &PhaseResult,
+    id: &str,
+    (warmup_s, profile): (f64, Option<RateProfile>),
+    extras: &RunExtras,
+) -> Section {
     let mut html = phase_summary(ph);
     html.push_str(&crate::consistency_page::probe_table(ph));
     if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
@@ -187,7 +191,7 @@ fn phase_section(ph: &PhaseResult, id: &str, warmup_s: f64, extras: &RunExtras) 
         c.markers.extend(extras.markers.iter().cloned());
         c
     };
-    let mut charts = vec![throughput_over_time(ph, id)];
+    let mut charts = vec![throughput_over_time(ph, id, profile)];
     charts.extend(ph.operations.keys().map(|op| latency_over_time(ph, id, op)));
     charts.extend(errors_over_time(ph, id));
     let mut charts: Vec<Chart> = charts.into_iter().map(decorate).collect();
@@ -316,8 +320,9 @@ fn interval_series(
     }
 }
 
-/// Completions per second of each operation, interval by interval.
-fn throughput_over_time(ph: &PhaseResult, id: &str) -> Chart {
+/// Completions per second of each operation, interval by interval; with a rate profile, the rate
+/// it offered and all operations' completions beside it.
+fn throughput_over_time(ph: &PhaseResult, id: &str, profile: Option<RateProfile>) -> Chart {
     let mut tp = Chart::new(
         &format!("{id}-throughput"),
         "Throughput over time",
@@ -339,6 +344,41 @@ fn throughput_over_time(ph: &PhaseResult, id: &str) -> Chart {
             labels: Vec::new(),
         })
         .collect();
+    if let Some(profile) = profile {
+        let series = |name: &str, points: Vec<(f64, f64)>| Series {
+            name: name.into(),
+            points,
+            errors: Vec::new(),
+            labels: Vec::new(),
+        };
+        // Per interval, as the achieved rates are: the profile's mean over it (its integral over
+        // the interval's length), drawn at the interval's start.
+        let starts: Vec<f64> = ph.intervals.iter().map(|i| i.start_s).collect();
+        let offered = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &start)| {
+                let end = starts.get(k + 1).copied().unwrap_or(ph.duration_s);
+                let len = end - start;
+                let mean = if len > 0.0 {
+                    (profile.arrivals_by(end) - profile.arrivals_by(start)) / len
+                } else {
+                    profile.rate_at(start)
+                };
+                (start, mean)
+            })
+            .collect();
+        let achieved = ph
+            .intervals
+            .iter()
+            .map(|i| (i.start_s, i.operations.values().map(|o| o.ops_s).sum()))
+            .collect();
+        tp.series.push(series("all operations", achieved));
+        tp.series.push(series(
+            &format!("offered (interval mean): {profile}"),
+            offered,
+        ));
+    }
     tp
 }
 

@@ -174,11 +174,7 @@ fn render_probe(
 fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     let p = &result.parameters;
     let mode = if phase.open_loop {
-        format!(
-            "open loop at {} ops/s ({})",
-            p.target_ops_s.unwrap_or(0.0),
-            p.arrival.as_deref().unwrap_or("constant")
-        )
+        p.offered_load()
     } else {
         "closed loop".to_string()
     };

@@ -458,6 +458,7 @@ fn parameters(s: &Settings) -> Parameters {
         threads: s.threads,
         concurrency: s.concurrency,
         target_ops_s: s.target,
+        rate_profile: s.rate_profile.map(|p| p.to_string()),
         arrival: s.target.map(|_| s.arrival.name().to_string()),
         duration_s: s.run_duration.map(|d| d.as_secs_f64()),
         warmup_s: s.warmup.as_secs_f64(),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::error::SessionError;
 pub use scalebench_elastic::TimeAxis;
 use scalebench_exec::{Arrival, StopSignal, TimelineLog, Timing};
+use scalebench_workload::rate::RateProfile;
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +61,9 @@ pub struct RunRequest {
     pub threads: Option<u32>,
     pub concurrency: u32,
     pub target: Option<f64>,
+    /// An open loop whose rate changes (`--rate-profile`), instead of a constant `target`.
+    #[serde(default)]
+    pub rate_profile: Option<RateProfile>,
     pub arrival: Arrival,
     /// What the run phase's throughput is divided by (`--timing`).
     pub timing: Timing,
@@ -336,6 +340,7 @@ impl RunRequest {
             threads: None,
             concurrency: DEFAULT_CONCURRENCY,
             target: None,
+            rate_profile: None,
             arrival: Arrival::Constant,
             timing: Timing::Window,
             duration: None,
@@ -402,6 +407,9 @@ pub struct RunOptions {
     pub concurrency: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,
+    /// A changing rate instead of `target` (`ramp:from=100,to=1000,over=60s`, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_profile: Option<String>,
     /// `constant` or `poisson`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arrival: Option<String>,
@@ -441,6 +449,10 @@ impl RunOptions {
         }
         if let Some(t) = self.target {
             r.target = Some(check_target(t).map_err(|e| named("target", t.to_string(), e))?);
+        }
+        if let Some(p) = &self.rate_profile {
+            r.rate_profile =
+                Some(RateProfile::parse(p).map_err(|e| named("rate_profile", p.clone(), e))?);
         }
         if let Some(a) = &self.arrival {
             r.arrival = parse_arrival(a).map_err(|e| named("arrival", a.clone(), e))?;

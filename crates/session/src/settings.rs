@@ -16,6 +16,7 @@ use scalebench_workload::declared::{
     self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT, TARGET,
     THREADCOUNT,
 };
+use scalebench_workload::rate::RateProfile;
 use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
 
 use crate::error::SessionError;
@@ -36,7 +37,10 @@ pub struct Settings {
     pub binding: BindingInfo,
     pub threads: usize,
     pub concurrency: usize,
+    /// The offered rate: constant, or a rate profile's mean over the run's window.
     pub target: Option<f64>,
+    /// The whole run's rate profile (`--rate-profile`); each client follows its share.
+    pub rate_profile: Option<RateProfile>,
     pub arrival: Arrival,
     /// The run phase's timing (`--timing`).
     pub timing: scalebench_exec::Timing,
@@ -213,13 +217,16 @@ impl Settings {
         let warnings = property_warnings(&props, &binding);
 
         let threads = threads_of(args, &props)?;
-        let target = target_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;
         // The run phase stops after 30 s unless told otherwise; the load phase when all records are in.
         let run_duration = match explicit_duration {
             None if operation_count.is_none() => Some(Duration::from_secs(30)),
             d => d,
+        };
+        let target = match &args.rate_profile {
+            Some(p) => rate_profile_target(p, args, &props, run_duration)?,
+            None => target_of(args, &props)?,
         };
         check_durations(args)?;
         let batch_size = match args.batch_size {
@@ -259,6 +266,7 @@ impl Settings {
             threads,
             concurrency: args.concurrency as usize,
             target: (target > 0.0).then_some(target),
+            rate_profile: args.rate_profile,
             arrival: args.arrival,
             timing: args.timing,
             run_duration,
@@ -295,6 +303,9 @@ impl Settings {
             threads: self.threads,
             concurrency: self.concurrency,
             target_ops_s: self.target,
+            rate_profile: self
+                .rate_profile
+                .map(|p| p.scaled(1.0 / f64::from(self.clients))),
             arrival: self.arrival,
             timing: if phase == Phase::Run {
                 self.timing
@@ -387,6 +398,32 @@ fn target_of(args: &RunRequest, props: &Properties) -> Result<f64, SessionError>
         return Err(WorkloadError::invalid(TARGET.name, &given, &expected).into());
     }
     Ok(target)
+}
+
+/// A rate profile's offered rate: its mean over the window, which it needs (a run bounded by an
+/// operation count has none to lay the profile over). It replaces the constant target.
+fn rate_profile_target(
+    profile: &RateProfile,
+    args: &RunRequest,
+    props: &Properties,
+    run_duration: Option<Duration>,
+) -> Result<f64, SessionError> {
+    let given = |e: &str| {
+        SessionError::Usage(format!(
+            "invalid value '{profile}' for '--rate-profile': {e}"
+        ))
+    };
+    if args.target.is_some() || props.given(&TARGET).is_some_and(|t| t.trim() != "0") {
+        return Err(given(
+            "a rate profile replaces --target (and the target property): give one of them",
+        ));
+    }
+    let Some(window) = run_duration else {
+        return Err(given(
+            "a rate profile is laid over the run's window: give --duration (not only an operation count)",
+        ));
+    };
+    Ok(profile.mean_over(window))
 }
 
 /// `--duration`, else `maxexecutiontime`: how long a run lasts at most, when said.
@@ -573,8 +610,11 @@ impl Settings {
         }
         put(
             "target",
-            s.target
-                .map_or_else(|| "none (closed loop)".into(), |t| format!("{t} ops/s")),
+            match (s.target, s.rate_profile) {
+                (Some(t), Some(p)) => format!("{p} (mean {t:.1} ops/s over the window)"),
+                (Some(t), None) => format!("{t} ops/s"),
+                (None, _) => "none (closed loop)".into(),
+            },
         );
         if s.target.is_some() {
             put("arrival", s.arrival.name().to_string());

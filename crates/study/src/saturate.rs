@@ -198,6 +198,13 @@ impl SaturationRequest {
                 );
             }
         }
+        if let Some(p) = &self.run.rate_profile {
+            return bad(
+                "--rate-profile",
+                p.to_string(),
+                "the search offers each step its own constant rate",
+            );
+        }
         if self.threads_search && (self.objective != Objective::default()) {
             return Err(SessionError::Usage(
                 "--threads-search takes no --p99, --p999 or --max-error-rate: Wegert's rule compares throughput and mean latency".into(),

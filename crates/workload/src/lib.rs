@@ -12,6 +12,7 @@ pub mod keys;
 pub mod measurement;
 pub mod operation;
 pub mod properties;
+pub mod rate;
 pub mod values;
 
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};

@@ -6,6 +6,7 @@ pub mod sshd;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 /// Debian's `chromium` (scripts/test.sh installs it), or another Chromium on PATH.
 pub fn chromium() -> std::path::PathBuf {
@@ -295,4 +296,37 @@ pub fn history_check(history: &Path, dir: &Path) -> serde_json::Value {
     );
     let checked = Command::new(&checker).arg(history).output().unwrap();
     serde_json::from_slice(&checked.stdout).unwrap()
+}
+
+/// Issue 43: a run phase's intervals (`--interval 2s`) each completed what the profile asked for
+/// them (its integral over the interval), within 2%; and the result names the profile and its mean.
+pub fn assert_follows_the_profile(result: &serde_json::Value, profile: &str, window_s: f64) {
+    let p = scalebench_workload::rate::RateProfile::parse(profile).unwrap();
+    assert_eq!(
+        result["parameters"]["rate_profile"], profile,
+        "{}",
+        result["parameters"]
+    );
+    let target = result["parameters"]["target_ops_s"].as_f64().unwrap();
+    assert!(
+        (target - p.mean_over(Duration::from_secs_f64(window_s))).abs() < 1e-6,
+        "{target}"
+    );
+    let phase = &result["phases"][0];
+    let intervals = phase["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len() as f64, window_s / 2.0, "{intervals:?}");
+    for i in intervals {
+        let start = i["start_s"].as_f64().unwrap();
+        let done: u64 = i["operations"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|o| o["ok"].as_u64().unwrap() + o["failed"].as_u64().unwrap())
+            .sum();
+        let asked = p.arrivals_by(start + 2.0) - p.arrivals_by(start);
+        assert!(
+            (done as f64 - asked).abs() <= 0.02 * asked,
+            "from {start} s: {done} done, {asked} asked by {profile}"
+        );
+    }
 }

@@ -1549,6 +1549,13 @@ threads = [1, 2]
             "{bad_option}"
         );
         assert!(procedure("options = { batchsize = 1 }").contains("batchsize"));
+        // Issue 43: a rate profile in the file is checked with it.
+        let profile =
+            procedure("options = { rate_profile = \"sine:mean=10,amplitude=20,period=1s\" }");
+        assert!(
+            profile.contains("procedure.options.rate_profile") && profile.contains("negative"),
+            "{profile}"
+        );
         let argv = procedure("args = [\"--create-schema\"]");
         assert!(argv.contains("[procedure.options]"), "{argv}");
         // The consistency probe and the fault (issue 32): checked with the file.
