@@ -651,8 +651,8 @@ pub struct PhaseArgs {
     /// ramp:from=100,to=1000,over=60s; staircase:start=100,step=100,every=10s,steps=5;
     /// sine:mean=500,amplitude=200,period=1m; constant:rate=R. Rates are the whole run's in ops/s;
     /// the warm-up runs at the first rate, the last segment's rate holds after it, the profile's
-    /// mean over the window is the offered rate; needs --duration. With --arrival poisson the gaps
-    /// are exponential around the profile's rate.
+    /// mean over the window is the offered rate (a run bounded by --operations alone has no window
+    /// to lay it over). With --arrival poisson the gaps are exponential around the profile's rate.
     #[arg(long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
     pub rate_profile: Option<RateProfile>,
 

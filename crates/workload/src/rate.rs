@@ -361,7 +361,19 @@ impl RateProfile {
 impl fmt::Display for RateProfile {
     /// The form [`RateProfile::parse`] reads.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = |d: Duration| humantime::format_duration(d).to_string();
+        // One token per duration (`2500ms`, not humantime's `2s 500ms`).
+        let d = |d: Duration| {
+            let ms = d.as_millis();
+            if Duration::from_millis(ms as u64) != d {
+                humantime::format_duration(d).to_string()
+            } else if ms % 60_000 == 0 {
+                format!("{}m", ms / 60_000)
+            } else if ms % 1000 == 0 {
+                format!("{}s", ms / 1000)
+            } else {
+                format!("{ms}ms")
+            }
+        };
         match *self {
             RateProfile::Constant { rate } => write!(f, "constant:rate={rate}"),
             RateProfile::Ramp { from, to, over } => {
@@ -417,6 +429,8 @@ mod tests {
             "staircase:start=500,step=-100,every=1s,steps=5",
             "sine:mean=500,amplitude=500,period=3s",
             "sine:mean=400,amplitude=100,period=750ms",
+            "staircase:start=250,step=100,every=2500ms,steps=4",
+            "ramp:from=1,to=2,over=2m",
         ]
         .iter()
         .map(|t| RateProfile::parse(t).unwrap())
