@@ -26,6 +26,10 @@ struct Profiled {
     /// Arrivals between two of this slot's: the slots.
     slots: f64,
     warmup_s: f64,
+    /// The profile's first rate, and the arrivals due during the warm-up at it (fixed: not worked
+    /// out again for every arrival).
+    first_rate: f64,
+    in_warmup: f64,
     /// The previous arrival's time after the window opened: where the next one's search starts.
     last_s: f64,
 }
@@ -33,12 +37,10 @@ struct Profiled {
 impl Profiled {
     /// Seconds after the phase's start at which `u` arrivals are due; `None`: never.
     fn time_of(&mut self, u: f64) -> Option<f64> {
-        let first = self.profile.rate_at(0.0);
-        let in_warmup = first * self.warmup_s;
-        if u <= in_warmup {
-            return Some(u / first);
+        if u <= self.in_warmup {
+            return Some(u / self.first_rate);
         }
-        let t = self.profile.time_of(u - in_warmup, self.last_s)?;
+        let t = self.profile.time_of(u - self.in_warmup, self.last_s)?;
         self.last_s = t;
         Some(self.warmup_s + t)
     }
@@ -99,6 +101,8 @@ impl Schedule {
             next_u: first,
             slots,
             warmup_s,
+            first_rate: profile.rate_at(0.0),
+            in_warmup: profile.rate_at(0.0) * warmup_s,
             last_s: 0.0,
         });
         s
