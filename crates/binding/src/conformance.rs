@@ -203,13 +203,25 @@ pub async fn check_measurement_roundtrip<F: BindingFactory>(
         let same = idx == ridx
             && match workload.field_types[*idx] {
                 scalebench_workload::FieldType::Text { .. } => written == read,
-                scalebench_workload::FieldType::Int | scalebench_workload::FieldType::Double => {
+                scalebench_workload::FieldType::Int
+                | scalebench_workload::FieldType::BigInt
+                | scalebench_workload::FieldType::Double => {
                     written.parse::<f64>().ok() == read.parse::<f64>().ok()
                         && read.parse::<f64>().is_ok()
                 }
                 scalebench_workload::FieldType::Timestamp => {
                     without_zero_fraction(written) == without_zero_fraction(read)
                 }
+                // PostgreSQL prints a boolean as true/false, the others as 1/0.
+                scalebench_workload::FieldType::Bool => {
+                    let canonical = |v: &str| match v {
+                        "t" | "true" => "1".to_string(),
+                        "f" | "false" => "0".to_string(),
+                        v => v.to_string(),
+                    };
+                    canonical(written) == canonical(read)
+                }
+                scalebench_workload::FieldType::Uuid => written.eq_ignore_ascii_case(read),
             };
         if !same {
             return Err(format!("{name}: wrote '{written}', read '{read}'"));

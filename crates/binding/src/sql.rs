@@ -49,6 +49,12 @@ impl Dialect {
             }
             (_, FieldType::Text { .. }) => "TEXT",
             (_, FieldType::Int) => "INTEGER",
+            (Dialect::Sqlite, FieldType::BigInt) => "INTEGER",
+            (_, FieldType::BigInt) => "BIGINT",
+            // MySQL's BOOLEAN is TINYINT(1); the workload writes 1 and 0, which all three read.
+            (_, FieldType::Bool) => "BOOLEAN",
+            (Dialect::Postgres, FieldType::Uuid) => "UUID",
+            (_, FieldType::Uuid) => "CHAR(36)",
             (Dialect::Postgres, FieldType::Double) => "DOUBLE PRECISION",
             (Dialect::MySql, FieldType::Double) => "DOUBLE",
             (Dialect::Sqlite, FieldType::Double) => "REAL",

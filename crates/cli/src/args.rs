@@ -101,12 +101,32 @@ pub enum Command {
         /// A binding name (e.g. sqlite) to show its URL form and options.
         name: Option<String>,
     },
+    /// Workload files (docs/workload-files.md): `workload check FILE [--db URL]`.
+    Workload {
+        #[command(subcommand)]
+        action: WorkloadCommand,
+    },
     /// List the workload and client properties read (YCSB's names and ours): values, default,
     /// what each shapes (the loaded data, the run, the client) and what it does.
     Properties {
         /// Print the table docs/workloads.md holds (Markdown).
         #[arg(long)]
         markdown: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorkloadCommand {
+    /// Check a workload file as every command checks it, without connecting to anything, and say
+    /// what it declares: each fault is one line naming the file, the line and the field (exit 2).
+    Check {
+        /// The workload file (TOML), e.g. examples/workloads/session-store.toml.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Check a load and a run of it on this database's binding too (its options from the
+        /// URL and the file's properties); nothing connects.
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
     },
 }
 

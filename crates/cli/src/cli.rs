@@ -12,7 +12,7 @@ use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
 
-use crate::args::{Cli, Command, MergeArgs};
+use crate::args::{Cli, Command, MergeArgs, WorkloadCommand};
 use crate::commands::run::{print_summary, run_command};
 use crate::commands::{cluster, elastic, experiment, report, saturate};
 
@@ -62,6 +62,9 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Monitor(m) => crate::commands::run::monitor_command(&m),
         Command::Results { action } => experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
+        Command::Workload {
+            action: WorkloadCommand::Check { file, db },
+        } => workload_check(&file, db.as_deref()).map(|()| ExitCode::SUCCESS),
         Command::Properties { markdown } => {
             properties(markdown);
             Ok(ExitCode::SUCCESS)
@@ -156,6 +159,61 @@ fn properties(markdown: bool) {
         listing()
     };
     let _ = std::io::stdout().write_all(out.as_bytes());
+}
+
+/// `scalebench workload check FILE [--db URL]`: the file checked, then what it declares.
+fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), SessionError> {
+    let checked = scalebench_session::workload_check::check_workload_file(file, db)?;
+    let w = &checked.workload;
+    let mut out = format!("{}: ok", file.display());
+    if let Some(b) = checked.binding {
+        out.push_str(&format!(" (checked for binding {b}; nothing connected)"));
+    }
+    out.push('\n');
+    if let Some(d) = &checked.file.description {
+        out.push_str(&format!("  {}\n", printable(d)));
+    }
+    out.push_str(&format!(
+        "  table {}, {} records, keys like {}\n",
+        w.table,
+        w.record_count,
+        w.keys.key(w.insert_start)
+    ));
+    match &w.record {
+        Some(r) => {
+            for c in r.columns.iter() {
+                let length = c.length.map_or_else(String::new, |n| format!("({n})"));
+                out.push_str(&format!(
+                    "  column {} {}{length}: {}\n",
+                    c.name,
+                    c.column_type.name(),
+                    c.generator.name()
+                ));
+            }
+        }
+        None => out.push_str(&format!(
+            "  {} text fields: {}\n",
+            w.field_names.len(),
+            w.field_names.join(", ")
+        )),
+    }
+    let mix: Vec<String> = w
+        .mix
+        .iter()
+        .map(|(k, p)| format!("{} {:.1}%", k.name(), p * 100.0))
+        .collect();
+    out.push_str(&format!("  mix: {}\n", mix.join(", ")));
+    out.push_str("  properties set:\n");
+    for (k, v) in &checked.properties {
+        let v = if v.len() > 60 {
+            format!("{}... ({} characters)", &v[..57], v.len())
+        } else {
+            v.clone()
+        };
+        out.push_str(&format!("    {k}={}\n", printable(&v)));
+    }
+    let _ = std::io::stdout().write_all(out.as_bytes());
+    Ok(())
 }
 
 /// `scalebench bindings [NAME]`: the bindings of this build, or one binding's options.

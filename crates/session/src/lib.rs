@@ -31,3 +31,4 @@ pub mod progress;
 pub mod request;
 pub mod settings;
 pub mod watch;
+pub mod workload_check;

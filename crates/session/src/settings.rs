@@ -13,8 +13,8 @@ use scalebench_exec::{Arrival, Phase, RunPlan, StopSignal};
 use scalebench_measure::ycsb_text::parse_percentiles;
 use scalebench_workload::builtin::builtin_workload;
 use scalebench_workload::declared::{
-    self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT, TARGET,
-    THREADCOUNT,
+    self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT,
+    RATEPROFILE, TARGET, THREADCOUNT,
 };
 use scalebench_workload::rate::RateProfile;
 use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
@@ -224,7 +224,8 @@ impl Settings {
             None if operation_count.is_none() => Some(Duration::from_secs(30)),
             d => d,
         };
-        let target = match &args.rate_profile {
+        let rate_profile = rate_profile_of(args, &props)?;
+        let target = match &rate_profile {
             Some(p) => rate_profile_target(p, args, &props, run_duration)?,
             None => target_of(args, &props)?,
         };
@@ -266,7 +267,7 @@ impl Settings {
             threads,
             concurrency: args.concurrency as usize,
             target: (target > 0.0).then_some(target),
-            rate_profile: args.rate_profile,
+            rate_profile,
             arrival: args.arrival,
             timing: args.timing,
             run_duration,
@@ -402,6 +403,28 @@ fn target_of(args: &RunRequest, props: &Properties) -> Result<f64, SessionError>
 
 /// A rate profile's offered rate: its mean over the window, which it needs (a run bounded by an
 /// operation count has none to lay the profile over). It replaces the constant target.
+/// `--rate-profile`, else the workload's `rateprofile` (a workload file's `run.rate_profile`)
+/// unless `--target` replaces it.
+fn rate_profile_of(
+    args: &RunRequest,
+    props: &Properties,
+) -> Result<Option<RateProfile>, SessionError> {
+    if args.rate_profile.is_some() || args.target.is_some() {
+        return Ok(args.rate_profile);
+    }
+    workload_rate_profile(props)
+}
+
+/// The workload's own rate profile (the `rateprofile` property), checked.
+pub fn workload_rate_profile(props: &Properties) -> Result<Option<RateProfile>, SessionError> {
+    let Some(text) = props.given(&RATEPROFILE) else {
+        return Ok(None);
+    };
+    RateProfile::parse(text)
+        .map(Some)
+        .map_err(|e| WorkloadError::invalid(RATEPROFILE.name, text, e).into())
+}
+
 fn rate_profile_target(
     profile: &RateProfile,
     args: &RunRequest,
@@ -543,6 +566,10 @@ fn load_workload(props: &mut Properties, name: &str) -> Result<String, SessionEr
         return Ok(id.to_string());
     }
     let path = Path::new(name);
+    if scalebench_workload::file::is_workload_file(name) {
+        scalebench_workload::file::WorkloadFile::read(path)?.apply(props, name);
+        return Ok(name.to_string());
+    }
     if path.exists() || name.contains('/') || name.contains('.') {
         props.load_file(path)?;
         return Ok(name.to_string());

@@ -60,12 +60,12 @@ pub fn run_elastic_from(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
         ));
     };
-    if let Some(p) = &args.run.rate_profile {
+    let base = Settings::resolve(&args.run, Phase::Run)?;
+    if let Some(p) = &base.rate_profile {
         return Err(SessionError::Usage(format!(
-            "invalid value '{p}' for '--rate-profile': an elastic transition is measured against its baseline under a constant load (--target)"
+            "invalid value '{p}' for '--rate-profile' (or the workload's rate profile): an elastic transition is measured against its baseline under a constant load (--target)"
         )));
     }
-    let base = Settings::resolve(&args.run, Phase::Run)?;
     let first_set_size = args.run.request_set;
     if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
         return Err(SessionError::Usage(

@@ -198,11 +198,13 @@ impl SaturationRequest {
                 );
             }
         }
-        if let Some(p) = &self.run.rate_profile {
+        let (props, _) = scalebench_session::settings::Settings::properties(&self.run, &[])?;
+        let workload_profile = scalebench_session::settings::workload_rate_profile(&props)?;
+        if let Some(p) = self.run.rate_profile.or(workload_profile) {
             return bad(
                 "--rate-profile",
                 p.to_string(),
-                "the search offers each step its own constant rate",
+                "the search offers each step its own constant rate (a workload's rate profile too)",
             );
         }
         if self.threads_search && (self.objective != Objective::default()) {

@@ -4,7 +4,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 
 use crate::generator::{
     AcknowledgedCounter, Discrete, Exponential, Hotspot, ScrambledZipfian, Sequential,
@@ -97,6 +97,8 @@ pub struct CoreWorkload {
     pub field_types: Arc<[FieldType]>,
     /// `recordtype=measurement`: Lourenco's typed record instead of YCSB's text fields.
     pub measurement: bool,
+    /// `columns`: a declared record (a workload file's) instead of YCSB's text fields.
+    pub record: Option<crate::columns::Record>,
     pub keys: KeyBuilder,
     pub record_count: u64,
     pub insert_start: u64,
@@ -139,11 +141,11 @@ impl CoreWorkload {
         let read_all_fields = p.flag(&READALLFIELDS)?;
         let write_all_fields = p.flag(&WRITEALLFIELDS)?;
         let data_integrity = p.flag(&DATAINTEGRITY)?;
-        if data_integrity && fields.measurement {
+        if data_integrity && (fields.measurement || fields.record.is_some()) {
             return Err(WorkloadError::invalid(
                 "dataintegrity",
                 "true",
-                "measurement records hold typed values that databases print their own way",
+                "typed records hold values that databases print their own way",
             ));
         }
         if data_integrity && !matches!(fields.length, FieldLength::Constant(_)) {
@@ -155,6 +157,13 @@ impl CoreWorkload {
         }
         let mix = operation_mix(p)?;
         let append = append_of(p, data_integrity)?;
+        if append.is_some() && fields.record.is_some() {
+            return Err(WorkloadError::invalid(
+                "readmodifywritemode",
+                "append",
+                "a declared record's typed columns cannot be appended to",
+            ));
+        }
         let keys = key_builder(p, fields.measurement)?;
         let insert_sequence = Arc::new(AcknowledgedCounter::new(range.transaction_insert_start));
         let key_chooser = key_chooser(p, &range)?;
@@ -163,7 +172,9 @@ impl CoreWorkload {
         let insertion_retry_limit = p.integer(&INSERTION_RETRY_LIMIT)?.min(u32::MAX as u64) as u32;
         let insertion_retry_interval_s = p.integer(&INSERTION_RETRY_INTERVAL)?;
 
-        let field_types: Arc<[FieldType]> = if fields.measurement {
+        let field_types: Arc<[FieldType]> = if let Some(r) = &fields.record {
+            r.field_types()
+        } else if fields.measurement {
             crate::measurement::FIELDS.iter().map(|(_, t)| *t).collect()
         } else {
             let max_len = append.is_none().then_some(fields.max_length as usize);
@@ -175,6 +186,7 @@ impl CoreWorkload {
         };
         Ok(CoreWorkload {
             measurement: fields.measurement,
+            record: fields.record,
             field_types,
             table: fields.table,
             field_chooser: Uniform::new(0, fields.names.len() as u64 - 1),
@@ -223,6 +235,7 @@ impl CoreWorkload {
     pub fn generator(&self, seed: u64) -> OperationGenerator {
         let pool = self.value_pool.get_or_init(|| ValuePool::new(0)).clone();
         OperationGenerator {
+            record: self.record.as_ref().map(|r| r.values(pool.clone())),
             pool,
             rng: WorkerRng::seed_from_u64(seed),
             workload: self.clone(),
@@ -258,6 +271,9 @@ impl CoreWorkload {
 
     /// Mean bytes of field values in one record (all fields; typed fields in binary form).
     pub fn mean_record_bytes(&self) -> f64 {
+        if let Some(r) = &self.record {
+            return r.mean_bytes();
+        }
         if self.measurement {
             return crate::measurement::record_bytes() as f64;
         }
@@ -292,6 +308,8 @@ impl LoadKeys {
 #[derive(Debug)]
 pub struct OperationGenerator {
     rng: WorkerRng,
+    /// A declared record's value makers.
+    record: Option<crate::columns::RecordValues>,
     pool: ValuePool,
     workload: CoreWorkload,
     key_chooser: KeyChooser,
@@ -434,6 +452,12 @@ impl OperationGenerator {
         while op.values.len() < n {
             op.values.push((0, String::new()));
         }
+        // A declared record's insert takes its values from the key's own seed (the same data in
+        // every load); other writes from the worker's stream.
+        let record_seed = match (&self.workload.record, op.kind) {
+            (Some(r), OpKind::Insert) => r.insert_seed(op.keynum),
+            _ => self.rng.next_u64(),
+        };
         for i in 0..n {
             let idx = if all { i } else { self.field_chooser_next() };
             let len = match (op.kind, &self.workload.append) {
@@ -448,8 +472,8 @@ impl OperationGenerator {
                 (op.kind, &self.workload.append)
             {
                 value.push_str(t);
-            } else if self.workload.measurement {
-                crate::measurement::write_value(idx, op.keynum, &mut self.rng, &self.pool, value);
+            } else if let Some(record) = &mut self.record {
+                record.write(idx, op.keynum, &op.key, record_seed, value);
             } else if self.workload.data_integrity {
                 value.push_str(&deterministic_value(
                     &op.key,
@@ -468,6 +492,7 @@ struct RecordShape {
     table: String,
     names: Arc<[String]>,
     measurement: bool,
+    record: Option<crate::columns::Record>,
     length: FieldLength,
     /// `fieldlength`: the longest field.
     max_length: u64,
@@ -503,7 +528,27 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
         ));
     }
     let measurement = p.choice(&RECORDTYPE)? == "measurement";
-    let field_names: Arc<[String]> = if measurement {
+    let record = match p.given(&COLUMNS) {
+        Some(json) if measurement => {
+            return Err(WorkloadError::invalid(
+                "columns",
+                &json.chars().take(40).collect::<String>(),
+                "recordtype=measurement has its own fields: give one of them",
+            ))
+        }
+        Some(json) => Some(crate::columns::Record::from_json(
+            json,
+            p.integer(&VALUESEED)?,
+        )?),
+        None if measurement => Some(
+            crate::columns::Record::new(crate::measurement::columns(), p.integer(&VALUESEED)?)
+                .map_err(|e| WorkloadError::Inconsistent(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let field_names: Arc<[String]> = if let Some(r) = &record {
+        r.names()
+    } else if measurement {
         crate::measurement::FIELDS
             .iter()
             .map(|(n, _)| n.to_string())
@@ -570,6 +615,7 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
         table,
         names: field_names,
         measurement,
+        record,
         length: field_length,
         max_length: field_len,
     })
@@ -749,8 +795,21 @@ fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, Workload
     }
     let order = match p.choice(&INSERTORDER)? {
         "hashed" => InsertOrder::Hashed,
+        "uuid" => InsertOrder::Uuid,
         _ => InsertOrder::Ordered,
     };
+    let prefix = p.text(&KEYPREFIX);
+    if prefix.is_empty()
+        || !prefix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(WorkloadError::invalid(
+            "keyprefix",
+            prefix,
+            "expected letters, digits and '_'",
+        ));
+    }
     Ok(KeyBuilder {
         order: if measurement {
             InsertOrder::Uuid
@@ -758,7 +817,7 @@ fn key_builder(p: &Properties, measurement: bool) -> Result<KeyBuilder, Workload
             order
         },
         zero_padding: zero_padding as usize,
-        prefix: "user".to_string(),
+        prefix: prefix.to_string(),
     })
 }
 

@@ -130,6 +130,10 @@ properties! {
         "fields per record (1 to 1000)";
     RECORDTYPE = "recordtype", Data, Choice(&["ycsb", "measurement"]), Value("ycsb"),
         "ycsb: text fields; measurement: Lourenco's typed record (fieldcount, fieldlength and insertorder then do not apply)";
+    COLUMNS = "columns", Data, Text, Unset::None,
+        "a declared record's typed columns and their generators, in JSON (a workload file's [[record.column]] writes it; fieldcount, fieldlength and recordtype then do not apply; our extension)";
+    VALUESEED = "valueseed", Data, Integer, Value("0"),
+        "a declared record's values are a function of this seed and the key number: the same seed, the same data (our extension)";
     FIELDNAMEPREFIX = "fieldnameprefix", Data, Text, Value("field"),
         "field names are this and a number: letters, digits and '_'";
     FIELDLENGTH = "fieldlength", Data, Integer, Value("100"),
@@ -190,8 +194,10 @@ properties! {
         "this client's residue for writekeypartitions (0 to N - 1)";
     ZEROPADDING = "zeropadding", Data, Integer, Value("1"),
         "key numbers are zero-padded to this many digits (at most 64)";
-    INSERTORDER = "insertorder", Data, Choice(&["hashed", "ordered"]), Value("hashed"),
-        "keys in hashed or numeric order";
+    INSERTORDER = "insertorder", Data, Choice(&["hashed", "ordered", "uuid"]), Value("hashed"),
+        "keys in hashed or numeric order, or UUIDs made from the key number (uuid: our extension)";
+    KEYPREFIX = "keyprefix", Data, Text, Value("user"),
+        "what hashed and ordered keys begin with: letters, digits and '_' (our extension)";
     HOTSPOTDATAFRACTION = "hotspotdatafraction", RunPhase, Proportion, Value("0.2"),
         "hotspot: the share of keys that is hot";
     HOTSPOTOPNFRACTION = "hotspotopnfraction", RunPhase, Proportion, Value("0.8"),
@@ -208,6 +214,8 @@ properties! {
         "client threads (1 to 4096; threads x --concurrency at most 100,000); --threads overrides";
     TARGET = "target", Client, Number, Value("0"),
         "operations per second of all threads (0: as fast as they go; else 0.001 to 1e9); --target overrides";
+    RATEPROFILE = "rateprofile", Client, Text, Unset::None,
+        "open loop at a rate that changes over the run, as --rate-profile (a workload file's run.rate_profile; --rate-profile and --target win; our extension)";
     MAXEXECUTIONTIME = "maxexecutiontime", Client, Integer, Value("0"),
         "seconds a run lasts at most (0: no limit); --duration overrides";
     HDRHISTOGRAM_PERCENTILES = "hdrhistogram.percentiles", Client, Text, Value("95,99"),

@@ -17,6 +17,14 @@ pub enum WorkloadError {
     UnknownWorkload(String),
     #[error("{0}")]
     Inconsistent(String),
+    #[error("workload file '{path}'{line}: {field}: {reason}")]
+    BadWorkloadFile {
+        path: String,
+        /// ", line N" where the field is, or nothing.
+        line: String,
+        field: String,
+        reason: String,
+    },
 }
 
 impl WorkloadError {

@@ -4,9 +4,11 @@
 //! No I/O (except reading property files) and no clocks; execution owns time.
 
 pub mod builtin;
+pub mod columns;
 pub mod core_workload;
 pub mod declared;
 pub mod error;
+pub mod file;
 pub mod generator;
 pub mod keys;
 pub mod measurement;

@@ -6,11 +6,7 @@
 //! Values travel as text like every other value; bindings with typed schemas store them typed
 //! (see [`FieldType`]), so space on disk compares with the study's.
 
-use rand::RngCore;
-
-use crate::generator::WorkerRng;
 use crate::operation::FieldType;
-use crate::values::ValuePool;
 
 /// The fields after the key, with their types.
 pub const FIELDS: [(&str, FieldType); 8] = [
@@ -32,48 +28,67 @@ pub fn record_bytes() -> usize {
     FIELDS.iter().map(|(_, t)| t.binary_bytes(50)).sum()
 }
 
-/// 2026-01-01T00:00:00Z in milliseconds: the first measurement's time.
-const EPOCH_MS: i64 = 1_767_225_600_000;
-
-/// Writes the value of field `idx` of record `keynum` into `out` (cleared first).
-pub fn write_value(
-    idx: usize,
-    keynum: u64,
-    rng: &mut WorkerRng,
-    pool: &ValuePool,
-    out: &mut String,
-) {
-    out.clear();
-    let measured_ms = EPOCH_MS + keynum as i64 * 1000;
-    let mut int = |n: u64| {
-        let mut b = itoa::Buffer::new();
-        out.push_str(b.format(n));
+/// The record as declared columns, each with its generator: the built-in record is this
+/// declaration (`recordtype=measurement`), and examples/workloads/timeseries.toml declares the same
+/// in a file. Source ids repeat every 1,000 records; a measurement every second from
+/// 2026-01-01T00:00:00Z, received up to 5 s later; 64 channels, 3 phases, a quality byte and a
+/// reading with 3 decimals.
+pub fn columns() -> Vec<crate::columns::Column> {
+    use crate::columns::{Column, ColumnType, Generator};
+    let column = |name: &str, column_type, length, generator| Column {
+        name: name.to_string(),
+        column_type,
+        length,
+        generator,
     };
-    match idx {
-        0 => int(keynum % 1000),
-        1 => int(rng.next_u64() % 64),
-        2 => int(1 + rng.next_u64() % 3),
-        3 => push_timestamp(measured_ms, out),
-        4 => pool.push_value(rng, 50, out),
-        5 => int(rng.next_u64() % 256),
-        6 => {
-            let v = (rng.next_u64() % 100_000_000) as f64 / 1000.0;
-            out.push_str(&format!("{v:.3}"));
-        }
-        _ => push_timestamp(measured_ms + (rng.next_u64() % 5000) as i64, out),
-    }
-}
-
-/// `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the text every SQL database and the Cassandra binding read.
-fn push_timestamp(ms: i64, out: &mut String) {
-    let t = chrono::DateTime::from_timestamp_millis(ms).expect("timestamps stay in range");
-    out.push_str(&t.format("%Y-%m-%d %H:%M:%S%.3f").to_string());
+    let uniform = |min: f64, max: f64| Generator::Uniform {
+        min,
+        max,
+        decimals: None,
+    };
+    let timestamp = |jitter: &str| Generator::Timestamp {
+        start: "2026-01-01T00:00:00Z".into(),
+        step: "1s".into(),
+        jitter: jitter.into(),
+    };
+    vec![
+        column(
+            "source_id",
+            ColumnType::Int,
+            None,
+            Generator::Sequence {
+                start: 0,
+                step: 1,
+                modulo: Some(1000),
+            },
+        ),
+        column("channel", ColumnType::Int, None, uniform(0.0, 63.0)),
+        column("phase_no", ColumnType::Int, None, uniform(1.0, 3.0)),
+        column("measured_at", ColumnType::Timestamp, None, timestamp("0s")),
+        column("label", ColumnType::Text, Some(50), Generator::YcsbText),
+        column("quality", ColumnType::Int, None, uniform(0.0, 255.0)),
+        column(
+            "reading",
+            ColumnType::Double,
+            None,
+            Generator::Uniform {
+                min: 0.0,
+                max: 100_000.0,
+                decimals: Some(3),
+            },
+        ),
+        column(
+            "received_at",
+            ColumnType::Timestamp,
+            None,
+            timestamp("4999ms"),
+        ),
+    ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
 
     #[test]
     fn the_record_is_126_bytes_in_9_fields() {
@@ -82,19 +97,47 @@ mod tests {
     }
 
     #[test]
+    fn the_declared_columns_are_the_record() {
+        let record = crate::columns::Record::new(columns(), 0).unwrap();
+        let types: Vec<FieldType> = FIELDS.iter().map(|(_, t)| *t).collect();
+        assert_eq!(&*record.field_types(), &types[..]);
+        let names: Vec<&str> = FIELDS.iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            record
+                .names()
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            names
+        );
+        assert_eq!(record.mean_bytes() as usize, record_bytes());
+    }
+
+    #[test]
     fn values_have_their_types_text_form() {
-        let mut rng = WorkerRng::seed_from_u64(1);
-        let pool = ValuePool::new(0);
+        let record = crate::columns::Record::new(columns(), 0).unwrap();
+        let mut values = record.values(crate::values::ValuePool::new(0));
         let mut v = String::new();
-        write_value(3, 2, &mut rng, &pool, &mut v);
+        let seed = record.insert_seed(2);
+        values.write(3, 2, "k", seed, &mut v);
         assert_eq!(v, "2026-01-01 00:00:02.000");
-        write_value(4, 2, &mut rng, &pool, &mut v);
+        values.write(4, 2, "k", seed, &mut v);
         assert_eq!(v.len(), 50);
-        for idx in [0, 1, 2, 5] {
-            write_value(idx, 7, &mut rng, &pool, &mut v);
+        values.write(0, 1002, "k", seed, &mut v);
+        assert_eq!(v, "2");
+        for idx in [1, 2, 5] {
+            values.write(idx, 7, "k", seed, &mut v);
             assert!(v.parse::<i32>().is_ok(), "{idx}: {v}");
         }
-        write_value(6, 7, &mut rng, &pool, &mut v);
-        assert!(v.parse::<f64>().is_ok(), "{v}");
+        values.write(6, 7, "k", seed, &mut v);
+        assert!(
+            v.parse::<f64>().is_ok() && v.split('.').nth(1).unwrap().len() == 3,
+            "{v}"
+        );
+        values.write(7, 2, "k", seed, &mut v);
+        assert!(
+            v.as_str() >= "2026-01-01 00:00:02.000" && v.as_str() <= "2026-01-01 00:00:06.999",
+            "{v}"
+        );
     }
 }

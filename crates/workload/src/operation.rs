@@ -180,10 +180,16 @@ pub enum FieldType {
     Text { max_len: Option<usize> },
     /// 32-bit integer.
     Int,
+    /// 64-bit integer.
+    BigInt,
     /// 64-bit floating point.
     Double,
     /// Millisecond timestamp.
     Timestamp,
+    /// true or false, written as 1 or 0.
+    Bool,
+    /// A UUID in its 36-character text form.
+    Uuid,
 }
 
 impl FieldType {
@@ -192,7 +198,9 @@ impl FieldType {
         match self {
             FieldType::Text { .. } => text_len,
             FieldType::Int => 4,
-            FieldType::Double | FieldType::Timestamp => 8,
+            FieldType::BigInt | FieldType::Double | FieldType::Timestamp => 8,
+            FieldType::Bool => 1,
+            FieldType::Uuid => 16,
         }
     }
 

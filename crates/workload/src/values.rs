@@ -94,6 +94,12 @@ pub fn is_plain(s: &str) -> bool {
     s.bytes().all(|b| ALPHABET.contains(&b))
 }
 
+/// `YYYY-MM-DD HH:MM:SS.mmm` in UTC: the text every SQL database and the Cassandra binding read.
+pub fn push_timestamp(ms: i64, out: &mut String) {
+    let t = chrono::DateTime::from_timestamp_millis(ms).expect("timestamps stay in range");
+    out.push_str(&t.format("%Y-%m-%d %H:%M:%S%.3f").to_string());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -653,6 +653,9 @@ fn text_of(v: Option<CqlValue>) -> String {
     match v {
         Some(CqlValue::Text(s)) | Some(CqlValue::Ascii(s)) => s,
         Some(CqlValue::Int(i)) => i.to_string(),
+        Some(CqlValue::BigInt(i)) => i.to_string(),
+        Some(CqlValue::Boolean(b)) => if b { "1" } else { "0" }.to_string(),
+        Some(CqlValue::Uuid(u)) => u.to_string(),
         Some(CqlValue::Double(d)) => d.to_string(),
         Some(CqlValue::Timestamp(CqlTimestamp(ms))) => chrono::DateTime::from_timestamp_millis(ms)
             .map_or_else(|| ms.to_string(), |t| t.format(TIMESTAMP_TEXT).to_string()),
@@ -668,8 +671,11 @@ fn cql_type(t: FieldType) -> &'static str {
     match t {
         FieldType::Text { .. } => "varchar",
         FieldType::Int => "int",
+        FieldType::BigInt => "bigint",
         FieldType::Double => "double",
         FieldType::Timestamp => "timestamp",
+        FieldType::Bool => "boolean",
+        FieldType::Uuid => "uuid",
     }
 }
 
@@ -680,6 +686,13 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
     Ok(match t {
         FieldType::Text { .. } => CqlValue::Text(text.to_string()),
         FieldType::Int => CqlValue::Int(text.parse().map_err(|_| bad("an int"))?),
+        FieldType::BigInt => CqlValue::BigInt(text.parse().map_err(|_| bad("a bigint"))?),
+        FieldType::Bool => CqlValue::Boolean(match text {
+            "1" | "true" => true,
+            "0" | "false" => false,
+            _ => return Err(bad("a boolean (1, 0, true, false)")),
+        }),
+        FieldType::Uuid => CqlValue::Uuid(text.parse().map_err(|_| bad("a UUID"))?),
         FieldType::Double => CqlValue::Double(text.parse().map_err(|_| bad("a double"))?),
         FieldType::Timestamp => CqlValue::Timestamp(CqlTimestamp(
             chrono::NaiveDateTime::parse_from_str(text, TIMESTAMP_TEXT)
@@ -707,6 +720,8 @@ fn literal(v: &Option<CqlValue>) -> String {
         Some(CqlValue::Text(t)) | Some(CqlValue::Ascii(t)) => quoted(t),
         Some(CqlValue::Int(i)) => i.to_string(),
         Some(CqlValue::BigInt(i)) => i.to_string(),
+        Some(CqlValue::Boolean(b)) => b.to_string(),
+        Some(CqlValue::Uuid(u)) => u.to_string(),
         // Rust's shortest round-trip form: digits, a point, an exponent; CQL reads each.
         Some(CqlValue::Double(d)) if d.is_finite() => format!("{d:e}"),
         Some(CqlValue::Double(d)) if d.is_nan() => "NaN".into(),
@@ -714,7 +729,7 @@ fn literal(v: &Option<CqlValue>) -> String {
         // Milliseconds after the epoch: CQL's integer form of a timestamp.
         Some(CqlValue::Timestamp(t)) => t.0.to_string(),
         Some(other) => {
-            unreachable!("the binding binds text, int, double and timestamp, not {other:?}")
+            unreachable!("the binding binds the workload's types, not {other:?}")
         }
     }
 }

@@ -1,0 +1,51 @@
+//! `scalebench workload check FILE [--db URL]`: a workload file checked as every command checks
+//! it, before anything connects; with a database URL, also the binding's options and what it
+//! makes of the record.
+
+use std::path::Path;
+
+use scalebench_exec::Phase;
+use scalebench_workload::file::WorkloadFile;
+use scalebench_workload::{CoreWorkload, Properties};
+
+use crate::error::SessionError;
+use crate::request::RunRequest;
+use crate::settings::Settings;
+
+/// A checked workload file: what it declares and the properties it sets.
+#[derive(Debug, Clone)]
+pub struct CheckedWorkload {
+    pub file: WorkloadFile,
+    /// The properties the file sets, in order (`columns` abbreviated).
+    pub properties: Vec<(String, String)>,
+    pub workload: CoreWorkload,
+    /// The binding `--db` picks, when given.
+    pub binding: Option<&'static str>,
+}
+
+/// Checks `path` (and, with `db`, a load and a run of it on that database's binding) without
+/// connecting to anything.
+pub fn check_workload_file(path: &Path, db: Option<&str>) -> Result<CheckedWorkload, SessionError> {
+    let file = WorkloadFile::read(path)?;
+    let properties = file.properties();
+    let mut props = Properties::new();
+    file.apply(&mut props, &path.display().to_string());
+    let workload = CoreWorkload::from_properties(&props)?;
+    let mut request = RunRequest::new(&path.display().to_string());
+    request.db = db.map(str::to_string);
+    // Without --db, as on the null binding: the run's own checks (a rate profile needs a
+    // duration, ...) still apply.
+    for phase in [Phase::Load, Phase::Run] {
+        Settings::check(&request, phase)?;
+    }
+    let binding = match db {
+        Some(_) => Some(Settings::checked(&request, Phase::Run)?.binding.name),
+        None => None,
+    };
+    Ok(CheckedWorkload {
+        file,
+        properties,
+        workload,
+        binding,
+    })
+}

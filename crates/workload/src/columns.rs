@@ -1,0 +1,1134 @@
+//! A declared record: typed columns, each with a generator of its values (a workload file's
+//! `[[record.column]]`, docs/workload-files.md). The columns travel as the `columns` property in
+//! JSON, so they go wherever properties go (experiments, every client of a distributed run, the
+//! run's definition that clients compare) and are checked by the one parser below.
+//!
+//! Values are deterministic: a column's value in an insert is a function of the record's seed, the
+//! key number and the column, so two loads of the same file write the same data whatever the
+//! threads; an update draws its values from the worker's seeded stream.
+
+use std::sync::Arc;
+
+use rand::{Rng, RngCore, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::error::WorkloadError;
+use crate::generator::{Discrete, Hotspot, WorkerRng, Zipfian};
+use crate::operation::FieldType;
+
+/// The longest text column (bytes), as a YCSB field's.
+pub const MAX_TEXT_LENGTH: u32 = 16 * 1024 * 1024;
+/// Columns per record, as YCSB's fields.
+pub const MAX_COLUMNS: usize = 1000;
+
+/// One column of a declared record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Column {
+    /// Letters, digits and '_', starting with a letter.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub column_type: ColumnType,
+    /// Text only: the longest value in characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub length: Option<u32>,
+    pub generator: Generator,
+}
+
+/// A column's type; each typed binding maps it to its own (docs/workload-files.md has the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColumnType {
+    Text,
+    /// 32-bit integer.
+    Int,
+    /// 64-bit integer.
+    Bigint,
+    /// 64-bit floating point.
+    Double,
+    /// Written as 1 or 0 (every SQL database and Cassandra's binding read both).
+    Bool,
+    /// Millisecond timestamp, `YYYY-MM-DD HH:MM:SS.mmm` UTC.
+    Timestamp,
+    /// A UUID in its 36-character text form.
+    Uuid,
+}
+
+impl ColumnType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnType::Text => "text",
+            ColumnType::Int => "int",
+            ColumnType::Bigint => "bigint",
+            ColumnType::Double => "double",
+            ColumnType::Bool => "bool",
+            ColumnType::Timestamp => "timestamp",
+            ColumnType::Uuid => "uuid",
+        }
+    }
+
+    fn is_integer(self) -> bool {
+        matches!(self, ColumnType::Int | ColumnType::Bigint)
+    }
+
+    /// The range of an integer type.
+    fn integer_range(self) -> (f64, f64) {
+        match self {
+            ColumnType::Int => (i32::MIN as f64, i32::MAX as f64),
+            _ => (-(2f64.powi(63)), 2f64.powi(63) - 1.0),
+        }
+    }
+}
+
+/// A literal in a file: a constant or a choice's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Literal {
+    Bool(bool),
+    Integer(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Literal {
+    fn describe(&self) -> String {
+        match self {
+            Literal::Bool(b) => b.to_string(),
+            Literal::Integer(i) => i.to_string(),
+            Literal::Float(f) => f.to_string(),
+            Literal::Text(t) => format!("\"{t}\""),
+        }
+    }
+}
+
+/// How a column's values are made. Integer and double columns take the numeric generators (an
+/// integer column's values rounded), text the text generators, each type its own.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Generator {
+    /// The same value in every record.
+    Constant { value: Literal },
+    /// `start + (key number mod modulo) x step`: a record's value is fixed by its key.
+    Sequence {
+        #[serde(default)]
+        start: i64,
+        #[serde(default = "one")]
+        step: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        modulo: Option<u64>,
+    },
+    /// Uniform between min and max (both included for integers); a double column's values
+    /// rounded to `decimals` when given.
+    Uniform {
+        min: f64,
+        max: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decimals: Option<u32>,
+    },
+    /// YCSB's Zipfian over the integers min..=max (theta 0.99 unless given): min is the most common.
+    Zipfian {
+        min: i64,
+        max: i64,
+        #[serde(default = "zipfian_theta")]
+        theta: f64,
+    },
+    /// YCSB's hotspot: a fraction of the values gets a fraction of the draws.
+    Hotspot {
+        min: i64,
+        max: i64,
+        #[serde(default = "hot_data")]
+        hot_data_fraction: f64,
+        #[serde(default = "hot_operations")]
+        hot_operation_fraction: f64,
+    },
+    /// Exponential with this mean (non-negative).
+    Exponential { mean: f64 },
+    /// Normal (Gaussian).
+    Normal { mean: f64, stddev: f64 },
+    /// YCSB's histogram generator: bucket i (its value i x bucket_width) drawn with weight
+    /// `buckets[i]`.
+    Histogram {
+        buckets: Vec<f64>,
+        #[serde(default = "one")]
+        bucket_width: i64,
+    },
+    /// A version 4 UUID drawn from the record's stream.
+    Uuid,
+    /// `start + key number x step`, plus up to `jitter` drawn uniformly (durations: 1s, 250ms).
+    Timestamp {
+        #[serde(default = "epoch_text")]
+        start: String,
+        #[serde(default = "one_second")]
+        step: String,
+        #[serde(default = "zero_duration")]
+        jitter: String,
+    },
+    /// The client's clock when the value is made, plus `offset` (e.g. "-5m"): not reproducible.
+    Now {
+        #[serde(default = "zero_duration")]
+        offset: String,
+    },
+    /// Random characters of `charset`, between min_length and max_length (default: the column's).
+    Text {
+        #[serde(default = "one_u32")]
+        min_length: u32,
+        #[serde(default)]
+        max_length: Option<u32>,
+        #[serde(default)]
+        charset: Charset,
+    },
+    /// `min` to `max` words of `words`, separated by spaces.
+    Words {
+        words: Vec<String>,
+        #[serde(default = "one_u32")]
+        min: u32,
+        #[serde(default = "one_u32")]
+        max: u32,
+    },
+    /// One of `values`, each with its weight (all equal when `weights` is left out).
+    Choice {
+        values: Vec<Literal>,
+        #[serde(default)]
+        weights: Option<Vec<f64>>,
+    },
+    /// Text made of other columns' values of the same record: `{name}` is a column's value,
+    /// `{key}` the record's key (e.g. "{user_id}:{created_at}").
+    Derived { template: String },
+    /// YCSB's field value: random characters cut from the run's value pool, the column's length.
+    YcsbText,
+}
+
+fn one() -> i64 {
+    1
+}
+fn one_u32() -> u32 {
+    1
+}
+fn zipfian_theta() -> f64 {
+    crate::generator::zipfian::ZIPFIAN_CONSTANT
+}
+fn hot_data() -> f64 {
+    0.2
+}
+fn hot_operations() -> f64 {
+    0.8
+}
+fn epoch_text() -> String {
+    "2026-01-01T00:00:00Z".into()
+}
+fn one_second() -> String {
+    "1s".into()
+}
+fn zero_duration() -> String {
+    "0s".into()
+}
+
+impl Generator {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Generator::Constant { .. } => "constant",
+            Generator::Sequence { .. } => "sequence",
+            Generator::Uniform { .. } => "uniform",
+            Generator::Zipfian { .. } => "zipfian",
+            Generator::Hotspot { .. } => "hotspot",
+            Generator::Exponential { .. } => "exponential",
+            Generator::Normal { .. } => "normal",
+            Generator::Histogram { .. } => "histogram",
+            Generator::Uuid => "uuid",
+            Generator::Timestamp { .. } => "timestamp",
+            Generator::Now { .. } => "now",
+            Generator::Text { .. } => "text",
+            Generator::Words { .. } => "words",
+            Generator::Choice { .. } => "choice",
+            Generator::Derived { .. } => "derived",
+            Generator::YcsbText => "ycsb_text",
+        }
+    }
+}
+
+/// The characters of a text generator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Charset {
+    /// Letters and digits.
+    #[default]
+    Alphanumeric,
+    Letters,
+    Lowercase,
+    Digits,
+    Hex,
+    /// Printable ASCII without quotes and backslash (what no text format needs to escape).
+    Printable,
+}
+
+impl Charset {
+    fn characters(self) -> &'static [u8] {
+        match self {
+            Charset::Alphanumeric => {
+                b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+            }
+            Charset::Letters => b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+            Charset::Lowercase => b"abcdefghijklmnopqrstuvwxyz",
+            Charset::Digits => b"0123456789",
+            Charset::Hex => b"0123456789abcdef",
+            Charset::Printable => {
+                b" !#$%&()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~"
+            }
+        }
+    }
+}
+
+/// A text value is plain: printable ASCII without quotes and backslash (what every binding and
+/// text format takes as it is).
+fn is_plain_text(s: &str) -> bool {
+    s.bytes()
+        .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\'' && b != b'\\')
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name.len() <= 64
+}
+
+/// The checked columns of a record, ready to make values.
+#[derive(Debug, Clone)]
+pub struct Record {
+    pub columns: Arc<[Column]>,
+    /// Seed of the values: the same seed, the same data.
+    pub seed: u64,
+    makers: Arc<[Maker]>,
+}
+
+/// A generator checked against its column, its numbers parsed.
+#[derive(Debug, Clone)]
+enum Maker {
+    Constant(String),
+    Sequence {
+        start: i64,
+        step: i64,
+        modulo: u64,
+    },
+    Uniform {
+        min: f64,
+        max: f64,
+        decimals: Option<usize>,
+    },
+    Zipfian(Zipfian),
+    Hotspot(Hotspot),
+    /// Zipfian or hotspot over 0..=span, moved to start at min.
+    Offset(Box<Maker>, i64),
+    Exponential(f64),
+    Normal(rand_distr::Normal<f64>),
+    Histogram {
+        buckets: Discrete<u64>,
+        width: i64,
+    },
+    Uuid,
+    Timestamp {
+        start_ms: i64,
+        step_ms: i64,
+        jitter_ms: u64,
+    },
+    Now {
+        offset_ms: i64,
+    },
+    Text {
+        min: usize,
+        max: usize,
+        charset: Charset,
+    },
+    Words {
+        words: Arc<[String]>,
+        min: u32,
+        max: u32,
+    },
+    Choice(Discrete<usize>, Arc<[String]>),
+    Derived(Vec<Piece>),
+    YcsbText(usize),
+}
+
+/// A part of a derived column's template.
+#[derive(Debug, Clone)]
+enum Piece {
+    Text(String),
+    Key,
+    Column(usize),
+}
+
+impl Record {
+    /// Parses the `columns` property's JSON and checks it.
+    pub fn from_json(json: &str, seed: u64) -> Result<Record, WorkloadError> {
+        let columns: Vec<Column> = serde_json::from_str(json).map_err(|e| {
+            WorkloadError::invalid(
+                "columns",
+                &abbreviated(json),
+                format!("not a column list: {e}"),
+            )
+        })?;
+        Record::new(columns, seed).map_err(|e| WorkloadError::Inconsistent(e.to_string()))
+    }
+
+    /// The columns as the `columns` property holds them.
+    pub fn to_json(columns: &[Column]) -> String {
+        serde_json::to_string(columns).expect("columns serialize")
+    }
+
+    /// Checks every column; an error names the column's field (`column[2].generator`).
+    pub fn new(columns: Vec<Column>, seed: u64) -> Result<Record, ColumnError> {
+        if columns.is_empty() || columns.len() > MAX_COLUMNS {
+            return Err(ColumnError::new(
+                "column",
+                format!(
+                    "a record has 1 to {MAX_COLUMNS} columns, not {}",
+                    columns.len()
+                ),
+            ));
+        }
+        let mut makers = Vec::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            let at = |field: &str| format!("column[{i}] ('{}').{field}", c.name);
+            if !valid_name(&c.name) {
+                return Err(ColumnError::new(
+                    format!("column[{i}].name"),
+                    format!(
+                        "'{}' is not a name: a letter, then letters, digits and '_' (at most 64)",
+                        c.name
+                    ),
+                ));
+            }
+            if let Some(j) = columns[..i]
+                .iter()
+                .position(|o| o.name.eq_ignore_ascii_case(&c.name))
+            {
+                return Err(ColumnError::new(
+                    format!("column[{i}].name"),
+                    format!("'{}' is column[{j}]'s name too", c.name),
+                ));
+            }
+            match (c.column_type, c.length) {
+                (ColumnType::Text, None) => {
+                    return Err(ColumnError::new(
+                        at("length"),
+                        "a text column needs its longest length (length = N)",
+                    ))
+                }
+                (ColumnType::Text, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH => {
+                    return Err(ColumnError::new(
+                        at("length"),
+                        format!("{n} is out of range: 1 to {MAX_TEXT_LENGTH}"),
+                    ))
+                }
+                (t, Some(_)) if t != ColumnType::Text => {
+                    return Err(ColumnError::new(
+                        at("length"),
+                        format!("only text columns have a length, not {}", t.name()),
+                    ))
+                }
+                _ => {}
+            }
+            let maker = maker(c, &columns, i).map_err(|reason| {
+                ColumnError::new(at(&format!("generator.{}", c.generator.name())), reason)
+            })?;
+            makers.push(maker);
+        }
+        Ok(Record {
+            columns: columns.into(),
+            seed,
+            makers: makers.into(),
+        })
+    }
+
+    pub fn names(&self) -> Arc<[String]> {
+        self.columns.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// The type each binding with a typed schema gives each column.
+    pub fn field_types(&self) -> Arc<[FieldType]> {
+        self.columns
+            .iter()
+            .map(|c| match c.column_type {
+                ColumnType::Text => FieldType::Text {
+                    max_len: c.length.map(|n| n as usize),
+                },
+                ColumnType::Int => FieldType::Int,
+                ColumnType::Bigint => FieldType::BigInt,
+                ColumnType::Double => FieldType::Double,
+                ColumnType::Bool => FieldType::Bool,
+                ColumnType::Timestamp => FieldType::Timestamp,
+                ColumnType::Uuid => FieldType::Uuid,
+            })
+            .collect()
+    }
+
+    /// Mean bytes of a record's values in binary form (text: its mean length).
+    pub fn mean_bytes(&self) -> f64 {
+        self.columns
+            .iter()
+            .zip(self.makers.iter())
+            .map(|(c, m)| match c.column_type {
+                ColumnType::Text => match m {
+                    Maker::Text { min, max, .. } => (min + max) as f64 / 2.0,
+                    Maker::YcsbText(n) => *n as f64,
+                    Maker::Constant(v) => v.len() as f64,
+                    _ => c.length.unwrap_or(1) as f64 / 2.0,
+                },
+                ColumnType::Int => 4.0,
+                ColumnType::Bool => 1.0,
+                ColumnType::Uuid => 16.0,
+                ColumnType::Bigint | ColumnType::Double | ColumnType::Timestamp => 8.0,
+            })
+            .sum()
+    }
+
+    /// A per-worker value maker (generators with state of their own are copied).
+    pub fn values(&self, pool: crate::values::ValuePool) -> RecordValues {
+        RecordValues {
+            record: self.clone(),
+            makers: self.makers.to_vec(),
+            pool,
+        }
+    }
+
+    /// The seed of record `keynum`'s values in an insert: the same for every load of this record.
+    pub fn insert_seed(&self, keynum: u64) -> u64 {
+        mix64(self.seed ^ mix64(keynum.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+    }
+}
+
+/// A bad column: the field at fault (`column[2] ('price').generator.uniform`) and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl ColumnError {
+    fn new(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        ColumnError {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ColumnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+fn abbreviated(s: &str) -> String {
+    if s.len() <= 60 {
+        s.to_string()
+    } else {
+        let mut end = 60;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}...", &s[..end])
+    }
+}
+
+/// SplitMix64's finalizer: spreads a number's bits over all 64.
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn duration_ms(text: &str, negative_allowed: bool) -> Result<i64, String> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) if negative_allowed => (true, rest),
+        _ => (false, text),
+    };
+    let d = humantime::parse_duration(body.trim())
+        .map_err(|e| format!("'{text}' is not a duration (e.g. 1s, 250ms, 5m): {e}"))?;
+    let ms = i64::try_from(d.as_millis()).map_err(|_| format!("'{text}' is too long"))?;
+    Ok(if negative { -ms } else { ms })
+}
+
+fn finite(v: f64, what: &str) -> Result<f64, String> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(format!("{what} must be a finite number, not {v}"))
+    }
+}
+
+/// Checks generator `c.generator` against column `c` (the `i`th of `columns`).
+fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
+    let t = c.column_type;
+    let numeric = t.is_integer() || t == ColumnType::Double;
+    let wrong = || {
+        format!(
+            "a {} column cannot take the {} generator",
+            t.name(),
+            c.generator.name()
+        )
+    };
+    let in_integer_range = |v: f64, what: &str| -> Result<(), String> {
+        let (lo, hi) = t.integer_range();
+        if t.is_integer() && !(lo..=hi).contains(&v) {
+            Err(format!(
+                "{what} {v} is out of a {} column's range",
+                t.name()
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let text_fits = |v: &str, what: &str| -> Result<(), String> {
+        if !is_plain_text(v) {
+            return Err(format!(
+                "{what} \"{v}\" must be printable ASCII without quotes and backslash"
+            ));
+        }
+        match c.length {
+            Some(n) if v.len() > n as usize => Err(format!(
+                "{what} \"{}\" is longer than the column's length {n}",
+                abbreviated(v)
+            )),
+            _ => Ok(()),
+        }
+    };
+    Ok(match &c.generator {
+        Generator::Constant { value } => Maker::Constant(literal_text(value, c, &text_fits)?),
+        Generator::Sequence {
+            start,
+            step,
+            modulo,
+        } => {
+            if !t.is_integer() {
+                return Err(wrong());
+            }
+            in_integer_range(*start as f64, "start")?;
+            if *modulo == Some(0) {
+                return Err("modulo 0: expected at least 1".into());
+            }
+            Maker::Sequence {
+                start: *start,
+                step: *step,
+                modulo: modulo.unwrap_or(u64::MAX),
+            }
+        }
+        Generator::Uniform { min, max, decimals } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            let (min, max) = (finite(*min, "min")?, finite(*max, "max")?);
+            if min > max {
+                return Err(format!("min {min} is above max {max}"));
+            }
+            in_integer_range(min, "min")?;
+            in_integer_range(max, "max")?;
+            match decimals {
+                Some(_) if t != ColumnType::Double => {
+                    return Err(format!("decimals: a {} column has none", t.name()))
+                }
+                Some(d) if *d > 15 => return Err(format!("decimals {d}: at most 15")),
+                _ => {}
+            }
+            Maker::Uniform {
+                min,
+                max,
+                decimals: decimals.map(|d| d as usize),
+            }
+        }
+        Generator::Zipfian { min, max, theta } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            integer_bounds(*min, *max, t, &in_integer_range)?;
+            if !(*theta > 0.0 && *theta < 1.0) {
+                return Err(format!("theta {theta} is out of range: between 0 and 1"));
+            }
+            let span = (*max as i128 - *min as i128) as u64;
+            if span > 100_000_000 {
+                return Err(format!(
+                    "{} values are too many to precompute (at most 100,000,001)",
+                    span as u128 + 1
+                ));
+            }
+            Maker::Zipfian(Zipfian::with_constant(0, span, *theta)).offset_by(*min)
+        }
+        Generator::Hotspot {
+            min,
+            max,
+            hot_data_fraction,
+            hot_operation_fraction,
+        } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            integer_bounds(*min, *max, t, &in_integer_range)?;
+            for (v, what) in [
+                (*hot_data_fraction, "hot_data_fraction"),
+                (*hot_operation_fraction, "hot_operation_fraction"),
+            ] {
+                if !(0.0..=1.0).contains(&v) {
+                    return Err(format!("{what} {v} is out of range: 0 to 1"));
+                }
+            }
+            let span = (*max as i128 - *min as i128) as u64;
+            Maker::Hotspot(Hotspot::new(
+                0,
+                span,
+                *hot_data_fraction,
+                *hot_operation_fraction,
+            ))
+            .offset_by(*min)
+        }
+        Generator::Exponential { mean } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            if finite(*mean, "mean")? <= 0.0 {
+                return Err(format!("mean {mean} must be positive"));
+            }
+            in_integer_range(*mean * 50.0, "mean x 50")?;
+            Maker::Exponential(*mean)
+        }
+        Generator::Normal { mean, stddev } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            let (mean, stddev) = (finite(*mean, "mean")?, finite(*stddev, "stddev")?);
+            if stddev < 0.0 {
+                return Err(format!("stddev {stddev} must not be negative"));
+            }
+            in_integer_range(mean, "mean")?;
+            Maker::Normal(rand_distr::Normal::new(mean, stddev).map_err(|e| e.to_string())?)
+        }
+        Generator::Histogram {
+            buckets,
+            bucket_width,
+        } => {
+            if !numeric {
+                return Err(wrong());
+            }
+            weights_checked(buckets, "buckets")?;
+            if *bucket_width <= 0 {
+                return Err(format!("bucket_width {bucket_width} must be positive"));
+            }
+            in_integer_range(
+                buckets.len() as f64 * *bucket_width as f64,
+                "the last bucket's value",
+            )?;
+            let weighted: Vec<(u64, f64)> = buckets
+                .iter()
+                .enumerate()
+                .map(|(b, w)| (b as u64, *w))
+                .collect();
+            Maker::Histogram {
+                buckets: Discrete::new(&weighted),
+                width: *bucket_width,
+            }
+        }
+        Generator::Uuid => {
+            if !matches!(t, ColumnType::Uuid | ColumnType::Text) {
+                return Err(wrong());
+            }
+            text_fits("00000000-0000-4000-8000-000000000000", "a UUID")?;
+            Maker::Uuid
+        }
+        Generator::Timestamp {
+            start,
+            step,
+            jitter,
+        } => {
+            if t != ColumnType::Timestamp {
+                return Err(wrong());
+            }
+            let start_ms = chrono::DateTime::parse_from_rfc3339(start)
+                .map_err(|e| {
+                    format!("start '{start}' is not an RFC 3339 time (2026-01-01T00:00:00Z): {e}")
+                })?
+                .timestamp_millis();
+            Maker::Timestamp {
+                start_ms,
+                step_ms: duration_ms(step, true)?,
+                jitter_ms: duration_ms(jitter, false)? as u64,
+            }
+        }
+        Generator::Now { offset } => {
+            if t != ColumnType::Timestamp {
+                return Err(wrong());
+            }
+            Maker::Now {
+                offset_ms: duration_ms(offset, true)?,
+            }
+        }
+        Generator::Text {
+            min_length,
+            max_length,
+            charset,
+        } => {
+            let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
+                return Err(wrong());
+            };
+            let max = max_length.unwrap_or(length);
+            if *min_length == 0 || *min_length > max || max > length {
+                return Err(format!(
+                    "lengths {min_length} to {max} must lie within 1 to the column's length {length}"
+                ));
+            }
+            Maker::Text {
+                min: *min_length as usize,
+                max: max as usize,
+                charset: *charset,
+            }
+        }
+        Generator::Words { words, min, max } => {
+            let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
+                return Err(wrong());
+            };
+            if words.is_empty() {
+                return Err("words is empty".into());
+            }
+            for w in words {
+                if w.is_empty() || w.contains(' ') {
+                    return Err(format!("word \"{w}\" must be non-empty, without spaces"));
+                }
+                text_fits(w, "word")?;
+            }
+            if *min == 0 || min > max {
+                return Err(format!("min {min} and max {max}: expected 1 <= min <= max"));
+            }
+            let longest = words.iter().map(String::len).max().unwrap_or(0) as u64;
+            let most = longest * *max as u64 + (*max as u64 - 1);
+            if most > length as u64 {
+                return Err(format!(
+                    "{max} words of up to {longest} characters may exceed the column's length {length}"
+                ));
+            }
+            Maker::Words {
+                words: words.clone().into(),
+                min: *min,
+                max: *max,
+            }
+        }
+        Generator::Choice { values, weights } => {
+            if values.is_empty() {
+                return Err("values is empty".into());
+            }
+            let weights = match weights {
+                Some(w) if w.len() != values.len() => {
+                    return Err(format!("{} weights for {} values", w.len(), values.len()))
+                }
+                Some(w) => w.clone(),
+                None => vec![1.0; values.len()],
+            };
+            weights_checked(&weights, "weights")?;
+            let texts = values
+                .iter()
+                .map(|v| literal_text(v, c, &text_fits))
+                .collect::<Result<Vec<_>, _>>()?;
+            let weighted: Vec<(usize, f64)> = weights.into_iter().enumerate().collect();
+            Maker::Choice(Discrete::new(&weighted), texts.into())
+        }
+        Generator::Derived { template } => {
+            if t != ColumnType::Text {
+                return Err(wrong());
+            }
+            Maker::Derived(parse_template(template, columns, i)?)
+        }
+        Generator::YcsbText => {
+            let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
+                return Err(wrong());
+            };
+            Maker::YcsbText(length as usize)
+        }
+    })
+}
+
+impl Maker {
+    /// This generator of 0..=span moved to start at `min`.
+    fn offset_by(self, min: i64) -> Maker {
+        Maker::Offset(Box::new(self), min)
+    }
+}
+
+fn integer_bounds(
+    min: i64,
+    max: i64,
+    _t: ColumnType,
+    in_range: &dyn Fn(f64, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    if min > max {
+        return Err(format!("min {min} is above max {max}"));
+    }
+    in_range(min as f64, "min")?;
+    in_range(max as f64, "max")
+}
+
+fn weights_checked(weights: &[f64], what: &str) -> Result<(), String> {
+    if weights.is_empty() {
+        return Err(format!("{what} is empty"));
+    }
+    if let Some(w) = weights.iter().find(|w| !(w.is_finite() && **w >= 0.0)) {
+        return Err(format!("{what}: {w} is not a weight (a number >= 0)"));
+    }
+    if weights.iter().sum::<f64>() <= 0.0 {
+        return Err(format!("{what} sum to 0"));
+    }
+    Ok(())
+}
+
+/// A literal as the text a column of `c`'s type stores.
+fn literal_text(
+    value: &Literal,
+    c: &Column,
+    text_fits: &dyn Fn(&str, &str) -> Result<(), String>,
+) -> Result<String, String> {
+    let t = c.column_type;
+    let mismatch = || format!("{} is not a {} value", value.describe(), t.name());
+    Ok(match (t, value) {
+        (ColumnType::Text, Literal::Text(s)) => {
+            text_fits(s, "value")?;
+            s.clone()
+        }
+        (ColumnType::Int | ColumnType::Bigint, Literal::Integer(i)) => {
+            let (lo, hi) = t.integer_range();
+            if !(lo..=hi).contains(&(*i as f64)) {
+                return Err(format!("{i} is out of a {} column's range", t.name()));
+            }
+            i.to_string()
+        }
+        (ColumnType::Double, Literal::Integer(i)) => i.to_string(),
+        (ColumnType::Double, Literal::Float(f)) => finite(*f, "value")?.to_string(),
+        (ColumnType::Bool, Literal::Bool(b)) => if *b { "1" } else { "0" }.to_string(),
+        (ColumnType::Timestamp, Literal::Text(s)) => {
+            let ms = chrono::DateTime::parse_from_rfc3339(s)
+                .map_err(|e| format!("\"{s}\" is not an RFC 3339 time: {e}"))?
+                .timestamp_millis();
+            let mut out = String::new();
+            crate::values::push_timestamp(ms, &mut out);
+            out
+        }
+        (ColumnType::Uuid, Literal::Text(s)) => {
+            let ok = s.len() == 36
+                && s.char_indices().all(|(i, ch)| {
+                    if [8, 13, 18, 23].contains(&i) {
+                        ch == '-'
+                    } else {
+                        ch.is_ascii_hexdigit()
+                    }
+                });
+            if !ok {
+                return Err(format!("\"{s}\" is not a UUID (8-4-4-4-12 hex digits)"));
+            }
+            s.to_ascii_lowercase()
+        }
+        _ => return Err(mismatch()),
+    })
+}
+
+fn parse_template(template: &str, columns: &[Column], me: usize) -> Result<Vec<Piece>, String> {
+    let mut pieces = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        if open > 0 {
+            pieces.push(Piece::Text(rest[..open].to_string()));
+        }
+        let close = rest[open..]
+            .find('}')
+            .ok_or_else(|| format!("template \"{template}\": a '{{' is not closed"))?
+            + open;
+        let name = &rest[open + 1..close];
+        if name == "key" {
+            pieces.push(Piece::Key);
+        } else {
+            let j = columns
+                .iter()
+                .position(|c| c.name == name)
+                .ok_or_else(|| format!("template \"{template}\": no column '{name}'"))?;
+            if j == me || matches!(columns[j].generator, Generator::Derived { .. }) {
+                return Err(format!(
+                    "template \"{template}\": '{name}' is derived itself (a derived column uses generated ones)"
+                ));
+            }
+            pieces.push(Piece::Column(j));
+        }
+        rest = &rest[close + 1..];
+    }
+    if rest.contains('}') {
+        return Err(format!("template \"{template}\": a '}}' is not opened"));
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Text(rest.to_string()));
+    }
+    for p in &pieces {
+        if let Piece::Text(t) = p {
+            if !is_plain_text(t) {
+                return Err(format!(
+                    "template \"{template}\" must be printable ASCII without quotes and backslash"
+                ));
+            }
+        }
+    }
+    Ok(pieces)
+}
+
+/// One worker's maker of column values.
+#[derive(Debug)]
+pub struct RecordValues {
+    record: Record,
+    makers: Vec<Maker>,
+    pool: crate::values::ValuePool,
+}
+
+impl RecordValues {
+    /// Writes column `idx`'s value into `out` (cleared first). `seed` is the operation's: a
+    /// record's inserts use [`Record::insert_seed`], so every column of it (and a derived column's
+    /// parts) comes from the same draws whichever columns are written.
+    pub fn write(&mut self, idx: usize, keynum: u64, key: &str, seed: u64, out: &mut String) {
+        out.clear();
+        if let Maker::Derived(pieces) = &self.makers[idx] {
+            let pieces = pieces.clone();
+            let mut part = String::new();
+            for p in &pieces {
+                match p {
+                    Piece::Text(t) => out.push_str(t),
+                    Piece::Key => out.push_str(key),
+                    Piece::Column(j) => {
+                        self.write_generated(*j, keynum, seed, &mut part);
+                        out.push_str(&part);
+                    }
+                }
+            }
+            if let Some(n) = self.record.columns[idx].length {
+                out.truncate(n as usize);
+            }
+            return;
+        }
+        self.write_generated(idx, keynum, seed, out);
+    }
+
+    fn write_generated(&mut self, idx: usize, keynum: u64, seed: u64, out: &mut String) {
+        out.clear();
+        let mut rng = WorkerRng::seed_from_u64(mix64(
+            seed ^ (idx as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93),
+        ));
+        let t = self.record.columns[idx].column_type;
+        let number = |v: f64, out: &mut String| {
+            if t.is_integer() {
+                let (lo, hi) = t.integer_range();
+                let mut b = itoa::Buffer::new();
+                out.push_str(b.format(v.round().clamp(lo, hi) as i64));
+            } else {
+                out.push_str(&v.to_string());
+            }
+        };
+        match &mut self.makers[idx] {
+            Maker::Constant(v) => out.push_str(v),
+            Maker::Sequence {
+                start,
+                step,
+                modulo,
+            } => {
+                let (lo, hi) = match t {
+                    ColumnType::Int => (i32::MIN as i128, i32::MAX as i128),
+                    _ => (i64::MIN as i128, i64::MAX as i128),
+                };
+                let v = (*start as i128 + (keynum % *modulo) as i128 * *step as i128).clamp(lo, hi);
+                out.push_str(itoa::Buffer::new().format(v as i64));
+            }
+            Maker::Uniform { min, max, decimals } => {
+                if t.is_integer() {
+                    let v = rng.random_range(min.round() as i64..=max.round() as i64);
+                    out.push_str(itoa::Buffer::new().format(v));
+                } else {
+                    let v = if min == max {
+                        *min
+                    } else {
+                        rng.random_range(*min..*max)
+                    };
+                    match decimals {
+                        Some(d) => {
+                            use std::fmt::Write;
+                            let _ = write!(out, "{v:.d$}", d = *d);
+                        }
+                        None => number(v, out),
+                    }
+                }
+            }
+            Maker::Offset(inner, min) => {
+                let v = match inner.as_mut() {
+                    Maker::Zipfian(z) => z.next(&mut rng),
+                    Maker::Hotspot(h) => h.next(&mut rng),
+                    _ => unreachable!("only zipfian and hotspot are offset"),
+                };
+                number((*min as i128 + v as i128) as f64, out)
+            }
+            Maker::Zipfian(z) => number(z.next(&mut rng) as f64, out),
+            Maker::Hotspot(h) => number(h.next(&mut rng) as f64, out),
+            Maker::Exponential(mean) => {
+                let u: f64 = rng.random();
+                number(-*mean * (1.0 - u).ln(), out)
+            }
+            Maker::Normal(n) => number(rand_distr::Distribution::sample(n, &mut rng), out),
+            Maker::Histogram { buckets, width } => {
+                number((buckets.next(&mut rng) as i64 * *width) as f64, out)
+            }
+            Maker::Uuid => {
+                let (hi, lo) = (rng.next_u64(), rng.next_u64());
+                let hi = (hi & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
+                let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+                let hex = format!("{hi:016x}{lo:016x}");
+                for (i, part) in [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)]
+                    .iter()
+                    .enumerate()
+                {
+                    if i > 0 {
+                        out.push('-');
+                    }
+                    out.push_str(&hex[part.0..part.1]);
+                }
+            }
+            Maker::Timestamp {
+                start_ms,
+                step_ms,
+                jitter_ms,
+            } => {
+                let jitter = if *jitter_ms > 0 {
+                    rng.random_range(0..=*jitter_ms) as i64
+                } else {
+                    0
+                };
+                let ms = start_ms
+                    .saturating_add((keynum as i64).saturating_mul(*step_ms))
+                    .saturating_add(jitter)
+                    .clamp(0, 253_402_300_799_000);
+                crate::values::push_timestamp(ms, out)
+            }
+            Maker::Now { offset_ms } => {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
+                crate::values::push_timestamp((now + *offset_ms).max(0), out)
+            }
+            Maker::Text { min, max, charset } => {
+                let len = rng.random_range(*min..=*max);
+                let chars = charset.characters();
+                out.reserve(len);
+                for _ in 0..len {
+                    out.push(chars[rng.random_range(0..chars.len())] as char);
+                }
+            }
+            Maker::Words { words, min, max } => {
+                let n = rng.random_range(*min..=*max);
+                for w in 0..n {
+                    if w > 0 {
+                        out.push(' ');
+                    }
+                    out.push_str(&words[rng.random_range(0..words.len())]);
+                }
+            }
+            Maker::Choice(chooser, values) => out.push_str(&values[chooser.next(&mut rng)]),
+            Maker::Derived(_) => unreachable!("derived columns are made in write"),
+            Maker::YcsbText(len) => self.pool.push_value(&mut rng, *len, out),
+        }
+    }
+}

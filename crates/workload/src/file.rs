@@ -1,0 +1,544 @@
+//! Workload files (`*.toml`, docs/workload-files.md): a record (YCSB's text fields or typed
+//! columns with their generators), the load and the run (operation mix, key choice, length and a
+//! rate profile), declared in one file that every command takes as its workload.
+//!
+//! A file becomes properties: YCSB's where YCSB has one (so a file and a property file of the same
+//! workload run the same operations), ours for the rest (`columns`, `rateprofile`). Everything
+//! downstream (experiments, distributed clients, the run's definition clients compare, results)
+//! handles properties already; the file is checked field by field first, each error one line
+//! naming the file, the line and the field.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::columns::{Column, Record};
+use crate::declared;
+use crate::error::WorkloadError;
+use crate::rate::RateProfile;
+use crate::Properties;
+
+/// A workload file is small: never read more (a device, a huge file given by mistake).
+pub const MAX_WORKLOAD_FILE_BYTES: u64 = 4 << 20;
+
+/// A workload file, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadFile {
+    /// What the workload is, for people (printed by `workload check`).
+    #[serde(default)]
+    pub description: Option<String>,
+    pub record: RecordSection,
+    #[serde(default)]
+    pub load: LoadSection,
+    pub run: RunSection,
+    /// Any other property, YCSB's or ours (`scalebench properties`), as a property file sets it.
+    #[serde(default)]
+    pub properties: BTreeMap<String, PropertyValue>,
+}
+
+/// A property's value in `[properties]`: TOML's text, number or boolean.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PropertyValue {
+    Bool(bool),
+    Integer(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl PropertyValue {
+    fn text(&self) -> String {
+        match self {
+            PropertyValue::Bool(b) => b.to_string(),
+            PropertyValue::Integer(i) => i.to_string(),
+            PropertyValue::Float(f) => f.to_string(),
+            PropertyValue::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// `[record]`: the table, its key and its columns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordSection {
+    /// The table (collection, key prefix): `table`.
+    #[serde(default)]
+    pub table: Option<String>,
+    /// Records the load writes and the run chooses among: `recordcount`.
+    pub records: u64,
+    #[serde(default)]
+    pub key: KeySection,
+    /// YCSB's text fields (`fieldcount`, `fieldlength`, ...); or `column` instead.
+    #[serde(default)]
+    pub fields: Option<FieldsSection>,
+    /// Typed columns, each with its generator (`columns`).
+    #[serde(default)]
+    pub column: Vec<Column>,
+    /// The record's values are a function of this seed and the key number: `valueseed`.
+    #[serde(default)]
+    pub value_seed: Option<u64>,
+    /// `measurement`: Lourenco's record (`recordtype=measurement`).
+    #[serde(default)]
+    pub builtin: Option<BuiltinRecord>,
+}
+
+/// A record defined in code, named in a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BuiltinRecord {
+    /// Lourenco et al.'s electrical measurement (9 typed fields, 126 bytes).
+    Measurement,
+}
+
+/// `[record.key]`: how key numbers become keys.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySection {
+    /// `keyprefix` (YCSB's `user`).
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// `insertorder`: hashed, ordered or uuid.
+    #[serde(default)]
+    pub order: Option<String>,
+    /// `zeropadding`.
+    #[serde(default)]
+    pub zero_padding: Option<u64>,
+}
+
+/// `[record.fields]`: YCSB's text fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldsSection {
+    /// `fieldcount`.
+    pub count: u64,
+    /// `fieldlength`: every field's length, the longest with a distribution.
+    pub length: u64,
+    /// `fieldnameprefix`.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// `fieldlengthdistribution`: constant, uniform, zipfian or lognormal.
+    #[serde(default)]
+    pub length_distribution: Option<String>,
+    /// `minfieldlength`.
+    #[serde(default)]
+    pub min_length: Option<u64>,
+}
+
+/// `[load]`: the load phase.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSection {
+    /// Records per insert call where the binding batches: `batchsize`.
+    #[serde(default)]
+    pub batch_size: Option<u64>,
+}
+
+/// `[run]`: the run phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    /// Weights of the operations, summing to 1: read, update, insert, scan,
+    /// read_modify_write, delete.
+    pub mix: BTreeMap<String, f64>,
+    /// Operations of the run (`operationcount`); the run ends at whichever of this and the
+    /// duration comes first.
+    #[serde(default)]
+    pub operations: Option<u64>,
+    /// How long the run lasts (`maxexecutiontime`, whole seconds): 30s, 5m.
+    #[serde(default)]
+    pub duration: Option<String>,
+    /// Open loop at a constant rate in operations per second (`target`); or `rate_profile`.
+    #[serde(default)]
+    pub target: Option<f64>,
+    /// Open loop at a rate that changes over the run (`rateprofile`, as `--rate-profile`).
+    #[serde(default)]
+    pub rate_profile: Option<String>,
+    /// Which keys operations choose (`requestdistribution`).
+    #[serde(default)]
+    pub key_distribution: Option<String>,
+    /// Reads fetch every field (`all`) or one (`one`): `readallfields`.
+    #[serde(default)]
+    pub read_fields: Option<FieldChoice>,
+    /// Updates write every field or one: `writeallfields`.
+    #[serde(default)]
+    pub write_fields: Option<FieldChoice>,
+    /// Records a scan returns: `minscanlength`, `maxscanlength`, `scanlengthdistribution`.
+    #[serde(default)]
+    pub scan_length: Option<ScanLength>,
+}
+
+/// Every field or one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FieldChoice {
+    All,
+    One,
+}
+
+/// `scan_length = { min, max, distribution }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScanLength {
+    #[serde(default)]
+    pub min: Option<u64>,
+    pub max: u64,
+    #[serde(default)]
+    pub distribution: Option<String>,
+}
+
+/// The mix's operation names and the proportion property each sets.
+pub const MIX_OPERATIONS: [(&str, &crate::declared::PropertyInfo); 6] = [
+    ("read", &declared::READPROPORTION),
+    ("update", &declared::UPDATEPROPORTION),
+    ("insert", &declared::INSERTPROPORTION),
+    ("scan", &declared::SCANPROPORTION),
+    ("read_modify_write", &declared::READMODIFYWRITEPROPORTION),
+    ("delete", &declared::DELETEPROPORTION),
+];
+
+/// Whether `workload` names a workload file (rather than a built-in or a property file).
+pub fn is_workload_file(workload: &str) -> bool {
+    workload.ends_with(".toml")
+}
+
+/// A bad file: where and why, one line.
+fn bad(path: &str, line: Option<usize>, field: &str, reason: impl Into<String>) -> WorkloadError {
+    WorkloadError::BadWorkloadFile {
+        path: path.to_string(),
+        line: line.map_or_else(String::new, |l| format!(", line {l}")),
+        field: field.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// The line of `text` holding `key` as a key (`key =` or `[...key]`), for an error's place.
+fn line_of(text: &str, key: &str) -> Option<usize> {
+    let last = key.rsplit(['.', ']', '[']).find(|s| !s.is_empty())?;
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(last)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+                || (l.starts_with('[') && l.contains(last))
+        })
+        .map(|i| i + 1)
+}
+
+impl WorkloadFile {
+    /// Reads and checks the file at `path`.
+    pub fn read(path: &Path) -> Result<WorkloadFile, WorkloadError> {
+        let shown = path.display().to_string();
+        let unreadable = |reason: String| WorkloadError::UnreadableFile {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(unreadable("not a regular file".into()));
+        }
+        if meta.len() > MAX_WORKLOAD_FILE_BYTES {
+            return Err(unreadable(format!(
+                "{} bytes; a workload file holds at most {MAX_WORKLOAD_FILE_BYTES}",
+                meta.len()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
+        Self::parse(&text, &shown)
+    }
+
+    /// Parses and checks a file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<WorkloadFile, WorkloadError> {
+        let file: WorkloadFile = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            // The key on that line names the field when the message does not.
+            let field = line
+                .and_then(|l| text.lines().nth(l - 1))
+                .map(|l| {
+                    let l = l.trim();
+                    match l.split_once('=') {
+                        Some((k, _)) if !l.starts_with('[') => k.trim().to_string(),
+                        _ => l.to_string(),
+                    }
+                })
+                .unwrap_or_default();
+            bad(origin, line, &field, e.message().replace('\n', " "))
+        })?;
+        file.check(text, origin)?;
+        Ok(file)
+    }
+
+    /// Every check a value's type does not make: ranges, names, what goes together.
+    fn check(&self, text: &str, origin: &str) -> Result<(), WorkloadError> {
+        let err = |field: &str, reason: String| bad(origin, line_of(text, field), field, reason);
+        let r = &self.record;
+        let kinds = [
+            !r.column.is_empty(),
+            r.fields.is_some(),
+            r.builtin.is_some(),
+        ];
+        if kinds.iter().filter(|k| **k).count() > 1 {
+            return Err(err(
+                "record",
+                "a record has one of [[record.column]], [record.fields] and builtin".into(),
+            ));
+        }
+        if r.value_seed.is_some() && r.column.is_empty() {
+            return Err(err(
+                "record.value_seed",
+                "only a record of [[record.column]] has a value seed".into(),
+            ));
+        }
+        if !r.column.is_empty() {
+            Record::new(r.column.clone(), r.value_seed.unwrap_or(0)).map_err(|e| {
+                bad(
+                    origin,
+                    line_of_column(text, &e.field),
+                    &format!("record.{}", e.field),
+                    e.reason,
+                )
+            })?;
+        }
+        let mut sum = 0.0;
+        for (name, weight) in &self.run.mix {
+            if !MIX_OPERATIONS.iter().any(|(n, _)| n == name) {
+                let names: Vec<&str> = MIX_OPERATIONS.iter().map(|(n, _)| *n).collect();
+                return Err(err(
+                    &format!("run.mix.{name}"),
+                    format!("no operation '{name}': expected {}", names.join(", ")),
+                ));
+            }
+            if !(weight.is_finite() && (0.0..=1.0).contains(weight)) {
+                return Err(err(
+                    &format!("run.mix.{name}"),
+                    format!("weight {weight} is out of range: 0 to 1"),
+                ));
+            }
+            sum += weight;
+        }
+        if (sum - 1.0).abs() > 1e-9 {
+            return Err(err("run.mix", format!("the weights sum to {sum}, not 1")));
+        }
+        if let Some(p) = &self.run.rate_profile {
+            if self.run.target.is_some() {
+                return Err(err(
+                    "run.rate_profile",
+                    "a rate profile replaces target: give one of them".into(),
+                ));
+            }
+            RateProfile::parse(p).map_err(|e| err("run.rate_profile", e))?;
+        }
+        if let Some(d) = &self.run.duration {
+            let parsed = humantime::parse_duration(d)
+                .map_err(|e| err("run.duration", format!("'{d}' is not a duration: {e}")))?;
+            if parsed.as_secs() == 0 || parsed.subsec_nanos() != 0 {
+                return Err(err(
+                    "run.duration",
+                    format!("'{d}' must be whole seconds, at least 1s"),
+                ));
+            }
+        }
+        if let Some(t) = self.run.target {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(err("run.target", format!("{t} must be a positive rate")));
+            }
+        }
+        for key in self.properties.keys() {
+            if declared::find(key).is_none() && !key.contains('.') {
+                return Err(err(
+                    &format!("properties.{key}"),
+                    format!("no property '{key}' (see `scalebench properties`)"),
+                ));
+            }
+            if let Some(field) = self.sets_itself(key) {
+                return Err(err(
+                    &format!("properties.{key}"),
+                    format!("set it as {field} in the file"),
+                ));
+            }
+        }
+        // Every property value through its declaration: ranges and words, one place.
+        let props = self.properties_of(origin);
+        crate::CoreWorkload::from_properties(&props).map_err(|e| {
+            let key = match &e {
+                WorkloadError::InvalidProperty { key, .. } => self.field_of(key),
+                _ => "record".to_string(),
+            };
+            err(&key, e.to_string())
+        })?;
+        Ok(())
+    }
+
+    /// The file's field that sets property `key` (for errors in terms of the file).
+    fn field_of(&self, key: &str) -> String {
+        PROPERTY_FIELDS
+            .iter()
+            .find(|(p, _)| *p == key)
+            .map(|(_, f)| f.to_string())
+            .unwrap_or_else(|| format!("properties.{key}"))
+    }
+
+    /// The field of the file that sets `key` itself, when `[properties]` must not.
+    fn sets_itself(&self, key: &str) -> Option<&'static str> {
+        PROPERTY_FIELDS
+            .iter()
+            .find(|(p, _)| *p == key)
+            .map(|(_, f)| *f)
+    }
+
+    /// The properties this file sets, in the order a property file would set them.
+    pub fn properties(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut set = |k: &str, v: String| out.push((k.to_string(), v));
+        let r = &self.record;
+        if let Some(t) = &r.table {
+            set("table", t.clone());
+        }
+        set("recordcount", r.records.to_string());
+        if let Some(p) = &r.key.prefix {
+            set("keyprefix", p.clone());
+        }
+        if let Some(o) = &r.key.order {
+            set("insertorder", o.clone());
+        }
+        if let Some(z) = r.key.zero_padding {
+            set("zeropadding", z.to_string());
+        }
+        if let Some(f) = &r.fields {
+            set("fieldcount", f.count.to_string());
+            set("fieldlength", f.length.to_string());
+            if let Some(p) = &f.prefix {
+                set("fieldnameprefix", p.clone());
+            }
+            if let Some(d) = &f.length_distribution {
+                set("fieldlengthdistribution", d.clone());
+            }
+            if let Some(m) = f.min_length {
+                set("minfieldlength", m.to_string());
+            }
+        }
+        if !r.column.is_empty() {
+            set("columns", Record::to_json(&r.column));
+            set("valueseed", r.value_seed.unwrap_or(0).to_string());
+        }
+        if r.builtin == Some(BuiltinRecord::Measurement) {
+            set("recordtype", "measurement".into());
+        }
+        if let Some(b) = self.load.batch_size {
+            set("batchsize", b.to_string());
+        }
+        let run = &self.run;
+        for (name, info) in MIX_OPERATIONS {
+            set(
+                info.name,
+                run.mix.get(name).copied().unwrap_or(0.0).to_string(),
+            );
+        }
+        if let Some(n) = run.operations {
+            set("operationcount", n.to_string());
+        }
+        if let Some(d) = &run.duration {
+            let secs = humantime::parse_duration(d).map_or(0, |d| d.as_secs());
+            set("maxexecutiontime", secs.to_string());
+        }
+        if let Some(t) = run.target {
+            set("target", t.to_string());
+        }
+        if let Some(p) = &run.rate_profile {
+            set("rateprofile", p.clone());
+        }
+        if let Some(d) = &run.key_distribution {
+            set("requestdistribution", d.clone());
+        }
+        if let Some(c) = run.read_fields {
+            set("readallfields", (c == FieldChoice::All).to_string());
+        }
+        if let Some(c) = run.write_fields {
+            set("writeallfields", (c == FieldChoice::All).to_string());
+        }
+        if let Some(s) = &run.scan_length {
+            if let Some(m) = s.min {
+                set("minscanlength", m.to_string());
+            }
+            set("maxscanlength", s.max.to_string());
+            if let Some(d) = &s.distribution {
+                set("scanlengthdistribution", d.clone());
+            }
+        }
+        for (k, v) in &self.properties {
+            set(k, v.text());
+        }
+        out
+    }
+
+    fn properties_of(&self, origin: &str) -> Properties {
+        let mut props = Properties::new();
+        for (k, v) in self.properties() {
+            props.set(&k, &v, origin);
+        }
+        props
+    }
+
+    /// Sets this file's properties into `props` (a later layer, `-P` or `-p`, still wins).
+    pub fn apply(&self, props: &mut Properties, origin: &str) {
+        for (k, v) in self.properties() {
+            props.set(&k, &v, origin);
+        }
+    }
+}
+
+/// The line of a column's field: the `n`th `[[record.column]]` table's.
+fn line_of_column(text: &str, field: &str) -> Option<usize> {
+    let n: usize = field
+        .strip_prefix("column[")?
+        .split(']')
+        .next()?
+        .parse()
+        .ok()?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("[[record.column]]"))
+        .nth(n)
+        .map(|(i, _)| i + 1)
+        .or_else(|| line_of(text, "column"))
+}
+
+/// The properties a file sets in fields of its own, and those fields.
+const PROPERTY_FIELDS: &[(&str, &str)] = &[
+    ("table", "record.table"),
+    ("recordcount", "record.records"),
+    ("keyprefix", "record.key.prefix"),
+    ("insertorder", "record.key.order"),
+    ("zeropadding", "record.key.zero_padding"),
+    ("fieldcount", "record.fields.count"),
+    ("fieldlength", "record.fields.length"),
+    ("fieldnameprefix", "record.fields.prefix"),
+    (
+        "fieldlengthdistribution",
+        "record.fields.length_distribution",
+    ),
+    ("minfieldlength", "record.fields.min_length"),
+    ("columns", "record.column"),
+    ("valueseed", "record.value_seed"),
+    ("recordtype", "record.builtin"),
+    ("batchsize", "load.batch_size"),
+    ("readproportion", "run.mix.read"),
+    ("updateproportion", "run.mix.update"),
+    ("insertproportion", "run.mix.insert"),
+    ("scanproportion", "run.mix.scan"),
+    ("readmodifywriteproportion", "run.mix.read_modify_write"),
+    ("deleteproportion", "run.mix.delete"),
+    ("operationcount", "run.operations"),
+    ("maxexecutiontime", "run.duration"),
+    ("target", "run.target"),
+    ("rateprofile", "run.rate_profile"),
+    ("requestdistribution", "run.key_distribution"),
+    ("readallfields", "run.read_fields"),
+    ("writeallfields", "run.write_fields"),
+    ("minscanlength", "run.scan_length.min"),
+    ("maxscanlength", "run.scan_length.max"),
+    ("scanlengthdistribution", "run.scan_length.distribution"),
+];
