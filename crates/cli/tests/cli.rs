@@ -2644,3 +2644,417 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
         "{line}"
     );
 }
+
+/// A small valid workload file; each bad case below changes one thing in it.
+const GOOD_WORKLOAD: &str = r#"description = "a test record"
+
+[record]
+records = 100
+
+[[record.column]]
+name = "n"
+type = "int"
+generator.uniform = { min = 1, max = 10 }
+
+[[record.column]]
+name = "label"
+type = "text"
+length = 20
+generator.text = { min_length = 5 }
+
+[run]
+duration = "5s"
+
+[run.mix]
+read = 0.5
+update = 0.5
+"#;
+
+/// Issue 43: malformed workload files, each refused by `workload check` and by `run` with one
+/// line naming the file's field (exit 2) before anything connects: a listener stands where the
+/// database would be and must never see a connection.
+#[test]
+fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
+    let column = |body: &str| {
+        GOOD_WORKLOAD.replace(
+            "generator.uniform = { min = 1, max = 10 }",
+            body.trim_start_matches('\n'),
+        )
+    };
+    let replaced = |from: &str, to: &str| {
+        assert!(GOOD_WORKLOAD.contains(from), "{from}");
+        GOOD_WORKLOAD.replace(from, to)
+    };
+    let cases: Vec<(String, &str)> = vec![
+        ("[[[".to_string(), "line 1"),
+        (
+            format!("colour = 1\n{GOOD_WORKLOAD}"),
+            "unknown field `colour`",
+        ),
+        (
+            replaced(
+                "[run]\nduration = \"5s\"\n\n[run.mix]\nread = 0.5\nupdate = 0.5\n",
+                "",
+            ),
+            "missing field `run`",
+        ),
+        (replaced("records = 100", "records = -1"), "records"),
+        (replaced("records = 100", "records = \"many\""), "records"),
+        (
+            replaced("type = \"int\"", "type = \"string\""),
+            "unknown variant `string`",
+        ),
+        (replaced("length = 20\n", ""), "column[1] ('label').length"),
+        (
+            replaced("type = \"int\"", "type = \"int\"\nlength = 4"),
+            "only text columns have a length",
+        ),
+        (
+            replaced("length = 20", "length = 0"),
+            "column[1] ('label').length",
+        ),
+        (
+            replaced("name = \"label\"", "name = \"N\""),
+            "'N' is column[0]'s name too",
+        ),
+        (replaced("name = \"n\"", "name = \"1n\""), "column[0].name"),
+        (
+            column("generator.uniform = { min = 10, max = 1 }"),
+            "min 10 is above max 1",
+        ),
+        (
+            column("generator.uniform = { min = 1, max = 1e12 }"),
+            "out of a int column's range",
+        ),
+        (
+            column("generator.gaussian = { mean = 1 }"),
+            "unknown variant `gaussian`",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.uniform = { min = 1, max = 2 }",
+            ),
+            "a text column cannot take the uniform generator",
+        ),
+        (
+            column("generator.zipfian = { min = 1, max = 10, theta = 1.5 }"),
+            "theta 1.5",
+        ),
+        (
+            column("generator.zipfian = { min = 0, max = 1000000000 }"),
+            "too many to precompute",
+        ),
+        (
+            column("generator.choice = { values = [1, 2], weights = [1] }"),
+            "1 weights for 2 values",
+        ),
+        (
+            column("generator.choice = { values = [1, 2], weights = [1, -1] }"),
+            "is not a weight",
+        ),
+        (
+            column("generator.choice = { values = [\"x\", \"y\"] }"),
+            "\"x\" is not a int value",
+        ),
+        (
+            column("generator.exponential = { mean = 0 }"),
+            "mean 0 must be positive",
+        ),
+        (column("generator.sequence = { modulo = 0 }"), "modulo 0"),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.derived = { template = \"{zzz}-1\" }",
+            ),
+            "no column 'zzz'",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.derived = { template = \"{n\" }",
+            ),
+            "is not closed",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.text = { min_length = 5, max_length = 30 }",
+            ),
+            "within 1 to the column's length 20",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.words = { words = [\"abcdefgh\"], max = 3 }",
+            ),
+            "may exceed the column's length 20",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.constant = { value = 'it\"s' }",
+            ),
+            "printable ASCII",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"timestamp\"\ngenerator.timestamp = { start = \"yesterday\" }",
+            ),
+            "not an RFC 3339 time",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"timestamp\"\ngenerator.timestamp = { step = \"1 parsec\" }",
+            ),
+            "not a duration",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"uuid\"\ngenerator.constant = { value = \"not-a-uuid\" }",
+            ),
+            "is not a UUID",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"bool\"\ngenerator.uniform = { min = 0, max = 1 }",
+            ),
+            "a bool column cannot take the uniform generator",
+        ),
+        (
+            replaced("update = 0.5", "update = 0.4"),
+            "the weights sum to 0.9, not 1",
+        ),
+        (
+            replaced("update = 0.5", "upsert = 0.5"),
+            "no operation 'upsert'",
+        ),
+        (
+            replaced("read = 0.5\nupdate = 0.5", "read = 1.5"),
+            "weight 1.5 is out of range",
+        ),
+        (
+            replaced("duration = \"5s\"", "duration = \"1500ms\""),
+            "must be whole seconds",
+        ),
+        (
+            replaced(
+                "duration = \"5s\"",
+                "duration = \"5s\"\nrate_profile = \"sine:mean=10,amplitude=20,period=1s\"",
+            ),
+            "run.rate_profile",
+        ),
+        (
+            replaced(
+                "duration = \"5s\"",
+                "duration = \"5s\"\nrate_profile = \"constant:rate=5\"\ntarget = 5",
+            ),
+            "replaces target",
+        ),
+        (
+            replaced(
+                "duration = \"5s\"",
+                "operations = 100\nrate_profile = \"constant:rate=5\"",
+            ),
+            "the workload's rate profile",
+        ),
+        (
+            replaced(
+                "records = 100",
+                "records = 100\nkey = { order = \"random\" }",
+            ),
+            "record.key.order",
+        ),
+        (
+            replaced(
+                "records = 100",
+                "records = 100\nkey = { prefix = \"us er\" }",
+            ),
+            "record.key.prefix",
+        ),
+        (
+            replaced(
+                "duration = \"5s\"",
+                "duration = \"5s\"\nkey_distribution = \"gaussian\"",
+            ),
+            "run.key_distribution",
+        ),
+        (
+            format!("{GOOD_WORKLOAD}[properties]\ncolour = 1\n"),
+            "no property 'colour'",
+        ),
+        (
+            format!("{GOOD_WORKLOAD}[properties]\nrecordcount = 5\n"),
+            "set it as record.records",
+        ),
+        (
+            replaced(
+                "records = 100",
+                "records = 100\nfields = { count = 2, length = 10 }",
+            ),
+            "a record has one of",
+        ),
+    ];
+    assert!(cases.len() >= 30);
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let db = format!(
+        "redis://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    let file = dir.path().join("w.toml");
+    let shown = file.to_str().unwrap();
+    std::fs::write(&file, GOOD_WORKLOAD).unwrap();
+    let o = scalebench(&["workload", "check", shown, "--db", &db]);
+    assert!(o.status.success(), "the good file: {}", stderr(&o));
+    for (i, (text, expected)) in cases.iter().enumerate() {
+        std::fs::write(&file, text).unwrap();
+        for args in [
+            vec!["workload", "check", shown],
+            vec!["run", shown, "--db", &db],
+        ] {
+            let o = scalebench(&args);
+            let err = stderr(&o);
+            assert_eq!(o.status.code(), Some(2), "case {i} ({args:?}): {err}");
+            assert_eq!(err.trim().lines().count(), 1, "case {i}: {err}");
+            // The file is named, but for the run's own check of the profile against its length.
+            let names_file = err.contains(shown) || *expected == "the workload's rate profile";
+            assert!(
+                err.contains(expected) && names_file,
+                "case {i}: expected '{expected}' in: {err}"
+            );
+        }
+    }
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "a bad workload file let a run connect"
+    );
+}
+
+/// Issue 43: a workload file's typed columns are stored typed (SQLite), the same data in every
+/// load whatever the threads, and its rate profile is followed interval by interval.
+#[test]
+fn a_workload_file_loads_typed_columns_deterministically_and_runs_its_rate_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("orders.toml");
+    let profile = "staircase:start=300,step=300,every=2s,steps=3";
+    std::fs::write(
+        &file,
+        format!(
+            r#"[record]
+table = "orders"
+records = 500
+key = {{ prefix = "order", order = "ordered", zero_padding = 6 }}
+value_seed = 7
+
+[[record.column]]
+name = "customer"
+type = "bigint"
+generator.zipfian = {{ min = 1000, max = 1999 }}
+
+[[record.column]]
+name = "placed_at"
+type = "timestamp"
+generator.timestamp = {{ start = "2026-11-01T00:00:00Z", step = "1m" }}
+
+[[record.column]]
+name = "paid"
+type = "bool"
+generator.choice = {{ values = [true, false], weights = [3, 1] }}
+
+[[record.column]]
+name = "total"
+type = "double"
+generator.uniform = {{ min = 1, max = 500, decimals = 2 }}
+
+[[record.column]]
+name = "ref"
+type = "text"
+length = 40
+generator.derived = {{ template = "c{{customer}}/{{key}}" }}
+
+[run]
+duration = "6s"
+rate_profile = "{profile}"
+
+[run.mix]
+read = 0.9
+update = 0.1
+"#
+        ),
+    )
+    .unwrap();
+    let shown = file.to_str().unwrap();
+    let load = |db: &Path, threads: &str| {
+        let url = format!("sqlite://{}", db.display());
+        let o = scalebench(&["load", shown, "--db", &url, "--threads", threads]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let c = rusqlite::Connection::open(db).unwrap();
+        let mut s = c
+            .prepare("SELECT YCSB_KEY, typeof(CUSTOMER), CUSTOMER, PLACED_AT, PAID, typeof(TOTAL), TOTAL, REF FROM orders ORDER BY YCSB_KEY")
+            .unwrap();
+        let rows: Vec<Vec<String>> = s
+            .query_map([], |r| {
+                (0..8)
+                    .map(|i| {
+                        r.get_ref(i).map(|v| match v {
+                            rusqlite::types::ValueRef::Text(t) => String::from_utf8_lossy(t).into(),
+                            rusqlite::types::ValueRef::Integer(n) => n.to_string(),
+                            rusqlite::types::ValueRef::Real(f) => f.to_string(),
+                            other => format!("{other:?}"),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows
+    };
+    let one = load(&dir.path().join("one.db"), "1");
+    let two = load(&dir.path().join("two.db"), "2");
+    assert_eq!(one.len(), 500);
+    assert_eq!(one, two, "two loads of the same file differ");
+    let first = &one[0];
+    assert_eq!(first[0], "order000000");
+    assert_eq!((first[1].as_str(), first[5].as_str()), ("integer", "real"));
+    let customer: i64 = first[2].parse().unwrap();
+    assert!((1000..=1999).contains(&customer), "{first:?}");
+    assert_eq!(first[3], "2026-11-01 00:00:00.000");
+    assert_eq!(one[2][3], "2026-11-01 00:02:00.000");
+    assert!(first[4] == "1" || first[4] == "0", "{first:?}");
+    assert_eq!(first[7], format!("c{customer}/order000000"));
+    let paid = one.iter().filter(|r| r[4] == "1").count();
+    assert!(
+        (300..=450).contains(&paid),
+        "{paid} of 500 paid, 3 in 4 expected"
+    );
+
+    let out = dir.path().join("r.json");
+    let url = format!("sqlite://{}", dir.path().join("one.db").display());
+    let o = scalebench(&[
+        "run",
+        shown,
+        "--db",
+        &url,
+        "--warmup",
+        "300ms",
+        "--interval",
+        "2s",
+        "--threads",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    assert_follows_the_profile(&r, profile, 6.0);
+    assert_eq!(r["parameters"]["workload"], shown, "{}", r["parameters"]);
+}

@@ -431,11 +431,13 @@ fn rate_profile_target(
     props: &Properties,
     run_duration: Option<Duration>,
 ) -> Result<f64, SessionError> {
-    let given = |e: &str| {
-        SessionError::Usage(format!(
-            "invalid value '{profile}' for '--rate-profile': {e}"
-        ))
+    let source = if args.rate_profile.is_some() {
+        "'--rate-profile'"
+    } else {
+        "the workload's rate profile (rateprofile, a workload file's run.rate_profile)"
     };
+    let given =
+        |e: &str| SessionError::Usage(format!("invalid value '{profile}' for {source}: {e}"));
     if args.target.is_some() || props.given(&TARGET).is_some_and(|t| t.trim() != "0") {
         return Err(given(
             "a rate profile replaces --target (and the target property): give one of them",

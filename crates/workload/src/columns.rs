@@ -1132,3 +1132,167 @@ impl RecordValues {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(toml_columns: &str) -> Record {
+        #[derive(Deserialize)]
+        struct Columns {
+            column: Vec<Column>,
+        }
+        let c: Columns = toml::from_str(toml_columns).unwrap();
+        Record::new(c.column, 3).unwrap()
+    }
+
+    /// The values of column `idx` in the inserts of keys 0..n.
+    fn values(r: &Record, idx: usize, n: u64) -> Vec<String> {
+        let mut v = r.values(crate::values::ValuePool::new(0));
+        (0..n)
+            .map(|k| {
+                let mut out = String::new();
+                v.write(idx, k, &format!("k{k}"), r.insert_seed(k), &mut out);
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_generator_makes_values_of_its_column_type_and_range() {
+        let r = record(
+            r#"
+            [[column]]
+            name = "seq"
+            type = "bigint"
+            generator.sequence = { start = 10, step = 5, modulo = 4 }
+            [[column]]
+            name = "uni"
+            type = "int"
+            generator.uniform = { min = -3, max = 3 }
+            [[column]]
+            name = "zipf"
+            type = "int"
+            generator.zipfian = { min = 100, max = 199 }
+            [[column]]
+            name = "hot"
+            type = "int"
+            generator.hotspot = { min = 0, max = 99, hot_data_fraction = 0.1, hot_operation_fraction = 0.9 }
+            [[column]]
+            name = "expo"
+            type = "double"
+            generator.exponential = { mean = 10 }
+            [[column]]
+            name = "norm"
+            type = "double"
+            generator.normal = { mean = 50, stddev = 5 }
+            [[column]]
+            name = "hist"
+            type = "int"
+            generator.histogram = { buckets = [0, 1, 3], bucket_width = 10 }
+            [[column]]
+            name = "id"
+            type = "uuid"
+            generator = "uuid"
+            [[column]]
+            name = "at"
+            type = "timestamp"
+            generator.timestamp = { start = "2026-01-01T00:00:00Z", step = "1h" }
+            [[column]]
+            name = "txt"
+            type = "text"
+            length = 8
+            generator.text = { min_length = 2, charset = "hex" }
+            [[column]]
+            name = "pick"
+            type = "text"
+            length = 3
+            generator.choice = { values = ["a", "bb", "ccc"], weights = [0, 1, 1] }
+            [[column]]
+            name = "fixed"
+            type = "bool"
+            generator.constant = { value = true }
+            [[column]]
+            name = "now"
+            type = "timestamp"
+            generator.now = { offset = "-1h" }
+            "#,
+        );
+        let n = 4000;
+        let ints = |idx| -> Vec<i64> {
+            values(&r, idx, n)
+                .iter()
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        let floats = |idx| -> Vec<f64> {
+            values(&r, idx, n)
+                .iter()
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        assert_eq!(&ints(0)[..6], &[10, 15, 20, 25, 10, 15]);
+        let uni = ints(1);
+        assert!(uni.iter().all(|v| (-3..=3).contains(v)) && uni.contains(&-3) && uni.contains(&3));
+        let zipf = ints(2);
+        let at_min = zipf.iter().filter(|v| **v == 100).count();
+        assert!(
+            zipf.iter().all(|v| (100..=199).contains(v)) && at_min > n as usize / 20,
+            "{at_min}"
+        );
+        let hot = ints(3);
+        let in_hot = hot.iter().filter(|v| **v < 10).count() as f64 / n as f64;
+        assert!((0.85..0.95).contains(&in_hot), "{in_hot}");
+        let expo = floats(4);
+        let mean = expo.iter().sum::<f64>() / n as f64;
+        assert!(
+            expo.iter().all(|v| *v >= 0.0) && (9.0..11.0).contains(&mean),
+            "{mean}"
+        );
+        let norm = floats(5);
+        let mean = norm.iter().sum::<f64>() / n as f64;
+        assert!((49.5..50.5).contains(&mean), "{mean}");
+        let hist = ints(6);
+        assert!(
+            hist.iter().all(|v| *v == 10 || *v == 20)
+                && hist.iter().filter(|v| **v == 20).count() > n as usize / 2
+        );
+        let ids = values(&r, 7, n);
+        assert!(ids.iter().all(|u| u.len() == 36 && &u[14..15] == "4"));
+        assert_eq!(
+            ids.iter().collect::<std::collections::BTreeSet<_>>().len(),
+            n as usize
+        );
+        assert_eq!(values(&r, 8, 3)[2], "2026-01-01 02:00:00.000");
+        let txt = values(&r, 9, n);
+        assert!(txt
+            .iter()
+            .all(|t| (2..=8).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_hexdigit())));
+        assert!(values(&r, 10, n).iter().all(|v| v == "bb" || v == "ccc"));
+        assert!(values(&r, 11, 10).iter().all(|v| v == "1"));
+        assert!(values(&r, 12, 1)[0].starts_with("20"));
+        // Inserts are a function of seed and key; the same maker gives the same values again.
+        assert_eq!(values(&r, 9, 50), values(&r, 9, 50));
+    }
+
+    #[test]
+    fn the_column_list_round_trips_through_its_property() {
+        let r = record(
+            r#"
+            [[column]]
+            name = "a"
+            type = "double"
+            generator.uniform = { min = 0, max = 1, decimals = 2 }
+            [[column]]
+            name = "b"
+            type = "text"
+            length = 30
+            generator.derived = { template = "x{a}-{key}" }
+            "#,
+        );
+        let json = Record::to_json(&r.columns);
+        let back = Record::from_json(&json, 3).unwrap();
+        assert_eq!(back.columns, r.columns);
+        assert!(Record::from_json("[{\"name\": 1}]", 0).is_err());
+    }
+}

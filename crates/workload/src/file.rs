@@ -216,12 +216,17 @@ fn bad(path: &str, line: Option<usize>, field: &str, reason: impl Into<String>) 
 /// The line of `text` holding `key` as a key (`key =` or `[...key]`), for an error's place.
 fn line_of(text: &str, key: &str) -> Option<usize> {
     let last = key.rsplit(['.', ']', '[']).find(|s| !s.is_empty())?;
+    let sets_it = |l: &str| {
+        l.match_indices(last).any(|(i, _)| {
+            let before = l[..i].chars().next_back();
+            before.is_none_or(|c| c == ' ' || c == '{' || c == ',')
+                && l[i + last.len()..].trim_start().starts_with('=')
+        })
+    };
     text.lines()
         .position(|l| {
             let l = l.trim_start();
-            l.strip_prefix(last)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-                || (l.starts_with('[') && l.contains(last))
+            sets_it(l) || (l.starts_with('[') && l.contains(last))
         })
         .map(|i| i + 1)
 }
@@ -542,3 +547,130 @@ const PROPERTY_FIELDS: &[(&str, &str)] = &[
     ("maxscanlength", "run.scan_length.max"),
     ("scanlengthdistribution", "run.scan_length.distribution"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CoreWorkload, Operation};
+
+    fn shipped(name: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/workloads")
+            .join(name)
+    }
+
+    /// `n` load operations (from key 0) and `n` run operations of a workload with seed 7.
+    fn operations(props: &Properties, n: u64) -> Vec<Operation> {
+        let w = CoreWorkload::from_properties(props).unwrap();
+        let mut g = w.generator(7);
+        let mut out = Vec::new();
+        for k in 0..n {
+            let mut op = Operation::default();
+            g.load_operation(k, &mut op);
+            out.push(op);
+        }
+        for _ in 0..n {
+            let mut op = Operation::default();
+            g.next_operation(&mut op);
+            if op.kind == crate::OpKind::Insert {
+                g.acknowledge_insert(op.keynum);
+            }
+            out.push(op);
+        }
+        out
+    }
+
+    /// Issue 43: YCSB's workloads A-F and Lourenco's record shipped as files make the same keys,
+    /// values and operations as the built-in workloads for the same seed (and the built-ins' keys
+    /// are YCSB 0.17.0's, byte for byte: keys.rs).
+    #[test]
+    fn the_shipped_files_are_the_built_in_workloads() {
+        let pairs = [
+            ("workloada.toml", "a"),
+            ("workloadb.toml", "b"),
+            ("workloadc.toml", "c"),
+            ("workloadd.toml", "d"),
+            ("workloade.toml", "e"),
+            ("workloadf.toml", "f"),
+            ("timeseries.toml", "timeseries"),
+        ];
+        for (file, builtin) in pairs {
+            let mut from_file = Properties::new();
+            WorkloadFile::read(&shipped(file))
+                .unwrap()
+                .apply(&mut from_file, file);
+            let mut built_in = Properties::new();
+            built_in
+                .load_str(
+                    &crate::builtin::builtin_workload(builtin).unwrap().1,
+                    "built-in",
+                )
+                .unwrap();
+            let (a, b) = (operations(&from_file, 3000), operations(&built_in, 3000));
+            assert_eq!(a.len(), b.len());
+            for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+                assert_eq!(
+                    x, y,
+                    "{file}: operation {i} differs from the built-in {builtin}'s"
+                );
+            }
+            let kinds: std::collections::BTreeSet<_> = a.iter().map(|o| o.kind).collect();
+            assert!(
+                kinds.len() >= 2 || builtin == "c" || builtin == "timeseries",
+                "{file}: {kinds:?}"
+            );
+        }
+    }
+
+    /// A declared record's insert values depend on the seed and key number alone: any worker, in
+    /// any order, writes the same record.
+    #[test]
+    fn a_declared_records_values_are_a_function_of_seed_and_key() {
+        let file = WorkloadFile::read(&shipped("session-store.toml")).unwrap();
+        let mut props = Properties::new();
+        file.apply(&mut props, "session-store.toml");
+        let w = CoreWorkload::from_properties(&props).unwrap();
+        let (mut g1, mut g2) = (w.generator(1), w.generator(99));
+        let (mut a, mut b) = (Operation::default(), Operation::default());
+        for k in [5u64, 17, 5, 4000] {
+            g1.load_operation(k, &mut a);
+            g2.load_operation(k, &mut b);
+            assert_eq!(a.values, b.values, "key {k}");
+            assert_eq!(a.values.len(), 8);
+        }
+        // Another seed, other data.
+        props.set("valueseed", "43", "test");
+        let other = CoreWorkload::from_properties(&props).unwrap();
+        let mut c = Operation::default();
+        other.generator(1).load_operation(4000, &mut c);
+        assert_ne!(c.values, b.values);
+        // The derived column is made of its record's columns and key.
+        let value = |name: &str| {
+            let i = w.field_names.iter().position(|n| n == name).unwrap();
+            b.values
+                .iter()
+                .find(|(idx, _)| *idx == i)
+                .unwrap()
+                .1
+                .clone()
+        };
+        assert_eq!(
+            value("cache_key"),
+            format!("u{}:{}:{}", value("user_id"), value("locale"), b.key)
+        );
+    }
+
+    #[test]
+    fn every_shipped_file_is_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workloads");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                WorkloadFile::read(&path).unwrap_or_else(|e| panic!("{e}"));
+                n += 1;
+            }
+        }
+        assert!(n >= 8, "{n} files");
+    }
+}
