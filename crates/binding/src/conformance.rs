@@ -176,11 +176,11 @@ fn expect_class(
     }
 }
 
-/// Inserts one measurement record (`recordtype=measurement`, a typed schema) and reads it back: every
+/// Inserts one record of a typed schema (`recordtype=measurement`, a workload file's columns) and reads it back: every
 /// value must come back equal to what was written, as its type compares (numbers by value, timestamps
-/// whatever number of zero fraction digits the database prints). `workload` is a measurement workload
+/// whatever number of zero fraction digits the database prints). `workload` is the typed workload
 /// whose schema the factory was opened with.
-pub async fn check_measurement_roundtrip<F: BindingFactory>(
+pub async fn check_typed_roundtrip<F: BindingFactory>(
     factory: &F,
     workload: &scalebench_workload::CoreWorkload,
     keynum: u64,

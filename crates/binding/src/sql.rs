@@ -12,6 +12,18 @@ pub enum Dialect {
 }
 
 impl Dialect {
+    /// A field's column name, quoted so that any word is a column (a workload file's `order` or
+    /// `user`, keywords of SQL) and in the case the unquoted upper-case name of YCSB's JDBC schema
+    /// resolves to: PostgreSQL folds unquoted names to lower case, MySQL and SQLite compare them
+    /// without case. Names are letters, digits and '_' (checked by the workload).
+    pub fn identifier(self, field: &str) -> String {
+        match self {
+            Dialect::Postgres => format!("\"{}\"", field.to_ascii_lowercase()),
+            Dialect::MySql => format!("`{}`", field.to_ascii_uppercase()),
+            Dialect::Sqlite => format!("\"{}\"", field.to_ascii_uppercase()),
+        }
+    }
+
     /// The n-th (1-based) parameter: `$n` (PostgreSQL) or `?`.
     fn nth(self, n: usize) -> String {
         match self {
@@ -84,12 +96,13 @@ pub struct Statements {
 }
 
 impl Statements {
-    /// `columns` are the workload's field names; they become upper-case column names (`field0` -> `FIELD0`).
+    /// `columns` are the workload's field names, as [`Dialect::identifier`] quotes them
+    /// (`field0` -> `FIELD0`, quoted).
     pub fn new(table: &str, schema: &crate::Schema, dialect: Dialect) -> Self {
         let columns: Vec<String> = schema
             .field_names
             .iter()
-            .map(|f| f.to_ascii_uppercase())
+            .map(|f| dialect.identifier(f))
             .collect();
         let types: Vec<FieldType> = schema.field_types.to_vec();
         let p = |n| dialect.nth(n);
@@ -221,16 +234,16 @@ mod tests {
         let pg = Statements::new("usertable", &f, Dialect::Postgres);
         assert_eq!(
             pg.update_all,
-            "UPDATE usertable SET FIELD0 = $1, FIELD1 = $2 WHERE YCSB_KEY = $3"
+            "UPDATE usertable SET \"field0\" = $1, \"field1\" = $2 WHERE YCSB_KEY = $3"
         );
         assert_eq!(
             pg.multi_row_insert(2),
-            "INSERT INTO usertable (YCSB_KEY, FIELD0, FIELD1) VALUES ($1, $2, $3), ($4, $5, $6)"
+            "INSERT INTO usertable (YCSB_KEY, \"field0\", \"field1\") VALUES ($1, $2, $3), ($4, $5, $6)"
         );
         let my = Statements::new("usertable", &f, Dialect::MySql);
         assert_eq!(
             my.read_one[1],
-            "SELECT FIELD1 FROM usertable WHERE YCSB_KEY = ?"
+            "SELECT `FIELD1` FROM usertable WHERE YCSB_KEY = ?"
         );
         assert_eq!(literal("it's"), "'it''s'");
     }
@@ -245,27 +258,27 @@ mod tests {
         let pg = Statements::new("t", &f, Dialect::Postgres);
         assert_eq!(
             pg.create_table(""),
-            "CREATE TABLE IF NOT EXISTS t (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 INTEGER, FIELD1 TIMESTAMP(3), FIELD2 TEXT)"
+            "CREATE TABLE IF NOT EXISTS t (YCSB_KEY VARCHAR(255) PRIMARY KEY, \"field0\" INTEGER, \"field1\" TIMESTAMP(3), \"field2\" TEXT)"
         );
         assert_eq!(
             pg.insert,
-            "INSERT INTO t (YCSB_KEY, FIELD0, FIELD1, FIELD2) VALUES ($1, $2::text::INTEGER, $3::text::TIMESTAMP(3), $4)"
+            "INSERT INTO t (YCSB_KEY, \"field0\", \"field1\", \"field2\") VALUES ($1, $2::text::INTEGER, $3::text::TIMESTAMP(3), $4)"
         );
         assert_eq!(
             pg.update_one[0],
-            "UPDATE t SET FIELD0 = $1::text::INTEGER WHERE YCSB_KEY = $2"
+            "UPDATE t SET \"field0\" = $1::text::INTEGER WHERE YCSB_KEY = $2"
         );
         assert_eq!(
             pg.read_all,
-            "SELECT FIELD0::text, FIELD1::text, FIELD2 FROM t WHERE YCSB_KEY = $1"
+            "SELECT \"field0\"::text, \"field1\"::text, \"field2\" FROM t WHERE YCSB_KEY = $1"
         );
         let my = Statements::new("t", &f, Dialect::MySql);
         assert!(my
             .create_table("")
-            .ends_with("FIELD1 DATETIME(3), FIELD2 MEDIUMTEXT)"));
+            .ends_with("`FIELD1` DATETIME(3), `FIELD2` MEDIUMTEXT)"));
         assert_eq!(
             my.read_one[0],
-            "SELECT CAST(FIELD0 AS CHAR) FROM t WHERE YCSB_KEY = ?"
+            "SELECT CAST(`FIELD0` AS CHAR) FROM t WHERE YCSB_KEY = ?"
         );
     }
 }

@@ -226,8 +226,10 @@ fn measurement_records_are_stored_typed() {
             prepared == "true",
         );
         let f = CassandraFactory::open(&c).unwrap();
-        block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 11))
-            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+        block_on(scalebench_binding::conformance::check_typed_roundtrip(
+            &f, &w, 11,
+        ))
+        .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
     }
     // The same table seen as YCSB's text schema: text bound to its int columns is refused, which
     // only a typed column does.
@@ -243,4 +245,12 @@ fn measurement_records_are_stored_typed() {
     });
     assert!(refused.is_err(), "a text value went into an int column");
     assert_loads_all(config(&node().url("ycsb"), &w, &[], true, true), &w);
+}
+
+/// Issue 43: the session store's workload file on Cassandra: typed columns (bigint, uuid,
+/// timestamp, boolean), a record read back as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs_with_typed_columns() {
+    let _t = turn();
+    assert_session_store_runs(CassandraFactory::open, &node().url("ycsb"), &[], &[]);
 }

@@ -156,3 +156,10 @@ fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
     assert_eq!(checked["reads"], c.probe_reads, "{checked}");
     assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
 }
+
+/// Issue 43: the session store's workload file on etcd: its typed values kept as text, read back
+/// as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs() {
+    assert_session_store_runs(EtcdFactory::open, &server().url(), &[], &["conflict"]);
+}

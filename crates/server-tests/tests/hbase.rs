@@ -419,3 +419,11 @@ fn scan_caching_fetches_that_many_rows_per_round_trip() {
         );
     }
 }
+
+/// Issue 43: the session store's workload file on HBase: its typed values kept as bytes of their
+/// text, read back as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs() {
+    let _t = turn();
+    assert_session_store_runs(HbaseFactory::open, &server().url(), &[], &[]);
+}

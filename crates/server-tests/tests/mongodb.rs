@@ -343,3 +343,10 @@ fn fields_written_as_text_are_read_and_other_types_are_unexpected() {
         assert_eq!(e.class, FailureClass::Unexpected, "{e}");
     });
 }
+
+/// Issue 43: the session store's workload file on MongoDB: its typed values kept as text, read
+/// back as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs() {
+    assert_session_store_runs(MongoFactory::open, &server().url(), &[], &[]);
+}

@@ -107,8 +107,10 @@ fn measurement_records_are_stored_typed() {
     for prepared in ["true", "false"] {
         let c = config(&server().url(), &w, &[("prepared", prepared)], true, true);
         let f = scalebench_binding::mysql::MysqlFactory::open(&c).unwrap();
-        block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 7))
-            .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
+        block_on(scalebench_binding::conformance::check_typed_roundtrip(
+            &f, &w, 7,
+        ))
+        .unwrap_or_else(|e| panic!("prepared={prepared}: {e}"));
     }
     let types = server()
         .sql("SELECT GROUP_CONCAT(DATA_TYPE ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_NAME = 'measurements'")
@@ -204,4 +206,18 @@ fn an_abandoned_statement_answer_is_not_taken_for_the_next_ones() {
     // Without it, the connection's next statement reads the abandoned update's OK as its own.
     let next = locked(false);
     assert!(next.is_ok(), "{next:?}");
+}
+
+/// Issue 43: the session store's workload file on MariaDB: typed columns, a record read back as
+/// written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs_with_typed_columns() {
+    assert_session_store_runs(MysqlFactory::open, &server().url(), &[], &[]);
+    let types = server()
+        .sql("SELECT GROUP_CONCAT(DATA_TYPE ORDER BY ORDINAL_POSITION) FROM information_schema.COLUMNS WHERE TABLE_NAME = 'sessions'")
+        .unwrap();
+    assert_eq!(
+        types.trim(),
+        "varchar,bigint,char,datetime,tinyint,int,text,text,text"
+    );
 }

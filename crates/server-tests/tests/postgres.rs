@@ -154,8 +154,10 @@ fn measurement_records_are_stored_typed() {
         &[("table", "measurements"), ("recordcount", "2000")],
     );
     let f = PostgresFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
-    block_on(scalebench_binding::conformance::check_measurement_roundtrip(&f, &w, 1_000_000))
-        .unwrap();
+    block_on(scalebench_binding::conformance::check_typed_roundtrip(
+        &f, &w, 1_000_000,
+    ))
+    .unwrap();
     let types = server()
         .sql("SELECT string_agg(data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'measurements'")
         .unwrap();
@@ -200,5 +202,19 @@ fn the_benchmark_user_has_no_superuser_rights() {
         own.status.success(),
         "{}",
         String::from_utf8_lossy(&own.stderr)
+    );
+}
+
+/// Issue 43: the session store's workload file on PostgreSQL: its typed columns as PostgreSQL's
+/// types, a record read back as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs_with_typed_columns() {
+    assert_session_store_runs(PostgresFactory::open, &server().url(), &[], &[]);
+    let types = server()
+        .sql("SELECT string_agg(data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'sessions'")
+        .unwrap();
+    assert_eq!(
+        types.trim(),
+        "character varying,bigint,uuid,timestamp without time zone,boolean,integer,text,text,text"
     );
 }

@@ -235,3 +235,10 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
         "{e}"
     );
 }
+
+/// Issue 43: the session store's workload file on Redis Cluster: its typed values kept as text,
+/// read back as written, its mix run without a failure.
+#[test]
+fn the_session_store_workload_file_runs() {
+    assert_session_store_runs(RedisFactory::open, &cluster().url(), &[], &[]);
+}

@@ -656,7 +656,7 @@ mod tests {
         };
         assert_eq!(
             value("cache_key"),
-            format!("u{}:{}:{}", value("user_id"), value("locale"), b.key)
+            format!("u{}:{}:{}", value("user"), value("locale"), b.key)
         );
     }
 

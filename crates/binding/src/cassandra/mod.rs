@@ -238,7 +238,7 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             url: url.clone(),
             keyspace,
             table: config.schema.table.clone(),
-            columns: config.schema.field_names.to_vec(),
+            columns: config.schema.field_names.iter().map(|n| cql_identifier(n)).collect(),
             types: config.schema.field_types.to_vec(),
             typed: config.schema.is_typed(),
             read: options.read_consistency.driver(),
@@ -666,6 +666,13 @@ fn text_of(v: Option<CqlValue>) -> String {
 
 /// How the workload writes timestamps (UTC).
 const TIMESTAMP_TEXT: &str = "%Y-%m-%d %H:%M:%S%.3f";
+
+/// A column's name as CQL takes it whatever the word: quoted, in lower case (what CQL makes of an
+/// unquoted name, so YCSB's tables are the same columns), so that a workload file's `token` or
+/// `order` is a column, not a keyword. Names are letters, digits and '_' (checked by the workload).
+fn cql_identifier(name: &str) -> String {
+    format!("\"{}\"", name.to_lowercase())
+}
 
 fn cql_type(t: FieldType) -> &'static str {
     match t {

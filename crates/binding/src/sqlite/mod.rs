@@ -78,7 +78,7 @@ impl SqliteFactory {
             .schema
             .field_names
             .iter()
-            .map(|f| f.to_ascii_uppercase())
+            .map(|f| Dialect::Sqlite.identifier(f))
             .collect();
         let types = config.schema.field_types.to_vec();
         let factory = SqliteFactory {

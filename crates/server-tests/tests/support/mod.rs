@@ -782,3 +782,49 @@ pub fn history_check(history: &std::path::Path) -> serde_json::Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
+
+/// Issue 43: the shipped session-store workload file (typed columns: bigint, uuid, timestamp,
+/// bool, int and text, one derived from others), with `props` over it.
+pub fn session_store(props: &[(&str, &str)]) -> CoreWorkload {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/workloads/session-store.toml");
+    let mut p = scalebench_workload::Properties::new();
+    scalebench_workload::file::WorkloadFile::read(&file)
+        .unwrap()
+        .apply(&mut p, "session-store.toml");
+    for (k, v) in props {
+        p.set(k, v, "test");
+    }
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
+/// Issue 43: the session store on a binding: one record read back as written (typed values
+/// compared as their types compare), 300 loaded, then a second of its mix (reads, one-column
+/// updates, inserts) with no operation failing but for the `tolerated` classes (etcd's update
+/// reads, then writes if nothing changed: two updates of one hot key conflict).
+pub fn assert_session_store_runs<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    options: &[(&str, &str)],
+    tolerated: &[&str],
+) {
+    let w = session_store(&[("recordcount", "300")]);
+    // A fresh table (dropped, then created: a flag of the factory's opening).
+    let f = open(&config(url, &w, options, true, true)).unwrap();
+    block_on(scalebench_binding::conformance::check_typed_roundtrip(
+        &f, &w, 1_000_000,
+    ))
+    .unwrap_or_else(|e| panic!("the session record read back differs: {e}"));
+    drop(f);
+    assert_loads_all(config(url, &w, options, false, false), &w);
+    let r = phase(config(url, &w, options, false, false), &w, run_plan(1.0)).result;
+    assert!(r.totals.ok > 100, "{:?}", r.totals);
+    let failed: u64 = r
+        .errors
+        .iter()
+        .filter(|(class, _)| !tolerated.contains(&class.as_str()))
+        .map(|(_, e)| e.count)
+        .sum();
+    assert_eq!(failed, 0, "{:?}", r.errors);
+    assert!(r.totals.failed * 100 <= r.totals.ok, "{:?}", r.errors);
+}
