@@ -575,7 +575,35 @@ impl Experiment {
         // An experiment file is small: never read a device or a pipe, nor more than 4 MiB.
         let text = scalebench_measure::files::read_bounded(path, 4 << 20)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))
+        let mut e = Self::from_toml(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        e.read_workload_files(path.parent().unwrap_or(Path::new(".")))?;
+        Ok(e)
+    }
+
+    /// Each workload file (relative to the experiment's directory) checked before anything runs,
+    /// and its record and operation counts made the workload's properties where the experiment
+    /// sets none: the same values (the experiment's are applied over the file's), which a
+    /// miniature then divides as it divides the experiment's own.
+    fn read_workload_files(&mut self, base: &Path) -> Result<(), String> {
+        use scalebench_workload::file::{is_workload_file, WorkloadFile};
+        for w in &mut self.workloads {
+            if !is_workload_file(&w.workload) {
+                continue;
+            }
+            let file = WorkloadFile::read(&base.join(&w.workload))
+                .map_err(|e| format!("workload '{}': {e}", w.name))?;
+            for (k, v) in file.properties() {
+                if ["recordcount", "operationcount"].contains(&k.as_str())
+                    && !w.properties.contains_key(&k)
+                {
+                    let n: i64 = v
+                        .parse()
+                        .map_err(|_| format!("workload '{}': {k}={v}", w.name))?;
+                    w.properties.insert(k, toml::Value::Integer(n));
+                }
+            }
+        }
+        Ok(())
     }
 
     pub fn from_toml(text: &str) -> Result<Experiment, String> {
