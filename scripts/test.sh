@@ -73,6 +73,7 @@ have munged || need+=(munge)                   # ... which authenticates with mu
 have /usr/sbin/sshd || need+=(openssh-server)  # distributed runs launched over ssh (an sshd on 127.0.0.1)
 have go || need+=(golang-go)                   # tools/history-check (Porcupine) checks probe histories
 have python3 || need+=(python3)                # scripts/check-imports.py: no import circle
+python3 -c 'import jsonschema' 2>/dev/null || need+=(python3-jsonschema)  # validates workload files against their JSON Schema
 if [ ${#need[@]} -gt 0 ]; then
   step "installing ${need[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi

@@ -101,7 +101,7 @@ pub enum Command {
         /// A binding name (e.g. sqlite) to show its URL form and options.
         name: Option<String>,
     },
-    /// Workload files (docs/workload-files.md): `workload check FILE [--db URL]`.
+    /// Workload files (docs/workload-files.md): `workload check FILE [--db URL]`, `workload schema`.
     Workload {
         #[command(subcommand)]
         action: WorkloadCommand,
@@ -128,6 +128,8 @@ pub enum WorkloadCommand {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// Print the workload file's JSON Schema (for editors: docs/workload-file.schema.json).
+    Schema,
 }
 
 /// Where local clusters live: one subdirectory per deployment name (state, data, logs).

@@ -65,6 +65,13 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Workload {
             action: WorkloadCommand::Check { file, db },
         } => workload_check(&file, db.as_deref()).map(|()| ExitCode::SUCCESS),
+        Command::Workload {
+            action: WorkloadCommand::Schema,
+        } => {
+            let schema = scalebench_workload::file::json_schema();
+            let _ = std::io::stdout().write_all(schema.as_bytes());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Properties { markdown } => {
             properties(markdown);
             Ok(ExitCode::SUCCESS)

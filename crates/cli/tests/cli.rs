@@ -3058,3 +3058,57 @@ update = 0.1
     assert_follows_the_profile(&r, profile, 6.0);
     assert_eq!(r["parameters"]["workload"], shown, "{}", r["parameters"]);
 }
+
+/// Issue 43: the workload file's JSON Schema, as an editor loads it: Python's `jsonschema`
+/// (Draft 2020-12) accepts every shipped workload file and refuses a misspelt field and a
+/// generator of the wrong shape.
+#[test]
+fn the_json_schema_accepts_the_shipped_workload_files_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = scalebench(&["workload", "schema"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let schema = dir.path().join("schema.json");
+    std::fs::write(&schema, &o.stdout).unwrap();
+    let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workloads");
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    let good = std::fs::read_to_string(shipped.join("session-store.toml")).unwrap();
+    std::fs::write(
+        bad.join("misspelt.toml"),
+        good.replace("value_seed", "valueseed"),
+    )
+    .unwrap();
+    std::fs::write(
+        bad.join("generator.toml"),
+        good.replace("generator = \"uuid\"", "generator = { uuid = 4 }"),
+    )
+    .unwrap();
+    let script = r#"
+import json, pathlib, sys, tomllib, jsonschema
+schema = json.loads(pathlib.Path(sys.argv[1]).read_text())
+jsonschema.Draft202012Validator.check_schema(schema)
+validator = jsonschema.Draft202012Validator(schema)
+for kind, folder in (("valid", sys.argv[2]), ("invalid", sys.argv[3])):
+    for f in sorted(pathlib.Path(folder).glob("*.toml")):
+        errors = list(validator.iter_errors(tomllib.loads(f.read_text())))
+        print(kind, f.name, len(errors))
+"#;
+    let o = Command::new("python3")
+        .args(["-c", script])
+        .arg(&schema)
+        .arg(&shipped)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let printed = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = printed.lines().collect();
+    assert!(lines.len() >= 10, "{printed}");
+    for l in lines {
+        let parts: Vec<&str> = l.split(' ').collect();
+        match parts[0] {
+            "valid" => assert_eq!(parts[2], "0", "{l}"),
+            _ => assert_ne!(parts[2], "0", "{l}"),
+        }
+    }
+}

@@ -22,7 +22,7 @@ pub const MAX_TEXT_LENGTH: u32 = 16 * 1024 * 1024;
 pub const MAX_COLUMNS: usize = 1000;
 
 /// One column of a declared record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Column {
     /// Letters, digits and '_', starting with a letter.
@@ -36,7 +36,7 @@ pub struct Column {
 }
 
 /// A column's type; each typed binding maps it to its own (docs/workload-files.md has the table).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnType {
     Text,
@@ -81,7 +81,7 @@ impl ColumnType {
 }
 
 /// A literal in a file: a constant or a choice's value.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Literal {
     Bool(bool),
@@ -103,7 +103,7 @@ impl Literal {
 
 /// How a column's values are made. Integer and double columns take the numeric generators (an
 /// integer column's values rounded), text the text generators, each type its own.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum Generator {
     /// The same value in every record.
@@ -247,7 +247,9 @@ impl Generator {
 }
 
 /// The characters of a text generator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Charset {
     /// Letters and digits.

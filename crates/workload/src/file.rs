@@ -23,7 +23,7 @@ use crate::Properties;
 pub const MAX_WORKLOAD_FILE_BYTES: u64 = 4 << 20;
 
 /// A workload file, as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadFile {
     /// What the workload is, for people (printed by `workload check`).
@@ -39,7 +39,7 @@ pub struct WorkloadFile {
 }
 
 /// A property's value in `[properties]`: TOML's text, number or boolean.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum PropertyValue {
     Bool(bool),
@@ -60,7 +60,7 @@ impl PropertyValue {
 }
 
 /// `[record]`: the table, its key and its columns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordSection {
     /// The table (collection, key prefix): `table`.
@@ -85,7 +85,7 @@ pub struct RecordSection {
 }
 
 /// A record defined in code, named in a file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BuiltinRecord {
     /// Lourenco et al.'s electrical measurement (9 typed fields, 126 bytes).
@@ -93,7 +93,7 @@ pub enum BuiltinRecord {
 }
 
 /// `[record.key]`: how key numbers become keys.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeySection {
     /// `keyprefix` (YCSB's `user`).
@@ -108,7 +108,7 @@ pub struct KeySection {
 }
 
 /// `[record.fields]`: YCSB's text fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FieldsSection {
     /// `fieldcount`.
@@ -127,7 +127,7 @@ pub struct FieldsSection {
 }
 
 /// `[load]`: the load phase.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadSection {
     /// Records per insert call where the binding batches: `batchsize`.
@@ -136,7 +136,7 @@ pub struct LoadSection {
 }
 
 /// `[run]`: the run phase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     /// Weights of the operations, summing to 1: read, update, insert, scan,
@@ -170,7 +170,7 @@ pub struct RunSection {
 }
 
 /// Every field or one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FieldChoice {
     All,
@@ -178,7 +178,7 @@ pub enum FieldChoice {
 }
 
 /// `scan_length = { min, max, distribution }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScanLength {
     #[serde(default)]
@@ -197,6 +197,21 @@ pub const MIX_OPERATIONS: [(&str, &crate::declared::PropertyInfo); 6] = [
     ("read_modify_write", &declared::READMODIFYWRITEPROPORTION),
     ("delete", &declared::DELETEPROPORTION),
 ];
+
+/// The JSON Schema of a workload file, for editors (`scalebench workload schema`,
+/// docs/workload-file.schema.json): made from the types the file is read into, so it cannot
+/// disagree with the parser on a field's name or type (ranges and what goes together are the
+/// checker's: `scalebench workload check`).
+pub fn json_schema() -> String {
+    let mut schema = schemars::schema_for!(WorkloadFile);
+    schema.insert(
+        "title".into(),
+        serde_json::Value::String("scalebench workload file".into()),
+    );
+    let mut text = serde_json::to_string_pretty(&schema).expect("a schema serializes");
+    text.push('\n');
+    text
+}
 
 /// Whether `workload` names a workload file (rather than a built-in or a property file).
 pub fn is_workload_file(workload: &str) -> bool {
@@ -657,6 +672,16 @@ mod tests {
         assert_eq!(
             value("cache_key"),
             format!("u{}:{}:{}", value("user"), value("locale"), b.key)
+        );
+    }
+
+    #[test]
+    fn the_docs_hold_the_json_schema() {
+        let docs = include_str!("../../../docs/workload-file.schema.json");
+        assert!(
+            docs == json_schema(),
+            "docs/workload-file.schema.json differs from the file's types: replace it with the \
+             output of `scalebench workload schema`"
         );
     }
 
