@@ -636,7 +636,7 @@ fn batch_size_help() -> String {
 
 fn workload_help() -> String {
     format!(
-        "A built-in workload: {}; or a YCSB property file",
+        "A built-in workload: {}; a workload file (*.toml: typed columns, mix, rate profile; docs/workload-files.md); or a YCSB property file",
         scalebench_workload::builtin::BUILTIN_SUMMARY
     )
 }

@@ -3112,3 +3112,40 @@ for kind, folder in (("valid", sys.argv[2]), ("invalid", sys.argv[3])):
         }
     }
 }
+
+/// Issue 43: `saturate` and `elastic` offer each step a constant rate of their own: a workload
+/// file's rate profile is refused there, in one line, before any cluster is opened.
+#[test]
+fn a_workload_files_rate_profile_is_refused_where_each_step_has_its_own_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.toml");
+    std::fs::write(
+        &file,
+        GOOD_WORKLOAD.replace(
+            "duration = \"5s\"",
+            "duration = \"5s\"\nrate_profile = \"ramp:from=10,to=100,over=4s\"",
+        ),
+    )
+    .unwrap();
+    let shown = file.to_str().unwrap();
+    let missing = dir.path().join("no-such-deployment.toml");
+    for args in [
+        vec!["saturate", shown, "--db", "null://"],
+        vec![
+            "elastic",
+            shown,
+            "--deployment",
+            missing.to_str().unwrap(),
+            "--target",
+            "100",
+        ],
+    ] {
+        let o = scalebench(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("ramp:from=10,to=100,over=4s") && err.trim().lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}

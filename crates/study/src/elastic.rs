@@ -60,12 +60,15 @@ pub fn run_elastic_from(
             "scalebench elastic needs --deployment FILE (the cluster to scale)".into(),
         ));
     };
-    let base = Settings::resolve(&args.run, Phase::Run)?;
-    if let Some(p) = &base.rate_profile {
+    // Before the cluster is opened: a rate profile given, or the workload file's.
+    let (props, _) = Settings::properties(&args.run, &[])?;
+    let workload_profile = scalebench_session::settings::workload_rate_profile(&props)?;
+    if let Some(p) = args.run.rate_profile.or(workload_profile) {
         return Err(SessionError::Usage(format!(
             "invalid value '{p}' for '--rate-profile' (or the workload's rate profile): an elastic transition is measured against its baseline under a constant load (--target)"
         )));
     }
+    let base = Settings::resolve(&args.run, Phase::Run)?;
     let first_set_size = args.run.request_set;
     if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
         return Err(SessionError::Usage(

@@ -685,6 +685,19 @@ mod tests {
         );
     }
 
+    /// The example docs/workload-files.md walks through is a valid file.
+    #[test]
+    fn the_docs_example_is_valid() {
+        let docs = include_str!("../../../docs/workload-files.md");
+        let example = docs
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .unwrap();
+        let file = WorkloadFile::parse(example, "docs/workload-files.md").unwrap();
+        assert_eq!(file.record.column.len(), 5);
+    }
+
     #[test]
     fn every_shipped_file_is_valid() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workloads");
