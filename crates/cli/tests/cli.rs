@@ -2884,6 +2884,20 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             "run.key_distribution",
         ),
         (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.words = { file = \"no-such-words.txt\" }",
+            ),
+            "generator.words.file: cannot read",
+        ),
+        (
+            replaced(
+                "generator.text = { min_length = 5 }",
+                "generator.words = { words = [\"a\"], file = \"w.toml\" }",
+            ),
+            "give words or a file, not both",
+        ),
+        (
             format!("{GOOD_WORKLOAD}[properties]\ncolour = 1\n"),
             "no property 'colour'",
         ),

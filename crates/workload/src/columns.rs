@@ -177,9 +177,13 @@ pub enum Generator {
         #[serde(default)]
         charset: Charset,
     },
-    /// `min` to `max` words of `words`, separated by spaces.
+    /// `min` to `max` words of `words`, separated by spaces; or of a dictionary `file` (one word a
+    /// line, relative to the workload file; read when the file is, so its words travel with it).
     Words {
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         words: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
         #[serde(default = "one_u32")]
         min: u32,
         #[serde(default = "one_u32")]
@@ -782,10 +786,20 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
                 charset: *charset,
             }
         }
-        Generator::Words { words, min, max } => {
+        Generator::Words {
+            words,
+            file,
+            min,
+            max,
+        } => {
             let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
                 return Err(wrong());
             };
+            if let Some(f) = file {
+                return Err(format!(
+                    "the dictionary '{f}' was not read (a workload file reads it)"
+                ));
+            }
             if words.is_empty() {
                 return Err("words is empty".into());
             }

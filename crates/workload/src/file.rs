@@ -265,12 +265,18 @@ impl WorkloadFile {
             )));
         }
         let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
-        Self::parse(&text, &shown)
+        Self::parse_in(&text, &shown, path.parent().unwrap_or(Path::new(".")))
     }
 
-    /// Parses and checks a file's text; `origin` names it in errors.
+    /// Parses and checks a file's text; `origin` names it in errors, dictionaries are read
+    /// relative to the current directory.
     pub fn parse(text: &str, origin: &str) -> Result<WorkloadFile, WorkloadError> {
-        let file: WorkloadFile = toml::from_str(text).map_err(|e| {
+        Self::parse_in(text, origin, Path::new("."))
+    }
+
+    /// Parses and checks a file's text; its dictionaries are read relative to `base`.
+    fn parse_in(text: &str, origin: &str, base: &Path) -> Result<WorkloadFile, WorkloadError> {
+        let mut file: WorkloadFile = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
                 .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
@@ -287,8 +293,59 @@ impl WorkloadFile {
                 .unwrap_or_default();
             bad(origin, line, &field, e.message().replace('\n', " "))
         })?;
+        file.read_dictionaries(text, origin, base)?;
         file.check(text, origin)?;
         Ok(file)
+    }
+
+    /// Each `words` generator's dictionary file read into its words: one word a line (blank lines
+    /// and lines starting with '#' left out), at most [`MAX_WORKLOAD_FILE_BYTES`].
+    fn read_dictionaries(
+        &mut self,
+        text: &str,
+        origin: &str,
+        base: &Path,
+    ) -> Result<(), WorkloadError> {
+        for (i, c) in self.record.column.iter_mut().enumerate() {
+            let crate::columns::Generator::Words { words, file, .. } = &mut c.generator else {
+                continue;
+            };
+            let Some(name) = file.take() else { continue };
+            let field = format!("record.column[{i}] ('{}').generator.words.file", c.name);
+            let fail = |reason: String| {
+                bad(
+                    origin,
+                    line_of_column(text, &format!("column[{i}]")),
+                    &field,
+                    reason,
+                )
+            };
+            if !words.is_empty() {
+                return Err(fail("give words or a file, not both".into()));
+            }
+            let path = base.join(&name);
+            let meta = std::fs::metadata(&path)
+                .map_err(|e| fail(format!("cannot read '{}': {e}", path.display())))?;
+            if !meta.is_file() || meta.len() > MAX_WORKLOAD_FILE_BYTES {
+                return Err(fail(format!(
+                    "'{}' is not a regular file of at most {MAX_WORKLOAD_FILE_BYTES} bytes",
+                    path.display()
+                )));
+            }
+            let content = std::fs::read_to_string(&path)
+                .map_err(|e| fail(format!("cannot read '{}': {e}", path.display())))?;
+            words.extend(
+                content
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_string),
+            );
+            if words.is_empty() {
+                return Err(fail(format!("'{}' holds no word", path.display())));
+            }
+        }
+        Ok(())
     }
 
     /// Every check a value's type does not make: ranges, names, what goes together.

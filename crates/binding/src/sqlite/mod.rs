@@ -186,6 +186,7 @@ impl SqliteFactory {
         if let Some(missing) = self
             .columns
             .iter()
+            .map(|c| c.trim_matches('"'))
             .find(|c| !existing.iter().any(|e| e.eq_ignore_ascii_case(c)))
         {
             return Err(BindingError::Schema(format!(
