@@ -1034,7 +1034,7 @@ impl RecordValues {
                 let mut b = itoa::Buffer::new();
                 out.push_str(b.format(v.round().clamp(lo, hi) as i64));
             } else {
-                out.push_str(&v.to_string());
+                let _ = std::fmt::Write::write_fmt(out, format_args!("{v}"));
             }
         };
         match &mut self.makers[idx] {
@@ -1092,16 +1092,17 @@ impl RecordValues {
                 let (hi, lo) = (rng.next_u64(), rng.next_u64());
                 let hi = (hi & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
                 let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
-                let hex = format!("{hi:016x}{lo:016x}");
-                for (i, part) in [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)]
-                    .iter()
-                    .enumerate()
-                {
-                    if i > 0 {
-                        out.push('-');
-                    }
-                    out.push_str(&hex[part.0..part.1]);
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let mut text = [b'-'; 36];
+                let nibbles = (0..32).map(|i| {
+                    let word = if i < 16 { hi } else { lo };
+                    HEX[((word >> (60 - 4 * (i % 16))) & 0xF) as usize]
+                });
+                let places = (0..36).filter(|p| ![8, 13, 18, 23].contains(p));
+                for (p, c) in places.zip(nibbles) {
+                    text[p] = c;
                 }
+                out.push_str(std::str::from_utf8(&text).expect("hex digits"));
             }
             Maker::Timestamp {
                 start_ms,
