@@ -212,12 +212,13 @@ fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), Sessio
     out.push_str(&format!("  mix: {}\n", mix.join(", ")));
     out.push_str("  properties set:\n");
     for (k, v) in &checked.properties {
-        let v = if v.len() > 60 {
-            format!("{}... ({} characters)", &v[..57], v.len())
+        let shown: String = v.chars().take(57).collect();
+        let v = if shown.len() < v.len() {
+            format!("{shown}... ({} characters)", v.chars().count())
         } else {
             v.clone()
         };
-        out.push_str(&format!("    {k}={}\n", printable(&v)));
+        out.push_str(&format!("    {}={}\n", printable(k), printable(&v)));
     }
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())

@@ -446,6 +446,15 @@ impl Record {
         })
     }
 
+    /// Characters of all text columns together: the longest record's text.
+    pub fn text_bytes(&self) -> u64 {
+        self.columns
+            .iter()
+            .filter_map(|c| c.length)
+            .map(u64::from)
+            .sum()
+    }
+
     pub fn names(&self) -> Arc<[String]> {
         self.columns.iter().map(|c| c.name.clone()).collect()
     }
@@ -626,6 +635,9 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             let (min, max) = (finite(*min, "min")?, finite(*max, "max")?);
             if min > max {
                 return Err(format!("min {min} is above max {max}"));
+            }
+            if !(max - min).is_finite() {
+                return Err(format!("min {min} to max {max} is too wide a range"));
             }
             in_integer_range(min, "min")?;
             in_integer_range(max, "max")?;
@@ -1290,6 +1302,35 @@ mod tests {
         assert!(values(&r, 12, 1)[0].starts_with("20"));
         // Inserts are a function of seed and key; the same maker gives the same values again.
         assert_eq!(values(&r, 9, 50), values(&r, 9, 50));
+    }
+
+    #[test]
+    fn records_too_large_and_ranges_too_wide_are_refused() {
+        let column = |name: &str, generator: Generator| Column {
+            name: name.into(),
+            column_type: ColumnType::Text,
+            length: Some(MAX_TEXT_LENGTH),
+            generator,
+        };
+        let big: Vec<Column> = (0..5)
+            .map(|i| column(&format!("c{i}"), Generator::YcsbText))
+            .collect();
+        let mut p = crate::Properties::new();
+        p.set("columns", &Record::to_json(&big), "test");
+        let e = crate::CoreWorkload::from_properties(&p).unwrap_err();
+        assert!(e.to_string().contains("64 MiB"), "{e}");
+        let wide = Column {
+            name: "d".into(),
+            column_type: ColumnType::Double,
+            length: None,
+            generator: Generator::Uniform {
+                min: -1e308,
+                max: 1e308,
+                decimals: None,
+            },
+        };
+        let e = Record::new(vec![wide], 0).unwrap_err();
+        assert!(e.reason.contains("too wide"), "{e}");
     }
 
     #[test]

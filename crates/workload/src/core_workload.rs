@@ -546,6 +546,19 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
         ),
         None => None,
     };
+    if let Some(r) = record
+        .as_ref()
+        .filter(|r| r.text_bytes() > MAX_RECORD_BYTES)
+    {
+        return Err(WorkloadError::invalid(
+            "columns",
+            &format!("{} columns", r.columns.len()),
+            format!(
+                "text columns of {} characters in all exceed {MAX_RECORD_BYTES} bytes (64 MiB) per record",
+                r.text_bytes()
+            ),
+        ));
+    }
     let field_names: Arc<[String]> = if let Some(r) = &record {
         r.names()
     } else if measurement {

@@ -124,7 +124,14 @@ pub fn push_timestamp(ms: i64, out: &mut String) {
 mod tests {
     #[test]
     fn timestamps_are_written_as_chrono_formats_them() {
-        for ms in [0, 1, 999, 1_767_225_600_000, 1_767_225_600_123, 253_402_300_799_999] {
+        for ms in [
+            0,
+            1,
+            999,
+            1_767_225_600_000,
+            1_767_225_600_123,
+            253_402_300_799_999,
+        ] {
             let mut out = String::new();
             super::push_timestamp(ms, &mut out);
             let t = chrono::DateTime::from_timestamp_millis(ms).unwrap();
