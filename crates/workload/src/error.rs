@@ -11,9 +11,9 @@ pub enum WorkloadError {
         value: String,
         reason: String,
     },
-    #[error("cannot read property file '{path}': {reason}")]
+    #[error("cannot read '{path}': {reason}")]
     UnreadableFile { path: PathBuf, reason: String },
-    #[error("unknown workload '{0}': expected one of {summary} or a property file", summary = crate::builtin::BUILTIN_SUMMARY)]
+    #[error("unknown workload '{0}': expected one of {summary}, a workload file (*.toml) or a property file", summary = crate::builtin::BUILTIN_SUMMARY)]
     UnknownWorkload(String),
     #[error("{0}")]
     Inconsistent(String),

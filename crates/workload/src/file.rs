@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::columns::{Column, Record};
 use crate::declared;
 use crate::error::WorkloadError;
+use crate::properties::read_small_file;
 use crate::rate::RateProfile;
 use crate::Properties;
 
@@ -249,23 +250,17 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
 impl WorkloadFile {
     /// Reads and checks the file at `path`.
     pub fn read(path: &Path) -> Result<WorkloadFile, WorkloadError> {
-        let shown = path.display().to_string();
-        let unreadable = |reason: String| WorkloadError::UnreadableFile {
-            path: path.to_path_buf(),
-            reason,
-        };
-        let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(unreadable("not a regular file".into()));
-        }
-        if meta.len() > MAX_WORKLOAD_FILE_BYTES {
-            return Err(unreadable(format!(
-                "{} bytes; a workload file holds at most {MAX_WORKLOAD_FILE_BYTES}",
-                meta.len()
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
-        Self::parse_in(&text, &shown, path.parent().unwrap_or(Path::new(".")))
+        let text = read_small_file(path, MAX_WORKLOAD_FILE_BYTES, "a workload file").map_err(
+            |reason| WorkloadError::UnreadableFile {
+                path: path.to_path_buf(),
+                reason,
+            },
+        )?;
+        Self::parse_in(
+            &text,
+            &path.display().to_string(),
+            path.parent().unwrap_or(Path::new(".")),
+        )
     }
 
     /// Parses and checks a file's text; `origin` names it in errors, dictionaries are read
@@ -324,15 +319,7 @@ impl WorkloadFile {
                 return Err(fail("give words or a file, not both".into()));
             }
             let path = base.join(&name);
-            let meta = std::fs::metadata(&path)
-                .map_err(|e| fail(format!("cannot read '{}': {e}", path.display())))?;
-            if !meta.is_file() || meta.len() > MAX_WORKLOAD_FILE_BYTES {
-                return Err(fail(format!(
-                    "'{}' is not a regular file of at most {MAX_WORKLOAD_FILE_BYTES} bytes",
-                    path.display()
-                )));
-            }
-            let content = std::fs::read_to_string(&path)
+            let content = read_small_file(&path, MAX_WORKLOAD_FILE_BYTES, "a dictionary")
                 .map_err(|e| fail(format!("cannot read '{}': {e}", path.display())))?;
             words.extend(
                 content

@@ -99,22 +99,12 @@ impl Properties {
     }
 
     pub fn load_file(&mut self, path: &Path) -> Result<(), WorkloadError> {
-        let unreadable = |reason: String| WorkloadError::UnreadableFile {
-            path: path.to_path_buf(),
-            reason,
-        };
-        // A property file is a small regular file: never read a device (`/dev/zero`) or a pipe.
-        let meta = std::fs::metadata(path).map_err(|e| unreadable(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(unreadable("not a regular file".into()));
-        }
-        if meta.len() > MAX_PROPERTY_FILE_BYTES {
-            return Err(unreadable(format!(
-                "{} bytes; a property file holds at most {MAX_PROPERTY_FILE_BYTES}",
-                meta.len()
-            )));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| unreadable(e.to_string()))?;
+        let text = read_small_file(path, MAX_PROPERTY_FILE_BYTES, "a property file").map_err(
+            |reason| WorkloadError::UnreadableFile {
+                path: path.to_path_buf(),
+                reason,
+            },
+        )?;
         self.load_str(&text, &path.display().to_string())
     }
 
@@ -277,6 +267,19 @@ fn declared_default<T: std::str::FromStr>(info: &PropertyInfo) -> T {
             info.name, info.default
         )
     })
+}
+
+/// The text of a small regular file (a property, workload or dictionary file, `what`): never a
+/// device (`/dev/zero`) or a pipe, never more than `max` bytes.
+pub fn read_small_file(path: &Path, max: u64, what: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > max {
+        return Err(format!("{} bytes; {what} holds at most {max}", meta.len()));
+    }
+    std::fs::read_to_string(path).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
