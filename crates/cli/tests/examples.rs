@@ -329,9 +329,19 @@ fn operations_are_judged_on_each_database(m: &Miniature) {
             "{action}: {matrix}"
         );
     }
+    // A run flagged for its failures (etcd's update conflicts on a Zipfian's hottest keys pass 1%
+    // of a miniature's few thousand operations, in some runs every cell's) is shown as such,
+    // its figures left out; a verdict is shown for the others.
     let shown = m.show();
+    let flagged = m
+        .runs
+        .iter()
+        .filter(|(_, status, _)| status == "failures")
+        .count();
     assert!(
-        shown.contains("service level met") || shown.contains("SERVICE LEVEL MISSED"),
+        shown.contains("service level met")
+            || shown.contains("SERVICE LEVEL MISSED")
+            || (flagged == m.runs.len() && shown.matches("FAILURES").count() == flagged),
         "{shown}"
     );
 }

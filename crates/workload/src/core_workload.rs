@@ -454,9 +454,11 @@ impl OperationGenerator {
         }
         // A declared record's insert takes its values from the key's own seed (the same data in
         // every load); other writes from the worker's stream.
+        // (No draw for YCSB's record: its stream of operations stays what it was.)
         let record_seed = match (&self.workload.record, op.kind) {
             (Some(r), OpKind::Insert) => r.insert_seed(op.keynum),
-            _ => self.rng.next_u64(),
+            (Some(_), _) => self.rng.next_u64(),
+            (None, _) => 0,
         };
         for i in 0..n {
             let idx = if all { i } else { self.field_chooser_next() };
