@@ -799,8 +799,8 @@ pub fn session_store(props: &[(&str, &str)]) -> CoreWorkload {
 }
 
 /// Issue 43: the session store on a binding: one record read back as written (typed values
-/// compared as their types compare), 300 loaded, then a second of its mix (reads, one-column
-/// updates, inserts) with no operation failing but for the `tolerated` classes (etcd's update
+/// compared as their types compare), 300 loaded, then a second of its mix at 300 ops/s (reads,
+/// one-column updates, inserts) with no operation failing but for the `tolerated` classes (etcd's update
 /// reads, then writes if nothing changed: two updates of one hot key conflict).
 pub fn assert_session_store_runs<F: BindingFactory>(
     open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
@@ -817,8 +817,14 @@ pub fn assert_session_store_runs<F: BindingFactory>(
     .unwrap_or_else(|e| panic!("the session record read back differs: {e}"));
     drop(f);
     assert_loads_all(config(url, &w, options, false, false), &w);
-    let r = phase(config(url, &w, options, false, false), &w, run_plan(1.0)).result;
-    assert!(r.totals.ok > 100, "{:?}", r.totals);
+    // An open loop of 300 ops/s: the binary's other tests share the server (a closed loop here
+    // starved etcd's probe test and MongoDB's scans beside it in CI).
+    let plan = RunPlan {
+        target_ops_s: Some(300.0),
+        ..run_plan(1.0)
+    };
+    let r = phase(config(url, &w, options, false, false), &w, plan).result;
+    assert!(r.totals.ok > 200, "{:?}", r.totals);
     let failed: u64 = r
         .errors
         .iter()
