@@ -321,10 +321,10 @@ enum Maker {
         max: f64,
         decimals: Option<usize>,
     },
-    Zipfian(Zipfian),
-    Hotspot(Hotspot),
-    /// Zipfian or hotspot over 0..=span, moved to start at min.
-    Offset(Box<Maker>, i64),
+    /// Zipfian over 0..=span, moved to start at the second value.
+    Zipfian(Zipfian, i64),
+    /// Hotspot over 0..=span, moved to start at the second value.
+    Hotspot(Hotspot, i64),
     Exponential(f64),
     Normal(rand_distr::Normal<f64>),
     Histogram {
@@ -351,7 +351,7 @@ enum Maker {
         max: u32,
     },
     Choice(Discrete<usize>, Arc<[String]>),
-    Derived(Vec<Piece>),
+    Derived(Arc<[Piece]>),
     YcsbText(usize),
 }
 
@@ -669,7 +669,7 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
                     span as u128 + 1
                 ));
             }
-            Maker::Zipfian(Zipfian::with_constant(0, span, *theta)).offset_by(*min)
+            Maker::Zipfian(Zipfian::with_constant(0, span, *theta), *min)
         }
         Generator::Hotspot {
             min,
@@ -690,13 +690,10 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
                 }
             }
             let span = (*max as i128 - *min as i128) as u64;
-            Maker::Hotspot(Hotspot::new(
-                0,
-                span,
-                *hot_data_fraction,
-                *hot_operation_fraction,
-            ))
-            .offset_by(*min)
+            Maker::Hotspot(
+                Hotspot::new(0, span, *hot_data_fraction, *hot_operation_fraction),
+                *min,
+            )
         }
         Generator::Exponential { mean } => {
             if !numeric {
@@ -860,7 +857,7 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             if t != ColumnType::Text {
                 return Err(wrong());
             }
-            Maker::Derived(parse_template(template, columns, i)?)
+            Maker::Derived(parse_template(template, columns, i)?.into())
         }
         Generator::YcsbText => {
             let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
@@ -869,13 +866,6 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             Maker::YcsbText(length as usize)
         }
     })
-}
-
-impl Maker {
-    /// This generator of 0..=span moved to start at `min`.
-    fn offset_by(self, min: i64) -> Maker {
-        Maker::Offset(Box::new(self), min)
-    }
 }
 
 fn integer_bounds(
@@ -1014,9 +1004,9 @@ impl RecordValues {
     pub fn write(&mut self, idx: usize, keynum: u64, key: &str, seed: u64, out: &mut String) {
         out.clear();
         if let Maker::Derived(pieces) = &self.makers[idx] {
-            let pieces = pieces.clone();
+            let pieces = Arc::clone(pieces);
             let mut part = String::new();
-            for p in &pieces {
+            for p in pieces.iter() {
                 match p {
                     Piece::Text(t) => out.push_str(t),
                     Piece::Key => out.push_str(key),
@@ -1082,16 +1072,16 @@ impl RecordValues {
                     }
                 }
             }
-            Maker::Offset(inner, min) => {
-                let v = match inner.as_mut() {
-                    Maker::Zipfian(z) => z.next(&mut rng),
-                    Maker::Hotspot(h) => h.next(&mut rng),
-                    _ => unreachable!("only zipfian and hotspot are offset"),
-                };
-                number((*min as i128 + v as i128) as f64, out)
+            // Integers stay integers (a bigint past 2^53 would lose digits as a double); min and
+            // max were checked against the column's range.
+            Maker::Zipfian(z, min) => {
+                let v = (*min as i128 + z.next(&mut rng) as i128) as i64;
+                out.push_str(itoa::Buffer::new().format(v));
             }
-            Maker::Zipfian(z) => number(z.next(&mut rng) as f64, out),
-            Maker::Hotspot(h) => number(h.next(&mut rng) as f64, out),
+            Maker::Hotspot(h, min) => {
+                let v = (*min as i128 + h.next(&mut rng) as i128) as i64;
+                out.push_str(itoa::Buffer::new().format(v));
+            }
             Maker::Exponential(mean) => {
                 let u: f64 = rng.random();
                 number(-*mean * (1.0 - u).ln(), out)

@@ -174,8 +174,6 @@ impl CoreWorkload {
 
         let field_types: Arc<[FieldType]> = if let Some(r) = &fields.record {
             r.field_types()
-        } else if fields.measurement {
-            crate::measurement::FIELDS.iter().map(|(_, t)| *t).collect()
         } else {
             let max_len = append.is_none().then_some(fields.max_length as usize);
             fields
@@ -273,9 +271,6 @@ impl CoreWorkload {
     pub fn mean_record_bytes(&self) -> f64 {
         if let Some(r) = &self.record {
             return r.mean_bytes();
-        }
-        if self.measurement {
-            return crate::measurement::record_bytes() as f64;
         }
         let per_field = match &self.field_length {
             FieldLength::Constant(n) => *n as f64,
@@ -563,11 +558,6 @@ fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
     }
     let field_names: Arc<[String]> = if let Some(r) = &record {
         r.names()
-    } else if measurement {
-        crate::measurement::FIELDS
-            .iter()
-            .map(|(n, _)| n.to_string())
-            .collect()
     } else {
         (0..field_count).map(|i| format!("{prefix}{i}")).collect()
     };

@@ -4,29 +4,10 @@
 //! double, timestamp.
 //!
 //! Values travel as text like every other value; bindings with typed schemas store them typed
-//! (see [`FieldType`]), so space on disk compares with the study's.
-
-use crate::operation::FieldType;
-
-/// The fields after the key, with their types.
-pub const FIELDS: [(&str, FieldType); 8] = [
-    ("source_id", FieldType::Int),
-    ("channel", FieldType::Int),
-    ("phase_no", FieldType::Int),
-    ("measured_at", FieldType::Timestamp),
-    ("label", FieldType::Text { max_len: Some(50) }),
-    ("quality", FieldType::Int),
-    ("reading", FieldType::Double),
-    ("received_at", FieldType::Timestamp),
-];
+//! (see [`crate::operation::FieldType`]), so space on disk compares with the study's.
 
 /// Bytes of the key (a UUID string) in the study's binary form.
 pub const KEY_BYTES: usize = 36;
-
-/// Bytes of the fields in binary form: 4 per int, 8 per double and timestamp, 50 for the label.
-pub fn record_bytes() -> usize {
-    FIELDS.iter().map(|(_, t)| t.binary_bytes(50)).sum()
-}
 
 /// The record as declared columns, each with its generator: the built-in record is this
 /// declaration (`recordtype=measurement`), and examples/workloads/timeseries.toml declares the same
@@ -90,18 +71,24 @@ pub fn columns() -> Vec<crate::columns::Column> {
 mod tests {
     use super::*;
 
+    /// The study's record: 9 fields (the key and these 8) of these types, 126 bytes in binary
+    /// form (4 per int, 8 per double and timestamp, 50 for the label).
     #[test]
-    fn the_record_is_126_bytes_in_9_fields() {
-        assert_eq!(FIELDS.len() + 1, 9);
-        assert_eq!(KEY_BYTES + record_bytes(), 126);
-    }
-
-    #[test]
-    fn the_declared_columns_are_the_record() {
+    fn the_declared_columns_are_the_studys_126_byte_record() {
+        use crate::operation::FieldType;
         let record = crate::columns::Record::new(columns(), 0).unwrap();
-        let types: Vec<FieldType> = FIELDS.iter().map(|(_, t)| *t).collect();
-        assert_eq!(&*record.field_types(), &types[..]);
-        let names: Vec<&str> = FIELDS.iter().map(|(n, _)| *n).collect();
+        let expected = [
+            ("source_id", FieldType::Int),
+            ("channel", FieldType::Int),
+            ("phase_no", FieldType::Int),
+            ("measured_at", FieldType::Timestamp),
+            ("label", FieldType::Text { max_len: Some(50) }),
+            ("quality", FieldType::Int),
+            ("reading", FieldType::Double),
+            ("received_at", FieldType::Timestamp),
+        ];
+        let names: Vec<&str> = expected.iter().map(|(n, _)| *n).collect();
+        let types: Vec<FieldType> = expected.iter().map(|(_, t)| *t).collect();
         assert_eq!(
             record
                 .names()
@@ -110,7 +97,8 @@ mod tests {
                 .collect::<Vec<_>>(),
             names
         );
-        assert_eq!(record.mean_bytes() as usize, record_bytes());
+        assert_eq!(&*record.field_types(), &types[..]);
+        assert_eq!(KEY_BYTES + record.mean_bytes() as usize, 126);
     }
 
     #[test]
