@@ -401,8 +401,6 @@ fn target_of(args: &RunRequest, props: &Properties) -> Result<f64, SessionError>
     Ok(target)
 }
 
-/// A rate profile's offered rate: its mean over the window, which it needs (a run bounded by an
-/// operation count has none to lay the profile over). It replaces the constant target.
 /// `--rate-profile`, else the workload's `rateprofile` (a workload file's `run.rate_profile`)
 /// unless `--target` replaces it.
 fn rate_profile_of(
@@ -415,8 +413,19 @@ fn rate_profile_of(
     workload_rate_profile(props)
 }
 
+/// The rate profile a request asks for, `--rate-profile` or its workload's, whatever `--target`
+/// says: what commands that offer their own constant rates (`saturate`, `elastic`) refuse. Reads
+/// the workload's properties only; nothing is opened.
+pub fn requested_rate_profile(args: &RunRequest) -> Result<Option<RateProfile>, SessionError> {
+    if args.rate_profile.is_some() {
+        return Ok(args.rate_profile);
+    }
+    let (props, _) = Settings::properties(args, &[])?;
+    workload_rate_profile(&props)
+}
+
 /// The workload's own rate profile (the `rateprofile` property), checked.
-pub fn workload_rate_profile(props: &Properties) -> Result<Option<RateProfile>, SessionError> {
+fn workload_rate_profile(props: &Properties) -> Result<Option<RateProfile>, SessionError> {
     let Some(text) = props.given(&RATEPROFILE) else {
         return Ok(None);
     };
@@ -425,6 +434,8 @@ pub fn workload_rate_profile(props: &Properties) -> Result<Option<RateProfile>, 
         .map_err(|e| WorkloadError::invalid(RATEPROFILE.name, text, e).into())
 }
 
+/// A rate profile's offered rate: its mean over the window, which it needs (a run bounded by an
+/// operation count has none to lay the profile over). It replaces the constant target.
 fn rate_profile_target(
     profile: &RateProfile,
     args: &RunRequest,

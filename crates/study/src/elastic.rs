@@ -61,9 +61,7 @@ pub fn run_elastic_from(
         ));
     };
     // Before the cluster is opened: a rate profile given, or the workload file's.
-    let (props, _) = Settings::properties(&args.run, &[])?;
-    let workload_profile = scalebench_session::settings::workload_rate_profile(&props)?;
-    if let Some(p) = args.run.rate_profile.or(workload_profile) {
+    if let Some(p) = scalebench_session::settings::requested_rate_profile(&args.run)? {
         return Err(SessionError::Usage(format!(
             "invalid value '{p}' for '--rate-profile' (or the workload's rate profile): an elastic transition is measured against its baseline under a constant load (--target)"
         )));

@@ -198,9 +198,7 @@ impl SaturationRequest {
                 );
             }
         }
-        let (props, _) = scalebench_session::settings::Settings::properties(&self.run, &[])?;
-        let workload_profile = scalebench_session::settings::workload_rate_profile(&props)?;
-        if let Some(p) = self.run.rate_profile.or(workload_profile) {
+        if let Some(p) = scalebench_session::settings::requested_rate_profile(&self.run)? {
             return bad(
                 "--rate-profile",
                 p.to_string(),
