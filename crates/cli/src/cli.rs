@@ -204,12 +204,26 @@ fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), Sessio
             w.field_names.join(", ")
         )),
     }
-    let mix: Vec<String> = w
-        .mix
-        .iter()
-        .map(|(k, p)| format!("{} {:.1}%", k.name(), p * 100.0))
-        .collect();
-    out.push_str(&format!("  mix: {}\n", mix.join(", ")));
+    if w.named.is_empty() {
+        let mix: Vec<String> = w
+            .mix
+            .iter()
+            .map(|(k, p)| format!("{} {:.1}%", k.name(), p * 100.0))
+            .collect();
+        out.push_str(&format!("  mix: {}\n", mix.join(", ")));
+    }
+    for (op, weight) in w.named.iter() {
+        out.push_str(&format!(
+            "  operation {}: {} {:.1}%{}\n",
+            op.name,
+            op.kind.name().to_lowercase(),
+            weight * 100.0,
+            match &op.expect {
+                Some(e) => format!(", expects {}", e.describe()),
+                None => String::new(),
+            }
+        ));
+    }
     out.push_str("  properties set:\n");
     for (k, v) in &checked.properties {
         let shown: String = v.chars().take(57).collect();

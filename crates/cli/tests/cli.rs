@@ -2685,6 +2685,16 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         assert!(GOOD_WORKLOAD.contains(from), "{from}");
         GOOD_WORKLOAD.replace(from, to)
     };
+    // The good file with its mix replaced by one [[run.operation]] (`keep_mix`: beside it).
+    let operations = |body: &str, keep_mix: bool| {
+        let mix = "[run.mix]\nread = 0.5\nupdate = 0.5\n";
+        let ops = format!("[[run.operation]]\n{body}");
+        if keep_mix {
+            replaced(mix, &format!("{mix}\n{ops}"))
+        } else {
+            replaced(mix, &ops)
+        }
+    };
     let cases: Vec<(String, &str)> = vec![
         ("[[[".to_string(), "line 1"),
         (
@@ -2912,6 +2922,72 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "a record has one of",
         ),
+        // Named operations ([[run.operation]]).
+        (
+            operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", true),
+            "run.mix: give the operations as run.mix or as [[run.operation]]",
+        ),
+        (
+            operations("name = \"Lookup\"\nkind = \"read\"\nweight = 1.0\n", false),
+            "line 20: run.operation[0] ('Lookup').name",
+        ),
+        (
+            operations("name = \"lookup\"\nkind = \"get\"\nweight = 1.0\n", false),
+            "unknown variant `get`",
+        ),
+        (
+            operations("name = \"lookup\"\nkind = \"read\"\nweight = 0.4\n", false),
+            "run.operation: the weights sum to 0.4, not 1",
+        ),
+        (
+            operations(
+                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nfield = \"colour\"\n",
+                false,
+            ),
+            "run.operation[0] ('lookup').field: no column 'colour'",
+        ),
+        (
+            operations(
+                "name = \"touch\"\nkind = \"update\"\nweight = 1.0\nset = [\"n\", \"n\"]\n",
+                false,
+            ),
+            "run.operation[0] ('touch').set: names 'n' twice",
+        ),
+        (
+            operations(
+                "name = \"add\"\nkind = \"insert\"\nweight = 1.0\nset = [\"n\"]\n",
+                false,
+            ),
+            "run.operation[0] ('add').set: only an update or read_modify_write",
+        ),
+        (
+            operations(
+                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
+                false,
+            ),
+            "run.operation[0] ('lookup').expect.rows: only a scan returns rows",
+        ),
+        (
+            operations(
+                "name = \"page\"\nkind = \"scan\"\nweight = 1.0\nexpect = { min_rows = 5, max_rows = 2 }\n",
+                false,
+            ),
+            "run.operation[0] ('page').expect.min_rows: 5 is more than max_rows 2",
+        ),
+        (
+            operations(
+                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { found = true, failure = \"oops\" }\n",
+                false,
+            ),
+            "expect.failure: no class 'oops'",
+        ),
+        (
+            format!(
+                "{}[properties]\nreadproportion = 0.5\n",
+                operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", false)
+            ),
+            "set it as run.mix.read",
+        ),
     ];
     assert!(cases.len() >= 30);
     let dir = tempfile::tempdir().unwrap();
@@ -3071,6 +3147,118 @@ update = 0.1
     let r = json(&out);
     assert_follows_the_profile(&r, profile, 6.0);
     assert_eq!(r["parameters"]["workload"], shown, "{}", r["parameters"]);
+}
+
+/// Issue 43: a workload file's named operations are measured under their own names, and what
+/// each expects is judged: after the data is changed behind the workload's back (half the records
+/// deleted in SQLite), the reads that expect their record fail with the class the file names,
+/// and the updates of deleted records with not_found.
+#[test]
+fn named_operations_are_measured_apart_and_their_expectations_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("items.toml");
+    std::fs::write(
+        &file,
+        r#"[record]
+table = "items"
+records = 200
+key = { prefix = "item", order = "ordered", zero_padding = 4 }
+
+[[record.column]]
+name = "name"
+type = "text"
+length = 12
+generator.text = { min_length = 4 }
+
+[[record.column]]
+name = "stock"
+type = "int"
+generator.uniform = { min = 0, max = 99 }
+
+[run]
+operations = 3000
+scan_length = { min = 1, max = 5 }
+
+[[run.operation]]
+name = "lookup"
+kind = "read"
+weight = 0.6
+expect = { found = true, failure = "conflict" }
+
+[[run.operation]]
+name = "restock"
+kind = "update"
+weight = 0.2
+set = ["stock"]
+
+[[run.operation]]
+name = "page"
+kind = "scan"
+weight = 0.2
+field = "name"
+expect = { min_rows = 1, max_rows = 5 }
+"#,
+    )
+    .unwrap();
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("items.db");
+    let url = format!("sqlite://{}", db.display());
+    let o = scalebench(&["load", shown, "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = |name: &str| {
+        let out = dir.path().join(name);
+        let o = scalebench(&["run", shown, "--db", &url, "-o", out.to_str().unwrap()]);
+        (o, json(&out))
+    };
+    let (o, r) = run("before.json");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ops = &r["phases"][0]["operations"];
+    let names: Vec<&str> = ops
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(names, ["lookup", "page", "restock"], "{ops}");
+    let ok = |op: &str| ops[op]["ok"].as_u64().unwrap();
+    assert_eq!(ok("lookup") + ok("page") + ok("restock"), 3000, "{ops}");
+    assert!(ok("lookup") > 1500 && ok("page") > 400, "{ops}");
+    for op in ["lookup", "page", "restock"] {
+        assert_eq!(ops[op]["failed"], serde_json::json!({}), "{op}: {ops}");
+    }
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("\nlookup "), "{text}");
+
+    // Behind its back: every record with an odd key number deleted.
+    let deleted = rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute(
+            "DELETE FROM items WHERE CAST(substr(YCSB_KEY, 5) AS INTEGER) % 2 = 1",
+            [],
+        )
+        .unwrap();
+    assert_eq!(deleted, 100);
+    let (_, r) = run("after.json");
+    let ops = &r["phases"][0]["operations"];
+    let failed = |op: &str, class: &str| ops[op]["failed"][class].as_u64().unwrap_or(0);
+    let lookups = ops["lookup"]["issued"].as_u64().unwrap();
+    let missed = failed("lookup", "conflict");
+    assert!(
+        missed * 10 > lookups * 3 && missed * 10 < lookups * 7,
+        "{missed} of {lookups} lookups missed, about half expected: {ops}"
+    );
+    assert_eq!(
+        missed + ops["lookup"]["ok"].as_u64().unwrap(),
+        lookups,
+        "{ops}"
+    );
+    assert!(failed("restock", "not_found") > 0, "{ops}");
+    // A scan from a deleted key still returns the records after it, but for the last key's:
+    // nothing after it, fewer rows than min_rows.
+    let pages = ops["page"]["issued"].as_u64().unwrap();
+    let empty = failed("page", "unexpected");
+    assert!(empty * 20 < pages, "{empty} of {pages} pages empty: {ops}");
+    assert_eq!(empty + ops["page"]["ok"].as_u64().unwrap(), pages, "{ops}");
 }
 
 /// Issue 43: the workload file's JSON Schema, as an editor loads it: Python's `jsonschema`

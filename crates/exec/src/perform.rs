@@ -1,7 +1,9 @@
 //! One operation: the binding calls it takes, and data-integrity checks of what came back.
 
 use scalebench_binding::Binding;
-use scalebench_workload::{FailureClass, Fields, OpError, OpKind, Operation, OperationGenerator};
+use scalebench_workload::{
+    named, FailureClass, Fields, OpError, OpKind, Operation, OperationGenerator,
+};
 
 /// Reusable buffers for what reads and scans return.
 #[derive(Default)]
@@ -28,7 +30,9 @@ pub(crate) async fn perform<B: Binding>(
 ) -> Result<(), OpError> {
     match op.kind {
         OpKind::Read => {
-            b.read(&op.key, op.read_fields, &mut bufs.fields).await?;
+            if !expected_read(op, b.read(&op.key, op.read_fields, &mut bufs.fields).await)? {
+                return Ok(());
+            }
             check(verify, &op.key, &bufs.fields)
         }
         OpKind::Update => b.update(&op.key, &op.values).await,
@@ -36,13 +40,19 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::Scan => {
             b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows)
                 .await?;
+            if let Some(e) = &op.expect {
+                named::judge(e, None, Some(bufs.rows.len() as u64))?;
+            }
             for (key, fields) in &bufs.rows {
                 check(verify, key, fields)?;
             }
             Ok(())
         }
         OpKind::ReadModifyWrite => {
-            b.read(&op.key, op.read_fields, &mut bufs.fields).await?;
+            if !expected_read(op, b.read(&op.key, op.read_fields, &mut bufs.fields).await)? {
+                // Expected absent and absent: nothing to modify.
+                return Ok(());
+            }
             check(verify, &op.key, &bufs.fields)?;
             if op.append {
                 appended(op, &mut bufs.fields);
@@ -57,6 +67,21 @@ pub(crate) async fn perform<B: Binding>(
             "batch insert is a load-phase operation",
         )),
     }
+}
+
+/// A read's result judged by the operation's expectation (a workload file's `expect.found`):
+/// `Ok(true)` when a record was read, `Ok(false)` when none was and none was expected.
+fn expected_read(op: &Operation, read: Result<(), OpError>) -> Result<bool, OpError> {
+    let Some(e) = &op.expect else {
+        return read.map(|()| true);
+    };
+    let found = match read {
+        Ok(()) => true,
+        Err(err) if err.class == FailureClass::NotFound => false,
+        Err(err) => return Err(err),
+    };
+    named::judge(e, Some(found), None)?;
+    Ok(found)
 }
 
 /// Turns the fields just read into the fields to write back: each written field's new text appended

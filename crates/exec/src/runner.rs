@@ -196,7 +196,8 @@ pub fn execute<F: BindingFactory>(
     });
 
     let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
-    let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads);
+    let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads)
+        .with_names(workload.measured_names());
     collect(
         &batch_rx,
         &mut aggregator,
@@ -718,9 +719,9 @@ impl<F> SlotContext<'_, F> {
             return;
         }
         let mut rec = self.recorder.borrow_mut();
-        rec.record(op.kind, intended, start, end, result);
+        rec.record(op.measured, intended, start, end, result);
         if result.is_ok() && self.after_window(end) {
-            rec.ok_after_window(op.kind);
+            rec.ok_after_window(op.measured);
         }
         if open_loop {
             rec.record_start_delay(intended, start);
@@ -873,7 +874,7 @@ async fn run_slot<F: BindingFactory>(
         };
         let measured = intended >= timeline.t0_ns;
         if measured {
-            recorder.borrow_mut().issue(op.kind);
+            recorder.borrow_mut().issue(op.measured);
             if let Some(q) = &mut quota {
                 *q -= 1;
             }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use scalebench_workload::{FailureClass, OpKind};
+use scalebench_workload::{FailureClass, Measured, MeasuredNames};
 
 use crate::histogram::{add_into, encode_histogram, new_histogram, quantile_us, LatencyHistogram};
 use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
@@ -117,10 +117,12 @@ pub struct PhaseMeta {
 /// written to the recorded intervals' spool file, so memory stays flat however long the run.
 pub struct Aggregator {
     interval: Duration,
+    /// The name each measured slot is reported under.
+    names: MeasuredNames,
     open_loop: bool,
-    totals: BTreeMap<OpKind, OpTotals>,
+    totals: BTreeMap<Measured, OpTotals>,
     /// Intervals some worker may still report into.
-    pending: BTreeMap<u64, BTreeMap<OpKind, OpTotals>>,
+    pending: BTreeMap<u64, BTreeMap<Measured, OpTotals>>,
     recorded: RecordedIntervals,
     /// Intervals closed since a watcher last took them, all operations together.
     closed: Vec<ClosedInterval>,
@@ -129,8 +131,8 @@ pub struct Aggregator {
     errors: BTreeMap<FailureClass, ErrorSummary>,
     start_delay: Option<LatencyHistogram>,
     late: u64,
-    issued: [u64; OpKind::COUNT],
-    ok_after_window: [u64; OpKind::COUNT],
+    issued: [u64; Measured::COUNT],
+    ok_after_window: [u64; Measured::COUNT],
     records: u64,
     retries: u64,
     warmup_ops: u64,
@@ -148,10 +150,17 @@ pub struct Aggregator {
 const MAX_ERROR_SAMPLES: usize = 10;
 
 impl Aggregator {
+    /// The names a workload file's operations are measured under (without, only the kinds').
+    pub fn with_names(mut self, names: MeasuredNames) -> Self {
+        self.names = names;
+        self
+    }
+
     /// `workers`: how many recorders report (one per worker thread).
     pub fn new(interval: Duration, open_loop: bool, workers: usize) -> Self {
         Aggregator {
             interval,
+            names: MeasuredNames::default(),
             open_loop,
             totals: BTreeMap::new(),
             pending: BTreeMap::new(),
@@ -161,8 +170,8 @@ impl Aggregator {
             errors: BTreeMap::new(),
             start_delay: open_loop.then(new_histogram),
             late: 0,
-            issued: [0; OpKind::COUNT],
-            ok_after_window: [0; OpKind::COUNT],
+            issued: [0; Measured::COUNT],
+            ok_after_window: [0; Measured::COUNT],
             records: 0,
             retries: 0,
             warmup_ops: 0,
@@ -258,7 +267,7 @@ impl Aggregator {
     }
 
     /// Closes interval `index`; `current` makes it what the progress display shows.
-    fn freeze(&mut self, index: u64, ops: BTreeMap<OpKind, OpTotals>, current: bool) {
+    fn freeze(&mut self, index: u64, ops: BTreeMap<Measured, OpTotals>, current: bool) {
         self.close_empty_before(index);
         self.next_index = self.next_index.max(index + 1);
         let secs = self.interval.as_secs_f64();
@@ -287,7 +296,7 @@ impl Aggregator {
             index,
             operations: ops
                 .iter()
-                .map(|(k, t)| (k.name().to_string(), interval_op(t, secs)))
+                .map(|(k, t)| (self.names.name(*k).to_string(), interval_op(t, secs)))
                 .collect(),
         };
         self.recorded.push(&frozen);
@@ -307,7 +316,7 @@ impl Aggregator {
             .totals
             .iter()
             .map(|(kind, t)| {
-                let last_op = last.and_then(|ops| ops.get(kind.name()));
+                let last_op = last.and_then(|ops| ops.get(self.names.name(*kind)));
                 // Open loop: the quantiles from the intended start, from the interval's histogram.
                 let intended = last_op
                     .and_then(|o| o.intended_histogram.as_deref())
@@ -328,7 +337,7 @@ impl Aggregator {
                         ..o.clone()
                     }),
                 };
-                (kind.name().to_string(), live)
+                (self.names.name(*kind).to_string(), live)
             })
             .collect();
         LiveStatus {
@@ -357,7 +366,7 @@ impl Aggregator {
             retries: self.retries,
             ..Default::default()
         };
-        for kind in OpKind::ALL {
+        for kind in (0..Measured::COUNT).map(Measured::from_index) {
             let issued = self.issued[kind.index()];
             let t = self.totals.get(&kind);
             if issued == 0 && t.is_none() {
@@ -381,7 +390,7 @@ impl Aggregator {
             totals.failed += failed_n;
             totals.in_flight_at_stop += issued.saturating_sub(ok + failed_n);
             operations.insert(
-                kind.name().to_string(),
+                self.names.name(kind).to_string(),
                 OpResult {
                     issued,
                     ok,
@@ -499,7 +508,7 @@ fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
 mod tests {
     use super::*;
     use crate::Recorder;
-    use scalebench_workload::OpError;
+    use scalebench_workload::{OpError, OpKind};
 
     #[test]
     fn every_operation_is_accounted_and_failures_stay_out_of_success_latency() {

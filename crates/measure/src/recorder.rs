@@ -6,11 +6,11 @@
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use scalebench_workload::{FailureClass, OpError, OpKind};
+use scalebench_workload::{FailureClass, Measured, OpError};
 
 use crate::histogram::{new_histogram, LatencyHistogram};
 
-/// What one operation kind did in one interval on one worker.
+/// What one measured operation (a kind, or a workload file's named operation) did in one interval on one worker.
 #[derive(Debug, Clone)]
 pub struct OpHistograms {
     /// Service time of successful operations, ns.
@@ -39,17 +39,17 @@ pub struct IntervalBatch {
     pub worker: usize,
     /// Interval number counted from the measurement start.
     pub index: u64,
-    pub ops: Vec<(OpKind, OpHistograms)>,
+    pub ops: Vec<(Measured, OpHistograms)>,
     /// Start delays of open-loop operations, ns.
     pub start_delay: Option<LatencyHistogram>,
     pub late: u64,
     /// Failures seen for the first time by this worker (class, message).
     pub new_errors: Vec<OpError>,
     /// Operations started in the window, by kind. Only in the worker's final batch.
-    pub issued: Option<[u64; OpKind::COUNT]>,
+    pub issued: Option<[u64; Measured::COUNT]>,
     /// Successful operations that completed after the end of the window (during the grace period),
     /// by kind. Only in the worker's final batch.
-    pub ok_after_window: [u64; OpKind::COUNT],
+    pub ok_after_window: [u64; Measured::COUNT],
     /// Measured operations started and not yet completed when the batch was shipped.
     pub in_flight: u64,
     /// Records written by batch and single inserts (load accounting); only in the final batch.
@@ -71,13 +71,13 @@ pub struct Recorder {
     open_loop: bool,
     late_threshold: Duration,
     index: u64,
-    ops: [Option<OpHistograms>; OpKind::COUNT],
+    ops: [Option<OpHistograms>; Measured::COUNT],
     start_delay: Option<LatencyHistogram>,
     late: u64,
-    issued: [u64; OpKind::COUNT],
+    issued: [u64; Measured::COUNT],
     /// Measured operations recorded (succeeded or failed): issued minus this is in flight.
     completed: u64,
-    ok_after_window: [u64; OpKind::COUNT],
+    ok_after_window: [u64; Measured::COUNT],
     records: u64,
     retries: u64,
     warmup_ops: u64,
@@ -108,12 +108,12 @@ impl Recorder {
             open_loop,
             late_threshold: Duration::from_millis(1),
             index: 0,
-            ops: Default::default(),
+            ops: std::array::from_fn(|_| None),
             start_delay: open_loop.then(new_histogram),
             late: 0,
-            issued: [0; OpKind::COUNT],
+            issued: [0; Measured::COUNT],
             completed: 0,
-            ok_after_window: [0; OpKind::COUNT],
+            ok_after_window: [0; Measured::COUNT],
             records: 0,
             retries: 0,
             warmup_ops: 0,
@@ -124,17 +124,17 @@ impl Recorder {
         }
     }
 
-    /// An operation of `kind` starts inside the measurement window.
+    /// An operation measured as `kind` starts inside the measurement window.
     #[inline]
-    pub fn issue(&mut self, kind: OpKind) {
-        self.issued[kind.index()] += 1;
+    pub fn issue(&mut self, kind: impl Into<Measured>) {
+        self.issued[kind.into().index()] += 1;
     }
 
     /// A measured operation of `kind` succeeded after the end of the window: it counts in latencies
     /// and `ok`, but not in the window's throughput.
     #[inline]
-    pub fn ok_after_window(&mut self, kind: OpKind) {
-        self.ok_after_window[kind.index()] += 1;
+    pub fn ok_after_window(&mut self, kind: impl Into<Measured>) {
+        self.ok_after_window[kind.into().index()] += 1;
     }
 
     /// An operation started during warm-up has completed (counted, not measured).
@@ -165,7 +165,7 @@ impl Recorder {
     #[inline]
     pub fn record(
         &mut self,
-        kind: OpKind,
+        kind: impl Into<Measured>,
         intended_ns: u64,
         start_ns: u64,
         end_ns: u64,
@@ -174,7 +174,7 @@ impl Recorder {
         self.advance_to(end_ns);
         self.completed += 1;
         let open_loop = self.open_loop;
-        let h = self.ops[kind.index()].get_or_insert_with(|| OpHistograms::new(open_loop));
+        let h = self.ops[kind.into().index()].get_or_insert_with(|| OpHistograms::new(open_loop));
         let service = end_ns.saturating_sub(start_ns);
         match result {
             Ok(()) => {
@@ -248,7 +248,7 @@ impl Recorder {
             .ops
             .iter_mut()
             .enumerate()
-            .filter_map(|(i, h)| h.take().map(|h| (OpKind::ALL[i], h)))
+            .filter_map(|(i, h)| h.take().map(|h| (Measured::from_index(i), h)))
             .collect();
         IntervalBatch {
             worker: self.worker,
@@ -269,7 +269,7 @@ impl Recorder {
             ok_after_window: if last {
                 self.ok_after_window
             } else {
-                [0; OpKind::COUNT]
+                [0; Measured::COUNT]
             },
             records: if last { self.records } else { 0 },
             retries: if last { self.retries } else { 0 },

@@ -459,6 +459,24 @@ impl From<std::ops::Range<u64>> for KeyRange {
 }
 
 impl PhaseResult {
+    /// The operations in report order: YCSB's kinds in YCSB's order, then a workload file's named
+    /// operations by name.
+    pub fn operations_in_order(&self) -> Vec<(&str, &OpResult)> {
+        let kinds = scalebench_workload::OpKind::ALL.map(|k| k.name());
+        let mut out: Vec<(&str, &OpResult)> = kinds
+            .iter()
+            .filter_map(|k| self.operations.get_key_value(*k))
+            .map(|(k, o)| (k.as_str(), o))
+            .collect();
+        out.extend(
+            self.operations
+                .iter()
+                .filter(|(k, _)| !kinds.contains(&k.as_str()))
+                .map(|(k, o)| (k.as_str(), o)),
+        );
+        out
+    }
+
     /// A loud line when more than `max_share` of the phase's operations failed: its figures then
     /// describe failures, not the database's capacity.
     pub fn failure_warning(&self, max_share: f64) -> Option<String> {

@@ -6,7 +6,7 @@
 
 use crate::histogram::LatencyHistogram;
 use crate::result::{LatencySummary, PhaseResult};
-use scalebench_workload::{FailureClass, OpKind};
+use scalebench_workload::FailureClass;
 
 /// Renders the phase as YCSB would print it. `percentiles` as in `hdrhistogram.percentiles` (default 95, 99).
 pub fn render(phase: &PhaseResult, percentiles: &[f64]) -> String {
@@ -25,10 +25,8 @@ pub fn render(phase: &PhaseResult, percentiles: &[f64]) -> String {
         java_double(phase.totals.throughput_ops_s),
     );
 
-    let ordered = OpKind::ALL
-        .iter()
-        .filter_map(|k| phase.operations.get(k.name()).map(|r| (k.name(), r)));
-    for (name, op) in ordered.clone() {
+    let ordered = phase.operations_in_order();
+    for &(name, op) in &ordered {
         block(&mut line, name, op.latency.as_ref(), percentiles);
         if op.ok > 0 || op.failed.is_empty() {
             line(name, "Return=OK", op.ok.to_string());

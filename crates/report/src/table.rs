@@ -3,7 +3,6 @@
 use std::fmt::Write;
 
 use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult, Space};
-use scalebench_workload::OpKind;
 
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
@@ -226,10 +225,8 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
         "errors"
     );
     let _ = writeln!(out, "{header}");
-    let ordered = OpKind::ALL
-        .iter()
-        .filter_map(|k| phase.operations.get(k.name()).map(|o| (k.name(), o)));
-    for (name, op) in ordered.clone() {
+    let ordered = phase.operations_in_order();
+    for &(name, op) in &ordered {
         row(
             out,
             name,

@@ -534,7 +534,7 @@ impl std::fmt::Display for ColumnError {
     }
 }
 
-fn abbreviated(s: &str) -> String {
+pub(crate) fn abbreviated(s: &str) -> String {
     if s.len() <= 60 {
         s.to_string()
     } else {

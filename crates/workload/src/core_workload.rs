@@ -11,7 +11,10 @@ use crate::generator::{
     SkewedLatest, Uniform, WorkerRng, Zipfian,
 };
 use crate::keys::{InsertOrder, KeyBuilder};
-use crate::operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKind, Operation};
+use crate::named::NamedOperation;
+use crate::operation::{
+    FailureClass, FieldSet, FieldType, Fields, MeasuredNames, OpError, OpKind, Operation,
+};
 use crate::values::{deterministic_value, ValuePool};
 use crate::{Properties, WorkloadError};
 
@@ -119,9 +122,12 @@ pub struct CoreWorkload {
     /// `readmodifywritemode=append`: what a read-modify-write appends to each field it read before
     /// it writes the fields back (documents that grow).
     pub append: Option<Append>,
-    /// Operation kinds with a positive proportion, in YCSB's order.
+    /// Operation kinds with a positive share, in YCSB's order (a workload file's named
+    /// operations: their kinds' summed weights).
     pub mix: Vec<(OpKind, f64)>,
-    op_chooser: Discrete<OpKind>,
+    /// A workload file's named operations and their weights (`operations`); empty without.
+    pub named: Arc<[(NamedOperation, f64)]>,
+    op_chooser: Discrete<Choice>,
     field_length: FieldLength,
     key_chooser: KeyChooser,
     scan_length: ScanLength,
@@ -155,7 +161,21 @@ impl CoreWorkload {
                 "dataintegrity=true needs constant field lengths",
             ));
         }
-        let mix = operation_mix(p)?;
+        let named = named_operations(p, &fields.names)?;
+        let mix = if named.is_empty() {
+            operation_mix(p)?
+        } else {
+            kinds_of(&named)
+        };
+        let choices: Vec<(Choice, f64)> = if named.is_empty() {
+            mix.iter().map(|&(k, w)| (Choice::Kind(k), w)).collect()
+        } else {
+            named
+                .iter()
+                .enumerate()
+                .map(|(i, (_, w))| (Choice::Named(i), *w))
+                .collect()
+        };
         let append = append_of(p, data_integrity)?;
         if append.is_some() && fields.record.is_some() {
             return Err(WorkloadError::invalid(
@@ -202,8 +222,9 @@ impl CoreWorkload {
             insertion_retry_limit,
             insertion_retry_interval_s,
             append,
-            op_chooser: Discrete::new(&mix),
+            op_chooser: Discrete::new(&choices),
             mix,
+            named: named.into(),
             field_length: fields.length,
             key_chooser,
             scan_length,
@@ -227,6 +248,11 @@ impl CoreWorkload {
         } else {
             moved
         }
+    }
+
+    /// The names its operations are measured under (the kinds', and the named operations').
+    pub fn measured_names(&self) -> MeasuredNames {
+        crate::named::measured_names(&self.named)
     }
 
     /// The generator of one worker; `seed` makes its stream reproducible.
@@ -319,14 +345,32 @@ impl OperationGenerator {
 
     /// Fills `op` with the next operation of the run phase.
     pub fn next_operation(&mut self, op: &mut Operation) {
-        let kind = self.workload.op_chooser.next(&mut self.rng);
-        op.kind = kind;
+        let named = match self.workload.op_chooser.next(&mut self.rng) {
+            Choice::Kind(kind) => {
+                op.kind = kind;
+                op.measured = kind.into();
+                op.expect = None;
+                None
+            }
+            Choice::Named(i) => {
+                let named = self.workload.named.clone();
+                let (o, _) = &named[i];
+                op.kind = o.kind;
+                op.measured = o.measured;
+                op.expect = o.expect;
+                Some((named, i))
+            }
+        };
+        let named = named.as_ref().map(|(n, i)| &n[*i].0);
+        let kind = op.kind;
         op.append = false;
+        let write_all = self.workload.write_all_fields;
+        let set = named.and_then(|n| n.set.as_deref());
         match kind {
             OpKind::Insert => {
                 op.keynum = self.workload.insert_sequence.next_value();
                 self.workload.keys.write_key(op.keynum, &mut op.key);
-                self.fill_values(op, true);
+                self.fill_values(op, Columns::All);
             }
             _ => {
                 op.keynum = self.next_keynum();
@@ -334,19 +378,27 @@ impl OperationGenerator {
                     op.keynum = self.workload.in_write_partition(op.keynum);
                 }
                 self.workload.keys.write_key(op.keynum, &mut op.key);
+                let read_fields = named.and_then(|n| n.read_fields);
+                let written = match set {
+                    Some(set) => Columns::These(set),
+                    None if write_all => Columns::All,
+                    None => Columns::OneAtRandom,
+                };
                 match kind {
-                    OpKind::Read => op.read_fields = self.read_fields(),
-                    OpKind::Update => self.fill_values(op, self.workload.write_all_fields),
+                    OpKind::Read => {
+                        op.read_fields = read_fields.unwrap_or_else(|| self.read_fields())
+                    }
+                    OpKind::Update => self.fill_values(op, written),
                     OpKind::Scan => {
-                        op.read_fields = self.read_fields();
+                        op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
                         op.scan_count = match &mut self.scan_length {
                             ScanLength::Uniform(u) => u.next(&mut self.rng) as usize,
                             ScanLength::Zipfian(z) => z.next(&mut self.rng) as usize,
                         };
                     }
                     OpKind::ReadModifyWrite => {
-                        op.read_fields = self.read_fields();
-                        self.fill_values(op, self.workload.write_all_fields);
+                        op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
+                        self.fill_values(op, written);
                         op.append = self.workload.append.is_some();
                     }
                     _ => {}
@@ -358,10 +410,12 @@ impl OperationGenerator {
     /// Fills `op` with the insert of record `keynum` (load phase).
     pub fn load_operation(&mut self, keynum: u64, op: &mut Operation) {
         op.kind = OpKind::Insert;
+        op.measured = OpKind::Insert.into();
+        op.expect = None;
         op.append = false;
         op.keynum = keynum;
         self.workload.keys.write_key(keynum, &mut op.key);
-        self.fill_values(op, true);
+        self.fill_values(op, Columns::All);
     }
 
     /// Must follow every run-phase insert, whatever its outcome, so "latest" and the key range move on.
@@ -437,11 +491,11 @@ impl OperationGenerator {
     }
 
     /// Values for all fields or one random field, reusing `op.values`' strings.
-    fn fill_values(&mut self, op: &mut Operation, all: bool) {
-        let n = if all {
-            self.workload.field_names.len()
-        } else {
-            1
+    fn fill_values(&mut self, op: &mut Operation, columns: Columns<'_>) {
+        let n = match columns {
+            Columns::All => self.workload.field_names.len(),
+            Columns::OneAtRandom => 1,
+            Columns::These(set) => set.len(),
         };
         op.values.truncate(n);
         while op.values.len() < n {
@@ -456,7 +510,11 @@ impl OperationGenerator {
             (None, _) => 0,
         };
         for i in 0..n {
-            let idx = if all { i } else { self.field_chooser_next() };
+            let idx = match columns {
+                Columns::All => i,
+                Columns::OneAtRandom => self.field_chooser_next(),
+                Columns::These(set) => set[i],
+            };
             let len = match (op.kind, &self.workload.append) {
                 (OpKind::ReadModifyWrite, Some(Append::Random(n))) => *n,
                 (OpKind::ReadModifyWrite, Some(Append::Text(t))) => t.len(),
@@ -482,6 +540,21 @@ impl OperationGenerator {
             }
         }
     }
+}
+
+/// What the operation chooser picks: a kind (YCSB's mix) or a named operation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Choice {
+    Kind(OpKind),
+    Named(usize),
+}
+
+/// The columns a write sets.
+#[derive(Clone, Copy)]
+enum Columns<'a> {
+    All,
+    OneAtRandom,
+    These(&'a [usize]),
 }
 
 /// The record: table, field names (or Lourenco's measurement record) and field lengths.
@@ -713,6 +786,49 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
         transaction_insert_start,
         write_partition: (partition, partitions),
     })
+}
+
+/// `operations`: a workload file's named operations, checked against the record's fields;
+/// refused beside a proportion, which they replace.
+fn named_operations(
+    p: &Properties,
+    fields: &[String],
+) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
+    let Some(json) = p.given(&OPERATIONS) else {
+        return Ok(Vec::new());
+    };
+    for info in [
+        &READPROPORTION,
+        &UPDATEPROPORTION,
+        &INSERTPROPORTION,
+        &SCANPROPORTION,
+        &READMODIFYWRITEPROPORTION,
+        &DELETEPROPORTION,
+    ] {
+        if let Some(v) = p.given(info) {
+            return Err(WorkloadError::invalid(
+                info.name,
+                v,
+                "the workload's named operations (operations) set the mix: give one of them",
+            ));
+        }
+    }
+    crate::named::from_json(json, fields)
+}
+
+/// The kinds named operations are of, with their summed weights, in YCSB's order.
+fn kinds_of(named: &[(NamedOperation, f64)]) -> Vec<(OpKind, f64)> {
+    OpKind::ALL
+        .iter()
+        .filter_map(|&k| {
+            let w: f64 = named
+                .iter()
+                .filter(|(o, _)| o.kind == k)
+                .map(|(_, w)| w)
+                .sum();
+            (w > 0.0).then_some((k, w))
+        })
+        .collect()
 }
 
 /// Operation kinds with a positive proportion, in YCSB's order.

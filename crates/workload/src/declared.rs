@@ -155,6 +155,8 @@ properties! {
         "updates write every field (false: one field)";
     DATAINTEGRITY = "dataintegrity", Data, Bool, Value("false"),
         "values are a function of key and field and every read checks them (constant field lengths)";
+    OPERATIONS = "operations", RunPhase, Text, Unset::None,
+        "a workload file's named operations in JSON (its [[run.operation]] writes it): each measured under its own name, with its weight, columns and expected result; the proportions then do not apply (our extension)";
     READPROPORTION = "readproportion", RunPhase, Proportion, Value("0.95"),
         "share of reads";
     UPDATEPROPORTION = "updateproportion", RunPhase, Proportion, Value("0.05"),

@@ -140,9 +140,13 @@ pub struct LoadSection {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
-    /// Weights of the operations, summing to 1: read, update, insert, scan,
-    /// read_modify_write, delete.
+    /// Weights of YCSB's operations, summing to 1: read, update, insert, scan,
+    /// read_modify_write, delete. Or `[[run.operation]]`.
+    #[serde(default)]
     pub mix: BTreeMap<String, f64>,
+    /// Named operations, each measured under its own name (instead of `mix`).
+    #[serde(default)]
+    pub operation: Vec<crate::named::OperationDecl>,
     /// Operations of the run (`operationcount`); the run ends at whichever of this and the
     /// duration comes first.
     #[serde(default)]
@@ -366,6 +370,12 @@ impl WorkloadFile {
                 )
             })?;
         }
+        if self.run.mix.is_empty() == self.run.operation.is_empty() {
+            return Err(err(
+                "run.mix",
+                "give the operations as run.mix or as [[run.operation]], one of them".into(),
+            ));
+        }
         let mut sum = 0.0;
         for (name, weight) in &self.run.mix {
             if !MIX_OPERATIONS.iter().any(|(n, _)| n == name) {
@@ -383,7 +393,7 @@ impl WorkloadFile {
             }
             sum += weight;
         }
-        if (sum - 1.0).abs() > 1e-9 {
+        if !self.run.mix.is_empty() && (sum - 1.0).abs() > 1e-9 {
             return Err(err("run.mix", format!("the weights sum to {sum}, not 1")));
         }
         if let Some(p) = &self.run.rate_profile {
@@ -424,15 +434,27 @@ impl WorkloadFile {
                 ));
             }
         }
-        // Every property value through its declaration: ranges and words, one place.
-        let props = self.properties_of(origin);
-        crate::CoreWorkload::from_properties(&props).map_err(|e| {
+        // Every property value through its declaration: ranges and words, one place; the named
+        // operations then against the record's fields, so their errors name their own field.
+        let mut props = self.properties_of(origin);
+        props.remove("operations");
+        let w = crate::CoreWorkload::from_properties(&props).map_err(|e| {
             let key = match &e {
                 WorkloadError::InvalidProperty { key, .. } => self.field_of(key),
                 _ => "record".to_string(),
             };
             err(&key, e.to_string())
         })?;
+        if !self.run.operation.is_empty() {
+            crate::named::resolve(&self.run.operation, &w.field_names).map_err(|e| {
+                bad(
+                    origin,
+                    line_of_table(text, &e.field, "operation", "[[run.operation]]"),
+                    &format!("run.{}", e.field),
+                    e.reason,
+                )
+            })?;
+        }
         Ok(())
     }
 
@@ -495,11 +517,15 @@ impl WorkloadFile {
             set("batchsize", b.to_string());
         }
         let run = &self.run;
-        for (name, info) in MIX_OPERATIONS {
-            set(
-                info.name,
-                run.mix.get(name).copied().unwrap_or(0.0).to_string(),
-            );
+        if run.operation.is_empty() {
+            for (name, info) in MIX_OPERATIONS {
+                set(
+                    info.name,
+                    run.mix.get(name).copied().unwrap_or(0.0).to_string(),
+                );
+            }
+        } else {
+            set("operations", crate::named::to_json(&run.operation));
         }
         if let Some(n) = run.operations {
             set("operationcount", n.to_string());
@@ -556,18 +582,24 @@ impl WorkloadFile {
 
 /// The line of a column's field: the `n`th `[[record.column]]` table's.
 fn line_of_column(text: &str, field: &str) -> Option<usize> {
+    line_of_table(text, field, "column", "[[record.column]]")
+}
+
+/// The line of the `n`th table `header` that `field` (`name[n]...`) is in.
+fn line_of_table(text: &str, field: &str, name: &str, header: &str) -> Option<usize> {
     let n: usize = field
-        .strip_prefix("column[")?
+        .strip_prefix(name)?
+        .strip_prefix('[')?
         .split(']')
         .next()?
         .parse()
         .ok()?;
     text.lines()
         .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("[[record.column]]"))
+        .filter(|(_, l)| l.trim_start().starts_with(header))
         .nth(n)
         .map(|(i, _)| i + 1)
-        .or_else(|| line_of(text, "column"))
+        .or_else(|| line_of(text, name))
 }
 
 /// The properties a file sets in fields of its own, and those fields.
@@ -595,6 +627,7 @@ const PROPERTY_FIELDS: &[(&str, &str)] = &[
     ("scanproportion", "run.mix.scan"),
     ("readmodifywriteproportion", "run.mix.read_modify_write"),
     ("deleteproportion", "run.mix.delete"),
+    ("operations", "run.operation"),
     ("operationcount", "run.operations"),
     ("maxexecutiontime", "run.duration"),
     ("target", "run.target"),

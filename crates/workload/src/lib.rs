@@ -12,6 +12,7 @@ pub mod file;
 pub mod generator;
 pub mod keys;
 pub mod measurement;
+pub mod named;
 pub mod operation;
 pub mod properties;
 pub mod rate;
@@ -19,5 +20,8 @@ pub mod values;
 
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};
 pub use error::WorkloadError;
-pub use operation::{FailureClass, FieldSet, FieldType, Fields, OpError, OpKind, Operation};
+pub use operation::{
+    Expectation, FailureClass, FieldSet, FieldType, Fields, Measured, MeasuredNames, OpError,
+    OpKind, Operation, MAX_NAMED_OPERATIONS,
+};
 pub use properties::{Assignment, Properties};

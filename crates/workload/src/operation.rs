@@ -47,6 +47,108 @@ impl OpKind {
     }
 }
 
+/// Most named operations a workload file declares (`[[run.operation]]`).
+pub const MAX_NAMED_OPERATIONS: usize = 32;
+
+/// Under which name an operation is measured: its kind's (YCSB's names), or the name of a workload
+/// file's operation, so each of a file's operations gets its own histograms and counts. A small
+/// index, so recorders keep fixed arrays and the hot path never hashes a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Measured(u8);
+
+impl Measured {
+    /// Slots: the kinds, then the named operations.
+    pub const COUNT: usize = OpKind::COUNT + MAX_NAMED_OPERATIONS;
+
+    /// The `i`th named operation of a workload file (`i < MAX_NAMED_OPERATIONS`, checked when the
+    /// file is read).
+    pub fn named(i: usize) -> Measured {
+        assert!(i < MAX_NAMED_OPERATIONS, "named operation {i} out of range");
+        Measured((OpKind::COUNT + i) as u8)
+    }
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// The slot of index `i` (`i < COUNT`).
+    pub fn from_index(i: usize) -> Measured {
+        assert!(i < Self::COUNT, "measured slot {i} out of range");
+        Measured(i as u8)
+    }
+}
+
+impl From<OpKind> for Measured {
+    fn from(kind: OpKind) -> Measured {
+        Measured(kind as u8)
+    }
+}
+
+/// The names operations are measured under: YCSB's kind names, then a workload file's operation
+/// names, by [`Measured`] slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasuredNames(std::sync::Arc<[String]>);
+
+impl MeasuredNames {
+    /// The kinds' names and the named operations' `named`, in slot order.
+    pub fn new<'a>(named: impl IntoIterator<Item = &'a str>) -> MeasuredNames {
+        let names: Vec<String> = OpKind::ALL
+            .iter()
+            .map(|k| k.name().to_string())
+            .chain(named.into_iter().map(str::to_string))
+            .collect();
+        assert!(names.len() <= Measured::COUNT, "too many named operations");
+        MeasuredNames(names.into())
+    }
+
+    pub fn name(&self, m: Measured) -> &str {
+        self.0.get(m.index()).map_or("?", String::as_str)
+    }
+}
+
+impl Default for MeasuredNames {
+    fn default() -> Self {
+        MeasuredNames::new([])
+    }
+}
+
+/// What a workload file expects an operation to return; when it returns something else, the
+/// operation fails with `failure` (as ScyllaDB's latte fork validates row counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expectation {
+    /// A read (or a read-modify-write's read) finds its record (`true`) or must not (`false`).
+    pub found: Option<bool>,
+    /// Fewest rows a scan returns.
+    pub min_rows: Option<u64>,
+    /// Most rows a scan returns.
+    pub max_rows: Option<u64>,
+    /// The failure class of a result that differs.
+    pub failure: FailureClass,
+}
+
+impl Expectation {
+    /// In words: "found", "3 rows", "1 to 10 rows", failure class when not "unexpected".
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        match self.found {
+            Some(true) => parts.push("found".to_string()),
+            Some(false) => parts.push("not found".to_string()),
+            None => {}
+        }
+        match (self.min_rows, self.max_rows) {
+            (Some(lo), Some(hi)) if lo == hi => parts.push(format!("{lo} rows")),
+            (Some(lo), Some(hi)) => parts.push(format!("{lo} to {hi} rows")),
+            (Some(lo), None) => parts.push(format!("at least {lo} rows")),
+            (None, Some(hi)) => parts.push(format!("at most {hi} rows")),
+            (None, None) => {}
+        }
+        if self.failure != FailureClass::Unexpected {
+            parts.push(format!("else {}", self.failure.name()));
+        }
+        parts.join(", ")
+    }
+}
+
 /// Why an operation failed. Bindings map their driver's errors onto these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureClass {
@@ -226,6 +328,10 @@ pub struct Operation {
     pub scan_count: usize,
     /// Read-modify-write only: `values` are appended to what was read, not written instead of it.
     pub append: bool,
+    /// The name it is measured under (its kind's, or a workload file's operation's).
+    pub measured: Measured,
+    /// What the result must be (a workload file's operation's `expect`).
+    pub expect: Option<Expectation>,
 }
 
 impl Default for Operation {
@@ -238,6 +344,8 @@ impl Default for Operation {
             values: Vec::new(),
             scan_count: 0,
             append: false,
+            measured: OpKind::Read.into(),
+            expect: None,
         }
     }
 }

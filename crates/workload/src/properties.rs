@@ -82,6 +82,11 @@ impl Properties {
         );
     }
 
+    /// Unsets `key` (back to its default).
+    pub fn remove(&mut self, key: &str) {
+        self.entries.remove(key);
+    }
+
     /// Parses Java properties text (comments, `=`, `:` or whitespace separators, line continuations).
     pub fn load_str(&mut self, text: &str, origin: &str) -> Result<(), WorkloadError> {
         let parsed =

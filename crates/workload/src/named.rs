@@ -1,0 +1,465 @@
+//! A workload file's named operations (`[[run.operation]]`, the `operations` property): each a
+//! typed key-value operation on the declared record, with its own weight, the columns it reads or
+//! writes, what it expects back, and its own name in results.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::operation::{
+    Expectation, FailureClass, FieldSet, Measured, MeasuredNames, OpKind, MAX_NAMED_OPERATIONS,
+};
+use crate::WorkloadError;
+
+/// Longest operation name (it is a column of reports and a label of live metrics).
+const MAX_NAME_LEN: usize = 40;
+
+/// One operation as a workload file declares it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperationDecl {
+    /// Its name in results and reports: lowercase letters, digits and `_`, starting with a
+    /// letter, at most 40 characters, unique in the file.
+    pub name: String,
+    /// What it does to the record.
+    pub kind: DeclaredKind,
+    /// Its share of the run's operations; the operations' weights sum to 1.
+    pub weight: f64,
+    /// read, scan, read_modify_write: the one column read (absent: every column).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// update, read_modify_write: the columns written, each a new value from its generator
+    /// (absent: as `run.write_fields` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<Vec<String>>,
+    /// What the operation must return; a result that differs is a failure of class `failure`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<ExpectDecl>,
+}
+
+/// The typed key-value operations every binding maps to its own calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DeclaredKind {
+    /// Reads one record by key.
+    Read,
+    /// Writes columns of an existing record.
+    Update,
+    /// Writes a new record (the next key of the insert sequence).
+    Insert,
+    /// Reads records in key order from a key (`run.scan_length` of them at most).
+    Scan,
+    /// Deletes one record by key.
+    Delete,
+    /// Reads one record, then writes columns of it.
+    ReadModifyWrite,
+}
+
+impl DeclaredKind {
+    fn kind(self) -> OpKind {
+        match self {
+            DeclaredKind::Read => OpKind::Read,
+            DeclaredKind::Update => OpKind::Update,
+            DeclaredKind::Insert => OpKind::Insert,
+            DeclaredKind::Scan => OpKind::Scan,
+            DeclaredKind::Delete => OpKind::Delete,
+            DeclaredKind::ReadModifyWrite => OpKind::ReadModifyWrite,
+        }
+    }
+}
+
+/// `expect = { ... }`: what a result must be.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectDecl {
+    /// read, read_modify_write: the record exists (`true`) or must not (`false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<bool>,
+    /// scan: exactly this many rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u64>,
+    /// scan: at least this many rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_rows: Option<u64>,
+    /// scan: at most this many rows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<u64>,
+    /// The failure class of a result that differs: timeout, not_found, unavailable, conflict,
+    /// unexpected (the default) or other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// A checked operation, ready for the generator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedOperation {
+    pub name: String,
+    pub kind: OpKind,
+    pub measured: Measured,
+    /// Reads: the fields read (`None`: as `readallfields` says).
+    pub read_fields: Option<FieldSet>,
+    /// Writes: the fields written (`None`: as `writeallfields` says).
+    pub set: Option<Arc<[usize]>>,
+    pub expect: Option<Expectation>,
+}
+
+/// A bad operation: the field at fault (`operation[1] ('check').expect.rows`) and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OperationError {
+    pub field: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for OperationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.reason)
+    }
+}
+
+/// Checks `decls` against the record's `fields` and resolves names to indices. Weights are
+/// returned in declaration order.
+pub fn resolve(
+    decls: &[OperationDecl],
+    fields: &[String],
+) -> Result<Vec<(NamedOperation, f64)>, OperationError> {
+    if decls.is_empty() || decls.len() > MAX_NAMED_OPERATIONS {
+        return Err(OperationError {
+            field: "operation".into(),
+            reason: format!(
+                "{} operations: give 1 to {MAX_NAMED_OPERATIONS}",
+                decls.len()
+            ),
+        });
+    }
+    let mut out = Vec::with_capacity(decls.len());
+    let mut sum = 0.0;
+    for (i, d) in decls.iter().enumerate() {
+        let fail = |field: &str, reason: String| OperationError {
+            field: if field.is_empty() {
+                format!("operation[{i}] ('{}')", d.name)
+            } else {
+                format!("operation[{i}] ('{}').{field}", d.name)
+            },
+            reason,
+        };
+        let name_ok = d.name.len() <= MAX_NAME_LEN
+            && d.name.starts_with(|c: char| c.is_ascii_lowercase())
+            && d.name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if !name_ok {
+            return Err(fail(
+                "name",
+                format!("lowercase letters, digits and _, starting with a letter, at most {MAX_NAME_LEN} characters"),
+            ));
+        }
+        if decls[..i].iter().any(|o| o.name == d.name) {
+            return Err(fail("name", "another operation has this name".into()));
+        }
+        if !(d.weight.is_finite() && (0.0..=1.0).contains(&d.weight)) {
+            return Err(fail(
+                "weight",
+                format!("{} is out of range: 0 to 1", d.weight),
+            ));
+        }
+        sum += d.weight;
+        let kind = d.kind.kind();
+        let reads = matches!(kind, OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite);
+        let writes_some = matches!(kind, OpKind::Update | OpKind::ReadModifyWrite);
+        let column = |field: &str, name: &str| {
+            fields.iter().position(|f| f == name).ok_or_else(|| {
+                fail(
+                    field,
+                    format!("no column '{name}': the record has {}", fields.join(", ")),
+                )
+            })
+        };
+        let read_fields = match &d.field {
+            None => None,
+            Some(_) if !reads => {
+                return Err(fail(
+                    "field",
+                    "only a read, scan or read_modify_write reads a column".into(),
+                ))
+            }
+            Some(f) => Some(FieldSet::One(column("field", f)?)),
+        };
+        let set =
+            match &d.set {
+                None => None,
+                Some(_) if !writes_some => return Err(fail(
+                    "set",
+                    "only an update or read_modify_write sets columns (an insert writes them all)"
+                        .into(),
+                )),
+                Some(names) if names.is_empty() => {
+                    return Err(fail("set", "names no column".into()));
+                }
+                Some(names) => {
+                    let mut idx = Vec::with_capacity(names.len());
+                    for n in names {
+                        let c = column("set", n)?;
+                        if idx.contains(&c) {
+                            return Err(fail("set", format!("names '{n}' twice")));
+                        }
+                        idx.push(c);
+                    }
+                    Some(idx.into())
+                }
+            };
+        let expect = match &d.expect {
+            None => None,
+            Some(e) => {
+                Some(expectation(e, kind).map_err(|(f, r)| fail(&format!("expect.{f}"), r))?)
+            }
+        };
+        out.push((
+            NamedOperation {
+                name: d.name.clone(),
+                kind,
+                measured: Measured::named(i),
+                read_fields,
+                set,
+                expect,
+            },
+            d.weight,
+        ));
+    }
+    if (sum - 1.0).abs() > 1e-9 {
+        return Err(OperationError {
+            field: "operation".into(),
+            reason: format!("the weights sum to {sum}, not 1"),
+        });
+    }
+    Ok(out)
+}
+
+fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static str, String)> {
+    let failure = match &e.failure {
+        None => FailureClass::Unexpected,
+        Some(f) => FailureClass::from_name(f).ok_or_else(|| {
+            let names: Vec<&str> = FailureClass::ALL.iter().map(|c| c.name()).collect();
+            (
+                "failure",
+                format!("no class '{f}': expected {}", names.join(", ")),
+            )
+        })?,
+    };
+    if e.found.is_some() && !matches!(kind, OpKind::Read | OpKind::ReadModifyWrite) {
+        return Err((
+            "found",
+            "only a read or read_modify_write finds a record or not".into(),
+        ));
+    }
+    let row_bounds = e.rows.is_some() || e.min_rows.is_some() || e.max_rows.is_some();
+    if row_bounds && kind != OpKind::Scan {
+        return Err(("rows", "only a scan returns rows".into()));
+    }
+    if e.rows.is_some() && (e.min_rows.is_some() || e.max_rows.is_some()) {
+        return Err((
+            "rows",
+            "give rows, or min_rows and max_rows, not both".into(),
+        ));
+    }
+    let min_rows = e.rows.or(e.min_rows);
+    let max_rows = e.rows.or(e.max_rows);
+    if let (Some(lo), Some(hi)) = (min_rows, max_rows) {
+        if lo > hi {
+            return Err(("min_rows", format!("{lo} is more than max_rows {hi}")));
+        }
+    }
+    if e.found.is_none() && min_rows.is_none() && max_rows.is_none() {
+        return Err((
+            "found",
+            "expects nothing: give found, rows, min_rows or max_rows".into(),
+        ));
+    }
+    Ok(Expectation {
+        found: e.found,
+        min_rows,
+        max_rows,
+        failure,
+    })
+}
+
+/// Parses the `operations` property's JSON.
+pub fn from_json(
+    json: &str,
+    fields: &[String],
+) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
+    let decls: Vec<OperationDecl> = serde_json::from_str(json).map_err(|e| {
+        WorkloadError::invalid(
+            "operations",
+            &crate::columns::abbreviated(json),
+            format!("not an operation list: {e}"),
+        )
+    })?;
+    resolve(&decls, fields).map_err(|e| WorkloadError::Inconsistent(e.to_string()))
+}
+
+/// The operations as the `operations` property holds them.
+pub fn to_json(decls: &[OperationDecl]) -> String {
+    serde_json::to_string(decls).expect("operations serialize")
+}
+
+/// The names results use for `ops`' slots.
+pub fn measured_names(ops: &[(NamedOperation, f64)]) -> MeasuredNames {
+    MeasuredNames::new(ops.iter().map(|(o, _)| o.name.as_str()))
+}
+
+/// What `e` says of a result: `Ok` when it matches, else a failure of its class. `found` is
+/// whether a read found its record; `rows` the rows a scan returned.
+pub fn judge(
+    e: &Expectation,
+    found: Option<bool>,
+    rows: Option<u64>,
+) -> Result<(), crate::OpError> {
+    let differs = |what: String| Err(crate::OpError::new(e.failure, what));
+    if let (Some(want), Some(got)) = (e.found, found) {
+        if want != got {
+            return differs(if want {
+                "expected the record, not found".into()
+            } else {
+                "expected no record, found one".into()
+            });
+        }
+    }
+    if let Some(n) = rows {
+        if e.min_rows.is_some_and(|lo| n < lo) || e.max_rows.is_some_and(|hi| n > hi) {
+            let range = match (e.min_rows, e.max_rows) {
+                (Some(lo), Some(hi)) if lo == hi => format!("{lo}"),
+                (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
+                (Some(lo), None) => format!("at least {lo}"),
+                (None, Some(hi)) => format!("at most {hi}"),
+                (None, None) => unreachable!("a row expectation has a bound"),
+            };
+            return differs(format!("{n} rows, expected {range}"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields() -> Vec<String> {
+        ["user", "token", "seen"].map(String::from).to_vec()
+    }
+
+    fn decl(name: &str, kind: DeclaredKind, weight: f64) -> OperationDecl {
+        OperationDecl {
+            name: name.into(),
+            kind,
+            weight,
+            field: None,
+            set: None,
+            expect: None,
+        }
+    }
+
+    #[test]
+    fn operations_resolve_to_slots_columns_and_expectations() {
+        let mut read = decl("check", DeclaredKind::Read, 0.7);
+        read.field = Some("token".into());
+        read.expect = Some(ExpectDecl {
+            found: Some(true),
+            rows: None,
+            min_rows: None,
+            max_rows: None,
+            failure: None,
+        });
+        let mut touch = decl("touch", DeclaredKind::Update, 0.3);
+        touch.set = Some(vec!["seen".into(), "user".into()]);
+        let ops = resolve(&[read, touch], &fields()).unwrap();
+        assert_eq!(ops[0].0.read_fields, Some(FieldSet::One(1)));
+        assert_eq!(ops[0].0.expect.unwrap().failure, FailureClass::Unexpected);
+        assert_eq!(ops[1].0.set.as_deref(), Some(&[2, 0][..]));
+        assert_eq!(ops[1].0.measured, Measured::named(1));
+        let names = measured_names(&ops);
+        assert_eq!(names.name(Measured::named(0)), "check");
+        assert_eq!(names.name(OpKind::Scan.into()), "SCAN");
+    }
+
+    #[test]
+    fn bad_operations_name_their_field() {
+        let cases: Vec<(Vec<OperationDecl>, &str)> = vec![
+            (
+                vec![decl("Check", DeclaredKind::Read, 1.0)],
+                "operation[0] ('Check').name",
+            ),
+            (
+                vec![
+                    decl("a", DeclaredKind::Read, 0.5),
+                    decl("a", DeclaredKind::Read, 0.5),
+                ],
+                "operation[1] ('a').name",
+            ),
+            (vec![decl("a", DeclaredKind::Read, 0.5)], "operation"),
+            (
+                vec![decl("a", DeclaredKind::Read, -1.0)],
+                "operation[0] ('a').weight",
+            ),
+            (
+                vec![{
+                    let mut d = decl("a", DeclaredKind::Insert, 1.0);
+                    d.field = Some("user".into());
+                    d
+                }],
+                "operation[0] ('a').field",
+            ),
+            (
+                vec![{
+                    let mut d = decl("a", DeclaredKind::Update, 1.0);
+                    d.set = Some(vec!["nope".into()]);
+                    d
+                }],
+                "operation[0] ('a').set",
+            ),
+            (
+                vec![{
+                    let mut d = decl("a", DeclaredKind::Read, 1.0);
+                    d.expect = Some(ExpectDecl {
+                        found: None,
+                        rows: Some(1),
+                        min_rows: None,
+                        max_rows: None,
+                        failure: None,
+                    });
+                    d
+                }],
+                "operation[0] ('a').expect.rows",
+            ),
+            (vec![], "operation"),
+        ];
+        for (decls, field) in cases {
+            let e = resolve(&decls, &fields()).unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_result_that_differs_fails_with_the_expected_class() {
+        let e = Expectation {
+            found: Some(true),
+            min_rows: None,
+            max_rows: None,
+            failure: FailureClass::Conflict,
+        };
+        assert!(judge(&e, Some(true), None).is_ok());
+        let err = judge(&e, Some(false), None).unwrap_err();
+        assert_eq!(err.class, FailureClass::Conflict);
+        assert_eq!(err.message, "expected the record, not found");
+        let rows = Expectation {
+            found: None,
+            min_rows: Some(2),
+            max_rows: Some(5),
+            failure: FailureClass::Unexpected,
+        };
+        assert!(judge(&rows, None, Some(2)).is_ok());
+        assert!(judge(&rows, None, Some(5)).is_ok());
+        assert!(judge(&rows, None, Some(1)).is_err());
+        let err = judge(&rows, None, Some(6)).unwrap_err();
+        assert_eq!(err.message, "6 rows, expected 2 to 5");
+    }
+}
