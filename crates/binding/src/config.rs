@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use scalebench_workload::statement::Statement;
 use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
 use crate::BindingError;
@@ -188,6 +189,9 @@ pub struct Schema {
     /// One per field. Bindings with typed schemas (SQL, Cassandra) create columns of these types;
     /// schemaless stores keep the values' text.
     pub field_types: Arc<[FieldType]>,
+    /// A workload file's statements, by named operation (`None`: a key-value operation);
+    /// [`Operation::statement`](scalebench_workload::Operation) indexes it.
+    pub statements: Arc<[Option<Arc<Statement>>]>,
 }
 
 impl Schema {
@@ -196,6 +200,7 @@ impl Schema {
             table: w.table.clone(),
             field_names: w.field_names.clone(),
             field_types: w.field_types.clone(),
+            statements: w.statements(),
         }
     }
 
@@ -208,6 +213,7 @@ impl Schema {
                 .map(|_| FieldType::Text { max_len: None })
                 .collect(),
             field_names,
+            statements: Arc::new([]),
         }
     }
 

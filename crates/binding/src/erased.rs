@@ -42,6 +42,11 @@ trait ObjectBinding {
         -> Boxed<'a, Result<(), OpError>>;
     fn insert_batch<'a>(&'a mut self, records: &'a [Operation]) -> Boxed<'a, Result<(), OpError>>;
     fn delete<'a>(&'a mut self, key: &'a str) -> Boxed<'a, Result<(), OpError>>;
+    fn statement<'a>(
+        &'a mut self,
+        statement: usize,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>>;
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>>;
     fn abandoned(&mut self);
 }
@@ -84,6 +89,13 @@ impl<B: Binding> ObjectBinding for B {
     fn delete<'a>(&'a mut self, key: &'a str) -> Boxed<'a, Result<(), OpError>> {
         Box::pin(Binding::delete(self, key))
     }
+    fn statement<'a>(
+        &'a mut self,
+        statement: usize,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>> {
+        Box::pin(Binding::statement(self, statement, params))
+    }
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>> {
         Box::pin(Binding::cleanup(self))
     }
@@ -119,6 +131,9 @@ impl Binding for ErasedBinding {
     }
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         self.0.delete(key).await
+    }
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        self.0.statement(statement, params).await
     }
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         self.0.cleanup().await

@@ -34,6 +34,9 @@ pub struct BindingInfo {
     pub stores_data: bool,
     /// Creates its table on a load without `--create-schema` (an embedded file the run owns).
     pub creates_table_on_load: bool,
+    /// The language of the statements a workload file's operations bring (`sql`, `cql`) that it
+    /// runs; `None`: it runs none, only the key-value operations.
+    pub statements: Option<scalebench_workload::statement::Language>,
     /// Where reads go and what decides whether they see the latest acknowledged write: the options
     /// that route them (replicas, consistency levels) and what this machine cannot show
     /// (`scalebench bindings NAME`, docs/consistency.md).

@@ -101,7 +101,7 @@ bindings! {
     hbase if "hbase" => HbaseFactory,
 }
 
-use scalebench_workload::{FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 /// Errors that stop a phase before it runs (configuration, connection, schema). Operation failures
 /// are never `BindingError`s: they are counted and the run goes on.
@@ -196,6 +196,18 @@ pub trait Binding {
     }
 
     async fn delete(&mut self, key: &str) -> Result<(), OpError>;
+    /// Runs the workload's statement number `statement` ([`crate::Schema::statements`]) with
+    /// `params` (their values in the statement's parameter order) and returns the rows it
+    /// returned, or for a statement that returns none the rows it changed. Bindings whose
+    /// [`BindingInfo::statements`] names a language implement it; the others are never asked
+    /// (the run is refused before it connects).
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        let _ = params;
+        Err(OpError::new(
+            FailureClass::Other,
+            format!("this binding runs no statement (statement {statement})"),
+        ))
+    }
 
     /// Called once when the worker is done; closes connections.
     async fn cleanup(&mut self) -> Result<(), BindingError> {

@@ -21,6 +21,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: false,
     creates_table_on_load: false,
+    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",
 };
 
@@ -143,5 +144,11 @@ impl Binding for NullBinding {
 
     async fn delete(&mut self, _key: &str) -> Result<(), OpError> {
         Ok(())
+    }
+
+    /// Any statement, as nothing: no row returned or changed.
+    async fn statement(&mut self, _statement: usize, _params: &Fields) -> Result<u64, OpError> {
+        self.serve().await;
+        Ok(0)
     }
 }

@@ -114,7 +114,36 @@ pub fn open<V: FactoryVisitor>(
     let scheme = config.url.scheme().to_string();
     let info = for_scheme(&scheme).ok_or_else(|| BindingError::Config(no_binding(&scheme)))?;
     check_options(&info, &config.options)?;
+    check_statements(&info, &config.schema)?;
     crate::open_compiled(info.name, &config, visitor)
+}
+
+/// Whether binding `info` can run the workload's statements: each statement operation must
+/// have one in the binding's language. One line naming the operation when not.
+pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<(), BindingError> {
+    for statement in schema.statements.iter().flatten() {
+        let runs = match info.statements {
+            None => {
+                return Err(BindingError::Config(format!(
+                    "operation '{}' is a statement, and {} runs none: give it a key-value kind (read, update, insert, scan, delete, read_modify_write) or run it on a SQL or CQL database",
+                    statement.name, info.name
+                )))
+            }
+            Some(language) => statement.template(language).is_some(),
+        };
+        // The null binding runs any statement (as nothing).
+        if !runs && info.name != crate::null::INFO.name {
+            let language = info.statements.expect("matched above");
+            return Err(BindingError::Config(format!(
+                "operation '{}' has no {} statement, which {} runs: give it `{} = \"...\"`",
+                statement.name,
+                language.field(),
+                info.name,
+                language.field()
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,7 +1,50 @@
 //! SQL text shared by the relational bindings: YCSB's JDBC schema (`usertable`, `YCSB_KEY`, `FIELD0..`),
 //! with typed columns where the workload's fields are typed (measurement records).
 
-use scalebench_workload::FieldType;
+use scalebench_workload::statement::{Language, Param};
+use scalebench_workload::{FieldType, Fields};
+
+/// A workload file's statement as one dialect writes it: placeholders in the text, and which of
+/// the operation's parameters each binds, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DialectStatement {
+    /// The operation's name, for errors.
+    pub name: String,
+    pub text: String,
+    pub binds: Vec<usize>,
+}
+
+impl DialectStatement {
+    /// The values to bind, in placeholder order, from the operation's parameters.
+    pub fn values<'a>(&self, params: &'a Fields) -> Vec<&'a String> {
+        self.binds.iter().map(|&i| &params[i].1).collect()
+    }
+}
+
+/// The workload's statements (by named operation) in `dialect`: a column parameter with the
+/// conversion its type needs (PostgreSQL), the key as text.
+pub fn dialect_statements(
+    schema: &crate::Schema,
+    dialect: Dialect,
+) -> Vec<Option<DialectStatement>> {
+    schema
+        .statements
+        .iter()
+        .map(|s| {
+            let s = s.as_deref()?;
+            let template = s.template(Language::Sql)?;
+            let text = template.render(|n, i| match s.params[i] {
+                Param::Key => dialect.nth(n),
+                Param::Column(c) => dialect.param(n, schema.field_types[c]),
+            });
+            Some(DialectStatement {
+                name: s.name.clone(),
+                text,
+                binds: template.occurrences(),
+            })
+        })
+        .collect()
+}
 
 /// What differs between the SQL databases: parameters, column types, reading a column as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,6 +267,7 @@ mod tests {
                     .collect::<Vec<_>>(),
             ),
             field_types: Arc::from(types),
+            statements: Arc::new([]),
         }
     }
 

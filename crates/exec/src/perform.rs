@@ -62,6 +62,13 @@ pub(crate) async fn perform<B: Binding>(
             }
         }
         OpKind::Delete => b.delete(&op.key).await,
+        OpKind::Statement => {
+            let rows = b.statement(op.statement, &op.values).await?;
+            match &op.expect {
+                Some(e) => named::judge(e, None, Some(rows)),
+                None => Ok(()),
+            }
+        }
         OpKind::BatchInsert => Err(OpError::new(
             FailureClass::Other,
             "batch insert is a load-phase operation",

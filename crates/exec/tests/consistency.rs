@@ -60,6 +60,7 @@ impl BindingFactory for TwoCopies {
             table_sql: None,
             stores_data: true,
             creates_table_on_load: false,
+            statements: None,
             reads: "",
         }
     }

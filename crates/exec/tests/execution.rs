@@ -57,6 +57,7 @@ impl BindingFactory for ScriptFactory {
             table_sql: None,
             stores_data: true,
             creates_table_on_load: false,
+            statements: None,
             reads: "",
         }
     }

@@ -254,3 +254,16 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
     let _t = turn();
     assert_session_store_runs(CassandraFactory::open, &node().url("ycsb"), &[], &[]);
 }
+
+/// Issue 43: a workload file's own CQL statements, prepared, bound from the generators,
+/// measured under their names and judged by their `expect`, also after rows are deleted behind
+/// the workload's back.
+#[test]
+fn a_workload_files_own_statements_run_and_are_judged() {
+    let w = statement_workload(
+        "cql",
+        "SELECT total FROM orders WHERE y_id = :key",
+        "UPDATE orders SET total = :total WHERE y_id = :key IF EXISTS",
+    );
+    assert_statements_run(CassandraFactory::open, &node().url("ycsb"), &w);
+}

@@ -221,3 +221,16 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
         "varchar,bigint,char,datetime,tinyint,int,text,text,text"
     );
 }
+
+/// Issue 43: a workload file's own SQL statements, prepared, bound from the generators,
+/// measured under their names and judged by their `expect`, also after rows are deleted behind
+/// the workload's back.
+#[test]
+fn a_workload_files_own_statements_run_and_are_judged() {
+    let w = statement_workload(
+        "sql",
+        "SELECT total FROM orders WHERE YCSB_KEY = :key AND customer = :customer",
+        "UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key",
+    );
+    assert_statements_run(MysqlFactory::open, &server().url(), &w);
+}

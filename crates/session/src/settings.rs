@@ -212,6 +212,8 @@ impl Settings {
         };
         let (props, workload_name) = Self::properties(args, &from_deployment)?;
         let workload = CoreWorkload::from_properties(&props)?;
+        // Before anything connects: the binding can run the file's statements.
+        registry::check_statements(&binding, &Schema::of(&workload))?;
         let explicit_count = explicit_operation_count(&props);
 
         let warnings = property_warnings(&props, &binding);

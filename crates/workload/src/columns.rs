@@ -998,6 +998,11 @@ pub struct RecordValues {
 }
 
 impl RecordValues {
+    /// The record these values are of.
+    pub fn record(&self) -> &Record {
+        &self.record
+    }
+
     /// Writes column `idx`'s value into `out` (cleared first). `seed` is the operation's: a
     /// record's inserts use [`Record::insert_seed`], so every column of it (and a derived column's
     /// parts) comes from the same draws whichever columns are written.

@@ -161,7 +161,7 @@ impl CoreWorkload {
                 "dataintegrity=true needs constant field lengths",
             ));
         }
-        let named = named_operations(p, &fields.names)?;
+        let named = named_operations(p, &fields.names, fields.record.is_some())?;
         let mix = if named.is_empty() {
             operation_mix(p)?
         } else {
@@ -248,6 +248,14 @@ impl CoreWorkload {
         } else {
             moved
         }
+    }
+
+    /// The statements of its named operations, by operation number (`None`: not a statement).
+    pub fn statements(&self) -> Arc<[Option<Arc<crate::statement::Statement>>]> {
+        self.named
+            .iter()
+            .map(|(o, _)| o.statement.clone())
+            .collect()
     }
 
     /// The names its operations are measured under (the kinds', and the named operations').
@@ -358,6 +366,7 @@ impl OperationGenerator {
                 op.kind = o.kind;
                 op.measured = o.measured;
                 op.expect = o.expect;
+                op.statement = i;
                 Some((named, i))
             }
         };
@@ -395,6 +404,10 @@ impl OperationGenerator {
                             ScanLength::Uniform(u) => u.next(&mut self.rng) as usize,
                             ScanLength::Zipfian(z) => z.next(&mut self.rng) as usize,
                         };
+                    }
+                    OpKind::Statement => {
+                        let statement = named.and_then(|n| n.statement.as_deref());
+                        self.fill_parameters(op, statement.map_or(&[], |s| &s.params[..]));
                     }
                     OpKind::ReadModifyWrite => {
                         op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
@@ -491,6 +504,33 @@ impl OperationGenerator {
     }
 
     /// Values for all fields or one random field, reusing `op.values`' strings.
+    /// A statement's parameters: the key, or a column's value as the load wrote it for the key.
+    fn fill_parameters(&mut self, op: &mut Operation, params: &[crate::statement::Param]) {
+        op.values.truncate(params.len());
+        while op.values.len() < params.len() {
+            op.values.push((0, String::new()));
+        }
+        for (i, p) in params.iter().enumerate() {
+            let (field, value) = &mut op.values[i];
+            value.clear();
+            match *p {
+                crate::statement::Param::Key => {
+                    *field = usize::MAX;
+                    value.push_str(&op.key);
+                }
+                crate::statement::Param::Column(c) => {
+                    *field = c;
+                    let record = self
+                        .record
+                        .as_mut()
+                        .expect("column parameters are checked to have a declared record");
+                    let seed = record.record().insert_seed(op.keynum);
+                    record.write(c, op.keynum, &op.key, seed, value);
+                }
+            }
+        }
+    }
+
     fn fill_values(&mut self, op: &mut Operation, columns: Columns<'_>) {
         let n = match columns {
             Columns::All => self.workload.field_names.len(),
@@ -793,6 +833,7 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
 fn named_operations(
     p: &Properties,
     fields: &[String],
+    generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
     let Some(json) = p.given(&OPERATIONS) else {
         return Ok(Vec::new());
@@ -813,7 +854,7 @@ fn named_operations(
             ));
         }
     }
-    crate::named::from_json(json, fields)
+    crate::named::from_json(json, fields, generated)
 }
 
 /// The kinds named operations are of, with their summed weights, in YCSB's order.

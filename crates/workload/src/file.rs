@@ -446,14 +446,15 @@ impl WorkloadFile {
             err(&key, e.to_string())
         })?;
         if !self.run.operation.is_empty() {
-            crate::named::resolve(&self.run.operation, &w.field_names).map_err(|e| {
-                bad(
-                    origin,
-                    line_of_table(text, &e.field, "operation", "[[run.operation]]"),
-                    &format!("run.{}", e.field),
-                    e.reason,
-                )
-            })?;
+            crate::named::resolve(&self.run.operation, &w.field_names, w.record.is_some())
+                .map_err(|e| {
+                    bad(
+                        origin,
+                        line_of_table(text, &e.field, "operation", "[[run.operation]]"),
+                        &format!("run.{}", e.field),
+                        e.reason,
+                    )
+                })?;
         }
         Ok(())
     }

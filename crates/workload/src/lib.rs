@@ -16,6 +16,7 @@ pub mod named;
 pub mod operation;
 pub mod properties;
 pub mod rate;
+pub mod statement;
 pub mod values;
 
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::operation::{
     Expectation, FailureClass, FieldSet, Measured, MeasuredNames, OpKind, MAX_NAMED_OPERATIONS,
 };
+use crate::statement::{Param, Statement, Template, CQL_CONSISTENCY_LEVELS};
 use crate::WorkloadError;
 
 /// Longest operation name (it is a column of reports and a label of live metrics).
@@ -32,6 +33,16 @@ pub struct OperationDecl {
     /// (absent: as `run.write_fields` says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<Vec<String>>,
+    /// statement: its SQL (PostgreSQL, MySQL/MariaDB, SQLite), parameters `:column` and `:key`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    /// statement: its CQL (Cassandra), parameters as in `sql`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cql: Option<String>,
+    /// statement with `cql`: the consistency level it runs at (ONE, QUORUM, ALL, LOCAL_QUORUM,
+    /// ...); absent: the binding's read_consistency for a SELECT, else its write_consistency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency: Option<String>,
     /// What the operation must return; a result that differs is a failure of class `failure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<ExpectDecl>,
@@ -53,6 +64,9 @@ pub enum DeclaredKind {
     Delete,
     /// Reads one record, then writes columns of it.
     ReadModifyWrite,
+    /// The operation's own statement (`sql`, `cql`), prepared once per connection; its parameters
+    /// take the values the load wrote for a loaded key.
+    Statement,
 }
 
 impl DeclaredKind {
@@ -64,6 +78,7 @@ impl DeclaredKind {
             DeclaredKind::Scan => OpKind::Scan,
             DeclaredKind::Delete => OpKind::Delete,
             DeclaredKind::ReadModifyWrite => OpKind::ReadModifyWrite,
+            DeclaredKind::Statement => OpKind::Statement,
         }
     }
 }
@@ -75,13 +90,13 @@ pub struct ExpectDecl {
     /// read, read_modify_write: the record exists (`true`) or must not (`false`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found: Option<bool>,
-    /// scan: exactly this many rows.
+    /// scan, statement: exactly this many rows (a statement's: rows returned, or rows changed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u64>,
-    /// scan: at least this many rows.
+    /// scan, statement: at least this many rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_rows: Option<u64>,
-    /// scan: at most this many rows.
+    /// scan, statement: at most this many rows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_rows: Option<u64>,
     /// The failure class of a result that differs: timeout, not_found, unavailable, conflict,
@@ -101,6 +116,8 @@ pub struct NamedOperation {
     /// Writes: the fields written (`None`: as `writeallfields` says).
     pub set: Option<Arc<[usize]>>,
     pub expect: Option<Expectation>,
+    /// A statement's texts and parameters.
+    pub statement: Option<Arc<Statement>>,
 }
 
 /// A bad operation: the field at fault (`operation[1] ('check').expect.rows`) and why.
@@ -117,10 +134,12 @@ impl std::fmt::Display for OperationError {
 }
 
 /// Checks `decls` against the record's `fields` and resolves names to indices. Weights are
-/// returned in declaration order.
+/// returned in declaration order. `generated`: the fields are a declared record's columns, whose
+/// values for a key can be made again (a statement's parameters).
 pub fn resolve(
     decls: &[OperationDecl],
     fields: &[String],
+    generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, OperationError> {
     if decls.is_empty() || decls.len() > MAX_NAMED_OPERATIONS {
         return Err(OperationError {
@@ -207,6 +226,7 @@ pub fn resolve(
                     Some(idx.into())
                 }
             };
+        let statement = statement_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
         let expect = match &d.expect {
             None => None,
             Some(e) => {
@@ -221,6 +241,7 @@ pub fn resolve(
                 read_fields,
                 set,
                 expect,
+                statement,
             },
             d.weight,
         ));
@@ -232,6 +253,78 @@ pub fn resolve(
         });
     }
     Ok(out)
+}
+
+/// A statement operation's statements (at least one language); `sql` and `cql` on no other.
+fn statement_of(
+    d: &OperationDecl,
+    fields: &[String],
+    generated: bool,
+) -> Result<Option<Arc<Statement>>, (&'static str, String)> {
+    if d.kind != DeclaredKind::Statement {
+        for (field, given) in [
+            ("sql", &d.sql),
+            ("cql", &d.cql),
+            ("consistency", &d.consistency),
+        ] {
+            if given.is_some() {
+                return Err((
+                    field,
+                    "only a statement has one: kind = \"statement\"".into(),
+                ));
+            }
+        }
+        return Ok(None);
+    }
+    if d.sql.is_none() && d.cql.is_none() {
+        return Err(("sql", "a statement needs sql, cql or both".into()));
+    }
+    let mut params = Vec::new();
+    let mut parse = |field: &'static str, text: &Option<String>| {
+        text.as_deref()
+            .map(|t| Template::parse(t, fields, &mut params).map_err(|r| (field, r)))
+            .transpose()
+    };
+    let sql = parse("sql", &d.sql)?;
+    let cql = parse("cql", &d.cql)?;
+    let consistency = match &d.consistency {
+        None => None,
+        Some(_) if d.cql.is_none() => {
+            return Err((
+                "consistency",
+                "only a cql statement has a consistency level".into(),
+            ))
+        }
+        Some(c) => Some(
+            CQL_CONSISTENCY_LEVELS
+                .iter()
+                .find(|l| l.eq_ignore_ascii_case(c))
+                .map(|l| l.to_string())
+                .ok_or_else(|| {
+                    (
+                        "consistency",
+                        format!(
+                            "no level '{c}': expected {}",
+                            CQL_CONSISTENCY_LEVELS.join(", ")
+                        ),
+                    )
+                })?,
+        ),
+    };
+    if !generated && params.iter().any(|p| matches!(p, Param::Column(_))) {
+        let field = if d.sql.is_some() { "sql" } else { "cql" };
+        return Err((
+            field,
+            "a column parameter takes the value its generator made: declare the record's [[record.column]]".into(),
+        ));
+    }
+    Ok(Some(Arc::new(Statement {
+        name: d.name.clone(),
+        sql,
+        cql,
+        consistency,
+        params,
+    })))
 }
 
 fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static str, String)> {
@@ -252,8 +345,8 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
         ));
     }
     let row_bounds = e.rows.is_some() || e.min_rows.is_some() || e.max_rows.is_some();
-    if row_bounds && kind != OpKind::Scan {
-        return Err(("rows", "only a scan returns rows".into()));
+    if row_bounds && !matches!(kind, OpKind::Scan | OpKind::Statement) {
+        return Err(("rows", "only a scan or a statement returns rows".into()));
     }
     if e.rows.is_some() && (e.min_rows.is_some() || e.max_rows.is_some()) {
         return Err((
@@ -286,6 +379,7 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
 pub fn from_json(
     json: &str,
     fields: &[String],
+    generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
     let decls: Vec<OperationDecl> = serde_json::from_str(json).map_err(|e| {
         WorkloadError::invalid(
@@ -294,7 +388,7 @@ pub fn from_json(
             format!("not an operation list: {e}"),
         )
     })?;
-    resolve(&decls, fields).map_err(|e| WorkloadError::Inconsistent(e.to_string()))
+    resolve(&decls, fields, generated).map_err(|e| WorkloadError::Inconsistent(e.to_string()))
 }
 
 /// The operations as the `operations` property holds them.
@@ -354,6 +448,9 @@ mod tests {
             weight,
             field: None,
             set: None,
+            sql: None,
+            cql: None,
+            consistency: None,
             expect: None,
         }
     }
@@ -371,7 +468,7 @@ mod tests {
         });
         let mut touch = decl("touch", DeclaredKind::Update, 0.3);
         touch.set = Some(vec!["seen".into(), "user".into()]);
-        let ops = resolve(&[read, touch], &fields()).unwrap();
+        let ops = resolve(&[read, touch], &fields(), true).unwrap();
         assert_eq!(ops[0].0.read_fields, Some(FieldSet::One(1)));
         assert_eq!(ops[0].0.expect.unwrap().failure, FailureClass::Unexpected);
         assert_eq!(ops[1].0.set.as_deref(), Some(&[2, 0][..]));
@@ -433,7 +530,7 @@ mod tests {
             (vec![], "operation"),
         ];
         for (decls, field) in cases {
-            let e = resolve(&decls, &fields()).unwrap_err();
+            let e = resolve(&decls, &fields(), true).unwrap_err();
             assert_eq!(e.field, field, "{e}");
         }
     }

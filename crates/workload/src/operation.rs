@@ -12,10 +12,12 @@ pub enum OpKind {
     Delete,
     /// Several inserts in one call (load phase, bindings that batch).
     BatchInsert,
+    /// A workload file's own statement (SQL, CQL).
+    Statement,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 7] = [
+    pub const ALL: [OpKind; 8] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -23,6 +25,7 @@ impl OpKind {
         OpKind::ReadModifyWrite,
         OpKind::Delete,
         OpKind::BatchInsert,
+        OpKind::Statement,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -35,6 +38,7 @@ impl OpKind {
             OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
             OpKind::Delete => "DELETE",
             OpKind::BatchInsert => "BATCH-INSERT",
+            OpKind::Statement => "STATEMENT",
         }
     }
 
@@ -332,6 +336,8 @@ pub struct Operation {
     pub measured: Measured,
     /// What the result must be (a workload file's operation's `expect`).
     pub expect: Option<Expectation>,
+    /// A statement: its number among the workload's (`values` are its parameters, in order).
+    pub statement: usize,
 }
 
 impl Default for Operation {
@@ -346,6 +352,7 @@ impl Default for Operation {
             append: false,
             measured: OpKind::Read.into(),
             expect: None,
+            statement: 0,
         }
     }
 }

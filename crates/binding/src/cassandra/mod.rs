@@ -12,6 +12,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use scalebench_workload::statement::{Language, Param};
 use scalebench_workload::{FailureClass, FieldSet, FieldType, Fields, OpError, Operation};
 use scylla::client::session::Session;
 use scylla::client::session_builder::SessionBuilder;
@@ -24,7 +25,7 @@ use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlTimestamp, CqlValue, Row};
 
-use crate::info::BindingInfo;
+use crate::info::{BindingInfo, OptionValue};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -36,6 +37,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    statements: Some(scalebench_workload::statement::Language::Cql),
     reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin",
 };
 
@@ -134,8 +136,53 @@ struct Settings {
     if_not_exists: bool,
     concurrent_load: bool,
     token_aware: bool,
+    /// A workload file's CQL statements, by named operation.
+    own: Vec<Option<CqlStatement>>,
     /// Distinguishes factories in the per-thread session cache.
     id: u64,
+}
+
+/// A workload file's CQL statement: its text with bind markers, the parameter each binds, and
+/// its consistency level.
+#[derive(Clone)]
+struct CqlStatement {
+    name: String,
+    text: String,
+    binds: Vec<usize>,
+    params: Vec<Param>,
+    consistency: Consistency,
+}
+
+/// The workload's CQL statements: each at its own level, else at `read` for a SELECT and
+/// `write` for the rest.
+fn cql_statements(
+    schema: &crate::Schema,
+    read: Consistency,
+    write: Consistency,
+) -> Vec<Option<CqlStatement>> {
+    schema
+        .statements
+        .iter()
+        .map(|st| {
+            let st = st.as_deref()?;
+            let template = st.template(Language::Cql)?;
+            let text = template.render(|_, _| "?".to_string());
+            let selects = text.trim_start().to_ascii_uppercase().starts_with("SELECT");
+            let consistency = st
+                .consistency
+                .as_deref()
+                .and_then(ConsistencyLevel::parse_option)
+                .map(ConsistencyLevel::driver)
+                .unwrap_or(if selects { read } else { write });
+            Some(CqlStatement {
+                name: st.name.clone(),
+                text,
+                binds: template.occurrences(),
+                params: st.params.clone(),
+                consistency,
+            })
+        })
+        .collect()
 }
 
 fn percent_decoded(text: &str) -> String {
@@ -255,6 +302,11 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             if_not_exists: options.insert_if_not_exists,
             concurrent_load: options.load_mode == LoadMode::Concurrent,
             token_aware: options.token_aware,
+            own: cql_statements(
+                &config.schema,
+                options.read_consistency.driver(),
+                options.write_consistency.driver(),
+            ),
             nodes,
             credentials,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -483,6 +535,8 @@ struct Prepared {
 struct ThreadSession {
     session: Session,
     prepared: Option<Prepared>,
+    /// The workload file's statements, always prepared.
+    own: Vec<Option<PreparedStatement>>,
 }
 
 thread_local! {
@@ -541,6 +595,31 @@ impl Settings {
 
     fn delete_cql(&self) -> String {
         format!("DELETE FROM {} WHERE y_id = ?", self.table)
+    }
+
+    /// Prepares the workload file's statements; one that does not prepare is bad input.
+    async fn prepare_own(
+        &self,
+        session: &Session,
+    ) -> Result<Vec<Option<PreparedStatement>>, BindingError> {
+        let mut out = Vec::with_capacity(self.own.len());
+        for s in &self.own {
+            out.push(match s {
+                None => None,
+                Some(s) => {
+                    let mut st = session.prepare(s.text.as_str()).await.map_err(|e| {
+                        BindingError::Config(format!(
+                            "operation '{}': its cql does not prepare: {e}",
+                            s.name
+                        ))
+                    })?;
+                    st.set_consistency(s.consistency);
+                    st.set_serial_consistency(Some(self.serial));
+                    Some(st)
+                }
+            });
+        }
+        Ok(out)
     }
 
     async fn prepare(&self, session: &Session) -> Result<Prepared, BindingError> {
@@ -606,7 +685,12 @@ async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingE
                 } else {
                     None
                 };
-                let ts = Rc::new(ThreadSession { session, prepared });
+                let own = s.prepare_own(&session).await?;
+                let ts = Rc::new(ThreadSession {
+                    session,
+                    prepared,
+                    own,
+                });
                 SESSIONS.with(|m| m.borrow_mut().insert(s.id, ts.clone()));
                 ts
             }
@@ -958,6 +1042,38 @@ impl Binding for CassandraBinding {
         self.insert_one(key, values).await
     }
 
+    /// A workload file's statement: the rows a SELECT returned; CQL reports no count of rows
+    /// written, so a write returns 0 (a conditional one its `[applied]` row).
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        let (Some(Some(s)), Some(Some(prepared))) = (
+            self.settings.own.get(statement),
+            self.session.own.get(statement),
+        ) else {
+            return Err(OpError::new(
+                FailureClass::Other,
+                format!("no statement {statement}"),
+            ));
+        };
+        let mut values = Vec::with_capacity(s.binds.len());
+        for &i in &s.binds {
+            let text = &params[i].1;
+            values.push(Some(match s.params[i] {
+                Param::Key => CqlValue::Text(text.clone()),
+                Param::Column(c) => typed_value(self.settings.types[c], text)?,
+            }));
+        }
+        let result = self
+            .session
+            .session
+            .execute_unpaged(prepared, Values::Typed(values))
+            .await
+            .map_err(classify)?;
+        Ok(match result.into_rows_result() {
+            Ok(rows) => rows.rows_num() as u64,
+            Err(_) => 0,
+        })
+    }
+
     async fn insert_batch(&mut self, records: &[Operation]) -> Result<(), OpError> {
         if self.settings.concurrent_load || self.settings.if_not_exists {
             // Lightweight transactions cannot share a batch across partitions.
@@ -1011,6 +1127,16 @@ impl Binding for CassandraBinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A workload file's `consistency` is checked against the workload crate's list of levels;
+    /// the binding maps the same words.
+    #[test]
+    fn a_statements_consistency_words_are_the_bindings() {
+        assert_eq!(
+            ConsistencyLevel::CHOICES,
+            scalebench_workload::statement::CQL_CONSISTENCY_LEVELS
+        );
+    }
 
     #[test]
     fn unprepared_statements_carry_their_values_as_literals() {

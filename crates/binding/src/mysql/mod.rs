@@ -13,7 +13,7 @@ use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::info::BindingInfo;
-use crate::sql::{literal, Dialect, Statements};
+use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
 };
 
@@ -45,6 +46,8 @@ struct Shared {
     opts: Vec<Opts>,
     url: String,
     statements: Statements,
+    /// A workload file's statements, by named operation.
+    own: Vec<Option<DialectStatement>>,
     prepared: bool,
     connect_timeout: std::time::Duration,
 }
@@ -88,6 +91,7 @@ impl MysqlFactory {
         }
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
+            own: dialect_statements(&config.schema, Dialect::MySql),
             prepared: options.prepared,
             opts,
             url,
@@ -181,8 +185,15 @@ impl BindingFactory for MysqlFactory {
     }
 
     async fn connect(&self, worker: usize) -> Result<MysqlBinding, BindingError> {
+        let mut conn = self.shared.conn(worker).await?;
+        // The file's own statements, checked once per connection (bad SQL is bad input).
+        for s in self.shared.own.iter().flatten() {
+            conn.prep(s.text.as_str()).await.map_err(|e| {
+                BindingError::Config(format!("operation '{}': its sql does not prepare: {e}", s.name))
+            })?;
+        }
         Ok(MysqlBinding {
-            conn: Some(self.shared.conn(worker).await?),
+            conn: Some(conn),
             slot: worker,
             shared: self.shared.clone(),
             reads_latest: false,
@@ -304,6 +315,17 @@ impl MysqlBinding {
 }
 
 /// Replaces each `?` by the next parameter as a literal (values are plain ASCII, quotes doubled anyway).
+/// The rows a statement returned, or for one that returns none the rows it changed.
+async fn counted<P: mysql_async::prelude::Protocol>(
+    mut result: mysql_async::QueryResult<'_, '_, P>,
+) -> Result<u64, mysql_async::Error> {
+    let returns_rows = result.columns().is_some_and(|c| !c.is_empty());
+    let mut rows = 0u64;
+    result.for_each(|_| rows += 1).await?;
+    let affected = result.affected_rows();
+    Ok(if returns_rows { rows } else { affected })
+}
+
 fn inline(sql: &str, params: &[Value]) -> String {
     let mut out = String::with_capacity(sql.len() + params.len() * 16);
     let mut it = params.iter();
@@ -444,6 +466,27 @@ impl Binding for MysqlBinding {
             return Err(not_found(key));
         }
         Ok(())
+    }
+
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        let shared = self.shared.clone();
+        let Some(Some(s)) = shared.own.get(statement) else {
+            return Err(OpError::new(FailureClass::Other, format!("no statement {statement}")));
+        };
+        let values: Vec<Value> = s.values(params).into_iter().map(|v| text(v)).collect();
+        let inlined = (!shared.prepared).then(|| inline(&s.text, &values));
+        let c = self.conn().await?;
+        let r = match inlined {
+            None => match c.exec_iter(s.text.as_str(), Params::Positional(values)).await {
+                Ok(result) => counted(result).await,
+                Err(e) => Err(e),
+            },
+            Some(t) => match c.query_iter(t).await {
+                Ok(result) => counted(result).await,
+                Err(e) => Err(e),
+            },
+        };
+        self.check(r)
     }
 
     async fn cleanup(&mut self) -> Result<(), BindingError> {

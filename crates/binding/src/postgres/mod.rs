@@ -24,7 +24,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use crate::info::{BindingInfo, HostList};
-use crate::sql::{literal, Dialect, Statements};
+use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -36,6 +36,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: Some(table_sql),
     stores_data: true,
     creates_table_on_load: false,
+    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
 };
 
@@ -81,6 +82,8 @@ struct Shared {
     masters: Vec<Replica>,
     url: String,
     statements: Statements,
+    /// A workload file's statements, by named operation (always prepared).
+    own: Vec<Option<DialectStatement>>,
     prepared: bool,
     batch_mode: BatchMode,
     synchronous_commit: Option<&'static str>,
@@ -175,6 +178,7 @@ impl PostgresFactory {
         let shared = Shared {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
+            own: dialect_statements(&config.schema, Dialect::Postgres),
             prepared: options.prepared,
             batch_mode: options.batch_mode,
             synchronous_commit: (options.synchronous_commit != SynchronousCommit::Server)
@@ -357,9 +361,13 @@ impl PostgresFactory {
             fallbacks: Vec::new(),
             client,
             prepared: None,
+            own: Vec::new(),
             batch_statements: HashMap::new(),
             reader: None,
         };
+        b.prepare_own().await.map_err(|(name, e)| {
+            BindingError::Config(format!("operation '{name}': its sql does not prepare: {}", e.message))
+        })?;
         if self.shared.prepared {
             b.prepare().await.map_err(|e| {
                 BindingError::Other(format!("cannot prepare statements: {}", e.message))
@@ -437,6 +445,8 @@ pub struct PostgresBinding {
     /// With `read_hosts`: the connection to this worker's replica, which serves reads and scans.
     reader: Option<Box<PostgresBinding>>,
     prepared: Option<Prepared>,
+    /// The workload file's statements, prepared on this connection.
+    own: Vec<Option<Statement>>,
     batch_statements: HashMap<usize, Statement>,
 }
 
@@ -523,6 +533,25 @@ impl PostgresBinding {
         Ok(())
     }
 
+    /// Prepares the workload file's statements on this connection; a failure names its operation.
+    async fn prepare_own(&mut self) -> Result<(), (String, OpError)> {
+        let shared = self.shared.clone();
+        let mut own = Vec::with_capacity(shared.own.len());
+        for s in &shared.own {
+            own.push(match s {
+                Some(s) => Some(
+                    self.client
+                        .prepare(&s.text)
+                        .await
+                        .map_err(|e| (s.name.clone(), classify(e)))?,
+                ),
+                None => None,
+            });
+        }
+        self.own = own;
+        Ok(())
+    }
+
     /// Reconnects if the connection was lost; the time it takes is part of the operation's latency.
     async fn ensure_connected(&mut self) -> Result<(), OpError> {
         if !self.client.is_closed() {
@@ -552,6 +581,7 @@ impl PostgresBinding {
         if self.factory().prepared {
             self.prepare().await?;
         }
+        self.prepare_own().await.map_err(|(_, e)| e)?;
         Ok(())
     }
 
@@ -813,6 +843,31 @@ impl Binding for PostgresBinding {
             return Err(not_found(key));
         }
         Ok(())
+    }
+
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        self.ensure_connected().await?;
+        let (Some(Some(prepared)), Some(Some(s))) =
+            (self.own.get(statement), self.shared.own.get(statement))
+        else {
+            return Err(OpError::new(FailureClass::Other, format!("no statement {statement}")));
+        };
+        let values = s.values(params);
+        let values: Vec<&(dyn ToSql + Sync)> =
+            values.iter().map(|v| *v as &(dyn ToSql + Sync)).collect();
+        if prepared.columns().is_empty() {
+            return self
+                .client
+                .execute(prepared, &values)
+                .await
+                .map_err(classify);
+        }
+        let rows = self
+            .client
+            .query(prepared, &values)
+            .await
+            .map_err(classify)?;
+        Ok(rows.len() as u64)
     }
 }
 

@@ -12,7 +12,7 @@ use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::deadline::{call_deadline, call_deadline_passed};
 use crate::info::BindingInfo;
-use crate::sql::Dialect;
+use crate::sql::{dialect_statements, Dialect, DialectStatement};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: true,
+    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",
 };
 
@@ -68,6 +69,8 @@ pub struct SqliteFactory {
     synchronous: Synchronous,
     busy_timeout: Duration,
     cache_size_kib: u64,
+    /// A workload file's statements, by named operation.
+    statements: Vec<Option<DialectStatement>>,
 }
 
 impl SqliteFactory {
@@ -94,6 +97,7 @@ impl SqliteFactory {
             synchronous: options.synchronous,
             busy_timeout: busy_timeout(options.busy_timeout)?,
             cache_size_kib: options.cache_size_kib,
+            statements: dialect_statements(&config.schema, Dialect::Sqlite),
             path,
         };
         // Only a phase that creates the table may create the file: a run against a mistyped path
@@ -257,6 +261,12 @@ impl BindingFactory for SqliteFactory {
 
     async fn connect(&self, _worker: usize) -> Result<SqliteBinding, BindingError> {
         let conn = self.connection()?;
+        // The file's own statements, checked once per connection (bad SQL is bad input).
+        for s in self.statements.iter().flatten() {
+            conn.prepare_cached(&s.text).map_err(|e| {
+                BindingError::Config(format!("operation '{}': its sql does not prepare: {e}", s.name))
+            })?;
+        }
         let t = &self.table;
         let all = self.columns.join(", ");
         let selected = self.selects.join(", ");
@@ -275,6 +285,7 @@ impl BindingFactory for SqliteFactory {
             delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
             table: t.clone(),
             columns: self.columns.clone(),
+            statements: self.statements.clone(),
             busy_timeout: self.busy_timeout,
             lock_wait: self.busy_timeout,
             conn,
@@ -301,6 +312,7 @@ pub struct SqliteBinding {
     update_one: Vec<String>,
     insert: String,
     delete: String,
+    statements: Vec<Option<DialectStatement>>,
     /// `busy_timeout`, and the lock wait currently set on the connection (shorter near a deadline).
     busy_timeout: Duration,
     lock_wait: Duration,
@@ -469,5 +481,23 @@ impl Binding for SqliteBinding {
             )),
             _ => Ok(()),
         }
+    }
+
+    async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
+        self.bound_lock_wait()?;
+        let Some(Some(s)) = self.statements.get(statement) else {
+            return Err(OpError::new(FailureClass::Other, format!("no statement {statement}")));
+        };
+        let mut stmt = self.conn.prepare_cached(&s.text).map_err(classify)?;
+        let values = params_from_iter(s.values(params));
+        if stmt.column_count() == 0 {
+            return Ok(stmt.execute(values).map_err(classify)? as u64);
+        }
+        let mut rows = stmt.query(values).map_err(classify)?;
+        let mut n = 0;
+        while rows.next().map_err(classify)?.is_some() {
+            n += 1;
+        }
+        Ok(n)
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use scalebench_binding::{registry, BindingConfig, BindingFactory, DbUrl, FactoryVisitor, Schema};
+use scalebench_binding::{
+    registry, Binding, BindingConfig, BindingFactory, DbUrl, FactoryVisitor, Schema,
+};
 use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Phase, PhaseOutcome, RunPlan, StopSignal};
 use scalebench_workload::CoreWorkload;
@@ -801,7 +803,9 @@ pub fn session_store(props: &[(&str, &str)]) -> CoreWorkload {
 /// Issue 43: the session store on a binding: one record read back as written (typed values
 /// compared as their types compare), 300 loaded, then a second of its mix at 300 ops/s (reads,
 /// one-column updates, inserts) with no operation failing but for the `tolerated` classes (etcd's update
-/// reads, then writes if nothing changed: two updates of one hot key conflict).
+/// reads, then writes if nothing changed: two updates of one hot key conflict), each operation
+/// under its own name; then half the sessions deleted behind its back, and the reads that expect
+/// them counted as failures.
 pub fn assert_session_store_runs<F: BindingFactory>(
     open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
     url: &str,
@@ -823,7 +827,7 @@ pub fn assert_session_store_runs<F: BindingFactory>(
         target_ops_s: Some(300.0),
         ..run_plan(1.0)
     };
-    let r = phase(config(url, &w, options, false, false), &w, plan).result;
+    let r = phase(config(url, &w, options, false, false), &w, plan.clone()).result;
     assert!(r.totals.ok > 200, "{:?}", r.totals);
     let failed: u64 = r
         .errors
@@ -833,4 +837,126 @@ pub fn assert_session_store_runs<F: BindingFactory>(
         .sum();
     assert_eq!(failed, 0, "{:?}", r.errors);
     assert!(r.totals.failed * 100 <= r.totals.ok, "{:?}", r.errors);
+    // Each of the file's operations under its own name.
+    let names: Vec<&str> = r.operations.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "check_session",
+            "new_session",
+            "touch_session",
+            "user_of_session"
+        ],
+        "{names:?}"
+    );
+
+    // The data changed behind the workload's back: every other loaded session deleted. The
+    // reads that expect their session now fail as "unexpected"; none is a silent success.
+    let f = open(&config(url, &w, options, false, false)).unwrap();
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        let mut key = String::new();
+        for k in (0..w.record_count).step_by(2) {
+            w.keys.write_key(k, &mut key);
+            b.delete(&key).await.unwrap();
+        }
+    });
+    let r = phase(config(url, &w, options, false, false), &w, plan).result;
+    let check = &r.operations["check_session"];
+    let missed = check.failed.get("unexpected").copied().unwrap_or(0);
+    assert!(
+        missed * 5 > check.issued && missed * 5 < check.issued * 4,
+        "{missed} of {} reads missed their session, about half expected: {:?}",
+        check.issued,
+        r.errors
+    );
+}
+
+/// Issue 43: a workload file of orders whose operations are its own statements: `select` and
+/// `update` (in the binding's language) with their `expect` lines, over 200 typed records.
+pub fn statement_workload(language: &str, select: &str, update: &str) -> CoreWorkload {
+    let text = format!(
+        r#"[record]
+table = "orders"
+records = 200
+key = {{ prefix = "order", order = "ordered", zero_padding = 5 }}
+value_seed = 3
+
+[[record.column]]
+name = "customer"
+type = "bigint"
+generator.uniform = {{ min = 1, max = 20 }}
+
+[[record.column]]
+name = "total"
+type = "double"
+generator.uniform = {{ min = 1, max = 100, decimals = 2 }}
+
+[run]
+
+[[run.operation]]
+name = "lookup"
+kind = "statement"
+weight = 0.8
+{language} = "{select}"
+expect = {{ rows = 1 }}
+
+[[run.operation]]
+name = "pay"
+kind = "statement"
+weight = 0.2
+{language} = "{update}"
+"#
+    );
+    let file = scalebench_workload::file::WorkloadFile::parse(&text, "orders.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = scalebench_workload::Properties::new();
+    file.apply(&mut p, "orders.toml");
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
+/// Issue 43: a workload file's own statements on a binding: each is prepared and run with its
+/// parameters bound from the generators (the key, a typed column's loaded value), measured under
+/// its name, and its `expect` judged: every lookup finds its one row until half the orders are
+/// deleted behind the workload's back, then about half fail as "unexpected".
+pub fn assert_statements_run<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    w: &CoreWorkload,
+) {
+    drop(open(&config(url, w, &[], true, true)).unwrap());
+    assert_loads_all(config(url, w, &[], false, false), w);
+    let plan = RunPlan {
+        target_ops_s: Some(300.0),
+        ..run_plan(1.0)
+    };
+    let r = phase(config(url, w, &[], false, false), w, plan.clone()).result;
+    let names: Vec<&str> = r.operations.keys().map(String::as_str).collect();
+    assert_eq!(names, ["lookup", "pay"], "{names:?}");
+    assert!(
+        r.operations["lookup"].ok > 150,
+        "{:?}",
+        r.operations["lookup"]
+    );
+    assert!(r.operations["pay"].ok > 30, "{:?}", r.operations["pay"]);
+    assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
+
+    let f = open(&config(url, w, &[], false, false)).unwrap();
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        let mut key = String::new();
+        for k in (0..w.record_count).step_by(2) {
+            w.keys.write_key(k, &mut key);
+            b.delete(&key).await.unwrap();
+        }
+    });
+    let r = phase(config(url, w, &[], false, false), w, plan).result;
+    let lookup = &r.operations["lookup"];
+    let missed = lookup.failed.get("unexpected").copied().unwrap_or(0);
+    assert!(
+        missed * 5 > lookup.issued && missed * 5 < lookup.issued * 4,
+        "{missed} of {} lookups found no row, about half expected: {:?}",
+        lookup.issued,
+        r.errors
+    );
 }
