@@ -2965,7 +2965,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
                 false,
             ),
-            "run.operation[0] ('lookup').expect.rows: only a scan returns rows",
+            "run.operation[0] ('lookup').expect.rows: only a scan or a statement returns rows",
         ),
         (
             operations(
@@ -2980,6 +2980,46 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 false,
             ),
             "expect.failure: no class 'oops'",
+        ),
+        // Statements of one's own.
+        (
+            operations("name = \"q\"\nkind = \"statement\"\nweight = 1.0\n", false),
+            "run.operation[0] ('q').sql: a statement needs sql, cql or both",
+        ),
+        (
+            operations(
+                "name = \"q\"\nkind = \"read\"\nweight = 1.0\nsql = \"SELECT 1\"\n",
+                false,
+            ),
+            "run.operation[0] ('q').sql: only a statement has one",
+        ),
+        (
+            operations(
+                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT n FROM usertable WHERE label = :colour\"\n",
+                false,
+            ),
+            "run.operation[0] ('q').sql: parameter ':colour' is unbound",
+        ),
+        (
+            operations(
+                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 'oops FROM t\"\n",
+                false,
+            ),
+            "run.operation[0] ('q').sql: a quote (') is not closed",
+        ),
+        (
+            operations(
+                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nconsistency = \"ONE\"\n",
+                false,
+            ),
+            "run.operation[0] ('q').consistency: only a cql statement",
+        ),
+        (
+            operations(
+                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\ncql = \"SELECT n FROM t\"\nconsistency = \"MOST\"\n",
+                false,
+            ),
+            "run.operation[0] ('q').consistency: no level 'MOST'",
         ),
         (
             format!(
@@ -3259,6 +3299,127 @@ expect = { min_rows = 1, max_rows = 5 }
     let empty = failed("page", "unexpected");
     assert!(empty * 20 < pages, "{empty} of {pages} pages empty: {ops}");
     assert_eq!(empty + ops["page"]["ok"].as_u64().unwrap(), pages, "{ops}");
+}
+
+/// Issue 43: a workload file's own SQL on SQLite: a query by a column's loaded value and an
+/// update by key, each prepared, measured under its name and judged by its `expect` (rows
+/// returned, rows changed). A binding that runs no statement (Redis), and SQL that does not
+/// prepare, are refused with one line and exit 2; Redis's listener sees no connection.
+#[test]
+fn a_workload_files_own_statements_run_on_sqlite_and_are_refused_where_they_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("orders.toml");
+    let write = |update: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                r#"[record]
+table = "orders"
+records = 300
+key = {{ prefix = "order", order = "ordered", zero_padding = 5 }}
+
+[[record.column]]
+name = "customer"
+type = "bigint"
+generator.uniform = {{ min = 1, max = 30 }}
+
+[[record.column]]
+name = "total"
+type = "double"
+generator.uniform = {{ min = 1, max = 100, decimals = 2 }}
+
+[run]
+operations = 2000
+
+[[run.operation]]
+name = "orders_of_customer"
+kind = "statement"
+weight = 0.6
+sql = "SELECT total FROM orders WHERE customer = :customer"
+expect = {{ min_rows = 1 }}
+
+[[run.operation]]
+name = "pay"
+kind = "statement"
+weight = 0.4
+sql = "{update}"
+expect = {{ rows = 1 }}
+"#
+            ),
+        )
+        .unwrap()
+    };
+    write("UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key");
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("orders.db");
+    let url = format!("sqlite://{}", db.display());
+    let o = scalebench(&["load", shown, "--db", &url]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("r.json");
+    let o = scalebench(&["run", shown, "--db", &url, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let ops = &r["phases"][0]["operations"];
+    let ok = |op: &str| ops[op]["ok"].as_u64().unwrap();
+    assert_eq!(ok("orders_of_customer") + ok("pay"), 2000, "{ops}");
+    assert!(ok("pay") > 600, "{ops}");
+    assert_eq!(r["phases"][0]["totals"]["failed"], 0, "{ops}");
+    // Each pay added 1 to one order's total: the table says how many ran.
+    let added: f64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("SELECT SUM(total) FROM orders", [], |row| row.get(0))
+        .unwrap();
+    let o = scalebench(&[
+        "load",
+        shown,
+        "--db",
+        &format!("sqlite://{}", dir.path().join("fresh.db").display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loaded: f64 = rusqlite::Connection::open(dir.path().join("fresh.db"))
+        .unwrap()
+        .query_row("SELECT SUM(total) FROM orders", [], |row| row.get(0))
+        .unwrap();
+    assert!(
+        ((added - loaded) - ok("pay") as f64).abs() < 0.01,
+        "{added} - {loaded} != {} pays",
+        ok("pay")
+    );
+
+    // Where statements cannot run: refused before anything connects.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let redis = format!(
+        "redis://127.0.0.1:{}",
+        listener.local_addr().unwrap().port()
+    );
+    for args in [
+        vec!["run", shown, "--db", &redis],
+        vec!["workload", "check", shown, "--db", &redis],
+    ] {
+        let o = scalebench(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(
+            err.contains("operation 'orders_of_customer' is a statement, and redis runs none"),
+            "{err}"
+        );
+    }
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "a statement let a run on Redis connect"
+    );
+    write("UPDATE orders SET colour = 1 WHERE YCSB_KEY = :key");
+    let o = scalebench(&["run", shown, "--db", &url]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("operation 'pay': its sql does not prepare") && err.contains("colour"),
+        "{err}"
+    );
 }
 
 /// Issue 43: the workload file's JSON Schema, as an editor loads it: Python's `jsonschema`
