@@ -2699,7 +2699,11 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         ("[[[".to_string(), "line 1"),
         (
             format!("colour = 1\n{GOOD_WORKLOAD}"),
-            "unknown field `colour`",
+            "line 1: colour: unknown field `colour`",
+        ),
+        (
+            replaced("records = 100", "records = 100\ncolour = 1"),
+            "line 5: colour: unknown field `colour`",
         ),
         (
             replaced(
@@ -2981,6 +2985,35 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "expect.failure: no class 'oops'",
         ),
+        // Read-modify-writes that pass the value read on.
+        (
+            operations(
+                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { label = 1 }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').add: 'label' is not an int, bigint or double column",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { n = 0.5 }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').add: n: 0.5 is not a whole number",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"update\"\nweight = 1.0\nappend = { label = \"!\" }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').append: only a read_modify_write changes what it read",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nfield = \"label\"\nadd = { n = 1 }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').field: a column add or append changes must be read",
+        ),
         // Statements of one's own.
         (
             operations("name = \"q\"\nkind = \"statement\"\nweight = 1.0\n", false),
@@ -3189,8 +3222,8 @@ update = 0.1
     assert_eq!(r["parameters"]["workload"], shown, "{}", r["parameters"]);
 }
 
-/// Issue 43: a workload file's named operations are measured under their own names, and what
-/// each expects is judged: after the data is changed behind the workload's back (half the records
+/// Issue 43: a workload file's named operations are measured under their own names, a
+/// read-modify-write passes the values it read on to its write, and what each expects is judged: after the data is changed behind the workload's back (half the records
 /// deleted in SQLite), the reads that expect their record fail with the class the file names,
 /// and the updates of deleted records with not_found.
 #[test]
@@ -3227,9 +3260,10 @@ expect = { found = true, failure = "conflict" }
 
 [[run.operation]]
 name = "restock"
-kind = "update"
+kind = "read_modify_write"
 weight = 0.2
-set = ["stock"]
+add = { stock = 1 }
+append = { name = "!" }
 
 [[run.operation]]
 name = "page"
@@ -3268,6 +3302,28 @@ expect = { min_rows = 1, max_rows = 5 }
     }
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("\nlookup "), "{text}");
+    // Each restock read its item and wrote back its stock plus one and its name plus "!" (one
+    // thread: no two read the same value): the table's sums moved by as many as succeeded.
+    let sums = |db: &Path| -> (i64, i64) {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row("SELECT SUM(stock), SUM(length(name)) FROM items", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap()
+    };
+    let fresh = dir.path().join("fresh.db");
+    let o = scalebench(&[
+        "load",
+        shown,
+        "--db",
+        &format!("sqlite://{}", fresh.display()),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (stock, names) = sums(&db);
+    let (stock0, names0) = sums(&fresh);
+    let restocks = ok("restock") as i64;
+    assert_eq!((stock - stock0, names - names0), (restocks, restocks));
 
     // Behind its back: every record with an odd key number deleted.
     let deleted = rusqlite::Connection::open(&db)

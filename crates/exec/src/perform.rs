@@ -2,7 +2,7 @@
 
 use scalebench_binding::Binding;
 use scalebench_workload::{
-    named, FailureClass, Fields, OpError, OpKind, Operation, OperationGenerator,
+    named, FailureClass, Fields, Modification, OpError, OpKind, Operation, OperationGenerator,
 };
 
 /// Reusable buffers for what reads and scans return.
@@ -12,10 +12,10 @@ pub(crate) struct Buffers {
     rows: Vec<(String, Fields)>,
 }
 
-/// The values operation `op` wrote, once [`perform`] returned: an appending read-modify-write
-/// wrote what it read with its text appended, every other write its own values.
+/// The values operation `op` wrote, once [`perform`] returned: an appending or modifying
+/// read-modify-write wrote what it read changed, every other write its own values.
 pub(crate) fn written<'a>(op: &'a Operation, bufs: &'a Buffers) -> &'a Fields {
-    if op.kind == OpKind::ReadModifyWrite && op.append {
+    if op.kind == OpKind::ReadModifyWrite && (op.append || op.modify.is_some()) {
         &bufs.fields
     } else {
         &op.values
@@ -54,7 +54,10 @@ pub(crate) async fn perform<B: Binding>(
                 return Ok(());
             }
             check(verify, &op.key, &bufs.fields)?;
-            if op.append {
+            if let Some(changes) = &op.modify {
+                modified(changes, &mut bufs.fields)?;
+                b.update(&op.key, &bufs.fields).await
+            } else if op.append {
                 appended(op, &mut bufs.fields);
                 b.update(&op.key, &bufs.fields).await
             } else {
@@ -89,6 +92,21 @@ fn expected_read(op: &Operation, read: Result<(), OpError>) -> Result<bool, OpEr
     };
     named::judge(e, Some(found), None)?;
     Ok(found)
+}
+
+/// Turns the fields just read into the fields to write back, each changed as the workload file
+/// says (a number added, text appended): the value read is passed on to the write.
+fn modified(changes: &[Modification], read: &mut Fields) -> Result<(), OpError> {
+    let mut out: Fields = Vec::with_capacity(changes.len());
+    for m in changes {
+        let value = read
+            .iter()
+            .find(|(i, _)| *i == m.column)
+            .map(|(_, v)| v.as_str());
+        out.push((m.column, m.apply(value)?));
+    }
+    *read = out;
+    Ok(())
 }
 
 /// Turns the fields just read into the fields to write back: each written field's new text appended

@@ -161,7 +161,15 @@ impl CoreWorkload {
                 "dataintegrity=true needs constant field lengths",
             ));
         }
-        let named = named_operations(p, &fields.names, fields.record.is_some())?;
+        let declared_types: Arc<[FieldType]> = match &fields.record {
+            Some(r) => r.field_types(),
+            None => fields
+                .names
+                .iter()
+                .map(|_| FieldType::Text { max_len: None })
+                .collect(),
+        };
+        let named = named_operations(p, &fields.names, &declared_types, fields.record.is_some())?;
         let mix = if named.is_empty() {
             operation_mix(p)?
         } else {
@@ -192,8 +200,26 @@ impl CoreWorkload {
         let insertion_retry_limit = p.integer(&INSERTION_RETRY_LIMIT)?.min(u32::MAX as u64) as u32;
         let insertion_retry_interval_s = p.integer(&INSERTION_RETRY_INTERVAL)?;
 
-        let field_types: Arc<[FieldType]> = if let Some(r) = &fields.record {
-            r.field_types()
+        let field_types: Arc<[FieldType]> = if fields.record.is_some() {
+            // A column a read-modify-write appends to grows: no length limit.
+            let appended = |c: usize| {
+                named.iter().any(|(o, _)| {
+                    o.modify.iter().flat_map(|m| m.iter()).any(|m| {
+                        m.column == c && matches!(m.change, crate::operation::Change::Append(_))
+                    })
+                })
+            };
+            declared_types
+                .iter()
+                .enumerate()
+                .map(|(c, t)| {
+                    if appended(c) {
+                        FieldType::Text { max_len: None }
+                    } else {
+                        *t
+                    }
+                })
+                .collect()
         } else {
             let max_len = append.is_none().then_some(fields.max_length as usize);
             fields
@@ -358,6 +384,7 @@ impl OperationGenerator {
                 op.kind = kind;
                 op.measured = kind.into();
                 op.expect = None;
+                op.modify = None;
                 None
             }
             Choice::Named(i) => {
@@ -366,6 +393,7 @@ impl OperationGenerator {
                 op.kind = o.kind;
                 op.measured = o.measured;
                 op.expect = o.expect;
+                op.modify = o.modify.clone();
                 op.statement = i;
                 Some((named, i))
             }
@@ -409,6 +437,11 @@ impl OperationGenerator {
                         let statement = named.and_then(|n| n.statement.as_deref());
                         self.fill_parameters(op, statement.map_or(&[], |s| &s.params[..]));
                     }
+                    // Changes to what it read: every column read unless one is named.
+                    OpKind::ReadModifyWrite if op.modify.is_some() => {
+                        op.read_fields = read_fields.unwrap_or(FieldSet::All);
+                        op.values.clear();
+                    }
                     OpKind::ReadModifyWrite => {
                         op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
                         self.fill_values(op, written);
@@ -425,6 +458,7 @@ impl OperationGenerator {
         op.kind = OpKind::Insert;
         op.measured = OpKind::Insert.into();
         op.expect = None;
+        op.modify = None;
         op.append = false;
         op.keynum = keynum;
         self.workload.keys.write_key(keynum, &mut op.key);
@@ -833,6 +867,7 @@ fn key_range(p: &Properties) -> Result<KeyRange, WorkloadError> {
 fn named_operations(
     p: &Properties,
     fields: &[String],
+    types: &[FieldType],
     generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
     let Some(json) = p.given(&OPERATIONS) else {
@@ -854,7 +889,7 @@ fn named_operations(
             ));
         }
     }
-    crate::named::from_json(json, fields, generated)
+    crate::named::from_json(json, fields, types, generated)
 }
 
 /// The kinds named operations are of, with their summed weights, in YCSB's order.

@@ -276,9 +276,13 @@ impl WorkloadFile {
     /// Parses and checks a file's text; its dictionaries are read relative to `base`.
     fn parse_in(text: &str, origin: &str, base: &Path) -> Result<WorkloadFile, WorkloadError> {
         let mut file: WorkloadFile = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let line = e.span().map(|s| {
+                text.as_bytes()[..s.start.min(text.len())]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count()
+                    + 1
+            });
             // The key on that line names the field when the message does not.
             let field = line
                 .and_then(|l| text.lines().nth(l - 1))
@@ -446,15 +450,20 @@ impl WorkloadFile {
             err(&key, e.to_string())
         })?;
         if !self.run.operation.is_empty() {
-            crate::named::resolve(&self.run.operation, &w.field_names, w.record.is_some())
-                .map_err(|e| {
-                    bad(
-                        origin,
-                        line_of_table(text, &e.field, "operation", "[[run.operation]]"),
-                        &format!("run.{}", e.field),
-                        e.reason,
-                    )
-                })?;
+            crate::named::resolve(
+                &self.run.operation,
+                &w.field_names,
+                &w.field_types,
+                w.record.is_some(),
+            )
+            .map_err(|e| {
+                bad(
+                    origin,
+                    line_of_table(text, &e.field, "operation", "[[run.operation]]"),
+                    &format!("run.{}", e.field),
+                    e.reason,
+                )
+            })?;
         }
         Ok(())
     }

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::operation::{
-    Expectation, FailureClass, FieldSet, Measured, MeasuredNames, OpKind, MAX_NAMED_OPERATIONS,
+    Change, Expectation, FailureClass, FieldSet, FieldType, Measured, MeasuredNames, Modification,
+    OpKind, MAX_NAMED_OPERATIONS,
 };
 use crate::statement::{Param, Statement, Template, CQL_CONSISTENCY_LEVELS};
 use crate::WorkloadError;
@@ -43,6 +44,14 @@ pub struct OperationDecl {
     /// ...); absent: the binding's read_consistency for a SELECT, else its write_consistency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<String>,
+    /// read_modify_write: numbers added to the integer or double columns read, written back
+    /// (`add = { requests = 1 }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub add: Option<std::collections::BTreeMap<String, f64>>,
+    /// read_modify_write: text appended to the text columns read, written back (Dory's append:
+    /// `append = { body = "1" }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<std::collections::BTreeMap<String, String>>,
     /// What the operation must return; a result that differs is a failure of class `failure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<ExpectDecl>,
@@ -118,6 +127,8 @@ pub struct NamedOperation {
     pub expect: Option<Expectation>,
     /// A statement's texts and parameters.
     pub statement: Option<Arc<Statement>>,
+    /// A read-modify-write's changes to the columns it read.
+    pub modify: Option<Arc<[Modification]>>,
 }
 
 /// A bad operation: the field at fault (`operation[1] ('check').expect.rows`) and why.
@@ -139,6 +150,7 @@ impl std::fmt::Display for OperationError {
 pub fn resolve(
     decls: &[OperationDecl],
     fields: &[String],
+    types: &[FieldType],
     generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, OperationError> {
     if decls.is_empty() || decls.len() > MAX_NAMED_OPERATIONS {
@@ -227,6 +239,21 @@ pub fn resolve(
                 }
             };
         let statement = statement_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
+        let modify = modifications(d, fields, types).map_err(|(f, r)| fail(f, r))?;
+        if let (Some(m), Some(FieldSet::One(read))) = (&modify, read_fields) {
+            if m.iter().any(|m| m.column != read) {
+                return Err(fail(
+                    "field",
+                    "a column add or append changes must be read: give no field (every column) or that column".into(),
+                ));
+            }
+        }
+        if modify.is_some() && set.is_some() {
+            return Err(fail(
+                "set",
+                "add and append say what is written back: give them or set, not both".into(),
+            ));
+        }
         let expect = match &d.expect {
             None => None,
             Some(e) => {
@@ -242,6 +269,7 @@ pub fn resolve(
                 set,
                 expect,
                 statement,
+                modify,
             },
             d.weight,
         ));
@@ -253,6 +281,71 @@ pub fn resolve(
         });
     }
     Ok(out)
+}
+
+/// A read-modify-write's `add` and `append`, checked against the columns' types.
+#[allow(clippy::type_complexity)]
+fn modifications(
+    d: &OperationDecl,
+    fields: &[String],
+    types: &[FieldType],
+) -> Result<Option<Arc<[Modification]>>, (&'static str, String)> {
+    if d.add.is_none() && d.append.is_none() {
+        return Ok(None);
+    }
+    if d.kind != DeclaredKind::ReadModifyWrite {
+        let field = if d.add.is_some() { "add" } else { "append" };
+        return Err((
+            field,
+            "only a read_modify_write changes what it read".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let column = |field: &'static str, name: &str| {
+        fields.iter().position(|f| f == name).ok_or_else(|| {
+            (
+                field,
+                format!("no column '{name}': the record has {}", fields.join(", ")),
+            )
+        })
+    };
+    for (name, amount) in d.add.iter().flatten() {
+        let c = column("add", name)?;
+        let change = match types[c] {
+            FieldType::Int | FieldType::BigInt if amount.fract() == 0.0 && amount.abs() < 9e15 => {
+                Change::AddInteger(*amount as i64)
+            }
+            FieldType::Int | FieldType::BigInt => {
+                return Err((
+                    "add",
+                    format!("{name}: {amount} is not a whole number, and '{name}' holds integers"),
+                ))
+            }
+            FieldType::Double if amount.is_finite() => Change::AddFloat(*amount),
+            FieldType::Double => return Err(("add", format!("{name}: {amount} is not a number"))),
+            _ => {
+                return Err((
+                    "add",
+                    format!("'{name}' is not an int, bigint or double column"),
+                ))
+            }
+        };
+        out.push(Modification { column: c, change });
+    }
+    for (name, text) in d.append.iter().flatten() {
+        let c = column("append", name)?;
+        if !types[c].is_text() {
+            return Err(("append", format!("'{name}' is not a text column")));
+        }
+        if out.iter().any(|m| m.column == c) {
+            return Err(("append", format!("'{name}' is also in add")));
+        }
+        out.push(Modification {
+            column: c,
+            change: Change::Append(text.as_str().into()),
+        });
+    }
+    Ok(Some(out.into()))
 }
 
 /// A statement operation's statements (at least one language); `sql` and `cql` on no other.
@@ -379,6 +472,7 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
 pub fn from_json(
     json: &str,
     fields: &[String],
+    types: &[FieldType],
     generated: bool,
 ) -> Result<Vec<(NamedOperation, f64)>, WorkloadError> {
     let decls: Vec<OperationDecl> = serde_json::from_str(json).map_err(|e| {
@@ -388,7 +482,8 @@ pub fn from_json(
             format!("not an operation list: {e}"),
         )
     })?;
-    resolve(&decls, fields, generated).map_err(|e| WorkloadError::Inconsistent(e.to_string()))
+    resolve(&decls, fields, types, generated)
+        .map_err(|e| WorkloadError::Inconsistent(e.to_string()))
 }
 
 /// The operations as the `operations` property holds them.
@@ -441,6 +536,10 @@ mod tests {
         ["user", "token", "seen"].map(String::from).to_vec()
     }
 
+    fn types() -> Vec<FieldType> {
+        vec![FieldType::BigInt, FieldType::Uuid, FieldType::Timestamp]
+    }
+
     fn decl(name: &str, kind: DeclaredKind, weight: f64) -> OperationDecl {
         OperationDecl {
             name: name.into(),
@@ -451,6 +550,8 @@ mod tests {
             sql: None,
             cql: None,
             consistency: None,
+            add: None,
+            append: None,
             expect: None,
         }
     }
@@ -468,7 +569,7 @@ mod tests {
         });
         let mut touch = decl("touch", DeclaredKind::Update, 0.3);
         touch.set = Some(vec!["seen".into(), "user".into()]);
-        let ops = resolve(&[read, touch], &fields(), true).unwrap();
+        let ops = resolve(&[read, touch], &fields(), &types(), true).unwrap();
         assert_eq!(ops[0].0.read_fields, Some(FieldSet::One(1)));
         assert_eq!(ops[0].0.expect.unwrap().failure, FailureClass::Unexpected);
         assert_eq!(ops[1].0.set.as_deref(), Some(&[2, 0][..]));
@@ -530,7 +631,7 @@ mod tests {
             (vec![], "operation"),
         ];
         for (decls, field) in cases {
-            let e = resolve(&decls, &fields(), true).unwrap_err();
+            let e = resolve(&decls, &fields(), &types(), true).unwrap_err();
             assert_eq!(e.field, field, "{e}");
         }
     }

@@ -153,6 +153,57 @@ impl Expectation {
     }
 }
 
+/// How a read-modify-write of a workload file's changes a column it read (its value passed on
+/// from the read to the write, as Dory's append did).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Modification {
+    pub column: usize,
+    pub change: Change,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// An integer column: the value read plus this.
+    AddInteger(i64),
+    /// A floating-point column: the value read plus this.
+    AddFloat(f64),
+    /// A text column: the value read with this appended.
+    Append(std::sync::Arc<str>),
+}
+
+impl Modification {
+    /// The new value of the column, from the value read (`None`: the column came back empty or
+    /// null, taken as 0 or empty text).
+    pub fn apply(&self, read: Option<&str>) -> Result<String, OpError> {
+        let read = read.unwrap_or("").trim();
+        let unparsable = |what: &str| {
+            OpError::new(
+                FailureClass::Unexpected,
+                format!("read-modify-write: '{read}' read back is not {what}"),
+            )
+        };
+        Ok(match &self.change {
+            Change::AddInteger(n) => {
+                let v: i64 = if read.is_empty() {
+                    0
+                } else {
+                    read.parse().map_err(|_| unparsable("an integer"))?
+                };
+                v.wrapping_add(*n).to_string()
+            }
+            Change::AddFloat(x) => {
+                let v: f64 = if read.is_empty() {
+                    0.0
+                } else {
+                    read.parse().map_err(|_| unparsable("a number"))?
+                };
+                (v + x).to_string()
+            }
+            Change::Append(t) => format!("{read}{t}"),
+        })
+    }
+}
+
 /// Why an operation failed. Bindings map their driver's errors onto these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FailureClass {
@@ -338,6 +389,8 @@ pub struct Operation {
     pub expect: Option<Expectation>,
     /// A statement: its number among the workload's (`values` are its parameters, in order).
     pub statement: usize,
+    /// A read-modify-write that writes back what it read, changed (`values` are then unused).
+    pub modify: Option<std::sync::Arc<[Modification]>>,
 }
 
 impl Default for Operation {
@@ -353,6 +406,29 @@ impl Default for Operation {
             measured: OpKind::Read.into(),
             expect: None,
             statement: 0,
+            modify: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_modification_changes_the_value_read() {
+        let m = |change| Modification { column: 0, change };
+        assert_eq!(m(Change::AddInteger(2)).apply(Some("40")).unwrap(), "42");
+        assert_eq!(m(Change::AddInteger(-1)).apply(None).unwrap(), "-1");
+        assert_eq!(
+            m(Change::AddFloat(0.5)).apply(Some("1.25")).unwrap(),
+            "1.75"
+        );
+        assert_eq!(
+            m(Change::Append("1".into())).apply(Some("ab")).unwrap(),
+            "ab1"
+        );
+        let e = m(Change::AddInteger(1)).apply(Some("x")).unwrap_err();
+        assert_eq!(e.class, FailureClass::Unexpected);
     }
 }
