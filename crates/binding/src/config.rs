@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use scalebench_workload::index::Index;
 use scalebench_workload::statement::Statement;
 use scalebench_workload::{CoreWorkload, FieldType, Properties};
 
@@ -192,6 +193,8 @@ pub struct Schema {
     /// A workload file's statements, by named operation (`None`: a key-value operation);
     /// [`Operation::statement`](scalebench_workload::Operation) indexes it.
     pub statements: Arc<[Option<Arc<Statement>>]>,
+    /// A workload file's secondary indexes, created with the table where the binding has them.
+    pub indexes: Arc<[Index]>,
 }
 
 impl Schema {
@@ -201,6 +204,7 @@ impl Schema {
             field_names: w.field_names.clone(),
             field_types: w.field_types.clone(),
             statements: w.statements(),
+            indexes: w.indexes.clone(),
         }
     }
 
@@ -214,6 +218,7 @@ impl Schema {
                 .collect(),
             field_names,
             statements: Arc::new([]),
+            indexes: Arc::new([]),
         }
     }
 

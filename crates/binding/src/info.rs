@@ -34,6 +34,8 @@ pub struct BindingInfo {
     pub stores_data: bool,
     /// Creates its table on a load without `--create-schema` (an embedded file the run owns).
     pub creates_table_on_load: bool,
+    /// Creates a workload file's secondary indexes with the table.
+    pub secondary_indexes: bool,
     /// The language of the statements a workload file's operations bring (`sql`, `cql`) that it
     /// runs; `None`: it runs none, only the key-value operations.
     pub statements: Option<scalebench_workload::statement::Language>,

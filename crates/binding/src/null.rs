@@ -21,6 +21,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: false,
     creates_table_on_load: false,
+    secondary_indexes: false,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",
 };

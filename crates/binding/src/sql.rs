@@ -222,6 +222,35 @@ impl Statements {
         )
     }
 
+    /// `CREATE INDEX` for each of the workload file's secondary indexes. MySQL indexes at most
+    /// 3,072 bytes of a key: a text column that may be longer than 191 characters (4 bytes each)
+    /// is indexed by its first 191.
+    pub fn create_indexes(&self, indexes: &[scalebench_workload::index::Index]) -> Vec<String> {
+        indexes
+            .iter()
+            .map(|ix| {
+                let cols: Vec<String> = ix
+                    .columns
+                    .iter()
+                    .map(|&c| match (self.dialect, self.types[c]) {
+                        (Dialect::MySql, FieldType::Text { max_len })
+                            if max_len.is_none_or(|n| n > 191) =>
+                        {
+                            format!("{}(191)", self.columns[c])
+                        }
+                        _ => self.columns[c].clone(),
+                    })
+                    .collect();
+                format!(
+                    "CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+                    ix.name,
+                    self.table,
+                    cols.join(", ")
+                )
+            })
+            .collect()
+    }
+
     pub fn drop_table(&self) -> String {
         format!("DROP TABLE IF EXISTS {}", self.table)
     }
@@ -268,6 +297,7 @@ mod tests {
             ),
             field_types: Arc::from(types),
             statements: Arc::new([]),
+            indexes: Arc::new([]),
         }
     }
 

@@ -2985,6 +2985,21 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "expect.failure: no class 'oops'",
         ),
+        // Secondary indexes.
+        (
+            replaced(
+                "[run]",
+                "[[record.index]]\nname = \"by_n\"\ncolumns = [\"m\"]\n\n[run]",
+            ),
+            "line 17: record.index[0] ('by_n').columns: no column 'm'",
+        ),
+        (
+            replaced(
+                "[run]",
+                "[[record.index]]\nname = \"by n\"\ncolumns = [\"n\"]\n\n[run]",
+            ),
+            "record.index[0] ('by n').name",
+        ),
         // Read-modify-writes that pass the value read on.
         (
             operations(
@@ -3384,6 +3399,10 @@ name = "total"
 type = "double"
 generator.uniform = {{ min = 1, max = 100, decimals = 2 }}
 
+[[record.index]]
+name = "orders_by_customer"
+columns = ["customer"]
+
 [run]
 operations = 2000
 
@@ -3411,6 +3430,16 @@ expect = {{ rows = 1 }}
     let url = format!("sqlite://{}", db.display());
     let o = scalebench(&["load", shown, "--db", &url]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The file's index, made with the table.
+    let indexed: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'orders_by_customer'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(indexed.contains("\"CUSTOMER\""), "{indexed}");
     let out = dir.path().join("r.json");
     let o = scalebench(&["run", shown, "--db", &url, "-o", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -61,6 +61,7 @@ impl BindingFactory for TwoCopies {
             stores_data: true,
             creates_table_on_load: false,
             statements: None,
+            secondary_indexes: false,
             reads: "",
         }
     }

@@ -58,6 +58,7 @@ impl BindingFactory for ScriptFactory {
             stores_data: true,
             creates_table_on_load: false,
             statements: None,
+            secondary_indexes: false,
             reads: "",
         }
     }

@@ -210,6 +210,11 @@ fn the_benchmark_user_has_no_superuser_rights() {
 #[test]
 fn the_session_store_workload_file_runs_with_typed_columns() {
     assert_session_store_runs(PostgresFactory::open, &server().url(), &[], &[]);
+    // The file's secondary index, made with the table.
+    let index = server()
+        .sql("SELECT indexdef FROM pg_indexes WHERE indexname = 'sessions_by_user'")
+        .unwrap();
+    assert!(index.contains("(\"user\")"), "{index}");
     let types = server()
         .sql("SELECT string_agg(data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = 'sessions'")
         .unwrap();

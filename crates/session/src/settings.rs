@@ -216,7 +216,15 @@ impl Settings {
         registry::check_statements(&binding, &Schema::of(&workload))?;
         let explicit_count = explicit_operation_count(&props);
 
-        let warnings = property_warnings(&props, &binding);
+        let mut warnings = property_warnings(&props, &binding);
+        if binding.stores_data && !binding.secondary_indexes {
+            for ix in workload.indexes.iter() {
+                warnings.push(format!(
+                    "{} keeps no secondary index: index '{}' of the workload is not created (its operations are measured without one)",
+                    binding.name, ix.name
+                ));
+            }
+        }
 
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);

@@ -125,6 +125,8 @@ pub struct CoreWorkload {
     /// Operation kinds with a positive share, in YCSB's order (a workload file's named
     /// operations: their kinds' summed weights).
     pub mix: Vec<(OpKind, f64)>,
+    /// A workload file's secondary indexes (`indexes`); empty without.
+    pub indexes: Arc<[crate::index::Index]>,
     /// A workload file's named operations and their weights (`operations`); empty without.
     pub named: Arc<[(NamedOperation, f64)]>,
     op_chooser: Discrete<Choice>,
@@ -170,6 +172,10 @@ impl CoreWorkload {
                 .collect(),
         };
         let named = named_operations(p, &fields.names, &declared_types, fields.record.is_some())?;
+        let indexes = match p.given(&INDEXES) {
+            Some(json) => crate::index::from_json(json, &fields.names)?,
+            None => Arc::new([]),
+        };
         let mix = if named.is_empty() {
             operation_mix(p)?
         } else {
@@ -251,6 +257,7 @@ impl CoreWorkload {
             op_chooser: Discrete::new(&choices),
             mix,
             named: named.into(),
+            indexes,
             field_length: fields.length,
             key_chooser,
             scan_length,

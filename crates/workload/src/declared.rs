@@ -132,6 +132,8 @@ properties! {
         "ycsb: text fields; measurement: Lourenco's typed record (fieldcount, fieldlength and insertorder then do not apply)";
     COLUMNS = "columns", Data, Text, Unset::None,
         "a declared record's typed columns and their generators, in JSON (a workload file's [[record.column]] writes it; fieldcount and fieldlength then do not apply, recordtype=measurement is refused beside it; our extension)";
+    INDEXES = "indexes", Data, Text, Unset::None,
+        "a workload file's secondary indexes in JSON (its [[record.index]] writes it): created with the table where the binding has them (our extension)";
     VALUESEED = "valueseed", Data, Integer, Value("0"),
         "a declared record's values are a function of this seed and the key number: the same seed, the same data (our extension)";
     FIELDNAMEPREFIX = "fieldnameprefix", Data, Text, Value("field"),

@@ -77,6 +77,9 @@ pub struct RecordSection {
     /// Typed columns, each with its generator (`columns`).
     #[serde(default)]
     pub column: Vec<Column>,
+    /// Secondary indexes, created with the table where the binding has them (`indexes`).
+    #[serde(default)]
+    pub index: Vec<crate::index::IndexDecl>,
     /// The record's values are a function of this seed and the key number: `valueseed`.
     #[serde(default)]
     pub value_seed: Option<u64>,
@@ -442,12 +445,21 @@ impl WorkloadFile {
         // operations then against the record's fields, so their errors name their own field.
         let mut props = self.properties_of(origin);
         props.remove("operations");
+        props.remove("indexes");
         let w = crate::CoreWorkload::from_properties(&props).map_err(|e| {
             let key = match &e {
                 WorkloadError::InvalidProperty { key, .. } => self.field_of(key),
                 _ => "record".to_string(),
             };
             err(&key, e.to_string())
+        })?;
+        crate::index::resolve(&r.index, &w.field_names).map_err(|(field, reason)| {
+            bad(
+                origin,
+                line_of_table(text, &field, "index", "[[record.index]]"),
+                &format!("record.{field}"),
+                reason,
+            )
         })?;
         if !self.run.operation.is_empty() {
             crate::named::resolve(
@@ -519,6 +531,9 @@ impl WorkloadFile {
         if !r.column.is_empty() {
             set("columns", Record::to_json(&r.column));
             set("valueseed", r.value_seed.unwrap_or(0).to_string());
+        }
+        if !r.index.is_empty() {
+            set("indexes", crate::index::to_json(&r.index));
         }
         if r.builtin == Some(BuiltinRecord::Measurement) {
             set("recordtype", "measurement".into());
@@ -629,6 +644,7 @@ const PROPERTY_FIELDS: &[(&str, &str)] = &[
     ("minfieldlength", "record.fields.min_length"),
     ("columns", "record.column"),
     ("valueseed", "record.value_seed"),
+    ("indexes", "record.index"),
     ("recordtype", "record.builtin"),
     ("batchsize", "load.batch_size"),
     ("readproportion", "run.mix.read"),

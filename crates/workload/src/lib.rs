@@ -10,6 +10,7 @@ pub mod declared;
 pub mod error;
 pub mod file;
 pub mod generator;
+pub mod index;
 pub mod keys;
 pub mod measurement;
 pub mod named;

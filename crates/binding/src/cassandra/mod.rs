@@ -37,6 +37,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    secondary_indexes: true,
     statements: Some(scalebench_workload::statement::Language::Cql),
     reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin",
 };
@@ -215,6 +216,14 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 impl CassandraFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
+        // Cassandra's secondary indexes cover one column.
+        if let Some(ix) = config.schema.indexes.iter().find(|ix| ix.columns.len() != 1) {
+            return Err(BindingError::Config(format!(
+                "index '{}' has {} columns: a Cassandra secondary index covers one",
+                ix.name,
+                ix.columns.len()
+            )));
+        }
         let (settings, table) = settings_of(config)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -384,6 +393,16 @@ async fn prepare_schema(
             )
             .await
             .map_err(|e| schema_err("cannot create table", &e))?;
+        // Secondary indexes of one column each (checked when the binding opened).
+        for ix in config.schema.indexes.iter() {
+            session
+                .query_unpaged(
+                    format!("CREATE INDEX IF NOT EXISTS {} ON {t} ({})", ix.name, settings.columns[ix.columns[0]]),
+                    &[],
+                )
+                .await
+                .map_err(|e| schema_err("cannot create index", &e))?;
+        }
         session.await_schema_agreement().await.map_err(|e| schema_err("no schema agreement", &e))?;
     }
     let exists = session

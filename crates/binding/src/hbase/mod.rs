@@ -60,6 +60,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    secondary_indexes: false,
     statements: None,
     reads: "each read goes to the one region server serving the key's region, through the Thrift gateway: strongly consistent. Timeline-consistent reads from region replicas are not offered: the local HBase clusters here serve each region from one region server (no region_replication), so there is no secondary to read",
 };

@@ -34,6 +34,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     // MongoDB creates a collection on its first insert.
     creates_table_on_load: true,
+    secondary_indexes: true,
     statements: None,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
 };
@@ -240,6 +241,25 @@ impl MongoFactory {
                 db.create_collection(&factory.collection)
                     .await
                     .map_err(|e| schema_error("create", e))?;
+                // The workload file's secondary indexes: ascending on each column, in order.
+                for ix in config.schema.indexes.iter() {
+                    let mut keys = Document::new();
+                    for &c in &ix.columns {
+                        keys.insert(factory.fields[c].clone(), 1);
+                    }
+                    let model = mongodb::IndexModel::builder()
+                        .keys(keys)
+                        .options(
+                            mongodb::options::IndexOptions::builder()
+                                .name(ix.name.clone())
+                                .build(),
+                        )
+                        .build();
+                    db.collection::<Document>(&factory.collection)
+                        .create_index(model)
+                        .await
+                        .map_err(|e| schema_error("index", e))?;
+                }
             }
             client.shutdown().await;
             Ok::<_, BindingError>(())

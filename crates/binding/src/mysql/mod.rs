@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: false,
+    secondary_indexes: true,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
 };
@@ -48,6 +49,8 @@ struct Shared {
     statements: Statements,
     /// A workload file's statements, by named operation.
     own: Vec<Option<DialectStatement>>,
+    /// A workload file's secondary indexes (made with the table).
+    indexes: std::sync::Arc<[scalebench_workload::index::Index]>,
     prepared: bool,
     connect_timeout: std::time::Duration,
 }
@@ -92,6 +95,7 @@ impl MysqlFactory {
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
             own: dialect_statements(&config.schema, Dialect::MySql),
+            indexes: config.schema.indexes.clone(),
             prepared: options.prepared,
             opts,
             url,
@@ -161,6 +165,9 @@ impl Shared {
             c.query_drop(st.create_table(&format!(" ENGINE={engine}")))
                 .await
                 .map_err(|e| err("cannot create", e))?;
+            for index in st.create_indexes(&self.indexes) {
+                c.query_drop(index).await.map_err(|e| err("cannot index", e))?;
+            }
         }
         let n: Option<u64> = c
             .exec_first("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?", (st.table.clone(),))

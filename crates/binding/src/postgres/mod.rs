@@ -36,6 +36,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: Some(table_sql),
     stores_data: true,
     creates_table_on_load: false,
+    secondary_indexes: true,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
 };
@@ -82,6 +83,8 @@ struct Shared {
     masters: Vec<Replica>,
     url: String,
     statements: Statements,
+    /// A workload file's secondary indexes (made with the table).
+    indexes: std::sync::Arc<[scalebench_workload::index::Index]>,
     /// A workload file's statements, by named operation (always prepared).
     own: Vec<Option<DialectStatement>>,
     prepared: bool,
@@ -179,6 +182,7 @@ impl PostgresFactory {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
             own: dialect_statements(&config.schema, Dialect::Postgres),
+            indexes: config.schema.indexes.clone(),
             prepared: options.prepared,
             batch_mode: options.batch_mode,
             synchronous_commit: (options.synchronous_commit != SynchronousCommit::Server)
@@ -264,6 +268,12 @@ impl Shared {
                 .batch_execute(&st.create_table(""))
                 .await
                 .map_err(|e| schema_err("cannot create", e))?;
+            for index in st.create_indexes(&self.indexes) {
+                client
+                    .batch_execute(&index)
+                    .await
+                    .map_err(|e| schema_err("cannot index", e))?;
+            }
         }
         let exists = client
             .query_one("SELECT to_regclass($1) IS NOT NULL", &[&st.table])

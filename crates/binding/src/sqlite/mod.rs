@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: None,
     stores_data: true,
     creates_table_on_load: true,
+    secondary_indexes: true,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",
 };
@@ -132,6 +133,12 @@ impl SqliteFactory {
                 cols.join(", ")
             ))
             .map_err(|e| BindingError::Schema(format!("cannot create table '{}' in '{}': {e}", factory.table, factory.path.display())))?;
+            let st = crate::sql::Statements::new(&factory.table, &config.schema, Dialect::Sqlite);
+            for index in st.create_indexes(&config.schema.indexes) {
+                conn.execute_batch(&index).map_err(|e| {
+                    BindingError::Schema(format!("cannot index '{}': {e}", factory.table))
+                })?;
+            }
         }
         factory.check_table(&conn)?;
         Ok(factory)
