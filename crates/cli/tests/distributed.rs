@@ -152,24 +152,33 @@ fn four_clients_load_then_run_with_inserts_each_in_its_own_section() {
     assert_eq!(sections[0].0, 2000);
 }
 
-/// Issue 39, point 12: Ctrl-C on a terminal reaches the launcher and its clients at once, at any
-/// moment of the start (spawning, connecting, waiting for the common start, running). Each time
-/// the launcher exits 130 (interrupted), never 1 (a failed run), and a result it writes says
-/// `interrupted: true`.
 /// Issue 43: two clients share a rate profile (each follows half of it, its arrivals between the
-/// other's): the merged run's intervals complete what the whole profile asks for them.
+/// other's): the merged run's intervals complete what the whole profile asks for them. The
+/// workload is a file's (the session store), whose named operations are merged by name.
 #[test]
 fn two_clients_follow_their_shares_of_a_rate_profile() {
+    // A workload file's named operations (the session store), merged by name.
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/workloads/session-store.toml");
+    let workload = file.to_str().unwrap();
     let server = redis();
     let url = server.url();
     let dir = test_dir();
     let out = dir.path().join("run.json");
-    let o = scalebench(&["load", "a", "--db", &url, "-p", "recordcount=500", "-q"]);
+    let o = scalebench(&[
+        "load",
+        workload,
+        "--db",
+        &url,
+        "-p",
+        "recordcount=500",
+        "-q",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let profile = "staircase:start=400,step=800,every=2s,steps=2";
     let o = scalebench(&[
         "run",
-        "a",
+        workload,
         "--db",
         &url,
         "-p",
@@ -192,8 +201,25 @@ fn two_clients_follow_their_shares_of_a_rate_profile() {
     let merged = json(&out);
     assert_eq!(u(&merged["phases"][0]["clients"]), 2);
     assert_follows_the_profile(&merged, profile, 4.0);
+    let ops = merged["phases"][0]["operations"].as_object().unwrap();
+    let names: Vec<&str> = ops.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "check_session",
+            "new_session",
+            "touch_session",
+            "user_of_session"
+        ]
+    );
+    let ok: u64 = ops.values().map(|o| u(&o["ok"])).sum();
+    assert_eq!(ok, u(&merged["phases"][0]["totals"]["ok"]));
 }
 
+/// Issue 39, point 12: Ctrl-C on a terminal reaches the launcher and its clients at once, at any
+/// moment of the start (spawning, connecting, waiting for the common start, running). Each time
+/// the launcher exits 130 (interrupted), never 1 (a failed run), and a result it writes says
+/// `interrupted: true`.
 #[test]
 fn ctrl_c_to_the_process_group_at_any_moment_of_the_start_is_an_interruption() {
     use std::os::unix::process::CommandExt;
