@@ -227,10 +227,6 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
 /// the workload's back.
 #[test]
 fn a_workload_files_own_statements_run_and_are_judged() {
-    let w = statement_workload(
-        "sql",
-        "SELECT total FROM orders WHERE YCSB_KEY = :key AND customer = :customer",
-        "UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key",
-    );
+    let w = sql_statement_workload();
     assert_statements_run(MysqlFactory::open, &server().url(), &w);
 }

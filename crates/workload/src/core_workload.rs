@@ -544,7 +544,6 @@ impl OperationGenerator {
         self.workload.field_chooser.next(&mut self.rng) as usize
     }
 
-    /// Values for all fields or one random field, reusing `op.values`' strings.
     /// A statement's parameters: the key, or a column's value as the load wrote it for the key.
     fn fill_parameters(&mut self, op: &mut Operation, params: &[crate::statement::Param]) {
         op.values.truncate(params.len());
@@ -572,6 +571,7 @@ impl OperationGenerator {
         }
     }
 
+    /// Values for the columns a write sets, reusing `op.values`' strings.
     fn fill_values(&mut self, op: &mut Operation, columns: Columns<'_>) {
         let n = match columns {
             Columns::All => self.workload.field_names.len(),

@@ -852,7 +852,14 @@ pub fn assert_session_store_runs<F: BindingFactory>(
 
     // The data changed behind the workload's back: every other loaded session deleted. The
     // reads that expect their session now fail as "unexpected"; none is a silent success.
-    let f = open(&config(url, &w, options, false, false)).unwrap();
+    delete_every_other_record(&open(&config(url, &w, options, false, false)).unwrap(), &w);
+    let r = phase(config(url, &w, options, false, false), &w, plan).result;
+    assert_about_half_missed(&r, "check_session");
+}
+
+/// Deletes every other loaded record through the binding: the data changed behind the
+/// workload's back.
+fn delete_every_other_record<F: BindingFactory>(f: &F, w: &CoreWorkload) {
     block_on(async {
         let mut b = f.connect(0).await.unwrap();
         let mut key = String::new();
@@ -861,13 +868,16 @@ pub fn assert_session_store_runs<F: BindingFactory>(
             b.delete(&key).await.unwrap();
         }
     });
-    let r = phase(config(url, &w, options, false, false), &w, plan).result;
-    let check = &r.operations["check_session"];
-    let missed = check.failed.get("unexpected").copied().unwrap_or(0);
+}
+
+/// About half of operation `name`'s runs found no record and failed as its `expect` says.
+fn assert_about_half_missed(r: &scalebench_measure::PhaseResult, name: &str) {
+    let op = &r.operations[name];
+    let missed = op.failed.get("unexpected").copied().unwrap_or(0);
     assert!(
-        missed * 5 > check.issued && missed * 5 < check.issued * 4,
-        "{missed} of {} reads missed their session, about half expected: {:?}",
-        check.issued,
+        missed * 5 > op.issued && missed * 5 < op.issued * 4,
+        "{name}: {missed} of {} found no record, about half expected: {:?}",
+        op.issued,
         r.errors
     );
 }
@@ -915,6 +925,16 @@ weight = 0.2
     CoreWorkload::from_properties(&p).unwrap()
 }
 
+/// The statements workload in SQL (PostgreSQL, MySQL/MariaDB): a lookup by key and customer (a
+/// column parameter), and an update of the key's total.
+pub fn sql_statement_workload() -> CoreWorkload {
+    statement_workload(
+        "sql",
+        "SELECT total FROM orders WHERE YCSB_KEY = :key AND customer = :customer",
+        "UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key",
+    )
+}
+
 /// Issue 43: a workload file's own statements on a binding: each is prepared and run with its
 /// parameters bound from the generators (the key, a typed column's loaded value), measured under
 /// its name, and its `expect` judged: every lookup finds its one row until half the orders are
@@ -941,22 +961,7 @@ pub fn assert_statements_run<F: BindingFactory>(
     assert!(r.operations["pay"].ok > 30, "{:?}", r.operations["pay"]);
     assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
 
-    let f = open(&config(url, w, &[], false, false)).unwrap();
-    block_on(async {
-        let mut b = f.connect(0).await.unwrap();
-        let mut key = String::new();
-        for k in (0..w.record_count).step_by(2) {
-            w.keys.write_key(k, &mut key);
-            b.delete(&key).await.unwrap();
-        }
-    });
+    delete_every_other_record(&open(&config(url, w, &[], false, false)).unwrap(), w);
     let r = phase(config(url, w, &[], false, false), w, plan).result;
-    let lookup = &r.operations["lookup"];
-    let missed = lookup.failed.get("unexpected").copied().unwrap_or(0);
-    assert!(
-        missed * 5 > lookup.issued && missed * 5 < lookup.issued * 4,
-        "{missed} of {} lookups found no row, about half expected: {:?}",
-        lookup.issued,
-        r.errors
-    );
+    assert_about_half_missed(&r, "lookup");
 }
