@@ -211,8 +211,21 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
 /// Per operation: count, rate, latency percentiles, errors; and from the intended start in an
 /// open loop.
 fn render_operations(out: &mut String, phase: &PhaseResult) {
+    let ordered = phase.operations_in_order();
+    // 18 columns, or as many as a workload file's longest operation name takes.
+    let intended = if phase.open_loop {
+        "Intended-".len()
+    } else {
+        0
+    };
+    let w = ordered
+        .iter()
+        .map(|(name, _)| name.len() + intended)
+        .max()
+        .unwrap_or(0)
+        .max(18);
     let header = format!(
-        "{:<18} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
+        "{:<w$} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
         "operation",
         "count",
         "ops/s",
@@ -225,10 +238,10 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
         "errors"
     );
     let _ = writeln!(out, "{header}");
-    let ordered = phase.operations_in_order();
     for &(name, op) in &ordered {
         row(
             out,
+            w,
             name,
             op.ok,
             op.throughput_ops_s,
@@ -239,7 +252,7 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
     let t = &phase.totals;
     let _ = writeln!(
         out,
-        "{:<18} {:>10} {:>12.1} {:>65} {:>8}",
+        "{:<w$} {:>10} {:>12.1} {:>65} {:>8}",
         "TOTAL", t.ok, t.throughput_ops_s, "", t.failed
     );
     if phase.open_loop {
@@ -250,6 +263,7 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
         for (name, op) in ordered {
             row(
                 out,
+                w,
                 &format!("Intended-{name}"),
                 op.ok,
                 op.throughput_ops_s,
@@ -403,6 +417,7 @@ pub fn space_sentence(space: &Space) -> String {
 
 fn row(
     out: &mut String,
+    w: usize,
     name: &str,
     count: u64,
     ops_s: f64,
@@ -413,14 +428,14 @@ fn row(
         Some(l) => {
             let _ = writeln!(
                 out,
-                "{:<18} {:>10} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8}",
+                "{:<w$} {:>10} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8}",
                 name, count, ops_s, l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us, errors
             );
         }
         None => {
             let _ = writeln!(
                 out,
-                "{:<18} {:>10} {:>12.1} {:>65} {:>8}",
+                "{:<w$} {:>10} {:>12.1} {:>65} {:>8}",
                 name, count, ops_s, "-", errors
             );
         }

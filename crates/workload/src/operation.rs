@@ -139,11 +139,18 @@ impl Expectation {
             Some(false) => parts.push("not found".to_string()),
             None => {}
         }
+        let rows = |n: u64| {
+            if n == 1 {
+                "1 row".to_string()
+            } else {
+                format!("{n} rows")
+            }
+        };
         match (self.min_rows, self.max_rows) {
-            (Some(lo), Some(hi)) if lo == hi => parts.push(format!("{lo} rows")),
-            (Some(lo), Some(hi)) => parts.push(format!("{lo} to {hi} rows")),
-            (Some(lo), None) => parts.push(format!("at least {lo} rows")),
-            (None, Some(hi)) => parts.push(format!("at most {hi} rows")),
+            (Some(lo), Some(hi)) if lo == hi => parts.push(rows(lo)),
+            (Some(lo), Some(hi)) => parts.push(format!("{lo} to {}", rows(hi))),
+            (Some(lo), None) => parts.push(format!("at least {}", rows(lo))),
+            (None, Some(hi)) => parts.push(format!("at most {}", rows(hi))),
             (None, None) => {}
         }
         if self.failure != FailureClass::Unexpected {
