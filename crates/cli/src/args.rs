@@ -552,6 +552,11 @@ pub struct LoadArgs {
     pub phase: PhaseArgs,
     #[command(flatten)]
     pub clients: ClientsArgs,
+    /// The schema phase alone: make the workload's table and its indexes (--create-schema implied;
+    /// dropped first with --drop-schema) and insert nothing: what a load from many clients, or a
+    /// load timed without the table's creation, starts from. Needs --db or --deployment.
+    #[arg(long, conflicts_with_all = ["clients", "rendezvous", "client_cpus", "output"])]
+    pub schema_only: bool,
 }
 
 /// The clients of a run on this machine (`elastic` takes these alone; `run`, `load` and
@@ -666,6 +671,8 @@ pub struct PhaseArgs {
     pub concurrency: u32,
 
     /// Open loop at this total rate in operations per second, 0.001 to 1e9 (default: property target; 0 = closed loop).
+    /// It paces the command's own phase: `load --target` the load in records per second (default:
+    /// property loadtarget), `run --load --target` only the run.
     #[arg(long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
 
@@ -675,6 +682,7 @@ pub struct PhaseArgs {
     /// the warm-up runs at the first rate, the last segment's rate holds after it, the profile's
     /// mean over the window is the offered rate (a run bounded by --operations alone has no window
     /// to lay it over). With --arrival poisson the gaps are exponential around the profile's rate.
+    /// `load --rate-profile` paces the load in records per second until its records are in.
     #[arg(long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
     pub rate_profile: Option<RateProfile>,
 

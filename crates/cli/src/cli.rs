@@ -32,6 +32,9 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         }
     };
     let outcome = match cli.command {
+        Command::Load(load) if load.schema_only => {
+            crate::commands::run::schema_command(&load.phase, &argv)
+        }
         Command::Load(load) => run_command(&load.phase, &load.clients, None, &[Phase::Load], &argv),
         Command::Run(run) => {
             let phases: &[Phase] = if run.load {

@@ -971,6 +971,99 @@ fn a_run_follows_its_rate_profile() {
     );
 }
 
+/// Issue 43: the load phase is paced by its own rate profile (`[load] rate_profile`, records per
+/// second; batches of 10 on null://): each 1 s interval inserts what the staircase asks for it,
+/// within 2%, latency is measured from each batch's intended start, and the result names the
+/// profile with its mean until the records are in. The run's `--target` does not pace the load of
+/// `run --load`, nor does the file's run.duration cut the load.
+#[test]
+fn a_load_follows_its_own_rate_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("paced.toml");
+    let profile = "staircase:start=500,step=500,every=2s,steps=2";
+    std::fs::write(
+        &file,
+        format!(
+            "[record]\nrecords = 4000\n[load]\nbatch_size = 10\nrate_profile = \"{profile}\"\n[run]\nmix = {{ read = 1.0 }}\nduration = \"1s\"\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("load.json");
+    let o = scalebench(&[
+        "load",
+        file.to_str().unwrap(),
+        "--db",
+        "null://",
+        "--interval",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let load = &r["phases"][0];
+    assert_eq!(load["open_loop"], true, "{load}");
+    assert_eq!(load["ended_by"], "completed", "{}", load["ended_by"]);
+    assert_eq!(load["totals"]["records"], 4000);
+    // 3000 records by 4 s, then 1000/s: all 4000 in by 5 s, a mean of 800 records/s.
+    let pace = &load["load_pace"];
+    assert_eq!(pace["rate_profile"], profile, "{pace}");
+    assert!(
+        (pace["target_records_s"].as_f64().unwrap() - 800.0).abs() < 1e-6,
+        "{pace}"
+    );
+    let p = scalebench_workload::rate::RateProfile::parse(profile).unwrap();
+    let intervals = load["intervals"].as_array().unwrap();
+    assert_eq!(intervals.len(), 5, "{intervals:?}");
+    for i in intervals {
+        let start = i["start_s"].as_f64().unwrap();
+        // Each batch insert carries 10 records.
+        let records = 10 * i["operations"]["BATCH-INSERT"]["ok"].as_u64().unwrap();
+        let asked = p.arrivals_by(start + 1.0) - p.arrivals_by(start);
+        assert!(
+            (records as f64 - asked).abs() <= 0.02 * asked,
+            "from {start} s: {records} records, {asked} asked by {profile}"
+        );
+    }
+    assert!(
+        load["operations"]["BATCH-INSERT"]["intended_latency"].is_object(),
+        "no intended-start latency: {}",
+        load["operations"]["BATCH-INSERT"]
+    );
+    let printed = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        printed.contains(&format!(
+            "open loop following {profile}, mean 800.0 records/s"
+        )),
+        "{printed}"
+    );
+
+    // `run --load --target`: the target is the run's; this file's load keeps its own profile, a
+    // built-in workload's load runs as fast as it goes.
+    let both = dir.path().join("both.json");
+    let o = scalebench(&[
+        "run",
+        "--load",
+        "--db",
+        "null://",
+        "-p",
+        "recordcount=2000",
+        "--target",
+        "200",
+        "--duration",
+        "1s",
+        "-o",
+        both.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&both);
+    assert_eq!(r["phases"][0]["phase"], "load");
+    assert_eq!(r["phases"][0]["open_loop"], false, "{}", r["phases"][0]);
+    assert_eq!(r["phases"][1]["open_loop"], true);
+    assert_eq!(r["parameters"]["target_ops_s"], 200.0);
+}
+
 #[test]
 fn merged_clients_add_up() {
     let dir = tempfile::tempdir().unwrap();
@@ -2877,6 +2970,35 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             "the workload's rate profile",
         ),
         (
+            replaced("[run]", "[load]\ntarget = -5\n[run]"),
+            "load.target: -5 must be a positive rate",
+        ),
+        (
+            replaced(
+                "[run]",
+                "[load]\nrate_profile = \"ramp:from=10,to=-1,over=2s\"\n[run]",
+            ),
+            "load.rate_profile",
+        ),
+        (
+            replaced(
+                "[run]",
+                "[load]\ntarget = 5\nrate_profile = \"constant:rate=5\"\n[run]",
+            ),
+            "load.rate_profile: a rate profile replaces target",
+        ),
+        (
+            replaced(
+                "[run]",
+                "[load]\nrate_profile = \"ramp:from=10,to=0,over=2s\"\n[run]",
+            ),
+            "the workload's rate profile (loadrateprofile, a workload file's load.rate_profile): the profile falls to 0 records/s before the load's 100 records are in",
+        ),
+        (
+            replaced("[run]", "[load]\nstart = 50\nrecords = 80\n[run]"),
+            "insertcount",
+        ),
+        (
             replaced(
                 "records = 100",
                 "records = 100\nkey = { order = \"random\" }",
@@ -3101,7 +3223,8 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             assert_eq!(o.status.code(), Some(2), "case {i} ({args:?}): {err}");
             assert_eq!(err.trim().lines().count(), 1, "case {i}: {err}");
             // The file is named, but for the run's own check of the profile against its length.
-            let names_file = err.contains(shown) || *expected == "the workload's rate profile";
+            let names_file =
+                err.contains(shown) || expected.starts_with("the workload's rate profile");
             assert!(
                 err.contains(expected) && names_file,
                 "case {i}: expected '{expected}' in: {err}"
@@ -3428,6 +3551,29 @@ expect = {{ rows = 1 }}
     let shown = file.to_str().unwrap();
     let db = dir.path().join("orders.db");
     let url = format!("sqlite://{}", db.display());
+    // The schema phase alone: the table and its index, no record.
+    let rows = || -> i64 {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM orders", [], |row| row.get(0))
+            .unwrap()
+    };
+    let o = scalebench(&["load", shown, "--db", &url, "--schema-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("table orders (2 columns) and its indexes orders_by_customer in place"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    assert_eq!(rows(), 0);
+    let o = scalebench(&["load", shown, "--schema-only"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs --db or --deployment"),
+        "{}",
+        stderr(&o)
+    );
     let o = scalebench(&["load", shown, "--db", &url]);
     assert!(o.status.success(), "{}", stderr(&o));
     // The file's index, made with the table.
@@ -3470,6 +3616,17 @@ expect = {{ rows = 1 }}
         "{added} - {loaded} != {} pays",
         ok("pay")
     );
+    // --drop-schema: the schema phase starts the table again, empty.
+    let o = scalebench(&[
+        "load",
+        shown,
+        "--db",
+        &url,
+        "--schema-only",
+        "--drop-schema",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(rows(), 0);
 
     // Where statements cannot run: refused before anything connects.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

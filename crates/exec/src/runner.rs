@@ -195,7 +195,7 @@ pub fn execute<F: BindingFactory>(
         }
     });
 
-    let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
+    let open_loop = plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads)
         .with_names(workload.measured_names());
     collect(
@@ -547,7 +547,7 @@ fn worker_thread<F: BindingFactory>(
             return;
         }
         let timeline = *shared.timeline.get().expect("set before the barrier opens");
-        let open_loop = plan.phase == Phase::Run && plan.target_ops_s.is_some();
+        let open_loop = plan.target_ops_s.is_some();
         let clock = Clock::anchored(timeline.start);
         let recorder = RefCell::new(Recorder::new(thread, timeline.t0_ns, plan.interval, open_loop, batch_tx));
         let done = std::cell::Cell::new(false);
@@ -560,7 +560,7 @@ fn worker_thread<F: BindingFactory>(
             async move {
                 match plan.phase {
                     Phase::Run => run_slot(b, generator, slot, ctx).await,
-                    Phase::Load => load_slot(b, generator, ctx).await,
+                    Phase::Load => load_slot(b, generator, slot, ctx).await,
                 }
             }
         }).collect::<Vec<_>>();
@@ -778,8 +778,8 @@ async fn run_slot<F: BindingFactory>(
         shared,
         timeline,
         clock,
-        pacer,
         recorder,
+        ..
     } = ctx;
     let plan = &shared.plan;
     // With request sets the operation count is shared: operations are numbered as they start.
@@ -788,26 +788,7 @@ async fn run_slot<F: BindingFactory>(
     } else {
         plan.slot_quota(slot)
     };
-    let mut schedule = plan.target_ops_s.map(|rate| {
-        let seed = mix_seed(plan.seed, !(slot as u64));
-        match plan.rate_profile {
-            Some(profile) => Schedule::profiled(
-                profile,
-                timeline.t0_ns as f64 / 1e9,
-                plan.arrival,
-                (slot, plan.slots()),
-                plan.arrival_offset.as_secs_f64() * rate,
-                seed,
-            ),
-            None => Schedule::new(
-                rate / plan.slots() as f64,
-                plan.arrival,
-                (slot, plan.slots()),
-                plan.arrival_offset.as_nanos() as f64,
-                seed,
-            ),
-        }
-    });
+    let mut schedule = schedule_of(plan, timeline, slot, 1);
     let mut op = Operation::default();
     let mut bufs = Buffers::default();
     let verify = shared.verify;
@@ -827,28 +808,16 @@ async fn run_slot<F: BindingFactory>(
         }
         let intended = match &mut schedule {
             Some(s) => {
-                let t = s.next();
                 // Arrivals of the warm-up that have not started when the measurement begins are
                 // dropped, counted: warm-up warms caches, it does not queue work for the window,
                 // which reports the load from its own schedule.
+                let t = s.next();
                 if t < timeline.t0_ns && clock.now_ns() >= timeline.t0_ns {
                     recorder.borrow_mut().drop_warmup_arrival();
                     count_and_yield(&mut since_yield).await;
                     continue;
                 }
-                // Behind schedule, intended starts lag the clock: the window still ends on time.
-                if ctx.past_deadline(t) || ctx.past_deadline(clock.now_ns()) {
-                    break;
-                }
-                // A few microseconds are cheaper to spin here than to hand to the pacer.
-                loop {
-                    let now = clock.now_ns();
-                    if now >= t || t - now >= 5_000 {
-                        break;
-                    }
-                    std::hint::spin_loop();
-                }
-                if !pacer.until(t).await {
+                if !wait_for_arrival(t, &ctx).await {
                     break;
                 }
                 generator.next_operation(&mut op);
@@ -933,15 +902,68 @@ async fn run_slot<F: BindingFactory>(
     binding
 }
 
+/// Slot `slot`'s arrivals in an open loop (`None`: a closed loop): its share of the plan's rate
+/// (or profile), each arrival carrying `per_arrival` of the rate's units (a load's batch of records).
+fn schedule_of(
+    plan: &RunPlan,
+    timeline: Timeline,
+    slot: usize,
+    per_arrival: usize,
+) -> Option<Schedule> {
+    let per_arrival = per_arrival as f64;
+    let rate = plan.target_ops_s? / per_arrival;
+    let seed = mix_seed(plan.seed, !(slot as u64));
+    Some(match plan.rate_profile {
+        Some(profile) => Schedule::profiled(
+            profile.scaled(1.0 / per_arrival),
+            timeline.t0_ns as f64 / 1e9,
+            plan.arrival,
+            (slot, plan.slots()),
+            plan.arrival_offset.as_secs_f64() * rate,
+            seed,
+        ),
+        None => Schedule::new(
+            rate / plan.slots() as f64,
+            plan.arrival,
+            (slot, plan.slots()),
+            plan.arrival_offset.as_nanos() as f64,
+            seed,
+        ),
+    })
+}
+
+/// Waits until an open loop's arrival at `t` (ns); false when the phase ends first.
+async fn wait_for_arrival<F>(t: u64, ctx: &SlotContext<'_, F>) -> bool {
+    let clock = ctx.clock;
+    // Behind schedule, intended starts lag the clock: the window still ends on time.
+    if ctx.past_deadline(t) || ctx.past_deadline(clock.now_ns()) {
+        return false;
+    }
+    // A few microseconds are cheaper to spin here than to hand to the pacer.
+    loop {
+        let now = clock.now_ns();
+        if now >= t || t - now >= 5_000 {
+            break;
+        }
+        std::hint::spin_loop();
+    }
+    ctx.pacer.until(t).await
+}
+
+/// The load: each slot takes the next keys (a batch where the binding batches) until every record
+/// is in; in an open loop (`load --target`, a rate profile) at its share of the records per second,
+/// latency measured from each batch's intended start.
 async fn load_slot<F: BindingFactory>(
     mut binding: F::Binding,
     mut generator: OperationGenerator,
+    slot: usize,
     ctx: SlotContext<'_, F>,
 ) -> F::Binding {
     let SlotContext {
         shared,
         clock,
         recorder,
+        timeline,
         ..
     } = ctx;
     let plan = &shared.plan;
@@ -950,6 +972,7 @@ async fn load_slot<F: BindingFactory>(
     } else {
         1
     };
+    let mut schedule = schedule_of(plan, timeline, slot, batch_size);
     let mut batch: Vec<Operation> = Vec::new();
     let mut last_end = 0;
     let mut since_yield = 0;
@@ -957,6 +980,16 @@ async fn load_slot<F: BindingFactory>(
         if shared.stop.is_requested() || ctx.past_deadline(clock.now_ns()) {
             break;
         }
+        let intended = match &mut schedule {
+            Some(s) => {
+                let t = s.next();
+                if !wait_for_arrival(t, &ctx).await {
+                    break;
+                }
+                Some(t)
+            }
+            None => None,
+        };
         let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else {
             shared.slots_done.fetch_add(1, Ordering::SeqCst);
             break;
@@ -997,7 +1030,11 @@ async fn load_slot<F: BindingFactory>(
                 continue;
             }
             let mut rec = recorder.borrow_mut();
-            rec.record(kind, start, start, end, result.as_ref().map(|_| ()));
+            let intended = intended.unwrap_or(start);
+            rec.record(kind, intended, start, end, result.as_ref().map(|_| ()));
+            if schedule.is_some() {
+                rec.record_start_delay(intended, start);
+            }
             if result.is_ok() {
                 rec.add_records(n as u64);
             }

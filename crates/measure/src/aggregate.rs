@@ -457,6 +457,7 @@ impl Aggregator {
             lost_writes: None,
             timed_init_to_cleanup: false,
             faults: Vec::new(),
+            load_pace: None,
         };
         Ok((result, self.recorded))
     }

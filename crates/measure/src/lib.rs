@@ -25,6 +25,6 @@ pub use histogram::{
 pub use phase::Phase;
 pub use recorder::{IntervalBatch, Recorder};
 pub use result::{
-    DeploymentInfo, EndedBy, LatencySummary, NodeSpace, OpResult, PhaseResult, RunResult, Space,
-    SpaceState,
+    DeploymentInfo, EndedBy, LatencySummary, LoadPace, NodeSpace, OpResult, PhaseResult, RunResult,
+    Space, SpaceState,
 };

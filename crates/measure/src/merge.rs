@@ -350,6 +350,18 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         out.ended_by = EndedBy::Interrupted;
     }
     out.lost_writes = merge_lost_writes(phases, labels);
+    // A paced load's clients each offered their share: the merge offered the sum.
+    out.load_pace = phases
+        .iter()
+        .map(|p| p.load_pace.clone())
+        .reduce(|a, b| match (a, b) {
+            (Some(a), Some(b)) => Some(crate::result::LoadPace {
+                target_records_s: a.target_records_s + b.target_records_s,
+                ..a
+            }),
+            _ => None,
+        })
+        .flatten();
 
     // Totals: counts add; the rate is recomputed from them over the merged window (the clients of
     // one run measured windows of one length), never the stored rates added up.

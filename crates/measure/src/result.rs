@@ -371,6 +371,20 @@ pub struct PhaseResult {
     /// `--fault`: when the faults injected beside this phase acted (docs/consistency.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultWindow>,
+    /// A load phase in an open loop (`load --target`, `loadtarget`, `loadrateprofile`): its own
+    /// offered rate in records per second (the run's is the parameters').
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_pace: Option<LoadPace>,
+}
+
+/// What a paced load offered: records per second, constant or a profile's mean.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LoadPace {
+    /// This client's share of the records per second (a profile's mean until the records are in).
+    pub target_records_s: f64,
+    /// The whole load's rate profile, when its rate changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_profile: Option<String>,
 }
 
 /// The faults scalebench injects, by the name the command line and experiment files give them.
@@ -502,6 +516,58 @@ impl PhaseResult {
 }
 
 impl PhaseResult {
+    /// The rate this phase was offered, in its own units (operations per second; records per
+    /// second in a load), given the run's `parameters`: `None` in a closed loop.
+    pub fn offered_rate(&self, parameters: &Parameters) -> Option<f64> {
+        if !self.open_loop {
+            return None;
+        }
+        match (&self.load_pace, self.phase) {
+            (Some(p), _) => Some(p.target_records_s),
+            (None, crate::Phase::Run) => parameters.target_ops_s,
+            (None, crate::Phase::Load) => None,
+        }
+    }
+
+    /// The load offered, as the text report and the run page show it.
+    pub fn offered_load(&self, parameters: &Parameters) -> String {
+        match (&self.load_pace, self.open_loop) {
+            (_, false) => "closed loop".into(),
+            (Some(p), true) => {
+                let arrival = parameters.arrival.as_deref().unwrap_or("constant");
+                let t = p.target_records_s;
+                match &p.rate_profile {
+                    Some(profile) => {
+                        format!("open loop following {profile}, mean {t:.1} records/s ({arrival})")
+                    }
+                    None => format!("open loop at {t} records/s ({arrival})"),
+                }
+            }
+            (None, true) => parameters.offered_load(),
+        }
+    }
+
+    /// Completed per second of the window in the offered rate's units: operations, or in a paced
+    /// load records (a batch insert carries several).
+    fn completed_per_s(&self, completed_operations: u64) -> f64 {
+        let t = &self.totals;
+        let per_operation = match (&self.load_pace, t.ok) {
+            (Some(_), ok) if ok > 0 => t.records as f64 / ok as f64,
+            _ => 1.0,
+        };
+        completed_operations as f64 * per_operation / self.duration_s
+    }
+
+    /// Successes in the window per second, in the offered rate's units (see
+    /// [`PhaseResult::completed_per_s`]).
+    pub fn window_rate(&self) -> f64 {
+        if self.duration_s <= 0.0 {
+            return 0.0;
+        }
+        let t = &self.totals;
+        self.completed_per_s(t.ok.saturating_sub(t.ok_after_window))
+    }
+
     /// A loud line when an open-loop phase completed operations more than
     /// [`MAX_TARGET_SHORTFALL`] below the offered `target_ops_s`: the schedule was not kept, so the
     /// run did not measure the load asked for.
@@ -512,8 +578,12 @@ impl PhaseResult {
         }
         let max_shortfall = MAX_TARGET_SHORTFALL;
         let t = &self.totals;
-        let completed_s =
-            (t.ok.saturating_sub(t.ok_after_window) + t.failed) as f64 / self.duration_s;
+        let completed_s = self.completed_per_s(t.ok.saturating_sub(t.ok_after_window) + t.failed);
+        let unit = if self.load_pace.is_some() {
+            "records/s"
+        } else {
+            "ops/s"
+        };
         let short = 1.0 - completed_s / target_ops_s;
         (short > max_shortfall).then(|| {
             // The warm-up's arrivals that had not started are dropped when the window opens: say
@@ -525,7 +595,7 @@ impl PhaseResult {
                 _ => String::new(),
             };
             format!(
-                "WARNING: target rate not reached in the {} phase: {} ops/s offered, {:.0} ops/s completed ({:.0}% short){backlog}; the client or the database could not keep the schedule",
+                "WARNING: target rate not reached in the {} phase: {} {unit} offered, {:.0} {unit} completed ({:.0}% short){backlog}; the client or the database could not keep the schedule",
                 self.phase,
                 target_ops_s,
                 completed_s,

@@ -97,15 +97,15 @@ impl Verdict {
     /// of starts more than 1 ms late) was bounded by that target, whatever /proc saw: the client's
     /// busy CPU is then mostly the pacer waiting for the next start, and a database that kept up
     /// was not the limit either. What /proc saw stays in the evidence.
-    pub fn target_kept(&self, target: f64, completed: f64, late_pct: f64) -> Verdict {
+    pub fn target_kept(&self, target: f64, completed: f64, late_pct: f64, unit: &str) -> Verdict {
         Verdict::of(
             vec![Bound {
                 resource: "target".into(),
                 process: None,
-                what: format!("the target rate ({target} ops/s, kept)"),
+                what: format!("the target rate ({target} {unit}, kept)"),
                 client: false,
                 evidence: format!(
-                    "{completed:.0} ops/s succeeded of {target} offered, {late_pct:.2}% of starts more than 1 ms late"
+                    "{completed:.0} {unit} succeeded of {target} offered, {late_pct:.2}% of starts more than 1 ms late"
                 ),
             }],
             format!("/proc saw: {} ({})", self.bounded_by, self.evidence),

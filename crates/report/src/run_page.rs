@@ -33,7 +33,7 @@ pub fn run_banners(r: &RunResult) -> Vec<String> {
         if let Some(line) = ph.consistency.as_ref().and_then(|c| c.fell_behind()) {
             out.push(line);
         }
-        if let Some(line) = ph.target_shortfall(r.parameters.target_ops_s) {
+        if let Some(line) = ph.target_shortfall(ph.offered_rate(&r.parameters)) {
             out.push(line);
         }
         if let Some(v) = ph.bounded_by.as_ref().filter(|v| v.client_bound) {

@@ -48,7 +48,7 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
         result
             .phases
             .iter()
-            .filter_map(|p| p.target_shortfall(result.parameters.target_ops_s))
+            .filter_map(|p| p.target_shortfall(p.offered_rate(&result.parameters)))
             .collect()
     };
     let left_out = (format == SummaryFormat::Ycsb && result.phases.len() > 1).then(|| {

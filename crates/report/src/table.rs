@@ -172,11 +172,7 @@ fn render_probe(
 /// How the phase ran: length, loop, threads, workload, database, merged clients.
 fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     let p = &result.parameters;
-    let mode = if phase.open_loop {
-        p.offered_load()
-    } else {
-        "closed loop".to_string()
-    };
+    let mode = phase.offered_load(p);
     let timed = if phase.timed_init_to_cleanup {
         ", timed from the clients' init to their cleanup"
     } else {
@@ -290,7 +286,7 @@ fn render_notes(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     for line in phase
         .failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
         .into_iter()
-        .chain(phase.target_shortfall(result.parameters.target_ops_s))
+        .chain(phase.target_shortfall(phase.offered_rate(&result.parameters)))
     {
         let _ = writeln!(out, "{line}");
     }

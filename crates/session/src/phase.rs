@@ -151,11 +151,18 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         beside.record_in(&mut result);
+        if phase == Phase::Load && result.open_loop {
+            let pace = settings.pace(phase);
+            result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
+                target_records_s: t,
+                rate_profile: pace.rate_profile.map(|p| p.to_string()),
+            });
+        }
         if phase == Phase::Run && runs_inserts(&settings.workload) {
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
         if let Some(m) = monitor {
-            judge_resources(&mut result, m, remote_monitors, settings.target);
+            judge_resources(&mut result, m, remote_monitors, settings.pace(phase).target);
         }
         if let Some(line) = failure_warning(&result) {
             crate::note!("{line}");
@@ -331,6 +338,59 @@ fn deployment_prepares_table(settings: &mut Settings, drop: bool) -> Result<bool
     Ok(true)
 }
 
+/// The schema phase alone (`load --schema-only`): the workload's table and its indexes made as a
+/// load makes them (dropped first with `--drop-schema`), nothing inserted; what a load from many
+/// clients starts from. Returns what is in place, in words.
+pub fn create_schema(args: &RunRequest) -> Result<String, SessionError> {
+    if args.db.is_none() && args.deployment.is_none() {
+        return Err(SessionError::Usage(
+            "load --schema-only needs --db or --deployment: the default database is temporary"
+                .into(),
+        ));
+    }
+    let mut settings = Settings::resolve(args, Phase::Load)?;
+    for w in &settings.warnings {
+        crate::note!("warning: {w}");
+    }
+    crate::interrupt::install_handler();
+    let stop = args.stop.clone().unwrap_or_default();
+    crate::interrupt::register_stop(&stop);
+    let (mut create, mut drop) = (true, args.drop_schema);
+    if deployment_prepares_table(&mut settings, drop)? {
+        (create, drop) = (false, false);
+    }
+    let info = registry::open(settings.binding_config(create, drop, &stop), SchemaOnly)?;
+    let w = &settings.workload;
+    let indexes: Vec<&str> = w.indexes.iter().map(|i| i.name.as_str()).collect();
+    let columns = match w.field_names.len() {
+        1 => "1 column".to_string(),
+        n => format!("{n} columns"),
+    };
+    let made = if !info.stores_data {
+        format!("{} stores nothing: no table to make", info.name)
+    } else if indexes.is_empty() || !info.secondary_indexes {
+        format!("table {} ({columns}) in place", w.table)
+    } else {
+        format!(
+            "table {} ({columns}) and its indexes {} in place",
+            w.table,
+            indexes.join(", ")
+        )
+    };
+    Ok(format!("{made} on {}", settings.db.redacted()))
+}
+
+/// Opens the binding (which makes the schema it was asked for) and nothing more.
+struct SchemaOnly;
+
+impl FactoryVisitor for SchemaOnly {
+    type Output = scalebench_binding::BindingInfo;
+
+    fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
+        factory.info()
+    }
+}
+
 /// Load: the cluster is up and serving. Run: it is also idle (no compaction, stream, migration, lag).
 /// The deployment's steps around a phase that the clients of a distributed run take together: the
 /// process that holds the deployment (the launcher) takes them once, before it starts the clients
@@ -457,9 +517,9 @@ fn parameters(s: &Settings) -> Parameters {
         binding: s.binding.name.into(),
         threads: s.threads,
         concurrency: s.concurrency,
-        target_ops_s: s.target,
-        rate_profile: s.rate_profile.map(|p| p.to_string()),
-        arrival: s.target.map(|_| s.arrival.name().to_string()),
+        target_ops_s: s.run_pace.target,
+        rate_profile: s.run_pace.rate_profile.map(|p| p.to_string()),
+        arrival: (s.run_pace.target.or(s.load_pace.target)).map(|_| s.arrival.name().to_string()),
         duration_s: s.run_duration.map(|d| d.as_secs_f64()),
         warmup_s: s.warmup.as_secs_f64(),
         operation_count: s.operation_count,
@@ -519,7 +579,7 @@ fn bounded_by_target(
     };
     // Failures complete on schedule too, but a database that fails its operations did not keep
     // up with the work: the target counts as kept only when its successes kept it.
-    let completed = phase.window_throughput();
+    let completed = phase.window_rate();
     if phase.target_shortfall(Some(target)).is_some()
         || completed < target * (1.0 - scalebench_measure::result::MAX_TARGET_SHORTFALL)
     {
@@ -530,7 +590,12 @@ fn bounded_by_target(
         .schedule
         .as_ref()
         .map_or(0.0, |s| s.late_operations as f64 / started * 100.0);
-    *verdict = verdict.target_kept(target, completed, late);
+    let unit = if phase.load_pace.is_some() {
+        "records/s"
+    } else {
+        "ops/s"
+    };
+    *verdict = verdict.target_kept(target, completed, late, unit);
 }
 
 /// A later measurement assumes every record the load declares: with some lost, each read of a

@@ -13,8 +13,8 @@ use scalebench_exec::{Arrival, Phase, RunPlan, StopSignal};
 use scalebench_measure::ycsb_text::parse_percentiles;
 use scalebench_workload::builtin::builtin_workload;
 use scalebench_workload::declared::{
-    self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT,
-    RATEPROFILE, TARGET, THREADCOUNT,
+    self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, LOADRATEPROFILE, LOADTARGET,
+    MAXEXECUTIONTIME, OPERATIONCOUNT, RATEPROFILE, TARGET, THREADCOUNT,
 };
 use scalebench_workload::rate::RateProfile;
 use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
@@ -37,10 +37,11 @@ pub struct Settings {
     pub binding: BindingInfo,
     pub threads: usize,
     pub concurrency: usize,
-    /// The offered rate: constant, or a rate profile's mean over the run's window.
-    pub target: Option<f64>,
-    /// The whole run's rate profile (`--rate-profile`); each client follows its share.
-    pub rate_profile: Option<RateProfile>,
+    /// The run phase's offered rate (`--target`, `--rate-profile`; `target`, `rateprofile`).
+    pub run_pace: Pace,
+    /// The load phase's (the load command's `--target`, `--rate-profile`; `loadtarget`,
+    /// `loadrateprofile`), in records per second.
+    pub load_pace: Pace,
     pub arrival: Arrival,
     /// The run phase's timing (`--timing`).
     pub timing: scalebench_exec::Timing,
@@ -59,7 +60,6 @@ pub struct Settings {
     pub request_set: Option<u64>,
     pub verify_writes: bool,
     pub timeline_log: Option<scalebench_exec::TimelineLog>,
-    pub arrival_offset: Duration,
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
@@ -142,10 +142,8 @@ impl Settings {
         )?;
         self.workload = CoreWorkload::from_properties(&self.props)?;
         self.operation_count = operation_count(&self.workload, phase, explicit_count);
-        if let Some(target) = self.target {
-            self.target = Some(share.rate(target));
-            self.arrival_offset = share.arrival_offset(target);
-        }
+        self.run_pace = self.run_pace.for_client(&share);
+        self.load_pace = self.load_pace.for_client(&share);
         self.seed = share.seed(self.seed);
         self.clients = share.clients;
         let too_few = |what: &str, n: u64| share.too_few(what, n);
@@ -234,26 +232,38 @@ impl Settings {
             None if operation_count.is_none() => Some(Duration::from_secs(30)),
             d => d,
         };
-        let rate_profile = rate_profile_of(args, &props)?;
-        let target = match &rate_profile {
-            Some(p) => rate_profile_target(p, args, &props, run_duration)?,
-            None => target_of(args, &props)?,
+        // The command's --target and --rate-profile pace its own phase (YCSB's `load -target`).
+        let flags = PaceFlags {
+            target: args.target,
+            rate_profile: args.rate_profile,
         };
+        let (run_flags, load_flags) = match phase {
+            Phase::Run => (flags, PaceFlags::default()),
+            Phase::Load => (PaceFlags::default(), flags),
+        };
+        let run_pace = Pace::of(&RUN_PACE, run_flags, &props, Window::Duration(run_duration))?;
+        // Only the load command itself is capped, by --duration (maxexecutiontime, a workload
+        // file's run.duration, is the run's); a load before a run is not.
+        let load_duration = args.duration.filter(|_| phase == Phase::Load);
+        let load_pace = Pace::of(
+            &LOAD_PACE,
+            load_flags,
+            &props,
+            Window::Records(workload.insert_count, load_duration),
+        )?;
         check_durations(args)?;
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
             None => props.integer(&BATCHSIZE)?.max(1) as usize,
         };
-        scalebench_exec::plan::check_request_sets(
-            args.request_set,
-            (target > 0.0).then_some(target),
-        )
-        .map_err(|e| {
-            SessionError::Usage(format!(
-                "invalid value '{}' for '--request-set': {e}",
-                args.request_set.unwrap_or(0)
-            ))
-        })?;
+        scalebench_exec::plan::check_request_sets(args.request_set, run_pace.target).map_err(
+            |e| {
+                SessionError::Usage(format!(
+                    "invalid value '{}' for '--request-set': {e}",
+                    args.request_set.unwrap_or(0)
+                ))
+            },
+        )?;
         if phase == Phase::Run {
             scalebench_exec::plan::check_timing(args.timing, run_duration, args.warmup).map_err(
                 |e| {
@@ -276,17 +286,12 @@ impl Settings {
             binding,
             threads,
             concurrency: args.concurrency as usize,
-            target: (target > 0.0).then_some(target),
-            rate_profile,
+            run_pace,
+            load_pace,
             arrival: args.arrival,
             timing: args.timing,
             run_duration,
-            // Only the load command itself is capped by --duration; a load before a run is not.
-            load_duration: if phase == Phase::Load {
-                explicit_duration
-            } else {
-                None
-            },
+            load_duration,
             warmup: args.warmup,
             operation_count,
             seed,
@@ -300,7 +305,6 @@ impl Settings {
             request_set: args.request_set,
             verify_writes: args.verify_writes,
             timeline_log: args.timeline_log.clone(),
-            arrival_offset: Duration::ZERO,
             rendezvous: args.rendezvous.clone(),
             percentiles,
             warnings,
@@ -308,13 +312,22 @@ impl Settings {
         })
     }
 
+    /// The offered rate of `phase`.
+    pub fn pace(&self, phase: Phase) -> &Pace {
+        match phase {
+            Phase::Run => &self.run_pace,
+            Phase::Load => &self.load_pace,
+        }
+    }
+
     pub fn plan(&self, phase: Phase) -> RunPlan {
+        let pace = self.pace(phase);
         RunPlan {
             phase,
             threads: self.threads,
             concurrency: self.concurrency,
-            target_ops_s: self.target,
-            rate_profile: self
+            target_ops_s: pace.target,
+            rate_profile: pace
                 .rate_profile
                 .map(|p| p.scaled(1.0 / f64::from(self.clients))),
             arrival: self.arrival,
@@ -338,7 +351,7 @@ impl Settings {
             request_set: self.request_set,
             verify_writes: self.verify_writes,
             timeline_log: self.timeline_log.clone(),
-            arrival_offset: self.arrival_offset,
+            arrival_offset: pace.arrival_offset,
             rendezvous: self.rendezvous.clone(),
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
@@ -396,31 +409,146 @@ fn threads_of(args: &RunRequest, props: &Properties) -> Result<usize, SessionErr
     Ok(threads)
 }
 
-/// `--target`, else `target` (0: as fast as the threads go).
-fn target_of(args: &RunRequest, props: &Properties) -> Result<f64, SessionError> {
-    let target = match args.target {
-        Some(t) => t,
-        None => props.number(&TARGET)?,
-    };
-    if let Err(expected) = check_target(target) {
-        let given = props
-            .given(&TARGET)
-            .map_or_else(|| format!("{target:?}"), str::to_string);
-        return Err(WorkloadError::invalid(TARGET.name, &given, &expected).into());
-    }
-    Ok(target)
+/// A phase's offered rate: none (closed loop), constant, or a rate profile with its mean.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pace {
+    /// Operations (records, in the load) per second: constant, or the profile's mean over the
+    /// phase's window.
+    pub target: Option<f64>,
+    /// The whole run's profile; each client follows its share.
+    pub rate_profile: Option<RateProfile>,
+    /// How much later than the common start this client's arrivals begin.
+    pub arrival_offset: Duration,
 }
 
-/// `--rate-profile`, else the workload's `rateprofile` (a workload file's `run.rate_profile`)
-/// unless `--target` replaces it.
-fn rate_profile_of(
-    args: &RunRequest,
-    props: &Properties,
-) -> Result<Option<RateProfile>, SessionError> {
-    if args.rate_profile.is_some() || args.target.is_some() {
-        return Ok(args.rate_profile);
+/// The command line's `--target` and `--rate-profile`, given to the command's own phase.
+#[derive(Debug, Clone, Copy, Default)]
+struct PaceFlags {
+    target: Option<f64>,
+    rate_profile: Option<RateProfile>,
+}
+
+/// Where a phase's pace is declared.
+struct PaceProperties {
+    target: &'static declared::PropertyInfo,
+    rate_profile: &'static declared::PropertyInfo,
+    /// The workload file's fields that set them.
+    file_target: &'static str,
+    file_rate_profile: &'static str,
+}
+
+const RUN_PACE: PaceProperties = PaceProperties {
+    target: &TARGET,
+    rate_profile: &RATEPROFILE,
+    file_target: "run.target",
+    file_rate_profile: "run.rate_profile",
+};
+
+const LOAD_PACE: PaceProperties = PaceProperties {
+    target: &LOADTARGET,
+    rate_profile: &LOADRATEPROFILE,
+    file_target: "load.target",
+    file_rate_profile: "load.rate_profile",
+};
+
+/// What a rate profile is laid over, for its mean.
+enum Window {
+    /// The run: its duration, when it has one.
+    Duration(Option<Duration>),
+    /// The load: until its records are in (at most its duration, when given).
+    Records(u64, Option<Duration>),
+}
+
+impl Pace {
+    /// The flags, else the properties (a profile and a constant target are one or the other).
+    fn of(
+        from: &PaceProperties,
+        flags: PaceFlags,
+        props: &Properties,
+        window: Window,
+    ) -> Result<Pace, SessionError> {
+        let profile = if flags.rate_profile.is_some() || flags.target.is_some() {
+            flags.rate_profile
+        } else {
+            declared_rate_profile(props, from.rate_profile)?
+        };
+        let Some(profile) = profile else {
+            let target = match flags.target {
+                Some(t) => t,
+                None => props.number(from.target)?,
+            };
+            if let Err(expected) = check_target(target) {
+                let given = props
+                    .given(from.target)
+                    .map_or_else(|| format!("{target:?}"), str::to_string);
+                return Err(WorkloadError::invalid(from.target.name, &given, &expected).into());
+            }
+            return Ok(Pace {
+                target: (target > 0.0).then_some(target),
+                ..Pace::default()
+            });
+        };
+        let source = if flags.rate_profile.is_some() {
+            "'--rate-profile'".to_string()
+        } else {
+            format!(
+                "the workload's rate profile ({}, a workload file's {})",
+                from.rate_profile.name, from.file_rate_profile
+            )
+        };
+        let given =
+            |e: &str| SessionError::Usage(format!("invalid value '{profile}' for {source}: {e}"));
+        if flags.target.is_some() || props.given(from.target).is_some_and(|t| t.trim() != "0") {
+            return Err(given(&format!(
+                "a rate profile replaces --target (and {}, a workload file's {}): give one of them",
+                from.target.name, from.file_target
+            )));
+        }
+        let mean = match window {
+            Window::Duration(Some(d)) => profile.mean_over(d),
+            Window::Duration(None) => {
+                return Err(given(
+                    "a rate profile is laid over the run's window: give --duration (not only an operation count)",
+                ))
+            }
+            // The load lasts until its records are in: the profile's mean over that time.
+            Window::Records(records, cap) => {
+                let cap_s = cap.map(|d| d.as_secs_f64());
+                let end = match (profile.time_of(records as f64, 0.0), cap_s) {
+                    (Some(t), Some(c)) => t.min(c),
+                    (Some(t), None) => t,
+                    (None, Some(c)) => c,
+                    (None, None) => {
+                        return Err(given(&format!(
+                            "the profile falls to 0 records/s before the load's {records} records are in: give the load a --duration"
+                        )))
+                    }
+                };
+                if end > 0.0 {
+                    profile.arrivals_by(end) / end
+                } else {
+                    profile.rate_at(0.0)
+                }
+            }
+        };
+        Ok(Pace {
+            target: Some(mean),
+            rate_profile: Some(profile),
+            arrival_offset: Duration::ZERO,
+        })
     }
-    workload_rate_profile(props)
+
+    /// Client `share`'s part: T / N, its arrivals between the other clients'.
+    fn for_client(self, share: &crate::clients::ClientShare) -> Pace {
+        match self.target {
+            Some(t) => Pace {
+                target: Some(share.rate(t)),
+                arrival_offset: share.arrival_offset(t),
+                ..self
+            },
+            None => self,
+        }
+    }
 }
 
 /// The rate profile a request asks for, `--rate-profile` or its workload's, whatever `--target`
@@ -431,45 +559,20 @@ pub fn requested_rate_profile(args: &RunRequest) -> Result<Option<RateProfile>, 
         return Ok(args.rate_profile);
     }
     let (props, _) = Settings::properties(args, &[])?;
-    workload_rate_profile(&props)
+    declared_rate_profile(&props, &RATEPROFILE)
 }
 
-/// The workload's own rate profile (the `rateprofile` property), checked.
-fn workload_rate_profile(props: &Properties) -> Result<Option<RateProfile>, SessionError> {
-    let Some(text) = props.given(&RATEPROFILE) else {
+/// A declared rate profile property (`rateprofile`, `loadrateprofile`), checked.
+fn declared_rate_profile(
+    props: &Properties,
+    property: &declared::PropertyInfo,
+) -> Result<Option<RateProfile>, SessionError> {
+    let Some(text) = props.given(property) else {
         return Ok(None);
     };
     RateProfile::parse(text)
         .map(Some)
-        .map_err(|e| WorkloadError::invalid(RATEPROFILE.name, text, e).into())
-}
-
-/// A rate profile's offered rate: its mean over the window, which it needs (a run bounded by an
-/// operation count has none to lay the profile over). It replaces the constant target.
-fn rate_profile_target(
-    profile: &RateProfile,
-    args: &RunRequest,
-    props: &Properties,
-    run_duration: Option<Duration>,
-) -> Result<f64, SessionError> {
-    let source = if args.rate_profile.is_some() {
-        "'--rate-profile'"
-    } else {
-        "the workload's rate profile (rateprofile, a workload file's run.rate_profile)"
-    };
-    let given =
-        |e: &str| SessionError::Usage(format!("invalid value '{profile}' for {source}: {e}"));
-    if args.target.is_some() || props.given(&TARGET).is_some_and(|t| t.trim() != "0") {
-        return Err(given(
-            "a rate profile replaces --target (and the target property): give one of them",
-        ));
-    }
-    let Some(window) = run_duration else {
-        return Err(given(
-            "a rate profile is laid over the run's window: give --duration (not only an operation count)",
-        ));
-    };
-    Ok(profile.mean_over(window))
+        .map_err(|e| WorkloadError::invalid(property.name, text, e).into())
 }
 
 /// `--duration`, else `maxexecutiontime`: how long a run lasts at most, when said.
@@ -660,13 +763,13 @@ impl Settings {
         }
         put(
             "target",
-            match (s.target, s.rate_profile) {
+            match (s.pace(phase).target, s.pace(phase).rate_profile) {
                 (Some(t), Some(p)) => format!("{p} (mean {t:.1} ops/s over the window)"),
                 (Some(t), None) => format!("{t} ops/s"),
                 (None, _) => "none (closed loop)".into(),
             },
         );
-        if s.target.is_some() {
+        if s.pace(phase).target.is_some() {
             put("arrival", s.arrival.name().to_string());
         }
         put("interval", secs(Some(s.interval)));

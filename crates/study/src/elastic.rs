@@ -68,7 +68,7 @@ pub fn run_elastic_from(
     }
     let base = Settings::resolve(&args.run, Phase::Run)?;
     let first_set_size = args.run.request_set;
-    if !args.unloaded && first_set_size.is_none() && base.target.is_none() {
+    if !args.unloaded && first_set_size.is_none() && base.run_pace.target.is_none() {
         return Err(SessionError::Usage(
             "scalebench elastic needs a constant load: --request-set R (Dory's timed request sets), --target OPS (an open loop) or --unloaded (none)".into(),
         ));
@@ -89,7 +89,7 @@ pub fn run_elastic_from(
         set_size: first_set_size.filter(|_| !args.unloaded),
         set_repeats: matches!(load, Load::Sets(_)).then_some(args.set_repeats),
         unloaded: args.unloaded,
-        target_ops_s: base.target.filter(|_| !args.unloaded),
+        target_ops_s: base.run_pace.target.filter(|_| !args.unloaded),
         stable_sets: args.stable_sets,
         interrupted: false,
         clients: clients.map(|c| c.clients()),
@@ -413,6 +413,9 @@ fn load_records(
     clients: LoadClients,
 ) -> Result<Ended, SessionError> {
     let mut load = phase_args(&args.run, scale, None);
+    // The steps' offered rate is the measured runs'; the load inserts as fast as it can.
+    load.target = None;
+    load.rate_profile = None;
     // Elasticity reports request-set times, never space: no flush, compaction or wait for quiet
     // after a step's load (a JVM per Cassandra node each), only the wait for the cluster to be idle
     // that every measured step begins with.

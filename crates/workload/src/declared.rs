@@ -217,11 +217,15 @@ properties! {
     THREADCOUNT = "threadcount", Client, Integer, Value("1"),
         "client threads (1 to 4096; threads x --concurrency at most 100,000); --threads overrides";
     TARGET = "target", Client, Number, Value("0"),
-        "operations per second of all threads (0: as fast as they go; else 0.001 to 1e9); --target overrides";
+        "operations per second of all threads in the run phase (0: as fast as they go; else 0.001 to 1e9); --target overrides (the load's: loadtarget)";
     RATEPROFILE = "rateprofile", Client, Text, Unset::None,
         "open loop at a rate that changes over the run, as --rate-profile (a workload file's run.rate_profile; --rate-profile and --target win; our extension)";
+    LOADTARGET = "loadtarget", Client, Number, Value("0"),
+        "records per second the load inserts, all threads (0: as fast as they go); the load command's --target overrides (a workload file's load.target; our extension)";
+    LOADRATEPROFILE = "loadrateprofile", Client, Text, Unset::None,
+        "the load inserts at a rate that changes, records per second, as the load command's --rate-profile (a workload file's load.rate_profile; our extension)";
     MAXEXECUTIONTIME = "maxexecutiontime", Client, Integer, Value("0"),
-        "seconds a run lasts at most (0: no limit); --duration overrides";
+        "seconds the run phase lasts at most (0: no limit; a load is capped only by the load command's --duration); --duration overrides";
     HDRHISTOGRAM_PERCENTILES = "hdrhistogram.percentiles", Client, Text, Value("95,99"),
         "the percentiles --format ycsb prints";
     BATCHSIZE = "batchsize", Client, Integer, Value("1"),

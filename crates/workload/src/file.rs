@@ -137,6 +137,19 @@ pub struct LoadSection {
     /// Records per insert call where the binding batches: `batchsize`.
     #[serde(default)]
     pub batch_size: Option<u64>,
+    /// The first record this load writes: `insertstart` (a section of the records).
+    #[serde(default)]
+    pub start: Option<u64>,
+    /// Records this load writes (from `start`; default all of them): `insertcount`.
+    #[serde(default)]
+    pub records: Option<u64>,
+    /// Open loop at a constant rate in records per second (`loadtarget`); or `rate_profile`.
+    #[serde(default)]
+    pub target: Option<f64>,
+    /// Open loop at a rate that changes, in records per second (`loadrateprofile`): the load
+    /// follows it until its records are in.
+    #[serde(default)]
+    pub rate_profile: Option<String>,
 }
 
 /// `[run]`: the run phase.
@@ -403,14 +416,28 @@ impl WorkloadFile {
         if !self.run.mix.is_empty() && (sum - 1.0).abs() > 1e-9 {
             return Err(err("run.mix", format!("the weights sum to {sum}, not 1")));
         }
-        if let Some(p) = &self.run.rate_profile {
-            if self.run.target.is_some() {
-                return Err(err(
-                    "run.rate_profile",
-                    "a rate profile replaces target: give one of them".into(),
-                ));
+        for (phase, target, profile) in [
+            ("run", self.run.target, &self.run.rate_profile),
+            ("load", self.load.target, &self.load.rate_profile),
+        ] {
+            if let Some(p) = profile {
+                let field = format!("{phase}.rate_profile");
+                if target.is_some() {
+                    return Err(err(
+                        &field,
+                        "a rate profile replaces target: give one of them".into(),
+                    ));
+                }
+                RateProfile::parse(p).map_err(|e| err(&field, e))?;
             }
-            RateProfile::parse(p).map_err(|e| err("run.rate_profile", e))?;
+            if let Some(t) = target {
+                if !(t.is_finite() && t > 0.0) {
+                    return Err(err(
+                        &format!("{phase}.target"),
+                        format!("{t} must be a positive rate"),
+                    ));
+                }
+            }
         }
         if let Some(d) = &self.run.duration {
             let parsed = humantime::parse_duration(d)
@@ -420,11 +447,6 @@ impl WorkloadFile {
                     "run.duration",
                     format!("'{d}' must be whole seconds, at least 1s"),
                 ));
-            }
-        }
-        if let Some(t) = self.run.target {
-            if !(t.is_finite() && t > 0.0) {
-                return Err(err("run.target", format!("{t} must be a positive rate")));
             }
         }
         for key in self.properties.keys() {
@@ -538,8 +560,21 @@ impl WorkloadFile {
         if r.builtin == Some(BuiltinRecord::Measurement) {
             set("recordtype", "measurement".into());
         }
-        if let Some(b) = self.load.batch_size {
+        let load = &self.load;
+        if let Some(b) = load.batch_size {
             set("batchsize", b.to_string());
+        }
+        if let Some(n) = load.start {
+            set("insertstart", n.to_string());
+        }
+        if let Some(n) = load.records {
+            set("insertcount", n.to_string());
+        }
+        if let Some(t) = load.target {
+            set("loadtarget", t.to_string());
+        }
+        if let Some(p) = &load.rate_profile {
+            set("loadrateprofile", p.clone());
         }
         let run = &self.run;
         if run.operation.is_empty() {
@@ -647,6 +682,10 @@ const PROPERTY_FIELDS: &[(&str, &str)] = &[
     ("indexes", "record.index"),
     ("recordtype", "record.builtin"),
     ("batchsize", "load.batch_size"),
+    ("insertstart", "load.start"),
+    ("insertcount", "load.records"),
+    ("loadtarget", "load.target"),
+    ("loadrateprofile", "load.rate_profile"),
     ("readproportion", "run.mix.read"),
     ("updateproportion", "run.mix.update"),
     ("insertproportion", "run.mix.insert"),

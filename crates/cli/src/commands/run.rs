@@ -66,6 +66,13 @@ pub fn run_command(
     })
 }
 
+/// `load --schema-only`: the schema phase alone; prints what is in place.
+pub fn schema_command(args: &PhaseArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
+    let made = scalebench_session::phase::create_schema(&args.request(argv))?;
+    println!("{made}");
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The typed request of a `load` or `run` command line, its probe and faults included: built once.
 fn phase_request(
     args: &PhaseArgs,

@@ -482,6 +482,12 @@ fn phase_request(
         .options
         .apply(&mut r)
         .map_err(SessionError::Usage)?;
+    if phase == Phase::Load {
+        // The procedure's offered rate is the measured run's; a load is paced only by its
+        // workload's own (a workload file's load.target, load.rate_profile).
+        r.target = None;
+        r.rate_profile = None;
+    }
     for (k, v) in &run.params {
         let bad =
             |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
