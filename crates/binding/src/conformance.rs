@@ -222,6 +222,11 @@ pub async fn check_typed_roundtrip<F: BindingFactory>(
                     canonical(written) == canonical(read)
                 }
                 scalebench_workload::FieldType::Uuid => written.eq_ignore_ascii_case(read),
+                scalebench_workload::FieldType::Decimal { scale, .. } => {
+                    let exact =
+                        |v: &str| scalebench_workload::decimal::parse_units(v, u32::from(scale));
+                    exact(written).is_some() && exact(written) == exact(read)
+                }
             };
         if !same {
             return Err(format!("{name}: wrote '{written}', read '{read}'"));

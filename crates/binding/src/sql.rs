@@ -96,7 +96,22 @@ impl Dialect {
         }
     }
 
-    pub fn column_type(self, t: FieldType) -> &'static str {
+    pub fn column_type(self, t: FieldType) -> std::borrow::Cow<'static, str> {
+        match (self, t) {
+            // SQLite has no exact decimal: the text is kept exact (what its decimal extension
+            // computes on); NUMERIC would round it to a double's 15 digits.
+            (Dialect::Sqlite, FieldType::Decimal { .. }) => "TEXT".into(),
+            (Dialect::Postgres, FieldType::Decimal { precision, scale }) => {
+                format!("NUMERIC({precision},{scale})").into()
+            }
+            (Dialect::MySql, FieldType::Decimal { precision, scale }) => {
+                format!("DECIMAL({precision},{scale})").into()
+            }
+            (d, t) => d.fixed_column_type(t).into(),
+        }
+    }
+
+    fn fixed_column_type(self, t: FieldType) -> &'static str {
         match (self, t) {
             // MySQL's TEXT holds 65,535 bytes; values that may grow need MEDIUMTEXT (16 MB).
             (Dialect::MySql, FieldType::Text { max_len }) if max_len.is_none_or(|n| n > 65_535) => {
@@ -117,6 +132,7 @@ impl Dialect {
             (Dialect::MySql, FieldType::Timestamp) => "DATETIME(3)",
             // SQLite has no date type: the text is kept (its documented convention for dates).
             (Dialect::Sqlite, FieldType::Timestamp) => "TIMESTAMP",
+            (_, FieldType::Decimal { .. }) => unreachable!("column_type's"),
         }
     }
 }

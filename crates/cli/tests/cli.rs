@@ -2970,6 +2970,24 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             "the workload's rate profile",
         ),
         (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"decimal\"\nprecision = 40\ngenerator.uniform = { min = 1, max = 10 }",
+            ),
+            "column[0] ('n').precision: 40 is out of range: 1 to 38",
+        ),
+        (
+            replaced("type = \"int\"", "type = \"int\"\nscale = 2"),
+            "only decimal columns have a scale, not int",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"decimal\"\nprecision = 3\nscale = 1\ngenerator.uniform = { min = 1, max = 100 }",
+            ),
+            "max 100 does not fit a decimal of 3 digits, 1 after the point",
+        ),
+        (
             replaced("[run]", "[load]\ntarget = -5\n[run]"),
             "load.target: -5 must be a positive rate",
         ),
@@ -3128,7 +3146,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { label = 1 }\n",
                 false,
             ),
-            "run.operation[0] ('bump').add: 'label' is not an int, bigint or double column",
+            "run.operation[0] ('bump').add: 'label' is not an int, bigint, double or decimal column",
         ),
         (
             operations(

@@ -32,7 +32,27 @@ pub struct Column {
     /// Text only: the longest value in characters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length: Option<u32>,
+    /// Decimal only: its digits in all (1 to 38; default 18).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<u32>,
+    /// Decimal only: its digits after the point (0 to precision; default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<u32>,
     pub generator: Generator,
+}
+
+/// A decimal column's digits when the file gives none.
+const DEFAULT_PRECISION: u32 = 18;
+const DEFAULT_SCALE: u32 = 2;
+
+impl Column {
+    /// A decimal column's (precision, scale).
+    pub fn decimal_digits(&self) -> (u32, u32) {
+        (
+            self.precision.unwrap_or(DEFAULT_PRECISION),
+            self.scale.unwrap_or(DEFAULT_SCALE),
+        )
+    }
 }
 
 /// A column's type; each typed binding maps it to its own (docs/workload-files.md has the table).
@@ -52,6 +72,8 @@ pub enum ColumnType {
     Timestamp,
     /// A UUID in its 36-character text form.
     Uuid,
+    /// An exact decimal (`precision`, `scale`): NUMERIC / DECIMAL in SQL, `decimal` in CQL.
+    Decimal,
 }
 
 impl ColumnType {
@@ -64,6 +86,7 @@ impl ColumnType {
             ColumnType::Bool => "bool",
             ColumnType::Timestamp => "timestamp",
             ColumnType::Uuid => "uuid",
+            ColumnType::Decimal => "decimal",
         }
     }
 
@@ -434,6 +457,36 @@ impl Record {
                 }
                 _ => {}
             }
+            if c.column_type == ColumnType::Decimal {
+                let (p, s) = c.decimal_digits();
+                if !(1..=crate::decimal::MAX_PRECISION).contains(&p) {
+                    return Err(ColumnError::new(
+                        at("precision"),
+                        format!(
+                            "{p} is out of range: 1 to {}",
+                            crate::decimal::MAX_PRECISION
+                        ),
+                    ));
+                }
+                if s > p {
+                    return Err(ColumnError::new(
+                        at("scale"),
+                        format!("{s} is above the precision {p}"),
+                    ));
+                }
+            } else {
+                for (field, given) in [("precision", c.precision), ("scale", c.scale)] {
+                    if given.is_some() {
+                        return Err(ColumnError::new(
+                            at(field),
+                            format!(
+                                "only decimal columns have a {field}, not {}",
+                                c.column_type.name()
+                            ),
+                        ));
+                    }
+                }
+            }
             let maker = maker(c, &columns, i).map_err(|reason| {
                 ColumnError::new(at(&format!("generator.{}", c.generator.name())), reason)
             })?;
@@ -473,6 +526,13 @@ impl Record {
                 ColumnType::Bool => FieldType::Bool,
                 ColumnType::Timestamp => FieldType::Timestamp,
                 ColumnType::Uuid => FieldType::Uuid,
+                ColumnType::Decimal => {
+                    let (precision, scale) = c.decimal_digits();
+                    FieldType::Decimal {
+                        precision: precision as u8,
+                        scale: scale as u8,
+                    }
+                }
             })
             .collect()
     }
@@ -493,6 +553,11 @@ impl Record {
                 ColumnType::Bool => 1.0,
                 ColumnType::Uuid => 16.0,
                 ColumnType::Bigint | ColumnType::Double | ColumnType::Timestamp => 8.0,
+                ColumnType::Decimal => FieldType::Decimal {
+                    precision: c.decimal_digits().0 as u8,
+                    scale: 0,
+                }
+                .binary_bytes(0) as f64,
             })
             .sum()
     }
@@ -575,7 +640,7 @@ fn finite(v: f64, what: &str) -> Result<f64, String> {
 /// Checks generator `c.generator` against column `c` (the `i`th of `columns`).
 fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
     let t = c.column_type;
-    let numeric = t.is_integer() || t == ColumnType::Double;
+    let numeric = t.is_integer() || matches!(t, ColumnType::Double | ColumnType::Decimal);
     let wrong = || {
         format!(
             "a {} column cannot take the {} generator",
@@ -583,16 +648,25 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             c.generator.name()
         )
     };
+    // Integer columns: their type's range; decimal columns: what their digits hold.
     let in_integer_range = |v: f64, what: &str| -> Result<(), String> {
         let (lo, hi) = t.integer_range();
         if t.is_integer() && !(lo..=hi).contains(&v) {
-            Err(format!(
+            return Err(format!(
                 "{what} {v} is out of a {} column's range",
                 t.name()
-            ))
-        } else {
-            Ok(())
+            ));
         }
+        if t == ColumnType::Decimal {
+            let (p, s) = c.decimal_digits();
+            let units = crate::decimal::parse_units(&crate::decimal::format_f64(v, s), s);
+            if !units.is_some_and(|u| crate::decimal::fits(u, p)) {
+                return Err(format!(
+                    "{what} {v} does not fit a decimal of {p} digits, {s} after the point"
+                ));
+            }
+        }
+        Ok(())
     };
     let text_fits = |v: &str, what: &str| -> Result<(), String> {
         if !is_plain_text(v) {
@@ -615,7 +689,7 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             step,
             modulo,
         } => {
-            if !t.is_integer() {
+            if !t.is_integer() && t != ColumnType::Decimal {
                 return Err(wrong());
             }
             in_integer_range(*start as f64, "start")?;
@@ -642,6 +716,9 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             in_integer_range(min, "min")?;
             in_integer_range(max, "max")?;
             match decimals {
+                Some(_) if t == ColumnType::Decimal => {
+                    return Err("decimals: a decimal column has its scale".into())
+                }
                 Some(_) if t != ColumnType::Double => {
                     return Err(format!("decimals: a {} column has none", t.name()))
                 }
@@ -915,6 +992,22 @@ fn literal_text(
             i.to_string()
         }
         (ColumnType::Double, Literal::Integer(i)) => i.to_string(),
+        (ColumnType::Decimal, Literal::Integer(_) | Literal::Float(_)) => {
+            let (p, s) = c.decimal_digits();
+            let text = match value {
+                Literal::Integer(i) => i.to_string(),
+                Literal::Float(f) => finite(*f, "value")?.to_string(),
+                _ => unreachable!("matched above"),
+            };
+            match crate::decimal::parse_units(&text, s) {
+                Some(u) if crate::decimal::fits(u, p) => crate::decimal::format_units(u, s),
+                _ => {
+                    return Err(format!(
+                        "{text} is not a decimal of {p} digits, {s} after the point"
+                    ))
+                }
+            }
+        }
         (ColumnType::Double, Literal::Float(f)) => finite(*f, "value")?.to_string(),
         (ColumnType::Bool, Literal::Bool(b)) => if *b { "1" } else { "0" }.to_string(),
         (ColumnType::Timestamp, Literal::Text(s)) => {
@@ -1154,7 +1247,30 @@ impl RecordValues {
             Maker::Derived(_) => unreachable!("derived columns are made in write"),
             Maker::YcsbText(len) => self.pool.push_value(&mut rng, *len, out),
         }
+        if t == ColumnType::Decimal {
+            let (p, s) = self.record.columns[idx].decimal_digits();
+            as_decimal(out, p, s);
+        }
     }
+}
+
+/// A generator's number in `out` as a decimal of `p` digits, `s` after the point: rounded to
+/// `s` decimals and held within the digits (a normal's tail past them takes the largest value).
+fn as_decimal(out: &mut String, p: u32, s: u32) {
+    let largest = 10i128.pow(p) - 1;
+    let units = match crate::decimal::parse_units(out, s) {
+        Some(u) => u,
+        None => {
+            let v: f64 = out.parse().unwrap_or(0.0);
+            let scaled = (v * 10f64.powi(s as i32)).round();
+            if scaled.is_nan() {
+                0
+            } else {
+                scaled.clamp(-(largest as f64), largest as f64) as i128
+            }
+        }
+    };
+    *out = crate::decimal::format_units(units.clamp(-largest, largest), s);
 }
 
 #[cfg(test)]
@@ -1299,12 +1415,109 @@ mod tests {
         assert_eq!(values(&r, 9, 50), values(&r, 9, 50));
     }
 
+    /// A decimal column's values have exactly its scale's decimals and fit its digits, from every
+    /// numeric generator; a read-modify-write adds to one exactly.
+    #[test]
+    fn decimal_columns_hold_exact_values_of_their_digits() {
+        let r = record(
+            r#"
+[[column]]
+name = "price"
+type = "decimal"
+precision = 6
+scale = 2
+generator.uniform = { min = 0.5, max = 9999.99 }
+[[column]]
+name = "qty"
+type = "decimal"
+precision = 4
+scale = 0
+generator.zipfian = { min = 1, max = 50 }
+[[column]]
+name = "wild"
+type = "decimal"
+precision = 3
+scale = 1
+generator.normal = { mean = 0, stddev = 1000 }
+[[column]]
+name = "fee"
+type = "decimal"
+generator.choice = { values = [1, 2.5] }
+"#,
+        );
+        assert_eq!(
+            r.field_types()[0],
+            FieldType::Decimal {
+                precision: 6,
+                scale: 2
+            }
+        );
+        for (idx, p, s) in [(0, 6, 2), (1, 4, 0), (2, 3, 1), (3, 18, 2)] {
+            for v in values(&r, idx, 500) {
+                let units = crate::decimal::parse_units(&v, s).unwrap();
+                assert!(crate::decimal::fits(units, p), "{v} in ({p}, {s})");
+                assert_eq!(
+                    crate::decimal::format_units(units, s),
+                    v,
+                    "not {s} decimals"
+                );
+            }
+        }
+        // The normal's tail past 99.9 holds at the largest value.
+        assert!(values(&r, 2, 500)
+            .iter()
+            .any(|v| v == "99.9" || v == "-99.9"));
+        assert!(values(&r, 3, 50).iter().all(|v| v == "1.00" || v == "2.50"));
+        let add = crate::operation::Modification {
+            column: 0,
+            change: crate::operation::Change::AddDecimal {
+                units: 10,
+                scale: 2,
+            },
+        };
+        assert_eq!(add.apply(Some("0.20")).unwrap(), "0.30");
+        for (bad, reason) in [
+            (
+                "precision = 39\ngenerator.uniform = { min = 0, max = 1 }",
+                "1 to 38",
+            ),
+            (
+                "scale = 3\nprecision = 2\ngenerator.uniform = { min = 0, max = 1 }",
+                "above the precision",
+            ),
+            (
+                "generator.uniform = { min = 0, max = 1e17 }",
+                "does not fit a decimal of 18 digits",
+            ),
+            (
+                "generator.uniform = { min = 0, max = 1, decimals = 1 }",
+                "has its scale",
+            ),
+            (
+                "generator.constant = { value = 0.125 }",
+                "not a decimal of 18 digits, 2 after the point",
+            ),
+            ("generator.text = {}", "cannot take the text generator"),
+        ] {
+            let toml = format!("[[column]]\nname = \"d\"\ntype = \"decimal\"\n{bad}\n");
+            #[derive(Deserialize)]
+            struct Columns {
+                column: Vec<Column>,
+            }
+            let c: Columns = toml::from_str(&toml).unwrap();
+            let e = Record::new(c.column, 0).unwrap_err().to_string();
+            assert!(e.contains(reason), "{bad}: {e}");
+        }
+    }
+
     #[test]
     fn records_too_large_and_ranges_too_wide_are_refused() {
         let column = |name: &str, generator: Generator| Column {
             name: name.into(),
             column_type: ColumnType::Text,
             length: Some(MAX_TEXT_LENGTH),
+            precision: None,
+            scale: None,
             generator,
         };
         let big: Vec<Column> = (0..5)
@@ -1318,6 +1531,8 @@ mod tests {
             name: "d".into(),
             column_type: ColumnType::Double,
             length: None,
+            precision: None,
+            scale: None,
             generator: Generator::Uniform {
                 min: -1e308,
                 max: 1e308,

@@ -6,6 +6,7 @@
 pub mod builtin;
 pub mod columns;
 pub mod core_workload;
+pub mod decimal;
 pub mod declared;
 pub mod error;
 pub mod file;

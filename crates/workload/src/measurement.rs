@@ -20,6 +20,8 @@ pub fn columns() -> Vec<crate::columns::Column> {
         name: name.to_string(),
         column_type,
         length,
+        precision: None,
+        scale: None,
         generator,
     };
     let uniform = |min: f64, max: f64| Generator::Uniform {

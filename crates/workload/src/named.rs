@@ -323,10 +323,25 @@ fn modifications(
             }
             FieldType::Double if amount.is_finite() => Change::AddFloat(*amount),
             FieldType::Double => return Err(("add", format!("{name}: {amount} is not a number"))),
+            FieldType::Decimal { scale, .. } => {
+                let text = amount.to_string();
+                match crate::decimal::parse_units(&text, u32::from(scale)) {
+                    Some(units) if amount.is_finite() => Change::AddDecimal {
+                        units,
+                        scale: u32::from(scale),
+                    },
+                    _ => {
+                        return Err((
+                            "add",
+                            format!("{name}: {amount} has more than the column's {scale} decimals"),
+                        ))
+                    }
+                }
+            }
             _ => {
                 return Err((
                     "add",
-                    format!("'{name}' is not an int, bigint or double column"),
+                    format!("'{name}' is not an int, bigint, double or decimal column"),
                 ))
             }
         };

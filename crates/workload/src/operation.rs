@@ -174,6 +174,8 @@ pub enum Change {
     AddInteger(i64),
     /// A floating-point column: the value read plus this.
     AddFloat(f64),
+    /// A decimal column of this scale: the value read plus `units` of 10^-scale, exactly.
+    AddDecimal { units: i128, scale: u32 },
     /// A text column: the value read with this appended.
     Append(std::sync::Arc<str>),
 }
@@ -205,6 +207,15 @@ impl Modification {
                     read.parse().map_err(|_| unparsable("a number"))?
                 };
                 (v + x).to_string()
+            }
+            Change::AddDecimal { units, scale } => {
+                let v = if read.is_empty() {
+                    0
+                } else {
+                    crate::decimal::parse_units(read, *scale)
+                        .ok_or_else(|| unparsable("a decimal"))?
+                };
+                crate::decimal::format_units(v.saturating_add(*units), *scale)
             }
             Change::Append(t) => format!("{read}{t}"),
         })
@@ -354,6 +365,9 @@ pub enum FieldType {
     Bool,
     /// A UUID in its 36-character text form.
     Uuid,
+    /// An exact decimal of `precision` digits, `scale` of them after the point; its text has
+    /// exactly `scale` decimals.
+    Decimal { precision: u8, scale: u8 },
 }
 
 impl FieldType {
@@ -365,6 +379,8 @@ impl FieldType {
             FieldType::BigInt | FieldType::Double | FieldType::Timestamp => 8,
             FieldType::Bool => 1,
             FieldType::Uuid => 16,
+            // Two digits a byte, and the sign and scale.
+            FieldType::Decimal { precision, .. } => usize::from(precision).div_ceil(2) + 2,
         }
     }
 

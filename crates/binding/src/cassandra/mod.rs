@@ -760,6 +760,7 @@ fn text_of(v: Option<CqlValue>) -> String {
         Some(CqlValue::Boolean(b)) => if b { "1" } else { "0" }.to_string(),
         Some(CqlValue::Uuid(u)) => u.to_string(),
         Some(CqlValue::Double(d)) => d.to_string(),
+        Some(CqlValue::Decimal(d)) => decimal_text(&d),
         Some(CqlValue::Timestamp(CqlTimestamp(ms))) => chrono::DateTime::from_timestamp_millis(ms)
             .map_or_else(|| ms.to_string(), |t| t.format(TIMESTAMP_TEXT).to_string()),
         Some(other) => format!("{other:?}"),
@@ -786,6 +787,7 @@ fn cql_type(t: FieldType) -> &'static str {
         FieldType::Timestamp => "timestamp",
         FieldType::Bool => "boolean",
         FieldType::Uuid => "uuid",
+        FieldType::Decimal { .. } => "decimal",
     }
 }
 
@@ -810,7 +812,40 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
                 .and_utc()
                 .timestamp_millis(),
         )),
+        // An unscaled integer (big-endian two's complement, as short as it goes) and the scale.
+        FieldType::Decimal { scale, .. } => {
+            let units = scalebench_workload::decimal::parse_units(text, u32::from(scale))
+                .ok_or_else(|| bad("a decimal"))?;
+            let bytes = units.to_be_bytes();
+            let sign = if units < 0 { 0xFF } else { 0x00 };
+            // Leading bytes that only repeat the sign go, keeping the sign bit of the first kept.
+            let skip = (0..15)
+                .take_while(|&i| bytes[i] == sign && (bytes[i + 1] & 0x80) == (sign & 0x80))
+                .count();
+            CqlValue::Decimal(
+                scylla::value::CqlDecimal::from_signed_be_bytes_and_exponent(
+                    bytes[skip..].to_vec(),
+                    i32::from(scale),
+                ),
+            )
+        }
     })
+}
+
+/// A CQL decimal as text with its own scale's decimals.
+fn decimal_text(d: &scylla::value::CqlDecimal) -> String {
+    let (bytes, scale) = d.as_signed_be_bytes_slice_and_exponent();
+    if bytes.len() > 16 || scale < 0 {
+        return format!("{d:?}");
+    }
+    let fill = if bytes.first().is_some_and(|b| b & 0x80 != 0) {
+        0xFF
+    } else {
+        0x00
+    };
+    let mut full = [fill; 16];
+    full[16 - bytes.len()..].copy_from_slice(bytes);
+    scalebench_workload::decimal::format_units(i128::from_be_bytes(full), scale as u32)
 }
 
 /// Bound values: text as borrowed strings (YCSB's schema, no copies), or typed values.
@@ -838,6 +873,7 @@ fn literal(v: &Option<CqlValue>) -> String {
         Some(CqlValue::Double(d)) => if *d > 0.0 { "Infinity" } else { "-Infinity" }.into(),
         // Milliseconds after the epoch: CQL's integer form of a timestamp.
         Some(CqlValue::Timestamp(t)) => t.0.to_string(),
+        Some(CqlValue::Decimal(d)) => decimal_text(d),
         Some(other) => {
             unreachable!("the binding binds the workload's types, not {other:?}")
         }
@@ -1146,6 +1182,45 @@ impl Binding for CassandraBinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A decimal column's text goes to CQL's unscaled integer and scale and back unchanged, the
+    /// integer as short as it goes (what Cassandra's BigDecimal writes).
+    #[test]
+    fn decimals_round_trip_through_cql() {
+        let t = FieldType::Decimal {
+            precision: 38,
+            scale: 2,
+        };
+        for text in [
+            "0.00",
+            "1.27",
+            "1.28",
+            "-1.28",
+            "-1.29",
+            "327.67",
+            "-0.01",
+            "999999999999999999999999999999999999.99",
+            "-999999999999999999999999999999999999.99",
+        ] {
+            let v = typed_value(t, text).unwrap();
+            let CqlValue::Decimal(d) = &v else {
+                panic!("{v:?}")
+            };
+            let (bytes, scale) = d.as_signed_be_bytes_slice_and_exponent();
+            assert_eq!(scale, 2);
+            if text == "1.27" {
+                assert_eq!(bytes, [127]);
+            }
+            if text == "1.28" {
+                assert_eq!(bytes, [0, 128]);
+            }
+            if text == "-1.28" {
+                assert_eq!(bytes, [128]);
+            }
+            assert_eq!(text_of(Some(v)), text);
+        }
+        assert!(typed_value(t, "1.234").is_err());
+    }
 
     /// A workload file's `consistency` is checked against the workload crate's list of levels;
     /// the binding maps the same words.
