@@ -195,6 +195,8 @@ pub struct Schema {
     pub statements: Arc<[Option<Arc<Statement>>]>,
     /// A workload file's secondary indexes, created with the table where the binding has them.
     pub indexes: Arc<[Index]>,
+    /// A workload file's increments (checked against [`crate::BindingInfo::increments`]).
+    pub increments: Arc<[scalebench_workload::named::Increment]>,
 }
 
 impl Schema {
@@ -205,6 +207,7 @@ impl Schema {
             field_types: w.field_types.clone(),
             statements: w.statements(),
             indexes: w.indexes.clone(),
+            increments: w.increments().into(),
         }
     }
 
@@ -219,6 +222,7 @@ impl Schema {
             field_names,
             statements: Arc::new([]),
             indexes: Arc::new([]),
+            increments: Arc::new([]),
         }
     }
 

@@ -14,7 +14,7 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use scalebench_workload::{FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::BindingInfo;
 use crate::{Binding, BindingError, BindingFactory};
@@ -47,6 +47,11 @@ trait ObjectBinding {
         statement: usize,
         params: &'a Fields,
     ) -> Boxed<'a, Result<u64, OpError>>;
+    fn increment<'a>(
+        &'a mut self,
+        key: &'a str,
+        changes: &'a [Modification],
+    ) -> Boxed<'a, Result<(), OpError>>;
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>>;
     fn abandoned(&mut self);
 }
@@ -96,6 +101,13 @@ impl<B: Binding> ObjectBinding for B {
     ) -> Boxed<'a, Result<u64, OpError>> {
         Box::pin(Binding::statement(self, statement, params))
     }
+    fn increment<'a>(
+        &'a mut self,
+        key: &'a str,
+        changes: &'a [Modification],
+    ) -> Boxed<'a, Result<(), OpError>> {
+        Box::pin(Binding::increment(self, key, changes))
+    }
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>> {
         Box::pin(Binding::cleanup(self))
     }
@@ -134,6 +146,9 @@ impl Binding for ErasedBinding {
     }
     async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
         self.0.statement(statement, params).await
+    }
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        self.0.increment(key, changes).await
     }
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         self.0.cleanup().await

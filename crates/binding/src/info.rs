@@ -36,6 +36,8 @@ pub struct BindingInfo {
     pub creates_table_on_load: bool,
     /// Creates a workload file's secondary indexes with the table.
     pub secondary_indexes: bool,
+    /// Which columns a workload file's `increment` adds to in the database, atomically.
+    pub increments: Increments,
     /// The language of the statements a workload file's operations bring (`sql`, `cql`) that it
     /// runs; `None`: it runs none, only the key-value operations.
     pub statements: Option<scalebench_workload::statement::Language>,
@@ -43,6 +45,17 @@ pub struct BindingInfo {
     /// that route them (replicas, consistency levels) and what this machine cannot show
     /// (`scalebench bindings NAME`, docs/consistency.md).
     pub reads: &'static str,
+}
+
+/// The atomic increments a binding runs (`kind = "increment"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Increments {
+    /// None: it has no call that adds in the database (a read-modify-write reads, then writes).
+    None,
+    /// Of int, bigint and double columns (Redis's HINCRBY and HINCRBYFLOAT).
+    Numbers,
+    /// Of decimal columns too, exactly (SQL's `SET c = c + n`).
+    NumbersAndDecimals,
 }
 
 /// What a binding option's value may be: how its text parses, and the words it takes when it is a

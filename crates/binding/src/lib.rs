@@ -16,7 +16,7 @@ pub mod sql;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema};
-pub use info::{BindingInfo, OptionInfo, OptionSet};
+pub use info::{BindingInfo, Increments, OptionInfo, OptionSet};
 pub use registry::{open, FactoryVisitor};
 
 /// Declares every binding: its module (a folder, or a file), the cargo feature that builds it (none:
@@ -101,7 +101,7 @@ bindings! {
     hbase if "hbase" => HbaseFactory,
 }
 
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 /// Errors that stop a phase before it runs (configuration, connection, schema). Operation failures
 /// are never `BindingError`s: they are counted and the run goes on.
@@ -206,6 +206,18 @@ pub trait Binding {
         Err(OpError::new(
             FailureClass::Other,
             format!("this binding runs no statement (statement {statement})"),
+        ))
+    }
+
+    /// Adds each change's amount to its column of record `key` in the database, atomically (a
+    /// workload file's `increment`); a missing record is `NotFound` and is not created. Bindings
+    /// whose [`BindingInfo::increments`] is not `None` implement it; the others are never asked
+    /// (the run is refused before it connects).
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        let _ = changes;
+        Err(OpError::new(
+            FailureClass::Other,
+            format!("this binding has no increment ({key})"),
         ))
     }
 

@@ -22,6 +22,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: false,
     creates_table_on_load: false,
     secondary_indexes: false,
+    increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",
 };
@@ -151,5 +152,15 @@ impl Binding for NullBinding {
     async fn statement(&mut self, _statement: usize, _params: &Fields) -> Result<u64, OpError> {
         self.serve().await;
         Ok(0)
+    }
+
+    /// Any increment, as nothing.
+    async fn increment(
+        &mut self,
+        _key: &str,
+        _changes: &[scalebench_workload::Modification],
+    ) -> Result<(), OpError> {
+        self.serve().await;
+        Ok(())
     }
 }

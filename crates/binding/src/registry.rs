@@ -143,6 +143,35 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
             )));
         }
     }
+    check_increments(info, schema)
+}
+
+/// Whether binding `info` adds in the database what the workload's increments add to. One line
+/// naming the operation when not.
+fn check_increments(info: &BindingInfo, schema: &crate::Schema) -> Result<(), BindingError> {
+    for inc in schema.increments.iter() {
+        let decimal = inc.columns.iter().find(|&&c| {
+            matches!(
+                schema.field_types.get(c),
+                Some(scalebench_workload::FieldType::Decimal { .. })
+            )
+        });
+        match (info.increments, decimal) {
+            (crate::Increments::None, _) => {
+                return Err(BindingError::Config(format!(
+                    "operation '{}' is an increment, and {} has no atomic increment of these columns: give it kind = \"read_modify_write\" (a read, then a write)",
+                    inc.name, info.name
+                )))
+            }
+            (crate::Increments::Numbers, Some(&c)) => {
+                return Err(BindingError::Config(format!(
+                    "operation '{}' increments decimal column '{}', and {} increments only int, bigint and double columns exactly: give it kind = \"read_modify_write\"",
+                    inc.name, schema.field_names[c], info.name
+                )))
+            }
+            _ => {}
+        }
+    }
     Ok(())
 }
 

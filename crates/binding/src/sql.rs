@@ -293,6 +293,61 @@ impl Statements {
     }
 }
 
+impl Statements {
+    /// `UPDATE t SET c = c + ?, ... WHERE YCSB_KEY = ?`: the database adds each amount (a
+    /// parameter of the column's type) to its column, atomically, nothing read first. SQLite adds
+    /// to a decimal kept as text in a double's arithmetic, printed back with its scale's decimals.
+    pub fn increment(&self, columns: &[usize]) -> String {
+        let sets: Vec<String> = columns
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let col = &self.columns[c];
+                let amount = self.dialect.param(i + 1, self.types[c]);
+                match (self.dialect, self.types[c]) {
+                    (Dialect::Sqlite, FieldType::Decimal { scale, .. }) => {
+                        format!("{col} = printf('%.{scale}f', {col} + {amount})")
+                    }
+                    _ => format!("{col} = {col} + {amount}"),
+                }
+            })
+            .collect();
+        format!(
+            "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+            self.table,
+            sets.join(", "),
+            self.dialect.nth(columns.len() + 1)
+        )
+    }
+}
+
+/// Each of the schema's increments: the columns it adds to and its UPDATE in `dialect`.
+pub fn increments(schema: &crate::Schema, dialect: Dialect) -> Vec<(Vec<usize>, String)> {
+    let st = Statements::new(&schema.table, schema, dialect);
+    schema
+        .increments
+        .iter()
+        .map(|i| (i.columns.clone(), st.increment(&i.columns)))
+        .collect()
+}
+
+/// The UPDATE of the increment that makes `changes` (their columns, in order).
+pub fn increment_of<'a>(
+    increments: &'a [(Vec<usize>, String)],
+    changes: &[scalebench_workload::Modification],
+) -> Result<&'a str, scalebench_workload::OpError> {
+    increments
+        .iter()
+        .find(|(cols, _)| cols.iter().copied().eq(changes.iter().map(|m| m.column)))
+        .map(|(_, sql)| sql.as_str())
+        .ok_or_else(|| {
+            scalebench_workload::OpError::new(
+                scalebench_workload::FailureClass::Other,
+                "an increment the workload did not declare",
+            )
+        })
+}
+
 /// A string literal for statements sent without parameters (values are plain ASCII; quotes doubled anyway).
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
@@ -314,6 +369,7 @@ mod tests {
             field_types: Arc::from(types),
             statements: Arc::new([]),
             indexes: Arc::new([]),
+            increments: Arc::new([]),
         }
     }
 

@@ -3160,7 +3160,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"bump\"\nkind = \"update\"\nweight = 1.0\nappend = { label = \"!\" }\n",
                 false,
             ),
-            "run.operation[0] ('bump').append: only a read_modify_write changes what it read",
+            "run.operation[0] ('bump').append: only a read_modify_write changes what it read (or an increment adds)",
         ),
         (
             operations(
@@ -3168,6 +3168,25 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 false,
             ),
             "run.operation[0] ('bump').field: a column add or append changes must be read",
+        ),
+        // Increments.
+        (
+            operations("name = \"bump\"\nkind = \"increment\"\nweight = 1.0\n", false),
+            "run.operation[0] ('bump').add: an increment adds to columns",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nappend = { label = \"!\" }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').append: an increment adds numbers",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nexpect = { rows = 1 }\n",
+                false,
+            ),
+            "run.operation[0] ('bump').expect.rows: only a scan or a statement returns rows",
         ),
         // Statements of one's own.
         (
@@ -3734,6 +3753,101 @@ for kind, folder in (("valid", sys.argv[2]), ("invalid", sys.argv[3])):
             _ => assert_ne!(parts[2], "0", "{l}"),
         }
     }
+}
+
+/// Issue 43: a workload file's increments on SQLite: the database adds (`SET c = c + ?`), so the
+/// columns' sums grow by exactly what the successful increments added, a decimal keeps its scale;
+/// a binding without an atomic increment (or without one of decimals) is refused in one line
+/// before anything connects.
+#[test]
+fn increments_add_in_the_database_and_are_refused_where_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("counters.toml");
+    std::fs::write(
+        &file,
+        r#"[record]
+table = "counters"
+records = 300
+[[record.column]]
+name = "hits"
+type = "int"
+generator.constant = { value = 0 }
+[[record.column]]
+name = "total"
+type = "decimal"
+precision = 10
+scale = 2
+generator.constant = { value = 0 }
+[run]
+operations = 1000
+[[run.operation]]
+name = "bump"
+kind = "increment"
+weight = 0.8
+add = { hits = 1, total = 0.25 }
+[[run.operation]]
+name = "peek"
+kind = "read"
+weight = 0.2
+"#,
+    )
+    .unwrap();
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("counters.db");
+    let url = format!("sqlite://{}", db.display());
+    let o = scalebench(&["load", shown, "--db", &url, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        shown,
+        "--db",
+        &url,
+        "--threads",
+        "2",
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let bump = &r["phases"][0]["operations"]["bump"];
+    let ok = bump["ok"].as_u64().unwrap();
+    assert!(ok > 700, "{bump}");
+    assert_eq!(r["phases"][0]["totals"]["failed"], 0);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (hits, cents, unscaled): (i64, i64, i64) = conn
+        .query_row(
+            "SELECT SUM(hits), SUM(CAST(ROUND(total * 100) AS INTEGER)), SUM(total NOT GLOB '*.[0-9][0-9]') FROM counters",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((hits, cents, unscaled), (ok as i64, 25 * ok as i64, 0));
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for (scheme, expected) in [
+        ("etcd", "operation 'bump' is an increment, and etcd has no atomic increment"),
+        ("cassandra", "operation 'bump' is an increment, and cassandra has no atomic increment"),
+        ("mongodb", "operation 'bump' is an increment, and mongodb has no atomic increment"),
+        ("hbase", "operation 'bump' is an increment, and hbase has no atomic increment"),
+        ("redis", "operation 'bump' increments decimal column 'total', and redis increments only int, bigint and double columns"),
+    ] {
+        let db = format!("{scheme}://127.0.0.1:{port}");
+        let o = scalebench(&["run", shown, "--db", &db]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(expected), "{scheme}: {err}");
+    }
+    assert!(
+        listener
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "a refused increment connected"
+    );
 }
 
 /// Issue 43: `saturate` and `elastic` offer each step a constant rate of their own: a workload

@@ -72,6 +72,14 @@ pub(crate) async fn perform<B: Binding>(
                 None => Ok(()),
             }
         }
+        OpKind::Increment => {
+            let changes = op.modify.as_deref().unwrap_or_default();
+            let done = b.increment(&op.key, changes).await;
+            match &op.expect {
+                Some(_) => expected_read(op, done).map(|_| ()),
+                None => done,
+            }
+        }
         OpKind::BatchInsert => Err(OpError::new(
             FailureClass::Other,
             "batch insert is a load-phase operation",

@@ -230,3 +230,14 @@ fn a_workload_files_own_statements_run_and_are_judged() {
     let w = sql_statement_workload();
     assert_statements_run(MysqlFactory::open, &server().url(), &w);
 }
+
+/// Issue 43: a workload file's increments on MariaDB (DECIMAL): added in the database, exactly, and never
+/// creating a record they miss.
+#[test]
+fn a_workload_files_increments_add_in_the_database() {
+    assert_increments_add(
+        MysqlFactory::open,
+        &server().url(),
+        &increment_workload("decimal"),
+    );
+}

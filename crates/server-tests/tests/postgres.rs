@@ -232,3 +232,14 @@ fn a_workload_files_own_statements_run_and_are_judged() {
     let w = sql_statement_workload();
     assert_statements_run(PostgresFactory::open, &server().url(), &w);
 }
+
+/// Issue 43: a workload file's increments on PostgreSQL (NUMERIC): added in the database, exactly, and never
+/// creating a record they miss.
+#[test]
+fn a_workload_files_increments_add_in_the_database() {
+    assert_increments_add(
+        PostgresFactory::open,
+        &server().url(),
+        &increment_workload("decimal"),
+    );
+}

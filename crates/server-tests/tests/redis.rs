@@ -242,3 +242,14 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
 fn the_session_store_workload_file_runs() {
     assert_session_store_runs(RedisFactory::open, &cluster().url(), &[], &[]);
 }
+
+/// Issue 43: a workload file's increments on Redis Cluster (HINCRBY, HINCRBYFLOAT in a script on the key's node): added in the database, exactly, and never
+/// creating a record they miss.
+#[test]
+fn a_workload_files_increments_add_in_the_database() {
+    assert_increments_add(
+        RedisFactory::open,
+        &cluster().url(),
+        &increment_workload("double"),
+    );
+}

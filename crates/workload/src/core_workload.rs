@@ -291,6 +291,23 @@ impl CoreWorkload {
             .collect()
     }
 
+    /// Its named increments, with the columns each adds to.
+    pub fn increments(&self) -> Vec<crate::named::Increment> {
+        self.named
+            .iter()
+            .filter(|(o, _)| o.kind == OpKind::Increment)
+            .map(|(o, _)| crate::named::Increment {
+                name: o.name.clone(),
+                columns: o
+                    .modify
+                    .iter()
+                    .flat_map(|m| m.iter())
+                    .map(|m| m.column)
+                    .collect(),
+            })
+            .collect()
+    }
+
     /// The names its operations are measured under (the kinds', and the named operations').
     pub fn measured_names(&self) -> MeasuredNames {
         crate::named::measured_names(&self.named)
@@ -446,7 +463,10 @@ impl OperationGenerator {
             }
             _ => {
                 op.keynum = self.next_keynum();
-                if matches!(kind, OpKind::Update | OpKind::ReadModifyWrite) {
+                if matches!(
+                    kind,
+                    OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment
+                ) {
                     op.keynum = self.workload.in_write_partition(op.keynum);
                 }
                 self.workload.keys.write_key(op.keynum, &mut op.key);

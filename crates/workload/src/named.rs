@@ -44,8 +44,8 @@ pub struct OperationDecl {
     /// ...); absent: the binding's read_consistency for a SELECT, else its write_consistency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consistency: Option<String>,
-    /// read_modify_write: numbers added to the integer or double columns read, written back
-    /// (`add = { requests = 1 }`).
+    /// read_modify_write: numbers added to the integer, double or decimal columns read, written
+    /// back (`add = { requests = 1 }`); increment: the numbers the database adds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub add: Option<std::collections::BTreeMap<String, f64>>,
     /// read_modify_write: text appended to the text columns read, written back (Dory's append:
@@ -76,6 +76,9 @@ pub enum DeclaredKind {
     /// The operation's own statement (`sql`, `cql`), prepared once per connection; its parameters
     /// take the values the load wrote for a loaded key.
     Statement,
+    /// Adds `add`'s numbers to columns of a record in the database, atomically, nothing read
+    /// first (SQL's `SET c = c + n`, Redis's HINCRBY).
+    Increment,
 }
 
 impl DeclaredKind {
@@ -88,6 +91,7 @@ impl DeclaredKind {
             DeclaredKind::Delete => OpKind::Delete,
             DeclaredKind::ReadModifyWrite => OpKind::ReadModifyWrite,
             DeclaredKind::Statement => OpKind::Statement,
+            DeclaredKind::Increment => OpKind::Increment,
         }
     }
 }
@@ -129,6 +133,13 @@ pub struct NamedOperation {
     pub statement: Option<Arc<Statement>>,
     /// A read-modify-write's changes to the columns it read.
     pub modify: Option<Arc<[Modification]>>,
+}
+
+/// A named increment, as a binding checks it can run it: its name and the columns it adds to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Increment {
+    pub name: String,
+    pub columns: Vec<usize>,
 }
 
 /// A bad operation: the field at fault (`operation[1] ('check').expect.rows`) and why.
@@ -290,14 +301,31 @@ fn modifications(
     fields: &[String],
     types: &[FieldType],
 ) -> Result<Option<Arc<[Modification]>>, (&'static str, String)> {
+    if d.kind == DeclaredKind::Increment {
+        if d.add.as_ref().is_none_or(|a| a.is_empty()) {
+            return Err((
+                "add",
+                "an increment adds to columns: give add = { column = n }".into(),
+            ));
+        }
+        if d.append.is_some() {
+            return Err((
+                "append",
+                "an increment adds numbers; append is a read_modify_write's".into(),
+            ));
+        }
+    }
     if d.add.is_none() && d.append.is_none() {
         return Ok(None);
     }
-    if d.kind != DeclaredKind::ReadModifyWrite {
+    if !matches!(
+        d.kind,
+        DeclaredKind::ReadModifyWrite | DeclaredKind::Increment
+    ) {
         let field = if d.add.is_some() { "add" } else { "append" };
         return Err((
             field,
-            "only a read_modify_write changes what it read".into(),
+            "only a read_modify_write changes what it read (or an increment adds)".into(),
         ));
     }
     let mut out = Vec::new();
@@ -446,10 +474,15 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
             )
         })?,
     };
-    if e.found.is_some() && !matches!(kind, OpKind::Read | OpKind::ReadModifyWrite) {
+    if e.found.is_some()
+        && !matches!(
+            kind,
+            OpKind::Read | OpKind::ReadModifyWrite | OpKind::Increment
+        )
+    {
         return Err((
             "found",
-            "only a read or read_modify_write finds a record or not".into(),
+            "only a read, read_modify_write or increment finds a record or not".into(),
         ));
     }
     let row_bounds = e.rows.is_some() || e.min_rows.is_some() || e.max_rows.is_some();

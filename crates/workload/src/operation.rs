@@ -14,10 +14,12 @@ pub enum OpKind {
     BatchInsert,
     /// A workload file's own statement (SQL, CQL).
     Statement,
+    /// Numbers added to columns of a record by the database, atomically (nothing read first).
+    Increment,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 8] = [
+    pub const ALL: [OpKind; 9] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -26,6 +28,7 @@ impl OpKind {
         OpKind::Delete,
         OpKind::BatchInsert,
         OpKind::Statement,
+        OpKind::Increment,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -39,6 +42,7 @@ impl OpKind {
             OpKind::Delete => "DELETE",
             OpKind::BatchInsert => "BATCH-INSERT",
             OpKind::Statement => "STATEMENT",
+            OpKind::Increment => "INCREMENT",
         }
     }
 
@@ -178,6 +182,18 @@ pub enum Change {
     AddDecimal { units: i128, scale: u32 },
     /// A text column: the value read with this appended.
     Append(std::sync::Arc<str>),
+}
+
+impl Change {
+    /// An increment's amount as text, as the database is given it.
+    pub fn amount(&self) -> String {
+        match self {
+            Change::AddInteger(n) => n.to_string(),
+            Change::AddFloat(x) => x.to_string(),
+            Change::AddDecimal { units, scale } => crate::decimal::format_units(*units, *scale),
+            Change::Append(t) => t.to_string(),
+        }
+    }
 }
 
 impl Modification {

@@ -22,6 +22,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: false,
+    increments: crate::info::Increments::None,
     statements: None,
     reads: "read_consistency = linearizable (default): through the leader with a quorum, never stale; serializable: the member's own state, which may lag behind the leader",
 };

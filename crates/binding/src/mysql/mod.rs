@@ -10,7 +10,7 @@
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::BindingInfo;
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
@@ -26,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: true,
+    increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
 };
@@ -49,6 +50,8 @@ struct Shared {
     statements: Statements,
     /// A workload file's statements, by named operation.
     own: Vec<Option<DialectStatement>>,
+    /// A workload file's increments: the columns each adds to, and its UPDATE.
+    increments: Vec<(Vec<usize>, String)>,
     /// A workload file's secondary indexes (made with the table).
     indexes: std::sync::Arc<[scalebench_workload::index::Index]>,
     prepared: bool,
@@ -94,6 +97,7 @@ impl MysqlFactory {
         }
         let shared = Shared {
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::MySql),
+            increments: crate::sql::increments(&config.schema, Dialect::MySql),
             own: dialect_statements(&config.schema, Dialect::MySql),
             indexes: config.schema.indexes.clone(),
             prepared: options.prepared,
@@ -470,6 +474,20 @@ impl Binding for MysqlBinding {
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         let sql = self.shared.statements.delete.clone();
         if self.execute(&sql, vec![text(key)]).await? == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        let shared = self.shared.clone();
+        let sql = crate::sql::increment_of(&shared.increments, changes)?;
+        let params = changes
+            .iter()
+            .map(|m| text(&m.change.amount()))
+            .chain(std::iter::once(text(key)))
+            .collect();
+        if self.execute(sql, params).await? == 0 {
             return Err(not_found(key));
         }
         Ok(())

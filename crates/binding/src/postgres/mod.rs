@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::SinkExt;
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
@@ -37,6 +37,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: true,
+    increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
 };
@@ -87,6 +88,8 @@ struct Shared {
     indexes: std::sync::Arc<[scalebench_workload::index::Index]>,
     /// A workload file's statements, by named operation (always prepared).
     own: Vec<Option<DialectStatement>>,
+    /// A workload file's increments: the columns each adds to, and its UPDATE (always prepared).
+    increments: Vec<(Vec<usize>, String)>,
     prepared: bool,
     batch_mode: BatchMode,
     synchronous_commit: Option<&'static str>,
@@ -182,6 +185,7 @@ impl PostgresFactory {
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
             own: dialect_statements(&config.schema, Dialect::Postgres),
+            increments: crate::sql::increments(&config.schema, Dialect::Postgres),
             indexes: config.schema.indexes.clone(),
             prepared: options.prepared,
             batch_mode: options.batch_mode,
@@ -373,6 +377,7 @@ impl PostgresFactory {
             prepared: None,
             own: Vec::new(),
             batch_statements: HashMap::new(),
+            increment_statements: HashMap::new(),
             reader: None,
         };
         b.prepare_own().await.map_err(|(name, e)| {
@@ -458,6 +463,8 @@ pub struct PostgresBinding {
     /// The workload file's statements, prepared on this connection.
     own: Vec<Option<Statement>>,
     batch_statements: HashMap<usize, Statement>,
+    /// The increments prepared on this connection, by their UPDATE.
+    increment_statements: HashMap<String, Statement>,
 }
 
 fn classify(e: tokio_postgres::Error) -> OpError {
@@ -540,6 +547,7 @@ impl PostgresBinding {
             delete: c.prepare(&st.delete).await.map_err(classify)?,
         });
         self.batch_statements.clear();
+        self.increment_statements.clear();
         Ok(())
     }
 
@@ -850,6 +858,24 @@ impl Binding for PostgresBinding {
             }
         };
         if changed == 0 {
+            return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        self.ensure_connected().await?;
+        let sql = crate::sql::increment_of(&self.shared.increments, changes)?;
+        if !self.increment_statements.contains_key(sql) {
+            let stmt = self.client.prepare(sql).await.map_err(classify)?;
+            self.increment_statements.insert(sql.to_string(), stmt);
+        }
+        let amounts: Vec<String> = changes.iter().map(|m| m.change.amount()).collect();
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            amounts.iter().map(|a| a as &(dyn ToSql + Sync)).collect();
+        params.push(&key);
+        let stmt = &self.increment_statements[sql];
+        if self.client.execute(stmt, &params).await.map_err(classify)? == 0 {
             return Err(not_found(key));
         }
         Ok(())

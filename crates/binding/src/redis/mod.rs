@@ -10,7 +10,7 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKind};
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{Change, FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::{BindingInfo, HostList};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: false,
+    increments: crate::info::Increments::Numbers,
     statements: None,
     reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
 };
@@ -328,6 +329,14 @@ impl Link {
     }
 }
 
+/// An increment of an existing hash's fields: ARGV holds (i|f, field, amount) triples.
+const INCREMENT_SCRIPT: &str = "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end \
+for i = 1, #ARGV, 3 do \
+if ARGV[i] == 'i' then redis.call('HINCRBY', KEYS[1], ARGV[i + 1], ARGV[i + 2]) \
+else redis.call('HINCRBYFLOAT', KEYS[1], ARGV[i + 1], ARGV[i + 2]) end \
+end \
+return 1";
+
 pub struct RedisBinding {
     /// The URL's server: every write, and reads without read_hosts.
     primary: Link,
@@ -516,6 +525,28 @@ impl Binding for RedisBinding {
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         // As YCSB: HSET overwrites the fields (and would create a missing record).
         let _: i64 = self.run(&self.hset(key, values)).await?;
+        self.wait_for_replicas().await
+    }
+
+    /// HINCRBY (integers) or HINCRBYFLOAT (doubles) of each column, in one script so that a
+    /// missing record is not created by them (one key: a cluster runs it on the key's node).
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        let mut c = redis::cmd("EVAL");
+        c.arg(INCREMENT_SCRIPT).arg(1).arg(key);
+        for m in changes {
+            let how = match m.change {
+                Change::AddInteger(_) => "i",
+                _ => "f",
+            };
+            c.arg(how).arg(&self.fields[m.column]).arg(m.change.amount());
+        }
+        let found: i64 = self.run(&c).await?;
+        if found == 0 {
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
+        }
         self.wait_for_replicas().await
     }
 

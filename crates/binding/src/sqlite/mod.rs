@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rusqlite::{params_from_iter, Connection, ErrorCode, OptionalExtension};
-use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
+use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::deadline::{call_deadline, call_deadline_passed};
 use crate::info::BindingInfo;
@@ -26,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: true,
     secondary_indexes: true,
+    increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",
 };
@@ -72,6 +73,8 @@ pub struct SqliteFactory {
     cache_size_kib: u64,
     /// A workload file's statements, by named operation.
     statements: Vec<Option<DialectStatement>>,
+    /// A workload file's increments: the columns each adds to, and its UPDATE.
+    increments: Vec<(Vec<usize>, String)>,
 }
 
 impl SqliteFactory {
@@ -99,6 +102,7 @@ impl SqliteFactory {
             busy_timeout: busy_timeout(options.busy_timeout)?,
             cache_size_kib: options.cache_size_kib,
             statements: dialect_statements(&config.schema, Dialect::Sqlite),
+            increments: crate::sql::increments(&config.schema, Dialect::Sqlite),
             path,
         };
         // Only a phase that creates the table may create the file: a run against a mistyped path
@@ -293,6 +297,7 @@ impl BindingFactory for SqliteFactory {
             table: t.clone(),
             columns: self.columns.clone(),
             statements: self.statements.clone(),
+            increments: self.increments.clone(),
             busy_timeout: self.busy_timeout,
             lock_wait: self.busy_timeout,
             conn,
@@ -320,6 +325,7 @@ pub struct SqliteBinding {
     insert: String,
     delete: String,
     statements: Vec<Option<DialectStatement>>,
+    increments: Vec<(Vec<usize>, String)>,
     /// `busy_timeout`, and the lock wait currently set on the connection (shorter near a deadline).
     busy_timeout: Duration,
     lock_wait: Duration,
@@ -488,6 +494,21 @@ impl Binding for SqliteBinding {
             )),
             _ => Ok(()),
         }
+    }
+
+    async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
+        let sql = crate::sql::increment_of(&self.increments, changes)?;
+        let mut stmt = self.conn.prepare_cached(sql).map_err(classify)?;
+        let amounts: Vec<String> = changes.iter().map(|m| m.change.amount()).collect();
+        let params = amounts.iter().map(String::as_str).chain(std::iter::once(key));
+        if stmt.execute(params_from_iter(params)).map_err(classify)? == 0 {
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("no record {key}"),
+            ));
+        }
+        Ok(())
     }
 
     async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {

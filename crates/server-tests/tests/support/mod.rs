@@ -11,7 +11,7 @@ use scalebench_binding::{
 };
 use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Phase, PhaseOutcome, RunPlan, StopSignal};
-use scalebench_workload::CoreWorkload;
+use scalebench_workload::{CoreWorkload, FailureClass, FieldSet, Fields};
 
 /// Where test servers keep data and logs (kept after the run for inspection).
 pub fn servers_dir() -> PathBuf {
@@ -964,4 +964,112 @@ pub fn assert_statements_run<F: BindingFactory>(
     delete_every_other_record(&open(&config(url, w, &[], false, false)).unwrap(), w);
     let r = phase(config(url, w, &[], false, false), w, plan).result;
     assert_about_half_missed(&r, "lookup");
+}
+
+/// Issue 43: a workload file whose one operation is an atomic increment of an int column by 1
+/// and of a `total` (decimal(10,2), or double where the binding increments no decimal) by 0.25,
+/// over 200 records that start at 0.
+pub fn increment_workload(total_type: &str) -> CoreWorkload {
+    let digits = if total_type == "decimal" {
+        "precision = 10\nscale = 2\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        r#"[record]
+table = "counters"
+records = 200
+key = {{ prefix = "counter", order = "ordered", zero_padding = 5 }}
+
+[[record.column]]
+name = "hits"
+type = "int"
+generator.constant = {{ value = 0 }}
+
+[[record.column]]
+name = "total"
+type = "{total_type}"
+{digits}generator.constant = {{ value = 0 }}
+
+[run]
+
+[[run.operation]]
+name = "bump"
+kind = "increment"
+weight = 1.0
+add = {{ hits = 1, total = 0.25 }}
+"#
+    );
+    let file = scalebench_workload::file::WorkloadFile::parse(&text, "counters.toml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = scalebench_workload::Properties::new();
+    file.apply(&mut p, "counters.toml");
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
+/// The sums of the `hits` and `total` columns over the records that are there, read back through
+/// the binding, and how many records were missing.
+fn counter_sums<F: BindingFactory>(f: &F, w: &CoreWorkload) -> (f64, f64, u64) {
+    block_on(async {
+        let mut b = f.connect(0).await.unwrap();
+        let (mut key, mut out) = (String::new(), Fields::new());
+        let (mut hits, mut total, mut missing) = (0.0, 0.0, 0);
+        for k in 0..w.record_count {
+            w.keys.write_key(k, &mut key);
+            out.clear();
+            match b.read(&key, FieldSet::All, &mut out).await {
+                Ok(()) => {
+                    for (i, v) in &out {
+                        let v: f64 = v.parse().unwrap_or_else(|_| panic!("{key}: '{v}'"));
+                        if *i == 0 {
+                            hits += v;
+                        } else {
+                            total += v;
+                        }
+                    }
+                }
+                Err(e) if e.class == FailureClass::NotFound => missing += 1,
+                Err(e) => panic!("{key}: {e}"),
+            }
+        }
+        (hits, total, missing)
+    })
+}
+
+/// Issue 43: a workload file's increments add in the database, atomically, from 8 concurrent
+/// slots: the columns' sums grow by exactly what the successful increments added; once every
+/// other record is deleted behind the workload's back, about half the increments fail as
+/// not_found and none creates the record it missed.
+pub fn assert_increments_add<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    w: &CoreWorkload,
+) {
+    drop(open(&config(url, w, &[], true, true)).unwrap());
+    assert_loads_all(config(url, w, &[], false, false), w);
+    let plan = RunPlan {
+        target_ops_s: Some(400.0),
+        ..run_plan(1.0)
+    };
+    let r = phase(config(url, w, &[], false, false), w, plan.clone()).result;
+    let bump = &r.operations["bump"];
+    assert!(bump.ok > 200, "{bump:?}");
+    assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
+    let f = open(&config(url, w, &[], false, false)).unwrap();
+    let (hits, total, missing) = counter_sums(&f, w);
+    assert_eq!((hits, missing), (bump.ok as f64, 0));
+    assert_eq!(total, 0.25 * bump.ok as f64);
+
+    delete_every_other_record(&f, w);
+    let r = phase(config(url, w, &[], false, false), w, plan).result;
+    let bump = &r.operations["bump"];
+    let missed = bump.failed.get("not_found").copied().unwrap_or(0);
+    assert!(
+        missed * 5 > bump.issued && missed * 5 < bump.issued * 4,
+        "{missed} of {} increments missed, about half expected: {:?}",
+        bump.issued,
+        r.errors
+    );
+    let (_, _, missing) = counter_sums(&f, w);
+    assert_eq!(missing, w.record_count / 2, "an increment created a record");
 }
