@@ -36,6 +36,12 @@ trait ObjectBinding {
         fields: FieldSet,
         out: &'a mut Vec<(String, Fields)>,
     ) -> Boxed<'a, Result<(), OpError>>;
+    fn read_many<'a>(
+        &'a mut self,
+        keys: &'a [String],
+        fields: FieldSet,
+        out: &'a mut Vec<(String, Fields)>,
+    ) -> Boxed<'a, Result<(), OpError>>;
     fn update<'a>(&'a mut self, key: &'a str, values: &'a Fields)
         -> Boxed<'a, Result<(), OpError>>;
     fn insert<'a>(&'a mut self, key: &'a str, values: &'a Fields)
@@ -94,6 +100,14 @@ impl<B: Binding> ObjectBinding for B {
     fn delete<'a>(&'a mut self, key: &'a str) -> Boxed<'a, Result<(), OpError>> {
         Box::pin(Binding::delete(self, key))
     }
+    fn read_many<'a>(
+        &'a mut self,
+        keys: &'a [String],
+        fields: FieldSet,
+        out: &'a mut Vec<(String, Fields)>,
+    ) -> Boxed<'a, Result<(), OpError>> {
+        Box::pin(Binding::read_many(self, keys, fields, out))
+    }
     fn statement<'a>(
         &'a mut self,
         statement: usize,
@@ -143,6 +157,14 @@ impl Binding for ErasedBinding {
     }
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
         self.0.delete(key).await
+    }
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        self.0.read_many(keys, fields, out).await
     }
     async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
         self.0.statement(statement, params).await

@@ -181,6 +181,18 @@ pub trait Binding {
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError>;
 
+    /// Reads the records of `keys` (distinct) in one operation: each record found, with its key,
+    /// into `out` (in any order); a key with no record is left out. The default reads them one
+    /// after another; bindings whose database reads several keys in one call override it.
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        read_each(self, keys, fields, out).await
+    }
+
     /// Overwrites the given fields of an existing record.
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError>;
 
@@ -230,6 +242,25 @@ pub trait Binding {
     /// whose connection carries one request at a time must drop that connection: the abandoned
     /// request's answer would otherwise be read as the next operation's.
     fn abandoned(&mut self) {}
+}
+
+/// A multi-get as reads one after another ([`Binding::read_many`]'s default).
+pub async fn read_each<B: Binding + ?Sized>(
+    b: &mut B,
+    keys: &[String],
+    fields: FieldSet,
+    out: &mut Vec<(String, Fields)>,
+) -> Result<(), OpError> {
+    out.clear();
+    for key in keys {
+        let mut values = Fields::new();
+        match b.read(key, fields, &mut values).await {
+            Ok(()) => out.push((key.clone(), values)),
+            Err(e) if e.class == FailureClass::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Creates per-worker [`Binding`]s. Shared by all worker threads. Each binding's factory also has

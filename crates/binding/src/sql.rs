@@ -2,7 +2,7 @@
 //! with typed columns where the workload's fields are typed (measurement records).
 
 use scalebench_workload::statement::{Language, Param};
-use scalebench_workload::{FieldType, Fields};
+use scalebench_workload::{FieldSet, FieldType, Fields};
 
 /// A workload file's statement as one dialect writes it: placeholders in the text, and which of
 /// the operation's parameters each binds, in order.
@@ -317,6 +317,24 @@ impl Statements {
             self.table,
             sets.join(", "),
             self.dialect.nth(columns.len() + 1)
+        )
+    }
+}
+
+impl Statements {
+    /// `SELECT YCSB_KEY, columns FROM t WHERE YCSB_KEY IN (...)` for `n` keys: a multi-get.
+    pub fn select_keys(&self, fields: FieldSet, n: usize) -> String {
+        let sel: Vec<String> = fields
+            .indices(self.columns.len())
+            .into_iter()
+            .map(|c| self.dialect.select(&self.columns[c], self.types[c]))
+            .collect();
+        let params: Vec<String> = (1..=n).map(|i| self.dialect.nth(i)).collect();
+        format!(
+            "SELECT YCSB_KEY, {} FROM {} WHERE YCSB_KEY IN ({})",
+            sel.join(", "),
+            self.table,
+            params.join(", ")
         )
     }
 }

@@ -3109,7 +3109,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
                 false,
             ),
-            "run.operation[0] ('lookup').expect.rows: only a scan or a statement returns rows",
+            "run.operation[0] ('lookup').expect.rows: only a scan, a multi_get or a statement returns rows",
         ),
         (
             operations(
@@ -3169,6 +3169,23 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "run.operation[0] ('bump').field: a column add or append changes must be read",
         ),
+        // Multi-gets.
+        (
+            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\n", false),
+            "run.operation[0] ('many').keys: a multi_get reads keys = N records",
+        ),
+        (
+            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 1\n", false),
+            "run.operation[0] ('many').keys: 1 is out of range: 2 to 1000",
+        ),
+        (
+            operations("name = \"many\"\nkind = \"read\"\nweight = 1.0\nkeys = 5\n", false),
+            "run.operation[0] ('many').keys: only a multi_get reads several keys",
+        ),
+        (
+            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 101\n", false),
+            "run.operation[0] ('many').keys: 101 distinct keys of 100 records",
+        ),
         // Increments.
         (
             operations("name = \"bump\"\nkind = \"increment\"\nweight = 1.0\n", false),
@@ -3186,7 +3203,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nexpect = { rows = 1 }\n",
                 false,
             ),
-            "run.operation[0] ('bump').expect.rows: only a scan or a statement returns rows",
+            "run.operation[0] ('bump').expect.rows: only a scan, a multi_get or a statement returns rows",
         ),
         // Statements of one's own.
         (
@@ -3847,6 +3864,49 @@ weight = 0.2
             .accept()
             .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
         "a refused increment connected"
+    );
+}
+
+/// Issue 43: a multi-get on SQLite reads its distinct keys in one SELECT ... IN: 40 keys of 40
+/// records find every record, every time (so the keys are distinct and all read).
+#[test]
+fn a_multi_get_reads_distinct_keys_in_one_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("items.toml");
+    std::fs::write(
+        &file,
+        r#"[record]
+records = 40
+[[record.column]]
+name = "price"
+type = "int"
+generator.uniform = { min = 1, max = 9 }
+[run]
+operations = 300
+[[run.operation]]
+name = "all_of_them"
+kind = "multi_get"
+keys = 40
+weight = 1.0
+expect = { rows = 40 }
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let op = &r["phases"][1]["operations"]["all_of_them"];
+    assert_eq!(
+        (op["ok"].as_u64(), op["issued"].as_u64()),
+        (Some(300), Some(300)),
+        "{op}"
     );
 }
 

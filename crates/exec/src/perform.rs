@@ -72,6 +72,17 @@ pub(crate) async fn perform<B: Binding>(
                 None => Ok(()),
             }
         }
+        OpKind::MultiGet => {
+            b.read_many(&op.keys, op.read_fields, &mut bufs.rows)
+                .await?;
+            if let Some(e) = &op.expect {
+                named::judge(e, None, Some(bufs.rows.len() as u64))?;
+            }
+            for (key, fields) in &bufs.rows {
+                check(verify, key, fields)?;
+            }
+            Ok(())
+        }
         OpKind::Increment => {
             let changes = op.modify.as_deref().unwrap_or_default();
             let done = b.increment(&op.key, changes).await;

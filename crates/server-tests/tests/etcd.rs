@@ -163,3 +163,10 @@ fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
 fn the_session_store_workload_file_runs() {
     assert_session_store_runs(EtcdFactory::open, &server().url(), &[], &["conflict"]);
 }
+
+/// Issue 43: a workload file's multi-gets on etcd (reads one after another): every record found, and the rows counted
+/// against `expect` once records are deleted behind the workload's back.
+#[test]
+fn a_workload_files_multi_gets_read_their_keys() {
+    assert_multi_gets_read(EtcdFactory::open, &server().url());
+}

@@ -350,3 +350,10 @@ fn fields_written_as_text_are_read_and_other_types_are_unexpected() {
 fn the_session_store_workload_file_runs() {
     assert_session_store_runs(MongoFactory::open, &server().url(), &[], &[]);
 }
+
+/// Issue 43: a workload file's multi-gets on MongoDB (one find with $in): every record found, and the rows counted
+/// against `expect` once records are deleted behind the workload's back.
+#[test]
+fn a_workload_files_multi_gets_read_their_keys() {
+    assert_multi_gets_read(MongoFactory::open, &server().url());
+}

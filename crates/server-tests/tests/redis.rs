@@ -253,3 +253,10 @@ fn a_workload_files_increments_add_in_the_database() {
         &increment_workload("double"),
     );
 }
+
+/// Issue 43: a workload file's multi-gets on Redis (HMGETs in one pipeline): every record found, and the rows counted
+/// against `expect` once records are deleted behind the workload's back.
+#[test]
+fn a_workload_files_multi_gets_read_their_keys() {
+    assert_multi_gets_read(RedisFactory::open, &standalone().url());
+}

@@ -190,6 +190,19 @@ impl CoreWorkload {
                 .map(|(i, (_, w))| (Choice::Named(i), *w))
                 .collect()
         };
+        if let Some((o, _)) = named
+            .iter()
+            .find(|(o, _)| o.keys as u64 > range.record_count)
+        {
+            return Err(WorkloadError::invalid(
+                OPERATIONS.name,
+                &o.name,
+                format!(
+                    "multi_get '{}' reads {} distinct keys of {} records",
+                    o.name, o.keys, range.record_count
+                ),
+            ));
+        }
         let append = append_of(p, data_integrity)?;
         if append.is_some() && fields.record.is_some() {
             return Err(WorkloadError::invalid(
@@ -488,6 +501,10 @@ impl OperationGenerator {
                             ScanLength::Zipfian(z) => z.next(&mut self.rng) as usize,
                         };
                     }
+                    OpKind::MultiGet => {
+                        op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
+                        self.fill_keys(op, named.map_or(0, |n| n.keys));
+                    }
                     OpKind::Statement => {
                         let statement = named.and_then(|n| n.statement.as_deref());
                         self.fill_parameters(op, statement.map_or(&[], |s| &s.params[..]));
@@ -551,6 +568,34 @@ impl OperationGenerator {
     /// `transactioninsertstart` past `recordcount` (a later run, or one client's insert section of a
     /// distributed run) the chosen number is then moved past the gap, so a key between the records
     /// and the inserts, which nobody wrote, is never asked for.
+    /// A multi-get's `n` distinct keys, drawn as single operations draw theirs; `key` is the
+    /// first. (Checked when the workload is made: `n` is at most the records.)
+    fn fill_keys(&mut self, op: &mut Operation, n: usize) {
+        let mut keynums: Vec<u64> = Vec::with_capacity(n);
+        keynums.push(op.keynum);
+        // Bounded: a skewed chooser repeats itself; the records' next keys fill what it does not.
+        for _ in 0..n * 100 {
+            if keynums.len() == n {
+                break;
+            }
+            let k = self.next_keynum();
+            if !keynums.contains(&k) {
+                keynums.push(k);
+            }
+        }
+        let mut next = op.keynum;
+        while keynums.len() < n {
+            next = (next + 1) % self.workload.record_count.max(1);
+            if !keynums.contains(&next) {
+                keynums.push(next);
+            }
+        }
+        op.keys.resize_with(n, String::new);
+        for (key, k) in op.keys.iter_mut().zip(keynums) {
+            self.workload.keys.write_key(k, key);
+        }
+    }
+
     fn next_keynum(&mut self) -> u64 {
         let seq = &self.workload.insert_sequence;
         let records = self.workload.record_count;

@@ -498,6 +498,17 @@ impl WorkloadFile {
                     e.reason,
                 )
             })?;
+            for (i, d) in self.run.operation.iter().enumerate() {
+                if let Some(n) = d.keys.filter(|&n| u64::from(n) > r.records) {
+                    let field = format!("operation[{i}] ('{}').keys", d.name);
+                    return Err(bad(
+                        origin,
+                        line_of_table(text, &field, "operation", "[[run.operation]]"),
+                        &format!("run.{field}"),
+                        format!("{n} distinct keys of {} records", r.records),
+                    ));
+                }
+            }
         }
         Ok(())
     }

@@ -52,10 +52,16 @@ pub struct OperationDecl {
     /// `append = { body = "1" }`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub append: Option<std::collections::BTreeMap<String, String>>,
+    /// multi_get: how many records it reads, by distinct keys (2 to 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u32>,
     /// What the operation must return; a result that differs is a failure of class `failure`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expect: Option<ExpectDecl>,
 }
+
+/// The most records a multi-get reads.
+pub const MAX_MULTI_GET_KEYS: u32 = 1000;
 
 /// The typed key-value operations every binding maps to its own calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -79,6 +85,9 @@ pub enum DeclaredKind {
     /// Adds `add`'s numbers to columns of a record in the database, atomically, nothing read
     /// first (SQL's `SET c = c + n`, Redis's HINCRBY).
     Increment,
+    /// Reads `keys` records by distinct keys in one operation (SQL's `IN`, a Redis pipeline,
+    /// MongoDB's `$in`; one read after another where the database has no such call).
+    MultiGet,
 }
 
 impl DeclaredKind {
@@ -92,6 +101,7 @@ impl DeclaredKind {
             DeclaredKind::ReadModifyWrite => OpKind::ReadModifyWrite,
             DeclaredKind::Statement => OpKind::Statement,
             DeclaredKind::Increment => OpKind::Increment,
+            DeclaredKind::MultiGet => OpKind::MultiGet,
         }
     }
 }
@@ -133,6 +143,8 @@ pub struct NamedOperation {
     pub statement: Option<Arc<Statement>>,
     /// A read-modify-write's changes to the columns it read.
     pub modify: Option<Arc<[Modification]>>,
+    /// A multi-get's number of keys (0 for any other kind).
+    pub keys: usize,
 }
 
 /// A named increment, as a binding checks it can run it: its name and the columns it adds to.
@@ -206,7 +218,10 @@ pub fn resolve(
         }
         sum += d.weight;
         let kind = d.kind.kind();
-        let reads = matches!(kind, OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite);
+        let reads = matches!(
+            kind,
+            OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite | OpKind::MultiGet
+        );
         let writes_some = matches!(kind, OpKind::Update | OpKind::ReadModifyWrite);
         let column = |field: &str, name: &str| {
             fields.iter().position(|f| f == name).ok_or_else(|| {
@@ -221,7 +236,7 @@ pub fn resolve(
             Some(_) if !reads => {
                 return Err(fail(
                     "field",
-                    "only a read, scan or read_modify_write reads a column".into(),
+                    "only a read, scan, multi_get or read_modify_write reads a column".into(),
                 ))
             }
             Some(f) => Some(FieldSet::One(column("field", f)?)),
@@ -265,6 +280,23 @@ pub fn resolve(
                 "add and append say what is written back: give them or set, not both".into(),
             ));
         }
+        let keys = match (kind, d.keys) {
+            (OpKind::MultiGet, None) => {
+                return Err(fail(
+                    "keys",
+                    "a multi_get reads keys = N records (2 to 1000)".into(),
+                ))
+            }
+            (OpKind::MultiGet, Some(n)) if !(2..=MAX_MULTI_GET_KEYS).contains(&n) => {
+                return Err(fail(
+                    "keys",
+                    format!("{n} is out of range: 2 to {MAX_MULTI_GET_KEYS}"),
+                ))
+            }
+            (OpKind::MultiGet, Some(n)) => n as usize,
+            (_, Some(_)) => return Err(fail("keys", "only a multi_get reads several keys".into())),
+            (_, None) => 0,
+        };
         let expect = match &d.expect {
             None => None,
             Some(e) => {
@@ -281,6 +313,7 @@ pub fn resolve(
                 expect,
                 statement,
                 modify,
+                keys,
             },
             d.weight,
         ));
@@ -486,8 +519,11 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
         ));
     }
     let row_bounds = e.rows.is_some() || e.min_rows.is_some() || e.max_rows.is_some();
-    if row_bounds && !matches!(kind, OpKind::Scan | OpKind::Statement) {
-        return Err(("rows", "only a scan or a statement returns rows".into()));
+    if row_bounds && !matches!(kind, OpKind::Scan | OpKind::Statement | OpKind::MultiGet) {
+        return Err((
+            "rows",
+            "only a scan, a multi_get or a statement returns rows".into(),
+        ));
     }
     if e.rows.is_some() && (e.min_rows.is_some() || e.max_rows.is_some()) {
         return Err((
@@ -600,6 +636,7 @@ mod tests {
             consistency: None,
             add: None,
             append: None,
+            keys: None,
             expect: None,
         }
     }

@@ -16,10 +16,12 @@ pub enum OpKind {
     Statement,
     /// Numbers added to columns of a record by the database, atomically (nothing read first).
     Increment,
+    /// Several records read by key in one operation.
+    MultiGet,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 9] = [
+    pub const ALL: [OpKind; 10] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -29,6 +31,7 @@ impl OpKind {
         OpKind::BatchInsert,
         OpKind::Statement,
         OpKind::Increment,
+        OpKind::MultiGet,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -43,6 +46,7 @@ impl OpKind {
             OpKind::BatchInsert => "BATCH-INSERT",
             OpKind::Statement => "STATEMENT",
             OpKind::Increment => "INCREMENT",
+            OpKind::MultiGet => "MULTI-GET",
         }
     }
 
@@ -430,6 +434,8 @@ pub struct Operation {
     pub statement: usize,
     /// A read-modify-write that writes back what it read, changed (`values` are then unused).
     pub modify: Option<std::sync::Arc<[Modification]>>,
+    /// A multi-get's keys (distinct; `key` is the first), the strings reused from one to the next.
+    pub keys: Vec<String>,
 }
 
 impl Default for Operation {
@@ -446,6 +452,7 @@ impl Default for Operation {
             expect: None,
             statement: 0,
             modify: None,
+            keys: Vec::new(),
         }
     }
 }

@@ -465,6 +465,32 @@ impl MongoBinding {
     }
 }
 
+impl MongoBinding {
+    /// The documents of `cursor` as keys and fields, into `out`.
+    async fn collect(
+        &self,
+        mut cursor: mongodb::Cursor<Document>,
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        while let Some(d) = cursor.try_next().await.map_err(classify)? {
+            let key = match d.get("_id") {
+                Some(Bson::String(k)) => k.clone(),
+                other => {
+                    return Err(OpError::new(
+                        FailureClass::Unexpected,
+                        format!("a document's _id is {other:?}, not a string key"),
+                    ))
+                }
+            };
+            let mut f = Fields::new();
+            self.fill(&d, fields, &mut f)?;
+            out.push((key, f));
+        }
+        Ok(())
+    }
+}
+
 impl Binding for MongoBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
@@ -486,7 +512,7 @@ impl Binding for MongoBinding {
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
         out.clear();
-        let mut cursor = self
+        let cursor = self
             .collection
             .find(doc! {"_id": {"$gte": start_key}})
             .sort(doc! {"_id": 1})
@@ -496,21 +522,25 @@ impl Binding for MongoBinding {
             .projection(self.projection(fields))
             .await
             .map_err(classify)?;
-        while let Some(d) = cursor.try_next().await.map_err(classify)? {
-            let key = match d.get("_id") {
-                Some(Bson::String(k)) => k.clone(),
-                other => {
-                    return Err(OpError::new(
-                        FailureClass::Unexpected,
-                        format!("a document's _id is {other:?}, not a string key"),
-                    ))
-                }
-            };
-            let mut f = Fields::new();
-            self.fill(&d, fields, &mut f)?;
-            out.push((key, f));
-        }
-        Ok(())
+        self.collect(cursor, fields, out).await
+    }
+
+    /// One `find` of `{_id: {$in: keys}}`, its documents in one batch.
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let cursor = self
+            .collection
+            .find(doc! {"_id": {"$in": keys}})
+            .batch_size(keys.len().clamp(1, u32::MAX as usize) as u32)
+            .projection(self.projection(fields))
+            .await
+            .map_err(classify)?;
+        self.collect(cursor, fields, out).await
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {

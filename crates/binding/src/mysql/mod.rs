@@ -325,6 +325,13 @@ impl MysqlBinding {
     }
 }
 
+/// A row of `YCSB_KEY, columns...` as the key and its fields.
+fn keyed(row: &mysql_async::Row, cols: &[usize]) -> (String, Fields) {
+    let text = |i: usize| row.get::<Option<String>, _>(i).flatten().unwrap_or_default();
+    let values = cols.iter().enumerate().map(|(i, c)| (*c, text(i + 1))).collect();
+    (text(0), values)
+}
+
 /// Replaces each `?` by the next parameter as a literal (values are plain ASCII, quotes doubled anyway).
 /// The rows a statement returned, or for one that returns none the rows it changed.
 async fn counted<P: mysql_async::prelude::Protocol>(
@@ -412,23 +419,23 @@ impl Binding for MysqlBinding {
             .rows(&sql, vec![text(start_key), Value::UInt(count as u64)])
             .await?
         {
-            let key: String = row
-                .get::<Option<String>, _>(0)
-                .flatten()
-                .unwrap_or_default();
-            let values = cols
-                .iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    (
-                        *c,
-                        row.get::<Option<String>, _>(i + 1)
-                            .flatten()
-                            .unwrap_or_default(),
-                    )
-                })
-                .collect();
-            out.push((key, values));
+            out.push(keyed(&row, &cols));
+        }
+        Ok(())
+    }
+
+    /// One `SELECT ... WHERE YCSB_KEY IN (?, ...)` (the driver caches it prepared per text).
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let sql = self.shared.statements.select_keys(fields, keys.len());
+        let cols = self.columns_of(fields);
+        for row in self.rows(&sql, keys.iter().map(|k| text(k)).collect()).await? {
+            out.push(keyed(&row, &cols));
         }
         Ok(())
     }

@@ -378,6 +378,7 @@ impl PostgresFactory {
             own: Vec::new(),
             batch_statements: HashMap::new(),
             increment_statements: HashMap::new(),
+            multi_get_statements: HashMap::new(),
             reader: None,
         };
         b.prepare_own().await.map_err(|(name, e)| {
@@ -465,6 +466,8 @@ pub struct PostgresBinding {
     batch_statements: HashMap<usize, Statement>,
     /// The increments prepared on this connection, by their UPDATE.
     increment_statements: HashMap<String, Statement>,
+    /// Multi-gets prepared on this connection, by their SELECT.
+    multi_get_statements: HashMap<String, Statement>,
 }
 
 fn classify(e: tokio_postgres::Error) -> OpError {
@@ -548,6 +551,7 @@ impl PostgresBinding {
         });
         self.batch_statements.clear();
         self.increment_statements.clear();
+        self.multi_get_statements.clear();
         Ok(())
     }
 
@@ -664,6 +668,37 @@ impl Binding for PostgresBinding {
         Ok(())
     }
 
+    /// One `SELECT ... WHERE YCSB_KEY IN ($1, ...)`, prepared once per number of keys (reads one
+    /// after another with `prepared=false`).
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        if let Some(replica) = &mut self.reader {
+            return Box::pin(replica.read_many(keys, fields, out)).await;
+        }
+        if self.prepared.is_none() {
+            return crate::read_each(self, keys, fields, out).await;
+        }
+        self.ensure_connected().await?;
+        out.clear();
+        let sql = self.shared.statements.select_keys(fields, keys.len());
+        if !self.multi_get_statements.contains_key(&sql) {
+            let stmt = self.client.prepare(&sql).await.map_err(classify)?;
+            self.multi_get_statements.insert(sql.clone(), stmt);
+        }
+        let params: Vec<&(dyn ToSql + Sync)> =
+            keys.iter().map(|k| k as &(dyn ToSql + Sync)).collect();
+        let cols = self.columns_of(fields);
+        let stmt = &self.multi_get_statements[&sql];
+        for row in self.client.query(stmt, &params).await.map_err(classify)? {
+            out.push(keyed(&row, &cols));
+        }
+        Ok(())
+    }
+
     async fn scan(
         &mut self,
         start_key: &str,
@@ -689,13 +724,7 @@ impl Binding for PostgresBinding {
                 .await
                 .map_err(classify)?
             {
-                let key: String = row.get(0);
-                let values = cols
-                    .iter()
-                    .enumerate()
-                    .map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default()))
-                    .collect();
-                out.push((key, values));
+                out.push(keyed(&row, &cols));
             }
         } else {
             let st = &self.factory().statements;
@@ -905,6 +934,16 @@ impl Binding for PostgresBinding {
             .map_err(classify)?;
         Ok(rows.len() as u64)
     }
+}
+
+/// A row of `YCSB_KEY, columns...` as the key and its fields.
+fn keyed(row: &tokio_postgres::Row, cols: &[usize]) -> (String, Fields) {
+    let values = cols
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default()))
+        .collect();
+    (row.get(0), values)
 }
 
 /// All `n` field values in column order (missing fields as empty strings, as YCSB's JDBC binding writes NULL-free rows).

@@ -383,6 +383,38 @@ impl RedisBinding {
     }
 
     /// Where reads go: the worker's replica, else the URL's server.
+    /// The records of `keys` that exist, into `out`.
+    async fn read_keys(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        let cluster = matches!(self.primary.target, Target::Cluster(_));
+        let rows: Vec<Vec<Option<String>>> = if cluster {
+            // Keys live on different nodes: one command each.
+            let mut rows = Vec::with_capacity(keys.len());
+            for k in keys {
+                let cmd = self.hmget(k, fields);
+                rows.push(self.run(&cmd).await?);
+            }
+            rows
+        } else {
+            let mut p = redis::pipe();
+            for k in keys {
+                p.add_command(self.hmget(k, fields));
+            }
+            self.reader().run_pipe(&p).await?
+        };
+        for (k, values) in keys.iter().zip(rows) {
+            let mut f = Fields::new();
+            if self.fill(fields, values, &mut f) {
+                out.push((k.clone(), f));
+            }
+        }
+        Ok(())
+    }
+
     fn reader(&mut self) -> &mut Link {
         self.replica.as_mut().unwrap_or(&mut self.primary)
     }
@@ -496,30 +528,19 @@ impl Binding for RedisBinding {
                     .arg(count),
             )
             .await?;
-        let cluster = matches!(self.primary.target, Target::Cluster(_));
-        let rows: Vec<Vec<Option<String>>> = if cluster {
-            // Keys live on different nodes: one command each.
-            let mut rows = Vec::with_capacity(keys.len());
-            for k in &keys {
-                let cmd = self.hmget(k, fields);
-                rows.push(self.run(&cmd).await?);
-            }
-            rows
-        } else {
-            let mut p = redis::pipe();
-            for k in &keys {
-                p.add_command(self.hmget(k, fields));
-            }
-            self.reader().run_pipe(&p).await?
-        };
-        for (k, values) in keys.into_iter().zip(rows) {
-            let mut f = Fields::new();
-            // A key deleted between the index lookup and the read is skipped, as YCSB does.
-            if self.fill(fields, values, &mut f) {
-                out.push((k, f));
-            }
-        }
-        Ok(())
+        // A key deleted between the index lookup and the read is skipped, as YCSB does.
+        self.read_keys(&keys, fields, out).await
+    }
+
+    /// One HMGET each in one pipeline (a cluster: one command each, its keys on several nodes).
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        self.read_keys(keys, fields, out).await
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {

@@ -292,6 +292,8 @@ impl BindingFactory for SqliteFactory {
                 .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"))
                 .collect(),
             update_one: self.columns.iter().map(|c| format!("UPDATE {t} SET {c} = ?1 WHERE YCSB_KEY = ?2")).collect(),
+            select_all: format!("SELECT YCSB_KEY, {selected} FROM {t}"),
+            select_one: self.selects.iter().map(|c| format!("SELECT YCSB_KEY, {c} FROM {t}")).collect(),
             insert: format!("INSERT INTO {t} (YCSB_KEY, {all}) VALUES (?, {placeholders})"),
             delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
             table: t.clone(),
@@ -313,6 +315,17 @@ impl BindingFactory for SqliteFactory {
     }
 }
 
+/// A row of `YCSB_KEY` and `n - 1` columns (every column, or the one `first`) as the key and its
+/// fields.
+fn keyed(row: &rusqlite::Row<'_>, n: usize, first: Option<usize>) -> Result<(String, Fields), OpError> {
+    let mut fields = Vec::with_capacity(n - 1);
+    for c in 1..n {
+        let v: Option<String> = row.get(c).map_err(classify)?;
+        fields.push((first.unwrap_or(c - 1), v.unwrap_or_default()));
+    }
+    Ok((row.get(0).map_err(classify)?, fields))
+}
+
 pub struct SqliteBinding {
     conn: Connection,
     table: String,
@@ -322,6 +335,9 @@ pub struct SqliteBinding {
     scan_all: String,
     scan_one: Vec<String>,
     update_one: Vec<String>,
+    /// `SELECT YCSB_KEY, columns FROM t` (every column, or one), for a multi-get's `WHERE`.
+    select_all: String,
+    select_one: Vec<String>,
     insert: String,
     delete: String,
     statements: Vec<Option<DialectStatement>>,
@@ -418,13 +434,35 @@ impl Binding for SqliteBinding {
             .query(rusqlite::params![start_key, count as i64])
             .map_err(classify)?;
         while let Some(row) = rows.next().map_err(classify)? {
-            let key: String = row.get(0).map_err(classify)?;
-            let mut fields = Vec::with_capacity(n - 1);
-            for c in 1..n {
-                let v: Option<String> = row.get(c).map_err(classify)?;
-                fields.push((first.unwrap_or(c - 1), v.unwrap_or_default()));
-            }
-            out.push((key, fields));
+            out.push(keyed(row, n, first)?);
+        }
+        Ok(())
+    }
+
+    /// One `SELECT ... WHERE YCSB_KEY IN (?, ...)`, prepared once per number of keys.
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
+        out.clear();
+        let (select, first) = match fields {
+            FieldSet::All => (&self.select_all, None),
+            FieldSet::One(i) => (&self.select_one[i], Some(i)),
+        };
+        let sql = format!(
+            "{select} WHERE YCSB_KEY IN ({})",
+            vec!["?"; keys.len()].join(", ")
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(classify)?;
+        let n = stmt.column_count();
+        let mut rows = stmt
+            .query(params_from_iter(keys.iter()))
+            .map_err(classify)?;
+        while let Some(row) = rows.next().map_err(classify)? {
+            out.push(keyed(row, n, first)?);
         }
         Ok(())
     }
