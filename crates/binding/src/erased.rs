@@ -58,6 +58,12 @@ trait ObjectBinding {
         key: &'a str,
         changes: &'a [Modification],
     ) -> Boxed<'a, Result<(), OpError>>;
+    fn transaction<'a>(
+        &'a mut self,
+        first: usize,
+        steps: usize,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>>;
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>>;
     fn abandoned(&mut self);
 }
@@ -122,6 +128,14 @@ impl<B: Binding> ObjectBinding for B {
     ) -> Boxed<'a, Result<(), OpError>> {
         Box::pin(Binding::increment(self, key, changes))
     }
+    fn transaction<'a>(
+        &'a mut self,
+        first: usize,
+        steps: usize,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>> {
+        Box::pin(Binding::transaction(self, first, steps, params))
+    }
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>> {
         Box::pin(Binding::cleanup(self))
     }
@@ -171,6 +185,14 @@ impl Binding for ErasedBinding {
     }
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
         self.0.increment(key, changes).await
+    }
+    async fn transaction(
+        &mut self,
+        first: usize,
+        steps: usize,
+        params: &Fields,
+    ) -> Result<u64, OpError> {
+        self.0.transaction(first, steps, params).await
     }
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         self.0.cleanup().await

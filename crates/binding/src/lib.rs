@@ -221,6 +221,40 @@ pub trait Binding {
         ))
     }
 
+    /// Runs the workload's statements `first..first + steps` (a transaction's, sharing `params`)
+    /// in one transaction: BEGIN, each in order, COMMIT; a failed step rolls the others back and
+    /// is the operation's failure. Returns the rows they returned or changed, summed. Bindings that
+    /// run SQL statements implement it; the others are never asked.
+    async fn transaction(
+        &mut self,
+        first: usize,
+        steps: usize,
+        params: &Fields,
+    ) -> Result<u64, OpError> {
+        self.transaction_control(TransactionControl::Begin).await?;
+        let mut rows = 0;
+        for s in first..first + steps {
+            match self.statement(s, params).await {
+                Ok(n) => rows += n,
+                Err(e) => {
+                    // The step's failure is the operation's; a failed rollback adds nothing.
+                    let _ = self.transaction_control(TransactionControl::Rollback).await;
+                    return Err(e);
+                }
+            }
+        }
+        self.transaction_control(TransactionControl::Commit).await?;
+        Ok(rows)
+    }
+
+    /// Begins, commits or rolls back a transaction on this connection ([`Binding::transaction`]).
+    async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
+        Err(OpError::new(
+            FailureClass::Other,
+            format!("this binding runs no transaction ({control:?})"),
+        ))
+    }
+
     /// Adds each change's amount to its column of record `key` in the database, atomically (a
     /// workload file's `increment`); a missing record is `NotFound` and is not created. Bindings
     /// whose [`BindingInfo::increments`] is not `None` implement it; the others are never asked
@@ -242,6 +276,14 @@ pub trait Binding {
     /// whose connection carries one request at a time must drop that connection: the abandoned
     /// request's answer would otherwise be read as the next operation's.
     fn abandoned(&mut self) {}
+}
+
+/// A transaction's boundaries, as [`Binding::transaction_control`] is asked for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransactionControl {
+    Begin,
+    Commit,
+    Rollback,
 }
 
 /// A multi-get as reads one after another ([`Binding::read_many`]'s default).

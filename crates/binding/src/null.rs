@@ -154,6 +154,17 @@ impl Binding for NullBinding {
         Ok(0)
     }
 
+    /// Any transaction, as nothing.
+    async fn transaction(
+        &mut self,
+        _first: usize,
+        _steps: usize,
+        _params: &Fields,
+    ) -> Result<u64, OpError> {
+        self.serve().await;
+        Ok(0)
+    }
+
     /// Any increment, as nothing.
     async fn increment(
         &mut self,

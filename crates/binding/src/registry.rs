@@ -122,6 +122,15 @@ pub fn open<V: FactoryVisitor>(
 /// have one in the binding's language. One line naming the operation when not.
 pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<(), BindingError> {
     for statement in schema.statements.iter().flatten() {
+        if statement.in_transaction
+            && info.statements != Some(scalebench_workload::statement::Language::Sql)
+            && info.name != crate::null::INFO.name
+        {
+            return Err(BindingError::Config(format!(
+                "operation '{}' is a transaction of SQL statements, and {} runs none: run it on PostgreSQL, MySQL/MariaDB or SQLite",
+                statement.name, info.name
+            )));
+        }
         let runs = match info.statements {
             None => {
                 return Err(BindingError::Config(format!(

@@ -3109,7 +3109,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
                 false,
             ),
-            "run.operation[0] ('lookup').expect.rows: only a scan, a multi_get or a statement returns rows",
+            "run.operation[0] ('lookup').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
         ),
         (
             operations(
@@ -3186,6 +3186,25 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 101\n", false),
             "run.operation[0] ('many').keys: 101 distinct keys of 100 records",
         ),
+        // Transactions.
+        (
+            operations("name = \"t\"\nkind = \"transaction\"\nweight = 1.0\n", false),
+            "run.operation[0] ('t').steps: a transaction runs steps",
+        ),
+        (
+            operations(
+                "name = \"t\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nsteps = [\"SELECT 1\"]\n",
+                false,
+            ),
+            "run.operation[0] ('t').steps: only a transaction has steps",
+        ),
+        (
+            operations(
+                "name = \"t\"\nkind = \"transaction\"\nweight = 1.0\nsteps = [\"SELECT :nope\"]\n",
+                false,
+            ),
+            "run.operation[0] ('t').steps: ",
+        ),
         // Increments.
         (
             operations("name = \"bump\"\nkind = \"increment\"\nweight = 1.0\n", false),
@@ -3203,7 +3222,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nexpect = { rows = 1 }\n",
                 false,
             ),
-            "run.operation[0] ('bump').expect.rows: only a scan, a multi_get or a statement returns rows",
+            "run.operation[0] ('bump').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
         ),
         // Statements of one's own.
         (
@@ -3908,6 +3927,124 @@ expect = { rows = 40 }
         (Some(300), Some(300)),
         "{op}"
     );
+}
+
+/// Issue 43: a workload file's transactions on SQLite (BEGIN IMMEDIATE, the steps, COMMIT): moving
+/// 1 between accounts from 2 threads keeps the balances' sum; a transaction whose last step fails
+/// (a duplicate key) rolls its first back; a database without SQL transactions is refused in one
+/// line before anything connects.
+#[test]
+fn transactions_commit_whole_or_roll_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("accounts.toml");
+    let write = |steps: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                r#"[record]
+table = "accounts"
+records = 100
+key = {{ prefix = "account", order = "ordered", zero_padding = 3 }}
+[[record.column]]
+name = "balance"
+type = "bigint"
+generator.constant = {{ value = 1000 }}
+[run]
+operations = 600
+[[run.operation]]
+name = "move"
+kind = "transaction"
+weight = 1.0
+steps = [{steps}]
+"#
+            ),
+        )
+        .unwrap()
+    };
+    write(
+        "\"UPDATE accounts SET balance = balance - 1 WHERE YCSB_KEY = :key\", \"UPDATE accounts SET balance = balance + 1 WHERE YCSB_KEY = 'account001'\"",
+    );
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("accounts.db");
+    let url = format!("sqlite://{}", db.display());
+    let o = scalebench(&["load", shown, "--db", &url, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("r.json");
+    let run = |out: &Path| {
+        scalebench(&[
+            "run",
+            shown,
+            "--db",
+            &url,
+            "--threads",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+    };
+    let o = run(&out);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    assert_eq!(
+        r["phases"][0]["operations"]["move"]["ok"], 600,
+        "{}",
+        r["phases"][0]["errors"]
+    );
+    let sums = || -> (i64, i64) {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT SUM(balance), (SELECT balance FROM accounts WHERE YCSB_KEY = 'account001') FROM accounts",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .unwrap()
+    };
+    let (total, bank) = sums();
+    assert_eq!(total, 100 * 1000);
+    assert!(bank > 1000 + 500, "{bank}");
+
+    // Every account exists: each re-opening fails, and its credit is rolled back.
+    write(
+        "\"UPDATE accounts SET balance = balance + 1 WHERE YCSB_KEY = 'account001'\", \"INSERT INTO accounts (YCSB_KEY, balance) VALUES (:key, 0)\"",
+    );
+    let o = run(&out);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a run whose operations all fail: {}",
+        stderr(&o)
+    );
+    let r = json(&out);
+    assert_eq!(
+        r["phases"][0]["operations"]["move"]["failed"]["conflict"],
+        600
+    );
+    assert_eq!(sums(), (total, bank), "a rolled-back credit stayed");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    for scheme in ["cassandra", "redis", "mongodb"] {
+        let o = scalebench(&[
+            "run",
+            shown,
+            "--db",
+            &format!("{scheme}://127.0.0.1:{port}"),
+        ]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
+        assert!(
+            err.contains(&format!(
+                "operation 'move' is a transaction of SQL statements, and {scheme} runs none"
+            )) && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+    assert!(listener
+        .accept()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock));
 }
 
 /// Issue 43: `saturate` and `elastic` offer each step a constant rate of their own: a workload

@@ -72,6 +72,13 @@ pub(crate) async fn perform<B: Binding>(
                 None => Ok(()),
             }
         }
+        OpKind::Transaction => {
+            let rows = b.transaction(op.statement, op.steps, &op.values).await?;
+            match &op.expect {
+                Some(e) => named::judge(e, None, Some(rows)),
+                None => Ok(()),
+            }
+        }
         OpKind::MultiGet => {
             b.read_many(&op.keys, op.read_fields, &mut bufs.rows)
                 .await?;

@@ -248,3 +248,9 @@ fn a_workload_files_increments_add_in_the_database() {
 fn a_workload_files_multi_gets_read_their_keys() {
     assert_multi_gets_read(MysqlFactory::open, &server().url());
 }
+
+/// Issue 43: a workload file's transactions on MariaDB: committed whole, or rolled back whole.
+#[test]
+fn a_workload_files_transactions_are_atomic() {
+    assert_transactions_are_atomic(MysqlFactory::open, &server().url());
+}

@@ -250,3 +250,9 @@ fn a_workload_files_increments_add_in_the_database() {
 fn a_workload_files_multi_gets_read_their_keys() {
     assert_multi_gets_read(PostgresFactory::open, &server().url());
 }
+
+/// Issue 43: a workload file's transactions on PostgreSQL: committed whole, or rolled back whole.
+#[test]
+fn a_workload_files_transactions_are_atomic() {
+    assert_transactions_are_atomic(PostgresFactory::open, &server().url());
+}

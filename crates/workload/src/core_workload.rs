@@ -171,7 +171,14 @@ impl CoreWorkload {
                 .map(|_| FieldType::Text { max_len: None })
                 .collect(),
         };
-        let named = named_operations(p, &fields.names, &declared_types, fields.record.is_some())?;
+        let mut named =
+            named_operations(p, &fields.names, &declared_types, fields.record.is_some())?;
+        // A transaction's steps follow the operations' own statements (see `statements`).
+        let mut next_step = named.len();
+        for (o, _) in named.iter_mut().filter(|(o, _)| !o.steps.is_empty()) {
+            o.first_step = next_step;
+            next_step += o.steps.len();
+        }
         let indexes = match p.given(&INDEXES) {
             Some(json) => crate::index::from_json(json, &fields.names)?,
             None => Arc::new([]),
@@ -296,11 +303,17 @@ impl CoreWorkload {
         }
     }
 
-    /// The statements of its named operations, by operation number (`None`: not a statement).
+    /// The statements of its named operations, by operation number (`None`: not a statement),
+    /// then the transactions' steps (each transaction's from its `first_step`).
     pub fn statements(&self) -> Arc<[Option<Arc<crate::statement::Statement>>]> {
+        let steps = self
+            .named
+            .iter()
+            .flat_map(|(o, _)| o.steps.iter().cloned().map(Some));
         self.named
             .iter()
             .map(|(o, _)| o.statement.clone())
+            .chain(steps)
             .collect()
     }
 
@@ -453,7 +466,8 @@ impl OperationGenerator {
                 op.measured = o.measured;
                 op.expect = o.expect;
                 op.modify.clone_from(&o.modify);
-                op.statement = i;
+                op.statement = if o.steps.is_empty() { i } else { o.first_step };
+                op.steps = o.steps.len();
                 Some((named, i))
             }
         };
@@ -508,6 +522,11 @@ impl OperationGenerator {
                     OpKind::Statement => {
                         let statement = named.and_then(|n| n.statement.as_deref());
                         self.fill_parameters(op, statement.map_or(&[], |s| &s.params[..]));
+                    }
+                    // The steps share their parameters: the first step's list is theirs.
+                    OpKind::Transaction => {
+                        let first = named.and_then(|n| n.steps.first());
+                        self.fill_parameters(op, first.map_or(&[], |s| &s.params[..]));
                     }
                     // Changes to what it read: every column read unless one is named.
                     OpKind::ReadModifyWrite if op.modify.is_some() => {

@@ -52,6 +52,9 @@ pub struct OperationDecl {
     /// `append = { body = "1" }`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub append: Option<std::collections::BTreeMap<String, String>>,
+    /// transaction: its SQL statements, run in order in one transaction (parameters as in `sql`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<String>>,
     /// multi_get: how many records it reads, by distinct keys (2 to 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u32>,
@@ -88,6 +91,9 @@ pub enum DeclaredKind {
     /// Reads `keys` records by distinct keys in one operation (SQL's `IN`, a Redis pipeline,
     /// MongoDB's `$in`; one read after another where the database has no such call).
     MultiGet,
+    /// Runs `steps`, SQL statements, in one transaction (BEGIN, each prepared, COMMIT; a failed
+    /// step rolls back). PostgreSQL, MySQL/MariaDB, SQLite.
+    Transaction,
 }
 
 impl DeclaredKind {
@@ -102,6 +108,7 @@ impl DeclaredKind {
             DeclaredKind::Statement => OpKind::Statement,
             DeclaredKind::Increment => OpKind::Increment,
             DeclaredKind::MultiGet => OpKind::MultiGet,
+            DeclaredKind::Transaction => OpKind::Transaction,
         }
     }
 }
@@ -145,6 +152,10 @@ pub struct NamedOperation {
     pub modify: Option<Arc<[Modification]>>,
     /// A multi-get's number of keys (0 for any other kind).
     pub keys: usize,
+    /// A transaction's statements (their parameters shared: the first's `params`).
+    pub steps: Arc<[Arc<Statement>]>,
+    /// Where the steps are among the workload's statements (set with the workload).
+    pub first_step: usize,
 }
 
 /// A named increment, as a binding checks it can run it: its name and the columns it adds to.
@@ -265,6 +276,7 @@ pub fn resolve(
                 }
             };
         let statement = statement_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
+        let steps = steps_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
         let modify = modifications(d, fields, types).map_err(|(f, r)| fail(f, r))?;
         if let (Some(m), Some(FieldSet::One(read))) = (&modify, read_fields) {
             if m.iter().any(|m| m.column != read) {
@@ -314,6 +326,8 @@ pub fn resolve(
                 statement,
                 modify,
                 keys,
+                steps,
+                first_step: 0,
             },
             d.weight,
         ));
@@ -493,7 +507,65 @@ fn statement_of(
         cql,
         consistency,
         params,
+        in_transaction: false,
     })))
+}
+
+/// The most statements a transaction runs.
+pub const MAX_STEPS: usize = 20;
+
+/// A transaction's steps: each SQL text parsed, their parameters shared (the key and the columns
+/// any of them names), so one operation's values serve them all.
+fn steps_of(
+    d: &OperationDecl,
+    fields: &[String],
+    generated: bool,
+) -> Result<Arc<[Arc<Statement>]>, (&'static str, String)> {
+    let Some(texts) = &d.steps else {
+        if d.kind == DeclaredKind::Transaction {
+            return Err((
+                "steps",
+                "a transaction runs steps = [\"SQL\", ...] in order".into(),
+            ));
+        }
+        return Ok(Arc::new([]));
+    };
+    if d.kind != DeclaredKind::Transaction {
+        return Err((
+            "steps",
+            "only a transaction has steps: kind = \"transaction\"".into(),
+        ));
+    }
+    if texts.is_empty() || texts.len() > MAX_STEPS {
+        return Err((
+            "steps",
+            format!("{} steps: give 1 to {MAX_STEPS}", texts.len()),
+        ));
+    }
+    let mut params = Vec::new();
+    let templates = texts
+        .iter()
+        .map(|t| Template::parse(t, fields, &mut params).map_err(|r| ("steps", r)))
+        .collect::<Result<Vec<_>, _>>()?;
+    if !generated && params.iter().any(|p| matches!(p, Param::Column(_))) {
+        return Err((
+            "steps",
+            "a column parameter takes the value its generator made: declare the record's [[record.column]]".into(),
+        ));
+    }
+    Ok(templates
+        .into_iter()
+        .map(|t| {
+            Arc::new(Statement {
+                name: d.name.clone(),
+                sql: Some(t),
+                cql: None,
+                consistency: None,
+                params: params.clone(),
+                in_transaction: true,
+            })
+        })
+        .collect())
 }
 
 fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static str, String)> {
@@ -519,10 +591,15 @@ fn expectation(e: &ExpectDecl, kind: OpKind) -> Result<Expectation, (&'static st
         ));
     }
     let row_bounds = e.rows.is_some() || e.min_rows.is_some() || e.max_rows.is_some();
-    if row_bounds && !matches!(kind, OpKind::Scan | OpKind::Statement | OpKind::MultiGet) {
+    if row_bounds
+        && !matches!(
+            kind,
+            OpKind::Scan | OpKind::Statement | OpKind::MultiGet | OpKind::Transaction
+        )
+    {
         return Err((
             "rows",
-            "only a scan, a multi_get or a statement returns rows".into(),
+            "only a scan, a multi_get, a statement or a transaction returns rows".into(),
         ));
     }
     if e.rows.is_some() && (e.min_rows.is_some() || e.max_rows.is_some()) {
@@ -636,6 +713,7 @@ mod tests {
             consistency: None,
             add: None,
             append: None,
+            steps: None,
             keys: None,
             expect: None,
         }

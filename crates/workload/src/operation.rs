@@ -18,10 +18,12 @@ pub enum OpKind {
     Increment,
     /// Several records read by key in one operation.
     MultiGet,
+    /// A workload file's SQL statements run in one transaction.
+    Transaction,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 10] = [
+    pub const ALL: [OpKind; 11] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -32,6 +34,7 @@ impl OpKind {
         OpKind::Statement,
         OpKind::Increment,
         OpKind::MultiGet,
+        OpKind::Transaction,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -47,6 +50,7 @@ impl OpKind {
             OpKind::Statement => "STATEMENT",
             OpKind::Increment => "INCREMENT",
             OpKind::MultiGet => "MULTI-GET",
+            OpKind::Transaction => "TRANSACTION",
         }
     }
 
@@ -430,8 +434,11 @@ pub struct Operation {
     pub measured: Measured,
     /// What the result must be (a workload file's operation's `expect`).
     pub expect: Option<Expectation>,
-    /// A statement: its number among the workload's (`values` are its parameters, in order).
+    /// A statement: its number among the workload's (`values` are its parameters, in order); a
+    /// transaction: its first statement's, of `steps`.
     pub statement: usize,
+    /// A transaction's statements.
+    pub steps: usize,
     /// A read-modify-write that writes back what it read, changed (`values` are then unused).
     pub modify: Option<std::sync::Arc<[Modification]>>,
     /// A multi-get's keys (distinct; `key` is the first), the strings reused from one to the next.
@@ -451,6 +458,7 @@ impl Default for Operation {
             measured: OpKind::Read.into(),
             expect: None,
             statement: 0,
+            steps: 0,
             modify: None,
             keys: Vec::new(),
         }

@@ -57,6 +57,8 @@ pub struct Statement {
     /// The CQL statement's consistency level (one of [`CQL_CONSISTENCY_LEVELS`]).
     pub consistency: Option<String>,
     pub params: Vec<Param>,
+    /// A step of a transaction (its operation's `steps`): SQL only, run between BEGIN and COMMIT.
+    pub in_transaction: bool,
 }
 
 impl Statement {

@@ -14,7 +14,7 @@ use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError,
 
 use crate::info::BindingInfo;
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
-use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
 
 pub const INFO: BindingInfo = BindingInfo {
     name: "mysql",
@@ -208,6 +208,7 @@ impl BindingFactory for MysqlFactory {
             slot: worker,
             shared: self.shared.clone(),
             reads_latest: false,
+            in_transaction: false,
         })
     }
 
@@ -217,6 +218,7 @@ impl BindingFactory for MysqlFactory {
             slot: worker,
             shared: self.shared.clone(),
             reads_latest: true,
+            in_transaction: false,
         })
     }
 
@@ -233,6 +235,17 @@ pub struct MysqlBinding {
     shared: std::sync::Arc<Shared>,
     /// A connection of the verify pass: reconnects read the latest too.
     reads_latest: bool,
+    /// Between a transaction's BEGIN and its end: a connection lost then is not replaced (the
+    /// steps after it would run outside the transaction).
+    in_transaction: bool,
+}
+
+/// The connection broke inside a transaction: the server rolled it back.
+fn lost_in_transaction() -> OpError {
+    OpError::new(
+        FailureClass::Unavailable,
+        "the connection was lost inside a transaction (the server rolled it back)",
+    )
 }
 
 fn classify(e: mysql_async::Error) -> OpError {
@@ -264,6 +277,9 @@ fn not_found(key: &str) -> OpError {
 
 impl MysqlBinding {
     async fn conn(&mut self) -> Result<&mut Conn, OpError> {
+        if self.conn.is_none() && self.in_transaction {
+            return Err(lost_in_transaction());
+        }
         if self.conn.is_none() {
             let connected = if self.reads_latest {
                 self.shared.conn_reading_latest(self.slot).await
@@ -399,7 +415,9 @@ impl Binding for MysqlBinding {
     /// before that leaves its answer on the wire, where the next statement would take it for its
     /// own (an update "acknowledged" by an earlier statement's OK, seen as lost writes on Galera).
     fn abandoned(&mut self) {
+        // Closing the connection rolls back a transaction it had open.
         self.conn = None;
+        self.in_transaction = false;
     }
 
     async fn scan(
@@ -484,6 +502,28 @@ impl Binding for MysqlBinding {
             return Err(not_found(key));
         }
         Ok(())
+    }
+
+    async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
+        let sql = match control {
+            TransactionControl::Begin => "BEGIN",
+            TransactionControl::Commit => "COMMIT",
+            TransactionControl::Rollback => "ROLLBACK",
+        };
+        if control != TransactionControl::Begin {
+            self.in_transaction = false;
+            // A new connection has no transaction to end: the lost one's is rolled back.
+            if self.conn.is_none() {
+                return match control {
+                    TransactionControl::Rollback => Ok(()),
+                    _ => Err(lost_in_transaction()),
+                };
+            }
+        }
+        let c = self.conn().await?;
+        let r = c.query_drop(sql).await;
+        self.in_transaction = control == TransactionControl::Begin && r.is_ok();
+        self.check(r)
     }
 
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {

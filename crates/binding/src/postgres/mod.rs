@@ -25,7 +25,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
 
 use crate::info::{BindingInfo, HostList};
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
-use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
 
 pub const INFO: BindingInfo = BindingInfo {
     name: "postgres",
@@ -379,6 +379,8 @@ impl PostgresFactory {
             batch_statements: HashMap::new(),
             increment_statements: HashMap::new(),
             multi_get_statements: HashMap::new(),
+            in_transaction: false,
+            abandoned_transaction: false,
             reader: None,
         };
         b.prepare_own().await.map_err(|(name, e)| {
@@ -468,6 +470,20 @@ pub struct PostgresBinding {
     increment_statements: HashMap<String, Statement>,
     /// Multi-gets prepared on this connection, by their SELECT.
     multi_get_statements: HashMap<String, Statement>,
+    /// Between a transaction's BEGIN and its end: a closed connection is not replaced (the steps
+    /// after it would run outside the transaction).
+    in_transaction: bool,
+    /// A transaction's step timed out and was dropped: the connection's transaction is still
+    /// open, rolled back before the next operation.
+    abandoned_transaction: bool,
+}
+
+/// The connection closed inside a transaction: the server rolled it back.
+fn lost_in_transaction() -> OpError {
+    OpError::new(
+        FailureClass::Unavailable,
+        "the connection closed inside a transaction (the server rolled it back)",
+    )
 }
 
 fn classify(e: tokio_postgres::Error) -> OpError {
@@ -576,8 +592,17 @@ impl PostgresBinding {
 
     /// Reconnects if the connection was lost; the time it takes is part of the operation's latency.
     async fn ensure_connected(&mut self) -> Result<(), OpError> {
+        if std::mem::take(&mut self.abandoned_transaction) {
+            self.in_transaction = false;
+            if !self.client.is_closed() {
+                self.client.batch_execute("ROLLBACK").await.map_err(classify)?;
+            }
+        }
         if !self.client.is_closed() {
             return Ok(());
+        }
+        if self.in_transaction {
+            return Err(lost_in_transaction());
         }
         let client = match self.factory().client_at(&self.target).await {
             Ok(client) => client,
@@ -629,6 +654,12 @@ impl PostgresBinding {
 }
 
 impl Binding for PostgresBinding {
+    /// A dropped operation may have been a transaction's (its BEGIN included): the next one rolls
+    /// back first (a ROLLBACK with none open only warns).
+    fn abandoned(&mut self) {
+        self.abandoned_transaction = true;
+    }
+
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         if let Some(replica) = &mut self.reader {
             return Box::pin(replica.read(key, fields, out)).await;
@@ -890,6 +921,29 @@ impl Binding for PostgresBinding {
             return Err(not_found(key));
         }
         Ok(())
+    }
+
+    async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
+        if control == TransactionControl::Begin {
+            self.ensure_connected().await?;
+        } else {
+            self.in_transaction = false;
+            // A new connection has no transaction to end: the closed one's is rolled back.
+            if self.client.is_closed() {
+                return match control {
+                    TransactionControl::Rollback => Ok(()),
+                    _ => Err(lost_in_transaction()),
+                };
+            }
+        }
+        let sql = match control {
+            TransactionControl::Begin => "BEGIN",
+            TransactionControl::Commit => "COMMIT",
+            TransactionControl::Rollback => "ROLLBACK",
+        };
+        let r = self.client.batch_execute(sql).await.map_err(classify);
+        self.in_transaction = control == TransactionControl::Begin && r.is_ok();
+        r
     }
 
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {

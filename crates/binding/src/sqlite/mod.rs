@@ -13,7 +13,7 @@ use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError,
 use crate::deadline::{call_deadline, call_deadline_passed};
 use crate::info::BindingInfo;
 use crate::sql::{dialect_statements, Dialect, DialectStatement};
-use crate::{Binding, BindingConfig, BindingError, BindingFactory};
+use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
 
 pub const INFO: BindingInfo = BindingInfo {
     name: "sqlite",
@@ -532,6 +532,18 @@ impl Binding for SqliteBinding {
             )),
             _ => Ok(()),
         }
+    }
+
+    /// BEGIN IMMEDIATE: the write lock taken first, so two transactions wait for each other
+    /// instead of failing to upgrade a read lock.
+    async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
+        self.bound_lock_wait()?;
+        let sql = match control {
+            TransactionControl::Begin => "BEGIN IMMEDIATE",
+            TransactionControl::Commit => "COMMIT",
+            TransactionControl::Rollback => "ROLLBACK",
+        };
+        self.conn.execute_batch(sql).map_err(classify)
     }
 
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
