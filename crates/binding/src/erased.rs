@@ -42,6 +42,11 @@ trait ObjectBinding {
         fields: FieldSet,
         out: &'a mut Vec<(String, Fields)>,
     ) -> Boxed<'a, Result<(), OpError>>;
+    fn update_batch<'a>(
+        &'a mut self,
+        keys: &'a [String],
+        values: &'a [Fields],
+    ) -> Boxed<'a, Result<(), OpError>>;
     fn update<'a>(&'a mut self, key: &'a str, values: &'a Fields)
         -> Boxed<'a, Result<(), OpError>>;
     fn insert<'a>(&'a mut self, key: &'a str, values: &'a Fields)
@@ -114,6 +119,13 @@ impl<B: Binding> ObjectBinding for B {
     ) -> Boxed<'a, Result<(), OpError>> {
         Box::pin(Binding::read_many(self, keys, fields, out))
     }
+    fn update_batch<'a>(
+        &'a mut self,
+        keys: &'a [String],
+        values: &'a [Fields],
+    ) -> Boxed<'a, Result<(), OpError>> {
+        Box::pin(Binding::update_batch(self, keys, values))
+    }
     fn statement<'a>(
         &'a mut self,
         statement: usize,
@@ -179,6 +191,9 @@ impl Binding for ErasedBinding {
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
         self.0.read_many(keys, fields, out).await
+    }
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        self.0.update_batch(keys, values).await
     }
     async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
         self.0.statement(statement, params).await

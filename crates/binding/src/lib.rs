@@ -193,6 +193,15 @@ pub trait Binding {
         read_each(self, keys, fields, out).await
     }
 
+    /// Writes each of `keys`' `values` (a batch: `values[i]` for `keys[i]`) in one call where the
+    /// database has one; the default updates one after another and stops at the first failure.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        for (key, v) in keys.iter().zip(values) {
+            self.update(key, v).await?;
+        }
+        Ok(())
+    }
+
     /// Overwrites the given fields of an existing record.
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError>;
 
@@ -284,6 +293,23 @@ pub enum TransactionControl {
     Begin,
     Commit,
     Rollback,
+}
+
+/// A batch of updates in one transaction (SQL bindings): BEGIN, each update, COMMIT; a failed
+/// update rolls the others back.
+pub async fn update_in_transaction<B: Binding + ?Sized>(
+    b: &mut B,
+    keys: &[String],
+    values: &[Fields],
+) -> Result<(), OpError> {
+    b.transaction_control(TransactionControl::Begin).await?;
+    for (key, v) in keys.iter().zip(values) {
+        if let Err(e) = b.update(key, v).await {
+            let _ = b.transaction_control(TransactionControl::Rollback).await;
+            return Err(e);
+        }
+    }
+    b.transaction_control(TransactionControl::Commit).await
 }
 
 /// A multi-get as reads one after another ([`Binding::read_many`]'s default).

@@ -3102,7 +3102,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "name = \"add\"\nkind = \"insert\"\nweight = 1.0\nset = [\"n\"]\n",
                 false,
             ),
-            "run.operation[0] ('add').set: only an update or read_modify_write",
+            "run.operation[0] ('add').set: only an update, batch or read_modify_write",
         ),
         (
             operations(
@@ -3204,6 +3204,18 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 false,
             ),
             "run.operation[0] ('t').steps: ",
+        ),
+        // Batches.
+        (
+            operations("name = \"b\"\nkind = \"batch\"\nweight = 1.0\n", false),
+            "run.operation[0] ('b').keys: a batch writes keys = N records (2 to 1000)",
+        ),
+        (
+            operations(
+                "name = \"b\"\nkind = \"batch\"\nweight = 1.0\nkeys = 3\nfield = \"n\"\n",
+                false,
+            ),
+            "run.operation[0] ('b').field: only a read, scan, multi_get or read_modify_write reads a column",
         ),
         // Increments.
         (
@@ -4045,6 +4057,83 @@ steps = [{steps}]
     assert!(listener
         .accept()
         .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock));
+}
+
+/// Issue 43: a batch on SQLite writes all its records in one transaction: every record changes;
+/// with one record gone, every batch fails as not_found and leaves the others as they were.
+#[test]
+fn a_batch_writes_all_its_records_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stamps.toml");
+    std::fs::write(
+        &file,
+        r#"[record]
+table = "stamps"
+records = 10
+[[record.column]]
+name = "stamp"
+type = "bigint"
+generator.uniform = { min = 1, max = 1000000000000 }
+[run]
+operations = 200
+[[run.operation]]
+name = "all"
+kind = "batch"
+keys = 10
+set = ["stamp"]
+weight = 1.0
+"#,
+    )
+    .unwrap();
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("stamps.db");
+    let url = format!("sqlite://{}", db.display());
+    let stamps = || -> Vec<(String, i64)> {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        let mut st = c
+            .prepare("SELECT YCSB_KEY, stamp FROM stamps ORDER BY YCSB_KEY")
+            .unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let o = scalebench(&["load", shown, "--db", &url, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let loaded = stamps();
+    let out = dir.path().join("r.json");
+    let run = || {
+        scalebench(&[
+            "run",
+            shown,
+            "--db",
+            &url,
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+    };
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(json(&out)["phases"][0]["operations"]["all"]["ok"], 200);
+    let written = stamps();
+    assert!(loaded
+        .iter()
+        .zip(&written)
+        .all(|(a, b)| a.0 == b.0 && a.1 != b.1));
+
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute("DELETE FROM stamps WHERE YCSB_KEY = ?1", [&written[4].0])
+        .unwrap();
+    let before = stamps();
+    let o = run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        json(&out)["phases"][0]["operations"]["all"]["failed"]["not_found"],
+        200
+    );
+    assert_eq!(stamps(), before, "a failed batch's updates stayed");
 }
 
 /// Issue 43: `saturate` and `elastic` offer each step a constant rate of their own: a workload

@@ -72,6 +72,7 @@ pub(crate) async fn perform<B: Binding>(
                 None => Ok(()),
             }
         }
+        OpKind::BatchUpdate => b.update_batch(&op.keys, &op.batch_values).await,
         OpKind::Transaction => {
             let rows = b.transaction(op.statement, op.steps, &op.values).await?;
             match &op.expect {

@@ -267,3 +267,10 @@ fn a_workload_files_own_statements_run_and_are_judged() {
     );
     assert_statements_run(CassandraFactory::open, &node().url("ycsb"), &w);
 }
+
+/// Issue 43: a workload file's batches on Cassandra (a logged BATCH).
+#[test]
+fn a_workload_files_batches_write_every_record() {
+    let _t = turn();
+    assert_batches_write(CassandraFactory::open, &node().url("ycsb"), false);
+}

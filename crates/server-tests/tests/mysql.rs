@@ -254,3 +254,9 @@ fn a_workload_files_multi_gets_read_their_keys() {
 fn a_workload_files_transactions_are_atomic() {
     assert_transactions_are_atomic(MysqlFactory::open, &server().url());
 }
+
+/// Issue 43: a workload file's batches on MariaDB (a transaction of updates).
+#[test]
+fn a_workload_files_batches_write_every_record() {
+    assert_batches_write(MysqlFactory::open, &server().url(), true);
+}

@@ -260,3 +260,9 @@ fn a_workload_files_increments_add_in_the_database() {
 fn a_workload_files_multi_gets_read_their_keys() {
     assert_multi_gets_read(RedisFactory::open, &standalone().url());
 }
+
+/// Issue 43: a workload file's batches on Redis (MULTI/EXEC).
+#[test]
+fn a_workload_files_batches_write_every_record() {
+    assert_batches_write(RedisFactory::open, &standalone().url(), false);
+}

@@ -205,7 +205,7 @@ impl CoreWorkload {
                 OPERATIONS.name,
                 &o.name,
                 format!(
-                    "multi_get '{}' reads {} distinct keys of {} records",
+                    "operation '{}' takes {} distinct keys of {} records",
                     o.name, o.keys, range.record_count
                 ),
             ));
@@ -519,6 +519,10 @@ impl OperationGenerator {
                         op.read_fields = read_fields.unwrap_or_else(|| self.read_fields());
                         self.fill_keys(op, named.map_or(0, |n| n.keys));
                     }
+                    OpKind::BatchUpdate => {
+                        let keynums = self.fill_keys(op, named.map_or(0, |n| n.keys));
+                        self.fill_batch(op, &keynums, written);
+                    }
                     OpKind::Statement => {
                         let statement = named.and_then(|n| n.statement.as_deref());
                         self.fill_parameters(op, statement.map_or(&[], |s| &s.params[..]));
@@ -589,7 +593,7 @@ impl OperationGenerator {
     /// and the inserts, which nobody wrote, is never asked for.
     /// A multi-get's `n` distinct keys, drawn as single operations draw theirs; `key` is the
     /// first. (Checked when the workload is made: `n` is at most the records.)
-    fn fill_keys(&mut self, op: &mut Operation, n: usize) {
+    fn fill_keys(&mut self, op: &mut Operation, n: usize) -> Vec<u64> {
         let mut keynums: Vec<u64> = Vec::with_capacity(n);
         keynums.push(op.keynum);
         // Bounded: a skewed chooser repeats itself; the records' next keys fill what it does not.
@@ -610,9 +614,25 @@ impl OperationGenerator {
             }
         }
         op.keys.resize_with(n, String::new);
-        for (key, k) in op.keys.iter_mut().zip(keynums) {
+        for (key, &k) in op.keys.iter_mut().zip(&keynums) {
             self.workload.keys.write_key(k, key);
         }
+        keynums
+    }
+
+    /// A batch's values: each key's, as an update of it would write them (`op.key` and
+    /// `op.keynum` are the first key's again after).
+    fn fill_batch(&mut self, op: &mut Operation, keynums: &[u64], written: Columns<'_>) {
+        op.batch_values.resize_with(keynums.len(), Fields::new);
+        for (i, &k) in keynums.iter().enumerate() {
+            op.keynum = k;
+            op.key.clone_from(&op.keys[i]);
+            std::mem::swap(&mut op.values, &mut op.batch_values[i]);
+            self.fill_values(op, written);
+            std::mem::swap(&mut op.values, &mut op.batch_values[i]);
+        }
+        op.keynum = keynums[0];
+        op.key.clone_from(&op.keys[0]);
     }
 
     fn next_keynum(&mut self) -> u64 {

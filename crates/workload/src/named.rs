@@ -55,7 +55,7 @@ pub struct OperationDecl {
     /// transaction: its SQL statements, run in order in one transaction (parameters as in `sql`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<String>>,
-    /// multi_get: how many records it reads, by distinct keys (2 to 1000).
+    /// multi_get, batch: how many records it reads or writes, by distinct keys (2 to 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u32>,
     /// What the operation must return; a result that differs is a failure of class `failure`.
@@ -94,9 +94,29 @@ pub enum DeclaredKind {
     /// Runs `steps`, SQL statements, in one transaction (BEGIN, each prepared, COMMIT; a failed
     /// step rolls back). PostgreSQL, MySQL/MariaDB, SQLite.
     Transaction,
+    /// Writes the `set` columns of `keys` distinct records in one call: a transaction of updates
+    /// (SQL), a logged BATCH (Cassandra), MULTI/EXEC (Redis); one update after another elsewhere.
+    Batch,
 }
 
 impl DeclaredKind {
+    /// As a file writes it.
+    fn word(self) -> &'static str {
+        match self {
+            DeclaredKind::Read => "read",
+            DeclaredKind::Update => "update",
+            DeclaredKind::Insert => "insert",
+            DeclaredKind::Scan => "scan",
+            DeclaredKind::Delete => "delete",
+            DeclaredKind::ReadModifyWrite => "read_modify_write",
+            DeclaredKind::Statement => "statement",
+            DeclaredKind::Increment => "increment",
+            DeclaredKind::MultiGet => "multi_get",
+            DeclaredKind::Transaction => "transaction",
+            DeclaredKind::Batch => "batch",
+        }
+    }
+
     fn kind(self) -> OpKind {
         match self {
             DeclaredKind::Read => OpKind::Read,
@@ -109,6 +129,7 @@ impl DeclaredKind {
             DeclaredKind::Increment => OpKind::Increment,
             DeclaredKind::MultiGet => OpKind::MultiGet,
             DeclaredKind::Transaction => OpKind::Transaction,
+            DeclaredKind::Batch => OpKind::BatchUpdate,
         }
     }
 }
@@ -233,7 +254,10 @@ pub fn resolve(
             kind,
             OpKind::Read | OpKind::Scan | OpKind::ReadModifyWrite | OpKind::MultiGet
         );
-        let writes_some = matches!(kind, OpKind::Update | OpKind::ReadModifyWrite);
+        let writes_some = matches!(
+            kind,
+            OpKind::Update | OpKind::ReadModifyWrite | OpKind::BatchUpdate
+        );
         let column = |field: &str, name: &str| {
             fields.iter().position(|f| f == name).ok_or_else(|| {
                 fail(
@@ -257,7 +281,7 @@ pub fn resolve(
                 None => None,
                 Some(_) if !writes_some => return Err(fail(
                     "set",
-                    "only an update or read_modify_write sets columns (an insert writes them all)"
+                    "only an update, batch or read_modify_write sets columns (an insert writes them all)"
                         .into(),
                 )),
                 Some(names) if names.is_empty() => {
@@ -292,22 +316,36 @@ pub fn resolve(
                 "add and append say what is written back: give them or set, not both".into(),
             ));
         }
-        let keys = match (kind, d.keys) {
-            (OpKind::MultiGet, None) => {
+        let several = matches!(kind, OpKind::MultiGet | OpKind::BatchUpdate);
+        let keys = match (several, d.keys) {
+            (true, None) => {
+                let verb = if kind == OpKind::MultiGet {
+                    "reads"
+                } else {
+                    "writes"
+                };
                 return Err(fail(
                     "keys",
-                    "a multi_get reads keys = N records (2 to 1000)".into(),
-                ))
+                    format!(
+                        "a {} {verb} keys = N records (2 to {MAX_MULTI_GET_KEYS})",
+                        d.kind.word()
+                    ),
+                ));
             }
-            (OpKind::MultiGet, Some(n)) if !(2..=MAX_MULTI_GET_KEYS).contains(&n) => {
+            (true, Some(n)) if !(2..=MAX_MULTI_GET_KEYS).contains(&n) => {
                 return Err(fail(
                     "keys",
                     format!("{n} is out of range: 2 to {MAX_MULTI_GET_KEYS}"),
                 ))
             }
-            (OpKind::MultiGet, Some(n)) => n as usize,
-            (_, Some(_)) => return Err(fail("keys", "only a multi_get reads several keys".into())),
-            (_, None) => 0,
+            (true, Some(n)) => n as usize,
+            (false, Some(_)) => {
+                return Err(fail(
+                    "keys",
+                    "only a multi_get reads several keys (a batch writes them)".into(),
+                ))
+            }
+            (false, None) => 0,
         };
         let expect = match &d.expect {
             None => None,

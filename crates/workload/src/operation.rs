@@ -20,10 +20,12 @@ pub enum OpKind {
     MultiGet,
     /// A workload file's SQL statements run in one transaction.
     Transaction,
+    /// Several records' columns written in one call (a batch).
+    BatchUpdate,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 11] = [
+    pub const ALL: [OpKind; 12] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -35,6 +37,7 @@ impl OpKind {
         OpKind::Increment,
         OpKind::MultiGet,
         OpKind::Transaction,
+        OpKind::BatchUpdate,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -51,6 +54,7 @@ impl OpKind {
             OpKind::Increment => "INCREMENT",
             OpKind::MultiGet => "MULTI-GET",
             OpKind::Transaction => "TRANSACTION",
+            OpKind::BatchUpdate => "BATCH-UPDATE",
         }
     }
 
@@ -441,8 +445,11 @@ pub struct Operation {
     pub steps: usize,
     /// A read-modify-write that writes back what it read, changed (`values` are then unused).
     pub modify: Option<std::sync::Arc<[Modification]>>,
-    /// A multi-get's keys (distinct; `key` is the first), the strings reused from one to the next.
+    /// A multi-get's or a batch's keys (distinct; `key` is the first), the strings reused from
+    /// one to the next.
     pub keys: Vec<String>,
+    /// A batch: each key's values, in `keys`' order.
+    pub batch_values: Vec<Fields>,
 }
 
 impl Default for Operation {
@@ -461,6 +468,7 @@ impl Default for Operation {
             steps: 0,
             modify: None,
             keys: Vec::new(),
+            batch_values: Vec::new(),
         }
     }
 }

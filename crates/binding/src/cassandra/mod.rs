@@ -962,6 +962,22 @@ impl CassandraBinding {
         fields.indices(self.settings.columns.len())
     }
 
+    /// An update's values: the columns', then the key.
+    fn update_values<'a>(&self, key: &'a str, values: &'a Fields) -> Result<Values<'a>, OpError> {
+        Ok(if self.settings.typed {
+            let mut typed = values
+                .iter()
+                .map(|(f, v)| typed_value(self.settings.types[*f], v).map(Some))
+                .collect::<Result<Vec<_>, _>>()?;
+            typed.push(Some(CqlValue::Text(key.to_string())));
+            Values::Typed(typed)
+        } else {
+            let mut params: Vec<&str> = values.iter().map(|(_, v)| v.as_str()).collect();
+            params.push(key);
+            Values::Text(params)
+        })
+    }
+
     /// The key, then every column (a field not given is empty text, or null when typed).
     fn insert_values<'a>(&self, key: &'a str, values: &'a Fields) -> Result<Values<'a>, OpError> {
         if self.settings.typed {
@@ -1066,19 +1082,28 @@ impl Binding for CassandraBinding {
         Ok(())
     }
 
+    /// One logged BATCH of the updates: applied all or none (Cassandra's batch log), at the write
+    /// consistency. The statements are sent as text with their values inlined.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        let mut batch = Batch::new(BatchType::Logged);
+        batch.set_consistency(self.settings.write);
+        let mut rows = Vec::with_capacity(keys.len());
+        for (key, v) in keys.iter().zip(values) {
+            let fields: Vec<usize> = v.iter().map(|(f, _)| *f).collect();
+            let cql = inline(&self.settings.update_cql(&fields), &self.update_values(key, v)?);
+            batch.append_statement(Statement::new(cql));
+            rows.push(Values::Text(Vec::new())); // in the text
+        }
+        self.session
+            .session
+            .batch(&batch, rows)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
-        let params = if self.settings.typed {
-            let mut typed = values
-                .iter()
-                .map(|(f, v)| typed_value(self.settings.types[*f], v).map(Some))
-                .collect::<Result<Vec<_>, _>>()?;
-            typed.push(Some(CqlValue::Text(key.to_string())));
-            Values::Typed(typed)
-        } else {
-            let mut params: Vec<&str> = values.iter().map(|(_, v)| v.as_str()).collect();
-            params.push(key);
-            Values::Text(params)
-        };
+        let params = self.update_values(key, values)?;
         let p = match (self.session.prepared.as_ref(), values.as_slice()) {
             (Some(p), [(f, _)]) => Some(&p.update_one[*f]),
             _ => None,

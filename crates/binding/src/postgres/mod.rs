@@ -923,6 +923,11 @@ impl Binding for PostgresBinding {
         Ok(())
     }
 
+    /// The updates in one transaction.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        crate::update_in_transaction(self, keys, values).await
+    }
+
     async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
         if control == TransactionControl::Begin {
             self.ensure_connected().await?;

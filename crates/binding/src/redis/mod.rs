@@ -571,6 +571,24 @@ impl Binding for RedisBinding {
         self.wait_for_replicas().await
     }
 
+    /// The HSETs in one MULTI/EXEC: all applied or none (a cluster: one after another, the keys
+    /// on several nodes).
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        if matches!(self.primary.target, Target::Cluster(_)) {
+            for (key, v) in keys.iter().zip(values) {
+                let _: i64 = self.run(&self.hset(key, v)).await?;
+            }
+        } else {
+            let mut p = redis::pipe();
+            p.atomic();
+            for (key, v) in keys.iter().zip(values) {
+                p.add_command(self.hset(key, v)).ignore();
+            }
+            let _: () = self.primary.run_pipe(&p).await?;
+        }
+        self.wait_for_replicas().await
+    }
+
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         let _: i64 = self.run(&self.hset(key, values)).await?;
         if self.scan_index {

@@ -536,6 +536,11 @@ impl Binding for SqliteBinding {
 
     /// BEGIN IMMEDIATE: the write lock taken first, so two transactions wait for each other
     /// instead of failing to upgrade a read lock.
+    /// The updates in one transaction.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        crate::update_in_transaction(self, keys, values).await
+    }
+
     async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
         self.bound_lock_wait()?;
         let sql = match control {
