@@ -155,6 +155,15 @@ pub enum Generator {
         #[serde(default = "zipfian_theta")]
         theta: f64,
     },
+    /// A recent key number (YCSB's "latest" skew, for a column that refers to another record):
+    /// the record's own key number minus a Zipfian distance in 0..window (0 the most likely),
+    /// never below 0.
+    Latest {
+        #[serde(default = "latest_window")]
+        window: u64,
+        #[serde(default = "zipfian_theta")]
+        theta: f64,
+    },
     /// YCSB's hotspot: a fraction of the values gets a fraction of the draws.
     Hotspot {
         min: i64,
@@ -234,6 +243,10 @@ fn one_u32() -> u32 {
 fn zipfian_theta() -> f64 {
     crate::generator::zipfian::ZIPFIAN_CONSTANT
 }
+fn latest_window() -> u64 {
+    1000
+}
+
 fn hot_data() -> f64 {
     0.2
 }
@@ -258,6 +271,7 @@ impl Generator {
             Generator::Uniform { .. } => "uniform",
             Generator::Zipfian { .. } => "zipfian",
             Generator::Hotspot { .. } => "hotspot",
+            Generator::Latest { .. } => "latest",
             Generator::Exponential { .. } => "exponential",
             Generator::Normal { .. } => "normal",
             Generator::Histogram { .. } => "histogram",
@@ -348,6 +362,8 @@ enum Maker {
     Zipfian(Zipfian, i64),
     /// Hotspot over 0..=span, moved to start at the second value.
     Hotspot(Hotspot, i64),
+    /// The key number minus a Zipfian distance (over 0..window).
+    Latest(Zipfian),
     Exponential(f64),
     Normal(rand_distr::Normal<f64>),
     Histogram {
@@ -747,6 +763,18 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
                 ));
             }
             Maker::Zipfian(Zipfian::with_constant(0, span, *theta), *min)
+        }
+        Generator::Latest { window, theta } => {
+            if !t.is_integer() {
+                return Err(wrong());
+            }
+            if !(1..=100_000_000).contains(window) {
+                return Err(format!("window {window} is out of range: 1 to 100,000,000"));
+            }
+            if !(*theta > 0.0 && *theta < 1.0) {
+                return Err(format!("theta {theta} is out of range: between 0 and 1"));
+            }
+            Maker::Latest(Zipfian::with_constant(0, window - 1, *theta))
         }
         Generator::Hotspot {
             min,
@@ -1180,6 +1208,12 @@ impl RecordValues {
                 let v = (*min as i128 + h.next(&mut rng) as i128) as i64;
                 out.push_str(itoa::Buffer::new().format(v));
             }
+            Maker::Latest(z) => {
+                // An int column holds the key numbers that fit it.
+                let (_, hi) = t.integer_range();
+                let v = keynum.saturating_sub(z.next(&mut rng)).min(hi as u64);
+                out.push_str(itoa::Buffer::new().format(v));
+            }
             Maker::Exponential(mean) => {
                 let u: f64 = rng.random();
                 number(-*mean * (1.0 - u).ln(), out)
@@ -1413,6 +1447,34 @@ mod tests {
         assert!(values(&r, 12, 1)[0].starts_with("20"));
         // Inserts are a function of seed and key; the same maker gives the same values again.
         assert_eq!(values(&r, 9, 50), values(&r, 9, 50));
+    }
+
+    /// `latest` refers to recent records: never a later key number than the record's own, most
+    /// often its own or one just before it.
+    #[test]
+    fn latest_values_are_recent_key_numbers() {
+        let r = record(
+            r#"
+[[column]]
+name = "reply_to"
+type = "bigint"
+generator.latest = { window = 100 }
+"#,
+        );
+        let v: Vec<u64> = values(&r, 0, 2000)
+            .iter()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!(v[0], 0);
+        let back: Vec<u64> = v.iter().enumerate().map(|(k, &x)| k as u64 - x).collect();
+        assert!(back.iter().all(|&b| b < 100), "{back:?}");
+        // Zipfian over 100 distances: about 19% are 0, 44% under 5.
+        let own = back.iter().filter(|&&b| b == 0).count();
+        let near = back.iter().filter(|&&b| b < 5).count();
+        assert!(
+            own > 250 && near > 750,
+            "{own} own, {near} of 2000 within 5 keys"
+        );
     }
 
     /// A decimal column's values have exactly its scale's decimals and fit its digits, from every
