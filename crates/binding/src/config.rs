@@ -186,6 +186,9 @@ pub fn redact_unparsed(text: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct Schema {
     pub table: String,
+    /// The key's column in SQL and CQL tables (`None`: the binding's YCSB name, `YCSB_KEY` or
+    /// `y_id`).
+    pub key_column: Option<String>,
     pub field_names: Arc<[String]>,
     /// One per field. Bindings with typed schemas (SQL, Cassandra) create columns of these types;
     /// schemaless stores keep the values' text.
@@ -203,6 +206,7 @@ impl Schema {
     pub fn of(w: &CoreWorkload) -> Schema {
         Schema {
             table: w.table.clone(),
+            key_column: w.key_column.clone(),
             field_names: w.field_names.clone(),
             field_types: w.field_types.clone(),
             statements: w.statements(),
@@ -215,6 +219,7 @@ impl Schema {
     pub fn text(table: &str, field_names: Arc<[String]>) -> Schema {
         Schema {
             table: table.to_string(),
+            key_column: None,
             field_types: field_names
                 .iter()
                 .map(|_| FieldType::Text { max_len: None })

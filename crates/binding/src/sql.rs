@@ -67,6 +67,15 @@ impl Dialect {
         }
     }
 
+    /// The key's column as statements name it: YCSB's `YCSB_KEY` (unquoted, as YCSB's JDBC
+    /// binding creates it), or the workload's `keycolumn` quoted as a column is.
+    pub fn key(self, schema: &crate::Schema) -> String {
+        match &schema.key_column {
+            None => "YCSB_KEY".into(),
+            Some(k) => self.identifier(k),
+        }
+    }
+
     /// The n-th (1-based) parameter: `$n` (PostgreSQL) or `?`.
     fn nth(self, n: usize) -> String {
         match self {
@@ -141,6 +150,8 @@ impl Dialect {
 #[derive(Debug, Clone)]
 pub struct Statements {
     pub table: String,
+    /// The key's column ([`Dialect::key`]).
+    pub key: String,
     pub columns: Vec<String>,
     pub types: Vec<FieldType>,
     pub dialect: Dialect,
@@ -172,19 +183,34 @@ impl Statements {
             .collect();
         let all = sel.join(", ");
         let t = table;
+        let k = dialect.key(schema);
         let mut st = Statements {
-            read_all: format!("SELECT {all} FROM {t} WHERE YCSB_KEY = {}", p(1)),
-            read_one: sel.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = {}", p(1))).collect(),
-            scan_all: format!("SELECT YCSB_KEY, {all} FROM {t} WHERE YCSB_KEY >= {} ORDER BY YCSB_KEY LIMIT {}", p(1), p(2)),
+            read_all: format!("SELECT {all} FROM {t} WHERE {k} = {}", p(1)),
+            read_one: sel
+                .iter()
+                .map(|c| format!("SELECT {c} FROM {t} WHERE {k} = {}", p(1)))
+                .collect(),
+            scan_all: format!(
+                "SELECT {k}, {all} FROM {t} WHERE {k} >= {} ORDER BY {k} LIMIT {}",
+                p(1),
+                p(2)
+            ),
             scan_one: sel
                 .iter()
-                .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= {} ORDER BY YCSB_KEY LIMIT {}", p(1), p(2)))
+                .map(|c| {
+                    format!(
+                        "SELECT {k}, {c} FROM {t} WHERE {k} >= {} ORDER BY {k} LIMIT {}",
+                        p(1),
+                        p(2)
+                    )
+                })
                 .collect(),
             update_one: Vec::new(),
             update_all: String::new(),
             insert: String::new(),
-            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = {}", p(1)),
+            delete: format!("DELETE FROM {t} WHERE {k} = {}", p(1)),
             table: t.to_string(),
+            key: k.clone(),
             columns,
             types,
             dialect,
@@ -215,8 +241,9 @@ impl Statements {
             })
             .collect();
         format!(
-            "INSERT INTO {} (YCSB_KEY, {}) VALUES {}",
+            "INSERT INTO {} ({}, {}) VALUES {}",
             self.table,
+            self.key,
             self.columns.join(", "),
             values.join(", ")
         )
@@ -232,8 +259,9 @@ impl Statements {
             .map(|(c, t)| format!("{c} {}", self.dialect.column_type(*t)))
             .collect();
         format!(
-            "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}){suffix}",
+            "CREATE TABLE IF NOT EXISTS {} ({} VARCHAR(255) PRIMARY KEY, {}){suffix}",
             self.table,
+            self.key,
             cols.join(", ")
         )
     }
@@ -285,16 +313,17 @@ impl Statements {
             })
             .collect();
         format!(
-            "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+            "UPDATE {} SET {} WHERE {} = {}",
             self.table,
             sets.join(", "),
+            self.key,
             self.dialect.nth(fields.len() + 1)
         )
     }
 }
 
 impl Statements {
-    /// `UPDATE t SET c = c + ?, ... WHERE YCSB_KEY = ?`: the database adds each amount (a
+    /// `UPDATE t SET c = c + ?, ... WHERE key = ?`: the database adds each amount (a
     /// parameter of the column's type) to its column, atomically, nothing read first. SQLite adds
     /// to a decimal kept as text in a double's arithmetic, printed back with its scale's decimals.
     pub fn increment(&self, columns: &[usize]) -> String {
@@ -313,16 +342,17 @@ impl Statements {
             })
             .collect();
         format!(
-            "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+            "UPDATE {} SET {} WHERE {} = {}",
             self.table,
             sets.join(", "),
+            self.key,
             self.dialect.nth(columns.len() + 1)
         )
     }
 }
 
 impl Statements {
-    /// `SELECT YCSB_KEY, columns FROM t WHERE YCSB_KEY IN (...)` for `n` keys: a multi-get.
+    /// `SELECT key, columns FROM t WHERE key IN (...)` for `n` keys: a multi-get.
     pub fn select_keys(&self, fields: FieldSet, n: usize) -> String {
         let sel: Vec<String> = fields
             .indices(self.columns.len())
@@ -331,10 +361,11 @@ impl Statements {
             .collect();
         let params: Vec<String> = (1..=n).map(|i| self.dialect.nth(i)).collect();
         format!(
-            "SELECT YCSB_KEY, {} FROM {} WHERE YCSB_KEY IN ({})",
+            "SELECT {k}, {} FROM {} WHERE {k} IN ({})",
             sel.join(", "),
             self.table,
-            params.join(", ")
+            params.join(", "),
+            k = self.key
         )
     }
 }
@@ -379,6 +410,7 @@ mod tests {
     fn schema(types: &[FieldType]) -> crate::Schema {
         crate::Schema {
             table: "usertable".into(),
+            key_column: None,
             field_names: Arc::from(
                 (0..types.len())
                     .map(|i| format!("field{i}"))
@@ -410,6 +442,30 @@ mod tests {
             "SELECT `FIELD1` FROM usertable WHERE YCSB_KEY = ?"
         );
         assert_eq!(literal("it's"), "'it''s'");
+    }
+
+    /// A workload's key column names the key in every statement, quoted as a column is.
+    #[test]
+    fn a_key_column_of_the_workloads_names_the_key_everywhere() {
+        let text = FieldType::Text { max_len: Some(10) };
+        let mut f = schema(&[text]);
+        f.key_column = Some("Session_Id".into());
+        let pg = Statements::new("sessions", &f, Dialect::Postgres);
+        assert_eq!(
+            pg.create_table(""),
+            "CREATE TABLE IF NOT EXISTS sessions (\"session_id\" VARCHAR(255) PRIMARY KEY, \"field0\" TEXT)"
+        );
+        let my = Statements::new("sessions", &f, Dialect::MySql);
+        assert_eq!(my.delete, "DELETE FROM sessions WHERE `SESSION_ID` = ?");
+        assert_eq!(
+            my.select_keys(FieldSet::All, 2),
+            "SELECT `SESSION_ID`, `FIELD0` FROM sessions WHERE `SESSION_ID` IN (?, ?)"
+        );
+        for st in [&pg, &my] {
+            for sql in [&st.read_all, &st.scan_all, &st.update_all, &st.insert] {
+                assert!(!sql.contains("YCSB_KEY"), "{sql}");
+            }
+        }
     }
 
     #[test]

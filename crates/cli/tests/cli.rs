@@ -3205,6 +3205,14 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "run.operation[0] ('t').steps: ",
         ),
+        (
+            replaced("records = 100", "records = 100\nkey = { column = \"n\" }"),
+            "keycolumn",
+        ),
+        (
+            replaced("records = 100", "records = 100\nkey = { column = \"1id\" }"),
+            "expected a letter, then letters, digits and '_'",
+        ),
         // Batches.
         (
             operations("name = \"b\"\nkind = \"batch\"\nweight = 1.0\n", false),
@@ -4134,6 +4142,74 @@ weight = 1.0
         200
     );
     assert_eq!(stamps(), before, "a failed batch's updates stayed");
+}
+
+/// Issue 43: a key column of the file's own name: the table's primary key is `sku`, and the
+/// file's SQL finds each record by it.
+#[test]
+fn a_workload_files_key_column_is_the_tables_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("items.toml");
+    std::fs::write(
+        &file,
+        r#"[record]
+table = "items"
+records = 50
+key = { prefix = "item", column = "sku" }
+[[record.column]]
+name = "stock"
+type = "int"
+generator.uniform = { min = 0, max = 9 }
+[run]
+operations = 300
+[[run.operation]]
+name = "by_sku"
+kind = "statement"
+weight = 0.5
+sql = "SELECT stock FROM items WHERE sku = :key"
+expect = { rows = 1 }
+[[run.operation]]
+name = "read"
+kind = "read"
+weight = 0.5
+expect = { found = true }
+"#,
+    )
+    .unwrap();
+    let db = dir.path().join("items.db");
+    let url = format!("sqlite://{}", db.display());
+    let shown = file.to_str().unwrap();
+    let o = scalebench(&["load", shown, "--db", &url, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table: String = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'items'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        table.contains("\"SKU\" VARCHAR(255) PRIMARY KEY") && !table.contains("YCSB_KEY"),
+        "{table}"
+    );
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        shown,
+        "--db",
+        &url,
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    assert_eq!(
+        r["phases"][0]["totals"]["ok"], 300,
+        "{}",
+        r["phases"][0]["errors"]
+    );
 }
 
 /// Issue 43: `saturate` and `elastic` offer each step a constant rate of their own: a workload

@@ -262,8 +262,8 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
 fn a_workload_files_own_statements_run_and_are_judged() {
     let w = statement_workload(
         "cql",
-        "SELECT total FROM orders WHERE y_id = :key",
-        "UPDATE orders SET total = :total WHERE y_id = :key IF EXISTS",
+        "SELECT total FROM orders WHERE order_id = :key",
+        "UPDATE orders SET total = :total WHERE order_id = :key IF EXISTS",
     );
     assert_statements_run(CassandraFactory::open, &node().url("ycsb"), &w);
 }

@@ -224,6 +224,16 @@ impl Settings {
             }
         }
 
+        if let (Some(k), true, None) = (
+            &workload.key_column,
+            binding.stores_data,
+            binding.statements,
+        ) {
+            warnings.push(format!(
+                "{} keeps records by their key alone: the workload's key column '{k}' names the key's column in SQL and CQL tables only",
+                binding.name
+            ));
+        }
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;

@@ -328,7 +328,7 @@ fn is_plain_text(s: &str) -> bool {
         .all(|b| (b' '..=b'~').contains(&b) && b != b'"' && b != b'\'' && b != b'\\')
 }
 
-fn valid_name(name: &str) -> bool {
+pub(crate) fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')

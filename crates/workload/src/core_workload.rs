@@ -95,6 +95,8 @@ enum ScanLength {
 #[derive(Debug, Clone)]
 pub struct CoreWorkload {
     pub table: String,
+    /// `keycolumn`: the key's column in SQL and CQL tables (`None`: the binding's YCSB name).
+    pub key_column: Option<String>,
     pub field_names: Arc<[String]>,
     /// The type of each field, for bindings with typed schemas.
     pub field_types: Arc<[FieldType]>,
@@ -254,7 +256,26 @@ impl CoreWorkload {
                 .map(|_| FieldType::Text { max_len })
                 .collect()
         };
+        let key_column = match p.given(&KEYCOLUMN) {
+            None => None,
+            Some(k) if !crate::columns::valid_name(k) => {
+                return Err(WorkloadError::invalid(
+                    KEYCOLUMN.name,
+                    k,
+                    "expected a letter, then letters, digits and '_' (at most 64)",
+                ))
+            }
+            Some(k) if fields.names.iter().any(|f| f.eq_ignore_ascii_case(k)) => {
+                return Err(WorkloadError::invalid(
+                    KEYCOLUMN.name,
+                    k,
+                    "a column of the record has this name",
+                ))
+            }
+            Some(k) => Some(k.to_string()),
+        };
         Ok(CoreWorkload {
+            key_column,
             measurement: fields.measurement,
             record: fields.record,
             field_types,

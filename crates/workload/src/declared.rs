@@ -126,6 +126,8 @@ properties! {
         "operations of a run (0: until --duration or maxexecutiontime); --operations overrides";
     TABLE = "table", Data, Text, Value("usertable"),
         "the table (collection, key prefix) records go to: letters, digits and '_'";
+    KEYCOLUMN = "keycolumn", Data, Text, Unset::None,
+        "the key's column in SQL and CQL tables: a letter, then letters, digits and '_' (default YCSB's YCSB_KEY and y_id; a workload file's record.key.column; our extension)";
     FIELDCOUNT = "fieldcount", Data, Integer, Value("10"),
         "fields per record (1 to 1000)";
     RECORDTYPE = "recordtype", Data, Choice(&["ycsb", "measurement"]), Value("ycsb"),

@@ -109,6 +109,9 @@ pub struct KeySection {
     /// `zeropadding`.
     #[serde(default)]
     pub zero_padding: Option<u64>,
+    /// The key's column in SQL and CQL tables (`keycolumn`; default `YCSB_KEY`, `y_id`).
+    #[serde(default)]
+    pub column: Option<String>,
 }
 
 /// `[record.fields]`: YCSB's text fields.
@@ -548,6 +551,9 @@ impl WorkloadFile {
         if let Some(z) = r.key.zero_padding {
             set("zeropadding", z.to_string());
         }
+        if let Some(c) = &r.key.column {
+            set("keycolumn", c.clone());
+        }
         if let Some(f) = &r.fields {
             set("fieldcount", f.count.to_string());
             set("fieldlength", f.length.to_string());
@@ -680,6 +686,7 @@ const PROPERTY_FIELDS: &[(&str, &str)] = &[
     ("keyprefix", "record.key.prefix"),
     ("insertorder", "record.key.order"),
     ("zeropadding", "record.key.zero_padding"),
+    ("keycolumn", "record.key.column"),
     ("fieldcount", "record.fields.count"),
     ("fieldlength", "record.fields.length"),
     ("fieldnameprefix", "record.fields.prefix"),

@@ -121,6 +121,8 @@ struct Settings {
     url: String,
     keyspace: String,
     table: String,
+    /// The key's column: YCSB's `y_id`, or the workload's `keycolumn` (quoted, lower case).
+    key: String,
     columns: Vec<String>,
     /// The fields' types: a typed table (measurement records) binds typed values.
     types: Vec<FieldType>,
@@ -296,6 +298,11 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             keyspace,
             table: config.schema.table.clone(),
             columns: config.schema.field_names.iter().map(|n| cql_identifier(n)).collect(),
+            key: config
+                .schema
+                .key_column
+                .as_deref()
+                .map_or_else(|| "y_id".to_string(), cql_identifier),
             types: config.schema.field_types.to_vec(),
             typed: config.schema.is_typed(),
             read: options.read_consistency.driver(),
@@ -387,7 +394,8 @@ async fn prepare_schema(
         session
             .query_unpaged(
                 format!(
-                    "CREATE TABLE IF NOT EXISTS {t} (y_id varchar PRIMARY KEY, {}) WITH compaction = {{'class': '{compaction}'}} AND compression = {compression}",
+                    "CREATE TABLE IF NOT EXISTS {t} ({} varchar PRIMARY KEY, {}) WITH compaction = {{'class': '{compaction}'}} AND compression = {compression}",
+                    settings.key,
                     cols.join(", ")
                 ),
                 &[],
@@ -573,17 +581,19 @@ impl Settings {
 
     fn read_cql(&self, fields: FieldSet) -> String {
         format!(
-            "SELECT {} FROM {} WHERE y_id = ?",
+            "SELECT {} FROM {} WHERE {} = ?",
             self.select(fields),
-            self.table
+            self.table,
+            self.key
         )
     }
 
     fn scan_cql(&self, fields: FieldSet) -> String {
         format!(
-            "SELECT y_id, {} FROM {} WHERE token(y_id) >= token(?) LIMIT ?",
+            "SELECT {k}, {} FROM {} WHERE token({k}) >= token(?) LIMIT ?",
             self.select(fields),
-            self.table
+            self.table,
+            k = self.key
         )
     }
 
@@ -593,9 +603,10 @@ impl Settings {
             .map(|f| format!("{} = ?", self.columns[*f]))
             .collect();
         format!(
-            "UPDATE {} SET {} WHERE y_id = ?",
+            "UPDATE {} SET {} WHERE {} = ?",
             self.table,
-            sets.join(", ")
+            sets.join(", "),
+            self.key
         )
     }
 
@@ -607,14 +618,15 @@ impl Settings {
             ""
         };
         format!(
-            "INSERT INTO {} (y_id, {}) VALUES ({marks}){lwt}",
+            "INSERT INTO {} ({}, {}) VALUES ({marks}){lwt}",
             self.table,
+            self.key,
             self.columns.join(", ")
         )
     }
 
     fn delete_cql(&self) -> String {
-        format!("DELETE FROM {} WHERE y_id = ?", self.table)
+        format!("DELETE FROM {} WHERE {} = ?", self.table, self.key)
     }
 
     /// Prepares the workload file's statements; one that does not prepare is bad input.

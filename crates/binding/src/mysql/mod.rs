@@ -341,7 +341,7 @@ impl MysqlBinding {
     }
 }
 
-/// A row of `YCSB_KEY, columns...` as the key and its fields.
+/// A row of `key, columns...` as the key and its fields.
 fn keyed(row: &mysql_async::Row, cols: &[usize]) -> (String, Fields) {
     let text = |i: usize| row.get::<Option<String>, _>(i).flatten().unwrap_or_default();
     let values = cols.iter().enumerate().map(|(i, c)| (*c, text(i + 1))).collect();
@@ -442,7 +442,7 @@ impl Binding for MysqlBinding {
         Ok(())
     }
 
-    /// One `SELECT ... WHERE YCSB_KEY IN (?, ...)` (the driver caches it prepared per text).
+    /// One `SELECT ... WHERE key IN (?, ...)` (the driver caches it prepared per text).
     async fn read_many(
         &mut self,
         keys: &[String],

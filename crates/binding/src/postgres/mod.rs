@@ -699,7 +699,7 @@ impl Binding for PostgresBinding {
         Ok(())
     }
 
-    /// One `SELECT ... WHERE YCSB_KEY IN ($1, ...)`, prepared once per number of keys (reads one
+    /// One `SELECT ... WHERE key IN ($1, ...)`, prepared once per number of keys (reads one
     /// after another with `prepared=false`).
     async fn read_many(
         &mut self,
@@ -809,9 +809,10 @@ impl Binding for PostgresBinding {
                     .map(|(f, v)| format!("{} = {}", st.columns[*f], literal(v)))
                     .collect();
                 let sql = format!(
-                    "UPDATE {} SET {} WHERE YCSB_KEY = {}",
+                    "UPDATE {} SET {} WHERE {} = {}",
                     st.table,
                     sets.join(", "),
+                    st.key,
                     literal(key)
                 );
                 self.simple(&sql).await?.1
@@ -848,8 +849,9 @@ impl Binding for PostgresBinding {
             (BatchMode::Copy, _) => {
                 let st = &self.factory().statements;
                 let sql = format!(
-                    "COPY {} (YCSB_KEY, {}) FROM STDIN",
+                    "COPY {} ({}, {}) FROM STDIN",
                     st.table,
+                    st.key,
                     st.columns.join(", ")
                 );
                 let sink = self
@@ -995,7 +997,7 @@ impl Binding for PostgresBinding {
     }
 }
 
-/// A row of `YCSB_KEY, columns...` as the key and its fields.
+/// A row of `key, columns...` as the key and its fields.
 fn keyed(row: &tokio_postgres::Row, cols: &[usize]) -> (String, Fields) {
     let values = cols
         .iter()
@@ -1028,8 +1030,9 @@ fn insert_literal<'a>(
         })
         .collect();
     format!(
-        "INSERT INTO {} (YCSB_KEY, {}) VALUES {}",
+        "INSERT INTO {} ({}, {}) VALUES {}",
         st.table,
+        st.key,
         st.columns.join(", "),
         values.join(", ")
     )

@@ -63,6 +63,8 @@ option_choice! {
 pub struct SqliteFactory {
     path: PathBuf,
     table: String,
+    /// The key's column (`YCSB_KEY`, or the workload's `keycolumn`).
+    key: String,
     columns: Vec<String>,
     /// Each column as read back: typed columns cast to text.
     selects: Vec<String>,
@@ -90,6 +92,7 @@ impl SqliteFactory {
         let types = config.schema.field_types.to_vec();
         let factory = SqliteFactory {
             table: config.schema.table.clone(),
+            key: Dialect::Sqlite.key(&config.schema),
             selects: columns
                 .iter()
                 .zip(&types)
@@ -132,8 +135,9 @@ impl SqliteFactory {
                 .map(|(c, t)| format!("{c} {}", Dialect::Sqlite.column_type(*t)))
                 .collect();
             conn.execute_batch(&format!(
-                "CREATE TABLE IF NOT EXISTS {} (YCSB_KEY VARCHAR(255) PRIMARY KEY, {}) WITHOUT ROWID;",
+                "CREATE TABLE IF NOT EXISTS {} ({} VARCHAR(255) PRIMARY KEY, {}) WITHOUT ROWID;",
                 factory.table,
+                factory.key,
                 cols.join(", ")
             ))
             .map_err(|e| BindingError::Schema(format!("cannot create table '{}' in '{}': {e}", factory.table, factory.path.display())))?;
@@ -279,24 +283,26 @@ impl BindingFactory for SqliteFactory {
             })?;
         }
         let t = &self.table;
+        let k = &self.key;
         let all = self.columns.join(", ");
         let selected = self.selects.join(", ");
         let placeholders = vec!["?"; self.columns.len()].join(", ");
         Ok(SqliteBinding {
-            read_all: format!("SELECT {selected} FROM {t} WHERE YCSB_KEY = ?1"),
-            read_one: self.selects.iter().map(|c| format!("SELECT {c} FROM {t} WHERE YCSB_KEY = ?1")).collect(),
-            scan_all: format!("SELECT YCSB_KEY, {selected} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"),
+            read_all: format!("SELECT {selected} FROM {t} WHERE {k} = ?1"),
+            read_one: self.selects.iter().map(|c| format!("SELECT {c} FROM {t} WHERE {k} = ?1")).collect(),
+            scan_all: format!("SELECT {k}, {selected} FROM {t} WHERE {k} >= ?1 ORDER BY {k} LIMIT ?2"),
             scan_one: self
                 .selects
                 .iter()
-                .map(|c| format!("SELECT YCSB_KEY, {c} FROM {t} WHERE YCSB_KEY >= ?1 ORDER BY YCSB_KEY LIMIT ?2"))
+                .map(|c| format!("SELECT {k}, {c} FROM {t} WHERE {k} >= ?1 ORDER BY {k} LIMIT ?2"))
                 .collect(),
-            update_one: self.columns.iter().map(|c| format!("UPDATE {t} SET {c} = ?1 WHERE YCSB_KEY = ?2")).collect(),
-            select_all: format!("SELECT YCSB_KEY, {selected} FROM {t}"),
-            select_one: self.selects.iter().map(|c| format!("SELECT YCSB_KEY, {c} FROM {t}")).collect(),
-            insert: format!("INSERT INTO {t} (YCSB_KEY, {all}) VALUES (?, {placeholders})"),
-            delete: format!("DELETE FROM {t} WHERE YCSB_KEY = ?1"),
+            update_one: self.columns.iter().map(|c| format!("UPDATE {t} SET {c} = ?1 WHERE {k} = ?2")).collect(),
+            select_all: format!("SELECT {k}, {selected} FROM {t}"),
+            select_one: self.selects.iter().map(|c| format!("SELECT {k}, {c} FROM {t}")).collect(),
+            insert: format!("INSERT INTO {t} ({k}, {all}) VALUES (?, {placeholders})"),
+            delete: format!("DELETE FROM {t} WHERE {k} = ?1"),
             table: t.clone(),
+            key: k.clone(),
             columns: self.columns.clone(),
             statements: self.statements.clone(),
             increments: self.increments.clone(),
@@ -315,7 +321,7 @@ impl BindingFactory for SqliteFactory {
     }
 }
 
-/// A row of `YCSB_KEY` and `n - 1` columns (every column, or the one `first`) as the key and its
+/// A row of the key and `n - 1` columns (every column, or the one `first`) as the key and its
 /// fields.
 fn keyed(row: &rusqlite::Row<'_>, n: usize, first: Option<usize>) -> Result<(String, Fields), OpError> {
     let mut fields = Vec::with_capacity(n - 1);
@@ -329,13 +335,14 @@ fn keyed(row: &rusqlite::Row<'_>, n: usize, first: Option<usize>) -> Result<(Str
 pub struct SqliteBinding {
     conn: Connection,
     table: String,
+    key: String,
     columns: Vec<String>,
     read_all: String,
     read_one: Vec<String>,
     scan_all: String,
     scan_one: Vec<String>,
     update_one: Vec<String>,
-    /// `SELECT YCSB_KEY, columns FROM t` (every column, or one), for a multi-get's `WHERE`.
+    /// `SELECT key, columns FROM t` (every column, or one), for a multi-get's `WHERE`.
     select_all: String,
     select_one: Vec<String>,
     insert: String,
@@ -378,8 +385,9 @@ impl SqliteBinding {
                 .map(|(f, _)| self.columns[*f].as_str())
                 .collect();
             let sql = format!(
-                "INSERT INTO {} (YCSB_KEY, {}) VALUES (?{})",
+                "INSERT INTO {} ({}, {}) VALUES (?{})",
                 self.table,
+                self.key,
                 cols.join(", "),
                 ", ?".repeat(cols.len())
             );
@@ -439,7 +447,7 @@ impl Binding for SqliteBinding {
         Ok(())
     }
 
-    /// One `SELECT ... WHERE YCSB_KEY IN (?, ...)`, prepared once per number of keys.
+    /// One `SELECT ... WHERE key IN (?, ...)`, prepared once per number of keys.
     async fn read_many(
         &mut self,
         keys: &[String],
@@ -453,7 +461,8 @@ impl Binding for SqliteBinding {
             FieldSet::One(i) => (&self.select_one[i], Some(i)),
         };
         let sql = format!(
-            "{select} WHERE YCSB_KEY IN ({})",
+            "{select} WHERE {} IN ({})",
+            self.key,
             vec!["?"; keys.len()].join(", ")
         );
         let mut stmt = self.conn.prepare_cached(&sql).map_err(classify)?;
@@ -481,9 +490,10 @@ impl Binding for SqliteBinding {
                 .map(|(f, _)| format!("{} = ?", self.columns[*f]))
                 .collect();
             let sql = format!(
-                "UPDATE {} SET {} WHERE YCSB_KEY = ?",
+                "UPDATE {} SET {} WHERE {} = ?",
                 self.table,
-                sets.join(", ")
+                sets.join(", "),
+                self.key
             );
             let mut stmt = self.conn.prepare_cached(&sql).map_err(classify)?;
             let params = values

@@ -883,13 +883,14 @@ fn assert_about_half_missed(r: &scalebench_measure::PhaseResult, name: &str) {
 }
 
 /// Issue 43: a workload file of orders whose operations are its own statements: `select` and
-/// `update` (in the binding's language) with their `expect` lines, over 200 typed records.
+/// `update` (in the binding's language) with their `expect` lines, over 200 typed records keyed
+/// by a column of the file's own name, `order_id`.
 pub fn statement_workload(language: &str, select: &str, update: &str) -> CoreWorkload {
     let text = format!(
         r#"[record]
 table = "orders"
 records = 200
-key = {{ prefix = "order", order = "ordered", zero_padding = 5 }}
+key = {{ prefix = "order", order = "ordered", zero_padding = 5, column = "order_id" }}
 value_seed = 3
 
 [[record.column]]
@@ -930,8 +931,8 @@ weight = 0.2
 pub fn sql_statement_workload() -> CoreWorkload {
     statement_workload(
         "sql",
-        "SELECT total FROM orders WHERE YCSB_KEY = :key AND customer = :customer",
-        "UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key",
+        "SELECT total FROM orders WHERE order_id = :key AND customer = :customer",
+        "UPDATE orders SET total = total + 1 WHERE order_id = :key",
     )
 }
 
