@@ -170,3 +170,10 @@ fn the_session_store_workload_file_runs() {
 fn a_workload_files_multi_gets_read_their_keys() {
     assert_multi_gets_read(EtcdFactory::open, &server().url());
 }
+
+/// Issue 43: a workload file's batches on etcd: the records read in one transaction, written in
+/// another that checks none changed; a missing record fails the batch before anything is written.
+#[test]
+fn a_workload_files_batches_write_every_record() {
+    assert_batches_write(EtcdFactory::open, &server().url(), true, true);
+}

@@ -258,5 +258,5 @@ fn a_workload_files_transactions_are_atomic() {
 /// Issue 43: a workload file's batches on MariaDB (a transaction of updates).
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    assert_batches_write(MysqlFactory::open, &server().url(), true);
+    assert_batches_write(MysqlFactory::open, &server().url(), true, false);
 }

@@ -260,5 +260,5 @@ fn a_workload_files_transactions_are_atomic() {
 /// Issue 43: a workload file's batches on PostgreSQL (a transaction of updates).
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    assert_batches_write(PostgresFactory::open, &server().url(), true);
+    assert_batches_write(PostgresFactory::open, &server().url(), true, false);
 }

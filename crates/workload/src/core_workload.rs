@@ -641,9 +641,19 @@ impl OperationGenerator {
         keynums
     }
 
-    /// A batch's values: each key's, as an update of it would write them (`op.key` and
-    /// `op.keynum` are the first key's again after).
+    /// A batch's keys in key order and their values: each key's, as an update of it would write
+    /// them (`op.key` and `op.keynum` are the first key's after).
     fn fill_batch(&mut self, op: &mut Operation, keynums: &[u64], written: Columns<'_>) {
+        // In key order: two batches then lock their rows in one order and never deadlock.
+        let mut order: Vec<usize> = (0..keynums.len()).collect();
+        order.sort_by(|&a, &b| op.keys[a].cmp(&op.keys[b]));
+        let keynums: Vec<u64> = order.iter().map(|&i| keynums[i]).collect();
+        let mut sorted: Vec<String> = order
+            .iter()
+            .map(|&i| std::mem::take(&mut op.keys[i]))
+            .collect();
+        std::mem::swap(&mut op.keys, &mut sorted);
+        let keynums = &keynums[..];
         op.batch_values.resize_with(keynums.len(), Fields::new);
         for (i, &k) in keynums.iter().enumerate() {
             op.keynum = k;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use etcd_client::{Client, Compare, CompareOp, GetOptions, Txn, TxnOp};
+use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, TxnOpResponse};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::info::BindingInfo;
@@ -232,6 +232,22 @@ impl EtcdBinding {
         e
     }
 
+    /// The current key-values of `keys` (`None`: no record), in one transaction of gets.
+    async fn get_all(&mut self, keys: &[String]) -> Result<Vec<Option<KeyValue>>, OpError> {
+        let ops: Vec<TxnOp> = keys
+            .iter()
+            .map(|k| TxnOp::get(self.key(k), None))
+            .collect();
+        let r = pinned!(self, self.client.txn(Txn::new().and_then(ops)));
+        Ok(r.op_responses()
+            .into_iter()
+            .map(|resp| match resp {
+                TxnOpResponse::Get(g) => g.kvs().first().cloned(),
+                _ => None,
+            })
+            .collect())
+    }
+
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }
@@ -350,6 +366,65 @@ impl Binding for EtcdBinding {
                 FailureClass::Conflict,
                 format!("{key} changed during the update"),
             ));
+        }
+        Ok(())
+    }
+
+    /// The keys' gets in one transaction (of at most `max_txn_ops`: several for more keys).
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        for chunk in keys.chunks(self.max_txn_ops) {
+            for (k, kv) in chunk.iter().zip(self.get_all(chunk).await?) {
+                if let Some(kv) = kv {
+                    let mut f = Fields::new();
+                    self.decode(k, kv.value(), fields, &mut f)?;
+                    out.push((k.clone(), f));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Each record read in one transaction, then written in another that checks none changed
+    /// meanwhile: all written or none (per `max_txn_ops` records); a missing record is not_found.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        for (ks, vs) in keys.chunks(self.max_txn_ops).zip(values.chunks(self.max_txn_ops)) {
+            let current = self.get_all(ks).await?;
+            let (mut checks, mut puts) = (Vec::new(), Vec::new());
+            for ((key, v), kv) in ks.iter().zip(vs).zip(current) {
+                let kv = kv.ok_or_else(|| {
+                    OpError::new(FailureClass::NotFound, format!("no record {key}"))
+                })?;
+                let mut record: Record = serde_json::from_slice(kv.value()).map_err(|e| {
+                    OpError::new(
+                        FailureClass::Unexpected,
+                        format!("{key}: stored value is not a record: {e}"),
+                    )
+                })?;
+                for (f, value) in v {
+                    record.insert(self.fields[*f].clone(), value.clone());
+                }
+                let full = self.key(key);
+                checks.push(Compare::mod_revision(
+                    full.clone(),
+                    CompareOp::Equal,
+                    kv.mod_revision(),
+                ));
+                let value = serde_json::to_string(&record).expect("strings serialise");
+                puts.push(TxnOp::put(full, value, None));
+            }
+            let r = pinned!(self, self.client.txn(Txn::new().when(checks).and_then(puts)));
+            if !r.succeeded() {
+                return Err(OpError::new(
+                    FailureClass::Conflict,
+                    "a record of the batch changed during it",
+                ));
+            }
         }
         Ok(())
     }
