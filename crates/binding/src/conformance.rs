@@ -222,6 +222,7 @@ pub async fn check_typed_roundtrip<F: BindingFactory>(
                     canonical(written) == canonical(read)
                 }
                 scalebench_workload::FieldType::Uuid => written.eq_ignore_ascii_case(read),
+                scalebench_workload::FieldType::Blob { .. } => written.eq_ignore_ascii_case(read),
                 scalebench_workload::FieldType::Decimal { scale, .. } => {
                     let exact =
                         |v: &str| scalebench_workload::decimal::parse_units(v, u32::from(scale));

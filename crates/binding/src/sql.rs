@@ -85,9 +85,13 @@ impl Dialect {
     }
 
     /// The n-th parameter, for a column of type `t`. Values are sent as text: PostgreSQL is told to
-    /// convert it (`$n::text::integer`); MySQL and SQLite convert text on their own.
+    /// convert it (`$n::text::integer`); MySQL and SQLite convert text on their own. A blob's
+    /// text is hex, decoded to its bytes by the database.
     fn param(self, n: usize, t: FieldType) -> String {
         match (self, t) {
+            (Dialect::Postgres, FieldType::Blob { .. }) => format!("decode(${n}::text, 'hex')"),
+            (Dialect::MySql, FieldType::Blob { .. }) => "UNHEX(?)".into(),
+            (Dialect::Sqlite, FieldType::Blob { .. }) => "unhex(?)".into(),
             (Dialect::Postgres, t) if !t.is_text() => {
                 format!("${n}::text::{}", self.column_type(t))
             }
@@ -95,10 +99,13 @@ impl Dialect {
         }
     }
 
-    /// A column read back as text.
+    /// A column read back as text (a blob as lowercase hex).
     pub fn select(self, column: &str, t: FieldType) -> String {
         match (self, t) {
             (_, FieldType::Text { .. }) => column.to_string(),
+            (Dialect::Postgres, FieldType::Blob { .. }) => format!("encode({column}, 'hex')"),
+            (Dialect::MySql, FieldType::Blob { .. }) => format!("LOWER(HEX({column}))"),
+            (Dialect::Sqlite, FieldType::Blob { .. }) => format!("lower(hex({column}))"),
             (Dialect::Postgres, _) => format!("{column}::text"),
             (Dialect::MySql, _) => format!("CAST({column} AS CHAR)"),
             (Dialect::Sqlite, _) => format!("CAST({column} AS TEXT)"),
@@ -116,6 +123,11 @@ impl Dialect {
             (Dialect::MySql, FieldType::Decimal { precision, scale }) => {
                 format!("DECIMAL({precision},{scale})").into()
             }
+            (Dialect::MySql, FieldType::Blob { max_bytes }) if max_bytes > 65_535 => {
+                "LONGBLOB".into()
+            }
+            (Dialect::Postgres, FieldType::Blob { .. }) => "BYTEA".into(),
+            (_, FieldType::Blob { .. }) => "BLOB".into(),
             (d, t) => d.fixed_column_type(t).into(),
         }
     }
@@ -141,7 +153,9 @@ impl Dialect {
             (Dialect::MySql, FieldType::Timestamp) => "DATETIME(3)",
             // SQLite has no date type: the text is kept (its documented convention for dates).
             (Dialect::Sqlite, FieldType::Timestamp) => "TIMESTAMP",
-            (_, FieldType::Decimal { .. }) => unreachable!("column_type's"),
+            (_, FieldType::Decimal { .. } | FieldType::Blob { .. }) => {
+                unreachable!("column_type's")
+            }
         }
     }
 }

@@ -2814,7 +2814,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         (replaced("length = 20\n", ""), "column[1] ('label').length"),
         (
             replaced("type = \"int\"", "type = \"int\"\nlength = 4"),
-            "only text columns have a length",
+            "only text and blob columns have a length",
         ),
         (
             replaced("length = 20", "length = 0"),
@@ -3212,6 +3212,17 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         (
             replaced("records = 100", "records = 100\nkey = { column = \"1id\" }"),
             "expected a letter, then letters, digits and '_'",
+        ),
+        (
+            replaced("type = \"int\"", "type = \"blob\""),
+            "a blob column needs its largest size in bytes",
+        ),
+        (
+            replaced(
+                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                "type = \"blob\"\nlength = 2\ngenerator.constant = { value = \"abc\" }",
+            ),
+            "\"abc\" is not bytes in hex",
         ),
         // Batches.
         (
@@ -4145,7 +4156,7 @@ weight = 1.0
 }
 
 /// Issue 43: a key column of the file's own name: the table's primary key is `sku`, and the
-/// file's SQL finds each record by it.
+/// file's SQL finds each record by it. A blob column holds bytes (its text is their hex).
 #[test]
 fn a_workload_files_key_column_is_the_tables_key() {
     let dir = tempfile::tempdir().unwrap();
@@ -4160,6 +4171,11 @@ key = { prefix = "item", column = "sku" }
 name = "stock"
 type = "int"
 generator.uniform = { min = 0, max = 9 }
+[[record.column]]
+name = "photo"
+type = "blob"
+length = 16
+generator.bytes = { min_size = 4 }
 [run]
 operations = 300
 [[run.operation]]
@@ -4192,6 +4208,19 @@ expect = { found = true }
     assert!(
         table.contains("\"SKU\" VARCHAR(255) PRIMARY KEY") && !table.contains("YCSB_KEY"),
         "{table}"
+    );
+    let (blobs, shortest, longest): (i64, i64, i64) = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT SUM(typeof(\"PHOTO\") = 'blob'), MIN(length(\"PHOTO\")), MAX(length(\"PHOTO\")) FROM items",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!(blobs, 50);
+    assert!(
+        shortest >= 4 && longest <= 16 && shortest < longest,
+        "{shortest} to {longest}"
     );
     let out = dir.path().join("r.json");
     let o = scalebench(&[

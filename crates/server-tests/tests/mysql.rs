@@ -218,7 +218,7 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
         .unwrap();
     assert_eq!(
         types.trim(),
-        "varchar,bigint,char,datetime,tinyint,int,decimal,text,text,text"
+        "varchar,bigint,char,datetime,tinyint,int,decimal,blob,text,text,text"
     );
 }
 

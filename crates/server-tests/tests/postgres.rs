@@ -220,7 +220,7 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
         .unwrap();
     assert_eq!(
         types.trim(),
-        "character varying,bigint,uuid,timestamp without time zone,boolean,integer,numeric,text,text,text"
+        "character varying,bigint,uuid,timestamp without time zone,boolean,integer,numeric,bytea,text,text,text"
     );
 }
 

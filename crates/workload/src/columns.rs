@@ -29,7 +29,7 @@ pub struct Column {
     pub name: String,
     #[serde(rename = "type")]
     pub column_type: ColumnType,
-    /// Text only: the longest value in characters.
+    /// Text: the longest value in characters; blob: in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length: Option<u32>,
     /// Decimal only: its digits in all (1 to 38; default 18).
@@ -74,6 +74,9 @@ pub enum ColumnType {
     Uuid,
     /// An exact decimal (`precision`, `scale`): NUMERIC / DECIMAL in SQL, `decimal` in CQL.
     Decimal,
+    /// Bytes (`length` the most): BYTEA / LONGBLOB / BLOB in SQL, `blob` in CQL, hex text in the
+    /// key-value stores.
+    Blob,
 }
 
 impl ColumnType {
@@ -87,6 +90,7 @@ impl ColumnType {
             ColumnType::Timestamp => "timestamp",
             ColumnType::Uuid => "uuid",
             ColumnType::Decimal => "decimal",
+            ColumnType::Blob => "blob",
         }
     }
 
@@ -227,6 +231,13 @@ pub enum Generator {
         #[serde(default)]
         weights: Option<Vec<f64>>,
     },
+    /// Random bytes, `min_size` to `max_size` of them (default 1 to the column's length): a blob's.
+    Bytes {
+        #[serde(default = "one_u32")]
+        min_size: u32,
+        #[serde(default)]
+        max_size: Option<u32>,
+    },
     /// Text made of other columns' values of the same record: `{name}` is a column's value,
     /// `{key}` the record's key (e.g. "{user_id}:{created_at}").
     Derived { template: String },
@@ -281,6 +292,7 @@ impl Generator {
             Generator::Text { .. } => "text",
             Generator::Words { .. } => "words",
             Generator::Choice { .. } => "choice",
+            Generator::Bytes { .. } => "bytes",
             Generator::Derived { .. } => "derived",
             Generator::YcsbText => "ycsb_text",
         }
@@ -389,6 +401,11 @@ enum Maker {
         min: u32,
         max: u32,
     },
+    /// Random bytes as lowercase hex.
+    Bytes {
+        min: usize,
+        max: usize,
+    },
     Choice(Discrete<usize>, Arc<[String]>),
     Derived(Arc<[Piece]>),
     YcsbText(usize),
@@ -459,16 +476,28 @@ impl Record {
                         "a text column needs its longest length (length = N)",
                     ))
                 }
+                (ColumnType::Blob, None) => {
+                    return Err(ColumnError::new(
+                        at("length"),
+                        "a blob column needs its largest size in bytes (length = N)",
+                    ))
+                }
                 (ColumnType::Text, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH => {
                     return Err(ColumnError::new(
                         at("length"),
                         format!("{n} is out of range: 1 to {MAX_TEXT_LENGTH}"),
                     ))
                 }
-                (t, Some(_)) if t != ColumnType::Text => {
+                (ColumnType::Blob, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH / 2 => {
                     return Err(ColumnError::new(
                         at("length"),
-                        format!("only text columns have a length, not {}", t.name()),
+                        format!("{n} bytes is out of range: 1 to {}", MAX_TEXT_LENGTH / 2),
+                    ))
+                }
+                (t, Some(_)) if !matches!(t, ColumnType::Text | ColumnType::Blob) => {
+                    return Err(ColumnError::new(
+                        at("length"),
+                        format!("only text and blob columns have a length, not {}", t.name()),
                     ))
                 }
                 _ => {}
@@ -519,8 +548,15 @@ impl Record {
     pub fn text_bytes(&self) -> u64 {
         self.columns
             .iter()
-            .filter_map(|c| c.length)
-            .map(u64::from)
+            .filter_map(|c| {
+                // A blob's text is hex: two characters a byte.
+                let per = if c.column_type == ColumnType::Blob {
+                    2
+                } else {
+                    1
+                };
+                c.length.map(|n| per * u64::from(n))
+            })
             .sum()
     }
 
@@ -549,6 +585,9 @@ impl Record {
                         scale: scale as u8,
                     }
                 }
+                ColumnType::Blob => FieldType::Blob {
+                    max_bytes: c.length.unwrap_or(1) as usize,
+                },
             })
             .collect()
     }
@@ -574,6 +613,11 @@ impl Record {
                     scale: 0,
                 }
                 .binary_bytes(0) as f64,
+                ColumnType::Blob => match m {
+                    Maker::Bytes { min, max } => (min + max) as f64 / 2.0,
+                    Maker::Constant(v) => v.len() as f64 / 2.0,
+                    _ => c.length.unwrap_or(1) as f64 / 2.0,
+                },
             })
             .sum()
     }
@@ -964,6 +1008,21 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             }
             Maker::Derived(parse_template(template, columns, i)?.into())
         }
+        Generator::Bytes { min_size, max_size } => {
+            let Some(length) = c.length.filter(|_| t == ColumnType::Blob) else {
+                return Err(wrong());
+            };
+            let max = max_size.unwrap_or(length);
+            if *min_size == 0 || *min_size > max || max > length {
+                return Err(format!(
+                    "min_size {min_size} to max_size {max} must be within 1 to the column's length {length}"
+                ));
+            }
+            Maker::Bytes {
+                min: *min_size as usize,
+                max: max as usize,
+            }
+        }
         Generator::YcsbText => {
             let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
                 return Err(wrong());
@@ -1045,6 +1104,22 @@ fn literal_text(
             let mut out = String::new();
             crate::values::push_timestamp(ms, &mut out);
             out
+        }
+        (ColumnType::Blob, Literal::Text(s)) => {
+            let max = c.length.unwrap_or(0) as usize;
+            if s.len() % 2 != 0 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "\"{}\" is not bytes in hex (two digits a byte)",
+                    abbreviated(s)
+                ));
+            }
+            if s.len() / 2 > max {
+                return Err(format!(
+                    "{} bytes are more than the column's length {max}",
+                    s.len() / 2
+                ));
+            }
+            s.to_ascii_lowercase()
         }
         (ColumnType::Uuid, Literal::Text(s)) => {
             let ok = s.len() == 36
@@ -1278,6 +1353,16 @@ impl RecordValues {
                 }
             }
             Maker::Choice(chooser, values) => out.push_str(&values[chooser.next(&mut rng)]),
+            Maker::Bytes { min, max } => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                let n = rng.random_range(*min..=*max);
+                out.reserve(2 * n);
+                for _ in 0..n {
+                    let b = rng.next_u32() as u8;
+                    out.push(HEX[usize::from(b >> 4)] as char);
+                    out.push(HEX[usize::from(b & 15)] as char);
+                }
+            }
             Maker::Derived(_) => unreachable!("derived columns are made in write"),
             Maker::YcsbText(len) => self.pool.push_value(&mut rng, *len, out),
         }

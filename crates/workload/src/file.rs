@@ -811,7 +811,7 @@ mod tests {
             g1.load_operation(k, &mut a);
             g2.load_operation(k, &mut b);
             assert_eq!(a.values, b.values, "key {k}");
-            assert_eq!(a.values.len(), 9);
+            assert_eq!(a.values.len(), 10);
         }
         // Another seed, other data.
         props.set("valueseed", "43", "test");

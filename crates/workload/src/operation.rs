@@ -396,6 +396,9 @@ pub enum FieldType {
     /// An exact decimal of `precision` digits, `scale` of them after the point; its text has
     /// exactly `scale` decimals.
     Decimal { precision: u8, scale: u8 },
+    /// Bytes, at most `max_bytes`; their text is lowercase hex (two characters a byte), which
+    /// typed bindings store as bytes.
+    Blob { max_bytes: usize },
 }
 
 impl FieldType {
@@ -409,6 +412,7 @@ impl FieldType {
             FieldType::Uuid => 16,
             // Two digits a byte, and the sign and scale.
             FieldType::Decimal { precision, .. } => usize::from(precision).div_ceil(2) + 2,
+            FieldType::Blob { .. } => text_len / 2,
         }
     }
 

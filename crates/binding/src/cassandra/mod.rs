@@ -774,6 +774,7 @@ fn text_of(v: Option<CqlValue>) -> String {
         Some(CqlValue::Uuid(u)) => u.to_string(),
         Some(CqlValue::Double(d)) => d.to_string(),
         Some(CqlValue::Decimal(d)) => decimal_text(&d),
+        Some(CqlValue::Blob(b)) => hex(&b),
         Some(CqlValue::Timestamp(CqlTimestamp(ms))) => chrono::DateTime::from_timestamp_millis(ms)
             .map_or_else(|| ms.to_string(), |t| t.format(TIMESTAMP_TEXT).to_string()),
         Some(other) => format!("{other:?}"),
@@ -801,6 +802,7 @@ fn cql_type(t: FieldType) -> &'static str {
         FieldType::Bool => "boolean",
         FieldType::Uuid => "uuid",
         FieldType::Decimal { .. } => "decimal",
+        FieldType::Blob { .. } => "blob",
     }
 }
 
@@ -825,6 +827,14 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
                 .and_utc()
                 .timestamp_millis(),
         )),
+        FieldType::Blob { .. } => CqlValue::Blob(
+            (0..text.len() / 2)
+                .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2).unwrap_or("x"), 16))
+                .collect::<Result<Vec<u8>, _>>()
+                .ok()
+                .filter(|_| text.len() % 2 == 0)
+                .ok_or_else(|| bad("bytes in hex"))?,
+        ),
         // An unscaled integer (big-endian two's complement, as short as it goes) and the scale.
         FieldType::Decimal { scale, .. } => {
             let units = scalebench_workload::decimal::parse_units(text, u32::from(scale))
@@ -843,6 +853,11 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
             )
         }
     })
+}
+
+/// Bytes as lowercase hex, as a blob column's text is.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// A CQL decimal as text with its own scale's decimals.
@@ -887,6 +902,8 @@ fn literal(v: &Option<CqlValue>) -> String {
         // Milliseconds after the epoch: CQL's integer form of a timestamp.
         Some(CqlValue::Timestamp(t)) => t.0.to_string(),
         Some(CqlValue::Decimal(d)) => decimal_text(d),
+        // CQL's blob literal.
+        Some(CqlValue::Blob(b)) => format!("0x{}", hex(b)),
         Some(other) => {
             unreachable!("the binding binds the workload's types, not {other:?}")
         }

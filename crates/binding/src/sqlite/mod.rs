@@ -79,6 +79,16 @@ pub struct SqliteFactory {
     increments: Vec<(Vec<usize>, String)>,
 }
 
+/// Where a value of a column of type `t` goes in a statement: `?n` (`?` for `n` 0), or for a blob
+/// `unhex(...)` of it (its text is hex; SQLite keeps the bytes).
+fn slot(t: scalebench_workload::FieldType, n: usize) -> String {
+    let p = if n == 0 { "?".to_string() } else { format!("?{n}") };
+    match t {
+        scalebench_workload::FieldType::Blob { .. } => format!("unhex({p})"),
+        _ => p,
+    }
+}
+
 impl SqliteFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let path = path_of(config)?;
@@ -286,7 +296,8 @@ impl BindingFactory for SqliteFactory {
         let k = &self.key;
         let all = self.columns.join(", ");
         let selected = self.selects.join(", ");
-        let placeholders = vec!["?"; self.columns.len()].join(", ");
+        let placeholders: Vec<String> = self.types.iter().map(|t| slot(*t, 0)).collect();
+        let placeholders = placeholders.join(", ");
         Ok(SqliteBinding {
             read_all: format!("SELECT {selected} FROM {t} WHERE {k} = ?1"),
             read_one: self.selects.iter().map(|c| format!("SELECT {c} FROM {t} WHERE {k} = ?1")).collect(),
@@ -296,7 +307,7 @@ impl BindingFactory for SqliteFactory {
                 .iter()
                 .map(|c| format!("SELECT {k}, {c} FROM {t} WHERE {k} >= ?1 ORDER BY {k} LIMIT ?2"))
                 .collect(),
-            update_one: self.columns.iter().map(|c| format!("UPDATE {t} SET {c} = ?1 WHERE {k} = ?2")).collect(),
+            update_one: self.columns.iter().zip(&self.types).map(|(c, ty)| format!("UPDATE {t} SET {c} = {} WHERE {k} = ?2", slot(*ty, 1))).collect(),
             select_all: format!("SELECT {k}, {selected} FROM {t}"),
             select_one: self.selects.iter().map(|c| format!("SELECT {k}, {c} FROM {t}")).collect(),
             insert: format!("INSERT INTO {t} ({k}, {all}) VALUES (?, {placeholders})"),
@@ -304,6 +315,7 @@ impl BindingFactory for SqliteFactory {
             table: t.clone(),
             key: k.clone(),
             columns: self.columns.clone(),
+            types: self.types.clone(),
             statements: self.statements.clone(),
             increments: self.increments.clone(),
             busy_timeout: self.busy_timeout,
@@ -336,6 +348,7 @@ pub struct SqliteBinding {
     conn: Connection,
     table: String,
     key: String,
+    types: Vec<scalebench_workload::FieldType>,
     columns: Vec<String>,
     read_all: String,
     read_one: Vec<String>,
@@ -384,12 +397,15 @@ impl SqliteBinding {
                 .iter()
                 .map(|(f, _)| self.columns[*f].as_str())
                 .collect();
+            let slots: String = values
+                .iter()
+                .map(|(f, _)| format!(", {}", slot(self.types[*f], 0)))
+                .collect();
             let sql = format!(
-                "INSERT INTO {} ({}, {}) VALUES (?{})",
+                "INSERT INTO {} ({}, {}) VALUES (?{slots})",
                 self.table,
                 self.key,
                 cols.join(", "),
-                ", ?".repeat(cols.len())
             );
             let params = std::iter::once(key).chain(values.iter().map(|(_, v)| v.as_str()));
             self.conn
@@ -487,7 +503,7 @@ impl Binding for SqliteBinding {
         } else {
             let sets: Vec<String> = values
                 .iter()
-                .map(|(f, _)| format!("{} = ?", self.columns[*f]))
+                .map(|(f, _)| format!("{} = {}", self.columns[*f], slot(self.types[*f], 0)))
                 .collect();
             let sql = format!(
                 "UPDATE {} SET {} WHERE {} = ?",
@@ -544,13 +560,13 @@ impl Binding for SqliteBinding {
         }
     }
 
-    /// BEGIN IMMEDIATE: the write lock taken first, so two transactions wait for each other
-    /// instead of failing to upgrade a read lock.
     /// The updates in one transaction.
     async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
         crate::update_in_transaction(self, keys, values).await
     }
 
+    /// BEGIN IMMEDIATE: the write lock taken first, so two transactions wait for each other
+    /// instead of failing to upgrade a read lock.
     async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
         self.bound_lock_wait()?;
         let sql = match control {
