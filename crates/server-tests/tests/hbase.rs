@@ -427,3 +427,12 @@ fn the_session_store_workload_file_runs() {
     let _t = turn();
     assert_session_store_runs(HbaseFactory::open, &server().url(), &[], &[]);
 }
+
+/// Issue 43: a workload file's multi-gets (one getMultiple) and batches (one putMultiple) on
+/// HBase.
+#[test]
+fn a_workload_files_multi_gets_and_batches_run() {
+    let _t = turn();
+    assert_multi_gets_read(HbaseFactory::open, &server().url());
+    assert_batches_write(HbaseFactory::open, &server().url(), false, false);
+}

@@ -949,10 +949,52 @@ impl Binding for HbaseBinding {
         Ok(())
     }
 
+    /// One getMultiple; a row with no cell was not found.
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let gets: Vec<TGet> = keys
+            .iter()
+            .map(|k| get_of(k, Some(self.columns(fields))))
+            .collect();
+        let table = self.table.clone();
+        let results = self.call(move |c| c.get_multiple(table, gets)).await?;
+        for (key, r) in keys.iter().zip(&results) {
+            if !r.column_values.is_empty() {
+                let mut f = Fields::new();
+                self.fill(r, &mut f)?;
+                out.push((key.clone(), f));
+            }
+        }
+        Ok(())
+    }
+
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
         // As YCSB: a put, which creates a missing row.
         let put = self.put(key, values);
         self.write(put).await
+    }
+
+    /// One putMultiple (each row's put atomic, the rows not together; with client-side buffering
+    /// the puts join the buffer).
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        if self.buffer_bytes.is_some() {
+            for (key, v) in keys.iter().zip(values) {
+                self.update(key, v).await?;
+            }
+            return Ok(());
+        }
+        let puts: Vec<TPut> = keys
+            .iter()
+            .zip(values)
+            .map(|(key, v)| self.put(key, v))
+            .collect();
+        let table = self.table.clone();
+        self.call(move |c| c.put_multiple(table, puts)).await
     }
 
     async fn insert(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
