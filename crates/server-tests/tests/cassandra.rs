@@ -274,3 +274,10 @@ fn a_workload_files_batches_write_every_record() {
     let _t = turn();
     assert_batches_write(CassandraFactory::open, &node().url("ycsb"), false, false);
 }
+
+/// Issue 43: a workload file's multi-gets on Cassandra: one SELECT ... IN.
+#[test]
+fn a_workload_files_multi_gets_read_their_keys() {
+    let _t = turn();
+    assert_multi_gets_read(CassandraFactory::open, &node().url("ycsb"));
+}

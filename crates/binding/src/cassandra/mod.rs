@@ -855,6 +855,15 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
     })
 }
 
+/// Rows of the key and `cols`' columns as keys and their fields, into `out`.
+fn keyed(rows: Vec<Row>, cols: &[usize], out: &mut Vec<(String, Fields)>) {
+    for row in rows {
+        let mut it = row.columns.into_iter();
+        let key = text_of(it.next().flatten());
+        out.push((key, cols.iter().copied().zip(it.map(text_of)).collect()));
+    }
+}
+
 /// Bytes as lowercase hex, as a blob column's text is.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -1102,12 +1111,35 @@ impl Binding for CassandraBinding {
                 ]),
             )
             .await?;
-        let cols = self.columns_of(fields);
-        for row in rows {
-            let mut it = row.columns.into_iter();
-            let key = text_of(it.next().flatten());
-            out.push((key, cols.iter().copied().zip(it.map(text_of)).collect()));
-        }
+        keyed(rows, &self.columns_of(fields), out);
+        Ok(())
+    }
+
+    /// One `SELECT ... WHERE key IN (...)` at the read consistency (the coordinator asks each
+    /// key's replicas), sent as text with the keys inlined.
+    async fn read_many(
+        &mut self,
+        keys: &[String],
+        fields: FieldSet,
+        out: &mut Vec<(String, Fields)>,
+    ) -> Result<(), OpError> {
+        out.clear();
+        let cql = format!(
+            "SELECT {k}, {} FROM {} WHERE {k} IN ({})",
+            self.settings.select(fields),
+            self.settings.table,
+            vec!["?"; keys.len()].join(", "),
+            k = self.settings.key
+        );
+        let rows = self
+            .rows(
+                None,
+                || cql,
+                self.settings.read,
+                Values::Text(keys.iter().map(String::as_str).collect()),
+            )
+            .await?;
+        keyed(rows, &self.columns_of(fields), out);
         Ok(())
     }
 
