@@ -3892,28 +3892,39 @@ weight = 0.2
         .unwrap();
     assert_eq!((hits, cents, unscaled), (ok as i64, 25 * ok as i64, 0));
 
+    let no_increment =
+        |db: &str| format!("operation 'bump' is an increment, and {db} has no atomic increment");
+    assert_refused_before_connecting(
+        shown,
+        &[
+            ("etcd", no_increment("etcd")),
+            ("cassandra", no_increment("cassandra")),
+            ("mongodb", no_increment("mongodb")),
+            ("hbase", no_increment("hbase")),
+            ("redis", "operation 'bump' increments decimal column 'total', and redis increments only int, bigint and double columns".into()),
+        ],
+    );
+}
+
+/// `scalebench run FILE --db SCHEME://...` for each `(scheme, expected)`, a listener standing
+/// where the database would be: one line holding `expected`, exit 2, and no connection.
+fn assert_refused_before_connecting(file: &str, cases: &[(&str, String)]) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
-    for (scheme, expected) in [
-        ("etcd", "operation 'bump' is an increment, and etcd has no atomic increment"),
-        ("cassandra", "operation 'bump' is an increment, and cassandra has no atomic increment"),
-        ("mongodb", "operation 'bump' is an increment, and mongodb has no atomic increment"),
-        ("hbase", "operation 'bump' is an increment, and hbase has no atomic increment"),
-        ("redis", "operation 'bump' increments decimal column 'total', and redis increments only int, bigint and double columns"),
-    ] {
+    for (scheme, expected) in cases {
         let db = format!("{scheme}://127.0.0.1:{port}");
-        let o = scalebench(&["run", shown, "--db", &db]);
+        let o = scalebench(&["run", file, "--db", &db]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
-        assert!(err.contains(expected), "{scheme}: {err}");
+        assert!(err.contains(expected.as_str()), "{scheme}: {err}");
     }
     assert!(
         listener
             .accept()
             .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
-        "a refused increment connected"
+        "a refused run connected"
     );
 }
 
@@ -4054,28 +4065,17 @@ steps = [{steps}]
     );
     assert_eq!(sums(), (total, bank), "a rolled-back credit stayed");
 
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    for scheme in ["cassandra", "redis", "mongodb"] {
-        let o = scalebench(&[
-            "run",
-            shown,
-            "--db",
-            &format!("{scheme}://127.0.0.1:{port}"),
-        ]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(2), "{scheme}: {err}");
-        assert!(
-            err.contains(&format!(
-                "operation 'move' is a transaction of SQL statements, and {scheme} runs none"
-            )) && err.trim().lines().count() == 1,
-            "{err}"
-        );
-    }
-    assert!(listener
-        .accept()
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock));
+    let none = |db: &str| {
+        format!("operation 'move' is a transaction of SQL statements, and {db} runs none")
+    };
+    assert_refused_before_connecting(
+        shown,
+        &[
+            ("cassandra", none("cassandra")),
+            ("redis", none("redis")),
+            ("mongodb", none("mongodb")),
+        ],
+    );
 }
 
 /// Issue 43: a batch on SQLite writes all its records in one transaction: every record changes;

@@ -40,13 +40,7 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::Scan => {
             b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows)
                 .await?;
-            if let Some(e) = &op.expect {
-                named::judge(e, None, Some(bufs.rows.len() as u64))?;
-            }
-            for (key, fields) in &bufs.rows {
-                check(verify, key, fields)?;
-            }
-            Ok(())
+            judged_rows(op, &bufs.rows, verify)
         }
         OpKind::ReadModifyWrite => {
             if !expected_read(op, b.read(&op.key, op.read_fields, &mut bufs.fields).await)? {
@@ -83,13 +77,7 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::MultiGet => {
             b.read_many(&op.keys, op.read_fields, &mut bufs.rows)
                 .await?;
-            if let Some(e) = &op.expect {
-                named::judge(e, None, Some(bufs.rows.len() as u64))?;
-            }
-            for (key, fields) in &bufs.rows {
-                check(verify, key, fields)?;
-            }
-            Ok(())
+            judged_rows(op, &bufs.rows, verify)
         }
         OpKind::Increment => {
             let changes = op.modify.as_deref().unwrap_or_default();
@@ -104,6 +92,22 @@ pub(crate) async fn perform<B: Binding>(
             "batch insert is a load-phase operation",
         )),
     }
+}
+
+/// The records a scan or multi-get returned: their count judged by the operation's expectation,
+/// each checked (`dataintegrity`).
+fn judged_rows(
+    op: &Operation,
+    rows: &[(String, Fields)],
+    verify: Option<&OperationGenerator>,
+) -> Result<(), OpError> {
+    if let Some(e) = &op.expect {
+        named::judge(e, None, Some(rows.len() as u64))?;
+    }
+    for (key, fields) in rows {
+        check(verify, key, fields)?;
+    }
+    Ok(())
 }
 
 /// A read's result judged by the operation's expectation (a workload file's `expect.found`):

@@ -882,6 +882,15 @@ fn assert_about_half_missed(r: &scalebench_measure::PhaseResult, name: &str) {
     );
 }
 
+/// The workload a workload file's `text` declares (named `name` in errors).
+pub fn workload_of(text: &str, name: &str) -> CoreWorkload {
+    let file = scalebench_workload::file::WorkloadFile::parse(text, name)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut p = scalebench_workload::Properties::new();
+    file.apply(&mut p, name);
+    CoreWorkload::from_properties(&p).unwrap()
+}
+
 /// Issue 43: a workload file of orders whose operations are its own statements: `select` and
 /// `update` (in the binding's language) with their `expect` lines, over 200 typed records keyed
 /// by a column of the file's own name, `order_id`.
@@ -919,11 +928,7 @@ weight = 0.2
 {language} = "{update}"
 "#
     );
-    let file = scalebench_workload::file::WorkloadFile::parse(&text, "orders.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut p = scalebench_workload::Properties::new();
-    file.apply(&mut p, "orders.toml");
-    CoreWorkload::from_properties(&p).unwrap()
+    workload_of(&text, "orders.toml")
 }
 
 /// The statements workload in SQL (PostgreSQL, MySQL/MariaDB): a lookup by key and customer (a
@@ -936,6 +941,24 @@ pub fn sql_statement_workload() -> CoreWorkload {
     )
 }
 
+/// `w`'s table made anew and loaded, then `w` run for 1 s at `rate` ops/s from 8 slots: the run's
+/// result, and its plan to run again.
+fn load_then_run<F: BindingFactory>(
+    open: &impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    w: &CoreWorkload,
+    rate: f64,
+) -> (scalebench_measure::PhaseResult, RunPlan) {
+    drop(open(&config(url, w, &[], true, true)).unwrap());
+    assert_loads_all(config(url, w, &[], false, false), w);
+    let plan = RunPlan {
+        target_ops_s: Some(rate),
+        ..run_plan(1.0)
+    };
+    let r = phase(config(url, w, &[], false, false), w, plan.clone()).result;
+    (r, plan)
+}
+
 /// Issue 43: a workload file's own statements on a binding: each is prepared and run with its
 /// parameters bound from the generators (the key, a typed column's loaded value), measured under
 /// its name, and its `expect` judged: every lookup finds its one row until half the orders are
@@ -945,13 +968,7 @@ pub fn assert_statements_run<F: BindingFactory>(
     url: &str,
     w: &CoreWorkload,
 ) {
-    drop(open(&config(url, w, &[], true, true)).unwrap());
-    assert_loads_all(config(url, w, &[], false, false), w);
-    let plan = RunPlan {
-        target_ops_s: Some(300.0),
-        ..run_plan(1.0)
-    };
-    let r = phase(config(url, w, &[], false, false), w, plan.clone()).result;
+    let (r, plan) = load_then_run(&open, url, w, 300.0);
     let names: Vec<&str> = r.operations.keys().map(String::as_str).collect();
     assert_eq!(names, ["lookup", "pay"], "{names:?}");
     assert!(
@@ -1001,40 +1018,49 @@ weight = 1.0
 add = {{ hits = 1, total = 0.25 }}
 "#
     );
-    let file = scalebench_workload::file::WorkloadFile::parse(&text, "counters.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut p = scalebench_workload::Properties::new();
-    file.apply(&mut p, "counters.toml");
-    CoreWorkload::from_properties(&p).unwrap()
+    workload_of(&text, "counters.toml")
 }
 
-/// The sums of the `hits` and `total` columns over the records that are there, read back through
-/// the binding, and how many records were missing.
-fn counter_sums<F: BindingFactory>(f: &F, w: &CoreWorkload) -> (f64, f64, u64) {
+/// Each record of `w` read back through the binding, by key number (`None`: no record).
+fn records<F: BindingFactory>(f: &F, w: &CoreWorkload) -> Vec<Option<Fields>> {
     block_on(async {
         let mut b = f.connect(0).await.unwrap();
-        let (mut key, mut out) = (String::new(), Fields::new());
-        let (mut hits, mut total, mut missing) = (0.0, 0.0, 0);
+        let mut key = String::new();
+        let mut all = Vec::new();
         for k in 0..w.record_count {
             w.keys.write_key(k, &mut key);
-            out.clear();
+            let mut out = Fields::new();
             match b.read(&key, FieldSet::All, &mut out).await {
-                Ok(()) => {
-                    for (i, v) in &out {
-                        let v: f64 = v.parse().unwrap_or_else(|_| panic!("{key}: '{v}'"));
-                        if *i == 0 {
-                            hits += v;
-                        } else {
-                            total += v;
-                        }
-                    }
-                }
-                Err(e) if e.class == FailureClass::NotFound => missing += 1,
+                Ok(()) => all.push(Some(out)),
+                Err(e) if e.class == FailureClass::NotFound => all.push(None),
                 Err(e) => panic!("{key}: {e}"),
             }
         }
-        (hits, total, missing)
+        all
     })
+}
+
+/// The sums of the `hits` and `total` columns over the records that are there, and how many
+/// records were missing.
+fn counter_sums<F: BindingFactory>(f: &F, w: &CoreWorkload) -> (f64, f64, u64) {
+    let (mut hits, mut total, mut missing) = (0.0, 0.0, 0);
+    for record in records(f, w) {
+        let Some(fields) = record else {
+            missing += 1;
+            continue;
+        };
+        for (i, v) in &fields {
+            let v: f64 = v
+                .parse()
+                .unwrap_or_else(|_| panic!("'{v}' is not a number"));
+            if *i == 0 {
+                hits += v;
+            } else {
+                total += v;
+            }
+        }
+    }
+    (hits, total, missing)
 }
 
 /// Issue 43: a workload file's increments add in the database, atomically, from 8 concurrent
@@ -1046,13 +1072,7 @@ pub fn assert_increments_add<F: BindingFactory>(
     url: &str,
     w: &CoreWorkload,
 ) {
-    drop(open(&config(url, w, &[], true, true)).unwrap());
-    assert_loads_all(config(url, w, &[], false, false), w);
-    let plan = RunPlan {
-        target_ops_s: Some(400.0),
-        ..run_plan(1.0)
-    };
-    let r = phase(config(url, w, &[], false, false), w, plan.clone()).result;
+    let (r, plan) = load_then_run(&open, url, w, 400.0);
     let bump = &r.operations["bump"];
     assert!(bump.ok > 200, "{bump:?}");
     assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
@@ -1111,11 +1131,7 @@ field = "label"
 weight = 0.3
 expect = { min_rows = 1 }
 "#;
-    let file = scalebench_workload::file::WorkloadFile::parse(text, "items.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut p = scalebench_workload::Properties::new();
-    file.apply(&mut p, "items.toml");
-    CoreWorkload::from_properties(&p).unwrap()
+    workload_of(text, "items.toml")
 }
 
 /// Issue 43: a workload file's multi-gets on a binding: each reads its distinct keys in one
@@ -1127,13 +1143,7 @@ pub fn assert_multi_gets_read<F: BindingFactory>(
     url: &str,
 ) {
     let w = multi_get_workload();
-    drop(open(&config(url, &w, &[], true, true)).unwrap());
-    assert_loads_all(config(url, &w, &[], false, false), &w);
-    let plan = RunPlan {
-        target_ops_s: Some(300.0),
-        ..run_plan(1.0)
-    };
-    let r = phase(config(url, &w, &[], false, false), &w, plan.clone()).result;
+    let (r, plan) = load_then_run(&open, url, &w, 300.0);
     assert!(r.operations["ten"].ok > 100, "{:?}", r.operations["ten"]);
     assert!(r.operations["some"].ok > 30, "{:?}", r.operations["some"]);
     assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
@@ -1170,29 +1180,15 @@ steps = [{}]
 "#,
         steps.join(", ")
     );
-    let file = scalebench_workload::file::WorkloadFile::parse(&text, "accounts.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut p = scalebench_workload::Properties::new();
-    file.apply(&mut p, "accounts.toml");
-    CoreWorkload::from_properties(&p).unwrap()
+    workload_of(&text, "accounts.toml")
 }
 
 /// Each account's balance by key number, read back through the binding (`None`: no account).
 fn balances<F: BindingFactory>(f: &F, w: &CoreWorkload) -> Vec<Option<i64>> {
-    block_on(async {
-        let mut b = f.connect(0).await.unwrap();
-        let (mut key, mut out) = (String::new(), Fields::new());
-        let mut all = Vec::new();
-        for k in 0..w.record_count {
-            w.keys.write_key(k, &mut key);
-            match b.read(&key, FieldSet::All, &mut out).await {
-                Ok(()) => all.push(Some(out[0].1.parse().unwrap())),
-                Err(e) if e.class == FailureClass::NotFound => all.push(None),
-                Err(e) => panic!("{key}: {e}"),
-            }
-        }
-        all
-    })
+    records(f, w)
+        .into_iter()
+        .map(|r| r.map(|fields| fields[0].1.parse().unwrap()))
+        .collect()
 }
 
 /// Issue 43: a workload file's transactions on a SQL binding, from 8 concurrent slots: moving 1
@@ -1210,13 +1206,7 @@ pub fn assert_transactions_are_atomic<F: BindingFactory>(
         "UPDATE accounts SET balance = balance - 1 WHERE YCSB_KEY = :key",
         credit,
     ]);
-    drop(open(&config(url, &w, &[], true, true)).unwrap());
-    assert_loads_all(config(url, &w, &[], false, false), &w);
-    let plan = RunPlan {
-        target_ops_s: Some(300.0),
-        ..run_plan(1.0)
-    };
-    let r = phase(config(url, &w, &[], false, false), &w, plan.clone()).result;
+    let (r, plan) = load_then_run(&open, url, &w, 300.0);
     let moved = &r.operations["move"];
     assert!(moved.ok > 150, "{moved:?}");
     assert_eq!(r.totals.failed, 0, "{:?}", r.errors);
@@ -1270,29 +1260,15 @@ keys = 10
 set = ["stamp"]
 weight = 1.0
 "#;
-    let file = scalebench_workload::file::WorkloadFile::parse(text, "stamps.toml")
-        .unwrap_or_else(|e| panic!("{e}"));
-    let mut p = scalebench_workload::Properties::new();
-    file.apply(&mut p, "stamps.toml");
-    CoreWorkload::from_properties(&p).unwrap()
+    workload_of(text, "stamps.toml")
 }
 
 /// Each record's stamp by key number (`None`: no record).
 fn stamps<F: BindingFactory>(f: &F, w: &CoreWorkload) -> Vec<Option<String>> {
-    block_on(async {
-        let mut b = f.connect(0).await.unwrap();
-        let (mut key, mut out) = (String::new(), Fields::new());
-        let mut all = Vec::new();
-        for k in 0..w.record_count {
-            w.keys.write_key(k, &mut key);
-            match b.read(&key, FieldSet::All, &mut out).await {
-                Ok(()) => all.push(Some(out[0].1.clone())),
-                Err(e) if e.class == FailureClass::NotFound => all.push(None),
-                Err(e) => panic!("{key}: {e}"),
-            }
-        }
-        all
-    })
+    records(f, w)
+        .into_iter()
+        .map(|r| r.map(|fields| fields[0].1.clone()))
+        .collect()
 }
 
 /// Issue 43: a workload file's batches on a binding: each writes all 10 records in one call (in
