@@ -980,6 +980,11 @@ async fn load_slot<F: BindingFactory>(
         if shared.stop.is_requested() || ctx.past_deadline(clock.now_ns()) {
             break;
         }
+        // The keys first: a slot with none left ends now, not at its next arrival.
+        let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else {
+            shared.slots_done.fetch_add(1, Ordering::SeqCst);
+            break;
+        };
         let intended = match &mut schedule {
             Some(s) => {
                 let t = s.next();
@@ -989,10 +994,6 @@ async fn load_slot<F: BindingFactory>(
                 Some(t)
             }
             None => None,
-        };
-        let Some(keys) = shared.load_keys.next_batch(batch_size as u64) else {
-            shared.slots_done.fetch_add(1, Ordering::SeqCst);
-            break;
         };
         let n = (keys.end - keys.start) as usize;
         batch.resize_with(n, Operation::default);
