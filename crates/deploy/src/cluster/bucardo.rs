@@ -383,6 +383,12 @@ impl Engine for Bucardo {
         busy
     }
 
+    /// A change younger than the lag bound is not counted busy: idle only once the bound has
+    /// passed since the first quiet probe, so every change made before it was seen.
+    fn idle_settle(&self) -> Duration {
+        Duration::from_secs(COPY_LAG_BOUND_S.into()) + Duration::from_millis(200)
+    }
+
     fn flush(&self, c: &ClusterState) -> Result<Vec<String>, DeployError> {
         let mut done = Vec::new();
         for m in servers(c).filter(|m| m.process.is_some()) {

@@ -237,6 +237,11 @@ pub(crate) trait Engine {
     fn not_ready(&self, c: &ClusterState) -> Vec<String>;
     /// What is still busy: compactions, streams, slot migrations, replication lag (empty: idle).
     fn busy(&self, c: &ClusterState) -> Vec<String>;
+    /// How long `busy` must stay empty before the cluster counts as idle: an engine whose `busy`
+    /// sees a change only once it is older than a bound (Bucardo's copy lag) needs that bound.
+    fn idle_settle(&self) -> Duration {
+        Duration::ZERO
+    }
     /// Writes what the servers hold in memory (memtables, dirty buffers, the dataset) to their
     /// files, compacting nothing: the files then hold the records as inserted. Returns what was
     /// done.

@@ -22,7 +22,7 @@ mod redis;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -520,12 +520,18 @@ impl Cluster {
         self.wait_ready()?;
         let seconds = self.state.deployment.idle_timeout_s;
         let mut last = Vec::new();
-        // Idle twice in a row: a compaction or migration may start right after a quiet probe.
-        let mut quiet = 0;
+        // Idle twice in a row, and for the engine's settle time: a compaction or migration may
+        // start right after a quiet probe.
+        let settle = self.engine.idle_settle();
+        let mut quiet: Option<(u32, Instant)> = None;
         let ok = poll(Duration::from_secs(seconds), || {
             last = self.engine.busy(&self.state);
-            quiet = if last.is_empty() { quiet + 1 } else { 0 };
-            quiet >= 2
+            quiet = match (last.is_empty(), quiet) {
+                (false, _) => None,
+                (true, None) => Some((1, Instant::now())),
+                (true, Some((n, since))) => Some((n + 1, since)),
+            };
+            matches!(quiet, Some((n, since)) if n >= 2 && since.elapsed() >= settle)
         });
         if ok {
             Ok(())

@@ -259,13 +259,24 @@ impl Engine for Postgres {
                     .sql(
                         primary,
                         "postgres",
-                        "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'",
+                        "SELECT application_name || ' ' || sync_state FROM pg_stat_replication \
+                         WHERE state = 'streaming'",
                     )
                     .unwrap_or_default();
-                let streaming: Vec<&str> = streaming.lines().map(str::trim).collect();
+                let streaming: Vec<(&str, &str)> = streaming
+                    .lines()
+                    .filter_map(|l| l.trim().split_once(' '))
+                    .collect();
+                // The primary's reload of synchronous_standby_names reaches its WAL senders a
+                // moment later: until then a standby streams but is counted "async".
+                let synchronous = c.deployment.postgres.synchronous_commit.is_some();
                 for r in expected {
-                    if !streaming.contains(&r) {
-                        missing.push(format!("replica {r} not streaming"));
+                    match streaming.iter().find(|(name, _)| *name == r) {
+                        None => missing.push(format!("replica {r} not streaming")),
+                        Some((_, "async")) if synchronous => {
+                            missing.push(format!("replica {r} not yet a synchronous standby"))
+                        }
+                        Some(_) => {}
                     }
                 }
             }
