@@ -200,6 +200,8 @@ pub struct Schema {
     pub indexes: Arc<[Index]>,
     /// A workload file's increments (checked against [`crate::BindingInfo::increments`]).
     pub increments: Arc<[scalebench_workload::named::Increment]>,
+    /// The names of a workload file's sequences that run in one transaction (SQL bindings).
+    pub transactional_sequences: Arc<[String]>,
 }
 
 impl Schema {
@@ -212,6 +214,7 @@ impl Schema {
             statements: w.statements(),
             indexes: w.indexes.clone(),
             increments: w.increments().into(),
+            transactional_sequences: w.transactional_sequences().into(),
         }
     }
 
@@ -228,6 +231,7 @@ impl Schema {
             statements: Arc::new([]),
             indexes: Arc::new([]),
             increments: Arc::new([]),
+            transactional_sequences: Arc::new([]),
         }
     }
 

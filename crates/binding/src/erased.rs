@@ -17,7 +17,7 @@ use std::pin::Pin;
 use scalebench_workload::{FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::BindingInfo;
-use crate::{Binding, BindingError, BindingFactory};
+use crate::{Binding, BindingError, BindingFactory, TransactionControl};
 
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 
@@ -69,6 +69,10 @@ trait ObjectBinding {
         steps: usize,
         params: &'a Fields,
     ) -> Boxed<'a, Result<u64, OpError>>;
+    fn transaction_control(
+        &mut self,
+        control: TransactionControl,
+    ) -> Boxed<'_, Result<(), OpError>>;
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>>;
     fn abandoned(&mut self);
 }
@@ -148,6 +152,12 @@ impl<B: Binding> ObjectBinding for B {
     ) -> Boxed<'a, Result<u64, OpError>> {
         Box::pin(Binding::transaction(self, first, steps, params))
     }
+    fn transaction_control(
+        &mut self,
+        control: TransactionControl,
+    ) -> Boxed<'_, Result<(), OpError>> {
+        Box::pin(Binding::transaction_control(self, control))
+    }
     fn cleanup(&mut self) -> Boxed<'_, Result<(), BindingError>> {
         Box::pin(Binding::cleanup(self))
     }
@@ -208,6 +218,9 @@ impl Binding for ErasedBinding {
         params: &Fields,
     ) -> Result<u64, OpError> {
         self.0.transaction(first, steps, params).await
+    }
+    async fn transaction_control(&mut self, control: TransactionControl) -> Result<(), OpError> {
+        self.0.transaction_control(control).await
     }
     async fn cleanup(&mut self) -> Result<(), BindingError> {
         self.0.cleanup().await

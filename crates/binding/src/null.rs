@@ -165,6 +165,14 @@ impl Binding for NullBinding {
         Ok(0)
     }
 
+    /// A transaction's boundaries, as nothing (a sequence in one transaction).
+    async fn transaction_control(
+        &mut self,
+        _control: crate::TransactionControl,
+    ) -> Result<(), OpError> {
+        Ok(())
+    }
+
     /// Any increment, as nothing.
     async fn increment(
         &mut self,

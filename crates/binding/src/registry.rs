@@ -152,6 +152,16 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
             )));
         }
     }
+    if let Some(name) = schema.transactional_sequences.first() {
+        if info.statements != Some(scalebench_workload::statement::Language::Sql)
+            && info.name != crate::null::INFO.name
+        {
+            return Err(BindingError::Config(format!(
+                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false or run it on PostgreSQL, MySQL/MariaDB or SQLite",
+                info.name
+            )));
+        }
+    }
     check_increments(info, schema)
 }
 

@@ -434,6 +434,7 @@ mod tests {
             statements: Arc::new([]),
             indexes: Arc::new([]),
             increments: Arc::new([]),
+            transactional_sequences: Arc::new([]),
         }
     }
 

@@ -3255,6 +3255,53 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "run.operation[0] ('bump').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
         ),
+        // Sequences.
+        (
+            operations("name = \"s\"\nkind = \"sequence\"\nweight = 1.0\n", false),
+            "run.operation[0] ('s').operations: a sequence runs operations = [\"name\", ...]",
+        ),
+        (
+            operations(
+                "name = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"s\"]\n",
+                false,
+            ),
+            "run.operation[0] ('s').operations: 1 steps: give 2 to 10",
+        ),
+        (
+            operations(
+                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"w\"]\n",
+                false,
+            ),
+            "run.operation[1] ('s').operations: no operation 'w': the file has r, s",
+        ),
+        (
+            operations(
+                "name = \"r\"\nkind = \"scan\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
+                false,
+            ),
+            "run.operation[1] ('s').operations: 'r' is a scan: a step works on the sequence's one key",
+        ),
+        (
+            operations(
+                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
+                false,
+            ),
+            "run.operation[1] ('s').operations: 's' is a sequence: a step works on the sequence's one key",
+        ),
+        (
+            operations(
+                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"r\"]\nexpect = { found = true }\n",
+                false,
+            ),
+            "run.operation[1] ('s').expect.found: only a read, read_modify_write or increment finds a record or not",
+        ),
+        (
+            operations(
+                "name = \"r\"\nkind = \"read\"\nweight = 1.0\ntransaction = true\n",
+                false,
+            ),
+            "run.operation[0] ('r').transaction: only a sequence has one: kind = \"sequence\"",
+        ),
         // Statements of one's own.
         (
             operations("name = \"q\"\nkind = \"statement\"\nweight = 1.0\n", false),
@@ -4276,4 +4323,142 @@ fn a_workload_files_rate_profile_is_refused_where_each_step_has_its_own_rate() {
             "{args:?}: {err}"
         );
     }
+}
+
+/// Issue 43: a named sequence on SQLite. Its steps run on one key, and a column an earlier step
+/// read (or wrote) is the value of that column's parameter in a later statement: each visit's
+/// count, as the read-modify-write left it, is stamped by the statement (the load's value would
+/// be 0). In one transaction from 2 threads, every stamp equals its record's count; a sequence
+/// whose last step fails rolls the others back; a database without transactions is refused.
+#[test]
+fn a_sequence_binds_what_it_read_into_its_next_statement() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("visits.toml");
+    let write = |last: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                r#"[record]
+table = "pages"
+records = 30
+[[record.column]]
+name = "visits"
+type = "bigint"
+generator.constant = {{ value = 0 }}
+[[record.column]]
+name = "stamped"
+type = "bigint"
+generator.constant = {{ value = 0 }}
+[run]
+operations = 400
+[[run.operation]]
+name = "bump"
+kind = "read_modify_write"
+weight = 0.0
+add = {{ visits = 1 }}
+[[run.operation]]
+name = "stamp"
+kind = "statement"
+weight = 0.0
+sql = "UPDATE pages SET stamped = :visits WHERE YCSB_KEY = :key{last}"
+expect = {{ rows = 1 }}
+[[run.operation]]
+name = "visit"
+kind = "sequence"
+weight = 1.0
+operations = ["bump", "stamp"]
+transaction = true
+"#
+            ),
+        )
+        .unwrap()
+    };
+    write("");
+    let shown = file.to_str().unwrap();
+    let db = dir.path().join("pages.db");
+    let url = format!("sqlite://{}", db.display());
+    let o = scalebench(&["load", shown, "--db", &url, "-q"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("r.json");
+    let run = || {
+        scalebench(&[
+            "run",
+            shown,
+            "--db",
+            &url,
+            "--threads",
+            "2",
+            "-o",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+    };
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let visit = &r["phases"][0]["operations"]["visit"];
+    assert_eq!(visit["ok"], 400, "{}", r["phases"][0]["errors"]);
+    let table = || -> (i64, i64, i64) {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .query_row(
+                "SELECT SUM(visits), SUM(stamped <> visits), COUNT(*) FROM pages",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+            )
+            .unwrap()
+    };
+    assert_eq!(
+        table(),
+        (400, 0, 30),
+        "(visits, stamps that differ, records)"
+    );
+
+    // The stamp changes no row: every sequence fails, and its read-modify-write is rolled back.
+    write(" AND 1 = 0");
+    let o = run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let r = json(&out);
+    assert_eq!(
+        r["phases"][0]["operations"]["visit"]["failed"]["unexpected"],
+        400
+    );
+    assert_eq!(table(), (400, 0, 30), "a rolled-back count stayed");
+
+    std::fs::write(
+        &file,
+        r#"[record]
+records = 30
+[[record.column]]
+name = "visits"
+type = "bigint"
+generator.constant = { value = 0 }
+[[run.operation]]
+name = "look"
+kind = "read"
+weight = 0.0
+[[run.operation]]
+name = "touch"
+kind = "update"
+weight = 0.0
+[[run.operation]]
+name = "visit"
+kind = "sequence"
+weight = 1.0
+operations = ["look", "touch"]
+transaction = true
+"#,
+    )
+    .unwrap();
+    let none = |db: &str| {
+        format!("operation 'visit' is a sequence in one transaction, and {db} runs no transaction")
+    };
+    assert_refused_before_connecting(
+        shown,
+        &[
+            ("cassandra", none("cassandra")),
+            ("redis", none("redis")),
+            ("etcd", none("etcd")),
+        ],
+    );
 }

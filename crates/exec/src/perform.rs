@@ -1,6 +1,6 @@
 //! One operation: the binding calls it takes, and data-integrity checks of what came back.
 
-use scalebench_binding::Binding;
+use scalebench_binding::{Binding, TransactionControl};
 use scalebench_workload::{
     named, FailureClass, Fields, Modification, OpError, OpKind, Operation, OperationGenerator,
 };
@@ -10,6 +10,10 @@ use scalebench_workload::{
 pub(crate) struct Buffers {
     fields: Fields,
     rows: Vec<(String, Fields)>,
+    /// A sequence's record as its steps last read or wrote it, by column.
+    carried: Fields,
+    /// A sequence's statement's parameters, with the values carried.
+    params: Fields,
 }
 
 /// The values operation `op` wrote, once [`perform`] returned: an appending or modifying
@@ -23,6 +27,96 @@ pub(crate) fn written<'a>(op: &'a Operation, bufs: &'a Buffers) -> &'a Fields {
 }
 
 pub(crate) async fn perform<B: Binding>(
+    b: &mut B,
+    op: &Operation,
+    bufs: &mut Buffers,
+    verify: Option<&OperationGenerator>,
+) -> Result<(), OpError> {
+    if op.kind == OpKind::Sequence {
+        sequence(b, op, bufs, verify).await
+    } else {
+        perform_one(b, op, bufs, verify).await
+    }
+}
+
+/// A sequence's steps in order on its key (in one transaction when it says so); the first that
+/// fails is its failure. A column a step read or wrote is the value of that column's parameter
+/// in the statements after it.
+async fn sequence<B: Binding>(
+    b: &mut B,
+    op: &Operation,
+    bufs: &mut Buffers,
+    verify: Option<&OperationGenerator>,
+) -> Result<(), OpError> {
+    if op.transaction {
+        b.transaction_control(TransactionControl::Begin).await?;
+    }
+    bufs.carried.clear();
+    for step in &op.sequence {
+        bufs.fields.clear();
+        let done = if step.kind == OpKind::Statement && !bufs.carried.is_empty() {
+            bufs.params.clear();
+            bufs.params.extend(step.values.iter().map(|(c, v)| {
+                let carried = bufs.carried.iter().find(|(i, _)| i == c);
+                (*c, carried.map_or_else(|| v.clone(), |(_, v)| v.clone()))
+            }));
+            match b.statement(step.statement, &bufs.params).await {
+                Ok(rows) => match &step.expect {
+                    Some(e) => named::judge(e, None, Some(rows)),
+                    None => Ok(()),
+                },
+                Err(e) => Err(e),
+            }
+        } else {
+            perform_one(b, step, bufs, verify).await
+        };
+        if let Err(e) = done {
+            if op.transaction {
+                // The step's failure is the sequence's; a failed rollback adds nothing.
+                let _ = b.transaction_control(TransactionControl::Rollback).await;
+            }
+            return Err(e);
+        }
+        carry(step, bufs);
+    }
+    if op.transaction {
+        b.transaction_control(TransactionControl::Commit).await?;
+    }
+    Ok(())
+}
+
+/// What a sequence's step leaves of the record for the steps after it: the columns it read, then
+/// those it wrote; an increment's columns are no longer known (the database added to them), and a
+/// delete leaves nothing.
+fn carry(step: &Operation, bufs: &mut Buffers) {
+    let merge = |values: &Fields, carried: &mut Fields| {
+        for (c, v) in values {
+            match carried.iter_mut().find(|(i, _)| i == c) {
+                Some((_, old)) => old.clone_from(v),
+                None => carried.push((*c, v.clone())),
+            }
+        }
+    };
+    match step.kind {
+        OpKind::Read => merge(&bufs.fields, &mut bufs.carried),
+        OpKind::Update => merge(&step.values, &mut bufs.carried),
+        OpKind::ReadModifyWrite => {
+            merge(&bufs.fields, &mut bufs.carried);
+            if !(step.append || step.modify.is_some()) {
+                merge(&step.values, &mut bufs.carried);
+            }
+        }
+        OpKind::Increment => {
+            let added = step.modify.as_deref().unwrap_or_default();
+            bufs.carried
+                .retain(|(c, _)| !added.iter().any(|m| m.column == *c));
+        }
+        OpKind::Delete => bufs.carried.clear(),
+        _ => {}
+    }
+}
+
+async fn perform_one<B: Binding>(
     b: &mut B,
     op: &Operation,
     bufs: &mut Buffers,
@@ -90,6 +184,10 @@ pub(crate) async fn perform<B: Binding>(
         OpKind::BatchInsert => Err(OpError::new(
             FailureClass::Other,
             "batch insert is a load-phase operation",
+        )),
+        OpKind::Sequence => Err(OpError::new(
+            FailureClass::Other,
+            "a sequence is not a step of a sequence",
         )),
     }
 }

@@ -255,6 +255,13 @@ fn a_workload_files_transactions_are_atomic() {
     assert_transactions_are_atomic(MysqlFactory::open, &server().url());
 }
 
+/// Issue 43: a workload file's sequence on MariaDB, in one transaction: the value one step wrote
+/// is bound into the next step's statement; a failed step rolls the others back.
+#[test]
+fn a_workload_files_sequences_carry_what_they_read() {
+    assert_sequences_carry_what_they_read(MysqlFactory::open, &server().url());
+}
+
 /// Issue 43: a workload file's batches on MariaDB (a transaction of updates).
 #[test]
 fn a_workload_files_batches_write_every_record() {

@@ -339,6 +339,15 @@ impl CoreWorkload {
     }
 
     /// Its named increments, with the columns each adds to.
+    /// The names of the sequences run in one transaction.
+    pub fn transactional_sequences(&self) -> Vec<String> {
+        self.named
+            .iter()
+            .filter(|(o, _)| o.kind == OpKind::Sequence && o.transaction)
+            .map(|(o, _)| o.name.clone())
+            .collect()
+    }
+
     pub fn increments(&self) -> Vec<crate::named::Increment> {
         self.named
             .iter()
@@ -482,23 +491,50 @@ impl OperationGenerator {
                 // Taken out for this call, so that it is read while `self` fills the operation
                 // (no count on a shared `Arc` per operation: that cost half the rate on null://).
                 let named = self.named.take().expect("a generator's named operations");
-                let (o, _) = &named[i];
-                op.kind = o.kind;
-                op.measured = o.measured;
-                op.expect = o.expect;
-                op.modify.clone_from(&o.modify);
-                op.statement = if o.steps.is_empty() { i } else { o.first_step };
-                op.steps = o.steps.len();
+                set_named(op, &named, i);
                 Some((named, i))
             }
         };
-        self.fill_operation(op, named.as_ref().map(|(n, i)| &n[*i].0));
+        match &named {
+            Some((n, i)) if n[*i].0.kind == OpKind::Sequence => self.fill_sequence(op, n, *i),
+            _ => self.fill_operation(op, named.as_ref().map(|(n, i)| &n[*i].0), None),
+        }
         if let Some((named, _)) = named {
             self.named = Some(named);
         }
     }
 
-    fn fill_operation(&mut self, op: &mut Operation, named: Option<&NamedOperation>) {
+    /// A sequence's steps, each filled as if chosen alone, on one key (drawn as a write's is
+    /// when a step writes).
+    fn fill_sequence(&mut self, op: &mut Operation, named: &[(NamedOperation, f64)], i: usize) {
+        let steps = &named[i].0.sequence;
+        let writes = steps.iter().any(|&j| {
+            matches!(
+                named[j].0.kind,
+                OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment | OpKind::Delete
+            )
+        });
+        op.keynum = self.next_keynum();
+        if writes {
+            op.keynum = self.workload.in_write_partition(op.keynum);
+        }
+        self.workload.keys.write_key(op.keynum, &mut op.key);
+        op.sequence.resize_with(steps.len(), Operation::default);
+        let mut sequence = std::mem::take(&mut op.sequence);
+        for (step, &j) in sequence.iter_mut().zip(steps.iter()) {
+            set_named(step, named, j);
+            self.fill_operation(step, Some(&named[j].0), Some(op.keynum));
+        }
+        op.sequence = sequence;
+    }
+
+    /// `keynum`: the record an operation on one key works on (a sequence's step), else drawn.
+    fn fill_operation(
+        &mut self,
+        op: &mut Operation,
+        named: Option<&NamedOperation>,
+        keynum: Option<u64>,
+    ) {
         let kind = op.kind;
         op.append = false;
         let write_all = self.workload.write_all_fields;
@@ -510,11 +546,16 @@ impl OperationGenerator {
                 self.fill_values(op, Columns::All);
             }
             _ => {
-                op.keynum = self.next_keynum();
-                if matches!(
-                    kind,
-                    OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment
-                ) {
+                op.keynum = match keynum {
+                    Some(k) => k,
+                    None => self.next_keynum(),
+                };
+                if keynum.is_none()
+                    && matches!(
+                        kind,
+                        OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment
+                    )
+                {
                     op.keynum = self.workload.in_write_partition(op.keynum);
                 }
                 self.workload.keys.write_key(op.keynum, &mut op.key);
@@ -784,6 +825,18 @@ impl OperationGenerator {
             }
         }
     }
+}
+
+/// An operation's kind, name and expectations as the workload file's operation `i` declares them.
+fn set_named(op: &mut Operation, named: &[(NamedOperation, f64)], i: usize) {
+    let (o, _) = &named[i];
+    op.kind = o.kind;
+    op.measured = o.measured;
+    op.expect = o.expect;
+    op.modify.clone_from(&o.modify);
+    op.statement = if o.steps.is_empty() { i } else { o.first_step };
+    op.steps = o.steps.len();
+    op.transaction = o.transaction;
 }
 
 /// What the operation chooser picks: a kind (YCSB's mix) or a named operation.

@@ -55,6 +55,15 @@ pub struct OperationDecl {
     /// transaction: its SQL statements, run in order in one transaction (parameters as in `sql`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steps: Option<Vec<String>>,
+    /// sequence: the names of other operations of the file, run in order on one key; a column
+    /// read by a step is the value of that column's parameter in later statements (weight 0 for
+    /// an operation that runs only inside sequences).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations: Option<Vec<String>>,
+    /// sequence: run its steps in one transaction (BEGIN, each step, COMMIT; a failed step rolls
+    /// the others back). PostgreSQL, MySQL/MariaDB, SQLite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transaction: Option<bool>,
     /// multi_get, batch: how many records it reads or writes, by distinct keys (2 to 1000).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keys: Option<u32>,
@@ -97,6 +106,10 @@ pub enum DeclaredKind {
     /// Writes the `set` columns of `keys` distinct records in one call: a transaction of updates
     /// (SQL), a logged BATCH (Cassandra), MULTI/EXEC (Redis); one update after another elsewhere.
     Batch,
+    /// Runs `operations`, other operations of the file, in order on one key, measured as one;
+    /// a value read by a step is bound into later statements (read a record, then query by
+    /// what it holds). `transaction = true` runs them in one transaction (SQL).
+    Sequence,
 }
 
 impl DeclaredKind {
@@ -114,6 +127,7 @@ impl DeclaredKind {
             DeclaredKind::MultiGet => "multi_get",
             DeclaredKind::Transaction => "transaction",
             DeclaredKind::Batch => "batch",
+            DeclaredKind::Sequence => "sequence",
         }
     }
 
@@ -130,6 +144,7 @@ impl DeclaredKind {
             DeclaredKind::MultiGet => OpKind::MultiGet,
             DeclaredKind::Transaction => OpKind::Transaction,
             DeclaredKind::Batch => OpKind::BatchUpdate,
+            DeclaredKind::Sequence => OpKind::Sequence,
         }
     }
 }
@@ -177,7 +192,24 @@ pub struct NamedOperation {
     pub steps: Arc<[Arc<Statement>]>,
     /// Where the steps are among the workload's statements (set with the workload).
     pub first_step: usize,
+    /// A sequence's steps: indices of other named operations, in order.
+    pub sequence: Arc<[usize]>,
+    /// A sequence run in one transaction.
+    pub transaction: bool,
 }
+
+/// The most steps a sequence runs.
+pub const MAX_SEQUENCE_STEPS: usize = 10;
+
+/// The kinds a sequence's step may be: each works on the sequence's one key.
+const SEQUENCE_STEP_KINDS: &[DeclaredKind] = &[
+    DeclaredKind::Read,
+    DeclaredKind::Update,
+    DeclaredKind::ReadModifyWrite,
+    DeclaredKind::Statement,
+    DeclaredKind::Increment,
+    DeclaredKind::Delete,
+];
 
 /// A named increment, as a binding checks it can run it: its name and the columns it adds to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -366,9 +398,19 @@ pub fn resolve(
                 keys,
                 steps,
                 first_step: 0,
+                sequence: Arc::new([]),
+                transaction: false,
             },
             d.weight,
         ));
+    }
+    for (i, d) in decls.iter().enumerate() {
+        let (steps, transaction) = sequence_of(decls, i).map_err(|(f, r)| OperationError {
+            field: format!("operation[{i}] ('{}').{f}", d.name),
+            reason: r,
+        })?;
+        out[i].0.sequence = steps;
+        out[i].0.transaction = transaction;
     }
     if (sum - 1.0).abs() > 1e-9 {
         return Err(OperationError {
@@ -377,6 +419,64 @@ pub fn resolve(
         });
     }
     Ok(out)
+}
+
+/// A sequence's steps (indices of the operations it names) and whether it is one transaction;
+/// `operations` and `transaction` on no other kind.
+#[allow(clippy::type_complexity)]
+fn sequence_of(
+    decls: &[OperationDecl],
+    i: usize,
+) -> Result<(Arc<[usize]>, bool), (&'static str, String)> {
+    let d = &decls[i];
+    if d.kind != DeclaredKind::Sequence {
+        for (field, given) in [
+            ("operations", d.operations.is_some()),
+            ("transaction", d.transaction.is_some()),
+        ] {
+            if given {
+                return Err((field, "only a sequence has one: kind = \"sequence\"".into()));
+            }
+        }
+        return Ok((Arc::new([]), false));
+    }
+    let Some(names) = &d.operations else {
+        return Err((
+            "operations",
+            "a sequence runs operations = [\"name\", ...], other operations of the file, in order"
+                .into(),
+        ));
+    };
+    if names.len() < 2 || names.len() > MAX_SEQUENCE_STEPS {
+        return Err((
+            "operations",
+            format!("{} steps: give 2 to {MAX_SEQUENCE_STEPS}", names.len()),
+        ));
+    }
+    let mut steps = Vec::with_capacity(names.len());
+    for name in names {
+        let Some(j) = decls.iter().position(|o| &o.name == name) else {
+            let all: Vec<&str> = decls.iter().map(|o| o.name.as_str()).collect();
+            return Err((
+                "operations",
+                format!("no operation '{name}': the file has {}", all.join(", ")),
+            ));
+        };
+        let kind = decls[j].kind;
+        if !SEQUENCE_STEP_KINDS.contains(&kind) {
+            let allowed: Vec<&str> = SEQUENCE_STEP_KINDS.iter().map(|k| k.word()).collect();
+            return Err((
+                "operations",
+                format!(
+                    "'{name}' is a {}: a step works on the sequence's one key ({})",
+                    kind.word(),
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        steps.push(j);
+    }
+    Ok((steps.into(), d.transaction.unwrap_or(false)))
 }
 
 /// A read-modify-write's `add` and `append`, checked against the columns' types.
@@ -752,9 +852,29 @@ mod tests {
             add: None,
             append: None,
             steps: None,
+            operations: None,
+            transaction: None,
             keys: None,
             expect: None,
         }
+    }
+
+    /// A sequence's steps resolve to the indices of the operations it names, in its order.
+    #[test]
+    fn a_sequence_names_its_steps_by_index() {
+        let mut seq = decl("visit", DeclaredKind::Sequence, 1.0);
+        seq.operations = Some(vec!["touch".into(), "look".into(), "touch".into()]);
+        seq.transaction = Some(true);
+        let decls = [
+            decl("look", DeclaredKind::Read, 0.0),
+            seq,
+            decl("touch", DeclaredKind::Update, 0.0),
+        ];
+        let ops = resolve(&decls, &fields(), &types(), true).unwrap();
+        let (visit, _) = &ops[1];
+        assert_eq!((visit.kind, visit.transaction), (OpKind::Sequence, true));
+        assert_eq!(&visit.sequence[..], &[2, 0, 2]);
+        assert!(ops[0].0.sequence.is_empty() && !ops[0].0.transaction);
     }
 
     #[test]

@@ -22,10 +22,12 @@ pub enum OpKind {
     Transaction,
     /// Several records' columns written in one call (a batch).
     BatchUpdate,
+    /// A workload file's operations run in order on one key, measured as one.
+    Sequence,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 12] = [
+    pub const ALL: [OpKind; 13] = [
         OpKind::Read,
         OpKind::Update,
         OpKind::Insert,
@@ -38,6 +40,7 @@ impl OpKind {
         OpKind::MultiGet,
         OpKind::Transaction,
         OpKind::BatchUpdate,
+        OpKind::Sequence,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -55,6 +58,7 @@ impl OpKind {
             OpKind::MultiGet => "MULTI-GET",
             OpKind::Transaction => "TRANSACTION",
             OpKind::BatchUpdate => "BATCH-UPDATE",
+            OpKind::Sequence => "SEQUENCE",
         }
     }
 
@@ -454,6 +458,10 @@ pub struct Operation {
     pub keys: Vec<String>,
     /// A batch: each key's values, in `keys`' order.
     pub batch_values: Vec<Fields>,
+    /// A sequence: its steps, on `key`, in order (the vector and its operations reused).
+    pub sequence: Vec<Operation>,
+    /// A sequence run in one transaction.
+    pub transaction: bool,
 }
 
 impl Default for Operation {
@@ -473,6 +481,8 @@ impl Default for Operation {
             modify: None,
             keys: Vec::new(),
             batch_values: Vec::new(),
+            sequence: Vec::new(),
+            transaction: false,
         }
     }
 }
