@@ -81,7 +81,25 @@ fn cells_of(name: &str) -> &'static str {
 /// costs a minute or more of CI. Wegert's miniature leaves out his replication series on a 4-node
 /// ring (13 cells of RF 1 to 4, 3.6 min alone here): its cells run the code of the 1- and 3-node
 /// rings' cells with another replication factor, which `cluster_cassandra.rs` changes on one ring.
+/// Dory's miniature leaves out Cassandra's ring doubling 3 -> 6 (4.4 of its 6.4 min alone here,
+/// three bootstraps one after another; on 2 cores the 6-node ring never stabilised): its cell runs
+/// the elastic code of the Redis and HBase cells, Cassandra's bootstrap under load is
+/// `cluster_cassandra.rs`' add and remove, and a doubling twice is `elastic.rs`' (Redis).
+/// Dijkshoorn's leaves out his 3-node Cassandra ring (a ring deployed for its three consistency
+/// pairs): Wegert's miniature runs consistency pairs on a 3-node ring.
 const SOME_DATABASES: &[(&str, &[&str])] = &[
+    ("dory-elasticity", &["redis-cluster-3", "hbase-1"]),
+    (
+        "dijkshoorn-operations",
+        &[
+            "postgres-single",
+            "postgres-master-slave",
+            "postgres-master-slave-bucardo",
+            "postgres-multi-master",
+            "cassandra-1",
+            "hbase-1",
+        ],
+    ),
     ("operations", &["etcd-3"]),
     ("wegert-configurations", &["cassandra-1", "cassandra-3"]),
 ];
@@ -231,12 +249,10 @@ fn planned_runs(example: &Path, cells: &str, databases: &[String]) -> usize {
 
 /// One test per example, so that the test harness runs two at a time (`--test-threads 2`): much of
 /// an example's time is spent waiting for servers to start, join and settle. The harness starts
-/// tests in name order. Dory's and Wegert's miniatures, the largest Cassandra rings (3 -> 6 nodes;
-/// 3 nodes restored before every run), never run together ([`LARGE_RINGS`]): side by side on 2
-/// cores a QUORUM cell of Wegert's timed out beside Dory's, and an ALL cell beside the operations
-/// miniature when it still deployed Cassandra (CI, load average 14). Dory's starts first, beside
-/// Dijkshoorn's and the operations' (on etcd); Wegert's follows Dory's, beside the smaller
-/// examples.
+/// tests in name order: the longest first (Wegert's, the one Cassandra ring of 3 nodes restored
+/// before every run; then Dijkshoorn's seven deployments), so that the two threads end together.
+/// Dory's no longer doubles a Cassandra ring ([`SOME_DATABASES`]), so no two rings of 3 or more
+/// Cassandra nodes run side by side (a QUORUM cell of Wegert's timed out beside Dory's on 2 cores).
 macro_rules! examples {
     ($($test:ident => $file:literal $(, $check:ident)?);* $(;)?) => {
         /// Every example with a test below.
@@ -244,8 +260,6 @@ macro_rules! examples {
         $(
             #[test]
             fn $test() {
-                let _ring = LARGE.contains(&$file)
-                    .then(|| LARGE_RINGS.lock().unwrap_or_else(|e| e.into_inner()));
                 let _m = run_example($file);
                 $($check(&_m);)?
             }
@@ -253,15 +267,11 @@ macro_rules! examples {
     };
 }
 
-/// The examples with the largest clusters: one at a time.
-const LARGE: &[&str] = &["dory-elasticity", "wegert-configurations"];
-static LARGE_RINGS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 examples! {
-    run_1_dory_elasticity => "dory-elasticity", dory_keeps_the_table_of_sizes;
+    run_1_wegert_configurations => "wegert-configurations", wegert_restores_before_every_run;
     run_2_dijkshoorn_operations => "dijkshoorn-operations", dijkshoorn_reads_and_updates_the_loaded_table;
     run_3_operations => "operations", operations_are_judged_on_each_database;
-    run_4_wegert_configurations => "wegert-configurations", wegert_restores_before_every_run;
+    run_4_dory_elasticity => "dory-elasticity", dory_keeps_the_table_of_sizes;
     run_5_swaminathan_sizes => "swaminathan-sizes", swaminathan_compares_databases_per_data_size;
     run_6_lourenco_write_heavy => "lourenco-write-heavy", lourenco_compares_the_space_records_add;
     run_7_dory_request_sets => "dory-request-sets";
@@ -468,7 +478,7 @@ fn swaminathan_compares_databases_per_data_size(m: &Miniature) {
 /// Issue 29, point 8: an elastic step that doubles keeps Dory's table of sizes and the scalability.
 fn dory_keeps_the_table_of_sizes(m: &Miniature) {
     let show = m.show();
-    for db in ["redis-cluster-3", "hbase-1", "cassandra-3"] {
+    for db in ["redis-cluster-3", "hbase-1"] {
         let line = show
             .lines()
             .find(|l| l.starts_with(db))
@@ -493,8 +503,8 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
         !axes.is_empty() && axes.iter().all(|a| a == "min"),
         "{axes:?}"
     );
-    // Every database doubled under its request sets (Cassandra's ring by bootstrap, streaming
-    // its ranges at RF 3 and ALL), the transition's events in order.
+    // Every database doubled under its request sets (HBase's region servers by region moves,
+    // Redis's masters by slot migration), the transition's events in order.
     let doubled: Vec<(String, i64, i64, String)> = db
         .prepare(
             "SELECT r.cell, e.nodes_before, e.nodes_after, e.events \
@@ -505,7 +515,7 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(doubled.len(), 3, "{doubled:?}");
+    assert_eq!(doubled.len(), 2, "{doubled:?}");
     for (cell, before, after, events) in &doubled {
         assert_eq!(*after, 2 * before, "{cell}");
         let e: serde_json::Value = serde_json::from_str(events).unwrap();
@@ -521,7 +531,7 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
     assert!(
         doubled
             .iter()
-            .any(|(c, b, _, _)| c.contains("cassandra-3") && *b == 3),
+            .any(|(c, b, _, _)| c.contains("redis-cluster-3") && *b == 3),
         "{doubled:?}"
     );
 }
