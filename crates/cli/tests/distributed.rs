@@ -208,6 +208,7 @@ fn two_clients_follow_their_shares_of_a_rate_profile() {
         [
             "check_session",
             "new_session",
+            "renew_session",
             "touch_session",
             "user_of_session"
         ]

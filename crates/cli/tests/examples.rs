@@ -569,6 +569,7 @@ fn the_session_store_runs_on_each_database(m: &Miniature) {
             "check_session",
             "user_of_session",
             "touch_session",
+            "renew_session",
             "new_session",
         ] {
             assert!(

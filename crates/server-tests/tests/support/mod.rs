@@ -844,6 +844,7 @@ pub fn assert_session_store_runs<F: BindingFactory>(
         [
             "check_session",
             "new_session",
+            "renew_session",
             "touch_session",
             "user_of_session"
         ],
