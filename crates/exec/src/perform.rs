@@ -60,13 +60,8 @@ async fn sequence<B: Binding>(
                 let carried = bufs.carried.iter().find(|(i, _)| i == c);
                 (*c, carried.map_or_else(|| v.clone(), |(_, v)| v.clone()))
             }));
-            match b.statement(step.statement, &bufs.params).await {
-                Ok(rows) => match &step.expect {
-                    Some(e) => named::judge(e, None, Some(rows)),
-                    None => Ok(()),
-                },
-                Err(e) => Err(e),
-            }
+            let rows = b.statement(step.statement, &bufs.params).await;
+            rows.and_then(|rows| judged_count(step, rows))
         } else {
             perform_one(b, step, bufs, verify).await
         };
@@ -155,18 +150,12 @@ async fn perform_one<B: Binding>(
         OpKind::Delete => b.delete(&op.key).await,
         OpKind::Statement => {
             let rows = b.statement(op.statement, &op.values).await?;
-            match &op.expect {
-                Some(e) => named::judge(e, None, Some(rows)),
-                None => Ok(()),
-            }
+            judged_count(op, rows)
         }
         OpKind::BatchUpdate => b.update_batch(&op.keys, &op.batch_values).await,
         OpKind::Transaction => {
             let rows = b.transaction(op.statement, op.steps, &op.values).await?;
-            match &op.expect {
-                Some(e) => named::judge(e, None, Some(rows)),
-                None => Ok(()),
-            }
+            judged_count(op, rows)
         }
         OpKind::MultiGet => {
             b.read_many(&op.keys, op.read_fields, &mut bufs.rows)
@@ -189,6 +178,14 @@ async fn perform_one<B: Binding>(
             FailureClass::Other,
             "a sequence is not a step of a sequence",
         )),
+    }
+}
+
+/// The rows a statement or transaction returned or changed, judged by the operation's expectation.
+fn judged_count(op: &Operation, rows: u64) -> Result<(), OpError> {
+    match &op.expect {
+        Some(e) => named::judge(e, None, Some(rows)),
+        None => Ok(()),
     }
 }
 
