@@ -175,5 +175,10 @@ fn a_workload_files_multi_gets_read_their_keys() {
 /// another that checks none changed; a missing record fails the batch before anything is written.
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    assert_batches_write(EtcdFactory::open, &server().url(), true, true);
+    assert_batches_write(
+        EtcdFactory::open,
+        &server().url(),
+        MissingRecord::RollsBack,
+        true,
+    );
 }

@@ -434,5 +434,10 @@ fn the_session_store_workload_file_runs() {
 fn a_workload_files_multi_gets_and_batches_run() {
     let _t = turn();
     assert_multi_gets_read(HbaseFactory::open, &server().url());
-    assert_batches_write(HbaseFactory::open, &server().url(), false, false);
+    assert_batches_write(
+        HbaseFactory::open,
+        &server().url(),
+        MissingRecord::NotChecked,
+        false,
+    );
 }

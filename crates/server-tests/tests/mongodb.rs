@@ -357,3 +357,16 @@ fn the_session_store_workload_file_runs() {
 fn a_workload_files_multi_gets_read_their_keys() {
     assert_multi_gets_read(MongoFactory::open, &server().url());
 }
+
+/// Issue 43: a workload file's batches on MongoDB: one `update` command of every record's `$set`
+/// (one round trip); with one record missing every batch fails `not_found` and the others are
+/// written (not a transaction).
+#[test]
+fn a_workload_files_batches_write_every_record_in_one_command() {
+    assert_batches_write(
+        MongoFactory::open,
+        &server().url(),
+        MissingRecord::FailsAlone,
+        false,
+    );
+}

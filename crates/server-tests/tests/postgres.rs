@@ -267,5 +267,10 @@ fn a_workload_files_sequences_carry_what_they_read() {
 /// Issue 43: a workload file's batches on PostgreSQL (a transaction of updates).
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    assert_batches_write(PostgresFactory::open, &server().url(), true, false);
+    assert_batches_write(
+        PostgresFactory::open,
+        &server().url(),
+        MissingRecord::RollsBack,
+        false,
+    );
 }

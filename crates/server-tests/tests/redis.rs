@@ -264,5 +264,10 @@ fn a_workload_files_multi_gets_read_their_keys() {
 /// Issue 43: a workload file's batches on Redis (MULTI/EXEC).
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    assert_batches_write(RedisFactory::open, &standalone().url(), false, false);
+    assert_batches_write(
+        RedisFactory::open,
+        &standalone().url(),
+        MissingRecord::NotChecked,
+        false,
+    );
 }

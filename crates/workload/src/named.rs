@@ -104,7 +104,7 @@ pub enum DeclaredKind {
     /// step rolls back). PostgreSQL, MySQL/MariaDB, SQLite.
     Transaction,
     /// Writes the `set` columns of `keys` distinct records in one call: a transaction of updates
-    /// (SQL), a logged BATCH (Cassandra), MULTI/EXEC (Redis); one update after another elsewhere.
+    /// (SQL), a logged BATCH (Cassandra), MULTI/EXEC (Redis), one update command (MongoDB).
     Batch,
     /// Runs `operations`, other operations of the file, in order on one key, measured as one;
     /// a value read by a step is bound into later statements (read a record, then query by

@@ -432,6 +432,15 @@ impl MongoBinding {
         d
     }
 
+    /// An update's `$set`: each written field's value.
+    fn set_of(&self, values: &Fields) -> Document {
+        let mut set = Document::new();
+        for (f, v) in values {
+            set.insert(self.fields[*f].as_str(), binary(v));
+        }
+        set
+    }
+
     /// Every YCSB field, or the one asked for (`_id` comes with either).
     fn projection(&self, fields: FieldSet) -> Document {
         fields
@@ -544,18 +553,64 @@ impl Binding for MongoBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
-        let mut set = Document::new();
-        for (f, v) in values {
-            set.insert(self.fields[*f].as_str(), binary(v));
-        }
         let r = self
             .collection
-            .update_one(doc! {"_id": key}, doc! {"$set": set})
+            .update_one(doc! {"_id": key}, doc! {"$set": self.set_of(values)})
             .await
             .map_err(classify)?;
         // As YCSB: an update that matched nothing is "not found".
         if r.matched_count == 0 {
             return Err(not_found(key));
+        }
+        Ok(())
+    }
+
+    /// One `update` command holding every record's `$set` (the command drivers' bulk writes
+    /// send; the driver's own `bulkWrite` needs MongoDB 8.0): one round trip, ordered, at the
+    /// collection's write concern. Not atomic: with a record missing the others are written and
+    /// the batch is `not_found`.
+    async fn update_batch(&mut self, keys: &[String], values: &[Fields]) -> Result<(), OpError> {
+        let updates: Vec<Document> = keys
+            .iter()
+            .zip(values)
+            .map(|(k, v)| doc! {"q": {"_id": k}, "u": {"$set": self.set_of(v)}})
+            .collect();
+        let namespace = self.collection.namespace();
+        let mut command = doc! {"update": &namespace.coll, "updates": updates, "ordered": true};
+        if let Some(wc) = self.collection.write_concern() {
+            let wc = mongodb::bson::to_document(wc)
+                .map_err(|e| OpError::new(FailureClass::Other, e.to_string()))?;
+            command.insert("writeConcern", wc);
+        }
+        let reply = self
+            ._client
+            .database(&namespace.db)
+            .run_command(command)
+            .await
+            .map_err(classify)?;
+        let first_error = |field: &str| {
+            let e = match reply.get(field)? {
+                Bson::Array(errors) => errors.first()?.as_document()?,
+                Bson::Document(e) => e,
+                _ => return None,
+            };
+            let code = e.get_i32("code").unwrap_or(0);
+            let message = e.get_str("errmsg").unwrap_or("a write error");
+            Some(OpError::new(class_of_code(code), format!("{message} (code {code})")))
+        };
+        if let Some(e) = first_error("writeErrors").or_else(|| first_error("writeConcernError")) {
+            return Err(e);
+        }
+        let matched = match reply.get("n") {
+            Some(Bson::Int32(n)) => i64::from(*n),
+            Some(Bson::Int64(n)) => *n,
+            _ => 0,
+        };
+        if matched < keys.len() as i64 {
+            return Err(OpError::new(
+                FailureClass::NotFound,
+                format!("{} of {} records of the batch not found", keys.len() as i64 - matched, keys.len()),
+            ));
         }
         Ok(())
     }
