@@ -223,11 +223,21 @@ fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), Sessio
         out.push_str(&format!("  mix: {}\n", mix.join(", ")));
     }
     for (op, weight) in w.named.iter() {
+        let steps: Vec<&str> = op
+            .sequence
+            .iter()
+            .map(|&j| w.named[j].0.name.as_str())
+            .collect();
         out.push_str(&format!(
-            "  operation {}: {} {:.1}%{}\n",
+            "  operation {}: {} {:.1}%{}{}\n",
             op.name,
             op.kind.name().to_lowercase(),
             weight * 100.0,
+            match (steps.is_empty(), op.transaction) {
+                (true, _) => String::new(),
+                (false, false) => format!(" of {}", steps.join(", ")),
+                (false, true) => format!(" of {}, in one transaction", steps.join(", ")),
+            },
             match &op.expect {
                 Some(e) => format!(", expects {}", e.describe()),
                 None => String::new(),

@@ -4375,6 +4375,13 @@ transaction = true
     };
     write("");
     let shown = file.to_str().unwrap();
+    let o = scalebench(&["workload", "check", shown]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .contains("operation visit: sequence 100.0% of bump, stamp, in one transaction"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
     let db = dir.path().join("pages.db");
     let url = format!("sqlite://{}", db.display());
     let o = scalebench(&["load", shown, "--db", &url, "-q"]);
