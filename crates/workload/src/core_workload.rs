@@ -338,7 +338,6 @@ impl CoreWorkload {
             .collect()
     }
 
-    /// Its named increments, with the columns each adds to.
     /// The names of the sequences run in one transaction.
     pub fn transactional_sequences(&self) -> Vec<String> {
         self.named
@@ -348,6 +347,7 @@ impl CoreWorkload {
             .collect()
     }
 
+    /// Its named increments, with the columns each adds to.
     pub fn increments(&self) -> Vec<crate::named::Increment> {
         self.named
             .iter()
@@ -508,14 +508,8 @@ impl OperationGenerator {
     /// when a step writes).
     fn fill_sequence(&mut self, op: &mut Operation, named: &[(NamedOperation, f64)], i: usize) {
         let steps = &named[i].0.sequence;
-        let writes = steps.iter().any(|&j| {
-            matches!(
-                named[j].0.kind,
-                OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment | OpKind::Delete
-            )
-        });
         op.keynum = self.next_keynum();
-        if writes {
+        if steps.iter().any(|&j| in_write_partition(named[j].0.kind)) {
             op.keynum = self.workload.in_write_partition(op.keynum);
         }
         self.workload.keys.write_key(op.keynum, &mut op.key);
@@ -550,12 +544,7 @@ impl OperationGenerator {
                     Some(k) => k,
                     None => self.next_keynum(),
                 };
-                if keynum.is_none()
-                    && matches!(
-                        kind,
-                        OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment
-                    )
-                {
+                if keynum.is_none() && in_write_partition(kind) {
                     op.keynum = self.workload.in_write_partition(op.keynum);
                 }
                 self.workload.keys.write_key(op.keynum, &mut op.key);
@@ -825,6 +814,15 @@ impl OperationGenerator {
             }
         }
     }
+}
+
+/// Whether an operation of `kind` draws its key from this client's write partition (a sequence:
+/// when one of its steps does).
+fn in_write_partition(kind: OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Update | OpKind::ReadModifyWrite | OpKind::Increment
+    )
 }
 
 /// An operation's kind, name and expectations as the workload file's operation `i` declares them.
