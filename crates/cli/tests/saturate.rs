@@ -253,13 +253,18 @@ fn a_search_from_two_clients_against_redis_answers_and_a_lost_client_ends_it() {
     assert_eq!(k["steps"][0]["verdict"], "pass", "{k}");
 }
 
-/// A search client of a rendezvous, its output piped.
+/// A search client of a rendezvous, its output piped (start timeout 10 s unless `extra` names one).
 fn search_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process::Child {
+    let start_timeout = match extra.contains(&"--start-timeout") {
+        true => &[][..],
+        false => &["--start-timeout", "10s"][..],
+    };
     Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(["saturate", "--db", "null://", "--rendezvous", rendezvous])
         .args(["--clients", "2", "--client-index", index, "--no-monitor"])
         .args(["--start-rate", "1000", "--factor", "2", "--duration", "1s"])
-        .args(["--interval", "100ms", "--start-timeout", "10s"])
+        .args(["--interval", "100ms"])
+        .args(start_timeout)
         .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -366,5 +371,39 @@ fn a_search_from_clients_started_by_slurm_meets_in_etcd() {
         killed.elapsed() < Duration::from_secs(30),
         "{:?}",
         killed.elapsed()
+    );
+
+    // A leader that ordered run 1 and died before joining it (its key under a lease nobody
+    // renews, written here by etcdctl): the follower's run never starts, and it stops naming the
+    // leader gone with exit 3 (a client missing), not 1.
+    let endpoint = etcd.url().replace("etcd://", "http://");
+    let etcdctl = |args: &[&str]| {
+        let o = Command::new("etcdctl")
+            .arg(format!("--endpoints={endpoint}"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let granted = etcdctl(&["lease", "grant", "3"]);
+    let lease = granted.split_whitespace().nth(1).unwrap().to_string();
+    etcdctl(&[
+        "put",
+        &format!("--lease={lease}"),
+        "/search-4/series/leader",
+        "1",
+    ]);
+    etcdctl(&["put", "/search-4/series/1", r#"{"run":{"offered":1000.0}}"#]);
+    let rendezvous = format!("{}/search-4", etcd.url());
+    let follower = search_client(&rendezvous, "1", &["--start-timeout", "2s"]);
+    let o = follower.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("client 0 of the search")
+            && stderr(&o).contains("during run 1")
+            && stderr(&o).contains("did not join"),
+        "{}",
+        stderr(&o)
     );
 }

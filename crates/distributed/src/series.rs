@@ -200,6 +200,28 @@ pub fn await_order(url: &RendezvousUrl, k: u32, wait: Duration) -> Result<Order,
     })
 }
 
+/// Whether the leader's key is gone from etcd (its process died and its lease expired), awaited
+/// for at most the lease's life: asked when a run of the series failed, to tell a vanished leader
+/// (a client missing) from another failure. `false` when etcd cannot say.
+pub fn leader_gone(url: &RendezvousUrl) -> bool {
+    let Ok(rt) = runtime() else { return false };
+    let deadline = Instant::now() + Duration::from_secs(LEADER_TTL_S as u64 + 1);
+    rt.block_on(async {
+        let Ok(mut c) = bounded(connect_checked(&url.endpoints)).await else {
+            return false;
+        };
+        loop {
+            match bounded(c.get(url.leader_key(), None)).await {
+                Ok(l) if l.kvs().is_empty() => return true,
+                Ok(_) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await
+                }
+                _ => return false,
+            }
+        }
+    })
+}
+
 fn parse(bytes: &[u8], shown: &str, k: u32) -> Result<Order, SessionError> {
     let bad = |why: String| SessionError::Failed(format!("{shown}: order {k} {why}"));
     if bytes.len() > MAX_ORDER {

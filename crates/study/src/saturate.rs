@@ -674,7 +674,18 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
             *share,
             *start_timeout,
             keep,
-        )?;
+        )
+        .map_err(|e| match e {
+            // The leader killed after ordering this run never joins it: that is a client missing
+            // (exit 3), as when it is gone between runs, not a failed run.
+            SessionError::Failed(why) if series::leader_gone(url) => {
+                SessionError::Incomplete(format!(
+                    "client 0 of the search at {} is gone (its key in etcd expired) during run {k}: {why}; what this client measured is kept",
+                    url.display()
+                ))
+            }
+            e => e,
+        })?;
         if let scalebench_distributed::client::ClientRun::Own {
             result,
             hand_back_error,
