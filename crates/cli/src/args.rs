@@ -175,6 +175,10 @@ pub struct ExperimentArgs {
     /// the matrix again, or a check of one database's part of a file.
     #[arg(long = "database", value_name = "NAME")]
     pub databases: Vec<String>,
+    /// Run only the cells of this configuration (its name in the file; repeat for several; with
+    /// --database, the cells of both).
+    #[arg(long = "configuration", value_name = "NAME")]
+    pub configurations: Vec<String>,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]

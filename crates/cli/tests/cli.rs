@@ -1755,10 +1755,11 @@ fn failed_runs_make_the_experiment_fail_and_are_retried() {
     }
 }
 
-/// `experiment --database NAME` runs only that database's cells (repeatable); a name the file does
-/// not have is bad input, named, and nothing runs.
+/// `experiment --database NAME` runs only that database's cells, `--configuration NAME` only that
+/// configuration's (both repeatable, together the cells of both); a name the file does not have is
+/// bad input, named, and nothing runs.
 #[test]
-fn an_experiment_runs_only_the_databases_named() {
+fn an_experiment_runs_only_the_databases_and_configurations_named() {
     let dir = tempfile::tempdir().unwrap();
     let spec = dir.path().join("e.toml");
     let results = dir.path().join("r.db");
@@ -1767,6 +1768,8 @@ fn an_experiment_runs_only_the_databases_named() {
         "name = \"x\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
          [[database]]\nname = \"one\"\ndb = \"null://\"\n\
          [[database]]\nname = \"two\"\ndb = \"null://\"\n\
+         [[configuration]]\nname = \"small\"\nproperties = { fieldcount = 2 }\n\
+         [[configuration]]\nname = \"large\"\nproperties = { fieldcount = 4 }\n\
          [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n\
          [sweep]\ntarget = [100, 200]\n",
     )
@@ -1783,13 +1786,24 @@ fn an_experiment_runs_only_the_databases_named() {
     assert!(stderr(&o).contains("one, two"), "{}", stderr(&o));
     assert!(!results.exists(), "nothing is recorded");
 
+    let o = experiment(&["--configuration", "medium"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("\"medium\""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("small, large"), "{}", stderr(&o));
+    assert!(!results.exists(), "nothing is recorded");
+
     let o = experiment(&["--database", "two", "--dry-run"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let plan = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(plan.contains(": 2 runs"), "{plan}");
+    assert!(plan.contains(": 4 runs"), "{plan}");
     assert!(!plan.contains("one/"), "{plan}");
+    let o = experiment(&["--configuration", "large", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(plan.contains(": 4 runs"), "{plan}");
+    assert!(!plan.contains("/small/"), "{plan}");
 
-    let o = experiment(&["--database", "two"]);
+    let o = experiment(&["--database", "two", "--configuration", "large"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let db = rusqlite::Connection::open(&results).unwrap();
     let cells: Vec<String> = db
@@ -1800,7 +1814,10 @@ fn an_experiment_runs_only_the_databases_named() {
         .map(Result::unwrap)
         .collect();
     assert_eq!(cells.len(), 2, "{cells:?}");
-    assert!(cells.iter().all(|c| c.starts_with("two/")), "{cells:?}");
+    assert!(
+        cells.iter().all(|c| c.starts_with("two/large/")),
+        "{cells:?}"
+    );
 }
 
 /// Every value of an experiment is checked before its first run: a bad property of the last cell, a

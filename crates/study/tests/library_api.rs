@@ -49,6 +49,7 @@ threads = [1, 2]
         experiment: Experiment::from_toml(&spec).unwrap(),
         cells: Default::default(),
         only_databases: vec![],
+        only_configurations: vec![],
         base: dir.path().to_path_buf(),
         source: "library_api.rs".into(),
         results: dir.path().join("results.db"),

@@ -28,6 +28,7 @@ pub fn experiment_command(
         experiment,
         cells: args.cells,
         only_databases: args.databases.clone(),
+        only_configurations: args.configurations.clone(),
         base: args
             .file
             .parent()

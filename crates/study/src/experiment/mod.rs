@@ -57,6 +57,8 @@ pub struct ExperimentRequest {
     pub cells: Cells,
     /// Only the cells of these databases (by name); every database when empty.
     pub only_databases: Vec<String>,
+    /// Only the cells of these configurations (by name); every configuration when empty.
+    pub only_configurations: Vec<String>,
     /// The directory the spec's deployment and workload files are relative to.
     pub base: PathBuf,
     /// The spec's file as the results store names it.
@@ -111,35 +113,50 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
     let plan = request
         .cells
         .select(with_operations_they_have(exp, base, exp.plan())?);
-    let plan = of_databases(exp, &request.only_databases, plan)?;
+    let plan = of_rows(
+        exp,
+        &request.only_databases,
+        &request.only_configurations,
+        plan,
+    )?;
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
 }
 
-/// The runs of `plan` on the databases named (all when none is), each name checked against the
-/// file's databases.
-fn of_databases(
+/// The runs of `plan` on the databases and in the configurations named (all when none is), each
+/// name checked against the file's.
+fn of_rows(
     exp: &Experiment,
-    names: &[String],
+    databases: &[String],
+    configurations: &[String],
     plan: Vec<PlannedRun>,
 ) -> Result<Vec<PlannedRun>, SessionError> {
-    if let Some(unknown) = names
-        .iter()
-        .find(|n| !exp.databases.iter().any(|d| &d.name == *n))
-    {
-        let known: Vec<&str> = exp.databases.iter().map(|d| d.name.as_str()).collect();
-        return Err(SessionError::Usage(format!(
-            "--database {unknown:?}: the experiment has no such database (it has {})",
-            known.join(", ")
-        )));
+    let known_databases: Vec<&str> = exp.databases.iter().map(|d| d.name.as_str()).collect();
+    let known_configurations: Vec<&str> =
+        exp.configurations.iter().map(|c| c.name.as_str()).collect();
+    for (option, names, known) in [
+        ("--database", databases, &known_databases),
+        ("--configuration", configurations, &known_configurations),
+    ] {
+        if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
+            return Err(SessionError::Usage(format!(
+                "{option} {unknown:?}: the experiment has no such {} (it has {})",
+                &option[2..],
+                known.join(", ")
+            )));
+        }
     }
-    Ok(if names.is_empty() {
-        plan
-    } else {
-        plan.into_iter()
-            .filter(|r| names.contains(&r.database))
-            .collect()
-    })
+    let chosen = |names: &[String], name: &String| names.is_empty() || names.contains(name);
+    let plan: Vec<PlannedRun> = plan
+        .into_iter()
+        .filter(|r| chosen(databases, &r.database) && chosen(configurations, &r.configuration))
+        .collect();
+    if plan.is_empty() && !(databases.is_empty() && configurations.is_empty()) {
+        return Err(SessionError::Usage(
+            "--database and --configuration leave no cell of the experiment to run (a configuration applies to some databases only)".into(),
+        ));
+    }
+    Ok(plan)
 }
 
 /// Runs every planned run not recorded yet, each recorded in the results store as it ends (a
