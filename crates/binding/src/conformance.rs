@@ -223,6 +223,8 @@ pub async fn check_typed_roundtrip<F: BindingFactory>(
                 }
                 scalebench_workload::FieldType::Uuid => written.eq_ignore_ascii_case(read),
                 scalebench_workload::FieldType::Blob { .. } => written.eq_ignore_ascii_case(read),
+                scalebench_workload::FieldType::List { .. }
+                | scalebench_workload::FieldType::Map { .. } => same_json(written, read),
                 scalebench_workload::FieldType::Decimal { scale, .. } => {
                     let exact =
                         |v: &str| scalebench_workload::decimal::parse_units(v, u32::from(scale));
@@ -245,5 +247,30 @@ fn without_zero_fraction(t: &str) -> &str {
         Some((whole, frac)) if frac.bytes().all(|c| c == b'0') => whole,
         Some(_) => t.trim_end_matches('0'),
         None => t,
+    }
+}
+
+/// Whether two JSON texts hold the same value (numbers compared as numbers, so `1.50` is `1.5`;
+/// a map's keys in any order).
+fn same_json(written: &str, read: &str) -> bool {
+    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value as V;
+        match (a, b) {
+            (V::Number(x), V::Number(y)) => x.as_f64() == y.as_f64(),
+            (V::Array(x), V::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            }
+            (V::Object(x), V::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            (a, b) => a == b,
+        }
+    }
+    match (
+        serde_json::from_str::<serde_json::Value>(written),
+        serde_json::from_str::<serde_json::Value>(read),
+    ) {
+        (Ok(a), Ok(b)) => same(&a, &b),
+        _ => false,
     }
 }

@@ -128,6 +128,14 @@ impl Dialect {
             }
             (Dialect::Postgres, FieldType::Blob { .. }) => "BYTEA".into(),
             (_, FieldType::Blob { .. }) => "BLOB".into(),
+            // PostgreSQL's `json` keeps the text as written (`jsonb` would reorder and respace
+            // it); MariaDB's JSON is LONGTEXT checked by JSON_VALID; SQLite's JSON functions read
+            // text.
+            (
+                Dialect::Postgres | Dialect::MySql,
+                FieldType::List { .. } | FieldType::Map { .. },
+            ) => "JSON".into(),
+            (Dialect::Sqlite, FieldType::List { .. } | FieldType::Map { .. }) => "TEXT".into(),
             (d, t) => d.fixed_column_type(t).into(),
         }
     }
@@ -153,7 +161,13 @@ impl Dialect {
             (Dialect::MySql, FieldType::Timestamp) => "DATETIME(3)",
             // SQLite has no date type: the text is kept (its documented convention for dates).
             (Dialect::Sqlite, FieldType::Timestamp) => "TIMESTAMP",
-            (_, FieldType::Decimal { .. } | FieldType::Blob { .. }) => {
+            (
+                _,
+                FieldType::Decimal { .. }
+                | FieldType::Blob { .. }
+                | FieldType::List { .. }
+                | FieldType::Map { .. },
+            ) => {
                 unreachable!("column_type's")
             }
         }

@@ -192,18 +192,10 @@ fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), Sessio
     match &w.record {
         Some(r) => {
             for c in r.columns.iter() {
-                let length = match (c.length, c.column_type) {
-                    (Some(n), _) => format!("({n})"),
-                    (None, scalebench_workload::columns::ColumnType::Decimal) => {
-                        let (p, s) = c.decimal_digits();
-                        format!("({p},{s})")
-                    }
-                    _ => String::new(),
-                };
                 out.push_str(&format!(
-                    "  column {} {}{length}: {}\n",
+                    "  column {} {}: {}\n",
                     c.name,
-                    c.column_type.name(),
+                    c.type_text(),
                     c.generator.name()
                 ));
             }

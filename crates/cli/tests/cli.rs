@@ -3157,6 +3157,48 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
             ),
             "record.index[0] ('by n').name",
         ),
+        // Lists and maps.
+        (
+            replaced("type = \"int\"", "type = \"list\"\nitems = { max = 3 }"),
+            "column[0] ('n').element: a list column needs the type of its elements",
+        ),
+        (
+            replaced("type = \"int\"", "type = \"list\"\nelement = \"int\""),
+            "column[0] ('n').items: a list column needs how many elements it holds",
+        ),
+        (
+            replaced(
+                "type = \"int\"",
+                "type = \"map\"\nelement = \"int\"\nitems = { max = 3 }",
+            ),
+            "column[0] ('n').keys: a map column needs the keys its entries may have",
+        ),
+        (
+            replaced(
+                "type = \"int\"",
+                "type = \"map\"\nelement = \"decimal\"\nkeys = [\"a\"]\nitems = { max = 1 }",
+            ),
+            "column[0] ('n').element: a map holds text, int, bigint, double, bool, uuid or timestamp elements, not decimal",
+        ),
+        (
+            replaced(
+                "type = \"int\"",
+                "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }",
+            )
+            .replace(
+                "[run]",
+                "[[record.index]]\nname = \"by_n\"\ncolumns = [\"n\"]\n\n[run]",
+            ),
+            "record.index[0] ('by_n').columns: 'n' is a list or a map: an index orders single values",
+        ),
+        (
+            operations(
+                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nappend = { n = \"x\" }\n",
+                false,
+            )
+            .replace("type = \"int\"", "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }"),
+            "run.operation[0] ('bump').append",
+        ),
         // Read-modify-writes that pass the value read on.
         (
             operations(
@@ -4484,5 +4526,121 @@ transaction = true
             ("redis", none("redis")),
             ("etcd", none("etcd")),
         ],
+    );
+}
+
+/// Issue 43: list and map columns on SQLite: loaded as JSON text SQLite's JSON functions read
+/// (each list 1 to 4 texts, each map some of its keys with numbers in range), the same records in
+/// every load; a statement binds and reads a list, an update of the list writes JSON again; an
+/// `add` to a list is refused before anything runs.
+#[test]
+fn list_and_map_columns_are_json_sqlite_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tags.toml");
+    let text = r#"[record]
+table = "posts"
+records = 200
+
+[[record.column]]
+name = "tags"
+type = "list"
+element = "text"
+length = 10
+items = { min = 1, max = 4 }
+generator.words = { words = ["rust", "sql", "cql", "json"] }
+
+[[record.column]]
+name = "votes"
+type = "map"
+element = "bigint"
+keys = ["up", "down", "flag"]
+items = { min = 0, max = 3 }
+generator.uniform = { min = 0, max = 99 }
+
+[run]
+operations = 400
+
+[[run.operation]]
+name = "retag"
+kind = "update"
+weight = 0.5
+set = ["tags"]
+
+[[run.operation]]
+name = "same_tags"
+kind = "statement"
+weight = 0.5
+sql = "SELECT 1 FROM posts WHERE YCSB_KEY = :key AND json_array_length(:tags) >= 1"
+expect = { rows = 1 }
+"#;
+    std::fs::write(&file, text).unwrap();
+    let shown = file.to_str().unwrap();
+    let query = |db: &std::path::Path, sql: &str| -> String {
+        rusqlite::Connection::open(db)
+            .unwrap()
+            .query_row(sql, [], |row| row.get::<_, String>(0))
+            .unwrap()
+    };
+    let load = |name: &str| {
+        let db = dir.path().join(name);
+        let url = format!("sqlite://{}", db.display());
+        let o = scalebench(&["load", shown, "--db", &url, "--threads", "2"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        db
+    };
+    let (a, b) = (load("a.db"), load("b.db"));
+    let all =
+        "SELECT group_concat(tags || votes, '|') FROM (SELECT * FROM posts ORDER BY YCSB_KEY)";
+    assert_eq!(
+        query(&a, all),
+        query(&b, all),
+        "the same records in every load"
+    );
+    let summary = "SELECT count(*) || ',' || min(json_array_length(tags)) || ',' || max(json_array_length(tags)) || ',' || sum(json_valid(votes)) FROM posts";
+    assert_eq!(query(&a, summary), "200,1,4,200");
+    let entries = "SELECT count(*) || ',' || coalesce(sum(v.value NOT BETWEEN 0 AND 99 OR v.key NOT IN ('up', 'down', 'flag') OR v.type != 'integer'), 0) FROM posts, json_each(posts.votes) AS v";
+    let counted = query(&a, entries);
+    let (n, bad) = counted.split_once(',').unwrap();
+    assert!(
+        n.parse::<u32>().unwrap() > 200,
+        "{counted}: maps of 0 to 3 entries"
+    );
+    assert_eq!(bad, "0", "{counted}");
+    let words = "SELECT CAST(count(*) AS TEXT) FROM posts, json_each(posts.tags) AS t WHERE t.type != 'text' OR t.value NOT IN ('rust', 'sql', 'cql', 'json')";
+    assert_eq!(query(&a, words), "0");
+
+    // The run: updates write the list as JSON again; the statement binds one and reads it.
+    let url = format!("sqlite://{}", a.display());
+    let o = scalebench(&[
+        "run",
+        shown,
+        "--db",
+        &url,
+        "-o",
+        dir.path().join("r.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&dir.path().join("r.json"));
+    let ops = &r["phases"][0]["operations"];
+    assert_eq!(ops["same_tags"]["failed"], serde_json::json!({}), "{ops}");
+    assert!(ops["same_tags"]["ok"].as_u64().unwrap() > 100, "{ops}");
+    assert!(ops["retag"]["ok"].as_u64().unwrap() > 100, "{ops}");
+    assert_eq!(query(&a, summary), "200,1,4,200");
+
+    // Lists are written whole.
+    std::fs::write(
+        &file,
+        text.replace(
+            "kind = \"update\"\nweight = 0.5\nset = [\"tags\"]",
+            "kind = \"read_modify_write\"\nweight = 0.5\nadd = { tags = 1 }",
+        ),
+    )
+    .unwrap();
+    let o = scalebench(&["run", shown, "--db", &url]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'tags' is not an int, bigint, double or decimal column"),
+        "{}",
+        stderr(&o)
     );
 }

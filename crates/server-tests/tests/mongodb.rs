@@ -349,6 +349,22 @@ fn fields_written_as_text_are_read_and_other_types_are_unexpected() {
 #[test]
 fn the_session_store_workload_file_runs() {
     assert_session_store_runs(MongoFactory::open, &server().url(), &[], &[]);
+    // The list an array of strings, the map a subdocument of numbers; the other columns binary.
+    let (rt, c) = collection(&server().url(), "sessions");
+    let d = rt
+        .block_on(async { c.find_one(doc! {}).await })
+        .unwrap()
+        .expect("a session");
+    let roles = d
+        .get_array("roles")
+        .unwrap_or_else(|e| panic!("{e}: {d:?}"));
+    assert!((1..=3).contains(&roles.len()), "{d:?}");
+    assert!(roles.iter().all(|r| r.as_str().is_some()), "{d:?}");
+    let preferences = d
+        .get_document("preferences")
+        .unwrap_or_else(|e| panic!("{e}: {d:?}"));
+    assert!(preferences.values().all(|v| v.as_i32().is_some()), "{d:?}");
+    assert!(d.get_binary_generic("user").is_ok(), "{d:?}");
 }
 
 /// Issue 43: a workload file's multi-gets on MongoDB (one find with $in): every record found, and the rows counted

@@ -220,8 +220,18 @@ fn the_session_store_workload_file_runs_with_typed_columns() {
         .unwrap();
     assert_eq!(
         types.trim(),
-        "character varying,bigint,uuid,timestamp without time zone,boolean,integer,numeric,bytea,text,text,text"
+        "character varying,bigint,uuid,timestamp without time zone,boolean,integer,numeric,bytea,text,text,text,json,json"
     );
+    // The list and the map are JSON PostgreSQL reads: every session has 1 to 3 roles, and its
+    // preferences are small numbers.
+    let roles = server()
+        .sql("SELECT min(json_array_length(roles)) || ',' || max(json_array_length(roles)) FROM sessions")
+        .unwrap();
+    assert_eq!(roles.trim(), "1,3");
+    let numbers = server()
+        .sql("SELECT count(*) FROM sessions, json_each_text(preferences) AS p WHERE p.value::int NOT BETWEEN 0 AND 20 OR p.key NOT IN ('font_size', 'page_size', 'theme')")
+        .unwrap();
+    assert_eq!(numbers.trim(), "0");
 }
 
 /// Issue 43: a workload file's own SQL statements, prepared, bound from the generators,

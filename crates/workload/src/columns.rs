@@ -38,14 +38,65 @@ pub struct Column {
     /// Decimal only: its digits after the point (0 to precision; default 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<u32>,
+    /// List and map only: the type of their elements (text, int, bigint, double, bool, uuid,
+    /// timestamp); `length` is then a text element's, the generator makes each element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub element: Option<ColumnType>,
+    /// List and map only: how many elements a value has, drawn uniformly between min and max.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<Items>,
+    /// Map only: the keys its entries may have (a value holds `items` of them, each once).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
     pub generator: Generator,
 }
+
+/// How many elements a list or a map holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Items {
+    #[serde(default)]
+    pub min: u32,
+    pub max: u32,
+}
+
+/// Elements a list or a map holds at most.
+pub const MAX_ITEMS: u32 = 1000;
 
 /// A decimal column's digits when the file gives none.
 const DEFAULT_PRECISION: u32 = 18;
 const DEFAULT_SCALE: u32 = 2;
 
 impl Column {
+    /// The type as `workload check` names it: `text(60)`, `decimal(10,2)`, `list<text(8)>, 1 to
+    /// 3 items`, `map<int> of font_size, theme, 0 to 2 items`.
+    pub fn type_text(&self) -> String {
+        let scalar = |t: ColumnType| match (self.length, t) {
+            (Some(n), _) => format!("{}({n})", t.name()),
+            (None, ColumnType::Decimal) => {
+                let (p, s) = self.decimal_digits();
+                format!("decimal({p},{s})")
+            }
+            _ => t.name().to_string(),
+        };
+        match (self.column_type, self.element, self.items) {
+            (ColumnType::List | ColumnType::Map, Some(e), Some(items)) => {
+                let keys = match self.keys.is_empty() {
+                    true => String::new(),
+                    false => format!(" of {}", self.keys.join(", ")),
+                };
+                format!(
+                    "{}<{}>{keys}, {} to {} items",
+                    self.column_type.name(),
+                    scalar(e),
+                    items.min,
+                    items.max
+                )
+            }
+            (t, _, _) => scalar(t),
+        }
+    }
+
     /// A decimal column's (precision, scale).
     pub fn decimal_digits(&self) -> (u32, u32) {
         (
@@ -77,6 +128,12 @@ pub enum ColumnType {
     /// Bytes (`length` the most): BYTEA / LONGBLOB / BLOB in SQL, `blob` in CQL, hex text in the
     /// key-value stores.
     Blob,
+    /// A list of `element`s: JSON in SQL, `list<T>` in CQL, an array in MongoDB, JSON text in the
+    /// key-value stores.
+    List,
+    /// A map of text keys to `element`s: JSON in SQL, `map<text, T>` in CQL, a subdocument in
+    /// MongoDB, JSON text in the key-value stores.
+    Map,
 }
 
 impl ColumnType {
@@ -91,7 +148,30 @@ impl ColumnType {
             ColumnType::Uuid => "uuid",
             ColumnType::Decimal => "decimal",
             ColumnType::Blob => "blob",
+            ColumnType::List => "list",
+            ColumnType::Map => "map",
         }
+    }
+
+    fn is_collection(self) -> bool {
+        matches!(self, ColumnType::List | ColumnType::Map)
+    }
+
+    /// A list's or a map's element type, as bindings see it (`None`: not one a collection holds).
+    fn element_type(self) -> Option<crate::operation::ElementType> {
+        use crate::operation::ElementType as E;
+        Some(match self {
+            ColumnType::Text => E::Text,
+            ColumnType::Int => E::Int,
+            ColumnType::Bigint => E::BigInt,
+            ColumnType::Double => E::Double,
+            ColumnType::Bool => E::Bool,
+            ColumnType::Uuid => E::Uuid,
+            ColumnType::Timestamp => E::Timestamp,
+            ColumnType::Decimal | ColumnType::Blob | ColumnType::List | ColumnType::Map => {
+                return None
+            }
+        })
     }
 
     fn is_integer(self) -> bool {
@@ -409,6 +489,14 @@ enum Maker {
     Choice(Discrete<usize>, Arc<[String]>),
     Derived(Arc<[Piece]>),
     YcsbText(usize),
+    /// A list (no keys) or a map: `min..=max` elements, each made by `element`.
+    Collection {
+        element: Box<Maker>,
+        element_type: ColumnType,
+        min: u32,
+        max: u32,
+        keys: Arc<[String]>,
+    },
 }
 
 /// A part of a derived column's template.
@@ -469,73 +557,44 @@ impl Record {
                     format!("'{}' is column[{j}]'s name too", c.name),
                 ));
             }
-            match (c.column_type, c.length) {
-                (ColumnType::Text, None) => {
-                    return Err(ColumnError::new(
-                        at("length"),
-                        "a text column needs its longest length (length = N)",
-                    ))
-                }
-                (ColumnType::Blob, None) => {
-                    return Err(ColumnError::new(
-                        at("length"),
-                        "a blob column needs its largest size in bytes (length = N)",
-                    ))
-                }
-                (ColumnType::Text, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH => {
-                    return Err(ColumnError::new(
-                        at("length"),
-                        format!("{n} is out of range: 1 to {MAX_TEXT_LENGTH}"),
-                    ))
-                }
-                (ColumnType::Blob, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH / 2 => {
-                    return Err(ColumnError::new(
-                        at("length"),
-                        format!("{n} bytes is out of range: 1 to {}", MAX_TEXT_LENGTH / 2),
-                    ))
-                }
-                (t, Some(_)) if !matches!(t, ColumnType::Text | ColumnType::Blob) => {
-                    return Err(ColumnError::new(
-                        at("length"),
-                        format!("only text and blob columns have a length, not {}", t.name()),
-                    ))
-                }
-                _ => {}
-            }
-            if c.column_type == ColumnType::Decimal {
-                let (p, s) = c.decimal_digits();
-                if !(1..=crate::decimal::MAX_PRECISION).contains(&p) {
-                    return Err(ColumnError::new(
-                        at("precision"),
-                        format!(
-                            "{p} is out of range: 1 to {}",
-                            crate::decimal::MAX_PRECISION
-                        ),
-                    ));
-                }
-                if s > p {
-                    return Err(ColumnError::new(
-                        at("scale"),
-                        format!("{s} is above the precision {p}"),
-                    ));
-                }
+            // A list's or a map's length, digits and generator are its elements'.
+            let element;
+            let shaped = if c.column_type.is_collection() {
+                element = element_column(c)
+                    .map_err(|(field, reason)| ColumnError::new(at(field), reason))?;
+                &element
             } else {
-                for (field, given) in [("precision", c.precision), ("scale", c.scale)] {
-                    if given.is_some() {
+                for (field, given) in [
+                    ("element", c.element.is_some()),
+                    ("items", c.items.is_some()),
+                    ("keys", !c.keys.is_empty()),
+                ] {
+                    if given {
                         return Err(ColumnError::new(
                             at(field),
                             format!(
-                                "only decimal columns have a {field}, not {}",
+                                "only list and map columns have {field}, not {}",
                                 c.column_type.name()
                             ),
                         ));
                     }
                 }
-            }
-            let maker = maker(c, &columns, i).map_err(|reason| {
+                c
+            };
+            check_shape(shaped).map_err(|(field, reason)| ColumnError::new(at(field), reason))?;
+            let made = maker(shaped, &columns, i).map_err(|reason| {
                 ColumnError::new(at(&format!("generator.{}", c.generator.name())), reason)
             })?;
-            makers.push(maker);
+            makers.push(match c.items {
+                Some(items) if c.column_type.is_collection() => Maker::Collection {
+                    element: Box::new(made),
+                    element_type: shaped.column_type,
+                    min: items.min,
+                    max: items.max,
+                    keys: sorted_keys(&c.keys),
+                },
+                _ => made,
+            });
         }
         Ok(Record {
             columns: columns.into(),
@@ -555,7 +614,21 @@ impl Record {
                 } else {
                     1
                 };
-                c.length.map(|n| per * u64::from(n))
+                match (c.column_type, c.items) {
+                    // The JSON text of the most elements, each at its longest, quoted, with
+                    // its key and separators.
+                    (ColumnType::List | ColumnType::Map, Some(items)) => {
+                        let element = match c.element {
+                            Some(ColumnType::Text) => u64::from(c.length.unwrap_or(0)),
+                            Some(ColumnType::Uuid) => 36,
+                            Some(ColumnType::Timestamp) => 23,
+                            _ => 24,
+                        };
+                        let key = c.keys.iter().map(|k| k.len() as u64 + 3).max().unwrap_or(0);
+                        Some(2 + u64::from(items.max) * (element + 3 + key))
+                    }
+                    _ => c.length.map(|n| per * u64::from(n)),
+                }
             })
             .sum()
     }
@@ -588,6 +661,12 @@ impl Record {
                 ColumnType::Blob => FieldType::Blob {
                     max_bytes: c.length.unwrap_or(1) as usize,
                 },
+                ColumnType::List => FieldType::List {
+                    element: element_of(c),
+                },
+                ColumnType::Map => FieldType::Map {
+                    element: element_of(c),
+                },
             })
             .collect()
     }
@@ -597,28 +676,7 @@ impl Record {
         self.columns
             .iter()
             .zip(self.makers.iter())
-            .map(|(c, m)| match c.column_type {
-                ColumnType::Text => match m {
-                    Maker::Text { min, max, .. } => (min + max) as f64 / 2.0,
-                    Maker::YcsbText(n) => *n as f64,
-                    Maker::Constant(v) => v.len() as f64,
-                    _ => c.length.unwrap_or(1) as f64 / 2.0,
-                },
-                ColumnType::Int => 4.0,
-                ColumnType::Bool => 1.0,
-                ColumnType::Uuid => 16.0,
-                ColumnType::Bigint | ColumnType::Double | ColumnType::Timestamp => 8.0,
-                ColumnType::Decimal => FieldType::Decimal {
-                    precision: c.decimal_digits().0 as u8,
-                    scale: 0,
-                }
-                .binary_bytes(0) as f64,
-                ColumnType::Blob => match m {
-                    Maker::Bytes { min, max } => (min + max) as f64 / 2.0,
-                    Maker::Constant(v) => v.len() as f64 / 2.0,
-                    _ => c.length.unwrap_or(1) as f64 / 2.0,
-                },
-            })
+            .map(|(c, m)| mean_value_bytes(c.column_type, c, m))
             .sum()
     }
 
@@ -634,6 +692,57 @@ impl Record {
     /// The seed of record `keynum`'s values in an insert: the same for every load of this record.
     pub fn insert_seed(&self, keynum: u64) -> u64 {
         mix64(self.seed ^ mix64(keynum.wrapping_add(0x9E37_79B9_7F4A_7C15)))
+    }
+}
+
+/// A checked list's or map's element type.
+fn element_of(c: &Column) -> crate::operation::ElementType {
+    c.element
+        .and_then(ColumnType::element_type)
+        .expect("a checked collection's element")
+}
+
+/// Mean bytes of a value of type `t` of column `c` made by `m` (a list's or map's: its JSON
+/// text's).
+fn mean_value_bytes(t: ColumnType, c: &Column, m: &Maker) -> f64 {
+    match t {
+        ColumnType::Text => match m {
+            Maker::Text { min, max, .. } => (min + max) as f64 / 2.0,
+            Maker::YcsbText(n) => *n as f64,
+            Maker::Constant(v) => v.len() as f64,
+            _ => c.length.unwrap_or(1) as f64 / 2.0,
+        },
+        ColumnType::Int => 4.0,
+        ColumnType::Bool => 1.0,
+        ColumnType::Uuid => 16.0,
+        ColumnType::Bigint | ColumnType::Double | ColumnType::Timestamp => 8.0,
+        ColumnType::Decimal => FieldType::Decimal {
+            precision: c.decimal_digits().0 as u8,
+            scale: 0,
+        }
+        .binary_bytes(0) as f64,
+        ColumnType::Blob => match m {
+            Maker::Bytes { min, max } => (min + max) as f64 / 2.0,
+            Maker::Constant(v) => v.len() as f64 / 2.0,
+            _ => c.length.unwrap_or(1) as f64 / 2.0,
+        },
+        ColumnType::List | ColumnType::Map => match m {
+            Maker::Collection {
+                element,
+                element_type,
+                min,
+                max,
+                keys,
+            } => {
+                let key = match keys.len() {
+                    0 => 0.0,
+                    n => keys.iter().map(|k| k.len() as f64 + 3.0).sum::<f64>() / n as f64,
+                };
+                let each = mean_value_bytes(*element_type, c, element) + 3.0 + key;
+                2.0 + f64::from(min + max) / 2.0 * each
+            }
+            _ => 2.0,
+        },
     }
 }
 
@@ -1032,6 +1141,164 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
     })
 }
 
+/// Checks a column's length and digits against its type (a list's or a map's: its elements').
+fn check_shape(c: &Column) -> Result<(), (&'static str, String)> {
+    let length = |reason: String| Err(("length", reason));
+    match (c.column_type, c.length) {
+        (ColumnType::Text, None) => {
+            return length("a text column needs its longest length (length = N)".into())
+        }
+        (ColumnType::Blob, None) => {
+            return length("a blob column needs its largest size in bytes (length = N)".into())
+        }
+        (ColumnType::Text, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH => {
+            return length(format!("{n} is out of range: 1 to {MAX_TEXT_LENGTH}"))
+        }
+        (ColumnType::Blob, Some(n)) if n == 0 || n > MAX_TEXT_LENGTH / 2 => {
+            return length(format!(
+                "{n} bytes is out of range: 1 to {}",
+                MAX_TEXT_LENGTH / 2
+            ))
+        }
+        (t, Some(_)) if !matches!(t, ColumnType::Text | ColumnType::Blob) => {
+            return length(format!(
+                "only text and blob columns have a length, not {} (a list's or map's is its text elements')",
+                t.name()
+            ))
+        }
+        _ => {}
+    }
+    if c.column_type == ColumnType::Decimal {
+        let (p, s) = c.decimal_digits();
+        if !(1..=crate::decimal::MAX_PRECISION).contains(&p) {
+            return Err((
+                "precision",
+                format!(
+                    "{p} is out of range: 1 to {}",
+                    crate::decimal::MAX_PRECISION
+                ),
+            ));
+        }
+        if s > p {
+            return Err(("scale", format!("{s} is above the precision {p}")));
+        }
+    } else {
+        for (field, given) in [("precision", c.precision), ("scale", c.scale)] {
+            if given.is_some() {
+                return Err((
+                    field,
+                    format!(
+                        "only decimal columns have a {field}, not {}",
+                        c.column_type.name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A list's or a map's element as a column of its own (its length, its generator), its element
+/// type, item count and keys checked.
+fn element_column(c: &Column) -> Result<Column, (&'static str, String)> {
+    let kind = c.column_type.name();
+    let element = match c.element {
+        None => {
+            return Err((
+                "element",
+                format!("a {kind} column needs the type of its elements (element = \"text\", \"int\", ...)"),
+            ))
+        }
+        Some(t) if t.element_type().is_none() => {
+            return Err((
+                "element",
+                format!(
+                    "a {kind} holds text, int, bigint, double, bool, uuid or timestamp elements, not {}",
+                    t.name()
+                ),
+            ))
+        }
+        Some(t) => t,
+    };
+    let Some(items) = c.items else {
+        return Err((
+            "items",
+            format!(
+                "a {kind} column needs how many elements it holds (items = {{ min = 0, max = 5 }})"
+            ),
+        ));
+    };
+    if items.max == 0 || items.max > MAX_ITEMS || items.min > items.max {
+        return Err((
+            "items",
+            format!(
+                "min {} to max {} must lie within 0 to {MAX_ITEMS}, max at least 1",
+                items.min, items.max
+            ),
+        ));
+    }
+    if matches!(c.generator, Generator::Derived { .. }) {
+        return Err((
+            "generator",
+            format!("a {kind}'s elements are generated, not derived"),
+        ));
+    }
+    match c.column_type {
+        ColumnType::Map => {
+            if c.keys.is_empty() {
+                return Err((
+                    "keys",
+                    "a map column needs the keys its entries may have (keys = [\"a\", \"b\"])"
+                        .into(),
+                ));
+            }
+            for (i, k) in c.keys.iter().enumerate() {
+                if k.is_empty() || k.len() > 64 || !is_plain_text(k) {
+                    return Err((
+                        "keys",
+                        format!("\"{}\" is no key: 1 to 64 printable ASCII characters without quotes and backslash", abbreviated(k)),
+                    ));
+                }
+                if c.keys[..i].contains(k) {
+                    return Err(("keys", format!("\"{k}\" is given twice")));
+                }
+            }
+            if items.max as usize > c.keys.len() {
+                return Err((
+                    "items",
+                    format!(
+                        "max {} is more than the map's {} keys (each key once)",
+                        items.max,
+                        c.keys.len()
+                    ),
+                ));
+            }
+        }
+        _ if !c.keys.is_empty() => {
+            return Err(("keys", "only map columns have keys, not list".into()));
+        }
+        _ => {}
+    }
+    Ok(Column {
+        name: c.name.clone(),
+        column_type: element,
+        length: c.length,
+        precision: c.precision,
+        scale: c.scale,
+        element: None,
+        items: None,
+        keys: Vec::new(),
+        generator: c.generator.clone(),
+    })
+}
+
+/// A map's keys in byte order (its JSON text's order, and Cassandra's).
+fn sorted_keys(keys: &[String]) -> Arc<[String]> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys.into()
+}
+
 fn integer_bounds(
     min: i64,
     max: i64,
@@ -1158,6 +1425,12 @@ fn parse_template(template: &str, columns: &[Column], me: usize) -> Result<Vec<P
                 .iter()
                 .position(|c| c.name == name)
                 .ok_or_else(|| format!("template \"{template}\": no column '{name}'"))?;
+            if columns[j].column_type.is_collection() {
+                return Err(format!(
+                    "template \"{template}\": '{name}' is a {}; a template takes single values",
+                    columns[j].column_type.name()
+                ));
+            }
             if j == me || matches!(columns[j].generator, Generator::Derived { .. }) {
                 return Err(format!(
                     "template \"{template}\": '{name}' is derived itself (a derived column uses generated ones)"
@@ -1230,147 +1503,238 @@ impl RecordValues {
         let mut rng = WorkerRng::seed_from_u64(mix64(
             seed ^ (idx as u64).wrapping_mul(0xD6E8_FEB8_6659_FD93),
         ));
-        let t = self.record.columns[idx].column_type;
-        let number = |v: f64, out: &mut String| {
-            if t.is_integer() {
-                let (lo, hi) = t.integer_range();
-                let mut b = itoa::Buffer::new();
-                out.push_str(b.format(v.round().clamp(lo, hi) as i64));
-            } else {
-                let _ = std::fmt::Write::write_fmt(out, format_args!("{v}"));
-            }
-        };
-        match &mut self.makers[idx] {
-            Maker::Constant(v) => out.push_str(v),
-            Maker::Sequence {
-                start,
-                step,
-                modulo,
-            } => {
-                let (lo, hi) = match t {
-                    ColumnType::Int => (i32::MIN as i128, i32::MAX as i128),
-                    _ => (i64::MIN as i128, i64::MAX as i128),
-                };
-                let v = (*start as i128 + (keynum % *modulo) as i128 * *step as i128).clamp(lo, hi);
-                out.push_str(itoa::Buffer::new().format(v as i64));
-            }
-            Maker::Uniform { min, max, decimals } => {
-                if t.is_integer() {
-                    let v = rng.random_range(min.round() as i64..=max.round() as i64);
-                    out.push_str(itoa::Buffer::new().format(v));
-                } else {
-                    let v = if min == max {
-                        *min
-                    } else {
-                        rng.random_range(*min..*max)
-                    };
-                    match decimals {
-                        Some(d) => {
-                            use std::fmt::Write;
-                            let _ = write!(out, "{v:.d$}", d = *d);
-                        }
-                        None => number(v, out),
-                    }
-                }
-            }
-            // Integers stay integers (a bigint past 2^53 would lose digits as a double); min and
-            // max were checked against the column's range.
-            Maker::Zipfian(z, min) => {
-                let v = (*min as i128 + z.next(&mut rng) as i128) as i64;
-                out.push_str(itoa::Buffer::new().format(v));
-            }
-            Maker::Hotspot(h, min) => {
-                let v = (*min as i128 + h.next(&mut rng) as i128) as i64;
-                out.push_str(itoa::Buffer::new().format(v));
-            }
-            Maker::Latest(z) => {
-                // An int column holds the key numbers that fit it.
-                let (_, hi) = t.integer_range();
-                let v = keynum.saturating_sub(z.next(&mut rng)).min(hi as u64);
-                out.push_str(itoa::Buffer::new().format(v));
-            }
-            Maker::Exponential(mean) => {
-                let u: f64 = rng.random();
-                number(-*mean * (1.0 - u).ln(), out)
-            }
-            Maker::Normal(n) => number(rand_distr::Distribution::sample(n, &mut rng), out),
-            Maker::Histogram { buckets, width } => {
-                number((buckets.next(&mut rng) as i64 * *width) as f64, out)
-            }
-            Maker::Uuid => {
-                let (hi, lo) = (rng.next_u64(), rng.next_u64());
-                let hi = (hi & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
-                let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let mut text = [b'-'; 36];
-                let nibbles = (0..32).map(|i| {
-                    let word = if i < 16 { hi } else { lo };
-                    HEX[((word >> (60 - 4 * (i % 16))) & 0xF) as usize]
-                });
-                let places = (0..36).filter(|p| ![8, 13, 18, 23].contains(p));
-                for (p, c) in places.zip(nibbles) {
-                    text[p] = c;
-                }
-                out.push_str(std::str::from_utf8(&text).expect("hex digits"));
-            }
-            Maker::Timestamp {
-                start_ms,
-                step_ms,
-                jitter_ms,
-            } => {
-                let jitter = if *jitter_ms > 0 {
-                    rng.random_range(0..=*jitter_ms) as i64
-                } else {
-                    0
-                };
-                let ms = start_ms
-                    .saturating_add((keynum as i64).saturating_mul(*step_ms))
-                    .saturating_add(jitter)
-                    .clamp(0, 253_402_300_799_000);
-                crate::values::push_timestamp(ms, out)
-            }
-            Maker::Now { offset_ms } => {
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_millis() as i64);
-                crate::values::push_timestamp((now + *offset_ms).max(0), out)
-            }
-            Maker::Text { min, max, charset } => {
-                let len = rng.random_range(*min..=*max);
-                let chars = charset.characters();
-                out.reserve(len);
-                for _ in 0..len {
-                    out.push(chars[rng.random_range(0..chars.len())] as char);
-                }
-            }
-            Maker::Words { words, min, max } => {
-                let n = rng.random_range(*min..=*max);
-                for w in 0..n {
-                    if w > 0 {
-                        out.push(' ');
-                    }
-                    out.push_str(&words[rng.random_range(0..words.len())]);
-                }
-            }
-            Maker::Choice(chooser, values) => out.push_str(&values[chooser.next(&mut rng)]),
-            Maker::Bytes { min, max } => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                let n = rng.random_range(*min..=*max);
-                out.reserve(2 * n);
-                for _ in 0..n {
-                    let b = rng.next_u32() as u8;
-                    out.push(HEX[usize::from(b >> 4)] as char);
-                    out.push(HEX[usize::from(b & 15)] as char);
-                }
-            }
-            Maker::Derived(_) => unreachable!("derived columns are made in write"),
-            Maker::YcsbText(len) => self.pool.push_value(&mut rng, *len, out),
+        let c = &self.record.columns[idx];
+        let (t, digits) = (c.column_type, c.decimal_digits());
+        generate(
+            &mut self.makers[idx],
+            t,
+            digits,
+            keynum,
+            &mut rng,
+            &self.pool,
+            out,
+        );
+    }
+}
+
+/// Appends a value of type `t` made by `maker` to `out` (a decimal's `digits` are its precision
+/// and scale).
+fn generate(
+    maker: &mut Maker,
+    t: ColumnType,
+    digits: (u32, u32),
+    keynum: u64,
+    rng: &mut WorkerRng,
+    pool: &crate::values::ValuePool,
+    out: &mut String,
+) {
+    let number = |v: f64, out: &mut String| {
+        if t.is_integer() {
+            let (lo, hi) = t.integer_range();
+            let mut b = itoa::Buffer::new();
+            out.push_str(b.format(v.round().clamp(lo, hi) as i64));
+        } else {
+            let _ = std::fmt::Write::write_fmt(out, format_args!("{v}"));
         }
-        if t == ColumnType::Decimal {
-            let (p, s) = self.record.columns[idx].decimal_digits();
-            as_decimal(out, p, s);
+    };
+    match maker {
+        Maker::Constant(v) => out.push_str(v),
+        Maker::Sequence {
+            start,
+            step,
+            modulo,
+        } => {
+            let (lo, hi) = match t {
+                ColumnType::Int => (i32::MIN as i128, i32::MAX as i128),
+                _ => (i64::MIN as i128, i64::MAX as i128),
+            };
+            let v = (*start as i128 + (keynum % *modulo) as i128 * *step as i128).clamp(lo, hi);
+            out.push_str(itoa::Buffer::new().format(v as i64));
+        }
+        Maker::Uniform { min, max, decimals } => {
+            if t.is_integer() {
+                let v = rng.random_range(min.round() as i64..=max.round() as i64);
+                out.push_str(itoa::Buffer::new().format(v));
+            } else {
+                let v = if min == max {
+                    *min
+                } else {
+                    rng.random_range(*min..*max)
+                };
+                match decimals {
+                    Some(d) => {
+                        use std::fmt::Write;
+                        let _ = write!(out, "{v:.d$}", d = *d);
+                    }
+                    None => number(v, out),
+                }
+            }
+        }
+        // Integers stay integers (a bigint past 2^53 would lose digits as a double); min and
+        // max were checked against the column's range.
+        Maker::Zipfian(z, min) => {
+            let v = (*min as i128 + z.next(rng) as i128) as i64;
+            out.push_str(itoa::Buffer::new().format(v));
+        }
+        Maker::Hotspot(h, min) => {
+            let v = (*min as i128 + h.next(rng) as i128) as i64;
+            out.push_str(itoa::Buffer::new().format(v));
+        }
+        Maker::Latest(z) => {
+            // An int column holds the key numbers that fit it.
+            let (_, hi) = t.integer_range();
+            let v = keynum.saturating_sub(z.next(rng)).min(hi as u64);
+            out.push_str(itoa::Buffer::new().format(v));
+        }
+        Maker::Exponential(mean) => {
+            let u: f64 = rng.random();
+            number(-*mean * (1.0 - u).ln(), out)
+        }
+        Maker::Normal(n) => number(rand_distr::Distribution::sample(n, rng), out),
+        Maker::Histogram { buckets, width } => {
+            number((buckets.next(rng) as i64 * *width) as f64, out)
+        }
+        Maker::Uuid => {
+            let (hi, lo) = (rng.next_u64(), rng.next_u64());
+            let hi = (hi & 0xFFFF_FFFF_FFFF_0FFF) | 0x0000_0000_0000_4000;
+            let lo = (lo & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000;
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut text = [b'-'; 36];
+            let nibbles = (0..32).map(|i| {
+                let word = if i < 16 { hi } else { lo };
+                HEX[((word >> (60 - 4 * (i % 16))) & 0xF) as usize]
+            });
+            let places = (0..36).filter(|p| ![8, 13, 18, 23].contains(p));
+            for (p, c) in places.zip(nibbles) {
+                text[p] = c;
+            }
+            out.push_str(std::str::from_utf8(&text).expect("hex digits"));
+        }
+        Maker::Timestamp {
+            start_ms,
+            step_ms,
+            jitter_ms,
+        } => {
+            let jitter = if *jitter_ms > 0 {
+                rng.random_range(0..=*jitter_ms) as i64
+            } else {
+                0
+            };
+            let ms = start_ms
+                .saturating_add((keynum as i64).saturating_mul(*step_ms))
+                .saturating_add(jitter)
+                .clamp(0, 253_402_300_799_000);
+            crate::values::push_timestamp(ms, out)
+        }
+        Maker::Now { offset_ms } => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64);
+            crate::values::push_timestamp((now + *offset_ms).max(0), out)
+        }
+        Maker::Text { min, max, charset } => {
+            let len = rng.random_range(*min..=*max);
+            let chars = charset.characters();
+            out.reserve(len);
+            for _ in 0..len {
+                out.push(chars[rng.random_range(0..chars.len())] as char);
+            }
+        }
+        Maker::Words { words, min, max } => {
+            let n = rng.random_range(*min..=*max);
+            for w in 0..n {
+                if w > 0 {
+                    out.push(' ');
+                }
+                out.push_str(&words[rng.random_range(0..words.len())]);
+            }
+        }
+        Maker::Choice(chooser, values) => out.push_str(&values[chooser.next(rng)]),
+        Maker::Bytes { min, max } => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let n = rng.random_range(*min..=*max);
+            out.reserve(2 * n);
+            for _ in 0..n {
+                let b = rng.next_u32() as u8;
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 15)] as char);
+            }
+        }
+        Maker::Derived(_) => unreachable!("derived columns are made in write"),
+        Maker::YcsbText(len) => pool.push_value(rng, *len, out),
+        Maker::Collection {
+            element,
+            element_type,
+            min,
+            max,
+            keys,
+        } => {
+            let n = rng.random_range(*min..=*max) as usize;
+            let mut item = String::new();
+            let mut one = |out: &mut String, rng: &mut WorkerRng| {
+                item.clear();
+                generate(element, *element_type, digits, keynum, rng, pool, &mut item);
+                push_json_element(*element_type, &item, out);
+            };
+            if keys.is_empty() {
+                out.push('[');
+                for k in 0..n {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    one(out, rng);
+                }
+                out.push(']');
+            } else {
+                // n keys of the map's, each once, in byte order (the keys are sorted).
+                let mut chosen: Vec<usize> = (0..keys.len()).collect();
+                for k in 0..n {
+                    let j = rng.random_range(k..keys.len());
+                    chosen.swap(k, j);
+                }
+                let chosen = &mut chosen[..n];
+                chosen.sort_unstable();
+                out.push('{');
+                for (pos, &k) in chosen.iter().enumerate() {
+                    if pos > 0 {
+                        out.push(',');
+                    }
+                    push_json_string(&keys[k], out);
+                    out.push(':');
+                    one(out, rng);
+                }
+                out.push('}');
+            }
         }
     }
+    if t == ColumnType::Decimal {
+        as_decimal(out, digits.0, digits.1);
+    }
+}
+
+/// An element's text as JSON: a string quoted, a bool true or false, a number as it is.
+fn push_json_element(t: ColumnType, text: &str, out: &mut String) {
+    match t {
+        ColumnType::Bool => out.push_str(if text == "1" { "true" } else { "false" }),
+        ColumnType::Text | ColumnType::Uuid | ColumnType::Timestamp => push_json_string(text, out),
+        _ => out.push_str(text),
+    }
+}
+
+/// `text` as a JSON string (quotes, backslashes and control characters escaped).
+pub fn push_json_string(text: &str, out: &mut String) {
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = std::fmt::Write::write_fmt(out, format_args!("\\u{:04x}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// A generator's number in `out` as a decimal of `p` digits, `s` after the point: rounded to
@@ -1665,6 +2029,9 @@ generator.choice = { values = [1, 2.5] }
             length: Some(MAX_TEXT_LENGTH),
             precision: None,
             scale: None,
+            element: None,
+            items: None,
+            keys: Vec::new(),
             generator,
         };
         let big: Vec<Column> = (0..5)
@@ -1680,6 +2047,9 @@ generator.choice = { values = [1, 2.5] }
             length: None,
             precision: None,
             scale: None,
+            element: None,
+            items: None,
+            keys: Vec::new(),
             generator: Generator::Uniform {
                 min: -1e308,
                 max: 1e308,
@@ -1709,5 +2079,119 @@ generator.choice = { values = [1, 2.5] }
         let back = Record::from_json(&json, 3).unwrap();
         assert_eq!(back.columns, r.columns);
         assert!(Record::from_json("[{\"name\": 1}]", 0).is_err());
+    }
+
+    /// Lists and maps: JSON text of `items` elements made by the column's generator (each of a
+    /// map's keys at most once, in byte order), the same for the same record; what they may not be
+    /// is refused naming the field.
+    #[test]
+    fn lists_and_maps_are_json_of_generated_elements() {
+        let r = record(
+            r#"
+[[column]]
+name = "tags"
+type = "list"
+element = "text"
+length = 6
+items = { min = 0, max = 4 }
+generator.text = { min_length = 2, charset = "lowercase" }
+[[column]]
+name = "scores"
+type = "map"
+element = "int"
+keys = ["maths", "art", "music"]
+items = { min = 1, max = 3 }
+generator.uniform = { min = -5, max = 5 }
+[[column]]
+name = "flags"
+type = "list"
+element = "bool"
+items = { min = 2, max = 2 }
+generator.choice = { values = [true, false] }
+"#,
+        );
+        assert_eq!(
+            r.field_types()[1],
+            FieldType::Map {
+                element: crate::ElementType::Int
+            }
+        );
+        let tags = values(&r, 0, 300);
+        assert_eq!(tags, values(&r, 0, 300), "the same record, the same list");
+        let mut lengths = std::collections::BTreeSet::new();
+        for v in &tags {
+            let list: Vec<String> = serde_json::from_str(v).unwrap_or_else(|e| panic!("{v}: {e}"));
+            lengths.insert(list.len());
+            assert!(list
+                .iter()
+                .all(|t| (2..=6).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_lowercase())));
+        }
+        assert_eq!(
+            lengths,
+            (0..=4).collect(),
+            "0 to 4 elements, each count seen"
+        );
+        let mut keys_seen = std::collections::BTreeSet::new();
+        for v in values(&r, 1, 300) {
+            let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&v).unwrap();
+            assert!((1..=3).contains(&map.len()), "{v}");
+            let keys: Vec<&String> = map.keys().collect();
+            let mut sorted = keys.clone();
+            sorted.sort();
+            assert_eq!(keys, sorted, "{v}: keys in byte order");
+            assert!(v.find("\"art\"").unwrap_or(0) <= v.find("\"music\"").unwrap_or(usize::MAX));
+            for (k, n) in &map {
+                keys_seen.insert(k.clone());
+                assert!((-5..=5).contains(&n.as_i64().unwrap()), "{v}");
+            }
+        }
+        assert_eq!(keys_seen.len(), 3);
+        for v in values(&r, 2, 50) {
+            let flags: Vec<bool> = serde_json::from_str(&v).unwrap();
+            assert_eq!(flags.len(), 2);
+        }
+        let mut escaped = String::new();
+        push_json_string("a\"b\\c\u{1}", &mut escaped);
+        assert_eq!(
+            serde_json::from_str::<String>(&escaped).unwrap(),
+            "a\"b\\c\u{1}"
+        );
+
+        for (bad, field, reason) in [
+            ("type = \"list\"\nitems = { max = 2 }\ngenerator = \"uuid\"", "element", "type of its elements"),
+            ("type = \"list\"\nelement = \"uuid\"\ngenerator = \"uuid\"", "items", "how many elements"),
+            ("type = \"list\"\nelement = \"blob\"\nlength = 4\nitems = { max = 2 }\ngenerator.bytes = {}", "element", "not blob"),
+            ("type = \"list\"\nelement = \"list\"\nitems = { max = 2 }\ngenerator = \"uuid\"", "element", "not list"),
+            ("type = \"list\"\nelement = \"uuid\"\nitems = { min = 3, max = 2 }\ngenerator = \"uuid\"", "items", "min 3 to max 2"),
+            ("type = \"list\"\nelement = \"uuid\"\nitems = { max = 1001 }\ngenerator = \"uuid\"", "items", "0 to 1000"),
+            ("type = \"list\"\nelement = \"text\"\nitems = { max = 2 }\ngenerator.text = {}", "length", "longest length"),
+            ("type = \"list\"\nelement = \"int\"\nitems = { max = 2 }\ngenerator = \"uuid\"", "generator.uuid", "cannot take the uuid generator"),
+            ("type = \"list\"\nelement = \"text\"\nlength = 9\nitems = { max = 2 }\ngenerator.derived = { template = \"{key}\" }", "generator", "not derived"),
+            ("type = \"list\"\nelement = \"int\"\nkeys = [\"a\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "only map columns"),
+            ("type = \"map\"\nelement = \"int\"\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "keys its entries may have"),
+            ("type = \"map\"\nelement = \"int\"\nkeys = [\"a\", \"a\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "given twice"),
+            ("type = \"map\"\nelement = \"int\"\nkeys = [\"a\"]\nitems = { max = 2 }\ngenerator.uniform = { min = 0, max = 1 }", "items", "more than the map's 1 keys"),
+            ("type = \"int\"\nitems = { max = 2 }\ngenerator.uniform = { min = 0, max = 1 }", "items", "only list and map columns"),
+        ] {
+            let toml = format!("[[column]]\nname = \"c\"\n{bad}\n");
+            #[derive(Deserialize)]
+            struct Columns {
+                column: Vec<Column>,
+            }
+            let c: Columns = toml::from_str(&toml).unwrap_or_else(|e| panic!("{bad}: {e}"));
+            let e = Record::new(c.column, 0).unwrap_err();
+            assert_eq!(e.field, format!("column[0] ('c').{field}"), "{bad}: {e}");
+            assert!(e.reason.contains(reason), "{bad}: {e}");
+        }
+        // A template takes single values, not a list.
+        let c: Vec<Column> = serde_json::from_str(
+            r#"[{"name":"l","type":"list","element":"int","items":{"max":2},"generator":{"uniform":{"min":0,"max":1}}},
+                {"name":"d","type":"text","length":20,"generator":{"derived":{"template":"{l}"}}}]"#,
+        )
+        .unwrap();
+        assert!(Record::new(c, 0)
+            .unwrap_err()
+            .reason
+            .contains("single values"));
     }
 }

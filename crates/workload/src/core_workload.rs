@@ -182,7 +182,7 @@ impl CoreWorkload {
             next_step += o.steps.len();
         }
         let indexes = match p.given(&INDEXES) {
-            Some(json) => crate::index::from_json(json, &fields.names)?,
+            Some(json) => crate::index::from_json(json, &fields.names, &declared_types)?,
             None => Arc::new([]),
         };
         let mix = if named.is_empty() {

@@ -478,14 +478,16 @@ impl WorkloadFile {
             };
             err(&key, e.to_string())
         })?;
-        crate::index::resolve(&r.index, &w.field_names).map_err(|(field, reason)| {
-            bad(
-                origin,
-                line_of_table(text, &field, "index", "[[record.index]]"),
-                &format!("record.{field}"),
-                reason,
-            )
-        })?;
+        crate::index::resolve(&r.index, &w.field_names, &w.field_types).map_err(
+            |(field, reason)| {
+                bad(
+                    origin,
+                    line_of_table(text, &field, "index", "[[record.index]]"),
+                    &format!("record.{field}"),
+                    reason,
+                )
+            },
+        )?;
         if !self.run.operation.is_empty() {
             crate::named::resolve(
                 &self.run.operation,
@@ -811,7 +813,7 @@ mod tests {
             g1.load_operation(k, &mut a);
             g2.load_operation(k, &mut b);
             assert_eq!(a.values, b.values, "key {k}");
-            assert_eq!(a.values.len(), 10);
+            assert_eq!(a.values.len(), 12);
         }
         // Another seed, other data.
         props.set("valueseed", "43", "test");

@@ -29,7 +29,11 @@ pub struct Index {
 }
 
 /// Checks `decls` against the record's `fields`; the error names `index[i] ('name').field`.
-pub fn resolve(decls: &[IndexDecl], fields: &[String]) -> Result<Arc<[Index]>, (String, String)> {
+pub fn resolve(
+    decls: &[IndexDecl],
+    fields: &[String],
+    types: &[crate::FieldType],
+) -> Result<Arc<[Index]>, (String, String)> {
     if decls.len() > MAX_INDEXES {
         return Err((
             "index".into(),
@@ -71,6 +75,12 @@ pub fn resolve(decls: &[IndexDecl], fields: &[String]) -> Result<Arc<[Index]>, (
             if columns.contains(&idx) {
                 return Err(fail("columns", format!("names '{c}' twice")));
             }
+            if types.get(idx).is_some_and(|t| t.is_collection()) {
+                return Err(fail(
+                    "columns",
+                    format!("'{c}' is a list or a map: an index orders single values"),
+                ));
+            }
             columns.push(idx);
         }
         out.push(Index {
@@ -82,7 +92,11 @@ pub fn resolve(decls: &[IndexDecl], fields: &[String]) -> Result<Arc<[Index]>, (
 }
 
 /// Parses the `indexes` property's JSON and checks it.
-pub fn from_json(json: &str, fields: &[String]) -> Result<Arc<[Index]>, WorkloadError> {
+pub fn from_json(
+    json: &str,
+    fields: &[String],
+    types: &[crate::FieldType],
+) -> Result<Arc<[Index]>, WorkloadError> {
     let decls: Vec<IndexDecl> = serde_json::from_str(json).map_err(|e| {
         WorkloadError::invalid(
             "indexes",
@@ -90,7 +104,7 @@ pub fn from_json(json: &str, fields: &[String]) -> Result<Arc<[Index]>, Workload
             format!("not an index list: {e}"),
         )
     })?;
-    resolve(&decls, fields)
+    resolve(&decls, fields, types)
         .map_err(|(field, reason)| WorkloadError::Inconsistent(format!("{field}: {reason}")))
 }
 
@@ -112,20 +126,25 @@ mod tests {
 
     #[test]
     fn indexes_resolve_to_columns_and_bad_ones_name_their_field() {
-        let fields: Vec<String> = ["user", "token", "seen"].map(String::from).to_vec();
-        let ok = resolve(&[decl("by_user", &["user", "seen"])], &fields).unwrap();
+        let fields: Vec<String> = ["user", "token", "seen", "tags"].map(String::from).to_vec();
+        let mut types = vec![crate::FieldType::BigInt; 3];
+        types.push(crate::FieldType::List {
+            element: crate::ElementType::Text,
+        });
+        let ok = resolve(&[decl("by_user", &["user", "seen"])], &fields, &types).unwrap();
         assert_eq!(ok[0].columns, [0, 2]);
         for (decls, field) in [
             (vec![decl("1st", &["user"])], "index[0] ('1st').name"),
             (vec![decl("a", &[])], "index[0] ('a').columns"),
             (vec![decl("a", &["nope"])], "index[0] ('a').columns"),
             (vec![decl("a", &["user", "user"])], "index[0] ('a').columns"),
+            (vec![decl("a", &["user", "tags"])], "index[0] ('a').columns"),
             (
                 vec![decl("a", &["user"]), decl("A", &["token"])],
                 "index[1] ('A').name",
             ),
         ] {
-            assert_eq!(resolve(&decls, &fields).unwrap_err().0, field);
+            assert_eq!(resolve(&decls, &fields, &types).unwrap_err().0, field);
         }
     }
 }

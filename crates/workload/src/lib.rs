@@ -24,7 +24,7 @@ pub mod values;
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};
 pub use error::WorkloadError;
 pub use operation::{
-    Change, Expectation, FailureClass, FieldSet, FieldType, Fields, Measured, MeasuredNames,
-    Modification, OpError, OpKind, Operation, MAX_NAMED_OPERATIONS,
+    Change, ElementType, Expectation, FailureClass, FieldSet, FieldType, Fields, Measured,
+    MeasuredNames, Modification, OpError, OpKind, Operation, MAX_NAMED_OPERATIONS,
 };
 pub use properties::{Assignment, Properties};

@@ -22,6 +22,9 @@ pub fn columns() -> Vec<crate::columns::Column> {
         length,
         precision: None,
         scale: None,
+        element: None,
+        items: None,
+        keys: Vec::new(),
         generator,
     };
     let uniform = |min: f64, max: f64| Generator::Uniform {

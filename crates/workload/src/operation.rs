@@ -403,6 +403,47 @@ pub enum FieldType {
     /// Bytes, at most `max_bytes`; their text is lowercase hex (two characters a byte), which
     /// typed bindings store as bytes.
     Blob { max_bytes: usize },
+    /// A list of elements, its text a JSON array (`[1,2]`, `["a","b"]`).
+    List { element: ElementType },
+    /// A map of text keys to elements, its text a JSON object with its keys in byte order
+    /// (`{"color":"red","size":"L"}`).
+    Map { element: ElementType },
+}
+
+/// The type of a list's or a map's elements. In the JSON text a text, UUID or timestamp element is
+/// a string (timestamps as `YYYY-MM-DD HH:MM:SS.mmm` UTC), a number a number, a bool true or false.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ElementType {
+    Text,
+    Int,
+    BigInt,
+    Double,
+    Bool,
+    Uuid,
+    Timestamp,
+}
+
+impl ElementType {
+    /// The scalar field type of one element (text without a limit).
+    pub fn field_type(self) -> FieldType {
+        match self {
+            ElementType::Text => FieldType::Text { max_len: None },
+            ElementType::Int => FieldType::Int,
+            ElementType::BigInt => FieldType::BigInt,
+            ElementType::Double => FieldType::Double,
+            ElementType::Bool => FieldType::Bool,
+            ElementType::Uuid => FieldType::Uuid,
+            ElementType::Timestamp => FieldType::Timestamp,
+        }
+    }
+
+    /// Whether an element is a JSON string (else a number or a bool).
+    pub fn is_string(self) -> bool {
+        matches!(
+            self,
+            ElementType::Text | ElementType::Uuid | ElementType::Timestamp
+        )
+    }
 }
 
 impl FieldType {
@@ -417,7 +458,13 @@ impl FieldType {
             // Two digits a byte, and the sign and scale.
             FieldType::Decimal { precision, .. } => usize::from(precision).div_ceil(2) + 2,
             FieldType::Blob { .. } => text_len / 2,
+            FieldType::List { .. } | FieldType::Map { .. } => text_len,
         }
+    }
+
+    /// Whether values are a list's or a map's JSON text.
+    pub fn is_collection(self) -> bool {
+        matches!(self, FieldType::List { .. } | FieldType::Map { .. })
     }
 
     pub fn is_text(self) -> bool {

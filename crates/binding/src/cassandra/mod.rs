@@ -765,8 +765,23 @@ fn classify(e: impl std::fmt::Display) -> OpError {
     OpError::new(class, text)
 }
 
-fn text_of(v: Option<CqlValue>) -> String {
+/// A column's value as the workload's text; `t` its type where known (a list or map Cassandra
+/// returns as null is empty).
+fn text_of(v: Option<CqlValue>, t: Option<FieldType>) -> String {
     match v {
+        Some(CqlValue::List(items) | CqlValue::Set(items)) => {
+            let json: Vec<serde_json::Value> = items.into_iter().map(json_of).collect();
+            serde_json::Value::Array(json).to_string()
+        }
+        Some(CqlValue::Map(entries)) => {
+            let json: serde_json::Map<String, serde_json::Value> = entries
+                .into_iter()
+                .map(|(k, v)| (text_of(Some(k), None), json_of(v)))
+                .collect();
+            serde_json::Value::Object(json).to_string()
+        }
+        None if matches!(t, Some(FieldType::List { .. })) => "[]".into(),
+        None if matches!(t, Some(FieldType::Map { .. })) => "{}".into(),
         Some(CqlValue::Text(s)) | Some(CqlValue::Ascii(s)) => s,
         Some(CqlValue::Int(i)) => i.to_string(),
         Some(CqlValue::BigInt(i)) => i.to_string(),
@@ -782,6 +797,17 @@ fn text_of(v: Option<CqlValue>) -> String {
     }
 }
 
+/// A list's or a map's element as JSON: text, UUIDs and timestamps as strings.
+fn json_of(v: CqlValue) -> serde_json::Value {
+    match v {
+        CqlValue::Int(i) => i.into(),
+        CqlValue::BigInt(i) => i.into(),
+        CqlValue::Double(d) => d.into(),
+        CqlValue::Boolean(b) => b.into(),
+        other => text_of(Some(other), None).into(),
+    }
+}
+
 /// How the workload writes timestamps (UTC).
 const TIMESTAMP_TEXT: &str = "%Y-%m-%d %H:%M:%S%.3f";
 
@@ -792,7 +818,17 @@ fn cql_identifier(name: &str) -> String {
     format!("\"{}\"", name.to_lowercase())
 }
 
-fn cql_type(t: FieldType) -> &'static str {
+fn cql_type(t: FieldType) -> std::borrow::Cow<'static, str> {
+    match t {
+        FieldType::List { element } => format!("list<{}>", cql_type(element.field_type())).into(),
+        FieldType::Map { element } => {
+            format!("map<varchar, {}>", cql_type(element.field_type())).into()
+        }
+        t => scalar_cql_type(t).into(),
+    }
+}
+
+fn scalar_cql_type(t: FieldType) -> &'static str {
     match t {
         FieldType::Text { .. } => "varchar",
         FieldType::Int => "int",
@@ -803,6 +839,7 @@ fn cql_type(t: FieldType) -> &'static str {
         FieldType::Uuid => "uuid",
         FieldType::Decimal { .. } => "decimal",
         FieldType::Blob { .. } => "blob",
+        FieldType::List { .. } | FieldType::Map { .. } => unreachable!("cql_type's"),
     }
 }
 
@@ -811,6 +848,30 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
     let bad =
         |what: &str| OpError::new(FailureClass::Other, format!("value '{text}' is not {what}"));
     Ok(match t {
+        FieldType::List { element } | FieldType::Map { element } => {
+            let json: serde_json::Value =
+                serde_json::from_str(text).map_err(|_| bad("JSON"))?;
+            let one = |v: &serde_json::Value| {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+                    other => other.to_string(),
+                };
+                typed_value(element.field_type(), &text)
+            };
+            match (t, &json) {
+                (FieldType::List { .. }, serde_json::Value::Array(items)) => {
+                    CqlValue::List(items.iter().map(one).collect::<Result<_, _>>()?)
+                }
+                (FieldType::Map { .. }, serde_json::Value::Object(entries)) => CqlValue::Map(
+                    entries
+                        .iter()
+                        .map(|(k, v)| Ok((CqlValue::Text(k.clone()), one(v)?)))
+                        .collect::<Result<_, OpError>>()?,
+                ),
+                _ => return Err(bad("a JSON array or object of the column's kind")),
+            }
+        }
         FieldType::Text { .. } => CqlValue::Text(text.to_string()),
         FieldType::Int => CqlValue::Int(text.parse().map_err(|_| bad("an int"))?),
         FieldType::BigInt => CqlValue::BigInt(text.parse().map_err(|_| bad("a bigint"))?),
@@ -856,12 +917,25 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
 }
 
 /// Rows of the key and `cols`' columns as keys and their fields, into `out`.
-fn keyed(rows: Vec<Row>, cols: &[usize], out: &mut Vec<(String, Fields)>) {
+fn keyed(rows: Vec<Row>, cols: &[usize], types: &[FieldType], out: &mut Vec<(String, Fields)>) {
     for row in rows {
         let mut it = row.columns.into_iter();
-        let key = text_of(it.next().flatten());
-        out.push((key, cols.iter().copied().zip(it.map(text_of)).collect()));
+        let key = text_of(it.next().flatten(), None);
+        out.push((key, fields_of(cols, types, it)));
     }
+}
+
+/// Columns `cols` (of types `types`) of a row as fields.
+fn fields_of(
+    cols: &[usize],
+    types: &[FieldType],
+    values: impl Iterator<Item = Option<CqlValue>>,
+) -> Fields {
+    cols.iter()
+        .copied()
+        .zip(values)
+        .map(|(c, v)| (c, text_of(v, types.get(c).copied())))
+        .collect()
 }
 
 /// Bytes as lowercase hex, as a blob column's text is.
@@ -1079,11 +1153,11 @@ impl Binding for CassandraBinding {
             .into_iter()
             .next()
             .ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
-        out.extend(
-            self.columns_of(fields)
-                .into_iter()
-                .zip(row.columns.into_iter().map(text_of)),
-        );
+        out.extend(fields_of(
+            &self.columns_of(fields),
+            &self.settings.types,
+            row.columns.into_iter(),
+        ));
         Ok(())
     }
 
@@ -1111,7 +1185,7 @@ impl Binding for CassandraBinding {
                 ]),
             )
             .await?;
-        keyed(rows, &self.columns_of(fields), out);
+        keyed(rows, &self.columns_of(fields), &self.settings.types, out);
         Ok(())
     }
 
@@ -1139,7 +1213,7 @@ impl Binding for CassandraBinding {
                 Values::Text(keys.iter().map(String::as_str).collect()),
             )
             .await?;
-        keyed(rows, &self.columns_of(fields), out);
+        keyed(rows, &self.columns_of(fields), &self.settings.types, out);
         Ok(())
     }
 
@@ -1304,7 +1378,7 @@ mod tests {
             if text == "-1.28" {
                 assert_eq!(bytes, [128]);
             }
-            assert_eq!(text_of(Some(v)), text);
+            assert_eq!(text_of(Some(v), Some(t)), text);
         }
         assert!(typed_value(t, "1.234").is_err());
     }

@@ -112,6 +112,8 @@ pub struct MongoFactory {
     collection: String,
     collection_options: CollectionOptions,
     fields: Vec<String>,
+    /// Which fields are lists or maps (stored as arrays and subdocuments).
+    collections: Vec<bool>,
     ordered_inserts: bool,
     upsert: bool,
 }
@@ -184,6 +186,12 @@ impl MongoFactory {
             collection: config.schema.table.clone(),
             collection_options,
             fields: config.schema.field_names.to_vec(),
+            collections: config
+                .schema
+                .field_types
+                .iter()
+                .map(|t| t.is_collection())
+                .collect(),
             ordered_inserts: given.ordered_inserts,
             upsert: given.upsert,
         };
@@ -342,6 +350,7 @@ impl BindingFactory for MongoFactory {
             _client: client,
             collection,
             fields: self.fields.clone(),
+            collections: self.collections.clone(),
             ordered_inserts: self.ordered_inserts,
             upsert: self.upsert,
         })
@@ -357,6 +366,7 @@ pub struct MongoBinding {
     _client: Rc<Client>,
     collection: Collection<Document>,
     fields: Vec<String>,
+    collections: Vec<bool>,
     ordered_inserts: bool,
     upsert: bool,
 }
@@ -408,6 +418,46 @@ fn binary(value: &str) -> Bson {
     })
 }
 
+/// A list's or a map's JSON text as an array or a subdocument (numbers as Int32, Int64 or
+/// Double, text, UUIDs and timestamps as strings); text that is no JSON stays binary.
+fn native(value: &str) -> Bson {
+    fn of(v: serde_json::Value) -> Bson {
+        use serde_json::Value as V;
+        match v {
+            V::Null => Bson::Null,
+            V::Bool(b) => Bson::Boolean(b),
+            V::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => i32::try_from(i).map_or(Bson::Int64(i), Bson::Int32),
+                (None, Some(f)) => Bson::Double(f),
+                (None, None) => Bson::String(n.to_string()),
+            },
+            V::String(s) => Bson::String(s),
+            V::Array(items) => Bson::Array(items.into_iter().map(of).collect()),
+            V::Object(entries) => Bson::Document(entries.into_iter().map(|(k, v)| (k, of(v))).collect()),
+        }
+    }
+    serde_json::from_str(value).map_or_else(|_| binary(value), of)
+}
+
+/// An array or a subdocument as JSON text (the inverse of [`native`]).
+fn json_text(b: &Bson) -> String {
+    fn of(b: &Bson) -> serde_json::Value {
+        match b {
+            Bson::Boolean(v) => (*v).into(),
+            Bson::Int32(v) => (*v).into(),
+            Bson::Int64(v) => (*v).into(),
+            Bson::Double(v) => (*v).into(),
+            Bson::String(v) => v.clone().into(),
+            Bson::Array(items) => items.iter().map(of).collect(),
+            Bson::Document(d) => serde_json::Value::Object(
+                d.iter().map(|(k, v)| (k.clone(), of(v))).collect(),
+            ),
+            other => other.to_string().into(),
+        }
+    }
+    of(b).to_string()
+}
+
 /// A binary value as text (scalebench's values are text; YCSB's random ones are printable ASCII).
 fn text(field: &str, bytes: &[u8]) -> Result<String, OpError> {
     String::from_utf8(bytes.to_vec()).map_err(|_| {
@@ -427,16 +477,24 @@ impl MongoBinding {
         let mut d = Document::new();
         d.insert("_id", key);
         for (f, v) in values {
-            d.insert(self.fields[*f].as_str(), binary(v));
+            d.insert(self.fields[*f].as_str(), self.value(*f, v));
         }
         d
+    }
+
+    /// Field `f`'s value as stored: binary, as YCSB's; a list or a map native.
+    fn value(&self, f: usize, v: &str) -> Bson {
+        match self.collections.get(f) {
+            Some(true) => native(v),
+            _ => binary(v),
+        }
     }
 
     /// An update's `$set`: each written field's value.
     fn set_of(&self, values: &Fields) -> Document {
         let mut set = Document::new();
         for (f, v) in values {
-            set.insert(self.fields[*f].as_str(), binary(v));
+            set.insert(self.fields[*f].as_str(), self.value(*f, v));
         }
         set
     }
@@ -450,19 +508,20 @@ impl MongoBinding {
             .collect()
     }
 
-    /// The document's YCSB fields as (field index, value); a value neither binary nor a string is
-    /// unexpected.
+    /// The document's YCSB fields as (field index, value); a list's array or a map's subdocument
+    /// as its JSON text; any other value neither binary nor a string is unexpected.
     fn fill(&self, d: &Document, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         for i in fields.indices(self.fields.len()) {
             match d.get(&self.fields[i]) {
                 Some(Bson::Binary(b)) => out.push((i, text(&self.fields[i], &b.bytes)?)),
                 // Written by other tools as text: read as it is.
                 Some(Bson::String(v)) => out.push((i, v.clone())),
+                Some(b @ (Bson::Array(_) | Bson::Document(_))) => out.push((i, json_text(b))),
                 Some(other) => {
                     return Err(OpError::new(
                         FailureClass::Unexpected,
                         format!(
-                            "field {} is {other:?}, not binary or a string",
+                            "field {} is {other:?}, not binary, a string, an array or a subdocument",
                             self.fields[i]
                         ),
                     ))
