@@ -41,10 +41,26 @@ pub struct BindingInfo {
     /// The language of the statements a workload file's operations bring (`sql`, `cql`) that it
     /// runs; `None`: it runs none, only the key-value operations.
     pub statements: Option<scalebench_workload::statement::Language>,
+    /// How a workload file's sequence with `transaction = true` runs on it.
+    pub transactions: Transactions,
     /// Where reads go and what decides whether they see the latest acknowledged write: the options
     /// that route them (replicas, consistency levels) and what this machine cannot show
     /// (`scalebench bindings NAME`, docs/consistency.md).
     pub reads: &'static str,
+}
+
+/// How a binding runs a sequence of operations on one key as one transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transactions {
+    /// It runs none: such a sequence is refused before anything connects.
+    None,
+    /// BEGIN, the steps, COMMIT (SQL); a failed step rolls back.
+    Begin,
+    /// The record is read once, the steps change it in memory, and it is written once if nobody
+    /// changed it meanwhile (optimistic: else the sequence fails as a conflict); a failed step
+    /// writes nothing. Redis compares and writes in one script, etcd in a transaction on the
+    /// record's revision.
+    OneRecord,
 }
 
 /// The atomic increments a binding runs (`kind = "increment"`).

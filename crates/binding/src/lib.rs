@@ -12,11 +12,12 @@ pub mod erased;
 #[macro_use]
 pub mod info;
 pub mod registry;
+pub mod snapshot;
 pub mod sql;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema};
-pub use info::{BindingInfo, Increments, OptionInfo, OptionSet};
+pub use info::{BindingInfo, Increments, OptionInfo, OptionSet, Transactions};
 pub use registry::{open, FactoryVisitor};
 
 /// Declares every binding: its module (a folder, or a file), the cargo feature that builds it (none:

@@ -22,6 +22,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: false,
     creates_table_on_load: false,
     secondary_indexes: false,
+    transactions: crate::Transactions::Begin,
     increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",

@@ -153,11 +153,9 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
         }
     }
     if let Some(name) = schema.transactional_sequences.first() {
-        if info.statements != Some(scalebench_workload::statement::Language::Sql)
-            && info.name != crate::null::INFO.name
-        {
+        if info.transactions == crate::Transactions::None {
             return Err(BindingError::Config(format!(
-                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false or run it on PostgreSQL, MySQL/MariaDB or SQLite",
+                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false or run it on PostgreSQL, MySQL/MariaDB, SQLite, Redis or etcd",
                 info.name
             )));
         }

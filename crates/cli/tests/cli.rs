@@ -4523,8 +4523,8 @@ transaction = true
         shown,
         &[
             ("cassandra", none("cassandra")),
-            ("redis", none("redis")),
-            ("etcd", none("etcd")),
+            ("hbase", none("hbase")),
+            ("mongodb", none("mongodb")),
         ],
     );
 }

@@ -62,6 +62,7 @@ impl BindingFactory for TwoCopies {
             creates_table_on_load: false,
             statements: None,
             secondary_indexes: false,
+            transactions: scalebench_binding::Transactions::None,
             increments: scalebench_binding::Increments::None,
             reads: "",
         }

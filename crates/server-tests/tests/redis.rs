@@ -271,3 +271,12 @@ fn a_workload_files_batches_write_every_record() {
         false,
     );
 }
+
+/// Issue 43: a sequence in one transaction on Redis: the record read once, changed in memory,
+/// written by one script that first checks it is unchanged; on a standalone server and on a
+/// cluster (one key: the script runs on the key's node).
+#[test]
+fn a_sequence_in_one_transaction_counts_every_visit_once() {
+    assert_one_record_transactions(RedisFactory::open, &standalone().url());
+    assert_one_record_transactions(RedisFactory::open, &cluster().url());
+}

@@ -38,6 +38,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: true,
+    transactions: crate::Transactions::None,
     increments: crate::info::Increments::None,
     statements: Some(scalebench_workload::statement::Language::Cql),
     reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin",

@@ -10,6 +10,7 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, 
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::info::BindingInfo;
+use crate::snapshot::Snapshot;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -22,6 +23,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: false,
+    transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::None,
     statements: None,
     reads: "read_consistency = linearizable (default): through the leader with a quorum, never stale; serializable: the member's own state, which may lag behind the leader",
@@ -138,6 +140,7 @@ impl BindingFactory for EtcdFactory {
             fields: self.fields.clone(),
             serializable: self.serializable,
             max_txn_ops: self.max_txn_ops,
+            transaction: Transaction::Idle,
         })
     }
 
@@ -155,6 +158,16 @@ pub struct EtcdBinding {
     fields: Vec<String>,
     serializable: bool,
     max_txn_ops: usize,
+    transaction: Transaction,
+}
+
+/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]).
+enum Transaction {
+    Idle,
+    /// Begun; its record is read at its first step.
+    Begun,
+    /// The record, and the key's revision when read (0: no record).
+    Holding(Snapshot, i64),
 }
 
 fn classify(e: etcd_client::Error) -> OpError {
@@ -215,6 +228,70 @@ macro_rules! pinned {
 }
 
 impl EtcdBinding {
+    /// The transaction's record, read (linearizably) at its first step with its revision
+    /// (`None`: no transaction).
+    async fn in_transaction(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
+        match &self.transaction {
+            Transaction::Idle => return Ok(None),
+            Transaction::Begun => {
+                let resp = pinned!(self, self.client.get(self.key(key), None));
+                let (original, revision) = match resp.kvs().first() {
+                    Some(kv) => {
+                        let mut fields = Fields::new();
+                        self.decode(key, kv.value(), FieldSet::All, &mut fields)?;
+                        let mut record = vec![None; self.fields.len()];
+                        for (i, v) in fields {
+                            record[i] = Some(v);
+                        }
+                        (Some(record), kv.mod_revision())
+                    }
+                    None => (None, 0),
+                };
+                self.transaction = Transaction::Holding(Snapshot::new(key, original), revision);
+            }
+            Transaction::Holding(s, _) => s.check_key(key)?,
+        }
+        match &mut self.transaction {
+            Transaction::Holding(s, _) => Ok(Some(s)),
+            _ => unreachable!("held above"),
+        }
+    }
+
+    /// Writes (or deletes) the transaction's record in an etcd transaction that holds only if
+    /// the key's revision is still the one read (else a conflict, nothing written).
+    async fn commit(&mut self, s: Snapshot, revision: i64) -> Result<(), OpError> {
+        if !s.changed() {
+            return Ok(());
+        }
+        let full = self.key(&s.key);
+        let unchanged = match revision {
+            0 => Compare::version(full.clone(), CompareOp::Equal, 0),
+            r => Compare::mod_revision(full.clone(), CompareOp::Equal, r),
+        };
+        let write = match &s.current {
+            None => TxnOp::delete(full, None),
+            Some(record) => {
+                let values: Fields = record
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| v.clone().map(|v| (i, v)))
+                    .collect();
+                TxnOp::put(full, self.encode(&values), None)
+            }
+        };
+        let r = pinned!(
+            self,
+            self.client.txn(Txn::new().when([unchanged]).and_then([write]))
+        );
+        if !r.succeeded() {
+            return Err(OpError::new(
+                FailureClass::Conflict,
+                format!("{} changed during the transaction: nothing written", s.key),
+            ));
+        }
+        Ok(())
+    }
+
     /// The error's class; a member that did not answer is left for the next one (the request
     /// that found it down has failed all the same).
     async fn after_error(&mut self, e: etcd_client::Error) -> OpError {
@@ -303,6 +380,9 @@ impl EtcdBinding {
 impl Binding for EtcdBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
+        if let Some(s) = self.in_transaction(key).await? {
+            return s.read(fields, out);
+        }
         let opts = self.get_options();
         let k = self.key(key);
         let resp = pinned!(self, self.client.get(k, Some(opts)));
@@ -337,6 +417,10 @@ impl Binding for EtcdBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let width = self.fields.len();
+        if let Some(s) = self.in_transaction(key).await? {
+            return s.update(values, false, width);
+        }
         let full = self.key(key);
         let resp = pinned!(self, self.client.get(full.clone(), None));
         let kv = resp
@@ -447,7 +531,35 @@ impl Binding for EtcdBinding {
         Ok(())
     }
 
+    /// A sequence's steps in one transaction: the record read at the first, changed in memory,
+    /// written at the commit if its revision is still the one read.
+    async fn transaction_control(
+        &mut self,
+        control: crate::TransactionControl,
+    ) -> Result<(), OpError> {
+        match (
+            control,
+            std::mem::replace(&mut self.transaction, Transaction::Idle),
+        ) {
+            (crate::TransactionControl::Begin, Transaction::Idle) => {
+                self.transaction = Transaction::Begun;
+                Ok(())
+            }
+            (crate::TransactionControl::Begin, _) => Err(OpError::new(
+                FailureClass::Other,
+                "a transaction began inside another",
+            )),
+            (crate::TransactionControl::Commit, Transaction::Holding(s, revision)) => {
+                self.commit(s, revision).await
+            }
+            (_, _) => Ok(()),
+        }
+    }
+
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        if let Some(s) = self.in_transaction(key).await? {
+            return s.delete();
+        }
         let k = self.key(key);
         let resp = pinned!(self, self.client.delete(k, None));
         if resp.deleted() == 0 {

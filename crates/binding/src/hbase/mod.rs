@@ -61,6 +61,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: false,
+    transactions: crate::Transactions::None,
     increments: crate::info::Increments::None,
     statements: None,
     reads: "each read goes to the one region server serving the key's region, through the Thrift gateway: strongly consistent. Timeline-consistent reads from region replicas are not offered: the local HBase clusters here serve each region from one region server (no region_replication), so there is no secondary to read",

@@ -35,6 +35,7 @@ pub const INFO: BindingInfo = BindingInfo {
     // MongoDB creates a collection on its first insert.
     creates_table_on_load: true,
     secondary_indexes: true,
+    transactions: crate::Transactions::None,
     increments: crate::info::Increments::None,
     statements: None,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",

@@ -13,6 +13,7 @@ use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKin
 use scalebench_workload::{Change, FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::{BindingInfo, HostList};
+use crate::snapshot::Snapshot;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -25,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: false,
+    transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::Numbers,
     statements: None,
     reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
@@ -258,6 +260,7 @@ impl RedisFactory {
             wait_timeout: self.wait_timeout,
             scan_index: self.scan_index,
             pipeline_load: self.pipeline_load,
+            txn: Txn::Idle,
         })
     }
 }
@@ -347,7 +350,36 @@ pub struct RedisBinding {
     wait_timeout: Duration,
     scan_index: bool,
     pipeline_load: bool,
+    txn: Txn,
 }
+
+/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]).
+enum Txn {
+    Idle,
+    /// Begun; its record is read at its first step.
+    Begun,
+    Holding(Snapshot),
+}
+
+/// A transaction's commit: the record's fields (HMGET of ARGV[2..n+1]) must still be what the
+/// transaction read (ARGV[n+2..2n+1]: '=' and the value, or '' for none), else nothing is written
+/// and the answer is 0. Then ARGV[2n+2] is 'del' (the record deleted) or 'set', followed by the
+/// new values ('=' and the value, or '' to leave the field alone). One key: a cluster runs it on
+/// the key's node.
+const COMMIT_SCRIPT: &str = "local n = tonumber(ARGV[1]) \
+local cur = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, 1 + n)) \
+for i = 1, n do \
+local was = ARGV[1 + n + i] \
+if cur[i] then if was ~= '=' .. cur[i] then return 0 end elseif was ~= '' then return 0 end \
+end \
+if ARGV[2 + 2 * n] == 'del' then redis.call('DEL', KEYS[1]) return 1 end \
+local set = {} \
+for i = 1, n do \
+local v = ARGV[2 + 2 * n + i] \
+if v ~= '' then table.insert(set, ARGV[1 + i]) table.insert(set, string.sub(v, 2)) end \
+end \
+if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end \
+return 1";
 
 fn classify(e: RedisError) -> OpError {
     let class = if e.is_timeout() {
@@ -377,6 +409,77 @@ fn classify(e: RedisError) -> OpError {
 }
 
 impl RedisBinding {
+    /// The transaction's record, read from the URL's server at its first step (`None`: no
+    /// transaction).
+    async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
+        match &self.txn {
+            Txn::Idle => return Ok(None),
+            Txn::Begun => {
+                let cmd = self.hmget(key, FieldSet::All);
+                let values: Vec<Option<String>> = self.run(&cmd).await?;
+                let original = values.iter().any(Option::is_some).then_some(values);
+                self.txn = Txn::Holding(Snapshot::new(key, original));
+            }
+            Txn::Holding(s) => s.check_key(key)?,
+        }
+        match &mut self.txn {
+            Txn::Holding(s) => Ok(Some(s)),
+            _ => unreachable!("held above"),
+        }
+    }
+
+    /// Writes the transaction's record if it is still what the transaction read (else a
+    /// conflict); a transaction that changed nothing writes nothing.
+    async fn commit(&mut self, s: Snapshot) -> Result<(), OpError> {
+        if !s.changed() {
+            return Ok(());
+        }
+        let marked = |v: Option<&Option<String>>| match v {
+            Some(Some(v)) => format!("={v}"),
+            _ => String::new(),
+        };
+        let n = self.fields.len();
+        let mut c = redis::cmd("EVAL");
+        c.arg(COMMIT_SCRIPT).arg(1).arg(&s.key).arg(n);
+        for f in &self.fields {
+            c.arg(f);
+        }
+        for i in 0..n {
+            c.arg(marked(s.original.as_ref().map(|r| &r[i])));
+        }
+        match &s.current {
+            None => {
+                c.arg("del");
+            }
+            Some(record) => {
+                c.arg("set");
+                for (i, v) in record.iter().enumerate() {
+                    let same = s.original.as_ref().is_some_and(|o| &o[i] == v);
+                    c.arg(if same { String::new() } else { marked(Some(v)) });
+                }
+            }
+        }
+        let applied: i64 = self.run(&c).await?;
+        if applied == 0 {
+            return Err(OpError::new(
+                FailureClass::Conflict,
+                format!("{} changed during the transaction: nothing written", s.key),
+            ));
+        }
+        if self.scan_index {
+            match (&s.original, &s.current) {
+                (Some(_), None) => {
+                    let _: i64 = self.run(redis::cmd("ZREM").arg(INDEX_KEY).arg(&s.key)).await?;
+                }
+                (None, Some(_)) => {
+                    let _: i64 = self.run(&Self::index_add(&s.key)).await?;
+                }
+                _ => {}
+            }
+        }
+        self.wait_for_replicas().await
+    }
+
     /// Runs a command on the URL's server.
     async fn run<T: FromRedisValue>(&mut self, cmd: &Cmd) -> Result<T, OpError> {
         self.primary.run(cmd).await
@@ -491,6 +594,9 @@ impl RedisBinding {
 impl Binding for RedisBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
+        if let Some(s) = self.in_txn(key).await? {
+            return s.read(fields, out);
+        }
         let cmd = self.hmget(key, fields);
         let values: Vec<Option<String>> = self.reader().run(&cmd).await?;
         if !self.fill(fields, values, out) {
@@ -544,6 +650,10 @@ impl Binding for RedisBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let width = self.fields.len();
+        if let Some(s) = self.in_txn(key).await? {
+            return s.update(values, true, width);
+        }
         // As YCSB: HSET overwrites the fields (and would create a missing record).
         let _: i64 = self.run(&self.hset(key, values)).await?;
         self.wait_for_replicas().await
@@ -552,6 +662,9 @@ impl Binding for RedisBinding {
     /// HINCRBY (integers) or HINCRBYFLOAT (doubles) of each column, in one script so that a
     /// missing record is not created by them (one key: a cluster runs it on the key's node).
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
+        if let Some(s) = self.in_txn(key).await? {
+            return s.increment(changes);
+        }
         let mut c = redis::cmd("EVAL");
         c.arg(INCREMENT_SCRIPT).arg(1).arg(key);
         for m in changes {
@@ -616,7 +729,30 @@ impl Binding for RedisBinding {
         self.wait_for_replicas().await
     }
 
+    /// A sequence's steps in one transaction: the record read at the first, changed in memory,
+    /// written at the commit by [`COMMIT_SCRIPT`] if it is still what was read.
+    async fn transaction_control(
+        &mut self,
+        control: crate::TransactionControl,
+    ) -> Result<(), OpError> {
+        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
+            (crate::TransactionControl::Begin, Txn::Idle) => {
+                self.txn = Txn::Begun;
+                Ok(())
+            }
+            (crate::TransactionControl::Begin, _) => Err(OpError::new(
+                FailureClass::Other,
+                "a transaction began inside another",
+            )),
+            (crate::TransactionControl::Commit, Txn::Holding(s)) => self.commit(s).await,
+            (_, _) => Ok(()),
+        }
+    }
+
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        if let Some(s) = self.in_txn(key).await? {
+            return s.delete();
+        }
         let removed: i64 = self.run(redis::cmd("DEL").arg(key)).await?;
         if self.scan_index {
             let _: i64 = self.run(redis::cmd("ZREM").arg(INDEX_KEY).arg(key)).await?;

@@ -26,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: true,
     secondary_indexes: true,
+    transactions: crate::Transactions::Begin,
     increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",

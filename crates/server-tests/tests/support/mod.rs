@@ -1332,6 +1332,95 @@ pub fn assert_sequences_carry_what_they_read<F: BindingFactory>(
     assert_eq!(visits(&f, &w), after, "a rolled-back visit stayed");
 }
 
+/// Issue 43: 3 pages, each visit a sequence in one transaction on a key-value store: two
+/// read-modify-writes, each adding 1 to one of the page's counters, then a read that expects the
+/// page (`found`: true or false).
+fn counted_visits_workload(found: bool) -> CoreWorkload {
+    let text = format!(
+        r#"[record]
+table = "counted"
+records = 3
+key = {{ prefix = "page", order = "ordered", zero_padding = 2 }}
+
+[[record.column]]
+name = "visits"
+type = "bigint"
+generator.constant = {{ value = 0 }}
+
+[[record.column]]
+name = "stamped"
+type = "bigint"
+generator.constant = {{ value = 0 }}
+
+[run]
+
+[[run.operation]]
+name = "bump"
+kind = "read_modify_write"
+weight = 0.0
+add = {{ visits = 1 }}
+
+[[run.operation]]
+name = "stamp"
+kind = "read_modify_write"
+weight = 0.0
+add = {{ stamped = 1 }}
+
+[[run.operation]]
+name = "look"
+kind = "read"
+weight = 0.0
+expect = {{ found = {found} }}
+
+[[run.operation]]
+name = "visit"
+kind = "sequence"
+weight = 1.0
+operations = ["bump", "stamp", "look"]
+transaction = true
+"#
+    );
+    workload_of(&text, "counted.toml")
+}
+
+/// Issue 43: a sequence in one transaction on a key-value store (the record read once, changed in
+/// memory, written if nobody changed it meanwhile), from 8 slots on 3 pages at 1,500 visits/s:
+/// visits of one page overlap, and those that found their page changed fail as conflicts; every
+/// page's two counters are equal and their sum is exactly the visits that succeeded (none lost,
+/// none counted half); with a last step that fails, no visit writes anything.
+pub fn assert_one_record_transactions<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+) {
+    let w = counted_visits_workload(true);
+    let (r, plan) = load_then_run(&open, url, &w, 1500.0);
+    let visit = &r.operations["visit"];
+    assert!(visit.ok > 750, "{visit:?}");
+    let conflicts = visit.failed.get("conflict").copied().unwrap_or(0);
+    assert!(conflicts > 0, "visits of one page overlapped: {visit:?}");
+    assert_eq!(r.totals.failed, conflicts, "{:?}", r.errors);
+    let f = open(&config(url, &w, &[], false, false)).unwrap();
+    let after = visits(&f, &w);
+    assert!(after.iter().all(|(v, s)| v == s), "{after:?}");
+    let counted: i64 = after.iter().map(|(v, _)| v).sum();
+    assert_eq!(
+        counted, visit.ok as i64,
+        "every visit that succeeded counted once"
+    );
+
+    let failing = counted_visits_workload(false);
+    let r = phase(config(url, &failing, &[], false, false), &failing, plan).result;
+    let visit = &r.operations["visit"];
+    assert!(visit.issued > 750, "{visit:?}");
+    assert_eq!(
+        visit.failed.get("unexpected").copied(),
+        Some(visit.issued),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(visits(&f, &w), after, "a failed visit wrote nothing");
+}
+
 /// Issue 43: 10 records whose `stamp` a batch of all 10 keys rewrites (each a new random value).
 fn batch_workload() -> CoreWorkload {
     let text = r#"[record]
