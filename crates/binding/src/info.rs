@@ -59,7 +59,8 @@ pub enum Transactions {
     /// The record is read once, the steps change it in memory, and it is written once if nobody
     /// changed it meanwhile (optimistic: else the sequence fails as a conflict); a failed step
     /// writes nothing. Redis compares and writes in one script, etcd in a transaction on the
-    /// record's revision.
+    /// record's revision, Cassandra in a lightweight transaction conditional on every column,
+    /// MongoDB by a replace or delete whose filter is every field as read.
     OneRecord,
 }
 

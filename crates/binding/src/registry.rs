@@ -155,7 +155,7 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
     if let Some(name) = schema.transactional_sequences.first() {
         if info.transactions == crate::Transactions::None {
             return Err(BindingError::Config(format!(
-                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false or run it on PostgreSQL, MySQL/MariaDB, SQLite, Redis or etcd",
+                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false (HBase's Thrift gateway compares one column per conditional write, not a record)",
                 info.name
             )));
         }

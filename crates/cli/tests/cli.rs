@@ -4519,14 +4519,7 @@ transaction = true
     let none = |db: &str| {
         format!("operation 'visit' is a sequence in one transaction, and {db} runs no transaction")
     };
-    assert_refused_before_connecting(
-        shown,
-        &[
-            ("cassandra", none("cassandra")),
-            ("hbase", none("hbase")),
-            ("mongodb", none("mongodb")),
-        ],
-    );
+    assert_refused_before_connecting(shown, &[("hbase", none("hbase"))]);
 }
 
 /// Issue 43: list and map columns on SQLite: loaded as JSON text SQLite's JSON functions read

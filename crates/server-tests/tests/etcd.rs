@@ -187,5 +187,5 @@ fn a_workload_files_batches_write_every_record() {
 /// changed in memory, written in a transaction that holds only if the revision is unchanged.
 #[test]
 fn a_sequence_in_one_transaction_counts_every_visit_once() {
-    assert_one_record_transactions(EtcdFactory::open, &server().url());
+    assert_one_record_transactions(EtcdFactory::open, &server().url(), 1500.0);
 }

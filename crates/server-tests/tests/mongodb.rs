@@ -386,3 +386,11 @@ fn a_workload_files_batches_write_every_record_in_one_command() {
         false,
     );
 }
+
+/// Issue 43: a sequence in one transaction on MongoDB: the document read once, changed in
+/// memory, replaced at the commit by a filter holding every field as read (a single-document
+/// write is atomic: no replica set needed).
+#[test]
+fn a_sequence_in_one_transaction_counts_every_visit_once() {
+    assert_one_record_transactions(MongoFactory::open, &server().url(), 800.0);
+}

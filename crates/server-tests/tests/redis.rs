@@ -277,6 +277,6 @@ fn a_workload_files_batches_write_every_record() {
 /// cluster (one key: the script runs on the key's node).
 #[test]
 fn a_sequence_in_one_transaction_counts_every_visit_once() {
-    assert_one_record_transactions(RedisFactory::open, &standalone().url());
-    assert_one_record_transactions(RedisFactory::open, &cluster().url());
+    assert_one_record_transactions(RedisFactory::open, &standalone().url(), 1500.0);
+    assert_one_record_transactions(RedisFactory::open, &cluster().url(), 1500.0);
 }

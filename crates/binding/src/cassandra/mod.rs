@@ -25,6 +25,7 @@ use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlTimestamp, CqlValue, Row};
 
+use crate::snapshot::Snapshot;
 use crate::info::{BindingInfo, OptionValue};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -38,7 +39,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: true,
     creates_table_on_load: false,
     secondary_indexes: true,
-    transactions: crate::Transactions::None,
+    transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::None,
     statements: Some(scalebench_workload::statement::Language::Cql),
     reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin",
@@ -731,12 +732,23 @@ async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingE
         Ok(CassandraBinding {
             session,
             settings: s.clone(),
+            txn: Txn::Idle,
         })
 }
 
 pub struct CassandraBinding {
     session: Rc<ThreadSession>,
     settings: Arc<Settings>,
+    txn: Txn,
+}
+
+/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]): a
+/// lightweight transaction (Paxos) on the record's partition at the commit.
+enum Txn {
+    Idle,
+    /// Begun; its record is read at its first step.
+    Begun,
+    Holding(Snapshot),
 }
 
 fn classify(e: impl std::fmt::Display) -> OpError {
@@ -1109,30 +1121,8 @@ impl CassandraBinding {
         Ok(Values::Text(row))
     }
 
-    /// An insert; with IF NOT EXISTS, a row that is already there is a conflict.
-    async fn insert_one(&self, key: &str, values: &Fields) -> Result<(), OpError> {
-        let row = self.insert_values(key, values)?;
-        let p = self.session.prepared.as_ref().map(|p| &p.insert);
-        let rows = self
-            .rows(p, || self.settings.insert_cql(), self.settings.write, row)
-            .await?;
-        if self.settings.if_not_exists {
-            let applied = rows
-                .first()
-                .and_then(|r| r.columns.first().cloned().flatten());
-            if !matches!(applied, Some(CqlValue::Boolean(true))) {
-                return Err(OpError::new(
-                    FailureClass::Conflict,
-                    format!("{key} exists (IF NOT EXISTS not applied)"),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Binding for CassandraBinding {
-    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+    /// A record's columns, at the read consistency (or its fallback when replicas are down).
+    async fn read_row(&self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         let p = self.session.prepared.as_ref().map(|p| match fields {
             FieldSet::All => &p.read_all,
@@ -1160,6 +1150,159 @@ impl Binding for CassandraBinding {
             row.columns.into_iter(),
         ));
         Ok(())
+    }
+
+    /// The transaction's record, read at its first step (`None`: no transaction).
+    async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
+        match &self.txn {
+            Txn::Idle => return Ok(None),
+            Txn::Begun => {
+                let mut out = Fields::new();
+                let original = match self.read_row(key, FieldSet::All, &mut out).await {
+                    Ok(()) => {
+                        let mut record = vec![None; self.settings.columns.len()];
+                        for (i, v) in out {
+                            record[i] = Some(v);
+                        }
+                        Some(record)
+                    }
+                    Err(e) if e.class == FailureClass::NotFound => None,
+                    Err(e) => return Err(e),
+                };
+                self.txn = Txn::Holding(Snapshot::new(key, original));
+            }
+            Txn::Holding(s) => s.check_key(key)?,
+        }
+        match &mut self.txn {
+            Txn::Holding(s) => Ok(Some(s)),
+            _ => unreachable!("held above"),
+        }
+    }
+
+    /// Writes the transaction's record in one lightweight transaction whose condition is every
+    /// column as read (`INSERT ... IF NOT EXISTS` for a record that was not there): not applied,
+    /// the record changed meanwhile and the sequence is a conflict, nothing written.
+    async fn commit(&self, s: Snapshot) -> Result<(), OpError> {
+        if !s.changed() {
+            return Ok(());
+        }
+        let st = &self.settings;
+        let typed = |i: usize, v: &str| typed_value(st.types[i], v).map(Some);
+        let key = Some(CqlValue::Text(s.key.clone()));
+        let mut values: Vec<Option<CqlValue>> = Vec::new();
+        let mut condition = Vec::new();
+        if let Some(original) = &s.original {
+            for (i, v) in original.iter().enumerate() {
+                match v {
+                    Some(v) => {
+                        condition.push(format!("{} = ?", st.columns[i]));
+                        values.push(typed(i, v)?);
+                    }
+                    None => condition.push(format!("{} = null", st.columns[i])),
+                }
+            }
+        }
+        let cql = match (&s.original, &s.current) {
+            (None, Some(record)) => {
+                let given: Vec<usize> = (0..record.len()).filter(|&i| record[i].is_some()).collect();
+                let mut row = vec![key];
+                for &i in &given {
+                    row.push(typed(i, record[i].as_deref().unwrap_or_default())?);
+                }
+                values = row;
+                let names: Vec<&str> = given.iter().map(|&i| st.columns[i].as_str()).collect();
+                format!(
+                    "INSERT INTO {} ({}, {}) VALUES ({}) IF NOT EXISTS",
+                    st.table,
+                    st.key,
+                    names.join(", "),
+                    vec!["?"; given.len() + 1].join(", ")
+                )
+            }
+            (Some(original), Some(record)) => {
+                let changed: Vec<usize> =
+                    (0..record.len()).filter(|&i| record[i] != original[i]).collect();
+                let mut row = Vec::new();
+                for &i in &changed {
+                    row.push(typed(i, record[i].as_deref().unwrap_or_default())?);
+                }
+                row.push(key);
+                row.append(&mut values);
+                values = row;
+                let sets: Vec<String> =
+                    changed.iter().map(|&i| format!("{} = ?", st.columns[i])).collect();
+                format!(
+                    "UPDATE {} SET {} WHERE {} = ? IF {}",
+                    st.table,
+                    sets.join(", "),
+                    st.key,
+                    condition.join(" AND ")
+                )
+            }
+            (Some(_), None) => {
+                values.insert(0, key);
+                format!(
+                    "DELETE FROM {} WHERE {} = ? IF {}",
+                    st.table,
+                    st.key,
+                    condition.join(" AND ")
+                )
+            }
+            (None, None) => return Ok(()),
+        };
+        let result = self
+            .session
+            .session
+            .query_unpaged(self.statement(cql, st.write), Values::Typed(values))
+            .await
+            .map_err(classify)?;
+        let rows = match result.into_rows_result() {
+            Ok(rows) => rows
+                .rows::<Row>()
+                .map_err(classify)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(classify)?,
+            Err(_) => Vec::new(),
+        };
+        let applied = rows.first().and_then(|r| r.columns.first().cloned().flatten());
+        if !matches!(applied, Some(CqlValue::Boolean(true))) {
+            return Err(OpError::new(
+                FailureClass::Conflict,
+                format!("{} changed during the transaction: nothing written", s.key),
+            ));
+        }
+        Ok(())
+    }
+
+    /// An insert; with IF NOT EXISTS, a row that is already there is a conflict.
+    async fn insert_one(&self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let row = self.insert_values(key, values)?;
+        let p = self.session.prepared.as_ref().map(|p| &p.insert);
+        let rows = self
+            .rows(p, || self.settings.insert_cql(), self.settings.write, row)
+            .await?;
+        if self.settings.if_not_exists {
+            let applied = rows
+                .first()
+                .and_then(|r| r.columns.first().cloned().flatten());
+            if !matches!(applied, Some(CqlValue::Boolean(true))) {
+                return Err(OpError::new(
+                    FailureClass::Conflict,
+                    format!("{key} exists (IF NOT EXISTS not applied)"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Binding for CassandraBinding {
+    async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
+        out.clear();
+        if let Some(s) = self.in_txn(key).await? {
+            return s.read(fields, out);
+        }
+        self.read_row(key, fields, out).await
     }
 
     async fn scan(
@@ -1239,6 +1382,11 @@ impl Binding for CassandraBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let width = self.settings.columns.len();
+        if let Some(s) = self.in_txn(key).await? {
+            // An UPDATE creates a missing row.
+            return s.update(values, true, width);
+        }
         let params = self.update_values(key, values)?;
         let p = match (self.session.prepared.as_ref(), values.as_slice()) {
             (Some(p), [(f, _)]) => Some(&p.update_one[*f]),
@@ -1328,7 +1476,30 @@ impl Binding for CassandraBinding {
         Ok(())
     }
 
+    /// A sequence's steps in one transaction: the record read at the first, changed in memory,
+    /// written at the commit in one lightweight transaction conditional on every column as read.
+    async fn transaction_control(
+        &mut self,
+        control: crate::TransactionControl,
+    ) -> Result<(), OpError> {
+        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
+            (crate::TransactionControl::Begin, Txn::Idle) => {
+                self.txn = Txn::Begun;
+                Ok(())
+            }
+            (crate::TransactionControl::Begin, _) => Err(OpError::new(
+                FailureClass::Other,
+                "a transaction began inside another",
+            )),
+            (crate::TransactionControl::Commit, Txn::Holding(s)) => self.commit(s).await,
+            (_, _) => Ok(()),
+        }
+    }
+
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        if let Some(s) = self.in_txn(key).await? {
+            return s.delete();
+        }
         let p = self.session.prepared.as_ref().map(|p| &p.delete);
         self.rows(
             p,

@@ -21,6 +21,7 @@ use mongodb::options::{
 use mongodb::{Client, Collection};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
+use crate::snapshot::Snapshot;
 use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -35,7 +36,7 @@ pub const INFO: BindingInfo = BindingInfo {
     // MongoDB creates a collection on its first insert.
     creates_table_on_load: true,
     secondary_indexes: true,
-    transactions: crate::Transactions::None,
+    transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::None,
     statements: None,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
@@ -354,6 +355,7 @@ impl BindingFactory for MongoFactory {
             collections: self.collections.clone(),
             ordered_inserts: self.ordered_inserts,
             upsert: self.upsert,
+            txn: Txn::Idle,
         })
     }
 
@@ -370,6 +372,18 @@ pub struct MongoBinding {
     collections: Vec<bool>,
     ordered_inserts: bool,
     upsert: bool,
+    txn: Txn,
+}
+
+/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]): one
+/// document's conditional replace, delete or insert at the commit (a single-document write is
+/// atomic; no replica set needed).
+enum Txn {
+    Idle,
+    /// Begun; its record is read at its first step.
+    Begun,
+    /// The record, and the document as read (`None`: there was none).
+    Holding(Snapshot, Option<Document>),
 }
 
 /// The failure class of a server error code (src/mongo/base/error_codes.yml).
@@ -560,9 +574,110 @@ impl MongoBinding {
     }
 }
 
+impl MongoBinding {
+    /// The transaction's record, its document read at its first step (`None`: no transaction).
+    async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
+        match &self.txn {
+            Txn::Idle => return Ok(None),
+            Txn::Begun => {
+                let found = self
+                    .collection
+                    .find_one(doc! {"_id": key})
+                    .await
+                    .map_err(classify)?;
+                let original = match &found {
+                    Some(d) => {
+                        let mut fields = Fields::new();
+                        self.fill(d, FieldSet::All, &mut fields)?;
+                        let mut record = vec![None; self.fields.len()];
+                        for (i, v) in fields {
+                            record[i] = Some(v);
+                        }
+                        Some(record)
+                    }
+                    None => None,
+                };
+                self.txn = Txn::Holding(Snapshot::new(key, original), found);
+            }
+            Txn::Holding(s, _) => s.check_key(key)?,
+        }
+        match &mut self.txn {
+            Txn::Holding(s, _) => Ok(Some(s)),
+            _ => unreachable!("held above"),
+        }
+    }
+
+    /// Writes the transaction's record if its document is still the one read: a replace or a
+    /// delete whose filter is every field as read, or an insert of a document that was not there
+    /// (a duplicate key). Matching nothing, the record changed meanwhile: a conflict.
+    async fn commit(&self, s: Snapshot, read: Option<Document>) -> Result<(), OpError> {
+        if !s.changed() {
+            return Ok(());
+        }
+        let conflict = || {
+            OpError::new(
+                FailureClass::Conflict,
+                format!("{} changed during the transaction: nothing written", s.key),
+            )
+        };
+        let mut filter = doc! {"_id": &s.key};
+        if let Some(d) = &read {
+            for f in &self.fields {
+                match d.get(f) {
+                    Some(v) => filter.insert(f.as_str(), v.clone()),
+                    None => filter.insert(f.as_str(), doc! {"$exists": false}),
+                };
+            }
+        }
+        let values = |record: &[Option<String>]| -> Fields {
+            record
+                .iter()
+                .enumerate()
+                .filter_map(|(i, v)| v.clone().map(|v| (i, v)))
+                .collect()
+        };
+        match (&read, &s.current) {
+            (Some(_), Some(record)) => {
+                let r = self
+                    .collection
+                    .replace_one(filter, self.document(&s.key, &values(record)))
+                    .await
+                    .map_err(classify)?;
+                if r.matched_count == 0 {
+                    return Err(conflict());
+                }
+            }
+            (Some(_), None) => {
+                let r = self.collection.delete_one(filter).await.map_err(classify)?;
+                if r.deleted_count == 0 {
+                    return Err(conflict());
+                }
+            }
+            (None, Some(record)) => {
+                let inserted = self
+                    .collection
+                    .insert_one(self.document(&s.key, &values(record)))
+                    .await
+                    .map_err(classify);
+                match inserted {
+                    Err(e) if e.class == FailureClass::Conflict => return Err(conflict()),
+                    other => {
+                        other?;
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+}
+
 impl Binding for MongoBinding {
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
+        if let Some(s) = self.in_txn(key).await? {
+            return s.read(fields, out);
+        }
         let found = self
             .collection
             .find_one(doc! {"_id": key})
@@ -613,6 +728,10 @@ impl Binding for MongoBinding {
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
+        let width = self.fields.len();
+        if let Some(s) = self.in_txn(key).await? {
+            return s.update(values, false, width);
+        }
         let r = self
             .collection
             .update_one(doc! {"_id": key}, doc! {"$set": self.set_of(values)})
@@ -708,7 +827,32 @@ impl Binding for MongoBinding {
         Ok(())
     }
 
+    /// A sequence's steps in one transaction: the document read at the first, changed in
+    /// memory, written at the commit only if it is still the one read.
+    async fn transaction_control(
+        &mut self,
+        control: crate::TransactionControl,
+    ) -> Result<(), OpError> {
+        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
+            (crate::TransactionControl::Begin, Txn::Idle) => {
+                self.txn = Txn::Begun;
+                Ok(())
+            }
+            (crate::TransactionControl::Begin, _) => Err(OpError::new(
+                FailureClass::Other,
+                "a transaction began inside another",
+            )),
+            (crate::TransactionControl::Commit, Txn::Holding(s, read)) => {
+                self.commit(s, read).await
+            }
+            (_, _) => Ok(()),
+        }
+    }
+
     async fn delete(&mut self, key: &str) -> Result<(), OpError> {
+        if let Some(s) = self.in_txn(key).await? {
+            return s.delete();
+        }
         let r = self
             .collection
             .delete_one(doc! {"_id": key})

@@ -1384,23 +1384,26 @@ transaction = true
 }
 
 /// Issue 43: a sequence in one transaction on a key-value store (the record read once, changed in
-/// memory, written if nobody changed it meanwhile), from 8 slots on 3 pages at 1,500 visits/s:
+/// memory, written if nobody changed it meanwhile), from 8 slots on 3 pages at `rate` visits/s:
 /// visits of one page overlap, and those that found their page changed fail as conflicts; every
 /// page's two counters are equal and their sum is exactly the visits that succeeded (none lost,
 /// none counted half); with a last step that fails, no visit writes anything.
 pub fn assert_one_record_transactions<F: BindingFactory>(
     open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
     url: &str,
+    rate: f64,
 ) {
     let w = counted_visits_workload(true);
-    let (r, plan) = load_then_run(&open, url, &w, 1500.0);
+    let (r, plan) = load_then_run(&open, url, &w, rate);
     let visit = &r.operations["visit"];
-    assert!(visit.ok > 750, "{visit:?}");
+    assert!(visit.issued as f64 > rate / 2.0, "{visit:?}");
+    assert!(visit.ok * 4 > visit.issued, "{visit:?}");
     let conflicts = visit.failed.get("conflict").copied().unwrap_or(0);
     assert!(conflicts > 0, "visits of one page overlapped: {visit:?}");
     assert_eq!(r.totals.failed, conflicts, "{:?}", r.errors);
-    let f = open(&config(url, &w, &[], false, false)).unwrap();
-    let after = visits(&f, &w);
+    // A factory of its own for each look (a run's cleanup may close a shared session).
+    let look = || visits(&open(&config(url, &w, &[], false, false)).unwrap(), &w);
+    let after = look();
     assert!(after.iter().all(|(v, s)| v == s), "{after:?}");
     let counted: i64 = after.iter().map(|(v, _)| v).sum();
     assert_eq!(
@@ -1411,14 +1414,14 @@ pub fn assert_one_record_transactions<F: BindingFactory>(
     let failing = counted_visits_workload(false);
     let r = phase(config(url, &failing, &[], false, false), &failing, plan).result;
     let visit = &r.operations["visit"];
-    assert!(visit.issued > 750, "{visit:?}");
+    assert!(visit.issued as f64 > rate / 2.0, "{visit:?}");
     assert_eq!(
         visit.failed.get("unexpected").copied(),
         Some(visit.issued),
         "{:?}",
         r.errors
     );
-    assert_eq!(visits(&f, &w), after, "a failed visit wrote nothing");
+    assert_eq!(look(), after, "a failed visit wrote nothing");
 }
 
 /// Issue 43: 10 records whose `stamp` a batch of all 10 keys rewrites (each a new random value).
