@@ -72,10 +72,14 @@ impl Verdict {
         // A saturated client first: whatever else saturated, the result is a lower bound.
         bounds.sort_by_key(|b| !b.client);
         let first = &bounds[0];
-        let mut evidence: Vec<String> = bounds
-            .iter()
-            .map(|b| format!("{}: {}", b.what, b.evidence))
-            .collect();
+        // One bound's evidence follows its name (`bounded by: X (evidence)`); several say whose.
+        let mut evidence: Vec<String> = match bounds.as_slice() {
+            [one] => vec![one.evidence.clone()],
+            all => all
+                .iter()
+                .map(|b| format!("{}: {}", b.what, b.evidence))
+                .collect(),
+        };
         if !context.is_empty() {
             evidence.push(context);
         }
