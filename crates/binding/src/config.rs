@@ -201,7 +201,7 @@ pub struct Schema {
     /// A workload file's increments (checked against [`crate::BindingInfo::increments`]).
     pub increments: Arc<[scalebench_workload::named::Increment]>,
     /// The names of a workload file's sequences that run in one transaction (SQL bindings).
-    pub transactional_sequences: Arc<[String]>,
+    pub transactional_sequences: Arc<[(String, bool)]>,
 }
 
 impl Schema {

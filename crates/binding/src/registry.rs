@@ -152,12 +152,21 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
             )));
         }
     }
-    if let Some(name) = schema.transactional_sequences.first() {
-        if info.transactions == crate::Transactions::None {
-            return Err(BindingError::Config(format!(
-                "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false (HBase's Thrift gateway compares one column per conditional write, not a record)",
-                info.name
-            )));
+    for (name, with_statement) in schema.transactional_sequences.iter() {
+        match info.transactions {
+            crate::Transactions::None => {
+                return Err(BindingError::Config(format!(
+                    "operation '{name}' is a sequence in one transaction, and {} runs no transaction: give it transaction = false (HBase's Thrift gateway compares one column per conditional write, not a record)",
+                    info.name
+                )))
+            }
+            crate::Transactions::OneRecord if *with_statement => {
+                return Err(BindingError::Config(format!(
+                    "operation '{name}' runs a statement inside its transaction, and {} holds a transaction's record in memory until it writes it once: the statement would run outside the transaction; give it transaction = false or leave the statement out",
+                    info.name
+                )))
+            }
+            _ => {}
         }
     }
     check_increments(info, schema)

@@ -175,8 +175,9 @@ pub struct ExperimentArgs {
     /// the matrix again, or a check of one database's part of a file.
     #[arg(long = "database", value_name = "NAME")]
     pub databases: Vec<String>,
-    /// Run only the cells of this configuration (its name in the file; repeat for several; with
-    /// --database, the cells of both).
+    /// Run only the cells of this configuration (its name in the file, or `default` for a database
+    /// no configuration names; repeat for several). With --database: only the cells of a named
+    /// database in a named configuration.
     #[arg(long = "configuration", value_name = "NAME")]
     pub configurations: Vec<String>,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at

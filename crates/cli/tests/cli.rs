@@ -1826,6 +1826,24 @@ fn an_experiment_runs_only_the_databases_and_configurations_named() {
         cells.iter().all(|c| c.starts_with("two/large/")),
         "{cells:?}"
     );
+
+    // A database no configuration names runs in "default", which --configuration names too.
+    std::fs::write(
+        &spec,
+        "name = \"y\"\n[procedure]\nwarmup = \"0s\"\nduration = \"1s\"\n\
+         [[database]]\nname = \"one\"\ndb = \"null://\"\n\
+         [[database]]\nname = \"two\"\ndb = \"null://\"\n\
+         [[configuration]]\nname = \"small\"\ndatabases = [\"one\"]\nproperties = { fieldcount = 2 }\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let o = experiment(&["--configuration", "default", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        plan.contains(": 1 runs") && plan.contains("two/default/"),
+        "{plan}"
+    );
 }
 
 /// Every value of an experiment is checked before its first run: a bad property of the last cell, a
@@ -4528,6 +4546,21 @@ transaction = true
         format!("operation 'visit' is a sequence in one transaction, and {db} runs no transaction")
     };
     assert_refused_before_connecting(shown, &[("hbase", none("hbase"))]);
+
+    // A store that holds the transaction's record in memory cannot hold a statement in it.
+    write("");
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "expect = { rows = 1 }",
+        "cql = \"UPDATE pages SET stamped = :visits WHERE y_id = :key\"\nexpect = { rows = 1 }",
+    );
+    std::fs::write(&file, text).unwrap();
+    assert_refused_before_connecting(
+        shown,
+        &[(
+            "cassandra",
+            "operation 'visit' runs a statement inside its transaction, and cassandra holds".into(),
+        )],
+    );
 }
 
 /// Issue 43: list and map columns on SQLite: loaded as JSON text SQLite's JSON functions read

@@ -140,12 +140,7 @@ pub fn gather_timeout(request: &RunRequest) -> Duration {
 /// (`$SCALEBENCH_STATE_DIR`, else `$XDG_STATE_HOME/scalebench`, else `~/.local/state/scalebench`),
 /// under `runs/<prefix>/<phase>.client-<index>.json`. A prefix names one run, so runs never share a file.
 pub fn default_keep_path(url: &RendezvousUrl, phase: Phase, index: u32) -> Option<PathBuf> {
-    let state = std::env::var_os("SCALEBENCH_STATE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_STATE_HOME").map(|d| PathBuf::from(d).join("scalebench")))
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/scalebench"))
-        })?;
+    let state = scalebench_session::files::state_dir()?;
     let prefix: PathBuf = url
         .prefix
         .split('/')

@@ -253,6 +253,13 @@ fn measurement_records_are_stored_typed() {
 fn the_session_store_workload_file_runs_with_typed_columns() {
     let _t = turn();
     assert_session_store_runs(CassandraFactory::open, &node().url("ycsb"), &[], &[]);
+    // Unprepared: each value written into the statement as a CQL literal, lists and maps too.
+    assert_session_store_runs(
+        CassandraFactory::open,
+        &node().url("ycsb"),
+        &[("prepared", "false")],
+        &[],
+    );
 }
 
 /// Issue 43: a workload file's own CQL statements, prepared, bound from the generators,

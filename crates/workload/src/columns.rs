@@ -1253,10 +1253,16 @@ fn element_column(c: &Column) -> Result<Column, (&'static str, String)> {
                 ));
             }
             for (i, k) in c.keys.iter().enumerate() {
-                if k.is_empty() || k.len() > 64 || !is_plain_text(k) {
+                // MongoDB reads a leading '$' as an operator and a '.' as a path.
+                if k.is_empty()
+                    || k.len() > 64
+                    || !is_plain_text(k)
+                    || k.starts_with('$')
+                    || k.contains('.')
+                {
                     return Err((
                         "keys",
-                        format!("\"{}\" is no key: 1 to 64 printable ASCII characters without quotes and backslash", abbreviated(k)),
+                        format!("\"{}\" is no key: 1 to 64 printable ASCII characters without quotes, backslash or '.', not starting with '$'", abbreviated(k)),
                     ));
                 }
                 if c.keys[..i].contains(k) {
@@ -2170,6 +2176,8 @@ generator.choice = { values = [true, false] }
             ("type = \"list\"\nelement = \"int\"\nkeys = [\"a\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "only map columns"),
             ("type = \"map\"\nelement = \"int\"\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "keys its entries may have"),
             ("type = \"map\"\nelement = \"int\"\nkeys = [\"a\", \"a\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "given twice"),
+            ("type = \"map\"\nelement = \"int\"\nkeys = [\"$gt\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "not starting with '$'"),
+            ("type = \"map\"\nelement = \"int\"\nkeys = [\"a.b\"]\nitems = { max = 1 }\ngenerator.uniform = { min = 0, max = 1 }", "keys", "is no key"),
             ("type = \"map\"\nelement = \"int\"\nkeys = [\"a\"]\nitems = { max = 2 }\ngenerator.uniform = { min = 0, max = 1 }", "items", "more than the map's 1 keys"),
             ("type = \"int\"\nitems = { max = 2 }\ngenerator.uniform = { min = 0, max = 1 }", "items", "only list and map columns"),
         ] {

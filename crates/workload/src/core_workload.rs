@@ -338,12 +338,19 @@ impl CoreWorkload {
             .collect()
     }
 
-    /// The names of the sequences run in one transaction.
-    pub fn transactional_sequences(&self) -> Vec<String> {
+    /// The sequences run in one transaction: each one's name, and whether a step of it is a
+    /// statement of the file's own.
+    pub fn transactional_sequences(&self) -> Vec<(String, bool)> {
         self.named
             .iter()
             .filter(|(o, _)| o.kind == OpKind::Sequence && o.transaction)
-            .map(|(o, _)| o.name.clone())
+            .map(|(o, _)| {
+                let statement = o
+                    .sequence
+                    .iter()
+                    .any(|&i| self.named[i].0.kind == OpKind::Statement);
+                (o.name.clone(), statement)
+            })
             .collect()
     }
 

@@ -1000,6 +1000,24 @@ fn literal(v: &Option<CqlValue>) -> String {
         Some(CqlValue::Decimal(d)) => decimal_text(d),
         // CQL's blob literal.
         Some(CqlValue::Blob(b)) => format!("0x{}", hex(b)),
+        // CQL's collection literals.
+        Some(CqlValue::List(items)) => {
+            let items: Vec<String> = items.iter().map(|v| literal(&Some(v.clone()))).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Some(CqlValue::Map(entries)) => {
+            let entries: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{}: {}",
+                        literal(&Some(k.clone())),
+                        literal(&Some(v.clone()))
+                    )
+                })
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
         Some(other) => {
             unreachable!("the binding binds the workload's types, not {other:?}")
         }
@@ -1157,18 +1175,24 @@ impl CassandraBinding {
         match &self.txn {
             Txn::Idle => return Ok(None),
             Txn::Begun => {
-                let mut out = Fields::new();
-                let original = match self.read_row(key, FieldSet::All, &mut out).await {
-                    Ok(()) => {
-                        let mut record = vec![None; self.settings.columns.len()];
-                        for (i, v) in out {
-                            record[i] = Some(v);
-                        }
-                        Some(record)
-                    }
-                    Err(e) if e.class == FailureClass::NotFound => None,
-                    Err(e) => return Err(e),
-                };
+                // A null column stays `None` (a plain read gives it as empty text): the commit's
+                // condition is then `IF c = null`, which a null meets.
+                let p = self.session.prepared.as_ref().map(|p| &p.read_all);
+                let rows = self
+                    .rows(
+                        p,
+                        || self.settings.read_cql(FieldSet::All),
+                        self.settings.read,
+                        Values::Text(vec![key]),
+                    )
+                    .await?;
+                let original = rows.into_iter().next().map(|row| {
+                    row.columns
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, v)| v.map(|v| text_of(Some(v), self.settings.types.get(i).copied())))
+                        .collect::<Vec<_>>()
+                });
                 self.txn = Txn::Holding(Snapshot::new(key, original));
             }
             Txn::Holding(s) => s.check_key(key)?,
@@ -1222,15 +1246,23 @@ impl CassandraBinding {
             (Some(original), Some(record)) => {
                 let changed: Vec<usize> =
                     (0..record.len()).filter(|&i| record[i] != original[i]).collect();
+                // A column the record no longer has (deleted, then written anew) is set to null.
                 let mut row = Vec::new();
                 for &i in &changed {
-                    row.push(typed(i, record[i].as_deref().unwrap_or_default())?);
+                    if let Some(v) = &record[i] {
+                        row.push(typed(i, v)?);
+                    }
                 }
                 row.push(key);
                 row.append(&mut values);
                 values = row;
-                let sets: Vec<String> =
-                    changed.iter().map(|&i| format!("{} = ?", st.columns[i])).collect();
+                let sets: Vec<String> = changed
+                    .iter()
+                    .map(|&i| match record[i] {
+                        Some(_) => format!("{} = ?", st.columns[i]),
+                        None => format!("{} = null", st.columns[i]),
+                    })
+                    .collect();
                 format!(
                     "UPDATE {} SET {} WHERE {} = ? IF {}",
                     st.table,
@@ -1297,6 +1329,12 @@ impl CassandraBinding {
 }
 
 impl Binding for CassandraBinding {
+    /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
+    /// next operations go to the database, not into a record held in memory.
+    fn abandoned(&mut self) {
+        self.txn = Txn::Idle;
+    }
+
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         if let Some(s) = self.in_txn(key).await? {

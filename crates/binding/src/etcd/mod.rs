@@ -378,6 +378,12 @@ impl EtcdBinding {
 }
 
 impl Binding for EtcdBinding {
+    /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
+    /// next operations go to the database, not into a record held in memory.
+    fn abandoned(&mut self) {
+        self.transaction = Transaction::Idle;
+    }
+
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         if let Some(s) = self.in_transaction(key).await? {

@@ -673,6 +673,12 @@ impl MongoBinding {
 }
 
 impl Binding for MongoBinding {
+    /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
+    /// next operations go to the database, not into a record held in memory.
+    fn abandoned(&mut self) {
+        self.txn = Txn::Idle;
+    }
+
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         if let Some(s) = self.in_txn(key).await? {

@@ -364,8 +364,8 @@ enum Txn {
 /// A transaction's commit: the record's fields (HMGET of ARGV[2..n+1]) must still be what the
 /// transaction read (ARGV[n+2..2n+1]: '=' and the value, or '' for none), else nothing is written
 /// and the answer is 0. Then ARGV[2n+2] is 'del' (the record deleted) or 'set', followed by the
-/// new values ('=' and the value, or '' to leave the field alone). One key: a cluster runs it on
-/// the key's node.
+/// new values ('=' and the value, '' to leave the field alone, '-' to remove it: a record deleted
+/// and written anew). One key: a cluster runs it on the key's node.
 const COMMIT_SCRIPT: &str = "local n = tonumber(ARGV[1]) \
 local cur = redis.call('HMGET', KEYS[1], unpack(ARGV, 2, 1 + n)) \
 for i = 1, n do \
@@ -374,10 +374,13 @@ if cur[i] then if was ~= '=' .. cur[i] then return 0 end elseif was ~= '' then r
 end \
 if ARGV[2 + 2 * n] == 'del' then redis.call('DEL', KEYS[1]) return 1 end \
 local set = {} \
+local gone = {} \
 for i = 1, n do \
 local v = ARGV[2 + 2 * n + i] \
-if v ~= '' then table.insert(set, ARGV[1 + i]) table.insert(set, string.sub(v, 2)) end \
+if v == '-' then table.insert(gone, ARGV[1 + i]) \
+elseif v ~= '' then table.insert(set, ARGV[1 + i]) table.insert(set, string.sub(v, 2)) end \
 end \
+if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end \
 if #set > 0 then redis.call('HSET', KEYS[1], unpack(set)) end \
 return 1";
 
@@ -454,8 +457,12 @@ impl RedisBinding {
             Some(record) => {
                 c.arg("set");
                 for (i, v) in record.iter().enumerate() {
-                    let same = s.original.as_ref().is_some_and(|o| &o[i] == v);
-                    c.arg(if same { String::new() } else { marked(Some(v)) });
+                    let was = s.original.as_ref().and_then(|o| o[i].as_ref());
+                    c.arg(match (v, was) {
+                        (v, w) if v.as_ref() == w => String::new(),
+                        (None, Some(_)) => "-".to_string(),
+                        (v, _) => marked(Some(v)),
+                    });
                 }
             }
         }
@@ -592,6 +599,12 @@ impl RedisBinding {
 }
 
 impl Binding for RedisBinding {
+    /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
+    /// next operations go to the database, not into a record held in memory.
+    fn abandoned(&mut self) {
+        self.txn = Txn::Idle;
+    }
+
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
         out.clear();
         if let Some(s) = self.in_txn(key).await? {

@@ -1336,7 +1336,11 @@ pub fn assert_sequences_carry_what_they_read<F: BindingFactory>(
 /// read-modify-writes, each adding 1 to one of the page's counters, then a read that expects the
 /// page (`found`: true or false).
 fn counted_visits_workload(found: bool) -> CoreWorkload {
-    let text = format!(
+    workload_of(&counted_visits_text(found), "counted.toml")
+}
+
+fn counted_visits_text(found: bool) -> String {
+    format!(
         r#"[record]
 table = "counted"
 records = 3
@@ -1379,8 +1383,7 @@ weight = 1.0
 operations = ["bump", "stamp", "look"]
 transaction = true
 "#
-    );
-    workload_of(&text, "counted.toml")
+    )
 }
 
 /// Issue 43: a sequence in one transaction on a key-value store (the record read once, changed in
@@ -1422,6 +1425,41 @@ pub fn assert_one_record_transactions<F: BindingFactory>(
         r.errors
     );
     assert_eq!(look(), after, "a failed visit wrote nothing");
+
+    // Each page dropped by a sequence (read it, delete it) from 8 slots at once: the delete is
+    // conditional on the page as read, so exactly one drop of each page succeeds; the others
+    // find it changed (a conflict) or gone (their read expects it).
+    let dropping = workload_of(
+        &counted_visits_text(true)
+            .replace("operations = [\"bump\", \"stamp\", \"look\"]", "operations = [\"look\", \"remove\"]")
+            .replace(
+                "[[run.operation]]\nname = \"visit\"",
+                "[[run.operation]]\nname = \"remove\"\nkind = \"delete\"\nweight = 0.0\n\n[[run.operation]]\nname = \"visit\"",
+            ),
+        "counted.toml",
+    );
+    let r = phase(
+        config(url, &dropping, &[], false, false),
+        &dropping,
+        RunPlan {
+            target_ops_s: Some(200.0),
+            ..run_plan(1.0)
+        },
+    )
+    .result;
+    let visit = &r.operations["visit"];
+    assert_eq!(visit.ok, 3, "{visit:?}");
+    let other = visit
+        .failed
+        .iter()
+        .filter(|(c, _)| !["conflict", "unexpected"].contains(&c.as_str()));
+    assert_eq!(other.count(), 0, "{:?}", r.errors);
+    assert!(
+        records(&open(&config(url, &w, &[], false, false)).unwrap(), &w)
+            .iter()
+            .all(Option::is_none),
+        "every page dropped"
+    );
 }
 
 /// Issue 43: 10 records whose `stamp` a batch of all 10 keys rewrites (each a new random value).

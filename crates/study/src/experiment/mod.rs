@@ -132,8 +132,14 @@ fn of_rows(
     plan: Vec<PlannedRun>,
 ) -> Result<Vec<PlannedRun>, SessionError> {
     let known_databases: Vec<&str> = exp.databases.iter().map(|d| d.name.as_str()).collect();
-    let known_configurations: Vec<&str> =
+    // A database no configuration names runs in "default" (the plan's name for it).
+    let mut known_configurations: Vec<&str> =
         exp.configurations.iter().map(|c| c.name.as_str()).collect();
+    for r in &plan {
+        if !known_configurations.contains(&r.configuration.as_str()) {
+            known_configurations.push(r.configuration.as_str());
+        }
+    }
     for (option, names, known) in [
         ("--database", databases, &known_databases),
         ("--configuration", configurations, &known_configurations),
