@@ -184,6 +184,10 @@ pub struct ExperimentArgs {
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// Also write the experiment's HTML report here when its runs end (what `scalebench report
+    /// RESULTS.db` draws), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     #[command(flatten)]
     pub clusters: ClustersDir,
 }
@@ -717,9 +721,16 @@ pub struct PhaseArgs {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Write the result JSON here (atomically).
+    /// Write the result JSON here (atomically). Without it the result is kept in the state
+    /// directory ($SCALEBENCH_STATE_DIR, else $XDG_STATE_HOME/scalebench, else
+    /// ~/.local/state/scalebench) under results/, and the run says where.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Also write the run's HTML report here (what `scalebench report` draws from its result),
+    /// atomically.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 
     /// Write HdrHistogram interval logs (one per operation) into this directory.
     #[arg(long, value_name = "DIR")]

@@ -1811,8 +1811,19 @@ fn an_experiment_runs_only_the_databases_and_configurations_named() {
     assert!(plan.contains(": 4 runs"), "{plan}");
     assert!(!plan.contains("/small/"), "{plan}");
 
-    let o = experiment(&["--database", "two", "--configuration", "large"]);
+    let page = dir.path().join("x.html");
+    let o = experiment(&[
+        "--database",
+        "two",
+        "--configuration",
+        "large",
+        "--report",
+        page.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Issue 44: the experiment's page, written when its runs end.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("two/large/"), "the page's cells");
     let db = rusqlite::Connection::open(&results).unwrap();
     let cells: Vec<String> = db
         .prepare("SELECT cell FROM runs ORDER BY id")
@@ -4677,4 +4688,76 @@ expect = { rows = 1 }
         "{}",
         stderr(&o)
     );
+}
+
+/// Issue 44: `run --report FILE` writes the run's HTML page from the run itself; a run without
+/// `--output` keeps its result in the state directory and says where (that file is a result
+/// `report` draws); a report path that cannot be written is refused before anything runs.
+#[test]
+fn a_run_writes_its_report_and_keeps_its_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let report = dir.path().join("r.html");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["run", "--db", "null://", "--duration", "1s", "-q"])
+            .args(extra)
+            .env("SCALEBENCH_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--report", report.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("<title>scalebench: workload a on null://</title>"),
+        "{}",
+        &html[..300.min(html.len())]
+    );
+    assert!(
+        html.contains("<canvas") && html.contains("<h2>Phase: run"),
+        "a chart drawn"
+    );
+    let kept: Vec<_> = std::fs::read_dir(state.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(
+        stderr(&o).contains(&format!("result kept in {}", kept[0].display())),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(json(&kept[0])["phases"][0]["phase"], "run");
+    let again = dir.path().join("again.html");
+    let o = scalebench(&[
+        "report",
+        kept[0].to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // With --output the result goes there, and nothing more is kept.
+    let out = dir.path().join("r.json");
+    let o = run(&["-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.is_file());
+    assert_eq!(std::fs::read_dir(state.join("results")).unwrap().count(), 1);
+
+    let o = run(&["--report", "/nonexistent-dir/r.html"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("/nonexistent-dir"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("ops/s"), "nothing ran: {}", stderr(&o));
+    // A search has no page: refused before it runs, not ignored.
+    let o = scalebench(&[
+        "saturate",
+        "--db",
+        "null://",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("draws no page"), "{}", stderr(&o));
 }

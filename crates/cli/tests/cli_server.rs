@@ -1153,3 +1153,66 @@ properties = {{ recordcount = 5000 }}
     );
     assert_eq!(measured, None, "nothing measured on the incomplete data");
 }
+
+/// Issue 44: the README's "your own database" PostgreSQL block, run as written by a shell with
+/// the binary on its PATH: only the server's URL, the record count (2,000) and the duration (2 s)
+/// are this test's. The load creates the table, the run reads every key, the report is written.
+#[test]
+fn the_readmes_own_database_block_runs_as_written_against_postgresql() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let section = readme
+        .split("## Your own database in ten minutes")
+        .nth(1)
+        .expect("the README's section");
+    let block = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its first block");
+    assert!(block.starts_with("DB='postgres://"), "{block}");
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
+    let url = server.url();
+    let script: String = block
+        .lines()
+        .map(|line| match line.strip_prefix("DB=") {
+            Some(_) => format!("DB='{url}'"),
+            None => line
+                .replace("recordcount=100000", "recordcount=2000")
+                .replace("--duration 60s", "--duration 2s"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let dir = test_dir();
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_scalebench"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = Command::new("bash")
+        .args(["-euc", &script])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("SCALEBENCH_STATE_DIR", dir.path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{script}\n{err}");
+    let html = std::fs::read_to_string(dir.path().join("pg.html")).unwrap();
+    assert!(html.contains("<h2>Phase: run"), "the report");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("READ") && out.contains("UPDATE"), "{out}");
+    assert!(
+        !err.contains("NotFound") && !err.contains("failed"),
+        "every key the run read was loaded: {err}"
+    );
+}

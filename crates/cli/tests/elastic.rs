@@ -79,6 +79,10 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     let hdr = dir.join("hdr");
     let hdr_arg = hdr.to_str().unwrap().to_string();
     args.extend_from_slice(&["--hdr-log", &hdr_arg]);
+    // Issue 44: the page written by the run itself.
+    let own_page = dir.join("own.html");
+    let own_arg = own_page.to_str().unwrap().to_string();
+    args.extend_from_slice(&["--report", &own_arg]);
     args.extend_from_slice(extra);
     let o = scalebench(&args);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -102,6 +106,11 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     assert!(logs > 0, "no HDR logs of the step's run");
     // Its report marks the events and shades the transition on the timelines.
     let page = report_page(&out, &dir.join("elastic.html"));
+    let own = std::fs::read_to_string(&own_page).unwrap();
+    assert!(
+        own.contains("scale command") && own.contains("elasticity"),
+        "--report's page"
+    );
     for needle in [
         "scale command",
         "transfers done",

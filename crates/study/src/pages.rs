@@ -47,11 +47,39 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     }
     let r = RunResult::from_json(&text)
         .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-    Ok(Page {
-        title: format!("scalebench run: {}", input.display()),
-        banners: run_banners(&r),
-        sections: run_sections(&r, "run", &RunExtras::default()),
-    })
+    Ok(result_page(
+        &r,
+        format!("scalebench run: {}", input.display()),
+    ))
+}
+
+/// A run's (or load's, or merged run's) page.
+pub fn result_page(r: &RunResult, title: String) -> Page {
+    Page {
+        title,
+        banners: run_banners(r),
+        sections: run_sections(r, "run", &RunExtras::default()),
+    }
+}
+
+/// Writes `page` to `output` (HTML, atomically) and each chart's data as `csv_dir/<chart>.csv`;
+/// returns how many charts it drew.
+pub fn write_page(
+    page: &Page,
+    output: &Path,
+    csv_dir: Option<&Path>,
+) -> Result<usize, SessionError> {
+    let drawn: Vec<_> = page.charts().filter(|c| !c.is_empty()).collect();
+    if let Some(dir) = csv_dir {
+        for c in &drawn {
+            scalebench_session::files::write_atomically(
+                &dir.join(format!("{}.csv", c.id)),
+                &c.csv(),
+            )?;
+        }
+    }
+    scalebench_session::files::write_atomically(output, &page.html())?;
+    Ok(drawn.len())
 }
 
 /// An experiment's page: its data read through the results store.

@@ -46,8 +46,14 @@ pub fn experiment_command(
         emit(&plan_text(&request.experiment, &plan));
         return Ok(ExitCode::SUCCESS);
     }
+    scalebench_session::files::check_outputs(args.report.as_deref(), None)?;
     let outcome = run_experiment(&request)?;
     let exp = &request.experiment;
+    if let Some(path) = &args.report {
+        let page = scalebench_study::pages::page_of(&args.results, Some(&exp.name))?;
+        let charts = scalebench_study::pages::write_page(&page, path, None)?;
+        crate::note!("report written to {} ({charts} charts)", path.display());
+    }
     crate::note!(
         "experiment {}: {} runs done, {} failed, {} already recorded (results in {})",
         exp.name,

@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use scalebench_report::compare::{compare, measured_phase, MIN_TEST_INTERVALS};
 use scalebench_session::error::SessionError;
-use scalebench_session::files::write_atomically;
-use scalebench_study::pages::{page_of, read_result};
+use scalebench_study::pages::{page_of, read_result, write_page};
 
 use crate::args::{CompareArgs, CompareFormat, ReportArgs};
 use crate::output::emit;
@@ -73,16 +72,10 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
 pub fn report_command(args: &ReportArgs) -> Result<ExitCode, SessionError> {
     scalebench_session::files::check_outputs([args.output.as_path()], args.csv_dir.as_deref())?;
     let page = page_of(&args.input, args.experiment.as_deref())?;
-    if let Some(dir) = &args.csv_dir {
-        for c in page.charts().filter(|c| !c.is_empty()) {
-            write_atomically(&dir.join(format!("{}.csv", c.id)), &c.csv())?;
-        }
-    }
-    write_atomically(&args.output, &page.html())?;
+    let charts = write_page(&page, &args.output, args.csv_dir.as_deref())?;
     crate::note!(
-        "report written to {} ({} charts)",
-        args.output.display(),
-        page.charts().filter(|c| !c.is_empty()).count()
+        "report written to {} ({charts} charts)",
+        args.output.display()
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -40,7 +40,11 @@ pub fn run_command(
     }
     let history = history.as_deref();
     scalebench_session::files::check_outputs(
-        args.output.as_deref().into_iter().chain(history),
+        args.output
+            .as_deref()
+            .into_iter()
+            .chain(history)
+            .chain(args.report.as_deref()),
         args.hdr_log.as_deref(),
     )?;
     let _metrics = serve_metrics(args, &mut request)?;
@@ -53,17 +57,65 @@ pub fn run_command(
         percentiles,
         ..
     } = executed;
-    if let Some(path) = &args.output {
-        result
-            .write_atomically(path)
-            .map_err(|e| SessionError::Failed(e.to_string()))?;
+    if args.output.is_some() {
+        keep_result(&result, args.output.as_deref(), phases)?;
     }
     print_summary(&result, &args.summary, &percentiles)?;
+    // Said after the summary, where it is seen.
+    if args.output.is_none() {
+        keep_result(&result, None, phases)?;
+    }
+    write_report(&result, args.report.as_deref())?;
     Ok(if result.interrupted {
         ExitCode::from(130)
     } else {
         failed_run(&result).unwrap_or(ExitCode::SUCCESS)
     })
+}
+
+/// Writes the result to `--output`; without one, keeps it in the state directory and says where
+/// (a failure to keep it is a warning: the run itself measured what it measured).
+fn keep_result(
+    result: &RunResult,
+    output: Option<&std::path::Path>,
+    phases: &[Phase],
+) -> Result<(), SessionError> {
+    if let Some(path) = output {
+        return result
+            .write_atomically(path)
+            .map_err(|e| SessionError::Failed(e.to_string()));
+    }
+    let command = phases.last().map_or("run", |p| p.name());
+    let Some(path) = scalebench_session::files::kept_result_path(command) else {
+        return Ok(());
+    };
+    let kept = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()));
+    match kept {
+        Ok(()) => crate::note!(
+            "result kept in {} (`scalebench report {} -o report.html` draws it; -o FILE puts it elsewhere)",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => crate::note!("warning: the result was not kept: {e}"),
+    }
+    Ok(())
+}
+
+/// `--report`: the run's HTML page, from its result.
+fn write_report(result: &RunResult, report: Option<&std::path::Path>) -> Result<(), SessionError> {
+    let Some(path) = report else {
+        return Ok(());
+    };
+    let p = &result.parameters;
+    let title = format!("scalebench: workload {} on {}", p.workload, p.db);
+    let page = scalebench_study::pages::result_page(result, title);
+    let charts = scalebench_study::pages::write_page(&page, path, None)?;
+    crate::note!("report written to {} ({charts} charts)", path.display());
+    Ok(())
 }
 
 /// `load --schema-only`: the schema phase alone; prints what is in place.
@@ -120,6 +172,7 @@ fn run_clients(
     // Each client's logs under DIR/client-I, the merged ones in DIR.
     scalebench_session::files::check_outputs(None::<&std::path::Path>, args.hdr_log.as_deref())?;
     request.hdr_log = args.hdr_log.clone();
+    scalebench_session::files::check_outputs(args.report.as_deref(), None)?;
     let Some(launcher) = launcher_of(clients)? else {
         // This process is one client of a run whose clients meet in etcd.
         let url = clients
@@ -137,13 +190,21 @@ fn run_clients(
             &etcd::RendezvousUrl::parse(url)?,
             share,
             clients.local.start_timeout,
-            (args.output.as_deref(), &args.summary),
+            (
+                args.output.as_deref(),
+                args.report.as_deref(),
+                &args.summary,
+            ),
         );
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
     let outcome = launcher.launch(&request, *phase)?;
     finish_distributed(
-        (args.output.as_deref(), args.hdr_log.as_deref()),
+        (
+            args.output.as_deref(),
+            args.hdr_log.as_deref(),
+            args.report.as_deref(),
+        ),
         &args.summary,
         &outcome,
     )
@@ -202,7 +263,7 @@ pub fn ssh_client() -> Result<ExitCode, SessionError> {
         &order.rendezvous,
         order.share()?,
         order.start_timeout,
-        (None, &SummaryArgs::table()),
+        (None, None, &SummaryArgs::table()),
     )
 }
 
@@ -214,14 +275,20 @@ fn rendezvous_client(
     url: &scalebench_distributed::etcd::RendezvousUrl,
     share: scalebench_session::clients::ClientShare,
     start_timeout: std::time::Duration,
-    (output, summary): (Option<&std::path::Path>, &SummaryArgs),
+    (output, report, summary): (
+        Option<&std::path::Path>,
+        Option<&std::path::Path>,
+        &SummaryArgs,
+    ),
 ) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::client;
     match client::run_as_client(request, phase, url, share, start_timeout, output)? {
         // Client 0's own file is written with the merged result, from the same result.
-        client::ClientEnd::Merged(outcome) => {
-            finish_distributed((output, request.hdr_log.as_deref()), summary, &outcome)
-        }
+        client::ClientEnd::Merged(outcome) => finish_distributed(
+            (output, request.hdr_log.as_deref(), report),
+            summary,
+            &outcome,
+        ),
         other => Ok(ExitCode::from(other.exit_code())),
     }
 }
@@ -237,7 +304,11 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
     })?;
     distributed::check_outputs(Some(&args.output), gathered.results.len() as u32)?;
     let outcome = distributed::merge_clients(None, gathered.phase, "etcd", gathered.results)?;
-    finish_distributed((Some(&args.output), None), &SummaryArgs::table(), &outcome)
+    finish_distributed(
+        (Some(&args.output), None, None),
+        &SummaryArgs::table(),
+        &outcome,
+    )
 }
 
 /// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
@@ -321,13 +392,18 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
 /// Writes the merged result and each client's beside it, prints the summary, names what is
 /// missing or doubtful, and chooses the exit code.
 fn finish_distributed(
-    (output, hdr_log): (Option<&std::path::Path>, Option<&std::path::Path>),
+    (output, hdr_log, report): (
+        Option<&std::path::Path>,
+        Option<&std::path::Path>,
+        Option<&std::path::Path>,
+    ),
     summary: &SummaryArgs,
     outcome: &scalebench_distributed::DistributedOutcome,
 ) -> Result<ExitCode, SessionError> {
     if let Some(path) = output {
         outcome.write(path)?;
     }
+    write_report(&outcome.merged, report)?;
     if let Some(dir) = hdr_log {
         for phase in &outcome.merged.phases {
             scalebench_measure::hdrlog::write_result_logs(phase, dir)
@@ -405,14 +481,31 @@ pub fn with_json_output<Q, T: serde::Serialize>(
     mut request: Q,
     run_of: impl Fn(&mut Q) -> &mut RunRequest,
     work: impl FnOnce(&Q) -> Result<T, SessionError>,
+    page: Option<&dyn Fn(&T) -> scalebench_report::html::Page>,
 ) -> Result<T, SessionError> {
     // Their summaries are their own: neither has YCSB's text of a load phase to write.
     check_ycsb_load(&args.summary, false)?;
-    scalebench_session::files::check_outputs(args.output.as_deref(), args.hdr_log.as_deref())?;
+    scalebench_session::files::check_outputs(
+        args.output
+            .as_deref()
+            .into_iter()
+            .chain(args.report.as_deref()),
+        args.hdr_log.as_deref(),
+    )?;
+    if let (Some(path), None) = (&args.report, page) {
+        return Err(SessionError::Usage(format!(
+            "--report {}: this command draws no page (its --output JSON holds what it found)",
+            path.display()
+        )));
+    }
     let _metrics = serve_metrics(args, run_of(&mut request))?;
     let result = work(&request)?;
     if let Some(path) = &args.output {
         scalebench_session::files::write_json(path, &result)?;
+    }
+    if let (Some(path), Some(page)) = (&args.report, page) {
+        let charts = scalebench_study::pages::write_page(&page(&result), path, None)?;
+        crate::note!("report written to {} ({charts} charts)", path.display());
     }
     Ok(result)
 }

@@ -56,7 +56,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             ));
         }
     }
-    let found = with_json_output(&args.phase, request, |r| &mut r.run, search)?;
+    let found = with_json_output(&args.phase, request, |r| &mut r.run, search, None)?;
     emit(&scalebench_report::text::saturation_table(&found));
     Ok(ExitCode::from(match found.answer.ended_by {
         SearchEnd::Incomplete => scalebench_distributed::EXIT_INCOMPLETE,

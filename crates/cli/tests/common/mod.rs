@@ -92,6 +92,11 @@ pub fn probe_output(dom: &str) -> String {
 pub fn scalebench(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(args)
+        // Results a run keeps go to the build's scratch space, not the user's state directory.
+        .env(
+            "SCALEBENCH_STATE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("state"),
+        )
         .stdin(Stdio::null())
         .output()
         .unwrap()
