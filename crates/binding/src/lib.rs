@@ -111,7 +111,7 @@ pub enum BindingError {
     /// Bad user input: URL, option value. The CLI exits with code 2.
     #[error("{0}")]
     Config(String),
-    #[error("cannot connect to {url}: {reason}")]
+    #[error("cannot connect to {url}: {}", without_repeats(.reason))]
     Connect { url: String, reason: String },
     #[error("{0}")]
     Schema(String),
@@ -141,6 +141,19 @@ pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+/// A chain of causes ("a: b: c") with each cause once: drivers that wrap an error often print the
+/// wrapped one in their own message too ("tcp connect error: transport error: tcp connect error:
+/// Connection refused" becomes "tcp connect error: transport error: Connection refused").
+pub fn without_repeats(text: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    for part in text.split(": ") {
+        if !kept.contains(&part) {
+            kept.push(part);
+        }
+    }
+    kept.join(": ")
 }
 
 /// `connect` bounded by `limit`: past it, a connect error naming the wait.

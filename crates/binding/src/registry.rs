@@ -21,12 +21,20 @@ pub fn no_binding(scheme: &str) -> String {
     if scheme == "etcd" {
         return "the etcd binding is not in this build: build with the default features (`all-bindings`)".into();
     }
-    let known: Vec<String> = bindings()
+    let schemes: Vec<&str> = bindings()
         .iter()
-        .flat_map(|b| b.schemes.iter().map(|s| format!("{s}://")))
+        .flat_map(|b| b.schemes.iter().copied())
         .collect();
+    let known: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
+    // A near miss (a letter missing, doubled or swapped) is most likely what was meant.
+    let near = schemes
+        .iter()
+        .map(|s| (strsim::damerau_levenshtein(scheme, s), *s))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    let hint = near.map_or(String::new(), |(_, s)| format!(": did you mean '{s}://'?"));
     format!(
-        "no binding for URL scheme '{scheme}://' in this build (available: {})",
+        "no binding for URL scheme '{scheme}://' in this build{hint} (available: {})",
         known.join(", ")
     )
 }
@@ -204,6 +212,33 @@ fn check_increments(info: &BindingInfo, schema: &crate::Schema) -> Result<(), Bi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A near-miss scheme is named with what it most likely meant; a far one is not guessed.
+    #[test]
+    fn a_near_miss_scheme_gets_a_suggestion() {
+        assert!(no_binding("nul").contains("did you mean 'null://'?"));
+        assert!(no_binding("postgress").contains("did you mean 'postgres://'?"));
+        assert!(no_binding("rdeis").contains("did you mean 'redis://'?"));
+        assert!(!no_binding("foo").contains("did you mean"));
+    }
+
+    /// Each cause once: a driver's wrapped error repeated in its own message is said once.
+    #[test]
+    fn repeated_causes_are_said_once() {
+        assert_eq!(
+            crate::without_repeats("Unavailable: tcp connect error: transport error: tcp connect error: Connection refused"),
+            "Unavailable: tcp connect error: transport error: Connection refused"
+        );
+        assert_eq!(
+            crate::without_repeats("Input/output error: Input/output error: refused"),
+            "Input/output error: refused"
+        );
+        let e = crate::BindingError::Connect {
+            url: "x://h".into(),
+            reason: "a: b: a".into(),
+        };
+        assert_eq!(e.to_string(), "cannot connect to x://h: a: b");
+    }
 
     /// Each option is declared once; its declared default is a value of its type, and a choice
     /// refuses a word outside its declaration, naming them all.

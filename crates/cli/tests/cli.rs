@@ -381,6 +381,8 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["run", "-P", props.to_str().unwrap()], "'long'"),
         (vec!["run", "--db", "foo://x"], "foo://"),
+        // Issue 44: a near miss is named with what it most likely meant.
+        (vec!["run", "--db", "nul://"], "did you mean 'null://'?"),
         (vec!["run", "--db", "not a url"], "not a url"),
         (vec!["run", "--db", "@://"], "@://"),
         (

@@ -198,11 +198,14 @@ impl Settings {
         cluster: Option<scalebench_deploy::Cluster>,
     ) -> Result<Settings, SessionError> {
         let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
-            SessionError::Usage(format!(
-                "{} ('{}')",
-                registry::no_binding(db.scheme()),
-                db.redacted()
-            ))
+            // The URL too, when it says more than its scheme.
+            let url = db.redacted();
+            match url == format!("{}://", db.scheme()) {
+                true => SessionError::Usage(registry::no_binding(db.scheme())),
+                false => {
+                    SessionError::Usage(format!("{} ('{url}')", registry::no_binding(db.scheme())))
+                }
+            }
         })?;
         let from_deployment: Vec<Assignment> = match &cluster {
             Some(c) => deployment_options(c, binding.name),
