@@ -24,8 +24,9 @@ use scalebench_workload::rate::RateProfile;
                   latencies, warm-up excluded, exact run duration, failures kept out of success figures, \
                   results of several clients merged by histogram.\n\n\
                   Without --db, runs against a temporary SQLite database and loads it first.",
-    after_help = "Exit codes: 0 success, 1 the benchmark could not run, 2 bad input, 3 a run of several clients \
-                  finished without some of them (the merged result names them), 130 interrupted (results kept)."
+    after_help = "Exit codes: 0 success, 1 the benchmark could not run (or most of its operations failed), 2 bad \
+                  input, 3 a run of several clients finished without some of them (the merged result names \
+                  them), 4 a service level not met, 130 interrupted (results kept)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -35,8 +36,16 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// The load phase: insert the workload's records.
+    #[command(
+        after_help = "The common options: --help lists all of them.",
+        after_long_help = ""
+    )]
     Load(LoadArgs),
     /// The transaction phase: run the workload's operation mix.
+    #[command(
+        after_help = "The common options: --help lists all of them.",
+        after_long_help = ""
+    )]
     Run(RunArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
     Merge(MergeArgs),
@@ -67,12 +76,20 @@ pub enum Command {
     /// --max-error-rate): rates bracketed, then bisected to --resolution, each step's p99 known to
     /// --precision at 95%; the answer with its interval, client-bound steps named; from one client or
     /// from N (--clients, --ssh, --rendezvous). Or, with --threads-search, Wegert's thread calibration.
+    #[command(
+        after_help = "The common options: --help lists all of them.",
+        after_long_help = ""
+    )]
     Saturate(SaturateArgs),
     /// Elasticity and operations under load: under a constant load (Dory's request sets, or an open
     /// loop at --target), change the cluster's size (add, double, remove, crash) or operate it
     /// (restart, rolling-restart, fail-primary, compact, repair), follow it until it is stable
     /// again, score the transition and the event (impact factors, recovery, throughput lost, lost
     /// writes), judged against --sla (exit code 4 when missed).
+    #[command(
+        after_help = "The common options: --help lists all of them.",
+        after_long_help = ""
+    )]
     Elastic(ElasticArgs),
     /// Sample this host's resources and named processes from /proc (run it on each server of an
     /// external cluster) until the duration passes or Ctrl-C; write the series as JSON.
@@ -136,7 +153,7 @@ pub enum WorkloadCommand {
 #[derive(Debug, Args, Clone)]
 pub struct ClustersDir {
     /// Directory holding the clusters' state, data and logs (one subdirectory per deployment name).
-    #[arg(
+    #[arg(hide_short_help = true, help_heading = "Database", 
         long,
         value_name = "DIR",
         env = "SCALEBENCH_CLUSTERS_DIR",
@@ -581,16 +598,22 @@ pub struct LocalClientsArgs {
     /// taken once, by this process, the space in the merged result).
     /// Each client keeps its own result on its disk; one that stops answering is killed after the
     /// run's end plus --grace and a margin. Exit code 3 when a client left no result.
-    #[arg(long, value_name = "N", value_parser = parse_clients)]
+    #[arg(help_heading = "Many clients", long, value_name = "N", value_parser = parse_clients)]
     pub clients: Option<u32>,
 
     /// How long the clients may take to connect and meet before the run is abandoned.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
+    #[arg(hide_short_help = true, help_heading = "Many clients", long, value_name = "DURATION", default_value = request::DEFAULT_START_TIMEOUT, value_parser = parse_duration)]
     pub start_timeout: Duration,
 
     /// With --clients on this machine: client i runs on CPU i mod the list's length alone (each
     /// client a core of its own, as on its own machine); also pins a single client (--clients 1).
-    #[arg(long, value_name = "CPU[,CPU...]", value_delimiter = ',')]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Many clients",
+        long,
+        value_name = "CPU[,CPU...]",
+        value_delimiter = ','
+    )]
     pub client_cpus: Vec<usize>,
 }
 
@@ -601,18 +624,24 @@ pub struct ClientsArgs {
 
     /// With --rendezvous: this process's index, 0 to N-1 (default: SLURM_PROCID, or a Kubernetes
     /// Indexed Job's JOB_COMPLETION_INDEX). Client 0 writes the merged result.
-    #[arg(long, value_name = "I", requires = "rendezvous")]
+    #[arg(
+        help_heading = "Many clients",
+        long,
+        value_name = "I",
+        requires = "rendezvous"
+    )]
     pub client_index: Option<u32>,
 
     /// Where the clients of one run meet, started on any machines by any launcher (srun, a
     /// Kubernetes Indexed Job, ssh): etcd://HOST:PORT[,HOST:PORT]/PREFIX, one PREFIX per run.
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = "Many clients", long, value_name = "URL")]
     pub rendezvous: Option<String>,
 
     /// Start the clients on these hosts over ssh (client i on host i mod the number of hosts; N
     /// defaults to the number of hosts); they meet at --rendezvous, and this machine gathers and
     /// merges their results into --output.
     #[arg(
+        help_heading = "Many clients",
         long,
         value_name = "HOST[,HOST...]",
         requires = "rendezvous",
@@ -621,11 +650,17 @@ pub struct ClientsArgs {
     pub ssh: Vec<String>,
 
     /// With --ssh: the ssh program and its options.
-    #[arg(long, value_name = "COMMAND", default_value = scalebench_distributed::ssh::DEFAULT_SSH_COMMAND)]
+    #[arg(hide_short_help = true, help_heading = "Many clients", long, value_name = "COMMAND", default_value = scalebench_distributed::ssh::DEFAULT_SSH_COMMAND)]
     pub ssh_command: String,
 
     /// With --ssh: the scalebench program on the hosts.
-    #[arg(long, value_name = "PATH", default_value = "scalebench")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Many clients",
+        long,
+        value_name = "PATH",
+        default_value = "scalebench"
+    )]
     pub remote_program: String,
 }
 
@@ -660,29 +695,34 @@ pub struct PhaseArgs {
     #[arg(value_name = "WORKLOAD", default_value = "a", help = workload_help())]
     pub workload: String,
 
-    #[arg(long, value_name = "URL", help = db_help())]
+    #[arg(help_heading = "Database", long, value_name = "URL", help = db_help())]
     pub db: Option<String>,
 
     /// YCSB property file, applied after the workload (repeatable, in order).
-    #[arg(short = 'P', value_name = "FILE")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Workload",
+        short = 'P',
+        value_name = "FILE"
+    )]
     pub property_files: Vec<PathBuf>,
 
     /// Property override KEY=VALUE, applied after all files (repeatable).
-    #[arg(short = 'p', value_name = "KEY=VALUE")]
+    #[arg(help_heading = "Workload", short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<scalebench_workload::Assignment>,
 
     /// OS threads (default: property threadcount, else 1).
-    #[arg(long, value_name = "N", value_parser = parse_threads)]
+    #[arg(help_heading = "Load shape", long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<u32>,
 
     /// In-flight operations per thread; each behaves as one YCSB client thread.
-    #[arg(long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
+    #[arg(help_heading = "Load shape", long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
     pub concurrency: u32,
 
     /// Open loop at this total rate in operations per second, 0.001 to 1e9 (default: property target; 0 = closed loop).
     /// It paces the command's own phase: `load --target` the load in records per second (default:
     /// property loadtarget), `run --load --target` only the run.
-    #[arg(long, value_name = "OPS", value_parser = parse_rate)]
+    #[arg(help_heading = "Load shape", long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
 
     /// Open loop at a rate that changes over the measured window, instead of --target:
@@ -692,76 +732,86 @@ pub struct PhaseArgs {
     /// mean over the window is the offered rate (a run bounded by --operations alone has no window
     /// to lay it over). With --arrival poisson the gaps are exponential around the profile's rate.
     /// `load --rate-profile` paces the load in records per second until its records are in.
-    #[arg(long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
+    #[arg(help_heading = "Load shape", long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
     pub rate_profile: Option<RateProfile>,
 
     /// Spacing of open-loop arrivals.
-    #[arg(long, value_name = "constant|poisson", default_value = "constant", value_parser = parse_arrival)]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "constant|poisson", default_value = "constant", value_parser = parse_arrival)]
     pub arrival: scalebench_exec::Arrival,
 
     /// What the run phase's throughput is divided by: its measurement window, or the clients' whole
     /// life from their init (before connecting) to their cleanup (buffered writes flushed), as YCSB
     /// 0.1.4 timed each thread (runs bounded by --operations, with --warmup 0s)
-    #[arg(long, value_name = "window|init-to-cleanup", default_value = "window", value_parser = scalebench_exec::Timing::parse)]
+    #[arg(hide_short_help = true, help_heading = "Duration", long, value_name = "window|init-to-cleanup", default_value = "window", value_parser = scalebench_exec::Timing::parse)]
     pub timing: scalebench_exec::Timing,
 
     /// Measured duration, e.g. 30s, 5m (default 30s for run unless operationcount is set).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(help_heading = "Duration", long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
 
     /// Warm-up before measuring: the real mix on the same connections, not recorded.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_WARMUP, value_parser = parse_duration)]
+    #[arg(help_heading = "Duration", long, value_name = "DURATION", default_value = request::DEFAULT_WARMUP, value_parser = parse_duration)]
     pub warmup: Duration,
 
     /// Stop after this many measured operations (same as -p operationcount=N).
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = "Duration", long, value_name = "N")]
     pub operations: Option<u64>,
 
     /// Seed for all generators (default: random, recorded in the result).
-    #[arg(long, value_name = "N")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Workload",
+        long,
+        value_name = "N"
+    )]
     pub seed: Option<u64>,
 
     /// Write the result JSON here (atomically). Without it the result is kept in the state
     /// directory ($SCALEBENCH_STATE_DIR, else $XDG_STATE_HOME/scalebench, else
     /// ~/.local/state/scalebench) under results/, and the run says where.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(help_heading = "Output", long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Also write the run's HTML report here (what `scalebench report` draws from its result),
     /// atomically.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
     /// Write HdrHistogram interval logs (one per operation) into this directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Output",
+        long,
+        value_name = "DIR"
+    )]
     pub hdr_log: Option<PathBuf>,
 
     #[command(flatten)]
     pub summary: SummaryArgs,
 
     /// Length of the intervals of the time series (1 ms to 1 h).
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_INTERVAL, value_parser = parse_interval)]
+    #[arg(hide_short_help = true, help_heading = "Output", long, value_name = "DURATION", default_value = request::DEFAULT_INTERVAL, value_parser = parse_interval)]
     pub interval: Duration,
 
     /// Per-operation timeout; a timeout is a failure (default: none, operations end with the run's grace).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "DURATION", value_parser = parse_duration)]
     pub op_timeout: Option<Duration>,
 
     /// How long in-flight operations may finish after the run ends.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_GRACE, value_parser = parse_duration)]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "DURATION", default_value = request::DEFAULT_GRACE, value_parser = parse_duration)]
     pub grace: Duration,
 
     /// How long each connection attempt (handshake included) and each setup call (table checks,
     /// schema) may take, for every binding; Ctrl-C ends them at once.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_CONNECT_TIMEOUT, value_parser = request::parse_connect_timeout)]
+    #[arg(hide_short_help = true, help_heading = "Database", long, value_name = "DURATION", default_value = request::DEFAULT_CONNECT_TIMEOUT, value_parser = request::parse_connect_timeout)]
     pub connect_timeout: Duration,
 
-    #[arg(long, value_name = "N", value_parser = parse_batch_size, help = batch_size_help())]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", value_parser = parse_batch_size, help = batch_size_help())]
     pub batch_size: Option<u32>,
 
     /// Run in back-to-back request sets of N operations (closed loop): each set is timed, and the
     /// next starts when all of its operations have completed (Dory's method; see `documents`).
-    #[arg(long, value_name = "N", value_parser = parse_request_set)]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", value_parser = parse_request_set)]
     pub request_set: Option<u64>,
 
     /// Keep a record of every write of the run (per key and field, an 8-byte hash of each value
@@ -769,11 +819,11 @@ pub struct PhaseArgs {
     /// than their last acknowledged write are `lost_writes` in the result (writes that timed out
     /// are in doubt, never lost). From N clients, client i updates only the loaded keys numbered
     /// i mod N and verifies them. On by default for `elastic`.
-    #[arg(long)]
+    #[arg(hide_short_help = true, help_heading = "Output", long)]
     pub verify_writes: bool,
 
     /// Status line period when standard error is not a terminal.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_STATUS_INTERVAL, value_parser = parse_duration)]
+    #[arg(hide_short_help = true, help_heading = "Output", long, value_name = "DURATION", default_value = request::DEFAULT_STATUS_INTERVAL, value_parser = parse_duration)]
     pub status_interval: Duration,
 
     /// Serve the run's live figures as OpenMetrics at http://ADDR:PORT/metrics for Prometheus
@@ -781,26 +831,26 @@ pub struct PhaseArgs {
     /// the phase). Port 0 picks a free port, printed on stderr. Binds exactly ADDR (a name such as
     /// localhost is resolved; :PORT is every interface, as Prometheus' own flag): 127.0.0.1 unless
     /// the scraper runs elsewhere.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
+    #[arg(help_heading = "Output", long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 
     /// Create the table if it does not exist (before the first phase).
-    #[arg(long)]
+    #[arg(help_heading = "Database", long)]
     pub create_schema: bool,
 
     /// Drop the table before the first phase (with --create-schema: start from an empty table).
-    #[arg(long)]
+    #[arg(hide_short_help = true, help_heading = "Database", long)]
     pub drop_schema: bool,
 
     /// No progress display.
-    #[arg(long, short = 'q')]
+    #[arg(help_heading = "Output", long, short = 'q')]
     pub quiet: bool,
 
     /// Run against the cluster of this deployment file (started with `scalebench cluster up`): its URL
     /// and binding options are the defaults; waits until it is idle before a run, flushes and compacts
     /// after a load, and records its space on disk in the result (after a load: as inserted and
     /// settled).
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = "Database", long, value_name = "FILE")]
     pub deployment: Option<PathBuf>,
 
     #[command(flatten)]
@@ -808,12 +858,12 @@ pub struct PhaseArgs {
 
     /// With --deployment: skip the compaction after a load (the flush still runs: the space is then
     /// as inserted only).
-    #[arg(long)]
+    #[arg(hide_short_help = true, help_heading = "Database", long)]
     pub no_compact: bool,
 
     /// Do not sample resources (host, client and deployment nodes from /proc, once a second) nor
     /// derive the "bounded by" verdict.
-    #[arg(long)]
+    #[arg(hide_short_help = true, help_heading = "Monitoring", long)]
     pub no_monitor: bool,
 }
 
@@ -825,29 +875,35 @@ pub struct ConsistencyArgs {
     /// probe keys, on connections of their own, each read back at the --probe-delays and until
     /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
     /// result's `consistency`, docs/consistency.md). Off by default.
-    #[arg(long, value_name = "RATE", value_parser = request::parse_probe_rate)]
+    #[arg(help_heading = "Consistency and faults", long, value_name = "RATE", value_parser = request::parse_probe_rate)]
     pub consistency_probe: Option<f64>,
 
     /// With --consistency-probe: the delays after each write's acknowledgement at which a reader
     /// reads it, in ms [default: 0,0.1,0.5,1,2,5,10,50,100 (PBS)].
-    #[arg(long, value_name = "MS,MS,...", value_parser = request::parse_probe_delays, requires = "consistency_probe")]
+    #[arg(hide_short_help = true, help_heading = "Consistency and faults", long, value_name = "MS,MS,...", value_parser = request::parse_probe_delays, requires = "consistency_probe")]
     pub probe_delays: Option<ProbeDelays>,
 
     /// With --consistency-probe: how many probe keys it writes in turn [default: 8]; each is
     /// rewritten every N / RATE seconds, the period k-staleness (versions behind) counts in.
-    #[arg(long, value_name = "N", value_parser = request::parse_probe_keys, requires = "consistency_probe")]
+    #[arg(hide_short_help = true, help_heading = "Consistency and faults", long, value_name = "N", value_parser = request::parse_probe_keys, requires = "consistency_probe")]
     pub probe_keys: Option<usize>,
 
     /// With --consistency-probe: write every probe operation to FILE (JSON Lines), for a checker
     /// (tools/history-check: Porcupine).
-    #[arg(long, value_name = "FILE", requires = "consistency_probe")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Consistency and faults",
+        long,
+        value_name = "FILE",
+        requires = "consistency_probe"
+    )]
     pub history: Option<PathBuf>,
 
     /// Beside the run phase, inject a fault into a node of the --deployment: pause:NODE pauses it
     /// (SIGSTOP, then SIGCONT: Jepsen's pause nemesis) for `for` once every `every` [defaults:
     /// every=1s, for=200ms], e.g. pause:node2,every=2s,for=300ms. The pauses go on the result's
     /// timeline (`faults`). Repeatable.
-    #[arg(long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = scalebench_session::fault::FaultRequest::parse)]
+    #[arg(help_heading = "Consistency and faults", long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = scalebench_session::fault::FaultRequest::parse)]
     pub fault: Vec<scalebench_session::fault::FaultRequest>,
 }
 
@@ -940,10 +996,15 @@ pub struct MergeLogsArgs {
 pub struct SummaryArgs {
     /// Summary on standard output. `ycsb` prints YCSB's text of the last phase only, as YCSB prints
     /// one phase per run; warnings go to standard error.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(hide_short_help = true, help_heading = "Output", long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also write the load phase's YCSB text to this file (atomically), for a run with a load phase.
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Output",
+        long,
+        value_name = "FILE"
+    )]
     pub ycsb_load: Option<PathBuf>,
 }
 

@@ -654,6 +654,43 @@ fn every_built_in_workload_is_listed() {
     }
 }
 
+/// Issue 44: help grouped under headings, `-h` the common options and `--help` all of them, every
+/// line within 100 columns (what an 80-to-100-column terminal shows unwrapped).
+#[test]
+fn help_is_grouped_and_short_help_is_the_common_options() {
+    for command in ["run", "load", "elastic", "saturate"] {
+        let short = String::from_utf8_lossy(&scalebench(&[command, "-h"]).stdout).to_string();
+        let long = String::from_utf8_lossy(&scalebench(&[command, "--help"]).stdout).to_string();
+        for heading in [
+            "Database:",
+            "Workload:",
+            "Load shape:",
+            "Output:",
+            "Many clients:",
+        ] {
+            assert!(
+                short.contains(heading) && long.contains(heading),
+                "{command}: {heading}"
+            );
+        }
+        assert!(
+            short.lines().count() * 3 < long.lines().count() * 2,
+            "{command}: -h is short"
+        );
+        assert!(
+            !short.contains("  --grace <") && long.contains("  --grace <"),
+            "{command}"
+        );
+        assert!(short.contains("--help lists all of them"), "{command}");
+        for text in [&short, &long] {
+            let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            assert!(widest <= 100, "{command}: a line of {widest} columns");
+        }
+    }
+    let run = String::from_utf8_lossy(&scalebench(&["run", "--help"]).stdout).to_string();
+    assert!(run.contains("Consistency and faults:"));
+}
+
 /// Files people share take the umask's mode (issue 31, point 5): results, reports and HDR logs are
 /// 0644 under umask 022 (a report copied to a web server is readable) and 0600 under 077.
 #[test]
