@@ -46,8 +46,12 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
     let mut out = String::new();
     let Some(name) = name else {
         out.push_str("Bindings in this build (show options with `scalebench bindings NAME`):\n");
+        // Name and URL on one line, what it is below, within 100 columns.
         for b in bindings() {
-            let _ = writeln!(out, "  {:<10} {:<28} {}", b.name, b.url_example, b.summary);
+            let _ = writeln!(out, "  {:<10} {}", b.name, b.url_example);
+            for line in textwrap::wrap(b.summary, WIDTH - 13) {
+                let _ = writeln!(out, "{:13}{line}", "");
+            }
         }
         return Ok(out);
     };
@@ -58,10 +62,16 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
             names.join(", ")
         ))
     })?;
+    let wrapped = |text: &str, indent: &str| {
+        let options = textwrap::Options::new(WIDTH).subsequent_indent(indent);
+        textwrap::fill(text, options)
+    };
     let _ = writeln!(
         out,
-        "{}: {}\nURL: {}\nReads: {}",
-        b.name, b.summary, b.url_example, b.reads
+        "{}\n{}\n{}",
+        wrapped(&format!("{}: {}", b.name, b.summary), "  "),
+        wrapped(&format!("URL: {}", b.url_example), "  "),
+        wrapped(&format!("Reads: {}", b.reads), "  ")
     );
     let declared = b.options.declared;
     if declared.is_empty() {
@@ -75,19 +85,42 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
     );
     let name_width = declared.iter().map(|o| o.name.len()).max().unwrap_or(0);
     let default_width = declared.iter().map(|o| o.default.len()).max().unwrap_or(0);
+    // Name and default in columns, the help beside them wrapped within the width (or below them
+    // when the columns leave it too little room).
+    let column = 2 + name_width + 2 + 8 + default_width + 2;
+    let indent = if column + 30 <= WIDTH { column } else { 6 };
     for o in declared {
         let choices = match o.choices {
             [] => String::new(),
             c => format!(" (one of {})", c.join(", ")),
         };
-        let _ = writeln!(
-            out,
-            "  {:<name_width$}  default {:<default_width$}  {}{choices}",
-            o.name, o.default, o.help
+        let head = format!(
+            "  {:<name_width$}  default {:<default_width$}  ",
+            o.name, o.default
         );
+        let help = format!("{}{choices}", o.help);
+        let lines = textwrap::wrap(&help, WIDTH - indent);
+        if indent == column {
+            for (i, line) in lines.iter().enumerate() {
+                let lead = if i == 0 {
+                    head.clone()
+                } else {
+                    " ".repeat(indent)
+                };
+                let _ = writeln!(out, "{lead}{line}");
+            }
+        } else {
+            let _ = writeln!(out, "{}", head.trim_end());
+            for line in lines {
+                let _ = writeln!(out, "{}{line}", " ".repeat(indent));
+            }
+        }
     }
     Ok(out)
 }
+
+/// The widest line of the listings (an 80-to-100-column terminal shows them unwrapped).
+const WIDTH: usize = 100;
 
 /// Receives the opened factory with its concrete type, so execution is compiled per binding
 /// (static dispatch on the hot path).

@@ -1259,6 +1259,24 @@ fn bindings_are_listed_with_their_options() {
     let r = scalebench(&["bindings"]);
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(text.contains("sqlite") && text.contains("null"), "{text}");
+    // Issue 44: within 100 columns, each binding's URL beside its name, its summary below.
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "a line of {widest} columns: {text}");
+    assert!(text.contains("\n  mongodb    mongodb://"), "{text}");
+    for name in [
+        "redis",
+        "mongodb",
+        "cassandra",
+        "postgres",
+        "hbase",
+        "etcd",
+        "mysql",
+    ] {
+        let r = scalebench(&["bindings", name]);
+        let text = String::from_utf8_lossy(&r.stdout);
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        assert!(widest <= 100, "{name}: a line of {widest} columns: {text}");
+    }
     let r = scalebench(&["bindings", "sqlite"]);
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(

@@ -425,7 +425,7 @@ fn exposition(s: &Snapshot) -> String {
             let Some(last) = &o.last_interval else {
                 continue;
             };
-            rate.get_or_create(&by_op).set(last.ops_s);
+            rate.get_or_create(&by_op).set(clean(last.ops_s, 1e3));
             // `percentile`, not `quantile`: Prometheus reserves that label for summaries.
             let percentile = |from: &str, p: &str, us: f64| {
                 let labels: Labels = vec![
@@ -433,7 +433,7 @@ fn exposition(s: &Snapshot) -> String {
                     ("from", from.to_string()),
                     ("percentile", p.to_string()),
                 ];
-                latency.get_or_create(&labels).set(us / 1e6);
+                latency.get_or_create(&labels).set(clean(us / 1e6, 1e9));
             };
             if last.ok > 0 {
                 for (p, us) in [
@@ -455,6 +455,13 @@ fn exposition(s: &Snapshot) -> String {
     let mut text = String::new();
     encode(&mut text, &registry).expect("writing to a String cannot fail");
     text
+}
+
+/// `v` rounded to `1 / per` (a nanosecond of seconds, a thousandth of an operation a second): an
+/// integer divided once is the f64 nearest the decimal, which prints as that decimal
+/// (`0.000019135`, not `19.135 / 1e6`'s `0.000019135000000000003`).
+fn clean(v: f64, per: f64) -> f64 {
+    (v * per).round() / per
 }
 
 /// Serves `addr` for as long as the returned guard lives, announcing where on stderr (with a
@@ -539,6 +546,14 @@ impl Progress for Published {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Figures print as the decimals they are, without a division's float noise.
+    #[test]
+    fn figures_print_without_float_noise() {
+        assert_ne!(format!("{}", 19.135 / 1e6), "0.000019135");
+        assert_eq!(format!("{}", clean(19.135 / 1e6, 1e9)), "0.000019135");
+        assert_eq!(format!("{}", clean(1234.5600000001, 1e3)), "1234.56");
+    }
     use scalebench_measure::result::IntervalOp;
     use scalebench_measure::LiveOperation;
 
