@@ -1654,16 +1654,22 @@ properties = { recordcount = 10 }
         stderr(&o)
     );
     let shown = String::from_utf8_lossy(&o.stdout).to_string();
-    let overloaded = shown
-        .lines()
-        .find(|l| l.starts_with("null/overloaded"))
-        .unwrap_or_else(|| panic!("{shown}"));
-    assert!(overloaded.contains("FAILURES: 1 runs"), "{shown}");
-    let healthy = shown
-        .lines()
-        .find(|l| l.starts_with("null/healthy"))
-        .unwrap();
-    assert!(!healthy.contains("FAILURES"), "{shown}");
+    // A cell's line and the indented lines of its p99s and notes below it, within 100 columns.
+    let cell = |name: &str| {
+        let mut lines = shown.lines().skip_while(|l| !l.starts_with(name));
+        let first = lines.next().unwrap_or_else(|| panic!("{shown}"));
+        std::iter::once(first)
+            .chain(lines.take_while(|l| l.starts_with(' ')))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert!(
+        cell("null/overloaded").contains("FAILURES: 1 runs"),
+        "{shown}"
+    );
+    assert!(!cell("null/healthy").contains("FAILURES"), "{shown}");
+    let widest = shown.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "a line of {widest} columns: {shown}");
 
     let list = scalebench(&["results", "list", "--results", r]);
     let line = String::from_utf8_lossy(&list.stdout)

@@ -56,6 +56,26 @@ impl Miniature {
     }
 }
 
+/// `text`'s words joined by single spaces: what `results show` wrapped, unwrapped.
+fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A cell's lines in `results show`: the first line `found` holds, and the indented lines after it
+/// (its figures when its name is long, its p99s, its notes), their words joined by single spaces
+/// (as the wrapped text was before it was wrapped).
+fn cell_lines(show: &str, found: impl Fn(&str) -> bool) -> String {
+    let mut lines = show.lines().skip_while(|l| !found(l));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no such cell: {show}"));
+    std::iter::once(first)
+        .chain(lines.take_while(|l| l.starts_with(' ')))
+        .flat_map(str::split_whitespace)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The examples whose matrices the suite runs with `--cells each-value`: every database,
 /// configuration, workload and swept value once, not every combination (their full miniatures take
 /// 5 to 20 minutes each on 2 cores; the combinations run the same code).
@@ -368,7 +388,7 @@ fn operations_are_judged_on_each_database(m: &Miniature) {
     // A run flagged for its failures (etcd's update conflicts on a Zipfian's hottest keys pass 1%
     // of a miniature's few thousand operations, in some runs every cell's) is shown as such,
     // its figures left out; a verdict is shown for the others.
-    let shown = m.show();
+    let shown = words(&m.show());
     let flagged = m
         .runs
         .iter()
@@ -448,19 +468,13 @@ fn wegert_restores_before_every_run(m: &Miniature) {
             continue;
         }
         let stale = 100.0 * (1.0 - first["consistent_fraction"].as_f64().unwrap());
-        let line = show
-            .lines()
-            .find(|l| l.starts_with(cell))
-            .unwrap_or_else(|| panic!("{cell}: {show}"));
+        let line = cell_lines(&show, |l| l.starts_with(cell));
         assert!(
             line.split_whitespace().any(|t| t == format!("{stale:.2}")),
             "{cell}: stale % {stale:.2}: {line}"
         );
     }
-    let paused = show
-        .lines()
-        .find(|l| l.contains("/one-one-paused/"))
-        .unwrap();
+    let paused = cell_lines(&show, |l| l.contains("/one-one-paused/"));
     assert!(
         paused.contains("probe writes' reads") && paused.contains("node pauses"),
         "{paused}"
@@ -505,10 +519,7 @@ fn swaminathan_compares_databases_per_data_size(m: &Miniature) {
 fn dory_keeps_the_table_of_sizes(m: &Miniature) {
     let show = m.show();
     for db in ["redis-cluster-3", "hbase-1"] {
-        let line = show
-            .lines()
-            .find(|l| l.starts_with(db))
-            .unwrap_or_else(|| panic!("{db}: {show}"));
+        let line = cell_lines(&show, |l| l.starts_with(db));
         assert!(line.contains("request sets per size"), "{line}");
         assert!(line.contains("scalability"), "{line}");
     }
@@ -573,7 +584,7 @@ fn dijkshoorn_reads_and_updates_the_loaded_table(m: &Miniature) {
             assert!(records >= 200, "{cell}");
         }
     }
-    assert!(m.show().contains("on 200 records"));
+    assert!(words(&m.show()).contains("on 200 records"));
 }
 
 /// Issue 43: the workload file's typed record on PostgreSQL, Cassandra and Redis Cluster in one
@@ -614,7 +625,7 @@ fn the_session_store_runs_on_each_database(m: &Miniature) {
             r["parameters"]
         );
     }
-    assert!(m.show().contains("on 100 records"));
+    assert!(words(&m.show()).contains("on 100 records"));
 }
 
 /// Issue 29, points 1 and 9: every load's space is measured before and after it, and the bytes per
@@ -636,7 +647,7 @@ fn lourenco_compares_the_space_records_add(m: &Miniature) {
             .unwrap_or(0.0);
         assert!(as_inserted > 0.0, "{cell}: {}", inserted["marginal"]);
     }
-    let show = m.show();
+    let show = words(&m.show());
     assert!(show.contains("as inserted"), "{show}");
 }
 

@@ -72,16 +72,23 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
             String::new()
         }
     };
+    // Within 100 columns: the figures on the cell's line (a long cell's on the line below it),
+    // each operation's p99 and the notes on lines of their own, wrapped.
+    let width = rows
+        .iter()
+        .map(|r| r.stats.cell.chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(4, CELL_WIDTH);
     let mut out = format!(
-        "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} notes\n",
+        "{:<width$} {:>3} {:>10} {:>9} {:>9} {:>7}{}\n",
         "cell",
         "n",
         "rate mean",
         "±95% CI",
         "sd",
-        "failed ops",
+        "failed",
         stale_column("stale %"),
-        "p99 (us) per operation"
     );
     for row in rows {
         let c = row.stats;
@@ -198,21 +205,36 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
             .as_ref()
             .and_then(|k| k.stale.as_ref())
             .map_or("-".into(), |s| format!("{:.2}", 100.0 * s.fraction));
-        out.push_str(&format!(
-            "{:<50} {:>3} {:>12} {:>10} {:>10} {:>10}{}  {:<28} {}\n",
-            c.cell,
-            n,
-            mean,
-            ci,
-            sd,
+        let figures = format!(
+            "{n:>3} {mean:>10} {ci:>9} {sd:>9} {:>7}{}",
             c.operations_failed,
-            stale_column(&stale),
-            p99.join(", "),
-            notes.join("; ")
-        ));
+            stale_column(&stale)
+        );
+        if c.cell.chars().count() > width {
+            out.push_str(&format!("{}\n{:width$} {figures}\n", c.cell, ""));
+        } else {
+            out.push_str(&format!("{:<width$} {figures}\n", c.cell));
+        }
+        let wrapped = |text: String| {
+            let options = textwrap::Options::new(TABLE_WIDTH)
+                .initial_indent("    ")
+                .subsequent_indent("      ");
+            textwrap::fill(&text, options) + "\n"
+        };
+        if !p99.is_empty() {
+            out.push_str(&wrapped(format!("p99 us: {}", p99.join(", "))));
+        }
+        if !notes.is_empty() {
+            out.push_str(&wrapped(notes.join("; ")));
+        }
     }
     out
 }
+
+/// The widest line of [`cells_table`].
+const TABLE_WIDTH: usize = 100;
+/// Cell names longer than this take a line of their own.
+const CELL_WIDTH: usize = TABLE_WIDTH - 52;
 
 /// A step's events and scores in lines of text (the command line prints them as each step ends).
 pub fn step_summary(s: &ElasticStep) -> String {
