@@ -7,6 +7,36 @@
 
 use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError};
 
+/// A one-record transaction on a connection: none, begun (its record not read yet), or holding
+/// its record (`T`: the snapshot and what the store needs to write it conditionally).
+#[derive(Debug, Default)]
+pub enum Held<T> {
+    #[default]
+    Idle,
+    Begun,
+    Holding(T),
+}
+
+impl<T> Held<T> {
+    /// Begins or ends the transaction; at a commit, what it holds to write (`None`: it touched no
+    /// record). A rollback, or a commit, leaves it idle.
+    pub fn control(&mut self, control: crate::TransactionControl) -> Result<Option<T>, OpError> {
+        use crate::TransactionControl as C;
+        match (control, std::mem::take(self)) {
+            (C::Begin, Held::Idle) => {
+                *self = Held::Begun;
+                Ok(None)
+            }
+            (C::Begin, _) => Err(OpError::new(
+                FailureClass::Other,
+                "a transaction began inside another",
+            )),
+            (C::Commit, Held::Holding(t)) => Ok(Some(t)),
+            (_, _) => Ok(None),
+        }
+    }
+}
+
 /// The record of a transaction, by field index (`None`: a field the record lacks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {

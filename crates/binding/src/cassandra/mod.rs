@@ -25,7 +25,7 @@ use scylla::statement::unprepared::Statement;
 use scylla::statement::{Consistency, SerialConsistency};
 use scylla::value::{CqlTimestamp, CqlValue, Row};
 
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Held, Snapshot};
 use crate::info::{BindingInfo, OptionValue};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -732,24 +732,18 @@ async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingE
         Ok(CassandraBinding {
             session,
             settings: s.clone(),
-            txn: Txn::Idle,
+            txn: Held::Idle,
         })
 }
 
 pub struct CassandraBinding {
     session: Rc<ThreadSession>,
     settings: Arc<Settings>,
-    txn: Txn,
+    /// A sequence's transaction ([`crate::Transactions::OneRecord`]): a lightweight transaction
+    /// (Paxos) on the record's partition at the commit.
+    txn: Held<Snapshot>,
 }
 
-/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]): a
-/// lightweight transaction (Paxos) on the record's partition at the commit.
-enum Txn {
-    Idle,
-    /// Begun; its record is read at its first step.
-    Begun,
-    Holding(Snapshot),
-}
 
 fn classify(e: impl std::fmt::Display) -> OpError {
     // The driver's error types nest deeply and change between releases; its messages name the server's
@@ -1173,8 +1167,8 @@ impl CassandraBinding {
     /// The transaction's record, read at its first step (`None`: no transaction).
     async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
         match &self.txn {
-            Txn::Idle => return Ok(None),
-            Txn::Begun => {
+            Held::Idle => return Ok(None),
+            Held::Begun => {
                 // A null column stays `None` (a plain read gives it as empty text): the commit's
                 // condition is then `IF c = null`, which a null meets.
                 let p = self.session.prepared.as_ref().map(|p| &p.read_all);
@@ -1193,12 +1187,12 @@ impl CassandraBinding {
                         .map(|(i, v)| v.map(|v| text_of(Some(v), self.settings.types.get(i).copied())))
                         .collect::<Vec<_>>()
                 });
-                self.txn = Txn::Holding(Snapshot::new(key, original));
+                self.txn = Held::Holding(Snapshot::new(key, original));
             }
-            Txn::Holding(s) => s.check_key(key)?,
+            Held::Holding(s) => s.check_key(key)?,
         }
         match &mut self.txn {
-            Txn::Holding(s) => Ok(Some(s)),
+            Held::Holding(s) => Ok(Some(s)),
             _ => unreachable!("held above"),
         }
     }
@@ -1332,7 +1326,7 @@ impl Binding for CassandraBinding {
     /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
     /// next operations go to the database, not into a record held in memory.
     fn abandoned(&mut self) {
-        self.txn = Txn::Idle;
+        self.txn = Held::Idle;
     }
 
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
@@ -1520,17 +1514,9 @@ impl Binding for CassandraBinding {
         &mut self,
         control: crate::TransactionControl,
     ) -> Result<(), OpError> {
-        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
-            (crate::TransactionControl::Begin, Txn::Idle) => {
-                self.txn = Txn::Begun;
-                Ok(())
-            }
-            (crate::TransactionControl::Begin, _) => Err(OpError::new(
-                FailureClass::Other,
-                "a transaction began inside another",
-            )),
-            (crate::TransactionControl::Commit, Txn::Holding(s)) => self.commit(s).await,
-            (_, _) => Ok(()),
+        match self.txn.control(control)? {
+            Some(s) => self.commit(s).await,
+            None => Ok(()),
         }
     }
 

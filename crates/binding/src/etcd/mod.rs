@@ -10,7 +10,7 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, 
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::info::BindingInfo;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -140,7 +140,7 @@ impl BindingFactory for EtcdFactory {
             fields: self.fields.clone(),
             serializable: self.serializable,
             max_txn_ops: self.max_txn_ops,
-            transaction: Transaction::Idle,
+            transaction: Held::Idle,
         })
     }
 
@@ -158,17 +158,11 @@ pub struct EtcdBinding {
     fields: Vec<String>,
     serializable: bool,
     max_txn_ops: usize,
-    transaction: Transaction,
+    /// A sequence's transaction ([`crate::Transactions::OneRecord`]): the record, and the key's
+    /// revision when read (0: no record).
+    transaction: Held<(Snapshot, i64)>,
 }
 
-/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]).
-enum Transaction {
-    Idle,
-    /// Begun; its record is read at its first step.
-    Begun,
-    /// The record, and the key's revision when read (0: no record).
-    Holding(Snapshot, i64),
-}
 
 fn classify(e: etcd_client::Error) -> OpError {
     use etcd_client::Error as E;
@@ -232,8 +226,8 @@ impl EtcdBinding {
     /// (`None`: no transaction).
     async fn in_transaction(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
         match &self.transaction {
-            Transaction::Idle => return Ok(None),
-            Transaction::Begun => {
+            Held::Idle => return Ok(None),
+            Held::Begun => {
                 let resp = pinned!(self, self.client.get(self.key(key), None));
                 let (original, revision) = match resp.kvs().first() {
                     Some(kv) => {
@@ -247,12 +241,12 @@ impl EtcdBinding {
                     }
                     None => (None, 0),
                 };
-                self.transaction = Transaction::Holding(Snapshot::new(key, original), revision);
+                self.transaction = Held::Holding((Snapshot::new(key, original), revision));
             }
-            Transaction::Holding(s, _) => s.check_key(key)?,
+            Held::Holding((s, _)) => s.check_key(key)?,
         }
         match &mut self.transaction {
-            Transaction::Holding(s, _) => Ok(Some(s)),
+            Held::Holding((s, _)) => Ok(Some(s)),
             _ => unreachable!("held above"),
         }
     }
@@ -381,7 +375,7 @@ impl Binding for EtcdBinding {
     /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
     /// next operations go to the database, not into a record held in memory.
     fn abandoned(&mut self) {
-        self.transaction = Transaction::Idle;
+        self.transaction = Held::Idle;
     }
 
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
@@ -543,22 +537,9 @@ impl Binding for EtcdBinding {
         &mut self,
         control: crate::TransactionControl,
     ) -> Result<(), OpError> {
-        match (
-            control,
-            std::mem::replace(&mut self.transaction, Transaction::Idle),
-        ) {
-            (crate::TransactionControl::Begin, Transaction::Idle) => {
-                self.transaction = Transaction::Begun;
-                Ok(())
-            }
-            (crate::TransactionControl::Begin, _) => Err(OpError::new(
-                FailureClass::Other,
-                "a transaction began inside another",
-            )),
-            (crate::TransactionControl::Commit, Transaction::Holding(s, revision)) => {
-                self.commit(s, revision).await
-            }
-            (_, _) => Ok(()),
+        match self.transaction.control(control)? {
+            Some((s, revision)) => self.commit(s, revision).await,
+            None => Ok(()),
         }
     }
 

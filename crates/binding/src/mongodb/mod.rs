@@ -21,7 +21,7 @@ use mongodb::options::{
 use mongodb::{Client, Collection};
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Held, Snapshot};
 use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -355,7 +355,7 @@ impl BindingFactory for MongoFactory {
             collections: self.collections.clone(),
             ordered_inserts: self.ordered_inserts,
             upsert: self.upsert,
-            txn: Txn::Idle,
+            txn: Held::Idle,
         })
     }
 
@@ -372,19 +372,11 @@ pub struct MongoBinding {
     collections: Vec<bool>,
     ordered_inserts: bool,
     upsert: bool,
-    txn: Txn,
+    /// A sequence's transaction ([`crate::Transactions::OneRecord`]): the record, and its document
+    /// as read (`None`: there was none), for a conditional single-document write at the commit.
+    txn: Held<(Snapshot, Option<Document>)>,
 }
 
-/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]): one
-/// document's conditional replace, delete or insert at the commit (a single-document write is
-/// atomic; no replica set needed).
-enum Txn {
-    Idle,
-    /// Begun; its record is read at its first step.
-    Begun,
-    /// The record, and the document as read (`None`: there was none).
-    Holding(Snapshot, Option<Document>),
-}
 
 /// The failure class of a server error code (src/mongo/base/error_codes.yml).
 fn class_of_code(code: i32) -> FailureClass {
@@ -578,8 +570,8 @@ impl MongoBinding {
     /// The transaction's record, its document read at its first step (`None`: no transaction).
     async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
         match &self.txn {
-            Txn::Idle => return Ok(None),
-            Txn::Begun => {
+            Held::Idle => return Ok(None),
+            Held::Begun => {
                 let found = self
                     .collection
                     .find_one(doc! {"_id": key})
@@ -597,12 +589,12 @@ impl MongoBinding {
                     }
                     None => None,
                 };
-                self.txn = Txn::Holding(Snapshot::new(key, original), found);
+                self.txn = Held::Holding((Snapshot::new(key, original), found));
             }
-            Txn::Holding(s, _) => s.check_key(key)?,
+            Held::Holding((s, _)) => s.check_key(key)?,
         }
         match &mut self.txn {
-            Txn::Holding(s, _) => Ok(Some(s)),
+            Held::Holding((s, _)) => Ok(Some(s)),
             _ => unreachable!("held above"),
         }
     }
@@ -676,7 +668,7 @@ impl Binding for MongoBinding {
     /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
     /// next operations go to the database, not into a record held in memory.
     fn abandoned(&mut self) {
-        self.txn = Txn::Idle;
+        self.txn = Held::Idle;
     }
 
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
@@ -839,19 +831,9 @@ impl Binding for MongoBinding {
         &mut self,
         control: crate::TransactionControl,
     ) -> Result<(), OpError> {
-        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
-            (crate::TransactionControl::Begin, Txn::Idle) => {
-                self.txn = Txn::Begun;
-                Ok(())
-            }
-            (crate::TransactionControl::Begin, _) => Err(OpError::new(
-                FailureClass::Other,
-                "a transaction began inside another",
-            )),
-            (crate::TransactionControl::Commit, Txn::Holding(s, read)) => {
-                self.commit(s, read).await
-            }
-            (_, _) => Ok(()),
+        match self.txn.control(control)? {
+            Some((s, read)) => self.commit(s, read).await,
+            None => Ok(()),
         }
     }
 

@@ -13,7 +13,7 @@ use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKin
 use scalebench_workload::{Change, FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::{BindingInfo, HostList};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
 pub const INFO: BindingInfo = BindingInfo {
@@ -260,7 +260,7 @@ impl RedisFactory {
             wait_timeout: self.wait_timeout,
             scan_index: self.scan_index,
             pipeline_load: self.pipeline_load,
-            txn: Txn::Idle,
+            txn: Held::Idle,
         })
     }
 }
@@ -350,16 +350,10 @@ pub struct RedisBinding {
     wait_timeout: Duration,
     scan_index: bool,
     pipeline_load: bool,
-    txn: Txn,
+    /// A sequence's transaction ([`crate::Transactions::OneRecord`]).
+    txn: Held<Snapshot>,
 }
 
-/// A sequence's transaction on this connection ([`crate::Transactions::OneRecord`]).
-enum Txn {
-    Idle,
-    /// Begun; its record is read at its first step.
-    Begun,
-    Holding(Snapshot),
-}
 
 /// A transaction's commit: the record's fields (HMGET of ARGV[2..n+1]) must still be what the
 /// transaction read (ARGV[n+2..2n+1]: '=' and the value, or '' for none), else nothing is written
@@ -416,17 +410,17 @@ impl RedisBinding {
     /// transaction).
     async fn in_txn(&mut self, key: &str) -> Result<Option<&mut Snapshot>, OpError> {
         match &self.txn {
-            Txn::Idle => return Ok(None),
-            Txn::Begun => {
+            Held::Idle => return Ok(None),
+            Held::Begun => {
                 let cmd = self.hmget(key, FieldSet::All);
                 let values: Vec<Option<String>> = self.run(&cmd).await?;
                 let original = values.iter().any(Option::is_some).then_some(values);
-                self.txn = Txn::Holding(Snapshot::new(key, original));
+                self.txn = Held::Holding(Snapshot::new(key, original));
             }
-            Txn::Holding(s) => s.check_key(key)?,
+            Held::Holding(s) => s.check_key(key)?,
         }
         match &mut self.txn {
-            Txn::Holding(s) => Ok(Some(s)),
+            Held::Holding(s) => Ok(Some(s)),
             _ => unreachable!("held above"),
         }
     }
@@ -602,7 +596,7 @@ impl Binding for RedisBinding {
     /// A sequence abandoned at the operation timeout leaves no transaction behind: the worker's
     /// next operations go to the database, not into a record held in memory.
     fn abandoned(&mut self) {
-        self.txn = Txn::Idle;
+        self.txn = Held::Idle;
     }
 
     async fn read(&mut self, key: &str, fields: FieldSet, out: &mut Fields) -> Result<(), OpError> {
@@ -748,17 +742,9 @@ impl Binding for RedisBinding {
         &mut self,
         control: crate::TransactionControl,
     ) -> Result<(), OpError> {
-        match (control, std::mem::replace(&mut self.txn, Txn::Idle)) {
-            (crate::TransactionControl::Begin, Txn::Idle) => {
-                self.txn = Txn::Begun;
-                Ok(())
-            }
-            (crate::TransactionControl::Begin, _) => Err(OpError::new(
-                FailureClass::Other,
-                "a transaction began inside another",
-            )),
-            (crate::TransactionControl::Commit, Txn::Holding(s)) => self.commit(s).await,
-            (_, _) => Ok(()),
+        match self.txn.control(control)? {
+            Some(s) => self.commit(s).await,
+            None => Ok(()),
         }
     }
 
