@@ -122,7 +122,8 @@ pub fn report_page(result: &Path, html: &Path) -> String {
     std::fs::read_to_string(html).unwrap()
 }
 
-/// `scalebench results show NAME --results FILE`: what it prints.
+/// `scalebench results show NAME --results FILE`: what it prints, its words joined by single
+/// spaces (its notes are wrapped within 100 columns: a phrase may span two lines).
 pub fn results_show(name: &str, results: &Path) -> String {
     let o = scalebench(&[
         "results",
@@ -132,7 +133,10 @@ pub fn results_show(name: &str, results: &Path) -> String {
         results.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Runs the binary, killing it if it has not ended within `limit` (the test then fails naming the
