@@ -691,6 +691,58 @@ fn help_is_grouped_and_short_help_is_the_common_options() {
     assert!(run.contains("Consistency and faults:"));
 }
 
+/// Issue 44: every argument and option of every command and subcommand says what it is in
+/// `--help` (`results export` left `<NAME>` and `--discard-first` bare).
+#[test]
+fn every_argument_of_every_command_has_help_text() {
+    fn help(path: &[String]) -> String {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("--help");
+        String::from_utf8_lossy(&scalebench(&args).stdout).into_owned()
+    }
+    // The subcommands a help text lists under "Commands:".
+    fn commands(text: &str) -> Vec<String> {
+        text.lines()
+            .skip_while(|l| *l != "Commands:")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter(|c| c != "help")
+            .collect()
+    }
+    let mut queue = vec![Vec::<String>::new()];
+    let (mut seen, mut bare) = (0, Vec::new());
+    while let Some(path) = queue.pop() {
+        let text = help(&path);
+        seen += 1;
+        for c in commands(&text) {
+            let mut next = path.clone();
+            next.push(c);
+            queue.push(next);
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let spec = line.trim_start();
+            let indent = line.len() - spec.len();
+            if !(2..=6).contains(&indent) || !(spec.starts_with('-') || spec.starts_with('<')) {
+                continue;
+            }
+            // "--name <V>  help" on one line, or the help on the lines below, indented deeper.
+            let beside = spec.contains("  ");
+            let below = lines.get(i + 1).is_some_and(|n| {
+                let t = n.trim_start();
+                n.len() - t.len() > indent && !t.is_empty() && !t.starts_with(['-', '<'])
+            });
+            if !(beside || below) {
+                bare.push(format!("scalebench {} --help: {spec}", path.join(" ")));
+            }
+        }
+    }
+    assert!(seen > 30, "{seen} commands");
+    assert!(bare.is_empty(), "no help text:\n{}", bare.join("\n"));
+}
+
 /// Files people share take the umask's mode (issue 31, point 5): results, reports and HDR logs are
 /// 0644 under umask 022 (a report copied to a web server is readable) and 0600 under 077.
 #[test]
@@ -1753,6 +1805,55 @@ properties = { recordcount = 10 }
         .unwrap();
     assert_eq!(healthy["n"], 1);
     assert_eq!(healthy["throughput_sd"], serde_json::Value::Null);
+}
+
+/// Issue 44: `results export --csv` has the consistency probe's figures as columns when a run had
+/// the probe beside it (the stale share at the first delay in percent, its interval, the reads).
+#[test]
+fn results_export_has_the_probes_columns() {
+    let dir = test_dir();
+    let file = dir.path().join("probed.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"probed\"\n[procedure]\nduration = \"1s\"\nconsistency_probe = 40\n\
+             options = {{ no_monitor = true }}\n[[database]]\nname = \"sqlite\"\n\
+             db = \"sqlite://{}/p.db\"\n[[workload]]\nname = \"a\"\nworkload = \"a\"\n\
+             properties = {{ recordcount = 100 }}\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("r.db");
+    let r = results.to_str().unwrap();
+    let o = scalebench(&["experiment", file.to_str().unwrap(), "--results", r]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let csv = scalebench(&["results", "export", "probed", "--csv", "--results", r]);
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    let csv = String::from_utf8_lossy(&csv.stdout).to_string();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let value = |name: &str| {
+        let i = header
+            .iter()
+            .position(|h| *h == name)
+            .unwrap_or_else(|| panic!("no column {name}: {csv}"));
+        row[i]
+            .parse::<f64>()
+            .unwrap_or_else(|e| panic!("{name}: {e}: {csv}"))
+    };
+    assert!(value("probe_writes") >= 20.0, "{csv}");
+    assert!(value("probe_reads") >= value("probe_writes"), "{csv}");
+    // One embedded database: every read sees the newest write; the interval is in percent.
+    assert_eq!(value("stale_reads"), 0.0, "{csv}");
+    assert_eq!(value("stale_fraction_pct"), 0.0, "{csv}");
+    assert!(
+        value("stale_ci95_high_pct") > 1.0 && value("stale_ci95_high_pct") < 100.0,
+        "{csv}"
+    );
+    assert_eq!(value("stale_first_delay_ms"), 0.0, "{csv}");
+    // Free text stays last.
+    assert_eq!(header[header.len() - 2..], ["bounded_by", "error"]);
 }
 
 /// A run that cannot run (nothing listens at the database's address) fails: the others are recorded,

@@ -11,45 +11,39 @@ use crate::chart::{Chart, Scale, Series};
 pub const ZERO_DELAY_AT_MS: f64 = 0.01;
 
 /// t-visibility: P(a read started t ms after the acknowledgement returns the write), one series per
-/// (name, points). The x axis is logarithmic as in PBS's plots; 0 ms sits at 0.01 ms.
+/// (name, points), with each delay's reads, its 95% interval and the reads that missed it as
+/// columns. The x axis is logarithmic as in PBS's plots; a delay of 0 is drawn at 0.01 ms (and
+/// stays 0 in the data).
 pub fn visibility_chart(id: &str, lines: &[(String, Vec<VisibilityPoint>)]) -> Option<Chart> {
     let mut chart = Chart::new(
         &format!("{id}-t-visibility"),
         "t-visibility: reads that return the newest acknowledged write",
-        "ms after the acknowledgement (0 drawn at 0.01)",
+        "ms after the acknowledgement",
         "% consistent reads",
     );
     chart.x_scale = Scale::Log10;
+    chart.log_zero_at = Some(ZERO_DELAY_AT_MS);
     chart.series = lines
         .iter()
         .map(|(name, points)| {
             let points: Vec<_> = points.iter().filter(|p| p.samples > 0).collect();
+            let column = |name: &str, f: &dyn Fn(&VisibilityPoint) -> f64| {
+                (name.to_string(), points.iter().map(|p| f(p)).collect())
+            };
             Series {
-                name: name.clone(),
-                points: points
-                    .iter()
-                    .map(|p| {
-                        (
-                            p.delay_ms.max(ZERO_DELAY_AT_MS),
-                            100.0 * p.consistent_fraction,
-                        )
-                    })
-                    .collect(),
-                errors: Vec::new(),
-                labels: points
-                    .iter()
-                    .map(|p| {
-                        format!(
-                            "{} ms: {:.1}% of {} reads (95% CI {:.1}-{:.1}%; {} missed the delay)",
-                            p.delay_ms,
-                            100.0 * p.consistent_fraction,
-                            p.samples,
-                            100.0 * p.ci_low,
-                            100.0 * p.ci_high,
-                            p.missed
-                        )
-                    })
-                    .collect(),
+                columns: vec![
+                    column("reads", &|p| p.samples as f64),
+                    column("95% CI low (%)", &|p| 100.0 * p.ci_low),
+                    column("95% CI high (%)", &|p| 100.0 * p.ci_high),
+                    column("reads that missed the delay", &|p| p.missed as f64),
+                ],
+                ..Series::new(
+                    name.clone(),
+                    points
+                        .iter()
+                        .map(|p| (p.delay_ms, 100.0 * p.consistent_fraction))
+                        .collect(),
+                )
             }
         })
         .collect();
@@ -109,11 +103,9 @@ pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
         ),
     ] {
         if let Some(h) = summary.as_ref().and_then(|s| s.decode().ok()) {
-            chart.series.push(Series {
-                name: name.into(),
-                points: crate::chart::percentile_points(&h),
-                ..Default::default()
-            });
+            chart
+                .series
+                .push(Series::new(name, crate::chart::percentile_points(&h)));
         }
     }
     (!chart.is_empty()).then_some(chart)
@@ -286,8 +278,19 @@ mod tests {
         );
         assert!(pooled[0].ci_low < 0.8 && pooled[0].ci_high > 0.8);
         let chart = visibility_chart("x", &[("cell".into(), pooled)]).unwrap();
-        // 0 ms on the log axis sits at 0.01 ms.
-        assert_eq!(chart.series[0].points, [(0.01, 80.0), (10.0, 100.0)]);
-        assert!(chart.series[0].labels[0].contains("400 reads"));
+        // 0 ms stays 0 in the data: the page draws it at 0.01 ms on the log axis (issue 44).
+        assert_eq!(chart.series[0].points, [(0.0, 80.0), (10.0, 100.0)]);
+        assert_eq!(chart.log_zero_at, Some(ZERO_DELAY_AT_MS));
+        // The reads and the interval are columns of the CSV, not words in a label.
+        let csv = chart.csv();
+        let mut lines = csv.lines();
+        assert_eq!(
+            lines.next(),
+            Some("series,ms after the acknowledgement,% consistent reads,reads,95% CI low (%),95% CI high (%),reads that missed the delay")
+        );
+        let first: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(&first[..4], ["cell", "0", "80", "400"]);
+        let (low, high): (f64, f64) = (first[4].parse().unwrap(), first[5].parse().unwrap());
+        assert!(low < 80.0 && high > 80.0, "{csv}");
     }
 }

@@ -8,28 +8,52 @@ use std::collections::{BTreeMap, BTreeSet};
 use scalebench_measure::RunResult;
 
 use crate::cells::CellStats;
+use crate::chart::{csv_text, text_field};
 use crate::stored::StoredRun;
 
 /// The latency columns of each operation of the measured phase, in microseconds.
 const LATENCY_COLUMNS: [&str; 3] = ["p50_us", "p99_us", "p99_9_us"];
 
+/// The consistency probe's columns (docs/consistency.md), when a run had the probe beside it.
+const PROBE_COLUMNS: [&str; 11] = [
+    "probe_writes",
+    "probe_reads",
+    "stale_reads",
+    "stale_first_delay_ms",
+    "stale_fraction_pct",
+    "stale_ci95_low_pct",
+    "stale_ci95_high_pct",
+    "visibility_lag_p99_us",
+    "staleness_window_p99_us",
+    "never_seen_writes",
+    "monotonic_read_violations",
+];
+
+/// What one stored run's result adds to its row: each operation's latencies and the probe's
+/// figures, of the measured (last) phase.
+#[derive(Default)]
+struct Measured {
+    latency: BTreeMap<String, [f64; 3]>,
+    probe: Option<[String; PROBE_COLUMNS.len()]>,
+}
+
 /// The runs as CSV: cell, its parts (database, configuration, workload, one column per swept
 /// parameter), repetition, `discarded` (within the first `discard_first`), the run's status and
-/// figures, `OP_p50_us`, `OP_p99_us`, `OP_p99_9_us` per operation, then the free text
-/// (`bounded_by`, `error`). The runs must carry their result JSON (for the latencies).
+/// figures, `OP_p50_us`, `OP_p99_us`, `OP_p99_9_us` per operation, the consistency probe's
+/// figures when any run had it (`probe_writes` ... `monotonic_read_violations`), then the free
+/// text (`bounded_by`, `error`). The runs must carry their result JSON (for the latencies and
+/// the probe). Written by the `csv` crate; no text field is taken for a formula.
 pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
     let params: BTreeSet<&str> = runs
         .iter()
         .flat_map(|r| r.params.keys().map(String::as_str))
         .collect();
-    let latencies: Vec<BTreeMap<String, [f64; 3]>> = runs
+    let measured: Vec<Measured> = runs.iter().map(|r| measured(r.result.as_deref())).collect();
+    let operations: BTreeSet<&str> = measured
         .iter()
-        .map(|r| measured_latency(r.result.as_deref()))
+        .flat_map(|m| m.latency.keys().map(String::as_str))
         .collect();
-    let operations: BTreeSet<&str> = latencies
-        .iter()
-        .flat_map(|l| l.keys().map(String::as_str))
-        .collect();
+    let probed = measured.iter().any(|m| m.probe.is_some());
     let mut header: Vec<String> = ["cell", "database", "configuration", "workload"]
         .iter()
         .map(|h| h.to_string())
@@ -52,27 +76,30 @@ pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
     for op in &operations {
         header.extend(LATENCY_COLUMNS.map(|c| format!("{op}_{c}")));
     }
+    if probed {
+        header.extend(PROBE_COLUMNS.map(String::from));
+    }
     // Free text last: a naive split by commas still finds every column before them.
     header.extend(["bounded_by".into(), "error".into()]);
-    let mut out = header.join(",") + "\n";
+    let mut rows = vec![header.iter().map(|h| text_field(h)).collect::<Vec<_>>()];
     let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let count = |n: Option<u64>| n.map_or(String::new(), |n| n.to_string());
-    for (r, latency) in runs.iter().zip(&latencies) {
+    for (r, m) in runs.iter().zip(&measured) {
         let mut row = vec![
-            field(&r.cell),
-            field(&r.database),
-            field(&r.configuration),
-            field(&r.workload),
+            text_field(&r.cell),
+            text_field(&r.database),
+            text_field(&r.configuration),
+            text_field(&r.workload),
         ];
         row.extend(
             params
                 .iter()
-                .map(|p| field(r.params.get(*p).map_or("", String::as_str))),
+                .map(|p| text_field(r.params.get(*p).map_or("", String::as_str))),
         );
         row.extend([
             r.repetition.to_string(),
             (r.repetition <= discard_first).to_string(),
-            r.status.clone(),
+            text_field(&r.status),
             number(r.throughput_ops_s),
             count(r.ok),
             count(r.failed),
@@ -81,17 +108,22 @@ pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
             number(r.bytes_per_record_as_inserted),
         ]);
         for op in &operations {
-            match latency.get(*op) {
+            match m.latency.get(*op) {
                 Some(values) => row.extend(values.map(|v| v.to_string())),
                 None => row.extend([String::new(), String::new(), String::new()]),
             }
         }
-        row.push(field(r.bounded_by.as_deref().unwrap_or("")));
-        row.push(field(r.error.as_deref().unwrap_or("")));
-        out.push_str(&row.join(","));
-        out.push('\n');
+        if probed {
+            match &m.probe {
+                Some(values) => row.extend(values.iter().cloned()),
+                None => row.extend(PROBE_COLUMNS.map(|_| String::new())),
+            }
+        }
+        row.push(text_field(r.bounded_by.as_deref().unwrap_or("")));
+        row.push(text_field(r.error.as_deref().unwrap_or("")));
+        rows.push(row);
     }
-    out
+    csv_text(&rows)
 }
 
 /// The runs and cell statistics of experiment `name` as JSON.
@@ -146,25 +178,39 @@ pub fn runs_json(
     serde_json::to_string_pretty(&json).unwrap_or_default() + "\n"
 }
 
-/// p50, p99 and p99.9 (µs) per operation of the run's measured (last) phase.
-fn measured_latency(result: Option<&str>) -> BTreeMap<String, [f64; 3]> {
+/// p50, p99 and p99.9 (µs) per operation and the probe's figures, of the run's measured (last)
+/// phase.
+fn measured(result: Option<&str>) -> Measured {
     let Some(result) = result.and_then(|json| serde_json::from_str::<RunResult>(json).ok()) else {
-        return BTreeMap::new();
+        return Measured::default();
     };
     let Some(phase) = result.phases.last() else {
-        return BTreeMap::new();
+        return Measured::default();
     };
-    phase
+    let latency = phase
         .operations
         .iter()
         .filter_map(|(op, o)| {
             let l = o.latency.as_ref()?;
             Some((op.clone(), [l.p50_us, l.p99_us, l.p99_9_us]))
         })
-        .collect()
-}
-
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-fn field(s: &str) -> String {
-    crate::chart::csv_field(s)
+        .collect();
+    let probe = phase.consistency.as_ref().map(|c| {
+        let stale = c.stale_fraction();
+        let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+        [
+            c.probe_writes.to_string(),
+            c.probe_reads.to_string(),
+            c.stale_reads.to_string(),
+            number(stale.map(|s| s.delay_ms)),
+            number(stale.map(|s| 100.0 * s.fraction)),
+            number(stale.map(|s| 100.0 * s.ci_low)),
+            number(stale.map(|s| 100.0 * s.ci_high)),
+            number(c.visibility_lag_us.as_ref().map(|l| l.p99_us)),
+            number(c.staleness_window_us.as_ref().map(|l| l.p99_us)),
+            c.never_seen.to_string(),
+            c.monotonic_reads.violations.to_string(),
+        ]
+    });
+    Measured { latency, probe }
 }

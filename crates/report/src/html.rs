@@ -150,15 +150,16 @@ pub fn bars(id: &str, title: &str, y_label: &str, rows: &[(String, f64, f64)]) -
     let mut c = Chart::new(id, title, "cell", y_label);
     c.kind = Kind::Bars;
     c.categories = rows.iter().map(|r| r.0.clone()).collect();
+    c.error_label = format!("{y_label} 95% CI half-width");
     c.series.push(Series {
-        name: y_label.into(),
-        points: rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (i as f64, r.1))
-            .collect(),
         errors: rows.iter().map(|r| r.2).collect(),
-        labels: Vec::new(),
+        ..Series::new(
+            y_label,
+            rows.iter()
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.1))
+                .collect(),
+        )
     });
     c
 }
