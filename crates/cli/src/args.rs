@@ -373,6 +373,8 @@ pub enum ResultsAction {
     /// Per cell: throughput mean, 95% confidence interval and standard deviation over repetitions,
     /// p99 from the merged histograms, bounded-by notes.
     Show {
+        /// The experiment, by the `name` of its file (`results list` lists them).
+        #[arg(value_name = "NAME")]
         name: String,
         #[command(flatten)]
         results: ResultsFile,
@@ -382,12 +384,17 @@ pub enum ResultsAction {
     },
     /// Every run (CSV) or runs and cell statistics (JSON) on standard output.
     Export {
+        /// The experiment, by the `name` of its file (`results list` lists them).
+        #[arg(value_name = "NAME")]
         name: String,
         #[command(flatten)]
         results: ResultsFile,
-        /// CSV of the runs instead of JSON.
+        /// CSV of the runs instead of JSON: one row per run, one column per field (each
+        /// operation's p50/p99/p99.9, the consistency probe's figures when it ran).
         #[arg(long)]
         csv: bool,
+        /// Mark the first K repetitions of each cell discarded (the `discarded` column; the JSON's
+        /// cell statistics leave them out). Default: the experiment's discard_first.
         #[arg(long, value_name = "K")]
         discard_first: Option<u32>,
     },
@@ -445,8 +452,10 @@ pub enum ClusterAction {
     StopNode {
         #[command(flatten)]
         target: ClusterTarget,
+        /// The node, by its id in `cluster status`.
         #[arg(long, value_name = "ID")]
         node: String,
+        /// SIGKILL instead of the server's own clean shutdown: a crash.
         #[arg(long)]
         crash: bool,
     },
@@ -454,6 +463,7 @@ pub enum ClusterAction {
     StartNode {
         #[command(flatten)]
         target: ClusterTarget,
+        /// The node, by its id in `cluster status`.
         #[arg(long, value_name = "ID")]
         node: String,
     },
@@ -476,6 +486,7 @@ pub enum ClusterAction {
         /// its tables apart (PostgreSQL, Cassandra); default: the workload property `table`'s.
         #[arg(long, value_name = "NAME")]
         table: Option<String>,
+        /// Print JSON (the `space` object of a result file).
         #[arg(long)]
         json: bool,
     },
@@ -484,6 +495,8 @@ pub enum ClusterAction {
     Snapshot {
         #[command(flatten)]
         target: ClusterTarget,
+        /// The snapshot's name, for `cluster restore`.
+        #[arg(value_name = "NAME")]
         name: String,
     },
     /// Put back the data of snapshot NAME: Cassandra truncates and imports it, the servers running;
@@ -491,6 +504,8 @@ pub enum ClusterAction {
     Restore {
         #[command(flatten)]
         target: ClusterTarget,
+        /// The snapshot's name, as taken by `cluster snapshot`.
+        #[arg(value_name = "NAME")]
         name: String,
     },
 }
