@@ -39,6 +39,25 @@ struct Drawn {
     scales: Vec<DrawnScale>,
     /// Every legend entry lies inside the canvas (none cut off).
     legend_fits: bool,
+    /// The text drawn beside markers (a knee) and points (a scatter's cells).
+    #[serde(default)]
+    labels: Vec<DrawnLabel>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct DrawnLabel {
+    kind: String,
+    text: String,
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
+}
+
+impl DrawnLabel {
+    fn overlaps(&self, o: &DrawnLabel) -> bool {
+        self.left < o.right && o.left < self.right && self.top < o.bottom && o.top < self.bottom
+    }
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -101,7 +120,7 @@ fn probe(dir: &Path, html: &Path) -> Probe {
     var fits = (chart.legend.legendHitBoxes || []).every(function (b) {
       return b.left >= 0 && b.left + b.width <= chart.width + 0.5;
     });
-    return { id: f.id, w: r.width, h: r.height, drawn: drawn, scales: scales, legend_fits: fits };
+    return { id: f.id, w: r.width, h: r.height, drawn: drawn, scales: scales, legend_fits: fits, labels: chart.$labels || [] };
   });
   var banners = Array.from(document.querySelectorAll('.banner')).map(function (b) { return b.textContent; });
   var write = function (interaction) {
@@ -343,6 +362,21 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
         }
     }
     assert!(curves_seen > 0, "no percentile curve in {files:?}");
+    // Percentiles in percent (issue 44: they were fractions), up to the curve's 99.x% end.
+    for f in files.iter().filter(|f| f.ends_with("-percentiles.csv")) {
+        let curves = std::fs::read_to_string(csv.join(f)).unwrap();
+        assert!(
+            curves.starts_with("series,percentile (%),microseconds\n"),
+            "{curves}"
+        );
+        let xs: Vec<f64> = curves
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert!(xs.iter().all(|x| (0.0..100.0).contains(x)), "{curves}");
+        assert!(xs.iter().any(|x| *x >= 90.0), "{curves}");
+    }
     // Headers name the data; how an axis is drawn (log) is the page's (issue 31, point 10).
     for f in &files {
         let text = std::fs::read_to_string(csv.join(f)).unwrap();
@@ -428,5 +462,39 @@ fn an_experiment_report_shows_cells_scaling_and_resources() {
         "{scatter}"
     );
     assert!(text.contains("\"diagonal\":true"));
-    assert_all_charts_render(dir.path(), &html, 4);
+    let probe = assert_all_charts_render(dir.path(), &html, 4);
+    let chart = |id: &str| {
+        probe
+            .charts
+            .iter()
+            .find(|c| c.id == id)
+            .unwrap_or_else(|| panic!("no chart {id}"))
+    };
+    // Issue 44: on this 2-point sweep the knees' labels are drawn apart (setups sharing a knee
+    // share a label), inside the plot; the scatter's points say which cell they are.
+    for id in ["threads-throughput", "threads-latency"] {
+        let c = chart(id);
+        let knees: Vec<&DrawnLabel> = c.labels.iter().filter(|l| l.kind == "marker").collect();
+        assert!(!knees.is_empty(), "{id}: no knee drawn");
+        for (i, a) in knees.iter().enumerate() {
+            assert!(a.text.starts_with("knee at "), "{id}: {a:?}");
+            assert!(
+                a.left >= 0.0 && a.right <= c.w + 0.5,
+                "{id}: {a:?} leaves the chart"
+            );
+            for b in &knees[i + 1..] {
+                assert!(!a.overlaps(b), "{id}: {a:?} over {b:?}");
+            }
+        }
+    }
+    let points: Vec<&DrawnLabel> = chart("read-write")
+        .labels
+        .iter()
+        .filter(|l| l.kind == "point")
+        .collect();
+    assert_eq!(points.len(), scatter.lines().count() - 1, "{points:?}");
+    assert!(
+        points.iter().all(|l| l.text.contains("threads=")),
+        "{points:?}"
+    );
 }

@@ -31,7 +31,12 @@
     });
     var o = {
       // The label names the data (the CSV's header); the page says how it is drawn.
-      title: { display: true, text: spec[which + '_label'] + (kind === 'log10' ? ' (log)' : '') },
+      title: {
+        display: true,
+        text: spec[which + '_label'] + (kind === 'log10'
+          ? (which === 'x' && spec.log_zero_at ? ' (log; 0 drawn at ' + spec.log_zero_at + ')' : ' (log)')
+          : '')
+      },
       ticks: { maxRotation: 60, autoSkip: true },
       grid: { color: '#eee' }
     };
@@ -94,7 +99,10 @@
   function datasets(spec) {
     return spec.series.map(function (s, i) {
       var color = COLORS[i % COLORS.length];
-      var d = { label: s.name, borderColor: color, backgroundColor: color, errors: s.errors, pointLabels: s.labels };
+      var d = {
+        label: s.name, borderColor: color, backgroundColor: color, errors: s.errors,
+        pointLabels: s.labels, columns: s.columns || []
+      };
       if (spec.kind === 'bars') {
         var values = spec.categories.map(function () { return null; });
         s.points.forEach(function (p) { values[Math.round(p[0])] = p[1]; });
@@ -102,9 +110,11 @@
         d.backgroundColor = color + 'cc';
         return d;
       }
+      // `at` keeps the measured x (a delay of 0 drawn elsewhere on a log axis) for the tooltip.
       d.data = s.points.map(function (p) {
         var x = spec.x_scale === 'percentile' ? toPercentileAxis(p[0]) : p[0];
-        return { x: x, y: p[1] };
+        if (spec.x_scale === 'log10' && x <= 0 && spec.log_zero_at) x = spec.log_zero_at;
+        return { x: x, y: p[1], at: p[0] };
       });
       d.showLine = spec.kind === 'lines';
       d.borderWidth = 1.5;
@@ -120,6 +130,9 @@
       id: 'scalebenchDecorations',
       beforeDatasetsDraw: function (chart) {
         var x = chart.scales.x, area = chart.chartArea;
+        // The text drawn beside markers and points, as boxes: what a test (or a reader's script)
+        // asks to see whether labels overlap.
+        chart.$labels = [];
         if (spec.kind === 'bars') return;
         var ctx = chart.ctx;
         ctx.save();
@@ -133,18 +146,29 @@
           ctx.fillStyle = '#555';
           ctx.fillText(b[2], x0 + 3, area.top + 12, Math.max(x1 - x0 - 6, 10));
         });
-        spec.markers.forEach(function (m, i) {
-          var px = x.getPixelForValue(m[0]);
-          if (px < area.left || px > area.right) return;
-          ctx.strokeStyle = '#444';
-          ctx.setLineDash([4, 3]);
-          ctx.beginPath();
-          ctx.moveTo(px, area.top);
-          ctx.lineTo(px, area.bottom);
-          ctx.stroke();
-          ctx.fillStyle = '#222';
-          ctx.fillText(m[1], px + 3, area.top + 24 + 12 * (i % 3));
-        });
+        // Each marker's label beside its line (left of it where it would leave the plot), on the
+        // first row where it overlaps no other label.
+        var rows = [];
+        spec.markers.map(function (m) { return { px: x.getPixelForValue(m[0]), text: m[1] }; })
+          .filter(function (m) { return m.px >= area.left && m.px <= area.right; })
+          .sort(function (a, b) { return a.px - b.px; })
+          .forEach(function (m) {
+            ctx.strokeStyle = '#444';
+            ctx.setLineDash([4, 3]);
+            ctx.beginPath();
+            ctx.moveTo(m.px, area.top);
+            ctx.lineTo(m.px, area.bottom);
+            ctx.stroke();
+            var w = ctx.measureText(m.text).width;
+            var x0 = m.px + 3 + w > area.right ? Math.max(area.left, m.px - 3 - w) : m.px + 3;
+            var row = 0;
+            while (rows[row] !== undefined && rows[row].some(function (r) { return x0 < r[1] + 4 && x0 + w > r[0] - 4; })) row++;
+            (rows[row] = rows[row] || []).push([x0, x0 + w]);
+            ctx.fillStyle = '#222';
+            var baseline = area.top + 24 + 13 * row;
+            ctx.fillText(m.text, x0, baseline);
+            chart.$labels.push({ kind: 'marker', text: m.text, left: x0, right: x0 + w, top: baseline - 10, bottom: baseline });
+          });
         if (spec.diagonal) {
           var y = chart.scales.y;
           var lo = Math.max(x.min, y.min), hi = Math.min(x.max, y.max);
@@ -158,7 +182,7 @@
         ctx.restore();
       },
       afterDatasetsDraw: function (chart) {
-        if (spec.kind !== 'bars') return;
+        if (spec.kind !== 'bars') return pointLabels(chart);
         var ctx = chart.ctx, y = chart.scales.y;
         ctx.save();
         ctx.strokeStyle = '#222';
@@ -179,6 +203,34 @@
         ctx.restore();
       }
     };
+  }
+
+  // A scatter's points say what they are (a cell, a swept value) beside them, while they are few
+  // enough to read.
+  function pointLabels(chart) {
+    var ctx = chart.ctx, area = chart.chartArea;
+    ctx.save();
+    ctx.font = '10px sans-serif';
+    ctx.fillStyle = '#333';
+    chart.data.datasets.forEach(function (d, i) {
+      var meta = chart.getDatasetMeta(i);
+      if (meta.hidden || !d.pointLabels || !d.pointLabels.length || d.data.length > 30) return;
+      meta.data.forEach(function (pt, k) {
+        var text = d.pointLabels[k];
+        if (!text || !isFinite(pt.x) || !isFinite(pt.y)) return;
+        var w = ctx.measureText(text).width;
+        var x0 = pt.x + 5 + w > area.right ? pt.x - 5 - w : pt.x + 5;
+        ctx.fillText(text, x0, pt.y - 4);
+        chart.$labels.push({ kind: 'point', text: text, left: x0, right: x0 + w, top: pt.y - 13, bottom: pt.y - 4 });
+      });
+    });
+    ctx.restore();
+  }
+
+  // A point's own figures (reads, an interval's bounds) after its value when hovered.
+  function columnsOf(dataset, k) {
+    var parts = (dataset.columns || []).map(function (c) { return c[0] + ' ' + number(c[1][k]); });
+    return parts.length ? ' (' + parts.join(', ') + ')' : '';
   }
 
   function draw(figure) {
@@ -204,13 +256,14 @@
               title: function (items) {
                 if (!items.length) return '';
                 if (bars) return items[0].label;
-                var x = items[0].parsed.x;
-                return spec.x_label + ': ' + (spec.x_scale === 'percentile' ? percent(fromPercentileAxis(x)) : number(x));
+                var x = items[0].raw.at;
+                return spec.x_label + ': ' + (spec.x_scale === 'percentile' ? percent(x) : number(x));
               },
               label: function (item) {
                 var e = item.dataset.errors && item.dataset.errors[item.dataIndex];
                 var what = item.dataset.pointLabels && item.dataset.pointLabels[item.dataIndex];
-                return item.dataset.label + (what ? ' (' + what + ')' : '') + ': ' + number(item.parsed.y) + (bars && e ? ' ± ' + number(e) : '');
+                return item.dataset.label + (what ? ' (' + what + ')' : '') + ': ' + number(item.parsed.y) +
+                  (bars && e ? ' ± ' + number(e) : '') + (bars ? '' : columnsOf(item.dataset, item.dataIndex));
               }
             }
           },

@@ -2,7 +2,7 @@
 //! its transition marked and its scores.
 
 use scalebench_elastic::result::{ElasticResult, ElasticStep};
-use scalebench_elastic::{Events, SizeRow};
+use scalebench_elastic::{Events, SizeRow, StepScores};
 
 use crate::html::{table, Page, Section};
 use crate::run_page::{run_banners, run_sections, RunExtras};
@@ -185,15 +185,181 @@ fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
     if let Some(n) = &step.not_stable {
         figures.push(("not stable".into(), n.clone()));
     }
-    // Every score by its field name, whichever load the step ran (request sets, open loop, none).
-    if let Ok(serde_json::Value::Object(scores)) = serde_json::to_value(&step.scores) {
-        for (k, v) in scores {
-            let text = match v.as_f64() {
-                Some(x) if x.fract() != 0.0 => format!("{x:.6}").trim_end_matches('0').to_string(),
-                _ => v.to_string(),
-            };
-            figures.push((k, text));
+    figures.extend(score_figures(&step.scores));
+    figures
+}
+
+/// A figure to 4 significant digits (0.0123, 1.234, 1234): the page's figures are read, not
+/// recomputed; the result file keeps every digit.
+fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
+/// `v` with its unit, or "-" when there is none (not stable, no sets after).
+fn with_unit(v: Option<f64>, unit: &str) -> String {
+    let space = if unit.is_empty() || unit == "%" {
+        ""
+    } else {
+        " "
+    };
+    v.map_or("-".to_string(), |v| format!("{}{space}{unit}", sig(v)))
+}
+
+/// A step's scores by what they are (Dory's names and symbols, docs/elasticity.md), with units.
+fn score_figures(scores: &StepScores) -> Vec<(String, String)> {
+    let failed = |n: u64, share: f64| format!("{n} ({}% of the requests)", sig(100.0 * share));
+    let rows: Vec<(&str, String)> = match scores {
+        StepScores::RequestSets(s) => {
+            let area = format!("s x {}", s.time_axis.name());
+            vec![
+                (
+                    "request-set time before, Av1",
+                    with_unit(Some(s.av_before_s), "s"),
+                ),
+                ("request-set time after, Av2", with_unit(s.av_after_s, "s")),
+                (
+                    "response time before, Rt1",
+                    with_unit(Some(s.rt_before_s * 1e3), "ms"),
+                ),
+                (
+                    "response time after, Rt2",
+                    with_unit(s.rt_after_s.map(|v| v * 1e3), "ms"),
+                ),
+                ("stability threshold", with_unit(Some(s.threshold_s), "s")),
+                ("stabilisation time", with_unit(s.stabilisation_s, "s")),
+                ("  data transfer", with_unit(s.data_transfer_s, "s")),
+                ("  additional", with_unit(s.additional_s, "s")),
+                (
+                    "area above the ideal ramp, A",
+                    with_unit(s.area_above_ramp, &area),
+                ),
+                (
+                    "standard-deviation band, B",
+                    with_unit(s.sd_band_area, &area),
+                ),
+                (
+                    "elasticity (A + B) / ((Rt1 + Rt2)(Av1 + Av2))",
+                    s.elasticity.map_or("-".into(), |e| {
+                        format!("{} (time axis in {})", sig(e), s.time_axis.name())
+                    }),
+                ),
+                (
+                    "change in the transition (Av2 - Av1) / Av1",
+                    with_unit(s.change_in_transition.map(|c| 100.0 * c), "%"),
+                ),
+                (
+                    "failed in the transition",
+                    failed(s.failed_in_transition, s.failed_share),
+                ),
+                (
+                    "full availability after",
+                    with_unit(s.full_availability_s, "s"),
+                ),
+            ]
+        }
+        StepScores::OpenLoop(s) => vec![
+            (
+                "stability threshold",
+                with_unit(Some(s.threshold_ops_s), "ops/s"),
+            ),
+            ("stabilisation time", with_unit(s.stabilisation_s, "s")),
+            ("  data transfer", with_unit(s.data_transfer_s, "s")),
+            ("  additional", with_unit(s.additional_s, "s")),
+            (
+                "throughput before",
+                with_unit(Some(s.throughput_before_ops_s), "ops/s"),
+            ),
+            (
+                "throughput after",
+                with_unit(s.throughput_after_ops_s, "ops/s"),
+            ),
+            (
+                "operations lost to the transition",
+                with_unit(s.throughput_lost_ops, ""),
+            ),
+            ("p99 before", with_unit(Some(s.p99_before_us / 1e3), "ms")),
+            (
+                "p99 at worst in the transition",
+                with_unit(Some(s.p99_transition_max_us / 1e3), "ms"),
+            ),
+            (
+                "p99 after",
+                with_unit(s.p99_after_us.map(|v| v / 1e3), "ms"),
+            ),
+            (
+                "failed in the transition",
+                failed(s.failed_in_transition, s.failed_share),
+            ),
+            (
+                "full availability after",
+                with_unit(s.full_availability_s, "s"),
+            ),
+        ],
+        StepScores::Unloaded(s) => vec![
+            ("ready after", with_unit(s.ready_s, "s")),
+            (
+                "full availability after",
+                with_unit(s.full_availability_s, "s"),
+            ),
+        ],
+    };
+    rows.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 44: the elastic page names its figures as Dory does, with units, rounded to what can
+    /// be read; no field name of the result file, no unrounded value.
+    #[test]
+    fn a_steps_scores_have_names_units_and_rounding() {
+        let scores = StepScores::RequestSets(scalebench_elastic::Scores {
+            av_before_s: 1.234567,
+            av_after_s: Some(0.6172839),
+            rt_before_s: 0.0012346,
+            rt_after_s: None,
+            threshold_s: 0.02,
+            stabilisation_s: Some(12.345678),
+            data_transfer_s: Some(10.0),
+            additional_s: Some(2.345678),
+            time_axis: scalebench_elastic::TimeAxis::Minutes,
+            area_above_ramp: Some(0.0123456),
+            sd_band_area: Some(0.5),
+            elasticity: Some(0.000123456),
+            change_in_transition: Some(-0.5),
+            failed_in_transition: 3,
+            failed_share: 0.001234,
+            full_availability_s: None,
+        });
+        let figures = score_figures(&scores);
+        let get = |name: &str| {
+            figures
+                .iter()
+                .find(|(k, _)| k.starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} in {figures:?}"))
+                .1
+                .clone()
+        };
+        assert_eq!(get("request-set time before, Av1"), "1.235 s");
+        assert_eq!(get("request-set time after, Av2"), "0.6173 s");
+        assert_eq!(get("response time before, Rt1"), "1.235 ms");
+        assert_eq!(get("response time after, Rt2"), "-");
+        assert_eq!(get("stabilisation time"), "12.35 s");
+        assert_eq!(get("area above the ideal ramp, A"), "0.01235 s x min");
+        assert_eq!(get("elasticity"), "0.0001235 (time axis in min)");
+        assert_eq!(get("change in the transition"), "-50.00%");
+        assert_eq!(
+            get("failed in the transition"),
+            "3 (0.1234% of the requests)"
+        );
+        for (k, v) in &figures {
+            assert!(!k.contains('_'), "a field name: {k}");
+            assert!(v.len() < 40, "{k}: {v}");
         }
     }
-    figures
 }

@@ -295,12 +295,7 @@ fn lines(
     for (name, mut points) in data {
         if points.len() >= 2 {
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
-            c.series.push(Series {
-                name,
-                points,
-                errors: Vec::new(),
-                labels: Vec::new(),
-            });
+            c.series.push(Series::new(name, points));
         }
     }
     c
@@ -370,16 +365,20 @@ fn thread_series(data: &ExperimentData) -> BTreeMap<String, ThreadSetup> {
         .collect()
 }
 
-/// A marker at each setup's knee, labelled with it.
+/// A marker at each thread count that is a setup's knee, labelled with the setups whose knee it
+/// is (one label for several: on a short sweep they share a thread count, and their labels would
+/// be drawn over each other).
 fn knee_markers(setups: &BTreeMap<String, ThreadSetup>) -> Vec<(f64, String)> {
-    setups
-        .iter()
-        .map(|(name, s)| {
-            (
-                s.knee_threads,
-                format!("knee at {}: {name}", s.knee_threads),
-            )
-        })
+    let mut at: Vec<(f64, Vec<&str>)> = Vec::new();
+    for (name, s) in setups {
+        match at.iter_mut().find(|(t, _)| *t == s.knee_threads) {
+            Some((_, names)) => names.push(name),
+            None => at.push((s.knee_threads, vec![name])),
+        }
+    }
+    at.sort_by(|a, b| a.0.total_cmp(&b.0));
+    at.into_iter()
+        .map(|(threads, names)| (threads, format!("knee at {threads}: {}", names.join(", "))))
         .collect()
 }
 
@@ -477,14 +476,14 @@ fn recommendation_table(data: &ExperimentData) -> String {
         if !columns.contains(&column) {
             columns.push(column.clone());
         }
-        let mut row: Row = vec![workload.to_string()];
-        if !params.contains_key(CLUSTER_SIZE) {
-            let nodes = data
-                .nodes_of(&c.cell)
-                .map_or("-".to_string(), |n| n.to_string());
-            row.push(format!("{CLUSTER_SIZE}={nodes}"));
-        }
-        row.extend(params.iter().map(|(k, v)| format!("{k}={v}")));
+        // Workload, cluster size (swept, or the deployment's; none without one), the other
+        // swept values: a column each.
+        let nodes = params
+            .remove(CLUSTER_SIZE)
+            .or_else(|| data.nodes_of(&c.cell).map(|n| n.to_string()))
+            .unwrap_or_default();
+        let others: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let row: Row = vec![workload.to_string(), nodes, others.join(" ")];
         points
             .entry((row, column))
             .or_default()
@@ -494,10 +493,19 @@ fn recommendation_table(data: &ExperimentData) -> String {
         return String::new();
     }
     let rows: std::collections::BTreeSet<&Row> = points.keys().map(|(r, _)| r).collect();
+    // A column only where some row has a value: no "nodes" column without a deployment.
+    let shown: Vec<bool> = (0..3)
+        .map(|i| i == 0 || rows.iter().any(|r| !r[i].is_empty()))
+        .collect();
     let body: Vec<Vec<String>> = rows
         .into_iter()
         .map(|row| {
-            let mut cells = vec![row.join(" ")];
+            let mut cells: Vec<String> = row
+                .iter()
+                .zip(&shown)
+                .filter(|(_, shown)| **shown)
+                .map(|(v, _)| if v.is_empty() { "-".into() } else { v.clone() })
+                .collect();
             cells.extend(columns.iter().map(|column| {
                 points
                     .get(&(row.clone(), column.clone()))
@@ -515,10 +523,15 @@ fn recommendation_table(data: &ExperimentData) -> String {
             cells
         })
         .collect();
-    let mut header = vec!["workload, cluster size, parameters"];
+    let mut header: Vec<&str> = ["workload", "nodes", "parameters"]
+        .into_iter()
+        .zip(&shown)
+        .filter(|(_, shown)| **shown)
+        .map(|(h, _)| h)
+        .collect();
     header.extend(columns.iter().map(String::as_str));
     format!(
-        "<h3>Recommendation</h3><p class=\"note\">Per workload, cluster size and parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table).</p>{}",
+        "<h3>Recommendation</h3><p class=\"note\">Per workload, cluster size and other parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table).</p>{}",
         table(&header, &body)
     )
 }
@@ -599,10 +612,8 @@ fn read_write_chart(data: &ExperimentData) -> Chart {
         .map(|(name, points)| {
             let (points, labels) = points.into_iter().unzip();
             Series {
-                name,
-                points,
-                errors: Vec::new(),
                 labels,
+                ..Series::new(name, points)
             }
         })
         .collect();

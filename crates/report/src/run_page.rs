@@ -180,6 +180,13 @@ fn phase_section(
             ph.interval_s, r
         ));
     }
+    if drawn_intervals(ph).len() < ph.intervals.len() {
+        html.push_str(&format!(
+            "<p class=\"note\">The last interval ({:.2} s of {} s, cut short by the window's end) is not drawn on the time charts; the tables count it.</p>",
+            ph.duration_s - ph.intervals.last().map_or(0.0, |i| i.start_s),
+            ph.interval_s
+        ));
+    }
     // Time charts show the warm-up and the run's events (an elastic transition) on their x axis.
     let decorate = |mut c: Chart| {
         if warmup_s > 0.0 {
@@ -301,6 +308,20 @@ fn phase_summary(ph: &PhaseResult) -> String {
     html
 }
 
+/// The intervals the time charts draw: all but a last one that covers less than half an interval
+/// (the window's end cut it short; its rate over a fraction of a second is noise, a false spike
+/// or dip). The tables and the result count it.
+fn drawn_intervals(ph: &PhaseResult) -> &[scalebench_measure::result::IntervalResult] {
+    match ph.intervals.split_last() {
+        Some((last, rest))
+            if !rest.is_empty() && ph.duration_s - last.start_s < ph.interval_s / 2.0 =>
+        {
+            rest
+        }
+        _ => &ph.intervals,
+    }
+}
+
 /// One series of an operation's interval figure `f` (intervals where it is `None` are left out).
 fn interval_series(
     ph: &PhaseResult,
@@ -308,16 +329,13 @@ fn interval_series(
     op: &str,
     f: impl Fn(&IntervalOp) -> Option<f64>,
 ) -> Series {
-    Series {
-        name: name.to_string(),
-        points: ph
-            .intervals
+    Series::new(
+        name.to_string(),
+        drawn_intervals(ph)
             .iter()
             .filter_map(|i| i.operations.get(op).and_then(&f).map(|v| (i.start_s, v)))
             .collect(),
-        errors: Vec::new(),
-        labels: Vec::new(),
-    }
+    )
 }
 
 /// Completions per second of each operation, interval by interval; with a rate profile, the rate
@@ -333,32 +351,25 @@ fn throughput_over_time(ph: &PhaseResult, id: &str, profile: Option<RateProfile>
     tp.series = ph
         .operations
         .keys()
-        .map(|op| Series {
-            name: op.to_string(),
-            points: ph
-                .intervals
-                .iter()
-                .map(|i| (i.start_s, i.operations.get(op).map_or(0.0, |o| o.ops_s)))
-                .collect(),
-            errors: Vec::new(),
-            labels: Vec::new(),
+        .map(|op| {
+            Series::new(
+                op.to_string(),
+                drawn_intervals(ph)
+                    .iter()
+                    .map(|i| (i.start_s, i.operations.get(op).map_or(0.0, |o| o.ops_s)))
+                    .collect(),
+            )
         })
         .collect();
     if let Some(profile) = profile {
-        let series = |name: &str, points: Vec<(f64, f64)>| Series {
-            name: name.into(),
-            points,
-            errors: Vec::new(),
-            labels: Vec::new(),
-        };
+        let series = Series::new;
         // Per interval, as the achieved rates are: the profile's mean over it (its integral over
         // the interval's length), drawn at the interval's start.
-        let starts: Vec<f64> = ph.intervals.iter().map(|i| i.start_s).collect();
-        let offered = starts
+        let offered = drawn_intervals(ph)
             .iter()
-            .enumerate()
-            .map(|(k, &start)| {
-                let end = starts.get(k + 1).copied().unwrap_or(ph.duration_s);
+            .map(|i| {
+                let start = i.start_s;
+                let end = (start + ph.interval_s).min(ph.duration_s);
                 let len = end - start;
                 let mean = if len > 0.0 {
                     (profile.arrivals_by(end) - profile.arrivals_by(start)) / len
@@ -368,8 +379,7 @@ fn throughput_over_time(ph: &PhaseResult, id: &str, profile: Option<RateProfile>
                 (start, mean)
             })
             .collect();
-        let achieved = ph
-            .intervals
+        let achieved = drawn_intervals(ph)
             .iter()
             .map(|i| (i.start_s, i.operations.values().map(|o| o.ops_s).sum()))
             .collect();
@@ -422,22 +432,21 @@ fn errors_over_time(ph: &PhaseResult, id: &str) -> Option<Chart> {
         .collect();
     err.series = classes
         .into_iter()
-        .map(|class| Series {
-            name: class.clone(),
-            points: ph
-                .intervals
-                .iter()
-                .map(|i| {
-                    let n: u64 = i
-                        .operations
-                        .values()
-                        .filter_map(|o| o.failed_by_class.get(class))
-                        .sum();
-                    (i.start_s, n as f64)
-                })
-                .collect(),
-            errors: Vec::new(),
-            labels: Vec::new(),
+        .map(|class| {
+            Series::new(
+                class.clone(),
+                drawn_intervals(ph)
+                    .iter()
+                    .map(|i| {
+                        let n: u64 = i
+                            .operations
+                            .values()
+                            .filter_map(|o| o.failed_by_class.get(class))
+                            .sum();
+                        (i.start_s, n as f64)
+                    })
+                    .collect(),
+            )
         })
         .collect();
     Some(err)
@@ -452,16 +461,13 @@ fn request_set_times(ph: &PhaseResult, id: &str) -> Option<Chart> {
         "seconds after the measurement start",
         "set time (s)",
     );
-    sets.series.push(Series {
-        name: "set time".into(),
-        points: rs
-            .sets
+    sets.series.push(Series::new(
+        "set time",
+        rs.sets
             .iter()
             .map(|s| (s.start_s + s.duration_s / 2.0, s.duration_s))
             .collect(),
-        errors: Vec::new(),
-        labels: Vec::new(),
-    });
+    ));
     Some(sets)
 }
 
@@ -475,10 +481,9 @@ fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
         "seconds after the measurement start",
         "cores",
     );
-    cpu.series.push(Series {
-        name: "host".into(),
-        points: res
-            .samples
+    cpu.series.push(Series::new(
+        "host",
+        res.samples
             .iter()
             .map(|s| {
                 (
@@ -487,20 +492,15 @@ fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
                 )
             })
             .collect(),
-        errors: Vec::new(),
-        labels: Vec::new(),
-    });
+    ));
     for (k, t) in res.targets.iter().enumerate() {
-        cpu.series.push(Series {
-            name: t.name.clone(),
-            points: res
-                .samples
+        cpu.series.push(Series::new(
+            t.name.clone(),
+            res.samples
                 .iter()
                 .filter_map(|s| s.processes.get(k).map(|p| (s.t_s - offset, p.cpu_cores)))
                 .collect(),
-            errors: Vec::new(),
-            labels: Vec::new(),
-        });
+        ));
     }
     Some(cpu)
 }
@@ -517,12 +517,8 @@ fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
     dist.y_scale = Scale::Log10;
     for (op, o) in &ph.operations {
         if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
-            dist.series.push(Series {
-                name: op.clone(),
-                points: crate::chart::percentile_points(&h),
-                errors: Vec::new(),
-                labels: Vec::new(),
-            });
+            dist.series
+                .push(Series::new(op.clone(), crate::chart::percentile_points(&h)));
         }
     }
     (!dist.is_empty()).then_some(dist)
@@ -579,16 +575,14 @@ fn machine_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
             for (name, series) in &machines {
                 let offset =
                     (ph.measurement_start_unix_ms as f64 - series.start_unix_ms as f64) / 1000.0;
-                c.series.push(Series {
-                    name: name.clone(),
-                    points: series
+                c.series.push(Series::new(
+                    name.clone(),
+                    series
                         .samples
                         .iter()
                         .map(|x| (x.t_s - offset, kpi(&x.host, series)))
                         .collect(),
-                    errors: Vec::new(),
-                    labels: Vec::new(),
-                });
+                ));
             }
             c
         })
@@ -657,5 +651,48 @@ mod tests {
         };
         let html = page.html();
         assert!(html.find("class=\"banner\"").unwrap() < html.find("<section>").unwrap());
+    }
+
+    /// Issue 44: a last interval the window's end cut to a fraction is left off the time charts
+    /// (its rate over 0.2 s is noise), and the page says so; one of more than half is drawn.
+    #[test]
+    fn a_last_interval_cut_short_is_not_drawn() {
+        let phase = |duration_s: f64| {
+            let mut r = run(1000.0, 3_200, 0, false);
+            let ph = &mut r.phases[0];
+            ph.duration_s = duration_s;
+            ph.intervals = (0..4)
+                .map(|i| scalebench_measure::result::IntervalResult {
+                    start_s: i as f64,
+                    operations: [(
+                        "READ".to_string(),
+                        IntervalOp {
+                            ok: 1000,
+                            ops_s: 1000.0,
+                            ..Default::default()
+                        },
+                    )]
+                    .into(),
+                })
+                .collect();
+            ph.operations.insert("READ".into(), Default::default());
+            r.phases.remove(0)
+        };
+        let cut = phase(3.2);
+        let tp = throughput_over_time(&cut, "x", None);
+        assert_eq!(tp.series[0].points.len(), 3, "{:?}", tp.series[0].points);
+        let section = phase_section(&cut, "x", (0.0, None), &RunExtras::default());
+        assert!(
+            section.html.contains("The last interval (0.20 s of 1 s"),
+            "{}",
+            section.html
+        );
+        let most = phase(3.6);
+        assert_eq!(
+            throughput_over_time(&most, "x", None).series[0]
+                .points
+                .len(),
+            4
+        );
     }
 }
