@@ -539,3 +539,53 @@ fn each_client_serves_its_metrics_and_their_rates_sum_to_the_run() {
     assert!(child.wait().unwrap().success());
     assert_eq!(json(&out)["phases"][0]["clients"], 2);
 }
+
+/// Issue 44: every query of the shipped Grafana dashboard is PromQL that Prometheus' own parser
+/// takes (`promtool check rules` on a rule per query, Grafana's variables given values first),
+/// its rates over Grafana's window for the scrape interval, and it has a panel of the probe.
+#[test]
+fn the_grafana_dashboards_queries_are_promql() {
+    let dir = tempfile::tempdir().unwrap();
+    let dashboard: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/grafana-dashboard.json")).unwrap();
+    let exprs: Vec<String> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .map(|t| t["expr"].as_str().unwrap().to_string())
+        .collect();
+    assert!(exprs.len() >= 8, "{exprs:?}");
+    assert!(
+        exprs
+            .iter()
+            .any(|e| e.contains("scalebench_probe_stale_reads_total")),
+        "no probe panel"
+    );
+    for e in exprs.iter().filter(|e| e.contains("rate(")) {
+        assert!(e.contains("[$__rate_interval]"), "{e}");
+    }
+    let mut rules = String::from("groups:\n- name: dashboard\n  rules:\n");
+    for (i, e) in exprs.iter().enumerate() {
+        let promql = e
+            .replace("$__rate_interval", "1m")
+            .replace("$instance", ".*");
+        rules.push_str(&format!(
+            "  - record: dashboard:query{i}\n    expr: '{}'\n",
+            promql.replace('\'', "''")
+        ));
+    }
+    let file = dir.path().join("rules.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let o = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .expect("promtool is installed (scripts/test.sh installs Debian's prometheus)");
+    assert!(
+        o.status.success(),
+        "{}{}\n{rules}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -600,7 +600,11 @@ mod tests {
             warmup: false,
             cell: Some("pg/a/threads=2 #1".into()),
             live: Some(live.clone()),
-            probe: None,
+            probe: Some(Arc::new(scalebench_measure::consistency::LiveProbe {
+                writes: 40.into(),
+                reads: 90.into(),
+                stale_reads: 4.into(),
+            })),
             client: None,
         });
         for line in [
@@ -612,6 +616,9 @@ mod tests {
             r#"scalebench_latency_seconds{operation="READ",from="service",percentile="99"} 0.002"#,
             r#"scalebench_latency_seconds{operation="READ",from="intended",percentile="99"} 0.004"#,
             "scalebench_in_flight 7",
+            "scalebench_probe_writes_total 40",
+            "scalebench_probe_reads_total 90",
+            "scalebench_probe_stale_reads_total 4",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} not in\n{text}");
         }
@@ -663,6 +670,13 @@ mod tests {
             .filter(|w| w.starts_with("scalebench_"))
             .collect();
         assert!(names.len() >= 5, "{names:?}");
+        // Rates over Grafana's own window for the scrape interval, never a fixed one (issue 44:
+        // `[1m]` is empty below a 15 s scrape's four samples and smooths a 10 s run away).
+        assert!(!dashboard.contains("[1m]"), "a fixed rate window");
+        assert!(
+            dashboard.contains("scalebench_probe_stale_reads_total"),
+            "no probe panel"
+        );
         for name in names {
             assert!(
                 text.contains(&format!("\n{name}")),
