@@ -58,6 +58,12 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
     assert!(o.status.success(), "{}", stderr(&o));
     let r = json(&out);
     let phase = r["phases"].as_array().unwrap().last().unwrap().clone();
+    // Its deployment names no data directories: no space on disk (issue 44: not "0.0 MB on 0
+    // node(s)"), and `cluster space` says what is missing.
+    assert!(phase["space"].is_null(), "{}", phase["space"]);
+    let space = scalebench(&["cluster", "space", file_s, "--clusters-dir", clusters_s]);
+    assert_eq!(space.status.code(), Some(2), "{}", stderr(&space));
+    assert!(stderr(&space).contains("data_dirs"), "{}", stderr(&space));
     let remote = &phase["remote_resources"][0];
     assert_eq!(remote["host"], "dbhost", "{phase}");
     let samples = remote["series"]["samples"].as_array().unwrap();
@@ -84,6 +90,8 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
         csv.to_str().unwrap(),
     ]);
     assert!(rep.status.success(), "{}", stderr(&rep));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("Space on disk"), "a space of nothing");
     for kpi in ["cpu", "iowait", "net", "disk", "mem"] {
         let chart = std::fs::read_dir(&csv)
             .unwrap()

@@ -169,14 +169,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         }
         let measured = phase == Phase::Run || args.space_after_load != SpaceAfterLoad::NotMeasured;
         if let (Some(c), false, true) = (&settings.cluster, interrupted, measured) {
-            result.space = Some(after_phase(
-                c,
-                phase,
-                &result,
-                space_before.as_ref(),
-                &settings,
-                args,
-            )?);
+            result.space = after_phase(c, phase, &result, space_before.as_ref(), &settings, args)?;
         }
         results.push(result);
         if interrupted {
@@ -415,7 +408,10 @@ impl DeploymentSteps {
         before_phase(c, phase, request.quiet)?;
         // Before the clients set the table up: the space of the load includes the empty table's.
         let space_before = match phase {
-            Phase::Load if request.space_after_load != SpaceAfterLoad::NotMeasured => {
+            Phase::Load
+                if request.space_after_load != SpaceAfterLoad::NotMeasured
+                    && c.measures_space() =>
+            {
                 c.flush()?;
                 Some(c.space("before load", 0, &settings.workload.table))
             }
@@ -440,14 +436,14 @@ impl DeploymentSteps {
         let measured =
             self.phase == Phase::Run || request.space_after_load != SpaceAfterLoad::NotMeasured;
         if measured && merged.ended_by != EndedBy::Interrupted {
-            merged.space = Some(after_phase(
+            merged.space = after_phase(
                 c,
                 self.phase,
                 merged,
                 self.space_before.as_ref(),
                 &self.settings,
                 request,
-            )?);
+            )?;
         }
         Ok(())
     }
@@ -475,13 +471,16 @@ fn after_phase(
     before: Option<&Space>,
     settings: &Settings,
     args: &RunRequest,
-) -> Result<Space, SessionError> {
+) -> Result<Option<Space>, SessionError> {
+    if !c.measures_space() {
+        return Ok(None);
+    }
     let table = &settings.workload.table;
     if phase == Phase::Run {
         // Earlier runs' inserts lie below transactioninsertstart.
         let inserted = result.operations.get("INSERT").map_or(0, |o| o.ok);
         let records = settings.workload.transaction_insert_start + inserted;
-        return Ok(c.space("after run", records, table));
+        return Ok(Some(c.space("after run", records, table)));
     }
     let records = result.totals.records;
     let measure = |state: SpaceState| {
@@ -501,13 +500,13 @@ fn after_phase(
     c.wait_idle()?;
     let as_inserted = measure(SpaceState::AsInserted);
     if args.space_after_load == SpaceAfterLoad::AsInserted {
-        return Ok(as_inserted);
+        return Ok(Some(as_inserted));
     }
     steps("compact", c.compact()?);
     c.wait_idle()?;
     let mut settled = measure(SpaceState::Settled);
     settled.as_inserted = Some(Box::new(as_inserted));
-    Ok(settled)
+    Ok(Some(settled))
 }
 
 fn parameters(s: &Settings) -> Parameters {
@@ -694,7 +693,9 @@ impl FactoryVisitor for PhaseRunner<'_> {
         // as after the load: what the servers still hold in memory (a new database's catalogs, a
         // dataset emptied since its last save) is then on disk on both sides.
         let space_before = match (&self.settings.cluster, self.phase) {
-            (Some(c), Phase::Load) if self.space_after_load != SpaceAfterLoad::NotMeasured => {
+            (Some(c), Phase::Load)
+                if self.space_after_load != SpaceAfterLoad::NotMeasured && c.measures_space() =>
+            {
                 c.flush()?;
                 Some(c.space("before load", 0, &self.workload.table))
             }

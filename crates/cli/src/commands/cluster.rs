@@ -100,6 +100,13 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             json,
         } => {
             let c = open_target(target)?;
+            if !c.measures_space() {
+                return Err(SessionError::Usage(format!(
+                    "{} is an external cluster whose deployment names no data directories: \
+                     list them in [external] data_dirs to measure its space on disk",
+                    c.name()
+                )));
+            }
             let default_table = match scalebench_workload::declared::TABLE.default {
                 scalebench_workload::declared::Unset::Value(t) => t,
                 _ => "",

@@ -814,6 +814,14 @@ impl Cluster {
         self.engine.compact(&self.state)
     }
 
+    /// Whether its space on disk can be measured: an external cluster's only where its deployment
+    /// names the data directories (`[external] data_dirs`); without them there is nothing to
+    /// measure (not "0 MB on 0 nodes").
+    pub fn measures_space(&self) -> bool {
+        self.state.deployment.database != Database::External
+            || !self.state.deployment.external.data_dirs.is_empty()
+    }
+
     /// Bytes on disk per node and in total (stopped nodes included: their data is still there).
     /// The parts `data` and `index` are the files of benchmark table `table` where the database
     /// tells its tables apart (PostgreSQL, Cassandra), else the files that hold records.
