@@ -180,13 +180,6 @@ impl Chart {
     }
 }
 
-pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// A text field of a CSV file, never a formula: prefixed with `'` when a spreadsheet would run it
 /// (`=`, `+`, `-`, `@`, a tab or a carriage return first: a cell name or an error text is data).
 /// Numbers are written as they are (a negative one is a number, not a formula).

@@ -112,9 +112,9 @@ pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
 }
 
 /// The probe's figures, each with what it rests on (docs/consistency.md); empty without a probe.
-pub fn probe_table(ph: &PhaseResult) -> String {
+pub fn probe_table(ph: &PhaseResult) -> maud::Markup {
     let Some(c) = &ph.consistency else {
-        return String::new();
+        return maud::Markup::default();
     };
     let pct = |n: u64, of: u64| {
         if of == 0 {
@@ -216,10 +216,10 @@ pub fn probe_table(ph: &PhaseResult) -> String {
             ),
         ],
     ];
-    format!(
-        "<h3>Consistency probe</h3>{}",
-        crate::html::table(&["figure", "value"], &rows)
-    )
+    maud::html! {
+        h3 { "Consistency probe" }
+        (crate::html::table(&["figure", "value"], &rows))
+    }
 }
 
 /// The pauses of `ph`'s faults, as bands of its time charts.

@@ -4,7 +4,9 @@
 use scalebench_elastic::result::{ElasticResult, ElasticStep};
 use scalebench_elastic::{Events, SizeRow, StepScores};
 
-use crate::html::{table, Page, Section};
+use maud::html;
+
+use crate::html::{note, table, Page, Section};
 use crate::run_page::{run_banners, run_sections, RunExtras};
 
 /// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
@@ -130,14 +132,13 @@ fn operations_table(result: &ElasticResult) -> Section {
         .map_or(String::new(), |l| format!(" Service level: {l}."));
     Section {
         heading: "Operations under load".into(),
-        html: format!(
-            "<p class=\"note\">Impact factor: the worst interval's percentile during the event over the baseline's; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{}</p>{}",
-            crate::chart::esc(&level),
-            table(
+        html: html! {
+            (note(&format!("Impact factor: the worst interval's percentile during the event over the baseline's; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{level}")))
+            (table(
                 &["step", "operation", "p99 impact", "p99.9 impact", "recovery s", "throughput lost %", "failed", "available %", "lost writes", "service level"],
                 &rows
-            )
-        ),
+            ))
+        },
         charts: Vec::new(),
     }
 }
@@ -161,13 +162,13 @@ fn sizes_table(rows: &[SizeRow]) -> Section {
         .collect();
     Section {
         heading: "Performance per cluster size (Dory)".into(),
-        html: format!(
-            "<p class=\"note\">Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled.</p>{}",
-            table(
+        html: html! {
+            (note("Request-set time of each stable state; scalability = (Avg_2N - Avg_N) / Avg_N where nodes, records, threads and set size all doubled."))
+            (table(
                 &["nodes", "records", "in flight", "set size", "sets", "mean s", "sd s", "scalability"],
                 &rows
-            )
-        ),
+            ))
+        },
         charts: Vec::new(),
     }
 }

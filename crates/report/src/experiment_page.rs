@@ -12,7 +12,9 @@ use scalebench_elastic::service_level::Verdict;
 use scalebench_elastic::Events;
 
 use crate::elastic_page::markers_of;
-use crate::html::{bars, slug, table, Page, Section};
+use maud::{html, Markup};
+
+use crate::html::{bars, note, slug, table, Page, Section};
 use crate::run_page::{run_sections, RunExtras};
 use crate::stored::{ElasticRow, SizeMeans, StoredRun, CLUSTER_SIZE, DATA_SIZE};
 
@@ -81,7 +83,7 @@ pub fn page(data: &ExperimentData) -> Page {
         ],
     };
     // The recommendation table stands on its own: it needs no chart to have data.
-    if !scaling.html.is_empty() || scaling.charts.iter().any(|c| !c.is_empty()) {
+    if !scaling.html.0.is_empty() || scaling.charts.iter().any(|c| !c.is_empty()) {
         page.sections.push(scaling);
     }
     page.sections.push(resources_section(data));
@@ -132,11 +134,13 @@ fn cells_section(data: &ExperimentData) -> Section {
     let discard = data.discard;
     let mut section = Section {
         heading: "Cells".into(),
-        html: format!(
-            "<p class=\"note\">Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).</p>{}",
-            if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
-            table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "as inserted", "failed operations", "notes"], &summary)
-        ),
+        html: html! {
+            (note(&format!(
+                "Means over repetitions{}; ± is the half-width of the 95% confidence interval (Student t).",
+                if discard > 0 { format!(" after discarding the first {discard}") } else { String::new() },
+            )))
+            (table(&["cell", "n", "rate mean", "± 95% CI", "p99 us per operation", "bytes/record", "as inserted", "failed operations", "notes"], &summary))
+        },
         charts: vec![cells_throughput_chart(data)],
     };
     if let Some(space) = cells_space_chart(data) {
@@ -199,14 +203,16 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
         .collect();
     Some(Section {
         heading: "Consistency".into(),
-        html: format!(
-            "<p class=\"note\">What each cell's reads saw while it ran (the consistency probe, docs/consistency.md), the repetitions pooled. Stale: the share of reads at the first delay that returned an older version than the write just acknowledged (at most one read per probe write, so a proportion with its 95% Wilson interval). All reads, the chaser's included, are counted apart: a stale write is read again and again. The first-visibility lag (YCSB++: to the first read returning the write) and the staleness window (Bermbach &amp; Tai: to the last read returning an older version) are over the writes that had a stale read.</p>{}",
-            table(
+        html: html! {
+            (note("What each cell's reads saw while it ran (the consistency probe, docs/consistency.md), the repetitions pooled. Stale: the share of reads at the first delay that returned an older version than the write just acknowledged (at most one read per probe write, so a proportion with its 95% Wilson interval). All reads, the chaser's included, are counted apart: a stale write is read again and again. The first-visibility lag (YCSB++: to the first read returning the write) and the staleness window (Bermbach & Tai: to the last read returning an older version) are over the writes that had a stale read."))
+            (table(
                 &["cell", "rate mean", "stale at the first delay (95% CI)", "stale reads of all", "writes with a stale read", "lag p99 us", "window p99 us", "node pauses"],
                 &rows
-            )
-        ),
-        charts: crate::consistency_page::visibility_chart("cells", &lines).into_iter().collect(),
+            ))
+        },
+        charts: crate::consistency_page::visibility_chart("cells", &lines)
+            .into_iter()
+            .collect(),
     })
 }
 
@@ -460,7 +466,7 @@ fn nodes_throughput_chart(data: &ExperimentData) -> Chart {
 /// the 95% intervals overlap. Data sizes are never candidates against each other (a smaller record
 /// would always win). Cells without a cluster size (no deployment) are compared too. Empty when no
 /// cell compares two candidates.
-fn recommendation_table(data: &ExperimentData) -> String {
+fn recommendation_table(data: &ExperimentData) -> Markup {
     type Row = Vec<String>;
     let mut columns: Vec<String> = Vec::new();
     let mut points: BTreeMap<(Row, String), Vec<(String, Summary)>> = BTreeMap::new();
@@ -490,7 +496,7 @@ fn recommendation_table(data: &ExperimentData) -> String {
             .push((setup.trim_end_matches("/default").to_string(), t.clone()));
     }
     if !points.values().any(|c| c.len() > 1) {
-        return String::new();
+        return Markup::default();
     }
     let rows: std::collections::BTreeSet<&Row> = points.keys().map(|(r, _)| r).collect();
     // A column only where some row has a value: no "nodes" column without a deployment.
@@ -530,10 +536,11 @@ fn recommendation_table(data: &ExperimentData) -> String {
         .map(|(h, _)| h)
         .collect();
     header.extend(columns.iter().map(String::as_str));
-    format!(
-        "<h3>Recommendation</h3><p class=\"note\">Per workload, cluster size and other parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table).</p>{}",
-        table(&header, &body)
-    )
+    html! {
+        h3 { "Recommendation" }
+        (note("Per workload, cluster size and other parameters (rows) and data size (columns): the database (and configuration) of highest mean throughput, or a tie where 95% confidence intervals overlap; each cell's candidates follow with mean ± 95% CI (Swaminathan's recommendation table)."))
+        (table(&header, &body))
+    }
 }
 
 /// Dijkshoorn's chart of record (studies.md, section 1): each configuration's SELECT throughput
@@ -674,7 +681,7 @@ fn resources_section(data: &ExperimentData) -> Section {
 /// per size, the mean and deviation of request-set times (means over the repetitions) and the
 /// scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and
 /// the set size all doubled.
-fn experiment_sizes_table(data: &ExperimentData) -> String {
+fn experiment_sizes_table(data: &ExperimentData) -> Markup {
     let rows: Vec<Vec<String>> = data
         .sizes
         .iter()
@@ -694,15 +701,16 @@ fn experiment_sizes_table(data: &ExperimentData) -> String {
         })
         .collect();
     if rows.is_empty() {
-        return String::new();
+        return Markup::default();
     }
-    format!(
-        "<h3>Performance per size</h3><p class=\"note\">Each stable size's request-set time (mean and standard deviation, means over the repetitions) and the scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and the set size all doubled (Dory's table; 0 is perfect, negative better than linear).</p>{}",
-        table(
+    html! {
+        h3 { "Performance per size" }
+        (note("Each stable size's request-set time (mean and standard deviation, means over the repetitions) and the scalability (Avg_2N - Avg_N) / Avg_N against the size before, where nodes, records, threads and the set size all doubled (Dory's table; 0 is perfect, negative better than linear)."))
+        (table(
             &["cell", "nodes", "records", "in flight (T)", "set size (R)", "mean s", "sd s", "scalability"],
             &rows
-        )
-    )
+        ))
+    }
 }
 
 /// An event against the service level: "met", or "missed:" and each threshold it broke.
@@ -747,14 +755,14 @@ fn figures_text(figures: &[(String, Vec<f64>)]) -> String {
 
 /// Issue 42, point 5: operation x database (the cell without its action), each entry the
 /// repetitions that met the service level and what the others broke.
-fn service_level_matrix(data: &ExperimentData) -> String {
+fn service_level_matrix(data: &ExperimentData) -> Markup {
     let judged: Vec<&ElasticRow> = data
         .elastic
         .iter()
         .filter(|e| e.verdict.is_some())
         .collect();
     if judged.is_empty() {
-        return String::new();
+        return Markup::default();
     }
     let mut actions: Vec<&str> = Vec::new();
     let mut by_row: BTreeMap<String, BTreeMap<&str, Judged>> = BTreeMap::new();
@@ -809,10 +817,10 @@ fn service_level_matrix(data: &ExperimentData) -> String {
                 .collect()
         })
         .collect();
-    format!(
-        "<h3>Service level per operation</h3>{}",
-        table(&header, &rows)
-    )
+    html! {
+        h3 { "Service level per operation" }
+        (table(&header, &rows))
+    }
 }
 
 fn elastic_section(data: &ExperimentData) -> Section {
@@ -849,7 +857,11 @@ fn elastic_section(data: &ExperimentData) -> Section {
     }
     let mut section = Section {
         heading: "Elasticity".into(),
-        html: service_level_matrix(data) + &table(&header, &rows) + &experiment_sizes_table(data),
+        html: html! {
+            (service_level_matrix(data))
+            (table(&header, &rows))
+            (experiment_sizes_table(data))
+        },
         charts: Vec::new(),
     };
     // The stored run under load is the first step's.

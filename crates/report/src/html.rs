@@ -3,11 +3,10 @@
 //! inlined from `assets/` with their licences there: no network when the page opens). Each chart's
 //! data is also a CSV link (a data: URL) and, on request, a file.
 
-use std::fmt::Write;
-
 use base64::Engine;
+use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use crate::chart::{esc, Chart, Kind, Series};
+use crate::chart::{Chart, Kind, Series};
 
 /// Chart.js 4.6.1 and chartjs-plugin-zoom 2.2.0 as published on npm (assets/README.md).
 const CHART_JS: &str = include_str!("../assets/chart.umd.min.js");
@@ -24,11 +23,13 @@ pub struct Page {
     pub sections: Vec<Section>,
 }
 
+/// A section of a page. Its HTML is maud's `Markup`: every value in it went through maud's
+/// escaping, so no text of a result (a cell name, an error message) can become markup.
 #[derive(Debug, Clone, Default)]
 pub struct Section {
     pub heading: String,
-    /// HTML placed before the charts (tables, notes), already escaped.
-    pub html: String,
+    /// Placed before the charts (tables, notes).
+    pub html: Markup,
     pub charts: Vec<Chart>,
 }
 
@@ -41,43 +42,66 @@ impl Page {
     pub fn html(&self) -> String {
         // The libraries' source maps are not shipped: no reference to a file that is not there.
         let library = |js: &str| {
-            js.lines()
-                .filter(|l| !l.starts_with("//# sourceMappingURL="))
-                .collect::<Vec<_>>()
-                .join("\n")
+            PreEscaped(
+                js.lines()
+                    .filter(|l| !l.starts_with("//# sourceMappingURL="))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
         };
-        let mut out = format!(
-            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><style>{CSS}</style>\n<script>{}</script>\n<script>{}</script>\n</head><body><h1>{}</h1>\n",
-            esc(&self.title),
-            library(CHART_JS),
-            library(ZOOM_JS),
-            esc(&self.title)
-        );
-        for b in &self.banners {
-            let _ = writeln!(out, "<div class=\"banner\" role=\"alert\">{}</div>", esc(b));
-        }
-        out.push_str("<noscript><p class=\"note\">The charts need JavaScript; their data is in the CSV links.</p></noscript>\n");
-        for s in &self.sections {
-            let _ = writeln!(out, "<section><h2>{}</h2>\n{}", esc(&s.heading), s.html);
-            for c in s.charts.iter().filter(|c| !c.is_empty()) {
-                let csv = base64::engine::general_purpose::STANDARD.encode(c.csv());
-                let _ = writeln!(
-                    out,
-                    "<figure class=\"chart\" id=\"{}\"><div class=\"box\"><canvas></canvas></div><script type=\"application/json\">{}</script><figcaption><a download=\"{}.csv\" href=\"data:text/csv;base64,{csv}\">data (CSV)</a>{}</figcaption></figure>",
-                    esc(&c.id),
-                    c.json(),
-                    esc(&c.id),
-                    if c.kind == Kind::Bars {
-                        " · hover for values, click a legend entry to hide it"
-                    } else {
-                        " · hover for values, drag across a range to zoom (double-click resets), click a legend entry to hide it"
+        let page = html! {
+            (DOCTYPE)
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width";
+                    title { (self.title) }
+                    style { (PreEscaped(CSS)) }
+                    script { (library(CHART_JS)) }
+                    script { (library(ZOOM_JS)) }
+                }
+                body {
+                    h1 { (self.title) }
+                    @for b in &self.banners {
+                        div class="banner" role="alert" { (b) }
                     }
-                );
+                    noscript {
+                        p class="note" { "The charts need JavaScript; their data is in the CSV links." }
+                    }
+                    @for s in &self.sections {
+                        section {
+                            h2 { (s.heading) }
+                            (s.html)
+                            @for c in s.charts.iter().filter(|c| !c.is_empty()) {
+                                (figure(c))
+                            }
+                        }
+                    }
+                    script { (PreEscaped(REPORT_JS)) }
+                }
             }
-            out.push_str("</section>\n");
+        };
+        page.into_string()
+    }
+}
+
+/// A chart's figure: its canvas, its data as JSON for the page's script, its CSV as a link.
+fn figure(c: &Chart) -> Markup {
+    let csv = base64::engine::general_purpose::STANDARD.encode(c.csv());
+    html! {
+        figure class="chart" id=(c.id) {
+            div class="box" { canvas {} }
+            // JSON with '<' escaped: safe inside a script element.
+            script type="application/json" { (PreEscaped(c.json())) }
+            figcaption {
+                a download={ (c.id) ".csv" } href={ "data:text/csv;base64," (csv) } { "data (CSV)" }
+                @if c.kind == Kind::Bars {
+                    " · hover for values, click a legend entry to hide it"
+                } @else {
+                    " · hover for values, drag across a range to zoom (double-click resets), click a legend entry to hide it"
+                }
+            }
         }
-        let _ = writeln!(out, "<script>{REPORT_JS}</script>\n</body></html>");
-        out
     }
 }
 
@@ -88,8 +112,13 @@ th{background:#f4f4f4}td.l,th.l,table.kv td,table.kv th{text-align:left}figure{m
 figure .box{position:relative;width:100%;height:360px}p.note{font-size:13px}\
 .banner{border:2px solid #c62828;background:#fdecea;color:#8e0000;padding:10px 14px;margin:12px 0;font-weight:bold;border-radius:4px}";
 
-/// An HTML table; cells are escaped. The first column is left-aligned.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+/// A note under a section's heading: a paragraph of text (escaped as all text is).
+pub fn note(text: &str) -> Markup {
+    html! { p class="note" { (text) } }
+}
+
+/// An HTML table. The first column is left-aligned, as is every column of text.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     // Numbers are read from the right, text from the left: a column is numeric when each of its
     // cells starts as a number does (or is empty or "-"); the first column names the row.
     let numeric: Vec<bool> = (0..header.len())
@@ -104,32 +133,25 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
                 })
         })
         .collect();
-    let class = |i: usize| {
-        if numeric.get(i).copied().unwrap_or(false) {
-            ""
-        } else {
-            " class=\"l\""
-        }
-    };
+    let class = |i: usize| (!numeric.get(i).copied().unwrap_or(false)).then_some("l");
     // Two columns are a name and its value: text, read from the left.
-    let mut t = String::from(if header.len() == 2 {
-        "<table class=\"kv\"><tr>"
-    } else {
-        "<table><tr>"
-    });
-    for (i, h) in header.iter().enumerate() {
-        let _ = write!(t, "<th{}>{}</th>", class(i), esc(h));
-    }
-    t.push_str("</tr>");
-    for r in rows {
-        t.push_str("<tr>");
-        for (i, c) in r.iter().enumerate() {
-            let _ = write!(t, "<td{}>{}</td>", class(i), esc(c));
+    let kv = (header.len() == 2).then_some("kv");
+    html! {
+        table class=[kv] {
+            tr {
+                @for (i, h) in header.iter().enumerate() {
+                    th class=[class(i)] { (h) }
+                }
+            }
+            @for r in rows {
+                tr {
+                    @for (i, c) in r.iter().enumerate() {
+                        td class=[class(i)] { (c) }
+                    }
+                }
+            }
         }
-        t.push_str("</tr>");
     }
-    t.push_str("</table>");
-    t
 }
 
 /// A name fit for an element id.
@@ -162,4 +184,59 @@ pub fn bars(id: &str, title: &str, y_label: &str, rows: &[(String, f64, f64)]) -
         )
     });
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 44: every value reaches the page through maud's escaping: a cell name, a banner, a
+    /// heading or a chart id that looks like markup stays text.
+    #[test]
+    fn text_of_a_result_never_becomes_markup() {
+        let hostile = "<img src=x onerror=alert(1)>&\"";
+        let mut chart = Chart::new(hostile, hostile, "x", "y");
+        chart
+            .series
+            .push(Series::new(hostile, vec![(0.0, 1.0), (1.0, 2.0)]));
+        let page = Page {
+            title: hostile.into(),
+            banners: vec![hostile.into()],
+            sections: vec![Section {
+                heading: hostile.into(),
+                html: html! {
+                    (note(hostile))
+                    (table(&[hostile, "n"], &[vec![hostile.into(), "1".into()]]))
+                },
+                charts: vec![chart],
+            }],
+        }
+        .html();
+        assert!(!page.contains("<img"), "{page}");
+        let escaped = page
+            .matches("&lt;img src=x onerror=alert(1)&gt;&amp;")
+            .count();
+        // Title, heading 1, banner, heading 2, note, header cell, row cell, the figure's id twice
+        // (as an attribute) and its file name.
+        assert!(escaped >= 7, "{escaped} escaped in {page}");
+        // In the chart's JSON the '<' is a JSON escape: no tag can start inside the script.
+        assert!(page.contains("\\u003cimg src=x"), "{page}");
+        assert!(page.starts_with("<!DOCTYPE html><html lang=\"en\">"));
+    }
+
+    #[test]
+    fn tables_align_numbers_right_and_text_left() {
+        let t = table(
+            &["cell", "n", "notes"],
+            &[vec!["a".into(), "12".into(), "fine".into()]],
+        )
+        .into_string();
+        assert_eq!(
+            t,
+            "<table><tr><th class=\"l\">cell</th><th>n</th><th class=\"l\">notes</th></tr>\
+             <tr><td class=\"l\">a</td><td>12</td><td class=\"l\">fine</td></tr></table>"
+        );
+        let kv = table(&["figure", "value"], &[]).into_string();
+        assert!(kv.starts_with("<table class=\"kv\">"), "{kv}");
+    }
 }

@@ -6,8 +6,10 @@ use scalebench_measure::result::IntervalOp;
 use scalebench_measure::{PhaseResult, RunResult};
 use scalebench_workload::rate::RateProfile;
 
-use crate::chart::{esc, Chart, Scale, Series};
-use crate::html::{slug, table, Section};
+use crate::chart::{Chart, Scale, Series};
+use maud::{html, Markup};
+
+use crate::html::{note, slug, table, Section};
 
 /// What a run's page shows besides the result: marked events, shaded ranges, extra figures.
 #[derive(Debug, Clone, Default)]
@@ -108,26 +110,25 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
         .iter()
         .map(|(k, v)| vec![k.clone(), v.clone()])
         .collect();
-    let mut first = Section {
+    let figures: Vec<Vec<String>> = extras
+        .figures
+        .iter()
+        .map(|(k, v)| vec![k.clone(), v.clone()])
+        .collect();
+    let first = Section {
         heading: "Run".into(),
-        html: String::new(),
+        html: html! {
+            @if !figures.is_empty() {
+                (table(&["figure", "value"], &figures))
+            }
+            (table(&["parameter", "value"], &params))
+            details {
+                summary { "properties" }
+                (table(&["property", "value"], &props))
+            }
+        },
         charts: Vec::new(),
     };
-    if !extras.figures.is_empty() {
-        let rows: Vec<Vec<String>> = extras
-            .figures
-            .iter()
-            .map(|(k, v)| vec![k.clone(), v.clone()])
-            .collect();
-        first.html.push_str(&table(&["figure", "value"], &rows));
-    }
-    first
-        .html
-        .push_str(&table(&["parameter", "value"], &params));
-    first.html.push_str(&format!(
-        "<details><summary>properties</summary>{}</details>",
-        table(&["property", "value"], &props)
-    ));
     let mut sections = vec![first];
     for (i, phase) in r.phases.iter().enumerate() {
         let warmup = if phase.phase == scalebench_measure::Phase::Run {
@@ -157,36 +158,44 @@ fn phase_section(
     (warmup_s, profile): (f64, Option<RateProfile>),
     extras: &RunExtras,
 ) -> Section {
-    let mut html = phase_summary(ph);
-    html.push_str(&crate::consistency_page::probe_table(ph));
+    let summary = html! {
+        (phase_summary(ph))
+        (crate::consistency_page::probe_table(ph))
+    };
     if ph.intervals.len() < MIN_INTERVALS_FOR_SERIES {
-        html.push_str(&format!(
-            "<p class=\"note\">No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.</p>",
-            ph.duration_s,
-            ph.intervals.len(),
-            ph.interval_s
-        ));
         let mut charts: Vec<Chart> = latency_distribution(ph, id).into_iter().collect();
         charts.extend(consistency_charts(ph, id));
         return Section {
             heading: format!("Phase: {}", ph.phase),
-            html,
+            html: html! {
+                (summary)
+                (note(&format!(
+                    "No time series: the phase lasted {:.3} s ({} interval(s) of {} s); the tables above have its figures.",
+                    ph.duration_s,
+                    ph.intervals.len(),
+                    ph.interval_s
+                )))
+            },
             charts,
         };
     }
-    if let Some(r) = ph.recorded_interval_s {
-        html.push_str(&format!(
-            "<p class=\"note\">Intervals of {} s: the run recorded {} s intervals, merged by histogram to keep the result bounded (the HDR interval logs of <code>--hdr-log</code> keep the recorded length).</p>",
-            ph.interval_s, r
-        ));
-    }
-    if drawn_intervals(ph).len() < ph.intervals.len() {
-        html.push_str(&format!(
-            "<p class=\"note\">The last interval ({:.2} s of {} s, cut short by the window's end) is not drawn on the time charts; the tables count it.</p>",
-            ph.duration_s - ph.intervals.last().map_or(0.0, |i| i.start_s),
-            ph.interval_s
-        ));
-    }
+    let cut = ph.duration_s - ph.intervals.last().map_or(0.0, |i| i.start_s);
+    let html = html! {
+        (summary)
+        @if let Some(r) = ph.recorded_interval_s {
+            p class="note" {
+                "Intervals of " (ph.interval_s) " s: the run recorded " (r)
+                " s intervals, merged by histogram to keep the result bounded (the HDR interval logs of "
+                code { "--hdr-log" } " keep the recorded length)."
+            }
+        }
+        @if drawn_intervals(ph).len() < ph.intervals.len() {
+            (note(&format!(
+                "The last interval ({cut:.2} s of {} s, cut short by the window's end) is not drawn on the time charts; the tables count it.",
+                ph.interval_s
+            )))
+        }
+    };
     // Time charts show the warm-up and the run's events (an elastic transition) on their x axis.
     let decorate = |mut c: Chart| {
         if warmup_s > 0.0 {
@@ -230,12 +239,16 @@ fn consistency_charts(ph: &PhaseResult, id: &str) -> Vec<Chart> {
 }
 
 /// The phase's figures: per operation, failures by class, the "bounded by" verdict, space on disk.
-fn phase_summary(ph: &PhaseResult) -> String {
-    let mut html = format!(
-        "<p class=\"note\">{:.3} s measured, {}{}; {} ok, {} failed ({} completed after the window).</p>",
+fn phase_summary(ph: &PhaseResult) -> Markup {
+    let measured = format!(
+        "{:.3} s measured, {}{}; {} ok, {} failed ({} completed after the window).",
         ph.duration_s,
-        esc(ph.ended_by.phrase()),
-        if ph.open_loop { ", open loop" } else { ", closed loop" },
+        ph.ended_by.phrase(),
+        if ph.open_loop {
+            ", open loop"
+        } else {
+            ", closed loop"
+        },
         ph.totals.ok,
         ph.totals.failed,
         ph.totals.ok_after_window
@@ -264,7 +277,7 @@ fn phase_summary(ph: &PhaseResult) -> String {
             ]
         })
         .collect();
-    html.push_str(&table(
+    let operations = table(
         &[
             "operation",
             "ok",
@@ -278,34 +291,29 @@ fn phase_summary(ph: &PhaseResult) -> String {
             "failed",
         ],
         &rows,
-    ));
-    if !ph.errors.is_empty() {
-        let rows: Vec<Vec<String>> = ph
-            .errors
-            .iter()
-            .map(|(c, e)| vec![c.clone(), e.count.to_string(), e.samples.join(" | ")])
-            .collect();
-        html.push_str(&table(&["failure class", "count", "messages"], &rows));
+    );
+    let errors: Vec<Vec<String>> = ph
+        .errors
+        .iter()
+        .map(|(c, e)| vec![c.clone(), e.count.to_string(), e.samples.join(" | ")])
+        .collect();
+    html! {
+        (note(&measured))
+        (operations)
+        @if !errors.is_empty() {
+            (table(&["failure class", "count", "messages"], &errors))
+        }
+        @if let Some(v) = &ph.bounded_by {
+            p class="note" {
+                "Bounded by: " b { (v.bounded_by) }
+                @if v.client_bound { " — the client: the throughput is a lower bound" }
+                " (" (v.evidence) ")"
+            }
+        }
+        @if let Some(s) = &ph.space {
+            (note(&format!("Space on disk {}", crate::table::space_sentence(s))))
+        }
     }
-    if let Some(v) = &ph.bounded_by {
-        html.push_str(&format!(
-            "<p class=\"note\">Bounded by: <b>{}</b>{} ({})</p>",
-            esc(&v.bounded_by),
-            if v.client_bound {
-                " — the client: the throughput is a lower bound"
-            } else {
-                ""
-            },
-            esc(&v.evidence)
-        ));
-    }
-    if let Some(s) = &ph.space {
-        html.push_str(&format!(
-            "<p class=\"note\">Space on disk {}</p>",
-            esc(&crate::table::space_sentence(s))
-        ));
-    }
-    html
 }
 
 /// The intervals the time charts draw: all but a last one that covers less than half an interval
@@ -683,9 +691,9 @@ mod tests {
         assert_eq!(tp.series[0].points.len(), 3, "{:?}", tp.series[0].points);
         let section = phase_section(&cut, "x", (0.0, None), &RunExtras::default());
         assert!(
-            section.html.contains("The last interval (0.20 s of 1 s"),
+            section.html.0.contains("The last interval (0.20 s of 1 s"),
             "{}",
-            section.html
+            section.html.0
         );
         let most = phase(3.6);
         assert_eq!(
