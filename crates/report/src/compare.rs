@@ -121,27 +121,43 @@ impl Comparison {
     /// after Holm's adjustment and the verdict; then what only one run has, and the probe's stale
     /// reads.
     pub fn table(&self, a: &str, b: &str) -> String {
-        let mut t = format!(
-            "A = {}\nB = {}\n{:<20} {:<17} {:>14} {:>14} {:>9} {:>9} {:>9}  verdict\n",
-            a, b, "operation", "metric", "A", "B", "change", "p", "p (Holm)"
-        );
-        for m in &self.metrics {
-            let verdict = match (m.significant, m.regression) {
-                (true, true) => "worse (significant)",
-                (true, false) => "better (significant)",
-                _ => "no significant difference",
-            };
-            t.push_str(&format!(
-                "{:<20} {:<17} {:>14.1} {:>14.1} {:>8.1}% {:>9.4} {:>9.4}  {verdict}\n",
-                m.operation,
-                m.metric,
-                m.a,
-                m.b,
-                m.change * 100.0,
-                m.p_value,
-                m.p_adjusted
-            ));
-        }
+        use crate::terminal::{text_table, Align::*};
+        let rows: Vec<Vec<String>> = self
+            .metrics
+            .iter()
+            .map(|m| {
+                let verdict = match (m.significant, m.regression) {
+                    (true, true) => "worse (significant)",
+                    (true, false) => "better (significant)",
+                    _ => "no significant difference",
+                };
+                vec![
+                    m.operation.clone(),
+                    m.metric.to_string(),
+                    format!("{:.1}", m.a),
+                    format!("{:.1}", m.b),
+                    format!("{:.1}%", m.change * 100.0),
+                    format!("{:.4}", m.p_value),
+                    format!("{:.4}", m.p_adjusted),
+                    verdict.to_string(),
+                ]
+            })
+            .collect();
+        let mut t = format!("A = {a}\nB = {b}\n");
+        t.push_str(&text_table(
+            &[
+                "operation",
+                "metric",
+                "A",
+                "B",
+                "change",
+                "p",
+                "p (Holm)",
+                "verdict",
+            ],
+            &[Left, Left, Right, Right, Right, Right, Right, Left],
+            &rows,
+        ));
         for op in &self.unmatched {
             t.push_str(&format!("{op}: in one run only\n"));
         }

@@ -14,4 +14,5 @@ pub mod run_page;
 pub mod stored;
 pub mod summary;
 pub mod table;
+pub mod terminal;
 pub mod text;

@@ -4,6 +4,8 @@ use std::fmt::Write;
 
 use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult, Space};
 
+use crate::terminal::{text_table, Align};
+
 pub fn render(result: &RunResult) -> String {
     let mut out = String::new();
     for phase in &result.phases {
@@ -205,68 +207,46 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
 }
 
 /// Per operation: count, rate, latency percentiles, errors; and from the intended start in an
-/// open loop.
+/// open loop. Columns as wide as their figures (comfy-table), within the terminal's width.
 fn render_operations(out: &mut String, phase: &PhaseResult) {
     let ordered = phase.operations_in_order();
-    // 18 columns, or as many as a workload file's longest operation name takes.
-    let intended = if phase.open_loop {
-        "Intended-".len()
-    } else {
-        0
-    };
-    let w = ordered
+    let rows: Vec<Vec<String>> = ordered
         .iter()
-        .map(|(name, _)| name.len() + intended)
-        .max()
-        .unwrap_or(0)
-        .max(18);
-    let header = format!(
-        "{:<w$} {:>10} {:>12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8}",
-        "operation",
-        "count",
-        "ops/s",
-        "mean(us)",
-        "p50(us)",
-        "p90(us)",
-        "p99(us)",
-        "p99.9(us)",
-        "max(us)",
-        "errors"
-    );
-    let _ = writeln!(out, "{header}");
-    for &(name, op) in &ordered {
-        row(
-            out,
-            w,
-            name,
-            op.ok,
-            op.throughput_ops_s,
-            op.latency.as_ref(),
-            op.failed_total(),
-        );
-    }
-    let t = &phase.totals;
-    let _ = writeln!(
-        out,
-        "{:<w$} {:>10} {:>12.1} {:>65} {:>8}",
-        "TOTAL", t.ok, t.throughput_ops_s, "", t.failed
-    );
+        .map(|&(name, op)| {
+            row(
+                name,
+                op.ok,
+                op.throughput_ops_s,
+                op.latency.as_ref(),
+                op.failed_total(),
+            )
+        })
+        .chain(std::iter::once({
+            let t = &phase.totals;
+            let mut total = row("TOTAL", t.ok, t.throughput_ops_s, None, t.failed);
+            total[3] = String::new();
+            total
+        }))
+        .collect();
+    out.push_str(&operations_table(&rows));
     if phase.open_loop {
         let _ = writeln!(
             out,
             "latency from intended start (corrected for coordinated omission):"
         );
-        for (name, op) in ordered {
-            row(
-                out,
-                w,
-                &format!("Intended-{name}"),
-                op.ok,
-                op.throughput_ops_s,
-                op.intended_latency.as_ref(),
-                op.failed_total(),
-            );
-        }
+        let rows: Vec<Vec<String>> = ordered
+            .iter()
+            .map(|&(name, op)| {
+                row(
+                    &format!("Intended-{name}"),
+                    op.ok,
+                    op.throughput_ops_s,
+                    op.intended_latency.as_ref(),
+                    op.failed_total(),
+                )
+            })
+            .collect();
+        out.push_str(&operations_table(&rows));
         if let Some(s) = &phase.schedule {
             let _ = writeln!(
                 out,
@@ -277,6 +257,25 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
             );
         }
     }
+}
+
+/// The operations' rows under their header: the name from the left, every figure from the right.
+fn operations_table(rows: &[Vec<String>]) -> String {
+    const HEADER: [&str; 10] = [
+        "operation",
+        "count",
+        "ops/s",
+        "mean(us)",
+        "p50(us)",
+        "p90(us)",
+        "p99(us)",
+        "p99.9(us)",
+        "max(us)",
+        "errors",
+    ];
+    let mut align = vec![Align::Right; HEADER.len()];
+    align[0] = Align::Left;
+    text_table(&HEADER, &align, rows)
 }
 
 /// What the figures leave out or warn about: failures, shortfalls, operations in flight, records,
@@ -411,58 +410,53 @@ pub fn space_sentence(space: &Space) -> String {
     text
 }
 
-fn row(
-    out: &mut String,
-    w: usize,
-    name: &str,
-    count: u64,
-    ops_s: f64,
-    l: Option<&LatencySummary>,
-    errors: u64,
-) {
+/// An operation's row: count, rate, latency figures (or "-" without a success), errors.
+fn row(name: &str, count: u64, ops_s: f64, l: Option<&LatencySummary>, errors: u64) -> Vec<String> {
+    let f = |v: f64| format!("{v:.1}");
+    let mut r = vec![name.to_string(), count.to_string(), f(ops_s)];
     match l {
-        Some(l) => {
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>10} {:>12.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>8}",
-                name, count, ops_s, l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us, errors
-            );
-        }
-        None => {
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>10} {:>12.1} {:>65} {:>8}",
-                name, count, ops_s, "-", errors
-            );
-        }
+        Some(l) => r.extend(
+            [
+                l.mean_us, l.p50_us, l.p90_us, l.p99_us, l.p99_9_us, l.max_us,
+            ]
+            .map(f),
+        ),
+        None => r.extend(
+            ["-".to_string()]
+                .into_iter()
+                .chain(std::iter::repeat_n(String::new(), 5)),
+        ),
     }
+    r.push(errors.to_string());
+    r
 }
 
 /// A space figure as a table: each node's bytes by part, all nodes, and bytes per record.
 pub fn space_table(space: &Space) -> String {
     let mb = |b: u64| format!("{:.1}", b as f64 / 1e6);
-    let mut out = String::new();
     let kinds: Vec<&String> = space.parts.keys().collect();
-    out.push_str(&format!("{:<8} {:>10}", "node", "total MB"));
-    for k in &kinds {
-        out.push_str(&format!(" {:>10}", format!("{k} MB")));
-    }
-    out.push('\n');
-    for n in &space.nodes {
-        out.push_str(&format!("{:<8} {:>10}", n.node, mb(n.bytes)));
-        for k in &kinds {
-            out.push_str(&format!(
-                " {:>10}",
-                mb(n.parts.get(*k).copied().unwrap_or(0))
-            ));
-        }
-        out.push('\n');
-    }
-    out.push_str(&format!("{:<8} {:>10}", "all", mb(space.total_bytes)));
-    for k in &kinds {
-        out.push_str(&format!(" {:>10}", mb(space.parts[*k])));
-    }
-    out.push('\n');
+    let mut header = vec!["node".to_string(), "total MB".to_string()];
+    header.extend(kinds.iter().map(|k| format!("{k} MB")));
+    let mut rows: Vec<Vec<String>> = space
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut r = vec![n.node.clone(), mb(n.bytes)];
+            r.extend(
+                kinds
+                    .iter()
+                    .map(|k| mb(n.parts.get(*k).copied().unwrap_or(0))),
+            );
+            r
+        })
+        .collect();
+    let mut all = vec!["all".to_string(), mb(space.total_bytes)];
+    all.extend(kinds.iter().map(|k| mb(space.parts[*k])));
+    rows.push(all);
+    let mut align = vec![Align::Right; header.len()];
+    align[0] = Align::Left;
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let mut out = text_table(&header, &align, &rows);
     if let Some(b) = space.bytes_per_record {
         out.push_str(&format!(
             "{b:.1} bytes per record ({} records)\n",

@@ -13,6 +13,7 @@ use scalebench_measure::saturation::{Search, SearchKind, StepVerdict};
 
 use crate::cells::CellStats;
 use crate::stored::{SizeMeans, StepMeans};
+use crate::terminal::{text_table, Align::*};
 
 /// One cell of an experiment with what its elastic runs add: each step's transition and each
 /// stable size, averaged over its repetitions.
@@ -31,33 +32,44 @@ pub struct PlanRow<'a> {
 
 /// An experiment's plan as `experiment --dry-run` prints it: `heading`, then a numbered line per run.
 pub fn plan_table(heading: &str, rows: &[PlanRow<'_>]) -> String {
-    let mut out = format!("{heading}\n");
-    for (i, r) in rows.iter().enumerate() {
-        let _ = writeln!(
-            out,
-            "{:>5}  {:<60} #{:<3} {}",
-            i + 1,
-            r.cell,
-            r.repetition,
-            r.before
-        );
-    }
-    out
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            vec![
+                (i + 1).to_string(),
+                r.cell.to_string(),
+                format!("#{}", r.repetition),
+                r.before.to_string(),
+            ]
+        })
+        .collect();
+    format!(
+        "{heading}\n{}",
+        text_table(
+            &["run", "cell", "rep", "before it"],
+            &[Right, Left, Left, Left],
+            &rows
+        )
+    )
 }
 
 /// The experiments of a results database as `results list` prints them: each with its runs that
 /// succeeded, had failed operations above the threshold, failed, or were interrupted.
 pub fn experiments_table(experiments: &[(String, [u64; 4])]) -> String {
-    let mut out = format!(
-        "{:<40} {:>6} {:>9} {:>7} {:>12}\n",
-        "experiment", "ok", "failures", "failed", "interrupted"
-    );
-    for (name, [ok, failures, failed, interrupted]) in experiments {
-        out.push_str(&format!(
-            "{name:<40} {ok:>6} {failures:>9} {failed:>7} {interrupted:>12}\n"
-        ));
-    }
-    out
+    let rows: Vec<Vec<String>> = experiments
+        .iter()
+        .map(|(name, counts)| {
+            let mut row = vec![name.clone()];
+            row.extend(counts.iter().map(u64::to_string));
+            row
+        })
+        .collect();
+    text_table(
+        &["experiment", "ok", "failures", "failed", "interrupted"],
+        &[Left, Right, Right, Right, Right],
+        &rows,
+    )
 }
 
 /// An experiment's cells as `results show` prints them: a line per cell with its rate (mean, 95% CI,
@@ -428,10 +440,7 @@ pub fn saturation_table(s: &Search) -> String {
     } else {
         "offered ops/s"
     };
-    let mut out = format!(
-        "{:>14} {:>14} {:>12} {:>20} {:>12} {:>8} {:>5}  verdict\n",
-        unit, "achieved ops/s", "p99 (us)", "p99 95% (us)", "mean (us)", "failed", "runs"
-    );
+    let mut rows: Vec<Vec<String>> = Vec::new();
     for (i, st) in s.steps.iter().enumerate() {
         let interval = match (st.p99.low_us, st.p99.high_us) {
             (Some(l), Some(h)) => format!("[{l:.0}, {h:.0}]"),
@@ -443,18 +452,34 @@ pub fn saturation_table(s: &Search) -> String {
             Some(StepVerdict::Unsure) => "unsure",
             None => "",
         };
-        out.push_str(&format!(
-            "{:>14.0} {:>14.1} {:>12.0} {:>20} {:>12.0} {:>8} {:>5}  {verdict}{}\n",
-            st.offered,
-            st.achieved_ops_s,
-            st.p99_us,
+        rows.push(vec![
+            format!("{:.0}", st.offered),
+            format!("{:.1}", st.achieved_ops_s),
+            format!("{:.0}", st.p99_us),
             interval,
-            st.mean_us,
-            st.failed,
-            st.repeats,
-            if Some(i) == s.knee { "  <- knee" } else { "" }
-        ));
+            format!("{:.0}", st.mean_us),
+            st.failed.to_string(),
+            st.repeats.to_string(),
+            format!(
+                "{verdict}{}",
+                if Some(i) == s.knee { "  <- knee" } else { "" }
+            ),
+        ]);
     }
+    let mut out = text_table(
+        &[
+            unit,
+            "achieved ops/s",
+            "p99 (us)",
+            "p99 95% (us)",
+            "mean (us)",
+            "failed",
+            "runs",
+            "verdict",
+        ],
+        &[Right, Right, Right, Right, Right, Right, Right, Left],
+        &rows,
+    );
     let a = &s.answer;
     let clients = if a.clients == 1 {
         "1 client".to_string()
@@ -490,31 +515,29 @@ pub fn cluster_status(s: &ClusterStatus) -> String {
         ));
     }
     // With a memory limit, each running node's use of it.
-    let memory_column = |used: Option<u64>| match (s.memory, used) {
-        (None, _) => String::new(),
-        (Some(_), Some(b)) => format!(" {:>10.1}", b as f64 / (1024.0 * 1024.0)),
-        (Some(_), None) => format!(" {:>10}", "-"),
-    };
-    out.push_str(&format!(
-        "{:<8} {:<8} {:<22} {:>8}{}  state\n",
-        "node",
-        "role",
-        "endpoint",
-        "pid",
-        if s.memory.is_some() {
-            format!(" {:>10}", "used MiB")
-        } else {
-            String::new()
-        }
-    ));
+    let mut header = vec!["node", "role", "endpoint", "pid"];
+    let mut align = vec![Left, Left, Left, Right];
+    if s.memory.is_some() {
+        header.push("used MiB");
+        align.push(Right);
+    }
+    header.push("state");
+    align.push(Left);
+    let mut rows = Vec::new();
     for n in &s.nodes {
-        out.push_str(&format!(
-            "{:<8} {:<8} {:<22} {:>8}{}  {}{}\n",
-            n.id,
-            n.role,
-            n.endpoint,
+        let mut row = vec![
+            n.id.clone(),
+            n.role.to_string(),
+            n.endpoint.clone(),
             n.pid.map_or("-".into(), |p| p.to_string()),
-            memory_column(n.memory_used_bytes),
+        ];
+        if s.memory.is_some() {
+            row.push(n.memory_used_bytes.map_or("-".into(), |b| {
+                format!("{:.1}", b as f64 / (1024.0 * 1024.0))
+            }));
+        }
+        row.push(format!(
+            "{}{}",
             match (n.running, n.stopped_by_signal, n.pid) {
                 (true, true, Some(pid)) =>
                     format!("paused by SIGSTOP: answers nothing until `kill -CONT {pid}`"),
@@ -529,7 +552,9 @@ pub fn cluster_status(s: &ClusterStatus) -> String {
                 _ => String::new(),
             }
         ));
+        rows.push(row);
     }
+    out.push_str(&text_table(&header, &align, &rows));
     if !s.not_ready.is_empty() {
         out.push_str(&format!("not ready: {}\n", s.not_ready.join("; ")));
     } else if !s.busy.is_empty() {
