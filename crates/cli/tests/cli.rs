@@ -30,6 +30,10 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     for word in ["READ", "UPDATE", "p99(us)", "p99.9(us)", "ops/s", "errors"] {
         assert!(table.contains(word), "summary lacks {word}:\n{table}");
     }
+    // Issue 44: the heading and the operations' table within 100 columns (the table was 118).
+    for line in table.lines().take_while(|l| !l.starts_with("mean key")) {
+        assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+    }
     let r = json(&out);
     assert_eq!(r["schema"], "scalebench.result.v1");
     let phases = r["phases"].as_array().unwrap();

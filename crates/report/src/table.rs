@@ -180,9 +180,8 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     } else {
         ""
     };
-    let _ = writeln!(
-        out,
-        "\n{} phase: {:.3} s measured ({}{timed}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
+    let heading = format!(
+        "{} phase: {:.3} s measured ({}{timed}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
         phase.phase,
         phase.duration_s,
         phase.ended_by.phrase(),
@@ -191,6 +190,9 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         p.workload,
         p.db
     );
+    // Within the terminal's width, as the table below it.
+    let options = textwrap::Options::new(crate::terminal::width().into()).subsequent_indent("  ");
+    let _ = writeln!(out, "\n{}", textwrap::fill(&heading, options));
     match (&result.distributed, phase.start) {
         (Some(d), Some(start)) => {
             let _ = writeln!(
