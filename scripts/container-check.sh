@@ -47,7 +47,8 @@ fi
 # limits above the caller's hard limits, so they are given as they are.
 log "podman build -t $image -f Containerfile ."
 podman build --pull=never --isolation chroot -t "$image" -f Containerfile \
-  --build-arg REVISION="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" .
+  --build-arg REVISION="$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" \
+  --build-arg SOURCE="$(git remote get-url origin 2>/dev/null | sed 's#//[^/@]*@#//#' || true)" .
 
 log "podman run $image run --db null:// --duration 2s"
 out=$(mktemp -d)

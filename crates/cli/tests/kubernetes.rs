@@ -261,3 +261,40 @@ fn a_literal_dollar_parenthesis_is_escaped_against_expansion() {
     ]);
     assert!(yaml.contains(r#""table=t$$(HOME)""#), "{yaml}");
 }
+
+/// Issue 44: the image the manifests run builds its dependencies in a layer of their own, from
+/// every workspace member's manifest (a member left out would fail that layer's build, or build
+/// without its dependencies cached), and carries its source label.
+#[test]
+fn the_containerfile_caches_every_members_dependencies_and_labels_its_source() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let workspace: toml::Table = std::fs::read_to_string(root.join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let members: Vec<&str> = workspace["workspace"]["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m.as_str().unwrap())
+        .collect();
+    assert!(members.len() > 10, "{members:?}");
+    let file = std::fs::read_to_string(root.join("Containerfile")).unwrap();
+    let lines: Vec<&str> = file.lines().collect();
+    let at = |prefix: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix}"))
+    };
+    let everything = at("COPY . .");
+    for m in members {
+        let copy = at(&format!("COPY {m}/Cargo.toml {m}/"));
+        assert!(copy < everything, "{m}'s manifest after the sources");
+    }
+    // The dependencies are built before the sources come in, and the binary after.
+    let stubs = at("RUN for crate in crates/*/");
+    assert!(at("COPY Cargo.toml Cargo.lock") < stubs && stubs < everything);
+    assert!(file[file.find("COPY . .").unwrap()..].contains("cargo build --profile dist"));
+    assert!(file.contains("org.opencontainers.image.source=\"${SOURCE}\""));
+}
