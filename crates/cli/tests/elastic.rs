@@ -121,6 +121,13 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
     ] {
         assert!(page.contains(needle), "the elastic report lacks {needle}");
     }
+    // Issue 44: Dory's figures by their names, with units; no field name of the result file.
+    for needle in ["request-set time before, Av1", "stabilisation time", "elasticity (A + B)"] {
+        assert!(page.contains(needle), "the elastic report lacks {needle}");
+    }
+    for raw in ["av_before_s", "stabilisation_s", "area_above_ramp", "failed_share"] {
+        assert!(!page.contains(raw), "the elastic report shows the key {raw}");
+    }
     let r = json(&out);
     let step = r["steps"][0].clone();
     assert_eq!(step["changed_nodes"].as_array().unwrap().len(), 1, "{step}");
@@ -789,7 +796,9 @@ fn etcd_member_joins_unloaded_and_a_crash_under_load_costs_availability() {
     let full = s["full_availability_s"].as_f64().unwrap();
     assert!(ready > 0.0 && full >= ready, "{s}");
     // Its report shows the step without a run.
-    assert!(report_page(&out, &dir.path().join("unloaded.html")).contains("(no load)"));
+    let unloaded = report_page(&out, &dir.path().join("unloaded.html"));
+    assert!(unloaded.contains("(no load)") && unloaded.contains("ready after"));
+    assert!(!unloaded.contains("ready_s"), "a field name on the page");
 
     let out = dir.path().join("crash.json");
     let o = scalebench(&[
