@@ -55,8 +55,7 @@ impl Account {
     pub fn uid(&self) -> u32 {
         match &self.other {
             Some(a) => a.uid,
-            // SAFETY: getuid(2) cannot fail.
-            None => unsafe { libc::getuid() },
+            None => nix::unistd::getuid().as_raw(),
         }
     }
 
@@ -198,27 +197,14 @@ impl Drop for ServerDir {
 
 /// Whether this program runs as root.
 pub fn running_as_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
-/// uid and gid of a system user.
+/// uid and gid of a system user (getpwnam_r(3): no static storage another thread could overwrite).
 pub fn user_ids(name: &str) -> Option<(u32, u32)> {
-    let c = std::ffi::CString::new(name).ok()?;
-    // SAFETY: getpwnam returns a pointer to static storage or null; read at once, under a lock so
-    // no other thread of ours overwrites it meanwhile.
-    let _guard = PASSWD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    unsafe {
-        let pw = libc::getpwnam(c.as_ptr());
-        if pw.is_null() {
-            None
-        } else {
-            Some(((*pw).pw_uid, (*pw).pw_gid))
-        }
-    }
+    let user = nix::unistd::User::from_name(name).ok()??;
+    Some((user.uid.as_raw(), user.gid.as_raw()))
 }
-
-static PASSWD_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// `useradd --system`, as the database's Debian package would (Cassandra from Maven Central comes
 /// without one). Another process may be creating it at the same moment: then it is simply there.

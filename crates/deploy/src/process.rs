@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+
 use crate::error::DeployError;
 use crate::host::wait_until;
 
@@ -71,7 +75,7 @@ impl ManagedProcess {
             // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
             unsafe {
                 cmd.pre_exec(|| {
-                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
                     Ok(())
                 });
             }
@@ -145,27 +149,27 @@ impl ManagedProcess {
         })
     }
 
-    fn signal(&self, sig: libc::c_int) {
-        signal_tree(self.child.id() as libc::pid_t, sig);
+    fn signal(&self, sig: Signal) {
+        signal_tree(self.child.id() as i32, sig);
     }
 
     /// SIGSTOP to every process of the server: it stops answering, connections stay open.
     pub fn pause(&self) {
-        self.signal(libc::SIGSTOP);
+        self.signal(Signal::SIGSTOP);
     }
 
     pub fn resume(&self) {
-        self.signal(libc::SIGCONT);
+        self.signal(Signal::SIGCONT);
     }
 
     /// SIGKILL without waiting: a crash, from any thread (the process is reaped by `kill` or `drop`).
     pub fn crash(&self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
     }
 
     /// SIGKILL, as a crash, and reap.
     pub fn kill(&mut self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
         let _ = self.child.wait();
         self.stopped = true;
     }
@@ -175,11 +179,11 @@ impl ManagedProcess {
         if self.stopped {
             return;
         }
-        self.signal(libc::SIGCONT);
-        self.signal(libc::SIGTERM);
+        self.signal(Signal::SIGCONT);
+        self.signal(Signal::SIGTERM);
         let exited = wait_until(grace, || !matches!(self.child.try_wait(), Ok(None)));
         if !exited {
-            self.signal(libc::SIGKILL);
+            self.signal(Signal::SIGKILL);
         }
         let _ = self.child.wait();
         self.stopped = true;
@@ -196,19 +200,17 @@ impl Drop for ManagedProcess {
 /// (PostgreSQL's backends, for instance, lead process groups of their own; a daemon that forked
 /// itself, as Bucardo's does, leads none). The descendants are listed first: once the root is gone
 /// they belong to init.
-fn signal_tree(root: libc::pid_t, sig: libc::c_int) {
+fn signal_tree(root: i32, sig: Signal) {
     // -1 would be every process, 0 and -0 this process group: never a node.
     if root <= 1 {
         return;
     }
     let tree = descendants(root);
-    // SAFETY: kill(2) on a server's process, its process group and processes descending from it.
-    unsafe {
-        libc::kill(root, sig);
-        libc::kill(-root, sig);
-        for pid in tree {
-            libc::kill(pid, sig);
-        }
+    // Each may be gone already (ESRCH) or, for the group, never have been one: nothing to do then.
+    let _ = kill(Pid::from_raw(root), sig);
+    let _ = killpg(Pid::from_raw(root), sig);
+    for pid in tree {
+        let _ = kill(Pid::from_raw(pid), sig);
     }
 }
 
@@ -249,42 +251,42 @@ impl ProcessRef {
         self.is_running() && matches!(proc_stat(self.pid), Some(('T' | 't', _)))
     }
 
-    fn signal(&self, sig: libc::c_int) {
+    fn signal(&self, sig: Signal) {
         if self.is_running() {
-            signal_tree(self.pid as libc::pid_t, sig);
+            signal_tree(self.pid as i32, sig);
         }
     }
 
     pub fn pause(&self) {
-        self.signal(libc::SIGSTOP);
+        self.signal(Signal::SIGSTOP);
     }
 
     pub fn resume(&self) {
-        self.signal(libc::SIGCONT);
+        self.signal(Signal::SIGCONT);
     }
 
     /// SIGKILL: a crash.
     pub fn kill(&self) {
-        self.signal(libc::SIGKILL);
+        self.signal(Signal::SIGKILL);
         wait_until(Duration::from_secs(10), || !self.is_running());
     }
 
     /// SIGTERM, then SIGKILL after `grace`; returns once the process is gone.
     pub fn stop(&self, grace: Duration) {
-        self.stop_with(libc::SIGTERM, grace);
+        self.stop_with(Signal::SIGTERM, grace);
     }
 
     /// `signal` (the server's own "shut down now and cleanly"), then SIGKILL after `grace`.
-    pub fn stop_with(&self, signal: libc::c_int, grace: Duration) {
+    pub fn stop_with(&self, signal: Signal, grace: Duration) {
         Self::stop_all_with(std::slice::from_ref(self), signal, grace);
     }
 
     /// [`ProcessRef::stop_with`] for several processes shutting down side by side: all signalled,
     /// then each awaited up to `grace` in turn (shutting down together on few cores, each may
     /// take longer than alone; none is killed sooner than it would have been one by one).
-    pub fn stop_all_with(processes: &[ProcessRef], signal: libc::c_int, grace: Duration) {
+    pub fn stop_all_with(processes: &[ProcessRef], signal: Signal, grace: Duration) {
         for p in processes {
-            p.signal(libc::SIGCONT);
+            p.signal(Signal::SIGCONT);
             p.signal(signal);
         }
         for p in processes {
@@ -300,10 +302,9 @@ impl ProcessRef {
 /// `WNOHANG` wait then left one zombie per Cassandra restart in a long experiment.
 fn reap(pid: u32) {
     for _ in 0..500 {
-        let mut status = 0;
-        // SAFETY: waitpid with WNOHANG on a pid; -1 (ECHILD) if it is not our child.
-        let waited = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
-        if waited != 0 {
+        // An error (ECHILD) if it is not our child.
+        let waited = waitpid(Pid::from_raw(pid as i32), Some(WaitPidFlag::WNOHANG));
+        if !matches!(waited, Ok(WaitStatus::StillAlive)) {
             return; // reaped, or not ours to reap
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -322,15 +323,11 @@ fn proc_stat(pid: u32) -> Option<(char, u64)> {
 }
 
 /// All processes below `root` in the process tree, from /proc.
-fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
+fn descendants(root: i32) -> Vec<i32> {
     let mut parent_of = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for e in entries.flatten() {
-            let Some(pid) = e
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<libc::pid_t>().ok())
-            else {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
                 continue;
             };
             let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
@@ -343,7 +340,7 @@ fn descendants(root: libc::pid_t) -> Vec<libc::pid_t> {
             if let Some(ppid) = rest
                 .split_whitespace()
                 .nth(1)
-                .and_then(|p| p.parse::<libc::pid_t>().ok())
+                .and_then(|p| p.parse::<i32>().ok())
             {
                 parent_of.push((pid, ppid));
             }

@@ -165,8 +165,7 @@ fn without_hooks_ready_means_every_endpoint_accepts_connections() {
         other => panic!("{:?}", other.map(|c| c.state.dir.clone())),
     }
     std::fs::set_permissions(&state_file, std::fs::Permissions::from_mode(0o600)).unwrap();
-    // SAFETY: geteuid(2) has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if scalebench_deploy::account::running_as_root() {
         std::os::unix::fs::chown(&state_file, Some(65534), None).unwrap();
         match Cluster::open(&dir_of) {
             Err(DeployError::BadInput(m)) => assert!(m.contains("belongs to uid 65534"), "{m}"),

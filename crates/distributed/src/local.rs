@@ -11,6 +11,8 @@ use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use scalebench_exec::consistency::ProbeEvent;
 use scalebench_exec::{Phase, StopSignal, TimelineLog, TimelinePoint};
 use scalebench_measure::RunResult;
@@ -49,15 +51,12 @@ pub struct LocalLaunch {
 
 /// The CPUs this process may run on (its affinity mask).
 pub fn usable_cpus() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the kernel.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let ok =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if ok != 0 {
+    use nix::sched::{sched_getaffinity, CpuSet};
+    let Ok(set) = sched_getaffinity(Pid::from_raw(0)) else {
         return Vec::new();
-    }
-    (0..libc::CPU_SETSIZE as usize)
-        .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+    };
+    (0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
         .collect()
 }
 
@@ -189,8 +188,7 @@ pub fn remove_stale_client_dirs(tmp: &std::path::Path) {
         return;
     };
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     for entry in entries.flatten() {
         let path = entry.path();
         // Only a directory of this user's (another user's is not ours to judge or remove).
@@ -496,18 +494,18 @@ fn spawn_child(
 /// the thread that started the child ends (PR_SET_PDEATHSIG), so launchers start their clients
 /// from the thread that waits for them.
 pub fn die_with_parent(command: &mut Command) {
+    use nix::unistd::{getpid, getppid};
     use std::os::unix::process::CommandExt;
+    let parent = getpid();
     // SAFETY: the closure runs in the child between fork and exec and makes only async-signal-safe
-    // system calls (prctl, getppid).
-    let parent = unsafe { libc::getpid() };
+    // system calls (prctl, getppid) and allocates nothing (an errno is an io::Error without a box).
     unsafe {
         command.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent may have died before the prctl: then the child goes at once.
-            if libc::getppid() != parent {
-                libc::_exit(1);
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL)?;
+            // The parent may have died before the prctl: then the child goes at once (std ends a
+            // child whose pre_exec fails before its exec, as an _exit here did; nobody waits).
+            if getppid() != parent {
+                return Err(nix::errno::Errno::ESRCH.into());
             }
             Ok(())
         });
@@ -516,15 +514,15 @@ pub fn die_with_parent(command: &mut Command) {
 
 /// The child runs on `cpu` alone.
 fn pin_to(command: &mut Command, cpu: usize) {
+    use nix::sched::{sched_setaffinity, CpuSet};
     use std::os::unix::process::CommandExt;
-    // SAFETY: between fork and exec only async-signal-safe calls (sched_setaffinity).
+    // SAFETY: between fork and exec only async-signal-safe calls (sched_setaffinity), nothing
+    // allocated.
     unsafe {
         command.pre_exec(move || {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            let mut set = CpuSet::new();
+            set.set(cpu)?;
+            sched_setaffinity(Pid::from_raw(0), &set)?;
             Ok(())
         });
     }
@@ -655,10 +653,8 @@ fn follow_progress(
                 tell_all(children, &to_client(&ToClient::Finish));
             }
             for c in children.iter().filter(|c| !c.closed && !stop.is_finish()) {
-                // SAFETY: kill(2) with a pid of a child this process started and has not reaped.
-                unsafe {
-                    libc::kill(c.process.id() as libc::pid_t, libc::SIGINT);
-                }
+                // A child this process started and has not reaped: its pid is its own still.
+                let _ = kill(Pid::from_raw(c.process.id() as i32), Signal::SIGINT);
             }
         }
         let now = Instant::now();
@@ -721,7 +717,11 @@ fn end_all(children: &mut [ChildProcess]) {
 fn ended_by_interrupt(status: &std::io::Result<ExitStatus>) -> bool {
     use std::os::unix::process::ExitStatusExt;
     status.as_ref().is_ok_and(|s| {
-        s.code() == Some(130) || matches!(s.signal(), Some(libc::SIGINT | libc::SIGTERM))
+        s.code() == Some(130)
+            || matches!(
+                s.signal().map(Signal::try_from),
+                Some(Ok(Signal::SIGINT | Signal::SIGTERM))
+            )
     })
 }
 

@@ -123,10 +123,11 @@ impl RemoteMonitor {
     /// Stops the command (its whole process group) and returns what it sent.
     pub fn finish(mut self) -> RemoteResources {
         let exited_early = matches!(self.child.try_wait(), Ok(Some(_)));
-        // SAFETY: kill(2) on our child's process group; no memory is touched.
-        unsafe {
-            libc::kill(-(self.child.id() as i32), libc::SIGTERM);
-        }
+        // The whole process group (the command leads it), if any of it is left.
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(self.child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
         let status = self.child.wait().ok();
         let _ = self.reader.join();
         let mut stderr = String::new();

@@ -17,6 +17,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
 use super::operation::Operation;
 use crate::error::DeployError;
@@ -165,7 +167,7 @@ impl Bucardo {
     fn stop_daemon(&self, c: &mut ClusterState) {
         if let Some(d) = c.nodes.iter_mut().find(|n| n.role == "bucardo") {
             if let Some(p) = d.process.take() {
-                p.stop_with(libc::SIGTERM, Duration::from_secs(30));
+                p.stop_with(Signal::SIGTERM, Duration::from_secs(30));
             }
         }
     }
@@ -418,8 +420,8 @@ impl Engine for Bucardo {
     }
 
     /// PostgreSQL's fast shutdown; the daemon (no handler of its own) ends on it too.
-    fn stop_signal(&self) -> libc::c_int {
-        libc::SIGINT
+    fn stop_signal(&self) -> Signal {
+        Signal::SIGINT
     }
 
     fn classify(&self) -> Classifier {

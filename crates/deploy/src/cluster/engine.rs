@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 
 use crate::account::Account;
@@ -294,8 +295,8 @@ pub(crate) trait Engine {
         false
     }
     /// The signal that shuts a node down cleanly without waiting for its clients.
-    fn stop_signal(&self) -> libc::c_int {
-        libc::SIGTERM
+    fn stop_signal(&self) -> Signal {
+        Signal::SIGTERM
     }
     fn url(&self, c: &ClusterState) -> String;
     fn binding_options(&self, _c: &ClusterState) -> BTreeMap<String, String> {

@@ -107,8 +107,7 @@ const STATE_FILE: &str = "cluster.json";
 fn trusted(path: &Path) -> Result<(), DeployError> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::symlink_metadata(path).map_err(|e| DeployError::io(path, e))?;
-    // SAFETY: geteuid(2) has no preconditions.
-    let me = unsafe { libc::geteuid() };
+    let me = nix::unistd::geteuid().as_raw();
     let why = if m.file_type().is_symlink() {
         Some("is a symbolic link".to_string())
     } else if m.uid() != me {

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
+use nix::sys::signal::Signal;
+
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
 use super::operation::{self, Operation};
 use crate::error::DeployError;
@@ -232,7 +234,7 @@ impl Engine for Postgres {
             )));
         }
         if let Some(p) = node.process {
-            p.stop_with(libc::SIGINT, Duration::from_secs(60));
+            p.stop_with(Signal::SIGINT, Duration::from_secs(60));
         }
         c.nodes.retain(|n| n.id != id);
         Ok(())
@@ -333,8 +335,8 @@ impl Engine for Postgres {
     }
 
     /// SIGTERM is PostgreSQL's "smart" shutdown, which waits for every client to leave.
-    fn stop_signal(&self) -> libc::c_int {
-        libc::SIGINT
+    fn stop_signal(&self) -> Signal {
+        Signal::SIGINT
     }
 
     fn classify(&self) -> Classifier {
