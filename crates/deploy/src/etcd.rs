@@ -1,7 +1,5 @@
 //! etcd from the Debian package `etcd-server`.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -22,22 +20,25 @@ pub struct EtcdServer {
     _dir: ServerDir,
 }
 
-/// `GET /health` answers healthy.
+/// `GET /health` answers healthy: `{"health":"true"}` (etcd 3.5 adds `"reason":""`; an unhealthy
+/// member answers 503 and `"false"` with its reason). Connected within 500 ms and answered within
+/// 2 s, else not healthy (a paused member accepts the connection and never answers). Straight to
+/// loopback: no proxy from the environment.
 pub fn healthy(port: u16) -> bool {
-    let Ok(mut s) =
-        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500))
+    let agent = ureq::Agent::config_builder()
+        .timeout_connect(Some(Duration::from_millis(500)))
+        .timeout_global(Some(Duration::from_secs(2)))
+        .proxy(None)
+        .build()
+        .new_agent();
+    let Ok(body) = agent
+        .get(&format!("http://127.0.0.1:{port}/health"))
+        .call()
+        .and_then(|mut r| r.body_mut().read_to_string())
     else {
         return false;
     };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
-    if s.write_all(b"GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .is_err()
-    {
-        return false;
-    }
-    let mut buf = String::new();
-    let _ = s.read_to_string(&mut buf);
-    buf.contains("\"health\":\"true\"") || buf.contains("\"health\": \"true\"")
+    serde_json::from_str::<serde_json::Value>(&body).is_ok_and(|v| v["health"] == "true")
 }
 
 /// An etcd member named `name` on 127.0.0.1, joining `initial_cluster` (`name=peer-url,...`) as a
@@ -110,5 +111,74 @@ impl EtcdServer {
 
     pub fn url(&self) -> String {
         format!("etcd://127.0.0.1:{}", self.port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    /// A server on loopback answering one request with `response` (none: accepts and stays silent,
+    /// as a paused member does).
+    fn serve_once(response: Option<&'static str>) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; 1024];
+            let _ = s.read(&mut request);
+            match response {
+                Some(r) => {
+                    let _ = s.write_all(r.as_bytes());
+                }
+                None => std::thread::sleep(Duration::from_secs(5)),
+            }
+        });
+        port
+    }
+
+    fn http(status: &str, body: &str) -> &'static str {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .leak()
+    }
+
+    #[test]
+    fn health_is_read_from_the_json_body() {
+        assert!(healthy(serve_once(Some(http(
+            "200 OK",
+            r#"{"health":"true"}"#
+        )))));
+        assert!(healthy(serve_once(Some(http(
+            "200 OK",
+            r#"{"health":"true","reason":""}"#
+        )))));
+        assert!(!healthy(serve_once(Some(http(
+            "503 Service Unavailable",
+            r#"{"health":"false","reason":"RAFT NO LEADER"}"#
+        )))));
+        assert!(!healthy(serve_once(Some(http("200 OK", "not json")))));
+    }
+
+    #[test]
+    fn a_silent_or_absent_member_is_not_healthy_within_the_timeouts() {
+        let started = Instant::now();
+        assert!(!healthy(serve_once(None)));
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        let free = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert!(!healthy(free));
     }
 }
