@@ -1523,15 +1523,14 @@ clients = [2]
 /// the two probes did together.
 #[test]
 fn the_probe_reads_from_a_second_client_on_a_replica() {
-    use scalebench_deploy::redis::command;
+    use scalebench_deploy::redis::info_field;
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
     let primary = redis();
     let of = format!("127.0.0.1 {}", primary.port);
     let replica = RedisServer::start(&base, &[("replicaof", of.as_str())], false, true)
         .expect("the replica starts");
     assert!(within(Duration::from_secs(30), || {
-        command(replica.port, "INFO replication")
-            .is_some_and(|r| r.contains("master_link_status:up"))
+        info_field(replica.port, "replication", "master_link_status").as_deref() == Some("up")
     }));
     let dir = test_dir();
     let url = primary.url();

@@ -1,7 +1,5 @@
 //! Redis: standalone servers and Redis Cluster, from `redis-server` and `redis-cli` (Debian `redis-server`).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -21,16 +19,51 @@ pub struct RedisServer {
     _dir: ServerDir,
 }
 
-/// Sends one inline command and returns the reply's first line.
-pub fn command(port: u16, cmd: &str) -> Option<String> {
-    let mut s =
-        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(500))
-            .ok()?;
-    s.set_read_timeout(Some(Duration::from_millis(1000))).ok()?;
-    s.write_all(format!("{cmd}\r\n").as_bytes()).ok()?;
-    let mut buf = vec![0u8; 65536];
-    let n = s.read(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
+/// A connection to the server on `port` as the probes use it: connected within 500 ms, each
+/// command answered within 1 s (a paused node accepts the connection and never answers), and no
+/// `CLIENT SETINFO` on connecting: a probe sends its one command.
+fn connect(port: u16) -> Option<::redis::Connection> {
+    use ::redis::IntoConnectionInfo;
+    let info = ::redis::ConnectionAddr::Tcp("127.0.0.1".into(), port)
+        .into_connection_info()
+        .ok()?
+        .set_redis_settings(::redis::RedisConnectionInfo::default().set_skip_set_lib_name());
+    let con = ::redis::Client::open(info)
+        .ok()?
+        .get_connection_with_timeout(Duration::from_millis(500))
+        .ok()?;
+    con.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    con.set_write_timeout(Some(Duration::from_secs(1))).ok()?;
+    Some(con)
+}
+
+/// `cmd`'s reply from the server on `port`; none if it does not answer in time or answers an
+/// error (`-LOADING` while it reads its files, for instance).
+fn query<T: ::redis::FromRedisValue>(port: u16, cmd: &::redis::Cmd) -> Option<T> {
+    cmd.query(&mut connect(port)?).ok()
+}
+
+/// PING answers PONG: the server is up and serving.
+pub fn ping(port: u16) -> bool {
+    query::<String>(port, &::redis::cmd("PING")).is_some_and(|r| r == "PONG")
+}
+
+/// CLUSTER INFO: `cluster_state:ok`, `cluster_known_nodes:3` and the like, a line each.
+pub fn cluster_info(port: u16) -> Option<String> {
+    query(port, ::redis::cmd("CLUSTER").arg("INFO"))
+}
+
+/// One field of an INFO section (`info_field(port, "replication", "role")`: `master`).
+pub fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
+    let info: String = query(port, ::redis::cmd("INFO").arg(section))?;
+    info.lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string())
+}
+
+/// DBSIZE: the number of keys in the server's database.
+pub fn dbsize(port: u16) -> Option<u64> {
+    query(port, &::redis::cmd("DBSIZE"))
 }
 
 impl RedisServer {
@@ -51,9 +84,7 @@ impl RedisServer {
         let cmd = server_command(&dir.path, port, cluster, config);
         let mut process =
             ManagedProcess::spawn("redis-server", &dir.path, cmd, &account, die_with_parent)?;
-        process.wait_ready(Duration::from_secs(20), || {
-            command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
-        })?;
+        process.wait_ready(Duration::from_secs(20), || ping(port))?;
         Ok(RedisServer {
             port,
             process,
@@ -121,15 +152,15 @@ impl RedisCluster {
         run(&mut cmd, "redis-cli --cluster create")?;
         let first = nodes[0].port;
         let ok = wait_until(Duration::from_secs(30), || {
-            nodes.iter().all(|n| {
-                command(n.port, "CLUSTER INFO").is_some_and(|r| r.contains("cluster_state:ok"))
-            })
+            nodes
+                .iter()
+                .all(|n| cluster_info(n.port).is_some_and(|r| r.contains("cluster_state:ok")))
         });
         if !ok {
             return Err(DeployError::NotReady {
                 server: "redis cluster".into(),
                 seconds: 30,
-                log: command(first, "CLUSTER INFO").unwrap_or_default(),
+                log: cluster_info(first).unwrap_or_default(),
             });
         }
         Ok(RedisCluster { nodes })
@@ -138,5 +169,77 @@ impl RedisCluster {
     /// The binding's URL: one seed node; the client discovers the others.
     pub fn url(&self) -> String {
         format!("redis+cluster://127.0.0.1:{}", self.nodes[0].port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Instant;
+
+    /// A server on loopback that reads one command and answers `reply` (RESP), or stays silent
+    /// (none), as a paused node does: the kernel accepts the connection.
+    fn serve_once(reply: Option<&'static str>) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut command = [0u8; 1024];
+            let _ = s.read(&mut command);
+            match reply {
+                Some(r) => {
+                    let _ = s.write_all(r.as_bytes());
+                }
+                None => std::thread::sleep(Duration::from_secs(5)),
+            }
+        });
+        port
+    }
+
+    /// The probe's one command is the first thing on the connection (no CLIENT SETINFO before it):
+    /// a server answering one reply answers the probe.
+    #[test]
+    fn replies_are_read_as_redis_types() {
+        assert!(ping(serve_once(Some("+PONG\r\n"))));
+        assert!(!ping(serve_once(Some(
+            "-LOADING Redis is loading the dataset in memory\r\n"
+        ))));
+        let info = "# Replication\r\nrole:slave\r\nmaster_link_status:up\r\n";
+        let bulk = format!("${}\r\n{info}\r\n", info.len()).leak();
+        assert_eq!(
+            info_field(serve_once(Some(bulk)), "replication", "master_link_status").as_deref(),
+            Some("up")
+        );
+        assert_eq!(
+            info_field(serve_once(Some(bulk)), "replication", "master"),
+            None
+        );
+        let cluster = "cluster_state:ok\r\ncluster_known_nodes:3\r\n";
+        let bulk = format!("${}\r\n{cluster}\r\n", cluster.len()).leak();
+        assert_eq!(
+            cluster_info(serve_once(Some(bulk))).as_deref(),
+            Some(cluster)
+        );
+        assert_eq!(dbsize(serve_once(Some(":101\r\n"))), Some(101));
+    }
+
+    #[test]
+    fn a_silent_or_absent_server_does_not_answer_within_the_timeouts() {
+        let started = Instant::now();
+        assert!(!ping(serve_once(None)));
+        assert_eq!(cluster_info(serve_once(None)), None);
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+        let free = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        assert!(!ping(free));
     }
 }

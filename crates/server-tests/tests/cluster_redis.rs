@@ -64,8 +64,7 @@ fn a_fourth_master_takes_slots_under_load_without_losing_writes() {
 
     // The new master holds slots and keys.
     let port = c.state.nodes[3].port;
-    let dbsize = scalebench_deploy::redis::command(port, "DBSIZE").unwrap();
-    let keys: u64 = dbsize.trim_start_matches(':').trim().parse().unwrap();
+    let keys = scalebench_deploy::redis::dbsize(port).unwrap();
     assert!(keys > all / 8, "node4 holds {keys} of {all} keys");
     c.wait_idle().unwrap();
 

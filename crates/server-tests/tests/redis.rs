@@ -82,8 +82,7 @@ fn cluster_routes_keys_to_all_masters() {
         load_plan(1, 50),
     );
     for node in &c.nodes {
-        let info = scalebench_deploy::redis::command(node.port, "DBSIZE").unwrap();
-        let keys: u64 = info.trim().trim_start_matches(':').parse().unwrap();
+        let keys = scalebench_deploy::redis::dbsize(node.port).unwrap();
         assert!(keys > 500, "node {} holds only {keys} keys", node.port);
     }
 }
@@ -134,17 +133,17 @@ fn drop_schema_empties_the_database() {
         &w,
         load_plan(1, 10),
     );
-    let size = |port| scalebench_deploy::redis::command(port, "DBSIZE").unwrap();
-    assert_eq!(size(own.port).trim(), ":101"); // 100 records and the scan index
+    let size = |port| scalebench_deploy::redis::dbsize(port).unwrap();
+    assert_eq!(size(own.port), 101); // 100 records and the scan index
     RedisFactory::open(&config(&own.url(), &w, &[], false, true)).unwrap();
-    assert_eq!(size(own.port).trim(), ":0");
+    assert_eq!(size(own.port), 0);
 }
 
 /// Issue 32: reads on an asynchronous replica under write load are sometimes stale, and the
 /// independent checker counts the same stale reads; with WAIT 1 after every write, none is.
 #[test]
 fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica() {
-    use scalebench_deploy::redis::command;
+    use scalebench_deploy::redis::info_field;
     let primary = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
     let of = format!("127.0.0.1 {}", primary.port);
     let replica = RedisServer::start(&servers_dir(), &[("replicaof", of.as_str())], false, true)
@@ -152,8 +151,7 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
     assert!(scalebench_deploy::wait_until(
         Duration::from_secs(30),
         || {
-            command(replica.port, "INFO replication")
-                .is_some_and(|r| r.contains("master_link_status:up"))
+            info_field(replica.port, "replication", "master_link_status").as_deref() == Some("up")
         }
     ));
     let read_hosts = format!("127.0.0.1:{}", replica.port);
@@ -203,7 +201,16 @@ fn replica_reads_are_stale_under_write_load_unless_writes_wait_for_the_replica()
     // The verify pass after a run (`--verify-writes`) reads the URL's server, not the run's
     // replica: cut off (REPLICAOF NO ONE), the replica never gets the run's updates, and still
     // none is counted lost.
-    assert!(command(replica.port, "REPLICAOF NO ONE").is_some());
+    let mut replica_con = redis::Client::open(replica.url())
+        .unwrap()
+        .get_connection_with_timeout(Duration::from_secs(5))
+        .unwrap();
+    let promoted: String = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query(&mut replica_con)
+        .unwrap();
+    assert_eq!(promoted, "OK");
     let mut plan = run_plan(1.0);
     plan.verify_writes = true;
     let cut_off = config(

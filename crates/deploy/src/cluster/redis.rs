@@ -9,7 +9,7 @@ use super::operation::{self, Operation};
 use crate::error::DeployError;
 use crate::host::{bounded, free_port_with_bus, run};
 use crate::process::ProcessRef;
-use crate::redis::{command, server_command};
+use crate::redis::{cluster_info, info_field, ping, server_command};
 use crate::space::Classifier;
 
 pub struct RedisCluster;
@@ -27,7 +27,7 @@ fn settings(c: &ClusterState) -> Vec<(String, String)> {
     s
 }
 
-/// A command to one node: INFO, CLUSTER NODES answer at once; SAVE writes the whole data set.
+/// A command to one node: CLUSTER NODES answers at once; SAVE writes the whole data set.
 const NODE_COMMAND_LIMIT: Duration = Duration::from_secs(600);
 /// `--cluster check` reads every node's view.
 const CHECK_LIMIT: Duration = Duration::from_secs(60);
@@ -75,9 +75,7 @@ impl RedisCluster {
         let cmd = server_command(&node.dir, node.port, true, &settings(c));
         let mut p = c.spawn_node(node, cmd)?;
         let port = node.port;
-        p.wait_ready(Duration::from_secs(30), || {
-            command(port, "PING").is_some_and(|r| r.starts_with("+PONG"))
-        })?;
+        p.wait_ready(Duration::from_secs(30), || ping(port))?;
         Ok(p.detach())
     }
 
@@ -182,13 +180,6 @@ fn check(seed: u16) -> Vec<String> {
         }
         Err(e) => vec![format!("redis-cli: {e}")],
     }
-}
-
-fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
-    let out = run(redis_cli(port).args(["INFO", section]), "INFO").ok()?;
-    out.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(|v| v.trim().to_string())
 }
 
 impl Engine for RedisCluster {
@@ -427,7 +418,7 @@ impl Engine for RedisCluster {
         let running = c.nodes.len();
         let mut missing = Vec::new();
         for n in c.running() {
-            match command(n.port, "CLUSTER INFO") {
+            match cluster_info(n.port) {
                 None => missing.push(format!("{} does not answer", n.id)),
                 Some(info) => {
                     if !info.contains("cluster_state:ok") {
