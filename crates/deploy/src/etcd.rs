@@ -25,12 +25,7 @@ pub struct EtcdServer {
 /// 2 s, else not healthy (a paused member accepts the connection and never answers). Straight to
 /// loopback: no proxy from the environment.
 pub fn healthy(port: u16) -> bool {
-    let agent = ureq::Agent::config_builder()
-        .timeout_connect(Some(Duration::from_millis(500)))
-        .timeout_global(Some(Duration::from_secs(2)))
-        .proxy(None)
-        .build()
-        .new_agent();
+    let agent = crate::host::loopback_http(Duration::from_millis(500), Duration::from_secs(2));
     let Ok(body) = agent
         .get(&format!("http://127.0.0.1:{port}/health"))
         .call()

@@ -113,6 +113,19 @@ pub fn poll_every(interval: Duration, timeout: Duration, mut ready: impl FnMut()
 }
 
 /// [`poll_every`] that also ends (false) once the waits were interrupted, sleeping in steps of at
+/// An HTTP client for a server of ours on loopback (etcd's health, Patroni's REST API, HBase's
+/// info server): connected within `connect`, answered within `whole`, and never through a proxy
+/// from the environment (ureq reads `HTTP_PROXY`; a loopback request sent there would fail or
+/// leave the machine).
+pub fn loopback_http(connect: Duration, whole: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_connect(Some(connect))
+        .timeout_global(Some(whole))
+        .proxy(None)
+        .build()
+        .new_agent()
+}
+
 /// most 100 ms so that an interruption is seen at once: a cluster's readiness and idleness.
 pub fn poll_until_interrupted(
     interval: Duration,

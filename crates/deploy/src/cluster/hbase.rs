@@ -113,10 +113,7 @@ fn site(c: &ClusterState, node: &NodeState) -> Result<String, DeployError> {
 fn jmx(node: &NodeState, bean: &str, attribute: &str) -> Result<serde_json::Value, String> {
     let port = node.ports.get(INFO).copied().unwrap_or(0);
     let url = format!("http://127.0.0.1:{port}/jmx?qry={bean}");
-    let agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(5)))
-        .build()
-        .new_agent();
+    let agent = crate::host::loopback_http(Duration::from_secs(1), Duration::from_secs(5));
     let body = agent
         .get(&url)
         .call()

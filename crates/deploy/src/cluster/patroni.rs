@@ -79,10 +79,7 @@ fn members(c: &ClusterState) -> Result<Vec<Member>, String> {
 
 /// `GET /cluster` of the first of these Patronis (node id, REST port) that answers.
 fn members_from<'a>(rest: impl Iterator<Item = (&'a str, u16)>) -> Result<Vec<Member>, String> {
-    let agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(3)))
-        .build()
-        .new_agent();
+    let agent = crate::host::loopback_http(Duration::from_secs(1), Duration::from_secs(3));
     let mut last = "no Patroni is running".to_string();
     for (id, port) in rest {
         let body = agent
