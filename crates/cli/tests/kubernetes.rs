@@ -296,5 +296,8 @@ fn the_containerfile_caches_every_members_dependencies_and_labels_its_source() {
     let stubs = at("RUN for crate in crates/*/");
     assert!(at("COPY Cargo.toml Cargo.lock") < stubs && stubs < everything);
     assert!(file[file.find("COPY . .").unwrap()..].contains("cargo build --profile dist"));
+    // A build argument changes the cache key of every RUN after it: the commit's comes after
+    // the dependency layer, or each commit would build the dependencies again.
+    assert!(at("ARG REVISION") > everything, "ARG REVISION before the dependency layer");
     assert!(file.contains("org.opencontainers.image.source=\"${SOURCE}\""));
 }
