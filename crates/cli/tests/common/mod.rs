@@ -97,6 +97,8 @@ pub fn scalebench(args: &[&str]) -> Output {
             "SCALEBENCH_STATE_DIR",
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("state"),
         )
+        // Tables fit the width a terminal exports; the tests read them at the default 100.
+        .env_remove("COLUMNS")
         .stdin(Stdio::null())
         .output()
         .unwrap()
