@@ -32,7 +32,11 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     }
     // Issue 44: the heading and the operations' table within 100 columns (the table was 118).
     for line in table.lines().take_while(|l| !l.starts_with("mean key")) {
-        assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
     }
     let r = json(&out);
     assert_eq!(r["schema"], "scalebench.result.v1");
@@ -1060,7 +1064,7 @@ fn a_run_follows_its_rate_profile() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_follows_the_profile(&json(&out), profile, 6.0);
-    let printed = String::from_utf8_lossy(&o.stdout);
+    let printed = words(&String::from_utf8_lossy(&o.stdout));
     assert!(
         printed.contains("open loop following ramp:from=500,to=2500,over=4s, mean 1833.3 ops/s"),
         "{printed}"
@@ -1133,7 +1137,7 @@ fn a_load_follows_its_own_rate_profile() {
         "no intended-start latency: {}",
         load["operations"]["BATCH-INSERT"]
     );
-    let printed = String::from_utf8_lossy(&o.stdout);
+    let printed = words(&String::from_utf8_lossy(&o.stdout));
     assert!(
         printed.contains(&format!(
             "open loop following {profile}, mean 800.0 records/s"
@@ -1635,7 +1639,7 @@ fn init_to_cleanup_timing_covers_the_clients_whole_life() {
         let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
         (
             r["phases"][0].clone(),
-            String::from_utf8_lossy(&o.stdout).to_string(),
+            words(&String::from_utf8_lossy(&o.stdout)),
         )
     };
     let (whole, text) = run("init-to-cleanup");

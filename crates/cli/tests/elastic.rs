@@ -122,11 +122,23 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
         assert!(page.contains(needle), "the elastic report lacks {needle}");
     }
     // Issue 44: Dory's figures by their names, with units; no field name of the result file.
-    for needle in ["request-set time before, Av1", "stabilisation time", "elasticity (A + B)"] {
+    for needle in [
+        "request-set time before, Av1",
+        "stabilisation time",
+        "elasticity (A + B)",
+    ] {
         assert!(page.contains(needle), "the elastic report lacks {needle}");
     }
-    for raw in ["av_before_s", "stabilisation_s", "area_above_ramp", "failed_share"] {
-        assert!(!page.contains(raw), "the elastic report shows the key {raw}");
+    for raw in [
+        "av_before_s",
+        "stabilisation_s",
+        "area_above_ramp",
+        "failed_share",
+    ] {
+        assert!(
+            !page.contains(raw),
+            "the elastic report shows the key {raw}"
+        );
     }
     let r = json(&out);
     let step = r["steps"][0].clone();

@@ -298,6 +298,9 @@ fn the_containerfile_caches_every_members_dependencies_and_labels_its_source() {
     assert!(file[file.find("COPY . .").unwrap()..].contains("cargo build --profile dist"));
     // A build argument changes the cache key of every RUN after it: the commit's comes after
     // the dependency layer, or each commit would build the dependencies again.
-    assert!(at("ARG REVISION") > everything, "ARG REVISION before the dependency layer");
+    assert!(
+        at("ARG REVISION") > everything,
+        "ARG REVISION before the dependency layer"
+    );
     assert!(file.contains("org.opencontainers.image.source=\"${SOURCE}\""));
 }

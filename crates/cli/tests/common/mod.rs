@@ -135,10 +135,13 @@ pub fn results_show(name: &str, results: &Path) -> String {
         results.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    String::from_utf8_lossy(&o.stdout)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    words(&String::from_utf8_lossy(&o.stdout))
+}
+
+/// A text's words joined by single spaces: what a wrapped line says, wherever it was wrapped (a
+/// run summary's heading wraps within 100 columns).
+pub fn words(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Runs the binary, killing it if it has not ended within `limit` (the test then fails naming the
