@@ -76,7 +76,7 @@ impl fmt::Display for MemoryLimit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (n, unit) = [(GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")]
             .into_iter()
-            .find(|(u, _)| self.bytes % u == 0)
+            .find(|(u, _)| self.bytes.is_multiple_of(*u))
             .map_or((self.bytes, "B"), |(u, name)| (self.bytes / u, name));
         write!(f, "{n}{unit}")
     }

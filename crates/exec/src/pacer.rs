@@ -199,7 +199,7 @@ impl<'a> Pacer<'a> {
         self.naps.set(n + 1);
         let mut kept = self.lateness.borrow_mut();
         kept[n as usize % LATENESS_KEPT] = late_ns;
-        if (n + 1) % 16 != 0 {
+        if !(n + 1).is_multiple_of(16) {
             return;
         }
         let mut sorted: Vec<u64> = kept[..((n + 1) as usize).min(LATENESS_KEPT)].to_vec();

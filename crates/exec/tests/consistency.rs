@@ -32,7 +32,7 @@ impl Store {
         x ^= x >> 7;
         x ^= x << 17;
         self.coin.store(x, Ordering::Relaxed);
-        x % 2 == 0
+        x.is_multiple_of(2)
     }
 }
 

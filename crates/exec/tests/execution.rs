@@ -108,7 +108,7 @@ impl ScriptBinding {
             ));
         }
         match s.fail_every {
-            Some(n) if self.calls % n == 0 => {
+            Some(n) if self.calls.is_multiple_of(n) => {
                 Err(OpError::new(FailureClass::NotFound, "scripted miss"))
             }
             _ => Ok(()),

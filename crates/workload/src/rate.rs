@@ -366,9 +366,9 @@ impl fmt::Display for RateProfile {
             let ms = d.as_millis();
             if Duration::from_millis(ms as u64) != d {
                 humantime::format_duration(d).to_string()
-            } else if ms % 60_000 == 0 {
+            } else if ms.is_multiple_of(60_000) {
                 format!("{}m", ms / 60_000)
-            } else if ms % 1000 == 0 {
+            } else if ms.is_multiple_of(1000) {
                 format!("{}s", ms / 1000)
             } else {
                 format!("{ms}ms")

@@ -900,7 +900,7 @@ fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError> {
                 .map(|i| u8::from_str_radix(text.get(2 * i..2 * i + 2).unwrap_or("x"), 16))
                 .collect::<Result<Vec<u8>, _>>()
                 .ok()
-                .filter(|_| text.len() % 2 == 0)
+                .filter(|_| text.len().is_multiple_of(2))
                 .ok_or_else(|| bad("bytes in hex"))?,
         ),
         // An unscaled integer (big-endian two's complement, as short as it goes) and the scale.
