@@ -112,28 +112,8 @@ impl EtcdServer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-    use std::net::TcpListener;
+    use crate::host::fake_server::{absent, serve_once};
     use std::time::Instant;
-
-    /// A server on loopback answering one request with `response` (none: accepts and stays silent,
-    /// as a paused member does).
-    fn serve_once(response: Option<&'static str>) -> u16 {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut request = [0u8; 1024];
-            let _ = s.read(&mut request);
-            match response {
-                Some(r) => {
-                    let _ = s.write_all(r.as_bytes());
-                }
-                None => std::thread::sleep(Duration::from_secs(5)),
-            }
-        });
-        port
-    }
 
     fn http(status: &str, body: &str) -> &'static str {
         format!(
@@ -169,11 +149,6 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        let free = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        assert!(!healthy(free));
+        assert!(!healthy(absent()));
     }
 }

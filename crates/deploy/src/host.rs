@@ -226,6 +226,42 @@ fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError>
     Ok(text)
 }
 
+/// Stand-ins for a server in the probes' unit tests.
+#[cfg(test)]
+pub(crate) mod fake_server {
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+    use std::time::Duration;
+
+    /// A server on loopback that reads one request and answers `reply`, or stays silent (none)
+    /// as a paused server does: the kernel accepts the connection and nothing answers.
+    pub fn serve_once(reply: Option<&'static str>) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut request = [0u8; 1024];
+            let _ = s.read(&mut request);
+            match reply {
+                Some(r) => {
+                    let _ = s.write_all(r.as_bytes());
+                }
+                None => std::thread::sleep(Duration::from_secs(5)),
+            }
+        });
+        port
+    }
+
+    /// A port nobody listens on.
+    pub fn absent() -> u16 {
+        TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    }
+}
+
 #[cfg(test)]
 mod bounded_tests {
     use super::*;

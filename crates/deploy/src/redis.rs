@@ -175,28 +175,8 @@ impl RedisCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
-    use std::net::TcpListener;
+    use crate::host::fake_server::{absent, serve_once};
     use std::time::Instant;
-
-    /// A server on loopback that reads one command and answers `reply` (RESP), or stays silent
-    /// (none), as a paused node does: the kernel accepts the connection.
-    fn serve_once(reply: Option<&'static str>) -> u16 {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut command = [0u8; 1024];
-            let _ = s.read(&mut command);
-            match reply {
-                Some(r) => {
-                    let _ = s.write_all(r.as_bytes());
-                }
-                None => std::thread::sleep(Duration::from_secs(5)),
-            }
-        });
-        port
-    }
 
     /// The probe's one command is the first thing on the connection (no CLIENT SETINFO before it):
     /// a server answering one reply answers the probe.
@@ -235,11 +215,6 @@ mod tests {
             "{:?}",
             started.elapsed()
         );
-        let free = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        assert!(!ping(free));
+        assert!(!ping(absent()));
     }
 }
