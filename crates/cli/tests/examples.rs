@@ -97,7 +97,7 @@ fn cells_of(name: &str) -> &'static str {
 /// The examples the suite runs on some of their databases only (`experiment --database`), and
 /// those databases. The operations miniature runs every operation on etcd: the same operations on
 /// Redis, Galera, Patroni and Cassandra run under load in their own tests (`elastic.rs`,
-/// `cluster_galera.rs`, `cluster_patroni.rs`, `cluster_cassandra.rs`), and each cluster more here
+/// `cluster_operations/galera.rs`, `cluster_operations/patroni.rs`, `cluster_cassandra.rs`), and each cluster more here
 /// costs a minute or more of CI. Wegert's miniature leaves out his replication series on a 4-node
 /// ring (13 cells of RF 1 to 4, 3.6 min alone here): its cells run the code of the 1- and 3-node
 /// rings' cells with another replication factor, which `cluster_cassandra.rs` changes on one ring.

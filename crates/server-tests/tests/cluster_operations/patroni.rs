@@ -5,9 +5,7 @@
 //! a compaction, the newest server's crash, a server added and one removed under load. Debian's
 //! `patroni` and `etcd`.
 
-mod support;
-
-use support::*;
+use super::support::*;
 
 /// Seconds from the kill to the promoted replica, and the classes of failed operations.
 fn failover(step: &scalebench_elastic::result::ElasticStep) -> (f64, Vec<String>) {

@@ -2,13 +2,11 @@
 //! decommissioned (its regions move away, no record is lost); a rolling restart, a crash and a
 //! major compaction under load; space against du.
 
-mod support;
-
-use support::*;
+use super::support::*;
 
 #[test]
 fn region_servers_join_and_leave_and_the_data_stays() {
-    let mut c = cluster(include_str!("../../../deployments/hbase-2.toml"));
+    let mut c = cluster(include_str!("../../../../deployments/hbase-2.toml"));
     // zookeeper, master, gateway, 2 region servers; the region servers are the ones holding data
     assert_eq!(c.state.nodes.len(), 5);
     let data: Vec<&str> = c.data_nodes().iter().map(|n| n.role.as_str()).collect();

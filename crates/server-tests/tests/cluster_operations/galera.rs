@@ -1,10 +1,8 @@
 //! MariaDB Galera deployments: three multi-master nodes that each accept writes, seen by all;
 //! clients spread over every master; a node joins by state transfer and leaves; space against du.
 
-mod support;
-
+use super::support::*;
 use scalebench_deploy::mariadb::sql;
-use support::*;
 
 #[test]
 fn every_node_accepts_writes_and_every_node_sees_them() {
