@@ -1,12 +1,14 @@
-//! Replicated clusters under operations (issue 42), one test binary for three kinds so that the
-//! harness's two threads run two of them side by side: each test is one long scenario on one
-//! cluster (2 to 2.5 minutes each), and as three binaries of one test each they ran one after
-//! another with a thread idle. The harness takes tests in name order: Galera and HBase start
-//! together, Patroni on the thread the first of them leaves.
+//! Replicated clusters under operations (issue 42), one test binary for four kinds so that the
+//! harness's two threads keep two scenarios running side by side: each test is one long scenario
+//! on one cluster (2 to 5 minutes each), and as binaries of their own they left a thread idle
+//! (three of one test each, and Cassandra's ring beside a test half as long). The harness takes
+//! tests in name order: Cassandra's ring and its single nodes start together, then Galera, HBase
+//! and Patroni each on the thread the one before left.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod cassandra;
 mod galera;
 mod hbase;
 mod patroni;

@@ -4,9 +4,7 @@
 //! commit log mode is what the node reports; dropped tables leave no snapshot behind; a load adds
 //! the live space Cassandra counts for the table.
 
-mod support;
-
-use support::*;
+use super::support::*;
 
 /// Rows of a CQL query on the cluster's first node, each column as text.
 fn cql(c: &scalebench_deploy::Cluster, query: &str) -> Vec<Vec<String>> {
