@@ -97,13 +97,13 @@ fn cells_of(name: &str) -> &'static str {
 /// The examples the suite runs on some of their databases only (`experiment --database`), and
 /// those databases. The operations miniature runs every operation on etcd: the same operations on
 /// Redis, Galera, Patroni and Cassandra run under load in their own tests (`elastic.rs`,
-/// `cluster_operations/galera.rs`, `cluster_operations/patroni.rs`, `cluster_cassandra.rs`), and each cluster more here
+/// `cluster_operations/galera.rs`, `cluster_operations/patroni.rs`, `cluster_operations/cassandra.rs`), and each cluster more here
 /// costs a minute or more of CI. Wegert's miniature leaves out his replication series on a 4-node
 /// ring (13 cells of RF 1 to 4, 3.6 min alone here): its cells run the code of the 1- and 3-node
-/// rings' cells with another replication factor, which `cluster_cassandra.rs` changes on one ring.
+/// rings' cells with another replication factor, which `cluster_operations/cassandra.rs` changes on one ring.
 /// Dory's miniature runs his HBase cell only: Cassandra's ring doubling 3 -> 6 took 4.4 of its 6.4
 /// min alone here (three bootstraps one after another; on 2 cores the 6-node ring never
-/// stabilised), and Cassandra's bootstrap under load is `cluster_cassandra.rs`' add and remove; his
+/// stabilised), and Cassandra's bootstrap under load is `cluster_operations/cassandra.rs`' add and remove; his
 /// Redis Cluster's doubling twice (3 -> 6 -> 12 masters, the same schedule and table of sizes) is
 /// `elastic.rs`' `redis_cluster_doubles_twice_and_scalability_compares_stable_states`, a minute
 /// and a half of this binary's time more.
@@ -128,7 +128,7 @@ const SOME_DATABASES: &[(&str, &[&str])] = &[
 
 /// The examples whose miniatures leave some configurations out, and those configurations.
 /// Wegert's commit-log modes each redeploy his 1-node ring (about half a minute of CI each);
-/// `cluster_cassandra.rs` asserts what each mode writes and runs a ring in each.
+/// `cluster_operations/cassandra.rs` asserts what each mode writes and runs a ring in each.
 const LEFT_OUT_CONFIGURATIONS: &[(&str, &[&str])] = &[(
     "wegert-configurations",
     &["commitlog-batch", "commitlog-group-50ms", "commitlog-off"],
@@ -351,7 +351,7 @@ fn operations_are_judged_on_each_database(m: &Miniature) {
         .map(|a| a.as_str().unwrap().to_string())
         .collect();
     // Cassandra's repair is the one operation etcd lacks (SOME_DATABASES): it runs under load in
-    // cluster_cassandra.rs.
+    // cluster_operations/cassandra.rs.
     for action in actions.iter().filter(|a| *a != "repair") {
         assert!(
             m.runs
