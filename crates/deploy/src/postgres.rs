@@ -104,10 +104,16 @@ pub fn server_command<K: AsRef<str>, V: AsRef<str>>(
     cmd
 }
 
-pub fn is_ready(bin: &Path, port: u16) -> bool {
+/// The server whose socket is in `socket_dir` accepts connections on `port`. Asked through that
+/// socket, not the TCP port alone: a port handed out free can be taken by another process's server
+/// before this one binds it (this one then exits), and that server would answer for it (seen in CI:
+/// "ready", then no socket for psql).
+pub fn is_ready(bin: &Path, socket_dir: &Path, port: u16) -> bool {
     port_open(port)
         && Command::new(bin.join("pg_isready"))
-            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .arg("-h")
+            .arg(socket_dir)
+            .args(["-p", &port.to_string()])
             .output()
             .is_ok_and(|o| o.status.success())
 }
@@ -173,15 +179,29 @@ impl PostgresServer {
         die_with_parent: bool,
     ) -> Result<Self, DeployError> {
         let bin = bin_dir()?;
-        let port = free_port()?;
+        let mut port = free_port()?;
         let account = account()?;
         let dir = ServerDir::new(base, "postgres", port, &account)?;
         let data = dir.path.join("data");
         initdb(&bin, &data)?;
-        let cmd = server_command(&bin, &data, port, settings);
-        let mut process =
-            ManagedProcess::spawn("postgres", &dir.path, cmd, &account, die_with_parent)?;
-        process.wait_ready(Duration::from_secs(60), || is_ready(&bin, port))?;
+        // Another process may bind the free port first: the server exits saying so, and starts
+        // again on another one (the data directory stays; the port is an argument).
+        let mut attempts = 0;
+        let process = loop {
+            let cmd = server_command(&bin, &data, port, settings);
+            let mut process =
+                ManagedProcess::spawn("postgres", &dir.path, cmd, &account, die_with_parent)?;
+            match process.wait_ready(Duration::from_secs(60), || is_ready(&bin, &data, port)) {
+                Ok(()) => break process,
+                Err(DeployError::NotReady { log, .. })
+                    if attempts < 3 && log.contains("Address already in use") =>
+                {
+                    attempts += 1;
+                    port = free_port()?;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         let password = random_password()?;
         create_user_and_database(&bin, &data, port, &password)?;
         Ok(PostgresServer {

@@ -341,7 +341,9 @@ impl Engine for Bucardo {
             return vec!["PostgreSQL is not installed".into()];
         };
         let mut missing: Vec<String> = servers(c)
-            .filter(|n| n.process.is_some() && !crate::postgres::is_ready(&bin, n.port))
+            .filter(|n| {
+                n.process.is_some() && !crate::postgres::is_ready(&bin, &n.data_dir, n.port)
+            })
             .map(|n| format!("{} (master) not accepting connections", n.id))
             .collect();
         if let Ok(d) = daemon(c) {

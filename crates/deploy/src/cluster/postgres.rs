@@ -30,7 +30,9 @@ pub(super) fn spawn(c: &ClusterState, node: &NodeState) -> Result<ProcessRef, De
     );
     let mut p = c.spawn_node(node, cmd)?;
     let port = node.port;
-    p.wait_ready(Duration::from_secs(120), || is_ready(&bin, port))?;
+    p.wait_ready(Duration::from_secs(120), || {
+        is_ready(&bin, &node.data_dir, port)
+    })?;
     Ok(p.detach())
 }
 
@@ -246,7 +248,7 @@ impl Engine for Postgres {
         };
         let mut missing: Vec<String> = c
             .running()
-            .filter(|n| !is_ready(&bin, n.port))
+            .filter(|n| !is_ready(&bin, &n.data_dir, n.port))
             .map(|n| format!("{} ({}) not accepting connections", n.id, n.role))
             .collect();
         if missing.is_empty() {
