@@ -556,9 +556,16 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
     for (cell, before, after, events) in &doubled {
         assert_eq!(*after, 2 * before, "{cell}");
         let e: serde_json::Value = serde_json::from_str(events).unwrap();
+        // A missing event fails saying why each step's wait ended (its timeout, the run's end).
+        let why: Vec<String> = m
+            .runs
+            .iter()
+            .flat_map(|(_, _, r)| r["steps"].as_array().cloned().unwrap_or_default())
+            .map(|step| step["not_stable"].to_string())
+            .collect();
         let t = |k: &str| {
             e[k].as_f64()
-                .unwrap_or_else(|| panic!("{cell}: no {k}: {e}"))
+                .unwrap_or_else(|| panic!("{cell}: no {k}: {e}; the steps' not_stable: {why:?}"))
         };
         assert!(
             t("scale_issued_s") < t("scale_done_s") && t("scale_done_s") <= t("transfers_done_s"),

@@ -751,23 +751,34 @@ fn control(
 
     let give_up = Instant::now() + args.stable_timeout;
     let mut not_stable = None;
+    // What the database's own signals said was still in motion at the last look.
+    let mut in_motion = Vec::new();
     loop {
         if ended() {
             not_stable = Some("the run ended first".to_string());
             break;
         }
         if Instant::now() >= give_up {
+            let still = if events.transfers_done_s.is_none() {
+                format!(" (still in motion: {})", in_motion.join("; "))
+            } else {
+                String::new()
+            };
             not_stable = Some(format!(
-                "not stable within --stable-timeout {}",
+                "not stable within --stable-timeout {}{still}",
                 humantime::format_duration(args.stable_timeout)
             ));
             break;
         }
-        if events.transfers_done_s.is_none()
-            && (args.probe == Probe::None || cluster.busy_now().is_empty())
-        {
-            events.transfers_done_s = Some(now_s());
-            scalebench_session::note!("no data in motion at {:.1} s", now_s());
+        if events.transfers_done_s.is_none() {
+            in_motion = match args.probe {
+                Probe::None => Vec::new(),
+                Probe::Db => cluster.busy_now(),
+            };
+            if in_motion.is_empty() {
+                events.transfers_done_s = Some(now_s());
+                scalebench_session::note!("no data in motion at {:.1} s", now_s());
+            }
         }
         if let Some(done) = events.transfers_done_s {
             let (points, _) = pull();
