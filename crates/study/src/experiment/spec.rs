@@ -501,7 +501,7 @@ impl Experiment {
         // the new region server here (also beside two busy loops), still moved after 10 s in one
         // CI run. Operations swept under a service level keep 10 s: their waits often run to the
         // end (30 s took the operations example from 3.1 to 6.5 minutes).
-        let doubles = p.elastic.action == ScaleAction::Double && !self.sweep.contains_key("action");
+        let doubles = p.elastic.action == ScaleAction::Double && !self.sweep.contains_key(ACTION);
         p.elastic.stable_timeout = span(if doubles { "30s" } else { "10s" });
         // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
         // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
@@ -1453,7 +1453,7 @@ threads = [1, 2]
         assert_eq!(doubling.procedure.elastic.stable_timeout.to_string(), "30s");
         swept
             .sweep
-            .insert("action".into(), vec![toml::Value::String("double".into())]);
+            .insert(ACTION.into(), vec![toml::Value::String("double".into())]);
         swept.miniature();
         assert_eq!(swept.procedure.elastic.stable_timeout.to_string(), "10s");
         // The machine's page cache is dropped once per miniature, not before each of its runs.
