@@ -120,16 +120,18 @@ pub fn note(text: &str) -> Markup {
 /// An HTML table. The first column is left-aligned, as is every column of text.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     // Numbers are read from the right, text from the left: a column is numeric when each of its
-    // cells starts as a number does (or is empty or "-"); the first column names the row.
+    // cells starts as a number does (or is empty or "-") and one at least is a number (a column
+    // with none, such as a flag no row has, is text); the first column names the row.
+    let cell = |r: &Vec<String>, i: usize| r.get(i).map_or(String::new(), |c| c.trim().to_string());
+    let is_number =
+        |c: &str| c.trim_start_matches(['-', '+', '±']).starts_with(|ch: char| ch.is_ascii_digit());
     let numeric: Vec<bool> = (0..header.len())
         .map(|i| {
             i > 0
+                && rows.iter().any(|r| is_number(&cell(r, i)))
                 && rows.iter().all(|r| {
-                    let c = r.get(i).map_or("", |c| c.trim());
-                    c.is_empty()
-                        || c == "-"
-                        || c.trim_start_matches(['-', '+', '±'])
-                            .starts_with(|ch: char| ch.is_ascii_digit())
+                    let c = cell(r, i);
+                    c.is_empty() || c == "-" || is_number(&c)
                 })
         })
         .collect();
@@ -235,6 +237,17 @@ mod tests {
             t,
             "<table><tr><th class=\"l\">cell</th><th>n</th><th class=\"l\">notes</th></tr>\
              <tr><td class=\"l\">a</td><td>12</td><td class=\"l\">fine</td></tr></table>"
+        );
+        // A column with no number in it is text, even when every cell is empty or "-" (the
+        // resources table's "client" when no run was client-bound).
+        let blank = table(
+            &["run", "bounded by", "client"],
+            &[vec!["a".into(), "-".into(), String::new()]],
+        )
+        .into_string();
+        assert!(
+            blank.contains("<th class=\"l\">bounded by</th><th class=\"l\">client</th>"),
+            "{blank}"
         );
         let kv = table(&["figure", "value"], &[]).into_string();
         assert!(kv.starts_with("<table class=\"kv\">"), "{kv}");
