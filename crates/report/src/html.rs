@@ -123,8 +123,10 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     // cells starts as a number does (or is empty or "-") and one at least is a number (a column
     // with none, such as a flag no row has, is text); the first column names the row.
     let cell = |r: &Vec<String>, i: usize| r.get(i).map_or(String::new(), |c| c.trim().to_string());
-    let is_number =
-        |c: &str| c.trim_start_matches(['-', '+', '±']).starts_with(|ch: char| ch.is_ascii_digit());
+    let is_number = |c: &str| {
+        c.trim_start_matches(['-', '+', '±'])
+            .starts_with(|ch: char| ch.is_ascii_digit())
+    };
     let numeric: Vec<bool> = (0..header.len())
         .map(|i| {
             i > 0
