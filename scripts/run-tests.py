@@ -32,8 +32,9 @@ import time
 HEAVY = ["examples", "cluster_operations"]
 # Binaries run after both lanes, with the machine to themselves: the saturation search's test
 # asserts that a client alone on its core is named as the bound ("cpu of client"); beside the
-# other lane the host's CPU is busy and the verdict is rightly "host cpu".
-ALONE = ["saturate"]
+# other lane the host's CPU is busy and the verdict is rightly "host cpu". The monitor's tests
+# (a few seconds each) assert that a process spinning on a core is seen using most of one.
+ALONE = ["saturate", "remote_monitor", "burner"]
 TEST_THREADS = "2"
 
 
