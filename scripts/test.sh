@@ -131,7 +131,6 @@ export PROTOC=/nonexistent/protoc
 cargo test --workspace --locked --no-run -j 2
 
 step "run the tests"
-# Two lanes of test binaries at once, two test threads each (scripts/run-tests.py says why): the
-# tests wait on servers much of the time, and cargo test runs its binaries one after the other.
+# Two jobs at most: the machine has two cores and the tests measure time-sensitive behaviour.
 test_log=target/test-run.log
-python3 scripts/run-tests.py --workspace --locked -j 2 2>&1 | tee "$test_log"
+cargo test --workspace --locked --no-fail-fast -j 2 -- --test-threads 2 2>&1 | tee "$test_log"
