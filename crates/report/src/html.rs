@@ -122,7 +122,9 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     // Numbers are read from the right, text from the left: a column is numeric when each of its
     // cells starts as a number does (or is empty or "-") and one at least is a number (a column
     // with none, such as a flag no row has, is text); the first column names the row.
-    let cell = |r: &Vec<String>, i: usize| r.get(i).map_or(String::new(), |c| c.trim().to_string());
+    fn cell(row: &[String], i: usize) -> &str {
+        row.get(i).map_or("", |c| c.trim())
+    }
     let is_number = |c: &str| {
         c.trim_start_matches(['-', '+', '±'])
             .starts_with(|ch: char| ch.is_ascii_digit())
@@ -130,10 +132,10 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     let numeric: Vec<bool> = (0..header.len())
         .map(|i| {
             i > 0
-                && rows.iter().any(|r| is_number(&cell(r, i)))
+                && rows.iter().any(|r| is_number(cell(r, i)))
                 && rows.iter().all(|r| {
                     let c = cell(r, i);
-                    c.is_empty() || c == "-" || is_number(&c)
+                    c.is_empty() || c == "-" || is_number(c)
                 })
         })
         .collect();
