@@ -36,6 +36,14 @@ macro_rules! bindings {
             all
         }
 
+        /// The cargo features of the bindings this build leaves out (each named as its binding).
+        #[allow(unused_mut, clippy::vec_init_then_push)]
+        fn left_out_bindings() -> Vec<&'static str> {
+            let mut out = Vec::new();
+            $( $(#[cfg(not(feature = $feature))] out.push($feature);)? )*
+            out
+        }
+
         /// Opens compiled binding `name` and hands its factory to `visitor`: with its concrete type
         /// if `[direct]`, else erased ([`erased`]).
         fn open_compiled<V: FactoryVisitor>(

@@ -18,23 +18,43 @@ pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
 
 /// Why no binding of this build takes URL scheme `scheme`, with what it could do instead.
 pub fn no_binding(scheme: &str) -> String {
-    if scheme == "etcd" {
-        return "the etcd binding is not in this build: build with the default features (`all-bindings`)".into();
+    let left_out = crate::left_out_bindings();
+    // Scheme and feature share the binding's name (postgres://, redis://, etcd://, ...).
+    let rebuild = "`cargo install --path crates/cli` builds every binding";
+    if left_out.contains(&scheme) {
+        return format!("the {scheme} binding is not in this build: {rebuild}");
     }
     let schemes: Vec<&str> = bindings()
         .iter()
         .flat_map(|b| b.schemes.iter().copied())
         .collect();
     let known: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
-    // A near miss (a letter missing, doubled or swapped) is most likely what was meant.
+    // A near miss (a letter missing, doubled or swapped) is most likely what was meant, also of
+    // a binding this build leaves out.
     let near = schemes
         .iter()
+        .chain(&left_out)
         .map(|s| (strsim::damerau_levenshtein(scheme, s), *s))
         .filter(|(d, _)| *d <= 2)
         .min();
-    let hint = near.map_or(String::new(), |(_, s)| format!(": did you mean '{s}://'?"));
+    let hint = near.map_or(String::new(), |(_, s)| {
+        let absent = if left_out.contains(&s) {
+            ", left out of this build"
+        } else {
+            ""
+        };
+        format!(": did you mean '{s}://'{absent}?")
+    });
+    let missing = if left_out.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; left out of this build: {} ({rebuild})",
+            left_out.join(", ")
+        )
+    };
     format!(
-        "no binding for URL scheme '{scheme}://' in this build{hint} (available: {})",
+        "no binding for URL scheme '{scheme}://' in this build{hint} (available: {}{missing})",
         known.join(", ")
     )
 }
@@ -249,10 +269,36 @@ mod tests {
     /// A near-miss scheme is named with what it most likely meant; a far one is not guessed.
     #[test]
     fn a_near_miss_scheme_gets_a_suggestion() {
-        assert!(no_binding("nul").contains("did you mean 'null://'?"));
-        assert!(no_binding("postgress").contains("did you mean 'postgres://'?"));
-        assert!(no_binding("rdeis").contains("did you mean 'redis://'?"));
+        assert!(no_binding("nul").contains("did you mean 'null://'"));
+        assert!(no_binding("postgress").contains("did you mean 'postgres://'"));
+        assert!(no_binding("rdeis").contains("did you mean 'redis://'"));
         assert!(!no_binding("foo").contains("did you mean"));
+    }
+
+    /// A binding this build leaves out is named as such, with the command that builds it; in a
+    /// build of every binding, nothing is said to be left out.
+    #[test]
+    fn a_binding_left_out_of_the_build_says_how_to_build_it() {
+        let left_out = crate::left_out_bindings();
+        let compiled: Vec<&str> = bindings().iter().map(|b| b.name).collect();
+        assert!(
+            left_out.iter().all(|f| !compiled.contains(f)),
+            "{left_out:?}"
+        );
+        if let Some(name) = left_out.first() {
+            let said = no_binding(name);
+            assert!(said.contains("not in this build"), "{said}");
+            assert!(no_binding("foo").contains(name), "{}", no_binding("foo"));
+            let typo = no_binding(&format!("{name}x"));
+            let hint = format!("did you mean '{name}://', left out of this build?");
+            assert!(typo.contains(&hint), "{typo}");
+        } else {
+            assert!(
+                !no_binding("foo").contains("left out"),
+                "{}",
+                no_binding("foo")
+            );
+        }
     }
 
     /// Each cause once: a driver's wrapped error repeated in its own message is said once.

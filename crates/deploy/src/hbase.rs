@@ -230,7 +230,8 @@ impl HbaseServer {
             die_with_parent,
         )?;
         let log = process.log_path();
-        process.wait_ready(Duration::from_secs(180), || {
+        // Over 180 s was seen on 2 cores beside a Cassandra ring (two test binaries at once).
+        process.wait_ready(Duration::from_secs(360), || {
             std::fs::read_to_string(&log).is_ok_and(|t| t.contains(MASTER_READY))
         })?;
 

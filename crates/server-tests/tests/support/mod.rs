@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use scalebench_binding::{
     registry, Binding, BindingConfig, BindingFactory, DbUrl, FactoryVisitor, Schema,
@@ -156,7 +156,8 @@ pub fn assert_accounted(r: &scalebench_measure::PhaseResult) {
     assert_eq!((ok, failed), (t.ok, t.failed));
 }
 
-/// Runs `plan` while `server` is paused (SIGSTOP) for `pause` after `after`, then resumed.
+/// Runs `plan` while `server` is paused (SIGSTOP) for `pause` from `after` into the measurement,
+/// then resumed.
 pub fn run_with_pause(
     server: &scalebench_deploy::ManagedProcess,
     config: BindingConfig,
@@ -165,18 +166,14 @@ pub fn run_with_pause(
     after: Duration,
     pause: Duration,
 ) -> scalebench_measure::PhaseResult {
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(after);
-            server.pause();
-            std::thread::sleep(pause);
-            server.resume();
-        });
-        phase(config, w, plan).result
+    run_with_fault(config, w, plan, after, || {
+        server.pause();
+        std::thread::sleep(pause);
+        server.resume();
     })
 }
 
-/// Runs `plan` while `server` is killed (SIGKILL) after `after`.
+/// Runs `plan` while `server` is killed (SIGKILL) `after` into the measurement.
 pub fn run_with_crash(
     server: &scalebench_deploy::ManagedProcess,
     config: BindingConfig,
@@ -184,10 +181,32 @@ pub fn run_with_crash(
     plan: RunPlan,
     after: Duration,
 ) -> scalebench_measure::PhaseResult {
+    run_with_fault(config, w, plan, after, || server.crash())
+}
+
+/// Runs `plan`, and `fault` once its measurement is `after` old. Timed from the measurement's
+/// start, not from the call: connecting takes seconds on a busy machine, and a fault acted before
+/// the measurement begins is not in it.
+fn run_with_fault(
+    config: BindingConfig,
+    w: &CoreWorkload,
+    mut plan: RunPlan,
+    after: Duration,
+    fault: impl FnOnce() + Send,
+) -> scalebench_measure::PhaseResult {
+    let log = plan
+        .timeline_log
+        .get_or_insert_with(Default::default)
+        .clone();
     std::thread::scope(|s| {
-        s.spawn(|| {
-            std::thread::sleep(after);
-            server.crash();
+        s.spawn(move || {
+            let begun = scalebench_deploy::wait_until(Duration::from_secs(120), || {
+                log.measurement_start().is_some()
+            });
+            if let (true, Some(t0)) = (begun, log.measurement_start()) {
+                std::thread::sleep((t0 + after).saturating_duration_since(Instant::now()));
+                fault();
+            }
         });
         phase(config, w, plan).result
     })
