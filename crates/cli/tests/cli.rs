@@ -30,8 +30,8 @@ fn default_run_loads_the_temporary_sqlite_database_and_runs_workload_a() {
     for word in ["READ", "UPDATE", "p99(us)", "p99.9(us)", "ops/s", "errors"] {
         assert!(table.contains(word), "summary lacks {word}:\n{table}");
     }
-    // Issue 44: the heading and the operations' table within 100 columns (the table was 118).
-    for line in table.lines().take_while(|l| !l.starts_with("mean key")) {
+    // Issue 44: the whole summary within 100 columns (the table was 118, "bounded by" 104).
+    for line in table.lines().chain(stderr(&o).lines()) {
         assert!(
             line.chars().count() <= 100,
             "{} columns: {line}",
@@ -1121,11 +1121,18 @@ fn a_load_follows_its_own_rate_profile() {
     );
     let p = scalebench_workload::rate::RateProfile::parse(profile).unwrap();
     let intervals = load["intervals"].as_array().unwrap();
-    assert_eq!(intervals.len(), 5, "{intervals:?}");
-    for i in intervals {
+    // Each batch insert carries 10 records.
+    let records_in =
+        |i: &serde_json::Value| 10 * i["operations"]["BATCH-INSERT"]["ok"].as_u64().unwrap();
+    // An interval holds what completed in it: on a busy machine the last batches, due just before
+    // 5 s, may end just after it, in a sixth interval of their own (seen with 1 batch of 400).
+    let (due, late) = intervals.split_at(intervals.len().min(5));
+    assert_eq!(due.len(), 5, "{intervals:?}");
+    let late_records: u64 = late.iter().map(records_in).sum();
+    assert!(late.len() <= 1 && late_records <= 20, "{intervals:?}");
+    for i in due {
         let start = i["start_s"].as_f64().unwrap();
-        // Each batch insert carries 10 records.
-        let records = 10 * i["operations"]["BATCH-INSERT"]["ok"].as_u64().unwrap();
+        let records = records_in(i);
         let asked = p.arrivals_by(start + 1.0) - p.arrivals_by(start);
         assert!(
             (records as f64 - asked).abs() <= 0.02 * asked,
@@ -4897,10 +4904,13 @@ fn a_run_writes_its_report_and_keeps_its_result() {
         .collect();
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert!(
-        stderr(&o).contains(&format!("result kept in {}", kept[0].display())),
+        stderr(&o).contains(&format!("it elsewhere):\n  {}\n", kept[0].display())),
         "{}",
         stderr(&o)
     );
+    // The note that says where within 100 columns too (it was 225 with the path twice).
+    let widest = stderr(&o).lines().map(|l| l.chars().count()).max();
+    assert!(widest <= Some(100), "{}", stderr(&o));
     assert_eq!(json(&kept[0])["phases"][0]["phase"], "run");
     let again = dir.path().join("again.html");
     let o = scalebench(&[

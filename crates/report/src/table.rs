@@ -191,8 +191,7 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         p.db
     );
     // Within the terminal's width, as the table below it.
-    let options = textwrap::Options::new(crate::terminal::width().into()).subsequent_indent("  ");
-    let _ = writeln!(out, "\n{}", textwrap::fill(&heading, options));
+    let _ = writeln!(out, "\n{}", crate::terminal::paragraph(&heading));
     match (&result.distributed, phase.start) {
         (Some(d), Some(start)) => {
             let _ = writeln!(
@@ -339,9 +338,12 @@ fn render_notes(out: &mut String, result: &RunResult, phase: &PhaseResult) {
 
 /// What the phase found: request sets, what bounded it, space on disk.
 fn render_findings(out: &mut String, phase: &PhaseResult) {
+    // Each finding a sentence within the terminal's width, as the heading and the table.
+    let mut say = |text: String| {
+        let _ = writeln!(out, "{}", crate::terminal::paragraph(&text));
+    };
     if let Some(r) = &phase.request_sets {
-        let _ = writeln!(
-            out,
+        say(format!(
             "request sets of {}: {} timed, mean {:.3} s, sd {:.3} s, min {:.3} s, max {:.3} s, median step {:.3} s{}",
             r.size,
             r.sets.len(),
@@ -355,11 +357,10 @@ fn render_findings(out: &mut String, phase: &PhaseResult) {
             } else {
                 String::new()
             }
-        );
+        ));
     }
     if let Some(v) = &phase.bounded_by {
-        let _ = writeln!(
-            out,
+        say(format!(
             "bounded by: {}{} ({})",
             v.bounded_by,
             if v.client_bound {
@@ -368,10 +369,10 @@ fn render_findings(out: &mut String, phase: &PhaseResult) {
                 ""
             },
             v.evidence
-        );
+        ));
     }
     if let Some(space) = &phase.space {
-        let _ = writeln!(out, "space on disk {}", space_sentence(space));
+        say(format!("space on disk {}", space_sentence(space)));
     }
 }
 

@@ -20,6 +20,13 @@ pub fn width() -> u16 {
         .unwrap_or(100)
 }
 
+/// `text` as lines within [`width`], each after the first indented by two spaces: a sentence of
+/// a run's summary, as long as its values make it, on any terminal.
+pub fn paragraph(text: &str) -> String {
+    let options = textwrap::Options::new(width().into()).subsequent_indent("  ");
+    textwrap::fill(text, options)
+}
+
 /// `rows` under `header`, each column aligned as `align` says (missing entries: left), one line
 /// per row unless a cell must wrap; no trailing spaces.
 pub fn text_table(header: &[&str], align: &[Align], rows: &[Vec<String>]) -> String {

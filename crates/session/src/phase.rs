@@ -119,9 +119,10 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 phase,
                 note: (auto_load && phase == Phase::Load).then(|| {
                     format!(
-                        "note: no --db given: using a temporary SQLite database ({}), which starts empty; loading {} records first",
-                        settings.db.redacted(),
-                        settings.workload.insert_count
+                        // Its URL on a line of its own: within 100 columns, easy to copy.
+                        "note: no --db given: a temporary SQLite database, empty at first; loading {} records first:\n  {}",
+                        settings.workload.insert_count,
+                        settings.db.redacted()
                     )
                 }),
                 stop: &stop,

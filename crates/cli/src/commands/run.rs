@@ -95,9 +95,9 @@ fn keep_result(
         .map_err(|e| e.to_string())
         .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()));
     match kept {
+        // The path on a line of its own, within 100 columns and easy to copy.
         Ok(()) => crate::note!(
-            "result kept in {} (`scalebench report {} -o report.html` draws it; -o FILE puts it elsewhere)",
-            path.display(),
+            "result kept (`scalebench report FILE -o report.html` draws it; -o FILE puts it elsewhere):\n  {}",
             path.display()
         ),
         Err(e) => crate::note!("warning: the result was not kept: {e}"),
