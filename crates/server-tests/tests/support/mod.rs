@@ -200,10 +200,10 @@ fn run_with_fault(
         .clone();
     std::thread::scope(|s| {
         s.spawn(move || {
-            let begun = scalebench_deploy::wait_until(Duration::from_secs(120), || {
+            scalebench_deploy::wait_until(Duration::from_secs(120), || {
                 log.measurement_start().is_some()
             });
-            if let (true, Some(t0)) = (begun, log.measurement_start()) {
+            if let Some(t0) = log.measurement_start() {
                 std::thread::sleep((t0 + after).saturating_duration_since(Instant::now()));
                 fault();
             }
