@@ -57,8 +57,8 @@ pub enum Command {
     /// regressed beyond it.
     Compare(CompareArgs),
     /// A self-contained HTML report (interactive charts, the charting library inlined, no network
-    /// needed) of a result, an elastic result or an experiment in a results file; every chart's data
-    /// as CSV.
+    /// needed) of a result, an elastic result, a saturation search or an experiment in a results
+    /// file; every chart's data as CSV.
     Report(ReportArgs),
     /// Local clusters from a deployment file: up, down, status, add and remove nodes, wait, compact,
     /// space, snapshot and restore. Under load, `elastic --action` also restarts nodes, rolls a
@@ -942,7 +942,8 @@ impl ConsistencyArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// A result (load/run/merge), an elastic result, or a results file (SQLite) of experiments.
+    /// A result (load/run/merge), an elastic result, a saturation search's result, or a results
+    /// file (SQLite) of experiments.
     #[arg(value_name = "RESULT.json|results.db")]
     pub input: PathBuf,
     /// With a results file: the experiment (default: the only one, else an error naming them).

@@ -2,10 +2,13 @@
 //! and how precisely its tail is known, the answer with its interval, and the rule that ended the
 //! search. The study's `saturate` makes it; the report renders it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+/// The `schema` of a search's result file: `scalebench report` tells it from a run's by it.
+pub const SCHEMA: &str = "scalebench-saturation/1";
 
 /// A percentile of one step, estimated with its 95% confidence interval.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     /// The percentile of the step's whole histogram (every repetition, every operation), in µs.
     pub us: f64,
@@ -23,7 +26,7 @@ impl Estimate {
 }
 
 /// What a step says about the objective.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepVerdict {
     /// Kept up, and every objective met at 95% (its interval's upper end within it).
@@ -34,7 +37,7 @@ pub enum StepVerdict {
     Unsure,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Step {
     /// Offered ops/s (rate search) or threads per client (thread search).
     pub offered: f64,
@@ -67,12 +70,12 @@ pub struct Step {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<StepVerdict>,
     /// Why it passed or failed, in words.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub why: String,
 }
 
 /// What a saturation search steps up: the offered rate (open loop) or the client threads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchKind {
     Rate,
@@ -80,7 +83,7 @@ pub enum SearchKind {
 }
 
 /// How a search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SearchEnd {
     /// Bisection closed the bracket to the resolution (rate search).
@@ -99,7 +102,7 @@ pub enum SearchEnd {
 
 /// The search's answer: the highest rate that kept up and met the objective, with the bracket the
 /// capacity lies in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Answer {
     /// The highest offered rate that passed (ops/s); None when no step passed.
     pub rate_ops_s: Option<f64>,
@@ -112,10 +115,17 @@ pub struct Answer {
     pub ended_by: SearchEnd,
     /// The objective in words ("p99 <= 5 ms, kept up").
     pub objective: String,
+    /// The objective's latency limits in µs, for the page's lines (None: not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_limit_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999_limit_us: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Search {
+    /// [`SCHEMA`].
+    pub schema: String,
     pub kind: SearchKind,
     pub answer: Answer,
     pub steps: Vec<Step>,

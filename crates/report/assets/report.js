@@ -143,8 +143,11 @@
           if (x1 <= x0) return;
           ctx.fillStyle = 'rgba(120,120,120,0.12)';
           ctx.fillRect(x0, area.top, x1 - x0, area.bottom - area.top);
-          ctx.fillStyle = '#555';
-          ctx.fillText(b[2], x0 + 3, area.top + 12, Math.max(x1 - x0 - 6, 10));
+          // Its label where it fits inside it (a squeezed one is unreadable; a marker can say it).
+          if (ctx.measureText(b[2]).width <= x1 - x0 - 6) {
+            ctx.fillStyle = '#555';
+            ctx.fillText(b[2], x0 + 3, area.top + 12);
+          }
         });
         // Each marker's label beside its line (left of it where it would leave the plot), on the
         // first row where it overlaps no other label.

@@ -6,7 +6,7 @@ use scalebench_elastic::{Events, SizeRow, StepScores};
 
 use maud::html;
 
-use crate::html::{note, table, Page, Section};
+use crate::html::{note, sig, table, Page, Section};
 use crate::run_page::{run_banners, run_sections, RunExtras};
 
 /// Vertical markers (x, label) and shaded ranges (from, to, label) of a chart.
@@ -188,16 +188,6 @@ fn step_figures(step: &ElasticStep) -> Vec<(String, String)> {
     }
     figures.extend(score_figures(&step.scores));
     figures
-}
-
-/// A figure to 4 significant digits (0.0123, 1.234, 1234): the page's figures are read, not
-/// recomputed; the result file keeps every digit.
-fn sig(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
-    format!("{v:.digits$}")
 }
 
 /// `v` with its unit, or "-" when there is none (not stable, no sets after).

@@ -160,6 +160,16 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> Markup {
     }
 }
 
+/// A figure to 4 significant digits (0.0123, 1.234, 1234): the page's figures are read, not
+/// recomputed; the result file keeps every digit.
+pub fn sig(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.digits$}")
+}
+
 /// A name fit for an element id.
 pub fn slug(s: &str) -> String {
     s.chars()

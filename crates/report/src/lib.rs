@@ -11,6 +11,7 @@ pub mod experiment_page;
 pub mod export;
 pub mod html;
 pub mod run_page;
+pub mod saturation_page;
 pub mod stored;
 pub mod summary;
 pub mod table;

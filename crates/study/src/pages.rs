@@ -19,7 +19,7 @@ pub fn read_result(path: &Path) -> Result<RunResult, SessionError> {
 }
 
 /// The page of `input`: a results database (SQLite; `experiment` chooses among several), an
-/// elastic result or a run result.
+/// elastic result, a saturation search or a run result.
 pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
     let mut head = [0u8; 16];
     let is_sqlite = std::fs::File::open(input)
@@ -43,6 +43,14 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
         return Ok(scalebench_report::elastic_page::page(
             &result,
             format!("scalebench elastic: {}", input.display()),
+        ));
+    }
+    if json["schema"] == scalebench_measure::saturation::SCHEMA {
+        let search: scalebench_measure::saturation::Search = serde_json::from_value(json)
+            .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
+        return Ok(scalebench_report::saturation_page::page(
+            &search,
+            format!("scalebench saturate: {}", input.display()),
         ));
     }
     let r = RunResult::from_json(&text)

@@ -835,6 +835,8 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
                 ended_by,
                 objective: "Wegert: doubling threads raises throughput more than mean latency"
                     .into(),
+                p99_limit_us: None,
+                p999_limit_us: None,
             },
         )
     } else {
@@ -849,10 +851,13 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
                 clients,
                 ended_by,
                 objective: request.objective.describe(),
+                p99_limit_us: request.objective.p99.map(|d| d.as_secs_f64() * 1e6),
+                p999_limit_us: request.objective.p999.map(|d| d.as_secs_f64() * 1e6),
             },
         )
     };
     Ok(Search {
+        schema: scalebench_measure::saturation::SCHEMA.into(),
         kind: if request.threads_search {
             SearchKind::Threads
         } else {

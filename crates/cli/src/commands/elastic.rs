@@ -29,12 +29,12 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         request,
         |r| &mut r.run,
         |r| run_elastic_from(r, clients.as_ref().map(|c| c as _)),
-        Some(&|r| {
+        &|r| {
             scalebench_report::elastic_page::page(
                 r,
                 format!("scalebench elastic: {}", r.deployment),
             )
-        }),
+        },
     )?;
     let _ = std::io::stdout().write_all(sizes_summary(&out.sizes).as_bytes());
     if let Some(why) = &out.incomplete {

@@ -475,13 +475,14 @@ fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionErro
 }
 
 /// A command whose result is one JSON document (saturate, elastic): the output paths checked
-/// first, `--metrics-listen` served while `work` runs `request`, the result written to `--output`.
+/// first, `--metrics-listen` served while `work` runs `request`, the result written to `--output`
+/// and its `page` to `--report`.
 pub fn with_json_output<Q, T: serde::Serialize>(
     args: &PhaseArgs,
     mut request: Q,
     run_of: impl Fn(&mut Q) -> &mut RunRequest,
     work: impl FnOnce(&Q) -> Result<T, SessionError>,
-    page: Option<&dyn Fn(&T) -> scalebench_report::html::Page>,
+    page: &dyn Fn(&T) -> scalebench_report::html::Page,
 ) -> Result<T, SessionError> {
     // Their summaries are their own: neither has YCSB's text of a load phase to write.
     check_ycsb_load(&args.summary, false)?;
@@ -492,18 +493,12 @@ pub fn with_json_output<Q, T: serde::Serialize>(
             .chain(args.report.as_deref()),
         args.hdr_log.as_deref(),
     )?;
-    if let (Some(path), None) = (&args.report, page) {
-        return Err(SessionError::Usage(format!(
-            "--report {}: this command draws no page (its --output JSON holds what it found)",
-            path.display()
-        )));
-    }
     let _metrics = serve_metrics(args, run_of(&mut request))?;
     let result = work(&request)?;
     if let Some(path) = &args.output {
         scalebench_session::files::write_json(path, &result)?;
     }
-    if let (Some(path), Some(page)) = (&args.report, page) {
+    if let Some(path) = &args.report {
         let charts = scalebench_study::pages::write_page(&page(&result), path, None)?;
         crate::note!("report written to {} ({charts} charts)", path.display());
     }

@@ -56,7 +56,12 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             ));
         }
     }
-    let found = with_json_output(&args.phase, request, |r| &mut r.run, search, None)?;
+    let found = with_json_output(&args.phase, request, |r| &mut r.run, search, &|s| {
+        scalebench_report::saturation_page::page(
+            s,
+            format!("scalebench saturate: {}", s.answer.objective),
+        )
+    })?;
     emit(&scalebench_report::text::saturation_table(&found));
     Ok(ExitCode::from(match found.answer.ended_by {
         SearchEnd::Incomplete => scalebench_distributed::EXIT_INCOMPLETE,

@@ -1,6 +1,7 @@
 //! Running the `scalebench` binary from tests.
 #![allow(dead_code)]
 
+pub mod pages;
 pub mod slurm;
 pub mod sshd;
 
