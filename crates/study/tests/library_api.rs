@@ -100,6 +100,30 @@ threads = [1, 2]
         assert_eq!(p["properties"]["sqlite.synchronous"], synchronous, "{p}");
         assert_eq!(result["command"], serde_json::json!(["library_api"]));
     }
+    // Issue 44: its page's recommendation compares the two configurations per workload and
+    // thread count; with no deployment there is no cluster size to show (it read "a nodes=-
+    // threads=1").
+    let page = scalebench_study::pages::page_of(&request.results, None)
+        .unwrap()
+        .html();
+    let recommendation = &page[page
+        .find("<h3>Recommendation</h3>")
+        .expect("a recommendation")..];
+    let recommendation = &recommendation[..recommendation.find("</table>").unwrap()];
+    assert!(
+        recommendation.contains("<th class=\"l\">workload</th><th class=\"l\">parameters</th>"),
+        "{recommendation}"
+    );
+    assert!(!recommendation.contains("nodes"), "{recommendation}");
+    assert_eq!(
+        recommendation.matches("threads=").count(),
+        2,
+        "{recommendation}"
+    );
+    assert!(
+        recommendation.contains("synchronous-off "),
+        "{recommendation}"
+    );
     // The same request again resumes: everything is recorded.
     let again = run_experiment(&request).unwrap();
     assert_eq!((again.done, again.skipped), (0, 8));
