@@ -251,9 +251,9 @@ fn ctrl_c_to_the_process_group_at_any_moment_of_the_start_is_an_interruption() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(delay_ms));
-        // SAFETY: kill(2) on the launcher this test started, or its process group.
+        // The launcher this test started, or its process group.
         let pid = launcher.id() as i32;
-        unsafe { libc::kill(if whole_group { -pid } else { pid }, libc::SIGINT) };
+        signal(if whole_group { -pid } else { pid }, Signal::SIGINT);
         let deadline = Instant::now() + Duration::from_secs(30);
         while launcher.try_wait().unwrap().is_none() {
             assert!(Instant::now() < deadline, "{delay_ms} ms: still running");
@@ -264,7 +264,7 @@ fn ctrl_c_to_the_process_group_at_any_moment_of_the_start_is_an_interruption() {
         // 130 too.
         use std::os::unix::process::ExitStatusExt;
         assert!(
-            o.status.code() == Some(130) || o.status.signal() == Some(libc::SIGINT),
+            o.status.code() == Some(130) || o.status.signal() == Some(Signal::SIGINT as i32),
             "{delay_ms} ms (group: {whole_group}): {:?} {}",
             o.status,
             stderr(&o)
@@ -324,8 +324,8 @@ fn a_client_killed_mid_run_leaves_an_incomplete_result_naming_it() {
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill(2) on a child process of the launcher this test started.
-    assert_eq!(unsafe { libc::kill(victim as i32, libc::SIGKILL) }, 0);
+    // A child process of the launcher this test started.
+    assert!(signal(victim as i32, Signal::SIGKILL));
     let deadline = Instant::now() + Duration::from_secs(60);
     while launcher.try_wait().unwrap().is_none() {
         assert!(
@@ -711,7 +711,7 @@ fn clients_started_over_ssh_are_gathered_and_merged_here() {
     .is_empty()));
     std::thread::sleep(Duration::from_millis(1500));
     let interrupted = Instant::now();
-    signal(launcher.id(), libc::SIGINT);
+    signal(launcher.id() as i32, Signal::SIGINT);
     let o = launcher.wait_with_output().unwrap();
     assert!(
         interrupted.elapsed() < Duration::from_secs(20),
@@ -894,13 +894,6 @@ fn rendezvous_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::proc
         .unwrap()
 }
 
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) on a process this test started.
-    unsafe {
-        libc::kill(pid as i32, sig);
-    }
-}
-
 /// Clients started unlike each other are refused at the barrier, naming the field, before anything
 /// runs (exit 2): each resolves its settings once, and the definition its phase computes from them
 /// is what its rendezvous compares (issue 40, point 5).
@@ -1041,7 +1034,7 @@ fn a_stopped_client_is_killed_at_the_deadline_and_named_missing() {
         == 3));
     std::thread::sleep(Duration::from_millis(1000));
     let victim = children_of(launcher.id())[1];
-    signal(victim, libc::SIGSTOP);
+    signal(victim as i32, Signal::SIGSTOP);
     let o = launcher.wait_with_output().unwrap();
     // 2 s, grace 1 s, the local margin of 15 s, and the start.
     assert!(
@@ -1105,10 +1098,10 @@ fn one_ctrl_c_ends_the_launcher_and_client_0_even_with_a_client_stopped() {
         == 3));
     std::thread::sleep(Duration::from_millis(1000));
     let victim = children_of(launcher.id())[0];
-    signal(victim, libc::SIGSTOP);
+    signal(victim as i32, Signal::SIGSTOP);
     std::thread::sleep(Duration::from_millis(300));
     let interrupted = Instant::now();
-    signal(launcher.id(), libc::SIGINT);
+    signal(launcher.id() as i32, Signal::SIGINT);
     let o = launcher.wait_with_output().unwrap();
     // Grace 1 s and the stop margin of 5 s.
     assert!(
@@ -1144,11 +1137,11 @@ fn one_ctrl_c_ends_the_launcher_and_client_0_even_with_a_client_stopped() {
     )
     .is_empty()));
     std::thread::sleep(Duration::from_millis(700));
-    signal(c1.id(), libc::SIGSTOP);
+    signal(c1.id() as i32, Signal::SIGSTOP);
     // Client 0's run ends at 2 s; then it waits for client 1's result.
     std::thread::sleep(Duration::from_millis(2500));
     let interrupted = Instant::now();
-    signal(c0.id(), libc::SIGINT);
+    signal(c0.id() as i32, Signal::SIGINT);
     let o = c0.wait_with_output().unwrap();
     assert!(
         interrupted.elapsed() < Duration::from_secs(12),
@@ -1311,7 +1304,7 @@ fn a_client_that_began_late_is_named_in_the_merged_result() {
         "/late1/run/joined/1"
     )
     .is_empty()));
-    signal(c1.id(), libc::SIGSTOP);
+    signal(c1.id() as i32, Signal::SIGSTOP);
     let c0 = rendezvous_client(&rendezvous, "0", &args);
     assert!(within(Duration::from_secs(20), || !etcd_get(
         etcd,
@@ -1319,7 +1312,7 @@ fn a_client_that_began_late_is_named_in_the_merged_result() {
     )
     .is_empty()));
     std::thread::sleep(Duration::from_millis(1500));
-    signal(c1.id(), libc::SIGCONT);
+    signal(c1.id() as i32, Signal::SIGCONT);
     let (o0, o1) = (
         c0.wait_with_output().unwrap(),
         c1.wait_with_output().unwrap(),

@@ -138,6 +138,25 @@ fn elastic(up: &Up, dir: &Path, extra: &[&str]) -> serde_json::Value {
             "the elastic report shows the key {raw}"
         );
     }
+    // In a browser, the page the run wrote: every chart drawn with readable axes and legends, the
+    // transition's markers labelled apart from each other.
+    let drawn = common::pages::assert_all_charts_render(dir, &own_page, 3);
+    for c in &drawn.charts {
+        let markers: Vec<_> = c.labels.iter().filter(|l| l.kind == "marker").collect();
+        for (i, a) in markers.iter().enumerate() {
+            for b in &markers[i + 1..] {
+                assert!(!a.overlaps(b), "{}: {a:?} over {b:?}", c.id);
+            }
+        }
+    }
+    assert!(
+        drawn.charts.iter().any(|c| c
+            .labels
+            .iter()
+            .any(|l| l.kind == "marker" && l.text == "scale command")),
+        "no chart marks the scale command: {:?}",
+        drawn.charts
+    );
     let r = json(&out);
     let step = r["steps"][0].clone();
     assert_eq!(step["changed_nodes"].as_array().unwrap().len(), 1, "{step}");
@@ -357,10 +376,8 @@ fn a_lost_client_ends_the_benchmark(up: &Up, dir: &Path) {
             "{seen}"
         );
     };
-    // SAFETY: kill(2) on a client process this test's benchmark started.
-    unsafe {
-        libc::kill(clients[1] as i32, libc::SIGKILL);
-    }
+    // A client process this test's benchmark started.
+    signal(clients[1] as i32, Signal::SIGKILL);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().unwrap();
     let all = format!("{seen}{}", rest.join("\n"));
@@ -1111,7 +1128,7 @@ fn a_rolling_restart_interrupted_leaves_every_node_running(up: &Up, dir: &Path) 
         assert!(began.elapsed().as_secs() < 120, "node1 never restarted");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    signal(child.id(), "-INT");
+    assert!(signal(child.id() as i32, Signal::SIGINT));
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     let after = running_nodes_of(up);
@@ -1151,14 +1168,6 @@ fn running_nodes_of(up: &Up) -> Vec<(String, String, u16, u32)> {
             Some((f[0].to_string(), f[1].to_string(), port, f[3].parse().ok()?))
         })
         .collect()
-}
-
-fn signal(pid: u32, sig: &str) {
-    let o = std::process::Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "kill {sig} {pid}");
 }
 
 /// Issue 42, lost acknowledged writes: Redis replicates asynchronously and acknowledges a write
@@ -1207,7 +1216,7 @@ fn a_master_killed_before_its_replica_caught_up_loses_acknowledged_writes() {
     }
     assert!(line.starts_with("run "), "the run never began: {said}");
     for pid in &replicas {
-        signal(*pid, "-STOP");
+        assert!(signal(*pid as i32, Signal::SIGSTOP), "SIGSTOP {pid}");
     }
     for (port, _) in &masters {
         let o = std::process::Command::new("redis-cli")
@@ -1233,7 +1242,7 @@ fn a_master_killed_before_its_replica_caught_up_loses_acknowledged_writes() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     for pid in &replicas {
-        signal(*pid, "-CONT");
+        assert!(signal(*pid as i32, Signal::SIGCONT), "SIGCONT {pid}");
     }
     let done = child.wait_with_output().unwrap();
     let rest = drained.join().unwrap();

@@ -53,8 +53,8 @@ fn series_of_other_hosts_are_collected_and_name_the_bound() {
         "--output",
         out.to_str().unwrap(),
     ]);
-    // SAFETY: kill(2) on the burner this test started.
-    unsafe { libc::kill(burner as i32, libc::SIGKILL) };
+    // The burner this test started.
+    signal(burner as i32, Signal::SIGKILL);
     assert!(o.status.success(), "{}", stderr(&o));
     let r = json(&out);
     let phase = r["phases"].as_array().unwrap().last().unwrap().clone();

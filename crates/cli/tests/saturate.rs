@@ -238,10 +238,8 @@ fn a_search_from_two_clients_against_redis_answers_and_a_lost_client_ends_it() {
     }
     assert_eq!(clients.len(), 2, "{seen}");
     std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill(2) on a client process this test's search started.
-    unsafe {
-        libc::kill(clients[1] as i32, libc::SIGKILL);
-    }
+    // A client process this test's search started.
+    signal(clients[1] as i32, Signal::SIGKILL);
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().unwrap();
     let all = format!("{seen}{}", rest.join("\n"));

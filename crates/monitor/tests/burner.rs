@@ -3,6 +3,9 @@
 use std::process::Command;
 use std::time::Duration;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 use scalebench_monitor::{verdict, Monitor, Target};
 
 #[test]
@@ -37,8 +40,8 @@ fn a_process_burning_a_core_is_the_bound() {
     );
     std::thread::sleep(Duration::from_millis(3200));
     let series = m.finish();
-    // SAFETY: kill(2) on the burner we started.
-    unsafe { libc::kill(burner as i32, libc::SIGKILL) };
+    // The burner we started.
+    let _ = kill(Pid::from_raw(burner as i32), Signal::SIGKILL);
     sleeper.kill().unwrap();
     let _ = sleeper.wait();
 

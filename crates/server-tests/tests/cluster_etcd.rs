@@ -5,6 +5,9 @@ mod support;
 
 use support::*;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 #[test]
 fn members_join_and_leave_and_the_data_stays() {
     let mut c = cluster("name = \"etcd-3\"\ndatabase = \"etcd\"\nnodes = 3\nidle_timeout_s = 60\n");
@@ -51,8 +54,8 @@ fn members_join_and_leave_and_the_data_stays() {
     // Issue 39, point 11: a member left paused by SIGSTOP (a fault's pause of a killed scalebench)
     // fails the readiness wait at once, naming how to resume it, and the status says so.
     let paused = c.state.nodes[1].process.unwrap();
-    // SAFETY: kill(2) on a member this test's cluster started.
-    unsafe { libc::kill(paused.pid as i32, libc::SIGSTOP) };
+    // A member this test's cluster started.
+    kill(Pid::from_raw(paused.pid as i32), Signal::SIGSTOP).unwrap();
     let waited = std::time::Instant::now();
     let err = c.wait_ready().unwrap_err().to_string();
     assert!(err.contains(&format!("kill -CONT {}", paused.pid)), "{err}");
@@ -67,8 +70,7 @@ fn members_join_and_leave_and_the_data_stays() {
         .find(|n| n.pid == Some(paused.pid))
         .unwrap();
     assert!(node.stopped_by_signal, "{}", node.id);
-    // SAFETY: as above.
-    unsafe { libc::kill(paused.pid as i32, libc::SIGCONT) };
+    kill(Pid::from_raw(paused.pid as i32), Signal::SIGCONT).unwrap();
     c.wait_ready().unwrap();
 
     let done = c.compact().unwrap();

@@ -9,6 +9,8 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+pub use nix::sys::signal::Signal;
+
 /// Debian's `chromium` (scripts/test.sh installs it), or another Chromium on PATH.
 pub fn chromium() -> std::path::PathBuf {
     for name in ["chromium", "chromium-browser", "google-chrome"] {
@@ -103,6 +105,12 @@ pub fn scalebench(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
+}
+
+/// Sends `sig` to process `pid` (a process or a process group, negative, this test started);
+/// whether it was there to receive it.
+pub fn signal(pid: i32, sig: Signal) -> bool {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).is_ok()
 }
 
 pub fn json(path: &Path) -> serde_json::Value {

@@ -193,10 +193,8 @@ impl Drop for LocalSlurm {
             .ok()
             .and_then(|p| p.trim().parse::<i32>().ok())
         {
-            // SAFETY: kill(2) on the munged this helper started.
-            unsafe {
-                libc::kill(pid, libc::SIGTERM);
-            }
+            // The munged this helper started.
+            super::signal(pid, super::Signal::SIGTERM);
         }
         let _ = self.munged.wait();
     }

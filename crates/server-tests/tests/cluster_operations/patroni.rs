@@ -7,6 +7,9 @@
 
 use super::support::*;
 
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
 /// Seconds from the kill to the promoted replica, and the classes of failed operations.
 fn failover(step: &scalebench_elastic::result::ElasticStep) -> (f64, Vec<String>) {
     let done = step.events.scale_done_s.expect("the failover ended");
@@ -107,15 +110,15 @@ fn a_killed_primary_fails_over_and_only_asynchronous_replication_loses_writes() 
             .unwrap()
             .parse()
             .unwrap();
-    // SAFETY: kill(2) on the WAL sender of this test's own cluster.
-    assert_eq!(unsafe { libc::kill(sender, libc::SIGSTOP) }, 0);
+    // The WAL sender of this test's own cluster.
+    kill(Pid::from_raw(sender), Signal::SIGSTOP).unwrap();
     // The machine's death takes its stopped sender too: killed once its postmaster is gone.
     let stalled = std::thread::spawn(move || {
         let dead = scalebench_deploy::wait_until(std::time::Duration::from_secs(120), || {
             !alive(postmaster)
         });
-        // SAFETY: as above; a stopped process ends on SIGKILL.
-        unsafe { libc::kill(sender, libc::SIGKILL) };
+        // A stopped process ends on SIGKILL.
+        let _ = kill(Pid::from_raw(sender), Signal::SIGKILL);
         dead
     });
     let step = operation_under_load(&mut c, "fail-primary", 300, 100.0, false);
