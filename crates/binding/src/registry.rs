@@ -18,22 +18,28 @@ pub fn for_scheme(scheme: &str) -> Option<BindingInfo> {
 
 /// Why no binding of this build takes URL scheme `scheme`, with what it could do instead.
 pub fn no_binding(scheme: &str) -> String {
-    let left_out = crate::left_out_bindings();
+    let schemes: Vec<&str> = bindings()
+        .iter()
+        .flat_map(|b| b.schemes.iter().copied())
+        .collect();
+    no_binding_among(scheme, &schemes, &crate::left_out_bindings())
+}
+
+/// [`no_binding`] of a build whose bindings take `schemes` and which leaves the bindings
+/// `left_out` out (one function for every build, so that a build of every binding tests what a
+/// lean one says).
+fn no_binding_among(scheme: &str, schemes: &[&str], left_out: &[&str]) -> String {
     // Scheme and feature share the binding's name (postgres://, redis://, etcd://, ...).
     let rebuild = "`cargo install --path crates/cli` builds every binding";
     if left_out.contains(&scheme) {
         return format!("the {scheme} binding is not in this build: {rebuild}");
     }
-    let schemes: Vec<&str> = bindings()
-        .iter()
-        .flat_map(|b| b.schemes.iter().copied())
-        .collect();
     let known: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
     // A near miss (a letter missing, doubled or swapped) is most likely what was meant, also of
     // a binding this build leaves out.
     let near = schemes
         .iter()
-        .chain(&left_out)
+        .chain(left_out)
         .map(|s| (strsim::damerau_levenshtein(scheme, s), *s))
         .filter(|(d, _)| *d <= 2)
         .min();
@@ -275,8 +281,8 @@ mod tests {
         assert!(!no_binding("foo").contains("did you mean"));
     }
 
-    /// A binding this build leaves out is named as such, with the command that builds it; in a
-    /// build of every binding, nothing is said to be left out.
+    /// A binding a lean build leaves out is named as such, with the command that builds it, also
+    /// for a near miss of its name; in a build of every binding, nothing is said to be left out.
     #[test]
     fn a_binding_left_out_of_the_build_says_how_to_build_it() {
         let left_out = crate::left_out_bindings();
@@ -285,20 +291,37 @@ mod tests {
             left_out.iter().all(|f| !compiled.contains(f)),
             "{left_out:?}"
         );
-        if let Some(name) = left_out.first() {
-            let said = no_binding(name);
-            assert!(said.contains("not in this build"), "{said}");
-            assert!(no_binding("foo").contains(name), "{}", no_binding("foo"));
-            let typo = no_binding(&format!("{name}x"));
-            let hint = format!("did you mean '{name}://', left out of this build?");
-            assert!(typo.contains(&hint), "{typo}");
-        } else {
+        if left_out.is_empty() {
             assert!(
                 !no_binding("foo").contains("left out"),
                 "{}",
                 no_binding("foo")
             );
         }
+        // README command 1's build: SQLite and null:// alone.
+        let lean =
+            |scheme: &str| no_binding_among(scheme, &["sqlite", "null"], &["postgres", "redis"]);
+        let said = lean("postgres");
+        assert!(
+            said.contains("not in this build") && said.contains("cargo install"),
+            "{said}"
+        );
+        let unknown = lean("foo");
+        assert!(
+            unknown.contains("left out of this build: postgres, redis")
+                && unknown.contains("(available: sqlite://, null://;"),
+            "{unknown}"
+        );
+        let typo = lean("postgresx");
+        assert!(
+            typo.contains("did you mean 'postgres://', left out of this build?"),
+            "{typo}"
+        );
+        assert!(
+            lean("sqlit").contains("did you mean 'sqlite://'?"),
+            "{}",
+            lean("sqlit")
+        );
     }
 
     /// Each cause once: a driver's wrapped error repeated in its own message is said once.
