@@ -100,17 +100,7 @@ fn one_client_names_itself_the_bound_and_two_clients_find_the_capacity_one_finds
 
     // Below one client's limit: the same answer from one and from two clients.
     let low_capacity = (x1 / 3.0) as u64;
-    let quick = [
-        "--duration",
-        "1s",
-        "--interval",
-        "100ms",
-        "--warmup",
-        "200ms",
-        "--max-repeats",
-        "1",
-        "--no-monitor",
-    ];
+    let quick = QUICK_SEARCH;
     let start = format!("{}", low_capacity * 3 / 5);
     let alone = search_null(
         dir.path(),

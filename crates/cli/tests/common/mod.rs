@@ -113,6 +113,20 @@ pub fn signal(pid: i32, sig: Signal) -> bool {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).is_ok()
 }
 
+/// A saturation search's steps in a second each, 100 ms sections, one run per step, no /proc
+/// monitor: what a test of the search's logic (not of the machine) needs.
+pub const QUICK_SEARCH: [&str; 9] = [
+    "--duration",
+    "1s",
+    "--interval",
+    "100ms",
+    "--warmup",
+    "200ms",
+    "--max-repeats",
+    "1",
+    "--no-monitor",
+];
+
 pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
