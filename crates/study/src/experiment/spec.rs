@@ -476,7 +476,7 @@ impl Experiment {
     /// The experiment in miniature (`scalebench experiment --miniature`): the same matrix, databases,
     /// deployments and procedure, with one repetition (none discarded), a 200 ms warm-up and 1 s runs, record, operation and request-set counts divided by
     /// [`MINIATURE_DIVISOR`] (at least 100) and, for elastic runs, a 3 s baseline, 2 s after, at
-    /// most 2 runs of each request set and at most 10 s to stabilise. It checks that an example runs for real, end to end, in
+    /// most 2 runs of each request set, stability over at most 3 steps and at most 10 s to stabilise. It checks that an example runs for real, end to end, in
     /// minutes; its numbers mean nothing.
     pub fn miniature(&mut self) {
         self.name = format!("{}-miniature", self.name);
@@ -506,6 +506,10 @@ impl Experiment {
         // A timeline point is set_repeats sets of R operations: fewer and smaller, so that Dory's
         // rule (about 60 points for 5 steps in a row below the median step) has its points in seconds.
         p.elastic.set_repeats = p.elastic.set_repeats.min(2);
+        // Dory's rule over at most 3 steps in a row: the baseline needs 2X + 1 points and the load
+        // goes on X points after stability, so with 5 each run of the operations example measured
+        // 11 s of baseline and 5 s after (3 s and 2 s asked): 7 and 3 now.
+        p.elastic.stable_sets = p.elastic.stable_sets.min(3);
         // One doubling (with `double`, and the final size measured): the sizes table, in minutes.
         p.elastic.steps = p.elastic.steps.min(1);
         let divisor = self.miniature_divisor;
@@ -1480,6 +1484,14 @@ threads = [1, 2]
         elastic.miniature();
         assert_eq!((elastic.repetitions, elastic.discard_first), (1, 0));
         assert_eq!(elastic.procedure.elastic.steps, 1, "one elastic step");
+        assert_eq!(
+            elastic.procedure.elastic.stable_sets, 3,
+            "Dory's rule over 3 steps"
+        );
+        let mut short = full.clone();
+        short.procedure.elastic.stable_sets = 2;
+        short.miniature();
+        assert_eq!(short.procedure.elastic.stable_sets, 2, "never raised");
         // No warm-up stays none (init-to-cleanup timing needs none); a longer one is 200 ms.
         assert_eq!(
             (
