@@ -294,6 +294,10 @@ pub(crate) trait Engine {
     fn stops_at_once(&self) -> bool {
         false
     }
+    /// The node to stop last when the cluster goes down (etcd's leader), if one must be.
+    fn stops_last(&self, _c: &ClusterState) -> Option<String> {
+        None
+    }
     /// The signal that shuts a node down cleanly without waiting for its clients.
     fn stop_signal(&self) -> Signal {
         Signal::SIGTERM

@@ -40,6 +40,27 @@ fn etcdctl_except(c: &ClusterState, except: Option<&str>) -> Command {
     cmd
 }
 
+fn leader_of(s: &serde_json::Value) -> u64 {
+    s["Status"]["leader"].as_u64().unwrap_or(0)
+}
+
+/// The leader's member id and node, from `etcdctl endpoint status -w json`: the endpoint whose
+/// member id is the leader it reports.
+fn leader_in(c: &ClusterState, status: &[serde_json::Value]) -> Result<(u64, String), String> {
+    let member_of = |s: &serde_json::Value| s["Status"]["header"]["member_id"].as_u64();
+    let leader = status
+        .iter()
+        .find(|s| member_of(s) == Some(leader_of(s)))
+        .ok_or("etcd reports no leader")?;
+    let endpoint = leader["Endpoint"].as_str().unwrap_or("");
+    let node = c
+        .running()
+        .find(|n| endpoint.ends_with(&format!(":{}", n.port)))
+        .map(|n| n.id.clone())
+        .ok_or_else(|| format!("no member serves {endpoint}"))?;
+    Ok((leader_of(leader), node))
+}
+
 /// The id of member `name` in `etcdctl member list`'s output.
 fn listed_member(list: &str, name: &str) -> Option<String> {
     list.lines().find_map(|l| {
@@ -108,7 +129,16 @@ impl Etcd {
     }
 
     fn status(&self, c: &ClusterState) -> Result<Vec<serde_json::Value>, String> {
+        self.status_within(c, Duration::from_secs(20))
+    }
+
+    fn status_within(
+        &self,
+        c: &ClusterState,
+        timeout: Duration,
+    ) -> Result<Vec<serde_json::Value>, String> {
         let out = etcdctl(c)
+            .arg(format!("--command-timeout={}s", timeout.as_secs().max(1)))
             .args(["endpoint", "status", "-w", "json"])
             .output()
             .map_err(|e| e.to_string())?;
@@ -166,18 +196,7 @@ impl Engine for Etcd {
     /// The leader, killed; returns once the others have elected a new one.
     fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
         let status = self.status(c).map_err(DeployError::Failed)?;
-        let leader_of = |s: &serde_json::Value| s["Status"]["leader"].as_u64().unwrap_or(0);
-        let member_of = |s: &serde_json::Value| s["Status"]["header"]["member_id"].as_u64();
-        let leader = status
-            .iter()
-            .find(|s| member_of(s) == Some(leader_of(s)))
-            .ok_or_else(|| DeployError::Failed("etcd reports no leader".into()))?;
-        let (old, endpoint) = (leader_of(leader), leader["Endpoint"].as_str().unwrap_or(""));
-        let victim = c
-            .running()
-            .find(|n| endpoint.ends_with(&format!(":{}", n.port)))
-            .map(|n| n.id.clone())
-            .ok_or_else(|| DeployError::Failed(format!("no member serves {endpoint}")))?;
+        let (old, victim) = leader_in(c, &status).map_err(DeployError::Failed)?;
         let node = c.nodes.iter_mut().find(|n| n.id == victim).unwrap();
         if let Some(p) = node.process.take() {
             p.kill();
@@ -192,6 +211,15 @@ impl Engine for Etcd {
             )));
         }
         Ok(victim)
+    }
+
+    /// The leader: stopped while a majority still runs, a leader hands its leadership to another
+    /// member, and when that member's majority is gone next (the second of four members stopped),
+    /// waits out etcd's request timeout for a transfer that cannot commit (7 s). Stopped last, it
+    /// has no peer left to hand it to and stops at once.
+    fn stops_last(&self, c: &ClusterState) -> Option<String> {
+        let status = self.status_within(c, Duration::from_secs(2)).ok()?;
+        leader_in(c, &status).ok().map(|(_, node)| node)
     }
 
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError> {

@@ -319,10 +319,12 @@ impl Cluster {
         }
         let signal = self.engine.stop_signal();
         let grace = Duration::from_secs(60);
-        // Reverse order: Galera's first node stops last and may bootstrap the cluster again.
-        let processes: Vec<_> = (self.state.nodes.iter_mut().rev())
-            .filter_map(|n| n.process.take())
-            .collect();
+        // Reverse order: Galera's first node stops last and may bootstrap the cluster again. The
+        // node the engine names goes last (a stable sort keeps the rest in that order).
+        let last = self.engine.stops_last(&self.state);
+        let mut nodes: Vec<&mut NodeState> = self.state.nodes.iter_mut().rev().collect();
+        nodes.sort_by_key(|n| Some(&n.id) == last.as_ref());
+        let processes: Vec<_> = nodes.into_iter().filter_map(|n| n.process.take()).collect();
         if self.engine.stops_at_once() {
             ProcessRef::stop_all_with(&processes, signal, grace);
         } else {
