@@ -28,6 +28,11 @@ fn etcdctl(c: &ClusterState) -> Command {
 /// etcdctl through the running members but `except`: a member being removed stops itself as the
 /// removal commits, and a request it was serving ends in "etcdserver: server stopped".
 fn etcdctl_except(c: &ClusterState, except: Option<&str>) -> Command {
+    etcdctl_within(c, except, Duration::from_secs(20))
+}
+
+/// etcdctl through the running members but `except`, each command given at most `timeout`.
+fn etcdctl_within(c: &ClusterState, except: Option<&str>, timeout: Duration) -> Command {
     let endpoints: Vec<String> = c
         .running()
         .filter(|n| Some(n.id.as_str()) != except)
@@ -36,7 +41,7 @@ fn etcdctl_except(c: &ClusterState, except: Option<&str>) -> Command {
     let mut cmd = Command::new("etcdctl");
     cmd.env("ETCDCTL_API", "3")
         .arg(format!("--endpoints={}", endpoints.join(",")))
-        .arg("--command-timeout=20s");
+        .arg(format!("--command-timeout={}s", timeout.as_secs().max(1)));
     cmd
 }
 
@@ -137,8 +142,7 @@ impl Etcd {
         c: &ClusterState,
         timeout: Duration,
     ) -> Result<Vec<serde_json::Value>, String> {
-        let out = etcdctl(c)
-            .arg(format!("--command-timeout={}s", timeout.as_secs().max(1)))
+        let out = etcdctl_within(c, None, timeout)
             .args(["endpoint", "status", "-w", "json"])
             .output()
             .map_err(|e| e.to_string())?;
