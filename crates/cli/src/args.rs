@@ -74,7 +74,8 @@ pub enum Command {
     Experiment(ExperimentArgs),
     /// Find the highest rate that keeps up within a latency objective (--p99, --p999,
     /// --max-error-rate): rates bracketed, then bisected to --resolution, each step's p99 known to
-    /// --precision at 95%; the answer with its interval, client-bound steps named; from one client or
+    /// --precision at 95%, a step that trends (its queue growing) failed; the answer with the bracket
+    /// it lies in (resolution wide), client-bound steps named; from one client or
     /// from N (--clients, --ssh, --rendezvous). Or, with --threads-search, Wegert's thread calibration.
     #[command(
         after_help = "The common options: --help lists all of them.",
@@ -267,13 +268,18 @@ pub struct SaturateArgs {
     /// Bisection ends when the bracket is narrower than this percentage of its lower end.
     #[arg(long, value_name = "PCT", default_value = "2", value_parser = parse_fraction_percent)]
     pub resolution: f64,
-    /// A step is run again until its percentile's 95% interval (sectioning over its intervals) is
-    /// within this percentage of it, or --max-repeats runs were made.
+    /// A step is run again until its percentile's 95% interval (sectioning over sections of its
+    /// intervals with enough operations, else order statistics) is within this percentage of it,
+    /// or --max-repeats runs were made.
     #[arg(long, value_name = "PCT", default_value = "10", value_parser = parse_fraction_percent)]
     pub precision: f64,
     /// At most this many runs of one step.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub max_repeats: u32,
+    /// At least this long between two runs, so that what one left queued in the database is not
+    /// measured by the next (on a deployment each run also waits until the cluster is idle).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    pub step_pause: Duration,
     /// Instead of rates: thread counts 1, 2, 4, ... (closed loop) up to --max-steps doublings, keeping
     /// the largest count where doubling still raised throughput more than latency.
     #[arg(long)]
@@ -1126,6 +1132,7 @@ impl SaturateArgs {
             max_repeats: self.max_repeats,
             hdr_log: self.phase.hdr_log.clone(),
             clients,
+            pause: self.step_pause,
         }
     }
 }

@@ -326,10 +326,10 @@ fn a_saturation_search_draws_its_page() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("report written to"), "{}", stderr(&o));
     let found = json(&out);
-    assert_eq!(found["schema"], "scalebench-saturation/1");
+    assert_eq!(found["schema"], "scalebench-saturation/2");
     let steps = found["steps"].as_array().unwrap().len();
     let text = std::fs::read_to_string(&html).unwrap();
-    assert!(text.contains("<h2>Answer</h2>") && text.contains("capacity (95%)"));
+    assert!(text.contains("<h2>Answer</h2>") && text.contains("capacity (bracket)"));
     // A row per step in the steps table (its header row aside).
     let table = &text[text.find("<h2>Steps</h2>").unwrap()..];
     let table = &table[..table.find("</table>").unwrap()];
@@ -364,7 +364,7 @@ fn a_saturation_search_draws_its_page() {
     let csv = dir.path().join("csv");
     let again = report(dir.path(), &out, &["--csv-dir", csv.to_str().unwrap()]);
     let again = std::fs::read_to_string(again).unwrap();
-    assert!(again.contains("id=\"search-latency\"") && again.contains("capacity (95%)"));
+    assert!(again.contains("id=\"search-latency\"") && again.contains("capacity (bracket)"));
     let latency = std::fs::read_to_string(csv.join("search-latency.csv")).unwrap();
     assert!(
         latency.starts_with("series,offered operations/s,milliseconds,"),

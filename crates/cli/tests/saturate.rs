@@ -24,6 +24,12 @@ fn search_null(
 ) -> serde_json::Value {
     let out = dir.join(format!("{name}.json"));
     let capacity = format!("null.capacity_ops_s={capacity}");
+    // These unless `args` gives them.
+    let defaults: Vec<&str> = [("--factor", "2"), ("--resolution", "5"), ("--p99", "50ms")]
+        .into_iter()
+        .filter(|(flag, _)| !args.contains(flag))
+        .flat_map(|(flag, value)| [flag, value])
+        .collect();
     let all = [
         &[
             "saturate",
@@ -34,7 +40,7 @@ fn search_null(
             "--concurrency",
             "64",
         ][..],
-        &["--factor", "2", "--resolution", "5", "--p99", "50ms"],
+        &defaults[..],
         args,
         &["-o", out.to_str().unwrap()],
     ]
@@ -85,7 +91,10 @@ fn one_client_names_itself_the_bound_and_two_clients_find_the_capacity_one_finds
     );
     let answer = &one["answer"];
     assert_eq!(answer["ended_by"], "client-bound", "{one}");
-    assert!(answer["ci_high"].is_null(), "a lower bound only: {one}");
+    assert!(
+        answer["bracket_high_ops_s"].is_null(),
+        "a lower bound only: {one}"
+    );
     assert!(
         one["stopped_by"].as_str().unwrap().contains("add clients")
             && one["stopped_by"]
@@ -123,7 +132,7 @@ fn one_client_names_itself_the_bound_and_two_clients_find_the_capacity_one_finds
     let bracket = |s: &serde_json::Value| {
         let a = &s["answer"];
         assert_eq!(a["ended_by"], "resolved", "{s}");
-        (f(&a["ci_low"]), f(&a["ci_high"]))
+        (f(&a["bracket_low_ops_s"]), f(&a["bracket_high_ops_s"]))
     };
     let ((l1, h1), (l2, h2)) = (bracket(&alone), bracket(&pair));
     // Each bracket holds the capacity within the search's noise (40% below: a 2-core CI machine
@@ -137,6 +146,75 @@ fn one_client_names_itself_the_bound_and_two_clients_find_the_capacity_one_finds
             l <= 1.06 * c && h >= 0.60 * c,
             "[{l}, {h}] misses the capacity {low_capacity} (one client [{l1}, {h1}], two [{l2}, {h2}])"
         );
+    }
+}
+
+/// Against simulated servers of known capacity, objectives from 50 ms to 1 s, steps of 2 and 3 s,
+/// one client and two: the answer is never more than 1% above the capacity, and the bracket
+/// stated holds the capacity or lies below it (issue 61: an overloaded step's queue grew through
+/// it and passed a loose objective, the answer 4.3% above the capacity inside a "95%" interval
+/// that excluded it). The whole matrix (steps up to 10 s) is docs/benchmarks.md section 21.
+#[test]
+fn the_answer_is_never_more_than_one_percent_above_a_known_capacity() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = test_dir();
+    for (capacity, p99, step, clients) in [
+        (2000u64, "200ms", "3s", "1"),
+        (2000, "1s", "2s", "2"),
+        (1000, "50ms", "2s", "1"),
+    ] {
+        let name = format!("c{capacity}-{p99}-{step}-{clients}");
+        let start = format!("{}", capacity * 7 / 10);
+        let found = search_null(
+            dir.path(),
+            &name,
+            capacity,
+            &[
+                "--p99",
+                p99,
+                "--duration",
+                step,
+                "--clients",
+                clients,
+                "--start-rate",
+                &start,
+                "--factor",
+                "1.5",
+                "--resolution",
+                "2",
+                "--warmup",
+                "300ms",
+                "--max-repeats",
+                "1",
+                "--step-pause",
+                "200ms",
+                "--no-monitor",
+            ],
+        );
+        let a = &found["answer"];
+        let c = capacity as f64;
+        let answer = f(&a["rate_ops_s"]);
+        assert!(
+            answer <= 1.01 * c,
+            "{name}: answer {answer} above the capacity {c} by more than 1%: {found}"
+        );
+        assert_eq!(f(&a["bracket_low_ops_s"]), answer, "{name}");
+        // Not trivially low: a search that failed every step near the capacity would be broken too.
+        assert!(answer >= 0.5 * c, "{name}: answer {answer}: {found}");
+        if let Some(high) = a["bracket_high_ops_s"].as_f64() {
+            assert!(high >= answer, "{name}: {found}");
+        }
+        // Every step above 1% over the capacity failed, and said why.
+        for st in found["steps"].as_array().unwrap() {
+            if f(&st["offered"]) > 1.01 * c {
+                assert_eq!(st["verdict"], "fail", "{name}: {st}");
+                let why = st["why"].as_str().unwrap();
+                assert!(
+                    why.starts_with("cannot keep up") || why.starts_with("not stationary"),
+                    "{name}: {st}"
+                );
+            }
+        }
     }
 }
 

@@ -2,10 +2,16 @@
 //! run's intervals: the baseline before the action, the event from the action until the cluster was
 //! stable again (Dory's criterion and the database's idle signals) or the run ended.
 //!
-//! Definitions (docs/operations.md):
-//! - impact factor: the worst interval's p99 (p99.9) during the event over the baseline's p99
-//!   (p99.9) of all its intervals' operations together; latencies from the intended start with an
-//!   open loop (coordinated omission corrected), service times otherwise;
+//! Definitions (docs/operations.md), each a ratio of like to like so that an operation that changes
+//! nothing scores about 1 whatever the event's length:
+//! - impact factor: the event's p99 (p99.9) of all its intervals' operations together over the
+//!   baseline's p99 (p99.9) of all its intervals' operations together (pooled against pooled);
+//!   latencies from the intended start with an open loop (coordinated omission corrected), service
+//!   times otherwise;
+//! - worst-interval impact: the event's worst interval p99 (p99.9) over the worst the baseline is
+//!   expected to show in as many intervals (the expected maximum of that many intervals drawn from
+//!   the baseline's). The worst of k noisy intervals grows with k: divided by the baseline's pooled
+//!   p99 it scored a no-op event 1.06 over 2 s and 1.55 over 60 s (simulated, issue 61);
 //! - recovery: from the action to stability;
 //! - throughput lost: the operations the event completed below the baseline's rate, integrated
 //!   over its intervals (each counted for the part of it inside the event), and that as a share of
@@ -32,15 +38,38 @@ pub struct EventFigures {
     /// Seconds from the action to stability.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery_s: Option<f64>,
+    /// The event's p99 (p99.9) over all its intervals' operations together, and the baseline's
+    /// over spans as long as the event (their mean; over the whole baseline when it is shorter
+    /// than two such spans).
     pub baseline_p99_us: f64,
     pub baseline_p999_us: f64,
-    pub worst_p99_us: f64,
-    pub worst_p999_us: f64,
-    /// Worst over baseline; absent without a baseline latency.
+    #[serde(default)]
+    pub event_p99_us: f64,
+    #[serde(default)]
+    pub event_p999_us: f64,
+    /// Event over baseline, pooled against pooled; absent without a baseline latency.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_impact: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p999_impact: Option<f64>,
+    /// The event's worst interval p99 (p99.9).
+    pub worst_p99_us: f64,
+    pub worst_p999_us: f64,
+    /// The worst interval p99 (p99.9) the baseline is expected to show in as many intervals as
+    /// the event has ([`expected_worst`]).
+    #[serde(default)]
+    pub baseline_worst_p99_us: f64,
+    #[serde(default)]
+    pub baseline_worst_p999_us: f64,
+    /// Worst interval over the baseline's expected worst of as many; absent without a baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_p99_impact: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_p999_impact: Option<f64>,
+    /// Intervals of the baseline: fewer than the event's make its expected worst an underestimate
+    /// (it cannot exceed the baseline's own worst), so the worst-interval impact reads high.
+    #[serde(default)]
+    pub baseline_intervals: usize,
     pub baseline_ops_s: f64,
     pub throughput_lost_ops: f64,
     /// Of the operations the baseline's rate would have completed during the event, percent.
@@ -117,10 +146,7 @@ fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
     if before.is_empty() {
         return None;
     }
-    let mut baseline = new_histogram();
-    for s in &before {
-        let _ = baseline.add(&s.histogram);
-    }
+    let baseline = pooled(before.iter().copied());
     let baseline_time: f64 = before.iter().map(|s| s.duration_s).sum();
     let baseline_ops_s = before.iter().map(|s| s.ok).sum::<u64>() as f64 / baseline_time;
     let during: Vec<(&Slice, f64)> = all
@@ -130,16 +156,27 @@ fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
             (overlap > 1e-9).then_some((s, overlap / s.duration_s))
         })
         .collect();
-    let worst = |q: f64| {
-        during
-            .iter()
-            .filter(|(s, _)| !s.histogram.is_empty())
-            .map(|(s, _)| quantile_us(&s.histogram, q))
-            .fold(0.0, f64::max)
+    let event = pooled(during.iter().map(|(s, _)| *s));
+    let interval_quantiles = |slices: &mut dyn Iterator<Item = &Slice>, q: f64| -> Vec<f64> {
+        slices
+            .filter(|s| !s.histogram.is_empty())
+            .map(|s| quantile_us(&s.histogram, q))
+            .collect()
     };
-    let (baseline_p99_us, baseline_p999_us) =
-        (quantile_us(&baseline, 0.99), quantile_us(&baseline, 0.999));
+    let event_intervals = |q: f64| interval_quantiles(&mut during.iter().map(|(s, _)| *s), q);
+    let baseline_intervals = |q: f64| interval_quantiles(&mut before.iter().copied(), q);
+    let worst = |q: f64| event_intervals(q).into_iter().fold(0.0, f64::max);
+    let k = event_intervals(0.99).len();
+    let (baseline_p99_us, baseline_p999_us) = (
+        as_long_as(&before, during.len(), &baseline, 0.99),
+        as_long_as(&before, during.len(), &baseline, 0.999),
+    );
+    let (event_p99_us, event_p999_us) = (quantile_us(&event, 0.99), quantile_us(&event, 0.999));
     let (worst_p99_us, worst_p999_us) = (worst(0.99), worst(0.999));
+    let (baseline_worst_p99_us, baseline_worst_p999_us) = (
+        expected_worst(&baseline_intervals(0.99), k),
+        expected_worst(&baseline_intervals(0.999), k),
+    );
     let factor = |worst: f64, base: f64| (base > 0.0).then(|| worst / base);
     let throughput_lost_ops: f64 = during
         .iter()
@@ -163,10 +200,17 @@ fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
         recovery_s: events.stable_s.map(|t| t - start),
         baseline_p99_us,
         baseline_p999_us,
+        event_p99_us,
+        event_p999_us,
+        p99_impact: factor(event_p99_us, baseline_p99_us),
+        p999_impact: factor(event_p999_us, baseline_p999_us),
         worst_p99_us,
         worst_p999_us,
-        p99_impact: factor(worst_p99_us, baseline_p99_us),
-        p999_impact: factor(worst_p999_us, baseline_p999_us),
+        baseline_worst_p99_us,
+        baseline_worst_p999_us,
+        worst_p99_impact: factor(worst_p99_us, baseline_worst_p99_us),
+        worst_p999_impact: factor(worst_p999_us, baseline_worst_p999_us),
+        baseline_intervals: before.len(),
         baseline_ops_s,
         throughput_lost_ops,
         throughput_lost_pct: if expected > 0.0 {
@@ -185,6 +229,50 @@ fn figures(all: &[Slice], run_s: f64, events: &Events) -> Option<EventFigures> {
         },
         lost_writes: None,
     })
+}
+
+/// The slices' operations in one histogram.
+fn pooled<'a>(slices: impl Iterator<Item = &'a Slice>) -> LatencyHistogram {
+    let mut all = new_histogram();
+    for s in slices {
+        let _ = all.add(&s.histogram);
+    }
+    all
+}
+
+/// The baseline's percentile `q` over spans as long as the event (`k` intervals): the mean of its
+/// consecutive spans' percentiles, each over its operations together, when the baseline holds two
+/// such spans at least; else over the whole baseline (`all`). A percentile of fewer operations
+/// reads lower (a p99 of 400 lognormal latencies is 7% below that of 12,000): so the event's is
+/// compared with the baseline's of as many.
+fn as_long_as(before: &[&Slice], k: usize, all: &LatencyHistogram, q: f64) -> f64 {
+    if k == 0 || before.len() < 2 * k {
+        return quantile_us(all, q);
+    }
+    let spans: Vec<f64> = before
+        .chunks_exact(k)
+        .map(|span| quantile_us(&pooled(span.iter().copied()), q))
+        .collect();
+    spans.iter().sum::<f64>() / spans.len() as f64
+}
+
+/// The expected maximum of `k` values drawn at random (with replacement) from `values`: sorted
+/// x(1) <= ... <= x(n), the maximum is x(i) with probability (i/n)^k - ((i-1)/n)^k. So the baseline's
+/// worst interval is compared over as many intervals as the event had. It cannot exceed the
+/// largest value: with fewer baseline intervals than `k` it underestimates the true worst of `k`.
+pub fn expected_worst(values: &[f64], k: usize) -> f64 {
+    if values.is_empty() || k == 0 {
+        return 0.0;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len() as f64;
+    let k = k as i32;
+    sorted
+        .iter()
+        .enumerate()
+        .map(|(i, x)| x * ((((i + 1) as f64) / n).powi(k) - ((i as f64) / n).powi(k)))
+        .sum()
 }
 
 #[cfg(test)]
@@ -268,5 +356,83 @@ mod tests {
         // Without an interval before the action there is nothing to compare with.
         let early = Events::default();
         assert!(figures(&slices, 4.0, &early).is_none());
+    }
+
+    /// Intervals of 0.5 s at 200 ops/s, every latency lognormal (median 1 ms): the same service
+    /// before and during the event, as when the operation did nothing.
+    fn no_op_run(seed: u64, baseline_s: f64, event_s: f64) -> (Vec<Slice>, Events) {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let latency = rand_distr::LogNormal::new(0.0, 0.6).unwrap();
+        let (interval, per_interval) = (0.5, 100);
+        let n = ((baseline_s + event_s + 2.0) / interval) as usize;
+        let slices = (0..n)
+            .map(|i| {
+                let mut histogram = new_histogram();
+                for _ in 0..per_interval {
+                    let ms: f64 = rng.sample(latency);
+                    histogram.record((ms * 1e6) as u64).unwrap();
+                }
+                Slice {
+                    start_s: i as f64 * interval,
+                    duration_s: interval,
+                    ok: per_interval,
+                    failed: 0,
+                    errors: BTreeMap::new(),
+                    histogram,
+                }
+            })
+            .collect();
+        let events = Events {
+            scale_issued_s: baseline_s,
+            stable_s: Some(baseline_s + event_s),
+            ..Default::default()
+        };
+        (slices, events)
+    }
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+
+    #[test]
+    fn an_operation_that_does_nothing_scores_about_one_at_any_event_length() {
+        for event_s in [2.0, 10.0, 60.0] {
+            let runs: Vec<EventFigures> = (0..24)
+                .map(|seed| {
+                    let (slices, events) = no_op_run(seed, 60.0, event_s);
+                    figures(&slices, 60.0 + event_s + 2.0, &events).unwrap()
+                })
+                .collect();
+            let pooled = median(runs.iter().map(|f| f.p99_impact.unwrap()).collect());
+            let worst = median(runs.iter().map(|f| f.worst_p99_impact.unwrap()).collect());
+            // The figure this replaced: the worst of k intervals over the pooled baseline.
+            let unlike = median(
+                runs.iter()
+                    .map(|f| f.worst_p99_us / f.baseline_p99_us)
+                    .collect(),
+            );
+            assert!(
+                (0.95..=1.05).contains(&pooled),
+                "{event_s} s: pooled {pooled}"
+            );
+            assert!((0.9..=1.1).contains(&worst), "{event_s} s: worst {worst}");
+            if event_s >= 60.0 {
+                assert!(unlike > 1.3, "{event_s} s: worst over pooled {unlike}");
+            }
+            let p999 = median(runs.iter().map(|f| f.p999_impact.unwrap()).collect());
+            assert!((0.9..=1.1).contains(&p999), "{event_s} s: p99.9 {p999}");
+        }
+    }
+
+    #[test]
+    fn expected_worst_of_k_draws() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(expected_worst(&v, 1), 2.5);
+        // Two draws: the maximum is 4 with probability 7/16, 3 with 5/16, 2 with 3/16, 1 with 1/16.
+        assert!((expected_worst(&v, 2) - (28.0 + 15.0 + 6.0 + 1.0) / 16.0).abs() < 1e-12);
+        assert!((expected_worst(&v, 1000) - 4.0).abs() < 1e-9);
+        assert_eq!(expected_worst(&[], 3), 0.0);
     }
 }

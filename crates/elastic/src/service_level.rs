@@ -36,11 +36,16 @@ pub const OPERATIONS: [&str; 8] = [
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Thresholds {
-    /// Worst interval's p99 over the baseline's, at most.
+    /// The event's p99 over the baseline's (pooled against pooled), at most.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_impact: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p999_impact: Option<f64>,
+    /// The event's worst interval p99 over the baseline's expected worst of as many, at most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_p99_impact: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_p999_impact: Option<f64>,
     /// Seconds from the action to stability, at most (an event that never recovered fails it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery_s: Option<f64>,
@@ -65,6 +70,8 @@ impl Thresholds {
         Thresholds {
             p99_impact: over.p99_impact.or(self.p99_impact),
             p999_impact: over.p999_impact.or(self.p999_impact),
+            worst_p99_impact: over.worst_p99_impact.or(self.worst_p99_impact),
+            worst_p999_impact: over.worst_p999_impact.or(self.worst_p999_impact),
             recovery_s: over.recovery_s.or(self.recovery_s),
             throughput_lost_pct: over.throughput_lost_pct.or(self.throughput_lost_pct),
             availability_pct: over.availability_pct.or(self.availability_pct),
@@ -78,6 +85,8 @@ impl Thresholds {
         let impact = [
             ("p99_impact", self.p99_impact),
             ("p999_impact", self.p999_impact),
+            ("worst_p99_impact", self.worst_p99_impact),
+            ("worst_p999_impact", self.worst_p999_impact),
         ];
         for (name, v) in impact {
             if let Some(v) = v.filter(|v| !(1.0..=1e6).contains(v)) {
@@ -219,6 +228,16 @@ pub fn judge(
         "p999_impact",
         t.p999_impact,
         figures.and_then(|f| f.p999_impact),
+    );
+    at_most(
+        "worst_p99_impact",
+        t.worst_p99_impact,
+        figures.and_then(|f| f.worst_p99_impact),
+    );
+    at_most(
+        "worst_p999_impact",
+        t.worst_p999_impact,
+        figures.and_then(|f| f.worst_p999_impact),
     );
     at_most(
         "recovery_s",

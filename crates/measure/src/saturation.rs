@@ -5,17 +5,66 @@
 use serde::{Deserialize, Serialize};
 
 /// The `schema` of a search's result file: `scalebench report` tells it from a run's by it.
-pub const SCHEMA: &str = "scalebench-saturation/1";
+/// Version 2 (issue 61): the answer's bracket named as one (`bracket_low_ops_s`,
+/// `bracket_high_ops_s`, `resolution`), each step's trend test, each estimate's method.
+pub const SCHEMA: &str = "scalebench-saturation/2";
+
+/// Whether `schema` names a search's result this version reads (version 1's fields are read under
+/// their new names).
+pub fn is_search_schema(schema: &str) -> bool {
+    schema == SCHEMA || schema == "scalebench-saturation/1"
+}
+
+/// How an estimate's 95% interval was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IntervalMethod {
+    /// Sectioning (Nakayama 2014): the spread of the percentile over sections of consecutive
+    /// intervals, each with enough operations for the percentile, around the whole step's estimate.
+    Sectioning,
+    /// The distribution-free interval of order statistics (binomial), which assumes independent
+    /// operations: used when too few operations make sections for the percentile.
+    OrderStatistics,
+}
 
 /// A percentile of one step, estimated with its 95% confidence interval.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Estimate {
     /// The percentile of the step's whole histogram (every repetition, every operation), in µs.
     pub us: f64,
-    /// The 95% interval around it (sectioning: the spread of the percentile over the step's
-    /// intervals); None when fewer than two intervals held operations.
+    /// The 95% interval around it ([`IntervalMethod`]); None when the operations cannot bound
+    /// the percentile (too few of them above it). `high_us` None alone: no upper bound.
     pub low_us: Option<f64>,
     pub high_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<IntervalMethod>,
+    /// Sections the interval was made from (sectioning).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sections: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// One run's test for a trend through its measurement window (open loop): latency rising with
+/// time is a queue growing (the offered rate above what was served), completions falling a
+/// service slowing down. Mann-Kendall's test on the window's intervals, Sen's slope for its size.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct RunTrend {
+    /// Intervals tested, and their length.
+    pub intervals: u32,
+    pub interval_s: f64,
+    /// Sen's slope of each interval's mean latency (from the intended start), in ms per second of
+    /// the window, and Mann-Kendall's one-sided p-value of a rise.
+    pub latency_rise_ms_per_s: f64,
+    pub latency_rise_p: f64,
+    /// Sen's slope of each interval's completions, in percent of the offered rate per second, and
+    /// the one-sided p-value of a fall.
+    pub completions_change_pct_per_s: f64,
+    pub completions_fall_p: f64,
+    /// The run trended: a rise (or a fall) significant at 5% and material (see the search's docs).
+    pub trending: bool,
 }
 
 impl Estimate {
@@ -57,6 +106,9 @@ pub struct Step {
     pub error_rate: f64,
     /// How many runs measured this step (until its percentile was known to the precision asked).
     pub repeats: u32,
+    /// Each run's trend test (rate search), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trends: Vec<RunTrend>,
     /// Client processes that loaded it, as one run each repetition.
     pub clients: u32,
     /// The merged "bounded by" verdict of its last repetition.
@@ -106,11 +158,19 @@ pub enum SearchEnd {
 pub struct Answer {
     /// The highest offered rate that passed (ops/s); None when no step passed.
     pub rate_ops_s: Option<f64>,
-    /// The capacity lies in [ci_low, ci_high]: the highest rate that passed and the lowest that did
-    /// not, each judged at 95%. `ci_high` is None when no step failed for the database (the
-    /// answer is then a lower bound).
-    pub ci_low: Option<f64>,
-    pub ci_high: Option<f64>,
+    /// The bisection's bracket: the highest rate that passed and the lowest that failed above
+    /// it, each step judged at 95%. Not a confidence interval: its width is the search's
+    /// `resolution` once it resolved; the capacity lies between its ends unless a step was judged
+    /// wrongly (each step's own risk). `bracket_high_ops_s` is None when no step failed for the
+    /// database (the answer is then a lower bound).
+    #[serde(alias = "ci_low")]
+    pub bracket_low_ops_s: Option<f64>,
+    #[serde(alias = "ci_high")]
+    pub bracket_high_ops_s: Option<f64>,
+    /// The bisection's resolution: it stopped when the bracket was narrower than this share of its
+    /// lower end (rate search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<f64>,
     pub clients: u32,
     pub ended_by: SearchEnd,
     /// The objective in words ("p99 <= 5 ms, kept up").

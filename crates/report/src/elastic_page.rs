@@ -114,6 +114,7 @@ fn operations_table(result: &ElasticResult) -> Section {
                 s.action.to_string(),
                 f(i.and_then(|i| i.p99_impact), 2),
                 f(i.and_then(|i| i.p999_impact), 2),
+                f(i.and_then(|i| i.worst_p99_impact), 2),
                 i.map_or("-".into(), |i| match i.recovery_s {
                     Some(r) => format!("{r:.1}"),
                     None => "never".into(),
@@ -133,9 +134,9 @@ fn operations_table(result: &ElasticResult) -> Section {
     Section {
         heading: "Operations under load".into(),
         html: html! {
-            (note(&format!("Impact factor: the worst interval's percentile during the event over the baseline's; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{level}")))
+            (note(&format!("Impact factor: the event's percentile over the baseline's, each over all its operations; worst-interval impact: the event's worst interval p99 over the worst the baseline is expected to show in as many intervals; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{level}")))
             (table(
-                &["step", "operation", "p99 impact", "p99.9 impact", "recovery s", "throughput lost %", "failed", "available %", "lost writes", "service level"],
+                &["step", "operation", "p99 impact", "p99.9 impact", "worst-interval p99 impact", "recovery s", "throughput lost %", "failed", "available %", "lost writes", "service level"],
                 &rows
             ))
         },

@@ -1,5 +1,5 @@
 //! The page of a saturation search (`saturate --report`, `report search.json`): the answer and the
-//! interval the capacity lies in, what each step offered and achieved, and its tail with the 95%
+//! bisection's bracket the capacity lies in, what each step offered and achieved, and its tail with the 95%
 //! interval it was known to (docs/experiments.md, `scalebench saturate`).
 
 use maud::html;
@@ -22,7 +22,7 @@ pub fn page(s: &Search, title: String) -> Page {
                 heading: "Steps".into(),
                 html: html! {
                     (note(match s.kind {
-                        SearchKind::Rate => "In the order they ran. A step passes when 95% of its offered rate completed inside the window and every objective holds at 95% confidence (its interval's upper end within it); it fails when it did not keep up or an objective is broken at 95%; otherwise it is unsure and counts as failed. Latencies from the intended start (open loop) over every operation of every run of the step; the service time leaves the client's lateness out.",
+                        SearchKind::Rate => "In the order they ran. A step passes when 95% of its offered rate completed inside the window, no run trended (latency rising, or completions falling, through its window: Mann-Kendall at 5% and by a material amount, the rise column) and every objective holds at 95% confidence (its interval's upper end within it); it fails when it did not keep up, trended, or an objective is broken at 95%; otherwise it is unsure and counts as failed. Latencies from the intended start (open loop) over every operation of every run of the step; the service time leaves the client's lateness out.",
                         SearchKind::Threads => "In the order they ran: threads per client doubled until doubling raised throughput by less than it raised mean latency (Wegert's rule, studies.md section 2).",
                     }))
                     (table(&steps_header(s), &steps_rows(s)))
@@ -62,7 +62,7 @@ fn banners(s: &Search) -> Vec<String> {
             SearchKind::Threads => "no step ran".into(),
         });
     } else if s.kind == SearchKind::Rate
-        && a.ci_high.is_none()
+        && a.bracket_high_ops_s.is_none()
         && a.ended_by != SearchEnd::ClientBound
     {
         out.push(
@@ -79,10 +79,15 @@ fn answer_section(s: &Search) -> Section {
     match (s.kind, s.knee) {
         (SearchKind::Rate, Some(_)) => {
             rows.push(vec!["answer".into(), a.rate_ops_s.map_or("-".into(), ops)]);
+            let resolution = a
+                .resolution
+                .map_or(String::new(), |r| format!(", resolution {}%", r * 100.0));
             rows.push(vec![
-                "capacity (95%)".into(),
-                match (a.ci_low, a.ci_high) {
-                    (Some(l), Some(h)) => format!("between {} and {} ops/s", sig(l), sig(h)),
+                "capacity (the bisection's bracket)".into(),
+                match (a.bracket_low_ops_s, a.bracket_high_ops_s) {
+                    (Some(l), Some(h)) => {
+                        format!("between {} and {} ops/s{resolution}", sig(l), sig(h))
+                    }
                     (Some(l), None) => format!("at least {} ops/s", sig(l)),
                     _ => "-".into(),
                 },
@@ -139,6 +144,7 @@ fn steps_header(s: &Search) -> Vec<&'static str> {
         "p99 95% CI ms",
         "p99.9 ms",
         "p99.9 95% CI ms",
+        "latency rise ms/s",
         "service p99 ms",
         "mean ms",
         "failed",
@@ -155,9 +161,17 @@ fn ms(us: f64) -> String {
     sig(us / 1e3)
 }
 
+/// An estimate's interval and how it was made.
 fn interval(e: &Estimate) -> String {
+    use scalebench_measure::saturation::IntervalMethod;
+    let how = match (e.method, e.sections) {
+        (Some(IntervalMethod::Sectioning), b) => format!(" ({b} sections)"),
+        (Some(IntervalMethod::OrderStatistics), _) => " (order statistics)".into(),
+        (None, _) => String::new(),
+    };
     match (e.low_us, e.high_us) {
-        (Some(l), Some(h)) => format!("{} to {}", ms(l), ms(h)),
+        (Some(l), Some(h)) => format!("{} to {}{how}", ms(l), ms(h)),
+        (Some(l), None) => format!("{} to unbounded{how}", ms(l)),
         _ => "-".into(),
     }
 }
@@ -193,6 +207,11 @@ fn steps_rows(s: &Search) -> Vec<Vec<String>> {
                 interval(&st.p99),
                 ms(st.p999.us),
                 interval(&st.p999),
+                st.trends
+                    .iter()
+                    .map(|t| t.latency_rise_ms_per_s)
+                    .reduce(f64::max)
+                    .map_or("-".into(), sig),
                 ms(st.service_p99_us),
                 ms(st.mean_us),
                 st.failed.to_string(),
@@ -375,14 +394,14 @@ fn latency_chart(s: &Search) -> Chart {
     match s.kind {
         SearchKind::Rate => {
             if let (Some(_), Some(rate)) = (s.knee, s.answer.rate_ops_s) {
-                let upto = s.answer.ci_high.map_or(String::new(), |h| {
+                let upto = s.answer.bracket_high_ops_s.map_or(String::new(), |h| {
                     format!(" (capacity to {}, shaded)", sig(h))
                 });
                 c.markers
                     .push((rate, format!("answer {} ops/s{upto}", sig(rate))));
             }
-            if let (Some(l), Some(h)) = (s.answer.ci_low, s.answer.ci_high) {
-                c.bands.push((l, h, "capacity (95%)".into()));
+            if let (Some(l), Some(h)) = (s.answer.bracket_low_ops_s, s.answer.bracket_high_ops_s) {
+                c.bands.push((l, h, "capacity (bracket)".into()));
             }
         }
         SearchKind::Threads => c.markers = knee_marker(s),
@@ -400,6 +419,8 @@ mod tests {
             us: ms * 1e3,
             low_us: Some(ms * 0.9e3),
             high_us: Some(ms * 1.1e3),
+            method: Some(scalebench_measure::saturation::IntervalMethod::Sectioning),
+            sections: 10,
         };
         Step {
             offered,
@@ -412,6 +433,7 @@ mod tests {
             p999: e(p99_ms * 2.0),
             error_rate: 0.0,
             repeats: 1,
+            trends: Vec::new(),
             clients: 2,
             bounded_by: None,
             client_bound: None,
@@ -432,8 +454,9 @@ mod tests {
             kind: SearchKind::Rate,
             answer: Answer {
                 rate_ops_s: rate,
-                ci_low: rate,
-                ci_high,
+                bracket_low_ops_s: rate,
+                bracket_high_ops_s: ci_high,
+                resolution: Some(0.02),
                 clients: 2,
                 ended_by: end,
                 objective: "p99 <= 5ms, kept up (95% of the offered rate)".into(),
@@ -496,7 +519,7 @@ mod tests {
         );
         assert_eq!(
             latency.bands,
-            [(10000.0, 55000.0, "capacity (95%)".to_string())]
+            [(10000.0, 55000.0, "capacity (bracket)".to_string())]
         );
         assert_eq!(latency.y_scale, Scale::Log10);
     }

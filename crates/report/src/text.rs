@@ -337,10 +337,11 @@ pub fn impact_summary(action: &str, i: &scalebench_elastic::impact::EventFigures
     let errors: Vec<String> = i.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
     format!(
         "  {action}: p99 x{} ({:.0} -> {:.0} us), p99.9 x{}, {}, {:.0} operations lost ({:.1}%)\n  \
+         worst interval: p99 x{} ({:.0} us; the baseline's expected worst of as many {:.0} us)\n  \
          {} failed{}, available in {:.1}% of {} intervals\n",
         f(i.p99_impact),
         i.baseline_p99_us,
-        i.worst_p99_us,
+        i.event_p99_us,
         f(i.p999_impact),
         match i.recovery_s {
             Some(r) => format!("recovered in {r:.1} s"),
@@ -348,6 +349,9 @@ pub fn impact_summary(action: &str, i: &scalebench_elastic::impact::EventFigures
         },
         i.throughput_lost_ops,
         i.throughput_lost_pct,
+        f(i.worst_p99_impact),
+        i.worst_p99_us,
+        i.baseline_worst_p99_us,
         i.failed,
         if errors.is_empty() {
             String::new()
@@ -444,8 +448,16 @@ pub fn saturation_table(s: &Search) -> String {
     for (i, st) in s.steps.iter().enumerate() {
         let interval = match (st.p99.low_us, st.p99.high_us) {
             (Some(l), Some(h)) => format!("[{l:.0}, {h:.0}]"),
+            (Some(l), None) => format!("[{l:.0}, -]"),
             _ => "-".into(),
         };
+        // The steepest rise of latency through a run of the step (its trend test).
+        let rise = st
+            .trends
+            .iter()
+            .map(|t| t.latency_rise_ms_per_s)
+            .reduce(f64::max)
+            .map_or("-".to_string(), |r| format!("{r:.1}"));
         let verdict = match st.verdict {
             Some(StepVerdict::Pass) => "pass",
             Some(StepVerdict::Fail) => "fail",
@@ -457,6 +469,7 @@ pub fn saturation_table(s: &Search) -> String {
             format!("{:.1}", st.achieved_ops_s),
             format!("{:.0}", st.p99_us),
             interval,
+            rise,
             format!("{:.0}", st.mean_us),
             st.failed.to_string(),
             st.repeats.to_string(),
@@ -472,12 +485,13 @@ pub fn saturation_table(s: &Search) -> String {
             "achieved ops/s",
             "p99 (us)",
             "p99 95% (us)",
+            "rise ms/s",
             "mean (us)",
             "failed",
             "runs",
             "verdict",
         ],
-        &[Right, Right, Right, Right, Right, Right, Right, Left],
+        &[Right, Right, Right, Right, Right, Right, Right, Right, Left],
         &rows,
     );
     let a = &s.answer;
@@ -492,12 +506,14 @@ pub fn saturation_table(s: &Search) -> String {
             s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
         )),
         (SearchKind::Rate, Some(_)) => out.push_str(&format!(
-            "answer: {:.0} ops/s ({}), capacity in [{:.0}, {}] ops/s, from {clients}; stopped: {}\n",
+            "answer: {:.0} ops/s ({}), from {clients}\ncapacity between {:.0} and {} ops/s (the bisection's bracket{}); stopped: {}\n",
             a.rate_ops_s.unwrap_or(0.0),
             a.objective,
-            a.ci_low.unwrap_or(0.0),
-            a.ci_high
+            a.bracket_low_ops_s.unwrap_or(0.0),
+            a.bracket_high_ops_s
                 .map_or("not reached".to_string(), |h| format!("{h:.0}")),
+            a.resolution
+                .map_or(String::new(), |r| format!(", resolution {}%", r * 100.0)),
             s.stopped_by
         )),
         (_, None) => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),

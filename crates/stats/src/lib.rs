@@ -2,7 +2,11 @@
 //! median; a mean's 95% confidence interval (Student's t, n - 1 degrees of freedom), for experiment
 //! cells over their repetitions; and, for comparing two runs, each interval series' effective sample
 //! size (lag-1 autocorrelation), Welch's t-test on those sizes and Holm's step-down adjustment; and
-//! the knee of a thread-count series (Wegert's calibration rule).
+//! the knee of a thread-count series (Wegert's calibration rule); a series' trend
+//! ([`trend::mann_kendall`]); a quantile's order-statistics interval ([`quantile::quantile_ranks`]).
+
+pub mod quantile;
+pub mod trend;
 
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
@@ -67,6 +71,13 @@ pub struct Summary {
     pub max: f64,
 }
 
+/// Student's t quantile `p` with `df` degrees of freedom (`df` > 0).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    StudentsT::new(0.0, 1.0, df)
+        .expect("degrees of freedom > 0")
+        .inverse_cdf(p)
+}
+
 /// The sample's figures, with the 95% confidence interval of its mean; `None` for no values.
 pub fn summarize(values: &[f64]) -> Option<Summary> {
     let n = values.len();
@@ -74,12 +85,7 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         return None;
     }
     let sd = sd(values);
-    let ci95 = (n > 1).then(|| {
-        let t = StudentsT::new(0.0, 1.0, (n - 1) as f64)
-            .expect("degrees of freedom > 0")
-            .inverse_cdf(0.975);
-        t * sd / (n as f64).sqrt()
-    });
+    let ci95 = (n > 1).then(|| t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt());
     Some(Summary {
         n,
         mean: mean(values),

@@ -45,7 +45,10 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
             format!("scalebench elastic: {}", input.display()),
         ));
     }
-    if json["schema"] == scalebench_measure::saturation::SCHEMA {
+    if json["schema"]
+        .as_str()
+        .is_some_and(scalebench_measure::saturation::is_search_schema)
+    {
         let search: scalebench_measure::saturation::Search = serde_json::from_value(json)
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
         return Ok(scalebench_report::saturation_page::page(

@@ -113,9 +113,9 @@ pub fn signal(pid: i32, sig: Signal) -> bool {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).is_ok()
 }
 
-/// A saturation search's steps in a second each, 100 ms sections, one run per step, no /proc
-/// monitor: what a test of the search's logic (not of the machine) needs.
-pub const QUICK_SEARCH: [&str; 9] = [
+/// A saturation search's steps in a second each, 100 ms sections, one run per step, 200 ms between
+/// runs, no /proc monitor: what a test of the search's logic (not of the machine) needs.
+pub const QUICK_SEARCH: [&str; 11] = [
     "--duration",
     "1s",
     "--interval",
@@ -124,6 +124,8 @@ pub const QUICK_SEARCH: [&str; 9] = [
     "200ms",
     "--max-repeats",
     "1",
+    "--step-pause",
+    "200ms",
     "--no-monitor",
 ];
 

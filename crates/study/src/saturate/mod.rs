@@ -5,22 +5,24 @@
 //! step until a step fails; bisection: halve the bracket between the highest rate that passed and
 //! the lowest that failed until it is narrower than `resolution` of the rate. A step passes when it
 //! kept up (at least 95% of its offered rate completed *inside* the window: an overloaded open loop
-//! finishes its backlog in the grace period, and those late completions do not count as sustained)
-//! and every objective (`--p99`, `--p999`, `--max-error-rate`) holds at 95% confidence; it fails
-//! when it did not keep up or an objective is broken at 95%; otherwise it is unsure, and counts as
-//! failed. The answer is the highest rate that passed, with the bracket `[ci_low, ci_high]`.
+//! finishes its backlog in the grace period, and those late completions do not count as sustained),
+//! was stationary (no run's latency rose, nor its completions fell, through its window: a queue
+//! that grows through a step is a rate above the capacity, whatever its p99 reached in the step's
+//! length) and every objective (`--p99`, `--p999`, `--max-error-rate`) holds at 95% confidence; it
+//! fails when it did not keep up, trended, or an objective is broken at 95%; otherwise it is
+//! unsure, and counts as failed. The answer is the highest rate that passed, with the bisection's
+//! bracket (`bracket_low_ops_s`, `bracket_high_ops_s`: the highest rate that passed and the lowest
+//! that failed above it, not a confidence interval). [`step`] says how each step is judged.
 //!
-//! **How precisely a step's percentile is known**: by *sectioning* (Asmussen & Glynn, Stochastic
-//! Simulation, 2007, III.5; Nakayama, "Confidence intervals for quantiles using sectioning", ACM
-//! TOMACS 2014): the estimate is the percentile of the step's whole histogram; its 95% interval is
-//! that estimate +- t(0.975, b-1) s / sqrt(b), s the standard deviation of the percentile over the
-//! step's b intervals (sections), each an HDR histogram of its own. Latencies next to each other are
-//! correlated (a queue's), sections of a second or more much less, which is why sections and not
-//! single operations are the unit; Lancet (Kogias et al., USENIX ATC 2019) stops a measurement the
-//! same way once its percentile's interval is narrow enough. A step runs again (another
-//! repetition, its sections pooled) until the interval's half-width is within `precision` of the
-//! estimate, or `max_repeats` runs were made. A step already failed at 95% (behind its rate, or its
-//! interval's lower end beyond the objective) is not repeated: no run could make it pass.
+//! Each run of a step records intervals of at most a tenth of its window (the trend test needs ten
+//! points); runs are at least `pause` apart (and, on a deployment, each waits until the cluster is
+//! idle), so that what one run left queued in the database is not measured by the next, and
+//! repetitions of a step pooled as independent are. A step runs again (another repetition, its
+//! sections pooled) until its percentile's interval's half-width is within `precision` of the
+//! estimate, or `max_repeats` runs were made. A step already failed at 95% (behind its rate,
+//! trending, or its interval's lower end beyond the objective) is not repeated: no run could make
+//! it pass. Lancet (Kogias et al., USENIX ATC 2019) stops a measurement the same way once its
+//! percentile's interval is narrow enough, after testing its samples for stationarity.
 //!
 //! **From N clients** ([`StepClients::Launched`]): every run of a step is one coordinated run of
 //! the launcher's clients (one start, each its share of the step's rate, merged by histogram); this
@@ -43,7 +45,6 @@ use scalebench_distributed::etcd::RendezvousUrl;
 use scalebench_distributed::series::{self, Order};
 use scalebench_distributed::Launcher;
 use scalebench_exec::Phase;
-use scalebench_measure::histogram::{decode_histogram, new_histogram, LatencyHistogram};
 use scalebench_measure::{PhaseResult, RunResult};
 use scalebench_session::clients::ClientShare;
 
@@ -55,8 +56,15 @@ pub use scalebench_measure::saturation::{
     Answer, Estimate, Search, SearchEnd, SearchKind, Step, StepVerdict,
 };
 
-/// A step that completed less than this share of its offered rate inside the window did not keep up.
-pub const KEPT_UP: f64 = 0.95;
+pub mod step;
+
+use step::{database_answered_in_time, judge, step_line, Pooled};
+
+/// A run of a step records intervals of at most this share of its window: ten points at least for
+/// the trend test.
+const INTERVALS_PER_RUN: u32 = 10;
+/// The shortest interval a step's run is given.
+const SHORTEST_INTERVAL: Duration = Duration::from_millis(50);
 /// At most this many runs of one step.
 pub const MAX_REPEATS: u32 = 20;
 
@@ -81,7 +89,7 @@ impl Objective {
         if let Some(e) = self.max_error_rate {
             parts.push(format!("error rate <= {}%", e * 100.0));
         }
-        parts.push("kept up (95% of the offered rate)".into());
+        parts.push("kept up (95% of the offered rate) and stationary".into());
         parts.join(", ")
     }
 
@@ -139,6 +147,8 @@ pub struct SaturationRequest {
     /// HDR interval logs of step N into `DIR/step-N` (this process alone).
     pub hdr_log: Option<PathBuf>,
     pub clients: StepClients,
+    /// At least this long between two runs (the database works off what a run left queued).
+    pub pause: Duration,
 }
 
 /// One run of a step, merged over its clients.
@@ -301,6 +311,13 @@ impl SaturationRequest {
             phase.target = Some(0.0);
         } else {
             phase.target = Some(offered);
+            // Ten intervals a run at least, for the trend test.
+            if let Some(d) = phase.duration {
+                phase.interval = phase
+                    .interval
+                    .min(d / INTERVALS_PER_RUN)
+                    .max(SHORTEST_INTERVAL);
+            }
         }
         phase
     }
@@ -334,210 +351,15 @@ impl SaturationRequest {
             ("search resolution", self.resolution.to_string()),
             ("search precision", self.precision.to_string()),
             ("search max repeats", self.max_repeats.to_string()),
+            (
+                "search pause",
+                humantime::format_duration(self.pause).to_string(),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
     }
-}
-
-/// The latencies one repetition adds to a step, per interval over every operation: from the
-/// intended start in an open loop (the sections the objective is judged on), and service times.
-fn sections_of(p: &PhaseResult) -> Result<(Vec<LatencyHistogram>, LatencyHistogram), SessionError> {
-    let merge = |into: &mut LatencyHistogram, encoded: Option<&String>| {
-        if let Some(e) = encoded {
-            let part = decode_histogram(e).map_err(SessionError::Failed)?;
-            into.add(&part)
-                .map_err(|e| SessionError::Failed(format!("cannot merge histograms: {e:?}")))?;
-        }
-        Ok::<_, SessionError>(())
-    };
-    let mut sections = Vec::new();
-    let mut service = new_histogram();
-    for iv in &p.intervals {
-        let mut h = new_histogram();
-        for op in iv.operations.values() {
-            let judged = if p.open_loop {
-                op.intended_histogram.as_ref()
-            } else {
-                op.histogram.as_ref()
-            };
-            merge(&mut h, judged)?;
-            merge(&mut service, op.histogram.as_ref())?;
-        }
-        if !h.is_empty() {
-            sections.push(h);
-        }
-    }
-    Ok((sections, service))
-}
-
-/// Quantile `q` of `whole` (the sections merged) with its sectioning interval.
-pub fn sectioned(whole: &LatencyHistogram, sections: &[LatencyHistogram], q: f64) -> Estimate {
-    let us = scalebench_measure::histogram::quantile_us(whole, q);
-    let per: Vec<f64> = sections
-        .iter()
-        .map(|s| scalebench_measure::histogram::quantile_us(s, q))
-        .collect();
-    let half = scalebench_stats::summarize(&per)
-        .and_then(|s| s.ci95)
-        .filter(|h| h.is_finite());
-    Estimate {
-        us,
-        low_us: half.map(|h| (us - h).max(0.0)),
-        high_us: half.map(|h| us + h),
-    }
-}
-
-/// The 95% Wilson score interval of a proportion of `n` trials.
-pub fn wilson(failures: u64, n: u64) -> (f64, f64) {
-    if n == 0 {
-        return (0.0, 1.0);
-    }
-    let z = 1.959_964;
-    let (n, p) = (n as f64, failures as f64 / n as f64);
-    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
-    let half = z / (1.0 + z * z / n) * (p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt();
-    ((centre - half).max(0.0), (centre + half).min(1.0))
-}
-
-/// A step's runs so far, pooled.
-#[derive(Default)]
-struct Pooled {
-    sections: Vec<LatencyHistogram>,
-    /// The sections merged, as they come.
-    whole: Option<LatencyHistogram>,
-    service: Option<LatencyHistogram>,
-    ok_in_window: f64,
-    duration_s: f64,
-    failed: u64,
-    completed: u64,
-    repeats: u32,
-    clients: u32,
-    bounded_by: Option<String>,
-    /// A client's CPU saturated in the last run, with the evidence.
-    client_saturated: Option<String>,
-}
-
-/// A client whose CPU /proc saw saturated in the window: what and the evidence (the verdict before
-/// a kept target rate replaced it).
-fn saturated_client(index: usize, p: &PhaseResult) -> Option<String> {
-    let series = p.resources.as_ref()?;
-    let from = p.measurement_start_unix_ms as f64 / 1000.0 - series.start_unix_ms as f64 / 1000.0;
-    let v = scalebench_monitor::verdict(series, "client", Some((from, from + p.duration_s)));
-    let b = v.bounds.iter().find(|b| b.client)?;
-    Some(format!("{} (client {index}): {}", b.what, b.evidence))
-}
-
-impl Pooled {
-    fn add(&mut self, p: &PhaseResult, own: &[PhaseResult]) -> Result<(), SessionError> {
-        let (sections, service) = sections_of(p)?;
-        let whole = self.whole.get_or_insert_with(new_histogram);
-        for section in &sections {
-            let _ = whole.add(section);
-        }
-        self.sections.extend(sections);
-        match &mut self.service {
-            Some(s) => {
-                let _ = s.add(&service);
-            }
-            None => self.service = Some(service),
-        }
-        self.ok_in_window += p.window_throughput() * p.duration_s;
-        self.duration_s += p.duration_s;
-        self.failed += p.totals.failed;
-        self.completed += p.totals.ok + p.totals.failed;
-        self.repeats += 1;
-        self.clients = p.clients;
-        self.bounded_by = p.bounded_by.as_ref().map(|v| v.bounded_by.clone());
-        // A saturated client CPU, with how late the clients started their operations.
-        let saturated: Vec<String> = own
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| saturated_client(i, c))
-            .collect();
-        self.client_saturated = (!saturated.is_empty()).then(|| {
-            let late = p.schedule.as_ref().map_or(String::new(), |s| {
-                format!(
-                    "; {:.1}% of operations started more than {:.0} ms after their schedule",
-                    s.late_operations as f64 / p.totals.issued.max(1) as f64 * 100.0,
-                    s.late_threshold_us / 1000.0
-                )
-            });
-            format!("{}{late}", saturated.join(", "))
-        });
-        Ok(())
-    }
-
-    fn achieved(&self) -> f64 {
-        self.ok_in_window / self.duration_s.max(1e-9)
-    }
-}
-
-/// Judges a pooled step against the objective: (verdict, why).
-fn judge(
-    offered: f64,
-    step: &Step,
-    completed: u64,
-    objective: &Objective,
-) -> (StepVerdict, String) {
-    if step.achieved_ops_s < KEPT_UP * offered {
-        return (
-            StepVerdict::Fail,
-            format!(
-                "cannot keep up: {:.0} ops/s completed of {offered:.0} offered",
-                step.achieved_ops_s
-            ),
-        );
-    }
-    let mut verdict = StepVerdict::Pass;
-    let mut why = Vec::new();
-    let mut weigh = |name: &str, limit: f64, low: Option<f64>, high: Option<f64>, point: f64| {
-        let (low, high) = (low.unwrap_or(point), high.unwrap_or(f64::INFINITY));
-        if low > limit {
-            verdict = StepVerdict::Fail;
-            why.push(format!(
-                "{name} {point:.0} above {limit:.0} (95% low {low:.0})"
-            ));
-        } else if high > limit {
-            if verdict == StepVerdict::Pass {
-                verdict = StepVerdict::Unsure;
-            }
-            why.push(format!(
-                "{name} {point:.0} not surely within {limit:.0} (95% high {high:.0})"
-            ));
-        }
-    };
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
-    if let Some(d) = objective.p99 {
-        weigh(
-            "p99 us",
-            us(d),
-            step.p99.low_us,
-            step.p99.high_us,
-            step.p99.us,
-        );
-    }
-    if let Some(d) = objective.p999 {
-        weigh(
-            "p99.9 us",
-            us(d),
-            step.p999.low_us,
-            step.p999.high_us,
-            step.p999.us,
-        );
-    }
-    if let Some(e) = objective.max_error_rate {
-        let (low, high) = wilson(step.failed, completed);
-        weigh(
-            "error %",
-            e * 100.0,
-            Some(low * 100.0),
-            Some(high * 100.0),
-            step.error_rate * 100.0,
-        );
-    }
-    (verdict, why.join("; "))
 }
 
 /// Decides after each step of a thread search whether to go on (Wegert: while doubling threads
@@ -710,8 +532,92 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
     }
 }
 
-fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, SessionError> {
+/// One step measured (run again until precise, failed, or out of repeats) and judged.
+struct Measurement {
+    step: Step,
+    /// A client's CPU saturated in its last run (the evidence).
+    client_saturated: Option<String>,
+    /// The search must end after it (a client lost, Ctrl-C).
+    stop: Option<(SearchEnd, String)>,
+}
+
+/// Waits `pause` (less while Ctrl-C is pressed): what a run left queued is worked off before the
+/// next.
+fn pause_between_runs(pause: Duration) {
+    let until = std::time::Instant::now() + pause;
+    while !scalebench_session::interrupt::interrupt_requested() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+fn measure_step(
+    request: &SaturationRequest,
+    n: u32,
+    offered: f64,
+    runs: &mut u32,
+) -> Result<Measurement, SessionError> {
     let clients = request.clients.count();
+    let rate = (!request.threads_search).then_some(offered);
+    let mut pooled = Pooled::default();
+    let mut stop: Option<(SearchEnd, String)> = None;
+    loop {
+        if *runs > 0 {
+            pause_between_runs(request.pause);
+        }
+        *runs += 1;
+        let measured =
+            request.measure_once(offered, (n as usize + 1, pooled.repeats + 1, *runs))?;
+        let p = measured
+            .result
+            .phases
+            .last()
+            .ok_or_else(|| SessionError::Failed("a step's run left no run phase".into()))?;
+        pooled.add(p, &measured.own, rate)?;
+        let mut step = pooled.step(offered, clients);
+        if let Some(why) = measured.incomplete {
+            scalebench_session::note!("{why}");
+            stop = Some((SearchEnd::Incomplete, why));
+        } else if measured.result.interrupted {
+            stop = Some((SearchEnd::Interrupted, "interrupted".into()));
+        }
+        let precise = step.p99.relative_half_width().is_some_and(|w| {
+            w <= request.precision
+                && step
+                    .p999
+                    .relative_half_width()
+                    .is_some_and(|w| w <= request.precision || request.objective.p999.is_none())
+        });
+        // A step already failed at 95% (behind its rate, trending, or beyond the objective) needs
+        // no more precision: another run could not make it pass.
+        let judged = rate.map(|r| judge(r, &step, pooled.completed, &request.objective));
+        let failed = judged
+            .as_ref()
+            .is_some_and(|(v, _)| *v == StepVerdict::Fail);
+        let done = stop.is_some()
+            || request.threads_search
+            || !request.objective.has_latency()
+            || failed
+            || precise
+            || pooled.repeats >= request.max_repeats;
+        if done {
+            if let (Some((verdict, why)), None) = (judged, &stop) {
+                step.verdict = Some(verdict);
+                step.why = why;
+            }
+            return Ok(Measurement {
+                step,
+                client_saturated: pooled.client_saturated,
+                stop,
+            });
+        }
+    }
+}
+
+fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, SessionError> {
     let mut steps: Vec<Step> = Vec::new();
     let mut bracket = Bracket::default();
     let mut end: Option<(SearchEnd, String)> = None;
@@ -725,61 +631,20 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
                 None => {
                     end = Some((
                         SearchEnd::Resolved,
-                        format!("bracket within {}% of the rate", request.resolution * 100.0),
+                        format!(
+                            "bracket within the resolution, {}% of the rate",
+                            request.resolution * 100.0
+                        ),
                     ));
                     break;
                 }
             }
         };
-        let mut pooled = Pooled::default();
-        let mut stop: Option<(SearchEnd, String)> = None;
-        let mut step;
-        let mut judged;
-        loop {
-            *runs += 1;
-            let measured =
-                request.measure_once(offered, (n as usize + 1, pooled.repeats + 1, *runs))?;
-            let p = measured
-                .result
-                .phases
-                .last()
-                .ok_or_else(|| SessionError::Failed("a step's run left no run phase".into()))?;
-            pooled.add(p, &measured.own)?;
-            step = step_of(offered, &pooled, clients);
-            if let Some(why) = measured.incomplete {
-                scalebench_session::note!("{why}");
-                stop = Some((SearchEnd::Incomplete, why));
-            } else if measured.result.interrupted {
-                stop = Some((SearchEnd::Interrupted, "interrupted".into()));
-            }
-            let precise = step.p99.relative_half_width().is_some_and(|w| {
-                w <= request.precision
-                    && step
-                        .p999
-                        .relative_half_width()
-                        .is_some_and(|w| w <= request.precision || request.objective.p999.is_none())
-            });
-            // A step already failed at 95% (behind its rate, or beyond the objective) needs no
-            // more precision: another run could not make it pass.
-            judged = (!request.threads_search)
-                .then(|| judge(offered, &step, pooled.completed, &request.objective));
-            let failed = judged
-                .as_ref()
-                .is_some_and(|(v, _)| *v == StepVerdict::Fail);
-            let done = stop.is_some()
-                || request.threads_search
-                || !request.objective.has_latency()
-                || failed
-                || precise
-                || pooled.repeats >= request.max_repeats;
-            if done {
-                break;
-            }
-        }
-        if let (Some((verdict, why)), None) = (judged, &stop) {
-            step.verdict = Some(verdict);
-            step.why = why;
-        }
+        let Measurement {
+            mut step,
+            client_saturated,
+            stop,
+        } = measure_step(request, n, offered, runs)?;
         scalebench_session::note!("{}", step_line(n + 1, request.threads_search, &step));
         let passed = step.verdict == Some(StepVerdict::Pass);
         let last_pass = bracket.passed.map(|(i, _)| &steps[i]);
@@ -788,7 +653,7 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
             && !passed
             && database_answered_in_time(&step, last_pass, &request.objective)
         {
-            step.client_bound = pooled.client_saturated.clone();
+            step.client_bound = client_saturated;
         }
         let client_bound = step.client_bound.clone();
         steps.push(step);
@@ -823,39 +688,7 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
         SearchEnd::MaxSteps,
         format!("--max-steps {} done", request.max_steps),
     ));
-    let (knee, answer) = if request.threads_search {
-        let knee = thread_knee.or(steps.len().checked_sub(1));
-        (
-            knee,
-            Answer {
-                rate_ops_s: knee.map(|k| steps[k].achieved_ops_s),
-                ci_low: None,
-                ci_high: None,
-                clients,
-                ended_by,
-                objective: "Wegert: doubling threads raises throughput more than mean latency"
-                    .into(),
-                p99_limit_us: None,
-                p999_limit_us: None,
-            },
-        )
-    } else {
-        (
-            bracket.passed.map(|(i, _)| i),
-            Answer {
-                rate_ops_s: bracket.passed.map(|(_, r)| r),
-                ci_low: bracket.passed.map(|(_, r)| r),
-                ci_high: bracket
-                    .failed
-                    .filter(|_| ended_by != SearchEnd::ClientBound),
-                clients,
-                ended_by,
-                objective: request.objective.describe(),
-                p99_limit_us: request.objective.p99.map(|d| d.as_secs_f64() * 1e6),
-                p999_limit_us: request.objective.p999.map(|d| d.as_secs_f64() * 1e6),
-            },
-        )
-    };
+    let (knee, answer) = answer_of(request, &steps, bracket, thread_knee, ended_by);
     Ok(Search {
         schema: scalebench_measure::saturation::SCHEMA.into(),
         kind: if request.threads_search {
@@ -870,75 +703,48 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
     })
 }
 
-/// A step that failed with a client's CPU saturated is client-bound only when the database still
-/// served each operation in time once it was started: its service time (from the actual start, the
-/// client's lateness left out) within the p99 objective, or (without one) within twice that of the
-/// highest step that passed (1 ms at least). An overloaded database queues operations and their
-/// service times grow; an overloaded client starts them late and they stay short. (An open loop's
-/// pacer spins between close deadlines, so a busy client core alone says little; clients whose
-/// in-flight operations all wait on the database start late too, with their cores idle.)
-fn database_answered_in_time(step: &Step, last_pass: Option<&Step>, objective: &Objective) -> bool {
-    match objective.p99 {
-        Some(limit) => step.service_p99_us <= limit.as_secs_f64() * 1e6,
-        None => last_pass.is_none_or(|p| step.service_p99_us <= 2.0 * p.service_p99_us.max(1000.0)),
-    }
-}
-
-fn step_of(offered: f64, pooled: &Pooled, clients: u32) -> Step {
-    let empty = new_histogram();
-    let whole = pooled.whole.as_ref().unwrap_or(&empty);
-    let p99 = sectioned(whole, &pooled.sections, 0.99);
-    let p999 = sectioned(whole, &pooled.sections, 0.999);
-    Step {
-        offered,
-        achieved_ops_s: pooled.achieved(),
-        p99_us: p99.us,
-        service_p99_us: pooled
-            .service
-            .as_ref()
-            .map_or(0.0, |h| scalebench_measure::histogram::quantile_us(h, 0.99)),
-        mean_us: whole.mean() / 1000.0,
-        failed: pooled.failed,
-        p99,
-        p999,
-        error_rate: pooled.failed as f64 / pooled.completed.max(1) as f64,
-        repeats: pooled.repeats,
-        clients,
-        bounded_by: pooled.bounded_by.clone(),
-        client_bound: None,
-        verdict: None,
-        why: String::new(),
-    }
-}
-
-fn step_line(n: u32, threads: bool, s: &Step) -> String {
-    let interval = match (s.p99.low_us, s.p99.high_us) {
-        (Some(l), Some(h)) => format!(" [{l:.0}, {h:.0}]"),
-        _ => String::new(),
-    };
-    let verdict = match s.verdict {
-        Some(v) => format!(
-            ", {}{}",
-            match v {
-                StepVerdict::Pass => "pass",
-                StepVerdict::Fail => "fail",
-                StepVerdict::Unsure => "unsure",
+/// The knee's index and the answer, once the search ended.
+fn answer_of(
+    request: &SaturationRequest,
+    steps: &[Step],
+    bracket: Bracket,
+    thread_knee: Option<usize>,
+    ended_by: SearchEnd,
+) -> (Option<usize>, Answer) {
+    let clients = request.clients.count();
+    if request.threads_search {
+        let knee = thread_knee.or(steps.len().checked_sub(1));
+        return (
+            knee,
+            Answer {
+                rate_ops_s: knee.map(|k| steps[k].achieved_ops_s),
+                bracket_low_ops_s: None,
+                bracket_high_ops_s: None,
+                resolution: None,
+                clients,
+                ended_by,
+                objective: "Wegert: doubling threads raises throughput more than mean latency"
+                    .into(),
+                p99_limit_us: None,
+                p999_limit_us: None,
             },
-            if s.why.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", s.why)
-            }
-        ),
-        None => String::new(),
-    };
-    format!(
-        "step {n}: {} {:.0} -> {:.0} ops/s, p99 {:.0} us{interval}, {} run(s){verdict}",
-        if threads { "threads" } else { "offered" },
-        s.offered,
-        s.achieved_ops_s,
-        s.p99.us,
-        s.repeats
+        );
+    }
+    (
+        bracket.passed.map(|(i, _)| i),
+        Answer {
+            rate_ops_s: bracket.passed.map(|(_, r)| r),
+            bracket_low_ops_s: bracket.passed.map(|(_, r)| r),
+            bracket_high_ops_s: bracket
+                .failed
+                .filter(|_| ended_by != SearchEnd::ClientBound),
+            resolution: Some(request.resolution),
+            clients,
+            ended_by,
+            objective: request.objective.describe(),
+            p99_limit_us: request.objective.p99.map(|d| d.as_secs_f64() * 1e6),
+            p999_limit_us: request.objective.p999.map(|d| d.as_secs_f64() * 1e6),
+        },
     )
 }
 
@@ -946,11 +752,14 @@ fn step_line(n: u32, threads: bool, s: &Step) -> String {
 mod tests {
     use super::*;
 
-    fn step(offered: f64, achieved: f64, mean: f64) -> Step {
+    /// A step of a thread search: `achieved` ops/s at `mean` us.
+    pub(crate) fn step(offered: f64, achieved: f64, mean: f64) -> Step {
         let e = Estimate {
             us: 0.0,
             low_us: None,
             high_us: None,
+            method: None,
+            sections: 0,
         };
         Step {
             offered,
@@ -963,6 +772,7 @@ mod tests {
             p999: e,
             error_rate: 0.0,
             repeats: 1,
+            trends: Vec::new(),
             clients: 1,
             bounded_by: None,
             client_bound: None,
@@ -990,70 +800,35 @@ mod tests {
     }
 
     #[test]
-    fn a_step_passes_only_when_its_interval_is_within_the_objective() {
-        let objective = Objective {
-            p99: Some(Duration::from_millis(1)),
-            ..Default::default()
+    fn a_step_of_a_run_interval_gives_ten_intervals_at_least() {
+        let mut run = RunRequest::new("a");
+        run.duration = Some(Duration::from_secs(3));
+        run.interval = Duration::from_secs(1);
+        let request = SaturationRequest {
+            run,
+            threads_search: false,
+            start_rate: 100.0,
+            factor: 2.0,
+            max_steps: 3,
+            objective: Objective::default(),
+            resolution: 0.02,
+            precision: 0.1,
+            max_repeats: 1,
+            hdr_log: None,
+            clients: StepClients::Here,
+            pause: Duration::ZERO,
         };
-        let mut s = step(1000.0, 990.0, 100.0);
-        s.p99 = Estimate {
-            us: 800.0,
-            low_us: Some(700.0),
-            high_us: Some(900.0),
-        };
-        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Pass);
-        s.p99.high_us = Some(1100.0);
-        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Unsure);
-        s.p99 = Estimate {
-            us: 1500.0,
-            low_us: Some(1200.0),
-            high_us: Some(1800.0),
-        };
-        assert_eq!(judge(1000.0, &s, 1000, &objective).0, StepVerdict::Fail);
-        // Behind its rate it fails, whatever its latency.
-        let slow = step(1000.0, 900.0, 100.0);
-        let (v, why) = judge(1000.0, &slow, 900, &Objective::default());
-        assert_eq!(v, StepVerdict::Fail);
-        assert!(why.contains("cannot keep up"), "{why}");
-    }
-
-    #[test]
-    fn sectioning_narrows_with_more_sections_of_the_same_distribution() {
-        let section = |shift: u64| {
-            let mut h = new_histogram();
-            for v in 1..=1000u64 {
-                h.record(v * 1000 + shift * 7_000).unwrap();
-            }
-            h
-        };
-        let few: Vec<_> = (0..3).map(section).collect();
-        let many: Vec<_> = (0..30).map(|i| section(i % 3)).collect();
-        let whole = |parts: &[LatencyHistogram]| {
-            let mut w = new_histogram();
-            for p in parts {
-                w.add(p).unwrap();
-            }
-            w
-        };
-        let (a, b) = (
-            sectioned(&whole(&few), &few, 0.99),
-            sectioned(&whole(&many), &many, 0.99),
+        assert_eq!(
+            request.step_request(100.0).interval,
+            Duration::from_millis(300)
         );
-        assert!(a.low_us.unwrap() <= a.us && a.us <= a.high_us.unwrap());
-        assert!(
-            b.relative_half_width().unwrap() < a.relative_half_width().unwrap(),
-            "{a:?} {b:?}"
-        );
-        assert_eq!(sectioned(&few[0], &few[..1], 0.99).low_us, None);
-    }
-
-    #[test]
-    fn wilson_interval_brackets_the_proportion() {
-        let (lo, hi) = wilson(10, 1000);
-        assert!(lo < 0.01 && 0.01 < hi && hi < 0.02, "{lo} {hi}");
-        let (lo, hi) = wilson(0, 1000);
-        assert!(lo < 1e-9, "{lo}");
-        assert!(hi < 0.005, "{hi}");
+        let mut short = request.run.clone();
+        short.duration = Some(Duration::from_millis(200));
+        let request = SaturationRequest {
+            run: short,
+            ..request
+        };
+        assert_eq!(request.step_request(100.0).interval, SHORTEST_INTERVAL);
     }
 
     #[test]
