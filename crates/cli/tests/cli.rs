@@ -530,6 +530,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         ),
         (vec!["saturate", "--precision", "100"], "'100'"),
         (vec!["saturate", "--max-repeats", "0"], "'0'"),
+        (vec!["saturate", "--step-pause", "soon"], "'soon'"),
         (vec!["saturate", "--max-error-rate", "100"], "'100'"),
         (vec!["saturate", "--client-cpus", "4096"], "'4096'"),
         (
