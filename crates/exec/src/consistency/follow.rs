@@ -39,6 +39,8 @@ pub(super) struct Job {
 pub(super) struct Follow {
     pub(super) key: usize,
     pub(super) version: u64,
+    /// When the write was sent (Bermbach & Tai's window runs from it) and acknowledged.
+    pub(super) started: Instant,
     pub(super) ack: Instant,
     pub(super) scheduled_left: usize,
     pub(super) chasing: bool,
@@ -72,12 +74,12 @@ impl Follow {
 
     pub(super) fn outcome(&self) -> FollowUp {
         let since = |t: Instant| t.saturating_duration_since(self.ack).as_nanos() as u64;
-        match (self.first_fresh, self.last_stale) {
-            (None, _) => FollowUp::NeverSeen,
-            (Some(_), None) => FollowUp::NeverStale,
-            (Some(fresh), Some(stale)) => FollowUp::Stale {
+        match self.first_fresh {
+            None => FollowUp::NeverSeen,
+            Some(fresh) => FollowUp::Seen {
                 lag_ns: since(fresh),
-                window_ns: since(stale),
+                write_ns: self.ack.saturating_duration_since(self.started).as_nanos() as u64,
+                last_stale_ns: self.last_stale.map(since),
             },
         }
     }
@@ -111,8 +113,20 @@ pub(super) struct Shared {
     pub(super) failed: Option<ProbeError>,
     /// Readers of another process than the writer's: reads counted once every acknowledgement
     /// up to their start has been relayed (the writer's acknowledgements are in order, so all of
-    /// those up to the newest relayed one are known), as (process, key, version read, start).
-    pub(super) deferred: Option<Vec<(usize, usize, u64, Instant)>>,
+    /// those up to the newest relayed one are known).
+    pub(super) deferred: Option<Vec<ReadDone>>,
+}
+
+/// A completed read, to be counted against the versions acknowledged when it began.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReadDone {
+    pub(super) process: usize,
+    pub(super) key: usize,
+    /// The version it returned.
+    pub(super) version: u64,
+    pub(super) started: Instant,
+    /// A scheduled read that kept its delay (PBS's k-staleness counts those).
+    pub(super) kept_delay: bool,
 }
 
 impl Shared {
@@ -135,13 +149,13 @@ impl Shared {
             .map_or(0, |(version, _)| *version)
     }
 
-    /// A completed read by `process` of `key` that began at `started`: counted (stale against the
-    /// newest version acknowledged then), and checked for monotonic reads; by a reader of another
-    /// process, once the acknowledgements up to its start are known.
-    pub(super) fn read(&mut self, process: usize, key: usize, read: u64, started: Instant) {
+    /// A completed read: counted (stale against the newest version acknowledged when it began,
+    /// and by versions behind it if a scheduled read kept its delay), and checked for monotonic
+    /// reads; by a reader of another process, once the acknowledgements up to its start are known.
+    pub(super) fn read(&mut self, read: ReadDone) {
         match &mut self.deferred {
-            Some(waiting) => waiting.push((process, key, read, started)),
-            None => self.count_read(process, key, read, started),
+            Some(waiting) => waiting.push(read),
+            None => self.count_read(read),
         }
     }
 
@@ -152,29 +166,33 @@ impl Shared {
         };
         let (now, later): (Vec<_>, Vec<_>) = waiting
             .into_iter()
-            .partition(|(_, _, _, started)| known.is_none_or(|k| *started <= k));
-        for (process, key, read, started) in now {
-            self.count_read(process, key, read, started);
+            .partition(|r| known.is_none_or(|k| r.started <= k));
+        for read in now {
+            self.count_read(read);
         }
         self.deferred = Some(later);
     }
 
-    pub(super) fn count_read(&mut self, process: usize, key: usize, read: u64, started: Instant) {
-        let newest = self.newest_at(key, started);
-        self.tally.read(read, newest);
-        let newest_seen = self.seen.entry((process, key)).or_insert(0);
-        self.tally.monotonic_read(read < *newest_seen);
-        *newest_seen = (*newest_seen).max(read);
+    fn count_read(&mut self, r: ReadDone) {
+        let newest = self.newest_at(r.key, r.started);
+        self.tally.read(r.version, newest);
+        if r.kept_delay {
+            self.tally.scheduled_read(r.version, newest);
+        }
+        let newest_seen = self.seen.entry((r.process, r.key)).or_insert(0);
+        self.tally.monotonic_read(r.version < *newest_seen);
+        *newest_seen = (*newest_seen).max(r.version);
     }
 
-    /// Follows write `written` (`version` of `key`, acknowledged at `ack`): a read at each delay
-    /// after it (but the first, when the writer's thread reads it at once) and the chaser.
+    /// Follows write `written` (`version` of `key`, sent at `started`, acknowledged at `ack`): a
+    /// read at each delay after it (but the first, when the writer's thread reads it at once) and
+    /// the chaser.
     pub(super) fn follow(
         &mut self,
         written: u64,
         key: usize,
         version: u64,
-        ack: Instant,
+        (started, ack): (Instant, Instant),
         delays_ms: &[f64],
         first_read_at_once: bool,
     ) {
@@ -183,6 +201,7 @@ impl Shared {
             Follow {
                 key,
                 version,
+                started,
                 ack,
                 scheduled_left: delays_ms.len(),
                 chasing: true,

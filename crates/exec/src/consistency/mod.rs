@@ -1,14 +1,15 @@
 //! The consistency probe (`--consistency-probe RATE`): beside a phase's workload, on connections of
 //! its own, it writes new versions of a few probe keys and reads them back, and counts what
 //! scalebench-measure's `consistency` module defines (PBS's t-visibility and k-staleness, YCSB++'s
-//! first-visibility lag, Bermbach & Tai's staleness window, two session guarantees).
+//! read-after-write lag, Bermbach & Tai's staleness window, two session guarantees).
 //!
 //! Each probe write updates the next key in turn to its next version, the value naming the version
 //! (and this probe, so a value left by an earlier run reads as older than any of this one). After
 //! its acknowledgement: the writer's own connection reads it back at once (read-your-writes);
 //! reader connections read it once at each delay of the plan (t-visibility); and a chaser reads it
 //! until it has returned the write several times in a row for twice as long as the last stale read
-//! came after the acknowledgement (the lag and the window), or the horizon passes.
+//! came after the acknowledgement (the lag and the window, the window from the write's start), or
+//! the horizon passes.
 //!
 //! Threads, not tasks: the writer and each reader connection have an OS thread and a runtime of
 //! their own, so an acknowledgement is timed when its reply arrives (not when a shared runtime gets

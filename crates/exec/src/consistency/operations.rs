@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use scalebench_binding::{Binding, BindingFactory};
 use scalebench_workload::{FailureClass, FieldSet, OpError};
 
-use super::follow::{Job, Read, Shared, Stage, ACKS_KEPT, WRITER};
+use super::follow::{Job, Read, ReadDone, Shared, Stage, ACKS_KEPT, WRITER};
 use super::history::HistoryOp;
 use super::plan::{ProbeControl, ProbeError, ProbeEvent, ProbeEventSink, ProbePlan};
 
@@ -65,14 +65,15 @@ impl Probe<'_> {
         }
     }
 
-    /// Writes `version` of `key`; when acknowledged, the instant the reply arrived.
+    /// Writes `version` of `key`; when acknowledged, the instants it was sent and its reply
+    /// arrived.
     pub(super) async fn write<B: Binding>(
         &self,
         b: &mut B,
         key: usize,
         version: u64,
         first: bool,
-    ) -> Option<Instant> {
+    ) -> Option<(Instant, Instant)> {
         let name = key_name(key);
         let values = vec![(0, self.value(version))];
         let invoke = Instant::now();
@@ -113,7 +114,7 @@ impl Probe<'_> {
                 error: outcome.as_ref().err().map(|e| e.message.clone()),
             },
         );
-        outcome.ok().map(|()| complete)
+        outcome.ok().map(|()| (invoke, complete))
     }
 
     /// Reads `key` as `process`: the version read (or `None` if the read failed) and its start.
@@ -240,8 +241,22 @@ impl Probe<'_> {
         (read, started, _complete): (Option<u64>, Instant, Instant),
     ) {
         let mut shared = self.lock();
+        // A scheduled read kept its delay when it began before the next one (its write still
+        // followed: a read the phase's end cut is counted as a read, nothing more).
+        let kept_delay = match (job.read, shared.follows.get(&job.write)) {
+            (Read::Scheduled(delay), Some(f)) => {
+                started.saturating_duration_since(f.ack) < self.kept_before(delay)
+            }
+            _ => false,
+        };
         match read {
-            Some(version) => shared.read(process, key, version, started),
+            Some(version) => shared.read(ReadDone {
+                process,
+                key,
+                version,
+                started,
+                kept_delay,
+            }),
             None => shared.tally.failed_read(),
         }
         let chase_next;
@@ -257,8 +272,7 @@ impl Probe<'_> {
             match job.read {
                 Read::Scheduled(delay) => {
                     f.scheduled_left -= 1;
-                    let kept = read.filter(|_| since < self.kept_before(delay));
-                    let returned = kept.map(|v| v >= f.version);
+                    let returned = read.filter(|_| kept_delay).map(|v| v >= f.version);
                     chase_next = None;
                     match returned {
                         Some(returned) => shared.tally.scheduled(delay, returned),

@@ -117,11 +117,13 @@ pub enum ProbeEvent {
         base_unix_ns: u64,
         clock_offset_ns: i64,
     },
-    /// A write acknowledged at `at_unix_ns`; `write` numbers a measured write, which readers
-    /// follow (a key's first version has none).
+    /// A write sent at `started_unix_ns`, acknowledged at `at_unix_ns`; `write` numbers a measured
+    /// write, which readers follow (a key's first version has none).
     Acked {
         key: usize,
         version: u64,
+        #[serde(default)]
+        started_unix_ns: Option<u64>,
         at_unix_ns: u64,
         write: Option<u64>,
     },

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use scalebench_binding::{Binding, BindingFactory};
 use scalebench_workload::FailureClass;
 
-use super::follow::{Job, Read, Stage, ACKS_KEPT, WRITER};
+use super::follow::{Job, Read, ReadDone, Stage, ACKS_KEPT, WRITER};
 use super::operations::{key_name, Probe};
 use super::plan::{ProbeError, ProbeEvent, DRAIN, REMOTE_DRAIN_MARGIN};
 
@@ -124,10 +124,12 @@ impl Probe<'_> {
                 Ok(ProbeEvent::Acked {
                     key,
                     version,
+                    started_unix_ns,
                     at_unix_ns,
                     write,
                 }) if key < self.plan.keys => {
                     let ack = at(at_unix_ns);
+                    let started = started_unix_ns.map_or(ack, at);
                     let mut shared = self.lock();
                     let acks = &mut shared.acks[key];
                     if acks.len() == ACKS_KEPT {
@@ -141,7 +143,8 @@ impl Probe<'_> {
                     }
                     shared.tally.planned(1);
                     shared.tally.write(true);
-                    shared.follow(written, key, version, ack, &self.plan.delays_ms, false);
+                    let times = (started, ack);
+                    shared.follow(written, key, version, times, &self.plan.delays_ms, false);
                     self.changed.notify_all();
                 }
                 Ok(ProbeEvent::Ended) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
@@ -174,7 +177,7 @@ impl Probe<'_> {
             let key = n % keys;
             versions[key] += 1;
             let started = Instant::now();
-            let Some(done) =
+            let Some((_, done)) =
                 runtime.block_on(self.write(writer, key, versions[key], versions[key] == 1))
             else {
                 return Err(ProbeError::Failed(format!(
@@ -185,6 +188,7 @@ impl Probe<'_> {
             self.tell(&ProbeEvent::Acked {
                 key,
                 version: versions[key],
+                started_unix_ns: None,
                 at_unix_ns: self.unix_ns(done),
                 write: None,
             });
@@ -247,10 +251,11 @@ impl Probe<'_> {
             let publish = async {
                 let mut shared = self.lock();
                 shared.tally.write(acked.is_some());
-                let Some(ack) = acked else { return };
+                let Some((sent, ack)) = acked else { return };
                 self.tell(&ProbeEvent::Acked {
                     key,
                     version,
+                    started_unix_ns: Some(self.unix_ns(sent)),
                     at_unix_ns: self.unix_ns(ack),
                     write: Some(written),
                 });
@@ -258,14 +263,14 @@ impl Probe<'_> {
                     written,
                     key,
                     version,
-                    ack,
+                    (sent, ack),
                     &self.plan.delays_ms,
                     reads_at_once,
                 );
                 self.changed.notify_all();
             };
             match (acked, immediate.as_mut()) {
-                (Some(ack), Some((process, b))) => {
+                (Some((_, ack)), Some((process, b))) => {
                     // The read at 0 ms first: it is sent (or, on a binding that blocks its thread,
                     // done) before the readers are told of the write.
                     let (seen, ()) = runtime.block_on(futures::future::join(
@@ -288,7 +293,13 @@ impl Probe<'_> {
                 let mut shared = self.lock();
                 match read {
                     Some(read) => {
-                        shared.read(WRITER, key, read, started);
+                        shared.read(ReadDone {
+                            process: WRITER,
+                            key,
+                            version: read,
+                            started,
+                            kept_delay: false,
+                        });
                         shared.tally.read_your_write(read < version);
                     }
                     None => shared.tally.failed_read(),
