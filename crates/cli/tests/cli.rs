@@ -1825,7 +1825,7 @@ properties = { recordcount = 10 }
 }
 
 /// Issue 44: `results export --csv` has the consistency probe's figures as columns when a run had
-/// the probe beside it (the stale share at the first delay in percent, its interval, the reads).
+/// the probe beside it (the stale share and its delay, in percent, its interval, the reads).
 #[test]
 fn results_export_has_the_probes_columns() {
     let dir = test_dir();
@@ -1868,7 +1868,7 @@ fn results_export_has_the_probes_columns() {
         value("stale_ci95_high_pct") > 1.0 && value("stale_ci95_high_pct") < 100.0,
         "{csv}"
     );
-    assert_eq!(value("stale_first_delay_ms"), 0.0, "{csv}");
+    assert_eq!(value("stale_delay_ms"), 0.0, "{csv}");
     // Free text stays last.
     assert_eq!(header[header.len() - 2..], ["bounded_by", "error"]);
 }
@@ -2909,8 +2909,11 @@ fn a_cluster_that_did_not_come_up_is_never_run_against() {
 /// Issue 32: `--consistency-probe` beside a run on the default SQLite database: a consistency
 /// section (an in-process engine never returns an old version), its summary in the table, and a
 /// history that the independent checker (tools/history-check: Porcupine) reads with the same counts.
-/// Issue 38: nothing stale, so no lag and no staleness window (and the summary says so), and every
-/// scheduled read kept its delay or is counted apart, though SQLite blocks the thread it reads on.
+/// Issue 38: every scheduled read kept its delay or is counted apart, though SQLite blocks the
+/// thread it reads on. Issue 61: what a database that never returns an older version must give,
+/// exactly (and the summary says so): a stale share of 0, PBS's k-staleness 1 at k = 1, Bermbach &
+/// Tai's window 0 for every write, no stale-only figure; YCSB++'s lag is the probe's time to its
+/// first read, under 0.1 ms for the writes whose 0 ms read kept its delay.
 #[test]
 fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     let dir = test_dir();
@@ -2934,10 +2937,14 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(text.contains("consistency probe (40 writes/s"), "{text}");
-    assert!(
-        text.contains("no stale read among") && text.contains("no lag, no staleness window"),
-        "{text}"
-    );
+    for line in [
+        "  stale share: 0.00% of the reads 0 ms after the acknowledgement",
+        "  k-staleness (PBS): k = 1 100.00% of ",
+        "  staleness window (Bermbach & Tai): p50 0 us, p99 0 us, max 0 us over the same writes",
+        "  writes with a stale read: lag; window from the acknowledgement: none: no stale read among",
+    ] {
+        assert!(text.contains(line), "no {line:?}: {text}");
+    }
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let c = &r["phases"][1]["consistency"];
     let writes = c["probe_writes"].as_u64().unwrap();
@@ -2945,9 +2952,23 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     assert_eq!(c["stale_reads"], 0, "{c}");
     assert_eq!(c["stale_writes"], 0, "{c}");
     assert!(
-        c["visibility_lag_us"].is_null() && c["staleness_window_us"].is_null(),
+        c["stale_write_lag_us"].is_null() && c["stale_write_window_from_ack_us"].is_null(),
         "{c}"
     );
+    let k = c["pbs_k_staleness"].as_array().unwrap();
+    assert_eq!(k.len(), 1, "{c}");
+    assert_eq!((&k[0]["k"], &k[0]["fraction"]), (&1.into(), &1.0.into()));
+    let followed = c["followed_writes"].as_u64().unwrap();
+    let window = &c["staleness_window_from_write_us"];
+    assert_eq!(window["count"].as_u64(), Some(followed), "{c}");
+    assert_eq!(window["max_us"], 0.0, "{c}");
+    let lag = &c["read_after_write_lag_us"];
+    assert_eq!(lag["count"].as_u64(), Some(followed), "{c}");
+    let kept_at_once = c["t_visibility"][0]["samples"].as_u64().unwrap();
+    let cut = c["cut_writes"].as_u64().unwrap();
+    if kept_at_once.saturating_sub(cut) * 2 >= followed {
+        assert!(lag["p50_us"].as_f64().unwrap() <= 100.1, "{lag}");
+    }
     let delays: Vec<f64> = c["t_visibility"]
         .as_array()
         .unwrap()
@@ -2990,8 +3011,11 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     for figure in [
         "t-visibility",
         "Consistency probe",
-        "stale at the first delay",
-        "none (no stale read)",
+        "stale share",
+        "k-staleness (PBS)",
+        "read-after-write lag (YCSB++)",
+        "staleness window (Bermbach &amp; Tai)",
+        "none: no stale read among",
         "read-your-writes violated",
     ] {
         assert!(html.contains(figure), "no {figure}");
@@ -3008,7 +3032,7 @@ fn the_consistency_probe_reports_beside_the_run_and_its_history_is_checked() {
     };
     let stale_line = |text: &str| {
         text.lines()
-            .find(|l| l.starts_with("stale reads at 0 ms"))
+            .find(|l| l.starts_with("stale share at 0 ms"))
             .unwrap_or_else(|| panic!("{text}"))
             .to_string()
     };

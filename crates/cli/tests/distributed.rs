@@ -1595,6 +1595,37 @@ fn the_probe_reads_from_a_second_client_on_a_replica() {
         .unwrap()
         .clone();
     assert!(u(&far["samples"]) > 0, "{far}");
+    // Issue 61: the reader client's headline stale share is at the first delay at least half of
+    // its reads kept (the relay makes its 0 ms reads late), as printed below its heading.
+    let headline = printed
+        .split("probe readers on client 1")
+        .nth(1)
+        .and_then(|s| s.lines().find(|l| l.starts_with("  stale share: ")))
+        .unwrap_or_else(|| panic!("{printed}"));
+    let delay: f64 = headline
+        .split(" of the reads ")
+        .nth(1)
+        .and_then(|s| s.split(" ms after").next())
+        .and_then(|d| d.parse().ok())
+        .unwrap_or_else(|| panic!("{headline}"));
+    let kept = c["t_visibility"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["delay_ms"].as_f64() == Some(delay))
+        .unwrap();
+    assert!(
+        u(&kept["samples"]) >= u(&kept["missed"]),
+        "{headline}: {kept}"
+    );
+    for earlier in c["t_visibility"].as_array().unwrap() {
+        if earlier["delay_ms"].as_f64().unwrap() < delay {
+            assert!(
+                u(&earlier["samples"]) < u(&earlier["missed"]) || u(&earlier["samples"]) == 0,
+                "{headline}: {earlier}"
+            );
+        }
+    }
     // Each client's own clock offset is in its result.
     let client = json(&dir.path().join("probe.client-1.json"));
     assert!(

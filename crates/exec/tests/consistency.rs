@@ -1,8 +1,9 @@
 //! The consistency probe against a store of two copies: the primary takes each write at once, the
 //! replica applies it a known lag later, and reads from other connections go to one copy or the
-//! other. What the probe counts is checked against what that store must give (the lag and the
-//! window of issue 38, k-staleness against the rewrite period), and the independent checker
-//! (tools/history-check, Porcupine) counts the same stale reads on the history it wrote.
+//! other. What the probe counts is checked against what that store must give (YCSB++'s lag and
+//! Bermbach & Tai's window of issues 38 and 61, PBS's k-staleness against the rewrite period), and
+//! the independent checker (tools/history-check, Porcupine) counts the same stale reads on the
+//! history it wrote.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -39,11 +40,14 @@ impl Store {
 struct TwoCopies {
     store: Arc<Store>,
     lag: Duration,
+    /// How long a write takes after the primary took it: its acknowledgement comes that much later.
+    write_delay: Duration,
 }
 
 struct Connection {
     store: Arc<Store>,
     lag: Duration,
+    write_delay: Duration,
     /// The writer's connection (worker 0) reads the primary: it sees its own writes.
     writer: bool,
 }
@@ -71,6 +75,7 @@ impl BindingFactory for TwoCopies {
         Ok(Connection {
             store: self.store.clone(),
             lag: self.lag,
+            write_delay: self.write_delay,
             writer: worker == 0,
         })
     }
@@ -84,6 +89,9 @@ impl Connection {
         all.entry(key.to_string())
             .or_default()
             .push((applied, value));
+        drop(all);
+        // The probe's writer has a thread of its own: the acknowledgement comes this much later.
+        std::thread::sleep(self.write_delay);
     }
 }
 
@@ -191,8 +199,9 @@ fn probe(factory: &TwoCopies, plan: &ProbePlan, window: Duration) -> ProbeOutcom
 }
 
 /// Issue 38: with ONE-style reads a chasing read often reaches the fresh copy at once while others
-/// still hit the lagging one: the first-visibility lag is near 0, the staleness window near the
-/// replica's 20 ms; t-visibility about half at the delays within the lag, whole after it.
+/// still hit the lagging one: the lag of the writes that had a stale read is near 0, Bermbach &
+/// Tai's window near the replica's 20 ms; t-visibility about half at the delays within the lag,
+/// whole after it.
 #[test]
 fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     let dir = tempfile::tempdir().unwrap();
@@ -206,6 +215,7 @@ fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     let factory = TwoCopies {
         store: Arc::new(Store::default()),
         lag: Duration::from_millis(20),
+        write_delay: Duration::ZERO,
     };
     let outcome = probe(&factory, &plan, Duration::from_millis(1500));
     assert_eq!(outcome.history_error, None);
@@ -227,18 +237,27 @@ fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     for d in [50.0, 100.0] {
         assert_eq!(at(d).consistent_fraction, 1.0, "{c:?}");
     }
-    // The stale share is the first delay's, not all reads pooled.
-    let s = c.stale_fraction().unwrap();
-    assert_eq!(s.reads, at(0.0).samples);
-    assert!((s.fraction - (1.0 - at(0.0).consistent_fraction)).abs() < 1e-12);
-    // Most writes had a stale read; the lag and the window are theirs.
+    // The stale share is the first delay most reads kept, not all reads pooled.
+    let s = c.stale_share().unwrap();
+    let first = c.t_visibility.iter().find(|p| p.kept_by_most()).unwrap();
+    assert_eq!((s.delay_ms, s.reads), (first.delay_ms, first.samples));
+    assert!((s.fraction - (1.0 - first.consistent_fraction)).abs() < 1e-12);
+    // Most writes had a stale read. YCSB++'s lag and Bermbach & Tai's window are over every write
+    // seen, the stale-only figures over those.
     assert!(c.stale_writes * 10 >= c.followed_writes * 8, "{c:?}");
-    let lag = c.visibility_lag_us.as_ref().unwrap();
-    let window = c.staleness_window_us.as_ref().unwrap();
-    assert_eq!((lag.count, window.count), (c.stale_writes, c.stale_writes));
+    let seen = c.followed_writes - c.never_seen;
+    let lag = c.read_after_write_lag_us.as_ref().unwrap();
+    let window = c.staleness_window_from_write_us.as_ref().unwrap();
+    assert_eq!((lag.count, window.count), (seen, seen));
+    let stale_lag = c.stale_write_lag_us.as_ref().unwrap();
+    let stale_window = c.stale_write_window_from_ack_us.as_ref().unwrap();
+    assert_eq!(
+        (stale_lag.count, stale_window.count),
+        (c.stale_writes, c.stale_writes)
+    );
     assert!(
-        lag.p50_us < 1_000.0,
-        "the fresh copy answers at once: {lag:?}"
+        stale_lag.p50_us < 1_000.0,
+        "the fresh copy answers at once: {stale_lag:?}"
     );
     // A write's window ends at its last stale read, so it is at most the replica's 20 ms, and
     // near it for the writes some late read still found on the replica; how many did varies with
@@ -253,14 +272,13 @@ fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     assert_eq!(c.read_your_writes.violations, 0);
     assert!(c.read_your_writes.checks >= c.probe_writes);
     assert!(c.monotonic_reads.violations > 0, "{c:?}");
-    // A key is rewritten every 160 ms (8 keys at 50 writes/s), far more than the lag: one version
-    // behind at most.
+    // A key is rewritten every 160 ms (8 keys at 50 writes/s), far more than the lag: a scheduled
+    // read is at most one version behind, so PBS's k-staleness is 1 at k = 2 and below it at k = 1.
     assert_eq!(c.rewrite_period_ms, 160.0);
-    assert_eq!(
-        c.k_staleness.keys().copied().collect::<Vec<_>>(),
-        [1],
-        "{c:?}"
-    );
+    assert!(c.within_k(1).unwrap() < 0.9, "{c:?}");
+    assert_eq!(c.within_k(2), Some(1.0), "{c:?}");
+    let kept: u64 = c.t_visibility.iter().map(|p| p.samples).sum();
+    assert_eq!(c.pbs_k_staleness[0].reads, kept, "scheduled reads only");
     // The probe leaves no key behind.
     assert!(factory.store.versions.lock().unwrap().is_empty());
 
@@ -270,13 +288,51 @@ fn a_replica_20_ms_behind_gives_a_lag_near_0_and_a_window_near_20_ms() {
     assert_eq!(checked["stale_reads"], c.stale_reads, "{checked}");
 }
 
-/// k-staleness counts versions of the probe's rewrite period: a replica 100 ms behind is two or
-/// more versions behind when each key is rewritten every 40 ms, never when every 400 ms.
+/// Issue 61: Bermbach & Tai's window runs from the write's start. Writes that take 8 ms after the
+/// primary took them, on a replica 20 ms behind the primary: the window from the write's start is
+/// near 20 ms and at most about that; from the acknowledgement it is under 12 ms, the 8 ms the
+/// write took before its acknowledgement left out.
 #[test]
-fn a_replica_behind_by_more_than_two_rewrites_reads_two_versions_behind() {
+fn the_window_runs_from_the_writes_start_not_its_acknowledgement() {
+    let factory = TwoCopies {
+        store: Arc::new(Store::default()),
+        lag: Duration::from_millis(20),
+        write_delay: Duration::from_millis(8),
+    };
+    let c = probe(
+        &factory,
+        &plan(25.0, 8, &[0.0, 1.0, 10.0, 50.0], None),
+        Duration::from_millis(1200),
+    )
+    .result;
+    assert!(c.stale_writes > 10, "{c:?}");
+    let from_write = c.staleness_window_from_write_us.as_ref().unwrap();
+    let from_ack = c.stale_write_window_from_ack_us.as_ref().unwrap();
+    // A stale read began before the replica took the write: under 20 ms after the primary did, and
+    // so under 12 ms after an acknowledgement that came 8 ms later (3 significant digits).
+    assert!(from_ack.max_us < 12_020.0, "{from_ack:?}");
+    assert!(
+        from_write.p90_us > 15_000.0 && from_write.max_us < 25_000.0,
+        "the replica is 20 ms behind the write's start: {from_write:?}"
+    );
+    // Each stale write's window from its start is its window from the acknowledgement plus the
+    // 8 ms or more the write took.
+    assert!(
+        from_write.max_us >= from_ack.max_us + 7_990.0,
+        "{from_write:?} {from_ack:?}"
+    );
+}
+
+/// PBS's k-staleness counts versions of the probe's rewrite period, from k = 1 (the newest): a
+/// replica must lag more than k - 1 periods for a read to fall outside k versions. 100 ms behind,
+/// keys rewritten every 40 ms: reads three versions behind (100 ms > two periods), never five;
+/// every 400 ms: one behind at most.
+#[test]
+fn a_replica_behind_by_more_than_two_rewrites_reads_three_versions_behind() {
     let factory = |lag| TwoCopies {
         store: Arc::new(Store::default()),
         lag,
+        write_delay: Duration::ZERO,
     };
     let often = probe(
         &factory(Duration::from_millis(100)),
@@ -285,9 +341,8 @@ fn a_replica_behind_by_more_than_two_rewrites_reads_two_versions_behind() {
     )
     .result;
     assert_eq!(often.rewrite_period_ms, 40.0);
-    let behind = |k: u64| often.k_staleness.get(&k).copied().unwrap_or(0);
-    assert!(behind(2) > 0, "{often:?}");
-    assert!(often.k_staleness.keys().all(|k| *k <= 4), "{often:?}");
+    assert!(often.within_k(3).unwrap() < 1.0, "{often:?}");
+    assert_eq!(often.within_k(5), Some(1.0), "{often:?}");
     let seldom = probe(
         &factory(Duration::from_millis(100)),
         &plan(20.0, 8, &[0.0, 50.0], None),
@@ -296,16 +351,15 @@ fn a_replica_behind_by_more_than_two_rewrites_reads_two_versions_behind() {
     .result;
     assert_eq!(seldom.rewrite_period_ms, 400.0);
     assert!(seldom.stale_reads > 0, "{seldom:?}");
-    assert_eq!(
-        seldom.k_staleness.keys().copied().collect::<Vec<_>>(),
-        [1],
-        "{seldom:?}"
-    );
+    assert!(seldom.within_k(1).unwrap() < 1.0, "{seldom:?}");
+    assert_eq!(seldom.within_k(2), Some(1.0), "{seldom:?}");
 }
 
-/// A store without a lagging copy: nothing stale, so no lag, no window, and said so.
+/// A store without a lagging copy, which no read can find stale: a stale share of exactly 0,
+/// k-staleness exactly 1 at k = 1, a window of exactly 0 for every write, no stale-only figure;
+/// the lag is the time to the first read, under 0.1 ms for every write whose 0 ms read kept it.
 #[test]
-fn nothing_stale_reports_no_lag_and_no_window() {
+fn nothing_stale_gives_exact_zeros() {
     let c = probe(
         &factory_without_lag(),
         &plan(50.0, 8, &[0.0, 1.0, 10.0], None),
@@ -314,15 +368,27 @@ fn nothing_stale_reports_no_lag_and_no_window() {
     .result;
     assert!(c.probe_writes >= 20, "{c:?}");
     assert_eq!((c.stale_reads, c.stale_writes), (0, 0), "{c:?}");
-    assert!(c.visibility_lag_us.is_none() && c.staleness_window_us.is_none());
     assert_eq!(c.followed_writes + c.cut_writes, c.probe_writes, "{c:?}");
-    assert_eq!(c.stale_fraction().unwrap().stale, 0);
+    assert_eq!(c.stale_share().unwrap().stale, 0);
+    assert_eq!(c.pbs_k_staleness.len(), 1, "{c:?}");
+    assert_eq!(c.within_k(1), Some(1.0));
+    let window = c.staleness_window_from_write_us.as_ref().unwrap();
+    assert_eq!(window.count, c.followed_writes);
+    assert_eq!(window.max_us, 0.0, "{window:?}");
+    assert!(c.stale_write_lag_us.is_none() && c.stale_write_window_from_ack_us.is_none());
+    let lag = c.read_after_write_lag_us.as_ref().unwrap();
+    assert_eq!(lag.count, c.followed_writes);
+    if c.t_visibility[0].samples * 2 > c.followed_writes {
+        // Over half the writes were read, and returned, within 0.1 ms of their acknowledgement.
+        assert!(lag.p50_us <= 100.1, "{lag:?}");
+    }
 }
 
 fn factory_without_lag() -> TwoCopies {
     TwoCopies {
         store: Arc::new(Store::default()),
         lag: Duration::ZERO,
+        write_delay: Duration::ZERO,
     }
 }
 
@@ -377,6 +443,7 @@ fn readers_in_another_process_follow_the_writers_relayed_acknowledgements() {
     let factory = TwoCopies {
         store: Arc::new(Store::default()),
         lag: Duration::from_millis(20),
+        write_delay: Duration::ZERO,
     };
     let (tx, rx) = std::sync::mpsc::channel();
     let tx = Mutex::new(tx);
@@ -432,11 +499,16 @@ fn readers_in_another_process_follow_the_writers_relayed_acknowledgements() {
         assert!(at(d).samples > 0, "{r:?}");
         assert_eq!(at(d).consistent_fraction, 1.0, "{r:?}");
     }
-    let window = r.staleness_window_us.as_ref().unwrap();
+    let window = r.staleness_window_from_write_us.as_ref().unwrap();
     assert!(
         window.p90_us > 15_000.0 && window.p90_us < 30_000.0,
         "the replica is 20 ms behind: {window:?}"
     );
+    // Its headline stale share is at the first delay most of its reads kept (the relay makes the
+    // first ones late), and its k-staleness is over its own scheduled reads.
+    let s = r.stale_share().unwrap();
+    assert!(at(s.delay_ms).kept_by_most(), "{r:?}");
+    assert_eq!(r.within_k(2), Some(1.0), "{r:?}");
     // No read of its own writes there.
     assert_eq!(r.read_your_writes.checks, 0);
 

@@ -49,19 +49,21 @@ pub struct CellStats {
     pub fault_windows: usize,
 }
 
-/// The probe of a cell's repetitions, pooled. `stale` is the share at the first delay: at most one
-/// read per probe write, so a proportion with an interval; all reads pooled would count a chased
-/// write many times (their count is kept for the notes). The lag and the window are the
-/// repetitions' histograms merged, over the writes that had a stale read.
+/// The probe of a cell's repetitions, pooled. `stale` is the stale share at the first delay most
+/// of the pooled reads kept: at most one read per probe write, so a proportion with an interval
+/// (or why there is none); all reads pooled would count a chased write many times (their count is
+/// kept for the notes). The lag and the window are the repetitions' histograms merged, over the
+/// writes seen.
 #[derive(Debug, Clone)]
 pub struct CellConsistency {
     pub probe_writes: u64,
     pub probe_reads: u64,
     pub stale_reads: u64,
-    pub stale: Option<scalebench_measure::consistency::StaleFraction>,
+    pub stale: Result<scalebench_measure::consistency::StaleFraction, String>,
     pub followed_writes: u64,
     pub stale_writes: u64,
-    /// p99 of the first-visibility lag and of the staleness window, microseconds.
+    /// p99 of YCSB++'s read-after-write lag and of Bermbach & Tai's staleness window (from the
+    /// write's start), microseconds.
     pub lag_p99_us: Option<f64>,
     pub window_p99_us: Option<f64>,
 }
@@ -94,14 +96,13 @@ fn pooled_consistency(
         probe_writes: sum(|c| c.probe_writes),
         probe_reads: sum(|c| c.probe_reads),
         stale_reads: sum(|c| c.stale_reads),
-        stale: crate::consistency_page::pooled_visibility(measured.iter().copied())
-            .first()
-            .filter(|p| p.samples > 0)
-            .map(scalebench_measure::consistency::StaleFraction::of),
+        stale: scalebench_measure::consistency::headline(
+            &crate::consistency_page::pooled_visibility(measured.iter().copied()),
+        ),
         followed_writes: sum(|c| c.followed_writes),
         stale_writes: sum(|c| c.stale_writes),
-        lag_p99_us: p99(|c| &c.visibility_lag_us),
-        window_p99_us: p99(|c| &c.staleness_window_us),
+        lag_p99_us: p99(|c| &c.read_after_write_lag_us),
+        window_p99_us: p99(|c| &c.staleness_window_from_write_us),
     })
 }
 

@@ -57,7 +57,8 @@ pub struct Comparison {
     pub stale_fraction: Option<StaleComparison>,
 }
 
-/// The stale fractions of two runs' probe reads at the first delay both measured. All of a run's
+/// The stale fractions of two runs' probe reads at the first delay at least half of whose reads
+/// kept it in both (the headline stale share's rule, docs/consistency.md). All of a run's
 /// probe reads are not independent trials (a stale write is chased and read again and again), but
 /// the reads at one delay are one per probe write: the test is a two-proportion z-test on those.
 /// Writes close in time can still share a cause (one pause makes several stale), so with faults the
@@ -81,8 +82,8 @@ fn compare_staleness(a: &PhaseResult, b: &PhaseResult, alpha: f64) -> Option<Sta
         let pb = cb
             .t_visibility
             .iter()
-            .find(|pb| pb.delay_ms == pa.delay_ms && pb.samples > 0)?;
-        (pa.samples > 0).then_some((pa, pb))
+            .find(|pb| pb.delay_ms == pa.delay_ms && pb.kept_by_most())?;
+        pa.kept_by_most().then_some((pa, pb))
     })?;
     let (fa, fb) = (1.0 - pa.consistent_fraction, 1.0 - pb.consistent_fraction);
     let p_value = scalebench_stats::two_proportion_p(fa, pa.samples as f64, fb, pb.samples as f64);
@@ -163,7 +164,7 @@ impl Comparison {
         }
         if let Some(s) = &self.stale_fraction {
             t.push_str(&format!(
-            "stale reads at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, at most one per probe write)  {}\n",
+            "stale share at {} ms (consistency probe): A {:.2}% B {:.2}% (p = {:.4}, of {} and {} reads, at most one per probe write)  {}\n",
             s.delay_ms,
             100.0 * s.a,
             100.0 * s.b,

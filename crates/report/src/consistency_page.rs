@@ -1,11 +1,12 @@
 //! The consistency a run measured beside its throughput (issue 32, docs/consistency.md): PBS's
-//! t-visibility curve, one line per run or per experiment cell, and the distribution of the
-//! staleness window; the pauses a fault made are bands on a run's time charts.
+//! t-visibility curve, one line per run or per experiment cell, and the distributions of the lag
+//! and the staleness window; the pauses a fault made are bands on a run's time charts.
 
 use scalebench_measure::consistency::VisibilityPoint;
 use scalebench_measure::PhaseResult;
 
 use crate::chart::{Chart, Scale, Series};
+use crate::probe_figures;
 
 /// A delay of 0 ms on the curve's logarithmic axis (which has no 0): drawn at this many ms.
 pub const ZERO_DELAY_AT_MS: f64 = 0.01;
@@ -77,29 +78,39 @@ pub fn pooled_visibility<'a>(
     points
 }
 
-/// YCSB++'s first-visibility lag and Bermbach & Tai's staleness window by percentile (HDR), over
-/// the writes that had a stale read; none when nothing was stale.
+/// YCSB++'s read-after-write lag and Bermbach & Tai's staleness window by percentile (HDR), over
+/// the writes seen; none when no write was stale (every window 0, every lag the probe's own time
+/// to its first read).
 pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
     let c = ph.consistency.as_ref()?;
+    if c.stale_writes == 0 {
+        return None;
+    }
     let mut chart = Chart::new(
         &format!("{id}-staleness-window"),
         &format!(
-            "Lag and staleness window by percentile (HDR), over the {} writes that had a stale read",
+            "Lag and staleness window by percentile (HDR), over the {} writes seen ({} with a stale read)",
+            c.read_after_write_lag_us.as_ref().map_or(0, |l| l.count),
             c.stale_writes
         ),
-        "percentile of those writes",
-        "microseconds after the acknowledgement",
+        "percentile of the writes seen",
+        "microseconds",
     );
     chart.x_scale = Scale::Percentile;
-    chart.y_scale = Scale::Log10;
     for (name, summary) in [
         (
-            "first-visibility lag (first read returning the write)",
-            &c.visibility_lag_us,
+            format!(
+                "{}: acknowledgement to the first read returning the write",
+                probe_figures::LAG
+            ),
+            &c.read_after_write_lag_us,
         ),
         (
-            "staleness window (last read returning an older version)",
-            &c.staleness_window_us,
+            format!(
+                "{}: the write's start to the last read returning an older version",
+                probe_figures::WINDOW
+            ),
+            &c.staleness_window_from_write_us,
         ),
     ] {
         if let Some(h) = summary.as_ref().and_then(|s| s.decode().ok()) {
@@ -111,114 +122,33 @@ pub fn window_chart(ph: &PhaseResult, id: &str) -> Option<Chart> {
     (!chart.is_empty()).then_some(chart)
 }
 
-/// The probe's figures, each with what it rests on (docs/consistency.md); empty without a probe.
+/// The probe's figures, each with what it rests on (docs/consistency.md), the writer's and each
+/// reader client's, in the summary's words; empty without a probe.
 pub fn probe_table(ph: &PhaseResult) -> maud::Markup {
-    let Some(c) = &ph.consistency else {
-        return maud::Markup::default();
+    let table = |c: &scalebench_measure::consistency::ConsistencyResult| {
+        let rows: Vec<Vec<String>> = probe_figures::rows(c)
+            .into_iter()
+            .map(|(name, value)| vec![name, value])
+            .collect();
+        crate::html::table(&["figure", "value"], &rows)
     };
-    let pct = |n: u64, of: u64| {
-        if of == 0 {
-            "-".to_string()
-        } else {
-            format!("{:.2}%", 100.0 * n as f64 / of as f64)
-        }
-    };
-    let us = |s: &Option<scalebench_measure::result::LatencySummary>| {
-        s.as_ref().map_or("none (no stale read)".to_string(), |s| {
-            format!(
-                "p50 {:.0} us, p99 {:.0} us, max {:.0} us",
-                s.p50_us, s.p99_us, s.max_us
-            )
-        })
-    };
-    let rows = vec![
-        vec![
-            "probe writes".to_string(),
-            format!(
-                "{} of {} planned ({} writes/s over {} keys, each rewritten every {:.0} ms), {} failed",
-                c.probe_writes,
-                c.probe_writes_planned,
-                c.probe_rate,
-                c.probe_keys,
-                c.rewrite_period_ms,
-                c.probe_writes_failed
-            ),
-        ],
-        vec![
-            "stale at the first delay".into(),
-            c.stale_fraction().map_or("no read kept the first delay".into(), |s| {
-                format!(
-                    "{:.2}% ({} of {} reads at {} ms, one per write; 95% CI {:.2}-{:.2}%)",
-                    100.0 * s.fraction,
-                    s.stale,
-                    s.reads,
-                    s.delay_ms,
-                    100.0 * s.ci_low,
-                    100.0 * s.ci_high
-                )
-            }),
-        ],
-        vec![
-            "stale reads, all".into(),
-            format!(
-                "{} of {} ({}), chasing reads included; {} failed; {} scheduled reads missed their delay",
-                c.stale_reads,
-                c.probe_reads,
-                pct(c.stale_reads, c.probe_reads),
-                c.probe_reads_failed,
-                c.missed_reads()
-            ),
-        ],
-        vec![
-            "k-staleness (versions behind: reads)".into(),
-            if c.k_staleness.is_empty() {
-                "none".into()
-            } else {
-                c.k_staleness
-                    .iter()
-                    .map(|(k, n)| format!("{k}: {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            },
-        ],
-        vec![
-            "writes with a stale read".into(),
-            format!(
-                "{} of {} followed ({} cut by the end)",
-                c.stale_writes, c.followed_writes, c.cut_writes
-            ),
-        ],
-        vec!["first-visibility lag (YCSB++)".into(), us(&c.visibility_lag_us)],
-        vec![
-            "staleness window (Bermbach & Tai)".into(),
-            us(&c.staleness_window_us),
-        ],
-        vec![
-            format!("never seen within {} ms", c.horizon_ms),
-            format!(
-                "{} ({:.2}%)",
-                c.never_seen,
-                100.0 * c.never_seen_fraction
-            ),
-        ],
-        vec![
-            "read-your-writes violated".into(),
-            format!(
-                "{} of {}",
-                c.read_your_writes.violations, c.read_your_writes.checks
-            ),
-        ],
-        vec![
-            "monotonic reads violated".into(),
-            format!(
-                "{} of {}",
-                c.monotonic_reads.violations, c.monotonic_reads.checks
-            ),
-        ],
-    ];
     maud::html! {
-        h3 { "Consistency probe" }
-        (crate::html::table(&["figure", "value"], &rows))
+        @if let Some(c) = &ph.consistency {
+            h3 { "Consistency probe" }
+            (table(c))
+        }
+        @for r in &ph.consistency_readers {
+            h3 {
+                "Probe readers on client " (r.client) " (its clock "
+                (format!("{:+.0} us +- {:.0} us", r.clock_offset_us, r.clock_uncertainty_us))
+                " from the writer's)"
+            }
+            @match (&r.consistency, &r.error) {
+                (Some(c), _) => (table(c)),
+                (None, Some(e)) => p class="note" { "Did not run: " (e) },
+                (None, None) => {},
+            }
+        }
     }
 }
 

@@ -169,8 +169,8 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
                 c.throughput
                     .as_ref()
                     .map_or("-".into(), |t| format!("{:.1}", t.mean)),
-                k.stale.as_ref().map_or("-".into(), |s| {
-                    format!(
+                match &k.stale {
+                    Ok(s) => format!(
                         "{:.2}% ({:.2}-{:.2}%; {} of {} at {} ms)",
                         100.0 * s.fraction,
                         100.0 * s.ci_low,
@@ -178,8 +178,9 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
                         s.stale,
                         s.reads,
                         s.delay_ms
-                    )
-                }),
+                    ),
+                    Err(why) => format!("n/a: {why}"),
+                },
                 format!("{} of {}", k.stale_reads, k.probe_reads),
                 format!("{} of {}", k.stale_writes, k.followed_writes),
                 k.lag_p99_us.map_or("-".into(), |w| format!("{w:.0}")),
@@ -204,9 +205,9 @@ fn consistency_section(data: &ExperimentData) -> Option<Section> {
     Some(Section {
         heading: "Consistency".into(),
         html: html! {
-            (note("What each cell's reads saw while it ran (the consistency probe, docs/consistency.md), the repetitions pooled. Stale: the share of reads at the first delay that returned an older version than the write just acknowledged (at most one read per probe write, so a proportion with its 95% Wilson interval). All reads, the chaser's included, are counted apart: a stale write is read again and again. The first-visibility lag (YCSB++: to the first read returning the write) and the staleness window (Bermbach & Tai: to the last read returning an older version) are over the writes that had a stale read."))
+            (note("What each cell's reads saw while it ran (the consistency probe, docs/consistency.md), the repetitions pooled. Stale share: of the reads at the first delay that at least half of its reads kept, those that returned an older version than the write just acknowledged (at most one read per probe write, so a proportion with its 95% Wilson interval). All reads, the chaser's included, are counted apart: a stale write is read again and again. The read-after-write lag (YCSB++: the acknowledgement to the first read returning the write) and the staleness window (Bermbach & Tai: the write's start to the last read returning an older version, 0 without one) are over every write seen."))
             (table(
-                &["cell", "rate mean", "stale at the first delay (95% CI)", "stale reads of all", "writes with a stale read", "lag p99 us", "window p99 us", "node pauses"],
+                &["cell", "rate mean", "stale share (95% CI)", "stale reads of all", "writes with a stale read", "read-after-write lag p99 us", "staleness window p99 us", "node pauses"],
                 &rows
             ))
         },

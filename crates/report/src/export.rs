@@ -19,12 +19,12 @@ const PROBE_COLUMNS: [&str; 11] = [
     "probe_writes",
     "probe_reads",
     "stale_reads",
-    "stale_first_delay_ms",
+    "stale_delay_ms",
     "stale_fraction_pct",
     "stale_ci95_low_pct",
     "stale_ci95_high_pct",
-    "visibility_lag_p99_us",
-    "staleness_window_p99_us",
+    "read_after_write_lag_p99_us",
+    "staleness_window_from_write_p99_us",
     "never_seen_writes",
     "monotonic_read_violations",
 ];
@@ -164,13 +164,15 @@ pub fn runs_json(
             "consistency": c.consistency.as_ref().map(|k| serde_json::json!({
                 "probe_writes": k.probe_writes,
                 "probe_reads": k.probe_reads, "stale_reads": k.stale_reads,
-                "stale_fraction": k.stale.map(|s| s.fraction),
-                "stale_ci_low": k.stale.map(|s| s.ci_low),
-                "stale_ci_high": k.stale.map(|s| s.ci_high),
-                "first_delay_ms": k.stale.map(|s| s.delay_ms),
-                "first_delay_reads": k.stale.map(|s| s.reads),
+                "stale_fraction": k.stale.as_ref().ok().map(|s| s.fraction),
+                "stale_ci_low": k.stale.as_ref().ok().map(|s| s.ci_low),
+                "stale_ci_high": k.stale.as_ref().ok().map(|s| s.ci_high),
+                "stale_delay_ms": k.stale.as_ref().ok().map(|s| s.delay_ms),
+                "stale_delay_reads": k.stale.as_ref().ok().map(|s| s.reads),
+                "stale_unavailable": k.stale.as_ref().err(),
                 "followed_writes": k.followed_writes, "stale_writes": k.stale_writes,
-                "lag_p99_us": k.lag_p99_us, "window_p99_us": k.window_p99_us,
+                "read_after_write_lag_p99_us": k.lag_p99_us,
+                "staleness_window_from_write_p99_us": k.window_p99_us,
             })),
             "fault_windows": c.fault_windows,
         })).collect::<Vec<_>>(),
@@ -196,7 +198,7 @@ fn measured(result: Option<&str>) -> Measured {
         })
         .collect();
     let probe = phase.consistency.as_ref().map(|c| {
-        let stale = c.stale_fraction();
+        let stale = c.stale_share().ok();
         let number = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
         [
             c.probe_writes.to_string(),
@@ -206,8 +208,8 @@ fn measured(result: Option<&str>) -> Measured {
             number(stale.map(|s| 100.0 * s.fraction)),
             number(stale.map(|s| 100.0 * s.ci_low)),
             number(stale.map(|s| 100.0 * s.ci_high)),
-            number(c.visibility_lag_us.as_ref().map(|l| l.p99_us)),
-            number(c.staleness_window_us.as_ref().map(|l| l.p99_us)),
+            number(c.read_after_write_lag_us.as_ref().map(|l| l.p99_us)),
+            number(c.staleness_window_from_write_us.as_ref().map(|l| l.p99_us)),
             c.never_seen.to_string(),
             c.monotonic_reads.violations.to_string(),
         ]

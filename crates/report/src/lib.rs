@@ -10,6 +10,7 @@ pub mod elastic_page;
 pub mod experiment_page;
 pub mod export;
 pub mod html;
+pub mod probe_figures;
 pub mod run_page;
 pub mod saturation_page;
 pub mod stored;

@@ -91,84 +91,10 @@ fn render_probe(
         c.probe_reads_failed,
         c.missed_reads()
     );
-    let stale = match c.stale_fraction() {
-        Some(s) => format!(
-            "stale: {:.2}% of the reads {} ms after the acknowledgement ({} of {}, one per write; 95% CI {:.2}-{:.2}%)",
-            100.0 * s.fraction,
-            s.delay_ms,
-            s.stale,
-            s.reads,
-            100.0 * s.ci_low,
-            100.0 * s.ci_high
-        ),
-        None => "stale: no read kept the first delay".into(),
-    };
-    let _ = writeln!(
-        out,
-        "  {stale}; {} of all {} reads stale{}",
-        c.stale_reads,
-        c.probe_reads,
-        match c.k_staleness.keys().max() {
-            Some(k) => format!(
-                ", up to {k} versions behind (a version every {:.0} ms per key)",
-                c.rewrite_period_ms
-            ),
-            None => String::new(),
-        }
-    );
-    let visibility: Vec<String> = c
-        .t_visibility
-        .iter()
-        .map(|p| {
-            if p.samples == 0 {
-                format!("{} ms -", p.delay_ms)
-            } else {
-                format!(
-                    "{} ms {:.1}% of {}",
-                    p.delay_ms,
-                    100.0 * p.consistent_fraction,
-                    p.samples
-                )
-            }
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "  visible after the acknowledgement: {}",
-        visibility.join(", ")
-    );
-    let summary = |w: &scalebench_measure::result::LatencySummary| {
-        format!(
-            "p50 {:.0} us, p99 {:.0} us, max {:.0} us",
-            w.p50_us, w.p99_us, w.max_us
-        )
-    };
-    let lag_and_window = match (&c.visibility_lag_us, &c.staleness_window_us) {
-        (Some(lag), Some(window)) => format!(
-            "over the {} of {} followed writes that had a stale read: first-visibility lag {}; staleness window {}",
-            c.stale_writes,
-            c.followed_writes,
-            summary(lag),
-            summary(window)
-        ),
-        _ => format!(
-            "no stale read among {} followed writes: no lag, no staleness window",
-            c.followed_writes
-        ),
-    };
-    let _ = writeln!(out, "  {lag_and_window}");
-    let _ = writeln!(
-        out,
-        "  never seen within {} ms: {} ({:.2}%); cut by the end: {}; read-your-writes violated {} of {}, monotonic reads {} of {}",
-        c.horizon_ms,
-        c.never_seen,
-        100.0 * c.never_seen_fraction,
-        c.cut_writes,
-        c.read_your_writes.violations,
-        c.read_your_writes.checks,
-        c.monotonic_reads.violations,
-        c.monotonic_reads.checks
-    );
+    // The page's table has the same rows; the writes are in the line above.
+    for (name, value) in crate::probe_figures::rows(c).into_iter().skip(1) {
+        let _ = writeln!(out, "  {name}: {value}");
+    }
 }
 
 /// How the phase ran: length, loop, threads, workload, database, merged clients.

@@ -143,7 +143,7 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
         }
         if let Some(k) = &c.consistency {
             let mut note = match &k.stale {
-                Some(s) => format!(
+                Ok(s) => format!(
                     "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
                     s.stale,
                     s.reads,
@@ -151,16 +151,13 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
                     100.0 * s.ci_low,
                     100.0 * s.ci_high
                 ),
-                None => "no probe read kept the first delay".into(),
+                Err(why) => format!("stale share n/a: {why}"),
             };
-            match (k.lag_p99_us, k.window_p99_us) {
-                (Some(lag), Some(w)) => {
-                    note += &format!(
-                        "; {} of {} writes stale: lag p99 {lag:.0} us, window p99 {w:.0} us",
-                        k.stale_writes, k.followed_writes
-                    )
-                }
-                _ => note += &format!("; no stale write of {}", k.followed_writes),
+            note += &format!("; {} of {} writes stale", k.stale_writes, k.followed_writes);
+            if let (Some(lag), Some(w)) = (k.lag_p99_us, k.window_p99_us) {
+                note += &format!(
+                    "; over the writes seen, read-after-write lag p99 {lag:.0} us, staleness window p99 {w:.0} us"
+                );
             }
             notes.push(note);
         }
@@ -215,7 +212,7 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
         let stale = c
             .consistency
             .as_ref()
-            .and_then(|k| k.stale.as_ref())
+            .and_then(|k| k.stale.as_ref().ok())
             .map_or("-".into(), |s| format!("{:.2}", 100.0 * s.fraction));
         let figures = format!(
             "{n:>3} {mean:>10} {ci:>9} {sd:>9} {:>7}{}",

@@ -109,7 +109,8 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
 
 /// Issue 32: with linearizable reads, the consistency probe beside a write load reads nothing stale,
 /// and the independent checker (Porcupine) finds its history linearizable, counting the same reads
-/// and the same stale reads.
+/// and the same stale reads; issue 61: its figures are exactly those of a database that never
+/// returns an older version.
 #[test]
 fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
     let w = workload(&[("table", "probe_lin"), ("recordcount", "200")]);
@@ -131,12 +132,21 @@ fn linearizable_reads_are_never_stale_and_the_checker_agrees() {
     assert_eq!(c.stale_reads, 0, "{c:?}");
     assert_eq!(c.read_your_writes.violations, 0);
     assert_eq!(c.monotonic_reads.violations, 0);
-    // One scheduled read per delay per write, kept or counted missed; every one fresh, so no lag
-    // and no staleness window.
+    // One scheduled read per delay per write, kept or counted missed; every one fresh. Issue 61:
+    // what a linearizable database must give, exactly: a stale share of 0, PBS's k-staleness 1 at
+    // k = 1, Bermbach & Tai's window 0 for every write, no stale-only figure.
     for p in &c.t_visibility {
         assert_eq!(p.samples + p.missed, c.probe_writes, "{c:?}");
     }
-    assert!(c.staleness_window_us.is_none() && c.visibility_lag_us.is_none());
+    assert_eq!(c.stale_share().unwrap().stale, 0, "{c:?}");
+    assert_eq!(c.within_k(1), Some(1.0), "{c:?}");
+    assert_eq!(c.pbs_k_staleness.len(), 1, "{c:?}");
+    let window = c.staleness_window_from_write_us.as_ref().unwrap();
+    assert_eq!(
+        (window.count, window.max_us),
+        (c.followed_writes - c.never_seen, 0.0)
+    );
+    assert!(c.stale_write_window_from_ack_us.is_none() && c.stale_write_lag_us.is_none());
     assert!(
         c.t_visibility
             .iter()

@@ -704,7 +704,8 @@ pub fn assert_refusal_names_its_cause<F: BindingFactory>(
 /// What the consistency probe measured beside a `seconds` run of `w` (the load goes on while the
 /// probe writes and reads), and what the independent checker (tools/history-check: Porcupine)
 /// found in the history the probe wrote. Checks what holds on every binding: each delay's reads
-/// kept or counted missed, a lag and a window exactly when a write was stale.
+/// kept or counted missed, the lag and the window of every write seen, the stale-only ones exactly
+/// when a write was stale.
 pub fn probe_beside_run(
     config: BindingConfig,
     w: &CoreWorkload,
@@ -767,13 +768,21 @@ pub fn probe_beside_run(
     });
     assert_eq!(result.history_error, None);
     // Issue 38, on every binding: each delay's scheduled reads kept it or are counted missed, one
-    // per acknowledged write; the lag and the window only where a write had a stale read.
+    // per acknowledged write. Issue 61: YCSB++'s lag and Bermbach & Tai's window over every write
+    // seen, the stale-only figures exactly where a write had a stale read.
     let c = &result.result;
     for p in &c.t_visibility {
         assert_eq!(p.samples + p.missed, c.probe_writes, "{c:?}");
     }
+    let seen = c.followed_writes - c.never_seen;
+    for figure in [
+        &c.read_after_write_lag_us,
+        &c.staleness_window_from_write_us,
+    ] {
+        assert_eq!(figure.as_ref().map_or(0, |f| f.count), seen, "{c:?}");
+    }
     assert_eq!(
-        c.visibility_lag_us.is_some() && c.staleness_window_us.is_some(),
+        c.stale_write_lag_us.is_some() && c.stale_write_window_from_ack_us.is_some(),
         c.stale_writes > 0,
         "{c:?}"
     );
