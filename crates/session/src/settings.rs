@@ -69,6 +69,9 @@ pub struct Settings {
     pub clients: u32,
     /// `threads` are the whole run's, each client its share (see [`RunRequest::threads_in_all`]).
     pub threads_in_all: bool,
+    /// This client's first thread among the run's (0 alone): the run's threads are numbered over
+    /// its clients, each client's in a row.
+    pub first_thread: usize,
 }
 
 impl Settings {
@@ -147,19 +150,21 @@ impl Settings {
         self.seed = share.seed(self.seed);
         self.clients = share.clients;
         let too_few = |what: &str, n: u64| share.too_few(what, n);
-        // A request set is the whole run's R operations (Dory's), each client its share of it.
+        if self.threads_in_all && (self.threads as u64) < share.clients as u64 {
+            return Err(too_few("--threads", self.threads as u64));
+        }
+        // A request set is the whole run's R operations (Dory's), each client the shares of its
+        // threads.
         if let Some(r) = self.request_set {
             if r < share.clients as u64 {
                 return Err(too_few("--request-set", r));
             }
-            self.request_set = Some(share.split(r).1);
+            let set = share.request_set(r, self.threads as u64, self.threads_in_all)?;
+            self.request_set = Some(set);
         }
-        if self.threads_in_all {
-            if (self.threads as u64) < share.clients as u64 {
-                return Err(too_few("--threads", self.threads as u64));
-            }
-            self.threads = share.split(self.threads as u64).1 as usize;
-        }
+        let (first, threads, _) = share.threads(self.threads as u64, self.threads_in_all);
+        self.threads = threads as usize;
+        self.first_thread = first as usize;
         Ok(self)
     }
 
@@ -314,6 +319,7 @@ impl Settings {
             connect_timeout: args.connect_timeout,
             clients: 1,
             threads_in_all: args.threads_in_all,
+            first_thread: 0,
             batch_size,
             request_set: args.request_set,
             verify_writes: args.verify_writes,
@@ -856,9 +862,11 @@ mod tests {
         request.request_set = Some(101);
         request.threads = Some(3);
         assert_eq!(share(&request, 0).unwrap(), (Some(51), 3));
+        // Issue 61: R in proportion to the clients' threads, so that each of the 3 threads has 33
+        // or 34 operations of a set (split apart, R and T gave the one thread of client 1 50).
         request.threads_in_all = true;
-        assert_eq!(share(&request, 0).unwrap(), (Some(51), 2));
-        assert_eq!(share(&request, 1).unwrap(), (Some(50), 1));
+        assert_eq!(share(&request, 0).unwrap(), (Some(68), 2));
+        assert_eq!(share(&request, 1).unwrap(), (Some(33), 1));
         request.request_set = Some(1);
         let e = share(&request, 0).unwrap_err().to_string();
         assert!(e.contains("'1' for '--request-set'"), "{e}");
