@@ -1365,6 +1365,19 @@ fn bindings_are_listed_with_their_options() {
     ] {
         assert!(text.contains(option), "{option}: {text}");
     }
+    // Issue 61: which bindings bind each worker to a node (Dory's client), said per binding.
+    for (name, bound) in [("cassandra", true), ("hbase", false), ("redis", false)] {
+        let r = scalebench(&["bindings", name]);
+        let text = String::from_utf8_lossy(&r.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let line = match bound {
+            true => "Workers bound to nodes: each worker's every request to one node",
+            false => "Workers bound to nodes: no",
+        };
+        assert!(text.contains(line), "{name}: {text}");
+    }
     let r = scalebench(&["bindings", "hbase"]);
     let text = String::from_utf8_lossy(&r.stdout);
     for option in [

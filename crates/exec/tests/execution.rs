@@ -62,6 +62,7 @@ impl BindingFactory for ScriptFactory {
             transactions: scalebench_binding::Transactions::None,
             increments: scalebench_binding::Increments::None,
             reads: "",
+            binds_workers_to_nodes: false,
         }
     }
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {
@@ -637,6 +638,7 @@ fn on_sqlite(
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -791,6 +793,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     };
     let plan = RunPlan {
         concurrency: 50,

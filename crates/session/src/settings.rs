@@ -393,6 +393,7 @@ impl Settings {
             cancel: stop.cancel().clone(),
             connect_timeout: self.connect_timeout,
             clients: self.clients,
+            worker_nodes: None,
         }
     }
 
