@@ -410,6 +410,21 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["run", "--request-set", "10", "--target", "100"],
             "'10'",
         ),
+        // Issue 61: fixed shares are shares of request sets; a mode of neither word is named.
+        (
+            vec!["run", "--request-set-threads", "fixed"],
+            "--request-set",
+        ),
+        (
+            vec![
+                "run",
+                "--request-set",
+                "10",
+                "--request-set-threads",
+                "bound",
+            ],
+            "'bound'",
+        ),
         (
             vec![
                 "run",
