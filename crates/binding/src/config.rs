@@ -259,6 +259,25 @@ pub struct BindingConfig {
     /// How many client processes of one run share the database (1 alone): a simulated server
     /// (`null.capacity_ops_s`) gives each its share of the capacity.
     pub clients: u32,
+    /// Each worker bound to one node, as each thread of Dory's client was (`--request-set-threads
+    /// fixed`): None, the binding routes requests as it does.
+    pub worker_nodes: Option<WorkerNodes>,
+}
+
+/// Worker `w` of this client is worker `first_worker + w` of the run (its clients' workers
+/// numbered in a row), and every request of it goes to node `(first_worker + w) mod n` of the
+/// cluster's n nodes, in address order, as the binding found them when it opened. Bindings that
+/// cannot choose the node a request goes to say so ([`crate::BindingInfo::binds_workers_to_nodes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkerNodes {
+    pub first_worker: usize,
+}
+
+impl WorkerNodes {
+    /// The node of worker `worker` among `nodes`.
+    pub fn node_of(self, worker: usize, nodes: usize) -> usize {
+        (self.first_worker + worker) % nodes.max(1)
+    }
 }
 
 impl BindingConfig {

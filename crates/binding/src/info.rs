@@ -47,6 +47,10 @@ pub struct BindingInfo {
     /// that route them (replicas, consistency levels) and what this machine cannot show
     /// (`scalebench bindings NAME`, docs/consistency.md).
     pub reads: &'static str,
+    /// Sends every request of a worker to one node of its choosing when asked
+    /// ([`crate::BindingConfig::worker_nodes`]); false: its requests go where its routing sends
+    /// them (a key's owner, a gateway), the workers keep their fixed shares unbound.
+    pub binds_workers_to_nodes: bool,
 }
 
 /// How a binding runs a sequence of operations on one key as one transaction.

@@ -16,7 +16,7 @@ pub mod snapshot;
 pub mod sql;
 
 pub use cancel::Cancel;
-pub use config::{BindingConfig, DbUrl, Schema};
+pub use config::{BindingConfig, DbUrl, Schema, WorkerNodes};
 pub use info::{BindingInfo, Increments, OptionInfo, OptionSet, Transactions};
 pub use registry::{open, FactoryVisitor};
 

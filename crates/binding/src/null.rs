@@ -26,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

@@ -92,12 +92,19 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
         let options = textwrap::Options::new(WIDTH).subsequent_indent(indent);
         textwrap::fill(text, options)
     };
+    let bound = match b.binds_workers_to_nodes {
+        true => "each worker's every request to one node (--request-set-threads fixed)",
+        false => {
+            "no: requests go where the binding routes them, also with --request-set-threads fixed"
+        }
+    };
     let _ = writeln!(
         out,
-        "{}\n{}\n{}",
+        "{}\n{}\n{}\n{}",
         wrapped(&format!("{}: {}", b.name, b.summary), "  "),
         wrapped(&format!("URL: {}", b.url_example), "  "),
-        wrapped(&format!("Reads: {}", b.reads), "  ")
+        wrapped(&format!("Reads: {}", b.reads), "  "),
+        wrapped(&format!("Workers bound to nodes: {bound}"), "  ")
     );
     let declared = b.options.declared;
     if declared.is_empty() {

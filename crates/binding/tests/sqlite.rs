@@ -23,6 +23,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     }
 }
 

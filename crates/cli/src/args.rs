@@ -835,6 +835,13 @@ pub struct PhaseArgs {
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", value_parser = parse_request_set)]
     pub request_set: Option<u64>,
 
+    /// How a request set's operations go to the threads: whichever is free starts the next
+    /// (shared), or each thread has a fixed share of every set, R / T (the first R mod T one more),
+    /// and is bound to one node of the cluster where the binding can choose it (fixed: Dory's
+    /// client; `scalebench bindings` says which can).
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "shared|fixed", default_value = "shared", value_parser = scalebench_exec::SetThreads::parse)]
+    pub request_set_threads: scalebench_exec::SetThreads,
+
     /// Keep a record of every write of the run (per key and field, an 8-byte hash of each value
     /// that may be there now) and read every written key back after it: keys missing or older
     /// than their last acknowledged write are `lost_writes` in the result (writes that timed out
@@ -1082,6 +1089,7 @@ impl PhaseArgs {
             connect_timeout: self.connect_timeout,
             batch_size: self.batch_size,
             request_set: self.request_set,
+            request_set_threads: self.request_set_threads,
             verify_writes: self.verify_writes,
             threads_in_all: false,
             launcher_here: false,

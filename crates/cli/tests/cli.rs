@@ -410,6 +410,21 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["run", "--request-set", "10", "--target", "100"],
             "'10'",
         ),
+        // Issue 61: fixed shares are shares of request sets; a mode of neither word is named.
+        (
+            vec!["run", "--request-set-threads", "fixed"],
+            "--request-set",
+        ),
+        (
+            vec![
+                "run",
+                "--request-set",
+                "10",
+                "--request-set-threads",
+                "bound",
+            ],
+            "'bound'",
+        ),
         (
             vec![
                 "run",
@@ -1365,6 +1380,19 @@ fn bindings_are_listed_with_their_options() {
         "max_pool_size",
     ] {
         assert!(text.contains(option), "{option}: {text}");
+    }
+    // Issue 61: which bindings bind each worker to a node (Dory's client), said per binding.
+    for (name, bound) in [("cassandra", true), ("hbase", false), ("redis", false)] {
+        let r = scalebench(&["bindings", name]);
+        let text = String::from_utf8_lossy(&r.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let line = match bound {
+            true => "Workers bound to nodes: each worker's every request to one node",
+            false => "Workers bound to nodes: no",
+        };
+        assert!(text.contains(line), "{name}: {text}");
     }
     let r = scalebench(&["bindings", "hbase"]);
     let text = String::from_utf8_lossy(&r.stdout);

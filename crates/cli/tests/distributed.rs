@@ -784,7 +784,9 @@ clients = [1, 2]
 }
 
 /// Dory's request sets shared by two clients (issue 41, point 3): R in all, each client half, a
-/// set ends when both finished their share (the launcher opens the next for both).
+/// set ends when both finished their share (the launcher opens the next for both). Issue 61: each
+/// thread with a fixed share of every set, as Dory's client (the null binding has no node to bind
+/// a thread to, and says so).
 #[test]
 fn two_clients_share_each_request_set() {
     let dir = test_dir();
@@ -797,6 +799,8 @@ fn two_clients_share_each_request_set() {
         "2",
         "--request-set",
         "1001",
+        "--request-set-threads",
+        "fixed",
         "--threads",
         "2",
         "--duration",
@@ -805,6 +809,11 @@ fn two_clients_share_each_request_set() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("null cannot bind a thread to a node"),
+        "{}",
+        stderr(&o)
+    );
     // The clients' normal end is no lost client.
     assert!(
         !stderr(&o).contains("ended before the run"),
@@ -813,6 +822,7 @@ fn two_clients_share_each_request_set() {
     );
     let sets = &json(&out)["phases"][0]["request_sets"];
     assert_eq!(u(&sets["size"]), 1001, "{sets}");
+    assert_eq!(sets["threads"], "fixed", "{sets}");
     let all = sets["sets"].as_array().unwrap();
     assert!(all.len() > 10, "{} sets", all.len());
     for (k, set) in all.iter().enumerate() {

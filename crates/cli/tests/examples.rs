@@ -322,7 +322,7 @@ examples! {
     run_4_dory_elasticity => "dory-elasticity", dory_keeps_the_table_of_sizes;
     run_5_swaminathan_sizes => "swaminathan-sizes", swaminathan_compares_databases_per_data_size;
     run_6_lourenco_write_heavy => "lourenco-write-heavy", lourenco_compares_the_space_records_add;
-    run_7_dory_request_sets => "dory-request-sets";
+    run_7_dory_request_sets => "dory-request-sets", dory_gives_each_thread_its_share;
     run_8_sqlite_quick => "sqlite-quick";
     run_9_session_store => "session-store", the_session_store_runs_on_each_database;
 }
@@ -585,6 +585,19 @@ fn dory_keeps_the_table_of_sizes(m: &Miniature) {
     );
 }
 
+/// Issue 61: each of the 3 threads had its fixed share of every set of 100 (34, 33, 33), on the
+/// one-token ring (each thread bound to its node) and on Redis Cluster (unbound) alike.
+fn dory_gives_each_thread_its_share(m: &Miniature) {
+    let cells: Vec<&str> = m.measured().map(|(cell, _)| cell).collect();
+    assert_eq!(cells.len(), 2, "{cells:?}");
+    for (cell, run) in m.measured() {
+        let sets = &run["request_sets"];
+        assert_eq!(sets["threads"], "fixed", "{cell}: {sets}");
+        assert_eq!(sets["size"], 100, "{cell}: {sets}");
+        assert!(!sets["sets"].as_array().unwrap().is_empty(), "{cell}");
+    }
+}
+
 /// Issue 29, point 2: the UPDATE and SELECT cells run on the table as loaded; the INSERT cells, on
 /// a table their earlier repetitions grew, say so.
 fn dijkshoorn_reads_and_updates_the_loaded_table(m: &Miniature) {
@@ -835,6 +848,52 @@ fn every_example_states_what_differs_from_its_study() {
     }));
     // Lourenco: space as the insertion left it, beside the settled space.
     assert!(header("lourenco-write-heavy").contains("as inserted"));
+}
+
+/// Issue 61: Dory's examples run his client (each thread a fixed share of every set, bound to its
+/// node) on a ring of one token per node, and say where threads cannot be bound; Dijkshoorn's
+/// master-slave rows are a master and 3 slaves reading on all four, and say they share one machine.
+#[test]
+fn dory_and_dijkshoorn_run_as_they_ran() {
+    use scalebench_study::experiment::spec::Experiment;
+    let spec = |name: &str| Experiment::from_file(&example(name)).unwrap();
+    let header = |name: &str| std::fs::read_to_string(example(name)).unwrap();
+    let deployment = |name: &str, db: &str| {
+        let d = spec(name)
+            .databases
+            .into_iter()
+            .find(|d| d.name == db)
+            .unwrap();
+        let file = example(name).parent().unwrap().join(d.deployment.unwrap());
+        scalebench_deploy::Deployment::from_file(&file).unwrap()
+    };
+    for name in ["dory-elasticity", "dory-request-sets"] {
+        assert_eq!(
+            spec(name).procedure.request_set_threads,
+            scalebench_exec::SetThreads::Fixed,
+            "{name}"
+        );
+        assert_eq!(
+            deployment(name, "cassandra-3").cassandra.num_tokens,
+            1,
+            "{name}"
+        );
+        assert!(header(name).contains("cannot choose a node"), "{name}");
+    }
+    let dij = spec("dijkshoorn-operations");
+    for row in ["postgres-master-slave", "postgres-master-slave-bucardo"] {
+        let d = deployment("dijkshoorn-operations", row);
+        assert_eq!(d.nodes, 4, "{row}");
+        assert!(d.postgres.reads_on_every_server, "{row}");
+        assert!(
+            !dij.configurations
+                .iter()
+                .any(|c| c.databases.iter().any(|db| db == row)),
+            "{row}: no configuration moves its reads"
+        );
+    }
+    assert!(header("dijkshoorn-operations")
+        .contains("four PostgreSQL servers on\n#   this one machine"));
 }
 
 /// Issue 29, point 5: the table of miniatures in docs/experiments.md lists the runs each plans.

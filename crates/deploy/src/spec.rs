@@ -251,10 +251,38 @@ pub struct PostgresSection {
     pub synchronous_commit: Option<String>,
     /// Send reads and scans to the replicas (the binding's `read_hosts`).
     pub reads_to_replicas: bool,
+    /// Spread reads and scans over every server, the primary (Bucardo's master) and its replicas
+    /// (slaves) alike: worker i reads on server i mod n, the primary first (the binding's
+    /// `read_hosts`). Dijkshoorn's master-slave rows read on all of their machines.
+    pub reads_on_every_server: bool,
     /// `postgres-bucardo` only: `multi-master` (every server a source, each writable) or
     /// `master-slave` (node1 the source, the others targets serving the reads: trigger-based
     /// master-slave replication, as Slony-I was).
     pub bucardo: BucardoSync,
+}
+
+impl PostgresSection {
+    /// Where reads go, as the binding's `read_hosts` (`host:port,...`): every server, the
+    /// primaries first (`reads_on_every_server`), or the replicas when `to_replicas` (the
+    /// deployment's `reads_to_replicas`, or a Bucardo master-slave's slaves); None: the primary's
+    /// connection reads.
+    pub fn read_hosts(
+        &self,
+        to_replicas: bool,
+        primaries: &[String],
+        replicas: &[String],
+    ) -> Option<String> {
+        let hosts: Vec<&str> = match (self.reads_on_every_server, to_replicas) {
+            (true, _) => primaries
+                .iter()
+                .chain(replicas)
+                .map(String::as_str)
+                .collect(),
+            (false, true) => replicas.iter().map(String::as_str).collect(),
+            (false, false) => Vec::new(),
+        };
+        (!hosts.is_empty()).then(|| hosts.join(","))
+    }
 }
 
 /// How a Bucardo deployment's sync copies the benchmark table.
@@ -445,6 +473,7 @@ impl Deployment {
                 return Err("postgres.reads_to_replicas needs postgres.replicas >= 1".into());
             }
         }
+        self.check_reads_on_every_server()?;
         if self.database == Database::PostgresPatroni {
             if self.nodes < 2 {
                 return Err(format!(
@@ -591,6 +620,27 @@ impl Deployment {
     }
 
     /// Postgres: replicas from either `nodes` or `postgres.replicas`.
+    /// Reads on every server need servers that are copies of the primary: a streaming
+    /// deployment's replicas, or a Bucardo master-slave's slaves.
+    fn check_reads_on_every_server(&self) -> Result<(), String> {
+        let p = &self.postgres;
+        if !p.reads_on_every_server {
+            return Ok(());
+        }
+        let master_slave =
+            self.database == Database::PostgresBucardo && p.bucardo == BucardoSync::MasterSlave;
+        if self.database != Database::Postgres && !master_slave {
+            return Err("postgres.reads_on_every_server is for database = \"postgres\" with replicas, or \"postgres-bucardo\" with bucardo = \"master-slave\"".into());
+        }
+        if self.database == Database::Postgres && self.postgres_replicas() == 0 {
+            return Err("postgres.reads_on_every_server needs postgres.replicas >= 1".into());
+        }
+        if p.reads_to_replicas {
+            return Err("postgres.reads_to_replicas and postgres.reads_on_every_server: give one (reads on the replicas alone, or on every server)".into());
+        }
+        Ok(())
+    }
+
     pub fn postgres_replicas(&self) -> usize {
         self.postgres.replicas.max(self.nodes.saturating_sub(1))
     }
@@ -741,6 +791,48 @@ mod tests {
             "name = \"x\"\ndatabase = \"postgres-patroni\"\nnodes = 2\n[postgres]\nreads_to_replicas = true"
         )
         .contains("follow the primary"));
+    }
+
+    /// Issue 61: Dijkshoorn's master-slave rows read on every machine: the primary first, then
+    /// its replicas (worker i on server i mod n); refused where there is no replica to read on.
+    #[test]
+    fn reads_on_every_server_spread_over_the_primary_and_its_replicas() {
+        let hosts = |p: &PostgresSection, to_replicas| {
+            let servers = |s: &[&str]| s.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+            p.read_hosts(to_replicas, &servers(&["p:1"]), &servers(&["r:2", "r:3"]))
+        };
+        let section = |rest: &str| {
+            Deployment::from_toml(&format!(
+                "name = \"x\"\ndatabase = \"postgres\"\nnodes = 3\n[postgres]\n{rest}"
+            ))
+            .unwrap()
+            .postgres
+        };
+        let every = section("reads_on_every_server = true");
+        assert_eq!(hosts(&every, false).as_deref(), Some("p:1,r:2,r:3"));
+        let replicas = section("reads_to_replicas = true");
+        assert_eq!(
+            hosts(&replicas, replicas.reads_to_replicas).as_deref(),
+            Some("r:2,r:3")
+        );
+        assert_eq!(hosts(&section(""), false), None);
+        let err = |t: &str| Deployment::from_toml(t).unwrap_err();
+        assert!(err(
+            "name = \"x\"\ndatabase = \"postgres\"\nnodes = 1\n[postgres]\nreads_on_every_server = true"
+        )
+        .contains("replicas >= 1"));
+        assert!(err(
+            "name = \"x\"\ndatabase = \"postgres\"\nnodes = 2\n[postgres]\nreads_on_every_server = true\nreads_to_replicas = true"
+        )
+        .contains("give one"));
+        assert!(err(
+            "name = \"x\"\ndatabase = \"postgres-bucardo\"\nnodes = 2\n[postgres]\nreads_on_every_server = true"
+        )
+        .contains("master-slave"));
+        Deployment::from_toml(
+            "name = \"x\"\ndatabase = \"postgres-bucardo\"\nnodes = 4\n[postgres]\nbucardo = \"master-slave\"\nreads_on_every_server = true",
+        )
+        .unwrap();
     }
 
     fn with_memory(database: &str, memory: &str, rest: &str) -> Result<Deployment, String> {

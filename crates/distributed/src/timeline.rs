@@ -124,13 +124,19 @@ impl MergedTimeline {
             return None;
         }
         let closed = self.closed_sets.len();
-        let unfinished = clients
-            .iter()
-            .flatten()
-            .filter_map(|r| r.phases.first()?.request_sets.as_ref())
+        let of_clients = || {
+            clients
+                .iter()
+                .flatten()
+                .filter_map(|r| r.phases.first()?.request_sets.as_ref())
+        };
+        let unfinished = of_clients()
             .map(|s| s.sets.len().saturating_sub(closed) as u64 * s.size + s.unfinished_ops)
             .sum();
-        Some(RequestSets::new(size, self.closed_sets.clone(), unfinished))
+        let mut sets = RequestSets::new(size, self.closed_sets.clone(), unfinished);
+        // Every client gave its threads the set's operations alike (one request).
+        sets.threads = of_clients().next().map_or(sets.threads, |s| s.threads);
+        Some(sets)
     }
 }
 

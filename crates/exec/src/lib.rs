@@ -20,7 +20,7 @@ pub mod stop;
 mod timeline;
 pub mod written;
 
-pub use plan::{Arrival, Phase, RunPlan, Timing};
+pub use plan::{Arrival, Phase, RunPlan, SetThreads, Timing};
 pub use progress::{MeasurementStart, Observers, Progress, ProgressState};
 pub use rendezvous::{Rendezvous, RendezvousError};
 pub use runner::{execute, ExecError, PhaseOutcome};

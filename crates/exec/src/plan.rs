@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::rendezvous::Rendezvous;
 
+pub use scalebench_measure::result::SetThreads;
 pub use scalebench_measure::Phase;
 
 /// What a run phase's throughput is divided by.
@@ -91,6 +92,8 @@ pub struct RunPlan {
     /// Run phase, closed loop: operations in back-to-back sets of this many, each set timed and the
     /// next one started only when it has completed (Dory's request sets).
     pub request_set: Option<u64>,
+    /// How a set's operations are given to the slots: to whichever is free, or a fixed share each.
+    pub set_threads: SetThreads,
     /// Where the timeline (request sets, or else intervals) is published while the run goes on.
     pub timeline_log: Option<crate::timeline::TimelineLog>,
     /// Open loop: how much later than the start the schedule's first arrival comes (a client of a
@@ -140,6 +143,16 @@ pub fn check_request_sets(
     }
 }
 
+/// Fixed shares are shares of request sets: without sets there is nothing to share.
+pub fn check_set_threads(threads: SetThreads, request_set: Option<u64>) -> Result<(), String> {
+    match (threads, request_set) {
+        (SetThreads::Fixed, None) => {
+            Err("fixed shares are shares of request sets: give --request-set R".into())
+        }
+        _ => Ok(()),
+    }
+}
+
 impl RunPlan {
     pub fn slots(&self) -> usize {
         self.threads * self.concurrency
@@ -174,6 +187,7 @@ impl Default for RunPlan {
             insert_retries: 0,
             insert_retry_interval: Duration::from_secs(3),
             request_set: None,
+            set_threads: SetThreads::Shared,
             timeline_log: None,
             arrival_offset: Duration::ZERO,
             rendezvous: None,

@@ -1,18 +1,22 @@
 //! Dory's request sets (studies.md, section 5): the measured operations of a closed-loop run in
 //! back-to-back sets of R, each timed; a set starts only when every operation of the one before it
-//! has completed.
+//! has completed. The operations of a set go to whichever slot is free (shared), or each slot has
+//! a fixed share of every set, as each thread of Dory's client had (fixed).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use scalebench_measure::result::{RequestSet, RequestSets};
+use scalebench_measure::result::{RequestSet, RequestSets, SetThreads};
 
 use crate::timeline::{SetGate, TimelineLog, TimelinePoint};
 
-/// Request sets: measured operations are numbered as they start; operation i belongs to set
-/// i / size and may start only once every operation of the sets before has completed.
+/// Request sets: measured operations are numbered (as they start, or each slot its own numbers of
+/// every set); operation i belongs to set i / size and may start only once every operation of the
+/// sets before has completed.
 pub struct SetClock {
     size: u64,
+    /// With fixed shares: each slot's first number within a set, and its share of the set.
+    shares: Option<Vec<(u64, u64)>>,
     claimed: AtomicU64,
     completed: AtomicU64,
     /// Start of the set in progress, ns after `timeline.start` (0: the measurement start).
@@ -25,10 +29,33 @@ pub struct SetClock {
     log: Option<TimelineLog>,
 }
 
+/// Where a slot is in its fixed shares: the set, and how many of its share of it it has started.
+#[derive(Debug, Default)]
+pub struct SetCursor {
+    set: u64,
+    started: u64,
+}
+
+/// Each of `slots` slots' share of a set of `size` operations, as (its first number within the
+/// set, its share): `size / slots`, the first `size % slots` slots one more (Dory's client).
+pub fn fixed_shares(size: u64, slots: usize) -> Vec<(u64, u64)> {
+    let n = slots.max(1) as u64;
+    let mut first = 0;
+    (0..n)
+        .map(|s| {
+            let share = size / n + u64::from(s < size % n);
+            first += share;
+            (first - share, share)
+        })
+        .collect()
+}
+
 impl SetClock {
-    pub fn new(size: u64, log: Option<TimelineLog>) -> SetClock {
+    /// Sets of `size` operations over `slots` slots, given to them as `threads` says.
+    pub fn new(size: u64, log: Option<TimelineLog>, threads: SetThreads, slots: usize) -> SetClock {
         SetClock {
             size,
+            shares: (threads == SetThreads::Fixed).then(|| fixed_shares(size, slots)),
             claimed: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             opened_ns: AtomicU64::new(0),
@@ -39,9 +66,22 @@ impl SetClock {
         }
     }
 
-    /// Numbers the next measured operation.
-    pub fn claim(&self) -> u64 {
-        self.claimed.fetch_add(1, Ordering::SeqCst)
+    /// Numbers slot `slot`'s next measured operation: the set's next (shared), or the next of the
+    /// slot's share of the set it is in, then of the set after (fixed; `cursor` is the slot's).
+    /// None: the slot has no share of a set (fewer operations in a set than slots).
+    pub fn claim(&self, slot: usize, cursor: &mut SetCursor) -> Option<u64> {
+        let Some(shares) = &self.shares else {
+            return Some(self.claimed.fetch_add(1, Ordering::SeqCst));
+        };
+        let (first, share) = shares[slot];
+        if share == 0 {
+            return None;
+        }
+        if cursor.started == share {
+            (cursor.set, cursor.started) = (cursor.set + 1, 0);
+        }
+        cursor.started += 1;
+        Some(cursor.set * self.size + first + cursor.started - 1)
     }
 
     /// The set operation `i` belongs to.
@@ -142,6 +182,65 @@ impl SetClock {
     pub fn finish(&self) -> RequestSets {
         let completed = self.completed.load(Ordering::SeqCst);
         let sets = std::mem::take(&mut *self.done.lock().unwrap_or_else(|e| e.into_inner()));
-        RequestSets::new(self.size, sets, completed % self.size)
+        let mut r = RequestSets::new(self.size, sets, completed % self.size);
+        r.threads = match self.shares {
+            Some(_) => SetThreads::Fixed,
+            None => SetThreads::Shared,
+        };
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Dory's client: each thread R / T operations of every set, the first R mod T one more.
+    #[test]
+    fn fixed_shares_cover_a_set_once_and_differ_by_at_most_one() {
+        assert_eq!(fixed_shares(101, 3), [(0, 34), (34, 34), (68, 33)]);
+        assert_eq!(fixed_shares(2, 3), [(0, 1), (1, 1), (2, 0)]);
+        for (size, slots) in [(500, 3), (100, 7), (7, 7), (1, 1)] {
+            let shares = fixed_shares(size, slots);
+            assert_eq!(shares.iter().map(|s| s.1).sum::<u64>(), size);
+            let (min, max) = (
+                shares.iter().map(|s| s.1).min().unwrap(),
+                shares.iter().map(|s| s.1).max().unwrap(),
+            );
+            assert!(max - min <= 1, "{shares:?}");
+        }
+    }
+
+    /// Each slot numbers its own share of every set: over 4 sets, every operation number of each
+    /// set once, each slot's all in the set it is in.
+    #[test]
+    fn each_slot_claims_its_share_of_every_set() {
+        let clock = SetClock::new(10, None, SetThreads::Fixed, 3);
+        let mut claimed = Vec::new();
+        for slot in 0..3 {
+            let mut cursor = SetCursor::default();
+            let share = [4, 3, 3][slot];
+            for _ in 0..4 * share {
+                let i = clock.claim(slot, &mut cursor).unwrap();
+                claimed.push((clock.set_of(i), slot, i));
+            }
+        }
+        claimed.sort_unstable();
+        let numbers: Vec<u64> = claimed.iter().map(|c| c.2).collect();
+        assert_eq!(numbers, (0..40).collect::<Vec<_>>());
+        for set in 0..4 {
+            let per_slot: Vec<usize> = (0..3)
+                .map(|s| claimed.iter().filter(|c| c.0 == set && c.1 == s).count())
+                .collect();
+            assert_eq!(per_slot, [4, 3, 3], "set {set}");
+        }
+        // A slot with no share of a set (2 operations over 3 slots) claims nothing.
+        let clock = SetClock::new(2, None, SetThreads::Fixed, 3);
+        assert_eq!(clock.claim(2, &mut SetCursor::default()), None);
+        // Shared: numbered as claimed, whoever claims.
+        let clock = SetClock::new(2, None, SetThreads::Shared, 3);
+        let mut cursor = SetCursor::default();
+        assert_eq!(clock.claim(2, &mut cursor), Some(0));
+        assert_eq!(clock.claim(0, &mut cursor), Some(1));
     }
 }

@@ -21,7 +21,7 @@ use crate::pacer::Pacer;
 use crate::perform::{perform, Buffers};
 use crate::plan::{Phase, RunPlan, Timing};
 use crate::progress::{Progress, ProgressState};
-use crate::request_sets::SetClock;
+use crate::request_sets::{SetClock, SetCursor};
 use crate::schedule::Schedule;
 use crate::timeline::TimelinePoint;
 use crate::StopSignal;
@@ -121,7 +121,12 @@ pub fn execute<F: BindingFactory>(
     // Init-to-cleanup timing starts before the first connection.
     let init = Instant::now();
     let sets = match (plan.phase, plan.request_set) {
-        (Phase::Run, Some(size)) => Some(SetClock::new(size, plan.timeline_log.clone())),
+        (Phase::Run, Some(size)) => Some(SetClock::new(
+            size,
+            plan.timeline_log.clone(),
+            plan.set_threads,
+            plan.slots(),
+        )),
         _ => None,
     };
     let verify = workload.data_integrity && factory.info().stores_data;
@@ -308,6 +313,7 @@ fn check_plan(plan: &RunPlan) -> Result<(), ExecError> {
     }
     crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
         .map_err(ExecError::Plan)?;
+    crate::plan::check_set_threads(plan.set_threads, plan.request_set).map_err(ExecError::Plan)?;
     crate::plan::check_timing(plan.timing, plan.duration, plan.warmup).map_err(ExecError::Plan)?;
     Ok(())
 }
@@ -728,23 +734,24 @@ impl<F> SlotContext<'_, F> {
         }
     }
 
-    /// With request sets, once measuring: numbers the next operation and waits until its set opens.
-    /// `Some(None)`: no set (none in the plan, or still warming up); `None`: the slot is done (the
-    /// operation count is reached, or the phase ended while waiting).
-    async fn claim_set(&self) -> Option<Option<u64>> {
+    /// With request sets, once measuring: numbers slot `slot`'s next operation and waits until its
+    /// set opens. `Some(None)`: no set (none in the plan, or still warming up); `None`: the slot is
+    /// done (the operation count is reached, it has no share of a set, or the phase ended while
+    /// waiting).
+    async fn claim_set(&self, slot: usize, cursor: &mut SetCursor) -> Option<Option<u64>> {
         let Some(sets) = &self.shared.sets else {
             return Some(None);
         };
         if self.clock.now_ns() < self.timeline.t0_ns {
             return Some(None);
         }
-        let i = sets.claim();
-        if self.shared.plan.operation_count.is_some_and(|n| i >= n) {
+        let claimed = sets.claim(slot, cursor);
+        if claimed.is_none_or(|i| self.shared.plan.operation_count.is_some_and(|n| i >= n)) {
             self.shared.slots_done.fetch_add(1, Ordering::SeqCst);
             return None;
         }
         let ended = || self.shared.stop.is_requested() || self.past_deadline(self.clock.now_ns());
-        let set = sets.set_of(i);
+        let set = sets.set_of(claimed?);
         sets.wait_open(set, ended, || self.clock.now_ns())
             .await
             .then_some(Some(set))
@@ -794,8 +801,9 @@ async fn run_slot<F: BindingFactory>(
     let verify = shared.verify;
     // Kept per slot and published once: a shared atomic per operation would bounce between cores.
     let mut last_end = 0;
-    // The request set of the operation in progress.
+    // The request set of the operation in progress, and the slot's place in its fixed shares.
     let mut set: Option<u64> = None;
+    let mut cursor = SetCursor::default();
     let mut since_yield = 0;
     let mut backoff = Duration::ZERO;
     loop {
@@ -826,7 +834,7 @@ async fn run_slot<F: BindingFactory>(
             // Closed loop: the operation is generated first so the start instant is also the instant
             // checked against the deadline.
             None => {
-                match ctx.claim_set().await {
+                match ctx.claim_set(slot, &mut cursor).await {
                     Some(claimed) => set = claimed,
                     None => break,
                 }

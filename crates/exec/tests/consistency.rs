@@ -69,6 +69,7 @@ impl BindingFactory for TwoCopies {
             transactions: scalebench_binding::Transactions::None,
             increments: scalebench_binding::Increments::None,
             reads: "",
+            binds_workers_to_nodes: false,
         }
     }
     async fn connect(&self, worker: usize) -> Result<Connection, BindingError> {

@@ -62,6 +62,7 @@ impl BindingFactory for ScriptFactory {
             transactions: scalebench_binding::Transactions::None,
             increments: scalebench_binding::Increments::None,
             reads: "",
+            binds_workers_to_nodes: false,
         }
     }
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {
@@ -637,6 +638,7 @@ fn on_sqlite(
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -765,6 +767,39 @@ fn request_sets_are_back_to_back_and_no_operation_starts_before_its_set() {
     }
 }
 
+/// Issue 61, Dory's client: with fixed shares each thread runs R / T operations of every set (the
+/// first R mod T one more), whatever the others do: 10 sets of 10 over 3 threads are 40, 30 and 30
+/// operations, exactly.
+#[test]
+fn fixed_shares_give_each_thread_its_part_of_every_set() {
+    let s = script(3, |s| s.delay = Some(Duration::from_millis(1)));
+    let plan = RunPlan {
+        threads: 3,
+        duration: None,
+        operation_count: Some(100),
+        request_set: Some(10),
+        set_threads: scalebench_exec::SetThreads::Fixed,
+        ..Default::default()
+    };
+    let out = run_script(s.clone(), &plan).unwrap();
+    let sets = out.result.request_sets.as_ref().unwrap();
+    assert_eq!((sets.sets.len(), sets.unfinished_ops), (10, 0));
+    assert_eq!(sets.threads, scalebench_exec::SetThreads::Fixed);
+    let per_worker: Vec<u64> = s
+        .per_worker
+        .iter()
+        .map(|n| n.load(Ordering::Relaxed))
+        .collect();
+    assert_eq!(per_worker, [40, 30, 30]);
+    // Fixed shares are shares of sets.
+    let no_sets = RunPlan {
+        request_set: None,
+        ..plan
+    };
+    let err = run_script(script(3, |_| {}), &no_sets).unwrap_err();
+    assert!(err.to_string().contains("--request-set"), "{err}");
+}
+
 #[test]
 fn request_sets_reject_a_target_rate() {
     let plan = RunPlan {
@@ -791,6 +826,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     };
     let plan = RunPlan {
         concurrency: 50,

@@ -16,6 +16,7 @@ pub mod phase;
 pub mod recorder;
 pub mod result;
 pub mod saturation;
+pub mod set_threads;
 pub mod ycsb_text;
 
 pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};

@@ -692,6 +692,8 @@ pub struct ScheduleSummary {
     pub start_delay: Option<LatencySummary>,
 }
 
+pub use crate::set_threads::SetThreads;
+
 /// Request sets of one run: each set of `size` operations starts when the previous one has completed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RequestSets {
@@ -708,6 +710,9 @@ pub struct RequestSets {
     pub median_step_s: f64,
     /// Operations of a last set the end of the run cut short (not in `sets`).
     pub unfinished_ops: u64,
+    /// How the operations of a set were given to the threads (`--request-set-threads`).
+    #[serde(default)]
+    pub threads: crate::set_threads::SetThreads,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -744,6 +749,7 @@ impl RequestSets {
             median_step_s,
             unfinished_ops,
             sets,
+            threads: crate::set_threads::SetThreads::Shared,
         }
     }
 }

@@ -13,9 +13,14 @@ fn sql(c: &Cluster, node: usize, text: &str) -> String {
 }
 
 fn replica_transactions(c: &Cluster) -> u64 {
+    transactions(c, 1)
+}
+
+/// Transactions node `node` committed in the benchmark's database (each read of a run is one).
+fn transactions(c: &Cluster, node: usize) -> u64 {
     sql(
         c,
-        1,
+        node,
         "SELECT xact_commit FROM pg_stat_database WHERE datname = 'ycsb'",
     )
     .parse()
@@ -136,7 +141,7 @@ fn a_synchronous_replica_serves_the_reads() {
 fn snapshot_restores_the_loaded_data_and_space_matches_du() {
     let mut c = cluster(
         "name = \"pg-async\"\ndatabase = \"postgres\"\nnodes = 2\nidle_timeout_s = 60\n\
-         [server]\nwork_mem = \"8MB\"\n",
+         [postgres]\nreads_on_every_server = true\n[server]\nwork_mem = \"8MB\"\n",
     );
     assert_eq!(
         sql(&c, 1, "SHOW work_mem"),
@@ -149,6 +154,39 @@ fn snapshot_restores_the_loaded_data_and_space_matches_du() {
     c.wait_idle().unwrap();
     let space = c.space("after load", 3000, "usertable");
     assert!(space.parts["log"] > 0 && space.parts["data"] > 3000 * 1000);
+
+    // Issue 61, Dijkshoorn's master-slave reading on every machine: the primary first, then its
+    // replica (worker i on server i mod 2); two workers' 200 reads each are one transaction each
+    // on each server (the replica alone, or the primary alone, would serve all 400).
+    let (primary, replica) = (c.state.nodes[0].endpoint(), c.state.nodes[1].endpoint());
+    assert_eq!(
+        c.binding_options()["read_hosts"],
+        format!("{primary},{replica}")
+    );
+    let reads = workload(&[
+        ("recordcount", "3000"),
+        ("readproportion", "1"),
+        ("updateproportion", "0"),
+    ]);
+    let before = [transactions(&c, 0), transactions(&c, 1)];
+    let plan = scalebench_exec::RunPlan {
+        threads: 2,
+        duration: None,
+        operation_count: Some(400),
+        ..Default::default()
+    };
+    let run = phase(cluster_config(&c, &reads, &[], false), &reads, plan).result;
+    assert_eq!(
+        (run.totals.ok, run.totals.failed),
+        (400, 0),
+        "{:?}",
+        run.errors
+    );
+    let served = [
+        transactions(&c, 0) - before[0],
+        transactions(&c, 1) - before[1],
+    ];
+    assert!(served[0] >= 200 && served[1] >= 200, "{served:?}");
     // Two copies (primary and replica) of ~3 MB of records, plus each cluster's catalogs and WAL.
     assert!(space.total_bytes > 2 * 3000 * 1000);
 
@@ -163,7 +201,6 @@ fn snapshot_restores_the_loaded_data_and_space_matches_du() {
 
     // Issue 32: an asynchronous replica serving the reads under a write load: some probe reads
     // return an older version, and the checker (Porcupine) counts the same stale reads.
-    let replica = c.state.nodes[1].endpoint();
     let w = workload(&[("recordcount", "3000")]);
     let (probe, checked) = probe_beside_run(
         cluster_config(&c, &w, &[("read_hosts", &replica)], false),

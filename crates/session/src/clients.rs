@@ -91,6 +91,47 @@ impl ClientShare {
         (i * base + i.min(extra), base + u64::from(i < extra))
     }
 
+    /// This client's threads among the run's: (its first, how many, the run's in all). `threads`
+    /// are each client's own, or with `in_all` the whole run's, each client its part of them.
+    pub fn threads(&self, threads: u64, in_all: bool) -> (u64, u64, u64) {
+        match in_all {
+            true => {
+                let (first, count) = self.split(threads);
+                (first, count, threads)
+            }
+            false => (
+                self.index as u64 * threads,
+                threads,
+                threads * self.clients as u64,
+            ),
+        }
+    }
+
+    /// This client's part of a request set of `r` operations (Dory's R, the whole run's): the
+    /// shares of its threads, each thread of the run R / T (the first R mod T threads one more,
+    /// as Dory's client gave them), so that every thread of every client has the same share to
+    /// within one operation however the threads are spread over the clients. `threads` as
+    /// [`ClientShare::threads`] takes them. The last client's part is the smallest: each client
+    /// refuses a set that leaves it nothing, alike.
+    pub fn request_set(&self, r: u64, threads: u64, in_all: bool) -> Result<u64, SessionError> {
+        let part = |share: &ClientShare| {
+            let (first, count, all) = share.threads(threads, in_all);
+            let all = all.max(1);
+            count * (r / all) + (r % all).saturating_sub(first).min(count)
+        };
+        let last = ClientShare {
+            index: self.clients - 1,
+            clients: self.clients,
+        };
+        if part(&last) == 0 {
+            return Err(SessionError::Usage(format!(
+                "invalid value '{r}' for '--request-set': fewer than the {} clients' threads would leave client {} none of a set (each client needs at least one operation)",
+                self.clients, last.index
+            )));
+        }
+        Ok(part(self))
+    }
+
     /// The load's key range of this client: its part of `count` records from `start`
     /// (`insertstart`, `insertcount`).
     pub fn load_range(&self, start: u64, count: u64) -> (u64, u64) {
@@ -232,6 +273,33 @@ mod tests {
             prop_assert!(sizes.clone().max().unwrap() - sizes.min().unwrap() <= 1);
         }
 
+        /// Issue 61: whatever the clients and however the threads are spread over them, the
+        /// clients' parts of a request set add up to R, and each thread's share (a client's part
+        /// over its threads, the first ones one more) is R / T to within one.
+        #[test]
+        fn a_request_set_is_shared_in_proportion_to_the_threads(
+            r in 1u64..100_000, threads in 1u64..64, n in 1u32..16, in_all: bool,
+        ) {
+            let all = if in_all { threads } else { threads * n as u64 };
+            prop_assume!(n as u64 <= threads || !in_all);
+            prop_assume!(r >= all);
+            let mut total = 0;
+            let mut per_thread = Vec::new();
+            for s in shares(n) {
+                let part = s.request_set(r, threads, in_all).unwrap();
+                let (_, count, _) = s.threads(threads, in_all);
+                total += part;
+                for t in 0..count {
+                    per_thread.push(part / count + u64::from(t < part % count));
+                }
+            }
+            prop_assert_eq!(total, r);
+            prop_assert_eq!(per_thread.len() as u64, all);
+            for share in per_thread {
+                prop_assert!(share == r / all || share == r / all + 1, "{} of {} over {}", share, r, all);
+            }
+        }
+
         #[test]
         fn insert_sections_never_overlap(first in 0u64..1_000_000, ops in 1u64..1_000_000, n in 1u32..64) {
             let s = shares(n);
@@ -262,6 +330,29 @@ mod tests {
         assert_eq!(without, "client 1 of 3: its share of the operations");
         let with = share.describe(&workload("0.2"), Phase::Run);
         assert!(with.contains("inserts from key"), "{with}");
+    }
+
+    /// Issue 61: R = 101 over T = 3 threads in all on 2 clients: client 0 runs 2 threads with 68
+    /// operations of each set (34 each), client 1 one thread with 33, never 50 (R and T split apart).
+    #[test]
+    fn a_request_set_of_101_over_3_threads_on_2_clients() {
+        let parts: Vec<(u64, (u64, u64, u64))> = shares(2)
+            .iter()
+            .map(|s| (s.request_set(101, 3, true).unwrap(), s.threads(3, true)))
+            .collect();
+        assert_eq!(parts, [(68, (0, 2, 3)), (33, (2, 1, 3))]);
+        // 3 threads each: 6 in all, 17 operations each but the last (16).
+        let each: Vec<u64> = shares(2)
+            .iter()
+            .map(|s| s.request_set(101, 3, false).unwrap())
+            .collect();
+        assert_eq!(each, [51, 50]);
+        // Fewer operations than threads: the last client would have none; each client refuses.
+        for s in shares(2) {
+            let e = s.request_set(2, 3, true).unwrap_err().to_string();
+            assert!(e.contains("'2' for '--request-set'"), "{e}");
+        }
+        assert_eq!(shares(2)[0].request_set(3, 3, true).unwrap(), 2);
     }
 
     #[test]

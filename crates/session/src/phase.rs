@@ -112,7 +112,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
             (create_schema, drop_schema) = (false, false);
         }
         let opened = registry::open(
-            settings.binding_config(create_schema, drop_schema, &stop),
+            settings.phase_binding_config(phase, create_schema, drop_schema, &stop),
             PhaseRunner {
                 workload: &settings.workload,
                 settings: &settings,

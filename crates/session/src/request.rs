@@ -78,6 +78,9 @@ pub struct RunRequest {
     pub connect_timeout: Duration,
     pub batch_size: Option<u32>,
     pub request_set: Option<u64>,
+    /// How a set's operations go to the threads (`--request-set-threads`).
+    #[serde(default)]
+    pub request_set_threads: scalebench_exec::SetThreads,
     /// Record every write of the run and read the written keys back after it: `lost_writes`
     /// (docs/operations.md).
     #[serde(default)]
@@ -354,6 +357,7 @@ impl RunRequest {
             batch_size: None,
             verify_writes: false,
             request_set: None,
+            request_set_threads: Default::default(),
             threads_in_all: false,
             launcher_here: false,
             measurement_start: None,

@@ -58,6 +58,7 @@ pub struct Settings {
     pub connect_timeout: Duration,
     pub batch_size: usize,
     pub request_set: Option<u64>,
+    pub set_threads: scalebench_exec::SetThreads,
     pub verify_writes: bool,
     pub timeline_log: Option<scalebench_exec::TimelineLog>,
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
@@ -69,6 +70,9 @@ pub struct Settings {
     pub clients: u32,
     /// `threads` are the whole run's, each client its share (see [`RunRequest::threads_in_all`]).
     pub threads_in_all: bool,
+    /// This client's first thread among the run's (0 alone): the run's threads are numbered over
+    /// its clients, each client's in a row.
+    pub first_thread: usize,
 }
 
 impl Settings {
@@ -147,19 +151,21 @@ impl Settings {
         self.seed = share.seed(self.seed);
         self.clients = share.clients;
         let too_few = |what: &str, n: u64| share.too_few(what, n);
-        // A request set is the whole run's R operations (Dory's), each client its share of it.
+        if self.threads_in_all && (self.threads as u64) < share.clients as u64 {
+            return Err(too_few("--threads", self.threads as u64));
+        }
+        // A request set is the whole run's R operations (Dory's), each client the shares of its
+        // threads.
         if let Some(r) = self.request_set {
             if r < share.clients as u64 {
                 return Err(too_few("--request-set", r));
             }
-            self.request_set = Some(share.split(r).1);
+            let set = share.request_set(r, self.threads as u64, self.threads_in_all)?;
+            self.request_set = Some(set);
         }
-        if self.threads_in_all {
-            if (self.threads as u64) < share.clients as u64 {
-                return Err(too_few("--threads", self.threads as u64));
-            }
-            self.threads = share.split(self.threads as u64).1 as usize;
-        }
+        let (first, threads, _) = share.threads(self.threads as u64, self.threads_in_all);
+        self.threads = threads as usize;
+        self.first_thread = first as usize;
         Ok(self)
     }
 
@@ -269,14 +275,7 @@ impl Settings {
             Some(b) => b as usize,
             None => props.integer(&BATCHSIZE)?.max(1) as usize,
         };
-        scalebench_exec::plan::check_request_sets(args.request_set, run_pace.target).map_err(
-            |e| {
-                SessionError::Usage(format!(
-                    "invalid value '{}' for '--request-set': {e}",
-                    args.request_set.unwrap_or(0)
-                ))
-            },
-        )?;
+        warnings.extend(check_request_sets(args, run_pace.target, &binding)?);
         if phase == Phase::Run {
             scalebench_exec::plan::check_timing(args.timing, run_duration, args.warmup).map_err(
                 |e| {
@@ -314,8 +313,10 @@ impl Settings {
             connect_timeout: args.connect_timeout,
             clients: 1,
             threads_in_all: args.threads_in_all,
+            first_thread: 0,
             batch_size,
             request_set: args.request_set,
+            set_threads: args.request_set_threads,
             verify_writes: args.verify_writes,
             timeline_log: args.timeline_log.clone(),
             rendezvous: args.rendezvous.clone(),
@@ -362,6 +363,7 @@ impl Settings {
             seed: self.seed,
             batch_size: self.batch_size,
             request_set: self.request_set,
+            set_threads: self.set_threads,
             verify_writes: self.verify_writes,
             timeline_log: self.timeline_log.clone(),
             arrival_offset: pace.arrival_offset,
@@ -387,12 +389,56 @@ impl Settings {
             cancel: stop.cancel().clone(),
             connect_timeout: self.connect_timeout,
             clients: self.clients,
+            worker_nodes: None,
+        }
+    }
+
+    /// The binding's configuration for `phase`: the measured run's workers bound to nodes with
+    /// `--request-set-threads fixed` (Dory's client), from this client's first worker among the
+    /// run's.
+    pub fn phase_binding_config(
+        &self,
+        phase: Phase,
+        create_schema: bool,
+        drop_schema: bool,
+        stop: &StopSignal,
+    ) -> BindingConfig {
+        let fixed = self.set_threads == scalebench_exec::SetThreads::Fixed;
+        BindingConfig {
+            worker_nodes: (fixed && phase == Phase::Run).then_some(
+                scalebench_binding::WorkerNodes {
+                    first_worker: self.first_thread * self.concurrency,
+                },
+            ),
+            ..self.binding_config(create_schema, drop_schema, stop)
         }
     }
 
     pub fn uses_default_db(&self) -> bool {
         self.temp_db_dir.is_some()
     }
+}
+
+/// The request sets' rules (`--request-set`, `--request-set-threads`), and the warning that a
+/// binding cannot bind the fixed shares' threads to nodes.
+fn check_request_sets(
+    args: &RunRequest,
+    target: Option<f64>,
+    binding: &BindingInfo,
+) -> Result<Option<String>, SessionError> {
+    let named = |flag: &str, value: String, e: String| {
+        SessionError::Usage(format!("invalid value '{value}' for '{flag}': {e}"))
+    };
+    let (sets, threads) = (args.request_set, args.request_set_threads);
+    scalebench_exec::plan::check_request_sets(sets, target)
+        .map_err(|e| named("--request-set", sets.unwrap_or(0).to_string(), e))?;
+    scalebench_exec::plan::check_set_threads(threads, sets)
+        .map_err(|e| named("--request-set-threads", threads.name().into(), e))?;
+    let unbound = threads == scalebench_exec::SetThreads::Fixed && !binding.binds_workers_to_nodes;
+    Ok(unbound.then(|| format!(
+        "{} cannot bind a thread to a node (its requests go where it routes them: `scalebench bindings {}`): with --request-set-threads fixed each thread keeps its fixed share of every set, unbound",
+        binding.name, binding.name
+    )))
 }
 
 /// `--threads`, else `threadcount`; threads x `--concurrency` bounded.
@@ -791,6 +837,9 @@ impl Settings {
             s.request_set
                 .map_or_else(|| "none".into(), |n| n.to_string()),
         );
+        if s.request_set.is_some() {
+            put("request set threads", s.set_threads.name().into());
+        }
         for (k, v) in s.props.iter() {
             if !scalebench_workload::declared::defines_the_run(k) {
                 continue;
@@ -856,9 +905,11 @@ mod tests {
         request.request_set = Some(101);
         request.threads = Some(3);
         assert_eq!(share(&request, 0).unwrap(), (Some(51), 3));
+        // Issue 61: R in proportion to the clients' threads, so that each of the 3 threads has 33
+        // or 34 operations of a set (split apart, R and T gave the one thread of client 1 50).
         request.threads_in_all = true;
-        assert_eq!(share(&request, 0).unwrap(), (Some(51), 2));
-        assert_eq!(share(&request, 1).unwrap(), (Some(50), 1));
+        assert_eq!(share(&request, 0).unwrap(), (Some(68), 2));
+        assert_eq!(share(&request, 1).unwrap(), (Some(33), 1));
         request.request_set = Some(1);
         let e = share(&request, 0).unwrap_err().to_string();
         assert!(e.contains("'1' for '--request-set'"), "{e}");

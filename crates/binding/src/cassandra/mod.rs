@@ -4,10 +4,14 @@
 //! Schema as YCSB's CQL binding: `usertable (y_id varchar PRIMARY KEY, field0 varchar, ...)`. Scans are
 //! YCSB's token-range reads (`token(y_id) >= token(?)`): records come in token order, not key order.
 //! Updates and deletes are upserts and tombstones: Cassandra cannot report a missing record for them.
-//! One session per worker thread, shared by its slots (the driver multiplexes requests).
+//! One session per worker thread, shared by its slots (the driver multiplexes requests); with
+//! workers bound to nodes (`--request-set-threads fixed`, [`nodes`]), one per thread and node.
+
+mod nodes;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -42,7 +46,8 @@ pub const INFO: BindingInfo = BindingInfo {
     transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::None,
     statements: Some(scalebench_workload::statement::Language::Cql),
-    reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin",
+    reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin; with --request-set-threads fixed, every request of worker w is coordinated by node w mod n of the ring (Dory's client), which forwards it to the key's replicas",
+    binds_workers_to_nodes: true,
 };
 
 binding_options! {
@@ -144,6 +149,8 @@ struct Settings {
     token_aware: bool,
     /// A workload file's CQL statements, by named operation.
     own: Vec<Option<CqlStatement>>,
+    /// Each worker bound to one node (`--request-set-threads fixed`).
+    pinned: Option<nodes::Pinned>,
     /// Distinguishes factories in the per-thread session cache.
     id: u64,
 }
@@ -211,6 +218,7 @@ impl Settings {
             read: Consistency::All,
             read_if_unavailable: Some(Consistency::Quorum),
             prepared: false,
+            pinned: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             ..self.clone()
         }
@@ -229,14 +237,15 @@ impl CassandraFactory {
                 ix.columns.len()
             )));
         }
-        let (settings, table) = settings_of(config)?;
+        let (mut settings, table) = settings_of(config)?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(config.cancel.unless_cancelled(async {
-            let session = connect(&settings, false).await?;
-            prepare_schema(&session, &settings, &table, config).await
+        settings.pinned = runtime.block_on(config.cancel.unless_cancelled(async {
+            let session = connect(&settings, false, None).await?;
+            prepare_schema(&session, &settings, &table, config).await?;
+            Ok(config.worker_nodes.map(|w| nodes::Pinned::of(&session, w)))
         }))?;
         Ok(CassandraFactory {
             verify: Arc::new(settings.for_verify()),
@@ -328,6 +337,7 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             ),
             nodes,
             credentials,
+            pinned: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
     Ok((
@@ -530,10 +540,13 @@ fn replication_mismatch(
     ))
 }
 
-async fn connect(s: &Settings, use_keyspace: bool) -> Result<Session, BindingError> {
-    let policy = scylla::policies::load_balancing::DefaultPolicy::builder()
-        .token_aware(s.token_aware)
-        .build();
+/// A session whose requests go to `node` alone, or where the policy of `s` sends them.
+async fn connect(
+    s: &Settings,
+    use_keyspace: bool,
+    node: Option<SocketAddr>,
+) -> Result<Session, BindingError> {
+    let policy = nodes::policy(node, s.token_aware);
     let profile = scylla::client::execution_profile::ExecutionProfile::builder()
         .load_balancing_policy(policy)
         // No driver timeout: the run's --op-timeout decides, so latency is never capped.
@@ -569,8 +582,11 @@ struct ThreadSession {
     own: Vec<Option<PreparedStatement>>,
 }
 
+/// A thread's sessions: by factory and, for workers bound to nodes, node.
+type SessionKey = (u64, Option<SocketAddr>);
+
 thread_local! {
-    static SESSIONS: RefCell<HashMap<u64, Rc<ThreadSession>>> = RefCell::new(HashMap::new());
+    static SESSIONS: RefCell<HashMap<SessionKey, Rc<ThreadSession>>> = RefCell::new(HashMap::new());
 }
 
 impl Settings {
@@ -694,12 +710,13 @@ impl BindingFactory for CassandraFactory {
         INFO
     }
 
-    async fn connect(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
-        connect_binding(&self.settings).await
+    async fn connect(&self, worker: usize) -> Result<CassandraBinding, BindingError> {
+        let node = self.settings.pinned.as_ref().and_then(|p| p.node_of(worker));
+        connect_binding(&self.settings, node).await
     }
 
     async fn connect_to_verify(&self, _worker: usize) -> Result<CassandraBinding, BindingError> {
-        connect_binding(&self.verify).await
+        connect_binding(&self.verify, None).await
     }
 
     fn batches_inserts(&self) -> bool {
@@ -707,13 +724,16 @@ impl BindingFactory for CassandraFactory {
     }
 }
 
-/// A binding on this thread's session of `s` (made on first use).
-async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingError> {
-    let cached = SESSIONS.with(|m| m.borrow().get(&s.id).cloned());
+/// A binding on this thread's session of `s` (made on first use), to `node` alone if given.
+async fn connect_binding(
+    s: &Arc<Settings>,
+    node: Option<SocketAddr>,
+) -> Result<CassandraBinding, BindingError> {
+    let cached = SESSIONS.with(|m| m.borrow().get(&(s.id, node)).cloned());
         let session = match cached {
             Some(ts) => ts,
             None => {
-                let session = connect(s, true).await?;
+                let session = connect(s, true, node).await?;
                 let prepared = if s.prepared {
                     Some(s.prepare(&session).await?)
                 } else {
@@ -725,7 +745,7 @@ async fn connect_binding(s: &Arc<Settings>) -> Result<CassandraBinding, BindingE
                     prepared,
                     own,
                 });
-                SESSIONS.with(|m| m.borrow_mut().insert(s.id, ts.clone()));
+                SESSIONS.with(|m| m.borrow_mut().insert((s.id, node), ts.clone()));
                 ts
             }
         };

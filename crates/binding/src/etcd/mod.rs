@@ -27,6 +27,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::None,
     statements: None,
     reads: "read_consistency = linearizable (default): through the leader with a quorum, never stale; serializable: the member's own state, which may lag behind the leader",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

@@ -65,6 +65,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::None,
     statements: None,
     reads: "each read goes to the one region server serving the key's region, through the Thrift gateway: strongly consistent. Timeline-consistent reads from region replicas are not offered: the local HBase clusters here serve each region from one region server (no region_replication), so there is no secondary to read",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

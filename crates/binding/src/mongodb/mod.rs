@@ -40,6 +40,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::None,
     statements: None,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
+    binds_workers_to_nodes: false,
 };
 
 /// The write concern's `w`: acknowledged by this many members (at least 1: the driver does not

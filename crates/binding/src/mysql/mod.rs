@@ -30,6 +30,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

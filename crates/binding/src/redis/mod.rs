@@ -30,6 +30,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::Numbers,
     statements: None,
     reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

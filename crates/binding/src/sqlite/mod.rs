@@ -30,6 +30,7 @@ pub const INFO: BindingInfo = BindingInfo {
     increments: crate::info::Increments::NumbersAndDecimals,
     statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",
+    binds_workers_to_nodes: false,
 };
 
 binding_options! {

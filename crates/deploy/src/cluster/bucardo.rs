@@ -459,16 +459,22 @@ impl Engine for Bucardo {
         )
     }
 
-    /// Master-slave: reads and scans go to the slaves (the binding's `read_hosts`), as
-    /// Dijkshoorn's Slony-I slaves served them.
+    /// Master-slave: reads and scans go to the slaves (the binding's `read_hosts`), or with
+    /// `reads_on_every_server` to the master and the slaves alike, as Dijkshoorn's master-slave
+    /// rows read on all of their machines.
     fn binding_options(&self, c: &ClusterState) -> std::collections::BTreeMap<String, String> {
-        let slaves: Vec<String> = servers(c)
-            .filter(|n| n.role == SLAVE)
-            .map(NodeState::endpoint)
-            .collect();
+        let of_role = |role: &str| -> Vec<String> {
+            servers(c)
+                .filter(|n| n.role == role)
+                .map(NodeState::endpoint)
+                .collect()
+        };
         let mut o = std::collections::BTreeMap::new();
-        if !slaves.is_empty() {
-            o.insert("read_hosts".into(), slaves.join(","));
+        let (masters, slaves) = (of_role("master"), of_role(SLAVE));
+        if let Some(hosts) = c.deployment.postgres.read_hosts(true, &masters, &slaves) {
+            if !slaves.is_empty() {
+                o.insert("read_hosts".into(), hosts);
+            }
         }
         o
     }

@@ -362,14 +362,20 @@ impl Engine for Postgres {
 
     fn binding_options(&self, c: &ClusterState) -> BTreeMap<String, String> {
         let mut o = BTreeMap::new();
-        if c.deployment.postgres.reads_to_replicas {
-            let hosts: Vec<String> = c
-                .nodes
+        let of_role = |role: &str| -> Vec<String> {
+            c.nodes
                 .iter()
-                .filter(|n| n.role == "replica")
+                .filter(|n| n.role == role)
                 .map(NodeState::endpoint)
-                .collect();
-            o.insert("read_hosts".into(), hosts.join(","));
+                .collect()
+        };
+        let p = &c.deployment.postgres;
+        if let Some(hosts) = p.read_hosts(
+            p.reads_to_replicas,
+            &of_role("primary"),
+            &of_role("replica"),
+        ) {
+            o.insert("read_hosts".into(), hosts);
         }
         o
     }

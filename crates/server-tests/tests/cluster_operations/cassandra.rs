@@ -1,5 +1,6 @@
-//! A Cassandra ring of three nodes with replication factor 3: QUORUM reads and writes succeed, and go
-//! on succeeding with one node down; a fourth node bootstraps and is decommissioned; flush and
+//! A Cassandra ring of three nodes with one token each and replication factor 3: QUORUM reads and
+//! writes succeed, and go on succeeding with one node down; workers bound to nodes read there alone;
+//! a fourth node bootstraps with the middle of the largest range as its token and is decommissioned; flush and
 //! compaction; space against du; a snapshot and its restore with the servers running. The keyspace follows the replication asked (RF 1 then 3); each
 //! commit log mode is what the node reports; dropped tables leave no snapshot behind; a load adds
 //! the live space Cassandra counts for the table.
@@ -8,11 +9,25 @@ use super::support::*;
 
 /// Rows of a CQL query on the cluster's first node, each column as text.
 fn cql(c: &scalebench_deploy::Cluster, query: &str) -> Vec<Vec<String>> {
+    cql_on(c, 0, query)
+}
+
+/// Rows of a CQL query coordinated by node `node` (its node-local virtual tables), each column as
+/// text.
+fn cql_on(c: &scalebench_deploy::Cluster, node: usize, query: &str) -> Vec<Vec<String>> {
+    use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
     use scylla::value::CqlValue;
-    let node = c.state.nodes[0].endpoint();
+    let node = c.state.nodes[node].endpoint();
+    let address: std::net::SocketAddr = node.parse().expect("an address");
     block_on(async {
+        let policy =
+            SingleTargetLoadBalancingPolicy::new(NodeIdentifier::NodeAddress(address), None);
+        let profile = scylla::client::execution_profile::ExecutionProfile::builder()
+            .load_balancing_policy(policy)
+            .build();
         let session = scylla::client::session_builder::SessionBuilder::new()
             .known_node(&node)
+            .default_execution_profile_handle(profile.into_handle())
             .build()
             .await
             .expect("connects");
@@ -39,6 +54,112 @@ fn cql(c: &scalebench_deploy::Cluster, query: &str) -> Vec<Vec<String>> {
             })
             .collect()
     })
+}
+
+/// Each node's one token (`num_tokens = 1`) as the ring reports it (system.local and system.peers),
+/// by address.
+fn tokens(c: &scalebench_deploy::Cluster) -> std::collections::BTreeMap<String, i64> {
+    let token = |text: &str| -> i64 {
+        let digits: String = text
+            .chars()
+            .skip_while(|ch| !(ch.is_ascii_digit() || *ch == '-'))
+            .take_while(|ch| ch.is_ascii_digit() || *ch == '-')
+            .collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("one token: {text}"))
+    };
+    let address = |text: &str| {
+        text.trim_start_matches("Inet(")
+            .trim_end_matches(')')
+            .to_string()
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for table in ["system.local", "system.peers"] {
+        let column = if table == "system.local" {
+            "broadcast_address"
+        } else {
+            "peer"
+        };
+        for row in cql(c, &format!("SELECT {column}, tokens FROM {table}")) {
+            out.insert(address(&row[0]), token(&row[1]));
+        }
+    }
+    out
+}
+
+/// One token per node (issue 61, Dory's ring): the three of a new ring divide it evenly, as the
+/// ring itself reports; the token a fourth node is to take: the middle of the largest range (the
+/// one that wraps around, one token longer than the others).
+fn middle_of_the_largest_range(c: &scalebench_deploy::Cluster) -> i64 {
+    let ring = tokens(c);
+    let mut three: Vec<i128> = ring.values().map(|t| *t as i128).collect();
+    three.sort_unstable();
+    assert_eq!(three.len(), 3, "{ring:?}");
+    assert_eq!(three[0], i64::MIN as i128, "{ring:?}");
+    let full = 1i128 << 64;
+    let gaps = [
+        three[1] - three[0],
+        three[2] - three[1],
+        three[0] + full - three[2],
+    ];
+    assert_eq!(gaps, [full / 3, full / 3, full / 3 + 1], "{ring:?}");
+    let middle = three[2] + gaps[2] / 2;
+    (if middle > i64::MAX as i128 {
+        middle - full
+    } else {
+        middle
+    }) as i64
+}
+
+/// Reads of the benchmark table that node `node` coordinated, as it counts them (Cassandra's
+/// node-local `system_views.coordinator_read_latency`).
+fn coordinated_reads(c: &scalebench_deploy::Cluster, node: usize) -> u64 {
+    let rows = cql_on(
+        c,
+        node,
+        "SELECT count FROM system_views.coordinator_read_latency \
+         WHERE keyspace_name = 'ycsb' AND table_name = 'usertable'",
+    );
+    rows.first().map_or(0, |r| {
+        r[0].trim_start_matches("BigInt(")
+            .trim_end_matches(')')
+            .parse()
+            .unwrap_or_else(|_| panic!("{r:?}"))
+    })
+}
+
+/// Issue 61: Dory's client. With fixed shares of sets and workers bound to nodes from worker 1
+/// (a second client's threads), each of two workers reads its share on its own node, 127.0.0.2
+/// and 127.0.0.3, exactly; 127.0.0.1 coordinates none.
+fn each_worker_reads_on_its_own_node(c: &scalebench_deploy::Cluster) {
+    let w = workload(&[
+        ("recordcount", "2000"),
+        ("readproportion", "1"),
+        ("updateproportion", "0"),
+    ]);
+    let before: Vec<u64> = (0..3).map(|n| coordinated_reads(c, n)).collect();
+    let mut config = cluster_config(c, &w, &[], false);
+    config.worker_nodes = Some(scalebench_binding::WorkerNodes { first_worker: 1 });
+    let plan = scalebench_exec::RunPlan {
+        threads: 2,
+        duration: None,
+        operation_count: Some(200),
+        request_set: Some(20),
+        set_threads: scalebench_exec::SetThreads::Fixed,
+        ..Default::default()
+    };
+    let run = phase(config, &w, plan).result;
+    assert_eq!(
+        (run.totals.ok, run.totals.failed),
+        (200, 0),
+        "{:?}",
+        run.errors
+    );
+    let added: Vec<u64> = (0..3)
+        .map(|n| coordinated_reads(c, n) - before[n])
+        .collect();
+    assert_eq!(added, [0, 100, 100], "reads coordinated by 127.0.0.1-3");
 }
 
 /// The benchmark keyspace's replication map (as text) and durable_writes.
@@ -116,7 +237,7 @@ fn nodetool_runs_in_one_jvm_kept_by_this_process(c: &scalebench_deploy::Cluster)
 fn a_quorum_workload_survives_one_node_of_three_down() {
     let mut c = cluster(
         "name = \"cassandra-3\"\ndatabase = \"cassandra\"\nnodes = 3\nready_timeout_s = 400\n\
-         idle_timeout_s = 300\n[cassandra]\nheap_mb = 512\nnum_tokens = 8\n\
+         idle_timeout_s = 300\n[cassandra]\nheap_mb = 512\nnum_tokens = 1\n\
          [binding]\nreplication_factor = 3\nread_consistency = \"QUORUM\"\nwrite_consistency = \"QUORUM\"\n",
     );
     let hosts: Vec<&str> = c.state.nodes.iter().map(|n| n.host.as_str()).collect();
@@ -164,6 +285,7 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
 
     let run = phase(cluster_config(&c, &w, &[], false), &w, run_plan(3.0)).result;
     assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
+    each_worker_reads_on_its_own_node(&c);
 
     // Issue 32, Wegert's consistency pairs with node3 paused periodically (Jepsen's pause nemesis,
     // as `--fault pause:node3`): at W=ONE/R=ONE a read may reach a replica the write has not
@@ -307,11 +429,13 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
 
     // A fourth node bootstraps (streams its ranges) and leaves by decommission, each under load
     // (issue 42): nothing acknowledged lost either way.
+    let middle = middle_of_the_largest_range(&c);
     let step = operation_under_load(&mut c, "add:1", 2000, 100.0, false);
     let added = step.changed_nodes[0].clone();
     assert!(step.impact.as_ref().unwrap().recovered, "{:?}", step.impact);
     assert_eq!(lost_writes(&step), 0, "{:?}", step.impact);
     assert_eq!(c.state.nodes.last().unwrap().host, "127.0.0.4");
+    assert_eq!(tokens(&c)["127.0.0.4"], middle, "{:?}", tokens(&c));
     c.wait_idle().unwrap();
     // Without dataintegrity's checks: the operations above updated with random values.
     let plain = workload(&[("recordcount", "2000")]);

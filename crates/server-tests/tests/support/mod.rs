@@ -77,6 +77,7 @@ pub fn config(
         cancel: Default::default(),
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
+        worker_nodes: None,
     }
 }
 

@@ -541,6 +541,7 @@ fn phase_request(
         }
     }
     r.request_set = exp.procedure.request_set;
+    r.request_set_threads = exp.procedure.request_set_threads;
     if phase == Phase::Run {
         r.warmup = exp.procedure.warmup.0;
         // A run given an operation count (swept, or a workload's, configuration's or data size's

@@ -141,6 +141,10 @@ pub struct Procedure {
     /// Loads and runs in back-to-back request sets of this many operations, each set timed (Dory's
     /// R; `--request-set`).
     pub request_set: Option<u64>,
+    /// How a set's operations go to the threads: `shared` (whichever is free) or `fixed` (each
+    /// thread R / T of every set, bound to one node where the binding can: Dory's client;
+    /// `--request-set-threads`).
+    pub request_set_threads: scalebench_exec::SetThreads,
     /// `run` (a load as the procedure says, then the measured run), `load` (each run is a fresh
     /// load, measured: throughput = records / wall time, as Lourenco measured) or `elastic` (each run
     /// is `scalebench elastic` on a freshly deployed cluster, see `[procedure.elastic]`).
@@ -365,6 +369,7 @@ impl Default for Procedure {
             duration: "10s".parse().expect("a valid default"),
             options: Default::default(),
             request_set: None,
+            request_set_threads: Default::default(),
             measure: Measure::Run,
             elastic: ElasticProcedure::default(),
             clients: ClientsProcedure::default(),
@@ -699,6 +704,11 @@ impl Experiment {
                 "procedure.request_set = 0: a request set has at least one operation".into(),
             );
         }
+        scalebench_exec::plan::check_set_threads(
+            self.procedure.request_set_threads,
+            self.procedure.request_set,
+        )
+        .map_err(|e| format!("procedure.request_set_threads = \"fixed\": {e}"))?;
         self.procedure
             .options
             .apply(&mut scalebench_session::request::RunRequest::new("a"))?;
@@ -1614,6 +1624,13 @@ threads = [1, 2]
         );
         let argv = procedure("args = [\"--create-schema\"]");
         assert!(argv.contains("[procedure.options]"), "{argv}");
+        // Issue 61: Dory's fixed shares are shares of request sets, and named shared or fixed.
+        let fixed = procedure("request_set_threads = \"fixed\"");
+        assert!(
+            fixed.contains("request_set_threads") && fixed.contains("request_set"),
+            "{fixed}"
+        );
+        assert!(procedure("request_set = 10\nrequest_set_threads = \"bound\"").contains("bound"));
         // The consistency probe and the fault (issue 32): checked with the file.
         assert!(procedure("consistency_probe = 0").contains("consistency_probe = 0"));
         let delays = procedure("consistency_probe = 10\nprobe_delays = [1, -2]");
