@@ -213,8 +213,14 @@ impl Settings {
         };
         let (props, workload_name) = Self::properties(args, &from_deployment)?;
         let workload = CoreWorkload::from_properties(&props)?;
-        // Before anything connects: the binding can run the file's statements.
+        // Before anything connects: the binding can run the file's statements, and the write
+        // check can follow every write the file makes.
         registry::check_statements(&binding, &Schema::of(&workload))?;
+        if let Some(why) = scalebench_exec::written::unverifiable(&workload)
+            .filter(|_| args.verify_writes && phase == Phase::Run)
+        {
+            return Err(SessionError::Usage(why));
+        }
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
