@@ -1,6 +1,8 @@
 //! The record of one key: per register (whether the key exists, and each field written) the
 //! writes that may be what it holds now, and the values it held before them.
 
+use smallvec::SmallVec;
+
 use super::intent::{Effect, ABSENT};
 
 /// The hash of "the key exists" in its presence register (absent is [`ABSENT`]).
@@ -49,7 +51,9 @@ pub(super) struct Register {
     /// database that keeps its acknowledgements returns the later one); writes that overlapped it
     /// stay possible. Kept as a maximum, so the order writes are recorded in does not matter.
     pub last_start: u64,
-    pub writes: Vec<Write>,
+    /// Most registers hold one write: kept inline, no allocation (memory per key in
+    /// docs/benchmarks.md, section 17).
+    pub writes: SmallVec<[Write; 1]>,
     pub flags: u8,
 }
 
