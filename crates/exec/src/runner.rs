@@ -126,7 +126,7 @@ pub fn execute<F: BindingFactory>(
     };
     let verify = workload.data_integrity && factory.info().stores_data;
     let verifies = plan.verify_writes && plan.phase == Phase::Run;
-    if let Some(why) = crate::written::unverifiable(workload).filter(|_| verifies) {
+    if let Some(why) = crate::written::refusal(workload).filter(|_| verifies) {
         return Err(ExecError::Plan(why));
     }
     let shared = Arc::new(Shared {

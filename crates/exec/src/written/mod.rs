@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use scalebench_workload::{CoreWorkload, FieldType, Fields};
 
 pub use classes::Class;
-pub use coverage::unverifiable;
+pub use coverage::{refusal, unverifiable};
 pub use intent::WriteOutcome;
 pub(crate) use intent::{Effect, Intents};
 pub use verify::VerifyPass;
