@@ -200,37 +200,19 @@ pub async fn check_typed_roundtrip<F: BindingFactory>(
         .map_err(|e| format!("read {}: {e}", op.key))?;
     for ((idx, written), (ridx, read)) in op.values.iter().zip(&out) {
         let name = &workload.field_names[*idx];
-        let same = idx == ridx
-            && match workload.field_types[*idx] {
-                scalebench_workload::FieldType::Text { .. } => written == read,
-                scalebench_workload::FieldType::Int
-                | scalebench_workload::FieldType::BigInt
-                | scalebench_workload::FieldType::Double => {
-                    written.parse::<f64>().ok() == read.parse::<f64>().ok()
-                        && read.parse::<f64>().is_ok()
-                }
-                scalebench_workload::FieldType::Timestamp => {
-                    without_zero_fraction(written) == without_zero_fraction(read)
-                }
-                // PostgreSQL prints a boolean as true/false, the others as 1/0.
-                scalebench_workload::FieldType::Bool => {
-                    let canonical = |v: &str| match v {
-                        "t" | "true" => "1".to_string(),
-                        "f" | "false" => "0".to_string(),
-                        v => v.to_string(),
-                    };
-                    canonical(written) == canonical(read)
-                }
-                scalebench_workload::FieldType::Uuid => written.eq_ignore_ascii_case(read),
-                scalebench_workload::FieldType::Blob { .. } => written.eq_ignore_ascii_case(read),
-                scalebench_workload::FieldType::List { .. }
-                | scalebench_workload::FieldType::Map { .. } => same_json(written, read),
-                scalebench_workload::FieldType::Decimal { scale, .. } => {
-                    let exact =
-                        |v: &str| scalebench_workload::decimal::parse_units(v, u32::from(scale));
-                    exact(written).is_some() && exact(written) == exact(read)
-                }
-            };
+        let t = workload.field_types[*idx];
+        let canonical = |v| scalebench_workload::canonical::canonical(t, v);
+        // A number or a decimal must read back as one (unparsable text equals only itself).
+        let parses = match t {
+            scalebench_workload::FieldType::Int
+            | scalebench_workload::FieldType::BigInt
+            | scalebench_workload::FieldType::Double => read.parse::<f64>().is_ok(),
+            scalebench_workload::FieldType::Decimal { scale, .. } => {
+                scalebench_workload::decimal::parse_units(written, u32::from(scale)).is_some()
+            }
+            _ => true,
+        };
+        let same = idx == ridx && parses && canonical(written) == canonical(read);
         if !same {
             return Err(format!("{name}: wrote '{written}', read '{read}'"));
         }
@@ -239,38 +221,4 @@ pub async fn check_typed_roundtrip<F: BindingFactory>(
         return Err(format!("read {} fields of {}", out.len(), op.values.len()));
     }
     b.cleanup().await.map_err(|e| e.to_string())
-}
-
-/// `2026-01-01 00:00:03.000` and `2026-01-01 00:00:03` are the same instant.
-fn without_zero_fraction(t: &str) -> &str {
-    match t.split_once('.') {
-        Some((whole, frac)) if frac.bytes().all(|c| c == b'0') => whole,
-        Some(_) => t.trim_end_matches('0'),
-        None => t,
-    }
-}
-
-/// Whether two JSON texts hold the same value (numbers compared as numbers, so `1.50` is `1.5`;
-/// a map's keys in any order).
-fn same_json(written: &str, read: &str) -> bool {
-    fn same(a: &serde_json::Value, b: &serde_json::Value) -> bool {
-        use serde_json::Value as V;
-        match (a, b) {
-            (V::Number(x), V::Number(y)) => x.as_f64() == y.as_f64(),
-            (V::Array(x), V::Array(y)) => {
-                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-            }
-            (V::Object(x), V::Object(y)) => {
-                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-            }
-            (a, b) => a == b,
-        }
-    }
-    match (
-        serde_json::from_str::<serde_json::Value>(written),
-        serde_json::from_str::<serde_json::Value>(read),
-    ) {
-        (Ok(a), Ok(b)) => same(&a, &b),
-        _ => false,
-    }
 }

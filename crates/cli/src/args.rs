@@ -842,11 +842,14 @@ pub struct PhaseArgs {
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "shared|fixed", default_value = "shared", value_parser = scalebench_exec::SetThreads::parse)]
     pub request_set_threads: scalebench_exec::SetThreads,
 
-    /// Keep a record of every write of the run (per key and field, an 8-byte hash of each value
-    /// that may be there now) and read every written key back after it: keys missing or older
-    /// than their last acknowledged write are `lost_writes` in the result (writes that timed out
-    /// are in doubt, never lost). From N clients, client i updates only the loaded keys numbered
-    /// i mod N and verifies them. On by default for `elastic`.
+    /// Keep a record of every write of the run (inserts, updates, read-modify-writes, deletes,
+    /// batches, sequences: per key and field, an 8-byte hash of each value that may be there now)
+    /// and read every written key back after it, as Jepsen counts: `lost_writes` in the result
+    /// counts keys lost (missing, back after their delete, or older than their last acknowledged
+    /// write), unexpected (a value never written), recovered (a write of unknown outcome found
+    /// applied) and in doubt (docs/operations.md). Refused for increments and for statements that
+    /// write. From N clients, client i updates only the loaded keys numbered i mod N and verifies
+    /// them. On by default for `elastic`.
     #[arg(hide_short_help = true, help_heading = "Output", long)]
     pub verify_writes: bool,
 

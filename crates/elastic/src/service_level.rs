@@ -58,8 +58,9 @@ pub struct Thresholds {
     /// Reads the consistency probe found stale during the run, at most.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stale_reads: Option<u64>,
-    /// Acknowledged writes missing or older after the operation, at most (default 0: judged
-    /// whenever the writes were verified).
+    /// Keys written that do not hold what they must after the operation, lost or holding a
+    /// value never written (`unexpected`), at most (default 0: judged whenever the writes were
+    /// verified).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_writes: Option<u64>,
 }
@@ -195,6 +196,8 @@ pub struct Verdict {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RunCounts {
     pub stale_reads: Option<u64>,
+    /// Keys the verify pass found not holding what they must: lost and unexpected
+    /// (`LostWrites::failed`).
     pub lost_writes: Option<u64>,
 }
 

@@ -2,7 +2,7 @@
 //! counter through `quanta` (about half the cost of `clock_gettime` here, see docs/benchmarks.md), which
 //! matters when an operation takes less than a microsecond.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 #[derive(Clone)]
 pub(crate) struct Clock {
@@ -35,4 +35,32 @@ impl Clock {
         let elapsed = self.clock.delta_as_nanos(self.raw0, self.clock.raw()) as i64;
         (self.offset_ns + elapsed).max(0) as u64
     }
+}
+
+/// The instant on this machine's monotonic clock of wall-clock time `at` (now if it has passed).
+pub(crate) fn instant_at(at: SystemTime) -> Instant {
+    let (now_s, now_i) = (SystemTime::now(), Instant::now());
+    at.duration_since(now_s)
+        .map_or(now_i, |ahead| now_i + ahead)
+}
+
+/// Milliseconds from `at` to now on the wall clock, negative when `at` is still ahead.
+pub(crate) fn signed_ms_since(at: SystemTime) -> f64 {
+    match SystemTime::now().duration_since(at) {
+        Ok(late) => late.as_secs_f64() * 1000.0,
+        Err(early) => -early.duration().as_secs_f64() * 1000.0,
+    }
+}
+
+pub(crate) fn unix_ms_at(t: Instant) -> u64 {
+    let now_i = Instant::now();
+    let now_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let at = if t >= now_i {
+        now_s + (t - now_i)
+    } else {
+        now_s.saturating_sub(now_i - t)
+    };
+    at.as_millis() as u64
 }

@@ -1,9 +1,13 @@
 //! One operation: the binding calls it takes, and data-integrity checks of what came back.
 
+use std::time::Duration;
+
 use scalebench_binding::{Binding, TransactionControl};
 use scalebench_workload::{
     named, FailureClass, Fields, Modification, OpError, OpKind, Operation, OperationGenerator,
 };
+
+use crate::written::{Effect, Intents, WriteLog};
 
 /// Reusable buffers for what reads and scans return.
 #[derive(Default)]
@@ -14,15 +18,17 @@ pub(crate) struct Buffers {
     carried: Fields,
     /// A sequence's statement's parameters, with the values carried.
     params: Fields,
+    /// The operation's writes as it sends them (`--verify-writes`; else nothing is noted).
+    pub intents: Intents,
 }
 
-/// The values operation `op` wrote, once [`perform`] returned: an appending or modifying
-/// read-modify-write wrote what it read changed, every other write its own values.
-pub(crate) fn written<'a>(op: &'a Operation, bufs: &'a Buffers) -> &'a Fields {
-    if op.kind == OpKind::ReadModifyWrite && (op.append || op.modify.is_some()) {
-        &bufs.fields
-    } else {
-        &op.values
+impl Buffers {
+    /// A slot's buffers: its operations' writes noted when `log` records them.
+    pub fn for_slot(log: Option<&WriteLog>) -> Buffers {
+        Buffers {
+            intents: log.map_or_else(Intents::default, WriteLog::intents),
+            ..Default::default()
+        }
     }
 }
 
@@ -48,34 +54,46 @@ async fn sequence<B: Binding>(
     bufs: &mut Buffers,
     verify: Option<&OperationGenerator>,
 ) -> Result<(), OpError> {
-    if op.transaction {
-        b.transaction_control(TransactionControl::Begin).await?;
+    if !op.transaction {
+        return steps(b, op, bufs, verify).await;
     }
+    b.transaction_control(TransactionControl::Begin).await?;
+    // The steps' writes are answered by the commit.
+    bufs.intents.stage();
+    let done = match steps(b, op, bufs, verify).await {
+        Ok(()) => b.transaction_control(TransactionControl::Commit).await,
+        Err(e) => {
+            // The step's failure is the sequence's; a failed rollback adds nothing.
+            let _ = b.transaction_control(TransactionControl::Rollback).await;
+            Err(e)
+        }
+    };
+    bufs.intents.settle(&done);
+    done
+}
+
+/// A sequence's steps in order; the first that fails is their failure.
+async fn steps<B: Binding>(
+    b: &mut B,
+    op: &Operation,
+    bufs: &mut Buffers,
+    verify: Option<&OperationGenerator>,
+) -> Result<(), OpError> {
     bufs.carried.clear();
     for step in &op.sequence {
         bufs.fields.clear();
-        let done = if step.kind == OpKind::Statement && !bufs.carried.is_empty() {
+        if step.kind == OpKind::Statement && !bufs.carried.is_empty() {
             bufs.params.clear();
             bufs.params.extend(step.values.iter().map(|(c, v)| {
                 let carried = bufs.carried.iter().find(|(i, _)| i == c);
                 (*c, carried.map_or_else(|| v.clone(), |(_, v)| v.clone()))
             }));
-            let rows = b.statement(step.statement, &bufs.params).await;
-            rows.and_then(|rows| judged_count(step, rows))
+            let rows = b.statement(step.statement, &bufs.params).await?;
+            judged_count(step, rows)?;
         } else {
-            perform_one(b, step, bufs, verify).await
-        };
-        if let Err(e) = done {
-            if op.transaction {
-                // The step's failure is the sequence's; a failed rollback adds nothing.
-                let _ = b.transaction_control(TransactionControl::Rollback).await;
-            }
-            return Err(e);
+            perform_one(b, step, bufs, verify).await?;
         }
         carry(step, bufs);
-    }
-    if op.transaction {
-        b.transaction_control(TransactionControl::Commit).await?;
     }
     Ok(())
 }
@@ -124,8 +142,13 @@ async fn perform_one<B: Binding>(
             }
             check(verify, &op.key, &bufs.fields)
         }
-        OpKind::Update => b.update(&op.key, &op.values).await,
-        OpKind::Insert => b.insert(&op.key, &op.values).await,
+        OpKind::Update => update(b, &op.key, &op.values, &mut bufs.intents).await,
+        OpKind::Insert => {
+            let noted = bufs.intents.write(&op.key, Effect::Insert, &op.values);
+            let done = b.insert(&op.key, &op.values).await;
+            bufs.intents.answered(noted, &done);
+            done
+        }
         OpKind::Scan => {
             b.scan(&op.key, op.scan_count, op.read_fields, &mut bufs.rows)
                 .await?;
@@ -139,20 +162,34 @@ async fn perform_one<B: Binding>(
             check(verify, &op.key, &bufs.fields)?;
             if let Some(changes) = &op.modify {
                 modified(changes, &mut bufs.fields)?;
-                b.update(&op.key, &bufs.fields).await
+                update(b, &op.key, &bufs.fields, &mut bufs.intents).await
             } else if op.append {
                 appended(op, &mut bufs.fields);
-                b.update(&op.key, &bufs.fields).await
+                update(b, &op.key, &bufs.fields, &mut bufs.intents).await
             } else {
-                b.update(&op.key, &op.values).await
+                update(b, &op.key, &op.values, &mut bufs.intents).await
             }
         }
-        OpKind::Delete => b.delete(&op.key).await,
+        OpKind::Delete => {
+            let noted = bufs.intents.write(&op.key, Effect::Delete, &Fields::new());
+            let done = b.delete(&op.key).await;
+            bufs.intents.answered(noted, &done);
+            done
+        }
         OpKind::Statement => {
             let rows = b.statement(op.statement, &op.values).await?;
             judged_count(op, rows)
         }
-        OpKind::BatchUpdate => b.update_batch(&op.keys, &op.batch_values).await,
+        OpKind::BatchUpdate => {
+            let mut first = None;
+            for (key, values) in op.keys.iter().zip(&op.batch_values) {
+                let noted = bufs.intents.write(key, Effect::Update, values);
+                first = first.or(noted);
+            }
+            let done = b.update_batch(&op.keys, &op.batch_values).await;
+            bufs.intents.answered_batch(first, &done);
+            done
+        }
         OpKind::Transaction => {
             let rows = b.transaction(op.statement, op.steps, &op.values).await?;
             judged_count(op, rows)
@@ -179,6 +216,19 @@ async fn perform_one<B: Binding>(
             "a sequence is not a step of a sequence",
         )),
     }
+}
+
+/// An update of `key`'s `values`, noted before it is sent and answered when it returns.
+async fn update<B: Binding>(
+    b: &mut B,
+    key: &str,
+    values: &Fields,
+    intents: &mut Intents,
+) -> Result<(), OpError> {
+    let noted = intents.write(key, Effect::Update, values);
+    let done = b.update(key, values).await;
+    intents.answered(noted, &done);
+    done
 }
 
 /// The rows a statement or transaction returned or changed, judged by the operation's expectation.
@@ -255,5 +305,37 @@ fn check(verify: Option<&OperationGenerator>, key: &str, fields: &Fields) -> Res
     match verify {
         Some(g) => g.verify(key, fields),
         None => Ok(()),
+    }
+}
+
+/// `fut`, dropped unanswered at `timeout` (then a timeout failure, and the binding must be told).
+pub(crate) async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    fut: impl std::future::Future<Output = Result<T, OpError>>,
+) -> (Result<T, OpError>, Abandoned) {
+    match timeout {
+        None => (fut.await, Abandoned(false)),
+        Some(d) => match tokio::time::timeout(d, fut).await {
+            Ok(r) => (r, Abandoned(false)),
+            Err(_) => (
+                Err(OpError::new(
+                    FailureClass::Timeout,
+                    format!("no answer within the operation timeout of {d:?}"),
+                )),
+                Abandoned(true),
+            ),
+        },
+    }
+}
+
+/// The operation's future was dropped unanswered: its binding is told ([`Binding::abandoned`]).
+#[must_use]
+pub(crate) struct Abandoned(bool);
+
+impl Abandoned {
+    pub(crate) fn tell<B: Binding>(self, binding: &mut B) {
+        if self.0 {
+            binding.abandoned();
+        }
     }
 }

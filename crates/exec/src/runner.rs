@@ -16,9 +16,9 @@ use scalebench_workload::{
     CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
 };
 
-use crate::clock::Clock;
+use crate::clock::{instant_at, signed_ms_since, unix_ms_at, Clock};
 use crate::pacer::Pacer;
-use crate::perform::{perform, Buffers};
+use crate::perform::{perform, with_timeout, Buffers};
 use crate::plan::{Phase, RunPlan, Timing};
 use crate::progress::{Progress, ProgressState};
 use crate::request_sets::{SetClock, SetCursor};
@@ -130,6 +130,10 @@ pub fn execute<F: BindingFactory>(
         _ => None,
     };
     let verify = workload.data_integrity && factory.info().stores_data;
+    let verifies = plan.verify_writes && plan.phase == Phase::Run;
+    if let Some(why) = crate::written::refusal(workload).filter(|_| verifies) {
+        return Err(ExecError::Plan(why));
+    }
     let shared = Arc::new(Shared {
         factory,
         workload: workload.clone(),
@@ -144,8 +148,7 @@ pub fn execute<F: BindingFactory>(
         slots_done: AtomicU64::new(0),
         sets,
         client_fault: OnceLock::new(),
-        written: (plan.verify_writes && plan.phase == Phase::Run)
-            .then(crate::written::WriteLog::default),
+        written: verifies.then(|| crate::written::WriteLog::new(workload)),
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -239,7 +242,10 @@ pub fn execute<F: BindingFactory>(
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     if let Some(log) = &shared.written {
-        result.lost_writes = Some(verify_writes(&shared, log)?);
+        let integrity = verify.then(|| shared.workload.generator(0));
+        let pass = crate::written::VerifyPass::after(plan, integrity.as_ref());
+        let checked = log.verify_pass(&shared.factory, &pass);
+        result.lost_writes = Some(checked.map_err(ExecError::Worker)?);
     }
     result.start = common_start;
     result.timed_init_to_cleanup = client_time.is_some();
@@ -249,44 +255,6 @@ pub fn execute<F: BindingFactory>(
         measurement_start: t0,
         measurement_end: end,
     })
-}
-
-/// The verify pass after a run that recorded its writes: connections reading their shares of the
-/// keys.
-fn verify_writes<F: BindingFactory>(
-    shared: &Shared<F>,
-    log: &crate::written::WriteLog,
-) -> Result<scalebench_measure::result::LostWrites, ExecError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| ExecError::Worker(e.to_string()))?;
-    Ok(runtime.block_on(async {
-        // A read per key, one at a time per connection: as many connections as the run had
-        // slots, at least 8 (a million keys over loopback in seconds, not a minute).
-        let wanted = shared.plan.slots().clamp(8, 64);
-        let mut bindings = Vec::new();
-        let mut last_error = None;
-        // A worker's number picks its host where a binding spreads them (Galera, etcd): a node the
-        // operation left down refuses its workers, so later numbers are tried too.
-        for w in 0..wanted + 8 {
-            if bindings.len() == wanted {
-                break;
-            }
-            match shared.factory.connect_to_verify(w).await {
-                Ok(b) => bindings.push(b),
-                Err(e) => last_error = Some(e),
-            }
-        }
-        match (bindings.is_empty(), last_error) {
-            // What the run measured stays; the pass says why it could not check.
-            (true, Some(e)) => scalebench_measure::result::LostWrites {
-                error: Some(format!("the verify pass could not connect: {e}")),
-                ..Default::default()
-            },
-            _ => log.verify(bindings).await,
-        }
-    }))
 }
 
 /// What a plan must hold before any thread starts.
@@ -399,34 +367,6 @@ fn how_it_ended<F: BindingFactory>(
             },
         ),
     }
-}
-
-/// The instant on this machine's monotonic clock of wall-clock time `at` (now if it has passed).
-fn instant_at(at: SystemTime) -> Instant {
-    let (now_s, now_i) = (SystemTime::now(), Instant::now());
-    at.duration_since(now_s)
-        .map_or(now_i, |ahead| now_i + ahead)
-}
-
-/// Milliseconds from `at` to now on the wall clock, negative when `at` is still ahead.
-fn signed_ms_since(at: SystemTime) -> f64 {
-    match SystemTime::now().duration_since(at) {
-        Ok(late) => late.as_secs_f64() * 1000.0,
-        Err(early) => -early.duration().as_secs_f64() * 1000.0,
-    }
-}
-
-fn unix_ms_at(t: Instant) -> u64 {
-    let now_i = Instant::now();
-    let now_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let at = if t >= now_i {
-        now_s + (t - now_i)
-    } else {
-        now_s.saturating_sub(now_i - t)
-    };
-    at.as_millis() as u64
 }
 
 /// Merges batches as they arrive and reports progress until every worker is done.
@@ -558,14 +498,17 @@ fn worker_thread<F: BindingFactory>(
         let recorder = RefCell::new(Recorder::new(thread, timeline.t0_ns, plan.interval, open_loop, batch_tx));
         let done = std::cell::Cell::new(false);
         let pacer = Pacer::new(&clock);
+        // Outside the slots' futures: the writes of an operation the hard stop drops stay known.
+        let mut buffers: Vec<Buffers> =
+            (0..bindings.len()).map(|_| Buffers::for_slot(shared.written.as_ref())).collect();
 
-        let slots = bindings.into_iter().enumerate().map(|(s, b)| {
+        let slots = bindings.into_iter().zip(buffers.iter_mut()).enumerate().map(|(s, (b, bufs))| {
             let slot = thread * plan.concurrency + s;
             let generator = shared.workload.generator(mix_seed(plan.seed, slot as u64));
             let ctx = SlotContext { shared: &shared, timeline, clock: &clock, pacer: &pacer, recorder: &recorder };
             async move {
                 match plan.phase {
-                    Phase::Run => run_slot(b, generator, slot, ctx).await,
+                    Phase::Run => run_slot(b, generator, slot, ctx, bufs).await,
                     Phase::Load => load_slot(b, generator, slot, ctx).await,
                 }
             }
@@ -594,6 +537,12 @@ fn worker_thread<F: BindingFactory>(
         if let Some(bindings) = finished {
             for mut b in bindings {
                 let _ = b.cleanup().await;
+            }
+        }
+        // Writes in flight at the hard stop: sent, never answered, so of unknown outcome.
+        if let Some(log) = &shared.written {
+            for bufs in &mut buffers {
+                log.record(&mut bufs.intents);
             }
         }
         recorder.into_inner().finish();
@@ -780,6 +729,7 @@ async fn run_slot<F: BindingFactory>(
     mut generator: OperationGenerator,
     slot: usize,
     ctx: SlotContext<'_, F>,
+    bufs: &mut Buffers,
 ) -> F::Binding {
     let SlotContext {
         shared,
@@ -797,7 +747,6 @@ async fn run_slot<F: BindingFactory>(
     };
     let mut schedule = schedule_of(plan, timeline, slot, 1);
     let mut op = Operation::default();
-    let mut bufs = Buffers::default();
     let verify = shared.verify;
     // Kept per slot and published once: a shared atomic per operation would bounce between cores.
     let mut last_end = 0;
@@ -862,24 +811,22 @@ async fn run_slot<F: BindingFactory>(
             intended
         };
         bound_call(shared, timeline, start);
-        let write_seq = shared.written.as_ref().map(|w| w.begin());
+        if let Some(log) = &shared.written {
+            bufs.intents.begin(log.begin());
+        }
         let result = {
             let check = verify.then_some(&generator);
-            let (result, abandoned) = with_timeout(
-                plan.op_timeout,
-                perform(&mut binding, &op, &mut bufs, check),
-            )
-            .await;
+            let (result, abandoned) =
+                with_timeout(plan.op_timeout, perform(&mut binding, &op, bufs, check)).await;
             abandoned.tell(&mut binding);
             result
         };
         let end = clock.now_ns();
+        if let Some(log) = &shared.written {
+            log.record(&mut bufs.intents);
+        }
         if shared.client_failed(&result) {
             break;
-        }
-        if let (Some(log), Some(seq)) = (&shared.written, write_seq) {
-            let outcome = crate::written::WriteOutcome::of(&result);
-            log.record(&op, crate::perform::written(&op, &bufs), seq, outcome);
         }
         ctx.account(
             &generator,
@@ -1054,35 +1001,4 @@ async fn load_slot<F: BindingFactory>(
     }
     ctx.publish_last_end(last_end);
     binding
-}
-
-async fn with_timeout<T>(
-    timeout: Option<Duration>,
-    fut: impl std::future::Future<Output = Result<T, OpError>>,
-) -> (Result<T, OpError>, Abandoned) {
-    match timeout {
-        None => (fut.await, Abandoned(false)),
-        Some(d) => match tokio::time::timeout(d, fut).await {
-            Ok(r) => (r, Abandoned(false)),
-            Err(_) => (
-                Err(OpError::new(
-                    FailureClass::Timeout,
-                    format!("no answer within the operation timeout of {d:?}"),
-                )),
-                Abandoned(true),
-            ),
-        },
-    }
-}
-
-/// The operation's future was dropped unanswered: its binding is told ([`Binding::abandoned`]).
-#[must_use]
-struct Abandoned(bool);
-
-impl Abandoned {
-    fn tell<B: Binding>(self, binding: &mut B) {
-        if self.0 {
-            binding.abandoned();
-        }
-    }
 }

@@ -401,17 +401,9 @@ fn merge_lost_writes(
     for (i, p) in phases.iter().enumerate() {
         let Some(l) = &p.lost_writes else { continue };
         let m = all.get_or_insert_with(Default::default);
-        m.checked += l.checked;
-        m.lost += l.lost;
-        m.in_doubt += l.in_doubt;
-        m.unreadable += l.unreadable;
-        m.verify_s = m.verify_s.max(l.verify_s);
         let label = labels.get(i).map_or("a client", String::as_str);
-        for sample in &l.samples {
-            if m.samples.len() < 10 {
-                m.samples.push(format!("{label}: {sample}"));
-            }
-        }
+        m.add_counts(l, Some(label));
+        m.verify_s = m.verify_s.max(l.verify_s);
         if let Some(e) = &l.error {
             add_error(m, format!("{label}: {e}"));
         }
@@ -720,6 +712,8 @@ mod tests {
         let lost = |checked: u64, lost: u64, sample: &str| crate::result::LostWrites {
             checked,
             lost,
+            unexpected: 1,
+            recovered: 3,
             in_doubt: 1,
             samples: vec![sample.to_string()],
             verify_s: checked as f64 / 100.0,
@@ -731,6 +725,7 @@ mod tests {
         let merged = merge_phases(&[&a, &b], &labels(2)).unwrap();
         let m = merged.lost_writes.unwrap();
         assert_eq!((m.checked, m.lost, m.in_doubt), (800, 2, 2));
+        assert_eq!((m.unexpected, m.recovered), (2, 6));
         assert_eq!(m.verify_s, 5.0);
         assert_eq!(m.samples[0], "client 0: user7: missing");
         assert!(m.error.is_none());

@@ -831,20 +831,25 @@ pub struct IntervalOp {
     pub intended_histogram: Option<String>,
 }
 
-/// Acknowledged writes read back after a phase (`--verify-writes`; docs/operations.md).
+/// Acknowledged writes read back after a phase (`--verify-writes`; docs/operations.md). Each key
+/// read back falls in one class, as Jepsen's set checker classes elements: `checked` = ok +
+/// `lost` + `unexpected` + `recovered` + `in_doubt`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LostWrites {
-    /// Keys written during the phase and read back.
+    /// Keys written during the phase and read back (`unreadable` ones are not).
     pub checked: u64,
-    /// Keys missing, or with a field older than its last acknowledged write.
+    /// Keys of each class (defined in `scalebench_exec::written::Class`, and in
+    /// docs/operations.md).
     pub lost: u64,
-    /// Keys whose value depends on a write of unknown outcome (timed out, connection lost): not
-    /// counted lost whichever value they hold.
+    #[serde(default)]
+    pub unexpected: u64,
+    #[serde(default)]
+    pub recovered: u64,
     pub in_doubt: u64,
     /// Keys the verify pass could not read (after retries): neither lost nor kept.
     #[serde(default)]
     pub unreadable: u64,
-    /// Examples of lost keys and why.
+    /// Examples of lost and unexpected keys and why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<String>,
     /// How long the verify pass took.
@@ -853,6 +858,37 @@ pub struct LostWrites {
     /// The verify pass could not run (no connection): why; the counts are then zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl LostWrites {
+    /// The most examples kept.
+    pub const SAMPLES: usize = 10;
+
+    /// Adds `other`'s counts to these (keys no other part checked: connections of one pass, or
+    /// clients that each wrote keys of their own), and its examples, each after `label`, while
+    /// there is room.
+    pub fn add_counts(&mut self, other: &LostWrites, label: Option<&str>) {
+        self.checked += other.checked;
+        self.lost += other.lost;
+        self.unexpected += other.unexpected;
+        self.recovered += other.recovered;
+        self.in_doubt += other.in_doubt;
+        self.unreadable += other.unreadable;
+        for s in &other.samples {
+            if self.samples.len() < Self::SAMPLES {
+                self.samples.push(match label {
+                    Some(l) => format!("{l}: {s}"),
+                    None => s.clone(),
+                });
+            }
+        }
+    }
+
+    /// Keys that do not hold what they must: lost and unexpected (Jepsen's set checker is valid
+    /// when both are empty). What a service level's `lost_writes` counts.
+    pub fn failed(&self) -> u64 {
+        self.lost + self.unexpected
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -94,7 +94,10 @@ fn operations_table(result: &ElasticResult) -> Section {
                 .and_then(|i| i.lost_writes.as_ref())
                 .map_or("-".into(), |l| match &l.error {
                     Some(_) => "not verified".into(),
-                    None => format!("{} of {} ({} in doubt)", l.lost, l.checked, l.in_doubt),
+                    None => format!(
+                        "{} of {} ({} unexpected, {} recovered, {} in doubt)",
+                        l.lost, l.checked, l.unexpected, l.recovered, l.in_doubt
+                    ),
                 });
             let verdict = s.verdict.as_ref().map_or("-".to_string(), |v| {
                 if v.passed {
@@ -134,7 +137,7 @@ fn operations_table(result: &ElasticResult) -> Section {
     Section {
         heading: "Operations under load".into(),
         html: html! {
-            (note(&format!("Impact factor: the event's percentile over the baseline's, each over all its operations; worst-interval impact: the event's worst interval p99 over the worst the baseline is expected to show in as many intervals; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: acknowledged writes read back after the run (docs/operations.md).{level}")))
+            (note(&format!("Impact factor: the event's percentile over the baseline's, each over all its operations; worst-interval impact: the event's worst interval p99 over the worst the baseline is expected to show in as many intervals; recovery: from the action to stability; throughput lost: below the baseline's rate, percent of what it would have completed; availability: intervals of the event without a failure; lost writes: keys missing an acknowledged write of those written, read back after the run, with those holding a value never written (unexpected), a write of unknown outcome (recovered) or that cannot be judged (in doubt; docs/operations.md).{level}")))
             (table(
                 &["step", "operation", "p99 impact", "p99.9 impact", "worst-interval p99 impact", "recovery s", "throughput lost %", "failed", "available %", "lost writes", "service level"],
                 &rows

@@ -25,12 +25,16 @@ fn render_phase(out: &mut String, result: &RunResult, phase: &PhaseResult) {
     render_findings(out, phase);
 }
 
-/// `--verify-writes`: the written keys read back; lost acknowledged writes said loudly.
+/// `--verify-writes`: the written keys read back; lost writes and unexpected values said loudly.
 fn render_lost_writes(out: &mut String, phase: &PhaseResult) {
     if let Some(l) = &phase.lost_writes {
-        let loud = if l.lost > 0 { "WARNING: " } else { "" };
-        let _ = writeln!(out, "{loud}{}", crate::text::lost_writes_line(l));
+        out.push_str(&lost_writes_summary(l));
     }
+}
+
+fn lost_writes_summary(l: &scalebench_measure::result::LostWrites) -> String {
+    let loud = if l.failed() > 0 { "WARNING: " } else { "" };
+    format!("{loud}{}", crate::text::lost_writes_lines(l, ""))
 }
 
 /// `--fault`: which nodes were paused, how often and for how long in all.
@@ -441,5 +445,40 @@ mod tests {
         let inserted = space(SpaceState::AsInserted, 3_000_000, 2000.0);
         assert!(space_sentence(&inserted).starts_with("after load, as inserted (flushed, not"));
         assert_eq!(inserted.as_inserted_per_record(), Some(2000.0));
+    }
+
+    /// Issue 61: the verify pass's classes, loud when a key lost a write or holds a value never
+    /// written, its example on a line of its own (the summary keeps to 100 columns).
+    #[test]
+    fn the_lost_writes_lines_name_every_class() {
+        let lost = scalebench_measure::result::LostWrites {
+            checked: 950_000,
+            lost: 12_345,
+            unexpected: 3,
+            recovered: 4_567,
+            in_doubt: 89,
+            samples: vec![
+                "user4760913491282081548: lost: field field3 holds an older write".into(),
+            ],
+            verify_s: 17.34,
+            ..Default::default()
+        };
+        let out = lost_writes_summary(&lost);
+        assert_eq!(
+            out,
+            "WARNING: lost writes: 12345 of 950000 keys (3 unexpected, 4567 recovered, 89 in doubt; \
+             17.3 s)\n  e.g. user4760913491282081548: lost: field field3 holds an older write\n"
+        );
+        assert!(out.lines().all(|l| l.chars().count() <= 100), "{out}");
+        let kept = scalebench_measure::result::LostWrites {
+            checked: 10,
+            recovered: 2,
+            ..Default::default()
+        };
+        let out = lost_writes_summary(&kept);
+        assert!(
+            out.starts_with("lost writes: 0 of 10 keys (0 unexpected, 2 recovered"),
+            "{out}"
+        );
     }
 }

@@ -360,30 +360,28 @@ pub fn impact_summary(action: &str, i: &scalebench_elastic::impact::EventFigures
     ) + &i
         .lost_writes
         .as_ref()
-        .map_or(String::new(), |l| format!("  {}\n", lost_writes_line(l)))
+        .map_or(String::new(), |l| lost_writes_lines(l, "  "))
 }
 
-/// The verify pass's line: keys checked, lost, in doubt (and examples of the lost).
-pub fn lost_writes_line(l: &scalebench_measure::result::LostWrites) -> String {
+/// The verify pass's lines, each after `indent`: keys checked and in each class and how long the
+/// pass took, then an example of the first lost or unexpected one (on its own line: a key and its
+/// reason are long).
+pub fn lost_writes_lines(l: &scalebench_measure::result::LostWrites, indent: &str) -> String {
     if let Some(e) = &l.error {
-        return format!("lost writes: not verified: {e}");
+        return format!("{indent}lost writes: not verified: {e}\n");
     }
-    let mut line = format!(
-        "lost writes: {} of {} keys written ({} in doubt{}), verified in {:.1} s",
-        l.lost,
-        l.checked,
-        l.in_doubt,
-        if l.unreadable > 0 {
-            format!(", {} unreadable", l.unreadable)
-        } else {
-            String::new()
-        },
-        l.verify_s
+    let unreadable = match l.unreadable {
+        0 => String::new(),
+        n => format!(", {n} unreadable"),
+    };
+    let mut lines = format!(
+        "{indent}lost writes: {} of {} keys ({} unexpected, {} recovered, {} in doubt{unreadable}; {:.1} s)\n",
+        l.lost, l.checked, l.unexpected, l.recovered, l.in_doubt, l.verify_s
     );
     if let Some(first) = l.samples.first() {
-        line.push_str(&format!("; e.g. {first}"));
+        lines.push_str(&format!("{indent}  e.g. {first}\n"));
     }
-    line
+    lines
 }
 
 /// The verdict's line: passed, or which thresholds failed.

@@ -302,3 +302,11 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
     // Paxos rounds: about 100 a second from 8 slots on one debug-built client here.
     assert_one_record_transactions(CassandraFactory::open, &node().url("ycsb"), 150.0);
 }
+
+/// Issue 61: with no fault, the writes of every YCSB workload (a to f, with deletes) read back
+/// after each run: none lost, none holding a value never written.
+#[test]
+fn no_write_of_any_ycsb_workload_is_lost() {
+    let _t = turn();
+    assert_no_write_lost(&node().url("ycsb"), &[], true);
+}

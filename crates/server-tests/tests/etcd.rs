@@ -199,3 +199,10 @@ fn a_workload_files_batches_write_every_record() {
 fn a_sequence_in_one_transaction_counts_every_visit_once() {
     assert_one_record_transactions(EtcdFactory::open, &server().url(), 1500.0);
 }
+
+/// Issue 61: with no fault, the writes of every YCSB workload (a to f, with deletes) read back
+/// after each run: none lost, none holding a value never written.
+#[test]
+fn no_write_of_any_ycsb_workload_is_lost() {
+    assert_no_write_lost(&server().url(), &[], false);
+}

@@ -290,3 +290,10 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
     let cluster = RedisCluster::start(&servers_dir(), 3, true).expect("redis cluster starts");
     assert_one_record_transactions(RedisFactory::open, &cluster.url(), 1500.0);
 }
+
+/// Issue 61: with no fault, the writes of every YCSB workload (a to f, with deletes) read back
+/// after each run: none lost, none holding a value never written.
+#[test]
+fn no_write_of_any_ycsb_workload_is_lost() {
+    assert_no_write_lost(&standalone().url(), &[], false);
+}

@@ -169,6 +169,14 @@ impl Settings {
         Ok(self)
     }
 
+    /// Why the writes of `args`' run cannot be verified (`--verify-writes`): its workload's first
+    /// operation whose writes the check cannot follow, named; `None`: they can.
+    pub fn unverifiable_writes(args: &RunRequest) -> Result<Option<String>, SessionError> {
+        let (props, _) = Self::properties(args, &[])?;
+        let workload = CoreWorkload::from_properties(&props)?;
+        Ok(scalebench_exec::written::unverifiable(&workload))
+    }
+
     /// Every layer of a request's properties merged, the one place they are: the built-in workload
     /// or WORKLOAD file, each `-P` file in order, every `-p` in order, `--operations`, then the
     /// deployment's binding options for the keys none of those set (a file or `-p` wins over a
@@ -219,8 +227,14 @@ impl Settings {
         };
         let (props, workload_name) = Self::properties(args, &from_deployment)?;
         let workload = CoreWorkload::from_properties(&props)?;
-        // Before anything connects: the binding can run the file's statements.
+        // Before anything connects: the binding can run the file's statements, and the write
+        // check can follow every write the file makes.
         registry::check_statements(&binding, &Schema::of(&workload))?;
+        if let Some(why) = scalebench_exec::written::refusal(&workload)
+            .filter(|_| args.verify_writes && phase == Phase::Run)
+        {
+            return Err(SessionError::Usage(why));
+        }
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
@@ -917,5 +931,40 @@ mod tests {
         request.threads = Some(1);
         let e = share(&request, 0).unwrap_err().to_string();
         assert!(e.contains("'1' for '--threads'"), "{e}");
+    }
+
+    /// Issue 61: a workload with an increment cannot have its writes verified, named; the
+    /// refusal is a usage error before anything connects; an experiment asks first and runs the
+    /// cell unverified.
+    #[test]
+    fn writes_the_check_cannot_follow_are_named_before_anything_connects() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("counters.toml");
+        std::fs::write(
+            &file,
+            "[record]\ntable = \"counters\"\nrecords = 5\n\n[[record.column]]\nname = \"hits\"\n\
+             type = \"int\"\ngenerator.uniform = { min = 0, max = 9 }\n\n[[run.operation]]\n\
+             name = \"hit\"\nkind = \"increment\"\nweight = 1\nadd = { hits = 1 }\n",
+        )
+        .unwrap();
+        let mut request = RunRequest::new(file.to_str().unwrap());
+        request.db = Some("null://".into());
+        let why = Settings::unverifiable_writes(&request).unwrap();
+        assert_eq!(
+            why.as_deref(),
+            Some("--verify-writes cannot check operation 'hit' (increment): it adds to a value in the database, which the client never learns")
+        );
+        assert_eq!(
+            Settings::unverifiable_writes(&RunRequest::new("a")).unwrap(),
+            None
+        );
+        Settings::checked(&request, Phase::Run).expect("without --verify-writes");
+        request.verify_writes = true;
+        match Settings::checked(&request, Phase::Run) {
+            Err(SessionError::Usage(e)) => {
+                assert!(e.ends_with("(elastic: --no-verify-writes)"), "{e}")
+            }
+            other => panic!("{:?}", other.map(|_| ())),
+        }
     }
 }

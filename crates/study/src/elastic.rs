@@ -246,7 +246,7 @@ fn judged(
     });
     let counts = RunCounts {
         stale_reads,
-        lost_writes: run.and_then(|p| p.lost_writes.as_ref()).map(|l| l.lost),
+        lost_writes: run.and_then(|p| p.lost_writes.as_ref()).map(|l| l.failed()),
     };
     Some(judge(
         &file.level,

@@ -4,6 +4,7 @@
 //! No I/O (except reading property files) and no clocks; execution owns time.
 
 pub mod builtin;
+pub mod canonical;
 pub mod columns;
 pub mod core_workload;
 pub mod decimal;

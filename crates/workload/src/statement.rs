@@ -68,6 +68,14 @@ impl Statement {
             Language::Cql => self.cql.as_ref(),
         }
     }
+
+    /// Whether it only reads: each of its texts is a query (`SELECT ...`).
+    pub fn only_reads(&self) -> bool {
+        [&self.sql, &self.cql]
+            .into_iter()
+            .flatten()
+            .all(Template::is_query)
+    }
 }
 
 impl Template {
@@ -152,6 +160,32 @@ impl Template {
         Ok(Template { pieces })
     }
 
+    /// Whether the statement is a query: its first word, after spaces, comments and opening
+    /// parentheses, is SELECT (a data-changing statement, or a common table expression that
+    /// could change data, is not).
+    pub fn is_query(&self) -> bool {
+        let Some(Ok(first)) = self.pieces.first() else {
+            return false;
+        };
+        let mut rest = first.as_str();
+        loop {
+            let trimmed = rest.trim_start_matches(|c: char| c.is_whitespace() || c == '(');
+            if let Some(comment) = trimmed.strip_prefix("--") {
+                rest = comment.split_once('\n').map_or("", |(_, after)| after);
+            } else if let Some(comment) = trimmed.strip_prefix("/*") {
+                rest = comment.split_once("*/").map_or("", |(_, after)| after);
+            } else {
+                rest = trimmed;
+                break;
+            }
+        }
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        word.eq_ignore_ascii_case("select")
+    }
+
     /// The text with each parameter occurrence written by `placeholder(n, param_index)`, `n`
     /// counting occurrences from 1 (PostgreSQL's `$n`; `?` takes none).
     pub fn render(&self, mut placeholder: impl FnMut(usize, usize) -> String) -> String {
@@ -216,5 +250,22 @@ mod tests {
         let e = Template::parse("SELECT 'oops", &fields(), &mut params).unwrap_err();
         assert!(e.contains("not closed"), "{e}");
         assert!(Template::parse("  ", &fields(), &mut params).is_err());
+    }
+
+    #[test]
+    fn a_query_is_told_from_a_statement_that_writes() {
+        let query = |text: &str| {
+            Template::parse(text, &fields(), &mut Vec::new())
+                .unwrap()
+                .is_query()
+        };
+        assert!(query("SELECT token FROM s WHERE k = :key"));
+        assert!(query("  -- the users\n /* sessions */ (select 1)"));
+        assert!(!query("UPDATE s SET token = :token WHERE k = :key"));
+        assert!(!query(
+            "WITH d AS (DELETE FROM s RETURNING k) SELECT * FROM d"
+        ));
+        assert!(!query("INSERT INTO s SELECT * FROM t"));
+        assert!(!query("selector()"));
     }
 }

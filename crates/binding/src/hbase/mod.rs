@@ -79,6 +79,7 @@ binding_options! {
         bloom_filter: BloomFilter = "ROW" => "the column family's bloom filter when created (ROW is HBase's default)",
         in_memory: bool = "false" => "keep the column family's blocks in the block cache's in-memory part when created",
         presplit_regions: u64 = "1" => "regions the table starts with when created, split evenly over YCSB's key space (user1000..user9999)",
+        new_version_behavior: bool = "false" => "create the column family with HBase's NEW_VERSION_BEHAVIOR (HBASE-15968): versions ordered by when they were written, not by timestamp alone, so a delete no longer hides a put made after it in the same millisecond (by default it does, and --verify-writes counts that put lost)",
     }
 }
 
@@ -222,10 +223,18 @@ fn column_family(
     compression: TCompressionAlgorithm,
     bloom: TBloomFilterType,
     in_memory: bool,
+    new_version_behavior: bool,
 ) -> TColumnFamilyDescriptor {
+    // The descriptor's values, as the shell's `NEW_VERSION_BEHAVIOR => true` sets it.
+    let values = new_version_behavior.then(|| {
+        std::collections::BTreeMap::from([(
+            b"NEW_VERSION_BEHAVIOR".to_vec(),
+            b"true".to_vec(),
+        )])
+    });
     TColumnFamilyDescriptor::new(
         name.to_vec(),
-        None,
+        values,
         None,
         None,
         bloom,
@@ -457,6 +466,7 @@ impl HbaseFactory {
                     compression,
                     bloom,
                     in_memory,
+                    options.new_version_behavior,
                 )],
                 None,
                 None,

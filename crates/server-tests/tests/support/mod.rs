@@ -13,6 +13,10 @@ use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Arrival, Phase, PhaseOutcome, RunPlan, StopSignal};
 use scalebench_workload::{CoreWorkload, FailureClass, FieldSet, Fields};
 
+mod verified;
+#[allow(unused_imports)]
+pub use verified::assert_no_write_lost;
+
 /// Where test servers keep data and logs (kept after the run for inspection).
 pub fn servers_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
@@ -854,10 +858,15 @@ pub fn assert_session_store_runs<F: BindingFactory>(
     // starved etcd's probe test and MongoDB's scans beside it in CI).
     let plan = RunPlan {
         target_ops_s: Some(300.0),
+        verify_writes: true,
         ..run_plan(1.0)
     };
     let r = phase(config(url, &w, options, false, false), &w, plan.clone()).result;
     assert!(r.totals.ok > 200, "{:?}", r.totals);
+    // Its typed values read back as the database prints them: none lost, none unexpected.
+    let l = r.lost_writes.as_ref().expect("the writes verified");
+    assert!(l.checked > 20, "{l:?}");
+    assert_eq!((l.lost, l.unexpected, l.unreadable), (0, 0, 0), "{l:?}");
     let failed: u64 = r
         .errors
         .iter()

@@ -18,6 +18,7 @@ use scalebench_measure::RunResult;
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
 use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction, SpaceAfterLoad};
+use scalebench_session::settings::Settings;
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
     DATA_SIZE,
@@ -1070,6 +1071,11 @@ fn elastic_run(
     // (by each client, of the keys it alone wrote). Dory's doubling keeps none: his procedure
     // measured performance only, and the record would cost its request sets time.
     run.verify_writes = action != ScaleAction::Double;
+    if let Some(why) = Settings::unverifiable_writes(&run)?.filter(|_| run.verify_writes) {
+        // An experiment has no --no-verify-writes: the cell runs unverified, and says why.
+        scalebench_session::note!("note: {why}: this cell's writes are not verified");
+        run.verify_writes = false;
+    }
     let mut elastic = ElasticRequest::new(run);
     elastic.action = action;
     elastic.service_level = service_level(exp, base)?;
