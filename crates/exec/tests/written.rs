@@ -44,6 +44,7 @@ impl BindingFactory for MemoryFactory {
             transactions: scalebench_binding::Transactions::None,
             increments: scalebench_binding::Increments::None,
             reads: "",
+            binds_workers_to_nodes: false,
         }
     }
     async fn connect(&self, _: usize) -> Result<Memory, BindingError> {

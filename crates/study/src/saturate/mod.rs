@@ -56,8 +56,10 @@ pub use scalebench_measure::saturation::{
     Answer, Estimate, Search, SearchEnd, SearchKind, Step, StepVerdict,
 };
 
+mod objective;
 pub mod step;
 
+pub use objective::Objective;
 use step::{database_answered_in_time, judge, step_line, Pooled};
 
 /// A run of a step records intervals of at most this share of its window: ten points at least for
@@ -67,36 +69,6 @@ const INTERVALS_PER_RUN: u32 = 10;
 const SHORTEST_INTERVAL: Duration = Duration::from_millis(50);
 /// At most this many runs of one step.
 pub const MAX_REPEATS: u32 = 20;
-
-/// What a rate search's steps must meet.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Objective {
-    pub p99: Option<Duration>,
-    pub p999: Option<Duration>,
-    /// Failed over completed operations, 0..=1.
-    pub max_error_rate: Option<f64>,
-}
-
-impl Objective {
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        if let Some(d) = self.p99 {
-            parts.push(format!("p99 <= {}", humantime::format_duration(d)));
-        }
-        if let Some(d) = self.p999 {
-            parts.push(format!("p99.9 <= {}", humantime::format_duration(d)));
-        }
-        if let Some(e) = self.max_error_rate {
-            parts.push(format!("error rate <= {}%", e * 100.0));
-        }
-        parts.push("kept up (95% of the offered rate) and stationary".into());
-        parts.join(", ")
-    }
-
-    fn has_latency(&self) -> bool {
-        self.p99.is_some() || self.p999.is_some()
-    }
-}
 
 /// Who runs each step.
 pub enum StepClients {

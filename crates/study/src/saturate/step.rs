@@ -41,7 +41,7 @@ use scalebench_measure::saturation::{Estimate, IntervalMethod, RunTrend, Step, S
 use scalebench_measure::PhaseResult;
 use scalebench_session::error::SessionError;
 
-use super::Objective;
+use super::objective::Objective;
 
 /// A step that completed less than this share of its offered rate inside the window did not keep up.
 pub const KEPT_UP: f64 = 0.95;
