@@ -222,26 +222,30 @@ pub fn judge(
             });
         }
     };
-    at_most(
-        "p99_impact",
-        t.p99_impact,
-        figures.and_then(|f| f.p99_impact),
-    );
-    at_most(
-        "p999_impact",
-        t.p999_impact,
-        figures.and_then(|f| f.p999_impact),
-    );
-    at_most(
-        "worst_p99_impact",
-        t.worst_p99_impact,
-        figures.and_then(|f| f.worst_p99_impact),
-    );
-    at_most(
-        "worst_p999_impact",
-        t.worst_p999_impact,
-        figures.and_then(|f| f.worst_p999_impact),
-    );
+    for (figure, limit, value) in [
+        (
+            "p99_impact",
+            t.p99_impact,
+            figures.and_then(|f| f.p99_impact),
+        ),
+        (
+            "p999_impact",
+            t.p999_impact,
+            figures.and_then(|f| f.p999_impact),
+        ),
+        (
+            "worst_p99_impact",
+            t.worst_p99_impact,
+            figures.and_then(|f| f.worst_p99_impact),
+        ),
+        (
+            "worst_p999_impact",
+            t.worst_p999_impact,
+            figures.and_then(|f| f.worst_p999_impact),
+        ),
+    ] {
+        at_most(figure, limit, value);
+    }
     at_most(
         "recovery_s",
         t.recovery_s,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use scalebench_binding::{Binding, BindingError, BindingFactory};
 use scalebench_exec::progress::NoProgress;
-use scalebench_exec::{execute, Phase, RunPlan, StopSignal};
+use scalebench_exec::{execute, Phase, PhaseOutcome, RunPlan, StopSignal};
 use scalebench_workload::{CoreWorkload, FailureClass, FieldSet, Fields, OpError};
 
 #[derive(Default)]
@@ -119,6 +119,25 @@ impl Binding for Memory {
     }
 }
 
+/// Loads `w` into `store`, then runs `run` on it.
+fn load_then_run(store: Arc<Store>, w: &CoreWorkload, run: &RunPlan) -> PhaseOutcome {
+    let stop = StopSignal::new();
+    let load = RunPlan {
+        phase: Phase::Load,
+        duration: None,
+        ..Default::default()
+    };
+    execute(
+        MemoryFactory(store.clone()),
+        w,
+        &load,
+        &stop,
+        &mut NoProgress,
+    )
+    .unwrap();
+    execute(MemoryFactory(store), w, run, &stop, &mut NoProgress).unwrap()
+}
+
 fn workload(props: &[(&str, &str)]) -> CoreWorkload {
     scalebench_workload::builtin::builtin_with("a", props).unwrap()
 }
@@ -139,27 +158,13 @@ fn a_write_applied_and_abandoned_at_the_hard_stop_is_recovered_not_lost() {
         hang_at: Some(5 + 40),
         ..Default::default()
     });
-    let load = RunPlan {
-        phase: Phase::Load,
-        duration: None,
-        ..Default::default()
-    };
-    let stop = StopSignal::new();
-    execute(
-        MemoryFactory(store.clone()),
-        &w,
-        &load,
-        &stop,
-        &mut NoProgress,
-    )
-    .unwrap();
     let run = RunPlan {
         duration: Some(Duration::from_millis(300)),
         grace: Duration::from_millis(100),
         verify_writes: true,
         ..Default::default()
     };
-    let out = execute(MemoryFactory(store), &w, &run, &stop, &mut NoProgress).unwrap();
+    let out = load_then_run(store, &w, &run);
     assert_eq!(out.result.totals.in_flight_at_stop, 1);
     let l = out.result.lost_writes.expect("verified");
     assert_eq!(
@@ -181,20 +186,6 @@ fn deleted_keys_are_expected_absent() {
         ("deleteproportion", "0.2"),
     ]);
     let store = Arc::new(Store::default());
-    let stop = StopSignal::new();
-    let load = RunPlan {
-        phase: Phase::Load,
-        duration: None,
-        ..Default::default()
-    };
-    execute(
-        MemoryFactory(store.clone()),
-        &w,
-        &load,
-        &stop,
-        &mut NoProgress,
-    )
-    .unwrap();
     let run = RunPlan {
         concurrency: 4,
         duration: None,
@@ -202,7 +193,7 @@ fn deleted_keys_are_expected_absent() {
         verify_writes: true,
         ..Default::default()
     };
-    let out = execute(MemoryFactory(store), &w, &run, &stop, &mut NoProgress).unwrap();
+    let out = load_then_run(store, &w, &run);
     let l = out.result.lost_writes.expect("verified");
     let deleted = out.result.operations["DELETE"].ok;
     assert!(deleted > 20, "{deleted} deleted");
@@ -224,20 +215,6 @@ fn the_verify_pass_gives_up_a_key_that_does_not_answer_within_the_operation_time
         reads_hang: true,
         ..Default::default()
     });
-    let stop = StopSignal::new();
-    let load = RunPlan {
-        phase: Phase::Load,
-        duration: None,
-        ..Default::default()
-    };
-    execute(
-        MemoryFactory(store.clone()),
-        &w,
-        &load,
-        &stop,
-        &mut NoProgress,
-    )
-    .unwrap();
     let run = RunPlan {
         duration: None,
         operation_count: Some(50),
@@ -245,7 +222,7 @@ fn the_verify_pass_gives_up_a_key_that_does_not_answer_within_the_operation_time
         verify_writes: true,
         ..Default::default()
     };
-    let out = execute(MemoryFactory(store), &w, &run, &stop, &mut NoProgress).unwrap();
+    let out = load_then_run(store, &w, &run);
     let l = out.result.lost_writes.expect("verified");
     assert_eq!((l.checked, l.unreadable), (0, 5), "{l:?}");
 }
