@@ -295,5 +295,8 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
 /// after each run: none lost, none holding a value never written.
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
-    assert_no_write_lost(&standalone().url(), &[], false);
+    // Database 1 of the shared server: Redis has no tables, and the deletes of this test took the
+    // records of the binary's other tests in database 0 (and they this test's: 4,086 and 9 false
+    // losses in CI when both ran at once).
+    assert_no_write_lost(&format!("{}/1", standalone().url()), &[], false);
 }

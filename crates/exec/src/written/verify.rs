@@ -10,8 +10,15 @@ use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, OperationGene
 use super::classes::{Class, Judge, Kept};
 use super::WriteLog;
 
-/// Reads of one key the pass tries before it gives the key up as unreadable.
+/// Reads of one key the pass tries at once, in each round.
 const READ_ATTEMPTS: usize = 3;
+/// Rounds after the first over the keys no read could read: a node killed just before the pass
+/// leaves reads that time out until the cluster routes around it (Cassandra's coordinators wait
+/// for the dead replica until gossip marks it down, seconds later), so they are tried again once
+/// the others were read, [`ROUND_PAUSE`] or the operation timeout apart, before counting
+/// unreadable.
+const RETRY_ROUNDS: usize = 2;
+const ROUND_PAUSE: Duration = Duration::from_secs(1);
 
 /// How the pass reads.
 pub struct VerifyPass<'a> {
@@ -100,20 +107,34 @@ impl WriteLog {
             async move {
                 let mut found = LostWrites::default();
                 let mut fields = Fields::new();
-                for key in mine {
-                    let read = read_back(&mut b, key, &mut fields, pass.op_timeout, blocks).await;
-                    let read = match read {
-                        Ok(()) => Some(&fields),
-                        Err(e) if e.class == FailureClass::NotFound => None,
-                        Err(_) => {
-                            found.unreadable += 1;
-                            continue;
-                        }
-                    };
-                    if let Some((class, why)) = self.judge_key(judge, key, read) {
-                        tally(&mut found, key, class, why);
+                let mut left = mine;
+                for round in 0..=RETRY_ROUNDS {
+                    if left.is_empty() {
+                        break;
                     }
+                    if round > 0 {
+                        tokio::time::sleep(pass.op_timeout.unwrap_or_default().max(ROUND_PAUSE))
+                            .await;
+                    }
+                    let mut unread = Vec::new();
+                    for key in left {
+                        let read =
+                            read_back(&mut b, key, &mut fields, pass.op_timeout, blocks).await;
+                        let read = match read {
+                            Ok(()) => Some(&fields),
+                            Err(e) if e.class == FailureClass::NotFound => None,
+                            Err(_) => {
+                                unread.push(key);
+                                continue;
+                            }
+                        };
+                        if let Some((class, why)) = self.judge_key(judge, key, read) {
+                            tally(&mut found, key, class, why);
+                        }
+                    }
+                    left = unread;
                 }
+                found.unreadable += left.len() as u64;
                 found
             }
         });
