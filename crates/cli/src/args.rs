@@ -180,7 +180,7 @@ pub struct ExperimentArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Run the experiment in miniature: the same matrix with one repetition,
-    /// 1 s runs, record, operation and request-set counts divided by 100 and short elastic phases,
+    /// 1 s runs (3 s in request sets), record, operation and request-set counts divided by 100 and short elastic phases,
     /// recorded as NAME-miniature (a check that it runs, not a result; docs/experiments.md).
     #[arg(long)]
     pub miniature: bool,
