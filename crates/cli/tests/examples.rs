@@ -607,7 +607,11 @@ fn dory_gives_each_thread_its_share(m: &Miniature) {
             .sum();
         let unfinished = sets["unfinished_ops"].as_u64().unwrap();
         // Every whole set of the run is timed: as many as its operations fill (3 s runs).
-        assert_eq!(100 * timed as u64 + unfinished, ops, "{cell}: {ops} operations; {sets}");
+        assert_eq!(
+            100 * timed as u64 + unfinished,
+            ops,
+            "{cell}: {ops} operations; {sets}"
+        );
         assert!(timed >= 1, "{cell}: {ops} operations; {sets}");
     }
 }
