@@ -853,6 +853,11 @@ pub struct PhaseArgs {
     #[arg(hide_short_help = true, help_heading = "Output", long)]
     pub verify_writes: bool,
 
+    /// The longest the write check after the run may take (default: the run's length, at least
+    /// 1 minute); Ctrl-C ends it sooner. Keys it did not reach are counted unchecked.
+    #[arg(hide_short_help = true, help_heading = "Output", long, value_name = "DURATION", value_parser = request::parse_positive_duration)]
+    pub verify_timeout: Option<Duration>,
+
     /// Status line period when standard error is not a terminal.
     #[arg(hide_short_help = true, help_heading = "Output", long, value_name = "DURATION", default_value = request::DEFAULT_STATUS_INTERVAL, value_parser = parse_duration)]
     pub status_interval: Duration,
@@ -1094,6 +1099,7 @@ impl PhaseArgs {
             request_set: self.request_set,
             request_set_threads: self.request_set_threads,
             verify_writes: self.verify_writes,
+            verify_timeout: self.verify_timeout,
             threads_in_all: false,
             launcher_here: false,
             measurement_start: None,

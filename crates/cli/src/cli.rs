@@ -83,25 +83,31 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            crate::note!("error: {}", printable(&e.to_string()));
+            crate::note!("error: {}", within_a_line(&e.to_string()));
             e.exit_code()
         }
     }
 }
 
-/// `text` with control characters escaped: an error names the bad value it was given, and a value
-/// holding terminal escapes would otherwise act on the user's terminal.
-fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() && c != '\n' {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+/// The most characters of an error line kept at each end: an error quotes the bad value, and a
+/// value of 200 KB made a line of 200 KB (issue 62).
+const ERROR_END_CHARS: usize = 500;
+
+/// `text`, its middle left out (saying how much) when it is longer than two ends.
+fn within_a_line(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= 2 * ERROR_END_CHARS + 40 {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(ERROR_END_CHARS).collect();
+    let tail: String = text.chars().skip(n - ERROR_END_CHARS).collect();
+    format!(
+        "{head}[... {} characters left out ...]{tail}",
+        n - 2 * ERROR_END_CHARS
+    )
 }
+
+use scalebench_session::printable;
 
 /// `scalebench merge-logs`: the clients' interval logs of one operation as one.
 fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {

@@ -248,6 +248,7 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let o = out.to_str().unwrap();
     let hdr_dir = dir.path().join("hdr");
     let hdr = hdr_dir.to_str().unwrap();
+    let long_value = format!("fieldlength={}", "9x".repeat(60_000));
     let props = dir.path().join("bad.properties");
     std::fs::write(&props, "fieldlength=long\n").unwrap();
     // Deployment files with one flaw each.
@@ -546,6 +547,16 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         (vec!["saturate", "--precision", "100"], "'100'"),
         (vec!["saturate", "--max-repeats", "0"], "'0'"),
         (vec!["saturate", "--step-pause", "soon"], "'soon'"),
+        (
+            vec!["run", "--verify-writes", "--verify-timeout", "0s"],
+            "above zero",
+        ),
+        // Issue 62, low 7: a value of 200 KB quoted whole made a line of 200 KB (an argument holds at
+        // most 128 KiB: 120 KB here).
+        (
+            vec!["run", "--db", "null://", "-p", long_value.as_str()],
+            "characters left out",
+        ),
         (vec!["saturate", "--max-error-rate", "100"], "'100'"),
         (vec!["saturate", "--client-cpus", "4096"], "'4096'"),
         (
@@ -627,6 +638,11 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
         assert!(
             first.contains(needle),
             "{args:?}: error does not name {needle}: {err}"
+        );
+        assert!(
+            first.chars().count() < 1_200,
+            "{args:?}: a line of {}",
+            first.len()
         );
         assert!(!err.contains("hunter2"), "{args:?} shows a password: {err}");
         assert!(!out.exists(), "{args:?} left a result file");
@@ -2592,7 +2608,8 @@ fn properties_scalebench_ignores_are_not_copied_into_the_result() {
     let props = dir.path().join("p.properties");
     std::fs::write(
         &props,
-        "recordcount=50\nroot:$6$SALT$HASH:19000:0:99999:7:::\nnull.capacity_ops_s=0\n",
+        "recordcount=50\nroot:$6$SALT$HASH:19000:0:99999:7:::\nnull.capacity_ops_s=0\n\
+         title\u{1b}]0;owned\u{7}=1\n",
     )
     .unwrap();
     let out = dir.path().join("r.json");
@@ -2613,6 +2630,17 @@ fn properties_scalebench_ignores_are_not_copied_into_the_result() {
     assert!(
         stderr(&o).contains("unknown property 'root'") && stderr(&o).contains("not recorded"),
         "{}",
+        stderr(&o)
+    );
+    // Issue 62, low 6: a warning quoting what it was given escapes its terminal escapes.
+    assert!(
+        stderr(&o).contains("unknown property 'title\\u{1b}]0;owned\\u{7}'"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        !stderr(&o).chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
         stderr(&o)
     );
     let text = std::fs::read_to_string(&out).unwrap();

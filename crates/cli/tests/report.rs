@@ -372,3 +372,33 @@ fn a_saturation_search_draws_its_page() {
     );
     assert!(latency.contains("\np99 objective,"), "{latency}");
 }
+
+/// Issue 62, low 14: `report` of a FIFO blocked (opened to sniff a results database's header
+/// before the bounded read that refuses anything but a regular file): exit 2 at once, naming it.
+#[test]
+fn a_report_of_a_fifo_is_refused_without_blocking() {
+    let dir = test_dir();
+    let fifo = dir.path().join("r.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let page = dir.path().join("r.html");
+    let o = scalebench_within(
+        &[
+            "report",
+            fifo.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        std::time::Duration::from_secs(20),
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains(fifo.to_str().unwrap()) && said.contains("not a regular file"),
+        "{said}"
+    );
+    assert!(!page.exists());
+}

@@ -145,3 +145,140 @@ fn writes_the_check_cannot_follow_are_refused_by_name() {
     let lost = verified(dir.path(), "reads", reads.to_str().unwrap(), &[]);
     assert_eq!(lost["checked"], 0, "nothing written: {lost}");
 }
+
+/// Redis commands processed so far (`INFO stats`).
+fn commands_processed(port: u16) -> u64 {
+    let o = std::process::Command::new("redis-cli")
+        .args(["-p", &port.to_string(), "INFO", "stats"])
+        .output()
+        .expect("redis-cli runs");
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("total_commands_processed:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("INFO stats counts commands")
+}
+
+/// Issue 62, high: a server paused (SIGSTOP) near the end of a `--verify-writes` run held the
+/// write check after it forever, through Ctrl-C and SIGTERM. Now the check ends at its time limit
+/// (`--verify-timeout`), or at the first Ctrl-C after it began, and what was measured is written:
+/// the keys it did not reach counted unchecked, and why said.
+#[test]
+fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let redis = Pid::from_raw(server.process.pid() as i32);
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let props = ["-p", "recordcount=300", "--no-monitor"];
+    let o = scalebench(&[&["load", "a", "--db", &url, "-q"][..], &props].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (case, limit) in [("limit", "2s"), ("signal", "10m")] {
+        let out = dir.path().join(format!("{case}.json"));
+        let before = commands_processed(server.port);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args([
+                "run",
+                "a",
+                "--db",
+                &url,
+                "--duration",
+                "3s",
+                "--warmup",
+                "0s",
+            ])
+            .args([
+                "--target",
+                "200",
+                "--op-timeout",
+                "300ms",
+                "--verify-writes",
+            ])
+            .args(["--verify-timeout", limit, "-o", out.to_str().unwrap()])
+            .args(props)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = std::io::BufReader::new(child.stderr.take().unwrap());
+        let (tx, said) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Paused near the run's end (about 450 of its 600 operations done): the check after it
+        // connects to a server that accepts and never answers.
+        let waited = Instant::now();
+        while commands_processed(server.port) < before + 450 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(60),
+                "{case}: the run never wrote"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        kill(redis, Signal::SIGSTOP).unwrap();
+        let mut seen = Vec::new();
+        let checking = loop {
+            match said.recv_timeout(Duration::from_secs(60)) {
+                Ok(l) if l.starts_with("checking ") => break Instant::now(),
+                Ok(l) => seen.push(l),
+                Err(_) => panic!("{case}: the check never began: {seen:?}"),
+            }
+        };
+        if case == "signal" {
+            kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+        }
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if checking.elapsed() > Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = kill(redis, Signal::SIGCONT);
+                panic!("{case}: the check went on past 30 s: {seen:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        kill(redis, Signal::SIGCONT).unwrap();
+        let took = checking.elapsed();
+        seen.extend(said.try_iter());
+        assert!(status.success(), "{case}: {status:?}: {seen:?}");
+        // The limit of 2 s, or the signal at once (a read in flight gives up within 50 ms).
+        let bound = if case == "limit" { 2.0 } else { 0.0 };
+        assert!(
+            took.as_secs_f64() < bound + 3.0,
+            "{case}: {took:?} after the check began"
+        );
+        let r = json(&out);
+        let run = &r["phases"][0];
+        assert_eq!(run["phase"], "run", "{r}");
+        let lost = &run["lost_writes"];
+        let ended = lost["ended"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{case}: {lost}"));
+        let why = match case {
+            "limit" => "ended at its time limit of 2s (--verify-timeout)",
+            _ => "ended by a signal",
+        };
+        assert!(ended.starts_with(why), "{case}: {lost}");
+        assert!(lost["unchecked"].as_u64().unwrap() > 0, "{case}: {lost}");
+        assert_eq!(lost["lost"], 0, "{case}: {lost}");
+        assert!(
+            run["operations"]["READ"]["ok"].as_u64().unwrap() > 0,
+            "{case}: {run}"
+        );
+        let mut told = String::new();
+        std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut told).unwrap();
+        assert!(
+            told.contains(&format!("keys not checked: the check {why}")),
+            "{case}: {told}"
+        );
+    }
+}

@@ -106,6 +106,9 @@ pub struct RunPlan {
     /// Run phase: record every write and read the written keys back after it
     /// ([`crate::written`]).
     pub verify_writes: bool,
+    /// The longest the write check after the run may take (None: [`crate::written::VerifyPass`]'s
+    /// default, the run's length and at least a minute); it ends sooner at a signal.
+    pub verify_timeout: Option<Duration>,
 }
 
 /// Init-to-cleanup timing divides by the client's whole life, so nothing may run beside the measured
@@ -193,6 +196,7 @@ impl Default for RunPlan {
             rendezvous: None,
             timing: Timing::Window,
             verify_writes: false,
+            verify_timeout: None,
         }
     }
 }

@@ -33,6 +33,8 @@ pub trait Progress {
     fn measurement_starts(&mut self, _t0: Instant) {}
     fn update(&mut self, state: &ProgressState);
     fn finish(&mut self) {}
+    /// The write check after the phase begins: `keys` to read back, within `limit`.
+    fn checking_writes(&mut self, _keys: usize, _limit: Duration) {}
 }
 
 /// Every observer of a phase in one list, each told every event (as criterion's `Report` fans one
@@ -55,6 +57,12 @@ impl Progress for Observers<'_> {
     fn finish(&mut self) {
         for o in &mut self.0 {
             o.finish();
+        }
+    }
+
+    fn checking_writes(&mut self, keys: usize, limit: Duration) {
+        for o in &mut self.0 {
+            o.checking_writes(keys, limit);
         }
     }
 }

@@ -243,7 +243,10 @@ pub fn execute<F: BindingFactory>(
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     if let Some(log) = &shared.written {
         let integrity = verify.then(|| shared.workload.generator(0));
-        let pass = crate::written::VerifyPass::after(plan, integrity.as_ref());
+        let measured = end.saturating_duration_since(t0);
+        let mut pass = crate::written::VerifyPass::after(plan, measured, integrity.as_ref());
+        pass.stop = Some(stop.clone());
+        progress.checking_writes(log.keys(), pass.limit);
         let checked = log.verify_pass(&shared.factory, &pass);
         result.lost_writes = Some(checked.map_err(ExecError::Worker)?);
     }

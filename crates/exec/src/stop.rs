@@ -1,7 +1,7 @@
 //! The stop signal of a phase: set by Ctrl-C, a controller or a rendezvous, read cheaply on the
 //! hot path, and when it was set (what was measured until then is kept).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,9 @@ struct Inner {
     finish: AtomicBool,
     epoch: Instant,
     at_nanos: AtomicU64,
+    /// Requests so far: a wait after the window (the write check) ends at the first one after
+    /// it began, though the window's own stop was requested already.
+    requests: AtomicU32,
     /// Set with the request: ends a binding's setup that is still connecting.
     cancel: scalebench_binding::Cancel,
 }
@@ -36,6 +39,7 @@ impl StopSignal {
                 finish: AtomicBool::new(false),
                 epoch: Instant::now(),
                 at_nanos: AtomicU64::new(0),
+                requests: AtomicU32::new(0),
                 cancel: Default::default(),
             }),
         }
@@ -50,7 +54,13 @@ impl StopSignal {
             .at_nanos
             .compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
         self.inner.requested.store(true, Ordering::SeqCst);
+        self.inner.requests.fetch_add(1, Ordering::SeqCst);
         self.inner.cancel.cancel();
+    }
+
+    /// How many stops were requested so far (each Ctrl-C, each controller's request).
+    pub fn requests(&self) -> u32 {
+        self.inner.requests.load(Ordering::SeqCst)
     }
 
     /// What a binding's setup watches (see [`scalebench_binding::BindingConfig::cancel`]).

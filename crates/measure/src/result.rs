@@ -858,6 +858,16 @@ pub struct LostWrites {
     /// The verify pass could not run (no connection): why; the counts are then zero.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Keys the pass did not reach: it ended first (`ended` says why). Neither lost nor kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unchecked: u64,
+    /// Why the pass ended before every key was read: its time limit or a signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl LostWrites {
@@ -874,6 +884,10 @@ impl LostWrites {
         self.recovered += other.recovered;
         self.in_doubt += other.in_doubt;
         self.unreadable += other.unreadable;
+        self.unchecked += other.unchecked;
+        if self.ended.is_none() {
+            self.ended.clone_from(&other.ended);
+        }
         for s in &other.samples {
             if self.samples.len() < Self::SAMPLES {
                 self.samples.push(match label {

@@ -33,7 +33,11 @@ fn render_lost_writes(out: &mut String, phase: &PhaseResult) {
 }
 
 fn lost_writes_summary(l: &scalebench_measure::result::LostWrites) -> String {
-    let loud = if l.failed() > 0 { "WARNING: " } else { "" };
+    let loud = if l.failed() > 0 || l.ended.is_some() {
+        "WARNING: "
+    } else {
+        ""
+    };
     format!("{loud}{}", crate::text::lost_writes_lines(l, ""))
 }
 
@@ -478,6 +482,22 @@ mod tests {
         let out = lost_writes_summary(&kept);
         assert!(
             out.starts_with("lost writes: 0 of 10 keys (0 unexpected, 2 recovered"),
+            "{out}"
+        );
+        // Issue 62: a check cut short is loud and says how many keys it did not reach, and why.
+        let cut = scalebench_measure::result::LostWrites {
+            checked: 10,
+            unchecked: 90,
+            ended: Some("ended by a signal".into()),
+            ..Default::default()
+        };
+        let out = lost_writes_summary(&cut);
+        assert!(
+            out.starts_with("WARNING: lost writes: 0 of 10 keys"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("\n  90 keys not checked: the check ended by a signal\n"),
             "{out}"
         );
     }

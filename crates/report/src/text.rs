@@ -381,6 +381,12 @@ pub fn lost_writes_lines(l: &scalebench_measure::result::LostWrites, indent: &st
     if let Some(first) = l.samples.first() {
         lines.push_str(&format!("{indent}  e.g. {first}\n"));
     }
+    if let Some(why) = &l.ended {
+        lines.push_str(&format!(
+            "{indent}  {} keys not checked: the check {why}\n",
+            l.unchecked
+        ));
+    }
     lines
 }
 

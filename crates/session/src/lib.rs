@@ -9,12 +9,31 @@
 //! the one process-wide piece.
 
 /// `eprintln!` that never panics: a closed or full stderr must not turn an outcome into a crash.
+/// Control characters but line breaks are escaped: a warning names what it was given (a server's
+/// message, a file's line), and terminal escapes in it would act on the user's terminal.
 #[macro_export]
 macro_rules! note {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", $crate::printable(&format!($($arg)*)));
     }};
+}
+
+/// `text` with control characters escaped, line breaks kept (`\u{1b}` for an escape, `\t` for a
+/// tab): what every line on the terminal goes through.
+pub fn printable(text: &str) -> String {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return text.to_string();
+    }
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() && c != '\n' {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 pub mod beside;

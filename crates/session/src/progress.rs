@@ -88,4 +88,13 @@ impl Progress for Display {
             bar.finish_and_clear();
         }
     }
+
+    fn checking_writes(&mut self, keys: usize, limit: Duration) {
+        if !matches!(self, Display::Silent) {
+            crate::note!(
+                "checking {keys} written keys (at most {}; Ctrl-C ends the check)",
+                humantime::format_duration(limit)
+            );
+        }
+    }
 }

@@ -85,6 +85,10 @@ pub struct RunRequest {
     /// (docs/operations.md).
     #[serde(default)]
     pub verify_writes: bool,
+    /// The longest the write check after the run may take (`--verify-timeout`; None: the run's
+    /// length, at least a minute).
+    #[serde(default)]
+    pub verify_timeout: Option<Duration>,
     /// Several clients started by a launcher on this machine (`--clients N`), which relays the
     /// probe's writer (client 0) to the others' readers and acts the faults while they load:
     /// `--consistency-probe` and `--fault` may run with them.
@@ -356,6 +360,7 @@ impl RunRequest {
             connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
             verify_writes: false,
+            verify_timeout: None,
             request_set: None,
             request_set_threads: Default::default(),
             threads_in_all: false,
@@ -653,6 +658,14 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         return Err("expected a duration of at most 30 days".into());
     }
     Ok(d)
+}
+
+/// A duration that must not be zero (`--verify-timeout`: a check of no time checks nothing).
+pub fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("expected a duration above zero".into()),
+        d => Ok(d),
+    }
 }
 
 /// An interval of the time series: each one costs histograms per operation and worker, so not

@@ -22,9 +22,13 @@ pub fn read_result(path: &Path) -> Result<RunResult, SessionError> {
 /// elastic result, a saturation search or a run result.
 pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionError> {
     let mut head = [0u8; 16];
-    let is_sqlite = std::fs::File::open(input)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok()
+    // Sniffed only in a regular file: opening a FIFO blocks until a writer comes (the bounded read
+    // below refuses anything else, naming it).
+    let regular = std::fs::metadata(input).is_ok_and(|m| m.is_file());
+    let is_sqlite = regular
+        && std::fs::File::open(input)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
         && head.starts_with(b"SQLite format 3");
     if is_sqlite {
         return experiment_page(input, experiment);

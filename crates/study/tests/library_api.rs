@@ -140,6 +140,21 @@ threads = [1, 2]
     let store = Store::open(&request.results).unwrap();
     let err = store.runs("library", true).unwrap_err();
     assert!(err.contains("-5") || err.contains("range"), "{err}");
+    // Issue 62, low 10: a rate edited to -1e308 was exported as is.
+    drop(store);
+    let db = rusqlite::Connection::open(&request.results).unwrap();
+    db.execute("UPDATE runs SET ok = 5", []).unwrap();
+    db.execute(
+        "UPDATE runs SET throughput_ops_s = -1e308 WHERE id = (SELECT MAX(id) FROM runs)",
+        [],
+    )
+    .unwrap();
+    let store = Store::open(&request.results).unwrap();
+    let err = store.runs("library", true).unwrap_err();
+    assert!(
+        err.contains("runs.throughput_ops_s = -1e308 is out of range"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -20,6 +20,12 @@ const READ_ATTEMPTS: usize = 3;
 const RETRY_ROUNDS: usize = 2;
 const ROUND_PAUSE: Duration = Duration::from_secs(1);
 
+/// The pass's time limit when the plan sets none: the run's length, and at least this.
+pub const LEAST_VERIFY_LIMIT: Duration = Duration::from_secs(60);
+
+/// How often a wait of the pass looks at its end (a signal, the time limit).
+const END_POLL: Duration = Duration::from_millis(50);
+
 /// How the pass reads.
 pub struct VerifyPass<'a> {
     /// Connections to open: as many as the run had slots, at least 8, at most 64 (a million keys
@@ -30,15 +36,85 @@ pub struct VerifyPass<'a> {
     pub op_timeout: Option<Duration>,
     /// `dataintegrity`: the generator whose values every write stores.
     pub integrity: Option<&'a OperationGenerator>,
+    /// The pass ends here, whatever is left (counted unchecked): a paused server holds it no
+    /// longer.
+    pub limit: Duration,
+    /// A stop requested after the pass began (Ctrl-C, SIGTERM) ends it as the limit does.
+    pub stop: Option<crate::StopSignal>,
+}
+
+/// Why a pass ended before its last key.
+#[derive(Clone)]
+struct PassEnd {
+    deadline: Instant,
+    limit: Duration,
+    stop: Option<(crate::StopSignal, u32)>,
+}
+
+impl PassEnd {
+    fn new(pass: &VerifyPass<'_>) -> Self {
+        PassEnd {
+            deadline: Instant::now() + pass.limit,
+            limit: pass.limit,
+            stop: pass.stop.as_ref().map(|s| (s.clone(), s.requests())),
+        }
+    }
+
+    /// Why the pass must end now, if it must.
+    fn reason(&self) -> Option<String> {
+        if matches!(&self.stop, Some((s, began)) if s.requests() != *began) {
+            return Some("ended by a signal".into());
+        }
+        (Instant::now() >= self.deadline).then(|| {
+            format!(
+                "ended at its time limit of {} (--verify-timeout)",
+                humantime::format_duration(self.limit)
+            )
+        })
+    }
+
+    /// Time left before the deadline.
+    fn left(&self) -> Duration {
+        self.deadline.saturating_duration_since(Instant::now())
+    }
+
+    /// Resolves when the pass must end.
+    async fn reached(&self) -> String {
+        loop {
+            if let Some(why) = self.reason() {
+                return why;
+            }
+            tokio::time::sleep(END_POLL.min(self.left().max(Duration::from_millis(1)))).await;
+        }
+    }
+
+    /// `work`, unless the pass must end first (then why).
+    async fn before<T>(&self, work: impl std::future::Future<Output = T>) -> Result<T, String> {
+        tokio::select! {
+            done = work => Ok(done),
+            why = self.reached() => Err(why),
+        }
+    }
 }
 
 impl<'a> VerifyPass<'a> {
-    /// The pass after a run of `plan`; `integrity`: the generator when `dataintegrity` holds.
-    pub fn after(plan: &crate::RunPlan, integrity: Option<&'a OperationGenerator>) -> Self {
+    /// The pass after a run of `plan` that measured for `measured`; `integrity`: the generator
+    /// when `dataintegrity` holds.
+    pub fn after(
+        plan: &crate::RunPlan,
+        measured: Duration,
+        integrity: Option<&'a OperationGenerator>,
+    ) -> Self {
+        // A long run writes many keys: its pass may take as long as the run did.
+        let run = measured;
         VerifyPass {
             slots: plan.slots(),
             op_timeout: plan.op_timeout,
             integrity,
+            limit: plan
+                .verify_timeout
+                .unwrap_or_else(|| run.max(LEAST_VERIFY_LIMIT)),
+            stop: None,
         }
     }
 }
@@ -56,6 +132,7 @@ impl WriteLog {
             .build()
             .map_err(|e| e.to_string())?;
         let blocks = factory.blocks_its_thread();
+        let end = PassEnd::new(pass);
         Ok(runtime.block_on(async {
             let wanted = pass.slots.clamp(8, 64);
             let mut bindings = Vec::new();
@@ -66,9 +143,19 @@ impl WriteLog {
                 if bindings.len() == wanted {
                     break;
                 }
-                match factory.connect_to_verify(w).await {
-                    Ok(b) => bindings.push(b),
-                    Err(e) => last_error = Some(e),
+                match end.before(factory.connect_to_verify(w)).await {
+                    Ok(Ok(b)) => bindings.push(b),
+                    Ok(Err(e)) => last_error = Some(e),
+                    // A server that accepts connections and never answers: nothing read.
+                    Err(why) if bindings.is_empty() => {
+                        return LostWrites {
+                            unchecked: self.recorded_keys().len() as u64,
+                            ended: Some(format!("{why} while connecting")),
+                            verify_s: pass.limit.saturating_sub(end.left()).as_secs_f64(),
+                            ..Default::default()
+                        };
+                    }
+                    Err(_) => break,
                 }
             }
             match (bindings.is_empty(), last_error) {
@@ -76,7 +163,7 @@ impl WriteLog {
                     error: Some(format!("the verify pass could not connect: {e}")),
                     ..Default::default()
                 },
-                _ => self.verify(bindings, pass, blocks).await,
+                _ => self.verify_until(bindings, pass, blocks, &end).await,
             }
         }))
     }
@@ -88,6 +175,18 @@ impl WriteLog {
         bindings: Vec<B>,
         pass: &VerifyPass<'_>,
         blocks: bool,
+    ) -> LostWrites {
+        self.verify_until(bindings, pass, blocks, &PassEnd::new(pass))
+            .await
+    }
+
+    /// [`Self::verify`] until `end`: the keys not reached by then are counted unchecked.
+    async fn verify_until<B: Binding>(
+        &self,
+        bindings: Vec<B>,
+        pass: &VerifyPass<'_>,
+        blocks: bool,
+        end: &PassEnd,
     ) -> LostWrites {
         let started = Instant::now();
         let keys = self.recorded_keys();
@@ -108,33 +207,57 @@ impl WriteLog {
                 let mut found = LostWrites::default();
                 let mut fields = Fields::new();
                 let mut left = mine;
-                for round in 0..=RETRY_ROUNDS {
+                'rounds: for round in 0..=RETRY_ROUNDS {
                     if left.is_empty() {
                         break;
                     }
                     if round > 0 {
-                        tokio::time::sleep(pass.op_timeout.unwrap_or_default().max(ROUND_PAUSE))
-                            .await;
+                        let pause = pass.op_timeout.unwrap_or_default().max(ROUND_PAUSE);
+                        if let Err(why) = end.before(tokio::time::sleep(pause)).await {
+                            found.ended = Some(why);
+                            break;
+                        }
                     }
                     let mut unread = Vec::new();
-                    for key in left {
-                        let read =
-                            read_back(&mut b, key, &mut fields, pass.op_timeout, blocks).await;
-                        let read = match read {
-                            Ok(()) => Some(&fields),
-                            Err(e) if e.class == FailureClass::NotFound => None,
-                            Err(_) => {
-                                unread.push(key);
+                    let mut cut = None;
+                    for (k, key) in left.iter().enumerate() {
+                        // Each read within the time left, however long the operation timeout.
+                        let timeout = pass.op_timeout.map_or(end.left(), |t| t.min(end.left()));
+                        let read = read_back(&mut b, key, &mut fields, timeout, blocks);
+                        let read = match end.before(read).await {
+                            Ok(Ok(())) => Some(&fields),
+                            Ok(Err(e)) if e.class == FailureClass::NotFound => None,
+                            Ok(Err(_)) if end.reason().is_none() => {
+                                unread.push(*key);
                                 continue;
+                            }
+                            ended => {
+                                found.ended = match ended {
+                                    Err(why) => {
+                                        b.abandoned();
+                                        Some(why)
+                                    }
+                                    Ok(_) => end.reason(),
+                                };
+                                cut = Some(k);
+                                break;
                             }
                         };
                         if let Some((class, why)) = self.judge_key(judge, key, read) {
                             tally(&mut found, key, class, why);
                         }
                     }
+                    if let Some(k) = cut {
+                        unread.extend_from_slice(&left[k..]);
+                        left = unread;
+                        break 'rounds;
+                    }
                     left = unread;
                 }
-                found.unreadable += left.len() as u64;
+                match found.ended {
+                    Some(_) => found.unchecked += left.len() as u64,
+                    None => found.unreadable += left.len() as u64,
+                }
                 found
             }
         });
@@ -154,27 +277,24 @@ async fn read_back<B: Binding>(
     b: &mut B,
     key: &str,
     fields: &mut Fields,
-    timeout: Option<Duration>,
+    timeout: Duration,
     blocks: bool,
 ) -> Result<(), OpError> {
     let mut read = Err(OpError::new(FailureClass::Other, "not read"));
     for _ in 0..READ_ATTEMPTS {
         if blocks {
-            scalebench_binding::deadline::set_call_deadline(timeout.map(|d| Instant::now() + d));
+            scalebench_binding::deadline::set_call_deadline(Some(Instant::now() + timeout));
         }
-        read = match timeout {
-            None => b.read(key, FieldSet::All, fields).await,
-            Some(d) => match tokio::time::timeout(d, b.read(key, FieldSet::All, fields)).await {
-                Ok(r) => r,
-                Err(_) => {
-                    // Its answer must not be taken for the next read's (the binding drops it).
-                    b.abandoned();
-                    Err(OpError::new(
-                        FailureClass::Timeout,
-                        format!("no answer within the operation timeout of {d:?}"),
-                    ))
-                }
-            },
+        read = match tokio::time::timeout(timeout, b.read(key, FieldSet::All, fields)).await {
+            Ok(r) => r,
+            Err(_) => {
+                // Its answer must not be taken for the next read's (the binding drops it).
+                b.abandoned();
+                Err(OpError::new(
+                    FailureClass::Timeout,
+                    format!("no answer within {timeout:?}"),
+                ))
+            }
         };
         if matches!(&read, Ok(())) || matches!(&read, Err(e) if e.class == FailureClass::NotFound) {
             break;

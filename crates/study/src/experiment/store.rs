@@ -358,7 +358,8 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| e.to_string())
     }
 
-    /// The runs of an experiment in plan order (cell, repetition).
+    /// The runs of an experiment in plan order (cell, repetition); a figure edited out of its range
+    /// (a negative or infinite rate or size) is an error, never exported.
     pub fn runs(&self, experiment: &str, with_result: bool) -> Result<Vec<StoredRun>, String> {
         let mut st = self
             .conn
@@ -385,10 +386,10 @@ impl Store {
                     repetition: r.get::<_, u32>(1)?,
                     status: r.get(2)?,
                     error: r.get(3)?,
-                    throughput_ops_s: r.get(4)?,
+                    throughput_ops_s: measure(r, 4, "throughput_ops_s")?,
                     bounded_by: r.get(5)?,
                     client_bound: r.get::<_, Option<bool>>(6)?.unwrap_or(false),
-                    bytes_per_record: r.get(7)?,
+                    bytes_per_record: measure(r, 7, "bytes_per_record")?,
                     result: r.get(8)?,
                     ok: r.get::<_, Option<u64>>(9)?,
                     failed: r.get::<_, Option<u64>>(10)?,
@@ -396,7 +397,7 @@ impl Store {
                     configuration: r.get(12)?,
                     workload: r.get(13)?,
                     params: serde_json::from_str(&r.get::<_, String>(14)?).unwrap_or_default(),
-                    bytes_per_record_as_inserted: r.get(15)?,
+                    bytes_per_record_as_inserted: measure(r, 15, "bytes_per_record_as_inserted")?,
                 })
             })
             .map_err(|e| e.to_string())?;
@@ -714,4 +715,17 @@ fn insert_resources(
         }
     }
     Ok(())
+}
+
+/// Column `i` of row `r`, a measured rate or size: absent, or finite and not negative (a results
+/// database edited to `-1e308` is refused when read, naming the column and the value).
+fn measure(r: &rusqlite::Row<'_>, i: usize, column: &str) -> rusqlite::Result<Option<f64>> {
+    match r.get::<_, Option<f64>>(i)? {
+        Some(v) if !(v.is_finite() && v >= 0.0) => Err(rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Real,
+            format!("runs.{column} = {v:e} is out of range (finite, zero or more)").into(),
+        )),
+        v => Ok(v),
+    }
 }
