@@ -243,9 +243,7 @@ pub fn execute<F: BindingFactory>(
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
     if let Some(log) = &shared.written {
         let integrity = verify.then(|| shared.workload.generator(0));
-        let measured = end.saturating_duration_since(t0);
-        let mut pass = crate::written::VerifyPass::after(plan, measured, integrity.as_ref());
-        pass.stop = Some(stop.clone());
+        let pass = crate::written::VerifyPass::after(plan, end - t0, integrity.as_ref(), stop);
         progress.checking_writes(log.keys(), pass.limit);
         let checked = log.verify_pass(&shared.factory, &pass);
         result.lost_writes = Some(checked.map_err(ExecError::Worker)?);

@@ -98,23 +98,23 @@ impl PassEnd {
 }
 
 impl<'a> VerifyPass<'a> {
-    /// The pass after a run of `plan` that measured for `measured`; `integrity`: the generator
-    /// when `dataintegrity` holds.
+    /// The pass after a run of `plan` that measured for `measured`, ended by `stop`'s next
+    /// request; `integrity`: the generator when `dataintegrity` holds.
     pub fn after(
         plan: &crate::RunPlan,
         measured: Duration,
         integrity: Option<&'a OperationGenerator>,
+        stop: &crate::StopSignal,
     ) -> Self {
-        // A long run writes many keys: its pass may take as long as the run did.
-        let run = measured;
         VerifyPass {
             slots: plan.slots(),
             op_timeout: plan.op_timeout,
             integrity,
+            // A long run writes many keys: its pass may take as long as the run did.
             limit: plan
                 .verify_timeout
-                .unwrap_or_else(|| run.max(LEAST_VERIFY_LIMIT)),
-            stop: None,
+                .unwrap_or_else(|| measured.max(LEAST_VERIFY_LIMIT)),
+            stop: Some(stop.clone()),
         }
     }
 }
