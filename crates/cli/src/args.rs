@@ -818,7 +818,7 @@ pub struct PhaseArgs {
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "DURATION", value_parser = parse_duration)]
     pub op_timeout: Option<Duration>,
 
-    /// How long in-flight operations may finish after the run ends.
+    /// How long in-flight operations may finish after the run ends (a Ctrl-C then ends it at once).
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "DURATION", default_value = request::DEFAULT_GRACE, value_parser = parse_duration)]
     pub grace: Duration,
 

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod common;
 use common::*;
@@ -2853,6 +2853,97 @@ fn a_changed_experiment_measures_again_what_changed_and_names_orphans() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(durations, vec![(1, 0.5), (2, 0.3)]);
+}
+
+/// Issue 62, item 1: the waits after a load on a deployment (until idle, the space on disk) end
+/// at Ctrl-C at once (an `is_idle` hook that never answers is stopped) and at the deployment's
+/// `idle_timeout_s`; either way the load's figures are written first: exit 130 and 1, not a lost
+/// result.
+#[test]
+fn the_waits_after_a_load_end_at_ctrl_c_or_their_limit_and_keep_the_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let deployment = |name: &str, idle: &str, limit: u32| {
+        let file = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &file,
+            format!(
+                "name = \"{name}\"\ndatabase = \"external\"\nidle_timeout_s = {limit}\n[external]\n\
+                 url = \"sqlite://{d}/{name}.db\"\ndata_dirs = [\"{d}\"]\n\
+                 [external.hooks]\nup = \"true\"\nis_idle = \"{idle}\"\n",
+                d = dir.path().display()
+            ),
+        )
+        .unwrap();
+        let clusters = dir.path().join("clusters");
+        let up = scalebench(&[
+            "cluster",
+            "up",
+            file.to_str().unwrap(),
+            "--clusters-dir",
+            clusters.to_str().unwrap(),
+        ]);
+        assert!(up.status.success(), "{}", stderr(&up));
+        let out = dir.path().join(format!("{name}.json"));
+        let mut load = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        load.args(["load", "a", "--deployment", file.to_str().unwrap()])
+            .args(["--clusters-dir", clusters.to_str().unwrap()])
+            .args(["-p", "recordcount=100", "--no-monitor", "-q", "-o"])
+            .arg(&out)
+            .env("SCALEBENCH_STATE_DIR", dir.path().join("state"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        (load, out)
+    };
+    // Silent once the cluster is up (`cluster up` asks too); the marker is the sign that the wait
+    // after the load began.
+    let (go, marker) = (dir.path().join("go"), dir.path().join("asked"));
+    let (mut load, out) = deployment(
+        "silent",
+        &format!(
+            "test -e {} || exit 0; touch {}; sleep 600",
+            go.display(),
+            marker.display()
+        ),
+        600,
+    );
+    std::fs::write(&go, "").unwrap();
+    let child = load.spawn().unwrap();
+    let began = Instant::now();
+    while !marker.exists() {
+        assert!(
+            began.elapsed() < Duration::from_secs(60),
+            "the wait never began"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(signal(child.id() as i32, Signal::SIGINT));
+    let signalled = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(signalled.elapsed() < Duration::from_secs(10), "{err}");
+    assert!(
+        err.contains("the phase's space on disk is not measured"),
+        "{err}"
+    );
+    let r = json(&out);
+    assert_eq!(r["interrupted"], true, "{r}");
+    assert_eq!(r["phases"][0]["operations"]["INSERT"]["ok"], 100, "{r}");
+    assert!(r["phases"][0].get("space").is_none(), "{r}");
+
+    let (mut load, out) = deployment("busy", "echo compacting; exit 1", 1);
+    let o = load.output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("FAILED after the phase: cluster not idle after 1 s")
+            && err.contains("compacting"),
+        "{err}"
+    );
+    let r = json(&out);
+    assert_eq!(r["interrupted"], false, "{r}");
+    assert_eq!(r["phases"][0]["operations"]["INSERT"]["ok"], 100, "{r}");
 }
 
 /// A Ctrl-C while no phase runs (here: during the deployment's `up`, between an experiment's runs

@@ -282,3 +282,93 @@ fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
         );
     }
 }
+
+/// Issue 62, item 1: after the window, the grace period for operations in flight and the
+/// consistency probe's drain and key deletes wait for a server that stopped answering at most
+/// their timeouts (10 s each by default: 20 s in all here), and a Ctrl-C ends them at once,
+/// what was measured written.
+#[test]
+fn a_paused_server_holds_the_grace_and_the_probe_until_ctrl_c() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let redis = Pid::from_raw(server.process.pid() as i32);
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let props = ["-p", "recordcount=300", "--no-monitor", "-q"];
+    let o = scalebench(&[&["load", "a", "--db", &url][..], &props].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.path().join("probe.json");
+    let before = commands_processed(server.port);
+    let started = Instant::now();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "a",
+            "--db",
+            &url,
+            "--duration",
+            "3s",
+            "--warmup",
+            "0s",
+        ])
+        .args(["--target", "200", "--consistency-probe", "20"])
+        .args(["-o", out.to_str().unwrap()])
+        .args(props)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Paused during the window (its workload and probe operations in flight then wait for it),
+    // interrupted half a second after the window's end.
+    while commands_processed(server.port) < before + 450 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the run never wrote"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill(redis, Signal::SIGSTOP).unwrap();
+    let window_over = started + Duration::from_millis(3500);
+    std::thread::sleep(window_over.saturating_duration_since(Instant::now()));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it waits for the paused server"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if signalled.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            let _ = kill(redis, Signal::SIGCONT);
+            panic!("the run went on 30 s past Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = signalled.elapsed();
+    kill(redis, Signal::SIGCONT).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    // The window was whole: the run ended by its duration; the wait after it cut.
+    assert!(status.success(), "{status:?}: {err}");
+    assert!(
+        took < Duration::from_secs(3),
+        "{took:?} after Ctrl-C: {err}"
+    );
+    let r = json(&out);
+    let run = &r["phases"][0];
+    assert_eq!(run["ended_by"], "duration", "{run}");
+    assert!(
+        run["operations"]["READ"]["ok"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+    let probe = &run["consistency"];
+    assert!(probe["probe_writes"].as_u64().unwrap() > 0, "{probe}");
+}

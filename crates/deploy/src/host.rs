@@ -189,6 +189,76 @@ pub fn run_with_input(cmd: &mut Command, what: &str, input: &str) -> Result<Stri
     outcome(out, what)
 }
 
+/// [`run_with_input`] for a question asked while waiting (is the cluster idle, which files are
+/// the table's): ended by Ctrl-C ([`interrupt_waits`]) as every wait of this crate is, the command
+/// told to stop (SIGTERM, which a [`bounded`] wrapper passes on) and then killed.
+pub fn ask_with_input(cmd: &mut Command, what: &str, input: &str) -> Result<String, DeployError> {
+    outcome(output_until_interrupted(cmd, what, input)?, what)
+}
+
+/// The command's output, `input` on its standard input; at Ctrl-C ([`interrupt_waits`]) it is
+/// told to stop and an `Interrupted` error comes back instead.
+pub fn output_until_interrupted(
+    cmd: &mut Command,
+    what: &str,
+    input: &str,
+) -> Result<std::process::Output, DeployError> {
+    use std::io::{Read, Write};
+    let spawn_error = |e: std::io::Error| DeployError::Spawn {
+        program: what.into(),
+        reason: e.to_string(),
+    };
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_error)?;
+    let mut stdin = child.stdin.take().expect("piped");
+    let text = input.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(spawn_error)? {
+            break status;
+        }
+        if waits_interrupted() {
+            end_child(&mut child);
+            return Err(DeployError::Interrupted(format!(
+                "{what}: waiting for its answer"
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let _ = writer.join();
+    Ok(std::process::Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+/// SIGTERM, up to a second to end, then SIGKILL; reaped either way.
+fn end_child(child: &mut std::process::Child) {
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let ended = poll_every(Duration::from_millis(20), Duration::from_secs(1), || {
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !ended {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
 /// `program` under coreutils' `timeout`: killed (TERM, then KILL 5 s later) if it has not ended
 /// within `limit`, and then exit status 124. A client tool waits forever on a server that accepts
 /// its connection and never answers (a paused node: the kernel completes the handshake).
@@ -203,7 +273,7 @@ pub fn bounded(program: &str, limit: Duration) -> Command {
 }
 
 /// Exit status 124: a [`bounded`] command ran out of time.
-const TIMED_OUT: i32 = 124;
+pub(crate) const TIMED_OUT: i32 = 124;
 
 fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError> {
     let text = format!(

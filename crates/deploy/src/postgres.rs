@@ -127,6 +127,25 @@ pub fn psql(
     sql: &str,
 ) -> Result<String, DeployError> {
     let mut psql = Command::new(bin.join("psql"));
+    psql_arguments(&mut psql, data, port, db)?;
+    // On standard input, not `-c`: nothing of the SQL (a password) in the argv.
+    crate::host::run_with_input(&mut psql, "psql", sql)
+}
+
+/// How long a question asked while waiting ([`ask`]) may take: a server that accepts and never
+/// answers (paused) is given up on then.
+pub const ASK_LIMIT: Duration = Duration::from_secs(30);
+
+/// [`psql`] for a question asked while waiting (replication lag, autovacuum, the table's files):
+/// given up after [`ASK_LIMIT`], and at once at Ctrl-C.
+pub fn ask(bin: &Path, data: &Path, port: u16, db: &str, sql: &str) -> Result<String, DeployError> {
+    let program = bin.join("psql");
+    let mut psql = crate::host::bounded(&program.to_string_lossy(), ASK_LIMIT);
+    psql_arguments(&mut psql, data, port, db)?;
+    crate::host::ask_with_input(&mut psql, "psql", sql)
+}
+
+fn psql_arguments(psql: &mut Command, data: &Path, port: u16, db: &str) -> Result<(), DeployError> {
     psql.arg("-h").arg(data).args([
         "-p",
         &port.to_string(),
@@ -140,9 +159,7 @@ pub fn psql(
         "-A",
         "-t",
     ]);
-    as_postgres(&mut psql)?;
-    // On standard input, not `-c`: nothing of the SQL (a password) in the argv.
-    crate::host::run_with_input(&mut psql, "psql", sql)
+    as_postgres(psql)
 }
 
 /// The benchmark's user and database: the user owns the database (creates and drops its tables)

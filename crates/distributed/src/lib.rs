@@ -126,7 +126,15 @@ fn with_deployment_steps(
         merged.faults = n.finish(merged.measurement_start_unix_ms);
     }
     if let (Some(steps), Some(merged)) = (steps, outcome.merged.phases.last_mut()) {
-        steps.after(merged, request)?;
+        // What was measured is kept whatever becomes of the steps after it.
+        match steps.after(merged, request) {
+            Ok(()) => {}
+            Err(SessionError::Interrupted(what)) => {
+                scalebench_session::note!("{what}: the phase's space on disk is not measured");
+                outcome.set_interrupted(true);
+            }
+            Err(e) => outcome.after_phase_failed = Some(e.to_string()),
+        }
     }
     Ok(outcome)
 }

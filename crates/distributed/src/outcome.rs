@@ -35,6 +35,9 @@ pub struct DistributedOutcome {
     pub percentiles: Vec<f64>,
     /// Ctrl-C ended the launcher's (or client 0's) wait for the clients.
     pub interrupted: bool,
+    /// A deployment's step after the phase (flush, wait until idle, space on disk) failed: the
+    /// figures are kept (written) without its space, and the run fails.
+    pub after_phase_failed: Option<String>,
 }
 
 impl DistributedOutcome {
@@ -50,6 +53,8 @@ impl DistributedOutcome {
     pub fn exit_code(&self) -> u8 {
         if self.merged.interrupted || self.interrupted {
             130
+        } else if self.after_phase_failed.is_some() {
+            1
         } else if self.incomplete() {
             EXIT_INCOMPLETE
         } else {
@@ -81,8 +86,11 @@ impl DistributedOutcome {
     /// What the merge found doubtful and which clients' shares are missing, a line each, for
     /// standard error.
     pub fn notes(&self) -> Vec<String> {
+        let failed = self.after_phase_failed.iter().map(|e| {
+            format!("FAILED after the phase: {e}; the figures above are kept, without the space on disk")
+        });
         let Some(d) = &self.merged.distributed else {
-            return Vec::new();
+            return failed.collect();
         };
         let warnings = d.warnings.iter().map(|w| format!("warning: {w}"));
         let missing = d.missing.iter().map(|m| {
@@ -91,7 +99,7 @@ impl DistributedOutcome {
                 m.index, d.clients, m.reason, m.share
             )
         });
-        warnings.chain(missing).collect()
+        warnings.chain(missing).chain(failed).collect()
     }
 }
 
@@ -173,6 +181,7 @@ pub fn merge_clients(
         clients: results.into_iter().map(Result::ok).collect(),
         percentiles,
         interrupted: false,
+        after_phase_failed: None,
     })
 }
 

@@ -564,12 +564,25 @@ async fn wait_for(instant: Instant) {
     }
 }
 
-/// Resolves when in-flight operations have had their grace period after the end of the window.
+/// Resolves when in-flight operations have had their grace period after the end of the window,
+/// or at the first stop requested (Ctrl-C, SIGTERM) once the window is over: what was measured is
+/// complete, and nobody waits a grace period out against a server that stopped answering.
 async fn hard_stop<F>(shared: &Shared<F>, timeline: Timeline) {
+    let mut requests_at_window_end = None;
     loop {
         tokio::time::sleep(Duration::from_millis(50)).await;
-        if hard_end(shared, timeline).is_some_and(|end| Instant::now() >= end) {
+        let Some(end) = hard_end(shared, timeline) else {
+            continue;
+        };
+        let now = Instant::now();
+        if now >= end {
             return;
+        }
+        if now + shared.plan.grace >= end {
+            let requests = shared.stop.requests();
+            if *requests_at_window_end.get_or_insert(requests) < requests {
+                return;
+            }
         }
     }
 }

@@ -21,6 +21,8 @@ struct Inner {
     /// Requests so far: a wait after the window (the write check) ends at the first one after
     /// it began, though the window's own stop was requested already.
     requests: AtomicU32,
+    /// Of those, planned finishes (counted before their request).
+    finishes: AtomicU32,
     /// Set with the request: ends a binding's setup that is still connecting.
     cancel: scalebench_binding::Cancel,
 }
@@ -40,6 +42,7 @@ impl StopSignal {
                 epoch: Instant::now(),
                 at_nanos: AtomicU64::new(0),
                 requests: AtomicU32::new(0),
+                finishes: AtomicU32::new(0),
                 cancel: Default::default(),
             }),
         }
@@ -47,14 +50,15 @@ impl StopSignal {
 
     /// Requests a stop; the first request's time is kept.
     pub fn request(&self) {
-        // The time first, then the flag: whoever sees the flag sees the time (0 means "not yet").
+        // The count first, then the time, then the flag: whoever sees the flag sees the time (0
+        // means "not yet"), and a count taken after it includes this request.
+        self.inner.requests.fetch_add(1, Ordering::SeqCst);
         let at = (self.inner.epoch.elapsed().as_nanos() as u64).max(1);
         let _ = self
             .inner
             .at_nanos
             .compare_exchange(0, at, Ordering::SeqCst, Ordering::SeqCst);
         self.inner.requested.store(true, Ordering::SeqCst);
-        self.inner.requests.fetch_add(1, Ordering::SeqCst);
         self.inner.cancel.cancel();
     }
 
@@ -73,7 +77,14 @@ impl StopSignal {
         if !self.is_requested() {
             self.inner.finish.store(true, Ordering::SeqCst);
         }
+        self.inner.finishes.fetch_add(1, Ordering::SeqCst);
         self.request();
+    }
+
+    /// Whether a stop was asked for that is not a planned finish (Ctrl-C, SIGTERM), before or
+    /// after the finish: a wait after the window ends at it.
+    pub fn interrupted(&self) -> bool {
+        self.requests() > self.inner.finishes.load(Ordering::SeqCst)
     }
 
     pub fn is_finish(&self) -> bool {
@@ -90,5 +101,25 @@ impl StopSignal {
         self.is_requested().then(|| {
             self.inner.epoch + Duration::from_nanos(self.inner.at_nanos.load(Ordering::SeqCst))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StopSignal;
+
+    #[test]
+    fn a_signal_after_a_planned_finish_is_an_interruption() {
+        let stop = StopSignal::new();
+        assert!(!stop.interrupted());
+        stop.finish();
+        assert!(stop.is_finish() && !stop.interrupted());
+        stop.request();
+        assert!(stop.is_finish() && stop.interrupted());
+
+        let signal_first = StopSignal::new();
+        signal_first.request();
+        signal_first.finish();
+        assert!(!signal_first.is_finish() && signal_first.interrupted());
     }
 }

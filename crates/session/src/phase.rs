@@ -29,6 +29,9 @@ pub struct ExecutedPhases {
     pub percentiles: Vec<f64>,
     /// Per phase of the result, its intervals at the recorded length.
     pub recorded: Vec<RecordedIntervals>,
+    /// A deployment's step after a phase (flush, wait until idle, space on disk) failed: the
+    /// phases measured are kept without that space, and the run fails (exit 1) once written.
+    pub after_phase_failed: Option<String>,
 }
 
 impl ExecutedPhases {
@@ -91,6 +94,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let mut results = Vec::new();
     let mut recorded = Vec::new();
     let mut interrupted = false;
+    let mut after_phase_failed = None;
     let phases_first = phases[0];
     for phase in phases {
         if let Some(c) = &settings.cluster {
@@ -170,10 +174,18 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         }
         let measured = phase == Phase::Run || args.space_after_load != SpaceAfterLoad::NotMeasured;
         if let (Some(c), false, true) = (&settings.cluster, interrupted, measured) {
-            result.space = after_phase(c, phase, &result, space_before.as_ref(), &settings, args)?;
+            // What was measured is kept whatever becomes of the steps after it.
+            match after_phase(c, phase, &result, space_before.as_ref(), &settings, args) {
+                Ok(space) => result.space = space,
+                Err(SessionError::Interrupted(what)) => {
+                    crate::note!("{what}: the phase's space on disk is not measured");
+                    interrupted = true;
+                }
+                Err(e) => after_phase_failed = Some(e.to_string()),
+            }
         }
         results.push(result);
-        if interrupted {
+        if interrupted || after_phase_failed.is_some() {
             break;
         }
     }
@@ -191,6 +203,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         result,
         percentiles: settings.percentiles.clone(),
         recorded,
+        after_phase_failed,
     })
 }
 

@@ -55,6 +55,7 @@ pub fn run_command(
     let ExecutedPhases {
         result,
         percentiles,
+        after_phase_failed,
         ..
     } = executed;
     if args.output.is_some() {
@@ -68,6 +69,11 @@ pub fn run_command(
     write_report(&result, args.report.as_deref())?;
     Ok(if result.interrupted {
         ExitCode::from(130)
+    } else if let Some(e) = after_phase_failed {
+        crate::note!(
+            "FAILED after the phase: {e}; what was measured is kept, without the space on disk"
+        );
+        ExitCode::FAILURE
     } else {
         failed_run(&result).unwrap_or(ExitCode::SUCCESS)
     })

@@ -372,7 +372,10 @@ impl Engine for Bucardo {
                      AND d.txntime < now() - interval '{COPY_LAG_BOUND_S} seconds') \
                      + (SELECT count(*) FROM bucardo.bucardo_truncate_trigger WHERE replicated IS NULL)"
                 );
-                match sql(m, DATABASE, &pending) {
+                let asked = bin_dir().and_then(|bin| {
+                    crate::postgres::ask(&bin, &m.data_dir, m.port, DATABASE, &pending)
+                });
+                match asked {
                     Ok(n) if n.trim() == "0" => {}
                     Ok(n) => busy.push(format!(
                         "{}: {} changes not copied within {COPY_LAG_BOUND_S} s",

@@ -18,6 +18,9 @@ use crate::spec::ExternalHooks;
 pub struct External;
 
 /// Runs hook `name` if the deployment has it: Ok(None) without one, Ok(Some(stdout)) on exit 0.
+/// How long an `is_ready` or `is_idle` hook may take before it counts as "not yet".
+const QUESTION_HOOK_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub(super) fn run_hook(
     c: &ClusterState,
     name: &str,
@@ -28,7 +31,14 @@ pub(super) fn run_hook(
         return Ok(None);
     };
     let nodes: Vec<String> = c.nodes.iter().map(NodeState::endpoint).collect();
-    let mut cmd = Command::new("sh");
+    // The questions asked while waiting (is it ready, is it idle) are given up after a minute and
+    // at Ctrl-C; the hooks that act (up, flush, compact, ...) run to their end.
+    let question = matches!(name, "is_ready" | "is_idle");
+    let mut cmd = if question {
+        crate::host::bounded("sh", QUESTION_HOOK_LIMIT)
+    } else {
+        Command::new("sh")
+    };
     cmd.arg("-c").arg(script);
     if let Some(dir) = c.deployment_file.parent() {
         cmd.current_dir(dir);
@@ -39,12 +49,20 @@ pub(super) fn run_hook(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd
-        .output()
-        .map_err(|e| DeployError::Failed(format!("{name} hook: {e}")))?;
+    let out = if question {
+        crate::host::output_until_interrupted(&mut cmd, &format!("{name} hook"), "")?
+    } else {
+        cmd.output()
+            .map_err(|e| DeployError::Failed(format!("{name} hook: {e}")))?
+    };
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if out.status.success() {
         Ok(Some(stdout))
+    } else if question && out.status.code() == Some(crate::host::TIMED_OUT) {
+        Err(DeployError::Failed(format!(
+            "{name} hook did not answer within {} s",
+            QUESTION_HOOK_LIMIT.as_secs()
+        )))
     } else {
         let said = format!("{}{}", stdout, String::from_utf8_lossy(&out.stderr));
         Err(DeployError::Failed(format!(

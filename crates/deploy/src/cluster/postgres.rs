@@ -68,7 +68,7 @@ pub(super) fn table_classifier(
          WHERE c.oid IN (SELECT oid FROM rels) \
             OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT oid FROM rels))"
     );
-    let out = psql(&bin_dir().ok()?, socket_dir, port, DATABASE, &sql).ok()?;
+    let out = crate::postgres::ask(&bin_dir().ok()?, socket_dir, port, DATABASE, &sql).ok()?;
     let mut database = None;
     let mut files = std::collections::BTreeMap::new();
     for line in out.lines() {
@@ -97,16 +97,21 @@ pub(super) fn table_classifier(
 
 /// "nodeN: autovacuum running" while an autovacuum worker runs on `n`.
 pub(super) fn autovacuum(n: &NodeState) -> Option<String> {
-    psql(
-        &bin_dir().ok()?,
-        &n.data_dir,
-        n.port,
-        "postgres",
-        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
-    )
-    .ok()
-    .filter(|out| out.trim() != "0")
-    .map(|_| format!("{}: autovacuum running", n.id))
+    let asked = bin_dir().and_then(|bin| {
+        crate::postgres::ask(
+            &bin,
+            &n.data_dir,
+            n.port,
+            "postgres",
+            "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'",
+        )
+    });
+    match asked {
+        Ok(out) if out.trim() == "0" => None,
+        Ok(_) => Some(format!("{}: autovacuum running", n.id)),
+        // A node that does not answer is not known to be idle.
+        Err(e) => Some(format!("{}: {e}", n.id)),
+    }
 }
 
 impl Postgres {
@@ -293,12 +298,12 @@ impl Engine for Postgres {
             return vec!["no primary".into()];
         };
         let mut busy = Vec::new();
-        match self.sql(
-            primary,
-            "postgres",
+        let asked = bin_dir().and_then(|bin| {
+            crate::postgres::ask(&bin, &primary.data_dir, primary.port, "postgres",
             "SELECT application_name || ' ' || COALESCE(pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn), -1) \
-             FROM pg_stat_replication",
-        ) {
+             FROM pg_stat_replication")
+        });
+        match asked {
             Ok(out) => {
                 for l in out.lines() {
                     if let Some((name, lag)) = l.trim().rsplit_once(' ') {

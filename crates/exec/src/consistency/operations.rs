@@ -13,6 +13,9 @@ use super::follow::{Job, Read, ReadDone, Shared, Stage, ACKS_KEPT, WRITER};
 use super::history::HistoryOp;
 use super::plan::{ProbeControl, ProbeError, ProbeEvent, ProbeEventSink, ProbePlan};
 
+/// How often a probe operation in flight looks for a stop request.
+const INTERRUPT_POLL: Duration = Duration::from_millis(20);
+
 pub(super) struct Probe<'a> {
     pub(super) plan: &'a ProbePlan,
     pub(super) control: &'a ProbeControl,
@@ -167,11 +170,21 @@ impl Probe<'_> {
         scalebench_binding::deadline::set_call_deadline(Some(
             Instant::now() + self.plan.op_timeout,
         ));
-        let outcome = match tokio::time::timeout(self.plan.op_timeout, op).await {
-            Ok(r) => r,
-            Err(_) => Err(OpError::new(
+        // A Ctrl-C (or SIGTERM) ends it too: after the window, the drain and the deletes of the
+        // probe keys wait for nobody then.
+        let interrupted = async {
+            while !self.control.interrupted() {
+                tokio::time::sleep(INTERRUPT_POLL).await;
+            }
+        };
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(self.plan.op_timeout, op) => r.unwrap_or_else(|_| Err(OpError::new(
                 FailureClass::Timeout,
                 "probe operation timed out",
+            ))),
+            () = interrupted => Err(OpError::new(
+                FailureClass::Timeout,
+                "probe operation ended by a stop request",
             )),
         };
         scalebench_binding::deadline::set_call_deadline(None);

@@ -66,7 +66,7 @@ impl ProbeControl {
     }
 
     pub(super) fn interrupted(&self) -> bool {
-        self.stop.is_requested() && !self.stop.is_finish()
+        self.stop.interrupted()
     }
 
     /// No new probe write: the phase ended, was stopped, or its window closed.

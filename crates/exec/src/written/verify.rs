@@ -39,8 +39,10 @@ pub struct VerifyPass<'a> {
     /// The pass ends here, whatever is left (counted unchecked): a paused server holds it no
     /// longer.
     pub limit: Duration,
-    /// A stop requested after the pass began (Ctrl-C, SIGTERM) ends it as the limit does.
-    pub stop: Option<crate::StopSignal>,
+    /// A stop requested after the pass was made (Ctrl-C, SIGTERM) ends it as the limit does: the
+    /// signal, and its requests then (taken before the pass is announced, so that a Ctrl-C at
+    /// the announcement counts).
+    pub stop: Option<(crate::StopSignal, u32)>,
 }
 
 /// Why a pass ended before its last key.
@@ -56,7 +58,7 @@ impl PassEnd {
         PassEnd {
             deadline: Instant::now() + pass.limit,
             limit: pass.limit,
-            stop: pass.stop.as_ref().map(|s| (s.clone(), s.requests())),
+            stop: pass.stop.clone(),
         }
     }
 
@@ -114,7 +116,7 @@ impl<'a> VerifyPass<'a> {
             limit: plan
                 .verify_timeout
                 .unwrap_or_else(|| measured.max(LEAST_VERIFY_LIMIT)),
-            stop: Some(stop.clone()),
+            stop: Some((stop.clone(), stop.requests())),
         }
     }
 }
