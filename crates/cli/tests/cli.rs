@@ -551,6 +551,11 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["run", "--verify-writes", "--verify-timeout", "0s"],
             "above zero",
         ),
+        // Issue 62, low 5: every write would be counted lost.
+        (
+            vec!["run", "--db", "null://", "--verify-writes"],
+            "--verify-writes: the null binding stores nothing",
+        ),
         // Issue 62, low 7: a value of 200 KB quoted whole made a line of 200 KB (an argument holds at
         // most 128 KiB: 120 KB here).
         (

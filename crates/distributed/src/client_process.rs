@@ -19,14 +19,39 @@ use crate::local::{unix_ns_now, ClientOrder, FromClient, ToClient};
 use crate::outcome::ClientProgress;
 use scalebench_session::error::SessionError;
 
+/// The order's size at most: the request with its workload file (at most 4 MiB) and properties.
+const MAX_ORDER_BYTES: u64 = 64 << 20;
+
+/// A message from the launcher after the order (start, pong, probe event, ...) at most.
+const MAX_MESSAGE_BYTES: u64 = 1 << 20;
+
+/// The next line of `input` without its line break (None at its end); a line longer than `limit`
+/// bytes is an error, read no further: the launcher's messages are small, and a stream that is not
+/// theirs must not fill the memory.
+fn bounded_line(input: &mut impl BufRead, limit: u64) -> std::io::Result<Option<String>> {
+    let mut line = String::new();
+    let read = std::io::Read::take(&mut *input, limit + 1).read_line(&mut line)?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if line.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("a line of more than {limit} bytes"),
+        ));
+    }
+    if line.ends_with('\n') {
+        line.pop();
+    }
+    Ok(Some(line))
+}
+
 /// The child's side: reads its order from stdin, runs its share against the common start, writes
 /// its result where the order says.
 pub fn serve_client() -> Result<RunResult, SessionError> {
-    let mut line = String::new();
-    std::io::stdin()
-        .lock()
-        .read_line(&mut line)
-        .map_err(|e| SessionError::Failed(format!("cannot read the client's order: {e}")))?;
+    let line = bounded_line(&mut std::io::stdin().lock(), MAX_ORDER_BYTES)
+        .map_err(|e| SessionError::Failed(format!("cannot read the client's order: {e}")))?
+        .unwrap_or_default();
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
@@ -105,7 +130,8 @@ impl StdioRendezvous {
         let stop = std::sync::Arc::new(std::sync::OnceLock::<StopSignal>::new());
         let (thread_gate, thread_stop) = (gate.clone(), stop.clone());
         std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+            let mut stdin = std::io::stdin().lock();
+            while let Ok(Some(line)) = bounded_line(&mut stdin, MAX_MESSAGE_BYTES) {
                 match serde_json::from_str::<ToClient>(&line) {
                     Ok(ToClient::Start { unix_ns }) => {
                         let _ = start_tx.send(Some(unix_ns));
@@ -232,5 +258,27 @@ impl Rendezvous for StdioRendezvous {
             events,
             clock_offset_ns,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounded_line;
+
+    /// Issue 62, low 12: the order was read whole however long its line; a stream that is not the
+    /// launcher's filled the memory.
+    #[test]
+    fn a_line_past_its_bound_is_refused_without_reading_on() {
+        let text = format!("{{\"order\":1}}\n{}\nnext\n", "x".repeat(100));
+        let mut input = std::io::Cursor::new(text.into_bytes());
+        assert_eq!(
+            bounded_line(&mut input, 64).unwrap().as_deref(),
+            Some("{\"order\":1}")
+        );
+        let err = bounded_line(&mut input, 64).unwrap_err();
+        assert!(err.to_string().contains("more than 64 bytes"), "{err}");
+        assert!(input.position() <= 12 + 65, "read past the bound");
+        let mut end = std::io::Cursor::new(Vec::new());
+        assert_eq!(bounded_line(&mut end, 64).unwrap(), None);
     }
 }

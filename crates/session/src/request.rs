@@ -947,7 +947,7 @@ mod tests {
         // Issue 42: from several clients, each updates only its residue of the loaded keys, so
         // its own record of its writes judges every key it wrote.
         let mut verified = RunRequest::new("a");
-        verified.db = Some("null://".into());
+        verified.db = Some("sqlite:///nowhere/checked-only.db".into());
         verified.verify_writes = true;
         verified.property("recordcount", "100");
         verified.check(Launch::OneProcess, &run).unwrap();

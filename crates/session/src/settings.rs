@@ -236,6 +236,13 @@ impl Settings {
         {
             return Err(SessionError::Usage(why));
         }
+        if args.verify_writes && phase == Phase::Run && !binding.stores_data {
+            // As the probe is refused: every write would be counted lost.
+            return Err(SessionError::Usage(format!(
+                "--verify-writes: the {} binding stores nothing, so there is no written value to read back",
+                binding.name
+            )));
+        }
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
