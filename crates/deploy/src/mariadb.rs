@@ -127,19 +127,36 @@ pub(crate) fn socket_superuser() -> String {
 
 /// `mariadb-admin ping` over the socket succeeds.
 pub fn ping(socket: &Path) -> bool {
-    Command::new("mariadb-admin")
-        .arg(format!("--socket={}", socket.display()))
+    // Bounded: a paused server accepts on its socket and never answers.
+    let mut ping = crate::host::bounded("mariadb-admin", PING_LIMIT);
+    ping.arg(format!("--socket={}", socket.display()))
         .arg(format!("-u{}", socket_superuser()))
-        .arg("ping")
-        .output()
+        .arg("ping");
+    crate::host::output_until_interrupted(&mut ping, "mariadb-admin ping", "")
         .is_ok_and(|o| o.status.success())
 }
+
+/// How long a ping may take before the server counts as not answering.
+const PING_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// SQL as root over a server's socket; tab-separated rows without headers.
 pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
     // On standard input, not `-e`: nothing of the SQL (a password) in the argv.
     crate::host::run_with_input(
         Command::new("mariadb")
+            .arg(format!("--socket={}", socket.display()))
+            .arg(format!("-u{}", socket_superuser()))
+            .args(["-N", "-B"]),
+        "mariadb",
+        text,
+    )
+}
+
+/// [`sql`] for a question asked while waiting (a Galera node's state and queues): given up after
+/// [`crate::postgres::ASK_LIMIT`] (a paused node accepts and never answers), and at once at Ctrl-C.
+pub fn ask(socket: &Path, text: &str) -> Result<String, DeployError> {
+    crate::host::ask_with_input(
+        crate::host::bounded("mariadb", crate::postgres::ASK_LIMIT)
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("-u{}", socket_superuser()))
             .args(["-N", "-B"]),

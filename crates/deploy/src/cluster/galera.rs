@@ -26,8 +26,25 @@ fn socket(n: &NodeState) -> std::path::PathBuf {
 }
 
 fn status_var(n: &NodeState, name: &str) -> Option<String> {
-    let out = sql(&socket(n), &format!("SHOW GLOBAL STATUS LIKE '{name}'")).ok()?;
-    out.split('\t').nth(1).map(|v| v.trim().to_string())
+    status_vars(n, &[name]).ok()?.remove(name)
+}
+
+/// Status variables of node `n`, asked in one query (bounded: a paused node costs one limit).
+fn status_vars(
+    n: &NodeState,
+    names: &[&str],
+) -> Result<std::collections::BTreeMap<String, String>, DeployError> {
+    let listed: Vec<String> = names.iter().map(|v| format!("'{v}'")).collect();
+    let query = format!(
+        "SHOW GLOBAL STATUS WHERE Variable_name IN ({})",
+        listed.join(", ")
+    );
+    let out = crate::mariadb::ask(&socket(n), &query)?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect())
 }
 
 impl Galera {
@@ -243,13 +260,22 @@ impl Engine for Galera {
 
     fn busy(&self, c: &ClusterState) -> Vec<String> {
         let mut busy = Vec::new();
+        const STATE: &str = "wsrep_local_state_comment";
+        const QUEUES: [&str; 2] = ["wsrep_local_recv_queue", "wsrep_local_send_queue"];
         for n in c.running() {
-            let state = status_var(n, "wsrep_local_state_comment").unwrap_or_default();
+            let vars = match status_vars(n, &[STATE, QUEUES[0], QUEUES[1]]) {
+                Ok(vars) => vars,
+                Err(e) => {
+                    busy.push(format!("{}: {e}", n.id));
+                    continue;
+                }
+            };
+            let state = vars.get(STATE).map_or("", String::as_str);
             if state != "Synced" {
                 busy.push(format!("{} is {state}", n.id));
             }
-            for q in ["wsrep_local_recv_queue", "wsrep_local_send_queue"] {
-                let v = status_var(n, q).unwrap_or_default();
+            for q in QUEUES {
+                let v = vars.get(q).map_or("", String::as_str);
                 if v != "0" {
                     busy.push(format!("{}: {q} = {v}", n.id));
                 }
