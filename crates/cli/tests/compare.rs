@@ -207,6 +207,15 @@ fn tampered_and_oversized_results_are_refused_naming_the_field() {
             tamper("phaseless.json", &|v| v["phases"] = serde_json::json!([])),
             "no phase",
         ),
+        // Issue 62: more intervals than the window holds (a 1 s window of 1 s intervals, 20,000
+        // of them) cost a merge seconds and hundreds of MB.
+        (
+            tamper("intervals.json", &|v| {
+                let one = v["phases"][0]["intervals"][0].clone();
+                v["phases"][0]["intervals"] = serde_json::Value::Array(vec![one; 20_000]);
+            }),
+            "20000 intervals",
+        ),
         (
             tamper("sums.json", &|v| {
                 v["phases"][0]["totals"]["failed"] = 5.into()

@@ -1052,6 +1052,17 @@ impl PhaseResult {
         if let Some(r) = self.recorded_interval_s {
             length("recorded_interval_s", r, false)?;
         }
+        // As many intervals as the window holds (the last one partial), each at least the 1 ms
+        // a run may ask for: a 2 s phase of 20,000 intervals cost a merge 6 s and 259 MB.
+        let most = (self.duration_s / self.interval_s.max(0.001)).ceil() + 1.0;
+        if self.intervals.len() as f64 > most {
+            return Err(format!(
+                "{} intervals of {} s in a window of {} s: at most {most} fit",
+                self.intervals.len(),
+                self.interval_s,
+                self.duration_s
+            ));
+        }
         if self.clients == 0 {
             return Err("clients is 0".into());
         }
