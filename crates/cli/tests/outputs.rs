@@ -88,7 +88,7 @@ fn outputs_that_are_one_file_or_an_input_are_refused_before_the_run() {
     ]);
     assert_refused(&o, &["--report", "-P", "p.properties"]);
     let o = scalebench(&["report", s(&link), "-o", s(&props)]);
-    assert_refused(&o, &["-o", "the input"]);
+    assert_refused(&o, &["-o", "reads", "the report's input"]);
     assert_eq!(std::fs::read_to_string(&props).unwrap(), "recordcount=10\n");
     // Of the wrong kind: a file where a directory is written, a FIFO where a file is.
     let o = scalebench(&["run", "--db", "null://", "--hdr-log", s(&props)]);

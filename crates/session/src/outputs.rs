@@ -126,7 +126,7 @@ impl CommandFiles {
             }
             if let Some(input) = self.inputs.iter().find(|n| identity(&n.path).same(ia)) {
                 return Err(SessionError::Usage(format!(
-                    "{} '{}' is the {} '{}' this command reads: writing it would replace it; name another file",
+                    "{} '{}' is a file this command reads ({} '{}'): writing it would replace it; name another file",
                     a.what,
                     a.path.display(),
                     input.what,

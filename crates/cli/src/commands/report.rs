@@ -73,7 +73,7 @@ pub fn report_command(args: &ReportArgs) -> Result<ExitCode, SessionError> {
     scalebench_session::outputs::CommandFiles::new()
         .output("-o", Some(&args.output))
         .output_dir("--csv-dir", args.csv_dir.as_deref())
-        .input("the input", Some(&args.input))
+        .input("the report's input", Some(&args.input))
         .check()?;
     let page = page_of(&args.input, args.experiment.as_deref())?;
     let charts = write_page(&page, &args.output, args.csv_dir.as_deref())?;
