@@ -789,7 +789,8 @@ pub struct PhaseArgs {
 
     /// Write the result JSON here (atomically). Without it the result is kept in the state
     /// directory ($SCALEBENCH_STATE_DIR, else $XDG_STATE_HOME/scalebench, else
-    /// ~/.local/state/scalebench) under results/, and the run says where.
+    /// ~/.local/state/scalebench) under results/, and the run says where. Every output is checked
+    /// before the run: writable, and neither another output nor a file the command reads.
     #[arg(help_heading = "Output", long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 

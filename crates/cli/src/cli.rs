@@ -11,6 +11,7 @@ use scalebench_measure::merge::merge_results;
 use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
+use scalebench_session::outputs::CommandFiles;
 
 use crate::args::{Cli, Command, MergeArgs, WorkloadCommand};
 use crate::commands::run::{print_summary, run_command};
@@ -112,7 +113,10 @@ use scalebench_session::printable;
 /// `scalebench merge-logs`: the clients' interval logs of one operation as one.
 fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
     use scalebench_measure::hdrlog;
-    scalebench_session::files::check_outputs([args.output.as_path()], None)?;
+    CommandFiles::new()
+        .output("-o", Some(&args.output))
+        .inputs("a log it merges", &args.files)
+        .check()?;
     let logs = args
         .files
         .iter()
@@ -134,8 +138,11 @@ fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
 }
 
 fn merge(args: &MergeArgs) -> Result<(), SessionError> {
-    let files = std::iter::once(&args.output).chain(&args.summary.ycsb_load);
-    scalebench_session::files::check_outputs(files.map(|f| f.as_path()), None)?;
+    CommandFiles::new()
+        .output("-o", Some(&args.output))
+        .output("--ycsb-load", args.summary.ycsb_load.as_deref())
+        .inputs("a result it merges", &args.files)
+        .check()?;
     let results = args
         .files
         .iter()

@@ -76,7 +76,7 @@ pub fn run_as_client(
     if share.index == 0 {
         crate::outcome::check_outputs(output, share.clients)?;
     } else if let Some(o) = output {
-        scalebench_session::files::check_outputs(
+        scalebench_session::outputs::check_outputs(
             [crate::share::client_output(o, share.index).as_path()],
             None,
         )?;
@@ -183,6 +183,7 @@ pub fn run_client(
     own.rendezvous = Some(rendezvous.clone());
     let _metrics = crate::share::serve_client_metrics(&mut own, share)?;
     let mut executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
+    executed.warn_unwritten();
     // This client's own logs, on its machine; client 0 writes the merged ones.
     let logs_error = match &own.hdr_log {
         Some(dir) => executed.write_hdr_logs(dir).err(),

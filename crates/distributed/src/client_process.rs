@@ -81,6 +81,7 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
         None => None,
     };
     let mut executed = scalebench_session::phase::execute_phases(&request, &[order.phase])?;
+    executed.warn_unwritten();
     if let Some(dir) = &request.hdr_log {
         executed.write_hdr_logs(dir)?;
     }

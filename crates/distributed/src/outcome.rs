@@ -258,7 +258,7 @@ pub fn check_outputs(output: Option<&std::path::Path>, clients: u32) -> Result<(
     let client_outputs: Vec<std::path::PathBuf> = output
         .map(|path| (0..clients).map(|i| client_output(path, i)).collect())
         .unwrap_or_default();
-    scalebench_session::files::check_outputs(
+    scalebench_session::outputs::check_outputs(
         output
             .into_iter()
             .chain(client_outputs.iter().map(|p| p.as_path())),

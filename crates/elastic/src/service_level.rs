@@ -130,18 +130,9 @@ pub struct ServiceLevel {
 impl ServiceLevel {
     /// Parses and checks a file's text; the error is one line naming the bad value.
     pub fn from_toml(text: &str) -> Result<ServiceLevel, String> {
-        let sl: ServiceLevel = toml::from_str(text).map_err(|e| {
-            let why = e.message().lines().next().unwrap_or("").to_string();
-            // The line it is on, quoted: the message alone may not name the key.
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count();
-                    let quoted = text.lines().nth(line).unwrap_or("").trim();
-                    format!("line {} (`{quoted}`): {why}", line + 1)
-                }
-                None => why,
-            }
-        })?;
+        // The line and the key on it, never a line of a file that is not TOML (issue 62).
+        let sl: ServiceLevel = toml::from_str(text)
+            .map_err(|e| scalebench_workload::toml_error::TomlError::of(text, &e).to_string())?;
         for name in sl.operation.keys() {
             if !OPERATIONS.contains(&name.as_str()) {
                 return Err(format!(

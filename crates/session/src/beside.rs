@@ -90,16 +90,18 @@ pub struct Beside {
 impl Beside {
     /// Puts what ran beside the phase into its result: the pauses on its timeline, the probe's
     /// figures (or why it failed: the run fails with it, its figures kept, `RunResult::failure`);
-    /// a history that could not be written and a probe that fell behind are said on stderr.
-    pub fn record_in(self, result: &mut PhaseResult) {
+    /// a probe that fell behind is said on stderr. Returns why the history asked for was not
+    /// written, if it was not (the command then fails, the figures kept).
+    pub fn record_in(self, result: &mut PhaseResult) -> Option<String> {
+        let mut unwritten = None;
         result.faults = self
             .faults
             .map_or_else(Vec::new, |n| n.finish(result.measurement_start_unix_ms));
         match self.consistency {
             Some(Ok(c)) => {
-                if let Some(e) = c.history_error {
-                    crate::note!("warning: {e}: no history written");
-                }
+                unwritten = c
+                    .history_error
+                    .map(|e| format!("{e}: the history was not written"));
                 if let Some(line) = c.result.fell_behind() {
                     crate::note!("{line}");
                 }
@@ -108,6 +110,7 @@ impl Beside {
             Some(Err(e)) => result.consistency_error = Some(e),
             None => {}
         }
+        unwritten
     }
 }
 

@@ -40,21 +40,6 @@ pub fn write_private(path: &Path, text: &str) -> Result<(), SessionError> {
         .map_err(SessionError::Failed)
 }
 
-/// Output paths are checked before any work: bad input (exit 2), not a measurement lost at the end.
-pub fn check_outputs<'a>(
-    files: impl IntoIterator<Item = &'a Path>,
-    dirs: impl IntoIterator<Item = &'a Path>,
-) -> Result<(), SessionError> {
-    use scalebench_measure::files::{check_output, check_output_dir};
-    for f in files {
-        check_output(f).map_err(SessionError::Usage)?;
-    }
-    for d in dirs {
-        check_output_dir(d).map_err(SessionError::Usage)?;
-    }
-    Ok(())
-}
-
 /// Pretty JSON of `value`, written atomically to `path`.
 pub fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), SessionError> {
     let text =

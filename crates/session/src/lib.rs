@@ -45,6 +45,7 @@ pub mod fault;
 pub mod files;
 pub mod interrupt;
 pub mod metrics;
+pub mod outputs;
 pub mod phase;
 pub mod progress;
 pub mod request;

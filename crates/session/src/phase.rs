@@ -32,9 +32,20 @@ pub struct ExecutedPhases {
     /// A deployment's step after a phase (flush, wait until idle, space on disk) failed: the
     /// phases measured are kept without that space, and the run fails (exit 1) once written.
     pub after_phase_failed: Option<String>,
+    /// Outputs asked for that could not be written (a history), each naming its path: the
+    /// command fails (exit 1) with its figures kept.
+    pub unwritten: Vec<String>,
 }
 
 impl ExecutedPhases {
+    /// Says each output not written as a warning: for callers whose outcome does not fail with
+    /// it (a client's part of a distributed run, a step of a study).
+    pub fn warn_unwritten(&self) {
+        for e in &self.unwritten {
+            crate::note!("warning: {e}");
+        }
+    }
+
     /// The HDR interval logs of every phase into `dir`, at the recorded interval length whatever
     /// the result keeps.
     pub fn write_hdr_logs(&mut self, dir: &std::path::Path) -> Result<(), SessionError> {
@@ -93,6 +104,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
     let mut recorded = Vec::new();
+    let mut unwritten = Vec::new();
     let mut interrupted = false;
     let mut after_phase_failed = None;
     let phases_first = phases[0];
@@ -155,7 +167,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         interrupted = outcome.result.ended_by == EndedBy::Interrupted;
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
-        beside.record_in(&mut result);
+        unwritten.extend(beside.record_in(&mut result));
         if phase == Phase::Load && result.open_loop {
             let pace = settings.pace(phase);
             result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
@@ -204,6 +216,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         percentiles: settings.percentiles.clone(),
         recorded,
         after_phase_failed,
+        unwritten,
     })
 }
 

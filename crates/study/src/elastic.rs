@@ -393,6 +393,7 @@ fn execute(
 ) -> Result<(RunResult, Option<String>), SessionError> {
     let Some(clients) = clients else {
         let mut executed = execute_phases(request, &[phase])?;
+        executed.warn_unwritten();
         if let (Some(dir), Phase::Run) = (&request.hdr_log, phase) {
             executed.write_hdr_logs(dir)?;
         }

@@ -295,25 +295,9 @@ impl WorkloadFile {
     /// Parses and checks a file's text; its dictionaries are read relative to `base`.
     fn parse_in(text: &str, origin: &str, base: &Path) -> Result<WorkloadFile, WorkloadError> {
         let mut file: WorkloadFile = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| {
-                text.as_bytes()[..s.start.min(text.len())]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count()
-                    + 1
-            });
-            // The key on that line names the field when the message does not.
-            let field = line
-                .and_then(|l| text.lines().nth(l - 1))
-                .map(|l| {
-                    let l = l.trim();
-                    match l.split_once('=') {
-                        Some((k, _)) if !l.starts_with('[') => k.trim().to_string(),
-                        _ => l.to_string(),
-                    }
-                })
-                .unwrap_or_default();
-            bad(origin, line, &field, e.message().replace('\n', " "))
+            // The line and the key on it, never a line of a file that is not TOML (issue 62).
+            let e = crate::toml_error::TomlError::of(text, &e);
+            bad(origin, e.line, e.key.as_deref().unwrap_or("text"), e.why)
         })?;
         file.read_dictionaries(text, origin, base)?;
         file.check(text, origin)?;

@@ -20,6 +20,7 @@ pub mod operation;
 pub mod properties;
 pub mod rate;
 pub mod statement;
+pub mod toml_error;
 pub mod values;
 
 pub use core_workload::{CoreWorkload, LoadKeys, OperationGenerator};

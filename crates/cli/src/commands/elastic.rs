@@ -11,7 +11,7 @@ use scalebench_session::request::StepObserver;
 use scalebench_study::elastic::run_elastic_from;
 
 use crate::args::ElasticArgs;
-use crate::commands::run::{local_launcher, with_json_output};
+use crate::commands::run::{local_launcher, phase_files, with_json_output};
 
 /// Every operation completed, but an event broke a threshold of `--sla`.
 pub const EXIT_SERVICE_LEVEL_MISSED: u8 = 4;
@@ -24,8 +24,13 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         let _ = std::io::stdout().write_all(step_summary(step).as_bytes());
     })));
     let clients = local_launcher(&args.clients)?;
+    let files = phase_files(&args.phase).input(
+        "--sla",
+        args.service_level.as_ref().map(|s| s.path.as_path()),
+    );
     let out = with_json_output(
         &args.phase,
+        files,
         request,
         |r| &mut r.run,
         |r| run_elastic_from(r, clients.as_ref().map(|c| c as _)),

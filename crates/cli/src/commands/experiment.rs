@@ -6,6 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use scalebench_session::error::SessionError;
+use scalebench_session::outputs::CommandFiles;
 use scalebench_study::experiment::spec::Experiment;
 use scalebench_study::experiment::store::Store;
 use scalebench_study::experiment::{
@@ -46,7 +47,17 @@ pub fn experiment_command(
         emit(&plan_text(&request.experiment, &plan));
         return Ok(ExitCode::SUCCESS);
     }
-    scalebench_session::files::check_outputs(args.report.as_deref(), None)?;
+    // The results database is written in place and the page replaced whole: never one another,
+    // nor a file the experiment reads.
+    CommandFiles::new()
+        .output("--results", Some(&args.results))
+        .output("--report", args.report.as_deref())
+        .input("the experiment file", Some(&args.file))
+        .inputs(
+            "file the experiment names",
+            crate::commands::files::experiment_inputs(&request.experiment, &request.base),
+        )
+        .check()?;
     let outcome = run_experiment(&request)?;
     let exp = &request.experiment;
     if let Some(path) = &args.report {

@@ -70,7 +70,11 @@ pub fn compare_command(args: &CompareArgs) -> Result<ExitCode, SessionError> {
 
 /// `scalebench report`: a result, an elastic result or an experiment as one HTML page.
 pub fn report_command(args: &ReportArgs) -> Result<ExitCode, SessionError> {
-    scalebench_session::files::check_outputs([args.output.as_path()], args.csv_dir.as_deref())?;
+    scalebench_session::outputs::CommandFiles::new()
+        .output("-o", Some(&args.output))
+        .output_dir("--csv-dir", args.csv_dir.as_deref())
+        .input("the report's input", Some(&args.input))
+        .check()?;
     let page = page_of(&args.input, args.experiment.as_deref())?;
     let charts = write_page(&page, &args.output, args.csv_dir.as_deref())?;
     crate::note!(

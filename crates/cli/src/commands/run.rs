@@ -12,7 +12,10 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Launch, RunRequest};
 
+use scalebench_session::outputs::CommandFiles;
+
 use crate::args::{ClientsArgs, ConsistencyArgs, LocalClientsArgs, PhaseArgs, SummaryArgs};
+pub use crate::commands::files::phase_files;
 
 pub fn run_command(
     args: &PhaseArgs,
@@ -31,22 +34,16 @@ pub fn run_command(
         .consistency_probe
         .as_ref()
         .and_then(|p| p.history.clone());
+    let files = phase_files(args).output("--history", history.as_deref());
     if distributed {
         // Processes on this machine hear the probe's writer through their launcher.
         request.launcher_here = clients.rendezvous.is_none();
         request.check(Launch::Clients, phases)?;
-        scalebench_session::files::check_outputs(history.as_deref(), None)?;
+        files.check()?;
         return run_clients(request, args, clients, phases);
     }
-    let history = history.as_deref();
-    scalebench_session::files::check_outputs(
-        args.output
-            .as_deref()
-            .into_iter()
-            .chain(history)
-            .chain(args.report.as_deref()),
-        args.hdr_log.as_deref(),
-    )?;
+    // Without -o the result is kept in the state directory: checked as -o is.
+    files.kept_results(args.output.is_none())?.check()?;
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
@@ -56,6 +53,7 @@ pub fn run_command(
         result,
         percentiles,
         after_phase_failed,
+        mut unwritten,
         ..
     } = executed;
     if args.output.is_some() {
@@ -64,23 +62,36 @@ pub fn run_command(
     print_summary(&result, &args.summary, &percentiles)?;
     // Said after the summary, where it is seen.
     if args.output.is_none() {
-        keep_result(&result, None, phases)?;
+        if let Err(e) = keep_result(&result, None, phases) {
+            unwritten.push(e.to_string());
+        }
     }
     write_report(&result, args.report.as_deref())?;
-    Ok(if result.interrupted {
-        ExitCode::from(130)
-    } else if let Some(e) = after_phase_failed {
+    // An output asked for and not written (a history) fails the run, its figures kept.
+    for e in &unwritten {
+        crate::note!("error: {e}");
+    }
+    if result.interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    if let Some(e) = after_phase_failed {
         crate::note!(
             "FAILED after the phase: {e}; what was measured is kept, without the space on disk"
         );
-        ExitCode::FAILURE
+        return Ok(ExitCode::FAILURE);
+    }
+    if let Some(failed) = failed_run(&result) {
+        return Ok(failed);
+    }
+    Ok(if unwritten.is_empty() {
+        ExitCode::SUCCESS
     } else {
-        failed_run(&result).unwrap_or(ExitCode::SUCCESS)
+        ExitCode::from(1)
     })
 }
 
-/// Writes the result to `--output`; without one, keeps it in the state directory and says where
-/// (a failure to keep it is a warning: the run itself measured what it measured).
+/// Writes the result to `--output`; without one, keeps it in the state directory (checked before
+/// the run) and says where; a result that could not be kept fails the command, naming the path.
 fn keep_result(
     result: &RunResult,
     output: Option<&std::path::Path>,
@@ -93,21 +104,26 @@ fn keep_result(
     }
     let command = phases.last().map_or("run", |p| p.name());
     let Some(path) = scalebench_session::files::kept_result_path(command) else {
-        return Ok(());
+        return Err(SessionError::Failed(
+            "the result was not kept: no state directory (set SCALEBENCH_STATE_DIR or use -o)"
+                .into(),
+        ));
     };
-    let kept = path
-        .parent()
+    path.parent()
         .map_or(Ok(()), std::fs::create_dir_all)
         .map_err(|e| e.to_string())
-        .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()));
-    match kept {
-        // The path on a line of its own, within 100 columns and easy to copy.
-        Ok(()) => crate::note!(
-            "result kept (`scalebench report FILE -o report.html` draws it; -o FILE puts it elsewhere):\n  {}",
-            path.display()
-        ),
-        Err(e) => crate::note!("warning: the result was not kept: {e}"),
-    }
+        .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            SessionError::Failed(format!(
+                "the result was not kept at {}: {e}",
+                path.display()
+            ))
+        })?;
+    // The path on a line of its own, within 100 columns and easy to copy.
+    crate::note!(
+        "result kept (`scalebench report FILE -o report.html` draws it; -o FILE puts it elsewhere):\n  {}",
+        path.display()
+    );
     Ok(())
 }
 
@@ -175,10 +191,8 @@ fn run_clients(
         }
     }
     request.client_metrics = args.metrics_listen;
-    // Each client's logs under DIR/client-I, the merged ones in DIR.
-    scalebench_session::files::check_outputs(None::<&std::path::Path>, args.hdr_log.as_deref())?;
+    // Each client's logs under DIR/client-I, the merged ones in DIR (checked with the others).
     request.hdr_log = args.hdr_log.clone();
-    scalebench_session::files::check_outputs(args.report.as_deref(), None)?;
     let Some(launcher) = launcher_of(clients)? else {
         // This process is one client of a run whose clients meet in etcd.
         let url = clients
@@ -302,6 +316,10 @@ fn rendezvous_client(
 /// `scalebench gather`: the clients' results of a rendezvous run, from etcd and from files the
 /// clients kept, merged, written where this runs.
 pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, SessionError> {
+    CommandFiles::new()
+        .output("-o", Some(&args.output))
+        .inputs("a client's result", &args.files)
+        .check()?;
     let gathered = distributed::gather(&distributed::GatherRequest {
         rendezvous: args.rendezvous.clone(),
         files: args.files.clone(),
@@ -320,7 +338,9 @@ pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, Sessio
 /// `scalebench kubernetes`: the manifests of a distributed run, its client command checked first.
 pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::kubernetes;
-    scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
+    CommandFiles::new()
+        .output("-o", args.output.as_deref())
+        .check()?;
     if !matches!(
         args.command.first().map(String::as_str),
         Some("load" | "run" | "saturate")
@@ -468,23 +488,22 @@ pub fn serve_metrics(
 /// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
 /// anything runs.
 fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionError> {
-    let Some(path) = &summary.ycsb_load else {
-        return Ok(());
-    };
-    if !loads {
-        return Err(SessionError::Usage(format!(
+    match &summary.ycsb_load {
+        // Checked as a file with the command's other outputs.
+        Some(path) if !loads => Err(SessionError::Usage(format!(
             "--ycsb-load {}: this command runs no load phase (use run --load, or load)",
             path.display()
-        )));
+        ))),
+        _ => Ok(()),
     }
-    scalebench_session::files::check_outputs([path.as_path()], None)
 }
 
 /// A command whose result is one JSON document (saturate, elastic): the output paths checked
-/// first, `--metrics-listen` served while `work` runs `request`, the result written to `--output`
-/// and its `page` to `--report`.
+/// first (with `files`, what the command reads beyond [`phase_files`]), `--metrics-listen` served
+/// while `work` runs `request`, the result written to `--output` and its `page` to `--report`.
 pub fn with_json_output<Q, T: serde::Serialize>(
     args: &PhaseArgs,
+    files: CommandFiles,
     mut request: Q,
     run_of: impl Fn(&mut Q) -> &mut RunRequest,
     work: impl FnOnce(&Q) -> Result<T, SessionError>,
@@ -492,13 +511,7 @@ pub fn with_json_output<Q, T: serde::Serialize>(
 ) -> Result<T, SessionError> {
     // Their summaries are their own: neither has YCSB's text of a load phase to write.
     check_ycsb_load(&args.summary, false)?;
-    scalebench_session::files::check_outputs(
-        args.output
-            .as_deref()
-            .into_iter()
-            .chain(args.report.as_deref()),
-        args.hdr_log.as_deref(),
-    )?;
+    files.check()?;
     let _metrics = serve_metrics(args, run_of(&mut request))?;
     let result = work(&request)?;
     if let Some(path) = &args.output {
@@ -513,7 +526,9 @@ pub fn with_json_output<Q, T: serde::Serialize>(
 
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
 pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, SessionError> {
-    scalebench_session::files::check_outputs(args.output.as_deref(), None)?;
+    CommandFiles::new()
+        .output("-o", args.output.as_deref())
+        .check()?;
     let series = scalebench_session::watch::watch(&scalebench_session::watch::WatchRequest {
         processes: args.processes.clone(),
         interval: args.interval,

@@ -10,7 +10,7 @@ use scalebench_session::request::Launch;
 use scalebench_study::saturate::{follow, search, SearchEnd, StepClients};
 
 use crate::args::SaturateArgs;
-use crate::commands::run::{launcher_of, with_json_output};
+use crate::commands::run::{launcher_of, phase_files, with_json_output};
 use crate::output::emit;
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
@@ -56,12 +56,19 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
             ));
         }
     }
-    let found = with_json_output(&args.phase, request, |r| &mut r.run, search, &|s| {
-        scalebench_report::saturation_page::page(
-            s,
-            format!("scalebench saturate: {}", s.answer.objective),
-        )
-    })?;
+    let found = with_json_output(
+        &args.phase,
+        phase_files(&args.phase),
+        request,
+        |r| &mut r.run,
+        search,
+        &|s| {
+            scalebench_report::saturation_page::page(
+                s,
+                format!("scalebench saturate: {}", s.answer.objective),
+            )
+        },
+    )?;
     emit(&scalebench_report::text::saturation_table(&found));
     Ok(ExitCode::from(match found.answer.ended_by {
         SearchEnd::Incomplete => scalebench_distributed::EXIT_INCOMPLETE,

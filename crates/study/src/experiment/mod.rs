@@ -779,7 +779,10 @@ fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<()
 }
 
 fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, SessionError> {
-    execute_phases(request, &[phase]).map(|e| e.result)
+    execute_phases(request, &[phase]).map(|e| {
+        e.warn_unwritten();
+        e.result
+    })
 }
 
 fn one_run(

@@ -211,6 +211,7 @@ impl SaturationRequest {
         match &self.clients {
             StepClients::Here => {
                 let mut executed = execute_phases(request, &[Phase::Run])?;
+                executed.warn_unwritten();
                 if let Some(dir) = &self.hdr_log {
                     let name = match repeat {
                         1 => format!("step-{step}"),
