@@ -1414,3 +1414,71 @@ impl OutputInThread for Command {
         std::thread::spawn(move || self.output().unwrap())
     }
 }
+
+/// Issue 62, item 5: an experiment never takes over a cluster it did not start. With the user's
+/// `cluster up` of its deployment running, an elastic experiment is refused (exit 2) before it
+/// records or deploys anything, naming the cluster, its state file and `cluster down`; the
+/// user's cluster keeps running.
+#[test]
+fn an_experiment_never_takes_over_a_cluster_started_by_cluster_up() {
+    let dir = test_dir();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        "name = \"users-own\"\ndatabase = \"etcd\"\nnodes = 1\n",
+    )
+    .unwrap();
+    let clusters = dir.path().join("clusters");
+    let up = cluster_cli("up", &file, &clusters, &[]).output().unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let node = scalebench_deploy::Cluster::open(&clusters.join("users-own"))
+        .unwrap()
+        .state
+        .nodes[0]
+        .process
+        .unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"takeover\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+         request_set = 100\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"2s\"\nafter = \"1s\"\n\
+         [[database]]\nname = \"etcd\"\ndeployment = \"mine.toml\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (o, results) = experiment_in(dir.path(), &exp);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let down = cluster_cli("down", &file, &clusters, &["--purge"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let state = clusters.join("users-own/cluster.json");
+    for said in [
+        "cluster users-own is running, started outside any experiment",
+        state.to_str().unwrap(),
+        "scalebench cluster down",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    assert!(
+        !results.exists(),
+        "the refused experiment made {}",
+        results.display()
+    );
+    // Its node ran on through the refusal, and only `cluster down` stopped it.
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&down.stderr).contains(&format!("node1: pid {} stopped", node.pid))
+    );
+}
