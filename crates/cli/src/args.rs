@@ -426,7 +426,9 @@ pub struct ClusterTarget {
 pub enum ClusterAction {
     /// Start the deployment's nodes and wait until the cluster is ready.
     Up(ClusterTarget),
-    /// Stop every node (data and logs stay, unless --purge).
+    /// Stop every node (data and logs stay, unless --purge), saying per node what became of its
+    /// process; exit 1 naming one still running. Refused (exit 2) while another command holds the
+    /// cluster's lock, as every command that changes a cluster is.
     Down {
         #[command(flatten)]
         target: ClusterTarget,

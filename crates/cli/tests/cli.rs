@@ -5185,3 +5185,56 @@ fn a_run_writes_its_report_and_keeps_its_result() {
     assert!(!html.contains("<h2>Phase: run"));
     assert_eq!(std::fs::read_dir(state.join("results")).unwrap().count(), 2);
 }
+
+/// Issue 62, low 15: two experiment processes on one results database at once split its runs (each
+/// claims a run before it starts it): every run is recorded once, and the runs each says it did add
+/// up to the plan.
+#[test]
+fn two_experiments_on_one_results_database_run_each_run_once() {
+    let dir = test_dir();
+    let file = dir.path().join("split.toml");
+    std::fs::write(
+        &file,
+        "name = \"split\"\nrepetitions = 2\n[procedure]\nduration = \"1s\"\n\
+         options = { no_monitor = true }\n[[database]]\nname = \"null\"\ndb = \"null://\"\n\
+         [[workload]]\nname = \"c\"\nworkload = \"c\"\nproperties = { recordcount = 10 }\n\
+         [sweep]\nthreads = [1, 2]\n",
+    )
+    .unwrap();
+    let results = dir.path().join("results.db");
+    let start = || {
+        experiment_command(dir.path(), &file, &results)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let mut done = 0;
+    for child in [a, b] {
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("experiment split: "))
+            .unwrap_or_else(|| panic!("{err}"));
+        done += line["experiment split: ".len()..]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse::<u32>().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+    }
+    assert_eq!(done, 4, "the two processes did {done} runs of 4");
+    let db = rusqlite::Connection::open(&results).unwrap();
+    let (rows, distinct, claims): (u32, u32, u32) = db
+        .query_row(
+            "SELECT count(*), count(DISTINCT cell || '#' || repetition),
+                    (SELECT count(*) FROM run_claims) FROM runs",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((rows, distinct, claims), (4, 4, 0));
+}

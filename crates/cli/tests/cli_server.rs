@@ -1257,3 +1257,228 @@ fn the_readmes_own_database_section_runs_as_written_against_postgresql_and_redis
         run_as_written(&script, dir.path()),
     );
 }
+
+/// `scalebench cluster ACTION FILE --clusters-dir DIR` (and more arguments).
+fn cluster_cli(
+    action: &str,
+    file: &std::path::Path,
+    clusters: &std::path::Path,
+    more: &[&str],
+) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+    c.args(["cluster", action])
+        .arg(file)
+        .arg("--clusters-dir")
+        .arg(clusters)
+        .args(more)
+        .stdin(Stdio::null());
+    c
+}
+
+/// Issue 62, item 5: a cluster's state is locked by every command that changes it (a second one
+/// is refused, exit 2, naming the holder, before it starts anything); two `cluster up` at once
+/// leave one cluster, all of it recorded; and `down` says what became of each recorded process:
+/// one gone before is "already gone", a pid another program has now is left alone (low 11).
+#[test]
+fn cluster_commands_take_the_lock_and_down_tells_each_process_as_it_is() {
+    let dir = test_dir();
+    let file = dir.path().join("locked.toml");
+    std::fs::write(&file, "name = \"locked\"\ndatabase = \"etcd\"\nnodes = 2\n").unwrap();
+    let clusters = dir.path().join("clusters");
+    std::fs::create_dir_all(&clusters).unwrap();
+    let text = |o: &std::process::Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+
+    // Held by another process (here, this test): up and down are refused at once.
+    let lock_path = clusters.join("locked.lock");
+    let held = std::fs::File::create(&lock_path).unwrap();
+    held.lock().unwrap();
+    std::fs::write(&lock_path, "pid 99999 (scalebench elastic, since then)\n").unwrap();
+    for action in ["up", "down"] {
+        let o = cluster_cli(action, &file, &clusters, &[]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert_eq!(o.status.code(), Some(2), "{action}: {err}");
+        assert_eq!(err.lines().count(), 1, "{action}: {err}");
+        assert!(
+            err.contains(
+                "cluster locked is busy: pid 99999 (scalebench elastic, since then) holds its lock"
+            ),
+            "{action}: {err}"
+        );
+    }
+    assert!(!clusters.join("locked").exists(), "up started something");
+    drop(held);
+
+    // Two at once: one brings the cluster up, the other is refused (busy, or already up).
+    let (a, b) = (
+        cluster_cli("up", &file, &clusters, &[]).output_in_thread(),
+        cluster_cli("up", &file, &clusters, &[]).output_in_thread(),
+    );
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    let codes = [a.status.code(), b.status.code()];
+    assert!(
+        codes.contains(&Some(0)) && codes.iter().filter(|c| **c == Some(0)).count() == 1,
+        "{codes:?}\n{}\n{}",
+        text(&a),
+        text(&b)
+    );
+    let state = scalebench_deploy::Cluster::open(&clusters.join("locked")).unwrap();
+    assert_eq!(state.state.nodes.len(), 2);
+    let recorded: Vec<u32> = state
+        .state
+        .nodes
+        .iter()
+        .map(|n| n.process.unwrap().pid)
+        .collect();
+    let dirs: Vec<String> = std::iter::once(state.state.dir.clone())
+        .chain(state.state.nodes.iter().map(|n| n.dir.clone()))
+        .map(|d| std::fs::canonicalize(&d).unwrap_or(d).display().to_string())
+        .collect();
+    // Every etcd serving from the cluster's directory (or, as root, from the directories its nodes
+    // were moved to for the servers' account) is a recorded one.
+    let serving = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    dirs.iter().any(|d| c.contains(&format!("{d}/")))
+                })
+            })
+            .collect()
+    };
+    let mut running = serving();
+    running.sort();
+    let mut expected = recorded.clone();
+    expected.sort();
+    assert_eq!(running, expected);
+
+    // node1 crashed before `down`; node2's pid now belongs to another program (its server gone).
+    let kill = |pid: u32| {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::SIGKILL,
+        )
+        .unwrap()
+    };
+    kill(recorded[0]);
+    kill(recorded[1]);
+    let mut other = Command::new("sleep").arg("60").spawn().unwrap();
+    let state_file = clusters.join("locked/cluster.json");
+    let json = std::fs::read_to_string(&state_file).unwrap();
+    let json = json.replace(
+        &format!("\"pid\": {}", recorded[1]),
+        &format!("\"pid\": {}", other.id()),
+    );
+    std::fs::write(&state_file, json).unwrap();
+    let o = cluster_cli("down", &file, &clusters, &["--purge"])
+        .output()
+        .unwrap();
+    let said = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{said}");
+    assert!(
+        said.contains(&format!("node1: pid {} already gone", recorded[0])),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "node2: pid {} is another program now: left alone",
+            other.id()
+        )),
+        "{said}"
+    );
+    assert!(!said.contains("stopped"), "{said}");
+    assert!(
+        matches!(other.try_wait(), Ok(None)),
+        "the other program was signalled"
+    );
+    other.kill().unwrap();
+    other.wait().unwrap();
+    assert!(serving().is_empty());
+}
+
+/// Runs a command on a thread of its own (two commands started together).
+trait OutputInThread {
+    fn output_in_thread(self) -> std::thread::JoinHandle<std::process::Output>;
+}
+
+impl OutputInThread for Command {
+    fn output_in_thread(mut self) -> std::thread::JoinHandle<std::process::Output> {
+        std::thread::spawn(move || self.output().unwrap())
+    }
+}
+
+/// Issue 62, item 5: an experiment never takes over a cluster it did not start. With the user's
+/// `cluster up` of its deployment running, an elastic experiment is refused (exit 2) before it
+/// records or deploys anything, naming the cluster, its state file and `cluster down`; the
+/// user's cluster keeps running.
+#[test]
+fn an_experiment_never_takes_over_a_cluster_started_by_cluster_up() {
+    let dir = test_dir();
+    let file = dir.path().join("mine.toml");
+    std::fs::write(
+        &file,
+        "name = \"users-own\"\ndatabase = \"etcd\"\nnodes = 1\n",
+    )
+    .unwrap();
+    let clusters = dir.path().join("clusters");
+    let up = cluster_cli("up", &file, &clusters, &[]).output().unwrap();
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let node = scalebench_deploy::Cluster::open(&clusters.join("users-own"))
+        .unwrap()
+        .state
+        .nodes[0]
+        .process
+        .unwrap();
+    let exp = dir.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"takeover\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+         request_set = 100\n[procedure.elastic]\naction = \"add:1\"\nbaseline = \"2s\"\nafter = \"1s\"\n\
+         [[database]]\nname = \"etcd\"\ndeployment = \"mine.toml\"\n\
+         [[workload]]\nname = \"a\"\nworkload = \"a\"\nproperties = { recordcount = 100 }\n",
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let (o, results) = experiment_in(dir.path(), &exp);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let down = cluster_cli("down", &file, &clusters, &["--purge"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let state = clusters.join("users-own/cluster.json");
+    for said in [
+        "cluster users-own is running, started outside any experiment",
+        state.to_str().unwrap(),
+        "scalebench cluster down",
+    ] {
+        assert!(err.contains(said), "{said:?} not in {err}");
+    }
+    assert!(
+        !results.exists(),
+        "the refused experiment made {}",
+        results.display()
+    );
+    // Its node ran on through the refusal, and only `cluster down` stopped it.
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&down.stderr).contains(&format!("node1: pid {} stopped", node.pid))
+    );
+}

@@ -285,14 +285,86 @@ impl ProcessRef {
     /// then each awaited up to `grace` in turn (shutting down together on few cores, each may
     /// take longer than alone; none is killed sooner than it would have been one by one).
     pub fn stop_all_with(processes: &[ProcessRef], signal: Signal, grace: Duration) {
-        for p in processes {
-            p.signal(Signal::SIGCONT);
-            p.signal(signal);
-        }
-        for p in processes {
-            if !wait_until(grace, || !p.is_running()) {
-                p.kill();
+        Self::stop_all_verified(processes, signal, grace);
+    }
+
+    /// [`ProcessRef::stop_all_with`], each process then looked at again: what became of it, told
+    /// truthfully (a recorded pid that is gone, or is another program now, was not "stopped").
+    pub fn stop_all_verified(
+        processes: &[ProcessRef],
+        signal: Signal,
+        grace: Duration,
+    ) -> Vec<StopOutcome> {
+        let mut outcomes: Vec<StopOutcome> = processes
+            .iter()
+            .map(|p| {
+                if p.is_running() {
+                    StopOutcome::Stopped
+                } else if p.pid > 1 && proc_stat(p.pid).is_some_and(|(state, _)| state != 'Z') {
+                    StopOutcome::OtherProgram
+                } else {
+                    StopOutcome::AlreadyGone
+                }
+            })
+            .collect();
+        let ours: Vec<bool> = outcomes
+            .iter()
+            .map(|o| *o == StopOutcome::Stopped)
+            .collect();
+        for (i, p) in processes.iter().enumerate() {
+            if ours[i] {
+                p.signal(Signal::SIGCONT);
+                p.signal(signal);
             }
+        }
+        for (i, p) in processes.iter().enumerate() {
+            if ours[i] && !wait_until(grace, || !p.is_running()) {
+                p.kill();
+                outcomes[i] = if p.is_running() {
+                    StopOutcome::StillRunning
+                } else {
+                    StopOutcome::Killed
+                };
+            }
+        }
+        outcomes
+    }
+}
+
+/// What became of a recorded process that was to be stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopOutcome {
+    /// It exited at the stop signal, within the grace time.
+    Stopped,
+    /// It outlived the grace time and SIGKILL ended it.
+    Killed,
+    /// It had exited before (nothing runs with its pid).
+    AlreadyGone,
+    /// Its pid now belongs to another process (another start time): left alone.
+    OtherProgram,
+    /// Still running after SIGKILL and a bounded wait (a process in uninterruptible sleep, or
+    /// one this user may not signal).
+    StillRunning,
+}
+
+impl StopOutcome {
+    /// Nothing of it runs any more (or it was never ours to stop).
+    pub fn is_gone(self) -> bool {
+        self != StopOutcome::StillRunning
+    }
+
+    /// How `down` says it, for process `pid`.
+    pub fn describe(self, pid: u32) -> String {
+        match self {
+            StopOutcome::Stopped => format!("pid {pid} stopped"),
+            StopOutcome::Killed => format!("pid {pid} killed (SIGKILL after the grace time)"),
+            StopOutcome::AlreadyGone => format!("pid {pid} already gone"),
+            StopOutcome::OtherProgram => {
+                format!("pid {pid} is another program now: left alone")
+            }
+            StopOutcome::StillRunning => format!(
+                "pid {pid} still running after SIGKILL: NOT stopped (`kill -9 {pid}`, or see `ps -p {pid}`)"
+            ),
         }
     }
 }

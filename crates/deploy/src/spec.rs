@@ -408,6 +408,13 @@ impl Deployment {
                 self.name
             ));
         }
+        // Beside each cluster's directory lies its lock file, `<name>.lock`.
+        if self.name.ends_with(".lock") {
+            return Err(format!(
+                "name {:?}: a name may not end in \".lock\" (the name of a cluster's lock file)",
+                self.name
+            ));
+        }
         let min = match self.database {
             Database::RedisCluster => 3,
             _ => 1,
@@ -771,6 +778,7 @@ mod tests {
         assert!(err("name = \"x\"\ndatabase = \"etcd\"\nnodez = 3").contains("nodez"));
         assert!(err("name = \"x\"\ndatabase = \"redis-cluster\"\nnodes = 2").contains("nodes = 2"));
         assert!(err("name = \"../x\"\ndatabase = \"etcd\"").contains("../x"));
+        assert!(err("name = \"x.lock\"\ndatabase = \"etcd\"").contains("x.lock"));
         assert!(err(
             "name = \"x\"\ndatabase = \"cassandra\"\n[cassandra]\ncommitlog_sync = \"sometimes\""
         )

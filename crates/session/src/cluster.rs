@@ -20,7 +20,19 @@ impl From<DeployError> for SessionError {
 
 /// The running cluster of deployment file `deployment`, whose state is under `clusters_dir`.
 pub fn open(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, SessionError> {
-    let c = open_as_recorded(deployment, clusters_dir)?;
+    serving(open_as_recorded(deployment, clusters_dir)?, deployment)
+}
+
+/// [`open`] for a command that changes the cluster (an elastic run): its lock held by the handle
+/// (refused, exit 2, while another command holds it).
+pub fn open_to_change(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, SessionError> {
+    serving(
+        open_as_recorded_to_change(deployment, clusters_dir)?,
+        deployment,
+    )
+}
+
+fn serving(c: Cluster, deployment: &Path) -> Result<Cluster, SessionError> {
     if let Some(why) = c.up_failed() {
         return Err(SessionError::Failed(format!(
             "cluster {} did not come up ({why}): bring it up again with `scalebench cluster up {}`",
@@ -35,4 +47,16 @@ pub fn open(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, SessionEr
 pub fn open_as_recorded(deployment: &Path, clusters_dir: &Path) -> Result<Cluster, SessionError> {
     let d = Deployment::from_file(deployment)?;
     Ok(Cluster::open(&Cluster::dir_for(clusters_dir, &d))?)
+}
+
+/// [`open_as_recorded`] with the cluster's lock held by the handle (`cluster down`, `add-node`, ...).
+pub fn open_as_recorded_to_change(
+    deployment: &Path,
+    clusters_dir: &Path,
+) -> Result<Cluster, SessionError> {
+    let d = Deployment::from_file(deployment)?;
+    Ok(Cluster::open_to_change(&Cluster::dir_for(
+        clusters_dir,
+        &d,
+    ))?)
 }

@@ -80,7 +80,9 @@ pub fn run_elastic_from(
     } else {
         Load::Intervals
     };
-    let mut cluster = scalebench_session::cluster::open(&deployment, &args.run.clusters_dir)?;
+    // Locked for the whole run: no other command brings it up or down, or changes its nodes, meanwhile.
+    let mut cluster =
+        scalebench_session::cluster::open_to_change(&deployment, &args.run.clusters_dir)?;
     check_action(&cluster, args.action)?;
     let mut out = ElasticResult {
         schema: SCHEMA.into(),

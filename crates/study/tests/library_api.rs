@@ -66,6 +66,7 @@ threads = [1, 2]
             done: 8,
             failed: 0,
             skipped: 0,
+            claimed_elsewhere: 0,
             interrupted: false,
             missed_service_level: 0,
         }

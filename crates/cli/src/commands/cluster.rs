@@ -2,8 +2,9 @@
 
 use std::process::ExitCode;
 
+use scalebench_deploy::cluster::{not_stopped, StateLock};
 use scalebench_deploy::{Cluster, Deployment};
-use scalebench_session::cluster::open_as_recorded;
+use scalebench_session::cluster::{open_as_recorded, open_as_recorded_to_change};
 use scalebench_session::error::SessionError;
 
 use crate::args::{ClusterAction, ClusterTarget};
@@ -18,11 +19,18 @@ fn open_target(target: &ClusterTarget) -> Result<Cluster, SessionError> {
     open_as_recorded(&target.deployment, &target.clusters.clusters_dir)
 }
 
+/// The cluster, its lock held until the command ends (a command that changes it).
+fn open_to_change(target: &ClusterTarget) -> Result<Cluster, SessionError> {
+    open_as_recorded_to_change(&target.deployment, &target.clusters.clusters_dir)
+}
+
 pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError> {
     match action {
         ClusterAction::Up(t) => {
             let d = read_deployment(t)?;
             Cluster::check_machine(&d)?;
+            // Taken before anything is said or started (`up` holds it again, within this process).
+            let _lock = StateLock::take(&Cluster::dir_for(&t.clusters.clusters_dir, &d))?;
             crate::note!(
                 "starting {} ({} x {}) in {}",
                 d.name,
@@ -34,18 +42,22 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             print_status(&c, false)?;
         }
         ClusterAction::Down { target, purge } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             let (name, dir) = (c.name().to_string(), c.state.dir.clone());
+            let stops = if *purge { c.purge()? } else { c.down() };
+            for stop in &stops {
+                crate::note!("  {}", stop.describe());
+            }
+            // Only reached when every recorded process is gone (else `not_stopped` fails, exit 1).
+            not_stopped(&name, &stops)?;
             if *purge {
-                c.purge()?;
                 crate::note!(
-                    "cluster {name} stopped; {} and its nodes' data deleted",
+                    "cluster {name} is down; {} and its nodes' data deleted",
                     dir.display()
                 );
             } else {
-                c.down();
                 crate::note!(
-                    "cluster {name} stopped; data and logs kept in {}",
+                    "cluster {name} is down; data and logs kept in {}",
                     dir.display()
                 );
             }
@@ -55,13 +67,13 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             print_status(&c, *json)?;
         }
         ClusterAction::AddNode(t) => {
-            let mut c = open_target(t)?;
+            let mut c = open_to_change(t)?;
             let id = c.add_node()?;
             crate::note!("added {id}");
             print_status(&c, false)?;
         }
         ClusterAction::RemoveNode { target, node } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             let id = c.remove_node(node.as_deref())?;
             crate::note!("removed {id}");
             print_status(&c, false)?;
@@ -71,12 +83,12 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             node,
             crash,
         } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             c.stop_node(node, *crash)?;
             crate::note!("{} {node}", if *crash { "killed" } else { "stopped" });
         }
         ClusterAction::StartNode { target, node } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             c.start_node(node)?;
             crate::note!("started {node}");
         }
@@ -123,14 +135,14 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             }
         }
         ClusterAction::Snapshot { target, name } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             for done in c.snapshot(name)? {
                 crate::note!("  {done}");
             }
             crate::note!("snapshot {name} of {} taken", c.name());
         }
         ClusterAction::Restore { target, name } => {
-            let mut c = open_target(target)?;
+            let mut c = open_to_change(target)?;
             for done in c.restore(name)? {
                 crate::note!("  {done}");
             }

@@ -73,6 +73,13 @@ pub fn experiment_command(
         outcome.skipped,
         args.results.display()
     );
+    if outcome.claimed_elsewhere > 0 {
+        crate::note!(
+            "{} runs were being measured by another experiment process on {}: left to it (`scalebench results show` once it has ended)",
+            outcome.claimed_elsewhere,
+            args.results.display()
+        );
+    }
     if outcome.interrupted {
         crate::note!("interrupted: run the same command again to resume");
         return Ok(ExitCode::from(130));

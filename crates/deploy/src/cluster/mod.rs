@@ -9,11 +9,13 @@
 
 mod bucardo;
 mod cassandra;
+mod down;
 mod engine;
 mod etcd;
 mod external;
 mod galera;
 mod hbase;
+mod lock;
 mod mongo_java_server;
 mod operation;
 mod patroni;
@@ -33,8 +35,10 @@ use crate::process::ProcessRef;
 use crate::space;
 use crate::spec::{Database, Deployment};
 use crate::DeployError;
+pub use down::{not_stopped, NodeStop};
 use engine::{poll, Engine};
 pub use engine::{ClusterState, NodeState, RUNNING_SNAPSHOTS};
+pub use lock::StateLock;
 pub use operation::Operation;
 use scalebench_measure::Space;
 
@@ -99,6 +103,9 @@ pub struct Cluster {
     engine: Box<dyn Engine>,
     /// Tests: stop every node when the handle is dropped. The CLI's clusters outlive the command.
     stop_on_drop: bool,
+    /// Held by a handle that changes the cluster (`up`, [`Cluster::open_to_change`]): dropped
+    /// after the nodes when the handle goes.
+    lock: Option<StateLock>,
 }
 
 const STATE_FILE: &str = "cluster.json";
@@ -149,6 +156,8 @@ impl Cluster {
     ) -> Result<Cluster, DeployError> {
         Self::check_machine(&deployment)?;
         let dir = Self::dir_for(clusters_dir, &deployment);
+        // Held until the returned handle goes: nobody else brings this cluster up or down meanwhile.
+        let lock = StateLock::take(&dir)?;
         Self::clear_for_up(&dir, &deployment.name)?;
         std::fs::create_dir_all(&dir).map_err(|e| DeployError::io(&dir, e))?;
         // Someone else's directory (made there before us) would hold state others could edit.
@@ -172,6 +181,7 @@ impl Cluster {
             },
             engine,
             stop_on_drop,
+            lock: Some(lock),
         };
         let mut outcome = cluster.engine.up(&mut cluster.state);
         if outcome.is_ok() {
@@ -287,7 +297,18 @@ impl Cluster {
             engine,
             state,
             stop_on_drop: false,
+            lock: None,
         })
+    }
+
+    /// [`Cluster::open`] for a command that changes the cluster: its lock taken first (refused,
+    /// exit 2, naming the holder, while another command holds it) and held by the handle, the
+    /// state read under it.
+    pub fn open_to_change(dir: &Path) -> Result<Cluster, DeployError> {
+        let lock = StateLock::take(dir)?;
+        let mut cluster = Cluster::open(dir)?;
+        cluster.lock = Some(lock);
+        Ok(cluster)
     }
 
     pub fn name(&self) -> &str {
@@ -309,42 +330,6 @@ impl Cluster {
     pub fn reload(&mut self) -> Result<(), DeployError> {
         self.state = Cluster::open(&self.state.dir)?.state.clone();
         Ok(())
-    }
-
-    /// Stops every node gracefully (the data stays for inspection).
-    pub fn down(&mut self) {
-        if self.state.deployment.database == Database::External {
-            external::run_hook(&self.state, "down", |h| h.down.as_deref(), &[]).ok();
-            return;
-        }
-        let signal = self.engine.stop_signal();
-        let grace = Duration::from_secs(60);
-        // Reverse order: Galera's first node stops last and may bootstrap the cluster again. The
-        // node the engine names goes last (a stable sort keeps the rest in that order).
-        let last = self.engine.stops_last(&self.state);
-        let mut nodes: Vec<&mut NodeState> = self.state.nodes.iter_mut().rev().collect();
-        nodes.sort_by_key(|n| Some(&n.id) == last.as_ref());
-        let processes: Vec<_> = nodes.into_iter().filter_map(|n| n.process.take()).collect();
-        if self.engine.stops_at_once() {
-            ProcessRef::stop_all_with(&processes, signal, grace);
-        } else {
-            for p in processes {
-                p.stop_with(signal, grace);
-            }
-        }
-        for n in &self.state.nodes {
-            // What outlived its node's process (a PostgreSQL whose Patroni died before).
-            self.engine.after_kill(&self.state, n);
-            self.state.remove_memory_group(&n.id);
-        }
-        let _ = self.save();
-    }
-
-    /// Stops every node and deletes the cluster directory with every node's data (also where a
-    /// node's directory is a link to one elsewhere: see [`crate::account`]).
-    pub fn purge(mut self) -> Result<(), DeployError> {
-        self.down();
-        remove_tree_with_servers(&self.state.dir)
     }
 
     pub fn url(&self) -> String {

@@ -1,6 +1,8 @@
 //! `scalebench experiment FILE.toml`: runs a matrix unattended, each run recorded in the results
 //! database; `scalebench results`: lists, summarises and exports what is recorded.
 
+mod claims;
+mod clusters;
 pub mod export;
 pub mod spec;
 /// Statistics per cell (in `scalebench-report`, whose pages read them).
@@ -28,10 +30,8 @@ use store::{now, ElasticOutcome, ElasticRecord, Recorded, Store};
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
 #[derive(Default)]
 struct RunnerState {
-    /// The deployment file (derived for the configuration) whose cluster is up.
-    deployed: Option<PathBuf>,
-    /// Clusters this experiment started (stopped at the end).
-    started: Vec<PathBuf>,
+    /// The clusters it deployed and holds.
+    clusters: clusters::Held,
     /// The data key of what is loaded (procedure once/restore).
     loaded: Option<String>,
     /// Where the next run's inserts start: past every key earlier runs on the loaded data inserted
@@ -83,6 +83,8 @@ pub struct ExperimentOutcome {
     pub failed: usize,
     /// Recorded already (resume).
     pub skipped: usize,
+    /// Claimed by another live experiment process on the same results database: left to it.
+    pub claimed_elsewhere: usize,
     /// Ctrl-C ended it: the same request resumes it.
     pub interrupted: bool,
     /// Runs done whose events missed `[procedure.elastic] service_level` (exit code 4).
@@ -172,6 +174,29 @@ fn of_rows(
 pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, SessionError> {
     let plan = check_experiment(request)?;
     let (exp, base, clusters_dir) = (&request.experiment, &request.base, &request.clusters_dir);
+    // Before anything is recorded or deployed: the clusters locked, and one someone else runs never
+    // taken over.
+    let mut deployments = Vec::new();
+    // One look per deployment a run can have (database, configuration, swept size), not per run.
+    let mut seen = std::collections::BTreeSet::new();
+    for run in &plan {
+        let key = (
+            &run.database,
+            &run.configuration,
+            run.params.get(CLUSTER_SIZE),
+        );
+        if seen.insert(key) {
+            if let Some(planned) = PlannedDeployment::of(exp, base, run)? {
+                deployments.push(planned.deployment()?);
+            }
+        }
+    }
+    let mut state = RunnerState {
+        client_program: request.client_program.clone(),
+        ..RunnerState::default()
+    };
+    state.clusters.lock_all(&deployments, clusters_dir)?;
+    clusters::refuse_clusters_of_others(&exp.name, &deployments, clusters_dir)?;
     let command = &request.command;
     let mut store = Store::open(&request.results).map_err(SessionError::Failed)?;
     // Stored without passwords (database URLs, secret properties).
@@ -187,13 +212,9 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         .transpose()?;
     // From here a Ctrl-C stops the experiment after what is running (deploys and restores included).
     scalebench_session::interrupt::install_handler();
-    let mut state = RunnerState {
-        client_program: request.client_program.clone(),
-        ..RunnerState::default()
-    };
     let total = plan.len();
     let mut interrupted = false;
-    let (mut done, mut failed, mut skipped, mut missed) = (0, 0, 0, 0);
+    let (mut done, mut failed, mut skipped, mut missed, mut elsewhere) = (0, 0, 0, 0, 0);
     // Stored redacted, compared as stored.
     let definitions: Vec<String> = plan
         .iter()
@@ -229,6 +250,27 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         if scalebench_session::interrupt::interrupt_requested() {
             interrupted = true;
             break;
+        }
+        // Another process on the same results database may be measuring it, or have done so.
+        match store
+            .claim(id, run, definition)
+            .map_err(SessionError::Failed)?
+        {
+            claims::Claim::Mine => {}
+            claims::Claim::DoneElsewhere => {
+                skipped += 1;
+                continue;
+            }
+            claims::Claim::HeldBy(who) => {
+                scalebench_session::note!(
+                    "[{}/{total}] {} #{}: being measured by another experiment process ({who}): left to it",
+                    i + 1,
+                    run.cell,
+                    run.repetition
+                );
+                elsewhere += 1;
+                continue;
+            }
         }
         scalebench_session::note!("[{}/{total}] {} #{}", i + 1, run.cell, run.repetition);
         if let Some(m) = &metrics {
@@ -292,7 +334,9 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             }
         }
     }
-    for dir in &state.started {
+    // Recorded or given up: the claims go (a run interrupted is free for whoever resumes it).
+    store.release_claims(id).map_err(SessionError::Failed)?;
+    for dir in &state.clusters.started {
         if let Ok(mut c) = Cluster::open(dir) {
             c.down();
         }
@@ -301,6 +345,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         done,
         failed,
         skipped,
+        claimed_elsewhere: elsewhere,
         interrupted,
         missed_service_level: missed,
     })
@@ -400,53 +445,6 @@ fn deployment_for(
     // An external deployment's URL may carry a password.
     scalebench_session::files::write_private(&derived, &text)?;
     Ok(Some(derived))
-}
-
-/// The cluster fact naming the experiment that started a cluster: a resumed run of that experiment
-/// stops it at the end as if it had started it itself.
-const STARTED_BY: &str = "started_by_experiment";
-
-/// Brings up the cluster of `file` unless it is already the one running.
-fn ensure_cluster(
-    file: &Path,
-    experiment: &str,
-    state: &mut RunnerState,
-    clusters_dir: &Path,
-) -> Result<(), SessionError> {
-    if state.deployed.as_deref() == Some(file) {
-        return Ok(());
-    }
-    let d = Deployment::from_file(file)?;
-    let dir = Cluster::dir_for(clusters_dir, &d);
-    // Another configuration's cluster of the same name goes first.
-    if let Ok(mut old) = Cluster::open(&dir) {
-        let same = std::fs::canonicalize(file).ok() == Some(old.state.deployment_file.clone());
-        let serving = old.up_failed().is_none() && old.state.nodes.iter().all(|n| n.is_running());
-        if same && serving {
-            // Left running by this experiment's interrupted predecessor: ours to stop.
-            if old.state.facts.get(STARTED_BY).map(String::as_str) == Some(experiment)
-                && !state.started.contains(&dir)
-            {
-                state.started.push(dir);
-            }
-            state.deployed = Some(file.to_path_buf());
-            return Ok(());
-        }
-        old.down();
-    }
-    scalebench_session::note!("  deploying {} from {}", d.name, file.display());
-    let mut cluster = Cluster::up(d, file, clusters_dir, false)?;
-    cluster
-        .state
-        .facts
-        .insert(STARTED_BY.into(), experiment.to_string());
-    cluster.save()?;
-    if !state.started.contains(&dir) {
-        state.started.push(dir);
-    }
-    state.deployed = Some(file.to_path_buf());
-    state.loaded = None;
-    Ok(())
 }
 
 fn props(
@@ -796,7 +794,9 @@ fn one_run(
 ) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let deployment = deployment_for(exp, base, run, clusters_dir)?;
     if let Some(f) = &deployment {
-        ensure_cluster(f, &exp.name, state, clusters_dir)?;
+        if clusters::ensure_cluster(f, &exp.name, &mut state.clusters, clusters_dir)? {
+            state.loaded = None;
+        }
     }
     let request_for = |phase| {
         phase_request(
@@ -833,7 +833,7 @@ fn one_run(
             {
                 c.down();
             }
-            state.deployed = None;
+            state.clusters.deployed = None;
             state.loaded = None;
             return outcome;
         }

@@ -89,6 +89,17 @@ CREATE TABLE IF NOT EXISTS run_sizes (  -- Dory's performance table of an elasti
     sd_s REAL NOT NULL,
     scalability REAL               -- (Avg_2N - Avg_N) / Avg_N against the row before, where all doubled
 );
+CREATE TABLE IF NOT EXISTS run_claims (   -- runs an experiment process is measuring now
+    experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+    cell TEXT NOT NULL,
+    repetition INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    start_ticks INTEGER NOT NULL,  -- the claimer's start time (/proc/PID/stat field 22)
+    claimed_at TEXT NOT NULL,
+    claimed_unix_s INTEGER NOT NULL,
+    PRIMARY KEY (experiment_id, cell, repetition)
+);
 CREATE TABLE IF NOT EXISTS run_resources (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     phase TEXT NOT NULL,
@@ -102,7 +113,7 @@ CREATE TABLE IF NOT EXISTS run_resources (
 ";
 
 pub struct Store {
-    conn: Connection,
+    pub(super) conn: Connection,
 }
 
 /// A planned run as the results database has it.
@@ -154,14 +165,21 @@ impl Store {
                 path.display()
             ));
         }
-        let conn = Connection::open_with_flags(
+        let mut conn = Connection::open_with_flags(
             path,
             OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )
         .map_err(|e| format!("{}: {e}", path.display()))?;
+        // The tables made and completed under the write lock: two experiments opening a new
+        // database at once both added the same column ("duplicate column name").
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
-            .and_then(|_| conn.execute_batch(SCHEMA))
-            .and_then(|_| add_later_columns(&conn))
+            .and_then(|_| {
+                let tx =
+                    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                tx.execute_batch(SCHEMA)?;
+                add_later_columns(&tx)?;
+                tx.commit()
+            })
             .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Store { conn })
     }
