@@ -543,7 +543,8 @@ fn parameters(s: &Settings) -> Parameters {
                     if is_secret_key(k) {
                         "***".to_string()
                     } else {
-                        v.to_string()
+                        // A dictionary's digest and size, never its words (a file's content).
+                        scalebench_workload::dictionary::shown_value(k, v).into_owned()
                     },
                 )
             })

@@ -54,6 +54,9 @@ pub struct RunRequest {
     pub property_files: Vec<PathBuf>,
     /// `-p` overrides, applied after the files in order.
     pub properties: Vec<Assignment>,
+    /// Directories a workload file may name files in besides its own (`--allow-files`).
+    #[serde(default)]
+    pub allow_files: Vec<PathBuf>,
     /// The binding options of a deployment the request no longer names (a distributed run's
     /// launcher resolves its deployment for the clients), below every file and `-p` as a
     /// deployment's own are: see `Settings::properties`.
@@ -359,6 +362,7 @@ impl RunRequest {
             grace: default(DEFAULT_GRACE),
             connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
+            allow_files: Vec::new(),
             verify_writes: false,
             verify_timeout: None,
             request_set: None,
