@@ -103,3 +103,47 @@ fn a_dictionary_stays_in_its_directory_and_only_its_digest_is_kept() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("'/nonexistent-dir' for '--allow-files'"));
 }
+
+/// Issue 62, low 4: a rate profile takes the rates `--target` takes (0.0005 ops/s was accepted by
+/// the one, refused by the other); a profile down to 0 ops/s before the window ends is said, in
+/// the summary and the result (`schedule.arrivals_ended_s`).
+#[test]
+fn a_profile_that_runs_out_of_arrivals_is_said() {
+    for args in [
+        vec![
+            "run",
+            "--db",
+            "null://",
+            "--rate-profile",
+            "constant:rate=0.0005",
+        ],
+        vec!["run", "--db", "null://", "--target", "0.0005"],
+    ] {
+        let o = scalebench(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("0.001 to 1e9"), "{}", stderr(&o));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--rate-profile",
+        "ramp:from=200,to=0,over=1s",
+        "--duration",
+        "2s",
+        "--warmup",
+        "0s",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), stderr(&o));
+    assert!(said.contains("ends at 0 ops/s after 1 s"), "{said}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let phases = json["phases"].as_array().unwrap();
+    let run = phases.last().unwrap();
+    assert_eq!(run["schedule"]["arrivals_ended_s"], 1.0, "{run}");
+}

@@ -462,10 +462,14 @@ impl WorkloadFile {
                 RateProfile::parse(p).map_err(|e| err(&field, e))?;
             }
             if let Some(t) = target {
-                if !(t.is_finite() && t > 0.0) {
+                if !(t > 0.0 && crate::rate::keepable_rate(t)) {
                     return Err(err(
                         &format!("{phase}.target"),
-                        format!("{t} must be a positive rate"),
+                        format!(
+                            "{t} must be a rate from {} to {:e} ops/s",
+                            crate::rate::MIN_RATE_OPS_S,
+                            crate::rate::MAX_RATE_OPS_S
+                        ),
                     ));
                 }
             }
