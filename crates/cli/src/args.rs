@@ -145,6 +145,10 @@ pub enum WorkloadCommand {
         /// URL and the file's properties); nothing connects.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
+        /// A directory whose files the workload file may name (a dictionary) besides its own
+        /// directory (repeatable); nothing outside them is read.
+        #[arg(long = "allow-files", value_name = "DIR")]
+        allow_files: Vec<PathBuf>,
     },
     /// Print the workload file's JSON Schema (for editors: docs/workload-file.schema.json).
     Schema,
@@ -734,6 +738,16 @@ pub struct PhaseArgs {
     #[arg(help_heading = "Workload", short = 'p', value_name = "KEY=VALUE")]
     pub properties: Vec<scalebench_workload::Assignment>,
 
+    /// A directory whose files a workload file may name (a dictionary) besides its own directory
+    /// (repeatable); nothing outside them is read.
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Workload",
+        long = "allow-files",
+        value_name = "DIR"
+    )]
+    pub allow_files: Vec<PathBuf>,
+
     /// OS threads (default: property threadcount, else 1).
     #[arg(help_heading = "Load shape", long, value_name = "N", value_parser = parse_threads)]
     pub threads: Option<u32>,
@@ -1083,6 +1097,7 @@ impl PhaseArgs {
             db: self.db.clone(),
             property_files: self.property_files.clone(),
             properties: self.properties.clone(),
+            allow_files: self.allow_files.clone(),
             deployment_options: Vec::new(),
             threads: self.threads,
             concurrency: self.concurrency,

@@ -67,8 +67,13 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Results { action } => experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
         Command::Workload {
-            action: WorkloadCommand::Check { file, db },
-        } => workload_check(&file, db.as_deref()).map(|()| ExitCode::SUCCESS),
+            action:
+                WorkloadCommand::Check {
+                    file,
+                    db,
+                    allow_files,
+                },
+        } => workload_check(&file, db.as_deref(), &allow_files).map(|()| ExitCode::SUCCESS),
         Command::Workload {
             action: WorkloadCommand::Schema,
         } => {
@@ -185,8 +190,12 @@ fn properties(markdown: bool) {
 }
 
 /// `scalebench workload check FILE [--db URL]`: the file checked, then what it declares.
-fn workload_check(file: &std::path::Path, db: Option<&str>) -> Result<(), SessionError> {
-    let checked = scalebench_session::workload_check::check_workload_file(file, db)?;
+fn workload_check(
+    file: &std::path::Path,
+    db: Option<&str>,
+    allow_files: &[std::path::PathBuf],
+) -> Result<(), SessionError> {
+    let checked = scalebench_session::workload_check::check_workload_file(file, db, allow_files)?;
     let w = &checked.workload;
     let mut out = format!("{}: ok", file.display());
     if let Some(b) = checked.binding {

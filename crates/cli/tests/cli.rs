@@ -3454,7 +3454,7 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         ),
         (
             replaced("[run]", "[load]\ntarget = -5\n[run]"),
-            "load.target: -5 must be a positive rate",
+            "load.target: -5 must be a rate from 0.001 to 1e9 ops/s",
         ),
         (
             replaced(

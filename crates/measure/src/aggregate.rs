@@ -440,6 +440,7 @@ impl Aggregator {
                 late_threshold_us: 1000.0,
                 warmup_backlog_dropped: self.warmup_backlog_dropped,
                 start_delay: LatencySummary::from_histogram(h),
+                arrivals_ended_s: None,
             }),
             data: meta.data,
             warmup_operations: self.warmup_ops,

@@ -530,6 +530,8 @@ fn merge_schedules(phases: &[&PhaseResult]) -> Result<Option<ScheduleSummary>, S
             warmup_backlog_dropped: sum_counts(schedules.iter().map(|s| s.warmup_backlog_dropped))?,
             late_threshold_us: s.late_threshold_us,
             start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
+            // Every client follows its share of one profile: it ends for all at once.
+            arrivals_ended_s: s.arrivals_ended_s,
         }),
     })
 }

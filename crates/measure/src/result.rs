@@ -690,6 +690,10 @@ pub struct ScheduleSummary {
     pub warmup_backlog_dropped: u64,
     /// Distribution of start delays (actual start - intended start).
     pub start_delay: Option<LatencySummary>,
+    /// A rate profile that ends at 0 ops/s asked no operation after this many seconds of the
+    /// window, before the window ended (absent: it asked operations to the end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals_ended_s: Option<f64>,
 }
 
 pub use crate::set_threads::SetThreads;

@@ -196,6 +196,13 @@ fn render_operations(out: &mut String, phase: &PhaseResult) {
                 s.late_operations,
                 s.start_delay.as_ref().map_or(0.0, |d| d.p99_us)
             );
+            if let Some(end) = s.arrivals_ended_s {
+                let _ = writeln!(
+                    out,
+                    "the rate profile ended at 0 ops/s after {end} s of the {:.1} s window: no operation was asked after it",
+                    phase.duration_s
+                );
+            }
         }
     }
 }

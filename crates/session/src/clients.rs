@@ -198,7 +198,10 @@ impl ClientShare {
                 props.set_declared(&INSERTCOUNT, count, ORIGIN);
             }
             Phase::Run => {
-                let total = explicit_count.then_some(workload.operation_count);
+                // operationcount=0 is "no limit" (YCSB's): each client then has no limit either.
+                let total = explicit_count
+                    .then_some(workload.operation_count)
+                    .filter(|&n| n > 0);
                 if let Some(total) = total {
                     if total < self.clients as u64 {
                         return Err(too_few(OPERATIONCOUNT.name, total));
@@ -312,6 +315,28 @@ mod tests {
                 prop_assert!(pair[0].insert_section(first, width) + most <= pair[1].insert_section(first, width));
             }
         }
+    }
+
+    /// Issue 62, low 8: `operationcount=0` ("no limit", as with one client) is no limit for each of
+    /// several clients, not "fewer operations than clients"; 1 with 2 clients is still refused.
+    #[test]
+    fn an_operation_count_of_0_is_no_limit_for_every_client() {
+        let mut p = Properties::new();
+        p.set("operationcount", "0", "-p");
+        let workload = CoreWorkload::from_properties(&p).unwrap();
+        for share in shares(3) {
+            let mut props = p.clone();
+            share
+                .apply(&mut props, &workload, Phase::Run, true, false)
+                .unwrap();
+            assert_eq!(props.get("operationcount"), Some("0"), "{share:?}");
+        }
+        p.set("operationcount", "1", "-p");
+        let workload = CoreWorkload::from_properties(&p).unwrap();
+        let e = shares(2)[0]
+            .apply(&mut p.clone(), &workload, Phase::Run, true, false)
+            .unwrap_err();
+        assert!(e.to_string().contains("fewer than the 2 clients"), "{e}");
     }
 
     /// Issue 39: a missing client of a workload without inserts is not said to have had an insert

@@ -168,6 +168,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         unwritten.extend(beside.record_in(&mut result));
+        say_arrivals_ended(&mut result, settings.pace(phase).rate_profile);
         if phase == Phase::Load && result.open_loop {
             let pace = settings.pace(phase);
             result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
@@ -569,7 +570,8 @@ fn parameters(s: &Settings) -> Parameters {
                     if is_secret_key(k) {
                         "***".to_string()
                     } else {
-                        v.to_string()
+                        // A dictionary's digest and size, never its words (a file's content).
+                        scalebench_workload::dictionary::shown_value(k, v).into_owned()
                     },
                 )
             })
@@ -596,6 +598,26 @@ struct PhaseRunner<'a> {
 /// as kept. An idle 2-core VM starts 2 to 5% of a debug build's operations that late at 1,000 to
 /// 5,000 ops/s (timer wake-ups); a loop that fell behind starts a fifth or more late.
 const MAX_LATE_STARTS_PCT: f64 = 10.0;
+
+/// A rate profile that ends at 0 ops/s before the window did: the rest of the window asked
+/// nothing, which the result and the summary say (issue 62, low 4: it went unsaid).
+fn say_arrivals_ended(
+    result: &mut PhaseResult,
+    profile: Option<scalebench_workload::rate::RateProfile>,
+) {
+    let Some(end) = profile.and_then(|p| p.arrivals_end()) else {
+        return;
+    };
+    let Some(schedule) = result.schedule.as_mut().filter(|_| end < result.duration_s) else {
+        return;
+    };
+    schedule.arrivals_ended_s = Some(end);
+    crate::note!(
+        "warning: the rate profile ends at 0 ops/s after {end} s: it asked no operation in the last {:.1} s of the {:.1} s window",
+        result.duration_s - end,
+        result.duration_s
+    );
+}
 
 /// Whether an open loop completed its target rate (within 5%, by its successes): then it was
 /// bounded by the target it was given (`Verdict::target_kept`; exec/src/pacer.rs says why the

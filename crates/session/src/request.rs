@@ -36,12 +36,6 @@ const MAX_BATCH: u32 = 100_000;
 pub const MAX_CLIENTS: u64 = 1024;
 pub const DEFAULT_START_TIMEOUT: &str = "60s";
 
-/// Bounds of a target rate (0 means none): the open-loop schedule spaces starts in whole
-/// nanoseconds per slot, so beyond 1e9/s every start would be "now", and a vanishing rate would put
-/// the first start past any run.
-const MIN_TARGET_OPS_S: f64 = 0.001;
-const MAX_TARGET_OPS_S: f64 = 1e9;
-
 /// One load or run (or both, with the phases given where it is executed). It travels as data to
 /// the client processes of a distributed run; what belongs to one process (signals, logs, the
 /// metrics endpoint, the rendezvous) does not travel.
@@ -54,6 +48,9 @@ pub struct RunRequest {
     pub property_files: Vec<PathBuf>,
     /// `-p` overrides, applied after the files in order.
     pub properties: Vec<Assignment>,
+    /// Directories a workload file may name files in besides its own (`--allow-files`).
+    #[serde(default)]
+    pub allow_files: Vec<PathBuf>,
     /// The binding options of a deployment the request no longer names (a distributed run's
     /// launcher resolves its deployment for the clients), below every file and `-p` as a
     /// deployment's own are: see `Settings::properties`.
@@ -359,6 +356,7 @@ impl RunRequest {
             grace: default(DEFAULT_GRACE),
             connect_timeout: default(DEFAULT_CONNECT_TIMEOUT),
             batch_size: None,
+            allow_files: Vec::new(),
             verify_writes: false,
             verify_timeout: None,
             request_set: None,
@@ -783,10 +781,11 @@ pub fn parse_request_set(s: &str) -> Result<u64, String> {
 
 /// A target rate the open-loop schedule can keep (0: none).
 pub fn check_target(ops_s: f64) -> Result<f64, String> {
-    if ops_s == 0.0 || (MIN_TARGET_OPS_S..=MAX_TARGET_OPS_S).contains(&ops_s) {
+    use scalebench_workload::rate::{keepable_rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
+    if keepable_rate(ops_s) {
         Ok(ops_s)
     } else {
-        Err(format!("expected 0 (no target) or a rate from {MIN_TARGET_OPS_S} to {MAX_TARGET_OPS_S:e} operations per second"))
+        Err(format!("expected 0 (no target) or a rate from {MIN_RATE_OPS_S} to {MAX_RATE_OPS_S:e} operations per second"))
     }
 }
 

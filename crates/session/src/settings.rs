@@ -187,7 +187,7 @@ impl Settings {
         from_deployment: &[Assignment],
     ) -> Result<(Properties, String), SessionError> {
         let mut props = Properties::new();
-        let workload_name = load_workload(&mut props, &args.workload)?;
+        let workload_name = load_workload(&mut props, &args.workload, &args.allow_files)?;
         for file in &args.property_files {
             props.load_file(file)?;
         }
@@ -769,14 +769,21 @@ fn check_durations(args: &RunRequest) -> Result<(), SessionError> {
 }
 
 /// Loads the built-in workload or the WORKLOAD file; returns the name to record.
-fn load_workload(props: &mut Properties, name: &str) -> Result<String, SessionError> {
+/// A workload file reads the files it names from its directory or one of `allow_files`.
+fn load_workload(
+    props: &mut Properties,
+    name: &str,
+    allow_files: &[std::path::PathBuf],
+) -> Result<String, SessionError> {
     if let Some((id, text)) = builtin_workload(name) {
         props.load_str(&text, BUILTIN_ORIGIN)?;
         return Ok(id.to_string());
     }
     let path = Path::new(name);
     if scalebench_workload::file::is_workload_file(name) {
-        scalebench_workload::file::WorkloadFile::read(path)?.apply(props, name);
+        let access = scalebench_workload::dictionary::FileAccess::new(allow_files.to_vec())
+            .map_err(SessionError::Usage)?;
+        scalebench_workload::file::WorkloadFile::read_with(path, &access)?.apply(props, name);
         return Ok(name.to_string());
     }
     if path.exists() || name.contains('/') || name.contains('.') {
@@ -869,11 +876,11 @@ impl Settings {
                 continue;
             }
             let v = if scalebench_binding::config::is_secret_key(k) {
-                "***"
+                "***".into()
             } else {
-                v
+                scalebench_workload::dictionary::shown_value(k, v)
             };
-            put(&format!("property {k}"), v.to_string());
+            put(&format!("property {k}"), v.into_owned());
         }
         d
     }

@@ -25,14 +25,29 @@ pub struct CheckedWorkload {
 
 /// Checks `path` (and, with `db`, a load and a run of it on that database's binding) without
 /// connecting to anything.
-pub fn check_workload_file(path: &Path, db: Option<&str>) -> Result<CheckedWorkload, SessionError> {
-    let file = WorkloadFile::read(path)?;
-    let properties = file.properties();
+/// `allow_files` are directories besides the file's own whose files it may name.
+pub fn check_workload_file(
+    path: &Path,
+    db: Option<&str>,
+    allow_files: &[std::path::PathBuf],
+) -> Result<CheckedWorkload, SessionError> {
+    let access = scalebench_workload::dictionary::FileAccess::new(allow_files.to_vec())
+        .map_err(SessionError::Usage)?;
+    let file = WorkloadFile::read_with(path, &access)?;
+    let properties = file
+        .properties()
+        .into_iter()
+        .map(|(k, v)| {
+            let shown = scalebench_workload::dictionary::shown_value(&k, &v).into_owned();
+            (k, shown)
+        })
+        .collect();
     let mut props = Properties::new();
     file.apply(&mut props, &path.display().to_string());
     let workload = CoreWorkload::from_properties(&props)?;
     let mut request = RunRequest::new(&path.display().to_string());
     request.db = db.map(str::to_string);
+    request.allow_files = allow_files.to_vec();
     // Without --db, as on the null binding: the run's own checks (a rate profile needs a
     // duration, ...) still apply.
     for phase in [Phase::Load, Phase::Run] {

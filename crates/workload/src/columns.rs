@@ -68,6 +68,47 @@ const DEFAULT_PRECISION: u32 = 18;
 const DEFAULT_SCALE: u32 = 2;
 
 impl Column {
+    /// Whether value `v` fits the column: an integer type's range, a decimal's digits (any
+    /// number fits a double); the error names `what`.
+    fn in_range(&self, v: f64, what: &str) -> Result<(), String> {
+        let t = self.column_type;
+        let (lo, hi) = t.integer_range();
+        if t.is_integer() && !(lo..=hi).contains(&v) {
+            return Err(format!(
+                "{what} {v} is out of a {} column's range",
+                t.name()
+            ));
+        }
+        if t == ColumnType::Decimal {
+            let (p, s) = self.decimal_digits();
+            let units = crate::decimal::parse_units(&crate::decimal::format_f64(v, s), s);
+            if !units.is_some_and(|u| crate::decimal::fits(u, p)) {
+                return Err(format!(
+                    "{what} {v} does not fit a decimal of {p} digits, {s} after the point"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A sequence's values over `keys` key numbers (0 to keys - 1) fit the column (any other
+    /// generator: Ok).
+    pub fn sequence_in_range(&self, keys: u64) -> Result<(), String> {
+        let Generator::Sequence {
+            start,
+            step,
+            modulo,
+        } = &self.generator
+        else {
+            return Ok(());
+        };
+        let n = modulo.map_or(keys, |m| m.min(keys));
+        if n == 0 {
+            return Ok(());
+        }
+        let last = *start as f64 + *step as f64 * (n - 1) as f64;
+        self.in_range(last, &format!("key number {}'s value", n - 1))
+    }
     /// The type as `workload check` names it: `text(60)`, `decimal(10,2)`, `list<text(8)>, 1 to
     /// 3 items`, `map<int> of font_size, theme, 0 to 2 items`.
     pub fn type_text(&self) -> String {
@@ -294,12 +335,17 @@ pub enum Generator {
         charset: Charset,
     },
     /// `min` to `max` words of `words`, separated by spaces; or of a dictionary `file` (one word a
-    /// line, relative to the workload file; read when the file is, so its words travel with it).
+    /// line, in the workload file's directory or one `--allow-files` allows; read when the file is,
+    /// so its words travel with it to a run's clients, and results keep its digest instead).
     Words {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         words: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         file: Option<String>,
+        /// The dictionary file's SHA-256 and size, set when it is read (not written in a file).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(skip)]
+        digest: Option<crate::digest::Digest>,
         #[serde(default = "one_u32")]
         min: u32,
         #[serde(default = "one_u32")]
@@ -537,6 +583,7 @@ impl Record {
             ));
         }
         let mut makers = Vec::with_capacity(columns.len());
+        let mut names = std::collections::HashMap::with_capacity(columns.len());
         for (i, c) in columns.iter().enumerate() {
             let at = |field: &str| format!("column[{i}] ('{}').{field}", c.name);
             if !valid_name(&c.name) {
@@ -548,10 +595,7 @@ impl Record {
                     ),
                 ));
             }
-            if let Some(j) = columns[..i]
-                .iter()
-                .position(|o| o.name.eq_ignore_ascii_case(&c.name))
-            {
+            if let Some(j) = names.insert(c.name.to_ascii_lowercase(), i) {
                 return Err(ColumnError::new(
                     format!("column[{i}].name"),
                     format!("'{}' is column[{j}]'s name too", c.name),
@@ -817,26 +861,7 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             c.generator.name()
         )
     };
-    // Integer columns: their type's range; decimal columns: what their digits hold.
-    let in_integer_range = |v: f64, what: &str| -> Result<(), String> {
-        let (lo, hi) = t.integer_range();
-        if t.is_integer() && !(lo..=hi).contains(&v) {
-            return Err(format!(
-                "{what} {v} is out of a {} column's range",
-                t.name()
-            ));
-        }
-        if t == ColumnType::Decimal {
-            let (p, s) = c.decimal_digits();
-            let units = crate::decimal::parse_units(&crate::decimal::format_f64(v, s), s);
-            if !units.is_some_and(|u| crate::decimal::fits(u, p)) {
-                return Err(format!(
-                    "{what} {v} does not fit a decimal of {p} digits, {s} after the point"
-                ));
-            }
-        }
-        Ok(())
-    };
+    let in_integer_range = |v: f64, what: &str| c.in_range(v, what);
     let text_fits = |v: &str, what: &str| -> Result<(), String> {
         if !is_plain_text(v) {
             return Err(format!(
@@ -864,6 +889,10 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             in_integer_range(*start as f64, "start")?;
             if *modulo == Some(0) {
                 return Err("modulo 0: expected at least 1".into());
+            }
+            // The values past the type's range were held at its bound, silently (issue 62, low 2).
+            if let Some(m) = modulo {
+                c.sequence_in_range(*m)?;
             }
             Maker::Sequence {
                 start: *start,
@@ -972,6 +1001,10 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
                 return Err(format!("stddev {stddev} must not be negative"));
             }
             in_integer_range(mean, "mean")?;
+            // Values past the type's range were held at its bound, silently (issue 62, low 2): six
+            // standard deviations each side must fit (one value in 500 million falls outside).
+            in_integer_range(mean - 6.0 * stddev, "mean - 6 stddev")?;
+            in_integer_range(mean + 6.0 * stddev, "mean + 6 stddev")?;
             Maker::Normal(rand_distr::Normal::new(mean, stddev).map_err(|e| e.to_string())?)
         }
         Generator::Histogram {
@@ -1058,11 +1091,12 @@ fn maker(c: &Column, columns: &[Column], i: usize) -> Result<Maker, String> {
             file,
             min,
             max,
+            ..
         } => {
             let Some(length) = c.length.filter(|_| t == ColumnType::Text) else {
                 return Err(wrong());
             };
-            if let Some(f) = file {
+            if let Some(f) = file.as_ref().filter(|_| words.is_empty()) {
                 return Err(format!(
                     "the dictionary '{f}' was not read (a workload file reads it)"
                 ));
@@ -1252,7 +1286,9 @@ fn element_column(c: &Column) -> Result<Column, (&'static str, String)> {
                         .into(),
                 ));
             }
-            for (i, k) in c.keys.iter().enumerate() {
+            // A set, not a scan of the keys before each: 80,000 keys took 134 s to check.
+            let mut seen = std::collections::HashSet::with_capacity(c.keys.len());
+            for k in &c.keys {
                 // MongoDB reads a leading '$' as an operator and a '.' as a path.
                 if k.is_empty()
                     || k.len() > 64
@@ -1265,7 +1301,7 @@ fn element_column(c: &Column) -> Result<Column, (&'static str, String)> {
                         format!("\"{}\" is no key: 1 to 64 printable ASCII characters without quotes, backslash or '.', not starting with '$'", abbreviated(k)),
                     ));
                 }
-                if c.keys[..i].contains(k) {
+                if !seen.insert(k.as_str()) {
                     return Err(("keys", format!("\"{k}\" is given twice")));
                 }
             }
@@ -1955,7 +1991,7 @@ name = "wild"
 type = "decimal"
 precision = 3
 scale = 1
-generator.normal = { mean = 0, stddev = 1000 }
+generator.normal = { mean = 0, stddev = 16 }
 [[column]]
 name = "fee"
 type = "decimal"
@@ -1980,10 +2016,10 @@ generator.choice = { values = [1, 2.5] }
                 );
             }
         }
-        // The normal's tail past 99.9 holds at the largest value.
-        assert!(values(&r, 2, 500)
-            .iter()
-            .any(|v| v == "99.9" || v == "-99.9"));
+        // Six standard deviations each side fit the digits (a wider normal is refused: its tail
+        // was held at the largest value, issue 62); the values spread over them.
+        let spread: std::collections::BTreeSet<String> = values(&r, 2, 500).into_iter().collect();
+        assert!(spread.len() > 100, "{spread:?}");
         assert!(values(&r, 3, 50).iter().all(|v| v == "1.00" || v == "2.50"));
         let add = crate::operation::Modification {
             column: 0,
@@ -2201,5 +2237,55 @@ generator.choice = { values = [true, false] }
             .unwrap_err()
             .reason
             .contains("single values"));
+    }
+
+    /// Issue 62, low 2: the parameters whose values the generator held at the type's bound are
+    /// refused when checked, naming the value; those within it pass.
+    #[test]
+    fn generator_parameters_whose_values_leave_the_type_are_refused() {
+        let record = |json: &str| {
+            Record::from_json(json, 0)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        };
+        let normal = |stddev: u32| {
+            format!(
+                r#"[{{"name":"n","type":"int","generator":{{"normal":{{"mean":0,"stddev":{stddev}}}}}}}]"#
+            )
+        };
+        let e = record(&normal(400_000_000)).unwrap_err();
+        assert!(
+            e.contains("mean - 6 stddev -2400000000 is out of a int column's range"),
+            "{e}"
+        );
+        record(&normal(300_000_000)).unwrap();
+        let sequence = |modulo: u64| {
+            format!(
+                r#"[{{"name":"s","type":"int","generator":{{"sequence":{{"start":2000000000,"step":1000000,"modulo":{modulo}}}}}}}]"#
+            )
+        };
+        let e = record(&sequence(1000)).unwrap_err();
+        assert!(
+            e.contains("key number 999's value 2999000000 is out of"),
+            "{e}"
+        );
+        record(&sequence(100)).unwrap();
+        // Without a modulo, the loaded keys' values: the record count decides.
+        let mut p = crate::Properties::new();
+        p.set(
+            "columns",
+            r#"[{"name":"s","type":"int","generator":{"sequence":{"start":2000000000,"step":1000000}}}]"#,
+            "test",
+        );
+        p.set("recordcount", "100", "test");
+        crate::CoreWorkload::from_properties(&p).unwrap();
+        p.set("recordcount", "1000", "test");
+        let e = crate::CoreWorkload::from_properties(&p)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("key number 999's value 2999000000") && e.contains("1000 records"),
+            "{e}"
+        );
     }
 }

@@ -212,6 +212,22 @@ impl CoreWorkload {
                 ),
             ));
         }
+        // A sequence's values over the loaded keys fit its column (they were held at the type's
+        // bound, silently; issue 62, low 2).
+        if let Some(record) = &fields.record {
+            for c in record.columns.iter() {
+                c.sequence_in_range(range.record_count).map_err(|e| {
+                    WorkloadError::invalid(
+                        COLUMNS.name,
+                        &c.name,
+                        format!(
+                            "column '{}': {e} with {} records",
+                            c.name, range.record_count
+                        ),
+                    )
+                })?;
+            }
+        }
         let append = append_of(p, data_integrity)?;
         if append.is_some() && fields.record.is_some() {
             return Err(WorkloadError::invalid(
@@ -872,12 +888,8 @@ struct RecordShape {
 
 fn record_shape(p: &Properties) -> Result<RecordShape, WorkloadError> {
     let table = p.text(&TABLE).to_string();
-    if table.is_empty() || !table.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(WorkloadError::invalid(
-            "table",
-            &table,
-            "expected letters, digits and '_'",
-        ));
+    if let Some(fault) = crate::names::table_name_fault(&table) {
+        return Err(WorkloadError::invalid("table", &table, fault));
     }
     let field_count = p.integer(&FIELDCOUNT)?;
     if field_count == 0 || field_count > 1000 {

@@ -125,7 +125,7 @@ properties! {
     OPERATIONCOUNT = "operationcount", RunPhase, Integer, Value("0"),
         "operations of a run (0: until --duration or maxexecutiontime); --operations overrides";
     TABLE = "table", Data, Text, Value("usertable"),
-        "the table (collection, key prefix) records go to: letters, digits and '_'";
+        "the table (collection, key prefix) records go to: a letter, then letters, digits and '_', at most 48, no word SQL or CQL reserves (order, user, ...)";
     KEYCOLUMN = "keycolumn", Data, Text, Unset::None,
         "the key's column in SQL and CQL tables: a letter, then letters, digits and '_' (default YCSB's YCSB_KEY and y_id; a workload file's record.key.column; our extension)";
     FIELDCOUNT = "fieldcount", Data, Integer, Value("10"),

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::columns::{Column, Record};
 use crate::declared;
+use crate::dictionary::FileAccess;
 use crate::error::WorkloadError;
 use crate::properties::read_small_file;
 use crate::rate::RateProfile;
@@ -271,8 +272,14 @@ fn line_of(text: &str, key: &str) -> Option<usize> {
 }
 
 impl WorkloadFile {
-    /// Reads and checks the file at `path`.
+    /// Reads and checks the file at `path`; the files it names must lie in its directory.
     pub fn read(path: &Path) -> Result<WorkloadFile, WorkloadError> {
+        Self::read_with(path, &FileAccess::default())
+    }
+
+    /// Reads and checks the file at `path`; the files it names must lie in its directory or one
+    /// that `access` allows.
+    pub fn read_with(path: &Path, access: &FileAccess) -> Result<WorkloadFile, WorkloadError> {
         let text = read_small_file(path, MAX_WORKLOAD_FILE_BYTES, "a workload file").map_err(
             |reason| WorkloadError::UnreadableFile {
                 path: path.to_path_buf(),
@@ -283,40 +290,55 @@ impl WorkloadFile {
             &text,
             &path.display().to_string(),
             path.parent().unwrap_or(Path::new(".")),
+            access,
         )
     }
 
     /// Parses and checks a file's text; `origin` names it in errors, dictionaries are read
     /// relative to the current directory.
     pub fn parse(text: &str, origin: &str) -> Result<WorkloadFile, WorkloadError> {
-        Self::parse_in(text, origin, Path::new("."))
+        Self::parse_in(text, origin, Path::new("."), &FileAccess::default())
     }
 
-    /// Parses and checks a file's text; its dictionaries are read relative to `base`.
-    fn parse_in(text: &str, origin: &str, base: &Path) -> Result<WorkloadFile, WorkloadError> {
+    /// Parses and checks a file's text; its dictionaries are read relative to `base`, from it or
+    /// a directory `access` allows.
+    fn parse_in(
+        text: &str,
+        origin: &str,
+        base: &Path,
+        access: &FileAccess,
+    ) -> Result<WorkloadFile, WorkloadError> {
         let mut file: WorkloadFile = toml::from_str(text).map_err(|e| {
             // The line and the key on it, never a line of a file that is not TOML (issue 62).
             let e = crate::toml_error::TomlError::of(text, &e);
             bad(origin, e.line, e.key.as_deref().unwrap_or("text"), e.why)
         })?;
-        file.read_dictionaries(text, origin, base)?;
+        file.read_dictionaries(text, origin, base, access)?;
         file.check(text, origin)?;
         Ok(file)
     }
 
-    /// Each `words` generator's dictionary file read into its words: one word a line (blank lines
-    /// and lines starting with '#' left out), at most [`MAX_WORKLOAD_FILE_BYTES`].
+    /// Each `words` generator's dictionary file read into its words (crate::dictionary: from the
+    /// workload file's directory or one `access` allows, regular, at most 4 MiB), its digest kept
+    /// for results.
     fn read_dictionaries(
         &mut self,
         text: &str,
         origin: &str,
         base: &Path,
+        access: &FileAccess,
     ) -> Result<(), WorkloadError> {
         for (i, c) in self.record.column.iter_mut().enumerate() {
-            let crate::columns::Generator::Words { words, file, .. } = &mut c.generator else {
+            let crate::columns::Generator::Words {
+                words,
+                file,
+                digest,
+                ..
+            } = &mut c.generator
+            else {
                 continue;
             };
-            let Some(name) = file.take() else { continue };
+            let Some(name) = file.clone() else { continue };
             let field = format!("record.column[{i}] ('{}').generator.words.file", c.name);
             let fail = |reason: String| {
                 bad(
@@ -329,19 +351,15 @@ impl WorkloadFile {
             if !words.is_empty() {
                 return Err(fail("give words or a file, not both".into()));
             }
-            let path = base.join(&name);
-            let content = read_small_file(&path, MAX_WORKLOAD_FILE_BYTES, "a dictionary")
-                .map_err(|e| fail(format!("cannot read '{}': {e}", path.display())))?;
-            words.extend(
-                content
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(str::to_string),
-            );
-            if words.is_empty() {
-                return Err(fail(format!("'{}' holds no word", path.display())));
+            if digest.is_some() {
+                return Err(fail("a dictionary's digest is scalebench's to set".into()));
             }
+            let read = crate::dictionary::read(&name, base, access).map_err(fail)?;
+            if read.words.is_empty() {
+                return Err(fail(format!("'{name}' holds no word")));
+            }
+            *words = read.words;
+            *digest = Some(read.digest);
         }
         Ok(())
     }
@@ -359,6 +377,16 @@ impl WorkloadFile {
             return Err(err(
                 "record",
                 "a record has one of [[record.column]], [record.fields] and builtin".into(),
+            ));
+        }
+        // YCSB reads recordcount=0 (its default) as 2,147,483,647 records, and a property file
+        // still does; a file's `records = 0` is a slip, not a wish for two billion.
+        if r.records == 0 {
+            return Err(err(
+                "record.records",
+                "0 records: give at least 1 (YCSB's recordcount=0 means 2147483647: write that \
+                 number if you mean it)"
+                    .into(),
             ));
         }
         if r.value_seed.is_some() && r.column.is_empty() {
@@ -418,10 +446,14 @@ impl WorkloadFile {
                 RateProfile::parse(p).map_err(|e| err(&field, e))?;
             }
             if let Some(t) = target {
-                if !(t.is_finite() && t > 0.0) {
+                if !(t > 0.0 && crate::rate::keepable_rate(t)) {
                     return Err(err(
                         &format!("{phase}.target"),
-                        format!("{t} must be a positive rate"),
+                        format!(
+                            "{t} must be a rate from {} to {:e} ops/s",
+                            crate::rate::MIN_RATE_OPS_S,
+                            crate::rate::MAX_RATE_OPS_S
+                        ),
                     ));
                 }
             }
@@ -842,6 +874,18 @@ mod tests {
             .unwrap();
         let file = WorkloadFile::parse(example, "docs/workload-files.md").unwrap();
         assert_eq!(file.record.column.len(), 5);
+    }
+
+    /// Issue 62, low 1: `records = 0` (YCSB's 2,147,483,647 records) is refused, naming the
+    /// field and its line.
+    #[test]
+    fn zero_records_are_refused() {
+        let text = "[record]\nrecords = 0\n[run]\nmix = { read = 1.0 }\n";
+        let e = WorkloadFile::parse(text, "z.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("line 2: record.records: 0 records") && e.contains("2147483647"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -38,9 +38,17 @@ pub enum RateProfile {
     },
 }
 
-/// The rates a profile may ask for: as `--target`'s range.
-const MIN_RATE: f64 = 0.0;
-const MAX_RATE: f64 = 1e9;
+/// Bounds of a rate an open loop can keep, in operations per second: the schedule spaces starts in
+/// whole nanoseconds per slot, so beyond 1e9/s every start would be "now", and a vanishing rate
+/// would put the next start past any run. One rule for `--target`, `target`, `loadtarget` and each
+/// rate of a profile (a profile accepted 1e-300 ops/s that `--target` refused; issue 62, low 4).
+pub const MIN_RATE_OPS_S: f64 = 0.001;
+pub const MAX_RATE_OPS_S: f64 = 1e9;
+
+/// Whether an open loop can keep `ops_s`: 0 (none asked) or a rate within the bounds above.
+pub fn keepable_rate(ops_s: f64) -> bool {
+    ops_s == 0.0 || (MIN_RATE_OPS_S..=MAX_RATE_OPS_S).contains(&ops_s)
+}
 
 impl RateProfile {
     /// Parses `constant:rate=R`, `ramp:from=A,to=B,over=D`, `staircase:start=A,step=S,every=D,steps=N`
@@ -127,8 +135,10 @@ impl RateProfile {
     /// start, and whose segments have a length.
     pub fn check(&self) -> Result<(), String> {
         let in_range = |name: &str, r: f64| {
-            if !(MIN_RATE..=MAX_RATE).contains(&r) {
-                Err(format!("{name} = {r}: a rate from 0 to 1e9 ops/s"))
+            if !keepable_rate(r) {
+                Err(format!(
+                    "{name} = {r}: expected 0 or a rate from {MIN_RATE_OPS_S} to {MAX_RATE_OPS_S:e} ops/s"
+                ))
             } else {
                 Ok(())
             }
@@ -187,6 +197,23 @@ impl RateProfile {
             return Err("the profile starts at 0 ops/s: the warm-up would send nothing".into());
         }
         Ok(())
+    }
+
+    /// When the profile's arrivals end (s after the window opened): the rate is 0 from then on
+    /// (a ramp or a staircase down to 0); `None` while it asks some rate for ever.
+    pub fn arrivals_end(&self) -> Option<f64> {
+        match *self {
+            RateProfile::Ramp { to: 0.0, over, .. } => Some(over.as_secs_f64()),
+            RateProfile::Staircase {
+                start,
+                step,
+                every,
+                steps,
+            } if start + step * f64::from(steps - 1) <= 0.0 => {
+                Some(every.as_secs_f64() * f64::from(steps - 1))
+            }
+            _ => None,
+        }
     }
 
     /// The rate (ops/s) at `t` seconds after the window opened (before it: the first rate).
@@ -419,6 +446,39 @@ impl<'de> serde::Deserialize<'de> for RateProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 62, low 4: a profile's rates pass the rule `--target` passes, no other.
+    #[test]
+    fn a_profile_asks_only_rates_a_target_may_be() {
+        for r in ["1e-300", "0.0005", "2e9"] {
+            assert!(!keepable_rate(r.parse().unwrap()), "{r}");
+            let e = RateProfile::parse(&format!("constant:rate={r}")).unwrap_err();
+            assert!(e.contains("0.001 to 1e9"), "{r}: {e}");
+            let e = RateProfile::parse(&format!("ramp:from=100,to={r},over=10s")).unwrap_err();
+            assert!(e.contains("to = "), "{r}: {e}");
+        }
+        for r in ["0.001", "1e9"] {
+            assert!(keepable_rate(r.parse().unwrap()), "{r}");
+            RateProfile::parse(&format!("constant:rate={r}")).unwrap();
+        }
+        RateProfile::parse("ramp:from=100,to=0,over=10s").unwrap();
+    }
+
+    #[test]
+    fn a_profile_down_to_0_says_when_its_arrivals_end() {
+        let end = |p: &str| RateProfile::parse(p).unwrap().arrivals_end();
+        assert_eq!(end("ramp:from=100,to=0,over=10s"), Some(10.0));
+        assert_eq!(
+            end("staircase:start=300,step=-100,every=5s,steps=4"),
+            Some(15.0)
+        );
+        assert_eq!(end("staircase:start=300,step=-100,every=5s,steps=3"), None);
+        assert_eq!(end("sine:mean=10,amplitude=10,period=4s"), None);
+        assert_eq!(end("constant:rate=5"), None);
+        // Past its end the profile asks no arrival: the schedule's time_of agrees.
+        let p = RateProfile::parse("ramp:from=100,to=0,over=10s").unwrap();
+        assert_eq!(p.time_of(p.arrivals_by(10.0) + 1.0, 0.0), None);
+    }
 
     fn all() -> Vec<RateProfile> {
         [
