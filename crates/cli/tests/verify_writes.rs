@@ -159,6 +159,50 @@ fn commands_processed(port: u16) -> u64 {
         .expect("INFO stats counts commands")
 }
 
+/// A Redis server of this test's own with workload a's 300 records loaded, and its process.
+fn loaded_redis() -> (scalebench_deploy::redis::RedisServer, nix::unistd::Pid) {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let pid = nix::unistd::Pid::from_raw(server.process.pid() as i32);
+    let url = server.url();
+    let o = scalebench(&[
+        "load",
+        "a",
+        "--db",
+        &url,
+        "-p",
+        "recordcount=300",
+        "--no-monitor",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (server, pid)
+}
+
+/// `child`'s exit status, awaited at most `limit` (then it is killed, `redis` resumed, and the
+/// test fails saying `what`).
+fn exit_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    redis: nix::unistd::Pid,
+    what: &str,
+) -> std::process::ExitStatus {
+    let began = std::time::Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if began.elapsed() > limit {
+            let _ = child.kill();
+            let _ = nix::sys::signal::kill(redis, nix::sys::signal::Signal::SIGCONT);
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Issue 62, high: a server paused (SIGSTOP) near the end of a `--verify-writes` run held the
 /// write check after it forever, through Ctrl-C and SIGTERM. Now the check ends at its time limit
 /// (`--verify-timeout`), or at the first Ctrl-C after it began, and what was measured is written:
@@ -169,16 +213,10 @@ fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
     use nix::unistd::Pid;
     use std::io::BufRead;
     use std::time::{Duration, Instant};
-    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
-    std::fs::create_dir_all(&base).unwrap();
-    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
-        .expect("Redis starts");
-    let redis = Pid::from_raw(server.process.pid() as i32);
+    let (server, redis) = loaded_redis();
     let url = server.url();
     let dir = tempfile::tempdir().unwrap();
     let props = ["-p", "recordcount=300", "--no-monitor"];
-    let o = scalebench(&[&["load", "a", "--db", &url, "-q"][..], &props].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
     for (case, limit) in [("limit", "2s"), ("signal", "10m")] {
         let out = dir.path().join(format!("{case}.json"));
         let before = commands_processed(server.port);
@@ -235,17 +273,7 @@ fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
         if case == "signal" {
             kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
         }
-        let status = loop {
-            if let Some(s) = child.try_wait().unwrap() {
-                break s;
-            }
-            if checking.elapsed() > Duration::from_secs(30) {
-                let _ = child.kill();
-                let _ = kill(redis, Signal::SIGCONT);
-                panic!("{case}: the check went on past 30 s: {seen:?}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let status = exit_within(&mut child, Duration::from_secs(30), redis, case);
         kill(redis, Signal::SIGCONT).unwrap();
         let took = checking.elapsed();
         seen.extend(said.try_iter());
@@ -292,16 +320,10 @@ fn a_paused_server_holds_the_grace_and_the_probe_until_ctrl_c() {
     use nix::sys::signal::{kill, Signal};
     use nix::unistd::Pid;
     use std::time::{Duration, Instant};
-    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
-    std::fs::create_dir_all(&base).unwrap();
-    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
-        .expect("Redis starts");
-    let redis = Pid::from_raw(server.process.pid() as i32);
+    let (server, redis) = loaded_redis();
     let url = server.url();
     let dir = tempfile::tempdir().unwrap();
     let props = ["-p", "recordcount=300", "--no-monitor", "-q"];
-    let o = scalebench(&[&["load", "a", "--db", &url][..], &props].concat());
-    assert!(o.status.success(), "{}", stderr(&o));
     let out = dir.path().join("probe.json");
     let before = commands_processed(server.port);
     let started = Instant::now();
@@ -341,17 +363,12 @@ fn a_paused_server_holds_the_grace_and_the_probe_until_ctrl_c() {
     );
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     let signalled = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if signalled.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = kill(redis, Signal::SIGCONT);
-            panic!("the run went on 30 s past Ctrl-C");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = exit_within(
+        &mut child,
+        Duration::from_secs(30),
+        redis,
+        "the run after Ctrl-C",
+    );
     let took = signalled.elapsed();
     kill(redis, Signal::SIGCONT).unwrap();
     let mut err = String::new();

@@ -168,25 +168,7 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<String, DeployError> {
 /// that no statement (a password in `CREATE USER`) is in its argv, which any user can read in
 /// `/proc/PID/cmdline`.
 pub fn run_with_input(cmd: &mut Command, what: &str, input: &str) -> Result<String, DeployError> {
-    use std::io::Write;
-    let spawn_error = |e: std::io::Error| DeployError::Spawn {
-        program: what.into(),
-        reason: e.to_string(),
-    };
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(spawn_error)?;
-    // Written from a thread of its own: a program that answers before reading all of its input
-    // could otherwise fill its output pipe while this one fills its input.
-    let mut stdin = child.stdin.take().expect("piped");
-    let text = input.to_string();
-    let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
-    let out = child.wait_with_output().map_err(spawn_error)?;
-    let _ = writer.join();
-    outcome(out, what)
+    outcome(output_with_input(cmd, what, input, false)?, what)
 }
 
 /// [`run_with_input`] for a question asked while waiting (is the cluster idle, which files are
@@ -203,6 +185,17 @@ pub fn output_until_interrupted(
     what: &str,
     input: &str,
 ) -> Result<std::process::Output, DeployError> {
+    output_with_input(cmd, what, input, true)
+}
+
+/// The command's output with `input` on its standard input, awaited to its end or, when
+/// `interruptible`, until Ctrl-C.
+fn output_with_input(
+    cmd: &mut Command,
+    what: &str,
+    input: &str,
+    interruptible: bool,
+) -> Result<std::process::Output, DeployError> {
     use std::io::{Read, Write};
     let spawn_error = |e: std::io::Error| DeployError::Spawn {
         program: what.into(),
@@ -214,6 +207,8 @@ pub fn output_until_interrupted(
         .stderr(Stdio::piped())
         .spawn()
         .map_err(spawn_error)?;
+    // Written and read from threads of their own: a program that answers before reading all of
+    // its input could otherwise fill its output pipe while this one fills its input.
     let mut stdin = child.stdin.take().expect("piped");
     let text = input.to_string();
     let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
@@ -227,6 +222,9 @@ pub fn output_until_interrupted(
     let stdout = drain(Box::new(child.stdout.take().expect("piped")));
     let stderr = drain(Box::new(child.stderr.take().expect("piped")));
     let status = loop {
+        if !interruptible {
+            break child.wait().map_err(spawn_error)?;
+        }
         if let Some(status) = child.try_wait().map_err(spawn_error)? {
             break status;
         }
