@@ -323,9 +323,9 @@ fn max_pool_size_bounds_the_connections_of_a_worker() {
 #[test]
 fn fields_written_as_text_are_read_and_other_types_are_unexpected() {
     let url = server().url();
-    let w = workload(&[("table", "foreign"), ("fieldcount", "2")]);
+    let w = workload(&[("table", "elsewhere"), ("fieldcount", "2")]);
     let f = MongoFactory::open(&config(&url, &w, &[], false, true)).unwrap();
-    let (rt, c) = collection(&url, "foreign");
+    let (rt, c) = collection(&url, "elsewhere");
     rt.block_on(async {
         c.insert_one(doc! {"_id": "text", "field0": "a", "field1": "b"})
             .await
