@@ -154,6 +154,9 @@ fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// How long a write to the results database waits for another process's write to end.
+const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 impl Store {
     /// Opens or creates a results database to record runs in. It is written in place, as a
     /// database is, so it is the one file not written through `files::AtomicFile`: instead only a
@@ -170,6 +173,10 @@ impl Store {
             OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW,
         )
         .map_err(|e| format!("{}: {e}", path.display()))?;
+        // Another experiment on the same database writes now and then (its claims, its runs): a
+        // write waits for the other's to end instead of failing "database is locked" at once.
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         // The tables made and completed under the write lock: two experiments opening a new
         // database at once both added the same column ("duplicate column name").
         conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
