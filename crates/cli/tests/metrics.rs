@@ -407,48 +407,55 @@ fn idle_connections_cost_the_endpoint_a_bounded_amount_and_never_the_run() {
     // soon as it is closed, no longer keep a scraper out: a new connection takes the place of the
     // oldest that sent no whole request.
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let attacker = {
-        let (stop, address) = (stop.clone(), address.clone());
-        std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let open = |address: &str| {
-                let mut s = std::net::TcpStream::connect(address).ok()?;
-                s.write_all(b"GET /metrics HTTP/1.1\r\nHo").ok()?;
-                s.set_nonblocking(true).ok()?;
-                Some(s)
-            };
-            let mut held: Vec<std::net::TcpStream> = (0
-                ..scalebench_session::metrics::MAX_CONNECTIONS)
-                .filter_map(|_| open(&address))
-                .collect();
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            while !stop.load(std::sync::atomic::Ordering::Relaxed)
-                && std::time::Instant::now() < deadline
-            {
-                for s in &mut held {
-                    let mut byte = [0u8; 1];
-                    // Closed by the server (read 0): connect again at once.
-                    if matches!(s.read(&mut byte), Ok(0)) {
-                        if let Some(fresh) = open(&address) {
-                            *s = fresh;
+    // Issue 62: far more of them than the endpoint keeps (4 x 75 against 64), each reconnected as
+    // soon as the endpoint closes or resets it.
+    let attackers: Vec<_> = (0..4)
+        .map(|_| {
+            let (stop, address) = (stop.clone(), address.clone());
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let open = |address: &str| {
+                    let mut s = std::net::TcpStream::connect(address).ok()?;
+                    s.write_all(b"GET /metrics HTTP/1.1\r\nHo").ok()?;
+                    s.set_nonblocking(true).ok()?;
+                    Some(s)
+                };
+                let mut held: Vec<std::net::TcpStream> =
+                    (0..75).filter_map(|_| open(&address)).collect();
+                let deadline = std::time::Instant::now() + Duration::from_secs(20);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                    && std::time::Instant::now() < deadline
+                {
+                    for s in &mut held {
+                        let mut byte = [0u8; 1];
+                        let closed = match s.read(&mut byte) {
+                            Ok(n) => n == 0,
+                            Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+                        };
+                        if closed {
+                            if let Some(fresh) = open(&address) {
+                                *s = fresh;
+                            }
                         }
                     }
+                    std::thread::sleep(Duration::from_millis(1));
                 }
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            })
         })
-    };
+        .collect();
     std::thread::sleep(Duration::from_millis(300));
-    let answered = (0..10)
+    let answered = (0..30)
         .filter(|_| {
-            std::thread::sleep(Duration::from_millis(100));
+            std::thread::sleep(Duration::from_millis(50));
             scrape(&format!("{url}?y=1")).is_some()
         })
         .count();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    attacker.join().unwrap();
+    for attacker in attackers {
+        attacker.join().unwrap();
+    }
     assert_eq!(
-        answered, 10,
+        answered, 30,
         "scrapes answered while reconnecting half-sent requests held every slot"
     );
     assert!(child.wait().unwrap().success());

@@ -190,6 +190,10 @@ async fn serve(
         open.lock()
             .unwrap_or_else(|e| e.into_inner())
             .admit(id, served, task.abort_handle());
+        // Lets the connection just admitted read a request already in its socket before the next
+        // accept: without it a burst of reconnecting half-sent requests is accepted back to back and
+        // a scraper's connection can be replaced before hyper has read its (whole) request (issue 62).
+        tokio::task::yield_now().await;
     }
 }
 
