@@ -257,6 +257,14 @@ fn end_child(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
+/// How long a question asked while waiting (replication lag, autovacuum, a Galera node's state, the
+/// table's files) may take: a server that accepts and never answers (paused) is given up on then.
+pub const ASK_LIMIT: Duration = Duration::from_secs(30);
+
+/// How long an external cluster's `is_ready` or `is_idle` hook (which may ask several nodes) may
+/// take before it counts as "not yet".
+pub const HOOK_ASK_LIMIT: Duration = Duration::from_secs(60);
+
 /// `program` under coreutils' `timeout`: killed (TERM, then KILL 5 s later) if it has not ended
 /// within `limit`, and then exit status 124. A client tool waits forever on a server that accepts
 /// its connection and never answers (a paused node: the kernel completes the handshake).

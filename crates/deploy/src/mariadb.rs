@@ -153,10 +153,10 @@ pub fn sql(socket: &Path, text: &str) -> Result<String, DeployError> {
 }
 
 /// [`sql`] for a question asked while waiting (a Galera node's state and queues): given up after
-/// [`crate::postgres::ASK_LIMIT`] (a paused node accepts and never answers), and at once at Ctrl-C.
+/// [`crate::host::ASK_LIMIT`] (a paused node accepts and never answers), and at once at Ctrl-C.
 pub fn ask(socket: &Path, text: &str) -> Result<String, DeployError> {
     crate::host::ask_with_input(
-        crate::host::bounded("mariadb", crate::postgres::ASK_LIMIT)
+        crate::host::bounded("mariadb", crate::host::ASK_LIMIT)
             .arg(format!("--socket={}", socket.display()))
             .arg(format!("-u{}", socket_superuser()))
             .args(["-N", "-B"]),

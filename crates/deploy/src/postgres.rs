@@ -132,15 +132,11 @@ pub fn psql(
     crate::host::run_with_input(&mut psql, "psql", sql)
 }
 
-/// How long a question asked while waiting ([`ask`]) may take: a server that accepts and never
-/// answers (paused) is given up on then.
-pub const ASK_LIMIT: Duration = Duration::from_secs(30);
-
 /// [`psql`] for a question asked while waiting (replication lag, autovacuum, the table's files):
-/// given up after [`ASK_LIMIT`], and at once at Ctrl-C.
+/// given up after [`crate::host::ASK_LIMIT`], and at once at Ctrl-C.
 pub fn ask(bin: &Path, data: &Path, port: u16, db: &str, sql: &str) -> Result<String, DeployError> {
     let program = bin.join("psql");
-    let mut psql = crate::host::bounded(&program.to_string_lossy(), ASK_LIMIT);
+    let mut psql = crate::host::bounded(&program.to_string_lossy(), crate::host::ASK_LIMIT);
     psql_arguments(&mut psql, data, port, db)?;
     crate::host::ask_with_input(&mut psql, "psql", sql)
 }

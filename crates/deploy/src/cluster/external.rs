@@ -18,9 +18,6 @@ use crate::spec::ExternalHooks;
 pub struct External;
 
 /// Runs hook `name` if the deployment has it: Ok(None) without one, Ok(Some(stdout)) on exit 0.
-/// How long an `is_ready` or `is_idle` hook may take before it counts as "not yet".
-const QUESTION_HOOK_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
-
 pub(super) fn run_hook(
     c: &ClusterState,
     name: &str,
@@ -35,7 +32,7 @@ pub(super) fn run_hook(
     // at Ctrl-C; the hooks that act (up, flush, compact, ...) run to their end.
     let question = matches!(name, "is_ready" | "is_idle");
     let mut cmd = if question {
-        crate::host::bounded("sh", QUESTION_HOOK_LIMIT)
+        crate::host::bounded("sh", crate::host::HOOK_ASK_LIMIT)
     } else {
         Command::new("sh")
     };
@@ -61,7 +58,7 @@ pub(super) fn run_hook(
     } else if question && out.status.code() == Some(crate::host::TIMED_OUT) {
         Err(DeployError::Failed(format!(
             "{name} hook did not answer within {} s",
-            QUESTION_HOOK_LIMIT.as_secs()
+            crate::host::HOOK_ASK_LIMIT.as_secs()
         )))
     } else {
         let said = format!("{}{}", stdout, String::from_utf8_lossy(&out.stderr));
