@@ -168,6 +168,29 @@ impl RunPlan {
             total / n + u64::from((slot as u64) < total % n)
         })
     }
+
+    /// What a plan must hold before any thread starts: the reason it cannot run, if any.
+    pub fn check(&self) -> Result<(), String> {
+        if self.threads == 0 || self.concurrency == 0 {
+            return Err("threads and concurrency must be at least 1".into());
+        }
+        if let Some(t) = self.target_ops_s {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(format!("target rate must be positive, got {t}"));
+            }
+        }
+        if let Some(p) = &self.rate_profile {
+            p.check()?;
+            if self.target_ops_s.is_none() {
+                return Err(
+                    "a rate profile is an open loop: its mean over the window is the target".into(),
+                );
+            }
+        }
+        check_request_sets(self.request_set, self.target_ops_s)?;
+        check_set_threads(self.set_threads, self.request_set)?;
+        check_timing(self.timing, self.duration, self.warmup)
+    }
 }
 
 impl Default for RunPlan {

@@ -117,7 +117,7 @@ pub fn execute<F: BindingFactory>(
     stop: &StopSignal,
     progress: &mut dyn Progress,
 ) -> Result<PhaseOutcome, ExecError> {
-    check_plan(plan)?;
+    plan.check().map_err(ExecError::Plan)?;
     // Init-to-cleanup timing starts before the first connection.
     let init = Instant::now();
     let sets = match (plan.phase, plan.request_set) {
@@ -256,35 +256,6 @@ pub fn execute<F: BindingFactory>(
         measurement_start: t0,
         measurement_end: end,
     })
-}
-
-/// What a plan must hold before any thread starts.
-fn check_plan(plan: &RunPlan) -> Result<(), ExecError> {
-    if plan.threads == 0 || plan.concurrency == 0 {
-        return Err(ExecError::Plan(
-            "threads and concurrency must be at least 1".into(),
-        ));
-    }
-    if let Some(t) = plan.target_ops_s {
-        if !(t.is_finite() && t > 0.0) {
-            return Err(ExecError::Plan(format!(
-                "target rate must be positive, got {t}"
-            )));
-        }
-    }
-    if let Some(p) = &plan.rate_profile {
-        p.check().map_err(ExecError::Plan)?;
-        if plan.target_ops_s.is_none() {
-            return Err(ExecError::Plan(
-                "a rate profile is an open loop: its mean over the window is the target".into(),
-            ));
-        }
-    }
-    crate::plan::check_request_sets(plan.request_set, plan.target_ops_s)
-        .map_err(ExecError::Plan)?;
-    crate::plan::check_set_threads(plan.set_threads, plan.request_set).map_err(ExecError::Plan)?;
-    crate::plan::check_timing(plan.timing, plan.duration, plan.warmup).map_err(ExecError::Plan)?;
-    Ok(())
 }
 
 /// Waits for every worker's connections, then (in a distributed run) for every client's: the
