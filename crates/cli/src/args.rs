@@ -530,6 +530,8 @@ pub struct RunArgs {
     pub clients: ClientsArgs,
     #[command(flatten)]
     pub consistency: ConsistencyArgs,
+    #[command(flatten)]
+    pub thresholds: crate::thresholds::ThresholdArgs,
     /// Perform the load phase first (automatic with the default temporary database).
     #[arg(long)]
     pub load: bool,
@@ -605,6 +607,8 @@ pub struct LoadArgs {
     pub phase: PhaseArgs,
     #[command(flatten)]
     pub clients: ClientsArgs,
+    #[command(flatten)]
+    pub thresholds: crate::thresholds::ThresholdArgs,
     /// The schema phase alone: make the workload's table and its indexes (--create-schema implied;
     /// dropped first with --drop-schema) and insert nothing: what a load from many clients, or a
     /// load timed without the table's creation, starts from. Needs --db or --deployment.

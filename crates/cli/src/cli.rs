@@ -36,7 +36,13 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Load(load) if load.schema_only => {
             crate::commands::run::schema_command(&load.phase, &argv)
         }
-        Command::Load(load) => run_command(&load.phase, &load.clients, None, &[Phase::Load], &argv),
+        Command::Load(load) => run_command(
+            &load.phase,
+            (&load.clients, &load.thresholds),
+            None,
+            &[Phase::Load],
+            &argv,
+        ),
         Command::Run(run) => {
             let phases: &[Phase] = if run.load {
                 &[Phase::Load, Phase::Run]
@@ -45,7 +51,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             };
             run_command(
                 &run.phase,
-                &run.clients,
+                (&run.clients, &run.thresholds),
                 Some(&run.consistency),
                 phases,
                 &argv,

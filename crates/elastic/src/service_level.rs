@@ -12,7 +12,13 @@
 //! [operation.fail-primary]  # this operation: these replace the defaults they name
 //! p99_impact = 20.0
 //! availability_pct = 80
+//!
+//! [run]                     # every measured phase of `run`, `load` and an experiment's cells
+//! thresholds = ["read.p99 < 10ms", "errors < 0.1%", "throughput >= 1000"]
 //! ```
+//!
+//! `[run]`'s thresholds are k6's kind, on a phase's own figures (scalebench_measure::thresholds);
+//! the sections above are on the events of `elastic`.
 
 use std::collections::BTreeMap;
 
@@ -125,6 +131,30 @@ pub struct ServiceLevel {
     pub default: Thresholds,
     #[serde(default)]
     pub operation: BTreeMap<String, Thresholds>,
+    #[serde(default, skip_serializing_if = "RunLevel::is_empty")]
+    pub run: RunLevel,
+}
+
+/// Thresholds on a phase's own figures (`[run]`), as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunLevel {
+    #[serde(default)]
+    pub thresholds: Vec<String>,
+}
+
+impl RunLevel {
+    fn is_empty(&self) -> bool {
+        self.thresholds.is_empty()
+    }
+
+    /// The thresholds, read (checked when the file was).
+    pub fn parsed(&self) -> Vec<scalebench_measure::thresholds::Threshold> {
+        self.thresholds
+            .iter()
+            .filter_map(|t| t.parse().ok())
+            .collect()
+    }
 }
 
 impl ServiceLevel {
@@ -140,6 +170,10 @@ impl ServiceLevel {
                     OPERATIONS.join(", ")
                 ));
             }
+        }
+        for t in &sl.run.thresholds {
+            t.parse::<scalebench_measure::thresholds::Threshold>()
+                .map_err(|why| format!("[run] {why}"))?;
         }
         if let Some(why) = sl.default.out_of_range() {
             return Err(format!("[default] {why}"));

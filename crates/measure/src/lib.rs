@@ -17,6 +17,7 @@ pub mod recorder;
 pub mod result;
 pub mod saturation;
 pub mod set_threads;
+pub mod thresholds;
 pub mod ycsb_text;
 
 pub use aggregate::{Aggregator, LiveOperation, LiveStatus, LIVE_QUANTILES};

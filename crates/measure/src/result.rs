@@ -34,6 +34,9 @@ pub struct RunResult {
     /// A distributed run's merged result: how it was launched, who is missing, what is doubtful.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub distributed: Option<DistributedRun>,
+    /// `--threshold` and `--sla FILE`'s `[run]` thresholds, each judged on every phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thresholds: Option<crate::thresholds::ThresholdReport>,
 }
 
 /// Client `index` of `clients`.

@@ -49,7 +49,50 @@ pub fn run_banners(r: &RunResult) -> Vec<String> {
             out.push(line);
         }
     }
+    if let Some(report) = &r.thresholds {
+        let broken: Vec<String> = report.broken().map(|v| v.threshold.clone()).collect();
+        if !broken.is_empty() {
+            out.push(format!(
+                "Service level missed: {} of {} thresholds broken ({}).",
+                broken.len(),
+                report.verdicts.len(),
+                broken.join(", ")
+            ));
+        }
+    }
     out
+}
+
+/// `--threshold` and `--sla`'s verdicts, one row per threshold and phase.
+fn threshold_section(r: &RunResult) -> Option<Section> {
+    let report = r.thresholds.as_ref()?;
+    let rows: Vec<Vec<String>> = report
+        .verdicts
+        .iter()
+        .map(|v| {
+            let measured = match (v.measured, &v.note) {
+                (Some(x), _) if v.unit == "us" => format!("{:.3} ms", x / 1e3),
+                (Some(x), _) => format!("{x:.3} {}", v.unit),
+                (None, note) => note.clone().unwrap_or_default(),
+            };
+            let verdict = if v.met { "met" } else { "BROKEN" };
+            vec![
+                v.threshold.clone(),
+                v.phase.clone(),
+                measured,
+                verdict.into(),
+            ]
+        })
+        .collect();
+    let file = report.file.as_deref().unwrap_or("");
+    Some(Section {
+        heading: "Thresholds".into(),
+        html: html! {
+            @if !file.is_empty() { p { "From " code { (file) } " and --threshold." } }
+            (table(&["threshold", "phase", "measured", "verdict"], &rows))
+        },
+        charts: Vec::new(),
+    })
 }
 
 /// A phase shorter than this many intervals gets no time series (a chart of one or two points):
@@ -130,6 +173,7 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
         charts: Vec::new(),
     };
     let mut sections = vec![first];
+    sections.extend(threshold_section(r));
     for (i, phase) in r.phases.iter().enumerate() {
         let warmup = if phase.phase == scalebench_measure::Phase::Run {
             p.warmup_s

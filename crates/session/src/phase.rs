@@ -255,6 +255,7 @@ fn run_result(
             clock: args.rendezvous.as_ref().and_then(|r| r.clock()),
         }),
         distributed: None,
+        thresholds: None,
     }
 }
 

@@ -16,10 +16,11 @@ use scalebench_session::outputs::CommandFiles;
 
 use crate::args::{ClientsArgs, ConsistencyArgs, LocalClientsArgs, PhaseArgs, SummaryArgs};
 pub use crate::commands::files::phase_files;
+use crate::thresholds::{verdict_exit, ThresholdArgs};
 
 pub fn run_command(
     args: &PhaseArgs,
-    clients: &ClientsArgs,
+    (clients, thresholds): (&ClientsArgs, &ThresholdArgs),
     consistency: Option<&ConsistencyArgs>,
     phases: &[Phase],
     argv: &[OsString],
@@ -40,7 +41,7 @@ pub fn run_command(
         request.launcher_here = clients.rendezvous.is_none();
         request.check(Launch::Clients, phases)?;
         files.check()?;
-        return run_clients(request, args, clients, phases);
+        return run_clients(request, args, (clients, thresholds), phases);
     }
     // Without -o the result is kept in the state directory: checked as -o is.
     files.kept_results(args.output.is_none())?.check()?;
@@ -50,12 +51,13 @@ pub fn run_command(
         executed.write_hdr_logs(dir)?;
     }
     let ExecutedPhases {
-        result,
+        mut result,
         percentiles,
         after_phase_failed,
         mut unwritten,
         ..
     } = executed;
+    thresholds.judge(&mut result);
     if args.output.is_some() {
         keep_result(&result, args.output.as_deref(), phases)?;
     }
@@ -83,11 +85,10 @@ pub fn run_command(
     if let Some(failed) = failed_run(&result) {
         return Ok(failed);
     }
-    Ok(if unwritten.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    if !unwritten.is_empty() {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(verdict_exit(&result).unwrap_or(ExitCode::SUCCESS))
 }
 
 /// Writes the result to `--output`; without one, keeps it in the state directory (checked before
@@ -173,7 +174,7 @@ fn failed_run(result: &RunResult) -> Option<ExitCode> {
 fn run_clients(
     mut request: RunRequest,
     args: &PhaseArgs,
-    clients: &ClientsArgs,
+    (clients, thresholds): (&ClientsArgs, &ThresholdArgs),
     phases: &[Phase],
 ) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::etcd;
@@ -218,7 +219,8 @@ fn run_clients(
         );
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
-    let outcome = launcher.launch(&request, *phase)?;
+    let mut outcome = launcher.launch(&request, *phase)?;
+    thresholds.judge(&mut outcome.merged);
     finish_distributed(
         (
             args.output.as_deref(),
@@ -444,6 +446,11 @@ fn finish_distributed(
     if outcome.exit_code() == 0 || outcome.exit_code() == distributed::EXIT_INCOMPLETE {
         if let Some(failed) = failed_run(merged) {
             return Ok(failed);
+        }
+    }
+    if outcome.exit_code() == 0 {
+        if let Some(missed) = verdict_exit(merged) {
+            return Ok(missed);
         }
     }
     Ok(ExitCode::from(outcome.exit_code()))

@@ -1,0 +1,74 @@
+//! `--threshold` and `--sla FILE` on `run` and `load`: pass/fail on the run's own figures, as k6's
+//! thresholds gate CI. Judged by scalebench_measure::thresholds; kept in the result (and so on its
+//! page); a broken one exits 4 when the run itself succeeded.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use scalebench_measure::result::RunResult;
+use scalebench_measure::thresholds::{Threshold, ThresholdReport};
+use scalebench_session::request;
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct ThresholdArgs {
+    /// Pass or fail on the run's figures (k6's thresholds): [OPERATION.]FIGURE<VALUE with FIGURE one
+    /// of p50, p90, p95, p99, p99.9, p99.99, max, mean (latency: us, ms, s; on an open loop from the
+    /// intended start), throughput (ops/s), errors (a count, or a share with %); <, <=, >, >=.
+    /// E.g. 'read.p99<10ms', 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several;
+    /// each is judged on every phase, and a broken one exits 4 (docs/thresholds.md).
+    #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold)]
+    pub thresholds: Vec<Threshold>,
+    /// A service-level file (the format of `elastic --sla`): its [run] thresholds are judged as
+    /// --threshold's.
+    #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level)]
+    pub service_level: Option<request::ServiceLevelFile>,
+}
+
+fn parse_threshold(s: &str) -> Result<Threshold, String> {
+    s.parse()
+}
+
+/// `--sla FILE` on `run` or `load`: a file without `[run]` thresholds judges nothing here.
+fn parse_run_service_level(s: &str) -> Result<request::ServiceLevelFile, String> {
+    let file = request::parse_service_level(s)?;
+    if file.level.run.thresholds.is_empty() {
+        return Err(format!(
+            "{s}: no [run] thresholds (its other sections judge the events of `elastic`)"
+        ));
+    }
+    Ok(file)
+}
+
+impl ThresholdArgs {
+    /// Judges the thresholds asked for on `result`'s phases and keeps the verdicts in it.
+    pub fn judge(&self, result: &mut RunResult) {
+        let mut all = self.thresholds.clone();
+        if let Some(file) = &self.service_level {
+            all.extend(file.level.run.parsed());
+        }
+        if all.is_empty() {
+            return;
+        }
+        let file = self
+            .service_level
+            .as_ref()
+            .map(|f| f.path.display().to_string());
+        result.thresholds = Some(ThresholdReport::of(&all, file, &result.phases));
+    }
+}
+
+/// Prints each verdict (after the summary, where it is seen); exit 4 when one is broken.
+pub fn verdict_exit(result: &RunResult) -> Option<ExitCode> {
+    let report = result.thresholds.as_ref()?;
+    for v in &report.verdicts {
+        crate::note!("threshold {}", v.line());
+    }
+    let broken = report.broken().count();
+    (broken > 0).then(|| {
+        crate::note!(
+            "service level missed: {broken} of {} thresholds broken",
+            report.verdicts.len()
+        );
+        ExitCode::from(4)
+    })
+}
