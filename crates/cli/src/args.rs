@@ -212,6 +212,8 @@ pub struct ExperimentArgs {
     pub report: Option<PathBuf>,
     #[command(flatten)]
     pub clusters: ClustersDir,
+    #[command(flatten)]
+    pub thresholds: crate::thresholds::ThresholdArgs,
 }
 
 #[derive(Debug, Args)]

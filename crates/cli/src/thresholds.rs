@@ -1,4 +1,4 @@
-//! `--threshold` and `--sla FILE` on `run` and `load`: pass/fail on the run's own figures, as k6's
+//! `--threshold` and `--sla FILE` on `run`, `load` and `experiment`: pass/fail on the run's own figures, as k6's
 //! thresholds gate CI. Judged by scalebench_measure::thresholds; kept in the result (and so on its
 //! page); a broken one exits 4 when the run itself succeeded.
 
@@ -42,18 +42,34 @@ fn parse_run_service_level(s: &str) -> Result<request::ServiceLevelFile, String>
 impl ThresholdArgs {
     /// Judges the thresholds asked for on `result`'s phases and keeps the verdicts in it.
     pub fn judge(&self, result: &mut RunResult) {
+        let all = self.all();
+        if !all.is_empty() {
+            result.thresholds = Some(ThresholdReport::of(&all, self.file(), &result.phases));
+        }
+    }
+}
+
+impl ThresholdArgs {
+    /// The thresholds an experiment judges each of its runs against (with its file's own).
+    pub fn for_cells(&self) -> scalebench_study::experiment::thresholds::CellThresholds {
+        scalebench_study::experiment::thresholds::CellThresholds {
+            thresholds: self.all(),
+            file: self.file(),
+        }
+    }
+
+    fn all(&self) -> Vec<Threshold> {
         let mut all = self.thresholds.clone();
         if let Some(file) = &self.service_level {
             all.extend(file.level.run.parsed());
         }
-        if all.is_empty() {
-            return;
-        }
-        let file = self
-            .service_level
+        all
+    }
+
+    fn file(&self) -> Option<String> {
+        self.service_level
             .as_ref()
-            .map(|f| f.path.display().to_string());
-        result.thresholds = Some(ThresholdReport::of(&all, file, &result.phases));
+            .map(|f| f.path.display().to_string())
     }
 }
 

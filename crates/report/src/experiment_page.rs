@@ -67,6 +67,7 @@ impl ExperimentData {
 pub fn page(data: &ExperimentData) -> Page {
     let mut page = Page {
         title: format!("scalebench experiment: {}", data.name),
+        banners: threshold_banners(data),
         ..Default::default()
     };
     page.sections.push(cells_section(data));
@@ -91,6 +92,36 @@ pub fn page(data: &ExperimentData) -> Page {
         page.sections.push(elastic_section(data));
     }
     page
+}
+
+/// The runs that broke a threshold (`[procedure] thresholds`, `experiment --threshold`), each
+/// with the thresholds it broke; the first 10, then how many more.
+fn threshold_banners(data: &ExperimentData) -> Vec<String> {
+    let broke: Vec<String> = data
+        .results
+        .iter()
+        .filter_map(|(cell, rep, r)| {
+            let broken: Vec<&str> = r
+                .thresholds
+                .as_ref()?
+                .broken()
+                .map(|v| v.threshold.as_str())
+                .collect();
+            (!broken.is_empty()).then(|| format!("{cell} #{rep}: {}", broken.join(", ")))
+        })
+        .collect();
+    if broke.is_empty() {
+        return Vec::new();
+    }
+    let mut banner = format!(
+        "Service level missed: {} runs broke a threshold: {}",
+        broke.len(),
+        broke[..broke.len().min(10)].join("; ")
+    );
+    if broke.len() > 10 {
+        banner.push_str(&format!("; and {} more", broke.len() - 10));
+    }
+    vec![banner + "."]
 }
 
 /// The `results show` table, with throughput and space per record as bars with 95% intervals.

@@ -9,6 +9,7 @@ use scalebench_session::request::{parse_action, ElasticRequest, RunRequest};
 use scalebench_study::elastic::run_elastic;
 use scalebench_study::experiment::spec::Experiment;
 use scalebench_study::experiment::store::Store;
+use scalebench_study::experiment::thresholds::CellThresholds;
 use scalebench_study::experiment::{run_experiment, ExperimentOutcome, ExperimentRequest};
 
 /// The elastic test purges its cluster (servers' directories included) itself, also on failure.
@@ -27,6 +28,7 @@ repetitions = 2
 load = "once"
 duration = "1s"
 options = {{ no_monitor = true }}
+thresholds = ["errors < 1"]
 [[database]]
 name = "sqlite"
 db = "sqlite://{}"
@@ -58,6 +60,11 @@ threads = [1, 2]
         command: vec!["library_api".into()],
         // Its runs are single-client: no program to start client processes.
         client_program: None,
+        // Issue 63: thresholds judged on every run (no machine here does 10^12 ops/s).
+        thresholds: CellThresholds {
+            thresholds: vec!["throughput >= 1e12".parse().unwrap()],
+            file: None,
+        },
     };
     let outcome = run_experiment(&request).unwrap();
     assert_eq!(
@@ -69,6 +76,7 @@ threads = [1, 2]
             claimed_elsewhere: 0,
             interrupted: false,
             missed_service_level: 0,
+            broke_thresholds: 8,
         }
     );
     let store = Store::open(&request.results).unwrap();
@@ -100,6 +108,14 @@ threads = [1, 2]
             .trim_start_matches("synchronous-");
         assert_eq!(p["properties"]["sqlite.synchronous"], synchronous, "{p}");
         assert_eq!(result["command"], serde_json::json!(["library_api"]));
+        // The request's threshold and the file's, each judged on the run phase: SQLite lost no
+        // operation, and did not do 10^12 a second.
+        let verdicts = &result["thresholds"]["verdicts"];
+        assert_eq!(verdicts.as_array().unwrap().len(), 2, "{verdicts}");
+        assert_eq!(verdicts[0]["threshold"], "throughput >= 1e12");
+        assert_eq!(verdicts[0]["met"], false);
+        assert_eq!(verdicts[1]["threshold"], "errors < 1");
+        assert_eq!(verdicts[1]["met"], true, "{verdicts}");
     }
     // Issue 44: its page's recommendation compares the two configurations per workload and
     // thread count; with no deployment there is no cluster size to show (it read "a nodes=-
@@ -124,6 +140,10 @@ threads = [1, 2]
     assert!(
         recommendation.contains("synchronous-off "),
         "{recommendation}"
+    );
+    assert!(
+        page.contains("Service level missed: 8 runs broke a threshold: sqlite/"),
+        "the thresholds' banner"
     );
     // The same request again resumes: everything is recorded.
     let again = run_experiment(&request).unwrap();

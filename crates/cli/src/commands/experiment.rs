@@ -41,6 +41,7 @@ pub fn experiment_command(
         metrics_listen: args.metrics_listen,
         command: scalebench_session::environment::redacted_command(argv),
         client_program: Some(crate::commands::run::client_program()?),
+        thresholds: args.thresholds.for_cells(),
     };
     if args.dry_run {
         let plan = check_experiment(&request)?;
@@ -103,6 +104,13 @@ pub fn experiment_command(
                 .service_level
                 .as_ref()
                 .map_or(String::new(), |p| p.display().to_string())
+        );
+        return Ok(ExitCode::from(4));
+    }
+    if outcome.broke_thresholds > 0 {
+        crate::note!(
+            "service level missed: {} runs broke a threshold (their verdicts are in the results database: scalebench results export)",
+            outcome.broke_thresholds
         );
         return Ok(ExitCode::from(4));
     }

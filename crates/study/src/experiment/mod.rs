@@ -8,6 +8,7 @@ pub mod spec;
 /// Statistics per cell (in `scalebench-report`, whose pages read them).
 pub use scalebench_report::cells as stats;
 pub mod store;
+pub mod thresholds;
 
 use std::collections::BTreeMap;
 
@@ -74,6 +75,8 @@ pub struct ExperimentRequest {
     /// How to start client processes (the `scalebench` binary's `client-process`): runs that sweep
     /// `clients` above 1 need it.
     pub client_program: Option<scalebench_distributed::local::ClientProgram>,
+    /// `--threshold` and `--sla FILE`'s `[run]` thresholds, judged on every run with the file's own.
+    pub thresholds: thresholds::CellThresholds,
 }
 
 /// What [`run_experiment`] did.
@@ -89,6 +92,8 @@ pub struct ExperimentOutcome {
     pub interrupted: bool,
     /// Runs done whose events missed `[procedure.elastic] service_level` (exit code 4).
     pub missed_service_level: usize,
+    /// Runs done that broke a threshold (exit code 4).
+    pub broke_thresholds: usize,
 }
 
 /// Checks every deployment file, every configuration's change of it and every run's values before
@@ -215,6 +220,11 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     let total = plan.len();
     let mut interrupted = false;
     let (mut done, mut failed, mut skipped, mut missed, mut elsewhere) = (0, 0, 0, 0, 0);
+    let mut broke = 0;
+    let judged = request
+        .thresholds
+        .clone()
+        .with_procedure(&exp.procedure.thresholds);
     // Stored redacted, compared as stored.
     let definitions: Vec<String> = plan
         .iter()
@@ -287,7 +297,14 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             clusters_dir,
             command,
             &publisher,
-        );
+        )
+        .map(|(mut r, elastic)| {
+            if judged.judge(&mut r) {
+                scalebench_session::note!("  threshold broken");
+                broke += 1;
+            }
+            (r, elastic)
+        });
         match &outcome {
             Ok((r, elastic)) => {
                 store
@@ -348,6 +365,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         claimed_elsewhere: elsewhere,
         interrupted,
         missed_service_level: missed,
+        broke_thresholds: broke,
     })
 }
 

@@ -156,6 +156,10 @@ pub struct Procedure {
     /// A run whose share of failed operations is above this is recorded as `failures`, kept out of
     /// the cell's statistics and named in every summary (default 0.01: 1%).
     pub max_failed_share: f64,
+    /// Thresholds on each run's own figures (`run --threshold`'s kind, docs/thresholds.md): a run
+    /// that breaks one is recorded with its verdicts and makes the experiment exit 4.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<String>,
     /// Probe writes per second of the consistency probe beside every measured run (as `run
     /// --consistency-probe`); none by default.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -374,6 +378,7 @@ impl Default for Procedure {
             elastic: ElasticProcedure::default(),
             clients: ClientsProcedure::default(),
             max_failed_share: scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE,
+            thresholds: Vec::new(),
             consistency_probe: None,
             probe_delays: None,
             probe_keys: None,
@@ -748,6 +753,10 @@ impl Experiment {
             return Err(format!(
                 "procedure.max_failed_share = {share}: expected a share between 0 and 1"
             ));
+        }
+        for t in &self.procedure.thresholds {
+            t.parse::<scalebench_measure::thresholds::Threshold>()
+                .map_err(|why| format!("procedure.thresholds: {why}"))?;
         }
         self.check_consistency()
     }
@@ -1628,6 +1637,12 @@ threads = [1, 2]
         );
         // Run options are typed and checked with the file; command-line text is refused.
         let procedure = |p: &str| bad("discard_first = 1", &format!("[procedure]\n{p}"));
+        let threshold = procedure("thresholds = [\"read.p99 < soon\"]");
+        assert!(
+            threshold.contains("procedure.thresholds")
+                && threshold.contains("threshold 'read.p99 < soon'"),
+            "{threshold}"
+        );
         let bad_option = procedure("options = { op_timeout = \"soon\" }");
         assert!(
             bad_option.contains("'soon'") && bad_option.contains("procedure.options.op_timeout"),
