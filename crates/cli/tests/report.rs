@@ -165,6 +165,60 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
         assert!(xs.iter().all(|x| (0.0..100.0).contains(x)), "{curves}");
         assert!(xs.iter().any(|x| *x >= 90.0), "{curves}");
     }
+    // Issue 63: the open loop's spectrum from the intended start (the headline, corrected for
+    // coordinated omission) beside its service time, each curve ending at its own maximum; the
+    // time from the intended start includes the service time, so its maximum is the larger.
+    let curves = std::fs::read_to_string(csv.join("run-run1-percentiles.csv")).unwrap();
+    let end_of = |series: &str| -> f64 {
+        curves
+            .lines()
+            .rfind(|l| l.starts_with(&format!("{series},")))
+            .and_then(|l| l.rsplit(',').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {series} curve: {curves}"))
+    };
+    let run_ops = r["phases"][1]["operations"].as_object().unwrap();
+    assert!(!run_ops.is_empty());
+    for (op, o) in run_ops {
+        let corrected = end_of(&format!("{op} from intended start"));
+        let service = end_of(&format!("{op} service time"));
+        assert_eq!(
+            corrected,
+            o["intended_latency"]["max_us"].as_f64().unwrap(),
+            "{op}"
+        );
+        assert_eq!(service, o["latency"]["max_us"].as_f64().unwrap(), "{op}");
+        assert!(corrected >= service, "{op}: {corrected} < {service}");
+    }
+    // A percentile of an interval only where it holds enough samples for it (issue 63: p99.9 of
+    // 50 operations is their maximum): p99 from 100 completions, p99.9 from 1,000.
+    for (op, _) in run_ops {
+        let series = std::fs::read_to_string(
+            csv.join(format!("run-run1-latency-{}.csv", op.to_lowercase())),
+        )
+        .unwrap();
+        let intervals = r["phases"][1]["intervals"].as_array().unwrap();
+        let holding = |n: u64| {
+            intervals
+                .iter()
+                .filter(|i| i["operations"][op]["ok"].as_u64().unwrap_or(0) >= n)
+                .count()
+        };
+        let rows = |name: &str| {
+            series
+                .lines()
+                .filter(|l| l.starts_with(&format!("{name},")))
+                .count()
+        };
+        assert_eq!(rows("p99"), holding(100), "{op}: {series}");
+        assert_eq!(rows("p99.9"), holding(1000), "{op}: {series}");
+        assert_eq!(rows("p50"), holding(1), "{op}: {series}");
+    }
+    // The title names the workload and the database, never the file's path (issue 63).
+    let title = &text[text.find("<title>").unwrap()..text.find("</title>").unwrap()];
+    assert!(
+        title.contains("scalebench: workload") && !title.contains(dir.path().to_str().unwrap()),
+        "{title}"
+    );
     // Headers name the data; how an axis is drawn (log) is the page's (issue 31, point 10).
     for f in &files {
         let text = std::fs::read_to_string(csv.join(f)).unwrap();

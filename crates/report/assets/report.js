@@ -118,6 +118,7 @@
       });
       d.showLine = spec.kind === 'lines';
       d.borderWidth = 1.5;
+      if (s.dashed) { d.borderDash = [6, 4]; d.borderWidth = 2; }
       d.pointRadius = spec.kind === 'points' || s.points.length <= 60 ? 2.5 : 0;
       d.pointHoverRadius = 4;
       return d;

@@ -39,6 +39,10 @@ pub struct Series {
     /// when the point is hovered: (column name, one value per point).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub columns: Vec<(String, Vec<f64>)>,
+    /// Drawn dashed: a line another may hide (the offered rate under the achieved one), or the
+    /// secondary of a pair (service time beside the time from the intended start).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dashed: bool,
 }
 
 impl Series {
@@ -49,6 +53,11 @@ impl Series {
             points,
             ..Default::default()
         }
+    }
+
+    pub fn dashed(mut self) -> Series {
+        self.dashed = true;
+        self
     }
 }
 

@@ -135,8 +135,10 @@ fn cells_section(data: &ExperimentData) -> Section {
                 c.cell.clone(),
                 t.map_or(0, |t| t.n).to_string(),
                 t.map_or("-".into(), |t| format!("{:.1}", t.mean)),
-                t.and_then(|t| t.ci95)
-                    .map_or("-".into(), |c| format!("{c:.1}")),
+                match t {
+                    Some(t) => t.ci95.map_or("n/a".into(), |c| format!("{c:.1}")),
+                    None => "-".into(),
+                },
                 c.latency
                     .iter()
                     .map(|(op, (_, p99, _))| format!("{op} {p99:.0}"))
@@ -551,7 +553,8 @@ fn recommendation_table(data: &ExperimentData) -> Markup {
                         let all = candidates
                             .iter()
                             .map(|(name, t)| {
-                                format!("{name} {:.0} ± {:.0}", t.mean, t.ci95.unwrap_or(0.0))
+                                let ci = t.ci95.map_or("n/a".into(), |c| format!("{c:.0}"));
+                                format!("{name} {:.0} ± {ci}", t.mean)
                             })
                             .collect::<Vec<_>>()
                             .join("; ");

@@ -436,10 +436,9 @@ fn throughput_over_time(ph: &PhaseResult, id: &str, profile: Option<RateProfile>
             .map(|i| (i.start_s, i.operations.values().map(|o| o.ops_s).sum()))
             .collect();
         tp.series.push(series("all operations", achieved));
-        tp.series.push(series(
-            &format!("offered (interval mean): {profile}"),
-            offered,
-        ));
+        // Dashed: where the run kept up, the achieved line lies on it and would hide it.
+        tp.series
+            .push(series(&format!("offered (interval mean): {profile}"), offered).dashed());
     }
     tp
 }
@@ -448,19 +447,22 @@ fn throughput_over_time(ph: &PhaseResult, id: &str, profile: Option<RateProfile>
 fn latency_over_time(ph: &PhaseResult, id: &str, op: &str) -> Chart {
     let mut lat = Chart::new(
         &format!("{id}-latency-{}", slug(op)),
-        &format!("{op} latency percentiles over time"),
+        &format!("{op} latency percentiles over time (each where its interval holds enough samples: 100 for p99, 1,000 for p99.9)"),
         "seconds after the measurement start",
         "microseconds",
     );
     lat.y_scale = Scale::Log10;
-    let pick = |name: &str, f: fn(&IntervalOp) -> Option<f64>| {
-        interval_series(ph, name, op, |o| if o.ok > 0 { f(o) } else { None })
+    // A percentile of an interval is drawn only where the interval holds enough samples for it
+    // (pX needs 1 / (1 - X) of them: 100 for p99, 1,000 for p99.9); below that it is the interval's
+    // maximum, not its percentile.
+    let pick = |name: &str, enough: u64, f: fn(&IntervalOp) -> Option<f64>| {
+        interval_series(ph, name, op, |o| if o.ok >= enough { f(o) } else { None })
     };
     lat.series = vec![
-        pick("p50", |o| Some(o.p50_us)),
-        pick("p99", |o| Some(o.p99_us)),
-        pick("p99.9", |o| Some(o.p99_9_us)),
-        pick("p99 from intended start", |o| o.intended_p99_us),
+        pick("p50", 1, |o| Some(o.p50_us)),
+        pick("p99", 100, |o| Some(o.p99_us)),
+        pick("p99.9", 1000, |o| Some(o.p99_9_us)),
+        pick("p99 from intended start", 100, |o| o.intended_p99_us),
     ];
     lat.series.retain(|s| !s.points.is_empty());
     lat
@@ -557,20 +559,39 @@ fn client_cpu(ph: &PhaseResult, id: &str) -> Option<Chart> {
     Some(cpu)
 }
 
-/// Service time by percentile (HDR), one series per operation; none without successful operations.
+/// Latency by percentile (HDR), per operation: the service time; on an open loop also the time
+/// from the intended start (corrected for coordinated omission: the headline figure), with the
+/// service time dashed beside it. None without successful operations.
 fn latency_distribution(ph: &PhaseResult, id: &str) -> Option<Chart> {
+    let title = if ph.open_loop {
+        "Latency by percentile (HDR): from the intended start (corrected), and service time (dashed)"
+    } else {
+        "Latency by percentile (HDR)"
+    };
     let mut dist = Chart::new(
         &format!("{id}-percentiles"),
-        "Latency by percentile (HDR)",
+        title,
         "percentile",
         "microseconds",
     );
     dist.x_scale = Scale::Percentile;
     dist.y_scale = Scale::Log10;
+    let points = |l: Option<&scalebench_measure::histogram::LatencySummary>| {
+        l.and_then(|l| l.decode().ok())
+            .map(|h| crate::chart::percentile_points(&h))
+    };
     for (op, o) in &ph.operations {
-        if let Some(h) = o.latency.as_ref().and_then(|l| l.decode().ok()) {
-            dist.series
-                .push(Series::new(op.clone(), crate::chart::percentile_points(&h)));
+        if ph.open_loop {
+            if let Some(p) = points(o.intended_latency.as_ref()) {
+                dist.series
+                    .push(Series::new(format!("{op} from intended start"), p));
+            }
+            if let Some(p) = points(o.latency.as_ref()) {
+                dist.series
+                    .push(Series::new(format!("{op} service time"), p).dashed());
+            }
+        } else if let Some(p) = points(o.latency.as_ref()) {
+            dist.series.push(Series::new(op.clone(), p));
         }
     }
     (!dist.is_empty()).then_some(dist)
@@ -746,5 +767,41 @@ mod tests {
                 .len(),
             4
         );
+    }
+
+    /// Issue 63: an interval's percentile is drawn only where the interval holds enough samples
+    /// for it (of 50 operations the p99.9 is their maximum).
+    #[test]
+    fn interval_percentiles_need_their_samples() {
+        let mut r = run(1000.0, 3_000, 0, false);
+        let ph = &mut r.phases[0];
+        ph.intervals = [50u64, 500, 5000]
+            .iter()
+            .enumerate()
+            .map(|(i, ok)| scalebench_measure::result::IntervalResult {
+                start_s: i as f64,
+                operations: [(
+                    "READ".to_string(),
+                    IntervalOp {
+                        ok: *ok,
+                        p50_us: 1.0,
+                        p99_us: 2.0,
+                        p99_9_us: 3.0,
+                        ..Default::default()
+                    },
+                )]
+                .into(),
+            })
+            .collect();
+        let lat = latency_over_time(ph, "x", "READ");
+        let drawn = |name: &str| -> Vec<f64> {
+            lat.series
+                .iter()
+                .find(|s| s.name == name)
+                .map_or(Vec::new(), |s| s.points.iter().map(|p| p.0).collect())
+        };
+        assert_eq!(drawn("p50"), [0.0, 1.0, 2.0]);
+        assert_eq!(drawn("p99"), [1.0, 2.0]);
+        assert_eq!(drawn("p99.9"), [2.0]);
     }
 }

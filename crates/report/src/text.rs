@@ -110,8 +110,13 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
                 .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
                     (
                         format!("{:.1}", s.mean),
-                        s.ci95.map_or("-".into(), |c| format!("{c:.1}")),
-                        format!("{:.1}", s.sd),
+                        // One repetition has no spread: not 0 (the export's null).
+                        s.ci95.map_or("n/a".into(), |c| format!("{c:.1}")),
+                        if s.n > 1 {
+                            format!("{:.1}", s.sd)
+                        } else {
+                            "n/a".into()
+                        },
                         s.n,
                     )
                 });
@@ -580,4 +585,51 @@ pub fn cluster_status(s: &ClusterStatus) -> String {
         out.push_str("ready and idle\n");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(name: &str, rates: &[f64]) -> CellStats {
+        CellStats {
+            cell: name.into(),
+            throughput: scalebench_stats::summarize(rates),
+            latency: Default::default(),
+            mean_latency_us: None,
+            bytes_per_record: None,
+            bytes_per_record_as_inserted: None,
+            records_at_start: None,
+            client_bound: 0,
+            failed_runs: 0,
+            flagged_runs: 0,
+            operations_ok: 0,
+            operations_failed: 0,
+            consistency: None,
+            fault_windows: 0,
+        }
+    }
+
+    /// One repetition has no spread: its 95% interval and deviation read "n/a", never 0 (issue 63;
+    /// the export writes null); two have both.
+    #[test]
+    fn one_repetition_shows_no_spread() {
+        let (one, two) = (cell("one", &[100.0]), cell("two", &[100.0, 110.0]));
+        let rows = [&one, &two].map(|stats| CellRow {
+            stats,
+            steps: Vec::new(),
+            sizes: Vec::new(),
+        });
+        let text = cells_table(&rows);
+        let line = |name: &str| -> Vec<&str> {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap()
+                .split_whitespace()
+                .collect()
+        };
+        assert_eq!(line("one")[1..5], ["1", "100.0", "n/a", "n/a"], "{text}");
+        // sd of 100 and 110: 7.07; the 95% interval: t(0.975, 1) 12.71 x 7.07 / sqrt 2 = 63.5.
+        assert_eq!(line("two")[1..5], ["2", "105.0", "63.5", "7.1"], "{text}");
+    }
 }

@@ -46,7 +46,8 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
         return Ok(scalebench_report::elastic_page::page(
             &result,
-            format!("scalebench elastic: {}", input.display()),
+            // Never the file's path: the page goes into tickets, the path names a home directory.
+            format!("scalebench elastic: {}", result.deployment),
         ));
     }
     if json["schema"]
@@ -57,15 +58,20 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
         return Ok(scalebench_report::saturation_page::page(
             &search,
-            format!("scalebench saturate: {}", input.display()),
+            format!("scalebench saturate: {}", search.answer.objective),
         ));
     }
     let r = RunResult::from_json(&text)
         .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-    Ok(result_page(
-        &r,
-        format!("scalebench run: {}", input.display()),
-    ))
+    let title = run_title(&r);
+    Ok(result_page(&r, title))
+}
+
+/// A run's page title: its workload and database (the URL as the result keeps it, without a
+/// password), never the path of the file it was read from.
+pub fn run_title(r: &RunResult) -> String {
+    let p = &r.parameters;
+    format!("scalebench: workload {} on {}", p.workload, p.db)
 }
 
 /// A run's (or load's, or merged run's) page.

@@ -133,8 +133,7 @@ fn write_report(result: &RunResult, report: Option<&std::path::Path>) -> Result<
     let Some(path) = report else {
         return Ok(());
     };
-    let p = &result.parameters;
-    let title = format!("scalebench: workload {} on {}", p.workload, p.db);
+    let title = scalebench_study::pages::run_title(result);
     let page = scalebench_study::pages::result_page(result, title);
     let charts = scalebench_study::pages::write_page(&page, path, None)?;
     crate::note!("report written to {} ({charts} charts)", path.display());
