@@ -1103,16 +1103,49 @@ fn a_run_follows_its_rate_profile() {
     assert_follows_the_profile(&json(&out), profile, 6.0);
     let printed = words(&String::from_utf8_lossy(&o.stdout));
     assert!(
-        printed.contains("open loop following ramp:from=500,to=2500,over=4s, mean 1833.3 ops/s"),
+        printed.contains("open loop following ramp:from=500,to=2500,over=4s, mean 1833.3 ops/s (arrivals evenly spaced)"),
         "{printed}"
     );
-    // The report draws the offered rate beside what all operations achieved.
+    // Issue 63: a profile shorter than the window is said to hold its last rate.
+    assert!(
+        words(&stderr(&o)).contains("ends after 4 s and holds its last rate (2500 ops/s) for the remaining 2.0 s of the 6 s window"),
+        "{}",
+        stderr(&o)
+    );
+    // The report draws the offered rate beside what all operations achieved, dashed (issue 63:
+    // where the run kept up, the achieved line hid it).
     let page = report_page(&out, &dir.path().join("r.html"));
     assert!(
         page.contains("offered (interval mean): ramp:from=500,to=2500,over=4s")
-            && page.contains("all operations"),
+            && page.contains("all operations")
+            && page.contains("\"dashed\":true"),
         "the throughput chart lacks the profile"
     );
+    // Without --duration the run lasts its profile: 0.5 s at 200 ops/s, 0.5 s at 400, its 300
+    // arrivals (issue 63: a 30 s default window cut a longer profile off, or held a shorter one).
+    let whole = dir.path().join("whole.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "--rate-profile",
+        "staircase:start=200,step=200,every=500ms,steps=2",
+        "--warmup",
+        "0s",
+        "--no-monitor",
+        "-q",
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let phase = &json(&whole)["phases"][0];
+    assert_eq!(phase["duration_s"], 1.0, "{phase}");
+    let issued = phase["totals"]["issued"].as_u64().unwrap();
+    assert!(
+        (299..=300).contains(&issued),
+        "{issued} of the profile's 300"
+    );
+    assert!(!stderr(&o).contains("rate profile"), "{}", stderr(&o));
 }
 
 /// Issue 43: the load phase is paced by its own rate profile (`[load] rate_profile`, records per

@@ -288,12 +288,22 @@ pub struct Parameters {
     pub properties: BTreeMap<String, String>,
 }
 
+/// An open loop's arrival process in words (`arrival` as the parameters keep it).
+fn arrival_words(arrival: Option<&str>) -> String {
+    match arrival.unwrap_or("constant") {
+        "constant" => "arrivals evenly spaced".into(),
+        "poisson" => "Poisson arrivals".into(),
+        other => format!("{other} arrivals"),
+    }
+}
+
 impl Parameters {
     /// The load offered, as the text report and the run page show it: `open loop at 500 ops/s
-    /// (constant)`, `open loop following ramp:from=100,to=1000,over=1m, mean 550.0 ops/s
-    /// (poisson)`, or `closed loop`.
+    /// (arrivals evenly spaced)`, `open loop following ramp:from=100,to=1000,over=1m, mean 550.0
+    /// ops/s (Poisson arrivals)`, or `closed loop`. The arrival process is named in words: a
+    /// staircase "(constant)" read as a constant rate (issue 63).
     pub fn offered_load(&self) -> String {
-        let arrival = self.arrival.as_deref().unwrap_or("constant");
+        let arrival = arrival_words(self.arrival.as_deref());
         match (self.target_ops_s, &self.rate_profile) {
             (Some(t), Some(p)) => format!("open loop following {p}, mean {t:.1} ops/s ({arrival})"),
             (Some(t), None) => format!("open loop at {t} ops/s ({arrival})"),
@@ -537,7 +547,7 @@ impl PhaseResult {
         match (&self.load_pace, self.open_loop) {
             (_, false) => "closed loop".into(),
             (Some(p), true) => {
-                let arrival = parameters.arrival.as_deref().unwrap_or("constant");
+                let arrival = arrival_words(parameters.arrival.as_deref());
                 let t = p.target_records_s;
                 match &p.rate_profile {
                     Some(profile) => {

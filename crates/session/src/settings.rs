@@ -268,11 +268,6 @@ impl Settings {
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;
-        // The run phase stops after 30 s unless told otherwise; the load phase when all records are in.
-        let run_duration = match explicit_duration {
-            None if operation_count.is_none() => Some(Duration::from_secs(30)),
-            d => d,
-        };
         // The command's --target and --rate-profile pace its own phase (YCSB's `load -target`).
         let flags = PaceFlags {
             target: args.target,
@@ -282,6 +277,26 @@ impl Settings {
             Phase::Run => (flags, PaceFlags::default()),
             Phase::Load => (PaceFlags::default(), flags),
         };
+        // The run phase stops after 30 s unless told otherwise, or when its rate profile (of a
+        // length) ends; the load phase when all records are in.
+        let run_profile = match run_flags {
+            PaceFlags {
+                rate_profile: None,
+                target: None,
+            } => declared_rate_profile(&props, RUN_PACE.rate_profile).unwrap_or(None),
+            f => f.rate_profile,
+        };
+        let profile_length = run_profile
+            .map(|p| p.length_s())
+            .filter(|l| l.is_finite() && *l > 0.0);
+        let run_duration = match (explicit_duration, profile_length) {
+            (None, Some(l)) if operation_count.is_none() => Some(Duration::from_secs_f64(l)),
+            (None, _) if operation_count.is_none() => Some(Duration::from_secs(30)),
+            (d, _) => d,
+        };
+        if let (Some(p), Some(d), Phase::Run) = (run_profile, run_duration, phase) {
+            warnings.extend(p.fit(d));
+        }
         let run_pace = Pace::of(&RUN_PACE, run_flags, &props, Window::Duration(run_duration))?;
         // Only the load command itself is capped, by --duration (maxexecutiontime, a workload
         // file's run.duration, is the run's); a load before a run is not.

@@ -350,6 +350,28 @@ impl RateProfile {
         }
     }
 
+    /// How the profile lies over a window of `window`: a warning when it is cut off by the
+    /// window's end (the docs' `ramp ... over=90s` under a 15 s run offered a sixth of it) or ends
+    /// before it and holds its last rate; none when they match, or for a sine (its periods repeat).
+    pub fn fit(&self, window: Duration) -> Option<String> {
+        let (length, w) = (self.length_s(), window.as_secs_f64());
+        if !length.is_finite() || length <= 0.0 || (length - w).abs() < 1e-3 {
+            return None;
+        }
+        Some(if length > w {
+            format!(
+                "the rate profile {self} lasts {length} s, longer than the {w} s window: it is cut off there (mean over the window {:.1} ops/s); leave --duration out to run it whole",
+                self.mean_over(window)
+            )
+        } else {
+            format!(
+                "the rate profile {self} ends after {length} s and holds its last rate ({} ops/s) for the remaining {:.1} s of the {w} s window",
+                self.rate_at(length),
+                w - length
+            )
+        })
+    }
+
     /// The same shape at `factor` times the rate (a client's share of a distributed run).
     pub fn scaled(&self, factor: f64) -> RateProfile {
         match *self {
@@ -446,6 +468,29 @@ impl<'de> serde::Deserialize<'de> for RateProfile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 63: a profile cut off by the window, or ending before it, is said so with the mean
+    /// the window offers (the docs' 90 s ramp from 100 to 1,000 under 15 s: 175 ops/s).
+    #[test]
+    fn a_profile_that_does_not_fit_its_window_says_so() {
+        let ramp = RateProfile::parse("ramp:from=100,to=1000,over=90s").unwrap();
+        let cut = ramp.fit(Duration::from_secs(15)).unwrap();
+        assert!(
+            cut.contains("lasts 90 s, longer than the 15 s window")
+                && cut.contains("mean over the window 175.0 ops/s"),
+            "{cut}"
+        );
+        let held = ramp.fit(Duration::from_secs(100)).unwrap();
+        assert!(
+            held.contains("holds its last rate (1000 ops/s) for the remaining 10.0 s"),
+            "{held}"
+        );
+        assert_eq!(ramp.fit(Duration::from_secs(90)), None);
+        let sine = RateProfile::parse("sine:mean=100,amplitude=50,period=10s").unwrap();
+        assert_eq!(sine.fit(Duration::from_secs(15)), None);
+        let constant = RateProfile::parse("constant:rate=10").unwrap();
+        assert_eq!(constant.fit(Duration::from_secs(15)), None);
+    }
 
     /// Issue 62, low 4: a profile's rates pass the rule `--target` passes, no other.
     #[test]
