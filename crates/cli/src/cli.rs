@@ -202,6 +202,9 @@ fn workload_check(
     allow_files: &[std::path::PathBuf],
 ) -> Result<(), SessionError> {
     let checked = scalebench_session::workload_check::check_workload_file(file, db, allow_files)?;
+    for warning in &checked.warnings {
+        crate::note!("warning: {warning}");
+    }
     let w = &checked.workload;
     let mut out = format!("{}: ok", file.display());
     if let Some(b) = checked.binding {

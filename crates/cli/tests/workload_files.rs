@@ -147,3 +147,41 @@ fn a_profile_that_runs_out_of_arrivals_is_said() {
     let run = phases.last().unwrap();
     assert_eq!(run["schedule"]["arrivals_ended_s"], 1.0, "{run}");
 }
+
+/// Issue 63: `workload check --db URL` prints the warnings `load` prints for the same file and
+/// database, before anything connects (the session store's index on Redis, which keeps none;
+/// port 1 refuses the load's connection after its warnings).
+#[test]
+fn a_check_for_a_database_warns_as_its_load_does() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workloads/session-store.toml");
+    let file = file.to_str().unwrap();
+    let warnings = |o: &std::process::Output| -> Vec<String> {
+        stderr(o)
+            .lines()
+            .filter(|l| l.starts_with("warning: "))
+            .map(str::to_string)
+            .collect()
+    };
+    let check = scalebench(&["workload", "check", file, "--db", "redis://127.0.0.1:1"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let load = scalebench(&[
+        "load",
+        file,
+        "--db",
+        "redis://127.0.0.1:1",
+        "-p",
+        "recordcount=10",
+    ]);
+    assert_eq!(load.status.code(), Some(1), "{}", stderr(&load));
+    let said = warnings(&check);
+    assert!(
+        said.iter()
+            .any(|w| w.contains("redis keeps no secondary index: index 'sessions_by_user'")),
+        "{said:?}"
+    );
+    assert_eq!(said, warnings(&load));
+    // Without --db nothing is said of a database.
+    let plain = scalebench(&["workload", "check", file]);
+    assert!(warnings(&plain).is_empty(), "{}", stderr(&plain));
+}

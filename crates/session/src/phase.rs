@@ -76,19 +76,13 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         rendezvous.agree_on(&definition);
     }
     let mut settings = whole.for_client(args.client, last)?;
-    for w in &settings.warnings {
+    for w in settings.phase_warnings() {
         crate::note!("warning: {w}");
     }
     let mut phases = phases.to_vec();
     let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
     if auto_load {
         phases.insert(0, Phase::Load);
-    }
-    if settings.workload.data_integrity && !settings.binding.stores_data {
-        crate::note!(
-            "warning: dataintegrity=true has no effect with the {} binding: it keeps no data to verify",
-            settings.binding.name
-        );
     }
 
     crate::interrupt::install_handler();

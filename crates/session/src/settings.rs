@@ -453,6 +453,19 @@ impl Settings {
         }
     }
 
+    /// What a load or run with these settings warns about before it starts (`workload check --db`
+    /// prints the same).
+    pub fn phase_warnings(&self) -> Vec<String> {
+        let mut out = self.warnings.clone();
+        if self.workload.data_integrity && !self.binding.stores_data {
+            out.push(format!(
+                "dataintegrity=true has no effect with the {} binding: it keeps no data to verify",
+                self.binding.name
+            ));
+        }
+        out
+    }
+
     pub fn uses_default_db(&self) -> bool {
         self.temp_db_dir.is_some()
     }

@@ -21,6 +21,9 @@ pub struct CheckedWorkload {
     pub workload: CoreWorkload,
     /// The binding `--db` picks, when given.
     pub binding: Option<&'static str>,
+    /// What `load` and `run` of the file on that binding would warn about, in that order, each
+    /// once (issue 63: `check --db redis` said "ok" and the load warned a second later).
+    pub warnings: Vec<String>,
 }
 
 /// Checks `path` (and, with `db`, a load and a run of it on that database's binding) without
@@ -53,8 +56,18 @@ pub fn check_workload_file(
     for phase in [Phase::Load, Phase::Run] {
         Settings::check(&request, phase)?;
     }
+    let mut warnings: Vec<String> = Vec::new();
     let binding = match db {
-        Some(_) => Some(Settings::checked(&request, Phase::Run)?.binding.name),
+        Some(_) => {
+            for phase in [Phase::Load, Phase::Run] {
+                for w in Settings::checked(&request, phase)?.phase_warnings() {
+                    if !warnings.contains(&w) {
+                        warnings.push(w);
+                    }
+                }
+            }
+            Some(Settings::checked(&request, Phase::Run)?.binding.name)
+        }
         None => None,
     };
     Ok(CheckedWorkload {
@@ -62,5 +75,6 @@ pub fn check_workload_file(
         properties,
         workload,
         binding,
+        warnings,
     })
 }
