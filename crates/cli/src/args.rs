@@ -167,6 +167,18 @@ pub struct ClustersDir {
     pub clusters_dir: PathBuf,
 }
 
+/// `--sweep KEY=VALUE`.
+fn parse_swept_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(format!(
+            "'{s}': expected KEY=VALUE (a swept key and one of its values)"
+        )),
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct ExperimentArgs {
     /// Experiment file (TOML), e.g. examples/wegert-configurations.toml.
@@ -202,6 +214,10 @@ pub struct ExperimentArgs {
     /// database in a named configuration.
     #[arg(long = "configuration", value_name = "NAME")]
     pub configurations: Vec<String>,
+    /// Run only the cells whose swept KEY has VALUE (repeat: several values of a key, or several
+    /// keys), e.g. --sweep nodes=1 --sweep threads=8: a row of a sweep again.
+    #[arg(long = "sweep", value_name = "KEY=VALUE", value_parser = parse_swept_value)]
+    pub sweep: Vec<(String, String)>,
     /// Serve every run's live figures, labelled with its cell, as OpenMetrics at
     /// http://ADDR:PORT/metrics (see `run --help`).
     #[arg(long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]

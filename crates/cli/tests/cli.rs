@@ -2073,6 +2073,24 @@ fn an_experiment_runs_only_the_databases_and_configurations_named() {
     let plan = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(plan.contains(": 4 runs"), "{plan}");
     assert!(!plan.contains("/small/"), "{plan}");
+    // `--sweep KEY=VALUE`: the cells of a swept value (issue 63), narrowed with the others.
+    let o = experiment(&["--sweep", "target=200", "--database", "one", "--dry-run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let plan = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(plan.contains(": 2 runs"), "{plan}");
+    assert!(
+        !plan.contains("target=100") && !plan.contains("two/"),
+        "{plan}"
+    );
+    for (bad, names) in [
+        ("target=300", "target takes 100, 200"),
+        ("nodes=3", "sweeps no \"nodes\""),
+        ("target", "expected KEY=VALUE"),
+    ] {
+        let o = experiment(&["--sweep", bad, "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(names), "{bad}: {}", stderr(&o));
+    }
 
     let page = dir.path().join("x.html");
     let o = experiment(&[

@@ -145,8 +145,14 @@ const LEFT_OUT_CONFIGURATIONS: &[(&str, &[&str])] = &[(
     ],
 )];
 
-/// The `--database` and `--configuration` arguments the suite runs `name` with (none: every
-/// database and configuration).
+/// The examples whose miniatures run some swept values only (`experiment --sweep`), and those.
+/// Swaminathan's `nodes = 3` cell deploys a 3-node ring of 1-token Cassandra nodes for one run
+/// (three bootstraps, about a minute and a half of CI); the sweep of cluster sizes runs on etcd in
+/// `cli_server.rs` (`nodes = [1, 3]`), and 3-node Cassandra rings in Wegert's miniature.
+const ONLY_SWEPT: &[(&str, &[(&str, &str)])] = &[("swaminathan-sizes", &[("nodes", "1")])];
+
+/// The `--database`, `--configuration` and `--sweep` arguments the suite runs `name` with (none:
+/// every database, configuration and swept value).
 fn row_args(name: &str) -> Vec<String> {
     let databases = SOME_DATABASES
         .iter()
@@ -168,6 +174,11 @@ fn row_args(name: &str) -> Vec<String> {
         );
         for c in names.into_iter().filter(|c| !left_out.contains(c)) {
             args.extend(["--configuration".to_string(), c.to_string()]);
+        }
+    }
+    for (_, values) in ONLY_SWEPT.iter().filter(|(e, _)| *e == name) {
+        for (key, value) in values.iter() {
+            args.extend(["--sweep".to_string(), format!("{key}={value}")]);
         }
     }
     args

@@ -52,6 +52,7 @@ threads = [1, 2]
         cells: Default::default(),
         only_databases: vec![],
         only_configurations: vec![],
+        only_swept: vec![],
         base: dir.path().to_path_buf(),
         source: "library_api.rs".into(),
         results: dir.path().join("results.db"),

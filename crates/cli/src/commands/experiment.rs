@@ -30,6 +30,7 @@ pub fn experiment_command(
         cells: args.cells,
         only_databases: args.databases.clone(),
         only_configurations: args.configurations.clone(),
+        only_swept: args.sweep.clone(),
         base: args
             .file
             .parent()

@@ -61,6 +61,8 @@ pub struct ExperimentRequest {
     pub only_databases: Vec<String>,
     /// Only the cells of these configurations (by name); every configuration when empty.
     pub only_configurations: Vec<String>,
+    /// Only the cells whose swept value of KEY is one of those given for it (`--sweep KEY=VALUE`).
+    pub only_swept: Vec<(String, String)>,
     /// The directory the spec's deployment and workload files are relative to.
     pub base: PathBuf,
     /// The spec's file as the results store names it.
@@ -127,6 +129,7 @@ pub fn check_experiment(request: &ExperimentRequest) -> Result<Vec<PlannedRun>, 
         &request.only_configurations,
         plan,
     )?;
+    let plan = of_swept_values(&request.only_swept, plan)?;
     check_every_run(exp, base, &plan, &request.clusters_dir)?;
     Ok(plan)
 }
@@ -171,6 +174,43 @@ fn of_rows(
         ));
     }
     Ok(plan)
+}
+
+/// The runs of `plan` whose swept values are among those `chosen` names for each key (all when
+/// none is): a row of a sweep again, or a miniature without its costliest value. A key the sweep
+/// lacks, or a value it never takes, is refused naming what it has.
+fn of_swept_values(
+    chosen: &[(String, String)],
+    plan: Vec<PlannedRun>,
+) -> Result<Vec<PlannedRun>, SessionError> {
+    for (key, value) in chosen {
+        let mut taken: Vec<&str> = plan
+            .iter()
+            .filter_map(|r| r.params.get(key).map(String::as_str))
+            .collect();
+        taken.sort_unstable();
+        taken.dedup();
+        if taken.is_empty() {
+            return Err(SessionError::Usage(format!(
+                "--sweep {key}={value}: the experiment sweeps no {key:?}"
+            )));
+        }
+        if !taken.contains(&value.as_str()) {
+            return Err(SessionError::Usage(format!(
+                "--sweep {key}={value}: {key} takes {} in this experiment",
+                taken.join(", ")
+            )));
+        }
+    }
+    Ok(plan
+        .into_iter()
+        .filter(|r| {
+            chosen.iter().all(|(key, _)| {
+                let value = r.params.get(key);
+                chosen.iter().any(|(k, v)| k == key && value == Some(v))
+            })
+        })
+        .collect())
 }
 
 /// Runs every planned run not recorded yet, each recorded in the results store as it ends (a
