@@ -698,7 +698,7 @@ fn db_help() -> String {
         .map(|b| b.url_example)
         .collect();
     format!(
-        "Database URL; the scheme picks the binding: {} (default: $SCALEBENCH_DB, else a temporary SQLite file). See `scalebench bindings`",
+        "Database URL; the scheme picks the binding: {} (default: $SCALEBENCH_DB without --deployment, else a temporary SQLite file). See `scalebench bindings`",
         examples.join(", ")
     )
 }
@@ -726,7 +726,8 @@ pub struct PhaseArgs {
     pub db: Option<String>,
 
     /// The database URL from the first line of FILE, so a password stays out of argv and shell
-    /// history (or set SCALEBENCH_DB; --db wins over both, --db-file over SCALEBENCH_DB).
+    /// history (or set SCALEBENCH_DB, read without --deployment; --db wins over both, --db-file
+    /// over SCALEBENCH_DB).
     /// PostgreSQL also reads PGPASSWORD, ~/.pgpass and PGHOST..., Redis REDISCLI_AUTH.
     #[arg(
         hide_short_help = true,

@@ -99,17 +99,22 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     }
 }
 
-/// `--db` from `--db-file` or `SCALEBENCH_DB`, where the command takes a database.
+/// `--db` from `--db-file` or `SCALEBENCH_DB`, where the command takes a database. The variable
+/// never overrides a deployment's database (`--deployment`, elastic's cluster).
 fn database_url(command: &mut Command) -> Result<(), SessionError> {
-    let phase = match command {
-        Command::Load(a) => &mut a.phase,
-        Command::Run(a) => &mut a.phase,
-        Command::Saturate(a) => &mut a.phase,
-        Command::Elastic(a) => &mut a.phase,
+    let (phase, deployed) = match command {
+        Command::Load(a) => (&mut a.phase, false),
+        Command::Run(a) => (&mut a.phase, false),
+        Command::Saturate(a) => (&mut a.phase, false),
+        Command::Elastic(a) => (&mut a.phase, true),
         _ => return Ok(()),
     };
-    phase.db =
-        scalebench_session::db_source::database_url(phase.db.as_deref(), phase.db_file.as_deref())?;
+    let environment = !deployed && phase.deployment.is_none();
+    phase.db = scalebench_session::db_source::database_url(
+        phase.db.as_deref(),
+        phase.db_file.as_deref(),
+        environment,
+    )?;
     Ok(())
 }
 

@@ -9,17 +9,21 @@ use crate::error::SessionError;
 /// The environment variable read when neither `--db` nor `--db-file` is given.
 pub const DB_ENV: &str = "SCALEBENCH_DB";
 
-/// The database URL: `--db`, else the first line of `--db-file`, else `$SCALEBENCH_DB` (an empty
-/// value counts as unset), else None (a temporary SQLite database).
+/// The database URL: `--db`, else the first line of `--db-file`, else (with `environment`: no
+/// deployment names the database) `$SCALEBENCH_DB` (an empty value counts as unset), else None.
 pub fn database_url(
     db: Option<&str>,
     db_file: Option<&Path>,
+    environment: bool,
 ) -> Result<Option<String>, SessionError> {
     if let Some(db) = db {
         return Ok(Some(db.to_string()));
     }
     if let Some(file) = db_file {
         return first_line(file).map(Some);
+    }
+    if !environment {
+        return Ok(None);
     }
     Ok(std::env::var(DB_ENV).ok().filter(|v| !v.trim().is_empty()))
 }
@@ -52,13 +56,13 @@ mod tests {
         let file = dir.path().join("db");
         std::fs::write(&file, "postgres://u:pw@h/d\nignored\n").unwrap();
         assert_eq!(
-            database_url(Some("redis://x"), Some(&file))
+            database_url(Some("redis://x"), Some(&file), true)
                 .unwrap()
                 .as_deref(),
             Some("redis://x")
         );
         assert_eq!(
-            database_url(None, Some(&file)).unwrap().as_deref(),
+            database_url(None, Some(&file), true).unwrap().as_deref(),
             Some("postgres://u:pw@h/d")
         );
     }
@@ -67,14 +71,14 @@ mod tests {
     fn a_missing_or_empty_file_is_bad_input_naming_it() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nowhere");
-        let e = database_url(None, Some(&missing)).unwrap_err();
+        let e = database_url(None, Some(&missing), true).unwrap_err();
         assert!(
             matches!(&e, SessionError::Usage(m) if m.contains("nowhere") && !m.contains('\n')),
             "{e}"
         );
         let empty = dir.path().join("empty");
         std::fs::write(&empty, "\n").unwrap();
-        let e = database_url(None, Some(&empty)).unwrap_err();
+        let e = database_url(None, Some(&empty), true).unwrap_err();
         assert!(
             matches!(&e, SessionError::Usage(m) if m.contains("first line is empty")),
             "{e}"
