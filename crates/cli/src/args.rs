@@ -720,7 +720,7 @@ fn db_help() -> String {
         .map(|b| b.url_example)
         .collect();
     format!(
-        "Database URL; the scheme picks the binding: {} (default: a temporary SQLite file). See `scalebench bindings`",
+        "Database URL; the scheme picks the binding: {} (default: $SCALEBENCH_DB without --deployment, else a temporary SQLite file). See `scalebench bindings`",
         examples.join(", ")
     )
 }
@@ -746,6 +746,19 @@ pub struct PhaseArgs {
 
     #[arg(help_heading = "Database", long, value_name = "URL", help = db_help())]
     pub db: Option<String>,
+
+    /// The database URL from the first line of FILE, so a password stays out of argv and shell
+    /// history (or set SCALEBENCH_DB, read without --deployment; --db wins over both, --db-file
+    /// over SCALEBENCH_DB).
+    /// PostgreSQL also reads PGPASSWORD, ~/.pgpass and PGHOST..., Redis REDISCLI_AUTH.
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Database",
+        long,
+        value_name = "FILE",
+        conflicts_with = "db"
+    )]
+    pub db_file: Option<PathBuf>,
 
     /// YCSB property file, applied after the workload (repeatable, in order).
     #[arg(

@@ -18,7 +18,7 @@ use crate::commands::run::{print_summary, run_command};
 use crate::commands::{cluster, elastic, experiment, report, saturate};
 
 pub fn main(argv: Vec<OsString>) -> ExitCode {
-    let cli = match Cli::try_parse_from(&argv) {
+    let mut cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -32,6 +32,10 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             };
         }
     };
+    if let Err(e) = database_url(&mut cli.command) {
+        crate::note!("error: {}", within_a_line(&e.to_string()));
+        return e.exit_code();
+    }
     let outcome = match cli.command {
         Command::Load(load) if load.schema_only => {
             crate::commands::run::schema_command(&load.phase, &argv)
@@ -99,6 +103,25 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             e.exit_code()
         }
     }
+}
+
+/// `--db` from `--db-file` or `SCALEBENCH_DB`, where the command takes a database. The variable
+/// never overrides a deployment's database (`--deployment`, elastic's cluster).
+fn database_url(command: &mut Command) -> Result<(), SessionError> {
+    let (phase, deployed) = match command {
+        Command::Load(a) => (&mut a.phase, false),
+        Command::Run(a) => (&mut a.phase, false),
+        Command::Saturate(a) => (&mut a.phase, false),
+        Command::Elastic(a) => (&mut a.phase, true),
+        _ => return Ok(()),
+    };
+    let environment = !deployed && phase.deployment.is_none();
+    phase.db = scalebench_session::db_source::database_url(
+        phase.db.as_deref(),
+        phase.db_file.as_deref(),
+        environment,
+    )?;
+    Ok(())
 }
 
 /// The most characters of an error line kept at each end: an error quotes the bad value, and a

@@ -4,6 +4,10 @@ use std::process::{Command, Stdio};
 
 use scalebench_deploy::postgres::PostgresServer;
 
+#[path = "cli_server/credentials.rs"]
+mod credentials;
+use credentials::without_password;
+
 mod common;
 use common::{experiment_in, test_dir};
 
@@ -1225,7 +1229,7 @@ fn assert_ran_as_the_readme_says(dir: &std::path::Path, page: &str, (out, err): 
 #[test]
 fn the_readmes_own_database_section_runs_as_written_against_postgresql_and_redis() {
     let blocks = readme_own_database_blocks();
-    assert!(blocks[0].starts_with("DB='postgres://"), "{}", blocks[0]);
+    assert!(blocks[0].starts_with("export PGPASSWORD="), "{}", blocks[0]);
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
     std::fs::create_dir_all(&base).unwrap();
     let dir = test_dir();
@@ -1233,13 +1237,20 @@ fn the_readmes_own_database_section_runs_as_written_against_postgresql_and_redis
     let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
     let script: String = blocks[0]
         .lines()
-        .map(|line| match line.strip_prefix("DB=") {
-            Some(_) => format!("DB='{}'", server.url()),
-            None => line.to_string(),
+        .map(|line| {
+            if line.starts_with("DB=") {
+                assert!(!line.contains(":secret@"), "no password in the URL: {line}");
+                format!("DB='{}'", without_password(&server))
+            } else if line.starts_with("export PGPASSWORD=") {
+                format!("export PGPASSWORD='{}'", server.password())
+            } else {
+                line.to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join("\n");
     assert_ran_as_the_readme_says(dir.path(), "pg.html", run_as_written(&script, dir.path()));
+    credentials::assert_each_source_connects(&server, dir.path());
 
     let redis = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
         .expect("Redis starts");

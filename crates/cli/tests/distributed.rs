@@ -1721,3 +1721,6 @@ fn two_clients_verify_their_writes_each_on_keys_of_its_own() {
     assert_eq!(u(&merged["lost"]), 0, "{merged}");
     assert!(merged.get("error").is_none(), "{merged}");
 }
+
+#[path = "distributed/no_password_in_argv.rs"]
+mod no_password_in_argv;

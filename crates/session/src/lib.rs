@@ -39,6 +39,7 @@ pub fn printable(text: &str) -> String {
 pub mod beside;
 pub mod clients;
 pub mod cluster;
+pub mod db_source;
 pub mod environment;
 pub mod error;
 pub mod fault;

@@ -13,6 +13,12 @@
 //! With `?target_session_attrs=read-write` the hosts are libpq's failover list instead: every
 //! connection goes to whichever of them accepts writes now (a Patroni cluster's primary, also after
 //! a failover; a reconnect looks again).
+//!
+//! What the URL leaves out (password, host, port, user, database) comes from libpq's environment
+//! and password file ([`credentials`]); libpq's URL forms (`postgres:///ycsb?host=/run/postgresql`,
+//! a Unix socket) are read by the driver's own parser.
+
+mod credentials;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -97,12 +103,16 @@ struct Shared {
     synchronous_commit: Option<&'static str>,
     /// Read replicas (`read_hosts`): same user and database as the URL, another host and port.
     read_hosts: Vec<Replica>,
+    /// Why a password file was ignored, added to a connection error.
+    password_note: Option<String>,
 }
 
 struct Replica {
     /// `host:port`, for messages.
     address: String,
     config: tokio_postgres::Config,
+    /// Why a password file was not read (its mode), for a connection error.
+    password_note: Option<String>,
 }
 
 impl PostgresFactory {
@@ -113,16 +123,13 @@ impl PostgresFactory {
         let connect_timeout = config.connect_timeout;
         let server = |address: &str| -> Option<Replica> {
             let (h, port) = address.rsplit_once(':')?;
-            let mut u = config.url.url().clone();
+            let mut u = credentials::without_host_parameters(config.url.url());
             u.set_host(Some(h)).ok()?;
             u.set_port(Some(port.parse().ok()?)).ok()?;
             let mut c: tokio_postgres::Config = u.as_str().parse().ok()?;
             c.connect_timeout(connect_timeout);
             c.application_name("scalebench");
-            Some(Replica {
-                address: address.to_string(),
-                config: c,
-            })
+            Some(Replica::new(address.to_string(), c))
         };
         // Parsed once as a whole, for the driver's own message on a bad URL.
         let mut whole = config
@@ -154,10 +161,15 @@ impl PostgresFactory {
             }
             whole.connect_timeout(connect_timeout);
             whole.application_name("scalebench");
-            vec![Replica {
-                address: hosts.join(","),
-                config: whole,
-            }]
+            vec![Replica::new(hosts.join(","), whole)]
+        } else if hosts.len() == 1 {
+            // One server, as the driver reads the URL: libpq's forms without a host
+            // (`postgres:///db?host=/run/postgresql`, `?host=..&port=..`) and Unix sockets too.
+            whole.connect_timeout(connect_timeout);
+            whole.application_name("scalebench");
+            let mut replica = Replica::new(String::new(), whole);
+            replica.address = credentials::address(&replica.config);
+            vec![replica]
         } else {
             hosts
                 .iter()
@@ -183,7 +195,12 @@ impl PostgresFactory {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let password_note = masters
+            .iter()
+            .chain(&read_hosts)
+            .find_map(|r| r.password_note.clone());
         let shared = Shared {
+            password_note,
             read_hosts,
             statements: Statements::new(&config.schema.table, &config.schema, Dialect::Postgres),
             own: dialect_statements(&config.schema, Dialect::Postgres),
@@ -228,7 +245,10 @@ impl Shared {
             .unwrap_or(Duration::from_secs(10));
         let connect_err = |reason: String| BindingError::Connect {
             url: self.url.clone(),
-            reason,
+            reason: match &self.password_note {
+                Some(note) => format!("{reason} ({note})"),
+                None => reason,
+            },
         };
         let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
             .await

@@ -5,6 +5,8 @@
 //! `_indices` of all keys; YCSB scores members by Java's hashCode of the key, which returns records in
 //! hash order, so here every member has score 0 and ZRANGEBYLEX returns them in key order.
 
+mod credentials;
+
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
@@ -88,7 +90,7 @@ impl RedisFactory {
         let url = config.url.redacted();
         let bad =
             |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
-        let u = config.url.url();
+        let u = &credentials::with_env_password(config.url.url());
         let options = Options::read(INFO.name, &config.options)?;
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
         let response_timeout = Some(options.response_timeout).filter(|t| !t.is_zero());
