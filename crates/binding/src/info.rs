@@ -270,6 +270,17 @@ impl OptionSet {
     };
 }
 
+/// What binding `name` takes for TLS, in its own client's words (`scalebench bindings NAME`,
+/// docs/bindings.md#tls); one place for every binding, all on one rustls stack (src/tls.rs).
+pub fn tls_options(name: &str) -> &'static str {
+    match name {
+        "postgres" => "libpq's URL parameters sslmode (disable, allow, prefer: the default, require, verify-ca, verify-full), sslrootcert (a PEM file, or system), sslcert and sslkey, or PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, with libpq's defaults in ~/.postgresql; require without a root certificate does not verify, with one it checks the chain as verify-ca",
+        "mongodb" => "the driver's own URL options tls=true, tlsCAFile, tlsCertificateKeyFile, tlsAllowInvalidCertificates",
+        "sqlite" | "null" => "none (no network)",
+        _ => "none: plain TCP only",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,11 +21,13 @@ use futures::SinkExt;
 use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use crate::info::{BindingInfo, HostList};
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
+
+mod tls;
 
 pub const INFO: BindingInfo = BindingInfo {
     name: "postgres",
@@ -97,6 +99,8 @@ struct Shared {
     synchronous_commit: Option<&'static str>,
     /// Read replicas (`read_hosts`): same user and database as the URL, another host and port.
     read_hosts: Vec<Replica>,
+    /// libpq's `sslmode` and certificates, for every server of the URL and `read_hosts`.
+    tls: tls::PgTls,
 }
 
 struct Replica {
@@ -111,23 +115,23 @@ impl PostgresFactory {
         // The URL names the user, password, database and parameters; each server gets a copy of it
         // with its own host and port (a Config given several hosts would only fail over).
         let connect_timeout = config.connect_timeout;
+        let (without_tls, tls) = tls::PgTls::from_url(config.url.url(), &url)?;
         let server = |address: &str| -> Option<Replica> {
             let (h, port) = address.rsplit_once(':')?;
-            let mut u = config.url.url().clone();
+            let mut u = without_tls.clone();
             u.set_host(Some(h)).ok()?;
             u.set_port(Some(port.parse().ok()?)).ok()?;
             let mut c: tokio_postgres::Config = u.as_str().parse().ok()?;
             c.connect_timeout(connect_timeout);
             c.application_name("scalebench");
+            c.ssl_mode(tls.mode);
             Some(Replica {
                 address: address.to_string(),
                 config: c,
             })
         };
         // Parsed once as a whole, for the driver's own message on a bad URL.
-        let mut whole = config
-            .url
-            .url()
+        let mut whole = without_tls
             .as_str()
             .parse::<tokio_postgres::Config>()
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
@@ -154,6 +158,7 @@ impl PostgresFactory {
             }
             whole.connect_timeout(connect_timeout);
             whole.application_name("scalebench");
+            whole.ssl_mode(tls.mode);
             vec![Replica {
                 address: hosts.join(","),
                 config: whole,
@@ -195,6 +200,7 @@ impl PostgresFactory {
                 .then_some(options.synchronous_commit.word()),
             masters,
             url,
+            tls,
         };
         let factory = PostgresFactory {
             shared: std::sync::Arc::new(shared),
@@ -230,7 +236,7 @@ impl Shared {
             url: self.url.clone(),
             reason,
         };
-        let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
+        let (client, connection) = tokio::time::timeout(limit, config.connect(self.tls.connector.clone()))
             .await
             .map_err(|_| {
                 connect_err(format!(
@@ -238,7 +244,7 @@ impl Shared {
                     limit.as_millis()
                 ))
             })?
-            .map_err(|e| connect_err(describe(&e)))?;
+            .map_err(|e| connect_err(crate::tls::explain(&describe(&e))))?;
         tokio::spawn(async move {
             // Ends when the client is dropped or the server goes away; operations then report it.
             let _ = connection.await;
