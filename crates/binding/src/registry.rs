@@ -281,11 +281,12 @@ mod tests {
     use super::*;
 
     /// Each binding's listing says what it takes for TLS, in its own client's words.
-    #[cfg(feature = "postgres")]
+    #[cfg(all(feature = "postgres", feature = "redis"))]
     #[test]
     fn the_listing_names_each_bindings_tls_options() {
         let pg = listing(Some("postgres")).unwrap();
         assert!(pg.contains("TLS: libpq's URL parameters sslmode"), "{pg}");
+        assert!(listing(Some("redis")).unwrap().contains("TLS: rediss://"));
         assert!(listing(Some("sqlite")).unwrap().contains("TLS: none"));
     }
 
