@@ -270,6 +270,20 @@ impl OptionSet {
     };
 }
 
+/// What binding `name` takes for TLS, in its own client's words (`scalebench bindings NAME`,
+/// docs/bindings.md#tls); one place for every binding, all on one rustls stack (src/tls.rs).
+pub fn tls_options(name: &str) -> &'static str {
+    match name {
+        "postgres" => "libpq's URL parameters sslmode (disable, allow, prefer: the default, require, verify-ca, verify-full), sslrootcert (a PEM file, or system), sslcert and sslkey, or PGSSLMODE, PGSSLROOTCERT, PGSSLCERT, PGSSLKEY, with libpq's defaults in ~/.postgresql; require without a root certificate does not verify, with one it checks the chain as verify-ca",
+        "redis" => "rediss:// (rediss+cluster:// for a cluster), verified against the public CAs or the URL parameter cacert=FILE, with cert=FILE&key=FILE for a client certificate and insecure for no verification (redis-cli's --cacert, --cert, --key, --insecure)",
+        "mysql" => "the mysql client's names as URL parameters: ssl-mode (DISABLED, PREFERRED: the default, REQUIRED, VERIFY_CA, VERIFY_IDENTITY), ssl-ca, ssl-cert and ssl-key; PREFERRED and REQUIRED do not verify, ssl-ca without ssl-mode means VERIFY_CA",
+        "etcd" => "etcdctl's names as URL parameters: cacert=FILE (the endpoints become https://, chain and host name verified), cert and key for a client certificate, tls alone for the public CAs",
+        "mongodb" => "the driver's own URL options tls=true, tlsCAFile, tlsCertificateKeyFile, tlsAllowInvalidCertificates",
+        "sqlite" | "null" => "none (no network)",
+        _ => "none: plain TCP only",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,8 @@ pub mod info;
 pub mod registry;
 pub mod snapshot;
 pub mod sql;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema, WorkerNodes};

@@ -100,9 +100,10 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
     };
     let _ = writeln!(
         out,
-        "{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}",
         wrapped(&format!("{}: {}", b.name, b.summary), "  "),
         wrapped(&format!("URL: {}", b.url_example), "  "),
+        wrapped(&format!("TLS: {}", crate::info::tls_options(b.name)), "  "),
         wrapped(&format!("Reads: {}", b.reads), "  "),
         wrapped(&format!("Workers bound to nodes: {bound}"), "  ")
     );
@@ -278,6 +279,16 @@ fn check_increments(info: &BindingInfo, schema: &crate::Schema) -> Result<(), Bi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each binding's listing says what it takes for TLS, in its own client's words.
+    #[cfg(all(feature = "postgres", feature = "redis"))]
+    #[test]
+    fn the_listing_names_each_bindings_tls_options() {
+        let pg = listing(Some("postgres")).unwrap();
+        assert!(pg.contains("TLS: libpq's URL parameters sslmode"), "{pg}");
+        assert!(listing(Some("redis")).unwrap().contains("TLS: rediss://"));
+        assert!(listing(Some("sqlite")).unwrap().contains("TLS: none"));
+    }
 
     /// A near-miss scheme is named with what it most likely meant; a far one is not guessed.
     #[test]

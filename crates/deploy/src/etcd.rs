@@ -80,11 +80,33 @@ pub fn member_command<K: AsRef<str>, V: AsRef<str>>(
 impl EtcdServer {
     /// A one-member cluster on free ports.
     pub fn start(base: &Path, die_with_parent: bool) -> Result<Self, DeployError> {
+        Self::start_with_tls(base, die_with_parent, None)
+    }
+
+    /// As [`EtcdServer::start`]; with `tls` (certificate file, key file, port) it also takes
+    /// clients over TLS on `https://127.0.0.1:port`, beside the plain port.
+    pub fn start_with_tls(
+        base: &Path,
+        die_with_parent: bool,
+        tls: Option<(&Path, &Path, u16)>,
+    ) -> Result<Self, DeployError> {
         let port = free_port()?;
         let peer_port = free_port()?;
         let account = Account::for_server(ACCOUNT)?;
         let dir = ServerDir::new(base, "etcd", port, &account)?;
         let peer = format!("http://127.0.0.1:{peer_port}");
+        // A flag given again replaces the first: both listeners, the plain one advertised.
+        let tls_settings: Vec<(String, String)> = match tls {
+            None => Vec::new(),
+            Some((cert, key, tls_port)) => vec![
+                (
+                    "listen-client-urls".into(),
+                    format!("http://127.0.0.1:{port},https://127.0.0.1:{tls_port}"),
+                ),
+                ("cert-file".into(), cert.display().to_string()),
+                ("key-file".into(), key.display().to_string()),
+            ],
+        };
         let cmd = member_command(
             &dir.path.join("data"),
             "node1",
@@ -92,7 +114,7 @@ impl EtcdServer {
             peer_port,
             &format!("node1={peer}"),
             "new",
-            &[] as &[(String, String)],
+            &tls_settings,
         );
         let mut process = ManagedProcess::spawn("etcd", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(30), || healthy(port))?;

@@ -9,9 +9,30 @@ use scalebench_binding::etcd::EtcdFactory;
 use scalebench_deploy::etcd::EtcdServer;
 use support::*;
 
+/// The shared server; it also takes TLS on [`tls_port`] (its certificate signed by [`tls()`]'s CA).
 fn server() -> &'static EtcdServer {
     static SERVER: std::sync::OnceLock<&'static EtcdServer> = std::sync::OnceLock::new();
-    SERVER.get_or_init(|| keep(|| EtcdServer::start(&servers_dir(), true).expect("etcd starts")))
+    SERVER.get_or_init(|| {
+        let files = tls();
+        let port = tls_port();
+        keep(move || {
+            let tls = Some((files.cert.as_path(), files.key.as_path(), port));
+            EtcdServer::start_with_tls(&servers_dir(), true, tls).expect("etcd starts")
+        })
+    })
+}
+
+fn tls_port() -> u16 {
+    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *PORT.get_or_init(|| scalebench_deploy::free_port().unwrap())
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let account = scalebench_deploy::Account::for_server(scalebench_deploy::etcd::ACCOUNT);
+        support::tls::tls_files(&account.unwrap())
+    })
 }
 
 const EXPECT: Expectations = Expectations {
@@ -205,4 +226,35 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
     assert_no_write_lost(&server().url(), &[], false);
+}
+
+/// etcdctl's cacert: a verified https session loads and reads; a CA that did not sign the
+/// server's certificate is refused in one line naming the check; plain text to the TLS listener
+/// fails in one line.
+#[test]
+fn tls_sessions_verify_the_servers_certificate() {
+    use support::tls::*;
+    server();
+    let at = format!("etcd://127.0.0.1:{}", tls_port());
+    assert_loads_and_reads(
+        &format!("{at}?cacert={}", tls().ca.display()),
+        "tls_verified",
+    );
+    let e = open_error(
+        EtcdFactory::open,
+        &format!("{at}?cacert={}", tls().other_ca.display()),
+    );
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert_names_certificate_verification(&e);
+    assert!(e.contains("UnknownIssuer"), "{e}");
+    let e = open_error(EtcdFactory::open, &at);
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
 }

@@ -7,10 +7,29 @@ use scalebench_binding::mysql::MysqlFactory;
 use scalebench_deploy::mariadb::MariadbServer;
 use support::*;
 
+/// The shared server; it also takes TLS (its certificate signed by [`tls()`]'s CA).
 fn server() -> &'static MariadbServer {
     static SERVER: std::sync::OnceLock<&'static MariadbServer> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| {
-        keep(|| MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts"))
+        let files = tls();
+        let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        let (cert, key, ca) = (path(&files.cert), path(&files.key), path(&files.ca));
+        keep(move || {
+            let settings = [
+                ("ssl-cert", cert.as_str()),
+                ("ssl-key", key.as_str()),
+                ("ssl-ca", ca.as_str()),
+            ];
+            MariadbServer::start(&servers_dir(), &settings, true).expect("MariaDB starts")
+        })
+    })
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        let account = scalebench_deploy::Account::for_server(scalebench_deploy::mariadb::ACCOUNT);
+        support::tls::tls_files(&account.unwrap())
     })
 }
 
@@ -284,4 +303,44 @@ fn a_workload_files_batches_write_every_record() {
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
     assert_no_write_lost(&server().url(), &[], true);
+}
+
+/// ssl-mode as the mysql client takes it: VERIFY_IDENTITY against ssl-ca loads and reads; a CA
+/// that did not sign the server's certificate is refused in one line naming the check; DISABLED
+/// for a user the server makes use TLS (REQUIRE SSL) is refused in one line.
+#[test]
+fn tls_sessions_follow_the_mysql_clients_ssl_mode() {
+    use support::tls::*;
+    let base = server().url();
+    let ca = tls().ca.display().to_string();
+    assert_loads_and_reads(
+        &format!("{base}?ssl-mode=VERIFY_IDENTITY&ssl-ca={ca}"),
+        "tls_identity",
+    );
+    for mode in ["VERIFY_CA", "VERIFY_IDENTITY"] {
+        let e = open_error(
+            MysqlFactory::open,
+            &format!("{base}?ssl-mode={mode}&ssl-ca={}", tls().other_ca.display()),
+        );
+        assert!(
+            matches!(e, scalebench_binding::BindingError::Connect { .. }),
+            "{e}"
+        );
+        let e = e.to_string();
+        assert_names_certificate_verification(&e);
+        assert!(e.contains("UnknownIssuer"), "{e}");
+        assert!(!e.contains(server().password()), "password leaked: {e}");
+    }
+    server()
+        .sql("CREATE USER IF NOT EXISTS tls_only@'%' IDENTIFIED BY 'tls-only-pw' REQUIRE SSL; GRANT ALL ON ycsb.* TO tls_only@'%'")
+        .unwrap();
+    let tls_only = format!(
+        "mysql://tls_only:tls-only-pw@127.0.0.1:{}/ycsb",
+        server().port
+    );
+    let e = open_error(MysqlFactory::open, &format!("{tls_only}?ssl-mode=DISABLED")).to_string();
+    assert!(e.contains("Access denied"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // The default (PREFERRED) encrypts, so the same user gets in.
+    assert_loads_and_reads(&tls_only, "tls_preferred");
 }

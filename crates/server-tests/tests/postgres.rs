@@ -7,11 +7,41 @@ use scalebench_binding::postgres::PostgresFactory;
 use scalebench_deploy::postgres::PostgresServer;
 use support::*;
 
+/// The shared server; it also takes TLS (its certificate signed by [`tls()`]'s CA), and refuses
+/// plain connections to database `tls_only` (pg_hba's `hostnossl ... reject`).
 fn server() -> &'static PostgresServer {
     static SERVER: std::sync::OnceLock<&'static PostgresServer> = std::sync::OnceLock::new();
     SERVER.get_or_init(|| {
-        keep(|| PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts"))
+        let files = tls();
+        let hba = files.dir.join("pg_hba.conf");
+        std::fs::write(
+            &hba,
+            "local all all trust\n\
+             hostnossl tls_only all 127.0.0.1/32 reject\n\
+             host all all 127.0.0.1/32 scram-sha-256\n",
+        )
+        .unwrap();
+        scalebench_deploy::postgres::account()
+            .unwrap()
+            .give(&files.dir)
+            .unwrap();
+        let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        let (cert, key, hba) = (path(&files.cert), path(&files.key), path(&hba));
+        keep(move || {
+            let settings = [
+                ("ssl", "on"),
+                ("ssl_cert_file", cert.as_str()),
+                ("ssl_key_file", key.as_str()),
+                ("hba_file", hba.as_str()),
+            ];
+            PostgresServer::start(&servers_dir(), &settings, true).expect("PostgreSQL starts")
+        })
     })
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| support::tls::tls_files(&scalebench_deploy::postgres::account().unwrap()))
 }
 
 const EXPECT: Expectations = Expectations {
@@ -290,4 +320,72 @@ fn a_workload_files_batches_write_every_record() {
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
     assert_no_write_lost(&server().url(), &[], true);
+}
+
+/// libpq's sslmode: verify-full checks chain and name, verify-ca the chain only, require nothing;
+/// a CA that did not sign the server's certificate is refused in one line naming the check.
+#[test]
+fn tls_sessions_follow_libpq_sslmode() {
+    use support::tls::*;
+    let base = server().url();
+    let ca = tls().ca.display().to_string();
+    let other = tls().other_ca.display().to_string();
+    assert_loads_and_reads(
+        &format!("{base}?sslmode=verify-full&sslrootcert={ca}"),
+        "tls_full",
+    );
+    // The server's certificate names localhost and 127.0.0.1, not db.invalid: verify-ca takes it.
+    let elsewhere = base.replace("@127.0.0.1:", "@db.invalid:") + "?hostaddr=127.0.0.1";
+    // Opening connects and creates the table: the session was made (one load and read above is
+    // enough to show data goes through; the suite's time is short).
+    let opens = |url: String| {
+        let w = workload(&[("table", "tls_opened")]);
+        PostgresFactory::open(&config(&url, &w, &[], true, true)).expect("opens");
+    };
+    opens(format!("{elsewhere}&sslmode=verify-ca&sslrootcert={ca}"));
+    let e = open_error(
+        PostgresFactory::open,
+        &format!("{elsewhere}&sslmode=verify-full&sslrootcert={ca}"),
+    )
+    .to_string();
+    assert_names_certificate_verification(&e);
+    assert!(e.contains("db.invalid"), "{e}");
+    // require: encrypted, not verified (a root certificate would make it verify-ca, as in libpq).
+    opens(format!("{base}?sslmode=require"));
+    for mode in ["require", "verify-ca", "verify-full"] {
+        let e = open_error(
+            PostgresFactory::open,
+            &format!("{base}?sslmode={mode}&sslrootcert={other}"),
+        );
+        assert!(
+            matches!(e, scalebench_binding::BindingError::Connect { .. }),
+            "{e}"
+        );
+        let e = e.to_string();
+        assert_names_certificate_verification(&e);
+        assert!(e.contains("UnknownIssuer"), "{e}");
+        assert!(!e.contains(server().password()), "password leaked: {e}");
+    }
+}
+
+#[test]
+fn tls_that_cannot_be_had_is_refused_clearly() {
+    use support::tls::*;
+    let tls_only = server().url().replace("/ycsb", "/tls_only");
+    let e = open_error(
+        PostgresFactory::open,
+        &format!("{tls_only}?sslmode=disable"),
+    )
+    .to_string();
+    assert!(e.contains("no encryption"), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    // verify-ca without a root certificate: libpq's refusal, before any connection (exit 2).
+    let e = open_error(
+        PostgresFactory::open,
+        &format!("{}?sslmode=verify-ca", server().url()),
+    );
+    assert!(
+        matches!(&e, scalebench_binding::BindingError::Config(m) if m.contains("needs a root certificate")),
+        "{e}"
+    );
 }

@@ -9,10 +9,39 @@ use scalebench_binding::redis::RedisFactory;
 use scalebench_deploy::redis::{RedisCluster, RedisServer};
 use support::*;
 
+/// The shared standalone server; it also takes TLS on [`tls_port`] (its certificate signed by
+/// [`tls()`]'s CA, no client certificate asked for).
 fn standalone() -> &'static RedisServer {
     static S: std::sync::OnceLock<&'static RedisServer> = std::sync::OnceLock::new();
     S.get_or_init(|| {
-        keep(|| RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts"))
+        let files = tls();
+        let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        let (cert, key, ca) = (path(&files.cert), path(&files.key), path(&files.ca));
+        let port = tls_port().to_string();
+        keep(move || {
+            let config = [
+                ("tls-port", port.as_str()),
+                ("tls-cert-file", cert.as_str()),
+                ("tls-key-file", key.as_str()),
+                ("tls-ca-cert-file", ca.as_str()),
+                ("tls-auth-clients", "no"),
+            ];
+            RedisServer::start(&servers_dir(), &config, false, true).expect("redis starts")
+        })
+    })
+}
+
+fn tls_port() -> u16 {
+    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *PORT.get_or_init(|| scalebench_deploy::free_port().unwrap())
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        support::tls::tls_files(
+            &scalebench_deploy::Account::for_server(scalebench_deploy::redis::ACCOUNT).unwrap(),
+        )
     })
 }
 
@@ -299,4 +328,41 @@ fn no_write_of_any_ycsb_workload_is_lost() {
     // records of the binary's other tests in database 0 (and they this test's: 4,086 and 9 false
     // losses in CI when both ran at once).
     assert_no_write_lost(&format!("{}/1", standalone().url()), &[], false);
+}
+
+/// rediss:// as redis-cli takes it: verified against `cacert`; a CA that did not sign the server's
+/// certificate is refused in one line naming the check; plain text to the TLS port fails.
+#[test]
+fn tls_sessions_verify_the_servers_certificate() {
+    use support::tls::*;
+    standalone();
+    let at = format!("rediss://127.0.0.1:{}/", tls_port());
+    assert_loads_and_reads(
+        &format!("{at}?cacert={}", tls().ca.display()),
+        "tls_verified",
+    );
+    let e = open_error(
+        RedisFactory::open,
+        &format!("{at}?cacert={}", tls().other_ca.display()),
+    );
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert_names_certificate_verification(&e);
+    assert!(e.contains("UnknownIssuer"), "{e}");
+    // redis-cli's --insecure: encrypted, the certificate not checked.
+    let w = workload(&[("table", "tls_insecure")]);
+    RedisFactory::open(&config(&format!("{at}?insecure"), &w, &[], false, false))
+        .expect("insecure opens");
+    let e = open_error(
+        RedisFactory::open,
+        &format!("redis://127.0.0.1:{}", tls_port()),
+    );
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
 }

@@ -13,11 +13,13 @@ use crate::info::BindingInfo;
 use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
+mod tls;
+
 pub const INFO: BindingInfo = BindingInfo {
     name: "etcd",
     schemes: &["etcd"],
     summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
-    url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379",
+    url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379; TLS: etcd://h:2379?cacert=ca.pem (also cert=, key=, tls)",
     options: Options::SET,
     table_sql: None,
     stores_data: true,
@@ -52,17 +54,21 @@ pub struct EtcdFactory {
     serializable: bool,
     max_txn_ops: usize,
     connect_timeout: std::time::Duration,
+    /// etcdctl's `cacert`, `cert`, `key`: None, plain http.
+    tls: Option<etcd_client::TlsOptions>,
 }
 
 impl EtcdFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
+        let tls = tls::from_url(config.url.url(), &url)?;
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let endpoints: Vec<String> = config
             .url
             .hosts(2379)
             .into_iter()
             .filter(|h| !h.starts_with(':'))
-            .map(|hp| format!("http://{hp}"))
+            .map(|hp| format!("{scheme}://{hp}"))
             .collect();
         if endpoints.is_empty() {
             return Err(BindingError::Config(format!(
@@ -78,6 +84,7 @@ impl EtcdFactory {
             serializable: options.read_consistency == ReadConsistency::Serializable,
             max_txn_ops: options.max_txn_ops.max(1) as usize,
             connect_timeout: config.connect_timeout,
+            tls,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -86,7 +93,7 @@ impl EtcdFactory {
         runtime.block_on(config.cancel.unless_cancelled(async {
             let mut c = factory.client_of(&factory.endpoints).await?;
             // The client connects lazily: the first request is where a silent server shows.
-            let status = async { c.status().await.map_err(|e| describe(&e)) };
+            let status = async { c.status().await.map_err(|e| crate::tls::explain(&describe(&e))) };
             crate::connect_within(factory.connect_timeout, &factory.url, status).await?;
             if config.drop_schema {
                 c.delete(
@@ -109,11 +116,15 @@ impl EtcdFactory {
     /// A client of `endpoints` (all of them, balanced, for the factory's own requests; one, for
     /// a worker's).
     async fn client_of(&self, endpoints: &[String]) -> Result<Client, BindingError> {
-        let opts = etcd_client::ConnectOptions::new().with_connect_timeout(self.connect_timeout);
+        let mut opts =
+            etcd_client::ConnectOptions::new().with_connect_timeout(self.connect_timeout);
+        if let Some(tls) = &self.tls {
+            opts = opts.with_tls(tls.clone());
+        }
         let connect = async {
             Client::connect(endpoints, Some(opts))
                 .await
-                .map_err(|e| describe(&e))
+                .map_err(|e| crate::tls::explain(&describe(&e)))
         };
         crate::connect_within(self.connect_timeout, &self.url, connect).await
     }

@@ -10,6 +10,8 @@
 
 use mysql_async::prelude::Queryable;
 use mysql_async::{Conn, Opts, OptsBuilder, Params, Row, Value};
+
+mod tls;
 use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::BindingInfo;
@@ -58,12 +60,14 @@ struct Shared {
     indexes: std::sync::Arc<[scalebench_workload::index::Index]>,
     prepared: bool,
     connect_timeout: std::time::Duration,
+    /// The URL's `ssl-mode` and certificates, for every host.
+    tls: tls::MysqlTls,
 }
 
 impl MysqlFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
-        let mut u = config.url.url().clone();
+        let (mut u, tls) = tls::MysqlTls::from_url(config.url.url(), &url)?;
         if u.scheme() == "mariadb" {
             let _ = u.set_scheme("mysql");
         }
@@ -106,6 +110,7 @@ impl MysqlFactory {
             opts,
             url,
             connect_timeout: config.connect_timeout,
+            tls,
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -126,7 +131,7 @@ impl Shared {
     /// A connection to the host of `slot` (slot mod the number of hosts).
     async fn conn(&self, slot: usize) -> Result<Conn, BindingError> {
         let opts = self.opts[slot % self.opts.len()].clone();
-        crate::connect_within(self.connect_timeout, &self.url, Conn::new(opts)).await
+        crate::connect_within(self.connect_timeout, &self.url, self.tls.connect(opts)).await
     }
 
     /// A connection whose reads see every write committed before them anywhere in the cluster: on

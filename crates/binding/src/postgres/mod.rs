@@ -27,11 +27,13 @@ use futures::SinkExt;
 use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, NoTls, SimpleQueryMessage, Statement};
+use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use crate::info::{BindingInfo, HostList};
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
+
+mod tls;
 
 pub const INFO: BindingInfo = BindingInfo {
     name: "postgres",
@@ -105,6 +107,8 @@ struct Shared {
     read_hosts: Vec<Replica>,
     /// Why a password file was ignored, added to a connection error.
     password_note: Option<String>,
+    /// libpq's `sslmode` and certificates, for every server of the URL and `read_hosts`.
+    tls: tls::PgTls,
 }
 
 struct Replica {
@@ -121,20 +125,20 @@ impl PostgresFactory {
         // The URL names the user, password, database and parameters; each server gets a copy of it
         // with its own host and port (a Config given several hosts would only fail over).
         let connect_timeout = config.connect_timeout;
+        let (without_tls, tls) = tls::PgTls::from_url(config.url.url(), &url)?;
         let server = |address: &str| -> Option<Replica> {
             let (h, port) = address.rsplit_once(':')?;
-            let mut u = credentials::without_host_parameters(config.url.url());
+            let mut u = credentials::without_host_parameters(&without_tls);
             u.set_host(Some(h)).ok()?;
             u.set_port(Some(port.parse().ok()?)).ok()?;
             let mut c: tokio_postgres::Config = u.as_str().parse().ok()?;
             c.connect_timeout(connect_timeout);
             c.application_name("scalebench");
+            c.ssl_mode(tls.mode);
             Some(Replica::new(address.to_string(), c))
         };
         // Parsed once as a whole, for the driver's own message on a bad URL.
-        let mut whole = config
-            .url
-            .url()
+        let mut whole = without_tls
             .as_str()
             .parse::<tokio_postgres::Config>()
             .map_err(|e| BindingError::Config(format!("invalid database URL '{url}': {e}")))?;
@@ -161,12 +165,14 @@ impl PostgresFactory {
             }
             whole.connect_timeout(connect_timeout);
             whole.application_name("scalebench");
+            whole.ssl_mode(tls.mode);
             vec![Replica::new(hosts.join(","), whole)]
         } else if hosts.len() == 1 {
             // One server, as the driver reads the URL: libpq's forms without a host
             // (`postgres:///db?host=/run/postgresql`, `?host=..&port=..`) and Unix sockets too.
             whole.connect_timeout(connect_timeout);
             whole.application_name("scalebench");
+            whole.ssl_mode(tls.mode);
             let mut replica = Replica::new(String::new(), whole);
             replica.address = credentials::address(&replica.config);
             vec![replica]
@@ -212,6 +218,7 @@ impl PostgresFactory {
                 .then_some(options.synchronous_commit.word()),
             masters,
             url,
+            tls,
         };
         let factory = PostgresFactory {
             shared: std::sync::Arc::new(shared),
@@ -250,7 +257,7 @@ impl Shared {
                 None => reason,
             },
         };
-        let (client, connection) = tokio::time::timeout(limit, config.connect(NoTls))
+        let (client, connection) = tokio::time::timeout(limit, config.connect(self.tls.connector.clone()))
             .await
             .map_err(|_| {
                 connect_err(format!(
@@ -258,7 +265,7 @@ impl Shared {
                     limit.as_millis()
                 ))
             })?
-            .map_err(|e| connect_err(describe(&e)))?;
+            .map_err(|e| connect_err(crate::tls::explain(&describe(&e))))?;
         tokio::spawn(async move {
             // Ends when the client is dropped or the server goes away; operations then report it.
             let _ = connection.await;

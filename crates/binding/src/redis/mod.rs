@@ -18,11 +18,13 @@ use crate::info::{BindingInfo, HostList};
 use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
+mod tls;
+
 pub const INFO: BindingInfo = BindingInfo {
     name: "redis",
-    schemes: &["redis", "redis+cluster"],
+    schemes: &["redis", "redis+cluster", "rediss", "rediss+cluster"],
     summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
-    url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000",
+    url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000; TLS: rediss://host:6380/?cacert=ca.pem (also cert=, key=, insecure), rediss+cluster://",
     options: Options::SET,
     table_sql: None,
     stores_data: true,
@@ -90,13 +92,15 @@ impl RedisFactory {
         let url = config.url.redacted();
         let bad =
             |e: RedisError| BindingError::Config(format!("invalid database URL '{url}': {e}"));
-        let u = &credentials::with_env_password(config.url.url());
+        let (without_tls, tls) = tls::RedisTls::from_url(config.url.url(), &url)?;
+        let u = &credentials::with_env_password(&without_tls);
         let options = Options::read(INFO.name, &config.options)?;
         // The redis crate gives up after 500 ms by default; a benchmark must not cap latency that way.
         let response_timeout = Some(options.response_timeout).filter(|t| !t.is_zero());
         let connect_timeout = config.connect_timeout;
-        let target = if u.scheme() == "redis+cluster" {
+        let target = if u.scheme().ends_with("+cluster") {
             let mut seeds = vec![seed_url(
+                &tls,
                 u,
                 u.host_str().unwrap_or("127.0.0.1"),
                 u.port().unwrap_or(6379),
@@ -107,18 +111,21 @@ impl RedisFactory {
                     let port = p.parse().map_err(|_| {
                         BindingError::Config(format!("invalid seed '{s}' in '{url}'"))
                     })?;
-                    seeds.push(seed_url(u, h, port));
+                    seeds.push(seed_url(&tls, u, h, port));
                 }
             }
-            let builder = redis::cluster::ClusterClient::builder(seeds)
+            let mut builder = redis::cluster::ClusterClient::builder(seeds)
                 .connection_timeout(connect_timeout)
                 .response_timeout(response_timeout.unwrap_or(Duration::from_secs(365 * 24 * 3600)));
+            if let Some(certs) = &tls.certificates {
+                builder = builder.certs(certs.clone());
+            }
             Target::Cluster(builder.build().map_err(bad)?)
         } else {
             let cfg = redis::AsyncConnectionConfig::new()
                 .set_response_timeout(response_timeout)
                 .set_connection_timeout(Some(connect_timeout));
-            Target::Single(redis::Client::open(u.as_str()).map_err(bad)?, cfg)
+            Target::Single(tls.client(u).map_err(bad)?, cfg)
         };
         let read_targets = match (&target, &options.read_hosts.0[..]) {
             (_, []) => Vec::new(),
@@ -138,7 +145,7 @@ impl RedisFactory {
                     let mut replica = u.clone();
                     replica.set_host(Some(&replica_host.host)).map_err(|_| invalid())?;
                     replica.set_port(Some(replica_host.port)).map_err(|_| invalid())?;
-                    let client = redis::Client::open(replica.as_str()).map_err(bad)?;
+                    let client = tls.client(&replica).map_err(bad)?;
                     Ok(Target::Single(client, cfg.clone()))
                 })
                 .collect::<Result<_, BindingError>>()?,
@@ -163,7 +170,7 @@ impl RedisFactory {
             let pong: Result<String, _> = c.query(&redis::cmd("PING")).await;
             pong.map_err(|e| BindingError::Connect {
                 url: factory.url.clone(),
-                reason: e.to_string(),
+                reason: crate::tls::explain(&e.to_string()),
             })?;
             for replica in &factory.read_targets {
                 let reached: Result<String, RedisError> = match replica.connect().await {
@@ -172,7 +179,7 @@ impl RedisFactory {
                 };
                 reached.map_err(|e| BindingError::Connect {
                     url: format!("{} (redis.read_hosts)", replica.address()),
-                    reason: e.to_string(),
+                    reason: crate::tls::explain(&e.to_string()),
                 })?;
             }
             if config.drop_schema {
@@ -194,15 +201,21 @@ impl RedisFactory {
             .await
             .map_err(|e| BindingError::Connect {
                 url: self.url.clone(),
-                reason: e.to_string(),
+                reason: crate::tls::explain(&e.to_string()),
             })
     }
 }
 
-fn seed_url(u: &url::Url, host: &str, port: u16) -> String {
-    match u.password() {
-        Some(p) => format!("redis://{}:{}@{host}:{port}", u.username(), p),
-        None => format!("redis://{host}:{port}"),
+/// A cluster seed's URL: the URL's credentials and TLS (`rediss`, `#insecure`), another node.
+fn seed_url(tls: &tls::RedisTls, u: &url::Url, host: &str, port: u16) -> String {
+    let scheme = if tls.certificates.is_some() { "rediss" } else { "redis" };
+    let seed = match u.password() {
+        Some(p) => format!("{scheme}://{}:{}@{host}:{port}", u.username(), p),
+        None => format!("{scheme}://{host}:{port}"),
+    };
+    match url::Url::parse(&seed) {
+        Ok(parsed) => tls.driver_url(&parsed),
+        Err(_) => seed,
     }
 }
 

@@ -13,6 +13,7 @@ use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Arrival, Phase, PhaseOutcome, RunPlan, StopSignal};
 use scalebench_workload::{CoreWorkload, FailureClass, FieldSet, Fields};
 
+pub mod tls;
 mod verified;
 #[allow(unused_imports)]
 pub use verified::assert_no_write_lost;
