@@ -18,6 +18,13 @@ use crate::commands::run::{print_summary, run_command};
 use crate::commands::{cluster, elastic, experiment, report, saturate};
 
 pub fn main(argv: Vec<OsString>) -> ExitCode {
+    let argv = match crate::ycsb_flags::translate(argv) {
+        Ok(argv) => argv,
+        Err(line) => {
+            crate::note!("error: {line}");
+            return ExitCode::from(2);
+        }
+    };
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -32,6 +39,10 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             };
         }
     };
+    if let Err(e) = scalebench_session::logging::init(cli.verbose, &argv) {
+        crate::note!("error: {e}");
+        return e.exit_code();
+    }
     let outcome = match cli.command {
         Command::Load(load) if load.schema_only => {
             crate::commands::run::schema_command(&load.phase, &argv)

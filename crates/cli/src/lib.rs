@@ -7,3 +7,4 @@ pub mod args;
 pub mod cli;
 pub mod commands;
 pub mod output;
+pub mod ycsb_flags;
