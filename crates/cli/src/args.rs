@@ -31,6 +31,10 @@ use scalebench_workload::rate::RateProfile;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Diagnostic log on standard error, the drivers' included: -v info, -vv debug, -vvv trace
+    /// (RUST_LOG, when set, chooses instead: e.g. RUST_LOG=tokio_postgres=debug). Passwords hidden.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count, global = true, hide_short_help = true)]
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -551,7 +555,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub thresholds: crate::thresholds::ThresholdArgs,
     /// Perform the load phase first (automatic with the default temporary database).
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub load: bool,
 }
 
@@ -647,7 +651,7 @@ pub struct LocalClientsArgs {
     /// taken once, by this process, the space in the merged result).
     /// Each client keeps its own result on its disk; one that stops answering is killed after the
     /// run's end plus --grace and a margin. Exit code 3 when a client left no result.
-    #[arg(help_heading = "Many clients", long, value_name = "N", value_parser = parse_clients)]
+    #[arg(hide_short_help = true, help_heading = "Many clients", long, value_name = "N", value_parser = parse_clients)]
     pub clients: Option<u32>,
 
     /// How long the clients may take to connect and meet before the run is abandoned.
@@ -674,6 +678,7 @@ pub struct ClientsArgs {
     /// With --rendezvous: this process's index, 0 to N-1 (default: SLURM_PROCID, or a Kubernetes
     /// Indexed Job's JOB_COMPLETION_INDEX). Client 0 writes the merged result.
     #[arg(
+        hide_short_help = true,
         help_heading = "Many clients",
         long,
         value_name = "I",
@@ -683,13 +688,19 @@ pub struct ClientsArgs {
 
     /// Where the clients of one run meet, started on any machines by any launcher (srun, a
     /// Kubernetes Indexed Job, ssh): etcd://HOST:PORT[,HOST:PORT]/PREFIX, one PREFIX per run.
-    #[arg(help_heading = "Many clients", long, value_name = "URL")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Many clients",
+        long,
+        value_name = "URL"
+    )]
     pub rendezvous: Option<String>,
 
     /// Start the clients on these hosts over ssh (client i on host i mod the number of hosts; N
     /// defaults to the number of hosts); they meet at --rendezvous, and this machine gathers and
     /// merges their results into --output.
     #[arg(
+        hide_short_help = true,
         help_heading = "Many clients",
         long,
         value_name = "HOST[,HOST...]",
@@ -741,10 +752,10 @@ fn workload_help() -> String {
 
 #[derive(Debug, Args, Clone)]
 pub struct PhaseArgs {
-    #[arg(value_name = "WORKLOAD", default_value = "a", help = workload_help())]
+    #[arg(value_name = "WORKLOAD", default_value = "a", help = "a..f (YCSB core workloads), another built-in, a workload file (*.toml) or a YCSB property file", long_help = workload_help())]
     pub workload: String,
 
-    #[arg(help_heading = "Database", long, value_name = "URL", help = db_help())]
+    #[arg(help_heading = "Database", long, value_name = "URL", help = "Database URL, e.g. postgres://user@host/db (default: a temporary SQLite file)", long_help = db_help())]
     pub db: Option<String>,
 
     /// The database URL from the first line of FILE, so a password stays out of argv and shell
@@ -761,12 +772,7 @@ pub struct PhaseArgs {
     pub db_file: Option<PathBuf>,
 
     /// YCSB property file, applied after the workload (repeatable, in order).
-    #[arg(
-        hide_short_help = true,
-        help_heading = "Workload",
-        short = 'P',
-        value_name = "FILE"
-    )]
+    #[arg(help_heading = "Workload", short = 'P', value_name = "FILE")]
     pub property_files: Vec<PathBuf>,
 
     /// Property override KEY=VALUE, applied after all files (repeatable).
@@ -788,11 +794,12 @@ pub struct PhaseArgs {
     pub threads: Option<u32>,
 
     /// In-flight operations per thread; each behaves as one YCSB client thread.
-    #[arg(help_heading = "Load shape", long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
     pub concurrency: u32,
 
-    /// Open loop at this total rate in operations per second, 0.001 to 1e9 (default: property target; 0 = closed loop).
-    /// It paces the command's own phase: `load --target` the load in records per second (default:
+    /// Open loop at this total rate in operations per second (0 = closed loop).
+    ///
+    /// From 0.001 to 1e9 (default: property target). It paces the command's own phase: `load --target` the load in records per second (default:
     /// property loadtarget), `run --load --target` only the run.
     #[arg(help_heading = "Load shape", long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
@@ -804,7 +811,7 @@ pub struct PhaseArgs {
     /// mean over the window is the offered rate (a run bounded by --operations alone has no window
     /// to lay it over). With --arrival poisson the gaps are exponential around the profile's rate.
     /// `load --rate-profile` paces the load in records per second until its records are in.
-    #[arg(help_heading = "Load shape", long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
     pub rate_profile: Option<RateProfile>,
 
     /// Spacing of open-loop arrivals.
@@ -822,11 +829,16 @@ pub struct PhaseArgs {
     pub duration: Option<Duration>,
 
     /// Warm-up before measuring: the real mix on the same connections, not recorded.
-    #[arg(help_heading = "Duration", long, value_name = "DURATION", default_value = request::DEFAULT_WARMUP, value_parser = parse_duration)]
+    #[arg(hide_short_help = true, help_heading = "Duration", long, value_name = "DURATION", default_value = request::DEFAULT_WARMUP, value_parser = parse_duration)]
     pub warmup: Duration,
 
     /// Stop after this many measured operations (same as -p operationcount=N).
-    #[arg(help_heading = "Duration", long, value_name = "N")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Duration",
+        long,
+        value_name = "N"
+    )]
     pub operations: Option<u64>,
 
     /// Seed for all generators (default: random, recorded in the result).
@@ -838,15 +850,18 @@ pub struct PhaseArgs {
     )]
     pub seed: Option<u64>,
 
-    /// Write the result JSON here (atomically). Without it the result is kept in the state
+    /// Write the result JSON here (atomically).
+    ///
+    /// Without it the result is kept in the state
     /// directory ($SCALEBENCH_STATE_DIR, else $XDG_STATE_HOME/scalebench, else
     /// ~/.local/state/scalebench) under results/, and the run says where. Every output is checked
     /// before the run: writable, and neither another output nor a file the command reads.
     #[arg(help_heading = "Output", long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// Also write the run's HTML report here (what `scalebench report` draws from its result),
-    /// atomically.
+    /// Also write the run's HTML report here.
+    ///
+    /// What `scalebench report` draws from its result, written atomically.
     #[arg(help_heading = "Output", long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
@@ -919,11 +934,11 @@ pub struct PhaseArgs {
     /// the phase). Port 0 picks a free port, printed on stderr. Binds exactly ADDR (a name such as
     /// localhost is resolved; :PORT is every interface, as Prometheus' own flag): 127.0.0.1 unless
     /// the scraper runs elsewhere.
-    #[arg(help_heading = "Output", long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
+    #[arg(hide_short_help = true, help_heading = "Output", long, value_name = "ADDR:PORT", value_parser = parse_listen_address)]
     pub metrics_listen: Option<std::net::SocketAddr>,
 
     /// Create the table if it does not exist (before the first phase).
-    #[arg(help_heading = "Database", long)]
+    #[arg(hide_short_help = true, help_heading = "Database", long)]
     pub create_schema: bool,
 
     /// Drop the table before the first phase (with --create-schema: start from an empty table).
@@ -931,14 +946,19 @@ pub struct PhaseArgs {
     pub drop_schema: bool,
 
     /// No progress display.
-    #[arg(help_heading = "Output", long, short = 'q')]
+    #[arg(hide_short_help = true, help_heading = "Output", long, short = 'q')]
     pub quiet: bool,
 
     /// Run against the cluster of this deployment file (started with `scalebench cluster up`): its URL
     /// and binding options are the defaults; waits until it is idle before a run, flushes and compacts
     /// after a load, and records its space on disk in the result (after a load: as inserted and
     /// settled).
-    #[arg(help_heading = "Database", long, value_name = "FILE")]
+    #[arg(
+        hide_short_help = true,
+        help_heading = "Database",
+        long,
+        value_name = "FILE"
+    )]
     pub deployment: Option<PathBuf>,
 
     #[command(flatten)]
@@ -963,7 +983,7 @@ pub struct ConsistencyArgs {
     /// probe keys, on connections of their own, each read back at the --probe-delays and until
     /// seen (t-visibility, staleness window, k-staleness, read-your-writes, monotonic reads; the
     /// result's `consistency`, docs/consistency.md). Off by default.
-    #[arg(help_heading = "Consistency and faults", long, value_name = "RATE", value_parser = request::parse_probe_rate)]
+    #[arg(hide_short_help = true, help_heading = "Consistency and faults", long, value_name = "RATE", value_parser = request::parse_probe_rate)]
     pub consistency_probe: Option<f64>,
 
     /// With --consistency-probe: the delays after each write's acknowledgement at which a reader
@@ -991,7 +1011,7 @@ pub struct ConsistencyArgs {
     /// (SIGSTOP, then SIGCONT: Jepsen's pause nemesis) for `for` once every `every` [defaults:
     /// every=1s, for=200ms], e.g. pause:node2,every=2s,for=300ms. The pauses go on the result's
     /// timeline (`faults`). Repeatable.
-    #[arg(help_heading = "Consistency and faults", long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = scalebench_session::fault::FaultRequest::parse)]
+    #[arg(hide_short_help = true, help_heading = "Consistency and faults", long, value_name = "pause:NODE[,every=D][,for=D]", value_parser = scalebench_session::fault::FaultRequest::parse)]
     pub fault: Vec<scalebench_session::fault::FaultRequest>,
 }
 
@@ -1083,9 +1103,11 @@ pub struct MergeLogsArgs {
 /// How a result is summarised on standard output.
 #[derive(Debug, Args, Clone)]
 pub struct SummaryArgs {
-    /// Summary on standard output. `ycsb` prints YCSB's text of the last phase only, as YCSB prints
-    /// one phase per run; warnings go to standard error.
-    #[arg(hide_short_help = true, help_heading = "Output", long, value_enum, default_value_t = Format::Table)]
+    /// Summary on standard output.
+    ///
+    /// `ycsb` prints YCSB's text of the last phase only, as YCSB prints one phase per run; warnings
+    /// go to standard error.
+    #[arg(help_heading = "Output", long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also write the load phase's YCSB text to this file (atomically), for a run with a load phase.
     #[arg(

@@ -18,6 +18,13 @@ use crate::commands::run::{print_summary, run_command};
 use crate::commands::{cluster, elastic, experiment, report, saturate};
 
 pub fn main(argv: Vec<OsString>) -> ExitCode {
+    let argv = match crate::ycsb_flags::translate(argv) {
+        Ok(argv) => argv,
+        Err(line) => {
+            crate::note!("error: {line}");
+            return ExitCode::from(2);
+        }
+    };
     let mut cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -32,6 +39,10 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             };
         }
     };
+    if let Err(e) = scalebench_session::logging::init(cli.verbose, &argv) {
+        crate::note!("error: {e}");
+        return e.exit_code();
+    }
     if let Err(e) = database_url(&mut cli.command) {
         crate::note!("error: {}", within_a_line(&e.to_string()));
         return e.exit_code();
@@ -121,6 +132,10 @@ fn database_url(command: &mut Command) -> Result<(), SessionError> {
         phase.db_file.as_deref(),
         environment,
     )?;
+    // A URL read from a file is in no argv and no variable the log hides: its password is hidden too.
+    if let Some(url) = &phase.db {
+        scalebench_session::logging::hide_url_password(url);
+    }
     Ok(())
 }
 

@@ -8,3 +8,4 @@ pub mod cli;
 pub mod commands;
 pub mod output;
 pub mod thresholds;
+pub mod ycsb_flags;

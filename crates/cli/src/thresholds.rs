@@ -11,16 +11,18 @@ use scalebench_session::request;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ThresholdArgs {
-    /// Pass or fail on the run's figures (k6's thresholds): [OPERATION.]FIGURE<VALUE with FIGURE one
-    /// of p50, p90, p95, p99, p99.9, p99.99, max, mean (latency: us, ms, s; on an open loop from the
-    /// intended start), throughput (ops/s), errors (a count, or a share with %); <, <=, >, >=.
-    /// E.g. 'read.p99<10ms', 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several;
-    /// each is judged on every phase, and a broken one exits 4 (docs/thresholds.md).
+    /// Pass or fail on a figure, e.g. 'read.p99<10ms' (repeatable; a broken one exits 4).
+    ///
+    /// k6's thresholds: [OPERATION.]FIGURE<VALUE with FIGURE one of p50, p90, p95, p99, p99.9,
+    /// p99.99, max, mean (latency: us, ms, s; on an open loop from the intended start), throughput
+    /// (ops/s), errors (a count, or a share with %); <, <=, >, >=. E.g. 'read.p99<10ms',
+    /// 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several; each is judged on every
+    /// phase, and a broken one exits 4 (docs/thresholds.md).
     #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold)]
     pub thresholds: Vec<Threshold>,
     /// A service-level file (the format of `elastic --sla`): its [run] thresholds are judged as
     /// --threshold's.
-    #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level)]
+    #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level, hide_short_help = true)]
     pub service_level: Option<request::ServiceLevelFile>,
 }
 

@@ -5289,3 +5289,72 @@ fn two_experiments_on_one_results_database_run_each_run_once() {
         .unwrap();
     assert_eq!((rows, distinct, claims), (4, 4, 0));
 }
+
+/// Issue 63 item 7: YCSB's single-dash flags work as YCSB users type them, or are answered in one
+/// line with scalebench's flag (exit 2); `-h` fits a screen with what a first run needs.
+#[test]
+fn ycsb_single_dash_flags_and_a_short_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        "--db",
+        "null://",
+        "-threads",
+        "2",
+        "-target",
+        "200",
+        "-s",
+        "-t",
+        "--operations",
+        "20",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = json(&out);
+    let p = &r["parameters"];
+    assert_eq!(p["threads"], 2, "{p}");
+    assert_eq!(p["target_ops_s"], 200.0, "{p}");
+    for (args, says) in [
+        (vec!["run", "-db", "site.ycsb.db.JdbcDBClient"], "--db"),
+        (vec!["run", "-load", "--db", "null://"], "scalebench load"),
+        (vec!["load", "-t", "--db", "null://"], "scalebench run"),
+    ] {
+        let o = scalebench(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let e = stderr(&o);
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains(says), "{e}");
+    }
+    let short = scalebench(&["run", "-h"]);
+    let text = String::from_utf8_lossy(&short.stdout);
+    assert!(
+        text.lines().count() <= 40,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    for flag in [
+        "-P <FILE>",
+        "-p <KEY=VALUE>",
+        "--db",
+        "--threads",
+        "--target",
+        "--duration",
+        "-o,",
+        "--format",
+        "--report",
+    ] {
+        assert!(text.contains(flag), "-h lacks {flag}:\n{text}");
+    }
+    let long = scalebench(&["run", "--help"]);
+    let all = String::from_utf8_lossy(&long.stdout);
+    for flag in [
+        "--hdr-log",
+        "--rate-profile",
+        "--consistency-probe",
+        "--warmup",
+    ] {
+        assert!(all.contains(flag), "--help lacks {flag}");
+    }
+}

@@ -98,6 +98,45 @@ fn postgres_through_the_cli_never_shows_the_password() {
     assert_eq!(r["phases"][0]["totals"]["records"], 500);
     assert_eq!(r["phases"][1]["totals"]["ok"], 2000);
     assert_eq!(r["phases"][1]["totals"]["failed"], 0);
+
+    // Issue 63 item 8: the driver's debug log (tokio-postgres logs through `log`, bridged) on
+    // stderr, the password in neither the URL's form nor PGPASSWORD's.
+    let logged = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "run",
+            "--db",
+            &url,
+            "-p",
+            "recordcount=500",
+            "--operations",
+            "50",
+            "-q",
+        ])
+        .args(["-o", out.to_str().unwrap()])
+        .env("RUST_LOG", "debug")
+        .env("PGPASSWORD", password)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&logged.stderr);
+    assert!(logged.status.success(), "{log}");
+    assert!(
+        log.contains("DEBUG") && log.contains("tokio_postgres"),
+        "{log}"
+    );
+    assert!(!log.contains(password), "password in the log");
+    // Off by default: the same run without RUST_LOG or -v logs nothing.
+    let quiet = run(&[
+        "run",
+        "--db",
+        &url,
+        "-p",
+        "recordcount=500",
+        "--operations",
+        "50",
+        "-q",
+    ]);
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("DEBUG"));
 }
 
 /// A PostgreSQL primary with a synchronous replica, driven from the command line: `cluster up`,

@@ -6,6 +6,7 @@
 
 pub mod account;
 pub mod cassandra;
+#[cfg(feature = "cassandra")]
 mod cassandra_cql;
 pub mod cluster;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod mongodb;
 pub mod nodetool;
 pub mod postgres;
 pub mod process;
+#[cfg(feature = "redis")]
 pub mod redis;
 pub mod space;
 pub mod spec;

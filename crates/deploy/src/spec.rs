@@ -47,6 +47,21 @@ pub enum Database {
 }
 
 impl Database {
+    /// Whether this build can deploy the database: Cassandra's and Redis Cluster's probes need
+    /// their drivers, which the embedded build (README command 1) leaves out.
+    pub fn built(self) -> Result<(), String> {
+        let needs = match self {
+            Database::Cassandra if !cfg!(feature = "cassandra") => "Cassandra",
+            Database::RedisCluster if !cfg!(feature = "redis") => "Redis",
+            _ => return Ok(()),
+        };
+        Err(format!(
+            "a {} cluster needs the {needs} driver, which this build leaves out (--features \
+             embedded): use the full build (README command 2)",
+            self.name()
+        ))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Database::Cassandra => "cassandra",
@@ -396,6 +411,7 @@ impl Deployment {
     }
 
     fn check(&self) -> Result<(), String> {
+        self.database.built()?;
         if self.name.is_empty()
             || !self
                 .name

@@ -4,14 +4,27 @@
 //! section 2: one synchronous start, per-client insert ranges, results merged correctly).
 //!
 //! Launchers: [`local`] runs N client processes on this machine; [`etcd`] is the rendezvous of
-//! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]).
+//! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]),
+//! in builds with the `etcd` feature.
 
 pub mod client;
 pub mod client_process;
+// The etcd client is a feature (on in the full build, off in `--features embedded`); without it
+// every rendezvous is refused with one line naming the build that has it.
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(not(feature = "etcd"))]
+#[path = "without_etcd/etcd.rs"]
 pub mod etcd;
 pub mod kubernetes;
 pub mod local;
+pub mod order;
 pub mod outcome;
+pub mod rendezvous_url;
+#[cfg(feature = "etcd")]
+pub mod series;
+#[cfg(not(feature = "etcd"))]
+#[path = "without_etcd/series.rs"]
 pub mod series;
 pub mod share;
 pub mod srun;

@@ -13,32 +13,17 @@
 use std::time::{Duration, Instant};
 
 use etcd_client::{Compare, CompareOp, Txn, TxnOp};
-use serde::{Deserialize, Serialize};
 
 use scalebench_session::error::SessionError;
 
 use crate::etcd::{bounded, connect_checked, RendezvousUrl};
 
-/// An order of the series: run `offered` (a rate, or threads per client), or end.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    Run { offered: f64 },
-    End { why: String },
-}
+pub use crate::order::Order;
 
 /// No order is longer than this.
 const MAX_ORDER: usize = 4096;
 
 impl RendezvousUrl {
-    /// Where run `k` of a series meets.
-    pub fn series_run(&self, k: u32) -> RendezvousUrl {
-        RendezvousUrl {
-            endpoints: self.endpoints.clone(),
-            prefix: format!("{}/run-{k}", self.prefix),
-        }
-    }
-
     fn order_key(&self, k: u32) -> String {
         format!("{}/series/{k}", self.prefix)
     }

@@ -8,6 +8,7 @@
 //! 127.0.0.1 with ports of their own.
 
 mod bucardo;
+#[cfg(feature = "cassandra")]
 mod cassandra;
 mod down;
 mod engine;
@@ -20,6 +21,7 @@ mod mongo_java_server;
 mod operation;
 mod patroni;
 mod postgres;
+#[cfg(feature = "redis")]
 mod redis;
 
 use std::collections::BTreeMap;
@@ -46,9 +48,14 @@ use scalebench_measure::Space;
 /// the file lists what was taken.
 const HELD_BY_SERVERS: &str = "held-by-servers";
 
-fn engine(db: Database) -> Box<dyn Engine> {
-    match db {
+/// A database whose probes this build leaves out (`--features embedded`) has no engine: its
+/// deployment is refused when read ([`Database::built`]), and a cluster of it when opened.
+fn engine(db: Database) -> Result<Box<dyn Engine>, DeployError> {
+    db.built().map_err(DeployError::BadInput)?;
+    Ok(match db {
+        #[cfg(feature = "cassandra")]
         Database::Cassandra => Box::new(cassandra::Cassandra),
+        #[cfg(feature = "redis")]
         Database::RedisCluster => Box::new(redis::RedisCluster),
         Database::Postgres => Box::new(postgres::Postgres),
         Database::PostgresBucardo => Box::new(bucardo::Bucardo),
@@ -58,7 +65,11 @@ fn engine(db: Database) -> Box<dyn Engine> {
         Database::Hbase => Box::new(hbase::Hbase),
         Database::MongoJavaServer => Box::new(mongo_java_server::MongoJavaServer),
         Database::External => Box::new(external::External),
-    }
+        #[cfg(not(all(feature = "cassandra", feature = "redis")))]
+        Database::Cassandra | Database::RedisCluster => {
+            return Err(DeployError::BadInput(format!("{} is not built", db.name())))
+        }
+    })
 }
 
 /// How a node looks to `status`.
@@ -166,7 +177,7 @@ impl Cluster {
         std::fs::write(&marker, "a scalebench cluster directory\n")
             .map_err(|e| DeployError::io(&marker, e))?;
         let dir = std::fs::canonicalize(&dir).map_err(|e| DeployError::io(&dir, e))?;
-        let engine = engine(deployment.database);
+        let engine = engine(deployment.database)?;
         let mut cluster = Cluster {
             state: ClusterState {
                 deployment_file: std::fs::canonicalize(deployment_file)
@@ -211,7 +222,8 @@ impl Cluster {
     /// The ids `up` gives the nodes of `deployment` (node1, node2, ... in the order its engine
     /// starts them, support processes such as HBase's ZooKeeper included).
     pub fn node_ids_at_up(deployment: &Deployment) -> Vec<String> {
-        let n = engine(deployment.database).nodes_at_up(deployment);
+        // A deployment this build cannot run was refused when read (Database::built).
+        let n = engine(deployment.database).map_or(0, |e| e.nodes_at_up(deployment));
         (1..=n).map(|k| format!("node{k}")).collect()
     }
 
@@ -291,7 +303,7 @@ impl Cluster {
             .map_err(|e| DeployError::Failed(format!("{}: {e}", file.display())))?;
         let mut state: ClusterState = serde_json::from_str(&text)
             .map_err(|e| DeployError::Failed(format!("{}: {e}", file.display())))?;
-        let engine = engine(state.deployment.database);
+        let engine = engine(state.deployment.database)?;
         state.server_account = engine.account();
         Ok(Cluster {
             engine,
@@ -608,7 +620,7 @@ impl Cluster {
 
     /// The operations a cluster of `deployment` will have, before it is up (an experiment's check).
     pub fn operations_of(deployment: &Deployment) -> Vec<Operation> {
-        engine(deployment.database).operations(deployment)
+        engine(deployment.database).map_or_else(|_| Vec::new(), |e| e.operations(deployment))
     }
 
     /// Refuses, as bad input, an operation this cluster does not have, or one on a node that is
