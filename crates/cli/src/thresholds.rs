@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use scalebench_measure::result::RunResult;
-use scalebench_measure::thresholds::{Threshold, ThresholdReport};
+use scalebench_measure::thresholds::Threshold;
 use scalebench_session::request;
 
 #[derive(Debug, Args, Clone, Default)]
@@ -46,7 +46,11 @@ impl ThresholdArgs {
     pub fn judge(&self, result: &mut RunResult) {
         let all = self.all();
         if !all.is_empty() {
-            result.thresholds = Some(ThresholdReport::of(&all, self.file(), &result.phases));
+            result.thresholds = Some(scalebench_measure::thresholds::report(
+                &all,
+                self.file(),
+                &result.phases,
+            ));
         }
     }
 }

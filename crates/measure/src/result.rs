@@ -36,7 +36,7 @@ pub struct RunResult {
     pub distributed: Option<DistributedRun>,
     /// `--threshold` and `--sla FILE`'s `[run]` thresholds, each judged on every phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thresholds: Option<crate::thresholds::ThresholdReport>,
+    pub thresholds: Option<crate::thresholds::verdict::ThresholdReport>,
 }
 
 /// Client `index` of `clients`.

@@ -19,10 +19,9 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
 use crate::histogram::{decode_histogram, LatencyHistogram, LatencySummary};
 use crate::result::{OpResult, PhaseResult};
+pub use verdict::{ThresholdReport, Verdict};
 
 /// The operations a threshold may name, as the result names them.
 const OPERATIONS: [&str; 7] = [
@@ -193,75 +192,16 @@ fn bound_of(figure: Figure, value: &str) -> Result<(Figure, f64), String> {
     }
 }
 
-/// One threshold judged on one phase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    pub threshold: String,
-    /// `load` or `run`.
-    pub phase: String,
-    /// Absent when the phase did not measure it.
-    pub measured: Option<f64>,
-    /// `measured`'s unit: `us`, `ops/s`, `%` or empty (a count).
-    pub unit: String,
-    pub met: bool,
-    /// Why it was not met or not judged, in words.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-/// What a command's thresholds found: kept in the result, drawn on its page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ThresholdReport {
-    /// The service-level file the thresholds came from, if any (besides `--threshold`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    pub verdicts: Vec<Verdict>,
-}
-
-impl ThresholdReport {
-    pub fn of(thresholds: &[Threshold], file: Option<String>, phases: &[PhaseResult]) -> Self {
-        ThresholdReport {
-            file,
-            verdicts: judge(thresholds, phases),
-        }
+/// The report of `thresholds` judged on `phases`, naming the service-level file they came from.
+pub fn report(
+    thresholds: &[Threshold],
+    file: Option<String>,
+    phases: &[PhaseResult],
+) -> ThresholdReport {
+    ThresholdReport {
+        file,
+        verdicts: judge(thresholds, phases),
     }
-
-    /// The verdicts not met.
-    pub fn broken(&self) -> impl Iterator<Item = &Verdict> {
-        self.verdicts.iter().filter(|v| !v.met)
-    }
-}
-
-impl Verdict {
-    /// One line: the threshold, the phase, what was measured and whether it held.
-    pub fn line(&self) -> String {
-        let measured = match (self.measured, &self.note) {
-            (Some(v), _) if self.unit == "us" => format!("measured {} ms", trim(v / 1e3)),
-            (Some(v), _) => format!("measured {} {}", trim(v), self.unit),
-            (None, Some(why)) => why.clone(),
-            (None, None) => "not measured".into(),
-        };
-        let verdict = if self.met { "met" } else { "BROKEN" };
-        format!(
-            "{verdict}: {} ({}: {})",
-            self.threshold,
-            self.phase,
-            measured.trim_end()
-        )
-    }
-}
-
-/// A figure with three significant digits after its leading zeros (at most 6 decimals), trimmed.
-fn trim(v: f64) -> String {
-    let decimals = if v > 0.0 && v < 1.0 {
-        (2.0 - v.log10().floor()).min(6.0) as usize
-    } else {
-        3
-    };
-    format!("{v:.decimals$}")
-        .trim_end_matches('0')
-        .trim_end_matches('.')
-        .to_string()
 }
 
 /// Every threshold judged on every phase of `phases`.
@@ -338,6 +278,8 @@ fn headline_latency(ops: &[(&String, &OpResult)]) -> Result<LatencyHistogram, St
         .filter(|h| !h.is_empty())
         .ok_or_else(|| "no successful operation to take a latency from".into())
 }
+
+pub mod verdict;
 
 #[cfg(test)]
 mod tests;

@@ -20,19 +20,6 @@ const DEFAULT_PORT: u16 = 5432;
 /// file's `localhost` lines, as libpq's does through its own default directory.
 const DEFAULT_SOCKET_DIRS: [&str; 3] = ["/var/run/postgresql", "/run/postgresql", "/tmp"];
 
-impl super::Replica {
-    /// A server to connect to, what its URL leaves out taken from libpq's environment variables
-    /// and password file.
-    pub(super) fn new(address: String, mut config: Config) -> Self {
-        let password_note = complete(&mut config);
-        super::Replica {
-            address,
-            config,
-            password_note,
-        }
-    }
-}
-
 /// Fills `config` from the process environment and the password file. Returns a note for a
 /// connection error when a password file was ignored (its mode), since the server's "password
 /// missing" alone would not say why.

@@ -119,6 +119,19 @@ struct Replica {
     password_note: Option<String>,
 }
 
+impl Replica {
+    /// A server to connect to, what its URL leaves out taken from libpq's environment variables
+    /// and password file.
+    fn new(address: String, mut config: tokio_postgres::Config) -> Self {
+        let password_note = credentials::complete(&mut config);
+        Replica {
+            address,
+            config,
+            password_note,
+        }
+    }
+}
+
 impl PostgresFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();

@@ -144,7 +144,7 @@ fn a_figure_not_measured_breaks_its_threshold() {
         "{}",
         v.line()
     );
-    let report = ThresholdReport::of(
+    let report = crate::thresholds::report(
         &["p99<2s".parse().unwrap(), "scan.p99<1s".parse().unwrap()],
         None,
         std::slice::from_ref(&closed),

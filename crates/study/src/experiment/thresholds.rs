@@ -3,7 +3,7 @@
 //! figures before it is recorded, so the verdicts are in the results database with the run.
 
 use scalebench_measure::result::RunResult;
-use scalebench_measure::thresholds::{Threshold, ThresholdReport};
+use scalebench_measure::thresholds::Threshold;
 
 /// The thresholds every run of an experiment is judged against, and the file some came from.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +28,8 @@ impl CellThresholds {
             return false;
         }
         let measured = &r.phases[r.phases.len() - 1..];
-        let report = ThresholdReport::of(&self.thresholds, self.file.clone(), measured);
+        let report =
+            scalebench_measure::thresholds::report(&self.thresholds, self.file.clone(), measured);
         let broken = report.broken().count() > 0;
         r.thresholds = Some(report);
         broken
