@@ -18,11 +18,11 @@ pub struct ThresholdArgs {
     /// (ops/s), errors (a count, or a share with %); <, <=, >, >=. E.g. 'read.p99<10ms',
     /// 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several; each is judged on every
     /// phase, and a broken one exits 4 (docs/thresholds.md).
-    #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold)]
+    #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold, help_heading = "Output")]
     pub thresholds: Vec<Threshold>,
     /// A service-level file (the format of `elastic --sla`): its [run] thresholds are judged as
     /// --threshold's.
-    #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level, hide_short_help = true)]
+    #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level, hide_short_help = true, help_heading = "Output")]
     pub service_level: Option<request::ServiceLevelFile>,
 }
 

@@ -19,7 +19,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "etcd",
     schemes: &["etcd"],
     summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
-    url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379; TLS: etcd://h:2379?cacert=ca.pem (also cert=, key=, tls)",
+    url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379 (TLS: ?cacert=ca.pem)",
     options: Options::SET,
     table_sql: None,
     stores_data: true,

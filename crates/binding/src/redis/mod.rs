@@ -24,7 +24,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "redis",
     schemes: &["redis", "redis+cluster", "rediss", "rediss+cluster"],
     summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
-    url_example: "redis://127.0.0.1:6379 or redis+cluster://127.0.0.1:7000; TLS: rediss://host:6380/?cacert=ca.pem (also cert=, key=, insecure), rediss+cluster://",
+    url_example: "redis://127.0.0.1:6379, redis+cluster://127.0.0.1:7000 or rediss://h:6380 (TLS)",
     options: Options::SET,
     table_sql: None,
     stores_data: true,
