@@ -101,3 +101,23 @@ pub fn open_error<F: scalebench_binding::BindingFactory>(
         Err(e) => e,
     }
 }
+
+/// Opening `url`, whose CA did not sign the server's certificate, fails as a refused connection
+/// does, in one line naming the check and its cause, and never with `password` in it.
+pub fn assert_refuses_another_ca<F: scalebench_binding::BindingFactory>(
+    open: impl Fn(&scalebench_binding::BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    password: Option<&str>,
+) {
+    let e = open_error(open, url);
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert_names_certificate_verification(&e);
+    assert!(e.contains("UnknownIssuer"), "{e}");
+    if let Some(p) = password {
+        assert!(!e.contains(p), "password leaked: {e}");
+    }
+}
