@@ -23,6 +23,7 @@ pub const PROJECT: MavenProject = MavenProject {
 };
 
 const LOG4J: &str = include_str!("../../../deployments/hbase/log4j.properties");
+const METRICS2: &str = include_str!("../../../deployments/hbase/hadoop-metrics2-hbase.properties");
 
 /// The module openings HBase needs on JDK 17 (without them it logs warnings and leaves its Unsafe
 /// fast paths).
@@ -141,11 +142,16 @@ fn xml_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// Writes `conf/` (hbase-site.xml, log4j.properties) under `dir`, readable by `account`.
+/// Writes `conf/` (hbase-site.xml, log4j.properties, hadoop-metrics2-hbase.properties) under
+/// `dir`, readable by `account`.
 pub fn write_conf(dir: &Path, site: &str, account: &Account) -> Result<PathBuf, DeployError> {
     let conf = dir.join("conf");
     std::fs::create_dir_all(&conf).map_err(|e| DeployError::io(&conf, e))?;
-    for (name, text) in [("hbase-site.xml", site), ("log4j.properties", LOG4J)] {
+    for (name, text) in [
+        ("hbase-site.xml", site),
+        ("log4j.properties", LOG4J),
+        ("hadoop-metrics2-hbase.properties", METRICS2),
+    ] {
         let file = conf.join(name);
         std::fs::write(&file, text).map_err(|e| DeployError::io(&file, e))?;
     }
