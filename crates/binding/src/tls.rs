@@ -138,6 +138,28 @@ fn pem_error(e: rustls::pki_types::pem::Error) -> String {
     }
 }
 
+/// `url` without the query parameters `names` (its driver would refuse what it does not know), and
+/// those parameters as given, each under its name with `_` written `-` (MySQL's client takes both).
+pub fn take_parameters(
+    url: &url::Url,
+    names: &[&str],
+) -> (url::Url, std::collections::HashMap<String, String>) {
+    let mut rest = url.clone();
+    rest.query_pairs_mut().clear();
+    let mut given = std::collections::HashMap::new();
+    for (k, v) in url.query_pairs() {
+        if names.contains(&k.as_ref()) {
+            given.insert(k.replace('_', "-"), v.into_owned());
+        } else {
+            rest.query_pairs_mut().append_pair(&k, &v);
+        }
+    }
+    if rest.query() == Some("") {
+        rest.set_query(None);
+    }
+    (rest, given)
+}
+
 /// A driver's message made to name the check that failed: rustls says "invalid peer certificate:
 /// UnknownIssuer", a user wants to read that the certificate verification refused the server.
 pub fn explain(message: &str) -> String {

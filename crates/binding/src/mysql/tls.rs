@@ -41,19 +41,7 @@ impl MysqlTls {
     pub fn from_url(url: &url::Url, describe: &str) -> Result<(url::Url, MysqlTls), BindingError> {
         let bad =
             |why: String| BindingError::Config(format!("invalid database URL '{describe}': {why}"));
-        let mut rest = url.clone();
-        rest.query_pairs_mut().clear();
-        let mut given = std::collections::HashMap::new();
-        for (k, v) in url.query_pairs() {
-            if PARAMETERS.contains(&k.as_ref()) {
-                given.insert(k.replace('_', "-"), v.into_owned());
-            } else {
-                rest.query_pairs_mut().append_pair(&k, &v);
-            }
-        }
-        if rest.query() == Some("") {
-            rest.set_query(None);
-        }
+        let (rest, given) = crate::tls::take_parameters(url, &PARAMETERS);
         let file = |k: &str| given.get(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         let ca = file("ssl-ca");
         let mode = match given.get("ssl-mode").map(|m| m.to_ascii_uppercase()).as_deref() {

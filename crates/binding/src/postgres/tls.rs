@@ -40,19 +40,7 @@ impl PgTls {
     pub fn from_url(url: &url::Url, describe: &str) -> Result<(url::Url, PgTls), BindingError> {
         let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
         let home = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".postgresql"));
-        let mut given = std::collections::HashMap::new();
-        let mut rest = url.clone();
-        rest.query_pairs_mut().clear();
-        for (k, v) in url.query_pairs() {
-            if PARAMETERS.contains(&k.as_ref()) {
-                given.insert(k.into_owned(), v.into_owned());
-            } else {
-                rest.query_pairs_mut().append_pair(&k, &v);
-            }
-        }
-        if rest.query() == Some("") {
-            rest.set_query(None);
-        }
+        let (rest, given) = crate::tls::take_parameters(url, &PARAMETERS);
         let take = |k: &str, var: &str| {
             let given = given.get(k).filter(|v| !v.is_empty()).cloned();
             given.or_else(|| env(var))

@@ -27,19 +27,7 @@ impl RedisTls {
     /// URL is refused: it would otherwise be silently plain text.
     pub fn from_url(url: &url::Url, describe: &str) -> Result<(url::Url, RedisTls), BindingError> {
         let bad = |why: String| BindingError::Config(format!("invalid database URL '{describe}': {why}"));
-        let mut rest = url.clone();
-        rest.query_pairs_mut().clear();
-        let mut given = std::collections::HashMap::new();
-        for (k, v) in url.query_pairs() {
-            if PARAMETERS.contains(&k.as_ref()) {
-                given.insert(k.into_owned(), v.into_owned());
-            } else {
-                rest.query_pairs_mut().append_pair(&k, &v);
-            }
-        }
-        if rest.query() == Some("") {
-            rest.set_query(None);
-        }
+        let (rest, given) = crate::tls::take_parameters(url, &PARAMETERS);
         let tls = url.scheme().starts_with("rediss");
         if !tls {
             if let Some(k) = PARAMETERS.iter().find(|k| given.contains_key(**k)) {
