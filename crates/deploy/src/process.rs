@@ -395,7 +395,7 @@ fn proc_stat(pid: u32) -> Option<(char, u64)> {
 }
 
 /// All processes below `root` in the process tree, from /proc.
-fn descendants(root: i32) -> Vec<i32> {
+pub fn descendants(root: i32) -> Vec<i32> {
     let mut parent_of = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for e in entries.flatten() {

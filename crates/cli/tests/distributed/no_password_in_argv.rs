@@ -5,33 +5,11 @@ use super::*;
 
 /// Every process descended from `root` now: pid and its command line (NULs as spaces).
 fn descendants(root: u32) -> Vec<(u32, String)> {
-    let mut parent_of: Vec<(u32, u32)> = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-        let after = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
-        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
-            parent_of.push((pid, ppid));
-        }
-    }
-    let mut found = vec![root];
-    let mut i = 0;
-    while i < found.len() {
-        let p = found[i];
-        found.extend(parent_of.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
-        i += 1;
-    }
-    found
+    scalebench_deploy::process::descendants(root as i32)
         .into_iter()
-        .skip(1)
         .filter_map(|pid| {
             let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-            Some((pid, String::from_utf8_lossy(&raw).replace('\0', " ")))
+            Some((pid as u32, String::from_utf8_lossy(&raw).replace('\0', " ")))
         })
         .collect()
 }
