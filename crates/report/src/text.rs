@@ -72,6 +72,21 @@ pub fn experiments_table(experiments: &[(String, [u64; 4])]) -> String {
     )
 }
 
+/// A cell's rate as `results show` prints it: mean, 95% interval, deviation (one repetition has no
+/// spread: "n/a", not 0, the export's null), and the repetitions counted.
+fn rate_columns(rate: Option<&scalebench_stats::Summary>) -> (String, String, String, usize) {
+    let Some(s) = rate else {
+        return ("-".into(), "-".into(), "-".into(), 0);
+    };
+    let spread = |v: Option<f64>| v.map_or("n/a".into(), |v| format!("{v:.1}"));
+    (
+        format!("{:.1}", s.mean),
+        spread(s.ci95),
+        spread((s.n > 1).then_some(s.sd)),
+        s.n,
+    )
+}
+
 /// An experiment's cells as `results show` prints them: a line per cell with its rate (mean, 95% CI,
 /// deviation), failed operations, the probe's stale reads, each operation's p99, and notes.
 pub fn cells_table(rows: &[CellRow<'_>]) -> String {
@@ -104,22 +119,7 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
     );
     for row in rows {
         let c = row.stats;
-        let (mean, ci, sd, n) =
-            c.throughput
-                .as_ref()
-                .map_or(("-".into(), "-".into(), "-".into(), 0), |s| {
-                    (
-                        format!("{:.1}", s.mean),
-                        // One repetition has no spread: not 0 (the export's null).
-                        s.ci95.map_or("n/a".into(), |c| format!("{c:.1}")),
-                        if s.n > 1 {
-                            format!("{:.1}", s.sd)
-                        } else {
-                            "n/a".into()
-                        },
-                        s.n,
-                    )
-                });
+        let (mean, ci, sd, n) = rate_columns(c.throughput.as_ref());
         let p99: Vec<String> = c
             .latency
             .iter()
