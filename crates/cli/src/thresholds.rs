@@ -17,7 +17,8 @@ pub struct ThresholdArgs {
     /// p99.99, max, mean (latency: us, ms, s; on an open loop from the intended start), throughput
     /// (ops/s), errors (a count, or a share with %); <, <=, >, >=. E.g. 'read.p99<10ms',
     /// 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several; each is judged on every
-    /// phase, and a broken one exits 4 (docs/thresholds.md).
+    /// phase (in an experiment, on each run's measured phase), and a broken one exits 4
+    /// (docs/thresholds.md).
     #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold, help_heading = "Output")]
     pub thresholds: Vec<Threshold>,
     /// A service-level file (the format of `elastic --sla`): its [run] thresholds are judged as
