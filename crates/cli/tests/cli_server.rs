@@ -642,30 +642,46 @@ threads = [1, 2]
         .unwrap();
     assert_eq!(rows, 300 + inserted);
 
-    // A single run on the same data: its default range (from recordcount) was used above.
+    // A single run on the same data: its default range (from recordcount) was used above, and the
+    // experiment's load and runs are recorded in the state directory, so the run continues after
+    // them (issue 63, item 3).
     let url = server.url();
-    let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "INSERT",
-            "--db",
-            &url,
-            "-p",
-            "recordcount=300",
-            "--operations",
-            "50",
-            "--no-monitor",
-            "-q",
-        ];
-        args.extend_from_slice(extra);
-        Command::new(env!("CARGO_BIN_EXE_scalebench"))
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap()
+    let elsewhere = dir.path().join("state");
+    // `state`: the state directory the experiment recorded its load in (None), or another.
+    let run = |extra: &[&str], state: Option<&std::path::Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_scalebench"));
+        command
+            .args(["run", "INSERT", "--db", &url, "-p", "recordcount=300"])
+            .args([
+                "--operations",
+                "50",
+                "--no-monitor",
+                "-q",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .stdin(Stdio::null());
+        if let Some(dir) = state {
+            command.env("SCALEBENCH_STATE_DIR", dir);
+        }
+        let o = command.output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_default();
+        (v["phases"][0].clone(), err, o.status.code())
     };
-    let reused = run(&[]);
-    let err = String::from_utf8_lossy(&reused.stderr);
+    let (phase, err, code) = run(&[], None);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("already exists"), "{err}");
+    assert_eq!(phase["totals"]["failed"], 0, "{err}");
+    let from = phase["insert_keys"]["start"].as_u64().unwrap();
+    assert!(
+        from >= 300 + inserted,
+        "{from}: after the experiment's {inserted} inserts"
+    );
+    // Without the record (another state directory), the run collides with the experiment's keys
+    // and says so.
+    let (_, err, _) = run(&[], Some(&elsewhere));
     assert!(
         err.contains("already exists") && err.contains("transactioninsertstart"),
         "{err}"
@@ -675,14 +691,9 @@ threads = [1, 2]
         "{err}"
     );
     let start = format!("transactioninsertstart={}", 300 + inserted + 1000);
-    let fresh = run(&["-p", &start, "--format", "json"]);
-    let err = String::from_utf8_lossy(&fresh.stderr);
-    assert!(
-        fresh.status.success() && !err.contains("already exists"),
-        "{err}"
-    );
-    let v: serde_json::Value = serde_json::from_slice(&fresh.stdout).unwrap();
-    let phase = &v["phases"][0];
+    let (phase, err, code) = run(&["-p", &start], Some(&elsewhere));
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("already exists"), "{err}");
     assert_eq!(phase["totals"]["failed"], 0, "{err}");
     assert_eq!(phase["insert_keys"]["start"], 300 + inserted + 1000);
     assert_eq!(phase["insert_keys"]["end"], 300 + inserted + 1000 + 50);

@@ -9,6 +9,9 @@ use std::process::{Command, Output, Stdio};
 mod common;
 use common::*;
 
+#[path = "outputs/known_load.rs"]
+mod known_load;
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }

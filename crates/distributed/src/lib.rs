@@ -71,9 +71,12 @@ macro_rules! launcher {
                 request: &RunRequest,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                with_deployment_steps(request, phase, self.clients, $acts_here, |r| {
-                    $start(self, r, phase)
-                })
+                let outcome =
+                    with_deployment_steps(request, phase, self.clients, $acts_here, |r| {
+                        $start(self, r, phase)
+                    })?;
+                scalebench_session::known_load::remember(request, &[phase], &outcome.merged);
+                Ok(outcome)
             }
             fn for_run(&self, name: &str) -> Box<dyn Launcher + Send + Sync> {
                 Box::new($for_run(self, name))

@@ -275,6 +275,20 @@ fn render_notes(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         "mean key {:.1} bytes, record {:.1} bytes in {} fields",
         phase.data.mean_key_bytes, phase.data.mean_record_bytes, phase.data.field_count
     );
+    if let Some(n) = phase.data.records_at_start {
+        let inserts = phase
+            .insert_keys
+            .filter(|k| k.end > k.start)
+            .map(|k| {
+                format!(
+                    "; its inserts took key numbers {} to {}",
+                    k.start,
+                    k.end - 1
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(out, "records at the start: {n}{inserts}");
+    }
 }
 
 /// What the phase found: request sets, what bounded it, space on disk.

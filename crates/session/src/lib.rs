@@ -45,6 +45,7 @@ pub mod error;
 pub mod fault;
 pub mod files;
 pub mod interrupt;
+pub mod known_load;
 pub mod logging;
 pub mod metrics;
 pub mod outputs;

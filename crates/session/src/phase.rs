@@ -102,6 +102,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     let mut interrupted = false;
     let mut after_phase_failed = None;
     let phases_first = phases[0];
+    let all_phases = phases.clone();
     for phase in phases {
         if let Some(c) = &settings.cluster {
             before_phase(c, phase, args.quiet)?;
@@ -206,6 +207,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         results,
         definition,
     );
+    crate::known_load::remember(args, &all_phases, &result);
     Ok(ExecutedPhases {
         result,
         percentiles: settings.percentiles.clone(),

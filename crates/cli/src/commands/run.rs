@@ -9,6 +9,7 @@ use scalebench_distributed as distributed;
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 use scalebench_session::error::SessionError;
+use scalebench_session::known_load;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Launch, RunRequest};
 
@@ -36,12 +37,18 @@ pub fn run_command(
         .as_ref()
         .and_then(|p| p.history.clone());
     let files = phase_files(args).output("--history", history.as_deref());
+    // A rendezvous client's machine has its own state directory: the clients must agree.
+    let known_load = if clients.rendezvous.is_none() || !clients.ssh.is_empty() {
+        known_load::before_run(&mut request, phases)?
+    } else {
+        None
+    };
     if distributed {
         // Processes on this machine hear the probe's writer through their launcher.
         request.launcher_here = clients.rendezvous.is_none();
         request.check(Launch::Clients, phases)?;
         files.check()?;
-        return run_clients(request, args, (clients, thresholds), phases);
+        return run_clients(request, args, (clients, thresholds), phases, known_load);
     }
     // Without -o the result is kept in the state directory: checked as -o is.
     files.kept_results(args.output.is_none())?.check()?;
@@ -57,6 +64,9 @@ pub fn run_command(
         mut unwritten,
         ..
     } = executed;
+    if let Some(k) = &known_load {
+        k.apply(&mut result);
+    }
     thresholds.judge(&mut result);
     if args.output.is_some() {
         keep_result(&result, args.output.as_deref(), phases)?;
@@ -175,6 +185,7 @@ fn run_clients(
     args: &PhaseArgs,
     (clients, thresholds): (&ClientsArgs, &ThresholdArgs),
     phases: &[Phase],
+    known_load: Option<known_load::RunOnKnownLoad>,
 ) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::etcd;
     let [phase] = phases else {
@@ -219,6 +230,9 @@ fn run_clients(
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
     let mut outcome = launcher.launch(&request, *phase)?;
+    if let Some(k) = &known_load {
+        k.apply(&mut outcome.merged);
+    }
     thresholds.judge(&mut outcome.merged);
     finish_distributed(
         (
