@@ -55,6 +55,10 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let mut request = order.request;
+    // The URL came on stdin, not in argv: its password is hidden from this client's log lines too.
+    if let Some(db) = &request.db {
+        scalebench_session::logging::hide_url_password(db);
+    }
     let index = request.client.map_or(0, |c| c.index);
     let gate = (order.watched && request.request_set.is_some()).then(SetGate::default);
     let probe = request.consistency_probe.is_some() && request.launcher_here;

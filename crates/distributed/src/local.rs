@@ -446,6 +446,10 @@ fn spawn_child(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     die_with_parent(&mut command);
+    // `-v` is the launcher's: its clients log as it does.
+    if let Some(filter) = scalebench_session::logging::directives() {
+        command.env("RUST_LOG", filter);
+    }
     if let Some(&cpu) = launch.cpus.get(index % launch.cpus.len().max(1)) {
         pin_to(&mut command, cpu);
     }

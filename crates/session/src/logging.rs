@@ -19,6 +19,15 @@ const URL_VARIABLES: &[&str] = &["SCALEBENCH_DB"];
 
 static SECRETS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static INSTALLED: OnceLock<()> = OnceLock::new();
+/// The filter logging runs with, for the client processes this one starts (`-v` is not in their
+/// command line).
+static DIRECTIVES: OnceLock<String> = OnceLock::new();
+
+/// The filter this process logs with (`RUST_LOG`'s, or `-v`'s), None when it does not log: a
+/// launcher gives it to its clients as their `RUST_LOG`.
+pub fn directives() -> Option<&'static str> {
+    DIRECTIVES.get().map(String::as_str)
+}
 
 /// Starts logging as `-v` given `verbosity` times and `RUST_LOG` ask; nothing when neither does.
 /// The passwords in `argv`'s URLs and in the password variables are hidden from every line.
@@ -53,6 +62,7 @@ pub fn init(verbosity: u8, argv: &[OsString]) -> Result<(), SessionError> {
     if INSTALLED.set(()).is_err() {
         return Ok(());
     }
+    let _ = DIRECTIVES.set(directives);
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| Redactor(Vec::new()))

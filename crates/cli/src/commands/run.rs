@@ -292,6 +292,10 @@ pub fn local_launcher(
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
 pub fn ssh_client() -> Result<ExitCode, SessionError> {
     let order = scalebench_distributed::ssh::SshClientOrder::read()?;
+    // The URL came on stdin, not in argv: its password is hidden from this client's log lines too.
+    if let Some(db) = &order.request.db {
+        scalebench_session::logging::hide_url_password(db);
+    }
     rendezvous_client(
         &order.request,
         order.phase,

@@ -1,5 +1,5 @@
 //! Issue 63: no password in the argv of any process a run with clients starts, and redis-cli's
-//! REDISCLI_AUTH, against a Redis with requirepass.
+//! REDISCLI_AUTH, against a Redis with requirepass; the clients log as their launcher does.
 
 use super::*;
 
@@ -100,4 +100,43 @@ fn no_process_of_a_run_with_clients_has_the_password_in_its_argv() {
     assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
     let o = load(Some(password));
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// `-vv` is the launcher's: its client processes log as it does (their lines relayed with their
+/// index), where before only the launcher logged. etcd's client (tonic, h2) logs at debug.
+#[test]
+fn the_launchers_verbosity_reaches_its_clients() {
+    let etcd = shared_etcd();
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args([
+            "load",
+            "a",
+            "--db",
+            &etcd.url(),
+            "--clients",
+            "2",
+            "-vv",
+            "-q",
+        ])
+        .args([
+            "-p",
+            "recordcount=10",
+            "-p",
+            "table=verbose_clients",
+            "--no-monitor",
+        ])
+        .env_remove("RUST_LOG")
+        .env("SCALEBENCH_STATE_DIR", test_dir().path().join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(o.status.success(), "{err}");
+    for client in ["client 0: ", "client 1: "] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with(client) && l.contains(" DEBUG ")),
+            "no debug line from {client}: {err}"
+        );
+    }
 }
