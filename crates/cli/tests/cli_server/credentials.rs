@@ -1,5 +1,5 @@
 //! Issue 63: the database's address and password from where users already keep them, on the
-//! README test's PostgreSQL server (no server of its own): PGPASSWORD (the README block), a
+//! README test's PostgreSQL server (TLS only; no server of its own): PGPASSWORD (the README block), a
 //! ~/.pgpass with a wildcard line (ignored at mode 0644), PGHOST/PGPORT/PGUSER/PGDATABASE, a Unix
 //! socket URL in libpq's form, SCALEBENCH_DB and --db-file. Each loads a few records.
 
@@ -8,6 +8,61 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use scalebench_deploy::postgres::PostgresServer;
+
+/// A PostgreSQL that takes TCP connections over TLS only (`hostnossl ... reject`, as a managed
+/// database does), its certificate self-signed for 127.0.0.1 in `certs` (a directory under the
+/// system's temporary one, which the server's account can enter; it must outlive the server).
+pub fn tls_only_postgres(base: &Path, certs: &Path) -> PostgresServer {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .unwrap()
+        .self_signed(&key)
+        .unwrap();
+    let (cert_file, key_file, hba) = (
+        certs.join("server.pem"),
+        certs.join("server.key"),
+        certs.join("pg_hba.conf"),
+    );
+    std::fs::write(&cert_file, cert.pem()).unwrap();
+    std::fs::write(&key_file, key.serialize_pem()).unwrap();
+    std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::set_permissions(certs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(
+        &hba,
+        "local all all trust\n\
+         hostnossl all all 127.0.0.1/32 reject\n\
+         hostssl all all 127.0.0.1/32 scram-sha-256\n",
+    )
+    .unwrap();
+    scalebench_deploy::postgres::account()
+        .unwrap()
+        .give(certs)
+        .unwrap();
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let (cert_file, key_file, hba) = (path(&cert_file), path(&key_file), path(&hba));
+    let settings = [
+        ("ssl", "on"),
+        ("ssl_cert_file", cert_file.as_str()),
+        ("ssl_key_file", key_file.as_str()),
+        ("hba_file", hba.as_str()),
+    ];
+    PostgresServer::start(base, &settings, true).expect("PostgreSQL starts")
+}
+
+/// Plain text to the TLS-only server is refused, in one line that says why.
+pub fn assert_refuses_plain_text(server: &PostgresServer, dir: &Path) {
+    let url = format!("{}?sslmode=disable", without_password(server));
+    let o = load(
+        dir,
+        "plain_text",
+        &["--db", &url],
+        &[("PGPASSWORD", server.password())],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let line = err.lines().find(|l| l.starts_with("error:")).unwrap_or("");
+    assert!(line.contains("no encryption"), "{err}");
+}
 
 /// The server's URL with its user and no password.
 pub fn without_password(server: &PostgresServer) -> String {
