@@ -804,13 +804,17 @@ pub struct PhaseArgs {
     #[arg(help_heading = "Load shape", long, value_name = "OPS", value_parser = parse_rate)]
     pub target: Option<f64>,
 
-    /// Open loop at a rate that changes over the measured window, instead of --target:
-    /// ramp:from=100,to=1000,over=60s; staircase:start=100,step=100,every=10s,steps=5;
-    /// sine:mean=500,amplitude=200,period=1m; constant:rate=R. Rates are the whole run's in ops/s;
-    /// the warm-up runs at the first rate, the last segment's rate holds after it, the profile's
-    /// mean over the window is the offered rate (a run bounded by --operations alone has no window
-    /// to lay it over). With --arrival poisson the gaps are exponential around the profile's rate.
-    /// `load --rate-profile` paces the load in records per second until its records are in.
+    /// Open loop at a rate that changes over the measured window, instead of --target: one
+    /// segment or several separated by ';', each after the one before (k6's stages). Segments:
+    /// ramp:from=A,to=B,over=D; hold:rate=R,for=D (constant:rate=R[,for=D]);
+    /// staircase:start=A,step=S,every=D,steps=N; sine:mean=M,amplitude=A,period=D[,for=D]. E.g.
+    /// 'ramp:from=0,to=1000,over=30s; hold:rate=1000,for=1m; ramp:from=1000,to=0,over=30s'. Rates
+    /// are the whole run's in ops/s; the warm-up runs at the first rate, the last segment's rate
+    /// holds after it; without --duration the run lasts the profile (a longer or shorter --duration
+    /// is warned about); the profile's mean over the window is the offered rate (a run bounded by
+    /// --operations alone has no window to lay it over). With --arrival poisson the gaps are
+    /// exponential around the profile's rate. `load --rate-profile` paces the load in records per
+    /// second until its records are in.
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "PROFILE", value_parser = RateProfile::parse, conflicts_with = "target")]
     pub rate_profile: Option<RateProfile>,
 
@@ -1159,7 +1163,7 @@ impl PhaseArgs {
             threads: self.threads,
             concurrency: self.concurrency,
             target: self.target,
-            rate_profile: self.rate_profile,
+            rate_profile: self.rate_profile.clone(),
             arrival: self.arrival,
             timing: self.timing,
             duration: self.duration,

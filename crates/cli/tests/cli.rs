@@ -480,6 +480,33 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
             vec!["saturate", "--rate-profile", "ramp:from=10,to=100,over=1s"],
             "its own constant rate",
         ),
+        // Issue 63: a sequence's error names the bad segment; a profile from 0 has no warm-up.
+        (
+            vec![
+                "run",
+                "--rate-profile",
+                "ramp:from=0,to=100,over=1s; hold:rate=100; ramp:from=100,to=0,over=1s",
+            ],
+            "segment 2 of 3 ('hold:rate=100'): hold needs for=",
+        ),
+        (
+            vec![
+                "run",
+                "--rate-profile",
+                "constant:rate=100; ramp:from=100,to=0,over=1s",
+            ],
+            "segment 1 of 2 ('constant:rate=100') lasts to the end of the window",
+        ),
+        (
+            vec![
+                "run",
+                "--warmup",
+                "1s",
+                "--rate-profile",
+                "ramp:from=0,to=100,over=1s; hold:rate=100,for=1s",
+            ],
+            "starts at 0 ops/s: the warm-up runs at its first rate",
+        ),
         (vec!["saturate", "--factor", "NaN"], "'NaN'"),
         // Unbounded input (issue 13, point 11): bounded, named, exit 2.
         (vec!["run", "-p", "threadcount=100000"], "'100000'"),
@@ -1143,6 +1170,58 @@ fn a_run_follows_its_rate_profile() {
         "{issued} of the profile's 300"
     );
     assert!(!stderr(&o).contains("rate profile"), "{}", stderr(&o));
+}
+
+/// Issue 63: k6's stages in a workload file (up from 0 to 1,000 ops/s over 2 s, 2 s at 1,000, down
+/// to 0 over 2 s) on null://: the run lasts the stages' 6 s without --duration, issues their 4,000
+/// arrivals, each stage's 2 s interval completes what it asks (1,000, 2,000, 1,000), and the
+/// result, the summary and the page name the sequence.
+#[test]
+fn a_run_follows_k6_stages_from_a_workload_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stages.toml");
+    std::fs::write(
+        &file,
+        "[record]\nrecords = 100\n[run]\nmix = { read = 1.0 }\nrate_profile = [\n  { duration = \"2s\", target = 1000 },\n  { duration = \"2s\", target = 1000 },\n  { duration = \"2s\", target = 0 },\n]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("r.json");
+    let o = scalebench(&[
+        "run",
+        file.to_str().unwrap(),
+        "--db",
+        "null://",
+        "--interval",
+        "2s",
+        "--threads",
+        "2",
+        "--no-monitor",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let profile =
+        "ramp:from=0,to=1000,over=2s; constant:rate=1000,for=2s; ramp:from=1000,to=0,over=2s";
+    let result = json(&out);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["duration_s"], 6.0, "{phase}");
+    // Arrivals are counted, not timed: the window's are the profile's 4,000, but for the last
+    // of each slot's at the window's edge.
+    let issued = phase["totals"]["issued"].as_u64().unwrap();
+    assert!(
+        (3998..=4000).contains(&issued),
+        "{issued} of the stages' 4,000"
+    );
+    assert_follows_the_profile(&result, profile, 6.0);
+    let printed = words(&String::from_utf8_lossy(&o.stdout));
+    assert!(
+        printed.contains(&format!("open loop following {profile}, mean 666.7 ops/s")),
+        "{printed}"
+    );
+    // The profile fits the window it set, and asks until its end: nothing to warn about.
+    assert!(!stderr(&o).contains("rate profile"), "{}", stderr(&o));
+    let page = report_page(&out, &dir.path().join("r.html"));
+    assert!(page.contains(&format!("offered (interval mean): {profile}")));
 }
 
 /// Issue 43: the load phase is paced by its own rate profile (`[load] rate_profile`, records per
@@ -3524,6 +3603,21 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
                 "[load]\nrate_profile = \"ramp:from=10,to=0,over=2s\"\n[run]",
             ),
             "the workload's rate profile (loadrateprofile, a workload file's load.rate_profile): the profile falls to 0 records/s before the load's 100 records are in",
+        ),
+        // Issue 63: stages are named by their place; a stage's unknown key is named.
+        (
+            replaced(
+                "duration = \"5s\"",
+                "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", target = 5 }, \"hold:rate=5\"]",
+            ),
+            "run.rate_profile: stage 2: 'hold:rate=5': hold needs for=",
+        ),
+        (
+            replaced(
+                "duration = \"5s\"",
+                "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", goal = 5 }]",
+            ),
+            "unknown field `goal`, expected `duration` or `target`",
         ),
         (
             replaced("[run]", "[load]\nstart = 50\nrecords = 80\n[run]"),

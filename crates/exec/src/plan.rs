@@ -111,6 +111,20 @@ pub struct RunPlan {
     pub verify_timeout: Option<Duration>,
 }
 
+/// The warm-up runs at a rate profile's first rate: a profile that starts at 0 ops/s (k6's stages
+/// ramp up from 0) would send nothing in it.
+pub fn check_profile_warmup(
+    profile: &scalebench_workload::rate::RateProfile,
+    warmup: Duration,
+) -> Result<(), String> {
+    if profile.rate_at(0.0) <= 0.0 && !warmup.is_zero() {
+        return Err(format!(
+            "the rate profile {profile} starts at 0 ops/s: the warm-up runs at its first rate and would send nothing; give --warmup 0s, or start the profile above 0"
+        ));
+    }
+    Ok(())
+}
+
 /// Init-to-cleanup timing divides by the client's whole life, so nothing may run beside the measured
 /// operations: no warm-up, and an end by operation count (a deadline would cut the work short).
 pub fn check_timing(
@@ -180,7 +194,7 @@ impl RunPlan {
             }
         }
         if let Some(p) = &self.rate_profile {
-            p.check()?;
+            check_profile_warmup(p, self.warmup)?;
             if self.target_ops_s.is_none() {
                 return Err(
                     "a rate profile is an open loop: its mean over the window is the target".into(),

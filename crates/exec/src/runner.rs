@@ -853,7 +853,7 @@ fn schedule_of(
     let per_arrival = per_arrival as f64;
     let rate = plan.target_ops_s? / per_arrival;
     let seed = mix_seed(plan.seed, !(slot as u64));
-    Some(match plan.rate_profile {
+    Some(match &plan.rate_profile {
         Some(profile) => Schedule::profiled(
             profile.scaled(1.0 / per_arrival),
             timeline.t0_ns as f64 / 1e9,

@@ -37,7 +37,8 @@ struct Profiled {
 impl Profiled {
     /// Seconds after the phase's start at which `u` arrivals are due; `None`: never.
     fn time_of(&mut self, u: f64) -> Option<f64> {
-        if u <= self.in_warmup {
+        // A profile that starts at 0 has no warm-up (checked with the plan).
+        if u <= self.in_warmup && self.first_rate > 0.0 {
             return Some(u / self.first_rate);
         }
         let t = self.profile.time_of(u - self.in_warmup, self.last_s)?;
@@ -91,6 +92,7 @@ impl Schedule {
             profiled: None,
         };
         let slots = slots as f64;
+        let first_rate = profile.rate_at(0.0);
         let first = offset
             + match arrival {
                 Arrival::Constant => index as f64,
@@ -101,8 +103,8 @@ impl Schedule {
             next_u: first,
             slots,
             warmup_s,
-            first_rate: profile.rate_at(0.0),
-            in_warmup: profile.rate_at(0.0) * warmup_s,
+            first_rate,
+            in_warmup: first_rate * warmup_s,
             last_s: 0.0,
         });
         s
@@ -154,7 +156,8 @@ mod tests {
         let slots = 3;
         let mut times: Vec<u64> = Vec::new();
         for i in 0..slots {
-            let mut s = Schedule::profiled(profile, 0.5, Arrival::Constant, (i, slots), 0.0, 7);
+            let mut s =
+                Schedule::profiled(profile.clone(), 0.5, Arrival::Constant, (i, slots), 0.0, 7);
             loop {
                 let t = s.next();
                 if t > 6_000_000_000 {
@@ -182,6 +185,49 @@ mod tests {
         for _ in 0..1000 {
             let (x, y) = (a.next(), b.next());
             assert!(x.abs_diff(y) <= 1, "{x} against {y}");
+        }
+    }
+
+    /// Issue 63: over a k6-like sequence (up from 0 to 3,000/s over 2 s, 3,000/s for 2 s, down
+    /// to 0 over 2 s) the slots' arrivals in each segment's window are the segment's integral
+    /// (3,000, 6,000, 3,000): within one per slot evenly spaced, within 4 standard deviations
+    /// (4 sqrt(n), the Poisson count's) with Poisson gaps.
+    #[test]
+    fn slots_follow_a_sequence_segment_by_segment() {
+        let profile = RateProfile::parse(
+            "ramp:from=0,to=3000,over=2s; hold:rate=3000,for=2s; ramp:from=3000,to=0,over=2s",
+        )
+        .unwrap();
+        let slots = 4;
+        for arrival in [Arrival::Constant, Arrival::Poisson] {
+            let mut times: Vec<u64> = Vec::new();
+            for i in 0..slots {
+                let mut s = Schedule::profiled(profile.clone(), 0.0, arrival, (i, slots), 0.0, 11);
+                // The profile ends at 0 ops/s: each slot runs out of arrivals.
+                loop {
+                    let t = s.next();
+                    if t == u64::MAX {
+                        break;
+                    }
+                    times.push(t);
+                    assert!(times.len() < 20_000, "12,000 due");
+                }
+            }
+            for (from, to, due) in [(0, 2, 3000.0_f64), (2, 4, 6000.0), (4, 6, 3000.0)] {
+                let n = times
+                    .iter()
+                    .filter(|&&t| t >= from * 1_000_000_000 && t < to * 1_000_000_000)
+                    .count() as f64;
+                let within = match arrival {
+                    Arrival::Constant => slots as f64,
+                    Arrival::Poisson => 4.0 * due.sqrt(),
+                };
+                assert!(
+                    (n - due).abs() <= within,
+                    "{arrival:?} from {from} s to {to} s: {n}, {due} due"
+                );
+            }
+            assert!(times.iter().all(|&t| t <= 6_000_000_000), "{arrival:?}");
         }
     }
 

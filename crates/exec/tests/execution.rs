@@ -414,7 +414,7 @@ fn a_rate_profile_is_followed_interval_by_interval_and_a_stall_shows_from_intend
         interval: Duration::from_secs(2),
         ..Default::default()
     };
-    let out = run_script(script(2, |_| {}), &plan(profile)).unwrap();
+    let out = run_script(script(2, |_| {}), &plan(profile.clone())).unwrap();
     let r = &out.result;
     assert!(r.open_loop);
     assert_eq!(r.intervals.len(), 2, "{:?}", r.intervals);
@@ -439,7 +439,7 @@ fn a_rate_profile_is_followed_interval_by_interval_and_a_stall_shows_from_intend
     let s = script(1, |s| {
         s.stall = Some((Duration::from_millis(1500), Duration::from_secs(1)))
     });
-    let mut stalled = plan(profile);
+    let mut stalled = plan(profile.clone());
     stalled.concurrency = 1;
     let out = run_script(s, &stalled).unwrap();
     let mut intended_p99 = 0f64;

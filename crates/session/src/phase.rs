@@ -163,12 +163,12 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         unwritten.extend(beside.record_in(&mut result));
-        say_arrivals_ended(&mut result, settings.pace(phase).rate_profile);
+        say_arrivals_ended(&mut result, settings.pace(phase).rate_profile.as_ref());
         if phase == Phase::Load && result.open_loop {
             let pace = settings.pace(phase);
             result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
                 target_records_s: t,
-                rate_profile: pace.rate_profile.map(|p| p.to_string()),
+                rate_profile: pace.rate_profile.as_ref().map(|p| p.to_string()),
             });
         }
         if phase == Phase::Run && runs_inserts(&settings.workload) {
@@ -542,7 +542,7 @@ fn parameters(s: &Settings) -> Parameters {
         threads: s.threads,
         concurrency: s.concurrency,
         target_ops_s: s.run_pace.target,
-        rate_profile: s.run_pace.rate_profile.map(|p| p.to_string()),
+        rate_profile: s.run_pace.rate_profile.as_ref().map(|p| p.to_string()),
         arrival: (s.run_pace.target.or(s.load_pace.target)).map(|_| s.arrival.name().to_string()),
         duration_s: s.run_duration.map(|d| d.as_secs_f64()),
         warmup_s: s.warmup.as_secs_f64(),
@@ -600,7 +600,7 @@ const MAX_LATE_STARTS_PCT: f64 = 10.0;
 /// nothing, which the result and the summary say (issue 62, low 4: it went unsaid).
 fn say_arrivals_ended(
     result: &mut PhaseResult,
-    profile: Option<scalebench_workload::rate::RateProfile>,
+    profile: Option<&scalebench_workload::rate::RateProfile>,
 ) {
     let Some(end) = profile.and_then(|p| p.arrivals_end()) else {
         return;

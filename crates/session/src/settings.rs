@@ -271,7 +271,7 @@ impl Settings {
         // The command's --target and --rate-profile pace its own phase (YCSB's `load -target`).
         let flags = PaceFlags {
             target: args.target,
-            rate_profile: args.rate_profile,
+            rate_profile: args.rate_profile.clone(),
         };
         let (run_flags, load_flags) = match phase {
             Phase::Run => (flags, PaceFlags::default()),
@@ -279,14 +279,15 @@ impl Settings {
         };
         // The run phase stops after 30 s unless told otherwise, or when its rate profile (of a
         // length) ends; the load phase when all records are in.
-        let run_profile = match run_flags {
+        let run_profile = match &run_flags {
             PaceFlags {
                 rate_profile: None,
                 target: None,
             } => declared_rate_profile(&props, RUN_PACE.rate_profile).unwrap_or(None),
-            f => f.rate_profile,
+            f => f.rate_profile.clone(),
         };
         let profile_length = run_profile
+            .as_ref()
             .map(|p| p.length_s())
             .filter(|l| l.is_finite() && *l > 0.0);
         let run_duration = match (explicit_duration, profile_length) {
@@ -294,7 +295,7 @@ impl Settings {
             (None, _) if operation_count.is_none() => Some(Duration::from_secs(30)),
             (d, _) => d,
         };
-        if let (Some(p), Some(d), Phase::Run) = (run_profile, run_duration, phase) {
+        if let (Some(p), Some(d), Phase::Run) = (&run_profile, run_duration, phase) {
             warnings.extend(p.fit(d));
         }
         let run_pace = Pace::of(&RUN_PACE, run_flags, &props, Window::Duration(run_duration))?;
@@ -308,6 +309,13 @@ impl Settings {
             Window::Records(workload.insert_count, load_duration),
         )?;
         check_durations(args)?;
+        for profile in [&run_pace, &load_pace]
+            .iter()
+            .filter_map(|p| p.rate_profile.as_ref())
+        {
+            scalebench_exec::plan::check_profile_warmup(profile, args.warmup)
+                .map_err(SessionError::Usage)?;
+        }
         let batch_size = match args.batch_size {
             Some(b) => b as usize,
             None => props.integer(&BATCHSIZE)?.max(1) as usize,
@@ -381,6 +389,7 @@ impl Settings {
             target_ops_s: pace.target,
             rate_profile: pace
                 .rate_profile
+                .as_ref()
                 .map(|p| p.scaled(1.0 / f64::from(self.clients))),
             arrival: self.arrival,
             timing: if phase == Phase::Run {
@@ -521,7 +530,7 @@ fn threads_of(args: &RunRequest, props: &Properties) -> Result<usize, SessionErr
 }
 
 /// A phase's offered rate: none (closed loop), constant, or a rate profile with its mean.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Pace {
     /// Operations (records, in the load) per second: constant, or the profile's mean over the
     /// phase's window.
@@ -533,7 +542,7 @@ pub struct Pace {
 }
 
 /// The command line's `--target` and `--rate-profile`, given to the command's own phase.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct PaceFlags {
     target: Option<f64>,
     rate_profile: Option<RateProfile>,
@@ -579,7 +588,7 @@ impl Pace {
         window: Window,
     ) -> Result<Pace, SessionError> {
         let profile = if flags.rate_profile.is_some() || flags.target.is_some() {
-            flags.rate_profile
+            flags.rate_profile.clone()
         } else {
             declared_rate_profile(props, from.rate_profile)?
         };
@@ -667,7 +676,7 @@ impl Pace {
 /// the workload's properties only; nothing is opened.
 pub fn requested_rate_profile(args: &RunRequest) -> Result<Option<RateProfile>, SessionError> {
     if args.rate_profile.is_some() {
-        return Ok(args.rate_profile);
+        return Ok(args.rate_profile.clone());
     }
     let (props, _) = Settings::properties(args, &[])?;
     declared_rate_profile(&props, &RATEPROFILE)
@@ -881,7 +890,7 @@ impl Settings {
         }
         put(
             "target",
-            match (s.pace(phase).target, s.pace(phase).rate_profile) {
+            match (s.pace(phase).target, &s.pace(phase).rate_profile) {
                 (Some(t), Some(p)) => format!("{p} (mean {t:.1} ops/s over the window)"),
                 (Some(t), None) => format!("{t} ops/s"),
                 (None, _) => "none (closed loop)".into(),

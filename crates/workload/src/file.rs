@@ -18,7 +18,7 @@ use crate::declared;
 use crate::dictionary::FileAccess;
 use crate::error::WorkloadError;
 use crate::properties::read_small_file;
-use crate::rate::RateProfile;
+use crate::rate::RateProfileDecl;
 use crate::Properties;
 
 /// A workload file is small: never read more (a device, a huge file given by mistake).
@@ -151,9 +151,9 @@ pub struct LoadSection {
     #[serde(default)]
     pub target: Option<f64>,
     /// Open loop at a rate that changes, in records per second (`loadrateprofile`): the load
-    /// follows it until its records are in.
+    /// follows it until its records are in. Text as `--rate-profile`, or an array of stages.
     #[serde(default)]
-    pub rate_profile: Option<String>,
+    pub rate_profile: Option<RateProfileDecl>,
 }
 
 /// `[run]`: the run phase.
@@ -177,9 +177,11 @@ pub struct RunSection {
     /// Open loop at a constant rate in operations per second (`target`); or `rate_profile`.
     #[serde(default)]
     pub target: Option<f64>,
-    /// Open loop at a rate that changes over the run (`rateprofile`, as `--rate-profile`).
+    /// Open loop at a rate that changes over the run (`rateprofile`): text as `--rate-profile`
+    /// (segments separated by `;`), or an array of stages, each a segment's text or k6's
+    /// `{ duration, target }`.
     #[serde(default)]
-    pub rate_profile: Option<String>,
+    pub rate_profile: Option<RateProfileDecl>,
     /// Which keys operations choose (`requestdistribution`).
     #[serde(default)]
     pub key_distribution: Option<String>,
@@ -443,7 +445,7 @@ impl WorkloadFile {
                         "a rate profile replaces target: give one of them".into(),
                     ));
                 }
-                RateProfile::parse(p).map_err(|e| err(&field, e))?;
+                p.text().map_err(|e| err(&field, e))?;
             }
             if let Some(t) = target {
                 if !(t > 0.0 && crate::rate::keepable_rate(t)) {
@@ -609,7 +611,10 @@ impl WorkloadFile {
             set("loadtarget", t.to_string());
         }
         if let Some(p) = &load.rate_profile {
-            set("loadrateprofile", p.clone());
+            // Checked before: a profile in error is not set.
+            if let Ok(text) = p.text() {
+                set("loadrateprofile", text);
+            }
         }
         let run = &self.run;
         if run.operation.is_empty() {
@@ -633,7 +638,10 @@ impl WorkloadFile {
             set("target", t.to_string());
         }
         if let Some(p) = &run.rate_profile {
-            set("rateprofile", p.clone());
+            // Checked before: a profile in error is not set.
+            if let Ok(text) = p.text() {
+                set("rateprofile", text);
+            }
         }
         if let Some(d) = &run.key_distribution {
             set("requestdistribution", d.clone());
