@@ -12,24 +12,48 @@ use scalebench_deploy::cassandra::{classpath, CassandraNode, CassandraOptions};
 use scalebench_deploy::free_port;
 use support::*;
 
+/// The shared node; its native port also takes TLS (client encryption, optional), with a
+/// certificate signed by [`tls()`]'s CA.
 fn node() -> &'static CassandraNode {
     static NODE: std::sync::OnceLock<&'static CassandraNode> = std::sync::OnceLock::new();
     NODE.get_or_init(|| {
-        keep(|| {
+        let options = CassandraOptions {
+            overrides: vec![("client_encryption_options".into(), client_encryption(tls()))],
+            ..CassandraOptions::default()
+        };
+        keep(move || {
             let cp = classpath().expect("Cassandra's classpath resolves");
             let (storage, native) = (free_port().unwrap(), free_port().unwrap());
-            CassandraNode::start(
-                &servers_dir(),
-                &cp,
-                1,
-                storage,
-                native,
-                &CassandraOptions::default(),
-                true,
-            )
-            .expect("Cassandra starts")
+            CassandraNode::start(&servers_dir(), &cp, 1, storage, native, &options, true)
+                .expect("Cassandra starts")
         })
     })
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        support::tls::tls_files(
+            &scalebench_deploy::Account::for_server(scalebench_deploy::cassandra::ACCOUNT).unwrap(),
+        )
+    })
+}
+
+/// cassandra.yaml's client encryption on the native port beside plain text (`optional`), with
+/// the PEM files as they are (Cassandra 4.1+'s PEMBasedSslContextFactory: no keytool, no JKS).
+fn client_encryption(files: &support::tls::TlsFiles) -> String {
+    format!(
+        "
+  enabled: true
+  optional: true
+  require_client_auth: false
+  keystore: {}
+  truststore: {}
+  ssl_context_factory:
+    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory",
+        files.key_and_cert.display(),
+        files.ca.display()
+    )
 }
 
 /// One test at a time: the fault test pauses the shared node.
@@ -309,4 +333,33 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
 fn no_write_of_any_ycsb_workload_is_lost() {
     let _t = turn();
     assert_no_write_lost(&node().url("ycsb"), &[], true);
+}
+
+/// Client encryption as cqlsh takes it (`ssl`, `certfile`, `validate`) on the shared node's
+/// native port: a verified session loads and reads; a CA that did not sign the node's certificate
+/// is refused in one line naming the check, without the URL's password; plain text still works
+/// beside TLS on the same port (`optional: true`).
+#[test]
+fn tls_sessions_verify_the_nodes_certificate() {
+    use support::tls::*;
+    let _t = turn();
+    let native = node().native_port;
+    let ca = tls().ca.display().to_string();
+    assert_loads_and_reads(
+        &format!("{}?ssl=true&certfile={ca}", node().url("ycsb")),
+        "tls_verified",
+    );
+    let other = tls().other_ca.display().to_string();
+    assert_refuses_another_ca(
+        CassandraFactory::open,
+        &format!("cassandra://bench:s3cret@127.0.0.1:{native}/ycsb?ssl=true&certfile={other}"),
+        Some("s3cret"),
+    );
+    // cqlsh's validate = false: encrypted, the certificate not checked.
+    let w = workload(&[("table", "tls_verified")]);
+    let unchecked = format!("{}?ssl=true&validate=false", node().url("ycsb"));
+    CassandraFactory::open(&config(&unchecked, &w, &[], false, false))
+        .expect("validate=false opens");
+    CassandraFactory::open(&config(&node().url("ycsb"), &w, &[], false, false))
+        .expect("plain text beside TLS");
 }
