@@ -278,6 +278,7 @@ pub fn tls_options(name: &str) -> &'static str {
         "redis" => "rediss:// (rediss+cluster:// for a cluster), verified against the public CAs or the URL parameter cacert=FILE, with cert=FILE&key=FILE for a client certificate and insecure for no verification (redis-cli's --cacert, --cert, --key, --insecure)",
         "mysql" => "the mysql client's names as URL parameters: ssl-mode (DISABLED, PREFERRED: the default, REQUIRED, VERIFY_CA, VERIFY_IDENTITY), ssl-ca, ssl-cert and ssl-key; PREFERRED and REQUIRED do not verify, ssl-ca without ssl-mode means VERIFY_CA",
         "etcd" => "etcdctl's names as URL parameters: cacert=FILE (the endpoints become https://, chain and host name verified), cert and key for a client certificate, tls alone for the public CAs",
+        "cassandra" => "cqlsh's names as URL parameters: ssl=true (--ssl; tls too), certfile=FILE (the CA; cacert too; else SSL_CERTFILE, else the public CAs), validate (true: the default, chain and the node's IP address, which the certificate must name; ca: the chain only; false: none; else SSL_VALIDATE), usercert and userkey for a client certificate (cert, key too); a file parameter alone turns TLS on",
         "mongodb" => "the driver's own URL options tls=true, tlsCAFile, tlsCertificateKeyFile, tlsAllowInvalidCertificates",
         "sqlite" | "null" => "none (no network)",
         _ => "none: plain TCP only",

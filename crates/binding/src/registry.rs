@@ -287,6 +287,9 @@ mod tests {
         let pg = listing(Some("postgres")).unwrap();
         assert!(pg.contains("TLS: libpq's URL parameters sslmode"), "{pg}");
         assert!(listing(Some("redis")).unwrap().contains("TLS: rediss://"));
+        assert!(listing(Some("cassandra"))
+            .unwrap()
+            .contains("TLS: cqlsh's names"));
         assert!(listing(Some("sqlite")).unwrap().contains("TLS: none"));
     }
 

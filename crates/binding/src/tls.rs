@@ -164,6 +164,20 @@ pub fn take_parameters(
 /// UnknownIssuer", a user wants to read that the certificate verification refused the server.
 pub fn explain(message: &str) -> String {
     const RUSTLS: &str = "invalid peer certificate: ";
+    // The server's alerts about the client's certificate (RFC 8446, 6.2).
+    const REFUSED: [&str; 3] = [
+        "received fatal alert: UnknownCA",
+        "received fatal alert: BadCertificate",
+        "received fatal alert: CertificateRequired",
+    ];
+    if let Some(alert) = REFUSED.iter().find(|a| message.contains(**a)) {
+        let at = message.find(alert).unwrap_or(0);
+        return format!(
+            "{}TLS: the server refused the client certificate ({})",
+            &message[..at],
+            &message[at..]
+        );
+    }
     let Some(at) = message.find(RUSTLS) else {
         return message.to_string();
     };
@@ -293,6 +307,10 @@ mod tests {
              certificate is not signed by a trusted CA (UnknownIssuer)"
         );
         assert_eq!(explain("Connection refused"), "Connection refused");
+        assert_eq!(
+            explain("Io: received fatal alert: UnknownCA"),
+            "Io: TLS: the server refused the client certificate (received fatal alert: UnknownCA)"
+        );
     }
 
     #[test]

@@ -74,6 +74,20 @@ impl RedisServer {
         cluster: bool,
         die_with_parent: bool,
     ) -> Result<Self, DeployError> {
+        let owned: Vec<(String, String)> = config
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self::start_configured(base, &|_| owned.clone(), cluster, die_with_parent)
+    }
+
+    /// A server whose settings depend on its port (`config(port)`).
+    fn start_configured(
+        base: &Path,
+        config: &dyn Fn(u16) -> Vec<(String, String)>,
+        cluster: bool,
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         let port = if cluster {
             free_port_with_bus()?
         } else {
@@ -81,7 +95,7 @@ impl RedisServer {
         };
         let account = Account::for_server(ACCOUNT)?;
         let dir = ServerDir::new(base, "redis", port, &account)?;
-        let cmd = server_command(&dir.path, port, cluster, config);
+        let cmd = server_command(&dir.path, port, cluster, &config(port));
         let mut process =
             ManagedProcess::spawn("redis-server", &dir.path, cmd, &account, die_with_parent)?;
         process.wait_ready(Duration::from_secs(20), || ping(port))?;
@@ -135,13 +149,24 @@ pub struct RedisCluster {
 
 impl RedisCluster {
     pub fn start(base: &Path, masters: usize, die_with_parent: bool) -> Result<Self, DeployError> {
+        Self::start_with(base, masters, |_| Vec::new(), die_with_parent)
+    }
+
+    /// [`RedisCluster::start`] with extra settings for each node: `config(port)` for the node
+    /// whose client port is `port` (its bus port is `port` + 10000), TLS ports for instance.
+    pub fn start_with(
+        base: &Path,
+        masters: usize,
+        config: impl Fn(u16) -> Vec<(String, String)>,
+        die_with_parent: bool,
+    ) -> Result<Self, DeployError> {
         if masters < 3 {
             return Err(DeployError::Failed(
                 "a Redis Cluster needs at least 3 masters".into(),
             ));
         }
         let nodes = (0..masters)
-            .map(|_| RedisServer::start(base, &[], true, die_with_parent))
+            .map(|_| RedisServer::start_configured(base, &config, true, die_with_parent))
             .collect::<Result<Vec<_>, _>>()?;
         let mut cmd = crate::host::bounded("redis-cli", Duration::from_secs(600));
         cmd.arg("--cluster").arg("create");

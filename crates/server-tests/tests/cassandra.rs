@@ -12,24 +12,49 @@ use scalebench_deploy::cassandra::{classpath, CassandraNode, CassandraOptions};
 use scalebench_deploy::free_port;
 use support::*;
 
+/// The shared node; its native port also takes TLS (client encryption, optional), with a
+/// certificate signed by [`tls()`]'s CA, from clients with a certificate that CA signed.
 fn node() -> &'static CassandraNode {
     static NODE: std::sync::OnceLock<&'static CassandraNode> = std::sync::OnceLock::new();
     NODE.get_or_init(|| {
-        keep(|| {
+        let options = CassandraOptions {
+            overrides: vec![("client_encryption_options".into(), client_encryption(tls()))],
+            ..CassandraOptions::default()
+        };
+        keep(move || {
             let cp = classpath().expect("Cassandra's classpath resolves");
             let (storage, native) = (free_port().unwrap(), free_port().unwrap());
-            CassandraNode::start(
-                &servers_dir(),
-                &cp,
-                1,
-                storage,
-                native,
-                &CassandraOptions::default(),
-                true,
-            )
-            .expect("Cassandra starts")
+            CassandraNode::start(&servers_dir(), &cp, 1, storage, native, &options, true)
+                .expect("Cassandra starts")
         })
     })
+}
+
+fn tls() -> &'static support::tls::TlsFiles {
+    static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
+    FILES.get_or_init(|| {
+        support::tls::tls_files(
+            &scalebench_deploy::Account::for_server(scalebench_deploy::cassandra::ACCOUNT).unwrap(),
+        )
+    })
+}
+
+/// cassandra.yaml's client encryption on the native port beside plain text (`optional`), with
+/// the PEM files as they are (Cassandra 4.1+'s PEMBasedSslContextFactory: no keytool, no JKS);
+/// a TLS client must show a certificate the CA in `truststore` signed.
+fn client_encryption(files: &support::tls::TlsFiles) -> String {
+    format!(
+        "
+  enabled: true
+  optional: true
+  require_client_auth: true
+  keystore: {}
+  truststore: {}
+  ssl_context_factory:
+    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory",
+        files.key_and_cert.display(),
+        files.ca.display()
+    )
 }
 
 /// One test at a time: the fault test pauses the shared node.
@@ -309,4 +334,50 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
 fn no_write_of_any_ycsb_workload_is_lost() {
     let _t = turn();
     assert_no_write_lost(&node().url("ycsb"), &[], true);
+}
+
+/// Client encryption as cqlsh takes it (`ssl`, `certfile`, `validate`, `usercert`, `userkey`) on
+/// the shared node's native port: a verified session loads and reads; a CA that did not sign the
+/// node's certificate is refused in one line naming the check, without the URL's password; the
+/// node refuses a client certificate another CA signed; plain text still works beside TLS on the
+/// same port (`optional: true`).
+#[test]
+fn tls_sessions_verify_the_nodes_certificate() {
+    use support::tls::*;
+    let _t = turn();
+    let native = node().native_port;
+    let user = |(cert, key): &(std::path::PathBuf, std::path::PathBuf)| {
+        format!("usercert={}&userkey={}", cert.display(), key.display())
+    };
+    let me = user(&tls().client);
+    let ca = tls().ca.display().to_string();
+    assert_loads_and_reads(
+        &format!("{}?ssl=true&certfile={ca}&{me}", node().url("ycsb")),
+        "tls_verified",
+    );
+    let other = tls().other_ca.display().to_string();
+    assert_refuses_another_ca(
+        CassandraFactory::open,
+        &format!("cassandra://bench:s3cret@127.0.0.1:{native}/ycsb?ssl=true&certfile={other}&{me}"),
+        Some("s3cret"),
+    );
+    let stranger = user(&tls().other_client);
+    let e = open_error(
+        CassandraFactory::open,
+        &format!("{}?certfile={ca}&{stranger}", node().url("ycsb")),
+    );
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    // Cassandra answers a client certificate it refuses with TLS 1.3's internal_error alert,
+    // which names no cause (rustls: "received fatal alert: InternalError").
+    assert_eq!(e.to_string().lines().count(), 1, "{e}");
+    // cqlsh's validate = false: encrypted, the certificate not checked.
+    let w = workload(&[("table", "tls_verified")]);
+    let unchecked = format!("{}?ssl=true&validate=false&{me}", node().url("ycsb"));
+    CassandraFactory::open(&config(&unchecked, &w, &[], false, false))
+        .expect("validate=false opens");
+    CassandraFactory::open(&config(&node().url("ycsb"), &w, &[], false, false))
+        .expect("plain text beside TLS");
 }

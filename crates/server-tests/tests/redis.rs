@@ -45,10 +45,50 @@ fn tls() -> &'static support::tls::TlsFiles {
     })
 }
 
+/// The shared 3-master cluster; each node also takes TLS on a port of its own, and the cluster
+/// bus runs over TLS (`tls-cluster yes`), under which Redis 7.0 tells a TLS client the nodes' TLS
+/// ports and a plain client their plain ones.
 fn cluster() -> &'static RedisCluster {
-    static C: std::sync::OnceLock<&'static RedisCluster> = std::sync::OnceLock::new();
+    &shared_cluster().cluster
+}
+
+struct SharedCluster {
+    cluster: RedisCluster,
+    /// The nodes' TLS ports, in the order of `cluster.nodes`.
+    tls_ports: Vec<u16>,
+}
+
+fn shared_cluster() -> &'static SharedCluster {
+    static C: std::sync::OnceLock<&'static SharedCluster> = std::sync::OnceLock::new();
     C.get_or_init(|| {
-        keep(|| RedisCluster::start(&servers_dir(), 3, true).expect("redis cluster starts"))
+        let files = tls();
+        let path = |p: &std::path::Path| p.to_str().unwrap().to_string();
+        let (cert, key, ca) = (path(&files.cert), path(&files.key), path(&files.ca));
+        let tls_ports = std::sync::Mutex::new(Vec::new());
+        keep(move || {
+            let node_config = |port: u16| {
+                let tls_port = scalebench_deploy::free_port().unwrap();
+                tls_ports.lock().unwrap().push(tls_port);
+                [
+                    ("tls-port", tls_port.to_string()),
+                    // The bus port follows the plain port, as it does without TLS.
+                    ("cluster-port", (port + 10_000).to_string()),
+                    ("tls-cluster", "yes".into()),
+                    ("tls-cert-file", cert.clone()),
+                    ("tls-key-file", key.clone()),
+                    ("tls-ca-cert-file", ca.clone()),
+                    ("tls-auth-clients", "optional".into()),
+                ]
+                .map(|(k, v)| (k.to_string(), v))
+                .to_vec()
+            };
+            let cluster = RedisCluster::start_with(&servers_dir(), 3, node_config, true)
+                .expect("redis cluster starts");
+            SharedCluster {
+                cluster,
+                tls_ports: tls_ports.into_inner().unwrap(),
+            }
+        })
     })
 }
 
@@ -359,4 +399,67 @@ fn tls_sessions_verify_the_servers_certificate() {
         "{e}"
     );
     assert_eq!(e.to_string().lines().count(), 1, "{e}");
+}
+
+/// rediss+cluster://: the seed, and every node the client learns of, over TLS, verified against
+/// `cacert`; a client certificate the CA signed is taken, one another CA signed is refused by the
+/// nodes (`tls-auth-clients optional`).
+#[test]
+fn cluster_tls_sessions_reach_every_node_verified() {
+    use support::tls::*;
+    let tls_port = shared_cluster().tls_ports[0];
+    let ca = tls().ca.display().to_string();
+    let at = format!("rediss+cluster://127.0.0.1:{tls_port}/?cacert={ca}");
+    // Keys of their own: the other tests share the cluster (no FLUSHDB here).
+    let props = [
+        ("table", "tls_cluster"),
+        ("recordcount", "100"),
+        ("keyprefix", "tlsc"),
+    ];
+    let w = workload(&props);
+    assert_loads_all(config(&at, &w, &[], false, false), &w);
+    let c = builtin("c", &props);
+    let read = phase(config(&at, &c, &[], false, false), &c, run_plan(0.5)).result;
+    assert_eq!(read.totals.failed, 0, "{:?}", read.errors);
+    assert!(
+        read.operations.get("READ").is_some_and(|s| s.ok > 0),
+        "no read"
+    );
+    // 100 hashed keys fall in the slots of every master: each node was reached over TLS.
+    for node in &cluster().nodes {
+        let mut plain = redis::Client::open(format!("redis://127.0.0.1:{}", node.port))
+            .and_then(|c| c.get_connection())
+            .unwrap();
+        let keys: Vec<String> = redis::cmd("KEYS").arg("tlsc*").query(&mut plain).unwrap();
+        assert!(
+            !keys.is_empty(),
+            "node {} holds none of the keys",
+            node.port
+        );
+    }
+    let (cert, key) = &tls().client;
+    let with_client_cert = format!("{at}&cert={}&key={}", cert.display(), key.display());
+    RedisFactory::open(&config(&with_client_cert, &w, &[], false, false))
+        .expect("a client certificate the CA signed is taken");
+    let (cert, key) = &tls().other_client;
+    let refused = format!("{at}&cert={}&key={}", cert.display(), key.display());
+    let e = open_error(RedisFactory::open, &refused);
+    assert!(
+        matches!(e, scalebench_binding::BindingError::Connect { .. }),
+        "{e}"
+    );
+    let e = e.to_string();
+    assert!(
+        e.contains("the server refused the client certificate"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert_refuses_another_ca(
+        RedisFactory::open,
+        &format!(
+            "rediss+cluster://127.0.0.1:{tls_port}/?cacert={}",
+            tls().other_ca.display()
+        ),
+        None,
+    );
 }

@@ -1,5 +1,6 @@
-//! `cassandra://host:port[,host:port]/keyspace`: Apache Cassandra (and ScyllaDB) through the scylla
-//! driver, CQL native protocol, token-aware routing.
+//! `cassandra://host:port[,host:port]/keyspace[?ssl=true&certfile=ca.pem]`: Apache Cassandra (and
+//! ScyllaDB) through the scylla driver, CQL native protocol, token-aware routing, TLS as cqlsh
+//! takes it ([`tls`]).
 //!
 //! Schema as YCSB's CQL binding: `usertable (y_id varchar PRIMARY KEY, field0 varchar, ...)`. Scans are
 //! YCSB's token-range reads (`token(y_id) >= token(?)`): records come in token order, not key order.
@@ -8,6 +9,7 @@
 //! workers bound to nodes (`--request-set-threads fixed`, [`nodes`]), one per thread and node.
 
 mod nodes;
+mod tls;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -37,7 +39,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "cassandra",
     schemes: &["cassandra"],
     summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
-    url_example: "cassandra://127.0.0.1:9042/ycsb",
+    url_example: "cassandra://127.0.0.1:9042/ycsb or cassandra://h:9042/ycsb?ssl=true&certfile=ca.pem (TLS)",
     options: Options::SET,
     table_sql: None,
     stores_data: true,
@@ -125,6 +127,8 @@ struct Settings {
     nodes: Vec<String>,
     /// User and password from the URL (PasswordAuthenticator), never shown.
     credentials: Option<(String, String)>,
+    /// Client encryption ([`tls`]); None: plain text.
+    tls: Option<Arc<rustls::ClientConfig>>,
     url: String,
     keyspace: String,
     table: String,
@@ -290,6 +294,7 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
                 "invalid database URL '{url}': expected cassandra://host:port/keyspace"
             )));
         }
+        let tls = tls::from_url(config.url.url(), &url, |k| std::env::var(k).ok())?;
         let options = Options::read(INFO.name, &config.options)?;
         let wanted = Replication {
             strategy: options.replication_strategy.word().to_string(),
@@ -337,6 +342,7 @@ fn settings_of(config: &BindingConfig) -> Result<(Settings, TableOptions), Bindi
             ),
             nodes,
             credentials,
+            tls,
             pinned: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         };
@@ -561,7 +567,10 @@ async fn connect(
     if use_keyspace {
         b = b.use_keyspace(&s.keyspace, false);
     }
-    crate::connect_within(s.connect_timeout, &s.url, b.build()).await
+    b = b.tls_context(s.tls.clone());
+    // rustls's refusal named as the check that failed.
+    let build = async { b.build().await.map_err(|e| crate::tls::explain(&e.to_string())) };
+    crate::connect_within(s.connect_timeout, &s.url, build).await
 }
 
 /// Statements prepared once per session.

@@ -1,5 +1,6 @@
 //! Certificates made by the test (rcgen) for servers that also accept TLS: a CA, a server
-//! certificate it signs for localhost and 127.0.0.1, and a second CA that signed nothing of it.
+//! certificate it signs for localhost and 127.0.0.1, a client certificate it signs, and a second CA
+//! that signed nothing of the server's (and one client certificate of its own).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,11 @@ pub struct TlsFiles {
     pub other_ca: PathBuf,
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// The server's key and certificate in one PEM file (Cassandra's PEM keystore).
+    pub key_and_cert: PathBuf,
+    /// A client certificate and key the CA signed, and a pair another CA signed.
+    pub client: (PathBuf, PathBuf),
+    pub other_client: (PathBuf, PathBuf),
     pub dir: PathBuf,
 }
 
@@ -44,14 +50,33 @@ pub fn tls_files(account: &scalebench_deploy::account::Account) -> TlsFiles {
         other_ca: dir.join("other-ca.pem"),
         cert: dir.join("server.pem"),
         key: dir.join("server.key"),
+        key_and_cert: dir.join("server-key-and-cert.pem"),
+        client: (dir.join("client.pem"), dir.join("client.key")),
+        other_client: (dir.join("other-client.pem"), dir.join("other-client.key")),
         dir: dir.clone(),
     };
     std::fs::write(&files.ca, ca.pem()).unwrap();
     std::fs::write(&files.other_ca, other.pem()).unwrap();
     std::fs::write(&files.cert, cert.pem()).unwrap();
     std::fs::write(&files.key, key.serialize_pem()).unwrap();
+    std::fs::write(
+        &files.key_and_cert,
+        format!("{}{}", key.serialize_pem(), cert.pem()),
+    )
+    .unwrap();
+    for ((cert_file, key_file), issuer) in [(&files.client, &ca), (&files.other_client, &other)] {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "scalebench test client");
+        std::fs::write(cert_file, params.signed_by(&key, issuer).unwrap().pem()).unwrap();
+        std::fs::write(key_file, key.serialize_pem()).unwrap();
+    }
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&files.key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for private in [&files.key, &files.key_and_cert] {
+        std::fs::set_permissions(private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     account.give(&dir).unwrap();
     files
