@@ -39,7 +39,7 @@ pub const INFO: BindingInfo = BindingInfo {
     name: "cassandra",
     schemes: &["cassandra"],
     summary: "Apache Cassandra / ScyllaDB (scylla driver, CQL); consistency per operation type",
-    url_example: "cassandra://127.0.0.1:9042/ycsb or cassandra://h:9042/ycsb?ssl=true&certfile=ca.pem (TLS)",
+    url_example: "cassandra://127.0.0.1:9042/ycsb or cassandra://h:9042/ycsb?ssl=true (TLS)",
     options: Options::SET,
     table_sql: None,
     stores_data: true,
