@@ -58,3 +58,56 @@ pub(crate) fn left_out(workload: &CoreWorkload, binding: &BindingInfo) -> Vec<St
     }
     warnings
 }
+
+#[cfg(test)]
+mod tests {
+    use scalebench_exec::Phase;
+
+    use crate::error::SessionError;
+    use crate::request::RunRequest;
+    use crate::settings::Settings;
+
+    /// A statement that writes, with an update as its key_value alternative: on SQLite the
+    /// statement runs, and `--verify-writes` refuses it (what the SQL wrote is unknown); on Redis
+    /// the update runs in its place, said once, and its writes are verified as any update's.
+    /// Nothing connects.
+    #[test]
+    fn verify_writes_follows_what_runs_on_each_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pay.toml");
+        std::fs::write(
+            &file,
+            "[record]\ntable = \"orders\"\nrecords = 5\n\n[[record.column]]\nname = \"total\"\n\
+             type = \"int\"\ngenerator.uniform = { min = 0, max = 9 }\n\n[[run.operation]]\n\
+             name = \"pay\"\nkind = \"statement\"\nweight = 1\n\
+             sql = \"UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key\"\n\
+             key_value = { kind = \"update\", set = [\"total\"] }\n",
+        )
+        .unwrap();
+        let mut request = RunRequest::new(file.to_str().unwrap());
+        request.verify_writes = true;
+        let sqlite = format!("sqlite://{}", dir.path().join("x.db").display());
+        request.db = Some(sqlite);
+        assert!(Settings::unverifiable_writes(&request)
+            .unwrap()
+            .is_some_and(|why| why.contains("operation 'pay'")));
+        match Settings::checked(&request, Phase::Run) {
+            Err(SessionError::Usage(e)) => assert!(e.contains("operation 'pay'"), "{e}"),
+            other => panic!("{:?}", other.map(|s| s.alternatives)),
+        }
+        // Redis (not in this crate's test build: its operations as with_database rewrites them).
+        let (mut props, _) = Settings::properties(&request, &[]).unwrap();
+        let store = scalebench_workload::alternative::Store::KeyValue;
+        let said = scalebench_workload::alternative::apply(&mut props, store, "redis").unwrap();
+        assert_eq!(
+            said,
+            ["operation 'pay' runs as update on redis (its key_value alternative)"]
+        );
+        let on_redis = scalebench_workload::CoreWorkload::from_properties(&props).unwrap();
+        assert_eq!(
+            on_redis.named[0].0.kind,
+            scalebench_workload::OpKind::Update
+        );
+        assert_eq!(scalebench_exec::written::unverifiable(&on_redis), None);
+    }
+}
