@@ -193,6 +193,17 @@ pub fn open<V: FactoryVisitor>(
     crate::open_compiled(info.name, &config, visitor)
 }
 
+/// What binding `info` runs of a workload file's statements: which key_value alternatives run
+/// in their place is decided from this once per run.
+pub fn store(info: &BindingInfo) -> scalebench_workload::alternative::Store {
+    use scalebench_workload::alternative::Store;
+    match info.statements {
+        _ if info.name == crate::null::INFO.name => Store::Any,
+        Some(language) => Store::Speaks(language),
+        None => Store::KeyValue,
+    }
+}
+
 /// Whether binding `info` can run the workload's statements: each statement operation must
 /// have one in the binding's language. One line naming the operation when not.
 pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<(), BindingError> {
@@ -202,14 +213,14 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
             && info.name != crate::null::INFO.name
         {
             return Err(BindingError::Config(format!(
-                "operation '{}' is a transaction of SQL statements, and {} runs none: run it on PostgreSQL, MySQL/MariaDB or SQLite",
+                "operation '{}' is a transaction of SQL statements, and {} runs none: give it a key_value alternative (key_value = {{ kind = \"update\" }}, any key-value kind) or run it on PostgreSQL, MySQL/MariaDB or SQLite",
                 statement.name, info.name
             )));
         }
         let runs = match info.statements {
             None => {
                 return Err(BindingError::Config(format!(
-                    "operation '{}' is a statement, and {} runs none: give it a key-value kind (read, update, insert, scan, delete, read_modify_write) or run it on a SQL or CQL database",
+                    "operation '{}' is a statement, and {} runs none: give it a key_value alternative (key_value = {{ kind = \"read\" }}, any key-value kind) or run it on a SQL or CQL database",
                     statement.name, info.name
                 )))
             }
@@ -219,7 +230,7 @@ pub fn check_statements(info: &BindingInfo, schema: &crate::Schema) -> Result<()
         if !runs && info.name != crate::null::INFO.name {
             let language = info.statements.expect("matched above");
             return Err(BindingError::Config(format!(
-                "operation '{}' has no {} statement, which {} runs: give it `{} = \"...\"`",
+                "operation '{}' has no {} statement, which {} runs: give it `{} = \"...\"` or a key_value alternative",
                 statement.name,
                 language.field(),
                 info.name,
@@ -291,6 +302,23 @@ mod tests {
             .unwrap()
             .contains("TLS: cqlsh's names"));
         assert!(listing(Some("sqlite")).unwrap().contains("TLS: none"));
+    }
+
+    /// Which key_value alternatives run is decided from a binding's kind of store: SQL on the
+    /// SQL databases, CQL on Cassandra, every statement (as nothing) on null, none elsewhere.
+    #[test]
+    fn each_binding_says_what_it_runs_of_a_files_statements() {
+        use scalebench_workload::alternative::Store;
+        use scalebench_workload::statement::Language;
+        for b in bindings() {
+            let want = match b.name {
+                "null" => Store::Any,
+                "postgres" | "mysql" | "sqlite" => Store::Speaks(Language::Sql),
+                "cassandra" => Store::Speaks(Language::Cql),
+                _ => Store::KeyValue,
+            };
+            assert_eq!(store(&b), want, "{}", b.name);
+        }
     }
 
     /// A near-miss scheme is named with what it most likely meant; a far one is not guessed.

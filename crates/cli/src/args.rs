@@ -146,7 +146,7 @@ pub enum WorkloadCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
         /// Check a load and a run of it on this database's binding too (its options from the
-        /// URL and the file's properties); nothing connects.
+        /// URL and the file's properties, which key_value alternatives run); nothing connects.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
         /// A directory whose files the workload file may name (a dictionary) besides its own

@@ -243,6 +243,9 @@ fn workload_check(
     for warning in &checked.warnings {
         crate::note!("warning: {warning}");
     }
+    for line in &checked.alternatives {
+        crate::note!("note: {line}");
+    }
     let w = &checked.workload;
     let mut out = format!("{}: ok", file.display());
     if let Some(b) = checked.binding {
@@ -290,7 +293,7 @@ fn workload_check(
             .map(|&j| w.named[j].0.name.as_str())
             .collect();
         out.push_str(&format!(
-            "  operation {}: {} {:.1}%{}{}\n",
+            "  operation {}: {} {:.1}%{}{}{}\n",
             op.name,
             op.kind.name().to_lowercase(),
             weight * 100.0,
@@ -302,7 +305,8 @@ fn workload_check(
             match &op.expect {
                 Some(e) => format!(", expects {}", e.describe()),
                 None => String::new(),
-            }
+            },
+            alternative_of(&checked.file, &op.name)
         ));
     }
     out.push_str("  properties set:\n");
@@ -317,6 +321,15 @@ fn workload_check(
     }
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
+}
+
+/// `, key_value alternative scan` for an operation of `file` that has one.
+fn alternative_of(file: &scalebench_workload::file::WorkloadFile, name: &str) -> String {
+    let decl = file.run.operation.iter().find(|d| d.name == name);
+    match decl.and_then(|d| d.key_value.as_ref()) {
+        Some(kv) => format!(", key_value alternative {}", kv.kind.word()),
+        None => String::new(),
+    }
 }
 
 /// `scalebench bindings [NAME]`: the bindings of this build, or one binding's options.

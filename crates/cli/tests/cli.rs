@@ -4444,7 +4444,8 @@ expect = {{ rows = 1 }}
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(
-            err.contains("operation 'orders_of_customer' is a statement, and redis runs none"),
+            err.contains("operation 'orders_of_customer' is a statement, and redis runs none")
+                && err.contains("give it a key_value alternative"),
             "{err}"
         );
     }

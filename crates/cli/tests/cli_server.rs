@@ -7,6 +7,8 @@ use scalebench_deploy::postgres::PostgresServer;
 #[path = "cli_server/credentials.rs"]
 mod credentials;
 use credentials::without_password;
+#[path = "cli_server/walkthrough.rs"]
+mod walkthrough;
 
 mod common;
 use common::{experiment_in, test_dir};
@@ -1324,6 +1326,7 @@ fn the_readmes_own_database_section_runs_as_written_against_postgresql_and_redis
         "redis.html",
         run_as_written(&script, dir.path()),
     );
+    walkthrough::the_walkthrough_file_runs_on_sqlite_and_on_redis(&redis.url(), dir.path());
 }
 
 /// `scalebench cluster ACTION FILE --clusters-dir DIR` (and more arguments).

@@ -37,6 +37,7 @@ pub fn printable(text: &str) -> String {
 }
 
 pub mod beside;
+mod binding_fit;
 pub mod clients;
 pub mod cluster;
 pub mod db_source;

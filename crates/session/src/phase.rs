@@ -79,6 +79,14 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     for w in settings.phase_warnings() {
         crate::note!("warning: {w}");
     }
+    // Said where operations run (a load runs none of them).
+    for line in settings
+        .alternatives
+        .iter()
+        .filter(|_| phases.contains(&Phase::Run))
+    {
+        crate::note!("note: {line}");
+    }
     let mut phases = phases.to_vec();
     let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
     if auto_load {

@@ -65,6 +65,8 @@ pub struct Settings {
     pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
+    /// Which operations run their key_value alternative on this binding, one line each.
+    pub alternatives: Vec<String>,
     /// `--deployment`: the cluster the phases go to.
     pub cluster: Option<scalebench_deploy::Cluster>,
     /// How many client processes share the database in this run (1 alone).
@@ -173,7 +175,8 @@ impl Settings {
     /// Why the writes of `args`' run cannot be verified (`--verify-writes`): its workload's first
     /// operation whose writes the check cannot follow, named; `None`: they can.
     pub fn unverifiable_writes(args: &RunRequest) -> Result<Option<String>, SessionError> {
-        let (props, _) = Self::properties(args, &[])?;
+        let (mut props, _) = Self::properties(args, &[])?;
+        crate::binding_fit::alternatives_of_url(&mut props, args.db.as_deref())?;
         let workload = CoreWorkload::from_properties(&props)?;
         Ok(scalebench_exec::written::unverifiable(&workload))
     }
@@ -226,7 +229,8 @@ impl Settings {
             Some(c) => deployment_options(c, binding.name),
             None => args.deployment_options.clone(),
         };
-        let (props, workload_name) = Self::properties(args, &from_deployment)?;
+        let (mut props, workload_name) = Self::properties(args, &from_deployment)?;
+        let alternatives = crate::binding_fit::run_alternatives(&mut props, &binding)?;
         let workload = CoreWorkload::from_properties(&props)?;
         // Before anything connects: the binding can run the file's statements, and the write
         // check can follow every write the file makes.
@@ -246,25 +250,7 @@ impl Settings {
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
-        if binding.stores_data && !binding.secondary_indexes {
-            for ix in workload.indexes.iter() {
-                warnings.push(format!(
-                    "{} keeps no secondary index: index '{}' of the workload is not created (its operations are measured without one)",
-                    binding.name, ix.name
-                ));
-            }
-        }
-
-        if let (Some(k), true, None) = (
-            &workload.key_column,
-            binding.stores_data,
-            binding.statements,
-        ) {
-            warnings.push(format!(
-                "{} keeps records by their key alone: the workload's key column '{k}' names the key's column in SQL and CQL tables only",
-                binding.name
-            ));
-        }
+        warnings.extend(crate::binding_fit::left_out(&workload, &binding));
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;
@@ -368,6 +354,7 @@ impl Settings {
             rendezvous: args.rendezvous.clone(),
             percentiles,
             warnings,
+            alternatives,
             props,
         })
     }

@@ -24,6 +24,8 @@ pub struct CheckedWorkload {
     /// What `load` and `run` of the file on that binding would warn about, in that order, each
     /// once (issue 63: `check --db redis` said "ok" and the load warned a second later).
     pub warnings: Vec<String>,
+    /// Which operations run their key_value alternative on that binding, one line each.
+    pub alternatives: Vec<String>,
 }
 
 /// Checks `path` (and, with `db`, a load and a run of it on that database's binding) without
@@ -57,7 +59,7 @@ pub fn check_workload_file(
         Settings::check(&request, phase)?;
     }
     let mut warnings: Vec<String> = Vec::new();
-    let binding = match db {
+    let (binding, alternatives) = match db {
         Some(_) => {
             for phase in [Phase::Load, Phase::Run] {
                 for w in Settings::checked(&request, phase)?.phase_warnings() {
@@ -66,9 +68,10 @@ pub fn check_workload_file(
                     }
                 }
             }
-            Some(Settings::checked(&request, Phase::Run)?.binding.name)
+            let run = Settings::checked(&request, Phase::Run)?;
+            (Some(run.binding.name), run.alternatives)
         }
-        None => None,
+        None => (None, Vec::new()),
     };
     Ok(CheckedWorkload {
         file,
@@ -76,5 +79,6 @@ pub fn check_workload_file(
         workload,
         binding,
         warnings,
+        alternatives,
     })
 }

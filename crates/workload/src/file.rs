@@ -521,16 +521,28 @@ impl WorkloadFile {
                     e.reason,
                 )
             })?;
-            for (i, d) in self.run.operation.iter().enumerate() {
-                if let Some(n) = d.keys.filter(|&n| u64::from(n) > r.records) {
-                    let field = format!("operation[{i}] ('{}').keys", d.name);
-                    return Err(bad(
-                        origin,
-                        line_of_table(text, &field, "operation", "[[run.operation]]"),
-                        &format!("run.{field}"),
-                        format!("{n} distinct keys of {} records", r.records),
-                    ));
+            self.keys_within_records(text, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Each operation's (and key-value alternative's) `keys` are distinct keys of the records.
+    fn keys_within_records(&self, text: &str, origin: &str) -> Result<(), WorkloadError> {
+        let records = self.record.records;
+        for (i, d) in self.run.operation.iter().enumerate() {
+            let alternative = d.key_value.as_ref().and_then(|kv| kv.keys);
+            let keys = [(".keys", d.keys), (".key_value.keys", alternative)];
+            for (at, n) in keys.into_iter().filter_map(|(at, n)| Some((at, n?))) {
+                if u64::from(n) <= records {
+                    continue;
                 }
+                let field = format!("operation[{i}] ('{}'){at}", d.name);
+                return Err(bad(
+                    origin,
+                    line_of_table(text, &field, "operation", "[[run.operation]]"),
+                    &format!("run.{field}"),
+                    format!("{n} distinct keys of {records} records"),
+                ));
             }
         }
         Ok(())

@@ -3,6 +3,7 @@
 //! Everything here is pure and deterministic: properties go in, a stream of operations comes out.
 //! No I/O (except reading property files) and no clocks; execution owns time.
 
+pub mod alternative;
 pub mod builtin;
 pub mod canonical;
 pub mod columns;
@@ -20,6 +21,7 @@ pub mod measurement;
 pub mod named;
 pub mod names;
 pub mod operation;
+pub mod operation_decl;
 pub mod properties;
 pub mod rate;
 pub mod statement;

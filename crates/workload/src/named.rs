@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
-
 use crate::operation::{
     Change, Expectation, FailureClass, FieldSet, FieldType, Measured, MeasuredNames, Modification,
     OpKind, MAX_NAMED_OPERATIONS,
@@ -13,163 +11,15 @@ use crate::operation::{
 use crate::statement::{Param, Statement, Template, CQL_CONSISTENCY_LEVELS};
 use crate::WorkloadError;
 
+pub use crate::operation_decl::{
+    DeclaredKind, ExpectDecl, KeyValueDecl, OperationDecl, KEY_VALUE_KINDS,
+};
+
 /// Longest operation name (it is a column of reports and a label of live metrics).
 const MAX_NAME_LEN: usize = 40;
 
-/// One operation as a workload file declares it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct OperationDecl {
-    /// Its name in results and reports: lowercase letters, digits and `_`, starting with a
-    /// letter, at most 40 characters, unique in the file.
-    pub name: String,
-    /// What it does to the record.
-    pub kind: DeclaredKind,
-    /// Its share of the run's operations; the operations' weights sum to 1.
-    pub weight: f64,
-    /// read, scan, read_modify_write: the one column read (absent: every column).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-    /// update, read_modify_write: the columns written, each a new value from its generator
-    /// (absent: as `run.write_fields` says).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set: Option<Vec<String>>,
-    /// statement: its SQL (PostgreSQL, MySQL/MariaDB, SQLite), parameters `:column` and `:key`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sql: Option<String>,
-    /// statement: its CQL (Cassandra), parameters as in `sql`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cql: Option<String>,
-    /// statement with `cql`: the consistency level it runs at (ONE, QUORUM, ALL, LOCAL_QUORUM,
-    /// ...); absent: the binding's read_consistency for a SELECT, else its write_consistency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consistency: Option<String>,
-    /// read_modify_write: numbers added to the integer, double or decimal columns read, written
-    /// back (`add = { requests = 1 }`); increment: the numbers the database adds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub add: Option<std::collections::BTreeMap<String, f64>>,
-    /// read_modify_write: text appended to the text columns read, written back (Dory's append:
-    /// `append = { body = "1" }`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub append: Option<std::collections::BTreeMap<String, String>>,
-    /// transaction: its SQL statements, run in order in one transaction (parameters as in `sql`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steps: Option<Vec<String>>,
-    /// sequence: the names of other operations of the file, run in order on one key; a column
-    /// read by a step is the value of that column's parameter in later statements (weight 0 for
-    /// an operation that runs only inside sequences).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub operations: Option<Vec<String>>,
-    /// sequence: run its steps in one transaction (BEGIN, each step, COMMIT; a failed step rolls
-    /// the others back). PostgreSQL, MySQL/MariaDB, SQLite.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transaction: Option<bool>,
-    /// multi_get, batch: how many records it reads or writes, by distinct keys (2 to 1000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keys: Option<u32>,
-    /// What the operation must return; a result that differs is a failure of class `failure`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<ExpectDecl>,
-}
-
 /// The most records a multi-get reads.
 pub const MAX_MULTI_GET_KEYS: u32 = 1000;
-
-/// The typed key-value operations every binding maps to its own calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum DeclaredKind {
-    /// Reads one record by key.
-    Read,
-    /// Writes columns of an existing record.
-    Update,
-    /// Writes a new record (the next key of the insert sequence).
-    Insert,
-    /// Reads records in key order from a key (`run.scan_length` of them at most).
-    Scan,
-    /// Deletes one record by key.
-    Delete,
-    /// Reads one record, then writes columns of it.
-    ReadModifyWrite,
-    /// The operation's own statement (`sql`, `cql`), prepared once per connection; its parameters
-    /// take the values the load wrote for a loaded key.
-    Statement,
-    /// Adds `add`'s numbers to columns of a record in the database, atomically, nothing read
-    /// first (SQL's `SET c = c + n`, Redis's HINCRBY).
-    Increment,
-    /// Reads `keys` records by distinct keys in one operation (SQL's `IN`, a Redis pipeline,
-    /// MongoDB's `$in`; one read after another where the database has no such call).
-    MultiGet,
-    /// Runs `steps`, SQL statements, in one transaction (BEGIN, each prepared, COMMIT; a failed
-    /// step rolls back). PostgreSQL, MySQL/MariaDB, SQLite.
-    Transaction,
-    /// Writes the `set` columns of `keys` distinct records in one call: a transaction of updates
-    /// (SQL), a logged BATCH (Cassandra), MULTI/EXEC (Redis), one update command (MongoDB).
-    Batch,
-    /// Runs `operations`, other operations of the file, in order on one key, measured as one;
-    /// a value read by a step is bound into later statements (read a record, then query by
-    /// what it holds). `transaction = true` runs them in one transaction (SQL).
-    Sequence,
-}
-
-impl DeclaredKind {
-    /// As a file writes it.
-    fn word(self) -> &'static str {
-        match self {
-            DeclaredKind::Read => "read",
-            DeclaredKind::Update => "update",
-            DeclaredKind::Insert => "insert",
-            DeclaredKind::Scan => "scan",
-            DeclaredKind::Delete => "delete",
-            DeclaredKind::ReadModifyWrite => "read_modify_write",
-            DeclaredKind::Statement => "statement",
-            DeclaredKind::Increment => "increment",
-            DeclaredKind::MultiGet => "multi_get",
-            DeclaredKind::Transaction => "transaction",
-            DeclaredKind::Batch => "batch",
-            DeclaredKind::Sequence => "sequence",
-        }
-    }
-
-    fn kind(self) -> OpKind {
-        match self {
-            DeclaredKind::Read => OpKind::Read,
-            DeclaredKind::Update => OpKind::Update,
-            DeclaredKind::Insert => OpKind::Insert,
-            DeclaredKind::Scan => OpKind::Scan,
-            DeclaredKind::Delete => OpKind::Delete,
-            DeclaredKind::ReadModifyWrite => OpKind::ReadModifyWrite,
-            DeclaredKind::Statement => OpKind::Statement,
-            DeclaredKind::Increment => OpKind::Increment,
-            DeclaredKind::MultiGet => OpKind::MultiGet,
-            DeclaredKind::Transaction => OpKind::Transaction,
-            DeclaredKind::Batch => OpKind::BatchUpdate,
-            DeclaredKind::Sequence => OpKind::Sequence,
-        }
-    }
-}
-
-/// `expect = { ... }`: what a result must be.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectDecl {
-    /// read, read_modify_write: the record exists (`true`) or must not (`false`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub found: Option<bool>,
-    /// scan, statement: exactly this many rows (a statement's: rows returned, or rows changed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rows: Option<u64>,
-    /// scan, statement: at least this many rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_rows: Option<u64>,
-    /// scan, statement: at most this many rows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_rows: Option<u64>,
-    /// The failure class of a result that differs: timeout, not_found, unavailable, conflict,
-    /// unexpected (the default) or other.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub failure: Option<String>,
-}
 
 /// A checked operation, ready for the generator.
 #[derive(Debug, Clone, PartialEq)]
@@ -233,8 +83,80 @@ impl std::fmt::Display for OperationError {
 
 /// Checks `decls` against the record's `fields` and resolves names to indices. Weights are
 /// returned in declaration order. `generated`: the fields are a declared record's columns, whose
-/// values for a key can be made again (a statement's parameters).
+/// values for a key can be made again (a statement's parameters). A key-value alternative is
+/// checked as the operation that runs in its statement's place.
 pub fn resolve(
+    decls: &[OperationDecl],
+    fields: &[String],
+    types: &[FieldType],
+    generated: bool,
+) -> Result<Vec<(NamedOperation, f64)>, OperationError> {
+    let ops = resolve_declared(decls, fields, types, generated)?;
+    check_alternatives(decls, fields, types, generated)?;
+    Ok(ops)
+}
+
+/// Each key-value alternative (`key_value`): on a statement or a transaction, of a key-value
+/// kind, and the operations resolved with every alternative in its operation's place (its
+/// fields, its `expect`, the steps of a sequence that names its operation).
+fn check_alternatives(
+    decls: &[OperationDecl],
+    fields: &[String],
+    types: &[FieldType],
+    generated: bool,
+) -> Result<(), OperationError> {
+    if decls.iter().all(|d| d.key_value.is_none()) {
+        return Ok(());
+    }
+    let mut in_place = Vec::with_capacity(decls.len());
+    for (i, d) in decls.iter().enumerate() {
+        let Some(kv) = &d.key_value else {
+            in_place.push(d.clone());
+            continue;
+        };
+        let fail = |field: &str, reason: String| OperationError {
+            field: format!("operation[{i}] ('{}').key_value{field}", d.name),
+            reason,
+        };
+        if !matches!(d.kind, DeclaredKind::Statement | DeclaredKind::Transaction) {
+            return Err(fail(
+                "",
+                format!(
+                    "only a statement or a transaction has one: a {} runs on every store",
+                    d.kind.word()
+                ),
+            ));
+        }
+        if !KEY_VALUE_KINDS.contains(&kv.kind) {
+            let kinds: Vec<&str> = KEY_VALUE_KINDS.iter().map(|k| k.word()).collect();
+            return Err(fail(
+                ".kind",
+                format!(
+                    "a {} is not a key-value operation: give {}",
+                    kv.kind.word(),
+                    kinds.join(", ")
+                ),
+            ));
+        }
+        in_place.push(kv.in_place_of(d));
+    }
+    let Err(mut e) = resolve_declared(&in_place, fields, types, generated) else {
+        return Ok(());
+    };
+    // The alternative's own field where the fault is one's; else the operations with them.
+    let at = |i: &usize| format!("operation[{i}] ('{}')", decls[*i].name);
+    match (0..decls.len()).find(|i| e.field.starts_with(&at(i))) {
+        Some(i) if decls[i].key_value.is_some() => {
+            e.field = format!("{}.key_value{}", at(&i), &e.field[at(&i).len()..]);
+        }
+        _ => e
+            .reason
+            .push_str(" (with each key_value alternative in its operation's place)"),
+    }
+    Err(e)
+}
+
+fn resolve_declared(
     decls: &[OperationDecl],
     fields: &[String],
     types: &[FieldType],
@@ -856,6 +778,7 @@ mod tests {
             transaction: None,
             keys: None,
             expect: None,
+            key_value: None,
         }
     }
 
