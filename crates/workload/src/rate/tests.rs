@@ -1,4 +1,3 @@
-
 use super::*;
 
 /// Issue 63: a profile cut off by the window, or ending before it, is said so with the mean
