@@ -37,21 +37,28 @@ pub fn run_command(
         .as_ref()
         .and_then(|p| p.history.clone());
     let files = phase_files(args).output("--history", history.as_deref());
-    // A rendezvous client's machine has its own state directory: the clients must agree.
-    let known_load = if clients.rendezvous.is_none() || !clients.ssh.is_empty() {
-        known_load::before_run(&mut request, phases)?
-    } else {
-        None
+    // Checked after the request and its files (what is wrong with the command line is said
+    // first); a rendezvous client's machine has its own state directory, and the clients must
+    // agree.
+    let known_load = |request: &mut RunRequest| {
+        if clients.rendezvous.is_none() || !clients.ssh.is_empty() {
+            known_load::before_run(request, phases)
+        } else {
+            Ok(None)
+        }
     };
     if distributed {
         // Processes on this machine hear the probe's writer through their launcher.
         request.launcher_here = clients.rendezvous.is_none();
         request.check(Launch::Clients, phases)?;
         files.check()?;
-        return run_clients(request, args, (clients, thresholds), phases, known_load);
+        let known = known_load(&mut request)?;
+        return run_clients(request, args, (clients, thresholds), phases, known);
     }
     // Without -o the result is kept in the state directory: checked as -o is.
     files.kept_results(args.output.is_none())?.check()?;
+    request.check(request.launch(), phases)?;
+    let known_load = known_load(&mut request)?;
     let _metrics = serve_metrics(args, &mut request)?;
     let mut executed = execute_phases(&request, phases)?;
     if let Some(dir) = &args.hdr_log {
