@@ -22,10 +22,11 @@ use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_exec::{Phase, StopSignal};
 use scalebench_measure::{EndedBy, RunResult};
 use scalebench_workload::declared::{RECORDCOUNT, TRANSACTIONINSERTSTART};
-use scalebench_workload::{CoreWorkload, OpKind};
+use scalebench_workload::CoreWorkload;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
+use crate::phase::runs_inserts;
 use crate::request::RunRequest;
 use crate::settings::Settings;
 
@@ -174,10 +175,6 @@ fn workload_of(request: &RunRequest) -> Result<(CoreWorkload, bool), SessionErro
     let (props, _) = Settings::properties(request, &[])?;
     let insert_start_given = props.contains(TRANSACTIONINSERTSTART.name);
     Ok((CoreWorkload::from_properties(&props)?, insert_start_given))
-}
-
-fn runs_inserts(w: &CoreWorkload) -> bool {
-    w.mix.iter().any(|(k, p)| *k == OpKind::Insert && *p > 0.0)
 }
 
 /// Before a `run` (no load in the same command): the recorded load of its table checked against

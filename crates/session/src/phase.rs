@@ -703,7 +703,8 @@ pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
 }
 
-fn runs_inserts(w: &CoreWorkload) -> bool {
+/// Whether the run phase inserts (the mix holds only kinds of positive proportion).
+pub(crate) fn runs_inserts(w: &CoreWorkload) -> bool {
     w.mix
         .iter()
         .any(|(k, _)| *k == scalebench_workload::OpKind::Insert)
