@@ -26,7 +26,6 @@ use scalebench_workload::CoreWorkload;
 use serde::{Deserialize, Serialize};
 
 use crate::error::SessionError;
-use crate::phase::runs_inserts;
 use crate::request::RunRequest;
 use crate::settings::Settings;
 
@@ -225,7 +224,7 @@ pub fn before_run(
             }
         }
     }
-    if runs_inserts(&workload)
+    if workload.runs_inserts()
         && !insert_start_given
         && load.next_insert > workload.transaction_insert_start
     {

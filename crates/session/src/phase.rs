@@ -179,7 +179,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                 rate_profile: pace.rate_profile.as_ref().map(|p| p.to_string()),
             });
         }
-        if phase == Phase::Run && runs_inserts(&settings.workload) {
+        if phase == Phase::Run && settings.workload.runs_inserts() {
             result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
         }
         if let Some(m) = monitor {
@@ -703,13 +703,6 @@ pub fn failure_warning(p: &PhaseResult) -> Option<String> {
     p.failure_warning(scalebench_measure::result::DEFAULT_MAX_FAILED_SHARE)
 }
 
-/// Whether the run phase inserts (the mix holds only kinds of positive proportion).
-pub(crate) fn runs_inserts(w: &CoreWorkload) -> bool {
-    w.mix
-        .iter()
-        .any(|(k, _)| *k == scalebench_workload::OpKind::Insert)
-}
-
 /// A run's inserts must go to keys no earlier run of the same data wrote; if the first key of the
 /// range exists, they would conflict (SQL) or silently overwrite (Cassandra, Redis).
 fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
@@ -734,7 +727,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
         if let Some(note) = &self.note {
             crate::note!("{note}");
         }
-        if self.phase == Phase::Run && runs_inserts(self.workload) && factory.info().stores_data {
+        if self.phase == Phase::Run && self.workload.runs_inserts() && factory.info().stores_data {
             warn_if_insert_range_used(&factory, self.workload);
         }
         if plan.verify_writes && plan.phase == Phase::Run && self.workload.data_integrity {

@@ -421,6 +421,11 @@ impl CoreWorkload {
         }
     }
 
+    /// Whether the run phase inserts (the mix holds only kinds of positive proportion).
+    pub fn runs_inserts(&self) -> bool {
+        self.mix.iter().any(|(k, _)| *k == OpKind::Insert)
+    }
+
     /// The key numbers the run phase's inserts have taken so far (warm-up included, failed inserts
     /// too): the next run of the same data starts at the end of this range.
     pub fn transaction_insert_keys(&self) -> Range<u64> {
