@@ -1159,7 +1159,6 @@ impl PhaseArgs {
             property_files: self.property_files.clone(),
             properties: self.properties.clone(),
             allow_files: self.allow_files.clone(),
-            deployment_options: Vec::new(),
             threads: self.threads,
             concurrency: self.concurrency,
             target: self.target,
@@ -1179,11 +1178,6 @@ impl PhaseArgs {
             request_set_threads: self.request_set_threads,
             verify_writes: self.verify_writes,
             verify_timeout: self.verify_timeout,
-            threads_in_all: false,
-            launcher_here: false,
-            measurement_start: None,
-            timeline_log: None,
-            stop: None,
             status_interval: self.status_interval,
             create_schema: self.create_schema,
             drop_schema: self.drop_schema,
@@ -1196,15 +1190,9 @@ impl PhaseArgs {
                 SpaceAfterLoad::Settled
             },
             no_monitor: self.no_monitor,
-            consistency_probe: None,
-            faults: Vec::new(),
             command: scalebench_session::environment::redacted_command(argv),
-            metrics: None,
-            client: None,
-            client_metrics: None,
-            hdr_log: None,
-            study: Default::default(),
-            rendezvous: None,
+            // What only launchers, studies and the options beyond these set.
+            ..RunRequest::new(&self.workload)
         }
     }
 }

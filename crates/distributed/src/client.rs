@@ -179,10 +179,13 @@ pub fn run_client(
         start_timeout,
         (!request.quiet).then_some(request.status_interval),
     )?);
-    let mut own = crate::share::client_request(request, share);
-    own.rendezvous = Some(rendezvous.clone());
-    let _metrics = crate::share::serve_client_metrics(&mut own, share)?;
-    let mut executed = scalebench_session::phase::execute_phases(&own, &[phase])?;
+    let own = crate::share::client_request(request, share);
+    let mut wiring = scalebench_session::wiring::RunWiring {
+        rendezvous: Some(rendezvous.clone()),
+        ..Default::default()
+    };
+    let _metrics = crate::share::serve_client_metrics(&own, &mut wiring, share)?;
+    let mut executed = scalebench_session::phase::execute_phases(&own, &wiring, &[phase])?;
     executed.warn_unwritten();
     // This client's own logs, on its machine; client 0 writes the merged ones.
     let logs_error = match &own.hdr_log {

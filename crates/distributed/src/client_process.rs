@@ -54,7 +54,8 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
         .unwrap_or_default();
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
-    let mut request = order.request;
+    let request = order.request;
+    let mut wiring = scalebench_session::wiring::RunWiring::default();
     // The URL came on stdin, not in argv: its password is hidden from this client's log lines too.
     if let Some(db) = &request.db {
         scalebench_session::logging::hide_url_password(db);
@@ -66,7 +67,7 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     rendezvous.measure_clock();
     if order.watched {
         let to_launcher = rendezvous.out.clone();
-        request.timeline_log = Some(TimelineLog::published(
+        wiring.timeline_log = Some(TimelineLog::published(
             std::sync::Arc::new(move |index, point| {
                 say(
                     &to_launcher,
@@ -79,12 +80,13 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
             rendezvous.gate.clone(),
         ));
     }
-    request.rendezvous = Some(rendezvous);
+    wiring.rendezvous = Some(rendezvous);
     let _metrics = match request.client {
-        Some(share) => crate::share::serve_client_metrics(&mut request, share)?,
+        Some(share) => crate::share::serve_client_metrics(&request, &mut wiring, share)?,
         None => None,
     };
-    let mut executed = scalebench_session::phase::execute_phases(&request, &[order.phase])?;
+    let mut executed =
+        scalebench_session::phase::execute_phases(&request, &wiring, &[order.phase])?;
     executed.warn_unwritten();
     if let Some(dir) = &request.hdr_log {
         executed.write_hdr_logs(dir)?;

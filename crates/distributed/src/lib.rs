@@ -41,6 +41,7 @@ use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::RunWiring;
 
 /// Starts the clients of one run and merges their results: on this machine ([`local::LocalLaunch`]),
 /// over ssh ([`ssh::SshLaunch`]) or as a Slurm job step ([`srun::SrunLaunch`]). Each checks the request against what its clients can do before
@@ -52,6 +53,7 @@ pub trait Launcher {
     fn launch(
         &self,
         request: &RunRequest,
+        wiring: &RunWiring,
         phase: Phase,
     ) -> Result<DistributedOutcome, SessionError>;
     /// The same clients for run `name` of a series (a saturation search's steps): a rendezvous
@@ -69,12 +71,17 @@ macro_rules! launcher {
             fn launch(
                 &self,
                 request: &RunRequest,
+                wiring: &RunWiring,
                 phase: Phase,
             ) -> Result<DistributedOutcome, SessionError> {
-                let outcome =
-                    with_deployment_steps(request, phase, self.clients, $acts_here, |r| {
-                        $start(self, r, phase)
-                    })?;
+                let outcome = with_deployment_steps(
+                    request,
+                    wiring,
+                    phase,
+                    self.clients,
+                    $acts_here,
+                    |r, w| $start(self, r, w, phase),
+                )?;
                 scalebench_session::known_load::remember(request, &[phase], &outcome.merged);
                 Ok(outcome)
             }
@@ -105,10 +112,11 @@ launcher!(
 /// ([`scalebench_session::phase::DeploymentSteps`]), the space on disk in the merged result.
 fn with_deployment_steps(
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
     clients: u32,
     acts_here: bool,
-    launch: impl FnOnce(&RunRequest) -> Result<DistributedOutcome, SessionError>,
+    launch: impl FnOnce(&RunRequest, &RunWiring) -> Result<DistributedOutcome, SessionError>,
 ) -> Result<DistributedOutcome, SessionError> {
     let mut clients_request = share::without_deployment(request)?;
     clients_request.launcher_here = acts_here;
@@ -132,12 +140,13 @@ fn with_deployment_steps(
     // The request checked before the deployment is waited on (a bad one is refused at once).
     let steps = scalebench_session::phase::DeploymentSteps::before(request, phase)?;
     let measuring = scalebench_exec::MeasurementStart::default();
+    let mut clients_wiring = wiring.clone();
     let nemesis = (!victims.is_empty()).then(|| {
-        clients_request.measurement_start = Some(measuring.clone());
+        clients_wiring.measurement_start = Some(measuring.clone());
         scalebench_session::fault::Nemesis::start(&victims, &measuring)
     });
     // A launch that fails drops the faults: every node resumed.
-    let mut outcome = launch(&clients_request)?;
+    let mut outcome = launch(&clients_request, &clients_wiring)?;
     if let (Some(n), Some(merged)) = (nemesis, outcome.merged.phases.last_mut()) {
         merged.faults = n.finish(merged.measurement_start_unix_ms);
     }

@@ -25,6 +25,7 @@ use crate::timeline::MergedTimeline;
 use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::RunWiring;
 
 /// How far ahead of "all ready" the common start is set: time for the start line to reach every
 /// child and for its workers to wake.
@@ -140,13 +141,14 @@ enum Event {
 pub fn launch(
     launch: &LocalLaunch,
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
     crate::share::check(request, launch.clients, phase)?;
     scalebench_session::interrupt::install_handler();
-    let stop = request.stop.clone().unwrap_or_default();
+    let stop = wiring.stop.clone().unwrap_or_default();
     scalebench_session::interrupt::register_stop(&stop);
-    let outcome = run_children(launch, request, phase, &stop);
+    let outcome = run_children(launch, request, wiring, phase, &stop);
     scalebench_session::interrupt::clear_stop();
     outcome
 }
@@ -220,6 +222,7 @@ pub fn remove_stale_client_dirs(tmp: &std::path::Path) {
 fn run_children(
     launch: &LocalLaunch,
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
     stop: &StopSignal,
 ) -> Result<DistributedOutcome, SessionError> {
@@ -227,7 +230,7 @@ fn run_children(
     let n = launch.clients as usize;
     // Watched: by a controller (elastic), or by this launcher alone for request sets the clients
     // share (a set ends when every client finished its share).
-    let watch = request
+    let watch = wiring
         .timeline_log
         .clone()
         .or_else(|| request.request_set.map(|_| TimelineLog::new()));
@@ -268,7 +271,7 @@ fn run_children(
             .as_nanos() as u64,
     });
     tell_all(&mut children, &line);
-    if let Some(m) = &request.measurement_start {
+    if let Some(m) = &wiring.measurement_start {
         let _ = m.set(Instant::now() + START_LEAD + request.warmup);
     }
     let mut watched = watch.map(|log| {

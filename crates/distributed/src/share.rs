@@ -17,7 +17,6 @@ pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
         .as_ref()
         .map(|d| d.join(format!("client-{}", share.index)));
     r.quiet = true;
-    r.metrics = None;
     // Each client's probe history beside the merged one (the launcher merges them into it).
     if let Some(probe) = r.consistency_probe.as_mut() {
         probe.history = probe
@@ -40,9 +39,10 @@ pub fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf
 }
 
 /// Client `share`'s own /metrics endpoint (`--metrics-listen` of a distributed run: port + its
-/// index), serving while the guard lives; the request publishes there.
+/// index), serving while the guard lives; the phases wired by `wiring` publish there.
 pub fn serve_client_metrics(
-    request: &mut RunRequest,
+    request: &RunRequest,
+    wiring: &mut scalebench_session::wiring::RunWiring,
     share: ClientShare,
 ) -> Result<Option<scalebench_session::metrics::MetricsGuard>, SessionError> {
     let Some(mut addr) = request.client_metrics else {
@@ -59,7 +59,7 @@ pub fn serve_client_metrics(
     }
     let guard = scalebench_session::metrics::serve_while(addr)?;
     guard.server().set_client(share.index);
-    request.metrics = Some(guard.publisher());
+    wiring.metrics = Some(guard.publisher());
     Ok(Some(guard))
 }
 

@@ -15,6 +15,7 @@ use crate::outcome::{merge_clients, DistributedOutcome};
 use crate::ssh::{SshClientOrder, CLIENT_COMMAND};
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::RunWiring;
 
 pub const DEFAULT_SRUN_COMMAND: &str = "srun";
 
@@ -43,6 +44,7 @@ impl SrunLaunch {
 pub fn launch(
     launch: &SrunLaunch,
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
     crate::share::check(request, launch.clients, phase)?;
@@ -73,7 +75,7 @@ pub fn launch(
         .stderr(Stdio::piped());
     crate::local::die_with_parent(&mut command);
     scalebench_session::interrupt::install_handler();
-    let stop = request.stop.clone().unwrap_or_default();
+    let stop = wiring.stop.clone().unwrap_or_default();
     scalebench_session::interrupt::register_stop(&stop);
     let launched = Instant::now();
     let mut child = command.spawn().map_err(|e| {

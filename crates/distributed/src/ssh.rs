@@ -16,6 +16,7 @@ use crate::etcd::{self, RendezvousUrl};
 use crate::outcome::{merge_clients, DistributedOutcome};
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::RunWiring;
 
 pub const DEFAULT_SSH_COMMAND: &str = "ssh -o BatchMode=yes";
 
@@ -96,12 +97,13 @@ struct SshClient {
 pub fn launch(
     launch: &SshLaunch,
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
     crate::share::check(request, launch.clients, phase)?;
     let ssh = ssh_words(launch)?;
     scalebench_session::interrupt::install_handler();
-    let stop = request.stop.clone().unwrap_or_default();
+    let stop = wiring.stop.clone().unwrap_or_default();
     scalebench_session::interrupt::register_stop(&stop);
     let launched = Instant::now();
     let mut children = Vec::new();

@@ -165,7 +165,7 @@ impl ConsistencyProbe {
         let in_thread = control.clone();
         let (is_ready, ready) = std::sync::mpsc::channel::<()>();
         // Of several clients: the writer tells the others, or readers follow it.
-        let role = settings
+        let role = plan
             .rendezvous
             .as_ref()
             .and_then(|r| r.probe_role())

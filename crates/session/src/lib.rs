@@ -55,4 +55,5 @@ pub mod progress;
 pub mod request;
 pub mod settings;
 pub mod watch;
+pub mod wiring;
 pub mod workload_check;

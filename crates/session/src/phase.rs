@@ -21,6 +21,7 @@ use crate::error::SessionError;
 use crate::progress::Display;
 use crate::request::{RunRequest, SpaceAfterLoad};
 use crate::settings::Settings;
+use crate::wiring::RunWiring;
 
 /// What [`execute_phases`] measured.
 pub struct ExecutedPhases {
@@ -58,7 +59,11 @@ impl ExecutedPhases {
 
 /// Runs the phases and assembles the result (marked `interrupted` after Ctrl-C); writes and prints
 /// nothing.
-pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPhases, SessionError> {
+pub fn execute_phases(
+    args: &RunRequest,
+    wiring: &RunWiring,
+    phases: &[Phase],
+) -> Result<ExecutedPhases, SessionError> {
     args.check(args.launch(), phases)?;
     let last = *phases.last().expect("at least one phase");
     // Resolved once: the whole run's settings, what defines it (a client records it, so that its
@@ -72,7 +77,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         }
         None => Default::default(),
     };
-    if let Some(rendezvous) = &args.rendezvous {
+    if let Some(rendezvous) = &wiring.rendezvous {
         rendezvous.agree_on(&definition);
     }
     let mut settings = whole.for_client(args.client, last)?;
@@ -94,7 +99,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
     }
 
     crate::interrupt::install_handler();
-    let stop = args.stop.clone().unwrap_or_default();
+    let stop = wiring.stop_signal();
     crate::interrupt::register_stop(&stop);
 
     // Checked before anything runs: a fault names a running node of the deployment.
@@ -121,7 +126,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
         };
         let monitor = (!args.no_monitor).then(|| start_monitor(&settings));
         let mut display = Display::new(args.quiet, args.status_interval);
-        let mut published = crate::metrics::Published::new(args.metrics.as_ref());
+        let mut published = crate::metrics::Published::new(wiring.metrics.as_ref());
         // The embedded default creates its table when loading; servers need --create-schema.
         let mut create_schema =
             args.create_schema || (phase == Phase::Load && settings.binding.creates_table_on_load);
@@ -145,6 +150,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                     )
                 }),
                 stop: &stop,
+                wiring,
                 observers: vec![&mut display, &mut published],
                 space_after_load: args.space_after_load,
                 beside: BesideRequest {
@@ -153,7 +159,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
                         .as_ref()
                         .filter(|_| phase == Phase::Run),
                     faults: if phase == Phase::Run { &faults } else { &[] },
-                    metrics: args.metrics.as_ref(),
+                    metrics: wiring.metrics.as_ref(),
                 },
             },
         );
@@ -209,6 +215,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
 
     let result = run_result(
         args,
+        wiring,
         &settings,
         started_at,
         interrupted,
@@ -229,6 +236,7 @@ pub fn execute_phases(args: &RunRequest, phases: &[Phase]) -> Result<ExecutedPha
 /// deployment, the client's part of a distributed run).
 fn run_result(
     args: &RunRequest,
+    wiring: &RunWiring,
     settings: &Settings,
     started_at: String,
     interrupted: bool,
@@ -256,7 +264,7 @@ fn run_result(
             index: c.index,
             clients: c.clients,
             definition,
-            clock: args.rendezvous.as_ref().and_then(|r| r.clock()),
+            clock: wiring.rendezvous.as_ref().and_then(|r| r.clock()),
         }),
         distributed: None,
         thresholds: None,
@@ -379,7 +387,7 @@ pub fn create_schema(args: &RunRequest) -> Result<String, SessionError> {
         crate::note!("warning: {w}");
     }
     crate::interrupt::install_handler();
-    let stop = args.stop.clone().unwrap_or_default();
+    let stop = StopSignal::default();
     crate::interrupt::register_stop(&stop);
     let (mut create, mut drop) = (true, args.drop_schema);
     if deployment_prepares_table(&mut settings, drop)? {
@@ -591,6 +599,7 @@ struct PhaseRunner<'a> {
     /// Printed once the binding has accepted its configuration, just before the phase starts.
     note: Option<String>,
     stop: &'a StopSignal,
+    wiring: &'a RunWiring,
     /// Told of the phase's progress (the display, the metrics endpoint); what runs beside the phase
     /// joins them.
     observers: Vec<&'a mut dyn Progress>,
@@ -723,7 +732,7 @@ impl FactoryVisitor for PhaseRunner<'_> {
     type Output = Result<(PhaseOutcome, Option<Space>, Beside), SessionError>;
 
     fn visit<F: BindingFactory>(self, factory: F) -> Self::Output {
-        let plan = self.settings.plan(self.phase);
+        let plan = self.settings.plan(self.phase, self.wiring);
         if let Some(note) = &self.note {
             crate::note!("{note}");
         }

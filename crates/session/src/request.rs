@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::error::SessionError;
 pub use scalebench_elastic::TimeAxis;
-use scalebench_exec::{Arrival, StopSignal, TimelineLog, Timing};
+use scalebench_exec::{Arrival, Timing};
 use scalebench_workload::rate::RateProfile;
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
@@ -36,9 +36,9 @@ const MAX_BATCH: u32 = 100_000;
 pub const MAX_CLIENTS: u64 = 1024;
 pub const DEFAULT_START_TIMEOUT: &str = "60s";
 
-/// One load or run (or both, with the phases given where it is executed). It travels as data to
-/// the client processes of a distributed run; what belongs to one process (signals, logs, the
-/// metrics endpoint, the rendezvous) does not travel.
+/// One load or run (or both, with the phases given where it is executed): what was asked, as data.
+/// It travels to the client processes of a distributed run; what belongs to one process (signals,
+/// logs, the metrics endpoint, the rendezvous) is its [`crate::wiring::RunWiring`], passed beside it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunRequest {
     /// A built-in workload or a property file.
@@ -91,21 +91,10 @@ pub struct RunRequest {
     /// `--consistency-probe` and `--fault` may run with them.
     #[serde(default)]
     pub launcher_here: bool,
-    /// Told when the clients' measurement window opens (set by a launcher on this machine), for
-    /// what it runs beside them.
-    #[serde(skip)]
-    pub measurement_start: Option<scalebench_exec::MeasurementStart>,
     /// With several clients, `threads` are the whole run's, each client its share (an elastic run:
     /// Dory's T threads in all); otherwise each client runs `threads` of its own.
     #[serde(default)]
     pub threads_in_all: bool,
-    /// Where an elastic controller watches the run's timeline while it goes on.
-    #[serde(skip)]
-    pub timeline_log: Option<TimelineLog>,
-    /// Ends the phases early: whoever holds a clone can stop them (Ctrl-C does) or finish them as
-    /// planned (an elastic controller does). None: a signal of their own.
-    #[serde(skip)]
-    pub stop: Option<StopSignal>,
     pub status_interval: Duration,
     pub create_schema: bool,
     pub drop_schema: bool,
@@ -123,9 +112,6 @@ pub struct RunRequest {
     pub faults: Vec<crate::fault::FaultRequest>,
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
-    /// Where the phases publish their live figures (`--metrics-listen`), if anywhere.
-    #[serde(skip)]
-    pub metrics: Option<crate::metrics::Publisher>,
     /// A client of a distributed run: which one, of how many (its share of the work follows).
     pub client: Option<crate::clients::ClientShare>,
     /// `--metrics-listen` of a distributed run: client I serves its own /metrics at this address's
@@ -140,9 +126,6 @@ pub struct RunRequest {
     /// distributed run to agree on beside the run itself: compared at each run's barrier.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub study: std::collections::BTreeMap<String, String>,
-    /// Where that client meets the others before it starts.
-    #[serde(skip)]
-    pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
 }
 
 /// What a load on a deployment is followed by before its space is measured.
@@ -363,9 +346,6 @@ impl RunRequest {
             request_set_threads: Default::default(),
             threads_in_all: false,
             launcher_here: false,
-            measurement_start: None,
-            timeline_log: None,
-            stop: None,
             status_interval: default(DEFAULT_STATUS_INTERVAL),
             create_schema: false,
             drop_schema: false,
@@ -377,12 +357,10 @@ impl RunRequest {
             consistency_probe: None,
             faults: Vec::new(),
             command: Vec::new(),
-            metrics: None,
             client: None,
             client_metrics: None,
             hdr_log: None,
             study: Default::default(),
-            rendezvous: None,
         }
     }
 

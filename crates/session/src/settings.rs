@@ -61,8 +61,6 @@ pub struct Settings {
     pub set_threads: scalebench_exec::SetThreads,
     pub verify_writes: bool,
     pub verify_timeout: Option<Duration>,
-    pub timeline_log: Option<scalebench_exec::TimelineLog>,
-    pub rendezvous: Option<std::sync::Arc<dyn scalebench_exec::Rendezvous>>,
     pub percentiles: Vec<f64>,
     pub warnings: Vec<String>,
     /// Which operations run their key_value alternative on this binding, one line each.
@@ -350,8 +348,6 @@ impl Settings {
             set_threads: args.request_set_threads,
             verify_writes: args.verify_writes,
             verify_timeout: args.verify_timeout,
-            timeline_log: args.timeline_log.clone(),
-            rendezvous: args.rendezvous.clone(),
             percentiles,
             warnings,
             alternatives,
@@ -367,7 +363,8 @@ impl Settings {
         }
     }
 
-    pub fn plan(&self, phase: Phase) -> RunPlan {
+    /// The executor's plan of `phase`, wired to this process's timeline log and rendezvous.
+    pub fn plan(&self, phase: Phase, wiring: &crate::wiring::RunWiring) -> RunPlan {
         let pace = self.pace(phase);
         RunPlan {
             phase,
@@ -400,9 +397,9 @@ impl Settings {
             set_threads: self.set_threads,
             verify_writes: self.verify_writes,
             verify_timeout: self.verify_timeout,
-            timeline_log: self.timeline_log.clone(),
+            timeline_log: wiring.timeline_log.clone(),
             arrival_offset: pace.arrival_offset,
-            rendezvous: self.rendezvous.clone(),
+            rendezvous: wiring.rendezvous.clone(),
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
         }

@@ -32,6 +32,7 @@ use scalebench_session::request::{
     Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad,
 };
 use scalebench_session::settings::Settings;
+use scalebench_session::wiring::RunWiring;
 
 use scalebench_distributed::Launcher;
 
@@ -42,12 +43,13 @@ pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
 
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
 pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError> {
-    run_elastic_from(args, None)
+    run_elastic_from(args, &RunWiring::default(), None)
 }
 
 /// [`run_elastic`] with the load from `clients` (processes this one launches), as one run.
 pub fn run_elastic_from(
     args: &ElasticRequest,
+    wiring: &RunWiring,
     clients: LoadClients,
 ) -> Result<ElasticResult, SessionError> {
     if clients.is_some() && args.unloaded {
@@ -111,7 +113,7 @@ pub fn run_elastic_from(
         let scale = Scale::of_step(&base, first_set_size, step);
         let loaded_already = args.no_load && step == 0;
         if !loaded_already {
-            match load_records(args, &scale, clients)? {
+            match load_records(args, wiring, &scale, clients)? {
                 Ended::Completed => {}
                 Ended::Interrupted => out.interrupted = true,
                 Ended::Incomplete(why) => out.incomplete = Some(why),
@@ -147,6 +149,7 @@ pub fn run_elastic_from(
         }
         let (result, controlled, incomplete) = run_under_control(
             args,
+            wiring,
             clients,
             &mut cluster,
             &scale,
@@ -211,6 +214,7 @@ pub fn run_elastic_from(
         let scale = Scale::of_step(&base, first_set_size, args.steps);
         final_size(
             args,
+            wiring,
             clients,
             &mut cluster,
             &scale,
@@ -306,6 +310,7 @@ fn step_scores(
 /// stable; its set times are the size table's last row.
 fn final_size(
     args: &ElasticRequest,
+    wiring: &RunWiring,
     clients: LoadClients,
     cluster: &mut Cluster,
     scale: &Scale,
@@ -320,10 +325,18 @@ fn final_size(
         scale.threads,
         scale.set_size.unwrap_or(0)
     );
-    let loaded = load_records(args, scale, clients)?;
+    let loaded = load_records(args, wiring, scale, clients)?;
     if let Ended::Completed = loaded {
-        let (result, controlled, incomplete) =
-            run_under_control(args, clients, cluster, scale, load, None, "final-size")?;
+        let (result, controlled, incomplete) = run_under_control(
+            args,
+            wiring,
+            clients,
+            cluster,
+            scale,
+            load,
+            None,
+            "final-size",
+        )?;
         out.incomplete = incomplete;
         let sets = result.phases.first().map(set_points).unwrap_or_default();
         let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
@@ -390,18 +403,19 @@ enum Ended {
 /// was lost (why).
 fn execute(
     request: &RunRequest,
+    wiring: &RunWiring,
     phase: Phase,
     clients: LoadClients,
 ) -> Result<(RunResult, Option<String>), SessionError> {
     let Some(clients) = clients else {
-        let mut executed = execute_phases(request, &[phase])?;
+        let mut executed = execute_phases(request, wiring, &[phase])?;
         executed.warn_unwritten();
         if let (Some(dir), Phase::Run) = (&request.hdr_log, phase) {
             executed.write_hdr_logs(dir)?;
         }
         return Ok((executed.result, None));
     };
-    let outcome = clients.launch(request, phase)?;
+    let outcome = clients.launch(request, wiring, phase)?;
     let incomplete = outcome.incomplete().then(|| outcome.notes().join("; "));
     if let (Some(dir), Some(merged)) = (&request.hdr_log, outcome.merged.phases.first()) {
         scalebench_measure::hdrlog::write_result_logs(merged, dir).map_err(SessionError::Failed)?;
@@ -412,10 +426,11 @@ fn execute(
 /// Loads the step's records (on top of those loaded before it).
 fn load_records(
     args: &ElasticRequest,
+    wiring: &RunWiring,
     scale: &Scale,
     clients: LoadClients,
 ) -> Result<Ended, SessionError> {
-    let mut load = phase_args(&args.run, scale, None);
+    let mut load = phase_args(&args.run, scale, false);
     // The steps' offered rate is the measured runs'; the load inserts as fast as it can.
     load.target = None;
     load.rate_profile = None;
@@ -425,7 +440,7 @@ fn load_records(
     load.space_after_load = SpaceAfterLoad::NotMeasured;
     scalebench_session::note!("loading records {}..{}", scale.loaded_before, scale.records);
     load.hdr_log = None;
-    let (r, incomplete) = execute(&load, Phase::Load, clients)?;
+    let (r, incomplete) = execute(&load, wiring, Phase::Load, clients)?;
     if r.interrupted {
         return Ok(Ended::Interrupted);
     }
@@ -442,6 +457,7 @@ fn load_records(
 /// incomplete (a client lost).
 fn run_under_control(
     args: &ElasticRequest,
+    wiring: &RunWiring,
     clients: LoadClients,
     cluster: &mut Cluster,
     scale: &Scale,
@@ -450,13 +466,17 @@ fn run_under_control(
     name: &str,
 ) -> Result<(RunResult, Controlled, Option<String>), SessionError> {
     let log = TimelineLog::new();
-    let mut run = phase_args(&args.run, scale, Some(log.clone()));
+    let mut run = phase_args(&args.run, scale, true);
     run.request_set = scale.set_size;
     run.hdr_log = args.hdr_log.as_ref().map(|dir| dir.join(name));
     let stop = StopSignal::new();
-    run.stop = Some(stop.clone());
+    let wiring = RunWiring {
+        stop: Some(stop.clone()),
+        timeline_log: Some(log.clone()),
+        ..wiring.clone()
+    };
     let (controlled, executed) = std::thread::scope(|scope| {
-        let runner = scope.spawn(|| execute(&run, Phase::Run, clients));
+        let runner = scope.spawn(|| execute(&run, &wiring, Phase::Run, clients));
         let controlled = control(args, cluster, &log, load, action, &|| runner.is_finished());
         // Whatever happened, the run ends now (or has ended) and its result is kept.
         stop.finish();
@@ -520,8 +540,9 @@ fn transition_unloaded(
     Ok((events, changed, not_stable, scores))
 }
 
-/// The load or run options of one step: its threads and records; a run lasts until ended.
-fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> RunRequest {
+/// The load or run options of one step: its threads and records; a run under the controller's
+/// control lasts until it ends it.
+fn phase_args(base: &RunRequest, scale: &Scale, controlled: bool) -> RunRequest {
     let mut a = base.clone();
     a.threads = Some(scale.threads as u32);
     // A step's load inserts all of its records: the run's --duration or --operations bound the
@@ -535,14 +556,13 @@ fn phase_args(base: &RunRequest, scale: &Scale, log: Option<TimelineLog>) -> Run
         a.set(&INSERTCOUNT, scale.records - scale.loaded_before);
         a.drop_schema = false;
     }
-    if log.is_some() {
+    if controlled {
         // Ended by the controller; the day is a bound that is never reached.
         a.duration = Some(Duration::from_secs(86_400));
         a.operations = None;
         a.create_schema = false;
         a.drop_schema = false;
     }
-    a.timeline_log = log;
     // Dory's T threads are the whole load's: each client of several runs its share.
     a.threads_in_all = true;
     a

@@ -32,8 +32,7 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         &args.phase,
         files,
         request,
-        |r| &mut r.run,
-        |r| run_elastic_from(r, clients.as_ref().map(|c| c as _)),
+        |r, wiring| run_elastic_from(r, wiring, clients.as_ref().map(|c| c as _)),
         &|r| {
             scalebench_report::elastic_page::page(
                 r,

@@ -12,6 +12,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::known_load;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Launch, RunRequest};
+use scalebench_session::wiring::RunWiring;
 
 use scalebench_session::outputs::CommandFiles;
 
@@ -59,8 +60,8 @@ pub fn run_command(
     files.kept_results(args.output.is_none())?.check()?;
     request.check(request.launch(), phases)?;
     let known_load = known_load(&mut request)?;
-    let _metrics = serve_metrics(args, &mut request)?;
-    let mut executed = execute_phases(&request, phases)?;
+    let (_metrics, wiring) = serve_metrics(args)?;
+    let mut executed = execute_phases(&request, &wiring, phases)?;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
     }
@@ -236,7 +237,7 @@ fn run_clients(
         );
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
-    let mut outcome = launcher.launch(&request, *phase)?;
+    let mut outcome = launcher.launch(&request, &RunWiring::default(), *phase)?;
     if let Some(k) = &known_load {
         k.apply(&mut outcome.merged);
     }
@@ -502,18 +503,20 @@ pub fn client_process() -> Result<ExitCode, SessionError> {
     })
 }
 
-/// Serves `--metrics-listen` (if given) for as long as the returned guard lives, and makes the
-/// request's phases publish there.
+/// Serves `--metrics-listen` (if given) for as long as the returned guard lives; phases wired by
+/// the returned wiring publish there.
 pub fn serve_metrics(
     args: &PhaseArgs,
-    request: &mut RunRequest,
-) -> Result<Option<scalebench_session::metrics::MetricsGuard>, SessionError> {
+) -> Result<(Option<scalebench_session::metrics::MetricsGuard>, RunWiring), SessionError> {
     let guard = args
         .metrics_listen
         .map(scalebench_session::metrics::serve_while)
         .transpose()?;
-    request.metrics = guard.as_ref().map(|m| m.publisher());
-    Ok(guard)
+    let wiring = RunWiring {
+        metrics: guard.as_ref().map(|m| m.publisher()),
+        ..RunWiring::default()
+    };
+    Ok((guard, wiring))
 }
 
 /// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
@@ -535,16 +538,15 @@ fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionErro
 pub fn with_json_output<Q, T: serde::Serialize>(
     args: &PhaseArgs,
     files: CommandFiles,
-    mut request: Q,
-    run_of: impl Fn(&mut Q) -> &mut RunRequest,
-    work: impl FnOnce(&Q) -> Result<T, SessionError>,
+    request: Q,
+    work: impl FnOnce(&Q, &RunWiring) -> Result<T, SessionError>,
     page: &dyn Fn(&T) -> scalebench_report::html::Page,
 ) -> Result<T, SessionError> {
     // Their summaries are their own: neither has YCSB's text of a load phase to write.
     check_ycsb_load(&args.summary, false)?;
     files.check()?;
-    let _metrics = serve_metrics(args, run_of(&mut request))?;
-    let result = work(&request)?;
+    let (_metrics, wiring) = serve_metrics(args)?;
+    let result = work(&request, &wiring)?;
     if let Some(path) = &args.output {
         scalebench_session::files::write_json(path, &result)?;
     }

@@ -60,7 +60,6 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         &args.phase,
         phase_files(&args.phase),
         request,
-        |r| &mut r.run,
         search,
         &|s| {
             scalebench_report::saturation_page::page(

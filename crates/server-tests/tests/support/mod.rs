@@ -340,7 +340,7 @@ pub fn load_through_session(
     run.quiet = true;
     run.no_monitor = true;
     run.property("recordcount", &records.to_string());
-    let done = scalebench_session::phase::execute_phases(&run, &[Phase::Load])
+    let done = scalebench_session::phase::execute_phases(&run, &Default::default(), &[Phase::Load])
         .unwrap_or_else(|e| panic!("the load failed: {e}"));
     let load = &done.result.phases[0];
     assert_eq!(

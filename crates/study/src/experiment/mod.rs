@@ -22,6 +22,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
 use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction, SpaceAfterLoad};
 use scalebench_session::settings::Settings;
+use scalebench_session::wiring::RunWiring;
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
     DATA_SIZE,
@@ -834,8 +835,12 @@ fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<()
     Ok(())
 }
 
-fn execute(request: &RunRequest, phase: Phase) -> Result<RunResult, SessionError> {
-    execute_phases(request, &[phase]).map(|e| {
+fn execute(
+    request: &RunRequest,
+    wiring: &RunWiring,
+    phase: Phase,
+) -> Result<RunResult, SessionError> {
+    execute_phases(request, wiring, &[phase]).map(|e| {
         e.warn_unwritten();
         e.result
     })
@@ -866,15 +871,16 @@ fn one_run(
             phase,
             command,
         )
-        .map(|mut r| {
-            r.metrics = metrics.clone();
-            r
-        })
+    };
+    // The runs publish their live figures where the experiment serves them.
+    let wiring = RunWiring {
+        metrics: metrics.clone(),
+        ..RunWiring::default()
     };
     match exp.procedure.measure {
         // The load is what is measured: a fresh one every run.
         Measure::Load => {
-            return execute(&request_for(Phase::Load)?, Phase::Load).map(|r| (r, None))
+            return execute(&request_for(Phase::Load)?, &wiring, Phase::Load).map(|r| (r, None))
         }
         Measure::Elastic => {
             let f = deployment
@@ -884,7 +890,14 @@ fn one_run(
                 Some(n) => Some(local_clients(n, state, &exp.procedure.clients)?),
                 None => None,
             };
-            let outcome = elastic_run(exp, base, run, request_for(Phase::Run)?, clients.as_ref());
+            let outcome = elastic_run(
+                exp,
+                base,
+                run,
+                request_for(Phase::Run)?,
+                &wiring,
+                clients.as_ref(),
+            );
             // The cluster has changed size: the next run starts from a fresh deployment.
             if let Ok(mut c) =
                 Cluster::open(&Cluster::dir_for(clusters_dir, &Deployment::from_file(f)?))
@@ -900,7 +913,7 @@ fn one_run(
     let mode = exp.procedure.load;
     let mut load = None;
     if mode == LoadMode::EachRun || state.loaded.as_deref() != Some(run.data_key.as_str()) {
-        let loaded = execute(&request_for(Phase::Load)?, Phase::Load)?;
+        let loaded = execute(&request_for(Phase::Load)?, &wiring, Phase::Load)?;
         if loaded.interrupted {
             return Ok((loaded, None));
         }
@@ -958,7 +971,7 @@ fn one_run(
     }
     let run_result = match clients_of(run) {
         Some(n) => run_clients(&request, n, state, &exp.procedure.clients),
-        _ => execute(&request, Phase::Run),
+        _ => execute(&request, &wiring, Phase::Run),
     };
     if run_result.is_err() {
         // How far a failed run's inserts got is unknown: load afresh before the next run.
@@ -1078,7 +1091,7 @@ fn run_clients(
             Box::new(srun.for_run(&format!("run-{}", run_stamp())))
         }
     };
-    let outcome = launch.launch(request, Phase::Run)?;
+    let outcome = launch.launch(request, &RunWiring::default(), Phase::Run)?;
     if let Some(d) = outcome
         .merged
         .distributed
@@ -1123,6 +1136,7 @@ fn elastic_run(
     base: &Path,
     planned: &PlannedRun,
     mut run: RunRequest,
+    wiring: &RunWiring,
     clients: Option<&scalebench_distributed::local::LocalLaunch>,
 ) -> Result<(RunResult, Option<ElasticOutcome>), SessionError> {
     let e = &exp.procedure.elastic;
@@ -1147,7 +1161,7 @@ fn elastic_run(
     elastic.set_repeats = e.set_repeats;
     elastic.score_time_axis = e.score_time_axis;
     elastic.steps = e.steps;
-    let out = crate::elastic::run_elastic_from(&elastic, clients.map(|c| c as _))?;
+    let out = crate::elastic::run_elastic_from(&elastic, wiring, clients.map(|c| c as _))?;
     if let Some(why) = &out.incomplete {
         return Err(SessionError::Failed(why.clone()));
     }

@@ -51,6 +51,7 @@ use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::RunWiring;
 
 pub use scalebench_measure::saturation::{
     Answer, Estimate, Search, SearchEnd, SearchKind, Step, StepVerdict,
@@ -205,12 +206,13 @@ impl SaturationRequest {
     fn measure_once(
         &self,
         offered: f64,
+        wiring: &RunWiring,
         (step, repeat, n): (usize, u32, u32),
     ) -> Result<Measured, SessionError> {
         let request = &self.step_request(offered);
         match &self.clients {
             StepClients::Here => {
-                let mut executed = execute_phases(request, &[Phase::Run])?;
+                let mut executed = execute_phases(request, wiring, &[Phase::Run])?;
                 executed.warn_unwritten();
                 if let Some(dir) = &self.hdr_log {
                     let name = match repeat {
@@ -248,9 +250,10 @@ impl SaturationRequest {
                 Ok(Self::merged(outcome))
             }
             StepClients::Launched(launcher) => {
-                let outcome = launcher
-                    .for_run(&format!("run-{n}"))
-                    .launch(request, Phase::Run)?;
+                let outcome =
+                    launcher
+                        .for_run(&format!("run-{n}"))
+                        .launch(request, wiring, Phase::Run)?;
                 Ok(Self::merged(outcome))
             }
         }
@@ -378,7 +381,7 @@ impl Bracket {
 
 /// Runs the search until its rule ends it (or `max_steps`, a client lost, Ctrl-C); prints one line
 /// per step. Client 0 of a rendezvous search leads it: its last order tells the others it ended.
-pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
+pub fn search(request: &SaturationRequest, wiring: &RunWiring) -> Result<Search, SessionError> {
     request.check()?;
     if request.clients.follows() {
         return Err(SessionError::Usage(
@@ -396,7 +399,7 @@ pub fn search(request: &SaturationRequest) -> Result<Search, SessionError> {
         _ => None,
     };
     let mut runs = 0u32;
-    let found = search_steps(request, &mut runs);
+    let found = search_steps(request, wiring, &mut runs);
     if let StepClients::Rendezvous { url, .. } = &request.clients {
         let why = match &found {
             Ok(s) => s.stopped_by.clone(),
@@ -529,6 +532,7 @@ fn pause_between_runs(pause: Duration) {
 
 fn measure_step(
     request: &SaturationRequest,
+    wiring: &RunWiring,
     n: u32,
     offered: f64,
     runs: &mut u32,
@@ -543,7 +547,7 @@ fn measure_step(
         }
         *runs += 1;
         let measured =
-            request.measure_once(offered, (n as usize + 1, pooled.repeats + 1, *runs))?;
+            request.measure_once(offered, wiring, (n as usize + 1, pooled.repeats + 1, *runs))?;
         let p = measured
             .result
             .phases
@@ -590,7 +594,11 @@ fn measure_step(
     }
 }
 
-fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, SessionError> {
+fn search_steps(
+    request: &SaturationRequest,
+    wiring: &RunWiring,
+    runs: &mut u32,
+) -> Result<Search, SessionError> {
     let mut steps: Vec<Step> = Vec::new();
     let mut bracket = Bracket::default();
     let mut end: Option<(SearchEnd, String)> = None;
@@ -617,7 +625,7 @@ fn search_steps(request: &SaturationRequest, runs: &mut u32) -> Result<Search, S
             mut step,
             client_saturated,
             stop,
-        } = measure_step(request, n, offered, runs)?;
+        } = measure_step(request, wiring, n, offered, runs)?;
         scalebench_session::note!("{}", step_line(n + 1, request.threads_search, &step));
         let passed = step.verdict == Some(StepVerdict::Pass);
         let last_pass = bracket.passed.map(|(i, _)| &steps[i]);
