@@ -41,6 +41,13 @@ pub type LoadClients<'a> = Option<&'a (dyn Launcher + Send + Sync)>;
 
 pub use scalebench_elastic::result::{ElasticResult, ElasticStep, SCHEMA};
 
+/// Where a step's load and run go from: this process (its wiring) and the clients it launches.
+#[derive(Clone, Copy)]
+struct LoadFrom<'a> {
+    wiring: &'a RunWiring,
+    clients: LoadClients<'a>,
+}
+
 /// Runs every step and returns what was measured (also after Ctrl-C: the steps so far).
 pub fn run_elastic(args: &ElasticRequest) -> Result<ElasticResult, SessionError> {
     run_elastic_from(args, &RunWiring::default(), None)
@@ -52,6 +59,7 @@ pub fn run_elastic_from(
     wiring: &RunWiring,
     clients: LoadClients,
 ) -> Result<ElasticResult, SessionError> {
+    let from = LoadFrom { wiring, clients };
     if clients.is_some() && args.unloaded {
         return Err(SessionError::Usage(
             "--unloaded has no load to spread over --clients: give one or the other".into(),
@@ -113,7 +121,7 @@ pub fn run_elastic_from(
         let scale = Scale::of_step(&base, first_set_size, step);
         let loaded_already = args.no_load && step == 0;
         if !loaded_already {
-            match load_records(args, wiring, &scale, clients)? {
+            match load_records(args, from, &scale)? {
                 Ended::Completed => {}
                 Ended::Interrupted => out.interrupted = true,
                 Ended::Incomplete(why) => out.incomplete = Some(why),
@@ -149,8 +157,7 @@ pub fn run_elastic_from(
         }
         let (result, controlled, incomplete) = run_under_control(
             args,
-            wiring,
-            clients,
+            from,
             &mut cluster,
             &scale,
             load,
@@ -212,16 +219,7 @@ pub fn run_elastic_from(
         out.steps.len() == args.steps as usize && !out.interrupted && out.incomplete.is_none();
     if let (true, ScaleAction::Double, Load::Sets(_)) = (all_steps, args.action, load) {
         let scale = Scale::of_step(&base, first_set_size, args.steps);
-        final_size(
-            args,
-            wiring,
-            clients,
-            &mut cluster,
-            &scale,
-            load,
-            &mut sizes,
-            &mut out,
-        )?;
+        final_size(args, from, &mut cluster, &scale, load, &mut sizes, &mut out)?;
     }
     out.sizes = sizes_table(sizes);
     out.service_level_met = args.service_level.as_ref().map(|_| {
@@ -310,8 +308,7 @@ fn step_scores(
 /// stable; its set times are the size table's last row.
 fn final_size(
     args: &ElasticRequest,
-    wiring: &RunWiring,
-    clients: LoadClients,
+    from: LoadFrom,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
@@ -325,18 +322,10 @@ fn final_size(
         scale.threads,
         scale.set_size.unwrap_or(0)
     );
-    let loaded = load_records(args, wiring, scale, clients)?;
+    let loaded = load_records(args, from, scale)?;
     if let Ended::Completed = loaded {
-        let (result, controlled, incomplete) = run_under_control(
-            args,
-            wiring,
-            clients,
-            cluster,
-            scale,
-            load,
-            None,
-            "final-size",
-        )?;
+        let (result, controlled, incomplete) =
+            run_under_control(args, from, cluster, scale, load, None, "final-size")?;
         out.incomplete = incomplete;
         let sets = result.phases.first().map(set_points).unwrap_or_default();
         let times: Vec<f64> = sets.iter().map(|s| s.duration_s).collect();
@@ -403,19 +392,18 @@ enum Ended {
 /// was lost (why).
 fn execute(
     request: &RunRequest,
-    wiring: &RunWiring,
+    from: LoadFrom,
     phase: Phase,
-    clients: LoadClients,
 ) -> Result<(RunResult, Option<String>), SessionError> {
-    let Some(clients) = clients else {
-        let mut executed = execute_phases(request, wiring, &[phase])?;
+    let Some(clients) = from.clients else {
+        let mut executed = execute_phases(request, from.wiring, &[phase])?;
         executed.warn_unwritten();
         if let (Some(dir), Phase::Run) = (&request.hdr_log, phase) {
             executed.write_hdr_logs(dir)?;
         }
         return Ok((executed.result, None));
     };
-    let outcome = clients.launch(request, wiring, phase)?;
+    let outcome = clients.launch(request, from.wiring, phase)?;
     let incomplete = outcome.incomplete().then(|| outcome.notes().join("; "));
     if let (Some(dir), Some(merged)) = (&request.hdr_log, outcome.merged.phases.first()) {
         scalebench_measure::hdrlog::write_result_logs(merged, dir).map_err(SessionError::Failed)?;
@@ -426,9 +414,8 @@ fn execute(
 /// Loads the step's records (on top of those loaded before it).
 fn load_records(
     args: &ElasticRequest,
-    wiring: &RunWiring,
+    from: LoadFrom,
     scale: &Scale,
-    clients: LoadClients,
 ) -> Result<Ended, SessionError> {
     let mut load = phase_args(&args.run, scale, false);
     // The steps' offered rate is the measured runs'; the load inserts as fast as it can.
@@ -440,7 +427,7 @@ fn load_records(
     load.space_after_load = SpaceAfterLoad::NotMeasured;
     scalebench_session::note!("loading records {}..{}", scale.loaded_before, scale.records);
     load.hdr_log = None;
-    let (r, incomplete) = execute(&load, wiring, Phase::Load, clients)?;
+    let (r, incomplete) = execute(&load, from, Phase::Load)?;
     if r.interrupted {
         return Ok(Ended::Interrupted);
     }
@@ -457,8 +444,7 @@ fn load_records(
 /// incomplete (a client lost).
 fn run_under_control(
     args: &ElasticRequest,
-    wiring: &RunWiring,
-    clients: LoadClients,
+    from: LoadFrom,
     cluster: &mut Cluster,
     scale: &Scale,
     load: Load,
@@ -473,10 +459,16 @@ fn run_under_control(
     let wiring = RunWiring {
         stop: Some(stop.clone()),
         timeline_log: Some(log.clone()),
-        ..wiring.clone()
+        ..from.wiring.clone()
     };
     let (controlled, executed) = std::thread::scope(|scope| {
-        let runner = scope.spawn(|| execute(&run, &wiring, Phase::Run, clients));
+        let runner = scope.spawn(|| {
+            let controlled = LoadFrom {
+                wiring: &wiring,
+                ..from
+            };
+            execute(&run, controlled, Phase::Run)
+        });
         let controlled = control(args, cluster, &log, load, action, &|| runner.is_finished());
         // Whatever happened, the run ends now (or has ended) and its result is kept.
         stop.finish();
