@@ -725,6 +725,28 @@ pub struct ClientsArgs {
 }
 
 /// `--db`'s help: each compiled binding's URL example, from its declaration.
+impl LocalClientsArgs {
+    pub fn choice(&self) -> scalebench_distributed::choice::LocalClients {
+        scalebench_distributed::choice::LocalClients {
+            clients: self.clients,
+            start_timeout: self.start_timeout,
+            cpus: self.client_cpus.clone(),
+        }
+    }
+}
+
+impl ClientsArgs {
+    pub fn choice(&self) -> scalebench_distributed::choice::Clients {
+        scalebench_distributed::choice::Clients {
+            local: self.local.choice(),
+            rendezvous: self.rendezvous.clone(),
+            ssh: self.ssh.clone(),
+            ssh_command: self.ssh_command.clone(),
+            remote_program: self.remote_program.clone(),
+        }
+    }
+}
+
 fn db_help() -> String {
     let examples: Vec<&str> = scalebench_binding::registry::bindings()
         .iter()

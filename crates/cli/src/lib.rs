@@ -8,4 +8,3 @@ pub mod cli;
 pub mod commands;
 pub mod output;
 pub mod thresholds;
-pub mod ycsb_flags;

@@ -115,7 +115,8 @@ fn a_state_directory_that_cannot_keep_the_result_is_refused_before_the_run() {
     std::fs::write(&state, "").unwrap();
     let run = |extra: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_scalebench"))
-            .args(["run", "--db", "null://", "--duration", "200ms"])
+            // Bounded by count: a 200 ms window on a loaded machine may issue nothing.
+            .args(["run", "--db", "null://", "--operations", "1000"])
             .args(extra)
             .env("SCALEBENCH_STATE_DIR", &state)
             .stdin(Stdio::null())

@@ -7,6 +7,7 @@
 //! clients started anywhere (by srun, a Kubernetes Indexed Job from [`kubernetes`], or [`ssh`]),
 //! in builds with the `etcd` feature.
 
+pub mod choice;
 pub mod client;
 pub mod client_process;
 // The etcd client is a feature (on in the full build, off in `--features embedded`); without it

@@ -27,6 +27,38 @@ pub fn kept_result_path(command: &str) -> Option<PathBuf> {
     )
 }
 
+/// Writes `result` to `output`; without one, keeps it in the state directory as `command`'s and
+/// returns where. A result that could not be kept is an error naming the path.
+pub fn keep_result(
+    result: &scalebench_measure::RunResult,
+    output: Option<&Path>,
+    command: &str,
+) -> Result<Option<PathBuf>, SessionError> {
+    if let Some(path) = output {
+        return result
+            .write_atomically(path)
+            .map(|()| None)
+            .map_err(|e| SessionError::Failed(e.to_string()));
+    }
+    let Some(path) = kept_result_path(command) else {
+        return Err(SessionError::Failed(
+            "the result was not kept: no state directory (set SCALEBENCH_STATE_DIR or use -o)"
+                .into(),
+        ));
+    };
+    path.parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .map_err(|e| e.to_string())
+        .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            SessionError::Failed(format!(
+                "the result was not kept at {}: {e}",
+                path.display()
+            ))
+        })?;
+    Ok(Some(path))
+}
+
 /// Writes `text` to `path` whole or not at all (see `scalebench_measure::files`).
 pub fn write_atomically(path: &Path, text: &str) -> Result<(), SessionError> {
     scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())

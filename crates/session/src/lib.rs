@@ -57,3 +57,5 @@ pub mod settings;
 pub mod watch;
 pub mod wiring;
 pub mod workload_check;
+mod workload_summary;
+pub mod ycsb_flags;

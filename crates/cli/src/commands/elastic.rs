@@ -11,7 +11,7 @@ use scalebench_session::request::StepObserver;
 use scalebench_study::elastic::run_elastic_from;
 
 use crate::args::ElasticArgs;
-use crate::commands::run::{local_launcher, phase_files, with_json_output};
+use crate::commands::run::{phase_files, with_json_output};
 
 /// Every operation completed, but an event broke a threshold of `--sla`.
 pub const EXIT_SERVICE_LEVEL_MISSED: u8 = 4;
@@ -23,7 +23,7 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
     request.on_step = Some(StepObserver(std::sync::Arc::new(|step| {
         let _ = std::io::stdout().write_all(step_summary(step).as_bytes());
     })));
-    let clients = local_launcher(&args.clients)?;
+    let clients = args.clients.choice().launcher()?;
     let files = phase_files(&args.phase).input(
         "--sla",
         args.service_level.as_ref().map(|s| s.path.as_path()),

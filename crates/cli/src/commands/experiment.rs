@@ -41,7 +41,7 @@ pub fn experiment_command(
         clusters_dir: args.clusters.clusters_dir.clone(),
         metrics_listen: args.metrics_listen,
         command: scalebench_session::environment::redacted_command(argv),
-        client_program: Some(crate::commands::run::client_program()?),
+        client_program: Some(scalebench_distributed::choice::client_program()?),
         thresholds: args.thresholds.for_cells(),
     };
     if args.dry_run {

@@ -16,7 +16,7 @@ use scalebench_session::wiring::RunWiring;
 
 use scalebench_session::outputs::CommandFiles;
 
-use crate::args::{ClientsArgs, ConsistencyArgs, LocalClientsArgs, PhaseArgs, SummaryArgs};
+use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 pub use crate::commands::files::phase_files;
 use crate::thresholds::{verdict_exit, ThresholdArgs};
 
@@ -110,39 +110,20 @@ pub fn run_command(
 }
 
 /// Writes the result to `--output`; without one, keeps it in the state directory (checked before
-/// the run) and says where; a result that could not be kept fails the command, naming the path.
+/// the run) and says where.
 fn keep_result(
     result: &RunResult,
     output: Option<&std::path::Path>,
     phases: &[Phase],
 ) -> Result<(), SessionError> {
-    if let Some(path) = output {
-        return result
-            .write_atomically(path)
-            .map_err(|e| SessionError::Failed(e.to_string()));
-    }
     let command = phases.last().map_or("run", |p| p.name());
-    let Some(path) = scalebench_session::files::kept_result_path(command) else {
-        return Err(SessionError::Failed(
-            "the result was not kept: no state directory (set SCALEBENCH_STATE_DIR or use -o)"
-                .into(),
-        ));
-    };
-    path.parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .map_err(|e| e.to_string())
-        .and_then(|()| result.write_atomically(&path).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            SessionError::Failed(format!(
-                "the result was not kept at {}: {e}",
-                path.display()
-            ))
-        })?;
-    // The path on a line of its own, within 100 columns and easy to copy.
-    crate::note!(
-        "result kept (`scalebench report FILE -o report.html` draws it; -o FILE puts it elsewhere):\n  {}",
-        path.display()
-    );
+    if let Some(path) = scalebench_session::files::keep_result(result, output, command)? {
+        // The path on a line of its own, within 100 columns and easy to copy.
+        crate::note!(
+            "result kept (`scalebench report FILE -o report.html` draws it; -o FILE puts it elsewhere):\n  {}",
+            path.display()
+        );
+    }
     Ok(())
 }
 
@@ -212,7 +193,7 @@ fn run_clients(
     request.client_metrics = args.metrics_listen;
     // Each client's logs under DIR/client-I, the merged ones in DIR (checked with the others).
     request.hdr_log = args.hdr_log.clone();
-    let Some(launcher) = launcher_of(clients)? else {
+    let Some(launcher) = clients.choice().launcher()? else {
         // This process is one client of a run whose clients meet in etcd.
         let url = clients
             .rendezvous
@@ -251,50 +232,6 @@ fn run_clients(
         &args.summary,
         &outcome,
     )
-}
-
-/// The launcher `--clients N` (N > 1) or `--rendezvous URL --ssh HOSTS` asks for; None alone or
-/// when this process is itself one client of a rendezvous run (`--rendezvous` without `--ssh`).
-pub fn launcher_of(
-    clients: &ClientsArgs,
-) -> Result<Option<Box<dyn distributed::Launcher + Send + Sync>>, SessionError> {
-    use scalebench_distributed::{etcd, ssh};
-    if !clients.local.client_cpus.is_empty() && clients.rendezvous.is_some() {
-        return Err(SessionError::Usage(
-            "--client-cpus pins the clients of --clients N on this machine; with --rendezvous each client's own launcher places it".into(),
-        ));
-    }
-    Ok(match &clients.rendezvous {
-        None => local_launcher(&clients.local)?
-            .map(|l| Box::new(l) as Box<dyn distributed::Launcher + Send + Sync>),
-        Some(url) if !clients.ssh.is_empty() => Some(Box::new(ssh::SshLaunch {
-            hosts: clients.ssh.clone(),
-            clients: clients.local.clients.unwrap_or(clients.ssh.len() as u32),
-            ssh_command: clients.ssh_command.clone(),
-            remote_program: clients.remote_program.clone(),
-            rendezvous: etcd::RendezvousUrl::parse(url)?,
-            start_timeout: clients.local.start_timeout,
-        })),
-        Some(_) => None,
-    })
-}
-
-/// The processes on this machine `--clients N` (N > 1) or `--client-cpus` asks for; None alone.
-pub fn local_launcher(
-    clients: &LocalClientsArgs,
-) -> Result<Option<scalebench_distributed::local::LocalLaunch>, SessionError> {
-    use scalebench_distributed::local;
-    if !clients.client_cpus.is_empty() {
-        local::check_cpus(&clients.client_cpus)?;
-    } else if clients.clients.is_none_or(|n| n <= 1) {
-        return Ok(None);
-    }
-    Ok(Some(local::LocalLaunch {
-        program: client_program()?,
-        clients: clients.clients.unwrap_or(1),
-        start_timeout: clients.start_timeout,
-        cpus: clients.client_cpus.clone(),
-    }))
 }
 
 /// The hidden `ssh-client` command: one client of an `--ssh` run, its order read from stdin.
@@ -479,18 +416,6 @@ fn finish_distributed(
         }
     }
     Ok(ExitCode::from(outcome.exit_code()))
-}
-
-/// This binary as the client processes of a `--clients N` run (its hidden `client-process`).
-pub fn client_program() -> Result<scalebench_distributed::local::ClientProgram, SessionError> {
-    Ok(scalebench_distributed::local::ClientProgram {
-        program: std::env::current_exe().map_err(|e| {
-            SessionError::Failed(format!(
-                "cannot find this program to start its clients: {e}"
-            ))
-        })?,
-        args: vec!["client-process".into()],
-    })
 }
 
 /// The hidden `client-process` command: one client of a `--clients N` run.

@@ -10,11 +10,11 @@ use scalebench_session::request::Launch;
 use scalebench_study::saturate::{follow, search, SearchEnd, StepClients};
 
 use crate::args::SaturateArgs;
-use crate::commands::run::{launcher_of, phase_files, with_json_output};
+use crate::commands::run::{phase_files, with_json_output};
 use crate::output::emit;
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
-    let clients = match launcher_of(&args.clients)? {
+    let clients = match args.clients.choice().launcher()? {
         Some(launcher) => StepClients::Launched(launcher),
         // This process is one client of a search whose clients meet in etcd (srun, Kubernetes).
         None => match &args.clients.rendezvous {
