@@ -7,8 +7,6 @@ use std::process::ExitCode;
 use clap::Parser;
 use scalebench_binding::registry;
 use scalebench_exec::Phase;
-use scalebench_measure::merge::merge_results;
-use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::outputs::CommandFiles;
@@ -44,7 +42,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         return e.exit_code();
     }
     if let Err(e) = database_url(&mut cli.command) {
-        crate::note!("error: {}", within_a_line(&e.to_string()));
+        crate::note!("error: {}", e.line());
         return e.exit_code();
     }
     let outcome = match cli.command {
@@ -110,7 +108,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            crate::note!("error: {}", within_a_line(&e.to_string()));
+            crate::note!("error: {}", e.line());
             e.exit_code()
         }
     }
@@ -139,46 +137,16 @@ fn database_url(command: &mut Command) -> Result<(), SessionError> {
     Ok(())
 }
 
-/// The most characters of an error line kept at each end: an error quotes the bad value, and a
-/// value of 200 KB made a line of 200 KB (issue 62).
-const ERROR_END_CHARS: usize = 500;
-
-/// `text`, its middle left out (saying how much) when it is longer than two ends.
-fn within_a_line(text: &str) -> String {
-    let n = text.chars().count();
-    if n <= 2 * ERROR_END_CHARS + 40 {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(ERROR_END_CHARS).collect();
-    let tail: String = text.chars().skip(n - ERROR_END_CHARS).collect();
-    format!(
-        "{head}[... {} characters left out ...]{tail}",
-        n - 2 * ERROR_END_CHARS
-    )
-}
-
 /// `scalebench merge-logs`: the clients' interval logs of one operation as one.
 fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
-    use scalebench_measure::hdrlog;
     CommandFiles::new()
         .output("-o", Some(&args.output))
         .inputs("a log it merges", &args.files)
         .check()?;
-    let logs = args
-        .files
-        .iter()
-        .map(|f| {
-            scalebench_measure::files::read_bounded(f, hdrlog::MAX_LOG_BYTES)
-                .map(|text| (f.display().to_string(), text.into_bytes()))
-                .map_err(|e| SessionError::Usage(format!("cannot read '{}': {e}", f.display())))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let merged = hdrlog::merge_logs(&logs).map_err(SessionError::Usage)?;
-    hdrlog::write_merged_log(&args.output, &merged).map_err(SessionError::Failed)?;
+    let intervals = scalebench_session::merge_files::merge_log_files(&args.files, &args.output)?;
     crate::note!(
-        "{} intervals of {} logs merged into {}",
-        merged.2.len(),
-        logs.len(),
+        "{intervals} intervals of {} logs merged into {}",
+        args.files.len(),
         args.output.display()
     );
     Ok(())
@@ -190,13 +158,7 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         .output("--ycsb-load", args.summary.ycsb_load.as_deref())
         .inputs("a result it merges", &args.files)
         .check()?;
-    let results = args
-        .files
-        .iter()
-        .map(|f| RunResult::read(f).map_err(|e| SessionError::Usage(e.to_string())))
-        .collect::<Result<Vec<_>, _>>()?;
-    let sources: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    let (merged, warnings) = merge_results(&results, &sources).map_err(SessionError::Usage)?;
+    let (merged, warnings) = scalebench_session::merge_files::merge_result_files(&args.files)?;
     for warning in warnings {
         crate::note!("warning: {warning}");
     }
@@ -211,12 +173,7 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
     merged
         .write_atomically(&args.output)
         .map_err(|e| SessionError::Failed(e.to_string()))?;
-    let percentiles = merged
-        .parameters
-        .properties
-        .get("hdrhistogram.percentiles")
-        .and_then(|p| scalebench_measure::ycsb_text::parse_percentiles(p).ok())
-        .unwrap_or_else(|| vec![95.0, 99.0]);
+    let percentiles = scalebench_session::merge_files::percentiles_of(&merged);
     print_summary(&merged, &args.summary, &percentiles)
 }
 

@@ -2,8 +2,6 @@
 //! thresholds gate CI. Judged by scalebench_measure::thresholds; kept in the result (and so on its
 //! page); a broken one exits 4 when the run itself succeeded.
 
-use std::process::ExitCode;
-
 use clap::Args;
 use scalebench_measure::result::RunResult;
 use scalebench_measure::thresholds::Threshold;
@@ -78,20 +76,4 @@ impl ThresholdArgs {
             .as_ref()
             .map(|f| f.path.display().to_string())
     }
-}
-
-/// Prints each verdict (after the summary, where it is seen); exit 4 when one is broken.
-pub fn verdict_exit(result: &RunResult) -> Option<ExitCode> {
-    let report = result.thresholds.as_ref()?;
-    for v in &report.verdicts {
-        crate::note!("threshold {}", v.line());
-    }
-    let broken = report.broken().count();
-    (broken > 0).then(|| {
-        crate::note!(
-            "service level missed: {broken} of {} thresholds broken",
-            report.verdicts.len()
-        );
-        ExitCode::from(4)
-    })
 }

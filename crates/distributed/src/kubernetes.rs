@@ -54,6 +54,31 @@ impl Manifests {
     }
 }
 
+/// The clients' command after `kubernetes --`, as its request: every pod is one client of one
+/// run, so what belongs to one process is refused here, not by each pod. `given_clients`: the
+/// command gave --clients, --client-index or --rendezvous, which the manifests add.
+pub fn check_clients_command(
+    request: &scalebench_session::request::RunRequest,
+    phases: &[scalebench_exec::Phase],
+    given_clients: bool,
+    rendezvous: Option<&str>,
+) -> Result<(), SessionError> {
+    if given_clients {
+        return Err(SessionError::Usage(
+            "the clients' command after -- takes no --clients, --client-index or --rendezvous: the manifests add them".into(),
+        ));
+    }
+    let Some(db) = &request.db else {
+        return Err(SessionError::Usage(
+            "the clients' command after -- needs --db: the clients share the database".into(),
+        ));
+    };
+    request
+        .check(scalebench_session::request::Launch::Clients, phases)
+        .map_err(|e| SessionError::Usage(format!("the clients' command after --: {e}")))?;
+    check_client(db, rendezvous)
+}
+
 /// The clients' command checked as `run` checks it before the manifests are written: its database
 /// URL (one line, the password hidden) and the rendezvous. Property files are the image's, not this
 /// machine's, so the rest of the command is checked by the clients.

@@ -190,6 +190,31 @@ impl Comparison {
             .collect()
     }
 
+    /// `compare --fail-above PCT`: one line per regression beyond `pct` percent, significant or
+    /// untested (a gate cannot pass what it could not test); none: the gate passes.
+    pub fn gate(&self, pct: f64) -> Vec<String> {
+        let significant = self.regressions_beyond(pct / 100.0).into_iter().map(|m| {
+            format!(
+                "regression: {} {} {:+.1}% (Holm-adjusted p = {:.4}), beyond {pct}%",
+                m.operation,
+                m.metric,
+                m.change * 100.0,
+                m.p_adjusted
+            )
+        });
+        let untested = self.untested_beyond(pct / 100.0).into_iter().map(|m| {
+            format!(
+                "regression (untested): {} {} {:+.1}%, beyond {pct}%, with only {} and {} full intervals",
+                m.operation,
+                m.metric,
+                m.change * 100.0,
+                m.a_series.n,
+                m.b_series.n
+            )
+        });
+        significant.chain(untested).collect()
+    }
+
     /// The regressions worse than `threshold` (a share: 0.1 = 10%).
     pub fn regressions_beyond(&self, threshold: f64) -> Vec<&MetricComparison> {
         self.metrics

@@ -65,6 +65,22 @@ pub fn render(result: &RunResult, format: SummaryFormat, percentiles: &[f64]) ->
     }
 }
 
+/// `--ycsb-load FILE`: the load phase of `result` as YCSB prints it, written whole or not at all.
+pub fn write_ycsb_load(
+    result: &RunResult,
+    path: &std::path::Path,
+    percentiles: &[f64],
+) -> Result<(), String> {
+    let text =
+        ycsb_phase_text(result, scalebench_measure::Phase::Load, percentiles).ok_or_else(|| {
+            format!(
+                "--ycsb-load {}: the result has no load phase",
+                path.display()
+            )
+        })?;
+    scalebench_measure::files::write_bytes_atomically(path, text.as_bytes())
+}
+
 /// YCSB's text of the phase named `phase` (`load`, `run`), if the result has one.
 pub fn ycsb_phase_text(
     result: &RunResult,

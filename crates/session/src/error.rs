@@ -23,6 +23,11 @@ pub enum SessionError {
 }
 
 impl SessionError {
+    /// The error as its one line says it: its middle left out when it is long.
+    pub fn line(&self) -> String {
+        within_a_line(&self.to_string())
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         match self {
             SessionError::Usage(_) => ExitCode::from(2),
@@ -62,4 +67,22 @@ impl From<scalebench_exec::ExecError> for SessionError {
             other => SessionError::Failed(other.to_string()),
         }
     }
+}
+
+/// The most characters of an error line kept at each end: an error quotes the bad value, and a
+/// value of 200 KB made a line of 200 KB (issue 62).
+const ERROR_END_CHARS: usize = 500;
+
+/// `text`, its middle left out (saying how much) when it is longer than two ends.
+fn within_a_line(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= 2 * ERROR_END_CHARS + 40 {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(ERROR_END_CHARS).collect();
+    let tail: String = text.chars().skip(n - ERROR_END_CHARS).collect();
+    format!(
+        "{head}[... {} characters left out ...]{tail}",
+        n - 2 * ERROR_END_CHARS
+    )
 }

@@ -26,6 +26,27 @@ pub struct WatchRequest {
     pub stream: bool,
 }
 
+/// `scalebench monitor -o FILE`: the series watched, written to `output`; the line that says what
+/// bounded them (None without an output: a streamed watch only prints).
+pub fn watch_into(
+    request: &WatchRequest,
+    output: Option<&std::path::Path>,
+) -> Result<Option<String>, SessionError> {
+    let series = watch(request)?;
+    let Some(output) = output else {
+        return Ok(None);
+    };
+    crate::files::write_json(output, &series)?;
+    let v = scalebench_monitor::verdict(&series, "client", None);
+    Ok(Some(format!(
+        "{} samples written to {}; bounded by: {} ({})",
+        series.samples.len(),
+        output.display(),
+        v.bounded_by,
+        v.evidence
+    )))
+}
+
 pub fn watch(request: &WatchRequest) -> Result<ResourceSeries, SessionError> {
     for (name, pid) in &request.processes {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {

@@ -39,3 +39,16 @@ impl RunWiring {
         self.stop.clone().unwrap_or_default()
     }
 }
+
+/// `--metrics-listen ADDR` (if given) served for as long as the returned guard lives, and the
+/// wiring whose phases publish there.
+pub fn serve_metrics(
+    listen: Option<std::net::SocketAddr>,
+) -> Result<(Option<crate::metrics::MetricsGuard>, RunWiring), crate::error::SessionError> {
+    let guard = listen.map(crate::metrics::serve_while).transpose()?;
+    let wiring = RunWiring {
+        metrics: guard.as_ref().map(|m| m.publisher()),
+        ..Default::default()
+    };
+    Ok((guard, wiring))
+}

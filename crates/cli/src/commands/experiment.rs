@@ -67,55 +67,18 @@ pub fn experiment_command(
         let charts = scalebench_study::pages::write_page(&page, path, None)?;
         crate::note!("report written to {} ({charts} charts)", path.display());
     }
-    crate::note!(
-        "experiment {}: {} runs done, {} failed, {} already recorded (results in {})",
-        exp.name,
-        outcome.done,
-        outcome.failed,
-        outcome.skipped,
-        args.results.display()
-    );
-    if outcome.claimed_elsewhere > 0 {
-        crate::note!(
-            "{} runs were being measured by another experiment process on {}: left to it (`scalebench results show` once it has ended)",
-            outcome.claimed_elsewhere,
-            args.results.display()
-        );
+    for line in outcome.lines_before_table(exp, &args.results) {
+        crate::note!("{line}");
     }
-    if outcome.interrupted {
-        crate::note!("interrupted: run the same command again to resume");
-        return Ok(ExitCode::from(130));
+    let (code, why) = outcome.exit(exp);
+    if !outcome.interrupted {
+        let store = Store::open(&args.results).map_err(SessionError::Failed)?;
+        emit(&show(&store, &exp.name, exp.discard_first)?);
     }
-    let store = Store::open(&args.results).map_err(SessionError::Failed)?;
-    emit(&show(&store, &exp.name, exp.discard_first)?);
-    if outcome.failed > 0 {
-        // The others are recorded; a rerun of the same command retries only the failed ones.
-        crate::note!(
-            "error: {} runs failed (their errors are in the runs table: scalebench results show)",
-            outcome.failed
-        );
-        return Ok(ExitCode::from(1));
+    if let Some(line) = why {
+        crate::note!("{line}");
     }
-    if outcome.missed_service_level > 0 {
-        crate::note!(
-            "service level missed: {} runs' operations broke a threshold of {} (the report's matrix says which)",
-            outcome.missed_service_level,
-            exp.procedure
-                .elastic
-                .service_level
-                .as_ref()
-                .map_or(String::new(), |p| p.display().to_string())
-        );
-        return Ok(ExitCode::from(4));
-    }
-    if outcome.broke_thresholds > 0 {
-        crate::note!(
-            "service level missed: {} runs broke a threshold (their verdicts are in the results database: scalebench results export)",
-            outcome.broke_thresholds
-        );
-        return Ok(ExitCode::from(4));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(code))
 }
 
 pub fn results_command(action: &ResultsAction) -> Result<ExitCode, SessionError> {

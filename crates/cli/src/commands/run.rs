@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use scalebench_distributed as distributed;
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
+use scalebench_session::ending::Ending;
 use scalebench_session::error::SessionError;
 use scalebench_session::known_load;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
@@ -18,7 +19,7 @@ use scalebench_session::outputs::CommandFiles;
 
 use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 pub use crate::commands::files::phase_files;
-use crate::thresholds::{verdict_exit, ThresholdArgs};
+use crate::thresholds::ThresholdArgs;
 
 pub fn run_command(
     args: &PhaseArgs,
@@ -87,26 +88,19 @@ pub fn run_command(
         }
     }
     write_report(&result, args.report.as_deref())?;
-    // An output asked for and not written (a history) fails the run, its figures kept.
-    for e in &unwritten {
-        crate::note!("error: {e}");
+    end_with(Ending::of_run(
+        &result,
+        after_phase_failed.as_deref(),
+        &unwritten,
+    ))
+}
+
+/// Says the ending's lines and returns its exit code.
+fn end_with(ending: Ending) -> Result<ExitCode, SessionError> {
+    for line in &ending.lines {
+        crate::note!("{line}");
     }
-    if result.interrupted {
-        return Ok(ExitCode::from(130));
-    }
-    if let Some(e) = after_phase_failed {
-        crate::note!(
-            "FAILED after the phase: {e}; what was measured is kept, without the space on disk"
-        );
-        return Ok(ExitCode::FAILURE);
-    }
-    if let Some(failed) = failed_run(&result) {
-        return Ok(failed);
-    }
-    if !unwritten.is_empty() {
-        return Ok(ExitCode::from(1));
-    }
-    Ok(verdict_exit(&result).unwrap_or(ExitCode::SUCCESS))
+    Ok(ExitCode::from(ending.code))
 }
 
 /// Writes the result to `--output`; without one, keeps it in the state directory (checked before
@@ -156,14 +150,6 @@ fn phase_request(
     request.consistency_probe = consistency.and_then(ConsistencyArgs::request);
     request.faults = consistency.map(|c| c.fault.clone()).unwrap_or_default();
     request
-}
-
-/// A run whose operations mostly failed or never completed, or whose probe did not run, is a failed
-/// run: exit 1, its figures kept (written and printed), the reason printed last.
-fn failed_run(result: &RunResult) -> Option<ExitCode> {
-    let why = result.failure()?;
-    crate::note!("error: the run failed: {why}");
-    Some(ExitCode::from(1))
 }
 
 /// `--clients N` alone: N client processes of this binary on this machine; with `--rendezvous` and
@@ -340,24 +326,15 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
         crate::args::Command::Saturate(s) => (&s.phase, &s.clients, None, vec![Phase::Run]),
         _ => unreachable!("the first word was checked: load, run or saturate"),
     };
-    if clients.local.clients.is_some()
+    let given_clients = clients.local.clients.is_some()
         || clients.rendezvous.is_some()
-        || clients.client_index.is_some()
-    {
-        return Err(SessionError::Usage(
-            "the clients' command after -- takes no --clients, --client-index or --rendezvous: the manifests add them".into(),
-        ));
-    }
-    let Some(db) = &phase.db else {
-        return Err(SessionError::Usage(
-            "the clients' command after -- needs --db: the clients share the database".into(),
-        ));
-    };
-    // The pods are clients of one run: what belongs to one process is refused here, not by each pod.
-    phase_request(phase, consistency, &argv)
-        .check(Launch::Clients, &phases)
-        .map_err(|e| SessionError::Usage(format!("the clients' command after --: {e}")))?;
-    kubernetes::check_client(db, args.rendezvous.as_deref())?;
+        || clients.client_index.is_some();
+    kubernetes::check_clients_command(
+        &phase_request(phase, consistency, &argv),
+        &phases,
+        given_clients,
+        args.rendezvous.as_deref(),
+    )?;
     let m = kubernetes::manifests(&kubernetes::KubernetesJob {
         name: args.name.clone(),
         image: args.image.clone(),
@@ -405,17 +382,11 @@ fn finish_distributed(
     for line in outcome.notes() {
         crate::note!("{line}");
     }
-    if outcome.exit_code() == 0 || outcome.exit_code() == distributed::EXIT_INCOMPLETE {
-        if let Some(failed) = failed_run(merged) {
-            return Ok(failed);
-        }
-    }
-    if outcome.exit_code() == 0 {
-        if let Some(missed) = verdict_exit(merged) {
-            return Ok(missed);
-        }
-    }
-    Ok(ExitCode::from(outcome.exit_code()))
+    end_with(Ending::of_merged(
+        merged,
+        outcome.exit_code(),
+        distributed::EXIT_INCOMPLETE,
+    ))
 }
 
 /// The hidden `client-process` command: one client of a `--clients N` run.
@@ -433,15 +404,7 @@ pub fn client_process() -> Result<ExitCode, SessionError> {
 pub fn serve_metrics(
     args: &PhaseArgs,
 ) -> Result<(Option<scalebench_session::metrics::MetricsGuard>, RunWiring), SessionError> {
-    let guard = args
-        .metrics_listen
-        .map(scalebench_session::metrics::serve_while)
-        .transpose()?;
-    let wiring = RunWiring {
-        metrics: guard.as_ref().map(|m| m.publisher()),
-        ..RunWiring::default()
-    };
-    Ok((guard, wiring))
+    scalebench_session::wiring::serve_metrics(args.metrics_listen)
 }
 
 /// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
@@ -487,25 +450,16 @@ pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, Sess
     CommandFiles::new()
         .output("-o", args.output.as_deref())
         .check()?;
-    let series = scalebench_session::watch::watch(&scalebench_session::watch::WatchRequest {
+    let request = scalebench_session::watch::WatchRequest {
         processes: args.processes.clone(),
         interval: args.interval,
         duration: args.duration,
         link_bytes_s: args.link_mbit.map(|m| m * 1e6 / 8.0),
         stream: args.stream,
-    })?;
-    let Some(output) = &args.output else {
-        return Ok(ExitCode::SUCCESS);
     };
-    scalebench_session::files::write_json(output, &series)?;
-    let v = scalebench_monitor::verdict(&series, "client", None);
-    crate::note!(
-        "{} samples written to {}; bounded by: {} ({})",
-        series.samples.len(),
-        output.display(),
-        v.bounded_by,
-        v.evidence
-    );
+    if let Some(line) = scalebench_session::watch::watch_into(&request, args.output.as_deref())? {
+        crate::note!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -517,13 +471,7 @@ pub fn print_summary(
 ) -> Result<(), SessionError> {
     use scalebench_report::summary;
     if let Some(path) = &summary.ycsb_load {
-        let text = summary::ycsb_phase_text(result, Phase::Load, percentiles).ok_or_else(|| {
-            SessionError::Usage(format!(
-                "--ycsb-load {}: the result has no load phase",
-                path.display()
-            ))
-        })?;
-        scalebench_session::files::write_atomically(path, &text)?;
+        summary::write_ycsb_load(result, path, percentiles).map_err(SessionError::Usage)?;
     }
     let rendered = summary::render(result, summary.format.into(), percentiles);
     {

@@ -3,6 +3,7 @@
 
 mod claims;
 mod clusters;
+mod ending;
 pub mod export;
 pub mod spec;
 /// Statistics per cell (in `scalebench-report`, whose pages read them).

@@ -1,0 +1,47 @@
+//! `scalebench merge` and `merge-logs`: results and HDR interval logs read from files and merged
+//! (by histogram: scalebench_measure's merges), for the command line to write and print.
+
+use std::path::{Path, PathBuf};
+
+use scalebench_measure::hdrlog;
+use scalebench_measure::merge::merge_results;
+use scalebench_measure::RunResult;
+
+use crate::error::SessionError;
+
+/// The results in `files` merged as one run, and what the merge warns about.
+pub fn merge_result_files(files: &[PathBuf]) -> Result<(RunResult, Vec<String>), SessionError> {
+    let results = files
+        .iter()
+        .map(|f| RunResult::read(f).map_err(|e| SessionError::Usage(e.to_string())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sources: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    merge_results(&results, &sources).map_err(SessionError::Usage)
+}
+
+/// The percentiles a result's summary shows: its run's `hdrhistogram.percentiles`, else YCSB's
+/// 95 and 99.
+pub fn percentiles_of(result: &RunResult) -> Vec<f64> {
+    result
+        .parameters
+        .properties
+        .get("hdrhistogram.percentiles")
+        .and_then(|p| scalebench_measure::ycsb_text::parse_percentiles(p).ok())
+        .unwrap_or_else(|| vec![95.0, 99.0])
+}
+
+/// The interval logs in `files` (one operation's, from several clients) merged into `output`;
+/// returns how many intervals it holds.
+pub fn merge_log_files(files: &[PathBuf], output: &Path) -> Result<usize, SessionError> {
+    let logs = files
+        .iter()
+        .map(|f| {
+            scalebench_measure::files::read_bounded(f, hdrlog::MAX_LOG_BYTES)
+                .map(|text| (f.display().to_string(), text.into_bytes()))
+                .map_err(|e| SessionError::Usage(format!("cannot read '{}': {e}", f.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = hdrlog::merge_logs(&logs).map_err(SessionError::Usage)?;
+    hdrlog::write_merged_log(output, &merged).map_err(SessionError::Failed)?;
+    Ok(merged.2.len())
+}
