@@ -106,6 +106,7 @@ pub struct KeySection {
     pub prefix: Option<String>,
     /// `insertorder`: hashed, ordered or uuid.
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::insert_order")]
     pub order: Option<String>,
     /// `zeropadding`.
     #[serde(default)]
@@ -128,6 +129,7 @@ pub struct FieldsSection {
     pub prefix: Option<String>,
     /// `fieldlengthdistribution`: constant, uniform, zipfian or lognormal.
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::length_distribution")]
     pub length_distribution: Option<String>,
     /// `minfieldlength`.
     #[serde(default)]
@@ -184,6 +186,7 @@ pub struct RunSection {
     pub rate_profile: Option<RateProfileDecl>,
     /// Which keys operations choose (`requestdistribution`).
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::key_distribution")]
     pub key_distribution: Option<String>,
     /// Reads fetch every field (`all`) or one (`one`): `readallfields`.
     #[serde(default)]
