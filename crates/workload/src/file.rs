@@ -106,6 +106,7 @@ pub struct KeySection {
     pub prefix: Option<String>,
     /// `insertorder`: hashed, ordered or uuid.
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::insert_order")]
     pub order: Option<String>,
     /// `zeropadding`.
     #[serde(default)]
@@ -128,6 +129,7 @@ pub struct FieldsSection {
     pub prefix: Option<String>,
     /// `fieldlengthdistribution`: constant, uniform, zipfian or lognormal.
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::length_distribution")]
     pub length_distribution: Option<String>,
     /// `minfieldlength`.
     #[serde(default)]
@@ -184,6 +186,7 @@ pub struct RunSection {
     pub rate_profile: Option<RateProfileDecl>,
     /// Which keys operations choose (`requestdistribution`).
     #[serde(default)]
+    #[schemars(schema_with = "crate::choice_schema::key_distribution")]
     pub key_distribution: Option<String>,
     /// Reads fetch every field (`all`) or one (`one`): `readallfields`.
     #[serde(default)]
@@ -413,63 +416,8 @@ impl WorkloadFile {
                 "give the operations as run.mix or as [[run.operation]], one of them".into(),
             ));
         }
-        let mut sum = 0.0;
-        for (name, weight) in &self.run.mix {
-            if !MIX_OPERATIONS.iter().any(|(n, _)| n == name) {
-                let names: Vec<&str> = MIX_OPERATIONS.iter().map(|(n, _)| *n).collect();
-                return Err(err(
-                    &format!("run.mix.{name}"),
-                    format!("no operation '{name}': expected {}", names.join(", ")),
-                ));
-            }
-            if !(weight.is_finite() && (0.0..=1.0).contains(weight)) {
-                return Err(err(
-                    &format!("run.mix.{name}"),
-                    format!("weight {weight} is out of range: 0 to 1"),
-                ));
-            }
-            sum += weight;
-        }
-        if !self.run.mix.is_empty() && (sum - 1.0).abs() > 1e-9 {
-            return Err(err("run.mix", format!("the weights sum to {sum}, not 1")));
-        }
-        for (phase, target, profile) in [
-            ("run", self.run.target, &self.run.rate_profile),
-            ("load", self.load.target, &self.load.rate_profile),
-        ] {
-            if let Some(p) = profile {
-                let field = format!("{phase}.rate_profile");
-                if target.is_some() {
-                    return Err(err(
-                        &field,
-                        "a rate profile replaces target: give one of them".into(),
-                    ));
-                }
-                p.text().map_err(|e| err(&field, e))?;
-            }
-            if let Some(t) = target {
-                if !(t > 0.0 && crate::rate::keepable_rate(t)) {
-                    return Err(err(
-                        &format!("{phase}.target"),
-                        format!(
-                            "{t} must be a rate from {} to {:e} ops/s",
-                            crate::rate::MIN_RATE_OPS_S,
-                            crate::rate::MAX_RATE_OPS_S
-                        ),
-                    ));
-                }
-            }
-        }
-        if let Some(d) = &self.run.duration {
-            let parsed = humantime::parse_duration(d)
-                .map_err(|e| err("run.duration", format!("'{d}' is not a duration: {e}")))?;
-            if parsed.as_secs() == 0 || parsed.subsec_nanos() != 0 {
-                return Err(err(
-                    "run.duration",
-                    format!("'{d}' must be whole seconds, at least 1s"),
-                ));
-            }
-        }
+        self.check_mix().map_err(|(f, r)| err(&f, r))?;
+        self.check_pace().map_err(|(f, r)| err(&f, r))?;
         for key in self.properties.keys() {
             if declared::find(key).is_none() && !key.contains('.') {
                 return Err(err(
@@ -522,6 +470,78 @@ impl WorkloadFile {
                 )
             })?;
             self.keys_within_records(text, origin)?;
+        }
+        Ok(())
+    }
+
+    /// `run.mix`: known operations, weights from 0 to 1 summing to 1; the error is (field, why).
+    fn check_mix(&self) -> Result<(), (String, String)> {
+        let mut sum = 0.0;
+        for (name, weight) in &self.run.mix {
+            if !MIX_OPERATIONS.iter().any(|(n, _)| n == name) {
+                let names: Vec<&str> = MIX_OPERATIONS.iter().map(|(n, _)| *n).collect();
+                return Err((
+                    format!("run.mix.{name}"),
+                    format!("no operation '{name}': expected {}", names.join(", ")),
+                ));
+            }
+            if !(weight.is_finite() && (0.0..=1.0).contains(weight)) {
+                return Err((
+                    format!("run.mix.{name}"),
+                    format!("weight {weight} is out of range: 0 to 1"),
+                ));
+            }
+            sum += weight;
+        }
+        if !self.run.mix.is_empty() && (sum - 1.0).abs() > 1e-9 {
+            return Err(("run.mix".into(), format!("the weights sum to {sum}, not 1")));
+        }
+        Ok(())
+    }
+
+    /// Each phase's target or rate profile (not both) and the run's duration; the error is
+    /// (field, why).
+    fn check_pace(&self) -> Result<(), (String, String)> {
+        for (phase, target, profile) in [
+            ("run", self.run.target, &self.run.rate_profile),
+            ("load", self.load.target, &self.load.rate_profile),
+        ] {
+            if let Some(p) = profile {
+                let field = format!("{phase}.rate_profile");
+                if target.is_some() {
+                    return Err((
+                        field,
+                        "a rate profile replaces target: give one of them".into(),
+                    ));
+                }
+                p.text().map_err(|e| (field, e))?;
+            }
+            if let Some(t) = target {
+                if !(t > 0.0 && crate::rate::keepable_rate(t)) {
+                    return Err((
+                        format!("{phase}.target"),
+                        format!(
+                            "{t} must be a rate from {} to {:e} ops/s",
+                            crate::rate::MIN_RATE_OPS_S,
+                            crate::rate::MAX_RATE_OPS_S
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some(d) = &self.run.duration {
+            let parsed = humantime::parse_duration(d).map_err(|e| {
+                (
+                    "run.duration".into(),
+                    format!("'{d}' is not a duration: {e}"),
+                )
+            })?;
+            if parsed.as_secs() == 0 || parsed.subsec_nanos() != 0 {
+                return Err((
+                    "run.duration".into(),
+                    format!("'{d}' must be whole seconds, at least 1s"),
+                ));
+            }
         }
         Ok(())
     }

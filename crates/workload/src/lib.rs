@@ -6,6 +6,7 @@
 pub mod alternative;
 pub mod builtin;
 pub mod canonical;
+mod choice_schema;
 pub mod columns;
 pub mod core_workload;
 pub mod decimal;

@@ -182,20 +182,7 @@ fn resolve_declared(
             },
             reason,
         };
-        let name_ok = d.name.len() <= MAX_NAME_LEN
-            && d.name.starts_with(|c: char| c.is_ascii_lowercase())
-            && d.name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-        if !name_ok {
-            return Err(fail(
-                "name",
-                format!("lowercase letters, digits and _, starting with a letter, at most {MAX_NAME_LEN} characters"),
-            ));
-        }
-        if decls[..i].iter().any(|o| o.name == d.name) {
-            return Err(fail("name", "another operation has this name".into()));
-        }
+        name_checked(decls, i).map_err(|(f, r)| fail(f, r))?;
         if !(d.weight.is_finite() && (0.0..=1.0).contains(&d.weight)) {
             return Err(fail(
                 "weight",
@@ -212,14 +199,6 @@ fn resolve_declared(
             kind,
             OpKind::Update | OpKind::ReadModifyWrite | OpKind::BatchUpdate
         );
-        let column = |field: &str, name: &str| {
-            fields.iter().position(|f| f == name).ok_or_else(|| {
-                fail(
-                    field,
-                    format!("no column '{name}': the record has {}", fields.join(", ")),
-                )
-            })
-        };
         let read_fields = match &d.field {
             None => None,
             Some(_) if !reads => {
@@ -228,31 +207,11 @@ fn resolve_declared(
                     "only a read, scan, multi_get or read_modify_write reads a column".into(),
                 ))
             }
-            Some(f) => Some(FieldSet::One(column("field", f)?)),
+            Some(f) => Some(FieldSet::One(
+                column_index(fields, "field", f).map_err(|(f, r)| fail(f, r))?,
+            )),
         };
-        let set =
-            match &d.set {
-                None => None,
-                Some(_) if !writes_some => return Err(fail(
-                    "set",
-                    "only an update, batch or read_modify_write sets columns (an insert writes them all)"
-                        .into(),
-                )),
-                Some(names) if names.is_empty() => {
-                    return Err(fail("set", "names no column".into()));
-                }
-                Some(names) => {
-                    let mut idx = Vec::with_capacity(names.len());
-                    for n in names {
-                        let c = column("set", n)?;
-                        if idx.contains(&c) {
-                            return Err(fail("set", format!("names '{n}' twice")));
-                        }
-                        idx.push(c);
-                    }
-                    Some(idx.into())
-                }
-            };
+        let set = columns_set(d, fields, writes_some).map_err(|(f, r)| fail(f, r))?;
         let statement = statement_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
         let steps = steps_of(d, fields, generated).map_err(|(f, r)| fail(f, r))?;
         let modify = modifications(d, fields, types).map_err(|(f, r)| fail(f, r))?;
@@ -270,37 +229,7 @@ fn resolve_declared(
                 "add and append say what is written back: give them or set, not both".into(),
             ));
         }
-        let several = matches!(kind, OpKind::MultiGet | OpKind::BatchUpdate);
-        let keys = match (several, d.keys) {
-            (true, None) => {
-                let verb = if kind == OpKind::MultiGet {
-                    "reads"
-                } else {
-                    "writes"
-                };
-                return Err(fail(
-                    "keys",
-                    format!(
-                        "a {} {verb} keys = N records (2 to {MAX_MULTI_GET_KEYS})",
-                        d.kind.word()
-                    ),
-                ));
-            }
-            (true, Some(n)) if !(2..=MAX_MULTI_GET_KEYS).contains(&n) => {
-                return Err(fail(
-                    "keys",
-                    format!("{n} is out of range: 2 to {MAX_MULTI_GET_KEYS}"),
-                ))
-            }
-            (true, Some(n)) => n as usize,
-            (false, Some(_)) => {
-                return Err(fail(
-                    "keys",
-                    "only a multi_get reads several keys (a batch writes them)".into(),
-                ))
-            }
-            (false, None) => 0,
-        };
+        let keys = keys_of(d, kind).map_err(|(f, r)| fail(f, r))?;
         let expect = match &d.expect {
             None => None,
             Some(e) => {
@@ -341,6 +270,105 @@ fn resolve_declared(
         });
     }
     Ok(out)
+}
+
+/// Operation `i`'s name: lowercase letters, digits and _, no other operation's.
+fn name_checked(decls: &[OperationDecl], i: usize) -> Result<(), (&'static str, String)> {
+    let d = &decls[i];
+    let name_ok = d.name.len() <= MAX_NAME_LEN
+        && d.name.starts_with(|c: char| c.is_ascii_lowercase())
+        && d.name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !name_ok {
+        return Err((
+            "name",
+            format!("lowercase letters, digits and _, starting with a letter, at most {MAX_NAME_LEN} characters"),
+        ));
+    }
+    if decls[..i].iter().any(|o| o.name == d.name) {
+        return Err(("name", "another operation has this name".into()));
+    }
+    Ok(())
+}
+
+/// The index of column `name`; the error names `field`, the operation's field that names it.
+fn column_index(
+    fields: &[String],
+    field: &'static str,
+    name: &str,
+) -> Result<usize, (&'static str, String)> {
+    fields.iter().position(|f| f == name).ok_or_else(|| {
+        (
+            field,
+            format!("no column '{name}': the record has {}", fields.join(", ")),
+        )
+    })
+}
+
+/// The columns an operation's `set` names (only a write of some columns has them).
+fn columns_set(
+    d: &OperationDecl,
+    fields: &[String],
+    writes_some: bool,
+) -> Result<Option<Arc<[usize]>>, (&'static str, String)> {
+    Ok(match &d.set {
+        None => None,
+        Some(_) if !writes_some => return Err((
+            "set",
+            "only an update, batch or read_modify_write sets columns (an insert writes them all)"
+                .into(),
+        )),
+        Some(names) if names.is_empty() => {
+            return Err(("set", "names no column".into()));
+        }
+        Some(names) => {
+            let mut idx = Vec::with_capacity(names.len());
+            for n in names {
+                let c = column_index(fields, "set", n)?;
+                if idx.contains(&c) {
+                    return Err(("set", format!("names '{n}' twice")));
+                }
+                idx.push(c);
+            }
+            Some(idx.into())
+        }
+    })
+}
+
+/// How many keys an operation takes: a multi_get's or a batch's `keys`, else none.
+fn keys_of(d: &OperationDecl, kind: OpKind) -> Result<usize, (&'static str, String)> {
+    let several = matches!(kind, OpKind::MultiGet | OpKind::BatchUpdate);
+    Ok(match (several, d.keys) {
+        (true, None) => {
+            let verb = if kind == OpKind::MultiGet {
+                "reads"
+            } else {
+                "writes"
+            };
+            return Err((
+                "keys",
+                format!(
+                    "a {} {verb} keys = N records (2 to {MAX_MULTI_GET_KEYS})",
+                    d.kind.word()
+                ),
+            ));
+        }
+        (true, Some(n)) if !(2..=MAX_MULTI_GET_KEYS).contains(&n) => {
+            return Err((
+                "keys",
+                format!("{n} is out of range: 2 to {MAX_MULTI_GET_KEYS}"),
+            ))
+        }
+        (true, Some(n)) => n as usize,
+        (false, Some(_)) => {
+            return Err((
+                "keys",
+                "only a multi_get reads several keys (a batch writes them)".into(),
+            ))
+        }
+        (false, None) => 0,
+    })
 }
 
 /// A sequence's steps (indices of the operations it names) and whether it is one transaction;
