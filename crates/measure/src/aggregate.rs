@@ -10,8 +10,8 @@ use crate::histogram::{add_into, encode_histogram, new_histogram, quantile_us, L
 use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
-    DataSizes, ErrorSummary, IntervalOp, LatencySummary, OpResult, PhaseResult, ScheduleSummary,
-    Totals,
+    Beside, DataSizes, ErrorSummary, IntervalOp, LatencySummary, MeasuredPhase, OpResult,
+    PhaseResult, ScheduleSummary, Totals,
 };
 
 #[derive(Debug, Clone)]
@@ -419,7 +419,7 @@ impl Aggregator {
         self.recorded.for_each(|iv| coarsener.push(iv))?;
         let intervals = coarsener.finish();
 
-        let result = PhaseResult {
+        let measured = MeasuredPhase {
             phase: meta.phase,
             open_loop: self.open_loop,
             measurement_start_unix_ms: meta.measurement_start_unix_ms,
@@ -445,21 +445,8 @@ impl Aggregator {
             data: meta.data,
             warmup_operations: self.warmup_ops,
             intervals,
-            space: None,
-            resources: None,
-            request_sets: None,
-            remote_resources: Vec::new(),
-            bounded_by: None,
-            insert_keys: None,
-            start: None,
-            consistency: None,
-            consistency_readers: Vec::new(),
-            consistency_error: None,
-            lost_writes: None,
-            timed_init_to_cleanup: false,
-            faults: Vec::new(),
-            load_pace: None,
         };
+        let result = PhaseResult::assemble(measured, Beside::default());
         Ok((result, self.recorded))
     }
 }

@@ -8,8 +8,8 @@ use scalebench_workload::declared;
 use crate::histogram::{add_into, new_histogram, LatencyHistogram};
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    EndedBy, ErrorSummary, IntervalResult, LatencySummary, OpResult, PhaseResult, RunResult,
-    ScheduleSummary,
+    Beside, CommonStart, EndedBy, ErrorSummary, IntervalResult, KeyRange, LatencySummary, LoadPace,
+    MeasuredPhase, OpResult, PhaseResult, RunResult, ScheduleSummary, Totals,
 };
 
 /// At most this many results merge into one: the clients of one run.
@@ -318,74 +318,94 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         .map(|p| p.measurement_start_unix_ms)
         .min()
         .unwrap_or(0);
-    let mut out = first.clone();
-    out.measurement_start_unix_ms = start_ms;
-    out.duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
-    out.clients = phases.iter().map(|p| p.clients).sum();
-    out.open_loop = phases.iter().any(|p| p.open_loop);
-    // Each client timed its own sets; sets of different clients do not add up to sets.
-    out.request_sets = None;
-    // Each client's probe saw its own keys: no one client's figures stand for the run.
-    out.consistency = None;
-    out.consistency_readers = Vec::new();
-    out.bounded_by = merged_verdict(phases, labels);
-    let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
-    out.insert_keys = (!ranges.is_empty()).then(|| crate::result::KeyRange {
-        start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
-        end: ranges.iter().map(|r| r.end).max().unwrap_or(0),
-    });
-    // The clients' common start, with the largest skew among them.
-    out.start = phases
-        .iter()
-        .filter_map(|p| p.start)
-        .reduce(|a, b| crate::result::CommonStart {
-            agreed_unix_ms: a.agreed_unix_ms.min(b.agreed_unix_ms),
-            skew_ms: if b.skew_ms.abs() > a.skew_ms.abs() {
-                b.skew_ms
-            } else {
-                a.skew_ms
-            },
-        });
-    if phases.iter().any(|p| p.ended_by == EndedBy::Interrupted) {
-        out.ended_by = EndedBy::Interrupted;
-    }
-    out.lost_writes = merge_lost_writes(phases, labels);
-    // A paced load's clients each offered their share: the merge offered the sum.
-    out.load_pace = phases
-        .iter()
-        .map(|p| p.load_pace.clone())
-        .reduce(|a, b| match (a, b) {
-            (Some(a), Some(b)) => Some(crate::result::LoadPace {
-                target_records_s: a.target_records_s + b.target_records_s,
-                ..a
-            }),
-            _ => None,
-        })
-        .flatten();
-
-    // Totals: counts add; the rate is recomputed from them over the merged window (the clients of
-    // one run measured windows of one length), never the stored rates added up.
+    // Counts add; the rate is recomputed from them over the merged window (the clients of one run
+    // measured windows of one length), never the stored rates added up.
     let sum = |f: fn(&PhaseResult) -> u64| sum_counts(phases.iter().map(|p| f(p)));
-    let t = &mut out.totals;
-    t.issued = sum(|p| p.totals.issued)?;
-    t.ok = sum(|p| p.totals.ok)?;
-    t.ok_after_window = sum(|p| p.totals.ok_after_window)?;
-    t.failed = sum(|p| p.totals.failed)?;
-    t.in_flight_at_stop = sum(|p| p.totals.in_flight_at_stop)?;
-    t.records = sum(|p| p.totals.records)?;
-    t.retries = sum(|p| p.totals.retries)?;
-    out.warmup_operations = sum(|p| p.warmup_operations)?;
+    let duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
+    let measured = MeasuredPhase {
+        phase: first.phase,
+        open_loop: phases.iter().any(|p| p.open_loop),
+        measurement_start_unix_ms: start_ms,
+        duration_s,
+        interval_s,
+        recorded_interval_s: phases
+            .iter()
+            .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
+            .reduce(f64::min)
+            .filter(|r| *r < interval_s),
+        ended_by: if phases.iter().any(|p| p.ended_by == EndedBy::Interrupted) {
+            EndedBy::Interrupted
+        } else {
+            first.ended_by
+        },
+        clients: phases.iter().map(|p| p.clients).sum(),
+        totals: Totals {
+            issued: sum(|p| p.totals.issued)?,
+            ok: sum(|p| p.totals.ok)?,
+            ok_after_window: sum(|p| p.totals.ok_after_window)?,
+            failed: sum(|p| p.totals.failed)?,
+            in_flight_at_stop: sum(|p| p.totals.in_flight_at_stop)?,
+            records: sum(|p| p.totals.records)?,
+            retries: sum(|p| p.totals.retries)?,
+            // Derived below, from the merged counts.
+            throughput_ops_s: 0.0,
+        },
+        operations: merge_operations(phases, duration_s)?,
+        errors: merge_errors(phases)?,
+        schedule: merge_schedules(phases)?,
+        // The clients run one workload: client 0's sizes stand for all.
+        data: first.data.clone(),
+        warmup_operations: sum(|p| p.warmup_operations)?,
+        intervals: merge_intervals(phases, start_ms, interval_s)?,
+    };
+    let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
+    let beside = Beside {
+        // Client 0's: space, resource series and faults are taken once for the run, beside client 0.
+        space: first.space.clone(),
+        resources: first.resources.clone(),
+        remote_resources: first.remote_resources.clone(),
+        faults: first.faults.clone(),
+        // Each client timed its own sets; sets of different clients do not add up to sets.
+        request_sets: None,
+        bounded_by: merged_verdict(phases, labels),
+        insert_keys: (!ranges.is_empty()).then(|| KeyRange {
+            start: ranges.iter().map(|r| r.start).min().unwrap_or(0),
+            end: ranges.iter().map(|r| r.end).max().unwrap_or(0),
+        }),
+        // The clients' common start, with the largest skew among them.
+        start: phases
+            .iter()
+            .filter_map(|p| p.start)
+            .reduce(|a, b| CommonStart {
+                agreed_unix_ms: a.agreed_unix_ms.min(b.agreed_unix_ms),
+                skew_ms: if b.skew_ms.abs() > a.skew_ms.abs() {
+                    b.skew_ms
+                } else {
+                    a.skew_ms
+                },
+            }),
+        // Each client's probe saw its own keys: no one client's figures stand for the run.
+        consistency: None,
+        consistency_readers: Vec::new(),
+        // The clients of one run share its timing and its probe.
+        timed_init_to_cleanup: first.timed_init_to_cleanup,
+        consistency_error: first.consistency_error.clone(),
+        lost_writes: merge_lost_writes(phases, labels),
+        // A paced load's clients each offered their share: the merge offered the sum.
+        load_pace: phases
+            .iter()
+            .map(|p| p.load_pace.clone())
+            .reduce(|a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(LoadPace {
+                    target_records_s: a.target_records_s + b.target_records_s,
+                    ..a
+                }),
+                _ => None,
+            })
+            .flatten(),
+    };
+    let mut out = PhaseResult::assemble(measured, beside);
     out.totals.throughput_ops_s = out.window_throughput();
-    out.operations = merge_operations(phases, out.duration_s)?;
-    out.errors = merge_errors(phases)?;
-    out.schedule = merge_schedules(phases)?;
-    out.intervals = merge_intervals(phases, start_ms, interval_s)?;
-    out.interval_s = interval_s;
-    out.recorded_interval_s = phases
-        .iter()
-        .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
-        .reduce(f64::min)
-        .filter(|r| *r < interval_s);
     Ok(out)
 }
 

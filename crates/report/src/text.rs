@@ -147,24 +147,7 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
             (None, _) => {}
         }
         if let Some(k) = &c.consistency {
-            let mut note = match &k.stale {
-                Ok(s) => format!(
-                    "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
-                    s.stale,
-                    s.reads,
-                    s.delay_ms,
-                    100.0 * s.ci_low,
-                    100.0 * s.ci_high
-                ),
-                Err(why) => format!("stale share n/a: {why}"),
-            };
-            note += &format!("; {} of {} writes stale", k.stale_writes, k.followed_writes);
-            if let (Some(lag), Some(w)) = (k.lag_p99_us, k.window_p99_us) {
-                note += &format!(
-                    "; over the writes seen, read-after-write lag p99 {lag:.0} us, staleness window p99 {w:.0} us"
-                );
-            }
-            notes.push(note);
+            notes.push(consistency_note(k));
         }
         if c.fault_windows > 0 {
             notes.push(format!("{} node pauses", c.fault_windows));
@@ -243,6 +226,29 @@ pub fn cells_table(rows: &[CellRow<'_>]) -> String {
         }
     }
     out
+}
+
+/// What the consistency probe found in a cell: the stale share of its reads, the writes seen stale,
+/// and the lag and window over the writes seen.
+fn consistency_note(k: &crate::cells::CellConsistency) -> String {
+    let mut note = match &k.stale {
+        Ok(s) => format!(
+            "stale {} of {} probe writes' reads at {} ms (95% CI {:.2}-{:.2}%)",
+            s.stale,
+            s.reads,
+            s.delay_ms,
+            100.0 * s.ci_low,
+            100.0 * s.ci_high
+        ),
+        Err(why) => format!("stale share n/a: {why}"),
+    };
+    note += &format!("; {} of {} writes stale", k.stale_writes, k.followed_writes);
+    if let (Some(lag), Some(w)) = (k.lag_p99_us, k.window_p99_us) {
+        note += &format!(
+            "; over the writes seen, read-after-write lag p99 {lag:.0} us, staleness window p99 {w:.0} us"
+        );
+    }
+    note
 }
 
 /// The widest line of [`cells_table`].

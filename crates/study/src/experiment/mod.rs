@@ -1,17 +1,24 @@
 //! `scalebench experiment FILE.toml`: runs a matrix unattended, each run recorded in the results
 //! database; `scalebench results`: lists, summarises and exports what is recorded.
 
+mod checks;
 mod claims;
 mod clusters;
+mod deployment;
 mod ending;
 pub mod export;
+mod run_request;
+mod show;
 pub mod spec;
 /// Statistics per cell (in `scalebench-report`, whose pages read them).
 pub use scalebench_report::cells as stats;
 pub mod store;
 pub mod thresholds;
 
-use std::collections::BTreeMap;
+use checks::*;
+use deployment::*;
+use run_request::*;
+pub use show::{cells, discard_first_of, experiments_text, plan_text, show};
 
 use std::path::{Path, PathBuf};
 
@@ -21,13 +28,10 @@ use scalebench_measure::RunResult;
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction, SpaceAfterLoad};
+use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction};
 use scalebench_session::settings::Settings;
 use scalebench_session::wiring::RunWiring;
-use spec::{
-    value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
-    DATA_SIZE,
-};
+use spec::{Cells, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
 use store::{now, ElasticOutcome, ElasticRecord, Recorded, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
@@ -223,21 +227,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     let (exp, base, clusters_dir) = (&request.experiment, &request.base, &request.clusters_dir);
     // Before anything is recorded or deployed: the clusters locked, and one someone else runs never
     // taken over.
-    let mut deployments = Vec::new();
-    // One look per deployment a run can have (database, configuration, swept size), not per run.
-    let mut seen = std::collections::BTreeSet::new();
-    for run in &plan {
-        let key = (
-            &run.database,
-            &run.configuration,
-            run.params.get(CLUSTER_SIZE),
-        );
-        if seen.insert(key) {
-            if let Some(planned) = PlannedDeployment::of(exp, base, run)? {
-                deployments.push(planned.deployment()?);
-            }
-        }
-    }
+    let deployments = deployments_of(exp, base, &plan)?;
     let mut state = RunnerState {
         client_program: request.client_program.clone(),
         ..RunnerState::default()
@@ -267,32 +257,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
         .thresholds
         .clone()
         .with_procedure(&exp.procedure.thresholds);
-    // Stored redacted, compared as stored.
-    let definitions: Vec<String> = plan
-        .iter()
-        .map(|r| scalebench_session::environment::redacted_json(&exp.run_definition(r)).to_string())
-        .collect();
-    let recorded: Vec<Recorded> = plan
-        .iter()
-        .zip(&definitions)
-        .map(|(r, d)| store.recorded(id, r, d))
-        .collect();
-    let redefined = recorded
-        .iter()
-        .filter(|r| **r == Recorded::OtherDefinition)
-        .count();
-    if redefined > 0 {
-        scalebench_session::note!(
-            "{redefined} recorded runs were measured under another definition of their cell (the file changed): they run again and replace the old ones"
-        );
-    }
-    let orphans = store.orphans(id, &plan).map_err(SessionError::Failed)?;
-    if orphans > 0 {
-        scalebench_session::note!(
-            "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
-            request.results.display()
-        );
-    }
+    let (definitions, recorded) = recorded_runs(&store, id, exp, &plan, &request.results)?;
     for (i, run) in plan.iter().enumerate() {
         let definition = &definitions[i];
         if recorded[i] == Recorded::Done {
@@ -393,13 +358,7 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
             }
         }
     }
-    // Recorded or given up: the claims go (a run interrupted is free for whoever resumes it).
-    store.release_claims(id).map_err(SessionError::Failed)?;
-    for dir in &state.clusters.started {
-        if let Ok(mut c) = Cluster::open(dir) {
-            c.down();
-        }
-    }
+    release(&store, id, &state)?;
     Ok(ExperimentOutcome {
         done,
         failed,
@@ -411,429 +370,78 @@ pub fn run_experiment(request: &ExperimentRequest) -> Result<ExperimentOutcome, 
     })
 }
 
-/// The deployment a run uses, as planned (nothing written): the database's file, and, when the
-/// configuration or a swept cluster size changes it, the derived deployment with the name of the
-/// file it is written to.
-struct PlannedDeployment {
-    file: PathBuf,
-    derived: Option<(Deployment, String)>,
-}
-
-impl PlannedDeployment {
-    fn of(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<Option<Self>, SessionError> {
-        let db = exp
-            .databases
-            .iter()
-            .find(|d| d.name == run.database)
-            .expect("planned");
-        let Some(file) = &db.deployment else {
-            return Ok(None);
-        };
-        let file = base.join(file);
-        let config = exp
-            .configurations
-            .iter()
-            .find(|c| c.name == run.configuration)
-            .cloned()
-            .unwrap_or_else(|| Configuration {
-                name: "default".into(), // the implicit default configuration
-                ..Default::default()
-            });
-        // Configurations that only set properties run on the same cluster (the database's own
-        // settings apply to all of them).
-        let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
-        let mut config = Experiment::with_database_settings(db, &config);
-        // A swept cluster size is one more deployment key.
-        let size = run.params.get(CLUSTER_SIZE);
-        if let Some(n) = size {
-            let n: i64 = n.parse().expect("checked: a node count");
-            config
-                .deployment
-                .insert(CLUSTER_SIZE.into(), toml::Value::Integer(n));
-        }
-        if config.server.is_empty() && config.deployment.is_empty() {
-            return Ok(Some(PlannedDeployment {
-                file,
-                derived: None,
-            }));
-        }
-        let d = Experiment::derived_deployment(&Deployment::from_file(&file)?, &config)
-            .map_err(SessionError::Usage)?;
-        let name = format!(
-            "{}{}{}.toml",
-            d.name,
-            if own_deployment {
-                format!("-{}", config.name)
-            } else {
-                String::new()
-            },
-            size.map_or(String::new(), |n| format!("-{n}-nodes"))
-        );
-        Ok(Some(PlannedDeployment {
-            file,
-            derived: Some((d, name)),
-        }))
-    }
-
-    /// The deployment as the cluster will run it.
-    fn deployment(&self) -> Result<Deployment, SessionError> {
-        match &self.derived {
-            Some((d, _)) => Ok(d.clone()),
-            None => Ok(Deployment::from_file(&self.file)?),
+/// After the last run: the claims go (a run interrupted is free for whoever resumes it), recorded
+/// or given up, and the clusters the experiment started are taken down.
+fn release(store: &Store, id: i64, state: &RunnerState) -> Result<(), SessionError> {
+    store.release_claims(id).map_err(SessionError::Failed)?;
+    for dir in &state.clusters.started {
+        if let Ok(mut c) = Cluster::open(dir) {
+            c.down();
         }
     }
+    Ok(())
 }
 
-/// The deployment file a run uses: the database's, with the configuration's server settings merged
-/// (written beside the clusters when there are any).
-fn deployment_for(
-    exp: &Experiment,
-    base: &Path,
-    run: &PlannedRun,
-    clusters_dir: &Path,
-) -> Result<Option<PathBuf>, SessionError> {
-    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
-        return Ok(None);
-    };
-    let Some((d, name)) = planned.derived else {
-        return Ok(Some(planned.file));
-    };
-    let derived = clusters_dir.join("deployments").join(name);
-    std::fs::create_dir_all(derived.parent().unwrap())
-        .map_err(|e| SessionError::Failed(e.to_string()))?;
-    let text = toml::to_string(&d).map_err(|e| SessionError::Failed(e.to_string()))?;
-    // An external deployment's URL may carry a password.
-    scalebench_session::files::write_private(&derived, &text)?;
-    Ok(Some(derived))
-}
-
-fn props(
-    map: &BTreeMap<String, toml::Value>,
-) -> impl Iterator<Item = scalebench_workload::Assignment> + '_ {
-    map.iter()
-        .map(|(k, v)| scalebench_workload::Assignment::new(k, value_text(v)))
-}
-
-/// The request of a run's load or measured run: the workload and configuration's properties, the
-/// swept values, the procedure's options. `command` is what started the experiment.
-fn phase_request(
-    exp: &Experiment,
-    base: &Path,
-    run: &PlannedRun,
-    deployment: Option<&Path>,
-    clusters_dir: &Path,
-    phase: Phase,
-    command: &[String],
-) -> Result<RunRequest, SessionError> {
-    let w = exp
-        .workloads
-        .iter()
-        .find(|w| w.name == run.workload)
-        .expect("planned");
-    let no_properties = BTreeMap::new();
-    let config_props = exp
-        .configurations
-        .iter()
-        .find(|c| c.name == run.configuration)
-        .map_or(&no_properties, |c| &c.properties);
-    let db = exp
-        .databases
-        .iter()
-        .find(|d| d.name == run.database)
-        .expect("planned");
-    let workload = if scalebench_workload::builtin::builtin_workload(&w.workload).is_some() {
-        w.workload.clone()
-    } else {
-        base.join(&w.workload).display().to_string()
-    };
-    let mut r = RunRequest::new(&workload);
-    r.quiet = true;
-    r.command = command.to_vec();
-    r.clusters_dir = clusters_dir.to_path_buf();
-    match (deployment, &db.db) {
-        (Some(f), _) => r.deployment = Some(f.to_path_buf()),
-        (None, Some(url)) => r.db = Some(url.clone()),
-        (None, None) => {}
-    }
-    r.properties.extend(
-        props(&w.properties)
-            .chain(props(&db.properties))
-            .chain(props(config_props)),
-    );
-    exp.procedure
-        .options
-        .apply(&mut r)
-        .map_err(SessionError::Usage)?;
-    if phase == Phase::Load {
-        // The procedure's offered rate is the measured run's; a load is paced only by its
-        // workload's own (a workload file's load.target, load.rate_profile).
-        r.target = None;
-        r.rate_profile = None;
-    }
-    for (k, v) in &run.params {
-        let bad =
-            |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
-        match k.as_str() {
-            CLUSTER_SIZE => {} // the deployment's, see deployment_for
-            spec::ACTION => {} // the elastic run's, see elastic_run
-            // A data size: its properties.
-            DATA_SIZE => {
-                let size = exp
-                    .data_sizes
-                    .iter()
-                    .find(|d| &d.name == v)
-                    .ok_or_else(|| bad("no such [[data]] entry".into()))?;
-                r.properties.extend(props(&size.properties));
-            }
-            // The number of client processes of the measured run, see one_run.
-            "clients" => {
-                request::parse_clients(v).map_err(bad)?;
-            }
-            "threads" => r.threads = Some(request::parse_threads(v).map_err(bad)?),
-            "concurrency" => r.concurrency = request::parse_concurrency(v).map_err(bad)?,
-            // An offered rate throttles the measured run, not the load.
-            "target" if phase == Phase::Load => {}
-            "target" => r.target = Some(request::parse_rate(v).map_err(bad)?),
-            _ => {
-                r.property(k, v);
-            }
-        }
-    }
-    r.request_set = exp.procedure.request_set;
-    r.request_set_threads = exp.procedure.request_set_threads;
-    if phase == Phase::Run {
-        r.warmup = exp.procedure.warmup.0;
-        // A run given an operation count (swept, or a workload's, configuration's or data size's
-        // property) is bounded by it: its throughput is the operations over the time to execute
-        // them, as Swaminathan measured (studies.md, section 3); else by the procedure's duration.
-        let counted = r
-            .properties
-            .iter()
-            .any(|p| p.key == scalebench_workload::declared::OPERATIONCOUNT.name);
-        r.duration = (!counted).then_some(exp.procedure.duration.0);
-        if exp.procedure.measure == Measure::Run {
-            r.consistency_probe = match exp.procedure.consistency_probe {
-                Some(rate) => {
-                    let mut probe = request::ProbeRequest::new(rate)?;
-                    if let Some(delays) = &exp.procedure.probe_delays {
-                        probe.delays_ms = request::ProbeDelays::new(delays.clone())
-                            .map_err(|why| SessionError::Usage(why.into()))?
-                            .into_ms();
-                    }
-                    if let Some(keys) = exp.procedure.probe_keys {
-                        probe.keys = keys;
-                    }
-                    Some(probe)
-                }
-                None => None,
-            };
-            r.faults = exp
-                .fault
-                .iter()
-                .filter_map(|f| f.request_for(db, &run.configuration))
-                .collect();
-        }
-    } else {
-        r.create_schema = true;
-        r.drop_schema = true;
-        r.space_after_load = if exp.procedure.compact {
-            SpaceAfterLoad::Settled
-        } else {
-            SpaceAfterLoad::AsInserted
-        };
-    }
-    Ok(r)
-}
-
-/// Every run's values (properties, rates, durations, URLs, binding option names), checked before
-/// the first run: a bad one is the file's error now, not a failed run hours in.
-fn check_every_run(
+/// Every deployment the plan's runs use, one look per deployment a run can have (database,
+/// configuration, swept size), not per run.
+fn deployments_of(
     exp: &Experiment,
     base: &Path,
     plan: &[PlannedRun],
-    clusters_dir: &Path,
-) -> Result<(), SessionError> {
-    let phases: &[Phase] = match exp.procedure.measure {
-        Measure::Load => &[Phase::Load],
-        Measure::Elastic => &[Phase::Run],
-        Measure::Run => &[Phase::Load, Phase::Run],
-    };
-    let mut checked = std::collections::HashSet::new();
+) -> Result<Vec<Deployment>, SessionError> {
+    let mut deployments = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     for run in plan {
-        for &phase in phases {
-            let in_cell = |e: SessionError| {
-                SessionError::Usage(format!(
-                    "{}: cell {} ({}): {e}",
-                    exp.name,
-                    run.cell,
-                    phase.name()
-                ))
-            };
-            // The deployment's database is checked when it is up (as the runs do).
-            let mut request =
-                phase_request(exp, base, run, None, clusters_dir, phase, &[]).map_err(in_cell)?;
-            // Clients on this machine have their launcher relay the probe's writer.
-            request.launcher_here = exp.procedure.clients.launcher == spec::ClientsLauncher::Local;
-            // Swept client processes (the measured run's; the load is one process) are no part of
-            // the request.
-            let launch = match (phase, clients_of(run)) {
-                (Phase::Run, Some(_)) => request::Launch::Clients,
-                _ => request::Launch::OneProcess,
-            };
-            if !checked.insert(format!("{launch:?} {request:?}")) {
-                continue;
+        let key = (
+            &run.database,
+            &run.configuration,
+            run.params.get(CLUSTER_SIZE),
+        );
+        if seen.insert(key) {
+            if let Some(planned) = PlannedDeployment::of(exp, base, run)? {
+                deployments.push(planned.deployment()?);
             }
-            request.check(launch, &[phase]).map_err(in_cell)?;
-            scalebench_session::settings::Settings::check(&request, phase).map_err(in_cell)?;
         }
-        check_fault_node(exp, base, run)?;
-        check_operation(exp, base, run)?;
     }
-    Ok(())
+    Ok(deployments)
 }
 
-/// The client processes a run's measured phase is swept to, when more than one.
-fn clients_of(run: &PlannedRun) -> Option<u32> {
-    match run.params.get("clients").map(|n| n.parse::<u32>()) {
-        Some(Ok(n)) if n > 1 => Some(n),
-        _ => None,
-    }
-}
-
-/// A `[fault]` names a node the run's cluster will have (ids are given at `up`, in the order
-/// each engine starts its nodes).
-fn check_fault_node(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(), SessionError> {
-    let db = exp.databases.iter().find(|d| d.name == run.database);
-    let Some(fault) = db.and_then(|db| exp.fault.as_ref()?.request_for(db, &run.configuration))
-    else {
-        return Ok(());
-    };
-    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
-        return Ok(());
-    };
-    let deployment = planned.deployment()?;
-    let ids = Cluster::node_ids_at_up(&deployment);
-    if ids.contains(&fault.node) {
-        return Ok(());
-    }
-    Err(SessionError::Usage(format!(
-        "[fault]: no node {:?} in database {:?}'s deployment {} (cell {}: its nodes at up: {})",
-        fault.node,
-        run.database,
-        deployment.name,
-        run.cell,
-        ids.join(", ")
-    )))
-}
-
-/// An elastic run's action: the swept one, or the procedure's.
-fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
-    run.params
-        .get(spec::ACTION)
-        .and_then(|a| request::parse_action(a).ok())
-        .unwrap_or(exp.procedure.elastic.action)
-}
-
-/// Operations swept across databases (`[sweep] action`): a cell whose database's kind does not have
-/// its operation (a repair on Redis, a failover on masterless Cassandra) is left out of the plan and
-/// said so, as the report's matrix leaves its entry empty; an operation no database has is refused
-/// (exit 2), as a misspelt one would be.
-fn with_operations_they_have(
+/// Each run's definition (stored redacted, compared as stored) and what the results database
+/// holds of it; says how many recorded runs run again under a changed definition and how many
+/// are no longer in the plan.
+fn recorded_runs(
+    store: &Store,
+    id: i64,
     exp: &Experiment,
-    base: &Path,
-    plan: Vec<PlannedRun>,
-) -> Result<Vec<PlannedRun>, SessionError> {
-    if exp.procedure.measure != Measure::Elastic || !exp.sweep.contains_key(spec::ACTION) {
-        return Ok(plan);
-    }
-    let mut kept = Vec::with_capacity(plan.len());
-    let mut left_out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut first_refusal: BTreeMap<String, SessionError> = BTreeMap::new();
-    for run in plan {
-        let scale_action = action_of(exp, &run);
-        let action = scale_action.to_string();
-        let has = match PlannedDeployment::of(exp, base, &run)? {
-            Some(planned) => {
-                let (op, _) = crate::elastic::operation_of(scale_action);
-                Cluster::operations_of(&planned.deployment()?).contains(&op)
-            }
-            // A database URL: the cluster's hooks decide when it is up.
-            None => true,
-        };
-        if has {
-            kept.push(run);
-            continue;
-        }
-        if !first_refusal.contains_key(&action) {
-            let refusal = check_operation(exp, base, &run)
-                .err()
-                .unwrap_or_else(|| SessionError::Usage(format!("action {action}")));
-            first_refusal.insert(action.clone(), refusal);
-        }
-        let on = left_out.entry(action).or_default();
-        if !on.contains(&run.database) {
-            on.push(run.database.clone());
-        }
-    }
-    let done: std::collections::BTreeSet<String> =
-        kept.iter().map(|r| action_of(exp, r).to_string()).collect();
-    if let Some((_, refusal)) = first_refusal
-        .into_iter()
-        .find(|(action, _)| !done.contains(action))
-    {
-        return Err(refusal);
-    }
-    if !left_out.is_empty() {
-        let what: Vec<String> = left_out
-            .iter()
-            .map(|(action, dbs)| format!("{action} on {}", dbs.join(", ")))
-            .collect();
+    plan: &[PlannedRun],
+    results: &Path,
+) -> Result<(Vec<String>, Vec<Recorded>), SessionError> {
+    let definitions: Vec<String> = plan
+        .iter()
+        .map(|r| scalebench_session::environment::redacted_json(&exp.run_definition(r)).to_string())
+        .collect();
+    let recorded: Vec<Recorded> = plan
+        .iter()
+        .zip(&definitions)
+        .map(|(r, d)| store.recorded(id, r, d))
+        .collect();
+    let redefined = recorded
+        .iter()
+        .filter(|r| **r == Recorded::OtherDefinition)
+        .count();
+    if redefined > 0 {
         scalebench_session::note!(
-            "{}: cells left out, their database not having the operation: {}",
-            exp.name,
-            what.join("; ")
+            "{redefined} recorded runs were measured under another definition of their cell (the file changed): they run again and replace the old ones"
         );
     }
-    Ok(kept)
-}
-
-/// An elastic run's operation, on a deployment that has it (and the node it names): checked on the
-/// files, before any cluster is up, as `scalebench elastic` checks it on the cluster.
-fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(), SessionError> {
-    if exp.procedure.measure != Measure::Elastic {
-        return Ok(());
+    let orphans = store.orphans(id, plan).map_err(SessionError::Failed)?;
+    if orphans > 0 {
+        scalebench_session::note!(
+            "{orphans} recorded runs are no longer in the plan (cells or repetitions removed from the file): kept in {}, left out of statistics and exports where their cell's definition changed",
+            results.display()
+        );
     }
-    let Some(planned) = PlannedDeployment::of(exp, base, run)? else {
-        return Ok(());
-    };
-    let deployment = planned.deployment()?;
-    let action = action_of(exp, run);
-    let (op, node) = crate::elastic::operation_of(action);
-    let has = Cluster::operations_of(&deployment);
-    let bad = |why: String| {
-        SessionError::Usage(format!(
-            "{}: cell {}: action {action}: {why}",
-            exp.name, run.cell
-        ))
-    };
-    if !has.contains(&op) {
-        let names: Vec<&str> = has.iter().map(|o| o.name()).collect();
-        return Err(bad(format!(
-            "deployment {} ({}) has no operation '{op}'; it has: {}",
-            deployment.name,
-            deployment.database.name(),
-            names.join(", ")
-        )));
-    }
-    let ids = Cluster::node_ids_at_up(&deployment);
-    if let Some(id) = node.filter(|id| !ids.contains(id)) {
-        return Err(bad(format!(
-            "deployment {} has no node '{id}' at up (nodes: {})",
-            deployment.name,
-            ids.join(", ")
-        )));
-    }
-    Ok(())
+    Ok((definitions, recorded))
 }
 
 fn execute(
@@ -954,13 +562,7 @@ fn one_run(
         state.written = false;
     }
     if exp.procedure.drop_caches && !(exp.procedure.drop_caches_once && state.caches_dropped) {
-        let dropped = std::process::Command::new("sync").status().is_ok()
-            && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
-        state.caches_dropped = true;
-        if !dropped && !state.drop_caches_warned {
-            scalebench_session::note!("warning: cannot drop the page cache here (needs root): runs start with a warm cache");
-            state.drop_caches_warned = true;
-        }
+        drop_caches(state);
     }
     let mut request = request_for(Phase::Run)?;
     if let Some(start) = state.next_insert {
@@ -987,9 +589,32 @@ fn one_run(
         let ok = |op: &str| p.operations.get(op).map_or(0, |o| o.ok);
         state.records = (state.records + ok("INSERT")).saturating_sub(ok("DELETE"));
     }
-    // Reads leave the data as loaded; a mix with writes (its warm-up too, a failed write may have
-    // landed) does not.
-    let writes = [
+    state.written |= writes_data(&result);
+    // The record keeps the load that preceded the run (if any) before the measured phase.
+    if let Some(l) = load {
+        result.phases.insert(0, l);
+    }
+    Ok((result, None))
+}
+
+/// Drops the page cache before a measured run (`procedure.drop_caches`), warning once where it
+/// cannot (it needs root).
+fn drop_caches(state: &mut RunnerState) {
+    let dropped = std::process::Command::new("sync").status().is_ok()
+        && std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok();
+    state.caches_dropped = true;
+    if !dropped && !state.drop_caches_warned {
+        scalebench_session::note!(
+            "warning: cannot drop the page cache here (needs root): runs start with a warm cache"
+        );
+        state.drop_caches_warned = true;
+    }
+}
+
+/// Whether a run may have changed the loaded data: reads leave it as loaded; a mix with writes
+/// (its warm-up too, a failed write may have landed) does not.
+fn writes_data(result: &RunResult) -> bool {
+    [
         "updateproportion",
         "insertproportion",
         "readmodifywriteproportion",
@@ -1003,13 +628,7 @@ fn one_run(
             .get(*k)
             .and_then(|v| v.parse::<f64>().ok())
             .is_some_and(|p| p > 0.0)
-    });
-    state.written |= writes;
-    // The record keeps the load that preceded the run (if any) before the measured phase.
-    if let Some(l) = load {
-        result.phases.insert(0, l);
-    }
-    Ok((result, None))
+    })
 }
 
 /// A prefix of the rendezvous holds one run: this one's from the clock (a resumed experiment never
@@ -1211,136 +830,4 @@ fn elastic_run(
             sizes: out.sizes,
         }),
     ))
-}
-
-/// What `experiment --dry-run` prints ([`scalebench_report::text::plan_table`]): the procedure in
-/// one line, then each run with what precedes it (a load, a restore).
-pub fn plan_text(exp: &Experiment, plan: &[PlannedRun]) -> String {
-    let e = &exp.procedure.elastic;
-    let timing = match exp.procedure.measure {
-        Measure::Load => "until every record is written".to_string(),
-        Measure::Elastic => format!(
-            "warm-up {}, {} after a {} baseline, stable within {}, then {} more",
-            exp.procedure.warmup,
-            if exp.sweep.contains_key(spec::ACTION) {
-                "each swept action".to_string()
-            } else {
-                e.action.to_string()
-            },
-            e.baseline,
-            e.stable_timeout,
-            e.after
-        ),
-        _ => format!(
-            "warm-up {}, duration {}",
-            exp.procedure.warmup, exp.procedure.duration
-        ),
-    };
-    let heading = format!(
-        "experiment {}: {} runs ({} cells x {} repetitions), measure {}, load {}, {timing}",
-        exp.name,
-        plan.len(),
-        plan.len() / exp.repetitions as usize,
-        exp.repetitions,
-        exp.procedure.measure,
-        exp.procedure.load,
-    );
-    let mut loaded: Option<&str> = None;
-    let rows: Vec<scalebench_report::text::PlanRow> = plan
-        .iter()
-        .map(|r| {
-            let before = match exp.procedure.load {
-                _ if exp.procedure.measure == Measure::Load => "measured load",
-                LoadMode::EachRun => "load",
-                _ if loaded != Some(r.data_key.as_str()) => "load",
-                LoadMode::Restore => "restore if earlier runs inserted",
-                LoadMode::RestoreEach => "restore if earlier runs wrote",
-                LoadMode::Once => "",
-            };
-            loaded = Some(&r.data_key);
-            scalebench_report::text::PlanRow {
-                cell: &r.cell,
-                repetition: r.repetition,
-                before,
-            }
-        })
-        .collect();
-    scalebench_report::text::plan_table(&heading, &rows)
-}
-
-/// What `results list` prints: each experiment of the results database with its runs by outcome.
-pub fn experiments_text(store: &Store) -> Result<String, SessionError> {
-    let experiments = store.experiments().map_err(SessionError::Failed)?;
-    Ok(scalebench_report::text::experiments_table(&experiments))
-}
-
-/// The per-cell summary of an experiment, as a table (`results show`).
-pub fn show(store: &Store, name: &str, discard_first: u32) -> Result<String, SessionError> {
-    let cells = cells(store, name, discard_first)?;
-    let rows: Vec<scalebench_report::text::CellRow> = cells
-        .iter()
-        .map(|c| scalebench_report::text::CellRow {
-            stats: c,
-            steps: store.elastic_means(name, &c.cell, discard_first),
-            sizes: store.size_means(name, &c.cell, discard_first),
-        })
-        .collect();
-    Ok(scalebench_report::text::cells_table(&rows))
-}
-
-pub fn cells(
-    store: &Store,
-    name: &str,
-    discard_first: u32,
-) -> Result<Vec<stats::CellStats>, SessionError> {
-    if !store.has_experiment(name) {
-        return Err(SessionError::Usage(format!(
-            "no experiment '{name}' in the results file"
-        )));
-    }
-    let runs = store.runs(name, true).map_err(SessionError::Failed)?;
-    let mut order: Vec<String> = Vec::new();
-    let mut by_cell: BTreeMap<String, CellRuns> = BTreeMap::new();
-    for r in runs {
-        if !order.contains(&r.cell) {
-            order.push(r.cell.clone());
-        }
-        let entry = by_cell.entry(r.cell.clone()).or_default();
-        let parsed = || {
-            r.result
-                .as_deref()
-                .and_then(|json| serde_json::from_str::<RunResult>(json).ok())
-                .map(|result| (r.repetition, result))
-        };
-        match r.status.as_str() {
-            "ok" => entry.ok.extend(parsed()),
-            "failures" => entry.flagged.extend(parsed()),
-            "failed" => entry.failed += 1,
-            _ => {}
-        }
-    }
-    Ok(order
-        .iter()
-        .map(|c| {
-            let runs = &by_cell[c];
-            stats::cell_stats(c, &runs.ok, &runs.flagged, runs.failed, discard_first)
-        })
-        .collect())
-}
-
-/// A cell's stored runs by outcome.
-#[derive(Default)]
-struct CellRuns {
-    ok: Vec<(u32, RunResult)>,
-    /// Ran, but with failed operations above the threshold.
-    flagged: Vec<(u32, RunResult)>,
-    failed: usize,
-}
-
-/// How many repetitions the experiment's own file leaves out (its stored spec).
-pub fn discard_first_of(store: &Store, name: &str) -> u32 {
-    store
-        .spec(name)
-        .and_then(|json| serde_json::from_str::<Experiment>(&json).ok())
-        .map_or(0, |e| e.discard_first)
 }

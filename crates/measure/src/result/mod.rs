@@ -7,6 +7,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use crate::histogram::LatencySummary;
+pub use assemble::{Beside, MeasuredPhase};
+pub use space::{MarginalSpace, NodeSpace, Space, SpaceState, RECORD_PARTS};
+
+mod assemble;
+mod space;
+mod validate;
 
 pub const SCHEMA: &str = "scalebench.result.v1";
 
@@ -97,151 +103,6 @@ pub struct DeploymentInfo {
     /// Each node's memory limit in bytes (the deployment's `memory`), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_limit_bytes: Option<u64>,
-}
-
-/// Bytes on disk of a deployment, as `du` counts them (allocated blocks, hard links once).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Space {
-    /// `after load` or `after run`.
-    pub taken: String,
-    /// How the files were brought to rest before they were measured (after a load); absent when
-    /// nothing was done first (after a run, `cluster space`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state: Option<SpaceState>,
-    pub total_bytes: u64,
-    /// Total by kind over all nodes (see `NodeSpace::parts`).
-    pub parts: BTreeMap<String, u64>,
-    /// Records the database holds (load: records loaded; run: plus successful inserts).
-    pub records: u64,
-    /// `total_bytes / records`, when there are records: fixed overhead included (preallocated
-    /// commit-log segments, WAL, system tables), which dominates small data sets.
-    pub bytes_per_record: Option<f64>,
-    pub nodes: Vec<NodeSpace>,
-    /// After a load: what its records added, measured against the space before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub marginal: Option<MarginalSpace>,
-    /// A settled load's space as the insertion left it: measured after the flush, before the
-    /// compaction (Lourenco's measure). Its own `marginal` is against the same space before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub as_inserted: Option<Box<Space>>,
-}
-
-/// What was done to a deployment's files before their space was measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SpaceState {
-    /// Flushed, not compacted: what the servers held in memory (memtables, dirty buffers, the
-    /// dataset) written to their files, which then hold the records as inserted.
-    AsInserted,
-    /// Flushed and compacted (major compaction, VACUUM, AOF rewrite, as the database has it).
-    Settled,
-}
-
-impl SpaceState {
-    /// How the state reads in a sentence.
-    pub fn phrase(self) -> &'static str {
-        match self {
-            SpaceState::AsInserted => "as inserted (flushed, not compacted)",
-            SpaceState::Settled => "settled (flushed and compacted)",
-        }
-    }
-}
-
-/// The parts of a database's files that hold its records (the others: its log, its own tables).
-pub const RECORD_PARTS: [&str; 2] = ["data", "index"];
-
-/// The space a load's records added: measured before the load (the emptied table and the
-/// database's own files, flushed) and after it, so fixed overhead cancels out.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct MarginalSpace {
-    pub before_bytes: u64,
-    pub before_parts: BTreeMap<String, u64>,
-    /// The records the load wrote.
-    pub records: u64,
-    /// What a record costs: the growth of the parts that hold records (`data`, `index`: the
-    /// benchmark table's rows, its indexes and per-record metadata such as bloom filters), per
-    /// record (Lourenco's "data + metadata + indexes", studies.md section 4); the log, the
-    /// database's own files (`system`) and other tables are left out.
-    pub bytes_per_record: Option<f64>,
-    /// Each part's growth per record, the log included.
-    pub parts_per_record: BTreeMap<String, f64>,
-}
-
-impl MarginalSpace {
-    /// The growth from `before` to `after`, over `records` records.
-    pub fn between(before: &Space, after: &Space, records: u64) -> MarginalSpace {
-        let per = |grown: f64| (records > 0).then(|| grown / records as f64);
-        let parts: std::collections::BTreeSet<&String> =
-            before.parts.keys().chain(after.parts.keys()).collect();
-        let growth = |part: &str| {
-            after.parts.get(part).copied().unwrap_or(0) as f64
-                - before.parts.get(part).copied().unwrap_or(0) as f64
-        };
-        let records_parts: f64 = RECORD_PARTS.iter().map(|p| growth(p)).sum();
-        MarginalSpace {
-            before_bytes: before.total_bytes,
-            before_parts: before.parts.clone(),
-            records,
-            bytes_per_record: per(records_parts),
-            parts_per_record: parts
-                .iter()
-                .filter_map(|p| Some(((*p).clone(), per(growth(p))?)))
-                .collect(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct NodeSpace {
-    pub node: String,
-    /// The data directory measured.
-    pub dir: String,
-    pub bytes: u64,
-    /// Disjoint parts that add up to `bytes`: `data`, `index`, `log` (commit log, WAL, AOF),
-    /// `system` (the database's own tables), `other`, as far as the database's files tell.
-    pub parts: BTreeMap<String, u64>,
-}
-
-impl Space {
-    /// What a record costs on disk: the load's marginal bytes per record when it was measured (fixed
-    /// overhead cancelled out), else the total over the records.
-    pub fn per_record(&self) -> Option<f64> {
-        match &self.marginal {
-            Some(m) => m.bytes_per_record,
-            None => self.bytes_per_record,
-        }
-    }
-
-    /// What a record added as the insertion left it (flushed, not compacted): this space's own
-    /// figure when it was measured so (`--no-compact`), else its `as_inserted` one's.
-    pub fn as_inserted_per_record(&self) -> Option<f64> {
-        match self.state {
-            Some(SpaceState::AsInserted) => self.per_record(),
-            _ => self.as_inserted.as_ref().and_then(|s| s.per_record()),
-        }
-    }
-
-    /// Sums the nodes' figures.
-    pub fn from_nodes(taken: &str, nodes: Vec<NodeSpace>, records: u64) -> Space {
-        let mut parts = BTreeMap::new();
-        for n in &nodes {
-            for (k, v) in &n.parts {
-                *parts.entry(k.clone()).or_insert(0) += v;
-            }
-        }
-        let total_bytes = nodes.iter().map(|n| n.bytes).sum();
-        Space {
-            taken: taken.to_string(),
-            state: None,
-            total_bytes,
-            parts,
-            records,
-            bytes_per_record: (records > 0).then(|| total_bytes as f64 / records as f64),
-            nodes,
-            marginal: None,
-            as_inserted: None,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -940,7 +801,7 @@ pub const MAX_RESULT_BYTES: u64 = 128 << 20;
 pub const MAX_COUNT: u64 = 1 << 53;
 
 /// The longest phase or interval a result may describe: a month (runs are bounded so).
-const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
+pub(crate) const MAX_SECONDS: f64 = 30.0 * 24.0 * 3600.0;
 
 /// What ended a phase's measured window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -1011,173 +872,6 @@ impl RunResult {
         let r: RunResult = serde_json::from_str(text).map_err(|e| e.to_string())?;
         r.validate()?;
         Ok(r)
-    }
-
-    /// Whether the result is one scalebench could have written: its schema, at least one phase,
-    /// and in each phase positive finite lengths, counts within [`MAX_COUNT`] that add up (the
-    /// totals are the sums of the operations', nothing completed in the window after it ended),
-    /// and throughputs that are the counts over the window. A tampered or corrupted file fails
-    /// here, naming the field, before anything adds it to another.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.schema != SCHEMA {
-            return Err(format!(
-                "unsupported schema '{}', expected '{SCHEMA}'",
-                self.schema
-            ));
-        }
-        if self.phases.is_empty() {
-            return Err("the result has no phase".into());
-        }
-        let interval = self.parameters.interval_s;
-        if !(interval.is_finite() && interval > 0.0 && interval <= MAX_SECONDS) {
-            return Err(format!(
-                "parameters.interval_s is {interval}: expected a positive length"
-            ));
-        }
-        if let Some(c) = &self.client {
-            if c.clients == 0 || c.index >= c.clients {
-                return Err(format!(
-                    "client {} of {} is no client of a run",
-                    c.index, c.clients
-                ));
-            }
-        }
-        for p in &self.phases {
-            p.validate()
-                .map_err(|e| format!("phase {}: {e}", p.phase))?;
-        }
-        Ok(())
-    }
-}
-
-impl PhaseResult {
-    /// See [`RunResult::validate`].
-    pub fn validate(&self) -> Result<(), String> {
-        let length = |name: &str, v: f64, zero_ok: bool| {
-            let ok = v.is_finite() && v <= MAX_SECONDS && (v > 0.0 || (zero_ok && v == 0.0));
-            if ok {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{name} is {v}: expected a {} length of at most 30 days",
-                    if zero_ok { "non-negative" } else { "positive" }
-                ))
-            }
-        };
-        length("interval_s", self.interval_s, false)?;
-        length("duration_s", self.duration_s, true)?;
-        if let Some(r) = self.recorded_interval_s {
-            length("recorded_interval_s", r, false)?;
-        }
-        // As many intervals as the window holds (the last one partial), each at least the 1 ms
-        // a run may ask for: a 2 s phase of 20,000 intervals cost a merge 6 s and 259 MB.
-        let most = (self.duration_s / self.interval_s.max(0.001)).ceil() + 1.0;
-        if self.intervals.len() as f64 > most {
-            return Err(format!(
-                "{} intervals of {} s in a window of {} s: at most {most} fit",
-                self.intervals.len(),
-                self.interval_s,
-                self.duration_s
-            ));
-        }
-        if self.clients == 0 {
-            return Err("clients is 0".into());
-        }
-        let count = |name: &str, n: u64| {
-            if n <= MAX_COUNT {
-                Ok(n)
-            } else {
-                Err(format!("{name} is {n}: more than 2^53 cannot be a count"))
-            }
-        };
-        let t = &self.totals;
-        for (name, n) in [
-            ("totals.issued", t.issued),
-            ("totals.ok", t.ok),
-            ("totals.failed", t.failed),
-            ("totals.in_flight_at_stop", t.in_flight_at_stop),
-            ("totals.ok_after_window", t.ok_after_window),
-            ("totals.records", t.records),
-            ("totals.retries", t.retries),
-            ("warmup_operations", self.warmup_operations),
-        ] {
-            count(name, n)?;
-        }
-        for (class, e) in &self.errors {
-            count(&format!("errors.{class}.count"), e.count)?;
-        }
-        if let Some(s) = &self.schedule {
-            count("schedule.late_operations", s.late_operations)?;
-            count("schedule.warmup_backlog_dropped", s.warmup_backlog_dropped)?;
-        }
-        let (mut issued, mut ok, mut failed) = (0u64, 0u64, 0u64);
-        for (name, o) in &self.operations {
-            count(&format!("operations.{name}.issued"), o.issued)?;
-            count(&format!("operations.{name}.ok"), o.ok)?;
-            let mut op_failed = 0u64;
-            for (class, n) in &o.failed {
-                op_failed += count(&format!("operations.{name}.failed.{class}"), *n)?;
-            }
-            // Each below 2^53, and at most a handful of operations and classes: no overflow.
-            issued += o.issued;
-            ok += o.ok;
-            failed += op_failed;
-            let window_ok = o.throughput_ops_s * self.duration_s;
-            if !(o.throughput_ops_s.is_finite() && o.throughput_ops_s >= 0.0)
-                || window_ok > o.ok as f64 + 0.5
-            {
-                return Err(format!(
-                    "operations.{name}.throughput_ops_s is {}: more than its {} successes over {} s",
-                    o.throughput_ops_s, o.ok, self.duration_s
-                ));
-            }
-        }
-        for (name, sum, total) in [
-            ("issued", issued, t.issued),
-            ("ok", ok, t.ok),
-            ("failed", failed, t.failed),
-        ] {
-            if sum != total {
-                return Err(format!(
-                    "totals.{name} is {total} where its operations add up to {sum}"
-                ));
-            }
-        }
-        if t.ok_after_window > t.ok {
-            return Err(format!(
-                "totals.ok_after_window is {} of {} successes",
-                t.ok_after_window, t.ok
-            ));
-        }
-        let expected = self.window_throughput();
-        let off = (t.throughput_ops_s - expected).abs();
-        if !t.throughput_ops_s.is_finite() || off > 1e-6 * expected.max(1.0) {
-            return Err(format!(
-                "totals.throughput_ops_s is {} where its successes in the window over its duration are {expected}",
-                t.throughput_ops_s
-            ));
-        }
-        for iv in &self.intervals {
-            if !(iv.start_s.is_finite() && (0.0..=MAX_SECONDS).contains(&iv.start_s)) {
-                return Err(format!("an interval starts at {} s", iv.start_s));
-            }
-            for (name, o) in &iv.operations {
-                count(&format!("intervals.{name}.ok"), o.ok)?;
-                count(&format!("intervals.{name}.failed"), o.failed)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Successes completed inside the measurement window per second of it, from the counts (0 for
-    /// a phase without duration, as the aggregator writes it).
-    pub fn window_throughput(&self) -> f64 {
-        let t = &self.totals;
-        if self.duration_s > 0.0 {
-            t.ok.saturating_sub(t.ok_after_window) as f64 / self.duration_s
-        } else {
-            0.0
-        }
     }
 }
 
