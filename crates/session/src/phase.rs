@@ -65,33 +65,7 @@ pub fn execute_phases(
     phases: &[Phase],
 ) -> Result<ExecutedPhases, SessionError> {
     args.check(args.launch(), phases)?;
-    let last = *phases.last().expect("at least one phase");
-    // Resolved once: the whole run's settings, what defines it (a client records it, so that its
-    // result never merges with another run's, and its rendezvous compares it), then its share.
-    let whole = Settings::resolve_whole(args, last)?;
-    let definition = match &args.client {
-        Some(share) => {
-            let mut d = whole.definition(last, share.clients);
-            d.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
-            d
-        }
-        None => Default::default(),
-    };
-    if let Some(rendezvous) = &wiring.rendezvous {
-        rendezvous.agree_on(&definition);
-    }
-    let mut settings = whole.for_client(args.client, last)?;
-    for w in settings.phase_warnings() {
-        crate::note!("warning: {w}");
-    }
-    // Said where operations run (a load runs none of them).
-    for line in settings
-        .alternatives
-        .iter()
-        .filter(|_| phases.contains(&Phase::Run))
-    {
-        crate::note!("note: {line}");
-    }
+    let (mut settings, definition) = this_clients_settings(args, wiring, phases)?;
     let mut phases = phases.to_vec();
     let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
     if auto_load {
@@ -177,23 +151,7 @@ pub fn execute_phases(
         recorded.push(outcome.recorded);
         let mut result = outcome.result;
         unwritten.extend(beside.record_in(&mut result));
-        say_arrivals_ended(&mut result, settings.pace(phase).rate_profile.as_ref());
-        if phase == Phase::Load && result.open_loop {
-            let pace = settings.pace(phase);
-            result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
-                target_records_s: t,
-                rate_profile: pace.rate_profile.as_ref().map(|p| p.to_string()),
-            });
-        }
-        if phase == Phase::Run && settings.workload.runs_inserts() {
-            result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
-        }
-        if let Some(m) = monitor {
-            judge_resources(&mut result, m, remote_monitors, settings.pace(phase).target);
-        }
-        if let Some(line) = failure_warning(&result) {
-            crate::note!("{line}");
-        }
+        complete_phase_result(&mut result, &settings, (monitor, remote_monitors));
         let measured = phase == Phase::Run || args.space_after_load != SpaceAfterLoad::NotMeasured;
         if let (Some(c), false, true) = (&settings.cluster, interrupted, measured) {
             // What was measured is kept whatever becomes of the steps after it.
@@ -230,6 +188,72 @@ pub fn execute_phases(
         after_phase_failed,
         unwritten,
     })
+}
+
+/// The settings of this process's share of the run (the whole run's resolved once), and what defines
+/// the run (a client records it, so that its result never merges with another run's, and its
+/// rendezvous compares it); the settings' warnings said.
+fn this_clients_settings(
+    args: &RunRequest,
+    wiring: &RunWiring,
+    phases: &[Phase],
+) -> Result<(Settings, std::collections::BTreeMap<String, String>), SessionError> {
+    let last = *phases.last().expect("at least one phase");
+    let whole = Settings::resolve_whole(args, last)?;
+    let definition = match &args.client {
+        Some(share) => {
+            let mut d = whole.definition(last, share.clients);
+            d.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
+            d
+        }
+        None => Default::default(),
+    };
+    if let Some(rendezvous) = &wiring.rendezvous {
+        rendezvous.agree_on(&definition);
+    }
+    let settings = whole.for_client(args.client, last)?;
+    for w in settings.phase_warnings() {
+        crate::note!("warning: {w}");
+    }
+    // Said where operations run (a load runs none of them).
+    for line in settings
+        .alternatives
+        .iter()
+        .filter(|_| phases.contains(&Phase::Run))
+    {
+        crate::note!("note: {line}");
+    }
+    Ok((settings, definition))
+}
+
+/// What a phase's result holds besides the executor's figures: the end of its arrivals, a load's
+/// pace, a run's insert keys, the resources and what bounded them; a failure warning said.
+fn complete_phase_result(
+    result: &mut PhaseResult,
+    settings: &Settings,
+    (monitor, remote_monitors): (
+        Option<scalebench_monitor::Monitor>,
+        Vec<scalebench_monitor::RemoteMonitor>,
+    ),
+) {
+    let phase = result.phase;
+    let pace = settings.pace(phase);
+    say_arrivals_ended(result, pace.rate_profile.as_ref());
+    if phase == Phase::Load && result.open_loop {
+        result.load_pace = pace.target.map(|t| scalebench_measure::LoadPace {
+            target_records_s: t,
+            rate_profile: pace.rate_profile.as_ref().map(|p| p.to_string()),
+        });
+    }
+    if phase == Phase::Run && settings.workload.runs_inserts() {
+        result.insert_keys = Some(settings.workload.transaction_insert_keys().into());
+    }
+    if let Some(m) = monitor {
+        judge_resources(result, m, remote_monitors, pace.target);
+    }
+    if let Some(line) = failure_warning(result) {
+        crate::note!("{line}");
+    }
 }
 
 /// The run's result: its phases with what describes the run (tool, host, command, parameters, the
