@@ -28,12 +28,13 @@ use scalebench_measure::{quantile_us, RunResult};
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{
-    Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad,
-};
+use scalebench_session::request::{RunRequest, SpaceAfterLoad};
 use scalebench_session::settings::Settings;
 
 use scalebench_distributed::Launcher;
+
+pub mod request;
+use request::{Criterion, ElasticRequest, Probe, ScaleAction};
 
 /// The clients of an elastic run's load, when not this process alone.
 pub type LoadClients<'a> = Option<&'a (dyn Launcher + Send + Sync)>;

@@ -18,9 +18,10 @@ use scalebench_deploy::{Cluster, Deployment};
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
+use crate::elastic::request::{self as elastic_request, ElasticRequest, ScaleAction};
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction, SpaceAfterLoad};
+use scalebench_session::request::{self, RunRequest, SpaceAfterLoad};
 use scalebench_session::settings::Settings;
 use spec::{
     value_text, Cells, Configuration, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE,
@@ -728,7 +729,7 @@ fn check_fault_node(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<(
 fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
     run.params
         .get(spec::ACTION)
-        .and_then(|a| request::parse_action(a).ok())
+        .and_then(|a| elastic_request::parse_action(a).ok())
         .unwrap_or(exp.procedure.elastic.action)
 }
 
@@ -1104,12 +1105,12 @@ fn run_clients(
 fn service_level(
     exp: &Experiment,
     base: &Path,
-) -> Result<Option<request::ServiceLevelFile>, SessionError> {
+) -> Result<Option<elastic_request::ServiceLevelFile>, SessionError> {
     let Some(file) = &exp.procedure.elastic.service_level else {
         return Ok(None);
     };
     let path = base.join(file);
-    request::parse_service_level(&path.to_string_lossy())
+    elastic_request::parse_service_level(&path.to_string_lossy())
         .map(Some)
         .map_err(|e| SessionError::Usage(format!("procedure.elastic.service_level: {e}")))
 }
