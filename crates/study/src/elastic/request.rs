@@ -123,55 +123,11 @@ pub fn parse_service_level(s: &str) -> Result<ServiceLevelFile, String> {
 }
 
 /// A scale action as an experiment file writes it (`add:1`, `double`, ...), parsed once when read.
-pub mod action_text {
-    use serde::{Deserialize, Deserializer, Serializer};
+pub use scalebench_deploy::operation_text as action_text;
 
-    pub fn serialize<S: Serializer>(
-        a: &crate::elastic::request::ScaleAction,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        s.collect_str(a)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<crate::elastic::request::ScaleAction, D::Error> {
-        let text = String::deserialize(d)?;
-        crate::elastic::request::parse_action(&text).map_err(serde::de::Error::custom)
-    }
-}
-
+/// `--action`'s value: the cluster operation's one grammar ([`scalebench_deploy::Operation`]).
 pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
-    let bad = || {
-        format!("'{s}': expected add:K, double, remove:K, crash:K, restart:NODE, rolling-restart, fail-primary, compact or repair")
-    };
-    match s {
-        "double" => return Ok(ScaleAction::Double),
-        "rolling-restart" => return Ok(ScaleAction::RollingRestart),
-        "fail-primary" => return Ok(ScaleAction::FailPrimary),
-        "compact" => return Ok(ScaleAction::Compact),
-        "repair" => return Ok(ScaleAction::Repair),
-        _ => {}
-    }
-    let (verb, arg) = s.split_once(':').ok_or_else(bad)?;
-    if verb == "restart" {
-        // Nodes are named node1, node2, ... (`scalebench cluster status` lists them).
-        return arg
-            .strip_prefix("node")
-            .and_then(|n| n.parse::<u32>().ok())
-            .filter(|n| *n >= 1)
-            .map(ScaleAction::Restart)
-            .ok_or_else(|| {
-                format!("'{s}': expected restart:NODE with a node's name, e.g. restart:node2")
-            });
-    }
-    let k: u32 = arg.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
-    match verb {
-        "add" => Ok(ScaleAction::Add(k)),
-        "remove" => Ok(ScaleAction::Remove(k)),
-        "crash" => Ok(ScaleAction::Crash(k)),
-        _ => Err(bad()),
-    }
+    s.parse()
 }
 
 pub fn parse_criterion(s: &str) -> Result<Criterion, String> {
@@ -196,33 +152,6 @@ pub fn parse_probe(s: &str) -> Result<Probe, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    #[test]
-    fn actions_read_and_write_as_text() {
-        for text in [
-            "add:1",
-            "double",
-            "remove:2",
-            "crash:1",
-            "restart:node2",
-            "rolling-restart",
-            "fail-primary",
-            "compact",
-            "repair",
-        ] {
-            assert_eq!(parse_action(text).unwrap().to_string(), text);
-        }
-        for bad in [
-            "restart:2",
-            "restart:node0",
-            "restart",
-            "crash:0",
-            "fail:1",
-            "repair:1",
-        ] {
-            assert!(parse_action(bad).unwrap_err().contains(bad), "{bad}");
-        }
-    }
-
     #[test]
     fn defaults_parse() {
         let r = RunRequest::new("a");

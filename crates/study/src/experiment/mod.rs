@@ -753,8 +753,7 @@ fn with_operations_they_have(
         let action = scale_action.to_string();
         let has = match PlannedDeployment::of(exp, base, &run)? {
             Some(planned) => {
-                let (op, _) = crate::elastic::operation_of(scale_action);
-                Cluster::operations_of(&planned.deployment()?).contains(&op)
+                Cluster::operations_of(&planned.deployment()?).contains(&scale_action.kind())
             }
             // A database URL: the cluster's hooks decide when it is up.
             None => true,
@@ -807,7 +806,7 @@ fn check_operation(exp: &Experiment, base: &Path, run: &PlannedRun) -> Result<()
     };
     let deployment = planned.deployment()?;
     let action = action_of(exp, run);
-    let (op, node) = crate::elastic::operation_of(action);
+    let (op, node) = (action.kind(), action.node());
     let has = Cluster::operations_of(&deployment);
     let bad = |why: String| {
         SessionError::Usage(format!(
