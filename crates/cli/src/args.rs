@@ -504,6 +504,16 @@ pub enum ClusterAction {
         #[arg(long, value_name = "ID")]
         node: String,
     },
+    /// Put the cluster through one operation, as `elastic --action` does under load: add:K, double,
+    /// remove:K, crash:K, restart:NODE, rolling-restart, fail-primary, compact or repair; one the
+    /// cluster does not have is refused (exit 2) before anything is touched.
+    Apply {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// The operation, as `elastic --action` writes it.
+        #[arg(value_name = "OPERATION", value_parser = parse_action)]
+        operation: ScaleAction,
+    },
     /// Wait until ready and idle (no compaction, stream, slot migration or replication lag).
     Wait(ClusterTarget),
     /// Write what the servers hold in memory to their files, compacting nothing (Cassandra flush,
