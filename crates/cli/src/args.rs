@@ -6,11 +6,14 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use scalebench_session::request::{
-    self, parse_action, parse_alpha, parse_arrival, parse_batch_size, parse_clients,
-    parse_concurrency, parse_criterion, parse_duration, parse_fraction_percent, parse_interval,
-    parse_link_mbit, parse_listen_address, parse_percent, parse_positive_rate, parse_probe,
-    parse_process, parse_rate, parse_request_set, parse_step_factor, parse_threads, Criterion,
-    ElasticRequest, Probe, ProbeDelays, RunRequest, ScaleAction, SpaceAfterLoad,
+    self, parse_alpha, parse_arrival, parse_batch_size, parse_clients, parse_concurrency,
+    parse_duration, parse_fraction_percent, parse_interval, parse_link_mbit, parse_listen_address,
+    parse_percent, parse_positive_rate, parse_process, parse_rate, parse_request_set,
+    parse_step_factor, parse_threads, ProbeDelays, RunRequest, SpaceAfterLoad,
+};
+use scalebench_study::elastic::request::{
+    self as elastic_request, parse_action, parse_criterion, parse_probe, Criterion, ElasticRequest,
+    Probe, ScaleAction,
 };
 use scalebench_study::saturate::{Objective, SaturationRequest, StepClients};
 use scalebench_workload::rate::RateProfile;
@@ -321,26 +324,26 @@ pub struct ElasticArgs {
     /// restart:NODE (stop cleanly, start, rejoin), rolling-restart (every data node in turn),
     /// fail-primary (kill the primary, the database fails over), compact, repair. Which kind of
     /// cluster has which: `scalebench cluster --help`.
-    #[arg(long, value_name = "ACTION", default_value = request::DEFAULT_ACTION, value_parser = parse_action)]
+    #[arg(long, value_name = "ACTION", default_value = elastic_request::DEFAULT_ACTION, value_parser = parse_action)]
     pub action: ScaleAction,
     /// A service level (TOML: thresholds per operation on the p99 and p99.9 impact factors,
     /// recovery time, throughput lost, availability, stale reads, lost writes; docs/operations.md):
     /// each step's event is judged against it, and a run that completed but missed it exits 4.
-    #[arg(long = "sla", value_name = "FILE", value_parser = request::parse_service_level, conflicts_with = "unloaded")]
-    pub service_level: Option<request::ServiceLevelFile>,
+    #[arg(long = "sla", value_name = "FILE", value_parser = elastic_request::parse_service_level, conflicts_with = "unloaded")]
+    pub service_level: Option<elastic_request::ServiceLevelFile>,
     /// Do not record the writes under load nor read them back after the step (the default is
     /// --verify-writes: lost acknowledged writes are part of each event).
     #[arg(long, conflicts_with = "verify_writes")]
     pub no_verify_writes: bool,
     /// Load measured before the action (the baseline; at least 2 x --stable-sets + 1 sets).
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_BASELINE, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = elastic_request::DEFAULT_BASELINE, value_parser = parse_duration)]
     pub baseline: Duration,
     /// Load measured after stability (Av2, Rt2).
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_AFTER, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = elastic_request::DEFAULT_AFTER, value_parser = parse_duration)]
     pub after: Duration,
     /// Stable: this many sets in a row each differ from their predecessor by less than the
     /// baseline's median step, and the database reports no data in motion.
-    #[arg(long, value_name = "X", default_value_t = request::DEFAULT_STABLE_SETS, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "X", default_value_t = elastic_request::DEFAULT_STABLE_SETS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub stable_sets: u32,
     /// The load criterion's threshold: median-step (the baseline's median step between consecutive
     /// points, Dory's rule) or relative:PCT (PCT percent of the baseline's mean).
@@ -352,7 +355,7 @@ pub struct ElasticArgs {
     pub probe: Probe,
     /// Give up waiting for stability (of the baseline, and after the action) after this long; the
     /// scores that need it are then absent.
-    #[arg(long, value_name = "DURATION", default_value = request::DEFAULT_STABLE_TIMEOUT, value_parser = parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = elastic_request::DEFAULT_STABLE_TIMEOUT, value_parser = parse_duration)]
     pub stable_timeout: Duration,
     /// Repeat the transition this many times, doubling records, threads and the set size each time
     /// (with `double`: Dory's 6 -> 12 -> 24 -> 48 nodes, scaled down, and the final size measured too).
@@ -363,12 +366,12 @@ pub struct ElasticArgs {
     pub no_load: bool,
     /// Runs of each request set that make one point of the timeline, its mean time and standard
     /// deviation (Dory ran each set 10 times).
-    #[arg(long, value_name = "K", default_value_t = request::DEFAULT_SET_REPEATS, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, value_name = "K", default_value_t = elastic_request::DEFAULT_SET_REPEATS, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub set_repeats: u32,
     /// The time axis the elasticity score's areas are integrated over: s, or min as Dory's charts
     /// (the score in minutes is the one in seconds / 60).
-    #[arg(long, value_name = "s|min", default_value = "s", value_parser = scalebench_session::request::TimeAxis::parse)]
-    pub score_time_axis: scalebench_session::request::TimeAxis,
+    #[arg(long, value_name = "s|min", default_value = "s", value_parser = elastic_request::TimeAxis::parse)]
+    pub score_time_axis: elastic_request::TimeAxis,
     /// No load during the transition: time until the cluster is fully available (ready, no data in
     /// motion), Dory's restricted elasticity as measured for Riak.
     #[arg(long, conflicts_with_all = ["request_set", "target", "clients"])]
@@ -500,6 +503,16 @@ pub enum ClusterAction {
         /// The node, by its id in `cluster status`.
         #[arg(long, value_name = "ID")]
         node: String,
+    },
+    /// Put the cluster through one operation, as `elastic --action` does under load: add:K, double,
+    /// remove:K, crash:K, restart:NODE, rolling-restart, fail-primary, compact or repair; one the
+    /// cluster does not have is refused (exit 2) before anything is touched.
+    Apply {
+        #[command(flatten)]
+        target: ClusterTarget,
+        /// The operation, as `elastic --action` writes it.
+        #[arg(value_name = "OPERATION", value_parser = parse_action)]
+        operation: ScaleAction,
     },
     /// Wait until ready and idle (no compaction, stream, slot migration or replication lag).
     Wait(ClusterTarget),

@@ -5,7 +5,7 @@
 use clap::Args;
 use scalebench_measure::result::RunResult;
 use scalebench_measure::thresholds::Threshold;
-use scalebench_session::request;
+use scalebench_study::elastic::request;
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct ThresholdArgs {

@@ -869,7 +869,7 @@ fn every_example_states_what_differs_from_its_study() {
     );
     assert_eq!(
         dory.procedure.elastic.score_time_axis,
-        scalebench_session::request::TimeAxis::Minutes
+        scalebench_study::elastic::request::TimeAxis::Minutes
     );
     let h = header("dory-elasticity");
     assert!(

@@ -26,7 +26,7 @@ pub mod space;
 pub mod spec;
 
 pub use account::{Account, ServerDir};
-pub use cluster::{Cluster, ClusterStatus, Operation};
+pub use cluster::{operation_text, Applied, Cluster, ClusterStatus, Operation, OperationKind};
 pub use error::DeployError;
 pub use host::{free_port, free_port_with_bus, interrupt_waits, wait_until, waits_interrupted};
 pub use memory::MemoryLimit;

@@ -477,6 +477,44 @@ impl Deployment {
             &self.redis.appendfsync,
             &["always", "everysec", "no"],
         )?;
+        self.check_postgres()?;
+        for (key, mb) in [
+            ("hbase.heap_mb", self.hbase.heap_mb),
+            ("hbase.master_heap_mb", self.hbase.master_heap_mb),
+            ("hbase.gateway_heap_mb", self.hbase.gateway_heap_mb),
+        ] {
+            if let Some(mb) = mb.filter(|mb| !(128..=16_384).contains(mb)) {
+                return Err(format!("{key} = {mb}: expected 128 to 16384"));
+            }
+        }
+        self.check_mongo_java_server()?;
+        if self.database == Database::External && self.external.url.is_empty() {
+            return Err("external.url: an external deployment names its binding URL".into());
+        }
+        for (k, v) in self.server.iter().chain(&self.binding) {
+            if matches!(v, toml::Value::Array(_) | toml::Value::Table(_)) {
+                return Err(format!("{k}: give a string, number or boolean"));
+            }
+        }
+        // Local servers listen on loopback only, on ports scalebench picks: no override may move them.
+        if self.database != Database::External {
+            if let Some(k) = self.server.keys().find(|k| {
+                LISTEN_SETTINGS.contains(&k.to_ascii_lowercase().replace('_', "-").as_str())
+            }) {
+                return Err(format!(
+                    "server.{k}: where a local server listens is scalebench's (loopback, ports it picks); this setting cannot be overridden"
+                ));
+            }
+        }
+        if let Some(memory) = self.memory {
+            self.check_within(memory)?;
+        }
+        Ok(())
+    }
+
+    /// The PostgreSQL family's settings: commits, replicas and where reads go, Patroni's and
+    /// Bucardo's server counts.
+    fn check_postgres(&self) -> Result<(), String> {
         if let Some(s) = &self.postgres.synchronous_commit {
             one_of(
                 "postgres.synchronous_commit",
@@ -522,15 +560,11 @@ impl Deployment {
                 self.database.name()
             ));
         }
-        for (key, mb) in [
-            ("hbase.heap_mb", self.hbase.heap_mb),
-            ("hbase.master_heap_mb", self.hbase.master_heap_mb),
-            ("hbase.gateway_heap_mb", self.hbase.gateway_heap_mb),
-        ] {
-            if let Some(mb) = mb.filter(|mb| !(128..=16_384).contains(mb)) {
-                return Err(format!("{key} = {mb}: expected 128 to 16384"));
-            }
-        }
+        Ok(())
+    }
+
+    /// mongo-java-server is one server with settings of its own.
+    fn check_mongo_java_server(&self) -> Result<(), String> {
         if self.database == Database::MongoJavaServer {
             if self.nodes != 1 {
                 return Err(format!(
@@ -552,27 +586,6 @@ impl Deployment {
                     "mongo_java_server.heap_mb = {mb}: expected 64 to 16384"
                 ));
             }
-        }
-        if self.database == Database::External && self.external.url.is_empty() {
-            return Err("external.url: an external deployment names its binding URL".into());
-        }
-        for (k, v) in self.server.iter().chain(&self.binding) {
-            if matches!(v, toml::Value::Array(_) | toml::Value::Table(_)) {
-                return Err(format!("{k}: give a string, number or boolean"));
-            }
-        }
-        // Local servers listen on loopback only, on ports scalebench picks: no override may move them.
-        if self.database != Database::External {
-            if let Some(k) = self.server.keys().find(|k| {
-                LISTEN_SETTINGS.contains(&k.to_ascii_lowercase().replace('_', "-").as_str())
-            }) {
-                return Err(format!(
-                    "server.{k}: where a local server listens is scalebench's (loopback, ports it picks); this setting cannot be overridden"
-                ));
-            }
-        }
-        if let Some(memory) = self.memory {
-            self.check_within(memory)?;
         }
         Ok(())
     }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use scalebench_deploy::{Cluster, DeployError, Deployment, Operation};
+use scalebench_deploy::{Cluster, DeployError, Deployment, OperationKind};
 
 fn external(
     dir: &std::path::Path,
@@ -94,23 +94,23 @@ fn operations_run_their_hooks_and_only_those_the_deployment_has() {
     assert_eq!(
         c.operations(),
         [
-            Operation::Crash,
-            Operation::Restart,
-            Operation::RollingRestart,
-            Operation::FailPrimary,
-            Operation::Repair
+            OperationKind::Crash,
+            OperationKind::Restart,
+            OperationKind::RollingRestart,
+            OperationKind::FailPrimary,
+            OperationKind::Repair
         ]
     );
-    let refused = c.check_operation(Operation::Add, None).unwrap_err();
+    let refused = c.check_operation(OperationKind::Add, None).unwrap_err();
     assert!(matches!(refused, DeployError::BadInput(_)), "{refused}");
     assert!(
         refused.to_string().contains("has no operation 'add'"),
         "{refused}"
     );
     assert!(c
-        .check_operation(Operation::Restart, Some("node9"))
+        .check_operation(OperationKind::Restart, Some("node9"))
         .is_err());
-    c.check_operation(Operation::Restart, Some("node2"))
+    c.check_operation(OperationKind::Restart, Some("node2"))
         .unwrap();
 
     assert_eq!(

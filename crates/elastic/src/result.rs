@@ -10,61 +10,9 @@ use crate::service_level::Verdict;
 use crate::{Events, SizeRow, StepScores};
 
 /// What is done to the cluster under load: a change of its size (Dory's), or one of the
-/// operations those who run databases perform under production load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ScaleAction {
-    Add(u32),
-    Double,
-    Remove(u32),
-    Crash(u32),
-    /// Node `node<N>` stopped cleanly, started again, rejoined.
-    Restart(u32),
-    /// Every data node restarted in turn.
-    RollingRestart,
-    /// The primary killed; the database fails over.
-    FailPrimary,
-    Compact,
-    Repair,
-}
-
-impl ScaleAction {
-    /// Whether it changes the cluster's size (Dory's transitions), not only its state.
-    pub fn scales(self) -> bool {
-        matches!(
-            self,
-            ScaleAction::Add(_) | ScaleAction::Double | ScaleAction::Remove(_)
-        )
-    }
-
-    /// The operation's name, without its count or node (`crash`, `fail-primary`): what a
-    /// service-level file's sections are named after.
-    pub fn operation_name(self) -> &'static str {
-        match self {
-            ScaleAction::Add(_) | ScaleAction::Double => "add",
-            ScaleAction::Remove(_) => "remove",
-            ScaleAction::Crash(_) => "crash",
-            ScaleAction::Restart(_) => "restart",
-            ScaleAction::RollingRestart => "rolling-restart",
-            ScaleAction::FailPrimary => "fail-primary",
-            ScaleAction::Compact => "compact",
-            ScaleAction::Repair => "repair",
-        }
-    }
-}
-
-impl std::fmt::Display for ScaleAction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ScaleAction::Add(k) => write!(f, "add:{k}"),
-            ScaleAction::Double => write!(f, "double"),
-            ScaleAction::Remove(k) => write!(f, "remove:{k}"),
-            ScaleAction::Crash(k) => write!(f, "crash:{k}"),
-            ScaleAction::Restart(n) => write!(f, "restart:node{n}"),
-            other => f.write_str(other.operation_name()),
-        }
-    }
-}
+/// operations those who run databases perform under production load. Its one definition, with
+/// names, parsing and serde, is the deployment's ([`scalebench_deploy::Operation`]).
+pub use scalebench_deploy::Operation as ScaleAction;
 
 pub const SCHEMA: &str = "scalebench-elastic/1";
 

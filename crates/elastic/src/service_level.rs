@@ -25,18 +25,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::impact::EventFigures;
-
-/// The operations a file may name (those of `elastic --action`).
-pub const OPERATIONS: [&str; 8] = [
-    "add",
-    "remove",
-    "crash",
-    "restart",
-    "rolling-restart",
-    "fail-primary",
-    "compact",
-    "repair",
-];
+use scalebench_deploy::OperationKind;
 
 /// Thresholds one event must meet; an absent one is not judged.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -164,10 +153,11 @@ impl ServiceLevel {
         let sl: ServiceLevel = toml::from_str(text)
             .map_err(|e| scalebench_workload::toml_error::TomlError::of(text, &e).to_string())?;
         for name in sl.operation.keys() {
-            if !OPERATIONS.contains(&name.as_str()) {
+            if OperationKind::parse(name).is_none() {
+                let names: Vec<&str> = OperationKind::ALL.iter().map(|o| o.name()).collect();
                 return Err(format!(
                     "[operation.{name}]: no such operation (expected one of {})",
-                    OPERATIONS.join(", ")
+                    names.join(", ")
                 ));
             }
         }
@@ -187,8 +177,8 @@ impl ServiceLevel {
     }
 
     /// The thresholds of `operation`: its section over the defaults, lost writes 0 unless set.
-    pub fn thresholds(&self, operation: &str) -> Thresholds {
-        let mut t = match self.operation.get(operation) {
+    pub fn thresholds(&self, operation: OperationKind) -> Thresholds {
+        let mut t = match self.operation.get(operation.name()) {
             Some(own) => self.default.overridden_by(own),
             None => self.default.clone(),
         };
@@ -231,7 +221,7 @@ pub struct RunCounts {
 /// recovered, so no recovery time) fails: a level that cannot be shown met is not met.
 pub fn judge(
     level: &ServiceLevel,
-    operation: &str,
+    operation: OperationKind,
     figures: Option<&EventFigures>,
     counts: RunCounts,
 ) -> Verdict {
@@ -305,7 +295,7 @@ pub fn judge(
         });
     }
     Verdict {
-        operation: operation.into(),
+        operation: operation.name().into(),
         passed: checks.iter().all(|c| c.passed),
         checks,
     }
@@ -321,12 +311,12 @@ mod tests {
             "[default]\np99_impact = 3.0\nrecovery_s = 600\n[operation.fail-primary]\np99_impact = 20\navailability_pct = 80\n",
         )
         .unwrap();
-        let t = sl.thresholds("fail-primary");
+        let t = sl.thresholds(OperationKind::FailPrimary);
         assert_eq!(t.p99_impact, Some(20.0));
         assert_eq!(t.recovery_s, Some(600.0));
         assert_eq!(t.availability_pct, Some(80.0));
         assert_eq!(t.lost_writes, Some(0));
-        assert_eq!(sl.thresholds("restart").p99_impact, Some(3.0));
+        assert_eq!(sl.thresholds(OperationKind::Restart).p99_impact, Some(3.0));
     }
 
     #[test]
@@ -335,9 +325,12 @@ mod tests {
             "../../../examples/service-levels/operations.toml"
         ))
         .unwrap();
-        assert_eq!(sl.thresholds("restart").p99_impact, Some(3.0));
-        assert_eq!(sl.thresholds("fail-primary").recovery_s, Some(60.0));
-        assert_eq!(sl.thresholds("crash").lost_writes, Some(0));
+        assert_eq!(sl.thresholds(OperationKind::Restart).p99_impact, Some(3.0));
+        assert_eq!(
+            sl.thresholds(OperationKind::FailPrimary).recovery_s,
+            Some(60.0)
+        );
+        assert_eq!(sl.thresholds(OperationKind::Crash).lost_writes, Some(0));
     }
 
     #[test]
@@ -375,7 +368,7 @@ mod tests {
             ..Default::default()
         };
         let none = RunCounts::default();
-        let v = judge(&sl, "crash", Some(&figures), none);
+        let v = judge(&sl, OperationKind::Crash, Some(&figures), none);
         assert!(!v.passed);
         let failed: Vec<&str> = v
             .checks
@@ -390,14 +383,14 @@ mod tests {
             stale_reads: None,
         };
         let relaxed = ServiceLevel::from_toml("[default]\np99_impact = 5\n").unwrap();
-        assert!(judge(&relaxed, "crash", Some(&figures), none).passed);
-        assert!(!judge(&relaxed, "crash", Some(&figures), counted).passed);
+        assert!(judge(&relaxed, OperationKind::Crash, Some(&figures), none).passed);
+        assert!(!judge(&relaxed, OperationKind::Crash, Some(&figures), counted).passed);
         // Never recovered: the recovery threshold fails.
         let stuck = EventFigures {
             recovery_s: None,
             ..figures
         };
-        let v = judge(&sl, "crash", Some(&stuck), none);
+        let v = judge(&sl, OperationKind::Crash, Some(&stuck), none);
         assert!(v
             .checks
             .iter()

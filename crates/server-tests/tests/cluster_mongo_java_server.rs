@@ -24,8 +24,8 @@ fn one_server_keeps_its_data_across_a_restart_and_refuses_more_nodes() {
     // No operation under load: a crash would leave no server (elastic keeps one running), a
     // restart of its in-memory store an empty one. Refused as bad input, before anything.
     for op in [
-        scalebench_deploy::Operation::Crash,
-        scalebench_deploy::Operation::Restart,
+        scalebench_deploy::OperationKind::Crash,
+        scalebench_deploy::OperationKind::Restart,
     ] {
         let e = c.check_operation(op, None).unwrap_err();
         assert!(

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::error::SessionError;
-pub use scalebench_elastic::TimeAxis;
 use scalebench_exec::{Arrival, Timing};
 use scalebench_workload::rate::RateProfile;
 use scalebench_workload::Assignment;
@@ -21,12 +20,6 @@ pub const DEFAULT_GRACE: &str = "10s";
 pub const DEFAULT_CONNECT_TIMEOUT: &str = "10s";
 pub const DEFAULT_STATUS_INTERVAL: &str = "10s";
 pub const DEFAULT_CLUSTERS_DIR: &str = "scalebench-clusters";
-pub const DEFAULT_BASELINE: &str = "30s";
-pub const DEFAULT_AFTER: &str = "30s";
-pub const DEFAULT_STABLE_TIMEOUT: &str = "10m";
-pub const DEFAULT_STABLE_SETS: u32 = 5;
-pub const DEFAULT_SET_REPEATS: u32 = 10;
-pub const DEFAULT_ACTION: &str = "add:1";
 
 /// Bounds of threads, and of threads x concurrency (each in-flight operation holds a connection).
 pub const MAX_THREADS: u64 = 4096;
@@ -472,110 +465,6 @@ impl RunOptions {
     }
 }
 
-pub use scalebench_elastic::result::ScaleAction;
-
-/// The load criterion's threshold of stability.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Criterion {
-    /// Dory's rule: the baseline's median step between consecutive points.
-    MedianStep,
-    /// A share (percent) of the baseline's mean.
-    Relative(f64),
-}
-
-/// How data in motion is detected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Probe {
-    /// The database's own tools (or an external cluster's is_idle hook).
-    Db,
-    /// None: the load criterion alone.
-    None,
-}
-
-/// One elastic benchmark: the run under load and the transition(s) of the cluster.
-#[derive(Debug, Clone)]
-pub struct ElasticRequest {
-    pub run: RunRequest,
-    pub action: ScaleAction,
-    pub baseline: Duration,
-    pub after: Duration,
-    pub stable_sets: u32,
-    pub criterion: Criterion,
-    pub probe: Probe,
-    pub stable_timeout: Duration,
-    pub steps: u32,
-    pub no_load: bool,
-    pub set_repeats: u32,
-    /// The time axis of the elasticity score's areas: seconds, or minutes as Dory's charts.
-    pub score_time_axis: scalebench_elastic::TimeAxis,
-    pub unloaded: bool,
-    /// Where each step's interval logs go (`DIR/<step>/`).
-    pub hdr_log: Option<PathBuf>,
-    /// `--sla FILE`: each step's event judged against it; a miss is exit code 4.
-    pub service_level: Option<ServiceLevelFile>,
-    /// Told each step as it ends (the command line prints its summary): the library prints none.
-    pub on_step: Option<StepObserver>,
-}
-
-/// A caller's view of an elastic run's steps as they end.
-#[derive(Clone)]
-pub struct StepObserver(
-    pub std::sync::Arc<dyn Fn(&scalebench_elastic::result::ElasticStep) + Send + Sync>,
-);
-
-impl std::fmt::Debug for StepObserver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StepObserver")
-    }
-}
-
-impl ElasticRequest {
-    /// `run` under Dory's defaults: add one node, 30 s before and after, 5 stable points of 10
-    /// runs of each request set, at most 10 minutes to stabilise, one step.
-    pub fn new(run: RunRequest) -> ElasticRequest {
-        let default = |d: &str| parse_duration(d).expect("a valid default");
-        ElasticRequest {
-            run,
-            action: parse_action(DEFAULT_ACTION).expect("a valid default"),
-            baseline: default(DEFAULT_BASELINE),
-            after: default(DEFAULT_AFTER),
-            stable_sets: DEFAULT_STABLE_SETS,
-            criterion: Criterion::MedianStep,
-            probe: Probe::Db,
-            stable_timeout: default(DEFAULT_STABLE_TIMEOUT),
-            steps: 1,
-            no_load: false,
-            set_repeats: DEFAULT_SET_REPEATS,
-            score_time_axis: scalebench_elastic::TimeAxis::Seconds,
-            unloaded: false,
-            hdr_log: None,
-            service_level: None,
-            on_step: None,
-        }
-    }
-}
-
-/// A service-level file as read: its path (for the result) and thresholds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ServiceLevelFile {
-    pub path: PathBuf,
-    pub level: scalebench_elastic::service_level::ServiceLevel,
-}
-
-/// Service-level files are small: anything larger is not one.
-const MAX_SERVICE_LEVEL_BYTES: u64 = 1 << 20;
-
-/// Reads and checks `--sla FILE`; the error is one line naming the file and the bad value.
-pub fn parse_service_level(s: &str) -> Result<ServiceLevelFile, String> {
-    let path = PathBuf::from(s);
-    let text = scalebench_measure::files::read_bounded(&path, MAX_SERVICE_LEVEL_BYTES)?;
-    let level = scalebench_elastic::service_level::ServiceLevel::from_toml(&text)
-        .map_err(|why| format!("{s}: {why}"))?;
-    Ok(ServiceLevelFile { path, level })
-}
-
 /// A duration written as text ("30s", "200ms", "5m") in an experiment file: parsed once when the file
 /// is read, written back as text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -605,20 +494,6 @@ impl<'de> Deserialize<'de> for Span {
         let text = String::deserialize(d)?;
         text.parse()
             .map_err(|e| serde::de::Error::custom(format!("invalid duration '{text}': {e}")))
-    }
-}
-
-/// A scale action as an experiment file writes it (`add:1`, `double`, ...), parsed once when read.
-pub mod action_text {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(a: &super::ScaleAction, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(a)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<super::ScaleAction, D::Error> {
-        let text = String::deserialize(d)?;
-        super::parse_action(&text).map_err(serde::de::Error::custom)
     }
 }
 
@@ -779,58 +654,6 @@ pub fn parse_arrival(s: &str) -> Result<Arrival, String> {
         .into_iter()
         .find(|a| a.name() == s)
         .ok_or_else(|| "expected constant or poisson".into())
-}
-
-pub fn parse_action(s: &str) -> Result<ScaleAction, String> {
-    let bad = || {
-        format!("'{s}': expected add:K, double, remove:K, crash:K, restart:NODE, rolling-restart, fail-primary, compact or repair")
-    };
-    match s {
-        "double" => return Ok(ScaleAction::Double),
-        "rolling-restart" => return Ok(ScaleAction::RollingRestart),
-        "fail-primary" => return Ok(ScaleAction::FailPrimary),
-        "compact" => return Ok(ScaleAction::Compact),
-        "repair" => return Ok(ScaleAction::Repair),
-        _ => {}
-    }
-    let (verb, arg) = s.split_once(':').ok_or_else(bad)?;
-    if verb == "restart" {
-        // Nodes are named node1, node2, ... (`scalebench cluster status` lists them).
-        return arg
-            .strip_prefix("node")
-            .and_then(|n| n.parse::<u32>().ok())
-            .filter(|n| *n >= 1)
-            .map(ScaleAction::Restart)
-            .ok_or_else(|| {
-                format!("'{s}': expected restart:NODE with a node's name, e.g. restart:node2")
-            });
-    }
-    let k: u32 = arg.parse().ok().filter(|k| *k >= 1).ok_or_else(bad)?;
-    match verb {
-        "add" => Ok(ScaleAction::Add(k)),
-        "remove" => Ok(ScaleAction::Remove(k)),
-        "crash" => Ok(ScaleAction::Crash(k)),
-        _ => Err(bad()),
-    }
-}
-
-pub fn parse_criterion(s: &str) -> Result<Criterion, String> {
-    if s == "median-step" {
-        return Ok(Criterion::MedianStep);
-    }
-    s.strip_prefix("relative:")
-        .and_then(|p| p.parse::<f64>().ok())
-        .filter(|p| *p > 0.0 && *p < 100.0)
-        .map(Criterion::Relative)
-        .ok_or_else(|| format!("'{s}': expected median-step or relative:PCT (0 < PCT < 100)"))
-}
-
-pub fn parse_probe(s: &str) -> Result<Probe, String> {
-    match s {
-        "db" => Ok(Probe::Db),
-        "none" => Ok(Probe::None),
-        _ => Err(format!("'{s}': expected db or none")),
-    }
 }
 
 /// A link speed in Mbit/s (`monitor --link-mbit`): finite, above 0.
@@ -1036,43 +859,11 @@ mod tests {
     }
 
     #[test]
-    fn spans_and_actions_read_and_write_as_text() {
+    fn spans_read_and_write_as_text() {
         for text in ["200ms", "1s", "30s", "10m"] {
             let span: Span = text.parse().unwrap();
             assert_eq!(span.to_string(), text);
         }
         assert!("soon".parse::<Span>().is_err());
-        for text in [
-            "add:1",
-            "double",
-            "remove:2",
-            "crash:1",
-            "restart:node2",
-            "rolling-restart",
-            "fail-primary",
-            "compact",
-            "repair",
-        ] {
-            assert_eq!(parse_action(text).unwrap().to_string(), text);
-        }
-        for bad in [
-            "restart:2",
-            "restart:node0",
-            "restart",
-            "crash:0",
-            "fail:1",
-            "repair:1",
-        ] {
-            assert!(parse_action(bad).unwrap_err().contains(bad), "{bad}");
-        }
-    }
-
-    #[test]
-    fn defaults_parse() {
-        let r = RunRequest::new("a");
-        assert_eq!(r.grace, Duration::from_secs(10));
-        let e = ElasticRequest::new(r);
-        assert_eq!(e.action, ScaleAction::Add(1));
-        assert_eq!(e.stable_timeout, Duration::from_secs(600));
     }
 }

@@ -15,7 +15,7 @@
 
 use std::time::{Duration, Instant};
 
-use scalebench_deploy::{Cluster, Operation};
+use scalebench_deploy::Cluster;
 use scalebench_elastic::impact::{event_figures, EventFigures};
 use scalebench_elastic::service_level::{judge, RunCounts, Verdict};
 use scalebench_elastic::{
@@ -28,13 +28,14 @@ use scalebench_measure::{quantile_us, RunResult};
 
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{
-    Criterion, ElasticRequest, Probe, RunRequest, ScaleAction, SpaceAfterLoad,
-};
+use scalebench_session::request::{RunRequest, SpaceAfterLoad};
 use scalebench_session::settings::Settings;
 use scalebench_session::wiring::RunWiring;
 
 use scalebench_distributed::Launcher;
+
+pub mod request;
+use request::{Criterion, ElasticRequest, Probe, ScaleAction};
 
 /// The clients of an elastic run's load, when not this process alone.
 pub type LoadClients<'a> = Option<&'a (dyn Launcher + Send + Sync)>;
@@ -93,28 +94,8 @@ pub fn run_elastic_from(
     // Locked for the whole run: no other command brings it up or down, or changes its nodes, meanwhile.
     let mut cluster =
         scalebench_session::cluster::open_to_change(&deployment, &args.run.clusters_dir)?;
-    check_action(&cluster, args.action)?;
-    let mut out = ElasticResult {
-        schema: SCHEMA.into(),
-        command: args.run.command.clone(),
-        deployment: deployment.display().to_string(),
-        set_size: first_set_size.filter(|_| !args.unloaded),
-        set_repeats: matches!(load, Load::Sets(_)).then_some(args.set_repeats),
-        unloaded: args.unloaded,
-        target_ops_s: base.run_pace.target.filter(|_| !args.unloaded),
-        stable_sets: args.stable_sets,
-        interrupted: false,
-        clients: clients.map(|c| c.clients()),
-        incomplete: None,
-        steps: Vec::new(),
-        service_level: args
-            .service_level
-            .as_ref()
-            .map(|f| f.path.display().to_string()),
-        service_level_met: None,
-        sizes: Vec::new(),
-        closing_run: None,
-    };
+    cluster.check(args.action)?;
+    let mut out = result_of(args, clients, &deployment, load, base.run_pace.target);
     let mut sizes = Vec::new();
     for step in 0..args.steps {
         // Dory's 2N step: twice the data, the threads and the set size on the (grown) cluster.
@@ -133,24 +114,7 @@ pub fn run_elastic_from(
         let nodes_before = running_nodes(&cluster);
         let in_flight = scale.threads * args.run.concurrency as u64;
         if let Load::None = load {
-            let (events, changed, not_stable, scores) = transition_unloaded(args, &mut cluster)?;
-            let s = ElasticStep {
-                step: step + 1,
-                action: args.action,
-                in_flight: 0,
-                records: scale.records,
-                set_size: None,
-                nodes_before,
-                nodes_after: running_nodes(&cluster),
-                changed_nodes: changed,
-                events,
-                not_stable,
-                baseline_note: None,
-                scores: StepScores::Unloaded(scores),
-                impact: None,
-                verdict: None,
-                run: None,
-            };
+            let s = unloaded_step(args, &mut cluster, step, &scale, nodes_before)?;
             tell_step(args, &s);
             out.steps.push(s);
             continue;
@@ -230,6 +194,65 @@ pub fn run_elastic_from(
     Ok(out)
 }
 
+/// The result before its first step: what was asked.
+fn result_of(
+    args: &ElasticRequest,
+    clients: LoadClients,
+    deployment: &std::path::Path,
+    load: Load,
+    target: Option<f64>,
+) -> ElasticResult {
+    ElasticResult {
+        schema: SCHEMA.into(),
+        command: args.run.command.clone(),
+        deployment: deployment.display().to_string(),
+        set_size: args.run.request_set.filter(|_| !args.unloaded),
+        set_repeats: matches!(load, Load::Sets(_)).then_some(args.set_repeats),
+        unloaded: args.unloaded,
+        target_ops_s: target.filter(|_| !args.unloaded),
+        stable_sets: args.stable_sets,
+        interrupted: false,
+        clients: clients.map(|c| c.clients()),
+        incomplete: None,
+        steps: Vec::new(),
+        service_level: args
+            .service_level
+            .as_ref()
+            .map(|f| f.path.display().to_string()),
+        service_level_met: None,
+        sizes: Vec::new(),
+        closing_run: None,
+    }
+}
+
+/// A step with no load: the transition timed, nothing else measured.
+fn unloaded_step(
+    args: &ElasticRequest,
+    cluster: &mut Cluster,
+    step: u32,
+    scale: &Scale,
+    nodes_before: usize,
+) -> Result<ElasticStep, SessionError> {
+    let (events, changed, not_stable, scores) = transition_unloaded(args, cluster)?;
+    Ok(ElasticStep {
+        step: step + 1,
+        action: args.action,
+        in_flight: 0,
+        records: scale.records,
+        set_size: None,
+        nodes_before,
+        nodes_after: running_nodes(cluster),
+        changed_nodes: changed,
+        events,
+        not_stable,
+        baseline_note: None,
+        scores: StepScores::Unloaded(scores),
+        impact: None,
+        verdict: None,
+        run: None,
+    })
+}
+
 /// The step's event against `--sla`, with the stale reads the probe counted in `run` (its
 /// writer's readers and every other client's).
 fn judged(
@@ -252,12 +275,7 @@ fn judged(
         stale_reads,
         lost_writes: run.and_then(|p| p.lost_writes.as_ref()).map(|l| l.failed()),
     };
-    Some(judge(
-        &file.level,
-        args.action.operation_name(),
-        impact,
-        counts,
-    ))
+    Some(judge(&file.level, args.action.kind(), impact, counts))
 }
 
 /// A step's scores: Dory's for request sets (and the stable state before the action as a row of
@@ -656,6 +674,35 @@ fn criterion_points(points: &[TimelinePoint], load: Load) -> Vec<CriterionPoint>
     }
 }
 
+/// When the load's measurement began, waited for (the load may end first).
+fn measurement_start(log: &TimelineLog, ended: &dyn Fn() -> bool) -> Result<Instant, SessionError> {
+    loop {
+        if let Some(t0) = log.measurement_start() {
+            return Ok(t0);
+        }
+        if ended() {
+            return Err(SessionError::Failed(
+                "the load ended before it began".into(),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn note_baseline(baseline: &[f64], load: Load, at_s: f64) {
+    scalebench_session::note!(
+        "baseline: {} {}, mean {:.3}, median step {:.4} at {:.1} s",
+        baseline.len(),
+        match load {
+            Load::Sets(k) => format!("points of {k} request sets (s)"),
+            _ => "intervals (ops/s)".into(),
+        },
+        scalebench_stats::mean(baseline),
+        scalebench_elastic::median_step(baseline),
+        at_s
+    );
+}
+
 /// Baseline (until stable), then with an action: scale, follow until stable, measure after.
 fn control(
     args: &ElasticRequest,
@@ -666,17 +713,7 @@ fn control(
     ended: &dyn Fn() -> bool,
 ) -> Result<Controlled, SessionError> {
     let x = args.stable_sets as usize;
-    let t0 = loop {
-        if let Some(t0) = log.measurement_start() {
-            break t0;
-        }
-        if ended() {
-            return Err(SessionError::Failed(
-                "the load ended before it began".into(),
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let t0 = measurement_start(log, ended)?;
     let now_s = || t0.elapsed().as_secs_f64();
     // The timeline so far, copied from the log as it grows, and its criterion points.
     let mut raw: Vec<TimelinePoint> = Vec::new();
@@ -723,17 +760,7 @@ fn control(
     }
     let baseline = values(&pull().0);
     let threshold = threshold_of(&baseline);
-    scalebench_session::note!(
-        "baseline: {} {}, mean {:.3}, median step {:.4} at {:.1} s",
-        baseline.len(),
-        match load {
-            Load::Sets(k) => format!("points of {k} request sets (s)"),
-            _ => "intervals (ops/s)".into(),
-        },
-        scalebench_stats::mean(&baseline),
-        scalebench_elastic::median_step(&baseline),
-        now_s()
-    );
+    note_baseline(&baseline, load, now_s());
     let Some(action) = action else {
         return Ok(Controlled {
             events: None,
@@ -825,95 +852,13 @@ fn control(
     })
 }
 
-/// The cluster operation an action is, and the node it names.
-pub fn operation_of(action: ScaleAction) -> (Operation, Option<String>) {
-    match action {
-        ScaleAction::Add(_) | ScaleAction::Double => (Operation::Add, None),
-        ScaleAction::Remove(_) => (Operation::Remove, None),
-        ScaleAction::Crash(_) => (Operation::Crash, None),
-        ScaleAction::Restart(n) => (Operation::Restart, Some(format!("node{n}"))),
-        ScaleAction::RollingRestart => (Operation::RollingRestart, None),
-        ScaleAction::FailPrimary => (Operation::FailPrimary, None),
-        ScaleAction::Compact => (Operation::Compact, None),
-        ScaleAction::Repair => (Operation::Repair, None),
-    }
-}
-
-/// Refuses (exit 2) an action the cluster does not have, or on a node it does not have, before
-/// anything is loaded or changed.
-pub fn check_action(cluster: &Cluster, action: ScaleAction) -> Result<(), SessionError> {
-    let (op, node) = operation_of(action);
-    cluster.check_operation(op, node.as_deref())?;
-    if let ScaleAction::Crash(k) | ScaleAction::Remove(k) = action {
-        let running = running_nodes(cluster);
-        if k as usize >= running {
-            return Err(SessionError::Usage(format!(
-                "--action {action}: cluster {} has {running} data nodes running; at least one must stay",
-                cluster.name()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Takes the action; returns the nodes it changed (added, removed, crashed, restarted, failed;
-/// for compaction and repair, the data nodes it ran on: what it did is a note).
+/// Takes the action ([`Cluster::apply`]); returns the nodes it changed, and notes what it said.
 fn scale(cluster: &mut Cluster, action: ScaleAction) -> Result<Vec<String>, SessionError> {
-    let mut changed = Vec::new();
-    match action {
-        ScaleAction::Add(k) => {
-            for _ in 0..k {
-                changed.push(cluster.add_node()?);
-            }
-        }
-        ScaleAction::Double => {
-            for _ in 0..running_nodes(cluster) {
-                changed.push(cluster.add_node()?);
-            }
-        }
-        ScaleAction::Remove(k) => {
-            for _ in 0..k {
-                changed.push(cluster.remove_node(None)?);
-            }
-        }
-        ScaleAction::Crash(k) => {
-            // The newest data nodes (never a coordinator or gateway).
-            let victims: Vec<String> = cluster
-                .data_nodes()
-                .iter()
-                .rev()
-                .filter(|n| n.is_running() || n.role == "external")
-                .take(k as usize)
-                .map(|n| n.id.clone())
-                .collect();
-            for id in victims {
-                cluster.crash_node(&id)?;
-                changed.push(id);
-            }
-        }
-        ScaleAction::Restart(n) => {
-            let id = format!("node{n}");
-            cluster.restart_node(&id)?;
-            changed.push(id);
-        }
-        ScaleAction::RollingRestart => {
-            let before: Vec<String> = cluster.data_nodes().iter().map(|n| n.id.clone()).collect();
-            let done = cluster.rolling_restart()?;
-            scalebench_session::note!("rolling restart: {}", done.join("; "));
-            changed = before;
-        }
-        ScaleAction::FailPrimary => changed.push(cluster.fail_primary()?),
-        ScaleAction::Compact | ScaleAction::Repair => {
-            let done = if action == ScaleAction::Compact {
-                cluster.compact()?
-            } else {
-                cluster.repair()?
-            };
-            scalebench_session::note!("{action}: {}", done.join("; "));
-            changed = cluster.data_nodes().iter().map(|n| n.id.clone()).collect();
-        }
+    let done = cluster.apply(action)?;
+    if let Some(said) = done.said {
+        scalebench_session::note!("{said}");
     }
-    Ok(changed)
+    Ok(done.changed)
 }
 
 fn set_points(p: &PhaseResult) -> Vec<SetPoint> {

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use scalebench_deploy::{Cluster, Deployment};
-use scalebench_session::request::{parse_action, ElasticRequest, RunRequest};
+use scalebench_session::request::RunRequest;
+use scalebench_study::elastic::request::{parse_action, ElasticRequest};
 use scalebench_study::elastic::run_elastic;
 use scalebench_study::experiment::spec::Experiment;
 use scalebench_study::experiment::store::Store;

@@ -92,6 +92,16 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             c.start_node(node)?;
             crate::note!("started {node}");
         }
+        ClusterAction::Apply { target, operation } => {
+            let mut c = open_to_change(target)?;
+            c.check(*operation)?;
+            let done = c.apply(*operation)?;
+            if let Some(said) = &done.said {
+                crate::note!("{said}");
+            }
+            crate::note!("{operation}: {}", done.changed.join(", "));
+            print_status(&c, false)?;
+        }
         ClusterAction::Wait(t) => {
             let c = open_target(t)?;
             c.wait_idle()?;

@@ -7,7 +7,7 @@ use std::io::Write;
 
 use scalebench_report::text::{sizes_summary, step_summary};
 use scalebench_session::error::SessionError;
-use scalebench_session::request::StepObserver;
+use scalebench_study::elastic::request::StepObserver;
 use scalebench_study::elastic::run_elastic_from;
 
 use crate::args::ElasticArgs;

@@ -20,7 +20,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
-use super::operation::Operation;
+use super::operation::OperationKind;
 use crate::error::DeployError;
 use crate::host::{free_port, run};
 use crate::postgres::{
@@ -226,12 +226,12 @@ impl Bucardo {
 }
 
 impl Engine for Bucardo {
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // The masters are those `up` started: none added or removed.
         vec![
-            Operation::Crash,
-            Operation::Restart,
-            Operation::RollingRestart,
+            OperationKind::Crash,
+            OperationKind::Restart,
+            OperationKind::RollingRestart,
         ]
     }
 

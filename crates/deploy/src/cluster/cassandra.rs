@@ -15,7 +15,7 @@ static RING_SEEN_UP: std::sync::Mutex<
 const RING_RECHECK: std::time::Duration = std::time::Duration::from_secs(60);
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::cassandra::{node_command, CassandraOptions, NodePorts};
 use crate::error::DeployError;
 use crate::host::free_port;
@@ -336,11 +336,11 @@ impl Engine for Cassandra {
         "masterless: every node serves its ranges; crash:K is a node's failure".into()
     }
 
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // Masterless: no primary to fail; compaction and repair are its own (nodetool).
         operation::with(
             &operation::MEMBERSHIP,
-            &[Operation::Compact, Operation::Repair],
+            &[OperationKind::Compact, OperationKind::Repair],
         )
     }
 

@@ -15,7 +15,7 @@ use crate::process::{ManagedProcess, ProcessRef};
 use crate::space::{Classifier, Classify};
 use crate::spec::Deployment;
 
-use super::operation::Operation;
+use super::operation::OperationKind;
 
 /// The cluster fact holding the benchmark user's password (random per cluster; cluster.json is 0600).
 pub(crate) const PASSWORD_FACT: &str = "password";
@@ -193,10 +193,10 @@ pub(crate) trait Engine {
     fn add_node(&self, c: &mut ClusterState) -> Result<String, DeployError>;
     /// Removes a node gracefully: its data moves away first, then it stops and leaves the state.
     fn remove_node(&self, c: &mut ClusterState, id: &str) -> Result<(), DeployError>;
-    /// The operations under load this kind has for deployment `d` (see [`Operation`]).
-    fn operations(&self, d: &Deployment) -> Vec<Operation>;
+    /// The operations under load this kind has for deployment `d` (see [`OperationKind`]).
+    fn operations(&self, d: &Deployment) -> Vec<OperationKind>;
     /// Kills the primary (master, leader) with SIGKILL, leaving the failover to the database;
-    /// returns the killed node's id. Only for kinds that list [`Operation::FailPrimary`].
+    /// returns the killed node's id. Only for kinds that list [`OperationKind::FailPrimary`].
     fn fail_primary(&self, c: &mut ClusterState) -> Result<String, DeployError> {
         Err(DeployError::Failed(format!(
             "a {} cluster has no primary to fail",
@@ -204,7 +204,7 @@ pub(crate) trait Engine {
         )))
     }
     /// Why this kind has no primary to fail for `d` (when it does not list
-    /// [`Operation::FailPrimary`]).
+    /// [`OperationKind::FailPrimary`]).
     fn fail_primary_missing(&self, _d: &Deployment) -> String {
         "it has no primary with a failover".into()
     }
@@ -220,7 +220,7 @@ pub(crate) trait Engine {
     fn operation_hook(
         &self,
         _c: &ClusterState,
-        _op: Operation,
+        _op: OperationKind,
         _node: Option<&NodeState>,
     ) -> Option<Result<Vec<String>, DeployError>> {
         None

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::etcd::{healthy, member_command};
 use crate::host::{free_port, port_open, run};
@@ -156,10 +156,10 @@ impl Etcd {
 }
 
 impl Engine for Etcd {
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         operation::with(
             &operation::MEMBERSHIP,
-            &[Operation::FailPrimary, Operation::Compact],
+            &[OperationKind::FailPrimary, OperationKind::Compact],
         )
     }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::Operation;
+use super::operation::OperationKind;
 use crate::error::DeployError;
 use crate::process::ProcessRef;
 use crate::space::{all_data, Classifier};
@@ -118,21 +118,21 @@ impl Engine for External {
     }
 
     /// Those the deployment has hooks for.
-    fn operations(&self, d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, d: &crate::spec::Deployment) -> Vec<OperationKind> {
         let h = &d.external.hooks;
         [
-            (Operation::Add, &h.add_node),
-            (Operation::Remove, &h.remove_node),
-            (Operation::Crash, &h.crash_node),
-            (Operation::Restart, &h.restart_node),
-            (Operation::RollingRestart, &h.rolling_restart),
-            (Operation::FailPrimary, &h.fail_primary),
-            (Operation::Compact, &h.compact),
-            (Operation::Repair, &h.repair),
+            (OperationKind::Add, &h.add_node),
+            (OperationKind::Remove, &h.remove_node),
+            (OperationKind::Crash, &h.crash_node),
+            (OperationKind::Restart, &h.restart_node),
+            (OperationKind::RollingRestart, &h.rolling_restart),
+            (OperationKind::FailPrimary, &h.fail_primary),
+            (OperationKind::Compact, &h.compact),
+            (OperationKind::Repair, &h.repair),
         ]
         .into_iter()
         .filter(|(op, hook)| {
-            hook.is_some() || (*op == Operation::RollingRestart && h.restart_node.is_some())
+            hook.is_some() || (*op == OperationKind::RollingRestart && h.restart_node.is_some())
         })
         .map(|(op, _)| op)
         .collect()
@@ -141,7 +141,7 @@ impl Engine for External {
     fn operation_hook(
         &self,
         c: &ClusterState,
-        op: Operation,
+        op: OperationKind,
         node: Option<&NodeState>,
     ) -> Option<Result<Vec<String>, DeployError>> {
         let endpoint = node.map(NodeState::endpoint).unwrap_or_default();
@@ -155,13 +155,15 @@ impl Engine for External {
             })
         };
         Some(match op {
-            Operation::Crash => hook("crash_node", |h| h.crash_node.as_deref()),
-            Operation::Restart => hook("restart_node", |h| h.restart_node.as_deref()),
-            Operation::RollingRestart if c.deployment.external.hooks.rolling_restart.is_some() => {
+            OperationKind::Crash => hook("crash_node", |h| h.crash_node.as_deref()),
+            OperationKind::Restart => hook("restart_node", |h| h.restart_node.as_deref()),
+            OperationKind::RollingRestart
+                if c.deployment.external.hooks.rolling_restart.is_some() =>
+            {
                 hook("rolling_restart", |h| h.rolling_restart.as_deref())
             }
-            Operation::FailPrimary => hook("fail_primary", |h| h.fail_primary.as_deref()),
-            Operation::Repair => hook("repair", |h| h.repair.as_deref()),
+            OperationKind::FailPrimary => hook("fail_primary", |h| h.fail_primary.as_deref()),
+            OperationKind::Repair => hook("repair", |h| h.repair.as_deref()),
             // Scaling and compaction have their hooks through the engine; a rolling restart
             // without its own hook is the restart hook node by node.
             _ => return None,

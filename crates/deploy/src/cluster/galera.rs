@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::host::free_port;
 use crate::mariadb::{
@@ -157,10 +157,10 @@ impl Galera {
 }
 
 impl Engine for Galera {
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // Multi-master: "the primary" is the node a failure takes away from the group; the
         // survivors keep the quorum. InnoDB has no compaction to run.
-        operation::with(&operation::MEMBERSHIP, &[Operation::FailPrimary])
+        operation::with(&operation::MEMBERSHIP, &[OperationKind::FailPrimary])
     }
 
     fn account(&self) -> &'static str {

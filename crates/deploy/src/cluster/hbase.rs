@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::hbase::{gateway_command, jvm, site_xml, write_conf, ACCOUNT, PROJECT};
 use crate::host::{free_port, port_open, run, wait_until};
@@ -241,9 +241,9 @@ impl Engine for Hbase {
         "one master and no backup master to take over".into()
     }
 
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // One master and no backup master: nothing takes over from it.
-        operation::with(&operation::MEMBERSHIP, &[Operation::Compact])
+        operation::with(&operation::MEMBERSHIP, &[OperationKind::Compact])
     }
 
     fn account(&self) -> &'static str {

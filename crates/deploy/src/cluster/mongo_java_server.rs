@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::Operation;
+use super::operation::OperationKind;
 use crate::error::DeployError;
 use crate::host::{free_port, port_open};
 use crate::process::ProcessRef;
@@ -45,7 +45,7 @@ impl MongoJavaServer {
 }
 
 impl Engine for MongoJavaServer {
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // One server: a crash under load would leave none to measure (`elastic` keeps one data
         // node running), and its data in memory: a restart would start empty. `cluster
         // stop-node` and `start-node` still stop and start it.

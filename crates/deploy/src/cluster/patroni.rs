@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::host::{free_port, port_open};
 use crate::postgres::{bin_dir, create_user_and_database, psql, DATABASE, USER};
@@ -293,10 +293,10 @@ impl Patroni {
 }
 
 impl Engine for Patroni {
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         operation::with(
             &operation::MEMBERSHIP,
-            &[Operation::FailPrimary, Operation::Compact],
+            &[OperationKind::FailPrimary, OperationKind::Compact],
         )
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use nix::sys::signal::Signal;
 
 use super::engine::{ClusterState, Engine, NodeState, PASSWORD_FACT};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::host::{free_port, run};
 use crate::postgres::{
@@ -166,7 +166,7 @@ impl Engine for Postgres {
         "streaming replication alone promotes no replica when the primary dies".into()
     }
 
-    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, _d: &crate::spec::Deployment) -> Vec<OperationKind> {
         // Streaming replication alone has no failover: a dead primary stays dead.
         operation::MEMBERSHIP.to_vec()
     }

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::engine::{ClusterState, Engine, NodeState};
-use super::operation::{self, Operation};
+use super::operation::{self, OperationKind};
 use crate::error::DeployError;
 use crate::host::{bounded, free_port_with_bus, run};
 use crate::process::ProcessRef;
@@ -187,15 +187,15 @@ impl Engine for RedisCluster {
         "a master fails over only to its replica: set redis.replicas = 1 or more".into()
     }
 
-    fn operations(&self, d: &crate::spec::Deployment) -> Vec<Operation> {
+    fn operations(&self, d: &crate::spec::Deployment) -> Vec<OperationKind> {
         let mut more = Vec::new();
         // A master fails over only to a replica of its own.
         if d.redis.replicas > 0 {
-            more.push(Operation::FailPrimary);
+            more.push(OperationKind::FailPrimary);
         }
         // Without the append-only file there is nothing to compact (the RDB is rewritten whole).
         if d.redis.appendonly {
-            more.push(Operation::Compact);
+            more.push(OperationKind::Compact);
         }
         operation::with(&operation::MEMBERSHIP, &more)
     }

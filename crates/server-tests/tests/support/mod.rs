@@ -366,7 +366,8 @@ pub fn operation_under_load(
     rate: f64,
     load: bool,
 ) -> scalebench_elastic::result::ElasticStep {
-    use scalebench_session::request::{parse_action, Criterion, ElasticRequest, RunRequest};
+    use scalebench_session::request::RunRequest;
+    use scalebench_study::elastic::request::{parse_action, Criterion, ElasticRequest};
     let base = servers_dir().join("clusters");
     let mut run = RunRequest::new("workloada");
     run.deployment = Some(base.join(format!("{}.toml", c.name())));

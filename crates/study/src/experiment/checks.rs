@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::elastic::request::{self as elastic_request, ScaleAction};
 use scalebench_deploy::Cluster;
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
-use scalebench_session::request::{self, ScaleAction};
+use scalebench_session::request;
 
 use super::deployment::PlannedDeployment;
 use super::run_request::phase_request;
@@ -102,7 +103,7 @@ pub(super) fn check_fault_node(
 pub(super) fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
     run.params
         .get(spec::ACTION)
-        .and_then(|a| request::parse_action(a).ok())
+        .and_then(|a| elastic_request::parse_action(a).ok())
         .unwrap_or(exp.procedure.elastic.action)
 }
 
@@ -126,8 +127,7 @@ pub(super) fn with_operations_they_have(
         let action = scale_action.to_string();
         let has = match PlannedDeployment::of(exp, base, &run)? {
             Some(planned) => {
-                let (op, _) = crate::elastic::operation_of(scale_action);
-                Cluster::operations_of(&planned.deployment()?).contains(&op)
+                Cluster::operations_of(&planned.deployment()?).contains(&scale_action.kind())
             }
             // A database URL: the cluster's hooks decide when it is up.
             None => true,
@@ -184,7 +184,7 @@ pub(super) fn check_operation(
     };
     let deployment = planned.deployment()?;
     let action = action_of(exp, run);
-    let (op, node) = crate::elastic::operation_of(action);
+    let (op, node) = (action.kind(), action.node());
     let has = Cluster::operations_of(&deployment);
     let bad = |why: String| {
         SessionError::Usage(format!(

@@ -26,9 +26,10 @@ use scalebench_deploy::{Cluster, Deployment};
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
+use crate::elastic::request::{self as elastic_request, ElasticRequest, ScaleAction};
 use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
-use scalebench_session::request::{self, ElasticRequest, RunRequest, ScaleAction};
+use scalebench_session::request::{self, RunRequest};
 use scalebench_session::settings::Settings;
 use scalebench_session::wiring::RunWiring;
 use spec::{Cells, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
@@ -737,12 +738,12 @@ fn run_clients(
 fn service_level(
     exp: &Experiment,
     base: &Path,
-) -> Result<Option<request::ServiceLevelFile>, SessionError> {
+) -> Result<Option<elastic_request::ServiceLevelFile>, SessionError> {
     let Some(file) = &exp.procedure.elastic.service_level else {
         return Ok(None);
     };
     let path = base.join(file);
-    request::parse_service_level(&path.to_string_lossy())
+    elastic_request::parse_service_level(&path.to_string_lossy())
         .map(Some)
         .map_err(|e| SessionError::Usage(format!("procedure.elastic.service_level: {e}")))
 }

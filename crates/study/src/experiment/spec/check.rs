@@ -282,7 +282,7 @@ impl Experiment {
                         "sweep.{ACTION}: {v} is not an operation (a text such as \"rolling-restart\")"
                     ));
                 };
-                scalebench_session::request::parse_action(text)
+                crate::elastic::request::parse_action(text)
                     .map_err(|e| format!("sweep.{ACTION}: {e}"))?;
             }
         }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use scalebench_workload::core_workload::{loaded_data_identity, shapes_run_phase_only};
 use serde::{Deserialize, Serialize};
 
-use scalebench_session::request::{ScaleAction, Span};
+use crate::elastic::request::ScaleAction;
+use scalebench_session::request::Span;
 
 pub use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
 
@@ -259,7 +260,7 @@ impl ClientsProcedure {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ElasticProcedure {
-    #[serde(with = "scalebench_session::request::action_text")]
+    #[serde(with = "crate::elastic::request::action_text")]
     pub action: ScaleAction,
     pub baseline: Span,
     pub after: Span,
@@ -283,7 +284,7 @@ pub struct ElasticProcedure {
 
 impl Default for ElasticProcedure {
     fn default() -> Self {
-        use scalebench_session::request::*;
+        use crate::elastic::request::*;
         let span = |d: &str| d.parse().expect("a valid default");
         ElasticProcedure {
             action: parse_action(DEFAULT_ACTION).expect("a valid default"),
