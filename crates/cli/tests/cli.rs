@@ -241,413 +241,488 @@ fn a_long_series_is_merged_in_the_result_and_kept_whole_in_the_hdr_logs() {
     }
 }
 
+/// The bad-input cases of one test: arguments with one bad value each and the text the one line
+/// of refusal must hold.
+mod bad_input {
+    use std::path::{Path, PathBuf};
+
+    /// Files and values the cases name, each with one flaw.
+    pub(super) struct Flawed {
+        hdr: String,
+        long_value: String,
+        props: PathBuf,
+        deployment: String,
+        typo: String,
+        huge_wait: String,
+        exposed: String,
+        bound: String,
+        no_unit: String,
+        big_heap: String,
+    }
+
+    impl Flawed {
+        /// Writes the flawed files into `dir`; `hdr_dir` is an --hdr-log directory that must not be made.
+        pub(super) fn in_dir(dir: &Path, hdr_dir: &Path) -> Flawed {
+            let hdr = hdr_dir.to_str().unwrap();
+            let long_value = format!("fieldlength={}", "9x".repeat(60_000));
+            let props = dir.join("bad.properties");
+            std::fs::write(&props, "fieldlength=long\n").unwrap();
+            // Deployment files with one flaw each.
+            let file = |name: &str, text: &str| {
+                let path = dir.join(name);
+                std::fs::write(&path, text).unwrap();
+                path.to_str().unwrap().to_string()
+            };
+            let deployment = file("bad.toml", "name = \"x\"\ndatabase = \"mongo\"\n");
+            let typo = file(
+                "typo.toml",
+                "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n",
+            );
+            let huge_wait = file(
+                "wait.toml",
+                "name = \"x\"\ndatabase = \"etcd\"\nready_timeout_s = 99999999999\n",
+            );
+            let exposed = file(
+                "exposed.toml",
+                "name = \"x\"\ndatabase = \"postgres\"\n[server]\nlisten_addresses = \"*\"\n",
+            );
+            let bound = file(
+                "bound.toml",
+                "name = \"y\"\ndatabase = \"redis-cluster\"\nnodes = 3\n[server]\nbind = \"0.0.0.0\"\n",
+            );
+            let no_unit = file(
+                "no-unit.toml",
+                "name = \"x\"\ndatabase = \"postgres\"\nmemory = \"2GB\"\n",
+            );
+            let big_heap = file(
+                "big-heap.toml",
+                "name = \"x\"\ndatabase = \"cassandra\"\nmemory = \"1GiB\"\n[cassandra]\nheap_mb = 1024\n",
+            );
+            Flawed {
+                hdr: hdr.to_string(),
+                long_value,
+                props,
+                deployment,
+                typo,
+                huge_wait,
+                exposed,
+                bound,
+                no_unit,
+                big_heap,
+            }
+        }
+    }
+
+    /// Every case, in order.
+    pub(super) fn cases(f: &Flawed) -> Vec<(Vec<&str>, &'static str)> {
+        [
+            options(f),
+            near_misses_and_profiles(),
+            bounds(f),
+            files_and_commands(f),
+        ]
+        .concat()
+    }
+
+    /// Cases of options of run and the other commands.
+    fn options(f: &Flawed) -> Vec<(Vec<&str>, &'static str)> {
+        let props = &f.props;
+        let deployment = f.deployment.as_str();
+        vec![
+            (vec!["run", "--threads", "x"], "'x'"),
+            (vec!["run", "--consistency-probe", "0"], "'0'"),
+            (vec!["run", "--consistency-probe", "fast"], "'fast'"),
+            // Issue 39: a rate whose slots would overflow a clock; a binding that stores nothing.
+            (
+                vec!["run", "--consistency-probe", "1e-300"],
+                "from 0.01 to 10000",
+            ),
+            (
+                vec!["run", "--db", "null://", "--consistency-probe", "10"],
+                "stores nothing",
+            ),
+            (
+                vec!["run", "--consistency-probe", "10", "--probe-keys", "0"],
+                "from 1 to 10000",
+            ),
+            (
+                vec![
+                    "experiment",
+                    "examples/sqlite-quick.toml",
+                    "--cells",
+                    "pairs",
+                ],
+                "expected all or each-value",
+            ),
+            (
+                vec!["run", "--timing", "init-to-cleanup", "--duration", "1s"],
+                "bounded by an operation count",
+            ),
+            (
+                vec!["run", "--consistency-probe", "10", "--probe-delays", "1,x"],
+                "'1,x'",
+            ),
+            (
+                vec!["run", "--probe-delays", "1,2"],
+                "required arguments were not provided",
+            ),
+            (
+                vec!["load", "--consistency-probe", "10"],
+                "'--consistency-probe'",
+            ),
+            (
+                vec![
+                    "run",
+                    "--consistency-probe",
+                    "10",
+                    "--rendezvous",
+                    "etcd://127.0.0.1:1/x",
+                    "--client-index",
+                    "0",
+                    "--clients",
+                    "2",
+                ],
+                "--consistency-probe from several clients needs their launcher on this machine",
+            ),
+            (vec!["run", "--fault", "pause:node2"], "give --deployment"),
+            (
+                vec![
+                    "run",
+                    "--deployment",
+                    deployment,
+                    "--db",
+                    "postgres://u:hunter2@127.0.0.1:1/ycsb",
+                    "--fault",
+                    "pause:node1",
+                ],
+                "while --db postgres://u:***@127.0.0.1:1/ycsb",
+            ),
+            (vec!["run", "--fault", "crash:node1"], "'crash'"),
+            (
+                vec![
+                    "run",
+                    "--fault",
+                    "pause:node1",
+                    "--fault",
+                    "pause:node1,for=100ms",
+                ],
+                "node 'node1' has two faults",
+            ),
+            // A binding that cannot route reads to replicas has no option that would ask it to.
+            (
+                vec!["run", "-p", "sqlite.read_hosts=127.0.0.1:5433"],
+                "sqlite.read_hosts",
+            ),
+            (vec!["run", "--duration", "soon"], "'soon'"),
+            (vec!["run", "zz"], "'zz'"),
+            (
+                vec!["run", "-p", "readproportion=0", "-p", "updateproportion=0"],
+                "readproportion",
+            ),
+            (vec!["run", "-p", "readproportion=-1"], "'-1'"),
+            (vec!["run", "-p", "requestdistribution=zipf"], "'zipf'"),
+            (
+                vec!["run", "-P", "/nonexistent/file.properties"],
+                "/nonexistent/file.properties",
+            ),
+            (vec!["run", "-P", props.to_str().unwrap()], "'long'"),
+            (vec!["run", "--db", "foo://x"], "foo://"),
+        ]
+    }
+
+    /// Cases of near misses, request-set shares, rate profiles and sequences.
+    fn near_misses_and_profiles() -> Vec<(Vec<&'static str>, &'static str)> {
+        vec![
+            // Issue 44: a near miss is named with what it most likely meant.
+            (vec!["run", "--db", "nul://"], "did you mean 'null://'?"),
+            (vec!["run", "--db", "not a url"], "not a url"),
+            (vec!["run", "--db", "@://"], "@://"),
+            (
+                vec!["run", "-p", "sqlite.synchronous=sometimes"],
+                "'sometimes'",
+            ),
+            (
+                vec!["run", "-p", "sqlite.nosuchoption=1"],
+                "sqlite.nosuchoption",
+            ),
+            (vec!["run", "--duration", "0s"], "'0s'"),
+            (
+                vec!["run", "--db", "null://?null.capacity_ops_s=5"],
+                "null.capacity_ops_s=5",
+            ),
+            (
+                vec!["run", "--request-set", "10", "--target", "100"],
+                "'10'",
+            ),
+            // Issue 61: fixed shares are shares of request sets; a mode of neither word is named.
+            (
+                vec!["run", "--request-set-threads", "fixed"],
+                "--request-set",
+            ),
+            (
+                vec![
+                    "run",
+                    "--request-set",
+                    "10",
+                    "--request-set-threads",
+                    "bound",
+                ],
+                "'bound'",
+            ),
+            (
+                vec![
+                    "run",
+                    "-p",
+                    "fieldlengthdistribution=lognormal",
+                    "-p",
+                    "fieldlengthmedian=0",
+                ],
+                "fieldlengthmedian",
+            ),
+            (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
+            (vec!["run", "--target", "1e12"], "'1e12'"),
+            // Issue 43: rate profiles that go negative, lack a field, meet a constant target, have no
+            // window, or are asked of a command that sets its own rates.
+            (
+                vec![
+                    "run",
+                    "--rate-profile",
+                    "sine:mean=100,amplitude=200,period=1m",
+                ],
+                "would go negative",
+            ),
+            (
+                vec!["run", "--rate-profile", "ramp:from=10,to=100"],
+                "ramp needs over=",
+            ),
+            (
+                vec!["run", "--rate-profile", "constant:rate=5", "--target", "5"],
+                "--target",
+            ),
+            (
+                vec![
+                    "run",
+                    "-p",
+                    "target=50",
+                    "--rate-profile",
+                    "ramp:from=10,to=100,over=1s",
+                ],
+                "replaces --target",
+            ),
+            (
+                vec![
+                    "run",
+                    "--operations",
+                    "100",
+                    "--rate-profile",
+                    "ramp:from=10,to=100,over=1s",
+                ],
+                "give --duration",
+            ),
+            (
+                vec!["saturate", "--rate-profile", "ramp:from=10,to=100,over=1s"],
+                "its own constant rate",
+            ),
+            // Issue 63: a sequence's error names the bad segment; a profile from 0 has no warm-up.
+            (
+                vec![
+                    "run",
+                    "--rate-profile",
+                    "ramp:from=0,to=100,over=1s; hold:rate=100; ramp:from=100,to=0,over=1s",
+                ],
+                "segment 2 of 3 ('hold:rate=100'): hold needs for=",
+            ),
+            (
+                vec![
+                    "run",
+                    "--rate-profile",
+                    "constant:rate=100; ramp:from=100,to=0,over=1s",
+                ],
+                "segment 1 of 2 ('constant:rate=100') lasts to the end of the window",
+            ),
+            (
+                vec![
+                    "run",
+                    "--warmup",
+                    "1s",
+                    "--rate-profile",
+                    "ramp:from=0,to=100,over=1s; hold:rate=100,for=1s",
+                ],
+                "starts at 0 ops/s: the warm-up runs at its first rate",
+            ),
+            (vec!["saturate", "--factor", "NaN"], "'NaN'"),
+        ]
+    }
+
+    /// Cases of unbounded values, overlong durations and flags that contradict each other.
+    fn bounds(f: &Flawed) -> Vec<(Vec<&str>, &'static str)> {
+        let hdr = f.hdr.as_str();
+        let long_value = &f.long_value;
+        vec![
+            // Unbounded input (issue 13, point 11): bounded, named, exit 2.
+            (vec!["run", "-p", "threadcount=100000"], "'100000'"),
+            (
+                vec!["run", "-p", "recordcount=18446744073709551615"],
+                "'18446744073709551615'",
+            ),
+            (
+                vec!["run", "-p", "fieldlength=1099511627776"],
+                "'1099511627776'",
+            ),
+            (
+                vec![
+                    "run",
+                    "-p",
+                    "readmodifywritemode=append",
+                    "-p",
+                    "appendlength=10000000000",
+                ],
+                "'10000000000'",
+            ),
+            (
+                vec!["run", "--threads", "16", "--concurrency", "100000"],
+                "'100000'",
+            ),
+            (vec!["run", "--interval", "1us"], "'1us'"),
+            // Durations past a month overflow the clocks or never end (issue 28, point 9).
+            (
+                vec!["run", "--warmup", "18446744073709551615s"],
+                "'18446744073709551615s'",
+            ),
+            (vec!["run", "--warmup", "1000000000h"], "'1000000000h'"),
+            (vec!["run", "--status-interval", "31days"], "'31days'"),
+            (vec!["run", "--grace", "99999999999s"], "'99999999999s'"),
+            (
+                vec![
+                    "run",
+                    "--db",
+                    "null://",
+                    "--clients",
+                    "2",
+                    "--start-timeout",
+                    "1000000000h",
+                ],
+                "'1000000000h'",
+            ),
+            (
+                vec!["run", "-p", "maxexecutiontime=18446744073709551615"],
+                "'18446744073709551615'",
+            ),
+            (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
+            (vec!["saturate", "--resolution", "0"], "'0'"),
+            (
+                vec![
+                    "run",
+                    "--db",
+                    "null://",
+                    "--clients",
+                    "2",
+                    "--metrics-listen",
+                    "127.0.0.1:65535",
+                ],
+                "client 1 would serve port 65536",
+            ),
+            (vec!["saturate", "--precision", "100"], "'100'"),
+            (vec!["saturate", "--max-repeats", "0"], "'0'"),
+            (vec!["saturate", "--step-pause", "soon"], "'soon'"),
+            (
+                vec!["run", "--verify-writes", "--verify-timeout", "0s"],
+                "above zero",
+            ),
+            // Issue 62, low 5: every write would be counted lost.
+            (
+                vec!["run", "--db", "null://", "--verify-writes"],
+                "--verify-writes: the null binding stores nothing",
+            ),
+            // Issue 62, low 7: a value of 200 KB quoted whole made a line of 200 KB (an argument holds at
+            // most 128 KiB: 120 KB here).
+            (
+                vec!["run", "--db", "null://", "-p", long_value.as_str()],
+                "characters left out",
+            ),
+            (vec!["saturate", "--max-error-rate", "100"], "'100'"),
+            (vec!["saturate", "--client-cpus", "4096"], "'4096'"),
+            (
+                vec!["saturate", "--threads-search", "--p99", "5ms"],
+                "--threads-search takes no --p99",
+            ),
+            (
+                vec!["saturate", "--clients", "2", "--hdr-log", hdr],
+                "--hdr-log is not supported with --clients",
+            ),
+            (vec!["run", "--connect-timeout", "0s"], "'0s'"),
+        ]
+    }
+
+    /// Cases of phases, credentials, deployment files and other commands.
+    fn files_and_commands(f: &Flawed) -> Vec<(Vec<&str>, &'static str)> {
+        let deployment = f.deployment.as_str();
+        let typo = f.typo.as_str();
+        let huge_wait = f.huge_wait.as_str();
+        let exposed = f.exposed.as_str();
+        let bound = f.bound.as_str();
+        let no_unit = f.no_unit.as_str();
+        let big_heap = f.big_heap.as_str();
+        vec![
+            // --ycsb-load names a phase the command runs (checked before it runs).
+            (
+                vec!["run", "--db", "null://", "--ycsb-load", "load.txt"],
+                "runs no load phase",
+            ),
+            (
+                vec!["saturate", "--ycsb-load", "load.txt"],
+                "runs no load phase",
+            ),
+            // Credentials the HBase gateway would silently ignore (issue 28).
+            (
+                vec!["run", "--db", "hbase://u:hunter2@127.0.0.1:9090"],
+                "takes no user or password",
+            ),
+            (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
+            (
+                vec!["cluster", "status", huge_wait],
+                "ready_timeout_s = 99999999999",
+            ),
+            // Security (issue 13, point 7): no override may move a local server off loopback.
+            (vec!["cluster", "up", exposed], "server.listen_addresses"),
+            (vec!["cluster", "up", bound], "server.bind"),
+            // Issue 38: a memory limit without a binary unit, a heap that leaves no room beside it.
+            (vec!["cluster", "up", no_unit], "memory = \"2GB\""),
+            (vec!["cluster", "up", big_heap], "cassandra.heap_mb = 1024"),
+            (vec!["run", "--target=1e-300"], "'1e-300'"),
+            (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
+            (
+                vec!["run", "-p", "sqlite.busy_timeout=99999999999ms"],
+                "'sqlite.busy_timeout'",
+            ),
+            (vec!["elastic", "--request-set", "10"], "--deployment"),
+            (
+                vec!["compare", "/nonexistent/a.json", "/nonexistent/b.json"],
+                "/nonexistent/a.json",
+            ),
+            (vec!["compare", "a.json", "b.json", "--alpha", "2"], "'2'"),
+            (vec!["elastic", "--action", "grow:2"], "'grow:2'"),
+            (vec!["elastic", "--criterion", "relative:0"], "'relative:0'"),
+            (vec!["bindings", "nosuch"], "'nosuch'"),
+            (vec!["run", "--deployment", deployment], "mongo"),
+            (vec!["cluster", "up", deployment], "mongo"),
+            (vec!["cluster", "status", typo], "nodez"),
+            (
+                vec!["cluster", "up", "/nonexistent/d.toml"],
+                "/nonexistent/d.toml",
+            ),
+        ]
+    }
+}
+
 #[test]
 fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let o = out.to_str().unwrap();
     let hdr_dir = dir.path().join("hdr");
-    let hdr = hdr_dir.to_str().unwrap();
-    let long_value = format!("fieldlength={}", "9x".repeat(60_000));
-    let props = dir.path().join("bad.properties");
-    std::fs::write(&props, "fieldlength=long\n").unwrap();
-    // Deployment files with one flaw each.
-    let file = |name: &str, text: &str| {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_string()
-    };
-    let deployment = file("bad.toml", "name = \"x\"\ndatabase = \"mongo\"\n");
-    let typo = file(
-        "typo.toml",
-        "name = \"x\"\ndatabase = \"etcd\"\nnodez = 3\n",
-    );
-    let huge_wait = file(
-        "wait.toml",
-        "name = \"x\"\ndatabase = \"etcd\"\nready_timeout_s = 99999999999\n",
-    );
-    let exposed = file(
-        "exposed.toml",
-        "name = \"x\"\ndatabase = \"postgres\"\n[server]\nlisten_addresses = \"*\"\n",
-    );
-    let bound = file(
-        "bound.toml",
-        "name = \"y\"\ndatabase = \"redis-cluster\"\nnodes = 3\n[server]\nbind = \"0.0.0.0\"\n",
-    );
-    let no_unit = file(
-        "no-unit.toml",
-        "name = \"x\"\ndatabase = \"postgres\"\nmemory = \"2GB\"\n",
-    );
-    let big_heap = file(
-        "big-heap.toml",
-        "name = \"x\"\ndatabase = \"cassandra\"\nmemory = \"1GiB\"\n[cassandra]\nheap_mb = 1024\n",
-    );
-    let (deployment, typo, huge_wait, exposed, bound, no_unit, big_heap) = (
-        deployment.as_str(),
-        typo.as_str(),
-        huge_wait.as_str(),
-        exposed.as_str(),
-        bound.as_str(),
-        no_unit.as_str(),
-        big_heap.as_str(),
-    );
-    let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["run", "--threads", "x"], "'x'"),
-        (vec!["run", "--consistency-probe", "0"], "'0'"),
-        (vec!["run", "--consistency-probe", "fast"], "'fast'"),
-        // Issue 39: a rate whose slots would overflow a clock; a binding that stores nothing.
-        (
-            vec!["run", "--consistency-probe", "1e-300"],
-            "from 0.01 to 10000",
-        ),
-        (
-            vec!["run", "--db", "null://", "--consistency-probe", "10"],
-            "stores nothing",
-        ),
-        (
-            vec!["run", "--consistency-probe", "10", "--probe-keys", "0"],
-            "from 1 to 10000",
-        ),
-        (
-            vec![
-                "experiment",
-                "examples/sqlite-quick.toml",
-                "--cells",
-                "pairs",
-            ],
-            "expected all or each-value",
-        ),
-        (
-            vec!["run", "--timing", "init-to-cleanup", "--duration", "1s"],
-            "bounded by an operation count",
-        ),
-        (
-            vec!["run", "--consistency-probe", "10", "--probe-delays", "1,x"],
-            "'1,x'",
-        ),
-        (
-            vec!["run", "--probe-delays", "1,2"],
-            "required arguments were not provided",
-        ),
-        (
-            vec!["load", "--consistency-probe", "10"],
-            "'--consistency-probe'",
-        ),
-        (
-            vec![
-                "run",
-                "--consistency-probe",
-                "10",
-                "--rendezvous",
-                "etcd://127.0.0.1:1/x",
-                "--client-index",
-                "0",
-                "--clients",
-                "2",
-            ],
-            "--consistency-probe from several clients needs their launcher on this machine",
-        ),
-        (vec!["run", "--fault", "pause:node2"], "give --deployment"),
-        (
-            vec![
-                "run",
-                "--deployment",
-                deployment,
-                "--db",
-                "postgres://u:hunter2@127.0.0.1:1/ycsb",
-                "--fault",
-                "pause:node1",
-            ],
-            "while --db postgres://u:***@127.0.0.1:1/ycsb",
-        ),
-        (vec!["run", "--fault", "crash:node1"], "'crash'"),
-        (
-            vec![
-                "run",
-                "--fault",
-                "pause:node1",
-                "--fault",
-                "pause:node1,for=100ms",
-            ],
-            "node 'node1' has two faults",
-        ),
-        // A binding that cannot route reads to replicas has no option that would ask it to.
-        (
-            vec!["run", "-p", "sqlite.read_hosts=127.0.0.1:5433"],
-            "sqlite.read_hosts",
-        ),
-        (vec!["run", "--duration", "soon"], "'soon'"),
-        (vec!["run", "zz"], "'zz'"),
-        (
-            vec!["run", "-p", "readproportion=0", "-p", "updateproportion=0"],
-            "readproportion",
-        ),
-        (vec!["run", "-p", "readproportion=-1"], "'-1'"),
-        (vec!["run", "-p", "requestdistribution=zipf"], "'zipf'"),
-        (
-            vec!["run", "-P", "/nonexistent/file.properties"],
-            "/nonexistent/file.properties",
-        ),
-        (vec!["run", "-P", props.to_str().unwrap()], "'long'"),
-        (vec!["run", "--db", "foo://x"], "foo://"),
-        // Issue 44: a near miss is named with what it most likely meant.
-        (vec!["run", "--db", "nul://"], "did you mean 'null://'?"),
-        (vec!["run", "--db", "not a url"], "not a url"),
-        (vec!["run", "--db", "@://"], "@://"),
-        (
-            vec!["run", "-p", "sqlite.synchronous=sometimes"],
-            "'sometimes'",
-        ),
-        (
-            vec!["run", "-p", "sqlite.nosuchoption=1"],
-            "sqlite.nosuchoption",
-        ),
-        (vec!["run", "--duration", "0s"], "'0s'"),
-        (
-            vec!["run", "--db", "null://?null.capacity_ops_s=5"],
-            "null.capacity_ops_s=5",
-        ),
-        (
-            vec!["run", "--request-set", "10", "--target", "100"],
-            "'10'",
-        ),
-        // Issue 61: fixed shares are shares of request sets; a mode of neither word is named.
-        (
-            vec!["run", "--request-set-threads", "fixed"],
-            "--request-set",
-        ),
-        (
-            vec![
-                "run",
-                "--request-set",
-                "10",
-                "--request-set-threads",
-                "bound",
-            ],
-            "'bound'",
-        ),
-        (
-            vec![
-                "run",
-                "-p",
-                "fieldlengthdistribution=lognormal",
-                "-p",
-                "fieldlengthmedian=0",
-            ],
-            "fieldlengthmedian",
-        ),
-        (vec!["run", "-p", "recordtype=tsv"], "'tsv'"),
-        (vec!["run", "--target", "1e12"], "'1e12'"),
-        // Issue 43: rate profiles that go negative, lack a field, meet a constant target, have no
-        // window, or are asked of a command that sets its own rates.
-        (
-            vec![
-                "run",
-                "--rate-profile",
-                "sine:mean=100,amplitude=200,period=1m",
-            ],
-            "would go negative",
-        ),
-        (
-            vec!["run", "--rate-profile", "ramp:from=10,to=100"],
-            "ramp needs over=",
-        ),
-        (
-            vec!["run", "--rate-profile", "constant:rate=5", "--target", "5"],
-            "--target",
-        ),
-        (
-            vec![
-                "run",
-                "-p",
-                "target=50",
-                "--rate-profile",
-                "ramp:from=10,to=100,over=1s",
-            ],
-            "replaces --target",
-        ),
-        (
-            vec![
-                "run",
-                "--operations",
-                "100",
-                "--rate-profile",
-                "ramp:from=10,to=100,over=1s",
-            ],
-            "give --duration",
-        ),
-        (
-            vec!["saturate", "--rate-profile", "ramp:from=10,to=100,over=1s"],
-            "its own constant rate",
-        ),
-        // Issue 63: a sequence's error names the bad segment; a profile from 0 has no warm-up.
-        (
-            vec![
-                "run",
-                "--rate-profile",
-                "ramp:from=0,to=100,over=1s; hold:rate=100; ramp:from=100,to=0,over=1s",
-            ],
-            "segment 2 of 3 ('hold:rate=100'): hold needs for=",
-        ),
-        (
-            vec![
-                "run",
-                "--rate-profile",
-                "constant:rate=100; ramp:from=100,to=0,over=1s",
-            ],
-            "segment 1 of 2 ('constant:rate=100') lasts to the end of the window",
-        ),
-        (
-            vec![
-                "run",
-                "--warmup",
-                "1s",
-                "--rate-profile",
-                "ramp:from=0,to=100,over=1s; hold:rate=100,for=1s",
-            ],
-            "starts at 0 ops/s: the warm-up runs at its first rate",
-        ),
-        (vec!["saturate", "--factor", "NaN"], "'NaN'"),
-        // Unbounded input (issue 13, point 11): bounded, named, exit 2.
-        (vec!["run", "-p", "threadcount=100000"], "'100000'"),
-        (
-            vec!["run", "-p", "recordcount=18446744073709551615"],
-            "'18446744073709551615'",
-        ),
-        (
-            vec!["run", "-p", "fieldlength=1099511627776"],
-            "'1099511627776'",
-        ),
-        (
-            vec![
-                "run",
-                "-p",
-                "readmodifywritemode=append",
-                "-p",
-                "appendlength=10000000000",
-            ],
-            "'10000000000'",
-        ),
-        (
-            vec!["run", "--threads", "16", "--concurrency", "100000"],
-            "'100000'",
-        ),
-        (vec!["run", "--interval", "1us"], "'1us'"),
-        // Durations past a month overflow the clocks or never end (issue 28, point 9).
-        (
-            vec!["run", "--warmup", "18446744073709551615s"],
-            "'18446744073709551615s'",
-        ),
-        (vec!["run", "--warmup", "1000000000h"], "'1000000000h'"),
-        (vec!["run", "--status-interval", "31days"], "'31days'"),
-        (vec!["run", "--grace", "99999999999s"], "'99999999999s'"),
-        (
-            vec![
-                "run",
-                "--db",
-                "null://",
-                "--clients",
-                "2",
-                "--start-timeout",
-                "1000000000h",
-            ],
-            "'1000000000h'",
-        ),
-        (
-            vec!["run", "-p", "maxexecutiontime=18446744073709551615"],
-            "'18446744073709551615'",
-        ),
-        (vec!["saturate", "--p99", "99999999999h"], "'99999999999h'"),
-        (vec!["saturate", "--resolution", "0"], "'0'"),
-        (
-            vec![
-                "run",
-                "--db",
-                "null://",
-                "--clients",
-                "2",
-                "--metrics-listen",
-                "127.0.0.1:65535",
-            ],
-            "client 1 would serve port 65536",
-        ),
-        (vec!["saturate", "--precision", "100"], "'100'"),
-        (vec!["saturate", "--max-repeats", "0"], "'0'"),
-        (vec!["saturate", "--step-pause", "soon"], "'soon'"),
-        (
-            vec!["run", "--verify-writes", "--verify-timeout", "0s"],
-            "above zero",
-        ),
-        // Issue 62, low 5: every write would be counted lost.
-        (
-            vec!["run", "--db", "null://", "--verify-writes"],
-            "--verify-writes: the null binding stores nothing",
-        ),
-        // Issue 62, low 7: a value of 200 KB quoted whole made a line of 200 KB (an argument holds at
-        // most 128 KiB: 120 KB here).
-        (
-            vec!["run", "--db", "null://", "-p", long_value.as_str()],
-            "characters left out",
-        ),
-        (vec!["saturate", "--max-error-rate", "100"], "'100'"),
-        (vec!["saturate", "--client-cpus", "4096"], "'4096'"),
-        (
-            vec!["saturate", "--threads-search", "--p99", "5ms"],
-            "--threads-search takes no --p99",
-        ),
-        (
-            vec!["saturate", "--clients", "2", "--hdr-log", hdr],
-            "--hdr-log is not supported with --clients",
-        ),
-        (vec!["run", "--connect-timeout", "0s"], "'0s'"),
-        // --ycsb-load names a phase the command runs (checked before it runs).
-        (
-            vec!["run", "--db", "null://", "--ycsb-load", "load.txt"],
-            "runs no load phase",
-        ),
-        (
-            vec!["saturate", "--ycsb-load", "load.txt"],
-            "runs no load phase",
-        ),
-        // Credentials the HBase gateway would silently ignore (issue 28).
-        (
-            vec!["run", "--db", "hbase://u:hunter2@127.0.0.1:9090"],
-            "takes no user or password",
-        ),
-        (vec!["run", "-P", "/dev/zero"], "/dev/zero"),
-        (
-            vec!["cluster", "status", huge_wait],
-            "ready_timeout_s = 99999999999",
-        ),
-        // Security (issue 13, point 7): no override may move a local server off loopback.
-        (vec!["cluster", "up", exposed], "server.listen_addresses"),
-        (vec!["cluster", "up", bound], "server.bind"),
-        // Issue 38: a memory limit without a binary unit, a heap that leaves no room beside it.
-        (vec!["cluster", "up", no_unit], "memory = \"2GB\""),
-        (vec!["cluster", "up", big_heap], "cassandra.heap_mb = 1024"),
-        (vec!["run", "--target=1e-300"], "'1e-300'"),
-        (vec!["run", "-p", "target=1e-300"], "'1e-300'"),
-        (
-            vec!["run", "-p", "sqlite.busy_timeout=99999999999ms"],
-            "'sqlite.busy_timeout'",
-        ),
-        (vec!["elastic", "--request-set", "10"], "--deployment"),
-        (
-            vec!["compare", "/nonexistent/a.json", "/nonexistent/b.json"],
-            "/nonexistent/a.json",
-        ),
-        (vec!["compare", "a.json", "b.json", "--alpha", "2"], "'2'"),
-        (vec!["elastic", "--action", "grow:2"], "'grow:2'"),
-        (vec!["elastic", "--criterion", "relative:0"], "'relative:0'"),
-        (vec!["bindings", "nosuch"], "'nosuch'"),
-        (vec!["run", "--deployment", deployment], "mongo"),
-        (vec!["cluster", "up", deployment], "mongo"),
-        (vec!["cluster", "status", typo], "nodez"),
-        (
-            vec!["cluster", "up", "/nonexistent/d.toml"],
-            "/nonexistent/d.toml",
-        ),
-    ];
+    let flawed = bad_input::Flawed::in_dir(dir.path(), &hdr_dir);
+    let cases = bad_input::cases(&flawed);
     for (args, needle) in cases {
         let mut full = args.clone();
         full.extend(["--output", o]);
@@ -3355,23 +3430,39 @@ read = 0.5
 update = 0.5
 "#;
 
-/// Issue 43: malformed workload files, each refused by `workload check` and by `run` with one
-/// line naming the file's field (exit 2) before anything connects: a listener stands where the
-/// database would be and must never see a connection.
-#[test]
-fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
-    let column = |body: &str| {
+/// The malformed workload files of issue 43 (each with the text its refusal must hold), built
+/// from [`GOOD_WORKLOAD`] by its subject.
+mod malformed {
+    use super::GOOD_WORKLOAD;
+
+    /// Every case, in the order the test numbers them.
+    pub(super) fn cases() -> Vec<(String, &'static str)> {
+        [
+            file_and_columns(),
+            run(),
+            stages_and_operations(),
+            indexes_and_collections(),
+            operation_kinds(),
+            sequences_and_statements(),
+        ]
+        .concat()
+    }
+
+    /// The good file with its first column's generator replaced by `body`.
+    fn column(body: &str) -> String {
         GOOD_WORKLOAD.replace(
             "generator.uniform = { min = 1, max = 10 }",
             body.trim_start_matches('\n'),
         )
-    };
-    let replaced = |from: &str, to: &str| {
+    }
+
+    fn replaced(from: &str, to: &str) -> String {
         assert!(GOOD_WORKLOAD.contains(from), "{from}");
         GOOD_WORKLOAD.replace(from, to)
-    };
-    // The good file with its mix replaced by one [[run.operation]] (`keep_mix`: beside it).
-    let operations = |body: &str, keep_mix: bool| {
+    }
+
+    /// The good file with its mix replaced by one [[run.operation]] (`keep_mix`: beside it).
+    fn operations(body: &str, keep_mix: bool) -> String {
         let mix = "[run.mix]\nread = 0.5\nupdate = 0.5\n";
         let ops = format!("[[run.operation]]\n{body}");
         if keep_mix {
@@ -3379,626 +3470,668 @@ fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
         } else {
             replaced(mix, &ops)
         }
-    };
-    let cases: Vec<(String, &str)> = vec![
-        ("[[[".to_string(), "line 1"),
-        (
-            format!("colour = 1\n{GOOD_WORKLOAD}"),
-            "line 1: colour: unknown field `colour`",
-        ),
-        (
-            replaced("records = 100", "records = 100\ncolour = 1"),
-            "line 5: colour: unknown field `colour`",
-        ),
-        (
-            replaced(
-                "[run]\nduration = \"5s\"\n\n[run.mix]\nread = 0.5\nupdate = 0.5\n",
-                "",
+    }
+
+    /// Cases of the file, its columns and their generators.
+    fn file_and_columns() -> Vec<(String, &'static str)> {
+        vec![
+            ("[[[".to_string(), "line 1"),
+            (
+                format!("colour = 1\n{GOOD_WORKLOAD}"),
+                "line 1: colour: unknown field `colour`",
             ),
-            "missing field `run`",
-        ),
-        (replaced("records = 100", "records = -1"), "records"),
-        (replaced("records = 100", "records = \"many\""), "records"),
-        (
-            replaced("type = \"int\"", "type = \"string\""),
-            "unknown variant `string`",
-        ),
-        (replaced("length = 20\n", ""), "column[1] ('label').length"),
-        (
-            replaced("type = \"int\"", "type = \"int\"\nlength = 4"),
-            "only text and blob columns have a length",
-        ),
-        (
-            replaced("length = 20", "length = 0"),
-            "column[1] ('label').length",
-        ),
-        (
-            replaced("name = \"label\"", "name = \"N\""),
-            "'N' is column[0]'s name too",
-        ),
-        (replaced("name = \"n\"", "name = \"1n\""), "column[0].name"),
-        (
-            column("generator.uniform = { min = 10, max = 1 }"),
-            "min 10 is above max 1",
-        ),
-        (
-            column("generator.uniform = { min = 1, max = 1e12 }"),
-            "out of a int column's range",
-        ),
-        (
-            column("generator.gaussian = { mean = 1 }"),
-            "unknown variant `gaussian`",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.uniform = { min = 1, max = 2 }",
+            (
+                replaced("records = 100", "records = 100\ncolour = 1"),
+                "line 5: colour: unknown field `colour`",
             ),
-            "a text column cannot take the uniform generator",
-        ),
-        (
-            column("generator.zipfian = { min = 1, max = 10, theta = 1.5 }"),
-            "theta 1.5",
-        ),
-        (
-            column("generator.zipfian = { min = 0, max = 1000000000 }"),
-            "too many to precompute",
-        ),
-        (
-            column("generator.choice = { values = [1, 2], weights = [1] }"),
-            "1 weights for 2 values",
-        ),
-        (
-            column("generator.choice = { values = [1, 2], weights = [1, -1] }"),
-            "is not a weight",
-        ),
-        (
-            column("generator.choice = { values = [\"x\", \"y\"] }"),
-            "\"x\" is not a int value",
-        ),
-        (
-            column("generator.exponential = { mean = 0 }"),
-            "mean 0 must be positive",
-        ),
-        (column("generator.sequence = { modulo = 0 }"), "modulo 0"),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.derived = { template = \"{zzz}-1\" }",
+            (
+                replaced(
+                    "[run]\nduration = \"5s\"\n\n[run.mix]\nread = 0.5\nupdate = 0.5\n",
+                    "",
+                ),
+                "missing field `run`",
             ),
-            "no column 'zzz'",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.derived = { template = \"{n\" }",
+            (replaced("records = 100", "records = -1"), "records"),
+            (replaced("records = 100", "records = \"many\""), "records"),
+            (
+                replaced("type = \"int\"", "type = \"string\""),
+                "unknown variant `string`",
             ),
-            "is not closed",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.text = { min_length = 5, max_length = 30 }",
+            (replaced("length = 20\n", ""), "column[1] ('label').length"),
+            (
+                replaced("type = \"int\"", "type = \"int\"\nlength = 4"),
+                "only text and blob columns have a length",
             ),
-            "within 1 to the column's length 20",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.words = { words = [\"abcdefgh\"], max = 3 }",
+            (
+                replaced("length = 20", "length = 0"),
+                "column[1] ('label').length",
             ),
-            "may exceed the column's length 20",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.constant = { value = 'it\"s' }",
+            (
+                replaced("name = \"label\"", "name = \"N\""),
+                "'N' is column[0]'s name too",
             ),
-            "printable ASCII",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"timestamp\"\ngenerator.timestamp = { start = \"yesterday\" }",
+            (replaced("name = \"n\"", "name = \"1n\""), "column[0].name"),
+            (
+                column("generator.uniform = { min = 10, max = 1 }"),
+                "min 10 is above max 1",
             ),
-            "not an RFC 3339 time",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"timestamp\"\ngenerator.timestamp = { step = \"1 parsec\" }",
+            (
+                column("generator.uniform = { min = 1, max = 1e12 }"),
+                "out of a int column's range",
             ),
-            "not a duration",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"uuid\"\ngenerator.constant = { value = \"not-a-uuid\" }",
+            (
+                column("generator.gaussian = { mean = 1 }"),
+                "unknown variant `gaussian`",
             ),
-            "is not a UUID",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"bool\"\ngenerator.uniform = { min = 0, max = 1 }",
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.uniform = { min = 1, max = 2 }",
+                ),
+                "a text column cannot take the uniform generator",
             ),
-            "a bool column cannot take the uniform generator",
-        ),
-        (
-            replaced("update = 0.5", "update = 0.4"),
-            "the weights sum to 0.9, not 1",
-        ),
-        (
-            replaced("update = 0.5", "upsert = 0.5"),
-            "no operation 'upsert'",
-        ),
-        (
-            replaced("read = 0.5\nupdate = 0.5", "read = 1.5"),
-            "weight 1.5 is out of range",
-        ),
-        (
-            replaced("duration = \"5s\"", "duration = \"1500ms\""),
-            "must be whole seconds",
-        ),
-        (
-            replaced(
-                "duration = \"5s\"",
-                "duration = \"5s\"\nrate_profile = \"sine:mean=10,amplitude=20,period=1s\"",
+            (
+                column("generator.zipfian = { min = 1, max = 10, theta = 1.5 }"),
+                "theta 1.5",
             ),
-            "run.rate_profile",
-        ),
-        (
-            replaced(
-                "duration = \"5s\"",
-                "duration = \"5s\"\nrate_profile = \"constant:rate=5\"\ntarget = 5",
+            (
+                column("generator.zipfian = { min = 0, max = 1000000000 }"),
+                "too many to precompute",
             ),
-            "replaces target",
-        ),
-        (
-            replaced(
-                "duration = \"5s\"",
-                "operations = 100\nrate_profile = \"constant:rate=5\"",
+            (
+                column("generator.choice = { values = [1, 2], weights = [1] }"),
+                "1 weights for 2 values",
             ),
-            "the workload's rate profile",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"decimal\"\nprecision = 40\ngenerator.uniform = { min = 1, max = 10 }",
+            (
+                column("generator.choice = { values = [1, 2], weights = [1, -1] }"),
+                "is not a weight",
             ),
-            "column[0] ('n').precision: 40 is out of range: 1 to 38",
-        ),
-        (
-            replaced("type = \"int\"", "type = \"int\"\nscale = 2"),
-            "only decimal columns have a scale, not int",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"decimal\"\nprecision = 3\nscale = 1\ngenerator.uniform = { min = 1, max = 100 }",
+            (
+                column("generator.choice = { values = [\"x\", \"y\"] }"),
+                "\"x\" is not a int value",
             ),
-            "max 100 does not fit a decimal of 3 digits, 1 after the point",
-        ),
-        (
-            replaced("[run]", "[load]\ntarget = -5\n[run]"),
-            "load.target: -5 must be a rate from 0.001 to 1e9 ops/s",
-        ),
-        (
-            replaced(
-                "[run]",
-                "[load]\nrate_profile = \"ramp:from=10,to=-1,over=2s\"\n[run]",
+            (
+                column("generator.exponential = { mean = 0 }"),
+                "mean 0 must be positive",
             ),
-            "load.rate_profile",
-        ),
-        (
-            replaced(
-                "[run]",
-                "[load]\ntarget = 5\nrate_profile = \"constant:rate=5\"\n[run]",
+            (column("generator.sequence = { modulo = 0 }"), "modulo 0"),
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.derived = { template = \"{zzz}-1\" }",
+                ),
+                "no column 'zzz'",
             ),
-            "load.rate_profile: a rate profile replaces target",
-        ),
-        (
-            replaced(
-                "[run]",
-                "[load]\nrate_profile = \"ramp:from=10,to=0,over=2s\"\n[run]",
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.derived = { template = \"{n\" }",
+                ),
+                "is not closed",
             ),
-            "the workload's rate profile (loadrateprofile, a workload file's load.rate_profile): the profile falls to 0 records/s before the load's 100 records are in",
-        ),
-        // Issue 63: stages are named by their place; a stage's unknown key is named.
-        (
-            replaced(
-                "duration = \"5s\"",
-                "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", target = 5 }, \"hold:rate=5\"]",
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.text = { min_length = 5, max_length = 30 }",
+                ),
+                "within 1 to the column's length 20",
             ),
-            "run.rate_profile: stage 2: 'hold:rate=5': hold needs for=",
-        ),
-        (
-            replaced(
-                "duration = \"5s\"",
-                "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", goal = 5 }]",
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.words = { words = [\"abcdefgh\"], max = 3 }",
+                ),
+                "may exceed the column's length 20",
             ),
-            "unknown field `goal`, expected `duration` or `target`",
-        ),
-        (
-            replaced("[run]", "[load]\nstart = 50\nrecords = 80\n[run]"),
-            "insertcount",
-        ),
-        (
-            replaced(
-                "records = 100",
-                "records = 100\nkey = { order = \"random\" }",
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.constant = { value = 'it\"s' }",
+                ),
+                "printable ASCII",
             ),
-            "record.key.order",
-        ),
-        (
-            replaced(
-                "records = 100",
-                "records = 100\nkey = { prefix = \"us er\" }",
+        ]
+    }
+
+    /// Cases of the run: its mix, duration and rate profile.
+    fn run() -> Vec<(String, &'static str)> {
+        vec![
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"timestamp\"\ngenerator.timestamp = { start = \"yesterday\" }",
+                ),
+                "not an RFC 3339 time",
             ),
-            "record.key.prefix",
-        ),
-        (
-            replaced(
-                "duration = \"5s\"",
-                "duration = \"5s\"\nkey_distribution = \"gaussian\"",
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"timestamp\"\ngenerator.timestamp = { step = \"1 parsec\" }",
+                ),
+                "not a duration",
             ),
-            "run.key_distribution",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.words = { file = \"no-such-words.txt\" }",
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"uuid\"\ngenerator.constant = { value = \"not-a-uuid\" }",
+                ),
+                "is not a UUID",
             ),
-            "generator.words.file: cannot read",
-        ),
-        (
-            replaced(
-                "generator.text = { min_length = 5 }",
-                "generator.words = { words = [\"a\"], file = \"w.toml\" }",
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"bool\"\ngenerator.uniform = { min = 0, max = 1 }",
+                ),
+                "a bool column cannot take the uniform generator",
             ),
-            "give words or a file, not both",
-        ),
-        (
-            format!("{GOOD_WORKLOAD}[properties]\ncolour = 1\n"),
-            "no property 'colour'",
-        ),
-        (
-            format!("{GOOD_WORKLOAD}[properties]\nrecordcount = 5\n"),
-            "set it as record.records",
-        ),
-        (
-            replaced(
-                "records = 100",
-                "records = 100\nfields = { count = 2, length = 10 }",
+            (
+                replaced("update = 0.5", "update = 0.4"),
+                "the weights sum to 0.9, not 1",
             ),
-            "a record has one of",
-        ),
-        // Named operations ([[run.operation]]).
-        (
-            operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", true),
-            "run.mix: give the operations as run.mix or as [[run.operation]]",
-        ),
-        (
-            operations("name = \"Lookup\"\nkind = \"read\"\nweight = 1.0\n", false),
-            "line 20: run.operation[0] ('Lookup').name",
-        ),
-        (
-            operations("name = \"lookup\"\nkind = \"get\"\nweight = 1.0\n", false),
-            "unknown variant `get`",
-        ),
-        (
-            operations("name = \"lookup\"\nkind = \"read\"\nweight = 0.4\n", false),
-            "run.operation: the weights sum to 0.4, not 1",
-        ),
-        (
-            operations(
-                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nfield = \"colour\"\n",
-                false,
+            (
+                replaced("update = 0.5", "upsert = 0.5"),
+                "no operation 'upsert'",
             ),
-            "run.operation[0] ('lookup').field: no column 'colour'",
-        ),
-        (
-            operations(
-                "name = \"touch\"\nkind = \"update\"\nweight = 1.0\nset = [\"n\", \"n\"]\n",
-                false,
+            (
+                replaced("read = 0.5\nupdate = 0.5", "read = 1.5"),
+                "weight 1.5 is out of range",
             ),
-            "run.operation[0] ('touch').set: names 'n' twice",
-        ),
-        (
-            operations(
-                "name = \"add\"\nkind = \"insert\"\nweight = 1.0\nset = [\"n\"]\n",
-                false,
+            (
+                replaced("duration = \"5s\"", "duration = \"1500ms\""),
+                "must be whole seconds",
             ),
-            "run.operation[0] ('add').set: only an update, batch or read_modify_write",
-        ),
-        (
-            operations(
-                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
-                false,
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "duration = \"5s\"\nrate_profile = \"sine:mean=10,amplitude=20,period=1s\"",
+                ),
+                "run.rate_profile",
             ),
-            "run.operation[0] ('lookup').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
-        ),
-        (
-            operations(
-                "name = \"page\"\nkind = \"scan\"\nweight = 1.0\nexpect = { min_rows = 5, max_rows = 2 }\n",
-                false,
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "duration = \"5s\"\nrate_profile = \"constant:rate=5\"\ntarget = 5",
+                ),
+                "replaces target",
             ),
-            "run.operation[0] ('page').expect.min_rows: 5 is more than max_rows 2",
-        ),
-        (
-            operations(
-                "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { found = true, failure = \"oops\" }\n",
-                false,
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "operations = 100\nrate_profile = \"constant:rate=5\"",
+                ),
+                "the workload's rate profile",
             ),
-            "expect.failure: no class 'oops'",
-        ),
-        // Secondary indexes.
-        (
-            replaced(
-                "[run]",
-                "[[record.index]]\nname = \"by_n\"\ncolumns = [\"m\"]\n\n[run]",
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"decimal\"\nprecision = 40\ngenerator.uniform = { min = 1, max = 10 }",
+                ),
+                "column[0] ('n').precision: 40 is out of range: 1 to 38",
             ),
-            "line 17: record.index[0] ('by_n').columns: no column 'm'",
-        ),
-        (
-            replaced(
-                "[run]",
-                "[[record.index]]\nname = \"by n\"\ncolumns = [\"n\"]\n\n[run]",
+            (
+                replaced("type = \"int\"", "type = \"int\"\nscale = 2"),
+                "only decimal columns have a scale, not int",
             ),
-            "record.index[0] ('by n').name",
-        ),
-        // Lists and maps.
-        (
-            replaced("type = \"int\"", "type = \"list\"\nitems = { max = 3 }"),
-            "column[0] ('n').element: a list column needs the type of its elements",
-        ),
-        (
-            replaced("type = \"int\"", "type = \"list\"\nelement = \"int\""),
-            "column[0] ('n').items: a list column needs how many elements it holds",
-        ),
-        (
-            replaced(
-                "type = \"int\"",
-                "type = \"map\"\nelement = \"int\"\nitems = { max = 3 }",
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"decimal\"\nprecision = 3\nscale = 1\ngenerator.uniform = { min = 1, max = 100 }",
+                ),
+                "max 100 does not fit a decimal of 3 digits, 1 after the point",
             ),
-            "column[0] ('n').keys: a map column needs the keys its entries may have",
-        ),
-        (
-            replaced(
-                "type = \"int\"",
-                "type = \"map\"\nelement = \"decimal\"\nkeys = [\"a\"]\nitems = { max = 1 }",
+            (
+                replaced("[run]", "[load]\ntarget = -5\n[run]"),
+                "load.target: -5 must be a rate from 0.001 to 1e9 ops/s",
             ),
-            "column[0] ('n').element: a map holds text, int, bigint, double, bool, uuid or timestamp elements, not decimal",
-        ),
-        (
-            replaced(
-                "type = \"int\"",
-                "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }",
-            )
-            .replace(
-                "[run]",
-                "[[record.index]]\nname = \"by_n\"\ncolumns = [\"n\"]\n\n[run]",
+            (
+                replaced(
+                    "[run]",
+                    "[load]\nrate_profile = \"ramp:from=10,to=-1,over=2s\"\n[run]",
+                ),
+                "load.rate_profile",
             ),
-            "record.index[0] ('by_n').columns: 'n' is a list or a map: an index orders single values",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nappend = { n = \"x\" }\n",
-                false,
-            )
-            .replace("type = \"int\"", "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }"),
-            "run.operation[0] ('bump').append",
-        ),
-        // Read-modify-writes that pass the value read on.
-        (
-            operations(
-                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { label = 1 }\n",
-                false,
+            (
+                replaced(
+                    "[run]",
+                    "[load]\ntarget = 5\nrate_profile = \"constant:rate=5\"\n[run]",
+                ),
+                "load.rate_profile: a rate profile replaces target",
             ),
-            "run.operation[0] ('bump').add: 'label' is not an int, bigint, double or decimal column",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { n = 0.5 }\n",
-                false,
+            (
+                replaced(
+                    "[run]",
+                    "[load]\nrate_profile = \"ramp:from=10,to=0,over=2s\"\n[run]",
+                ),
+                "the workload's rate profile (loadrateprofile, a workload file's load.rate_profile): the profile falls to 0 records/s before the load's 100 records are in",
             ),
-            "run.operation[0] ('bump').add: n: 0.5 is not a whole number",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"update\"\nweight = 1.0\nappend = { label = \"!\" }\n",
-                false,
+        ]
+    }
+
+    /// Cases of stages and named operations.
+    fn stages_and_operations() -> Vec<(String, &'static str)> {
+        vec![
+            // Issue 63: stages are named by their place; a stage's unknown key is named.
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", target = 5 }, \"hold:rate=5\"]",
+                ),
+                "run.rate_profile: stage 2: 'hold:rate=5': hold needs for=",
             ),
-            "run.operation[0] ('bump').append: only a read_modify_write changes what it read (or an increment adds)",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nfield = \"label\"\nadd = { n = 1 }\n",
-                false,
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "duration = \"5s\"\nrate_profile = [{ duration = \"1s\", goal = 5 }]",
+                ),
+                "unknown field `goal`, expected `duration` or `target`",
             ),
-            "run.operation[0] ('bump').field: a column add or append changes must be read",
-        ),
-        // Multi-gets.
-        (
-            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\n", false),
-            "run.operation[0] ('many').keys: a multi_get reads keys = N records",
-        ),
-        (
-            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 1\n", false),
-            "run.operation[0] ('many').keys: 1 is out of range: 2 to 1000",
-        ),
-        (
-            operations("name = \"many\"\nkind = \"read\"\nweight = 1.0\nkeys = 5\n", false),
-            "run.operation[0] ('many').keys: only a multi_get reads several keys",
-        ),
-        (
-            operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 101\n", false),
-            "run.operation[0] ('many').keys: 101 distinct keys of 100 records",
-        ),
-        // Transactions.
-        (
-            operations("name = \"t\"\nkind = \"transaction\"\nweight = 1.0\n", false),
-            "run.operation[0] ('t').steps: a transaction runs steps",
-        ),
-        (
-            operations(
-                "name = \"t\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nsteps = [\"SELECT 1\"]\n",
-                false,
+            (
+                replaced("[run]", "[load]\nstart = 50\nrecords = 80\n[run]"),
+                "insertcount",
             ),
-            "run.operation[0] ('t').steps: only a transaction has steps",
-        ),
-        (
-            operations(
-                "name = \"t\"\nkind = \"transaction\"\nweight = 1.0\nsteps = [\"SELECT :nope\"]\n",
-                false,
+            (
+                replaced(
+                    "records = 100",
+                    "records = 100\nkey = { order = \"random\" }",
+                ),
+                "record.key.order",
             ),
-            "run.operation[0] ('t').steps: ",
-        ),
-        (
-            replaced("records = 100", "records = 100\nkey = { column = \"n\" }"),
-            "keycolumn",
-        ),
-        (
-            replaced("records = 100", "records = 100\nkey = { column = \"1id\" }"),
-            "expected a letter, then letters, digits and '_'",
-        ),
-        (
-            replaced("type = \"int\"", "type = \"blob\""),
-            "a blob column needs its largest size in bytes",
-        ),
-        (
-            replaced(
-                "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
-                "type = \"blob\"\nlength = 2\ngenerator.constant = { value = \"abc\" }",
+            (
+                replaced(
+                    "records = 100",
+                    "records = 100\nkey = { prefix = \"us er\" }",
+                ),
+                "record.key.prefix",
             ),
-            "\"abc\" is not bytes in hex",
-        ),
-        // Batches.
-        (
-            operations("name = \"b\"\nkind = \"batch\"\nweight = 1.0\n", false),
-            "run.operation[0] ('b').keys: a batch writes keys = N records (2 to 1000)",
-        ),
-        (
-            operations(
-                "name = \"b\"\nkind = \"batch\"\nweight = 1.0\nkeys = 3\nfield = \"n\"\n",
-                false,
+            (
+                replaced(
+                    "duration = \"5s\"",
+                    "duration = \"5s\"\nkey_distribution = \"gaussian\"",
+                ),
+                "run.key_distribution",
             ),
-            "run.operation[0] ('b').field: only a read, scan, multi_get or read_modify_write reads a column",
-        ),
-        // Increments.
-        (
-            operations("name = \"bump\"\nkind = \"increment\"\nweight = 1.0\n", false),
-            "run.operation[0] ('bump').add: an increment adds to columns",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nappend = { label = \"!\" }\n",
-                false,
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.words = { file = \"no-such-words.txt\" }",
+                ),
+                "generator.words.file: cannot read",
             ),
-            "run.operation[0] ('bump').append: an increment adds numbers",
-        ),
-        (
-            operations(
-                "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nexpect = { rows = 1 }\n",
-                false,
+            (
+                replaced(
+                    "generator.text = { min_length = 5 }",
+                    "generator.words = { words = [\"a\"], file = \"w.toml\" }",
+                ),
+                "give words or a file, not both",
             ),
-            "run.operation[0] ('bump').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
-        ),
-        // Sequences.
-        (
-            operations("name = \"s\"\nkind = \"sequence\"\nweight = 1.0\n", false),
-            "run.operation[0] ('s').operations: a sequence runs operations = [\"name\", ...]",
-        ),
-        (
-            operations(
-                "name = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"s\"]\n",
-                false,
+            (
+                format!("{GOOD_WORKLOAD}[properties]\ncolour = 1\n"),
+                "no property 'colour'",
             ),
-            "run.operation[0] ('s').operations: 1 steps: give 2 to 10",
-        ),
-        (
-            operations(
-                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"w\"]\n",
-                false,
+            (
+                format!("{GOOD_WORKLOAD}[properties]\nrecordcount = 5\n"),
+                "set it as record.records",
             ),
-            "run.operation[1] ('s').operations: no operation 'w': the file has r, s",
-        ),
-        (
-            operations(
-                "name = \"r\"\nkind = \"scan\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
-                false,
+            (
+                replaced(
+                    "records = 100",
+                    "records = 100\nfields = { count = 2, length = 10 }",
+                ),
+                "a record has one of",
             ),
-            "run.operation[1] ('s').operations: 'r' is a scan: a step works on the sequence's one key",
-        ),
-        (
-            operations(
-                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
-                false,
+            // Named operations ([[run.operation]]).
+            (
+                operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", true),
+                "run.mix: give the operations as run.mix or as [[run.operation]]",
             ),
-            "run.operation[1] ('s').operations: 's' is a sequence: a step works on the sequence's one key",
-        ),
-        (
-            operations(
-                "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"r\"]\nexpect = { found = true }\n",
-                false,
+            (
+                operations("name = \"Lookup\"\nkind = \"read\"\nweight = 1.0\n", false),
+                "line 20: run.operation[0] ('Lookup').name",
             ),
-            "run.operation[1] ('s').expect.found: only a read, read_modify_write or increment finds a record or not",
-        ),
-        (
-            operations(
-                "name = \"r\"\nkind = \"read\"\nweight = 1.0\ntransaction = true\n",
-                false,
+            (
+                operations("name = \"lookup\"\nkind = \"get\"\nweight = 1.0\n", false),
+                "unknown variant `get`",
             ),
-            "run.operation[0] ('r').transaction: only a sequence has one: kind = \"sequence\"",
-        ),
-        // Statements of one's own.
-        (
-            operations("name = \"q\"\nkind = \"statement\"\nweight = 1.0\n", false),
-            "run.operation[0] ('q').sql: a statement needs sql, cql or both",
-        ),
-        (
-            operations(
-                "name = \"q\"\nkind = \"read\"\nweight = 1.0\nsql = \"SELECT 1\"\n",
-                false,
+            (
+                operations("name = \"lookup\"\nkind = \"read\"\nweight = 0.4\n", false),
+                "run.operation: the weights sum to 0.4, not 1",
             ),
-            "run.operation[0] ('q').sql: only a statement has one",
-        ),
-        (
-            operations(
-                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT n FROM usertable WHERE label = :colour\"\n",
-                false,
+            (
+                operations(
+                    "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nfield = \"colour\"\n",
+                    false,
+                ),
+                "run.operation[0] ('lookup').field: no column 'colour'",
             ),
-            "run.operation[0] ('q').sql: parameter ':colour' is unbound",
-        ),
-        (
-            operations(
-                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 'oops FROM t\"\n",
-                false,
+            (
+                operations(
+                    "name = \"touch\"\nkind = \"update\"\nweight = 1.0\nset = [\"n\", \"n\"]\n",
+                    false,
+                ),
+                "run.operation[0] ('touch').set: names 'n' twice",
             ),
-            "run.operation[0] ('q').sql: a quote (') is not closed",
-        ),
-        (
-            operations(
-                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nconsistency = \"ONE\"\n",
-                false,
+            (
+                operations(
+                    "name = \"add\"\nkind = \"insert\"\nweight = 1.0\nset = [\"n\"]\n",
+                    false,
+                ),
+                "run.operation[0] ('add').set: only an update, batch or read_modify_write",
             ),
-            "run.operation[0] ('q').consistency: only a cql statement",
-        ),
-        (
-            operations(
-                "name = \"q\"\nkind = \"statement\"\nweight = 1.0\ncql = \"SELECT n FROM t\"\nconsistency = \"MOST\"\n",
-                false,
+            (
+                operations(
+                    "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { rows = 3 }\n",
+                    false,
+                ),
+                "run.operation[0] ('lookup').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
             ),
-            "run.operation[0] ('q').consistency: no level 'MOST'",
-        ),
-        (
-            format!(
-                "{}[properties]\nreadproportion = 0.5\n",
-                operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", false)
+            (
+                operations(
+                    "name = \"page\"\nkind = \"scan\"\nweight = 1.0\nexpect = { min_rows = 5, max_rows = 2 }\n",
+                    false,
+                ),
+                "run.operation[0] ('page').expect.min_rows: 5 is more than max_rows 2",
             ),
-            "set it as run.mix.read",
-        ),
-    ];
+            (
+                operations(
+                    "name = \"lookup\"\nkind = \"read\"\nweight = 1.0\nexpect = { found = true, failure = \"oops\" }\n",
+                    false,
+                ),
+                "expect.failure: no class 'oops'",
+            ),
+        ]
+    }
+
+    /// Cases of secondary indexes, lists and maps.
+    fn indexes_and_collections() -> Vec<(String, &'static str)> {
+        vec![
+            // Secondary indexes.
+            (
+                replaced(
+                    "[run]",
+                    "[[record.index]]\nname = \"by_n\"\ncolumns = [\"m\"]\n\n[run]",
+                ),
+                "line 17: record.index[0] ('by_n').columns: no column 'm'",
+            ),
+            (
+                replaced(
+                    "[run]",
+                    "[[record.index]]\nname = \"by n\"\ncolumns = [\"n\"]\n\n[run]",
+                ),
+                "record.index[0] ('by n').name",
+            ),
+            // Lists and maps.
+            (
+                replaced("type = \"int\"", "type = \"list\"\nitems = { max = 3 }"),
+                "column[0] ('n').element: a list column needs the type of its elements",
+            ),
+            (
+                replaced("type = \"int\"", "type = \"list\"\nelement = \"int\""),
+                "column[0] ('n').items: a list column needs how many elements it holds",
+            ),
+            (
+                replaced(
+                    "type = \"int\"",
+                    "type = \"map\"\nelement = \"int\"\nitems = { max = 3 }",
+                ),
+                "column[0] ('n').keys: a map column needs the keys its entries may have",
+            ),
+            (
+                replaced(
+                    "type = \"int\"",
+                    "type = \"map\"\nelement = \"decimal\"\nkeys = [\"a\"]\nitems = { max = 1 }",
+                ),
+                "column[0] ('n').element: a map holds text, int, bigint, double, bool, uuid or timestamp elements, not decimal",
+            ),
+            (
+                replaced(
+                    "type = \"int\"",
+                    "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }",
+                )
+                .replace(
+                    "[run]",
+                    "[[record.index]]\nname = \"by_n\"\ncolumns = [\"n\"]\n\n[run]",
+                ),
+                "record.index[0] ('by_n').columns: 'n' is a list or a map: an index orders single values",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nappend = { n = \"x\" }\n",
+                    false,
+                )
+                .replace("type = \"int\"", "type = \"list\"\nelement = \"int\"\nitems = { max = 3 }"),
+                "run.operation[0] ('bump').append",
+            ),
+        ]
+    }
+
+    /// Cases of read-modify-writes, multi-gets, transactions, batches and increments.
+    fn operation_kinds() -> Vec<(String, &'static str)> {
+        vec![
+            // Read-modify-writes that pass the value read on.
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { label = 1 }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').add: 'label' is not an int, bigint, double or decimal column",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nadd = { n = 0.5 }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').add: n: 0.5 is not a whole number",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"update\"\nweight = 1.0\nappend = { label = \"!\" }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').append: only a read_modify_write changes what it read (or an increment adds)",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"read_modify_write\"\nweight = 1.0\nfield = \"label\"\nadd = { n = 1 }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').field: a column add or append changes must be read",
+            ),
+            // Multi-gets.
+            (
+                operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\n", false),
+                "run.operation[0] ('many').keys: a multi_get reads keys = N records",
+            ),
+            (
+                operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 1\n", false),
+                "run.operation[0] ('many').keys: 1 is out of range: 2 to 1000",
+            ),
+            (
+                operations("name = \"many\"\nkind = \"read\"\nweight = 1.0\nkeys = 5\n", false),
+                "run.operation[0] ('many').keys: only a multi_get reads several keys",
+            ),
+            (
+                operations("name = \"many\"\nkind = \"multi_get\"\nweight = 1.0\nkeys = 101\n", false),
+                "run.operation[0] ('many').keys: 101 distinct keys of 100 records",
+            ),
+            // Transactions.
+            (
+                operations("name = \"t\"\nkind = \"transaction\"\nweight = 1.0\n", false),
+                "run.operation[0] ('t').steps: a transaction runs steps",
+            ),
+            (
+                operations(
+                    "name = \"t\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nsteps = [\"SELECT 1\"]\n",
+                    false,
+                ),
+                "run.operation[0] ('t').steps: only a transaction has steps",
+            ),
+            (
+                operations(
+                    "name = \"t\"\nkind = \"transaction\"\nweight = 1.0\nsteps = [\"SELECT :nope\"]\n",
+                    false,
+                ),
+                "run.operation[0] ('t').steps: ",
+            ),
+            (
+                replaced("records = 100", "records = 100\nkey = { column = \"n\" }"),
+                "keycolumn",
+            ),
+            (
+                replaced("records = 100", "records = 100\nkey = { column = \"1id\" }"),
+                "expected a letter, then letters, digits and '_'",
+            ),
+            (
+                replaced("type = \"int\"", "type = \"blob\""),
+                "a blob column needs its largest size in bytes",
+            ),
+            (
+                replaced(
+                    "type = \"int\"\ngenerator.uniform = { min = 1, max = 10 }",
+                    "type = \"blob\"\nlength = 2\ngenerator.constant = { value = \"abc\" }",
+                ),
+                "\"abc\" is not bytes in hex",
+            ),
+            // Batches.
+            (
+                operations("name = \"b\"\nkind = \"batch\"\nweight = 1.0\n", false),
+                "run.operation[0] ('b').keys: a batch writes keys = N records (2 to 1000)",
+            ),
+            (
+                operations(
+                    "name = \"b\"\nkind = \"batch\"\nweight = 1.0\nkeys = 3\nfield = \"n\"\n",
+                    false,
+                ),
+                "run.operation[0] ('b').field: only a read, scan, multi_get or read_modify_write reads a column",
+            ),
+            // Increments.
+            (
+                operations("name = \"bump\"\nkind = \"increment\"\nweight = 1.0\n", false),
+                "run.operation[0] ('bump').add: an increment adds to columns",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nappend = { label = \"!\" }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').append: an increment adds numbers",
+            ),
+            (
+                operations(
+                    "name = \"bump\"\nkind = \"increment\"\nweight = 1.0\nadd = { n = 1 }\nexpect = { rows = 1 }\n",
+                    false,
+                ),
+                "run.operation[0] ('bump').expect.rows: only a scan, a multi_get, a statement or a transaction returns rows",
+            ),
+        ]
+    }
+
+    /// Cases of sequences and statements of one's own.
+    fn sequences_and_statements() -> Vec<(String, &'static str)> {
+        vec![
+            // Sequences.
+            (
+                operations("name = \"s\"\nkind = \"sequence\"\nweight = 1.0\n", false),
+                "run.operation[0] ('s').operations: a sequence runs operations = [\"name\", ...]",
+            ),
+            (
+                operations(
+                    "name = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"s\"]\n",
+                    false,
+                ),
+                "run.operation[0] ('s').operations: 1 steps: give 2 to 10",
+            ),
+            (
+                operations(
+                    "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"w\"]\n",
+                    false,
+                ),
+                "run.operation[1] ('s').operations: no operation 'w': the file has r, s",
+            ),
+            (
+                operations(
+                    "name = \"r\"\nkind = \"scan\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
+                    false,
+                ),
+                "run.operation[1] ('s').operations: 'r' is a scan: a step works on the sequence's one key",
+            ),
+            (
+                operations(
+                    "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"s\"]\n",
+                    false,
+                ),
+                "run.operation[1] ('s').operations: 's' is a sequence: a step works on the sequence's one key",
+            ),
+            (
+                operations(
+                    "name = \"r\"\nkind = \"read\"\nweight = 0.0\n[[run.operation]]\nname = \"s\"\nkind = \"sequence\"\nweight = 1.0\noperations = [\"r\", \"r\"]\nexpect = { found = true }\n",
+                    false,
+                ),
+                "run.operation[1] ('s').expect.found: only a read, read_modify_write or increment finds a record or not",
+            ),
+            (
+                operations(
+                    "name = \"r\"\nkind = \"read\"\nweight = 1.0\ntransaction = true\n",
+                    false,
+                ),
+                "run.operation[0] ('r').transaction: only a sequence has one: kind = \"sequence\"",
+            ),
+            // Statements of one's own.
+            (
+                operations("name = \"q\"\nkind = \"statement\"\nweight = 1.0\n", false),
+                "run.operation[0] ('q').sql: a statement needs sql, cql or both",
+            ),
+            (
+                operations(
+                    "name = \"q\"\nkind = \"read\"\nweight = 1.0\nsql = \"SELECT 1\"\n",
+                    false,
+                ),
+                "run.operation[0] ('q').sql: only a statement has one",
+            ),
+            (
+                operations(
+                    "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT n FROM usertable WHERE label = :colour\"\n",
+                    false,
+                ),
+                "run.operation[0] ('q').sql: parameter ':colour' is unbound",
+            ),
+            (
+                operations(
+                    "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 'oops FROM t\"\n",
+                    false,
+                ),
+                "run.operation[0] ('q').sql: a quote (') is not closed",
+            ),
+            (
+                operations(
+                    "name = \"q\"\nkind = \"statement\"\nweight = 1.0\nsql = \"SELECT 1\"\nconsistency = \"ONE\"\n",
+                    false,
+                ),
+                "run.operation[0] ('q').consistency: only a cql statement",
+            ),
+            (
+                operations(
+                    "name = \"q\"\nkind = \"statement\"\nweight = 1.0\ncql = \"SELECT n FROM t\"\nconsistency = \"MOST\"\n",
+                    false,
+                ),
+                "run.operation[0] ('q').consistency: no level 'MOST'",
+            ),
+            (
+                format!(
+                    "{}[properties]\nreadproportion = 0.5\n",
+                    operations("name = \"lookup\"\nkind = \"read\"\nweight = 1.0\n", false)
+                ),
+                "set it as run.mix.read",
+            ),
+        ]
+    }
+}
+
+/// Issue 43: malformed workload files, each refused by `workload check` and by `run` with one
+/// line naming the file's field (exit 2) before anything connects: a listener stands where the
+/// database would be and must never see a connection.
+#[test]
+fn malformed_workload_files_are_refused_with_one_line_naming_the_field() {
+    let cases = malformed::cases();
     assert!(cases.len() >= 30);
     let dir = tempfile::tempdir().unwrap();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -4295,19 +4428,12 @@ expect = { min_rows = 1, max_rows = 5 }
     assert_eq!(empty + ops["page"]["ok"].as_u64().unwrap(), pages, "{ops}");
 }
 
-/// Issue 43: a workload file's own SQL on SQLite: a query by a column's loaded value and an
-/// update by key, each prepared, measured under its name and judged by its `expect` (rows
-/// returned, rows changed). A binding that runs no statement (Redis), and SQL that does not
-/// prepare, are refused with one line and exit 2; Redis's listener sees no connection.
-#[test]
-fn a_workload_files_own_statements_run_on_sqlite_and_are_refused_where_they_cannot() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("orders.toml");
-    let write = |update: &str| {
-        std::fs::write(
-            &file,
-            format!(
-                r#"[record]
+/// Writes the orders workload of the test below, `update` its `pay` statement.
+fn write_orders_workload(file: &std::path::Path, update: &str) {
+    std::fs::write(
+        file,
+        format!(
+            r#"[record]
 table = "orders"
 records = 300
 key = {{ prefix = "order", order = "ordered", zero_padding = 5 }}
@@ -4343,11 +4469,23 @@ weight = 0.4
 sql = "{update}"
 expect = {{ rows = 1 }}
 "#
-            ),
-        )
-        .unwrap()
-    };
-    write("UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key");
+        ),
+    )
+    .unwrap()
+}
+
+/// Issue 43: a workload file's own SQL on SQLite: a query by a column's loaded value and an
+/// update by key, each prepared, measured under its name and judged by its `expect` (rows
+/// returned, rows changed). A binding that runs no statement (Redis), and SQL that does not
+/// prepare, are refused with one line and exit 2; Redis's listener sees no connection.
+#[test]
+fn a_workload_files_own_statements_run_on_sqlite_and_are_refused_where_they_cannot() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("orders.toml");
+    write_orders_workload(
+        &file,
+        "UPDATE orders SET total = total + 1 WHERE YCSB_KEY = :key",
+    );
     let shown = file.to_str().unwrap();
     let db = dir.path().join("orders.db");
     let url = format!("sqlite://{}", db.display());
@@ -4455,7 +4593,7 @@ expect = {{ rows = 1 }}
             .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
         "a statement let a run on Redis connect"
     );
-    write("UPDATE orders SET colour = 1 WHERE YCSB_KEY = :key");
+    write_orders_workload(&file, "UPDATE orders SET colour = 1 WHERE YCSB_KEY = :key");
     let o = scalebench(&["run", shown, "--db", &url]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");

@@ -155,27 +155,7 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     )
     .unwrap();
     let f = file.to_str().unwrap();
-    let c = clusters.to_str().unwrap();
-    let run = |args: &[&str]| {
-        let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
-            .args(args)
-            .env("SCALEBENCH_CLUSTERS_DIR", c)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        // The password is made at `cluster up`, random, kept in the 0600 state file.
-        let password = cluster_password(&clusters.join("cli-pg"));
-        assert!(
-            password.is_none_or(|p| !text.contains(&p)),
-            "{args:?} shows the password:\n{text}"
-        );
-        (o.status.code(), text)
-    };
+    let run = |args: &[&str]| cli_on(&clusters, args);
     let _ = run(&["cluster", "down", f]);
     let (code, text) = run(&["cluster", "up", f]);
     assert_eq!(code, Some(0), "{text}");
@@ -184,7 +164,111 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         "{text}"
     );
 
-    let load_out = dir.path().join("load.json");
+    load_measures_space_once_flushed_and_compacted(&run, f, dir.path(), &clusters);
+
+    let r = a_paused_replica_serves_no_stale_read(&run, f, dir.path());
+    let (code, text) = run(&[
+        "run",
+        "--deployment",
+        f,
+        "--duration",
+        "1s",
+        "--fault",
+        "pause:node9",
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("no node 'node9'") && text.contains("node1, node2"),
+        "{text}"
+    );
+    // A probe rate beyond what one writer can do against a synchronous replica: bad input, named.
+    let (code, text) = run(&[
+        "run",
+        "--deployment",
+        f,
+        "--duration",
+        "1s",
+        "--consistency-probe",
+        "10000",
+    ]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("'10000'") && text.contains("can write at most about"),
+        "{text}"
+    );
+    two_clients_share_the_deployments_wait_space_and_faults(&run, f, dir.path());
+
+    // The deployment's binding option (reads to the replica) is among the run's properties.
+    assert!(r["parameters"]["properties"]["postgres.read_hosts"]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.1:"));
+
+    space_per_record_is_marginal(&run, f, dir.path());
+
+    let (code, text) = run(&["cluster", "status", f, "--json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("postgres://bench:***@"), "{text}");
+    let (code, text) = run(&["cluster", "space", f, "--records", "1000"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("bytes per record"), "{text}");
+    // The table's files are data and index, the catalogs system.
+    for part in ["data MB", "index MB", "system MB", "log MB"] {
+        assert!(text.contains(part), "{text}");
+    }
+    let (code, text) = run(&["cluster", "flush", f]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("node2: CHECKPOINT"), "{text}");
+    let (code, _) = run(&["cluster", "down", f]);
+    assert_eq!(code, Some(0));
+    let (code, text) = run(&["run", "--deployment", f, "--duration", "1s"]);
+    assert_eq!(
+        code,
+        Some(1),
+        "a stopped cluster is a runtime error: {text}"
+    );
+    assert!(text.contains("down"), "{text}");
+    // The nodes' data (in directories of their own under the temp dir) goes with the cluster.
+    let (code, text) = run(&["cluster", "down", f, "--purge"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!clusters.join("cli-pg").exists());
+}
+
+/// How the deployment test runs `scalebench`: its exit code and output.
+type CliRun<'a> = dyn Fn(&[&str]) -> (Option<i32>, String) + 'a;
+
+/// `scalebench args` with the test's clusters directory: its exit code and output, which must not
+/// show the cli-pg cluster's password.
+fn cli_on(clusters: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let c = clusters.to_str().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(args)
+        .env("SCALEBENCH_CLUSTERS_DIR", c)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    // The password is made at `cluster up`, random, kept in the 0600 state file.
+    let password = cluster_password(&clusters.join("cli-pg"));
+    assert!(
+        password.is_none_or(|p| !text.contains(&p)),
+        "{args:?} shows the password:\n{text}"
+    );
+    (o.status.code(), text)
+}
+
+/// The load records the deployment and the space its records take, flushed and compacted.
+fn load_measures_space_once_flushed_and_compacted(
+    run: &CliRun<'_>,
+    f: &str,
+    dir: &std::path::Path,
+    clusters: &std::path::Path,
+) {
+    let load_out = dir.join("load.json");
     let (code, text) = run(&[
         "load",
         "--deployment",
@@ -221,8 +305,15 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
     assert!(!std::fs::read_to_string(&load_out)
         .unwrap()
         .contains(&cluster_password(&clusters.join("cli-pg")).unwrap()));
+}
 
-    let run_out = dir.path().join("run.json");
+/// A run with the replica paused and a consistency probe; its result.
+fn a_paused_replica_serves_no_stale_read(
+    run: &CliRun<'_>,
+    f: &str,
+    dir: &std::path::Path,
+) -> serde_json::Value {
+    let run_out = dir.join("run.json");
     let (code, text) = run(&[
         "run",
         "c",
@@ -274,39 +365,18 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         phase["consistency"]
     );
     assert!(phase["consistency"]["probe_writes"].as_u64().unwrap() >= 20);
-    let (code, text) = run(&[
-        "run",
-        "--deployment",
-        f,
-        "--duration",
-        "1s",
-        "--fault",
-        "pause:node9",
-    ]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("no node 'node9'") && text.contains("node1, node2"),
-        "{text}"
-    );
-    // A probe rate beyond what one writer can do against a synchronous replica: bad input, named.
-    let (code, text) = run(&[
-        "run",
-        "--deployment",
-        f,
-        "--duration",
-        "1s",
-        "--consistency-probe",
-        "10000",
-    ]);
-    assert_eq!(code, Some(2), "{text}");
-    assert!(
-        text.contains("'10000'") && text.contains("can write at most about"),
-        "{text}"
-    );
+    r
+}
+
+fn two_clients_share_the_deployments_wait_space_and_faults(
+    run: &CliRun<'_>,
+    f: &str,
+    dir: &std::path::Path,
+) {
     // Issue 41, point 4: two clients on the deployment. The launcher holds it: the wait until
     // idle before the run and the space after it are taken once, by the launcher, and the space
     // is in the merged result. Point 6: the launcher pauses the replica while both clients load.
-    let clients_out = dir.path().join("clients.json");
+    let clients_out = dir.join("clients.json");
     let (code, text) = run(&[
         "run",
         "c",
@@ -349,18 +419,14 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
             .len(),
         2
     );
+}
 
-    // The deployment's binding option (reads to the replica) is among the run's properties.
-    assert!(r["parameters"]["properties"]["postgres.read_hosts"]
-        .as_str()
-        .unwrap()
-        .starts_with("127.0.0.1:"));
-
+fn space_per_record_is_marginal(run: &CliRun<'_>, f: &str, dir: &std::path::Path) {
     // The space a record adds is measured around each load, so the fixed overhead (WAL segments,
     // catalogs) cancels: 1,000 and 10,000 records cost the same per record (issue 29, point 9),
     // while the total over the records is mostly overhead at 1,000.
     let marginal_of = |records: &str| {
-        let out = dir.path().join(format!("load-{records}.json"));
+        let out = dir.join(format!("load-{records}.json"));
         let (code, text) = run(&[
             "load",
             "--deployment",
@@ -391,33 +457,6 @@ fn a_deployment_through_the_cli_records_space_and_hides_the_password() {
         small_total > 1.5 * small,
         "{small_total:.0} total, {small:.0} marginal"
     );
-
-    let (code, text) = run(&["cluster", "status", f, "--json"]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("postgres://bench:***@"), "{text}");
-    let (code, text) = run(&["cluster", "space", f, "--records", "1000"]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("bytes per record"), "{text}");
-    // The table's files are data and index, the catalogs system.
-    for part in ["data MB", "index MB", "system MB", "log MB"] {
-        assert!(text.contains(part), "{text}");
-    }
-    let (code, text) = run(&["cluster", "flush", f]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(text.contains("node2: CHECKPOINT"), "{text}");
-    let (code, _) = run(&["cluster", "down", f]);
-    assert_eq!(code, Some(0));
-    let (code, text) = run(&["run", "--deployment", f, "--duration", "1s"]);
-    assert_eq!(
-        code,
-        Some(1),
-        "a stopped cluster is a runtime error: {text}"
-    );
-    assert!(text.contains("down"), "{text}");
-    // The nodes' data (in directories of their own under the temp dir) goes with the cluster.
-    let (code, text) = run(&["cluster", "down", f, "--purge"]);
-    assert_eq!(code, Some(0), "{text}");
-    assert!(!clusters.join("cli-pg").exists());
 }
 
 /// An experiment over two real databases (SQLite and PostgreSQL) x two configurations x two thread
@@ -430,40 +469,7 @@ fn an_experiment_runs_into_the_results_file_and_resumes_after_a_kill() {
     let server = PostgresServer::start(&base, &[], true).expect("PostgreSQL starts");
     let dir = test_dir();
     let file = dir.path().join("exp.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"
-name = "two-dbs"
-repetitions = 3
-discard_first = 1
-[procedure]
-load = "once"
-duration = "300ms"
-[[database]]
-name = "sqlite"
-db = "sqlite://{}/bench.db"
-[[database]]
-name = "pg"
-db = "{}"
-[[configuration]]
-name = "durable"
-properties = {{ "sqlite.synchronous" = "full", "postgres.synchronous_commit" = "on" }}
-[[configuration]]
-name = "fast"
-properties = {{ "sqlite.synchronous" = "off", "postgres.synchronous_commit" = "off" }}
-[[workload]]
-name = "a"
-workload = "a"
-properties = {{ recordcount = 500 }}
-[sweep]
-threads = [1, 2]
-"#,
-            dir.path().display(),
-            server.url()
-        ),
-    )
-    .unwrap();
+    write_two_dbs_experiment(&file, dir.path(), &server.url());
     let results = dir.path().join("results.db");
     let exp = |extra: &[&str]| {
         let mut c = Command::new(env!("CARGO_BIN_EXE_scalebench"));
@@ -532,6 +538,61 @@ threads = [1, 2]
         .unwrap();
     assert!(resources > 0);
 
+    a_cells_summary_is_the_mean_of_its_kept_repetitions(&db, &results);
+    // No password in the results file.
+    let all: String = db
+        .query_row("SELECT group_concat(result, '') FROM runs", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert!(!all.contains(server.password()));
+}
+
+/// The experiment of the test above: SQLite and PostgreSQL at `url`, two configurations, two
+/// thread counts, three repetitions.
+fn write_two_dbs_experiment(file: &std::path::Path, dir: &std::path::Path, url: &str) {
+    std::fs::write(
+        file,
+        format!(
+            r#"
+name = "two-dbs"
+repetitions = 3
+discard_first = 1
+[procedure]
+load = "once"
+duration = "300ms"
+[[database]]
+name = "sqlite"
+db = "sqlite://{}/bench.db"
+[[database]]
+name = "pg"
+db = "{}"
+[[configuration]]
+name = "durable"
+properties = {{ "sqlite.synchronous" = "full", "postgres.synchronous_commit" = "on" }}
+[[configuration]]
+name = "fast"
+properties = {{ "sqlite.synchronous" = "off", "postgres.synchronous_commit" = "off" }}
+[[workload]]
+name = "a"
+workload = "a"
+properties = {{ recordcount = 500 }}
+[sweep]
+threads = [1, 2]
+"#,
+            dir.display(),
+            url
+        ),
+    )
+    .unwrap();
+}
+
+/// The summary of a cell is the mean of repetitions 2 and 3 (the first is discarded), exported
+/// as JSON and CSV.
+fn a_cells_summary_is_the_mean_of_its_kept_repetitions(
+    db: &rusqlite::Connection,
+    results: &std::path::Path,
+) {
     // The summary of a cell is the mean of repetitions 2 and 3 (the first is discarded).
     let cell = "pg/fast/a/threads=2";
     let t: Vec<f64> = {
@@ -546,7 +607,7 @@ threads = [1, 2]
     assert_eq!(t.len(), 2);
     let export = Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(["results", "export", "two-dbs", "--results"])
-        .arg(&results)
+        .arg(results)
         .output()
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
@@ -568,17 +629,10 @@ threads = [1, 2]
     );
     let csv = Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(["results", "export", "two-dbs", "--csv", "--results"])
-        .arg(&results)
+        .arg(results)
         .output()
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&csv.stdout).lines().count(), 25);
-    // No password in the results file.
-    let all: String = db
-        .query_row("SELECT group_concat(result, '') FROM runs", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert!(!all.contains(server.password()));
 }
 
 /// Inserts on kept data (Dijkshoorn's INSERT cells with `load = "once"`): 3 repetitions x 2 thread

@@ -500,16 +500,6 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
         "[default]\np99_impact = 0.5\n",
     )
     .unwrap();
-    let experiment_text = |actions: &str, sla: &str| {
-        format!(
-            "name = \"ops-exp\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
-             request_set = 100\n[procedure.elastic]\nbaseline = \"3s\"\nafter = \"2s\"\nstable_sets = 3\n\
-             stable_timeout = \"2m\"\nservice_level = \"{sla}\"\n\
-             [[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\nproperties = {{ threadcount = 2 }}\n\
-             [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = {{ recordcount = 500 }}\n\
-             [sweep]\naction = [{actions}]\n"
-        )
-    };
     let file = dir.path().join("exp.toml");
     let results = dir.path().join("results.db");
     let clusters = dir.path().join("clusters");
@@ -520,7 +510,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
         ("\"add:1\"", "bad-sla.toml", "p99_impact = 0.5"),
         ("\"grow\"", "sla.toml", "'grow'"),
     ] {
-        std::fs::write(&file, experiment_text(actions, sla)).unwrap();
+        std::fs::write(&file, ops_experiment_text(actions, sla)).unwrap();
         let o = run();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{actions}: {err}");
@@ -537,7 +527,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deployments/cassandra-3.toml");
     std::fs::write(
         &file,
-        experiment_text("\"crash:1\", \"repair\"", "sla.toml").replace(
+        ops_experiment_text("\"crash:1\", \"repair\"", "sla.toml").replace(
             "[[workload]]",
             &format!(
                 "[[database]]\nname = \"cassandra\"\ndeployment = {:?}\n[[workload]]",
@@ -559,14 +549,38 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
 
     std::fs::write(
         &file,
-        experiment_text("\"add:1\", \"restart:node2\"", "sla.toml"),
+        ops_experiment_text("\"add:1\", \"restart:node2\"", "sla.toml"),
     )
     .unwrap();
     let o = run();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(err.contains("service level missed: 1 runs"), "{err}");
-    let db = rusqlite::Connection::open(&results).unwrap();
+    each_operation_is_judged_against_its_level(&results);
+    let text = results_show("ops-exp", &results);
+    assert!(
+        text.contains("service level met 1/1") && text.contains("SERVICE LEVEL MISSED in 1 of 1"),
+        "{text}"
+    );
+    the_report_shows_the_service_level_matrix(dir.path(), &results);
+}
+
+/// The experiment of the test above: Redis under `actions`, judged against `sla`.
+fn ops_experiment_text(actions: &str, sla: &str) -> String {
+    format!(
+            "name = \"ops-exp\"\nrepetitions = 1\n[procedure]\nmeasure = \"elastic\"\nwarmup = \"1s\"\n\
+             request_set = 100\n[procedure.elastic]\nbaseline = \"3s\"\nafter = \"2s\"\nstable_sets = 3\n\
+             stable_timeout = \"2m\"\nservice_level = \"{sla}\"\n\
+             [[database]]\nname = \"redis\"\ndeployment = \"redis.toml\"\nproperties = {{ threadcount = 2 }}\n\
+             [[workload]]\nname = \"docs\"\nworkload = \"documents\"\nproperties = {{ recordcount = 500 }}\n\
+             [sweep]\naction = [{actions}]\n"
+        )
+}
+
+/// Each run's verdict as recorded: no write lost, the add met its level, the restart missed
+/// its recovery.
+fn each_operation_is_judged_against_its_level(results: &Path) {
+    let db = rusqlite::Connection::open(results).unwrap();
     let rows: Vec<(String, String, String, String)> = db
         .prepare(
             "SELECT x.action, x.verdict, r.status, r.result FROM run_elastic x \
@@ -611,12 +625,11 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
             other => panic!("{other}"),
         }
     }
-    let text = results_show("ops-exp", &results);
-    assert!(
-        text.contains("service level met 1/1") && text.contains("SERVICE LEVEL MISSED in 1 of 1"),
-        "{text}"
-    );
-    let html = dir.path().join("ops.html");
+}
+
+/// The report's service-level matrix, in the page and as a browser lays it out.
+fn the_report_shows_the_service_level_matrix(dir: &Path, results: &Path) {
+    let html = dir.join("ops.html");
     let rep = scalebench(&[
         "report",
         results.to_str().unwrap(),
@@ -640,7 +653,7 @@ fn an_experiment_of_operations_judges_each_against_its_service_level() {
     );
     // As a browser shows it: the matrix laid out, a row for the database, a column per operation.
     let (shown, errors) = in_chromium(
-        dir.path(),
+        dir,
         &html,
         "var h = Array.from(document.querySelectorAll('h3')).find(function (e) { \
            return e.textContent === 'Service level per operation'; }); \

@@ -74,24 +74,7 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     let bad = console_errors(&log);
     assert!(bad.is_empty(), "{bad:?}");
 
-    // The screenshot is not blank: charts drew in their series colours.
-    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let px = info.color_type.samples();
-    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
-    let not_white = pixels.iter().filter(|p| p[..3] != [255, 255, 255]).count();
-    assert!(
-        not_white * 50 > pixels.len(),
-        "{not_white} of {} pixels drawn",
-        pixels.len()
-    );
-    let blue = pixels
-        .iter()
-        .filter(|p| p[..3] == [0x1f, 0x77, 0xb4])
-        .count();
-    assert!(blue > 100, "{blue} pixels of the first series' colour");
+    assert_screenshot_is_drawn(&shot);
 
     // Every chart has a size and drawn series; each has its CSV.
     let probe = assert_all_charts_render(dir.path(), &html, 4);
@@ -121,9 +104,54 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
     assert_eq!(files, figures);
     let tp = std::fs::read_to_string(csv.join("run-run1-throughput.csv")).unwrap();
     assert!(tp.starts_with("series,") && tp.lines().count() > 3, "{tp}");
-    // The percentile curves end at each operation's maximum (issue 31, point 11).
     let r: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    assert_percentile_curves_end_at_maxima_in_percent(&csv, &files, &r);
+    assert_open_loop_curves_and_interval_percentiles(&csv, &r);
+    // The title names the workload and the database, never the file's path (issue 63).
+    let title = &text[text.find("<title>").unwrap()..text.find("</title>").unwrap()];
+    assert!(
+        title.contains("scalebench: workload") && !title.contains(dir.path().to_str().unwrap()),
+        "{title}"
+    );
+    // Headers name the data; how an axis is drawn (log) is the page's (issue 31, point 10).
+    for f in &files {
+        let text = std::fs::read_to_string(csv.join(f)).unwrap();
+        let header = text.lines().next().unwrap_or("");
+        assert!(!header.contains("(log)"), "{f}: {header}");
+    }
+}
+
+/// The screenshot is not blank: charts drew in their series colours.
+fn assert_screenshot_is_drawn(shot: &Path) {
+    // The screenshot is not blank: charts drew in their series colours.
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(shot).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let px = info.color_type.samples();
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+    let not_white = pixels.iter().filter(|p| p[..3] != [255, 255, 255]).count();
+    assert!(
+        not_white * 50 > pixels.len(),
+        "{not_white} of {} pixels drawn",
+        pixels.len()
+    );
+    let blue = pixels
+        .iter()
+        .filter(|p| p[..3] == [0x1f, 0x77, 0xb4])
+        .count();
+    assert!(blue > 100, "{blue} pixels of the first series' colour");
+}
+
+/// The percentile curves (CSV `files` in `csv`) end at each operation's maximum in the result `r`,
+/// their percentiles in percent.
+fn assert_percentile_curves_end_at_maxima_in_percent(
+    csv: &Path,
+    files: &[String],
+    r: &serde_json::Value,
+) {
+    // The percentile curves end at each operation's maximum (issue 31, point 11).
     let maxima: Vec<(String, f64)> = r["phases"]
         .as_array()
         .unwrap()
@@ -165,6 +193,11 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
         assert!(xs.iter().all(|x| (0.0..100.0).contains(x)), "{curves}");
         assert!(xs.iter().any(|x| *x >= 90.0), "{curves}");
     }
+}
+
+/// The open loop's curves from the intended start and of service time, and the percentiles of
+/// intervals that hold enough samples for them.
+fn assert_open_loop_curves_and_interval_percentiles(csv: &Path, r: &serde_json::Value) {
     // Issue 63: the open loop's spectrum from the intended start (the headline, corrected for
     // coordinated omission) beside its service time, each curve ending at its own maximum; the
     // time from the intended start includes the service time, so its maximum is the larger.
@@ -212,18 +245,6 @@ fn a_run_report_opens_in_chromium_and_every_chart_renders() {
         assert_eq!(rows("p99"), holding(100), "{op}: {series}");
         assert_eq!(rows("p99.9"), holding(1000), "{op}: {series}");
         assert_eq!(rows("p50"), holding(1), "{op}: {series}");
-    }
-    // The title names the workload and the database, never the file's path (issue 63).
-    let title = &text[text.find("<title>").unwrap()..text.find("</title>").unwrap()];
-    assert!(
-        title.contains("scalebench: workload") && !title.contains(dir.path().to_str().unwrap()),
-        "{title}"
-    );
-    // Headers name the data; how an axis is drawn (log) is the page's (issue 31, point 10).
-    for f in &files {
-        let text = std::fs::read_to_string(csv.join(f)).unwrap();
-        let header = text.lines().next().unwrap_or("");
-        assert!(!header.contains("(log)"), "{f}: {header}");
     }
 }
 

@@ -119,34 +119,7 @@ threads = [1, 2]
         assert_eq!(verdicts[1]["threshold"], "errors < 1");
         assert_eq!(verdicts[1]["met"], true, "{verdicts}");
     }
-    // Issue 44: its page's recommendation compares the two configurations per workload and
-    // thread count; with no deployment there is no cluster size to show (it read "a nodes=-
-    // threads=1").
-    let page = scalebench_study::pages::page_of(&request.results, None)
-        .unwrap()
-        .html();
-    let recommendation = &page[page
-        .find("<h3>Recommendation</h3>")
-        .expect("a recommendation")..];
-    let recommendation = &recommendation[..recommendation.find("</table>").unwrap()];
-    assert!(
-        recommendation.contains("<th class=\"l\">workload</th><th class=\"l\">parameters</th>"),
-        "{recommendation}"
-    );
-    assert!(!recommendation.contains("nodes"), "{recommendation}");
-    assert_eq!(
-        recommendation.matches("threads=").count(),
-        2,
-        "{recommendation}"
-    );
-    assert!(
-        recommendation.contains("synchronous-off "),
-        "{recommendation}"
-    );
-    assert!(
-        page.contains("Service level missed: 8 runs broke a threshold: sqlite/"),
-        "the thresholds' banner"
-    );
+    the_page_recommends_per_workload_and_thread_count(&request.results);
     // The same request again resumes: everything is recorded.
     let again = run_experiment(&request).unwrap();
     assert_eq!((again.done, again.skipped), (0, 8));
@@ -177,6 +150,39 @@ threads = [1, 2]
     assert!(
         err.contains("runs.throughput_ops_s = -1e308 is out of range"),
         "{err}"
+    );
+}
+
+/// Issue 44: the experiment's page recommends a configuration per workload and thread count,
+/// and banners the runs that broke a threshold.
+fn the_page_recommends_per_workload_and_thread_count(results: &Path) {
+    // Issue 44: its page's recommendation compares the two configurations per workload and
+    // thread count; with no deployment there is no cluster size to show (it read "a nodes=-
+    // threads=1").
+    let page = scalebench_study::pages::page_of(results, None)
+        .unwrap()
+        .html();
+    let recommendation = &page[page
+        .find("<h3>Recommendation</h3>")
+        .expect("a recommendation")..];
+    let recommendation = &recommendation[..recommendation.find("</table>").unwrap()];
+    assert!(
+        recommendation.contains("<th class=\"l\">workload</th><th class=\"l\">parameters</th>"),
+        "{recommendation}"
+    );
+    assert!(!recommendation.contains("nodes"), "{recommendation}");
+    assert_eq!(
+        recommendation.matches("threads=").count(),
+        2,
+        "{recommendation}"
+    );
+    assert!(
+        recommendation.contains("synchronous-off "),
+        "{recommendation}"
+    );
+    assert!(
+        page.contains("Service level missed: 8 runs broke a threshold: sqlite/"),
+        "the thresholds' banner"
     );
 }
 

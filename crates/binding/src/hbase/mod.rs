@@ -34,19 +34,21 @@
 )]
 #[rustfmt::skip]
 mod thrift2;
+mod connection;
+mod schema;
 
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
-use thrift::protocol::{TBinaryInputProtocol, TBinaryOutputProtocol};
-use thrift::transport::{
-    ReadHalf, TBufferedReadTransport, TBufferedWriteTransport, TIoChannel, TTcpChannel, WriteHalf,
-};
 use thrift2::{
-    TBloomFilterType, TColumn, TColumnFamilyDescriptor, TColumnValue, TCompressionAlgorithm,
-    TDelete, TDurability, TGet, THBaseServiceSyncClient, TIOError, TIllegalArgument, TPut, TResult,
+    TBloomFilterType, TColumn, TColumnValue, TCompressionAlgorithm,
+    TDelete, TDurability, TGet, TIOError, TPut, TResult,
     TScan, TTHBaseServiceSyncClient, TTableDescriptor, TTableName,
 };
+
+use connection::{error_text, is_resource_exhaustion, Client, Connection, Job, Reconnect};
+use schema::{column_family, Setup};
+pub use schema::split_keys;
 
 use crate::info::BindingInfo;
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
@@ -116,53 +118,6 @@ option_choice! {
 /// Abandoned connections a slot may hold (their threads ending) before it waits for one to end.
 const MAX_ABANDONED: usize = 2;
 
-/// The first and the longest wait of a slot before it connects again after a failed connection.
-const RECONNECT_FIRST: std::time::Duration = std::time::Duration::from_millis(10);
-const RECONNECT_MAX: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// When a slot may connect again: exponential backoff after each failed connection.
-#[derive(Debug)]
-struct Reconnect {
-    next_wait: std::time::Duration,
-    not_before: Option<tokio::time::Instant>,
-}
-
-impl Default for Reconnect {
-    fn default() -> Self {
-        Reconnect {
-            next_wait: RECONNECT_FIRST,
-            not_before: None,
-        }
-    }
-}
-
-impl Reconnect {
-    /// The connection failed: the next one waits, twice as long as the last wait (at most 500 ms).
-    fn failed(&mut self) {
-        self.not_before = Some(tokio::time::Instant::now() + self.next_wait);
-        self.next_wait = (self.next_wait * 2).min(RECONNECT_MAX);
-    }
-
-    /// A call succeeded: the next failure waits the first wait again.
-    fn succeeded(&mut self) {
-        *self = Reconnect::default();
-    }
-
-    /// Waits until a new connection may be made. An operation timeout that drops this wait
-    /// leaves the time in place for the next operation.
-    async fn wait(&mut self) {
-        if let Some(t) = self.not_before {
-            tokio::time::sleep_until(t).await;
-            self.not_before = None;
-        }
-    }
-}
-
-type Client = THBaseServiceSyncClient<
-    TBinaryInputProtocol<TBufferedReadTransport<ReadHalf<TTcpChannel>>>,
-    TBinaryOutputProtocol<TBufferedWriteTransport<WriteHalf<TTcpChannel>>>,
->;
-
 pub struct HbaseFactory {
     address: String,
     url: String,
@@ -173,87 +128,6 @@ pub struct HbaseFactory {
     buffer_bytes: Option<usize>,
     scan_caching: i32,
     connect_timeout: std::time::Duration,
-}
-
-/// A connection to the gateway, and a handle on its socket to shut it down from another thread;
-/// `read_timeout` bounds each answer (None: operations wait as long as the gateway takes, and
-/// `--op-timeout` is what counts a slow one).
-fn connect(
-    address: &str,
-    connect_timeout: std::time::Duration,
-    read_timeout: Option<std::time::Duration>,
-) -> std::io::Result<(Client, TcpStream)> {
-    let addr = address.to_socket_addrs()?.next().ok_or_else(|| {
-        std::io::Error::new(std::io::ErrorKind::NotFound, "the host has no address")
-    })?;
-    let stream = TcpStream::connect_timeout(&addr, connect_timeout)?;
-    stream.set_nodelay(true)?;
-    stream.set_read_timeout(read_timeout)?;
-    let handle = stream.try_clone()?;
-    let channel = TTcpChannel::with_stream(stream);
-    let (r, w) = channel
-        .split()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let client = THBaseServiceSyncClient::new(
-        TBinaryInputProtocol::new(TBufferedReadTransport::new(r), true),
-        TBinaryOutputProtocol::new(TBufferedWriteTransport::new(w), true),
-    );
-    Ok((client, handle))
-}
-
-/// Whether an I/O error is this process running out of its own resources (descriptors, memory,
-/// buffers), not the gateway failing.
-fn is_resource_exhaustion(e: &std::io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS)
-    )
-}
-
-/// The split keys of `regions` regions over YCSB's key space, as YCSB's HBase instructions make them
-/// (`user1000` to `user9999` in equal steps).
-pub fn split_keys(regions: u64) -> Vec<Vec<u8>> {
-    (1..regions)
-        .map(|i| format!("user{}", 1000 + i * 9000 / regions).into_bytes())
-        .collect()
-}
-
-fn column_family(
-    name: &[u8],
-    compression: TCompressionAlgorithm,
-    bloom: TBloomFilterType,
-    in_memory: bool,
-    new_version_behavior: bool,
-) -> TColumnFamilyDescriptor {
-    // The descriptor's values, as the shell's `NEW_VERSION_BEHAVIOR => true` sets it.
-    let values = new_version_behavior.then(|| {
-        std::collections::BTreeMap::from([(
-            b"NEW_VERSION_BEHAVIOR".to_vec(),
-            b"true".to_vec(),
-        )])
-    });
-    TColumnFamilyDescriptor::new(
-        name.to_vec(),
-        values,
-        None,
-        None,
-        bloom,
-        compression,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        None,
-        in_memory,
-    )
 }
 
 /// A TScan with nothing set (the generated `Default` sets every field, an empty filter among them,
@@ -301,41 +175,6 @@ fn get_of(row: &str, columns: Option<Vec<TColumn>>) -> TGet {
     }
 }
 
-/// The text of a gateway error: its message, without the Java stack the gateway may append.
-fn error_text(e: &thrift::Error) -> String {
-    let text = match e {
-        thrift::Error::User(u) => {
-            if let Some(io) = u.downcast_ref::<TIOError>() {
-                io.message.clone().unwrap_or_else(|| "TIOError".into())
-            } else if let Some(arg) = u.downcast_ref::<TIllegalArgument>() {
-                arg.message
-                    .clone()
-                    .unwrap_or_else(|| "TIllegalArgument".into())
-            } else {
-                u.to_string()
-            }
-        }
-        other => other.to_string(),
-    };
-    text.lines().next().unwrap_or_default().to_string()
-}
-
-/// A setup call's error: a read that ran out of `timeout` says so (Linux reports it as "Resource
-/// temporarily unavailable").
-fn setup_error_text(e: &thrift::Error, timeout: std::time::Duration) -> String {
-    match e {
-        thrift::Error::Transport(t)
-            if t.kind == thrift::TransportErrorKind::TimedOut
-                || t.message.contains("os error 11") =>
-        {
-            format!(
-                "the gateway gave no answer within {} ms (--connect-timeout; is HBase behind it up?)",
-                timeout.as_millis()
-            )
-        }
-        other => error_text(other),
-    }
-}
 
 /// Whether the connection is broken (the next operation reconnects).
 fn breaks_connection(e: &thrift::Error) -> bool {
@@ -515,77 +354,13 @@ impl HbaseFactory {
         }
     }
 
+
     fn table_display(&self) -> String {
         let q = String::from_utf8_lossy(&self.table.qualifier);
         match &self.table.ns {
             Some(ns) => format!("{}:{q}", String::from_utf8_lossy(ns)),
             None => q.into_owned(),
         }
-    }
-}
-
-/// What the setup does to the table.
-struct Setup {
-    drop: bool,
-    create: bool,
-    descriptor: TTableDescriptor,
-    splits: Vec<Vec<u8>>,
-    /// Bounds the connect and each answer.
-    timeout: std::time::Duration,
-}
-
-impl Setup {
-    fn run(
-        self,
-        address: &str,
-        url: &str,
-        table: TTableName,
-        name: &str,
-        socket: &std::sync::Mutex<Option<TcpStream>>,
-    ) -> Result<(), BindingError> {
-        let connect_error = |reason: String| BindingError::Connect {
-            url: url.to_string(),
-            reason,
-        };
-        // With HBase down, the gateway's own client retries for many minutes before it answers:
-        // each setup answer is bounded, and a run must not hang before it starts.
-        let (mut c, handle) = connect(address, self.timeout, Some(self.timeout)).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::TimedOut {
-                connect_error(format!(
-                    "no answer within {} ms (--connect-timeout)",
-                    self.timeout.as_millis()
-                ))
-            } else {
-                connect_error(e.to_string())
-            }
-        })?;
-        *socket.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
-        let timeout = self.timeout;
-        let schema_error = |what: &str, e: thrift::Error| {
-            BindingError::Schema(format!(
-                "cannot {what} table '{name}' on {url}: {}",
-                setup_error_text(&e, timeout)
-            ))
-        };
-        let exists = c
-            .table_exists(table.clone())
-            .map_err(|e| connect_error(setup_error_text(&e, timeout)))?;
-        if exists && self.drop {
-            // A disabled table (an earlier drop that stopped half-way) cannot be disabled again.
-            let _ = c.disable_table(table.clone());
-            c.delete_table(table.clone())
-                .map_err(|e| schema_error("delete", e))?;
-        }
-        if !exists || self.drop {
-            if !self.create {
-                return Err(BindingError::Schema(format!(
-                    "table '{name}' does not exist on {url} (use --create-schema to create it)"
-                )));
-            }
-            c.create_table(self.descriptor, self.splits)
-                .map_err(|e| schema_error("create", e))?;
-        }
-        Ok(())
     }
 }
 
@@ -625,76 +400,6 @@ impl BindingFactory for HbaseFactory {
 
     fn batches_inserts(&self) -> bool {
         true
-    }
-}
-
-/// A call run on a connection's thread: given the connection, or None and why connecting failed.
-type Job = Box<dyn FnOnce(&mut Option<Client>, Option<&std::io::Error>) + Send>;
-
-/// One slot's connection, on a thread of its own that runs the slot's calls in turn. The thread
-/// ends when the slot drops its queue (after the call it is in, if any).
-struct Connection {
-    jobs: Option<std::sync::mpsc::Sender<Job>>,
-    /// The socket the thread's client uses, once connected: shut down when the slot abandons it.
-    socket: std::sync::Arc<std::sync::Mutex<Option<TcpStream>>>,
-    /// Closed when the thread has ended.
-    ended: tokio::sync::oneshot::Receiver<()>,
-}
-
-impl Connection {
-    /// A connection thread for the gateway at `address`; it connects with its first call. The
-    /// client could not start a thread: its fault, not the gateway's.
-    fn start(address: &str, connect_timeout: std::time::Duration) -> Result<Connection, OpError> {
-        let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-        let (alive, ended) = tokio::sync::oneshot::channel::<()>();
-        let socket: std::sync::Arc<std::sync::Mutex<Option<TcpStream>>> = Default::default();
-        let (address, held) = (address.to_string(), socket.clone());
-        std::thread::Builder::new()
-            .name("hbase-connection".into())
-            .spawn(move || {
-                let _alive = alive;
-                let mut client = None;
-                for job in queue {
-                    let mut failed = None;
-                    if client.is_none() {
-                        match connect(&address, connect_timeout, None) {
-                            Ok((c, handle)) => {
-                                *held.lock().unwrap_or_else(|e| e.into_inner()) = Some(handle);
-                                client = Some(c);
-                            }
-                            Err(e) => failed = Some(e),
-                        }
-                    }
-                    job(&mut client, failed.as_ref());
-                }
-            })
-            .map_err(|e| OpError::client_fault(format!("cannot start a connection thread: {e}")))?;
-        Ok(Connection {
-            jobs: Some(jobs),
-            socket,
-            ended,
-        })
-    }
-
-    /// Gives the connection up: its socket is shut down so the call in progress returns, and its
-    /// queue is closed so its thread ends after it.
-    fn abandon(&mut self) {
-        self.jobs = None;
-        if let Some(s) = self
-            .socket
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-        {
-            let _ = s.shutdown(std::net::Shutdown::Both);
-        }
-    }
-
-    fn has_ended(&mut self) -> bool {
-        matches!(
-            self.ended.try_recv(),
-            Err(tokio::sync::oneshot::error::TryRecvError::Closed)
-        )
     }
 }
 

@@ -199,84 +199,88 @@ impl MongoFactory {
             upsert: given.upsert,
         };
         // Fail now, with the URL, rather than in every worker.
-        runtime.block_on(config.cancel.unless_cancelled(async {
-            // The setup's own client selects a server within the connect timeout, so that the
-            // driver says why none answered (connection refused, ...) before the bound runs out.
-            let mut setup_options = factory.options.clone();
-            setup_options.server_selection_timeout = Some(
-                config.connect_timeout.min(
-                    setup_options
-                        .server_selection_timeout
-                        .unwrap_or(config.connect_timeout),
-                ),
-            );
-            let client =
-                Client::with_options(setup_options).map_err(|e| BindingError::Connect {
-                    url: factory.url.clone(),
-                    reason: e.kind.to_string(),
-                })?;
-            let admin = client.database("admin");
-            let ping = async {
-                admin
-                    .run_command(doc! {"ping": 1})
-                    .await
-                    .map_err(|e| selection_cause(&e.kind.to_string(), config.connect_timeout))
-            };
-            crate::connect_within(
-                config.connect_timeout + Duration::from_secs(1),
-                &factory.url,
-                ping,
-            )
-            .await?;
-            let db = client.database(&factory.database);
-            let schema_error = |what: &str, e: MongoError| {
-                BindingError::Schema(format!(
-                    "cannot {what} collection {}.{} on {}: {}",
-                    factory.database, factory.collection, factory.url, e.kind
-                ))
-            };
-            // Asked first: dropping a missing collection is an error on some servers (MongoDB
-            // before 7.0 without a code the driver can recognise on mongo-java-server).
-            // (Unfiltered: mongo-java-server ignores a listCollections filter.)
-            let exists = db
-                .list_collection_names()
-                .await
-                .map_err(|e| schema_error("list", e))?
-                .contains(&factory.collection);
-            if config.drop_schema && exists {
-                db.collection::<Document>(&factory.collection)
-                    .drop()
-                    .await
-                    .map_err(|e| schema_error("drop", e))?;
-            }
-            if config.create_schema && (config.drop_schema || !exists) {
-                db.create_collection(&factory.collection)
-                    .await
-                    .map_err(|e| schema_error("create", e))?;
-                // The workload file's secondary indexes: ascending on each column, in order.
-                for ix in config.schema.indexes.iter() {
-                    let mut keys = Document::new();
-                    for &c in &ix.columns {
-                        keys.insert(factory.fields[c].clone(), 1);
-                    }
-                    let model = mongodb::IndexModel::builder()
-                        .keys(keys)
-                        .options(
-                            mongodb::options::IndexOptions::builder()
-                                .name(ix.name.clone())
-                                .build(),
-                        )
-                        .build();
-                    db.collection::<Document>(&factory.collection)
-                        .create_index(model)
-                        .await
-                        .map_err(|e| schema_error("index", e))?;
-                }
-            }
-            client.shutdown().await;
-            Ok::<_, BindingError>(())
-        }))?;
+        runtime.block_on(config.cancel.unless_cancelled(factory.set_up(config)))?;
         Ok(factory)
+    }
+
+    /// Connects within the connect timeout, then drops, creates and indexes the collection as
+    /// the options say.
+    async fn set_up(&self, config: &BindingConfig) -> Result<(), BindingError> {
+        // The setup's own client selects a server within the connect timeout, so that the
+        // driver says why none answered (connection refused, ...) before the bound runs out.
+        let mut setup_options = self.options.clone();
+        setup_options.server_selection_timeout = Some(
+            config.connect_timeout.min(
+                setup_options
+                    .server_selection_timeout
+                    .unwrap_or(config.connect_timeout),
+            ),
+        );
+        let client =
+            Client::with_options(setup_options).map_err(|e| BindingError::Connect {
+                url: self.url.clone(),
+                reason: e.kind.to_string(),
+            })?;
+        let admin = client.database("admin");
+        let ping = async {
+            admin
+                .run_command(doc! {"ping": 1})
+                .await
+                .map_err(|e| selection_cause(&e.kind.to_string(), config.connect_timeout))
+        };
+        crate::connect_within(
+            config.connect_timeout + Duration::from_secs(1),
+            &self.url,
+            ping,
+        )
+        .await?;
+        let db = client.database(&self.database);
+        let schema_error = |what: &str, e: MongoError| {
+            BindingError::Schema(format!(
+                "cannot {what} collection {}.{} on {}: {}",
+                self.database, self.collection, self.url, e.kind
+            ))
+        };
+        // Asked first: dropping a missing collection is an error on some servers (MongoDB
+        // before 7.0 without a code the driver can recognise on mongo-java-server).
+        // (Unfiltered: mongo-java-server ignores a listCollections filter.)
+        let exists = db
+            .list_collection_names()
+            .await
+            .map_err(|e| schema_error("list", e))?
+            .contains(&self.collection);
+        if config.drop_schema && exists {
+            db.collection::<Document>(&self.collection)
+                .drop()
+                .await
+                .map_err(|e| schema_error("drop", e))?;
+        }
+        if config.create_schema && (config.drop_schema || !exists) {
+            db.create_collection(&self.collection)
+                .await
+                .map_err(|e| schema_error("create", e))?;
+            // The workload file's secondary indexes: ascending on each column, in order.
+            for ix in config.schema.indexes.iter() {
+                let mut keys = Document::new();
+                for &c in &ix.columns {
+                    keys.insert(self.fields[c].clone(), 1);
+                }
+                let model = mongodb::IndexModel::builder()
+                    .keys(keys)
+                    .options(
+                        mongodb::options::IndexOptions::builder()
+                            .name(ix.name.clone())
+                            .build(),
+                    )
+                    .build();
+                db.collection::<Document>(&self.collection)
+                    .create_index(model)
+                    .await
+                    .map_err(|e| schema_error("index", e))?;
+            }
+        }
+        client.shutdown().await;
+        Ok(())
     }
 
     /// A client on the calling thread's runtime (its monitors are tasks of that runtime).

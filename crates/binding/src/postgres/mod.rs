@@ -18,10 +18,11 @@
 //! and password file ([`credentials`]); libpq's URL forms (`postgres:///ycsb?host=/run/postgresql`,
 //! a Unix socket) are read by the driver's own parser.
 
+mod connection;
 mod credentials;
+mod schema;
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use futures::SinkExt;
 use scalebench_workload::{FailureClass, FieldSet, Fields, Modification, OpError, Operation};
@@ -130,6 +131,14 @@ impl Replica {
             password_note,
         }
     }
+}
+
+/// The servers of `list` after worker `worker`'s own (`worker mod n`), in turn.
+fn after(list: &[Replica], worker: usize) -> Vec<tokio_postgres::Config> {
+    let n = list.len();
+    (1..n)
+        .map(|k| list[(worker + k) % n].config.clone())
+        .collect()
 }
 
 impl PostgresFactory {
@@ -251,159 +260,6 @@ impl PostgresFactory {
     }
 }
 
-impl Shared {
-    async fn client(&self) -> Result<Client, BindingError> {
-        self.client_at(&self.masters[0].config).await
-    }
-
-    async fn client_at(&self, config: &tokio_postgres::Config) -> Result<Client, BindingError> {
-        // The driver's connect_timeout covers the TCP connect only; a server that accepts and never
-        // answers would hold the handshake (and the run, and Ctrl-C) forever.
-        let limit = config
-            .get_connect_timeout()
-            .copied()
-            .unwrap_or(Duration::from_secs(10));
-        let connect_err = |reason: String| BindingError::Connect {
-            url: self.url.clone(),
-            reason: match &self.password_note {
-                Some(note) => format!("{reason} ({note})"),
-                None => reason,
-            },
-        };
-        let (client, connection) = tokio::time::timeout(limit, config.connect(self.tls.connector.clone()))
-            .await
-            .map_err(|_| {
-                connect_err(format!(
-                    "no answer within {} ms (--connect-timeout)",
-                    limit.as_millis()
-                ))
-            })?
-            .map_err(|e| connect_err(crate::tls::explain(&describe(&e))))?;
-        tokio::spawn(async move {
-            // Ends when the client is dropped or the server goes away; operations then report it.
-            let _ = connection.await;
-        });
-        if let Some(s) = &self.synchronous_commit {
-            client
-                .batch_execute(&format!("SET synchronous_commit = {s}"))
-                .await
-                .map_err(|e| BindingError::Other(format!("SET synchronous_commit = {s}: {e}")))?;
-        }
-        Ok(client)
-    }
-
-    async fn prepare_schema(&self, drop: bool, create: bool) -> Result<(), BindingError> {
-        let client = self.client().await?;
-        let st = &self.statements;
-        let schema_err = |what: &str, e: tokio_postgres::Error| {
-            BindingError::Schema(format!(
-                "{what} table '{}' on {}: {}",
-                st.table,
-                self.url,
-                describe(&e)
-            ))
-        };
-        if drop {
-            client
-                .batch_execute(&st.drop_table())
-                .await
-                .map_err(|e| schema_err("cannot drop", e))?;
-        }
-        if create {
-            client
-                .batch_execute(&st.create_table(""))
-                .await
-                .map_err(|e| schema_err("cannot create", e))?;
-            for index in st.create_indexes(&self.indexes) {
-                client
-                    .batch_execute(&index)
-                    .await
-                    .map_err(|e| schema_err("cannot index", e))?;
-            }
-        }
-        let exists = client
-            .query_one("SELECT to_regclass($1) IS NOT NULL", &[&st.table])
-            .await
-            .map_err(|e| schema_err("cannot look up", e))?
-            .get::<_, bool>(0);
-        if !exists {
-            return Err(BindingError::Schema(format!(
-                "table '{}' does not exist on {}: create it with --create-schema (e.g. scalebench load --create-schema)",
-                st.table, self.url
-            )));
-        }
-        self.await_table_on_other_masters().await?;
-        self.await_table_on_replicas().await
-    }
-
-    /// Every master needs the table: with several masters (no DDL replication between them) the
-    /// deployment creates it on each.
-    async fn await_table_on_other_masters(&self) -> Result<(), BindingError> {
-        for master in &self.masters[1..] {
-            let client = self.client_at(&master.config).await?;
-            let exists = client
-                .query_one(
-                    "SELECT to_regclass($1) IS NOT NULL",
-                    &[&self.statements.table],
-                )
-                .await
-                .map_err(|e| {
-                    BindingError::Schema(format!(
-                        "cannot look up table '{}' on {}: {}",
-                        self.statements.table,
-                        master.address,
-                        describe(&e)
-                    ))
-                })?
-                .get::<_, bool>(0);
-            if !exists {
-                return Err(BindingError::Schema(format!(
-                    "table '{}' does not exist on master {} (the URL's host {} of {}): with several masters, each must have it",
-                    self.statements.table,
-                    master.address,
-                    self.masters.iter().position(|m| std::ptr::eq(m, master)).unwrap_or(0) + 1,
-                    self.masters.len()
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    /// Replicas are asynchronous: a table just created on the primary reaches them a moment later, and
-    /// preparing statements there before it does fails. Bounded wait, then a clear error.
-    async fn await_table_on_replicas(&self) -> Result<(), BindingError> {
-        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
-        let table = &self.statements.table;
-        for replica in &self.read_hosts {
-            let where_ = &replica.address;
-            let client = self.client_at(&replica.config).await?;
-            let deadline = std::time::Instant::now() + PATIENCE;
-            loop {
-                let exists = client
-                    .query_one("SELECT to_regclass($1) IS NOT NULL", &[table])
-                    .await
-                    .map_err(|e| {
-                        BindingError::Schema(format!(
-                            "cannot look up table '{table}' on replica {where_}: {}",
-                            describe(&e)
-                        ))
-                    })?
-                    .get::<_, bool>(0);
-                if exists {
-                    break;
-                }
-                if std::time::Instant::now() >= deadline {
-                    return Err(BindingError::Schema(format!(
-                        "table '{table}' has not reached replica {where_} after {}s: is replication running?",
-                        PATIENCE.as_secs()
-                    )));
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-        }
-        Ok(())
-    }
-}
 
 impl PostgresFactory {
     async fn connect_to(
@@ -435,14 +291,6 @@ impl PostgresFactory {
         }
         Ok(b)
     }
-}
-
-/// The servers of `list` after worker `worker`'s own (`worker mod n`), in turn.
-fn after(list: &[Replica], worker: usize) -> Vec<tokio_postgres::Config> {
-    let n = list.len();
-    (1..n)
-        .map(|k| list[(worker + k) % n].config.clone())
-        .collect()
 }
 
 impl BindingFactory for PostgresFactory {
