@@ -243,154 +243,15 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
     let hosts: Vec<&str> = c.state.nodes.iter().map(|n| n.host.as_str()).collect();
     assert_eq!(hosts, ["127.0.0.1", "127.0.0.2", "127.0.0.3"]);
     let w = workload(&[("recordcount", "2000"), ("dataintegrity", "true")]);
-    // Wegert's RF series: a load asking RF 1, then one asking RF 3 on the same ring; the keyspace
-    // follows (it is ALTERed, the table being dropped), and a run asking another RF than the
-    // keyspace has is refused rather than measuring the wrong one.
-    let rf1 = phase(
-        cluster_config(&c, &w, &[("replication_factor", "1")], true),
-        &w,
-        load_plan(2, 1),
-    )
-    .result;
-    assert_eq!(rf1.totals.records, 2000, "{:?}", rf1.errors);
-    assert!(keyspace(&c).0.contains("\"1\""), "{:?}", keyspace(&c));
-    let refused = open_error(cluster_config(&c, &w, &[], false));
-    assert!(
-        refused.contains("replication") && refused.contains("--drop-schema"),
-        "{refused}"
-    );
-    let loaded = phase(cluster_config(&c, &w, &[], true), &w, load_plan(2, 1)).result;
-    let (replication, durable) = keyspace(&c);
-    assert!(
-        replication.contains("\"3\"") && replication.contains("SimpleStrategy"),
-        "{replication}"
-    );
-    assert_eq!(durable, "true");
-    assert_eq!(setting(&c, "commitlog_sync"), "periodic");
-    assert_eq!(loaded.totals.records, 2000, "{:?}", loaded.errors);
-    let done = c.compact().unwrap();
-    assert_eq!(done.len(), 3, "{done:?}");
-    nodetool_runs_in_one_jvm_kept_by_this_process(&c);
-    c.wait_idle().unwrap();
-    // RF 3: every node holds every record (SSTables of ~2 MB each after the flush).
-    let space = c.space("after load", 2000, "usertable");
-    for n in &space.nodes {
-        assert!(n.parts["data"] > 2000 * 1000, "{}: {:?}", n.node, n.parts);
-        assert!(
-            n.parts.get("index").copied().unwrap_or(0) > 0,
-            "{:?}",
-            n.parts
-        );
-    }
+    the_keyspace_follows_the_replication_asked(&c, &w);
 
     let run = phase(cluster_config(&c, &w, &[], false), &w, run_plan(3.0)).result;
     assert_eq!(run.totals.failed, 0, "{:?}", run.errors);
     each_worker_reads_on_its_own_node(&c);
 
-    // Issue 32, Wegert's consistency pairs with node3 paused periodically (Jepsen's pause nemesis,
-    // as `--fault pause:node3`): at W=ONE/R=ONE a read may reach a replica the write has not
-    // reached yet; ALL/ONE and QUORUM/QUORUM (R + W > RF) never read a stale value. The checker
-    // (Porcupine) counts the same stale reads on each history.
-    use scalebench_session::fault::{FaultRequest, Nemesis};
-    let node3 = c.state.nodes[2].process.unwrap();
-    let pause = FaultRequest::parse("pause:node3,every=1s,for=300ms").unwrap();
-    for (write, read, stale) in [
-        ("ONE", "ONE", true),
-        ("ALL", "ONE", false),
-        ("QUORUM", "QUORUM", false),
-    ] {
-        let levels = [("write_consistency", write), ("read_consistency", read)];
-        let measuring = scalebench_exec::MeasurementStart::default();
-        let _ = measuring.set(std::time::Instant::now());
-        let nemesis = Nemesis::start(&[(pause.clone(), node3)], &measuring);
-        // 20 writes a second: the probe refuses a rate beyond what its writer can do at the median
-        // time of its first writes, and with a write and its read-back taking 24 ms each beside the
-        // run on a loaded machine (seen on CI), 50 a second was refused.
-        let (probe, checked) =
-            probe_beside_run(cluster_config(&c, &w, &levels, false), &w, 20.0, 4.0);
-        let pauses = nemesis.finish(0);
-        assert!(pauses.len() >= 3, "{pauses:?}");
-        assert!(node3.is_running());
-        // One writer: a write coordinated by the paused node waits out its pause, so on a loaded
-        // machine the probe makes a fraction of its 80 planned writes (40 of 200 seen on CI at 50
-        // a second).
-        assert!(
-            probe.probe_writes >= 25 && probe.probe_writes_failed == 0,
-            "{write}/{read}: {probe:?}"
-        );
-        assert_eq!(
-            checked["reads"], probe.probe_reads,
-            "{write}/{read}: {checked}"
-        );
-        assert_eq!(
-            checked["stale_reads"], probe.stale_reads,
-            "{write}/{read}: {checked}"
-        );
-        if stale {
-            assert!(
-                probe.stale_reads > 0,
-                "{write}/{read}: no stale read: {probe:?}"
-            );
-        } else {
-            assert_eq!(probe.stale_reads, 0, "{write}/{read}: {probe:?}");
-            assert_eq!(checked["linearizable"], "yes", "{write}/{read}: {checked}");
-        }
-    }
+    consistency_pairs_with_a_node_paused(&c, &w);
 
-    // Wegert's "restore data before runs that insert", the servers running: Cassandra's own
-    // snapshot (the same server processes before and after), 500 inserts, the snapshot back.
-    let pids = |c: &scalebench_deploy::Cluster| -> Vec<Option<u32>> {
-        c.state
-            .nodes
-            .iter()
-            .map(|n| n.process.map(|p| p.pid))
-            .collect()
-    };
-    let servers = pids(&c);
-    let rows = |c: &scalebench_deploy::Cluster| {
-        cql(c, "SELECT count(*) FROM ycsb.usertable")[0][0].clone()
-    };
-    let taken = c.snapshot("loaded").unwrap();
-    let by_cassandra = taken
-        .iter()
-        .filter(|l| l.contains("snapshotted by Cassandra"));
-    assert_eq!(by_cassandra.count(), 3, "{taken:?}");
-    let more = workload(&[
-        ("recordcount", "2500"),
-        ("insertstart", "2000"),
-        ("insertcount", "500"),
-        ("dataintegrity", "true"),
-    ]);
-    let inserted = phase(
-        cluster_config(&c, &more, &[], false),
-        &more,
-        load_plan(2, 1),
-    )
-    .result;
-    assert_eq!(inserted.totals.records, 500, "{:?}", inserted.errors);
-    assert_eq!(rows(&c), "BigInt(2500)");
-    let restored = c.restore("loaded").unwrap();
-    assert!(
-        restored.iter().any(|l| l.contains("truncated")),
-        "{restored:?}"
-    );
-    assert_eq!(rows(&c), "BigInt(2000)");
-    assert_eq!(pids(&c), servers, "no node restarted");
-    let missing = missing_keys(cluster_config(&c, &w, &[], false), &w, 0..2000);
-    assert!(missing.is_empty(), "{} records lost", missing.len());
-    // The snapshot stays for the next restore (Wegert restored before every run that inserts).
-    let again = phase(
-        cluster_config(&c, &more, &[], false),
-        &more,
-        load_plan(2, 1),
-    )
-    .result;
-    assert_eq!(again.totals.failed, 0, "{:?}", again.errors);
-    c.restore("loaded").unwrap();
-    assert_eq!(rows(&c), "BigInt(2000)");
-    // A snapshot of the same name again (an experiment's next load) replaces it.
-    c.snapshot("loaded").unwrap();
-    c.wait_idle().unwrap();
+    a_snapshot_restores_the_loaded_records(&mut c, &w);
 
     // Issue 42: one node SIGKILLed under load at QUORUM with RF 3: two of three replicas still
     // make a quorum, and every acknowledged write is on two of them: none lost.
@@ -456,6 +317,170 @@ fn a_quorum_workload_survives_one_node_of_three_down() {
 
     c.down();
     assert_space_matches_du(&c, 2000);
+}
+
+/// Wegert's RF series on one ring: the keyspace follows the replication a load asks for, and a
+/// run asking another is refused; at RF 3 every node holds every record.
+fn the_keyspace_follows_the_replication_asked(
+    c: &scalebench_deploy::Cluster,
+    w: &scalebench_workload::CoreWorkload,
+) {
+    // Wegert's RF series: a load asking RF 1, then one asking RF 3 on the same ring; the keyspace
+    // follows (it is ALTERed, the table being dropped), and a run asking another RF than the
+    // keyspace has is refused rather than measuring the wrong one.
+    let rf1 = phase(
+        cluster_config(c, w, &[("replication_factor", "1")], true),
+        w,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(rf1.totals.records, 2000, "{:?}", rf1.errors);
+    assert!(keyspace(c).0.contains("\"1\""), "{:?}", keyspace(c));
+    let refused = open_error(cluster_config(c, w, &[], false));
+    assert!(
+        refused.contains("replication") && refused.contains("--drop-schema"),
+        "{refused}"
+    );
+    let loaded = phase(cluster_config(c, w, &[], true), w, load_plan(2, 1)).result;
+    let (replication, durable) = keyspace(c);
+    assert!(
+        replication.contains("\"3\"") && replication.contains("SimpleStrategy"),
+        "{replication}"
+    );
+    assert_eq!(durable, "true");
+    assert_eq!(setting(c, "commitlog_sync"), "periodic");
+    assert_eq!(loaded.totals.records, 2000, "{:?}", loaded.errors);
+    let done = c.compact().unwrap();
+    assert_eq!(done.len(), 3, "{done:?}");
+    nodetool_runs_in_one_jvm_kept_by_this_process(c);
+    c.wait_idle().unwrap();
+    // RF 3: every node holds every record (SSTables of ~2 MB each after the flush).
+    let space = c.space("after load", 2000, "usertable");
+    for n in &space.nodes {
+        assert!(n.parts["data"] > 2000 * 1000, "{}: {:?}", n.node, n.parts);
+        assert!(
+            n.parts.get("index").copied().unwrap_or(0) > 0,
+            "{:?}",
+            n.parts
+        );
+    }
+}
+
+/// Issue 32: Wegert's consistency pairs with node3 paused periodically, the stale reads counted
+/// by the probe and the checker alike.
+fn consistency_pairs_with_a_node_paused(
+    c: &scalebench_deploy::Cluster,
+    w: &scalebench_workload::CoreWorkload,
+) {
+    // Issue 32, Wegert's consistency pairs with node3 paused periodically (Jepsen's pause nemesis,
+    // as `--fault pause:node3`): at W=ONE/R=ONE a read may reach a replica the write has not
+    // reached yet; ALL/ONE and QUORUM/QUORUM (R + W > RF) never read a stale value. The checker
+    // (Porcupine) counts the same stale reads on each history.
+    use scalebench_session::fault::{FaultRequest, Nemesis};
+    let node3 = c.state.nodes[2].process.unwrap();
+    let pause = FaultRequest::parse("pause:node3,every=1s,for=300ms").unwrap();
+    for (write, read, stale) in [
+        ("ONE", "ONE", true),
+        ("ALL", "ONE", false),
+        ("QUORUM", "QUORUM", false),
+    ] {
+        let levels = [("write_consistency", write), ("read_consistency", read)];
+        let measuring = scalebench_exec::MeasurementStart::default();
+        let _ = measuring.set(std::time::Instant::now());
+        let nemesis = Nemesis::start(&[(pause.clone(), node3)], &measuring);
+        // 20 writes a second: the probe refuses a rate beyond what its writer can do at the median
+        // time of its first writes, and with a write and its read-back taking 24 ms each beside the
+        // run on a loaded machine (seen on CI), 50 a second was refused.
+        let (probe, checked) = probe_beside_run(cluster_config(c, w, &levels, false), w, 20.0, 4.0);
+        let pauses = nemesis.finish(0);
+        assert!(pauses.len() >= 3, "{pauses:?}");
+        assert!(node3.is_running());
+        // One writer: a write coordinated by the paused node waits out its pause, so on a loaded
+        // machine the probe makes a fraction of its 80 planned writes (40 of 200 seen on CI at 50
+        // a second).
+        assert!(
+            probe.probe_writes >= 25 && probe.probe_writes_failed == 0,
+            "{write}/{read}: {probe:?}"
+        );
+        assert_eq!(
+            checked["reads"], probe.probe_reads,
+            "{write}/{read}: {checked}"
+        );
+        assert_eq!(
+            checked["stale_reads"], probe.stale_reads,
+            "{write}/{read}: {checked}"
+        );
+        if stale {
+            assert!(
+                probe.stale_reads > 0,
+                "{write}/{read}: no stale read: {probe:?}"
+            );
+        } else {
+            assert_eq!(probe.stale_reads, 0, "{write}/{read}: {probe:?}");
+            assert_eq!(checked["linearizable"], "yes", "{write}/{read}: {checked}");
+        }
+    }
+}
+
+/// Cassandra's own snapshot taken and restored with the servers running, 500 inserts between.
+fn a_snapshot_restores_the_loaded_records(
+    c: &mut scalebench_deploy::Cluster,
+    w: &scalebench_workload::CoreWorkload,
+) {
+    // Wegert's "restore data before runs that insert", the servers running: Cassandra's own
+    // snapshot (the same server processes before and after), 500 inserts, the snapshot back.
+    let pids = |c: &scalebench_deploy::Cluster| -> Vec<Option<u32>> {
+        c.state
+            .nodes
+            .iter()
+            .map(|n| n.process.map(|p| p.pid))
+            .collect()
+    };
+    let servers = pids(&*c);
+    let rows = |c: &scalebench_deploy::Cluster| {
+        cql(c, "SELECT count(*) FROM ycsb.usertable")[0][0].clone()
+    };
+    let taken = c.snapshot("loaded").unwrap();
+    let by_cassandra = taken
+        .iter()
+        .filter(|l| l.contains("snapshotted by Cassandra"));
+    assert_eq!(by_cassandra.count(), 3, "{taken:?}");
+    let more = workload(&[
+        ("recordcount", "2500"),
+        ("insertstart", "2000"),
+        ("insertcount", "500"),
+        ("dataintegrity", "true"),
+    ]);
+    let inserted = phase(
+        cluster_config(&*c, &more, &[], false),
+        &more,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(inserted.totals.records, 500, "{:?}", inserted.errors);
+    assert_eq!(rows(&*c), "BigInt(2500)");
+    let restored = c.restore("loaded").unwrap();
+    assert!(
+        restored.iter().any(|l| l.contains("truncated")),
+        "{restored:?}"
+    );
+    assert_eq!(rows(&*c), "BigInt(2000)");
+    assert_eq!(pids(&*c), servers, "no node restarted");
+    let missing = missing_keys(cluster_config(&*c, w, &[], false), w, 0..2000);
+    assert!(missing.is_empty(), "{} records lost", missing.len());
+    // The snapshot stays for the next restore (Wegert restored before every run that inserts).
+    let again = phase(
+        cluster_config(&*c, &more, &[], false),
+        &more,
+        load_plan(2, 1),
+    )
+    .result;
+    assert_eq!(again.totals.failed, 0, "{:?}", again.errors);
+    c.restore("loaded").unwrap();
+    assert_eq!(rows(&*c), "BigInt(2000)");
+    // A snapshot of the same name again (an experiment's next load) replaces it.
+    c.snapshot("loaded").unwrap();
+    c.wait_idle().unwrap();
 }
 
 /// Issue 38: what a load's records add is what Cassandra counts as the table's live space
