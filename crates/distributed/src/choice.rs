@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 
 use crate::local::{ClientProgram, LocalLaunch};
@@ -25,6 +26,9 @@ pub struct Clients {
     pub ssh: Vec<String>,
     pub ssh_command: String,
     pub remote_program: String,
+    /// `--client-index`: which client of a rendezvous run this process is (default: the launcher's
+    /// own variables, Slurm's or a Kubernetes Indexed Job's).
+    pub client_index: Option<u32>,
 }
 
 impl LocalClients {
@@ -68,6 +72,22 @@ impl Clients {
             })),
             Some(_) => None,
         })
+    }
+}
+
+impl Clients {
+    /// This process as one client of a run whose clients meet at `--rendezvous` (none: not a
+    /// rendezvous client), its share from `--client-index` or the launcher's variables.
+    pub fn rendezvous_client(
+        &self,
+    ) -> Result<Option<(crate::etcd::RendezvousUrl, ClientShare)>, SessionError> {
+        let Some(url) = &self.rendezvous else {
+            return Ok(None);
+        };
+        let share = ClientShare::from_launcher(self.client_index, self.local.clients, |name| {
+            std::env::var(name).ok()
+        })?;
+        Ok(Some((crate::etcd::RendezvousUrl::parse(url)?, share)))
     }
 }
 

@@ -38,6 +38,25 @@ pub fn client_output(output: &std::path::Path, index: u32) -> std::path::PathBuf
     output.with_file_name(name)
 }
 
+/// `--metrics-listen ADDR` of `clients` clients: client I serves its own /metrics at the port + I,
+/// which must be a port.
+pub fn check_client_metrics(
+    listen: Option<std::net::SocketAddr>,
+    clients: Option<u32>,
+) -> Result<(), SessionError> {
+    let (Some(addr), Some(n)) = (listen, clients) else {
+        return Ok(());
+    };
+    let last = u32::from(addr.port()) + n - 1;
+    if addr.port() != 0 && last > u32::from(u16::MAX) {
+        return Err(SessionError::Usage(format!(
+            "invalid value '{addr}' for '--metrics-listen': client {} would serve port {last}",
+            n - 1
+        )));
+    }
+    Ok(())
+}
+
 /// Client `share`'s own /metrics endpoint (`--metrics-listen` of a distributed run: port + its
 /// index), serving while the guard lives; the phases wired by `wiring` publish there.
 pub fn serve_client_metrics(

@@ -5,6 +5,7 @@
 //! arguments into their requests and prints.
 
 pub mod elastic;
+pub mod ending;
 pub mod experiment;
 pub mod pages;
 pub mod saturate;

@@ -83,6 +83,11 @@ pub fn result_page(r: &RunResult, title: String) -> Page {
     }
 }
 
+/// `--report FILE` of a run: its page written; returns how many charts it drew.
+pub fn write_run_page(r: &RunResult, output: &Path) -> Result<usize, SessionError> {
+    write_page(&result_page(r, run_title(r)), output, None)
+}
+
 /// Writes `page` to `output` (HTML, atomically) and each chart's data as `csv_dir/<chart>.csv`;
 /// returns how many charts it drew.
 pub fn write_page(

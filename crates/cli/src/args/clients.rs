@@ -207,6 +207,7 @@ impl ClientsArgs {
             ssh: self.ssh.clone(),
             ssh_command: self.ssh_command.clone(),
             remote_program: self.remote_program.clone(),
+            client_index: self.client_index,
         }
     }
 }

@@ -13,9 +13,6 @@ use scalebench_study::elastic::run_elastic_from;
 use crate::args::ElasticArgs;
 use crate::commands::run::{phase_files, with_json_output};
 
-/// Every operation completed, but an event broke a threshold of `--sla`.
-pub const EXIT_SERVICE_LEVEL_MISSED: u8 = 4;
-
 pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
     let mut request = args.request(argv);
     // Each step's summary as it ends, Dory's per-size table at the end (a closed reader ends
@@ -41,20 +38,5 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         },
     )?;
     let _ = std::io::stdout().write_all(sizes_summary(&out.sizes).as_bytes());
-    if let Some(why) = &out.incomplete {
-        scalebench_session::note!("incomplete: {why}");
-    }
-    Ok(if out.interrupted {
-        ExitCode::from(130)
-    } else if out.incomplete.is_some() {
-        ExitCode::from(scalebench_distributed::EXIT_INCOMPLETE)
-    } else if out.service_level_met == Some(false) {
-        scalebench_session::note!(
-            "service level not met ({}): exit code 4",
-            out.service_level.as_deref().unwrap_or("--sla")
-        );
-        ExitCode::from(EXIT_SERVICE_LEVEL_MISSED)
-    } else {
-        ExitCode::SUCCESS
-    })
+    crate::output::end_with(scalebench_study::ending::of_elastic(&out))
 }

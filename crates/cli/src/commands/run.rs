@@ -19,6 +19,7 @@ use scalebench_session::outputs::CommandFiles;
 
 use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 pub use crate::commands::files::phase_files;
+use crate::output::end_with;
 use crate::thresholds::ThresholdArgs;
 
 pub fn run_command(
@@ -95,14 +96,6 @@ pub fn run_command(
     ))
 }
 
-/// Says the ending's lines and returns its exit code.
-fn end_with(ending: Ending) -> Result<ExitCode, SessionError> {
-    for line in &ending.lines {
-        crate::note!("{line}");
-    }
-    Ok(ExitCode::from(ending.code))
-}
-
 /// Writes the result to `--output`; without one, keeps it in the state directory (checked before
 /// the run) and says where.
 fn keep_result(
@@ -123,13 +116,10 @@ fn keep_result(
 
 /// `--report`: the run's HTML page, from its result.
 fn write_report(result: &RunResult, report: Option<&std::path::Path>) -> Result<(), SessionError> {
-    let Some(path) = report else {
-        return Ok(());
-    };
-    let title = scalebench_study::pages::run_title(result);
-    let page = scalebench_study::pages::result_page(result, title);
-    let charts = scalebench_study::pages::write_page(&page, path, None)?;
-    crate::note!("report written to {} ({charts} charts)", path.display());
+    if let Some(path) = report {
+        let charts = scalebench_study::pages::write_run_page(result, path)?;
+        crate::note!("report written to {} ({charts} charts)", path.display());
+    }
     Ok(())
 }
 
@@ -162,38 +152,23 @@ fn run_clients(
     phases: &[Phase],
     known_load: Option<known_load::RunOnKnownLoad>,
 ) -> Result<ExitCode, SessionError> {
-    use scalebench_distributed::etcd;
     let [phase] = phases else {
         unreachable!("checked: a distributed run runs one phase at a time");
     };
-    // Client I serves its own /metrics at the port + I.
-    if let (Some(addr), Some(n)) = (args.metrics_listen, clients.local.clients) {
-        if addr.port() != 0 && u32::from(addr.port()) + n - 1 > u32::from(u16::MAX) {
-            return Err(SessionError::Usage(format!(
-                "invalid value '{addr}' for '--metrics-listen': client {} would serve port {}",
-                n - 1,
-                u32::from(addr.port()) + n - 1
-            )));
-        }
-    }
+    distributed::check_client_metrics(args.metrics_listen, clients.local.clients)?;
     request.client_metrics = args.metrics_listen;
     // Each client's logs under DIR/client-I, the merged ones in DIR (checked with the others).
     request.hdr_log = args.hdr_log.clone();
-    let Some(launcher) = clients.choice().launcher()? else {
+    let choice = clients.choice();
+    let Some(launcher) = choice.launcher()? else {
         // This process is one client of a run whose clients meet in etcd.
-        let url = clients
-            .rendezvous
-            .as_deref()
+        let (url, share) = choice
+            .rendezvous_client()?
             .expect("distributed: --clients or --rendezvous");
-        let share = scalebench_session::clients::ClientShare::from_launcher(
-            clients.client_index,
-            clients.local.clients,
-            |name| std::env::var(name).ok(),
-        )?;
         return rendezvous_client(
             &request,
             *phase,
-            &etcd::RendezvousUrl::parse(url)?,
+            &url,
             share,
             clients.local.start_timeout,
             (

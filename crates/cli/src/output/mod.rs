@@ -7,3 +7,13 @@ pub fn emit(text: &str) {
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }
+
+/// Says the ending's lines and returns its exit code.
+pub fn end_with(
+    ending: scalebench_session::ending::Ending,
+) -> Result<std::process::ExitCode, scalebench_session::error::SessionError> {
+    for line in &ending.lines {
+        crate::note!("{line}");
+    }
+    Ok(std::process::ExitCode::from(ending.code))
+}

@@ -87,6 +87,24 @@ pub enum StepClients {
 }
 
 impl StepClients {
+    /// Who runs the steps the client options ask for: a launcher's clients, this process as one
+    /// client of a search that meets at a rendezvous (srun, Kubernetes), or this process alone.
+    pub fn chosen(
+        clients: &scalebench_distributed::choice::Clients,
+    ) -> Result<StepClients, SessionError> {
+        if let Some(launcher) = clients.launcher()? {
+            return Ok(StepClients::Launched(launcher));
+        }
+        Ok(match clients.rendezvous_client()? {
+            Some((url, share)) => StepClients::Rendezvous {
+                url,
+                share,
+                start_timeout: clients.local.start_timeout,
+            },
+            None => StepClients::Here,
+        })
+    }
+
     fn count(&self) -> u32 {
         match self {
             StepClients::Here => 1,
