@@ -123,6 +123,9 @@ step "fetching Porcupine (Go module proxy) and testing tools/history-check, the 
 step "no import circle between crates or between the modules of a crate (issue 40)"
 python3 scripts/check-imports.py
 
+step "sizes: no source file over 1,000 lines, no function over 150, the binary crate under 2,000 lines (issue 64)"
+python3 scripts/check-sizes.py
+
 step "build the workspace and its tests without a protobuf compiler (a newcomer's machine has none: issue 16, point 1)"
 # PROTOC pointing nowhere fails any build script that runs protoc. One build of the tests, which
 # holds the libraries and the binary too: a `cargo build` first compiled 27 crates twice (the
