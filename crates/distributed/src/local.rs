@@ -146,7 +146,7 @@ pub fn launch(
 ) -> Result<DistributedOutcome, SessionError> {
     crate::share::check(request, launch.clients, phase)?;
     scalebench_session::interrupt::install_handler();
-    let stop = wiring.stop.clone().unwrap_or_default();
+    let stop = wiring.stop_signal();
     scalebench_session::interrupt::register_stop(&stop);
     let outcome = run_children(launch, request, wiring, phase, &stop);
     scalebench_session::interrupt::clear_stop();

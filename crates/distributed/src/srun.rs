@@ -75,7 +75,7 @@ pub fn launch(
         .stderr(Stdio::piped());
     crate::local::die_with_parent(&mut command);
     scalebench_session::interrupt::install_handler();
-    let stop = wiring.stop.clone().unwrap_or_default();
+    let stop = wiring.stop_signal();
     scalebench_session::interrupt::register_stop(&stop);
     let launched = Instant::now();
     let mut child = command.spawn().map_err(|e| {

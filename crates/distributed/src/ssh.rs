@@ -103,7 +103,7 @@ pub fn launch(
     crate::share::check(request, launch.clients, phase)?;
     let ssh = ssh_words(launch)?;
     scalebench_session::interrupt::install_handler();
-    let stop = wiring.stop.clone().unwrap_or_default();
+    let stop = wiring.stop_signal();
     scalebench_session::interrupt::register_stop(&stop);
     let launched = Instant::now();
     let mut children = Vec::new();

@@ -26,16 +26,8 @@ pub struct RunWiring {
 }
 
 impl RunWiring {
-    /// Stopped (or finished as planned) through `stop` as well as by Ctrl-C.
-    pub fn stopped_by(stop: &StopSignal) -> RunWiring {
-        RunWiring {
-            stop: Some(stop.clone()),
-            ..RunWiring::default()
-        }
-    }
-
     /// The phases' stop signal: the one given, else a signal of their own.
-    pub(crate) fn stop_signal(&self) -> StopSignal {
+    pub fn stop_signal(&self) -> StopSignal {
         self.stop.clone().unwrap_or_default()
     }
 }

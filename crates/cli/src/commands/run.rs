@@ -62,7 +62,7 @@ pub fn run_command(
     files.kept_results(args.output.is_none())?.check()?;
     request.check(request.launch(), phases)?;
     let known_load = known_load(&mut request)?;
-    let (_metrics, wiring) = serve_metrics(args)?;
+    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
     let mut executed = execute_phases(&request, &wiring, phases)?;
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
@@ -374,14 +374,6 @@ pub fn client_process() -> Result<ExitCode, SessionError> {
     })
 }
 
-/// Serves `--metrics-listen` (if given) for as long as the returned guard lives; phases wired by
-/// the returned wiring publish there.
-pub fn serve_metrics(
-    args: &PhaseArgs,
-) -> Result<(Option<scalebench_session::metrics::MetricsGuard>, RunWiring), SessionError> {
-    scalebench_session::wiring::serve_metrics(args.metrics_listen)
-}
-
 /// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
 /// anything runs.
 fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionError> {
@@ -408,7 +400,7 @@ pub fn with_json_output<Q, T: serde::Serialize>(
     // Their summaries are their own: neither has YCSB's text of a load phase to write.
     check_ycsb_load(&args.summary, false)?;
     files.check()?;
-    let (_metrics, wiring) = serve_metrics(args)?;
+    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
     let result = work(&request, &wiring)?;
     if let Some(path) = &args.output {
         scalebench_session::files::write_json(path, &result)?;
