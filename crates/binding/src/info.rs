@@ -53,6 +53,39 @@ pub struct BindingInfo {
     pub binds_workers_to_nodes: bool,
 }
 
+impl BindingInfo {
+    /// What a store that keeps records and runs only the key-value operations declares: no SQL
+    /// table, no statements, indexes, sequences in transactions or increments in the database.
+    /// A binding names itself and what it has beyond this (`..BindingInfo::KEY_VALUE_STORE`).
+    pub const KEY_VALUE_STORE: BindingInfo = BindingInfo {
+        name: "",
+        schemes: &[],
+        summary: "",
+        url_example: "",
+        options: OptionSet::NONE,
+        table_sql: None,
+        stores_data: true,
+        creates_table_on_load: false,
+        secondary_indexes: false,
+        increments: Increments::None,
+        statements: None,
+        transactions: Transactions::None,
+        reads: "",
+        binds_workers_to_nodes: false,
+    };
+
+    /// What a SQL database declares: a key-value store that also runs the workload's SQL
+    /// statements, sequences between BEGIN and COMMIT, increments of numbers and decimals in the
+    /// database, and secondary indexes.
+    pub const SQL_DATABASE: BindingInfo = BindingInfo {
+        secondary_indexes: true,
+        increments: Increments::NumbersAndDecimals,
+        statements: Some(scalebench_workload::statement::Language::Sql),
+        transactions: Transactions::Begin,
+        ..BindingInfo::KEY_VALUE_STORE
+    };
+}
+
 /// How a binding runs a sequence of operations on one key as one transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transactions {

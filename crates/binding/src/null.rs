@@ -18,15 +18,10 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "does nothing and succeeds at once; measures scalebench's own overhead",
     url_example: "null://",
     options: Options::SET,
-    table_sql: None,
     stores_data: false,
-    creates_table_on_load: false,
     secondary_indexes: false,
-    transactions: crate::Transactions::Begin,
-    increments: crate::info::Increments::NumbersAndDecimals,
-    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "nothing is stored, so no read can be stale",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::SQL_DATABASE
 };
 
 binding_options! {

@@ -57,19 +57,8 @@ impl BindingFactory for TwoCopies {
     fn info(&self) -> BindingInfo {
         BindingInfo {
             name: "two-copies",
-            schemes: &[],
             summary: "a primary and a replica that applies writes a lag later",
-            url_example: "",
-            options: scalebench_binding::OptionSet::NONE,
-            table_sql: None,
-            stores_data: true,
-            creates_table_on_load: false,
-            statements: None,
-            secondary_indexes: false,
-            transactions: scalebench_binding::Transactions::None,
-            increments: scalebench_binding::Increments::None,
-            reads: "",
-            binds_workers_to_nodes: false,
+            ..BindingInfo::KEY_VALUE_STORE
         }
     }
     async fn connect(&self, worker: usize) -> Result<Connection, BindingError> {

@@ -50,19 +50,8 @@ impl BindingFactory for ScriptFactory {
     fn info(&self) -> scalebench_binding::BindingInfo {
         scalebench_binding::BindingInfo {
             name: "script",
-            schemes: &[],
             summary: "the test's scripted binding",
-            url_example: "",
-            options: scalebench_binding::OptionSet::NONE,
-            table_sql: None,
-            stores_data: true,
-            creates_table_on_load: false,
-            statements: None,
-            secondary_indexes: false,
-            transactions: scalebench_binding::Transactions::None,
-            increments: scalebench_binding::Increments::None,
-            reads: "",
-            binds_workers_to_nodes: false,
+            ..scalebench_binding::BindingInfo::KEY_VALUE_STORE
         }
     }
     async fn connect(&self, worker: usize) -> Result<ScriptBinding, BindingError> {

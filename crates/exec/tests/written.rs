@@ -34,19 +34,8 @@ impl BindingFactory for MemoryFactory {
     fn info(&self) -> scalebench_binding::BindingInfo {
         scalebench_binding::BindingInfo {
             name: "memory",
-            schemes: &[],
             summary: "the test's store in memory",
-            url_example: "",
-            options: scalebench_binding::OptionSet::NONE,
-            table_sql: None,
-            stores_data: true,
-            creates_table_on_load: false,
-            statements: None,
-            secondary_indexes: false,
-            transactions: scalebench_binding::Transactions::None,
-            increments: scalebench_binding::Increments::None,
-            reads: "",
-            binds_workers_to_nodes: false,
+            ..scalebench_binding::BindingInfo::KEY_VALUE_STORE
         }
     }
     async fn connect(&self, _: usize) -> Result<Memory, BindingError> {

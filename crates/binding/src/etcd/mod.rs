@@ -21,15 +21,9 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "etcd v3 (etcd-client, gRPC); one key per record, fields as JSON",
     url_example: "etcd://127.0.0.1:2379 or etcd://h1:2379,h2:2379 (TLS: ?cacert=ca.pem)",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
-    creates_table_on_load: false,
-    secondary_indexes: false,
     transactions: crate::Transactions::OneRecord,
-    increments: crate::info::Increments::None,
-    statements: None,
     reads: "read_consistency = linearizable (default): through the leader with a quorum, never stale; serializable: the member's own state, which may lag behind the leader",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::KEY_VALUE_STORE
 };
 
 binding_options! {

@@ -59,15 +59,8 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Apache HBase 2.x through the Thrift gateway (thrift2); one row per record, one column per field",
     url_example: "hbase://127.0.0.1:9090 or hbase://127.0.0.1:9090/namespace",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
-    creates_table_on_load: false,
-    secondary_indexes: false,
-    transactions: crate::Transactions::None,
-    increments: crate::info::Increments::None,
-    statements: None,
     reads: "each read goes to the one region server serving the key's region, through the Thrift gateway: strongly consistent. Timeline-consistent reads from region replicas are not offered: the local HBase clusters here serve each region from one region server (no region_replication), so there is no secondary to read",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::KEY_VALUE_STORE
 };
 
 binding_options! {

@@ -31,16 +31,12 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "MongoDB 4.2+ (official mongodb crate); one document per record, _id = key",
     url_example: "mongodb://127.0.0.1:27017/ycsb or mongodb://h1:27017,h2:27017/ycsb?replicaSet=rs0",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
     // MongoDB creates a collection on its first insert.
     creates_table_on_load: true,
     secondary_indexes: true,
     transactions: crate::Transactions::OneRecord,
-    increments: crate::info::Increments::None,
-    statements: None,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::KEY_VALUE_STORE
 };
 
 /// The write concern's `w`: acknowledged by this many members (at least 1: the driver does not

@@ -24,15 +24,8 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "MySQL / MariaDB (mysql_async); YCSB JDBC schema, InnoDB",
     url_example: "mysql://user:password@127.0.0.1:3306/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
-    creates_table_on_load: false,
-    secondary_indexes: true,
-    transactions: crate::Transactions::Begin,
-    increments: crate::info::Increments::NumbersAndDecimals,
-    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::SQL_DATABASE
 };
 
 binding_options! {

@@ -43,14 +43,8 @@ pub const INFO: BindingInfo = BindingInfo {
     url_example: "postgres://user:password@127.0.0.1:5432/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: Options::SET,
     table_sql: Some(table_sql),
-    stores_data: true,
-    creates_table_on_load: false,
-    secondary_indexes: true,
-    transactions: crate::Transactions::Begin,
-    increments: crate::info::Increments::NumbersAndDecimals,
-    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary; a deployment's reads_on_every_server lists the primary first among them, so reads spread over every server). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::SQL_DATABASE
 };
 
 /// The table `--create-schema` creates, for a deployment that creates it on every master itself.

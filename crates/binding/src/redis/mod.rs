@@ -26,15 +26,10 @@ pub const INFO: BindingInfo = BindingInfo {
     summary: "Redis standalone or Redis Cluster (redis crate); one hash per record",
     url_example: "redis://127.0.0.1:6379, redis+cluster://127.0.0.1:7000 or rediss://h:6380 (TLS)",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
-    creates_table_on_load: false,
-    secondary_indexes: false,
     transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::Numbers,
-    statements: None,
     reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::KEY_VALUE_STORE
 };
 
 binding_options! {

@@ -22,15 +22,9 @@ pub const INFO: BindingInfo = BindingInfo {
         "embedded SQLite (bundled); the default database, in a temporary file unless --db is given",
     url_example: "sqlite:///path/to/file.db",
     options: Options::SET,
-    table_sql: None,
-    stores_data: true,
     creates_table_on_load: true,
-    secondary_indexes: true,
-    transactions: crate::Transactions::Begin,
-    increments: crate::info::Increments::NumbersAndDecimals,
-    statements: Some(scalebench_workload::statement::Language::Sql),
     reads: "one database file; every connection reads the last committed write (no replicas)",
-    binds_workers_to_nodes: false,
+    ..BindingInfo::SQL_DATABASE
 };
 
 binding_options! {
