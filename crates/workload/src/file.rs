@@ -334,12 +334,12 @@ impl WorkloadFile {
         access: &FileAccess,
     ) -> Result<(), WorkloadError> {
         for (i, c) in self.record.column.iter_mut().enumerate() {
-            let crate::columns::Generator::Words {
+            let crate::columns::Generator::Text(crate::columns::TextGenerator::Words {
                 words,
                 file,
                 digest,
                 ..
-            } = &mut c.generator
+            }) = &mut c.generator
             else {
                 continue;
             };
