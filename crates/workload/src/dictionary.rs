@@ -146,11 +146,11 @@ pub fn shown_columns(json: &str) -> String {
     };
     let mut changed = false;
     for c in &mut columns {
-        if let crate::columns::Generator::Words {
+        if let crate::columns::Generator::Text(crate::columns::TextGenerator::Words {
             words,
             file: Some(_),
             ..
-        } = &mut c.generator
+        }) = &mut c.generator
         {
             words.clear();
             changed = true;

@@ -175,7 +175,7 @@ pub struct RunSection {
     pub operations: Option<u64>,
     /// How long the run lasts (`maxexecutiontime`, whole seconds): 30s, 5m.
     #[serde(default)]
-    pub duration: Option<String>,
+    pub duration: Option<crate::duration::DurationText>,
     /// Open loop at a constant rate in operations per second (`target`); or `rate_profile`.
     #[serde(default)]
     pub target: Option<f64>,
@@ -334,12 +334,12 @@ impl WorkloadFile {
         access: &FileAccess,
     ) -> Result<(), WorkloadError> {
         for (i, c) in self.record.column.iter_mut().enumerate() {
-            let crate::columns::Generator::Words {
+            let crate::columns::Generator::Text(crate::columns::TextGenerator::Words {
                 words,
                 file,
                 digest,
                 ..
-            } = &mut c.generator
+            }) = &mut c.generator
             else {
                 continue;
             };
@@ -530,12 +530,7 @@ impl WorkloadFile {
             }
         }
         if let Some(d) = &self.run.duration {
-            let parsed = humantime::parse_duration(d).map_err(|e| {
-                (
-                    "run.duration".into(),
-                    format!("'{d}' is not a duration: {e}"),
-                )
-            })?;
+            let parsed = d.value();
             if parsed.as_secs() == 0 || parsed.subsec_nanos() != 0 {
                 return Err((
                     "run.duration".into(),
@@ -663,7 +658,7 @@ impl WorkloadFile {
             set("operationcount", n.to_string());
         }
         if let Some(d) = &run.duration {
-            let secs = humantime::parse_duration(d).map_or(0, |d| d.as_secs());
+            let secs = d.value().as_secs();
             set("maxexecutiontime", secs.to_string());
         }
         if let Some(t) = run.target {

@@ -13,6 +13,7 @@ pub mod decimal;
 pub mod declared;
 pub mod dictionary;
 pub mod digest;
+pub mod duration;
 pub mod error;
 pub mod file;
 pub mod generator;

@@ -15,7 +15,10 @@ pub const KEY_BYTES: usize = 36;
 /// 2026-01-01T00:00:00Z, received up to 5 s later; 64 channels, 3 phases, a quality byte and a
 /// reading with 3 decimals.
 pub fn columns() -> Vec<crate::columns::Column> {
-    use crate::columns::{Column, ColumnType, Generator};
+    use crate::columns::{
+        Column, ColumnType, Generator, KeyedGenerator, NumberGenerator, TextGenerator,
+        TimeGenerator,
+    };
     let column = |name: &str, column_type, length, generator| Column {
         name: name.to_string(),
         column_type,
@@ -27,41 +30,50 @@ pub fn columns() -> Vec<crate::columns::Column> {
         keys: Vec::new(),
         generator,
     };
-    let uniform = |min: f64, max: f64| Generator::Uniform {
-        min,
-        max,
-        decimals: None,
+    let uniform = |min: f64, max: f64| {
+        Generator::Number(NumberGenerator::Uniform {
+            min,
+            max,
+            decimals: None,
+        })
     };
-    let timestamp = |jitter: &str| Generator::Timestamp {
-        start: "2026-01-01T00:00:00Z".into(),
-        step: "1s".into(),
-        jitter: jitter.into(),
+    let timestamp = |jitter: &str| {
+        Generator::Time(TimeGenerator::Timestamp {
+            start: "2026-01-01T00:00:00Z".into(),
+            step: "1s".into(),
+            jitter: jitter.into(),
+        })
     };
     vec![
         column(
             "source_id",
             ColumnType::Int,
             None,
-            Generator::Sequence {
+            Generator::Keyed(KeyedGenerator::Sequence {
                 start: 0,
                 step: 1,
                 modulo: Some(1000),
-            },
+            }),
         ),
         column("channel", ColumnType::Int, None, uniform(0.0, 63.0)),
         column("phase_no", ColumnType::Int, None, uniform(1.0, 3.0)),
         column("measured_at", ColumnType::Timestamp, None, timestamp("0s")),
-        column("label", ColumnType::Text, Some(50), Generator::YcsbText),
+        column(
+            "label",
+            ColumnType::Text,
+            Some(50),
+            Generator::Text(TextGenerator::YcsbText),
+        ),
         column("quality", ColumnType::Int, None, uniform(0.0, 255.0)),
         column(
             "reading",
             ColumnType::Double,
             None,
-            Generator::Uniform {
+            Generator::Number(NumberGenerator::Uniform {
                 min: 0.0,
                 max: 100_000.0,
                 decimals: Some(3),
-            },
+            }),
         ),
         column(
             "received_at",

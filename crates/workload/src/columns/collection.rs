@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use rand::Rng;
 
+use super::generator::Generator;
 use super::make::{mean_value_bytes, write_value, Draw, Make};
-use super::spec::{abbreviated, is_plain_text, Column, ColumnType, Generator, Items, MAX_ITEMS};
+use super::spec::{abbreviated, is_plain_text, Column, ColumnType, Items, MAX_ITEMS};
 use crate::generator::WorkerRng;
 
 /// A list (no keys) or a map: `min..=max` elements, each made by `element`.
@@ -69,7 +70,7 @@ pub(super) fn element_column(c: &Column) -> Result<Column, (&'static str, String
             ),
         ));
     }
-    if matches!(c.generator, Generator::Derived { .. }) {
+    if matches!(c.generator, Generator::Derived(_)) {
         return Err((
             "generator",
             format!("a {kind}'s elements are generated, not derived"),

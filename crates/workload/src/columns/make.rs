@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use super::spec::{abbreviated, is_plain_text, Column, ColumnType, Generator};
+use super::generator::Generator;
+use super::spec::{abbreviated, is_plain_text, Column, ColumnType};
 use crate::generator::WorkerRng;
 use crate::operation::FieldType;
 

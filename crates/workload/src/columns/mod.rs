@@ -7,13 +7,16 @@
 //! key number and the column, so two loads of the same file write the same data whatever the
 //! threads; an update draws its values from the worker's seeded stream.
 //!
-//! [`spec`] is the column as a file declares it; each generator family has a module of its own
-//! holding its generators' checks, their output and their mean size ([`make`] says what a family
-//! provides): a new generator is its variant in [`Generator`] and its arms in its family's module.
+//! [`spec`] is the column as a file declares it; each generator family has a module of its own:
+//! its generators as the file declares them (its `decl` child: their serde enum and names) and
+//! their checks, output and mean size ([`make`] says what a family provides). A new generator of a
+//! family is its variant and name in the family's `decl.rs` and its arm in the family's `maker`;
+//! [`generator`] reads one by asking the families.
 
 mod bytes;
 mod collection;
 mod derived;
+mod generator;
 mod keyed;
 mod literal;
 mod make;
@@ -31,11 +34,18 @@ use crate::generator::WorkerRng;
 use crate::operation::FieldType;
 use make::{Check, Draw, Make, Piece};
 
+pub use bytes::BytesGenerator;
 pub use collection::push_json_string;
+pub use derived::DerivedGenerator;
+pub use generator::Generator;
+pub use keyed::KeyedGenerator;
 pub(crate) use spec::{abbreviated, valid_name};
-pub use spec::{
-    Charset, Column, ColumnType, Generator, Items, Literal, MAX_COLUMNS, MAX_ITEMS, MAX_TEXT_LENGTH,
-};
+
+pub use literal::{Literal, LiteralGenerator};
+pub use numbers::NumberGenerator;
+pub use spec::{Column, ColumnType, Items, MAX_COLUMNS, MAX_ITEMS, MAX_TEXT_LENGTH};
+pub use text::{Charset, TextGenerator};
+pub use time::TimeGenerator;
 
 /// The generator families, each answering for its own generators (a list's or a map's values
 /// are made by [`collection`] around its element's family).

@@ -279,7 +279,7 @@ fn records_too_large_and_ranges_too_wide_are_refused() {
         generator,
     };
     let big: Vec<Column> = (0..5)
-        .map(|i| column(&format!("c{i}"), Generator::YcsbText))
+        .map(|i| column(&format!("c{i}"), Generator::Text(TextGenerator::YcsbText)))
         .collect();
     let mut p = crate::Properties::new();
     p.set("columns", &Record::to_json(&big), "test");
@@ -294,11 +294,11 @@ fn records_too_large_and_ranges_too_wide_are_refused() {
         element: None,
         items: None,
         keys: Vec::new(),
-        generator: Generator::Uniform {
+        generator: Generator::Number(NumberGenerator::Uniform {
             min: -1e308,
             max: 1e308,
             decimals: None,
-        },
+        }),
     };
     let e = Record::new(vec![wide], 0).unwrap_err();
     assert!(e.reason.contains("too wide"), "{e}");

@@ -7,14 +7,17 @@ use std::fmt;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{segment::duration_text, RateProfile, Segment, SEGMENT_SEPARATOR};
+use schemars::{json_schema, Schema, SchemaGenerator};
+
+use super::{segment, segment::duration_text, RateProfile, Segment, SEGMENT_SEPARATOR};
+use crate::duration::DurationText;
 
 /// `rate_profile = "ramp:...; constant:..."` or `rate_profile = [ ... ]`.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum RateProfileDecl {
     /// The `--rate-profile` form: segments separated by `;`.
-    Text(String),
+    Text(#[schemars(schema_with = "profile_text_schema")] String),
     /// One stage after another.
     Stages(Vec<StageDecl>),
 }
@@ -23,13 +26,39 @@ pub enum RateProfileDecl {
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum StageDecl {
-    Segment(String),
+    Segment(#[schemars(schema_with = "segment_text_schema")] String),
     /// From the rate the stages before reached (0 at first) to `target` linearly over
     /// `duration` (30s, 1m30s), as k6's `stages`.
     Target {
-        duration: String,
+        duration: DurationText,
         target: f64,
     },
+}
+
+/// A segment's text as a pattern: its kind, `:`, then its fields (`NAME=VALUE`, separated by
+/// `,`; which fields each kind takes is the checker's).
+fn segment_pattern() -> String {
+    format!(r"\s*(?:{}):[^;]*", segment::KIND_NAMES.join("|"))
+}
+
+/// The schema of a profile's text: segments separated by `;` (its description is the variant's).
+fn profile_text_schema(_: &mut SchemaGenerator) -> Schema {
+    let one = segment_pattern();
+    json_schema!({
+        "type": "string",
+        "pattern": format!("^{one}(?:;{one})*$"),
+        "examples": ["ramp:from=0,to=1000,over=30s; hold:rate=1000,for=1m"],
+    })
+}
+
+/// The schema of one stage's segment text.
+fn segment_text_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({
+        "description": "One segment: KIND:NAME=VALUE,... (no `;`).",
+        "type": "string",
+        "pattern": format!("^{}$", segment_pattern()),
+        "examples": ["hold:rate=1000,for=1m"],
+    })
 }
 
 impl RateProfileDecl {
@@ -64,11 +93,7 @@ impl StageDecl {
                 Segment::parse(text).map_err(|e| format!("'{text}': {e}"))
             }
             StageDecl::Target { duration, target } => {
-                let d = humantime::parse_duration(duration).map_err(|_| {
-                    format!(
-                        "duration = {duration:?}: expected a duration such as 30s, 1m30s or 500ms"
-                    )
-                })?;
+                let d = duration.value();
                 let segment = if *target == reached {
                     Segment::Constant {
                         rate: *target,
@@ -108,7 +133,12 @@ impl<'de> Deserialize<'de> for RateProfileDecl {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut stages = Vec::new();
-                while let Some(s) = seq.next_element::<StageDecl>()? {
+                // A stage that does not read is named by its place, as one that is not a segment.
+                let stage = |n: usize, e: A::Error| de::Error::custom(format!("stage {n}: {e}"));
+                while let Some(s) = seq
+                    .next_element::<StageDecl>()
+                    .map_err(|e| stage(stages.len() + 1, e))?
+                {
                     stages.push(s);
                 }
                 Ok(RateProfileDecl::Stages(stages))
@@ -133,7 +163,15 @@ impl<'de> Deserialize<'de> for StageDecl {
                 let (mut duration, mut target) = (None, None);
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {
-                        "duration" => duration = Some(map.next_value::<String>()?),
+                        "duration" => {
+                            let text = map.next_value::<String>()?;
+                            let d = DurationText::parse(&text).map_err(|_| {
+                                de::Error::custom(format!(
+                                    "duration = {text:?}: expected a duration such as 30s, 1m30s or 500ms"
+                                ))
+                            })?;
+                            duration = Some(d);
+                        }
                         "target" => target = Some(map.next_value::<f64>()?),
                         other => {
                             return Err(de::Error::unknown_field(other, &["duration", "target"]))

@@ -32,6 +32,8 @@ pub enum Segment {
 
 /// The kinds a segment may be, with the fields each takes (`hold` is `constant` with `for`).
 const KINDS: &str = "constant, hold, ramp, staircase or sine";
+/// The kinds' names, as a segment's text starts (`ramp:...`): what the JSON Schema lists.
+pub(super) const KIND_NAMES: [&str; 5] = ["constant", "hold", "ramp", "staircase", "sine"];
 
 impl Segment {
     /// Parses `constant:rate=R[,for=D]` (`hold:rate=R,for=D`), `ramp:from=A,to=B,over=D`,

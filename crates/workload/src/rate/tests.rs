@@ -302,13 +302,18 @@ fn arrivals_skip_a_stretch_at_zero_and_end_where_the_rate_does() {
     );
 }
 
+#[derive(Debug, serde::Deserialize)]
+struct Profile {
+    rate_profile: RateProfileDecl,
+}
+
 /// A workload file's stages: segments' text, or k6's `{ duration, target }` ramping from the rate
 /// reached before (0 at first); an error names the stage.
 #[test]
 fn stages_read_as_k6_reads_them() {
     let k6 = |stages: Vec<StageDecl>| RateProfileDecl::Stages(stages).text();
     let target = |d: &str, t: f64| StageDecl::Target {
-        duration: d.into(),
+        duration: crate::duration::DurationText::parse(d).unwrap(),
         target: t,
     };
     assert_eq!(
@@ -328,11 +333,26 @@ fn stages_read_as_k6_reads_them() {
         .unwrap(),
         "staircase:start=100,step=100,every=1s,steps=3; ramp:from=300,to=0,over=90s"
     );
-    for (stages, says) in [
+    // A duration that is not one is refused as the file is read, the stage named.
+    let read = |text: &str| toml::from_str::<Profile>(text).map(|p| p.rate_profile);
+    for (text, says) in [
         (
-            vec![target("soon", 5.0)],
+            "[{ duration = \"soon\", target = 5 }]",
             "stage 1: duration = \"soon\": expected a duration",
         ),
+        (
+            "[{ duration = \"1s\", target = 1 }, { duration = \"soon\", target = 5 }]",
+            "stage 2: duration = \"soon\": expected a duration",
+        ),
+    ] {
+        let e = read(&format!("rate_profile = {text}")).unwrap_err();
+        assert!(e.message().contains(says), "{e}");
+    }
+    assert_eq!(
+        read("rate_profile = [{ duration = \"1m30s\", target = 5 }]").unwrap(),
+        RateProfileDecl::Stages(vec![target("1m30s", 5.0)])
+    );
+    for (stages, says) in [
         (
             vec![target("1s", 5.0), target("1s", -5.0)],
             "stage 2: { duration = \"1s\", target = -5 }",

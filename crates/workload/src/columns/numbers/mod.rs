@@ -1,10 +1,15 @@
 //! The number distributions: uniform, zipfian, hotspot, exponential, normal and histogram, for
 //! integer, double and decimal columns (an integer column's values rounded).
 
+pub(super) mod decl;
+
+pub use decl::NumberGenerator;
+
 use rand::Rng;
 
+use super::generator::Generator;
 use super::make::{finite, weights_checked, Built, Check, Draw, Make};
-use super::spec::{ColumnType, Generator};
+use super::spec::ColumnType;
 use crate::generator::{Discrete, Hotspot, Zipfian};
 
 /// A number generator checked against its column.
@@ -29,22 +34,24 @@ enum Number {
 
 /// The maker of a number generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let number = match k.generator() {
-        Generator::Uniform { min, max, decimals } => uniform(k, *min, *max, *decimals),
-        Generator::Zipfian { min, max, theta } => zipfian(k, *min, *max, *theta),
-        Generator::Hotspot {
+    let Generator::Number(g) = k.generator() else {
+        return None;
+    };
+    let number = match g {
+        NumberGenerator::Uniform { min, max, decimals } => uniform(k, *min, *max, *decimals),
+        NumberGenerator::Zipfian { min, max, theta } => zipfian(k, *min, *max, *theta),
+        NumberGenerator::Hotspot {
             min,
             max,
             hot_data_fraction,
             hot_operation_fraction,
         } => hotspot(k, *min, *max, *hot_data_fraction, *hot_operation_fraction),
-        Generator::Exponential { mean } => exponential(k, *mean),
-        Generator::Normal { mean, stddev } => normal(k, *mean, *stddev),
-        Generator::Histogram {
+        NumberGenerator::Exponential { mean } => exponential(k, *mean),
+        NumberGenerator::Normal { mean, stddev } => normal(k, *mean, *stddev),
+        NumberGenerator::Histogram {
             buckets,
             bucket_width,
         } => histogram(k, buckets, *bucket_width),
-        _ => return None,
     };
     Some(number.map(|n| Box::new(n) as Box<dyn Make>))
 }

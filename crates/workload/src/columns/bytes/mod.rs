@@ -1,9 +1,14 @@
 //! The random-bytes generators: a blob's bytes (written as hex) and a version 4 UUID.
 
+pub(super) mod decl;
+
+pub use decl::BytesGenerator;
+
 use rand::{Rng, RngCore};
 
+use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make, HEX};
-use super::spec::{Column, ColumnType, Generator};
+use super::spec::{Column, ColumnType};
 
 #[derive(Debug, Clone)]
 enum Bytes {
@@ -17,10 +22,12 @@ enum Bytes {
 
 /// The maker of a random-bytes generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let bytes = match k.generator() {
-        Generator::Bytes { min_size, max_size } => hex(k, *min_size, *max_size),
-        Generator::Uuid => uuid(k),
-        _ => return None,
+    let Generator::Bytes(g) = k.generator() else {
+        return None;
+    };
+    let bytes = match g {
+        BytesGenerator::Bytes { min_size, max_size } => hex(k, *min_size, *max_size),
+        BytesGenerator::Uuid => uuid(k),
     };
     Some(bytes.map(|m| Box::new(m) as Box<dyn Make>))
 }

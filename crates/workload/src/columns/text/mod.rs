@@ -1,12 +1,18 @@
 //! The text generators: random characters of a charset, words of a list or a dictionary, and
 //! YCSB's field value cut from the run's value pool.
 
+pub(super) mod decl;
+
+pub use decl::Charset;
+pub use decl::TextGenerator;
+
 use std::sync::Arc;
 
 use rand::Rng;
 
+use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make};
-use super::spec::{Charset, ColumnType, Generator};
+use super::spec::ColumnType;
 
 #[derive(Debug, Clone)]
 enum Text {
@@ -26,24 +32,26 @@ enum Text {
 
 /// The maker of a text generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let text = match k.generator() {
-        Generator::Text {
+    let Generator::Text(g) = k.generator() else {
+        return None;
+    };
+    let text = match g {
+        TextGenerator::Text {
             min_length,
             max_length,
             charset,
         } => chars(k, *min_length, *max_length, *charset),
-        Generator::Words {
+        TextGenerator::Words {
             words,
             file,
             min,
             max,
             ..
         } => words_of(k, words, file.as_deref(), *min, *max),
-        Generator::YcsbText => match k.length_of(ColumnType::Text) {
+        TextGenerator::YcsbText => match k.length_of(ColumnType::Text) {
             Some(length) => Ok(Text::Pool(length as usize)),
             None => Err(k.wrong()),
         },
-        _ => return None,
     };
     Some(text.map(|m| Box::new(m) as Box<dyn Make>))
 }

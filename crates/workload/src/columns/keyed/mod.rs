@@ -1,8 +1,13 @@
 //! The key-number generators: a sequence (a record's value fixed by its key number) and latest
 //! (a recent key number, for a column that refers to another record).
 
+pub(super) mod decl;
+
+pub use decl::KeyedGenerator;
+
+use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make};
-use super::spec::{ColumnType, Generator};
+use super::spec::{Column, ColumnType};
 use crate::generator::Zipfian;
 
 #[derive(Debug, Clone)]
@@ -16,16 +21,39 @@ enum Keyed {
     Latest(Zipfian),
 }
 
+impl Column {
+    /// A sequence's values over `keys` key numbers (0 to keys - 1) fit the column (any other
+    /// generator: Ok).
+    pub fn sequence_in_range(&self, keys: u64) -> Result<(), String> {
+        let Generator::Keyed(KeyedGenerator::Sequence {
+            start,
+            step,
+            modulo,
+        }) = &self.generator
+        else {
+            return Ok(());
+        };
+        let n = modulo.map_or(keys, |m| m.min(keys));
+        if n == 0 {
+            return Ok(());
+        }
+        let last = *start as f64 + *step as f64 * (n - 1) as f64;
+        self.in_range(last, &format!("key number {}'s value", n - 1))
+    }
+}
+
 /// The maker of a key-number generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let keyed = match k.generator() {
-        Generator::Sequence {
+    let Generator::Keyed(g) = k.generator() else {
+        return None;
+    };
+    let keyed = match g {
+        KeyedGenerator::Sequence {
             start,
             step,
             modulo,
         } => sequence(k, *start, *step, *modulo),
-        Generator::Latest { window, theta } => latest(k, *window, *theta),
-        _ => return None,
+        KeyedGenerator::Latest { window, theta } => latest(k, *window, *theta),
     };
     Some(keyed.map(|m| Box::new(m) as Box<dyn Make>))
 }

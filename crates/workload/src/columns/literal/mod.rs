@@ -1,10 +1,16 @@
 //! The literal generators: a constant, and a choice among values with their weights; each
 //! literal checked against the column's type and written as the column stores it.
 
+pub(super) mod decl;
+
+pub use decl::Literal;
+pub use decl::LiteralGenerator;
+
 use std::sync::Arc;
 
+use super::generator::Generator;
 use super::make::{finite, weights_checked, Built, Check, Draw, Make};
-use super::spec::{abbreviated, Column, ColumnType, Generator, Literal};
+use super::spec::{abbreviated, Column, ColumnType};
 use crate::generator::Discrete;
 
 #[derive(Debug, Clone)]
@@ -15,10 +21,12 @@ enum Fixed {
 
 /// The maker of a literal generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let fixed = match k.generator() {
-        Generator::Constant { value } => literal_text(value, k).map(Fixed::Constant),
-        Generator::Choice { values, weights } => choice(k, values, weights.as_deref()),
-        _ => return None,
+    let Generator::Literal(g) = k.generator() else {
+        return None;
+    };
+    let fixed = match g {
+        LiteralGenerator::Constant { value } => literal_text(value, k).map(Fixed::Constant),
+        LiteralGenerator::Choice { values, weights } => choice(k, values, weights.as_deref()),
     };
     Some(fixed.map(|m| Box::new(m) as Box<dyn Make>))
 }

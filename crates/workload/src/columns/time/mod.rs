@@ -1,9 +1,14 @@
 //! The time generators: a timestamp fixed by the key number (plus jitter) and the client's clock.
 
+pub(super) mod decl;
+
+pub use decl::TimeGenerator;
+
 use rand::Rng;
 
+use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make};
-use super::spec::{ColumnType, Generator};
+use super::spec::ColumnType;
 
 #[derive(Debug, Clone)]
 enum Time {
@@ -19,14 +24,16 @@ enum Time {
 
 /// The maker of a time generator (`None`: not one).
 pub(super) fn maker(k: &Check) -> Built {
-    let time = match k.generator() {
-        Generator::Timestamp {
+    let Generator::Time(g) = k.generator() else {
+        return None;
+    };
+    let time = match g {
+        TimeGenerator::Timestamp {
             start,
             step,
             jitter,
         } => timestamp(k, start, step, jitter),
-        Generator::Now { offset } => now(k, offset),
-        _ => return None,
+        TimeGenerator::Now { offset } => now(k, offset),
     };
     Some(time.map(|m| Box::new(m) as Box<dyn Make>))
 }

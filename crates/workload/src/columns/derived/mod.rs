@@ -1,10 +1,15 @@
 //! The derived generator: text made of other columns' values of the same record and its key
 //! (a template such as "{user_id}:{created_at}").
 
+pub(super) mod decl;
+
+pub use decl::DerivedGenerator;
+
 use std::sync::Arc;
 
+use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make, Piece};
-use super::spec::{is_plain_text, Column, ColumnType, Generator};
+use super::spec::{is_plain_text, Column, ColumnType};
 
 /// A derived column's template; its value is written by the record's values, which make the
 /// columns it names.
@@ -13,7 +18,7 @@ struct Derived(Arc<[Piece]>);
 
 /// The maker of the derived generator (`None`: not it).
 pub(super) fn maker(k: &Check) -> Built {
-    let Generator::Derived { template } = k.generator() else {
+    let Generator::Derived(DerivedGenerator::Derived { template }) = k.generator() else {
         return None;
     };
     if k.t() != ColumnType::Text {
@@ -50,7 +55,7 @@ fn parse_template(template: &str, columns: &[Column], me: usize) -> Result<Vec<P
                     columns[j].column_type.name()
                 ));
             }
-            if j == me || matches!(columns[j].generator, Generator::Derived { .. }) {
+            if j == me || matches!(columns[j].generator, Generator::Derived(_)) {
                 return Err(format!(
                     "template \"{template}\": '{name}' is derived itself (a derived column uses generated ones)"
                 ));
