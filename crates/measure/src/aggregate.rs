@@ -10,8 +10,8 @@ use crate::histogram::{add_into, encode_histogram, new_histogram, quantile_us, L
 use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
-    Beside, DataSizes, ErrorSummary, IntervalOp, LatencySummary, MeasuredPhase, OpResult,
-    PhaseResult, ScheduleSummary, Totals,
+    Beside, DataSizes, ErrorSummary, IntervalOp, PhaseResult, RecordedOp, RecordedPhase,
+    RecordedSchedule, Recording, Series, MAX_ERROR_SAMPLES,
 };
 
 #[derive(Debug, Clone)]
@@ -60,14 +60,28 @@ impl OpTotals {
         all
     }
 
-    fn failed_by_class_summaries(&self) -> BTreeMap<String, LatencySummary> {
-        FailureClass::ALL
+    /// What the operation recorded (its issued and late successes are counted apart).
+    fn recorded(mut self) -> RecordedOp {
+        let failed_latency = Some(self.failed_all());
+        let classes = FailureClass::ALL
             .iter()
-            .filter_map(|c| {
-                let h = self.failed[c.index()].as_ref()?;
-                Some((c.name().to_string(), LatencySummary::from_histogram(h)?))
-            })
-            .collect()
+            .map(|c| (c.index(), c.name().to_string()));
+        RecordedOp {
+            issued: 0,
+            ok: self.ok.len(),
+            ok_after_window: 0,
+            failed: classes
+                .clone()
+                .filter(|(i, _)| self.failed_by_class[*i] > 0)
+                .map(|(i, name)| (name, self.failed_by_class[i]))
+                .collect(),
+            failed_latency_by_class: classes
+                .filter_map(|(i, name)| Some((name, self.failed[i].take()?)))
+                .collect(),
+            latency: self.ok,
+            intended: self.intended,
+            failed_latency,
+        }
     }
 }
 
@@ -146,8 +160,6 @@ pub struct Aggregator {
     /// Per worker: operations in flight at its last batch.
     in_flight: Vec<u64>,
 }
-
-const MAX_ERROR_SAMPLES: usize = 10;
 
 impl Aggregator {
     /// The names a workload file's operations are measured under (without, only the kinds').
@@ -351,64 +363,53 @@ impl Aggregator {
         }
     }
 
+    /// What the phase recorded, by operation name: the totals' histograms move into it.
+    fn recording(&mut self) -> Recording {
+        let mut operations = BTreeMap::new();
+        let mut in_flight_at_stop = 0u64;
+        for kind in (0..Measured::COUNT).map(Measured::from_index) {
+            let issued = self.issued[kind.index()];
+            let t = self.totals.remove(&kind);
+            if issued == 0 && t.is_none() {
+                continue;
+            }
+            let mut op = match t {
+                Some(t) => t.recorded(),
+                None => RecordedOp::empty(),
+            };
+            op.issued = issued;
+            op.ok_after_window = self.ok_after_window[kind.index()].min(op.ok);
+            let failed: u64 = op.failed.values().sum();
+            in_flight_at_stop += issued.saturating_sub(op.ok + failed);
+            operations.insert(self.names.name(kind).to_string(), op);
+        }
+        Recording {
+            operations,
+            in_flight_at_stop,
+            records: self.records,
+            retries: self.retries,
+            warmup_operations: self.warmup_ops,
+            errors: std::mem::take(&mut self.errors)
+                .into_iter()
+                .map(|(c, s)| (c.name().to_string(), s))
+                .collect(),
+            schedule: self.start_delay.take().map(|h| RecordedSchedule {
+                late_operations: self.late,
+                late_threshold_us: 1000.0,
+                warmup_backlog_dropped: self.warmup_backlog_dropped,
+                start_delay: Some(h),
+                arrivals_ended_s: None,
+            }),
+        }
+    }
+
     /// The phase's result, its intervals read back from the spool (merged by histogram beyond
     /// [`crate::intervals::MAX_RESULT_INTERVALS`]), and the intervals at their recorded length.
     pub fn finish(mut self, meta: PhaseMeta) -> Result<(PhaseResult, RecordedIntervals), String> {
         for (index, ops) in std::mem::take(&mut self.pending) {
             self.freeze(index, ops, false);
         }
-        let secs = meta.duration.as_secs_f64();
-        // A phase without measurable duration has no rate: 0, never infinity (JSON cannot hold it).
-        let per_s = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-        let mut operations = BTreeMap::new();
-        let mut totals = Totals {
-            records: self.records,
-            retries: self.retries,
-            ..Default::default()
-        };
-        for kind in (0..Measured::COUNT).map(Measured::from_index) {
-            let issued = self.issued[kind.index()];
-            let t = self.totals.get(&kind);
-            if issued == 0 && t.is_none() {
-                continue;
-            }
-            let ok = t.map_or(0, |t| t.ok.len());
-            let failed: BTreeMap<String, u64> = t
-                .map(|t| {
-                    FailureClass::ALL
-                        .iter()
-                        .filter(|c| t.failed_by_class[c.index()] > 0)
-                        .map(|c| (c.name().to_string(), t.failed_by_class[c.index()]))
-                        .collect()
-                })
-                .unwrap_or_default();
-            let failed_n: u64 = failed.values().sum();
-            let after = self.ok_after_window[kind.index()].min(ok);
-            totals.ok_after_window += after;
-            totals.issued += issued;
-            totals.ok += ok;
-            totals.failed += failed_n;
-            totals.in_flight_at_stop += issued.saturating_sub(ok + failed_n);
-            operations.insert(
-                self.names.name(kind).to_string(),
-                OpResult {
-                    issued,
-                    ok,
-                    failed,
-                    throughput_ops_s: per_s(ok - after),
-                    latency: t.and_then(|t| LatencySummary::from_histogram(&t.ok)),
-                    intended_latency: t
-                        .and_then(|t| t.intended.as_ref())
-                        .and_then(LatencySummary::from_histogram),
-                    failed_latency: t.and_then(|t| LatencySummary::from_histogram(&t.failed_all())),
-                    failed_latency_by_class: t
-                        .map(OpTotals::failed_by_class_summaries)
-                        .unwrap_or_default(),
-                },
-            );
-        }
-        totals.throughput_ops_s = per_s(totals.ok - totals.ok_after_window);
-
+        let recording = self.recording();
         let interval_s = self.interval.as_secs_f64();
         let duration_s = meta.duration.as_secs_f64();
         let slots = (duration_s / interval_s).ceil() as u64;
@@ -419,34 +420,22 @@ impl Aggregator {
         self.recorded.for_each(|iv| coarsener.push(iv))?;
         let intervals = coarsener.finish();
 
-        let measured = MeasuredPhase {
+        let recorded = RecordedPhase {
             phase: meta.phase,
             open_loop: self.open_loop,
             measurement_start_unix_ms: meta.measurement_start_unix_ms,
             duration_s,
-            interval_s: interval_s * factor as f64,
-            recorded_interval_s: (factor > 1).then_some(interval_s),
             ended_by: meta.ended_by,
             clients: 1,
-            totals,
-            operations,
-            errors: self
-                .errors
-                .into_iter()
-                .map(|(c, s)| (c.name().to_string(), s))
-                .collect(),
-            schedule: self.start_delay.as_ref().map(|h| ScheduleSummary {
-                late_operations: self.late,
-                late_threshold_us: 1000.0,
-                warmup_backlog_dropped: self.warmup_backlog_dropped,
-                start_delay: LatencySummary::from_histogram(h),
-                arrivals_ended_s: None,
-            }),
             data: meta.data,
-            warmup_operations: self.warmup_ops,
-            intervals,
+            recording,
+            series: Series {
+                interval_s: interval_s * factor as f64,
+                recorded_interval_s: (factor > 1).then_some(interval_s),
+                intervals,
+            },
         };
-        let result = PhaseResult::assemble(measured, Beside::default());
+        let result = PhaseResult::assemble(recorded, Beside::default());
         Ok((result, self.recorded))
     }
 }

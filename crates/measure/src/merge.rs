@@ -1,15 +1,16 @@
-//! Combining results of clients that ran together: counts and throughputs add, histograms merge,
-//! percentiles are recomputed from the merged histograms (never averaged).
+//! Combining results of clients that ran together: their recordings add (counts sum, histograms
+//! merge) and every figure is derived from the sum as from one client's recording
+//! (`PhaseResult::assemble`): percentiles from the merged histograms (never averaged), rates from
+//! the summed counts over the merged window.
 
 use std::collections::BTreeMap;
 
 use scalebench_workload::declared;
 
-use crate::histogram::{add_into, new_histogram, LatencyHistogram};
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    Beside, CommonStart, EndedBy, ErrorSummary, IntervalResult, KeyRange, LatencySummary, LoadPace,
-    MeasuredPhase, OpResult, PhaseResult, RunResult, ScheduleSummary, Totals,
+    Beside, CommonStart, EndedBy, IntervalResult, KeyRange, LoadPace, PhaseResult, RecordedPhase,
+    Recording, RunResult, Series,
 };
 
 /// At most this many results merge into one: the clients of one run.
@@ -289,14 +290,6 @@ fn merged_verdict(
     Some(merged)
 }
 
-/// The sum of counts, or an error when it leaves what a result may hold.
-fn sum_counts(mut counts: impl Iterator<Item = u64>) -> Result<u64, String> {
-    counts
-        .try_fold(0u64, u64::checked_add)
-        .filter(|n| *n <= crate::result::MAX_COUNT)
-        .ok_or_else(|| "the merged counts exceed 2^53: these cannot be counts of operations".into())
-}
-
 /// Merges the phases of clients that ran together; `labels` name them (`client 0`, or their files)
 /// in the merged verdict.
 pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseResult, String> {
@@ -318,45 +311,36 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
         .map(|p| p.measurement_start_unix_ms)
         .min()
         .unwrap_or(0);
-    // Counts add; the rate is recomputed from them over the merged window (the clients of one run
-    // measured windows of one length), never the stored rates added up.
-    let sum = |f: fn(&PhaseResult) -> u64| sum_counts(phases.iter().map(|p| f(p)));
-    let duration_s = phases.iter().map(|p| p.duration_s).fold(0.0, f64::max);
-    let measured = MeasuredPhase {
+    // Counts add and histograms merge, client by client (one decoded at a time); every figure is
+    // then derived from the merged recording as from a single client's, the rates over the merged
+    // window (the clients of one run measured windows of one length), never the stored rates added.
+    let mut recording = Recording::default();
+    for p in phases {
+        recording.add(&Recording::of_result(p)?)?;
+    }
+    let recorded = RecordedPhase {
         phase: first.phase,
         open_loop: phases.iter().any(|p| p.open_loop),
         measurement_start_unix_ms: start_ms,
-        duration_s,
-        interval_s,
-        recorded_interval_s: phases
-            .iter()
-            .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
-            .reduce(f64::min)
-            .filter(|r| *r < interval_s),
+        duration_s: phases.iter().map(|p| p.duration_s).fold(0.0, f64::max),
         ended_by: if phases.iter().any(|p| p.ended_by == EndedBy::Interrupted) {
             EndedBy::Interrupted
         } else {
             first.ended_by
         },
         clients: phases.iter().map(|p| p.clients).sum(),
-        totals: Totals {
-            issued: sum(|p| p.totals.issued)?,
-            ok: sum(|p| p.totals.ok)?,
-            ok_after_window: sum(|p| p.totals.ok_after_window)?,
-            failed: sum(|p| p.totals.failed)?,
-            in_flight_at_stop: sum(|p| p.totals.in_flight_at_stop)?,
-            records: sum(|p| p.totals.records)?,
-            retries: sum(|p| p.totals.retries)?,
-            // Derived below, from the merged counts.
-            throughput_ops_s: 0.0,
-        },
-        operations: merge_operations(phases, duration_s)?,
-        errors: merge_errors(phases)?,
-        schedule: merge_schedules(phases)?,
         // The clients run one workload: client 0's sizes stand for all.
         data: first.data.clone(),
-        warmup_operations: sum(|p| p.warmup_operations)?,
-        intervals: merge_intervals(phases, start_ms, interval_s)?,
+        recording,
+        series: Series {
+            interval_s,
+            recorded_interval_s: phases
+                .iter()
+                .map(|p| p.recorded_interval_s.unwrap_or(p.interval_s))
+                .reduce(f64::min)
+                .filter(|r| *r < interval_s),
+            intervals: merge_intervals(phases, start_ms, interval_s)?,
+        },
     };
     let ranges: Vec<_> = phases.iter().filter_map(|p| p.insert_keys).collect();
     let beside = Beside {
@@ -404,9 +388,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
             })
             .flatten(),
     };
-    let mut out = PhaseResult::assemble(measured, beside);
-    out.totals.throughput_ops_s = out.window_throughput();
-    Ok(out)
+    Ok(PhaseResult::assemble(recorded, beside))
 }
 
 /// The clients' verify passes: each client wrote keys no other client wrote (its insert section,
@@ -449,121 +431,6 @@ fn add_error(m: &mut crate::result::LostWrites, e: String) {
         Some(prior) => format!("{prior}; {e}"),
         None => e,
     });
-}
-
-/// Per operation: counts add, latencies merge as histograms, the rate is each client's successes
-/// in its window over the merged window.
-fn merge_operations(
-    phases: &[&PhaseResult],
-    duration_s: f64,
-) -> Result<BTreeMap<String, OpResult>, String> {
-    let per_s = |window_ok: f64| {
-        if duration_s > 0.0 {
-            window_ok / duration_s
-        } else {
-            0.0
-        }
-    };
-
-    let mut out = BTreeMap::new();
-    let op_names: std::collections::BTreeSet<&String> =
-        phases.iter().flat_map(|p| p.operations.keys()).collect();
-    for name in op_names {
-        let ops: Vec<&OpResult> = phases
-            .iter()
-            .filter_map(|p| p.operations.get(name))
-            .collect();
-        let mut failed: BTreeMap<String, u64> = BTreeMap::new();
-        for o in &ops {
-            for (c, n) in &o.failed {
-                let into = failed.entry(c.clone()).or_insert(0);
-                *into = sum_counts([*into, *n].into_iter())?;
-            }
-        }
-        // Each client's successes in its window, from its (validated) rate over its window.
-        let window_ok: f64 = phases
-            .iter()
-            .filter_map(|p| {
-                p.operations
-                    .get(name)
-                    .map(|o| o.throughput_ops_s * p.duration_s)
-            })
-            .sum();
-        out.insert(
-            name.clone(),
-            OpResult {
-                issued: sum_counts(ops.iter().map(|o| o.issued))?,
-                ok: sum_counts(ops.iter().map(|o| o.ok))?,
-                failed,
-                throughput_ops_s: per_s(window_ok),
-                latency: merge_summaries(ops.iter().map(|o| o.latency.as_ref()))?,
-                intended_latency: merge_summaries(ops.iter().map(|o| o.intended_latency.as_ref()))?,
-                failed_latency: merge_summaries(ops.iter().map(|o| o.failed_latency.as_ref()))?,
-                failed_latency_by_class: {
-                    let classes: std::collections::BTreeSet<&String> = ops
-                        .iter()
-                        .flat_map(|o| o.failed_latency_by_class.keys())
-                        .collect();
-                    let mut by_class = BTreeMap::new();
-                    for c in classes {
-                        if let Some(s) =
-                            merge_summaries(ops.iter().map(|o| o.failed_latency_by_class.get(c)))?
-                        {
-                            by_class.insert(c.clone(), s);
-                        }
-                    }
-                    by_class
-                },
-            },
-        );
-    }
-
-    Ok(out)
-}
-
-/// Errors by class: counts add, up to ten distinct samples kept.
-fn merge_errors(phases: &[&PhaseResult]) -> Result<BTreeMap<String, ErrorSummary>, String> {
-    let mut out: BTreeMap<String, ErrorSummary> = BTreeMap::new();
-    for p in phases {
-        for (class, e) in &p.errors {
-            let into: &mut ErrorSummary = out.entry(class.clone()).or_default();
-            into.count = sum_counts([into.count, e.count].into_iter())?;
-            for s in &e.samples {
-                if into.samples.len() < 10 && !into.samples.contains(s) {
-                    into.samples.push(s.clone());
-                }
-            }
-        }
-    }
-
-    Ok(out)
-}
-
-/// An open loop's schedule: late starts and the dropped warm-up backlog add, delays merge.
-fn merge_schedules(phases: &[&PhaseResult]) -> Result<Option<ScheduleSummary>, String> {
-    let schedules: Vec<&ScheduleSummary> =
-        phases.iter().filter_map(|p| p.schedule.as_ref()).collect();
-    Ok(match schedules.first() {
-        None => None,
-        Some(s) => Some(ScheduleSummary {
-            late_operations: sum_counts(schedules.iter().map(|s| s.late_operations))?,
-            warmup_backlog_dropped: sum_counts(schedules.iter().map(|s| s.warmup_backlog_dropped))?,
-            late_threshold_us: s.late_threshold_us,
-            start_delay: merge_summaries(schedules.iter().map(|s| s.start_delay.as_ref()))?,
-            // Every client follows its share of one profile: it ends for all at once.
-            arrivals_ended_s: s.arrivals_ended_s,
-        }),
-    })
-}
-
-fn merge_summaries<'a>(
-    items: impl Iterator<Item = Option<&'a LatencySummary>>,
-) -> Result<Option<LatencySummary>, String> {
-    let mut h: Option<LatencyHistogram> = None;
-    for s in items.flatten() {
-        add_into(h.get_or_insert_with(new_histogram), &s.decode()?);
-    }
-    Ok(h.as_ref().and_then(LatencySummary::from_histogram))
 }
 
 /// Aligns interval series on wall-clock time (clients started within the same interval share it);
@@ -627,7 +494,7 @@ fn merge_intervals(
 mod tests {
     use super::*;
     use crate::aggregate::PhaseMeta;
-    use crate::result::DataSizes;
+    use crate::result::{DataSizes, LatencySummary, Totals};
     use crate::{Aggregator, Recorder};
     use scalebench_workload::{FailureClass, OpError, OpKind};
     use std::time::Duration;
@@ -664,12 +531,20 @@ mod tests {
             );
         }
         r.finish();
+        aggregated(&rx, Duration::from_secs(3))
+    }
+
+    /// The open-loop run phase a recorder's batches make, its window `duration` long.
+    fn aggregated(
+        batches: &std::sync::mpsc::Receiver<crate::IntervalBatch>,
+        duration: Duration,
+    ) -> PhaseResult {
         let mut agg = Aggregator::new(Duration::from_secs(1), true, 1);
-        rx.try_iter().for_each(|b| agg.add(b));
+        batches.try_iter().for_each(|b| agg.add(b));
         agg.finish(PhaseMeta {
             phase: crate::Phase::Run,
             measurement_start_unix_ms: 1_700_000_000_000,
-            duration: Duration::from_secs(3),
+            duration,
             ended_by: EndedBy::Duration,
             data: DataSizes::default(),
         })
@@ -842,5 +717,195 @@ mod tests {
                 assert_eq!((mo.ok, mo.failed, mo.p99_us), (wo.ok, wo.failed, wo.p99_us));
             }
         }
+    }
+
+    /// Operation `i` of the run the truth test records: its kind, its times (ns) and how it ends.
+    struct KnownOp {
+        kind: OpKind,
+        intended: u64,
+        start: u64,
+        end: u64,
+        failure: Option<FailureClass>,
+        after_window: bool,
+    }
+
+    fn known_op(i: u64) -> KnownOp {
+        let us = 1000u64;
+        let intended = i * 200 * us;
+        let start = intended + (i % 11) * 300 * us;
+        KnownOp {
+            kind: [OpKind::Read, OpKind::Update, OpKind::Insert][(i % 3) as usize],
+            intended,
+            start,
+            end: start + (20 + (i * 7919) % 80_000) * us,
+            failure: i
+                .is_multiple_of(37)
+                .then(|| FailureClass::ALL[(i / 37 % 3) as usize]),
+            after_window: i.is_multiple_of(53) && !i.is_multiple_of(37),
+        }
+    }
+
+    /// One client's phase over the same 3 s window as every other's, recording the operations
+    /// `take` accepts of the 12,000 known ones.
+    fn known_phase(take: impl Fn(u64) -> bool) -> PhaseResult {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut r = Recorder::new(0, 0, Duration::from_secs(1), true, tx);
+        let mut ops: Vec<(u64, KnownOp)> = (0..12_000u64)
+            .filter(|i| take(*i))
+            .map(|i| (i, known_op(i)))
+            .collect();
+        ops.sort_by_key(|(_, o)| o.end);
+        for (i, o) in &ops {
+            r.issue(o.kind);
+            r.record_start_delay(o.intended, o.start);
+            let err = o
+                .failure
+                .map(|c| OpError::new(c, format!("{} at {i}", c.name())));
+            r.record(
+                o.kind,
+                o.intended,
+                o.start,
+                o.end,
+                err.as_ref().map_or(Ok(()), Err),
+            );
+            if o.after_window {
+                r.ok_after_window(o.kind);
+            }
+            if o.kind == OpKind::Insert {
+                r.add_records(2);
+            }
+            if i.is_multiple_of(101) {
+                r.add_retry();
+                r.warmup_done();
+            }
+        }
+        // Two operations of each client never complete.
+        r.issue(OpKind::Read);
+        r.issue(OpKind::Update);
+        r.finish();
+        aggregated(&rx, Duration::from_millis(2_500))
+    }
+
+    /// Every figure of two summaries, and their histograms (whose encodings may differ in the
+    /// highest value they could track, which depends on the order histograms were added).
+    fn assert_same_latency(m: Option<&LatencySummary>, w: Option<&LatencySummary>, what: &str) {
+        let (Some(m), Some(w)) = (m, w) else {
+            assert_eq!(m.is_some(), w.is_some(), "{what}");
+            return;
+        };
+        assert_eq!(m.decode().unwrap(), w.decode().unwrap(), "{what}");
+        let strip = |s: &LatencySummary| LatencySummary {
+            histogram: String::new(),
+            ..s.clone()
+        };
+        assert_eq!(strip(m), strip(w), "{what}");
+    }
+
+    /// The truth test of one derivation: three clients' recordings merged give, figure for figure
+    /// and to the last digit, what one recording of all their operations gives; and the counts
+    /// are those of the known operations.
+    #[test]
+    fn merging_recordings_equals_recording_every_operation_once() {
+        let whole = known_phase(|_| true);
+        let parts: Vec<PhaseResult> = (0..3).map(|c| known_phase(|i| i % 3 == c)).collect();
+        let merged = merge_phases(&parts.iter().collect::<Vec<_>>(), &labels(3)).unwrap();
+
+        // The truth, counted from the known operations themselves.
+        let known: Vec<KnownOp> = (0..12_000).map(known_op).collect();
+        let failed = known.iter().filter(|o| o.failure.is_some()).count() as u64;
+        let after = known.iter().filter(|o| o.after_window).count() as u64;
+        let ok = 12_000 - failed;
+        let t = &whole.totals;
+        assert_eq!((t.issued, t.ok, t.failed), (12_002, ok, failed));
+        assert_eq!((t.ok_after_window, t.in_flight_at_stop), (after, 2));
+        assert_eq!(t.throughput_ops_s, (ok - after) as f64 / 2.5);
+        assert_eq!(t.records, 2 * 4_000);
+        assert_eq!(whole.warmup_operations, 12_000u64.div_ceil(101));
+
+        assert_eq!(merged.clients, 3);
+        // Three clients each left two operations in flight.
+        assert_eq!(
+            merged.totals,
+            Totals {
+                issued: t.issued + 4,
+                in_flight_at_stop: 6,
+                ..t.clone()
+            }
+        );
+        assert_eq!(merged.warmup_operations, whole.warmup_operations);
+        assert_eq!(merged.operations.len(), whole.operations.len());
+        for (name, w) in &whole.operations {
+            let m = &merged.operations[name];
+            let in_flight = if name == "INSERT" { 0 } else { 2 };
+            assert_eq!(
+                (m.issued, m.ok, &m.failed, m.throughput_ops_s),
+                (w.issued + in_flight, w.ok, &w.failed, w.throughput_ops_s),
+                "{name}"
+            );
+            assert_same_latency(m.latency.as_ref(), w.latency.as_ref(), name);
+            assert_same_latency(
+                m.intended_latency.as_ref(),
+                w.intended_latency.as_ref(),
+                name,
+            );
+            assert_same_latency(m.failed_latency.as_ref(), w.failed_latency.as_ref(), name);
+            assert_eq!(
+                m.failed_latency_by_class.keys().collect::<Vec<_>>(),
+                w.failed_latency_by_class.keys().collect::<Vec<_>>()
+            );
+            for (class, wc) in &w.failed_latency_by_class {
+                assert_same_latency(m.failed_latency_by_class.get(class), Some(wc), class);
+            }
+        }
+        for (class, w) in &whole.errors {
+            assert_eq!(merged.errors[class].count, w.count, "{class}");
+            assert_eq!(
+                w.count,
+                known
+                    .iter()
+                    .filter(|o| o.failure.map(FailureClass::name) == Some(class.as_str()))
+                    .count() as u64
+            );
+        }
+        let (ms, ws) = (merged.schedule.unwrap(), whole.schedule.unwrap());
+        assert_eq!(
+            (ms.late_operations, ms.warmup_backlog_dropped),
+            (ws.late_operations, ws.warmup_backlog_dropped)
+        );
+        assert_same_latency(
+            ms.start_delay.as_ref(),
+            ws.start_delay.as_ref(),
+            "start delay",
+        );
+        // Interval by interval, the same counts and the same histograms.
+        assert_eq!(merged.intervals.len(), whole.intervals.len());
+        for (m, w) in merged.intervals.iter().zip(&whole.intervals) {
+            assert_eq!(m.start_s, w.start_s);
+            for (op, wo) in &w.operations {
+                let mo = &m.operations[op];
+                assert_eq!((mo.ok, mo.failed, mo.p99_us), (wo.ok, wo.failed, wo.p99_us));
+                let decode = |h: &Option<String>| crate::decode_histogram(h.as_ref().unwrap());
+                assert_eq!(decode(&mo.histogram), decode(&wo.histogram));
+            }
+        }
+    }
+
+    /// A single result read back and derived again gives every figure it holds, to the last digit.
+    #[test]
+    fn a_result_merged_alone_derives_the_figures_it_holds() {
+        let one = known_phase(|i| i % 2 == 0);
+        let again = merge_phases(&[&one], &labels(1)).unwrap();
+        assert_eq!(again.totals, one.totals);
+        for (name, o) in &one.operations {
+            let a = &again.operations[name];
+            assert_eq!(
+                (a.issued, a.ok, &a.failed, a.throughput_ops_s),
+                (o.issued, o.ok, &o.failed, o.throughput_ops_s)
+            );
+            assert_same_latency(a.latency.as_ref(), o.latency.as_ref(), name);
+            assert_same_latency(a.failed_latency.as_ref(), o.failed_latency.as_ref(), name);
+        }
+        assert_eq!(again.errors, one.errors);
+        assert_eq!(again.intervals, one.intervals);
     }
 }

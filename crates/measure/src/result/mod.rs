@@ -7,10 +7,14 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use crate::histogram::LatencySummary;
-pub use assemble::{Beside, MeasuredPhase};
+pub use assemble::Beside;
+pub use recorded::{
+    RecordedOp, RecordedPhase, RecordedSchedule, Recording, Series, MAX_ERROR_SAMPLES,
+};
 pub use space::{MarginalSpace, NodeSpace, Space, SpaceState, RECORD_PARTS};
 
 mod assemble;
+mod recorded;
 mod space;
 mod validate;
 
