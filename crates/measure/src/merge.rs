@@ -8,8 +8,9 @@ use scalebench_workload::declared;
 use crate::histogram::{add_into, new_histogram, LatencyHistogram};
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    Beside, CommonStart, EndedBy, ErrorSummary, IntervalResult, KeyRange, LatencySummary, LoadPace,
-    MeasuredPhase, OpResult, PhaseResult, RunResult, ScheduleSummary, Totals,
+    Beside, ClientCost, CommonStart, EndedBy, ErrorSummary, IntervalResult, KeyRange,
+    LatencySummary, LoadPace, MeasuredPhase, OpResult, PhaseResult, RunResult, ScheduleSummary,
+    Totals,
 };
 
 /// At most this many results merge into one: the clients of one run.
@@ -403,6 +404,8 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
                 _ => None,
             })
             .flatten(),
+        // The clients' spending summed, its figures per operation derived from the sums.
+        client_cost: ClientCost::merge(&phases.iter().map(|p| p.client_cost).collect::<Vec<_>>()),
     };
     let mut out = PhaseResult::assemble(measured, beside);
     out.totals.throughput_ops_s = out.window_throughput();

@@ -49,6 +49,7 @@ pub struct Beside {
     pub lost_writes: Option<LostWrites>,
     pub faults: Vec<FaultWindow>,
     pub load_pace: Option<LoadPace>,
+    pub client_cost: Option<super::ClientCost>,
 }
 
 impl PhaseResult {
@@ -86,6 +87,7 @@ impl PhaseResult {
             lost_writes,
             faults,
             load_pace,
+            client_cost,
         } = beside;
         PhaseResult {
             phase,
@@ -117,6 +119,7 @@ impl PhaseResult {
             lost_writes,
             faults,
             load_pace,
+            client_cost,
         }
     }
 }
