@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 mod common;
 use common::*;
 
+#[path = "outputs/client_cost.rs"]
+mod client_cost;
 #[path = "outputs/known_load.rs"]
 mod known_load;
 

@@ -105,6 +105,16 @@ fn one_client_names_itself_the_bound_and_two_clients_find_the_capacity_one_finds
     );
     let last = one["steps"].as_array().unwrap().last().unwrap();
     assert!(last["client_bound"].is_string(), "{last}");
+    // Named with what an operation costs it, and pinned to one core, the client had one.
+    assert!(
+        one["stopped_by"]
+            .as_str()
+            .unwrap()
+            .contains("us of client CPU per operation"),
+        "{one}"
+    );
+    assert_eq!(last["client_cost"]["cores"], 1, "{last}");
+    assert!(f(&last["client_cost"]["cpu_us_per_op"]) > 0.0, "{last}");
     let x1 = f(&answer["rate_ops_s"]);
 
     // Below one client's limit: the same answer from one and from two clients.

@@ -7,6 +7,7 @@
 
 mod clock;
 pub mod consistency;
+mod cost;
 mod pacer;
 mod perform;
 pub mod plan;

@@ -17,6 +17,7 @@ use scalebench_workload::{
 };
 
 use crate::clock::{instant_at, signed_ms_since, unix_ms_at, Clock};
+use crate::cost::CostWindow;
 use crate::pacer::Pacer;
 use crate::perform::{perform, with_timeout, Buffers};
 use crate::plan::{Phase, RunPlan, Timing};
@@ -206,6 +207,7 @@ pub fn execute<F: BindingFactory>(
     let open_loop = plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads)
         .with_names(workload.measured_names());
+    let mut cost = CostWindow::new(t0);
     collect(
         &batch_rx,
         &mut aggregator,
@@ -213,6 +215,7 @@ pub fn execute<F: BindingFactory>(
         &shared,
         timeline,
         progress,
+        &mut cost,
     );
     join_workers(handles)?;
     for batch in batch_rx.try_iter() {
@@ -241,6 +244,7 @@ pub fn execute<F: BindingFactory>(
     };
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
+    result.client_cost = cost.finish(result.totals.ok + result.totals.failed);
     if let Some(log) = &shared.written {
         let integrity = verify.then(|| shared.workload.generator(0));
         let pass = crate::written::VerifyPass::after(plan, end - t0, integrity.as_ref(), stop);
@@ -349,6 +353,7 @@ fn collect<F>(
     shared: &Shared<F>,
     timeline: Timeline,
     progress: &mut dyn Progress,
+    cost: &mut CostWindow,
 ) {
     let report_every = shared.plan.interval.min(Duration::from_secs(1));
     // The first report at once: it tells watchers (the faults' clock) when the phase began.
@@ -364,7 +369,7 @@ fn collect<F>(
         .as_ref()
         .filter(|_| shared.plan.request_set.is_none());
     loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
+        match rx.recv_timeout(cost.look(Duration::from_millis(100))) {
             Ok(batch) => aggregator.add(batch),
             Err(RecvTimeoutError::Disconnected) => break,
             Err(RecvTimeoutError::Timeout) => {}

@@ -9,8 +9,8 @@ use scalebench_workload::declared;
 
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
 use crate::result::{
-    Beside, CommonStart, EndedBy, IntervalResult, KeyRange, LoadPace, PhaseResult, RecordedPhase,
-    Recording, RunResult, Series,
+    Beside, ClientCost, CommonStart, EndedBy, IntervalResult, KeyRange, LoadPace, PhaseResult,
+    RecordedPhase, Recording, RunResult, Series,
 };
 
 /// At most this many results merge into one: the clients of one run.
@@ -387,6 +387,8 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
                 _ => None,
             })
             .flatten(),
+        // The clients' spending summed, its figures per operation derived from the sums.
+        client_cost: ClientCost::merge(&phases.iter().map(|p| p.client_cost).collect::<Vec<_>>()),
     };
     Ok(PhaseResult::assemble(recorded, beside))
 }

@@ -118,6 +118,9 @@ pub struct Step {
     /// were the bound (their evidence: late starts, the verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_bound: Option<String>,
+    /// What the clients spent per operation in its last repetition (issue 65).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cost: Option<crate::result::ClientCost>,
     /// Rate search: against the objective (thread search: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<StepVerdict>,

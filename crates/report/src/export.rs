@@ -29,18 +29,47 @@ const PROBE_COLUMNS: [&str; 11] = [
     "monotonic_read_violations",
 ];
 
-/// What one stored run's result adds to its row: each operation's latencies and the probe's
-/// figures, of the measured (last) phase.
+/// What the client spent per operation over the window (issue 65), and the cores it kept busy.
+const COST_COLUMNS: [&str; 6] = [
+    "client_cpu_us_per_op",
+    "client_user_us_per_op",
+    "client_system_us_per_op",
+    "client_switches_per_op",
+    "client_bytes_per_op",
+    "client_cores_used",
+];
+
+/// What one stored run's result adds to its row: each operation's latencies, the probe's figures
+/// and the client's cost, of the measured (last) phase.
 #[derive(Default)]
 struct Measured {
     latency: BTreeMap<String, [f64; 3]>,
     probe: Option<[String; PROBE_COLUMNS.len()]>,
+    cost: Option<scalebench_measure::result::ClientCost>,
+}
+
+impl Measured {
+    /// The cost columns' values (empty where the result has none).
+    fn cost_values(&self) -> [Option<f64>; COST_COLUMNS.len()] {
+        match &self.cost {
+            Some(c) => [
+                c.cpu_us_per_op,
+                c.user_us_per_op,
+                c.system_us_per_op,
+                c.switches_per_op,
+                c.bytes_per_op,
+                Some(c.cores_used),
+            ],
+            None => [None; COST_COLUMNS.len()],
+        }
+    }
 }
 
 /// The runs as CSV: cell, its parts (database, configuration, workload, one column per swept
 /// parameter), repetition, `discarded` (within the first `discard_first`), the run's status and
 /// figures, `OP_p50_us`, `OP_p99_us`, `OP_p99_9_us` per operation, the consistency probe's
-/// figures when any run had it (`probe_writes` ... `monotonic_read_violations`), then the free
+/// figures when any run had it (`probe_writes` ... `monotonic_read_violations`), the client's
+/// cost per operation (`client_cpu_us_per_op` ... `client_cores_used`), then the free
 /// text (`bounded_by`, `error`). The runs must carry their result JSON (for the latencies and
 /// the probe). Written by the `csv` crate; no text field is taken for a formula.
 pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
@@ -79,6 +108,7 @@ pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
     if probed {
         header.extend(PROBE_COLUMNS.map(String::from));
     }
+    header.extend(COST_COLUMNS.map(String::from));
     // Free text last: a naive split by commas still finds every column before them.
     header.extend(["bounded_by".into(), "error".into()]);
     let mut rows = vec![header.iter().map(|h| text_field(h)).collect::<Vec<_>>()];
@@ -119,6 +149,7 @@ pub fn runs_csv(runs: &[StoredRun], discard_first: u32) -> String {
                 None => row.extend(PROBE_COLUMNS.map(|_| String::new())),
             }
         }
+        row.extend(m.cost_values().map(number));
         row.push(text_field(r.bounded_by.as_deref().unwrap_or("")));
         row.push(text_field(r.error.as_deref().unwrap_or("")));
         rows.push(row);
@@ -145,6 +176,7 @@ pub fn runs_json(
             "client_bound": r.client_bound, "bytes_per_record": r.bytes_per_record,
             "bytes_per_record_as_inserted": r.bytes_per_record_as_inserted,
             "error": r.error,
+            "client_cost": measured(r.result.as_deref()).cost,
         })).collect::<Vec<_>>(),
         "cells": cells.iter().map(|c| serde_json::json!({
             "cell": c.cell,
@@ -214,5 +246,9 @@ fn measured(result: Option<&str>) -> Measured {
             c.monotonic_reads.violations.to_string(),
         ]
     });
-    Measured { latency, probe }
+    Measured {
+        latency,
+        probe,
+        cost: phase.client_cost,
+    }
 }

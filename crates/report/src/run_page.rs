@@ -357,6 +357,9 @@ fn phase_summary(ph: &PhaseResult) -> Markup {
         @if let Some(s) = &ph.space {
             (note(&format!("Space on disk {}", crate::table::space_sentence(s))))
         }
+        @if let Some(c) = &ph.client_cost {
+            (note(&format!("Client cost {}", crate::table::cost_sentence(c))))
+        }
     }
 }
 

@@ -151,6 +151,8 @@ fn steps_header(s: &Search) -> Vec<&'static str> {
         "error rate %",
         "runs",
         "clients",
+        "client CPU us/op",
+        "client cores busy",
         "verdict",
         "bounded by",
         "why",
@@ -218,6 +220,12 @@ fn steps_rows(s: &Search) -> Vec<Vec<String>> {
                 sig(100.0 * st.error_rate),
                 st.repeats.to_string(),
                 st.clients.to_string(),
+                st.client_cost
+                    .and_then(|c| c.cpu_us_per_op)
+                    .map_or("-".into(), sig),
+                st.client_cost.map_or("-".into(), |c| {
+                    format!("{} of {}", sig(c.cores_used), c.cores)
+                }),
                 verdict,
                 st.bounded_by.clone().unwrap_or_else(|| "-".into()),
                 if why.is_empty() { "-".into() } else { why },
@@ -437,6 +445,7 @@ mod tests {
             clients: 2,
             bounded_by: None,
             client_bound: None,
+            client_cost: None,
             verdict: Some(verdict),
             why: String::new(),
         }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use scalebench_measure::result::{LatencySummary, PhaseResult, RunResult, Space};
+use scalebench_measure::result::{ClientCost, LatencySummary, PhaseResult, RunResult, Space};
 
 use crate::terminal::{text_table, Align};
 
@@ -329,6 +329,49 @@ fn render_findings(out: &mut String, phase: &PhaseResult) {
     if let Some(space) = &phase.space {
         say(format!("space on disk {}", space_sentence(space)));
     }
+    if let Some(cost) = &phase.client_cost {
+        say(format!("client cost {}", cost_sentence(cost)));
+    }
+}
+
+/// What the client spent, after "client cost": CPU, context switches and bytes per operation, and
+/// the cores it kept busy (issue 65: a client near all its cores is the bound, not the database).
+pub fn cost_sentence(c: &ClientCost) -> String {
+    let clients = if c.clients > 1 {
+        format!("({} clients summed) ", c.clients)
+    } else {
+        String::new()
+    };
+    let busy = format!(
+        "{:.2} of {} cores busy ({:.0}%)",
+        c.cores_used,
+        c.cores,
+        100.0 * c.share_of_cores
+    );
+    match (c.cpu_us_per_op, c.user_us_per_op, c.system_us_per_op) {
+        (Some(cpu), Some(user), Some(system)) => format!(
+            "{clients}per operation: {} us CPU ({} user, {} system), {} context switches{}; {busy}",
+            figure(cpu),
+            figure(user),
+            figure(system),
+            figure(c.switches_per_op.unwrap_or(0.0)),
+            c.bytes_per_op
+                .map_or(String::new(), |b| format!(", {} bytes over TCP", figure(b))),
+        ),
+        _ => format!(
+            "{clients}{:.3} s CPU over the window, no operation completed; {busy}",
+            c.cpu_user_s + c.cpu_system_s
+        ),
+    }
+}
+
+/// Three significant figures at most, no exponent: 0.0123, 1.23, 123, 12300.
+fn figure(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (2 - v.abs().log10().floor() as i32).max(0) as usize;
+    format!("{v:.decimals$}")
 }
 
 /// A phase's space on disk in words, after "space on disk": when it was taken and how settled, the
@@ -453,6 +496,42 @@ mod tests {
     }
 
     /// Issue 38: a settled load's sentence gives both figures, each with its state.
+    #[test]
+    fn the_cost_sentence_gives_each_figure_per_operation() {
+        use scalebench_measure::result::cost::RecordedCost;
+        let c = ClientCost::derive(
+            2,
+            RecordedCost {
+                window_s: 2.0,
+                operations: 200_000,
+                cpu_user_s: 1.5,
+                cpu_system_s: 0.5,
+                voluntary_switches: 150_000,
+                involuntary_switches: 12,
+                bytes_sent: Some(8_000_000),
+                bytes_received: Some(12_000_000),
+                cores: 4,
+            },
+        );
+        assert_eq!(
+            cost_sentence(&c),
+            "(2 clients summed) per operation: 10.0 us CPU (7.50 user, 2.50 system), 0.750 context switches, 100 bytes over TCP; 1.00 of 4 cores busy (25%)"
+        );
+        let none = ClientCost::derive(
+            1,
+            RecordedCost {
+                cores: 2,
+                window_s: 1.0,
+                cpu_user_s: 0.01,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            cost_sentence(&none),
+            "0.010 s CPU over the window, no operation completed; 0.01 of 2 cores busy (0%)"
+        );
+    }
+
     #[test]
     fn the_space_sentence_gives_settled_and_as_inserted() {
         let mut settled = space(SpaceState::Settled, 2_000_000, 1000.0);

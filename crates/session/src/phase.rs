@@ -333,6 +333,15 @@ fn judge_resources(
     }
     let mut verdict = scalebench_monitor::combined_verdict(local, &remotes);
     bounded_by_target(&mut verdict, result, target);
+    // A client named as the bound, with what an operation costs it: what more clients would buy.
+    if let Some(us) = result.client_cost.and_then(|c| c.cpu_us_per_op) {
+        if verdict.client_bound {
+            verdict.evidence = format!(
+                "{}; {us:.1} us of client CPU per operation",
+                verdict.evidence
+            );
+        }
+    }
     result.bounded_by = Some(verdict);
     result.resources = Some(series);
 }

@@ -32,6 +32,7 @@ pub struct Beside {
     pub lost_writes: Option<LostWrites>,
     pub faults: Vec<FaultWindow>,
     pub load_pace: Option<LoadPace>,
+    pub client_cost: Option<super::ClientCost>,
 }
 
 impl PhaseResult {
@@ -68,6 +69,7 @@ impl PhaseResult {
             lost_writes,
             faults,
             load_pace,
+            client_cost,
         } = beside;
         // A phase without measurable duration has no rate: 0, never infinity (JSON cannot hold it).
         let per_s = |n: u64| {
@@ -133,6 +135,7 @@ impl PhaseResult {
             lost_writes,
             faults,
             load_pace,
+            client_cost,
         }
     }
 }

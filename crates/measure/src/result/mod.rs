@@ -8,12 +8,14 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::histogram::LatencySummary;
 pub use assemble::Beside;
+pub use cost::ClientCost;
 pub use recorded::{
     RecordedOp, RecordedPhase, RecordedSchedule, Recording, Series, MAX_ERROR_SAMPLES,
 };
 pub use space::{MarginalSpace, NodeSpace, Space, SpaceState, RECORD_PARTS};
 
 mod assemble;
+pub mod cost;
 mod recorded;
 mod space;
 mod validate;
@@ -253,6 +255,10 @@ pub struct PhaseResult {
     /// offered rate in records per second (the run's is the parameters').
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load_pace: Option<LoadPace>,
+    /// What the client spent over the window: CPU, context switches and TCP bytes, and each per
+    /// operation (issue 65; none in results from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cost: Option<ClientCost>,
 }
 
 /// What a paced load offered: records per second, constant or a profile's mean.

@@ -775,6 +775,7 @@ mod tests {
             clients: 1,
             bounded_by: None,
             client_bound: None,
+            client_cost: None,
             verdict: None,
             why: String::new(),
         }

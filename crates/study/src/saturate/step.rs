@@ -117,6 +117,8 @@ pub(super) struct Pooled {
     pub completed: u64,
     pub repeats: u32,
     pub bounded_by: Option<String>,
+    /// What the clients spent per operation in the last run.
+    pub client_cost: Option<scalebench_measure::result::ClientCost>,
     /// A client's CPU saturated in the last run, with the evidence.
     pub client_saturated: Option<String>,
     /// Each run's trend test (open loop, enough intervals).
@@ -167,6 +169,7 @@ impl Pooled {
         self.completed += p.totals.ok + p.totals.failed;
         self.repeats += 1;
         self.bounded_by = p.bounded_by.as_ref().map(|v| v.bounded_by.clone());
+        self.client_cost = p.client_cost;
         // A saturated client CPU, with how late the clients started their operations.
         let saturated: Vec<String> = own
             .iter()
@@ -181,7 +184,14 @@ impl Pooled {
                     s.late_threshold_us / 1000.0
                 )
             });
-            format!("{}{late}", saturated.join(", "))
+            // What the saturated client spent per operation: what adding clients buys.
+            let cost = p
+                .client_cost
+                .and_then(|c| c.cpu_us_per_op)
+                .map_or(String::new(), |us| {
+                    format!("; {us:.1} us of client CPU per operation")
+                });
+            format!("{}{late}{cost}", saturated.join(", "))
         });
         Ok(())
     }
@@ -211,6 +221,7 @@ impl Pooled {
             clients,
             bounded_by: self.bounded_by.clone(),
             client_bound: None,
+            client_cost: self.client_cost,
             verdict: None,
             why: String::new(),
         }

@@ -1,0 +1,228 @@
+//! Readings of what this process has spent, taken at the measurement window's start and end
+//! ([`ClientCost`]): getrusage(2) for CPU and context switches (every thread of the process), and
+//! each TCP socket's `TCP_INFO` for the bytes its connections carried.
+//!
+//! Bytes come from the sockets, not /proc/self/io: its `rchar`/`wchar` count read(2) and write(2)
+//! but not recv(2) and send(2), which is how the runtime reads a socket, and they count file I/O
+//! (an embedded database's) as well.
+
+use std::collections::HashMap;
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use scalebench_measure::result::cost::{ClientCost, RecordedCost};
+
+/// One reading of the process's spending.
+#[derive(Debug, Clone)]
+pub(crate) struct Reading {
+    at: Instant,
+    user: Duration,
+    system: Duration,
+    voluntary: u64,
+    involuntary: u64,
+    /// Per TCP socket (its descriptor and inode, so a reused descriptor is another socket): bytes
+    /// sent and acknowledged, bytes received. None where the system gives no TCP_INFO.
+    tcp: Option<HashMap<(RawFd, u64), (u64, u64)>>,
+}
+
+impl Reading {
+    pub(crate) fn now() -> Reading {
+        // SAFETY: getrusage writes the struct it is given; a zeroed rusage is a valid value.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+        let time = |t: libc::timeval| {
+            Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1_000)
+        };
+        Reading {
+            at: Instant::now(),
+            user: if ok {
+                time(usage.ru_utime)
+            } else {
+                Duration::ZERO
+            },
+            system: if ok {
+                time(usage.ru_stime)
+            } else {
+                Duration::ZERO
+            },
+            voluntary: usage.ru_nvcsw.max(0) as u64,
+            involuntary: usage.ru_nivcsw.max(0) as u64,
+            tcp: tcp_sockets(),
+        }
+    }
+
+    /// What was spent from `start` to this reading, over `operations` operations.
+    pub(crate) fn since(&self, start: &Reading, operations: u64) -> ClientCost {
+        let (sent, received) = match (&start.tcp, &self.tcp) {
+            (Some(before), Some(after)) => {
+                // A socket opened during the window counts from zero; one closed during it is
+                // lost with its counters (connections are made before the window as a rule).
+                let (mut s, mut r) = (0u64, 0u64);
+                for (key, (sent, received)) in after {
+                    let (s0, r0) = before.get(key).copied().unwrap_or((0, 0));
+                    s += sent.saturating_sub(s0);
+                    r += received.saturating_sub(r0);
+                }
+                (Some(s), Some(r))
+            }
+            _ => (None, None),
+        };
+        // A process without a TCP connection reports no bytes rather than zero of them.
+        let any_tcp = self.tcp.as_ref().is_some_and(|t| !t.is_empty());
+        ClientCost::derive(
+            1,
+            RecordedCost {
+                window_s: self.at.saturating_duration_since(start.at).as_secs_f64(),
+                operations,
+                cpu_user_s: self.user.saturating_sub(start.user).as_secs_f64(),
+                cpu_system_s: self.system.saturating_sub(start.system).as_secs_f64(),
+                voluntary_switches: self.voluntary.saturating_sub(start.voluntary),
+                involuntary_switches: self.involuntary.saturating_sub(start.involuntary),
+                bytes_sent: sent.filter(|_| any_tcp),
+                bytes_received: received.filter(|_| any_tcp),
+                cores: cores_available(),
+            },
+        )
+    }
+}
+
+/// The window's readings: the first taken when the measurement window opens (after the warm-up),
+/// the last when the workers are done.
+pub(crate) struct CostWindow {
+    opens: Instant,
+    start: Option<Reading>,
+}
+
+impl CostWindow {
+    pub(crate) fn new(opens: Instant) -> CostWindow {
+        CostWindow { opens, start: None }
+    }
+
+    /// Takes the first reading once the window is open; how long the caller may wait before it
+    /// must look again (at most `most`).
+    pub(crate) fn look(&mut self, most: Duration) -> Duration {
+        let now = Instant::now();
+        if self.start.is_none() && now >= self.opens {
+            self.start = Some(Reading::now());
+        }
+        match self.start {
+            Some(_) => most,
+            None => most.min(self.opens - now),
+        }
+    }
+
+    /// What was spent from the window's opening to now, over `operations` (none if the window
+    /// never opened).
+    pub(crate) fn finish(self, operations: u64) -> Option<ClientCost> {
+        self.start.map(|s| Reading::now().since(&s, operations))
+    }
+}
+
+/// The cores this process may run on (its affinity mask; `taskset` narrows it).
+fn cores_available() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+}
+
+/// Every TCP socket of this process, with its counters. None without /proc (not Linux).
+fn tcp_sockets() -> Option<HashMap<(RawFd, u64), (u64, u64)>> {
+    let entries = std::fs::read_dir("/proc/self/fd").ok()?;
+    let mut sockets = HashMap::new();
+    for e in entries.flatten() {
+        let Some(fd) = e.file_name().to_str().and_then(|n| n.parse::<RawFd>().ok()) else {
+            continue;
+        };
+        let Some(inode) = std::fs::read_link(e.path()).ok().and_then(|l| {
+            let l = l.to_string_lossy().into_owned();
+            l.strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse::<u64>()
+                .ok()
+        }) else {
+            continue;
+        };
+        if let Some(counts) = tcp_counts(fd) {
+            sockets.insert((fd, inode), counts);
+        }
+    }
+    Some(sockets)
+}
+
+/// A TCP socket's bytes sent (and acknowledged) and received; None for another kind of socket
+/// (a Unix socket, UDP) or a descriptor closed meanwhile.
+fn tcp_counts(fd: RawFd) -> Option<(u64, u64)> {
+    // SAFETY: getsockopt writes at most `len` bytes into the zeroed struct it is given.
+    let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut info as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    // Kernels before 4.1 return a shorter struct, without the byte counters.
+    let needed = std::mem::offset_of!(libc::tcp_info, tcpi_bytes_received) + 8;
+    (rc == 0 && len as usize >= needed).then_some((info.tcpi_bytes_acked, info.tcpi_bytes_received))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A loopback connection that carries known bytes: the readings' difference is those bytes;
+    /// CPU spent between them shows as CPU time.
+    #[test]
+    fn readings_count_a_connections_bytes_and_the_cpu_spent_between_them() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let start = Reading::now();
+        client.write_all(&[7u8; 10_000]).unwrap();
+        let mut got = vec![0u8; 10_000];
+        server.read_exact(&mut got).unwrap();
+        server.write_all(&[1u8; 3_000]).unwrap();
+        let mut back = vec![0u8; 3_000];
+        client.read_exact(&mut back).unwrap();
+        // Spend 20 ms of CPU (as getrusage counts it, whatever else the machine runs).
+        let mut x = 0u64;
+        while Reading::now().since(&start, 1).cpu_user_s < 0.02 {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        }
+        // A byte counts as sent once the peer acknowledged it: await the last acknowledgement.
+        let mut cost = Reading::now().since(&start, 1_000);
+        for _ in 0..200 {
+            if cost.bytes_sent == Some(13_000) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+            cost = Reading::now().since(&start, 1_000);
+        }
+        // Both ends are this process's sockets: each byte is sent by one and received by the other.
+        assert_eq!(cost.bytes_sent, Some(13_000), "{cost:?}");
+        assert_eq!(cost.bytes_received, Some(13_000), "{cost:?}");
+        assert_eq!(cost.bytes_per_op, Some(26.0));
+        assert!(cost.cpu_user_s >= 0.02, "{cost:?}");
+        assert!(cost.window_s > 0.0 && cost.cores >= 1, "{cost:?}");
+    }
+
+    /// Without a TCP connection there are no bytes to report, rather than zero of them.
+    #[test]
+    fn a_process_without_tcp_connections_reports_no_bytes() {
+        let start = Reading {
+            tcp: Some(HashMap::new()),
+            ..Reading::now()
+        };
+        let end = Reading {
+            tcp: Some(HashMap::new()),
+            ..Reading::now()
+        };
+        assert_eq!(end.since(&start, 10).bytes_per_op, None);
+    }
+}
