@@ -7,10 +7,10 @@
 
 mod clock;
 pub mod consistency;
+pub mod lookup;
 mod pacer;
 mod perform;
 pub mod plan;
-pub mod probe;
 pub mod progress;
 pub mod rendezvous;
 mod request_sets;
