@@ -370,7 +370,7 @@ fn operations_are_judged_on_each_database(m: &Miniature) {
         scalebench_study::experiment::spec::Experiment::from_file(&example("operations")).unwrap();
     let actions: Vec<String> = spec.sweep["action"]
         .iter()
-        .map(|a| a.as_str().unwrap().to_string())
+        .map(|a| a.given().as_str().unwrap().to_string())
         .collect();
     // Cassandra's repair is the one operation etcd lacks (SOME_DATABASES): it runs under load in
     // cluster_operations/cassandra.rs.

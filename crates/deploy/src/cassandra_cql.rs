@@ -1,8 +1,8 @@
 //! What scalebench asks a Cassandra node over CQL. What the node is doing, from its virtual tables
 //! (`system_views`, Cassandra 4.1+): compactions running or queued, tasks queued in any thread pool,
-//! streams in progress, and its own gossip status. A probe takes milliseconds, where `nodetool
+//! streams in progress, and its own gossip status. Asking takes milliseconds, where `nodetool
 //! compactionstats` and `netstats` start a JVM each (about a second of CPU, taken from the servers
-//! being measured when an elastic run probes under load). And, for a snapshot and its restore, the
+//! being measured when an elastic run asks under load). And, for a snapshot and its restore, the
 //! user tables and their truncation.
 
 use std::net::SocketAddr;
@@ -14,8 +14,8 @@ use scylla::client::session_builder::SessionBuilder;
 use scylla::policies::host_filter::AllowListHostFilter;
 use scylla::value::{CqlValue, Row};
 
-/// A probe gives up after this (the node is then reported busy, with the reason).
-const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Asking a node gives up after this (the node is then reported busy, with the reason).
+const ASK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Activity of one node; empty lists and `NORMAL` mean idle.
 #[derive(Debug, Default, PartialEq)]
@@ -102,7 +102,7 @@ async fn node_session(address: SocketAddr) -> Result<Session, String> {
         .known_node_addr(address)
         .host_filter(Arc::new(filter))
         .fetch_schema_metadata(false)
-        .connection_timeout(PROBE_TIMEOUT)
+        .connection_timeout(ASK_TIMEOUT)
         .build()
         .await
         .map_err(|e| format!("CQL connection to {address}: {e}"))
@@ -117,7 +117,7 @@ fn block_on<T>(f: impl std::future::Future<Output = Result<T, String>>) -> Resul
         .block_on(f)
 }
 
-async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
+async fn activity_of(address: SocketAddr) -> Result<NodeActivity, String> {
     let session = node_session(address).await?;
     // Wegert's idle: "no compactions, no pending thread pools or streams" (studies.md, study 2).
     let pools = rows(
@@ -175,15 +175,16 @@ async fn probe_node(address: SocketAddr) -> Result<NodeActivity, String> {
     })
 }
 
-/// Probes each node (`host:port` of its native transport) side by side; one result per node.
-pub fn probe(nodes: &[SocketAddr]) -> Vec<Result<NodeActivity, String>> {
+/// Asks each node (`host:port` of its native transport) what it is doing, side by side; one
+/// result per node.
+pub fn node_activity(nodes: &[SocketAddr]) -> Vec<Result<NodeActivity, String>> {
     let all = block_on(async {
         let tasks: Vec<_> = nodes
             .iter()
             .map(|a| {
                 let a = *a;
                 tokio::spawn(async move {
-                    tokio::time::timeout(PROBE_TIMEOUT, probe_node(a))
+                    tokio::time::timeout(ASK_TIMEOUT, activity_of(a))
                         .await
                         .unwrap_or_else(|_| Err(format!("no answer from {a} within 5 s")))
                 })

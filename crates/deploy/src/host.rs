@@ -302,7 +302,7 @@ fn outcome(out: std::process::Output, what: &str) -> Result<String, DeployError>
     Ok(text)
 }
 
-/// Stand-ins for a server in the probes' unit tests.
+/// Stand-ins for a server in the status checks' unit tests.
 #[cfg(test)]
 pub(crate) mod fake_server {
     use std::io::{Read, Write};

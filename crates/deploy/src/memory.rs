@@ -179,14 +179,14 @@ impl Controller {
         }
         // The base may be another user's: whether this one may make groups in it is only known by
         // making one.
-        let probe = self.base.join(format!("probe-{}", std::process::id()));
-        std::fs::create_dir(&probe).map_err(|e| {
+        let trial = self.base.join(format!("probe-{}", std::process::id()));
+        std::fs::create_dir(&trial).map_err(|e| {
             format!(
                 "cannot make a memory cgroup in {} ({e}): a memory limit needs root or a delegated cgroup",
                 self.base.display()
             )
         })?;
-        let _ = std::fs::remove_dir(&probe);
+        let _ = std::fs::remove_dir(&trial);
         Ok(())
     }
 

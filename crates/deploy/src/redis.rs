@@ -19,9 +19,9 @@ pub struct RedisServer {
     _dir: ServerDir,
 }
 
-/// A connection to the server on `port` as the probes use it: connected within 500 ms, each
+/// A connection to the server on `port` as the status checks use it: connected within 500 ms, each
 /// command answered within 1 s (a paused node accepts the connection and never answers), and no
-/// `CLIENT SETINFO` on connecting: a probe sends its one command.
+/// `CLIENT SETINFO` on connecting: a status check sends its one command.
 fn connect(port: u16) -> Option<::redis::Connection> {
     use ::redis::IntoConnectionInfo;
     let info = ::redis::ConnectionAddr::Tcp("127.0.0.1".into(), port)
@@ -203,8 +203,8 @@ mod tests {
     use crate::host::fake_server::{absent, serve_once};
     use std::time::Instant;
 
-    /// The probe's one command is the first thing on the connection (no CLIENT SETINFO before it):
-    /// a server answering one reply answers the probe.
+    /// The status check's one command is the first thing on the connection (no CLIENT SETINFO
+    /// before it): a server answering one reply answers the check.
     #[test]
     fn replies_are_read_as_redis_types() {
         assert!(ping(serve_once(Some("+PONG\r\n"))));

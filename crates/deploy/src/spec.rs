@@ -47,7 +47,7 @@ pub enum Database {
 }
 
 impl Database {
-    /// Whether this build can deploy the database: Cassandra's and Redis Cluster's probes need
+    /// Whether this build can deploy the database: Cassandra's and Redis Cluster's status checks need
     /// their drivers, which the embedded build (README command 1) leaves out.
     pub fn built(self) -> Result<(), String> {
         let needs = match self {

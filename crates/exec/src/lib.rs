@@ -8,10 +8,10 @@
 mod clock;
 pub mod consistency;
 mod cost;
+pub mod lookup;
 mod pacer;
 mod perform;
 pub mod plan;
-pub mod probe;
 pub mod progress;
 pub mod rendezvous;
 mod request_sets;

@@ -262,16 +262,16 @@ fn mismatch(load: &KnownLoad, workload: &CoreWorkload, path: &Path) -> SessionEr
 /// Reads `key` once: whether the load's last record is still there (None: the database could not
 /// be asked).
 fn last_record_exists(request: &RunRequest, key: &str) -> Option<bool> {
-    struct Probe<'a>(&'a str);
-    impl FactoryVisitor for Probe<'_> {
+    struct Lookup<'a>(&'a str);
+    impl FactoryVisitor for Lookup<'_> {
         type Output = Option<bool>;
         fn visit<F: BindingFactory>(self, factory: F) -> Option<bool> {
-            scalebench_exec::probe::key_exists(&factory, self.0, Duration::from_secs(10))
+            scalebench_exec::lookup::key_exists(&factory, self.0, Duration::from_secs(10))
         }
     }
     let settings = Settings::resolve_whole(request, Phase::Run).ok()?;
     let config = settings.binding_config(false, false, &StopSignal::default());
-    registry::open(config, Probe(key)).ok().flatten()
+    registry::open(config, Lookup(key)).ok().flatten()
 }
 
 /// After a command's phases: a complete load recorded (merged with an earlier load of the same

@@ -750,7 +750,7 @@ pub fn failure_warning(p: &PhaseResult) -> Option<String> {
 fn warn_if_insert_range_used<F: BindingFactory>(factory: &F, w: &CoreWorkload) {
     let first = w.transaction_insert_start;
     let key = w.keys.key(first);
-    if scalebench_exec::probe::key_exists(factory, &key, std::time::Duration::from_secs(5))
+    if scalebench_exec::lookup::key_exists(factory, &key, std::time::Duration::from_secs(5))
         == Some(true)
     {
         crate::note!(

@@ -35,7 +35,7 @@ use scalebench_session::wiring::RunWiring;
 use scalebench_distributed::Launcher;
 
 pub mod request;
-use request::{Criterion, ElasticRequest, Probe, ScaleAction};
+use request::{Criterion, ElasticRequest, MotionCheck, ScaleAction};
 
 /// The clients of an elastic run's load, when not this process alone.
 pub type LoadClients<'a> = Option<&'a (dyn Launcher + Send + Sync)>;
@@ -529,7 +529,7 @@ fn transition_unloaded(
     };
     let give_up = Instant::now() + args.stable_timeout;
     let mut not_stable = None;
-    while args.probe == Probe::Db && !cluster.busy_now().is_empty() {
+    while args.motion_check == MotionCheck::Db && !cluster.busy_now().is_empty() {
         if Instant::now() >= give_up {
             not_stable = Some(format!(
                 "data still in motion after --stable-timeout {}",
@@ -813,9 +813,9 @@ fn control(
             break;
         }
         if events.transfers_done_s.is_none() {
-            in_motion = match args.probe {
-                Probe::None => Vec::new(),
-                Probe::Db => cluster.busy_now(),
+            in_motion = match args.motion_check {
+                MotionCheck::None => Vec::new(),
+                MotionCheck::Db => cluster.busy_now(),
             };
             if in_motion.is_empty() {
                 events.transfers_done_s = Some(now_s());

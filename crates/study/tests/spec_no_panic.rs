@@ -24,7 +24,8 @@ proptest! {
         threads in number(),
         measure in prop::sample::select(vec!["run", "load", "elastic", "other"]),
     ) {
-        let sweep: Vec<String> = (0..sweep_len).map(|i| i.to_string()).collect();
+        // Thread counts from 1: a swept value is checked when the file is read, and 0 threads is none.
+        let sweep: Vec<String> = (1..=sweep_len).map(|i| i.to_string()).collect();
         let toml = format!(
             "name = \"x\"\nrepetitions = {repetitions}\ndiscard_first = {discard}\n\
              [procedure]\nmeasure = \"{measure}\"\nduration = \"{duration}\"\nwarmup = \"{duration}\"\n\

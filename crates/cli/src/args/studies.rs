@@ -12,8 +12,8 @@ use scalebench_session::request::{
     parse_percent, parse_positive_rate, parse_process, parse_step_factor,
 };
 use scalebench_study::elastic::request::{
-    self as elastic_request, parse_action, parse_criterion, parse_probe, Criterion, ElasticRequest,
-    Probe, ScaleAction,
+    self as elastic_request, parse_action, parse_criterion, parse_motion_check, Criterion,
+    ElasticRequest, MotionCheck, ScaleAction,
 };
 use scalebench_study::saturate::{Objective, SaturationRequest, StepClients};
 
@@ -194,8 +194,8 @@ pub struct ElasticArgs {
     pub criterion: Criterion,
     /// Data in motion: db (ask the database's own tools, or the external cluster's is_idle hook) or
     /// none (the load criterion alone).
-    #[arg(long, value_name = "PROBE", default_value = "db", value_parser = parse_probe)]
-    pub probe: Probe,
+    #[arg(long, value_name = "PROBE", default_value = "db", value_parser = parse_motion_check)]
+    pub probe: MotionCheck,
     /// Give up waiting for stability (of the baseline, and after the action) after this long; the
     /// scores that need it are then absent.
     #[arg(long, value_name = "DURATION", default_value = elastic_request::DEFAULT_STABLE_TIMEOUT, value_parser = parse_duration)]
@@ -316,7 +316,7 @@ impl ElasticArgs {
             after: self.after,
             stable_sets: self.stable_sets,
             criterion: self.criterion,
-            probe: self.probe,
+            motion_check: self.probe,
             stable_timeout: self.stable_timeout,
             steps: self.steps,
             no_load: self.no_load,

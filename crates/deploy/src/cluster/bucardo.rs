@@ -391,7 +391,7 @@ impl Engine for Bucardo {
     }
 
     /// A change younger than the lag bound is not counted busy: idle only once the bound has
-    /// passed since the first quiet probe, so every change made before it was seen.
+    /// passed since the first quiet check, so every change made before it was seen.
     fn idle_settle(&self) -> Duration {
         Duration::from_secs(COPY_LAG_BOUND_S.into()) + Duration::from_millis(200)
     }

@@ -503,7 +503,7 @@ impl Engine for Cassandra {
             nodes.iter().map(|n| native_address(n)).collect();
         nodes
             .iter()
-            .zip(crate::cassandra_cql::probe(&addresses))
+            .zip(crate::cassandra_cql::node_activity(&addresses))
             .flat_map(|(n, activity)| match activity {
                 Ok(a) => a.busy(&n.id),
                 Err(e) => vec![format!("{}: {e}", n.id)],

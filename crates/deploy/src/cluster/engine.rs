@@ -322,7 +322,7 @@ pub(crate) trait Engine {
     }
 }
 
-/// Polls `done` every 500 ms (probes run external tools) until it holds or `timeout` passes: a
+/// Polls `done` every 500 ms (status checks run external tools) until it holds or `timeout` passes: a
 /// wait for a cluster's state (ready, idle, joined), which Ctrl-C ends.
 pub(crate) fn poll(timeout: Duration, done: impl FnMut() -> bool) -> bool {
     crate::host::poll_until_interrupted(Duration::from_millis(500), timeout, done)

@@ -79,7 +79,7 @@ fn site(c: &ClusterState, node: &NodeState) -> Result<String, DeployError> {
         ("hbase.master.ipc.address".into(), "127.0.0.1".into()),
         ("hbase.regionserver.ipc.address".into(), "127.0.0.1".into()),
         ("hbase.master.port".into(), master.port.to_string()),
-        // The info servers answer the idle probes (/jmx): on loopback, the master's port here, each
+        // The info servers answer the idleness checks (/jmx): on loopback, the master's port here, each
         // region server's in its own file.
         (
             "hbase.master.info.port".into(),

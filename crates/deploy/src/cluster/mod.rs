@@ -50,7 +50,7 @@ use scalebench_measure::Space;
 /// the file lists what was taken.
 const HELD_BY_SERVERS: &str = "held-by-servers";
 
-/// A database whose probes this build leaves out (`--features embedded`) has no engine: its
+/// A database whose status checks this build leaves out (`--features embedded`) has no engine: its
 /// deployment is refused when read ([`Database::built`]), and a cluster of it when opened.
 fn engine(db: Database) -> Result<Box<dyn Engine>, DeployError> {
     db.built().map_err(DeployError::BadInput)?;
@@ -106,7 +106,7 @@ pub struct ClusterStatus {
     pub nodes: Vec<NodeStatus>,
     /// Empty when every node is up and serving.
     pub not_ready: Vec<String>,
-    /// Empty when idle (only probed when ready).
+    /// Empty when idle (only asked when ready).
     pub busy: Vec<String>,
 }
 
@@ -521,7 +521,7 @@ impl Cluster {
         let seconds = self.state.deployment.idle_timeout_s;
         let mut last = Vec::new();
         // Idle twice in a row, and for the engine's settle time: a compaction or migration may
-        // start right after a quiet probe.
+        // start right after a quiet check.
         let settle = self.engine.idle_settle();
         let mut quiet: Option<(u32, Instant)> = None;
         let ok = poll(Duration::from_secs(seconds), || {
@@ -548,8 +548,8 @@ impl Cluster {
         }
     }
 
-    /// What is in motion right now (streams, slot migration, replication lag, ...), by one probe of
-    /// the database's own tools; empty when idle.
+    /// What is in motion right now (streams, slot migration, replication lag, ...), by one check
+    /// with the database's own tools; empty when idle.
     pub fn busy_now(&self) -> Vec<String> {
         self.engine.busy(&self.state)
     }

@@ -30,10 +30,10 @@ pub enum Criterion {
     Relative(f64),
 }
 
-/// How data in motion is detected.
+/// How data in motion is detected (`elastic --probe`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Probe {
+pub enum MotionCheck {
     /// The database's own tools (or an external cluster's is_idle hook).
     Db,
     /// None: the load criterion alone.
@@ -49,7 +49,7 @@ pub struct ElasticRequest {
     pub after: Duration,
     pub stable_sets: u32,
     pub criterion: Criterion,
-    pub probe: Probe,
+    pub motion_check: MotionCheck,
     pub stable_timeout: Duration,
     pub steps: u32,
     pub no_load: bool,
@@ -89,7 +89,7 @@ impl ElasticRequest {
             after: default(DEFAULT_AFTER),
             stable_sets: DEFAULT_STABLE_SETS,
             criterion: Criterion::MedianStep,
-            probe: Probe::Db,
+            motion_check: MotionCheck::Db,
             stable_timeout: default(DEFAULT_STABLE_TIMEOUT),
             steps: 1,
             no_load: false,
@@ -141,10 +141,10 @@ pub fn parse_criterion(s: &str) -> Result<Criterion, String> {
         .ok_or_else(|| format!("'{s}': expected median-step or relative:PCT (0 < PCT < 100)"))
 }
 
-pub fn parse_probe(s: &str) -> Result<Probe, String> {
+pub fn parse_motion_check(s: &str) -> Result<MotionCheck, String> {
     match s {
-        "db" => Ok(Probe::Db),
-        "none" => Ok(Probe::None),
+        "db" => Ok(MotionCheck::Db),
+        "none" => Ok(MotionCheck::None),
         _ => Err(format!("'{s}': expected db or none")),
     }
 }

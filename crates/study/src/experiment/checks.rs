@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::elastic::request::{self as elastic_request, ScaleAction};
+use crate::elastic::request::ScaleAction;
 use scalebench_deploy::Cluster;
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
@@ -63,10 +63,7 @@ pub(super) fn check_every_run(
 
 /// The client processes a run's measured phase is swept to, when more than one.
 pub(super) fn clients_of(run: &PlannedRun) -> Option<u32> {
-    match run.params.get("clients").map(|n| n.parse::<u32>()) {
-        Some(Ok(n)) if n > 1 => Some(n),
-        _ => None,
-    }
+    run.params.clients().filter(|n| *n > 1)
 }
 
 /// A `[fault]` names a node the run's cluster will have (ids are given at `up`, in the order
@@ -101,10 +98,7 @@ pub(super) fn check_fault_node(
 
 /// An elastic run's action: the swept one, or the procedure's.
 pub(super) fn action_of(exp: &Experiment, run: &PlannedRun) -> ScaleAction {
-    run.params
-        .get(spec::ACTION)
-        .and_then(|a| elastic_request::parse_action(a).ok())
-        .unwrap_or(exp.procedure.elastic.action)
+    run.params.action().unwrap_or(exp.procedure.elastic.action)
 }
 
 /// Operations swept across databases (`[sweep] action`): a cell whose database's kind does not have

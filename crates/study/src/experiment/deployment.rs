@@ -45,9 +45,8 @@ impl PlannedDeployment {
         let own_deployment = !config.server.is_empty() || !config.deployment.is_empty();
         let mut config = Experiment::with_database_settings(db, &config);
         // A swept cluster size is one more deployment key.
-        let size = run.params.get(CLUSTER_SIZE);
+        let size = run.params.nodes();
         if let Some(n) = size {
-            let n: i64 = n.parse().expect("checked: a node count");
             config
                 .deployment
                 .insert(CLUSTER_SIZE.into(), toml::Value::Integer(n));

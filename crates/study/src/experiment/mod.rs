@@ -32,7 +32,7 @@ use scalebench_session::phase::execute_phases;
 use scalebench_session::request::{self, RunRequest};
 use scalebench_session::settings::Settings;
 use scalebench_session::wiring::RunWiring;
-use spec::{Cells, Experiment, LoadMode, Measure, PlannedRun, CLUSTER_SIZE};
+use spec::{Cells, Experiment, LoadMode, Measure, PlannedRun};
 use store::{now, ElasticOutcome, ElasticRecord, Recorded, Store};
 
 /// What the runner keeps between runs: the cluster it runs against and the data loaded into it.
@@ -191,9 +191,9 @@ fn of_swept_values(
     plan: Vec<PlannedRun>,
 ) -> Result<Vec<PlannedRun>, SessionError> {
     for (key, value) in chosen {
-        let mut taken: Vec<&str> = plan
+        let mut taken: Vec<String> = plan
             .iter()
-            .filter_map(|r| r.params.get(key).map(String::as_str))
+            .filter_map(|r| r.params.get(key).map(spec::Swept::text))
             .collect();
         taken.sort_unstable();
         taken.dedup();
@@ -202,7 +202,7 @@ fn of_swept_values(
                 "--sweep {key}={value}: the experiment sweeps no {key:?}"
             )));
         }
-        if !taken.contains(&value.as_str()) {
+        if !taken.contains(value) {
             return Err(SessionError::Usage(format!(
                 "--sweep {key}={value}: {key} takes {} in this experiment",
                 taken.join(", ")
@@ -213,8 +213,10 @@ fn of_swept_values(
         .into_iter()
         .filter(|r| {
             chosen.iter().all(|(key, _)| {
-                let value = r.params.get(key);
-                chosen.iter().any(|(k, v)| k == key && value == Some(v))
+                let value = r.params.get(key).map(spec::Swept::text);
+                chosen
+                    .iter()
+                    .any(|(k, v)| k == key && value.as_ref() == Some(v))
             })
         })
         .collect())
@@ -393,11 +395,7 @@ fn deployments_of(
     let mut deployments = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for run in plan {
-        let key = (
-            &run.database,
-            &run.configuration,
-            run.params.get(CLUSTER_SIZE),
-        );
+        let key = (&run.database, &run.configuration, run.params.nodes());
         if seen.insert(key) {
             if let Some(planned) = PlannedDeployment::of(exp, base, run)? {
                 deployments.push(planned.deployment()?);

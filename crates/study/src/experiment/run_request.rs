@@ -5,9 +5,9 @@ use std::path::Path;
 
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
-use scalebench_session::request::{self, RunRequest, SpaceAfterLoad};
+use scalebench_session::request::{RunRequest, SpaceAfterLoad};
 
-use super::spec::{self, value_text, Experiment, Measure, PlannedRun, CLUSTER_SIZE, DATA_SIZE};
+use super::spec::{value_text, Experiment, Measure, PlannedRun, SweepAxis};
 
 pub(super) fn props(
     map: &BTreeMap<String, toml::Value>,
@@ -72,32 +72,31 @@ pub(super) fn phase_request(
         r.target = None;
         r.rate_profile = None;
     }
-    for (k, v) in &run.params {
-        let bad =
-            |e: String| SessionError::Usage(format!("invalid value '{v}' for sweep {k}: {e}"));
-        match k.as_str() {
-            CLUSTER_SIZE => {} // the deployment's, see deployment_for
-            spec::ACTION => {} // the elastic run's, see elastic_run
+    for (_, swept) in run.params.iter() {
+        match swept.axis() {
+            // The deployment's, see deployment_for; the elastic run's, see elastic_run; the
+            // number of client processes of the measured run, see one_run.
+            SweepAxis::Nodes(_) | SweepAxis::Action(_) | SweepAxis::Clients(_) => {}
             // A data size: its properties.
-            DATA_SIZE => {
+            SweepAxis::DataSize(name) => {
                 let size = exp
                     .data_sizes
                     .iter()
-                    .find(|d| &d.name == v)
-                    .ok_or_else(|| bad("no such [[data]] entry".into()))?;
+                    .find(|d| &d.name == name)
+                    .ok_or_else(|| {
+                        SessionError::Usage(format!(
+                            "invalid value '{name}' for sweep data: no such [[data]] entry"
+                        ))
+                    })?;
                 r.properties.extend(props(&size.properties));
             }
-            // The number of client processes of the measured run, see one_run.
-            "clients" => {
-                request::parse_clients(v).map_err(bad)?;
-            }
-            "threads" => r.threads = Some(request::parse_threads(v).map_err(bad)?),
-            "concurrency" => r.concurrency = request::parse_concurrency(v).map_err(bad)?,
+            SweepAxis::Threads(n) => r.threads = Some(*n),
+            SweepAxis::Concurrency(n) => r.concurrency = *n,
             // An offered rate throttles the measured run, not the load.
-            "target" if phase == Phase::Load => {}
-            "target" => r.target = Some(request::parse_rate(v).map_err(bad)?),
-            _ => {
-                r.property(k, v);
+            SweepAxis::Target(_) if phase == Phase::Load => {}
+            SweepAxis::Target(rate) => r.target = Some(*rate),
+            SweepAxis::Property(key, value) => {
+                r.property(key, value);
             }
         }
     }
@@ -114,7 +113,7 @@ pub(super) fn phase_request(
             .any(|p| p.key == scalebench_workload::declared::OPERATIONCOUNT.name);
         r.duration = (!counted).then_some(exp.procedure.duration.0);
         if exp.procedure.measure == Measure::Run {
-            r.consistency_probe = exp.procedure.probe_request().map_err(SessionError::Usage)?;
+            r.consistency_probe = exp.procedure.probe.clone();
             r.faults = exp
                 .fault
                 .iter()

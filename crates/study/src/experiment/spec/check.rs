@@ -6,10 +6,11 @@ use super::*;
 
 impl Experiment {
     /// Every rule an experiment file must keep, checked when it is read (the first broken one is
-    /// the error).
-    pub(super) fn check(&self) -> Result<(), String> {
+    /// the error); the consistency probe's request, which every measured run shares, built here
+    /// once.
+    pub(super) fn check(&mut self) -> Result<(), String> {
         self.check_size()?;
-        self.check_procedure()?;
+        self.procedure.probe = self.check_procedure()?;
         self.check_databases()?;
         self.check_names()?;
         self.check_sweep()
@@ -44,7 +45,7 @@ impl Experiment {
             self.repetitions as u64,
         ]
         .into_iter()
-        .chain(self.sweep.values().map(|v| v.len() as u64))
+        .chain(self.sweep.iter().map(|(_, v)| v.len() as u64))
         .try_fold(1u64, |acc, n| acc.checked_mul(n))
         .unwrap_or(u64::MAX);
         if runs > MAX_PLANNED_RUNS {
@@ -56,8 +57,9 @@ impl Experiment {
         Ok(())
     }
 
-    /// The procedure's values: request sets, options, elastic steps, the failure share.
-    fn check_procedure(&self) -> Result<(), String> {
+    /// The procedure's values: request sets, options, elastic steps, the failure share, the
+    /// consistency probe (its request returned).
+    fn check_procedure(&self) -> Result<Option<ProbeRequest>, String> {
         self.procedure.clients.check()?;
         if self.procedure.measure == Measure::Elastic
             && self.procedure.clients.launcher != ClientsLauncher::Local
@@ -102,16 +104,16 @@ impl Experiment {
         self.check_consistency()
     }
 
-    /// The probe's rate and delays, and the fault: a kind, a period, databases with deployments;
-    /// both only beside measured runs.
-    fn check_consistency(&self) -> Result<(), String> {
+    /// The probe's rate and delays (its request returned), and the fault: a kind, a period,
+    /// databases with deployments; both only beside measured runs.
+    fn check_consistency(&self) -> Result<Option<ProbeRequest>, String> {
         let probing = self.procedure.consistency_probe.is_some() || self.fault.is_some();
         if probing && self.procedure.measure != Measure::Run {
             return Err("procedure.consistency_probe and [fault] go beside measured runs: use them with measure = \"run\"".into());
         }
-        self.procedure.probe_request()?;
+        let probe = self.procedure.probe_request()?;
         let Some(fault) = &self.fault else {
-            return Ok(());
+            return Ok(probe);
         };
         scalebench_session::fault::FaultRequest::new(
             fault.kind,
@@ -149,7 +151,7 @@ impl Experiment {
                 "[fault]: no database of the experiment has a deployment to pause a node of".into(),
             );
         }
-        Ok(())
+        Ok(probe)
     }
 
     /// Each database has a URL or a deployment (one it needs to scale or snapshot), and each
@@ -246,23 +248,15 @@ impl Experiment {
         Ok(())
     }
 
-    /// Swept values: data sizes only as [[data]], cluster sizes as node counts on deployments, run
-    /// options as numbers.
+    /// What the swept values need beside them (each value was parsed when the file was read): data
+    /// sizes only as [[data]], cluster sizes deployments to redeploy, operations elastic runs.
     fn check_sweep(&self) -> Result<(), String> {
-        if !self.data_sizes.is_empty() && self.sweep.contains_key(DATA_SIZE) {
+        if self.sweep.contains_key(DATA_SIZE) {
             return Err(format!(
                 "sweep.{DATA_SIZE}: the data sizes are the [[data]] entries; sweep their properties there"
             ));
         }
-        if let Some(sizes) = self.sweep.get(CLUSTER_SIZE) {
-            if let Some(v) = sizes
-                .iter()
-                .find(|v| !matches!(v, toml::Value::Integer(n) if *n >= 1))
-            {
-                return Err(format!(
-                    "sweep.{CLUSTER_SIZE}: {v} is not a node count (1 or more)"
-                ));
-            }
+        if self.sweep.contains_key(CLUSTER_SIZE) {
             if let Some(d) = self.databases.iter().find(|d| d.deployment.is_none()) {
                 return Err(format!(
                     "database {:?} has no deployment: sweep.{CLUSTER_SIZE} redeploys each database at every size",
@@ -270,38 +264,10 @@ impl Experiment {
                 ));
             }
         }
-        if let Some(actions) = self.sweep.get(ACTION) {
-            if self.procedure.measure != Measure::Elastic {
-                return Err(format!(
-                    "sweep.{ACTION}: operations are swept by measure = \"elastic\""
-                ));
-            }
-            for v in actions {
-                let toml::Value::String(text) = v else {
-                    return Err(format!(
-                        "sweep.{ACTION}: {v} is not an operation (a text such as \"rolling-restart\")"
-                    ));
-                };
-                crate::elastic::request::parse_action(text)
-                    .map_err(|e| format!("sweep.{ACTION}: {e}"))?;
-            }
-        }
-        for (k, values) in &self.sweep {
-            if values.is_empty() {
-                return Err(format!("sweep.{k}: give at least one value"));
-            }
-            if RUN_OPTIONS.contains(&k.as_str()) {
-                for v in values {
-                    let ok = match v {
-                        toml::Value::Integer(i) => *i >= 0,
-                        toml::Value::Float(f) => *f >= 0.0,
-                        _ => false,
-                    };
-                    if !ok {
-                        return Err(format!("sweep.{k}: {v} is not a number"));
-                    }
-                }
-            }
+        if self.sweep.contains_key(ACTION) && self.procedure.measure != Measure::Elastic {
+            return Err(format!(
+                "sweep.{ACTION}: operations are swept by measure = \"elastic\""
+            ));
         }
         Ok(())
     }
@@ -309,8 +275,8 @@ impl Experiment {
 
 impl Procedure {
     /// The consistency probe beside each measured run (`consistency_probe`, `probe_delays`,
-    /// `probe_keys`): checked and built here only, for the file's check and for every run's request.
-    pub fn probe_request(&self) -> Result<Option<ProbeRequest>, String> {
+    /// `probe_keys`): checked and built here only, once, when the file is read.
+    fn probe_request(&self) -> Result<Option<ProbeRequest>, String> {
         let rate = self.consistency_probe;
         if let Some(rate) = rate {
             ProbeRequest::check_rate(rate)

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use scalebench_workload::core_workload::{loaded_data_identity, shapes_run_phase_only};
+use scalebench_workload::core_workload::loaded_data_identity;
 use serde::{Deserialize, Serialize};
 
 use crate::elastic::request::ScaleAction;
@@ -13,10 +13,8 @@ use scalebench_session::request::Span;
 pub use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
 
 mod check;
-
-/// The swept key of an experiment of operations: each value an `elastic --action` (issue 42, point
-/// 5), run on each database in place of `[procedure.elastic] action`.
-pub const ACTION: &str = "action";
+mod sweep;
+pub use sweep::{value_text, Sweep, SweepAxis, Swept, SweptValues, ACTION};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,10 +37,12 @@ pub struct Experiment {
     /// matrix): each run takes one, as the swept parameter `data`, and its properties.
     #[serde(rename = "data", default, skip_serializing_if = "Vec::is_empty")]
     pub data_sizes: Vec<DataSize>,
-    /// Parameter -> values. `threads`, `concurrency` and `target` are the run's options; every other
-    /// key is a workload or binding property (`recordcount`, `cassandra.read_consistency`, ...).
+    /// Parameter -> values, parsed when the file is read. `threads`, `concurrency`, `target` and
+    /// `clients` are the run's options, `nodes` the cluster size, `action` an elastic run's
+    /// operation; every other key is a workload or binding property (`recordcount`,
+    /// `cassandra.read_consistency`, ...).
     #[serde(default)]
-    pub sweep: BTreeMap<String, Vec<toml::Value>>,
+    pub sweep: Sweep,
     /// A fault injected beside every measured run on the databases it names (`[fault]`, as
     /// `run --fault`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,6 +173,10 @@ pub struct Procedure {
     /// The probe's keys, rewritten in turn (default 8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub probe_keys: Option<usize>,
+    /// The consistency probe's request of every measured run, built from the three fields above
+    /// once, when the file is read.
+    #[serde(skip)]
+    pub probe: Option<scalebench_session::request::ProbeRequest>,
 }
 
 /// `[procedure.clients]`: how the clients of a cell with `clients = N` (a sweep or a
@@ -385,6 +389,7 @@ impl Default for Procedure {
             consistency_probe: None,
             probe_delays: None,
             probe_keys: None,
+            probe: None,
         }
     }
 }
@@ -457,13 +462,11 @@ pub struct PlannedRun {
     pub database: String,
     pub configuration: String,
     pub workload: String,
-    /// Swept parameter -> value, in sweep order.
-    pub params: BTreeMap<String, String>,
+    /// Swept parameter -> value, in key order.
+    pub params: SweptValues,
     /// Identifies the data the run needs: runs with the same key share a load.
     pub data_key: String,
 }
-
-pub const RUN_OPTIONS: &[&str] = &["threads", "concurrency", "target", "clients"];
 
 /// Runs one experiment may plan: a week of 6-second runs, far beyond any study's matrix.
 const MAX_PLANNED_RUNS: u64 = 100_000;
@@ -473,13 +476,6 @@ fn is_word(s: &str) -> bool {
     !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-}
-
-pub fn value_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
 }
 
 /// What `--miniature` divides record and operation counts by (down to at least 100).
@@ -578,9 +574,7 @@ impl Experiment {
             }
         }
         for k in counts {
-            if let Some(values) = self.sweep.get_mut(k) {
-                values.iter_mut().for_each(small);
-            }
+            self.sweep.rewrite_property(k, small);
         }
     }
 
@@ -686,16 +680,16 @@ impl Experiment {
     pub fn plan(&self) -> Vec<PlannedRun> {
         // What each workload loads, worked out once (not once per run).
         let loaded: Vec<String> = self.workloads.iter().map(loaded_data).collect();
-        let mut combos: Vec<BTreeMap<String, String>> = vec![BTreeMap::new()];
+        let mut combos: Vec<SweptValues> = vec![SweptValues::default()];
         // The data sizes first (the slowest axis after the workload), then the sweep.
         let data_name = DATA_SIZE.to_string();
-        let data_axis: Vec<toml::Value> = self
+        let data_axis: Vec<Swept> = self
             .data_sizes
             .iter()
-            .map(|d| toml::Value::String(d.name.clone()))
+            .map(|d| Swept::data_size(&d.name))
             .collect();
         let axes = (!data_axis.is_empty())
-            .then_some((&data_name, &data_axis))
+            .then_some((&data_name, data_axis.as_slice()))
             .into_iter()
             .chain(self.sweep.iter());
         for (k, values) in axes {
@@ -704,7 +698,7 @@ impl Experiment {
                 .flat_map(|c| {
                     values.iter().map(move |v| {
                         let mut c = c.clone();
-                        c.insert(k.clone(), value_text(v));
+                        c.insert(k, v.clone());
                         c
                     })
                 })
@@ -728,14 +722,14 @@ impl Experiment {
                 let first = runs.len();
                 for (w, loaded) in self.workloads.iter().zip(&loaded) {
                     for params in &combos {
-                        let swept: Vec<String> =
-                            params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        let swept: Vec<String> = params
+                            .iter()
+                            .map(|(k, v)| format!("{k}={}", v.text()))
+                            .collect();
                         let data: Vec<String> = params
                             .iter()
-                            .filter(|(k, _)| {
-                                !RUN_OPTIONS.contains(&k.as_str()) && !shapes_run_phase_only(k)
-                            })
-                            .map(|(k, v)| format!("{k}={v}"))
+                            .filter(|(_, v)| v.shapes_loaded_data())
+                            .map(|(k, v)| format!("{k}={}", v.text()))
                             .collect();
                         let cell = format!(
                             "{}/{}/{}{}{}",
@@ -786,12 +780,7 @@ impl Experiment {
             // A stable sort: within a database and size, the order above.
             let database =
                 |r: &PlannedRun| self.databases.iter().position(|d| d.name == r.database);
-            let size = |r: &PlannedRun| {
-                r.params
-                    .get(CLUSTER_SIZE)
-                    .and_then(|n| n.parse::<u64>().ok())
-            };
-            runs.sort_by_key(|r| (database(r), size(r)));
+            runs.sort_by_key(|r| (database(r), r.params.nodes()));
         }
         runs
     }
@@ -844,7 +833,7 @@ impl Cells {
                 ]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.clone()))
-                .chain(r.params.iter().map(|(k, v)| (k.clone(), v.clone())))
+                .chain(r.params.iter().map(|(k, v)| (k.clone(), v.text())))
                 .collect::<Vec<_>>();
                 let new = values.iter().any(|v| !covered.contains(v));
                 if new {

@@ -264,7 +264,8 @@ fn the_miniature_is_the_same_matrix_scaled_down() {
     assert_eq!(doubling.procedure.elastic.stable_timeout.to_string(), "30s");
     swept
         .sweep
-        .insert(ACTION.into(), vec![toml::Value::String("double".into())]);
+        .insert(ACTION, vec![toml::Value::String("double".into())])
+        .unwrap();
     swept.miniature();
     assert_eq!(swept.procedure.elastic.stable_timeout.to_string(), "10s");
     // The machine's page cache is dropped once per miniature, not before each of its runs.
@@ -325,7 +326,7 @@ fn the_miniature_is_the_same_matrix_scaled_down() {
     );
     let swept: Vec<i64> = mini.sweep["recordcount"]
         .iter()
-        .filter_map(|v| v.as_integer())
+        .filter_map(|v| v.given().as_integer())
         .collect();
     assert_eq!(
         swept,
@@ -356,7 +357,7 @@ fn each_cluster_size_is_deployed_once() {
     let sizes: Vec<(String, String)> = e
         .plan()
         .iter()
-        .map(|r| (r.database.clone(), r.params[CLUSTER_SIZE].clone()))
+        .map(|r| (r.database.clone(), r.params[CLUSTER_SIZE].text()))
         .collect();
     let mut changes = sizes.windows(2).filter(|w| w[0] != w[1]).count();
     changes += 1;
@@ -479,5 +480,43 @@ fn bad_experiments_are_named() {
             std::time::Duration::from_secs(1),
             std::time::Duration::from_millis(300)
         )
+    );
+}
+
+/// Swept values are parsed once, when the file is read: each run carries what its values set, and
+/// the values keep the text they were given in (cells, the results database, the stored spec).
+#[test]
+fn swept_values_are_typed_when_read_and_written_as_given() {
+    let swept = "threads = [1, 2]\ntarget = [1e3, 500]\nclients = [1]";
+    let e = Experiment::from_toml(&SPEC.replace("threads = [1, 2]", swept)).unwrap();
+    let plan = e.plan();
+    let run = plan
+        .iter()
+        .find(|r| r.params["threads"].text() == "1" && r.params["target"].text() == "1000.0")
+        .unwrap();
+    assert_eq!(run.params["threads"].axis(), &SweepAxis::Threads(1));
+    assert_eq!(run.params["target"].axis(), &SweepAxis::Target(1000.0));
+    assert_eq!(run.params["clients"].axis(), &SweepAxis::Clients(1));
+    assert_eq!(
+        run.params["recordcount"].axis(),
+        &SweepAxis::Property("recordcount".into(), "100".into())
+    );
+    assert_eq!(
+        serde_json::to_value(&run.params).unwrap(),
+        serde_json::json!({"clients": "1", "recordcount": "100", "target": "1000.0", "threads": "1"})
+    );
+    assert!(run
+        .cell
+        .ends_with("/clients=1,recordcount=100,target=1000.0,threads=1"));
+    assert_eq!(
+        serde_json::to_value(&e).unwrap()["sweep"]["target"],
+        serde_json::json!([1000.0, 500])
+    );
+    // A value its flag refuses is the file's error, naming it.
+    let zero = Experiment::from_toml(&SPEC.replace("threads = [1, 2]", "threads = [1, 0]"));
+    let zero = zero.unwrap_err();
+    assert!(
+        zero.contains("invalid value '0' for sweep threads"),
+        "{zero}"
     );
 }
