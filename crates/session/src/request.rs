@@ -608,14 +608,10 @@ pub fn parse_request_set(s: &str) -> Result<u64, String> {
     parse_bounded(s, 1, u64::MAX)
 }
 
-/// A target rate the open-loop schedule can keep (0: none).
+/// A target rate the open-loop schedule can keep (0: none), by the one rule of
+/// [`scalebench_workload::rate::Rate`].
 pub fn check_target(ops_s: f64) -> Result<f64, String> {
-    use scalebench_workload::rate::{keepable_rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
-    if keepable_rate(ops_s) {
-        Ok(ops_s)
-    } else {
-        Err(format!("expected 0 (no target) or a rate from {MIN_RATE_OPS_S} to {MAX_RATE_OPS_S:e} operations per second"))
-    }
+    scalebench_workload::rate::Rate::or_zero(ops_s).map(|_| ops_s)
 }
 
 pub fn parse_rate(s: &str) -> Result<f64, String> {
