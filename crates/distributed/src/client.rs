@@ -10,6 +10,7 @@ use scalebench_measure::RunResult;
 use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::RunRequest;
+use scalebench_session::wiring::ClientOutputs;
 
 use crate::etcd::{EtcdRendezvous, RendezvousUrl};
 
@@ -66,7 +67,7 @@ pub fn run_as_client(
     url: &RendezvousUrl,
     share: ClientShare,
     start_timeout: Duration,
-    output: Option<&Path>,
+    (output, outputs): (Option<&Path>, &ClientOutputs),
 ) -> Result<ClientEnd, SessionError> {
     crate::share::check_client(request, phase)?;
     let keep_at = match output {
@@ -91,7 +92,14 @@ pub fn run_as_client(
         }
         (None, None) => {}
     };
-    match run_client(request, phase, url, share, start_timeout, keep_at)? {
+    match run_client(
+        request,
+        phase,
+        url,
+        share,
+        start_timeout,
+        (keep_at, outputs),
+    )? {
         ClientRun::Merged {
             outcome,
             kept,
@@ -164,14 +172,15 @@ fn keep(result: &RunResult, path: &Path) -> Result<(), String> {
 }
 
 /// Runs `phase` of `request` as client `share` of the run that meets at `url`; its own result is
-/// kept at `keep_at` (beside `--output`, or [`default_keep_path`]) before it is handed back.
+/// kept at `keep_at` (beside `--output`, or [`default_keep_path`]) before it is handed back, its
+/// /metrics and HDR logs where `outputs` say for its index.
 pub fn run_client(
     request: &RunRequest,
     phase: Phase,
     url: &RendezvousUrl,
     share: ClientShare,
     start_timeout: Duration,
-    keep_at: Option<PathBuf>,
+    (keep_at, outputs): (Option<PathBuf>, &ClientOutputs),
 ) -> Result<ClientRun, SessionError> {
     let rendezvous = std::sync::Arc::new(EtcdRendezvous::new(
         url.clone(),
@@ -182,14 +191,15 @@ pub fn run_client(
     let own = crate::share::client_request(request, share);
     let mut wiring = scalebench_session::wiring::RunWiring {
         rendezvous: Some(rendezvous.clone()),
+        launch: scalebench_session::wiring::Launch::Share(share),
         ..Default::default()
     };
-    let _metrics = crate::share::serve_client_metrics(&own, &mut wiring, share)?;
+    let _metrics = crate::share::serve_client_metrics(outputs, &mut wiring, share)?;
     let mut executed = scalebench_session::phase::execute_phases(&own, &wiring, &[phase])?;
     executed.warn_unwritten();
     // This client's own logs, on its machine; client 0 writes the merged ones.
-    let logs_error = match &own.hdr_log {
-        Some(dir) => executed.write_hdr_logs(dir).err(),
+    let logs_error = match outputs.hdr_log_of(share.index) {
+        Some(dir) => executed.write_hdr_logs(&dir).err(),
         None => None,
     };
     if let Some(e) = logs_error {

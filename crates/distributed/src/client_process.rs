@@ -55,15 +55,19 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     let order: ClientOrder = serde_json::from_str(&line)
         .map_err(|e| SessionError::Failed(format!("the client's order does not parse: {e}")))?;
     let request = order.request;
-    let mut wiring = scalebench_session::wiring::RunWiring::default();
+    let share = order.share;
+    // Started by its launcher on this machine, which relays the probe's writer to the readers.
+    let mut wiring = scalebench_session::wiring::RunWiring {
+        launch: scalebench_session::wiring::Launch::UnderLauncherHere(share),
+        ..Default::default()
+    };
     // The URL came on stdin, not in argv: its password is hidden from this client's log lines too.
     if let Some(db) = &request.db {
         scalebench_session::logging::hide_url_password(db);
     }
-    let index = request.client.map_or(0, |c| c.index);
     let gate = (order.watched && request.request_set.is_some()).then(SetGate::default);
-    let probe = request.consistency_probe.is_some() && request.launcher_here;
-    let rendezvous = std::sync::Arc::new(StdioRendezvous::start(index, gate, probe));
+    let probe = request.consistency_probe.is_some();
+    let rendezvous = std::sync::Arc::new(StdioRendezvous::start(share.index, gate, probe));
     rendezvous.measure_clock();
     if order.watched {
         let to_launcher = rendezvous.out.clone();
@@ -81,15 +85,12 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
         ));
     }
     wiring.rendezvous = Some(rendezvous);
-    let _metrics = match request.client {
-        Some(share) => crate::share::serve_client_metrics(&request, &mut wiring, share)?,
-        None => None,
-    };
+    let _metrics = crate::share::serve_client_metrics(&order.outputs, &mut wiring, share)?;
     let mut executed =
         scalebench_session::phase::execute_phases(&request, &wiring, &[order.phase])?;
     executed.warn_unwritten();
-    if let Some(dir) = &request.hdr_log {
-        executed.write_hdr_logs(dir)?;
+    if let Some(dir) = order.outputs.hdr_log_of(share.index) {
+        executed.write_hdr_logs(&dir)?;
     }
     executed
         .result

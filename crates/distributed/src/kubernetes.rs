@@ -74,7 +74,10 @@ pub fn check_clients_command(
         ));
     };
     request
-        .check(scalebench_session::request::Launch::Clients, phases)
+        .check(
+            scalebench_session::request::Processes::clients(false),
+            phases,
+        )
         .map_err(|e| SessionError::Usage(format!("the clients' command after --: {e}")))?;
     check_client(db, rendezvous)
 }

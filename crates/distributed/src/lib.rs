@@ -120,9 +120,8 @@ fn with_deployment_steps(
     launch: impl FnOnce(&RunRequest, &RunWiring) -> Result<DistributedOutcome, SessionError>,
 ) -> Result<DistributedOutcome, SessionError> {
     let mut clients_request = share::without_deployment(request)?;
-    clients_request.launcher_here = acts_here;
     // Every client's share checked before the deployment is waited on.
-    share::check(&clients_request, clients, phase)?;
+    share::check(&clients_request, clients, phase, acts_here)?;
     // The faults act from here, on the deployment's nodes, while the clients load.
     let faults = std::mem::take(&mut clients_request.faults);
     let victims = match (&request.deployment, faults.is_empty()) {

@@ -83,6 +83,11 @@ impl LocalLaunch {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ClientOrder {
     pub request: RunRequest,
+    /// Which client it is, of how many: its share of the request.
+    pub share: ClientShare,
+    /// Its /metrics endpoint and HDR logs, at its index.
+    #[serde(default)]
+    pub outputs: scalebench_session::wiring::ClientOutputs,
     pub phase: Phase,
     pub output: PathBuf,
     /// The launcher watches the run's timeline (`scalebench elastic`): the client tells it each
@@ -144,7 +149,7 @@ pub fn launch(
     wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    crate::share::check(request, launch.clients, phase)?;
+    crate::share::check(request, launch.clients, phase, true)?;
     scalebench_session::interrupt::install_handler();
     let stop = wiring.stop_signal();
     scalebench_session::interrupt::register_stop(&stop);
@@ -237,8 +242,11 @@ fn run_children(
     let (tx, rx) = mpsc::channel();
     let mut children = Vec::with_capacity(n);
     for index in 0..n {
+        let share = ClientShare::new(index as u32, launch.clients)?;
         let order = ClientOrder {
-            request: client_request(request, ClientShare::new(index as u32, launch.clients)?),
+            request: client_request(request, share),
+            share,
+            outputs: wiring.client_outputs.clone(),
             phase,
             output: dir.path().join(format!("client-{index}.json")),
             watched: watch.is_some(),

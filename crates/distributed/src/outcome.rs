@@ -174,7 +174,7 @@ pub fn merge_clients(
         warnings,
     });
     let percentiles = request
-        .and_then(|r| scalebench_session::settings::Settings::checked(r, phase).ok())
+        .and_then(|r| scalebench_session::settings::Settings::checked(r, None, phase).ok())
         .map_or_else(|| vec![95.0, 99.0], |s| s.percentiles);
     Ok(DistributedOutcome {
         merged,

@@ -6,16 +6,12 @@ use std::time::{Duration, Instant};
 use scalebench_exec::Phase;
 use scalebench_session::clients::ClientShare;
 use scalebench_session::error::SessionError;
-use scalebench_session::request::RunRequest;
+use scalebench_session::request::{Processes, RunRequest};
+use scalebench_session::wiring::{ClientOutputs, Launch};
 
-/// The request client `index` of `clients` runs.
+/// The request client `share` runs (its share itself goes beside it, as its launch).
 pub fn client_request(request: &RunRequest, share: ClientShare) -> RunRequest {
     let mut r = request.clone();
-    r.client = Some(share);
-    r.hdr_log = request
-        .hdr_log
-        .as_ref()
-        .map(|d| d.join(format!("client-{}", share.index)));
     r.quiet = true;
     // Each client's probe history beside the merged one (the launcher merges them into it).
     if let Some(probe) = r.consistency_probe.as_mut() {
@@ -60,11 +56,11 @@ pub fn check_client_metrics(
 /// Client `share`'s own /metrics endpoint (`--metrics-listen` of a distributed run: port + its
 /// index), serving while the guard lives; the phases wired by `wiring` publish there.
 pub fn serve_client_metrics(
-    request: &RunRequest,
+    outputs: &ClientOutputs,
     wiring: &mut scalebench_session::wiring::RunWiring,
     share: ClientShare,
 ) -> Result<Option<scalebench_session::metrics::MetricsGuard>, SessionError> {
-    let Some(mut addr) = request.client_metrics else {
+    let Some(mut addr) = outputs.metrics_listen else {
         return Ok(None);
     };
     if addr.port() != 0 {
@@ -84,7 +80,8 @@ pub fn serve_client_metrics(
 
 /// What client `share` was to do, in words, for the list of missing clients.
 pub fn describe_share(request: &RunRequest, share: ClientShare, phase: Phase) -> String {
-    match scalebench_session::settings::Settings::checked(&client_request(request, share), phase) {
+    let r = client_request(request, share);
+    match scalebench_session::settings::Settings::checked(&r, Some(share), phase) {
         Ok(s) => share.describe(&s.workload, phase),
         Err(e) => format!("client {} of {} ({e})", share.index, share.clients),
     }
@@ -117,7 +114,7 @@ pub struct EndRule {
 impl EndRule {
     /// The rule of `phase` of `request`, its clients starting at `start`.
     pub fn of(request: &RunRequest, phase: Phase, start: Instant, margin: Duration) -> EndRule {
-        let planned_end = scalebench_session::settings::Settings::checked(request, phase)
+        let planned_end = scalebench_session::settings::Settings::checked(request, None, phase)
             .ok()
             .and_then(|s| match phase {
                 Phase::Run => s.run_duration.map(|d| start + s.warmup + d),
@@ -160,11 +157,23 @@ impl EndRule {
 }
 
 /// Checks a distributed run before any client starts, for a launcher: bad input is found once,
-/// with exit code 2, not once per client (every client's share is checked).
-pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), SessionError> {
-    check_run(request, phase)?;
+/// with exit code 2, not once per client (every client's share is checked). `launcher_here`: the
+/// launcher is on the clients' machine ([`Launch::UnderLauncherHere`]).
+pub fn check(
+    request: &RunRequest,
+    clients: u32,
+    phase: Phase,
+    launcher_here: bool,
+) -> Result<(), SessionError> {
+    check_run(request, phase, launcher_here)?;
     for index in 0..clients {
-        check_share(request, ClientShare::new(index, clients)?, phase)?;
+        let share = ClientShare::new(index, clients)?;
+        let launch = if launcher_here {
+            Launch::UnderLauncherHere(share)
+        } else {
+            Launch::Share(share)
+        };
+        check_share(request, launch, share, phase)?;
     }
     Ok(())
 }
@@ -173,12 +182,12 @@ pub fn check(request: &RunRequest, clients: u32, phase: Phase) -> Result<(), Ses
 /// run. Its own share's settings are checked when its phase resolves them, once, before it connects
 /// (the others' are theirs, checked on their machines).
 pub fn check_client(request: &RunRequest, phase: Phase) -> Result<(), SessionError> {
-    check_run(request, phase)
+    check_run(request, phase, false)
 }
 
 /// What holds for the run whatever the client: its rules for several clients, and no deployment.
-fn check_run(request: &RunRequest, phase: Phase) -> Result<(), SessionError> {
-    request.check(scalebench_session::request::Launch::Clients, &[phase])?;
+fn check_run(request: &RunRequest, phase: Phase, launcher_here: bool) -> Result<(), SessionError> {
+    request.check(Processes::clients(launcher_here), &[phase])?;
     if request.deployment.is_some() {
         return Err(SessionError::Usage(
             "clients on other machines cannot read this machine's deployment: give the cluster's URL with --db \
@@ -190,10 +199,15 @@ fn check_run(request: &RunRequest, phase: Phase) -> Result<(), SessionError> {
 }
 
 /// One client's request: the rules between its fields, and its settings (its share applied).
-fn check_share(request: &RunRequest, share: ClientShare, phase: Phase) -> Result<(), SessionError> {
+fn check_share(
+    request: &RunRequest,
+    launch: Launch,
+    share: ClientShare,
+    phase: Phase,
+) -> Result<(), SessionError> {
     let r = client_request(request, share);
-    r.check(scalebench_session::request::Launch::Clients, &[phase])?;
-    scalebench_session::settings::Settings::check(&r, phase)
+    launch.check(&r, &[phase])?;
+    scalebench_session::settings::Settings::check(&r, Some(share), phase)
 }
 
 /// The request with its deployment replaced by what the clients need of it: the cluster's URL and

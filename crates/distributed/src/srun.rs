@@ -47,7 +47,7 @@ pub fn launch(
     wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    crate::share::check(request, launch.clients, phase)?;
+    crate::share::check(request, launch.clients, phase, false)?;
     let srun = shlex::split(&launch.srun_command)
         .filter(|words| !words.is_empty())
         .ok_or_else(|| {
@@ -63,6 +63,7 @@ pub fn launch(
         index: None,
         clients: launch.clients,
         start_timeout: launch.start_timeout,
+        outputs: wiring.client_outputs.clone(),
     })
     .map_err(|e| SessionError::Failed(e.to_string()))?;
     let mut command = Command::new(&srun[0]);

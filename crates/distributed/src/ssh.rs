@@ -58,6 +58,9 @@ pub struct SshClientOrder {
     pub index: Option<u32>,
     pub clients: u32,
     pub start_timeout: Duration,
+    /// Its /metrics endpoint and HDR logs, at its index.
+    #[serde(default)]
+    pub outputs: scalebench_session::wiring::ClientOutputs,
 }
 
 impl SshClientOrder {
@@ -100,7 +103,7 @@ pub fn launch(
     wiring: &RunWiring,
     phase: Phase,
 ) -> Result<DistributedOutcome, SessionError> {
-    crate::share::check(request, launch.clients, phase)?;
+    crate::share::check(request, launch.clients, phase, false)?;
     let ssh = ssh_words(launch)?;
     scalebench_session::interrupt::install_handler();
     let stop = wiring.stop_signal();
@@ -108,7 +111,13 @@ pub fn launch(
     let launched = Instant::now();
     let mut children = Vec::new();
     for index in 0..launch.clients {
-        match start_client(&ssh, launch, request, phase, index) {
+        match start_client(
+            &ssh,
+            launch,
+            (request, &wiring.client_outputs),
+            phase,
+            index,
+        ) {
             Ok(c) => children.push(c),
             Err(e) => {
                 for mut c in children {
@@ -180,7 +189,7 @@ fn ssh_words(launch: &SshLaunch) -> Result<Vec<String>, SessionError> {
 fn start_client(
     ssh: &[String],
     launch: &SshLaunch,
-    request: &RunRequest,
+    (request, outputs): (&RunRequest, &scalebench_session::wiring::ClientOutputs),
     phase: Phase,
     index: u32,
 ) -> Result<SshClient, SessionError> {
@@ -195,6 +204,7 @@ fn start_client(
         index: Some(index),
         clients: launch.clients,
         start_timeout: launch.start_timeout,
+        outputs: outputs.clone(),
     })
     .map_err(|e| SessionError::Failed(e.to_string()))?;
     let mut command = Command::new(&ssh[0]);

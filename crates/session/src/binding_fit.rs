@@ -91,7 +91,7 @@ mod tests {
         assert!(Settings::unverifiable_writes(&request)
             .unwrap()
             .is_some_and(|why| why.contains("operation 'pay'")));
-        match Settings::checked(&request, Phase::Run) {
+        match Settings::checked(&request, None, Phase::Run) {
             Err(SessionError::Usage(e)) => assert!(e.contains("operation 'pay'"), "{e}"),
             other => panic!("{:?}", other.map(|s| s.alternatives)),
         }

@@ -183,7 +183,7 @@ pub fn before_run(
     request: &mut RunRequest,
     phases: &[Phase],
 ) -> Result<Option<RunOnKnownLoad>, SessionError> {
-    if phases != [Phase::Run] || request.client.is_some() {
+    if phases != [Phase::Run] {
         return Ok(None);
     }
     let Some(db) = database_of(request)? else {
@@ -269,7 +269,7 @@ fn last_record_exists(request: &RunRequest, key: &str) -> Option<bool> {
             scalebench_exec::lookup::key_exists(&factory, self.0, Duration::from_secs(10))
         }
     }
-    let settings = Settings::resolve_whole(request, Phase::Run).ok()?;
+    let settings = Settings::resolve(request, Phase::Run).ok()?;
     let config = settings.binding_config(false, false, &StopSignal::default());
     registry::open(config, Lookup(key)).ok().flatten()
 }
@@ -277,11 +277,9 @@ fn last_record_exists(request: &RunRequest, key: &str) -> Option<bool> {
 /// After a command's phases: a complete load recorded (merged with an earlier load of the same
 /// record count into the same table, unless the table was dropped first), a run's inserts and
 /// deletes added to its table's record. What cannot be written is said, never fatal: the result
-/// stands without it.
+/// stands without it. Called by the process that measures the whole run (alone, or the clients'
+/// launcher), never by one client of several.
 pub fn remember(request: &RunRequest, phases: &[Phase], result: &RunResult) {
-    if request.client.is_some() {
-        return;
-    }
     if let Err(e) = try_remember(request, phases, result) {
         crate::note!("warning: the load was not recorded for later runs: {e}");
     }

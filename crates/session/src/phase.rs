@@ -64,7 +64,7 @@ pub fn execute_phases(
     wiring: &RunWiring,
     phases: &[Phase],
 ) -> Result<ExecutedPhases, SessionError> {
-    args.check(args.launch(), phases)?;
+    wiring.launch.check(args, phases)?;
     let (mut settings, definition) = this_clients_settings(args, wiring, phases)?;
     let mut phases = phases.to_vec();
     let auto_load = settings.uses_default_db() && !phases.contains(&Phase::Load);
@@ -180,7 +180,10 @@ pub fn execute_phases(
         results,
         definition,
     );
-    crate::known_load::remember(args, &all_phases, &result);
+    // A client's share is no load of the table's own: its launcher or client 0 remembers the run's.
+    if wiring.launch == crate::wiring::Launch::Alone {
+        crate::known_load::remember(args, &all_phases, &result);
+    }
     Ok(ExecutedPhases {
         result,
         percentiles: settings.percentiles.clone(),
@@ -199,8 +202,9 @@ fn this_clients_settings(
     phases: &[Phase],
 ) -> Result<(Settings, std::collections::BTreeMap<String, String>), SessionError> {
     let last = *phases.last().expect("at least one phase");
-    let whole = Settings::resolve_whole(args, last)?;
-    let definition = match &args.client {
+    let whole = Settings::resolve(args, last)?;
+    let share = wiring.launch.share();
+    let definition = match &share {
         Some(share) => {
             let mut d = whole.definition(last, share.clients);
             d.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
@@ -211,7 +215,7 @@ fn this_clients_settings(
     if let Some(rendezvous) = &wiring.rendezvous {
         rendezvous.agree_on(&definition);
     }
-    let settings = whole.for_client(args.client, last)?;
+    let settings = whole.for_client(share, last)?;
     for w in settings.phase_warnings() {
         crate::note!("warning: {w}");
     }
@@ -284,12 +288,15 @@ fn run_result(
             file: c.state.deployment_file.display().to_string(),
             memory_limit_bytes: c.state.deployment.memory.map(|m| m.bytes()),
         }),
-        client: args.client.map(|c| scalebench_measure::result::ClientPart {
-            index: c.index,
-            clients: c.clients,
-            definition,
-            clock: wiring.rendezvous.as_ref().and_then(|r| r.clock()),
-        }),
+        client: wiring
+            .launch
+            .share()
+            .map(|c| scalebench_measure::result::ClientPart {
+                index: c.index,
+                clients: c.clients,
+                definition,
+                clock: wiring.rendezvous.as_ref().and_then(|r| r.clock()),
+            }),
         distributed: None,
         thresholds: None,
     }
@@ -475,7 +482,7 @@ impl DeploymentSteps {
         if request.deployment.is_none() {
             return Ok(None);
         }
-        let settings = Settings::resolve_whole(request, phase)?;
+        let settings = Settings::resolve(request, phase)?;
         let Some(c) = &settings.cluster else {
             return Ok(None);
         };

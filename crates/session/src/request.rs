@@ -79,11 +79,6 @@ pub struct RunRequest {
     /// length, at least a minute).
     #[serde(default)]
     pub verify_timeout: Option<Duration>,
-    /// Several clients started by a launcher on this machine (`--clients N`), which relays the
-    /// probe's writer (client 0) to the others' readers and acts the faults while they load:
-    /// `--consistency-probe` and `--fault` may run with them.
-    #[serde(default)]
-    pub launcher_here: bool,
     /// With several clients, `threads` are the whole run's, each client its share (an elastic run:
     /// Dory's T threads in all); otherwise each client runs `threads` of its own.
     #[serde(default)]
@@ -105,16 +100,6 @@ pub struct RunRequest {
     pub faults: Vec<crate::fault::FaultRequest>,
     /// How it was asked for (passwords redacted), recorded in the result.
     pub command: Vec<String>,
-    /// A client of a distributed run: which one, of how many (its share of the work follows).
-    pub client: Option<crate::clients::ClientShare>,
-    /// `--metrics-listen` of a distributed run: client I serves its own /metrics at this address's
-    /// port + I (port 0: any free one), every series labelled `client="I"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_metrics: Option<std::net::SocketAddr>,
-    /// HDR interval logs of a distributed run: each client writes its own under `DIR/client-I`
-    /// (on its machine), the launcher or client 0 the merged ones in `DIR`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hdr_log: Option<PathBuf>,
     /// What a study running this request (the saturation search) asks every client of a
     /// distributed run to agree on beside the run itself: compared at each run's barrier.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
@@ -213,44 +198,47 @@ impl ProbeDelays {
     }
 }
 
-/// How many processes measure a request: some of its parts belong to one process.
+/// How many processes measure a request: some of its parts belong to one process. (Which one this
+/// process is, is its [`crate::wiring::Launch`].)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launch {
+pub enum Processes {
     /// This process alone.
-    OneProcess,
+    One,
     /// Several client processes together, merged into one result (`--clients`, `--rendezvous`,
-    /// `--ssh`, Kubernetes pods, an experiment's `sweep.clients`), or one of them.
-    Clients,
+    /// `--ssh`, Kubernetes pods, an experiment's `sweep.clients`), or one of them. `launcher_here`:
+    /// started by a launcher on this machine (`--clients N`), which relays the probe's writer
+    /// (client 0) to the others' readers and acts the faults while they load, so
+    /// `--consistency-probe` and `--fault` may run with them.
+    Clients { launcher_here: bool },
+}
+
+impl Processes {
+    /// Several client processes, their launcher on this machine or not.
+    pub fn clients(launcher_here: bool) -> Processes {
+        Processes::Clients { launcher_here }
+    }
 }
 
 impl RunRequest {
-    /// How this request is measured: a client of a distributed run is one of several.
-    pub fn launch(&self) -> Launch {
-        if self.client.is_some() {
-            Launch::Clients
-        } else {
-            Launch::OneProcess
-        }
-    }
-
     /// Every rule between the request's fields, in one place: checked by
-    /// [`crate::phase::execute_phases`], by every launcher before a client starts, by the
-    /// Kubernetes command before it writes manifests and by an experiment's `--dry-run`.
+    /// [`crate::phase::execute_phases`] (through [`crate::wiring::Launch::check`], which adds a
+    /// client's own rule), by every launcher before a client starts, by the Kubernetes command
+    /// before it writes manifests and by an experiment's `--dry-run`.
     pub fn check(
         &self,
-        launch: Launch,
+        processes: Processes,
         phases: &[scalebench_exec::Phase],
     ) -> Result<(), SessionError> {
         let usage = |s: String| Err(SessionError::Usage(s));
-        if launch == Launch::Clients {
-            if !self.faults.is_empty() && !self.launcher_here {
+        if let Processes::Clients { launcher_here } = processes {
+            if !self.faults.is_empty() && !launcher_here {
                 // Each client would pause nodes on its own.
                 return usage(
                     "--fault acts from one process: with several clients, their launcher on this machine (--clients N), not with --rendezvous, --ssh, srun or Kubernetes"
                         .into(),
                 );
             }
-            if self.consistency_probe.is_some() && !self.launcher_here {
+            if self.consistency_probe.is_some() && !launcher_here {
                 // The writer's acknowledgements reach the other clients through a launcher here.
                 return usage(
                     "--consistency-probe from several clients needs their launcher on this machine (--clients N): not with --rendezvous, --ssh, srun or Kubernetes"
@@ -268,14 +256,6 @@ impl RunRequest {
                     "a distributed run runs one phase at a time: `load --clients N`, then `run --clients N` (not --load)"
                         .into(),
                 );
-            }
-        }
-        if let Some(share) = &self.client {
-            if self.uses_default_db() {
-                return usage(format!(
-                    "the {} clients of a run need a database they share: give --db or --deployment",
-                    share.clients
-                ));
             }
         }
         // A fault acts on the deployment's nodes: with --db the run measures another database.
@@ -338,7 +318,6 @@ impl RunRequest {
             request_set: None,
             request_set_threads: Default::default(),
             threads_in_all: false,
-            launcher_here: false,
             status_interval: default(DEFAULT_STATUS_INTERVAL),
             create_schema: false,
             drop_schema: false,
@@ -350,9 +329,6 @@ impl RunRequest {
             consistency_probe: None,
             faults: Vec::new(),
             command: Vec::new(),
-            client: None,
-            client_metrics: None,
-            hdr_log: None,
             study: Default::default(),
         }
     }
@@ -632,14 +608,10 @@ pub fn parse_request_set(s: &str) -> Result<u64, String> {
     parse_bounded(s, 1, u64::MAX)
 }
 
-/// A target rate the open-loop schedule can keep (0: none).
+/// A target rate the open-loop schedule can keep (0: none), by the one rule of
+/// [`scalebench_workload::rate::Rate`].
 pub fn check_target(ops_s: f64) -> Result<f64, String> {
-    use scalebench_workload::rate::{keepable_rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
-    if keepable_rate(ops_s) {
-        Ok(ops_s)
-    } else {
-        Err(format!("expected 0 (no target) or a rate from {MIN_RATE_OPS_S} to {MAX_RATE_OPS_S:e} operations per second"))
-    }
+    scalebench_workload::rate::Rate::or_zero(ops_s).map(|_| ops_s)
 }
 
 pub fn parse_rate(s: &str) -> Result<f64, String> {
@@ -730,19 +702,20 @@ mod tests {
     #[test]
     fn one_check_holds_every_rule_between_fields() {
         use scalebench_exec::Phase;
-        let refused =
-            |r: &RunRequest, launch: Launch, phases: &[Phase]| match r.check(launch, phases) {
-                Err(SessionError::Usage(why)) => why,
-                other => panic!("{r:?} {launch:?}: {other:?}"),
-            };
+        let refused = |r: &RunRequest, processes: Processes, phases: &[Phase]| match r
+            .check(processes, phases)
+        {
+            Err(SessionError::Usage(why)) => why,
+            other => panic!("{r:?} {processes:?}: {other:?}"),
+        };
+        let clients = |launcher_here| Processes::Clients { launcher_here };
         let run = [Phase::Run];
         let mut probed = RunRequest::new("a");
         probed.db = Some("null://".into());
         probed.consistency_probe = Some(ProbeRequest::new(10.0).unwrap());
-        probed.check(Launch::OneProcess, &run).unwrap();
-        assert!(refused(&probed, Launch::Clients, &run).contains("needs their launcher"));
-        probed.launcher_here = true;
-        probed.check(Launch::Clients, &run).unwrap();
+        probed.check(Processes::One, &run).unwrap();
+        assert!(refused(&probed, clients(false), &run).contains("needs their launcher"));
+        probed.check(clients(true), &run).unwrap();
 
         // Issue 42: from several clients, each updates only its residue of the loaded keys, so
         // its own record of its writes judges every key it wrote.
@@ -750,11 +723,11 @@ mod tests {
         verified.db = Some("sqlite:///nowhere/checked-only.db".into());
         verified.verify_writes = true;
         verified.property("recordcount", "100");
-        verified.check(Launch::OneProcess, &run).unwrap();
-        verified.check(Launch::Clients, &run).unwrap();
-        verified.client = Some(crate::clients::ClientShare::new(1, 3).unwrap());
+        verified.check(Processes::One, &run).unwrap();
+        verified.check(clients(false), &run).unwrap();
+        let share = crate::clients::ClientShare::new(1, 3).unwrap();
         let partition = |r: &RunRequest| {
-            crate::settings::Settings::checked(r, Phase::Run)
+            crate::settings::Settings::checked(r, Some(share), Phase::Run)
                 .unwrap()
                 .workload
                 .write_partition
@@ -772,16 +745,14 @@ mod tests {
         let mut paused = RunRequest::new("a");
         paused.deployment = Some("d.toml".into());
         paused.faults = vec![fault("node2")];
-        paused.check(Launch::OneProcess, &run).unwrap();
-        assert!(refused(&paused, Launch::Clients, &run).contains("acts from one process"));
-        paused.launcher_here = true;
-        paused.check(Launch::Clients, &run).unwrap();
-        paused.launcher_here = false;
+        paused.check(Processes::One, &run).unwrap();
+        assert!(refused(&paused, clients(false), &run).contains("acts from one process"));
+        paused.check(clients(true), &run).unwrap();
         paused.faults.push(fault("node2"));
-        assert!(refused(&paused, Launch::OneProcess, &run).contains("has two faults"));
+        assert!(refused(&paused, Processes::One, &run).contains("has two faults"));
         paused.faults.pop();
         paused.db = Some("postgres://u:hunter2@h/db".into());
-        let both = refused(&paused, Launch::OneProcess, &run);
+        let both = refused(&paused, Processes::One, &run);
         assert!(
             both.contains("give one of them") && !both.contains("hunter2"),
             "{both}"
@@ -789,23 +760,27 @@ mod tests {
 
         let mut timed = RunRequest::new("a");
         timed.timing = Timing::InitToCleanup;
-        timed.check(Launch::OneProcess, &run).unwrap();
-        assert!(refused(&timed, Launch::Clients, &run).contains("init-to-cleanup"));
+        timed.check(Processes::One, &run).unwrap();
+        assert!(refused(&timed, clients(false), &run).contains("init-to-cleanup"));
 
         let plain = RunRequest::new("a");
         plain
-            .check(Launch::OneProcess, &[Phase::Load, Phase::Run])
+            .check(Processes::One, &[Phase::Load, Phase::Run])
             .unwrap();
-        let two = refused(&plain, Launch::Clients, &[Phase::Load, Phase::Run]);
+        let two = refused(&plain, clients(false), &[Phase::Load, Phase::Run]);
         assert!(two.contains("one phase at a time"), "{two}");
 
         // A client of a distributed run is one of several, and needs a database the others share.
         let mut client = RunRequest::new("a");
-        client.client = Some(crate::clients::ClientShare::new(0, 2).unwrap());
-        assert_eq!(client.launch(), Launch::Clients);
-        assert!(refused(&client, client.launch(), &run).contains("need a database they share"));
+        let launch = crate::wiring::Launch::Share(crate::clients::ClientShare::new(0, 2).unwrap());
+        assert_eq!(launch.processes(), clients(false));
+        let why = match launch.check(&client, &run) {
+            Err(SessionError::Usage(why)) => why,
+            other => panic!("{other:?}"),
+        };
+        assert!(why.contains("need a database they share"));
         client.db = Some("null://".into());
-        client.check(client.launch(), &run).unwrap();
+        launch.check(&client, &run).unwrap();
     }
 
     /// The listen forms Prometheus' flags take (issue 31, point 4).

@@ -56,19 +56,19 @@ pub fn check_workload_file(
     // Without --db, as on the null binding: the run's own checks (a rate profile needs a
     // duration, ...) still apply.
     for phase in [Phase::Load, Phase::Run] {
-        Settings::check(&request, phase)?;
+        Settings::check(&request, None, phase)?;
     }
     let mut warnings: Vec<String> = Vec::new();
     let (binding, alternatives) = match db {
         Some(_) => {
             for phase in [Phase::Load, Phase::Run] {
-                for w in Settings::checked(&request, phase)?.phase_warnings() {
+                for w in Settings::checked(&request, None, phase)?.phase_warnings() {
                     if !warnings.contains(&w) {
                         warnings.push(w);
                     }
                 }
             }
-            let run = Settings::checked(&request, Phase::Run)?;
+            let run = Settings::checked(&request, None, Phase::Run)?;
             (Some(run.binding.name), run.alternatives)
         }
         None => (None, Vec::new()),

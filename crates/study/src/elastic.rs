@@ -407,23 +407,31 @@ enum Ended {
 }
 
 /// The phase `request` asks for, from this process or its clients (merged), and whether a client
-/// was lost (why).
+/// was lost (why). With `hdr_log`, its interval logs go there (each client's under `client-I`).
 fn execute(
     request: &RunRequest,
     from: LoadFrom,
     phase: Phase,
+    hdr_log: Option<&std::path::Path>,
 ) -> Result<(RunResult, Option<String>), SessionError> {
     let Some(clients) = from.clients else {
         let mut executed = execute_phases(request, from.wiring, &[phase])?;
         executed.warn_unwritten();
-        if let (Some(dir), Phase::Run) = (&request.hdr_log, phase) {
+        if let (Some(dir), Phase::Run) = (hdr_log, phase) {
             executed.write_hdr_logs(dir)?;
         }
         return Ok((executed.result, None));
     };
-    let outcome = clients.launch(request, from.wiring, phase)?;
+    let wiring = RunWiring {
+        client_outputs: scalebench_session::wiring::ClientOutputs {
+            hdr_log: hdr_log.map(std::path::Path::to_path_buf),
+            ..from.wiring.client_outputs.clone()
+        },
+        ..from.wiring.clone()
+    };
+    let outcome = clients.launch(request, &wiring, phase)?;
     let incomplete = outcome.incomplete().then(|| outcome.notes().join("; "));
-    if let (Some(dir), Some(merged)) = (&request.hdr_log, outcome.merged.phases.first()) {
+    if let (Some(dir), Some(merged)) = (hdr_log, outcome.merged.phases.first()) {
         scalebench_measure::hdrlog::write_result_logs(merged, dir).map_err(SessionError::Failed)?;
     }
     Ok((outcome.merged, incomplete))
@@ -444,8 +452,7 @@ fn load_records(
     // that every measured step begins with.
     load.space_after_load = SpaceAfterLoad::NotMeasured;
     scalebench_session::note!("loading records {}..{}", scale.loaded_before, scale.records);
-    load.hdr_log = None;
-    let (r, incomplete) = execute(&load, from, Phase::Load)?;
+    let (r, incomplete) = execute(&load, from, Phase::Load, None)?;
     if r.interrupted {
         return Ok(Ended::Interrupted);
     }
@@ -472,7 +479,7 @@ fn run_under_control(
     let log = TimelineLog::new();
     let mut run = phase_args(&args.run, scale, true);
     run.request_set = scale.set_size;
-    run.hdr_log = args.hdr_log.as_ref().map(|dir| dir.join(name));
+    let hdr_log = args.hdr_log.as_ref().map(|dir| dir.join(name));
     let stop = StopSignal::new();
     let wiring = RunWiring {
         stop: Some(stop.clone()),
@@ -485,7 +492,7 @@ fn run_under_control(
                 wiring: &wiring,
                 ..from
             };
-            execute(&run, controlled, Phase::Run)
+            execute(&run, controlled, Phase::Run, hdr_log.as_deref())
         });
         let controlled = control(args, cluster, &log, load, action, &|| runner.is_finished());
         // Whatever happened, the run ends now (or has ended) and its result is kept.

@@ -517,16 +517,9 @@ impl WorkloadFile {
                 p.text().map_err(|e| (field, e))?;
             }
             if let Some(t) = target {
-                if !(t > 0.0 && crate::rate::keepable_rate(t)) {
-                    return Err((
-                        format!("{phase}.target"),
-                        format!(
-                            "{t} must be a rate from {} to {:e} ops/s",
-                            crate::rate::MIN_RATE_OPS_S,
-                            crate::rate::MAX_RATE_OPS_S
-                        ),
-                    ));
-                }
+                crate::rate::Rate::new(t).map_err(|bounds| {
+                    (format!("{phase}.target"), format!("{t} must be {bounds}"))
+                })?;
             }
         }
         if let Some(d) = &self.run.duration {

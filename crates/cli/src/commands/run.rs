@@ -12,8 +12,8 @@ use scalebench_session::ending::Ending;
 use scalebench_session::error::SessionError;
 use scalebench_session::known_load;
 use scalebench_session::phase::{execute_phases, ExecutedPhases};
-use scalebench_session::request::{Launch, RunRequest};
-use scalebench_session::wiring::RunWiring;
+use scalebench_session::request::{Processes, RunRequest};
+use scalebench_session::wiring::{ClientOutputs, RunWiring};
 
 use scalebench_session::outputs::CommandFiles;
 
@@ -52,15 +52,14 @@ pub fn run_command(
     };
     if distributed {
         // Processes on this machine hear the probe's writer through their launcher.
-        request.launcher_here = clients.rendezvous.is_none();
-        request.check(Launch::Clients, phases)?;
+        request.check(Processes::clients(clients.rendezvous.is_none()), phases)?;
         files.check()?;
         let known = known_load(&mut request)?;
         return run_clients(request, args, (clients, thresholds), phases, known);
     }
     // Without -o the result is kept in the state directory: checked as -o is.
     files.kept_results(args.output.is_none())?.check()?;
-    request.check(request.launch(), phases)?;
+    request.check(Processes::One, phases)?;
     let known_load = known_load(&mut request)?;
     let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
     let mut executed = execute_phases(&request, &wiring, phases)?;
@@ -146,7 +145,7 @@ fn phase_request(
 /// `--ssh`: clients started over ssh; with `--rendezvous` alone: this process is one client of a
 /// run whose clients meet in etcd.
 fn run_clients(
-    mut request: RunRequest,
+    request: RunRequest,
     args: &PhaseArgs,
     (clients, thresholds): (&ClientsArgs, &ThresholdArgs),
     phases: &[Phase],
@@ -156,9 +155,11 @@ fn run_clients(
         unreachable!("checked: a distributed run runs one phase at a time");
     };
     distributed::check_client_metrics(args.metrics_listen, clients.local.clients)?;
-    request.client_metrics = args.metrics_listen;
-    // Each client's logs under DIR/client-I, the merged ones in DIR (checked with the others).
-    request.hdr_log = args.hdr_log.clone();
+    // Each client's /metrics at the port + I, its logs under DIR/client-I, the merged ones in DIR.
+    let outputs = ClientOutputs {
+        metrics_listen: args.metrics_listen,
+        hdr_log: args.hdr_log.clone(),
+    };
     let choice = clients.choice();
     let Some(launcher) = choice.launcher()? else {
         // This process is one client of a run whose clients meet in etcd.
@@ -176,10 +177,15 @@ fn run_clients(
                 args.report.as_deref(),
                 &args.summary,
             ),
+            &outputs,
         );
     };
     distributed::check_outputs(args.output.as_deref(), launcher.clients())?;
-    let mut outcome = launcher.launch(&request, &RunWiring::default(), *phase)?;
+    let wiring = RunWiring {
+        client_outputs: outputs,
+        ..Default::default()
+    };
+    let mut outcome = launcher.launch(&request, &wiring, *phase)?;
     if let Some(k) = &known_load {
         k.apply(&mut outcome.merged);
     }
@@ -209,6 +215,7 @@ pub fn ssh_client() -> Result<ExitCode, SessionError> {
         order.share()?,
         order.start_timeout,
         (None, None, &SummaryArgs::table()),
+        &order.outputs,
     )
 }
 
@@ -225,12 +232,13 @@ fn rendezvous_client(
         Option<&std::path::Path>,
         &SummaryArgs,
     ),
+    outputs: &ClientOutputs,
 ) -> Result<ExitCode, SessionError> {
     use scalebench_distributed::client;
-    match client::run_as_client(request, phase, url, share, start_timeout, output)? {
+    match client::run_as_client(request, phase, url, share, start_timeout, (output, outputs))? {
         // Client 0's own file is written with the merged result, from the same result.
         client::ClientEnd::Merged(outcome) => finish_distributed(
-            (output, request.hdr_log.as_deref(), report),
+            (output, outputs.hdr_log.as_deref(), report),
             summary,
             &outcome,
         ),

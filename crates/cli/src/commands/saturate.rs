@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
-use scalebench_session::request::Launch;
+use scalebench_session::request::Processes;
 use scalebench_study::ending;
 use scalebench_study::saturate::{follow, search, StepClients};
 
@@ -23,7 +23,9 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         return end_with(ending::of_follower(&follow(&request)?));
     }
     if !matches!(request.clients, StepClients::Here) {
-        request.run.check(Launch::Clients, &[Phase::Run])?;
+        request
+            .run
+            .check(Processes::clients(false), &[Phase::Run])?;
         if args.phase.metrics_listen.is_some() {
             return Err(SessionError::Usage(
                 "--metrics-listen is not supported with --clients or --rendezvous yet".into(),

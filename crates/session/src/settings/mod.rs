@@ -80,15 +80,10 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// The settings of `args` for `phase`, a client's share applied: what its phases run with.
-    pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
-        Self::resolve_whole(args, phase)?.for_client(args.client, phase)
-    }
-
     /// The settings of the whole run, before any client's share (the cluster opened, a temporary
     /// database made where the request has none): what defines a run of several clients
     /// ([`Settings::definition`]), and what [`Settings::for_client`] takes a share of.
-    pub fn resolve_whole(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
+    pub fn resolve(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
         let cluster = match &args.deployment {
             Some(file) => Some(crate::cluster::open(file, &args.clusters_dir)?),
             None => None,
@@ -111,11 +106,16 @@ impl Settings {
         Self::with_database(args, phase, db, temp_db_dir, cluster)
     }
 
-    /// What [`Settings::resolve`] checks, with no side effect: no cluster is opened and no
-    /// temporary database made (a run on a deployment or on the default database is checked as on
-    /// the null binding; its binding options are checked when it opens).
-    pub fn check(args: &RunRequest, phase: Phase) -> Result<(), SessionError> {
-        let s = Self::checked(args, phase)?;
+    /// What [`Settings::resolve`] checks (with client `share`'s part applied, if any), with no
+    /// side effect: no cluster is opened and no temporary database made (a run on a deployment or
+    /// on the default database is checked as on the null binding; its binding options are checked
+    /// when it opens).
+    pub fn check(
+        args: &RunRequest,
+        share: Option<crate::clients::ClientShare>,
+        phase: Phase,
+    ) -> Result<(), SessionError> {
+        let s = Self::checked(args, share, phase)?;
         registry::check_options(
             &s.binding,
             &BindingConfig::options_from(&s.props, s.binding.name),
@@ -123,11 +123,15 @@ impl Settings {
         Ok(())
     }
 
-    /// The settings [`Settings::check`] checks (the workload with a client's share applied, the
-    /// percentiles to print), made without side effects.
-    pub fn checked(args: &RunRequest, phase: Phase) -> Result<Settings, SessionError> {
+    /// The settings [`Settings::check`] checks (the workload with client `share`'s part applied,
+    /// the percentiles to print), made without side effects.
+    pub fn checked(
+        args: &RunRequest,
+        share: Option<crate::clients::ClientShare>,
+        phase: Phase,
+    ) -> Result<Settings, SessionError> {
         let db = DbUrl::parse(args.db.as_deref().unwrap_or("null://"))?;
-        Self::with_database(args, phase, db, None, None)?.for_client(args.client, phase)
+        Self::with_database(args, phase, db, None, None)?.for_client(share, phase)
     }
 
     /// These settings (the whole run's) as client `share` runs them: its part of the records or
@@ -690,7 +694,7 @@ impl Settings {
     /// and their results are never merged. Its properties are those that define the run
     /// (`declared::defines_the_run`, the rule `merge` reads too); threads, rate and what a client prints
     /// are each client's own, as are the database URL's hosts.
-    /// Read from the whole run's settings ([`Settings::resolve_whole`]).
+    /// Read from the whole run's settings ([`Settings::resolve`]).
     pub fn definition(&self, phase: Phase, clients: u32) -> BTreeMap<String, String> {
         let s = self;
         let secs = |d: Option<Duration>| {
@@ -798,8 +802,8 @@ mod tests {
         let share = |request: &RunRequest, index| {
             let mut r = request.clone();
             r.db = Some("null://".into());
-            r.client = Some(crate::clients::ClientShare::new(index, 2).unwrap());
-            Settings::checked(&r, Phase::Run).map(|s| (s.request_set, s.threads))
+            let share = crate::clients::ClientShare::new(index, 2).unwrap();
+            Settings::checked(&r, Some(share), Phase::Run).map(|s| (s.request_set, s.threads))
         };
         let mut request = RunRequest::new("a");
         request.request_set = Some(101);
@@ -844,9 +848,9 @@ mod tests {
             Settings::unverifiable_writes(&RunRequest::new("a")).unwrap(),
             None
         );
-        Settings::checked(&request, Phase::Run).expect("without --verify-writes");
+        Settings::checked(&request, None, Phase::Run).expect("without --verify-writes");
         request.verify_writes = true;
-        match Settings::checked(&request, Phase::Run) {
+        match Settings::checked(&request, None, Phase::Run) {
             Err(SessionError::Usage(e)) => {
                 assert!(e.ends_with("(elastic: --no-verify-writes)"), "{e}")
             }

@@ -39,21 +39,22 @@ pub(super) fn check_every_run(
                 ))
             };
             // The deployment's database is checked when it is up (as the runs do).
-            let mut request =
+            let request =
                 phase_request(exp, base, run, None, clusters_dir, phase, &[]).map_err(in_cell)?;
             // Clients on this machine have their launcher relay the probe's writer.
-            request.launcher_here = exp.procedure.clients.launcher == spec::ClientsLauncher::Local;
+            let launcher_here = exp.procedure.clients.launcher == spec::ClientsLauncher::Local;
             // Swept client processes (the measured run's; the load is one process) are no part of
             // the request.
             let launch = match (phase, clients_of(run)) {
-                (Phase::Run, Some(_)) => request::Launch::Clients,
-                _ => request::Launch::OneProcess,
+                (Phase::Run, Some(_)) => request::Processes::Clients { launcher_here },
+                _ => request::Processes::One,
             };
             if !checked.insert(format!("{launch:?} {request:?}")) {
                 continue;
             }
             request.check(launch, &[phase]).map_err(in_cell)?;
-            scalebench_session::settings::Settings::check(&request, phase).map_err(in_cell)?;
+            scalebench_session::settings::Settings::check(&request, None, phase)
+                .map_err(in_cell)?;
         }
         check_fault_node(exp, base, run)?;
         check_operation(exp, base, run)?;

@@ -260,7 +260,7 @@ impl SaturationRequest {
                     &run,
                     *share,
                     *start_timeout,
-                    keep,
+                    (keep, &Default::default()),
                 )?;
                 let scalebench_distributed::client::ClientRun::Merged { outcome, .. } = ran else {
                     unreachable!("client 0 of a rendezvous run merges");
@@ -489,7 +489,7 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
             &run,
             *share,
             *start_timeout,
-            keep,
+            (keep, &Default::default()),
         )
         .map_err(|e| match e {
             // The leader killed after ordering this run never joins it: that is a client missing

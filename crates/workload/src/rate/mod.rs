@@ -10,6 +10,7 @@
 //! inverse is exact: the arrivals of the segments before, then the inverse within the segment.
 
 mod decl;
+mod keepable;
 mod segment;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use decl::{RateProfileDecl, StageDecl};
+pub use keepable::Rate;
 pub use segment::Segment;
 
 /// Bounds of a rate an open loop can keep, in operations per second: the schedule spaces starts in
@@ -30,7 +32,7 @@ pub const MAX_RATE_OPS_S: f64 = 1e9;
 
 /// Whether an open loop can keep `ops_s`: 0 (none asked) or a rate within the bounds above.
 pub fn keepable_rate(ops_s: f64) -> bool {
-    ops_s == 0.0 || (MIN_RATE_OPS_S..=MAX_RATE_OPS_S).contains(&ops_s)
+    Rate::or_zero(ops_s).is_ok()
 }
 
 /// What separates the segments of a profile's text form.

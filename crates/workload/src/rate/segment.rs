@@ -5,7 +5,7 @@ use std::f64::consts::TAU;
 use std::fmt;
 use std::time::Duration;
 
-use super::{keepable_rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
+use super::Rate;
 
 /// A shape of the offered rate (operations per second) over `[0, length]` of its own time.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -126,13 +126,9 @@ impl Segment {
     /// Never a negative rate or more than 1e9 ops/s, and a length where one is given.
     pub fn check(&self) -> Result<(), String> {
         let in_range = |name: &str, r: f64| {
-            if !keepable_rate(r) {
-                Err(format!(
-                    "{name} = {r}: expected 0 or a rate from {MIN_RATE_OPS_S} to {MAX_RATE_OPS_S:e} ops/s"
-                ))
-            } else {
-                Ok(())
-            }
+            Rate::or_zero(r)
+                .map(|_| ())
+                .map_err(|e| format!("{name} = {r}: {e}"))
         };
         let long = |name: &str, d: Duration| {
             if d.is_zero() {
