@@ -80,6 +80,12 @@ fn four_clients_load_then_run_with_inserts_each_in_its_own_section() {
         assert_eq!(u(&c["phases"][0]["totals"]["ok"]), 500);
     }
     assert_eq!(records_in(&server), 2000);
+    // The clients' connections received the server's replies, known to the byte (issue 65): each
+    // insert's HSET answers ":10\r\n" (10 fields added) and its ZADD to the key index ":1\r\n".
+    let cost = &merged["phases"][0]["client_cost"];
+    assert_eq!(u(&cost["clients"]), 4, "{cost}");
+    assert_eq!(u(&cost["operations"]), 2000, "{cost}");
+    assert_eq!(u(&cost["bytes_received"]), 2000 * 9, "{cost}");
 
     let run = out("run.json");
     let args = [

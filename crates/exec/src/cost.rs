@@ -86,8 +86,25 @@ impl Reading {
     }
 }
 
+/// Each TCP socket's counters as last seen: read by each worker thread as its slots end, before it
+/// closes their connections (a reading after the workers' end would find them closed).
+#[derive(Default)]
+pub(crate) struct SocketsSeen(std::sync::Mutex<HashMap<(RawFd, u64), (u64, u64)>>);
+
+impl SocketsSeen {
+    /// Reads every TCP socket of the process now, keeping the larger counts of each.
+    pub(crate) fn read_now(&self) {
+        let Some(now) = tcp_sockets() else { return };
+        let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        for (key, (sent, received)) in now {
+            let c = seen.entry(key).or_insert((0, 0));
+            *c = (c.0.max(sent), c.1.max(received));
+        }
+    }
+}
+
 /// The window's readings: the first taken when the measurement window opens (after the warm-up),
-/// the last when the workers are done.
+/// the last when the workers are done (their sockets as each worker last saw them).
 pub(crate) struct CostWindow {
     opens: Instant,
     start: Option<Reading>,
@@ -113,8 +130,15 @@ impl CostWindow {
 
     /// What was spent from the window's opening to now, over `operations` (none if the window
     /// never opened).
-    pub(crate) fn finish(self, operations: u64) -> Option<ClientCost> {
-        self.start.map(|s| Reading::now().since(&s, operations))
+    pub(crate) fn finish(self, operations: u64, seen: &SocketsSeen) -> Option<ClientCost> {
+        let start = self.start?;
+        seen.read_now();
+        let seen = seen.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let end = Reading {
+            tcp: Some(seen),
+            ..Reading::now()
+        };
+        Some(end.since(&start, operations))
     }
 }
 

@@ -92,6 +92,8 @@ struct Shared<F> {
     client_fault: OnceLock<String>,
     /// `verify_writes`: every write of the run phase.
     written: Option<crate::written::WriteLog>,
+    /// The connections' byte counts as the workers last saw them (the client's cost).
+    sockets_seen: crate::cost::SocketsSeen,
 }
 
 impl<F> Shared<F> {
@@ -150,6 +152,7 @@ pub fn execute<F: BindingFactory>(
         sets,
         client_fault: OnceLock::new(),
         written: verifies.then(|| crate::written::WriteLog::new(workload)),
+        sockets_seen: Default::default(),
     });
     let (batch_tx, batch_rx) = mpsc::channel::<IntervalBatch>();
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), BindingError>>();
@@ -244,7 +247,10 @@ pub fn execute<F: BindingFactory>(
     };
     let (mut result, recorded) = aggregator.finish(meta).map_err(ExecError::Measurement)?;
     result.request_sets = shared.sets.as_ref().map(SetClock::finish);
-    result.client_cost = cost.finish(result.totals.ok + result.totals.failed);
+    result.client_cost = cost.finish(
+        result.totals.ok + result.totals.failed,
+        &shared.sockets_seen,
+    );
     if let Some(log) = &shared.written {
         let integrity = verify.then(|| shared.workload.generator(0));
         let pass = crate::written::VerifyPass::after(plan, end - t0, integrity.as_ref(), stop);
@@ -495,6 +501,7 @@ fn worker_thread<F: BindingFactory>(
         wait_for(timeline.start).await;
         let all_slots = async {
             let bindings = join_all(slots).await;
+            shared.sockets_seen.read_now();
             done.set(true);
             bindings
         };
@@ -551,14 +558,12 @@ async fn hard_stop<F>(shared: &Shared<F>, timeline: Timeline) {
             continue;
         };
         let now = Instant::now();
-        if now >= end {
+        let requests = shared.stop.requests();
+        let in_grace = now + shared.plan.grace >= end;
+        if now >= end || in_grace && *requests_at_window_end.get_or_insert(requests) < requests {
+            // The slots' connections close as this ends: their bytes first.
+            shared.sockets_seen.read_now();
             return;
-        }
-        if now + shared.plan.grace >= end {
-            let requests = shared.stop.requests();
-            if *requests_at_window_end.get_or_insert(requests) < requests {
-                return;
-            }
         }
     }
 }

@@ -9,6 +9,8 @@ use std::process::{Command, Stdio};
 
 /// Runs scalebench to its end and returns its exit status and the CPU seconds (user + system) the
 /// kernel accounted to it.
+// The child is reaped by wait4 (which gives its rusage), not by Child::wait.
+#[allow(clippy::zombie_processes)]
 fn run_with_rusage(args: &[&str], state: &Path) -> (std::process::ExitStatus, f64) {
     let child = Command::new(env!("CARGO_BIN_EXE_scalebench"))
         .args(args)
