@@ -51,6 +51,19 @@ pub fn fixed_shares(size: u64, slots: usize) -> Vec<(u64, u64)> {
 }
 
 impl SetClock {
+    /// The clock of a run phase's request sets, if the plan has them.
+    pub fn for_plan(plan: &crate::plan::RunPlan) -> Option<SetClock> {
+        match (plan.phase, plan.request_set) {
+            (crate::plan::Phase::Run, Some(size)) => Some(SetClock::new(
+                size,
+                plan.timeline_log.clone(),
+                plan.set_threads,
+                plan.slots(),
+            )),
+            _ => None,
+        }
+    }
+
     /// Sets of `size` operations over `slots` slots, given to them as `threads` says.
     pub fn new(size: u64, log: Option<TimelineLog>, threads: SetThreads, slots: usize) -> SetClock {
         SetClock {

@@ -123,15 +123,6 @@ pub fn execute<F: BindingFactory>(
     plan.check().map_err(ExecError::Plan)?;
     // Init-to-cleanup timing starts before the first connection.
     let init = Instant::now();
-    let sets = match (plan.phase, plan.request_set) {
-        (Phase::Run, Some(size)) => Some(SetClock::new(
-            size,
-            plan.timeline_log.clone(),
-            plan.set_threads,
-            plan.slots(),
-        )),
-        _ => None,
-    };
     let verify = workload.data_integrity && factory.info().stores_data;
     let verifies = plan.verify_writes && plan.phase == Phase::Run;
     if let Some(why) = crate::written::refusal(workload).filter(|_| verifies) {
@@ -149,7 +140,7 @@ pub fn execute<F: BindingFactory>(
         barrier: Barrier::new(plan.threads + 1),
         last_end_ns: AtomicU64::new(0),
         slots_done: AtomicU64::new(0),
-        sets,
+        sets: SetClock::for_plan(plan),
         client_fault: OnceLock::new(),
         written: verifies.then(|| crate::written::WriteLog::new(workload)),
         sockets_seen: Default::default(),
