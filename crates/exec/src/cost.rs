@@ -27,27 +27,25 @@ pub(crate) struct Reading {
 
 impl Reading {
     pub(crate) fn now() -> Reading {
-        // SAFETY: getrusage writes the struct it is given; a zeroed rusage is a valid value.
+        Reading::with_sockets(tcp_sockets())
+    }
+
+    /// The process's usage now, with the sockets' counters given.
+    fn with_sockets(tcp: Option<HashMap<(RawFd, u64), (u64, u64)>>) -> Reading {
+        // SAFETY: getrusage writes the struct it is given; a zeroed rusage (what a failed call
+        // leaves) reads as nothing spent.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } == 0;
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
         let time = |t: libc::timeval| {
             Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1_000)
         };
         Reading {
             at: Instant::now(),
-            user: if ok {
-                time(usage.ru_utime)
-            } else {
-                Duration::ZERO
-            },
-            system: if ok {
-                time(usage.ru_stime)
-            } else {
-                Duration::ZERO
-            },
+            user: time(usage.ru_utime),
+            system: time(usage.ru_stime),
             voluntary: usage.ru_nvcsw.max(0) as u64,
             involuntary: usage.ru_nivcsw.max(0) as u64,
-            tcp: tcp_sockets(),
+            tcp,
         }
     }
 
@@ -134,11 +132,7 @@ impl CostWindow {
         let start = self.start?;
         seen.read_now();
         let seen = seen.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let end = Reading {
-            tcp: Some(seen),
-            ..Reading::now()
-        };
-        Some(end.since(&start, operations))
+        Some(Reading::with_sockets(Some(seen)).since(&start, operations))
     }
 }
 
@@ -214,7 +208,12 @@ mod tests {
         client.read_exact(&mut back).unwrap();
         // Spend 20 ms of CPU (as getrusage counts it, whatever else the machine runs).
         let mut x = 0u64;
-        while Reading::now().since(&start, 1).cpu_user_s < 0.02 {
+        while Reading::with_sockets(None)
+            .since(&start, 1)
+            .recorded
+            .cpu_user_s
+            < 0.02
+        {
             for _ in 0..10_000 {
                 x = std::hint::black_box(x.wrapping_add(1));
             }
@@ -222,31 +221,28 @@ mod tests {
         // A byte counts as sent once the peer acknowledged it: await the last acknowledgement.
         let mut cost = Reading::now().since(&start, 1_000);
         for _ in 0..200 {
-            if cost.bytes_sent == Some(13_000) {
+            if cost.recorded.bytes_sent == Some(13_000) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
             cost = Reading::now().since(&start, 1_000);
         }
         // Both ends are this process's sockets: each byte is sent by one and received by the other.
-        assert_eq!(cost.bytes_sent, Some(13_000), "{cost:?}");
-        assert_eq!(cost.bytes_received, Some(13_000), "{cost:?}");
+        assert_eq!(cost.recorded.bytes_sent, Some(13_000), "{cost:?}");
+        assert_eq!(cost.recorded.bytes_received, Some(13_000), "{cost:?}");
         assert_eq!(cost.bytes_per_op, Some(26.0));
-        assert!(cost.cpu_user_s >= 0.02, "{cost:?}");
-        assert!(cost.window_s > 0.0 && cost.cores >= 1, "{cost:?}");
+        assert!(cost.recorded.cpu_user_s >= 0.02, "{cost:?}");
+        assert!(
+            cost.recorded.window_s > 0.0 && cost.recorded.cores >= 1,
+            "{cost:?}"
+        );
     }
 
     /// Without a TCP connection there are no bytes to report, rather than zero of them.
     #[test]
     fn a_process_without_tcp_connections_reports_no_bytes() {
-        let start = Reading {
-            tcp: Some(HashMap::new()),
-            ..Reading::now()
-        };
-        let end = Reading {
-            tcp: Some(HashMap::new()),
-            ..Reading::now()
-        };
+        let start = Reading::with_sockets(Some(HashMap::new()));
+        let end = Reading::with_sockets(Some(HashMap::new()));
         assert_eq!(end.since(&start, 10).bytes_per_op, None);
     }
 }

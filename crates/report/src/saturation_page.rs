@@ -224,7 +224,7 @@ fn steps_rows(s: &Search) -> Vec<Vec<String>> {
                     .and_then(|c| c.cpu_us_per_op)
                     .map_or("-".into(), sig),
                 st.client_cost.map_or("-".into(), |c| {
-                    format!("{} of {}", sig(c.cores_used), c.cores)
+                    format!("{} of {}", sig(c.cores_used), c.recorded.cores)
                 }),
                 verdict,
                 st.bounded_by.clone().unwrap_or_else(|| "-".into()),

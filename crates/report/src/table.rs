@@ -345,7 +345,7 @@ pub fn cost_sentence(c: &ClientCost) -> String {
     let busy = format!(
         "{:.2} of {} cores busy ({:.0}%)",
         c.cores_used,
-        c.cores,
+        c.recorded.cores,
         100.0 * c.share_of_cores
     );
     match (c.cpu_us_per_op, c.user_us_per_op, c.system_us_per_op) {
@@ -360,7 +360,7 @@ pub fn cost_sentence(c: &ClientCost) -> String {
         ),
         _ => format!(
             "{clients}{:.3} s CPU over the window, no operation completed; {busy}",
-            c.cpu_user_s + c.cpu_system_s
+            c.recorded.cpu_user_s + c.recorded.cpu_system_s
         ),
     }
 }

@@ -15,7 +15,28 @@ use serde::{Deserialize, Serialize};
 pub struct ClientCost {
     /// How many client processes it sums (1 for one client; `--clients N` merges N).
     pub clients: u32,
-    /// Seconds between the two readings: the measurement window, to the reporter's wake-up.
+    /// What the window's two readings recorded (in the JSON beside the figures).
+    #[serde(flatten)]
+    pub recorded: RecordedCost,
+    /// Derived ([`ClientCost::derive`]): CPU per operation, microseconds (user + system, and each).
+    pub cpu_us_per_op: Option<f64>,
+    pub user_us_per_op: Option<f64>,
+    pub system_us_per_op: Option<f64>,
+    /// Derived: context switches (voluntary and involuntary) per operation.
+    pub switches_per_op: Option<f64>,
+    /// Derived: TCP bytes sent and received per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes_per_op: Option<f64>,
+    /// Derived: cores busy on average over the window (CPU seconds per second), and that as a
+    /// share of `cores`.
+    pub cores_used: f64,
+    pub share_of_cores: f64,
+}
+
+/// What the window's two readings recorded, before anything is derived.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RecordedCost {
+    /// Seconds between the two readings: the measurement window, to the workers' end.
     pub window_s: f64,
     /// Operations completed in the window (ok and failed) that the spending is divided by.
     pub operations: u64,
@@ -34,33 +55,6 @@ pub struct ClientCost {
     pub bytes_received: Option<u64>,
     /// The cores the client's processes may run on (their CPU affinity), summed over clients.
     pub cores: u32,
-    /// Derived ([`ClientCost::derive`]): CPU per operation, microseconds (user + system, and each).
-    pub cpu_us_per_op: Option<f64>,
-    pub user_us_per_op: Option<f64>,
-    pub system_us_per_op: Option<f64>,
-    /// Derived: context switches (voluntary and involuntary) per operation.
-    pub switches_per_op: Option<f64>,
-    /// Derived: TCP bytes sent and received per operation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bytes_per_op: Option<f64>,
-    /// Derived: cores busy on average over the window (CPU seconds per second), and that as a
-    /// share of `cores`.
-    pub cores_used: f64,
-    pub share_of_cores: f64,
-}
-
-/// What the window's two readings recorded, before anything is derived.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct RecordedCost {
-    pub window_s: f64,
-    pub operations: u64,
-    pub cpu_user_s: f64,
-    pub cpu_system_s: f64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    pub bytes_sent: Option<u64>,
-    pub bytes_received: Option<u64>,
-    pub cores: u32,
 }
 
 impl ClientCost {
@@ -73,21 +67,10 @@ impl ClientCost {
         } else {
             0.0
         };
-        let bytes = match (r.bytes_sent, r.bytes_received) {
-            (None, None) => None,
-            (s, rcv) => Some(s.unwrap_or(0) + rcv.unwrap_or(0)),
-        };
+        let bytes = add_known(r.bytes_sent, r.bytes_received);
         ClientCost {
             clients,
-            window_s: r.window_s,
-            operations: r.operations,
-            cpu_user_s: r.cpu_user_s,
-            cpu_system_s: r.cpu_system_s,
-            voluntary_switches: r.voluntary_switches,
-            involuntary_switches: r.involuntary_switches,
-            bytes_sent: r.bytes_sent,
-            bytes_received: r.bytes_received,
-            cores: r.cores,
+            recorded: r,
             cpu_us_per_op: per_op(cpu_s * 1e6),
             user_us_per_op: per_op(r.cpu_user_s * 1e6),
             system_us_per_op: per_op(r.cpu_system_s * 1e6),
@@ -102,31 +85,16 @@ impl ClientCost {
         }
     }
 
-    /// The counts this was derived from.
-    pub fn recorded(&self) -> RecordedCost {
-        RecordedCost {
-            window_s: self.window_s,
-            operations: self.operations,
-            cpu_user_s: self.cpu_user_s,
-            cpu_system_s: self.cpu_system_s,
-            voluntary_switches: self.voluntary_switches,
-            involuntary_switches: self.involuntary_switches,
-            bytes_sent: self.bytes_sent,
-            bytes_received: self.bytes_received,
-            cores: self.cores,
-        }
-    }
-
     /// The clients' spending summed (their processes ran side by side over one window: the window
     /// is the longest of theirs), every figure derived again from the sums. None when a client
     /// reported none (a result from before this figure): a sum without it would understate.
     pub fn merge(parts: &[Option<ClientCost>]) -> Option<ClientCost> {
         let parts: Vec<ClientCost> = parts.iter().copied().collect::<Option<_>>()?;
         let first = parts.first()?;
-        let mut sum = first.recorded();
+        let mut sum = first.recorded;
         let mut clients = first.clients;
         for p in &parts[1..] {
-            let r = p.recorded();
+            let r = p.recorded;
             sum.window_s = sum.window_s.max(r.window_s);
             sum.operations += r.operations;
             sum.cpu_user_s += r.cpu_user_s;
@@ -189,10 +157,10 @@ mod tests {
         let b = ClientCost::derive(1, recorded(300_000, 3.0, 1.0));
         let m = ClientCost::merge(&[Some(a), Some(b)]).unwrap();
         assert_eq!(m.clients, 2);
-        assert_eq!(m.operations, 400_000);
+        assert_eq!(m.recorded.operations, 400_000);
         assert_eq!(m.cpu_us_per_op, Some(6.0e6 / 400_000.0));
         assert_eq!(m.bytes_per_op, Some(100.0));
-        assert_eq!((m.cores, m.cores_used), (4, 3.0));
+        assert_eq!((m.recorded.cores, m.cores_used), (4, 3.0));
         assert_eq!(m, ClientCost::merge(&[Some(m)]).unwrap());
         assert_eq!(ClientCost::merge(&[Some(a), None]), None);
         let no_tcp = ClientCost::derive(
