@@ -109,8 +109,13 @@ pub(crate) struct CostWindow {
 }
 
 impl CostWindow {
-    pub(crate) fn new(opens: Instant) -> CostWindow {
-        CostWindow { opens, start: None }
+    /// The window opening at `opens`; read at once if nothing runs before it (no warm-up: the
+    /// workers wait for the start), else at the first look after it.
+    pub(crate) fn new(opens: Instant, read_now: bool) -> CostWindow {
+        CostWindow {
+            opens,
+            start: read_now.then(Reading::now),
+        }
     }
 
     /// Takes the first reading once the window is open; how long the caller may wait before it

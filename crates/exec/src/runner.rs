@@ -186,6 +186,8 @@ pub fn execute<F: BindingFactory>(
     }
     shared.timeline.set(timeline).expect("timeline is set once");
     progress.measurement_starts(t0);
+    // Without a warm-up nothing runs before the window: its first reading is exact taken now.
+    let mut cost = CostWindow::new(t0, warmup.is_zero());
     shared.barrier.wait();
     let common_start = agreed.map(|at| {
         std::thread::sleep(start.saturating_duration_since(Instant::now()));
@@ -201,7 +203,6 @@ pub fn execute<F: BindingFactory>(
     let open_loop = plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads)
         .with_names(workload.measured_names());
-    let mut cost = CostWindow::new(t0);
     collect(
         &batch_rx,
         &mut aggregator,
