@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::error::SessionError;
 use scalebench_exec::{Arrival, Timing};
-use scalebench_workload::rate::RateProfile;
+use scalebench_workload::rate::{Pace, RateProfile};
 use scalebench_workload::Assignment;
 use serde::{Deserialize, Serialize};
 
@@ -50,10 +50,10 @@ pub struct RunRequest {
     pub deployment_options: Vec<Assignment>,
     pub threads: Option<u32>,
     pub concurrency: u32,
-    pub target: Option<f64>,
-    /// An open loop whose rate changes (`--rate-profile`), instead of a constant `target`.
+    /// The command's own phase's offered rate (`--target`, `--rate-profile`), else the
+    /// workload's.
     #[serde(default)]
-    pub rate_profile: Option<RateProfile>,
+    pub pace: Pace,
     pub arrival: Arrival,
     /// What the run phase's throughput is divided by (`--timing`).
     pub timing: Timing,
@@ -299,8 +299,7 @@ impl RunRequest {
             deployment_options: Vec::new(),
             threads: None,
             concurrency: DEFAULT_CONCURRENCY,
-            target: None,
-            rate_profile: None,
+            pace: Pace::Inherit,
             arrival: Arrival::Constant,
             timing: Timing::Window,
             duration: None,
@@ -401,12 +400,25 @@ impl RunOptions {
             r.concurrency = parse_concurrency(&c.to_string())
                 .map_err(|e| named("concurrency", c.to_string(), e))?;
         }
-        if let Some(t) = self.target {
-            r.target = Some(check_target(t).map_err(|e| named("target", t.to_string(), e))?);
-        }
-        if let Some(p) = &self.rate_profile {
-            r.rate_profile =
-                Some(RateProfile::parse(p).map_err(|e| named("rate_profile", p.clone(), e))?);
+        match (self.target, &self.rate_profile) {
+            (Some(t), Some(p)) => {
+                return Err(named(
+                    "rate_profile",
+                    p.clone(),
+                    format!(
+                        "a rate profile replaces procedure.options.target ({t}): give one of them"
+                    ),
+                ))
+            }
+            (Some(t), None) => {
+                r.pace = Pace::of_target(t).map_err(|e| named("target", t.to_string(), e))?
+            }
+            (None, Some(p)) => {
+                r.pace = Pace::Profile(
+                    RateProfile::parse(p).map_err(|e| named("rate_profile", p.clone(), e))?,
+                )
+            }
+            (None, None) => {}
         }
         if let Some(a) = &self.arrival {
             r.arrival = parse_arrival(a).map_err(|e| named("arrival", a.clone(), e))?;
@@ -840,5 +852,39 @@ mod tests {
             assert_eq!(span.to_string(), text);
         }
         assert!("soon".parse::<Span>().is_err());
+    }
+
+    /// An experiment's options pace a run as the flags do: 0 a closed loop, a rate an open
+    /// loop, a profile a changing one; a target and a profile together are refused naming both,
+    /// as clap refuses `--target` with `--rate-profile`.
+    #[test]
+    fn an_experiments_options_give_one_pace() {
+        let paced = |target: Option<f64>, profile: Option<&str>| {
+            let mut r = RunRequest::new("a");
+            let options = RunOptions {
+                target,
+                rate_profile: profile.map(str::to_string),
+                ..RunOptions::default()
+            };
+            options.apply(&mut r).map(|()| r.pace)
+        };
+        assert_eq!(paced(None, None), Ok(Pace::Inherit));
+        assert_eq!(paced(Some(0.0), None), Ok(Pace::Closed));
+        assert_eq!(paced(Some(50.0), None), Ok(Pace::of_target(50.0).unwrap()));
+        assert!(matches!(
+            paced(None, Some("hold:rate=5,for=2s")),
+            Ok(Pace::Profile(_))
+        ));
+        let both = paced(Some(50.0), Some("hold:rate=5,for=2s")).unwrap_err();
+        assert!(
+            both.contains("procedure.options.rate_profile")
+                && both.contains("procedure.options.target (50)"),
+            "{both}"
+        );
+        let too_fast = paced(Some(2e9), None).unwrap_err();
+        assert!(
+            too_fast.contains("'2000000000' for procedure.options.target"),
+            "{too_fast}"
+        );
     }
 }

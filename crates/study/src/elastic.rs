@@ -31,6 +31,7 @@ use scalebench_session::phase::execute_phases;
 use scalebench_session::request::{RunRequest, SpaceAfterLoad};
 use scalebench_session::settings::Settings;
 use scalebench_session::wiring::RunWiring;
+use scalebench_workload::rate::Pace;
 
 use scalebench_distributed::Launcher;
 
@@ -445,8 +446,7 @@ fn load_records(
 ) -> Result<Ended, SessionError> {
     let mut load = phase_args(&args.run, scale, false);
     // The steps' offered rate is the measured runs'; the load inserts as fast as it can.
-    load.target = None;
-    load.rate_profile = None;
+    load.pace = Pace::Inherit;
     // Elasticity reports request-set times, never space: no flush, compaction or wait for quiet
     // after a step's load (a JVM per Cassandra node each), only the wait for the cluster to be idle
     // that every measured step begins with.

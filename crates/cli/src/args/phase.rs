@@ -7,10 +7,10 @@ use clap::{Args, ValueEnum};
 
 use scalebench_session::request::{
     self, parse_arrival, parse_batch_size, parse_concurrency, parse_duration, parse_interval,
-    parse_listen_address, parse_rate, parse_request_set, parse_threads, ProbeDelays, RunRequest,
+    parse_listen_address, parse_request_set, parse_threads, ProbeDelays, RunRequest,
     SpaceAfterLoad,
 };
-use scalebench_workload::rate::RateProfile;
+use scalebench_workload::rate::{Pace, RateProfile};
 
 /// Where local clusters live: one subdirectory per deployment name (state, data, logs).
 #[derive(Debug, Args, Clone)]
@@ -101,8 +101,8 @@ pub struct PhaseArgs {
     ///
     /// From 0.001 to 1e9 (default: property target). It paces the command's own phase: `load --target` the load in records per second (default:
     /// property loadtarget), `run --load --target` only the run.
-    #[arg(help_heading = "Load shape", long, value_name = "OPS", value_parser = parse_rate)]
-    pub target: Option<f64>,
+    #[arg(help_heading = "Load shape", long, value_name = "OPS", value_parser = Pace::parse_target)]
+    pub target: Option<Pace>,
 
     /// Open loop at a rate that changes over the measured window, instead of --target: one
     /// segment or several separated by ';', each after the one before (k6's stages). Segments:
@@ -394,8 +394,10 @@ impl PhaseArgs {
             allow_files: self.allow_files.clone(),
             threads: self.threads,
             concurrency: self.concurrency,
-            target: self.target,
-            rate_profile: self.rate_profile.clone(),
+            // clap refuses --target with --rate-profile.
+            pace: (self.rate_profile.clone().map(Pace::Profile))
+                .or(self.target.clone())
+                .unwrap_or_default(),
             arrival: self.arrival,
             timing: self.timing,
             duration: self.duration,

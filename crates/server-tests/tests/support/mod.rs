@@ -11,6 +11,7 @@ use scalebench_binding::{
 };
 use scalebench_exec::progress::NoProgress;
 use scalebench_exec::{execute, Arrival, Phase, PhaseOutcome, RunPlan, StopSignal};
+use scalebench_workload::rate::Pace;
 use scalebench_workload::{CoreWorkload, FailureClass, FieldSet, Fields};
 
 pub mod tls;
@@ -375,7 +376,7 @@ pub fn operation_under_load(
     run.create_schema = load;
     run.quiet = true;
     run.no_monitor = true;
-    run.target = Some(rate);
+    run.pace = Pace::of_target(rate).unwrap();
     run.threads = Some(2);
     run.warmup = Duration::from_millis(500);
     run.interval = Duration::from_millis(500);
@@ -1567,8 +1568,11 @@ pub fn assert_batches_write<F: BindingFactory>(
     };
     let r = phase(config(url, &w, &[], false, false), &w, plan.clone()).result;
     let all = &r.operations["all"];
-    assert!(all.ok > 100, "{all:?}");
-    // An optimistic store (etcd) fails a batch whose records another one changed meanwhile.
+    // An optimistic store (etcd) fails a batch whose records another one changed meanwhile: with
+    // 8 slots on the same 10 records, over half conflict when a slow machine stretches each
+    // batch (98 of 200 went through once on 2 busy cores); the records' changes below are the proof.
+    let least_ok = if optimistic { 20 } else { 100 };
+    assert!(all.ok > least_ok, "{all:?}");
     let conflicts = all.failed.get("conflict").copied().unwrap_or(0);
     let tolerated = if optimistic { conflicts } else { 0 };
     assert_eq!(r.totals.failed, tolerated, "{:?}", r.errors);

@@ -5,8 +5,8 @@
 //! properties they correspond to (threadcount, target, maxexecutiontime, operationcount).
 
 mod pace;
-pub use pace::Pace;
-use pace::{declared_rate_profile, PaceFlags, Window, LOAD_PACE, RUN_PACE};
+pub use pace::PhasePace;
+use pace::{declared_rate_profile, Window, LOAD_PACE, RUN_PACE};
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,7 +20,7 @@ use scalebench_workload::declared::{
     self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT,
     RATEPROFILE, THREADCOUNT,
 };
-use scalebench_workload::rate::RateProfile;
+use scalebench_workload::rate::{Pace, RateProfile};
 use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
 
 use crate::error::SessionError;
@@ -41,10 +41,10 @@ pub struct Settings {
     pub threads: usize,
     pub concurrency: usize,
     /// The run phase's offered rate (`--target`, `--rate-profile`; `target`, `rateprofile`).
-    pub run_pace: Pace,
+    pub run_pace: PhasePace,
     /// The load phase's (the load command's `--target`, `--rate-profile`; `loadtarget`,
     /// `loadrateprofile`), in records per second.
-    pub load_pace: Pace,
+    pub load_pace: PhasePace,
     pub arrival: Arrival,
     /// The run phase's timing (`--timing`).
     pub timing: scalebench_exec::Timing,
@@ -260,22 +260,15 @@ impl Settings {
         let operation_count = operation_count(&workload, phase, explicit_count);
         let explicit_duration = duration_of(args, &props)?;
         // The command's --target and --rate-profile pace its own phase (YCSB's `load -target`).
-        let flags = PaceFlags {
-            target: args.target,
-            rate_profile: args.rate_profile.clone(),
-        };
-        let (run_flags, load_flags) = match phase {
-            Phase::Run => (flags, PaceFlags::default()),
-            Phase::Load => (PaceFlags::default(), flags),
+        let (run_asked, load_asked) = match phase {
+            Phase::Run => (args.pace.clone(), Pace::Inherit),
+            Phase::Load => (Pace::Inherit, args.pace.clone()),
         };
         // The run phase stops after 30 s unless told otherwise, or when its rate profile (of a
         // length) ends; the load phase when all records are in.
-        let run_profile = match &run_flags {
-            PaceFlags {
-                rate_profile: None,
-                target: None,
-            } => declared_rate_profile(&props, RUN_PACE.rate_profile).unwrap_or(None),
-            f => f.rate_profile.clone(),
+        let run_profile = match &run_asked {
+            Pace::Inherit => declared_rate_profile(&props, RUN_PACE.rate_profile).unwrap_or(None),
+            asked => asked.profile().cloned(),
         };
         let profile_length = run_profile
             .as_ref()
@@ -289,13 +282,18 @@ impl Settings {
         if let (Some(p), Some(d), Phase::Run) = (&run_profile, run_duration, phase) {
             warnings.extend(p.fit(d));
         }
-        let run_pace = Pace::of(&RUN_PACE, run_flags, &props, Window::Duration(run_duration))?;
+        let run_pace = PhasePace::of(
+            &RUN_PACE,
+            &run_asked,
+            &props,
+            Window::Duration(run_duration),
+        )?;
         // Only the load command itself is capped, by --duration (maxexecutiontime, a workload
         // file's run.duration, is the run's); a load before a run is not.
         let load_duration = args.duration.filter(|_| phase == Phase::Load);
-        let load_pace = Pace::of(
+        let load_pace = PhasePace::of(
             &LOAD_PACE,
-            load_flags,
+            &load_asked,
             &props,
             Window::Records(workload.insert_count, load_duration),
         )?;
@@ -363,7 +361,7 @@ impl Settings {
     }
 
     /// The offered rate of `phase`.
-    pub fn pace(&self, phase: Phase) -> &Pace {
+    pub fn pace(&self, phase: Phase) -> &PhasePace {
         match phase {
             Phase::Run => &self.run_pace,
             Phase::Load => &self.load_pace,
@@ -524,8 +522,8 @@ fn threads_of(args: &RunRequest, props: &Properties) -> Result<usize, SessionErr
 /// says: what commands that offer their own constant rates (`saturate`, `elastic`) refuse. Reads
 /// the workload's properties only; nothing is opened.
 pub fn requested_rate_profile(args: &RunRequest) -> Result<Option<RateProfile>, SessionError> {
-    if args.rate_profile.is_some() {
-        return Ok(args.rate_profile.clone());
+    if let Some(p) = args.pace.profile() {
+        return Ok(Some(p.clone()));
     }
     let (props, _) = Settings::properties(args, &[])?;
     declared_rate_profile(&props, &RATEPROFILE)

@@ -4,15 +4,16 @@
 use std::time::Duration;
 
 use scalebench_workload::declared::{self, LOADRATEPROFILE, LOADTARGET, RATEPROFILE, TARGET};
-use scalebench_workload::rate::RateProfile;
+use scalebench_workload::rate::{Pace, RateProfile};
 use scalebench_workload::{Properties, WorkloadError};
 
 use crate::error::SessionError;
 use crate::request::check_target;
 
-/// A phase's offered rate: none (closed loop), constant, or a rate profile with its mean.
+/// A phase's offered rate as resolved from the request and the workload: none (closed loop),
+/// constant, or a rate profile with its mean.
 #[derive(Debug, Clone, Default)]
-pub struct Pace {
+pub struct PhasePace {
     /// Operations (records, in the load) per second: constant, or the profile's mean over the
     /// phase's window.
     pub target: Option<f64>,
@@ -20,13 +21,6 @@ pub struct Pace {
     pub rate_profile: Option<RateProfile>,
     /// How much later than the common start this client's arrivals begin.
     pub arrival_offset: Duration,
-}
-
-/// The command line's `--target` and `--rate-profile`, given to the command's own phase.
-#[derive(Debug, Clone, Default)]
-pub(super) struct PaceFlags {
-    pub(super) target: Option<f64>,
-    pub(super) rate_profile: Option<RateProfile>,
 }
 
 /// Where a phase's pace is declared.
@@ -60,23 +54,25 @@ pub(super) enum Window {
     Records(u64, Option<Duration>),
 }
 
-impl Pace {
-    /// The flags, else the properties (a profile and a constant target are one or the other).
+impl PhasePace {
+    /// The request's pace, else the properties (a profile and a constant target are one or the
+    /// other).
     pub(super) fn of(
         from: &PaceProperties,
-        flags: PaceFlags,
+        asked: &Pace,
         props: &Properties,
         window: Window,
-    ) -> Result<Pace, SessionError> {
-        let profile = if flags.rate_profile.is_some() || flags.target.is_some() {
-            flags.rate_profile.clone()
-        } else {
-            declared_rate_profile(props, from.rate_profile)?
+    ) -> Result<PhasePace, SessionError> {
+        let profile = match asked {
+            Pace::Profile(p) => Some(p.clone()),
+            Pace::Inherit => declared_rate_profile(props, from.rate_profile)?,
+            Pace::Closed | Pace::Open(_) => None,
         };
         let Some(profile) = profile else {
-            let target = match flags.target {
-                Some(t) => t,
-                None => props.number(from.target)?,
+            let target = match asked {
+                Pace::Closed => 0.0,
+                Pace::Open(rate) => rate.ops_s(),
+                _ => props.number(from.target)?,
             };
             if let Err(expected) = check_target(target) {
                 let given = props
@@ -84,12 +80,12 @@ impl Pace {
                     .map_or_else(|| format!("{target:?}"), str::to_string);
                 return Err(WorkloadError::invalid(from.target.name, &given, &expected).into());
             }
-            return Ok(Pace {
+            return Ok(PhasePace {
                 target: (target > 0.0).then_some(target),
-                ..Pace::default()
+                ..PhasePace::default()
             });
         };
-        let source = if flags.rate_profile.is_some() {
+        let source = if asked.profile().is_some() {
             "'--rate-profile'".to_string()
         } else {
             format!(
@@ -99,7 +95,7 @@ impl Pace {
         };
         let given =
             |e: &str| SessionError::Usage(format!("invalid value '{profile}' for {source}: {e}"));
-        if flags.target.is_some() || props.given(from.target).is_some_and(|t| t.trim() != "0") {
+        if props.given(from.target).is_some_and(|t| t.trim() != "0") {
             return Err(given(&format!(
                 "a rate profile replaces --target (and {}, a workload file's {}): give one of them",
                 from.target.name, from.file_target
@@ -132,7 +128,7 @@ impl Pace {
                 }
             }
         };
-        Ok(Pace {
+        Ok(PhasePace {
             target: Some(mean),
             rate_profile: Some(profile),
             arrival_offset: Duration::ZERO,
@@ -140,9 +136,9 @@ impl Pace {
     }
 
     /// Client `share`'s part: T / N, its arrivals between the other clients'.
-    pub(super) fn for_client(self, share: &crate::clients::ClientShare) -> Pace {
+    pub(super) fn for_client(self, share: &crate::clients::ClientShare) -> PhasePace {
         match self.target {
-            Some(t) => Pace {
+            Some(t) => PhasePace {
                 target: Some(share.rate(t)),
                 arrival_offset: share.arrival_offset(t),
                 ..self

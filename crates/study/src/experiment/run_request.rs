@@ -6,6 +6,7 @@ use std::path::Path;
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
 use scalebench_session::request::{RunRequest, SpaceAfterLoad};
+use scalebench_workload::rate::Pace;
 
 use super::spec::{value_text, Experiment, Measure, PlannedRun, SweepAxis};
 
@@ -69,8 +70,7 @@ pub(super) fn phase_request(
     if phase == Phase::Load {
         // The procedure's offered rate is the measured run's; a load is paced only by its
         // workload's own (a workload file's load.target, load.rate_profile).
-        r.target = None;
-        r.rate_profile = None;
+        r.pace = Pace::Inherit;
     }
     for (_, swept) in run.params.iter() {
         match swept.axis() {
@@ -94,7 +94,7 @@ pub(super) fn phase_request(
             SweepAxis::Concurrency(n) => r.concurrency = *n,
             // An offered rate throttles the measured run, not the load.
             SweepAxis::Target(_) if phase == Phase::Load => {}
-            SweepAxis::Target(rate) => r.target = Some(*rate),
+            SweepAxis::Target(pace) => r.pace = pace.clone(),
             SweepAxis::Property(key, value) => {
                 r.property(key, value);
             }

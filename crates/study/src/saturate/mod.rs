@@ -52,6 +52,7 @@ use scalebench_session::error::SessionError;
 use scalebench_session::phase::execute_phases;
 use scalebench_session::request::RunRequest;
 use scalebench_session::wiring::RunWiring;
+use scalebench_workload::rate::{Pace, Rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
 
 pub use scalebench_measure::saturation::{
     Answer, Estimate, Search, SearchEnd, SearchKind, Step, StepVerdict,
@@ -302,9 +303,11 @@ impl SaturationRequest {
         phase.study = self.definition();
         if self.threads_search {
             phase.threads = Some(offered as u32);
-            phase.target = Some(0.0);
+            phase.pace = Pace::Closed;
         } else {
-            phase.target = Some(offered);
+            // Past the bounds no schedule keeps a rate (a search of many steps may get there).
+            let rate = offered.clamp(MIN_RATE_OPS_S, MAX_RATE_OPS_S);
+            phase.pace = Pace::Open(Rate::new(rate).expect("a rate within the bounds"));
             // Ten intervals a run at least, for the trend test.
             if let Some(d) = phase.duration {
                 phase.interval = phase

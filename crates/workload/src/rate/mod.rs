@@ -11,6 +11,7 @@
 
 mod decl;
 mod keepable;
+mod pace;
 mod segment;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 pub use decl::{RateProfileDecl, StageDecl};
 pub use keepable::Rate;
+pub use pace::Pace;
 pub use segment::Segment;
 
 /// Bounds of a rate an open loop can keep, in operations per second: the schedule spaces starts in

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use crate::elastic::request::{parse_action, ScaleAction};
 use scalebench_session::request;
+use scalebench_workload::rate::Pace;
 
 use scalebench_report::stored::{CLUSTER_SIZE, DATA_SIZE};
 
@@ -39,8 +40,9 @@ pub enum SweepAxis {
     Threads(u32),
     /// `concurrency`: each thread's operations in flight.
     Concurrency(u32),
-    /// `target`: the measured run's offered rate, ops/s (a load is never throttled by it).
-    Target(f64),
+    /// `target`: the measured run's offered rate, ops/s (a load is never throttled by it); 0 is
+    /// a closed loop.
+    Target(Pace),
     /// Any other key: a workload or binding property (`recordcount`,
     /// `cassandra.read_consistency`, ...) and its value's text.
     Property(String, String),
@@ -92,7 +94,7 @@ impl Swept {
                     "concurrency" => {
                         SweepAxis::Concurrency(request::parse_concurrency(&text).map_err(bad)?)
                     }
-                    _ => SweepAxis::Target(request::parse_rate(&text).map_err(bad)?),
+                    _ => SweepAxis::Target(Pace::parse_target(&text).map_err(bad)?),
                 }
             }
             _ => SweepAxis::Property(key.to_string(), text),

@@ -495,7 +495,10 @@ fn swept_values_are_typed_when_read_and_written_as_given() {
         .find(|r| r.params["threads"].text() == "1" && r.params["target"].text() == "1000.0")
         .unwrap();
     assert_eq!(run.params["threads"].axis(), &SweepAxis::Threads(1));
-    assert_eq!(run.params["target"].axis(), &SweepAxis::Target(1000.0));
+    assert_eq!(
+        run.params["target"].axis(),
+        &SweepAxis::Target(scalebench_workload::rate::Pace::of_target(1000.0).unwrap())
+    );
     assert_eq!(run.params["clients"].axis(), &SweepAxis::Clients(1));
     assert_eq!(
         run.params["recordcount"].axis(),
