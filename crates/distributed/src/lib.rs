@@ -40,7 +40,9 @@ use std::time::Duration;
 use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 
+use scalebench_session::beside::BesidePhase;
 use scalebench_session::error::SessionError;
+use scalebench_session::fault::FaultRequest;
 use scalebench_session::request::RunRequest;
 use scalebench_session::wiring::RunWiring;
 
@@ -122,7 +124,8 @@ fn with_deployment_steps(
     let mut clients_request = share::without_deployment(request)?;
     // Every client's share checked before the deployment is waited on.
     share::check(&clients_request, clients, phase, acts_here)?;
-    // The faults act from here, on the deployment's nodes, while the clients load.
+    // The faults act from here, on the deployment's nodes, while the clients load: beside the
+    // phase as in one process, timed from the measurement start the clients report.
     let faults = std::mem::take(&mut clients_request.faults);
     let victims = match (&request.deployment, faults.is_empty()) {
         (_, true) => Vec::new(),
@@ -131,24 +134,21 @@ fn with_deployment_steps(
                 .as_ref()
                 .map(|f| scalebench_session::cluster::open(f, &request.clusters_dir))
                 .transpose()?;
-            faults
-                .iter()
-                .map(|f| Ok((f.clone(), f.process(cluster.as_ref())?)))
-                .collect::<Result<Vec<_>, SessionError>>()?
+            FaultRequest::victims(&faults, cluster.as_ref())?
         }
     };
     // The request checked before the deployment is waited on (a bad one is refused at once).
     let steps = scalebench_session::phase::DeploymentSteps::before(request, phase)?;
-    let measuring = scalebench_exec::MeasurementStart::default();
     let mut clients_wiring = wiring.clone();
-    let nemesis = (!victims.is_empty()).then(|| {
-        clients_wiring.measurement_start = Some(measuring.clone());
-        scalebench_session::fault::Nemesis::start(&victims, &measuring)
-    });
+    let beside = (!victims.is_empty()).then(|| BesidePhase::faults(&victims));
+    if let Some(b) = &beside {
+        clients_wiring.measurement_start = Some(b.clock());
+    }
     // A launch that fails drops the faults: every node resumed.
     let mut outcome = launch(&clients_request, &clients_wiring)?;
-    if let (Some(n), Some(merged)) = (nemesis, outcome.merged.phases.last_mut()) {
-        merged.faults = n.finish(merged.measurement_start_unix_ms);
+    if let (Some(b), Some(merged)) = (beside, outcome.merged.phases.last_mut()) {
+        // Faults only: nothing else to record, no history left unwritten.
+        let _ = b.finish().record_in(merged);
     }
     if let (Some(steps), Some(merged)) = (steps, outcome.merged.phases.last_mut()) {
         // What was measured is kept whatever becomes of the steps after it.

@@ -63,6 +63,19 @@ impl BesidePhase {
         })
     }
 
+    /// The faults alone, for a launcher whose clients measure the phase elsewhere: they act from
+    /// the launcher's machine on the deployment's nodes, timed from the measurement start its
+    /// clients report through [`BesidePhase::clock`] (their wiring's `measurement_start`).
+    pub fn faults(faults: &[(FaultRequest, ProcessRef)]) -> BesidePhase {
+        let measuring = MeasurementStart::default();
+        let nemesis = (!faults.is_empty()).then(|| Nemesis::start(faults, &measuring));
+        BesidePhase {
+            measuring,
+            probe: None,
+            nemesis,
+        }
+    }
+
     /// The observer the executor tells when the measurement window opens.
     pub fn clock(&self) -> MeasurementStart {
         self.measuring.clone()

@@ -98,6 +98,18 @@ impl FaultRequest {
         })
     }
 
+    /// Each fault with the running process of the node it acts on; bad input when one names no
+    /// node of `cluster` (checked before anything runs).
+    pub fn victims(
+        faults: &[FaultRequest],
+        cluster: Option<&scalebench_deploy::Cluster>,
+    ) -> Result<Vec<(FaultRequest, ProcessRef)>, SessionError> {
+        faults
+            .iter()
+            .map(|f| Ok((f.clone(), f.process(cluster)?)))
+            .collect()
+    }
+
     /// The running process of the node this fault acts on; bad input when there is none.
     pub fn process(
         &self,

@@ -18,6 +18,7 @@ use scalebench_workload::CoreWorkload;
 use crate::beside::{Beside, BesidePhase, BesideRequest};
 use crate::environment::{host_info, tool_info};
 use crate::error::SessionError;
+use crate::fault::FaultRequest;
 use crate::progress::Display;
 use crate::request::{RunRequest, SpaceAfterLoad};
 use crate::settings::Settings;
@@ -77,11 +78,7 @@ pub fn execute_phases(
     crate::interrupt::register_stop(&stop);
 
     // Checked before anything runs: a fault names a running node of the deployment.
-    let faults = args
-        .faults
-        .iter()
-        .map(|f| Ok((f.clone(), f.process(settings.cluster.as_ref())?)))
-        .collect::<Result<Vec<_>, SessionError>>()?;
+    let faults = FaultRequest::victims(&args.faults, settings.cluster.as_ref())?;
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut results = Vec::new();
     let mut recorded = Vec::new();
