@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use scalebench_workload::{FailureClass, Measured, MeasuredNames};
 
-use crate::histogram::{add_into, encode_histogram, new_histogram, quantile_us, LatencyHistogram};
-use crate::intervals::{coarsening_factor, Coarsener, RecordedInterval, RecordedIntervals};
+use crate::histogram::{add_into, new_histogram, quantile_us, LatencyHistogram};
+use crate::intervals::{
+    coarsening_factor, Coarsener, IntervalCounts, RecordedInterval, RecordedIntervals,
+};
 use crate::recorder::{IntervalBatch, OpHistograms};
 use crate::result::{
     Beside, DataSizes, ErrorSummary, IntervalOp, PhaseResult, RecordedOp, RecordedPhase,
@@ -452,9 +454,7 @@ pub struct ClosedInterval {
 }
 
 fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
-    let q = quantile_us;
-    let has_ok = !t.ok.is_empty();
-    IntervalOp {
+    let counts = IntervalCounts {
         ok: t.ok.len(),
         failed: t.failed_total(),
         failed_by_class: FailureClass::ALL
@@ -463,23 +463,8 @@ fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
             .map(|c| (c.name().to_string(), t.failed_by_class[c.index()]))
             .collect(),
         ops_s: t.ok.len() as f64 / covered_s,
-        p50_us: q(&t.ok, 0.5),
-        p90_us: q(&t.ok, 0.9),
-        p99_us: q(&t.ok, 0.99),
-        p99_9_us: q(&t.ok, 0.999),
-        max_us: t.ok.max() as f64 / 1000.0,
-        histogram: has_ok.then(|| encode_histogram(&t.ok)),
-        intended_p99_us: t
-            .intended
-            .as_ref()
-            .filter(|h| !h.is_empty())
-            .map(|h| q(h, 0.99)),
-        intended_histogram: t
-            .intended
-            .as_ref()
-            .filter(|h| !h.is_empty())
-            .map(encode_histogram),
-    }
+    };
+    counts.with_latency(Some(&t.ok), t.intended.as_ref())
 }
 
 #[cfg(test)]

@@ -132,23 +132,49 @@ impl IntervalSum {
     /// The summed interval with rate `ops_s` (`None`: the sum of the added rates, as for clients
     /// running side by side).
     pub fn finish(self, ops_s: Option<f64>) -> IntervalOp {
-        let q =
-            |h: &Option<LatencyHistogram>, p: f64| h.as_ref().map_or(0.0, |h| quantile_us(h, p));
+        let counts = IntervalCounts {
+            ok: self.ok,
+            failed: self.failed,
+            failed_by_class: self.failed_by_class,
+            ops_s: ops_s.unwrap_or(self.ops_s),
+        };
+        counts.with_latency(self.histogram.as_ref(), self.intended.as_ref())
+    }
+}
+
+/// What an interval of one operation counted, before its latency figures.
+pub(crate) struct IntervalCounts {
+    pub(crate) ok: u64,
+    pub(crate) failed: u64,
+    pub(crate) failed_by_class: BTreeMap<String, u64>,
+    pub(crate) ops_s: f64,
+}
+
+impl IntervalCounts {
+    /// The interval's figures from its counts and its histograms of successful operations
+    /// (`histogram`, from the start; `intended`, from the intended start): the one derivation
+    /// for an interval as measured and for a sum of intervals (neighbours coarsened, clients
+    /// merged). An empty histogram is none: its quantiles 0, nothing encoded.
+    pub(crate) fn with_latency(
+        self,
+        histogram: Option<&LatencyHistogram>,
+        intended: Option<&LatencyHistogram>,
+    ) -> IntervalOp {
+        let histogram = histogram.filter(|h| !h.is_empty());
+        let intended = intended.filter(|h| !h.is_empty());
+        let q = |p: f64| histogram.map_or(0.0, |h| quantile_us(h, p));
         IntervalOp {
             ok: self.ok,
             failed: self.failed,
-            ops_s: ops_s.unwrap_or(self.ops_s),
-            p50_us: q(&self.histogram, 0.5),
-            p90_us: q(&self.histogram, 0.9),
-            p99_us: q(&self.histogram, 0.99),
-            p99_9_us: q(&self.histogram, 0.999),
-            max_us: self
-                .histogram
-                .as_ref()
-                .map_or(0.0, |h| h.max() as f64 / 1000.0),
-            histogram: self.histogram.as_ref().map(encode_histogram),
-            intended_p99_us: self.intended.as_ref().map(|h| quantile_us(h, 0.99)),
-            intended_histogram: self.intended.as_ref().map(encode_histogram),
+            ops_s: self.ops_s,
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p99_us: q(0.99),
+            p99_9_us: q(0.999),
+            max_us: histogram.map_or(0.0, |h| h.max() as f64 / 1000.0),
+            histogram: histogram.map(encode_histogram),
+            intended_p99_us: intended.map(|h| quantile_us(h, 0.99)),
+            intended_histogram: intended.map(encode_histogram),
             failed_by_class: self.failed_by_class,
         }
     }
