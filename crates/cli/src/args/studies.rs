@@ -193,9 +193,9 @@ pub struct ElasticArgs {
     #[arg(long, value_name = "RULE", default_value = "median-step", value_parser = parse_criterion)]
     pub criterion: Criterion,
     /// Data in motion: db (ask the database's own tools, or the external cluster's is_idle hook) or
-    /// none (the load criterion alone).
-    #[arg(long, value_name = "PROBE", default_value = "db", value_parser = parse_motion_check)]
-    pub probe: MotionCheck,
+    /// none (the load criterion alone). (`--probe`, its former name, is still taken.)
+    #[arg(long, visible_alias = "probe", value_name = "db|none", default_value = "db", value_parser = parse_motion_check)]
+    pub motion_check: MotionCheck,
     /// Give up waiting for stability (of the baseline, and after the action) after this long; the
     /// scores that need it are then absent.
     #[arg(long, value_name = "DURATION", default_value = elastic_request::DEFAULT_STABLE_TIMEOUT, value_parser = parse_duration)]
@@ -316,7 +316,7 @@ impl ElasticArgs {
             after: self.after,
             stable_sets: self.stable_sets,
             criterion: self.criterion,
-            motion_check: self.probe,
+            motion_check: self.motion_check,
             stable_timeout: self.stable_timeout,
             steps: self.steps,
             no_load: self.no_load,

@@ -30,7 +30,7 @@ pub enum Criterion {
     Relative(f64),
 }
 
-/// How data in motion is detected (`elastic --probe`).
+/// How data in motion is detected (`elastic --motion-check`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MotionCheck {
