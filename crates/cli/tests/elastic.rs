@@ -1017,6 +1017,17 @@ fn redis_cluster_operations_are_measured_against_a_service_level() {
             vec!["--sla", bad_level.to_str().unwrap()],
             "availability_pct = 120",
         ),
+        // Issue 64: the check of data in motion under its name, and its former one.
+        (
+            "crash:1",
+            vec!["--motion-check", "always"],
+            "'always' for '--motion-check",
+        ),
+        (
+            "crash:1",
+            vec!["--probe", "always"],
+            "'always' for '--motion-check",
+        ),
     ] {
         let (o, r) = operation(&up, dir.path(), action, &extra);
         assert_eq!(o.status.code(), Some(2), "{action}: {}", stderr(&o));
