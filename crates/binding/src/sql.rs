@@ -327,6 +327,17 @@ impl Statements {
         format!("DROP TABLE IF EXISTS {}", self.table)
     }
 
+    /// `UPDATE t SET sets WHERE key = ?`: the key's parameter numbered after the sets' own.
+    fn update_setting(&self, sets: &[String]) -> String {
+        format!(
+            "UPDATE {} SET {} WHERE {} = {}",
+            self.table,
+            sets.join(", "),
+            self.key,
+            self.dialect.nth(sets.len() + 1)
+        )
+    }
+
     /// An UPDATE of the given field indices, in order, key last.
     pub fn update_fields(&self, fields: &[usize]) -> String {
         let sets: Vec<String> = fields
@@ -340,13 +351,7 @@ impl Statements {
                 )
             })
             .collect();
-        format!(
-            "UPDATE {} SET {} WHERE {} = {}",
-            self.table,
-            sets.join(", "),
-            self.key,
-            self.dialect.nth(fields.len() + 1)
-        )
+        self.update_setting(&sets)
     }
 }
 
@@ -369,13 +374,7 @@ impl Statements {
                 }
             })
             .collect();
-        format!(
-            "UPDATE {} SET {} WHERE {} = {}",
-            self.table,
-            sets.join(", "),
-            self.key,
-            self.dialect.nth(columns.len() + 1)
-        )
+        self.update_setting(&sets)
     }
 }
 

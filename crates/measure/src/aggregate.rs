@@ -470,13 +470,46 @@ fn interval_op(t: &OpTotals, covered_s: f64) -> IntervalOp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::result::EndedBy;
     use crate::Recorder;
     use scalebench_workload::{OpError, OpKind};
 
+    /// A recorder of worker 0 at 1 s intervals, and where its batches go.
+    fn recorder() -> (Recorder, std::sync::mpsc::Receiver<IntervalBatch>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (Recorder::new(0, 0, Duration::from_secs(1), false, tx), rx)
+    }
+
+    /// What `r` recorded, finished and aggregated at its 1 s intervals.
+    fn aggregated(r: Recorder, rx: &std::sync::mpsc::Receiver<IntervalBatch>) -> Aggregator {
+        r.finish();
+        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
+        for b in rx.try_iter() {
+            agg.add(b);
+        }
+        agg
+    }
+
+    /// The phase's result: its window `duration` long, ended by `ended_by`.
+    fn result_of(
+        agg: Aggregator,
+        phase: crate::Phase,
+        duration: Duration,
+        ended_by: EndedBy,
+    ) -> PhaseResult {
+        let meta = PhaseMeta {
+            phase,
+            measurement_start_unix_ms: 0,
+            duration,
+            ended_by,
+            data: DataSizes::default(),
+        };
+        agg.finish(meta).unwrap().0
+    }
+
     #[test]
     fn every_operation_is_accounted_and_failures_stay_out_of_success_latency() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let (mut r, rx) = recorder();
         let ms = |n: u64| n * 1_000_000;
         for i in 0..10 {
             r.issue(OpKind::Read);
@@ -486,21 +519,13 @@ mod tests {
         r.issue(OpKind::Read);
         r.record(OpKind::Read, ms(1500), ms(1500), ms(1900), Err(&err));
         r.issue(OpKind::Update); // still in flight at the end
-        r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
-        for b in rx.try_iter() {
-            agg.add(b);
-        }
-        let res = agg
-            .finish(PhaseMeta {
-                phase: crate::Phase::Run,
-                measurement_start_unix_ms: 0,
-                duration: Duration::from_secs(2),
-                ended_by: crate::result::EndedBy::Duration,
-                data: DataSizes::default(),
-            })
-            .unwrap()
-            .0;
+        let agg = aggregated(r, &rx);
+        let res = result_of(
+            agg,
+            crate::Phase::Run,
+            Duration::from_secs(2),
+            EndedBy::Duration,
+        );
         let read = &res.operations["READ"];
         assert_eq!((read.issued, read.ok, read.failed["timeout"]), (11, 10, 1));
         assert_eq!(read.latency.as_ref().unwrap().max_us.round(), 1000.0);
@@ -523,8 +548,7 @@ mod tests {
     /// operation in its first 100 ms) is no current rate of "1 ops/s".
     #[test]
     fn the_current_rate_is_never_the_partial_interval_at_the_end() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let (mut r, rx) = recorder();
         let ms = |n: u64| n * 1_000_000;
         for i in 0..100 {
             r.issue(OpKind::Read);
@@ -532,11 +556,7 @@ mod tests {
         }
         r.issue(OpKind::Read);
         r.record(OpKind::Read, ms(1100), ms(1100), ms(1101), Ok(()));
-        r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
-        for b in rx.try_iter() {
-            agg.add(b);
-        }
+        let agg = aggregated(r, &rx);
         let live = agg.live();
         assert_eq!(live.ok, 101);
         assert_eq!(live.current_ops_s, 100.0);
@@ -546,34 +566,25 @@ mod tests {
     /// at the end of the window, never a gap the charts and stability checks would skip over.
     #[test]
     fn intervals_without_completions_are_empty_not_missing() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let (mut r, rx) = recorder();
         let ms = |n: u64| n * 1_000_000;
         for at in [100, 3100] {
             r.issue(OpKind::Read);
             r.record(OpKind::Read, ms(at), ms(at), ms(at + 1), Ok(()));
         }
-        r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
-        for b in rx.try_iter() {
-            agg.add(b);
-        }
+        let mut agg = aggregated(r, &rx);
         let closed: Vec<(u64, u64)> = agg
             .take_closed_intervals()
             .iter()
             .map(|c| (c.index, c.ok))
             .collect();
         assert_eq!(closed[..3], [(0, 1), (1, 0), (2, 0)]);
-        let res = agg
-            .finish(PhaseMeta {
-                phase: crate::Phase::Run,
-                measurement_start_unix_ms: 0,
-                duration: Duration::from_secs(6),
-                ended_by: crate::result::EndedBy::Duration,
-                data: DataSizes::default(),
-            })
-            .unwrap()
-            .0;
+        let res = result_of(
+            agg,
+            crate::Phase::Run,
+            Duration::from_secs(6),
+            EndedBy::Duration,
+        );
         let series: Vec<(f64, u64)> = res
             .intervals
             .iter()
@@ -590,25 +601,11 @@ mod tests {
     /// with rate 0: JSON has no infinity, and the tool must read its own files back.
     #[test]
     fn a_phase_without_duration_has_a_finite_rate_and_reads_back() {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let mut r = Recorder::new(0, 0, Duration::from_secs(1), false, tx);
+        let (mut r, rx) = recorder();
         r.issue(OpKind::Insert);
         r.record(OpKind::Insert, 0, 0, 0, Ok(()));
-        r.finish();
-        let mut agg = Aggregator::new(Duration::from_secs(1), false, 1);
-        for b in rx.try_iter() {
-            agg.add(b);
-        }
-        let res = agg
-            .finish(PhaseMeta {
-                phase: crate::Phase::Load,
-                measurement_start_unix_ms: 0,
-                duration: Duration::ZERO,
-                ended_by: crate::result::EndedBy::Completed,
-                data: DataSizes::default(),
-            })
-            .unwrap()
-            .0;
+        let agg = aggregated(r, &rx);
+        let res = result_of(agg, crate::Phase::Load, Duration::ZERO, EndedBy::Completed);
         assert_eq!(res.totals.throughput_ops_s, 0.0);
         assert_eq!(res.operations["INSERT"].throughput_ops_s, 0.0);
         let text = serde_json::to_string(&res).unwrap();

@@ -257,6 +257,17 @@ impl CassandraBinding {
         }
     }
 
+    /// Sends `batch` with each of its statements' values (`Values::Text` for one whose values are
+    /// in its text).
+    async fn send_batch(&self, batch: &Batch, rows: Vec<Values<'_>>) -> Result<(), OpError> {
+        self.session
+            .session
+            .batch(batch, rows)
+            .await
+            .map_err(classify)?;
+        Ok(())
+    }
+
     fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
         fields.indices(self.settings.columns.len())
     }
@@ -567,12 +578,7 @@ impl Binding for CassandraBinding {
             batch.append_statement(Statement::new(cql));
             rows.push(Values::Text(Vec::new())); // in the text
         }
-        self.session
-            .session
-            .batch(&batch, rows)
-            .await
-            .map_err(classify)?;
-        Ok(())
+        self.send_batch(&batch, rows).await
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {
@@ -662,12 +668,7 @@ impl Binding for CassandraBinding {
                 }
             }
         }
-        self.session
-            .session
-            .batch(&batch, rows)
-            .await
-            .map_err(classify)?;
-        Ok(())
+        self.send_batch(&batch, rows).await
     }
 
     /// A sequence's steps in one transaction: the record read at the first, changed in memory,

@@ -542,13 +542,21 @@ impl MongoBinding {
 }
 
 impl MongoBinding {
-    /// The documents of `cursor` as keys and fields, into `out`.
-    async fn collect(
+    /// The documents `find` finds (`records` of them at most), as keys and fields, into `out`:
+    /// `fields` projected, all in one round trip (the first batch holds every document).
+    async fn find_into(
         &self,
-        mut cursor: mongodb::Cursor<Document>,
+        find: mongodb::action::Find<'_, Document>,
+        records: usize,
         fields: FieldSet,
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
+        out.clear();
+        let mut cursor = find
+            .batch_size(records.clamp(1, u32::MAX as usize) as u32)
+            .projection(self.projection(fields))
+            .await
+            .map_err(classify)?;
         while let Some(d) = cursor.try_next().await.map_err(classify)? {
             let key = match d.get("_id") {
                 Some(Bson::String(k)) => k.clone(),
@@ -694,18 +702,12 @@ impl Binding for MongoBinding {
         fields: FieldSet,
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
-        out.clear();
-        let cursor = self
+        let find = self
             .collection
             .find(doc! {"_id": {"$gte": start_key}})
             .sort(doc! {"_id": 1})
-            .limit(count as i64)
-            // One round trip for the whole scan (the first batch holds every record).
-            .batch_size(count.clamp(1, u32::MAX as usize) as u32)
-            .projection(self.projection(fields))
-            .await
-            .map_err(classify)?;
-        self.collect(cursor, fields, out).await
+            .limit(count as i64);
+        self.find_into(find, count, fields, out).await
     }
 
     /// One `find` of `{_id: {$in: keys}}`, its documents in one batch.
@@ -715,15 +717,8 @@ impl Binding for MongoBinding {
         fields: FieldSet,
         out: &mut Vec<(String, Fields)>,
     ) -> Result<(), OpError> {
-        out.clear();
-        let cursor = self
-            .collection
-            .find(doc! {"_id": {"$in": keys}})
-            .batch_size(keys.len().clamp(1, u32::MAX as usize) as u32)
-            .projection(self.projection(fields))
-            .await
-            .map_err(classify)?;
-        self.collect(cursor, fields, out).await
+        let find = self.collection.find(doc! {"_id": {"$in": keys}});
+        self.find_into(find, keys.len(), fields, out).await
     }
 
     async fn update(&mut self, key: &str, values: &Fields) -> Result<(), OpError> {

@@ -435,12 +435,7 @@ impl Engine for Bucardo {
 
     /// Each server's own files of the table (Bucardo's delta and track tables are `system`); the
     /// daemon's node holds no records.
-    fn table_classifier(
-        &self,
-        _c: &ClusterState,
-        node: &NodeState,
-        table: &str,
-    ) -> Option<Box<Classify<'static>>> {
+    fn table_classifier(&self, node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
         if node.role == "master" || node.role == SLAVE {
             super::postgres::table_classifier(&node.data_dir, node.port, table)
         } else {

@@ -619,12 +619,7 @@ impl Engine for Cassandra {
         |p: &Path| sort_file(p, None)
     }
 
-    fn table_classifier(
-        &self,
-        _c: &ClusterState,
-        _node: &NodeState,
-        table: &str,
-    ) -> Option<Box<Classify<'static>>> {
+    fn table_classifier(&self, _node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
         // CQL folds an unquoted name to lower case, as the binding writes it.
         let table = table.to_lowercase();
         Some(Box::new(move |p: &Path| sort_file(p, Some(&table))))

@@ -281,12 +281,7 @@ pub(crate) trait Engine {
     /// Sorts `node`'s files knowing which hold benchmark table `table`: those are `data` and
     /// `index`, every other file is not. `None`: the database's files do not tell tables apart, or
     /// the node cannot say now ([`Engine::classify`] then sorts them).
-    fn table_classifier(
-        &self,
-        _c: &ClusterState,
-        _node: &NodeState,
-        _table: &str,
-    ) -> Option<Box<Classify<'static>>> {
+    fn table_classifier(&self, _node: &NodeState, _table: &str) -> Option<Box<Classify<'static>>> {
         None
     }
     /// Whether the nodes may all shut down at once (signalled together, then awaited): a ring of

@@ -656,7 +656,7 @@ impl Cluster {
                 .nodes
                 .iter()
                 .map(|n| {
-                    let by_table = self.engine.table_classifier(&self.state, n, table);
+                    let by_table = self.engine.table_classifier(n, table);
                     space::measure(
                         &n.id,
                         &n.data_dir,

@@ -500,12 +500,7 @@ impl Engine for Patroni {
         super::postgres::classify
     }
 
-    fn table_classifier(
-        &self,
-        _c: &ClusterState,
-        node: &NodeState,
-        table: &str,
-    ) -> Option<Box<Classify<'static>>> {
+    fn table_classifier(&self, node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
         (node.role == SERVER)
             .then(|| super::postgres::table_classifier(&node.dir, node.port, table))
             .flatten()

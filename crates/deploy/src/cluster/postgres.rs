@@ -350,12 +350,7 @@ impl Engine for Postgres {
         classify
     }
 
-    fn table_classifier(
-        &self,
-        _c: &ClusterState,
-        node: &NodeState,
-        table: &str,
-    ) -> Option<Box<Classify<'static>>> {
+    fn table_classifier(&self, node: &NodeState, table: &str) -> Option<Box<Classify<'static>>> {
         table_classifier(&node.data_dir, node.port, table)
     }
 

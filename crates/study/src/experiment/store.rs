@@ -451,18 +451,16 @@ impl Store {
         cell: &str,
         discard_first: u32,
     ) -> Vec<StepMeans> {
-        let query = || -> rusqlite::Result<Vec<StepMeans>> {
-            let mut st = self.conn.prepare(
-                "SELECT x.step, MIN(x.nodes_before), MAX(x.nodes_after), AVG(x.stabilisation_s),
-                        AVG(x.elasticity), SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END),
-                        SUM(CASE WHEN json_extract(x.verdict, '$.passed') THEN 1 ELSE 0 END),
-                        COUNT(x.verdict)
-                 FROM run_elastic x JOIN runs r ON r.id = x.run_id
-                 JOIN experiments e ON e.id = r.experiment_id
-                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
-                 GROUP BY x.step ORDER BY x.step",
-            )?;
-            let rows = st.query_map(params![experiment, cell, discard_first], |r| {
+        self.per_first_column(
+            "run_elastic",
+            "x.step, MIN(x.nodes_before), MAX(x.nodes_after), AVG(x.stabilisation_s),
+             AVG(x.elasticity), SUM(CASE WHEN x.stabilisation_s IS NULL THEN 1 ELSE 0 END),
+             SUM(CASE WHEN json_extract(x.verdict, '$.passed') THEN 1 ELSE 0 END),
+             COUNT(x.verdict)",
+            experiment,
+            cell,
+            discard_first,
+            |r| {
                 Ok(StepMeans {
                     step: r.get::<_, u32>(0)?,
                     nodes_before: r.get::<_, i64>(1)? as usize,
@@ -475,26 +473,22 @@ impl Store {
                         judged => Some((r.get::<_, u64>(6)?, judged)),
                     },
                 })
-            })?;
-            rows.collect()
-        };
-        query().unwrap_or_default()
+            },
+        )
     }
 
     /// Dory's performance table of a cell: per stable size, the means over the counted repetitions
     /// of the mean and the deviation of request-set times, and of the scalability against the size
     /// before (where everything doubled).
     pub fn size_means(&self, experiment: &str, cell: &str, discard_first: u32) -> Vec<SizeMeans> {
-        let query = || -> rusqlite::Result<Vec<SizeMeans>> {
-            let mut st = self.conn.prepare(
-                "SELECT s.nodes, MIN(s.records), MIN(s.in_flight), MIN(s.set_size), AVG(s.mean_s),
-                        AVG(s.sd_s), AVG(s.scalability), COUNT(*)
-                 FROM run_sizes s JOIN runs r ON r.id = s.run_id
-                 JOIN experiments e ON e.id = r.experiment_id
-                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
-                 GROUP BY s.nodes ORDER BY s.nodes",
-            )?;
-            let rows = st.query_map(params![experiment, cell, discard_first], |r| {
+        self.per_first_column(
+            "run_sizes",
+            "x.nodes, MIN(x.records), MIN(x.in_flight), MIN(x.set_size), AVG(x.mean_s),
+             AVG(x.sd_s), AVG(x.scalability), COUNT(*)",
+            experiment,
+            cell,
+            discard_first,
+            |r| {
                 Ok(SizeMeans {
                     nodes: r.get::<_, i64>(0)? as usize,
                     records: r.get::<_, u64>(1)?,
@@ -505,7 +499,31 @@ impl Store {
                     scalability: r.get(6)?,
                     runs: r.get::<_, u64>(7)?,
                 })
-            })?;
+            },
+        )
+    }
+
+    /// `columns` of per-run table `table` (as `x`) over the counted repetitions of cell `cell` of
+    /// `experiment` (those after its first `discard_first` that ran), grouped and ordered by the
+    /// first column, each row made by `row`; none where the store cannot say (a file from before
+    /// the table, a failed read).
+    fn per_first_column<T>(
+        &self,
+        table: &str,
+        columns: &str,
+        experiment: &str,
+        cell: &str,
+        discard_first: u32,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Vec<T> {
+        let query = || -> rusqlite::Result<Vec<T>> {
+            let mut st = self.conn.prepare(&format!(
+                "SELECT {columns} FROM {table} x JOIN runs r ON r.id = x.run_id
+                 JOIN experiments e ON e.id = r.experiment_id
+                 WHERE e.name = ?1 AND r.cell = ?2 AND r.repetition > ?3 AND r.status = 'ok'
+                 GROUP BY 1 ORDER BY 1"
+            ))?;
+            let rows = st.query_map(params![experiment, cell, discard_first], row)?;
             rows.collect()
         };
         query().unwrap_or_default()
