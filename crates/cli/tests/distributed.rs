@@ -899,15 +899,12 @@ fn within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 
 /// A client of a rendezvous run on the null binding, its output piped.
 fn rendezvous_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["run", "--db", "null://", "--rendezvous", rendezvous])
-        .args(["--client-index", index, "--no-monitor", "--grace", "1s"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    spawn_piped(
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["run", "--db", "null://", "--rendezvous", rendezvous])
+            .args(["--client-index", index, "--no-monitor", "--grace", "1s"])
+            .args(extra),
+    )
 }
 
 /// Clients started unlike each other are refused at the barrier, naming the field, before anything

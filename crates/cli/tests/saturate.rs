@@ -336,18 +336,15 @@ fn search_client(rendezvous: &str, index: &str, extra: &[&str]) -> std::process:
         true => &[][..],
         false => &["--start-timeout", "10s"][..],
     };
-    Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args(["saturate", "--db", "null://", "--rendezvous", rendezvous])
-        .args(["--clients", "2", "--client-index", index, "--no-monitor"])
-        .args(["--start-rate", "1000", "--factor", "2", "--duration", "1s"])
-        .args(["--interval", "100ms"])
-        .args(start_timeout)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    spawn_piped(
+        Command::new(env!("CARGO_BIN_EXE_scalebench"))
+            .args(["saturate", "--db", "null://", "--rendezvous", rendezvous])
+            .args(["--clients", "2", "--client-index", index, "--no-monitor"])
+            .args(["--start-rate", "1000", "--factor", "2", "--duration", "1s"])
+            .args(["--interval", "100ms"])
+            .args(start_timeout)
+            .args(extra),
+    )
 }
 
 /// Clients started by Slurm (`srun -n 2 scalebench saturate --rendezvous ...`): client 0 leads,

@@ -159,6 +159,36 @@ fn commands_processed(port: u16) -> u64 {
         .expect("INFO stats counts commands")
 }
 
+/// `scalebench run a` on `url` for 3 s, no warm-up, at 200 operations a second.
+fn three_seconds_of_a_at_200_per_second(url: &str) -> std::process::Command {
+    let mut run = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"));
+    run.args([
+        "run",
+        "a",
+        "--db",
+        url,
+        "--duration",
+        "3s",
+        "--warmup",
+        "0s",
+    ])
+    .args(["--target", "200"]);
+    run
+}
+
+/// Waits until the Redis server on `port` processed `commands` in all (the run `what` names
+/// wrote that far), failing after a minute.
+fn await_commands(port: u16, commands: u64, what: &str) {
+    let waited = std::time::Instant::now();
+    while commands_processed(port) < commands {
+        assert!(
+            waited.elapsed() < std::time::Duration::from_secs(60),
+            "{what}: the run never wrote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A Redis server of this test's own with workload a's 300 records loaded, and its process.
 fn loaded_redis() -> (scalebench_deploy::redis::RedisServer, nix::unistd::Pid) {
     let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
@@ -220,24 +250,8 @@ fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
     for (case, limit) in [("limit", "2s"), ("signal", "10m")] {
         let out = dir.path().join(format!("{case}.json"));
         let before = commands_processed(server.port);
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
-            .args([
-                "run",
-                "a",
-                "--db",
-                &url,
-                "--duration",
-                "3s",
-                "--warmup",
-                "0s",
-            ])
-            .args([
-                "--target",
-                "200",
-                "--op-timeout",
-                "300ms",
-                "--verify-writes",
-            ])
+        let mut child = three_seconds_of_a_at_200_per_second(&url)
+            .args(["--op-timeout", "300ms", "--verify-writes"])
             .args(["--verify-timeout", limit, "-o", out.to_str().unwrap()])
             .args(props)
             .stdout(std::process::Stdio::piped())
@@ -253,14 +267,7 @@ fn a_paused_server_ends_the_write_check_at_its_limit_or_at_ctrl_c() {
         });
         // Paused near the run's end (about 450 of its 600 operations done): the check after it
         // connects to a server that accepts and never answers.
-        let waited = Instant::now();
-        while commands_processed(server.port) < before + 450 {
-            assert!(
-                waited.elapsed() < Duration::from_secs(60),
-                "{case}: the run never wrote"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        await_commands(server.port, before + 450, case);
         kill(redis, Signal::SIGSTOP).unwrap();
         let mut seen = Vec::new();
         let checking = loop {
@@ -327,18 +334,8 @@ fn a_paused_server_holds_the_grace_and_the_probe_until_ctrl_c() {
     let out = dir.path().join("probe.json");
     let before = commands_processed(server.port);
     let started = Instant::now();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_scalebench"))
-        .args([
-            "run",
-            "a",
-            "--db",
-            &url,
-            "--duration",
-            "3s",
-            "--warmup",
-            "0s",
-        ])
-        .args(["--target", "200", "--consistency-probe", "20"])
+    let mut child = three_seconds_of_a_at_200_per_second(&url)
+        .args(["--consistency-probe", "20"])
         .args(["-o", out.to_str().unwrap()])
         .args(props)
         .stdout(std::process::Stdio::null())
@@ -347,13 +344,7 @@ fn a_paused_server_holds_the_grace_and_the_probe_until_ctrl_c() {
         .unwrap();
     // Paused during the window (its workload and probe operations in flight then wait for it),
     // interrupted half a second after the window's end.
-    while commands_processed(server.port) < before + 450 {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the run never wrote"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    await_commands(server.port, before + 450, "the probe's run");
     kill(redis, Signal::SIGSTOP).unwrap();
     let window_over = started + Duration::from_millis(3500);
     std::thread::sleep(window_over.saturating_duration_since(Instant::now()));

@@ -138,6 +138,27 @@ fn workload(props: &[(&str, &str)]) -> CoreWorkload {
     scalebench_workload::builtin::builtin_with("a", props).unwrap()
 }
 
+/// Workload a's updates only, of 5 keys chosen uniformly: each key written again and again.
+fn updates_of_five_keys() -> CoreWorkload {
+    workload(&[
+        ("recordcount", "5"),
+        ("readproportion", "0"),
+        ("updateproportion", "1"),
+        ("requestdistribution", "uniform"),
+    ])
+}
+
+/// A run of 50 operations, each given at most 20 ms, its writes verified after it.
+fn verified_50_operations_of_20ms() -> RunPlan {
+    RunPlan {
+        duration: None,
+        operation_count: Some(50),
+        op_timeout: Some(Duration::from_millis(20)),
+        verify_writes: true,
+        ..Default::default()
+    }
+}
+
 /// One thread, one slot: the write that never answers is the run's last, so what it wrote stays.
 /// Before, the hard stop dropped it unrecorded, and the key holding its value was counted lost
 /// ("older than its last acknowledged write").
@@ -201,23 +222,12 @@ fn deleted_keys_are_expected_absent() {
 /// operation timeout, and a key never read is unreadable, in no class.
 #[test]
 fn the_verify_pass_gives_up_a_key_that_does_not_answer_within_the_operation_timeout() {
-    let w = workload(&[
-        ("recordcount", "5"),
-        ("readproportion", "0"),
-        ("updateproportion", "1"),
-        ("requestdistribution", "uniform"),
-    ]);
+    let w = updates_of_five_keys();
     let store = Arc::new(Store {
         reads_hang: true,
         ..Default::default()
     });
-    let run = RunPlan {
-        duration: None,
-        operation_count: Some(50),
-        op_timeout: Some(Duration::from_millis(20)),
-        verify_writes: true,
-        ..Default::default()
-    };
+    let run = verified_50_operations_of_20ms();
     let out = load_then_run(store, &w, &run);
     let l = out.result.lost_writes.expect("verified");
     assert_eq!((l.checked, l.unreadable), (0, 5), "{l:?}");
@@ -227,12 +237,7 @@ fn the_verify_pass_gives_up_a_key_that_does_not_answer_within_the_operation_time
 /// QUORUM just after a replica was killed: 24 of 270 keys in CI) are read in a later round.
 #[test]
 fn keys_unread_at_first_are_read_again_after_the_others() {
-    let w = workload(&[
-        ("recordcount", "5"),
-        ("readproportion", "0"),
-        ("updateproportion", "1"),
-        ("requestdistribution", "uniform"),
-    ]);
+    let w = updates_of_five_keys();
     let store = Arc::new(Store {
         // Every attempt of the first round: 5 keys, 3 attempts each.
         failing_reads: AtomicU64::new(15),
@@ -241,11 +246,7 @@ fn keys_unread_at_first_are_read_again_after_the_others() {
     let run = RunPlan {
         threads: 1,
         concurrency: 1,
-        duration: None,
-        operation_count: Some(50),
-        op_timeout: Some(Duration::from_millis(20)),
-        verify_writes: true,
-        ..Default::default()
+        ..verified_50_operations_of_20ms()
     };
     let out = load_then_run(store, &w, &run);
     let l = out.result.lost_writes.expect("verified");

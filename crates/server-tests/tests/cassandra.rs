@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use scalebench_binding::cassandra::CassandraFactory;
@@ -57,13 +56,6 @@ fn client_encryption(files: &support::tls::TlsFiles) -> String {
     )
 }
 
-/// One test at a time: the fault test pauses the shared node.
-static TURN: Mutex<()> = Mutex::new(());
-
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 // Upserts and tombstones: Cassandra cannot report a missing record on update or delete; scans follow
 // token order.
 const EXPECT: Expectations = Expectations {
@@ -75,7 +67,7 @@ const EXPECT: Expectations = Expectations {
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
     assert_not_root(node().process.pid(), scalebench_deploy::cassandra::ACCOUNT);
-    let _t = turn();
+    let _t = one_test_at_a_time();
     check_crud_with_each(
         CassandraFactory::open,
         &node().url("ycsb"),
@@ -87,7 +79,7 @@ fn crud_semantics_prepared_and_unprepared() {
 
 #[test]
 fn load_10000_records_then_workload_a_without_errors() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     for (table, opts) in [
         ("e2e_batch", vec![]),
         (
@@ -103,33 +95,14 @@ fn load_10000_records_then_workload_a_without_errors() {
             ("recordcount", "10000"),
             ("dataintegrity", "true"),
         ]);
-        let loaded = phase(
-            config(&node().url("ycsb"), &w, &opts, true, true),
-            &w,
-            load_plan(2, 50),
-        )
-        .result;
-        assert_eq!(
-            (loaded.totals.records, loaded.totals.failed),
-            (10_000, 0),
-            "{table}: {:?}",
-            loaded.errors
-        );
-        let ran = phase(
-            config(&node().url("ycsb"), &w, &opts, false, false),
-            &w,
-            run_plan(3.0),
-        )
-        .result;
-        assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
-        assert!(ran.totals.ok > 100);
-        assert_accounted(&ran);
+        assert_loads_10000_records(&node().url("ycsb"), &w, &opts, (true, 50), table);
+        assert_runs_without_errors(&node().url("ycsb"), &w, &opts, 3.0, table);
     }
 }
 
 #[test]
 fn consistency_all_with_more_replicas_than_nodes_is_unavailable() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[
         ("table", "rf2"),
         ("fieldcount", "2"),
@@ -188,7 +161,7 @@ fn consistency_all_with_more_replicas_than_nodes_is_unavailable() {
 
 #[test]
 fn insert_if_not_exists_reports_a_second_insert_as_conflict() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[("table", "lwt"), ("fieldcount", "2")]);
     let f = CassandraFactory::open(&config(
         &node().url("ycsb"),
@@ -210,7 +183,7 @@ fn insert_if_not_exists_reports_a_second_insert_as_conflict() {
 
 #[test]
 fn a_paused_node_stalls_the_run_without_failures() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[("table", "faults"), ("recordcount", "2000")]);
     let url = node().url("ycsb");
     phase(config(&url, &w, &[], true, true), &w, load_plan(1, 50));
@@ -237,7 +210,7 @@ fn a_paused_node_stalls_the_run_without_failures() {
 /// a batched load complete.
 #[test]
 fn measurement_records_are_stored_typed() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = builtin(
         "timeseries",
         &[("table", "measurements"), ("recordcount", "2000")],
@@ -276,7 +249,7 @@ fn measurement_records_are_stored_typed() {
 /// timestamp, boolean), a record read back as written, its mix run without a failure.
 #[test]
 fn the_session_store_workload_file_runs_with_typed_columns() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_session_store_runs(CassandraFactory::open, &node().url("ycsb"), &[], &[]);
     // Unprepared: each value written into the statement as a CQL literal, lists and maps too.
     assert_session_store_runs(
@@ -303,7 +276,7 @@ fn a_workload_files_own_statements_run_and_are_judged() {
 /// Issue 43: a workload file's batches on Cassandra (a logged BATCH).
 #[test]
 fn a_workload_files_batches_write_every_record() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_batches_write(
         CassandraFactory::open,
         &node().url("ycsb"),
@@ -315,7 +288,7 @@ fn a_workload_files_batches_write_every_record() {
 /// Issue 43: a workload file's multi-gets on Cassandra: one SELECT ... IN.
 #[test]
 fn a_workload_files_multi_gets_read_their_keys() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_multi_gets_read(CassandraFactory::open, &node().url("ycsb"));
 }
 
@@ -323,7 +296,7 @@ fn a_workload_files_multi_gets_read_their_keys() {
 /// written in one lightweight transaction conditional on every column as read.
 #[test]
 fn a_sequence_in_one_transaction_counts_every_visit_once() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     // Paxos rounds: about 100 a second from 8 slots on one debug-built client here.
     assert_one_record_transactions(CassandraFactory::open, &node().url("ycsb"), 150.0);
 }
@@ -332,7 +305,7 @@ fn a_sequence_in_one_transaction_counts_every_visit_once() {
 /// after each run: none lost, none holding a value never written.
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_no_write_lost(&node().url("ycsb"), &[], true);
 }
 
@@ -344,7 +317,7 @@ fn no_write_of_any_ycsb_workload_is_lost() {
 #[test]
 fn tls_sessions_verify_the_nodes_certificate() {
     use support::tls::*;
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let native = node().native_port;
     let user = |(cert, key): &(std::path::PathBuf, std::path::PathBuf)| {
         format!("usercert={}&userkey={}", cert.display(), key.display())

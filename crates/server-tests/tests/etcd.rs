@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::conformance::check_crud;
 use scalebench_binding::etcd::EtcdFactory;
 use scalebench_deploy::etcd::EtcdServer;
 use support::*;
@@ -29,17 +29,8 @@ fn tls_port() -> u16 {
 
 fn tls() -> &'static support::tls::TlsFiles {
     static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
-    FILES.get_or_init(|| {
-        let account = scalebench_deploy::Account::for_server(scalebench_deploy::etcd::ACCOUNT);
-        support::tls::tls_files(&account.unwrap())
-    })
+    FILES.get_or_init(|| support::tls::tls_files_of_server(scalebench_deploy::etcd::ACCOUNT))
 }
-
-const EXPECT: Expectations = Expectations {
-    update_missing_is_not_found: true,
-    delete_missing_is_not_found: true,
-    scan_in_key_order: true,
-};
 
 #[test]
 fn crud_semantics_linearizable_and_serializable() {
@@ -54,7 +45,7 @@ fn crud_semantics_linearizable_and_serializable() {
             true,
         ))
         .unwrap();
-        block_on(check_crud(&f, "user", 4, EXPECT))
+        block_on(check_crud(&f, "user", 4, EXACT_EXPECTATIONS))
             .unwrap_or_else(|e| panic!("{consistency}: {e}"));
     }
     let w = workload(&[]);
@@ -85,18 +76,7 @@ fn load_10000_records_then_workload_a_without_errors() {
         ("recordcount", "10000"),
         ("dataintegrity", "true"),
     ]);
-    let loaded = phase(
-        config(&server().url(), &w, &[], false, true),
-        &w,
-        load_plan(2, 100),
-    )
-    .result;
-    assert_eq!(
-        (loaded.totals.records, loaded.totals.failed),
-        (10_000, 0),
-        "{:?}",
-        loaded.errors
-    );
+    assert_loads_10000_records(&server().url(), &w, &[], (false, 100), "e2e");
     let ran = phase(
         config(&server().url(), &w, &[], false, false),
         &w,

@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use scalebench_binding::conformance::{check_crud, Expectations};
@@ -21,13 +20,6 @@ fn server() -> &'static HbaseServer {
                 .expect("HBase starts")
         })
     })
-}
-
-/// One test at a time: HBase takes both cores, and the fault test pauses the shared server.
-static TURN: Mutex<()> = Mutex::new(());
-
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 // Puts create missing rows and deletes of missing rows succeed: HBase cannot tell.
@@ -71,7 +63,7 @@ fn tcp_active_opens() -> u64 {
 fn crud_semantics() {
     assert_not_root(server().process.pid(), scalebench_deploy::hbase::ACCOUNT);
     assert_not_root(server().gateway.pid(), scalebench_deploy::hbase::ACCOUNT);
-    let _t = turn();
+    let _t = one_test_at_a_time();
     for (table, opts) in [
         ("crud", vec![]),
         ("crud_sync", vec![("durability", "fsync_wal")]),
@@ -84,7 +76,7 @@ fn crud_semantics() {
 
 #[test]
 fn load_10000_records_then_workload_a_and_e_without_errors() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let url = server().url();
     let w = workload(&[
         ("table", "e2e"),
@@ -92,19 +84,13 @@ fn load_10000_records_then_workload_a_and_e_without_errors() {
         ("dataintegrity", "true"),
     ]);
     let opts = [("presplit_regions", "4")];
-    let loaded = phase(config(&url, &w, &opts, true, true), &w, load_plan(2, 100)).result;
-    assert_eq!(
-        (loaded.totals.records, loaded.totals.failed),
-        (10_000, 0),
-        "{:?}",
-        loaded.errors
-    );
+    assert_loads_10000_records(&url, &w, &opts, (true, 100), "e2e");
     assert_a_and_e_without_errors(&url, "e2e");
 }
 
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let mut own =
         HbaseServer::start(&servers_dir(), &HbaseOptions::default(), true).expect("HBase starts");
     let w = workload(&[("table", "gateway"), ("fieldcount", "1")]);
@@ -178,11 +164,9 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
         &own.process,
         &own.url(),
         Faults {
-            create: true,
-            drop: true,
-            tolerated: &[],
             crash_classes: &["timeout", "unavailable"],
             op_timeout: Some(Duration::from_millis(300)),
+            ..Faults::TABLES_FAIL_FAST
         },
     );
     // The gateway gone too: its connections are refused, an unavailable server.
@@ -199,7 +183,7 @@ fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it() {
 
 #[test]
 fn client_buffering_holds_puts_until_the_buffer_fills_or_the_binding_ends() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let url = server().url();
     let w = workload(&[("table", "buffered"), ("fieldcount", "1")]);
     let opts = [("client_buffering", "true"), ("write_buffer_bytes", "1000")];
@@ -240,16 +224,9 @@ fn client_buffering_holds_puts_until_the_buffer_fills_or_the_binding_ends() {
 
 #[test]
 fn a_missing_table_and_bad_options_are_named() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[("table", "no_such_table")]);
-    let e = HbaseFactory::open(&config(&server().url(), &w, &[], false, false))
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
-        "{e}"
-    );
+    assert_missing_table_named(HbaseFactory::open, &server().url(), &w);
     for (option, bad) in [
         ("durability", "always"),
         ("compression", "zip"),
@@ -291,7 +268,7 @@ fn table_info(table: &str) -> Vec<u8> {
 
 #[test]
 fn table_options_shape_the_table_it_creates() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[("table", "shaped"), ("fieldcount", "1")]);
     let opts = [
         ("compression", "GZ"),
@@ -337,7 +314,7 @@ fn wal_bytes() -> u64 {
 
 #[test]
 fn skip_wal_writes_no_log_and_the_other_durabilities_do() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[
         ("table", "durable"),
         ("fieldcount", "1"),
@@ -376,7 +353,7 @@ fn skip_wal_writes_no_log_and_the_other_durabilities_do() {
 
 #[test]
 fn scan_caching_fetches_that_many_rows_per_round_trip() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     let w = workload(&[("table", "cached"), ("fieldcount", "1")]);
     let f = HbaseFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
     block_on(async {
@@ -424,7 +401,7 @@ fn scan_caching_fetches_that_many_rows_per_round_trip() {
 /// text, read back as written, its mix run without a failure.
 #[test]
 fn the_session_store_workload_file_runs() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_session_store_runs(HbaseFactory::open, &server().url(), &[], &[]);
 }
 
@@ -432,7 +409,7 @@ fn the_session_store_workload_file_runs() {
 /// HBase.
 #[test]
 fn a_workload_files_multi_gets_and_batches_run() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     assert_multi_gets_read(HbaseFactory::open, &server().url());
     assert_batches_write(
         HbaseFactory::open,
@@ -446,7 +423,7 @@ fn a_workload_files_multi_gets_and_batches_run() {
 /// after each run: none lost, none holding a value never written.
 #[test]
 fn no_write_of_any_ycsb_workload_is_lost() {
-    let _t = turn();
+    let _t = one_test_at_a_time();
     // HBase orders a row's versions by timestamp alone unless told otherwise: a delete hides a
     // put made after it in the same millisecond, an acknowledged write HBase itself loses (seen
     // here, 1 of 126 keys in workload A). Its newer semantics keep it.

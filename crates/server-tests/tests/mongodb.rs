@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mongodb::bson::{doc, Document};
-use scalebench_binding::conformance::{check_crud, Expectations};
+use scalebench_binding::conformance::check_crud;
 use scalebench_binding::mongodb::MongoFactory;
 use scalebench_binding::{Binding, BindingFactory};
 use scalebench_deploy::mongodb::MongoTestServer;
@@ -24,12 +24,6 @@ fn server() -> &'static MongoTestServer {
         })
     })
 }
-
-const EXPECT: Expectations = Expectations {
-    update_missing_is_not_found: true,
-    delete_missing_is_not_found: true,
-    scan_in_key_order: true,
-};
 
 /// A driver client of the test's own, for looking at what the binding wrote.
 fn collection(url: &str, name: &str) -> (tokio::runtime::Runtime, mongodb::Collection<Document>) {
@@ -66,7 +60,7 @@ fn crud_semantics() {
     assert_not_root(server().process.pid(), scalebench_deploy::mongodb::ACCOUNT);
     let w = workload(&[("table", "crud"), ("fieldcount", "4")]);
     let f = MongoFactory::open(&config(&server().url(), &w, &[], true, true)).unwrap();
-    block_on(check_crud(&f, "user", 4, EXPECT)).unwrap();
+    block_on(check_crud(&f, "user", 4, EXACT_EXPECTATIONS)).unwrap();
 }
 
 #[test]
@@ -77,13 +71,7 @@ fn load_10000_records_then_workload_a_without_errors() {
         ("recordcount", "10000"),
         ("dataintegrity", "true"),
     ]);
-    let loaded = phase(config(&url, &w, &[], false, true), &w, load_plan(2, 100)).result;
-    assert_eq!(
-        (loaded.totals.records, loaded.totals.failed),
-        (10_000, 0),
-        "{:?}",
-        loaded.errors
-    );
+    assert_loads_10000_records(&url, &w, &[], (false, 100), "e2e");
     assert_eq!(count(&url, "e2e"), 10_000);
     // One document per record: _id is the key, one binary field per YCSB field (as YCSB's binding).
     let (rt, c) = collection(&url, "e2e");

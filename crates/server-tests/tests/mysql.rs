@@ -2,7 +2,6 @@
 
 mod support;
 
-use scalebench_binding::conformance::Expectations;
 use scalebench_binding::mysql::MysqlFactory;
 use scalebench_deploy::mariadb::MariadbServer;
 use support::*;
@@ -27,17 +26,8 @@ fn server() -> &'static MariadbServer {
 
 fn tls() -> &'static support::tls::TlsFiles {
     static FILES: std::sync::OnceLock<support::tls::TlsFiles> = std::sync::OnceLock::new();
-    FILES.get_or_init(|| {
-        let account = scalebench_deploy::Account::for_server(scalebench_deploy::mariadb::ACCOUNT);
-        support::tls::tls_files(&account.unwrap())
-    })
+    FILES.get_or_init(|| support::tls::tls_files_of_server(scalebench_deploy::mariadb::ACCOUNT))
 }
-
-const EXPECT: Expectations = Expectations {
-    update_missing_is_not_found: true,
-    delete_missing_is_not_found: true,
-    scan_in_key_order: true,
-};
 
 #[test]
 fn crud_semantics_prepared_and_text() {
@@ -47,7 +37,7 @@ fn crud_semantics_prepared_and_text() {
         &server().url(),
         "prepared",
         &[("crud_prepared", "true"), ("crud_text", "false")],
-        EXPECT,
+        EXACT_EXPECTATIONS,
     );
 }
 
@@ -72,48 +62,19 @@ fn load_10000_records_then_workload_a_without_errors() {
             ("recordcount", "10000"),
             ("dataintegrity", "true"),
         ]);
-        let loaded = phase(
-            config(&server().url(), &w, &options, true, true),
-            &w,
-            load_plan(2, batch),
-        )
-        .result;
-        assert_eq!(
-            (loaded.totals.records, loaded.totals.failed),
-            (10_000, 0),
-            "{table}: {:?}",
-            loaded.errors
-        );
+        assert_loads_10000_records(&server().url(), &w, &options, (true, batch), table);
         let rows = server()
             .sql(&format!("SELECT COUNT(*) FROM ycsb.{table}"))
             .unwrap();
         assert_eq!(rows.trim(), "10000");
-        let ran = phase(
-            config(&server().url(), &w, &options, false, false),
-            &w,
-            run_plan(2.0),
-        )
-        .result;
-        assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
-        assert!(ran.totals.ok > 100);
-        assert_accounted(&ran);
+        assert_runs_without_errors(&server().url(), &w, &options, 2.0, table);
     }
 }
 
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = MariadbServer::start(&servers_dir(), &[], true).expect("MariaDB starts");
-    check_pause_then_crash(
-        &own.process,
-        &own.url(),
-        Faults {
-            create: true,
-            drop: true,
-            tolerated: &[],
-            crash_classes: &["unavailable"],
-            op_timeout: None,
-        },
-    );
+    check_pause_then_crash(&own.process, &own.url(), Faults::TABLES_FAIL_FAST);
 }
 
 /// Lourenco's measurement records: typed columns, values read back equal, a batched load complete.

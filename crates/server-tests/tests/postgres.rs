@@ -2,7 +2,6 @@
 
 mod support;
 
-use scalebench_binding::conformance::Expectations;
 use scalebench_binding::postgres::PostgresFactory;
 use scalebench_deploy::postgres::PostgresServer;
 use support::*;
@@ -44,12 +43,6 @@ fn tls() -> &'static support::tls::TlsFiles {
     FILES.get_or_init(|| support::tls::tls_files(&scalebench_deploy::postgres::account().unwrap()))
 }
 
-const EXPECT: Expectations = Expectations {
-    update_missing_is_not_found: true,
-    delete_missing_is_not_found: true,
-    scan_in_key_order: true,
-};
-
 #[test]
 fn crud_semantics_prepared_and_unprepared() {
     assert_not_root(server().process.pid(), scalebench_deploy::postgres::ACCOUNT);
@@ -58,7 +51,7 @@ fn crud_semantics_prepared_and_unprepared() {
         &server().url(),
         "prepared",
         &[("crud_prepared", "true"), ("crud_unprepared", "false")],
-        EXPECT,
+        EXACT_EXPECTATIONS,
     );
 }
 
@@ -105,31 +98,8 @@ fn load_10000_records_then_workload_a_without_errors_in_every_batch_mode() {
             ("recordcount", "10000"),
             ("dataintegrity", "true"),
         ]);
-        let loaded = phase(
-            config(&server().url(), &w, &options, true, true),
-            &w,
-            load_plan(2, batch),
-        )
-        .result;
-        assert_eq!(
-            loaded.totals.records, 10_000,
-            "{table}: {:?}",
-            loaded.errors
-        );
-        assert_eq!(loaded.totals.failed, 0);
-        let ran = phase(
-            config(&server().url(), &w, &options, false, false),
-            &w,
-            run_plan(2.0),
-        )
-        .result;
-        assert_eq!(ran.totals.failed, 0, "{table}: {:?}", ran.errors);
-        assert!(
-            ran.totals.ok > 100,
-            "{table}: only {} operations",
-            ran.totals.ok
-        );
-        assert_accounted(&ran);
+        assert_loads_10000_records(&server().url(), &w, &options, (true, batch), table);
+        let ran = assert_runs_without_errors(&server().url(), &w, &options, 2.0, table);
         assert_eq!(
             ran.operations.keys().collect::<Vec<_>>(),
             ["READ", "UPDATE"]
@@ -163,17 +133,7 @@ fn synchronous_commit_is_set_per_session() {
 #[test]
 fn a_paused_server_stalls_the_run_and_a_killed_one_fails_it_as_unavailable() {
     let own = PostgresServer::start(&servers_dir(), &[], true).expect("PostgreSQL starts");
-    check_pause_then_crash(
-        &own.process,
-        &own.url(),
-        Faults {
-            create: true,
-            drop: true,
-            tolerated: &[],
-            crash_classes: &["unavailable"],
-            op_timeout: None,
-        },
-    );
+    check_pause_then_crash(&own.process, &own.url(), Faults::TABLES_FAIL_FAST);
 }
 
 /// Lourenco's measurement records: typed columns, values read back equal, a batched load complete.

@@ -317,6 +317,17 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     pids
 }
 
+/// Starts `command` in the background, its input closed and both outputs piped for the test to
+/// read.
+pub fn spawn_piped(command: &mut Command) -> std::process::Child {
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The independent checker (tools/history-check: Porcupine, built here with Go) on a probe's
 /// history: its report (`reads`, `stale_reads`, `linearizable`, ...).
 #[allow(dead_code)]

@@ -248,6 +248,76 @@ pub struct Faults<'a> {
     pub op_timeout: Option<Duration>,
 }
 
+impl Faults<'static> {
+    /// A server with tables (the load creates and drops them) whose clients fail fast once it is
+    /// killed: nothing tolerated while paused, the crash seen as unavailable.
+    pub const TABLES_FAIL_FAST: Faults<'static> = Faults {
+        create: true,
+        drop: true,
+        tolerated: &[],
+        crash_classes: &["unavailable"],
+        op_timeout: None,
+    };
+}
+
+/// What a server that names a missing record on update and delete and scans in key order passes.
+pub const EXACT_EXPECTATIONS: scalebench_binding::conformance::Expectations =
+    scalebench_binding::conformance::Expectations {
+        update_missing_is_not_found: true,
+        delete_missing_is_not_found: true,
+        scan_in_key_order: true,
+    };
+
+/// Holds the test's turn on a server the binary's tests share when they cannot overlap (one pauses
+/// it, or it takes both cores); a test that failed holding it does not block the others.
+pub fn one_test_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Loads `w`'s 10,000 records with two threads in batches of `batch` (`create` makes the table
+/// first) and asserts every one went in; `what` names the case in a failure.
+pub fn assert_loads_10000_records(
+    url: &str,
+    w: &CoreWorkload,
+    options: &[(&str, &str)],
+    (create, batch): (bool, usize),
+    what: &str,
+) {
+    let loaded = phase(
+        config(url, w, options, create, true),
+        w,
+        load_plan(2, batch),
+    )
+    .result;
+    assert_eq!(
+        (loaded.totals.records, loaded.totals.failed),
+        (10_000, 0),
+        "{what}: {:?}",
+        loaded.errors
+    );
+}
+
+/// Runs `w` for `seconds` and asserts no operation failed, more than 100 succeeded and every one
+/// is accounted; `what` names the case in a failure.
+pub fn assert_runs_without_errors(
+    url: &str,
+    w: &CoreWorkload,
+    options: &[(&str, &str)],
+    seconds: f64,
+    what: &str,
+) -> scalebench_measure::PhaseResult {
+    let ran = phase(config(url, w, options, false, false), w, run_plan(seconds)).result;
+    assert_eq!(ran.totals.failed, 0, "{what}: {:?}", ran.errors);
+    assert!(
+        ran.totals.ok > 100,
+        "{what}: only {} operations",
+        ran.totals.ok
+    );
+    assert_accounted(&ran);
+    ran
+}
+
 /// Loads 2,000 records into `server`, then: paused with SIGSTOP for 1.5 s in a 3.5 s run, no failures
 /// and the stall shows in the maximum latency; killed with SIGKILL after 1 s of a 2.5 s run, the run
 /// completes and the failures fall in `crash_classes`. Every operation is accounted in both.
@@ -583,6 +653,24 @@ pub fn check_crud_with_each<F: BindingFactory>(
     }
 }
 
+/// Opening `w`'s table `no_such_table` without --create-schema fails naming the table and the way to
+/// create it: the error's text.
+pub fn assert_missing_table_named<F: BindingFactory>(
+    open: impl Fn(&BindingConfig) -> Result<F, scalebench_binding::BindingError>,
+    url: &str,
+    w: &CoreWorkload,
+) -> String {
+    let e = open(&config(url, w, &[], false, false))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
+        "{e}"
+    );
+    e
+}
+
 /// A missing table is named with the way to create it (and the password is not), and a bad option
 /// value is named with its option.
 pub fn check_missing_table_and_bad_option<F: BindingFactory>(
@@ -592,14 +680,7 @@ pub fn check_missing_table_and_bad_option<F: BindingFactory>(
     (binding, option, bad): (&str, &str, &str),
 ) {
     let w = workload(&[("table", "no_such_table")]);
-    let e = open(&config(url, &w, &[], false, false))
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        e.contains("table 'no_such_table' does not exist") && e.contains("--create-schema"),
-        "{e}"
-    );
+    let e = assert_missing_table_named(&open, url, &w);
     assert!(!e.contains(password), "password leaked: {e}");
     let e = open(&config(url, &w, &[(option, bad)], true, false))
         .err()
@@ -707,6 +788,27 @@ pub fn assert_refusal_names_its_cause<F: BindingFactory>(
     assert!(e.contains("Connection refused"), "no cause: {e}");
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(!e.contains("metadata") && !e.contains("MetadataMap"), "{e}");
+}
+
+/// The probe wrote at least `writes` times, none failed.
+pub fn assert_probe_wrote_at_least(
+    probe: &scalebench_measure::consistency::ConsistencyResult,
+    writes: u64,
+) {
+    assert!(
+        probe.probe_writes >= writes && probe.probe_writes_failed == 0,
+        "{probe:?}"
+    );
+}
+
+/// The independent checker read the probe's history as the probe did: the same reads, the same
+/// stale ones.
+pub fn assert_checker_counts_as_the_probe(
+    probe: &scalebench_measure::consistency::ConsistencyResult,
+    checked: &serde_json::Value,
+) {
+    assert_eq!(checked["reads"], probe.probe_reads, "{checked}");
+    assert_eq!(checked["stale_reads"], probe.stale_reads, "{checked}");
 }
 
 /// What the consistency probe measured beside a `seconds` run of `w` (the load goes on while the

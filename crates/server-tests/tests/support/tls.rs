@@ -30,6 +30,11 @@ fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
     CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap()
 }
 
+/// The files given to the system account a server named `account_name` runs as (see `tls_files`).
+pub fn tls_files_of_server(account_name: &str) -> TlsFiles {
+    tls_files(&scalebench_deploy::Account::for_server(account_name).unwrap())
+}
+
 /// Writes the files in a new directory under the system's temporary directory (which every server
 /// account can enter) and gives it to `account` (PostgreSQL and MariaDB refuse a key others read).
 /// The directory lives as long as the test process's servers.

@@ -371,6 +371,11 @@ fn each_cluster_size_is_deployed_once() {
     );
 }
 
+/// `error` names every one of `parts`.
+fn assert_names_all(error: &str, parts: &[&str]) {
+    assert!(parts.iter().all(|part| error.contains(part)), "{error}");
+}
+
 #[test]
 fn bad_experiments_are_named() {
     let bad = |from: &str, to: &str| Experiment::from_toml(&SPEC.replace(from, to)).unwrap_err();
@@ -383,10 +388,7 @@ fn bad_experiments_are_named() {
     assert!(bad("recordcount = [100]", "nodes = [0]").contains("node count"));
     // Operations are swept by elastic experiments only, each a valid action (issue 42).
     let action = bad("recordcount = [100]", "action = [\"add:1\"]");
-    assert!(
-        action.contains("sweep.action") && action.contains("elastic"),
-        "{action}"
-    );
+    assert_names_all(&action, &["sweep.action", "elastic"]);
     let elastic_action = |a: &str| {
         Experiment::from_toml(&format!(
             "name = \"ops\"\n[procedure]\nmeasure = \"elastic\"\nrequest_set = 10\n\
@@ -400,46 +402,30 @@ fn bad_experiments_are_named() {
     assert!(elastic_action("\"grow\"").contains("'grow'"));
     assert!(elastic_action("3").contains("not an operation"));
     let no_cluster = bad("recordcount = [100]", "nodes = [1, 3]");
-    assert!(
-        no_cluster.contains("\"lite\"") && no_cluster.contains("deployment"),
-        "{no_cluster}"
-    );
+    assert_names_all(&no_cluster, &["\"lite\"", "deployment"]);
     // Run options are typed and checked with the file; command-line text is refused.
     let procedure = |p: &str| bad("discard_first = 1", &format!("[procedure]\n{p}"));
     let threshold = procedure("thresholds = [\"read.p99 < soon\"]");
-    assert!(
-        threshold.contains("procedure.thresholds")
-            && threshold.contains("threshold 'read.p99 < soon'"),
-        "{threshold}"
+    assert_names_all(
+        &threshold,
+        &["procedure.thresholds", "threshold 'read.p99 < soon'"],
     );
     let bad_option = procedure("options = { op_timeout = \"soon\" }");
-    assert!(
-        bad_option.contains("'soon'") && bad_option.contains("procedure.options.op_timeout"),
-        "{bad_option}"
-    );
+    assert_names_all(&bad_option, &["'soon'", "procedure.options.op_timeout"]);
     assert!(procedure("options = { batchsize = 1 }").contains("batchsize"));
     // Issue 43: a rate profile in the file is checked with it.
     let profile = procedure("options = { rate_profile = \"sine:mean=10,amplitude=20,period=1s\" }");
-    assert!(
-        profile.contains("procedure.options.rate_profile") && profile.contains("negative"),
-        "{profile}"
-    );
+    assert_names_all(&profile, &["procedure.options.rate_profile", "negative"]);
     let argv = procedure("args = [\"--create-schema\"]");
     assert!(argv.contains("[procedure.options]"), "{argv}");
     // Issue 61: Dory's fixed shares are shares of request sets, and named shared or fixed.
     let fixed = procedure("request_set_threads = \"fixed\"");
-    assert!(
-        fixed.contains("request_set_threads") && fixed.contains("request_set"),
-        "{fixed}"
-    );
+    assert_names_all(&fixed, &["request_set_threads", "request_set"]);
     assert!(procedure("request_set = 10\nrequest_set_threads = \"bound\"").contains("bound"));
     // The consistency probe and the fault (issue 32): checked with the file.
     assert!(procedure("consistency_probe = 0").contains("consistency_probe = 0"));
     let delays = procedure("consistency_probe = 10\nprobe_delays = [1, -2]");
-    assert!(
-        delays.contains("probe_delays") && delays.contains("60000"),
-        "{delays}"
-    );
+    assert_names_all(&delays, &["probe_delays", "60000"]);
     assert!(procedure("probe_delays = [1]").contains("needs procedure.consistency_probe"));
     let elastic = procedure("consistency_probe = 10\nmeasure = \"elastic\"");
     assert!(elastic.contains("measure = \"run\""), "{elastic}");
