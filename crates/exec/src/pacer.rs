@@ -382,7 +382,10 @@ mod tests {
         pacer.register(nap_end + slack, &waker);
         assert!(!pacer.registered.get(), "a later deadline woke the driver");
         pacer.register(nap_end + slack - 1, &waker);
-        assert!(pacer.registered.get(), "a deadline within the nap left it asleep");
+        assert!(
+            pacer.registered.get(),
+            "a deadline within the nap left it asleep"
+        );
         // Not napping (spinning or waking slots): it finds every deadline on its next look.
         pacer.registered.set(false);
         pacer.nap_until.set(0);
