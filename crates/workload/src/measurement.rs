@@ -19,6 +19,7 @@ pub fn columns() -> Vec<crate::columns::Column> {
         Column, ColumnType, Generator, KeyedGenerator, NumberGenerator, TextGenerator,
         TimeGenerator,
     };
+    use crate::duration::{DurationText, SignedDurationText};
     let column = |name: &str, column_type, length, generator| Column {
         name: name.to_string(),
         column_type,
@@ -40,8 +41,8 @@ pub fn columns() -> Vec<crate::columns::Column> {
     let timestamp = |jitter: &str| {
         Generator::Time(TimeGenerator::Timestamp {
             start: "2026-01-01T00:00:00Z".into(),
-            step: "1s".into(),
-            jitter: jitter.into(),
+            step: SignedDurationText::parse("1s").expect("a duration"),
+            jitter: DurationText::parse(jitter).expect("a duration"),
         })
     };
     vec![

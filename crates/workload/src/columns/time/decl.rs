@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::duration::{DurationText, SignedDurationText};
+
 /// Generators of timestamps. (`columns::Generator::Time`: a new one is its variant here, its name in
 /// [`NAMES`] and its arm in its family\'s `maker`.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -13,14 +15,14 @@ pub enum TimeGenerator {
         #[serde(default = "epoch_text")]
         start: String,
         #[serde(default = "one_second")]
-        step: String,
-        #[serde(default = "zero_duration")]
-        jitter: String,
+        step: SignedDurationText,
+        #[serde(default = "no_jitter")]
+        jitter: DurationText,
     },
     /// The client's clock when the value is made, plus `offset` (e.g. "-5m"): not reproducible.
     Now {
-        #[serde(default = "zero_duration")]
-        offset: String,
+        #[serde(default = "no_offset")]
+        offset: SignedDurationText,
     },
 }
 
@@ -40,10 +42,14 @@ fn epoch_text() -> String {
     "2026-01-01T00:00:00Z".into()
 }
 
-fn one_second() -> String {
-    "1s".into()
+fn one_second() -> SignedDurationText {
+    SignedDurationText::parse("1s").expect("a duration")
 }
 
-fn zero_duration() -> String {
-    "0s".into()
+fn no_jitter() -> DurationText {
+    DurationText::parse("0s").expect("a duration")
+}
+
+fn no_offset() -> SignedDurationText {
+    SignedDurationText::parse("0s").expect("a duration")
 }

@@ -9,6 +9,7 @@ use rand::Rng;
 use super::generator::Generator;
 use super::make::{Built, Check, Draw, Make};
 use super::spec::ColumnType;
+use crate::duration::{DurationText, SignedDurationText};
 
 #[derive(Debug, Clone)]
 enum Time {
@@ -38,7 +39,12 @@ pub(super) fn maker(k: &Check) -> Built {
     Some(time.map(|m| Box::new(m) as Box<dyn Make>))
 }
 
-fn timestamp(k: &Check, start: &str, step: &str, jitter: &str) -> Result<Time, String> {
+fn timestamp(
+    k: &Check,
+    start: &str,
+    step: &SignedDurationText,
+    jitter: &DurationText,
+) -> Result<Time, String> {
     if k.t() != ColumnType::Timestamp {
         return Err(k.wrong());
     }
@@ -47,31 +53,22 @@ fn timestamp(k: &Check, start: &str, step: &str, jitter: &str) -> Result<Time, S
             format!("start '{start}' is not an RFC 3339 time (2026-01-01T00:00:00Z): {e}")
         })?
         .timestamp_millis();
+    let jitter_ms = u64::try_from(jitter.value().as_millis())
+        .map_err(|_| format!("jitter '{jitter}' is too long"))?;
     Ok(Time::Timestamp {
         start_ms,
-        step_ms: duration_ms(step, true)?,
-        jitter_ms: duration_ms(jitter, false)? as u64,
+        step_ms: step.millis(),
+        jitter_ms,
     })
 }
 
-fn now(k: &Check, offset: &str) -> Result<Time, String> {
+fn now(k: &Check, offset: &SignedDurationText) -> Result<Time, String> {
     if k.t() != ColumnType::Timestamp {
         return Err(k.wrong());
     }
     Ok(Time::Now {
-        offset_ms: duration_ms(offset, true)?,
+        offset_ms: offset.millis(),
     })
-}
-
-fn duration_ms(text: &str, negative_allowed: bool) -> Result<i64, String> {
-    let (negative, body) = match text.strip_prefix('-') {
-        Some(rest) if negative_allowed => (true, rest),
-        _ => (false, text),
-    };
-    let d = humantime::parse_duration(body.trim())
-        .map_err(|e| format!("'{text}' is not a duration (e.g. 1s, 250ms, 5m): {e}"))?;
-    let ms = i64::try_from(d.as_millis()).map_err(|_| format!("'{text}' is too long"))?;
-    Ok(if negative { -ms } else { ms })
 }
 
 impl Make for Time {
