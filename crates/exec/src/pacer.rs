@@ -319,14 +319,19 @@ mod tests {
     use crate::clock::Clock;
     use crate::StopSignal;
 
+    /// A runtime as a worker thread runs its slots and their pacer on.
+    fn worker_runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
     /// Slots register deadlines in any order while the driver naps toward another: every wait
     /// ends at its deadline or after it, and none is lost.
     #[test]
     fn every_deadline_is_kept_whatever_order_slots_register_in() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = worker_runtime();
         // The pacer's timer registers with the runtime's reactor.
         let _in_runtime = rt.enter();
         let clock = Clock::anchored(Instant::now());
@@ -368,10 +373,7 @@ mod tests {
     /// left asleep by a later one (no timer set again for it: one wake-up per operation, not two).
     #[test]
     fn only_an_earlier_deadline_cuts_the_drivers_nap() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = worker_runtime();
         let _in_runtime = rt.enter();
         let clock = Clock::anchored(Instant::now());
         let pacer = Pacer::new(&clock);
