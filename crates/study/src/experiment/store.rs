@@ -157,6 +157,26 @@ fn add_later_columns(conn: &Connection) -> rusqlite::Result<()> {
 /// How long a write to the results database waits for another process's write to end.
 const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Runs `setup` again while SQLite answers "database is locked" at once, up to [`BUSY_TIMEOUT`]:
+/// its busy handler is not called where waiting could deadlock (a new database switched to WAL by
+/// two processes at once), nor while the last connection of another process cleans up the WAL on
+/// closing (sqlite.org/wal.html, "Sometimes queries return SQLITE_BUSY in WAL mode"). Two
+/// experiments started together on one results database failed so once in CI.
+fn retry_while_busy<T>(mut setup: impl FnMut() -> rusqlite::Result<T>) -> rusqlite::Result<T> {
+    let started = std::time::Instant::now();
+    loop {
+        match setup() {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            done => return done,
+        }
+    }
+}
+
 impl Store {
     /// Opens or creates a results database to record runs in. It is written in place, as a
     /// database is, so it is the one file not written through `files::AtomicFile`: instead only a
@@ -179,15 +199,14 @@ impl Store {
             .map_err(|e| format!("{}: {e}", path.display()))?;
         // The tables made and completed under the write lock: two experiments opening a new
         // database at once both added the same column ("duplicate column name").
-        conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")
-            .and_then(|_| {
-                let tx =
-                    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                tx.execute_batch(SCHEMA)?;
-                add_later_columns(&tx)?;
-                tx.commit()
-            })
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+        retry_while_busy(|| {
+            conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;")?;
+            let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            tx.execute_batch(SCHEMA)?;
+            add_later_columns(&tx)?;
+            tx.commit()
+        })
+        .map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(Store { conn })
     }
 
@@ -770,5 +789,63 @@ fn measure(r: &rusqlite::Row<'_>, i: usize, column: &str) -> rusqlite::Result<Op
             format!("runs.{column} = {v:e} is out of range (finite, zero or more)").into(),
         )),
         v => Ok(v),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Store;
+
+    /// Where [`one_process_opens_the_database`] opens a database, when this test binary runs it as
+    /// a process of its own.
+    const OPEN_THIS: &str = "SCALEBENCH_TEST_STORE_OPEN";
+
+    /// Run as a child process by the test below (a no-op in the test run itself).
+    #[test]
+    fn one_process_opens_the_database() {
+        if let Ok(path) = std::env::var(OPEN_THIS) {
+            // Opened and closed again and again: the last connection to close cleans up the WAL
+            // under an exclusive lock while the others open.
+            for _ in 0..25 {
+                Store::open(std::path::Path::new(&path)).unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+    }
+
+    /// Experiments started at once on a new results database all open it: none is told
+    /// "database is locked" (CI saw it once with the busy timeout set: SQLite refuses a lock
+    /// escalation at once where waiting could deadlock, and switching a new database to WAL is
+    /// one). Processes, since SQLite's file locks are the processes'.
+    #[test]
+    fn processes_opening_a_new_database_at_once_all_open_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::env::current_exe().unwrap();
+        for round in 0..8 {
+            let path = dir.path().join(format!("results-{round}.db"));
+            let children: Vec<_> = (0..4)
+                .map(|_| {
+                    std::process::Command::new(&me)
+                        .args([
+                            "--exact",
+                            "experiment::store::tests::one_process_opens_the_database",
+                        ])
+                        .args(["--test-threads", "1", "--nocapture"])
+                        .env(OPEN_THIS, &path)
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for child in children {
+                let o = child.wait_with_output().unwrap();
+                assert!(
+                    o.status.success(),
+                    "round {round}: {}{}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+            }
+        }
     }
 }
