@@ -626,13 +626,6 @@ pub fn check_target(ops_s: f64) -> Result<f64, String> {
     scalebench_workload::rate::Rate::or_zero(ops_s).map(|_| ops_s)
 }
 
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let rate = s
-        .parse::<f64>()
-        .map_err(|_| "expected a number of operations per second".to_string())?;
-    check_target(rate)
-}
-
 pub fn parse_arrival(s: &str) -> Result<Arrival, String> {
     [Arrival::Constant, Arrival::Poisson]
         .into_iter()
@@ -691,9 +684,9 @@ pub fn parse_fraction_percent(s: &str) -> Result<f64, String> {
 
 /// An operation rate above 0 (`saturate --start`).
 pub fn parse_positive_rate(s: &str) -> Result<f64, String> {
-    match parse_rate(s)? {
-        0.0 => Err("expected a rate above 0".into()),
-        rate => Ok(rate),
+    match Pace::parse_target(s)? {
+        Pace::Open(rate) => Ok(rate.ops_s()),
+        _ => Err("expected a rate above 0".into()),
     }
 }
 
