@@ -202,6 +202,8 @@ pub struct Schema {
     pub increments: Arc<[scalebench_workload::named::Increment]>,
     /// The names of a workload file's sequences that run in one transaction (SQL bindings).
     pub transactional_sequences: Arc<[(String, bool)]>,
+    /// The first operation that holds its connection over several requests (`--pipeline`).
+    pub holds_its_connection: Option<String>,
 }
 
 impl Schema {
@@ -215,6 +217,7 @@ impl Schema {
             indexes: w.indexes.clone(),
             increments: w.increments().into(),
             transactional_sequences: w.transactional_sequences().into(),
+            holds_its_connection: w.holds_its_connection(),
         }
     }
 
@@ -232,6 +235,7 @@ impl Schema {
             indexes: Arc::new([]),
             increments: Arc::new([]),
             transactional_sequences: Arc::new([]),
+            holds_its_connection: None,
         }
     }
 
@@ -262,6 +266,9 @@ pub struct BindingConfig {
     /// Each worker bound to one node, as each thread of Dory's client was (`--request-set-threads
     /// fixed`): None, the binding routes requests as it does.
     pub worker_nodes: Option<WorkerNodes>,
+    /// Operations in flight on each connection of the run phase (`--pipeline`; 1: a connection
+    /// per slot): see [`crate::pipeline`].
+    pub pipeline: u32,
 }
 
 /// Worker `w` of this client is worker `first_worker + w` of the run (its clients' workers

@@ -51,6 +51,8 @@ pub struct BindingInfo {
     /// ([`crate::BindingConfig::worker_nodes`]); false: its requests go where its routing sends
     /// them (a key's owner, a gateway), the workers keep their fixed shares unbound.
     pub binds_workers_to_nodes: bool,
+    /// What `--pipeline N` does on it ([`crate::pipeline`]).
+    pub pipelining: Pipelining,
 }
 
 impl BindingInfo {
@@ -72,6 +74,9 @@ impl BindingInfo {
         transactions: Transactions::None,
         reads: "",
         binds_workers_to_nodes: false,
+        pipelining: Pipelining::Not(
+            "its client waits for each reply before it sends the next request",
+        ),
     };
 
     /// What a SQL database declares: a key-value store that also runs the workload's SQL
@@ -84,6 +89,21 @@ impl BindingInfo {
         transactions: Transactions::Begin,
         ..BindingInfo::KEY_VALUE_STORE
     };
+}
+
+/// Whether N operations can be in flight on one connection (`--pipeline N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pipelining {
+    /// No: the protocol or its client answers one request per connection at a time (why).
+    Not(&'static str),
+    /// N slots share one connection, which carries their requests without waiting for replies.
+    Shared,
+    /// As `Shared`, outside transactions: BEGIN ... COMMIT holds its connection, so a workload
+    /// with a transaction or a batch (one transaction) is refused with `--pipeline`.
+    OutsideTransactions,
+    /// Its driver already puts every slot of a worker thread on connections it shares, each
+    /// carrying many requests at once: `--concurrency` is the depth.
+    Driver,
 }
 
 /// How a binding runs a sequence of operations on one key as one transaction.

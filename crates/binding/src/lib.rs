@@ -11,6 +11,7 @@ pub mod deadline;
 pub mod erased;
 #[macro_use]
 pub mod info;
+pub mod pipeline;
 pub mod registry;
 pub mod snapshot;
 pub mod sql;
@@ -19,7 +20,7 @@ pub mod tls;
 
 pub use cancel::Cancel;
 pub use config::{BindingConfig, DbUrl, Schema, WorkerNodes};
-pub use info::{BindingInfo, Increments, OptionInfo, OptionSet, Transactions};
+pub use info::{BindingInfo, Increments, OptionInfo, OptionSet, Pipelining, Transactions};
 pub use registry::{open, FactoryVisitor};
 
 /// Declares every binding: its module (a folder, or a file), the cargo feature that builds it (none:

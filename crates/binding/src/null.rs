@@ -21,6 +21,7 @@ pub const INFO: BindingInfo = BindingInfo {
     stores_data: false,
     secondary_indexes: false,
     reads: "nothing is stored, so no read can be stale",
+    pipelining: crate::info::Pipelining::Not("the null binding has no connection"),
     ..BindingInfo::SQL_DATABASE
 };
 

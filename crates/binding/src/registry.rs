@@ -190,6 +190,7 @@ pub fn open<V: FactoryVisitor>(
     let info = for_scheme(&scheme).ok_or_else(|| BindingError::Config(no_binding(&scheme)))?;
     check_options(&info, &config.options)?;
     check_statements(&info, &config.schema)?;
+    crate::pipeline::check(&info, &config.schema, config.pipeline)?;
     crate::open_compiled(info.name, &config, visitor)
 }
 

@@ -448,6 +448,7 @@ mod tests {
             indexes: Arc::new([]),
             increments: Arc::new([]),
             transactional_sequences: Arc::new([]),
+            holds_its_connection: None,
         }
     }
 

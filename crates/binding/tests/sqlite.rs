@@ -24,6 +24,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
         worker_nodes: None,
+        pipeline: 1,
     }
 }
 

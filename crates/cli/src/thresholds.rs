@@ -17,16 +17,12 @@ pub struct ThresholdArgs {
     /// 'p99.9<=50ms', 'throughput>=1000', 'errors<0.1%'. Repeat for several; each is judged on every
     /// phase (in an experiment, on each run's measured phase), and a broken one exits 4
     /// (docs/thresholds.md).
-    #[arg(long = "threshold", value_name = "EXPR", value_parser = parse_threshold, help_heading = "Output")]
+    #[arg(long = "threshold", value_name = "EXPR", value_parser = <Threshold as std::str::FromStr>::from_str, help_heading = "Output")]
     pub thresholds: Vec<Threshold>,
     /// A service-level file (the format of `elastic --sla`): its [run] thresholds are judged as
     /// --threshold's.
     #[arg(long = "sla", value_name = "FILE", value_parser = parse_run_service_level, hide_short_help = true, help_heading = "Output")]
     pub service_level: Option<request::ServiceLevelFile>,
-}
-
-fn parse_threshold(s: &str) -> Result<Threshold, String> {
-    s.parse()
 }
 
 /// `--sla FILE` on `run` or `load`: a file without `[run]` thresholds judges nothing here.
@@ -52,9 +48,7 @@ impl ThresholdArgs {
             ));
         }
     }
-}
 
-impl ThresholdArgs {
     /// The thresholds an experiment judges each of its runs against (with its file's own).
     pub fn for_cells(&self) -> scalebench_study::experiment::thresholds::CellThresholds {
         scalebench_study::experiment::thresholds::CellThresholds {

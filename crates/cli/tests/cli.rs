@@ -330,6 +330,28 @@ mod bad_input {
         let deployment = f.deployment.as_str();
         vec![
             (vec!["run", "--threads", "x"], "'x'"),
+            // --pipeline: within bounds, dividing --concurrency, on a binding that pipelines.
+            (vec!["run", "--pipeline", "0"], "'0'"),
+            (
+                vec!["run", "--concurrency", "5", "--pipeline", "2"],
+                "must divide it (--concurrency 6",
+            ),
+            (
+                vec!["run", "--concurrency", "2", "--pipeline", "2"],
+                "--pipeline 2: sqlite cannot",
+            ),
+            (
+                vec![
+                    "run",
+                    "--db",
+                    "null://",
+                    "--concurrency",
+                    "2",
+                    "--pipeline",
+                    "2",
+                ],
+                "null cannot",
+            ),
             (vec!["run", "--consistency-probe", "0"], "'0'"),
             (vec!["run", "--consistency-probe", "fast"], "'fast'"),
             // Issue 39: a rate whose slots would overflow a clock; a binding that stores nothing.

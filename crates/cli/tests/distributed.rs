@@ -199,6 +199,10 @@ fn two_clients_follow_their_shares_of_a_rate_profile() {
         "300ms",
         "--interval",
         "2s",
+        "--concurrency",
+        "4",
+        "--pipeline",
+        "2",
         "--no-monitor",
         "-o",
         out.to_str().unwrap(),
@@ -207,6 +211,14 @@ fn two_clients_follow_their_shares_of_a_rate_profile() {
     let merged = json(&out);
     assert_eq!(u(&merged["phases"][0]["clients"]), 2);
     assert_follows_the_profile(&merged, profile, 4.0);
+    // Each client pipelined, as the merged result and its summary say.
+    assert_eq!(u(&merged["parameters"]["pipeline"]), 2);
+    let summary = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let piped = "2 thread(s) x 4 in flight, 2 per connection of the run (4 connections)";
+    assert!(summary.contains(piped), "{summary}");
     let ops = merged["phases"][0]["operations"].as_object().unwrap();
     let names: Vec<&str> = ops.keys().map(String::as_str).collect();
     assert_eq!(

@@ -628,6 +628,7 @@ fn on_sqlite(
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
         worker_nodes: None,
+        pipeline: 1,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -816,6 +817,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
         worker_nodes: None,
+        pipeline: 1,
     };
     let plan = RunPlan {
         concurrency: 50,

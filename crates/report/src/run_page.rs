@@ -109,7 +109,7 @@ pub fn run_sections(r: &RunResult, id: &str, extras: &RunExtras) -> Vec<Section>
         vec!["database".into(), format!("{} ({})", p.db, p.binding)],
         vec![
             "threads x in flight".into(),
-            format!("{} x {}", p.threads, p.concurrency),
+            format!("{} x {}{}", p.threads, p.concurrency, p.pipelined()),
         ],
         vec!["load".into(), p.offered_load()],
         vec!["warm-up".into(), format!("{} s", p.warmup_s)],

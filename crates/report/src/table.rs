@@ -115,12 +115,13 @@ fn render_heading(out: &mut String, result: &RunResult, phase: &PhaseResult) {
         ""
     };
     let heading = format!(
-        "{} phase: {:.3} s measured ({}{timed}), {mode}, {} thread(s) x {} in flight, workload {}, {}",
+        "{} phase: {:.3} s measured ({}{timed}), {mode}, {} thread(s) x {} in flight{}, workload {}, {}",
         phase.phase,
         phase.duration_s,
         phase.ended_by.phrase(),
         p.threads,
         p.concurrency,
+        p.pipelined(),
         p.workload,
         p.db
     );

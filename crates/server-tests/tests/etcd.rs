@@ -88,6 +88,13 @@ fn load_10000_records_then_workload_a_without_errors() {
     assert_eq!(ran.totals.failed, conflicts, "{:?}", ran.errors);
     assert!(ran.totals.ok > 100);
     assert_accounted(&ran);
+    // --pipeline 4: each group of 4 slots on one client's HTTP/2 channel, values still verified.
+    let mut piped = config(&server().url(), &w, &[], false, false);
+    piped.pipeline = 4;
+    let ran = phase(piped, &w, run_plan(1.0)).result;
+    let conflicts = ran.errors.get("conflict").map_or(0, |e| e.count);
+    assert_eq!(ran.totals.failed, conflicts, "pipelined: {:?}", ran.errors);
+    assert!(ran.totals.ok > 100);
 }
 
 #[test]

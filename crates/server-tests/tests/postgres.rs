@@ -4,6 +4,7 @@ mod support;
 
 use scalebench_binding::postgres::PostgresFactory;
 use scalebench_deploy::postgres::PostgresServer;
+use scalebench_exec::RunPlan;
 use support::*;
 
 /// The shared server; it also takes TLS (its certificate signed by [`tls()`]'s CA), and refuses
@@ -340,5 +341,65 @@ fn tls_that_cannot_be_had_is_refused_clearly() {
     assert!(
         matches!(&e, scalebench_binding::BindingError::Config(m) if m.contains("needs a root certificate")),
         "{e}"
+    );
+}
+
+/// `--pipeline N` on tokio-postgres: N of a thread's in-flight operations share one client. The
+/// truth is the server's own list of sessions, counted while the run holds them (every slot
+/// connects before the common start and keeps its connection to the end): 16 alone, 4 in groups
+/// of 4, every operation answered. A workload whose operation holds its connection from BEGIN to
+/// COMMIT is refused with the pipeline, naming the operation.
+#[test]
+fn a_pipelined_run_shares_each_client_among_its_depth_of_operations() {
+    let w = workload(&[("table", "piped"), ("recordcount", "1000")]);
+    phase(
+        config(&server().url(), &w, &[], true, true),
+        &w,
+        load_plan(1, 100),
+    );
+    let url = format!("{}?application_name=piped", server().url());
+    for depth in [1, 4] {
+        let mut cfg = config(&url, &w, &[], false, false);
+        cfg.pipeline = depth;
+        let plan = RunPlan {
+            threads: 2,
+            concurrency: 8,
+            ..run_plan(1.5)
+        };
+        let sessions = || {
+            let sql = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'piped'";
+            server().sql(sql).unwrap().trim().parse::<u64>().unwrap()
+        };
+        let (ran, most) = std::thread::scope(|s| {
+            let run = s.spawn(|| phase(cfg, &w, plan).result);
+            let mut most = 0;
+            while !run.is_finished() {
+                most = most.max(sessions());
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            (run.join().unwrap(), most)
+        });
+        assert_eq!(ran.totals.failed, 0, "depth {depth}: {:?}", ran.errors);
+        assert!(ran.totals.ok > 100, "depth {depth}");
+        assert_eq!(
+            most,
+            16 / u64::from(depth),
+            "depth {depth}: sessions during the run"
+        );
+    }
+    let info = scalebench_binding::postgres::INFO;
+    let sequence = scalebench_binding::Schema {
+        holds_its_connection: Some("visit".into()),
+        ..scalebench_binding::Schema::of(&w)
+    };
+    let refused = scalebench_binding::pipeline::check(&info, &sequence, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("'visit' holds its connection"),
+        "{refused}"
+    );
+    assert!(
+        scalebench_binding::pipeline::check(&info, &scalebench_binding::Schema::of(&w), 4).is_ok()
     );
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use scalebench_binding::conformance::{check_crud, Expectations};
 use scalebench_binding::redis::RedisFactory;
 use scalebench_deploy::redis::{RedisCluster, RedisServer};
+use scalebench_exec::RunPlan;
 use support::*;
 
 /// The shared standalone server; it also takes TLS on [`tls_port`] (its certificate signed by
@@ -462,4 +463,56 @@ fn cluster_tls_sessions_reach_every_node_verified() {
         ),
         None,
     );
+}
+
+/// `--pipeline N` (memtier's): N of a thread's in-flight operations share one connection. The
+/// truth is the server's own count of the connections it accepted (a server of this test's own,
+/// so no other test's connections mix in): one per slot alone, one per group of 10 pipelined,
+/// every operation still answered. A cluster runs pipelined without a failure too.
+#[test]
+fn a_pipelined_run_shares_each_connection_among_its_depth_of_operations() {
+    let server = RedisServer::start(&servers_dir(), &[], false, true).expect("redis starts");
+    let accepted = || {
+        scalebench_deploy::redis::info_field(server.port, "stats", "total_connections_received")
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("INFO stats answers")
+    };
+    let w = workload(&[("table", "piped"), ("recordcount", "1000")]);
+    phase(
+        config(&server.url(), &w, &[], false, false),
+        &w,
+        load_plan(1, 100),
+    );
+    let (threads, in_flight) = (2, 20);
+    for depth in [1, 10] {
+        let before = accepted();
+        let mut cfg = config(&server.url(), &w, &[], false, false);
+        cfg.pipeline = depth;
+        let plan = RunPlan {
+            threads,
+            concurrency: in_flight,
+            operation_count: Some(4000),
+            ..run_plan(30.0)
+        };
+        let ran = phase(cfg, &w, plan).result;
+        assert_eq!(
+            (ran.totals.ok, ran.totals.failed),
+            (4000, 0),
+            "depth {depth}: {:?}",
+            ran.errors
+        );
+        // The factory's check (PING) and this count's own connection beside the slots'.
+        let slots = (threads * in_flight) as u64 / u64::from(depth);
+        assert_eq!(accepted() - before, slots + 2, "depth {depth}");
+    }
+    phase(
+        config(&cluster().url(), &w, &[], false, false),
+        &w,
+        load_plan(1, 100),
+    );
+    let mut cfg = config(&cluster().url(), &w, &[], false, false);
+    cfg.pipeline = 4;
+    let ran = phase(cfg, &w, run_plan(1.0)).result;
+    assert_eq!(ran.totals.failed, 0, "{:?}", ran.errors);
+    assert!(ran.totals.ok > 100);
 }

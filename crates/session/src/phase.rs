@@ -594,6 +594,7 @@ fn parameters(s: &Settings) -> Parameters {
         binding: s.binding.name.into(),
         threads: s.threads,
         concurrency: s.concurrency,
+        pipeline: (s.pipeline > 1).then_some(s.pipeline),
         target_ops_s: s.run_pace.target,
         rate_profile: s.run_pace.rate_profile.as_ref().map(|p| p.to_string()),
         arrival: (s.run_pace.target.or(s.load_pace.target)).map(|_| s.arrival.name().to_string()),

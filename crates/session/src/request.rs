@@ -25,6 +25,7 @@ pub const DEFAULT_CLUSTERS_DIR: &str = "scalebench-clusters";
 pub const MAX_THREADS: u64 = 4096;
 pub const MAX_IN_FLIGHT: u64 = 100_000;
 const MAX_BATCH: u32 = 100_000;
+const MAX_PIPELINE: u64 = 1000;
 /// Clients of one run.
 pub const MAX_CLIENTS: u64 = 1024;
 pub const DEFAULT_START_TIMEOUT: &str = "60s";
@@ -50,6 +51,10 @@ pub struct RunRequest {
     pub deployment_options: Vec<Assignment>,
     pub threads: Option<u32>,
     pub concurrency: u32,
+    /// Operations in flight on each connection of the run phase (`--pipeline`; 1: a connection
+    /// per in-flight operation).
+    #[serde(default = "one")]
+    pub pipeline: u32,
     /// The command's own phase's offered rate (`--target`, `--rate-profile`), else the
     /// workload's.
     #[serde(default)]
@@ -299,6 +304,7 @@ impl RunRequest {
             deployment_options: Vec::new(),
             threads: None,
             concurrency: DEFAULT_CONCURRENCY,
+            pipeline: 1,
             pace: Pace::Inherit,
             arrival: Arrival::Constant,
             timing: Timing::Window,
@@ -358,6 +364,9 @@ pub struct RunOptions {
     pub threads: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Operations in flight on each connection (`--pipeline`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<f64>,
     /// A changing rate instead of `target` (`ramp:from=100,to=1000,over=60s`, ...).
@@ -399,6 +408,10 @@ impl RunOptions {
         if let Some(c) = self.concurrency {
             r.concurrency = parse_concurrency(&c.to_string())
                 .map_err(|e| named("concurrency", c.to_string(), e))?;
+        }
+        if let Some(p) = self.pipeline {
+            r.pipeline =
+                parse_pipeline(&p.to_string()).map_err(|e| named("pipeline", p.to_string(), e))?;
         }
         match (self.target, &self.rate_profile) {
             (Some(t), Some(p)) => {
@@ -612,6 +625,15 @@ pub fn parse_concurrency(s: &str) -> Result<u32, String> {
     parse_bounded(s, 1, MAX_IN_FLIGHT).map(|n| n as u32)
 }
 
+fn one() -> u32 {
+    1
+}
+
+/// `--pipeline`: operations in flight on one connection, as memtier's (1 to 1,000).
+pub fn parse_pipeline(s: &str) -> Result<u32, String> {
+    parse_bounded(s, 1, MAX_PIPELINE).map(|n| n as u32)
+}
+
 pub fn parse_batch_size(s: &str) -> Result<u32, String> {
     parse_bounded(s, 1, MAX_BATCH as u64).map(|n| n as u32)
 }
@@ -812,13 +834,14 @@ mod tests {
         let mut r = RunRequest::new("a");
         let o = RunOptions {
             concurrency: Some(4),
+            pipeline: Some(2),
             op_timeout: Some("5ms".into()),
             arrival: Some("poisson".into()),
             no_monitor: true,
             ..Default::default()
         };
         o.apply(&mut r).unwrap();
-        assert_eq!(r.concurrency, 4);
+        assert_eq!((r.concurrency, r.pipeline), (4, 2));
         assert_eq!(r.op_timeout, Some(Duration::from_millis(5)));
         assert_eq!(r.arrival, Arrival::Poisson);
         assert!(r.no_monitor);

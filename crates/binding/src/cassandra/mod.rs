@@ -52,6 +52,7 @@ pub const INFO: BindingInfo = BindingInfo {
     statements: Some(scalebench_workload::statement::Language::Cql),
     reads: "each read at read_consistency, each write at write_consistency: with replication_factor RF, R + W > RF replicas make every read see every acknowledged write (QUORUM/QUORUM, ALL/ONE, ONE/ALL), ONE/ONE may read a replica the write has not reached. token_aware = true sends each request to a replica of its key; false spreads requests over all nodes as coordinators, round-robin; with --request-set-threads fixed, every request of worker w is coordinated by node w mod n of the ring (Dory's client), which forwards it to the key's replicas",
     binds_workers_to_nodes: true,
+    pipelining: crate::info::Pipelining::Driver,
     ..BindingInfo::KEY_VALUE_STORE
 };
 

@@ -10,6 +10,7 @@ use etcd_client::{Client, Compare, CompareOp, GetOptions, KeyValue, Txn, TxnOp, 
 use scalebench_workload::{FailureClass, FieldSet, Fields, OpError, Operation};
 
 use crate::info::BindingInfo;
+use crate::pipeline::ConnectionGroups;
 use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -23,6 +24,7 @@ pub const INFO: BindingInfo = BindingInfo {
     options: Options::SET,
     transactions: crate::Transactions::OneRecord,
     reads: "read_consistency = linearizable (default): through the leader with a quorum, never stale; serializable: the member's own state, which may lag behind the leader",
+    pipelining: crate::info::Pipelining::Shared,
     ..BindingInfo::KEY_VALUE_STORE
 };
 
@@ -50,6 +52,8 @@ pub struct EtcdFactory {
     connect_timeout: std::time::Duration,
     /// etcdctl's `cacert`, `cert`, `key`: None, plain http.
     tls: Option<etcd_client::TlsOptions>,
+    /// `--pipeline`: the clients (one HTTP/2 channel each) slots share.
+    groups: ConnectionGroups<Client>,
 }
 
 impl EtcdFactory {
@@ -79,6 +83,7 @@ impl EtcdFactory {
             max_txn_ops: options.max_txn_ops.max(1) as usize,
             connect_timeout: config.connect_timeout,
             tls,
+            groups: ConnectionGroups::new(config.pipeline),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -135,11 +140,11 @@ impl BindingFactory for EtcdFactory {
     /// pins its connection, and moves to the next member when its own stops answering: a
     /// balanced channel kept sending a share of every worker's requests to a dead member.
     async fn connect(&self, worker: usize) -> Result<EtcdBinding, BindingError> {
-        let current = worker % self.endpoints.len();
+        // A group of --pipeline slots shares one member's HTTP/2 channel: group g's is g mod n.
+        let current = self.groups.group_of(worker) % self.endpoints.len();
+        let member = std::slice::from_ref(&self.endpoints[current]);
         Ok(EtcdBinding {
-            client: self
-                .client_of(std::slice::from_ref(&self.endpoints[current]))
-                .await?,
+            client: self.groups.connect(worker, || self.client_of(member)).await?,
             endpoints: self.endpoints.clone(),
             current,
             prefix: self.prefix.clone(),

@@ -60,6 +60,7 @@ pub const INFO: BindingInfo = BindingInfo {
     url_example: "hbase://127.0.0.1:9090 or hbase://127.0.0.1:9090/namespace",
     options: Options::SET,
     reads: "each read goes to the one region server serving the key's region, through the Thrift gateway: strongly consistent. Timeline-consistent reads from region replicas are not offered: the local HBase clusters here serve each region from one region server (no region_replication), so there is no secondary to read",
+    pipelining: crate::info::Pipelining::Not("the Thrift gateway answers one call per connection at a time"),
     ..BindingInfo::KEY_VALUE_STORE
 };
 

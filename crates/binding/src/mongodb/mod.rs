@@ -36,6 +36,7 @@ pub const INFO: BindingInfo = BindingInfo {
     secondary_indexes: true,
     transactions: crate::Transactions::OneRecord,
     reads: "read_preference chooses the members reads go to, read_concern their level, w and j the write concern. The server the tests run here (mongo-java-server) is a single member without replication: it takes these options but has no secondary to be stale, so only a real replica set can show their effect",
+    pipelining: crate::info::Pipelining::Not("MongoDB's wire protocol answers one request per connection at a time (its driver pools connections instead)"),
     ..BindingInfo::KEY_VALUE_STORE
 };
 

@@ -25,6 +25,7 @@ pub const INFO: BindingInfo = BindingInfo {
     url_example: "mysql://user:password@127.0.0.1:3306/ycsb (or h1:p1,h2:p2,... for several masters)",
     options: Options::SET,
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
+    pipelining: crate::info::Pipelining::Not("MySQL's protocol answers one query per connection at a time"),
     ..BindingInfo::SQL_DATABASE
 };
 

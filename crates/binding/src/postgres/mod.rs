@@ -31,6 +31,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{Client, SimpleQueryMessage, Statement};
 
 use crate::info::{BindingInfo, HostList};
+use crate::pipeline::ConnectionGroups;
 use crate::sql::{dialect_statements, literal, Dialect, DialectStatement, Statements};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory, TransactionControl};
 
@@ -44,6 +45,7 @@ pub const INFO: BindingInfo = BindingInfo {
     options: Options::SET,
     table_sql: Some(table_sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary; a deployment's reads_on_every_server lists the primary first among them, so reads spread over every server). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
+    pipelining: crate::info::Pipelining::OutsideTransactions,
     ..BindingInfo::SQL_DATABASE
 };
 
@@ -82,6 +84,10 @@ option_choice! {
 /// What every connection of one binding configuration shares.
 pub struct PostgresFactory {
     shared: std::sync::Arc<Shared>,
+    /// `--pipeline`: the clients slots share (tokio-postgres pipelines the queries sent on one
+    /// client at once), to the masters and to the replicas.
+    groups: ConnectionGroups<std::sync::Arc<Client>>,
+    reader_groups: ConnectionGroups<std::sync::Arc<Client>>,
 }
 
 struct Shared {
@@ -135,6 +141,13 @@ fn after(list: &[Replica], worker: usize) -> Vec<tokio_postgres::Config> {
         .collect()
 }
 
+/// `application_name` scalebench unless the URL names one, as libpq takes it.
+fn named_as_scalebench(c: &mut tokio_postgres::Config) {
+    if c.get_application_name().is_none() {
+        c.application_name("scalebench");
+    }
+}
+
 impl PostgresFactory {
     pub fn open(config: &BindingConfig) -> Result<Self, BindingError> {
         let url = config.url.redacted();
@@ -149,7 +162,7 @@ impl PostgresFactory {
             u.set_port(Some(port.parse().ok()?)).ok()?;
             let mut c: tokio_postgres::Config = u.as_str().parse().ok()?;
             c.connect_timeout(connect_timeout);
-            c.application_name("scalebench");
+            named_as_scalebench(&mut c);
             c.ssl_mode(tls.mode);
             Some(Replica::new(address.to_string(), c))
         };
@@ -180,14 +193,14 @@ impl PostgresFactory {
                 whole.host(h).port(port);
             }
             whole.connect_timeout(connect_timeout);
-            whole.application_name("scalebench");
+            named_as_scalebench(&mut whole);
             whole.ssl_mode(tls.mode);
             vec![Replica::new(hosts.join(","), whole)]
         } else if hosts.len() == 1 {
             // One server, as the driver reads the URL: libpq's forms without a host
             // (`postgres:///db?host=/run/postgresql`, `?host=..&port=..`) and Unix sockets too.
             whole.connect_timeout(connect_timeout);
-            whole.application_name("scalebench");
+            named_as_scalebench(&mut whole);
             whole.ssl_mode(tls.mode);
             let mut replica = Replica::new(String::new(), whole);
             replica.address = credentials::address(&replica.config);
@@ -238,6 +251,8 @@ impl PostgresFactory {
         };
         let factory = PostgresFactory {
             shared: std::sync::Arc::new(shared),
+            groups: ConnectionGroups::new(config.pipeline),
+            reader_groups: ConnectionGroups::new(config.pipeline),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -256,11 +271,20 @@ impl PostgresFactory {
 
 
 impl PostgresFactory {
+    /// A binding on `target`, through the client of its group of `--pipeline` slots when
+    /// `groups` (else a client of its own).
     async fn connect_to(
         &self,
         target: &tokio_postgres::Config,
+        slot_in: Option<(usize, &ConnectionGroups<std::sync::Arc<Client>>)>,
     ) -> Result<PostgresBinding, BindingError> {
-        let client = self.shared.client_at(target).await?;
+        let client = match slot_in {
+            Some((slot, groups)) => {
+                let made = || async { self.shared.client_at(target).await.map(std::sync::Arc::new) };
+                groups.connect(slot, made).await?
+            }
+            None => std::sync::Arc::new(self.shared.client_at(target).await?),
+        };
         let mut b = PostgresBinding {
             shared: self.shared.clone(),
             target: target.clone(),
@@ -295,16 +319,21 @@ impl BindingFactory for PostgresFactory {
     }
 
     async fn connect(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
+        // A group of --pipeline slots shares one server: group g's is g mod n.
+        let group = self.groups.group_of(worker);
         let masters = &self.shared.masters;
-        let master = &masters[worker % masters.len()].config;
-        let mut b = self.connect_to(master).await?;
-        b.fallbacks = after(masters, worker);
+        let master = &masters[group % masters.len()].config;
+        let mut b = self.connect_to(master, Some((worker, &self.groups))).await?;
+        b.fallbacks = after(masters, group);
         let replicas = &self.shared.read_hosts;
         if !replicas.is_empty() {
             let mut reader = self
-                .connect_to(&replicas[worker % replicas.len()].config)
+                .connect_to(
+                    &replicas[group % replicas.len()].config,
+                    Some((worker, &self.reader_groups)),
+                )
                 .await?;
-            reader.fallbacks = after(replicas, worker);
+            reader.fallbacks = after(replicas, group);
             reader.fallbacks.push(master.clone());
             b.reader = Some(Box::new(reader));
         }
@@ -315,7 +344,7 @@ impl BindingFactory for PostgresFactory {
     /// write yet.
     async fn connect_to_verify(&self, worker: usize) -> Result<PostgresBinding, BindingError> {
         let masters = &self.shared.masters;
-        self.connect_to(&masters[worker % masters.len()].config)
+        self.connect_to(&masters[worker % masters.len()].config, None)
             .await
     }
 
@@ -343,7 +372,9 @@ pub struct PostgresBinding {
     /// replicas then the primary (libpq's `target_session_attrs=prefer-standby`), one of several
     /// masters the other masters. The one that answers becomes `target`.
     fallbacks: Vec<tokio_postgres::Config>,
-    client: Client,
+    /// Its own, or shared by a group of `--pipeline` slots (no transaction then: see
+    /// [`crate::info::Pipelining::OutsideTransactions`]).
+    client: std::sync::Arc<Client>,
     /// With `read_hosts`: the connection to this worker's replica, which serves reads and scans.
     reader: Option<Box<PostgresBinding>>,
     prepared: Option<Prepared>,
@@ -508,7 +539,7 @@ impl PostgresBinding {
                 client
             }
         };
-        self.client = client;
+        self.client = std::sync::Arc::new(client);
         if self.factory().prepared {
             self.prepare().await?;
         }

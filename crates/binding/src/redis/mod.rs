@@ -15,6 +15,7 @@ use redis::{Cmd, ErrorKind, FromRedisValue, Pipeline, RedisError, ServerErrorKin
 use scalebench_workload::{Change, FailureClass, FieldSet, Fields, Modification, OpError, Operation};
 
 use crate::info::{BindingInfo, HostList};
+use crate::pipeline::ConnectionGroups;
 use crate::snapshot::{Held, Snapshot};
 use crate::{Binding, BindingConfig, BindingError, BindingFactory};
 
@@ -29,6 +30,7 @@ pub const INFO: BindingInfo = BindingInfo {
     transactions: crate::Transactions::OneRecord,
     increments: crate::info::Increments::Numbers,
     reads: "reads and scans go to the URL's server, or with read_hosts to replicas (worker i to replica i mod n), which apply writes asynchronously; wait_replicas = N makes each write wait until N replicas acknowledged it (WAIT), so a read on them after the write sees it. Redis Cluster: reads go to the slot's master",
+    pipelining: crate::info::Pipelining::Shared,
     ..BindingInfo::KEY_VALUE_STORE
 };
 
@@ -80,6 +82,9 @@ pub struct RedisFactory {
     wait_timeout: Duration,
     scan_index: bool,
     pipeline_load: bool,
+    /// `--pipeline`: the connections slots share, to the URL's server and to the replicas.
+    groups: ConnectionGroups<Conn>,
+    replica_groups: ConnectionGroups<Conn>,
 }
 
 impl RedisFactory {
@@ -154,6 +159,8 @@ impl RedisFactory {
             wait_timeout: options.wait_timeout,
             scan_index: options.scan_index,
             pipeline_load: options.pipeline_load,
+            groups: ConnectionGroups::new(config.pipeline),
+            replica_groups: ConnectionGroups::new(config.pipeline),
         };
         // Fail now, with the URL, rather than in every worker.
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -214,6 +221,7 @@ fn seed_url(tls: &tls::RedisTls, u: &url::Url, host: &str, port: u16) -> String 
     }
 }
 
+#[derive(Clone)]
 enum Conn {
     Single(MultiplexedConnection),
     Cluster(ClusterConnection),
@@ -241,17 +249,32 @@ impl Conn {
 
 impl RedisFactory {
     /// Worker `worker`'s connections: the URL's server, and its replica of `read_hosts` when
-    /// `with_replica`.
-    async fn binding(&self, worker: usize, with_replica: bool) -> Result<RedisBinding, BindingError> {
+    /// `with_replica`; those of its group of `--pipeline` slots when `pipelined` (the verify pass
+    /// after a run connects alone).
+    async fn binding(
+        &self,
+        worker: usize,
+        with_replica: bool,
+        pipelined: bool,
+    ) -> Result<RedisBinding, BindingError> {
+        let alone = ConnectionGroups::new(1);
+        let (groups, replica_groups) = match pipelined {
+            true => (&self.groups, &self.replica_groups),
+            false => (&alone, &alone),
+        };
         let replica = match self.read_targets.len() {
             _ if !with_replica => None,
             0 => None,
             n => {
-                let target = self.read_targets[worker % n].clone();
-                let conn = target.connect().await.map_err(|e| BindingError::Connect {
-                    url: target.address(),
-                    reason: e.to_string(),
-                })?;
+                // A group of --pipeline slots shares one replica: group g's is g mod n.
+                let target = self.read_targets[replica_groups.group_of(worker) % n].clone();
+                let conn = replica_groups
+                    .connect(worker, || target.connect())
+                    .await
+                    .map_err(|e| BindingError::Connect {
+                        url: target.address(),
+                        reason: e.to_string(),
+                    })?;
                 Some(Link {
                     conn: Some(conn),
                     name: target.address(),
@@ -261,7 +284,7 @@ impl RedisFactory {
         };
         Ok(RedisBinding {
             primary: Link {
-                conn: Some(self.connection().await?),
+                conn: Some(groups.connect(worker, || self.connection()).await?),
                 target: self.target.clone(),
                 name: self.url.clone(),
             },
@@ -284,13 +307,13 @@ impl BindingFactory for RedisFactory {
     }
 
     async fn connect(&self, worker: usize) -> Result<RedisBinding, BindingError> {
-        self.binding(worker, true).await
+        self.binding(worker, true, true).await
     }
 
     /// Reads from the URL's server: a replica of `read_hosts` may not have every acknowledged write
     /// yet.
     async fn connect_to_verify(&self, worker: usize) -> Result<RedisBinding, BindingError> {
-        self.binding(worker, false).await
+        self.binding(worker, false, false).await
     }
 
     fn batches_inserts(&self) -> bool {

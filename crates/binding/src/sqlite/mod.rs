@@ -24,6 +24,7 @@ pub const INFO: BindingInfo = BindingInfo {
     options: Options::SET,
     creates_table_on_load: true,
     reads: "one database file; every connection reads the last committed write (no replicas)",
+    pipelining: crate::info::Pipelining::Not("an embedded database runs each call on its worker's thread, with no connection"),
     ..BindingInfo::SQL_DATABASE
 };
 

@@ -97,6 +97,15 @@ pub struct PhaseArgs {
     #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", default_value_t = request::DEFAULT_CONCURRENCY, value_parser = parse_concurrency)]
     pub concurrency: u32,
 
+    /// Operations in flight on each connection of the run, as memtier's --pipeline (redis, postgres, etcd).
+    ///
+    /// N of each thread's --concurrency operations share one connection, whose protocol carries
+    /// their requests without waiting for replies; each is still timed from its own start. N must
+    /// divide --concurrency: `--concurrency 500 --pipeline 10` is memtier's `-c 50 --pipeline 10`.
+    /// A load keeps a connection per operation (it batches with --batch-size).
+    #[arg(hide_short_help = true, help_heading = "Load shape", long, value_name = "N", default_value_t = 1, value_parser = request::parse_pipeline)]
+    pub pipeline: u32,
+
     /// Open loop at this total rate in operations per second (0 = closed loop).
     ///
     /// From 0.001 to 1e9 (default: property target). It paces the command's own phase: `load --target` the load in records per second (default:
@@ -394,6 +403,7 @@ impl PhaseArgs {
             allow_files: self.allow_files.clone(),
             threads: self.threads,
             concurrency: self.concurrency,
+            pipeline: self.pipeline,
             // clap refuses --target with --rate-profile.
             pace: (self.rate_profile.clone().map(Pace::Profile))
                 .or(self.target.clone())

@@ -136,6 +136,10 @@ pub struct Parameters {
     pub binding: String,
     pub threads: usize,
     pub concurrency: usize,
+    /// `--pipeline N`: N of each thread's in-flight operations shared one connection of the run
+    /// phase (absent: a connection each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u32>,
     /// Offered rate in operations per second (open loop); absent for closed loop. With a
     /// `rate_profile`, its mean over the window (this client's share of it).
     pub target_ops_s: Option<f64>,
@@ -165,6 +169,18 @@ fn arrival_words(arrival: Option<&str>) -> String {
 }
 
 impl Parameters {
+    /// With `--pipeline`, what it did, as reports show it after the operations in flight: `, 10
+    /// per connection of the run (4 connections)`; else nothing.
+    pub fn pipelined(&self) -> String {
+        match self.pipeline {
+            Some(n) if n > 1 => format!(
+                ", {n} per connection of the run ({} connections)",
+                self.threads * self.concurrency / n as usize
+            ),
+            _ => String::new(),
+        }
+    }
+
     /// The load offered, as the text report and the run page show it: `open loop at 500 ops/s
     /// (arrivals evenly spaced)`, `open loop following ramp:from=100,to=1000,over=1m, mean 550.0
     /// ops/s (Poisson arrivals)`, or `closed loop`. The arrival process is named in words: a

@@ -84,6 +84,7 @@ pub fn config(
         connect_timeout: scalebench_binding::DEFAULT_CONNECT_TIMEOUT,
         clients: 1,
         worker_nodes: None,
+        pipeline: 1,
     }
 }
 

@@ -40,6 +40,8 @@ pub struct Settings {
     pub binding: BindingInfo,
     pub threads: usize,
     pub concurrency: usize,
+    /// Operations in flight on each connection of the run phase (`--pipeline`; 1: none).
+    pub pipeline: u32,
     /// The run phase's offered rate (`--target`, `--rate-profile`; `target`, `rateprofile`).
     pub run_pace: PhasePace,
     /// The load phase's (the load command's `--target`, `--rate-profile`; `loadtarget`,
@@ -239,7 +241,10 @@ impl Settings {
         let workload = CoreWorkload::from_properties(&props)?;
         // Before anything connects: the binding can run the file's statements, and the write
         // check can follow every write the file makes.
-        registry::check_statements(&binding, &Schema::of(&workload))?;
+        let schema = Schema::of(&workload);
+        registry::check_statements(&binding, &schema)?;
+        let pipeline = pipeline_of(args)?;
+        scalebench_binding::pipeline::check(&binding, &schema, pipeline)?;
         if let Some(why) = scalebench_exec::written::refusal(&workload)
             .filter(|_| args.verify_writes && phase == Phase::Run)
         {
@@ -332,6 +337,7 @@ impl Settings {
             binding,
             threads,
             concurrency: args.concurrency as usize,
+            pipeline,
             run_pace,
             load_pace,
             arrival: args.arrival,
@@ -427,6 +433,7 @@ impl Settings {
             connect_timeout: self.connect_timeout,
             clients: self.clients,
             worker_nodes: None,
+            pipeline: 1,
         }
     }
 
@@ -447,6 +454,11 @@ impl Settings {
                     first_worker: self.first_thread * self.concurrency,
                 },
             ),
+            pipeline: if phase == Phase::Run {
+                self.pipeline
+            } else {
+                1
+            },
             ..self.binding_config(create_schema, drop_schema, stop)
         }
     }
@@ -489,6 +501,20 @@ fn check_request_sets(
         "{} cannot bind a thread to a node (its requests go where it routes them: `scalebench bindings {}`): with --request-set-threads fixed each thread keeps its fixed share of every set, unbound",
         binding.name, binding.name
     )))
+}
+
+/// `--pipeline`: groups of a thread's in-flight operations, so it divides `--concurrency`.
+fn pipeline_of(args: &RunRequest) -> Result<u32, SessionError> {
+    match args.pipeline {
+        0 | 1 => Ok(1),
+        n if args.concurrency.is_multiple_of(n) => Ok(n),
+        n => Err(SessionError::Usage(format!(
+            "invalid value '{n}' for '--pipeline': it shares a connection among {n} of each thread's --concurrency {} operations in flight, so it must divide it (--concurrency {} gives {} connections per thread)",
+            args.concurrency,
+            args.concurrency.div_ceil(n) * n,
+            args.concurrency.div_ceil(n)
+        ))),
+    }
 }
 
 /// `--threads`, else `threadcount`; threads x `--concurrency` bounded.
@@ -732,6 +758,9 @@ impl Settings {
         );
         if s.pace(phase).target.is_some() {
             put("arrival", s.arrival.name().to_string());
+        }
+        if s.pipeline > 1 && phase == Phase::Run {
+            put("pipeline", s.pipeline.to_string());
         }
         put("interval", secs(Some(s.interval)));
         put(

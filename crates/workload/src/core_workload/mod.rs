@@ -255,6 +255,20 @@ impl CoreWorkload {
             .collect()
     }
 
+    /// The first of its operations that holds its connection over several requests (a transaction
+    /// of statements, a sequence in one transaction, a batch: one transaction on SQL databases),
+    /// which a connection shared by several operations in flight cannot run (`--pipeline`).
+    pub fn holds_its_connection(&self) -> Option<String> {
+        self.named
+            .iter()
+            .map(|(o, _)| o)
+            .find(|o| {
+                matches!(o.kind, OpKind::Transaction | OpKind::BatchUpdate)
+                    || (o.kind == OpKind::Sequence && o.transaction)
+            })
+            .map(|o| o.name.clone())
+    }
+
     /// Its named increments, with the columns each adds to.
     pub fn increments(&self) -> Vec<crate::named::Increment> {
         self.named
