@@ -106,6 +106,18 @@ pub enum Pipelining {
     Driver,
 }
 
+impl Pipelining {
+    /// What `--pipeline N` does, as `scalebench bindings NAME` says it.
+    pub fn words(self) -> String {
+        match self {
+            Pipelining::Shared => "--pipeline N: N in-flight operations share one connection".into(),
+            Pipelining::OutsideTransactions => "--pipeline N: N in-flight operations share one connection (not with a workload's transactions or batches)".into(),
+            Pipelining::Driver => "no --pipeline: the driver already multiplexes every slot of a thread on its connections (--concurrency is the depth)".into(),
+            Pipelining::Not(why) => format!("no --pipeline: {why}"),
+        }
+    }
+}
+
 /// How a binding runs a sequence of operations on one key as one transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transactions {

@@ -100,12 +100,13 @@ pub fn listing(name: Option<&str>) -> Result<String, BindingError> {
     };
     let _ = writeln!(
         out,
-        "{}\n{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}\n{}",
         wrapped(&format!("{}: {}", b.name, b.summary), "  "),
         wrapped(&format!("URL: {}", b.url_example), "  "),
         wrapped(&format!("TLS: {}", crate::info::tls_options(b.name)), "  "),
         wrapped(&format!("Reads: {}", b.reads), "  "),
-        wrapped(&format!("Workers bound to nodes: {bound}"), "  ")
+        wrapped(&format!("Workers bound to nodes: {bound}"), "  "),
+        wrapped(&format!("Pipelining: {}", b.pipelining.words()), "  ")
     );
     let declared = b.options.declared;
     if declared.is_empty() {
@@ -303,6 +304,10 @@ mod tests {
             .unwrap()
             .contains("TLS: cqlsh's names"));
         assert!(listing(Some("sqlite")).unwrap().contains("TLS: none"));
+        assert!(pg.contains("Pipelining: --pipeline N"), "{pg}");
+        assert!(listing(Some("mysql"))
+            .unwrap()
+            .contains("Pipelining: no --pipeline: MySQL's"));
     }
 
     /// Which key_value alternatives run is decided from a binding's kind of store: SQL on the
