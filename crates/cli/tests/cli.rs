@@ -779,6 +779,42 @@ fn bad_input_is_one_line_exit_code_2_and_no_result_file() {
     }
 }
 
+/// `--pipeline` shares connections among a run's operations: a load (which keeps a connection per
+/// operation in flight) runs and says the flag did nothing there; `run --load` refuses a binding
+/// that cannot pipeline before the load starts.
+#[test]
+fn a_load_says_the_pipeline_has_no_effect_on_it() {
+    let o = scalebench(&[
+        "load",
+        "--db",
+        "null://",
+        "--concurrency",
+        "2",
+        "--pipeline",
+        "2",
+        "-p",
+        "recordcount=10",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--pipeline 2 has no effect on a load"),
+        "{}",
+        stderr(&o)
+    );
+    let o = scalebench(&[
+        "run",
+        "--load",
+        "--db",
+        "null://",
+        "--concurrency",
+        "2",
+        "--pipeline",
+        "2",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("load phase"));
+}
+
 /// Arguments clap refuses get clap's whole message (issue 31, point 1): the missing argument
 /// named, the valid values listed, a misspelt flag's suggestion; exit code 2.
 #[test]

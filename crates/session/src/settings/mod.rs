@@ -244,7 +244,9 @@ impl Settings {
         let schema = Schema::of(&workload);
         registry::check_statements(&binding, &schema)?;
         let pipeline = pipeline_of(args)?;
-        scalebench_binding::pipeline::check(&binding, &schema, pipeline)?;
+        if phase == Phase::Run {
+            scalebench_binding::pipeline::check(&binding, &schema, pipeline)?;
+        }
         if let Some(why) = scalebench_exec::written::refusal(&workload)
             .filter(|_| args.verify_writes && phase == Phase::Run)
         {
@@ -260,6 +262,9 @@ impl Settings {
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
+        if pipeline > 1 && phase == Phase::Load {
+            warnings.push(format!("--pipeline {pipeline} has no effect on a load: it keeps a connection per operation in flight and batches with --batch-size"));
+        }
         warnings.extend(crate::binding_fit::left_out(&workload, &binding));
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
