@@ -243,10 +243,7 @@ impl Settings {
         // check can follow every write the file makes.
         let schema = Schema::of(&workload);
         registry::check_statements(&binding, &schema)?;
-        let pipeline = pipeline_of(args)?;
-        if phase == Phase::Run {
-            scalebench_binding::pipeline::check(&binding, &schema, pipeline)?;
-        }
+        let pipeline = pipeline_of(args, phase, &binding, &schema)?;
         if let Some(why) = scalebench_exec::written::refusal(&workload)
             .filter(|_| args.verify_writes && phase == Phase::Run)
         {
@@ -262,9 +259,7 @@ impl Settings {
         let explicit_count = explicit_operation_count(&props);
 
         let mut warnings = property_warnings(&props, &binding);
-        if pipeline > 1 && phase == Phase::Load {
-            warnings.push(format!("--pipeline {pipeline} has no effect on a load: it keeps a connection per operation in flight and batches with --batch-size"));
-        }
+        warnings.extend((pipeline > 1 && phase == Phase::Load).then(|| format!("--pipeline {pipeline} has no effect on a load: it keeps a connection per operation in flight and batches with --batch-size")));
         warnings.extend(crate::binding_fit::left_out(&workload, &binding));
         let threads = threads_of(args, &props)?;
         let operation_count = operation_count(&workload, phase, explicit_count);
@@ -508,11 +503,22 @@ fn check_request_sets(
     )))
 }
 
-/// `--pipeline`: groups of a thread's in-flight operations, so it divides `--concurrency`.
-fn pipeline_of(args: &RunRequest) -> Result<u32, SessionError> {
+/// `--pipeline`: groups of a thread's in-flight operations, so it divides `--concurrency`; a run's
+/// binding must pipeline the workload's operations (a load keeps a connection per operation).
+fn pipeline_of(
+    args: &RunRequest,
+    phase: Phase,
+    binding: &BindingInfo,
+    schema: &Schema,
+) -> Result<u32, SessionError> {
     match args.pipeline {
         0 | 1 => Ok(1),
-        n if args.concurrency.is_multiple_of(n) => Ok(n),
+        n if args.concurrency.is_multiple_of(n) => {
+            if phase == Phase::Run {
+                scalebench_binding::pipeline::check(binding, schema, n)?;
+            }
+            Ok(n)
+        }
         n => Err(SessionError::Usage(format!(
             "invalid value '{n}' for '--pipeline': it shares a connection among {n} of each thread's --concurrency {} operations in flight, so it must divide it (--concurrency {} gives {} connections per thread)",
             args.concurrency,
