@@ -366,6 +366,15 @@ impl Settings {
         })
     }
 
+    /// Operations in flight on each connection of `phase`: `--pipeline` is the run's, a load keeps
+    /// a connection per operation.
+    pub fn pipeline_in(&self, phase: Phase) -> u32 {
+        match phase {
+            Phase::Run => self.pipeline,
+            Phase::Load => 1,
+        }
+    }
+
     /// The offered rate of `phase`.
     pub fn pace(&self, phase: Phase) -> &PhasePace {
         match phase {
@@ -454,11 +463,7 @@ impl Settings {
                     first_worker: self.first_thread * self.concurrency,
                 },
             ),
-            pipeline: if phase == Phase::Run {
-                self.pipeline
-            } else {
-                1
-            },
+            pipeline: self.pipeline_in(phase),
             ..self.binding_config(create_schema, drop_schema, stop)
         }
     }
@@ -770,7 +775,7 @@ impl Settings {
         if s.pace(phase).target.is_some() {
             put("arrival", s.arrival.name().to_string());
         }
-        if s.pipeline > 1 && phase == Phase::Run {
+        if s.pipeline_in(phase) > 1 {
             put("pipeline", s.pipeline.to_string());
         }
         put("interval", secs(Some(s.interval)));
