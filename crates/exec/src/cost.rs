@@ -1,6 +1,6 @@
 //! Readings of what this process has spent, taken at the measurement window's start and end
 //! ([`ClientCost`]): getrusage(2) for CPU and context switches (every thread of the process), and
-//! each TCP socket's `TCP_INFO` for the bytes its connections carried.
+//! each TCP socket's `TCP_INFO` for the bytes and segments its connections carried.
 //!
 //! Bytes come from the sockets, not /proc/self/io: its `rchar`/`wchar` count read(2) and write(2)
 //! but not recv(2) and send(2), which is how the runtime reads a socket, and they count file I/O
@@ -20,9 +20,44 @@ pub(crate) struct Reading {
     system: Duration,
     voluntary: u64,
     involuntary: u64,
-    /// Per TCP socket (its descriptor and inode, so a reused descriptor is another socket): bytes
-    /// sent and acknowledged, bytes received. None where the system gives no TCP_INFO.
-    tcp: Option<HashMap<(RawFd, u64), (u64, u64)>>,
+    /// Per TCP socket (its descriptor and inode, so a reused descriptor is another socket): its
+    /// counters. None where the system gives no TCP_INFO.
+    tcp: Option<Sockets>,
+}
+
+/// A TCP socket by its descriptor and inode.
+type Sockets = HashMap<(RawFd, u64), TcpCounts>;
+
+/// What a TCP socket carried so far: bytes sent (acknowledged) and received, and the segments
+/// with data sent and received.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct TcpCounts {
+    bytes_sent: u64,
+    bytes_received: u64,
+    segments_sent: u64,
+    segments_received: u64,
+}
+
+impl TcpCounts {
+    /// Each counter the larger of the two (a socket read twice).
+    fn max(self, o: TcpCounts) -> TcpCounts {
+        TcpCounts {
+            bytes_sent: self.bytes_sent.max(o.bytes_sent),
+            bytes_received: self.bytes_received.max(o.bytes_received),
+            segments_sent: self.segments_sent.max(o.segments_sent),
+            segments_received: self.segments_received.max(o.segments_received),
+        }
+    }
+
+    /// What was carried since `before`, added to `self`.
+    fn add_since(&mut self, now: TcpCounts, before: TcpCounts) {
+        self.bytes_sent += now.bytes_sent.saturating_sub(before.bytes_sent);
+        self.bytes_received += now.bytes_received.saturating_sub(before.bytes_received);
+        self.segments_sent += now.segments_sent.saturating_sub(before.segments_sent);
+        self.segments_received += now
+            .segments_received
+            .saturating_sub(before.segments_received);
+    }
 }
 
 impl Reading {
@@ -31,7 +66,7 @@ impl Reading {
     }
 
     /// The process's usage now, with the sockets' counters given.
-    fn with_sockets(tcp: Option<HashMap<(RawFd, u64), (u64, u64)>>) -> Reading {
+    fn with_sockets(tcp: Option<Sockets>) -> Reading {
         // SAFETY: getrusage writes the struct it is given; a zeroed rusage (what a failed call
         // leaves) reads as nothing spent.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -51,22 +86,19 @@ impl Reading {
 
     /// What was spent from `start` to this reading, over `operations` operations.
     pub(crate) fn since(&self, start: &Reading, operations: u64) -> ClientCost {
-        let (sent, received) = match (&start.tcp, &self.tcp) {
-            (Some(before), Some(after)) => {
-                // A socket opened during the window counts from zero; one closed during it is
-                // lost with its counters (connections are made before the window as a rule).
-                let (mut s, mut r) = (0u64, 0u64);
-                for (key, (sent, received)) in after {
-                    let (s0, r0) = before.get(key).copied().unwrap_or((0, 0));
-                    s += sent.saturating_sub(s0);
-                    r += received.saturating_sub(r0);
+        // A socket opened during the window counts from zero; one closed during it is lost with
+        // its counters (connections are made before the window as a rule). A process without a
+        // TCP connection reports no bytes rather than zero of them.
+        let carried = match (&start.tcp, &self.tcp) {
+            (Some(before), Some(after)) if !after.is_empty() => {
+                let mut sum = TcpCounts::default();
+                for (key, now) in after {
+                    sum.add_since(*now, before.get(key).copied().unwrap_or_default());
                 }
-                (Some(s), Some(r))
+                Some(sum)
             }
-            _ => (None, None),
+            _ => None,
         };
-        // A process without a TCP connection reports no bytes rather than zero of them.
-        let any_tcp = self.tcp.as_ref().is_some_and(|t| !t.is_empty());
         ClientCost::derive(
             1,
             RecordedCost {
@@ -76,8 +108,10 @@ impl Reading {
                 cpu_system_s: self.system.saturating_sub(start.system).as_secs_f64(),
                 voluntary_switches: self.voluntary.saturating_sub(start.voluntary),
                 involuntary_switches: self.involuntary.saturating_sub(start.involuntary),
-                bytes_sent: sent.filter(|_| any_tcp),
-                bytes_received: received.filter(|_| any_tcp),
+                bytes_sent: carried.map(|c| c.bytes_sent),
+                bytes_received: carried.map(|c| c.bytes_received),
+                segments_sent: carried.map(|c| c.segments_sent),
+                segments_received: carried.map(|c| c.segments_received),
                 cores: cores_available(),
             },
         )
@@ -87,16 +121,16 @@ impl Reading {
 /// Each TCP socket's counters as last seen: read by each worker thread as its slots end, before it
 /// closes their connections (a reading after the workers' end would find them closed).
 #[derive(Default)]
-pub(crate) struct SocketsSeen(std::sync::Mutex<HashMap<(RawFd, u64), (u64, u64)>>);
+pub(crate) struct SocketsSeen(std::sync::Mutex<Sockets>);
 
 impl SocketsSeen {
     /// Reads every TCP socket of the process now, keeping the larger counts of each.
     pub(crate) fn read_now(&self) {
         let Some(now) = tcp_sockets() else { return };
         let mut seen = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        for (key, (sent, received)) in now {
-            let c = seen.entry(key).or_insert((0, 0));
-            *c = (c.0.max(sent), c.1.max(received));
+        for (key, counts) in now {
+            let c = seen.entry(key).or_default();
+            *c = c.max(counts);
         }
     }
 }
@@ -149,7 +183,7 @@ fn cores_available() -> u32 {
 }
 
 /// Every TCP socket of this process, with its counters. None without /proc (not Linux).
-fn tcp_sockets() -> Option<HashMap<(RawFd, u64), (u64, u64)>> {
+fn tcp_sockets() -> Option<Sockets> {
     let entries = std::fs::read_dir("/proc/self/fd").ok()?;
     let mut sockets = HashMap::new();
     for e in entries.flatten() {
@@ -172,9 +206,9 @@ fn tcp_sockets() -> Option<HashMap<(RawFd, u64), (u64, u64)>> {
     Some(sockets)
 }
 
-/// A TCP socket's bytes sent (and acknowledged) and received; None for another kind of socket
-/// (a Unix socket, UDP) or a descriptor closed meanwhile.
-fn tcp_counts(fd: RawFd) -> Option<(u64, u64)> {
+/// A TCP socket's counters; None for another kind of socket (a Unix socket, UDP) or a descriptor
+/// closed meanwhile.
+fn tcp_counts(fd: RawFd) -> Option<TcpCounts> {
     // SAFETY: getsockopt writes at most `len` bytes into the zeroed struct it is given.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -187,9 +221,15 @@ fn tcp_counts(fd: RawFd) -> Option<(u64, u64)> {
             &mut len,
         )
     };
-    // Kernels before 4.1 return a shorter struct, without the byte counters.
-    let needed = std::mem::offset_of!(libc::tcp_info, tcpi_bytes_received) + 8;
-    (rc == 0 && len as usize >= needed).then_some((info.tcpi_bytes_acked, info.tcpi_bytes_received))
+    // Kernels before 4.6 return a shorter struct, without these counters. The segment counters
+    // are 32 bits: a socket that sent 4 G segments wraps (hours at a million a second).
+    let needed = std::mem::offset_of!(libc::tcp_info, tcpi_data_segs_out) + 4;
+    (rc == 0 && len as usize >= needed).then_some(TcpCounts {
+        bytes_sent: info.tcpi_bytes_acked,
+        bytes_received: info.tcpi_bytes_received,
+        segments_sent: u64::from(info.tcpi_data_segs_out),
+        segments_received: u64::from(info.tcpi_data_segs_in),
+    })
 }
 
 #[cfg(test)]
@@ -236,6 +276,9 @@ mod tests {
         assert_eq!(cost.recorded.bytes_sent, Some(13_000), "{cost:?}");
         assert_eq!(cost.recorded.bytes_received, Some(13_000), "{cost:?}");
         assert_eq!(cost.bytes_per_op, Some(26.0));
+        // Each write fits one loopback segment (its MSS is 64 KiB): two sent, two received.
+        assert_eq!(cost.recorded.segments_sent, Some(2), "{cost:?}");
+        assert_eq!(cost.recorded.segments_received, Some(2), "{cost:?}");
         assert!(cost.recorded.cpu_user_s >= 0.02, "{cost:?}");
         assert!(
             cost.recorded.window_s > 0.0 && cost.recorded.cores >= 1,

@@ -30,12 +30,13 @@ const PROBE_COLUMNS: [&str; 11] = [
 ];
 
 /// What the client spent per operation over the window (issue 65), and the cores it kept busy.
-const COST_COLUMNS: [&str; 6] = [
+const COST_COLUMNS: [&str; 7] = [
     "client_cpu_us_per_op",
     "client_user_us_per_op",
     "client_system_us_per_op",
     "client_switches_per_op",
     "client_bytes_per_op",
+    "client_segments_per_op",
     "client_cores_used",
 ];
 
@@ -58,6 +59,7 @@ impl Measured {
                 c.system_us_per_op,
                 c.switches_per_op,
                 c.bytes_per_op,
+                c.segments_per_op,
                 Some(c.cores_used),
             ],
             None => [None; COST_COLUMNS.len()],

@@ -356,14 +356,23 @@ pub fn cost_sentence(c: &ClientCost) -> String {
             figure(user),
             figure(system),
             figure(c.switches_per_op.unwrap_or(0.0)),
-            c.bytes_per_op
-                .map_or(String::new(), |b| format!(", {} bytes over TCP", figure(b))),
+            tcp_phrase(c),
         ),
         _ => format!(
             "{clients}{:.3} s CPU over the window, no operation completed; {busy}",
             c.recorded.cpu_user_s + c.recorded.cpu_system_s
         ),
     }
+}
+
+/// ", 100 bytes over TCP in 2.00 segments" (each figure where the client had TCP connections).
+fn tcp_phrase(c: &ClientCost) -> String {
+    let segments = c
+        .segments_per_op
+        .map_or(String::new(), |n| format!(" in {} segments", figure(n)));
+    c.bytes_per_op.map_or(String::new(), |b| {
+        format!(", {} bytes over TCP{segments}", figure(b))
+    })
 }
 
 /// Three significant figures at most, no exponent: 0.0123, 1.23, 123, 12300.
@@ -511,12 +520,14 @@ mod tests {
                 involuntary_switches: 12,
                 bytes_sent: Some(8_000_000),
                 bytes_received: Some(12_000_000),
+                segments_sent: Some(200_000),
+                segments_received: Some(20_000),
                 cores: 4,
             },
         );
         assert_eq!(
             cost_sentence(&c),
-            "(2 clients summed) per operation: 10.0 us CPU (7.50 user, 2.50 system), 0.750 context switches, 100 bytes over TCP; 1.00 of 4 cores busy (25%)"
+            "(2 clients summed) per operation: 10.0 us CPU (7.50 user, 2.50 system), 0.750 context switches, 100 bytes over TCP in 1.10 segments; 1.00 of 4 cores busy (25%)"
         );
         let none = ClientCost::derive(
             1,

@@ -73,3 +73,74 @@ fn a_null_runs_cpu_per_operation_is_the_processs_own() {
     assert!(cost.get("bytes_per_op").is_none(), "{cost}");
     assert!(cost["cores"].as_u64().unwrap() >= 1, "{cost}");
 }
+
+/// The segments a run's connections carried, per operation (issue 65, item 3). Truth known: a
+/// Redis read without pipelining is one request segment and one reply segment, so 2 per operation;
+/// with `--pipeline 10` the requests that ten slots of a connection issue together leave in one
+/// write (the worker runs its slots outside tokio's budget, which cut a pass over the woken slots
+/// after about 60 operations and so split each batch: 0.48 segments per operation before, 0.2
+/// after).
+#[test]
+fn a_redis_runs_segments_per_operation_are_two_alone_and_shared_when_pipelined() {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let url = server.url();
+    let dir = tempfile::tempdir().unwrap();
+    let props = [
+        "-p",
+        "recordcount=1000",
+        "-p",
+        "fieldcount=1",
+        "-p",
+        "fieldlength=100",
+        "-p",
+        "readallfields=true",
+        "-p",
+        "readproportion=1",
+        "-p",
+        "updateproportion=0",
+    ];
+    let load = [&["load", "--db", url.as_str(), "-q"][..], &props[..]].concat();
+    let o = super::common::scalebench(&load);
+    assert!(o.status.success(), "{}", super::common::stderr(&o));
+    for (concurrency, pipeline, ops, fewest, most) in [
+        ("20", "1", "4000", 1.95, 2.05),
+        ("500", "10", "50000", 0.1, 0.35),
+    ] {
+        let out = dir.path().join(format!("p{pipeline}.json"));
+        let run = [
+            &[
+                "run",
+                "--db",
+                url.as_str(),
+                "--threads",
+                "1",
+                "--concurrency",
+                concurrency,
+            ][..],
+            &[
+                "--pipeline",
+                pipeline,
+                "--operations",
+                ops,
+                "--no-monitor",
+                "-q",
+            ],
+            &["-o", out.to_str().unwrap()],
+            &props[..],
+        ]
+        .concat();
+        let o = super::common::scalebench(&run);
+        assert!(o.status.success(), "{}", super::common::stderr(&o));
+        let phase = &super::common::json(&out)["phases"][0];
+        assert_eq!(phase["totals"]["failed"].as_u64(), Some(0), "{phase}");
+        let cost = &phase["client_cost"];
+        let per_op = cost["segments_per_op"].as_f64().unwrap();
+        assert!(
+            (fewest..=most).contains(&per_op),
+            "pipeline {pipeline}: {per_op} segments per operation: {cost}"
+        );
+    }
+}

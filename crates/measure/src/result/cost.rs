@@ -27,6 +27,10 @@ pub struct ClientCost {
     /// Derived: TCP bytes sent and received per operation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_per_op: Option<f64>,
+    /// Derived: TCP data segments sent and received per operation. A request and its reply
+    /// without pipelining take two; requests coalesced into one write share a segment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments_per_op: Option<f64>,
     /// Derived: cores busy on average over the window (CPU seconds per second), and that as a
     /// share of `cores`.
     pub cores_used: f64,
@@ -53,6 +57,12 @@ pub struct RecordedCost {
     pub bytes_sent: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes_received: Option<u64>,
+    /// TCP segments carrying data that the client's connections sent and received (each
+    /// socket's `TCP_INFO`: `tcpi_data_segs_out`, `tcpi_data_segs_in`); None as for the bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments_sent: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments_received: Option<u64>,
     /// The cores the client's processes may run on (their CPU affinity), summed over clients.
     pub cores: u32,
 }
@@ -68,6 +78,7 @@ impl ClientCost {
             0.0
         };
         let bytes = add_known(r.bytes_sent, r.bytes_received);
+        let segments = add_known(r.segments_sent, r.segments_received);
         ClientCost {
             clients,
             recorded: r,
@@ -76,6 +87,7 @@ impl ClientCost {
             system_us_per_op: per_op(r.cpu_system_s * 1e6),
             switches_per_op: per_op((r.voluntary_switches + r.involuntary_switches) as f64),
             bytes_per_op: bytes.and_then(|b| per_op(b as f64)),
+            segments_per_op: segments.and_then(|n| per_op(n as f64)),
             cores_used,
             share_of_cores: if r.cores > 0 {
                 cores_used / r.cores as f64
@@ -103,6 +115,8 @@ impl ClientCost {
             sum.involuntary_switches += r.involuntary_switches;
             sum.bytes_sent = add_known(sum.bytes_sent, r.bytes_sent);
             sum.bytes_received = add_known(sum.bytes_received, r.bytes_received);
+            sum.segments_sent = add_known(sum.segments_sent, r.segments_sent);
+            sum.segments_received = add_known(sum.segments_received, r.segments_received);
             sum.cores += r.cores;
             clients += p.clients;
         }
@@ -131,6 +145,8 @@ mod tests {
             involuntary_switches: 10,
             bytes_sent: Some(ops * 40),
             bytes_received: Some(ops * 60),
+            segments_sent: Some(ops),
+            segments_received: Some(ops / 10),
             cores: 2,
         }
     }
@@ -143,6 +159,7 @@ mod tests {
         assert_eq!(c.system_us_per_op, Some(5.0));
         assert_eq!(c.switches_per_op, Some(50_010.0 / 100_000.0));
         assert_eq!(c.bytes_per_op, Some(100.0));
+        assert_eq!(c.segments_per_op, Some(1.1));
         assert_eq!((c.cores_used, c.share_of_cores), (1.0, 0.5));
         let idle = ClientCost::derive(1, recorded(0, 0.0, 0.0));
         assert_eq!((idle.cpu_us_per_op, idle.bytes_per_op), (None, None));
@@ -160,6 +177,7 @@ mod tests {
         assert_eq!(m.recorded.operations, 400_000);
         assert_eq!(m.cpu_us_per_op, Some(6.0e6 / 400_000.0));
         assert_eq!(m.bytes_per_op, Some(100.0));
+        assert_eq!(m.segments_per_op, Some(1.1));
         assert_eq!((m.recorded.cores, m.cores_used), (4, 3.0));
         assert_eq!(m, ClientCost::merge(&[Some(m)]).unwrap());
         assert_eq!(ClientCost::merge(&[Some(a), None]), None);
@@ -168,9 +186,11 @@ mod tests {
             RecordedCost {
                 bytes_sent: None,
                 bytes_received: None,
+                segments_sent: None,
+                segments_received: None,
                 ..recorded(10, 0.1, 0.1)
             },
         );
-        assert_eq!(no_tcp.bytes_per_op, None);
+        assert_eq!((no_tcp.bytes_per_op, no_tcp.segments_per_op), (None, None));
     }
 }
