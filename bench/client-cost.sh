@@ -17,7 +17,7 @@ latte=${LATTE:-$(command -v latte || echo /opt/latte/bin/latte)}
 cargo build --release -q
 cargo build --release -q -p scalebench-server-tests --example serve
 . bench/lib.sh
-sb=(target/release/scalebench)
+sb=("${SCALEBENCH_BIN:-target/release/scalebench}")
 
 # measure NAME OPERATIONS COMMAND...: one row of the table, COMMAND run on core 1.
 measure() {
