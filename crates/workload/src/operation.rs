@@ -370,11 +370,12 @@ pub enum FieldSet {
 }
 
 impl FieldSet {
-    /// The field indices this selection covers, of `field_count` fields.
-    pub fn indices(self, field_count: usize) -> Vec<usize> {
+    /// The field indices this selection covers, of `field_count` fields (a range: nothing is
+    /// allocated per operation).
+    pub fn indices(self, field_count: usize) -> std::ops::Range<usize> {
         match self {
-            FieldSet::All => (0..field_count).collect(),
-            FieldSet::One(i) => vec![i],
+            FieldSet::All => 0..field_count,
+            FieldSet::One(i) => i..i + 1,
         }
     }
 }

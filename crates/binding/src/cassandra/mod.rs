@@ -269,7 +269,7 @@ impl CassandraBinding {
         Ok(())
     }
 
-    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+    fn columns_of(&self, fields: FieldSet) -> std::ops::Range<usize> {
         fields.indices(self.settings.columns.len())
     }
 
@@ -331,7 +331,7 @@ impl CassandraBinding {
             .next()
             .ok_or_else(|| OpError::new(FailureClass::NotFound, format!("no record {key}")))?;
         out.extend(fields_of(
-            &self.columns_of(fields),
+            self.columns_of(fields),
             &self.settings.types,
             row.columns.into_iter(),
         ));
@@ -535,7 +535,7 @@ impl Binding for CassandraBinding {
                 ]),
             )
             .await?;
-        keyed(rows, &self.columns_of(fields), &self.settings.types, out);
+        keyed(rows, self.columns_of(fields), &self.settings.types, out);
         Ok(())
     }
 
@@ -563,7 +563,7 @@ impl Binding for CassandraBinding {
                 Values::Text(keys.iter().map(String::as_str).collect()),
             )
             .await?;
-        keyed(rows, &self.columns_of(fields), &self.settings.types, out);
+        keyed(rows, self.columns_of(fields), &self.settings.types, out);
         Ok(())
     }
 

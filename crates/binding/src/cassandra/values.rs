@@ -159,23 +159,21 @@ pub(super) fn typed_value(t: FieldType, text: &str) -> Result<CqlValue, OpError>
 }
 
 /// Rows of the key and `cols`' columns as keys and their fields, into `out`.
-pub(super) fn keyed(rows: Vec<Row>, cols: &[usize], types: &[FieldType], out: &mut Vec<(String, Fields)>) {
+pub(super) fn keyed(rows: Vec<Row>, cols: std::ops::Range<usize>, types: &[FieldType], out: &mut Vec<(String, Fields)>) {
     for row in rows {
         let mut it = row.columns.into_iter();
         let key = text_of(it.next().flatten(), None);
-        out.push((key, fields_of(cols, types, it)));
+        out.push((key, fields_of(cols.clone(), types, it)));
     }
 }
 
 /// Columns `cols` (of types `types`) of a row as fields.
 pub(super) fn fields_of(
-    cols: &[usize],
+    cols: std::ops::Range<usize>,
     types: &[FieldType],
     values: impl Iterator<Item = Option<CqlValue>>,
 ) -> Fields {
-    cols.iter()
-        .copied()
-        .zip(values)
+    cols.zip(values)
         .map(|(c, v)| (c, text_of(v, types.get(c).copied())))
         .collect()
 }

@@ -337,15 +337,15 @@ impl MysqlBinding {
         Ok(affected)
     }
 
-    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+    fn columns_of(&self, fields: FieldSet) -> std::ops::Range<usize> {
         fields.indices(self.shared.statements.columns.len())
     }
 }
 
 /// A row of `key, columns...` as the key and its fields.
-fn keyed(row: &mysql_async::Row, cols: &[usize]) -> (String, Fields) {
+fn keyed(row: &mysql_async::Row, cols: std::ops::Range<usize>) -> (String, Fields) {
     let text = |i: usize| row.get::<Option<String>, _>(i).flatten().unwrap_or_default();
-    let values = cols.iter().enumerate().map(|(i, c)| (*c, text(i + 1))).collect();
+    let values = cols.enumerate().map(|(i, c)| (c, text(i + 1))).collect();
     (text(0), values)
 }
 
@@ -438,7 +438,7 @@ impl Binding for MysqlBinding {
             .rows(&sql, vec![text(start_key), Value::UInt(count as u64)])
             .await?
         {
-            out.push(keyed(&row, &cols));
+            out.push(keyed(&row, cols.clone()));
         }
         Ok(())
     }
@@ -454,7 +454,7 @@ impl Binding for MysqlBinding {
         let sql = self.shared.statements.select_keys(fields, keys.len());
         let cols = self.columns_of(fields);
         for row in self.rows(&sql, keys.iter().map(|k| text(k)).collect()).await? {
-            out.push(keyed(&row, &cols));
+            out.push(keyed(&row, cols.clone()));
         }
         Ok(())
     }

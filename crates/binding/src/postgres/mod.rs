@@ -563,7 +563,7 @@ impl PostgresBinding {
         Ok((rows, affected))
     }
 
-    fn columns_of(&self, fields: FieldSet) -> Vec<usize> {
+    fn columns_of(&self, fields: FieldSet) -> std::ops::Range<usize> {
         fields.indices(self.factory().statements.columns.len())
     }
 }
@@ -640,7 +640,7 @@ impl Binding for PostgresBinding {
         let cols = self.columns_of(fields);
         let stmt = &self.multi_get_statements[&sql];
         for row in self.client.query(stmt, &params).await.map_err(classify)? {
-            out.push(keyed(&row, &cols));
+            out.push(keyed(&row, cols.clone()));
         }
         Ok(())
     }
@@ -670,7 +670,7 @@ impl Binding for PostgresBinding {
                 .await
                 .map_err(classify)?
             {
-                out.push(keyed(&row, &cols));
+                out.push(keyed(&row, cols.clone()));
             }
         } else {
             let st = &self.factory().statements;
@@ -685,8 +685,7 @@ impl Binding for PostgresBinding {
                 let key = row.remove(0).unwrap_or_default();
                 out.push((
                     key,
-                    cols.iter()
-                        .copied()
+                    cols.clone()
                         .zip(row.into_iter().map(Option::unwrap_or_default))
                         .collect(),
                 ));
@@ -913,11 +912,10 @@ impl Binding for PostgresBinding {
 }
 
 /// A row of `key, columns...` as the key and its fields.
-fn keyed(row: &tokio_postgres::Row, cols: &[usize]) -> (String, Fields) {
+fn keyed(row: &tokio_postgres::Row, cols: std::ops::Range<usize>) -> (String, Fields) {
     let values = cols
-        .iter()
         .enumerate()
-        .map(|(i, c)| (*c, row.get::<_, Option<String>>(i + 1).unwrap_or_default()))
+        .map(|(i, c)| (c, row.get::<_, Option<String>>(i + 1).unwrap_or_default()))
         .collect();
     (row.get(0), values)
 }

@@ -295,6 +295,7 @@ impl RedisFactory {
             scan_index: self.scan_index,
             pipeline_load: self.pipeline_load,
             txn: Held::Idle,
+            read_cmd: Cmd::default(),
         })
     }
 }
@@ -386,6 +387,8 @@ pub struct RedisBinding {
     pipeline_load: bool,
     /// A sequence's transaction ([`crate::Transactions::OneRecord`]).
     txn: Held<Snapshot>,
+    /// A read's HMGET, rebuilt in place: its buffers are reused, not allocated per operation.
+    read_cmd: Cmd,
 }
 
 
@@ -610,8 +613,15 @@ impl RedisBinding {
     }
 
     fn hmget(&self, key: &str, fields: FieldSet) -> Cmd {
-        let mut c = redis::cmd("HMGET");
-        c.arg(key);
+        let mut c = Cmd::default();
+        self.hmget_into(&mut c, key, fields);
+        c
+    }
+
+    /// HMGET of `key`'s `fields`, written into `c` (cleared first).
+    fn hmget_into(&self, c: &mut Cmd, key: &str, fields: FieldSet) {
+        c.clear();
+        c.arg("HMGET").arg(key);
         match fields {
             FieldSet::All => {
                 for f in &self.fields {
@@ -622,7 +632,6 @@ impl RedisBinding {
                 c.arg(&self.fields[i]);
             }
         }
-        c
     }
 }
 
@@ -638,9 +647,11 @@ impl Binding for RedisBinding {
         if let Some(s) = self.in_txn(key).await? {
             return s.read(fields, out);
         }
-        let cmd = self.hmget(key, fields);
-        let values: Vec<Option<String>> = self.reader().run(&cmd).await?;
-        if !self.fill(fields, values, out) {
+        let mut cmd = std::mem::take(&mut self.read_cmd);
+        self.hmget_into(&mut cmd, key, fields);
+        let values = self.reader().run::<Vec<Option<String>>>(&cmd).await;
+        self.read_cmd = cmd;
+        if !self.fill(fields, values?, out) {
             return Err(OpError::new(
                 FailureClass::NotFound,
                 format!("no record {key}"),
