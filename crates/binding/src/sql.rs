@@ -383,7 +383,6 @@ impl Statements {
     pub fn select_keys(&self, fields: FieldSet, n: usize) -> String {
         let sel: Vec<String> = fields
             .indices(self.columns.len())
-            .into_iter()
             .map(|c| self.dialect.select(&self.columns[c], self.types[c]))
             .collect();
         let params: Vec<String> = (1..=n).map(|i| self.dialect.nth(i)).collect();

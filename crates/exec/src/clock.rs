@@ -64,3 +64,17 @@ pub(crate) fn unix_ms_at(t: Instant) -> u64 {
     };
     at.as_millis() as u64
 }
+
+/// Waits until `instant` precisely: a timer sleep for the bulk, then spinning (the timer's
+/// resolution is a millisecond, and every worker must begin at the same instant).
+pub(crate) async fn wait_for(instant: Instant) {
+    if let Some(bulk) = instant
+        .saturating_duration_since(Instant::now())
+        .checked_sub(std::time::Duration::from_millis(2))
+    {
+        tokio::time::sleep(bulk).await;
+    }
+    while Instant::now() < instant {
+        std::hint::spin_loop();
+    }
+}

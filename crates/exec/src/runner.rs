@@ -16,7 +16,7 @@ use scalebench_workload::{
     CoreWorkload, FailureClass, LoadKeys, OpError, OpKind, Operation, OperationGenerator,
 };
 
-use crate::clock::{instant_at, signed_ms_since, unix_ms_at, Clock};
+use crate::clock::{instant_at, signed_ms_since, unix_ms_at, wait_for, Clock};
 use crate::cost::CostWindow;
 use crate::pacer::Pacer;
 use crate::perform::{perform, with_timeout, Abandoned, Buffers};
@@ -528,20 +528,6 @@ fn worker_thread<F: BindingFactory>(
         }
         recorder.into_inner().finish();
     });
-}
-
-/// Waits until `instant` precisely: a timer sleep for the bulk, then spinning (the timer's
-/// resolution is a millisecond, and every worker must begin at the same instant).
-async fn wait_for(instant: Instant) {
-    if let Some(bulk) = instant
-        .saturating_duration_since(Instant::now())
-        .checked_sub(Duration::from_millis(2))
-    {
-        tokio::time::sleep(bulk).await;
-    }
-    while Instant::now() < instant {
-        std::hint::spin_loop();
-    }
 }
 
 /// Resolves when in-flight operations have had their grace period after the end of the window,

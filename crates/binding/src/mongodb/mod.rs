@@ -512,7 +512,6 @@ impl MongoBinding {
     fn projection(&self, fields: FieldSet) -> Document {
         fields
             .indices(self.fields.len())
-            .into_iter()
             .map(|i| (self.fields[i].clone(), Bson::Int32(1)))
             .collect()
     }

@@ -401,7 +401,7 @@ impl Binding for MysqlBinding {
         };
         let mut rows = self.rows(&sql, vec![text(key)]).await?;
         let row = rows.pop().ok_or_else(|| not_found(key))?;
-        for (i, c) in self.columns_of(fields).into_iter().enumerate() {
+        for (i, c) in self.columns_of(fields).enumerate() {
             out.push((
                 c,
                 row.get::<Option<String>, _>(i)

@@ -603,7 +603,7 @@ impl RedisBinding {
     fn fill(&self, fields: FieldSet, values: Vec<Option<String>>, out: &mut Fields) -> bool {
         let idx = fields.indices(self.fields.len());
         let mut any = false;
-        for (i, v) in idx.into_iter().zip(values) {
+        for (i, v) in idx.zip(values) {
             if let Some(v) = v {
                 out.push((i, v));
                 any = true;
