@@ -333,9 +333,6 @@ pub(crate) async fn with_timeout<T>(
 pub(crate) struct Abandoned(bool);
 
 impl Abandoned {
-    /// The operation ran to its answer.
-    pub(crate) const NOT: Abandoned = Abandoned(false);
-
     pub(crate) fn tell<B: Binding>(self, binding: &mut B) {
         if self.0 {
             binding.abandoned();
