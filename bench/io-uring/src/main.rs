@@ -244,26 +244,32 @@ fn main() {
     let (u0, s0) = cpu_seconds();
     let t0 = Instant::now();
     match runtime {
-        "tokio" => tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .unwrap()
-            .block_on(async {
-                let tasks: Vec<_> = (0..conns)
-                    .map(|c| {
-                        tokio::spawn(tokio_connection(
-                            proto.clone(),
-                            addr.clone(),
-                            pipeline,
-                            rounds,
-                            0x9E37_79B9 + c,
-                        ))
-                    })
-                    .collect();
-                for t in tasks {
-                    t.await.unwrap();
-                }
-            }),
+        // Both on tokio's current-thread runtime (timers enabled: the redis crate sets its own).
+        "tokio" | "redis-rs" => {
+            let hand_written = runtime == "tokio";
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(async {
+                    let tasks: Vec<_> = (0..conns)
+                        .map(|c| {
+                            let (proto, addr, seed) =
+                                (proto.clone(), addr.clone(), 0x9E37_79B9 + c);
+                            tokio::spawn(async move {
+                                if hand_written {
+                                    tokio_connection(proto, addr, pipeline, rounds, seed).await
+                                } else {
+                                    redis_rs_connection(addr, pipeline, rounds, seed).await
+                                }
+                            })
+                        })
+                        .collect();
+                    for t in tasks {
+                        t.await.unwrap();
+                    }
+                })
+        }
         "uring" => monoio::RuntimeBuilder::<monoio::IoUringDriver>::new()
             .build()
             .unwrap()
@@ -281,25 +287,6 @@ fn main() {
                     .collect();
                 for t in tasks {
                     t.await;
-                }
-            }),
-        "redis-rs" => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async {
-                let tasks: Vec<_> = (0..conns)
-                    .map(|c| {
-                        tokio::spawn(redis_rs_connection(
-                            addr.clone(),
-                            pipeline,
-                            rounds,
-                            0x9E37_79B9 + c,
-                        ))
-                    })
-                    .collect();
-                for t in tasks {
-                    t.await.unwrap();
                 }
             }),
         other => panic!("runtime {other}: tokio, uring or redis-rs"),
