@@ -494,7 +494,7 @@ fn worker_thread<F: BindingFactory>(
         let all_slots = async {
             // Outside tokio's cooperative budget: it ended a pass over the woken slots after about
             // 60 operations, so the slots sharing a connection (`--pipeline`) sent their requests
-            // in pieces, 2.4 writes where one would do (docs/benchmarks.md section 26). Slots still
+            // in pieces, 3.5 per write where 10 were ready (docs/benchmarks.md section 26). Slots still
             // yield every OPS_PER_YIELD operations, and join_all's FuturesUnordered after polling
             // each slot once.
             let bindings = tokio::task::unconstrained(join_all(slots)).await;
