@@ -242,19 +242,25 @@ fn tampered_and_oversized_results_are_refused_naming_the_field() {
     }
     // Issue 40: what defines the run is read from the property declarations (data and operations
     // shaped), less each client's share: a hot-spot fraction (absent from the old hand-kept list)
-    // splits two results, another client's key range does not.
-    let other_client = |name: &str, key: &str, value: &str| {
-        let (key, value) = (key.to_string(), value.to_string());
+    // splits two results, another client's key range does not. Since issue 64 the workload is
+    // compared by its typed definition, where the share is not.
+    let other_client = |name: &str, place: &str, key: &str, value: serde_json::Value| {
+        let (place, key) = (place.to_string(), key.to_string());
         tamper(name, &move |v| {
             v["started_at"] = "2001-01-01T00:00:00Z".into();
-            v["parameters"]["properties"][key.as_str()] = value.clone().into();
+            v["parameters"][place.as_str()][key.as_str()] = value.clone();
         })
     };
-    let hot = other_client("hot.json", "hotspotdatafraction", "0.3");
+    let hot = other_client(
+        "hot.json",
+        "workload_definition",
+        "hotspotdatafraction",
+        0.3.into(),
+    );
     let r = scalebench(&["merge", g, &hot, "-o", m]);
     assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
     assert!(stderr(&r).contains("hotspotdatafraction"), "{}", stderr(&r));
-    let share = other_client("share.json", "insertstart", "5000");
+    let share = other_client("share.json", "properties", "insertstart", "5000".into());
     let r = scalebench(&["merge", g, &share, "-o", m]);
     assert!(r.status.success(), "{}", stderr(&r));
     std::fs::remove_file(&merged).unwrap();
@@ -278,4 +284,86 @@ fn tampered_and_oversized_results_are_refused_naming_the_field() {
         assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
         assert!(stderr(&r).contains("larger than 128 MiB"), "{}", stderr(&r));
     }
+}
+
+/// Results are merged by what their workloads mean (definition version 2, issue 64): YCSB's
+/// workload a built in, written as a property file (`0.50`, `Zipfian`, `TRUE`, a padded count,
+/// YCSB's workload class) and as a workload file are one workload, and merge; a proportion that
+/// differs is named with both values. A result recorded before version 2 (no
+/// `workload_definition`) is still compared by its workload's name and properties' text, and the
+/// merge says so.
+#[test]
+fn merge_joins_workloads_that_mean_the_same_however_written_and_names_a_difference() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let as_properties = "workload=site.ycsb.workloads.CoreWorkload\nrecordcount=01000\nreadallfields=TRUE\n\
+                         readproportion=0.50\nupdateproportion=.5\nscanproportion=0\ninsertproportion=0\n\
+                         requestdistribution=Zipfian\nfieldcount=10\n";
+    let properties = write("a.properties", as_properties);
+    let file = write(
+        "a.toml",
+        "[record]\nrecords = 1000\n[run]\nmix = { read = 0.5, update = 0.5 }\nkey_distribution = \"zipfian\"\n",
+    );
+    let other = write("b.properties", &as_properties.replace("0.50", "0.6"));
+    let run = |name: &str, workload: &str| {
+        let out = dir.path().join(name);
+        let o = scalebench(&[
+            "run",
+            workload,
+            "--db",
+            "null://",
+            "--operations",
+            "20000",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        out.to_str().unwrap().to_string()
+    };
+    let (builtin, from_properties, from_file, different) = (
+        run("builtin.json", "a"),
+        run("properties.json", &properties),
+        run("file.json", &file),
+        run("other.json", &other),
+    );
+    let merged = dir.path().join("m.json");
+    let m = merged.to_str().unwrap();
+    let r = scalebench(&["merge", &builtin, &from_properties, &from_file, "-o", m]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert_eq!(json(&merged)["merged_from"].as_array().unwrap().len(), 3);
+    std::fs::remove_file(&merged).unwrap();
+
+    let r = scalebench(&["merge", &builtin, &different, "-o", m]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("has readproportion 0.5 and"), "{err}");
+    assert!(err.contains("has readproportion 0.6:"), "{err}");
+    assert!(!merged.exists());
+
+    // Version 1: the same result without its workload definition.
+    let mut v1 = json(std::path::Path::new(&builtin));
+    v1["parameters"]
+        .as_object_mut()
+        .unwrap()
+        .remove("workload_definition");
+    let old = write("old.json", &v1.to_string());
+    let again = run("again.json", "a");
+    let r = scalebench(&["merge", &old, &again, "-o", m]);
+    let err = stderr(&r);
+    assert!(r.status.success(), "{err}");
+    assert!(
+        err.contains("recorded before workloads were compared by meaning"),
+        "{err}"
+    );
+    // By text, the property file's workload is another name.
+    std::fs::remove_file(&merged).unwrap();
+    let r = scalebench(&["merge", &old, &from_properties, "-o", m]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("clients of one run run one workload"), "{err}");
 }

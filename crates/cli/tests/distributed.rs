@@ -952,6 +952,74 @@ fn clients_started_unalike_are_refused_at_the_barrier_naming_the_field() {
     assert!(etcd_get(etcd, "/unalike/run/start").is_empty());
 }
 
+/// The clients compare their workloads by meaning (definition version 2, issue 64): YCSB's
+/// workload a built in, as a property file written otherwise (`0.50`, `Zipfian`, YCSB's workload
+/// class) and as a workload file are one workload, and run as one run; a proportion that differs
+/// is refused at the barrier, naming it with both values.
+#[test]
+fn clients_whose_workloads_mean_the_same_run_together_and_a_difference_is_named() {
+    let etcd = shared_etcd();
+    let dir = test_dir();
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let as_properties = "workload=site.ycsb.workloads.CoreWorkload\nreadproportion=0.50\n\
+                         updateproportion=.5\nrequestdistribution=Zipfian\nrecordcount=1000\n";
+    let properties = write("a.properties", as_properties);
+    let file = write(
+        "a.toml",
+        "[record]\nrecords = 1000\n[run]\nmix = { read = 0.5, update = 0.5 }\nkey_distribution = \"zipfian\"\n",
+    );
+    let out = dir.path().join("run.json");
+    let rendezvous = format!("{}/alike", etcd.url());
+    let common = [
+        "--clients",
+        "3",
+        "--duration",
+        "1s",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    let clients: Vec<_> = [("0", "a"), ("1", properties.as_str()), ("2", file.as_str())]
+        .into_iter()
+        .map(|(i, w)| rendezvous_client(&rendezvous, i, &[&[w][..], &common].concat()))
+        .collect();
+    for (i, c) in clients.into_iter().enumerate() {
+        let o = c.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "client {i}: {}", stderr(&o));
+    }
+    let merged = json(&out);
+    assert_eq!(merged["distributed"]["clients"], 3, "{merged}");
+
+    let other = write("b.properties", &as_properties.replace("0.50", "0.6"));
+    let rendezvous = format!("{}/unalike-workload", etcd.url());
+    let c0 = rendezvous_client(
+        &rendezvous,
+        "0",
+        &["a", "--clients", "2", "--duration", "1s"],
+    );
+    let c1 = rendezvous_client(
+        &rendezvous,
+        "1",
+        &[&other, "--clients", "2", "--duration", "1s"],
+    );
+    let (o0, o1) = (
+        c0.wait_with_output().unwrap(),
+        c1.wait_with_output().unwrap(),
+    );
+    for o in [&o0, &o1] {
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    }
+    let both = format!("{}{}", stderr(&o0), stderr(&o1));
+    assert!(
+        both.contains("readproportion 0.6 where client 0 has 0.5")
+            || both.contains("readproportion 0.5 where client 1 has 0.6"),
+        "{both}"
+    );
+}
+
 /// Point 1: etcd dies after the start. Every client measured the whole run and keeps its result
 /// on disk; client 0 writes the merge of what it has, naming the client it could not gather; the
 /// run is incomplete (exit 3), never lost; `gather` merges the files the clients kept.

@@ -20,6 +20,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use etcd_client::{Client, Compare, CompareOp, GetOptions, PutOptions, Txn, TxnOp};
 use scalebench_exec::{Phase, ProgressState, Rendezvous, RendezvousError, StopSignal};
+use scalebench_measure::definition::{
+    Difference, RunDefinition, WorkloadDefinition, DEFINITION_VERSION,
+};
 use scalebench_measure::RunResult;
 
 use crate::outcome::{merged_line, ClientProgress};
@@ -54,7 +57,7 @@ pub struct EtcdRendezvous {
     status_interval: Option<Duration>,
     /// What defines the run (told by the phase, [`Rendezvous::agree_on`]), compared with every
     /// other client's at the barrier.
-    definition: Mutex<BTreeMap<String, String>>,
+    definition: Mutex<RunDefinition>,
     runtime: tokio::runtime::Runtime,
     joined: Mutex<Option<Joined>>,
 }
@@ -132,8 +135,21 @@ async fn watched<T, E: std::fmt::Display + 'static>(
 struct Registration {
     host: String,
     pid: u32,
+    /// The run's fields ([`RunDefinition::fields`]).
     #[serde(default)]
     definition: BTreeMap<String, String>,
+    /// The workload by meaning: absent from an earlier scalebench's registration.
+    #[serde(default)]
+    workload: Option<WorkloadDefinition>,
+}
+
+impl Registration {
+    fn run_definition(&self) -> RunDefinition {
+        RunDefinition {
+            fields: self.definition.clone(),
+            workload: self.workload.clone(),
+        }
+    }
 }
 
 impl EtcdRendezvous {
@@ -154,13 +170,13 @@ impl EtcdRendezvous {
             share,
             start_timeout,
             status_interval,
-            definition: Mutex::new(BTreeMap::new()),
+            definition: Mutex::new(RunDefinition::default()),
             runtime,
             joined: Mutex::new(None),
         })
     }
 
-    fn definition(&self) -> BTreeMap<String, String> {
+    fn definition(&self) -> RunDefinition {
         self.definition
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -241,7 +257,8 @@ impl EtcdRendezvous {
         let who = serde_json::to_string(&Registration {
             host: gethostname::gethostname().to_string_lossy().into_owned(),
             pid: std::process::id(),
-            definition: self.definition(),
+            definition: self.definition().fields,
+            workload: self.definition().workload,
         })
         .expect("a registration serializes");
         let registered = watched(
@@ -302,8 +319,19 @@ impl EtcdRendezvous {
         loop {
             let present = self.registrations(joined).await.map_err(failed)?;
             for (k, r) in &present {
-                if let Some((field, mine, theirs)) =
-                    crate::outcome::first_difference(&definition, &r.definition)
+                if definition.workload.is_some() && r.workload.is_none() {
+                    return Err(RendezvousError::Refused(format!(
+                        "client {k} of the run at {} runs an earlier scalebench, which does not tell its workload \
+                         by meaning (definition version {}): the clients of one run need one version; nothing ran",
+                        self.url.display(),
+                        DEFINITION_VERSION
+                    )));
+                }
+                if let Some(Difference {
+                    field,
+                    mine,
+                    theirs,
+                }) = definition.first_difference(&r.run_definition())
                 {
                     return Err(RendezvousError::Refused(format!(
                             "client {k} of the run at {} was started with {field} {theirs} where client {i} has {mine}: \
@@ -744,7 +772,7 @@ pub(crate) async fn connect_checked(endpoints: &[String]) -> Result<Client, etcd
 }
 
 impl Rendezvous for EtcdRendezvous {
-    fn agree_on(&self, definition: &BTreeMap<String, String>) {
+    fn agree_on(&self, definition: &RunDefinition) {
         *self.definition.lock().unwrap_or_else(|e| e.into_inner()) = definition.clone();
     }
 

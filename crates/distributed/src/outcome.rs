@@ -103,21 +103,6 @@ impl DistributedOutcome {
     }
 }
 
-/// The first field in which `theirs` differs from `mine`, with both values.
-pub fn first_difference(
-    mine: &BTreeMap<String, String>,
-    theirs: &BTreeMap<String, String>,
-) -> Option<(String, String, String)> {
-    let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
-    keys.into_iter().find_map(|k| {
-        let (a, b) = (mine.get(k), theirs.get(k));
-        (a != b).then(|| {
-            let shown = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(unset)".into());
-            (k.clone(), shown(a), shown(b))
-        })
-    })
-}
-
 /// Merges the results the clients left (histograms merged, never percentiles averaged), names the
 /// missing ones, and flags what makes the merge doubtful: windows that did not start together,
 /// insert ranges that overlap.

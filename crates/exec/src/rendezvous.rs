@@ -2,11 +2,11 @@
 //! made it says it is ready and receives the common start; while it runs it publishes progress.
 //! Execution only knows this trait; the launchers (local processes, etcd) implement it.
 
-use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::progress::ProgressState;
 use crate::stop::StopSignal;
+use scalebench_measure::definition::RunDefinition;
 use scalebench_measure::Phase;
 
 /// Why a client did not start with the others.
@@ -22,10 +22,10 @@ pub enum RendezvousError {
 }
 
 pub trait Rendezvous: Send + Sync + std::fmt::Debug {
-    /// What defines the run this client was started for (phase, clients, workload, duration,
-    /// properties, ...), told once before its phase: a rendezvous that compares clients refuses one
+    /// What defines the run this client was started for (phase, clients, duration, the workload
+    /// by meaning, ...), told once before its phase: a rendezvous that compares clients refuses one
     /// whose definition differs at [`Rendezvous::ready`].
-    fn agree_on(&self, _definition: &BTreeMap<String, String>) {}
+    fn agree_on(&self, _definition: &RunDefinition) {}
 
     /// Called once every connection of this client is made: blocks until every client of the run
     /// is ready (or `stop` is requested, or the rendezvous gives up) and returns the wall-clock

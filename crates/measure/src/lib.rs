@@ -7,6 +7,7 @@
 
 pub mod aggregate;
 pub mod consistency;
+pub mod definition;
 pub mod files;
 pub mod hdrlog;
 pub mod histogram;

@@ -49,47 +49,44 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
                 ));
             }
         }
-        for (what, mine, theirs, why) in [
-            (
-                "database",
-                &first.parameters.binding,
-                &r.parameters.binding,
-                "clients of one run use one database",
-            ),
-            (
-                "workload",
-                &first.parameters.workload,
-                &r.parameters.workload,
-                "clients of one run run one workload",
-            ),
-        ] {
-            if mine != theirs {
-                return Err(format!(
-                    "{} ran {what} {mine} and {} {what} {theirs}: {why}",
-                    name(0),
+        if first.parameters.binding != r.parameters.binding {
+            return Err(format!(
+                "{} ran database {} and {} database {}: clients of one run use one database",
+                name(0),
+                first.parameters.binding,
+                name(i),
+                r.parameters.binding
+            ));
+        }
+        let (mine, theirs) = (first.definition(), r.definition());
+        if !mine.compares_workloads(&theirs) {
+            workload_by_text(first, r, &name(0), &name(i))?;
+            if mine.workload.is_some() || theirs.workload.is_some() {
+                let old = if mine.workload.is_none() {
+                    name(0)
+                } else {
                     name(i)
+                };
+                warnings.push(format!(
+                    "{old} was recorded before workloads were compared by meaning (definition version {}): \
+                     the workloads were compared by name and by their properties' text",
+                    scalebench_workload::definition::DEFINITION_VERSION
                 ));
             }
         }
-        // What defines the run, as declared, less each client's own share of it.
-        let (mine, theirs) = (&first.parameters.properties, &r.parameters.properties);
-        let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
-        let defining = keys.into_iter().filter(|k| {
-            declared::defines_the_run(k) && !declared::CLIENT_SHARES.iter().any(|s| s.name == *k)
-        });
-        for key in defining {
-            let (a, b) = (mine.get(key), theirs.get(key));
-            if a != b {
-                return Err(format!(
-                    "{} has {key}={} and {} has {key}={}: clients of one run run one workload",
-                    name(0),
-                    a.map_or("(unset)", String::as_str),
-                    name(i),
-                    b.map_or("(unset)", String::as_str)
-                ));
-            }
+        if let Some(d) = mine.first_difference(&theirs) {
+            return Err(format!(
+                "{} has {} {} and {} has {} {}: results of one run share its definition \
+                 (duration or operations, warm-up, target, workload, properties, clients)",
+                name(0),
+                d.field,
+                d.mine,
+                name(i),
+                d.field,
+                d.theirs
+            ));
         }
-        if let Some((field, mine, theirs)) = definition_difference(first, r) {
+        if let Some((field, mine, theirs)) = window_difference(first, r) {
             return Err(format!(
                 "{} has {field} {mine} and {} has {field} {theirs}: results of one run share its definition \
                  (duration or operations, warm-up, target, workload, properties, clients)",
@@ -141,10 +138,10 @@ pub fn check_mergeable(results: &[RunResult], sources: &[String]) -> Result<Vec<
     Ok(warnings)
 }
 
-/// The first field in which the runs of `a` and `b` differ, with both values: the definitions
-/// their clients recorded when both have one, and always the duration and warm-up their
-/// parameters give (a merged rate over windows of different lengths means nothing).
-fn definition_difference(a: &RunResult, b: &RunResult) -> Option<(String, String, String)> {
+/// The first of the windows' fields in which the runs of `a` and `b` differ, with both values:
+/// the duration and warm-up their parameters give (a merged rate over windows of different
+/// lengths means nothing) and the rate profile.
+fn window_difference(a: &RunResult, b: &RunResult) -> Option<(String, String, String)> {
     let seconds = |s: Option<f64>| s.map_or_else(|| "none".to_string(), |s| format!("{s}s"));
     let (pa, pb) = (&a.parameters, &b.parameters);
     let differs = |x: Option<f64>, y: Option<f64>| match (x, y) {
@@ -173,23 +170,34 @@ fn definition_difference(a: &RunResult, b: &RunResult) -> Option<(String, String
             shown(&pb.rate_profile),
         ));
     }
-    let (Some(da), Some(db)) = (
-        a.client.as_ref().map(|c| &c.definition),
-        b.client.as_ref().map(|c| &c.definition),
-    ) else {
-        return None;
-    };
-    if da.is_empty() || db.is_empty() {
-        return None;
+    None
+}
+
+/// Results recorded before definition version 2: the workload compared by its name and by the
+/// text of each property that defines the run, less each client's own share of it.
+fn workload_by_text(first: &RunResult, r: &RunResult, a: &str, b: &str) -> Result<(), String> {
+    if first.parameters.workload != r.parameters.workload {
+        return Err(format!(
+            "{a} ran workload {} and {b} workload {}: clients of one run run one workload",
+            first.parameters.workload, r.parameters.workload
+        ));
     }
-    let keys: std::collections::BTreeSet<&String> = da.keys().chain(db.keys()).collect();
-    keys.into_iter().find_map(|k| {
-        let (x, y) = (da.get(k), db.get(k));
-        (x != y).then(|| {
-            let shown = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(unset)".into());
-            (k.clone(), shown(x), shown(y))
-        })
-    })
+    let (mine, theirs) = (&first.parameters.properties, &r.parameters.properties);
+    let keys: std::collections::BTreeSet<&String> = mine.keys().chain(theirs.keys()).collect();
+    let defining = keys.into_iter().filter(|k| {
+        declared::defines_the_run(k) && !declared::CLIENT_SHARES.iter().any(|s| s.name == *k)
+    });
+    for key in defining {
+        let (x, y) = (mine.get(key), theirs.get(key));
+        if x != y {
+            return Err(format!(
+                "{a} has {key}={} and {b} has {key}={}: clients of one run run one workload",
+                x.map_or("(unset)", String::as_str),
+                y.map_or("(unset)", String::as_str)
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn loop_kind(r: &RunResult) -> &'static str {

@@ -6,6 +6,7 @@ use scalebench_binding::config::is_secret_key;
 use scalebench_binding::{registry, BindingFactory, FactoryVisitor};
 use scalebench_deploy::Cluster;
 use scalebench_exec::{execute, Observers, Phase, PhaseOutcome, Progress, StopSignal};
+use scalebench_measure::definition::RunDefinition;
 use scalebench_measure::hdrlog;
 use scalebench_measure::intervals::RecordedIntervals;
 use scalebench_measure::result::{
@@ -197,15 +198,18 @@ fn this_clients_settings(
     args: &RunRequest,
     wiring: &RunWiring,
     phases: &[Phase],
-) -> Result<(Settings, std::collections::BTreeMap<String, String>), SessionError> {
+) -> Result<(Settings, RunDefinition), SessionError> {
     let last = *phases.last().expect("at least one phase");
     let whole = Settings::resolve(args, last)?;
     let share = wiring.launch.share();
     let definition = match &share {
         Some(share) => {
-            let mut d = whole.definition(last, share.clients);
-            d.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
-            d
+            let mut fields = whole.definition(last, share.clients);
+            fields.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
+            RunDefinition {
+                fields,
+                workload: Some(whole.workload_definition()),
+            }
         }
         None => Default::default(),
     };
@@ -266,7 +270,7 @@ fn run_result(
     started_at: String,
     interrupted: bool,
     results: Vec<PhaseResult>,
-    definition: std::collections::BTreeMap<String, String>,
+    definition: RunDefinition,
 ) -> RunResult {
     RunResult {
         schema: SCHEMA.into(),
@@ -291,7 +295,7 @@ fn run_result(
             .map(|c| scalebench_measure::result::ClientPart {
                 index: c.index,
                 clients: c.clients,
-                definition,
+                definition: definition.fields,
                 clock: wiring.rendezvous.as_ref().and_then(|r| r.clock()),
             }),
         distributed: None,
@@ -627,6 +631,7 @@ fn parameters(s: &Settings) -> Parameters {
                 )
             })
             .collect(),
+        workload_definition: Some(s.workload_definition()),
     }
 }
 

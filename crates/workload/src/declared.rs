@@ -277,9 +277,19 @@ pub const CLIENT_SHARES: &[PropertyInfo] = &[
 /// of one run agree on it (the rendezvous compares it, `merge` refuses results that differ in it).
 /// A declared property does when it shapes the data or the run phase, not how each client runs
 /// (threads, rate, length, what it prints); one not declared here (a binding's option, a user's own
-/// property) is taken to, since nothing says it does not.
+/// property) is taken to, since nothing says it does not. `workload` and `readallfieldsbyname`,
+/// accepted for YCSB's files, change nothing and do not.
 pub fn defines_the_run(name: &str) -> bool {
-    find(name).is_none_or(|p| matches!(p.shapes, Shapes::Data | Shapes::RunPhase))
+    find(name)
+        .is_none_or(|p| matches!(p.shapes, Shapes::Data | Shapes::RunPhase) && !has_no_effect(p))
+}
+
+/// Whether a declared property changes nothing a run does (`workload` names YCSB's one workload
+/// class; `readallfieldsbyname` is accepted for YCSB's files and has no effect here).
+fn has_no_effect(info: &PropertyInfo) -> bool {
+    info.shapes == Shapes::NoEffect
+        || info.name == WORKLOAD.name
+        || info.name == READALLFIELDSBYNAME.name
 }
 
 /// Every declared property in aligned columns: name, default, what it shapes, help and values.

@@ -11,6 +11,7 @@ pub mod columns;
 pub mod core_workload;
 pub mod decimal;
 pub mod declared;
+pub mod definition;
 pub mod dictionary;
 pub mod digest;
 pub mod duration;

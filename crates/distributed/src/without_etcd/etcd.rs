@@ -41,7 +41,7 @@ impl EtcdRendezvous {
 }
 
 impl scalebench_exec::Rendezvous for EtcdRendezvous {
-    fn agree_on(&self, _definition: &std::collections::BTreeMap<String, String>) {
+    fn agree_on(&self, _definition: &scalebench_measure::definition::RunDefinition) {
         match self.0 {}
     }
     fn ready(

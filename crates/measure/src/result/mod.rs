@@ -57,8 +57,9 @@ pub struct ClientPart {
     pub index: u32,
     pub clients: u32,
     /// What defines the run this client was part of, field by field (duration or operations,
-    /// warm-up, target, workload and properties, the number of clients): every client of one run
-    /// has the same, and results whose definitions differ are not merged.
+    /// warm-up, target, the number of clients, the whole run's value of each client share; the
+    /// workload is the parameters' `workload_definition`): every client of one run has the same,
+    /// and results whose definitions differ are not merged ([`crate::definition::RunDefinition`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub definition: BTreeMap<String, String>,
     /// This client's clock minus its launcher's (ns), estimated at the start as NTP does (the
@@ -157,6 +158,10 @@ pub struct Parameters {
     pub op_timeout_s: Option<f64>,
     /// All effective workload and binding properties (secrets redacted).
     pub properties: BTreeMap<String, String>,
+    /// The workload by meaning, as results are merged by it (definition version 2; absent in
+    /// results recorded before, which are merged by `properties`' text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload_definition: Option<scalebench_workload::definition::WorkloadDefinition>,
 }
 
 /// An open loop's arrival process in words (`arrival` as the parameters keep it).
@@ -925,6 +930,18 @@ impl PhaseResult {
 }
 
 impl RunResult {
+    /// What defines the run it measured: a client's fields and the workload's definition.
+    pub fn definition(&self) -> crate::definition::RunDefinition {
+        crate::definition::RunDefinition {
+            fields: self
+                .client
+                .as_ref()
+                .map(|c| c.definition.clone())
+                .unwrap_or_default(),
+            workload: self.parameters.workload_definition.clone(),
+        }
+    }
+
     /// Why the run failed, if it did (the first failed phase's reason): an interrupted run is not
     /// judged (what it measured is kept, and it exits as interrupted).
     pub fn failure(&self) -> Option<String> {

@@ -20,6 +20,7 @@ use scalebench_workload::declared::{
     self, Shapes, BATCHSIZE, HDRHISTOGRAM_PERCENTILES, MAXEXECUTIONTIME, OPERATIONCOUNT,
     RATEPROFILE, THREADCOUNT,
 };
+use scalebench_workload::definition::WorkloadDefinition;
 use scalebench_workload::rate::{Pace, RateProfile};
 use scalebench_workload::{Assignment, CoreWorkload, Properties, WorkloadError};
 
@@ -727,13 +728,14 @@ fn operation_count(workload: &CoreWorkload, phase: Phase, explicit: bool) -> Opt
 }
 
 impl Settings {
-    /// What defines a run of `clients` clients, field by field: every client computes it from its own
-    /// command line (before its share is applied), they compare it at the start (etcd) and it goes
-    /// into each client's result, so that clients started unlike each other (another duration,
-    /// warm-up, target, workload, property or number of clients) are refused before anything runs,
-    /// and their results are never merged. Its properties are those that define the run
-    /// (`declared::defines_the_run`, the rule `merge` reads too); threads, rate and what a client prints
-    /// are each client's own, as are the database URL's hosts.
+    /// What defines a run of `clients` clients, field by field, beside its workload's definition
+    /// ([`Settings::workload_definition`]): every client computes both from its own command line
+    /// (before its share is applied), they compare them at the start (etcd) and they go into each
+    /// client's result, so that clients started unlike each other (another duration, warm-up,
+    /// target, workload, property or number of clients) are refused before anything runs, and
+    /// their results are never merged. The whole run's value of each property a client takes a
+    /// share of is here (`declared::CLIENT_SHARES`); threads, rate and what a client prints are
+    /// each client's own, as are the database URL's hosts.
     /// Read from the whole run's settings ([`Settings::resolve`]).
     pub fn definition(&self, phase: Phase, clients: u32) -> BTreeMap<String, String> {
         let s = self;
@@ -749,7 +751,6 @@ impl Settings {
         };
         put("phase", phase.name().into());
         put("clients", clients.to_string());
-        put("workload", s.workload_name.clone());
         put("binding", s.binding.name.into());
         let duration = match phase {
             Phase::Run => s.run_duration,
@@ -787,18 +788,29 @@ impl Settings {
         if s.request_set.is_some() {
             put("request set threads", s.set_threads.name().into());
         }
-        for (k, v) in s.props.iter() {
-            if !scalebench_workload::declared::defines_the_run(k) {
-                continue;
+        // The operations are above, as they end a run (a built-in workload's count does not).
+        let shares = scalebench_workload::declared::CLIENT_SHARES.iter();
+        for info in shares.filter(|p| p.name != OPERATIONCOUNT.name) {
+            if let Some(v) = s.props.given(info) {
+                put(&format!("property {}", info.name), v.trim().to_string());
             }
-            let v = if scalebench_binding::config::is_secret_key(k) {
-                "***".into()
-            } else {
-                scalebench_workload::dictionary::shown_value(k, v)
-            };
-            put(&format!("property {k}"), v.into_owned());
         }
         d
+    }
+
+    /// The workload by what it means (definition version 2): what the clients of one run agree
+    /// on and results are merged by, beside [`Settings::definition`]'s fields. Its properties are
+    /// the declared ones that define the run and this binding's options.
+    pub fn workload_definition(&self) -> WorkloadDefinition {
+        let binding = self.binding.name;
+        WorkloadDefinition::of(
+            &self.props,
+            |k| {
+                k.strip_prefix(binding)
+                    .is_some_and(|rest| rest.starts_with('.'))
+            },
+            scalebench_binding::config::is_secret_key,
+        )
     }
 }
 
