@@ -12,8 +12,10 @@ pub mod cache_trace;
 mod error;
 pub mod format;
 pub mod mysql_general;
+pub mod operation;
 pub mod postgres_csvlog;
 pub mod redis_monitor;
+pub mod share;
 mod spread;
 pub mod summary;
 
