@@ -8,6 +8,7 @@
 mod clock;
 pub mod consistency;
 mod cost;
+pub mod feed;
 pub mod lookup;
 mod pacer;
 mod perform;

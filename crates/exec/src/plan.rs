@@ -109,6 +109,9 @@ pub struct RunPlan {
     /// The longest the write check after the run may take (None: [`crate::written::VerifyPass`]'s
     /// default, the run's length and at least a minute); it ends sooner at a signal.
     pub verify_timeout: Option<Duration>,
+    /// Run phase: operations fed with their own intended starts (a captured traffic's replay)
+    /// instead of the workload's: the phase ends when they are done ([`crate::feed`]).
+    pub feed: Option<Arc<crate::feed::FeedQueues>>,
 }
 
 /// The warm-up runs at a rate profile's first rate: a profile that starts at 0 ops/s (k6's stages
@@ -203,7 +206,37 @@ impl RunPlan {
         }
         check_request_sets(self.request_set, self.target_ops_s)?;
         check_set_threads(self.set_threads, self.request_set)?;
-        check_timing(self.timing, self.duration, self.warmup)
+        check_timing(self.timing, self.duration, self.warmup)?;
+        self.check_feed()
+    }
+
+    /// Fed operations bring their own times and end the phase when they are done: nothing else
+    /// may pace or end it, and every slot has its queue.
+    fn check_feed(&self) -> Result<(), String> {
+        let Some(feed) = &self.feed else {
+            return Ok(());
+        };
+        if feed.slots() != self.slots() {
+            return Err(format!(
+                "{} queues of fed operations for {} slots",
+                feed.slots(),
+                self.slots()
+            ));
+        }
+        let clash = [
+            (self.phase != Phase::Run, "a load phase"),
+            (!self.warmup.is_zero(), "a warm-up"),
+            (self.request_set.is_some(), "request sets"),
+            (self.verify_writes, "--verify-writes"),
+            (self.rate_profile.is_some(), "a rate profile"),
+            (self.operation_count.is_some(), "an operation count"),
+        ];
+        match clash.iter().find(|(clashes, _)| *clashes) {
+            Some((_, what)) => Err(format!(
+                "a replay paces its own operations and ends with them: {what} does not apply"
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -234,6 +267,7 @@ impl Default for RunPlan {
             timing: Timing::Window,
             verify_writes: false,
             verify_timeout: None,
+            feed: None,
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::perform::{perform, with_timeout, Buffers};
 use crate::plan::{Phase, RunPlan, Timing};
 use crate::progress::{Progress, ProgressState};
 use crate::request_sets::{SetClock, SetCursor};
-use crate::schedule::Schedule;
+use crate::schedule::{mix_seed, schedule_of};
 use crate::timeline::TimelinePoint;
 use crate::StopSignal;
 
@@ -334,10 +334,10 @@ fn how_it_ended<F: BindingFactory>(
         (_, Some(deadline)) if !all_work_done => (deadline, EndedBy::Duration),
         _ => (
             last_end.max(t0),
-            if plan.phase == Phase::Load {
-                EndedBy::Completed
-            } else {
-                EndedBy::Operations
+            match (plan.phase, &plan.feed) {
+                (Phase::Load, _) => EndedBy::Completed,
+                (Phase::Run, Some(_)) => EndedBy::Replayed,
+                (Phase::Run, None) => EndedBy::Operations,
             },
         ),
     }
@@ -603,14 +603,6 @@ async fn until_stopped<F>(shared: &Shared<F>) {
 /// Pending, and without a yield the worker's timers (grace period, interval ticks) would never run.
 const OPS_PER_YIELD: u32 = 64;
 
-fn mix_seed(seed: u64, slot: u64) -> u64 {
-    // splitmix64 of (seed, slot): independent streams per slot, reproducible per seed.
-    let mut z = seed ^ slot.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// What every slot of a worker thread shares.
 struct SlotContext<'a, F> {
     shared: &'a Shared<F>,
@@ -723,7 +715,10 @@ async fn run_slot<F: BindingFactory>(
     } else {
         plan.slot_quota(slot)
     };
-    let mut schedule = schedule_of(plan, timeline, slot, 1);
+    let mut schedule = schedule_of(plan, timeline.t0_ns, slot, 1);
+    // A replay: operations and their intended starts from the slot's queue ([`crate::feed`]).
+    let mut fed = plan.feed.as_ref().and_then(|f| f.take(slot));
+    let open_loop = schedule.is_some() || fed.is_some();
     let mut op = Operation::default();
     let verify = shared.verify;
     // Kept per slot and published once: a shared atomic per operation would bounce between cores.
@@ -741,8 +736,12 @@ async fn run_slot<F: BindingFactory>(
         if shared.stop.is_requested() {
             break;
         }
-        let intended = match &mut schedule {
-            Some(s) => {
+        let intended = match (&mut fed, &mut schedule) {
+            (Some(queue), _) => match next_fed(queue, &mut op, &ctx).await {
+                Some(t) => t,
+                None => break,
+            },
+            (None, Some(s)) => {
                 // Arrivals of the warm-up that have not started when the measurement begins are
                 // dropped, counted: warm-up warms caches, it does not queue work for the window,
                 // which reports the load from its own schedule.
@@ -760,7 +759,7 @@ async fn run_slot<F: BindingFactory>(
             }
             // Closed loop: the operation is generated first so the start instant is also the instant
             // checked against the deadline.
-            None => {
+            (None, None) => {
                 match ctx.claim_set(slot, &mut cursor).await {
                     Some(claimed) => set = claimed,
                     None => break,
@@ -783,11 +782,7 @@ async fn run_slot<F: BindingFactory>(
                 *q -= 1;
             }
         }
-        let start = if schedule.is_some() {
-            clock.now_ns()
-        } else {
-            intended
-        };
+        let start = if open_loop { clock.now_ns() } else { intended };
         bound_call(shared, timeline, start);
         if let Some(log) = &shared.written {
             bufs.intents.begin(log.begin());
@@ -817,7 +812,7 @@ async fn run_slot<F: BindingFactory>(
             set.take(),
             [intended, start, end],
             result.as_ref().map(|_| ()),
-            schedule.is_some(),
+            open_loop,
         );
         if measured {
             last_end = end;
@@ -840,34 +835,27 @@ async fn run_slot<F: BindingFactory>(
     binding
 }
 
-/// Slot `slot`'s arrivals in an open loop (`None`: a closed loop): its share of the plan's rate
-/// (or profile), each arrival carrying `per_arrival` of the rate's units (a load's batch of records).
-fn schedule_of(
-    plan: &RunPlan,
-    timeline: Timeline,
-    slot: usize,
-    per_arrival: usize,
-) -> Option<Schedule> {
-    let per_arrival = per_arrival as f64;
-    let rate = plan.target_ops_s? / per_arrival;
-    let seed = mix_seed(plan.seed, !(slot as u64));
-    Some(match &plan.rate_profile {
-        Some(profile) => Schedule::profiled(
-            profile.scaled(1.0 / per_arrival),
-            timeline.t0_ns as f64 / 1e9,
-            plan.arrival,
-            (slot, plan.slots()),
-            plan.arrival_offset.as_secs_f64() * rate,
-            seed,
-        ),
-        None => Schedule::new(
-            rate / plan.slots() as f64,
-            plan.arrival,
-            (slot, plan.slots()),
-            plan.arrival_offset.as_nanos() as f64,
-            seed,
-        ),
-    })
+/// A replay's next operation written into `op`, once its intended start (returned) has come;
+/// `None` when the phase ends first or the feed is done (the slot's work, then, is done).
+async fn next_fed<F>(
+    queue: &mut tokio::sync::mpsc::Receiver<crate::feed::Fed>,
+    op: &mut Operation,
+    ctx: &SlotContext<'_, F>,
+) -> Option<u64> {
+    let next = tokio::select! {
+        next = queue.recv() => next,
+        () = until_stopped(ctx.shared) => return None,
+    };
+    let Some(next) = next else {
+        ctx.shared.slots_done.fetch_add(1, Ordering::SeqCst);
+        return None;
+    };
+    let t = ctx.timeline.t0_ns + next.at_ns;
+    if !wait_for_arrival(t, ctx).await {
+        return None;
+    }
+    crate::feed::fill(&next, op);
+    Some(t)
 }
 
 /// Waits until an open loop's arrival at `t` (ns); false when the phase ends first.
@@ -910,7 +898,7 @@ async fn load_slot<F: BindingFactory>(
     } else {
         1
     };
-    let mut schedule = schedule_of(plan, timeline, slot, batch_size);
+    let mut schedule = schedule_of(plan, timeline.t0_ns, slot, batch_size);
     let mut batch: Vec<Operation> = Vec::new();
     let mut last_end = 0;
     let mut since_yield = 0;

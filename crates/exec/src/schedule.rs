@@ -3,7 +3,7 @@
 use rand::{Rng, SeedableRng};
 use scalebench_workload::rate::RateProfile;
 
-use crate::plan::Arrival;
+use crate::plan::{Arrival, RunPlan};
 
 /// One slot's intended start times, in ns on the run's clock.
 pub(crate) struct Schedule {
@@ -142,6 +142,44 @@ impl Schedule {
         self.next_ns += self.draw_gap();
         t
     }
+}
+
+/// Slot `slot`'s arrivals in an open loop (`None`: a closed loop): its share of the plan's rate
+/// (or profile), each arrival carrying `per_arrival` of the rate's units (a load's batch of records).
+pub(crate) fn schedule_of(
+    plan: &RunPlan,
+    t0_ns: u64,
+    slot: usize,
+    per_arrival: usize,
+) -> Option<Schedule> {
+    let per_arrival = per_arrival as f64;
+    let rate = plan.target_ops_s? / per_arrival;
+    let seed = mix_seed(plan.seed, !(slot as u64));
+    Some(match &plan.rate_profile {
+        Some(profile) => Schedule::profiled(
+            profile.scaled(1.0 / per_arrival),
+            t0_ns as f64 / 1e9,
+            plan.arrival,
+            (slot, plan.slots()),
+            plan.arrival_offset.as_secs_f64() * rate,
+            seed,
+        ),
+        None => Schedule::new(
+            rate / plan.slots() as f64,
+            plan.arrival,
+            (slot, plan.slots()),
+            plan.arrival_offset.as_nanos() as f64,
+            seed,
+        ),
+    })
+}
+
+pub(crate) fn mix_seed(seed: u64, slot: u64) -> u64 {
+    // splitmix64 of (seed, slot): independent streams per slot, reproducible per seed.
+    let mut z = seed ^ slot.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -35,6 +35,8 @@ pub struct RunWiring {
     /// What each client process of a distributed run keeps of its own: a launcher hands it to the
     /// clients it starts, a client keeps its own at its index.
     pub client_outputs: ClientOutputs,
+    /// A replay's operations, fed to the run phase's slots by the thread reading its capture.
+    pub feed: Option<Arc<scalebench_exec::feed::FeedQueues>>,
 }
 
 impl RunWiring {

@@ -848,6 +848,8 @@ pub enum EndedBy {
     Interrupted,
     /// The caller ended an open-ended phase (an elastic run's timeline).
     Finished,
+    /// A replay issued the last operation of its capture.
+    Replayed,
 }
 
 impl EndedBy {
@@ -858,6 +860,7 @@ impl EndedBy {
             EndedBy::Completed => "completed",
             EndedBy::Interrupted => "interrupted",
             EndedBy::Finished => "finished",
+            EndedBy::Replayed => "replayed",
         }
     }
 
@@ -869,6 +872,7 @@ impl EndedBy {
             EndedBy::Completed => "ended when the load inserted its last record",
             EndedBy::Interrupted => "interrupted (Ctrl-C): what was measured until then",
             EndedBy::Finished => "ended by its caller (an elastic timeline)",
+            EndedBy::Replayed => "ended with the capture's last operation",
         }
     }
 }

@@ -421,6 +421,7 @@ impl Settings {
             timeline_log: wiring.timeline_log.clone(),
             arrival_offset: pace.arrival_offset,
             rendezvous: wiring.rendezvous.clone(),
+            feed: wiring.feed.clone().filter(|_| phase == Phase::Run),
             insert_retries: self.workload.insertion_retry_limit,
             insert_retry_interval: Duration::from_secs(self.workload.insertion_retry_interval_s),
         }
