@@ -70,6 +70,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
                 &argv,
             )
         }
+        Command::Replay(r) => crate::commands::replay::replay_command(&r, &argv),
         Command::ClientProcess => crate::commands::run::client_process(),
         Command::SshClient => crate::commands::run::ssh_client(),
         Command::Gather(g) => crate::commands::run::gather_command(&g),
@@ -85,25 +86,8 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Monitor(m) => crate::commands::run::monitor_command(&m),
         Command::Results { action } => experiment::results_command(&action),
         Command::Bindings { name } => bindings(name.as_deref()).map(|()| ExitCode::SUCCESS),
-        Command::Workload {
-            action:
-                WorkloadCommand::Check {
-                    file,
-                    db,
-                    allow_files,
-                },
-        } => workload_check(&file, db.as_deref(), &allow_files).map(|()| ExitCode::SUCCESS),
-        Command::Workload {
-            action: WorkloadCommand::Schema,
-        } => {
-            let schema = scalebench_workload::file::json_schema();
-            let _ = std::io::stdout().write_all(schema.as_bytes());
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Properties { markdown } => {
-            properties(markdown);
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Workload { action } => workload(action).map(|()| ExitCode::SUCCESS),
+        Command::Properties { markdown } => Ok(properties(markdown)),
     };
     match outcome {
         Ok(code) => code,
@@ -120,6 +104,7 @@ fn database_url(command: &mut Command) -> Result<(), SessionError> {
     let (phase, deployed) = match command {
         Command::Load(a) => (&mut a.phase, false),
         Command::Run(a) => (&mut a.phase, false),
+        Command::Replay(a) => (&mut a.phase, false),
         Command::Saturate(a) => (&mut a.phase, false),
         Command::Elastic(a) => (&mut a.phase, true),
         _ => return Ok(()),
@@ -158,27 +143,19 @@ fn merge(args: &MergeArgs) -> Result<(), SessionError> {
         .output("--ycsb-load", args.summary.ycsb_load.as_deref())
         .inputs("a result it merges", &args.files)
         .check()?;
-    let (merged, warnings) = scalebench_session::merge_files::merge_result_files(&args.files)?;
+    let (merged, warnings, percentiles) = scalebench_session::merge_files::merge_files_into(
+        &args.files,
+        &args.output,
+        args.summary.ycsb_load.as_deref(),
+    )?;
     for warning in warnings {
         crate::note!("warning: {warning}");
     }
-    if let Some(path) = &args.summary.ycsb_load {
-        if !merged.phases.iter().any(|p| p.phase == Phase::Load) {
-            return Err(SessionError::Usage(format!(
-                "--ycsb-load {}: the results have no load phase",
-                path.display()
-            )));
-        }
-    }
-    merged
-        .write_atomically(&args.output)
-        .map_err(|e| SessionError::Failed(e.to_string()))?;
-    let percentiles = scalebench_session::merge_files::percentiles_of(&merged);
     print_summary(&merged, &args.summary, &percentiles)
 }
 
 /// `scalebench properties`: every declared property.
-fn properties(markdown: bool) {
+fn properties(markdown: bool) -> ExitCode {
     use scalebench_workload::declared::{listing, markdown_table};
     let out = if markdown {
         markdown_table()
@@ -186,22 +163,34 @@ fn properties(markdown: bool) {
         listing()
     };
     let _ = std::io::stdout().write_all(out.as_bytes());
+    ExitCode::SUCCESS
 }
 
-/// `scalebench workload check FILE [--db URL]`: the file checked, then what it declares.
-fn workload_check(
-    file: &std::path::Path,
-    db: Option<&str>,
-    allow_files: &[std::path::PathBuf],
-) -> Result<(), SessionError> {
-    let checked = scalebench_session::workload_check::check_workload_file(file, db, allow_files)?;
+/// `scalebench workload check FILE [--db URL]`: the file checked, then what it declares;
+/// `workload schema`: the file's JSON Schema.
+fn workload(action: WorkloadCommand) -> Result<(), SessionError> {
+    let WorkloadCommand::Check {
+        file,
+        db,
+        allow_files,
+    } = action
+    else {
+        let schema = scalebench_workload::file::json_schema();
+        let _ = std::io::stdout().write_all(schema.as_bytes());
+        return Ok(());
+    };
+    let checked = scalebench_session::workload_check::check_workload_file(
+        &file,
+        db.as_deref(),
+        &allow_files,
+    )?;
     for warning in &checked.warnings {
         crate::note!("warning: {warning}");
     }
     for line in &checked.alternatives {
         crate::note!("note: {line}");
     }
-    let out = checked.summary(file);
+    let out = checked.summary(&file);
     let _ = std::io::stdout().write_all(out.as_bytes());
     Ok(())
 }

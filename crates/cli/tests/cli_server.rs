@@ -7,6 +7,8 @@ use scalebench_deploy::postgres::PostgresServer;
 #[path = "cli_server/credentials.rs"]
 mod credentials;
 use credentials::without_password;
+#[path = "cli_server/replay.rs"]
+mod replay;
 #[path = "cli_server/walkthrough.rs"]
 mod walkthrough;
 

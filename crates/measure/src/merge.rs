@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use scalebench_workload::declared;
 
 use crate::intervals::{coarsen_result_intervals, IntervalSum};
+use crate::result::replay::ReplayFigures;
 use crate::result::{
     Beside, ClientCost, CommonStart, EndedBy, IntervalResult, KeyRange, LoadPace, PhaseResult,
     RecordedPhase, Recording, RunResult, Series,
@@ -397,6 +398,7 @@ pub fn merge_phases(phases: &[&PhaseResult], labels: &[String]) -> Result<PhaseR
             .flatten(),
         // The clients' spending summed, its figures per operation derived from the sums.
         client_cost: ClientCost::merge(&phases.iter().map(|p| p.client_cost).collect::<Vec<_>>()),
+        replay: ReplayFigures::merge(phases.iter().map(|p| p.replay.as_ref())),
     };
     Ok(PhaseResult::assemble(recorded, beside))
 }

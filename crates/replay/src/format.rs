@@ -119,7 +119,7 @@ pub fn open(path: &Path, format: Option<CaptureFormat>) -> Result<Capture, Captu
         Some(f) => f,
         None => CaptureFormat::recognise(&head).ok_or_else(|| {
             file_error(
-                "its first line is of no capture format read here: give --format (redis-monitor, \
+                "its first line is of no capture format read here: give --capture-format (redis-monitor, \
                  postgres-csvlog, general-log, twitter-cache-trace, jsonl)"
                     .into(),
             )

@@ -1,10 +1,9 @@
-//! A captured key-value operation as a binding runs it (issue 66 item 3): onto any binding's read,
-//! insert, update, delete or read-modify-write by key, so that a Redis capture replays on
-//! Cassandra or PostgreSQL as well as on Redis. The value written is `value_bytes` of filler in
-//! the record's first field (the capture keeps the sizes, not the values). What a binding cannot
-//! run through its key-value operations is named, to be counted, never dropped in silence.
+//! Which captured operations a binding runs by key (issue 66 item 3): reads, inserts, updates,
+//! deletes and appends (a read-modify-write that appends), on any binding, so that a Redis
+//! capture replays on Cassandra or PostgreSQL as well as on Redis. What a binding cannot run so
+//! is named, to be counted, never dropped in silence.
 
-use scalebench_workload::{FieldSet, OpKind, Operation};
+use scalebench_workload::OpKind;
 
 use crate::Request;
 
@@ -15,12 +14,18 @@ pub struct NotRun {
     pub why: &'static str,
 }
 
-/// Printable filler the values are cut from (a value of n bytes is its first n, repeated past it).
-const FILLER: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+/// A captured operation a binding runs by key: its kind, whether it appends, its key and the
+/// bytes it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByKey<'a> {
+    pub kind: OpKind,
+    pub append: bool,
+    pub key: &'a str,
+    pub value_bytes: u64,
+}
 
-/// `request` written into `op` (reused from one operation to the next) as a binding's operation on
-/// its key; `Err` names what cannot be run so.
-pub fn to_operation(request: &Request, op: &mut Operation) -> Result<(), NotRun> {
+/// `request` as a binding's operation on its key, or what keeps it from being one.
+pub fn by_key(request: &Request) -> Result<ByKey<'_>, NotRun> {
     let (command, kind, key, value_bytes) = match request {
         Request::Key {
             command,
@@ -28,12 +33,11 @@ pub fn to_operation(request: &Request, op: &mut Operation) -> Result<(), NotRun>
             key,
             value_bytes,
         } => (command, *kind, key, *value_bytes),
-        Request::Statement { .. } => {
-            return Err(NotRun {
-                command: request.command(),
-                why: "a statement runs as written on a database of its kind, not by key",
-            })
-        }
+        Request::Statement { .. } => return Err(NotRun {
+            command: request.command(),
+            why:
+                "a statement runs as written on a database of its kind (not built yet), not by key",
+        }),
         Request::Other { command } => {
             return Err(NotRun {
                 command: command.clone(),
@@ -41,10 +45,10 @@ pub fn to_operation(request: &Request, op: &mut Operation) -> Result<(), NotRun>
             })
         }
     };
-    let (kind, append) = match kind {
-        OpKind::Read | OpKind::Update | OpKind::Insert | OpKind::Delete => (kind, false),
+    let append = match kind {
+        OpKind::Read | OpKind::Update | OpKind::Insert | OpKind::Delete => false,
         // APPEND: what was read, with the bytes added.
-        OpKind::ReadModifyWrite => (OpKind::ReadModifyWrite, true),
+        OpKind::ReadModifyWrite => true,
         _ => {
             return Err(NotRun {
                 command: command.to_uppercase(),
@@ -52,25 +56,12 @@ pub fn to_operation(request: &Request, op: &mut Operation) -> Result<(), NotRun>
             })
         }
     };
-    op.kind = kind;
-    op.measured = kind.into();
-    op.append = append;
-    op.key.clear();
-    op.key.push_str(key);
-    op.read_fields = FieldSet::All;
-    op.values.clear();
-    if matches!(
+    Ok(ByKey {
         kind,
-        OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite
-    ) {
-        op.values.push((0, filler(value_bytes as usize)));
-    }
-    Ok(())
-}
-
-fn filler(n: usize) -> String {
-    let bytes: Vec<u8> = FILLER.iter().copied().cycle().take(n).collect();
-    String::from_utf8(bytes).expect("the filler is ASCII")
+        append,
+        key,
+        value_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -87,35 +78,24 @@ mod tests {
     }
 
     #[test]
-    fn each_key_value_operation_becomes_the_bindings_on_its_key_with_a_value_of_its_size() {
-        let mut op = Operation::default();
-        to_operation(&key("SET", OpKind::Update, 130), &mut op).unwrap();
-        assert_eq!((op.kind, op.key.as_str()), (OpKind::Update, "user7"));
-        assert_eq!(op.values.len(), 1);
-        assert_eq!((op.values[0].0, op.values[0].1.len()), (0, 130));
-        to_operation(&key("GET", OpKind::Read, 0), &mut op).unwrap();
+    fn key_value_operations_run_by_key_and_the_rest_is_named() {
+        let set = key("SET", OpKind::Update, 130);
         assert_eq!(
-            (op.kind, op.values.len(), op.read_fields),
-            (OpKind::Read, 0, FieldSet::All)
+            by_key(&set),
+            Ok(ByKey {
+                kind: OpKind::Update,
+                append: false,
+                key: "user7",
+                value_bytes: 130
+            })
         );
-        to_operation(&key("APPEND", OpKind::ReadModifyWrite, 3), &mut op).unwrap();
-        assert!(op.append && op.values[0].1 == "012");
-        to_operation(&key("DEL", OpKind::Delete, 0), &mut op).unwrap();
-        assert_eq!(op.kind, OpKind::Delete);
-        assert_eq!(op.measured, OpKind::Delete.into());
-    }
-
-    #[test]
-    fn what_a_binding_cannot_run_by_key_is_named() {
-        let mut op = Operation::default();
-        let e = to_operation(&key("incr", OpKind::Increment, 0), &mut op).unwrap_err();
+        let append = key("APPEND", OpKind::ReadModifyWrite, 3);
+        assert!(by_key(&append).unwrap().append);
+        let e = by_key(&key("incr", OpKind::Increment, 0)).unwrap_err();
         assert_eq!(e.command, "INCR");
-        let e = to_operation(
-            &Request::Other {
-                command: "PING".into(),
-            },
-            &mut op,
-        )
+        let e = by_key(&Request::Other {
+            command: "PING".into(),
+        })
         .unwrap_err();
         assert_eq!(
             (e.command.as_str(), e.why),
@@ -125,6 +105,6 @@ mod tests {
             text: "select 1".into(),
             params: vec![],
         };
-        assert_eq!(to_operation(&s, &mut op).unwrap_err().command, "SELECT");
+        assert_eq!(by_key(&s).unwrap_err().command, "SELECT");
     }
 }

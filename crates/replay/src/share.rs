@@ -14,9 +14,17 @@ use crate::{CaptureError, Captured, Request};
 
 /// Whether `c` falls to client `index` of `clients`: by its session, else by its key.
 pub fn falls_to(c: &Captured, index: u32, clients: u32) -> bool {
-    if clients <= 1 {
-        return true;
-    }
+    clients <= 1 || order_hash(c) % u64::from(clients) == u64::from(index)
+}
+
+/// Which of a client's `slots` (connections) `c` runs on: every operation of its session (else of
+/// its key) on the same one, in order. Independent of the client split (`clients`).
+pub fn slot_of(c: &Captured, clients: u32, slots: usize) -> usize {
+    ((order_hash(c) / u64::from(clients.max(1))) % slots.max(1) as u64) as usize
+}
+
+/// The hash of what orders `c`: its session, else its key.
+fn order_hash(c: &Captured) -> u64 {
     let by = if !c.session.is_empty() {
         c.session.as_str()
     } else {
@@ -28,7 +36,7 @@ pub fn falls_to(c: &Captured, index: u32, clients: u32) -> bool {
     // FNV-1a: stable across processes and machines (std's hasher is seeded per process).
     let mut h = Fnv(0xcbf2_9ce4_8422_2325);
     by.hash(&mut h);
-    h.finish() % u64::from(clients) == u64::from(index)
+    h.finish()
 }
 
 struct Fnv(u64);
@@ -168,8 +176,10 @@ mod tests {
             let to: Vec<u32> = (0..3).filter(|&i| falls_to(c, i, 3)).collect();
             assert_eq!(to.len(), 1);
             counts[to[0] as usize] += 1;
-            // The same session on the same client, whatever its other operations.
+            // The same session on the same client, whatever its other operations, and there on
+            // the same slot.
             assert!(falls_to(&op(0, &c.session, "other"), to[0], 3));
+            assert_eq!(slot_of(c, 3, 4), slot_of(&op(9, &c.session, "other"), 3, 4));
         }
         assert!(counts.iter().all(|&n| n > 600), "{counts:?}");
         // Without sessions, by key.

@@ -35,6 +35,8 @@ pub struct CaptureSummary {
     pub first_errors: Vec<String>,
     /// Bytes of the values key-value operations write.
     pub value_bytes: u64,
+    /// Operations a binding runs by key ([`crate::operation::by_key`]): what a replay offers.
+    pub by_key: u64,
 }
 
 impl CaptureSummary {
@@ -66,6 +68,7 @@ impl CaptureSummary {
 
     fn count(&mut self, c: &Captured, latest: i64) {
         self.operations += 1;
+        self.by_key += u64::from(crate::operation::by_key(&c.request).is_ok());
         *self.by_kind.entry(kind_name(&c.request)).or_default() += 1;
         *self.by_command.entry(c.request.command()).or_default() += 1;
         if let Request::Key { value_bytes, .. } = &c.request {
@@ -195,6 +198,7 @@ mod tests {
         assert_eq!(s.by_kind.get(OpKind::Read.name()), Some(&3));
         assert_eq!(s.unreadable, 1);
         assert_eq!(s.value_bytes, 40);
+        assert_eq!(s.by_key, 4);
         let text = s.lines().join("\n");
         assert!(
             text.contains("4 operations in 3 session(s) over 2.000 s"),

@@ -333,6 +333,47 @@ fn render_findings(out: &mut String, phase: &PhaseResult) {
     if let Some(cost) = &phase.client_cost {
         say(format!("client cost {}", cost_sentence(cost)));
     }
+    if let Some(r) = &phase.replay {
+        say(replay_sentence(r, phase));
+    }
+}
+
+/// What a replay ran of its capture, how far behind the capture's times its operations started,
+/// and what its binding could not run (issue 66).
+pub fn replay_sentence(
+    r: &scalebench_measure::result::replay::ReplayFigures,
+    phase: &PhaseResult,
+) -> String {
+    let copies = if r.copies > 1 {
+        format!(", x{} keys", r.copies)
+    } else {
+        String::new()
+    };
+    let lag = phase
+        .schedule
+        .as_ref()
+        .and_then(|s| s.start_delay.as_ref())
+        .map(|d| {
+            format!(
+                "; started behind the capture's times by {:.0} us at p99, {:.0} us at most",
+                d.p99_us, d.max_us
+            )
+        })
+        .unwrap_or_default();
+    let not_run = if r.not_run.is_empty() {
+        String::new()
+    } else {
+        let named: Vec<String> = r
+            .not_run
+            .iter()
+            .map(|(c, n)| format!("{c} {}", n.count))
+            .collect();
+        format!("; NOT RUN: {} ({})", r.not_run_total(), named.join(", "))
+    };
+    format!(
+        "replayed {} of {} operations of {} ({}) at {}x its speed{copies}, {:.3} s of capture{lag}{not_run}",
+        r.fed, r.read, r.capture, r.format, r.speed, r.capture_span_s
+    )
 }
 
 /// What the client spent, after "client cost": CPU, context switches and bytes per operation, and

@@ -54,6 +54,7 @@ pub mod metrics;
 pub mod outputs;
 pub mod phase;
 pub mod progress;
+pub mod replay;
 pub mod request;
 pub mod settings;
 pub mod watch;

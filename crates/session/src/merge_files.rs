@@ -19,6 +19,29 @@ pub fn merge_result_files(files: &[PathBuf]) -> Result<(RunResult, Vec<String>),
     merge_results(&results, &sources).map_err(SessionError::Usage)
 }
 
+/// `scalebench merge`: the result files merged and written to `output` (refused with a load
+/// summary asked for, `ycsb_load`, when they have no load phase); the merge, its warnings and the
+/// percentiles its summary shows.
+pub fn merge_files_into(
+    files: &[PathBuf],
+    output: &Path,
+    ycsb_load: Option<&Path>,
+) -> Result<(RunResult, Vec<String>, Vec<f64>), SessionError> {
+    let (merged, warnings) = merge_result_files(files)?;
+    let load = scalebench_measure::Phase::Load;
+    if let Some(path) = ycsb_load.filter(|_| !merged.phases.iter().any(|p| p.phase == load)) {
+        return Err(SessionError::Usage(format!(
+            "--ycsb-load {}: the results have no load phase",
+            path.display()
+        )));
+    }
+    merged
+        .write_atomically(output)
+        .map_err(|e| SessionError::Failed(e.to_string()))?;
+    let percentiles = percentiles_of(&merged);
+    Ok((merged, warnings, percentiles))
+}
+
 /// The percentiles a result's summary shows: its run's `hdrhistogram.percentiles`, else YCSB's
 /// 95 and 99.
 pub fn percentiles_of(result: &RunResult) -> Vec<f64> {

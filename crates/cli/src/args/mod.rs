@@ -3,12 +3,14 @@
 mod clients;
 mod cluster;
 mod phase;
+mod replay;
 mod results;
 mod studies;
 
 pub use clients::*;
 pub use cluster::*;
 pub use phase::*;
+pub use replay::*;
 pub use results::*;
 pub use studies::*;
 
@@ -52,6 +54,15 @@ pub enum Command {
         after_long_help = ""
     )]
     Run(RunArgs),
+    /// Replay captured traffic: each operation of a capture (Redis MONITOR, a PostgreSQL csvlog, a
+    /// general log, a cache trace) at its time divided by --speed, an open loop on the connection of
+    /// its session; key-value operations on any binding by key, what it cannot run counted
+    /// (docs/replay.md). --check reads the capture and connects nothing.
+    #[command(
+        after_help = "The common options: --help lists all of them.",
+        after_long_help = ""
+    )]
+    Replay(ReplayArgs),
     /// Combine results of clients that ran together (throughputs add, histograms merge).
     Merge(MergeArgs),
     /// Merge HDR interval logs of one operation from clients that ran together (`--hdr-log`'s

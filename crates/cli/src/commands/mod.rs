@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod elastic;
 pub mod experiment;
 pub mod files;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod saturate;

@@ -62,7 +62,19 @@ pub fn run_command(
     request.check(Processes::One, phases)?;
     let known_load = known_load(&mut request)?;
     let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
-    let mut executed = execute_phases(&request, &wiring, phases)?;
+    let executed = execute_phases(&request, &wiring, phases)?;
+    finish_run(executed, args, thresholds, phases, known_load)
+}
+
+/// What `run`, `load` and `replay` do with the phases they measured: HDR logs, the result file,
+/// the summary, the page, the exit code.
+pub fn finish_run(
+    mut executed: ExecutedPhases,
+    args: &PhaseArgs,
+    thresholds: &ThresholdArgs,
+    phases: &[Phase],
+    known_load: Option<known_load::RunOnKnownLoad>,
+) -> Result<ExitCode, SessionError> {
     if let Some(dir) = &args.hdr_log {
         executed.write_hdr_logs(dir)?;
     }
@@ -88,11 +100,8 @@ pub fn run_command(
         }
     }
     write_report(&result, args.report.as_deref())?;
-    end_with(Ending::of_run(
-        &result,
-        after_phase_failed.as_deref(),
-        &unwritten,
-    ))
+    let failed = after_phase_failed.as_deref();
+    end_with(Ending::of_run(&result, failed, &unwritten))
 }
 
 /// Writes the result to `--output`; without one, keeps it in the state directory (checked before

@@ -33,6 +33,7 @@ pub struct Beside {
     pub faults: Vec<FaultWindow>,
     pub load_pace: Option<LoadPace>,
     pub client_cost: Option<super::ClientCost>,
+    pub replay: Option<super::replay::ReplayFigures>,
 }
 
 impl PhaseResult {
@@ -70,6 +71,7 @@ impl PhaseResult {
             faults,
             load_pace,
             client_cost,
+            replay,
         } = beside;
         // A phase without measurable duration has no rate: 0, never infinity (JSON cannot hold it).
         let per_s = |n: u64| {
@@ -136,6 +138,7 @@ impl PhaseResult {
             faults,
             load_pace,
             client_cost,
+            replay,
         }
     }
 }

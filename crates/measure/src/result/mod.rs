@@ -17,6 +17,7 @@ pub use space::{MarginalSpace, NodeSpace, Space, SpaceState, RECORD_PARTS};
 mod assemble;
 pub mod cost;
 mod recorded;
+pub mod replay;
 mod space;
 mod validate;
 
@@ -280,6 +281,9 @@ pub struct PhaseResult {
     /// operation (issue 65; none in results from before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cost: Option<ClientCost>,
+    /// A replay of captured traffic: the capture, its speed, what could not run (issue 66).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<replay::ReplayFigures>,
 }
 
 /// What a paced load offered: records per second, constant or a profile's mean.

@@ -402,8 +402,9 @@ impl Settings {
             } else {
                 scalebench_exec::Timing::Window
             },
+            // A replay's feed ends its run phase ([`scalebench_exec::feed`]).
             duration: if phase == Phase::Run {
-                self.run_duration
+                self.run_duration.filter(|_| wiring.feed.is_none())
             } else {
                 self.load_duration
             },

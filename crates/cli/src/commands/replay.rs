@@ -1,0 +1,35 @@
+//! `scalebench replay`: a capture's operations against a database, at k times its speed.
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use scalebench_exec::Phase;
+use scalebench_session::error::SessionError;
+use scalebench_session::replay::ReplayRequest;
+use scalebench_session::request::Processes;
+
+use crate::args::ReplayArgs;
+use crate::commands::run::{finish_run, phase_files};
+
+pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
+    let replay = ReplayRequest::new(
+        args.capture.clone(),
+        args.capture_format,
+        args.speed,
+        args.copies,
+    )?;
+    if args.check {
+        let (format, summary) = replay.check()?;
+        let lines = summary.lines().join("\n  ");
+        println!("{} ({})\n  {lines}", args.capture.display(), format.name());
+        // A capture with lines that are no operations is not replayed as it is: bad input.
+        return Ok(ExitCode::from(if summary.unreadable > 0 { 2 } else { 0 }));
+    }
+    let request = args.phase.request(argv);
+    request.check(Processes::One, &[Phase::Run])?;
+    let kept = args.phase.output.is_none();
+    phase_files(&args.phase).kept_results(kept)?.check()?;
+    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.phase.metrics_listen)?;
+    let executed = scalebench_session::replay::replay(&request, &replay, wiring)?;
+    finish_run(executed, &args.phase, &args.thresholds, &[Phase::Run], None)
+}

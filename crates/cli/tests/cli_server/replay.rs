@@ -1,0 +1,212 @@
+//! `scalebench replay` (issue 66): a capture whose operations are known, replayed on the null
+//! binding and on a real Redis, every operation accounted for (run, or not run by command), none
+//! begun before its time, the writes landing with the captured sizes.
+
+use std::process::Command;
+
+use crate::common::{json, stderr, test_dir};
+
+fn scalebench(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_scalebench"))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// 400 operations over 0.399 s on 4 sessions: SET (50 bytes), GET, INCR, PING in turn.
+fn monitor_capture() -> String {
+    let mut text = String::from("OK\n");
+    for i in 0..400 {
+        let t = 1_733_612_345.0 + f64::from(i) / 1000.0;
+        let client = format!("127.0.0.1:{}", 5000 + i % 4);
+        let command = match i % 4 {
+            0 => format!("\"SET\" \"user{}\" \"{}\"", i % 40, "v".repeat(50)),
+            1 => format!("\"GET\" \"user{}\"", i % 40),
+            2 => "\"INCR\" \"n\"".to_string(),
+            _ => "\"PING\"".to_string(),
+        };
+        text.push_str(&format!("{t:.6} [0 {client}] {command}\n"));
+    }
+    text
+}
+
+#[test]
+fn a_replay_runs_every_operation_it_can_and_counts_the_rest_by_command() {
+    let dir = test_dir();
+    let capture = dir.path().join("capture.txt");
+    std::fs::write(&capture, monitor_capture()).unwrap();
+    let c = capture.to_str().unwrap();
+    let out = dir.path().join("r.json");
+    let o = out.to_str().unwrap();
+
+    let check = scalebench(&["replay", c, "--check"]);
+    assert!(check.status.success(), "{}", stderr(&check));
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        text.contains("400 operations in 4 session(s) over 0.399 s"),
+        "{text}"
+    );
+    assert!(
+        text.contains("GET 100") && text.contains("PING 100"),
+        "{text}"
+    );
+
+    let r = scalebench(&[
+        "replay", c, "--db", "null://", "--speed", "4", "-q", "-o", o,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let result = json(&out);
+    let phase = &result["phases"][0];
+    assert_eq!(phase["ended_by"], "replayed");
+    assert_eq!(phase["totals"]["ok"], 200);
+    assert_eq!(phase["operations"]["READ"]["ok"], 100);
+    assert_eq!(phase["operations"]["UPDATE"]["ok"], 100);
+    let replay = &phase["replay"];
+    assert_eq!(
+        (replay["read"].as_u64(), replay["fed"].as_u64()),
+        (Some(400), Some(200))
+    );
+    assert_eq!(replay["not_run"]["INCR"]["count"], 100);
+    assert_eq!(replay["not_run"]["PING"]["count"], 100);
+    // The last operation it runs (a GET) was due 0.397 s / 4 after the first: the window cannot
+    // end before it.
+    assert!(
+        phase["duration_s"].as_f64().unwrap() >= 0.397 / 4.0,
+        "{phase}"
+    );
+    assert!(
+        stderr(&r).is_empty() || !stderr(&r).contains("error"),
+        "{}",
+        stderr(&r)
+    );
+
+    // Three copies of the key space: three times the operations, on keys of their own.
+    let r = scalebench(&[
+        "replay", c, "--db", "null://", "--speed", "4", "--keys", "x3", "-q", "-o", o,
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let replay = json(&out)["phases"][0]["replay"].clone();
+    assert_eq!(
+        (replay["read"].as_u64(), replay["fed"].as_u64()),
+        (Some(1200), Some(600))
+    );
+
+    // What a replay sets itself is refused, not ignored; a capture cut short is bad input.
+    let r = scalebench(&["replay", c, "--db", "null://", "--duration", "5s"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("--duration (a replay lasts"),
+        "{}",
+        stderr(&r)
+    );
+    let cut = dir.path().join("cut.txt");
+    std::fs::write(
+        &cut,
+        monitor_capture() + "1733612346.000000 [0 127.0.0.1:1] \"SET\" \"k\" \"unfin\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["replay", cut.to_str().unwrap(), "--check"],
+        vec!["replay", cut.to_str().unwrap(), "--db", "null://"],
+    ] {
+        let r = scalebench(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {}", stderr(&r));
+    }
+    let r = scalebench(&["replay", cut.to_str().unwrap(), "--db", "null://"]);
+    assert!(
+        stderr(&r).contains("line 402") && stderr(&r).contains("not closed"),
+        "{}",
+        stderr(&r)
+    );
+}
+
+/// A capture made on one Redis (its MONITOR), replayed on another: every SET lands there as the
+/// binding's record with the captured value's size, every GET of the same session after it
+/// finds it.
+#[test]
+fn a_redis_capture_replayed_on_another_redis_writes_what_was_captured() {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let source = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let target = scalebench_deploy::redis::RedisServer::start(&base, &[], false, true)
+        .expect("Redis starts");
+    let dir = test_dir();
+    let capture = dir.path().join("capture.txt");
+    let port = source.port.to_string();
+    let mut monitor = Command::new("redis-cli")
+        .args(["-p", &port, "monitor"])
+        .stdout(std::fs::File::create(&capture).unwrap())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&capture).is_ok_and(|t| t.starts_with("OK")) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "MONITOR did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // One connection (a session): its order is kept, each GET after its SET.
+    let mut commands = String::new();
+    for i in 0..20 {
+        commands.push_str(&format!(
+            "SET user{i} {}\nGET user{i}\n",
+            "x".repeat(10 + i)
+        ));
+    }
+    commands.push_str("PING\n");
+    let mut session = Command::new("redis-cli")
+        .args(["-p", &port])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    let mut stdin = session.stdin.take().unwrap();
+    stdin.write_all(commands.as_bytes()).unwrap();
+    drop(stdin);
+    assert!(session.wait().unwrap().success());
+    while !std::fs::read_to_string(&capture).is_ok_and(|t| t.contains("\"PING\"")) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the capture is not complete"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    monitor.kill().unwrap();
+    monitor.wait().unwrap();
+
+    let out = dir.path().join("r.json");
+    let r = scalebench(&[
+        "replay",
+        capture.to_str().unwrap(),
+        "--db",
+        &target.url(),
+        "--threads",
+        "2",
+        "--concurrency",
+        "2",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let phase = json(&out)["phases"][0].clone();
+    assert_eq!(phase["totals"]["ok"], 40, "{phase}");
+    assert_eq!(phase["totals"]["failed"], 0, "{phase}");
+    assert_eq!(phase["replay"]["not_run"]["PING"]["count"], 1);
+    let target_port = target.port.to_string();
+    for i in 0..20 {
+        let len = Command::new("redis-cli")
+            .args(["-p", &target_port, "HSTRLEN", &format!("user{i}"), "field0"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&len.stdout).trim(),
+            (10 + i).to_string(),
+            "user{i}"
+        );
+    }
+}

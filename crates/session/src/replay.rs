@@ -1,0 +1,242 @@
+//! `scalebench replay CAPTURE` (issue 66): the operations a capture holds, issued against a
+//! database at the times the capture gives them, divided by `--speed`, as an open loop (latency
+//! from each intended start, coordinated omission corrected). A thread reads the capture (in
+//! constant memory: [`scalebench_replay`]) and feeds each operation to the slot of its session
+//! ([`scalebench_exec::feed`]): a session's operations run in order on one connection, a late one
+//! delaying the next, which its start delay records. Key-value captures run on any binding by key;
+//! what a binding cannot run is counted by command in the result (`replay.not_run`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use scalebench_exec::feed::{feed, Fed, Feeder};
+use scalebench_exec::Phase;
+use scalebench_measure::result::replay::{NotRun, ReplayFigures};
+use scalebench_replay::operation::by_key;
+use scalebench_replay::share::{slot_of, Copies};
+use scalebench_replay::{CaptureFormat, CaptureSummary};
+use scalebench_workload::rate::{Pace, Rate};
+
+use crate::error::SessionError;
+use crate::phase::{execute_phases, ExecutedPhases};
+use crate::request::RunRequest;
+use crate::wiring::RunWiring;
+
+/// The most times faster than captured a replay may run.
+pub const MAX_SPEED: f64 = 10_000.0;
+/// The most copies of a capture (`--keys xN`).
+pub const MAX_COPIES: u32 = 1000;
+
+/// What to replay, and how.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayRequest {
+    pub capture: PathBuf,
+    /// Its format; recognised from its first line when not given.
+    pub format: Option<CaptureFormat>,
+    /// How many times faster than captured.
+    pub speed: f64,
+    /// Copies replayed together, each on keys and sessions of its own (`--keys xN`).
+    pub copies: u32,
+}
+
+impl ReplayRequest {
+    /// `speed` and `copies` within their bounds: one line naming the bad value.
+    pub fn new(
+        capture: PathBuf,
+        format: Option<CaptureFormat>,
+        speed: f64,
+        copies: u32,
+    ) -> Result<ReplayRequest, SessionError> {
+        if !(speed.is_finite() && speed > 0.0 && speed <= MAX_SPEED) {
+            return Err(SessionError::Usage(format!(
+                "--speed {speed}: expected a number of times the capture's speed, above 0 and at most {MAX_SPEED}"
+            )));
+        }
+        if !(1..=MAX_COPIES).contains(&copies) {
+            return Err(SessionError::Usage(format!(
+                "--keys x{copies}: expected from x1 to x{MAX_COPIES} copies of the key space"
+            )));
+        }
+        Ok(ReplayRequest {
+            capture,
+            format,
+            speed,
+            copies,
+        })
+    }
+
+    /// The capture read once, before anything connects: its format and what it holds.
+    pub fn check(&self) -> Result<(CaptureFormat, CaptureSummary), SessionError> {
+        let capture = scalebench_replay::open(&self.capture, self.format)
+            .map_err(|e| SessionError::Usage(e.to_string()))?;
+        let format = capture.format;
+        Ok((format, CaptureSummary::of(capture.operations)))
+    }
+}
+
+/// Replays `replay` with the binding, threads and connections `args` give; refuses what does not
+/// apply to a replay (it paces its own operations and ends with them).
+pub fn replay(
+    args: &RunRequest,
+    replay: &ReplayRequest,
+    wiring: RunWiring,
+) -> Result<ExecutedPhases, SessionError> {
+    refuse_what_does_not_apply(args)?;
+    let (format, summary) = replay.check()?;
+    if summary.unreadable > 0 {
+        return Err(SessionError::Usage(format!(
+            "{}: {} line(s) are not operations of the {} format (the first: {}); `scalebench replay --check` lists them",
+            replay.capture.display(),
+            summary.unreadable,
+            format.name(),
+            summary.first_errors.first().map_or("", String::as_str)
+        )));
+    }
+    let first_ns = summary.first_ns.ok_or_else(|| {
+        SessionError::Usage(format!("{}: no operation in it", replay.capture.display()))
+    })?;
+    let mut run = args.clone();
+    let threads = args.threads.unwrap_or(1);
+    run.threads = Some(threads);
+    // The offered load, as the result and the summary say it: the mean rate of what the capture
+    // has that runs by key, at its speed (to the thousandth of an operation per second).
+    let span_s = (summary.span_s() / replay.speed).max(1e-3);
+    let offered = summary.by_key as f64 * f64::from(replay.copies) / span_s;
+    let offered = ((offered * 1000.0).round() / 1000.0).clamp(0.001, 1e9);
+    run.pace = Pace::Open(Rate::new(offered).map_err(SessionError::Usage)?);
+    let slots = threads as usize * args.concurrency as usize;
+    let (queues, feeder) = feed(slots);
+    let mut wiring = wiring;
+    wiring.feed = Some(Arc::new(queues));
+    let job = FeedJob {
+        replay: replay.clone(),
+        first_ns,
+        mean_gap_ns: (summary.span_s() * 1e9 / summary.operations.max(1) as f64) as i64,
+    };
+    let feeding = std::thread::Builder::new()
+        .name("scalebench-replay-feed".into())
+        .spawn(move || job.run(&feeder))
+        .map_err(|e| SessionError::Failed(format!("cannot start the replay's reader: {e}")))?;
+    let executed = execute_phases(&run, &wiring, &[Phase::Run]);
+    // The slots' queues go with the wiring: a feeder still waiting on one is released.
+    drop(wiring);
+    let fed = feeding
+        .join()
+        .map_err(|_| SessionError::Failed("the replay's reader failed".into()))?;
+    let mut executed = executed?;
+    let figures = ReplayFigures {
+        capture: replay.capture.display().to_string(),
+        format: format.name().into(),
+        speed: replay.speed,
+        copies: replay.copies,
+        read: fed.read,
+        fed: fed.fed,
+        not_run: fed.not_run,
+        capture_span_s: summary.span_s(),
+        unreadable: fed.unreadable,
+    };
+    if let Some(phase) = executed
+        .result
+        .phases
+        .iter_mut()
+        .find(|p| p.phase == Phase::Run)
+    {
+        phase.replay = Some(figures);
+    }
+    // A replay lasts as long as its capture takes at its speed: no duration was set.
+    executed.result.parameters.duration_s = None;
+    Ok(executed)
+}
+
+/// Options that set what a replay sets itself, refused rather than ignored.
+fn refuse_what_does_not_apply(args: &RunRequest) -> Result<(), SessionError> {
+    let given = [
+        (
+            args.duration.is_some(),
+            "--duration (a replay lasts the capture's span divided by --speed)",
+        ),
+        (
+            args.operations.is_some(),
+            "--operations (a replay runs the capture's)",
+        ),
+        (
+            !matches!(args.pace, Pace::Inherit),
+            "--target and --rate-profile (a replay keeps the capture's times)",
+        ),
+        (
+            !args.warmup.is_zero(),
+            "--warmup (a replay measures the whole capture)",
+        ),
+        (args.request_set.is_some(), "--request-set"),
+        (args.verify_writes, "--verify-writes"),
+        (args.pipeline > 1, "--pipeline"),
+        (args.consistency_probe.is_some(), "--consistency-probe"),
+        (!args.faults.is_empty(), "--fault"),
+    ];
+    match given.iter().find(|(g, _)| *g) {
+        Some((_, what)) => Err(SessionError::Usage(format!(
+            "{what}: does not apply to a replay"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What the reader did with the capture.
+#[derive(Debug, Default)]
+struct FedCounts {
+    read: u64,
+    fed: u64,
+    unreadable: u64,
+    not_run: BTreeMap<String, NotRun>,
+}
+
+/// The reader's work: the capture, from its first operation, into the slots' queues.
+struct FeedJob {
+    replay: ReplayRequest,
+    first_ns: i64,
+    mean_gap_ns: i64,
+}
+
+impl FeedJob {
+    fn run(&self, feeder: &Feeder) -> FedCounts {
+        let mut counts = FedCounts::default();
+        let Ok(capture) = scalebench_replay::open(&self.replay.capture, self.replay.format) else {
+            // Read a moment ago: gone since. The phase runs what it was fed (nothing).
+            return counts;
+        };
+        let operations = Copies::new(capture.operations, self.replay.copies, self.mean_gap_ns);
+        for op in operations {
+            let Ok(c) = op else {
+                counts.unreadable += 1;
+                continue;
+            };
+            counts.read += 1;
+            let k = match by_key(&c.request) {
+                Ok(k) => k,
+                Err(e) => {
+                    let n = counts.not_run.entry(e.command).or_insert(NotRun {
+                        count: 0,
+                        why: e.why.into(),
+                    });
+                    n.count += 1;
+                    continue;
+                }
+            };
+            let after_ns = (c.at_ns - self.first_ns).max(0) as f64 / self.replay.speed;
+            let fed = Fed {
+                at_ns: after_ns as u64,
+                kind: k.kind,
+                append: k.append,
+                key: k.key.to_string(),
+                value_bytes: k.value_bytes.min(u64::from(u32::MAX)) as u32,
+            };
+            if !feeder.send(slot_of(&c, 1, feeder.slots()), fed) {
+                // The phase ended (Ctrl-C, a failure): what was fed is what ran.
+                break;
+            }
+            counts.fed += 1;
+        }
+        counts
+    }
+}
