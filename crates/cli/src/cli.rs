@@ -128,12 +128,8 @@ fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
         .output("-o", Some(&args.output))
         .inputs("a log it merges", &args.files)
         .check()?;
-    let intervals = scalebench_session::merge_files::merge_log_files(&args.files, &args.output)?;
-    crate::note!(
-        "{intervals} intervals of {} logs merged into {}",
-        args.files.len(),
-        args.output.display()
-    );
+    let said = scalebench_session::merge_files::merge_logs_said(&args.files, &args.output)?;
+    crate::note!("{said}");
     Ok(())
 }
 

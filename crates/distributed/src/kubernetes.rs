@@ -40,6 +40,18 @@ pub struct Manifests {
 
 impl Manifests {
     /// What to create first when an argument held a password: the Secret, with its keys.
+    /// The manifests to `output` (written whole or not at all), else to standard output.
+    pub fn write(&self, output: Option<&std::path::Path>) -> Result<(), SessionError> {
+        match output {
+            Some(path) => scalebench_session::files::write_atomically(path, &self.yaml),
+            None => {
+                use std::io::Write as _;
+                let _ = writeln!(std::io::stdout(), "{}", self.yaml.trim_end());
+                Ok(())
+            }
+        }
+    }
+
     pub fn secret_note(&self) -> Option<String> {
         let (name, keys) = self.secret.as_ref()?;
         let literals: Vec<String> = keys
@@ -57,6 +69,16 @@ impl Manifests {
 /// The clients' command after `kubernetes --`, as its request: every pod is one client of one
 /// run, so what belongs to one process is refused here, not by each pod. `given_clients`: the
 /// command gave --clients, --client-index or --rendezvous, which the manifests add.
+/// The clients' command after `--` runs a phase: `load ...`, `run ...` or `saturate ...`.
+pub fn check_clients_verb(command: &[String]) -> Result<(), SessionError> {
+    match command.first().map(String::as_str) {
+        Some("load" | "run" | "saturate") => Ok(()),
+        _ => Err(SessionError::Usage(
+            "the clients' command after -- must be `load ...`, `run ...` or `saturate ...`".into(),
+        )),
+    }
+}
+
 pub fn check_clients_command(
     request: &scalebench_session::request::RunRequest,
     phases: &[scalebench_exec::Phase],

@@ -83,6 +83,15 @@ impl DistributedOutcome {
         write(&self.merged, output)
     }
 
+    /// `--hdr-log DIR`: the merged result's interval logs, each phase's.
+    pub fn write_hdr_logs(&self, dir: &std::path::Path) -> Result<(), SessionError> {
+        for phase in &self.merged.phases {
+            scalebench_measure::hdrlog::write_result_logs(phase, dir)
+                .map_err(SessionError::Failed)?;
+        }
+        Ok(())
+    }
+
     /// What the merge found doubtful and which clients' shares are missing, a line each, for
     /// standard error.
     pub fn notes(&self) -> Vec<String> {

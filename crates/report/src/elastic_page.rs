@@ -32,6 +32,11 @@ fn event_markers(events: &Events) -> Markers {
 }
 
 /// The page of an elastic result: Dory's table per cluster size, then each step's timeline.
+/// The result's page under its title, `scalebench elastic: <deployment>` (never a file's path).
+pub fn titled(result: &ElasticResult) -> Page {
+    page(result, format!("scalebench elastic: {}", result.deployment))
+}
+
 pub fn page(result: &ElasticResult, title: String) -> Page {
     let mut page = Page {
         title,

@@ -10,6 +10,12 @@ use crate::html::{note, sig, table, Page, Section};
 
 /// The page of a search: what would make its answer misleading first, then the answer, the steps
 /// and their charts.
+/// The search's page under its title, `scalebench saturate: <objective>` (never a file's path: a
+/// page goes into tickets, a path names a home directory).
+pub fn titled(s: &Search) -> Page {
+    page(s, format!("scalebench saturate: {}", s.answer.objective))
+}
+
 pub fn page(s: &Search, title: String) -> Page {
     let mut charts = vec![achieved_chart(s), latency_chart(s)];
     charts.retain(|c| !c.is_empty());

@@ -53,6 +53,16 @@ pub fn percentiles_of(result: &RunResult) -> Vec<f64> {
         .unwrap_or_else(|| vec![95.0, 99.0])
 }
 
+/// `scalebench merge-logs`: the logs merged into `output`, and the line that says so.
+pub fn merge_logs_said(files: &[PathBuf], output: &Path) -> Result<String, SessionError> {
+    let intervals = merge_log_files(files, output)?;
+    Ok(format!(
+        "{intervals} intervals of {} logs merged into {}",
+        files.len(),
+        output.display()
+    ))
+}
+
 /// The interval logs in `files` (one operation's, from several clients) merged into `output`;
 /// returns how many intervals it holds.
 pub fn merge_log_files(files: &[PathBuf], output: &Path) -> Result<usize, SessionError> {

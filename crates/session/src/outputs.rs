@@ -200,6 +200,18 @@ fn identity(path: &Path) -> Identity {
     Identity { path, inode }
 }
 
+/// `--ycsb-load FILE` names a phase the command runs (`loads`): checked before anything runs (the
+/// file itself is checked with the command's other outputs).
+pub fn check_ycsb_load(path: Option<&Path>, loads: bool) -> Result<(), SessionError> {
+    match path {
+        Some(path) if !loads => Err(SessionError::Usage(format!(
+            "--ycsb-load {}: this command runs no load phase (use run --load, or load)",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,6 +75,26 @@ impl ReplayRequest {
     }
 }
 
+/// `--keys xN`: `x3` or `3`, copies of the capture's key space.
+pub fn parse_copies(text: &str) -> Result<u32, String> {
+    let n = text.strip_prefix('x').unwrap_or(text);
+    n.parse()
+        .map_err(|_| "expected xN: copies of the key space, e.g. x3".into())
+}
+
+/// `--check`: the capture's summary as printed, and whether any of its lines is unreadable (a
+/// capture not replayed as it is: bad input).
+pub fn check_text(replay: &ReplayRequest) -> Result<(String, bool), SessionError> {
+    let (format, summary) = replay.check()?;
+    let lines = summary.lines().join("\n  ");
+    let text = format!(
+        "{} ({})\n  {lines}",
+        replay.capture.display(),
+        format.name()
+    );
+    Ok((text, summary.unreadable > 0))
+}
+
 /// Replays `replay` with the binding, threads and connections `args` give; refuses what does not
 /// apply to a replay (it paces its own operations and ends with them).
 pub fn replay(

@@ -44,11 +44,7 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     if json["schema"] == crate::elastic::SCHEMA {
         let result: ElasticResult = serde_json::from_value(json)
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-        return Ok(scalebench_report::elastic_page::page(
-            &result,
-            // Never the file's path: the page goes into tickets, the path names a home directory.
-            format!("scalebench elastic: {}", result.deployment),
-        ));
+        return Ok(scalebench_report::elastic_page::titled(&result));
     }
     if json["schema"]
         .as_str()
@@ -56,10 +52,7 @@ pub fn page_of(input: &Path, experiment: Option<&str>) -> Result<Page, SessionEr
     {
         let search: scalebench_measure::saturation::Search = serde_json::from_value(json)
             .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
-        return Ok(scalebench_report::saturation_page::page(
-            &search,
-            format!("scalebench saturate: {}", search.answer.objective),
-        ));
+        return Ok(scalebench_report::saturation_page::titled(&search));
     }
     let r = RunResult::from_json(&text)
         .map_err(|e| SessionError::Usage(format!("{}: {e}", input.display())))?;
@@ -166,4 +159,47 @@ fn read_experiment(input: &Path, experiment: Option<&str>) -> Result<ExperimentD
         elastic,
         sizes,
     })
+}
+
+/// Where a command whose result is one JSON document (saturate, elastic) puts it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JsonOutputs<'a> {
+    /// `--output`: the result.
+    pub output: Option<&'a Path>,
+    /// `--report`: its page.
+    pub report: Option<&'a Path>,
+    /// `--metrics-listen`: served while the work runs.
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `--ycsb-load`: refused (such a command has no load phase's text).
+    pub ycsb_load: Option<&'a Path>,
+}
+
+/// Such a command: its output paths checked first (`files`: what it reads and writes), its live
+/// metrics served while `work` runs `request`, the result written to `--output` and its `page`
+/// to `--report`; the result, and what to say of the page written.
+pub fn with_json_output<Q, T: serde::Serialize>(
+    outputs: JsonOutputs,
+    files: scalebench_session::outputs::CommandFiles,
+    request: Q,
+    work: impl FnOnce(&Q, &scalebench_session::wiring::RunWiring) -> Result<T, SessionError>,
+    page: &dyn Fn(&T) -> Page,
+) -> Result<(T, Option<String>), SessionError> {
+    scalebench_session::outputs::check_ycsb_load(outputs.ycsb_load, false)?;
+    files.check()?;
+    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(outputs.metrics_listen)?;
+    let result = work(&request, &wiring)?;
+    if let Some(path) = outputs.output {
+        scalebench_session::files::write_json(path, &result)?;
+    }
+    let said = match outputs.report {
+        Some(path) => {
+            let charts = write_page(&page(&result), path, None)?;
+            Some(format!(
+                "report written to {} ({charts} charts)",
+                path.display()
+            ))
+        }
+        None => None,
+    };
+    Ok((result, said))
 }

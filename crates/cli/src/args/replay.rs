@@ -17,7 +17,7 @@ pub struct ReplayArgs {
     pub speed: f64,
     /// N copies of the capture at once, each on keys and sessions of its own: N times the load over
     /// N times the keys (x1: the capture as it is).
-    #[arg(long = "keys", value_name = "xN", default_value = "x1", value_parser = parse_copies)]
+    #[arg(long = "keys", value_name = "xN", default_value = "x1", value_parser = scalebench_session::replay::parse_copies)]
     pub copies: u32,
     /// The capture's format, when its first line does not say it.
     #[arg(long = "capture-format", value_name = "FORMAT", value_parser = CaptureFormat::parse)]
@@ -30,11 +30,4 @@ pub struct ReplayArgs {
     pub phase: PhaseArgs,
     #[command(flatten)]
     pub thresholds: crate::thresholds::ThresholdArgs,
-}
-
-/// `x3` or `3`.
-fn parse_copies(text: &str) -> Result<u32, String> {
-    let n = text.strip_prefix('x').unwrap_or(text);
-    n.parse()
-        .map_err(|_| "expected xN: copies of the key space, e.g. x3".into())
 }

@@ -50,17 +50,8 @@ pub fn cluster_command(action: &ClusterAction) -> Result<ExitCode, SessionError>
             }
             // Only reached when every recorded process is gone (else `not_stopped` fails, exit 1).
             not_stopped(&name, &stops)?;
-            if *purge {
-                crate::note!(
-                    "cluster {name} is down; {} and its nodes' data deleted",
-                    dir.display()
-                );
-            } else {
-                crate::note!(
-                    "cluster {name} is down; data and logs kept in {}",
-                    dir.display()
-                );
-            }
+            let (dir, what) = (dir.display(), if *purge { "deleted" } else { "kept" });
+            crate::note!("cluster {name} is down; its data and logs in {dir} {what}");
         }
         ClusterAction::Status { target, json } => {
             let c = open_target(target)?;

@@ -30,12 +30,7 @@ pub fn elastic_command(args: &ElasticArgs, argv: &[OsString]) -> Result<ExitCode
         files,
         request,
         |r, wiring| run_elastic_from(r, wiring, clients.as_ref().map(|c| c as _)),
-        &|r| {
-            scalebench_report::elastic_page::page(
-                r,
-                format!("scalebench elastic: {}", r.deployment),
-            )
-        },
+        &scalebench_report::elastic_page::titled,
     )?;
     let _ = std::io::stdout().write_all(sizes_summary(&out.sizes).as_bytes());
     crate::output::end_with(scalebench_study::ending::of_elastic(&out))

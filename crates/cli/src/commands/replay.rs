@@ -19,11 +19,9 @@ pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, 
         args.copies,
     )?;
     if args.check {
-        let (format, summary) = replay.check()?;
-        let lines = summary.lines().join("\n  ");
-        println!("{} ({})\n  {lines}", args.capture.display(), format.name());
-        // A capture with lines that are no operations is not replayed as it is: bad input.
-        return Ok(ExitCode::from(if summary.unreadable > 0 { 2 } else { 0 }));
+        let (text, unreadable) = scalebench_session::replay::check_text(&replay)?;
+        println!("{text}");
+        return Ok(ExitCode::from(if unreadable { 2 } else { 0 }));
     }
     let request = args.phase.request(argv);
     request.check(Processes::One, &[Phase::Run])?;

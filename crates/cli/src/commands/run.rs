@@ -15,7 +15,7 @@ use scalebench_session::phase::{execute_phases, ExecutedPhases};
 use scalebench_session::request::{Processes, RunRequest};
 use scalebench_session::wiring::{ClientOutputs, RunWiring};
 
-use scalebench_session::outputs::CommandFiles;
+use scalebench_session::outputs::{check_ycsb_load, CommandFiles};
 
 use crate::args::{ClientsArgs, ConsistencyArgs, PhaseArgs, SummaryArgs};
 pub use crate::commands::files::phase_files;
@@ -31,7 +31,7 @@ pub fn run_command(
 ) -> Result<ExitCode, SessionError> {
     let mut request = phase_request(args, consistency, argv);
     let loads = phases.contains(&Phase::Load) || request.uses_default_db();
-    check_ycsb_load(&args.summary, loads)?;
+    check_ycsb_load(args.summary.ycsb_load.as_deref(), loads)?;
     let distributed = clients.local.clients.is_some_and(|n| n > 1)
         || clients.rendezvous.is_some()
         || !clients.local.client_cpus.is_empty();
@@ -283,14 +283,7 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
     CommandFiles::new()
         .output("-o", args.output.as_deref())
         .check()?;
-    if !matches!(
-        args.command.first().map(String::as_str),
-        Some("load" | "run" | "saturate")
-    ) {
-        return Err(SessionError::Usage(
-            "the clients' command after -- must be `load ...`, `run ...` or `saturate ...`".into(),
-        ));
-    }
+    kubernetes::check_clients_verb(&args.command)?;
     let argv: Vec<OsString> = std::iter::once("scalebench".into())
         .chain(args.command.iter().map(OsString::from))
         .collect();
@@ -336,12 +329,7 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
         etcd_image: args.etcd_image.clone(),
         start_timeout: format!("{}s", args.start_timeout.as_secs_f64()),
     })?;
-    match &args.output {
-        Some(path) => scalebench_session::files::write_atomically(path, &m.yaml)?,
-        None => {
-            let _ = writeln!(std::io::stdout(), "{}", m.yaml.trim_end());
-        }
-    }
+    m.write(args.output.as_deref())?;
     if let Some(note) = m.secret_note() {
         crate::note!("{note}");
     }
@@ -364,10 +352,7 @@ fn finish_distributed(
     }
     write_report(&outcome.merged, report)?;
     if let Some(dir) = hdr_log {
-        for phase in &outcome.merged.phases {
-            scalebench_measure::hdrlog::write_result_logs(phase, dir)
-                .map_err(SessionError::Failed)?;
-        }
+        outcome.write_hdr_logs(dir)?;
     }
     let merged = &outcome.merged;
     print_summary(merged, summary, &outcome.percentiles)?;
@@ -391,22 +376,7 @@ pub fn client_process() -> Result<ExitCode, SessionError> {
     })
 }
 
-/// `--ycsb-load FILE` names a phase the command runs and a file that can be written: checked before
-/// anything runs.
-fn check_ycsb_load(summary: &SummaryArgs, loads: bool) -> Result<(), SessionError> {
-    match &summary.ycsb_load {
-        // Checked as a file with the command's other outputs.
-        Some(path) if !loads => Err(SessionError::Usage(format!(
-            "--ycsb-load {}: this command runs no load phase (use run --load, or load)",
-            path.display()
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// A command whose result is one JSON document (saturate, elastic): the output paths checked
-/// first (with `files`, what the command reads beyond [`phase_files`]), `--metrics-listen` served
-/// while `work` runs `request`, the result written to `--output` and its `page` to `--report`.
+/// A command whose result is one JSON document (saturate, elastic): [`scalebench_study::pages::with_json_output`].
 pub fn with_json_output<Q, T: serde::Serialize>(
     args: &PhaseArgs,
     files: CommandFiles,
@@ -414,18 +384,15 @@ pub fn with_json_output<Q, T: serde::Serialize>(
     work: impl FnOnce(&Q, &RunWiring) -> Result<T, SessionError>,
     page: &dyn Fn(&T) -> scalebench_report::html::Page,
 ) -> Result<T, SessionError> {
-    // Their summaries are their own: neither has YCSB's text of a load phase to write.
-    check_ycsb_load(&args.summary, false)?;
-    files.check()?;
-    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
-    let result = work(&request, &wiring)?;
-    if let Some(path) = &args.output {
-        scalebench_session::files::write_json(path, &result)?;
-    }
-    if let Some(path) = &args.report {
-        let charts = scalebench_study::pages::write_page(&page(&result), path, None)?;
-        crate::note!("report written to {} ({charts} charts)", path.display());
-    }
+    let outputs = scalebench_study::pages::JsonOutputs {
+        output: args.output.as_deref(),
+        report: args.report.as_deref(),
+        metrics_listen: args.metrics_listen,
+        ycsb_load: args.summary.ycsb_load.as_deref(),
+    };
+    let (result, said) =
+        scalebench_study::pages::with_json_output(outputs, files, request, work, page)?;
+    said.iter().for_each(|s| crate::note!("{s}"));
     Ok(result)
 }
 

@@ -37,12 +37,7 @@ pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCo
         phase_files(&args.phase),
         request,
         search,
-        &|s| {
-            scalebench_report::saturation_page::page(
-                s,
-                format!("scalebench saturate: {}", s.answer.objective),
-            )
-        },
+        &scalebench_report::saturation_page::titled,
     )?;
     emit(&scalebench_report::text::saturation_table(&found));
     end_with(ending::of_search(&found))
