@@ -260,3 +260,27 @@ impl FeedJob {
         counts
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_speed_or_a_number_of_copies_out_of_bounds_is_named() {
+        let new = |speed, copies| ReplayRequest::new("c.txt".into(), None, speed, copies);
+        assert!(new(1.0, 1).is_ok() && new(MAX_SPEED, MAX_COPIES).is_ok());
+        for (speed, copies, named) in [
+            (0.0, 1, "--speed 0"),
+            (f64::NAN, 1, "--speed NaN"),
+            (MAX_SPEED * 2.0, 1, "--speed 20000"),
+            (1.0, 0, "--keys x0"),
+            (1.0, MAX_COPIES + 1, "--keys x1001"),
+        ] {
+            let e = new(speed, copies).unwrap_err().to_string();
+            assert!(e.contains(named), "{e}");
+        }
+        assert_eq!(parse_copies("x3"), Ok(3));
+        assert_eq!(parse_copies("3"), Ok(3));
+        assert!(parse_copies("three").is_err());
+    }
+}
