@@ -10,15 +10,16 @@ use std::time::{Duration, Instant};
 use scalebench_replay::{open, CaptureFormat, CaptureSummary, Captured, Request};
 use scalebench_workload::OpKind;
 
-/// A directory any server account may write its log into, kept under the target directory.
-fn log_dir(name: &str) -> PathBuf {
+/// A directory any server account may write its log into: in the system's temporary directory,
+/// which every account can reach (the target directory may lie under one only its owner can
+/// traverse, as a fresh clone in a `mktemp -d` directory does); removed when dropped.
+fn log_dir(name: &str) -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("captures")
-        .join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("scalebench-capture-{name}-"))
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
     dir
 }
 
@@ -63,7 +64,7 @@ fn redis_monitor_output_is_read_back_as_the_commands_sent() {
         .expect("Redis starts");
     let port = server.port.to_string();
     let dir = log_dir("monitor");
-    let file = dir.join("capture.txt");
+    let file = dir.path().join("capture.txt");
     let mut monitor = Command::new("redis-cli")
         .args(["-p", &port, "monitor"])
         .stdout(std::fs::File::create(&file).unwrap())
@@ -136,7 +137,7 @@ fn redis_monitor_output_is_read_back_as_the_commands_sent() {
 #[test]
 fn a_postgres_csvlog_is_read_back_with_sessions_and_prepared_parameters() {
     let dir = log_dir("csvlog");
-    let logs = dir.to_str().unwrap().to_string();
+    let logs = dir.path().to_str().unwrap().to_string();
     let server = scalebench_deploy::postgres::PostgresServer::start(
         &servers_dir(),
         &[
@@ -177,7 +178,7 @@ fn a_postgres_csvlog_is_read_back_with_sessions_and_prepared_parameters() {
     };
     pgbench(&["-i", "-s", "1", "-q"]);
     pgbench(&["-S", "-M", "prepared", "-t", "5", "-c", "1"]);
-    let file = dir.join("capture.csv");
+    let file = dir.path().join("capture.csv");
     assert!(within(Duration::from_secs(10), || std::fs::read_to_string(
         &file
     )
@@ -225,7 +226,7 @@ fn a_postgres_csvlog_is_read_back_with_sessions_and_prepared_parameters() {
 #[test]
 fn a_mariadb_general_log_is_read_back_spread_over_its_seconds() {
     let dir = log_dir("general");
-    let file = dir.join("general.log");
+    let file = dir.path().join("general.log");
     let server = scalebench_deploy::mariadb::MariadbServer::start(
         &servers_dir(),
         &[
