@@ -481,3 +481,173 @@ fn a_search_from_clients_started_by_slurm_meets_in_etcd() {
         stderr(&o)
     );
 }
+
+/// A JSON Lines capture of `rate(t)` operations per second (t in seconds from its start) over
+/// `span_s`, evenly spaced, on 32 sessions: a write of one of 400 keys, then a read of it in the
+/// same session (so that it finds it: a read that finds nothing fails, as in `run`).
+fn capture(path: &std::path::Path, span_s: f64, rate: impl Fn(f64) -> f64) -> u64 {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let (mut t, mut i) = (0.0f64, 0u64);
+    while t < span_s {
+        let op = if i % 2 == 0 { "set" } else { "get" };
+        writeln!(
+            f,
+            r#"{{"time": {t:.6}, "session": "c{}", "op": "{op}", "key": "k{}", "value_size": 100}}"#,
+            i / 2 % 32,
+            i / 2 % 400
+        )
+        .unwrap();
+        t += 1.0 / rate(t);
+        i += 1;
+    }
+    f.flush().unwrap();
+    i
+}
+
+/// `saturate --replay` against the simulated server of 2,000 ops/s and a p99 objective of
+/// 100 ms, two captures of the same mean rate (500 ops/s over 4 s): one flat, which fits 4 times
+/// (2,000 / 500), and one at 800 ops/s for 2 s then 200 ops/s, whose peak bounds it. At a speed-up
+/// K its peak offers 800 K ops/s for 2 / K s, queueing (800 K - 2,000) x 2 / K operations by its
+/// end: 200 of them (100 ms of service) at K = 4,000 / 1,400 = 2.86. Neither answer is more than
+/// 5% above its truth (a stall of the client only lowers them), neither below half of it, and the
+/// peaked capture's is below the flat one's: a search by the mean rate would give both 4.
+#[test]
+fn a_replay_search_finds_how_many_times_a_capture_fits_a_known_capacity() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = test_dir();
+    let mut answers = Vec::new();
+    for (name, truth, shape) in [
+        ("flat", 4.0, &(|_: f64| 500.0) as &dyn Fn(f64) -> f64),
+        ("peaked", 4000.0 / 1400.0, &|t: f64| {
+            if t < 2.0 {
+                800.0
+            } else {
+                200.0
+            }
+        }),
+    ] {
+        let file = dir.path().join(format!("{name}.jsonl"));
+        let ops = capture(&file, 4.0, shape);
+        assert!((1999..=2001).contains(&ops), "{name}: {ops}");
+        let found = search_null(
+            dir.path(),
+            name,
+            2000,
+            &[
+                "--replay",
+                file.to_str().unwrap(),
+                "--p99",
+                "100ms",
+                "--resolution",
+                "3",
+                "--max-repeats",
+                "1",
+                "--step-pause",
+                "200ms",
+                "--no-monitor",
+            ],
+        );
+        let r = &found["replay"];
+        // 2,000 operations over 4 s.
+        assert!((f(&r["captured_ops_s"]) - 500.0).abs() < 1.0, "{name}: {r}");
+        let speed = f(&r["speed"]);
+        assert!(
+            speed <= 1.05 * truth,
+            "{name}: x{speed} above x{truth}: {found}"
+        );
+        assert!(speed >= 0.5 * truth, "{name}: x{speed}: {found}");
+        assert_eq!(f(&r["bracket_low_speed"]), speed, "{name}");
+        assert!(f(&r["bracket_high_speed"]) > speed, "{name}: {found}");
+        // The speed-ups are the rate search's rates over the capture's.
+        let rate = f(&found["answer"]["rate_ops_s"]);
+        assert!(
+            (rate / f(&r["captured_ops_s"]) - speed).abs() < 1e-9,
+            "{name}"
+        );
+        // Every step well above the truth failed.
+        for st in found["steps"].as_array().unwrap() {
+            if f(&st["offered"]) / f(&r["captured_ops_s"]) > 1.05 * truth {
+                assert_ne!(st["verdict"], "pass", "{name}: {st}");
+            }
+        }
+        answers.push(speed);
+    }
+    assert!(
+        answers[1] < answers[0],
+        "peaked x{} flat x{}",
+        answers[1],
+        answers[0]
+    );
+
+    // What a replay sets itself, and options without --replay, are refused before anything runs.
+    let file = dir.path().join("flat.jsonl");
+    let file = file.to_str().unwrap();
+    for (args, named) in [
+        (&["--replay", file, "--duration", "2s"][..], "--duration"),
+        (&["--replay", file, "--threads-search"], "--threads-search"),
+        (&["--replay", file, "--clients", "2"], "--clients"),
+        (&["--keys", "x2"], "--keys"),
+    ] {
+        let o = scalebench(&[&["saturate", "--db", "null://", "--no-monitor"][..], args].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(named), "{args:?}: {}", stderr(&o));
+    }
+}
+
+/// `saturate --replay` on a real Redis: a capture of 2,000 ops/s over 3 s replayed at x1, x3 and
+/// x9 against a p99 objective of 100 ms: the search answers with a speed-up of at least x1 (a
+/// loaded CI machine measured a p99 of 18 ms at 1,000 ops/s against Redis), says how many times
+/// the capture fits, and its writes are in the Redis (the capture's 400 keys, no more).
+#[test]
+fn a_replay_search_against_redis_answers_in_speed_ups_of_its_capture() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let server = RedisServer::start(&base, &[], false, true).expect("Redis starts");
+    let dir = test_dir();
+    let file = dir.path().join("capture.jsonl");
+    capture(&file, 3.0, |_| 2000.0);
+    let out = dir.path().join("redis-replay.json");
+    let url = server.url();
+    let o = scalebench_within(
+        &[
+            "saturate",
+            "--db",
+            &url,
+            "--replay",
+            file.to_str().unwrap(),
+            "--p99",
+            "100ms",
+            "--factor",
+            "3",
+            "--max-steps",
+            "3",
+            "--max-repeats",
+            "1",
+            "--step-pause",
+            "200ms",
+            "--concurrency",
+            "32",
+            "--no-monitor",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let found = json(&out);
+    let r = &found["replay"];
+    assert!(f(&r["speed"]) >= 1.0, "{found}");
+    assert!((f(&r["captured_ops_s"]) - 2000.0).abs() < 2.0, "{r}");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("fits ") && text.contains(" times ("),
+        "{text}"
+    );
+    let keys = Command::new("redis-cli")
+        .args(["-p", &server.port.to_string(), "dbsize"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&keys.stdout).trim(), "400");
+}

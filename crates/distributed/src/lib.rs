@@ -182,6 +182,21 @@ pub struct Gathered {
     pub results: Vec<Result<RunResult, String>>,
 }
 
+/// `scalebench gather`: the clients' results [`gather`] finds, merged, once `output` (the merged
+/// result's file) was checked writable.
+pub fn gather_merged(
+    request: &GatherRequest,
+    output: &std::path::Path,
+) -> Result<DistributedOutcome, SessionError> {
+    scalebench_session::outputs::CommandFiles::new()
+        .output("-o", Some(output))
+        .inputs("a client's result", &request.files)
+        .check()?;
+    let gathered = gather(request)?;
+    check_outputs(Some(output), gathered.results.len() as u32)?;
+    merge_clients(None, gathered.phase, "etcd", gathered.results)
+}
+
 pub fn gather(request: &GatherRequest) -> Result<Gathered, SessionError> {
     let url = request
         .rendezvous

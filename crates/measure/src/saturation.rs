@@ -196,4 +196,32 @@ pub struct Search {
     pub knee: Option<usize>,
     /// The rule that ended the search, in words.
     pub stopped_by: String,
+    /// `saturate --replay`: the steps were speed-ups of a capture; the answer as one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplaySpeed>,
+}
+
+/// A search over speed-ups of captured traffic (`saturate --replay`): each step replayed the whole
+/// capture at `offered / captured_ops_s` times its speed, so the answer says how many times today's
+/// traffic fits.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplaySpeed {
+    /// The capture file, as given.
+    pub capture: String,
+    /// Its rate as captured: the operations that run by key (copies included) over its span.
+    pub captured_ops_s: f64,
+    /// Copies replayed together (`--keys xN`).
+    pub copies: u32,
+    /// The highest speed-up that passed (the answer's rate / `captured_ops_s`).
+    pub speed: Option<f64>,
+    /// The bisection's bracket, as speed-ups.
+    pub bracket_low_speed: Option<f64>,
+    pub bracket_high_speed: Option<f64>,
+}
+
+impl ReplaySpeed {
+    /// The speed-up a step offering `ops_s` replayed the capture at.
+    pub fn speed_of(&self, ops_s: f64) -> f64 {
+        ops_s / self.captured_ops_s
+    }
 }

@@ -85,6 +85,19 @@ fn answer_section(s: &Search) -> Section {
     match (s.kind, s.knee) {
         (SearchKind::Rate, Some(_)) => {
             rows.push(vec!["answer".into(), a.rate_ops_s.map_or("-".into(), ops)]);
+            if let Some(r) = &s.replay {
+                let x = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("x{v:.2}"));
+                rows.push(vec![
+                    format!("fits (speed-ups of {})", r.capture),
+                    format!(
+                        "{} times the capture's {} (bracket {} to {})",
+                        x(r.speed),
+                        ops(r.captured_ops_s),
+                        x(r.bracket_low_speed),
+                        x(r.bracket_high_speed)
+                    ),
+                ]);
+            }
             let resolution = a
                 .resolution
                 .map_or(String::new(), |r| format!(", resolution {}%", r * 100.0));
@@ -481,6 +494,7 @@ mod tests {
             steps,
             knee,
             stopped_by: "bracket within 2%".into(),
+            replay: None,
         }
     }
 

@@ -9,7 +9,7 @@ use scalebench_deploy::ClusterStatus;
 use scalebench_elastic::result::ElasticStep;
 use scalebench_elastic::{SizeRow, StepScores};
 
-use scalebench_measure::saturation::{Search, SearchKind, StepVerdict};
+use scalebench_measure::saturation::{Search, SearchEnd, SearchKind, StepVerdict};
 
 use crate::cells::CellStats;
 use crate::stored::{SizeMeans, StepMeans};
@@ -453,6 +453,8 @@ pub fn sizes_summary(rows: &[SizeRow]) -> String {
 pub fn saturation_table(s: &Search) -> String {
     let unit = if s.kind == SearchKind::Threads {
         "threads"
+    } else if s.replay.is_some() {
+        "speed-up (ops/s)"
     } else {
         "offered ops/s"
     };
@@ -476,8 +478,12 @@ pub fn saturation_table(s: &Search) -> String {
             Some(StepVerdict::Unsure) => "unsure",
             None => "",
         };
+        let offered = match &s.replay {
+            Some(r) => format!("x{:.2} ({:.0})", r.speed_of(st.offered), st.offered),
+            None => format!("{:.0}", st.offered),
+        };
         rows.push(vec![
-            format!("{:.0}", st.offered),
+            offered,
             format!("{:.1}", st.achieved_ops_s),
             format!("{:.0}", st.p99_us),
             interval,
@@ -517,6 +523,9 @@ pub fn saturation_table(s: &Search) -> String {
             "knee: {:.0} threads per client, {:.1} ops/s sustained ({clients}); stopped: {}\n",
             s.steps[k].offered, s.steps[k].achieved_ops_s, s.stopped_by
         )),
+        (SearchKind::Rate, Some(_)) if s.replay.is_some() => {
+            out.push_str(&replay_answer(s, &clients));
+        }
         (SearchKind::Rate, Some(_)) => out.push_str(&format!(
             "answer: {:.0} ops/s ({}), from {clients}\ncapacity between {:.0} and {} ops/s (the bisection's bracket{}); stopped: {}\n",
             a.rate_ops_s.unwrap_or(0.0),
@@ -531,6 +540,26 @@ pub fn saturation_table(s: &Search) -> String {
         (_, None) => out.push_str(&format!("no step held; stopped: {}\n", s.stopped_by)),
     }
     out
+}
+
+/// The answer of `saturate --replay`: how many times the capture's traffic fits, and the bracket.
+fn replay_answer(s: &Search, clients: &str) -> String {
+    let (a, r) = (&s.answer, s.replay.as_ref().expect("a replay's search"));
+    let x = |v: Option<f64>| v.map_or("not reached".to_string(), |v| format!("x{v:.2}"));
+    format!(
+        "answer: the traffic of {} fits {} times ({}; {:.0} ops/s, the capture's {:.1} ops/s{}), from {clients}\nbetween {} and {} (the bisection's bracket{}); stopped: {}\n",
+        r.capture,
+        r.speed.map_or("-".to_string(), |v| format!("{v:.2}")),
+        a.objective,
+        a.rate_ops_s.unwrap_or(0.0),
+        r.captured_ops_s,
+        if r.copies > 1 { format!(" over x{} keys", r.copies) } else { String::new() },
+        x(r.bracket_low_speed),
+        x(r.bracket_high_speed.filter(|_| a.ended_by != SearchEnd::ClientBound)),
+        a.resolution
+            .map_or(String::new(), |r| format!(", resolution {}%", r * 100.0)),
+        s.stopped_by
+    )
 }
 
 /// A cluster's status as `cluster status` prints it: the cluster, a line per node (with its memory

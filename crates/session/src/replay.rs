@@ -66,6 +66,22 @@ impl ReplayRequest {
         })
     }
 
+    /// `--replay CAPTURE` with `--keys` and `--capture-format` at speed 1, if a capture is given;
+    /// those two without one are refused (they say how to read a capture).
+    pub fn given(
+        capture: Option<PathBuf>,
+        format: Option<CaptureFormat>,
+        copies: Option<u32>,
+    ) -> Result<Option<ReplayRequest>, SessionError> {
+        match capture {
+            Some(c) => ReplayRequest::new(c, format, 1.0, copies.unwrap_or(1)).map(Some),
+            None if copies.is_some() || format.is_some() => Err(SessionError::Usage(
+                "--keys and --capture-format: only with --replay CAPTURE".into(),
+            )),
+            None => Ok(None),
+        }
+    }
+
     /// The capture read once, before anything connects: its format and what it holds.
     pub fn check(&self) -> Result<(CaptureFormat, CaptureSummary), SessionError> {
         let capture = scalebench_replay::open(&self.capture, self.format)
@@ -133,6 +149,7 @@ pub fn replay(
         replay: replay.clone(),
         first_ns,
         mean_gap_ns: (summary.span_s() * 1e9 / summary.operations.max(1) as f64) as i64,
+        interval_ns: args.interval.as_nanos().max(1) as u64,
     };
     let feeding = std::thread::Builder::new()
         .name("scalebench-replay-feed".into())
@@ -155,6 +172,7 @@ pub fn replay(
         not_run: fed.not_run,
         capture_span_s: summary.span_s(),
         unreadable: fed.unreadable,
+        scheduled_per_interval: fed.scheduled_per_interval,
     };
     if let Some(phase) = executed
         .result
@@ -169,8 +187,8 @@ pub fn replay(
     Ok(executed)
 }
 
-/// Options that set what a replay sets itself, refused rather than ignored.
-fn refuse_what_does_not_apply(args: &RunRequest) -> Result<(), SessionError> {
+/// Options that set what a replay sets itself, refused rather than ignored (one line, exit 2).
+pub fn refuse_what_does_not_apply(args: &RunRequest) -> Result<(), SessionError> {
     let given = [
         (
             args.duration.is_some(),
@@ -209,6 +227,8 @@ struct FedCounts {
     fed: u64,
     unreadable: u64,
     not_run: BTreeMap<String, NotRun>,
+    /// Operations fed by the interval they are due in.
+    scheduled_per_interval: Vec<u64>,
 }
 
 /// The reader's work: the capture, from its first operation, into the slots' queues.
@@ -216,6 +236,8 @@ struct FeedJob {
     replay: ReplayRequest,
     first_ns: i64,
     mean_gap_ns: i64,
+    /// The phase's interval: the fed operations are counted by the one they are due in.
+    interval_ns: u64,
 }
 
 impl FeedJob {
@@ -243,9 +265,9 @@ impl FeedJob {
                     continue;
                 }
             };
-            let after_ns = (c.at_ns - self.first_ns).max(0) as f64 / self.replay.speed;
+            let after_ns = ((c.at_ns - self.first_ns).max(0) as f64 / self.replay.speed) as u64;
             let fed = Fed {
-                at_ns: after_ns as u64,
+                at_ns: after_ns,
                 kind: k.kind,
                 append: k.append,
                 key: k.key.to_string(),
@@ -256,6 +278,11 @@ impl FeedJob {
                 break;
             }
             counts.fed += 1;
+            let interval = (after_ns / self.interval_ns) as usize;
+            if counts.scheduled_per_interval.len() <= interval {
+                counts.scheduled_per_interval.resize(interval + 1, 0);
+            }
+            counts.scheduled_per_interval[interval] += 1;
         }
         counts
     }

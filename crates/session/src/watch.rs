@@ -32,6 +32,9 @@ pub fn watch_into(
     request: &WatchRequest,
     output: Option<&std::path::Path>,
 ) -> Result<Option<String>, SessionError> {
+    crate::outputs::CommandFiles::new()
+        .output("-o", output)
+        .check()?;
     let series = watch(request)?;
     let Some(output) = output else {
         return Ok(None);

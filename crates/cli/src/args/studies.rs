@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 
 use super::clients::*;
 use super::phase::*;
+use scalebench_session::replay::ReplayRequest;
 use scalebench_session::request::{
     parse_duration, parse_fraction_percent, parse_interval, parse_link_mbit, parse_listen_address,
     parse_percent, parse_positive_rate, parse_process, parse_step_factor,
@@ -156,6 +157,12 @@ pub struct SaturateArgs {
     /// the largest count where doubling still raised throughput more than latency.
     #[arg(long)]
     pub threads_search: bool,
+    /// Instead of rates: speed-ups of this capture, from x1 (each step replays it whole at K times
+    /// its speed, as `scalebench replay --speed K`): how many times today's traffic fits.
+    #[arg(long, value_name = "CAPTURE", conflicts_with_all = ["start_rate", "threads_search"])]
+    pub replay: Option<PathBuf>,
+    #[command(flatten)]
+    pub capture: super::CaptureShape,
 }
 
 #[derive(Debug, Args)]
@@ -280,8 +287,13 @@ pub enum ResultsAction {
 
 impl SaturateArgs {
     /// The saturation search these arguments ask for.
-    pub fn request(&self, argv: &[std::ffi::OsString], clients: StepClients) -> SaturationRequest {
-        SaturationRequest {
+    pub fn request(
+        &self,
+        argv: &[std::ffi::OsString],
+        clients: StepClients,
+    ) -> Result<SaturationRequest, scalebench_session::error::SessionError> {
+        let (format, copies) = (self.capture.capture_format, self.capture.copies);
+        Ok(SaturationRequest {
             run: self.phase.request(argv),
             threads_search: self.threads_search,
             start_rate: self.start_rate,
@@ -298,7 +310,8 @@ impl SaturateArgs {
             hdr_log: self.phase.hdr_log.clone(),
             clients,
             pause: self.step_pause,
-        }
+            replay: ReplayRequest::given(self.replay.clone(), format, copies)?,
+        })
     }
 }
 

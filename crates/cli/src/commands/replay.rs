@@ -12,11 +12,12 @@ use crate::args::ReplayArgs;
 use crate::commands::run::{finish_run, phase_files};
 
 pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
+    let (format, copies) = (args.shape.capture_format, args.shape.copies);
     let replay = ReplayRequest::new(
         args.capture.clone(),
-        args.capture_format,
+        format,
         args.speed,
-        args.copies,
+        copies.unwrap_or(1),
     )?;
     if args.check {
         let (text, unreadable) = scalebench_session::replay::check_text(&replay)?;

@@ -258,18 +258,13 @@ fn rendezvous_client(
 /// `scalebench gather`: the clients' results of a rendezvous run, from etcd and from files the
 /// clients kept, merged, written where this runs.
 pub fn gather_command(args: &crate::args::GatherArgs) -> Result<ExitCode, SessionError> {
-    CommandFiles::new()
-        .output("-o", Some(&args.output))
-        .inputs("a client's result", &args.files)
-        .check()?;
-    let gathered = distributed::gather(&distributed::GatherRequest {
+    let request = distributed::GatherRequest {
         rendezvous: args.rendezvous.clone(),
         files: args.files.clone(),
         phase: args.phase.map(|p| p.phase()),
         timeout: args.timeout,
-    })?;
-    distributed::check_outputs(Some(&args.output), gathered.results.len() as u32)?;
-    let outcome = distributed::merge_clients(None, gathered.phase, "etcd", gathered.results)?;
+    };
+    let outcome = distributed::gather_merged(&request, &args.output)?;
     finish_distributed(
         (Some(&args.output), None, None),
         &SummaryArgs::table(),
@@ -398,9 +393,6 @@ pub fn with_json_output<Q, T: serde::Serialize>(
 
 /// `scalebench monitor`: samples until the duration passes or Ctrl-C, then writes the series.
 pub fn monitor_command(args: &crate::args::MonitorArgs) -> Result<ExitCode, SessionError> {
-    CommandFiles::new()
-        .output("-o", args.output.as_deref())
-        .check()?;
     let request = scalebench_session::watch::WatchRequest {
         processes: args.processes.clone(),
         interval: args.interval,

@@ -4,9 +4,7 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
-use scalebench_session::request::Processes;
 use scalebench_study::ending;
 use scalebench_study::saturate::{follow, search, StepClients};
 
@@ -16,22 +14,13 @@ use crate::output::{emit, end_with};
 
 pub fn saturate_command(args: &SaturateArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
     let clients = StepClients::chosen(&args.clients.choice())?;
-    let request = args.request(argv, clients);
+    let request = args.request(argv, clients)?;
     // Before any output path is made.
     request.check()?;
     if request.clients.follows() {
         return end_with(ending::of_follower(&follow(&request)?));
     }
-    if !matches!(request.clients, StepClients::Here) {
-        request
-            .run
-            .check(Processes::clients(false), &[Phase::Run])?;
-        if args.phase.metrics_listen.is_some() {
-            return Err(SessionError::Usage(
-                "--metrics-listen is not supported with --clients or --rendezvous yet".into(),
-            ));
-        }
-    }
+    request.check_clients(args.phase.metrics_listen.is_some())?;
     let found = with_json_output(
         &args.phase,
         phase_files(&args.phase),

@@ -53,7 +53,17 @@ fn a_replay_runs_every_operation_it_can_and_counts_the_rest_by_command() {
     );
 
     let r = scalebench(&[
-        "replay", c, "--db", "null://", "--speed", "4", "-q", "-o", o,
+        "replay",
+        c,
+        "--db",
+        "null://",
+        "--speed",
+        "4",
+        "--interval",
+        "25ms",
+        "-q",
+        "-o",
+        o,
     ]);
     assert!(r.status.success(), "{}", stderr(&r));
     let result = json(&out);
@@ -69,6 +79,12 @@ fn a_replay_runs_every_operation_it_can_and_counts_the_rest_by_command() {
     );
     assert_eq!(replay["not_run"]["INCR"]["count"], 100);
     assert_eq!(replay["not_run"]["PING"]["count"], 100);
+    // The offered load's shape: each 25 ms of the replay is 100 ms of capture at x4, holding 100
+    // operations of which a SET and a GET in every four run.
+    assert_eq!(
+        replay["scheduled_per_interval"],
+        serde_json::json!([50, 50, 50, 50])
+    );
     // The last operation it runs (a GET) was due 0.397 s / 4 after the first: the window cannot
     // end before it.
     assert!(

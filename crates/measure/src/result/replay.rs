@@ -27,6 +27,11 @@ pub struct ReplayFigures {
     pub capture_span_s: f64,
     /// Lines of the capture that were not operations of its format.
     pub unreadable: u64,
+    /// Operations fed, by the interval of the phase they were due in (`interval_s` wide, from the
+    /// measurement start): the offered load's shape, which the completions per interval are
+    /// compared with (a capture's rate is not constant).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scheduled_per_interval: Vec<u64>,
 }
 
 /// A command the binding could not run: how many times the capture had it, and why.
@@ -58,6 +63,17 @@ impl ReplayFigures {
             m.fed += part.fed;
             m.unreadable = m.unreadable.max(part.unreadable);
             m.capture_span_s = m.capture_span_s.max(part.capture_span_s);
+            let longer = part.scheduled_per_interval.len();
+            if m.scheduled_per_interval.len() < longer {
+                m.scheduled_per_interval.resize(longer, 0);
+            }
+            for (into, n) in m
+                .scheduled_per_interval
+                .iter_mut()
+                .zip(&part.scheduled_per_interval)
+            {
+                *into += n;
+            }
             for (command, n) in &part.not_run {
                 let e = m.not_run.entry(command.clone()).or_insert(NotRun {
                     count: 0,

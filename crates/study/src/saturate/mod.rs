@@ -59,9 +59,11 @@ pub use scalebench_measure::saturation::{
 };
 
 mod objective;
+pub mod replay;
 pub mod step;
 
 pub use objective::Objective;
+use replay::ReplaySteps;
 use step::{database_answered_in_time, judge, step_line, Pooled};
 
 /// A run of a step records intervals of at most this share of its window: ten points at least for
@@ -141,6 +143,8 @@ pub struct SaturationRequest {
     pub clients: StepClients,
     /// At least this long between two runs (the database works off what a run left queued).
     pub pause: Duration,
+    /// Speed-ups of this capture instead of rates (`--replay`): each step replays it whole.
+    pub replay: Option<scalebench_session::replay::ReplayRequest>,
 }
 
 /// One run of a step, merged over its clients.
@@ -212,6 +216,9 @@ impl SaturationRequest {
                 "--threads-search takes no --p99, --p999 or --max-error-rate: Wegert's rule compares throughput and mean latency".into(),
             ));
         }
+        if self.replay.is_some() {
+            self.check_replay()?;
+        }
         if self.hdr_log.is_some() && !matches!(self.clients, StepClients::Here) {
             return Err(SessionError::Usage(
                 "--hdr-log is not supported with --clients or --rendezvous yet: each step's merged result is in --output".into(),
@@ -220,18 +227,57 @@ impl SaturationRequest {
         Ok(())
     }
 
+    /// With clients beyond this process: the run each client makes checked as theirs; live metrics
+    /// (`metrics`) refused.
+    pub fn check_clients(&self, metrics: bool) -> Result<(), SessionError> {
+        if matches!(self.clients, StepClients::Here) {
+            return Ok(());
+        }
+        self.run.check(
+            scalebench_session::request::Processes::clients(false),
+            &[Phase::Run],
+        )?;
+        if metrics {
+            return Err(SessionError::Usage(
+                "--metrics-listen is not supported with --clients or --rendezvous yet".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// What a search over speed-ups of a capture cannot take, refused before anything runs.
+    fn check_replay(&self) -> Result<(), SessionError> {
+        let refused = if self.threads_search {
+            Some("--threads-search (a replay searches speed-ups of its capture)")
+        } else if !matches!(self.clients, StepClients::Here) {
+            // Issue 66 item 4: a capture's split over clients is not wired into the launchers yet.
+            Some("--clients and --rendezvous (a replay runs from one client process)")
+        } else {
+            None
+        };
+        if let Some(what) = refused {
+            return Err(SessionError::Usage(format!(
+                "{what}: does not apply to saturate --replay"
+            )));
+        }
+        scalebench_session::replay::refuse_what_does_not_apply(&self.run)
+    }
+
     /// Run `repeat` of step `step` (both from 1): here, or by the launcher's clients (run `n` of
-    /// the series).
+    /// the series); a replay's step replays its capture at the step's speed-up.
     fn measure_once(
         &self,
-        offered: f64,
+        (offered, replay): (f64, Option<&ReplaySteps>),
         wiring: &RunWiring,
         (step, repeat, n): (usize, u32, u32),
     ) -> Result<Measured, SessionError> {
         let request = &self.step_request(offered);
         match &self.clients {
             StepClients::Here => {
-                let mut executed = execute_phases(request, wiring, &[Phase::Run])?;
+                let mut executed = match replay {
+                    Some(r) => r.run(request, (offered, SHORTEST_INTERVAL), wiring)?,
+                    None => execute_phases(request, wiring, &[Phase::Run])?,
+                };
                 executed.warn_unwritten();
                 if let Some(dir) = &self.hdr_log {
                     let name = match repeat {
@@ -349,6 +395,14 @@ impl SaturationRequest {
             ("search precision", self.precision.to_string()),
             ("search max repeats", self.max_repeats.to_string()),
             (
+                "search replay",
+                or_none(
+                    self.replay
+                        .as_ref()
+                        .map(|r| r.capture.display().to_string()),
+                ),
+            ),
+            (
                 "search pause",
                 humantime::format_duration(self.pause).to_string(),
             ),
@@ -419,8 +473,10 @@ pub fn search(request: &SaturationRequest, wiring: &RunWiring) -> Result<Search,
         }
         _ => None,
     };
+    // A capture is read, and refused if bad, before anything connects.
+    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
     let mut runs = 0u32;
-    let found = search_steps(request, wiring, &mut runs);
+    let found = search_steps(request, wiring, replay.as_ref(), &mut runs);
     if let StepClients::Rendezvous { url, .. } = &request.clients {
         let why = match &found {
             Ok(s) => s.stopped_by.clone(),
@@ -554,8 +610,7 @@ fn pause_between_runs(pause: Duration) {
 fn measure_step(
     request: &SaturationRequest,
     wiring: &RunWiring,
-    n: u32,
-    offered: f64,
+    (n, offered, replay): (u32, f64, Option<&ReplaySteps>),
     runs: &mut u32,
 ) -> Result<Measurement, SessionError> {
     let clients = request.clients.count();
@@ -567,8 +622,11 @@ fn measure_step(
             pause_between_runs(request.pause);
         }
         *runs += 1;
-        let measured =
-            request.measure_once(offered, wiring, (n as usize + 1, pooled.repeats + 1, *runs))?;
+        let measured = request.measure_once(
+            (offered, replay),
+            wiring,
+            (n as usize + 1, pooled.repeats + 1, *runs),
+        )?;
         let p = measured
             .result
             .phases
@@ -618,8 +676,11 @@ fn measure_step(
 fn search_steps(
     request: &SaturationRequest,
     wiring: &RunWiring,
+    replay: Option<&ReplaySteps>,
     runs: &mut u32,
 ) -> Result<Search, SessionError> {
+    // A replay's first step is the capture at its own speed.
+    let start = replay.map_or(request.start_rate, ReplaySteps::captured_ops_s);
     let mut steps: Vec<Step> = Vec::new();
     let mut bracket = Bracket::default();
     let mut end: Option<(SearchEnd, String)> = None;
@@ -628,7 +689,7 @@ fn search_steps(
         let offered = if request.threads_search {
             f64::from(1u32 << n)
         } else {
-            match bracket.next(request.start_rate, request.factor, request.resolution) {
+            match bracket.next(start, request.factor, request.resolution) {
                 Some(r) => r,
                 None => {
                     end = Some((
@@ -646,7 +707,7 @@ fn search_steps(
             mut step,
             client_saturated,
             stop,
-        } = measure_step(request, wiring, n, offered, runs)?;
+        } = measure_step(request, wiring, (n, offered, replay), runs)?;
         scalebench_session::note!("{}", step_line(n + 1, request.threads_search, &step));
         let passed = step.verdict == Some(StepVerdict::Pass);
         let last_pass = bracket.passed.map(|(i, _)| &steps[i]);
@@ -698,6 +759,7 @@ fn search_steps(
         } else {
             SearchKind::Rate
         },
+        replay: replay.map(|r| r.answer(&answer)),
         answer,
         steps,
         knee,
@@ -820,6 +882,7 @@ mod tests {
             hdr_log: None,
             clients: StepClients::Here,
             pause: Duration::ZERO,
+            replay: None,
         };
         assert_eq!(
             request.step_request(100.0).interval,

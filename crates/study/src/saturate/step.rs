@@ -67,6 +67,8 @@ struct IntervalSample {
     completions: u64,
     /// The interval lies wholly inside the window (the last may be cut short by its end).
     whole: bool,
+    /// Its place from the window's start, in intervals.
+    index: usize,
 }
 
 /// A run's intervals in order, and its service times merged.
@@ -98,6 +100,7 @@ fn intervals_of(p: &PhaseResult) -> Result<(Vec<IntervalSample>, LatencyHistogra
             judged,
             completions,
             whole: iv.start_s + p.interval_s <= p.duration_s + 1e-6,
+            index: (iv.start_s / p.interval_s.max(1e-9)).round() as usize,
         });
     }
     Ok((samples, service))
@@ -146,7 +149,12 @@ impl Pooled {
     ) -> Result<(), SessionError> {
         let (samples, service) = intervals_of(p)?;
         if let Some(offered) = offered.filter(|_| p.open_loop) {
-            if let Some(t) = run_trend(&samples, p.interval_s, offered) {
+            // A replay offers its capture's shape, not a constant rate.
+            let scheduled = p
+                .replay
+                .as_ref()
+                .map_or(&[][..], |r| &r.scheduled_per_interval);
+            if let Some(t) = run_trend_shaped(&samples, p.interval_s, offered, scheduled) {
                 self.trends.push(t);
             }
         }
@@ -228,18 +236,38 @@ impl Pooled {
     }
 }
 
-/// Mann-Kendall and Sen on one run's intervals; `None` with too few of them to tell.
+/// Mann-Kendall and Sen on one run's intervals at a constant offered rate; `None` with too few of
+/// them to tell.
+#[cfg(test)]
 fn run_trend(samples: &[IntervalSample], interval_s: f64, offered: f64) -> Option<RunTrend> {
+    run_trend_shaped(samples, interval_s, offered, &[])
+}
+
+/// Mann-Kendall and Sen on one run's intervals; `None` with too few of them to tell. Each whole
+/// interval's completions are taken as a share of what was due in it: `offered` x the interval at a
+/// constant rate, or, for a replay, the operations `scheduled` in it (so that a capture whose
+/// traffic falls off is not a service that fell behind).
+fn run_trend_shaped(
+    samples: &[IntervalSample],
+    interval_s: f64,
+    offered: f64,
+    scheduled: &[u64],
+) -> Option<RunTrend> {
     use scalebench_stats::trend::mann_kendall;
+    let due = |i: usize| match scheduled {
+        [] => offered * interval_s,
+        s => s.get(i).copied().unwrap_or(0) as f64,
+    };
     let latency_ms: Vec<f64> = samples
         .iter()
         .filter(|s| !s.judged.is_empty())
         .map(|s| s.judged.mean() / 1e6)
         .collect();
+    // Completions as a share of what was due.
     let rates: Vec<f64> = samples
         .iter()
-        .filter(|s| s.whole)
-        .map(|s| s.completions as f64 / interval_s)
+        .filter(|s| s.whole && due(s.index) > 0.0)
+        .map(|s| s.completions as f64 / due(s.index))
         .collect();
     if latency_ms.len() < MIN_TREND_INTERVALS || interval_s <= 0.0 {
         return None;
@@ -258,9 +286,8 @@ fn run_trend(samples: &[IntervalSample], interval_s: f64, offered: f64) -> Optio
                     .collect(),
             );
             let at_end = intercept + c.slope * (rates.len() - 1) as f64;
-            let falling = c.p_falling < TREND_ALPHA && at_end < KEPT_UP * offered;
-            let per_s = c.slope / interval_s;
-            (c.p_falling, 100.0 * per_s / offered.max(1e-9), falling)
+            let falling = c.p_falling < TREND_ALPHA && at_end < KEPT_UP;
+            (c.p_falling, 100.0 * c.slope / interval_s, falling)
         }
         _ => (1.0, 0.0, false),
     };

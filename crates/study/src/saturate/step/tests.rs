@@ -121,10 +121,11 @@ fn queue(
     let exp = rand_distr::Exp::new(rate).unwrap();
     let n = (window_s / interval_s).round() as usize;
     let mut samples: Vec<IntervalSample> = (0..n)
-        .map(|_| IntervalSample {
+        .map(|index| IntervalSample {
             judged: new_histogram(),
             completions: 0,
             whole: true,
+            index,
         })
         .collect();
     let (mut arrival, mut free) = (0.0f64, 0.0f64);
@@ -270,6 +271,7 @@ fn completions_that_fall_below_keeping_up_trend_and_a_small_sag_does_not() {
                     judged,
                     completions: ((2000.0 - fall * i as f64 / 9.0) * 0.5) as u64,
                     whole: true,
+                    index: i,
                 }
             })
             .collect()
@@ -284,4 +286,43 @@ fn completions_that_fall_below_keeping_up_trend_and_a_small_sag_does_not() {
     let small = run_trend(&series(40.0), 0.5, 2000.0).unwrap();
     assert!(!small.trending, "{small:?}");
     assert!(small.completions_fall_p < 0.05, "{small:?}");
+}
+
+/// A replay's capture whose traffic falls to half through the window, served as it came: its
+/// completions keep pace with what was due in each interval, so no trend, where the same
+/// completions against a constant rate would be a service falling behind. Completions that fall
+/// below a flat capture's schedule still trend.
+#[test]
+fn a_replay_is_judged_against_its_captures_shape() {
+    let flat_latency = || {
+        let mut judged = new_histogram();
+        judged.record_n(2_000_000, 100).unwrap();
+        judged
+    };
+    let due: Vec<u64> = (0..10).map(|i| 1000 - 50 * i).collect();
+    let served: Vec<IntervalSample> = due
+        .iter()
+        .enumerate()
+        .map(|(index, &n)| IntervalSample {
+            judged: flat_latency(),
+            completions: n,
+            whole: true,
+            index,
+        })
+        .collect();
+    let offered = due.iter().sum::<u64>() as f64 / 5.0;
+    let shaped = run_trend_shaped(&served, 0.5, offered, &due).unwrap();
+    assert!(!shaped.trending, "{shaped:?}");
+    assert!(
+        shaped.completions_change_pct_per_s.abs() < 1e-9,
+        "{shaped:?}"
+    );
+    assert!(run_trend(&served, 0.5, offered).unwrap().trending);
+    let flat = vec![1000u64; 10];
+    let behind = run_trend_shaped(&served, 0.5, 2000.0, &flat).unwrap();
+    assert!(behind.trending, "{behind:?}");
+    assert!(
+        trend_words(&behind).contains("completions fell"),
+        "{behind:?}"
+    );
 }
