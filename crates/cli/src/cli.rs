@@ -9,7 +9,6 @@ use scalebench_binding::registry;
 use scalebench_exec::Phase;
 
 use scalebench_session::error::SessionError;
-use scalebench_session::outputs::CommandFiles;
 
 use crate::args::{Cli, Command, MergeArgs, WorkloadCommand};
 use crate::commands::run::{print_summary, run_command};
@@ -124,21 +123,12 @@ fn database_url(command: &mut Command) -> Result<(), SessionError> {
 
 /// `scalebench merge-logs`: the clients' interval logs of one operation as one.
 fn merge_logs(args: &crate::args::MergeLogsArgs) -> Result<(), SessionError> {
-    CommandFiles::new()
-        .output("-o", Some(&args.output))
-        .inputs("a log it merges", &args.files)
-        .check()?;
     let said = scalebench_session::merge_files::merge_logs_said(&args.files, &args.output)?;
     crate::note!("{said}");
     Ok(())
 }
 
 fn merge(args: &MergeArgs) -> Result<(), SessionError> {
-    CommandFiles::new()
-        .output("-o", Some(&args.output))
-        .output("--ycsb-load", args.summary.ycsb_load.as_deref())
-        .inputs("a result it merges", &args.files)
-        .check()?;
     let (merged, warnings, percentiles) = scalebench_session::merge_files::merge_files_into(
         &args.files,
         &args.output,

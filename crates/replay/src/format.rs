@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use crate::cache_trace::{JsonLinesReader, TwitterReader};
+use crate::limit::{LineLimit, MAX_LINE_BYTES};
 use crate::mysql_general::{GeneralLogReader, Resolution};
 use crate::postgres_csvlog::CsvlogReader;
 use crate::redis_monitor::MonitorReader;
@@ -104,14 +105,18 @@ pub fn open(path: &Path, format: Option<CaptureFormat>) -> Result<Capture, Captu
         path: path.display().to_string(),
         reason,
     };
-    let file = File::open(path).map_err(|e| file_error(e.to_string()))?;
-    if !file
-        .metadata()
+    // Before it is opened: opening a FIFO to read waits for a writer.
+    if !std::fs::metadata(path)
         .map_err(|e| file_error(e.to_string()))?
         .is_file()
     {
-        return Err(file_error("not a regular file".into()));
+        return Err(file_error(
+            "not a regular file (a FIFO or a device is not read: a replay reads its capture twice)"
+                .into(),
+        ));
     }
+    let file = File::open(path).map_err(|e| file_error(e.to_string()))?;
+    let file = LineLimit::new(file, MAX_LINE_BYTES);
     let mut input = BufReader::with_capacity(1 << 16, file);
     let head = String::from_utf8_lossy(input.fill_buf().map_err(|e| file_error(e.to_string()))?)
         .into_owned();

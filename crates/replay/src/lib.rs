@@ -11,6 +11,7 @@
 pub mod cache_trace;
 mod error;
 pub mod format;
+pub mod limit;
 pub mod mysql_general;
 pub mod operation;
 pub mod postgres_csvlog;

@@ -9,6 +9,10 @@ use serde::Serialize;
 
 use crate::{CaptureError, Captured, Request};
 
+/// Operations are counted by second over at most this span (31 days): a time far off (a bad
+/// clock, a typo) does not make the counts take gigabytes.
+pub const MAX_SECONDS_COUNTED: usize = 31 * 24 * 3600;
+
 /// The most unreadable lines a summary keeps the reasons of.
 const KEPT_ERRORS: usize = 5;
 
@@ -28,8 +32,10 @@ pub struct CaptureSummary {
     pub per_second: Vec<u64>,
     /// Operations that began before one read earlier (a log written when statements ended).
     pub out_of_order: u64,
-    /// The longest step back in time among them, in ns.
+    /// The longest step back in time among them, in ns, and the operation (from 1, in the
+    /// capture's order) that took it.
     pub max_step_back_ns: i64,
+    pub max_step_back_at: u64,
     /// Lines (records) that were not operations of the format, and the first reasons.
     pub unreadable: u64,
     pub first_errors: Vec<String>,
@@ -78,14 +84,23 @@ impl CaptureSummary {
         self.last_ns = Some(self.last_ns.map_or(c.at_ns, |l| l.max(c.at_ns)));
         if c.at_ns < latest {
             self.out_of_order += 1;
-            self.max_step_back_ns = self.max_step_back_ns.max(latest - c.at_ns);
+            if latest - c.at_ns > self.max_step_back_ns {
+                self.max_step_back_ns = latest - c.at_ns;
+                self.max_step_back_at = self.operations;
+            }
         }
-        // An operation before the first (out of order) counts in the first second.
-        let second = ((c.at_ns - first).max(0) / 1_000_000_000) as usize;
-        if self.per_second.len() <= second {
-            self.per_second.resize(second + 1, 0);
+        // An operation before the first (out of order) counts in the first second; one past the
+        // longest span counted (a time far off) is not counted by second.
+        let second = (c.at_ns - first).max(0) / 1_000_000_000;
+        if let Some(second) = usize::try_from(second)
+            .ok()
+            .filter(|&s| s < MAX_SECONDS_COUNTED)
+        {
+            if self.per_second.len() <= second {
+                self.per_second.resize(second + 1, 0);
+            }
+            self.per_second[second] += 1;
         }
-        self.per_second[second] += 1;
     }
 
     /// Seconds from the first operation to the last.
@@ -194,8 +209,21 @@ mod tests {
         assert_eq!(s.span_s(), 2.0);
         assert_eq!(s.mean_rate(), 2.0);
         assert_eq!(s.per_second, [3, 0, 1]);
-        assert_eq!((s.out_of_order, s.max_step_back_ns), (1, 100_000_000));
+        assert_eq!(
+            (s.out_of_order, s.max_step_back_ns, s.max_step_back_at),
+            (1, 100_000_000, 3)
+        );
         assert_eq!(s.by_kind.get(OpKind::Read.name()), Some(&3));
+        // A time 31 years off is counted, its span said, but not by second.
+        let far = CaptureSummary::of(
+            vec![
+                op(0, "a", OpKind::Read),
+                op(1_000_000_000_000_000_000, "a", OpKind::Read),
+            ]
+            .into_iter(),
+        );
+        assert_eq!((far.operations, far.per_second.len()), (2, 1));
+        assert_eq!(far.span_s(), 1e9);
         assert_eq!(s.unreadable, 1);
         assert_eq!(s.value_bytes, 40);
         assert_eq!(s.by_key, 4);

@@ -27,6 +27,11 @@ pub fn merge_files_into(
     output: &Path,
     ycsb_load: Option<&Path>,
 ) -> Result<(RunResult, Vec<String>, Vec<f64>), SessionError> {
+    crate::outputs::CommandFiles::new()
+        .output("-o", Some(output))
+        .output("--ycsb-load", ycsb_load)
+        .inputs("a result it merges", files)
+        .check()?;
     let (merged, warnings) = merge_result_files(files)?;
     let load = scalebench_measure::Phase::Load;
     if let Some(path) = ycsb_load.filter(|_| !merged.phases.iter().any(|p| p.phase == load)) {
@@ -55,6 +60,10 @@ pub fn percentiles_of(result: &RunResult) -> Vec<f64> {
 
 /// `scalebench merge-logs`: the logs merged into `output`, and the line that says so.
 pub fn merge_logs_said(files: &[PathBuf], output: &Path) -> Result<String, SessionError> {
+    crate::outputs::CommandFiles::new()
+        .output("-o", Some(output))
+        .inputs("a log it merges", files)
+        .check()?;
     let intervals = merge_log_files(files, output)?;
     Ok(format!(
         "{intervals} intervals of {} logs merged into {}",

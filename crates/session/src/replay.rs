@@ -27,6 +27,11 @@ use crate::wiring::RunWiring;
 pub const MAX_SPEED: f64 = 10_000.0;
 /// The most copies of a capture (`--keys xN`).
 pub const MAX_COPIES: u32 = 1000;
+/// The furthest a capture's time may go back, one operation to a later one: further, its parts
+/// are not in the order they began (captures joined out of order, a clock set back).
+pub const MAX_STEP_BACK_S: f64 = 1.0;
+/// The longest a replay may last (its capture's span over its speed): 31 days.
+pub const MAX_REPLAY_SPAN_S: f64 = 31.0 * 24.0 * 3600.0;
 
 /// What to replay, and how.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +94,62 @@ impl ReplayRequest {
         let format = capture.format;
         Ok((format, CaptureSummary::of(capture.operations)))
     }
+
+    /// [`Self::check`], and a capture that cannot be replayed as it is refused (bad input, one
+    /// line naming the file and why): a line that is no operation of its format, no operation,
+    /// times going back further than [`MAX_STEP_BACK_S`] (a PostgreSQL log's statements logged as
+    /// they end go back by their durations, and are not judged), a span beyond
+    /// [`MAX_REPLAY_SPAN_S`] at its speed.
+    pub fn checked(&self) -> Result<(CaptureFormat, CaptureSummary), SessionError> {
+        let (format, summary) = self.check()?;
+        self.judge(format, &summary)?;
+        Ok((format, summary))
+    }
+
+    /// Why a capture of this summary cannot be replayed as it is ([`Self::checked`]), if it cannot.
+    fn judge(&self, format: CaptureFormat, summary: &CaptureSummary) -> Result<(), SessionError> {
+        let name = self.capture.display();
+        let bad = |why: String| Err(SessionError::Usage(format!("{name}: {why}")));
+        if summary.unreadable > 0 {
+            return bad(format!(
+                "{} line(s) are not operations of the {} format (the first: {}); `scalebench replay --check` lists them",
+                summary.unreadable,
+                format.name(),
+                summary.first_errors.first().map_or("", String::as_str)
+            ));
+        }
+        if summary.first_ns.is_none() {
+            return bad("no operation in it".into());
+        }
+        if summary.by_key == 0 {
+            let commands: Vec<String> = summary
+                .by_command
+                .iter()
+                .take(5)
+                .map(|(c, n)| format!("{c} {n}"))
+                .collect();
+            return bad(format!(
+                "none of its {} operations runs by key on a binding (by command: {}); docs/replay.md lists what does",
+                summary.operations,
+                commands.join(", ")
+            ));
+        }
+        let back_s = summary.max_step_back_ns as f64 / 1e9;
+        if back_s > MAX_STEP_BACK_S && format != CaptureFormat::PostgresCsvlog {
+            return bad(format!(
+                "its times go back: operation {} (from 1, in the file's order) began {back_s:.3} s before one before it; a capture's operations are in the order they began (captures joined out of order? sort them by time)",
+                summary.max_step_back_at
+            ));
+        }
+        if summary.span_s() / self.speed > MAX_REPLAY_SPAN_S {
+            return bad(format!(
+                "it spans {:.0} s: at --speed {} its replay would last beyond 31 days (a time far off?)",
+                summary.span_s(),
+                self.speed
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `--keys xN`: `x3` or `3`, copies of the capture's key space.
@@ -98,9 +159,9 @@ pub fn parse_copies(text: &str) -> Result<u32, String> {
         .map_err(|_| "expected xN: copies of the key space, e.g. x3".into())
 }
 
-/// `--check`: the capture's summary as printed, and whether any of its lines is unreadable (a
-/// capture not replayed as it is: bad input).
-pub fn check_text(replay: &ReplayRequest) -> Result<(String, bool), SessionError> {
+/// `--check`: the capture's summary as printed, and why it cannot be replayed as it is, if it
+/// cannot (bad input).
+pub fn check_text(replay: &ReplayRequest) -> Result<(String, Option<String>), SessionError> {
     let (format, summary) = replay.check()?;
     let lines = summary.lines().join("\n  ");
     let text = format!(
@@ -108,7 +169,8 @@ pub fn check_text(replay: &ReplayRequest) -> Result<(String, bool), SessionError
         replay.capture.display(),
         format.name()
     );
-    Ok((text, summary.unreadable > 0))
+    let refused = replay.judge(format, &summary).err().map(|e| e.to_string());
+    Ok((text, refused))
 }
 
 /// Replays `replay` with the binding, threads and connections `args` give; refuses what does not
@@ -119,19 +181,8 @@ pub fn replay(
     wiring: RunWiring,
 ) -> Result<ExecutedPhases, SessionError> {
     refuse_what_does_not_apply(args)?;
-    let (format, summary) = replay.check()?;
-    if summary.unreadable > 0 {
-        return Err(SessionError::Usage(format!(
-            "{}: {} line(s) are not operations of the {} format (the first: {}); `scalebench replay --check` lists them",
-            replay.capture.display(),
-            summary.unreadable,
-            format.name(),
-            summary.first_errors.first().map_or("", String::as_str)
-        )));
-    }
-    let first_ns = summary.first_ns.ok_or_else(|| {
-        SessionError::Usage(format!("{}: no operation in it", replay.capture.display()))
-    })?;
+    let (format, summary) = replay.checked()?;
+    let first_ns = summary.first_ns.unwrap_or_default();
     let mut run = args.clone();
     let threads = args.threads.unwrap_or(1);
     run.threads = Some(threads);
@@ -220,6 +271,9 @@ pub fn refuse_what_does_not_apply(args: &RunRequest) -> Result<(), SessionError>
     }
 }
 
+/// The most intervals whose due operations a replay counts (a day of 20 ms intervals).
+const MAX_INTERVALS_TALLIED: usize = 1 << 22;
+
 /// What the reader did with the capture.
 #[derive(Debug, Default)]
 struct FedCounts {
@@ -278,11 +332,15 @@ impl FeedJob {
                 break;
             }
             counts.fed += 1;
+            // Intervals past the most tallied are not (the result's intervals past them are then
+            // judged by latency alone).
             let interval = (after_ns / self.interval_ns) as usize;
-            if counts.scheduled_per_interval.len() <= interval {
-                counts.scheduled_per_interval.resize(interval + 1, 0);
+            if interval < MAX_INTERVALS_TALLIED {
+                if counts.scheduled_per_interval.len() <= interval {
+                    counts.scheduled_per_interval.resize(interval + 1, 0);
+                }
+                counts.scheduled_per_interval[interval] += 1;
             }
-            counts.scheduled_per_interval[interval] += 1;
         }
         counts
     }

@@ -20,9 +20,12 @@ pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, 
         copies.unwrap_or(1),
     )?;
     if args.check {
-        let (text, unreadable) = scalebench_session::replay::check_text(&replay)?;
+        let (text, refused) = scalebench_session::replay::check_text(&replay)?;
         println!("{text}");
-        return Ok(ExitCode::from(if unreadable { 2 } else { 0 }));
+        return match refused {
+            Some(why) => Err(SessionError::Usage(why)),
+            None => Ok(ExitCode::SUCCESS),
+        };
     }
     let request = args.phase.request(argv);
     request.check(Processes::One, &[Phase::Run])?;

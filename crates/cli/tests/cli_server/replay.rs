@@ -226,3 +226,106 @@ fn a_redis_capture_replayed_on_another_redis_writes_what_was_captured() {
         );
     }
 }
+
+/// Captures that cannot be replayed as they are: each refused with one line naming the file and
+/// what is wrong (the line, where there is one), exit 2, before anything connects (the database
+/// URL names a port where nothing listens: a connection attempt would fail otherwise), and
+/// `--check` says the same.
+/// Makes a capture file at a path.
+type Make = dyn Fn(&std::path::Path);
+
+/// A good first line of a MONITOR capture.
+const FIRST: &str = "1733612345.000000 [0 127.0.0.1:5000] \"GET\" \"k\"\n";
+
+#[test]
+fn bad_captures_are_refused_before_anything_connects() {
+    let dir = test_dir();
+    let cases: Vec<(&str, Box<Make>, &str)> = vec![
+        (
+            "truncated.txt",
+            Box::new(|p| {
+                std::fs::write(
+                    p,
+                    format!("{FIRST}1733612345.5 [0 127.0.0.1:5000] \"SET\" \"k"),
+                )
+                .unwrap()
+            }),
+            "line 2",
+        ),
+        (
+            // A line of 10 GB (a sparse file's hole: no disk taken) after a first good one.
+            "ten-gigabytes.txt",
+            Box::new(|p| {
+                std::fs::write(p, FIRST).unwrap();
+                let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+                f.set_len(10 << 30).unwrap();
+            }),
+            "a line longer than 64 MiB",
+        ),
+        (
+            "binary.bin",
+            Box::new(|p| {
+                std::fs::write(
+                    p,
+                    (0..4096u32)
+                        .map(|i| (i * 7919 % 251) as u8)
+                        .collect::<Vec<_>>(),
+                )
+                .unwrap()
+            }),
+            "no capture format",
+        ),
+        (
+            "backwards.txt",
+            Box::new(|p| {
+                std::fs::write(
+                    p,
+                    format!("{FIRST}1733612347.000000 [0 127.0.0.1:5000] \"GET\" \"k\"\n1733612345.500000 [0 127.0.0.1:5000] \"GET\" \"k\"\n"),
+                )
+                .unwrap()
+            }),
+            "operation 3 (from 1, in the file's order) began 1.500 s before",
+        ),
+        (
+            "unknown.jsonl",
+            // Commands no binding runs by key, and nothing else: nothing to replay.
+            Box::new(|p| {
+                std::fs::write(p, "{\"time\": 0, \"op\": \"touch\", \"key\": \"a\"}\n{\"time\": 1, \"op\": \"frobnicate\", \"key\": \"a\"}\n").unwrap()
+            }),
+            "none of its 2 operations runs by key on a binding (by command: FROBNICATE 1, TOUCH 1)",
+        ),
+        (
+            "fifo",
+            Box::new(|p| {
+                let made = Command::new("mkfifo").arg(p).status().unwrap();
+                assert!(made.success());
+            }),
+            "not a regular file",
+        ),
+    ];
+    for (name, make, named) in cases {
+        let path = dir.path().join(name);
+        make(&path);
+        let p = path.to_str().unwrap();
+        for args in [
+            vec![
+                "replay",
+                p,
+                "--db",
+                "redis://127.0.0.1:1",
+                "--connect-timeout",
+                "1s",
+            ],
+            vec!["replay", p, "--check"],
+        ] {
+            let r = scalebench(&args);
+            let err = stderr(&r);
+            assert_eq!(r.status.code(), Some(2), "{name} {args:?}: {err}");
+            assert!(
+                err.contains(named) && err.contains(name),
+                "{name} {args:?}: {err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
+        }
+    }
+}
