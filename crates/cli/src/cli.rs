@@ -51,7 +51,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
         Command::Load(load) => run_command(
             &load.phase,
             (&load.clients, &load.thresholds),
-            None,
+            (None, None),
             &[Phase::Load],
             &argv,
         ),
@@ -64,7 +64,7 @@ pub fn main(argv: Vec<OsString>) -> ExitCode {
             run_command(
                 &run.phase,
                 (&run.clients, &run.thresholds),
-                Some(&run.consistency),
+                (Some(&run.consistency), None),
                 phases,
                 &argv,
             )

@@ -1807,3 +1807,5 @@ fn two_clients_verify_their_writes_each_on_keys_of_its_own() {
 
 #[path = "distributed/no_password_in_argv.rs"]
 mod no_password_in_argv;
+#[path = "distributed/replay.rs"]
+mod replay;

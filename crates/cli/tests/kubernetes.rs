@@ -124,6 +124,33 @@ fn an_indexed_job_runs_a_saturation_search() {
         "2",
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
+    // A replay from the pods: each pod replays the sessions that fall to it (the capture at the
+    // same path in every pod: the image's, or a volume's).
+    let (yaml, notes) = manifests(&[
+        "kubernetes",
+        "--name",
+        "replay-1",
+        "--image",
+        "scalebench:dev",
+        "--clients",
+        "3",
+        "--",
+        "replay",
+        "/captures/monitor.txt",
+        "--db",
+        "redis://redis.bench:6379",
+        "--speed",
+        "2",
+    ]);
+    assert!(notes.is_empty(), "{notes}");
+    for expected in [
+        "- \"replay\"",
+        "- \"/captures/monitor.txt\"",
+        "completions: 3",
+    ] {
+        assert!(yaml.contains(expected), "no {expected}: {yaml}");
+    }
 }
 
 #[test]
@@ -150,7 +177,7 @@ fn bad_manifest_requests_name_the_problem_with_exit_code_2() {
         ),
         (
             job("x", &["--", "merge", "a.json"]),
-            "must be `load ...`, `run ...` or `saturate ...`",
+            "must be `load ...`, `run ...`, `saturate ...` or `replay ...`",
         ),
         (
             job("x", &["--", "run", "--threads", "0"]),

@@ -511,21 +511,19 @@ fn capture(path: &std::path::Path, span_s: f64, rate: impl Fn(f64) -> f64) -> u6
 /// K its peak offers 800 K ops/s for 2 / K s, queueing (800 K - 2,000) x 2 / K operations by its
 /// end: 200 of them (100 ms of service) at K = 4,000 / 1,400 = 2.86. Neither answer is more than
 /// 5% above its truth (a stall of the client only lowers them), neither below half of it, and the
-/// peaked capture's is below the flat one's: a search by the mean rate would give both 4.
+/// peaked capture's is below the flat one's: a search by the mean rate would give both 4. The flat
+/// one is replayed from two client processes, each its sessions.
 #[test]
 fn a_replay_search_finds_how_many_times_a_capture_fits_a_known_capacity() {
     let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = test_dir();
     let mut answers = Vec::new();
-    for (name, truth, shape) in [
-        ("flat", 4.0, &(|_: f64| 500.0) as &dyn Fn(f64) -> f64),
-        ("peaked", 4000.0 / 1400.0, &|t: f64| {
-            if t < 2.0 {
-                800.0
-            } else {
-                200.0
-            }
-        }),
+    // The flat capture from two client processes (each replays its sessions; the simulated
+    // server is fair to them), the peaked one from one.
+    let peaked = |t: f64| if t < 2.0 { 800.0 } else { 200.0 };
+    for (name, truth, shape, clients) in [
+        ("flat", 4.0, &(|_: f64| 500.0) as &dyn Fn(f64) -> f64, "2"),
+        ("peaked", 4000.0 / 1400.0, &peaked, "1"),
     ] {
         let file = dir.path().join(format!("{name}.jsonl"));
         let ops = capture(&file, 4.0, shape);
@@ -546,8 +544,12 @@ fn a_replay_search_finds_how_many_times_a_capture_fits_a_known_capacity() {
                 "--step-pause",
                 "200ms",
                 "--no-monitor",
+                "--clients",
+                clients,
             ],
         );
+        let n: u64 = clients.parse().unwrap();
+        assert_eq!(found["answer"]["clients"].as_u64(), Some(n), "{name}");
         let r = &found["replay"];
         // 2,000 operations over 4 s.
         assert!((f(&r["captured_ops_s"]) - 500.0).abs() < 1.0, "{name}: {r}");
@@ -586,7 +588,6 @@ fn a_replay_search_finds_how_many_times_a_capture_fits_a_known_capacity() {
     for (args, named) in [
         (&["--replay", file, "--duration", "2s"][..], "--duration"),
         (&["--replay", file, "--threads-search"], "--threads-search"),
-        (&["--replay", file, "--clients", "2"], "--clients"),
         (&["--keys", "x2"], "--keys"),
     ] {
         let o = scalebench(&[&["saturate", "--db", "null://", "--no-monitor"][..], args].concat());

@@ -195,7 +195,7 @@ pub fn run_client(
         ..Default::default()
     };
     let _metrics = crate::share::serve_client_metrics(outputs, &mut wiring, share)?;
-    let mut executed = scalebench_session::phase::execute_phases(&own, &wiring, &[phase])?;
+    let mut executed = scalebench_session::execute::execute(&own, &wiring, &[phase])?;
     executed.warn_unwritten();
     // This client's own logs, on its machine; client 0 writes the merged ones.
     let logs_error = match outputs.hdr_log_of(share.index) {

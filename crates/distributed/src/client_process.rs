@@ -86,8 +86,7 @@ pub fn serve_client() -> Result<RunResult, SessionError> {
     }
     wiring.rendezvous = Some(rendezvous);
     let _metrics = crate::share::serve_client_metrics(&order.outputs, &mut wiring, share)?;
-    let mut executed =
-        scalebench_session::phase::execute_phases(&request, &wiring, &[order.phase])?;
+    let mut executed = scalebench_session::execute::execute(&request, &wiring, &[order.phase])?;
     executed.warn_unwritten();
     if let Some(dir) = order.outputs.hdr_log_of(share.index) {
         executed.write_hdr_logs(&dir)?;

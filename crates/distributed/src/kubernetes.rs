@@ -69,12 +69,12 @@ impl Manifests {
 /// The clients' command after `kubernetes --`, as its request: every pod is one client of one
 /// run, so what belongs to one process is refused here, not by each pod. `given_clients`: the
 /// command gave --clients, --client-index or --rendezvous, which the manifests add.
-/// The clients' command after `--` runs a phase: `load ...`, `run ...` or `saturate ...`.
+/// The clients' command after `--` runs a phase: `load ...`, `run ...`, `saturate ...` or `replay ...`.
 pub fn check_clients_verb(command: &[String]) -> Result<(), SessionError> {
     match command.first().map(String::as_str) {
-        Some("load" | "run" | "saturate") => Ok(()),
+        Some("load" | "run" | "saturate" | "replay") => Ok(()),
         _ => Err(SessionError::Usage(
-            "the clients' command after -- must be `load ...`, `run ...` or `saturate ...`".into(),
+            "the clients' command after -- must be `load ...`, `run ...`, `saturate ...` or `replay ...`".into(),
         )),
     }
 }

@@ -206,6 +206,9 @@ fn this_clients_settings(
         Some(share) => {
             let mut fields = whole.definition(last, share.clients);
             fields.extend(args.study.iter().map(|(k, v)| (k.clone(), v.clone())));
+            if let Some(r) = &args.replay {
+                fields.insert("replay".into(), r.definition());
+            }
             RunDefinition {
                 fields,
                 workload: Some(whole.workload_definition()),

@@ -109,6 +109,10 @@ pub struct RunRequest {
     /// distributed run to agree on beside the run itself: compared at each run's barrier.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub study: std::collections::BTreeMap<String, String>,
+    /// `scalebench replay`: the run phase's operations are the capture's, at its times
+    /// ([`crate::replay`]); from N clients, each replays the sessions that fall to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay_request::ReplayRequest>,
 }
 
 /// What a load on a deployment is followed by before its space is measured.
@@ -335,6 +339,7 @@ impl RunRequest {
             faults: Vec::new(),
             command: Vec::new(),
             study: Default::default(),
+            replay: None,
         }
     }
 

@@ -67,7 +67,7 @@ pub struct KubernetesArgs {
     /// Write the manifests here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Each client's command: `-- run a --db URL ...` (or `load`).
+    /// Each client's command: `-- run a --db URL ...` (or `load`, `saturate`, `replay CAPTURE`).
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

@@ -24,6 +24,8 @@ pub struct ReplayArgs {
     #[command(flatten)]
     pub phase: PhaseArgs,
     #[command(flatten)]
+    pub clients: super::ClientsArgs,
+    #[command(flatten)]
     pub thresholds: crate::thresholds::ThresholdArgs,
 }
 

@@ -6,10 +6,9 @@ use std::process::ExitCode;
 use scalebench_exec::Phase;
 use scalebench_session::error::SessionError;
 use scalebench_session::replay::ReplayRequest;
-use scalebench_session::request::Processes;
 
 use crate::args::ReplayArgs;
-use crate::commands::run::{finish_run, phase_files};
+use crate::commands::run::run_command;
 
 pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, SessionError> {
     let (format, copies) = (args.shape.capture_format, args.shape.copies);
@@ -27,11 +26,7 @@ pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, 
             None => Ok(ExitCode::SUCCESS),
         };
     }
-    let request = args.phase.request(argv);
-    request.check(Processes::One, &[Phase::Run])?;
-    let kept = args.phase.output.is_none();
-    phase_files(&args.phase).kept_results(kept)?.check()?;
-    let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.phase.metrics_listen)?;
-    let executed = scalebench_session::replay::replay(&request, &replay, wiring)?;
-    finish_run(executed, &args.phase, &args.thresholds, &[Phase::Run], None)
+    let phases = &[Phase::Run];
+    let extras = (&args.clients, &args.thresholds);
+    run_command(&args.phase, extras, (None, Some(replay)), phases, argv)
 }

@@ -10,8 +10,10 @@ use scalebench_exec::Phase;
 use scalebench_measure::RunResult;
 use scalebench_session::ending::Ending;
 use scalebench_session::error::SessionError;
+use scalebench_session::execute::execute;
 use scalebench_session::known_load;
-use scalebench_session::phase::{execute_phases, ExecutedPhases};
+use scalebench_session::phase::ExecutedPhases;
+use scalebench_session::replay::ReplayRequest;
 use scalebench_session::request::{Processes, RunRequest};
 use scalebench_session::wiring::{ClientOutputs, RunWiring};
 
@@ -25,11 +27,12 @@ use crate::thresholds::ThresholdArgs;
 pub fn run_command(
     args: &PhaseArgs,
     (clients, thresholds): (&ClientsArgs, &ThresholdArgs),
-    consistency: Option<&ConsistencyArgs>,
+    (consistency, replay): (Option<&ConsistencyArgs>, Option<ReplayRequest>),
     phases: &[Phase],
     argv: &[OsString],
 ) -> Result<ExitCode, SessionError> {
     let mut request = phase_request(args, consistency, argv);
+    request.replay = replay;
     let loads = phases.contains(&Phase::Load) || request.uses_default_db();
     check_ycsb_load(args.summary.ycsb_load.as_deref(), loads)?;
     let distributed = clients.local.clients.is_some_and(|n| n > 1)
@@ -62,7 +65,7 @@ pub fn run_command(
     request.check(Processes::One, phases)?;
     let known_load = known_load(&mut request)?;
     let (_metrics, wiring) = scalebench_session::wiring::serve_metrics(args.metrics_listen)?;
-    let executed = execute_phases(&request, &wiring, phases)?;
+    let executed = execute(&request, &wiring, phases)?;
     finish_run(executed, args, thresholds, phases, known_load)
 }
 
@@ -304,7 +307,8 @@ pub fn kubernetes_command(args: &crate::args::KubernetesArgs) -> Result<ExitCode
         }
         // Each pod is one client of the search; client 0 leads it.
         crate::args::Command::Saturate(s) => (&s.phase, &s.clients, None, vec![Phase::Run]),
-        _ => unreachable!("the first word was checked: load, run or saturate"),
+        crate::args::Command::Replay(r) => (&r.phase, &r.clients, None, vec![Phase::Run]),
+        _ => unreachable!("the first word was checked: load, run, saturate or replay"),
     };
     let given_clients = clients.local.clients.is_some()
         || clients.rendezvous.is_some()

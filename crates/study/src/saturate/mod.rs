@@ -49,7 +49,7 @@ use scalebench_measure::{PhaseResult, RunResult};
 use scalebench_session::clients::ClientShare;
 
 use scalebench_session::error::SessionError;
-use scalebench_session::phase::execute_phases;
+use scalebench_session::execute::execute;
 use scalebench_session::request::RunRequest;
 use scalebench_session::wiring::RunWiring;
 use scalebench_workload::rate::{Pace, Rate, MAX_RATE_OPS_S, MIN_RATE_OPS_S};
@@ -247,18 +247,10 @@ impl SaturationRequest {
 
     /// What a search over speed-ups of a capture cannot take, refused before anything runs.
     fn check_replay(&self) -> Result<(), SessionError> {
-        let refused = if self.threads_search {
-            Some("--threads-search (a replay searches speed-ups of its capture)")
-        } else if !matches!(self.clients, StepClients::Here) {
-            // Issue 66 item 4: a capture's split over clients is not wired into the launchers yet.
-            Some("--clients and --rendezvous (a replay runs from one client process)")
-        } else {
-            None
-        };
-        if let Some(what) = refused {
-            return Err(SessionError::Usage(format!(
-                "{what}: does not apply to saturate --replay"
-            )));
+        if self.threads_search {
+            return Err(SessionError::Usage(
+                "--threads-search (a replay searches speed-ups of its capture): does not apply to saturate --replay".into(),
+            ));
         }
         scalebench_session::replay::refuse_what_does_not_apply(&self.run)
     }
@@ -271,13 +263,10 @@ impl SaturationRequest {
         wiring: &RunWiring,
         (step, repeat, n): (usize, u32, u32),
     ) -> Result<Measured, SessionError> {
-        let request = &self.step_request(offered);
+        let request = &self.step_request(offered, replay);
         match &self.clients {
             StepClients::Here => {
-                let mut executed = match replay {
-                    Some(r) => r.run(request, (offered, SHORTEST_INTERVAL), wiring)?,
-                    None => execute_phases(request, wiring, &[Phase::Run])?,
-                };
+                let mut executed = execute(request, wiring, &[Phase::Run])?;
                 executed.warn_unwritten();
                 if let Some(dir) = &self.hdr_log {
                     let name = match repeat {
@@ -342,8 +331,9 @@ impl SaturationRequest {
         }
     }
 
-    /// The request of one run of a step offering `offered` (a rate, or threads per client).
-    fn step_request(&self, offered: f64) -> RunRequest {
+    /// The request of one run of a step offering `offered` (a rate, or threads per client; a
+    /// replay's speed-up of its capture).
+    fn step_request(&self, offered: f64, replay: Option<&ReplaySteps>) -> RunRequest {
         let mut phase = self.run.clone();
         phase.quiet = true;
         phase.study = self.definition();
@@ -362,7 +352,10 @@ impl SaturationRequest {
                     .max(SHORTEST_INTERVAL);
             }
         }
-        phase
+        match replay {
+            Some(r) => r.step_request(&phase, (offered, SHORTEST_INTERVAL)),
+            None => phase,
+        }
     }
 
     /// What every client of the search must agree on beside each run (refused at the first
@@ -463,18 +456,18 @@ pub fn search(request: &SaturationRequest, wiring: &RunWiring) -> Result<Search,
             "a client other than 0 follows the search (scalebench_study::saturate::follow)".into(),
         ));
     }
+    // A capture is read, and refused if bad, before anything connects.
+    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
     let _lead = match &request.clients {
         StepClients::Rendezvous { url, .. } => {
             scalebench_distributed::share::check_client(
-                &request.step_request(request.start_rate),
+                &request.step_request(request.start_rate, replay.as_ref()),
                 Phase::Run,
             )?;
             Some(series::lead(url)?)
         }
         _ => None,
     };
-    // A capture is read, and refused if bad, before anything connects.
-    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
     let mut runs = 0u32;
     let found = search_steps(request, wiring, replay.as_ref(), &mut runs);
     if let StepClients::Rendezvous { url, .. } = &request.clients {
@@ -519,8 +512,10 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
             "only a rendezvous search has followers".into(),
         ));
     };
+    // Each follower reads the capture too: client 0 orders rates, the capture says their speed.
+    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
     scalebench_distributed::share::check_client(
-        &request.step_request(request.start_rate),
+        &request.step_request(request.start_rate, replay.as_ref()),
         Phase::Run,
     )?;
     let mut wait = *start_timeout;
@@ -539,7 +534,7 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
             }
             Order::Run { offered } => offered,
         };
-        let step = request.step_request(offered);
+        let step = request.step_request(offered, replay.as_ref());
         let run = url.series_run(k);
         let keep = scalebench_distributed::client::default_keep_path(&run, Phase::Run, share.index);
         let ran = scalebench_distributed::client::run_client(
@@ -885,7 +880,7 @@ mod tests {
             replay: None,
         };
         assert_eq!(
-            request.step_request(100.0).interval,
+            request.step_request(100.0, None).interval,
             Duration::from_millis(300)
         );
         let mut short = request.run.clone();
@@ -894,7 +889,10 @@ mod tests {
             run: short,
             ..request
         };
-        assert_eq!(request.step_request(100.0).interval, SHORTEST_INTERVAL);
+        assert_eq!(
+            request.step_request(100.0, None).interval,
+            SHORTEST_INTERVAL
+        );
     }
 
     #[test]

@@ -11,10 +11,8 @@ use std::time::Duration;
 
 use scalebench_measure::saturation::{Answer, ReplaySpeed};
 use scalebench_session::error::SessionError;
-use scalebench_session::phase::ExecutedPhases;
 use scalebench_session::replay::{ReplayRequest, MAX_SPEED};
 use scalebench_session::request::RunRequest;
-use scalebench_session::wiring::RunWiring;
 use scalebench_workload::rate::Pace;
 
 /// A replay's run records intervals of at most this share of its span (ten points at least for
@@ -54,22 +52,23 @@ impl ReplaySteps {
         self.captured_ops_s
     }
 
-    /// One run of the step offering `offered` ops/s: the capture at `offered / captured` times its
-    /// speed, with `step`'s binding and threads, its intervals a tenth of the replay's span (not
-    /// shorter than `shortest`).
-    pub fn run(
+    /// The request of a run of the step offering `offered` ops/s: the capture at `offered /
+    /// captured` times its speed, with `step`'s binding and threads, its intervals a tenth of the
+    /// replay's span (not shorter than `shortest`). Run here or by each client of a launcher, it
+    /// replays (`RunRequest::replay`).
+    pub fn step_request(
         &self,
         step: &RunRequest,
         (offered, shortest): (f64, Duration),
-        wiring: &RunWiring,
-    ) -> Result<ExecutedPhases, SessionError> {
+    ) -> RunRequest {
         let mut replay = self.request.clone();
         replay.speed = (offered / self.captured_ops_s).clamp(1.0 / MAX_SPEED, MAX_SPEED);
         let mut run = step.clone();
         run.pace = Pace::Inherit;
         let span = Duration::from_secs_f64(self.span_s / replay.speed / INTERVALS_PER_RUN);
         run.interval = run.interval.min(span).max(shortest);
-        scalebench_session::replay::replay(&run, &replay, wiring.clone())
+        run.replay = Some(replay);
+        run
     }
 
     /// The search's answer as speed-ups of the capture.
