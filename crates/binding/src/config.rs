@@ -269,6 +269,9 @@ pub struct BindingConfig {
     /// Operations in flight on each connection of the run phase (`--pipeline`; 1: a connection
     /// per slot): see [`crate::pipeline`].
     pub pipeline: u32,
+    /// The run uses the workload's table (checked at setup, its statements prepared); false for a
+    /// replay of a database log, whose statements name their own tables.
+    pub benchmark_table: bool,
 }
 
 /// Worker `w` of this client is worker `first_worker + w` of the run (its clients' workers

@@ -58,6 +58,11 @@ trait ObjectBinding {
         statement: usize,
         params: &'a Fields,
     ) -> Boxed<'a, Result<u64, OpError>>;
+    fn statement_text<'a>(
+        &'a mut self,
+        text: &'a str,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>>;
     fn increment<'a>(
         &'a mut self,
         key: &'a str,
@@ -137,6 +142,13 @@ impl<B: Binding> ObjectBinding for B {
     ) -> Boxed<'a, Result<u64, OpError>> {
         Box::pin(Binding::statement(self, statement, params))
     }
+    fn statement_text<'a>(
+        &'a mut self,
+        text: &'a str,
+        params: &'a Fields,
+    ) -> Boxed<'a, Result<u64, OpError>> {
+        Box::pin(Binding::statement_text(self, text, params))
+    }
     fn increment<'a>(
         &'a mut self,
         key: &'a str,
@@ -207,6 +219,9 @@ impl Binding for ErasedBinding {
     }
     async fn statement(&mut self, statement: usize, params: &Fields) -> Result<u64, OpError> {
         self.0.statement(statement, params).await
+    }
+    async fn statement_text(&mut self, text: &str, params: &Fields) -> Result<u64, OpError> {
+        self.0.statement_text(text, params).await
     }
     async fn increment(&mut self, key: &str, changes: &[Modification]) -> Result<(), OpError> {
         self.0.increment(key, changes).await

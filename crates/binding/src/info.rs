@@ -53,6 +53,9 @@ pub struct BindingInfo {
     pub binds_workers_to_nodes: bool,
     /// What `--pipeline N` does on it ([`crate::pipeline`]).
     pub pipelining: Pipelining,
+    /// The captures (`scalebench replay`, by format name) whose statements it runs as written
+    /// ([`crate::Binding::statement_text`]): a database log of its own kind.
+    pub replays_statements: &'static [&'static str],
 }
 
 impl BindingInfo {
@@ -77,6 +80,7 @@ impl BindingInfo {
         pipelining: Pipelining::Not(
             "its client waits for each reply before it sends the next request",
         ),
+        replays_statements: &[],
     };
 
     /// What a SQL database declares: a key-value store that also runs the workload's SQL

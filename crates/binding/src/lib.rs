@@ -255,6 +255,20 @@ pub trait Binding {
         ))
     }
 
+    /// Runs a statement as a capture has it (`scalebench replay` of a database log), with the
+    /// parameters its log gave a prepared statement (`params`: (its number from 0, its value as
+    /// text); a number missing is a NULL), on this connection, and returns the rows it returned or
+    /// changed. Bindings whose
+    /// [`BindingInfo::replays_statements`] names a capture's database implement it; the others are
+    /// never asked (the replay counts those statements as not run).
+    async fn statement_text(&mut self, text: &str, params: &Fields) -> Result<u64, OpError> {
+        let _ = (text, params);
+        Err(OpError::new(
+            FailureClass::Other,
+            "this binding runs no statement as a capture has it",
+        ))
+    }
+
     /// Runs the workload's statements `first..first + steps` (a transaction's, sharing `params`)
     /// in one transaction: BEGIN, each in order, COMMIT; a failed step rolls the others back and
     /// is the operation's failure. Returns the rows they returned or changed, summed. Bindings that

@@ -428,10 +428,88 @@ pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
+/// A PostgreSQL statement with each parameter `$N` written in as a literal: `param(N - 1)`'s text
+/// quoted (a literal of no type takes the type the statement gives its place, as a parameter
+/// bound as text does), `NULL` where it is `None` (a NULL, or a number the log gave no value).
+/// Placeholders inside quoted text, quoted identifiers, comments and dollar-quoted bodies are left
+/// as they are.
+pub fn with_numbered_literals<'a>(sql: &str, param: impl Fn(usize) -> Option<&'a str>) -> String {
+    let b = sql.as_bytes();
+    let mut out = String::with_capacity(sql.len() + 32);
+    let (mut i, mut copied) = (0, 0);
+    // The end of what starts at `i` and must be copied as it is, if something does.
+    let skip = |i: usize| -> Option<usize> {
+        // Only at an ASCII byte (a character's start) that may open something.
+        if !matches!(b[i], b'\'' | b'"' | b'-' | b'/' | b'$') {
+            return None;
+        }
+        let rest = &sql[i..];
+        let to = |pat: &str, from: usize| {
+            rest[from..]
+                .find(pat)
+                .map_or(b.len(), |e| i + from + e + pat.len())
+        };
+        match b[i] {
+            b'\'' => Some(to("'", 1)),
+            b'"' => Some(to("\"", 1)),
+            b'-' if rest.starts_with("--") => Some(to("\n", 2)),
+            b'/' if rest.starts_with("/*") => Some(to("*/", 2)),
+            b'$' => {
+                // A dollar quote's tag: `$$` or `$name$`.
+                let tag_len = rest[1..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .filter(|&n| rest[1 + n..].starts_with('$'))
+                    .filter(|&n| n == 0 || !rest.as_bytes()[1].is_ascii_digit())?;
+                let tag = &rest[..tag_len + 2];
+                Some(to(tag, tag.len()))
+            }
+            _ => None,
+        }
+    };
+    while i < b.len() {
+        if let Some(end) = skip(i) {
+            i = end;
+            continue;
+        }
+        if b[i] == b'$' && i + 1 < b.len() && b[i + 1].is_ascii_digit() {
+            let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let n: usize = sql[i + 1..i + 1 + digits].parse().unwrap_or(0);
+            if n >= 1 {
+                out.push_str(&sql[copied..i]);
+                match param(n - 1) {
+                    Some(v) => out.push_str(&literal(v)),
+                    None => out.push_str("NULL"),
+                }
+                i += 1 + digits;
+                copied = i;
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn numbered_parameters_are_written_in_as_literals_outside_quotes_and_comments() {
+        let params = ["42", "it's", "é"];
+        let param = |i: usize| params.get(i).copied();
+        let sql = "SELECT 'é $1', \"$2\" FROM t /* $1 */ WHERE a = $1 AND b = $2 -- $3\nAND c = $3 AND d = $4 AND e = $$ $1 $$ AND f = $x$ $2 $x$";
+        assert_eq!(
+            with_numbered_literals(sql, param),
+            "SELECT 'é $1', \"$2\" FROM t /* $1 */ WHERE a = '42' AND b = 'it''s' -- $3\nAND c = 'é' AND d = NULL AND e = $$ $1 $$ AND f = $x$ $2 $x$"
+        );
+        assert_eq!(
+            with_numbered_literals("SELECT $10", |i| (i == 9).then_some("ten")),
+            "SELECT 'ten'"
+        );
+    }
 
     fn schema(types: &[FieldType]) -> crate::Schema {
         crate::Schema {

@@ -25,6 +25,7 @@ fn config(path: &std::path::Path, create: bool, options: &[(&str, &str)]) -> Bin
         clients: 1,
         worker_nodes: None,
         pipeline: 1,
+        benchmark_table: true,
     }
 }
 

@@ -8,7 +8,7 @@
 
 use std::sync::Mutex;
 
-use scalebench_workload::{FieldSet, OpKind, Operation};
+use scalebench_workload::{FieldSet, Measured, MeasuredNames, OpKind, Operation};
 use tokio::sync::mpsc;
 
 /// Operations queued per slot.
@@ -25,11 +25,25 @@ pub struct Fed {
     pub key: String,
     /// Bytes the operation writes into the record's first field (0 for reads and deletes).
     pub value_bytes: u32,
+    /// A statement run as written instead (`kind` and `key` unused).
+    pub statement: Option<Box<FedStatement>>,
+}
+
+/// A statement as a capture has it, and the name it is measured under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FedStatement {
+    pub text: String,
+    /// Its parameters in order, as text; `None` a NULL.
+    pub params: Vec<Option<String>>,
+    pub measured: Measured,
 }
 
 /// The slots' queues, each taken once by its slot.
 pub struct FeedQueues {
     queues: Vec<Mutex<Option<mpsc::Receiver<Fed>>>>,
+    /// The names the fed operations are measured under, when they are not the workload's (a
+    /// replay's statements, by their first word).
+    names: Option<MeasuredNames>,
 }
 
 impl std::fmt::Debug for FeedQueues {
@@ -51,10 +65,27 @@ pub fn feed(slots: usize) -> (FeedQueues, Feeder) {
             (tx, Mutex::new(Some(rx)))
         })
         .unzip();
-    (FeedQueues { queues }, Feeder { senders })
+    (
+        FeedQueues {
+            queues,
+            names: None,
+        },
+        Feeder { senders },
+    )
 }
 
 impl FeedQueues {
+    /// The fed operations measured under `names` instead of the workload's.
+    pub fn with_names(mut self, names: MeasuredNames) -> Self {
+        self.names = Some(names);
+        self
+    }
+
+    /// The names the fed operations are measured under, if not the workload's.
+    pub fn names(&self) -> Option<&MeasuredNames> {
+        self.names.as_ref()
+    }
+
     pub fn slots(&self) -> usize {
         self.queues.len()
     }
@@ -89,6 +120,17 @@ pub(crate) fn fill(fed: &Fed, op: &mut Operation) {
     op.key.push_str(&fed.key);
     op.read_fields = FieldSet::All;
     op.values.clear();
+    op.text.clear();
+    if let Some(s) = &fed.statement {
+        op.kind = OpKind::Statement;
+        op.measured = s.measured;
+        op.text.push_str(&s.text);
+        // A NULL is a parameter number without a value.
+        let given = s.params.iter().enumerate();
+        op.values
+            .extend(given.filter_map(|(i, p)| p.as_ref().map(|v| (i, v.clone()))));
+        return;
+    }
     if matches!(
         fed.kind,
         OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite
@@ -115,6 +157,7 @@ mod tests {
             append: false,
             key: "user7".into(),
             value_bytes: 130,
+            statement: None,
         };
         fill(&fed, &mut op);
         assert_eq!(
@@ -133,6 +176,38 @@ mod tests {
     }
 
     #[test]
+    fn a_fed_statement_carries_its_text_and_parameters_a_null_left_out() {
+        let mut op = Operation::default();
+        let fed = Fed {
+            at_ns: 0,
+            kind: OpKind::Read,
+            append: false,
+            key: String::new(),
+            value_bytes: 0,
+            statement: Some(Box::new(FedStatement {
+                text: "UPDATE t SET a = $1, b = $2 WHERE k = $3".into(),
+                params: vec![Some("1".into()), None, Some("k".into())],
+                measured: Measured::named(2),
+            })),
+        };
+        fill(&fed, &mut op);
+        assert_eq!(op.kind, OpKind::Statement);
+        assert_eq!(op.measured, Measured::named(2));
+        assert_eq!(op.text, "UPDATE t SET a = $1, b = $2 WHERE k = $3");
+        assert_eq!(op.values, vec![(0, "1".to_string()), (2, "k".to_string())]);
+        // The next operation by key leaves no statement behind.
+        fill(
+            &Fed {
+                statement: None,
+                key: "u".into(),
+                ..fed
+            },
+            &mut op,
+        );
+        assert!(op.text.is_empty() && op.values.is_empty());
+    }
+
+    #[test]
     fn each_slot_takes_its_queue_once_and_a_stopped_slot_stops_the_feeder() {
         let (queues, feeder) = feed(2);
         let mut q0 = queues.take(0).unwrap();
@@ -143,6 +218,7 @@ mod tests {
             append: false,
             key: "k".into(),
             value_bytes: 0,
+            statement: None,
         };
         assert!(feeder.send(0, fed.clone()));
         assert_eq!(q0.try_recv().unwrap(), fed);

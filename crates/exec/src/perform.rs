@@ -176,6 +176,10 @@ async fn perform_one<B: Binding>(
             bufs.intents.answered(noted, &done);
             done
         }
+        // A statement replayed as its capture has it.
+        OpKind::Statement if !op.text.is_empty() => {
+            b.statement_text(&op.text, &op.values).await.map(|_| ())
+        }
         OpKind::Statement => {
             let rows = b.statement(op.statement, &op.values).await?;
             judged_count(op, rows)

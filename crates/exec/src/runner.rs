@@ -202,7 +202,7 @@ pub fn execute<F: BindingFactory>(
 
     let open_loop = plan.target_ops_s.is_some();
     let mut aggregator = Aggregator::new(plan.interval, open_loop, plan.threads)
-        .with_names(workload.measured_names());
+        .with_names(measured_names(plan, workload));
     collect(
         &batch_rx,
         &mut aggregator,
@@ -833,6 +833,15 @@ async fn run_slot<F: BindingFactory>(
     }
     ctx.publish_last_end(last_end);
     binding
+}
+
+/// The names the phase measures under: a replay's statements by their first word, else the
+/// workload's.
+fn measured_names(plan: &RunPlan, workload: &CoreWorkload) -> scalebench_workload::MeasuredNames {
+    plan.feed
+        .as_ref()
+        .and_then(|f| f.names().cloned())
+        .unwrap_or_else(|| workload.measured_names())
 }
 
 /// A replay's next operation written into `op`, once its intended start (returned) has come;

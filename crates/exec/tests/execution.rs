@@ -629,6 +629,7 @@ fn on_sqlite(
         clients: 1,
         worker_nodes: None,
         pipeline: 1,
+        benchmark_table: true,
     };
     struct Run<'a>(&'a CoreWorkload, RunPlan);
     impl FactoryVisitor for Run<'_> {
@@ -818,6 +819,7 @@ fn open_loop_throughput_counts_completions_inside_the_window() {
         clients: 1,
         worker_nodes: None,
         pipeline: 1,
+        benchmark_table: true,
     };
     let plan = RunPlan {
         concurrency: 50,

@@ -118,6 +118,7 @@ fn replay(calls: Arc<Calls>, gap: Duration) -> scalebench_exec::PhaseOutcome {
                 append: false,
                 key: format!("k{i:03}"),
                 value_bytes: 100,
+                statement: None,
             };
             assert!(feeder.send((i % 4) as usize, op));
         }

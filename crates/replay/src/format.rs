@@ -48,6 +48,14 @@ impl CaptureFormat {
         }
     }
 
+    /// A database's log, whose operations are statements (run as written on its kind).
+    pub fn has_statements(self) -> bool {
+        matches!(
+            self,
+            CaptureFormat::PostgresCsvlog | CaptureFormat::GeneralLog
+        )
+    }
+
     /// The format named `name`, or one line naming those there are.
     pub fn parse(name: &str) -> Result<CaptureFormat, String> {
         Self::ALL

@@ -50,8 +50,12 @@ pub enum Request {
         key: String,
         value_bytes: u64,
     },
-    /// A statement as its client sent it, with the parameters bound to it (prepared statements).
-    Statement { text: String, params: Vec<String> },
+    /// A statement as its client sent it, with the parameters bound to it (prepared statements),
+    /// as text, `None` a NULL.
+    Statement {
+        text: String,
+        params: Vec<Option<String>>,
+    },
     /// Anything else the capture holds (`PING`, `AUTH`, `SELECT` of a Redis database, a
     /// transaction's `BEGIN`): only its name, never its arguments (a password among them).
     Other { command: String },

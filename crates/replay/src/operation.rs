@@ -35,8 +35,7 @@ pub fn by_key(request: &Request) -> Result<ByKey<'_>, NotRun> {
         } => (command, *kind, key, *value_bytes),
         Request::Statement { .. } => return Err(NotRun {
             command: request.command(),
-            why:
-                "a statement runs as written on a database of its kind (not built yet), not by key",
+            why: "a statement runs as written on a database of its kind (postgres for a PostgreSQL csvlog, mysql for a general log), not by key",
         }),
         Request::Other { command } => {
             return Err(NotRun {

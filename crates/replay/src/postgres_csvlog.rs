@@ -116,8 +116,8 @@ pub(crate) fn log_time_ns(text: &str) -> Result<i64, String> {
 }
 
 /// A prepared statement's parameters from the detail `parameters: $1 = '42', $2 = NULL`, in order
-/// of their numbers; a NULL is the empty text (none of the bindings' statements tell them apart).
-fn parameters(detail: &str) -> Result<Vec<String>, String> {
+/// of their numbers, a NULL as `None`.
+fn parameters(detail: &str) -> Result<Vec<Option<String>>, String> {
     let Some(mut rest) = detail.strip_prefix("parameters: ") else {
         return Ok(Vec::new());
     };
@@ -130,10 +130,11 @@ fn parameters(detail: &str) -> Result<Vec<String>, String> {
             return Err(format!("parameter ${number} out of order: {}", cut(detail)));
         }
         let (value, after) = if let Some(after) = after.strip_prefix("NULL") {
-            (String::new(), after)
+            (None, after)
         } else {
-            quoted(after)
-                .ok_or_else(|| format!("a parameter's quote not closed: {}", cut(detail)))?
+            let (v, after) = quoted(after)
+                .ok_or_else(|| format!("a parameter's quote not closed: {}", cut(detail)))?;
+            (Some(v), after)
         };
         params.push(value);
         rest = after.strip_prefix(", ").unwrap_or(after);
@@ -247,7 +248,7 @@ mod tests {
             got[1].request,
             Request::Statement {
                 text: "UPDATE t SET v = $1 WHERE k = $2".into(),
-                params: vec!["it's, ok".into(), String::new()]
+                params: vec![Some("it's, ok".into()), None]
             }
         );
         // Logged when it ended: it began half a second before.

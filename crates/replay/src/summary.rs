@@ -43,9 +43,17 @@ pub struct CaptureSummary {
     pub value_bytes: u64,
     /// Operations a binding runs by key ([`crate::operation::by_key`]): what a replay offers.
     pub by_key: u64,
+    /// Statements, by their first word (`SELECT`, ...): what a database of their kind runs as
+    /// written.
+    pub statement_verbs: BTreeMap<String, u64>,
 }
 
 impl CaptureSummary {
+    /// Its statements.
+    pub fn statements(&self) -> u64 {
+        self.statement_verbs.values().sum()
+    }
+
     /// Reads `operations` to their end.
     pub fn of(operations: impl Iterator<Item = Result<Captured, CaptureError>>) -> CaptureSummary {
         let mut s = CaptureSummary::default();
@@ -77,8 +85,12 @@ impl CaptureSummary {
         self.by_key += u64::from(crate::operation::by_key(&c.request).is_ok());
         *self.by_kind.entry(kind_name(&c.request)).or_default() += 1;
         *self.by_command.entry(c.request.command()).or_default() += 1;
-        if let Request::Key { value_bytes, .. } = &c.request {
-            self.value_bytes += value_bytes;
+        match &c.request {
+            Request::Key { value_bytes, .. } => self.value_bytes += value_bytes,
+            Request::Statement { .. } => {
+                *self.statement_verbs.entry(c.request.command()).or_default() += 1;
+            }
+            Request::Other { .. } => {}
         }
         let first = *self.first_ns.get_or_insert(c.at_ns);
         self.last_ns = Some(self.last_ns.map_or(c.at_ns, |l| l.max(c.at_ns)));

@@ -47,7 +47,7 @@ fn read_all(path: &Path, format: CaptureFormat) -> Vec<Captured> {
     capture.operations.map(|c| c.unwrap()).collect()
 }
 
-fn statements(ops: &[Captured]) -> Vec<(&str, &str, &[String])> {
+fn statements(ops: &[Captured]) -> Vec<(&str, &str, &[Option<String>])> {
     ops.iter()
         .filter_map(|c| match &c.request {
             Request::Statement { text, params } => {
@@ -202,13 +202,13 @@ fn a_postgres_csvlog_is_read_back_with_sessions_and_prepared_parameters() {
             "SELECT v\nFROM captured WHERE k = 'a'"
         ]
     );
-    let selects: Vec<&(&str, &str, &[String])> = got
+    let selects: Vec<&(&str, &str, &[Option<String>])> = got
         .iter()
         .filter(|s| s.1.contains("WHERE aid = $1"))
         .collect();
     assert_eq!(selects.len(), 5, "{got:?}");
     for (_, _, params) in &selects {
-        let aid: u64 = params[0].parse().unwrap();
+        let aid: u64 = params[0].as_deref().unwrap().parse().unwrap();
         assert!((1..=100_000).contains(&aid), "{params:?}");
     }
     // Each psql is a session; pgbench's transactions share one.

@@ -57,6 +57,7 @@ pub mod phase;
 pub mod progress;
 pub mod replay;
 pub mod replay_request;
+pub mod replay_statements;
 pub mod request;
 pub mod settings;
 pub mod watch;

@@ -14,6 +14,9 @@ use scalebench_exec::Phase;
 use scalebench_measure::result::replay::{NotRun, ReplayFigures};
 use scalebench_replay::operation::by_key;
 use scalebench_replay::share::{falls_to, slot_of, Copies};
+use scalebench_replay::Request;
+
+use crate::replay_statements::StatementSlots;
 use scalebench_workload::rate::{Pace, Rate};
 
 use crate::error::SessionError;
@@ -31,19 +34,33 @@ pub fn replay(
     wiring: RunWiring,
 ) -> Result<ExecutedPhases, SessionError> {
     refuse_what_does_not_apply(args)?;
-    let (format, summary) = replay.checked()?;
+    let db = args.db.as_deref();
+    let (format, summary) = replay.checked(db)?;
     let first_ns = summary.first_ns.unwrap_or_default();
     let mut run = args.clone();
+    // Its format as recognised: a database log's statements need none of the workload's table.
+    run.replay = Some(ReplayRequest {
+        format: Some(format),
+        ..replay.clone()
+    });
     let threads = args.threads.unwrap_or(1);
     run.threads = Some(threads);
     // The offered load, as the result and the summary say it: the mean rate of what the capture
-    // has that runs by key, at its speed (to the thousandth of an operation per second).
+    // has that runs here, at its speed (to the thousandth of an operation per second).
     let span_s = (summary.span_s() / replay.speed).max(1e-3);
-    let offered = summary.by_key as f64 * f64::from(replay.copies) / span_s;
+    let runnable = ReplayRequest::runnable(format, &summary, db);
+    let offered = runnable as f64 * f64::from(replay.copies) / span_s;
     let offered = ((offered * 1000.0).round() / 1000.0).clamp(0.001, 1e9);
     run.pace = Pace::Open(Rate::new(offered).map_err(SessionError::Usage)?);
     let slots = threads as usize * args.concurrency as usize;
+    let statements = (summary.statements() > 0 && runs_statements(db, format))
+        .then(|| StatementSlots::new(&summary, replay.copies, slots))
+        .transpose()?;
     let (queues, feeder) = feed(slots);
+    let queues = match &statements {
+        Some(s) => queues.with_names(s.names()),
+        None => queues,
+    };
     let mut wiring = wiring;
     wiring.feed = Some(Arc::new(queues));
     let job = FeedJob {
@@ -55,6 +72,7 @@ pub fn replay(
         first_ns,
         mean_gap_ns: (summary.span_s() * 1e9 / summary.operations.max(1) as f64) as i64,
         interval_ns: args.interval.as_nanos().max(1) as u64,
+        statements,
     };
     let feeding = std::thread::Builder::new()
         .name("scalebench-replay-feed".into())
@@ -148,10 +166,13 @@ struct FeedJob {
     mean_gap_ns: i64,
     /// The phase's interval: the fed operations are counted by the one they are due in.
     interval_ns: u64,
+    /// Statements run as written (the database is of their kind): the names they are measured
+    /// under, and each session's connection.
+    statements: Option<StatementSlots>,
 }
 
 impl FeedJob {
-    fn run(&self, feeder: &Feeder) -> FedCounts {
+    fn run(mut self, feeder: &Feeder) -> FedCounts {
         let mut counts = FedCounts::default();
         let Ok(capture) = scalebench_replay::open(&self.replay.capture, self.replay.format) else {
             // Read a moment ago: gone since. The phase runs what it was fed (nothing).
@@ -168,26 +189,35 @@ impl FeedJob {
                 continue;
             }
             counts.read += 1;
-            let k = match by_key(&c.request) {
-                Ok(k) => k,
-                Err(e) => {
-                    let n = counts.not_run.entry(e.command).or_insert(NotRun {
-                        count: 0,
-                        why: e.why.into(),
-                    });
-                    n.count += 1;
-                    continue;
-                }
-            };
             let after_ns = ((c.at_ns - self.first_ns).max(0) as f64 / self.replay.speed) as u64;
-            let fed = Fed {
-                at_ns: after_ns,
-                kind: k.kind,
-                append: k.append,
-                key: k.key.to_string(),
-                value_bytes: k.value_bytes.min(u64::from(u32::MAX)) as u32,
+            let fed = match (&c.request, &mut self.statements) {
+                (Request::Statement { text, params }, Some(s)) => {
+                    let slot = s.slot_of(&c.session);
+                    (slot, s.fed(after_ns, &c.request.command(), text, params))
+                }
+                _ => match by_key(&c.request) {
+                    Ok(k) => (
+                        slot_of(&c, clients, feeder.slots()),
+                        Fed {
+                            at_ns: after_ns,
+                            kind: k.kind,
+                            append: k.append,
+                            key: k.key.to_string(),
+                            value_bytes: k.value_bytes.min(u64::from(u32::MAX)) as u32,
+                            statement: None,
+                        },
+                    ),
+                    Err(e) => {
+                        let n = counts.not_run.entry(e.command).or_insert(NotRun {
+                            count: 0,
+                            why: e.why.into(),
+                        });
+                        n.count += 1;
+                        continue;
+                    }
+                },
             };
-            if !feeder.send(slot_of(&c, clients, feeder.slots()), fed) {
+            if !feeder.send(fed.0, fed.1) {
                 // The phase ended (Ctrl-C, a failure): what was fed is what ran.
                 break;
             }

@@ -95,15 +95,34 @@ impl ReplayRequest {
     /// line naming the file and why): a line that is no operation of its format, no operation,
     /// times going back further than [`MAX_STEP_BACK_S`] (a PostgreSQL log's statements logged as
     /// they end go back by their durations, and are not judged), a span beyond
-    /// [`MAX_REPLAY_SPAN_S`] at its speed.
-    pub fn checked(&self) -> Result<(CaptureFormat, CaptureSummary), SessionError> {
+    /// [`MAX_REPLAY_SPAN_S`] at its speed, nothing the database at `db` runs.
+    pub fn checked(
+        &self,
+        db: Option<&str>,
+    ) -> Result<(CaptureFormat, CaptureSummary), SessionError> {
         let (format, summary) = self.check()?;
-        self.judge(format, &summary)?;
+        self.judge(format, &summary, db)?;
         Ok((format, summary))
     }
 
+    /// The operations of the capture the database at `db` runs: those that run by key, and its
+    /// statements where it is of their kind ([`runs_statements`]).
+    pub fn runnable(format: CaptureFormat, summary: &CaptureSummary, db: Option<&str>) -> u64 {
+        let statements = if runs_statements(db, format) {
+            summary.statements()
+        } else {
+            0
+        };
+        summary.by_key + statements
+    }
+
     /// Why a capture of this summary cannot be replayed as it is ([`Self::checked`]), if it cannot.
-    fn judge(&self, format: CaptureFormat, summary: &CaptureSummary) -> Result<(), SessionError> {
+    fn judge(
+        &self,
+        format: CaptureFormat,
+        summary: &CaptureSummary,
+        db: Option<&str>,
+    ) -> Result<(), SessionError> {
         let name = self.capture.display();
         let bad = |why: String| Err(SessionError::Usage(format!("{name}: {why}")));
         if summary.unreadable > 0 {
@@ -117,7 +136,7 @@ impl ReplayRequest {
         if summary.first_ns.is_none() {
             return bad("no operation in it".into());
         }
-        if summary.by_key == 0 {
+        if Self::runnable(format, summary, db) == 0 {
             let commands: Vec<String> = summary
                 .by_command
                 .iter()
@@ -125,7 +144,7 @@ impl ReplayRequest {
                 .map(|(c, n)| format!("{c} {n}"))
                 .collect();
             return bad(format!(
-                "none of its {} operations runs by key on a binding (by command: {}); docs/replay.md lists what does",
+                "none of its {} operations runs on this database (by command: {}): key-value operations run by key on any binding, statements as written on a database of their kind (postgres for a PostgreSQL csvlog, mysql for a general log; docs/replay.md)",
                 summary.operations,
                 commands.join(", ")
             ));
@@ -155,9 +174,24 @@ pub fn parse_copies(text: &str) -> Result<u32, String> {
         .map_err(|_| "expected xN: copies of the key space, e.g. x3".into())
 }
 
+/// Whether the database at `db` runs the statements of a capture of `format` as written (a
+/// binding's [`scalebench_binding::BindingInfo::replays_statements`]); without a database
+/// (`--check`), a capture's statements count as runnable on a database of their kind.
+pub fn runs_statements(db: Option<&str>, format: CaptureFormat) -> bool {
+    let Some(db) = db else {
+        return true;
+    };
+    let scheme = db.split("://").next().unwrap_or_default();
+    scalebench_binding::registry::for_scheme(scheme)
+        .is_some_and(|b| b.replays_statements.contains(&format.name()))
+}
+
 /// `--check`: the capture's summary as printed, and why it cannot be replayed as it is, if it
 /// cannot (bad input).
-pub fn check_text(replay: &ReplayRequest) -> Result<(String, Option<String>), SessionError> {
+pub fn check_text(
+    replay: &ReplayRequest,
+    db: Option<&str>,
+) -> Result<(String, Option<String>), SessionError> {
     let (format, summary) = replay.check()?;
     let lines = summary.lines().join("\n  ");
     let text = format!(
@@ -165,7 +199,10 @@ pub fn check_text(replay: &ReplayRequest) -> Result<(String, Option<String>), Se
         replay.capture.display(),
         format.name()
     );
-    let refused = replay.judge(format, &summary).err().map(|e| e.to_string());
+    let refused = replay
+        .judge(format, &summary, db)
+        .err()
+        .map(|e| e.to_string());
     Ok((text, refused))
 }
 

@@ -510,6 +510,9 @@ pub struct Operation {
     pub sequence: Vec<Operation>,
     /// A sequence run in one transaction.
     pub transaction: bool,
+    /// A statement replayed as a capture has it (`scalebench replay`): its text, `values` its
+    /// parameters in order; empty for every other operation.
+    pub text: String,
 }
 
 impl Default for Operation {
@@ -531,6 +534,7 @@ impl Default for Operation {
             batch_values: Vec::new(),
             sequence: Vec::new(),
             transaction: false,
+            text: String::new(),
         }
     }
 }

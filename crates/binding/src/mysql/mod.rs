@@ -26,6 +26,7 @@ pub const INFO: BindingInfo = BindingInfo {
     options: Options::SET,
     reads: "slot k reads and writes through host k mod N (several Galera nodes: each slot its own node). A Galera node applies other nodes' writes asynchronously after certification; wsrep_sync_wait = 1 makes each read wait until the node applied every write committed before it",
     pipelining: crate::info::Pipelining::Not("MySQL's protocol answers one query per connection at a time"),
+    replays_statements: &["general-log"],
     ..BindingInfo::SQL_DATABASE
 };
 
@@ -110,11 +111,14 @@ impl MysqlFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(config.cancel.unless_cancelled(shared.prepare_schema(
-            config.drop_schema,
-            config.create_schema,
-            &engine,
-        )))?;
+        // A replay of a log's statements needs none of the workload's table.
+        if config.benchmark_table {
+            runtime.block_on(config.cancel.unless_cancelled(shared.prepare_schema(
+                config.drop_schema,
+                config.create_schema,
+                &engine,
+            )))?;
+        }
         Ok(MysqlFactory {
             shared: std::sync::Arc::new(shared),
         })
@@ -563,6 +567,19 @@ impl Binding for MysqlBinding {
                 Ok(result) => counted(result).await,
                 Err(e) => Err(e),
             },
+        };
+        self.check(r)
+    }
+
+    /// A statement of a general log as its client sent it (a prepared one's values are in the
+    /// log's text already), by the text protocol.
+    async fn statement_text(&mut self, sql: &str, params: &Fields) -> Result<u64, OpError> {
+        let values: Vec<Value> = params.iter().map(|(_, v)| text(v)).collect();
+        let sql = inline(sql, &values);
+        let c = self.conn().await?;
+        let r = match c.query_iter(sql).await {
+            Ok(result) => counted(result).await,
+            Err(e) => Err(e),
         };
         self.check(r)
     }

@@ -46,6 +46,7 @@ pub const INFO: BindingInfo = BindingInfo {
     table_sql: Some(table_sql),
     reads: "reads and scans go to the URL's server, or with read_hosts to streaming replicas (worker i to replica i mod n; when its replica refuses, the next, then the primary; a deployment's reads_on_every_server lists the primary first among them, so reads spread over every server). An asynchronous replica lags behind the primary; with the primary's synchronous_commit = remote_apply (server setting, or per session with synchronous_commit) a commit returns once the synchronous replicas show it. Several masters (Bucardo): each slot reads its own master (the next when it refuses), which other masters' writes reach asynchronously",
     pipelining: crate::info::Pipelining::OutsideTransactions,
+    replays_statements: &["postgres-csvlog"],
     ..BindingInfo::SQL_DATABASE
 };
 
@@ -241,7 +242,8 @@ impl PostgresFactory {
             own: dialect_statements(&config.schema, Dialect::Postgres),
             increments: crate::sql::increments(&config.schema, Dialect::Postgres),
             indexes: config.schema.indexes.clone(),
-            prepared: options.prepared,
+            // A replay of a log's statements prepares none of the workload's table.
+            prepared: options.prepared && config.benchmark_table,
             batch_mode: options.batch_mode,
             synchronous_commit: (options.synchronous_commit != SynchronousCommit::Server)
                 .then_some(options.synchronous_commit.word()),
@@ -258,13 +260,15 @@ impl PostgresFactory {
             .enable_all()
             .build()
             .map_err(|e| BindingError::Other(e.to_string()))?;
-        runtime.block_on(
-            config.cancel.unless_cancelled(
-                factory
-                    .shared
-                    .prepare_schema(config.drop_schema, config.create_schema),
-            ),
-        )?;
+        if config.benchmark_table {
+            runtime.block_on(
+                config.cancel.unless_cancelled(
+                    factory
+                        .shared
+                        .prepare_schema(config.drop_schema, config.create_schema),
+                ),
+            )?;
+        }
         Ok(factory)
     }
 }
@@ -908,6 +912,16 @@ impl Binding for PostgresBinding {
             .await
             .map_err(classify)?;
         Ok(rows.len() as u64)
+    }
+
+    /// A statement of a csvlog as its client sent it: a prepared one's logged parameters written
+    /// in as literals, run by the simple query protocol (docs/replay.md says what that changes).
+    async fn statement_text(&mut self, text: &str, params: &Fields) -> Result<u64, OpError> {
+        self.ensure_connected().await?;
+        let param = |i: usize| params.iter().find(|(p, _)| *p == i).map(|(_, v)| v.as_str());
+        let sql = crate::sql::with_numbered_literals(text, param);
+        let (rows, affected) = self.simple(&sql).await?;
+        Ok(if rows.is_empty() { affected } else { rows.len() as u64 })
     }
 }
 

@@ -19,7 +19,8 @@ pub fn replay_command(args: &ReplayArgs, argv: &[OsString]) -> Result<ExitCode, 
         copies.unwrap_or(1),
     )?;
     if args.check {
-        let (text, refused) = scalebench_session::replay::check_text(&replay)?;
+        let (text, refused) =
+            scalebench_session::replay::check_text(&replay, args.phase.db.as_deref())?;
         println!("{text}");
         return match refused {
             Some(why) => Err(SessionError::Usage(why)),

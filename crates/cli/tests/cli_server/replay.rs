@@ -292,7 +292,7 @@ fn bad_captures_are_refused_before_anything_connects() {
             Box::new(|p| {
                 std::fs::write(p, "{\"time\": 0, \"op\": \"touch\", \"key\": \"a\"}\n{\"time\": 1, \"op\": \"frobnicate\", \"key\": \"a\"}\n").unwrap()
             }),
-            "none of its 2 operations runs by key on a binding (by command: FROBNICATE 1, TOUCH 1)",
+            "none of its 2 operations runs on this database (by command: FROBNICATE 1, TOUCH 1)",
         ),
         (
             "fifo",
@@ -328,4 +328,154 @@ fn bad_captures_are_refused_before_anything_connects() {
             assert_eq!(err.trim().lines().count(), 1, "{name}: one line: {err}");
         }
     }
+}
+
+/// A csvlog record as PostgreSQL 15 writes it (26 fields): `message` of `session` at `time`.
+fn csvlog(time: &str, session: &str, message: &str, detail: &str) -> String {
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    format!(
+        "2026-12-08 10:00:{time} UTC,\"bench\",\"ycsb\",1234,\"127.0.0.1:5555\",{session},1,\"SELECT\",2026-12-08 10:00:00 UTC,3/4,0,LOG,00000,{},{},,,,,,,,\"app\",\"client backend\",,0\n",
+        q(message),
+        if detail.is_empty() { String::new() } else { q(detail) }
+    )
+}
+
+/// Statements replayed as written (issue 66 item 3) on a database of their kind, where what they
+/// wrote is known: a PostgreSQL csvlog's statements and a prepared statement's execution with its
+/// logged parameters (a NULL among them) on PostgreSQL; a MySQL general log's on MariaDB. Each
+/// session runs on a connection of its own: session a's transaction, with session b's statements
+/// between its BEGIN and COMMIT, commits whole, and b's rows are its own. Each statement is measured
+/// under its first word. Fewer connections than sessions, and statements on a database of another
+/// kind, are refused before anything connects.
+#[test]
+fn statements_of_database_logs_run_as_written_on_databases_of_their_kind() {
+    let base = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("test-servers");
+    std::fs::create_dir_all(&base).unwrap();
+    let dir = test_dir();
+    let pg = scalebench_deploy::postgres::PostgresServer::start(&base, &[], true)
+        .expect("PostgreSQL starts");
+    pg.sql("CREATE TABLE replayed (k text PRIMARY KEY, n int, v text); GRANT ALL ON replayed TO PUBLIC")
+        .unwrap();
+    let log = dir.path().join("postgresql.csv");
+    std::fs::write(
+        &log,
+        [
+            csvlog("01.000", "a.1", "statement: BEGIN", ""),
+            csvlog(
+                "01.010",
+                "b.2",
+                "statement: INSERT INTO replayed VALUES ('b', 2, 'it''s')",
+                "",
+            ),
+            csvlog(
+                "01.020",
+                "a.1",
+                "execute S_1: INSERT INTO replayed VALUES ($1, $2, $3)",
+                "parameters: $1 = 'a', $2 = '1', $3 = NULL",
+            ),
+            csvlog(
+                "01.030",
+                "a.1",
+                "statement: UPDATE replayed SET n = n + 10 WHERE k = 'a'",
+                "",
+            ),
+            csvlog(
+                "01.040",
+                "b.2",
+                "statement: SELECT * FROM replayed WHERE k = 'b'",
+                "",
+            ),
+            csvlog("01.050", "a.1", "statement: COMMIT", ""),
+        ]
+        .concat(),
+    )
+    .unwrap();
+    let out = dir.path().join("pg.json");
+    let l = log.to_str().unwrap();
+    let r = scalebench(&[
+        "replay",
+        l,
+        "--db",
+        &pg.url(),
+        "--concurrency",
+        "2",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let phase = json(&out)["phases"][0].clone();
+    assert_eq!(phase["totals"]["ok"], 6, "{phase}");
+    assert_eq!(phase["totals"]["failed"], 0, "{phase}");
+    for (name, n) in [
+        ("SQL INSERT", 2),
+        ("SQL BEGIN", 1),
+        ("SQL COMMIT", 1),
+        ("SQL SELECT", 1),
+    ] {
+        assert_eq!(phase["operations"][name]["ok"], n, "{name}: {phase}");
+    }
+    assert_eq!(
+        pg.sql("SELECT k, n, v IS NULL, v FROM replayed ORDER BY k")
+            .unwrap()
+            .trim(),
+        "a|11|t|\nb|2|f|it's"
+    );
+    // One connection for two sessions: refused, nothing run.
+    let r = scalebench(&["replay", l, "--db", &pg.url(), "--concurrency", "1"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("2 session(s)"), "{}", stderr(&r));
+    // A PostgreSQL log's statements on Redis: nothing there runs them.
+    let r = scalebench(&["replay", l, "--db", "redis://127.0.0.1:1"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains("runs on this database"),
+        "{}",
+        stderr(&r)
+    );
+
+    let maria =
+        scalebench_deploy::mariadb::MariadbServer::start(&base, &[], true).expect("MariaDB starts");
+    maria
+        .sql("CREATE TABLE ycsb.replayed (k VARCHAR(10) PRIMARY KEY, n INT)")
+        .unwrap();
+    let general = dir.path().join("general.log");
+    std::fs::write(
+        &general,
+        concat!(
+            "/usr/sbin/mysqld, Version: 8.0.36 (MySQL Community Server - GPL). started with:\n",
+            "Tcp port: 3306  Unix socket: /var/run/mysqld/mysqld.sock\n",
+            "Time                 Id Command    Argument\n",
+            "2026-12-08T10:00:01.000000Z\t    8 Connect\tbench@localhost on ycsb using TCP/IP\n",
+            "2026-12-08T10:00:01.010000Z\t    8 Query\tINSERT INTO ycsb.replayed\n",
+            "  VALUES ('m', 1)\n",
+            "2026-12-08T10:00:01.020000Z\t    9 Query\tSELECT n FROM ycsb.replayed\n",
+            "2026-12-08T10:00:01.030000Z\t    8 Execute\tUPDATE ycsb.replayed SET n = 5 WHERE k = 'm'\n",
+            "2026-12-08T10:00:01.040000Z\t    8 Quit\t\n",
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("maria.json");
+    let r = scalebench(&[
+        "replay",
+        general.to_str().unwrap(),
+        "--db",
+        &maria.url(),
+        "--concurrency",
+        "2",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let phase = json(&out)["phases"][0].clone();
+    assert_eq!(phase["totals"]["ok"], 3, "{phase}");
+    assert_eq!(phase["operations"]["SQL UPDATE"]["ok"], 1, "{phase}");
+    assert_eq!(
+        maria
+            .sql("SELECT n FROM ycsb.replayed WHERE k = 'm'")
+            .unwrap()
+            .trim(),
+        "5"
+    );
 }

@@ -85,6 +85,7 @@ pub fn config(
         clients: 1,
         worker_nodes: None,
         pipeline: 1,
+        benchmark_table: true,
     }
 }
 

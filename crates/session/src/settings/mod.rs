@@ -38,6 +38,9 @@ pub struct Settings {
     pub db: DbUrl,
     /// The temporary directory of the default database; removed when dropped.
     pub temp_db_dir: Option<tempfile::TempDir>,
+    /// A replay of a database log's statements (its format known): they name their own tables,
+    /// and the workload's need not exist.
+    pub replays_statements: bool,
     pub binding: BindingInfo,
     pub threads: usize,
     pub concurrency: usize,
@@ -223,16 +226,7 @@ impl Settings {
         temp_db_dir: Option<tempfile::TempDir>,
         cluster: Option<scalebench_deploy::Cluster>,
     ) -> Result<Settings, SessionError> {
-        let binding = registry::for_scheme(db.scheme()).ok_or_else(|| {
-            // The URL too, when it says more than its scheme.
-            let url = db.redacted();
-            match url == format!("{}://", db.scheme()) {
-                true => SessionError::Usage(registry::no_binding(db.scheme())),
-                false => {
-                    SessionError::Usage(format!("{} ('{url}')", registry::no_binding(db.scheme())))
-                }
-            }
-        })?;
+        let binding = binding_of(&db)?;
         let from_deployment: Vec<Assignment> = match &cluster {
             Some(c) => deployment_options(c, binding.name),
             None => args.deployment_options.clone(),
@@ -334,6 +328,7 @@ impl Settings {
             workload,
             db,
             temp_db_dir,
+            replays_statements: replays_statements(args),
             cluster,
             binding,
             threads,
@@ -446,6 +441,7 @@ impl Settings {
             clients: self.clients,
             worker_nodes: None,
             pipeline: 1,
+            benchmark_table: !self.replays_statements,
         }
     }
 
@@ -487,6 +483,26 @@ impl Settings {
     pub fn uses_default_db(&self) -> bool {
         self.temp_db_dir.is_some()
     }
+}
+
+/// The binding of `db`'s scheme, or bad input naming it (and the URL, when it says more).
+fn binding_of(db: &DbUrl) -> Result<BindingInfo, SessionError> {
+    registry::for_scheme(db.scheme()).ok_or_else(|| {
+        // The URL too, when it says more than its scheme.
+        let (url, none) = (db.redacted(), registry::no_binding(db.scheme()));
+        let bare = url == format!("{}://", db.scheme());
+        SessionError::Usage(if bare {
+            none
+        } else {
+            format!("{none} ('{url}')")
+        })
+    })
+}
+
+/// `args` replays a database log's statements (its format known).
+fn replays_statements(args: &RunRequest) -> bool {
+    let format = args.replay.as_ref().and_then(|r| r.format);
+    format.is_some_and(|f| f.has_statements())
 }
 
 /// The request sets' rules (`--request-set`, `--request-set-threads`), and the warning that a

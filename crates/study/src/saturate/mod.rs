@@ -457,7 +457,12 @@ pub fn search(request: &SaturationRequest, wiring: &RunWiring) -> Result<Search,
         ));
     }
     // A capture is read, and refused if bad, before anything connects.
-    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
+    let db = request.run.db.as_deref();
+    let replay = request
+        .replay
+        .as_ref()
+        .map(|r| ReplaySteps::read(r, db))
+        .transpose()?;
     let _lead = match &request.clients {
         StepClients::Rendezvous { url, .. } => {
             scalebench_distributed::share::check_client(
@@ -513,7 +518,12 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
         ));
     };
     // Each follower reads the capture too: client 0 orders rates, the capture says their speed.
-    let replay = request.replay.as_ref().map(ReplaySteps::read).transpose()?;
+    let db = request.run.db.as_deref();
+    let replay = request
+        .replay
+        .as_ref()
+        .map(|r| ReplaySteps::read(r, db))
+        .transpose()?;
     scalebench_distributed::share::check_client(
         &request.step_request(request.start_rate, replay.as_ref()),
         Phase::Run,

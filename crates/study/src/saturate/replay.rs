@@ -24,15 +24,17 @@ pub struct ReplaySteps {
     request: ReplayRequest,
     /// Its span, first operation to last, in seconds.
     span_s: f64,
-    /// Its rate as captured: what runs by key, copies included, over its span.
+    /// Its rate as captured: what runs on the database (by key, and statements on a database of
+    /// their kind), copies included, over its span.
     captured_ops_s: f64,
 }
 
 impl ReplaySteps {
     /// Reads the capture: one that cannot be replayed ([`ReplayRequest::checked`]) or has no span
-    /// to speed up is bad input (one line, exit 2).
-    pub fn read(request: &ReplayRequest) -> Result<ReplaySteps, SessionError> {
-        let (_, summary) = request.checked()?;
+    /// to speed up is bad input (one line, exit 2). `db`: the database it is replayed on.
+    pub fn read(request: &ReplayRequest, db: Option<&str>) -> Result<ReplaySteps, SessionError> {
+        let (format, summary) = request.checked(db)?;
+        let runnable = ReplayRequest::runnable(format, &summary, db);
         let span_s = summary.span_s();
         if span_s <= 0.0 {
             return Err(SessionError::Usage(format!(
@@ -43,7 +45,7 @@ impl ReplaySteps {
         Ok(ReplaySteps {
             request: request.clone(),
             span_s,
-            captured_ops_s: summary.by_key as f64 * f64::from(request.copies) / span_s,
+            captured_ops_s: runnable as f64 * f64::from(request.copies) / span_s,
         })
     }
 
