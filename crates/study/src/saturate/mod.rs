@@ -227,6 +227,13 @@ impl SaturationRequest {
         Ok(())
     }
 
+    /// The capture of a search over its speed-ups, read (and refused if bad: exit 2), if any.
+    fn replay_steps(&self) -> Result<Option<ReplaySteps>, SessionError> {
+        let db = self.run.db.as_deref();
+        let replay = self.replay.as_ref();
+        replay.map(|r| ReplaySteps::read(r, db)).transpose()
+    }
+
     /// With clients beyond this process: the run each client makes checked as theirs; live metrics
     /// (`metrics`) refused.
     pub fn check_clients(&self, metrics: bool) -> Result<(), SessionError> {
@@ -457,12 +464,7 @@ pub fn search(request: &SaturationRequest, wiring: &RunWiring) -> Result<Search,
         ));
     }
     // A capture is read, and refused if bad, before anything connects.
-    let db = request.run.db.as_deref();
-    let replay = request
-        .replay
-        .as_ref()
-        .map(|r| ReplaySteps::read(r, db))
-        .transpose()?;
+    let replay = request.replay_steps()?;
     let _lead = match &request.clients {
         StepClients::Rendezvous { url, .. } => {
             scalebench_distributed::share::check_client(
@@ -518,12 +520,7 @@ pub fn follow(request: &SaturationRequest) -> Result<Followed, SessionError> {
         ));
     };
     // Each follower reads the capture too: client 0 orders rates, the capture says their speed.
-    let db = request.run.db.as_deref();
-    let replay = request
-        .replay
-        .as_ref()
-        .map(|r| ReplaySteps::read(r, db))
-        .transpose()?;
+    let replay = request.replay_steps()?;
     scalebench_distributed::share::check_client(
         &request.step_request(request.start_rate, replay.as_ref()),
         Phase::Run,
